@@ -1,0 +1,77 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Backend } from './http/backend.ts';
+import { type Clock, systemClock } from './lib/clock.ts';
+import { jsonLogger, type Logger } from './lib/log.ts';
+import { LeaseManager } from './secrets/leases/lease-manager.ts';
+import { MountTable } from './secrets/mounts/mount-table.ts';
+import { PolicyStore } from './secrets/policies/policy-store.ts';
+import { TokenStore } from './secrets/tokens/token-store.ts';
+import { type KeySource, Keyring } from './storage/keyring.ts';
+import { ConditionFailed, Store } from './storage/store.ts';
+
+/** Everything a handler may use: the table, the keyring, time, and the shared registries built on them. */
+export interface Core {
+  store: Store;
+  keyring: Keyring;
+  clock: Clock;
+  log: Logger;
+  /** Backend types this process serves, by mount type. */
+  backends: ReadonlyMap<string, Backend>;
+  mounts: MountTable;
+  policies: PolicyStore;
+  tokens: TokenStore;
+  leases: LeaseManager;
+}
+
+export interface CoreOptions {
+  dynamodb: DynamoDBClient;
+  tableName: string;
+  keySource: KeySource;
+  backends: Backend[];
+  clock?: Clock;
+  log?: Logger;
+  /** How long mount tables and compiled policies are trusted before a re-read (default 5 s). */
+  cacheSeconds?: number;
+}
+
+export async function createCore(options: CoreOptions): Promise<Core> {
+  const store = new Store(options.dynamodb, options.tableName);
+  const clock = options.clock ?? systemClock;
+  const cacheSeconds = options.cacheSeconds ?? 5;
+  const keyring = await Keyring.load(options.keySource, {
+    get: async () => (await store.get('sys', 'keyring'))?.wrapped as Uint8Array | undefined,
+    putIfAbsent: async (wrapped) => {
+      try {
+        await store.put({ Item: { pk: 'sys', sk: 'keyring', wrapped }, ConditionExpression: 'attribute_not_exists(pk)' });
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionFailed) return false;
+        throw error;
+      }
+    },
+  });
+  const backends = new Map(options.backends.map((backend) => [backend.type, backend]));
+  const knownTypes = (kind: 'secret' | 'auth') =>
+    [...backends.values()].filter((backend) => backend.kind === kind).map((backend) => backend.type);
+  const tokens = new TokenStore(store, keyring, clock);
+  const partial: Omit<Core, 'leases'> = {
+    store,
+    keyring,
+    clock,
+    log: options.log ?? jsonLogger(),
+    backends,
+    mounts: new MountTable(store, clock, knownTypes, cacheSeconds),
+    policies: new PolicyStore(store, clock, cacheSeconds),
+    tokens,
+  };
+  const core: Core = Object.assign(partial, { leases: undefined as unknown as LeaseManager });
+  core.leases = new LeaseManager(core);
+  tokens.revokeLease = async (leaseId) => {
+    try {
+      await core.leases.revoke(leaseId);
+    } catch {
+      // The lease stays queued for retry on its own schedule; the token's revocation goes on.
+    }
+  };
+  return core;
+}

@@ -1,0 +1,107 @@
+import type { z } from 'zod';
+import type { Core } from '../core.ts';
+import type { MountEntry } from '../secrets/mounts/mount-table.ts';
+import type { MountStorage } from '../secrets/mounts/mount-storage.ts';
+import type { Caller } from '../secrets/tokens/caller.ts';
+import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
+
+/** How a backend is written: its paths as data, the way Vault's plugin framework does it. */
+
+export type Operation = 'read' | 'create' | 'update' | 'delete' | 'list';
+
+export interface Request<Data = Record<string, unknown>> {
+  operation: Operation;
+  /** Path inside the mount, e.g. `static-role/app` for `/v1/ldap/static-role/app`. */
+  path: string;
+  data: Data;
+  mount: MountEntry;
+  storage: MountStorage;
+  caller: Caller | undefined;
+  core: Core;
+  requestId: string;
+  clientIp: string;
+  headers: Headers;
+}
+
+/** What a handler gives back; the pipeline renders it in Vault's envelope. */
+export interface Reply {
+  data?: Record<string, unknown>;
+  /** A leased secret: the pipeline records the lease and answers with its id. */
+  secret?: {
+    /** Which of the backend's `leases` hooks renews and revokes it. */
+    type: string;
+    ttl?: number;
+    maxTtl?: number;
+    renewable?: boolean;
+    /** Kept sealed with the lease for the revoke hook; never shown. */
+    internal: Record<string, unknown>;
+  };
+  /** A successful login: the pipeline mints a token from it. */
+  auth?: LoginResult;
+  /** A token the handler itself issued or renewed (token store): shown as the envelope's `auth`. */
+  token?: { token: string; entry: TokenEntry };
+  warnings?: string[];
+  /** A reply that is not wrapped in the envelope (`sys/health`, `sys/init`, as Vault answers them). */
+  raw?: { status: number; body: unknown };
+}
+
+export interface LoginResult {
+  policies: string[];
+  displayName: string;
+  metadata?: Record<string, string>;
+  entityId?: string;
+  ttl?: number;
+  maxTtl?: number;
+  explicitMaxTtl?: number;
+  period?: number;
+  numUses?: number;
+  renewable?: boolean;
+  noDefaultPolicy?: boolean;
+  type?: 'service' | 'batch';
+  boundCidrs?: string[];
+}
+
+export type Handler<Data> = (request: Request<Data>) => Promise<Reply | undefined>;
+
+export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
+  /** Segments: literal, `:name` (one segment), `:name+` (one or more), `:name*` (zero or more). */
+  pattern: string;
+  /** Fields from the body, the query string (reads and lists) and the pattern's captures. */
+  fields: Schema;
+  operations: Partial<Record<Operation, Handler<z.output<Schema>>>>;
+  /** Whether the target exists, so a write is authorised as `create` or `update`. */
+  exists?: (request: Request<z.output<Schema>>) => Promise<boolean>;
+  /** Reachable without a token (logins, health). */
+  unauthenticated?: boolean;
+  /** Needs `sudo` on top of the operation's capability. */
+  sudo?: boolean;
+}
+
+export interface LeaseHooks {
+  renew?(lease: LeaseContext): Promise<{ ttl?: number; maxTtl?: number } | undefined>;
+  revoke(lease: LeaseContext): Promise<void>;
+}
+
+export interface LeaseContext {
+  leaseId: string;
+  internal: Record<string, unknown>;
+  increment: number;
+  mount: MountEntry;
+  storage: MountStorage;
+  core: Core;
+}
+
+export interface Backend {
+  /** The mount type, e.g. `ldap`. */
+  type: string;
+  kind: 'secret' | 'auth';
+  paths: PathSpec[];
+  leases?: Record<string, LeaseHooks>;
+  /** Called when a mount of this type is disabled, after its leases are revoked. */
+  cleanup?(mount: MountEntry, storage: MountStorage, core: Core): Promise<void>;
+}
+
+/** Declares one path row with its field types flowing into the handlers. */
+export function path<Schema extends z.ZodType>(spec: PathSpec<Schema>): PathSpec {
+  return spec as unknown as PathSpec;
+}

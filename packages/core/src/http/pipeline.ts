@@ -1,0 +1,287 @@
+import ipaddr from 'ipaddr.js';
+import { z } from 'zod';
+import type { Core } from '../core.ts';
+import { uuid } from '../lib/random.ts';
+import { MountStorage } from '../secrets/mounts/mount-storage.ts';
+import { mountTtls } from '../secrets/mounts/mount-table.ts';
+import type { Capability } from '../secrets/policies/policy-document.ts';
+import { type Caller, ownerHash, tokenFromHeaders } from '../secrets/tokens/caller.ts';
+import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
+import type { Operation, PathSpec, Reply, Request } from './backend.ts';
+import { ApiError, badRequest, notFound, permissionDenied } from './errors.ts';
+import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
+
+export interface RawRequest {
+  method: string;
+  /** URL path, e.g. `/v1/ldap/static-role/app`, already percent-decoded. */
+  path: string;
+  query: Record<string, string>;
+  headers: Headers;
+  body: string;
+  clientIp: string;
+}
+
+export interface RawResponse {
+  status: number;
+  body?: unknown;
+}
+
+export const maxBodyBytes = 1024 * 1024;
+
+/**
+ * The request pipeline every backend shares: mount routing, token and policy check, field validation,
+ * handler, leases and login tokens, and Vault's envelope. No input reaches a 500 unless a handler is wrong.
+ */
+export class Pipeline {
+  private readonly compiled = new Map<string, CompiledPath[]>();
+
+  constructor(private readonly core: Core) {
+    for (const backend of core.backends.values()) this.compiled.set(backend.type, compilePaths(backend));
+  }
+
+  async handle(raw: RawRequest): Promise<RawResponse> {
+    const requestId = uuid();
+    const started = performance.now();
+    let response: RawResponse;
+    try {
+      response = await this.route(raw, requestId);
+    } catch (error) {
+      response = this.failure(error, requestId, raw.path);
+    }
+    this.core.log.info('request', {
+      requestId,
+      method: raw.method,
+      path: raw.path,
+      status: response.status,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+    });
+    return response;
+  }
+
+  private async route(raw: RawRequest, requestId: string): Promise<RawResponse> {
+    if (!raw.path.startsWith('/v1/')) throw notFound(`no handler for route "${raw.path}"`);
+    const path = raw.path.slice('/v1/'.length);
+    const operation = operationOf(raw.method, raw.query);
+    if (Buffer.byteLength(raw.body) > maxBodyBytes) throw new ApiError(413, `request body larger than ${maxBodyBytes} bytes`);
+
+    const mount = await this.core.mounts.resolve(path);
+    const backend = mount && this.core.backends.get(mount.type);
+    if (!mount || !backend) throw notFound(`no handler for route "${path}"`);
+    const relative = path.length < mount.path.length ? '' : path.slice(mount.path.length);
+    const writeKinds: Operation[] = ['create', 'update'];
+    const supports = (spec: PathSpec, op: Operation | 'write') =>
+      op === 'write' ? writeKinds.some((kind) => spec.operations[kind]) : spec.operations[op] !== undefined;
+    const matches = matchPaths(this.compiled.get(backend.type) ?? [], relative);
+    if (matches.length === 0) throw notFound(`unsupported path "${path}"`);
+    const matched = matches.find((candidate) => supports(candidate.spec, operation));
+    if (!matched) throw new ApiError(405, `unsupported operation ${raw.method} on "${path}"`);
+    const { spec, params } = matched;
+    const supported = (op: Operation) => spec.operations[op] !== undefined;
+
+    const caller = spec.unauthenticated ? undefined : await this.authenticate(raw);
+    if (caller && operation === 'write' && !writeKinds.some((op) => caller.acl.allows(path, op as Capability))) {
+      throw permissionDenied();
+    }
+
+    const input = { ...(operation === 'write' ? {} : raw.query), ...parseBody(raw.body), ...params };
+    delete input.list;
+    const parsed = spec.fields.safeParse(input);
+    if (!parsed.success) throw badRequest(describeIssues(parsed.error));
+    const warnings = ignoredFields(spec.fields, input);
+
+    const request: Request = {
+      operation: 'read',
+      path: relative,
+      data: parsed.data as Record<string, unknown>,
+      mount,
+      storage: new MountStorage(this.core.store, this.core.keyring, mount.uuid),
+      caller,
+      core: this.core,
+      requestId,
+      clientIp: raw.clientIp,
+      headers: raw.headers,
+    };
+    request.operation = operation === 'write' ? await writeKind(spec.exists, request, supported) : operation;
+    const handler = spec.operations[request.operation];
+    if (!handler) throw new ApiError(405, `unsupported operation ${raw.method} on "${path}"`);
+
+    let remainingUses: number | undefined;
+    if (caller) {
+      if (!caller.acl.allows(path, request.operation as Capability, spec.sudo)) throw permissionDenied();
+      const used = await this.core.tokens.consumeUse(caller.entry);
+      if (!used) throw permissionDenied();
+      remainingUses = caller.entry.numUses > 0 ? used.numUses : undefined;
+    }
+    try {
+      const reply = await handler(request);
+      return await this.render(request, reply, warnings);
+    } finally {
+      if (caller && remainingUses === 0) await this.core.tokens.revoke(caller.entry.hash);
+    }
+  }
+
+  private async authenticate(raw: RawRequest): Promise<Caller> {
+    const token = tokenFromHeaders(raw.headers);
+    if (!token) throw permissionDenied();
+    const entry = await this.core.tokens.lookup(token);
+    if (!entry) throw permissionDenied('permission denied: invalid or expired token');
+    if (!cidrAllows(entry, raw.clientIp)) throw permissionDenied('permission denied: token not valid from this address');
+    return { token, entry, acl: await this.core.policies.acl(entry.policies) };
+  }
+
+  private async render(request: Request, reply: Reply | undefined, fieldWarnings: string[]): Promise<RawResponse> {
+    if (reply?.raw) return reply.raw;
+    const warnings = [...fieldWarnings, ...(reply?.warnings ?? [])];
+    if (request.operation === 'list') {
+      const keys = reply?.data?.keys;
+      if (!Array.isArray(keys) || keys.length === 0) return { status: 404, body: { errors: [] } };
+    }
+    if (!reply?.data && !reply?.secret && !reply?.auth && !reply?.token) {
+      if (request.operation === 'read') return { status: 404, body: { errors: [] } };
+      if (warnings.length === 0) return { status: 204 };
+    }
+    const envelope = {
+      request_id: request.requestId,
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      data: reply?.data ?? null,
+      wrap_info: null,
+      warnings: null as string[] | null,
+      auth: null as Record<string, unknown> | null,
+      mount_type: request.mount.type,
+    };
+    if (reply?.secret) {
+      const lease = await this.core.leases.register(request.mount, request.path, reply.secret, ownerHash(request.caller));
+      Object.assign(envelope, { lease_id: lease.leaseId, renewable: lease.renewable, lease_duration: lease.ttl });
+      warnings.push(...lease.warnings);
+    }
+    if (reply?.auth) envelope.auth = await this.login(request, reply.auth);
+    if (reply?.token) envelope.auth = authBlock(reply.token.token, reply.token.entry, this.core.clock.now());
+    envelope.warnings = warnings.length > 0 ? warnings : null;
+    return { status: 200, body: envelope };
+  }
+
+  /** Mints the token a login earned: an orphan whose parameters come from the auth method's role. */
+  private async login(request: Request, auth: NonNullable<Reply['auth']>): Promise<Record<string, unknown>> {
+    const { defaultTtl, maxTtl } = mountTtls(request.mount);
+    const { token, entry } = await this.core.tokens.create({
+      policies: auth.policies,
+      noDefaultPolicy: auth.noDefaultPolicy ?? false,
+      displayName: auth.displayName,
+      meta: auth.metadata ?? {},
+      ttl: auth.ttl ?? 0,
+      explicitMaxTtl: auth.explicitMaxTtl ?? 0,
+      period: auth.period ?? 0,
+      numUses: auth.numUses ?? 0,
+      renewable: auth.renewable ?? true,
+      type: auth.type ?? 'service',
+      path: `${request.mount.path}${request.path}`,
+      entityId: auth.entityId ?? '',
+      boundCidrs: auth.boundCidrs ?? [],
+      parent: undefined,
+      mountDefaultTtl: defaultTtl,
+      mountMaxTtl: Math.min(auth.maxTtl || maxTtl, maxTtl),
+    });
+    return authBlock(token, entry, this.core.clock.now());
+  }
+
+  private failure(error: unknown, requestId: string, path: string): RawResponse {
+    if (error instanceof ApiError) {
+      return { status: error.status, body: { errors: error.message ? [error.message] : [] } };
+    }
+    this.core.log.error('unhandled error', { requestId, path, error: error instanceof Error ? error.message : String(error) });
+    return { status: 500, body: { errors: [`internal error (request ${requestId})`] } };
+  }
+}
+
+/** The `auth` block of a reply that carries a new token. */
+export function authBlock(token: string, entry: TokenEntry, nowMs: number): Record<string, unknown> {
+  const leaseDuration = entry.expireTime ? entry.expireTime - Math.floor(nowMs / 1000) : 0;
+  return {
+    client_token: token,
+    accessor: entry.accessor,
+    policies: entry.policies,
+    token_policies: entry.policies,
+    identity_policies: null,
+    metadata: Object.keys(entry.meta).length > 0 ? entry.meta : null,
+    lease_duration: leaseDuration,
+    renewable: entry.renewable,
+    entity_id: entry.entityId,
+    token_type: entry.type,
+    orphan: entry.orphan,
+    num_uses: entry.numUses,
+    mfa_requirement: null,
+  };
+}
+
+function operationOf(method: string, query: Record<string, string>): Operation | 'write' {
+  switch (method.toUpperCase()) {
+    case 'GET':
+      return query.list === 'true' ? 'list' : 'read';
+    case 'LIST':
+      return 'list';
+    case 'POST':
+    case 'PUT':
+      return 'write';
+    case 'DELETE':
+      return 'delete';
+    default:
+      throw new ApiError(405, `unsupported method ${method}`);
+  }
+}
+
+async function writeKind(
+  exists: ((request: Request) => Promise<boolean>) | undefined,
+  request: Request,
+  supported: (op: Operation) => boolean,
+): Promise<Operation> {
+  if (exists) return (await exists(request)) ? 'update' : 'create';
+  return supported('update') ? 'update' : 'create';
+}
+
+function parseBody(body: string): Record<string, unknown> {
+  if (body.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (error) {
+    throw badRequest(`failed to parse JSON input: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw badRequest('failed to parse JSON input: the body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const field = issue.path.length > 0 ? issue.path.join('.') : 'request';
+      return `invalid value for "${field}": ${issue.message}`;
+    })
+    .join('; ');
+}
+
+function ignoredFields(schema: z.ZodType, input: Record<string, unknown>): string[] {
+  if (!(schema instanceof z.ZodObject)) return [];
+  const catchall = schema.def.catchall;
+  if (catchall && !(catchall instanceof z.ZodNever)) return [];
+  const known = new Set(Object.keys(schema.shape));
+  const unknown = Object.keys(input).filter((key) => !known.has(key));
+  return unknown.length > 0 ? [`Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`] : [];
+}
+
+function cidrAllows(entry: TokenEntry, clientIp: string): boolean {
+  if (entry.boundCidrs.length === 0) return true;
+  if (!ipaddr.isValid(clientIp)) return false;
+  const address = ipaddr.process(clientIp);
+  return entry.boundCidrs.some((cidr) => {
+    try {
+      const range = ipaddr.parseCIDR(cidr);
+      return address.kind() === range[0].kind() && address.match(range);
+    } catch {
+      return false;
+    }
+  });
+}

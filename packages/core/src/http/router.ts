@@ -1,0 +1,45 @@
+import type { Backend, PathSpec } from './backend.ts';
+
+export interface CompiledPath {
+  spec: PathSpec;
+  regex: RegExp;
+}
+
+/**
+ * Turns `role/:name`, `static-role/:name+` and `static-role/:prefix*` into anchored regexes with named
+ * groups. A trailing slash is optional everywhere, so `LIST role` and `LIST role/` both work.
+ */
+export function compilePaths(backend: Backend): CompiledPath[] {
+  return backend.paths.map((spec) => {
+    const segments = spec.pattern.split('/').filter((segment) => segment !== '');
+    let regex = '';
+    for (const [index, segment] of segments.entries()) {
+      const separator = index === 0 ? '' : '/';
+      const param = /^:(\w+)([+*]?)$/.exec(segment);
+      if (!param) regex += separator + escapeRegex(segment);
+      else if (param[2] === '+') regex += `${separator}(?<${param[1]}>.+?)`;
+      else if (param[2] === '*') regex += index === 0 ? `(?<${param[1]}>.*?)` : `(?:/(?<${param[1]}>.*?))?`;
+      else regex += `${separator}(?<${param[1]}>[^/]+)`;
+    }
+    return { spec, regex: new RegExp(`^${regex}/?$`, 's') };
+  });
+}
+
+export interface PathMatch {
+  spec: PathSpec;
+  params: Record<string, string>;
+}
+
+/** Every row whose pattern matches, in table order (the caller picks the first that supports the operation). */
+export function matchPaths(paths: CompiledPath[], path: string): PathMatch[] {
+  const matches: PathMatch[] = [];
+  for (const { spec, regex } of paths) {
+    const match = regex.exec(path);
+    if (!match) continue;
+    const params = Object.fromEntries(Object.entries(match.groups ?? {}).filter(([, value]) => value !== undefined));
+    matches.push({ spec, params: params as Record<string, string> });
+  }
+  return matches;
+}
+
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

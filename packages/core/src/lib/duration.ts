@@ -1,0 +1,40 @@
+/** Durations as Vault and Nomad accept them: integer seconds, or Go-style strings such as `90s`, `1h30m`, `2d`. */
+
+const unitSeconds: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600, d: 86400 };
+const goDuration = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/;
+
+export class DurationError extends Error {}
+
+/** Seconds (whole, rounded down) from a number or a duration string; negatives and garbage throw DurationError. */
+export function parseDuration(value: unknown): number {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) throw new DurationError(`must be a non-negative duration, got ${value}`);
+    return Math.floor(value);
+  }
+  if (typeof value !== 'string') throw new DurationError('must be a duration (seconds or a string like "1h30m")');
+  const text = value.trim();
+  if (text === '') return 0;
+  if (/^\d+$/.test(text)) return Number(text);
+  if (text.startsWith('-')) throw new DurationError(`must be a non-negative duration, got "${value}"`);
+  let rest = text;
+  let total = 0;
+  while (rest.length > 0) {
+    const match = goDuration.exec(rest);
+    if (!match) throw new DurationError(`is not a valid duration: "${value}"`);
+    total += Number(match[1]) * (unitSeconds[match[2] as string] as number);
+    rest = rest.slice(match[0].length);
+  }
+  if (!Number.isFinite(total)) throw new DurationError(`is too large: "${value}"`);
+  return Math.floor(total);
+}
+
+/** Go's time.Duration String() for whole seconds: `0s`, `45s`, `1h30m0s`. */
+export function formatDuration(seconds: number): string {
+  if (seconds === 0) return '0s';
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  if (h > 0) return `${h}h${m}m${s}s`;
+  if (m > 0) return `${m}m${s}s`;
+  return `${s}s`;
+}

@@ -1,0 +1,38 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { type Core, type CoreOptions, createCore } from './core.ts';
+import { type KeySource, fileKeySource, kmsKeySource } from './storage/keyring.ts';
+
+/**
+ * The core as a deployed function builds it from its environment: `KEYHAVEN_TABLE`, and either
+ * `KEYHAVEN_KMS_KEY_ID` (AWS) or `KEYHAVEN_KEY_FILE` (a laptop). `KEYHAVEN_DYNAMODB_ENDPOINT` and
+ * `KEYHAVEN_KMS_ENDPOINT` point the SDK at local stand-ins.
+ */
+export function coreFromEnvironment(backends: CoreOptions['backends'], env = process.env): () => Promise<Core> {
+  let core: Promise<Core> | undefined;
+  return () => {
+    core ??= createCore({ dynamodb: dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT), tableName: tableName(env), keySource: keySource(env), backends });
+    core.catch(() => {
+      core = undefined;
+    });
+    return core;
+  };
+}
+
+export const tableName = (env = process.env) => env.KEYHAVEN_TABLE ?? 'keyhaven';
+
+export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {
+  if (!endpoint) return new DynamoDBClient({});
+  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+}
+
+function keySource(env: NodeJS.ProcessEnv): KeySource {
+  if (env.KEYHAVEN_KMS_KEY_ID) {
+    const client = env.KEYHAVEN_KMS_ENDPOINT
+      ? new KMSClient({ endpoint: env.KEYHAVEN_KMS_ENDPOINT, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+      : new KMSClient({});
+    return kmsKeySource({ keyId: env.KEYHAVEN_KMS_KEY_ID, client });
+  }
+  if (env.KEYHAVEN_KEY_FILE) return fileKeySource(env.KEYHAVEN_KEY_FILE);
+  throw new Error('set KEYHAVEN_KMS_KEY_ID (AWS) or KEYHAVEN_KEY_FILE (local) so secrets can be sealed');
+}

@@ -1,0 +1,19 @@
+import type { Backend } from '../http/backend.ts';
+import { kvBackend } from './engines/kv/kv-backend.ts';
+import { systemBackend } from './sys/system-backend.ts';
+import { tokenBackend } from './tokens/token-backend.ts';
+
+/**
+ * Endpoint families: each is one Lambda in AWS and bundles only its backends. `system` holds `sys/` and
+ * `auth/token/`; the engine families hold their engine. Locally every family runs in one process.
+ */
+export const secretsFamilies = {
+  system: [systemBackend, tokenBackend],
+  kv: [kvBackend],
+} satisfies Record<string, Backend[]>;
+
+export type SecretsFamily = keyof typeof secretsFamilies;
+
+export const allSecretsFamilies = Object.keys(secretsFamilies) as SecretsFamily[];
+
+export const backendsOf = (families: SecretsFamily[]): Backend[] => families.flatMap((family) => secretsFamilies[family]);

@@ -1,0 +1,252 @@
+import type { Core } from '../../core.ts';
+import type { LeaseContext, LeaseHooks, Reply } from '../../http/backend.ts';
+import { ApiError, badRequest, notFound } from '../../http/errors.ts';
+import { type Clock, epochSeconds } from '../../lib/clock.ts';
+import type { Logger } from '../../lib/log.ts';
+import { randomBase62 } from '../../lib/random.ts';
+import { dueKey, ttlBackstop } from '../../storage/due.ts';
+import type { Keyring } from '../../storage/keyring.ts';
+import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
+import { MountStorage } from '../mounts/mount-storage.ts';
+import { type MountEntry, mountTtls } from '../mounts/mount-table.ts';
+
+export interface LeaseItem extends Item {
+  leaseId: string;
+  mountUuid: string;
+  secretType: string;
+  issueTime: number;
+  expireTime: number;
+  /** Renewals never go past this: issue time plus the smallest of backend, mount and system max TTL. */
+  maxExpireTime: number;
+  lastRenewalTime?: number;
+  renewable: boolean;
+  ttl: number;
+  tokenHash?: string;
+  /** The backend's internal data for the revoke hook, sealed. */
+  internal: string;
+  revocationAttempts: number;
+  lastRevocationError?: string;
+  irrevocable?: boolean;
+}
+
+/** Retries of a failing revocation wait 10 s, 20 s, 40 s… and give up after this many, leaving the lease irrevocable. */
+export const maxRevocationAttempts = 6;
+
+/**
+ * Leases (`pk = leases`, `sk = <lease id>`): one sorted keyspace so prefixes can be listed and revoked.
+ * Every lease sits in the due queue at its expiry; the sweep revokes it through the backend's hook.
+ */
+export class LeaseManager {
+  private readonly store: Store;
+  private readonly keyring: Keyring;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+
+  /** Reads the rest of the core (mounts, backends, tokens) lazily: they and the leases refer to each other. */
+  constructor(private readonly core: Core) {
+    ({ store: this.store, keyring: this.keyring, clock: this.clock, log: this.log } = core);
+  }
+
+  /** Records the lease for a secret a backend just issued and returns what the envelope shows. */
+  async register(
+    mount: MountEntry,
+    requestPath: string,
+    secret: NonNullable<Reply['secret']>,
+    ownerHash: string | undefined,
+  ): Promise<{ leaseId: string; ttl: number; renewable: boolean; warnings: string[] }> {
+    const now = epochSeconds(this.clock);
+    const { defaultTtl, maxTtl: mountMax } = mountTtls(mount);
+    const maxTtl = Math.min(secret.maxTtl || mountMax, mountMax);
+    const warnings: string[] = [];
+    let ttl = secret.ttl || defaultTtl;
+    if (ttl > maxTtl) {
+      warnings.push(`TTL of "${ttl}s" exceeded the effective max_ttl of "${maxTtl}s"; TTL value is capped accordingly`);
+      ttl = maxTtl;
+    }
+    const leaseId = `${mount.path}${requestPath.replace(/\/+$/, '')}/${randomBase62(24)}`;
+    const item: LeaseItem = {
+      pk: 'leases',
+      sk: leaseId,
+      leaseId,
+      mountUuid: mount.uuid,
+      secretType: secret.type,
+      issueTime: now,
+      expireTime: now + ttl,
+      maxExpireTime: now + maxTtl,
+      renewable: secret.renewable ?? true,
+      ttl,
+      ...(ownerHash ? { tokenHash: ownerHash } : {}),
+      internal: this.keyring.seal(JSON.stringify(secret.internal), `leases|${leaseId}`),
+      revocationAttempts: 0,
+      duePk: 'expiry',
+      dueSk: dueKey(now + ttl, `lease#${leaseId}`),
+      expiresAt: ttlBackstop(now + ttl),
+    };
+    const writes: TransactItem[] = [{ Put: { Item: item } }];
+    if (ownerHash) writes.push(this.core.tokens.ownLeaseWrite(ownerHash, leaseId));
+    await this.store.transact(writes);
+    return { leaseId, ttl, renewable: item.renewable, warnings };
+  }
+
+  async get(leaseId: string): Promise<LeaseItem | undefined> {
+    return this.store.get<LeaseItem>('leases', leaseId);
+  }
+
+  /** Vault's lookup view, plus whether revocation has failed for good. */
+  describe(lease: LeaseItem): Record<string, unknown> {
+    const now = epochSeconds(this.clock);
+    return {
+      id: lease.leaseId,
+      issue_time: iso(lease.issueTime),
+      expire_time: iso(lease.expireTime),
+      last_renewal: lease.lastRenewalTime ? iso(lease.lastRenewalTime) : null,
+      renewable: lease.renewable && !lease.irrevocable,
+      ttl: Math.max(0, lease.expireTime - now),
+      irrevocable: lease.irrevocable ?? false,
+      revocation_attempts: lease.revocationAttempts,
+      ...(lease.lastRevocationError ? { last_revocation_error: lease.lastRevocationError } : {}),
+    };
+  }
+
+  /** Lease ids directly under a prefix, deeper levels as `name/`. */
+  async list(prefix: string): Promise<string[]> {
+    const names = new Set<string>();
+    for (const item of await this.store.prefix('leases', prefix)) {
+      const rest = item.sk.slice(prefix.length);
+      const slash = rest.indexOf('/');
+      names.add(slash === -1 ? rest : rest.slice(0, slash + 1));
+    }
+    return [...names].sort();
+  }
+
+  async renew(leaseId: string, increment: number): Promise<{ lease: LeaseItem; warnings: string[] }> {
+    const lease = await this.get(leaseId);
+    const now = epochSeconds(this.clock);
+    if (!lease || lease.expireTime <= now) throw badRequest('lease not found or lease is not renewable');
+    if (!lease.renewable || lease.irrevocable) throw badRequest('lease is not renewable');
+    if (now >= lease.maxExpireTime) throw badRequest('past the max TTL, cannot renew');
+    const { hooks, mount } = await this.hooksFor(lease);
+    let ttl = increment || lease.ttl;
+    if (hooks?.renew && mount) {
+      const decided = await hooks.renew(this.context(lease, mount, increment));
+      if (decided?.ttl) ttl = decided.ttl;
+    }
+    const warnings: string[] = [];
+    if (now + ttl > lease.maxExpireTime) {
+      warnings.push(`TTL of "${ttl}s" exceeded the effective max_ttl of "${lease.maxExpireTime - now}s"; TTL value is capped accordingly`);
+      ttl = lease.maxExpireTime - now;
+    }
+    const renewed: LeaseItem = {
+      ...lease,
+      expireTime: now + ttl,
+      lastRenewalTime: now,
+      dueSk: dueKey(now + ttl, `lease#${leaseId}`),
+      expiresAt: ttlBackstop(now + ttl),
+    };
+    try {
+      await this.store.put({ Item: renewed, ConditionExpression: 'attribute_exists(pk)' });
+    } catch (error) {
+      if (error instanceof ConditionFailed) throw badRequest('lease not found or lease is not renewable');
+      throw error;
+    }
+    return { lease: renewed, warnings };
+  }
+
+  /**
+   * Revokes through the backend's hook, then forgets the lease. A failing hook leaves the lease queued for a
+   * retry with backoff (and irrevocable after the last) and throws a 502; `force` forgets it regardless.
+   */
+  async revoke(leaseId: string, options: { force?: boolean } = {}): Promise<void> {
+    const lease = await this.get(leaseId);
+    if (!lease) return;
+    try {
+      const { hooks, mount } = await this.hooksFor(lease);
+      if (!mount) throw new Error('its mount no longer exists');
+      if (!hooks) throw new Error(`the ${mount.type} backend has no revoke hook for "${lease.secretType}"`);
+      await hooks.revoke(this.context(lease, mount, 0));
+    } catch (error) {
+      if (!options.force) {
+        await this.recordFailure(lease, error);
+        throw new ApiError(502, `failed to revoke lease ${leaseId}: ${messageOf(error)}`);
+      }
+      this.log.error('lease force-revoked after its hook failed', { leaseId, error: messageOf(error) });
+    }
+    await this.forget(lease);
+  }
+
+  /** Revokes every lease under a prefix; reports the first failure after trying them all. */
+  async revokePrefix(prefix: string, options: { force?: boolean } = {}): Promise<number> {
+    const leases = await this.store.prefix<LeaseItem>('leases', prefix);
+    const failures: string[] = [];
+    for (const lease of leases) {
+      try {
+        await this.revoke(lease.leaseId, options);
+      } catch (error) {
+        failures.push(messageOf(error));
+      }
+    }
+    if (failures.length > 0) throw new ApiError(502, `${failures.length} of ${leases.length} leases could not be revoked: ${failures[0]}`);
+    return leases.length;
+  }
+
+  /** Queues a lease for the sweep to revoke right away (Vault's `sync=false`). */
+  async revokeLater(leaseId: string): Promise<void> {
+    await this.store.update({
+      Key: { pk: 'leases', sk: leaseId },
+      UpdateExpression: 'SET dueSk = :due',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':due': dueKey(epochSeconds(this.clock), `lease#${leaseId}`) },
+    });
+  }
+
+  private async recordFailure(lease: LeaseItem, error: unknown): Promise<void> {
+    const attempts = lease.revocationAttempts + 1;
+    const now = epochSeconds(this.clock);
+    const irrevocable = attempts >= maxRevocationAttempts;
+    this.log.error(irrevocable ? 'lease is irrevocable' : 'lease revocation failed; will retry', {
+      leaseId: lease.leaseId,
+      attempts,
+      error: messageOf(error),
+    });
+    await this.store.update({
+      Key: { pk: 'leases', sk: lease.leaseId },
+      UpdateExpression: irrevocable
+        ? 'SET revocationAttempts = :attempts, lastRevocationError = :error, irrevocable = :yes REMOVE duePk, dueSk, expiresAt'
+        : 'SET revocationAttempts = :attempts, lastRevocationError = :error, dueSk = :due',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: {
+        ':attempts': attempts,
+        ':error': messageOf(error).slice(0, 500),
+        ...(irrevocable ? { ':yes': true } : { ':due': dueKey(now + 10 * 2 ** (attempts - 1), `lease#${lease.leaseId}`) }),
+      },
+    }).catch((failure) => {
+      if (!(failure instanceof ConditionFailed)) throw failure;
+    });
+  }
+
+  private async forget(lease: LeaseItem): Promise<void> {
+    await this.store.delete({ Key: { pk: 'leases', sk: lease.leaseId } });
+    if (lease.tokenHash) await this.core.tokens.forgetLease(lease.tokenHash, lease.leaseId);
+  }
+
+  private async hooksFor(lease: LeaseItem): Promise<{ hooks: LeaseHooks | undefined; mount: MountEntry | undefined }> {
+    const mount = (await this.core.mounts.list()).find((entry) => entry.uuid === lease.mountUuid);
+    const hooks = mount ? this.core.backends.get(mount.type)?.leases?.[lease.secretType] : undefined;
+    return { hooks, mount };
+  }
+
+  private context(lease: LeaseItem, mount: MountEntry, increment: number): LeaseContext {
+    return {
+      leaseId: lease.leaseId,
+      internal: JSON.parse(this.keyring.open(lease.internal, `leases|${lease.leaseId}`)) as Record<string, unknown>,
+      increment,
+      mount,
+      storage: new MountStorage(this.store, this.keyring, mount.uuid),
+      core: this.core,
+    };
+  }
+}
+
+export const leaseNotFound = () => notFound('lease not found');
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { type PathSpec, type Request, path } from '../../http/backend.ts';
+import { badRequest } from '../../http/errors.ts';
+import { bool, duration } from '../../http/fields.ts';
+import { leaseNotFound } from './lease-manager.ts';
+
+const leaseIdFields = z.object({ lease_id: z.string().min(1).optional(), url_lease_id: z.string().optional() });
+const renewFields = leaseIdFields.extend({ increment: duration.default(0) });
+const revokeFields = leaseIdFields.extend({ sync: bool.default(true) });
+
+const idOf = (data: { lease_id?: string; url_lease_id?: string }) => {
+  const id = data.url_lease_id || data.lease_id;
+  if (!id) throw badRequest('"lease_id" is required');
+  return id;
+};
+
+/** `sys/leases/…`: look up, renew and revoke leases, alone or by prefix. */
+export const leasePaths: PathSpec[] = [
+  path({
+    pattern: 'leases/lookup/:prefix*',
+    fields: z.object({ prefix: z.string().default('') }),
+    sudo: true,
+    operations: {
+      list: async ({ core, data }) => ({ data: { keys: await core.leases.list(data.prefix ? `${data.prefix.replace(/\/?$/, '/')}` : '') } }),
+    },
+  }),
+  path({
+    pattern: 'leases/lookup',
+    fields: leaseIdFields,
+    operations: {
+      update: async ({ core, data }) => {
+        const lease = await core.leases.get(idOf(data));
+        if (!lease) throw leaseNotFound();
+        return { data: core.leases.describe(lease) };
+      },
+    },
+  }),
+  ...(['leases/renew', 'leases/renew/:url_lease_id+'] as const).map(
+    (pattern) => path({ pattern, fields: renewFields, operations: { update: renew } }),
+  ),
+  ...(['leases/revoke', 'leases/revoke/:url_lease_id+'] as const).map(
+    (pattern) => path({ pattern, fields: revokeFields, operations: { update: revoke } }),
+  ),
+  path({
+    pattern: 'leases/revoke-prefix/:prefix+',
+    fields: z.object({ prefix: z.string(), sync: bool.default(true) }),
+    sudo: true,
+    operations: {
+      update: async ({ core, data }) => {
+        await core.leases.revokePrefix(data.prefix);
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'leases/revoke-force/:prefix+',
+    fields: z.object({ prefix: z.string() }),
+    sudo: true,
+    operations: {
+      update: async ({ core, data }) => {
+        await core.leases.revokePrefix(data.prefix, { force: true });
+        return undefined;
+      },
+    },
+  }),
+];
+
+async function renew(request: Request<z.output<typeof renewFields>>) {
+  const data = request.data;
+  const { lease, warnings } = await request.core.leases.renew(idOf(data), data.increment);
+  return {
+    raw: {
+      status: 200,
+      body: {
+        request_id: request.requestId,
+        lease_id: lease.leaseId,
+        renewable: lease.renewable,
+        lease_duration: lease.expireTime - lease.lastRenewalTime!,
+        data: null,
+        wrap_info: null,
+        warnings: warnings.length > 0 ? warnings : null,
+        auth: null,
+      },
+    },
+  };
+}
+
+async function revoke(request: Request<z.output<typeof revokeFields>>) {
+  const data = request.data;
+  const id = idOf(data);
+  if (!(await request.core.leases.get(id))) throw badRequest('invalid lease ID');
+  if (data.sync) await request.core.leases.revoke(id);
+  else await request.core.leases.revokeLater(id);
+  return undefined;
+}

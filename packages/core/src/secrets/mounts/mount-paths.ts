@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import type { Core } from '../../core.ts';
+import { type PathSpec, type Request, path } from '../../http/backend.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
+import { bool, duration, stringMap } from '../../http/fields.ts';
+import { formatDuration } from '../../lib/duration.ts';
+import { MountStorage } from './mount-storage.ts';
+import { type MountEntry, type MountTableName, fullPath, normaliseMountPath } from './mount-table.ts';
+
+const tuneFields = {
+  default_lease_ttl: duration.optional(),
+  max_lease_ttl: duration.optional(),
+  description: z.string().optional(),
+};
+
+const enableFields = z.object({
+  path: z.string().min(1),
+  type: z.string().min(1),
+  description: z.string().default(''),
+  config: z.object({ default_lease_ttl: duration.optional(), max_lease_ttl: duration.optional() }).default({}),
+  options: stringMap.default({}),
+  local: bool.default(false),
+  seal_wrap: bool.default(false),
+});
+
+/** `sys/mounts` (secrets engines) and `sys/auth` (auth methods): list, enable, read, tune, disable. */
+export function mountPaths(table: MountTableName): PathSpec[] {
+  const prefix = table === 'auth' ? 'auth' : 'mounts';
+  return [
+    path({
+      pattern: prefix,
+      fields: z.object({}),
+      operations: {
+        read: async ({ core }) => {
+          const entries = await core.mounts.list(table);
+          const shown = entries.map((entry) => [displayPath(entry), describeMount(entry)]);
+          return { data: Object.fromEntries(shown) };
+        },
+      },
+    }),
+    path({
+      pattern: `${prefix}/:path+/tune`,
+      fields: z.object({ path: z.string(), ...tuneFields }),
+      operations: {
+        read: async ({ core, data }) => ({ data: describeTune(await existing(core, table, data.path)) }),
+        update: async ({ core, data }) => {
+          await core.mounts.tune(await existing(core, table, data.path), {
+            defaultLeaseTtl: data.default_lease_ttl,
+            maxLeaseTtl: data.max_lease_ttl,
+            description: data.description,
+          });
+          return undefined;
+        },
+      },
+    }),
+    path({
+      pattern: `${prefix}/:path+`,
+      fields: enableFields.partial({ type: true }),
+      operations: {
+        read: async ({ core, data }) => ({ data: describeMount(await existing(core, table, data.path as string)) }),
+        update: async (request) => {
+          const data = request.data as Partial<z.output<typeof enableFields>> & { path: string };
+          if (!data.type) throw badRequest('"type" is required');
+          await request.core.mounts.enable(table, data.path, {
+            type: data.type,
+            description: data.description ?? '',
+            config: { defaultLeaseTtl: data.config?.default_lease_ttl ?? 0, maxLeaseTtl: data.config?.max_lease_ttl ?? 0 },
+            options: data.options ?? {},
+            local: data.local ?? false,
+            sealWrap: data.seal_wrap ?? false,
+          });
+          return undefined;
+        },
+        delete: async (request) => {
+          await disable(request, table);
+          return undefined;
+        },
+      },
+    }),
+  ];
+}
+
+/** Disabling revokes every lease of the mount first; if any cannot be revoked, the mount stays. */
+async function disable(request: Request, table: MountTableName): Promise<void> {
+  const { core } = request;
+  const path = (request.data as { path: string }).path;
+  const entry = await core.mounts.find(table, path);
+  if (!entry) return; // Vault answers success for a path with nothing mounted.
+  if (entry.builtin) throw badRequest(`cannot disable the built-in mount ${entry.path}`);
+  await core.leases.revokePrefix(entry.path);
+  const storage = new MountStorage(core.store, core.keyring, entry.uuid);
+  await core.backends.get(entry.type)?.cleanup?.(entry, storage, core);
+  for (const item of await storage.all()) await core.store.delete({ Key: { pk: item.pk, sk: item.sk } });
+  await core.mounts.remove(entry);
+}
+
+async function existing(core: Core, table: MountTableName, path: string): Promise<MountEntry> {
+  const entry = (await core.mounts.list(table)).find((mount) => mount.path === fullPath(table, normaliseMountPath(path)));
+  if (!entry) throw notFound(`no mount at "${path}"`);
+  return entry;
+}
+
+const displayPath = (entry: MountEntry) => (entry.table === 'auth' ? entry.path.slice('auth/'.length) : entry.path);
+
+function describeMount(entry: MountEntry): Record<string, unknown> {
+  return {
+    type: entry.type,
+    description: entry.description,
+    accessor: entry.accessor,
+    uuid: entry.uuid,
+    config: { default_lease_ttl: entry.config.defaultLeaseTtl, max_lease_ttl: entry.config.maxLeaseTtl, force_no_cache: false },
+    options: Object.keys(entry.options).length > 0 ? entry.options : null,
+    local: entry.local,
+    seal_wrap: entry.sealWrap,
+    external_entropy_access: false,
+  };
+}
+
+function describeTune(entry: MountEntry): Record<string, unknown> {
+  const { defaultLeaseTtl, maxLeaseTtl } = entry.config;
+  return {
+    description: entry.description,
+    default_lease_ttl: defaultLeaseTtl,
+    max_lease_ttl: maxLeaseTtl,
+    default_lease_ttl_string: formatDuration(defaultLeaseTtl),
+    max_lease_ttl_string: formatDuration(maxLeaseTtl),
+    force_no_cache: false,
+  };
+}

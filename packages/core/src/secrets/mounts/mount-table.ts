@@ -1,0 +1,183 @@
+import type { Clock } from '../../lib/clock.ts';
+import { randomBase62, uuid } from '../../lib/random.ts';
+import { badRequest } from '../../http/errors.ts';
+import { ConditionFailed, type Store } from '../../storage/store.ts';
+
+export type MountTableName = 'secret' | 'auth';
+
+export interface MountConfig {
+  defaultLeaseTtl: number;
+  maxLeaseTtl: number;
+}
+
+export interface MountEntry {
+  /** Full routing path with trailing slash: `ldap/`, `auth/jwt/`. */
+  path: string;
+  table: MountTableName;
+  type: string;
+  uuid: string;
+  accessor: string;
+  description: string;
+  config: MountConfig;
+  options: Record<string, string>;
+  local: boolean;
+  sealWrap: boolean;
+  /** Built-in mounts (`sys/`, `auth/token/`) cannot be disabled or moved. */
+  builtin?: boolean;
+}
+
+/** Vault's system-wide defaults: 32 days. A mount's 0 means "use the system value". */
+export const systemMaxTtl = 768 * 3600;
+
+const builtins: MountEntry[] = [
+  {
+    path: 'sys/',
+    table: 'secret',
+    type: 'system',
+    uuid: 'system',
+    accessor: 'system_builtin',
+    description: 'system endpoints used for control, policy and debugging',
+    config: { defaultLeaseTtl: 0, maxLeaseTtl: 0 },
+    options: {},
+    local: false,
+    sealWrap: false,
+    builtin: true,
+  },
+  {
+    path: 'auth/token/',
+    table: 'auth',
+    type: 'token',
+    uuid: 'token',
+    accessor: 'auth_token_builtin',
+    description: 'token based credentials',
+    config: { defaultLeaseTtl: 0, maxLeaseTtl: 0 },
+    options: {},
+    local: false,
+    sealWrap: false,
+    builtin: true,
+  },
+];
+
+const reservedPrefixes = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
+
+/** Normalises a user-given mount path: no leading slash, one trailing slash, no empty or dot segments. */
+export function normaliseMountPath(raw: string): string {
+  const trimmed = raw.replace(/^\/+/, '').replace(/\/+$/, '');
+  if (trimmed === '') throw badRequest('mount path must not be empty');
+  if (trimmed.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    throw badRequest(`invalid mount path "${raw}"`);
+  }
+  if (!/^[\w.\-/]+$/.test(trimmed)) throw badRequest(`invalid mount path "${raw}": use letters, digits, "-", "_", "." and "/"`);
+  return `${trimmed}/`;
+}
+
+/**
+ * The mount table lives in the table (`pk = mounts`) and is cached per process for a few seconds:
+ * writes here are seen at once by this process and within `cacheSeconds` by every other one.
+ */
+export class MountTable {
+  private cache: { entries: MountEntry[]; loadedAt: number } | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly knownTypes: (table: MountTableName) => string[],
+    private readonly cacheSeconds: number,
+  ) {}
+
+  async list(table?: MountTableName): Promise<MountEntry[]> {
+    const now = this.clock.now();
+    if (!this.cache || now - this.cache.loadedAt > this.cacheSeconds * 1000) {
+      const stored = await this.store.prefix('mounts', '');
+      this.cache = { entries: [...builtins, ...stored.map((item) => item.entry as MountEntry)], loadedAt: now };
+    }
+    return this.cache.entries.filter((entry) => !table || entry.table === table);
+  }
+
+  /** The mount that serves `path` (longest prefix wins). */
+  async resolve(path: string): Promise<MountEntry | undefined> {
+    let best: MountEntry | undefined;
+    for (const entry of await this.list()) {
+      const matches = path === entry.path.slice(0, -1) || path.startsWith(entry.path);
+      if (matches && (!best || entry.path.length > best.path.length)) best = entry;
+    }
+    return best;
+  }
+
+  async find(table: MountTableName, relativePath: string): Promise<MountEntry | undefined> {
+    const full = fullPath(table, normaliseMountPath(relativePath));
+    return (await this.list()).find((entry) => entry.path === full);
+  }
+
+  async enable(
+    table: MountTableName,
+    relativePath: string,
+    settings: { type: string; description?: string; config?: Partial<MountConfig>; options?: Record<string, string>; local?: boolean; sealWrap?: boolean },
+  ): Promise<MountEntry> {
+    const path = fullPath(table, normaliseMountPath(relativePath));
+    if (table === 'secret' && reservedPrefixes.some((prefix) => path.startsWith(prefix))) {
+      throw badRequest(`cannot mount at "${relativePath}": the path is reserved`);
+    }
+    if (!this.knownTypes(table).includes(settings.type)) {
+      throw badRequest(`unknown ${table === 'auth' ? 'auth method' : 'secrets engine'} type "${settings.type}"; available: ${this.knownTypes(table).join(', ')}`);
+    }
+    this.cache = undefined;
+    const clash = (await this.list()).find((entry) => entry.path.startsWith(path) || path.startsWith(entry.path));
+    if (clash) throw badRequest(`path is already in use at ${clash.path}`);
+    const entry: MountEntry = {
+      path,
+      table,
+      type: settings.type,
+      uuid: uuid(),
+      accessor: `${table === 'auth' ? 'auth' : settings.type}_${settings.type}_${randomBase62(8).toLowerCase()}`,
+      description: settings.description ?? '',
+      config: { defaultLeaseTtl: settings.config?.defaultLeaseTtl ?? 0, maxLeaseTtl: settings.config?.maxLeaseTtl ?? 0 },
+      options: settings.options ?? {},
+      local: settings.local ?? false,
+      sealWrap: settings.sealWrap ?? false,
+    };
+    checkTtls(entry.config);
+    try {
+      await this.store.put({ Item: { pk: 'mounts', sk: path, entry }, ConditionExpression: 'attribute_not_exists(pk)' });
+    } catch (error) {
+      if (error instanceof ConditionFailed) throw badRequest(`path is already in use at ${path}`);
+      throw error;
+    }
+    this.cache = undefined;
+    return entry;
+  }
+
+  async tune(entry: MountEntry, changes: Partial<MountConfig> & { description?: string }): Promise<MountEntry> {
+    if (entry.builtin) throw badRequest(`cannot tune the built-in mount ${entry.path}`);
+    const config = { ...entry.config, ...definedOnly({ defaultLeaseTtl: changes.defaultLeaseTtl, maxLeaseTtl: changes.maxLeaseTtl }) };
+    checkTtls(config);
+    const updated: MountEntry = { ...entry, config, description: changes.description ?? entry.description };
+    await this.store.put({ Item: { pk: 'mounts', sk: entry.path, entry: updated }, ConditionExpression: 'attribute_exists(pk)' });
+    this.cache = undefined;
+    return updated;
+  }
+
+  async remove(entry: MountEntry): Promise<void> {
+    await this.store.delete({ Key: { pk: 'mounts', sk: entry.path } });
+    this.cache = undefined;
+  }
+}
+
+export const fullPath = (table: MountTableName, path: string) => (table === 'auth' ? `auth/${path}` : path);
+
+/** Effective TTLs for a mount: its own values, else the system's. */
+export function mountTtls(entry: MountEntry): { defaultTtl: number; maxTtl: number } {
+  const maxTtl = entry.config.maxLeaseTtl || systemMaxTtl;
+  return { defaultTtl: Math.min(entry.config.defaultLeaseTtl || systemMaxTtl, maxTtl), maxTtl };
+}
+
+function checkTtls(config: MountConfig): void {
+  if (config.maxLeaseTtl > 0 && config.defaultLeaseTtl > config.maxLeaseTtl) {
+    throw badRequest('default_lease_ttl must not be greater than max_lease_ttl');
+  }
+  if (config.maxLeaseTtl > systemMaxTtl) throw badRequest(`max_lease_ttl must not exceed the system maximum of ${systemMaxTtl}s`);
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

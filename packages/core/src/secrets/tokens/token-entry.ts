@@ -1,0 +1,52 @@
+/** A token as stored (service) or carried inside itself (batch). Times are epoch seconds; 0 means never. */
+export interface TokenEntry {
+  /** Keyed hash of the token; '' for batch tokens, which are never stored. */
+  hash: string;
+  accessor: string;
+  policies: string[];
+  parentHash?: string;
+  displayName: string;
+  meta: Record<string, string>;
+  /** Uses left; 0 is unlimited. */
+  numUses: number;
+  creationTime: number;
+  creationTtl: number;
+  expireTime: number;
+  explicitMaxTtl: number;
+  period: number;
+  renewable: boolean;
+  type: 'service' | 'batch';
+  path: string;
+  entityId: string;
+  orphan: boolean;
+  boundCidrs: string[];
+  lastRenewalTime?: number;
+}
+
+export const isRootEntry = (entry: TokenEntry) => entry.policies.includes('root');
+
+/** The token as Vault's lookup endpoints show it. `id` is known only when the caller presented the token. */
+export function describeToken(entry: TokenEntry, nowSeconds: number, id = ''): Record<string, unknown> {
+  return {
+    id,
+    accessor: entry.accessor,
+    policies: entry.policies,
+    path: entry.path,
+    meta: Object.keys(entry.meta).length > 0 ? entry.meta : null,
+    display_name: entry.displayName,
+    num_uses: entry.numUses,
+    orphan: entry.orphan,
+    creation_time: entry.creationTime,
+    creation_ttl: entry.creationTtl,
+    expire_time: entry.expireTime ? new Date(entry.expireTime * 1000).toISOString() : null,
+    issue_time: new Date(entry.creationTime * 1000).toISOString(),
+    ...(entry.lastRenewalTime ? { last_renewal_time: entry.lastRenewalTime } : {}),
+    explicit_max_ttl: entry.explicitMaxTtl,
+    period: entry.period || undefined,
+    ttl: entry.expireTime ? Math.max(0, entry.expireTime - nowSeconds) : 0,
+    renewable: entry.renewable,
+    type: entry.type,
+    entity_id: entry.entityId,
+    bound_cidrs: entry.boundCidrs.length > 0 ? entry.boundCidrs : undefined,
+  };
+}

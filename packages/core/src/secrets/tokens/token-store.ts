@@ -1,0 +1,289 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { type Clock, epochSeconds } from '../../lib/clock.ts';
+import { randomBase62 } from '../../lib/random.ts';
+import { badRequest } from '../../http/errors.ts';
+import type { Keyring } from '../../storage/keyring.ts';
+import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
+import { dueKey, ttlBackstop } from '../../storage/due.ts';
+import type { TokenEntry } from './token-entry.ts';
+
+export interface NewToken {
+  policies: string[];
+  noDefaultPolicy: boolean;
+  displayName: string;
+  meta: Record<string, string>;
+  /** Requested TTL; 0 means the mount default. */
+  ttl: number;
+  explicitMaxTtl: number;
+  period: number;
+  numUses: number;
+  renewable: boolean;
+  type: 'service' | 'batch';
+  path: string;
+  entityId: string;
+  boundCidrs: string[];
+  parent: TokenEntry | undefined;
+  /** The auth mount's effective default and max TTL. */
+  mountDefaultTtl: number;
+  mountMaxTtl: number;
+  /** A caller-chosen token value (root only, as in Vault). */
+  id?: string;
+}
+
+const tokenPk = (hash: string) => `token#${hash}`;
+const accessorPk = (accessor: string) => `accessor#${accessor}`;
+
+/**
+ * Service tokens are stored only as keyed hashes (`pk = token#<hash>`), beside refs to their children and
+ * leases in the same partition so revocation reads one partition. Batch tokens are sealed into themselves.
+ */
+export class TokenStore {
+  /** Set by the core: revokes one lease (tokens own leases; leases do not know about tokens' trees). */
+  revokeLease: (leaseId: string) => Promise<void> = async () => {};
+
+  constructor(
+    private readonly store: Store,
+    private readonly keyring: Keyring,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(request: NewToken): Promise<{ token: string; entry: TokenEntry }> {
+    const now = epochSeconds(this.clock);
+    const isRoot = request.policies.includes('root');
+    const policies = isRoot ? ['root'] : withDefault(request.policies, request.noDefaultPolicy);
+    const ttl = effectiveTtl(request, isRoot);
+    const entry: TokenEntry = {
+      hash: '',
+      accessor: request.type === 'batch' ? '' : randomBase62(24),
+      policies,
+      ...(request.parent && request.parent.type === 'service' ? { parentHash: request.parent.hash } : {}),
+      displayName: request.displayName,
+      meta: request.meta,
+      numUses: request.numUses,
+      creationTime: now,
+      creationTtl: ttl,
+      expireTime: ttl ? now + ttl : 0,
+      explicitMaxTtl: request.explicitMaxTtl,
+      period: request.period,
+      renewable: request.type === 'batch' ? false : request.renewable && ttl > 0,
+      type: request.type,
+      path: request.path,
+      entityId: request.entityId,
+      orphan: !request.parent,
+      boundCidrs: request.boundCidrs,
+    };
+    if (request.type === 'batch') return { token: this.sealBatch(entry), entry };
+
+    const token = request.id ?? `hvs.${randomBase62(24)}`;
+    entry.hash = this.keyring.hash(token);
+    const writes: TransactItem[] = [
+      { Put: { Item: this.item(entry), ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { Item: { pk: accessorPk(entry.accessor), sk: 'accessor', tokenHash: entry.hash } } },
+    ];
+    if (entry.parentHash) {
+      writes.push(
+        { Put: { Item: { pk: tokenPk(entry.parentHash), sk: `child#${entry.hash}` } } },
+        {
+          ConditionCheck: {
+            Key: { pk: tokenPk(entry.parentHash), sk: 'token' },
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoking)',
+          },
+        },
+      );
+    }
+    try {
+      await this.store.transact(writes);
+    } catch (error) {
+      if (error instanceof ConditionFailed) throw badRequest('cannot create the token: its id is taken or its parent was revoked');
+      throw error;
+    }
+    return { token, entry };
+  }
+
+  /** The live token behind a token string, or undefined when unknown, expired, revoked or malformed. */
+  async lookup(token: string): Promise<TokenEntry | undefined> {
+    if (token.startsWith('hvb.')) return this.openBatch(token);
+    return this.lookupHash(this.keyring.hash(token));
+  }
+
+  async lookupHash(hash: string): Promise<TokenEntry | undefined> {
+    const item = await this.store.get(tokenPk(hash), 'token');
+    return item && this.live(item) ? toEntry(item) : undefined;
+  }
+
+  async lookupAccessor(accessor: string): Promise<TokenEntry | undefined> {
+    if (!/^[A-Za-z0-9]+$/.test(accessor)) return undefined;
+    const ref = await this.store.get(accessorPk(accessor), 'accessor');
+    return ref ? this.lookupHash(ref.tokenHash as string) : undefined;
+  }
+
+  /** Counts one use of a limited-use token atomically; undefined when no use is left. */
+  async consumeUse(entry: TokenEntry): Promise<TokenEntry | undefined> {
+    if (entry.numUses === 0 || entry.type === 'batch') return entry;
+    try {
+      const item = await this.store.update({
+        Key: { pk: tokenPk(entry.hash), sk: 'token' },
+        UpdateExpression: 'SET numUses = numUses - :one',
+        ConditionExpression: 'numUses > :zero AND attribute_not_exists(revoking)',
+        ExpressionAttributeValues: { ':one': 1, ':zero': 0 },
+      });
+      return item ? toEntry(item) : undefined;
+    } catch (error) {
+      if (error instanceof ConditionFailed) return undefined;
+      throw error;
+    }
+  }
+
+  /** Extends a token's life by `increment` (or its creation TTL), within its limits. */
+  async renew(entry: TokenEntry, increment: number, mountMaxTtl: number): Promise<{ entry: TokenEntry; warnings: string[] }> {
+    if (entry.type === 'batch') throw badRequest('batch tokens cannot be renewed');
+    if (!entry.renewable) throw badRequest('lease is not renewable');
+    const now = epochSeconds(this.clock);
+    const warnings: string[] = [];
+    let ttl = entry.period ? entry.period : increment || entry.creationTtl;
+    const maxTtl = entry.period ? entry.explicitMaxTtl : entry.explicitMaxTtl || mountMaxTtl;
+    if (maxTtl) {
+      const left = entry.creationTime + maxTtl - now;
+      if (left <= 0) throw badRequest('past the max TTL, cannot renew');
+      if (ttl > left) {
+        warnings.push(`TTL of "${ttl}s" exceeded the effective max_ttl of "${left}s"; TTL value is capped accordingly`);
+        ttl = left;
+      }
+    }
+    const renewed: TokenEntry = { ...entry, expireTime: now + ttl, lastRenewalTime: now };
+    try {
+      await this.store.put({ Item: this.item(renewed), ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoking)' });
+    } catch (error) {
+      if (error instanceof ConditionFailed) throw badRequest('token was revoked');
+      throw error;
+    }
+    return { entry: renewed, warnings };
+  }
+
+  /**
+   * Revokes a token with its leases and (unless `orphanChildren`) its whole subtree. The token is first
+   * marked and put at the head of the due queue, so if this process dies the sweep finishes the job.
+   */
+  async revoke(hash: string, options: { orphanChildren?: boolean } = {}): Promise<void> {
+    const now = epochSeconds(this.clock);
+    let marked: Item | undefined;
+    try {
+      marked = await this.store.update({
+        Key: { pk: tokenPk(hash), sk: 'token' },
+        UpdateExpression: 'SET revoking = :yes, duePk = :queue, dueSk = :due',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':yes': true, ':queue': 'expiry', ':due': dueKey(now, `token#${hash}`) },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailed) return;
+      throw error;
+    }
+    const refs = await this.store.prefix(tokenPk(hash), '');
+    for (const ref of refs) {
+      if (ref.sk.startsWith('lease#')) await this.revokeLease(ref.sk.slice('lease#'.length));
+    }
+    for (const ref of refs) {
+      if (!ref.sk.startsWith('child#')) continue;
+      const child = ref.sk.slice('child#'.length);
+      if (options.orphanChildren) await this.orphan(child);
+      else await this.revoke(child);
+    }
+    const entry = marked ? toEntry(marked) : undefined;
+    const extras = [
+      ...(entry?.accessor ? [{ pk: accessorPk(entry.accessor), sk: 'accessor' }] : []),
+      ...(entry?.parentHash ? [{ pk: tokenPk(entry.parentHash), sk: `child#${hash}` }] : []),
+    ];
+    // The token item goes last: until it is gone, the sweep can still find and finish this revocation.
+    const refsFirst = refs.filter((ref) => ref.sk !== 'token').map(({ pk, sk }) => ({ pk, sk }));
+    await Promise.all([...refsFirst, ...extras].map((Key) => this.store.delete({ Key })));
+    await this.store.delete({ Key: { pk: tokenPk(hash), sk: 'token' } });
+  }
+
+  /** Records a lease as owned by a token, so revoking the token revokes the lease. */
+  ownLeaseWrite(tokenHash: string, leaseId: string): TransactItem {
+    return { Put: { Item: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } } };
+  }
+
+  forgetLease(tokenHash: string, leaseId: string): Promise<unknown> {
+    return this.store.delete({ Key: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } });
+  }
+
+  private async orphan(hash: string): Promise<void> {
+    try {
+      await this.store.update({
+        Key: { pk: tokenPk(hash), sk: 'token' },
+        UpdateExpression: 'SET orphan = :yes REMOVE parentHash',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':yes': true },
+      });
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+    }
+  }
+
+  private live(item: Item): boolean {
+    if (item.revoking) return false;
+    const expireTime = item.expireTime as number;
+    return expireTime === 0 || expireTime > epochSeconds(this.clock);
+  }
+
+  private item(entry: TokenEntry): Item {
+    const expiring = entry.expireTime > 0;
+    return {
+      pk: tokenPk(entry.hash),
+      sk: 'token',
+      ...entry,
+      ...(expiring
+        ? { duePk: 'expiry', dueSk: dueKey(entry.expireTime, `token#${entry.hash}`), expiresAt: ttlBackstop(entry.expireTime) }
+        : {}),
+    };
+  }
+
+  private sealBatch(entry: TokenEntry): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.keyring.tokenKey, iv);
+    cipher.setAAD(Buffer.from('keyhaven batch token v1'));
+    const body = Buffer.concat([cipher.update(JSON.stringify(entry), 'utf8'), cipher.final()]);
+    return `hvb.${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
+  }
+
+  private async openBatch(token: string): Promise<TokenEntry | undefined> {
+    const raw = Buffer.from(token.slice(4), 'base64url');
+    if (raw.length < 29) return undefined;
+    let entry: TokenEntry;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.keyring.tokenKey, raw.subarray(0, 12));
+      decipher.setAAD(Buffer.from('keyhaven batch token v1'));
+      decipher.setAuthTag(raw.subarray(raw.length - 16));
+      entry = JSON.parse(Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8'));
+    } catch {
+      return undefined;
+    }
+    if (entry.expireTime && entry.expireTime <= epochSeconds(this.clock)) return undefined;
+    // A batch token dies with its parent: one read, only for non-orphans.
+    if (entry.parentHash && !(await this.lookupHash(entry.parentHash))) return undefined;
+    return entry;
+  }
+}
+
+function withDefault(policies: string[], noDefault: boolean): string[] {
+  const unique = [...new Set(policies.map((name) => name.trim().toLowerCase()).filter(Boolean))];
+  if (noDefault) return unique.filter((name) => name !== 'default');
+  return unique.includes('default') ? unique : [...unique, 'default'];
+}
+
+/** Vault's rules: period wins; a root token without a TTL never expires; otherwise ttl or the mount default, capped. */
+function effectiveTtl(request: NewToken, isRoot: boolean): number {
+  const caps = [request.explicitMaxTtl, request.period ? 0 : request.mountMaxTtl].filter((cap) => cap > 0);
+  let ttl: number;
+  if (request.period) ttl = request.period;
+  else if (request.ttl) ttl = request.ttl;
+  else if (isRoot && request.type === 'service') return request.explicitMaxTtl;
+  else ttl = request.mountDefaultTtl;
+  return Math.min(ttl, ...caps);
+}
+
+function toEntry(item: Item): TokenEntry {
+  const { pk: _pk, sk: _sk, duePk: _duePk, dueSk: _dueSk, expiresAt: _expiresAt, revoking: _revoking, ...entry } = item;
+  return entry as unknown as TokenEntry;
+}

@@ -1,0 +1,8 @@
+/**
+ * The due queue (GSI `due`): items that fall due at an epoch second sort by `dueSk = <padded epoch>#<what>`,
+ * so a sweep asks one query for everything due up to now.
+ */
+export const dueKey = (epochSeconds: number, what: string) => `${String(epochSeconds).padStart(12, '0')}#${what}`;
+
+/** When DynamoDB's TTL may delete an item the sweep should have handled long before: an hour's grace. */
+export const ttlBackstop = (epochSeconds: number) => epochSeconds + 3600;

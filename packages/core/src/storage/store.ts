@@ -1,0 +1,106 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  type DeleteCommandInput,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  type PutCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+
+export type Item = Record<string, unknown> & { pk: string; sk: string };
+type Omitted<T> = Omit<T, 'TableName'>;
+type TransactEntry = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** One write of a transaction; the table name is added by `transact`. */
+export type TransactItem = { [K in keyof TransactEntry]?: Omit<NonNullable<TransactEntry[K]>, 'TableName'> };
+
+/** A write whose condition did not hold: the invariant the caller relied on was protected by DynamoDB. */
+export class ConditionFailed extends Error {}
+
+/** The one table. Thin on purpose: callers write DynamoDB expressions; this adds the table name, paging and errors. */
+export class Store {
+  readonly doc: DynamoDBDocumentClient;
+  constructor(
+    client: DynamoDBClient,
+    readonly tableName: string,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  async get<T extends Item = Item>(pk: string, sk: string): Promise<T | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }));
+    return out.Item as T | undefined;
+  }
+
+  async put(input: Omitted<PutCommandInput>): Promise<void> {
+    await this.guard(() => this.doc.send(new PutCommand({ TableName: this.tableName, ...input })));
+  }
+
+  async update<T extends Item = Item>(input: Omitted<UpdateCommandInput>): Promise<T | undefined> {
+    const out = await this.guard(() =>
+      this.doc.send(new UpdateCommand({ TableName: this.tableName, ReturnValues: 'ALL_NEW', ...input })),
+    );
+    return out.Attributes as T | undefined;
+  }
+
+  async delete<T extends Item = Item>(input: Omitted<DeleteCommandInput>): Promise<T | undefined> {
+    const out = await this.guard(() =>
+      this.doc.send(new DeleteCommand({ TableName: this.tableName, ReturnValues: 'ALL_OLD', ...input })),
+    );
+    return out.Attributes as T | undefined;
+  }
+
+  /** Every page of a query. */
+  async query<T extends Item = Item>(input: Omitted<QueryCommandInput>): Promise<T[]> {
+    const items: T[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({ TableName: this.tableName, ...input, ExclusiveStartKey: start }),
+      );
+      items.push(...((out.Items ?? []) as T[]));
+      start = out.LastEvaluatedKey;
+    } while (start && (input.Limit === undefined || items.length < input.Limit));
+    return items;
+  }
+
+  /** Items of one partition whose sort key starts with `prefix`. */
+  prefix<T extends Item = Item>(pk: string, prefix: string): Promise<T[]> {
+    return this.query<T>({
+      KeyConditionExpression: prefix ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
+      ExpressionAttributeValues: prefix ? { ':pk': pk, ':prefix': prefix } : { ':pk': pk },
+      ConsistentRead: true,
+    });
+  }
+
+  async transact(items: TransactItem[]): Promise<void> {
+    const named = items.map((item) => {
+      const entry = { ...item } as Record<string, Record<string, unknown>>;
+      for (const key of Object.keys(entry)) entry[key] = { TableName: this.tableName, ...entry[key] };
+      return entry as TransactEntry;
+    });
+    await this.guard(() => this.doc.send(new TransactWriteCommand({ TransactItems: named })));
+  }
+
+  private async guard<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new ConditionFailed(error.message);
+      if (
+        error instanceof TransactionCanceledException &&
+        error.CancellationReasons?.some((reason) => reason.Code === 'ConditionalCheckFailed')
+      ) {
+        throw new ConditionFailed(error.message);
+      }
+      throw error;
+    }
+  }
+}

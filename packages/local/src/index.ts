@@ -1,0 +1,3 @@
+export { startDynamoDbLocal, localClientConfig } from './dynamodb-local.ts';
+export { ensureTable } from './table.ts';
+export { startLocal, type LocalRuntime } from './runtime.ts';

@@ -1,0 +1,58 @@
+import type { Server } from 'node:http';
+import net from 'node:net';
+import { Duplex } from 'node:stream';
+
+/**
+ * Node's HTTP parser rejects the `LIST` method that Vault clients and `curl -X LIST` send. This listener
+ * rewrites a request line `LIST /path` to `GET /path?list=true` (what Vault's own client sends) before the
+ * HTTP server parses it. Requests are recognised at the start of each chunk the socket delivers.
+ */
+export function listenWithListMethod(server: Server, port: number, host: string): Promise<net.Server> {
+  const front = net.createServer((socket) => server.emit('connection', rewritingStream(socket)));
+  return new Promise((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(port, host, () => resolve(front));
+  });
+}
+
+/** The socket seen through a JS stream (the HTTP parser would otherwise read the native handle directly). */
+function rewritingStream(socket: net.Socket): Duplex {
+  const stream = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk, _encoding, done) {
+      socket.write(chunk, done);
+    },
+    final(done) {
+      socket.end(done);
+    },
+    destroy(error, done) {
+      socket.destroy(error ?? undefined);
+      done(error);
+    },
+  });
+  socket.on('data', (chunk: Buffer) => {
+    if (!stream.push(rewriteList(chunk))) socket.pause();
+  });
+  socket.on('end', () => stream.push(null));
+  socket.on('error', (error) => stream.destroy(error));
+  socket.on('close', () => stream.destroy());
+  return Object.assign(stream, {
+    remoteAddress: socket.remoteAddress,
+    remotePort: socket.remotePort,
+    encrypted: false,
+    setTimeout: (ms: number) => socket.setTimeout(ms),
+    setNoDelay: (noDelay?: boolean) => socket.setNoDelay(noDelay),
+    setKeepAlive: (enable?: boolean, delay?: number) => socket.setKeepAlive(enable, delay),
+  });
+}
+
+function rewriteList(chunk: Buffer): Buffer {
+  if (chunk.subarray(0, 5).toString('latin1') !== 'LIST ') return chunk;
+  const text = chunk.toString('latin1');
+  const targetEnd = text.indexOf(' ', 5);
+  if (targetEnd === -1) return chunk;
+  const target = text.slice(5, targetEnd);
+  return Buffer.from(`GET ${target}${target.includes('?') ? '&' : '?'}list=true${text.slice(targetEnd)}`, 'latin1');
+}

@@ -1,0 +1,310 @@
+import {
+  CreateTableCommand,
+  DeleteItemCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tableDefinition } from '../../core/src/storage/table-definition.ts';
+import type { DynamoDbLocal } from './dynamodb-local.ts';
+import { localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
+import { startStreamPoller } from './stream-poller.ts';
+import { ensureTable } from './table.ts';
+
+const START_TIMEOUT = 60_000;
+
+describe('on one in-memory DynamoDB Local', () => {
+  let db: DynamoDbLocal;
+  let client: DynamoDBClient;
+  let tableCount = 0;
+  const newTableName = () => `local_test_${++tableCount}`;
+
+  beforeAll(async () => {
+    db = await startDynamoDbLocal({});
+    client = new DynamoDBClient(localClientConfig(db.endpoint));
+  }, START_TIMEOUT);
+
+  afterAll(async () => {
+    client?.destroy();
+    await db?.stop();
+  }, 10_000);
+
+  async function expectTableAsDefined(tableName: string) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    expect(Table?.TableStatus).toBe('ACTIVE');
+    expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(Table?.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+    const attributes = Object.fromEntries(Table?.AttributeDefinitions?.map((a) => [a.AttributeName, a.AttributeType]) ?? []);
+    expect(attributes).toEqual({
+      pk: 'S',
+      sk: 'S',
+      gsi1pk: 'S',
+      gsi1sk: 'S',
+      gsi2pk: 'S',
+      gsi2sk: 'S',
+      duePk: 'S',
+      dueSk: 'S',
+    });
+    const indexes = Table?.GlobalSecondaryIndexes?.map((index) => ({
+      name: index.IndexName,
+      status: index.IndexStatus,
+      keys: index.KeySchema?.map((key) => `${key.AttributeName}:${key.KeyType}`),
+      projection: index.Projection?.ProjectionType,
+    }));
+    expect(indexes?.sort((a, b) => String(a.name).localeCompare(String(b.name)))).toEqual([
+      { name: 'due', status: 'ACTIVE', keys: ['duePk:HASH', 'dueSk:RANGE'], projection: 'ALL' },
+      { name: 'gsi1', status: 'ACTIVE', keys: ['gsi1pk:HASH', 'gsi1sk:RANGE'], projection: 'ALL' },
+      { name: 'gsi2', status: 'ACTIVE', keys: ['gsi2pk:HASH', 'gsi2sk:RANGE'], projection: 'ALL' },
+    ]);
+    expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
+    expect(Table?.LatestStreamArn).toMatch(new RegExp(`table/${tableName}/stream/`));
+    const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+    expect(TimeToLiveDescription).toEqual({ TimeToLiveStatus: 'ENABLED', AttributeName: 'expiresAt' });
+    return Table;
+  }
+
+  it('ensureTable creates the table as defined and is idempotent', async () => {
+    const tableName = newTableName();
+    await ensureTable(client, tableName);
+    const first = await expectTableAsDefined(tableName);
+    await client.send(new PutItemCommand({ TableName: tableName, Item: { pk: { S: 'p' }, sk: { S: 's' } } }));
+
+    await ensureTable(client, tableName);
+    const second = await expectTableAsDefined(tableName);
+    expect(second?.LatestStreamArn).toBe(first?.LatestStreamArn);
+    expect(second?.ItemCount).toBe(1);
+  }, 30_000);
+
+  it('ensureTable adds missing indexes, the stream and TTL to an existing table', async () => {
+    const tableName = newTableName();
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    await ensureTable(client, tableName);
+    await expectTableAsDefined(tableName);
+  }, 30_000);
+
+  describe('stream poller', () => {
+    const key = { pk: { S: 'item#1' }, sk: { S: 'meta' } };
+
+    async function pollerOn(tableName: string, onRecords: (records: DynamoDBRecord[]) => Promise<void>) {
+      const errors: unknown[] = [];
+      const poller = startStreamPoller({
+        endpoint: db.endpoint,
+        tableName,
+        intervalMs: 50,
+        onRecords,
+        onError: (error) => errors.push(error),
+      });
+      await poller.ready;
+      return { poller, errors };
+    }
+
+    it('delivers INSERT, MODIFY and REMOVE in order, only for writes after it started', async () => {
+      const tableName = newTableName();
+      await ensureTable(client, tableName);
+      await client.send(new PutItemCommand({ TableName: tableName, Item: { pk: { S: 'before' }, sk: { S: 'start' } } }));
+      const received: DynamoDBRecord[] = [];
+      const { poller, errors } = await pollerOn(tableName, async (records) => {
+        received.push(...records);
+      });
+      try {
+        const startedAt = Math.floor(Date.now() / 1000);
+        const bytes = new Uint8Array([1, 2, 3]);
+        await client.send(new PutItemCommand({ TableName: tableName, Item: { ...key, n: { N: '1' }, b: { B: bytes } } }));
+        await client.send(
+          new UpdateItemCommand({
+            TableName: tableName,
+            Key: key,
+            UpdateExpression: 'SET n = :n',
+            ExpressionAttributeValues: { ':n': { N: '2' } },
+          }),
+        );
+        await client.send(new DeleteItemCommand({ TableName: tableName, Key: key }));
+        await waitFor(() => received.length >= 3);
+        await sleep(200); // nothing more may arrive
+
+        expect(errors).toEqual([]);
+        expect(received.map((record) => record.eventName)).toEqual(['INSERT', 'MODIFY', 'REMOVE']);
+        const [insert, modify, remove] = received;
+        const keys = { pk: { S: 'item#1' }, sk: { S: 'meta' } };
+        expect(insert).toMatchObject({
+          eventSource: 'aws:dynamodb',
+          eventSourceARN: expect.stringContaining(`table/${tableName}/stream/`),
+          dynamodb: { Keys: keys, NewImage: { ...keys, n: { N: '1' }, b: { B: 'AQID' } }, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        });
+        expect(insert?.dynamodb?.OldImage).toBeUndefined();
+        expect(modify?.dynamodb).toMatchObject({
+          Keys: keys,
+          OldImage: { n: { N: '1' } },
+          NewImage: { n: { N: '2' } },
+        });
+        expect(remove?.dynamodb).toMatchObject({ Keys: keys, OldImage: { n: { N: '2' } } });
+        expect(remove?.dynamodb?.NewImage).toBeUndefined();
+        expect(remove?.userIdentity).toBeUndefined();
+
+        const sequence = received.map((record) => BigInt(record.dynamodb?.SequenceNumber ?? '0'));
+        expect(sequence[0]! < sequence[1]! && sequence[1]! < sequence[2]!).toBe(true);
+        expect(new Set(received.map((record) => record.eventID)).size).toBe(3);
+        for (const record of received) {
+          // DynamoDB Local rounds the creation time down to the minute.
+          expect(record.dynamodb?.ApproximateCreationDateTime).toBeGreaterThan(startedAt - 61);
+          expect(record.dynamodb?.ApproximateCreationDateTime).toBeLessThanOrEqual(startedAt + 5);
+          expect(record.dynamodb?.SizeBytes).toBeGreaterThan(0);
+        }
+      } finally {
+        await poller.stop();
+      }
+    }, 30_000);
+
+    it('offers a batch again when onRecords throws', async () => {
+      const tableName = newTableName();
+      await ensureTable(client, tableName);
+      const calls: DynamoDBRecord[][] = [];
+      const { poller, errors } = await pollerOn(tableName, async (records) => {
+        calls.push(records);
+        if (calls.length === 1) throw new Error('handler failed');
+      });
+      try {
+        await client.send(new PutItemCommand({ TableName: tableName, Item: { ...key, n: { N: '1' } } }));
+        await waitFor(() => calls.length >= 2);
+        await sleep(300); // an accepted batch is not offered again
+
+        expect(errors).toEqual([new Error('handler failed')]);
+        expect(calls).toHaveLength(2);
+        expect(calls[1]).toEqual(calls[0]);
+        expect(calls[0]?.map((record) => [record.eventName, record.dynamodb?.NewImage?.n])).toEqual([
+          ['INSERT', { N: '1' }],
+        ]);
+      } finally {
+        await poller.stop();
+      }
+    }, 30_000);
+
+    it('reports a TTL deletion as a REMOVE by the DynamoDB service', async () => {
+      const tableName = newTableName();
+      await ensureTable(client, tableName);
+      const received: DynamoDBRecord[] = [];
+      const { poller } = await pollerOn(tableName, async (records) => {
+        received.push(...records);
+      });
+      try {
+        // DynamoDB Local's TTL job only deletes items that carry every indexed attribute.
+        const indexed = Object.fromEntries(
+          tableDefinition.globalIndexes.flatMap((index) => [
+            [index.partitionKey, { S: 'x' }],
+            [index.sortKey, { S: 'x' }],
+          ]),
+        );
+        const expiresAt = { N: String(Math.floor(Date.now() / 1000) - 10) };
+        await client.send(new PutItemCommand({ TableName: tableName, Item: { ...key, ...indexed, expiresAt } }));
+        await waitFor(() => received.length >= 2, 20_000);
+
+        const [, deletion] = received;
+        expect(deletion?.eventName).toBe('REMOVE');
+        expect(deletion?.userIdentity).toEqual({ type: 'Service', principalId: 'dynamodb.amazonaws.com' });
+        expect(deletion?.dynamodb?.Keys).toEqual(key);
+        expect(deletion?.dynamodb?.OldImage).toMatchObject({ ...key, expiresAt });
+        const item = await client.send(new GetItemCommand({ TableName: tableName, Key: key }));
+        expect(item.Item).toBeUndefined();
+      } finally {
+        await poller.stop();
+      }
+    }, 30_000);
+  });
+});
+
+describe('startDynamoDbLocal', () => {
+  it('stop() ends the process and frees its port', async () => {
+    const db = await startDynamoDbLocal({ port: 0 });
+    const port = Number(new URL(db.endpoint).port);
+    expect(await canConnect(port)).toBe(true);
+    await db.stop();
+    expect(await canConnect(port)).toBe(false);
+    await db.stop(); // a second stop is harmless
+  }, START_TIMEOUT);
+
+  it('keeps data in dataDir across a restart on the same port', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'dynamodb-local-'));
+    const item = { pk: { S: 'kept' }, sk: { S: 'row' }, value: { N: '42' } };
+    try {
+      const first = await startDynamoDbLocal({ dataDir });
+      const port = Number(new URL(first.endpoint).port);
+      const firstClient = new DynamoDBClient(localClientConfig(first.endpoint));
+      await ensureTable(firstClient, 'persisted');
+      await firstClient.send(new PutItemCommand({ TableName: 'persisted', Item: item }));
+      firstClient.destroy();
+      await first.stop();
+
+      const second = await startDynamoDbLocal({ dataDir, port });
+      const secondClient = new DynamoDBClient(localClientConfig(second.endpoint));
+      try {
+        expect(second.endpoint).toBe(`http://127.0.0.1:${port}`);
+        const { Item } = await secondClient.send(
+          new GetItemCommand({ TableName: 'persisted', Key: { pk: item.pk, sk: item.sk } }),
+        );
+        expect(Item).toEqual(item);
+      } finally {
+        secondClient.destroy();
+        await second.stop();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, START_TIMEOUT);
+
+  it('explains what is missing when java is not on PATH', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      await expect(startDynamoDbLocal({})).rejects.toThrow(
+        'DynamoDB Local needs Java 17 or newer on PATH (apt-get install openjdk-17-jre-headless)',
+      );
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(25);
+  }
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}

@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createAdaptorServer } from '@hono/node-server';
+import {
+  type Core,
+  allSecretsFamilies,
+  backendsOf,
+  createCore,
+  createSchedulerApp,
+  createSecretsApp,
+  fileKeySource,
+  initialize,
+  isInitialized,
+  onTableChange,
+  sweepExpired,
+} from '@keyhaven/core';
+import type { Clock } from '@keyhaven/core/lib/clock.ts';
+import type { Logger } from '@keyhaven/core/lib/log.ts';
+import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
+import { listenWithListMethod } from './list-method.ts';
+import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
+import { ensureTable } from './table.ts';
+import { toTableChange } from './table-change.ts';
+
+export interface LocalOptions {
+  dataDir: string;
+  /** An existing DynamoDB-compatible endpoint; none means start DynamoDB Local under `dataDir`. */
+  dynamoDbEndpoint?: string;
+  tableName?: string;
+  secretsPort: number;
+  schedulerPort: number;
+  host?: string;
+  devRootToken?: string;
+  sweepIntervalMs?: number;
+  clock?: Clock;
+  log?: Logger;
+}
+
+export interface LocalRuntime {
+  core: Core;
+  secretsUrl: string;
+  schedulerUrl: string;
+  /** Set only when this start initialised the store (the dev root token is printed once). */
+  rootToken: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** Dev-mode default mounts: secrets engines and auth methods whose families this build serves. */
+const defaultMounts = [
+  { table: 'secret', path: 'secret', type: 'kv' },
+  { table: 'secret', path: 'cloud', type: 'cloud' },
+  { table: 'secret', path: 'ldap', type: 'ldap' },
+  { table: 'secret', path: 'mesh', type: 'mesh' },
+  { table: 'auth', path: 'jwt', type: 'jwt' },
+] as const;
+
+/**
+ * `npm start`: DynamoDB Local (or a given endpoint), the table as the stacks define it, both services on
+ * one process running the Lambdas' code, and the jobs that EventBridge and the stream run in AWS.
+ */
+export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
+  const host = options.host ?? '127.0.0.1';
+  const tableName = options.tableName ?? 'keyhaven';
+  let dynamo: DynamoDbLocal | undefined;
+  const endpoint =
+    options.dynamoDbEndpoint ??
+    (dynamo = await startDynamoDbLocal({ dataDir: path.join(options.dataDir, 'dynamodb') })).endpoint;
+  const stoppers: Array<() => Promise<void>> = [];
+  try {
+    const client = new DynamoDBClient(localClientConfig(endpoint));
+    await ensureTable(client, tableName);
+    const core = await createCore({
+      dynamodb: client,
+      tableName,
+      keySource: fileKeySource(path.join(options.dataDir, 'keyring.key')),
+      backends: backendsOf(allSecretsFamilies),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.log ? { log: options.log } : {}),
+    });
+    const rootToken = await initialiseDevMode(core, options.devRootToken);
+
+    const secrets = createAdaptorServer({
+      fetch: createSecretsApp({ core: async () => core, clientIp: socketAddress }).fetch,
+    });
+    const scheduler = createAdaptorServer({ fetch: createSchedulerApp().fetch });
+    const secretsFront = await listenWithListMethod(secrets as never, options.secretsPort, host);
+    stoppers.push(() => closeServer(secretsFront));
+    const schedulerFront = await listenWithListMethod(scheduler as never, options.schedulerPort, host);
+    stoppers.push(() => closeServer(schedulerFront));
+
+    const sweep = setInterval(() => {
+      sweepExpired(core).catch((error) => core.log.error('sweep failed', { error: String(error) }));
+    }, options.sweepIntervalMs ?? 1000);
+    stoppers.push(async () => clearInterval(sweep));
+    const poller: StreamPoller = startStreamPoller({
+      endpoint,
+      tableName,
+      onRecords: (records) => onTableChange(core, records.map(toTableChange)),
+      onError: (error) => core.log.error('stream poll failed', { error: String(error) }),
+    });
+    stoppers.push(() => poller.stop());
+
+    return {
+      core,
+      rootToken,
+      secretsUrl: `http://${host}:${(secretsFront.address() as AddressInfo).port}`,
+      schedulerUrl: `http://${host}:${(schedulerFront.address() as AddressInfo).port}`,
+      stop: async () => {
+        for (const stop of stoppers.reverse()) await stop();
+        client.destroy();
+        await dynamo?.stop();
+      },
+    };
+  } catch (error) {
+    for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
+    await dynamo?.stop();
+    throw error;
+  }
+}
+
+/** Initialises a fresh store with the dev root token and the default mounts; returns the token if it made one. */
+async function initialiseDevMode(core: Core, devRootToken: string | undefined): Promise<string | undefined> {
+  let rootToken: string | undefined;
+  if (!(await isInitialized(core))) {
+    rootToken = await initialize(core, devRootToken ?? `hvs.${randomBytes(18).toString('base64url')}`);
+  } else if (devRootToken && !(await core.tokens.lookup(devRootToken))) {
+    throw new Error('KEYHAVEN_DEV_ROOT_TOKEN does not match this data directory; remove it or the directory to start afresh');
+  }
+  for (const mount of defaultMounts) {
+    if (!core.backends.has(mount.type) || (await core.mounts.find(mount.table, mount.path))) continue;
+    await core.mounts.enable(mount.table, mount.path, { type: mount.type, description: `${mount.type} (dev default)` });
+  }
+  return rootToken;
+}
+
+function socketAddress(env: unknown): string {
+  const incoming = (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+  return incoming?.socket?.remoteAddress ?? '';
+}
+
+function closeServer(server: import('node:net').Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}

@@ -1,5 +1,6 @@
 export { type Core, createCore } from './core.ts';
 export { createSecretsApp } from './http/secrets-app.ts';
+export { toTableChange } from './http/table-stream.ts';
 export { createSchedulerApp } from './scheduler/scheduler-app.ts';
 export { onTableChange, sweepExpired, type TableChange } from './jobs.ts';
 export { allSecretsFamilies, backendsOf, type SecretsFamily } from './secrets/families.ts';

@@ -51,10 +51,6 @@ describe('on one in-memory DynamoDB Local', () => {
     expect(attributes).toEqual({
       pk: 'S',
       sk: 'S',
-      gsi1pk: 'S',
-      gsi1sk: 'S',
-      gsi2pk: 'S',
-      gsi2sk: 'S',
       duePk: 'S',
       dueSk: 'S',
     });
@@ -66,8 +62,6 @@ describe('on one in-memory DynamoDB Local', () => {
     }));
     expect(indexes?.sort((a, b) => String(a.name).localeCompare(String(b.name)))).toEqual([
       { name: 'due', status: 'ACTIVE', keys: ['duePk:HASH', 'dueSk:RANGE'], projection: 'ALL' },
-      { name: 'gsi1', status: 'ACTIVE', keys: ['gsi1pk:HASH', 'gsi1sk:RANGE'], projection: 'ALL' },
-      { name: 'gsi2', status: 'ACTIVE', keys: ['gsi2pk:HASH', 'gsi2sk:RANGE'], projection: 'ALL' },
     ]);
     expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
     expect(Table?.LatestStreamArn).toMatch(new RegExp(`table/${tableName}/stream/`));

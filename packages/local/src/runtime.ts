@@ -15,6 +15,7 @@ import {
   isInitialized,
   onTableChange,
   sweepExpired,
+  toTableChange,
 } from '@keyhaven/core';
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
@@ -22,7 +23,7 @@ import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dyn
 import { listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
 import { ensureTable } from './table.ts';
-import { toTableChange } from './table-change.ts';
+
 
 export interface LocalOptions {
   dataDir: string;

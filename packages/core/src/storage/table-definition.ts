@@ -8,11 +8,12 @@ export const tableDefinition = {
   /** Epoch seconds; DynamoDB deletes the item some time after it. The backstop, never the guarantee. */
   timeToLiveAttribute: 'expiresAt',
   streamViewType: 'NEW_AND_OLD_IMAGES',
+  /**
+   * Lookups that must be strongly consistent (accessor -> token, a token's children and leases) are items
+   * in the owner's partition instead of indexes, so the only index is the queue of work falling due.
+   * (DynamoDB Local's TTL also stalls on items missing an index key; with one index every expiring item has it.)
+   */
   globalIndexes: [
-    /** Secondary lookups by a unique reference: token accessor, lease owner token. */
-    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
-    /** Ownership trees: a token's children. */
-    { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
     /** Work that falls due: expiring leases and tokens, rotations. `duePk` is a queue, `dueSk` `<epoch>#<id>`. */
     { indexName: 'due', partitionKey: 'duePk', sortKey: 'dueSk' },
   ],

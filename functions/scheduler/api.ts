@@ -1,0 +1,5 @@
+import { createSchedulerApp } from '@keyhaven/core';
+import { handle } from 'hono/aws-lambda';
+
+/** The scheduler service. */
+export const handler = handle(createSchedulerApp());

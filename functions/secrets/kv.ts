@@ -1,0 +1,4 @@
+import { secretsHandler } from './app.ts';
+
+/** Mounts of type `kv`. */
+export const handler = secretsHandler(['kv']);

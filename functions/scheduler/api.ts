@@ -1,5 +1,5 @@
-import { createSchedulerApp } from '@keyhaven/core';
 import { handle } from 'hono/aws-lambda';
+import { schedulerApp } from './app.ts';
 
-/** The scheduler service. */
-export const handler = handle(createSchedulerApp());
+/** The scheduler service (everything but the event stream, which needs a response stream). */
+export const handler = handle(schedulerApp());

@@ -151,6 +151,13 @@ describe('request pipeline', () => {
       expect((await asRoot('GET', '/v1/secret/top')).status).toBe(404);
     });
 
+    it('HEAD is a read without a body', async () => {
+      expect((await h.call('HEAD', '/v1/sys/health')).status).toBe(200);
+      expect((await asRoot('HEAD', '/v1/secret/app/db')).status).toBe(200);
+      expect((await asRoot('HEAD', '/v1/secret/app/none')).status).toBe(404);
+      expect((await h.call('HEAD', '/v1/secret/app/db')).status).toBe(403);
+    });
+
     it('an unsupported method is a 405', async () => {
       for (const method of ['PATCH', 'OPTIONS', 'FOO']) {
         const reply = await asRoot(method, '/v1/secret/app/db');
@@ -311,6 +318,16 @@ describe('request pipeline', () => {
       }
     });
 
+    it('say what the field accepts, also when it takes more than one shape', async () => {
+      const message = async (body: unknown) => (await asRoot('POST', '/v1/auth/token/create', body)).body.errors[0];
+      expect(await message({ ttl: true })).toBe('invalid value for "ttl": Invalid input: expected number or string');
+      expect(await message({ ttl: 'soon' })).toBe('invalid value for "ttl": is not a valid duration: "soon"');
+      expect(await message({ ttl: -1 })).toBe('invalid value for "ttl": must be a non-negative duration, got -1');
+      expect(await message({ policies: [1] })).toBe('invalid value for "policies.0": Invalid input: expected string, received number');
+      expect(await message({ renewable: 'yes' })).toBe('invalid value for "renewable": Invalid input: expected boolean or one of "true"|"false"');
+      expect(await message({ num_uses: 'many' })).toBe('invalid value for "num_uses": must be a non-negative integer');
+    });
+
     it('unknown enum values name the field and list the choices', async () => {
       const token = await asRoot('POST', '/v1/auth/token/create', { type: 'forever' });
       expect(token.status).toBe(400);
@@ -388,8 +405,10 @@ describe('request pipeline', () => {
 
     it('when the policy does not allow the operation', async () => {
       expect((await h.call('GET', '/v1/secret/shared/one', { token: reader })).status).toBe(200);
-      expect((await h.call('LIST', '/v1/secret/shared', { token: reader })).status).toBe(403); // `shared/*` does not cover `shared`
+      // As in Vault, a list is checked on the folder (`shared/`), which `shared/*` covers.
+      expect((await h.call('LIST', '/v1/secret/shared', { token: reader })).status).toBe(200);
       expect((await h.call('LIST', '/v1/secret/shared/', { token: reader })).status).toBe(200);
+      expect((await h.call('LIST', '/v1/secret', { token: reader })).status).toBe(403);
       for (const [method, url] of [
         ['POST', '/v1/secret/shared/one'],
         ['DELETE', '/v1/secret/shared/one'],

@@ -49,7 +49,9 @@ export async function startSecrets(
   const tableName = `test-${randomUUID()}`;
   await ensureTable(client, tableName);
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-key-'));
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  // Far ahead of the wall clock: DynamoDB Local's own TTL deletes items whose `expiresAt` is in the real
+  // past, which would race the sweep the tests drive. Tests exercise the TTL backstop through onTableChange.
+  const clock = new ManualClock(Date.UTC(2100, 0, 1));
   const core = await createCore({
     dynamodb: client,
     tableName,

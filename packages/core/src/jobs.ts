@@ -1,5 +1,9 @@
 import type { Core } from './core.ts';
 import { epochSeconds } from './lib/clock.ts';
+import { schedulerFor } from './scheduler/scheduler.ts';
+import { cleanupPending as finishCloudWork } from './secrets/engines/cloud/cleanup.ts';
+import { rotateDue as rotateDirectoryPasswords } from './secrets/engines/ldap/rotation.ts';
+import type { LeaseItem } from './secrets/leases/lease-manager.ts';
 import { dueKey } from './storage/due.ts';
 import type { Item } from './storage/store.ts';
 
@@ -31,6 +35,8 @@ export async function sweepExpired(core: Core, limit = 500): Promise<{ tokens: n
       core.log.error('sweep item failed', { pk: item.pk.startsWith('token#') ? 'token' : item.pk, error: String(error) });
     }
   }
+  // The scheduler service's expired ACL tokens and events live in the same table.
+  await schedulerFor(core).sweep();
   return result;
 }
 
@@ -53,11 +59,24 @@ export async function onTableChange(core: Core, changes: TableChange[]): Promise
     const isLease = old.pk === 'leases';
     const isToken = old.pk.startsWith('token#') && old.sk === 'token';
     if (!isLease && !isToken) continue;
-    const now = epochSeconds(core.clock);
-    const { expiresAt: _expiresAt, ...restored } = old;
-    await core.store.put({ Item: { ...restored, duePk: 'expiry', dueSk: dueKey(now, isLease ? `lease#${old.sk}` : `token#${old.pk.slice(6)}`) } });
     core.log.info('TTL deleted an item before the sweep; revoking it now', { kind: isLease ? 'lease' : 'token' });
-    if (isLease) await core.leases.revoke(old.sk).catch(() => undefined);
-    else await core.tokens.revoke(old.pk.slice('token#'.length));
+    if (isLease) {
+      // A failed revocation stays recorded on the restored lease and is retried by the sweep.
+      if (await core.leases.restore(old as LeaseItem)) await core.leases.revoke(old.sk).catch(() => undefined);
+      continue;
+    }
+    const { expiresAt: _expiresAt, ...restored } = old;
+    await core.store.put({ Item: { ...restored, duePk: 'expiry', dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) } });
+    await core.tokens.revoke(old.pk.slice('token#'.length));
   }
+}
+
+/**
+ * Engine work that has fallen due, each engine from its own queue: directory root and static-role rotations;
+ * cloud root rotations and the clean-up of cloud resources a crash or a cloud failure left half done.
+ */
+export async function rotateDue(core: Core): Promise<{ rotated: number; failed: number }> {
+  const directory = await rotateDirectoryPasswords(core);
+  const cloud = await finishCloudWork(core);
+  return { rotated: directory.rotated + cloud.rotated + cloud.settled, failed: directory.failed + cloud.failed };
 }

@@ -7,12 +7,36 @@ import { Duplex } from 'node:stream';
  * rewrites a request line `LIST /path` to `GET /path?list=true` (what Vault's own client sends) before the
  * HTTP server parses it. Requests are recognised at the start of each chunk the socket delivers.
  */
-export function listenWithListMethod(server: Server, port: number, host: string): Promise<net.Server> {
+export async function listenWithListMethod(server: Server, port: number, host: string): Promise<net.Server> {
   const front = net.createServer((socket) => server.emit('connection', rewritingStream(socket)));
-  return new Promise((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     front.once('error', reject);
-    front.listen(port, host, () => resolve(front));
+    front.listen(port, host, () => {
+      front.off('error', reject);
+      resolve();
+    });
   });
+  // The HTTP server never listens itself; 'listening' starts its connection tracking, which enforces the
+  // header and request timeouts and lets `close` find idle keep-alive connections.
+  server.emit('listening');
+  return front;
+}
+
+/**
+ * Stops accepting, closes idle keep-alive connections at once, lets requests in flight finish for up to
+ * `graceMs`, then closes whatever is left: a client holding a connection open cannot keep the port bound.
+ */
+export async function closeGracefully(server: Server, front: net.Server, graceMs = 5_000): Promise<void> {
+  const closed = new Promise<void>((resolve) => front.close(() => resolve()));
+  server.close(); // closes idle connections and stops the timeout checks; the HTTP server has no port of its own
+  const idleAgain = setInterval(() => server.closeIdleConnections(), 50);
+  const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+  try {
+    await closed;
+  } finally {
+    clearInterval(idleAgain);
+    clearTimeout(deadline);
+  }
 }
 
 /** The socket seen through a JS stream (the HTTP parser would otherwise read the native handle directly). */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -20,7 +21,7 @@ import {
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
-import { listenWithListMethod } from './list-method.ts';
+import { closeGracefully, listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
 import { ensureTable } from './table.ts';
 
@@ -64,10 +65,10 @@ const defaultMounts = [
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   const host = options.host ?? '127.0.0.1';
   const tableName = options.tableName ?? 'keyhaven';
-  let dynamo: DynamoDbLocal | undefined;
-  const endpoint =
-    options.dynamoDbEndpoint ??
-    (dynamo = await startDynamoDbLocal({ dataDir: path.join(options.dataDir, 'dynamodb') })).endpoint;
+  const dynamo: DynamoDbLocal | undefined = options.dynamoDbEndpoint
+    ? undefined
+    : await startDynamoDbLocal({ dataDir: path.join(options.dataDir, 'dynamodb') });
+  const endpoint = dynamo?.endpoint ?? (options.dynamoDbEndpoint as string);
   const stoppers: Array<() => Promise<void>> = [];
   try {
     const client = new DynamoDBClient(localClientConfig(endpoint));
@@ -85,16 +86,20 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     const secrets = createAdaptorServer({
       fetch: createSecretsApp({ core: async () => core, clientIp: socketAddress }).fetch,
     });
-    const scheduler = createAdaptorServer({ fetch: createSchedulerApp().fetch });
-    const secretsFront = await listenWithListMethod(secrets as never, options.secretsPort, host);
-    stoppers.push(() => closeServer(secretsFront));
-    const schedulerFront = await listenWithListMethod(scheduler as never, options.schedulerPort, host);
-    stoppers.push(() => closeServer(schedulerFront));
+    const scheduler = createAdaptorServer({ fetch: createSchedulerApp({ core: async () => core, clientIp: socketAddress }).fetch });
+    const secretsFront = await listenWithListMethod(secrets as Server, options.secretsPort, host);
+    stoppers.push(() => closeGracefully(secrets as Server, secretsFront));
+    const schedulerFront = await listenWithListMethod(scheduler as Server, options.schedulerPort, host);
+    stoppers.push(() => closeGracefully(scheduler as Server, schedulerFront));
 
-    const sweep = setInterval(() => {
-      sweepExpired(core).catch((error) => core.log.error('sweep failed', { error: String(error) }));
-    }, options.sweepIntervalMs ?? 1000);
-    stoppers.push(async () => clearInterval(sweep));
+    const sweeper = repeatEvery(
+      options.sweepIntervalMs ?? 1000,
+      async () => {
+        await sweepExpired(core);
+      },
+      (error) => core.log.error('sweep failed', { error: String(error) }),
+    );
+    stoppers.push(() => sweeper.stop());
     const poller: StreamPoller = startStreamPoller({
       endpoint,
       tableName,
@@ -141,6 +146,28 @@ function socketAddress(env: unknown): string {
   return incoming?.socket?.remoteAddress ?? '';
 }
 
-function closeServer(server: import('node:net').Server): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
+/**
+ * Runs `job` every `intervalMs`, one run at a time (a slow sweep is not overlapped by the next, which would
+ * revoke the same leases twice); `stop` waits for the run in flight, so nothing touches the table after it.
+ */
+function repeatEvery(intervalMs: number, job: () => Promise<void>, onError: (error: unknown) => void) {
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    running = job()
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
+  };
+  timer = setTimeout(tick, intervalMs);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
 }

@@ -97,6 +97,15 @@ export interface Backend {
   kind: 'secret' | 'auth';
   paths: PathSpec[];
   leases?: Record<string, LeaseHooks>;
+  /**
+   * For auth methods: what renewing a token this method issued gets (Vault re-reads the login's role).
+   * Throw to refuse the renewal, e.g. when the role is gone.
+   */
+  renewLogin?(context: { entry: TokenEntry; mount: MountEntry; storage: MountStorage; core: Core }): Promise<{
+    ttl: number;
+    maxTtl: number;
+    period: number;
+  }>;
   /** Called when a mount of this type is disabled, after its leases are revoked. */
   cleanup?(mount: MountEntry, storage: MountStorage, core: Core): Promise<void>;
 }

@@ -24,7 +24,7 @@ export const stringList = z.union([z.array(z.string()), z.string()]).transform((
 export const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
 
 /** A non-negative integer, also as a numeric string. */
-export const count = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/).transform(Number)]);
+export const count = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/, 'must be a non-negative integer').transform(Number)]);
 
 /** String-to-string metadata. */
 export const stringMap = z.record(z.string(), z.string());

@@ -19,6 +19,8 @@ export interface RawRequest {
   headers: Headers;
   body: string;
   clientIp: string;
+  /** A problem the HTTP adapter found before the pipeline (oversized body, malformed URL): answered as is. */
+  refusal?: ApiError;
 }
 
 export interface RawResponse {
@@ -51,7 +53,7 @@ export class Pipeline {
     this.core.log.info('request', {
       requestId,
       method: raw.method,
-      path: raw.path,
+      path: loggablePath(raw.path),
       status: response.status,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
     });
@@ -59,6 +61,7 @@ export class Pipeline {
   }
 
   private async route(raw: RawRequest, requestId: string): Promise<RawResponse> {
+    if (raw.refusal) throw raw.refusal;
     if (!raw.path.startsWith('/v1/')) throw notFound(`no handler for route "${raw.path}"`);
     const path = raw.path.slice('/v1/'.length);
     const operation = operationOf(raw.method, raw.query);
@@ -187,12 +190,49 @@ export class Pipeline {
   }
 
   private failure(error: unknown, requestId: string, path: string): RawResponse {
-    if (error instanceof ApiError) {
-      return { status: error.status, body: { errors: error.message ? [error.message] : [] } };
-    }
-    this.core.log.error('unhandled error', { requestId, path, error: error instanceof Error ? error.message : String(error) });
+    const known = error instanceof ApiError ? error : beyondStorageLimits(error);
+    if (known) return { status: known.status, body: { errors: known.message ? [known.message] : [] } };
+    this.core.log.error('unhandled error', { requestId, path: loggablePath(path), error: error instanceof Error ? error.message : String(error) });
     return { status: 500, body: { errors: [`internal error (request ${requestId})`] } };
   }
+}
+
+/**
+ * DynamoDB refuses empty keys, keys over 1024 bytes (sort) or 2048 bytes (partition), items over 400 KB and
+ * documents nested over 32 levels. Input that hits those limits is the caller's (an empty or very long path,
+ * name or id; a huge secret), so it is a 400 or 413, whichever handler and whatever write or transaction met it.
+ */
+function beyondStorageLimits(error: unknown): ApiError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (error.name !== 'ValidationException' && error.name !== 'TransactionCanceledException') return undefined;
+  const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Message?: string }> }).CancellationReasons ?? [];
+  const messages = [error.message, ...reasons.map((reason) => reason.Message ?? '')];
+  if (messages.some((message) => /item size (to update )?has exceeded/i.test(message))) {
+    return new ApiError(413, 'the data is too large to store (at most 400 KB per item)');
+  }
+  if (messages.some((message) => /key values must be under|size of (hash|range) ?key|size of all range keys|exceeded the size limit of \d+ bytes/i.test(message))) {
+    return badRequest('a path, name or id in the request is too long to store');
+  }
+  if (messages.some((message) => /key attribute cannot contain an empty string/i.test(message))) {
+    return badRequest('a path, name or id in the request is empty');
+  }
+  if (messages.some((message) => /nesting levels have exceeded/i.test(message))) {
+    return badRequest('the data is nested too deeply to store');
+  }
+  return undefined;
+}
+
+const maxLoggedPathLength = 512;
+
+/**
+ * The path as a log line may show it: old Vault clients put tokens in URLs (`auth/token/lookup/<token>`), and
+ * anything shaped like one of our tokens is taken out wherever it appears. Very long paths are cut.
+ */
+export function loggablePath(path: string): string {
+  const redacted = path
+    .replace(/^(\/v1\/auth\/token\/(?:lookup|renew|revoke|revoke-orphan)\/).+$/, '$1<redacted>')
+    .replace(/(^|\/)hv[sbr]\.[^/]*/g, '$1<redacted>');
+  return redacted.length > maxLoggedPathLength ? `${redacted.slice(0, maxLoggedPathLength)}…` : redacted;
 }
 
 /** The `auth` block of a reply that carries a new token. */
@@ -219,6 +259,8 @@ function operationOf(method: string, query: Record<string, string>): Operation |
   switch (method.toUpperCase()) {
     case 'GET':
       return query.list === 'true' ? 'list' : 'read';
+    case 'HEAD': // a read whose body HTTP drops: load balancers probe `sys/health` this way
+      return 'read';
     case 'LIST':
       return 'list';
     case 'POST':
@@ -240,8 +282,14 @@ async function writeKind(
   return supported('update') ? 'update' : 'create';
 }
 
+/** Real requests nest a few levels; deeper input only exhausts recursive code (JSON.stringify, marshalling) downstream. */
+export const maxBodyDepth = 100;
+
 function parseBody(body: string): Record<string, unknown> {
   if (body.trim() === '') return {};
+  if (nestingDepth(body) > maxBodyDepth) {
+    throw badRequest(`failed to parse JSON input: nested deeper than ${maxBodyDepth} levels`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -254,13 +302,59 @@ function parseBody(body: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** The deepest nesting of arrays and objects in a JSON text, without parsing it (strings are skipped). */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const char = text.charCodeAt(index);
+    if (inString) {
+      if (char === 0x5c) index++; // backslash: skip the escaped character
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) {
+      inString = true;
+    } else if (char === 0x5b || char === 0x7b) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (char === 0x5d || char === 0x7d) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
 function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const field = issue.path.length > 0 ? issue.path.join('.') : 'request';
-      return `invalid value for "${field}": ${issue.message}`;
-    })
+  return flattenIssues(error.issues, [])
+    .map(({ path, message }) => `invalid value for "${path.length > 0 ? path.join('.') : 'request'}": ${message}`)
     .join('; ');
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * Zod reports a failed union (`"1h"` or `3600`, a list or a comma-separated string) as a bare "Invalid input".
+ * Say instead what the closest alternative wanted: the one that failed deeper inside the value, else the one
+ * whose type matched, else every type that would have been accepted.
+ */
+function flattenIssues(issues: readonly Issue[], prefix: PropertyKey[]): Array<{ path: PropertyKey[]; message: string }> {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [{ path, message: issue.message }];
+    const branches = issue.errors.filter((branch) => branch.length > 0);
+    const deeper = branches.find((branch) => branch.every((inner) => inner.path.length > 0));
+    if (deeper) return flattenIssues(deeper, path);
+    const typeMatched = branches.find((branch) => branch.every((inner) => inner.code !== 'invalid_type' && inner.code !== 'invalid_value'));
+    if (typeMatched) return flattenIssues(typeMatched, path);
+    const wanted = branches.flatMap((branch) =>
+      branch.map((inner) => {
+        if (inner.code === 'invalid_type') return inner.expected;
+        if (inner.code === 'invalid_value') return `one of ${inner.values.map((value) => JSON.stringify(value)).join('|')}`;
+        return inner.message;
+      }),
+    );
+    return [{ path, message: `Invalid input: expected ${[...new Set(wanted)].join(' or ')}` }];
+  });
 }
 
 function ignoredFields(schema: z.ZodType, input: Record<string, unknown>): string[] {

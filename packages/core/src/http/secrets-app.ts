@@ -1,5 +1,7 @@
 import { Hono } from 'hono';
 import type { Core } from '../core.ts';
+import { jsonLogger } from '../lib/log.ts';
+import { ApiError, badRequest } from './errors.ts';
 import { maxBodyBytes, Pipeline } from './pipeline.ts';
 
 export interface SecretsAppOptions {
@@ -22,24 +24,60 @@ export function createSecretsApp(options: SecretsAppOptions): Hono {
   };
 
   app.all('*', async (c) => {
-    const declared = Number(c.req.header('content-length') ?? 0);
-    if (declared > maxBodyBytes) return c.json({ errors: [`request body larger than ${maxBodyBytes} bytes`] }, 413);
-    let path: string;
+    const pipeline = await getPipeline();
+    // What the adapter refuses (an oversized body, a malformed URL) still goes through the pipeline, so that
+    // every request is answered and logged the same way.
+    let refusal: ApiError | undefined;
+    const tooLarge = () => new ApiError(413, `request body larger than ${maxBodyBytes} bytes`);
+    if (Number(c.req.header('content-length') ?? 0) > maxBodyBytes) refusal = tooLarge();
+    const body = refusal ? '' : await readBody(c.req.raw, maxBodyBytes);
+    if (body === undefined) refusal = tooLarge();
+    let path = c.req.path;
     try {
       path = decodeURIComponent(c.req.path);
     } catch {
-      return c.json({ errors: ['malformed percent-encoding in the URL path'] }, 400);
+      refusal ??= badRequest('malformed percent-encoding in the URL path');
     }
-    const response = await (await getPipeline()).handle({
+    const response = await pipeline.handle({
       method: c.req.method,
       path,
       query: c.req.query(),
       headers: c.req.raw.headers,
-      body: await c.req.text(),
+      body: body ?? '',
       clientIp: options.clientIp(c.env),
+      ...(refusal ? { refusal } : {}),
     });
     if (response.body === undefined) return c.body(null, response.status as 204);
     return c.json(response.body, response.status as 200);
   });
+  // Only a core that cannot be built (its table or KMS unreachable) gets here: the pipeline answers all else.
+  app.onError((error, c) => {
+    failureLog.error('request failed before the pipeline', { error: error instanceof Error ? error.message : String(error) });
+    return c.json({ errors: ['internal error: the service is not ready'] }, 500);
+  });
   return app;
+}
+
+const failureLog = jsonLogger((line) => process.stderr.write(`${line}\n`));
+
+/**
+ * The body as text, or undefined once it passes `limit` bytes: a chunked upload without a Content-Length is
+ * cut off there instead of being buffered whole.
+ */
+async function readBody(request: Request, limit: number): Promise<string | undefined> {
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

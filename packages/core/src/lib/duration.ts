@@ -5,16 +5,19 @@ const goDuration = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/;
 
 export class DurationError extends Error {}
 
+/** Go's largest time.Duration, in whole seconds: nothing longer is a duration anywhere in Vault or Nomad. */
+export const maxDurationSeconds = 9_223_372_036;
+
 /** Seconds (whole, rounded down) from a number or a duration string; negatives and garbage throw DurationError. */
 export function parseDuration(value: unknown): number {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) throw new DurationError(`must be a non-negative duration, got ${value}`);
-    return Math.floor(value);
+    return checkedMax(Math.floor(value), String(value));
   }
   if (typeof value !== 'string') throw new DurationError('must be a duration (seconds or a string like "1h30m")');
   const text = value.trim();
   if (text === '') return 0;
-  if (/^\d+$/.test(text)) return Number(text);
+  if (/^\d+$/.test(text)) return checkedMax(Number(text), value);
   if (text.startsWith('-')) throw new DurationError(`must be a non-negative duration, got "${value}"`);
   let rest = text;
   let total = 0;
@@ -24,8 +27,12 @@ export function parseDuration(value: unknown): number {
     total += Number(match[1]) * (unitSeconds[match[2] as string] as number);
     rest = rest.slice(match[0].length);
   }
-  if (!Number.isFinite(total)) throw new DurationError(`is too large: "${value}"`);
-  return Math.floor(total);
+  return checkedMax(Math.floor(total), value);
+}
+
+function checkedMax(seconds: number, given: string): number {
+  if (!(seconds <= maxDurationSeconds)) throw new DurationError(`is too large: "${given}" (at most ${maxDurationSeconds} seconds)`);
+  return seconds;
 }
 
 /** Go's time.Duration String() for whole seconds: `0s`, `45s`, `1h30m0s`. */

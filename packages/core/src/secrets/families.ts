@@ -1,5 +1,9 @@
 import type { Backend } from '../http/backend.ts';
+import { jwtBackend, oidcBackend } from './auth/jwt/jwt-backend.ts';
 import { kvBackend } from './engines/kv/kv-backend.ts';
+import { meshBackend } from './engines/mesh/mesh-backend.ts';
+import { ldapBackend } from './engines/ldap/ldap-backend.ts';
+import { cloudBackend } from './engines/cloud/cloud-backend.ts';
 import { systemBackend } from './sys/system-backend.ts';
 import { tokenBackend } from './tokens/token-backend.ts';
 
@@ -10,6 +14,10 @@ import { tokenBackend } from './tokens/token-backend.ts';
 export const secretsFamilies = {
   system: [systemBackend, tokenBackend],
   kv: [kvBackend],
+  jwt: [jwtBackend, oidcBackend],
+  mesh: [meshBackend],
+  ldap: [ldapBackend],
+  cloud: [cloudBackend],
 } satisfies Record<string, Backend[]>;
 
 export type SecretsFamily = keyof typeof secretsFamilies;

@@ -27,10 +27,19 @@ export interface LeaseItem extends Item {
   revocationAttempts: number;
   lastRevocationError?: string;
   irrevocable?: boolean;
+  /** Set while one process runs the revoke hook (see `claim`). */
+  revokingUntil?: number;
 }
 
 /** Retries of a failing revocation wait 10 s, 20 s, 40 s… and give up after this many, leaving the lease irrevocable. */
 export const maxRevocationAttempts = 6;
+
+/** Tombstones of revoked leases (`pk = revoked-leases`) outlive any redelivery of the table's stream (24 hours). */
+const revokedPk = 'revoked-leases';
+const tombstoneSeconds = 2 * 86_400;
+
+/** How long one revocation attempt holds a lease before another process may try (a hook that hangs, a crash). */
+const claimSeconds = 60;
 
 /**
  * Leases (`pk = leases`, `sk = <lease id>`): one sorted keyspace so prefixes can be listed and revoked.
@@ -100,7 +109,7 @@ export class LeaseManager {
       issue_time: iso(lease.issueTime),
       expire_time: iso(lease.expireTime),
       last_renewal: lease.lastRenewalTime ? iso(lease.lastRenewalTime) : null,
-      renewable: lease.renewable && !lease.irrevocable,
+      renewable: renewable(lease),
       ttl: Math.max(0, lease.expireTime - now),
       irrevocable: lease.irrevocable ?? false,
       revocation_attempts: lease.revocationAttempts,
@@ -123,18 +132,22 @@ export class LeaseManager {
     const lease = await this.get(leaseId);
     const now = epochSeconds(this.clock);
     if (!lease || lease.expireTime <= now) throw badRequest('lease not found or lease is not renewable');
-    if (!lease.renewable || lease.irrevocable) throw badRequest('lease is not renewable');
-    if (now >= lease.maxExpireTime) throw badRequest('past the max TTL, cannot renew');
+    if (!renewable(lease)) throw badRequest('lease is not renewable');
     const { hooks, mount } = await this.hooksFor(lease);
+    // As in Vault, the mount's max is read again at each renewal, so tuning it down applies to existing leases.
+    let maxExpireTime = Math.min(lease.maxExpireTime, lease.issueTime + (mount ? mountTtls(mount).maxTtl : Number.POSITIVE_INFINITY));
+    if (now >= maxExpireTime) throw badRequest('past the max TTL, cannot renew');
     let ttl = increment || lease.ttl;
     if (hooks?.renew && mount) {
       const decided = await hooks.renew(this.context(lease, mount, increment));
       if (decided?.ttl) ttl = decided.ttl;
+      if (decided?.maxTtl) maxExpireTime = Math.min(maxExpireTime, lease.issueTime + decided.maxTtl);
+      if (now >= maxExpireTime) throw badRequest('past the max TTL, cannot renew');
     }
     const warnings: string[] = [];
-    if (now + ttl > lease.maxExpireTime) {
-      warnings.push(`TTL of "${ttl}s" exceeded the effective max_ttl of "${lease.maxExpireTime - now}s"; TTL value is capped accordingly`);
-      ttl = lease.maxExpireTime - now;
+    if (now + ttl > maxExpireTime) {
+      warnings.push(`TTL of "${ttl}s" exceeded the effective max_ttl of "${maxExpireTime - now}s"; TTL value is capped accordingly`);
+      ttl = maxExpireTime - now;
     }
     const renewed: LeaseItem = {
       ...lease,
@@ -144,7 +157,11 @@ export class LeaseManager {
       expiresAt: ttlBackstop(now + ttl),
     };
     try {
-      await this.store.put({ Item: renewed, ConditionExpression: 'attribute_exists(pk)' });
+      await this.store.put({
+        Item: renewed,
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revokingUntil) OR revokingUntil <= :now)',
+        ExpressionAttributeValues: { ':now': now },
+      });
     } catch (error) {
       if (error instanceof ConditionFailed) throw badRequest('lease not found or lease is not renewable');
       throw error;
@@ -157,7 +174,7 @@ export class LeaseManager {
    * retry with backoff (and irrevocable after the last) and throws a 502; `force` forgets it regardless.
    */
   async revoke(leaseId: string, options: { force?: boolean } = {}): Promise<void> {
-    const lease = await this.get(leaseId);
+    const lease = await this.claim(leaseId);
     if (!lease) return;
     try {
       const { hooks, mount } = await this.hooksFor(lease);
@@ -174,9 +191,28 @@ export class LeaseManager {
     await this.forget(lease);
   }
 
+  /**
+   * Takes the lease for one revocation attempt, so overlapping sweeps and processes run its hook once. Undefined
+   * when the lease is gone or another attempt holds it; a crashed attempt's claim lapses after `claimSeconds`.
+   */
+  private async claim(leaseId: string): Promise<LeaseItem | undefined> {
+    const now = epochSeconds(this.clock);
+    try {
+      return await this.store.update<LeaseItem>({
+        Key: { pk: 'leases', sk: leaseId },
+        UpdateExpression: 'SET revokingUntil = :until',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revokingUntil) OR revokingUntil <= :now)',
+        ExpressionAttributeValues: { ':until': now + claimSeconds, ':now': now },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailed) return undefined;
+      throw error;
+    }
+  }
+
   /** Revokes every lease under a prefix; reports the first failure after trying them all. */
   async revokePrefix(prefix: string, options: { force?: boolean } = {}): Promise<number> {
-    const leases = await this.store.prefix<LeaseItem>('leases', prefix);
+    const leases = await this.underPrefix(prefix);
     const failures: string[] = [];
     for (const lease of leases) {
       try {
@@ -189,13 +225,21 @@ export class LeaseManager {
     return leases.length;
   }
 
+  /** Vault's reading of a prefix: one lease id, else a path, so `rec` means `rec/…` and never `rec2/…`. */
+  private async underPrefix(prefix: string): Promise<LeaseItem[]> {
+    if (prefix.endsWith('/')) return this.store.prefix<LeaseItem>('leases', prefix);
+    const exact = await this.get(prefix);
+    return exact ? [exact] : this.store.prefix<LeaseItem>('leases', `${prefix}/`);
+  }
+
   /** Queues a lease for the sweep to revoke right away (Vault's `sync=false`). */
   async revokeLater(leaseId: string): Promise<void> {
     await this.store.update({
       Key: { pk: 'leases', sk: leaseId },
-      UpdateExpression: 'SET dueSk = :due',
+      // Also back into the queue if it had left it as irrevocable: asking again is how an operator retries.
+      UpdateExpression: 'SET duePk = :queue, dueSk = :due',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':due': dueKey(epochSeconds(this.clock), `lease#${leaseId}`) },
+      ExpressionAttributeValues: { ':queue': 'expiry', ':due': dueKey(epochSeconds(this.clock), `lease#${leaseId}`) },
     });
   }
 
@@ -211,8 +255,8 @@ export class LeaseManager {
     await this.store.update({
       Key: { pk: 'leases', sk: lease.leaseId },
       UpdateExpression: irrevocable
-        ? 'SET revocationAttempts = :attempts, lastRevocationError = :error, irrevocable = :yes REMOVE duePk, dueSk, expiresAt'
-        : 'SET revocationAttempts = :attempts, lastRevocationError = :error, dueSk = :due',
+        ? 'SET revocationAttempts = :attempts, lastRevocationError = :error, irrevocable = :yes REMOVE duePk, dueSk, expiresAt, revokingUntil'
+        : 'SET revocationAttempts = :attempts, lastRevocationError = :error, dueSk = :due REMOVE revokingUntil',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: {
         ':attempts': attempts,
@@ -224,8 +268,31 @@ export class LeaseManager {
     });
   }
 
+  /**
+   * Puts back a lease that DynamoDB's TTL deleted before the sweep revoked it, queued as due now. False when it
+   * was revoked already or is back already: the stream delivered the same removal again (a retried batch).
+   */
+  async restore(item: LeaseItem): Promise<boolean> {
+    const { expiresAt: _expiresAt, revokingUntil: _revokingUntil, ...rest } = item;
+    const restored = { ...rest, duePk: 'expiry', dueSk: dueKey(epochSeconds(this.clock), `lease#${item.leaseId}`) };
+    try {
+      await this.store.transact([
+        { ConditionCheck: { Key: { pk: revokedPk, sk: item.leaseId }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { Item: restored, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ]);
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailed) return false;
+      throw error;
+    }
+  }
+
+  /** Deletes a revoked lease, leaving a tombstone for a while so `restore` can tell a replayed stream record. */
   private async forget(lease: LeaseItem): Promise<void> {
-    await this.store.delete({ Key: { pk: 'leases', sk: lease.leaseId } });
+    await this.store.transact([
+      { Delete: { Key: { pk: 'leases', sk: lease.leaseId } } },
+      { Put: { Item: tombstone(lease.leaseId, epochSeconds(this.clock) + tombstoneSeconds) } },
+    ]);
     if (lease.tokenHash) await this.core.tokens.forgetLease(lease.tokenHash, lease.leaseId);
   }
 
@@ -248,5 +315,15 @@ export class LeaseManager {
 }
 
 export const leaseNotFound = () => notFound('lease not found');
+/** In a queue of its own (no job reads it) only because DynamoDB Local's TTL skips items without the index keys. */
+const tombstone = (leaseId: string, until: number): Item => ({
+  pk: revokedPk,
+  sk: leaseId,
+  expiresAt: until,
+  duePk: 'tombstones',
+  dueSk: dueKey(until, `lease#${leaseId}`),
+});
+/** A lease someone asked to revoke (and whose revocation failed so far) is on its way out: no more renewals. */
+const renewable = (lease: LeaseItem) => lease.renewable && !lease.irrevocable && lease.revocationAttempts === 0;
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -5,7 +5,7 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import { bool, duration, stringMap } from '../../http/fields.ts';
 import { formatDuration } from '../../lib/duration.ts';
 import { MountStorage } from './mount-storage.ts';
-import { type MountEntry, type MountTableName, fullPath, normaliseMountPath } from './mount-table.ts';
+import { type MountEntry, type MountTableName, fullPath, mountTtls, normaliseMountPath } from './mount-table.ts';
 
 const tuneFields = {
   default_lease_ttl: duration.optional(),
@@ -116,14 +116,15 @@ function describeMount(entry: MountEntry): Record<string, unknown> {
   };
 }
 
+/** As Vault shows it: the effective TTLs, so a mount that sets none shows the system's. */
 function describeTune(entry: MountEntry): Record<string, unknown> {
-  const { defaultLeaseTtl, maxLeaseTtl } = entry.config;
+  const { defaultTtl, maxTtl } = mountTtls(entry);
   return {
     description: entry.description,
-    default_lease_ttl: defaultLeaseTtl,
-    max_lease_ttl: maxLeaseTtl,
-    default_lease_ttl_string: formatDuration(defaultLeaseTtl),
-    max_lease_ttl_string: formatDuration(maxLeaseTtl),
+    default_lease_ttl: defaultTtl,
+    max_lease_ttl: maxTtl,
+    default_lease_ttl_string: formatDuration(defaultTtl),
+    max_lease_ttl_string: formatDuration(maxTtl),
     force_no_cache: false,
   };
 }

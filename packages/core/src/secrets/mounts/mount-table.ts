@@ -118,8 +118,11 @@ export class MountTable {
     if (table === 'secret' && reservedPrefixes.some((prefix) => path.startsWith(prefix))) {
       throw badRequest(`cannot mount at "${relativePath}": the path is reserved`);
     }
-    if (!this.knownTypes(table).includes(settings.type)) {
-      throw badRequest(`unknown ${table === 'auth' ? 'auth method' : 'secrets engine'} type "${settings.type}"; available: ${this.knownTypes(table).join(', ')}`);
+    const builtin = builtins.find((entry) => entry.type === settings.type);
+    if (builtin) throw badRequest(`cannot mount type "${settings.type}": it exists only once, at ${builtin.path}`);
+    const mountable = this.knownTypes(table).filter((type) => !builtins.some((entry) => entry.type === type));
+    if (!mountable.includes(settings.type)) {
+      throw badRequest(`unknown ${table === 'auth' ? 'auth method' : 'secrets engine'} type "${settings.type}"; available: ${mountable.join(', ')}`);
     }
     this.cache = undefined;
     const clash = (await this.list()).find((entry) => entry.path.startsWith(path) || path.startsWith(entry.path));
@@ -176,6 +179,7 @@ function checkTtls(config: MountConfig): void {
     throw badRequest('default_lease_ttl must not be greater than max_lease_ttl');
   }
   if (config.maxLeaseTtl > systemMaxTtl) throw badRequest(`max_lease_ttl must not exceed the system maximum of ${systemMaxTtl}s`);
+  if (config.defaultLeaseTtl > systemMaxTtl) throw badRequest(`default_lease_ttl must not exceed the system maximum of ${systemMaxTtl}s`);
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

@@ -34,9 +34,11 @@ export class Acl {
       }
       const endsInGlob = pattern.endsWith('*');
       const segments = (endsInGlob ? pattern.slice(0, -1) : pattern).split('/');
-      const regex = segments.map((segment) => (segment === '+' ? '[^/]+' : escapeRegex(segment))).join('/');
-      const firstPlus = segments.indexOf('+') === -1 ? Number.POSITIVE_INFINITY : segments.slice(0, segments.indexOf('+')).join('/').length;
-      const firstWildcard = Math.min(firstPlus, endsInGlob ? pattern.length - 1 : Number.POSITIVE_INFINITY);
+      // As Vault's `+`, a segment wildcard matches any one segment, even an empty one.
+      const regex = segments.map((segment) => (segment === '+' ? '[^/]*' : escapeRegex(segment))).join('/');
+      const plusAt = segments.indexOf('+');
+      // The character offset of the first `+` (after its slash), or of the trailing `*`.
+      const firstWildcard = plusAt === -1 ? pattern.length - 1 : segments.slice(0, plusAt).join('/').length + (plusAt > 0 ? 1 : 0);
       this.wildcard.push({
         pattern,
         capabilities,
@@ -48,23 +50,56 @@ export class Acl {
     }
   }
 
+  /**
+   * What a token may do on a path, as `sys/capabilities*` report it. Like Vault, this is looked up the way
+   * a list is (an exact rule for the path without its trailing slash also counts).
+   */
   capabilities(path: string): Capability[] {
     if (this.root) return ['root' as Capability];
-    const exact = this.exact.get(path);
-    if (exact) return [...exact];
-    let best: CompiledRule | undefined;
-    for (const rule of this.wildcard) {
-      if (rule.matcher.test(path) && (!best || morePrecise(rule, best))) best = rule;
-    }
-    return best ? [...best.capabilities] : ['deny'];
+    const granted = this.resolve(path, true);
+    return granted && granted.size > 0 ? [...granted] : ['deny'];
   }
 
   allows(path: string, capability: Capability, needsSudo = false): boolean {
     if (this.root) return true;
-    const granted = this.capabilities(path);
-    if (granted.includes('deny')) return false;
-    return granted.includes(capability) && (!needsSudo || granted.includes('sudo'));
+    // Vault lists directories: `LIST secret/app` is checked as `secret/app/`, which `secret/app/*` covers.
+    const listing = capability === 'list';
+    const granted = this.resolve(listing && !path.endsWith('/') ? `${path}/` : path, listing);
+    if (!granted || granted.has('deny')) return false;
+    return granted.has(capability) && (!needsSudo || granted.has('sudo'));
   }
+
+  /** The capabilities of the rule that decides `path`: an exact rule, else the most precise wildcard rule. */
+  private resolve(path: string, listing: boolean): Set<Capability> | undefined {
+    const trimmed = path.endsWith('/') ? path.slice(0, -1) : path;
+    const exact = this.exact.get(path) ?? (listing ? this.exact.get(trimmed) : undefined);
+    if (exact) return exact;
+    if (!listing || trimmed === path) return mostPrecise(this.candidates(path))?.capabilities;
+    // A list of `a/b/` weighs rules for `a/b` too (`a/+` grants it), but a more precise deny still wins.
+    const candidates = [...this.candidates(trimmed), ...this.candidates(path)];
+    const deny = mostPrecise(candidates.filter((rule) => rule.capabilities.has('deny')));
+    const lister = mostPrecise(candidates.filter((rule) => rule.capabilities.has('list')));
+    if (deny && (!lister || !morePrecise(lister, deny))) return deny.capabilities;
+    return (lister ?? mostPrecise(candidates))?.capabilities;
+  }
+
+  /** As Vault: the longest matching `*` prefix, and every matching rule with `+` segments. */
+  private candidates(path: string): CompiledRule[] {
+    let longestGlob: CompiledRule | undefined;
+    const matching: CompiledRule[] = [];
+    for (const rule of this.wildcard) {
+      if (!rule.matcher.test(path)) continue;
+      if (rule.segmentWildcards > 0) matching.push(rule);
+      else if (!longestGlob || rule.pattern.length > longestGlob.pattern.length) longestGlob = rule;
+    }
+    return longestGlob ? [longestGlob, ...matching] : matching;
+  }
+}
+
+function mostPrecise(rules: CompiledRule[]): CompiledRule | undefined {
+  let best: CompiledRule | undefined;
+  for (const rule of rules) if (!best || morePrecise(rule, best)) best = rule;
+  return best;
 }
 
 /** Vault's ordering: later first wildcard, not ending in `*`, fewer `+`, longer, then lexically larger. */

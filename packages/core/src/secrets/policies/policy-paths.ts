@@ -80,11 +80,11 @@ function decodeIfBase64(text: string): string {
 }
 
 function capabilitiesReply(acl: Acl, data: { path?: string[]; paths?: string[] }) {
-  const paths = [...(data.paths ?? []), ...(data.path ?? [])].map((path) => path.replace(/^\/+/, ''));
+  // As Vault: `paths`, else the deprecated `path`.
+  const paths = (data.paths?.length ? data.paths : (data.path ?? [])).map((path) => path.replace(/^\/+/, ''));
   if (paths.length === 0) throw badRequest('"paths" is required');
   const result: Record<string, string[]> = {};
   for (const path of paths) result[path] = acl.capabilities(path).sort();
-  const capabilities = [...new Set(Object.values(result).flat())].sort();
-  return { data: { ...result, capabilities } };
+  // Vault repeats a single path's answer as `capabilities` for older clients; with several it would mislead.
+  return { data: paths.length === 1 ? { ...result, capabilities: result[paths[0] as string] } : result };
 }
-

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { type Backend, type Request, path } from '../../http/backend.ts';
-import { badRequest, permissionDenied } from '../../http/errors.ts';
+import { type ApiError, badRequest, permissionDenied } from '../../http/errors.ts';
 import { bool, count, duration, stringList, stringMap } from '../../http/fields.ts';
 import { epochSeconds } from '../../lib/clock.ts';
+import { MountStorage } from '../mounts/mount-storage.ts';
 import { mountTtls } from '../mounts/mount-table.ts';
 import { type TokenEntry, describeToken, isRootEntry } from './token-entry.ts';
 
@@ -37,7 +38,7 @@ export const tokenBackend: Backend = {
     path({
       pattern: 'lookup-self',
       fields: z.object({}),
-      operations: { read: async (request) => lookupReply(request, caller(request).entry, caller(request).token) },
+      operations: { read: async (request) => lookupReply(request, await self(request), caller(request).token) },
     }),
     path({
       pattern: 'lookup',
@@ -45,7 +46,7 @@ export const tokenBackend: Backend = {
       operations: {
         update: async (request) => {
           const { token } = request.data as z.output<typeof tokenField>;
-          return lookupReply(request, await known(request, token), token);
+          return lookupReply(request, await known(request, token, permissionDenied('bad token')), token);
         },
       },
     }),
@@ -70,7 +71,7 @@ export const tokenBackend: Backend = {
       operations: {
         update: async (request) => {
           const { token } = request.data as z.output<typeof tokenField>;
-          return renew(request, await known(request, token), token);
+          return renew(request, await known(request, token, badRequest('token not found')), token);
         },
       },
     }),
@@ -90,7 +91,7 @@ export const tokenBackend: Backend = {
       pattern: 'revoke',
       fields: tokenField,
       operations: {
-        update: async (request) => revoke(request, await known(request, (request.data as z.output<typeof tokenField>).token)),
+        update: async (request) => revoke(request, await request.core.tokens.lookup((request.data as z.output<typeof tokenField>).token)),
       },
     }),
     path({
@@ -106,7 +107,9 @@ export const tokenBackend: Backend = {
       sudo: true,
       operations: {
         update: async (request) =>
-          revoke(request, await known(request, (request.data as z.output<typeof tokenField>).token), { orphanChildren: true }),
+          revoke(request, await known(request, (request.data as z.output<typeof tokenField>).token, badRequest('token to revoke not found')), {
+            orphanChildren: true,
+          }),
       },
     }),
   ],
@@ -116,7 +119,9 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
   const parent = caller(request).entry;
   const data = request.data;
   const privileged = isRootEntry(parent) || caller(request).acl.allows(`${request.mount.path}${request.path}`, 'sudo');
-  if (parent.type === 'batch') throw badRequest('batch tokens cannot create child tokens');
+  if (parent.type === 'batch') throw badRequest('batch tokens cannot create more tokens');
+  // Else a child would carry on after its parent's uses run out.
+  if (parent.numUses > 0) throw badRequest('restricted use token cannot generate child tokens');
   if (data.no_parent && !privileged) throw badRequest('root or sudo privileges required to create orphan token');
   if (data.id !== undefined && !privileged) throw badRequest('root or sudo privileges required to specify token id');
   if (data.id !== undefined && (data.id.startsWith('hvb.') || data.type === 'batch')) {
@@ -125,22 +130,48 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
   if (data.period && !privileged) throw badRequest('root or sudo privileges required to create periodic token');
   if (data.entity_id !== undefined && !privileged) throw badRequest('root or sudo privileges required to set "entity_id"');
 
-  const policies = data.policies ?? parent.policies.filter((name) => name !== 'default');
-  if (!privileged) {
-    const outside = policies.filter((name) => name !== 'default' && !parent.policies.includes(name.toLowerCase()));
+  // Vault's rules: an inheriting child gets `default` only if its parent has it; an ordinary parent can
+  // give only what it holds (and `default` only when it holds it); root or sudo can give anything but root.
+  let policies: string[];
+  let addDefault: boolean;
+  if (data.policies === undefined) {
+    policies = parent.policies;
+    addDefault = false;
+  } else if (!privileged) {
+    policies = sanitizePolicies(data.policies);
+    const outside = policies.filter((name) => !parent.policies.includes(name));
     if (outside.length > 0) throw badRequest(`child policies must be subset of parent: not held by the parent: ${outside.join(', ')}`);
+    addDefault = parent.policies.includes('default');
+  } else {
+    policies = sanitizePolicies(data.policies);
+    addDefault = true;
   }
+  if (addDefault && !policies.includes('default')) policies = [...policies, 'default'];
+  if (data.no_default_policy) policies = policies.filter((name) => name !== 'default');
+  const isRoot = policies.includes('root');
+  if (isRoot && !isRootEntry(parent)) throw badRequest('root tokens may not be created without parent token being root');
   if (data.type === 'batch') {
-    if (policies.includes('root')) throw badRequest('batch tokens cannot be root tokens');
-    if (data.num_uses > 0) throw badRequest('batch tokens cannot have "num_uses"');
-    if (data.period > 0) throw badRequest('batch tokens cannot be periodic');
+    if (isRoot) throw badRequest('batch tokens cannot be root tokens');
+    const refused = ([['explicit_max_ttl', data.explicit_max_ttl], ['num_uses', data.num_uses], ['period', data.period]] as const).find(
+      ([, value]) => value > 0,
+    );
+    if (refused) throw badRequest(`batch tokens cannot have "${refused[0]}" set`);
   }
-  if (data.explicit_max_ttl && data.ttl > data.explicit_max_ttl) throw badRequest('"ttl" must not be greater than "explicit_max_ttl"');
+  if (isRoot && !data.ttl && !data.period && !data.explicit_max_ttl && parent.expireTime > 0) {
+    throw badRequest('expiring root tokens cannot create non-expiring root tokens');
+  }
+
   const { defaultTtl, maxTtl } = mountTtls(request.mount);
+  const warnings: string[] = [];
+  const requestedTtl = data.period || data.ttl;
+  const ttlCap = Math.min(...[data.explicit_max_ttl, maxTtl].filter((cap) => cap > 0));
+  if (requestedTtl > ttlCap) {
+    warnings.push(`TTL of "${requestedTtl}s" exceeded the effective max_ttl of "${ttlCap}s"; TTL value is capped accordingly`);
+  }
   const orphan = orphanPath || data.no_parent === true;
   const { token, entry } = await request.core.tokens.create({
     policies,
-    noDefaultPolicy: data.no_default_policy,
+    noDefaultPolicy: !policies.includes('default'),
     displayName: displayName(data.display_name),
     meta: data.meta ?? {},
     ttl: data.ttl,
@@ -150,27 +181,53 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
     renewable: data.renewable,
     type: data.type,
     path: `${request.mount.path}${request.path}`,
-    entityId: data.entity_id ?? parent.entityId,
-    boundCidrs: [],
+    // A child carries its parent's identity and address restriction; an orphan starts afresh.
+    entityId: data.entity_id ?? (orphan ? '' : parent.entityId),
+    boundCidrs: orphan ? [] : parent.boundCidrs,
     parent: orphan ? undefined : parent,
     mountDefaultTtl: defaultTtl,
     mountMaxTtl: maxTtl,
     ...(data.id !== undefined ? { id: data.id } : {}),
   });
-  return { token: { token, entry } };
+  return { token: { token, entry }, ...(warnings.length > 0 ? { warnings } : {}) };
 }
+
+const sanitizePolicies = (names: string[]) => [...new Set(names.map((name) => name.trim().toLowerCase()).filter(Boolean))];
 
 function lookupReply(request: Request, entry: TokenEntry, id: string) {
   return { data: describeToken(entry, epochSeconds(request.core.clock), id) };
 }
 
+/** The caller's own token, re-read when limited-use so it shows the uses left after this request. */
+async function self(request: Request): Promise<TokenEntry> {
+  const { entry } = caller(request);
+  if (entry.numUses === 0 || entry.type === 'batch') return entry;
+  // Gone from lookups already: this request spent its last use.
+  return (await request.core.tokens.lookupHash(entry.hash)) ?? { ...entry, numUses: 0 };
+}
+
+/** Renewal is bounded by the max TTL of the mount that issued the token, as tuned now. */
 async function renew(request: Request, entry: TokenEntry, token: string) {
   const { increment } = request.data as { increment: number };
-  const renewed = await request.core.tokens.renew(entry, increment, mountTtls(request.mount).maxTtl);
+  const issuer = (await request.core.mounts.resolve(entry.path)) ?? request.mount;
+  let maxTtl = mountTtls(issuer).maxTtl;
+  let ttl = increment;
+  let period: number | undefined;
+  const renewLogin = issuer.uuid === request.mount.uuid ? undefined : request.core.backends.get(issuer.type)?.renewLogin;
+  if (renewLogin) {
+    const storage = new MountStorage(request.core.store, request.core.keyring, issuer.uuid);
+    const decided = await renewLogin({ entry, mount: issuer, storage, core: request.core });
+    ttl = increment || decided.ttl;
+    if (decided.maxTtl) maxTtl = Math.min(maxTtl, decided.maxTtl);
+    period = decided.period;
+  }
+  const renewed = await request.core.tokens.renew(entry, ttl, maxTtl, period);
   return { token: { token, entry: renewed.entry }, warnings: renewed.warnings };
 }
 
-async function revoke(request: Request, entry: TokenEntry, options: { orphanChildren?: boolean } = {}) {
+async function revoke(request: Request, entry: TokenEntry | undefined, options: { orphanChildren?: boolean } = {}) {
+  // As Vault, revoking a token that is already gone succeeds.
+  if (!entry) return undefined;
   if (entry.type === 'batch') throw badRequest('batch tokens cannot be revoked; they expire with their TTL or their parent');
   await request.core.tokens.revoke(entry.hash, options);
   return undefined;
@@ -181,9 +238,10 @@ const caller = (request: Request) => {
   return request.caller;
 };
 
-async function known(request: Request, token: string): Promise<TokenEntry> {
+/** The live token behind a token string; a missing one gets the answer Vault gives on that endpoint. */
+async function known(request: Request, token: string, missing: ApiError): Promise<TokenEntry> {
   const entry = await request.core.tokens.lookup(token);
-  if (!entry) throw permissionDenied('bad token');
+  if (!entry) throw missing;
   return entry;
 }
 
@@ -193,8 +251,7 @@ async function byAccessor(request: Request, accessor: string): Promise<TokenEntr
   return entry;
 }
 
-/** Vault's display names: `token`, or `token-<name>` with the name reduced to [a-z0-9-]. */
+/** Vault's display names: `token`, or `token-<name>` with each run of characters outside [a-zA-Z0-9-] made a `-`. */
 function displayName(requested: string): string {
-  const cleaned = requested.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
-  return cleaned ? `token-${cleaned}` : 'token';
+  return requested ? `token-${requested}`.replace(/[^a-zA-Z0-9-]+/g, '-').replace(/-$/, '') : 'token';
 }

@@ -117,31 +117,53 @@ export class TokenStore {
     return ref ? this.lookupHash(ref.tokenHash as string) : undefined;
   }
 
-  /** Counts one use of a limited-use token atomically; undefined when no use is left. */
+  /**
+   * Counts one use of a limited-use token atomically; undefined when no use is left. The last use also marks
+   * the token revoking (and due for the sweep) in the same write: its `numUses` of 0 would otherwise read as
+   * "unlimited" to any request that looks it up before the revocation lands, or forever if that never runs.
+   */
   async consumeUse(entry: TokenEntry): Promise<TokenEntry | undefined> {
     if (entry.numUses === 0 || entry.type === 'batch') return entry;
-    try {
-      const item = await this.store.update({
-        Key: { pk: tokenPk(entry.hash), sk: 'token' },
+    const key = { pk: tokenPk(entry.hash), sk: 'token' };
+    const attempts = [
+      {
         UpdateExpression: 'SET numUses = numUses - :one',
-        ConditionExpression: 'numUses > :zero AND attribute_not_exists(revoking)',
-        ExpressionAttributeValues: { ':one': 1, ':zero': 0 },
-      });
-      return item ? toEntry(item) : undefined;
-    } catch (error) {
-      if (error instanceof ConditionFailed) return undefined;
-      throw error;
+        ConditionExpression: 'numUses > :one AND attribute_not_exists(revoking)',
+        ExpressionAttributeValues: { ':one': 1 },
+      },
+      {
+        UpdateExpression: 'SET numUses = :zero, revoking = :yes, duePk = :queue, dueSk = :due',
+        ConditionExpression: 'numUses = :one AND attribute_not_exists(revoking)',
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':zero': 0,
+          ':yes': true,
+          ':queue': 'expiry',
+          ':due': dueKey(epochSeconds(this.clock), `token#${entry.hash}`),
+        },
+      },
+    ];
+    for (const attempt of attempts) {
+      try {
+        const item = await this.store.update({ Key: key, ...attempt });
+        return item ? toEntry(item) : undefined;
+      } catch (error) {
+        if (!(error instanceof ConditionFailed)) throw error;
+      }
     }
+    return undefined;
   }
 
   /** Extends a token's life by `increment` (or its creation TTL), within its limits. */
-  async renew(entry: TokenEntry, increment: number, mountMaxTtl: number): Promise<{ entry: TokenEntry; warnings: string[] }> {
+  /** `period` overrides the token's own (an auth method's role may have changed it since login). */
+  async renew(entry: TokenEntry, increment: number, mountMaxTtl: number, period = entry.period): Promise<{ entry: TokenEntry; warnings: string[] }> {
     if (entry.type === 'batch') throw badRequest('batch tokens cannot be renewed');
     if (!entry.renewable) throw badRequest('lease is not renewable');
     const now = epochSeconds(this.clock);
     const warnings: string[] = [];
-    let ttl = entry.period ? entry.period : increment || entry.creationTtl;
-    const maxTtl = entry.period ? entry.explicitMaxTtl : entry.explicitMaxTtl || mountMaxTtl;
+    // A periodic token escapes the mount max by renewing; only its explicit max ends it.
+    let ttl = period ? Math.min(period, mountMaxTtl) : increment || entry.creationTtl;
+    const maxTtl = period ? entry.explicitMaxTtl : Math.min(...[entry.explicitMaxTtl, mountMaxTtl].filter((cap) => cap > 0));
     if (maxTtl) {
       const left = entry.creationTime + maxTtl - now;
       if (left <= 0) throw badRequest('past the max TTL, cannot renew');
@@ -150,14 +172,27 @@ export class TokenStore {
         ttl = left;
       }
     }
-    const renewed: TokenEntry = { ...entry, expireTime: now + ttl, lastRenewalTime: now };
+    const expireTime = now + ttl;
+    let renewed: Item | undefined;
     try {
-      await this.store.put({ Item: this.item(renewed), ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoking)' });
+      // Only the expiry changes: a whole-item write would undo uses spent meanwhile (this request's too).
+      renewed = await this.store.update({
+        Key: { pk: tokenPk(entry.hash), sk: 'token' },
+        UpdateExpression: 'SET expireTime = :expire, lastRenewalTime = :now, duePk = :queue, dueSk = :due, expiresAt = :backstop',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoking)',
+        ExpressionAttributeValues: {
+          ':expire': expireTime,
+          ':now': now,
+          ':queue': 'expiry',
+          ':due': dueKey(expireTime, `token#${entry.hash}`),
+          ':backstop': ttlBackstop(expireTime),
+        },
+      });
     } catch (error) {
       if (error instanceof ConditionFailed) throw badRequest('token was revoked');
       throw error;
     }
-    return { entry: renewed, warnings };
+    return { entry: renewed ? toEntry(renewed) : { ...entry, expireTime, lastRenewalTime: now }, warnings };
   }
 
   /**
@@ -266,15 +301,16 @@ export class TokenStore {
   }
 }
 
+/** Sorted, as Vault shows them. */
 function withDefault(policies: string[], noDefault: boolean): string[] {
   const unique = [...new Set(policies.map((name) => name.trim().toLowerCase()).filter(Boolean))];
-  if (noDefault) return unique.filter((name) => name !== 'default');
-  return unique.includes('default') ? unique : [...unique, 'default'];
+  if (noDefault) return unique.filter((name) => name !== 'default').sort();
+  return (unique.includes('default') ? unique : [...unique, 'default']).sort();
 }
 
 /** Vault's rules: period wins; a root token without a TTL never expires; otherwise ttl or the mount default, capped. */
 function effectiveTtl(request: NewToken, isRoot: boolean): number {
-  const caps = [request.explicitMaxTtl, request.period ? 0 : request.mountMaxTtl].filter((cap) => cap > 0);
+  const caps = [request.explicitMaxTtl, request.mountMaxTtl].filter((cap) => cap > 0);
   let ttl: number;
   if (request.period) ttl = request.period;
   else if (request.ttl) ttl = request.ttl;

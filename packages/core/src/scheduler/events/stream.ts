@@ -1,0 +1,147 @@
+/**
+ * `GET /v1/event/stream`: newline-delimited JSON. A `{}` heartbeat first and then at a fixed interval; the
+ * backlog from `index`, then live events; the events of one index on one line. The stream ends when the
+ * client goes away, when its token is deleted or expires, or at `streamLimitMs` (in AWS a Lambda response
+ * stream must end before the function's time limit; the client reconnects with the last index it saw).
+ */
+import type { Context, Hono } from 'hono';
+import { badRequest, permissionDenied } from '../http/nomad.ts';
+import type { Caller, Scheduler, SchedulerEnv } from '../scheduler.ts';
+import type { SchedulerEvent } from '../state.ts';
+
+export interface TopicFilter {
+  /** Topic name or `*`. */
+  topic: string;
+  /** Filter key or `*`. */
+  key: string;
+}
+
+const managementTopics = new Set(['ACLToken', 'ACLPolicy', 'ACLRole', 'ACLAuthMethod', 'ACLBindingRule', 'NodePool', 'Operator']);
+const jobTopics = new Set(['Job', 'Allocation', 'Deployment', 'Evaluation', 'Service']);
+const nodeTopics = new Set(['Node', 'NodeDrain']);
+/** The reference calls the role topic both `ACLRoles` and `ACLRole`; events are published on `ACLRole`. */
+const topicAliases: Record<string, string> = { ACLRoles: 'ACLRole' };
+
+export function parseTopics(values: string[]): TopicFilter[] {
+  if (values.length === 0) return [{ topic: '*', key: '*' }];
+  return values.map((value) => {
+    const separator = value.indexOf(':');
+    const topic = separator < 0 ? value : value.slice(0, separator);
+    const key = separator < 0 ? '*' : value.slice(separator + 1);
+    if (!/^(\*|[A-Za-z]+)$/.test(topic) || key === '' || key.includes(':')) {
+      throw badRequest(`Invalid topic query: "${value}": use Topic or Topic:FilterKey`);
+    }
+    return { topic: topicAliases[topic] ?? topic, key };
+  });
+}
+
+/** The reference's per-topic ACL: management for `*` and the ACL topics, `read-job` for job topics, `node:read` for nodes. */
+export function allowedTopics(caller: Caller, topics: TopicFilter[], namespace: string): boolean {
+  if (caller.management) return true;
+  return topics.every(({ topic }) => {
+    if (topic === '*' || managementTopics.has(topic)) return false;
+    if (jobTopics.has(topic)) {
+      return namespace === '*' ? caller.acl.allowAllNamespaces('read-job') : caller.acl.allowNamespaceOperation(namespace, 'read-job');
+    }
+    if (nodeTopics.has(topic)) return caller.acl.allow('node', 'read');
+    return false;
+  });
+}
+
+export function eventMatches(event: SchedulerEvent, topics: TopicFilter[], namespace: string): boolean {
+  if (namespace !== '*' && event.Namespace !== '' && event.Namespace !== namespace) return false;
+  return topics.some(
+    ({ topic, key }) =>
+      (topic === '*' || topic === event.Topic) && (key === '*' || key === event.Key || (event.FilterKeys ?? []).includes(key)),
+  );
+}
+
+export interface StreamOptions {
+  heartbeatMs: number;
+  /** End the stream after this long (ms); none means until the client goes away. */
+  limitMs?: number;
+}
+
+export function openStream(scheduler: Scheduler, caller: Caller, request: { index: number; topics: TopicFilter[]; namespace: string }, options: StreamOptions): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let closed = false;
+  let release: (() => void) | undefined;
+  const broker = scheduler.events;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      release = broker.attach();
+      const startedAt = Date.now();
+      const finish = () => {
+        if (closed) return;
+        closed = true;
+        release?.();
+        try {
+          controller.close();
+        } catch {
+          // Already cancelled by the client.
+        }
+      };
+      const send = (line: unknown) => {
+        if (!closed) controller.enqueue(encoder.encode(`${JSON.stringify(line)}\n`));
+      };
+      const tokenGone = async (): Promise<boolean> => {
+        const token = caller.token;
+        if (!token) return false;
+        if (scheduler.tokens.expired(token)) return true;
+        return !(await scheduler.tokens.get(token.AccessorID));
+      };
+      void (async () => {
+        send({});
+        let cursor = request.index;
+        let lastBeat = Date.now();
+        try {
+          while (!closed) {
+            const batches = await broker.after(cursor);
+            for (const batch of batches) {
+              if (closed) return;
+              cursor = batch.index;
+              if (caller.token && batch.events.some((event) => event.Type === 'ACLTokenDeleted' && event.Key === caller.token?.AccessorID)) {
+                finish();
+                return;
+              }
+              const events = batch.events.filter((event) => eventMatches(event, request.topics, request.namespace));
+              if (events.length > 0) send({ Index: batch.index, Events: events });
+            }
+            const now = Date.now();
+            if (now - lastBeat >= options.heartbeatMs) {
+              if (await tokenGone()) break;
+              send({});
+              lastBeat = now;
+            }
+            if (options.limitMs !== undefined && now - startedAt >= options.limitMs) break;
+            await broker.wait(Math.max(1, Math.min(options.heartbeatMs - (Date.now() - lastBeat), 1000)));
+          }
+        } catch (error) {
+          scheduler.core.log.error('event stream failed', { error: error instanceof Error ? error.message : String(error) });
+        }
+        finish();
+      })();
+    },
+    cancel() {
+      closed = true;
+      release?.();
+    },
+  });
+}
+
+export function eventRoutes(app: Hono<SchedulerEnv>, options: { heartbeatMs?: number; limitMs?: number } = {}): void {
+  app.get('/v1/event/stream', async (c: Context<SchedulerEnv>) => {
+    const { scheduler } = c.var;
+    const caller = await scheduler.caller(c);
+    const indexText = c.req.query('index') ?? '0';
+    if (!/^\d+$/.test(indexText)) throw badRequest('Unable to parse index: invalid syntax');
+    const namespace = c.req.query('namespace') || 'default';
+    const topics = parseTopics(c.req.queries('topic') ?? []);
+    if (!allowedTopics(caller, topics, namespace)) throw permissionDenied();
+    const body = openStream(scheduler, caller, { index: Number(indexText), topics, namespace }, {
+      heartbeatMs: options.heartbeatMs ?? scheduler.options.heartbeatMs ?? 10_000,
+      ...(options.limitMs ?? scheduler.options.streamLimitMs ? { limitMs: options.limitMs ?? scheduler.options.streamLimitMs } : {}),
+    });
+    return new Response(body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' } });
+  });
+}

@@ -1,0 +1,121 @@
+/** The scheduler service's state and ACL registries, built once per process on the core. */
+import type { Context } from 'hono';
+import type { Core } from '../core.ts';
+import { AclAuthMethods } from './acl/auth-methods.ts';
+import { AclBindingRules } from './acl/binding-rules.ts';
+import { AclPolicies } from './acl/policies.ts';
+import { Acl } from './acl/policy-rules.ts';
+import { AclRoles } from './acl/roles.ts';
+import { AclTokens, type StoredToken } from './acl/tokens.ts';
+import { EventBroker } from './events/broker.ts';
+import { permissionDenied, tokenSecret } from './http/nomad.ts';
+import { type PendingEvent, SchedulerState } from './state.ts';
+
+export interface SchedulerOptions {
+  /** How long events stay in the buffer (seconds). */
+  eventTtlSeconds?: number;
+  /** Interval of the stream's `{}` heartbeat (ms, default 10 s). */
+  heartbeatMs?: number;
+  /** How often the event broker looks for other processes' events (ms, default 200). */
+  eventPollMs?: number;
+  /** End each event stream after this long (ms): a Lambda response stream must end before the time limit. */
+  streamLimitMs?: number;
+}
+
+/** Who is calling: the token (none for anonymous), its policies (direct and through roles) and the ACL they make. */
+export interface Caller {
+  management: boolean;
+  token?: StoredToken;
+  policyNames: string[];
+  acl: Acl;
+}
+
+export type SchedulerEnv = { Variables: { scheduler: Scheduler } };
+
+const callers = new WeakMap<Request, Promise<Caller>>();
+const schedulers = new WeakMap<Core, Scheduler>();
+
+/** The one scheduler of a core in this process (apps on the same core share its event broker and wake-ups). */
+export function schedulerFor(core: Core, options: SchedulerOptions = {}): Scheduler {
+  let scheduler = schedulers.get(core);
+  if (!scheduler) {
+    scheduler = new Scheduler(core, options);
+    schedulers.set(core, scheduler);
+  }
+  return scheduler;
+}
+
+/**
+ * The publish API for the other scheduler components (Job, Allocation, Node, …): the events get the next index
+ * and enter the buffer every stream reads.
+ */
+export function publishEvents(core: Core, events: PendingEvent[]): Promise<number> {
+  return schedulerFor(core).state.publish(events);
+}
+
+export class Scheduler {
+  readonly state: SchedulerState;
+  readonly policies: AclPolicies;
+  readonly roles: AclRoles;
+  readonly tokens: AclTokens;
+  readonly authMethods: AclAuthMethods;
+  readonly bindingRules: AclBindingRules;
+  readonly events: EventBroker;
+
+  constructor(
+    readonly core: Core,
+    readonly options: SchedulerOptions = {},
+  ) {
+    this.state = new SchedulerState(core.store, core.clock, { eventTtlSeconds: options.eventTtlSeconds });
+    this.policies = new AclPolicies(this.state);
+    this.roles = new AclRoles(this.state, this.policies);
+    this.tokens = new AclTokens(this.state, (secret) => core.keyring.hash(`scheduler:${secret}`));
+    this.tokens.roles = this.roles;
+    this.authMethods = new AclAuthMethods(this.state, core.keyring);
+    this.bindingRules = new AclBindingRules(this.state, this.authMethods);
+    this.authMethods.bindingRules = this.bindingRules;
+    this.events = new EventBroker(this.state, { pollMs: options.eventPollMs ?? 200 });
+  }
+
+  /** The caller of a request, resolved once per request. */
+  caller(c: Context): Promise<Caller> {
+    let caller = callers.get(c.req.raw);
+    if (!caller) {
+      caller = this.resolve(tokenSecret(c));
+      callers.set(c.req.raw, caller);
+    }
+    return caller;
+  }
+
+  async resolve(secret: string | undefined): Promise<Caller> {
+    if (!secret) {
+      const rules = await this.policies.rules(['anonymous']);
+      return { management: false, policyNames: rules.length > 0 ? ['anonymous'] : [], acl: Acl.fromRules(rules) };
+    }
+    const token = await this.tokens.bySecret(secret);
+    return this.callerOf(token);
+  }
+
+  async callerOf(token: StoredToken): Promise<Caller> {
+    if (token.Type === 'management') return { management: true, token, policyNames: [], acl: Acl.managementAcl };
+    const names = new Set(token.Policies);
+    for (const link of token.Roles) {
+      const role = await this.roles.get(link.ID);
+      for (const policy of role?.Policies ?? []) names.add(policy.Name);
+    }
+    const policyNames = [...names];
+    return { management: false, token, policyNames, acl: Acl.fromRules(await this.policies.rules(policyNames)) };
+  }
+
+  async requireManagement(c: Context): Promise<Caller> {
+    const caller = await this.caller(c);
+    if (!caller.management) throw permissionDenied();
+    return caller;
+  }
+
+  /** Scheduled work: expired tokens and events past their expiry. */
+  async sweep(): Promise<void> {
+    await this.tokens.sweepExpired();
+    await this.state.sweepEvents();
+  }
+}

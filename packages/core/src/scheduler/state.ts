@@ -1,0 +1,193 @@
+/**
+ * The scheduler's Raft-like state on the one table: a single monotonically increasing index (an atomic
+ * counter item), an index per table for blocking queries, and the event buffer. Every write goes through
+ * `commit`, which advances the counter, stamps the table indexes and stores the write's events in one
+ * DynamoDB transaction, so an event is published if and only if its write happened.
+ */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { Clock } from '../lib/clock.ts';
+import { ConditionFailed, type Store, type TransactItem } from '../storage/store.ts';
+
+export const META_PK = 'sched#meta';
+export const EVENT_PK = 'sched#event';
+
+export type TableName = 'acl_token' | 'acl_policy' | 'acl_role' | 'acl_auth_method' | 'acl_binding_rule' | 'events';
+
+/** An event as a write produces it; the index is the write's. */
+export interface PendingEvent {
+  Topic: string;
+  Type: string;
+  Key: string;
+  Namespace: string;
+  FilterKeys: string[] | null;
+  Payload: Record<string, unknown>;
+}
+
+export interface SchedulerEvent extends PendingEvent {
+  Index: number;
+}
+
+/** What a write puts in its transaction. */
+export interface WritePlan {
+  items: TransactItem[];
+  tables: TableName[];
+  events?: PendingEvent[];
+}
+
+/** A write whose own condition failed; `failed` holds the positions in `items` that failed. */
+export class WriteConditionFailed extends ConditionFailed {
+  constructor(
+    message: string,
+    readonly failed: number[],
+  ) {
+    super(message);
+  }
+}
+
+export const eventKey = (index: number): string => String(index).padStart(16, '0');
+
+export interface StateOptions {
+  /** How long events stay in the buffer (seconds); default one hour. */
+  eventTtlSeconds?: number;
+}
+
+export class SchedulerState {
+  private readonly listeners = new Set<() => void>();
+  readonly eventTtlSeconds: number;
+
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+    options: StateOptions = {},
+  ) {
+    this.eventTtlSeconds = options.eventTtlSeconds ?? 3600;
+  }
+
+  /** The service-wide index. */
+  async currentIndex(): Promise<number> {
+    return ((await this.store.get(META_PK, 'index'))?.value as number | undefined) ?? 0;
+  }
+
+  /** The highest index of the given tables (for blocking queries and X-Scheduler-Index). */
+  async tableIndex(tables: TableName[]): Promise<number> {
+    const values = await Promise.all(
+      tables.map(async (table) => {
+        const out = await this.store.doc.send(
+          new GetCommand({ TableName: this.store.tableName, Key: { pk: META_PK, sk: `table#${table}` }, ConsistentRead: true }),
+        );
+        return (out.Item?.value as number | undefined) ?? 0;
+      }),
+    );
+    return Math.max(0, ...values);
+  }
+
+  /**
+   * Runs one write at the next index. `plan` is called with that index (it may be called again if another
+   * writer took the index first) and returns the items, the tables it touches and its events.
+   */
+  async commit(plan: (index: number) => WritePlan | Promise<WritePlan>): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.currentIndex();
+      const index = current + 1;
+      const { items, tables, events = [] } = await plan(index);
+      const nowSeconds = Math.floor(this.clock.now() / 1000);
+      const head: TransactItem[] = [
+        {
+          Update: {
+            Key: { pk: META_PK, sk: 'index' },
+            UpdateExpression: 'SET #value = :next',
+            ConditionExpression: 'attribute_not_exists(pk) OR #value = :current',
+            ExpressionAttributeNames: { '#value': 'value' },
+            ExpressionAttributeValues: { ':next': index, ':current': current },
+          },
+        },
+        ...[...new Set<TableName>([...tables, ...(events.length > 0 ? (['events'] as const) : [])])].map((table) => ({
+          Put: { Item: { pk: META_PK, sk: `table#${table}`, value: index } },
+        })),
+      ];
+      if (events.length > 0) {
+        head.push({
+          Put: {
+            Item: {
+              pk: EVENT_PK,
+              sk: eventKey(index),
+              index,
+              events: events.map((event) => ({ ...event, Index: index })),
+              createdAt: this.clock.now(),
+              expiresAt: nowSeconds + this.eventTtlSeconds,
+            },
+          },
+        });
+      }
+      try {
+        await this.transact([...head, ...items]);
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        const reasons = error.CancellationReasons ?? [];
+        if (reasons[0]?.Code === 'ConditionalCheckFailed' && attempt < 50) {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
+          continue;
+        }
+        const failed = reasons
+          .map((reason, position) => (reason.Code === 'ConditionalCheckFailed' ? position - head.length : -1))
+          .filter((position) => position >= 0);
+        if (failed.length > 0) throw new WriteConditionFailed(error.message, failed);
+        if (reasons.some((reason) => reason.Code === 'TransactionConflict') && attempt < 50) continue;
+        throw error;
+      }
+      this.notify();
+      return index;
+    }
+  }
+
+  /** Publishes events that have no write of their own (other scheduler components: Job, Node, Allocation, …). */
+  publish(events: PendingEvent[]): Promise<number> {
+    return this.commit(() => ({ items: [], tables: [], events }));
+  }
+
+  /** Buffered events after `afterIndex`, oldest first, skipping expired ones. */
+  async eventsAfter(afterIndex: number): Promise<Array<{ index: number; events: SchedulerEvent[]; expiresAt: number }>> {
+    const nowSeconds = Math.floor(this.clock.now() / 1000);
+    const items = await this.store.query({
+      KeyConditionExpression: 'pk = :pk AND sk > :after',
+      ExpressionAttributeValues: { ':pk': EVENT_PK, ':after': eventKey(afterIndex) },
+      ConsistentRead: true,
+    });
+    return items
+      .filter((item) => (item.expiresAt as number) > nowSeconds)
+      .map((item) => ({ index: item.index as number, events: item.events as SchedulerEvent[], expiresAt: item.expiresAt as number }));
+  }
+
+  /** Deletes events past their expiry (DynamoDB's TTL is the backstop). */
+  async sweepEvents(): Promise<number> {
+    const nowSeconds = Math.floor(this.clock.now() / 1000);
+    const items = await this.store.prefix(EVENT_PK, '');
+    let removed = 0;
+    for (const item of items) {
+      if ((item.expiresAt as number) > nowSeconds) break;
+      await this.store.delete({ Key: { pk: item.pk, sk: item.sk } });
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Wakes in-process waiters (blocking queries, streams) after a write of this process. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private async transact(items: TransactItem[]): Promise<void> {
+    const named = items.map((item) => {
+      const entry = { ...item } as Record<string, Record<string, unknown>>;
+      for (const key of Object.keys(entry)) entry[key] = { TableName: this.store.tableName, ...entry[key] };
+      return entry;
+    });
+    await this.store.doc.send(new TransactWriteCommand({ TransactItems: named as never }));
+  }
+}

@@ -1,0 +1,53 @@
+import { X509Certificate } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+/** The fetch signature both jose (`customFetch`) and openid-client (`customFetch`) call. */
+export type FetchLike = (
+  url: string,
+  options: { method?: string; headers?: HeadersInit; body?: unknown; signal?: AbortSignal; redirect?: RequestRedirect },
+) => Promise<Response>;
+
+/** Splits a PEM bundle into certificates; throws when a block does not parse, so a bad CA is refused on write. */
+export function parseCaBundle(pem: string): X509Certificate[] {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new Error('no PEM certificate found');
+  return blocks.map((block) => new X509Certificate(block));
+}
+
+/**
+ * `fetch` that trusts exactly the given CA certificates (`oidc_discovery_ca_pem`, `jwks_ca_pem`), else the
+ * platform's fetch. Node's global fetch takes no per-request CA without an undici dispatcher the project does
+ * not depend on, so this goes through `node:https`, which takes `ca` directly.
+ */
+export function fetchWithCa(caPem: string | undefined): FetchLike {
+  if (!caPem) return (url, options) => fetch(url, options as RequestInit);
+  return async (url, options) => {
+    const target = new URL(url);
+    const headers = Object.fromEntries(new Headers(options.headers).entries());
+    const raw = options.body;
+    const body = raw === undefined || raw === null ? undefined : raw instanceof Uint8Array ? Buffer.from(raw) : String(raw);
+    if (body !== undefined && !headers['content-type'] && options.body instanceof URLSearchParams) {
+      headers['content-type'] = 'application/x-www-form-urlencoded;charset=UTF-8';
+    }
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<Response>((resolve, reject) => {
+      const outgoing = send(target, { method: options.method ?? 'GET', headers, ca: caPem, signal: options.signal }, (incoming) => {
+        const chunks: Buffer[] = [];
+        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+        incoming.on('error', reject);
+        incoming.on('end', () => {
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(incoming.headers)) {
+            for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) responseHeaders.append(name, item);
+          }
+          const status = incoming.statusCode ?? 502;
+          const noBody = status === 204 || status === 304;
+          resolve(new Response(noBody ? null : Buffer.concat(chunks), { status, headers: responseHeaders }));
+        });
+      });
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+  };
+}

@@ -1,0 +1,223 @@
+import * as client from 'openid-client';
+import { decodeProtectedHeader } from 'jose';
+import { z } from 'zod';
+import { path, type Reply, type Request } from '../../../http/backend.ts';
+import { badRequest } from '../../../http/errors.ts';
+import { type Claims, ClaimError, checkExpectedClaims } from './claims.ts';
+import { clientSecret, isOidcConfigured, type JwtConfig, loadConfig } from './config.ts';
+import { describe } from './keys.ts';
+import { finishLogin, requireAllowedAddress } from './login-result.ts';
+import { keepJwksCache, relyingParty, serverMetadata } from './oidc-client.ts';
+import { saveState, takeState } from './oidc-state.ts';
+import { type JwtRole, loadRole, roleName } from './roles.ts';
+
+/** Vault's prefixes, which its UI and CLI look for in OIDC errors. */
+const loginFailed = 'Vault login failed.';
+
+const authUrlFields = z.object({
+  role: z.string().optional(),
+  redirect_uri: z.string().optional(),
+  client_nonce: z.string().optional(),
+});
+
+const callbackFields = z.object({
+  state: z.string().optional(),
+  code: z.string().optional(),
+  id_token: z.string().optional(),
+  client_nonce: z.string().optional(),
+  nonce: z.string().optional(),
+  iss: z.string().optional(),
+  error: z.string().optional(),
+  error_description: z.string().optional(),
+});
+
+type CallbackInput = z.output<typeof callbackFields>;
+
+/** `auth/<mount>/oidc/auth_url` and `auth/<mount>/oidc/callback` (GET for `query`, POST for `form_post`). */
+export const oidcPaths = [
+  path({
+    pattern: 'oidc/auth_url',
+    fields: authUrlFields,
+    unauthenticated: true,
+    operations: { update: (request) => authUrl(request) },
+  }),
+  path({
+    pattern: 'oidc/callback',
+    fields: callbackFields,
+    unauthenticated: true,
+    operations: { read: (request) => callback(request), update: (request) => callback(request) },
+  }),
+];
+
+async function authUrl(request: Request<z.output<typeof authUrlFields>>): Promise<Reply> {
+  const config = await loadConfig(request);
+  if (!config) throw badRequest('could not load configuration');
+  if (!isOidcConfigured(config)) throw badRequest('OIDC login is not configured for this mount');
+  const name = request.data.role || config.default_role;
+  if (!name) throw badRequest("missing role: give 'role' or set 'default_role' in the config");
+  const redirectUri = request.data.redirect_uri ?? '';
+  if (!redirectUri) throw badRequest('missing redirect_uri');
+  const role = await loadRole(request, roleName(name));
+  if (!role) throw badRequest(`role "${name}" could not be found`);
+
+  // As in Vault, a disallowed redirect or an unreachable provider gives an empty URL, not a reason.
+  const empty = { data: { auth_url: '' } };
+  if (!validRedirect(redirectUri, role.allowed_redirect_uris)) {
+    request.core.log.info('oidc auth_url: redirect_uri not allowed by the role', { role: roleName(name), redirectUri });
+    return empty;
+  }
+  const secret = clientSecret(request.storage, config);
+  let server: client.ServerMetadata;
+  try {
+    server = await serverMetadata(config, secret);
+  } catch (error) {
+    request.core.log.error('oidc auth_url: provider discovery failed', { error: describe(error) });
+    return empty;
+  }
+  const rp = relyingParty(config, server, secret, request.core.clock);
+  const implicit = config.oidc_response_types.includes('id_token');
+  const state = client.randomState();
+  const nonce = client.randomNonce();
+  const codeVerifier = implicit ? '' : client.randomPKCECodeVerifier();
+  const parameters: Record<string, string> = {
+    redirect_uri: redirectUri,
+    scope: [...new Set(['openid', ...role.oidc_scopes])].join(' '),
+    response_type: implicit ? 'id_token' : 'code',
+    state,
+    nonce,
+  };
+  if (config.oidc_response_mode === 'form_post') parameters.response_mode = 'form_post';
+  if (!implicit) Object.assign(parameters, { code_challenge: await client.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256' });
+  if (role.max_age > 0) parameters.max_age = String(role.max_age);
+  const url = client.buildAuthorizationUrl(rp, parameters);
+  await saveState(request, state, {
+    role: roleName(name),
+    redirect_uri: redirectUri,
+    nonce,
+    code_verifier: codeVerifier,
+    client_nonce: request.data.client_nonce ?? '',
+    max_age: role.max_age,
+  });
+  return { data: { auth_url: url.href } };
+}
+
+async function callback(request: Request<CallbackInput>): Promise<Reply> {
+  const config = await loadConfig(request);
+  if (!config) throw badRequest(`${loginFailed} Could not load configuration.`);
+  const input = request.data;
+  const flow = await takeState(request, input.state ?? '');
+  if (!flow) throw badRequest(`${loginFailed} Expired or missing OAuth state.`);
+  if (flow.client_nonce && input.client_nonce !== flow.client_nonce) throw badRequest('invalid client_nonce');
+  if (input.nonce && input.nonce !== flow.nonce) throw badRequest(`${loginFailed} The nonce does not match the one of the authorization request.`);
+  const role = await loadRole(request, flow.role);
+  if (!role) throw badRequest(`${loginFailed} Role could not be found.`);
+  requireAllowedAddress(role, request.clientIp);
+  if (input.error) {
+    throw badRequest(`${loginFailed} The provider answered with an error: ${input.error}${input.error_description ? ` (${input.error_description})` : ''}.`);
+  }
+
+  const secret = clientSecret(request.storage, config);
+  let server: client.ServerMetadata;
+  try {
+    server = await serverMetadata(config, secret);
+  } catch (error) {
+    throw badRequest(`${loginFailed} No response from provider: ${describe(error)}.`);
+  }
+  const rp = relyingParty(config, server, secret, request.core.clock);
+  const claims = await providerClaims(request, config, role, rp, server, flow, input);
+  keepJwksCache(config, rp);
+  try {
+    return await finishLogin(request, role, flow.role, claims);
+  } catch (error) {
+    if (error instanceof ClaimError) throw badRequest(error.message);
+    throw error;
+  }
+}
+
+/** The code exchange (or the implicit ID token), validated by openid-client, then merged with UserInfo. */
+async function providerClaims(
+  request: Request,
+  config: JwtConfig,
+  role: JwtRole,
+  rp: client.Configuration,
+  server: client.ServerMetadata,
+  flow: NonNullable<Awaited<ReturnType<typeof takeState>>>,
+  input: CallbackInput,
+): Promise<Claims> {
+  const response = new URL(flow.redirect_uri);
+  const checks = { expectedState: input.state ?? '', expectedNonce: flow.nonce, ...(flow.max_age > 0 ? { maxAge: flow.max_age } : {}) };
+  let idToken: string;
+  let claims: Claims;
+  let accessToken = '';
+  if (config.oidc_response_types.includes('id_token')) {
+    if (!input.id_token) throw badRequest(`${loginFailed} No code or id_token received.`);
+    response.hash = new URLSearchParams(definedOnly({ id_token: input.id_token, state: input.state, iss: input.iss })).toString();
+    try {
+      claims = { ...(await client.implicitAuthentication(rp, response, flow.nonce, checks)) };
+    } catch (error) {
+      throw badRequest(`Token verification failed. ${describe(error)}`);
+    }
+    idToken = input.id_token;
+  } else {
+    if (!input.code) throw badRequest(`${loginFailed} No code or id_token received.`);
+    for (const [name, value] of Object.entries(definedOnly({ code: input.code, state: input.state, iss: input.iss }))) response.searchParams.set(name, value);
+    try {
+      const tokens = await client.authorizationCodeGrant(rp, response, { ...checks, pkceCodeVerifier: flow.code_verifier, idTokenExpected: true });
+      claims = { ...tokens.claims() };
+      idToken = tokens.id_token ?? '';
+      accessToken = tokens.access_token;
+    } catch (error) {
+      throw badRequest(`${loginFailed} Error exchanging oidc code: ${JSON.stringify(describe(error))}.`);
+    }
+  }
+  const algs = config.jwt_supported_algs.length > 0 ? config.jwt_supported_algs : ['RS256'];
+  const alg = decodeProtectedHeader(idToken).alg;
+  if (!alg || !algs.includes(alg)) throw badRequest(`Token verification failed. The ID token is signed with ${alg}, which 'jwt_supported_algs' does not allow.`);
+  if (role.verbose_oidc_logging) {
+    // Claims only, never the token itself: the signature would let a reader replay it.
+    request.core.log.info('oidc provider response', { claims: JSON.stringify(claims) });
+  }
+  delete claims.nonce;
+  try {
+    checkExpectedClaims(claims, { issuer: '', subject: role.bound_subject, audiences: role.bound_audiences, strictAudience: false });
+  } catch (error) {
+    if (error instanceof ClaimError) throw badRequest(error.message);
+    throw error;
+  }
+  if (accessToken && server.userinfo_endpoint) {
+    try {
+      Object.assign(claims, await client.fetchUserInfo(rp, accessToken, String(claims.sub)));
+    } catch (error) {
+      request.core.log.info('oidc: reading the userinfo endpoint failed; continuing with the ID token claims', { error: describe(error) });
+    }
+  }
+  return claims;
+}
+
+/**
+ * Vault's redirect rule (RFC 8252 §7.3): a loopback redirect (`localhost`, `127.0.0.1`, `[::1]`) matches an
+ * allowed one on any port; anything else must be listed exactly.
+ */
+export function validRedirect(uri: string, allowed: string[]): boolean {
+  let input: URL;
+  try {
+    input = new URL(uri);
+  } catch {
+    return false;
+  }
+  if (!['localhost', '127.0.0.1', '[::1]'].includes(input.hostname)) return allowed.includes(uri);
+  input.port = '';
+  return allowed.some((candidate) => {
+    try {
+      const url = new URL(candidate);
+      url.port = '';
+      return url.href === input.href;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function definedOnly(values: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+}

@@ -1,0 +1,171 @@
+import type { Core } from '../../../core.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { randomBase62 } from '../../../lib/random.ts';
+import { MountStorage } from '../../mounts/mount-storage.ts';
+import type { MountEntry } from '../../mounts/mount-table.ts';
+import { type Bindings, revokeBindings, subtractBindings } from './bindings.ts';
+import { configKey, loadConfig, openCredentials } from './config.ts';
+import { type GoogleClient, isNotFound } from './google-client.ts';
+import { type AccountItem, loadAccount, type WalItem, walPrefix } from './records.ts';
+import { rootClient } from './root-client.ts';
+import { rotateRootNow } from './rotate-root.ts';
+
+/**
+ * Crash safety. Before the engine creates a cloud resource it records it here; when it replaces one, the
+ * record of the old one is written in the same transaction that stores the replacement. A record is
+ * settled (the resource removed unless the owner's stored record uses it) inline once the request no
+ * longer needs it, and otherwise by `cleanupPending` once due: after a crash, a timeout or a cloud failure.
+ */
+
+/** How long a request may still be working with a resource it recorded ahead (the job leaves it alone until then). */
+export const inFlightSeconds = 300;
+
+export interface EngineContext {
+  core: Core;
+  mount: MountEntry;
+  storage: MountStorage;
+}
+
+export type WalDraft = Pick<WalItem, 'kind' | 'owner' | 'email'> & Partial<Pick<WalItem, 'bindings' | 'keyName' | 'knownBefore'>>;
+
+/** Builds the stored record; `due` now for removals, after `inFlightSeconds` for resources about to be created. */
+export function walItem(ctx: EngineContext, draft: WalDraft, due: 'now' | 'later'): WalItem {
+  const now = epochSeconds(ctx.core.clock);
+  return {
+    pk: ctx.storage.pk,
+    sk: `${walPrefix}${now.toString().padStart(11, '0')}-${randomBase62(12)}`,
+    ...draft,
+    startedAt: now,
+    dueAt: due === 'now' ? now : now + inFlightSeconds,
+    attempts: 0,
+  };
+}
+
+/** Records resources about to be created; returns the records (to drop on commit or settle on failure). */
+export async function writeAhead(ctx: EngineContext, drafts: WalDraft[]): Promise<WalItem[]> {
+  const items = drafts.map((draft) => walItem(ctx, draft, 'later'));
+  for (const item of items) await ctx.core.store.put({ Item: item as unknown as WalItem & Record<string, unknown> });
+  return items;
+}
+
+/** Settles records now, best effort: a failure leaves the record for the job. */
+export async function settleNow(ctx: EngineContext, items: WalItem[], google?: GoogleClient): Promise<void> {
+  let client = google;
+  for (const item of items) {
+    try {
+      client ??= await rootClient(ctx.core, ctx.mount, ctx.storage);
+      await settle(ctx, client, item);
+      await ctx.storage.delete(item.sk);
+    } catch (error) {
+      ctx.core.log.error('cloud clean-up deferred to the job', { kind: item.kind, email: item.email, error: (error as Error).message });
+      await ctx.core.store
+        .update({
+          Key: { pk: ctx.storage.pk, sk: item.sk },
+          UpdateExpression: 'SET dueAt = :now',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':now': epochSeconds(ctx.core.clock) },
+        })
+        .catch(() => undefined);
+    }
+  }
+}
+
+async function ownerState(ctx: EngineContext, owner: string): Promise<{ email?: string; bindings: Bindings; keyNames: string[] }> {
+  if (owner === configKey) {
+    const credentials = openCredentials(ctx.storage, await loadConfig(ctx.storage));
+    return {
+      email: credentials?.client_email,
+      bindings: {},
+      keyNames: credentials ? [`projects/-/serviceAccounts/${credentials.client_email}/keys/${credentials.private_key_id}`] : [],
+    };
+  }
+  const item: AccountItem | undefined = await loadAccount(ctx.storage, owner);
+  if (!item) return { bindings: {}, keyNames: [] };
+  return { email: item.value.service_account_email, bindings: item.value.bindings, keyNames: item.tokenKey ? [item.tokenKey.name] : [] };
+}
+
+const keyId = (name: string) => name.slice(name.lastIndexOf('/') + 1);
+
+/** Removes what the record names unless the owner's stored record now uses it. Idempotent. */
+export async function settle(ctx: EngineContext, google: GoogleClient, item: WalItem): Promise<void> {
+  const owner = await ownerState(ctx, item.owner);
+  const ownerUses = owner.email === item.email;
+  const currentKeys = new Set(ownerUses ? owner.keyNames.map(keyId) : []);
+  switch (item.kind) {
+    case 'account':
+      // Bindings go first: once the account is deleted Google only shows its members as `deleted:…`.
+      if (ownerUses) return;
+      await revokeBindings(google, `serviceAccount:${item.email}`, item.bindings ?? {});
+      await google.deleteServiceAccount(item.email);
+      return;
+    case 'bindings':
+      await revokeBindings(google, `serviceAccount:${item.email}`, subtractBindings(item.bindings ?? {}, ownerUses ? owner.bindings : {}));
+      return;
+    case 'key':
+      if (item.keyName && !currentKeys.has(keyId(item.keyName))) await google.deleteKey(item.keyName);
+      return;
+    case 'new-keys': {
+      let keys: Array<{ name: string; validAfterTime?: string }>;
+      try {
+        keys = await google.listKeys(item.email);
+      } catch (error) {
+        if (isNotFound(error)) return;
+        throw error;
+      }
+      const known = new Set((item.knownBefore ?? []).map(keyId));
+      for (const key of keys) {
+        const created = key.validAfterTime ? Date.parse(key.validAfterTime) / 1000 : Number.POSITIVE_INFINITY;
+        // Only keys made while the recorded request ran: older ones (and any not created by us) are left alone.
+        if (known.has(keyId(key.name)) || currentKeys.has(keyId(key.name)) || created < item.startedAt - 120) continue;
+        await google.deleteKey(key.name);
+      }
+      return;
+    }
+  }
+}
+
+/**
+ * The job: settles every due write-ahead record of every cloud mount, and rotates root credentials whose
+ * automatic rotation is due. Failures are retried with backoff (30 s doubling, at most an hour).
+ */
+export async function cleanupPending(core: Core): Promise<{ settled: number; failed: number; rotated: number }> {
+  const result = { settled: 0, failed: 0, rotated: 0 };
+  const now = epochSeconds(core.clock);
+  for (const mount of await core.mounts.list()) {
+    if (mount.type !== 'cloud') continue;
+    const storage = new MountStorage(core.store, core.keyring, mount.uuid);
+    const ctx: EngineContext = { core, mount, storage };
+    const due = (await core.store.prefix<WalItem & Record<string, unknown>>(storage.pk, walPrefix)).filter((item) => item.dueAt <= now);
+    let google: GoogleClient | undefined;
+    for (const item of due) {
+      try {
+        google ??= await rootClient(core, mount, storage);
+        await settle(ctx, google, item);
+        await storage.delete(item.sk);
+        result.settled++;
+      } catch (error) {
+        result.failed++;
+        const attempts = (item.attempts ?? 0) + 1;
+        core.log.error('cloud clean-up failed; will retry', { kind: item.kind, attempts, error: (error as Error).message });
+        await core.store.put({ Item: { ...item, attempts, dueAt: now + Math.min(30 * 2 ** (attempts - 1), 3600) } });
+      }
+    }
+    const config = await loadConfig(storage);
+    if (config?.rotateAt !== undefined && config.rotateAt <= now && config.credentials) {
+      try {
+        await rotateRootNow(ctx);
+        result.rotated++;
+      } catch (error) {
+        core.log.error('automatic root rotation failed; will retry', { mount: mount.path, error: (error as Error).message });
+        await core.store
+          .update({
+            Key: { pk: storage.pk, sk: configKey },
+            UpdateExpression: 'SET rotateAt = :retry',
+            ExpressionAttributeValues: { ':retry': now + 60 },
+          })
+          .catch(() => undefined);
+      }
+    }
+  }
+  return result;
+}

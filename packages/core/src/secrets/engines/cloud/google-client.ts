@@ -1,0 +1,223 @@
+import { JWT, type JWTOptions } from 'google-auth-library';
+import { ApiError } from '../../../http/errors.ts';
+import type { MountEntry } from '../../mounts/mount-table.ts';
+
+/**
+ * The Google REST surfaces the engine calls (IAM, IAM Credentials, Cloud Resource Manager, Cloud Storage,
+ * STS, the OAuth2 token endpoint). Base URLs come from the mount's options (`iam_endpoint`, …), else the
+ * environment (`KEYHAVEN_GOOGLE_IAM_URL`, …), else Google's public hosts, so tests point them at an emulator.
+ */
+
+export interface Endpoints {
+  iam: string;
+  iamCredentials: string;
+  resourceManager: string;
+  storage: string;
+  sts: string;
+  /** The OAuth2 token endpoint; when unset, a credentials file's `token_uri` is used. */
+  token?: string;
+  /** Base delay of retries on conflicts and IAM propagation (milliseconds). */
+  retryBaseMs: number;
+}
+
+const endpointSettings = {
+  iam: ['iam_endpoint', 'KEYHAVEN_GOOGLE_IAM_URL', 'https://iam.googleapis.com'],
+  iamCredentials: ['iamcredentials_endpoint', 'KEYHAVEN_GOOGLE_IAMCREDENTIALS_URL', 'https://iamcredentials.googleapis.com'],
+  resourceManager: ['resourcemanager_endpoint', 'KEYHAVEN_GOOGLE_CRM_URL', 'https://cloudresourcemanager.googleapis.com'],
+  storage: ['storage_endpoint', 'KEYHAVEN_GOOGLE_STORAGE_URL', 'https://storage.googleapis.com'],
+  sts: ['sts_endpoint', 'KEYHAVEN_GOOGLE_STS_URL', 'https://sts.googleapis.com'],
+} as const;
+
+export const defaultTokenUrl = 'https://oauth2.googleapis.com/token';
+export const cloudPlatformScope = 'https://www.googleapis.com/auth/cloud-platform';
+
+export function endpointsOf(mount: MountEntry): Endpoints {
+  const pick = ([option, env, fallback]: readonly [string, string, string]) =>
+    (mount.options[option] || process.env[env] || fallback).replace(/\/+$/, '');
+  const token = mount.options.token_endpoint || process.env.KEYHAVEN_GOOGLE_TOKEN_URL;
+  const retry = Number(mount.options.retry_base_ms || process.env.KEYHAVEN_GOOGLE_RETRY_MS || 500);
+  return {
+    iam: pick(endpointSettings.iam),
+    iamCredentials: pick(endpointSettings.iamCredentials),
+    resourceManager: pick(endpointSettings.resourceManager),
+    storage: pick(endpointSettings.storage),
+    sts: pick(endpointSettings.sts),
+    ...(token ? { token } : {}),
+    retryBaseMs: Number.isFinite(retry) && retry >= 0 ? retry : 500,
+  };
+}
+
+/** An error answer of a Google API: `status` is Google's canonical code name (`NOT_FOUND`, `ABORTED`, …). */
+export class GoogleApiError extends Error {
+  constructor(
+    readonly httpStatus: number,
+    readonly status: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** How a cloud failure reaches the caller: Google's 4xx answers about the request are the caller's 400, the rest a 502. */
+export function asApiError(error: unknown, doing: string): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof GoogleApiError) {
+    const status = error.httpStatus === 400 || error.httpStatus === 404 || error.httpStatus === 403 ? 400 : 502;
+    return new ApiError(status, `${doing}: ${error.message}`);
+  }
+  return new ApiError(502, `${doing}: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+export const isNotFound = (error: unknown) => error instanceof GoogleApiError && error.httpStatus === 404;
+
+/** The parsed service-account credentials file. */
+export interface CredentialsFile {
+  type: 'service_account';
+  project_id?: string;
+  private_key_id: string;
+  private_key: string;
+  client_email: string;
+  client_id?: string;
+  token_uri?: string;
+}
+
+export interface MintedToken {
+  token: string;
+  /** Lifetime the server granted, in seconds from now. */
+  expiresIn: number;
+}
+
+/** A Gaxios-compatible transporter for google-auth-library that sends the token request to our configured endpoint. */
+function tokenTransporter(tokenUrl: string): NonNullable<JWTOptions['transporter']> {
+  const transporter = {
+    async request(options: { data?: unknown; method?: string }) {
+      const response = await fetch(tokenUrl, {
+        method: options.method ?? 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: String(options.data ?? ''),
+      });
+      const text = await response.text();
+      let data: Record<string, unknown> = {};
+      try {
+        data = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        data = { error: 'invalid_response', error_description: text.slice(0, 200) };
+      }
+      if (!response.ok) {
+        const error = new GoogleApiError(response.status, String(data.error ?? 'UNKNOWN'), `${data.error}: ${data.error_description ?? ''}`);
+        throw Object.assign(error, { response: { status: response.status, data } });
+      }
+      return { data, status: response.status, headers: response.headers, config: options };
+    },
+  };
+  return transporter as unknown as NonNullable<JWTOptions['transporter']>;
+}
+
+/** Mints an OAuth2 access token with the JWT-bearer grant, signed by google-auth-library with the file's key. */
+export async function tokenFromCredentials(credentials: CredentialsFile, scopes: string[], endpoints: Endpoints): Promise<MintedToken> {
+  const client = new JWT({
+    email: credentials.client_email,
+    key: credentials.private_key,
+    keyId: credentials.private_key_id,
+    scopes,
+    transporter: tokenTransporter(endpoints.token ?? credentials.token_uri ?? defaultTokenUrl),
+    useAuthRequestParameters: false,
+  });
+  try {
+    const result = await client.authorize();
+    if (!result.access_token) throw new GoogleApiError(502, 'INTERNAL', 'the token endpoint returned no access token');
+    const expiresIn = result.expiry_date ? Math.floor((result.expiry_date - Date.now()) / 1000) : 3600;
+    return { token: result.access_token, expiresIn };
+  } catch (error) {
+    if (error instanceof GoogleApiError) throw error;
+    throw new GoogleApiError(502, 'UNAVAILABLE', `token endpoint: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** REST calls with a bearer token; Google's error envelope becomes a GoogleApiError. */
+export class GoogleClient {
+  constructor(
+    readonly endpoints: Endpoints,
+    private readonly bearer: () => Promise<string>,
+  ) {}
+
+  async call<T = Record<string, unknown>>(method: string, url: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: { authorization: `Bearer ${await this.bearer()}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      if (error instanceof GoogleApiError || error instanceof ApiError) throw error;
+      throw new GoogleApiError(503, 'UNAVAILABLE', `${method} ${new URL(url).pathname}: ${(error as Error).message}`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : {};
+    } catch {
+      parsed = { error: { message: text.slice(0, 200) } };
+    }
+    if (!response.ok) {
+      const error = (parsed as { error?: { message?: string; status?: string } }).error ?? {};
+      throw new GoogleApiError(response.status, error.status ?? String(response.status), error.message ?? `HTTP ${response.status}`);
+    }
+    return parsed as T;
+  }
+
+  private account(email: string, project = '-') {
+    return `${this.endpoints.iam}/v1/projects/${project}/serviceAccounts/${encodeURIComponent(email)}`;
+  }
+
+  createServiceAccount(project: string, accountId: string, displayName: string, description: string) {
+    return this.call<{ email: string; projectId: string; uniqueId: string }>('POST', `${this.endpoints.iam}/v1/projects/${project}/serviceAccounts`, {
+      accountId,
+      serviceAccount: { displayName, description },
+    });
+  }
+
+  getServiceAccount(email: string) {
+    return this.call<{ email: string; projectId: string; uniqueId: string }>('GET', this.account(email));
+  }
+
+  async deleteServiceAccount(email: string): Promise<void> {
+    try {
+      await this.call('DELETE', this.account(email));
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  createKey(email: string, keyAlgorithm: string, privateKeyType: string) {
+    return this.call<{ name: string; privateKeyData: string; keyAlgorithm: string; privateKeyType: string }>('POST', `${this.account(email)}/keys`, {
+      keyAlgorithm,
+      privateKeyType,
+    });
+  }
+
+  async listKeys(email: string): Promise<Array<{ name: string; validAfterTime?: string }>> {
+    const reply = await this.call<{ keys?: Array<{ name: string; validAfterTime?: string }> }>('GET', `${this.account(email)}/keys?keyTypes=USER_MANAGED`);
+    return reply.keys ?? [];
+  }
+
+  /** Deletes a key by its full name; a key (or account) already gone counts as deleted. */
+  async deleteKey(keyName: string): Promise<void> {
+    try {
+      await this.call('DELETE', `${this.endpoints.iam}/v1/${keyName.split('/').map(encodeURIComponent).join('/')}`);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  generateAccessToken(email: string, scopes: string[], lifetimeSeconds: number) {
+    return this.call<{ accessToken: string; expireTime: string }>(
+      'POST',
+      `${this.endpoints.iamCredentials}/v1/projects/-/serviceAccounts/${encodeURIComponent(email)}:generateAccessToken`,
+      { scope: scopes, lifetime: `${lifetimeSeconds}s` },
+    );
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { type LeaseHooks, type PathSpec, path, type Request } from '../../../http/backend.ts';
+import { badRequest } from '../../../http/errors.ts';
+import { duration } from '../../../http/fields.ts';
+import { type EngineContext, settleNow, walItem } from './cleanup.ts';
+import { configValue, loadConfig } from './config.ts';
+import { asApiError } from './google-client.ts';
+import { loadAccount, rolesetKey, staticAccountKey } from './records.ts';
+import { rootClient } from './root-client.ts';
+
+/**
+ * Service-account keys (`roleset/:roleset/key`, its deprecated alias `key/:roleset`,
+ * `static-account/:name/key`): a new key on the account, leased. Renewable up to config `max_ttl` while the
+ * account's bindings are those it was issued under; revoking the lease deletes the key in the cloud.
+ */
+
+export const keySecretType = 'service_account_key';
+
+const keyFields = {
+  key_algorithm: z.enum(['KEY_ALG_RSA_2048', 'KEY_ALG_RSA_1024']).default('KEY_ALG_RSA_2048'),
+  key_type: z.enum(['TYPE_GOOGLE_CREDENTIALS_FILE', 'TYPE_PKCS12_FILE']).default('TYPE_GOOGLE_CREDENTIALS_FILE'),
+  ttl: duration.optional(),
+};
+type KeyFields = { key_algorithm: string; key_type: string; ttl?: number };
+
+interface KeyInternal {
+  owner: string;
+  email: string;
+  keyName: string;
+  generation: number;
+}
+
+async function issueKey(request: Request<KeyFields>, owner: string, what: string) {
+  const item = await loadAccount(request.storage, owner);
+  if (!item) throw badRequest(`${what} does not exist`);
+  if (item.value.secret_type !== 'service_account_key') {
+    throw badRequest(`${what} cannot generate service account keys (has secret type ${item.value.secret_type})`);
+  }
+  const config = configValue(await loadConfig(request.storage));
+  const google = await rootClient(request.core, request.mount, request.storage);
+  let created: { name: string; privateKeyData: string; keyAlgorithm: string; privateKeyType: string };
+  try {
+    created = await google.createKey(item.value.service_account_email, request.data.key_algorithm, request.data.key_type);
+  } catch (error) {
+    throw asApiError(error, `creating a key for ${what}`);
+  }
+  const internal: KeyInternal = { owner, email: item.value.service_account_email, keyName: created.name, generation: item.value.generation };
+  const ttl = request.data.ttl || config.ttl;
+  return {
+    data: { private_key_data: created.privateKeyData, key_algorithm: created.keyAlgorithm ?? request.data.key_algorithm, key_type: created.privateKeyType ?? request.data.key_type },
+    secret: {
+      type: keySecretType,
+      ...(ttl ? { ttl: config.max_ttl ? Math.min(ttl, config.max_ttl) : ttl } : {}),
+      ...(config.max_ttl ? { maxTtl: config.max_ttl } : {}),
+      renewable: true,
+      internal: internal as unknown as Record<string, unknown>,
+    },
+  };
+}
+
+const rolesetKeyHandler = (request: Request<KeyFields & { roleset: string }>) =>
+  issueKey(request, rolesetKey(request.data.roleset), `roleset "${request.data.roleset}"`);
+const staticKeyHandler = (request: Request<KeyFields & { name: string }>) =>
+  issueKey(request, staticAccountKey(request.data.name), `static account "${request.data.name}"`);
+
+const rolesetFields = z.object({ roleset: z.string(), ...keyFields });
+const staticFields = z.object({ name: z.string(), ...keyFields });
+
+export const keyPaths: PathSpec[] = [
+  path({ pattern: 'roleset/:roleset/key', fields: rolesetFields, operations: { read: rolesetKeyHandler, update: rolesetKeyHandler } }),
+  path({ pattern: 'key/:roleset', fields: rolesetFields, operations: { read: rolesetKeyHandler, update: rolesetKeyHandler } }),
+  path({ pattern: 'static-account/:name/key', fields: staticFields, operations: { read: staticKeyHandler, update: staticKeyHandler } }),
+];
+
+export const keyLeaseHooks: LeaseHooks = {
+  async renew({ internal, increment, storage }) {
+    const key = internal as unknown as KeyInternal;
+    const item = await loadAccount(storage, key.owner);
+    if (!item || item.value.generation !== key.generation || item.value.service_account_email !== key.email) {
+      throw badRequest(`cannot renew: the bindings or service account of ${key.owner} changed since this key was issued`);
+    }
+    const config = configValue(await loadConfig(storage));
+    const ttl = increment || config.ttl;
+    return { ...(ttl ? { ttl } : {}), ...(config.max_ttl ? { maxTtl: config.max_ttl } : {}) };
+  },
+  async revoke({ internal, core, mount, storage }) {
+    const key = internal as unknown as KeyInternal;
+    const ctx: EngineContext = { core, mount, storage };
+    const google = await rootClient(core, mount, storage);
+    try {
+      await google.deleteKey(key.keyName);
+    } catch (error) {
+      // Left for the clean-up job as well, so the key goes even if the lease is later force-revoked.
+      await settleNow(ctx, [walItem(ctx, { kind: 'key', owner: key.owner, email: key.email, keyName: key.keyName }, 'now')], google);
+      throw error;
+    }
+  },
+};

@@ -1,0 +1,75 @@
+import type { MountStorage } from '../../mounts/mount-storage.ts';
+import type { Bindings } from './bindings.ts';
+import type { CredentialsFile } from './google-client.ts';
+
+/**
+ * How rolesets (`roleset/<name>`) and static accounts (`static-account/<name>`) are kept: one item each, the
+ * fields the API shows in `value`, the key the engine mints access tokens with sealed beside them.
+ */
+export interface AccountValue {
+  secret_type: 'access_token' | 'service_account_key';
+  service_account_email: string;
+  service_account_project: string;
+  bindings: Bindings;
+  token_scopes: string[];
+  /** Bumped whenever the account or its bindings change; keys issued under an older one cannot be renewed. */
+  generation: number;
+}
+
+export interface AccountItem {
+  pk: string;
+  sk: string;
+  value: AccountValue;
+  /** The access-token key: its full resource name and the sealed credentials file. */
+  tokenKey?: { name: string; sealed: string };
+}
+
+export const rolesetKey = (name: string) => `roleset/${name}`;
+export const staticAccountKey = (name: string) => `static-account/${name}`;
+export const impersonatedKey = (name: string) => `impersonated-account/${name}`;
+
+export async function loadAccount(storage: MountStorage, key: string): Promise<AccountItem | undefined> {
+  return storage.store.get<AccountItem & Record<string, unknown>>(storage.pk, key);
+}
+
+export function openTokenKey(storage: MountStorage, item: AccountItem): CredentialsFile | undefined {
+  return item.tokenKey ? (JSON.parse(storage.open(`${item.sk}#token-key`, item.tokenKey.sealed)) as CredentialsFile) : undefined;
+}
+
+export const sealTokenKey = (storage: MountStorage, key: string, credentials: string) => storage.seal(`${key}#token-key`, credentials);
+
+/** The read result shared by rolesets and static accounts. */
+export function accountView(value: AccountValue): Record<string, unknown> {
+  return {
+    secret_type: value.secret_type,
+    service_account_email: value.service_account_email,
+    service_account_project: value.service_account_project,
+    bindings: value.bindings,
+    ...(value.secret_type === 'access_token' ? { token_scopes: value.token_scopes } : { token_scopes: [] }),
+  };
+}
+
+/**
+ * A write-ahead record (`wal/<id>`): a cloud resource that was created, or is to be removed, for `owner`.
+ * The clean-up job settles it when due: whatever the owner's stored record does not use is removed.
+ *  - `account`: a service account with the bindings it may have (all removed unless it is the owner's account);
+ *  - `bindings`: roles granted to `email` (revoked except those the owner's record still grants that account);
+ *  - `new-keys`: keys created on `email` after `startedAt` whose names were not learnt (deleted unless current);
+ *  - `key`: one key by name (deleted unless it is the owner's current token key or root key).
+ */
+export interface WalItem {
+  pk: string;
+  sk: string;
+  kind: 'account' | 'bindings' | 'new-keys' | 'key';
+  /** Storage key of the roleset, static account or `config` the resource belongs to. */
+  owner: string;
+  email: string;
+  bindings?: Bindings;
+  keyName?: string;
+  knownBefore?: string[];
+  startedAt: number;
+  dueAt: number;
+  attempts: number;
+}
+
+export const walPrefix = 'wal/';

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { type PathSpec, path, type Request } from '../../../http/backend.ts';
+import { badRequest } from '../../../http/errors.ts';
+import { stringList } from '../../../http/fields.ts';
+import { deleteWithCloud, replaceRolesetAccount, rotateTokenKey, storeOnly } from './account-changes.ts';
+import { parseBindings, sameBindings } from './bindings.ts';
+import { type EngineContext, walItem } from './cleanup.ts';
+import { accountView, loadAccount, rolesetKey } from './records.ts';
+
+/**
+ * `roleset/:name`: a service account the engine creates in `project` with `bindings`, and the secrets it
+ * issues from it. Changing the bindings (or `rotate`) replaces the account; `rotate-key` only its token key.
+ */
+
+const secretTypes = ['access_token', 'service_account_key'] as const;
+const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
+
+const fields = z.object({
+  name,
+  secret_type: z.enum(secretTypes).optional(),
+  project: z.string().optional(),
+  bindings: z.string().optional(),
+  token_scopes: stringList.optional(),
+});
+type Fields = z.output<typeof fields>;
+
+const context = (request: Request<unknown>): EngineContext => ({ core: request.core, mount: request.mount, storage: request.storage });
+
+async function write(request: Request<Fields>) {
+  const { data } = request;
+  const key = rolesetKey(data.name);
+  const previous = await loadAccount(request.storage, key);
+  if (previous) {
+    if (data.secret_type !== undefined && data.secret_type !== previous.value.secret_type) throw badRequest('"secret_type" cannot be changed after the roleset is created');
+    if (data.project !== undefined && data.project !== previous.value.service_account_project) throw badRequest('"project" cannot be changed after the roleset is created');
+  } else {
+    if (!data.project) throw badRequest('missing "project": the project of the roleset\'s service account is required');
+    if (data.bindings === undefined) throw badRequest('missing "bindings": a roleset needs at least one resource binding');
+  }
+  const secretType = data.secret_type ?? previous?.value.secret_type ?? 'access_token';
+  const project = data.project ?? (previous?.value.service_account_project as string);
+  const scopes = data.token_scopes ?? previous?.value.token_scopes ?? [];
+  if (secretType === 'access_token' && scopes.length === 0) throw badRequest('"token_scopes" is required for an access_token roleset');
+  if (secretType === 'service_account_key' && data.token_scopes && data.token_scopes.length > 0) {
+    throw badRequest('"token_scopes" only applies to access_token rolesets');
+  }
+  const bindings = data.bindings !== undefined ? parseBindings(data.bindings) : (previous?.value.bindings ?? {});
+  const ctx = context(request);
+  if (previous && sameBindings(bindings, previous.value.bindings)) {
+    // Unchanged bindings touch nothing in the cloud.
+    await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } }, previous, `roleset "${data.name}"`);
+    return undefined;
+  }
+  await replaceRolesetAccount(
+    ctx,
+    key,
+    data.name,
+    { secret_type: secretType, service_account_project: project, bindings, token_scopes: secretType === 'access_token' ? scopes : [] },
+    previous,
+  );
+  return undefined;
+}
+
+export const rolesetPaths: PathSpec[] = [
+  path({
+    pattern: 'roleset/:name',
+    fields,
+    exists: async ({ storage, data }) => (await loadAccount(storage, rolesetKey(data.name))) !== undefined,
+    operations: {
+      read: async ({ storage, data }) => {
+        const item = await loadAccount(storage, rolesetKey(data.name));
+        return item ? { data: accountView(item.value) } : undefined;
+      },
+      create: write,
+      update: write,
+      delete: async (request) => {
+        const key = rolesetKey(request.data.name);
+        const item = await loadAccount(request.storage, key);
+        if (!item) return undefined;
+        const ctx = context(request);
+        await deleteWithCloud(ctx, key, [
+          walItem(ctx, { kind: 'account', owner: key, email: item.value.service_account_email, bindings: item.value.bindings }, 'now'),
+        ]);
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'rolesets',
+    fields: z.object({}),
+    operations: {
+      list: async ({ storage }) => ({ data: { keys: await storage.list('roleset/') } }),
+    },
+  }),
+  path({
+    pattern: 'roleset/:name/rotate',
+    fields: z.object({ name }),
+    operations: {
+      update: async (request) => {
+        const key = rolesetKey(request.data.name);
+        const item = await loadAccount(request.storage, key);
+        if (!item) throw badRequest(`roleset "${request.data.name}" does not exist`);
+        const { service_account_email: _email, generation: _generation, ...value } = item.value;
+        await replaceRolesetAccount(context(request), key, request.data.name, value, item);
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'roleset/:name/rotate-key',
+    fields: z.object({ name }),
+    operations: {
+      update: async (request) => {
+        const key = rolesetKey(request.data.name);
+        const item = await loadAccount(request.storage, key);
+        if (!item) throw badRequest(`roleset "${request.data.name}" does not exist`);
+        await rotateTokenKey(context(request), key, `roleset "${request.data.name}"`, item);
+        return undefined;
+      },
+    },
+  }),
+];

@@ -1,0 +1,125 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { GoogleAuth } from 'google-auth-library';
+import { exportJWK, importJWK, type JWK, SignJWT } from 'jose';
+import type { Core } from '../../../core.ts';
+import { ApiError } from '../../../http/errors.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { ConditionFailed } from '../../../storage/store.ts';
+import type { MountStorage } from '../../mounts/mount-storage.ts';
+import type { MountEntry } from '../../mounts/mount-table.ts';
+import { type ConfigItem, loadConfig, openCredentials } from './config.ts';
+import { cloudPlatformScope, type Endpoints, endpointsOf, GoogleApiError, GoogleClient, tokenFromCredentials } from './google-client.ts';
+
+/**
+ * The client the engine acts with, from the root credential in precedence order: the stored credentials
+ * file; workload identity federation (a service-signed identity token exchanged at STS, then impersonation
+ * of `service_account_email`); the server's application default credentials (environment, then the
+ * shared credential files). Tokens are cached per process until five minutes before they expire.
+ */
+
+const refreshMarginMs = 5 * 60 * 1000;
+const rootTokens = new Map<string, { token: string; expiresAtMs: number }>();
+
+async function cached(key: string, mint: () => Promise<{ token: string; expiresIn: number }>): Promise<string> {
+  const hit = rootTokens.get(key);
+  if (hit && hit.expiresAtMs - Date.now() > refreshMarginMs) return hit.token;
+  const minted = await mint();
+  rootTokens.set(key, { token: minted.token, expiresAtMs: Date.now() + minted.expiresIn * 1000 });
+  return minted.token;
+}
+
+export async function rootClient(core: Core, mount: MountEntry, storage: MountStorage, config?: ConfigItem): Promise<GoogleClient> {
+  const item = config ?? (await loadConfig(storage));
+  const endpoints = endpointsOf(mount);
+  const credentials = openCredentials(storage, item);
+  if (credentials) {
+    const key = `${mount.uuid}|${credentials.private_key_id}`;
+    return new GoogleClient(endpoints, () => cached(key, () => tokenFromCredentials(credentials, [cloudPlatformScope], endpoints)));
+  }
+  if (item?.value.identity_token_audience) {
+    const { identity_token_audience: audience, service_account_email: email, identity_token_ttl: ttl } = item.value;
+    const key = `${mount.uuid}|wif|${audience}|${email}`;
+    return new GoogleClient(endpoints, () => cached(key, () => federatedToken(core, mount, storage, endpoints, audience, email, ttl)));
+  }
+  const auth = new GoogleAuth({ scopes: [cloudPlatformScope] });
+  return new GoogleClient(endpoints, async () => {
+    try {
+      const token = await auth.getAccessToken();
+      if (!token) throw new Error('no token');
+      return token;
+    } catch (error) {
+      throw new ApiError(400, `no root credential: write "credentials" or "identity_token_audience" to config (application default credentials: ${(error as Error).message})`);
+    }
+  });
+}
+
+async function federatedToken(
+  core: Core,
+  mount: MountEntry,
+  storage: MountStorage,
+  endpoints: Endpoints,
+  audience: string,
+  email: string,
+  ttl: number,
+): Promise<{ token: string; expiresIn: number }> {
+  const subjectToken = await identityToken(core, mount, storage, audience, ttl);
+  const response = await fetch(`${endpoints.sts}/v1/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      audience,
+      scope: cloudPlatformScope,
+      requested_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      subject_token: subjectToken,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+    }),
+  });
+  const body = (await response.json().catch(() => ({}))) as { access_token?: string; error?: string; error_description?: string };
+  if (!response.ok || !body.access_token) {
+    throw new GoogleApiError(response.status, body.error ?? 'UNKNOWN', `workload identity federation: STS refused the identity token: ${body.error_description ?? body.error ?? response.status}`);
+  }
+  const federated = new GoogleClient(endpoints, async () => body.access_token as string);
+  const impersonated = await federated.generateAccessToken(email, [cloudPlatformScope], 3600);
+  return { token: impersonated.accessToken, expiresIn: Math.floor((Date.parse(impersonated.expireTime) - Date.now()) / 1000) };
+}
+
+const identityKeyKey = 'identity-token-key';
+
+/** Where plugin identity tokens say they come from; the public keys are `identityTokenJwks`. */
+export const identityTokenIssuer = () => `${(process.env.KEYHAVEN_API_ADDR ?? 'http://127.0.0.1:8200').replace(/\/+$/, '')}/v1/identity/oidc/plugins`;
+
+async function identityKey(storage: MountStorage): Promise<JWK> {
+  const stored = await storage.get<{ key: string }>(identityKeyKey);
+  if (stored) return JSON.parse(storage.open(identityKeyKey, stored.key)) as JWK;
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwk = { ...(await exportJWK(privateKey)), kid: crypto.randomUUID(), alg: 'RS256' };
+  try {
+    await storage.put(identityKeyKey, { key: storage.seal(identityKeyKey, JSON.stringify(jwk)) }, { ifAbsent: true });
+    return jwk;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return identityKey(storage);
+    throw error;
+  }
+}
+
+/** The public keys that verify this mount's identity tokens, as a JWKS (for the workload identity pool provider). */
+export async function identityTokenJwks(storage: MountStorage): Promise<{ keys: JWK[] }> {
+  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub } = await identityKey(storage);
+  return { keys: [pub] };
+}
+
+/** A plugin identity token: subject `plugin-identity:root:secret:<mount accessor>`, audience as configured. */
+async function identityToken(core: Core, mount: MountEntry, storage: MountStorage, audience: string, ttl: number): Promise<string> {
+  const jwk = await identityKey(storage);
+  const now = epochSeconds(core.clock);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256', kid: jwk.kid as string })
+    .setIssuer(identityTokenIssuer())
+    .setSubject(`plugin-identity:root:secret:${mount.accessor}`)
+    .setAudience(audience)
+    .setIssuedAt(now)
+    .setNotBefore(now)
+    .setExpirationTime(now + ttl)
+    .sign(await importJWK(jwk, 'RS256'));
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { type PathSpec, path } from '../../../http/backend.ts';
+import { ApiError, badRequest } from '../../../http/errors.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { ConditionFailed } from '../../../storage/store.ts';
+import { type EngineContext, settleNow, walItem, writeAhead } from './cleanup.ts';
+import { configKey, loadConfig, nextRotation, openCredentials, parseCredentials, sealCredentials } from './config.ts';
+import { asApiError } from './google-client.ts';
+import { rootClient } from './root-client.ts';
+
+/**
+ * `config/rotate-root`: a new key for the root service account becomes the stored credential, then the old
+ * key is deleted. The new key is recorded ahead (a crash before it is stored deletes it); the old key's
+ * removal is recorded in the same write that stores the new one.
+ */
+export async function rotateRootNow(ctx: EngineContext): Promise<string> {
+  const { core, storage } = ctx;
+  const config = await loadConfig(storage);
+  const credentials = openCredentials(storage, config);
+  if (!config || !credentials) {
+    throw badRequest('cannot rotate the root credential: config did not use "credentials" (workload identity and application default credentials have no key to rotate)');
+  }
+  const google = await rootClient(core, ctx.mount, storage, config);
+  const email = credentials.client_email;
+  let knownBefore: string[];
+  try {
+    knownBefore = (await google.listKeys(email)).map((key) => key.name);
+  } catch (error) {
+    throw asApiError(error, `listing keys of the root service account ${email}`);
+  }
+  const [ahead] = await writeAhead(ctx, [{ kind: 'new-keys', owner: configKey, email, knownBefore }]);
+  let created: { name: string; privateKeyData: string };
+  try {
+    created = await google.createKey(email, 'KEY_ALG_RSA_2048', 'TYPE_GOOGLE_CREDENTIALS_FILE');
+  } catch (error) {
+    await settleNow(ctx, ahead ? [ahead] : [], google);
+    throw asApiError(error, `creating a key for the root service account ${email}`);
+  }
+  const fresh = parseCredentials(Buffer.from(created.privateKeyData, 'base64').toString('utf8'));
+  const oldKey = walItem(ctx, { kind: 'key', owner: configKey, email, keyName: `projects/-/serviceAccounts/${email}/keys/${credentials.private_key_id}` }, 'now');
+  const now = epochSeconds(core.clock);
+  const rotateAt = nextRotation(config.value, now, now);
+  try {
+    await core.store.transact([
+      {
+        Update: {
+          Key: { pk: storage.pk, sk: configKey },
+          UpdateExpression: `SET credentials = :fresh, lastRotation = :now${rotateAt !== undefined ? ', rotateAt = :at' : ''}${rotateAt === undefined ? ' REMOVE rotateAt' : ''}`,
+          ConditionExpression: 'credentials = :current',
+          ExpressionAttributeValues: {
+            ':fresh': sealCredentials(storage, JSON.stringify(fresh)),
+            ':now': now,
+            ':current': config.credentials,
+            ...(rotateAt !== undefined ? { ':at': rotateAt } : {}),
+          },
+        },
+      },
+      { Put: { Item: oldKey as unknown as Record<string, unknown> & { pk: string; sk: string } } },
+      ...(ahead ? [{ Delete: { Key: { pk: storage.pk, sk: ahead.sk } } }] : []),
+    ]);
+  } catch (error) {
+    await settleNow(ctx, ahead ? [ahead] : [], google);
+    if (error instanceof ConditionFailed) throw new ApiError(409, 'the root credential changed while it was being rotated; try again');
+    throw error;
+  }
+  // The old key is deleted with the new credential, so the rotation also proves the new key works.
+  await settleNow(ctx, [oldKey]);
+  return fresh.private_key_id;
+}
+
+export const rotateRootPaths: PathSpec[] = [
+  path({
+    pattern: 'config/rotate-root',
+    fields: z.object({}),
+    operations: {
+      update: async ({ core, mount, storage }) => ({ data: { private_key_id: await rotateRootNow({ core, mount, storage }) } }),
+    },
+  }),
+];

@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import { type PathSpec, path, type Request } from '../../../http/backend.ts';
+import { ApiError, badRequest } from '../../../http/errors.ts';
+import { stringList } from '../../../http/fields.ts';
+import { ConditionFailed } from '../../../storage/store.ts';
+import { deleteWithCloud, revokeIssuedKeys, rotateTokenKey, storeOnly, storeWrite } from './account-changes.ts';
+import { type Bindings, grantBindings, parseBindings, sameBindings } from './bindings.ts';
+import { type EngineContext, settleNow, type WalDraft, walItem, writeAhead } from './cleanup.ts';
+import { asApiError, isNotFound } from './google-client.ts';
+import { type AccountItem, accountView, loadAccount, sealTokenKey, staticAccountKey, type WalItem } from './records.ts';
+import { rootClient } from './root-client.ts';
+
+/**
+ * `static-account/:name`: an existing service account the engine manages. Only the bindings given here are
+ * the engine's (granted on write, taken back on change or delete); bindings made outside are left alone.
+ */
+
+const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
+const fields = z.object({
+  name,
+  secret_type: z.enum(['access_token', 'service_account_key']).optional(),
+  service_account_email: z.string().optional(),
+  bindings: z.string().optional(),
+  token_scopes: stringList.optional(),
+});
+type Fields = z.output<typeof fields>;
+
+const context = (request: Request<unknown>): EngineContext => ({ core: request.core, mount: request.mount, storage: request.storage });
+const item = (value: unknown) => value as Record<string, unknown> & { pk: string; sk: string };
+
+async function write(request: Request<Fields>) {
+  const { data, storage } = request;
+  const key = staticAccountKey(data.name);
+  const what = `static account "${data.name}"`;
+  const previous = await loadAccount(storage, key);
+  if (previous) {
+    if (data.secret_type !== undefined && data.secret_type !== previous.value.secret_type) throw badRequest('"secret_type" cannot be changed after the static account is created');
+    if (data.service_account_email !== undefined && data.service_account_email !== previous.value.service_account_email) {
+      throw badRequest('"service_account_email" cannot be changed after the static account is created');
+    }
+  } else if (!data.service_account_email) {
+    throw badRequest('missing "service_account_email": the existing service account to manage is required');
+  }
+  const secretType = data.secret_type ?? previous?.value.secret_type ?? 'access_token';
+  const scopes = data.token_scopes ?? previous?.value.token_scopes ?? [];
+  if (secretType === 'access_token' && scopes.length === 0) throw badRequest('"token_scopes" is required for an access_token static account');
+  if (secretType === 'service_account_key' && data.token_scopes && data.token_scopes.length > 0) {
+    throw badRequest('"token_scopes" only applies to access_token static accounts');
+  }
+  const bindings: Bindings = data.bindings === undefined ? (previous?.value.bindings ?? {}) : data.bindings.trim() === '' ? {} : parseBindings(data.bindings);
+  const ctx = context(request);
+  if (previous && sameBindings(bindings, previous.value.bindings)) {
+    await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } }, previous, what);
+    return undefined;
+  }
+
+  const google = await rootClient(request.core, request.mount, storage);
+  const email = previous?.value.service_account_email ?? (data.service_account_email as string);
+  let project = previous?.value.service_account_project ?? '';
+  let knownBefore: string[] = [];
+  try {
+    if (!previous) {
+      project = (await google.getServiceAccount(email)).projectId;
+      if (secretType === 'access_token') knownBefore = (await google.listKeys(email)).map((entry) => entry.name);
+    }
+  } catch (error) {
+    if (isNotFound(error)) throw badRequest(`invalid "service_account_email": service account ${email} does not exist`);
+    throw asApiError(error, `reading service account ${email}`);
+  }
+  const drafts: WalDraft[] = [{ kind: 'bindings', owner: key, email, bindings }];
+  if (!previous && secretType === 'access_token') drafts.push({ kind: 'new-keys', owner: key, email, knownBefore });
+  const ahead = await writeAhead(ctx, drafts);
+  let next: AccountItem;
+  try {
+    await grantBindings(google, `serviceAccount:${email}`, bindings);
+    next = {
+      pk: storage.pk,
+      sk: key,
+      value: {
+        secret_type: secretType,
+        service_account_email: email,
+        service_account_project: project,
+        bindings,
+        token_scopes: secretType === 'access_token' ? scopes : [],
+        generation: (previous?.value.generation ?? 0) + 1,
+      },
+      ...(previous?.tokenKey ? { tokenKey: previous.tokenKey } : {}),
+    };
+    if (!previous && secretType === 'access_token') {
+      const created = await google.createKey(email, 'KEY_ALG_RSA_2048', 'TYPE_GOOGLE_CREDENTIALS_FILE');
+      next.tokenKey = { name: created.name, sealed: sealTokenKey(storage, key, Buffer.from(created.privateKeyData, 'base64').toString('utf8')) };
+    }
+  } catch (error) {
+    await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
+    throw asApiError(error, `applying ${what}`);
+  }
+  const obsolete: WalItem[] = previous ? [walItem(ctx, { kind: 'bindings', owner: key, email, bindings: previous.value.bindings }, 'now')] : [];
+  try {
+    await request.core.store.transact([
+      storeWrite(next, previous),
+      ...ahead.map((entry) => ({ Delete: { Key: { pk: entry.pk, sk: entry.sk } } })),
+      ...obsolete.map((entry) => ({ Put: { Item: item(entry) } })),
+    ]);
+  } catch (error) {
+    await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
+    if (error instanceof ConditionFailed) throw new ApiError(409, `${what} changed while it was being updated; try again`);
+    throw error;
+  }
+  if (previous) await revokeIssuedKeys(ctx, key);
+  await settleNow(ctx, obsolete, google);
+  return undefined;
+}
+
+export const staticAccountPaths: PathSpec[] = [
+  path({
+    pattern: 'static-account/:name',
+    fields,
+    exists: async ({ storage, data }) => (await loadAccount(storage, staticAccountKey(data.name))) !== undefined,
+    operations: {
+      read: async ({ storage, data }) => {
+        const found = await loadAccount(storage, staticAccountKey(data.name));
+        return found ? { data: accountView(found.value) } : undefined;
+      },
+      create: write,
+      update: write,
+      delete: async (request) => {
+        const key = staticAccountKey(request.data.name);
+        const found = await loadAccount(request.storage, key);
+        if (!found) return undefined;
+        const ctx = context(request);
+        const email = found.value.service_account_email;
+        await deleteWithCloud(ctx, key, [
+          walItem(ctx, { kind: 'bindings', owner: key, email, bindings: found.value.bindings }, 'now'),
+          ...(found.tokenKey ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: found.tokenKey.name }, 'now')] : []),
+        ]);
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'static-accounts',
+    fields: z.object({}),
+    operations: { list: async ({ storage }) => ({ data: { keys: await storage.list('static-account/') } }) },
+  }),
+  path({
+    pattern: 'static-account/:name/rotate-key',
+    fields: z.object({ name }),
+    operations: {
+      update: async (request) => {
+        const key = staticAccountKey(request.data.name);
+        const found = await loadAccount(request.storage, key);
+        if (!found) throw badRequest(`static account "${request.data.name}" does not exist`);
+        await rotateTokenKey(context(request), key, `static account "${request.data.name}"`, found);
+        return undefined;
+      },
+    },
+  }),
+];

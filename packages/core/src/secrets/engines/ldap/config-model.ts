@@ -1,0 +1,105 @@
+import type { Core } from '../../../core.ts';
+import { badRequest } from '../../../http/errors.ts';
+import { randomString } from '../../../lib/password.ts';
+import { generatePassword } from '../../../lib/password.ts';
+import type { MountStorage } from '../../mounts/mount-storage.ts';
+import { loadPasswordPolicy } from '../../sys/password-policies.ts';
+import type { TlsVersionName } from './client.ts';
+import type { AccountItem } from './records.ts';
+import { defaultUserAttr, type SchemaName } from './schemas.ts';
+
+/** The stored config fields, named as in the API; 0 and '' mean "not set" where a default applies. */
+export interface ConfigValue {
+  binddn: string;
+  url: string;
+  password_policy: string;
+  schema: SchemaName;
+  userdn: string;
+  /** As configured; '' means the schema's default. */
+  userattr: string;
+  upndomain: string;
+  request_timeout: number;
+  connection_timeout: number;
+  starttls: boolean;
+  insecure_tls: boolean;
+  certificate: string;
+  client_tls_cert: string;
+  tls_min_version: TlsVersionName;
+  tls_max_version: TlsVersionName;
+  case_sensitive_names: boolean;
+  skip_static_role_import_rotation: boolean;
+  length: number;
+  rotation_period: number;
+  rotation_schedule: string;
+  rotation_window: number;
+  disable_automated_rotation: boolean;
+}
+
+export const configDefaults: ConfigValue = {
+  binddn: '',
+  url: 'ldap://127.0.0.1',
+  password_policy: '',
+  schema: 'openldap',
+  userdn: '',
+  userattr: '',
+  upndomain: '',
+  request_timeout: 0,
+  connection_timeout: 0,
+  starttls: false,
+  insecure_tls: false,
+  certificate: '',
+  client_tls_cert: '',
+  tls_min_version: 'tls12',
+  tls_max_version: 'tls12',
+  case_sensitive_names: false,
+  skip_static_role_import_rotation: false,
+  length: 0,
+  rotation_period: 0,
+  rotation_schedule: '',
+  rotation_window: 0,
+  disable_automated_rotation: false,
+};
+
+/** What a connection needs: the fields (with `userattr` resolved) and the opened secrets. */
+export interface DirectoryConfig {
+  fields: ConfigValue;
+  bindpass: string;
+  clientTlsKey?: string;
+}
+
+export const configKey = 'config';
+export const defaultPasswordLength = 64;
+
+export async function loadConfigItem(storage: MountStorage): Promise<AccountItem | undefined> {
+  return storage.store.get<AccountItem>(storage.pk, configKey);
+}
+
+/** The config with its secrets opened; `password` overrides the stored bind password (rotation). */
+export function directoryConfig(storage: MountStorage, item: AccountItem, password?: string): DirectoryConfig {
+  const fields = { ...configDefaults, ...(item.value as Partial<ConfigValue>) };
+  fields.userattr = fields.userattr || defaultUserAttr[fields.schema];
+  const clientKey = item.clientKey as string | undefined;
+  return {
+    fields,
+    bindpass: password ?? (item.password ? storage.open(configKey, item.password) : ''),
+    ...(clientKey ? { clientTlsKey: storage.open(`${configKey}#client_tls_key`, clientKey) } : {}),
+  };
+}
+
+/** The config, or a 400 telling the caller to write one first. */
+export async function requireConfig(storage: MountStorage): Promise<DirectoryConfig> {
+  const item = await loadConfigItem(storage);
+  if (!item) throw badRequest('the directory engine is not configured: write "config" first');
+  return directoryConfig(storage, item);
+}
+
+/** A new password: from the configured policy, else the deprecated `length`, else 64 base62 characters. */
+export async function newPassword(core: Core, config: DirectoryConfig): Promise<string> {
+  const { password_policy: policyName, length } = config.fields;
+  if (policyName) {
+    const policy = await loadPasswordPolicy(core, policyName);
+    if (!policy) throw badRequest(`password policy "${policyName}" does not exist`);
+    return generatePassword(policy);
+  }
+  return randomString(length || defaultPasswordLength);
+}

@@ -1,0 +1,179 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { z } from 'zod';
+import { type PathSpec, path, type Request } from '../../../http/backend.ts';
+import { badRequest } from '../../../http/errors.ts';
+import { bool, count, duration } from '../../../http/fields.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { tlsVersionNames } from './client.ts';
+import { type ConfigValue, configDefaults, configKey, defaultPasswordLength, directoryConfig, loadConfigItem } from './config-model.ts';
+import { dueUpdate, updateExpression } from './records.ts';
+import { checkSchedule, minRootRotationPeriod, minRotationWindow, rootNextDue } from './rotation-schedule.ts';
+import { schemaNames } from './schemas.ts';
+
+/** `config`: how the engine reaches the directory. A POST merges into what is stored; `bindpass` is never shown. */
+
+const fields = z.object({
+  binddn: z.string().optional(),
+  bindpass: z.string().optional(),
+  url: z.string().optional(),
+  password_policy: z.string().optional(),
+  schema: z.enum(schemaNames).optional(),
+  userdn: z.string().optional(),
+  userattr: z.string().optional(),
+  upndomain: z.string().optional(),
+  request_timeout: duration.optional(),
+  connection_timeout: duration.optional(),
+  starttls: bool.optional(),
+  insecure_tls: bool.optional(),
+  certificate: z.string().optional(),
+  client_tls_cert: z.string().optional(),
+  client_tls_key: z.string().optional(),
+  tls_min_version: z.enum(tlsVersionNames).optional(),
+  tls_max_version: z.enum(tlsVersionNames).optional(),
+  case_sensitive_names: bool.optional(),
+  skip_static_role_import_rotation: bool.optional(),
+  length: count.optional(),
+  rotation_period: duration.optional(),
+  rotation_schedule: z.string().optional(),
+  rotation_window: duration.optional(),
+  disable_automated_rotation: bool.optional(),
+});
+type Fields = z.output<typeof fields>;
+
+const rotationFields = ['rotation_period', 'rotation_schedule', 'rotation_window', 'disable_automated_rotation'] as const;
+
+export const configPaths: PathSpec[] = [
+  path({
+    pattern: 'config',
+    fields,
+    exists: async ({ storage }) => (await loadConfigItem(storage)) !== undefined,
+    operations: {
+      read: async ({ storage }) => {
+        const item = await loadConfigItem(storage);
+        if (!item) return undefined;
+        const { fields: value } = directoryConfig(storage, item);
+        return { data: shown(value, item.lastRotation) };
+      },
+      create: write,
+      update: write,
+      delete: async ({ storage }) => {
+        await storage.delete(configKey);
+        return undefined;
+      },
+    },
+  }),
+];
+
+async function write({ storage, core, data }: Request<Fields>) {
+  const item = await loadConfigItem(storage);
+  const stored = { ...configDefaults, ...(item?.value as Partial<ConfigValue> | undefined) };
+  const { bindpass, client_tls_key: clientKey, ...sent } = data;
+  const merged: ConfigValue = { ...stored, ...definedOnly(sent) };
+
+  if (sent.rotation_period && sent.rotation_schedule) {
+    throw badRequest('"rotation_period" and "rotation_schedule" cannot both be set: choose one');
+  }
+  // Sending one of the two replaces the other, so a config can move from a period to a schedule.
+  if (sent.rotation_period) merged.rotation_schedule = '';
+  if (sent.rotation_schedule) merged.rotation_period = 0;
+  validate(merged, sent);
+  if (!item?.password && !bindpass) throw badRequest('missing "bindpass": the password of "binddn" is required');
+  if (clientKey) {
+    try {
+      createPrivateKey(clientKey);
+    } catch {
+      throw badRequest('invalid "client_tls_key": not a PEM private key');
+    }
+  }
+  const hasClientKey = clientKey !== undefined ? clientKey !== '' : item?.clientKey !== undefined;
+  if (Boolean(merged.client_tls_cert) !== hasClientKey) {
+    throw badRequest('"client_tls_cert" and "client_tls_key" must be set together');
+  }
+
+  const now = epochSeconds(core.clock);
+  const rotationChanged = !item || rotationFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
+  const due = rotationChanged ? dueUpdate(storage.pk, configKey, rootNextDue(merged, now, now)) : { set: {}, remove: [] };
+  const set: Record<string, unknown> = { value: merged, ...due.set };
+  const remove = [...due.remove];
+  if (bindpass !== undefined) {
+    set.password = storage.seal(configKey, bindpass);
+    // A new bind password supersedes any rotation that had not finished.
+    remove.push('pending', 'pendingId', 'pendingUntil', 'lastPassword');
+  }
+  if (clientKey !== undefined) {
+    if (clientKey === '') remove.push('clientKey');
+    else set.clientKey = storage.seal(`${configKey}#client_tls_key`, clientKey);
+  }
+  await core.store.update({ Key: { pk: storage.pk, sk: configKey }, ...updateExpression(set, remove) });
+  return undefined;
+}
+
+function validate(merged: ConfigValue, sent: Partial<ConfigValue>): void {
+  if (!merged.binddn) throw badRequest('missing "binddn": the DN the engine binds as is required');
+  if (merged.length > 0 && merged.password_policy) {
+    throw badRequest('"length" and "password_policy" cannot be set together: "length" is deprecated, use only "password_policy"');
+  }
+  if (sent.length !== undefined && sent.length !== 0 && sent.length < 4) throw badRequest('invalid "length": must be at least 4');
+  for (const url of merged.url.split(',').map((entry) => entry.trim())) {
+    if (!/^ldaps?:\/\/[^/\s]+\/?$/i.test(url)) throw badRequest(`invalid "url": "${url}" is not an ldap:// or ldaps:// URL`);
+  }
+  if (merged.certificate) {
+    try {
+      new X509Certificate(merged.certificate);
+    } catch {
+      throw badRequest('invalid "certificate": not a PEM x509 certificate');
+    }
+  }
+  if (merged.client_tls_cert) {
+    try {
+      new X509Certificate(merged.client_tls_cert);
+    } catch {
+      throw badRequest('invalid "client_tls_cert": not a PEM x509 certificate');
+    }
+  }
+  if (tlsVersionNames.indexOf(merged.tls_min_version) > tlsVersionNames.indexOf(merged.tls_max_version)) {
+    throw badRequest('"tls_min_version" must not be greater than "tls_max_version"');
+  }
+  if (merged.rotation_period > 0 && merged.rotation_period < minRootRotationPeriod) {
+    throw badRequest(`invalid "rotation_period": must be at least ${minRootRotationPeriod} seconds`);
+  }
+  if (merged.rotation_schedule) checkSchedule(merged.rotation_schedule);
+  if (merged.rotation_window > 0) {
+    if (merged.rotation_window < minRotationWindow) throw badRequest(`invalid "rotation_window": must be at least ${minRotationWindow} seconds (1h)`);
+    if (merged.rotation_period > 0) throw badRequest('"rotation_window" cannot be used with "rotation_period", only with "rotation_schedule"');
+    if (!merged.rotation_schedule) throw badRequest('"rotation_window" needs a "rotation_schedule"');
+  }
+}
+
+/** The read result: every documented field with its default, no secrets. */
+function shown(value: ConfigValue, lastRotation: number | undefined): Record<string, unknown> {
+  return {
+    binddn: value.binddn,
+    url: value.url,
+    userdn: value.userdn,
+    userattr: value.userattr,
+    upndomain: value.upndomain,
+    schema: value.schema,
+    password_policy: value.password_policy,
+    length: value.length || (value.password_policy ? 0 : defaultPasswordLength),
+    request_timeout: value.request_timeout || 90,
+    connection_timeout: value.connection_timeout || 30,
+    starttls: value.starttls,
+    insecure_tls: value.insecure_tls,
+    certificate: value.certificate,
+    client_tls_cert: value.client_tls_cert,
+    tls_min_version: value.tls_min_version,
+    tls_max_version: value.tls_max_version,
+    case_sensitive_names: value.case_sensitive_names,
+    skip_static_role_import_rotation: value.skip_static_role_import_rotation,
+    rotation_period: value.rotation_period,
+    rotation_schedule: value.rotation_schedule,
+    rotation_window: value.rotation_window,
+    disable_automated_rotation: value.disable_automated_rotation,
+    ...(lastRotation ? { last_bind_password_rotation: new Date(lastRotation * 1000).toISOString() } : {}),
+  };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,223 @@
+import { NoSuchObjectError } from 'ldapts';
+import { z } from 'zod';
+import type { LeaseHooks, PathSpec, Request } from '../../../http/backend.ts';
+import { path } from '../../../http/backend.ts';
+import { badRequest, notFound } from '../../../http/errors.ts';
+import { duration } from '../../../http/fields.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { renderTemplate, TemplateError, checkTemplate, utf16le } from '../../../lib/go-template.ts';
+import { mountTtls } from '../../mounts/mount-table.ts';
+import { DirectoryError, withDirectory } from './client.ts';
+import { newPassword, requireConfig } from './config-model.ts';
+import { distinguishedNames, LdifError, parseLdif, runLdif } from './ldif.ts';
+import { checkHierarchicalName } from './managed-accounts.ts';
+
+/**
+ * `role/:name` (dynamic roles: LDIF templates) and `creds/:name` (a new account per read, under a renewable
+ * lease whose end runs the deletion LDIF, even after the role is gone).
+ */
+
+export const defaultUsernameTemplate = 'v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}';
+export const dynamicSecretType = 'dynamic';
+
+interface DynamicRole {
+  creation_ldif: string;
+  deletion_ldif: string;
+  rollback_ldif: string;
+  username_template: string;
+  default_ttl: number;
+  max_ttl: number;
+}
+
+const ldifFields = ['creation_ldif', 'deletion_ldif', 'rollback_ldif'] as const;
+
+const fields = z.object({
+  name: z.string(),
+  creation_ldif: z.string().optional(),
+  deletion_ldif: z.string().optional(),
+  rollback_ldif: z.string().optional(),
+  username_template: z.string().optional(),
+  default_ttl: duration.optional(),
+  max_ttl: duration.optional(),
+});
+type Fields = z.output<typeof fields>;
+
+const roleKey = (name: string) => `role/${name.replace(/\/+$/, '')}`;
+
+export const dynamicRolePaths: PathSpec[] = [
+  path({
+    pattern: 'role/:name+',
+    fields,
+    exists: async ({ storage, data }) => (await storage.get(roleKey(data.name))) !== undefined,
+    operations: {
+      read: async ({ storage, data }) => {
+        const role = await storage.get<DynamicRole>(roleKey(data.name));
+        return role && { data: { ...role } };
+      },
+      create: write,
+      update: write,
+      delete: async ({ storage, data }) => {
+        await storage.delete(roleKey(data.name));
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'role/:prefix*',
+    fields: z.object({ prefix: z.string().default('') }),
+    operations: {
+      list: async ({ storage, data }) => {
+        const prefix = data.prefix.replace(/\/*$/, '');
+        return { data: { keys: await storage.list(`role/${prefix ? `${prefix}/` : ''}`) } };
+      },
+    },
+  }),
+  path({
+    pattern: 'creds/:name+',
+    fields: z.object({ name: z.string() }),
+    operations: { read: issueCredentials },
+  }),
+];
+
+/** LDIF may be sent base64-encoded; it is stored (and shown) decoded. */
+function decodeLdif(value: string): string {
+  const compact = value.replace(/[\r\n]/g, '');
+  if (compact.length > 0 && compact.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
+    const decoded = Buffer.from(compact, 'base64');
+    const text = decoded.toString('utf8');
+    if (Buffer.from(text, 'utf8').equals(decoded) && /^\s*(#|dn:|version:)/im.test(text)) return text;
+  }
+  return value;
+}
+
+async function write(request: Request<Fields>) {
+  const { storage, data, mount, operation } = request;
+  const nameError = checkHierarchicalName('name', data.name);
+  if (nameError) throw badRequest(nameError);
+  const key = roleKey(data.name);
+  const existing = operation === 'update' ? await storage.get<DynamicRole>(key) : undefined;
+  const role: DynamicRole = existing ?? { creation_ldif: '', deletion_ldif: '', rollback_ldif: '', username_template: '', default_ttl: 0, max_ttl: 0 };
+  for (const field of ldifFields) if (data[field] !== undefined) role[field] = decodeLdif(data[field] as string);
+  if (data.username_template !== undefined) role.username_template = data.username_template;
+  if (data.default_ttl !== undefined) role.default_ttl = data.default_ttl;
+  if (data.max_ttl !== undefined) role.max_ttl = data.max_ttl;
+
+  if (!role.creation_ldif) throw badRequest('missing "creation_ldif": the LDIF that creates the account is required');
+  if (!role.deletion_ldif) throw badRequest('missing "deletion_ldif": the LDIF that deletes the account is required');
+  const { maxTtl: mountMax } = mountTtls(mount);
+  if (role.max_ttl > mountMax) throw badRequest(`invalid "max_ttl": ${role.max_ttl}s is greater than the mount's maximum of ${mountMax}s`);
+  if (role.max_ttl > 0 && role.default_ttl > role.max_ttl) throw badRequest('invalid "default_ttl": must not be greater than "max_ttl"');
+
+  const sample = templateData(data.name.replace(/\/+$/, ''), 'sample-display-name', 'v_sample_user', 'SamplePassword-123', 0, 3600);
+  for (const field of ldifFields) {
+    if (!role[field]) continue;
+    try {
+      const entries = parseLdif(renderTemplate(role[field], sample, { functions: { utf16le } }));
+      if (entries.length === 0) throw new LdifError('it holds no entries');
+    } catch (error) {
+      if (error instanceof TemplateError || error instanceof LdifError) throw badRequest(`invalid "${field}": ${error.message}`);
+      throw error;
+    }
+  }
+  if (role.username_template) {
+    try {
+      checkTemplate(role.username_template);
+      renderTemplate(role.username_template, { RoleName: 'role', DisplayName: 'display' });
+    } catch (error) {
+      if (error instanceof TemplateError) throw badRequest(`invalid "username_template": ${error.message}`);
+      throw error;
+    }
+  }
+  await storage.put(key, { ...role });
+  return undefined;
+}
+
+function templateData(roleName: string, displayName: string, username: string, password: string, now: number, ttl: number) {
+  const iso = (seconds: number) => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+  return {
+    Username: username,
+    Password: password,
+    RoleName: roleName,
+    DisplayName: displayName,
+    IssueTime: iso(now),
+    IssueTimeSeconds: now,
+    ExpirationTime: iso(now + ttl),
+    ExpirationTimeSeconds: now + ttl,
+  };
+}
+
+async function issueCredentials(request: Request<{ name: string }>) {
+  const { core, storage, mount, caller, data } = request;
+  const name = data.name.replace(/\/+$/, '');
+  const role = await storage.get<DynamicRole>(roleKey(name));
+  if (!role) throw notFound(`no dynamic role named "${name}"`);
+  const config = await requireConfig(storage);
+  const { defaultTtl, maxTtl: mountMax } = mountTtls(mount);
+  const maxTtl = Math.min(role.max_ttl || mountMax, mountMax);
+  const ttl = Math.min(role.default_ttl || defaultTtl, maxTtl);
+  const now = epochSeconds(core.clock);
+  const displayName = caller?.entry.displayName ?? '';
+  const clock = { now: () => core.clock.now() };
+
+  let username: string;
+  let rendered: { creation: string; deletion: string; rollback: string };
+  const password = await newPassword(core, config);
+  try {
+    username = renderTemplate(role.username_template || defaultUsernameTemplate, { RoleName: name, DisplayName: displayName }, clock);
+    const values = templateData(name, displayName, username, password, now, ttl);
+    const render = (template: string) => (template ? renderTemplate(template, values, { ...clock, functions: { utf16le } }) : '');
+    rendered = { creation: render(role.creation_ldif), deletion: render(role.deletion_ldif), rollback: render(role.rollback_ldif) };
+  } catch (error) {
+    if (error instanceof TemplateError) throw badRequest(`the role's templates failed to render: ${error.message}`);
+    throw error;
+  }
+  let creation: ReturnType<typeof parseLdif>;
+  try {
+    creation = parseLdif(rendered.creation);
+    parseLdif(rendered.deletion);
+  } catch (error) {
+    if (error instanceof LdifError) throw badRequest(`the role's LDIF is invalid once rendered: ${error.message}`);
+    throw error;
+  }
+
+  await withDirectory(config, async (directory) => {
+    const failures = await runLdif(directory, creation, { continueOnError: false });
+    if (failures.length === 0) return;
+    const created = `creation_ldif failed: ${failures[0]?.message}`;
+    if (!rendered.rollback) throw new DirectoryError(`${created}; the role has no rollback_ldif`);
+    let rollbackFailures: Awaited<ReturnType<typeof runLdif>>;
+    try {
+      rollbackFailures = await runLdif(directory, parseLdif(rendered.rollback), { continueOnError: true });
+    } catch (error) {
+      throw new DirectoryError(`${created}; rollback_ldif could not run: ${(error as Error).message}`);
+    }
+    throw new DirectoryError(
+      rollbackFailures.length === 0
+        ? `${created}; rollback_ldif was applied`
+        : `${created}; rollback_ldif also failed: ${rollbackFailures.map((failure) => failure.message).join('; ')}`,
+    );
+  });
+
+  return {
+    data: { username, password, distinguished_names: distinguishedNames(creation) },
+    secret: {
+      type: dynamicSecretType,
+      ttl,
+      maxTtl,
+      renewable: true,
+      internal: { role: name, username, deletionLdif: rendered.deletion },
+    },
+  };
+}
+
+/** Lease end: the deletion LDIF rendered at issue, every entry attempted; entries already gone count as done. */
+export const dynamicLeaseHooks: LeaseHooks = {
+  revoke: async ({ storage, internal }) => {
+    const config = await requireConfig(storage);
+    const entries = parseLdif(String(internal.deletionLdif ?? ''));
+    const failures = await withDirectory(config, (directory) => runLdif(directory, entries, { continueOnError: true }));
+    const real = failures.filter((failure) => failure.code !== new NoSuchObjectError().code);
+    if (real.length > 0) throw new DirectoryError(`deletion_ldif failed: ${real.map((failure) => failure.message).join('; ')}`);
+  },
+  renew: async () => undefined,
+};

@@ -1,0 +1,18 @@
+import type { Backend } from '../../../http/backend.ts';
+import { configPaths } from './config.ts';
+import { dynamicLeaseHooks, dynamicRolePaths, dynamicSecretType } from './dynamic-roles.ts';
+import { libraryLeaseHooks, libraryPaths, librarySecretType } from './library.ts';
+import { rotateRootPaths } from './rotate-root.ts';
+import { staticCredPaths } from './static-creds.ts';
+import { staticRolePaths } from './static-roles.ts';
+
+/**
+ * `ldap`: Vault's OpenLDAP secrets engine. Root credential rotation, static roles whose passwords it
+ * rotates, dynamic accounts from LDIF templates, and a library of service accounts to check out.
+ */
+export const ldapBackend: Backend = {
+  type: 'ldap',
+  kind: 'secret',
+  paths: [...configPaths, ...rotateRootPaths, ...staticRolePaths, ...staticCredPaths, ...dynamicRolePaths, ...libraryPaths],
+  leases: { [dynamicSecretType]: dynamicLeaseHooks, [librarySecretType]: libraryLeaseHooks },
+};

@@ -1,0 +1,347 @@
+import { z } from 'zod';
+import type { Core } from '../../../core.ts';
+import { type LeaseHooks, type PathSpec, path, type Request } from '../../../http/backend.ts';
+import { badRequest, notFound } from '../../../http/errors.ts';
+import { bool, duration, stringList } from '../../../http/fields.ts';
+import { uuid } from '../../../lib/random.ts';
+import { ConditionFailed, type TransactItem } from '../../../storage/store.ts';
+import type { MountStorage } from '../../mounts/mount-storage.ts';
+import { mountTtls } from '../../mounts/mount-table.ts';
+import type { Caller } from '../../tokens/caller.ts';
+import { messageOf } from './client.ts';
+import { type DirectoryConfig, requireConfig } from './config-model.ts';
+import { checkHierarchicalName, claimWrites, currentOwner, releaseWrites } from './managed-accounts.ts';
+import type { AccountItem } from './records.ts';
+import { resolveEntry } from './static-roles.ts';
+import { changePassword } from './write-ahead.ts';
+
+/**
+ * `library/:set` and its check-out, check-in, `manage/:set/check-in` and `status`: service accounts lent
+ * out one borrower at a time. Check-out is a conditional write on the account (`available = true`), so
+ * concurrent check-outs never share an account; every check-in sets a fresh password.
+ */
+
+export const librarySecretType = 'library';
+const dayInSeconds = 24 * 3600;
+
+interface LibrarySet {
+  service_account_names: string[];
+  ttl: number;
+  max_ttl: number;
+  disable_check_in_enforcement: boolean;
+}
+
+/** An account of a set: its password fields (AccountItem) plus who has it. */
+interface LibraryAccount extends AccountItem {
+  value: { set: string; username: string; dn: string };
+  available: boolean;
+  checkoutId?: string;
+  borrowerHash?: string;
+  borrowerAccessor?: string;
+  borrowerEntity?: string;
+}
+
+const setKey = (name: string) => `library/${name}`;
+const accountKey = (name: string) => `library-account/${name}`;
+const trimName = (raw: string) => raw.replace(/\/+$/, '');
+const borrowerFields = ['checkoutId', 'borrowerHash', 'borrowerAccessor', 'borrowerEntity'];
+
+const setFields = z.object({
+  name: z.string(),
+  service_account_names: stringList.optional(),
+  ttl: duration.optional(),
+  max_ttl: duration.optional(),
+  disable_check_in_enforcement: bool.optional(),
+});
+const checkInFields = z.object({ name: z.string(), service_account_names: stringList.optional() });
+
+export const libraryPaths: PathSpec[] = [
+  path({
+    pattern: 'library/manage/:name+/check-in',
+    fields: checkInFields,
+    operations: { update: (request) => checkIn(request, true) },
+  }),
+  path({
+    pattern: 'library/:name+/check-out',
+    fields: z.object({ name: z.string(), ttl: duration.optional() }),
+    operations: { update: checkOut },
+  }),
+  path({
+    pattern: 'library/:name+/check-in',
+    fields: checkInFields,
+    operations: { update: (request) => checkIn(request, false) },
+  }),
+  path({
+    pattern: 'library/:name+/status',
+    fields: z.object({ name: z.string() }),
+    operations: {
+      read: async ({ core, storage, data }) => {
+        const set = await requireSet(storage, trimName(data.name));
+        const status: Record<string, unknown> = {};
+        for (const account of await accountsOf(core, storage, set)) {
+          status[account.value.username] = account.available
+            ? { available: true }
+            : { available: false, borrower_client_token: account.borrowerAccessor ?? '', borrower_entity_id: account.borrowerEntity ?? '' };
+        }
+        return { data: status };
+      },
+    },
+  }),
+  path({
+    pattern: 'library/:name+',
+    fields: setFields,
+    exists: async ({ storage, data }) => (await storage.get(setKey(trimName(data.name)))) !== undefined,
+    operations: {
+      read: async ({ storage, data }) => {
+        const set = await storage.get<LibrarySet>(setKey(trimName(data.name)));
+        return set && { data: { ...set } };
+      },
+      create: writeSet,
+      update: writeSet,
+      delete: deleteSet,
+    },
+  }),
+  path({
+    pattern: 'library/:prefix*',
+    fields: z.object({ prefix: z.string().default('') }),
+    operations: {
+      list: async ({ storage, data }) => {
+        const prefix = trimName(data.prefix);
+        return { data: { keys: await storage.list(setKey(prefix ? `${prefix}/` : '')) } };
+      },
+    },
+  }),
+];
+
+async function requireSet(storage: MountStorage, name: string): Promise<LibrarySet> {
+  const set = await storage.get<LibrarySet>(setKey(name));
+  if (!set) throw notFound(`no library set named "${name}"`);
+  return set;
+}
+
+async function accountsOf(core: Core, storage: MountStorage, set: LibrarySet): Promise<LibraryAccount[]> {
+  const accounts = await Promise.all(set.service_account_names.map((name) => core.store.get<LibraryAccount>(storage.pk, accountKey(name))));
+  return accounts.filter((account): account is LibraryAccount => account !== undefined);
+}
+
+async function writeSet(request: Request<z.output<typeof setFields>>) {
+  const { core, storage, data } = request;
+  const nameError = checkHierarchicalName('name', data.name);
+  if (nameError) throw badRequest(nameError);
+  const name = trimName(data.name);
+  const existing = await storage.get<LibrarySet>(setKey(name));
+  const set: LibrarySet = {
+    service_account_names: data.service_account_names ?? existing?.service_account_names ?? [],
+    ttl: data.ttl ?? existing?.ttl ?? dayInSeconds,
+    max_ttl: data.max_ttl ?? existing?.max_ttl ?? dayInSeconds,
+    disable_check_in_enforcement: data.disable_check_in_enforcement ?? existing?.disable_check_in_enforcement ?? false,
+  };
+  set.service_account_names = [...new Set(set.service_account_names)];
+  if (set.service_account_names.length === 0) throw badRequest('missing "service_account_names": at least one service account is required');
+  if (set.max_ttl > 0 && (set.ttl === 0 || set.ttl > set.max_ttl)) throw badRequest('invalid "ttl": must not be greater than "max_ttl"');
+
+  const before = existing?.service_account_names ?? [];
+  const added = set.service_account_names.filter((account) => !before.includes(account));
+  const removed = before.filter((account) => !set.service_account_names.includes(account));
+  for (const account of removed) {
+    const item = await core.store.get<LibraryAccount>(storage.pk, accountKey(account));
+    if (item && !item.available) throw badRequest(`"${account}" is checked out; check it in before removing it from the set`);
+  }
+  const config = added.length > 0 ? await requireConfig(storage) : undefined;
+  const resolved: Array<{ username: string; dn: string }> = [];
+  for (const username of added) {
+    const dn = await resolveEntry(config as DirectoryConfig, username, undefined).catch((error) => {
+      throw error instanceof Error && 'status' in error && error.status === 400
+        ? badRequest(`invalid "service_account_names": ${error.message.replace(/^invalid "username": /, '')}`)
+        : error;
+    });
+    const owner = await currentOwner(storage, username, dn);
+    if (owner) throw badRequest(`invalid "service_account_names": "${username}" is already managed by ${owner}`);
+    resolved.push({ username, dn });
+  }
+
+  const owner = setKey(name);
+  const writes: TransactItem[] = [
+    { Put: { Item: { pk: storage.pk, sk: owner, value: set } } },
+    ...resolved.flatMap(({ username, dn }) => [
+      {
+        Put: {
+          Item: { pk: storage.pk, sk: accountKey(username), value: { set: name, username, dn }, available: false },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      ...claimWrites(storage, owner, username, dn),
+    ]),
+  ];
+  for (const account of removed) {
+    const item = await core.store.get<LibraryAccount>(storage.pk, accountKey(account));
+    writes.push({ Delete: { Key: { pk: storage.pk, sk: accountKey(account) }, ConditionExpression: 'attribute_not_exists(pk) OR #available = :yes', ExpressionAttributeNames: { '#available': 'available' }, ExpressionAttributeValues: { ':yes': true } } });
+    if (item) writes.push(...releaseWrites(storage, item.value.username, item.value.dn));
+  }
+  try {
+    for (let index = 0; index < writes.length; index += 100) await core.store.transact(writes.slice(index, index + 100));
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw badRequest('the set or its accounts changed concurrently (an account is managed elsewhere or checked out); try again');
+    throw error;
+  }
+
+  // Adding an account checks it in, which gives it a password only the engine knows.
+  for (const [index, { username, dn }] of resolved.entries()) {
+    try {
+      await changePassword({ core, storage, key: accountKey(username), dn, config: config as DirectoryConfig, record: { set: { available: true } } });
+    } catch (error) {
+      const undo: TransactItem[] = resolved
+        .slice(index)
+        .flatMap((account) => [{ Delete: { Key: { pk: storage.pk, sk: accountKey(account.username) } } }, ...releaseWrites(storage, account.username, account.dn)]);
+      const remaining = set.service_account_names.filter((account) => !resolved.slice(index).some((entry) => entry.username === account));
+      if (remaining.length > 0) undo.push({ Put: { Item: { pk: storage.pk, sk: owner, value: { ...set, service_account_names: remaining } } } });
+      else undo.push({ Delete: { Key: { pk: storage.pk, sk: owner } } });
+      await core.store.transact(undo).catch((undoError) => core.log.error('could not undo a failed library write', { set: name, error: messageOf(undoError) }));
+      throw error;
+    }
+  }
+  return undefined;
+}
+
+async function deleteSet({ core, storage, data }: Request<z.output<typeof setFields>>) {
+  const name = trimName(data.name);
+  const set = await storage.get<LibrarySet>(setKey(name));
+  if (!set) return undefined;
+  const accounts = await accountsOf(core, storage, set);
+  const out = accounts.filter((account) => !account.available).map((account) => account.value.username);
+  if (out.length > 0) throw badRequest(`cannot delete set "${name}" while accounts are checked out: ${out.join(', ')}`);
+  const writes: TransactItem[] = [
+    { Delete: { Key: { pk: storage.pk, sk: setKey(name) } } },
+    ...accounts.flatMap((account) => [
+      {
+        Delete: {
+          Key: { pk: storage.pk, sk: account.sk },
+          ConditionExpression: '#available = :yes',
+          ExpressionAttributeNames: { '#available': 'available' },
+          ExpressionAttributeValues: { ':yes': true },
+        },
+      },
+      ...releaseWrites(storage, account.value.username, account.value.dn),
+    ]),
+  ];
+  try {
+    for (let index = 0; index < writes.length; index += 100) await core.store.transact(writes.slice(index, index + 100));
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw badRequest(`an account of "${name}" was checked out meanwhile; try again`);
+    throw error;
+  }
+  return undefined;
+}
+
+/** Who the caller is, as the borrower of an account. */
+function borrower(caller: Caller | undefined) {
+  return {
+    hash: caller?.entry.hash || caller?.entry.parentHash || '',
+    accessor: caller?.entry.accessor ?? '',
+    entity: caller?.entry.entityId ?? '',
+  };
+}
+
+async function checkOut({ core, storage, mount, caller, data }: Request<{ name: string; ttl?: number }>) {
+  const name = trimName(data.name);
+  const set = await requireSet(storage, name);
+  const { maxTtl: mountMax } = mountTtls(mount);
+  const maxTtl = Math.min(set.max_ttl || mountMax, mountMax);
+  let ttl = data.ttl ?? set.ttl;
+  // 0 asks for no limit; either way the set's ttl caps it.
+  if (set.ttl > 0 && (ttl === 0 || ttl > set.ttl)) ttl = set.ttl;
+  ttl = Math.min(ttl || maxTtl, maxTtl);
+  const who = borrower(caller);
+  const checkoutId = uuid();
+  for (const username of set.service_account_names) {
+    let taken: LibraryAccount | undefined;
+    try {
+      taken = await core.store.update<LibraryAccount>({
+        Key: { pk: storage.pk, sk: accountKey(username) },
+        UpdateExpression: 'SET #available = :no, checkoutId = :id, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity',
+        ConditionExpression: '#available = :yes AND attribute_not_exists(#pending)',
+        ExpressionAttributeNames: { '#available': 'available', '#pending': 'pending' },
+        ExpressionAttributeValues: { ':no': false, ':yes': true, ':id': checkoutId, ':hash': who.hash, ':accessor': who.accessor, ':entity': who.entity },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailed) continue;
+      throw error;
+    }
+    if (!taken?.password) continue;
+    return {
+      data: { service_account_name: username, password: storage.open(taken.sk, taken.password) },
+      secret: { type: librarySecretType, ttl, maxTtl, renewable: true, internal: { set: name, account: username, checkoutId } },
+    };
+  }
+  throw badRequest(`no service accounts available for check-out in set "${name}"`);
+}
+
+async function checkIn({ core, storage, caller, data }: Request<z.output<typeof checkInFields>>, forced: boolean) {
+  const name = trimName(data.name);
+  const set = await requireSet(storage, name);
+  const enforce = !forced && !set.disable_check_in_enforcement;
+  const who = borrower(caller);
+  const mayCheckIn = (account: LibraryAccount) =>
+    !enforce || (who.hash !== '' && account.borrowerHash === who.hash) || (who.entity !== '' && account.borrowerEntity === who.entity);
+
+  let names = data.service_account_names ?? [];
+  if (names.length === 0) {
+    const candidates = (await accountsOf(core, storage, set)).filter((account) => !account.available && mayCheckIn(account));
+    if (candidates.length > 1) throw badRequest('"service_account_names" is required when more than one account is checked out');
+    names = candidates.map((account) => account.value.username);
+  }
+  for (const account of names) {
+    if (!set.service_account_names.includes(account)) throw badRequest(`invalid "service_account_names": "${account}" is not in set "${name}"`);
+  }
+  const accounts = await Promise.all(names.map((account) => core.store.get<LibraryAccount>(storage.pk, accountKey(account))));
+  const out = accounts.filter((account): account is LibraryAccount => account !== undefined && !account.available);
+  const refused = out.filter((account) => !mayCheckIn(account));
+  if (refused.length > 0) {
+    throw badRequest(`${refused.map((account) => `"${account.value.username}"`).join(', ')} cannot be checked in: not checked out by the caller`);
+  }
+  const config = out.length > 0 ? await requireConfig(storage) : undefined;
+  const checkIns: string[] = [];
+  for (const account of out) {
+    if (await returnAccount(core, storage, config as DirectoryConfig, account)) checkIns.push(account.value.username);
+  }
+  return { data: { check_ins: checkIns } };
+}
+
+/** Sets a fresh password and makes the account available, if it is still out under the same check-out. */
+async function returnAccount(core: Core, storage: MountStorage, config: DirectoryConfig, account: LibraryAccount): Promise<boolean> {
+  if (!account.checkoutId) return false;
+  try {
+    await changePassword({
+      core,
+      storage,
+      key: account.sk,
+      dn: account.value.dn,
+      config,
+      condition: { expression: 'checkoutId = :checkout', values: { ':checkout': account.checkoutId } },
+      record: { set: { available: true }, remove: [...borrowerFields] },
+    });
+    return true;
+  } catch (error) {
+    const now = await core.store.get<LibraryAccount>(storage.pk, account.sk);
+    // Someone else checked it in meanwhile: nothing to do.
+    if (now && (now.available || now.checkoutId !== account.checkoutId)) return false;
+    throw error;
+  }
+}
+
+export const libraryLeaseHooks: LeaseHooks = {
+  /** Lease end: automatic check-in, unless the account was already checked in. */
+  revoke: async ({ core, storage, internal }) => {
+    const account = await core.store.get<LibraryAccount>(storage.pk, accountKey(String(internal.account)));
+    if (!account || account.available || account.checkoutId !== internal.checkoutId) return;
+    await returnAccount(core, storage, await requireConfig(storage), account);
+  },
+  renew: async ({ core, storage, internal, increment }) => {
+    const account = await core.store.get<LibraryAccount>(storage.pk, accountKey(String(internal.account)));
+    if (!account || account.available || account.checkoutId !== internal.checkoutId) throw badRequest('the account has already been checked in');
+    const set = await storage.get<LibrarySet>(setKey(String(internal.set)));
+    const limit = set?.ttl ?? 0;
+    if (limit === 0) return increment > 0 ? { ttl: increment } : undefined;
+    return { ttl: Math.min(increment || limit, limit) };
+  },
+};

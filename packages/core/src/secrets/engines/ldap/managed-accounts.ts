@@ -1,0 +1,44 @@
+import type { TransactItem } from '../../../storage/store.ts';
+import type { MountStorage } from '../../mounts/mount-storage.ts';
+
+/**
+ * One directory account is managed by one owner only (a static role or a library set): a claim item per
+ * user name and per DN, written with `attribute_not_exists` in the same transaction as the owner.
+ */
+
+export const claimKeys = (username: string, dn: string) => [`managed/user/${username.toLowerCase()}`, `managed/dn/${normalizeDn(dn)}`];
+
+export const normalizeDn = (dn: string) =>
+  dn
+    .split(',')
+    .map((part) => part.trim())
+    .join(',')
+    .toLowerCase();
+
+export function claimWrites(storage: MountStorage, owner: string, username: string, dn: string): TransactItem[] {
+  return claimKeys(username, dn).map((sk) => ({
+    Put: { Item: { pk: storage.pk, sk, value: { owner } }, ConditionExpression: 'attribute_not_exists(pk)' },
+  }));
+}
+
+export function releaseWrites(storage: MountStorage, username: string, dn: string): TransactItem[] {
+  return claimKeys(username, dn).map((sk) => ({ Delete: { Key: { pk: storage.pk, sk } } }));
+}
+
+/** Who manages the account already, if anyone: `static-role/<name>` or `library/<set>`. */
+export async function currentOwner(storage: MountStorage, username: string, dn: string): Promise<string | undefined> {
+  for (const key of claimKeys(username, dn)) {
+    const claim = await storage.get<{ owner: string }>(key);
+    if (claim) return claim.owner;
+  }
+  return undefined;
+}
+
+/** Names in paths (`static-role/:name+`, `library/:set+`): slash-separated, no empty or dot segments. */
+export function checkHierarchicalName(field: string, name: string): string | undefined {
+  const trimmed = name.replace(/\/+$/, '');
+  if (trimmed === '' || trimmed.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    return `invalid "${field}": "${name}" must be non-empty names separated by single slashes`;
+  }
+  return undefined;
+}

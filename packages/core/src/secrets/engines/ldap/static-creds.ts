@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { type PathSpec, path } from '../../../http/backend.ts';
+import { badRequest } from '../../../http/errors.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { loadStaticRole, rotateStaticRole, type StaticRoleValue, settleStaticRole } from './static-rotation.ts';
+
+/** `static-cred/:name` (the current and previous password of a static role) and `rotate-role/:name` (rotate now). */
+
+const roleName = (raw: string) => raw.replace(/\/+$/, '');
+
+export const staticCredPaths: PathSpec[] = [
+  path({
+    pattern: 'static-cred/:name+',
+    fields: z.object({ name: z.string() }),
+    operations: {
+      read: async ({ core, storage, data }) => {
+        const name = roleName(data.name);
+        const found = await loadStaticRole(core, storage, name);
+        if (!found) return undefined;
+        const item = await settleStaticRole(core, storage, name, found);
+        const role = item.value as unknown as StaticRoleValue;
+        const open = (sealed: string | undefined) => (sealed ? storage.open(item.sk, sealed) : '');
+        return {
+          data: {
+            dn: role.dn,
+            username: role.username,
+            password: open(item.password),
+            last_password: open(item.lastPassword),
+            last_service_rotation: item.lastRotation ? new Date(item.lastRotation * 1000).toISOString() : null,
+            rotation_period: role.rotation_period,
+            ttl: item.dueAt === undefined ? 0 : Math.max(0, item.dueAt - epochSeconds(core.clock)),
+          },
+        };
+      },
+    },
+  }),
+  path({
+    pattern: 'rotate-role/:name+',
+    fields: z.object({ name: z.string() }),
+    operations: {
+      update: async ({ core, storage, data }) => {
+        const name = roleName(data.name);
+        if (!(await loadStaticRole(core, storage, name))) throw badRequest(`no static role named "${name}"`);
+        await rotateStaticRole(core, storage, name);
+        return undefined;
+      },
+    },
+  }),
+];

@@ -1,0 +1,173 @@
+import { z } from 'zod';
+import { type PathSpec, path, type Request } from '../../../http/backend.ts';
+import { badRequest } from '../../../http/errors.ts';
+import { bool, duration } from '../../../http/fields.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { ConditionFailed } from '../../../storage/store.ts';
+import { messageOf, withDirectory } from './client.ts';
+import { type DirectoryConfig, requireConfig } from './config-model.ts';
+import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
+import { dueUpdate, updateExpression } from './records.ts';
+import { minStaticRotationPeriod } from './rotation-schedule.ts';
+import { loadStaticRole, type StaticRoleValue, staticChange, staticRoleKey, staticRoleKeyPrefix } from './static-rotation.ts';
+import { changePassword, recoverPending } from './write-ahead.ts';
+
+/** `static-role/:name`: existing directory entries whose password the engine rotates. Names may hold `/`. */
+
+const name = z.string();
+const fields = z.object({
+  name,
+  username: z.string().optional(),
+  dn: z.string().optional(),
+  rotation_period: duration.optional(),
+  skip_import_rotation: bool.optional(),
+});
+type Fields = z.output<typeof fields>;
+
+export const staticRolePaths: PathSpec[] = [
+  path({
+    pattern: 'static-role/:name+',
+    fields,
+    exists: async ({ core, storage, data }) => (await loadStaticRole(core, storage, roleName(data.name))) !== undefined,
+    operations: {
+      read: async ({ core, storage, data }) => {
+        const item = await loadStaticRole(core, storage, roleName(data.name));
+        if (!item) return undefined;
+        const role = item.value as unknown as StaticRoleValue;
+        return {
+          data: {
+            dn: role.dn,
+            username: role.username,
+            rotation_period: role.rotation_period,
+            skip_import_rotation: role.skip_import_rotation,
+            last_service_rotation: item.lastRotation ? new Date(item.lastRotation * 1000).toISOString() : null,
+          },
+        };
+      },
+      create,
+      update,
+      delete: async ({ core, storage, data }) => {
+        const item = await loadStaticRole(core, storage, roleName(data.name));
+        if (!item) return undefined;
+        const role = item.value as unknown as StaticRoleValue;
+        await core.store.transact([{ Delete: { Key: { pk: storage.pk, sk: item.sk } } }, ...releaseWrites(storage, role.username, role.dn)]);
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'static-role/:prefix*',
+    fields: z.object({ prefix: z.string().default('') }),
+    operations: {
+      list: listRoles,
+      // `GET static-role` lists too, as the reference shows it as an endpoint.
+      read: listRoles,
+    },
+  }),
+];
+
+async function listRoles({ storage, data }: Request<{ prefix: string }>) {
+  const prefix = data.prefix.replace(/\/*$/, '');
+  return { data: { keys: await storage.list(`${staticRoleKeyPrefix}${prefix ? `${prefix}/` : ''}`) } };
+}
+
+const roleName = (raw: string) => raw.replace(/\/+$/, '');
+
+async function create(request: Request<Fields>) {
+  const { core, storage, data } = request;
+  const nameError = checkHierarchicalName('name', data.name);
+  if (nameError) throw badRequest(nameError);
+  const name = roleName(data.name);
+  if (!data.username) throw badRequest('missing "username": the user name of the existing entry is required');
+  if (data.rotation_period === undefined) throw badRequest('missing "rotation_period"');
+  checkPeriod(data.rotation_period);
+  const config = await requireConfig(storage);
+  const dn = await resolveEntry(config, data.username, data.dn);
+  const key = staticRoleKey(name);
+  const now = epochSeconds(core.clock);
+  const skip = data.skip_import_rotation ?? config.fields.skip_static_role_import_rotation;
+  const role: StaticRoleValue = { username: data.username, dn, rotation_period: data.rotation_period, skip_import_rotation: skip, created: now };
+
+  const owner = await currentOwner(storage, data.username, dn);
+  if (owner) throw badRequest(`"${data.username}" (${dn}) is already managed by ${owner}`);
+  const due = dueUpdate(storage.pk, key, skip ? now + role.rotation_period : now);
+  try {
+    await core.store.transact([
+      { Put: { Item: { pk: storage.pk, sk: key, value: role, ...due.set }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ...claimWrites(storage, key, data.username, dn),
+    ]);
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    const now = await currentOwner(storage, data.username, dn);
+    throw badRequest(now ? `"${data.username}" (${dn}) is already managed by ${now}` : `static role "${name}" was created concurrently`);
+  }
+  if (skip) return undefined;
+
+  const item = await loadStaticRole(core, storage, name);
+  if (!item) return undefined;
+  const change = staticChange(core, storage, name, item, config);
+  try {
+    await changePassword(change);
+  } catch (error) {
+    // The role must not be dropped while the directory may hold a password only its write-ahead knows.
+    let outcome: Awaited<ReturnType<typeof recoverPending>>;
+    try {
+      const after = await loadStaticRole(core, storage, name);
+      outcome = after ? await recoverPending(change, after) : 'none';
+    } catch (recoveryError) {
+      core.log.error('import rotation failed and could not be settled; the role stays for the job to retry', {
+        key,
+        error: messageOf(recoveryError),
+      });
+      throw badRequest(`static role "${name}" was saved but its import rotation failed and will be retried: ${messageOf(error)}`);
+    }
+    if (outcome === 'recorded') return undefined;
+    await core.store.transact([{ Delete: { Key: { pk: storage.pk, sk: key } } }, ...releaseWrites(storage, data.username, dn)]);
+    throw error;
+  }
+  return undefined;
+}
+
+async function update(request: Request<Fields>) {
+  const { core, storage, data } = request;
+  const name = roleName(data.name);
+  const item = await loadStaticRole(core, storage, name);
+  if (!item) return create(request);
+  const role = item.value as unknown as StaticRoleValue;
+  if (data.username !== undefined && data.username !== role.username) throw badRequest('"username" cannot be modified after the role is created');
+  if (data.dn !== undefined && data.dn !== '' && normalizeDn(data.dn) !== normalizeDn(role.dn)) {
+    throw badRequest('"dn" cannot be modified after the role is created');
+  }
+  if (data.rotation_period === undefined) return undefined;
+  checkPeriod(data.rotation_period);
+  const updated: StaticRoleValue = { ...role, rotation_period: data.rotation_period };
+  const base = item.lastRotation ?? role.created;
+  const due = item.pending ? { set: {}, remove: [] } : dueUpdate(storage.pk, item.sk, base + updated.rotation_period);
+  await core.store.update({
+    Key: { pk: storage.pk, sk: item.sk },
+    ...updateExpression({ value: updated, ...due.set }, due.remove),
+    ConditionExpression: 'attribute_exists(pk)',
+  });
+  return undefined;
+}
+
+function checkPeriod(period: number): void {
+  if (period < minStaticRotationPeriod) throw badRequest(`invalid "rotation_period": must be at least ${minStaticRotationPeriod} seconds`);
+}
+
+/** The DN of the entry: `dn` when given (it must exist), else the one entry under `userdn` with `userattr` = username. */
+export async function resolveEntry(config: DirectoryConfig, username: string, dn: string | undefined): Promise<string> {
+  return withDirectory(config, async (directory) => {
+    if (dn) {
+      const entry = await directory.entryAt(dn);
+      if (!entry) throw badRequest(`invalid "dn": no entry "${dn}" in the directory`);
+      return entry.dn;
+    }
+    if (!config.fields.userdn) throw badRequest('the config has no "userdn" to search for "username" under; set it or give "dn"');
+    const entries = await directory.findUser(username);
+    const [first, second] = entries;
+    if (!first) throw badRequest(`invalid "username": no entry with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`);
+    if (second) throw badRequest(`invalid "username": ${entries.length} entries with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`);
+    return first.dn;
+  });
+}

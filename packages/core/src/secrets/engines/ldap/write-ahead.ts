@@ -1,0 +1,188 @@
+import type { Core } from '../../../core.ts';
+import { ApiError, badRequest, notFound } from '../../../http/errors.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { uuid } from '../../../lib/random.ts';
+import { ConditionFailed } from '../../../storage/store.ts';
+import type { MountStorage } from '../../mounts/mount-storage.ts';
+import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
+import { type DirectoryConfig, newPassword } from './config-model.ts';
+import { type AccountItem, updateExpression } from './records.ts';
+
+/**
+ * Changing a password the engine owns without ever losing it:
+ *   1. write ahead: the new password is stored sealed as `pending` (only if no other change is in flight);
+ *   2. change it in the directory;
+ *   3. record it as the current password (only if our `pending` is still there).
+ * A run that dies between 2 and 3 leaves `pending`; the next run binds with it to learn which password
+ * the directory has and records or discards it. The root config instead rolls the directory back when
+ * step 3 fails, since the engine cannot work without knowing its own bind password.
+ */
+
+export interface PasswordChange {
+  core: Core;
+  storage: MountStorage;
+  key: string;
+  /** The entry whose password changes. */
+  dn: string;
+  /** How the engine connects; for the root account this is the config being rotated. */
+  config: DirectoryConfig;
+  /** The root account: bind as itself (with the stored password) and roll back when recording fails. */
+  isRoot?: boolean;
+  /** Fields to set (or remove) together with the new password, e.g. a library account becoming available. */
+  record?: { set?: Record<string, unknown>; remove?: string[] };
+  /** Condition the write-ahead also needs (e.g. the account is still checked out by this lease). */
+  condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
+  /** The rotation queue fields to set with the new password (next automatic rotation). */
+  due?: { set: Record<string, unknown>; remove: string[] };
+}
+
+export class RotationInProgress extends ApiError {
+  constructor(what: string) {
+    super(400, `a password change of ${what} is already in progress; try again shortly`);
+  }
+}
+
+/** Runs the three steps; returns the new password. */
+export async function changePassword(change: PasswordChange): Promise<string> {
+  const { core, storage, key } = change;
+  let item = await load(change);
+  if (item.pending) {
+    if ((item.pendingUntil ?? 0) > epochSeconds(core.clock)) throw new RotationInProgress(`"${key}"`);
+    await recoverPending(change, item);
+    item = await load(change);
+  }
+  const config = change.isRoot ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' } : change.config;
+  const password = await newPassword(core, config);
+  const pendingId = uuid();
+  const { connectMs, requestMs } = timeouts(config);
+  const budget = Math.ceil((connectMs + requestMs) / 1000) * 2 + 30;
+
+  const ahead = updateExpression({
+    pending: storage.seal(key, password),
+    pendingId,
+    pendingUntil: epochSeconds(core.clock) + budget,
+  });
+  try {
+    await core.store.update({
+      Key: { pk: storage.pk, sk: key },
+      ...ahead,
+      ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(#pending)${change.condition ? ` AND (${change.condition.expression})` : ''}`,
+      ExpressionAttributeNames: { ...ahead.ExpressionAttributeNames, ...change.condition?.names },
+      ExpressionAttributeValues: { ...ahead.ExpressionAttributeValues, ...change.condition?.values },
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) {
+      const now = await core.store.get<AccountItem>(storage.pk, key);
+      if (!now) throw notFound();
+      if (now.pending) throw new RotationInProgress(`"${key}"`);
+      throw badRequest(`"${key}" changed while its password was being rotated; try again`);
+    }
+    throw error;
+  }
+
+  try {
+    await withDirectory(config, (directory) => directory.setPassword(change.dn, password));
+  } catch (error) {
+    if (error instanceof DirectoryError && error.unchanged) await clearPending(change, pendingId);
+    // Otherwise whether the server applied it is unknown (the answer may be what was lost): the next run finds out.
+    else await markStale(change, pendingId);
+    throw error;
+  }
+
+  try {
+    await record(change, item, password, pendingId);
+  } catch (error) {
+    if (!change.isRoot) {
+      await markStale(change, pendingId);
+      throw error;
+    }
+    const oldPassword = config.bindpass;
+    try {
+      await withDirectory({ ...config, bindpass: password }, (directory) => directory.setPassword(change.dn, oldPassword));
+    } catch (rollbackError) {
+      await markStale(change, pendingId);
+      throw new ApiError(502, `storing the new root password failed (${messageOf(error)}) and rolling the directory back failed (${messageOf(rollbackError)}); the next rotation recovers it`);
+    }
+    await clearPending(change, pendingId);
+    throw new ApiError(502, `storing the new root password failed; the directory was rolled back to the old password: ${messageOf(error)}`);
+  }
+  return password;
+}
+
+/**
+ * Settles a write-ahead left by a run that did not finish: if the directory accepts the pending password it
+ * becomes the current one, otherwise it is discarded. Throws when the directory cannot be asked.
+ */
+export async function recoverPending(change: PasswordChange, item: AccountItem): Promise<'recorded' | 'discarded' | 'none'> {
+  const { storage, key } = change;
+  if (!item.pending || !item.pendingId) return 'none';
+  const pending = storage.open(key, item.pending);
+  const bindDn = change.dn;
+  const config = change.isRoot ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' } : change.config;
+  if (await canBind(config, change.isRoot ? rootBindIdentity(config) : bindDn, pending)) {
+    await record({ ...change, record: undefined }, item, pending, item.pendingId).catch(ignoreConditionFailed);
+    change.core.log.info('recovered a password change that had reached the directory', { key });
+    return 'recorded';
+  }
+  await clearPending(change, item.pendingId);
+  return 'discarded';
+}
+
+const rootBindIdentity = (config: DirectoryConfig) =>
+  config.fields.upndomain ? `${config.fields.binddn}@${config.fields.upndomain}` : config.fields.binddn;
+
+async function load(change: PasswordChange): Promise<AccountItem> {
+  const item = await change.core.store.get<AccountItem>(change.storage.pk, change.key);
+  if (!item) throw notFound(`"${change.key}" does not exist`);
+  return item;
+}
+
+async function record(change: PasswordChange, item: AccountItem, password: string, pendingId: string): Promise<void> {
+  const { core, storage, key } = change;
+  const set: Record<string, unknown> = {
+    password: storage.seal(key, password),
+    lastPassword: item.password,
+    lastRotation: epochSeconds(core.clock),
+    ...change.due?.set,
+    ...change.record?.set,
+  };
+  const update = updateExpression(set, ['pending', 'pendingId', 'pendingUntil', ...(change.due?.remove ?? []), ...(change.record?.remove ?? [])]);
+  await core.store.update({
+    Key: { pk: storage.pk, sk: key },
+    ...update,
+    ConditionExpression: '#pendingId = :expectedPendingId',
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':expectedPendingId': pendingId },
+  });
+}
+
+async function markStale(change: PasswordChange, pendingId: string): Promise<void> {
+  await change.core.store
+    .update({
+      Key: { pk: change.storage.pk, sk: change.key },
+      UpdateExpression: 'SET #until = :zero',
+      ConditionExpression: '#id = :id',
+      ExpressionAttributeNames: { '#until': 'pendingUntil', '#id': 'pendingId' },
+      ExpressionAttributeValues: { ':zero': 0, ':id': pendingId },
+    })
+    .catch((error) => change.core.log.error('could not mark a failed password change for recovery', { key: change.key, error: messageOf(error) }));
+}
+
+async function clearPending(change: PasswordChange, pendingId: string): Promise<void> {
+  await change.core.store
+    .update({
+      Key: { pk: change.storage.pk, sk: change.key },
+      UpdateExpression: 'REMOVE #pending, #id, #until',
+      ConditionExpression: '#id = :id',
+      ExpressionAttributeNames: { '#pending': 'pending', '#until': 'pendingUntil', '#id': 'pendingId' },
+      ExpressionAttributeValues: { ':id': pendingId },
+    })
+    .catch(ignoreConditionFailed);
+}
+
+function opened(storage: MountStorage, key: string, sealed: string | undefined): string | undefined {
+  return sealed ? storage.open(key, sealed) : undefined;
+}
+
+function ignoreConditionFailed(error: unknown): void {
+  if (!(error instanceof ConditionFailed)) throw error;
+}

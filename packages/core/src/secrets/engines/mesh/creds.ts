@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { type LeaseContext, type LeaseHooks, type PathSpec, type Reply, type Request, path } from '../../../http/backend.ts';
+import { badRequest } from '../../../http/errors.ts';
+import { readAccess, requireAccess, serverVersion, upstreamFailure } from './config-access.ts';
+import { ConsulClient, type CreatedToken, type MeshScope } from './consul-client.ts';
+import { isLegacy, nodeIdentity, readRole, serviceIdentity } from './roles.ts';
+
+/**
+ * `creds/:name`: a new ACL token on the mesh server with exactly the role's attributes, under a renewable
+ * lease. Revoking the lease (or its expiry) deletes the token, in the namespace and partition it was made in.
+ */
+
+/** What the revoke hook needs, sealed with the lease. */
+interface TokenLease extends MeshScope {
+  role: string;
+  /** The token's accessor (the token API), or its secret for a legacy token, which has no accessor. */
+  accessor?: string;
+  legacySecret?: string;
+}
+
+export const credsPaths: PathSpec[] = [
+  path({
+    pattern: 'creds/:name',
+    fields: z.object({ name: z.string() }),
+    operations: { read: issue },
+  }),
+];
+
+async function issue(request: Request<{ name: string }>): Promise<Reply> {
+  const { storage, mount, core, data } = request;
+  const role = await readRole(storage, data.name);
+  if (!role) throw badRequest(`role "${data.name}" not found`);
+  const access = await requireAccess(storage, mount);
+  const client = new ConsulClient(access);
+  // Vault's token description, which tells operators on the server who holds a token: role, holder, time in ns.
+  const description = `Vault ${data.name} ${request.caller?.entry.displayName ?? ''} ${BigInt(core.clock.now()) * 1_000_000n}`;
+  const lease = { type: 'token', ttl: role.ttl, maxTtl: role.maxTtl, renewable: true };
+
+  if (isLegacy(role)) {
+    const version = await serverVersion(core, storage, access);
+    if (version.atLeast('1.11')) {
+      throw badRequest(
+        `role "${data.name}" makes a legacy token ("policy", "token_type"), which mesh server version ${version.text} no longer issues: rewrite the role with "mesh_policies"`,
+      );
+    }
+    let secret: string;
+    try {
+      secret = await client.legacyCreate({ Name: description, Type: role.tokenType, Rules: role.policy });
+    } catch (error) {
+      throw upstreamFailure(error, 'the mesh server did not create the token');
+    }
+    const internal: TokenLease = { role: data.name, legacySecret: secret, namespace: '', partition: '' };
+    return { data: { token: secret }, secret: { ...lease, internal: { ...internal } } };
+  }
+
+  let created: CreatedToken;
+  try {
+    created = await client.createToken({
+      Description: description,
+      ...(role.policies.length > 0 ? { Policies: role.policies.map((name) => ({ Name: name })) } : {}),
+      ...(role.roles.length > 0 ? { Roles: role.roles.map((name) => ({ Name: name })) } : {}),
+      ...(role.serviceIdentities.length > 0 ? { ServiceIdentities: role.serviceIdentities.map(serviceIdentity) } : {}),
+      ...(role.nodeIdentities.length > 0 ? { NodeIdentities: role.nodeIdentities.map(nodeIdentity) } : {}),
+      Local: role.local,
+      ...(role.namespace ? { Namespace: role.namespace } : {}),
+      ...(role.partition ? { Partition: role.partition } : {}),
+    });
+  } catch (error) {
+    throw upstreamFailure(error, 'the mesh server did not create the token');
+  }
+  const internal: TokenLease = {
+    role: data.name,
+    accessor: created.AccessorID,
+    namespace: created.Namespace ?? role.namespace,
+    partition: created.Partition ?? role.partition,
+  };
+  return {
+    data: {
+      token: created.SecretID,
+      accessor: created.AccessorID,
+      local: created.Local ?? role.local,
+      mesh_namespace: created.Namespace ?? role.namespace,
+      partition: created.Partition ?? role.partition,
+    },
+    secret: { ...lease, internal: { ...internal } },
+  };
+}
+
+export const tokenLease: LeaseHooks = {
+  /** Renewal re-reads the role: its TTL applies from now on, and a deleted role ends the renewals. */
+  async renew(lease: LeaseContext) {
+    const name = lease.internal.role as string;
+    const role = await readRole(lease.storage, name);
+    if (!role) throw badRequest(`issuing role "${name}" not found`);
+    return { ...(role.ttl ? { ttl: role.ttl } : {}), ...(role.maxTtl ? { maxTtl: role.maxTtl } : {}) };
+  },
+
+  /** Any failure here leaves the lease queued; the sweep retries with backoff until the server answers. */
+  async revoke(lease: LeaseContext) {
+    const internal = lease.internal as unknown as TokenLease;
+    const access = await readAccess(lease.storage);
+    if (!access) throw new Error('the mount has no access config, so the mesh server cannot be asked to delete the token');
+    const client = new ConsulClient(access);
+    if (internal.legacySecret) await client.legacyDestroy(internal.legacySecret);
+    else await client.deleteToken(internal.accessor as string, { namespace: internal.namespace, partition: internal.partition });
+  },
+};

@@ -1,0 +1,15 @@
+import type { Backend } from '../../../http/backend.ts';
+import { configPaths } from './config-access.ts';
+import { credsPaths, tokenLease } from './creds.ts';
+import { rolePaths } from './roles.ts';
+
+/**
+ * `mesh`: dynamic ACL tokens on a Consul-compatible service-mesh server (Vault's Consul secrets engine):
+ * `config/access`, `roles/:name`, `creds/:name`, and the `token` lease that deletes what `creds` made.
+ */
+export const meshBackend: Backend = {
+  type: 'mesh',
+  kind: 'secret',
+  paths: [...configPaths, ...rolePaths, ...credsPaths],
+  leases: { token: tokenLease },
+};

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { Acl } from './acl.ts';
+import { type Capability, parsePolicyDocument } from './policy-document.ts';
+
+const acl = (...documents: string[]) => new Acl(documents.map(parsePolicyDocument));
+const rule = (path: string, ...capabilities: Capability[]) => `path "${path}" { capabilities = ${JSON.stringify(capabilities)} }\n`;
+
+describe('Acl matching', () => {
+  it('an exact rule covers that path only', () => {
+    // Vault's docs: "Permit reading only secret/foo. An attached token cannot read secret/food or secret/."
+    const a = acl(rule('secret/foo', 'read'));
+    expect(a.allows('secret/foo', 'read')).toBe(true);
+    expect(a.allows('secret/food', 'read')).toBe(false);
+    expect(a.allows('secret/', 'read')).toBe(false);
+    expect(a.allows('secret/foo/bar', 'read')).toBe(false);
+  });
+
+  it('a trailing * is a prefix glob, not a segment boundary', () => {
+    // Vault's docs: secret/bar/* reads secret/bar/zip and secret/bar/zip/zap but not secret/bars/zip;
+    // secret/zip-* reads secret/zip-zap and secret/zip-zap/zong but not secret/zip/zap.
+    const a = acl(rule('secret/bar/*', 'read'), rule('secret/zip-*', 'read'));
+    expect(a.allows('secret/bar/zip', 'read')).toBe(true);
+    expect(a.allows('secret/bar/zip/zap', 'read')).toBe(true);
+    expect(a.allows('secret/bars/zip', 'read')).toBe(false);
+    expect(a.allows('secret/zip-zap', 'read')).toBe(true);
+    expect(a.allows('secret/zip-zap/zong', 'read')).toBe(true);
+    expect(a.allows('secret/zip/zap', 'read')).toBe(false);
+  });
+
+  it('+ stands for exactly one path segment', () => {
+    // Vault's docs: secret/+/teamb reads secret/foo/teamb and secret/bar/teamb, not secret/foo/bar/teamb.
+    const a = acl(rule('secret/+/teamb', 'read'), rule('secret/+/+/teamc/*', 'read'));
+    expect(a.allows('secret/foo/teamb', 'read')).toBe(true);
+    expect(a.allows('secret/bar/teamb', 'read')).toBe(true);
+    expect(a.allows('secret/foo/bar/teamb', 'read')).toBe(false);
+    expect(a.allows('secret/foo/teamb/x', 'read')).toBe(false);
+    expect(a.allows('secret/a/b/teamc/x/y', 'read')).toBe(true);
+    expect(a.allows('secret/a/teamc/x', 'read')).toBe(false);
+  });
+
+  it('grants nothing that no rule names, and reports it as deny', () => {
+    const a = acl(rule('secret/app/*', 'read'));
+    expect(a.allows('secret/app/db', 'update')).toBe(false);
+    expect(a.allows('sys/mounts', 'read')).toBe(false);
+    expect(a.capabilities('sys/mounts')).toEqual(['deny']);
+    expect(acl().capabilities('secret/x')).toEqual(['deny']);
+  });
+
+  it('a root ACL allows everything and reports root', () => {
+    const a = new Acl([], true);
+    expect(a.allows('sys/anything', 'delete', true)).toBe(true);
+    expect(a.capabilities('secret/x')).toEqual(['root']);
+  });
+});
+
+describe('Acl precedence (Vault: most specific match wins)', () => {
+  it('an exact rule beats any glob, even a deny glob', () => {
+    const a = acl(rule('secret/*', 'deny'), rule('secret/open', 'read'));
+    expect(a.allows('secret/open', 'read')).toBe(true);
+    expect(a.allows('secret/other', 'read')).toBe(false);
+  });
+
+  it('a deny on a more specific path overrides a broader grant', () => {
+    // Vault's docs: grant secret/*, deny secret/super-secret.
+    const a = acl(rule('secret/*', 'create', 'read', 'update'), rule('secret/super-secret', 'deny'));
+    expect(a.allows('secret/super-secret', 'read')).toBe(false);
+    expect(a.capabilities('secret/super-secret')).toEqual(['deny']);
+    expect(a.allows('secret/ordinary', 'read')).toBe(true);
+  });
+
+  it('the longest glob prefix wins among globs', () => {
+    const a = acl(rule('secret/*', 'read'), rule('secret/app/*', 'deny'));
+    expect(a.allows('secret/app/db', 'read')).toBe(false);
+    expect(a.allows('secret/apple', 'read')).toBe(true);
+  });
+
+  it('rule 1: the pattern whose first wildcard comes later wins', () => {
+    // Vault: prefer foo/bar/+/baz over foo/+/bar/baz, and foo/a* over foo/+.
+    const a = acl(rule('foo/+/bar/baz', 'read'), rule('foo/bar/+/baz', 'update'));
+    expect(a.capabilities('foo/bar/bar/baz')).toEqual(['update']);
+    const b = acl(rule('foo/+', 'read'), rule('foo/a*', 'update'));
+    expect(b.capabilities('foo/abc')).toEqual(['update']);
+    expect(b.capabilities('foo/xyz')).toEqual(['read']);
+  });
+
+  it('rule 2: at the same position, a pattern not ending in * beats one that does', () => {
+    // Vault: prefer foo/+ over foo/*, and foo/+/bar over foo/+/ba*.
+    const a = acl(rule('foo/*', 'read'), rule('foo/+', 'update'));
+    expect(a.capabilities('foo/x')).toEqual(['update']);
+    expect(a.capabilities('foo/x/y')).toEqual(['read']);
+    const b = acl(rule('foo/+/ba*', 'read'), rule('foo/+/bar', 'update'));
+    expect(b.capabilities('foo/x/bar')).toEqual(['update']);
+    expect(b.capabilities('foo/x/bart')).toEqual(['read']);
+    const c = acl(rule('secret/*', 'read'), rule('secret/+/config', 'deny'));
+    expect(c.allows('secret/app/config', 'read')).toBe(false);
+    expect(c.allows('secret/app/other', 'read')).toBe(true);
+  });
+
+  it('rule 3: with both ending in *, fewer + segments wins', () => {
+    // Vault's docs: given "secret/*" and "secret/+/+/foo/*", the latter has more wildcard segments,
+    // so "secret/+/+/foo/*" has lower priority.
+    const a = acl(rule('secret/*', 'read'), rule('secret/+/+/foo/*', 'deny'));
+    expect(a.allows('secret/a/b/foo/c', 'read')).toBe(true);
+    const b = acl(rule('foo/+/+/baz', 'read'), rule('foo/+/bar/baz', 'update'));
+    expect(b.capabilities('foo/x/bar/baz')).toEqual(['update']);
+  });
+
+  it('rule 4: then the longer pattern wins', () => {
+    // Vault: prefer foo/+/bar/ba* over foo/+/bar/b*.
+    const a = acl(rule('foo/+/bar/b*', 'read'), rule('foo/+/bar/ba*', 'update'));
+    expect(a.capabilities('foo/x/bar/bat')).toEqual(['update']);
+    expect(a.capabilities('foo/x/bar/bxt')).toEqual(['read']);
+  });
+
+  it('rule 5: finally the lexically larger pattern wins', () => {
+    // Same first wildcard, neither a prefix, two + each, same length: only the text differs.
+    const a = acl(rule('x/+/+/z', 'read'), rule('x/+/y/+', 'update'));
+    expect(a.capabilities('x/a/y/z')).toEqual(['update']);
+  });
+});
+
+describe('Acl merging', () => {
+  it('unions the capabilities that several policies give the same pattern', () => {
+    const a = acl(rule('secret/app/*', 'read'), rule('secret/app/*', 'list'));
+    expect(a.capabilities('secret/app/db').sort()).toEqual(['list', 'read']);
+  });
+
+  it('deny on the same pattern in any policy wins over every grant, including sudo', () => {
+    const a = acl(rule('secret/app/*', 'read', 'sudo'), rule('secret/app/*', 'deny'));
+    expect(a.allows('secret/app/db', 'read')).toBe(false);
+    expect(a.capabilities('secret/app/db')).toEqual(['deny']);
+    expect(acl(rule('secret/x', 'read', 'deny')).capabilities('secret/x')).toEqual(['deny']);
+  });
+
+  it('needs sudo on the deciding rule when the path asks for it', () => {
+    const a = acl(rule('sys/leases/revoke-prefix/*', 'update'), rule('sys/leases/revoke-force/*', 'update', 'sudo'));
+    expect(a.allows('sys/leases/revoke-prefix/secret/', 'update', true)).toBe(false);
+    expect(a.allows('sys/leases/revoke-prefix/secret/', 'update')).toBe(true);
+    expect(a.allows('sys/leases/revoke-force/secret/', 'update', true)).toBe(true);
+  });
+});
+
+describe('Acl lists (Vault checks a list of `p` as `p/`)', () => {
+  it('a glob under the directory grants listing the directory itself', () => {
+    const a = acl(rule('secret/app/*', 'read', 'list'));
+    expect(a.allows('secret/app', 'list')).toBe(true);
+    expect(a.allows('secret/app/', 'list')).toBe(true);
+    expect(a.allows('secret/app', 'read')).toBe(false);
+  });
+
+  it('an exact rule with or without the trailing slash grants the list', () => {
+    expect(acl(rule('secret/app', 'list')).allows('secret/app/', 'list')).toBe(true);
+    expect(acl(rule('secret/app/', 'list')).allows('secret/app', 'list')).toBe(true);
+  });
+
+  it('a + rule for the directory name grants the list, unless a more precise rule denies', () => {
+    expect(acl(rule('secret/+', 'list')).allows('secret/app', 'list')).toBe(true);
+    const a = acl(rule('secret/+', 'list'), rule('secret/private/*', 'deny'));
+    expect(a.allows('secret/private', 'list')).toBe(false);
+    expect(a.allows('secret/public', 'list')).toBe(true);
+  });
+
+  it('capabilities() looks a path up as Vault does for sys/capabilities', () => {
+    const a = acl(rule('secret/app', 'list'));
+    expect(a.capabilities('secret/app/')).toEqual(['list']);
+    expect(a.capabilities('secret/app')).toEqual(['list']);
+  });
+});

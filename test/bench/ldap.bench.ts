@@ -1,0 +1,108 @@
+/**
+ * The directory engine against a real local slapd and DynamoDB Local, through the Hono app in process (what
+ * a Lambda runs): static-cred reads/s, dynamic `creds` issue+revoke/s (two directory round trips and a
+ * lease each), and library check-out+check-in round trips/s (each check-in sets a new password).
+ * Figures only: nothing is asserted. Run: `node_modules/.bin/tsx test/bench/ldap.bench.ts`
+ * (BENCH_SECONDS=n per case, BENCH_CONCURRENCY=n).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createCore } from '../../packages/core/src/core.ts';
+import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import { silentLogger } from '../../packages/core/src/lib/log.ts';
+import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
+import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
+import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
+import { ensureTable } from '../../packages/local/src/table.ts';
+import { baseDn, dynamicDn, managerDn, managerPassword, serviceAccounts, startSlapd } from '../support/slapd.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+
+async function measure(name: string, workers: number, once: (worker: number) => Promise<boolean>) {
+  const until = performance.now() + seconds * 1000;
+  const latencies: number[] = [];
+  let failures = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      while (performance.now() < until) {
+        const begun = performance.now();
+        if (!(await once(worker))) failures++;
+        latencies.push(performance.now() - begun);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (quantile: number) => (latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))] ?? Number.NaN).toFixed(1);
+  console.log(
+    `${name.padEnd(44)} ${(latencies.length / elapsed).toFixed(1).padStart(8)}/s  p50 ${at(0.5).padStart(6)} ms  p99 ${at(0.99).padStart(6)} ms  n=${latencies.length} failures=${failures} workers=${workers}`,
+  );
+}
+
+const [dynamo, slapd] = await Promise.all([startDynamoDbLocal({}), startSlapd()]);
+const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
+try {
+  const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+  const tableName = `bench-${randomUUID()}`;
+  await ensureTable(client, tableName);
+  const core = await createCore({
+    dynamodb: client,
+    tableName,
+    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
+    backends: backendsOf(allSecretsFamilies),
+    log: silentLogger,
+  });
+  const root = await initialize(core);
+  const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
+  const call = async (method: string, url: string, body?: unknown) => {
+    const response = await app.request(url, {
+      method,
+      headers: { 'X-Secrets-Token': root },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    // biome-ignore lint/suspicious/noExplicitAny: bench reads arbitrary JSON
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
+  };
+  const must = async (method: string, url: string, body?: unknown) => {
+    const response = await call(method, url, body);
+    if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
+    return response;
+  };
+
+  await must('POST', '/v1/sys/mounts/ldap', { type: 'ldap' });
+  await must('POST', '/v1/ldap/config', { binddn: managerDn, bindpass: managerPassword, url: slapd.url, userdn: baseDn });
+  await must('POST', '/v1/ldap/static-role/alice', { username: 'alice', rotation_period: '24h' });
+  await must('POST', '/v1/ldap/role/bench', {
+    creation_ldif: `dn: cn={{.Username}},${dynamicDn}\nobjectClass: inetOrgPerson\ncn: {{.Username}}\nsn: bench\nuserPassword: {{.Password}}\n`,
+    deletion_ldif: `dn: cn={{.Username}},${dynamicDn}\nchangetype: delete\n`,
+    username_template: '{{ printf "b_%s" (random 16) }}',
+  });
+  const pool = serviceAccounts.slice(0, concurrency);
+  await must('POST', '/v1/ldap/library/bench', { service_account_names: pool, disable_check_in_enforcement: true });
+
+  console.log(`directory engine, ${seconds}s per case (DynamoDB Local + slapd on this machine)`);
+  await measure('static-cred read', 16, async () => (await call('GET', '/v1/ldap/static-cred/alice')).status === 200);
+  await measure('dynamic creds issue + revoke', concurrency, async () => {
+    const issued = await call('GET', '/v1/ldap/creds/bench');
+    if (issued.status !== 200) return false;
+    return (await call('PUT', '/v1/sys/leases/revoke', { lease_id: issued.body.lease_id })).status === 204;
+  });
+  await measure('library check-out + check-in', concurrency, async () => {
+    const out = await call('POST', '/v1/ldap/library/bench/check-out');
+    if (out.status !== 200) return false;
+    const back = await call('POST', '/v1/ldap/library/bench/check-in', { service_account_names: [out.body.data.service_account_name] });
+    return back.status === 200;
+  });
+  client.destroy();
+} finally {
+  await slapd.close();
+  await dynamo.stop();
+  rmSync(keyDir, { recursive: true, force: true });
+}

@@ -1,0 +1,107 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+
+describe('blocking queries', () => {
+  let h: SchedulerHarness;
+  let root: string;
+  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+
+  beforeAll(async () => {
+    h = await startScheduler();
+    root = await h.bootstrap();
+    await mgmt('POST', '/v1/acl/policy/p1', { Rules: 'node { policy = "read" }' });
+  });
+  afterAll(() => h.close());
+
+  it('returns at once without index or when the table is past it, and is woken by a write to its table', async () => {
+    const first = await mgmt('GET', '/v1/acl/roles');
+    const index = Number(first.headers.get('X-Scheduler-Index'));
+    expect(index).toBeGreaterThanOrEqual(1);
+    expect((await mgmt('GET', '/v1/acl/roles?index=0')).status).toBe(200);
+
+    let settled = false;
+    const blocked = mgmt('GET', `/v1/acl/roles?index=${index}&wait=5m`).then((out) => {
+      settled = true;
+      return out;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+    // A write to another table does not wake it.
+    await mgmt('POST', '/v1/acl/policy/p2', { Rules: 'node { policy = "read" }' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+    const role = await mgmt('POST', '/v1/acl/role', { Name: 'woken', Policies: [{ Name: 'p1' }] });
+    const out = await blocked;
+    expect(out.body.map((r: { Name: string }) => r.Name)).toEqual(['woken']);
+    expect(Number(out.headers.get('X-Scheduler-Index'))).toBe(role.body.ModifyIndex);
+    expect(Number(out.headers.get('X-Nomad-Index'))).toBe(role.body.ModifyIndex);
+  });
+
+  it('returns at the wait (on the service clock), clamped to 5 minutes', async () => {
+    const current = Number((await mgmt('GET', '/v1/acl/policies')).headers.get('X-Scheduler-Index'));
+    let settled = false;
+    const blocked = mgmt('GET', `/v1/acl/policies?index=${current}&wait=1h`).then((out) => {
+      settled = true;
+      return out;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    h.clock.advance(60);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(settled).toBe(false);
+    h.clock.advance(300 * (1 + 1 / 16));
+    const out = await blocked;
+    expect(out.status).toBe(200);
+    expect(Number(out.headers.get('X-Scheduler-Index'))).toBe(current);
+    expect((await mgmt('GET', '/v1/acl/policies?index=1&wait=forever')).status).toBe(400);
+    expect((await mgmt('GET', '/v1/acl/policies?index=abc')).status).toBe(400);
+  });
+});
+
+describe('regions', () => {
+  let authoritative: SchedulerHarness;
+  let replica: SchedulerHarness;
+  let server: Server;
+  let root: string;
+  let forwarded = 0;
+
+  beforeAll(async () => {
+    authoritative = await startScheduler({ region: 'eu', authoritativeRegion: 'eu' });
+    server = createAdaptorServer({
+      fetch: (request: Request) => {
+        if (request.headers.get('x-scheduler-forwarded-from')) forwarded++;
+        return authoritative.fetch(request);
+      },
+    }) as Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // The replica reads the same (replicated) table and forwards every write to the authoritative region.
+    replica = await startScheduler({
+      share: authoritative,
+      region: 'us',
+      authoritativeRegion: 'eu',
+      authoritativeUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
+    root = await replica.bootstrap();
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await replica.close();
+    await authoritative.close();
+  });
+
+  it('forwards writes with the caller token and answers reads locally', async () => {
+    expect(forwarded).toBe(1);
+    const write = await replica.call('POST', '/v1/acl/policy/fwd', { token: root, body: { Rules: 'node { policy = "read" }' } });
+    expect(write.status).toBe(200);
+    expect(Number(write.headers.get('X-Scheduler-Index'))).toBeGreaterThan(0);
+    expect(forwarded).toBe(2);
+    const denied = await replica.call('POST', '/v1/acl/policy/fwd2', { body: { Rules: '' } });
+    expect(denied).toMatchObject({ status: 403, text: 'Permission denied' });
+    expect(forwarded).toBe(3);
+    const read = await replica.call('GET', '/v1/acl/policy/fwd', { token: root });
+    expect(read.body.Name).toBe('fwd');
+    expect(forwarded).toBe(3);
+  });
+});

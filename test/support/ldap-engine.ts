@@ -1,0 +1,60 @@
+import type { AccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
+import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
+import { type SecretsHarness, startSecrets } from './secrets-harness.ts';
+import { managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from './slapd.ts';
+
+export interface LdapEngine {
+  h: SecretsHarness;
+  slapd: Slapd;
+  /** `/v1/ldap/<path>` with the root token. */
+  call(method: string, path: string, body?: unknown): ReturnType<SecretsHarness['call']>;
+  /** POST config pointing at the test directory as the manager entry, plus `extra`. */
+  configure(extra?: Record<string, unknown>): Promise<void>;
+  /** The mount's storage, to look at what the engine stored (sealed values opened). */
+  storage(): Promise<MountStorage>;
+  /** An item of the mount as stored, e.g. `config` or `static-role/app`. */
+  item(key: string): Promise<AccountItem | undefined>;
+  /** The opened current password of a stored account (`config` for the bind password). */
+  storedPassword(key: string): Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+export async function startLdapEngine(): Promise<LdapEngine> {
+  const [h, slapd] = await Promise.all([startSecrets(), startSlapd()]);
+  const mounted = await h.call('POST', '/v1/sys/mounts/ldap', { token: h.rootToken, body: { type: 'ldap' } });
+  if (mounted.status !== 204) throw new Error(`mounting ldap failed: ${JSON.stringify(mounted.body)}`);
+  const call = (method: string, path: string, body?: unknown) => h.call(method, `/v1/ldap/${path}`, { token: h.rootToken, body });
+  const storage = async () => {
+    const mount = await h.core.mounts.resolve('ldap/');
+    if (!mount) throw new Error('ldap/ is not mounted');
+    return new MountStorage(h.core.store, h.core.keyring, mount.uuid);
+  };
+  const item = async (key: string) => {
+    const mounted = await storage();
+    return h.core.store.get<AccountItem>(mounted.pk, key);
+  };
+  return {
+    h,
+    slapd,
+    call,
+    storage,
+    item,
+    async storedPassword(key) {
+      const found = await item(key);
+      return found?.password ? (await storage()).open(key, found.password) : undefined;
+    },
+    async configure(extra = {}) {
+      const response = await call('POST', 'config', {
+        binddn: managerDn,
+        bindpass: managerPassword,
+        url: slapd.url,
+        userdn: peopleDn,
+        ...extra,
+      });
+      if (response.status !== 204) throw new Error(`config failed: ${response.status} ${JSON.stringify(response.body)}`);
+    },
+    async close() {
+      await Promise.all([h.close(), slapd.close()]);
+    },
+  };
+}

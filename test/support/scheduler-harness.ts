@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { inject } from 'vitest';
+import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { ManualClock } from '../../packages/core/src/lib/clock.ts';
+import { silentLogger } from '../../packages/core/src/lib/log.ts';
+import { createSchedulerApp, type SchedulerAppOptions } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { type Scheduler, schedulerFor } from '../../packages/core/src/scheduler/scheduler.ts';
+import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
+import { ensureTable } from '../../packages/local/src/table.ts';
+
+export interface SchedulerCallOptions {
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface SchedulerCallResult {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+export interface StreamReader {
+  /** The next NDJSON line, parsed; rejects after `timeoutMs`. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary event JSON
+  next(timeoutMs?: number): Promise<any>;
+  /** The next line that is not a `{}` heartbeat. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary event JSON
+  nextEvents(timeoutMs?: number): Promise<any>;
+  /** True once the server ended the stream. */
+  ended(timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface SchedulerHarness {
+  core: Core;
+  clock: ManualClock;
+  scheduler: Scheduler;
+  tableName: string;
+  client: DynamoDBClient;
+  /** The key file that wraps this table's data key (a Lambda entry point given it opens the same keyring). */
+  keyFile: string;
+  fetch: (request: Request) => Response | Promise<Response>;
+  call(method: string, path: string, options?: SchedulerCallOptions): Promise<SchedulerCallResult>;
+  /** Bootstraps ACLs and returns the management secret. */
+  bootstrap(): Promise<string>;
+  stream(path: string, token?: string): Promise<{ status: number; text?: string; reader?: StreamReader }>;
+  /** Opens a stream that must be accepted. */
+  open(path: string, token?: string): Promise<StreamReader>;
+  close(): Promise<void>;
+}
+
+/**
+ * A scheduler service on its own fresh table in the run's DynamoDB Local, with a clock the test moves.
+ * `share` reuses another harness's table (two regions over one replicated table).
+ */
+export async function startScheduler(
+  options: Partial<Omit<SchedulerAppOptions, 'core'>> & { share?: SchedulerHarness } = {},
+): Promise<SchedulerHarness> {
+  const { share, ...appOptions } = options;
+  const client = share?.client ?? new DynamoDBClient(localClientConfig(inject('dynamoEndpoint')));
+  const tableName = share?.tableName ?? `test-${randomUUID()}`;
+  if (!share) await ensureTable(client, tableName);
+  const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-sched-key-'));
+  const keyFile = share?.keyFile ?? path.join(keyDir, 'keyring.key');
+  const clock = share?.clock ?? new ManualClock(Date.UTC(2026, 0, 1));
+  const core =
+    share?.core ??
+    (await createCore({
+      dynamodb: client,
+      tableName,
+      keySource: fileKeySource(keyFile),
+      backends: [],
+      clock,
+      log: silentLogger,
+    }));
+  const schedulerOptions = { heartbeatMs: 200, eventPollMs: 50, ...appOptions };
+  const scheduler = schedulerFor(core, schedulerOptions);
+  const app = createSchedulerApp({ core: async () => core, clientIp: () => '127.0.0.1', ...schedulerOptions });
+  const request = (method: string, url: string, { token, body, headers }: SchedulerCallOptions = {}) =>
+    app.request(url, {
+      method,
+      headers: { ...(token ? { 'X-Scheduler-Token': token } : {}), ...headers },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+  const harness: SchedulerHarness = {
+    core,
+    clock,
+    scheduler,
+    tableName,
+    client,
+    keyFile,
+    fetch: (req) => app.fetch(req),
+    async call(method, url, callOptions = {}) {
+      const response = await request(method, url, callOptions);
+      const text = await response.text();
+      let body: unknown = text;
+      if ((response.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
+      return { status: response.status, body, text, headers: response.headers };
+    },
+    async bootstrap() {
+      const out = await harness.call('POST', '/v1/acl/bootstrap');
+      if (out.status !== 200) throw new Error(`bootstrap failed: ${out.status} ${out.text}`);
+      return out.body.SecretID as string;
+    },
+    async stream(url, token) {
+      const response = await request('GET', url, token ? { token } : {});
+      if (response.status !== 200 || !response.body) return { status: response.status, text: await response.text() };
+      return { status: 200, reader: lineReader(response.body) };
+    },
+    async open(url, token) {
+      const out = await harness.stream(url, token);
+      if (!out.reader) throw new Error(`stream refused: ${out.status} ${out.text}`);
+      return out.reader;
+    },
+    async close() {
+      if (!share) client.destroy();
+      rmSync(keyDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+function lineReader(body: ReadableStream<Uint8Array>): StreamReader {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let done = false;
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  const readLine = async (timeoutMs: number): Promise<string | undefined> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const newline = buffer.indexOf('\n');
+      if (newline >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        return line;
+      }
+      if (done) return undefined;
+      pending ??= reader.read();
+      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())));
+      const result = await Promise.race([pending, timeout]);
+      if (result === 'timeout') throw new Error(`no stream line within ${timeoutMs} ms`);
+      pending = undefined;
+      if (result.done) done = true;
+      else buffer += decoder.decode(result.value, { stream: true });
+    }
+  };
+  const out: StreamReader = {
+    async next(timeoutMs = 5000) {
+      const line = await readLine(timeoutMs);
+      if (line === undefined) throw new Error('the stream ended');
+      return JSON.parse(line);
+    },
+    async nextEvents(timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const line = await out.next(Math.max(1, deadline - Date.now()));
+        if (line.Index !== undefined) return line;
+      }
+    },
+    async ended(timeoutMs = 5000) {
+      try {
+        for (;;) if ((await readLine(timeoutMs)) === undefined) return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await reader.cancel().catch(() => undefined);
+    },
+  };
+  return out;
+}

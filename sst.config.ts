@@ -1,13 +1,16 @@
 import type { SSTConfig } from 'sst';
+import { Jobs } from './stacks/Jobs.ts';
+import { SchedulerApi } from './stacks/SchedulerApi.ts';
+import { SecretsApi } from './stacks/SecretsApi.ts';
 import { Storage } from './stacks/Storage.ts';
 
-/** The SST v2 app. The deployment issue adds the API, scheduler and job stacks beside Storage. */
+/** The SST v2 app. The stage's mounts, regions, domains and log retention live in `stacks/stage-config.ts`. */
 export default {
   config() {
     return { name: 'keyhaven', region: process.env.AWS_REGION ?? 'us-east-1' };
   },
   stacks(app) {
-    app.setDefaultFunctionProps({ runtime: 'nodejs24.x' });
-    app.stack(Storage);
+    app.setDefaultFunctionProps({ runtime: 'nodejs24.x', architecture: 'arm_64' });
+    app.stack(Storage).stack(SecretsApi).stack(SchedulerApi).stack(Jobs);
   },
 } satisfies SSTConfig;

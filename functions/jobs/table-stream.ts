@@ -1,9 +1,25 @@
 import { allSecretsFamilies, backendsOf, coreFromEnvironment, onTableChange, toTableChange } from '@keyhaven/core';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 
 const core = coreFromEnvironment(backendsOf(allSecretsFamilies));
 
-/** The table's stream: the TTL backstop for leases and tokens the sweep did not reach. */
-export async function handler(event: DynamoDBStreamEvent): Promise<void> {
-  await onTableChange(await core(), event.Records.map(toTableChange));
+/**
+ * The table's stream: the TTL backstop for leases and tokens the sweep did not reach. Records are handled in
+ * order; the first that fails is reported (with `ReportBatchItemFailures`, Lambda retries the shard from it),
+ * so later records are neither skipped nor handled twice out of order. Exhausted retries land in the DLQ.
+ */
+export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+  const instance = await core();
+  for (const record of event.Records) {
+    try {
+      await onTableChange(instance, [toTableChange(record)]);
+    } catch (error) {
+      instance.log.error('stream record failed; Lambda retries the batch from it', {
+        sequenceNumber: record.dynamodb?.SequenceNumber,
+        error: String(error),
+      });
+      return { batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }] };
+    }
+  }
+  return { batchItemFailures: [] };
 }

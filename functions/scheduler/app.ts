@@ -1,4 +1,5 @@
-import { coreFromEnvironment, createSchedulerApp } from '@keyhaven/core';
+import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { createSchedulerApp } from '@keyhaven/core/scheduler/scheduler-app.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
 /**

@@ -1,4 +1,5 @@
+import { ldapBackend } from '@keyhaven/core/secrets/engines/ldap/ldap-backend.ts';
 import { secretsHandler } from './app.ts';
 
 /** Mounts of type `ldap` (the directory engine). */
-export const handler = secretsHandler(['ldap']);
+export const handler = secretsHandler([ldapBackend]);

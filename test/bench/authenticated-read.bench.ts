@@ -1,11 +1,15 @@
 /**
  * An authenticated read (token lookup + policy check + kv read) at concurrency 16, against the raw DynamoDB
  * `GetItem` rate on the same DynamoDB Local and table, and against two sequential raw `GetItem`s (the token's
- * item, then the data: the floor for "one table round trip per request beyond the data itself"). Cases: service token and batch token through the Hono
- * app in process (what a Lambda runs), then the same over real HTTP through the local runtime (`npm start`'s
- * code, its own table on the same DynamoDB Local). Prints requests/s, p50, p99, DynamoDB calls per request
- * and the ratio to the raw rate. Figures only: nothing is asserted.
- * Run: `npm run bench` (BENCH_SECONDS=n per case, BENCH_CONCURRENCY=n).
+ * item, then the data: the floor for "one table round trip per request beyond the data itself").
+ * Cases: service, batch and orphan batch tokens through the Hono app in process (what a Lambda runs), then
+ * service and batch tokens over real HTTP through the local runtime (`npm start`'s code, its own table on the
+ * same DynamoDB Local). Prints requests/s, p50, p99, DynamoDB calls per request and the ratios.
+ *
+ * DynamoDB Local keeps speeding up for a minute or more under load and this machine's load drifts, so the
+ * cases run interleaved: several rounds, each giving every case an equal slice, figures summed over rounds.
+ * Figures only: nothing is asserted.
+ * Run: `npm run bench` (BENCH_SECONDS=n per case in total, BENCH_ROUNDS=n, BENCH_CONCURRENCY=n).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,54 +28,58 @@ import { startLocal } from '../../packages/local/src/runtime.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const warmupSeconds = 1;
-const jvmWarmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 8);
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 10);
 const readPolicy = 'path "secret/bench/*" { capabilities = ["read"] }';
 
-interface Figures {
+interface Case {
   name: string;
-  requests: number;
+  once: () => Promise<boolean>;
+  /** DynamoDB calls so far, when the case's calls go through the counted client. */
+  calls?: () => number;
+  latencies: number[];
+  elapsedSeconds: number;
   failures: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  dynamoCallsPerRequest?: number;
+  callCount: number;
 }
 
-/** `concurrency` workers call `once` back to back for `durationSeconds`; latencies in ms. */
-async function measure(name: string, once: () => Promise<boolean>, countCalls?: () => number, durationSeconds = seconds): Promise<Figures> {
-  const drive = async (durationSeconds: number, latencies: number[] | undefined) => {
-    const until = performance.now() + durationSeconds * 1000;
-    let failures = 0;
-    const worker = async () => {
-      while (performance.now() < until) {
-        const started = performance.now();
-        const ok = await once();
-        latencies?.push(performance.now() - started);
-        if (!ok) failures++;
-      }
-    };
-    const started = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    return { failures, elapsed: (performance.now() - started) / 1000 };
+const newCase = (name: string, once: () => Promise<boolean>, calls?: () => number): Case => ({
+  name,
+  once,
+  ...(calls ? { calls } : {}),
+  latencies: [],
+  elapsedSeconds: 0,
+  failures: 0,
+  callCount: 0,
+});
+
+/** `concurrency` workers call `once` back to back for `durationSeconds`, adding to the case's figures. */
+async function drive(target: Case, durationSeconds: number, record = true): Promise<void> {
+  const until = performance.now() + durationSeconds * 1000;
+  const callsBefore = target.calls?.() ?? 0;
+  const worker = async () => {
+    while (performance.now() < until) {
+      const started = performance.now();
+      const ok = await target.once();
+      if (!record) continue;
+      target.latencies.push(performance.now() - started);
+      if (!ok) target.failures++;
+    }
   };
-  await drive(warmupSeconds, undefined);
-  const latencies: number[] = [];
-  const callsBefore = countCalls?.() ?? 0;
-  const { failures, elapsed } = await drive(durationSeconds, latencies);
-  const calls = (countCalls?.() ?? 0) - callsBefore;
-  latencies.sort((a, b) => a - b);
-  const at = (quantile: number) => latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))] ?? Number.NaN;
-  return {
-    name,
-    requests: latencies.length,
-    failures,
-    perSecond: latencies.length / elapsed,
-    p50: at(0.5),
-    p99: at(0.99),
-    ...(countCalls ? { dynamoCallsPerRequest: calls / latencies.length } : {}),
-  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  if (!record) return;
+  target.elapsedSeconds += (performance.now() - started) / 1000;
+  target.callCount += (target.calls?.() ?? 0) - callsBefore;
+}
+
+/** Warms every case up, then runs them interleaved, round after round. */
+async function measureAll(cases: Case[]): Promise<void> {
+  for (const each of cases) await drive(each, warmupSeconds / cases.length, false);
+  for (let round = 0; round < rounds; round++) {
+    for (const each of cases) await drive(each, seconds / rounds);
+  }
 }
 
 /** Counts every DynamoDB call a client sends. */
@@ -87,26 +95,36 @@ function counting(client: DynamoDBClient): () => number {
   return () => calls;
 }
 
-function print(rows: Figures[], raw: Figures, floor: Figures) {
+const perSecond = (each: Case) => each.latencies.length / each.elapsedSeconds;
+
+function print(cases: Case[], raw: Case, floor: Case) {
   const header = ['case', 'req/s', 'p50 ms', 'p99 ms', 'ddb calls/req', 'vs raw GetItem', 'vs 2x GetItem', 'failed'];
-  const lines = rows.map((row) => [
-    row.name,
-    row.perSecond.toFixed(0),
-    row.p50.toFixed(2),
-    row.p99.toFixed(2),
-    row.dynamoCallsPerRequest === undefined ? '–' : row.dynamoCallsPerRequest.toFixed(2),
-    (row.perSecond / raw.perSecond).toFixed(2),
-    (row.perSecond / floor.perSecond).toFixed(2),
-    String(row.failures),
-  ]);
+  const lines = cases.map((each) => {
+    const sorted = [...each.latencies].sort((a, b) => a - b);
+    const at = (quantile: number) => sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? Number.NaN;
+    return [
+      each.name,
+      perSecond(each).toFixed(0),
+      at(0.5).toFixed(2),
+      at(0.99).toFixed(2),
+      each.calls ? (each.callCount / each.latencies.length).toFixed(2) : '–',
+      (perSecond(each) / perSecond(raw)).toFixed(2),
+      (perSecond(each) / perSecond(floor)).toFixed(2),
+      String(each.failures),
+    ];
+  });
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => (line[column] as string).length)));
-  const format = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+  const format = (cells: string[]) =>
+    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
   console.log(format(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const line of lines) console.log(format(line));
 }
 
-console.log(`authenticated read benchmark: concurrency ${concurrency}, ${seconds} s per case after ${warmupSeconds} s warm-up; Node ${process.version}`);
+console.log(
+  `authenticated read benchmark: concurrency ${concurrency}, ${seconds} s per case in ${rounds} interleaved rounds ` +
+    `after ${warmupSeconds} s of warm-up; Node ${process.version}`,
+);
 const dynamo = await startDynamoDbLocal({});
 const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
 const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
@@ -137,49 +155,28 @@ try {
     if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
   };
+  const tokenFor = async (url: string, body: Record<string, unknown>): Promise<string> =>
+    (await call('POST', url, rootToken, { policies: ['bench-read'], ttl: '1h', ...body })).auth.client_token;
   await call('POST', '/v1/secret/bench/db', rootToken, { username: 'app', password: 'bench-password' });
   await call('PUT', '/v1/sys/policies/acl/bench-read', rootToken, { policy: readPolicy });
-  const serviceToken: string = (await call('POST', '/v1/auth/token/create', rootToken, { policies: ['bench-read'], ttl: '1h' })).auth.client_token;
-  const batchToken: string = (await call('POST', '/v1/auth/token/create', rootToken, { policies: ['bench-read'], ttl: '1h', type: 'batch' })).auth.client_token;
+  const serviceToken = await tokenFor('/v1/auth/token/create', {});
+  const batchToken = await tokenFor('/v1/auth/token/create', { type: 'batch' });
   // An orphan batch token has no parent to check: no table read at all to authenticate.
-  const orphanBatch: string = (await call('POST', '/v1/auth/token/create-orphan', rootToken, { policies: ['bench-read'], ttl: '1h', type: 'batch' }))
-    .auth.client_token;
+  const orphanBatch = await tokenFor('/v1/auth/token/create-orphan', { type: 'batch' });
 
   const mount = await core.mounts.find('secret', 'secret');
   if (!mount) throw new Error('secret/ is not mounted');
   const documents = DynamoDBDocumentClient.from(client);
-  // The same item the kv read fetches, read the way the store reads it (consistent GetItem).
-  const rawGet = async () => {
-    const out = await documents.send(new GetCommand({ TableName: tableName, Key: { pk: `mount#${mount.uuid}`, sk: 'bench/db' }, ConsistentRead: true }));
-    return out.Item !== undefined;
-  };
+  // The items an authenticated read fetches, read the way the store reads them (consistent GetItem).
+  const getItem = (Key: Record<string, string>) => async () =>
+    (await documents.send(new GetCommand({ TableName: tableName, Key, ConsistentRead: true }))).Item !== undefined;
+  const rawData = getItem({ pk: `mount#${mount.uuid}`, sk: 'bench/db' });
+  const rawToken = getItem({ pk: `token#${core.keyring.hash(serviceToken)}`, sk: 'token' });
   const appRead = (token: string) => async () => {
     const response = await app.request('/v1/secret/bench/db', { headers: { 'X-Secrets-Token': token } });
     await response.arrayBuffer();
     return response.status === 200;
   };
-  if (!(await rawGet()) || !(await appRead(serviceToken)()) || !(await appRead(batchToken)()) || !(await appRead(orphanBatch)())) {
-    throw new Error('a read failed before measuring');
-  }
-
-  // DynamoDB Local's JVM speeds up severalfold over its first seconds of load (JIT): warm it with every kind
-  // of request before measuring anything, so the first case is not measured against a cold server.
-  console.log(`warming DynamoDB Local up for ${jvmWarmupSeconds} s…`);
-  await measure('warm-up', async () => (await Promise.all([rawGet(), appRead(serviceToken)(), appRead(batchToken)()])).every(Boolean), undefined, jvmWarmupSeconds);
-  // Raw GetItem is measured before and after the app cases: this machine's load drifts, and the ratio uses both.
-  const rawBefore = await measure('raw GetItem (same item)', rawGet, calls);
-  const rows = [rawBefore];
-  // The floor for a request that needs one round trip beyond the data: the token's item, then the data.
-  const tokenItem = { pk: `token#${core.keyring.hash(serviceToken)}`, sk: 'token' };
-  const rawToken = async () => (await documents.send(new GetCommand({ TableName: tableName, Key: tokenItem, ConsistentRead: true }))).Item !== undefined;
-  const floor = await measure('raw GetItem x2 (token item, then data)', async () => (await rawToken()) && (await rawGet()), calls);
-  rows.push(floor);
-  rows.push(await measure('kv read, service token (app.request)', appRead(serviceToken), calls));
-  rows.push(await measure('kv read, batch token (app.request)', appRead(batchToken), calls));
-  rows.push(await measure('kv read, orphan batch token (app.request)', appRead(orphanBatch), calls));
-  const rawAfter = await measure('raw GetItem (again)', rawGet, calls);
-  rows.push(rawAfter);
-  const raw = { ...rawBefore, name: 'raw GetItem (mean)', perSecond: (rawBefore.perSecond + rawAfter.perSecond) / 2 };
 
   // ---- over HTTP: the local runtime's listener, its own table on the same DynamoDB Local -----------------
   local = await startLocal({
@@ -192,7 +189,11 @@ try {
   });
   const base = local.secretsUrl;
   const httpCall = async (method: string, url: string, token: string, body?: unknown) => {
-    const response = await fetch(`${base}${url}`, { method, headers: { 'X-Secrets-Token': token }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await fetch(`${base}${url}`, {
+      method,
+      headers: { 'X-Secrets-Token': token },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await response.text();
     if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
@@ -200,22 +201,35 @@ try {
   const localRoot = local.rootToken as string;
   await httpCall('POST', '/v1/secret/bench/db', localRoot, { username: 'app', password: 'bench-password' });
   await httpCall('PUT', '/v1/sys/policies/acl/bench-read', localRoot, { policy: readPolicy });
-  const httpService: string = (await httpCall('POST', '/v1/auth/token/create', localRoot, { policies: ['bench-read'], ttl: '1h' })).auth.client_token;
-  const httpBatch: string = (await httpCall('POST', '/v1/auth/token/create', localRoot, { policies: ['bench-read'], ttl: '1h', type: 'batch' })).auth.client_token;
+  const httpToken = async (body: Record<string, unknown>): Promise<string> =>
+    (await httpCall('POST', '/v1/auth/token/create', localRoot, { policies: ['bench-read'], ttl: '1h', ...body })).auth.client_token;
+  const httpService = await httpToken({});
+  const httpBatch = await httpToken({ type: 'batch' });
   const httpRead = (token: string) => async () => {
     const response = await fetch(`${base}/v1/secret/bench/db`, { headers: { 'X-Secrets-Token': token } });
     await response.arrayBuffer();
     return response.status === 200;
   };
-  rows.push(await measure('kv read, service token (HTTP, npm start)', httpRead(httpService)));
-  rows.push(await measure('kv read, batch token (HTTP, npm start)', httpRead(httpBatch)));
+
+  const raw = newCase('raw GetItem (the data item)', rawData, calls);
+  const floor = newCase('raw GetItem x2 (token item, then data)', async () => (await rawToken()) && (await rawData()), calls);
+  const cases = [
+    raw,
+    floor,
+    newCase('kv read, service token (app.request)', appRead(serviceToken), calls),
+    newCase('kv read, batch token (app.request)', appRead(batchToken), calls),
+    newCase('kv read, orphan batch token (app.request)', appRead(orphanBatch), calls),
+    newCase('kv read, service token (HTTP, npm start)', httpRead(httpService)),
+    newCase('kv read, batch token (HTTP, npm start)', httpRead(httpBatch)),
+  ];
+  for (const each of cases) if (!(await each.once())) throw new Error(`${each.name}: the request failed before measuring`);
+  await measureAll(cases);
 
   console.log('');
-  print(rows, raw, floor);
+  print(cases, raw, floor);
   console.log('');
-  console.log(`Ratios are to the mean raw GetItem rate, ${raw.perSecond.toFixed(0)} req/s, and to two sequential GetItems.`);
   console.log('Target (issue 2): each authenticated read at least 0.5 of the raw GetItem rate.');
-  if (rows.some((row) => row.failures > 0)) {
+  if (cases.some((each) => each.failures > 0)) {
     console.log('Some requests failed (see "failed"): the figures above are not valid.');
     exitCode = 1;
   }

@@ -26,7 +26,11 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
       for (const [name, value] of Object.entries(extra)) query.set(name, value);
       return h.call('GET', `/v1/auth/${mount}/oidc/callback?${query}`);
     }
-    return h.call('POST', `/v1/auth/${mount}/oidc/callback`, { body: { ...delivery.form, ...extra } });
+    // As the browser posts it: a form, not JSON.
+    return h.call('POST', `/v1/auth/${mount}/oidc/callback`, {
+      body: new URLSearchParams({ ...delivery.form, ...extra }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
   }
 
   beforeAll(async () => {

@@ -42,6 +42,12 @@ describe('kv', () => {
     expect((await h.call('DELETE', '/v1/secret/app/db', asRoot())).status).toBe(204);
   });
 
+  it('keeps body fields named like the URL capture or the list switch as data', async () => {
+    const secret = { path: '/srv/app', list: 'a,b', password: 'pw' };
+    expect((await h.call('POST', '/v1/secret/app/paths', asRoot(secret))).status).toBe(204);
+    expect((await h.call('GET', '/v1/secret/app/paths', asRoot())).body.data).toEqual(secret);
+  });
+
   it('answers 404 for a secret that was never written and for the mount itself', async () => {
     expect((await h.call('GET', '/v1/secret/nothing', asRoot())).status).toBe(404);
     expect((await h.call('GET', '/v1/secret', asRoot())).status).toBe(404);

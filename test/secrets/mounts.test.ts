@@ -294,6 +294,25 @@ describe('sys/auth', () => {
   });
 });
 
+describe('sys/auth needs sudo', () => {
+  it('refuses a token with update but no sudo on sys/auth/*, and lets one with sudo enable and disable', async () => {
+    const policy = (name: string, caps: string) =>
+      h.call('PUT', `/v1/sys/policies/acl/${name}`, asRoot({ policy: `path "sys/auth/*" { capabilities = [${caps}] }` }));
+    expect((await policy('auth-writer', '"create", "update", "delete"')).status).toBe(204);
+    expect((await policy('auth-admin', '"create", "update", "delete", "sudo"')).status).toBe(204);
+    const tokenWith = async (name: string) =>
+      (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: [name] }))).body.auth.client_token as string;
+    const writer = await tokenWith('auth-writer');
+    const admin = await tokenWith('auth-admin');
+    const refused = await h.call('POST', '/v1/sys/auth/staff', { token: writer, body: { type: 'null-auth' } });
+    expect(refused.status).toBe(403);
+    expect((await h.call('GET', '/v1/sys/auth', asRoot())).body.data['staff/']).toBeUndefined();
+    expect((await h.call('POST', '/v1/sys/auth/staff', { token: admin, body: { type: 'null-auth' } })).status).toBe(204);
+    expect((await h.call('DELETE', '/v1/sys/auth/staff', { token: writer })).status).toBe(403);
+    expect((await h.call('DELETE', '/v1/sys/auth/staff', { token: admin })).status).toBe(204);
+  });
+});
+
 describe('the mount table across processes', () => {
   it('another process routes a new mount, and stops routing a disabled one, within its cache time', async () => {
     const other = await createCore({

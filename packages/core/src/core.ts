@@ -32,6 +32,8 @@ export interface CoreOptions {
   log?: Logger;
   /** How long mount tables and compiled policies are trusted before a re-read (default 5 s). */
   cacheSeconds?: number;
+  /** The stage's routed mounts in AWS (see MountTable); absent locally, where every family is served. */
+  declaredMounts?: ReadonlyArray<{ path: string; type: string }>;
 }
 
 export async function createCore(options: CoreOptions): Promise<Core> {
@@ -60,7 +62,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     clock,
     log: options.log ?? jsonLogger(),
     backends,
-    mounts: new MountTable(store, clock, knownTypes, cacheSeconds),
+    mounts: new MountTable(store, clock, knownTypes, cacheSeconds, options.declaredMounts),
     policies: new PolicyStore(store, clock, cacheSeconds),
     tokens,
   };

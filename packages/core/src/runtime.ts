@@ -11,7 +11,13 @@ import { type KeySource, fileKeySource, kmsKeySource } from './storage/keyring.t
 export function coreFromEnvironment(backends: CoreOptions['backends'], env = process.env): () => Promise<Core> {
   let core: Promise<Core> | undefined;
   return () => {
-    core ??= createCore({ dynamodb: dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT), tableName: tableName(env), keySource: keySource(env), backends });
+    core ??= createCore({
+      dynamodb: dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT),
+      tableName: tableName(env),
+      keySource: keySource(env),
+      backends,
+      ...(env.KEYHAVEN_DECLARED_MOUNTS ? { declaredMounts: declaredMounts(env.KEYHAVEN_DECLARED_MOUNTS) } : {}),
+    });
     core.catch(() => {
       core = undefined;
     });
@@ -20,6 +26,16 @@ export function coreFromEnvironment(backends: CoreOptions['backends'], env = pro
 }
 
 export const tableName = (env = process.env) => env.KEYHAVEN_TABLE ?? 'keyhaven';
+
+/** `KEYHAVEN_DECLARED_MOUNTS`: the stage's mounts as the stacks route them, `[{"path":"ldap/","type":"ldap"}]`. */
+function declaredMounts(json: string): Array<{ path: string; type: string }> {
+  const parsed: unknown = JSON.parse(json);
+  const valid =
+    Array.isArray(parsed) &&
+    parsed.every((mount) => typeof mount?.path === 'string' && mount.path.endsWith('/') && typeof mount?.type === 'string');
+  if (!valid) throw new Error('KEYHAVEN_DECLARED_MOUNTS must be a JSON list of {"path": "<path>/", "type": "<type>"}');
+  return parsed;
+}
 
 export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {
   if (!endpoint) return new DynamoDBClient({});

@@ -15,6 +15,7 @@ import {
   initialize,
   isInitialized,
   onTableChange,
+  rotateDue,
   sweepExpired,
   toTableChange,
 } from '@keyhaven/core';
@@ -100,6 +101,15 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       (error) => core.log.error('sweep failed', { error: String(error) }),
     );
     stoppers.push(() => sweeper.stop());
+    // Rotations and cloud clean-up: the job EventBridge runs every minute in AWS, here every few seconds.
+    const rotator = repeatEvery(
+      options.sweepIntervalMs ?? 5000,
+      async () => {
+        await rotateDue(core);
+      },
+      (error) => core.log.error('rotation job failed', { error: String(error) }),
+    );
+    stoppers.push(() => rotator.stop());
     const poller: StreamPoller = startStreamPoller({
       endpoint,
       tableName,

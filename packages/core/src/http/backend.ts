@@ -14,6 +14,8 @@ export interface Request<Data = Record<string, unknown>> {
   /** Path inside the mount, e.g. `static-role/app` for `/v1/ldap/static-role/app`. */
   path: string;
   data: Data;
+  /** The JSON body as sent, for backends that store free-form data (kv) rather than declared fields. */
+  body: Record<string, unknown>;
   mount: MountEntry;
   storage: MountStorage;
   caller: Caller | undefined;

@@ -86,8 +86,11 @@ export class Pipeline {
       throw permissionDenied();
     }
 
-    const input = { ...(operation === 'write' ? {} : raw.query), ...parseBody(raw.body), ...params };
-    delete input.list;
+    // `list=true` selects the operation; it is not a field. Body fields keep their names even when a query
+    // parameter is called `list`.
+    const { list: _list, ...query } = raw.query;
+    const body = parseBody(raw.body, raw.headers.get('content-type'));
+    const input = { ...(operation === 'write' ? {} : query), ...body, ...params };
     const parsed = spec.fields.safeParse(input);
     if (!parsed.success) throw badRequest(describeIssues(parsed.error));
     const warnings = ignoredFields(spec.fields, input);
@@ -96,6 +99,7 @@ export class Pipeline {
       operation: 'read',
       path: relative,
       data: parsed.data as Record<string, unknown>,
+      body,
       mount,
       storage: new MountStorage(this.core.store, this.core.keyring, mount.uuid),
       caller,
@@ -160,7 +164,7 @@ export class Pipeline {
       warnings.push(...lease.warnings);
     }
     if (reply?.auth) envelope.auth = await this.login(request, reply.auth);
-    if (reply?.token) envelope.auth = authBlock(reply.token.token, reply.token.entry, this.core.clock.now());
+    if (reply?.token) envelope.auth = authBlock(reply.token.token, reply.token.entry);
     envelope.warnings = warnings.length > 0 ? warnings : null;
     return { status: 200, body: envelope };
   }
@@ -186,7 +190,7 @@ export class Pipeline {
       mountDefaultTtl: defaultTtl,
       mountMaxTtl: Math.min(auth.maxTtl || maxTtl, maxTtl),
     });
-    return authBlock(token, entry, this.core.clock.now());
+    return authBlock(token, entry);
   }
 
   private failure(error: unknown, requestId: string, path: string): RawResponse {
@@ -236,8 +240,10 @@ export function loggablePath(path: string): string {
 }
 
 /** The `auth` block of a reply that carries a new token. */
-export function authBlock(token: string, entry: TokenEntry, nowMs: number): Record<string, unknown> {
-  const leaseDuration = entry.expireTime ? entry.expireTime - Math.floor(nowMs / 1000) : 0;
+export function authBlock(token: string, entry: TokenEntry): Record<string, unknown> {
+  // The TTL just granted, from when it was granted: counting from "now" would show 7199 for a 7200 s token
+  // whenever the reply is rendered a second boundary after the token was written.
+  const leaseDuration = entry.expireTime ? entry.expireTime - (entry.lastRenewalTime ?? entry.creationTime) : 0;
   return {
     client_token: token,
     accessor: entry.accessor,
@@ -285,8 +291,12 @@ async function writeKind(
 /** Real requests nest a few levels; deeper input only exhausts recursive code (JSON.stringify, marshalling) downstream. */
 export const maxBodyDepth = 100;
 
-function parseBody(body: string): Record<string, unknown> {
+function parseBody(body: string, contentType: string | null): Record<string, unknown> {
   if (body.trim() === '') return {};
+  // Browsers post forms this way, e.g. an OIDC provider's `form_post` callback; Vault accepts it too.
+  if (contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    return Object.fromEntries(new URLSearchParams(body));
+  }
   if (nestingDepth(body) > maxBodyDepth) {
     throw badRequest(`failed to parse JSON input: nested deeper than ${maxBodyDepth} levels`);
   }

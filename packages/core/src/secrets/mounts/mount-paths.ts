@@ -41,6 +41,8 @@ export function mountPaths(table: MountTableName): PathSpec[] {
     path({
       pattern: `${prefix}/:path+/tune`,
       fields: z.object({ path: z.string(), ...tuneFields }),
+      // As in Vault, changing how callers log in is a root-level act: `sys/auth/*` needs sudo.
+      sudo: table === 'auth',
       operations: {
         read: async ({ core, data }) => ({ data: describeTune(await existing(core, table, data.path)) }),
         update: async ({ core, data }) => {
@@ -56,6 +58,7 @@ export function mountPaths(table: MountTableName): PathSpec[] {
     path({
       pattern: `${prefix}/:path+`,
       fields: enableFields.partial({ type: true }),
+      sudo: table === 'auth',
       operations: {
         read: async ({ core, data }) => ({ data: describeMount(await existing(core, table, data.path as string)) }),
         update: async (request) => {

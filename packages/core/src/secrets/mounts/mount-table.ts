@@ -83,6 +83,11 @@ export class MountTable {
     private readonly clock: Clock,
     private readonly knownTypes: (table: MountTableName) => string[],
     private readonly cacheSeconds: number,
+    /**
+     * In AWS, the stage's mounts (full path -> type): only these have routes to a function, so only these may
+     * be enabled. Their types count as known even in a function that does not bundle that family.
+     */
+    private readonly declared?: ReadonlyArray<{ path: string; type: string }>,
   ) {}
 
   async list(table?: MountTableName): Promise<MountEntry[]> {
@@ -121,7 +126,14 @@ export class MountTable {
     const builtin = builtins.find((entry) => entry.type === settings.type);
     if (builtin) throw badRequest(`cannot mount type "${settings.type}": it exists only once, at ${builtin.path}`);
     const mountable = this.knownTypes(table).filter((type) => !builtins.some((entry) => entry.type === type));
-    if (!mountable.includes(settings.type)) {
+    if (this.declared) {
+      const routed = this.declared.find((mount) => mount.path === path);
+      if (!routed || routed.type !== settings.type) {
+        throw badRequest(
+          `mount "${path}" of type ${settings.type} is not declared for this stage; add it to stacks/stage-config.ts and deploy`,
+        );
+      }
+    } else if (!mountable.includes(settings.type)) {
       throw badRequest(`unknown ${table === 'auth' ? 'auth method' : 'secrets engine'} type "${settings.type}"; available: ${mountable.join(', ')}`);
     }
     this.cache = undefined;

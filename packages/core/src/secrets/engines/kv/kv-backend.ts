@@ -44,7 +44,9 @@ export const kvBackend: Backend = {
 const key = (path: string) => path.replace(/\/+$/, '');
 
 async function write(request: Request<z.output<typeof fields>>) {
-  const { path, ...secret } = request.data;
+  // The secret is the body as sent: a field called `path` is data like any other, not the URL's capture.
+  const { path } = request.data;
+  const secret = request.body;
   if (key(path) === '') throw badRequest('a secret needs a path, e.g. secret/my-app');
   if (Object.keys(secret).length === 0) throw badRequest('no data provided');
   const ttl = secret.ttl ?? secret.lease;

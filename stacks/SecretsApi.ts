@@ -1,0 +1,77 @@
+import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { Api, type Function as SstFunction, type StackContext, use } from 'sst/constructs';
+import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
+import { keyhavenFunction } from './functions.ts';
+import { type DeclaredMount, declaredMountsEnv, familyOfType, type StageConfig } from './stage-config.ts';
+import { Storage } from './Storage.ts';
+
+/** The entry file of each family's Lambda. */
+export const familyHandlers: Record<SecretsFamily, string> = {
+  system: 'functions/secrets/system.handler',
+  kv: 'functions/secrets/kv.handler',
+  cloud: 'functions/secrets/cloud.handler',
+  ldap: 'functions/secrets/ldap.handler',
+  mesh: 'functions/secrets/mesh.handler',
+  jwt: 'functions/secrets/jwt.handler',
+};
+
+/** Routes for one mount path: the path itself and everything under it, every method (`GET ?list=true` included). */
+export const mountRoutes = (path: string) => [`ANY /v1/${path}`, `ANY /v1/${path}/{proxy+}`];
+
+/** Route key -> family: the built-ins on `system`, each declared mount on its type's family. */
+export function secretsRoutes(mounts: DeclaredMount[]): Record<string, SecretsFamily> {
+  const routes: Record<string, SecretsFamily> = {};
+  for (const path of ['sys', 'auth/token']) for (const route of mountRoutes(path)) routes[route] = 'system';
+  for (const mount of mounts) {
+    const family = familyOfType[mount.type];
+    if (!family) throw new Error(`no family serves mount type ${mount.type}`);
+    for (const route of mountRoutes(mount.path)) routes[route] = family;
+  }
+  return routes;
+}
+
+/**
+ * `{base_url}`: an HTTP API whose routes are the stage's declared mounts, each to its family's Lambda. Only
+ * families with a declared mount (and `system`) get a function.
+ */
+export function SecretsApi({ stack }: StackContext) {
+  const storage = use(Storage);
+  const { config } = storage;
+  const routes = secretsRoutes(config.mounts);
+  const environment = { KEYHAVEN_DECLARED_MOUNTS: declaredMountsEnv(config.mounts) };
+  const functions = new Map<SecretsFamily, SstFunction>();
+  for (const family of new Set(Object.values(routes))) {
+    functions.set(
+      family,
+      keyhavenFunction(stack, `Secrets-${family}`, storage, {
+        handler: familyHandlers[family],
+        description: `keyhaven secrets: ${family} endpoints`,
+        environment,
+        ...(family === 'ldap' && config.directoryVpc ? directoryNetwork(stack, config.directoryVpc) : {}),
+      }),
+    );
+  }
+  const api = new Api(stack, 'SecretsApi', {
+    routes: Object.fromEntries(
+      Object.entries(routes).map(([route, family]) => [route, { function: functions.get(family) as SstFunction }]),
+    ),
+    ...(config.customDomains?.secrets ? { customDomain: config.customDomains.secrets } : {}),
+    accessLog: false,
+  });
+  stack.addOutputs({ SecretsUrl: api.customDomainUrl ?? api.url });
+  return { api, functions };
+}
+
+/** Directories are usually private: the directory Lambda joins the given subnets. No lookups, so synthesis stays offline. */
+function directoryNetwork(stack: StackContext['stack'], network: NonNullable<StageConfig['directoryVpc']>) {
+  const vpc = Vpc.fromVpcAttributes(stack, 'DirectoryVpc', {
+    vpcId: network.vpcId,
+    availabilityZones: network.availabilityZones,
+    privateSubnetIds: network.privateSubnetIds,
+  });
+  return {
+    vpc,
+    vpcSubnets: { subnets: network.privateSubnetIds.map((id, index) => Subnet.fromSubnetId(stack, `DirectorySubnet${index}`, id)) },
+    securityGroups: network.securityGroupIds.map((id, index) => SecurityGroup.fromSecurityGroupId(stack, `DirectorySg${index}`, id)),
+  };
+}

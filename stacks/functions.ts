@@ -1,0 +1,64 @@
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { Key } from 'aws-cdk-lib/aws-kms';
+import { Function as SstFunction, type FunctionProps, type Table } from 'sst/constructs';
+import type { Construct } from 'constructs';
+import type { StageConfig } from './stage-config.ts';
+
+/** What every function of the app gets: the table and key it may use, and nothing else. */
+export interface FunctionContext {
+  table: Table;
+  sealingKey: Key;
+  config: StageConfig;
+}
+
+/** The table operations the core performs (see `packages/core/src/storage/store.ts`); no Scan, no table admin. */
+export const tableActions = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+/** The keyring unwraps the data key and, on first start, generates it (`packages/core/src/storage/keyring.ts`). */
+export const keyActions = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
+
+export function corePermissions({ table, sealingKey }: FunctionContext): PolicyStatement[] {
+  return [
+    new PolicyStatement({ actions: [...tableActions], resources: [table.tableArn, `${table.tableArn}/index/*`] }),
+    new PolicyStatement({ actions: [...keyActions], resources: [sealingKey.keyArn] }),
+  ];
+}
+
+export function coreEnvironment({ table, sealingKey, config }: FunctionContext): Record<string, string> {
+  return {
+    KEYHAVEN_TABLE: table.tableName,
+    KEYHAVEN_KMS_KEY_ID: sealingKey.keyArn,
+    KEYHAVEN_REGION: config.region,
+    KEYHAVEN_AUTHORITATIVE_REGION: config.authoritativeRegion,
+    ...(config.authoritativeUrl ? { KEYHAVEN_AUTHORITATIVE_URL: config.authoritativeUrl } : {}),
+  };
+}
+
+/** A Lambda of this app: Node 24 on arm64, a minified ESM bundle of just its entry's imports. */
+export function keyhavenFunction(
+  scope: Construct,
+  id: string,
+  context: FunctionContext,
+  props: Pick<FunctionProps, 'handler' | 'description'> & Partial<FunctionProps>,
+): SstFunction {
+  const { environment, permissions, ...rest } = props;
+  return new SstFunction(scope, id, {
+    runtime: 'nodejs24.x',
+    architecture: 'arm_64',
+    memorySize: '512 MB',
+    timeout: '29 seconds',
+    logRetention: context.config.logRetention,
+    tracing: 'disabled',
+    nodejs: { format: 'esm', minify: true, sourcemap: false },
+    environment: { ...coreEnvironment(context), ...environment },
+    permissions: [...corePermissions(context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
+    ...rest,
+  });
+}

@@ -1,0 +1,103 @@
+import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
+
+/** A mount the stage serves: each becomes routes to its family's Lambda. */
+export interface DeclaredMount {
+  /** Path under `/v1/` without slashes at either end: `cloud`, `gcp-prod`, `auth/jwt`. */
+  path: string;
+  /** The mount type as `sys/mounts` or `sys/auth` takes it: `kv`, `cloud`, `ldap`, `mesh`, `jwt`, `oidc`. */
+  type: string;
+}
+
+/** A private directory: the directory Lambda runs in these subnets. IDs only, so synthesis needs no lookup. */
+export interface DirectoryVpc {
+  vpcId: string;
+  availabilityZones: string[];
+  privateSubnetIds: string[];
+  securityGroupIds: string[];
+}
+
+export interface StageConfig {
+  region: string;
+  /** The region whose scheduler holds ACL state; other regions forward writes to it. */
+  authoritativeRegion: string;
+  /** `{scheduler_url}` of the authoritative region, when this is not it. */
+  authoritativeUrl?: string;
+  mounts: DeclaredMount[];
+  customDomains?: {
+    /** An existing Route 53 hosted zone for the secrets API's domain (looked up at deploy time). */
+    secrets?: { domainName: string; hostedZone: string };
+    /** The scheduler's CloudFront distribution; the certificate must be in us-east-1. */
+    scheduler?: { domainName: string; certificateArn: string };
+  };
+  logRetention: 'one_week' | 'one_month' | 'three_months' | 'one_year';
+  directoryVpc?: DirectoryVpc;
+  /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
+  isDev: boolean;
+}
+
+/** Mount type -> the endpoint family (and so the Lambda) that serves it. */
+export const familyOfType: Record<string, Exclude<SecretsFamily, 'system'>> = {
+  kv: 'kv',
+  cloud: 'cloud',
+  ldap: 'ldap',
+  mesh: 'mesh',
+  jwt: 'jwt',
+  oidc: 'jwt',
+};
+
+export const defaultMounts: DeclaredMount[] = [
+  { path: 'secret', type: 'kv' },
+  { path: 'cloud', type: 'cloud' },
+  { path: 'ldap', type: 'ldap' },
+  { path: 'mesh', type: 'mesh' },
+  { path: 'auth/jwt', type: 'jwt' },
+];
+
+const devStages = new Set(['dev', 'test']);
+
+/**
+ * The stage's configuration, in one place. Stages not listed here get the defaults; a stage name starting
+ * with `dev` (or `test`, used by the synthesis tests) is a dev stage.
+ */
+export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'us-east-1', extra: Partial<StageConfig> = {}): StageConfig {
+  const isDev = devStages.has(stage) || stage.startsWith('dev-');
+  const base: StageConfig = {
+    region,
+    authoritativeRegion: region,
+    mounts: defaultMounts,
+    logRetention: isDev ? 'one_week' : 'three_months',
+    isDev,
+  };
+  const overrides: Record<string, Partial<StageConfig>> = {
+    // Example of a production stage with two cloud mounts; edit to match your accounts.
+    prod: {
+      mounts: [...defaultMounts, { path: 'gcp-prod', type: 'cloud' }],
+    },
+  };
+  const config = { ...base, ...overrides[stage], ...extra };
+  validateMounts(config.mounts);
+  return config;
+}
+
+/** The mounts, as the secrets functions read them from `KEYHAVEN_DECLARED_MOUNTS`. */
+export const declaredMountsEnv = (mounts: DeclaredMount[]) =>
+  JSON.stringify(mounts.map((mount) => ({ path: `${mount.path}/`, type: mount.type })));
+
+function validateMounts(mounts: DeclaredMount[]): void {
+  const seen = new Set<string>();
+  for (const mount of mounts) {
+    if (!/^[\w.-]+(\/[\w.-]+)*$/.test(mount.path)) throw new Error(`stage config: invalid mount path "${mount.path}"`);
+    if (!familyOfType[mount.type]) throw new Error(`stage config: unknown mount type "${mount.type}" at ${mount.path}`);
+    const isAuth = mount.type === 'jwt' || mount.type === 'oidc';
+    if (isAuth !== mount.path.startsWith('auth/')) {
+      throw new Error(`stage config: ${mount.type} at "${mount.path}": auth methods live under auth/, engines do not`);
+    }
+    if (/^(sys|auth\/token|cubbyhole|identity)(\/|$)/.test(mount.path)) throw new Error(`stage config: "${mount.path}" is reserved`);
+    for (const other of seen) {
+      if (`${other}/`.startsWith(`${mount.path}/`) || `${mount.path}/`.startsWith(`${other}/`)) {
+        throw new Error(`stage config: mounts "${other}" and "${mount.path}" overlap`);
+      }
+    }
+    seen.add(mount.path);
+  }
+}

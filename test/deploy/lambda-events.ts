@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { inject } from 'vitest';
+import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
+import { ensureTable } from '../../packages/local/src/table.ts';
+
+/**
+ * A fresh table in the run's DynamoDB Local and the environment a deployed function reads, set before any
+ * handler module is imported.
+ */
+export async function deployedEnvironment(): Promise<{ client: DynamoDBClient; tableName: string; keyFile: string; endpoint: string }> {
+  const endpoint = inject('dynamoEndpoint');
+  const client = new DynamoDBClient(localClientConfig(endpoint));
+  const tableName = `deploy-${randomUUID()}`;
+  await ensureTable(client, tableName);
+  const keyFile = path.join(mkdtempSync(path.join(tmpdir(), 'keyhaven-deploy-')), 'keyring.key');
+  process.env.KEYHAVEN_DYNAMODB_ENDPOINT = endpoint;
+  process.env.KEYHAVEN_TABLE = tableName;
+  process.env.KEYHAVEN_KEY_FILE = keyFile;
+  delete process.env.KEYHAVEN_KMS_KEY_ID;
+  return { client, tableName, keyFile, endpoint };
+}
+
+/** An API Gateway HTTP API (payload 2.0) event, as API Gateway builds it for `ANY /v1/...` routes. */
+export function httpApiEvent(
+  method: string,
+  url: string,
+  options: { headers?: Record<string, string>; body?: unknown; routeKey?: string } = {},
+): APIGatewayProxyEventV2 {
+  const [rawPath = '/', rawQueryString = ''] = url.split('?');
+  const query = new URLSearchParams(rawQueryString);
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers = {
+    host: 'abc123.execute-api.us-east-1.amazonaws.com',
+    'user-agent': 'vitest',
+    'x-forwarded-for': '198.51.100.7',
+    'x-forwarded-proto': 'https',
+    ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}),
+    ...options.headers,
+  };
+  return {
+    version: '2.0',
+    routeKey: options.routeKey ?? `ANY ${rawPath}`,
+    rawPath,
+    rawQueryString,
+    headers,
+    ...(rawQueryString ? { queryStringParameters: Object.fromEntries(query) } : {}),
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'abc123',
+      domainName: headers.host,
+      domainPrefix: 'abc123',
+      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '198.51.100.7', userAgent: 'vitest' },
+      requestId: randomUUID(),
+      routeKey: options.routeKey ?? `ANY ${rawPath}`,
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    ...(body ? { body } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+export const lambdaContext = { functionName: 'test', awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 29_000 } as unknown as Context;
+
+export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
+
+export interface Answer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
+  body: any;
+}
+
+/** Invokes a buffered handler the way API Gateway does and decodes its answer. */
+export async function invoke(handler: unknown, event: APIGatewayProxyEventV2): Promise<Answer> {
+  const result = (await (handler as HttpHandler)(event, lambdaContext)) as { statusCode: number; body?: string; isBase64Encoded?: boolean };
+  const text = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64').toString('utf8') : (result.body ?? '');
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // plain-text answers (the scheduler's errors) stay text
+  }
+  return { status: result.statusCode, body };
+}
+
+/** Drops what differs between any two answers to the same request (request ids). */
+export function comparable(answer: Answer): Answer {
+  if (answer.body && typeof answer.body === 'object' && 'request_id' in answer.body) {
+    const { request_id: _id, ...rest } = answer.body;
+    return { status: answer.status, body: rest };
+  }
+  return answer;
+}

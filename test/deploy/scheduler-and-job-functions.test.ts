@@ -1,0 +1,137 @@
+import { Writable } from 'node:stream';
+import { DeleteItemCommand, type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBRecord, DynamoDBStreamEvent, EventBridgeEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore, type Core } from '../../packages/core/src/core.ts';
+import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import { silentLogger } from '../../packages/core/src/lib/log.ts';
+import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
+import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
+import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { deployedEnvironment, httpApiEvent, invoke, lambdaContext } from './lambda-events.ts';
+
+/** The Lambda runtime's global as `streamHandle` uses it, standing in outside Lambda. */
+const streamMetadata: unknown[] = [];
+(globalThis as Record<string, unknown>).awslambda = {
+  streamifyResponse: (handler: unknown) => handler,
+  HttpResponseStream: {
+    from: (stream: Writable, metadata: unknown) => {
+      streamMetadata.push(metadata);
+      return stream;
+    },
+  },
+};
+
+const scheduledEvent: EventBridgeEvent<'Scheduled Event', Record<string, never>> = {
+  version: '0',
+  id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '123456789012',
+  time: new Date().toISOString(),
+  region: 'us-east-1',
+  resources: ['arn:aws:events:us-east-1:123456789012:rule/prod-keyhaven-Jobs-SweepScheduleRule'],
+  detail: {},
+};
+
+describe('functions/scheduler/* and functions/jobs/* with their real event shapes', () => {
+  let client: DynamoDBClient;
+  let tableName: string;
+  let core: Core;
+  let schedulerToken: string;
+
+  beforeAll(async () => {
+    const env = await deployedEnvironment();
+    ({ client, tableName } = env);
+    process.env.KEYHAVEN_STREAM_LIMIT_MS = '800';
+    process.env.KEYHAVEN_JOB_RUN_MS = '0';
+    core = await createCore({
+      dynamodb: client,
+      tableName,
+      keySource: fileKeySource(env.keyFile),
+      backends: backendsOf(allSecretsFamilies),
+      log: silentLogger,
+    });
+  });
+  afterAll(() => client?.destroy());
+
+  it('scheduler api: bootstraps ACLs and answers ACL reads from an HTTP API v2 event', async () => {
+    const { handler } = await import('../../functions/scheduler/api.ts');
+    const bootstrap = await invoke(handler, httpApiEvent('POST', '/v1/acl/bootstrap', { routeKey: 'ANY /v1/{proxy+}' }));
+    expect(bootstrap.status).toBe(200);
+    schedulerToken = bootstrap.body.SecretID;
+    expect(schedulerToken).toEqual(expect.any(String));
+    const self = await invoke(handler, httpApiEvent('GET', '/v1/acl/token/self', { headers: { 'x-scheduler-token': schedulerToken } }));
+    expect(self.status).toBe(200);
+    expect(self.body).toMatchObject({ Type: 'management', AccessorID: bootstrap.body.AccessorID });
+    const denied = await invoke(handler, httpApiEvent('GET', '/v1/acl/roles', { headers: { 'x-scheduler-token': 'not-a-token' } }));
+    expect(denied.status).toBe(403);
+    expect(typeof denied.body).toBe('string');
+  });
+
+  it('scheduler event stream: streams NDJSON through the response stream and ends before its time limit', async () => {
+    const { handler } = await import('../../functions/scheduler/event-stream.ts');
+    const chunks: Buffer[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, callback) {
+        chunks.push(Buffer.from(chunk));
+        callback();
+      },
+    });
+    const finished = new Promise<void>((resolve) => sink.on('finish', () => resolve()));
+    const event = httpApiEvent('GET', '/v1/event/stream?topic=ACLToken', { headers: { 'x-scheduler-token': schedulerToken } });
+    await (handler as unknown as (event: unknown, stream: Writable, context: unknown) => Promise<void>)(event, sink, lambdaContext);
+    await finished;
+    const lines = Buffer.concat(chunks).toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines[0]).toEqual({});
+    expect(streamMetadata.at(-1)).toMatchObject({ statusCode: 200 });
+  });
+
+  it('sweep and rotate: one run per EventBridge scheduled event, reporting what they did', async () => {
+    const sweep = (await import('../../functions/jobs/sweep.ts')).handler as unknown as (event: unknown) => Promise<unknown>;
+    const rotate = (await import('../../functions/jobs/rotate.ts')).handler as unknown as (event: unknown) => Promise<unknown>;
+    expect(await sweep(scheduledEvent)).toEqual({ tokens: 0, leases: 0, failed: 0 });
+    expect(await rotate({ ...scheduledEvent, resources: ['arn:aws:events:us-east-1:123456789012:rule/RotateScheduleRule'] })).toEqual({
+      rotated: 0,
+      failed: 0,
+    });
+  });
+
+  it('table stream: a TTL removal of a token is revoked; a bad record is reported as the batch item failure', async () => {
+    const rootToken = await initialize(core);
+    const secrets = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
+    const lookup = () => secrets.request('/v1/auth/token/lookup-self', { headers: { 'X-Secrets-Token': rootToken } });
+    expect((await lookup()).status).toBe(200);
+
+    // DynamoDB's TTL deletes the token's item; the stream then carries its old image.
+    const scanned = await client.send(new ScanCommand({ TableName: tableName, FilterExpression: 'sk = :token', ExpressionAttributeValues: { ':token': { S: 'token' } } }));
+    const tokenItem = scanned.Items?.[0];
+    expect(tokenItem?.pk?.S).toMatch(/^token#/);
+    await client.send(new DeleteItemCommand({ TableName: tableName, Key: { pk: tokenItem?.pk ?? { S: '' }, sk: { S: 'token' } } }));
+    const removal = (sequence: string, oldImage: unknown): DynamoDBRecord => ({
+      eventID: `event-${sequence}`,
+      eventName: 'REMOVE',
+      eventVersion: '1.1',
+      eventSource: 'aws:dynamodb',
+      awsRegion: 'us-east-1',
+      userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' },
+      dynamodb: {
+        ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+        Keys: { pk: { S: 'x' }, sk: { S: 'token' } },
+        OldImage: oldImage as Record<string, never>,
+        SequenceNumber: sequence,
+        SizeBytes: 120,
+        StreamViewType: 'NEW_AND_OLD_IMAGES',
+      },
+      eventSourceARN: `arn:aws:dynamodb:us-east-1:123456789012:table/${tableName}/stream/2026-11-22T00:00:00.000`,
+    });
+    const { handler } = await import('../../functions/jobs/table-stream.ts');
+    const good: DynamoDBStreamEvent = { Records: [removal('100', tokenItem)] };
+    expect(await handler(good)).toEqual({ batchItemFailures: [] });
+    expect((await lookup()).status).toBe(403);
+
+    const malformed = { pk: { NOPE: 'x' }, sk: { S: 'token' } };
+    const batch: DynamoDBStreamEvent = { Records: [removal('200', tokenItem), removal('201', malformed), removal('202', tokenItem)] };
+    expect(await handler(batch)).toEqual({ batchItemFailures: [{ itemIdentifier: '201' }] });
+  });
+});

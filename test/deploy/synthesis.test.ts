@@ -1,0 +1,147 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
+import { keyActions, tableActions } from '../../stacks/functions.ts';
+import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
+import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
+import { type Synthesized, synthesize } from './synthesize.ts';
+import { appFunctions, asList, policyStatements, resourcesOf, routeTargets, single } from './template-queries.ts';
+
+describe('SST app, synthesised offline (stage "test")', () => {
+  let s: Synthesized;
+  beforeAll(async () => {
+    s = await synthesize('test');
+  }, 120_000);
+
+  it('creates the table from the shared definition: keys, the due index, TTL on expiresAt, stream with both images, PITR, on-demand', () => {
+    s.storage.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [
+        { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
+        { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: tableDefinition.globalIndexes.map((index) =>
+        Match.objectLike({
+          IndexName: index.indexName,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
+        }),
+      ),
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      DeletionProtectionEnabled: false,
+    });
+    s.storage.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+  });
+
+  it('runs every function of the app on nodejs24.x, arm64, with a bundled `file.handler` entry', () => {
+    const functions = appFunctions(s.secrets).concat(appFunctions(s.scheduler), appFunctions(s.jobs));
+    expect(functions.map(([, fn]) => fn.Properties.Handler).sort()).toEqual(
+      [
+        ...Object.values(familyHandlers),
+        'functions/scheduler/api.handler',
+        'functions/scheduler/event-stream.handler',
+        'functions/jobs/sweep.handler',
+        'functions/jobs/rotate.handler',
+        'functions/jobs/table-stream.handler',
+      ].sort(),
+    );
+    for (const [, fn] of functions) {
+      expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
+      expect(fn.Properties.Code.S3Key).toMatch(/\.zip$/);
+      expect(Object.keys(fn.Properties.Environment.Variables)).toEqual(expect.arrayContaining(['KEYHAVEN_TABLE', 'KEYHAVEN_KMS_KEY_ID']));
+    }
+  });
+
+  it('routes sys/* and auth/token/* to the system function and every declared mount to its family', () => {
+    const targets = routeTargets(s.secrets);
+    const expected: Record<string, string> = {};
+    for (const route of [...mountRoutes('sys'), ...mountRoutes('auth/token')]) expected[route] = familyHandlers.system;
+    for (const mount of stageConfig('test').mounts) {
+      const family = familyOfType[mount.type] as keyof typeof familyHandlers;
+      for (const route of mountRoutes(mount.path)) expected[route] = familyHandlers[family];
+    }
+    expect(targets).toEqual(expected);
+    expect(targets['ANY /v1/auth/jwt/{proxy+}']).toBe('functions/secrets/jwt.handler');
+    expect(targets['ANY /v1/ldap/{proxy+}']).toBe('functions/secrets/ldap.handler');
+  });
+
+  it('tells the secrets functions which mounts the stage declares', () => {
+    const declared = JSON.parse(appFunctions(s.secrets)[0]?.[1].Properties.Environment.Variables.KEYHAVEN_DECLARED_MOUNTS);
+    expect(declared).toEqual(stageConfig('test').mounts.map((mount) => ({ path: `${mount.path}/`, type: mount.type })));
+  });
+
+  it('serves the event stream from a RESPONSE_STREAM Function URL behind the scheduler distribution, everything else from the HTTP API', () => {
+    s.scheduler.hasResourceProperties('AWS::Lambda::Url', { InvokeMode: 'RESPONSE_STREAM', AuthType: 'AWS_IAM' });
+    const [, stream] = appFunctions(s.scheduler).find(([, fn]) => fn.Properties.Handler === 'functions/scheduler/event-stream.handler') ?? [];
+    expect(stream?.Properties.Timeout).toBe(900);
+    expect(Number(stream?.Properties.Environment.Variables.KEYHAVEN_STREAM_LIMIT_MS)).toBeLessThan(900_000);
+    expect(routeTargets(s.scheduler)).toEqual({ 'ANY /v1/{proxy+}': 'functions/scheduler/api.handler' });
+    const distribution = single(s.scheduler, 'AWS::CloudFront::Distribution');
+    const config = distribution.Properties.DistributionConfig;
+    const streamBehavior = config.CacheBehaviors.find((behavior: { PathPattern: string }) => behavior.PathPattern === '/v1/event/stream');
+    const streamOrigin = config.Origins.find((origin: { Id: string }) => origin.Id === streamBehavior?.TargetOriginId);
+    expect(streamOrigin?.OriginAccessControlId).toBeDefined();
+    s.scheduler.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: 'cloudfront.amazonaws.com' });
+  });
+
+  it('runs the sweep and the rotation every minute from EventBridge', () => {
+    const rules = resourcesOf(s.jobs, 'AWS::Events::Rule');
+    const functions = Object.fromEntries(resourcesOf(s.jobs, 'AWS::Lambda::Function'));
+    const targets = rules.map(([, rule]) => ({
+      schedule: rule.Properties.ScheduleExpression,
+      handler: functions[rule.Properties.Targets[0].Arn['Fn::GetAtt'][0]]?.Properties.Handler,
+    }));
+    expect(targets).toEqual(
+      expect.arrayContaining([
+        { schedule: 'rate(1 minute)', handler: 'functions/jobs/sweep.handler' },
+        { schedule: 'rate(1 minute)', handler: 'functions/jobs/rotate.handler' },
+      ]),
+    );
+    expect(targets).toHaveLength(2);
+  });
+
+  it('feeds the table stream to the TTL backstop with batch item failures, retries and a dead-letter queue', () => {
+    const mapping = single(s.jobs, 'AWS::Lambda::EventSourceMapping');
+    expect(mapping.Properties).toMatchObject({
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^TableStreamDeadLetters/), 'Arn'] } } },
+      FilterCriteria: { Filters: [{ Pattern: expect.stringContaining('REMOVE') }] },
+    });
+    expect(JSON.stringify(mapping.Properties.EventSourceArn)).toContain('StreamArn');
+    const functions = Object.fromEntries(resourcesOf(s.jobs, 'AWS::Lambda::Function'));
+    expect(functions[(mapping.Properties.FunctionName as { Ref: string }).Ref]?.Properties.Handler).toBe('functions/jobs/table-stream.handler');
+  });
+
+  it('grants no wildcard action anywhere, and the functions only the table, its indexes and the key', () => {
+    const statements = s.all.flatMap(policyStatements);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const { where, statement } of statements) {
+      for (const action of asList(statement.Action)) expect(action, `${where} grants ${action}`).not.toContain('*');
+    }
+    const allowedForFunctions = new Set<string>([...tableActions, ...keyActions]);
+    const streamAndQueue = new Set([
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+      'sqs:SendMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+    ]);
+    for (const template of [s.secrets, s.scheduler, s.jobs]) {
+      for (const { where, statement } of policyStatements(template).filter(({ where }) => /^(Secrets|Scheduler|Job)/.test(where))) {
+        for (const action of asList(statement.Action)) {
+          const fine = allowedForFunctions.has(action) || (where.startsWith('Jobtablestream') && streamAndQueue.has(action));
+          expect(fine, `${where} grants ${action}`).toBe(true);
+          if (allowedForFunctions.has(action)) expect(JSON.stringify(statement.Resource)).not.toBe('"*"');
+        }
+      }
+    }
+  });
+});

@@ -1,0 +1,32 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { App, getStack } from 'sst/constructs';
+import { initProject } from 'sst/project.js';
+import config from '../../sst.config.ts';
+import { Jobs } from '../../stacks/Jobs.ts';
+import { SchedulerApi } from '../../stacks/SchedulerApi.ts';
+import { SecretsApi } from '../../stacks/SecretsApi.ts';
+import { Storage } from '../../stacks/Storage.ts';
+
+export interface Synthesized {
+  storage: Template;
+  secrets: Template;
+  scheduler: Template;
+  jobs: Template;
+  all: Template[];
+}
+
+/**
+ * Synthesises the SST app offline, as `sst deploy` would before it talks to AWS (which it must never do here):
+ * the functions are really bundled by esbuild. One synthesis per test file (SST keeps process-wide state).
+ */
+export async function synthesize(stage: string): Promise<Synthesized> {
+  await initProject({ stage });
+  const app = new App({ mode: 'deploy', stage, name: 'keyhaven', region: 'us-east-1', account: '123456789012' });
+  await config.stacks(app);
+  await app.finish();
+  const storage = Template.fromStack(getStack(Storage));
+  const secrets = Template.fromStack(getStack(SecretsApi));
+  const scheduler = Template.fromStack(getStack(SchedulerApi));
+  const jobs = Template.fromStack(getStack(Jobs));
+  return { storage, secrets, scheduler, jobs, all: [storage, secrets, scheduler, jobs] };
+}

@@ -1,0 +1,48 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is untyped
+type Resource = { Type: string; Properties?: any; DeletionPolicy?: string };
+
+export const resourcesOf = (template: Template, type: string): Array<[string, Resource]> =>
+  Object.entries(template.toJSON().Resources as Record<string, Resource>).filter(([, resource]) => resource.Type === type);
+
+/** The app's own functions (SST and CDK add helpers of their own, such as log retention). */
+export const appFunctions = (template: Template) =>
+  resourcesOf(template, 'AWS::Lambda::Function').filter(([, fn]) => String(fn.Properties.Handler).startsWith('functions/'));
+
+/** Route key -> handler of the Lambda the route's integration invokes. */
+export function routeTargets(template: Template): Record<string, string> {
+  const functions = Object.fromEntries(resourcesOf(template, 'AWS::Lambda::Function'));
+  const integrations = Object.fromEntries(resourcesOf(template, 'AWS::ApiGatewayV2::Integration'));
+  const targets: Record<string, string> = {};
+  for (const [, route] of resourcesOf(template, 'AWS::ApiGatewayV2::Route')) {
+    const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
+    const functionId = integrations[integrationId]?.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
+    targets[route.Properties.RouteKey] = functions[functionId]?.Properties.Handler;
+  }
+  return targets;
+}
+
+/** Every IAM statement in a template: inline role policies and policy resources. */
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is untyped
+export function policyStatements(template: Template): Array<{ where: string; statement: any }> {
+  const found: Array<{ where: string; statement: unknown }> = [];
+  for (const [id, policy] of [...resourcesOf(template, 'AWS::IAM::Policy'), ...resourcesOf(template, 'AWS::IAM::ManagedPolicy')]) {
+    for (const statement of policy.Properties.PolicyDocument.Statement) found.push({ where: id, statement });
+  }
+  for (const [id, role] of resourcesOf(template, 'AWS::IAM::Role')) {
+    for (const policy of role.Properties.Policies ?? []) {
+      for (const statement of policy.PolicyDocument.Statement) found.push({ where: `${id}/${policy.PolicyName}`, statement });
+    }
+  }
+  return found as Array<{ where: string; statement: { Action: string | string[]; Resource: unknown; Effect: string } }>;
+}
+
+export const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+/** The one resource of a type in a template (fails when there is none or more than one). */
+export function single(template: Template, type: string): Resource {
+  const found = resourcesOf(template, type);
+  if (found.length !== 1 || !found[0]) throw new Error(`expected one ${type}, found ${found.length}`);
+  return found[0][1];
+}

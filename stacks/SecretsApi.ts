@@ -21,7 +21,7 @@ export const mountRoutes = (path: string) => [`ANY /v1/${path}`, `ANY /v1/${path
 /** Route key -> family: the built-ins on `system`, each declared mount on its type's family. */
 export function secretsRoutes(mounts: DeclaredMount[]): Record<string, SecretsFamily> {
   const routes: Record<string, SecretsFamily> = {};
-  for (const path of ['sys', 'auth/token']) for (const route of mountRoutes(path)) routes[route] = 'system';
+  for (const path of ['sys', 'auth/token', 'identity']) for (const route of mountRoutes(path)) routes[route] = 'system';
   for (const mount of mounts) {
     const family = familyOfType[mount.type];
     if (!family) throw new Error(`no family serves mount type ${mount.type}`);

@@ -56,10 +56,10 @@ describe('SST app, synthesised offline (stage "test")', () => {
     }
   });
 
-  it('routes sys/* and auth/token/* to the system function and every declared mount to its family', () => {
+  it('routes sys/*, auth/token/* and identity/* to the system function and every declared mount to its family', () => {
     const targets = routeTargets(s.secrets);
     const expected: Record<string, string> = {};
-    for (const route of [...mountRoutes('sys'), ...mountRoutes('auth/token')]) expected[route] = familyHandlers.system;
+    for (const route of [...mountRoutes('sys'), ...mountRoutes('auth/token'), ...mountRoutes('identity')]) expected[route] = familyHandlers.system;
     for (const mount of stageConfig('test').mounts) {
       const family = familyOfType[mount.type] as keyof typeof familyHandlers;
       for (const route of mountRoutes(mount.path)) expected[route] = familyHandlers[family];

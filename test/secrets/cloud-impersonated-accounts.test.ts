@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { identityTokenIssuer, identityTokenJwks } from '../../packages/core/src/secrets/engines/cloud/root-client.ts';
+import { identityTokenIssuer, identityTokenJwks } from '../../packages/core/src/secrets/identity/plugin-identity-keys.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
 import { type CloudEngine, startCloudEngine } from '../support/cloud-engine.ts';
 
@@ -59,6 +59,13 @@ describe('cloud impersonated accounts', () => {
     const mount = await engine.h.core.mounts.resolve('cloud/');
     const jwks = await identityTokenJwks(new MountStorage(engine.h.core.store, engine.h.core.keyring, mount?.uuid as string));
     expect(jwks.keys[0]?.d).toBeUndefined();
+    // What the provider fetches: the discovery document and keys, public and without a token.
+    const discovery = await engine.h.call('GET', '/v1/identity/oidc/plugins/.well-known/openid-configuration');
+    expect(discovery.status).toBe(200);
+    expect(discovery.body).toMatchObject({ issuer: identityTokenIssuer(), jwks_uri: `${identityTokenIssuer()}/.well-known/keys` });
+    const published = await engine.h.call('GET', '/v1/identity/oidc/plugins/.well-known/keys');
+    expect(published.status).toBe(200);
+    expect(published.body.keys).toEqual(jwks.keys);
     engine.google.addWorkloadIdentityProvider({ audience, issuer: identityTokenIssuer(), allowedAudiences: [audience], publicJwk: jwks.keys[0] as never });
     const target = engine.google.seedServiceAccount('proj-1', 'impersonated-app');
     expect((await engine.call('POST', '/v1/cloud/impersonated-account/bq', { service_account_email: target.email, token_scopes: scopes })).status).toBe(204);

@@ -38,7 +38,7 @@ describe('sys/mounts', () => {
   it('lists the built-in and default mounts', async () => {
     const listed = await h.call('GET', '/v1/sys/mounts', asRoot());
     expect(listed.status).toBe(200);
-    expect(Object.keys(listed.body.data).sort()).toEqual(['secret/', 'sys/']);
+    expect(Object.keys(listed.body.data).sort()).toEqual(['identity/', 'secret/', 'sys/']);
     expect(listed.body.data['secret/']).toMatchObject({ type: 'kv', config: { default_lease_ttl: 0, max_lease_ttl: 0 } });
     expect(listed.body.data['sys/']).toMatchObject({ type: 'system' });
   });
@@ -134,7 +134,7 @@ describe('sys/mounts', () => {
     const badPath = await h.call('POST', '/v1/sys/mounts/a b', asRoot({ type: 'kv' }));
     expect(badPath.status).toBe(400);
     expect((await h.call('POST', '/v1/sys/mounts/bad*name', asRoot({ type: 'kv' }))).status).toBe(400);
-    expect(Object.keys((await h.call('GET', '/v1/sys/mounts', asRoot())).body.data).sort()).toEqual(['secret/', 'sys/']);
+    expect(Object.keys((await h.call('GET', '/v1/sys/mounts', asRoot())).body.data).sort()).toEqual(['identity/', 'secret/', 'sys/']);
   });
 
   it('refuses overlapping and reserved paths, and the built-in types', async () => {

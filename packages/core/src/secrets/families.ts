@@ -4,6 +4,7 @@ import { kvBackend } from './engines/kv/kv-backend.ts';
 import { meshBackend } from './engines/mesh/mesh-backend.ts';
 import { ldapBackend } from './engines/ldap/ldap-backend.ts';
 import { cloudBackend } from './engines/cloud/cloud-backend.ts';
+import { identityBackend } from './identity/identity-backend.ts';
 import { systemBackend } from './sys/system-backend.ts';
 import { tokenBackend } from './tokens/token-backend.ts';
 
@@ -12,7 +13,7 @@ import { tokenBackend } from './tokens/token-backend.ts';
  * `auth/token/`; the engine families hold their engine. Locally every family runs in one process.
  */
 export const secretsFamilies = {
-  system: [systemBackend, tokenBackend],
+  system: [systemBackend, tokenBackend, identityBackend],
   kv: [kvBackend],
   jwt: [jwtBackend, oidcBackend],
   mesh: [meshBackend],

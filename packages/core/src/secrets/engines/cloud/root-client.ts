@@ -1,12 +1,11 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { GoogleAuth } from 'google-auth-library';
-import { exportJWK, importJWK, type JWK, SignJWT } from 'jose';
+import { importJWK, SignJWT } from 'jose';
 import type { Core } from '../../../core.ts';
 import { ApiError } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { ConditionFailed } from '../../../storage/store.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
+import { identityKey, identityTokenIssuer } from '../../identity/plugin-identity-keys.ts';
 import { type ConfigItem, loadConfig, openCredentials } from './config.ts';
 import { cloudPlatformScope, type Endpoints, endpointsOf, GoogleApiError, GoogleClient, tokenFromCredentials } from './google-client.ts';
 
@@ -82,31 +81,6 @@ async function federatedToken(
   const federated = new GoogleClient(endpoints, async () => body.access_token as string);
   const impersonated = await federated.generateAccessToken(email, [cloudPlatformScope], 3600);
   return { token: impersonated.accessToken, expiresIn: Math.floor((Date.parse(impersonated.expireTime) - Date.now()) / 1000) };
-}
-
-const identityKeyKey = 'identity-token-key';
-
-/** Where plugin identity tokens say they come from; the public keys are `identityTokenJwks`. */
-export const identityTokenIssuer = () => `${(process.env.KEYHAVEN_API_ADDR ?? 'http://127.0.0.1:8200').replace(/\/+$/, '')}/v1/identity/oidc/plugins`;
-
-async function identityKey(storage: MountStorage): Promise<JWK> {
-  const stored = await storage.get<{ key: string }>(identityKeyKey);
-  if (stored) return JSON.parse(storage.open(identityKeyKey, stored.key)) as JWK;
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = { ...(await exportJWK(privateKey)), kid: crypto.randomUUID(), alg: 'RS256' };
-  try {
-    await storage.put(identityKeyKey, { key: storage.seal(identityKeyKey, JSON.stringify(jwk)) }, { ifAbsent: true });
-    return jwk;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return identityKey(storage);
-    throw error;
-  }
-}
-
-/** The public keys that verify this mount's identity tokens, as a JWKS (for the workload identity pool provider). */
-export async function identityTokenJwks(storage: MountStorage): Promise<{ keys: JWK[] }> {
-  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub } = await identityKey(storage);
-  return { keys: [pub] };
 }
 
 /** A plugin identity token: subject `plugin-identity:root:secret:<mount accessor>`, audience as configured. */

@@ -7,51 +7,18 @@
  * lease recorded, lease revoked, key deleted).
  * Run: `PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/cloud-tokens.bench.ts` (ROUNDS=n to change the count).
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createCore } from '../../packages/core/src/core.ts';
-import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { tokenFromCredentials } from '../../packages/core/src/secrets/engines/cloud/google-client.ts';
-import { backendsOf } from '../../packages/core/src/secrets/families.ts';
-import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
 import { startGoogleEmulator } from '../emulators/google.ts';
+import { startBenchService } from './bench-service.ts';
 
 const rounds = Number(process.env.ROUNDS ?? 500);
 const keyRounds = Math.max(20, Math.floor(rounds / 10));
 
-const dynamo = await startDynamoDbLocal({});
+const service = await startBenchService(['system', 'cloud']);
 const google = await startGoogleEmulator();
-const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
-const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
 try {
-  const tableName = `bench-${randomUUID()}`;
-  await ensureTable(client, tableName);
-  const core = await createCore({
-    dynamodb: client,
-    tableName,
-    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: backendsOf(['system', 'cloud']),
-    log: silentLogger,
-  });
-  const rootToken = await initialize(core);
-  const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
-  const call = async (method: string, url: string, body?: unknown) => {
-    const response = await app.request(url, {
-      method,
-      headers: { 'X-Secrets-Token': rootToken },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-    return text ? (JSON.parse(text) as { lease_id: string; data: { token: string } }) : undefined;
-  };
+  const call = async (method: string, url: string, body?: unknown) =>
+    (await service.call(method, url, body)) as { lease_id: string; data: { token: string } } | undefined;
   google.addProject('proj-1');
   const root = google.seedServiceAccount('proj-1', 'keyhaven-root');
   await call('POST', '/v1/sys/mounts/cloud', {
@@ -99,8 +66,6 @@ try {
   );
   console.log(`  keys left in the cloud besides the root key and the token roleset's key: ${google.keys().length - 2}`);
 } finally {
-  client.destroy();
   await google.close();
-  await dynamo.stop();
-  rmSync(keyDir, { recursive: true, force: true });
+  await service.stop();
 }

@@ -8,20 +8,8 @@
  * Run: `node_modules/.bin/tsx test/bench/jwt-login.bench.ts` (LOGINS=n for bare and batch, default 3000;
  * service-token logins write to DynamoDB Local and run LOGINS/5; ROUNDS=n, default 3).
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type CryptoKey, exportSPKI, generateKeyPair, jwtVerify, SignJWT } from 'jose';
-import { createCore } from '../../packages/core/src/core.ts';
-import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { backendsOf } from '../../packages/core/src/secrets/families.ts';
-import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
+import { startBenchService } from './bench-service.ts';
 
 const logins = Number(process.env.LOGINS ?? 3000);
 const rounds = Number(process.env.ROUNDS ?? 3);
@@ -49,21 +37,9 @@ async function measure(count: number, task: (index: number) => Promise<void>) {
   return { perSecond: count / seconds, p50: at(0.5), p99: at(0.99) };
 }
 
-const dynamo = await startDynamoDbLocal({});
-const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
-const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+const service = await startBenchService(['system', 'jwt']);
 try {
-  const tableName = `bench-${randomUUID()}`;
-  await ensureTable(client, tableName);
-  const core = await createCore({
-    dynamodb: client,
-    tableName,
-    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: backendsOf(['system', 'jwt']),
-    log: silentLogger,
-  });
-  const rootToken = await initialize(core);
-  const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
+  const { app, rootToken } = service;
   const call = async (method: string, url: string, body: unknown, token?: string) => {
     const response = await app.request(url, {
       method,
@@ -135,7 +111,5 @@ try {
   console.log(line(header));
   for (const row of rows) console.log(line(row));
 } finally {
-  client.destroy();
-  await dynamo.stop();
-  rmSync(keyDir, { recursive: true, force: true });
+  await service.stop();
 }

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Hono } from 'hono';
+import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import { silentLogger } from '../../packages/core/src/lib/log.ts';
+import { backendsOf, type SecretsFamily } from '../../packages/core/src/secrets/families.ts';
+import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
+import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
+import { ensureTable } from '../../packages/local/src/table.ts';
+
+export interface BenchService {
+  core: Core;
+  app: Hono;
+  rootToken: string;
+  /** A root request through the app; throws on an error status so a benchmark never counts failures. */
+  call(method: string, url: string, body?: unknown): Promise<Record<string, unknown> | undefined>;
+  stop(): Promise<void>;
+}
+
+/** The secrets app a Lambda runs, with the given families, on its own DynamoDB Local: what the benchmarks drive. */
+export async function startBenchService(families: SecretsFamily[]): Promise<BenchService> {
+  const dynamo = await startDynamoDbLocal({});
+  const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
+  const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+  const stop = async () => {
+    client.destroy();
+    await dynamo.stop();
+    rmSync(keyDir, { recursive: true, force: true });
+  };
+  try {
+    const tableName = `bench-${randomUUID()}`;
+    await ensureTable(client, tableName);
+    const core = await createCore({
+      dynamodb: client,
+      tableName,
+      keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
+      backends: backendsOf(families),
+      log: silentLogger,
+    });
+    const rootToken = await initialize(core);
+    const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
+    const call = async (method: string, url: string, body?: unknown) => {
+      const response = await app.request(url, {
+        method,
+        headers: { 'X-Secrets-Token': rootToken },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+      return text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+    };
+    return { core, app, rootToken, call, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

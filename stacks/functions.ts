@@ -41,7 +41,13 @@ export function coreEnvironment({ table, sealingKey, config }: FunctionContext):
   };
 }
 
-/** A Lambda of this app: Node 24 on arm64, a minified ESM bundle of just its entry's imports. */
+/**
+ * Left out of every bundle: the Lambda `nodejs24.x` runtime ships the AWS SDK for JavaScript v3, so the DynamoDB and
+ * KMS clients (and the Smithy code only they pull in) are imported from the runtime rather than bundled.
+ */
+export const providedByRuntime = ['@aws-sdk/*'] as const;
+
+/** A Lambda of this app: Node 24 on arm64, a minified ESM bundle of just its entry's imports, less the runtime's SDK. */
 export function keyhavenFunction(
   scope: Construct,
   id: string,
@@ -56,7 +62,7 @@ export function keyhavenFunction(
     timeout: '29 seconds',
     logRetention: context.config.logRetention,
     tracing: 'disabled',
-    nodejs: { format: 'esm', minify: true, sourcemap: false },
+    nodejs: { format: 'esm', minify: true, sourcemap: false, esbuild: { external: [...providedByRuntime] } },
     environment: { ...coreEnvironment(context), ...environment },
     permissions: [...corePermissions(context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
     ...rest,

@@ -1,17 +1,18 @@
 /**
- * Each Lambda's bundle as the stacks build it (esbuild, ESM, minified, everything bundled): prints the
+ * Each Lambda's bundle as the stacks build it (esbuild, ESM, minified, everything bundled but the AWS SDK v3, which
+ * the Lambda runtime provides; see `providedByRuntime` in stacks/functions.ts): prints the
  * minified size, the gzipped size, the packages that weigh most, and the module-init time (a fresh Node
  * process importing the bundle, as a cold start does before the first event). Figures only: nothing is asserted.
  * Targets from the deployment issue: under 1 MB and under 150 ms per function.
  * Run: `PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/bundles.bench.ts` (BENCH_INIT_RUNS, default 5).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { providedByRuntime } from '../../stacks/functions.ts';
 
 const entries = [
   'functions/secrets/system.ts',
@@ -36,7 +37,10 @@ const banner = [
 ].join('\n');
 
 const runs = Number(process.env.BENCH_INIT_RUNS ?? 5);
-const out = mkdtempSync(path.join(tmpdir(), 'keyhaven-bundles-'));
+// Inside the project, so the bundles' external SDK imports resolve to node_modules as they do to the runtime's copy.
+const cacheDir = path.resolve('node_modules', '.cache');
+mkdirSync(cacheDir, { recursive: true });
+const out = mkdtempSync(path.join(cacheDir, 'keyhaven-bundles-'));
 const nodeBinary = process.execPath;
 
 // The streaming entry calls the Lambda runtime's `awslambda` global at import; give the child a stand-in.
@@ -52,6 +56,7 @@ const packageOf = (input: string) => {
   return match?.[1] ?? (input.startsWith('packages/core') ? '@keyhaven/core' : input.split('/')[0] ?? input);
 };
 
+console.log(`external (provided by the nodejs24.x runtime, not bundled): ${providedByRuntime.join(', ')}`);
 console.log('function                              minified    gzip   init p50   heaviest packages');
 try {
   for (const entry of entries) {
@@ -69,6 +74,7 @@ try {
       metafile: true,
       logLevel: 'silent',
       banner: { js: banner },
+      external: [...providedByRuntime],
     });
     const bytes = readFileSync(outfile);
     const weights = new Map<string, number>();

@@ -69,6 +69,20 @@ describe('functions/scheduler/* and functions/jobs/* with their real event shape
     expect(typeof denied.body).toBe('string');
   });
 
+  it('scheduler client address: the first X-Forwarded-For entry behind CloudFront, else the connection', async () => {
+    const { clientIpOf } = await import('../../functions/scheduler/app.ts');
+    const viaCloudFront = httpApiEvent('GET', '/v1/acl/token/self', { headers: { 'x-forwarded-for': '203.0.113.9, 130.176.1.10' } });
+    viaCloudFront.requestContext.http.sourceIp = '130.176.1.10';
+    expect(clientIpOf(viaCloudFront)).toBe('203.0.113.9');
+    const forged = httpApiEvent('GET', '/v1/acl/token/self', { headers: { 'x-forwarded-for': '10.0.0.1, 203.0.113.9, 130.176.1.10' } });
+    forged.requestContext.http.sourceIp = '130.176.1.10';
+    expect(clientIpOf(forged)).toBe('203.0.113.9');
+    const direct = httpApiEvent('GET', '/v1/acl/token/self');
+    delete direct.headers['x-forwarded-for'];
+    expect(clientIpOf(direct)).toBe('198.51.100.7');
+    expect(clientIpOf(undefined)).toBe('');
+  });
+
   it('scheduler event stream: streams NDJSON through the response stream and ends before its time limit', async () => {
     const { handler } = await import('../../functions/scheduler/event-stream.ts');
     const chunks: Buffer[] = [];

@@ -1,7 +1,11 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
+import { useFunctions } from 'sst/constructs';
+import { useProject } from 'sst/project.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
-import { keyActions, tableActions } from '../../stacks/functions.ts';
+import { keyActions, providedByRuntime, tableActions } from '../../stacks/functions.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
 import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
@@ -53,6 +57,17 @@ describe('SST app, synthesised offline (stage "test")', () => {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
       expect(fn.Properties.Code.S3Key).toMatch(/\.zip$/);
       expect(Object.keys(fn.Properties.Environment.Variables)).toEqual(expect.arrayContaining(['KEYHAVEN_TABLE', 'KEYHAVEN_KMS_KEY_ID']));
+    }
+  });
+
+  it('leaves the AWS SDK v3 out of every bundle, to be imported from the nodejs24.x runtime', () => {
+    const functions = Object.entries(useFunctions().all).filter(([, props]) => String(props.handler).startsWith('functions/'));
+    expect(functions.length).toBe(appFunctions(s.secrets).length + appFunctions(s.scheduler).length + appFunctions(s.jobs).length);
+    for (const [id, props] of functions) {
+      expect(props.nodejs?.esbuild?.external).toEqual(expect.arrayContaining([...providedByRuntime]));
+      const bundle = readFileSync(path.join(useProject().paths.artifacts, id, String(props.handler).replace(/\.[^.]+$/, '.mjs')), 'utf8');
+      expect(bundle, String(props.handler)).toMatch(/from\s*"@aws-sdk\/client-dynamodb"/);
+      expect(bundle, String(props.handler)).not.toContain('@smithy/');
     }
   });
 

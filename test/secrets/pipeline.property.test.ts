@@ -218,7 +218,7 @@ describe('no input reaches a 500', () => {
     root = h.rootToken;
     await h.call('POST', '/v1/sys/mounts/deep/mount', { token: root, body: { type: 'kv' } });
     for (const backend of backends) {
-      if (['system', 'token', 'kv'].includes(backend.type)) continue;
+      if (['system', 'token', 'identity', 'kv'].includes(backend.type)) continue;
       const table = backend.kind === 'auth' ? 'auth' : 'mounts';
       const enabled = await h.call('POST', `/v1/sys/${table}/${backend.type}`, { token: root, body: { type: backend.type } });
       expect(enabled.status, `enable ${backend.type}`).toBe(204);

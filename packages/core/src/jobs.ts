@@ -4,6 +4,7 @@ import { schedulerFor } from './scheduler/scheduler.ts';
 import { cleanupPending as finishCloudWork } from './secrets/engines/cloud/cleanup.ts';
 import { rotateDue as rotateDirectoryPasswords } from './secrets/engines/ldap/rotation.ts';
 import type { LeaseItem } from './secrets/leases/lease-manager.ts';
+import { finishDisabledMounts } from './secrets/mounts/disable-mount.ts';
 import { dueKey } from './storage/due.ts';
 import type { Item } from './storage/store.ts';
 
@@ -12,7 +13,10 @@ import type { Item } from './storage/store.ts';
  * call them; locally `packages/local` calls the same functions from timers and a stream poller.
  */
 
-/** Revokes every token and lease whose time has come. Failures stay queued with backoff (see LeaseManager). */
+/**
+ * Revokes every token and lease whose time has come, and finishes disabling the mounts whose leases are all
+ * gone. Failures stay queued with backoff (see LeaseManager).
+ */
 export async function sweepExpired(core: Core, limit = 500): Promise<{ tokens: number; leases: number; failed: number }> {
   const due = await core.store.query({
     IndexName: 'due',
@@ -35,6 +39,8 @@ export async function sweepExpired(core: Core, limit = 500): Promise<{ tokens: n
       core.log.error('sweep item failed', { pk: item.pk.startsWith('token#') ? 'token' : item.pk, error: String(error) });
     }
   }
+  // Mounts disabled by a process without their backend, once the leases above are revoked.
+  await finishDisabledMounts(core);
   // The scheduler service's expired ACL tokens and events live in the same table.
   await schedulerFor(core).sweep();
   return result;

@@ -4,6 +4,7 @@ import { jsonLogger } from '../lib/log.ts';
 import { authMethodRoutes } from './acl/auth-methods.ts';
 import { bindingRuleRoutes } from './acl/binding-rules.ts';
 import { loginRoutes } from './acl/login.ts';
+import { oidcRoutes } from './acl/oidc.ts';
 import { policyRoutes } from './acl/policies.ts';
 import { roleRoutes } from './acl/roles.ts';
 import { tokenRoutes } from './acl/tokens.ts';
@@ -46,6 +47,7 @@ export function createSchedulerApp(options: SchedulerAppOptions): Hono<Scheduler
   authMethodRoutes(app);
   bindingRuleRoutes(app);
   loginRoutes(app);
+  oidcRoutes(app);
   eventRoutes(app);
 
   app.notFound((c) => c.text(`Invalid URL path: ${c.req.path}`, 404));

@@ -29,6 +29,8 @@ export interface AuthMethodConfig {
   ClockSkewLeeway?: string;
   ClaimMappings?: Record<string, string>;
   ListClaimMappings?: Record<string, string>;
+  /** Logs the claims of an OIDC login (never the tokens). */
+  VerboseOIDCLogging?: boolean;
 }
 
 export interface AclAuthMethod {
@@ -88,6 +90,7 @@ const configSchema = z.object({
   ClockSkewLeeway: goDuration.nullish(),
   ClaimMappings: z.record(z.string(), z.string()).nullish(),
   ListClaimMappings: z.record(z.string(), z.string()).nullish(),
+  VerboseOIDCLogging: z.boolean().nullish(),
 });
 
 export const authMethodBody = z.object({
@@ -236,10 +239,14 @@ const pick = (method: AclAuthMethod) => ({
   Config: method.Config,
 });
 
-/** Secrets never appear in an event: the OIDC client secret is left out. */
-function authMethodEvent(type: string, method: AclAuthMethod): PendingEvent {
+/** The method as anyone sees it (replies, events): the OIDC client secret is sealed at rest and never shown. */
+function withoutSecret(method: AclAuthMethod): AclAuthMethod {
   const { OIDCClientSecret: _secret, ...config } = method.Config;
-  return { Topic: 'ACLAuthMethod', Type: type, Key: method.Name, Namespace: '', FilterKeys: null, Payload: { ACLAuthMethod: { ...method, Config: config } } };
+  return { ...method, Config: config };
+}
+
+function authMethodEvent(type: string, method: AclAuthMethod): PendingEvent {
+  return { Topic: 'ACLAuthMethod', Type: type, Key: method.Name, Namespace: '', FilterKeys: null, Payload: { ACLAuthMethod: withoutSecret(method) } };
 }
 
 const stub = (method: AclAuthMethod) => ({
@@ -265,7 +272,7 @@ export function authMethodRoutes(app: Hono<SchedulerEnv>): void {
     await scheduler.requireManagement(c);
     const method = await scheduler.authMethods.upsert(await readBody(c, authMethodBody), 'create');
     setIndexHeaders(c, method.ModifyIndex);
-    return c.json(method);
+    return c.json(withoutSecret(method));
   });
 
   app.get('/v1/acl/auth-method/:name', async (c) => {
@@ -274,7 +281,7 @@ export function authMethodRoutes(app: Hono<SchedulerEnv>): void {
     return blockingQuery(c, scheduler.state, ['acl_auth_method'], async () => {
       const method = await scheduler.authMethods.get(c.req.param('name'));
       if (!method) throw notFound('ACL auth-method not found');
-      return method;
+      return withoutSecret(method);
     });
   });
 
@@ -286,7 +293,7 @@ export function authMethodRoutes(app: Hono<SchedulerEnv>): void {
     if (body.Name && body.Name !== name) throw badRequest('ACL auth-method name in URL must match name in body');
     const method = await scheduler.authMethods.upsert({ ...body, Name: name }, 'update');
     setIndexHeaders(c, method.ModifyIndex);
-    return c.json(method);
+    return c.json(withoutSecret(method));
   };
   app.post('/v1/acl/auth-method/:name', update);
   app.put('/v1/acl/auth-method/:name', update);

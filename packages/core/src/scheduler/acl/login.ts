@@ -124,6 +124,14 @@ export async function login(scheduler: Scheduler, methodName: string, jwt: strin
   } catch (error) {
     throw new NomadError(401, `failed to validate JWT: ${(error as Error).message}`);
   }
+  return loginWithClaims(scheduler, method, claims);
+}
+
+/**
+ * The part of a login after the identity is proven (a JWT, or an OIDC flow's ID token and UserInfo): maps the
+ * claims, evaluates the method's binding rules and mints the token; 400 when nothing binds.
+ */
+export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMethod, claims: JWTPayload): Promise<TokenView> {
   const variables = mapClaims(method, claims);
   const datum = { value: variables.value, list: variables.list };
   let management = false;

@@ -172,6 +172,8 @@ export class LeaseManager {
   /**
    * Revokes through the backend's hook, then forgets the lease. A failing hook leaves the lease queued for a
    * retry with backoff (and irrevocable after the last) and throws a 502; `force` forgets it regardless.
+   * A process that does not bundle the lease's backend (in AWS, each family is its own function) hands the
+   * revocation to the sweep, which bundles them all: the lease stays, queued as due now.
    */
   async revoke(leaseId: string, options: { force?: boolean } = {}): Promise<void> {
     const lease = await this.claim(leaseId);
@@ -179,6 +181,10 @@ export class LeaseManager {
     try {
       const { hooks, mount } = await this.hooksFor(lease);
       if (!mount) throw new Error('its mount no longer exists');
+      if (!options.force && !this.core.backends.has(mount.type)) {
+        await this.handOff(lease);
+        return;
+      }
       if (!hooks) throw new Error(`the ${mount.type} backend has no revoke hook for "${lease.secretType}"`);
       await hooks.revoke(this.context(lease, mount, 0));
     } catch (error) {
@@ -230,6 +236,18 @@ export class LeaseManager {
     if (prefix.endsWith('/')) return this.store.prefix<LeaseItem>('leases', prefix);
     const exact = await this.get(prefix);
     return exact ? [exact] : this.store.prefix<LeaseItem>('leases', `${prefix}/`);
+  }
+
+  /** Releases the claim and queues the lease as due now, for a process that has its backend's hook. */
+  private async handOff(lease: LeaseItem): Promise<void> {
+    await this.store.update({
+      Key: { pk: 'leases', sk: lease.leaseId },
+      UpdateExpression: 'SET duePk = :queue, dueSk = :due REMOVE revokingUntil',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':queue': 'expiry', ':due': dueKey(epochSeconds(this.clock), `lease#${lease.leaseId}`) },
+    }).catch((error) => {
+      if (!(error instanceof ConditionFailed)) throw error;
+    });
   }
 
   /** Queues a lease for the sweep to revoke right away (Vault's `sync=false`). */
@@ -297,7 +315,7 @@ export class LeaseManager {
   }
 
   private async hooksFor(lease: LeaseItem): Promise<{ hooks: LeaseHooks | undefined; mount: MountEntry | undefined }> {
-    const mount = (await this.core.mounts.list()).find((entry) => entry.uuid === lease.mountUuid);
+    const mount = await this.core.mounts.byUuid(lease.mountUuid);
     const hooks = mount ? this.core.backends.get(mount.type)?.leases?.[lease.secretType] : undefined;
     return { hooks, mount };
   }
@@ -323,7 +341,13 @@ const tombstone = (leaseId: string, until: number): Item => ({
   duePk: 'tombstones',
   dueSk: dueKey(until, `lease#${leaseId}`),
 });
-/** A lease someone asked to revoke (and whose revocation failed so far) is on its way out: no more renewals. */
-const renewable = (lease: LeaseItem) => lease.renewable && !lease.irrevocable && lease.revocationAttempts === 0;
+/**
+ * A lease someone asked to revoke (queued before its expiry for the sweep, or whose revocation failed so far) is on
+ * its way out: no more renewals, which would move it back to its expiry in the queue.
+ */
+const renewable = (lease: LeaseItem) =>
+  lease.renewable && !lease.irrevocable && lease.revocationAttempts === 0 && !queuedForRevocation(lease);
+const queuedForRevocation = (lease: LeaseItem) =>
+  typeof lease.dueSk === 'string' && lease.dueSk < dueKey(lease.expireTime, `lease#${lease.leaseId}`);
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

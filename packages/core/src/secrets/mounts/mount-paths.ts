@@ -4,7 +4,7 @@ import { type PathSpec, type Request, path } from '../../http/backend.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { bool, duration, stringMap } from '../../http/fields.ts';
 import { formatDuration } from '../../lib/duration.ts';
-import { MountStorage } from './mount-storage.ts';
+import { disableMount } from './disable-mount.ts';
 import { type MountEntry, type MountTableName, fullPath, mountTtls, normaliseMountPath } from './mount-table.ts';
 
 const tuneFields = {
@@ -83,18 +83,17 @@ export function mountPaths(table: MountTableName): PathSpec[] {
   ];
 }
 
-/** Disabling revokes every lease of the mount first; if any cannot be revoked, the mount stays. */
+/**
+ * Disabling revokes every lease of the mount first; if any cannot be revoked, the mount stays. Where the mount's
+ * backend is not bundled, the sweep revokes them and then removes the mount (see `disableMount`).
+ */
 async function disable(request: Request, table: MountTableName): Promise<void> {
   const { core } = request;
   const path = (request.data as { path: string }).path;
   const entry = await core.mounts.find(table, path);
   if (!entry) return; // Vault answers success for a path with nothing mounted.
   if (entry.builtin) throw badRequest(`cannot disable the built-in mount ${entry.path}`);
-  await core.leases.revokePrefix(entry.path);
-  const storage = new MountStorage(core.store, core.keyring, entry.uuid);
-  await core.backends.get(entry.type)?.cleanup?.(entry, storage, core);
-  for (const item of await storage.all()) await core.store.delete({ Key: { pk: item.pk, sk: item.sk } });
-  await core.mounts.remove(entry);
+  await disableMount(core, entry);
 }
 
 async function existing(core: Core, table: MountTableName, path: string): Promise<MountEntry> {

@@ -1,6 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, uuid } from '../../lib/random.ts';
-import { badRequest } from '../../http/errors.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
 import { ConditionFailed, type Store } from '../../storage/store.ts';
 
 export type MountTableName = 'secret' | 'auth';
@@ -24,6 +24,11 @@ export interface MountEntry {
   sealWrap: boolean;
   /** Built-in mounts (`sys/`, `auth/token/`) cannot be disabled or moved. */
   builtin?: boolean;
+  /**
+   * Being disabled by a process that does not bundle its backend: no longer routed or listed, its leases queued
+   * for the sweep, which removes the mount once they are gone (see `disable-mount.ts`).
+   */
+  disabling?: boolean;
 }
 
 /** Vault's system-wide defaults: 32 days. A mount's 0 means "use the system value". */
@@ -103,13 +108,33 @@ export class MountTable {
     private readonly declared?: ReadonlyArray<{ path: string; type: string }>,
   ) {}
 
+  /** The mounts in service: a mount being disabled is gone for routing, listing and lookups. */
   async list(table?: MountTableName): Promise<MountEntry[]> {
+    return (await this.entries()).filter((entry) => !entry.disabling && (!table || entry.table === table));
+  }
+
+  /** The mount a lease was issued under, also while it is being disabled (its leases still need revoking). */
+  async byUuid(uuid: string): Promise<MountEntry | undefined> {
+    const cached = (await this.entries()).find((entry) => entry.uuid === uuid);
+    if (cached) return cached;
+    // Perhaps enabled by another process since this one's cache was loaded.
+    this.cache = undefined;
+    return (await this.entries()).find((entry) => entry.uuid === uuid);
+  }
+
+  /** Mounts marked `disabling`, read from the table rather than the cache: the sweep finishes them. */
+  async disabling(): Promise<MountEntry[]> {
+    const stored = await this.store.prefix('mounts', '');
+    return stored.map((item) => item.entry as MountEntry).filter((entry) => entry.disabling);
+  }
+
+  private async entries(): Promise<MountEntry[]> {
     const now = this.clock.now();
     if (!this.cache || now - this.cache.loadedAt > this.cacheSeconds * 1000) {
       const stored = await this.store.prefix('mounts', '');
       this.cache = { entries: [...builtins, ...stored.map((item) => item.entry as MountEntry)], loadedAt: now };
     }
-    return this.cache.entries.filter((entry) => !table || entry.table === table);
+    return this.cache.entries;
   }
 
   /** The mount that serves `path` (longest prefix wins). */
@@ -150,7 +175,8 @@ export class MountTable {
       throw badRequest(`unknown ${table === 'auth' ? 'auth method' : 'secrets engine'} type "${settings.type}"; available: ${mountable.join(', ')}`);
     }
     this.cache = undefined;
-    const clash = (await this.list()).find((entry) => entry.path.startsWith(path) || path.startsWith(entry.path));
+    // A mount still being disabled holds its path until the sweep removes it.
+    const clash = (await this.entries()).find((entry) => entry.path.startsWith(path) || path.startsWith(entry.path));
     if (clash) throw badRequest(`path is already in use at ${clash.path}`);
     const entry: MountEntry = {
       path,
@@ -180,7 +206,16 @@ export class MountTable {
     const config = { ...entry.config, ...definedOnly({ defaultLeaseTtl: changes.defaultLeaseTtl, maxLeaseTtl: changes.maxLeaseTtl }) };
     checkTtls(config);
     const updated: MountEntry = { ...entry, config, description: changes.description ?? entry.description };
-    await this.store.put({ Item: { pk: 'mounts', sk: entry.path, entry: updated }, ConditionExpression: 'attribute_exists(pk)' });
+    try {
+      // Not over a mount another process has begun disabling since this one's cache was loaded.
+      await this.store.put({
+        Item: { pk: 'mounts', sk: entry.path, entry: updated },
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(entry.disabling)',
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailed) throw notFound(`no mount at "${entry.path}"`);
+      throw error;
+    }
     this.cache = undefined;
     return updated;
   }
@@ -188,6 +223,35 @@ export class MountTable {
   async remove(entry: MountEntry): Promise<void> {
     await this.store.delete({ Key: { pk: 'mounts', sk: entry.path } });
     this.cache = undefined;
+  }
+
+  /** Takes the mount out of service for good; the sweep removes it (`removeDisabled`) once its leases are revoked. */
+  async markDisabling(entry: MountEntry): Promise<MountEntry> {
+    const marked: MountEntry = { ...entry, disabling: true };
+    await this.store.put({
+      Item: { pk: 'mounts', sk: entry.path, entry: marked },
+      ConditionExpression: 'attribute_exists(pk) AND entry.#uuid = :uuid',
+      ExpressionAttributeNames: { '#uuid': 'uuid' },
+      ExpressionAttributeValues: { ':uuid': entry.uuid },
+    });
+    this.cache = undefined;
+    return marked;
+  }
+
+  /** Removes a mount marked `disabling`; false when it is gone already (another sweep finished it). */
+  async removeDisabled(entry: MountEntry): Promise<boolean> {
+    try {
+      await this.store.delete({
+        Key: { pk: 'mounts', sk: entry.path },
+        ConditionExpression: 'entry.disabling = :yes AND entry.#uuid = :uuid',
+        ExpressionAttributeNames: { '#uuid': 'uuid' },
+        ExpressionAttributeValues: { ':yes': true, ':uuid': entry.uuid },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailed) return false;
+      throw error;
+    }
   }
 }
 

@@ -1,0 +1,248 @@
+/**
+ * Nomad's OIDC browser flow for auth methods of type OIDC:
+ * - `POST /v1/acl/oidc/auth-url` (`AuthMethodName`, `RedirectURI`, `ClientNonce`) answers `{"AuthURL": …}`, the
+ *   provider's authorization URL, and keeps the flow's state, nonce and PKCE verifier in the table for ten minutes;
+ * - `POST /v1/acl/oidc/complete-auth` (`AuthMethodName`, `ClientNonce`, `State`, `Code`, `RedirectURI`) takes that
+ *   state out (once), exchanges the code, validates the ID token, maps the claims and binds as `/v1/acl/login` does.
+ */
+import type { Hono } from 'hono';
+import type { JWTPayload } from 'jose';
+import * as client from 'openid-client';
+import { z } from 'zod';
+import { epochSeconds } from '../../lib/clock.ts';
+import { fetchWithCa } from '../../secrets/auth/jwt/fetch-with-ca.ts';
+import { ConditionFailed } from '../../storage/store.ts';
+import { badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
+import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
+import type { AclAuthMethod } from './auth-methods.ts';
+import { loginWithClaims } from './login.ts';
+
+export const OIDC_STATE_PK = 'sched#oidc-state';
+/** How long a flow may take between `auth-url` and `complete-auth`. */
+export const oidcStateSeconds = 600;
+
+const authUrlBody = z.object({
+  AuthMethodName: z.string().optional(),
+  RedirectURI: z.string().optional(),
+  ClientNonce: z.string().optional(),
+});
+
+const completeAuthBody = z.object({
+  AuthMethodName: z.string().optional(),
+  ClientNonce: z.string().optional(),
+  State: z.string().optional(),
+  Code: z.string().optional(),
+  RedirectURI: z.string().optional(),
+  /** The `iss` of the authorization response (RFC 9207), when the client passes it on; Nomad's clients do not. */
+  Iss: z.string().optional(),
+});
+
+/** One flow in progress, as stored: the PKCE verifier sealed, the client nonce only hashed. */
+interface StoredFlow {
+  AuthMethod: string;
+  RedirectURI: string;
+  Nonce: string;
+  SealedCodeVerifier: string;
+  ClientNonceHash: string;
+}
+
+const verifierContext = (state: string) => `scheduler/oidc-state/${state}`;
+const insecure = (url: string) => url.toLowerCase().startsWith('http:');
+
+/** Provider metadata per auth method version (an update of the method discovers again). */
+const discovered = new Map<string, Promise<client.ServerMetadata>>();
+/** The provider's JWKS as openid-client caches it, kept across the per-request Configurations. */
+const jwksCaches = new Map<string, client.ExportedJWKSCache>();
+const methodVersion = (method: AclAuthMethod) => `${method.Name}#${method.ModifyIndex}#${method.Hash}`;
+
+function serverMetadata(method: AclAuthMethod): Promise<client.ServerMetadata> {
+  const key = methodVersion(method);
+  let pending = discovered.get(key);
+  if (!pending) {
+    const config = method.Config;
+    const url = config.OIDCDiscoveryURL ?? '';
+    pending = client
+      .discovery(new URL(url), config.OIDCClientID ?? '', { client_secret: config.OIDCClientSecret ?? '' }, undefined, {
+        ...(insecure(url) ? { execute: [client.allowInsecureRequests] } : {}),
+        [client.customFetch]: fetchWithCa(config.DiscoveryCaPem?.join('\n')),
+      })
+      .then((rp) => rp.serverMetadata());
+    if (discovered.size > 1000) discovered.clear();
+    discovered.set(key, pending);
+    pending.catch(() => discovered.delete(key));
+  }
+  return pending;
+}
+
+/** A relying-party Configuration per request, so its "now" is the core's clock. */
+async function relyingParty(scheduler: Scheduler, method: AclAuthMethod): Promise<client.Configuration> {
+  let server: client.ServerMetadata;
+  try {
+    server = await serverMetadata(method);
+  } catch (error) {
+    throw badRequest(`failed to discover the OIDC provider: ${(error as Error).message}`);
+  }
+  const config = method.Config;
+  const secret = config.OIDCClientSecret ?? '';
+  const authMethods = server.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
+  const auth = authMethods.includes('client_secret_basic') ? client.ClientSecretBasic(secret) : client.ClientSecretPost(secret);
+  const algs = config.SigningAlgs?.length ? config.SigningAlgs : ['RS256'];
+  const rp = new client.Configuration(
+    server,
+    config.OIDCClientID ?? '',
+    {
+      client_secret: secret,
+      ...(algs.length === 1 ? { id_token_signed_response_alg: algs[0] } : {}),
+      [client.clockSkew]: Math.round((scheduler.core.clock.now() - Date.now()) / 1000),
+    },
+    auth,
+  );
+  rp[client.customFetch] = fetchWithCa(config.DiscoveryCaPem?.join('\n'));
+  if (insecure(config.OIDCDiscoveryURL ?? '')) client.allowInsecureRequests(rp);
+  // openid-client trusts an ID token from the token endpoint on TLS alone; this verifies its signature too.
+  client.enableNonRepudiationChecks(rp);
+  const cached = jwksCaches.get(methodVersion(method));
+  if (cached) client.setJwksCache(rp, cached);
+  return rp;
+}
+
+async function oidcMethod(scheduler: Scheduler, name: string | undefined): Promise<AclAuthMethod> {
+  if (!name) throw badRequest('missing auth method name');
+  const method = await scheduler.authMethods.get(name);
+  if (!method) throw badRequest(`auth method ${name} not found`);
+  if (method.Type !== 'OIDC') throw badRequest(`auth method ${name} is of type ${method.Type}, not OIDC`);
+  return method;
+}
+
+function requireAllowedRedirect(method: AclAuthMethod, redirectUri: string | undefined): string {
+  if (!redirectUri) throw badRequest('missing redirect URI');
+  if (!(method.Config.AllowedRedirectURIs ?? []).includes(redirectUri)) {
+    throw badRequest(`redirect URI ${redirectUri} is not allowed by auth method ${method.Name}`);
+  }
+  return redirectUri;
+}
+
+export async function oidcAuthUrl(scheduler: Scheduler, body: z.infer<typeof authUrlBody>): Promise<string> {
+  const method = await oidcMethod(scheduler, body.AuthMethodName);
+  const redirectUri = requireAllowedRedirect(method, body.RedirectURI);
+  if (!body.ClientNonce) throw badRequest('missing client nonce');
+  const rp = await relyingParty(scheduler, method);
+  const state = client.randomState();
+  const nonce = client.randomNonce();
+  const codeVerifier = client.randomPKCECodeVerifier();
+  const url = client.buildAuthorizationUrl(rp, {
+    redirect_uri: redirectUri,
+    scope: [...new Set(['openid', ...(method.Config.OIDCScopes ?? [])])].join(' '),
+    response_type: 'code',
+    state,
+    nonce,
+    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+  });
+  const { keyring, store, clock } = scheduler.core;
+  const flow: StoredFlow = {
+    AuthMethod: method.Name,
+    RedirectURI: redirectUri,
+    Nonce: nonce,
+    SealedCodeVerifier: keyring.seal(codeVerifier, verifierContext(state)),
+    ClientNonceHash: keyring.hash(`scheduler-oidc:${body.ClientNonce}`),
+  };
+  await store.put({
+    Item: { pk: OIDC_STATE_PK, sk: state, ...flow, expiresAt: epochSeconds(clock) + oidcStateSeconds },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  });
+  return url.href;
+}
+
+/** Takes the flow out of the table with a conditional delete: of two completions with one state only one gets it. */
+async function takeFlow(scheduler: Scheduler, state: string): Promise<StoredFlow | undefined> {
+  if (state.length > 512) return undefined;
+  let item: Record<string, unknown> | undefined;
+  try {
+    item = await scheduler.core.store.delete({ Key: { pk: OIDC_STATE_PK, sk: state }, ConditionExpression: 'attribute_exists(pk)' });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+  // DynamoDB's TTL deletes late: an expired flow counts as missing.
+  if (!item || (item.expiresAt as number) <= epochSeconds(scheduler.core.clock)) return undefined;
+  return item as unknown as StoredFlow;
+}
+
+export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeof completeAuthBody>) {
+  if (!body.State) throw badRequest('missing state');
+  if (!body.Code) throw badRequest('missing code');
+  if (!body.ClientNonce) throw badRequest('missing client nonce');
+  const method = await oidcMethod(scheduler, body.AuthMethodName);
+  const flow = await takeFlow(scheduler, body.State);
+  if (!flow) throw badRequest('OIDC state not found or expired: it is used once and lasts 10 minutes; start the login again');
+  const { keyring, log } = scheduler.core;
+  if (flow.AuthMethod !== method.Name) throw badRequest('OIDC state was issued for another auth method');
+  if (keyring.hash(`scheduler-oidc:${body.ClientNonce}`) !== flow.ClientNonceHash) throw badRequest('invalid client nonce');
+  if (body.RedirectURI !== flow.RedirectURI) throw badRequest('redirect URI does not match the one of the authorization request');
+  requireAllowedRedirect(method, body.RedirectURI);
+
+  const rp = await relyingParty(scheduler, method);
+  const callback = new URL(flow.RedirectURI);
+  callback.searchParams.set('code', body.Code);
+  callback.searchParams.set('state', body.State);
+  // A provider that sends `iss` with its authorization response (RFC 9207) makes openid-client require it. Nomad's
+  // clients do not pass it on; the state is bound to this one auth method, so the code can only go back to the
+  // provider that issued it (the mix-up RFC 9207 guards against) and the discovered issuer stands in.
+  const iss = body.Iss || (rp.serverMetadata().authorization_response_iss_parameter_supported ? rp.serverMetadata().issuer : '');
+  if (iss) callback.searchParams.set('iss', iss);
+  let claims: JWTPayload;
+  let accessToken: string;
+  try {
+    const tokens = await client.authorizationCodeGrant(rp, callback, {
+      expectedState: body.State,
+      expectedNonce: flow.Nonce,
+      pkceCodeVerifier: keyring.open(flow.SealedCodeVerifier, verifierContext(body.State)),
+      idTokenExpected: true,
+    });
+    claims = { ...tokens.claims() } as JWTPayload;
+    accessToken = tokens.access_token;
+  } catch (error) {
+    throw badRequest(`failed to exchange the OIDC code: ${(error as Error).message}`);
+  }
+  const cache = client.getJwksCache(rp);
+  if (cache) {
+    if (jwksCaches.size > 1000) jwksCaches.clear();
+    jwksCaches.set(methodVersion(method), cache);
+  }
+  // openid-client checked that the audience names the client; the method may bind it further.
+  const bound = method.Config.BoundAudiences ?? [];
+  const audiences = typeof claims.aud === 'string' ? [claims.aud] : (claims.aud ?? []);
+  if (bound.length > 0 && !audiences.some((aud) => bound.includes(aud))) throw badRequest('invalid ID token: audience does not match the bound audiences');
+  delete claims.nonce;
+
+  // Claims the provider keeps out of the ID token come from UserInfo; the ID token wins on a conflict.
+  const server = rp.serverMetadata();
+  if (accessToken && server.userinfo_endpoint) {
+    try {
+      claims = { ...(await client.fetchUserInfo(rp, accessToken, String(claims.sub))), ...claims };
+    } catch (error) {
+      log.info('scheduler oidc: reading the userinfo endpoint failed; continuing with the ID token claims', { error: (error as Error).message });
+    }
+  }
+  if (method.Config.VerboseOIDCLogging) {
+    // Claims only, never a token: a token in a log could be replayed.
+    log.info('scheduler oidc: provider claims', { authMethod: method.Name, claims: JSON.stringify(claims) });
+  }
+  return loginWithClaims(scheduler, method, claims);
+}
+
+export function oidcRoutes(app: Hono<SchedulerEnv>): void {
+  app.post('/v1/acl/oidc/auth-url', async (c) => {
+    const { scheduler } = c.var;
+    const AuthURL = await oidcAuthUrl(scheduler, await readBody(c, authUrlBody));
+    return c.json({ AuthURL });
+  });
+
+  app.post('/v1/acl/oidc/complete-auth', async (c) => {
+    const { scheduler } = c.var;
+    const token = await oidcCompleteAuth(scheduler, await readBody(c, completeAuthBody));
+    setIndexHeaders(c, token.CreateIndex);
+    return c.json(token);
+  });
+}

@@ -1,0 +1,86 @@
+import type { Core } from '../../core.ts';
+import { epochSeconds } from '../../lib/clock.ts';
+import { dueKey } from '../../storage/due.ts';
+import { ConditionFailed } from '../../storage/store.ts';
+import type { LeaseItem } from '../leases/lease-manager.ts';
+import { MountStorage } from './mount-storage.ts';
+import type { MountEntry } from './mount-table.ts';
+
+/**
+ * Disables a mount. A process that bundles the mount's backend revokes its leases, runs the backend's clean-up and
+ * wipes the mount at once (a lease that cannot be revoked keeps the mount, with a 502). A process that does not
+ * (in AWS, the system function) cannot run the hooks: it takes the mount out of service (`disabling`), queues
+ * its leases for the sweep, and the sweep, which bundles every family, finishes the job (`finishDisabledMounts`).
+ */
+export async function disableMount(core: Core, entry: MountEntry): Promise<void> {
+  if (core.backends.has(entry.type)) {
+    await core.leases.revokePrefix(entry.path);
+    await wipeMount(core, entry);
+    await core.mounts.remove(entry);
+    return;
+  }
+  let marked: MountEntry;
+  try {
+    marked = await core.mounts.markDisabling(entry);
+  } catch (error) {
+    if (error instanceof ConditionFailed) return; // Disabled (or replaced) meanwhile by another process.
+    throw error;
+  }
+  // Each lease is handed to the sweep (see LeaseManager.revoke); one that fails here is queued again by the sweep.
+  await core.leases.revokePrefix(marked.path).catch((error: unknown) => {
+    core.log.error('queueing the leases of a mount being disabled failed; the sweep will queue them', {
+      mount: marked.path,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  });
+}
+
+/**
+ * The sweep's half of a two-phase disable: every `disabling` mount whose leases are all revoked is cleaned up,
+ * wiped and removed. Leases still there are (re)queued as due now unless a revocation is under way or has failed
+ * for good: an irrevocable lease keeps the mount until an operator revokes it (`sys/leases/revoke-force`).
+ */
+export async function finishDisabledMounts(core: Core): Promise<{ finished: number; waiting: number }> {
+  const result = { finished: 0, waiting: 0 };
+  for (const entry of await core.mounts.disabling()) {
+    if (!core.backends.has(entry.type)) continue; // Only a process with the backend can run its clean-up hook.
+    try {
+      const leases = await core.store.prefix<LeaseItem>('leases', entry.path);
+      if (leases.length > 0) {
+        await requeue(core, leases);
+        result.waiting++;
+        continue;
+      }
+      await wipeMount(core, entry);
+      if (await core.mounts.removeDisabled(entry)) result.finished++;
+    } catch (error) {
+      result.waiting++;
+      core.log.error('finishing a disabled mount failed; will retry', {
+        mount: entry.path,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+  return result;
+}
+
+/** Leases of a disabling mount the sweep would otherwise only reach at their expiry (say, issued by a process whose cache still routed the mount). */
+async function requeue(core: Core, leases: LeaseItem[]): Promise<void> {
+  const now = epochSeconds(core.clock);
+  const dueNow = dueKey(now, '~');
+  for (const lease of leases) {
+    const queuedLater = lease.duePk === 'expiry' && typeof lease.dueSk === 'string' && lease.dueSk > dueNow;
+    const claimed = lease.revokingUntil !== undefined && lease.revokingUntil > now;
+    if (lease.irrevocable || claimed || !queuedLater || lease.revocationAttempts > 0) continue;
+    await core.leases.revokeLater(lease.leaseId).catch((error: unknown) => {
+      if (!(error instanceof ConditionFailed)) throw error;
+    });
+  }
+}
+
+/** The backend's clean-up hook, then every item of the mount's storage. */
+async function wipeMount(core: Core, entry: MountEntry): Promise<void> {
+  const storage = new MountStorage(core.store, core.keyring, entry.uuid);
+  await core.backends.get(entry.type)?.cleanup?.(entry, storage, core);
+  for (const item of await storage.all()) await core.store.delete({ Key: { pk: item.pk, sk: item.sk } });
+}

@@ -17,7 +17,10 @@ export interface BenchService {
   core: Core;
   app: Hono;
   rootToken: string;
-  /** A root request through the app; throws on an error status so a benchmark never counts failures. */
+  /** A root request through the app, as status and parsed body. */
+  // biome-ignore lint/suspicious/noExplicitAny: benchmarks read arbitrary response JSON
+  request(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** The same, throwing on an error status, for set-up steps that must succeed. */
   call(method: string, url: string, body?: unknown): Promise<Record<string, unknown> | undefined>;
   stop(): Promise<void>;
 }
@@ -44,17 +47,21 @@ export async function startBenchService(families: SecretsFamily[]): Promise<Benc
     });
     const rootToken = await initialize(core);
     const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
-    const call = async (method: string, url: string, body?: unknown) => {
+    const request = async (method: string, url: string, body?: unknown) => {
       const response = await app.request(url, {
         method,
         headers: { 'X-Secrets-Token': rootToken },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await response.text();
-      if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-      return text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
     };
-    return { core, app, rootToken, call, stop };
+    const call = async (method: string, url: string, body?: unknown) => {
+      const response = await request(method, url, body);
+      if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
+      return response.body as Record<string, unknown> | undefined;
+    };
+    return { core, app, rootToken, request, call, stop };
   } catch (error) {
     await stop();
     throw error;

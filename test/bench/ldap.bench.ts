@@ -5,20 +5,8 @@
  * Figures only: nothing is asserted. Run: `node_modules/.bin/tsx test/bench/ldap.bench.ts`
  * (BENCH_SECONDS=n per case, BENCH_CONCURRENCY=n).
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createCore } from '../../packages/core/src/core.ts';
-import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
-import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
 import { baseDn, dynamicDn, managerDn, managerPassword, serviceAccounts, startSlapd } from '../support/slapd.ts';
+import { startBenchService } from './bench-service.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -45,36 +33,9 @@ async function measure(name: string, workers: number, once: (worker: number) => 
   );
 }
 
-const [dynamo, slapd] = await Promise.all([startDynamoDbLocal({}), startSlapd()]);
-const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
+const [service, slapd] = await Promise.all([startBenchService(['system', 'ldap']), startSlapd()]);
 try {
-  const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
-  const tableName = `bench-${randomUUID()}`;
-  await ensureTable(client, tableName);
-  const core = await createCore({
-    dynamodb: client,
-    tableName,
-    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: backendsOf(allSecretsFamilies),
-    log: silentLogger,
-  });
-  const root = await initialize(core);
-  const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
-  const call = async (method: string, url: string, body?: unknown) => {
-    const response = await app.request(url, {
-      method,
-      headers: { 'X-Secrets-Token': root },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    // biome-ignore lint/suspicious/noExplicitAny: bench reads arbitrary JSON
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
-  };
-  const must = async (method: string, url: string, body?: unknown) => {
-    const response = await call(method, url, body);
-    if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
-    return response;
-  };
+  const { request: call, call: must } = service;
 
   await must('POST', '/v1/sys/mounts/ldap', { type: 'ldap' });
   await must('POST', '/v1/ldap/config', { binddn: managerDn, bindpass: managerPassword, url: slapd.url, userdn: baseDn });
@@ -100,9 +61,7 @@ try {
     const back = await call('POST', '/v1/ldap/library/bench/check-in', { service_account_names: [out.body.data.service_account_name] });
     return back.status === 200;
   });
-  client.destroy();
 } finally {
   await slapd.close();
-  await dynamo.stop();
-  rmSync(keyDir, { recursive: true, force: true });
+  await service.stop();
 }

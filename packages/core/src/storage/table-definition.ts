@@ -18,5 +18,3 @@ export const tableDefinition = {
     { indexName: 'due', partitionKey: 'duePk', sortKey: 'dueSk' },
   ],
 } as const;
-
-export type TableDefinition = typeof tableDefinition;

@@ -107,8 +107,3 @@ async function ensureGroupAlias(storage: MountStorage, name: string): Promise<Gr
 export function readEntity(storage: MountStorage, entityId: string): Promise<Entity | undefined> {
   return storage.get<Entity>(entityKey(entityId));
 }
-
-/** The entity id of an alias (a user-claim value) on this mount, if it ever logged in. */
-export async function entityIdForAlias(storage: MountStorage, name: string): Promise<string | undefined> {
-  return (await storage.get<AliasRecord>(aliasKey(name)))?.entity_id;
-}

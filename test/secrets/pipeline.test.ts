@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, path } from '../../packages/core/src/http/backend.ts';
 import { notFound } from '../../packages/core/src/http/errors.ts';

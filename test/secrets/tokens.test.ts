@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Backend, path } from '../../packages/core/src/http/backend.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';

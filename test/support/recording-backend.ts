@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Core } from '../../packages/core/src/core.ts';
 import type { Backend, LeaseContext } from '../../packages/core/src/http/backend.ts';
 import { bool, duration } from '../../packages/core/src/http/fields.ts';

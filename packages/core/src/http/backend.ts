@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Core } from '../core.ts';
 import type { MountEntry } from '../secrets/mounts/mount-table.ts';
 import type { MountStorage } from '../secrets/mounts/mount-storage.ts';

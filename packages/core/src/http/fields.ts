@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DurationError, parseDuration } from '../lib/duration.ts';
 
 /** Field types shared by every backend, accepting what Vault's API accepts for them. */

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Core } from '../core.ts';
 import { uuid } from '../lib/random.ts';
 import { MountStorage } from '../secrets/mounts/mount-storage.ts';

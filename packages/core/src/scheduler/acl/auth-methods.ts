@@ -1,6 +1,6 @@
 /** ACL auth methods: `/v1/acl/auth-methods`, `/v1/acl/auth-method`, `/v1/acl/auth-method/:name`. */
 import type { Context, Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatDuration } from '../../lib/duration.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { badRequest, blockingQuery, notFound, readBody, setIndexHeaders } from '../http/nomad.ts';

@@ -3,7 +3,7 @@
  * The selector is compiled at write and refused, with its position, when invalid.
  */
 import type { Context, Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BexprSyntaxError, parseBexpr } from '../../lib/bexpr.ts';
 import { uuid } from '../../lib/random.ts';
 import type { TransactItem } from '../../storage/store.ts';

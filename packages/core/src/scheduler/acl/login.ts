@@ -4,7 +4,7 @@
  */
 import { createRemoteJWKSet, importJWK, importSPKI, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { bexprMatches, parseBexpr } from '../../lib/bexpr.ts';
 import { NomadError, badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';

@@ -8,7 +8,7 @@
 import type { Hono } from 'hono';
 import type { JWTPayload } from 'jose';
 import * as client from 'openid-client';
-import { z } from 'zod';
+import * as z from 'zod';
 import { epochSeconds } from '../../lib/clock.ts';
 import { fetchWithCa } from '../../secrets/auth/jwt/fetch-with-ca.ts';
 import { ConditionFailed } from '../../storage/store.ts';

@@ -1,6 +1,6 @@
 /** ACL policies: `/v1/acl/policies`, `/v1/acl/policy/:name`. */
 import type { Context, Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { badRequest, blockingQuery, notFound, permissionDenied, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { SchedulerEnv } from '../scheduler.ts';
 import type { SchedulerState } from '../state.ts';

@@ -3,7 +3,7 @@
  * A name is unique (a name item in its own partition, written in the same transaction); every policy must exist.
  */
 import type { Context, Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { uuid } from '../../lib/random.ts';
 import { badRequest, blockingQuery, notFound, permissionDenied, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { SchedulerEnv } from '../scheduler.ts';

@@ -4,7 +4,7 @@
  * is created (bootstrap, create, login).
  */
 import type { Context, Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatDuration } from '../../lib/duration.ts';
 import { uuid } from '../../lib/random.ts';
 import type { TransactItem } from '../../storage/store.ts';

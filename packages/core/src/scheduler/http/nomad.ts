@@ -3,7 +3,7 @@
  * headers, consistency modes and blocking queries (`?index=N&wait=5m`).
  */
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { DurationError, parseDuration } from '../../lib/duration.ts';
 import type { SchedulerState, TableName } from '../state.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Backend, path } from '../../http/backend.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import { identityTokenIssuer, publishedIdentityKeys } from './plugin-identity-keys.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type PathSpec, path } from '../../http/backend.ts';
 import { initialize, isInitialized } from './init.ts';
 

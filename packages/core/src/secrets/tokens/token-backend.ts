@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Backend, type Request, path } from '../../http/backend.ts';
 import { type ApiError, badRequest, permissionDenied } from '../../http/errors.ts';
 import { bool, count, duration, stringList, stringMap } from '../../http/fields.ts';

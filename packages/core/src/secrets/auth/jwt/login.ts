@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { path, type Reply, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';

@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { decodeProtectedHeader } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod';
 import { path, type Reply, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { type Claims, ClaimError, checkExpectedClaims } from './claims.ts';

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { path, type Reply, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { bool, count, duration, stringList } from '../../../http/fields.ts';

@@ -1,6 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
 import { Cron } from 'croner';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { bool, duration } from '../../../http/fields.ts';

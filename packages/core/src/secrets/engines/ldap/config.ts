@@ -1,5 +1,5 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { bool, count, duration } from '../../../http/fields.ts';

@@ -1,5 +1,5 @@
 import { NoSuchObjectError } from 'ldapts';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { LeaseHooks, PathSpec, Request } from '../../../http/backend.ts';
 import { path } from '../../../http/backend.ts';
 import { badRequest, notFound } from '../../../http/errors.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Core } from '../../../core.ts';
 import { type LeaseHooks, type PathSpec, path, type Request } from '../../../http/backend.ts';
 import { badRequest, notFound } from '../../../http/errors.ts';

@@ -2,7 +2,7 @@ import type { Core } from '../../../core.ts';
 import { type PathSpec, path } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
 import { dueUpdate } from './records.ts';

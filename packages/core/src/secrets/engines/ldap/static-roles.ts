@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { bool, duration } from '../../../http/fields.ts';

@@ -1,5 +1,5 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Core } from '../../../core.ts';
 import { type PathSpec, path } from '../../../http/backend.ts';
 import { ApiError, badRequest } from '../../../http/errors.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type LeaseContext, type LeaseHooks, type PathSpec, type Reply, type Request, path } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { readAccess, requireAccess, serverVersion, upstreamFailure } from './config-access.ts';

@@ -5,8 +5,7 @@
  * JSON-pointer selectors (`"/list/my-groups"`), and go-bexpr's missing-key semantics: a key missing from a
  * map is "not present" and each operator has a fixed answer for it; a path that cannot exist is an error.
  */
-import * as peggy from 'peggy';
-import { bexprGrammar } from './bexpr.grammar.ts';
+import { SyntaxError as ParserSyntaxError, parse } from './bexpr-parser.js';
 
 export type Operator =
   | 'equal'
@@ -40,16 +39,13 @@ export class BexprSyntaxError extends Error {
 /** An expression that cannot be evaluated against this datum (go-bexpr returns an error: the rule does not match). */
 export class BexprEvaluationError extends Error {}
 
-let parser: peggy.Parser | undefined;
-
 /** Parses and checks an expression; regular expressions are compiled here so a bad one is refused at write. */
 export function parseBexpr(text: string): Expression {
-  parser ??= peggy.generate(bexprGrammar);
   let expression: Expression;
   try {
-    expression = parser.parse(text) as Expression;
+    expression = parse(text) as Expression;
   } catch (error) {
-    if (error instanceof parser.SyntaxError) {
+    if (error instanceof ParserSyntaxError) {
       const start = error.location.start;
       throw new BexprSyntaxError(error.message, start.line, start.column, start.offset);
     }

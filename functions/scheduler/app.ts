@@ -6,7 +6,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
  * The scheduler app as a Lambda builds it. The scheduler uses no secrets backends. Regions come from the
  * environment: `KEYHAVEN_REGION`, `KEYHAVEN_AUTHORITATIVE_REGION`, `KEYHAVEN_AUTHORITATIVE_URL`.
  */
-export function schedulerApp(extra: { streamLimitMs?: number } = {}) {
+export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSeconds?: number } = {}) {
   const env = process.env;
   return createSchedulerApp({
     core: coreFromEnvironment([]),

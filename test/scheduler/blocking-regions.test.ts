@@ -60,6 +60,36 @@ describe('blocking queries', () => {
   });
 });
 
+describe('blocking queries behind an API gateway (maxQueryWaitSeconds: 25, as the AWS function sets)', () => {
+  let h: SchedulerHarness;
+  let root: string;
+
+  beforeAll(async () => {
+    h = await startScheduler({ maxQueryWaitSeconds: 25 });
+    root = await h.bootstrap();
+  });
+
+  for (const wait of ['&wait=5m', '']) {
+    it(`answers by 25 s on the service clock when asked ${wait ? 'to wait 5 minutes' : 'with Nomad\'s default wait'}`, async () => {
+      const current = Number((await h.call('GET', '/v1/acl/policies', { token: root })).headers.get('X-Scheduler-Index'));
+      let settled = false;
+      const blocked = h.call('GET', `/v1/acl/policies?index=${current}${wait}`, { token: root }).then((out) => {
+        settled = true;
+        return out;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      h.clock.advance(20);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(settled).toBe(false);
+      h.clock.advance(25 * (1 + 1 / 16) - 20);
+      const out = await blocked;
+      expect(out.status).toBe(200);
+      expect(out.body).toEqual([]);
+      expect(Number(out.headers.get('X-Scheduler-Index'))).toBe(current);
+    });
+  }
+});
+
 describe('regions', () => {
   let authoritative: SchedulerHarness;
   let replica: SchedulerHarness;

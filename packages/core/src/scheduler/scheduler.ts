@@ -20,6 +20,8 @@ export interface SchedulerOptions {
   eventPollMs?: number;
   /** End each event stream after this long (ms): a Lambda response stream must end before the time limit. */
   streamLimitMs?: number;
+  /** Longest wait of a blocking query (seconds; Nomad's 300 when unset). Behind API Gateway's 30 s limit, 25. */
+  maxQueryWaitSeconds?: number;
 }
 
 /** Who is calling: the token (none for anonymous), its policies (direct and through roles) and the ACL they make. */

@@ -5,6 +5,7 @@
 import type { Context } from 'hono';
 import type * as z from 'zod';
 import { DurationError, parseDuration } from '../../lib/duration.ts';
+import type { SchedulerEnv } from '../scheduler.ts';
 import type { SchedulerState, TableName } from '../state.ts';
 
 export class NomadError extends Error {
@@ -61,7 +62,7 @@ export function setIndexHeaders(c: Context, index: number): void {
   c.header('X-Nomad-LastContact', '0');
 }
 
-const maxWaitSeconds = 300;
+/** Nomad's default and longest wait of a blocking query; a deployment may lower the longest (`maxQueryWaitSeconds`). */
 const defaultWaitSeconds = 300;
 /** How often a blocked query re-reads the table index when no write of this process woke it. */
 const pollMs = 100;
@@ -73,8 +74,9 @@ export interface QueryOptions {
   consistent: boolean;
 }
 
-export function queryOptions(c: Context): QueryOptions {
+export function queryOptions(c: Context<SchedulerEnv>): QueryOptions {
   const query = c.req.query();
+  const maxWaitSeconds = c.var.scheduler?.options.maxQueryWaitSeconds ?? defaultWaitSeconds;
   const stale = 'stale' in query && query.stale !== 'false';
   const consistent = 'consistent' in query && query.consistent !== 'false';
   if (stale && consistent) throw badRequest('Cannot specify ?stale with ?consistent, conflicting semantics.');
@@ -83,7 +85,7 @@ export function queryOptions(c: Context): QueryOptions {
     if (!/^\d+$/.test(query.index)) throw badRequest('Failed to parse index parameter: invalid syntax');
     minIndex = Number(query.index);
   }
-  let waitSeconds = defaultWaitSeconds;
+  let waitSeconds = Math.min(defaultWaitSeconds, maxWaitSeconds);
   if (query.wait !== undefined && query.wait !== '') {
     try {
       waitSeconds = Math.min(parseWait(query.wait), maxWaitSeconds);
@@ -111,7 +113,7 @@ function parseWait(text: string): number {
  * 1/16 jitter, measured on the service's clock) runs out, then answers with the current data and index.
  */
 export async function blockingQuery<T>(
-  c: Context,
+  c: Context<SchedulerEnv>,
   state: SchedulerState,
   tables: TableName[],
   read: () => Promise<T>,

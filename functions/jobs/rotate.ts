@@ -1,6 +1,10 @@
-import { allSecretsFamilies, backendsOf, coreFromEnvironment, rotateDue } from '@keyhaven/core';
+import { rotateDue } from '@keyhaven/core/rotation-job.ts';
+import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { cloudBackend } from '@keyhaven/core/secrets/engines/cloud/cloud-backend.ts';
+import { ldapBackend } from '@keyhaven/core/secrets/engines/ldap/ldap-backend.ts';
 
-const core = coreFromEnvironment(backendsOf(allSecretsFamilies));
+/** The engines with scheduled work: directory password rotation, cloud root rotation and clean-up. */
+const core = coreFromEnvironment([ldapBackend, cloudBackend]);
 
 const roundIntervalMs = 5_000;
 /** How long one invocation keeps going (`KEYHAVEN_JOB_RUN_MS`, default 50 s: done before the next minute's run). */

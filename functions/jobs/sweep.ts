@@ -1,6 +1,18 @@
-import { allSecretsFamilies, backendsOf, coreFromEnvironment, sweepExpired } from '@keyhaven/core';
+import type { Backend } from '@keyhaven/core/http/backend.ts';
+import { sweepExpired } from '@keyhaven/core/jobs.ts';
+import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { cloudBackend } from '@keyhaven/core/secrets/engines/cloud/cloud-backend.ts';
+import { kvBackend } from '@keyhaven/core/secrets/engines/kv/kv-backend.ts';
+import { ldapBackend } from '@keyhaven/core/secrets/engines/ldap/ldap-backend.ts';
+import { meshBackend } from '@keyhaven/core/secrets/engines/mesh/mesh-backend.ts';
 
-const core = coreFromEnvironment(backendsOf(allSecretsFamilies));
+/**
+ * Every backend that issues leases: the sweep runs their revoke hooks, including the revocations the other
+ * functions handed off because they lack the backend. Login methods and `sys/` issue tokens, not leases.
+ */
+export const leaseBackends: Backend[] = [kvBackend, ldapBackend, meshBackend, cloudBackend];
+
+const core = coreFromEnvironment(leaseBackends);
 
 const roundIntervalMs = 5_000;
 /** How long one invocation keeps going (`KEYHAVEN_JOB_RUN_MS`, default 50 s: done before the next minute's run). */

@@ -1,7 +1,13 @@
-import { allSecretsFamilies, backendsOf, coreFromEnvironment, onTableChange, toTableChange } from '@keyhaven/core';
+import { toTableChange } from '@keyhaven/core/http/table-stream.ts';
+import { onTableChange } from '@keyhaven/core/jobs.ts';
+import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 
-const core = coreFromEnvironment(backendsOf(allSecretsFamilies));
+/**
+ * No backends: a lease TTL removed is restored and its revocation handed to the sweep job, which has them all;
+ * tokens are revoked here (their leases likewise handed off).
+ */
+const core = coreFromEnvironment([]);
 
 /**
  * The table's stream: the TTL backstop for leases and tokens the sweep did not reach. Records are handled in

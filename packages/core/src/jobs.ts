@@ -1,8 +1,6 @@
 import type { Core } from './core.ts';
 import { epochSeconds } from './lib/clock.ts';
-import { schedulerFor } from './scheduler/scheduler.ts';
-import { cleanupPending as finishCloudWork } from './secrets/engines/cloud/cleanup.ts';
-import { rotateDue as rotateDirectoryPasswords } from './secrets/engines/ldap/rotation.ts';
+import { sweepScheduler } from './scheduler/sweep.ts';
 import type { LeaseItem } from './secrets/leases/lease-manager.ts';
 import { finishDisabledMounts } from './secrets/mounts/disable-mount.ts';
 import { dueKey } from './storage/due.ts';
@@ -10,7 +8,8 @@ import type { Item } from './storage/store.ts';
 
 /**
  * Scheduled work as plain functions over the table. In AWS an EventBridge rule and the table's stream
- * call them; locally `packages/local` calls the same functions from timers and a stream poller.
+ * call them; locally `packages/local` calls the same functions from timers and a stream poller. The engines'
+ * own scheduled work (rotation, clean-up) is in `rotation-job.ts`, so the sweep's bundle does without it.
  */
 
 /**
@@ -42,7 +41,7 @@ export async function sweepExpired(core: Core, limit = 500): Promise<{ tokens: n
   // Mounts disabled by a process without their backend, once the leases above are revoked.
   await finishDisabledMounts(core);
   // The scheduler service's expired ACL tokens and events live in the same table.
-  await schedulerFor(core).sweep();
+  await sweepScheduler(core);
   return result;
 }
 
@@ -75,14 +74,4 @@ export async function onTableChange(core: Core, changes: TableChange[]): Promise
     await core.store.put({ Item: { ...restored, duePk: 'expiry', dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) } });
     await core.tokens.revoke(old.pk.slice('token#'.length));
   }
-}
-
-/**
- * Engine work that has fallen due, each engine from its own queue: directory root and static-role rotations;
- * cloud root rotations and the clean-up of cloud resources a crash or a cloud failure left half done.
- */
-export async function rotateDue(core: Core): Promise<{ rotated: number; failed: number }> {
-  const directory = await rotateDirectoryPasswords(core);
-  const cloud = await finishCloudWork(core);
-  return { rotated: directory.rotated + cloud.rotated + cloud.settled, failed: directory.failed + cloud.failed };
 }

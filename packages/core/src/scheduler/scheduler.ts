@@ -10,6 +10,7 @@ import { AclTokens, type StoredToken } from './acl/tokens.ts';
 import { EventBroker } from './events/broker.ts';
 import { permissionDenied, tokenSecret } from './http/nomad.ts';
 import { type PendingEvent, SchedulerState } from './state.ts';
+import { schedulerSecretHash } from './sweep.ts';
 
 export interface SchedulerOptions {
   /** How long events stay in the buffer (seconds). */
@@ -71,7 +72,7 @@ export class Scheduler {
     this.state = new SchedulerState(core.store, core.clock, { eventTtlSeconds: options.eventTtlSeconds });
     this.policies = new AclPolicies(this.state);
     this.roles = new AclRoles(this.state, this.policies);
-    this.tokens = new AclTokens(this.state, (secret) => core.keyring.hash(`scheduler:${secret}`));
+    this.tokens = new AclTokens(this.state, (secret) => schedulerSecretHash(core, secret));
     this.tokens.roles = this.roles;
     this.authMethods = new AclAuthMethods(this.state, core.keyring);
     this.bindingRules = new AclBindingRules(this.state, this.authMethods);
@@ -113,11 +114,5 @@ export class Scheduler {
     const caller = await this.caller(c);
     if (!caller.management) throw permissionDenied();
     return caller;
-  }
-
-  /** Scheduled work: expired tokens and events past their expiry. */
-  async sweep(): Promise<void> {
-    await this.tokens.sweepExpired();
-    await this.state.sweepEvents();
   }
 }

@@ -1,4 +1,3 @@
-import { GoogleAuth } from 'google-auth-library';
 import { importJWK, SignJWT } from 'jose';
 import type { Core } from '../../../core.ts';
 import { ApiError } from '../../../http/errors.ts';
@@ -40,6 +39,8 @@ export async function rootClient(core: Core, mount: MountEntry, storage: MountSt
     const key = `${mount.uuid}|wif|${audience}|${email}`;
     return new GoogleClient(endpoints, () => cached(key, () => federatedToken(core, mount, storage, endpoints, audience, email, ttl)));
   }
+  // Loaded on first use, as in `tokenFromCredentials`.
+  const { GoogleAuth } = await import('google-auth-library');
   const auth = new GoogleAuth({ scopes: [cloudPlatformScope] });
   return new GoogleClient(endpoints, async () => {
     try {

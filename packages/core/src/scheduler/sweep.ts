@@ -1,0 +1,16 @@
+import type { Core } from '../core.ts';
+import { AclTokens } from './acl/tokens.ts';
+import { SchedulerState } from './state.ts';
+
+/**
+ * The scheduler's scheduled work: its expired ACL tokens and the events past their expiry. Built on the state
+ * alone, so the sweep job carries none of the scheduler's HTTP surface (login, OIDC, binding-rule selectors).
+ */
+export async function sweepScheduler(core: Core): Promise<void> {
+  const state = new SchedulerState(core.store, core.clock);
+  await new AclTokens(state, (secret) => schedulerSecretHash(core, secret)).sweepExpired();
+  await state.sweepEvents();
+}
+
+/** How the scheduler stores a token's secret: a keyed hash, apart from the secrets service's tokens. */
+export const schedulerSecretHash = (core: Core, secret: string) => core.keyring.hash(`scheduler:${secret}`);

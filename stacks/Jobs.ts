@@ -2,28 +2,40 @@ import { Duration } from 'aws-cdk-lib';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
-import { Cron, type StackContext, use } from 'sst/constructs';
-import { keyhavenFunction } from './functions.ts';
+import { Cron, type FunctionProps, type StackContext, use } from 'sst/constructs';
+import { directoryNetwork, keyhavenFunction } from './functions.ts';
+import { familyOfType } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
+/** The engines whose leases or scheduled work need their backend: each has a job in its own bundle. */
+export const engineJobs = {
+  ldap: 'functions/jobs/ldap.handler',
+  cloud: 'functions/jobs/cloud.handler',
+  mesh: 'functions/jobs/mesh.handler',
+} as const;
+
 /**
- * Scheduled work: EventBridge runs the rotation and the lease sweep every minute (each run loops for most of
- * the minute), and the table's stream feeds the TTL backstop. The handlers are the ones `npm start` runs.
+ * Scheduled work: EventBridge runs the token sweep and each declared engine's job every minute (each run loops for
+ * most of the minute), and the table's stream feeds the TTL backstop. The handlers call the functions `npm start`
+ * runs. The directory's job joins the directory's network, as its endpoints do.
  */
 export function Jobs({ stack }: StackContext) {
   const storage = use(Storage);
-  const { table } = storage;
-  const job = (name: string, description: string) =>
-    keyhavenFunction(stack, `Job-${name}`, storage, { handler: `functions/jobs/${name}.handler`, description, timeout: '90 seconds' });
+  const { table, config } = storage;
+  const job = (id: string, handler: string, description: string, extra: Partial<FunctionProps> = {}) =>
+    new Cron(stack, `${id}Schedule`, {
+      schedule: 'rate(1 minute)',
+      job: keyhavenFunction(stack, `Job-${id}`, storage, { handler, description, timeout: '90 seconds', ...extra }),
+    });
 
-  const sweep = new Cron(stack, 'SweepSchedule', {
-    schedule: 'rate(1 minute)',
-    job: job('sweep', 'keyhaven job: revoke expired leases and tokens'),
-  });
-  const rotate = new Cron(stack, 'RotateSchedule', {
-    schedule: 'rate(1 minute)',
-    job: job('rotate', 'keyhaven job: rotations and cloud clean-up that fell due'),
-  });
+  const sweep = job('sweep', 'functions/jobs/sweep.handler', 'keyhaven job: revoke expired tokens; kv leases and login mounts');
+  const engines: Partial<Record<keyof typeof engineJobs, Cron>> = {};
+  const declared = new Set(config.mounts.map((mount) => familyOfType[mount.type]));
+  for (const [family, handler] of Object.entries(engineJobs) as Array<[keyof typeof engineJobs, string]>) {
+    if (!declared.has(family)) continue;
+    const network = family === 'ldap' && config.directoryVpc ? directoryNetwork(stack, config.directoryVpc) : {};
+    engines[family] = job(family, handler, `keyhaven job: ${family} leases and scheduled work`, network);
+  }
 
   const streamDeadLetters = new Queue(stack, 'TableStreamDeadLetters', {
     retentionPeriod: Duration.days(14),
@@ -52,5 +64,5 @@ export function Jobs({ stack }: StackContext) {
       },
     },
   });
-  return { sweep, rotate, streamConsumer, streamDeadLetters };
+  return { sweep, engines, streamConsumer, streamDeadLetters };
 }

@@ -1,8 +1,7 @@
-import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Api, type Function as SstFunction, type StackContext, use } from 'sst/constructs';
 import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
-import { keyhavenFunction } from './functions.ts';
-import { type DeclaredMount, declaredMountsEnv, familyOfType, type StageConfig } from './stage-config.ts';
+import { directoryNetwork, keyhavenFunction } from './functions.ts';
+import { type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
 /** The entry file of each family's Lambda. */
@@ -60,18 +59,4 @@ export function SecretsApi({ stack }: StackContext) {
   });
   stack.addOutputs({ SecretsUrl: api.customDomainUrl ?? api.url });
   return { api, functions };
-}
-
-/** Directories are usually private: the directory Lambda joins the given subnets. No lookups, so synthesis stays offline. */
-function directoryNetwork(stack: StackContext['stack'], network: NonNullable<StageConfig['directoryVpc']>) {
-  const vpc = Vpc.fromVpcAttributes(stack, 'DirectoryVpc', {
-    vpcId: network.vpcId,
-    availabilityZones: network.availabilityZones,
-    privateSubnetIds: network.privateSubnetIds,
-  });
-  return {
-    vpc,
-    vpcSubnets: { subnets: network.privateSubnetIds.map((id, index) => Subnet.fromSubnetId(stack, `DirectorySubnet${index}`, id)) },
-    securityGroups: network.securityGroupIds.map((id, index) => SecurityGroup.fromSecurityGroupId(stack, `DirectorySg${index}`, id)),
-  };
 }

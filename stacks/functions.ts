@@ -1,3 +1,4 @@
+import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { Function as SstFunction, type FunctionProps, type Table } from 'sst/constructs';
@@ -67,4 +68,18 @@ export function keyhavenFunction(
     permissions: [...corePermissions(context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
     ...rest,
   });
+}
+
+/** Directories are usually private: the directory Lambda joins the given subnets. No lookups, so synthesis stays offline. */
+export function directoryNetwork(stack: Construct, network: NonNullable<StageConfig['directoryVpc']>) {
+  const vpc = Vpc.fromVpcAttributes(stack, 'DirectoryVpc', {
+    vpcId: network.vpcId,
+    availabilityZones: network.availabilityZones,
+    privateSubnetIds: network.privateSubnetIds,
+  });
+  return {
+    vpc,
+    vpcSubnets: { subnets: network.privateSubnetIds.map((id, index) => Subnet.fromSubnetId(stack, `DirectorySubnet${index}`, id)) },
+    securityGroups: network.securityGroupIds.map((id, index) => SecurityGroup.fromSecurityGroupId(stack, `DirectorySg${index}`, id)),
+  };
 }

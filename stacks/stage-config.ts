@@ -73,6 +73,19 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     prod: {
       mounts: [...defaultMounts, { path: 'gcp-prod', type: 'cloud' }],
     },
+    // Example of a stage with only a directory and kv, the directory in a private network; use your VPC's IDs.
+    'example-private': {
+      mounts: [
+        { path: 'secret', type: 'kv' },
+        { path: 'ldap', type: 'ldap' },
+      ],
+      directoryVpc: {
+        vpcId: 'vpc-0example',
+        availabilityZones: ['us-east-1a', 'us-east-1b'],
+        privateSubnetIds: ['subnet-0examplea', 'subnet-0exampleb'],
+        securityGroupIds: ['sg-0example'],
+      },
+    },
   };
   const config = { ...base, ...overrides[stage], ...extra };
   validateMounts(config.mounts);

@@ -4,7 +4,7 @@ import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 
 /**
- * No backends: a lease TTL removed is restored and its revocation handed to the sweep job, which has them all;
+ * No backends: a lease TTL removed is restored and its revocation handed to its engine's job;
  * tokens are revoked here (their leases likewise handed off).
  */
 const core = coreFromEnvironment([]);

@@ -101,14 +101,13 @@ describe('functions/scheduler/* and functions/jobs/* with their real event shape
     expect(streamMetadata.at(-1)).toMatchObject({ statusCode: 200 });
   });
 
-  it('sweep and rotate: one run per EventBridge scheduled event, reporting what they did', async () => {
-    const sweep = (await import('../../functions/jobs/sweep.ts')).handler as unknown as (event: unknown) => Promise<unknown>;
-    const rotate = (await import('../../functions/jobs/rotate.ts')).handler as unknown as (event: unknown) => Promise<unknown>;
-    expect(await sweep(scheduledEvent)).toEqual({ tokens: 0, leases: 0, failed: 0 });
-    expect(await rotate({ ...scheduledEvent, resources: ['arn:aws:events:us-east-1:123456789012:rule/RotateScheduleRule'] })).toEqual({
-      rotated: 0,
-      failed: 0,
-    });
+  it('sweep and the engine jobs: one run per EventBridge scheduled event, reporting what they did', async () => {
+    const job = async (name: string) => (await import(`../../functions/jobs/${name}.ts`)).handler as (event: unknown) => Promise<unknown>;
+    const on = (rule: string) => ({ ...scheduledEvent, resources: [`arn:aws:events:us-east-1:123456789012:rule/${rule}`] });
+    expect(await (await job('sweep'))(scheduledEvent)).toEqual({ tokens: 0, leases: 0, failed: 0 });
+    expect(await (await job('ldap'))(on('ldapScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
+    expect(await (await job('cloud'))(on('cloudScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
+    expect(await (await job('mesh'))(on('meshScheduleRule'))).toEqual({ leases: 0, failed: 0 });
   });
 
   it('table stream: a TTL removal of a token is revoked; a bad record is reported as the batch item failure', async () => {

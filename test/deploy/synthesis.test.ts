@@ -49,7 +49,9 @@ describe('SST app, synthesised offline (stage "test")', () => {
         'functions/scheduler/api.handler',
         'functions/scheduler/event-stream.handler',
         'functions/jobs/sweep.handler',
-        'functions/jobs/rotate.handler',
+        'functions/jobs/ldap.handler',
+        'functions/jobs/cloud.handler',
+        'functions/jobs/mesh.handler',
         'functions/jobs/table-stream.handler',
       ].sort(),
     );
@@ -103,7 +105,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
     s.scheduler.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: 'cloudfront.amazonaws.com' });
   });
 
-  it('runs the sweep and the rotation every minute from EventBridge', () => {
+  it('runs the token sweep and each declared engine job every minute from EventBridge, the directory job in its network', () => {
     const rules = resourcesOf(s.jobs, 'AWS::Events::Rule');
     const functions = Object.fromEntries(resourcesOf(s.jobs, 'AWS::Lambda::Function'));
     const targets = rules.map(([, rule]) => ({
@@ -113,10 +115,12 @@ describe('SST app, synthesised offline (stage "test")', () => {
     expect(targets).toEqual(
       expect.arrayContaining([
         { schedule: 'rate(1 minute)', handler: 'functions/jobs/sweep.handler' },
-        { schedule: 'rate(1 minute)', handler: 'functions/jobs/rotate.handler' },
+        { schedule: 'rate(1 minute)', handler: 'functions/jobs/ldap.handler' },
+        { schedule: 'rate(1 minute)', handler: 'functions/jobs/cloud.handler' },
+        { schedule: 'rate(1 minute)', handler: 'functions/jobs/mesh.handler' },
       ]),
     );
-    expect(targets).toHaveLength(2);
+    expect(targets).toHaveLength(4);
   });
 
   it('feeds the table stream to the TTL backstop with batch item failures, retries and a dead-letter queue', () => {

@@ -9,15 +9,19 @@ describe('ldap library sets (real slapd)', () => {
   let e: LdapEngine;
   let alice: string;
   let bob: string;
+  let bobAccessor: string;
   const as = (token: string, method: string, path: string, body?: unknown) => e.h.call(method, `/v1/ldap/${path}`, { token, body });
+  const leases = (operation: 'lookup' | 'renew' | 'revoke', leaseId: string) =>
+    e.h.call('PUT', `/v1/sys/leases/${operation}`, { token: e.h.rootToken, body: { lease_id: leaseId } });
 
   beforeAll(async () => {
     e = await startLdapEngine();
     await e.configure({ userdn: baseDn });
     const policy = 'path "ldap/*" { capabilities = ["create", "read", "update", "delete", "list"] }';
     await e.h.call('POST', '/v1/sys/policies/acl/ldap-user', { token: e.h.rootToken, body: { policy } });
-    const token = async () => (await e.h.call('POST', '/v1/auth/token/create', { token: e.h.rootToken, body: { policies: ['ldap-user'] } })).body.auth.client_token;
-    [alice, bob] = [await token(), await token()];
+    const token = async () => (await e.h.call('POST', '/v1/auth/token/create', { token: e.h.rootToken, body: { policies: ['ldap-user'] } })).body.auth;
+    const [first, second] = [await token(), await token()];
+    [alice, bob, bobAccessor] = [first.client_token, second.client_token, second.accessor];
   });
   afterAll(() => e?.close());
 
@@ -78,6 +82,7 @@ describe('ldap library sets (real slapd)', () => {
     const status = (await e.call('GET', 'library/team/pool/status')).body.data;
     expect(status['svc-1']).toMatchObject({ available: false });
     expect(status['svc-1'].borrower_client_token).toBeTruthy();
+    expect(await e.item('library-account/svc-1')).toMatchObject({ leaseId: out.body.lease_id });
 
     const refused = await as(bob, 'POST', 'library/team/pool/check-in', { service_account_names: ['svc-1'] });
     expect(refused.status).toBe(400);
@@ -91,13 +96,19 @@ describe('ldap library sets (real slapd)', () => {
     expect(await e.slapd.canBind(dnOf('svc-1'), password)).toBe(false);
     expect(await e.slapd.canBind(dnOf('svc-1'), (await heldPassword('svc-1')) as string)).toBe(true);
     expect((await e.call('GET', 'library/team/pool/status')).body.data['svc-1']).toEqual({ available: true });
+    // The check-in ended the check-out's lease: not left to run until its expiry.
+    expect((await leases('lookup', out.body.lease_id)).status).toBe(404);
+    expect(await e.h.core.leases.get(out.body.lease_id)).toBeUndefined();
+    expect(await e.item('library-account/svc-1')).not.toHaveProperty('leaseId');
 
     // Checking in what is already in: success, not listed.
     const again = await as(alice, 'POST', 'library/team/pool/check-in', { service_account_names: 'svc-1' });
     expect(again.status).toBe(200);
     expect(again.body.data.check_ins).toEqual([]);
-    // The lease of that check-out ends quietly.
-    expect((await e.h.call('PUT', '/v1/sys/leases/revoke', { token: e.h.rootToken, body: { lease_id: out.body.lease_id } })).status).toBe(204);
+    // The ended lease is unknown to a revocation too.
+    const revoked = await leases('revoke', out.body.lease_id);
+    expect(revoked.status).toBe(400);
+    expect(revoked.body.errors[0]).toContain('invalid lease ID');
     expect((await e.call('GET', 'library/team/pool/status')).body.data['svc-1']).toEqual({ available: true });
   });
 
@@ -118,6 +129,7 @@ describe('ldap library sets (real slapd)', () => {
     const forced = await as(bob, 'POST', 'library/manage/team/pool/check-in', { service_account_names: ['svc-1', 'svc-2', 'svc-3'] });
     expect(forced.status).toBe(200);
     expect(forced.body.data.check_ins.sort()).toEqual(['svc-1', 'svc-2', 'svc-3']);
+    for (const lent of [short, long, unlimited]) expect((await leases('lookup', lent.body.lease_id)).status).toBe(404);
   });
 
   it('lets anyone check in when enforcement is disabled', async () => {
@@ -138,7 +150,6 @@ describe('ldap library sets (real slapd)', () => {
     e.h.clock.advance(3000);
     expect((await renew(3600)).body.lease_duration).toBe(7200 - 4800);
     e.h.clock.advance(7200 - 4800 + 1);
-    // Also ends the leases of earlier check-outs that were checked in by hand (their hook finds nothing to do).
     const swept = await sweepExpired(e.h.core);
     expect(swept.failed).toBe(0);
     expect(swept.leases).toBeGreaterThanOrEqual(1);
@@ -170,8 +181,10 @@ describe('ldap library sets (real slapd)', () => {
     }
     expect((await e.call('GET', 'library/team/pool/status')).body.data[account].available).toBe(false);
     expect(await e.slapd.canBind(dnOf(account), out.body.data.password)).toBe(true);
+    expect((await leases('lookup', out.body.lease_id)).status).toBe(200);
     const back = await as(alice, 'POST', 'library/team/pool/check-in');
     expect(back.body.data.check_ins).toEqual([account]);
+    expect((await leases('lookup', out.body.lease_id)).status).toBe(404);
     expect(await e.slapd.canBind(dnOf(account), (await heldPassword(account)) as string)).toBe(true);
   });
 
@@ -194,5 +207,55 @@ describe('ldap library sets (real slapd)', () => {
     expect((await e.call('GET', 'library/team/pool')).status).toBe(404);
     expect((await e.call('POST', 'library/team/pool/check-out')).status).toBe(404);
     expect((await e.call('POST', 'library/again', { service_account_names: ['svc-2'] })).status).toBe(204);
+  });
+
+  it('never lets the lease of an earlier check-out check in or rotate the next borrower of the account', async () => {
+    expect((await e.call('POST', 'library/handover', { service_account_names: ['svc-7'] })).status).toBe(204);
+    const first = await as(alice, 'POST', 'library/handover/check-out', { ttl: '10m' });
+    expect(first.body.data.service_account_name).toBe('svc-7');
+    const firstLease = await e.h.core.leases.get(first.body.lease_id);
+    expect(firstLease).toBeDefined();
+    expect((await as(alice, 'POST', 'library/handover/check-in')).body.data).toEqual({ check_ins: ['svc-7'] });
+    expect((await leases('lookup', first.body.lease_id)).status).toBe(404);
+
+    const second = await as(bob, 'POST', 'library/handover/check-out');
+    expect(second.body.data.service_account_name).toBe('svc-7');
+    const bobStillHasIt = async () => {
+      expect(await e.slapd.canBind(dnOf('svc-7'), second.body.data.password)).toBe(true);
+      expect(await heldPassword('svc-7')).toBe(second.body.data.password);
+      expect((await e.call('GET', 'library/handover/status')).body.data['svc-7']).toEqual({
+        available: false,
+        borrower_client_token: bobAccessor,
+        borrower_entity_id: '',
+      });
+      expect((await leases('lookup', second.body.lease_id)).status).toBe(200);
+    };
+    expect((await leases('renew', first.body.lease_id)).status).toBe(400);
+    expect((await leases('revoke', first.body.lease_id)).status).toBe(400);
+    await bobStillHasIt();
+
+    // A process that died between the check-in and ending the lease leaves the first lease behind (put back here):
+    // revoked…
+    await e.h.core.store.put({ Item: firstLease as NonNullable<typeof firstLease> });
+    expect((await leases('revoke', first.body.lease_id)).status).toBe(204);
+    expect((await leases('lookup', first.body.lease_id)).status).toBe(404);
+    await bobStillHasIt();
+    // …or expired and swept, it leaves bob's check-out alone.
+    await e.h.core.store.put({ Item: firstLease as NonNullable<typeof firstLease> });
+    e.h.clock.advance(601);
+    const swept = await sweepExpired(e.h.core);
+    expect(swept).toMatchObject({ failed: 0 });
+    expect(swept.leases).toBeGreaterThanOrEqual(1);
+    expect((await leases('lookup', first.body.lease_id)).status).toBe(404);
+    await bobStillHasIt();
+
+    // The operators' check-in ends bob's lease too, with a fresh password.
+    const forced = await as(alice, 'POST', 'library/manage/handover/check-in');
+    expect(forced.status).toBe(200);
+    expect(forced.body.data).toEqual({ check_ins: ['svc-7'] });
+    expect((await leases('lookup', second.body.lease_id)).status).toBe(404);
+    expect(await e.slapd.canBind(dnOf('svc-7'), second.body.data.password)).toBe(false);
+    expect(await e.slapd.canBind(dnOf('svc-7'), (await heldPassword('svc-7')) as string)).toBe(true);
+    expect((await e.call('GET', 'library/handover/status')).body.data['svc-7']).toEqual({ available: true });
   });
 });

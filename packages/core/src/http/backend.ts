@@ -37,6 +37,12 @@ export interface Reply {
     renewable?: boolean;
     /** Kept sealed with the lease for the revoke hook; never shown. */
     internal: Record<string, unknown>;
+    /**
+     * The lease id's last segment, for a backend that records the id with what it issued (to end the lease
+     * itself, e.g. on a library check-in): it knows the id, `leaseIdFor(mount, path, leaseSuffix)`, before
+     * the lease exists, so no crash leaves the record without it. Unique (e.g. `randomBase62(24)`); random if unset.
+     */
+    leaseSuffix?: string;
   };
   /** A successful login: the pipeline mints a token from it. */
   auth?: LoginResult;

@@ -29,7 +29,12 @@ export interface LeaseItem extends Item {
   irrevocable?: boolean;
   /** Set while one process runs the revoke hook (see `claim`). */
   revokingUntil?: number;
+  /** The due queue it is revoked from, its engine's (`leaseQueue`): in AWS only that engine's job has the hooks. */
+  queue: string;
 }
+
+/** Leases are queued per mount type, so each engine's job sweeps its own leases and no job bundles every engine. */
+export const leaseQueue = (mountType: string) => `expiry:${mountType}`;
 
 /** Retries of a failing revocation wait 10 s, 20 s, 40 s… and give up after this many, leaving the lease irrevocable. */
 export const maxRevocationAttempts = 6;
@@ -72,7 +77,7 @@ export class LeaseManager {
       warnings.push(`TTL of "${ttl}s" exceeded the effective max_ttl of "${maxTtl}s"; TTL value is capped accordingly`);
       ttl = maxTtl;
     }
-    const leaseId = `${mount.path}${requestPath.replace(/\/+$/, '')}/${randomBase62(24)}`;
+    const leaseId = leaseIdFor(mount, requestPath, secret.leaseSuffix);
     const item: LeaseItem = {
       pk: 'leases',
       sk: leaseId,
@@ -87,11 +92,13 @@ export class LeaseManager {
       ...(ownerHash ? { tokenHash: ownerHash } : {}),
       internal: this.keyring.seal(JSON.stringify(secret.internal), `leases|${leaseId}`),
       revocationAttempts: 0,
-      duePk: 'expiry',
+      queue: leaseQueue(mount.type),
+      duePk: leaseQueue(mount.type),
       dueSk: dueKey(now + ttl, `lease#${leaseId}`),
       expiresAt: ttlBackstop(now + ttl),
     };
-    const writes: TransactItem[] = [{ Put: { Item: item } }];
+    // The condition guards a backend-chosen suffix: a new lease never replaces another.
+    const writes: TransactItem[] = [{ Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }];
     if (ownerHash) writes.push(this.core.tokens.ownLeaseWrite(ownerHash, leaseId));
     await this.store.transact(writes);
     return { leaseId, ttl, renewable: item.renewable, warnings };
@@ -99,6 +106,12 @@ export class LeaseManager {
 
   async get(leaseId: string): Promise<LeaseItem | undefined> {
     return this.store.get<LeaseItem>('leases', leaseId);
+  }
+
+  /** The backend data of every lease under a prefix (still to be revoked ones too): what an engine's leases hold. */
+  async internalsUnder(prefix: string): Promise<Array<Record<string, unknown>>> {
+    const leases = await this.store.prefix<LeaseItem>('leases', prefix);
+    return leases.map((lease) => JSON.parse(this.keyring.open(lease.internal, `leases|${lease.leaseId}`)) as Record<string, unknown>);
   }
 
   /** Vault's lookup view, plus whether revocation has failed for good. */
@@ -173,7 +186,7 @@ export class LeaseManager {
    * Revokes through the backend's hook, then forgets the lease. A failing hook leaves the lease queued for a
    * retry with backoff (and irrevocable after the last) and throws a 502; `force` forgets it regardless.
    * A process that does not bundle the lease's backend (in AWS, each family is its own function) hands the
-   * revocation to the sweep, which bundles them all: the lease stays, queued as due now.
+   * revocation to its engine's job: the lease stays, queued as due now on its engine's queue.
    */
   async revoke(leaseId: string, options: { force?: boolean } = {}): Promise<void> {
     const lease = await this.claim(leaseId);
@@ -238,13 +251,13 @@ export class LeaseManager {
     return exact ? [exact] : this.store.prefix<LeaseItem>('leases', `${prefix}/`);
   }
 
-  /** Releases the claim and queues the lease as due now, for a process that has its backend's hook. */
+  /** Releases the claim and queues the lease as due now on its engine's queue, for the job that has the hook. */
   private async handOff(lease: LeaseItem): Promise<void> {
     await this.store.update({
       Key: { pk: 'leases', sk: lease.leaseId },
-      UpdateExpression: 'SET duePk = :queue, dueSk = :due REMOVE revokingUntil',
+      UpdateExpression: 'SET duePk = queue, dueSk = :due REMOVE revokingUntil',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':queue': 'expiry', ':due': dueKey(epochSeconds(this.clock), `lease#${lease.leaseId}`) },
+      ExpressionAttributeValues: { ':due': dueKey(epochSeconds(this.clock), `lease#${lease.leaseId}`) },
     }).catch((error) => {
       if (!(error instanceof ConditionFailed)) throw error;
     });
@@ -255,9 +268,9 @@ export class LeaseManager {
     await this.store.update({
       Key: { pk: 'leases', sk: leaseId },
       // Also back into the queue if it had left it as irrevocable: asking again is how an operator retries.
-      UpdateExpression: 'SET duePk = :queue, dueSk = :due',
+      UpdateExpression: 'SET duePk = queue, dueSk = :due',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':queue': 'expiry', ':due': dueKey(epochSeconds(this.clock), `lease#${leaseId}`) },
+      ExpressionAttributeValues: { ':due': dueKey(epochSeconds(this.clock), `lease#${leaseId}`) },
     });
   }
 
@@ -292,7 +305,7 @@ export class LeaseManager {
    */
   async restore(item: LeaseItem): Promise<boolean> {
     const { expiresAt: _expiresAt, revokingUntil: _revokingUntil, ...rest } = item;
-    const restored = { ...rest, duePk: 'expiry', dueSk: dueKey(epochSeconds(this.clock), `lease#${item.leaseId}`) };
+    const restored = { ...rest, duePk: rest.queue, dueSk: dueKey(epochSeconds(this.clock), `lease#${item.leaseId}`) };
     try {
       await this.store.transact([
         { ConditionCheck: { Key: { pk: revokedPk, sk: item.leaseId }, ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -332,6 +345,12 @@ export class LeaseManager {
   }
 }
 
+/**
+ * A lease's id: where the secret was issued, then a unique suffix, random unless the backend chose it
+ * (`leaseSuffix` of `Reply['secret']`, to know the id before the lease exists).
+ */
+export const leaseIdFor = (mount: MountEntry, requestPath: string, suffix = randomBase62(24)) =>
+  `${mount.path}${requestPath.replace(/\/+$/, '')}/${suffix}`;
 export const leaseNotFound = () => notFound('lease not found');
 /** In a queue of its own (no job reads it) only because DynamoDB Local's TTL skips items without the index keys. */
 const tombstone = (leaseId: string, until: number): Item => ({

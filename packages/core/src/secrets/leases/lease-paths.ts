@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { Core } from '../../core.ts';
 import { type PathSpec, type Request, path } from '../../http/backend.ts';
 import { badRequest } from '../../http/errors.ts';
 import { bool, duration } from '../../http/fields.ts';
@@ -47,6 +48,7 @@ export const leasePaths: PathSpec[] = [
     sudo: true,
     operations: {
       update: async ({ core, data }) => {
+        await revokeTokensUnder(core, data.prefix);
         await core.leases.revokePrefix(data.prefix);
         return undefined;
       },
@@ -58,6 +60,7 @@ export const leasePaths: PathSpec[] = [
     sudo: true,
     operations: {
       update: async ({ core, data }) => {
+        await revokeTokensUnder(core, data.prefix);
         await core.leases.revokePrefix(data.prefix, { force: true });
         return undefined;
       },
@@ -92,4 +95,18 @@ async function revoke(request: Request<z.output<typeof revokeFields>>) {
   if (data.sync) await request.core.leases.revoke(id);
   else await request.core.leases.revokeLater(id);
   return undefined;
+}
+
+/**
+ * In Vault a login token is a lease too (`auth/<mount>/login/<token>`), so a prefix under `auth/` also revokes the
+ * service tokens auth methods issued under it, with their children and leases. The built-in token store's own
+ * tokens (`auth/token/…`) are not indexed and are left alone.
+ */
+async function revokeTokensUnder(core: Core, prefix: string): Promise<void> {
+  const under = prefix.endsWith('/') ? prefix : `${prefix}/`;
+  for (const mount of await core.mounts.list('auth')) {
+    if (mount.builtin) continue;
+    if (mount.path.startsWith(under)) await core.tokens.revokeIssued(mount);
+    else if (under.startsWith(mount.path)) await core.tokens.revokeIssued(mount, under);
+  }
 }

@@ -1,4 +1,5 @@
 import type { Core } from '../../core.ts';
+import { ApiError } from '../../http/errors.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { dueKey } from '../../storage/due.ts';
 import { ConditionFailed } from '../../storage/store.ts';
@@ -10,9 +11,11 @@ import type { MountEntry } from './mount-table.ts';
  * Disables a mount. A process that bundles the mount's backend revokes its leases, runs the backend's clean-up and
  * wipes the mount at once (a lease that cannot be revoked keeps the mount, with a 502). A process that does not
  * (in AWS, the system function) cannot run the hooks: it takes the mount out of service (`disabling`), queues
- * its leases for the sweep, and the sweep, which bundles every family, finishes the job (`finishDisabledMounts`).
+ * its leases for its engine's job, and that job, which bundles the backend, finishes it (`finishDisabledMounts`).
+ * An auth method is always marked first, so its tokens are never left half revoked (`disableAuthMethod`).
  */
 export async function disableMount(core: Core, entry: MountEntry): Promise<void> {
+  if (entry.table === 'auth') return disableAuthMethod(core, entry);
   if (core.backends.has(entry.type)) {
     await core.leases.revokePrefix(entry.path);
     await wipeMount(core, entry);
@@ -26,7 +29,7 @@ export async function disableMount(core: Core, entry: MountEntry): Promise<void>
     if (error instanceof ConditionFailed) return; // Disabled (or replaced) meanwhile by another process.
     throw error;
   }
-  // Each lease is handed to the sweep (see LeaseManager.revoke); one that fails here is queued again by the sweep.
+  // Each lease is handed to its engine's job (see LeaseManager.revoke); one that fails here is queued again by that job.
   await core.leases.revokePrefix(marked.path).catch((error: unknown) => {
     core.log.error('queueing the leases of a mount being disabled failed; the sweep will queue them', {
       mount: marked.path,
@@ -36,23 +39,43 @@ export async function disableMount(core: Core, entry: MountEntry): Promise<void>
 }
 
 /**
- * The sweep's half of a two-phase disable: every `disabling` mount whose leases are all revoked is cleaned up,
- * wiped and removed. Leases still there are (re)queued as due now unless a revocation is under way or has failed
- * for good: an irrevocable lease keeps the mount until an operator revokes it (`sys/leases/revoke-force`).
+ * Disables an auth method in three steps, each safe to repeat: mark it `disabling` (no more logins, its batch tokens
+ * refused), revoke every service token it issued with their children and leases, then wipe and remove it. Tokens
+ * are revoked here whether or not the backend is bundled: they need no backend. Whatever a crash or a failure
+ * leaves after the mark, the sweep finishes (`finishDisabledMounts`), and a failure is still reported, as a 502;
+ * until then the service tokens not yet revoked keep working.
+ */
+async function disableAuthMethod(core: Core, entry: MountEntry): Promise<void> {
+  let marked: MountEntry;
+  try {
+    marked = await core.mounts.markDisabling(entry);
+  } catch (error) {
+    if (error instanceof ConditionFailed) return; // Disabled (or replaced) meanwhile by another process.
+    throw error;
+  }
+  try {
+    if (core.backends.has(marked.type)) await finishDisabled(core, marked);
+    else await core.tokens.revokeIssued(marked);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    core.log.error('disabling an auth method failed part-way; the sweep will finish it', { mount: marked.path, error: message });
+    throw new ApiError(502, `${marked.path} is disabled, but revoking its tokens or removing it failed; the sweep will finish: ${message}`);
+  }
+}
+
+/**
+ * The sweep's half of a two-phase disable: every `disabling` mount whose tokens (for an auth method) and leases are
+ * all revoked is cleaned up, wiped and removed. Leases still there are (re)queued as due now unless a revocation is
+ * under way or has failed for good: an irrevocable lease keeps the mount until an operator revokes it
+ * (`sys/leases/revoke-force`).
  */
 export async function finishDisabledMounts(core: Core): Promise<{ finished: number; waiting: number }> {
   const result = { finished: 0, waiting: 0 };
   for (const entry of await core.mounts.disabling()) {
     if (!core.backends.has(entry.type)) continue; // Only a process with the backend can run its clean-up hook.
     try {
-      const leases = await core.store.prefix<LeaseItem>('leases', entry.path);
-      if (leases.length > 0) {
-        await requeue(core, leases);
-        result.waiting++;
-        continue;
-      }
-      await wipeMount(core, entry);
-      if (await core.mounts.removeDisabled(entry)) result.finished++;
+      const outcome = await finishDisabled(core, entry);
+      if (outcome !== 'gone') result[outcome]++;
     } catch (error) {
       result.waiting++;
       core.log.error('finishing a disabled mount failed; will retry', {
@@ -64,12 +87,24 @@ export async function finishDisabledMounts(core: Core): Promise<{ finished: numb
   return result;
 }
 
+/** Finishes one `disabling` mount, or says what it waits for; `gone` when another process finished it first. */
+async function finishDisabled(core: Core, entry: MountEntry): Promise<'finished' | 'waiting' | 'gone'> {
+  if (entry.table === 'auth') await core.tokens.revokeIssued(entry);
+  const leases = await core.store.prefix<LeaseItem>('leases', entry.path);
+  if (leases.length > 0) {
+    await requeue(core, leases);
+    return 'waiting';
+  }
+  await wipeMount(core, entry);
+  return (await core.mounts.removeDisabled(entry)) ? 'finished' : 'gone';
+}
+
 /** Leases of a disabling mount the sweep would otherwise only reach at their expiry (say, issued by a process whose cache still routed the mount). */
 async function requeue(core: Core, leases: LeaseItem[]): Promise<void> {
   const now = epochSeconds(core.clock);
   const dueNow = dueKey(now, '~');
   for (const lease of leases) {
-    const queuedLater = lease.duePk === 'expiry' && typeof lease.dueSk === 'string' && lease.dueSk > dueNow;
+    const queuedLater = lease.duePk === lease.queue && typeof lease.dueSk === 'string' && lease.dueSk > dueNow;
     const claimed = lease.revokingUntil !== undefined && lease.revokingUntil > now;
     if (lease.irrevocable || claimed || !queuedLater || lease.revocationAttempts > 0) continue;
     await core.leases.revokeLater(lease.leaseId).catch((error: unknown) => {

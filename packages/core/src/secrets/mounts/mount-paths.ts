@@ -84,8 +84,9 @@ export function mountPaths(table: MountTableName): PathSpec[] {
 }
 
 /**
- * Disabling revokes every lease of the mount first; if any cannot be revoked, the mount stays. Where the mount's
- * backend is not bundled, the sweep revokes them and then removes the mount (see `disableMount`).
+ * Disabling revokes every lease of the mount first, and for an auth method every token it issued; if a lease cannot
+ * be revoked, the mount stays. Where the mount's backend is not bundled, the sweep revokes the leases and then removes
+ * the mount (see `disableMount`).
  */
 async function disable(request: Request, table: MountTableName): Promise<void> {
   const { core } = request;

@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, uuid } from '../../lib/random.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
-import { ConditionFailed, type Store } from '../../storage/store.ts';
+import { ConditionFailed, type Store, type TransactItem } from '../../storage/store.ts';
 
 export type MountTableName = 'secret' | 'auth';
 
@@ -30,6 +30,9 @@ export interface MountEntry {
    */
   disabling?: boolean;
 }
+
+/** One mount as enabled: its path, and the uuid that tells it from a later mount at the same path. */
+export type MountRef = Pick<MountEntry, 'path' | 'uuid'>;
 
 /** Vault's system-wide defaults: 32 days. A mount's 0 means "use the system value". */
 export const systemMaxTtl = 768 * 3600;
@@ -253,6 +256,36 @@ export class MountTable {
       throw error;
     }
   }
+}
+
+/**
+ * The auth method in service that serves `path` (`auth/<mount>/…`), read from the table rather than a cache: for
+ * the token store, which has no mount table of its own. Built-in mounts are not stored, so never found here.
+ */
+export async function storedAuthMount(store: Store, path: string): Promise<MountEntry | undefined> {
+  const head = /^auth\/[^/]+\//.exec(path)?.[0];
+  if (!head) return undefined;
+  const stored = await store.prefix('mounts', head);
+  // Enabling refuses overlapping paths, so at most one mount serves the path.
+  return stored.map((item) => item.entry as MountEntry).find((entry) => !entry.disabling && `${path}/`.startsWith(entry.path));
+}
+
+/** Whether the mount is still in service (not disabled, being disabled or replaced), read from the table. */
+export async function storedInService(store: Store, mount: MountRef): Promise<boolean> {
+  const entry = (await store.get('mounts', mount.path))?.entry as MountEntry | undefined;
+  return entry !== undefined && entry.uuid === mount.uuid && !entry.disabling;
+}
+
+/** The same as a transaction's condition: a write that needs the mount in service fails with the mount's disabling. */
+export function inServiceCheck(mount: MountRef): TransactItem {
+  return {
+    ConditionCheck: {
+      Key: { pk: 'mounts', sk: mount.path },
+      ConditionExpression: 'entry.#uuid = :uuid AND attribute_not_exists(entry.disabling)',
+      ExpressionAttributeNames: { '#uuid': 'uuid' },
+      ExpressionAttributeValues: { ':uuid': mount.uuid },
+    },
+  };
 }
 
 export const fullPath = (table: MountTableName, path: string) => (table === 'auth' ? `auth/${path}` : path);

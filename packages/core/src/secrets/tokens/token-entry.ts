@@ -1,3 +1,5 @@
+import type { MountRef } from '../mounts/mount-table.ts';
+
 /** A token as stored (service) or carried inside itself (batch). Times are epoch seconds; 0 means never. */
 export interface TokenEntry {
   /** Keyed hash of the token; '' for batch tokens, which are never stored. */
@@ -17,6 +19,11 @@ export interface TokenEntry {
   renewable: boolean;
   type: 'service' | 'batch';
   path: string;
+  /**
+   * The auth method mount that issued the token by a login (none for the built-in token store): its service
+   * tokens are indexed under it and revoked when it is disabled; its batch tokens are refused once it is gone.
+   */
+  issuer?: MountRef;
   entityId: string;
   orphan: boolean;
   boundCidrs: string[];

@@ -5,6 +5,7 @@ import { badRequest } from '../../http/errors.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
 import { dueKey, ttlBackstop } from '../../storage/due.ts';
+import { type MountRef, inServiceCheck, storedAuthMount, storedInService } from '../mounts/mount-table.ts';
 import type { TokenEntry } from './token-entry.ts';
 
 export interface NewToken {
@@ -32,10 +33,17 @@ export interface NewToken {
 
 const tokenPk = (hash: string) => `token#${hash}`;
 const accessorPk = (accessor: string) => `accessor#${accessor}`;
+/**
+ * A service token's place in the index of the tokens its auth method issued (`pk = issued#<mount uuid>`): its login
+ * path then its hash, so one query finds a mount's tokens, or those under a path, without a scan.
+ */
+const issuedPk = (issuer: MountRef) => `issued#${issuer.uuid}`;
+const issuedKey = (issuer: MountRef, entry: TokenEntry) => ({ pk: issuedPk(issuer), sk: `${entry.path}/${entry.hash}` });
 
 /**
  * Service tokens are stored only as keyed hashes (`pk = token#<hash>`), beside refs to their children and
- * leases in the same partition so revocation reads one partition. Batch tokens are sealed into themselves.
+ * leases in the same partition so revocation reads one partition; a token from a login is also indexed under
+ * its auth method (`issuedKey`). Batch tokens are sealed into themselves.
  */
 export class TokenStore {
   /** Set by the core: revokes one lease (tokens own leases; leases do not know about tokens' trees). */
@@ -52,6 +60,7 @@ export class TokenStore {
     const isRoot = request.policies.includes('root');
     const policies = isRoot ? ['root'] : withDefault(request.policies, request.noDefaultPolicy);
     const ttl = effectiveTtl(request, isRoot);
+    const issuer = await this.issuerOf(request.path);
     const entry: TokenEntry = {
       hash: '',
       accessor: request.type === 'batch' ? '' : randomBase62(24),
@@ -68,6 +77,7 @@ export class TokenStore {
       renewable: request.type === 'batch' ? false : request.renewable && ttl > 0,
       type: request.type,
       path: request.path,
+      ...(issuer ? { issuer } : {}),
       entityId: request.entityId,
       orphan: !request.parent,
       boundCidrs: request.boundCidrs,
@@ -80,6 +90,9 @@ export class TokenStore {
       { Put: { Item: this.item(entry), ConditionExpression: 'attribute_not_exists(pk)' } },
       { Put: { Item: { pk: accessorPk(entry.accessor), sk: 'accessor', tokenHash: entry.hash } } },
     ];
+    // Indexed with the mount's check in one write: a login racing the mount's disabling either fails here or is
+    // in the index before the disabling process reads it.
+    if (issuer) writes.push({ Put: { Item: { ...issuedKey(issuer, entry), tokenHash: entry.hash } } }, inServiceCheck(issuer));
     if (entry.parentHash) {
       writes.push(
         { Put: { Item: { pk: tokenPk(entry.parentHash), sk: `child#${entry.hash}` } } },
@@ -94,7 +107,9 @@ export class TokenStore {
     try {
       await this.store.transact(writes);
     } catch (error) {
-      if (error instanceof ConditionFailed) throw badRequest('cannot create the token: its id is taken or its parent was revoked');
+      if (error instanceof ConditionFailed) {
+        throw badRequest('cannot create the token: its id is taken, its parent was revoked or its auth method was disabled');
+      }
       throw error;
     }
     return { token, entry };
@@ -198,8 +213,9 @@ export class TokenStore {
   /**
    * Revokes a token with its leases and (unless `orphanChildren`) its whole subtree. The token is first
    * marked and put at the head of the due queue, so if this process dies the sweep finishes the job.
+   * False when there is no such token (revoked already).
    */
-  async revoke(hash: string, options: { orphanChildren?: boolean } = {}): Promise<void> {
+  async revoke(hash: string, options: { orphanChildren?: boolean } = {}): Promise<boolean> {
     const now = epochSeconds(this.clock);
     let marked: Item | undefined;
     try {
@@ -210,7 +226,7 @@ export class TokenStore {
         ExpressionAttributeValues: { ':yes': true, ':queue': 'expiry', ':due': dueKey(now, `token#${hash}`) },
       });
     } catch (error) {
-      if (error instanceof ConditionFailed) return;
+      if (error instanceof ConditionFailed) return false;
       throw error;
     }
     const refs = await this.store.prefix(tokenPk(hash), '');
@@ -227,11 +243,26 @@ export class TokenStore {
     const extras = [
       ...(entry?.accessor ? [{ pk: accessorPk(entry.accessor), sk: 'accessor' }] : []),
       ...(entry?.parentHash ? [{ pk: tokenPk(entry.parentHash), sk: `child#${hash}` }] : []),
+      ...(entry?.issuer ? [issuedKey(entry.issuer, entry)] : []),
     ];
     // The token item goes last: until it is gone, the sweep can still find and finish this revocation.
     const refsFirst = refs.filter((ref) => ref.sk !== 'token').map(({ pk, sk }) => ({ pk, sk }));
     await Promise.all([...refsFirst, ...extras].map((Key) => this.store.delete({ Key })));
     await this.store.delete({ Key: { pk: tokenPk(hash), sk: 'token' } });
+    return true;
+  }
+
+  /**
+   * Revokes, as `revoke` does, the service tokens an auth method issued: all of them, or those whose login path
+   * is under `under` (ending in `/`). Each index item goes with its token, so a crash leaves the rest to a retry.
+   */
+  async revokeIssued(issuer: MountRef, under = ''): Promise<number> {
+    const issued = await this.store.prefix(issuedPk(issuer), under);
+    for (const item of issued) {
+      // An index item outliving its token (one deleted some other way) must not keep the mount from finishing.
+      if (!(await this.revoke(item.tokenHash as string))) await this.store.delete({ Key: { pk: item.pk, sk: item.sk } });
+    }
+    return issued.length;
   }
 
   /** Records a lease as owned by a token, so revoking the token revokes the lease. */
@@ -254,6 +285,14 @@ export class TokenStore {
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
     }
+  }
+
+  /** The auth method a token comes from, for a login; the token store's own paths (`auth/token/…`) have none. */
+  private async issuerOf(path: string): Promise<MountRef | undefined> {
+    if (!path.startsWith('auth/') || path.startsWith('auth/token/')) return undefined;
+    const mount = await storedAuthMount(this.store, path);
+    if (!mount) throw badRequest('cannot create the token: its auth method was disabled');
+    return { path: mount.path, uuid: mount.uuid };
   }
 
   private live(item: Item): boolean {
@@ -297,6 +336,9 @@ export class TokenStore {
     if (entry.expireTime && entry.expireTime <= epochSeconds(this.clock)) return undefined;
     // A batch token dies with its parent: one read, only for non-orphans.
     if (entry.parentHash && !(await this.lookupHash(entry.parentHash))) return undefined;
+    // Never stored, a batch token cannot be revoked with its auth method: it is refused once the method is
+    // disabled (or being disabled), as in Vault, where it stops working with its mount. One read, only for logins.
+    if (entry.issuer && !(await storedInService(this.store, entry.issuer))) return undefined;
     return entry;
   }
 }

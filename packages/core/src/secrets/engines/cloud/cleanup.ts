@@ -6,7 +6,7 @@ import type { MountEntry } from '../../mounts/mount-table.ts';
 import { type Bindings, revokeBindings, subtractBindings } from './bindings.ts';
 import { configKey, loadConfig, openCredentials } from './config.ts';
 import { type GoogleClient, isNotFound } from './google-client.ts';
-import { type AccountItem, loadAccount, type WalItem, walPrefix } from './records.ts';
+import { type AccountItem, keyLeasePrefixes, loadAccount, type WalItem, walPrefix } from './records.ts';
 import { rootClient } from './root-client.ts';
 import { rotateRootNow } from './rotate-root.ts';
 
@@ -20,6 +20,18 @@ import { rotateRootNow } from './rotate-root.ts';
 /** How long a request may still be working with a resource it recorded ahead (the job leaves it alone until then). */
 export const inFlightSeconds = 300;
 
+/**
+ * How far Google's clock (a key's `validAfterTime`, in whole seconds) may be from ours; both keep to NTP. Kept
+ * small: a key made on the account just before the window, by someone else, must not look like ours.
+ */
+const clockSlack = 10;
+
+/**
+ * When a `leased-key` record falls due: once every request that could have made a key in its window (up to
+ * `inFlightSeconds` after it started, give or take `clockSlack`) is over too, so a key no lease holds is an orphan.
+ */
+export const leasedKeyDelay = 2 * (inFlightSeconds + clockSlack);
+
 export interface EngineContext {
   core: Core;
   mount: MountEntry;
@@ -28,22 +40,22 @@ export interface EngineContext {
 
 export type WalDraft = Pick<WalItem, 'kind' | 'owner' | 'email'> & Partial<Pick<WalItem, 'bindings' | 'keyName' | 'knownBefore'>>;
 
-/** Builds the stored record; `due` now for removals, after `inFlightSeconds` for resources about to be created. */
-export function walItem(ctx: EngineContext, draft: WalDraft, due: 'now' | 'later'): WalItem {
+/** Builds the stored record; `due` now for removals, else in that many seconds (resources about to be created). */
+export function walItem(ctx: EngineContext, draft: WalDraft, due: 'now' | number): WalItem {
   const now = epochSeconds(ctx.core.clock);
   return {
     pk: ctx.storage.pk,
     sk: `${walPrefix}${now.toString().padStart(11, '0')}-${randomBase62(12)}`,
     ...draft,
     startedAt: now,
-    dueAt: due === 'now' ? now : now + inFlightSeconds,
+    dueAt: due === 'now' ? now : now + due,
     attempts: 0,
   };
 }
 
 /** Records resources about to be created; returns the records (to drop on commit or settle on failure). */
-export async function writeAhead(ctx: EngineContext, drafts: WalDraft[]): Promise<WalItem[]> {
-  const items = drafts.map((draft) => walItem(ctx, draft, 'later'));
+export async function writeAhead(ctx: EngineContext, drafts: WalDraft[], dueIn = inFlightSeconds): Promise<WalItem[]> {
+  const items = drafts.map((draft) => walItem(ctx, draft, dueIn));
   for (const item of items) await ctx.core.store.put({ Item: item as unknown as WalItem & Record<string, unknown> });
   return items;
 }
@@ -86,6 +98,28 @@ async function ownerState(ctx: EngineContext, owner: string): Promise<{ email?: 
 
 const keyId = (name: string) => name.slice(name.lastIndexOf('/') + 1);
 
+/** Ids of the keys the owner's leases hold (revoking a lease deletes its key). */
+async function leasedKeyIds(ctx: EngineContext, owner: string): Promise<Set<string>> {
+  const held = await Promise.all(keyLeasePrefixes(owner).map((prefix) => ctx.core.leases.internalsUnder(`${ctx.mount.path}${prefix}`)));
+  return new Set(held.flat().map((internal) => keyId(String(internal.keyName))));
+}
+
+/** Keys made on the account while the recorded request ran, for a record Google's answer never reached. */
+async function keysMadeDuring(google: GoogleClient, item: WalItem): Promise<string[]> {
+  try {
+    const keys = await google.listKeys(item.email);
+    return keys
+      .filter((key) => {
+        const created = Date.parse(key.validAfterTime ?? '') / 1000;
+        return created >= item.startedAt - clockSlack && created <= item.startedAt + inFlightSeconds + clockSlack;
+      })
+      .map((key) => key.name);
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+}
+
 /** Removes what the record names unless the owner's stored record now uses it. Idempotent. */
 export async function settle(ctx: EngineContext, google: GoogleClient, item: WalItem): Promise<void> {
   const owner = await ownerState(ctx, item.owner);
@@ -104,6 +138,13 @@ export async function settle(ctx: EngineContext, google: GoogleClient, item: Wal
     case 'key':
       if (item.keyName && !currentKeys.has(keyId(item.keyName))) await google.deleteKey(item.keyName);
       return;
+    case 'leased-key': {
+      const held = await leasedKeyIds(ctx, item.owner);
+      for (const name of item.keyName ? [item.keyName] : await keysMadeDuring(google, item)) {
+        if (!held.has(keyId(name)) && !currentKeys.has(keyId(name))) await google.deleteKey(name);
+      }
+      return;
+    }
     case 'new-keys': {
       let keys: Array<{ name: string; validAfterTime?: string }>;
       try {

@@ -2,16 +2,17 @@ import * as z from 'zod';
 import { type LeaseHooks, type PathSpec, path, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { duration } from '../../../http/fields.ts';
-import { type EngineContext, settleNow, walItem } from './cleanup.ts';
+import { type EngineContext, leasedKeyDelay, settleNow, walItem, writeAhead } from './cleanup.ts';
 import { configValue, loadConfig } from './config.ts';
 import { asApiError } from './google-client.ts';
-import { loadAccount, rolesetKey, staticAccountKey } from './records.ts';
+import { loadAccount, rolesetKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
 
 /**
  * Service-account keys (`roleset/:roleset/key`, its deprecated alias `key/:roleset`,
  * `static-account/:name/key`): a new key on the account, leased. Renewable up to config `max_ttl` while the
- * account's bindings are those it was issued under; revoking the lease deletes the key in the cloud.
+ * account's bindings are those it was issued under; revoking the lease deletes the key in the cloud. A key
+ * no lease holds (the lease write failed, the request died) is deleted by the clean-up job (cleanup.ts).
  */
 
 export const keySecretType = 'service_account_key';
@@ -37,14 +38,29 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
     throw badRequest(`${what} cannot generate service account keys (has secret type ${item.value.secret_type})`);
   }
   const config = configValue(await loadConfig(request.storage));
-  const google = await rootClient(request.core, request.mount, request.storage);
+  const ctx: EngineContext = { core: request.core, mount: request.mount, storage: request.storage };
+  const google = await rootClient(ctx.core, ctx.mount, ctx.storage);
+  const email = item.value.service_account_email;
+  // Write-ahead, as nothing of ours runs after the pipeline records the lease (or fails to): the request never
+  // clears the record; the job settles it once the request is surely over, deleting the key unless one of the
+  // account's key leases holds it. Knowing the lease id ahead would not spare that look at the leases: when
+  // Google's answer is lost, the key has no name and is told from other keys of the window only by its lease.
+  // The record holds no secret (the private key is only returned), so it is not sealed.
+  const [ahead] = (await writeAhead(ctx, [{ kind: 'leased-key', owner, email }], leasedKeyDelay)) as [WalItem];
   let created: { name: string; privateKeyData: string; keyAlgorithm: string; privateKeyType: string };
   try {
-    created = await google.createKey(item.value.service_account_email, request.data.key_algorithm, request.data.key_type);
+    created = await google.createKey(email, request.data.key_algorithm, request.data.key_type);
   } catch (error) {
+    // The key may exist all the same (the answer lost): the record, still unnamed, stays for the job.
     throw asApiError(error, `creating a key for ${what}`);
   }
-  const internal: KeyInternal = { owner, email: item.value.service_account_email, keyName: created.name, generation: item.value.generation };
+  await ctx.core.store.update({
+    Key: { pk: ahead.pk, sk: ahead.sk },
+    UpdateExpression: 'SET keyName = :name',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':name': created.name },
+  });
+  const internal: KeyInternal = { owner, email, keyName: created.name, generation: item.value.generation };
   const ttl = request.data.ttl || config.ttl;
   return {
     data: { private_key_data: created.privateKeyData, key_algorithm: created.keyAlgorithm ?? request.data.key_algorithm, key_type: created.privateKeyType ?? request.data.key_type },

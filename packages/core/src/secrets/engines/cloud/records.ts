@@ -27,6 +27,9 @@ export interface AccountItem {
 export const rolesetKey = (name: string) => `roleset/${name}`;
 export const staticAccountKey = (name: string) => `static-account/${name}`;
 export const impersonatedKey = (name: string) => `impersonated-account/${name}`;
+/** Where, under the mount's path, the leases of an account's keys are: one prefix per key path (keys.ts). */
+export const keyLeasePrefixes = (owner: string) =>
+  owner.startsWith('roleset/') ? [`${owner}/key/`, `key/${owner.slice('roleset/'.length)}/`] : [`${owner}/key/`];
 
 export async function loadAccount(storage: MountStorage, key: string): Promise<AccountItem | undefined> {
   return storage.store.get<AccountItem & Record<string, unknown>>(storage.pk, key);
@@ -55,12 +58,14 @@ export function accountView(value: AccountValue): Record<string, unknown> {
  *  - `account`: a service account with the bindings it may have (all removed unless it is the owner's account);
  *  - `bindings`: roles granted to `email` (revoked except those the owner's record still grants that account);
  *  - `new-keys`: keys created on `email` after `startedAt` whose names were not learnt (deleted unless current);
- *  - `key`: one key by name (deleted unless it is the owner's current token key or root key).
+ *  - `key`: one key by name (deleted unless it is the owner's current token key or root key);
+ *  - `leased-key`: a key issued to be leased, `keyName` once Google named it (deleted unless a lease holds it);
+ *    unnamed, any key made on `email` while the request ran that no lease holds.
  */
 export interface WalItem {
   pk: string;
   sk: string;
-  kind: 'account' | 'bindings' | 'new-keys' | 'key';
+  kind: 'account' | 'bindings' | 'new-keys' | 'key' | 'leased-key';
   /** Storage key of the roleset, static account or `config` the resource belongs to. */
   owner: string;
   email: string;

@@ -3,8 +3,9 @@ import type { Core } from '../../../core.ts';
 import { type LeaseHooks, type PathSpec, path, type Request } from '../../../http/backend.ts';
 import { badRequest, notFound } from '../../../http/errors.ts';
 import { bool, duration, stringList } from '../../../http/fields.ts';
-import { uuid } from '../../../lib/random.ts';
+import { randomBase62 } from '../../../lib/random.ts';
 import { ConditionFailed, type TransactItem } from '../../../storage/store.ts';
+import { leaseIdFor } from '../../leases/lease-manager.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import type { Caller } from '../../tokens/caller.ts';
@@ -18,7 +19,10 @@ import { changePassword } from './write-ahead.ts';
 /**
  * `library/:set` and its check-out, check-in, `manage/:set/check-in` and `status`: service accounts lent
  * out one borrower at a time. Check-out is a conditional write on the account (`available = true`), so
- * concurrent check-outs never share an account; every check-in sets a fresh password.
+ * concurrent check-outs never share an account; every check-in sets a fresh password. The account records its
+ * check-out (`checkoutId`) and that check-out's lease id: a check-in by hand ends the lease, and a lease that
+ * outlives its check-out (revoked or expired after the account went back, perhaps to another borrower) finds
+ * another or no `checkoutId` and leaves the account alone.
  */
 
 export const librarySecretType = 'library';
@@ -35,7 +39,10 @@ interface LibrarySet {
 interface LibraryAccount extends AccountItem {
   value: { set: string; username: string; dn: string };
   available: boolean;
+  /** The check-out the account is out under; also the last segment of its lease id. */
   checkoutId?: string;
+  /** The lease of that check-out (absent on check-outs made before it was recorded). */
+  leaseId?: string;
   borrowerHash?: string;
   borrowerAccessor?: string;
   borrowerEntity?: string;
@@ -44,7 +51,7 @@ interface LibraryAccount extends AccountItem {
 const setKey = (name: string) => `library/${name}`;
 const accountKey = (name: string) => `library-account/${name}`;
 const trimName = (raw: string) => raw.replace(/\/+$/, '');
-const borrowerFields = ['checkoutId', 'borrowerHash', 'borrowerAccessor', 'borrowerEntity'];
+const borrowerFields = ['checkoutId', 'leaseId', 'borrowerHash', 'borrowerAccessor', 'borrowerEntity'];
 
 const setFields = z.object({
   name: z.string(),
@@ -242,7 +249,7 @@ function borrower(caller: Caller | undefined) {
   };
 }
 
-async function checkOut({ core, storage, mount, caller, data }: Request<{ name: string; ttl?: number }>) {
+async function checkOut({ core, storage, mount, caller, data, path: requestPath }: Request<{ name: string; ttl?: number }>) {
   const name = trimName(data.name);
   const set = await requireSet(storage, name);
   const { maxTtl: mountMax } = mountTtls(mount);
@@ -252,16 +259,18 @@ async function checkOut({ core, storage, mount, caller, data }: Request<{ name: 
   if (set.ttl > 0 && (ttl === 0 || ttl > set.ttl)) ttl = set.ttl;
   ttl = Math.min(ttl || maxTtl, maxTtl);
   const who = borrower(caller);
-  const checkoutId = uuid();
+  // The lease is registered after this handler returns; choosing its suffix lets the account record its id first.
+  const checkoutId = randomBase62(24);
+  const leaseId = leaseIdFor(mount, requestPath, checkoutId);
   for (const username of set.service_account_names) {
     let taken: LibraryAccount | undefined;
     try {
       taken = await core.store.update<LibraryAccount>({
         Key: { pk: storage.pk, sk: accountKey(username) },
-        UpdateExpression: 'SET #available = :no, checkoutId = :id, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity',
+        UpdateExpression: 'SET #available = :no, checkoutId = :id, leaseId = :lease, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity',
         ConditionExpression: '#available = :yes AND attribute_not_exists(#pending)',
         ExpressionAttributeNames: { '#available': 'available', '#pending': 'pending' },
-        ExpressionAttributeValues: { ':no': false, ':yes': true, ':id': checkoutId, ':hash': who.hash, ':accessor': who.accessor, ':entity': who.entity },
+        ExpressionAttributeValues: { ':no': false, ':yes': true, ':id': checkoutId, ':lease': leaseId, ':hash': who.hash, ':accessor': who.accessor, ':entity': who.entity },
       });
     } catch (error) {
       if (error instanceof ConditionFailed) continue;
@@ -270,7 +279,7 @@ async function checkOut({ core, storage, mount, caller, data }: Request<{ name: 
     if (!taken?.password) continue;
     return {
       data: { service_account_name: username, password: storage.open(taken.sk, taken.password) },
-      secret: { type: librarySecretType, ttl, maxTtl, renewable: true, internal: { set: name, account: username, checkoutId } },
+      secret: { type: librarySecretType, ttl, maxTtl, renewable: true, internal: { set: name, account: username, checkoutId }, leaseSuffix: checkoutId },
     };
   }
   throw badRequest(`no service accounts available for check-out in set "${name}"`);
@@ -302,7 +311,9 @@ async function checkIn({ core, storage, caller, data }: Request<z.output<typeof 
   const config = out.length > 0 ? await requireConfig(storage) : undefined;
   const checkIns: string[] = [];
   for (const account of out) {
-    if (await returnAccount(core, storage, config as DirectoryConfig, account)) checkIns.push(account.value.username);
+    if (!(await returnAccount(core, storage, config as DirectoryConfig, account))) continue;
+    checkIns.push(account.value.username);
+    await endLease(core, account);
   }
   return { data: { check_ins: checkIns } };
 }
@@ -327,6 +338,18 @@ async function returnAccount(core: Core, storage: MountStorage, config: Director
     if (now && (now.available || now.checkoutId !== account.checkoutId)) return false;
     throw error;
   }
+}
+
+/**
+ * Ends the lease of a check-out just checked in, after the check-in (the other order could leave an account out
+ * with no lease to bring it back). Its revoke hook finds the account no longer out under that check-out and does
+ * nothing; if this fails or the process dies first, the lease ends at its expiry the same way.
+ */
+async function endLease(core: Core, account: LibraryAccount): Promise<void> {
+  if (!account.leaseId) return;
+  await core.leases
+    .revoke(account.leaseId)
+    .catch((error) => core.log.error('could not end the lease of a checked-in account', { leaseId: account.leaseId, error: messageOf(error) }));
 }
 
 export const libraryLeaseHooks: LeaseHooks = {

@@ -1,0 +1,17 @@
+import { sweepLeases } from '@keyhaven/core/jobs.ts';
+import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { ldapBackend } from '@keyhaven/core/secrets/engines/ldap/ldap-backend.ts';
+import { rotateDue } from '@keyhaven/core/secrets/engines/ldap/rotation.ts';
+import { inRounds } from './rounds.ts';
+
+/** The directory engine's job (in the directory's network, like its endpoints): its leases, root and static-role rotations. */
+const core = coreFromEnvironment([ldapBackend]);
+
+export function handler(): Promise<{ leases: number; rotated: number; failed: number }> {
+  return inRounds(async () => {
+    const instance = await core();
+    const leases = await sweepLeases(instance);
+    const rotations = await rotateDue(instance);
+    return { leases: leases.leases, rotated: rotations.rotated, failed: leases.failed + rotations.failed };
+  });
+}

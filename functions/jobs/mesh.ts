@@ -1,0 +1,11 @@
+import { sweepLeases } from '@keyhaven/core/jobs.ts';
+import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { meshBackend } from '@keyhaven/core/secrets/engines/mesh/mesh-backend.ts';
+import { inRounds } from './rounds.ts';
+
+/** The service-mesh engine's job: its leases (ACL tokens deleted from the mesh server). */
+const core = coreFromEnvironment([meshBackend]);
+
+export function handler(): Promise<{ leases: number; failed: number }> {
+  return inRounds(async () => sweepLeases(await core()));
+}

@@ -1,0 +1,95 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { EventBridgeEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
+import { deployedEnvironment, httpApiEvent, invoke } from './lambda-events.ts';
+
+type HttpHandler = Parameters<typeof invoke>[0];
+type JobHandler = (event: unknown) => Promise<Record<string, number>>;
+
+const scheduledEvent = (rule: string): EventBridgeEvent<'Scheduled Event', Record<string, never>> => ({
+  version: '0',
+  id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '123456789012',
+  time: new Date().toISOString(),
+  region: 'us-east-1',
+  resources: [`arn:aws:events:us-east-1:123456789012:rule/prod-keyhaven-Jobs-${rule}`],
+  detail: {},
+});
+
+/**
+ * The deployed shape: the system function bundles no engine, each engine's job bundles only its engine. A lease
+ * revoked through `sys/` is handed to its engine's queue; the token sweep leaves it alone; the engine's job revokes it.
+ */
+describe('each engine job sweeps its own leases (functions/jobs/mesh.ts with the Consul emulator)', () => {
+  let client: DynamoDBClient;
+  let consul: ConsulEmulator;
+  let root = '';
+  let system: HttpHandler;
+  let mesh: HttpHandler;
+  let sweepJob: JobHandler;
+  let meshJob: JobHandler;
+
+  const call = (handler: HttpHandler, method: string, url: string, body?: unknown) =>
+    invoke(handler, httpApiEvent(method, url, { headers: root ? { 'x-secrets-token': root } : {}, body }));
+
+  beforeAll(async () => {
+    ({ client } = await deployedEnvironment());
+    process.env.KEYHAVEN_JOB_RUN_MS = '0';
+    process.env.KEYHAVEN_DECLARED_MOUNTS = JSON.stringify([{ path: 'mesh/', type: 'mesh' }]);
+    consul = await startConsulEmulator();
+    const bootstrap = await consul.request('PUT', '/v1/acl/bootstrap');
+    const consulRoot = (bootstrap.json as { SecretID: string }).SecretID;
+    system = (await import('../../functions/secrets/system.ts')).handler;
+    mesh = (await import('../../functions/secrets/mesh.ts')).handler;
+    sweepJob = (await import('../../functions/jobs/sweep.ts')).handler as unknown as JobHandler;
+    meshJob = (await import('../../functions/jobs/mesh.ts')).handler as unknown as JobHandler;
+
+    const init = await call(system, 'PUT', '/v1/sys/init');
+    expect(init.status).toBe(200);
+    root = init.body.root_token;
+    expect((await call(system, 'POST', '/v1/sys/mounts/mesh', { type: 'mesh' })).status).toBe(204);
+    expect((await call(mesh, 'POST', '/v1/mesh/config/access', { address: consul.address, token: consulRoot })).status).toBe(204);
+    await consul.request('PUT', '/v1/acl/policy', { token: consulRoot, body: { Name: 'svc-read', Rules: 'service_prefix "" { policy = "read" }' } });
+    expect((await call(mesh, 'POST', '/v1/mesh/roles/app', { mesh_policies: 'svc-read' })).status).toBe(204);
+  });
+  afterAll(async () => {
+    delete process.env.KEYHAVEN_DECLARED_MOUNTS;
+    await consul?.close();
+    client?.destroy();
+  });
+
+  it('a lease revoked through sys/ waits on the mesh queue; the token sweep leaves it; the mesh job deletes the token', async () => {
+    const creds = await call(mesh, 'GET', '/v1/mesh/creds/app');
+    expect(creds.status).toBe(200);
+    const { lease_id: leaseId } = creds.body;
+    const accessor = creds.body.data.accessor as string;
+    expect(consul.token(accessor)).toBeDefined();
+
+    expect((await call(system, 'PUT', '/v1/sys/leases/revoke', { lease_id: leaseId })).status).toBe(204);
+    expect(consul.token(accessor)).toBeDefined();
+    expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(200);
+
+    expect(await sweepJob(scheduledEvent('SweepScheduleRule'))).toEqual({ tokens: 0, leases: 0, failed: 0 });
+    expect(consul.token(accessor)).toBeDefined();
+
+    expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 1, failed: 0 });
+    expect(consul.token(accessor)).toBeUndefined();
+    expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(404);
+  });
+
+  it('disabling the mesh mount through sys/: the mesh job revokes its leases, then removes the mount', async () => {
+    const creds = await call(mesh, 'GET', '/v1/mesh/creds/app');
+    const accessor = creds.body.data.accessor as string;
+    expect((await call(system, 'DELETE', '/v1/sys/mounts/mesh')).status).toBe(204);
+    expect(consul.token(accessor)).toBeDefined();
+    expect(Object.keys((await call(system, 'GET', '/v1/sys/mounts')).body.data)).not.toContain('mesh/');
+
+    expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 1, failed: 0 });
+    expect(consul.token(accessor)).toBeUndefined();
+    // The path is free again once the job has finished the disable.
+    expect((await call(system, 'POST', '/v1/sys/mounts/mesh', { type: 'mesh' })).status).toBe(204);
+  });
+});

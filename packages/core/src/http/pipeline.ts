@@ -184,6 +184,7 @@ export class Pipeline {
       renewable: auth.renewable ?? true,
       type: auth.type ?? 'service',
       path: `${request.mount.path}${request.path}`,
+      issuer: { path: request.mount.path, uuid: request.mount.uuid },
       entityId: auth.entityId ?? '',
       boundCidrs: auth.boundCidrs ?? [],
       parent: undefined,

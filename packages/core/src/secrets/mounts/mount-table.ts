@@ -258,18 +258,6 @@ export class MountTable {
   }
 }
 
-/**
- * The auth method in service that serves `path` (`auth/<mount>/…`), read from the table rather than a cache: for
- * the token store, which has no mount table of its own. Built-in mounts are not stored, so never found here.
- */
-export async function storedAuthMount(store: Store, path: string): Promise<MountEntry | undefined> {
-  const head = /^auth\/[^/]+\//.exec(path)?.[0];
-  if (!head) return undefined;
-  const stored = await store.prefix('mounts', head);
-  // Enabling refuses overlapping paths, so at most one mount serves the path.
-  return stored.map((item) => item.entry as MountEntry).find((entry) => !entry.disabling && `${path}/`.startsWith(entry.path));
-}
-
 /** Whether the mount is still in service (not disabled, being disabled or replaced), read from the table. */
 export async function storedInService(store: Store, mount: MountRef): Promise<boolean> {
   const entry = (await store.get('mounts', mount.path))?.entry as MountEntry | undefined;

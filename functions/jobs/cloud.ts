@@ -1,7 +1,7 @@
-import { sweepLeases } from '@keyhaven/core/jobs.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
-import { cloudBackend } from '@keyhaven/core/secrets/engines/cloud/cloud-backend.ts';
 import { cleanupPending } from '@keyhaven/core/secrets/engines/cloud/cleanup.ts';
+import { cloudBackend } from '@keyhaven/core/secrets/engines/cloud/cloud-backend.ts';
+import { sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
 import { inRounds } from './rounds.ts';
 
 /** The cloud engine's job: its leases (service-account keys), root rotations and the clean-up a failure left. */

@@ -1,7 +1,7 @@
-import { sweepLeases } from '@keyhaven/core/jobs.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { ldapBackend } from '@keyhaven/core/secrets/engines/ldap/ldap-backend.ts';
 import { rotateDue } from '@keyhaven/core/secrets/engines/ldap/rotation.ts';
+import { sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
 import { inRounds } from './rounds.ts';
 
 /** The directory engine's job (in the directory's network, like its endpoints): its leases, root and static-role rotations. */

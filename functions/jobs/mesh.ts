@@ -1,6 +1,6 @@
-import { sweepLeases } from '@keyhaven/core/jobs.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { meshBackend } from '@keyhaven/core/secrets/engines/mesh/mesh-backend.ts';
+import { sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
 import { inRounds } from './rounds.ts';
 
 /** The service-mesh engine's job: its leases (ACL tokens deleted from the mesh server). */

@@ -1,7 +1,8 @@
-import { sweepLeases, sweepTokens } from '@keyhaven/core/jobs.ts';
+import { sweepTokens } from '@keyhaven/core/jobs.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { jwtBackend, oidcBackend } from '@keyhaven/core/secrets/auth/jwt/jwt-backend.ts';
 import { kvBackend } from '@keyhaven/core/secrets/engines/kv/kv-backend.ts';
+import { sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
 import { inRounds } from './rounds.ts';
 
 /**

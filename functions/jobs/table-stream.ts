@@ -1,5 +1,4 @@
-import { toTableChange } from '@keyhaven/core/http/table-stream.ts';
-import { onTableChange } from '@keyhaven/core/jobs.ts';
+import { onTableChange, toTableChange } from '@keyhaven/core/table-changes.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 

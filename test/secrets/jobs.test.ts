@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { onTableChange, sweepExpired } from '../../packages/core/src/jobs.ts';
+import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { onTableChange } from '../../packages/core/src/table-changes.ts';
 import type { LeaseItem } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { maxRevocationAttempts } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { mountRecording, recordingBackend, upstreamOf } from '../support/recording-backend.ts';

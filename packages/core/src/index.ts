@@ -1,9 +1,9 @@
 export { type Core, createCore } from './core.ts';
 export { createSecretsApp } from './http/secrets-app.ts';
-export { toTableChange } from './http/table-stream.ts';
 export { createSchedulerApp } from './scheduler/scheduler-app.ts';
 export { publishEvents, schedulerFor } from './scheduler/scheduler.ts';
-export { onTableChange, sweepExpired, type TableChange } from './jobs.ts';
+export { sweepExpired } from './jobs.ts';
+export { onTableChange, type TableChange, toTableChange } from './table-changes.ts';
 export { rotateDue } from './rotation-job.ts';
 export { allSecretsFamilies, backendsOf, type SecretsFamily } from './secrets/families.ts';
 export { initialize, isInitialized } from './secrets/sys/init.ts';

@@ -1,3 +1,6 @@
+import type { Core } from '../core.ts';
+import { epochSeconds } from '../lib/clock.ts';
+
 /**
  * The due queue (GSI `due`): items that fall due at an epoch second sort by `dueSk = <padded epoch>#<what>`,
  * so a sweep asks one query for everything due up to now.
@@ -6,3 +9,14 @@ export const dueKey = (epochSeconds: number, what: string) => `${String(epochSec
 
 /** When DynamoDB's TTL may delete an item the sweep should have handled long before: an hour's grace. */
 export const ttlBackstop = (epochSeconds: number) => epochSeconds + 3600;
+
+/** Up to `limit` items of a queue whose time has come, earliest first. */
+export const dueItems = (core: Core, queue: string, limit: number) =>
+  core.store
+    .query({
+      IndexName: 'due',
+      KeyConditionExpression: 'duePk = :queue AND dueSk <= :now',
+      ExpressionAttributeValues: { ':queue': queue, ':now': dueKey(epochSeconds(core.clock), '~') },
+      Limit: limit,
+    })
+    .then((items) => items.slice(0, limit));

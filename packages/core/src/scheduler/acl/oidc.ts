@@ -10,7 +10,7 @@ import type { JWTPayload } from 'jose';
 import * as client from 'openid-client';
 import * as z from 'zod';
 import { epochSeconds } from '../../lib/clock.ts';
-import { fetchWithCa } from '../../secrets/auth/jwt/fetch-with-ca.ts';
+import { fetchWithCa } from '../../lib/fetch-with-ca.ts';
 import { ConditionFailed } from '../../storage/store.ts';
 import { badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';

@@ -5,7 +5,7 @@ import { bool, stringList } from '../../../http/fields.ts';
 import { uuid } from '../../../lib/random.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { supportedAlgorithms } from './algorithms.ts';
-import { parseCaBundle } from './fetch-with-ca.ts';
+import { parseCaBundle } from '../../../lib/fetch-with-ca.ts';
 import { checkRemoteKeys, parsePublicKeyPem } from './keys.ts';
 import { ProcessCache } from './process-cache.ts';
 

@@ -3,7 +3,7 @@ import { compactVerify, createRemoteJWKSet, customFetch, decodeProtectedHeader, 
 import { badRequest } from '../../../http/errors.ts';
 import { algorithmsForKey, supportedAlgorithms } from './algorithms.ts';
 import type { JwtConfig } from './config.ts';
-import { fetchWithCa } from './fetch-with-ca.ts';
+import { fetchWithCa } from '../../../lib/fetch-with-ca.ts';
 import { serverMetadata } from './oidc-client.ts';
 
 /** Checks a JWT's signature against the mount's keys; returns the verified payload bytes. */

@@ -1,7 +1,7 @@
 import * as client from 'openid-client';
 import type { Clock } from '../../../lib/clock.ts';
 import type { JwtConfig } from './config.ts';
-import { fetchWithCa } from './fetch-with-ca.ts';
+import { fetchWithCa } from '../../../lib/fetch-with-ca.ts';
 
 /** Discovered provider metadata per config version (a config write makes a new version, so a new discovery). */
 const discovered = new Map<string, Promise<client.ServerMetadata>>();

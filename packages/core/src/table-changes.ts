@@ -1,0 +1,48 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import type { Core } from './core.ts';
+import { epochSeconds } from './lib/clock.ts';
+import type { LeaseItem } from './secrets/leases/lease-manager.ts';
+import { dueKey } from './storage/due.ts';
+import type { Item } from './storage/store.ts';
+
+/** A change on the table, as the stream reports it, without the Lambda event's types. */
+export interface TableChange {
+  eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
+  oldImage?: Item;
+  /** True when DynamoDB's TTL deleted the item (the stream's service principal). */
+  byTtl: boolean;
+}
+
+/**
+ * The TTL backstop: if DynamoDB's TTL deleted a lease or token before the sweep reached it, put it back
+ * marked as due and revoke it the normal way, so the backend's revoke hook still runs.
+ */
+export async function onTableChange(core: Core, changes: TableChange[]): Promise<void> {
+  for (const change of changes) {
+    const old = change.oldImage;
+    if (change.eventName !== 'REMOVE' || !change.byTtl || !old) continue;
+    const isLease = old.pk === 'leases';
+    const isToken = old.pk.startsWith('token#') && old.sk === 'token';
+    if (!isLease && !isToken) continue;
+    core.log.info('TTL deleted an item before the sweep; revoking it now', { kind: isLease ? 'lease' : 'token' });
+    if (isLease) {
+      // A failed revocation stays recorded on the restored lease and is retried by the sweep.
+      if (await core.leases.restore(old as LeaseItem)) await core.leases.revoke(old.sk).catch(() => undefined);
+      continue;
+    }
+    const { expiresAt: _expiresAt, ...restored } = old;
+    await core.store.put({ Item: { ...restored, duePk: 'expiry', dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) } });
+    await core.tokens.revoke(old.pk.slice('token#'.length));
+  }
+}
+
+/** A stream record (Lambda's shape, as AWS and the local poller deliver it) as the core's neutral change. */
+export function toTableChange(record: DynamoDBRecord): TableChange {
+  const oldImage = record.dynamodb?.OldImage;
+  return {
+    eventName: record.eventName ?? 'MODIFY',
+    ...(oldImage ? { oldImage: unmarshall(oldImage as Parameters<typeof unmarshall>[0]) as TableChange['oldImage'] } : {}),
+    byTtl: record.userIdentity?.type === 'Service' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com',
+  };
+}

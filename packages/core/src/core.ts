@@ -55,14 +55,15 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   const backends = new Map(options.backends.map((backend) => [backend.type, backend]));
   const knownTypes = (kind: 'secret' | 'auth') =>
     [...backends.values()].filter((backend) => backend.kind === kind).map((backend) => backend.type);
-  const tokens = new TokenStore(store, keyring, clock);
+  const mounts = new MountTable(store, clock, knownTypes, cacheSeconds, options.declaredMounts);
+  const tokens = new TokenStore(store, keyring, clock, (mount) => mounts.inService(mount));
   const partial: Omit<Core, 'leases'> = {
     store,
     keyring,
     clock,
     log: options.log ?? jsonLogger(),
     backends,
-    mounts: new MountTable(store, clock, knownTypes, cacheSeconds, options.declaredMounts),
+    mounts,
     policies: new PolicyStore(store, clock, cacheSeconds),
     tokens,
   };

@@ -125,6 +125,18 @@ export class MountTable {
     return (await this.entries()).find((entry) => entry.uuid === uuid);
   }
 
+  /**
+   * Whether a mount is in service as this process knows it: a disable made here counts at once, one made elsewhere
+   * within `cacheSeconds`, as for routing. A mount not in the cache may be new: the cache is read again once.
+   */
+  async inService(mount: MountRef): Promise<boolean> {
+    const known = (entries: MountEntry[]) => entries.some((entry) => entry.uuid === mount.uuid && !entry.disabling);
+    if (known(await this.entries())) return true;
+    if ((await this.entries()).some((entry) => entry.uuid === mount.uuid)) return false;
+    this.cache = undefined;
+    return known(await this.entries());
+  }
+
   /** Mounts marked `disabling`, read from the table rather than the cache: the sweep finishes them. */
   async disabling(): Promise<MountEntry[]> {
     const stored = await this.store.prefix('mounts', '');

@@ -55,6 +55,8 @@ export class TokenStore {
     private readonly store: Store,
     private readonly keyring: Keyring,
     private readonly clock: Clock,
+    /** Whether a login's auth method is still in service (the mount table's cached answer, no table read). */
+    private readonly authMethodInService: (mount: MountRef) => Promise<boolean>,
   ) {}
 
   async create(request: NewToken): Promise<{ token: string; entry: TokenEntry }> {
@@ -63,9 +65,6 @@ export class TokenStore {
     const policies = isRoot ? ['root'] : withDefault(request.policies, request.noDefaultPolicy);
     const ttl = effectiveTtl(request, isRoot);
     const { issuer } = request;
-    // A service token is written with a check that its auth method is in service (below); a batch token is not
-    // written, so a login routed by a stale mount cache is checked here.
-    if (issuer && request.type === 'batch' && !(await storedInService(this.store, issuer))) throw authMethodDisabled();
     const entry: TokenEntry = {
       hash: '',
       accessor: request.type === 'batch' ? '' : randomBase62(24),
@@ -335,8 +334,9 @@ export class TokenStore {
     // A batch token dies with its parent: one read, only for non-orphans.
     if (entry.parentHash && !(await this.lookupHash(entry.parentHash))) return undefined;
     // Never stored, a batch token cannot be revoked with its auth method: it is refused once the method is
-    // disabled (or being disabled), as in Vault, where it stops working with its mount. One read, only for logins.
-    if (entry.issuer && !(await storedInService(this.store, entry.issuer))) return undefined;
+    // disabled (or being disabled), as in Vault, where it stops working with its mount. Answered from the mount
+    // table's cache, so a disable made in another process counts within its `cacheSeconds`, as routing does.
+    if (entry.issuer && !(await this.authMethodInService(entry.issuer))) return undefined;
     return entry;
   }
 }

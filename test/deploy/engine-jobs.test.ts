@@ -1,23 +1,10 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { EventBridgeEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
-import { deployedEnvironment, httpApiEvent, invoke } from './lambda-events.ts';
+import { deployedEnvironment, httpApiEvent, invoke, scheduledEvent } from './lambda-events.ts';
 
 type HttpHandler = Parameters<typeof invoke>[0];
 type JobHandler = (event: unknown) => Promise<Record<string, number>>;
-
-const scheduledEvent = (rule: string): EventBridgeEvent<'Scheduled Event', Record<string, never>> => ({
-  version: '0',
-  id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
-  'detail-type': 'Scheduled Event',
-  source: 'aws.events',
-  account: '123456789012',
-  time: new Date().toISOString(),
-  region: 'us-east-1',
-  resources: [`arn:aws:events:us-east-1:123456789012:rule/prod-keyhaven-Jobs-${rule}`],
-  detail: {},
-});
 
 /**
  * The deployed shape: the system function bundles no engine, each engine's job bundles only its engine. A lease

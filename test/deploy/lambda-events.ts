@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context, EventBridgeEvent } from 'aws-lambda';
 import { inject } from 'vitest';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
@@ -97,3 +97,16 @@ export function comparable(answer: Answer): Answer {
   }
   return answer;
 }
+
+/** The event an EventBridge schedule rule (SST `Cron`) sends its target each minute. */
+export const scheduledEvent = (rule: string): EventBridgeEvent<'Scheduled Event', Record<string, never>> => ({
+  version: '0',
+  id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '123456789012',
+  time: new Date().toISOString(),
+  region: 'us-east-1',
+  resources: [`arn:aws:events:us-east-1:123456789012:rule/prod-keyhaven-Jobs-${rule}`],
+  detail: {},
+});

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { DeleteItemCommand, type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBRecord, DynamoDBStreamEvent, EventBridgeEvent } from 'aws-lambda';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
@@ -8,7 +8,7 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { deployedEnvironment, httpApiEvent, invoke, lambdaContext } from './lambda-events.ts';
+import { deployedEnvironment, httpApiEvent, invoke, lambdaContext, scheduledEvent } from './lambda-events.ts';
 
 /** The Lambda runtime's global as `streamHandle` uses it, standing in outside Lambda. */
 const streamMetadata: unknown[] = [];
@@ -20,18 +20,6 @@ const streamMetadata: unknown[] = [];
       return stream;
     },
   },
-};
-
-const scheduledEvent: EventBridgeEvent<'Scheduled Event', Record<string, never>> = {
-  version: '0',
-  id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
-  'detail-type': 'Scheduled Event',
-  source: 'aws.events',
-  account: '123456789012',
-  time: new Date().toISOString(),
-  region: 'us-east-1',
-  resources: ['arn:aws:events:us-east-1:123456789012:rule/prod-keyhaven-Jobs-SweepScheduleRule'],
-  detail: {},
 };
 
 describe('functions/scheduler/* and functions/jobs/* with their real event shapes', () => {
@@ -103,11 +91,10 @@ describe('functions/scheduler/* and functions/jobs/* with their real event shape
 
   it('sweep and the engine jobs: one run per EventBridge scheduled event, reporting what they did', async () => {
     const job = async (name: string) => (await import(`../../functions/jobs/${name}.ts`)).handler as (event: unknown) => Promise<unknown>;
-    const on = (rule: string) => ({ ...scheduledEvent, resources: [`arn:aws:events:us-east-1:123456789012:rule/${rule}`] });
-    expect(await (await job('sweep'))(scheduledEvent)).toEqual({ tokens: 0, leases: 0, failed: 0 });
-    expect(await (await job('ldap'))(on('ldapScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
-    expect(await (await job('cloud'))(on('cloudScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
-    expect(await (await job('mesh'))(on('meshScheduleRule'))).toEqual({ leases: 0, failed: 0 });
+    expect(await (await job('sweep'))(scheduledEvent('SweepScheduleRule'))).toEqual({ tokens: 0, leases: 0, failed: 0 });
+    expect(await (await job('ldap'))(scheduledEvent('ldapScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
+    expect(await (await job('cloud'))(scheduledEvent('cloudScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
+    expect(await (await job('mesh'))(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 0, failed: 0 });
   });
 
   it('table stream: a TTL removal of a token is revoked; a bad record is reported as the batch item failure', async () => {

@@ -178,8 +178,8 @@ describe('disabling an auth method', () => {
     expect(await login('jwt', 'ci')).toEqual({ status: 400, body: { errors: ['cannot create the token: its auth method was disabled'] } });
     expect(await h.core.store.prefix(`issued#${uuid}`, '')).toEqual([]);
     const batch = await loggedIn('jwt', 'ci-batch');
-    const lookupThere = (token: string) =>
-      systemApp.request('/v1/auth/token/lookup-self', { headers: { 'X-Secrets-Token': token } }).then((response) => response.status);
+    const lookupThere = async (token: string) =>
+      (await systemApp.request('/v1/auth/token/lookup-self', { headers: { 'X-Secrets-Token': token } })).status;
     expect(await lookupThere(batch.token)).toBe(403);
     h.clock.advance(6);
     expect(await lookupSelf(batch.token)).toEqual({ status: 403, body: invalidToken });

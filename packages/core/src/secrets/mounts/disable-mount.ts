@@ -22,13 +22,8 @@ export async function disableMount(core: Core, entry: MountEntry): Promise<void>
     await core.mounts.remove(entry);
     return;
   }
-  let marked: MountEntry;
-  try {
-    marked = await core.mounts.markDisabling(entry);
-  } catch (error) {
-    if (error instanceof ConditionFailed) return; // Disabled (or replaced) meanwhile by another process.
-    throw error;
-  }
+  const marked = await markDisabling(core, entry);
+  if (!marked) return;
   // Each lease is handed to its engine's job (see LeaseManager.revoke); one that fails here is queued again by that job.
   await core.leases.revokePrefix(marked.path).catch((error: unknown) => {
     core.log.error('queueing the leases of a mount being disabled failed; the sweep will queue them', {
@@ -46,13 +41,8 @@ export async function disableMount(core: Core, entry: MountEntry): Promise<void>
  * until then the service tokens not yet revoked keep working.
  */
 async function disableAuthMethod(core: Core, entry: MountEntry): Promise<void> {
-  let marked: MountEntry;
-  try {
-    marked = await core.mounts.markDisabling(entry);
-  } catch (error) {
-    if (error instanceof ConditionFailed) return; // Disabled (or replaced) meanwhile by another process.
-    throw error;
-  }
+  const marked = await markDisabling(core, entry);
+  if (!marked) return;
   try {
     if (core.backends.has(marked.type)) await finishDisabled(core, marked);
     else await core.tokens.revokeIssued(marked);
@@ -110,6 +100,16 @@ async function requeue(core: Core, leases: LeaseItem[]): Promise<void> {
     await core.leases.revokeLater(lease.leaseId).catch((error: unknown) => {
       if (!(error instanceof ConditionFailed)) throw error;
     });
+  }
+}
+
+/** Takes the mount out of service; undefined when another process disabled (or replaced) it meanwhile. */
+async function markDisabling(core: Core, entry: MountEntry): Promise<MountEntry | undefined> {
+  try {
+    return await core.mounts.markDisabling(entry);
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
-import type { PendingEvent } from '../../packages/core/src/scheduler/state.ts';
+import { EVENT_PK, type PendingEvent } from '../../packages/core/src/scheduler/state.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 /** A Node event shaped like the reference's sample. */
@@ -169,6 +169,16 @@ describe('GET /v1/event/stream', () => {
     expect(first.Index).toBe(fresh);
     await reader.close();
     expect(await h.scheduler.state.sweepEvents()).toBeGreaterThan(0);
+  });
+
+  it('sweeps expired events oldest first, a page at a time, and keeps the live ones', async () => {
+    for (let i = 0; i < 7; i++) await publishEvents(h.core, [nodeEvent(`stale-${i}`)]);
+    h.clock.advance(2 * 3600);
+    const live = [await publishEvents(h.core, [nodeEvent('live-1')]), await publishEvents(h.core, [nodeEvent('live-2')])];
+    expect(await h.scheduler.state.sweepEvents(3)).toBeGreaterThanOrEqual(7);
+    const left = await h.core.store.prefix(EVENT_PK, '');
+    expect(left.map((item) => item.index)).toEqual(live);
+    expect(await h.scheduler.state.sweepEvents(3)).toBe(0);
   });
 
   it('ends the stream when its token is deleted', async () => {

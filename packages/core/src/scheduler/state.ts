@@ -159,17 +159,26 @@ export class SchedulerState {
       .map((item) => ({ index: item.index as number, events: item.events as SchedulerEvent[], expiresAt: item.expiresAt as number }));
   }
 
-  /** Deletes events past their expiry (DynamoDB's TTL is the backstop). */
-  async sweepEvents(): Promise<number> {
+  /**
+   * Deletes events past their expiry (DynamoDB's TTL is the backstop). Events expire in index order, so it reads
+   * from the oldest a page at a time and stops at the first live one, not reading the whole buffer each sweep.
+   */
+  async sweepEvents(page = 100): Promise<number> {
     const nowSeconds = Math.floor(this.clock.now() / 1000);
-    const items = await this.store.prefix(EVENT_PK, '');
     let removed = 0;
-    for (const item of items) {
-      if ((item.expiresAt as number) > nowSeconds) break;
-      await this.store.delete({ Key: { pk: item.pk, sk: item.sk } });
-      removed++;
+    for (;;) {
+      const oldest = await this.store.query({
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': EVENT_PK },
+        ConsistentRead: true,
+        Limit: page,
+      });
+      const live = oldest.findIndex((item) => (item.expiresAt as number) > nowSeconds);
+      const expired = live === -1 ? oldest : oldest.slice(0, live);
+      for (const item of expired) await this.store.delete({ Key: { pk: item.pk, sk: item.sk } });
+      removed += expired.length;
+      if (live !== -1 || oldest.length < page) return removed;
     }
-    return removed;
   }
 
   /** Wakes in-process waiters (blocking queries, streams) after a write of this process. */

@@ -31,6 +31,7 @@ describe('ACL auth methods and binding rules', () => {
     const created = await mgmt('POST', '/v1/acl/auth-method', jwtMethod('corp', { Default: true }));
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ Name: 'corp', Type: 'JWT', TokenLocality: 'local', MaxTokenTTL: '1h0m0s', Default: true });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
     expect(created.body.TokenNameFormat).toBe('${auth_method_type}-${auth_method_name}');
     expect(created.body.Config).toMatchObject({ JWKSURL: 'http://127.0.0.1:1/jwks', BoundIssuer: ['https://issuer.example'] });
     expect(created.body.CreateTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$/);
@@ -74,6 +75,7 @@ describe('ACL auth methods and binding rules', () => {
     await refuse({ AuthMethod: 'corp', BindType: 'policy', BindName: '' }, /bind name is missing/);
     await refuse({ AuthMethod: 'corp', BindType: 'management', BindName: 'x' }, /must be empty/);
     await refuse({ AuthMethod: 'corp', BindType: 'role', BindName: 'x', Selector: 'value.user ==' }, /selector is invalid: 1:14 \(13\)/);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
     await refuse({ AuthMethod: 'corp', BindType: 'role', BindName: '${value.nope}' }, /unknown variable "value.nope"/);
     await refuse({ AuthMethod: 'corp', BindType: 'role', BindName: '${value.user' }, /bind name is invalid/);
 
@@ -82,6 +84,7 @@ describe('ACL auth methods and binding rules', () => {
       AuthMethod: 'corp',
       Selector: '"eng" in list.groups and value.project == "p1"',
       BindType: 'role',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
       BindName: 'team-${value.user}',
     });
     expect(created.status).toBe(200);

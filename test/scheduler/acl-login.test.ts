@@ -49,6 +49,7 @@ describe('POST /v1/acl/login with JWTs', () => {
       Type: 'JWT',
       TokenLocality: 'global',
       MaxTokenTTL: '2h',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
       TokenNameFormat: '${auth_method_name}-${value.user}',
       Config: {
         JWKSURL: jwksUrl,
@@ -60,6 +61,7 @@ describe('POST /v1/acl/login with JWTs', () => {
     });
     expect(method.status).toBe(200);
     expect(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
       (await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: '"eng" in list.groups', BindType: 'role', BindName: 'team-${list.groups}' })).status,
     ).toBe(200);
     await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: 'value.project == "p1"', BindType: 'policy', BindName: 'nodes' });

@@ -1,7 +1,7 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
-import { deployedEnvironment, httpApiEvent, invoke, scheduledEvent } from './lambda-events.ts';
+import { deployedEnvironment, httpApiEvent, invoke, scheduledEvent, ttlRemoval } from './lambda-events.ts';
 
 type HttpHandler = Parameters<typeof invoke>[0];
 type JobHandler = (event: unknown) => Promise<Record<string, number>>;
@@ -12,6 +12,7 @@ type JobHandler = (event: unknown) => Promise<Record<string, number>>;
  */
 describe('each engine job sweeps its own leases (functions/jobs/mesh.ts with the Consul emulator)', () => {
   let client: DynamoDBClient;
+  let tableName: string;
   let consul: ConsulEmulator;
   let root = '';
   let system: HttpHandler;
@@ -23,7 +24,7 @@ describe('each engine job sweeps its own leases (functions/jobs/mesh.ts with the
     invoke(handler, httpApiEvent(method, url, { headers: root ? { 'x-secrets-token': root } : {}, body }));
 
   beforeAll(async () => {
-    ({ client } = await deployedEnvironment());
+    ({ client, tableName } = await deployedEnvironment());
     process.env.KEYHAVEN_JOB_RUN_MS = '0';
     process.env.KEYHAVEN_DECLARED_MOUNTS = JSON.stringify([{ path: 'mesh/', type: 'mesh' }]);
     consul = await startConsulEmulator();
@@ -60,6 +61,26 @@ describe('each engine job sweeps its own leases (functions/jobs/mesh.ts with the
     expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(200);
 
     expect(await sweepJob(scheduledEvent('SweepScheduleRule'))).toEqual({ tokens: 0, leases: 0, failed: 0 });
+    expect(consul.token(accessor)).toBeDefined();
+
+    expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 1, failed: 0 });
+    expect(consul.token(accessor)).toBeUndefined();
+    expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(404);
+  });
+
+  it('a lease deleted by TTL before any sweep: the stream function (no engines) hands it to the mesh job, which revokes it', async () => {
+    const creds = await call(mesh, 'GET', '/v1/mesh/creds/app');
+    const { lease_id: leaseId } = creds.body;
+    const accessor = creds.body.data.accessor as string;
+    const key = { pk: { S: 'leases' }, sk: { S: leaseId as string } };
+    const leaseItem = (await client.send(new GetItemCommand({ TableName: tableName, Key: key }))).Item;
+    expect(leaseItem?.queue).toEqual({ S: 'expiry:mesh' });
+    await client.send(new DeleteItemCommand({ TableName: tableName, Key: key }));
+    expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(404);
+
+    const tableStream = (await import('../../functions/jobs/table-stream.ts')).handler;
+    expect(await tableStream({ Records: [ttlRemoval(tableName, '300', leaseItem)] })).toEqual({ batchItemFailures: [] });
+    expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(200);
     expect(consul.token(accessor)).toBeDefined();
 
     expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 1, failed: 0 });

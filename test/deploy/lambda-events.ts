@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context, EventBridgeEvent } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context, DynamoDBRecord, EventBridgeEvent } from 'aws-lambda';
 import { inject } from 'vitest';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
@@ -109,4 +109,23 @@ export const scheduledEvent = (rule: string): EventBridgeEvent<'Scheduled Event'
   region: 'us-east-1',
   resources: [`arn:aws:events:us-east-1:123456789012:rule/prod-keyhaven-Jobs-${rule}`],
   detail: {},
+});
+
+/** A stream record of DynamoDB's TTL deleting an item (the service principal), with the item's old image. */
+export const ttlRemoval = (tableName: string, sequence: string, oldImage: unknown): DynamoDBRecord => ({
+  eventID: `event-${sequence}`,
+  eventName: 'REMOVE',
+  eventVersion: '1.1',
+  eventSource: 'aws:dynamodb',
+  awsRegion: 'us-east-1',
+  userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' },
+  dynamodb: {
+    ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+    Keys: { pk: { S: 'x' }, sk: { S: 'token' } },
+    OldImage: oldImage as Record<string, never>,
+    SequenceNumber: sequence,
+    SizeBytes: 120,
+    StreamViewType: 'NEW_AND_OLD_IMAGES',
+  },
+  eventSourceARN: `arn:aws:dynamodb:us-east-1:123456789012:table/${tableName}/stream/2026-11-22T00:00:00.000`,
 });

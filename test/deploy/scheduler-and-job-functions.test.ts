@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { DeleteItemCommand, type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
@@ -8,7 +8,7 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { deployedEnvironment, httpApiEvent, invoke, lambdaContext, scheduledEvent } from './lambda-events.ts';
+import { deployedEnvironment, httpApiEvent, invoke, lambdaContext, scheduledEvent, ttlRemoval } from './lambda-events.ts';
 
 /** The Lambda runtime's global as `streamHandle` uses it, standing in outside Lambda. */
 const streamMetadata: unknown[] = [];
@@ -108,23 +108,7 @@ describe('functions/scheduler/* and functions/jobs/* with their real event shape
     const tokenItem = scanned.Items?.[0];
     expect(tokenItem?.pk?.S).toMatch(/^token#/);
     await client.send(new DeleteItemCommand({ TableName: tableName, Key: { pk: tokenItem?.pk ?? { S: '' }, sk: { S: 'token' } } }));
-    const removal = (sequence: string, oldImage: unknown): DynamoDBRecord => ({
-      eventID: `event-${sequence}`,
-      eventName: 'REMOVE',
-      eventVersion: '1.1',
-      eventSource: 'aws:dynamodb',
-      awsRegion: 'us-east-1',
-      userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' },
-      dynamodb: {
-        ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
-        Keys: { pk: { S: 'x' }, sk: { S: 'token' } },
-        OldImage: oldImage as Record<string, never>,
-        SequenceNumber: sequence,
-        SizeBytes: 120,
-        StreamViewType: 'NEW_AND_OLD_IMAGES',
-      },
-      eventSourceARN: `arn:aws:dynamodb:us-east-1:123456789012:table/${tableName}/stream/2026-11-22T00:00:00.000`,
-    });
+    const removal = (sequence: string, oldImage: unknown) => ttlRemoval(tableName, sequence, oldImage);
     const { handler } = await import('../../functions/jobs/table-stream.ts');
     const good: DynamoDBStreamEvent = { Records: [removal('100', tokenItem)] };
     expect(await handler(good)).toEqual({ batchItemFailures: [] });

@@ -128,7 +128,8 @@ describe('sys/policies/acl', () => {
     ['broken JSON', '{"path": {"secret/*": {"capabilities": ["read"]}', 'failed to parse policy'],
     ['a * in the middle', 'path "secret/*/db" { capabilities = ["read"] }', '"*" is only allowed at the end'],
     ['a + inside a segment', 'path "secret/team+/db" { capabilities = ["read"] }', '"+" must be a whole path segment'],
-    ['a parameter constraint it cannot enforce', 'path "secret/*" {\n capabilities = ["update"]\n denied_parameters = { "x" = [] }\n}', 'unsupported key "denied_parameters"'],
+    ['a response-wrapping TTL (no response wrapping here)', 'path "secret/*" {\n capabilities = ["read"]\n max_wrapping_ttl = "90s"\n}', 'unsupported key "max_wrapping_ttl"'],
+    ['parameter values that are not a list', 'path "secret/*" {\n capabilities = ["update"]\n denied_parameters = { "x" = "y" }\n}', 'the values of "x" must be a list'],
   ])('refuses %s with a 400 naming the problem, and keeps nothing', async (_what, policy, message) => {
     expectBadRequest(await putPolicy('broken', { policy }), message);
     expect((await h.call('GET', '/v1/sys/policies/acl/broken', { token: h.rootToken })).status).toBe(404);
@@ -234,6 +235,85 @@ describe('what a policy lets a token do', () => {
     const precedence = await tokenWith('precedence');
     expect((await h.call('GET', '/v1/secret/precedence/app/other', { token: precedence })).status).toBe(200);
     expectDenied(await h.call('GET', '/v1/secret/precedence/app/config', { token: precedence }));
+  });
+});
+
+describe('parameter constraints', () => {
+  const constrained = `path "secret/params/*" {
+  capabilities = ["create", "update"]
+  allowed_parameters = {
+    "env"   = ["dev-*", "staging"]
+    "owner" = []
+  }
+  denied_parameters = { "owner" = ["root"] }
+  required_parameters = ["env"]
+}
+`;
+  let token: string;
+  const write = (secret: string, body: Record<string, unknown>, as = token) => h.call('POST', `/v1/secret/params/${secret}`, { token: as, body });
+  const stored = async (secret: string) => {
+    const reply = await h.call('GET', `/v1/secret/params/${secret}`, { token: h.rootToken });
+    return reply.status === 200 ? reply.body.data : reply.status;
+  };
+
+  beforeAll(async () => {
+    await definePolicy('params', constrained);
+    token = await tokenWith('params');
+  });
+
+  it('are kept in the policy text exactly as written', async () => {
+    expect((await h.call('GET', '/v1/sys/policies/acl/params', { token: h.rootToken })).body.data).toEqual({ name: 'params', policy: constrained });
+  });
+
+  it('let a create and an update that respect them through, and store the value', async () => {
+    expect((await write('app', { env: 'dev-1', owner: 'ann' })).status).toBe(204);
+    expect(await stored('app')).toEqual({ env: 'dev-1', owner: 'ann' });
+    expect((await write('app', { env: 'staging' })).status).toBe(204);
+    expect(await stored('app')).toEqual({ env: 'staging' });
+  });
+
+  it.each([
+    ['a value allowed_parameters does not list', { env: 'prod' }],
+    ['a name allowed_parameters does not list', { env: 'dev-1', extra: 'x' }],
+    ['a value denied_parameters lists', { env: 'dev-1', owner: 'root' }],
+    ['a missing required parameter', { owner: 'ann' }],
+    ['a list with one element not allowed', { env: ['dev-1', 'prod'] }],
+  ])('refuse %s with 403, on create and on update, changing nothing', async (_what, body) => {
+    expect((await write('kept', { env: 'dev-kept' })).status).toBe(204);
+    expectDenied(await write('kept', body));
+    expect(await stored('kept')).toEqual({ env: 'dev-kept' });
+    expectDenied(await write('never', body));
+    expect(await stored('never')).toBe(404);
+  });
+
+  it('merge across policies naming the same path: allowed values are unioned', async () => {
+    await definePolicy('params-prod', 'path "secret/params/*" {\n  capabilities = ["update"]\n  allowed_parameters = { "env" = ["prod"] }\n}\n');
+    expectDenied(await write('app', { env: 'prod' }));
+    const both = await tokenWith('params', 'params-prod');
+    expect((await write('app', { env: 'prod' }, both)).status).toBe(204);
+    expect((await write('app', { env: 'staging', owner: 'bob' }, both)).status).toBe(204);
+    expectDenied(await write('app', { env: 'qa' }, both));
+    expect(await stored('app')).toEqual({ env: 'staging', owner: 'bob' });
+  });
+
+  it('work in a JSON policy too', async () => {
+    const json = JSON.stringify({
+      path: { 'secret/params/*': { capabilities: ['create', 'update'], denied_parameters: { '*': [] } } },
+    });
+    await definePolicy('params-json', json);
+    expect((await h.call('GET', '/v1/sys/policies/acl/params-json', { token: h.rootToken })).body.data.policy).toBe(json);
+    const jsonToken = await tokenWith('params-json');
+    expectDenied(await write('json', { anything: '1' }, jsonToken));
+    expect(await stored('json')).toBe(404);
+  });
+
+  it("apply to a read's query parameters as well, as in Vault", async () => {
+    await definePolicy('params-read', 'path "secret/params/*" {\n  capabilities = ["read"]\n  required_parameters = ["reason"]\n}\n');
+    const reader = await tokenWith('params-read');
+    expectDenied(await h.call('GET', '/v1/secret/params/app', { token: reader }));
+    const read = await h.call('GET', '/v1/secret/params/app?reason=audit', { token: reader });
+    expect(read.status).toBe(200);
+    expect(read.body.data).toEqual({ env: 'staging', owner: 'bob' });
   });
 });
 

@@ -114,7 +114,9 @@ export class Pipeline {
 
     let remainingUses: number | undefined;
     if (caller) {
-      if (!caller.acl.allows(path, request.operation as Capability, spec.sudo)) throw permissionDenied();
+      // As Vault, parameter constraints see a write's body fields and a read's query parameters.
+      const parameters = operation === 'write' ? body : query;
+      if (!caller.acl.allows(path, request.operation as Capability, spec.sudo, parameters)) throw permissionDenied();
       const used = await this.core.tokens.consumeUse(caller.entry);
       if (!used) throw permissionDenied();
       remainingUses = caller.entry.numUses > 0 ? used.numUses : undefined;

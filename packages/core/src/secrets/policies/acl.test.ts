@@ -166,3 +166,149 @@ describe('Acl lists (Vault checks a list of `p` as `p/`)', () => {
     expect(a.capabilities('secret/app')).toEqual(['list']);
   });
 });
+
+describe('Acl parameter constraints (Vault: allowed_parameters, denied_parameters, required_parameters)', () => {
+  const constrained = (path: string, body: string, ...capabilities: Capability[]) =>
+    `path "${path}" {\n capabilities = ${JSON.stringify(capabilities.length > 0 ? capabilities : ['create', 'update'])}\n ${body}\n}\n`;
+  const writes = (a: Acl, data: Record<string, unknown>, path = 'secret/foo') => a.allows(path, 'update', false, data);
+
+  it('allowed_parameters: only the listed names, with the listed values; an empty list allows any value', () => {
+    // Vault's docs: "bar" may be "zip" or "zap", "baz" anything, nothing else.
+    const a = acl(constrained('secret/foo', 'allowed_parameters = { "bar" = ["zip", "zap"], "baz" = [] }'));
+    expect(writes(a, { bar: 'zip' })).toBe(true);
+    expect(writes(a, { bar: 'zap', baz: 'anything' })).toBe(true);
+    expect(writes(a, { bar: 'zop' })).toBe(false);
+    expect(writes(a, { bar: 'zip', other: '1' })).toBe(false);
+    expect(writes(a, { BAR: 'zip' })).toBe(true); // names compare case-insensitively; values do not
+    expect(writes(a, { bar: 'ZIP' })).toBe(false);
+    expect(writes(a, {})).toBe(true); // no parameters, nothing to refuse
+  });
+
+  it('allowed_parameters "*" allows any other name, while listed names keep their values', () => {
+    const a = acl(constrained('secret/foo', 'allowed_parameters = { "*" = [], "bar" = ["zip"] }'));
+    expect(writes(a, { anything: 'x', bar: 'zip' })).toBe(true);
+    expect(writes(a, { anything: 'x', bar: 'zap' })).toBe(false);
+    expect(writes(acl(constrained('secret/foo', 'allowed_parameters = { "*" = [] }')), { a: 1, b: [2] })).toBe(true);
+  });
+
+  it('values use * as a prefix or suffix glob on strings', () => {
+    const a = acl(constrained('secret/foo', 'allowed_parameters = { "bar" = ["foo-*", "*-bar", "*mid*"] }'));
+    expect(writes(a, { bar: 'foo-1' })).toBe(true);
+    expect(writes(a, { bar: '1-bar' })).toBe(true);
+    expect(writes(a, { bar: 'a-mid-b' })).toBe(true);
+    expect(writes(a, { bar: 'foo' })).toBe(false);
+    expect(writes(a, { bar: 'x-foo-1' })).toBe(false);
+    expect(writes(acl(constrained('secret/foo', 'allowed_parameters = { "bar" = ["*"] }')), { bar: '*' })).toBe(true);
+    expect(writes(acl(constrained('secret/foo', 'allowed_parameters = { "bar" = ["*"] }')), { bar: 'x' })).toBe(false);
+  });
+
+  it('non-string values must be the same JSON value, and never match a glob', () => {
+    const a = acl(constrained('secret/foo', 'allowed_parameters = { "n" = [1, true, null], "s" = ["1*"] }'));
+    expect(writes(a, { n: 1 })).toBe(true);
+    expect(writes(a, { n: true })).toBe(true);
+    expect(writes(a, { n: null })).toBe(true);
+    expect(writes(a, { n: '1' })).toBe(false);
+    expect(writes(a, { n: 2 })).toBe(false);
+    expect(writes(a, { s: 12 })).toBe(false);
+  });
+
+  it('lists and comma-separated strings are checked element by element (Vault 1.21)', () => {
+    const allowed = acl(constrained('secret/foo', 'allowed_parameters = { "policies" = ["dev-*", "ops"] }'));
+    expect(writes(allowed, { policies: ['dev-a', 'ops'] })).toBe(true);
+    expect(writes(allowed, { policies: ['dev-a', 'root'] })).toBe(false);
+    expect(writes(allowed, { policies: 'dev-a, ops' })).toBe(true);
+    expect(writes(allowed, { policies: 'ops,root' })).toBe(false);
+    // As in Vault, the whole string is tried first, so a prefix glob lets a comma-separated tail through.
+    expect(writes(allowed, { policies: 'dev-a,root' })).toBe(true);
+    // Every element of nothing matches: Vault allows an empty list or string whatever the values.
+    expect(writes(allowed, { policies: [] })).toBe(true);
+    expect(writes(allowed, { policies: '' })).toBe(true);
+
+    const denied = acl(constrained('secret/foo', 'denied_parameters = { "policies" = ["root"] }'));
+    expect(writes(denied, { policies: ['dev', 'root'] })).toBe(false);
+    expect(writes(denied, { policies: 'dev,root' })).toBe(false);
+    expect(writes(denied, { policies: ['dev'] })).toBe(true);
+  });
+
+  it('denied_parameters: the listed values of a name, any value with an empty list, everything with "*"', () => {
+    const a = acl(constrained('secret/foo', 'denied_parameters = { "bar" = ["zip"], "salary" = [] }'));
+    expect(writes(a, { bar: 'zap', other: 'x' })).toBe(true);
+    expect(writes(a, { bar: 'zip' })).toBe(false);
+    expect(writes(a, { Salary: '1' })).toBe(false);
+    const all = acl(constrained('secret/foo', 'denied_parameters = { "*" = [] }'));
+    expect(writes(all, { any: 'x' })).toBe(false);
+    expect(writes(all, {})).toBe(true);
+  });
+
+  it('denied wins over allowed', () => {
+    const a = acl(constrained('secret/foo', 'allowed_parameters = { "bar" = [] }\n denied_parameters = { "bar" = ["zip"] }'));
+    expect(writes(a, { bar: 'zap' })).toBe(true);
+    expect(writes(a, { bar: 'zip' })).toBe(false);
+  });
+
+  it('required_parameters must all be present, even alongside allowed names', () => {
+    const a = acl(constrained('secret/foo', 'required_parameters = ["bar", "baz"]\n allowed_parameters = { "*" = [] }'));
+    expect(writes(a, { bar: '1', baz: '2', more: '3' })).toBe(true);
+    expect(writes(a, { bar: '1' })).toBe(false);
+    expect(writes(a, {})).toBe(false);
+  });
+
+  it('applies to read, create, update and patch, not to list or delete, and not to capability look-ups', () => {
+    const a = acl(constrained('secret/foo', 'required_parameters = ["bar"]', 'create', 'read', 'update', 'patch', 'delete', 'list'));
+    for (const capability of ['read', 'create', 'update', 'patch'] as const) {
+      expect(a.allows('secret/foo', capability, false, {})).toBe(false);
+      expect(a.allows('secret/foo', capability, false, { bar: 'x' })).toBe(true);
+    }
+    expect(a.allows('secret/foo', 'delete', false, {})).toBe(true);
+    expect(a.allows('secret/foo', 'list', false, {})).toBe(true);
+    expect(a.allows('secret/foo', 'update')).toBe(true); // no parameters given: a capability check only
+    expect(a.capabilities('secret/foo').sort()).toEqual(['create', 'delete', 'list', 'patch', 'read', 'update']);
+  });
+
+  it('takes the constraints of the deciding rule only: another matching pattern lends none', () => {
+    const a = acl(constrained('secret/*', 'allowed_parameters = { "bar" = ["zip"] }'), rule('secret/foo', 'update'));
+    expect(writes(a, { bar: 'zap' })).toBe(true);
+    expect(writes(a, { bar: 'zap' }, 'secret/other')).toBe(false);
+  });
+
+  it('merges the same pattern across policies: values unioned, an empty list wins, required unioned', () => {
+    const a = acl(
+      constrained('secret/foo', 'allowed_parameters = { "bar" = ["zip"], "baz" = ["one"] }\n required_parameters = ["bar"]'),
+      constrained('secret/foo', 'allowed_parameters = { "bar" = ["zap"], "baz" = [] }\n required_parameters = ["baz"]'),
+    );
+    expect(writes(a, { bar: 'zip', baz: 'anything' })).toBe(true);
+    expect(writes(a, { bar: 'zap', baz: 'x' })).toBe(true);
+    expect(writes(a, { bar: 'zop', baz: 'x' })).toBe(false);
+    expect(writes(a, { bar: 'zip' })).toBe(false);
+
+    const denied = acl(constrained('secret/foo', 'denied_parameters = { "bar" = ["zip"] }'), constrained('secret/foo', 'denied_parameters = { "bar" = ["zap"] }'));
+    expect(writes(denied, { bar: 'zip' })).toBe(false);
+    expect(writes(denied, { bar: 'zap' })).toBe(false);
+    expect(writes(denied, { bar: 'zop' })).toBe(true);
+  });
+
+  it('merging a rule without constraints into one with them keeps them, as Vault does', () => {
+    const a = acl(rule('secret/foo', 'update'), constrained('secret/foo', 'allowed_parameters = { "bar" = [] }'));
+    expect(writes(a, { bar: 'x' })).toBe(true);
+    expect(writes(a, { other: 'x' })).toBe(false);
+  });
+
+  it('a deny for the same pattern drops every constraint along with every grant', () => {
+    const a = acl(constrained('secret/foo', 'required_parameters = ["bar"]'), rule('secret/foo', 'deny'));
+    expect(writes(a, { bar: 'x' })).toBe(false);
+    expect(a.capabilities('secret/foo')).toEqual(['deny']);
+  });
+
+  it('does not let a parameter named like an object property slip through', () => {
+    const a = acl(constrained('secret/foo', 'allowed_parameters = { "bar" = [] }'));
+    expect(writes(a, JSON.parse('{"__proto__": "x"}'))).toBe(false);
+    expect(writes(a, { constructor: 'x' })).toBe(false);
+    const denied = acl('{"path": {"secret/foo": {"capabilities": ["update"], "denied_parameters": {"__proto__": []}}}}');
+    expect(writes(denied, JSON.parse('{"__proto__": "x"}'))).toBe(false);
+    expect(writes(denied, { other: 'x' })).toBe(true);
+  });
+
+  it('root ignores every constraint', () => {
+    expect(new Acl([parsePolicyDocument(constrained('secret/foo', 'required_parameters = ["bar"]'))], true).allows('secret/foo', 'update', false, {})).toBe(true);
+  });
+});

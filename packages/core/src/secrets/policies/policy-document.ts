@@ -1,5 +1,6 @@
 import { type HclBody, HclSyntaxError, type HclValue, parseHcl } from '../../lib/hcl.ts';
 import { badRequest } from '../../http/errors.ts';
+import { type ParameterRules, parseParameterRules } from './parameter-constraints.ts';
 
 export const capabilityNames = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'deny'] as const;
 export type Capability = (typeof capabilityNames)[number];
@@ -7,7 +8,11 @@ export type Capability = (typeof capabilityNames)[number];
 export interface PathRule {
   pattern: string;
   capabilities: Capability[];
+  /** Only on rules that name parameter constraints (never on a deny rule). */
+  parameters?: ParameterRules;
 }
+
+const ruleKeys = ['capabilities', 'policy', 'allowed_parameters', 'denied_parameters', 'required_parameters'];
 
 /** Vault's deprecated `policy = "..."` shorthand. */
 const legacyPolicies: Record<string, Capability[]> = {
@@ -19,7 +24,8 @@ const legacyPolicies: Record<string, Capability[]> = {
 
 /**
  * Parses an ACL policy in HCL or JSON (`{"path": {"secret/*": {"capabilities": [...]}}}`) into its path
- * rules. Anything it cannot honour is refused with a 400 naming it, so a policy never means less than it says.
+ * rules, with their parameter constraints. Anything it cannot honour (response wrapping TTLs, MFA, control
+ * groups) is refused with a 400 naming it, so a policy never means less than it says.
  */
 export function parsePolicyDocument(text: string): PathRule[] {
   const rules = text.trim().startsWith('{') ? rulesFromJson(text) : rulesFromHcl(text);
@@ -70,9 +76,12 @@ function rulesFromJson(text: string): PathRule[] {
 }
 
 function rule(pattern: string, attributes: Record<string, HclValue>): PathRule {
-  const unknown = Object.keys(attributes).filter((key) => key !== 'capabilities' && key !== 'policy');
-  if (unknown.length > 0) {
-    throw badRequest(`failed to parse policy: unsupported key "${unknown[0]}" in path "${pattern}" (only "capabilities" and "policy")`);
+  const unknown = Object.keys(attributes).find((key) => !ruleKeys.includes(key));
+  if (unknown === 'min_wrapping_ttl' || unknown === 'max_wrapping_ttl') {
+    throw badRequest(`failed to parse policy: unsupported key "${unknown}" in path "${pattern}" (response wrapping is not supported)`);
+  }
+  if (unknown !== undefined) {
+    throw badRequest(`failed to parse policy: unsupported key "${unknown}" in path "${pattern}" (only ${ruleKeys.map((key) => `"${key}"`).join(', ')})`);
   }
   checkPattern(pattern);
   const capabilities = new Set<Capability>();
@@ -89,7 +98,10 @@ function rule(pattern: string, attributes: Record<string, HclValue>): PathRule {
     if (!legacy) throw badRequest(`failed to parse policy: invalid policy "${String(attributes.policy)}" in path "${pattern}"`);
     for (const name of legacy) capabilities.add(name);
   }
-  return { pattern, capabilities: capabilities.has('deny') ? ['deny'] : [...capabilities] };
+  const parameters = parseParameterRules(pattern, attributes);
+  // As Vault, a deny rule keeps nothing but the deny.
+  if (capabilities.has('deny')) return { pattern, capabilities: ['deny'] };
+  return parameters ? { pattern, capabilities: [...capabilities], parameters } : { pattern, capabilities: [...capabilities] };
 }
 
 function checkPattern(pattern: string): void {

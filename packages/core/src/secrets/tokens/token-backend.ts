@@ -6,6 +6,7 @@ import { epochSeconds } from '../../lib/clock.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import { mountTtls } from '../mounts/mount-table.ts';
 import { type TokenEntry, describeToken, isRootEntry } from './token-entry.ts';
+import { type TokenRole, roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, tokenRolePaths } from './token-roles.ts';
 
 /** `auth/token/`: create, look up, renew and revoke tokens, as Vault's token store does. */
 
@@ -21,9 +22,11 @@ const createFields = z.object({
   period: duration.default(0),
   display_name: z.string().max(256).default(''),
   num_uses: count.default(0),
-  type: z.enum(['service', 'batch']).default('service'),
+  type: z.enum(['service', 'batch']).optional(),
   entity_id: z.string().optional(),
 });
+
+const roleCreateFields = createFields.extend({ role_name: z.string(), entity_alias: z.string().optional() });
 
 const tokenField = z.object({ token: z.string().min(1) });
 const accessorField = z.object({ accessor: z.string().min(1) });
@@ -35,6 +38,12 @@ export const tokenBackend: Backend = {
   paths: [
     path({ pattern: 'create', fields: createFields, operations: { update: (request) => create(request as Request<z.output<typeof createFields>>, false) } }),
     path({ pattern: 'create-orphan', fields: createFields, operations: { update: (request) => create(request as Request<z.output<typeof createFields>>, true) } }),
+    path({
+      pattern: 'create/:role_name',
+      fields: roleCreateFields,
+      operations: { update: async (request) => create(request, false, await roleForCreate(request)) },
+    }),
+    ...tokenRolePaths,
     path({
       pattern: 'lookup-self',
       fields: z.object({}),
@@ -115,28 +124,34 @@ export const tokenBackend: Backend = {
   ],
 };
 
-async function create(request: Request<z.output<typeof createFields>>, orphanPath: boolean) {
+async function create(request: Request<z.output<typeof createFields>>, orphanPath: boolean, role?: TokenRole) {
   const parent = caller(request).entry;
   const data = request.data;
+  const type = role ? roleTokenType(role, data.type) : (data.type ?? 'service');
   const privileged = isRootEntry(parent) || caller(request).acl.allows(`${request.mount.path}${request.path}`, 'sudo');
   if (parent.type === 'batch') throw badRequest('batch tokens cannot create more tokens');
   // Else a child would carry on after its parent's uses run out.
   if (parent.numUses > 0) throw badRequest('restricted use token cannot generate child tokens');
-  if (data.no_parent && !privileged) throw badRequest('root or sudo privileges required to create orphan token');
+  // With a role, the role alone decides whether the token is an orphan, as in Vault.
+  if (data.no_parent && !privileged && !role) throw badRequest('root or sudo privileges required to create orphan token');
   if (data.id !== undefined && !privileged) throw badRequest('root or sudo privileges required to specify token id');
-  if (data.id !== undefined && (data.id.startsWith('hvb.') || data.type === 'batch')) {
+  if (data.id !== undefined && (data.id.startsWith('hvb.') || type === 'batch')) {
     throw badRequest('a custom "id" cannot be used for batch tokens or begin with "hvb."');
   }
   if (data.period && !privileged) throw badRequest('root or sudo privileges required to create periodic token');
   if (data.entity_id !== undefined && !privileged) throw badRequest('root or sudo privileges required to set "entity_id"');
 
-  // Vault's rules: an inheriting child gets `default` only if its parent has it; an ordinary parent can
-  // give only what it holds (and `default` only when it holds it); root or sudo can give anything but root.
+  // Vault's rules: a role listing allowed or disallowed policies decides them; otherwise an inheriting child gets
+  // `default` only if its parent has it; an ordinary parent can give only what it holds (and `default` only when
+  // it holds it); root or sudo can give anything but root.
+  const noDefault = data.no_default_policy || role?.token_no_default_policy === true;
   let policies: string[];
-  let addDefault: boolean;
-  if (data.policies === undefined) {
+  let addDefault = false;
+  const fromRole = role && rolePolicies(role, data.policies, noDefault, parent.policies);
+  if (fromRole) {
+    policies = fromRole;
+  } else if (data.policies === undefined) {
     policies = parent.policies;
-    addDefault = false;
   } else if (!privileged) {
     policies = sanitizePolicies(data.policies);
     const outside = policies.filter((name) => !parent.policies.includes(name));
@@ -147,43 +162,46 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
     addDefault = true;
   }
   if (addDefault && !policies.includes('default')) policies = [...policies, 'default'];
-  if (data.no_default_policy) policies = policies.filter((name) => name !== 'default');
+  if (noDefault) policies = policies.filter((name) => name !== 'default');
   const isRoot = policies.includes('root');
   if (isRoot && !isRootEntry(parent)) throw badRequest('root tokens may not be created without parent token being root');
-  if (data.type === 'batch') {
+  const warnings: string[] = [];
+  const requested = { period: data.period, explicitMaxTtl: data.explicit_max_ttl, numUses: data.num_uses };
+  const { period, explicitMaxTtl, numUses } = role ? roleLimits(role, requested, warnings) : requested;
+  if (type === 'batch') {
     if (isRoot) throw badRequest('batch tokens cannot be root tokens');
-    const refused = ([['explicit_max_ttl', data.explicit_max_ttl], ['num_uses', data.num_uses], ['period', data.period]] as const).find(
+    const refused = ([['explicit_max_ttl', explicitMaxTtl], ['num_uses', numUses], ['period', period]] as const).find(
       ([, value]) => value > 0,
     );
     if (refused) throw badRequest(`batch tokens cannot have "${refused[0]}" set`);
   }
-  if (isRoot && !data.ttl && !data.period && !data.explicit_max_ttl && parent.expireTime > 0) {
+  if (isRoot && !data.ttl && !period && !explicitMaxTtl && parent.expireTime > 0) {
     throw badRequest('expiring root tokens cannot create non-expiring root tokens');
   }
 
   const { defaultTtl, maxTtl } = mountTtls(request.mount);
-  const warnings: string[] = [];
-  const requestedTtl = data.period || data.ttl;
-  const ttlCap = Math.min(...[data.explicit_max_ttl, maxTtl].filter((cap) => cap > 0));
+  const requestedTtl = period || data.ttl;
+  const ttlCap = Math.min(...[explicitMaxTtl, maxTtl].filter((cap) => cap > 0));
   if (requestedTtl > ttlCap) {
     warnings.push(`TTL of "${requestedTtl}s" exceeded the effective max_ttl of "${ttlCap}s"; TTL value is capped accordingly`);
   }
-  const orphan = orphanPath || data.no_parent === true;
+  const orphan = role ? role.orphan : orphanPath || data.no_parent === true;
   const { token, entry } = await request.core.tokens.create({
     policies,
     noDefaultPolicy: !policies.includes('default'),
     displayName: displayName(data.display_name),
     meta: data.meta ?? {},
     ttl: data.ttl,
-    explicitMaxTtl: data.explicit_max_ttl,
-    period: data.period,
-    numUses: data.num_uses,
-    renewable: data.renewable,
-    type: data.type,
-    path: `${request.mount.path}${request.path}`,
+    explicitMaxTtl,
+    period,
+    numUses,
+    renewable: data.renewable && (role?.renewable ?? true),
+    type,
+    path: role ? roleTokenPath(request.mount.path, role) : `${request.mount.path}${request.path}`,
+    ...(role ? { role: role.name } : {}),
     // A child carries its parent's identity and address restriction; an orphan starts afresh.
     entityId: data.entity_id ?? (orphan ? '' : parent.entityId),
-    boundCidrs: orphan ? [] : parent.boundCidrs,
+    boundCidrs: role?.token_bound_cidrs.length ? role.token_bound_cidrs : orphan ? [] : parent.boundCidrs,
     parent: orphan ? undefined : parent,
     mountDefaultTtl: defaultTtl,
     mountMaxTtl: maxTtl,
@@ -191,8 +209,6 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
   });
   return { token: { token, entry }, ...(warnings.length > 0 ? { warnings } : {}) };
 }
-
-const sanitizePolicies = (names: string[]) => [...new Set(names.map((name) => name.trim().toLowerCase()).filter(Boolean))];
 
 function lookupReply(request: Request, entry: TokenEntry, id: string) {
   return { data: describeToken(entry, epochSeconds(request.core.clock), id) };
@@ -220,6 +236,8 @@ async function renew(request: Request, entry: TokenEntry, token: string) {
     ttl = increment || decided.ttl;
     if (decided.maxTtl) maxTtl = Math.min(maxTtl, decided.maxTtl);
     period = decided.period;
+  } else if (entry.role) {
+    period = await roleRenewalPeriod(request, entry.role);
   }
   const renewed = await request.core.tokens.renew(entry, ttl, maxTtl, period);
   return { token: { token, entry: renewed.entry }, warnings: renewed.warnings };

@@ -28,6 +28,8 @@ export interface TokenEntry {
   orphan: boolean;
   boundCidrs: string[];
   lastRenewalTime?: number;
+  /** The token role it was created from (`auth/token/create/<role>`); its renewals follow the role. */
+  role?: string;
 }
 
 export const isRootEntry = (entry: TokenEntry) => entry.policies.includes('root');
@@ -55,5 +57,6 @@ export function describeToken(entry: TokenEntry, nowSeconds: number, id = ''): R
     type: entry.type,
     entity_id: entry.entityId,
     bound_cidrs: entry.boundCidrs.length > 0 ? entry.boundCidrs : undefined,
+    role: entry.role || undefined,
   };
 }

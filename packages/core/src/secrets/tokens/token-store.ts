@@ -27,6 +27,8 @@ export interface NewToken {
   /** The auth mount's effective default and max TTL. */
   mountDefaultTtl: number;
   mountMaxTtl: number;
+  /** The token role it comes from (`auth/token/create/<role>`). */
+  role?: string;
   /** A caller-chosen token value (root only, as in Vault). */
   id?: string;
   /** The auth method of a login (none for the token store's own tokens): it indexes the token, its disabling revokes it. */
@@ -85,6 +87,7 @@ export class TokenStore {
       entityId: request.entityId,
       orphan: !request.parent,
       boundCidrs: request.boundCidrs,
+      ...(request.role ? { role: request.role } : {}),
     };
     if (request.type === 'batch') return { token: this.sealBatch(entry), entry };
 

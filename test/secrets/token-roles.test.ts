@@ -10,6 +10,7 @@ const policies: Record<string, string> = {
   ops: 'path "secret/ops/*" { capabilities = ["read"] }',
   'team-a-read': 'path "secret/a/*" { capabilities = ["read"] }',
   'team-b-read': 'path "secret/b/*" { capabilities = ["read"] }',
+  'token-maker': 'path "auth/token/create" { capabilities = ["update"] }',
   'role-user': `
     path "auth/token/create/team" { capabilities = ["update"] }
     path "auth/token/create/plain" { capabilities = ["update"] }
@@ -328,3 +329,24 @@ function storedForm(shown: Record<string, unknown>) {
   const { period: _period, explicit_max_ttl: _explicit, ...stored } = shown;
   return stored;
 }
+
+describe('sys/leases/revoke-prefix on the token store', () => {
+  it('revokes the tokens made from one role, with their children, and leaves the others', async () => {
+    await role('ci-jobs', { allowed_policies: ['dev', 'token-maker'], orphan: true });
+    await role('ci-other', { allowed_policies: ['dev'], orphan: true });
+    const [first, second] = [(await issued('ci-jobs', { policies: ['dev', 'token-maker'] })).auth, (await issued('ci-jobs')).auth];
+    const other = (await issued('ci-other')).auth;
+    const plain = (await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['dev'] } })).body.auth;
+    const child = await h.call('POST', '/v1/auth/token/create', { token: first.client_token, body: { policies: ['dev'] } });
+    expect(child.status).toBe(200);
+
+    const revoked = await h.call('PUT', '/v1/sys/leases/revoke-prefix/auth/token/create/ci-jobs', { token: h.rootToken });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(204);
+    for (const token of [first.client_token, second.client_token, child.body.auth.client_token]) {
+      expect(await lookup(token)).toMatchObject({ status: 403 });
+      expect(await h.core.store.prefix(`token#${h.core.keyring.hash(token)}`, '')).toEqual([]);
+    }
+    for (const token of [other.client_token, plain.client_token, h.rootToken]) expect((await lookup(token)).status).toBe(200);
+    expect(await h.core.store.prefix('issued#token', 'auth/token/create/ci-jobs/')).toEqual([]);
+  });
+});

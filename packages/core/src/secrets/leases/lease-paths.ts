@@ -99,13 +99,12 @@ async function revoke(request: Request<z.output<typeof revokeFields>>) {
 
 /**
  * In Vault a login token is a lease too (`auth/<mount>/login/<token>`), so a prefix under `auth/` also revokes the
- * service tokens auth methods issued under it, with their children and leases. The built-in token store's own
- * tokens (`auth/token/…`) are not indexed and are left alone.
+ * service tokens issued under it, with their children and leases: an auth method's logins, or the token store's
+ * own tokens (`auth/token/create/<role>`, `auth/token/create-orphan`, …).
  */
 async function revokeTokensUnder(core: Core, prefix: string): Promise<void> {
   const under = prefix.endsWith('/') ? prefix : `${prefix}/`;
   for (const mount of await core.mounts.list('auth')) {
-    if (mount.builtin) continue;
     if (mount.path.startsWith(under)) await core.tokens.revokeIssued(mount);
     else if (under.startsWith(mount.path)) await core.tokens.revokeIssued(mount, under);
   }

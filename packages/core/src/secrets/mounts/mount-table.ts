@@ -34,6 +34,9 @@ export interface MountEntry {
 /** One mount as enabled: its path, and the uuid that tells it from a later mount at the same path. */
 export type MountRef = Pick<MountEntry, 'path' | 'uuid'>;
 
+/** The built-in token store (`auth/token/`): never stored, never disabled, so always in service. */
+export const tokenStoreMount: MountRef = { path: 'auth/token/', uuid: 'token' };
+
 /** Vault's system-wide defaults: 32 days. A mount's 0 means "use the system value". */
 export const systemMaxTtl = 768 * 3600;
 

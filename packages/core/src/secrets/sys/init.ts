@@ -1,7 +1,7 @@
 import type { Core } from '../../core.ts';
 import { badRequest } from '../../http/errors.ts';
 import { ConditionFailed } from '../../storage/store.ts';
-import { systemMaxTtl } from '../mounts/mount-table.ts';
+import { systemMaxTtl, tokenStoreMount } from '../mounts/mount-table.ts';
 
 export const isInitialized = async (core: Core): Promise<boolean> => (await core.store.get('sys', 'init')) !== undefined;
 
@@ -22,6 +22,7 @@ export async function initialize(core: Core, rootTokenId?: string): Promise<stri
     renewable: false,
     type: 'service',
     path: 'auth/token/root',
+    issuer: tokenStoreMount,
     entityId: '',
     boundCidrs: [],
     parent: undefined,

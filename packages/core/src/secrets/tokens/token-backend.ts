@@ -4,7 +4,7 @@ import { type ApiError, badRequest, permissionDenied } from '../../http/errors.t
 import { bool, count, duration, stringList, stringMap } from '../../http/fields.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
-import { mountTtls } from '../mounts/mount-table.ts';
+import { mountTtls, tokenStoreMount } from '../mounts/mount-table.ts';
 import { type TokenEntry, describeToken, isRootEntry } from './token-entry.ts';
 import { type TokenRole, roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, tokenRolePaths } from './token-roles.ts';
 
@@ -199,6 +199,7 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
     type,
     path: role ? roleTokenPath(request.mount.path, role) : `${request.mount.path}${request.path}`,
     ...(role ? { role: role.name } : {}),
+    issuer: tokenStoreMount,
     // A child carries its parent's identity and address restriction; an orphan starts afresh.
     entityId: data.entity_id ?? (orphan ? '' : parent.entityId),
     boundCidrs: role?.token_bound_cidrs.length ? role.token_bound_cidrs : orphan ? [] : parent.boundCidrs,

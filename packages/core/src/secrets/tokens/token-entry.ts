@@ -20,8 +20,9 @@ export interface TokenEntry {
   type: 'service' | 'batch';
   path: string;
   /**
-   * The auth method mount that issued the token by a login (none for the built-in token store): its service
-   * tokens are indexed under it and revoked when it is disabled; its batch tokens are refused once it is gone.
+   * The auth method that issued the token (a login's mount, or the built-in token store): its service tokens are
+   * indexed under it (`sys/leases/revoke-prefix`) and revoked when it is disabled; its batch tokens are refused
+   * once it is gone.
    */
   issuer?: MountRef;
   entityId: string;

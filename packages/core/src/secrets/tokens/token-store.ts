@@ -5,7 +5,7 @@ import { badRequest } from '../../http/errors.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
 import { dueKey, ttlBackstop } from '../../storage/due.ts';
-import { type MountRef, inServiceCheck, storedInService } from '../mounts/mount-table.ts';
+import { type MountRef, inServiceCheck, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
 import type { TokenEntry } from './token-entry.ts';
 
 export interface NewToken {
@@ -31,7 +31,7 @@ export interface NewToken {
   role?: string;
   /** A caller-chosen token value (root only, as in Vault). */
   id?: string;
-  /** The auth method of a login (none for the token store's own tokens): it indexes the token, its disabling revokes it. */
+  /** The auth method that issues it (a login's, or the token store): it indexes the token; its disabling revokes it. */
   issuer?: MountRef;
 }
 
@@ -98,8 +98,9 @@ export class TokenStore {
       { Put: { Item: { pk: accessorPk(entry.accessor), sk: 'accessor', tokenHash: entry.hash } } },
     ];
     // Indexed with the mount's check in one write: a login racing the mount's disabling either fails here or is
-    // in the index before the disabling process reads it.
-    if (issuer) writes.push({ Put: { Item: { ...issuedKey(issuer, entry), tokenHash: entry.hash } } }, inServiceCheck(issuer));
+    // in the index before the disabling process reads it. The token store itself is never disabled.
+    if (issuer) writes.push({ Put: { Item: { ...issuedKey(issuer, entry), tokenHash: entry.hash } } });
+    if (issuer && !isTokenStore(issuer)) writes.push(inServiceCheck(issuer));
     if (entry.parentHash) {
       writes.push(
         { Put: { Item: { pk: tokenPk(entry.parentHash), sk: `child#${entry.hash}` } } },
@@ -115,7 +116,7 @@ export class TokenStore {
       await this.store.transact(writes);
     } catch (error) {
       if (error instanceof ConditionFailed) {
-        if (issuer && !(await storedInService(this.store, issuer))) throw authMethodDisabled();
+        if (issuer && !isTokenStore(issuer) && !(await storedInService(this.store, issuer))) throw authMethodDisabled();
         throw badRequest('cannot create the token: its id is taken or its parent was revoked');
       }
       throw error;
@@ -368,3 +369,5 @@ function toEntry(item: Item): TokenEntry {
 }
 
 const authMethodDisabled = () => badRequest('cannot create the token: its auth method was disabled');
+
+const isTokenStore = (mount: MountRef) => mount.uuid === tokenStoreMount.uuid;

@@ -653,3 +653,27 @@ describe('tokens from a login', () => {
     expectBadRequest(await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }), 'past the max TTL, cannot renew');
   });
 });
+
+describe('auth/token/accessors', () => {
+  it('lists the accessor of every live service token, from the token store and from logins; sudo only', async () => {
+    const made = await create({ policies: ['reader'] });
+    const batch = await create({ policies: ['reader'], type: 'batch' });
+    const listed = await h.call('LIST', '/v1/auth/token/accessors', { token: h.rootToken });
+    expect(listed.status).toBe(200);
+    const keys = listed.body.data.keys as string[];
+    expect(keys).toContain(made.accessor);
+    expect(keys).toContain((await lookupSelf(h.rootToken)).body.data.accessor);
+    expect(batch.accessor).toBe('');
+    expect(keys).not.toContain('');
+    expect(keys).toEqual([...keys].sort());
+    // Every listed accessor is one a live service token answers to.
+    for (const accessor of keys) {
+      expect((await h.call('POST', '/v1/auth/token/lookup-accessor', { token: h.rootToken, body: { accessor } })).status).toBe(200);
+    }
+    expect((await h.call('GET', '/v1/auth/token/accessors?list=true', { token: h.rootToken })).body.data.keys).toEqual(keys);
+
+    await h.call('POST', '/v1/auth/token/revoke-accessor', { token: h.rootToken, body: { accessor: made.accessor } });
+    expect((await h.call('LIST', '/v1/auth/token/accessors', { token: h.rootToken })).body.data.keys).not.toContain(made.accessor);
+    expectDenied(await h.call('LIST', '/v1/auth/token/accessors', { token: (await create({ policies: ['reader'] })).client_token }));
+  });
+});

@@ -111,6 +111,12 @@ export const tokenBackend: Backend = {
       },
     }),
     path({
+      pattern: 'accessors',
+      fields: z.object({}),
+      sudo: true,
+      operations: { list: async (request) => ({ data: { keys: await request.core.tokens.accessorsIssued(await request.core.mounts.list('auth')) } }) },
+    }),
+    path({
       pattern: 'revoke-orphan',
       fields: tokenField,
       sudo: true,

@@ -99,7 +99,7 @@ export class TokenStore {
     ];
     // Indexed with the mount's check in one write: a login racing the mount's disabling either fails here or is
     // in the index before the disabling process reads it. The token store itself is never disabled.
-    if (issuer) writes.push({ Put: { Item: { ...issuedKey(issuer, entry), tokenHash: entry.hash } } });
+    if (issuer) writes.push({ Put: { Item: { ...issuedKey(issuer, entry), tokenHash: entry.hash, accessor: entry.accessor } } });
     if (issuer && !isTokenStore(issuer)) writes.push(inServiceCheck(issuer));
     if (entry.parentHash) {
       writes.push(
@@ -272,6 +272,12 @@ export class TokenStore {
       if (!(await this.revoke(item.tokenHash as string))) await this.store.delete({ Key: { pk: item.pk, sk: item.sk } });
     }
     return issued.length;
+  }
+
+  /** The accessors of the service tokens these auth methods issued (`auth/token/accessors`), sorted. */
+  async accessorsIssued(issuers: MountRef[]): Promise<string[]> {
+    const issued = await Promise.all(issuers.map((issuer) => this.store.prefix(issuedPk(issuer), '')));
+    return issued.flat().map((item) => item.accessor as string).sort();
   }
 
   /** Records a lease as owned by a token, so revoking the token revokes the lease. */

@@ -1,8 +1,9 @@
-import { sweepTokens } from '@keyhaven/core/jobs.ts';
+import { sweepTokens, tokenQueues } from '@keyhaven/core/jobs.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { jwtBackend, oidcBackend } from '@keyhaven/core/secrets/auth/jwt/jwt-backend.ts';
 import { kvBackend } from '@keyhaven/core/secrets/engines/kv/kv-backend.ts';
-import { sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
+import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
+import { nextDue } from '@keyhaven/core/storage/due.ts';
 import { inRounds } from './rounds.ts';
 
 /**
@@ -13,10 +14,16 @@ import { inRounds } from './rounds.ts';
 const core = coreFromEnvironment([kvBackend, jwtBackend, oidcBackend]);
 
 export function handler(): Promise<{ tokens: number; leases: number; failed: number }> {
-  return inRounds(async () => {
-    const instance = await core();
-    const tokens = await sweepTokens(instance);
-    const leases = await sweepLeases(instance);
-    return { tokens: tokens.tokens, leases: leases.leases, failed: tokens.failed + leases.failed };
-  });
+  return inRounds(
+    async () => {
+      const instance = await core();
+      const tokens = await sweepTokens(instance);
+      const leases = await sweepLeases(instance);
+      return { tokens: tokens.tokens, leases: leases.leases, failed: tokens.failed + leases.failed };
+    },
+    async () => {
+      const instance = await core();
+      return nextDue(instance, [...tokenQueues, ...leaseQueues(instance)]);
+    },
+  );
 }

@@ -88,6 +88,26 @@ describe('each engine job sweeps its own leases (functions/jobs/mesh.ts with the
     expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(404);
   });
 
+  it('an idle job returns after one round; a lease expiring within the run is revoked by the same run', async () => {
+    process.env.KEYHAVEN_JOB_RUN_MS = '20000';
+    process.env.KEYHAVEN_JOB_PAUSE_MS = '100';
+    try {
+      // Nothing queued: one round, and the run ends (not after 20 s: the test's own time limit would fail first).
+      expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 0, failed: 0 });
+
+      expect((await call(mesh, 'POST', '/v1/mesh/roles/brief', { mesh_policies: 'svc-read', ttl: '2s' })).status).toBe(204);
+      const creds = await call(mesh, 'GET', '/v1/mesh/creds/brief');
+      expect(creds.body.lease_duration).toBe(2);
+      const accessor = creds.body.data.accessor as string;
+      expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 1, failed: 0 });
+      expect(consul.token(accessor)).toBeUndefined();
+      expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: creds.body.lease_id })).status).toBe(404);
+    } finally {
+      process.env.KEYHAVEN_JOB_RUN_MS = '0';
+      delete process.env.KEYHAVEN_JOB_PAUSE_MS;
+    }
+  });
+
   it('disabling the mesh mount through sys/: the mesh job revokes its leases, then removes the mount', async () => {
     const creds = await call(mesh, 'GET', '/v1/mesh/creds/app');
     const accessor = creds.body.data.accessor as string;

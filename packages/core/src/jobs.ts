@@ -1,4 +1,5 @@
 import type { Core } from './core.ts';
+import { TOKEN_EXPIRY_QUEUE } from './scheduler/acl/tokens.ts';
 import { sweepScheduler } from './scheduler/sweep.ts';
 import { sweepLeases } from './secrets/leases/lease-sweep.ts';
 import { dueItems } from './storage/due.ts';
@@ -16,6 +17,9 @@ export async function sweepExpired(core: Core, limit = 500): Promise<{ tokens: n
   const leases = await sweepLeases(core, limit);
   return { tokens: tokens.tokens, leases: leases.leases, failed: tokens.failed + leases.failed };
 }
+
+/** The due queues `sweepTokens` reads: the secrets service's tokens and the scheduler's. */
+export const tokenQueues = ['expiry', TOKEN_EXPIRY_QUEUE];
 
 /** Revokes the expired tokens (with their children; their leases go to their engines' queues), then the scheduler's. */
 export async function sweepTokens(core: Core, limit = 500): Promise<{ tokens: number; failed: number }> {

@@ -20,3 +20,19 @@ export const dueItems = (core: Core, queue: string, limit: number) =>
       Limit: limit,
     })
     .then((items) => items.slice(0, limit));
+
+/** When the earliest item of these queues falls due (epoch seconds; past if something is due now), if any. */
+export async function nextDue(core: Core, queues: string[]): Promise<number | undefined> {
+  const heads = await Promise.all(
+    queues.map((queue) =>
+      core.store.query({
+        IndexName: 'due',
+        KeyConditionExpression: 'duePk = :queue',
+        ExpressionAttributeValues: { ':queue': queue },
+        Limit: 1,
+      }),
+    ),
+  );
+  const times = heads.flatMap((items) => items.slice(0, 1).map((item) => Number.parseInt(String(item.dueSk), 10)));
+  return times.length > 0 ? Math.min(...times) : undefined;
+}

@@ -3,6 +3,10 @@ import { dueItems } from '../../storage/due.ts';
 import { finishDisabledMounts } from '../mounts/disable-mount.ts';
 import { leaseQueue } from './lease-manager.ts';
 
+/** The due queues `sweepLeases` reads: one per engine this process bundles that issues leases. */
+export const leaseQueues = (core: Core) =>
+  [...core.backends].filter(([, backend]) => backend.leases).map(([type]) => leaseQueue(type));
+
 /**
  * Revokes the due leases of every engine this process bundles, each from its engine's queue (expired, handed off
  * by a function without the backend, or retried after a failure, with backoff: see LeaseManager), then finishes
@@ -10,9 +14,8 @@ import { leaseQueue } from './lease-manager.ts';
  */
 export async function sweepLeases(core: Core, limit = 500): Promise<{ leases: number; failed: number }> {
   const result = { leases: 0, failed: 0 };
-  for (const [type, backend] of core.backends) {
-    if (!backend.leases) continue;
-    for (const item of await dueItems(core, leaseQueue(type), limit)) {
+  for (const queue of leaseQueues(core)) {
+    for (const item of await dueItems(core, queue, limit)) {
       try {
         await core.leases.revoke(item.sk);
         result.leases++;

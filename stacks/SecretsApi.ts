@@ -1,5 +1,7 @@
 import { Api, type Function as SstFunction, type StackContext, use } from 'sst/constructs';
 import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
+import { Stack } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { directoryNetwork, keyhavenFunction } from './functions.ts';
 import { type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
 import { Storage } from './Storage.ts';
@@ -50,6 +52,7 @@ export function SecretsApi({ stack }: StackContext) {
       }),
     );
   }
+  grantRevocation(functions, config.mounts);
   const api = new Api(stack, 'SecretsApi', {
     routes: Object.fromEntries(
       Object.entries(routes).map(([route, family]) => [route, { function: functions.get(family) as SstFunction }]),
@@ -59,4 +62,25 @@ export function SecretsApi({ stack }: StackContext) {
   });
   stack.addOutputs({ SecretsUrl: api.customDomainUrl ?? api.url });
   return { api, functions };
+}
+
+/**
+ * The system function (`sys/leases/revoke`, token revocation) revokes an engine's lease by invoking that engine's
+ * function and waiting, as Vault's revocation is synchronous: it gets their names (`KEYHAVEN_ENGINE_FUNCTIONS`,
+ * mount type -> function) and may invoke those functions, nothing else.
+ */
+function grantRevocation(functions: Map<SecretsFamily, SstFunction>, mounts: DeclaredMount[]): void {
+  const system = functions.get('system');
+  const engines: Record<string, SstFunction> = {};
+  for (const mount of mounts) {
+    const family = familyOfType[mount.type];
+    const fn = family && family !== 'jwt' ? functions.get(family) : undefined;
+    if (fn) engines[mount.type] = fn;
+  }
+  if (!system || Object.keys(engines).length === 0) return;
+  const names = Object.fromEntries(Object.entries(engines).map(([type, fn]) => [type, fn.functionName]));
+  system.addEnvironment('KEYHAVEN_ENGINE_FUNCTIONS', Stack.of(system).toJsonString(names));
+  system.attachPermissions([
+    new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [...new Set(Object.values(engines))].map((fn) => fn.functionArn) }),
+  ]);
 }

@@ -156,11 +156,30 @@ describe('SST app, synthesised offline (stage "test")', () => {
     for (const template of [s.secrets, s.scheduler, s.jobs]) {
       for (const { where, statement } of policyStatements(template).filter(({ where }) => /^(Secrets|Scheduler|Job)/.test(where))) {
         for (const action of asList(statement.Action)) {
-          const fine = allowedForFunctions.has(action) || (where.startsWith('Jobtablestream') && streamAndQueue.has(action));
+          const fine =
+            allowedForFunctions.has(action) ||
+            (where.startsWith('Jobtablestream') && streamAndQueue.has(action)) ||
+            (where.startsWith('Secretssystem') && action === 'lambda:InvokeFunction');
           expect(fine, `${where} grants ${action}`).toBe(true);
           if (allowedForFunctions.has(action)) expect(JSON.stringify(statement.Resource)).not.toBe('"*"');
         }
       }
     }
+  });
+
+  it('lets the system function invoke exactly the engine functions, named by mount type, to revoke their leases', () => {
+    const functions = Object.fromEntries(appFunctions(s.secrets));
+    const idOf = (handler: string) => Object.entries(functions).find(([, fn]) => fn.Properties.Handler === handler)?.[0] as string;
+    const system = functions[idOf('functions/secrets/system.handler')];
+    const engineFunctions = JSON.stringify(system?.Properties.Environment.Variables.KEYHAVEN_ENGINE_FUNCTIONS);
+    for (const [type, family] of [['kv', 'kv'], ['cloud', 'cloud'], ['ldap', 'ldap'], ['mesh', 'mesh']]) {
+      expect(engineFunctions).toContain(`${type}\\":\\"`);
+      expect(engineFunctions).toContain(idOf(`functions/secrets/${family}.handler`));
+    }
+    expect(engineFunctions).not.toContain(idOf('functions/secrets/jwt.handler'));
+    const invokes = policyStatements(s.secrets).filter(({ statement }) => asList(statement.Action).includes('lambda:InvokeFunction'));
+    expect(invokes.map(({ where }) => where.startsWith('Secretssystem'))).toEqual([true]);
+    const targets = (invokes[0]?.statement.Resource as Array<{ 'Fn::GetAtt': [string, string] }>).map((arn) => arn['Fn::GetAtt'][0]).sort();
+    expect(targets).toEqual(['kv', 'cloud', 'ldap', 'mesh'].map((family) => idOf(`functions/secrets/${family}.handler`)).sort());
   });
 });

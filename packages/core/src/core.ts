@@ -21,7 +21,15 @@ export interface Core {
   policies: PolicyStore;
   tokens: TokenStore;
   leases: LeaseManager;
+  /** Revokes a lease in the function that bundles its engine (see `CoreOptions.revokeElsewhere`). */
+  revokeElsewhere?: RevokeElsewhere;
 }
+
+/**
+ * Asks the function that bundles a mount type's backend to revoke a lease, and waits for it: true once revoked
+ * there, false when no such function is known; throws when that function fails.
+ */
+export type RevokeElsewhere = (mountType: string, leaseId: string) => Promise<boolean>;
 
 export interface CoreOptions {
   dynamodb: DynamoDBClient;
@@ -34,6 +42,8 @@ export interface CoreOptions {
   cacheSeconds?: number;
   /** The stage's routed mounts in AWS (see MountTable); absent locally, where every family is served. */
   declaredMounts?: ReadonlyArray<{ path: string; type: string }>;
+  /** In AWS, the system function's way to the engines' functions, so a revocation there is as synchronous as Vault's. */
+  revokeElsewhere?: RevokeElsewhere;
 }
 
 export async function createCore(options: CoreOptions): Promise<Core> {
@@ -66,6 +76,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     mounts,
     policies: new PolicyStore(store, clock, cacheSeconds),
     tokens,
+    ...(options.revokeElsewhere ? { revokeElsewhere: options.revokeElsewhere } : {}),
   };
   const core: Core = Object.assign(partial, { leases: undefined as unknown as LeaseManager });
   core.leases = new LeaseManager(core);

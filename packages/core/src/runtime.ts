@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { type Core, type CoreOptions, createCore } from './core.ts';
+import { type Core, type CoreOptions, createCore, type RevokeElsewhere } from './core.ts';
 import { type KeySource, fileKeySource, kmsKeySource } from './storage/keyring.ts';
 
 /**
@@ -17,6 +17,7 @@ export function coreFromEnvironment(backends: CoreOptions['backends'], env = pro
       keySource: keySource(env),
       backends,
       ...(env.KEYHAVEN_DECLARED_MOUNTS ? { declaredMounts: declaredMounts(env.KEYHAVEN_DECLARED_MOUNTS) } : {}),
+      ...(env.KEYHAVEN_ENGINE_FUNCTIONS ? { revokeElsewhere: revokeThroughLambda(env.KEYHAVEN_ENGINE_FUNCTIONS, env.KEYHAVEN_LAMBDA_ENDPOINT) } : {}),
     });
     core.catch(() => {
       core = undefined;
@@ -35,6 +36,41 @@ function declaredMounts(json: string): Array<{ path: string; type: string }> {
     parsed.every((mount) => typeof mount?.path === 'string' && mount.path.endsWith('/') && typeof mount?.type === 'string');
   if (!valid) throw new Error('KEYHAVEN_DECLARED_MOUNTS must be a JSON list of {"path": "<path>/", "type": "<type>"}');
   return parsed;
+}
+
+/**
+ * `KEYHAVEN_ENGINE_FUNCTIONS` (`{"ldap": "<function name>", …}`): the system function revokes a lease of an engine it
+ * does not bundle by invoking that engine's function and waiting (`RevokeLeaseEvent` in functions/secrets/app.ts).
+ * `KEYHAVEN_LAMBDA_ENDPOINT` points the client at a local stand-in. The Lambda client is loaded on first use.
+ */
+function revokeThroughLambda(json: string, endpoint: string | undefined): RevokeElsewhere {
+  const parsed: unknown = JSON.parse(json);
+  const valid = typeof parsed === 'object' && parsed !== null && Object.values(parsed).every((name) => typeof name === 'string');
+  if (!valid) throw new Error('KEYHAVEN_ENGINE_FUNCTIONS must be a JSON object of mount type -> function name');
+  const functions = parsed as Record<string, string>;
+  let client: Promise<{ invoke: (name: string, payload: string) => Promise<{ error?: string; payload: string }> }> | undefined;
+  const lambda = () =>
+    (client ??= import('@aws-sdk/client-lambda').then(({ InvokeCommand, LambdaClient }) => {
+      const sdk = endpoint
+        ? new LambdaClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+        : new LambdaClient({});
+      return {
+        invoke: async (name: string, payload: string) => {
+          const out = await sdk.send(new InvokeCommand({ FunctionName: name, Payload: new TextEncoder().encode(payload) }));
+          return { ...(out.FunctionError ? { error: out.FunctionError } : {}), payload: new TextDecoder().decode(out.Payload) };
+        },
+      };
+    }));
+  return async (mountType, leaseId) => {
+    const name = functions[mountType];
+    if (!name) return false;
+    const answer = await (await lambda()).invoke(name, JSON.stringify({ keyhaven: 'revoke-lease', leaseId }));
+    if (answer.error) {
+      const message = (JSON.parse(answer.payload || '{}') as { errorMessage?: string }).errorMessage;
+      throw new Error(`the ${mountType} function failed: ${message ?? answer.error}`);
+    }
+    return true;
+  };
 }
 
 export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {

@@ -186,7 +186,8 @@ export class LeaseManager {
    * Revokes through the backend's hook, then forgets the lease. A failing hook leaves the lease queued for a
    * retry with backoff (and irrevocable after the last) and throws a 502; `force` forgets it regardless.
    * A process that does not bundle the lease's backend (in AWS, each family is its own function) hands the
-   * revocation to its engine's job: the lease stays, queued as due now on its engine's queue.
+   * revocation to its engine: the lease is queued as due now on its engine's queue, and the engine's function
+   * revokes it at once when it can be asked (`revokeElsewhere`), else the engine's job at its next run.
    */
   async revoke(leaseId: string, options: { force?: boolean } = {}): Promise<void> {
     const lease = await this.claim(leaseId);
@@ -196,6 +197,9 @@ export class LeaseManager {
       if (!mount) throw new Error('its mount no longer exists');
       if (!options.force && !this.core.backends.has(mount.type)) {
         await this.handOff(lease);
+        // Then, where the engine's function can be asked (AWS), it revokes the lease now, as Vault would before
+        // answering; if it cannot, the lease stays queued for the engine's job, with a failure recorded below.
+        await this.core.revokeElsewhere?.(mount.type, leaseId);
         return;
       }
       if (!hooks) throw new Error(`the ${mount.type} backend has no revoke hook for "${lease.secretType}"`);

@@ -179,7 +179,8 @@ describe('SST app, synthesised offline (stage "test")', () => {
     expect(engineFunctions).not.toContain(idOf('functions/secrets/jwt.handler'));
     const invokes = policyStatements(s.secrets).filter(({ statement }) => asList(statement.Action).includes('lambda:InvokeFunction'));
     expect(invokes.map(({ where }) => where.startsWith('Secretssystem'))).toEqual([true]);
-    const targets = (invokes[0]?.statement.Resource as Array<{ 'Fn::GetAtt': [string, string] }>).map((arn) => arn['Fn::GetAtt'][0]).sort();
+    const resources = (invokes[0]?.statement.Resource ?? []) as Array<{ 'Fn::GetAtt': [string, string] }>;
+    const targets = resources.map((arn) => arn['Fn::GetAtt'][0]).sort();
     expect(targets).toEqual(['kv', 'cloud', 'ldap', 'mesh'].map((family) => idOf(`functions/secrets/${family}.handler`)).sort());
   });
 });

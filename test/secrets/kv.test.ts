@@ -144,4 +144,34 @@ describe('kv', () => {
     expect((await h.call('GET', '/v1/secret/top', { token })).status).toBe(403);
     expect((await h.call('GET', '/v1/secret/app/db', asRoot())).body.data).toEqual({ password: 'pw' });
   });
+
+  it('reads with a service token in one round trip (token and secret together), and shows nothing the policy denies', async () => {
+    await h.call('POST', '/v1/secret/app/db', asRoot({ password: 'pw' }));
+    await h.call('POST', '/v1/secret/top', asRoot({ password: 'top' }));
+    await h.call('PUT', '/v1/sys/policies/acl/app-reader', asRoot({ policy: 'path "secret/app/*" { capabilities = ["read"] }' }));
+    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app-reader'] }))).body.auth.client_token as string;
+    const sent: string[] = [];
+    h.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize', name: 'kvTestCommands' },
+    );
+    expect((await h.call('GET', '/v1/secret/app/db', { token })).body.data).toEqual({ password: 'pw' });
+    sent.length = 0;
+    expect((await h.call('GET', '/v1/secret/app/db', { token })).body.data).toEqual({ password: 'pw' });
+    expect(sent).toEqual(['BatchGetItemCommand']);
+    // A batch token made by another token dies with it: its parent's item is read in the same round trip.
+    const batch = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app-reader'], type: 'batch' }))).body.auth.client_token;
+    sent.length = 0;
+    expect((await h.call('GET', '/v1/secret/app/db', { token: batch })).body.data).toEqual({ password: 'pw' });
+    expect(sent).toEqual(['BatchGetItemCommand']);
+
+    const denied = await h.call('GET', '/v1/secret/top', { token });
+    expect(denied).toEqual({ status: 403, body: { errors: ['permission denied'] } });
+    expect((await h.call('GET', '/v1/secret/app/none', { token })).status).toBe(404);
+    await h.call('POST', '/v1/auth/token/revoke', asRoot({ token }));
+    expect((await h.call('GET', '/v1/secret/app/db', { token })).status).toBe(403);
+  });
 });

@@ -83,6 +83,11 @@ export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
   unauthenticated?: boolean;
   /** Needs `sudo` on top of the operation's capability. */
   sudo?: boolean;
+  /**
+   * The storage keys a `read` will get, from the path's captures: read in the same round trip as the caller's
+   * token (one BatchGetItem instead of two reads), and never shown unless the caller's policy allows the read.
+   */
+  prefetch?: (params: Record<string, string>) => string[];
 }
 
 export interface LeaseHooks {

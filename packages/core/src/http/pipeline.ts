@@ -2,11 +2,12 @@ import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import type { Core } from '../core.ts';
 import { uuid } from '../lib/random.ts';
-import { MountStorage } from '../secrets/mounts/mount-storage.ts';
-import { mountTtls } from '../secrets/mounts/mount-table.ts';
+import { MountStorage, mountPartition } from '../secrets/mounts/mount-storage.ts';
+import { type MountEntry, mountTtls } from '../secrets/mounts/mount-table.ts';
 import type { Capability } from '../secrets/policies/policy-document.ts';
 import { type Caller, ownerHash, tokenFromHeaders } from '../secrets/tokens/caller.ts';
 import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
+import { type Item, itemKey } from '../storage/store.ts';
 import type { Operation, PathSpec, Reply, Request } from './backend.ts';
 import { ApiError, badRequest, notFound, permissionDenied } from './errors.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
@@ -34,6 +35,12 @@ export const maxBodyBytes = 1024 * 1024;
  * The request pipeline every backend shares: mount routing, token and policy check, field validation,
  * handler, leases and login tokens, and Vault's envelope. No input reaches a 500 unless a handler is wrong.
  */
+/** What `readAhead` read: the caller's token item and the request's storage items (absent ones as `undefined`). */
+interface ReadAhead {
+  tokenItem: Item | undefined;
+  storage: Map<string, Item | undefined>;
+}
+
 export class Pipeline {
   private readonly compiled = new Map<string, CompiledPath[]>();
 
@@ -81,7 +88,8 @@ export class Pipeline {
     const { spec, params } = matched;
     const supported = (op: Operation) => spec.operations[op] !== undefined;
 
-    const caller = spec.unauthenticated ? undefined : await this.authenticate(raw);
+    const ahead = operation === 'read' && !spec.unauthenticated ? await this.readAhead(raw, spec, params, mount) : undefined;
+    const caller = spec.unauthenticated ? undefined : await this.authenticate(raw, ahead);
     if (caller && operation === 'write' && !writeKinds.some((op) => caller.acl.allows(path, op as Capability))) {
       throw permissionDenied();
     }
@@ -101,7 +109,7 @@ export class Pipeline {
       data: parsed.data as Record<string, unknown>,
       body,
       mount,
-      storage: new MountStorage(this.core.store, this.core.keyring, mount.uuid),
+      storage: new MountStorage(this.core.store, this.core.keyring, mount.uuid, ahead?.storage),
       caller,
       core: this.core,
       requestId,
@@ -129,10 +137,27 @@ export class Pipeline {
     }
   }
 
-  private async authenticate(raw: RawRequest): Promise<Caller> {
+  /**
+   * A read whose storage keys the path names (`PathSpec.prefetch`): the item the caller's token needs (its own, or a
+   * batch token's parent's) and the data in one BatchGetItem. The data stays unused until the caller is authorised.
+   */
+  private async readAhead(raw: RawRequest, spec: PathSpec, params: Record<string, string>, mount: MountEntry): Promise<ReadAhead | undefined> {
+    const token = tokenFromHeaders(raw.headers);
+    const keys = spec.prefetch?.(params) ?? [];
+    if (!token || keys.length === 0) return undefined;
+    const tokenKey = this.core.tokens.keyOf(token);
+    const storagePk = mountPartition(mount.uuid);
+    const items = await this.core.store.batchGet([...(tokenKey ? [tokenKey] : []), ...keys.map((key) => ({ pk: storagePk, sk: key }))]);
+    return {
+      tokenItem: tokenKey && items.get(itemKey(tokenKey.pk, tokenKey.sk)),
+      storage: new Map(keys.map((key) => [key, items.get(itemKey(storagePk, key))])),
+    };
+  }
+
+  private async authenticate(raw: RawRequest, ahead?: ReadAhead): Promise<Caller> {
     const token = tokenFromHeaders(raw.headers);
     if (!token) throw permissionDenied();
-    const entry = await this.core.tokens.lookup(token);
+    const entry = ahead ? await this.core.tokens.lookupWith(token, ahead.tokenItem) : await this.core.tokens.lookup(token);
     if (!entry) throw permissionDenied('permission denied: invalid or expired token');
     if (!cidrAllows(entry, raw.clientIp)) throw permissionDenied('permission denied: token not valid from this address');
     return { token, entry, acl: await this.core.policies.acl(entry.policies) };

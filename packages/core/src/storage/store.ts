@@ -1,6 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   type DeleteCommandInput,
   DynamoDBDocumentClient,
@@ -21,6 +22,9 @@ type TransactEntry = NonNullable<TransactWriteCommandInput['TransactItems']>[num
 /** One write of a transaction; the table name is added by `transact`. */
 export type TransactItem = { [K in keyof TransactEntry]?: Omit<NonNullable<TransactEntry[K]>, 'TableName'> };
 
+/** How `batchGet` names an item. */
+export const itemKey = (pk: string, sk: string) => `${pk}|${sk}`;
+
 /** A write whose condition did not hold: the invariant the caller relied on was protected by DynamoDB. */
 export class ConditionFailed extends Error {}
 
@@ -37,6 +41,21 @@ export class Store {
   async get<T extends Item = Item>(pk: string, sk: string): Promise<T | undefined> {
     const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }));
     return out.Item as T | undefined;
+  }
+
+  /**
+   * Several items in one round trip (strongly consistent), keyed `pk|sk`; an absent item is absent from the map.
+   * Keys DynamoDB leaves unprocessed under load are asked for again.
+   */
+  async batchGet(keys: Array<{ pk: string; sk: string }>): Promise<Map<string, Item>> {
+    const found = new Map<string, Item>();
+    let pending: Array<Record<string, unknown>> = keys;
+    while (pending.length > 0) {
+      const out = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of (out.Responses?.[this.tableName] ?? []) as Item[]) found.set(itemKey(item.pk, item.sk), item);
+      pending = out.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    }
+    return found;
   }
 
   async put(input: Omitted<PutCommandInput>): Promise<void> {

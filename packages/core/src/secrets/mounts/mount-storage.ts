@@ -1,6 +1,9 @@
 import type { Keyring } from '../../storage/keyring.ts';
 import type { Item, Store } from '../../storage/store.ts';
 
+/** The partition that holds a mount's storage. */
+export const mountPartition = (mountUuid: string) => `mount#${mountUuid}`;
+
 /**
  * A backend's own corner of the table, like Vault's logical storage: keys are slash paths inside one
  * partition per mount, so a mount can be moved or wiped without touching anyone else's data.
@@ -11,12 +14,14 @@ export class MountStorage {
     readonly store: Store,
     private readonly keyring: Keyring,
     mountUuid: string,
+    /** Items read ahead for this request (see `PathSpec.prefetch`), by key; a key here absent from the table is `undefined`. */
+    private readonly prefetched?: ReadonlyMap<string, Item | undefined>,
   ) {
-    this.pk = `mount#${mountUuid}`;
+    this.pk = mountPartition(mountUuid);
   }
 
   async get<T = Record<string, unknown>>(key: string): Promise<T | undefined> {
-    const item = await this.store.get(this.pk, key);
+    const item = this.prefetched?.has(key) ? this.prefetched.get(key) : await this.store.get(this.pk, key);
     return item?.value as T | undefined;
   }
 

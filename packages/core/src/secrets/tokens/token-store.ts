@@ -126,12 +126,36 @@ export class TokenStore {
 
   /** The live token behind a token string, or undefined when unknown, expired, revoked or malformed. */
   async lookup(token: string): Promise<TokenEntry | undefined> {
-    if (token.startsWith('hvb.')) return this.openBatch(token);
-    return this.lookupHash(this.keyring.hash(token));
+    const key = this.keyOf(token);
+    return this.lookupWith(token, key && (await this.store.get(key.pk, key.sk)));
   }
 
   async lookupHash(hash: string): Promise<TokenEntry | undefined> {
-    const item = await this.store.get(tokenPk(hash), 'token');
+    return this.entryOf(await this.store.get(tokenPk(hash), 'token'));
+  }
+
+  /**
+   * The one item looking a token up reads: a service token's own, a child batch token's parent's (a batch token
+   * dies with its parent); none for an orphan batch token. A request can read it with its data in one round trip.
+   */
+  keyOf(token: string): { pk: string; sk: string } | undefined {
+    const hash = token.startsWith('hvb.') ? this.sealedEntry(token)?.parentHash : this.keyring.hash(token);
+    return hash ? { pk: tokenPk(hash), sk: 'token' } : undefined;
+  }
+
+  /** The token's entry given the item `keyOf` names, as read (undefined when absent): no further table read. */
+  async lookupWith(token: string, item: Item | undefined): Promise<TokenEntry | undefined> {
+    if (!token.startsWith('hvb.')) return this.entryOf(item);
+    const entry = this.sealedEntry(token);
+    if (!entry || (entry.parentHash && !this.entryOf(item))) return undefined;
+    // Never stored, a batch token cannot be revoked with its auth method: it is refused once the method is
+    // disabled (or being disabled), as in Vault, where it stops working with its mount. Answered from the mount
+    // table's cache, so a disable made in another process counts within its `cacheSeconds`, as routing does.
+    if (entry.issuer && !(await this.authMethodInService(entry.issuer))) return undefined;
+    return entry;
+  }
+
+  private entryOf(item: Item | undefined): TokenEntry | undefined {
     return item && this.live(item) ? toEntry(item) : undefined;
   }
 
@@ -328,7 +352,8 @@ export class TokenStore {
     return `hvb.${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
   }
 
-  private async openBatch(token: string): Promise<TokenEntry | undefined> {
+  /** A batch token's sealed entry, if it opens and has not expired. */
+  private sealedEntry(token: string): TokenEntry | undefined {
     const raw = Buffer.from(token.slice(4), 'base64url');
     if (raw.length < 29) return undefined;
     let entry: TokenEntry;
@@ -341,12 +366,6 @@ export class TokenStore {
       return undefined;
     }
     if (entry.expireTime && entry.expireTime <= epochSeconds(this.clock)) return undefined;
-    // A batch token dies with its parent: one read, only for non-orphans.
-    if (entry.parentHash && !(await this.lookupHash(entry.parentHash))) return undefined;
-    // Never stored, a batch token cannot be revoked with its auth method: it is refused once the method is
-    // disabled (or being disabled), as in Vault, where it stops working with its mount. Answered from the mount
-    // table's cache, so a disable made in another process counts within its `cacheSeconds`, as routing does.
-    if (entry.issuer && !(await this.authMethodInService(entry.issuer))) return undefined;
     return entry;
   }
 }

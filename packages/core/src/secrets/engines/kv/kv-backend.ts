@@ -17,6 +17,7 @@ export const kvBackend: Backend = {
       pattern: ':path*',
       fields,
       exists: async ({ storage, data }) => (await storage.get(key(data.path))) !== undefined,
+      prefetch: (params) => (key(params.path ?? '') === '' ? [] : [key(params.path ?? '')]),
       operations: {
         read: async ({ storage, data }) => {
           const secret = await readSecret(storage, data.path);

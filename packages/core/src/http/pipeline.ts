@@ -144,12 +144,13 @@ export class Pipeline {
   private async readAhead(raw: RawRequest, spec: PathSpec, params: Record<string, string>, mount: MountEntry): Promise<ReadAhead | undefined> {
     const token = tokenFromHeaders(raw.headers);
     const keys = spec.prefetch?.(params) ?? [];
-    if (!token || keys.length === 0) return undefined;
-    const tokenKey = this.core.tokens.keyOf(token);
+    // An orphan batch token needs no read: the data alone is one GetItem, as without reading ahead.
+    const tokenKey = token && keys.length > 0 ? this.core.tokens.keyOf(token) : undefined;
+    if (!tokenKey) return undefined;
     const storagePk = mountPartition(mount.uuid);
-    const items = await this.core.store.batchGet([...(tokenKey ? [tokenKey] : []), ...keys.map((key) => ({ pk: storagePk, sk: key }))]);
+    const items = await this.core.store.batchGet([tokenKey, ...keys.map((key) => ({ pk: storagePk, sk: key }))]);
     return {
-      tokenItem: tokenKey && items.get(itemKey(tokenKey.pk, tokenKey.sk)),
+      tokenItem: items.get(itemKey(tokenKey.pk, tokenKey.sk)),
       storage: new Map(keys.map((key) => [key, items.get(itemKey(storagePk, key))])),
     };
   }

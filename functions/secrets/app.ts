@@ -1,3 +1,5 @@
+import type { EngineRequest } from '@keyhaven/core/core.ts';
+import { answerEngineRequest } from '@keyhaven/core/engine-requests.ts';
 import type { Backend } from '@keyhaven/core/http/backend.ts';
 import { createSecretsApp } from '@keyhaven/core/http/secrets-app.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
@@ -5,12 +7,11 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { handle, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
 
 /**
- * A direct invocation by the system function (never API Gateway: only the system function may invoke this one):
- * revoke a lease of this family's engine now, as `sys/leases/revoke` promises. See `revokeElsewhere` in runtime.ts.
+ * A direct invocation by the system function (never API Gateway: only the system function may invoke this one),
+ * asking this family's engine to revoke leases or finish a disable now. See `askThroughLambda` in runtime.ts.
  */
-export interface RevokeLeaseEvent {
-  keyhaven: 'revoke-lease';
-  leaseId: string;
+export interface EngineEvent {
+  keyhaven: EngineRequest;
 }
 
 /**
@@ -25,15 +26,15 @@ export function secretsHandler(backends: Backend[]) {
     clientIp: (env) => (env as { event?: APIGatewayProxyEventV2 }).event?.requestContext?.http?.sourceIp ?? '',
   });
   const http = handle(app);
-  return async (event: LambdaEvent | RevokeLeaseEvent, context?: LambdaContext) => {
-    if (isRevokeLease(event)) {
-      // A failure is thrown: the caller sees the function's error and answers 502, the lease stays queued.
-      await (await core()).leases.revoke(event.leaseId);
-      return { revoked: event.leaseId };
+  return async (event: LambdaEvent | EngineEvent, context?: LambdaContext) => {
+    if (isEngineEvent(event)) {
+      // A failure is thrown: the caller sees the function's error and answers 502, the leases stay queued.
+      await answerEngineRequest(await core(), event.keyhaven);
+      return { done: event.keyhaven };
     }
     return http(event, context);
   };
 }
 
-const isRevokeLease = (event: LambdaEvent | RevokeLeaseEvent): event is RevokeLeaseEvent =>
-  (event as Partial<RevokeLeaseEvent>).keyhaven === 'revoke-lease';
+const isEngineEvent = (event: LambdaEvent | EngineEvent): event is EngineEvent =>
+  typeof (event as Partial<EngineEvent>).keyhaven === 'object';

@@ -60,7 +60,7 @@ describe('revoking through the engine function (functions/secrets/system.ts -> f
     expect(lambda.invocations.at(-1)).toEqual({
       functionName: 'prod-keyhaven-Secrets-mesh',
       invocationType: 'RequestResponse',
-      payload: { keyhaven: 'revoke-lease', leaseId },
+      payload: { keyhaven: { revokeLease: leaseId } },
     });
   });
 
@@ -71,6 +71,19 @@ describe('revoking through the engine function (functions/secrets/system.ts -> f
     expect((await call(system, 'POST', '/v1/auth/token/revoke', { token: owner })).status).toBe(204);
     expect(consul.token(creds.body.data.accessor)).toBeUndefined();
     expect((await lookup(creds.body.lease_id)).status).toBe(404);
+  });
+
+  it('revoke-prefix hands the mesh function all the leases under the prefix in one invocation', async () => {
+    const issued = [await call(mesh, 'GET', '/v1/mesh/creds/app'), await call(mesh, 'GET', '/v1/mesh/creds/app')];
+    const before = lambda.invocations.length;
+    expect((await call(system, 'PUT', '/v1/sys/leases/revoke-prefix/mesh/creds/app')).status).toBe(204);
+    expect(lambda.invocations.slice(before)).toEqual([
+      { functionName: 'prod-keyhaven-Secrets-mesh', invocationType: 'RequestResponse', payload: { keyhaven: { revokePrefix: 'mesh/creds/app' } } },
+    ]);
+    for (const creds of issued) {
+      expect(consul.token(creds.body.data.accessor)).toBeUndefined();
+      expect((await lookup(creds.body.lease_id)).status).toBe(404);
+    }
   });
 
   it('a mesh server that is down: 502 naming the failure, the lease stays queued, and the mesh job revokes it later', async () => {
@@ -91,5 +104,15 @@ describe('revoking through the engine function (functions/secrets/system.ts -> f
     expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 1, failed: 0 });
     expect(consul.token(creds.body.data.accessor)).toBeUndefined();
     expect((await lookup(leaseId)).status).toBe(404);
+  });
+
+  it('disabling the mesh mount answers once its leases are revoked and the mount is gone; the path is free at once', async () => {
+    const creds = await call(mesh, 'GET', '/v1/mesh/creds/app');
+    expect((await call(system, 'DELETE', '/v1/sys/mounts/mesh')).status).toBe(204);
+    expect(consul.token(creds.body.data.accessor)).toBeUndefined();
+    expect((await lookup(creds.body.lease_id)).status).toBe(404);
+    expect(lambda.invocations.at(-1)?.payload).toEqual({ keyhaven: { finishDisabled: true } });
+    expect(Object.keys((await call(system, 'GET', '/v1/sys/mounts')).body.data)).not.toContain('mesh/');
+    expect((await call(system, 'POST', '/v1/sys/mounts/mesh', { type: 'mesh' })).status).toBe(204);
   });
 });

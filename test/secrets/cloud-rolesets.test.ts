@@ -104,7 +104,11 @@ describe('cloud rolesets', () => {
     expect(first.body.lease_id).toBe('');
     expect(first.body.renewable).toBe(false);
     const now = Math.floor(engine.h.clock.now() / 1000);
-    expect(first.body.data).toEqual({ token: expect.stringMatching(/^ya29\./), expires_at_seconds: now + 3599, token_ttl: 3599 });
+    // Google grants an hour; what is left of it when the answer is written depends on how busy the machine is.
+    const { token_ttl: ttl } = first.body.data;
+    expect(ttl).toBeGreaterThanOrEqual(3590);
+    expect(ttl).toBeLessThanOrEqual(3600);
+    expect(first.body.data).toEqual({ token: expect.stringMatching(/^ya29\./), expires_at_seconds: now + ttl, token_ttl: ttl });
     const info = engine.google.tokenInfo(first.body.data.token);
     expect(info).toMatchObject({ principal: data.service_account_email, scopes, keyId: engine.google.keys(data.service_account_email)[0]?.id });
     const again = await engine.call('POST', '/v1/cloud/token/tok');

@@ -21,15 +21,18 @@ export interface Core {
   policies: PolicyStore;
   tokens: TokenStore;
   leases: LeaseManager;
-  /** Revokes a lease in the function that bundles its engine (see `CoreOptions.revokeElsewhere`). */
-  revokeElsewhere?: RevokeElsewhere;
+  /** Asks the function that bundles an engine to do that engine's part now (see `CoreOptions.askEngine`). */
+  askEngine?: AskEngine;
 }
 
+/** What one function asks of the function that bundles an engine (`answerEngineRequest` in engine-requests.ts). */
+export type EngineRequest = { revokeLease: string } | { revokePrefix: string } | { finishDisabled: true };
+
 /**
- * Asks the function that bundles a mount type's backend to revoke a lease, and waits for it: true once revoked
- * there, false when no such function is known; throws when that function fails.
+ * Asks the function that bundles a mount type's backend to do a request, and waits for it: true once done there,
+ * false when no such function is known; throws when that function fails.
  */
-export type RevokeElsewhere = (mountType: string, leaseId: string) => Promise<boolean>;
+export type AskEngine = (mountType: string, request: EngineRequest) => Promise<boolean>;
 
 export interface CoreOptions {
   dynamodb: DynamoDBClient;
@@ -43,7 +46,7 @@ export interface CoreOptions {
   /** The stage's routed mounts in AWS (see MountTable); absent locally, where every family is served. */
   declaredMounts?: ReadonlyArray<{ path: string; type: string }>;
   /** In AWS, the system function's way to the engines' functions, so a revocation there is as synchronous as Vault's. */
-  revokeElsewhere?: RevokeElsewhere;
+  askEngine?: AskEngine;
 }
 
 export async function createCore(options: CoreOptions): Promise<Core> {
@@ -76,7 +79,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     mounts,
     policies: new PolicyStore(store, clock, cacheSeconds),
     tokens,
-    ...(options.revokeElsewhere ? { revokeElsewhere: options.revokeElsewhere } : {}),
+    ...(options.askEngine ? { askEngine: options.askEngine } : {}),
   };
   const core: Core = Object.assign(partial, { leases: undefined as unknown as LeaseManager });
   core.leases = new LeaseManager(core);

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { type Core, type CoreOptions, createCore, type RevokeElsewhere } from './core.ts';
+import { type AskEngine, type Core, type CoreOptions, createCore } from './core.ts';
 import { type KeySource, fileKeySource, kmsKeySource } from './storage/keyring.ts';
 
 /**
@@ -17,7 +17,7 @@ export function coreFromEnvironment(backends: CoreOptions['backends'], env = pro
       keySource: keySource(env),
       backends,
       ...(env.KEYHAVEN_DECLARED_MOUNTS ? { declaredMounts: declaredMounts(env.KEYHAVEN_DECLARED_MOUNTS) } : {}),
-      ...(env.KEYHAVEN_ENGINE_FUNCTIONS ? { revokeElsewhere: revokeThroughLambda(env.KEYHAVEN_ENGINE_FUNCTIONS, env.KEYHAVEN_LAMBDA_ENDPOINT) } : {}),
+      ...(env.KEYHAVEN_ENGINE_FUNCTIONS ? { askEngine: askThroughLambda(env.KEYHAVEN_ENGINE_FUNCTIONS, env.KEYHAVEN_LAMBDA_ENDPOINT) } : {}),
     });
     core.catch(() => {
       core = undefined;
@@ -39,11 +39,12 @@ function declaredMounts(json: string): Array<{ path: string; type: string }> {
 }
 
 /**
- * `KEYHAVEN_ENGINE_FUNCTIONS` (`{"ldap": "<function name>", …}`): the system function revokes a lease of an engine it
- * does not bundle by invoking that engine's function and waiting (`RevokeLeaseEvent` in functions/secrets/app.ts).
+ * `KEYHAVEN_ENGINE_FUNCTIONS` (`{"ldap": "<function name>", …}`): the system function has an engine it does not
+ * bundle revoke leases or finish a disable by invoking that engine's function and waiting (`EngineEvent` in
+ * functions/secrets/app.ts).
  * `KEYHAVEN_LAMBDA_ENDPOINT` points the client at a local stand-in. The Lambda client is loaded on first use.
  */
-function revokeThroughLambda(json: string, endpoint: string | undefined): RevokeElsewhere {
+function askThroughLambda(json: string, endpoint: string | undefined): AskEngine {
   const parsed: unknown = JSON.parse(json);
   const valid = typeof parsed === 'object' && parsed !== null && Object.values(parsed).every((name) => typeof name === 'string');
   if (!valid) throw new Error('KEYHAVEN_ENGINE_FUNCTIONS must be a JSON object of mount type -> function name');
@@ -61,10 +62,10 @@ function revokeThroughLambda(json: string, endpoint: string | undefined): Revoke
         },
       };
     }));
-  return async (mountType, leaseId) => {
+  return async (mountType, request) => {
     const name = functions[mountType];
     if (!name) return false;
-    const answer = await (await lambda()).invoke(name, JSON.stringify({ keyhaven: 'revoke-lease', leaseId }));
+    const answer = await (await lambda()).invoke(name, JSON.stringify({ keyhaven: request }));
     if (answer.error) {
       const message = (JSON.parse(answer.payload || '{}') as { errorMessage?: string }).errorMessage;
       throw new Error(`the ${mountType} function failed: ${message ?? answer.error}`);

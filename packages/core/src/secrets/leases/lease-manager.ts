@@ -1,4 +1,4 @@
-import type { Core } from '../../core.ts';
+import type { Core, EngineRequest } from '../../core.ts';
 import type { LeaseContext, LeaseHooks, Reply } from '../../http/backend.ts';
 import { ApiError, badRequest, notFound } from '../../http/errors.ts';
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
@@ -187,20 +187,23 @@ export class LeaseManager {
    * retry with backoff (and irrevocable after the last) and throws a 502; `force` forgets it regardless.
    * A process that does not bundle the lease's backend (in AWS, each family is its own function) hands the
    * revocation to its engine: the lease is queued as due now on its engine's queue, and the engine's function
-   * revokes it at once when it can be asked (`revokeElsewhere`), else the engine's job at its next run.
+   * revokes it at once when it can be asked (`Core.askEngine`), else the engine's job at its next run.
    */
   async revoke(leaseId: string, options: { force?: boolean } = {}): Promise<void> {
+    const handedTo = await this.revokeOrHandOff(leaseId, options);
+    if (handedTo) await this.askEngine(handedTo, { revokeLease: leaseId }, `lease ${leaseId}`);
+  }
+
+  /** Revokes the lease here, or hands it off to its engine and says which (its mount type). */
+  private async revokeOrHandOff(leaseId: string, options: { force?: boolean }): Promise<string | undefined> {
     const lease = await this.claim(leaseId);
-    if (!lease) return;
+    if (!lease) return undefined;
     try {
       const { hooks, mount } = await this.hooksFor(lease);
       if (!mount) throw new Error('its mount no longer exists');
       if (!options.force && !this.core.backends.has(mount.type)) {
         await this.handOff(lease);
-        // Then, where the engine's function can be asked (AWS), it revokes the lease now, as Vault would before
-        // answering; if it cannot, the lease stays queued for the engine's job, with a failure recorded below.
-        await this.core.revokeElsewhere?.(mount.type, leaseId);
-        return;
+        return mount.type;
       }
       if (!hooks) throw new Error(`the ${mount.type} backend has no revoke hook for "${lease.secretType}"`);
       await hooks.revoke(this.context(lease, mount, 0));
@@ -212,6 +215,19 @@ export class LeaseManager {
       this.log.error('lease force-revoked after its hook failed', { leaseId, error: messageOf(error) });
     }
     await this.forget(lease);
+    return undefined;
+  }
+
+  /**
+   * Where the engine's function can be asked (AWS), it revokes what was handed off now, as Vault does before
+   * answering; if it cannot, the leases stay queued for the engine's job, and the caller hears so (502).
+   */
+  private async askEngine(mountType: string, request: EngineRequest, what: string): Promise<void> {
+    try {
+      await this.core.askEngine?.(mountType, request);
+    } catch (error) {
+      throw new ApiError(502, `failed to revoke ${what}: ${messageOf(error)}; it is queued for the ${mountType} job`);
+    }
   }
 
   /**
@@ -237,12 +253,20 @@ export class LeaseManager {
   async revokePrefix(prefix: string, options: { force?: boolean } = {}): Promise<number> {
     const leases = await this.underPrefix(prefix);
     const failures: string[] = [];
+    const handedTo = new Set<string>();
     for (const lease of leases) {
       try {
-        await this.revoke(lease.leaseId, options);
+        const engine = await this.revokeOrHandOff(lease.leaseId, options);
+        if (engine) handedTo.add(engine);
       } catch (error) {
         failures.push(messageOf(error));
       }
+    }
+    // One request per engine for all it was handed, not one per lease.
+    for (const engine of handedTo) {
+      await this.askEngine(engine, { revokePrefix: prefix }, `the ${engine} leases under ${prefix}`).catch((error: unknown) => {
+        failures.push(messageOf(error));
+      });
     }
     if (failures.length > 0) throw new ApiError(502, `${failures.length} of ${leases.length} leases could not be revoked: ${failures[0]}`);
     return leases.length;

@@ -24,13 +24,17 @@ export async function disableMount(core: Core, entry: MountEntry): Promise<void>
   }
   const marked = await markDisabling(core, entry);
   if (!marked) return;
-  // Each lease is handed to its engine's job (see LeaseManager.revoke); one that fails here is queued again by that job.
-  await core.leases.revokePrefix(marked.path).catch((error: unknown) => {
-    core.log.error('queueing the leases of a mount being disabled failed; the sweep will queue them', {
+  // The leases go to the engine (see LeaseManager.revokePrefix), and where the engine's function can be asked
+  // (AWS) it finishes the disable now, as Vault answers once the mount is gone; else, or on a failure, its job does.
+  try {
+    await core.leases.revokePrefix(marked.path);
+    await core.askEngine?.(marked.type, { finishDisabled: true });
+  } catch (error) {
+    core.log.error("disabling a mount is left to its engine's job", {
       mount: marked.path,
       error: error instanceof Error ? error.message : String(error),
     });
-  });
+  }
 }
 
 /**

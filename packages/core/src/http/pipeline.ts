@@ -35,9 +35,9 @@ export const maxBodyBytes = 1024 * 1024;
  * The request pipeline every backend shares: mount routing, token and policy check, field validation,
  * handler, leases and login tokens, and Vault's envelope. No input reaches a 500 unless a handler is wrong.
  */
-/** What `readAhead` read: the caller's token item and the request's storage items (absent ones as `undefined`). */
+/** What `readAhead` read: the caller's token entry (undefined when not live) and the request's storage items (absent ones as `undefined`). */
 interface ReadAhead {
-  tokenItem: Item | undefined;
+  caller: TokenEntry | undefined;
   storage: Map<string, Item | undefined>;
 }
 
@@ -144,13 +144,14 @@ export class Pipeline {
   private async readAhead(raw: RawRequest, spec: PathSpec, params: Record<string, string>, mount: MountEntry): Promise<ReadAhead | undefined> {
     const token = tokenFromHeaders(raw.headers);
     const keys = spec.prefetch?.(params) ?? [];
+    const plan = token && keys.length > 0 ? this.core.tokens.lookupPlan(token) : undefined;
     // An orphan batch token needs no read: the data alone is one GetItem, as without reading ahead.
-    const tokenKey = token && keys.length > 0 ? this.core.tokens.keyOf(token) : undefined;
-    if (!tokenKey) return undefined;
+    if (!plan?.key) return undefined;
+    const { key: tokenKey } = plan;
     const storagePk = mountPartition(mount.uuid);
     const items = await this.core.store.batchGet([tokenKey, ...keys.map((key) => ({ pk: storagePk, sk: key }))]);
     return {
-      tokenItem: items.get(itemKey(tokenKey.pk, tokenKey.sk)),
+      caller: await plan.entry(items.get(itemKey(tokenKey.pk, tokenKey.sk))),
       storage: new Map(keys.map((key) => [key, items.get(itemKey(storagePk, key))])),
     };
   }
@@ -158,7 +159,7 @@ export class Pipeline {
   private async authenticate(raw: RawRequest, ahead?: ReadAhead): Promise<Caller> {
     const token = tokenFromHeaders(raw.headers);
     if (!token) throw permissionDenied();
-    const entry = ahead ? await this.core.tokens.lookupWith(token, ahead.tokenItem) : await this.core.tokens.lookup(token);
+    const entry = ahead ? ahead.caller : await this.core.tokens.lookup(token);
     if (!entry) throw permissionDenied('permission denied: invalid or expired token');
     if (!cidrAllows(entry, raw.clientIp)) throw permissionDenied('permission denied: token not valid from this address');
     return { token, entry, acl: await this.core.policies.acl(entry.policies) };

@@ -7,6 +7,7 @@ import type { Context, Hono } from 'hono';
 import * as z from 'zod';
 import { formatDuration } from '../../lib/duration.ts';
 import { uuid } from '../../lib/random.ts';
+import { dueKey, ttlBackstop } from '../../storage/due.ts';
 import type { TransactItem } from '../../storage/store.ts';
 import { badRequest, blockingQuery, NomadError, notFound, permissionDenied, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { SchedulerEnv } from '../scheduler.ts';
@@ -157,13 +158,13 @@ export class AclTokens {
       };
       stored = { ...content, Hash: contentHash(content), CreateIndex: index, ModifyIndex: index, SecretHash: this.hash(secret) };
       const expiry = expiration !== undefined ? Math.ceil(expiration / 1000) : undefined;
-      const queue = expiry !== undefined ? { duePk: TOKEN_EXPIRY_QUEUE, dueSk: `${String(expiry).padStart(12, '0')}#${accessor}` } : {};
+      const queue = expiry !== undefined ? { duePk: TOKEN_EXPIRY_QUEUE, dueSk: dueKey(expiry, accessor) } : {};
       return {
         items: [
           { Put: { Item: { pk: TOKEN_PK, sk: accessor, ...stored, ...queue }, ConditionExpression: 'attribute_not_exists(pk)' } },
           {
             Put: {
-              Item: { pk: SECRET_PK, sk: stored.SecretHash, accessor, ...(expiry !== undefined ? { expiresAt: expiry + 3600 } : {}) },
+              Item: { pk: SECRET_PK, sk: stored.SecretHash, accessor, ...(expiry !== undefined ? { expiresAt: ttlBackstop(expiry) } : {}) },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
@@ -240,7 +241,7 @@ export class AclTokens {
     const due = await this.state.store.query({
       IndexName: 'due',
       KeyConditionExpression: 'duePk = :q AND dueSk <= :now',
-      ExpressionAttributeValues: { ':q': TOKEN_EXPIRY_QUEUE, ':now': `${String(nowSeconds).padStart(12, '0')}#~` },
+      ExpressionAttributeValues: { ':q': TOKEN_EXPIRY_QUEUE, ':now': dueKey(nowSeconds, '~') },
     });
     let removed = 0;
     for (const item of due) {

@@ -126,8 +126,8 @@ export class TokenStore {
 
   /** The live token behind a token string, or undefined when unknown, expired, revoked or malformed. */
   async lookup(token: string): Promise<TokenEntry | undefined> {
-    const key = this.keyOf(token);
-    return this.lookupWith(token, key && (await this.store.get(key.pk, key.sk)));
+    const plan = this.lookupPlan(token);
+    return plan.entry(plan.key && (await this.store.get(plan.key.pk, plan.key.sk)));
   }
 
   async lookupHash(hash: string): Promise<TokenEntry | undefined> {
@@ -135,24 +135,24 @@ export class TokenStore {
   }
 
   /**
-   * The one item looking a token up reads: a service token's own, a child batch token's parent's (a batch token
-   * dies with its parent); none for an orphan batch token. A request can read it with its data in one round trip.
+   * A token's lookup in two steps, so a request can read the one item it needs with its data in one round trip:
+   * `key` names that item (a service token's own, a child batch token's parent's, as a batch token dies with its
+   * parent; none for an orphan batch token), and `entry` gives the token's entry from the item as read.
    */
-  keyOf(token: string): { pk: string; sk: string } | undefined {
-    const hash = token.startsWith('hvb.') ? this.sealedEntry(token)?.parentHash : this.keyring.hash(token);
-    return hash ? { pk: tokenPk(hash), sk: 'token' } : undefined;
-  }
-
-  /** The token's entry given the item `keyOf` names, as read (undefined when absent): no further table read. */
-  async lookupWith(token: string, item: Item | undefined): Promise<TokenEntry | undefined> {
-    if (!token.startsWith('hvb.')) return this.entryOf(item);
-    const entry = this.sealedEntry(token);
-    if (!entry || (entry.parentHash && !this.entryOf(item))) return undefined;
-    // Never stored, a batch token cannot be revoked with its auth method: it is refused once the method is
-    // disabled (or being disabled), as in Vault, where it stops working with its mount. Answered from the mount
-    // table's cache, so a disable made in another process counts within its `cacheSeconds`, as routing does.
-    if (entry.issuer && !(await this.authMethodInService(entry.issuer))) return undefined;
-    return entry;
+  lookupPlan(token: string): { key?: { pk: string; sk: string }; entry: (item: Item | undefined) => Promise<TokenEntry | undefined> } {
+    if (!token.startsWith('hvb.')) return { key: { pk: tokenPk(this.keyring.hash(token)), sk: 'token' }, entry: async (item) => this.entryOf(item) };
+    const sealed = this.sealedEntry(token);
+    return {
+      ...(sealed?.parentHash ? { key: { pk: tokenPk(sealed.parentHash), sk: 'token' } } : {}),
+      entry: async (item) => {
+        if (!sealed || (sealed.parentHash && !this.entryOf(item))) return undefined;
+        // Never stored, a batch token cannot be revoked with its auth method: it is refused once the method is
+        // disabled (or being disabled), as in Vault, where it stops working with its mount. Answered from the mount
+        // table's cache, so a disable made in another process counts within its `cacheSeconds`, as routing does.
+        if (sealed.issuer && !(await this.authMethodInService(sealed.issuer))) return undefined;
+        return sealed;
+      },
+    };
   }
 
   private entryOf(item: Item | undefined): TokenEntry | undefined {

@@ -9,6 +9,7 @@
  */
 import { tokenFromCredentials } from '../../packages/core/src/secrets/engines/cloud/google-client.ts';
 import { startGoogleEmulator } from '../emulators/google.ts';
+import { emulatedGoogleOptions } from '../support/cloud-engine.ts';
 import { startBenchService } from './bench-service.ts';
 
 const rounds = Number(process.env.ROUNDS ?? 500);
@@ -23,14 +24,7 @@ try {
   const root = google.seedServiceAccount('proj-1', 'keyhaven-root');
   await call('POST', '/v1/sys/mounts/cloud', {
     type: 'cloud',
-    options: {
-      iam_endpoint: google.endpoints.iam,
-      iamcredentials_endpoint: google.endpoints.iamCredentials,
-      resourcemanager_endpoint: google.endpoints.resourceManager,
-      storage_endpoint: google.endpoints.storage,
-      sts_endpoint: google.endpoints.sts,
-      token_endpoint: google.endpoints.oauth2Token,
-    },
+    options: emulatedGoogleOptions(google),
   });
   await call('POST', '/v1/cloud/config', { credentials: root.credentials });
   const bindings = 'resource "//cloudresourcemanager.googleapis.com/projects/proj-1" { roles = ["roles/viewer"] }';

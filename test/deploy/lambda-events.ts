@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context, DynamoDBRecord, EventBridgeEvent } from 'aws-lambda';
 import { inject } from 'vitest';
@@ -129,3 +130,21 @@ export const ttlRemoval = (tableName: string, sequence: string, oldImage: unknow
   },
   eventSourceARN: `arn:aws:dynamodb:us-east-1:123456789012:table/${tableName}/stream/2026-11-22T00:00:00.000`,
 });
+
+/**
+ * Installs a stand-in for the Lambda runtime's `awslambda` global, as `streamHandle` uses it: the handler is
+ * streamified as is, and the response stream's metadata (status, headers) is recorded in the returned list.
+ */
+export function standInAwsLambda(): unknown[] {
+  const metadata: unknown[] = [];
+  (globalThis as Record<string, unknown>).awslambda = {
+    streamifyResponse: (handler: unknown) => handler,
+    HttpResponseStream: {
+      from: (stream: Writable, meta: unknown) => {
+        metadata.push(meta);
+        return stream;
+      },
+    },
+  };
+  return metadata;
+}

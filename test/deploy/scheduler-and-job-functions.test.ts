@@ -8,19 +8,9 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { deployedEnvironment, httpApiEvent, invoke, lambdaContext, scheduledEvent, ttlRemoval } from './lambda-events.ts';
+import { deployedEnvironment, httpApiEvent, invoke, lambdaContext, scheduledEvent, standInAwsLambda, ttlRemoval } from './lambda-events.ts';
 
-/** The Lambda runtime's global as `streamHandle` uses it, standing in outside Lambda. */
-const streamMetadata: unknown[] = [];
-(globalThis as Record<string, unknown>).awslambda = {
-  streamifyResponse: (handler: unknown) => handler,
-  HttpResponseStream: {
-    from: (stream: Writable, metadata: unknown) => {
-      streamMetadata.push(metadata);
-      return stream;
-    },
-  },
-};
+const streamMetadata = standInAwsLambda();
 
 describe('functions/scheduler/* and functions/jobs/* with their real event shapes', () => {
   let client: DynamoDBClient;

@@ -1,19 +1,10 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
+import { standInAwsLambda } from '../deploy/lambda-events.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
-/** The Lambda runtime's global, as `streamHandle` uses it: streamify the handler, wrap the stream with metadata. */
-const metadata: unknown[] = [];
-(globalThis as Record<string, unknown>).awslambda = {
-  streamifyResponse: (handler: unknown) => handler,
-  HttpResponseStream: {
-    from: (stream: Writable, meta: unknown) => {
-      metadata.push(meta);
-      return stream;
-    },
-  },
-};
+const metadata = standInAwsLambda();
 
 describe('functions/scheduler/event-stream.ts (Lambda response stream)', () => {
   let h: SchedulerHarness;

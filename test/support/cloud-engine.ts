@@ -1,6 +1,16 @@
 import { type GoogleEmulator, type GoogleEmulatorOptions, startGoogleEmulator } from '../emulators/google.ts';
 import { type SecretsHarness, startSecrets } from './secrets-harness.ts';
 
+/** A cloud mount's options that point every Google API it calls at the emulator. */
+export const emulatedGoogleOptions = (google: GoogleEmulator) => ({
+  iam_endpoint: google.endpoints.iam,
+  iamcredentials_endpoint: google.endpoints.iamCredentials,
+  resourcemanager_endpoint: google.endpoints.resourceManager,
+  storage_endpoint: google.endpoints.storage,
+  sts_endpoint: google.endpoints.sts,
+  token_endpoint: google.endpoints.oauth2Token,
+});
+
 export interface CloudEngine {
   h: SecretsHarness;
   google: GoogleEmulator;
@@ -25,15 +35,7 @@ export async function startCloudEngine(options: GoogleEmulatorOptions & { config
   const call = (method: string, path: string, body?: unknown) => h.call(method, path, { token: h.rootToken, body });
   const mounted = await call('POST', '/v1/sys/mounts/cloud', {
     type: 'cloud',
-    options: {
-      iam_endpoint: google.endpoints.iam,
-      iamcredentials_endpoint: google.endpoints.iamCredentials,
-      resourcemanager_endpoint: google.endpoints.resourceManager,
-      storage_endpoint: google.endpoints.storage,
-      sts_endpoint: google.endpoints.sts,
-      token_endpoint: google.endpoints.oauth2Token,
-      retry_base_ms: '1',
-    },
+    options: { ...emulatedGoogleOptions(google), retry_base_ms: '1' },
   });
   if (mounted.status !== 204) throw new Error(`mount failed: ${JSON.stringify(mounted.body)}`);
   if (options.configure !== false) {

@@ -26,6 +26,14 @@ type Fields = z.output<typeof fields>;
 
 const context = (request: Request<unknown>): EngineContext => ({ core: request.core, mount: request.mount, storage: request.storage });
 
+/** The named roleset's record, for an operation on a roleset that must exist. */
+async function existingRoleset(request: Request<{ name: string }>) {
+  const key = rolesetKey(request.data.name);
+  const item = await loadAccount(request.storage, key);
+  if (!item) throw badRequest(`roleset "${request.data.name}" does not exist`);
+  return { key, item };
+}
+
 async function write(request: Request<Fields>) {
   const { data } = request;
   const key = rolesetKey(data.name);
@@ -97,9 +105,7 @@ export const rolesetPaths: PathSpec[] = [
     fields: z.object({ name }),
     operations: {
       update: async (request) => {
-        const key = rolesetKey(request.data.name);
-        const item = await loadAccount(request.storage, key);
-        if (!item) throw badRequest(`roleset "${request.data.name}" does not exist`);
+        const { key, item } = await existingRoleset(request);
         const { service_account_email: _email, generation: _generation, ...value } = item.value;
         await replaceRolesetAccount(context(request), key, request.data.name, value, item);
         return undefined;
@@ -111,9 +117,7 @@ export const rolesetPaths: PathSpec[] = [
     fields: z.object({ name }),
     operations: {
       update: async (request) => {
-        const key = rolesetKey(request.data.name);
-        const item = await loadAccount(request.storage, key);
-        if (!item) throw badRequest(`roleset "${request.data.name}" does not exist`);
+        const { key, item } = await existingRoleset(request);
         await rotateTokenKey(context(request), key, `roleset "${request.data.name}"`, item);
         return undefined;
       },

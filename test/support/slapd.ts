@@ -55,7 +55,7 @@ export interface Slapd {
 }
 
 const sbin = (name: string) => (existsSync(`/usr/sbin/${name}`) ? `/usr/sbin/${name}` : name);
-const installer = fileURLToPath(new URL('./install-slapd.sh', import.meta.url));
+const installer = fileURLToPath(new URL('./install-test-deps.sh', import.meta.url));
 
 /** Installs slapd with apt when this machine lacks it (a fresh CI machine). */
 export function ensureSlapdInstalled(): void {

@@ -41,7 +41,7 @@ const notRunnable: Array<{ test: RegExp; reason: string }> = [
 
 /** Commands that do not end on their own (a stream): cut after this many seconds, curl then exits 28. */
 const streaming = [/\/v1\/event\/stream/];
-const streamSeconds = 3;
+const streamSeconds = 5;
 
 interface Outcome {
   command: ShCommand;

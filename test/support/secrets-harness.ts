@@ -73,7 +73,7 @@ export async function startSecrets(
       const response = await app.request(url, {
         method,
         headers: { ...(token ? { 'X-Secrets-Token': token } : {}), ...headers },
-        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body: typeof body === 'string' || body instanceof Blob ? body : JSON.stringify(body) }),
       });
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : undefined };

@@ -10,6 +10,7 @@ import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
 import { type Item, itemKey } from '../storage/store.ts';
 import type { Operation, PathSpec, Reply, Request } from './backend.ts';
 import { ApiError, badRequest, notFound, permissionDenied } from './errors.ts';
+import { decodeBody, parseListFlag, withoutNulls } from './request-body.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
 
 export interface RawRequest {
@@ -97,11 +98,16 @@ export class Pipeline {
     // `list=true` selects the operation; it is not a field. Body fields keep their names even when a query
     // parameter is called `list`.
     const { list: _list, ...query } = raw.query;
-    const body = parseBody(raw.body, raw.headers.get('content-type'));
-    const input = { ...(operation === 'write' ? {} : query), ...body, ...params };
+    // The one decode stage for every backend's paths: the body as Vault reads it, then `null` as "not set".
+    const body = decodeBody(raw.body, raw.headers.get('content-type'));
+    const input = { ...(operation === 'write' ? {} : query), ...withoutNulls(body), ...params };
     const parsed = spec.fields.safeParse(input);
     if (!parsed.success) throw badRequest(describeIssues(parsed.error));
-    const warnings = ignoredFields(spec.fields, input);
+    const unrecognized = unrecognizedFields(spec.fields, input);
+    if (spec.refuseUnrecognizedFields && unrecognized.length > 0) {
+      throw badRequest(`unrecognized parameters: [${unrecognized.join(' ')}]; this endpoint refuses what it would otherwise ignore`);
+    }
+    const warnings = unrecognized.length > 0 ? [`Endpoint ignored these unrecognized parameters: [${unrecognized.join(' ')}]`] : [];
 
     const request: Request = {
       operation: 'read',
@@ -294,7 +300,8 @@ export function authBlock(token: string, entry: TokenEntry): Record<string, unkn
 function operationOf(method: string, query: Record<string, string>): Operation | 'write' {
   switch (method.toUpperCase()) {
     case 'GET':
-      return query.list === 'true' ? 'list' : 'read';
+      // As Vault: an empty `list` is a read; a value `strconv.ParseBool` refuses is a 400.
+      return query.list !== undefined && query.list !== '' && parseListFlag(query.list) ? 'list' : 'read';
     case 'HEAD': // a read whose body HTTP drops: load balancers probe `sys/health` this way
       return 'read';
     case 'LIST':
@@ -316,52 +323,6 @@ async function writeKind(
 ): Promise<Operation> {
   if (exists) return (await exists(request)) ? 'update' : 'create';
   return supported('update') ? 'update' : 'create';
-}
-
-/** Real requests nest a few levels; deeper input only exhausts recursive code (JSON.stringify, marshalling) downstream. */
-export const maxBodyDepth = 100;
-
-function parseBody(body: string, contentType: string | null): Record<string, unknown> {
-  if (body.trim() === '') return {};
-  // Browsers post forms this way, e.g. an OIDC provider's `form_post` callback; Vault accepts it too.
-  if (contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    return Object.fromEntries(new URLSearchParams(body));
-  }
-  if (nestingDepth(body) > maxBodyDepth) {
-    throw badRequest(`failed to parse JSON input: nested deeper than ${maxBodyDepth} levels`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch (error) {
-    throw badRequest(`failed to parse JSON input: ${(error as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw badRequest('failed to parse JSON input: the body must be a JSON object');
-  }
-  return parsed as Record<string, unknown>;
-}
-
-/** The deepest nesting of arrays and objects in a JSON text, without parsing it (strings are skipped). */
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const char = text.charCodeAt(index);
-    if (inString) {
-      if (char === 0x5c) index++; // backslash: skip the escaped character
-      else if (char === 0x22) inString = false;
-    } else if (char === 0x22) {
-      inString = true;
-    } else if (char === 0x5b || char === 0x7b) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-    } else if (char === 0x5d || char === 0x7d) {
-      depth--;
-    }
-  }
-  return deepest;
 }
 
 function describeIssues(error: z.ZodError): string {
@@ -397,13 +358,13 @@ function flattenIssues(issues: readonly Issue[], prefix: PropertyKey[]): Array<{
   });
 }
 
-function ignoredFields(schema: z.ZodType, input: Record<string, unknown>): string[] {
+/** The input's fields the path does not declare (none for a path that takes free-form data, like kv). */
+function unrecognizedFields(schema: z.ZodType, input: Record<string, unknown>): string[] {
   if (!(schema instanceof z.ZodObject)) return [];
   const catchall = schema.def.catchall;
   if (catchall && !(catchall instanceof z.ZodNever)) return [];
   const known = new Set(Object.keys(schema.shape));
-  const unknown = Object.keys(input).filter((key) => !known.has(key));
-  return unknown.length > 0 ? [`Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`] : [];
+  return Object.keys(input).filter((key) => !known.has(key));
 }
 
 function cidrAllows(entry: TokenEntry, clientIp: string): boolean {

@@ -115,7 +115,7 @@ function tcpSink(host: string, port: number, timeoutMs: number): AuditSink {
 /** Checks that a file sink's destination can be written now, so enabling a device that cannot work is a 400. */
 export async function probeFile(options: Record<string, string>): Promise<void> {
   const filePath = options.file_path ?? options.path;
-  if (!filePath || !filePath.startsWith('/')) return;
+  if (!filePath?.startsWith('/')) return;
   try {
     const handle = await open(filePath, 'a', 0o600);
     await handle.close();

@@ -1,10 +1,13 @@
 import { appendFile, chmod, open } from 'node:fs/promises';
 import { createSocket } from 'node:dgram';
 import { type Socket, connect } from 'node:net';
-import { badRequest } from '../../http/errors.ts';
-import { DurationError, parseDuration } from '../../lib/duration.ts';
+import { DurationError, parseDuration } from './duration.ts';
 
-/** Where one audit device writes its lines. `write` resolves once the line is handed to its destination. */
+/** Options that cannot make a working sink; the message names the option. */
+export class AuditOptionError extends Error {}
+const badRequest = (message: string) => new AuditOptionError(message);
+
+/** Where one audit device (secrets service) or sink (scheduler) writes its lines. `write` resolves once the line is handed to its destination. */
 export interface AuditSink {
   write(line: string): Promise<void>;
   close(): void;

@@ -4,6 +4,7 @@ import type { Core } from '../core.ts';
 import { uuid } from '../lib/random.ts';
 import { MountStorage, mountPartition } from '../secrets/mounts/mount-storage.ts';
 import { type MountEntry, mountTtls } from '../secrets/mounts/mount-table.ts';
+import type { AuditedRequest } from '../secrets/audit/audit-log.ts';
 import type { Capability } from '../secrets/policies/policy-document.ts';
 import { type Caller, ownerHash, tokenFromHeaders } from '../secrets/tokens/caller.ts';
 import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
@@ -36,6 +37,12 @@ export const maxBodyBytes = 1024 * 1024;
  * The request pipeline every backend shares: mount routing, token and policy check, field validation,
  * handler, leases and login tokens, and Vault's envelope. No input reaches a 500 unless a handler is wrong.
  */
+/** What the audit log knows of a request so far, and whether its request entry was written. */
+interface AuditState {
+  request: AuditedRequest;
+  written: boolean;
+}
+
 /** What `readAhead` read: the caller's token entry (undefined when not live) and the request's storage items (absent ones as `undefined`). */
 interface ReadAhead {
   caller: TokenEntry | undefined;
@@ -53,11 +60,13 @@ export class Pipeline {
     const requestId = uuid();
     const started = performance.now();
     let response: RawResponse;
+    const audit: AuditState = { request: { id: requestId, operation: raw.method.toLowerCase(), path: raw.path.replace(/^\/v1\//, ''), remoteAddress: raw.clientIp }, written: false };
     try {
-      response = await this.route(raw, requestId);
+      response = await this.route(raw, requestId, audit);
     } catch (error) {
       response = this.failure(error, requestId, raw.path);
     }
+    await this.auditAfter(audit, response);
     this.core.log.info('request', {
       requestId,
       method: raw.method,
@@ -68,7 +77,7 @@ export class Pipeline {
     return response;
   }
 
-  private async route(raw: RawRequest, requestId: string): Promise<RawResponse> {
+  private async route(raw: RawRequest, requestId: string, audit: AuditState): Promise<RawResponse> {
     if (raw.refusal) throw raw.refusal;
     if (!raw.path.startsWith('/v1/')) throw notFound(`no handler for route "${raw.path}"`);
     const path = raw.path.slice('/v1/'.length);
@@ -90,7 +99,9 @@ export class Pipeline {
     const supported = (op: Operation) => spec.operations[op] !== undefined;
 
     const ahead = operation === 'read' && !spec.unauthenticated ? await this.readAhead(raw, spec, params, mount) : undefined;
+    audit.request.mount = mount;
     const caller = spec.unauthenticated ? undefined : await this.authenticate(raw, ahead);
+    if (caller) Object.assign(audit.request, { token: caller.token, entry: caller.entry });
     if (caller && operation === 'write' && !writeKinds.some((op) => caller.acl.allows(path, op as Capability))) {
       throw permissionDenied();
     }
@@ -135,6 +146,10 @@ export class Pipeline {
       if (!used) throw permissionDenied();
       remainingUses = caller.entry.numUses > 0 ? used.numUses : undefined;
     }
+    // Fail closed: with audit devices enabled, a request none of them recorded never reaches its handler.
+    Object.assign(audit.request, { operation: request.operation, data: operation === 'write' ? body : query });
+    await this.core.audit.log.request(audit.request);
+    audit.written = true;
     try {
       const reply = await handler(request);
       return await this.render(request, reply, warnings);
@@ -227,6 +242,13 @@ export class Pipeline {
       mountMaxTtl: Math.min(auth.maxTtl || maxTtl, maxTtl),
     });
     return authBlock(token, entry);
+  }
+
+  /** The response entry of an audited request; a request refused before its handler gets its request entry with the error. */
+  private async auditAfter(audit: AuditState, response: RawResponse): Promise<void> {
+    if (audit.written) return this.core.audit.log.response(audit.request, response);
+    const errors = (response.body as { errors?: string[] } | undefined)?.errors;
+    await this.core.audit.log.request(audit.request, errors?.join('; ') || `status ${response.status}`).catch(() => {});
   }
 
   private failure(error: unknown, requestId: string, path: string): RawResponse {

@@ -109,7 +109,9 @@ const secretKey = /^(client_token|token|accessor|password|current_password|last_
 function collectSecrets(value: unknown, into: Set<string>, key = ''): void {
   if (typeof value === 'string') {
     const isToken = /^hv[sbr]\.[\w.-]{8,}$/.test(value);
-    if ((isToken || secretKey.test(key)) && value.length >= 8 && !/^hmac-sha256:/.test(value) && !/^\d+$/.test(value)) into.add(value);
+    // Mount accessors (`kv_1a2b3c4d`, `system_builtin`) name mounts, not tokens: audit entries show them as Vault's do.
+    const isMountAccessor = key === 'accessor' && /^[a-z]+_[\w-]+$/.test(value);
+    if ((isToken || secretKey.test(key)) && !isMountAccessor && value.length >= 8 && !/^hmac-sha256:/.test(value) && !/^\d+$/.test(value)) into.add(value);
     return;
   }
   if (typeof value === 'string' || value === null || typeof value !== 'object') return;

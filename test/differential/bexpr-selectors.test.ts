@@ -219,6 +219,19 @@ const knownDifferences: Difference[] = [
   },
 ];
 
+/** An error message as 0.1.2 would word it: without what v0.1.13's grammar added (`/` in identifiers, any/all, `.0`). */
+const withoutNewerGrammar = (message: string) =>
+  message.replace('[a-zA-Z0-9_/]', '[a-zA-Z0-9_]').replace('"`", "all", "any", ', '"`", ').replace(/\[0-9\] or \[a-zA-Z\]$/, '[a-zA-Z]');
+
+/** Where Debian's 0.1.2 grammar differs from v0.1.13's grammar/grammar.peg. */
+const grammarDifferences: { id: string; reason: string; applies: (selector: string, ours: string, go: string) => boolean }[] = [
+  {
+    id: '`/` inside identifiers',
+    reason: "v0.1.13's Identifier is [a-zA-Z] [a-zA-Z0-9_/]* (grammar/grammar.peg; its test \"Match Equality with forward slash in identifier\"); 0.1.2's is [a-zA-Z] [a-zA-Z0-9_]*",
+    applies: (selector, ours, go) => ours === 'parsed' && go === 'refused' && /[a-zA-Z][a-zA-Z0-9_]*\//.test(selector.replace(/"[^"]*"|`[^`]*`/g, '')),
+  },
+];
+
 /** Checked separately: replacing the atoms must make both agree (see the test). */
 const missingKeyMatchesReason =
   '0.1.2 answers true for `matches` on a key missing from a map (the default branch of its missing-key switch); v0.1.13 ' +
@@ -285,6 +298,55 @@ describe('binding-rule selectors against go-bexpr (Debian 0.1.2, Nomad pins v0.1
     }
     expect(cases.length).toBeGreaterThanOrEqual(1_000);
     expect(unexplained).toEqual([]);
+  });
+
+  it('accepts and refuses the same mutated selectors (grammar)', async () => {
+    // Each generated selector with one edit: a character dropped, or one of the grammar's characters put in.
+    const edits = fc.tuple(expression, fc.nat(), fc.constantFrom('', '(', ')', '"', '`', '=', '!', ' ', '.', '-', '_', '0', '1', 'a', '\\', '\n', '[', ']', '/'));
+    const mutated = fc.sample(edits, { seed: 7, numRuns: 800 }).map(([text, at, insert]) => {
+      const i = at % (text.length + 1);
+      return insert === '' ? text.slice(0, i) + text.slice(i + 1) : text.slice(0, i) + insert + text.slice(i);
+    });
+    const cases = mutated.map((selector) => ({ selector, ...doc }));
+    const verdicts = await runGoHarness<Case, GoVerdict>(binary, cases);
+    const counts: Record<string, number> = {};
+    const unexplained: { selector: string; ours: string; go: string; message?: string }[] = [];
+    let sameMessage = 0;
+    let sameUpToNewerGrammar = 0;
+    const messageDifferences: { selector: string; ours: string; go: string }[] = [];
+    cases.forEach((c, i) => {
+      const verdict = verdicts[i] as GoVerdict;
+      const ours = ourOutcome(c) === 'syntax error' ? 'refused' : 'parsed';
+      const go = goOutcome(verdict) === 'syntax error' ? 'refused' : 'parsed';
+      if (ours === go) {
+        counts[`agree: ${ours}`] = (counts[`agree: ${ours}`] ?? 0) + 1;
+        if (ours === 'refused') {
+          let message = '';
+          try {
+            parseBexpr(c.selector);
+          } catch (error) {
+            message = (error as Error).message;
+          }
+          if (message === verdict.parseError) sameMessage++;
+          else if (withoutNewerGrammar(message) === verdict.parseError) sameUpToNewerGrammar++;
+          else if (!/\.\d/.test(c.selector)) messageDifferences.push({ selector: c.selector, ours: message, go: verdict.parseError ?? '' });
+        }
+        return;
+      }
+      const known = grammarDifferences.find((d) => d.applies(c.selector, ours, go));
+      if (known) counts[known.id] = (counts[known.id] ?? 0) + 1;
+      else unexplained.push({ selector: c.selector, ours, go, message: verdict.parseError });
+    });
+    console.log(
+      `bexpr grammar differential: ${cases.length} mutated selectors; by class: ${JSON.stringify({ ...counts, unexplained: unexplained.length })}; ` +
+        `refused with the very same message and position: ${sameMessage} of ${counts['agree: refused'] ?? 0}, ` +
+        `the same but for v0.1.13's additions to the expected list: ${sameUpToNewerGrammar}`,
+    );
+    for (const { id, reason } of grammarDifferences) console.log(`  ${id} (${counts[id] ?? 0}): ${reason}`);
+    expect(unexplained).toEqual([]);
+    // Errors read as go-bexpr's, position included; only selectors with a numeric segment (`a.0`, which 0.1.2
+    // cannot parse) may fail elsewhere.
+    expect(messageDifferences).toEqual([]);
   });
 
   it('compiles and runs matches patterns as Go regexp (RE2) does', async () => {

@@ -90,11 +90,24 @@ function goPosition(text: string, offset: number): { line: number; column: numbe
   return { line: lines.length, column: [...last].length + 1, offset: Buffer.byteLength(before, 'utf8') };
 }
 
+function wholeExpression(text: string): boolean {
+  try {
+    parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function syntaxError(text: string, error: InstanceType<typeof ParserSyntaxError>): BexprSyntaxError {
   let message = error.message;
   if (error.expected) {
     const expected = [...new Set((error.expected as PeggyExpectation[]).filter((e) => e.type !== 'end').map(describeExpectation))].sort();
-    if ((error.expected as PeggyExpectation[]).some((e) => e.type === 'end')) expected.push('EOF');
+    // pigeon also lists what fails inside its `EOF <- !.` (peggy stays silent inside predicates): the input's
+    // closing `_? EOF` is tried here exactly when the text up to here is a whole expression.
+    if ((error.expected as PeggyExpectation[]).some((e) => e.type === 'end') || wholeExpression(text.slice(0, error.location.start.offset))) {
+      expected.push('EOF');
+    }
     message = `no match found, expected: ${listJoin(expected)}`;
   }
   const at = goPosition(text, error.location.start.offset);

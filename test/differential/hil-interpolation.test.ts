@@ -36,11 +36,21 @@ const ours = (c: Case): Verdict => {
 
 const knownDifferences: { id: string; reason: string; applies: (c: Case, ours: Verdict, go: Verdict) => boolean }[] = [
   {
-    id: 'Keyhaven computes no operators or conditionals',
+    id: 'old HIL has no comparisons, logic or conditionals',
     reason:
-      'HIL computes arithmetic, comparisons and `?:` (ast/arithmetic.go, builtins.go); Keyhaven refuses such a name at write and ' +
-      'fails the login rather than compute it, so it never binds where Nomad would not',
-    applies: (_c, o, go) => o.error?.includes('Keyhaven computes no operators') === true && (go.result !== undefined || go.error !== undefined),
+      'the pinned parser reads ==, !=, <, >, <=, >=, &&, ||, ! and ?: (parser/parser.go, binary_op.go; eval_test.go "foo ${1 == 1}", ' +
+      '"foo ${true ? 5 : 7}"), checked by the fixed table below; 1e86c6b answers "parse error: syntax error"',
+    applies: (c, _o, go) => /[=!<>&|?]/.test(c.template) && go.error === 'parse error: syntax error',
+  },
+  {
+    id: 'old HIL does int math when the first operand is an int',
+    reason: 'the pinned check_types.go checkNumeric does float math when any operand is a float (eval_test.go "foo ${42+1.0}"); 1e86c6b looks at the first',
+    applies: (c, o, go) => /\d\s*[-+*/]\s*\d+\.\d/.test(c.template) && o.result !== undefined && go.result !== undefined,
+  },
+  {
+    id: 'old HIL panics dividing by zero',
+    reason: 'the pinned builtins.go answers "divide by zero"; 1e86c6b panics (the harness reports it): an error in both',
+    applies: (_c, o, go) => o.error === 'divide by zero' && /^panic: runtime error: integer divide by zero/.test(go.error ?? ''),
   },
   {
     id: 'old HIL has no true/false',
@@ -91,6 +101,7 @@ const interpolation = fc.oneof(
   variable.map((v) => `\${ ${v} }`),
   fc.tuple(text, variable).map(([t, v]) => `\${"${t.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}\${${v}}"}`),
   fc.constantFrom('${42}', '${"lit"}', '${"a\\"b"}', '${"a\\nb"}', '${upper(value.user)}', '${value.user', '${}', '${value.user[0]}', '${"x"', '${1.5}', '${-1}'),
+  fc.tuple(variable, fc.constantFrom('+', '-', '*', '/', '%'), fc.constantFrom('1', '0', '2.5', 'value.user')).map(([v, op, w]) => `\${${v} ${op} ${w}}`),
 );
 const template = fc.array(fc.oneof(text, interpolation), { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
 // Every mapped claim is present (Nomad sets a mapped claim that is absent to ""); `value.nope` stays unknown.
@@ -219,6 +230,67 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
     for (const [input, ok] of table) expect(parses(input), input).toBe(ok);
   });
 
+  // eval_test.go at 27a72121fd40 (TestEvalInternal, the cases without variables): input, whether HIL fails, result.
+  it('computes literals, arithmetic, comparisons, logic and conditionals as the pinned HIL does', () => {
+    const table: [string, boolean, string][] = [
+      ["foo ${-29}", false, "foo -29"],
+      ["foo ${42+1}", false, "foo 43"],
+      ["foo ${42-1}", false, "foo 41"],
+      ["foo ${42*2}", false, "foo 84"],
+      ["foo ${42/2}", false, "foo 21"],
+      ["foo ${42/0}", true, "foo "],
+      ["foo ${42%4}", false, "foo 2"],
+      ["foo ${42%0}", true, "foo "],
+      ["foo ${42.0+1.0}", false, "foo 43"],
+      ["foo ${42.0+1}", false, "foo 43"],
+      ["foo ${42+1.0}", false, "foo 43"],
+      ["foo ${0.5 * 75}", false, "foo 37.5"],
+      ["foo ${75 * 0.5}", false, "foo 37.5"],
+      ["foo ${42+2*2}", false, "foo 46"],
+      ["foo ${42+(2*2)}", false, "foo 46"],
+      ["foo ${true && false}", false, "foo false"],
+      ["foo ${false || true}", false, "foo true"],
+      ["foo ${\"true\" || true}", false, "foo true"],
+      ["foo ${true || \"true\"}", false, "foo true"],
+      ["foo ${\"true\" || \"true\"}", false, "foo true"],
+      ["foo ${1 == 2}", false, "foo false"],
+      ["foo ${1 == 1}", false, "foo true"],
+      ["foo ${1 > 2}", false, "foo false"],
+      ["foo ${2 > 1}", false, "foo true"],
+      ["foo ${\"hello\" == \"hello\"}", false, "foo true"],
+      ["foo ${\"hello\" == \"goodbye\"}", false, "foo false"],
+      ["foo ${1 == \"2\"}", false, "foo false"],
+      ["foo ${1 == \"1\"}", false, "foo true"],
+      ["foo ${\"1\" == 1}", false, "foo true"],
+      ["foo ${1.2 == 1}", false, "foo false"],
+      ["foo ${1 == 1.2}", false, "foo true"],
+      ["foo ${true == false}", false, "foo false"],
+      ["foo ${false == false}", false, "foo true"],
+      ["foo ${\"true\" == true}", false, "foo true"],
+      ["foo ${true == \"true\"}", false, "foo true"],
+      ["foo ${! true}", false, "foo false"],
+      ["foo ${! false}", false, "foo true"],
+      ["foo ${true ? 5 : 7}", false, "foo 5"],
+      ["foo ${false ? 5 : 7}", false, "foo 7"],
+      ["foo ${\"true\" ? 5 : 7}", false, "foo 5"],
+      ["foo ${false ? 5 : 6.5}", false, "foo 6"],
+      ["foo ${false ? \"12\" : 16}", false, "foo 16"],
+      ["foo ${3 > 2 ? 5 : 7}", false, "foo 5"],
+    ];
+    for (const [input, fails, result] of table) {
+      if (fails) expect(() => interpolateHil(input, {}, {}, false), input).toThrow(HilError);
+      else expect(interpolateHil(input, {}, {}, false), input).toEqual([result]);
+    }
+    // Implicit conversions of claim values, and every operand evaluated (both branches of ?:).
+    const vars = { 'value.n': '42', 'value.hex': '0x10', 'value.b': 'true', 'value.user': 'Ada' };
+    expect(interpolateHil('${value.n + 1}-${value.hex * 2}', vars, {}, false)).toEqual(['43-32']);
+    expect(interpolateHil('${value.b ? "admin" : "user"}', vars, {}, false)).toEqual(['admin']);
+    expect(interpolateHil('${value.user == "Ada" ? "a" : "b"}', vars, {}, false)).toEqual(['a']);
+    expect(() => interpolateHil('${true ? "1" : value.user + 1}', vars, {}, false)).toThrow(/parsing "Ada"/);
+    expect(() => interpolateHil('${1.5 % 2}', {}, {}, false)).toThrow('At column 3, line 1: modulo cannot be used with floats');
+    expect(interpolateHil('${1000000.0} ${0.00001} ${123456.7} ${9223372036854775807 + 1}', {}, {}, false)).toEqual(['1e+06 1e-05 123456.7 -9223372036854775808']);
+  });
+
   // eval_test.go at 27a72121fd40, and Nomad's binder: lowercased values, the default token name, its errors.
   it('evaluates as the pinned HIL and Nomad binder do', () => {
     const claims = { value: { user: 'Ada', team: 'Eng-Ops' }, list: { groups: ['Eng', 'ops'] } };
@@ -240,6 +312,7 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
     expect(tokenName('${auth_method_name}-${value.user}', claims, { Name: 'corp', Type: 'JWT' })).toBe('corp-Ada');
     expect(() => tokenName('${value.nope}', claims, { Name: 'corp', Type: 'JWT' })).toThrow(/failed to generate ACL token name: 1:3: unknown variable accessed: value.nope/);
     expect(templateNames('team-${value.team}-${list.groups}')).toEqual(['value.team', 'list.groups']);
-    expect(() => templateNames('${value.a == "x" ? "a" : "b"}')).toThrow(/Keyhaven computes no operators/);
+    expect(templateNames('${value.a == "x" ? "a" : "b"}')).toEqual(['value.a']);
+    expect(() => templateNames('${1.5 % value.a}')).toThrow(/modulo cannot be used with floats/);
   });
 });

@@ -5,10 +5,11 @@
  * claims as string variables `value.<name>`. Bind names see the values lowercased, token names as they are.
  * Every HIL error (syntax, an unknown variable, a function – Nomad defines none) fails the login.
  *
- * Keyhaven keeps two differences, both listed in test/differential/hil-interpolation.test.ts: `${list.<name>}`
- * (Nomad knows no list variables and fails) binds one name per element; HIL's arithmetic, comparisons and
- * conditionals are refused rather than computed.
+ * HIL's literals, arithmetic, comparisons, `&&`/`||`/`!` and `?:` work as there, with its implicit conversions
+ * (check_types.go, builtins.go). Keyhaven keeps one difference, listed in test/differential/hil-interpolation.test.ts:
+ * `${list.<name>}` (Nomad knows no list variables and fails the login) binds one name per element.
  */
+import { parseGoInt } from '../../lib/bexpr.ts';
 import { badRequest } from '../http/nomad.ts';
 
 export interface ClaimVariables {
@@ -460,7 +461,8 @@ function formatGoFloat(value: number): string {
   if (value === 0) return Object.is(value, -0) ? '-0' : '0';
   const [mantissa, exponentText] = value.toExponential().split('e') as [string, string];
   const exponent = Number(exponentText);
-  if (exponent < -4 || exponent >= 21) {
+  // Go switches to an exponent at 1e+06 for the shortest form (ftoa.go: eprec = 6).
+  if (exponent < -4 || exponent >= 6) {
     const digits = mantissa;
     return `${digits}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
   }
@@ -493,35 +495,189 @@ function walk(node: Node, visit: (node: Node) => void): void {
   }
 }
 
-/**
- * HIL's identifier check (unknown variables and functions, in tree order), then what Keyhaven does not compute.
- * Throws HilError.
- */
-function check(tree: Node, known: (name: string) => boolean): void {
+/** HIL's identifier check: unknown variables and functions (Nomad defines no functions). Throws HilError. */
+function checkIdentifiers(tree: Node, known: (name: string) => boolean): void {
   walk(tree, (node) => {
     if (node.type === 'variable' && !known(node.name)) throw new HilError(`${node.pos.line}:${node.pos.column}: unknown variable accessed: ${node.name}`);
     if (node.type === 'call') throw new HilError(`${node.pos.line}:${node.pos.column}: unknown function called: ${node.name}`);
   });
-  walk(tree, (node) => {
-    if (node.type === 'index') throw new HilError(`${node.pos.line}:${node.pos.column}: cannot index ${node.target.name}: it is a string`);
-    if (node.type === 'operator' || node.type === 'conditional') {
-      throw new HilError(`${node.pos.line}:${node.pos.column}: Keyhaven computes no operators or conditionals in names; write the name with variables only`);
-    }
-  });
 }
 
-function evaluate(node: Node, variables: Record<string, string>): string {
+type HilType = 'string' | 'int' | 'float' | 'bool';
+type HilValue = string | bigint | number | boolean;
+
+/** A node after HIL's type check: its type, with the implicit conversions HIL inserts. */
+type Typed =
+  | { kind: 'literal'; type: HilType; value: HilValue }
+  | { kind: 'variable'; type: 'string'; name: string }
+  | { kind: 'output'; type: 'string'; parts: Typed[] }
+  | { kind: 'convert'; type: HilType; from: HilType; inner: Typed }
+  | { kind: 'math'; type: 'int' | 'float'; operator: string; operands: Typed[] }
+  | { kind: 'compare'; type: 'bool'; as: HilType; operator: string; operands: Typed[] }
+  | { kind: 'logical'; type: 'bool'; operator: string; operands: Typed[] }
+  | { kind: 'conditional'; type: HilType; condition: Typed; then: Typed; otherwise: Typed };
+
+/** HIL's implicit conversions (eval.go internalEval). */
+const implicit: Record<HilType, HilType[]> = { float: ['int', 'string'], int: ['float', 'string'], string: ['int', 'float', 'bool'], bool: ['string'] };
+
+const typeName = (type: HilType) => `Type${type[0]?.toUpperCase()}${type.slice(1)}`;
+
+function convert(node: Typed, to: HilType): Typed | undefined {
+  if (node.type === to) return node;
+  return implicit[node.type].includes(to) ? { kind: 'convert', type: to, from: node.type, inner: node } : undefined;
+}
+
+function typeError(pos: Pos, message: string): HilError {
+  return new HilError(`At column ${pos.column}, line ${pos.line}: ${message}`);
+}
+
+/** HIL's type check (check_types.go). Throws HilError. */
+function typeCheck(node: Node): Typed {
   switch (node.type) {
+    case 'literal': {
+      const value = node.value;
+      const type: HilType = typeof value === 'string' ? 'string' : typeof value === 'bigint' ? 'int' : typeof value === 'number' ? 'float' : 'bool';
+      return { kind: 'literal', type, value };
+    }
+    case 'variable':
+      return { kind: 'variable', type: 'string', name: node.name };
+    case 'output':
+      // Every part of an output is a string; HIL converts the others.
+      return { kind: 'output', type: 'string', parts: node.parts.map((part) => convert(typeCheck(part), 'string') as Typed) };
+    case 'call':
+      throw new HilError(`${node.pos.line}:${node.pos.column}: unknown function called: ${node.name}`);
+    case 'index':
+      typeCheck(node.key);
+      throw typeError(node.pos, 'invalid index operation into non-indexable type: TypeString');
+    case 'conditional': {
+      const condition = typeCheck(node.condition);
+      let then = typeCheck(node.then);
+      let otherwise = typeCheck(node.otherwise);
+      const asBool = convert(condition, 'bool');
+      if (!asBool) throw typeError(node.pos, `condition must be type bool, not ${typeName(condition.type)}`);
+      if (then.type !== otherwise.type) {
+        const mismatch = `true and false expression types must match; have ${typeName(then.type)} and ${typeName(otherwise.type)}`;
+        if (then.type === 'string') {
+          then = convert(then, otherwise.type) ?? (() => { throw typeError(node.pos, mismatch); })();
+        } else {
+          otherwise = convert(otherwise, then.type) ?? (() => { throw typeError(node.pos, mismatch); })();
+        }
+      }
+      return { kind: 'conditional', type: then.type, condition: asBool, then, otherwise };
+    }
+    case 'operator':
+      return typeCheckOperator(node);
+  }
+}
+
+function typeCheckOperator(node: Extract<Node, { type: 'operator' }>): Typed {
+  // The parser's unary forms: `-x` is `0 - x`, `!x` is `false == x`.
+  const operator = node.operator === 'negate' ? '-' : node.operator === '!' ? '==' : node.operator;
+  const sources: Node[] =
+    node.operator === 'negate' ? [{ type: 'literal', value: 0n }, ...node.operands] : node.operator === '!' ? [{ type: 'literal', value: false }, ...node.operands] : node.operands;
+  const operands = sources.map(typeCheck);
+  if (operator === '&&' || operator === '||') {
+    const converted = operands.map((operand) => convert(operand, 'bool') ?? (() => { throw typeError(node.pos, `logical operators require boolean operands, not ${typeName(operand.type)}`); })());
+    return { kind: 'logical', type: 'bool', operator, operands: converted };
+  }
+  if (['==', '!=', '<', '>', '<=', '>='].includes(operator)) {
+    let as: HilType = (operands[0] as Typed).type;
+    if (operator !== '==' && operator !== '!=') as = operands.some((operand) => operand.type === 'float') ? 'float' : 'int';
+    const converted = operands.map((operand, i) => convert(operand, as) ?? (() => { throw typeError(node.pos, `operand ${i + 1} should be ${typeName(as)}, got ${typeName(operand.type)}`); })());
+    return { kind: 'compare', type: 'bool', as, operator, operands: converted };
+  }
+  const mathType = operands.some((operand) => operand.type === 'float') ? 'float' : 'int';
+  const converted = operands.map((operand, i) => convert(operand, mathType) ?? (() => { throw typeError(node.pos, `operand ${i + 1} should be ${typeName(mathType)}, got ${typeName(operand.type)}`); })());
+  if (mathType === 'float' && operator === '%') throw typeError(node.pos, 'modulo cannot be used with floats');
+  return { kind: 'math', type: mathType, operator, operands: converted };
+}
+
+const goBools: Record<string, boolean> = { 1: true, t: true, T: true, TRUE: true, true: true, True: true, 0: false, f: false, F: false, FALSE: false, false: false, False: false };
+
+/** strconv.ParseFloat(s, 64) for decimal forms and inf/nan; null where Go answers an error. */
+function parseGoFloat(text: string): number | null {
+  if (/^[+-]?(inf|infinity)$/i.test(text)) return text.startsWith('-') ? -Infinity : Infinity;
+  if (/^nan$/i.test(text)) return Number.NaN;
+  if (!/^[+-]?(\d+(_\d+)*(\.(\d+(_\d+)*)?)?|\.\d+(_\d+)*)([eE][+-]?\d+(_\d+)*)?$/.test(text)) return null;
+  if (text.includes('_')) return null; // underscores are allowed only with a base prefix
+  return Number(text);
+}
+
+function convertValue(value: HilValue, from: HilType, to: HilType): HilValue {
+  if (to === 'string') {
+    if (from === 'float') return formatGoFloat(value as number);
+    return String(value);
+  }
+  if (from === 'float' && to === 'int') return BigInt.asIntN(64, BigInt(Math.trunc(value as number)));
+  if (from === 'int' && to === 'float') return Number(value as bigint);
+  const text = value as string;
+  if (to === 'int') {
+    const parsed = parseGoInt(text);
+    if (parsed === null) throw new HilError(`strconv.ParseInt: parsing ${goQuote(text)}: invalid syntax`);
+    return parsed;
+  }
+  if (to === 'float') {
+    const parsed = parseGoFloat(text);
+    if (parsed === null) throw new HilError(`strconv.ParseFloat: parsing ${goQuote(text)}: invalid syntax`);
+    return parsed;
+  }
+  const parsed = goBools[text];
+  if (parsed === undefined) throw new HilError(`strconv.ParseBool: parsing ${goQuote(text)}: invalid syntax`);
+  return parsed;
+}
+
+/** HIL's evaluation: every operand is evaluated (no short cuts, both branches of `?:`), then the builtins apply. */
+function evaluate(node: Typed, variables: Record<string, string>): HilValue {
+  switch (node.kind) {
     case 'literal':
-      if (typeof node.value === 'string') return node.value;
-      if (typeof node.value === 'number') return formatGoFloat(node.value);
-      return String(node.value);
+      return node.value;
     case 'variable':
       return variables[node.name] as string;
     case 'output':
-      return node.parts.map((part) => evaluate(part, variables)).join('');
-    default:
-      throw new HilError('unsupported');
+      return node.parts.map((part) => evaluate(part, variables) as string).join('');
+    case 'convert':
+      return convertValue(evaluate(node.inner, variables), node.from, node.type);
+    case 'conditional': {
+      const [condition, then, otherwise] = [node.condition, node.then, node.otherwise].map((each) => evaluate(each, variables));
+      return condition ? (then as HilValue) : (otherwise as HilValue);
+    }
+    case 'logical': {
+      const values = node.operands.map((operand) => evaluate(operand, variables) as boolean);
+      return node.operator === '&&' ? values.every(Boolean) : values.some(Boolean);
+    }
+    case 'compare': {
+      const [left, right] = node.operands.map((operand) => evaluate(operand, variables)) as [HilValue, HilValue];
+      switch (node.operator) {
+        case '==':
+          return left === right;
+        case '!=':
+          return left !== right;
+        case '<':
+          return left < right;
+        case '>':
+          return left > right;
+        case '<=':
+          return left <= right;
+        default:
+          return left >= right;
+      }
+    }
+    case 'math': {
+      const [first, ...rest] = node.operands.map((operand) => evaluate(operand, variables));
+      if (node.type === 'float') {
+        return rest.reduce<number>((total, each) => {
+          const value = each as number;
+          return node.operator === '+' ? total + value : node.operator === '-' ? total - value : node.operator === '*' ? total * value : total / value;
+        }, first as number);
+      }
+      return rest.reduce<bigint>((total, each) => {
+        const value = each as bigint;
+        if ((node.operator === '/' || node.operator === '%') && value === 0n) throw new HilError('divide by zero');
+        const result =
+          node.operator === '+' ? total + value : node.operator === '-' ? total - value : node.operator === '*' ? total * value : node.operator === '/' ? total / value : total % value;
+        return BigInt.asIntN(64, result);
+      }, first as bigint);
+    }
   }
 }
 
@@ -533,7 +689,8 @@ export function templateNames(template: string): string[] {
   walk(tree, (node) => {
     if (node.type === 'variable' && !names.includes(node.name)) names.push(node.name);
   });
-  check(tree, () => true);
+  checkIdentifiers(tree, () => true);
+  typeCheck(tree);
   return names;
 }
 
@@ -551,13 +708,14 @@ export function interpolateHil(template: string, variables: Record<string, strin
       listNames.push(node.name);
     }
   });
-  check(tree, (name) => Object.hasOwn(scope, name) || listNames.includes(name));
+  checkIdentifiers(tree, (name) => Object.hasOwn(scope, name) || listNames.includes(name));
+  const typed = typeCheck(tree);
   let scopes = [scope];
   for (const name of listNames) {
     const elements = (lists[name] ?? []).map((element) => (lowercase ? element.toLowerCase() : element));
     scopes = scopes.flatMap((each) => elements.map((element) => ({ ...each, [name]: element })));
   }
-  return [...new Set(scopes.map((each) => evaluate(tree, each)))];
+  return [...new Set(scopes.map((each) => evaluate(typed, each) as string))];
 }
 
 const validName = /^[a-zA-Z0-9-]{1,128}$/;

@@ -313,6 +313,7 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
     expect(() => tokenName('${value.nope}', claims, { Name: 'corp', Type: 'JWT' })).toThrow(/failed to generate ACL token name: 1:3: unknown variable accessed: value.nope/);
     expect(templateNames('team-${value.team}-${list.groups}')).toEqual(['value.team', 'list.groups']);
     expect(templateNames('${value.a == "x" ? "a" : "b"}')).toEqual(['value.a']);
+    expect(() => templateNames(`\${${'('.repeat(5000)}1${')'.repeat(5000)}}`)).toThrow('parse error: the template is nested too deeply');
     expect(() => templateNames('${1.5 % value.a}')).toThrow(/modulo cannot be used with floats/);
   });
 });

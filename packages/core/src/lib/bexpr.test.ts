@@ -201,5 +201,8 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
     expect(holds(deep)).toBe(true);
     expect(() => parseBexpr(`${'('.repeat(40)}value.sub == "ada"${')'.repeat(39)}`)).toThrow(/Unmatched parentheses/);
     expect(() => parseBexpr(`${'('.repeat(40)}value.sub ==`)).toThrow(BexprSyntaxError);
+    // Past the stack's end: a syntax error, not a crash (go-bexpr would never answer).
+    expect(() => parseBexpr(`${'('.repeat(5000)}value.sub == "ada"${')'.repeat(5000)}`)).toThrow('1:1 (0): expression is nested too deeply');
+    expect(holds(Array(2000).fill('value.sub == "ada"').join(' and '))).toBe(true);
   });
 });

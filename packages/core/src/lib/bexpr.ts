@@ -121,6 +121,8 @@ export function parseBexpr(text: string): Expression {
     expression = parse(text) as Expression;
   } catch (error) {
     if (error instanceof ParserSyntaxError) throw syntaxError(text, error);
+    // go-bexpr never answers here (it is exponential in the depth of parentheses); we stop at the stack's end.
+    if (error instanceof RangeError) throw new BexprSyntaxError('expression is nested too deeply', 1, 1, 0);
     throw error;
   }
   compilePatterns(expression);
@@ -445,7 +447,12 @@ function evaluateWith(expression: Expression, datum: Record<string, unknown>, lo
 
 /** Evaluates; throws BexprEvaluationError where go-bexpr returns an error. */
 export function evaluateBexpr(expression: Expression, datum: Record<string, unknown>): boolean {
-  return evaluateWith(expression, datum, []);
+  try {
+    return evaluateWith(expression, datum, []);
+  } catch (error) {
+    if (error instanceof RangeError) throw new BexprEvaluationError('expression is nested too deeply');
+    throw error;
+  }
 }
 
 /** True when the expression holds; an evaluation error counts as no match (as Nomad's binder treats it). */

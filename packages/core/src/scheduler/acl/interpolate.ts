@@ -449,7 +449,12 @@ function stringTokenValue(token: Token, backslashes: boolean): string {
 
 /** hil.Parse. */
 export function parseHil(template: string): Node {
-  return new Parser(scan(template)).sequence(false);
+  try {
+    return new Parser(scan(template)).sequence(false);
+  } catch (error) {
+    if (error instanceof RangeError) throw new HilError('parse error: the template is nested too deeply');
+    throw error;
+  }
 }
 
 // ---- Evaluation (the part of hil.Eval a name template can use) ----

@@ -729,18 +729,19 @@ const validName = /^[a-zA-Z0-9-]{1,128}$/;
  * The role or policy names a binding rule's BindName yields (Nomad's computeBindName): claim values lowercased;
  * a template that does not evaluate, or a name Nomad would not accept (`^[a-zA-Z0-9-]{1,128}$`), fails the login.
  */
-export function bindNames(bindType: 'role' | 'policy', template: string, variables: ClaimVariables): string[] {
+export function bindNames(bindType: 'role' | 'policy' | undefined, template: string, variables: ClaimVariables): string[] {
+  const what = bindType === undefined ? '' : `"${bindType}" `;
   const scope = Object.fromEntries(Object.entries(variables.value).map(([name, value]) => [`value.${name}`, value]));
   const lists = Object.fromEntries(Object.entries(variables.list).map(([name, value]) => [`list.${name}`, value]));
   let names: string[];
   try {
     names = interpolateHil(template, scope, lists, true);
   } catch (error) {
-    if (error instanceof HilError) throw badRequest(`cannot compute "${bindType}" bind name for bind target: ${error.message}`);
+    if (error instanceof HilError) throw badRequest(`cannot compute ${what}bind name for bind target: ${error.message}`);
     throw error;
   }
   for (const name of names) {
-    if (!validName.test(name)) throw badRequest(`computed "${bindType}" bind name for bind target is invalid: ${goQuote(name)}`);
+    if (!validName.test(name)) throw badRequest(`computed ${what}bind name for bind target is invalid: ${goQuote(name)}`);
   }
   return names;
 }
@@ -770,5 +771,5 @@ export function interpolate(template: string, variables: ClaimVariables, extra: 
   if (extra.auth_method_name !== undefined || extra.auth_method_type !== undefined) {
     return [tokenName(template, variables, { Name: extra.auth_method_name ?? '', Type: extra.auth_method_type ?? '' })];
   }
-  return bindNames('role', template, variables);
+  return bindNames(undefined, template, variables);
 }

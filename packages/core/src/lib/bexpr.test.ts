@@ -104,6 +104,12 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
     // Index segments are strconv.ParseInt(…, 0, 64) after mapstructure's weak decoding ("" is 0).
     expect(holds('list.groups["0x1"] == "ops"')).toBe(true);
     expect(holds('list.groups[""] == "eng"')).toBe(true);
+    expect(holds('list.groups.01 == "ops"')).toBe(true); // a leading 0 is octal
+    expect(outcome('list.groups.08 == "ops"')).toMatch(/couldn't convert value "08" to type int/);
+    expect(outcome('list.groups["-1"] == "ops"')).toMatch(/index -1 is out of range/);
+    // A collection's index is an int: the value is read with strconv.ParseInt(…, 0, 64).
+    expect(holds('any list.groups as i, _ { i == "0x1" }')).toBe(true);
+    expect(outcome('any list.groups as i, _ { i == "x" }')).toMatch(/error getting match value in expression/);
   });
 
   // evaluate_test.go (v0.1.13): any/all with default, key/index and value bindings.

@@ -305,6 +305,9 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
     expect(bindNames('policy', '${value.user}', claims)).toEqual(['ada']);
     // Keyhaven's list variables: one name per element.
     expect(bindNames('role', 'team-${list.groups}', claims)).toEqual(['team-eng', 'team-ops']);
+    // A mapped claim the token lacks is "" (Nomad's NewIdentity), an unmapped one unknown.
+    expect(bindNames('policy', 'team-${value.email}', claims, ['user', 'team', 'email'])).toEqual(['team-']);
+    expect(bindNames('policy', '${value.email == "" ? "guest" : "user"}', claims, ['email'])).toEqual(['guest']);
     expect(() => bindNames('role', '${value.nope}', claims)).toThrow('cannot compute "role" bind name for bind target: 1:3: unknown variable accessed: value.nope');
     expect(() => bindNames('role', 'a ${value.user}', claims)).toThrow('computed "role" bind name for bind target is invalid: "a ada"');
     expect(() => bindNames('role', '${value.user', claims)).toThrow(/parse error at 1:13: expected "}" but found end of string/);

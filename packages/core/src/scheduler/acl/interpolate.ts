@@ -728,10 +728,12 @@ const validName = /^[a-zA-Z0-9-]{1,128}$/;
 /**
  * The role or policy names a binding rule's BindName yields (Nomad's computeBindName): claim values lowercased;
  * a template that does not evaluate, or a name Nomad would not accept (`^[a-zA-Z0-9-]{1,128}$`), fails the login.
+ * `mapped` are the auth method's ClaimMappings targets: a mapped claim the token lacks reads as "".
  */
-export function bindNames(bindType: 'role' | 'policy' | undefined, template: string, variables: ClaimVariables): string[] {
+export function bindNames(bindType: 'role' | 'policy' | undefined, template: string, variables: ClaimVariables, mapped: string[] = []): string[] {
   const what = bindType === undefined ? '' : `"${bindType}" `;
-  const scope = Object.fromEntries(Object.entries(variables.value).map(([name, value]) => [`value.${name}`, value]));
+  // Nomad's NewIdentity: every claim the method maps is a variable, "" when the token lacks the claim.
+  const scope = Object.fromEntries([...mapped.map((name) => [name, '']), ...Object.entries(variables.value)].map(([name, value]) => [`value.${name}`, value as string]));
   const lists = Object.fromEntries(Object.entries(variables.list).map(([name, value]) => [`list.${name}`, value]));
   let names: string[];
   try {

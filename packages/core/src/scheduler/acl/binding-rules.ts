@@ -92,10 +92,9 @@ export class AclBindingRules {
     const method = await this.authMethods.get(content.AuthMethod);
     if (!method) throw badRequest(`ACL auth-method ${content.AuthMethod} not found`);
     if (content.BindName) {
-      const known = new Set([
-        ...Object.values(method.Config.ClaimMappings ?? {}).map((name) => `value.${name}`),
-        ...Object.values(method.Config.ListClaimMappings ?? {}).map((name) => `list.${name}`),
-      ]);
+      // Only value claims can be interpolated: Nomad's binder gives list claims to selectors alone, so a bind name
+      // with `${list.x}` would fail every login it matched. Refused here, where the mistake is made.
+      const known = new Set(Object.values(method.Config.ClaimMappings ?? {}).map((name) => `value.${name}`));
       let names: string[];
       try {
         names = templateNames(content.BindName);

@@ -15,6 +15,7 @@ import { ConditionFailed } from '../../storage/store.ts';
 import { badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
 import type { AclAuthMethod } from './auth-methods.ts';
+import { requireAuthMethodName } from './identifiers.ts';
 import { loginWithClaims } from './login.ts';
 
 export const OIDC_STATE_PK = 'sched#oidc-state';
@@ -108,7 +109,7 @@ async function relyingParty(scheduler: Scheduler, method: AclAuthMethod): Promis
 
 async function oidcMethod(scheduler: Scheduler, name: string | undefined): Promise<AclAuthMethod> {
   if (!name) throw badRequest('missing auth method name');
-  const method = await scheduler.authMethods.get(name);
+  const method = await scheduler.authMethods.get(requireAuthMethodName(name, 'AuthMethodName'));
   if (!method) throw badRequest(`auth method ${name} not found`);
   if (method.Type !== 'OIDC') throw badRequest(`auth method ${name} is of type ${method.Type}, not OIDC`);
   return method;

@@ -39,9 +39,11 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
   let h: SchedulerHarness;
   let server: Server;
   let port: number;
+  let root: string;
 
   beforeAll(async () => {
     h = await startScheduler();
+    root = await h.bootstrap();
     // The local server as `npm start` builds it: the app on @hono/node-server.
     server = createAdaptorServer({ fetch: h.fetch }) as Server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -80,7 +82,15 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
     expect({ status: response.status, text: await response.text() }).toEqual({ status: 400, text: 'auth method absent not found' });
     const over = await fetch(`http://127.0.0.1:${port}/v1/acl/login`, { method: 'POST', body: 'a'.repeat(maxBodyBytes + 1) });
     expect({ status: over.status, text: await over.text() }).toEqual({ status: 413, text: refusal });
-    expect((await fetch(`http://127.0.0.1:${port}/v1/acl/bootstrap`, { method: 'POST' })).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/acl/token/self`, { headers: { 'X-Scheduler-Token': root } })).status).toBe(200);
+  });
+
+  it('a body under the limit whose object does not fit one item (400 KB) is a 413 too, and nothing is written', async () => {
+    const before = await h.scheduler.state.currentIndex();
+    const policies = Array.from({ length: 4000 }, (_, n) => `policy-${n}-${'p'.repeat(110)}`);
+    const out = await h.call('POST', '/v1/acl/token', { token: root, body: { Name: 'huge', Policies: policies } });
+    expect({ status: out.status, text: out.text }).toEqual({ status: 413, text: 'the data is too large to store (at most 400 KB per item)' });
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
   });
 
   it('Lambda (functions/scheduler/api.ts on an HTTP API event): 413 with and without a Content-Length header', async () => {

@@ -138,6 +138,14 @@ describe('names and IDs are checked before they reach a table key', () => {
       );
     }
     expectRefused(await h.call('POST', '/v1/acl/login', { body: { AuthMethodName: 'absent', LoginToken: 'x.y.z' } }), /^auth method absent not found$/);
+    // A state is a sort key: 500 characters of three bytes each are past DynamoDB's 1024 bytes.
+    const oidc = { Name: 'sso', Type: 'OIDC', MaxTokenTTL: '1h' };
+    const config = { OIDCDiscoveryURL: 'http://127.0.0.1:1', OIDCClientID: 'c', OIDCClientSecret: 's', AllowedRedirectURIs: ['http://localhost/cb'] };
+    expect((await mgmt('POST', '/v1/acl/auth-method', { ...oidc, Config: config })).status).toBe(200);
+    for (const state of ['中'.repeat(500), 's'.repeat(2000)]) {
+      const body = { AuthMethodName: 'sso', ClientNonce: 'n', State: state, Code: 'c', RedirectURI: 'http://localhost/cb' };
+      expectRefused(await h.call('POST', '/v1/acl/oidc/complete-auth', { body }), /^OIDC state not found or expired/);
+    }
   });
 
   it('a login whose claim names a role no role can have binds nothing (400), and a real one still binds', async () => {

@@ -157,7 +157,8 @@ export async function oidcAuthUrl(scheduler: Scheduler, body: z.infer<typeof aut
 
 /** Takes the flow out of the table with a conditional delete: of two completions with one state only one gets it. */
 async function takeFlow(scheduler: Scheduler, state: string): Promise<StoredFlow | undefined> {
-  if (state.length > 512) return undefined;
+  // A state this service issued is short; a longer one (in bytes: DynamoDB's sort key limit is 1024) is no flow's.
+  if (Buffer.byteLength(state) > 512) return undefined;
   let item: Record<string, unknown> | undefined;
   try {
     item = await scheduler.core.store.delete({ Key: { pk: OIDC_STATE_PK, sk: state }, ConditionExpression: 'attribute_exists(pk)' });

@@ -9,6 +9,7 @@ import { selectorMatches } from '../../lib/bexpr.ts';
 import { NomadError, badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
 import type { AclAuthMethod } from './auth-methods.ts';
+import { requireAuthMethodName } from './identifiers.ts';
 import { bindNames, type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
 import type { TokenView } from './tokens.ts';
 
@@ -174,6 +175,7 @@ export function loginRoutes(app: Hono<SchedulerEnv>): void {
     const body = await readBody(c, loginBody);
     if (!body.AuthMethodName) throw badRequest('missing auth method name');
     if (!body.LoginToken) throw badRequest('missing login token');
+    requireAuthMethodName(body.AuthMethodName, 'AuthMethodName');
     const token = await login(scheduler, body.AuthMethodName, body.LoginToken);
     setIndexHeaders(c, token.CreateIndex);
     return c.json(token);

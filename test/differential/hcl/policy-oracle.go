@@ -1,0 +1,568 @@
+// Reference oracle for ACL policy documents. Reads one JSON case per line on stdin:
+//
+//	{"kind": "vault" | "nomad", "text": "<policy>", "checks": [{"path": "secret/x"}]}
+//
+// and prints one JSON verdict per line: the error (if the policy is refused) or the rules as hashicorp/hcl v1
+// parses and decodes them, plus the capabilities each checked path gets.
+//
+// The parsing is Debian's hcl 1.0.0. Vault 1.21+ uses the v1.0.1-vault-7 fork, whose only behavioural changes
+// to parsing are (a) HCL (not JSON) object lists refuse a second `key = ...` item whose key token has the same
+// source text and (b) an error inside an object whose next token is `}` is reported instead of dropped. Both are
+// detected here on the 1.0.0 syntax tree / token stream and reported as `forkRefuses`, so the test can tell
+// which refusals come from the fork.
+//
+// The validation that follows is written from reading vault/policy.go (parsePaths), vault/acl.go (NewACL,
+// AllowOperation, CheckAllowedFromNonExactPaths) and nomad/acl/policy.go; it is not a copy of them.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl"
+	"github.com/hashicorp/hcl/hcl/ast"
+	"github.com/hashicorp/hcl/hcl/scanner"
+	"github.com/hashicorp/hcl/hcl/token"
+)
+
+type check struct {
+	Path string `json:"path"`
+}
+
+type input struct {
+	Kind   string  `json:"kind"`
+	Text   string  `json:"text"`
+	Checks []check `json:"checks"`
+}
+
+type rule struct {
+	Path         string                   `json:"path"`
+	Capabilities []string                 `json:"capabilities"`
+	Allowed      map[string][]interface{} `json:"allowed,omitempty"`
+	Denied       map[string][]interface{} `json:"denied,omitempty"`
+	Required     []string                 `json:"required,omitempty"`
+	caseClash    bool
+}
+
+type verdict struct {
+	Error       string    `json:"error,omitempty"`
+	ForkRefuses string    `json:"forkRefuses,omitempty"`
+	Rules       []rule    `json:"rules"`
+	Nomad       *nomadOut `json:"nomad,omitempty"`
+	// Keys Vault honours that this port refuses by design (wrapping TTLs, MFA, control groups, events).
+	Unsupported []string `json:"unsupported,omitempty"`
+	// Parameter names differing only in case: Vault keeps one of them at random (Go map order).
+	CaseClash bool       `json:"caseClash,omitempty"`
+	Checks    [][]string `json:"checks"`
+}
+
+// pathFields mirrors the fields of a Vault path block, with the hcl tags Vault's decoder uses.
+type pathFields struct {
+	Policy              string
+	Capabilities        []string
+	MinWrappingTTL      interface{}              `hcl:"min_wrapping_ttl"`
+	MaxWrappingTTL      interface{}              `hcl:"max_wrapping_ttl"`
+	AllowedParameters   map[string][]interface{} `hcl:"allowed_parameters"`
+	DeniedParameters    map[string][]interface{} `hcl:"denied_parameters"`
+	RequiredParameters  []string                 `hcl:"required_parameters"`
+	MFAMethods          []string                 `hcl:"mfa_methods"`
+	ControlGroup        interface{}              `hcl:"control_group"`
+	SubscribeEventTypes []string                 `hcl:"subscribe_event_types"`
+}
+
+var legacy = map[string][]string{
+	"read":  {"read", "list"},
+	"write": {"create", "read", "update", "delete", "list"},
+	"sudo":  {"create", "read", "update", "delete", "list", "sudo"},
+}
+
+var vaultCaps = map[string]bool{"create": true, "read": true, "update": true, "delete": true, "list": true, "sudo": true, "patch": true, "subscribe": true, "recover": true}
+
+func isJSON(text string) bool {
+	for offset := 0; offset < len(text); {
+		r, w := utf8.DecodeRuneInString(text[offset:])
+		offset += w
+		if unicode.IsSpace(r) {
+			continue
+		}
+		return r == '{'
+	}
+	return false
+}
+
+// forkDuplicate reports the first `key = value` item whose key text repeats within one HCL object list.
+func forkDuplicate(list *ast.ObjectList) string {
+	seen := map[string]bool{}
+	for _, item := range list.Items {
+		if item.Assign.IsValid() {
+			for _, key := range item.Keys {
+				if seen[key.Token.Text] {
+					return fmt.Sprintf("duplicate %s", key.Token.Text)
+				}
+				seen[key.Token.Text] = true
+			}
+		}
+		if found := forkDuplicateIn(item.Val); found != "" {
+			return found
+		}
+	}
+	return ""
+}
+
+func forkDuplicateIn(node ast.Node) string {
+	switch n := node.(type) {
+	case *ast.ObjectType:
+		return forkDuplicate(n.List)
+	case *ast.ListType:
+		for _, elem := range n.List {
+			if found := forkDuplicateIn(elem); found != "" {
+				return found
+			}
+		}
+	}
+	return ""
+}
+
+// assignThenBrace: `=` followed by `}` (comments aside), an error 1.0.0 drops inside an object and the fork reports.
+func assignThenBrace(text string) bool {
+	s := scanner.New([]byte(text))
+	s.Error = func(token.Pos, string) {}
+	previous := token.ILLEGAL
+	for {
+		tok := s.Scan()
+		if tok.Type == token.EOF {
+			return false
+		}
+		if tok.Type == token.COMMENT {
+			continue
+		}
+		if previous == token.ASSIGN && tok.Type == token.RBRACE {
+			return true
+		}
+		previous = tok.Type
+	}
+}
+
+func keyOf(item *ast.ObjectItem, fallback string) string {
+	if len(item.Keys) > 0 {
+		return item.Keys[0].Token.Value().(string)
+	}
+	return fallback
+}
+
+// checkKeys refuses keys outside the allowed set (case-sensitive, as Vault's and Nomad's key checks are).
+func checkKeys(node ast.Node, valid ...string) error {
+	var list *ast.ObjectList
+	switch n := node.(type) {
+	case *ast.ObjectList:
+		list = n
+	case *ast.ObjectType:
+		list = n.List
+	default:
+		return fmt.Errorf("cannot contain fields")
+	}
+	for _, item := range list.Items {
+		key := keyOf(item, "")
+		ok := false
+		for _, v := range valid {
+			if v == key {
+				ok = true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("invalid key %q", key)
+		}
+	}
+	return nil
+}
+
+func parseVault(root *ast.ObjectList, unsupported map[string]bool) ([]rule, error) {
+	if err := checkKeys(root, "name", "path"); err != nil {
+		return nil, err
+	}
+	var top struct {
+		Name string `hcl:"name"`
+	}
+	if err := hcl.DecodeObject(&top, root); err != nil {
+		return nil, err
+	}
+	rules := []rule{}
+	for _, item := range root.Filter("path").Items {
+		key := keyOf(item, "path")
+		if err := checkKeys(item.Val, "comment", "policy", "capabilities", "allowed_parameters", "denied_parameters",
+			"required_parameters", "min_wrapping_ttl", "max_wrapping_ttl", "mfa_methods", "control_group", "subscribe_event_types"); err != nil {
+			return nil, fmt.Errorf("path %q: %v", key, err)
+		}
+		var fields pathFields
+		if err := hcl.DecodeObject(&fields, item.Val); err != nil {
+			return nil, fmt.Errorf("path %q: %v", key, err)
+		}
+		for _, name := range []string{"min_wrapping_ttl", "max_wrapping_ttl", "mfa_methods", "control_group", "subscribe_event_types"} {
+			if len(item.Val.(*ast.ObjectType).List.Filter(name).Items) > 0 {
+				unsupported[name] = true
+			}
+		}
+		path := strings.TrimPrefix(key, "/")
+		if strings.Contains(path, "+*") {
+			return nil, fmt.Errorf("path %q: invalid use of wildcards", path)
+		}
+		capabilities := fields.Capabilities
+		if fields.Policy != "" {
+			if fields.Policy == "deny" {
+				capabilities = []string{"deny"}
+			} else if expanded, ok := legacy[fields.Policy]; ok {
+				capabilities = append(capabilities, expanded...)
+			} else {
+				return nil, fmt.Errorf("path %q: invalid policy %q", key, fields.Policy)
+			}
+		}
+		out := rule{Path: path}
+		set := map[string]bool{}
+		denied := false
+		for _, c := range capabilities {
+			if c == "deny" {
+				denied = true
+				break
+			}
+			if !vaultCaps[c] {
+				return nil, fmt.Errorf("path %q: invalid capability %q", key, c)
+			}
+			set[c] = true
+		}
+		if denied {
+			out.Capabilities = []string{"deny"}
+			rules = append(rules, out)
+			continue
+		}
+		for c := range set {
+			out.Capabilities = append(out.Capabilities, c)
+		}
+		sort.Strings(out.Capabilities)
+		if out.Capabilities == nil {
+			out.Capabilities = []string{}
+		}
+		var clashA, clashD bool
+		out.Allowed, clashA = lower(fields.AllowedParameters)
+		out.Denied, clashD = lower(fields.DeniedParameters)
+		out.caseClash = clashA || clashD
+		if len(fields.RequiredParameters) > 0 {
+			out.Required = fields.RequiredParameters
+		}
+		rules = append(rules, out)
+	}
+	return rules, nil
+}
+
+// lower keys parameters by their lower-cased name; when two names fold together the later one wins, as
+// assigning into Vault's map does. A nil map stays absent, an empty one stays empty.
+func lower(in map[string][]interface{}) (map[string][]interface{}, bool) {
+	if in == nil {
+		return nil, false
+	}
+	clash := false
+	names := make([]string, 0, len(in))
+	for name := range in {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := map[string][]interface{}{}
+	for _, name := range names {
+		values := in[name]
+		if values == nil {
+			values = []interface{}{}
+		}
+		if _, ok := out[strings.ToLower(name)]; ok {
+			clash = true
+		}
+		out[strings.ToLower(name)] = values
+	}
+	return out, clash
+}
+
+// --- ACL: capabilities of a path under one policy (merging rules of the same path, then picking the match) ---
+
+type perms struct {
+	caps map[string]bool
+}
+
+func capabilitiesOf(rules []rule, path string) []string {
+	exact := map[string]*perms{}
+	prefix := map[string]*perms{}
+	segment := map[string]*perms{}
+	for _, r := range rules {
+		p := r.Path
+		table := exact
+		if p == "+" || strings.Contains(p, "/+") || strings.HasPrefix(p, "+/") {
+			table = segment
+		} else if strings.HasSuffix(p, "*") {
+			table = prefix
+			p = strings.TrimSuffix(p, "*")
+		}
+		existing, ok := table[p]
+		if !ok {
+			existing = &perms{caps: map[string]bool{}}
+			table[p] = existing
+		}
+		if existing.caps["deny"] {
+			continue
+		}
+		if len(r.Capabilities) == 1 && r.Capabilities[0] == "deny" {
+			existing.caps = map[string]bool{"deny": true}
+			continue
+		}
+		for _, c := range r.Capabilities {
+			existing.caps[c] = true
+		}
+	}
+	path = strings.TrimLeft(path, "/")
+	// Looked up as a list is (what sys/capabilities does): exact, exact without the trailing slash, then the
+	// non-exact rules for the path without its slash, then for the path itself.
+	trimmed := strings.TrimSuffix(path, "/")
+	var found *perms
+	if p, ok := exact[path]; ok {
+		found = p
+	} else if p, ok := exact[trimmed]; ok {
+		found = p
+	} else {
+		if trimmed != path {
+			found = nonExact(prefix, segment, trimmed)
+		}
+		if found == nil {
+			found = nonExact(prefix, segment, path)
+		}
+	}
+	if found == nil || found.caps["deny"] || len(found.caps) == 0 {
+		return []string{"deny"}
+	}
+	out := []string{}
+	for c := range found.caps {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+type candidate struct {
+	first    int
+	count    int
+	isPrefix bool
+	path     string
+	perms    *perms
+}
+
+func nonExact(prefix, segment map[string]*perms, path string) *perms {
+	candidates := []candidate{}
+	longest := -1
+	var longestPerms *perms
+	for p, perms := range prefix {
+		if strings.HasPrefix(path, p) && len(p) > longest {
+			longest, longestPerms = len(p), perms
+		}
+	}
+	if longestPerms != nil {
+		if len(segment) == 0 {
+			return longestPerms
+		}
+		candidates = append(candidates, candidate{first: longest, isPrefix: true, path: path[:longest], perms: longestPerms})
+	}
+	parts := strings.Split(path, "/")
+	for full, perms := range segment {
+		c := candidate{first: strings.Index(full, "+"), perms: perms}
+		trimmed := full
+		if strings.HasSuffix(full, "*") {
+			c.isPrefix = true
+			trimmed = strings.TrimSuffix(full, "*")
+		}
+		c.path = trimmed
+		pattern := strings.Split(trimmed, "/")
+		if len(parts) < len(pattern) || (!c.isPrefix && len(parts) != len(pattern)) {
+			continue
+		}
+		matched := true
+		for i, seg := range pattern {
+			switch {
+			case seg == "+":
+				c.count++
+			case seg == parts[i]:
+			case c.isPrefix && i == len(pattern)-1 && strings.HasPrefix(parts[i], seg):
+			default:
+				matched = false
+			}
+			if !matched {
+				break
+			}
+		}
+		if matched {
+			candidates = append(candidates, c)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil
+	}
+	best := candidates[0]
+	for _, c := range candidates[1:] {
+		if better(c, best) {
+			best = c
+		}
+	}
+	return best.perms
+}
+
+// better: the later first wildcard, then not a prefix, then fewer `+`, then longer, then lexically larger.
+func better(a, b candidate) bool {
+	if a.first != b.first {
+		return a.first > b.first
+	}
+	if a.isPrefix != b.isPrefix {
+		return !a.isPrefix
+	}
+	if a.count != b.count {
+		return a.count < b.count
+	}
+	if len(a.path) != len(b.path) {
+		return len(a.path) > len(b.path)
+	}
+	return a.path > b.path
+}
+
+// --- Nomad ---
+
+type nomadOut struct {
+	Namespaces map[string][]string `json:"namespaces"`
+	Simple     map[string]string   `json:"simple"`
+}
+
+type nomadNamespace struct {
+	Policy       string   `hcl:"policy"`
+	Capabilities []string `hcl:"capabilities"`
+}
+
+type nomadSimple struct {
+	Policy string `hcl:"policy"`
+}
+
+type nomadPolicy struct {
+	Namespaces []*struct {
+		Name string `hcl:",key"`
+		nomadNamespace
+		Variables interface{} `hcl:"variables"`
+	} `hcl:"namespace,expand"`
+	NodePools []*struct {
+		Name         string   `hcl:",key"`
+		Policy       string   `hcl:"policy"`
+		Capabilities []string `hcl:"capabilities"`
+	} `hcl:"node_pool,expand"`
+	HostVolumes []*struct {
+		Name         string   `hcl:",key"`
+		Policy       string   `hcl:"policy"`
+		Capabilities []string `hcl:"capabilities"`
+	} `hcl:"host_volume,expand"`
+	Agent    *nomadSimple `hcl:"agent"`
+	Node     *nomadSimple `hcl:"node"`
+	Operator *nomadSimple `hcl:"operator"`
+	Quota    *nomadSimple `hcl:"quota"`
+	Plugin   *nomadSimple `hcl:"plugin"`
+}
+
+func parseNomad(root *ast.ObjectList, text string) (*nomadOut, error) {
+	var p nomadPolicy
+	if err := hcl.DecodeObject(&p, root); err != nil {
+		return nil, err
+	}
+	out := &nomadOut{Namespaces: map[string][]string{}, Simple: map[string]string{}}
+	for _, ns := range p.Namespaces {
+		caps := append([]string{}, ns.Capabilities...)
+		switch ns.Policy {
+		case "":
+		case "deny", "read", "write", "scale":
+			caps = append(caps, "policy:"+ns.Policy)
+		default:
+			return nil, fmt.Errorf("invalid namespace policy %q", ns.Policy)
+		}
+		sort.Strings(caps)
+		out.Namespaces[ns.Name] = append(out.Namespaces[ns.Name], caps...)
+	}
+	for name, s := range map[string]*nomadSimple{"agent": p.Agent, "node": p.Node, "operator": p.Operator, "quota": p.Quota, "plugin": p.Plugin} {
+		if s != nil {
+			out.Simple[name] = s.Policy
+		}
+	}
+	return out, nil
+}
+
+// evaluate parses one case; a panic inside hcl (it panics on some malformed string escapes) is a refusal.
+func evaluate(c input) (v verdict) {
+	v = verdict{Rules: []rule{}, Checks: [][]string{}}
+	defer func() {
+		if r := recover(); r != nil {
+			v = verdict{Error: fmt.Sprintf("panic: %v", r), Rules: []rule{}, Checks: [][]string{}}
+			for range c.Checks {
+				v.Checks = append(v.Checks, []string{"deny"})
+			}
+		}
+	}()
+	file, err := hcl.Parse(c.Text)
+	if err != nil {
+		v.Error = err.Error()
+	} else if list, ok := file.Node.(*ast.ObjectList); !ok {
+		v.Error = "does not contain a root object"
+	} else {
+		if !isJSON(c.Text) {
+			if dup := forkDuplicate(list); dup != "" {
+				v.ForkRefuses = dup
+			} else if assignThenBrace(c.Text) {
+				v.ForkRefuses = "error before }"
+			}
+		}
+		if c.Kind == "nomad" {
+			v.Nomad, err = parseNomad(list, c.Text)
+		} else {
+			unsupported := map[string]bool{}
+			v.Rules, err = parseVault(list, unsupported)
+			for name := range unsupported {
+				v.Unsupported = append(v.Unsupported, name)
+			}
+			sort.Strings(v.Unsupported)
+			for _, r := range v.Rules {
+				v.CaseClash = v.CaseClash || r.caseClash
+			}
+		}
+		if err != nil {
+			v.Error = err.Error()
+			v.Rules = []rule{}
+			v.Nomad = nil
+		}
+	}
+	for _, ch := range c.Checks {
+		if v.Error != "" {
+			v.Checks = append(v.Checks, []string{"deny"})
+		} else {
+			v.Checks = append(v.Checks, capabilitiesOf(v.Rules, ch.Path))
+		}
+	}
+	return v
+}
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<24)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		var c input
+		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		v := evaluate(c)
+		if err := out.Encode(v); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+}

@@ -9,9 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../packages/core/src/http/errors.ts';
 import { Acl } from '../../packages/core/src/secrets/policies/acl.ts';
+import { PolicyParseError, parsePolicyRules } from '../../packages/core/src/scheduler/acl/policy-rules.ts';
 import { type PathRule, parsePolicyDocument } from '../../packages/core/src/secrets/policies/policy-document.ts';
 import { buildGoHarness, runGoHarness } from '../support/go-harness.ts';
-import { fixedCases, generatedCases, pathsFor } from './hcl/policy-corpus.ts';
+import { fixedCases, generatedCases, generatedNomadCases, nomadFixedCases, pathsFor } from './hcl/policy-corpus.ts';
 
 const oracleSource = fileURLToPath(new URL('./hcl/policy-oracle.go', import.meta.url));
 
@@ -29,7 +30,14 @@ interface OracleVerdict {
   unsupported?: string[];
   caseClash?: boolean;
   rules: OracleRule[];
+  nomad?: NomadRules;
   checks: string[][];
+}
+
+interface NomadRules {
+  namespaces: Record<string, string[]>;
+  simple: Record<string, string>;
+  scale?: string[];
 }
 
 /**
@@ -190,6 +198,94 @@ describe('ACL policies against hashicorp/hcl v1 and vault/policy.go', () => {
     const tally = await run(generatedCases(600, 20261123));
     report(`generated corpus (seed 20261123)`, tally);
     expect(tally.compared).toBe(600);
+    expect(tally.mismatches).toEqual({});
+  });
+});
+
+/** Nomad's parse (nomad/acl/policy.go, strict) as the oracle ports it, against ours (scheduler/acl/policy-rules.ts). */
+describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', () => {
+  let oracle: string;
+  beforeAll(() => {
+    oracle = buildGoHarness(oracleSource);
+  }, 600_000);
+
+  /** Where ours refuses what Nomad accepts, on purpose. */
+  const nomadKnown = [
+    {
+      name: 'attribute given twice (refused here, merged by Nomad)',
+      applies: (v: OracleVerdict) => !v.error && !!v.forkRefuses?.startsWith('duplicate'),
+      reason: 'Nomad pins hcl v1.0.1-nomad-1, whose parser has no duplicate check: `policy = "deny"` then `policy = "write"` grants write. Refused here, as Vault 1.21+ refuses it.',
+    },
+    {
+      name: 'error before } (refused here)',
+      applies: (v: OracleVerdict) => !v.error && v.forkRefuses === 'error before }',
+      reason: 'hcl v1.0.1-nomad-1 keeps 1.0.0\'s objectType, which drops an error when the parser stands on `}`; refused here as in Vault 1.21+.',
+    },
+    {
+      name: 'policy "scale" on agent/node/quota (refused here)',
+      applies: (v: OracleVerdict) => !v.error && (v.nomad?.scale?.length ?? 0) > 0,
+      reason: 'Nomad\'s isPolicyValid accepts `scale` for every rule, but its ACL gives agent, node and quota nothing for it; refused so a policy never means less than it reads.',
+    },
+  ];
+
+  const ourNomad = (text: string): { error?: string; rules?: NomadRules } => {
+    try {
+      const rules = parsePolicyRules(text);
+      const namespaces: Record<string, string[]> = {};
+      for (const { name, capabilities } of rules.namespaces) namespaces[name] = [...new Set([...(namespaces[name] ?? []), ...capabilities])].sort();
+      const simple: Record<string, string> = {};
+      for (const kind of ['agent', 'node', 'operator'] as const) if (rules[kind]) simple[kind] = rules[kind] as string;
+      return { rules: { namespaces, simple } };
+    } catch (error) {
+      if (error instanceof PolicyParseError) return { error: error.message };
+      throw error;
+    }
+  };
+
+  const run = async (texts: string[]) => {
+    const verdicts = await runGoHarness<{ kind: string; text: string; checks: [] }, OracleVerdict>(
+      oracle,
+      texts.map((text) => ({ kind: 'nomad', text, checks: [] })),
+    );
+    const tally: Tally = { compared: 0, checks: 0, known: {}, mismatches: {} };
+    texts.forEach((text, index) => {
+      const vault = verdicts[index] as OracleVerdict;
+      tally.compared++;
+      const mine = ourNomad(text);
+      const note = (kind: string, detail: string) => {
+        tally.mismatches[kind] ??= [];
+        tally.mismatches[kind].push(`${JSON.stringify(text)}\n    ${detail}`);
+      };
+      const known = nomadKnown.find((difference) => difference.applies(vault));
+      if (vault.error || known) {
+        if (known) tally.known[known.name] = (tally.known[known.name] ?? 0) + 1;
+        if (!mine.error) note('ours accepts what Nomad refuses', `nomad: ${vault.error ?? known?.name}`);
+        return;
+      }
+      if (mine.error) return note('ours refuses what Nomad accepts', `ours: ${mine.error}`);
+      if (canonical(mine.rules) !== canonical({ namespaces: vault.nomad?.namespaces, simple: vault.nomad?.simple })) note('different rules', `ours:  ${canonical(mine.rules)}\n    nomad: ${canonical(vault.nomad)}`);
+    });
+    return tally;
+  };
+
+  const report = (label: string, tally: Tally) => {
+    const mismatchCounts = Object.fromEntries(Object.entries(tally.mismatches).map(([kind, list]) => [kind, list.length]));
+    console.log(`[hcl-policies] nomad ${label}: ${tally.compared} policies compared; known differences ${JSON.stringify(tally.known)}; mismatches ${JSON.stringify(mismatchCounts)}`);
+    for (const [kind, list] of Object.entries(tally.mismatches)) console.log(`  ${kind}:\n  ${list.slice(0, 5).join('\n  ')}`);
+  };
+
+  it('agrees on the fixed cases', async () => {
+    const tally = await run(nomadFixedCases);
+    report('fixed cases', tally);
+    for (const difference of nomadKnown) console.log(`  known difference "${difference.name}": ${difference.reason}`);
+    expect(tally.mismatches).toEqual({});
+  });
+
+  it('agrees on a generated corpus', async () => {
+    const generated = generatedNomadCases(300, 20261124);
+    const tally = await run(generated);
+    report('generated corpus (seed 20261124)', tally);
+    expect(tally.compared).toBe(300);
     expect(tally.mismatches).toEqual({});
   });
 });

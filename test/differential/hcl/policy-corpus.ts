@@ -230,3 +230,65 @@ export function pathsFor(text: string): string[] {
   }
   return [...paths].slice(0, 20);
 }
+
+/** Nomad ACL policies: the cases ours used to get wrong, and Nomad's grammar corners. */
+export const nomadFixedCases: string[] = [
+  '',
+  '# only a comment',
+  'namespace "default" {\n  policy = "read"\n}\nnode {\n  policy = "read"\n}',
+  'namespace "default" { policy = "deny"\n policy = "write" }',
+  'namespace "default" { capabilities = ["deny"]\n capabilities = ["submit-job"] }',
+  'namespace "default" { policy = "write" }',
+  'namespace "default" { policy = "scale" }',
+  'namespace "default" { capabilities = ["host-volume-write"] }',
+  'namespace "default" { capabilities = ["register-job", "plan-job"] }',
+  'namespace "default" { policy = "read" }\nnamespace "default" { capabilities = ["submit-job"] }',
+  'namespace "a b" { policy = "read" }',
+  'namespace { policy = "read" }',
+  'namespace "a" "b" { policy = "read" }',
+  'namespace "prod-*" { policy = "read" frobnicate = true }',
+  'Namespace "default" { policy = "read" }',
+  'agent "x" { policy = "read" }',
+  'agent { policy = "scale" }',
+  'agent = { policy = "write" }',
+  'operator { capabilities = ["snapshot-save"] }',
+  'operator { policy = "write" }',
+  'plugin { policy = "list" }',
+  'quota { policy = "read" }',
+  'sentinel { policy = "read" }',
+  'node_pool "prod_1" { policy = "write" capabilities = ["delete"] }',
+  'host_volume "data" { policy = "read" capabilities = ["mount-readwrite"] }',
+  'host_volume "da_ta" { policy = "read" }',
+  'variables { }',
+  'namespace "default" { policy = "read" } foo { }',
+  '{"namespace": {"*": {"policy": "read", "capabilities": ["submit-job"]}}}',
+  '{"namespace": {"default": {"policy": "deny"}, "default": {"policy": "write"}}}',
+  '{"agent": {"policy": "read"}, "node": {"policy": "write"}}',
+  '{"namespace": {"default": {"policy": "read"}}, "foo": 1}',
+  'namespace "default" { policy = "read" capabilities = ["fly"] }',
+  'node { policy = "list" }',
+];
+
+const nomadName = fc.constantFrom('default', 'prod-*', '*', 'a b', 'team_1', 'x');
+const nomadNamespaceCapability = fc.constantFrom('deny', 'read-job', 'submit-job', 'list-jobs', 'host-volume-write', 'host-volume-create', 'scale-job', 'register-job', 'fly');
+const nomadPolicy = fc.constantFrom('read', 'write', 'deny', 'scale', 'list', '');
+const nomadBody = fc
+  .tuple(fc.option(nomadPolicy, { nil: undefined }), fc.option(fc.array(nomadNamespaceCapability, { maxLength: 3 }), { nil: undefined }), fc.boolean())
+  .map(([policy, capabilities, repeat]) =>
+    [
+      ...(policy !== undefined ? [`policy = ${q(policy)}`] : []),
+      ...(capabilities ? [`capabilities = ${JSON.stringify(capabilities)}`] : []),
+      ...(repeat && policy !== undefined ? [`policy = ${q('write')}`] : []),
+    ].join('\n  '),
+  );
+const nomadBlock = fc.oneof(
+  { weight: 4, arbitrary: fc.tuple(nomadName, nomadBody).map(([name, body]) => `namespace ${q(name)} {\n  ${body}\n}`) },
+  { weight: 3, arbitrary: fc.tuple(fc.constantFrom('node', 'agent', 'operator', 'quota', 'plugin'), nomadPolicy).map(([kind, policy]) => `${kind} { policy = ${q(policy)} }`) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('node_pool', 'host_volume'), nomadName, nomadPolicy).map(([kind, name, policy]) => `${kind} ${q(name)} { policy = ${q(policy)} }`) },
+  { weight: 1, arbitrary: fc.constantFrom('agent "x" { policy = "read" }', 'foo { }', 'namespace { policy = "read" }', 'node { policy = "read" }, ') },
+);
+
+/** Generated Nomad policies (HCL; a third also written as JSON). */
+export function generatedNomadCases(count: number, seed: number): string[] {
+  return fc.sample(fc.array(nomadBlock, { minLength: 1, maxLength: 4 }).map((blocks) => blocks.join('\n')), { numRuns: count, seed });
+}

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -431,65 +432,197 @@ func better(a, b candidate) bool {
 	return a.path > b.path
 }
 
-// --- Nomad ---
+// --- Nomad (nomad/acl/policy.go Parse, strict) ---
 
 type nomadOut struct {
 	Namespaces map[string][]string `json:"namespaces"`
 	Simple     map[string]string   `json:"simple"`
+	// Rules left with policy "scale" where Nomad's ACL gives it no meaning (agent, node, quota).
+	Scale []string `json:"scale,omitempty"`
 }
 
-type nomadNamespace struct {
-	Policy       string   `hcl:"policy"`
-	Capabilities []string `hcl:"capabilities"`
+type nomadLabelled struct {
+	Name         string `hcl:",key"`
+	Policy       string
+	Capabilities []string
 }
 
 type nomadSimple struct {
-	Policy string `hcl:"policy"`
+	Policy       string
+	Capabilities []string
 }
 
 type nomadPolicy struct {
-	Namespaces []*struct {
-		Name string `hcl:",key"`
-		nomadNamespace
-		Variables interface{} `hcl:"variables"`
-	} `hcl:"namespace,expand"`
-	NodePools []*struct {
-		Name         string   `hcl:",key"`
-		Policy       string   `hcl:"policy"`
-		Capabilities []string `hcl:"capabilities"`
-	} `hcl:"node_pool,expand"`
-	HostVolumes []*struct {
-		Name         string   `hcl:",key"`
-		Policy       string   `hcl:"policy"`
-		Capabilities []string `hcl:"capabilities"`
-	} `hcl:"host_volume,expand"`
-	Agent    *nomadSimple `hcl:"agent"`
-	Node     *nomadSimple `hcl:"node"`
-	Operator *nomadSimple `hcl:"operator"`
-	Quota    *nomadSimple `hcl:"quota"`
-	Plugin   *nomadSimple `hcl:"plugin"`
+	Namespaces  []*nomadLabelled `hcl:"namespace"`
+	NodePools   []*nomadLabelled `hcl:"node_pool"`
+	HostVolumes []*nomadLabelled `hcl:"host_volume"`
+	Agent       *nomadSimple     `hcl:"agent"`
+	Node        *nomadSimple     `hcl:"node"`
+	Operator    *nomadSimple     `hcl:"operator"`
+	Sentinel    *nomadSimple     `hcl:"sentinel"`
+	Quota       *nomadSimple     `hcl:"quota"`
+	Plugin      *nomadSimple     `hcl:"plugin"`
+}
+
+var nomadValidNames = map[string]*regexp.Regexp{
+	"namespace":   regexp.MustCompile("^[a-zA-Z0-9-*]{1,128}$"),
+	"node_pool":   regexp.MustCompile("^[a-zA-Z0-9-_*]{1,128}$"),
+	"host_volume": regexp.MustCompile("^[a-zA-Z0-9-*]{1,128}$"),
+}
+
+var nomadCapabilities = map[string]map[string]bool{
+	"namespace":   set("deny", "list-jobs", "parse-job", "read-job", "submit-job", "dispatch-job", "read-logs", "read-fs", "alloc-exec", "alloc-node-exec", "alloc-lifecycle", "sentinel-override", "csi-register-plugin", "csi-write-volume", "csi-read-volume", "csi-list-volume", "csi-mount-volume", "host-volume-create", "host-volume-register", "host-volume-read", "host-volume-write", "host-volume-delete", "list-scaling-policies", "read-scaling-policy", "read-job-scaling", "scale-job", "submit-recommendation", "register-job", "revert-job", "deregister-job", "purge-job", "evaluate-job", "plan-job", "tag-job-version", "stable-job", "fail-deployment", "pause-deployment", "promote-deployment", "unblock-deployment", "cancel-deployment", "set-alloc-health-deployment", "gc-allocation", "pause-allocation", "force-periodic-job", "delete-service-registration"),
+	"node_pool":   set("delete", "deny", "read", "write"),
+	"host_volume": set("deny", "mount-readonly", "mount-readwrite"),
+	"operator":    set("deny", "snapshot-save", "license-read", "keyring-rotate", "keyring-read", "keyring-delete"),
+	"sentinel":    set("deny", "sentinel-read", "sentinel-submit", "sentinel-delete"),
+}
+
+func set(items ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, item := range items {
+		out[item] = true
+	}
+	return out
+}
+
+var nomadRead = []string{"list-jobs", "parse-job", "read-job", "csi-list-volume", "csi-read-volume", "read-job-scaling", "list-scaling-policies", "read-scaling-policy", "host-volume-read"}
+
+func nomadExpand(policy string) []string {
+	switch policy {
+	case "deny":
+		return []string{"deny"}
+	case "read":
+		return nomadRead
+	case "write":
+		return append(append([]string{}, nomadRead...), "scale-job", "submit-job", "dispatch-job", "read-logs", "read-fs", "alloc-exec", "alloc-lifecycle", "csi-mount-volume", "csi-write-volume", "submit-recommendation", "host-volume-create")
+	case "scale":
+		return []string{"list-scaling-policies", "read-scaling-policy", "read-job-scaling", "scale-job", "read-job", "submit-recommendation"}
+	}
+	return nil
+}
+
+var nomadImplied = map[string][]string{
+	"host-volume-write":    {"host-volume-register", "host-volume-create", "host-volume-delete", "host-volume-read"},
+	"host-volume-register": {"host-volume-create", "host-volume-read"},
+	"host-volume-create":   {"host-volume-read"},
+}
+
+func validPolicy(policy string) bool {
+	return policy == "deny" || policy == "read" || policy == "write" || policy == "scale"
 }
 
 func parseNomad(root *ast.ObjectList, text string) (*nomadOut, error) {
+	if text == "" {
+		return &nomadOut{Namespaces: map[string][]string{}, Simple: map[string]string{}}, nil
+	}
+	// Nomad's strict parse: every key of the top-level items must be a known rule or a rule's name.
+	fields := []string{"namespace", "node_pool", "host_volume", "agent", "node", "operator", "sentinel", "quota", "plugin"}
+	for _, item := range root.Items {
+		known := false
+		for _, f := range fields {
+			if strings.EqualFold(keyOf(item, ""), f) {
+				known = true
+			}
+		}
+		if !known {
+			return nil, fmt.Errorf("Invalid or duplicate policy keys: %s", keyOf(item, ""))
+		}
+		labels := len(item.Keys) - 1
+		kind := strings.ToLower(keyOf(item, ""))
+		if _, ok := nomadValidNames[kind]; ok {
+			if labels > 1 {
+				return nil, fmt.Errorf("Invalid or duplicate policy keys: extra label")
+			}
+		} else if labels > 0 {
+			return nil, fmt.Errorf("Invalid or duplicate policy keys: label on %s", kind)
+		}
+	}
 	var p nomadPolicy
 	if err := hcl.DecodeObject(&p, root); err != nil {
 		return nil, err
 	}
-	out := &nomadOut{Namespaces: map[string][]string{}, Simple: map[string]string{}}
-	for _, ns := range p.Namespaces {
-		caps := append([]string{}, ns.Capabilities...)
-		switch ns.Policy {
-		case "":
-		case "deny", "read", "write", "scale":
-			caps = append(caps, "policy:"+ns.Policy)
-		default:
-			return nil, fmt.Errorf("invalid namespace policy %q", ns.Policy)
+	// hclDecode: an item without a label has no name.
+	for _, group := range []struct {
+		kind  string
+		rules []*nomadLabelled
+	}{{"namespace", p.Namespaces}, {"node_pool", p.NodePools}, {"host_volume", p.HostVolumes}} {
+		for i, item := range root.Filter(group.kind).Items {
+			if len(item.Keys) == 0 && i < len(group.rules) {
+				group.rules[i].Name = ""
+			}
 		}
-		sort.Strings(caps)
-		out.Namespaces[ns.Name] = append(out.Namespaces[ns.Name], caps...)
 	}
-	for name, s := range map[string]*nomadSimple{"agent": p.Agent, "node": p.Node, "operator": p.Operator, "quota": p.Quota, "plugin": p.Plugin} {
-		if s != nil {
+	if len(p.Namespaces) == 0 && len(p.NodePools) == 0 && len(p.HostVolumes) == 0 && p.Agent == nil && p.Node == nil &&
+		p.Operator == nil && p.Sentinel == nil && p.Quota == nil && p.Plugin == nil {
+		return nil, fmt.Errorf("Invalid policy")
+	}
+	out := &nomadOut{Namespaces: map[string][]string{}, Simple: map[string]string{}}
+	for kind, group := range map[string][]*nomadLabelled{"namespace": p.Namespaces, "node_pool": p.NodePools, "host_volume": p.HostVolumes} {
+		for _, r := range group {
+			if !nomadValidNames[kind].MatchString(r.Name) {
+				return nil, fmt.Errorf("Invalid %s name %q", kind, r.Name)
+			}
+			if r.Policy != "" && !validPolicy(r.Policy) {
+				return nil, fmt.Errorf("Invalid %s policy %q", kind, r.Policy)
+			}
+			for _, c := range r.Capabilities {
+				if !nomadCapabilities[kind][c] {
+					return nil, fmt.Errorf("Invalid %s capability %q", kind, c)
+				}
+			}
+			if kind != "namespace" {
+				continue
+			}
+			caps := append([]string{}, r.Capabilities...)
+			caps = append(caps, nomadExpand(r.Policy)...)
+			for _, c := range r.Capabilities {
+				caps = append(caps, nomadImplied[c]...)
+			}
+			out.Namespaces[r.Name] = append(out.Namespaces[r.Name], caps...)
+		}
+	}
+	for name, caps := range out.Namespaces {
+		unique := map[string]bool{}
+		for _, c := range caps {
+			unique[c] = true
+		}
+		sorted := []string{}
+		for c := range unique {
+			sorted = append(sorted, c)
+		}
+		sort.Strings(sorted)
+		out.Namespaces[name] = sorted
+	}
+	for name, s := range map[string]*nomadSimple{"agent": p.Agent, "node": p.Node, "quota": p.Quota} {
+		if s != nil && !validPolicy(s.Policy) {
+			return nil, fmt.Errorf("Invalid %s policy %q", name, s.Policy)
+		}
+	}
+	if p.Plugin != nil && !(p.Plugin.Policy == "deny" || p.Plugin.Policy == "read" || p.Plugin.Policy == "list" || p.Plugin.Policy == "write") {
+		return nil, fmt.Errorf("Invalid plugin policy %q", p.Plugin.Policy)
+	}
+	for name, s := range map[string]*nomadSimple{"operator": p.Operator, "sentinel": p.Sentinel} {
+		if s == nil {
+			continue
+		}
+		if s.Policy != "" && !validPolicy(s.Policy) {
+			return nil, fmt.Errorf("Invalid %s policy %q", name, s.Policy)
+		}
+		for _, c := range s.Capabilities {
+			if !nomadCapabilities[name][c] {
+				return nil, fmt.Errorf("Invalid %s capability %q", name, c)
+			}
+		}
+	}
+	for _, name := range []string{"agent", "node", "quota"} {
+		if s := map[string]*nomadSimple{"agent": p.Agent, "node": p.Node, "quota": p.Quota}[name]; s != nil && s.Policy == "scale" {
+			out.Scale = append(out.Scale, name)
+		}
+	}
+	for name, s := range map[string]*nomadSimple{"agent": p.Agent, "node": p.Node, "operator": p.Operator} {
+		// Only deny, read and write mean anything for these in Nomad's ACL (operator "scale" expands to nothing).
+		if s != nil && (s.Policy == "deny" || s.Policy == "read" || s.Policy == "write") {
 			out.Simple[name] = s.Policy
 		}
 	}

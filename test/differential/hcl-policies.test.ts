@@ -262,7 +262,10 @@ describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', 
         if (!mine.error) note('ours accepts what Nomad refuses', `nomad: ${vault.error ?? known?.name}`);
         return;
       }
-      if (mine.error) return note('ours refuses what Nomad accepts', `ours: ${mine.error}`);
+      if (mine.error) {
+        note('ours refuses what Nomad accepts', `ours: ${mine.error}`);
+        return;
+      }
       if (canonical(mine.rules) !== canonical({ namespaces: vault.nomad?.namespaces, simple: vault.nomad?.simple })) note('different rules', `ours:  ${canonical(mine.rules)}\n    nomad: ${canonical(vault.nomad)}`);
     });
     return tally;

@@ -114,6 +114,9 @@ export const fixedCases: string[] = [
   'path "a/+/ab" { capabilities = ["read"] }\npath "a/+/ba" { capabilities = ["list"] }\npath "a/+/a*" { capabilities = ["update"] }',
   'path "+/a*" { capabilities = ["read"] }\npath "+/ab*" { capabilities = ["list"] }\npath "+/b*" { capabilities = ["update"] }',
   'path "a+/+" { capabilities = ["read"] }\npath "a/+" { capabilities = ["list"] }',
+  // From Vault's vault/acl_test.go: a malformed policy, and segment wildcards at the front, the end and around a glob.
+  'name{}',
+  'path "test/+/segment" { capabilities = ["read"] }\npath "+/segment/at/front" { capabilities = ["read"] }\npath "test/segment/at/end/+" { capabilities = ["read"] }\npath "test/segment/at/end/v2/+/" { capabilities = ["read"] }\npath "test/+/wildcard/+/*" { capabilities = ["read"] }\npath "test/+/wildcardglob/+/end*" { capabilities = ["read"] }\npath "1/2/*" { capabilities = ["create"] }\npath "1/2/+" { capabilities = ["read"] }\npath "1/2/+/+" { capabilities = ["update", "recover"] }',
 ];
 
 const segment = fc.oneof(

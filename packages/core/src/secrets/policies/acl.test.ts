@@ -315,3 +315,126 @@ describe('Acl parameter constraints (Vault: allowed_parameters, denied_parameter
     expect(new Acl([parsePolicyDocument(constrained('secret/foo', 'required_parameters = ["bar"]'))], true).allows('secret/foo', 'update', false, {})).toBe(true);
   });
 });
+
+/**
+ * The decision tables of Vault's own vault/acl_test.go (testACLSingle, testLayeredACL), over the same policies:
+ * [operation, path, allowed, with sudo].
+ */
+describe("Acl against Vault's acl_test.go decision tables", () => {
+  const vaultAclPolicy = `
+name = "DeV"
+path "dev/*" { policy = "sudo" }
+path "stage/*" { policy = "write" }
+path "stage/aws/*" {
+  policy = "read"
+  capabilities = ["update", "sudo"]
+}
+path "stage/aws/policy/*" { policy = "sudo" }
+path "prod/*" { policy = "read" }
+path "prod/aws/*" { policy = "deny" }
+path "sys/*" { policy = "deny" }
+path "foo/bar" { capabilities = ["read", "create", "sudo"] }
+path "baz/quux" { capabilities = ["read", "create", "patch"] }
+path "test/+/segment" { capabilities = ["read"] }
+path "+/segment/at/front" { capabilities = ["read"] }
+path "test/segment/at/end/+" { capabilities = ["read"] }
+path "test/segment/at/end/v2/+/" { capabilities = ["read"] }
+path "test/+/wildcard/+/*" { capabilities = ["read"] }
+path "test/+/wildcardglob/+/end*" { capabilities = ["read"] }
+path "1/2/*" { capabilities = ["create"] }
+path "1/2/+" { capabilities = ["read"] }
+path "1/2/+/+" { capabilities = ["update", "recover"] }
+`;
+  const vaultAclPolicy2 = `
+name = "OpS"
+path "dev/hide/*" { policy = "deny" }
+path "stage/aws/policy/*" {
+  policy = "deny"
+  capabilities = ["read", "update", "sudo"]
+}
+path "prod/*" { policy = "write" }
+path "sys/seal" { policy = "sudo" }
+path "foo/bar" { capabilities = ["deny"] }
+path "baz/quux" { capabilities = ["deny"] }
+`;
+  type Case = [Capability, string, boolean, boolean];
+  const check = (a: Acl, cases: Case[]) => {
+    for (const [operation, path, allowed, sudo] of cases) {
+      expect([operation, path, a.allows(path, operation)]).toEqual([operation, path, allowed]);
+      if (allowed) expect([operation, path, 'sudo', a.allows(path, operation, true)]).toEqual([operation, path, 'sudo', sudo]);
+    }
+  };
+
+  it('testACLSingle', () => {
+    check(acl(vaultAclPolicy), [
+      ['read', 'root', false, false],
+      ['read', 'dev/foo', true, true],
+      ['update', 'dev/foo', true, true],
+      ['delete', 'stage/foo', true, false],
+      ['list', 'stage/aws/foo', true, true],
+      ['update', 'stage/aws/foo', true, true],
+      ['update', 'stage/aws/policy/foo', true, true],
+      ['delete', 'prod/foo', false, false],
+      ['update', 'prod/foo', false, false],
+      ['read', 'prod/foo', true, false],
+      ['list', 'prod/foo', true, false],
+      ['read', 'prod/aws/foo', false, false],
+      ['read', 'foo/bar', true, true],
+      ['list', 'foo/bar', false, true],
+      ['update', 'foo/bar', false, true],
+      ['create', 'foo/bar', true, true],
+      ['read', 'baz/quux', true, false],
+      ['create', 'baz/quux', true, false],
+      ['patch', 'baz/quux', true, false],
+      ['list', 'baz/quux', false, false],
+      ['update', 'baz/quux', false, false],
+      ['read', 'test/foo/bar/segment', false, false],
+      ['read', 'test/foo/segment', true, false],
+      ['read', 'test/bar/segment', true, false],
+      ['read', 'test/segment/at/frond', false, false],
+      ['read', 'test/segment/at/front', true, false],
+      ['read', 'test/segment/at/end/foo', true, false],
+      ['read', 'test/segment/at/end/foo/', false, false],
+      ['read', 'test/segment/at/end/v2/foo/', true, false],
+      ['read', 'test/segment/wildcard/at/foo/', true, false],
+      ['read', 'test/segment/wildcard/at/end', true, false],
+      ['read', 'test/segment/wildcard/at/end/', true, false],
+      ['read', '1/2/3/4', false, false],
+      ['read', '1/2/3', true, false],
+      ['update', '1/2/3', false, false],
+      ['update', '1/2/3/4', true, false],
+      ['create', '1/2/3/4/5', true, false],
+      ['recover', '1/2/3/4', true, false],
+    ]);
+  });
+
+  it('testLayeredACL', () => {
+    check(acl(vaultAclPolicy, vaultAclPolicy2), [
+      ['read', 'root', false, false],
+      ['read', 'dev/foo', true, true],
+      ['update', 'dev/foo', true, true],
+      ['read', 'dev/hide/foo', false, false],
+      ['update', 'dev/hide/foo', false, false],
+      ['delete', 'stage/foo', true, false],
+      ['list', 'stage/aws/foo', true, true],
+      ['update', 'stage/aws/foo', true, true],
+      ['update', 'stage/aws/policy/foo', false, false],
+      ['delete', 'prod/foo', true, false],
+      ['update', 'prod/foo', true, false],
+      ['read', 'prod/foo', true, false],
+      ['list', 'prod/foo', true, false],
+      ['read', 'prod/aws/foo', false, false],
+      ['read', 'sys/status', false, false],
+      ['update', 'sys/seal', true, true],
+      ['read', 'foo/bar', false, false],
+      ['list', 'foo/bar', false, false],
+      ['update', 'foo/bar', false, false],
+      ['create', 'foo/bar', false, false],
+      ['read', 'baz/quux', false, false],
+      ['list', 'baz/quux', false, false],
+      ['update', 'baz/quux', false, false],
+      ['create', 'baz/quux', false, false],
+      ['patch', 'baz/quux', false, false],
+    ]);
+  });
+});

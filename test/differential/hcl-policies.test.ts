@@ -12,7 +12,7 @@ import { Acl } from '../../packages/core/src/secrets/policies/acl.ts';
 import { PolicyParseError, parsePolicyRules } from '../../packages/core/src/scheduler/acl/policy-rules.ts';
 import { type PathRule, parsePolicyDocument } from '../../packages/core/src/secrets/policies/policy-document.ts';
 import { buildGoHarness, runGoHarness } from '../support/go-harness.ts';
-import { fixedCases, generatedCases, generatedNomadCases, nomadFixedCases, pathsFor } from './hcl/policy-corpus.ts';
+import { fixedCases, generatedCases, generatedNomadCases, nomadFixedCases, pathsFor, writeBodies, writePathsFor } from './hcl/policy-corpus.ts';
 
 const oracleSource = fileURLToPath(new URL('./hcl/policy-oracle.go', import.meta.url));
 
@@ -32,6 +32,7 @@ interface OracleVerdict {
   rules: OracleRule[];
   nomad?: NomadRules;
   checks: string[][];
+  writes: boolean[];
 }
 
 interface NomadRules {
@@ -74,15 +75,23 @@ interface Ours {
   error?: string;
   rules: OracleRule[];
   checks: string[][];
+  writes: boolean[];
 }
 
-function ours(text: string, paths: string[]): Ours {
+interface Check {
+  path: string;
+  data?: Record<string, unknown>;
+}
+
+function ours(text: string, checks: Check[]): Ours {
+  const paths = checks.map((check) => check.path);
+  const writes = checks.filter((check) => check.data);
   let rules: PathRule[];
   try {
     rules = parsePolicyDocument(text);
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 400) throw error;
-    return { error: error.message, rules: [], checks: paths.map(() => ['deny']) };
+    return { error: error.message, rules: [], checks: paths.map(() => ['deny']), writes: writes.map(() => false) };
   }
   const acl = new Acl([rules]);
   return {
@@ -94,6 +103,7 @@ function ours(text: string, paths: string[]): Ours {
       ...(rule.parameters?.required ? { required: rule.parameters.required } : {}),
     })),
     checks: paths.map((p) => acl.capabilities(p).sort()),
+    writes: writes.map((check) => acl.allows(check.path, 'update', false, check.data)),
   };
 }
 
@@ -115,14 +125,18 @@ function canonical(value: unknown): string {
 interface Tally {
   compared: number;
   checks: number;
+  writes: number;
   known: Record<string, number>;
   mismatches: Record<string, string[]>;
 }
 
-function compare(tally: Tally, text: string, paths: string[], vault: OracleVerdict): void {
+function compare(tally: Tally, text: string, checks: Check[], vault: OracleVerdict): void {
+  const paths = checks.map((check) => check.path);
+  const writes = checks.filter((check) => check.data);
   tally.compared++;
-  tally.checks += paths.length;
-  const mine = ours(text, paths);
+  tally.checks += paths.length - writes.length;
+  tally.writes += writes.length;
+  const mine = ours(text, checks);
   const note = (kind: string, detail: string) => {
     tally.mismatches[kind] ??= [];
     tally.mismatches[kind].push(`${JSON.stringify(text)}\n    ${detail}`);
@@ -153,6 +167,10 @@ function compare(tally: Tally, text: string, paths: string[], vault: OracleVerdi
     const more = a.some((capability) => capability !== 'deny' && !b.includes(capability));
     note(more ? 'ours grants more on a path' : 'ours grants less on a path', `${p}: ours ${a.join(',')} vault ${b.join(',')}`);
   });
+  writes.forEach((check, index) => {
+    if (mine.writes[index] === vault.writes[index]) return;
+    note(mine.writes[index] ? 'ours allows a write Vault refuses' : 'ours refuses a write Vault allows', `update ${check.path} ${JSON.stringify(check.data)}`);
+  });
 }
 
 describe('ACL policies against hashicorp/hcl v1 and vault/policy.go', () => {
@@ -162,16 +180,16 @@ describe('ACL policies against hashicorp/hcl v1 and vault/policy.go', () => {
   }, 600_000);
 
   const run = async (texts: string[]) => {
-    const cases = texts.map((text) => ({ kind: 'vault', text, checks: pathsFor(text).map((p) => ({ path: p })) }));
+    const cases = texts.map((text) => {
+      const paths = pathsFor(text);
+      // Updates of the policy's own paths with bodies its parameter constraints talk about.
+      const writes = writePathsFor(text).flatMap((path) => writeBodies.map((data) => ({ path, data })));
+      return { kind: 'vault', text, checks: [...paths.map((path): Check => ({ path })), ...writes] };
+    });
     const verdicts = await runGoHarness<(typeof cases)[number], OracleVerdict>(oracle, cases);
-    const tally: Tally = { compared: 0, checks: 0, known: {}, mismatches: {} };
+    const tally: Tally = { compared: 0, checks: 0, writes: 0, known: {}, mismatches: {} };
     cases.forEach((c, index) => {
-      compare(
-        tally,
-        c.text,
-        c.checks.map((check) => check.path),
-        verdicts[index] as OracleVerdict,
-      );
+      compare(tally, c.text, c.checks, verdicts[index] as OracleVerdict);
     });
     return tally;
   };
@@ -179,7 +197,7 @@ describe('ACL policies against hashicorp/hcl v1 and vault/policy.go', () => {
   const report = (label: string, tally: Tally) => {
     const mismatchCounts = Object.fromEntries(Object.entries(tally.mismatches).map(([kind, list]) => [kind, list.length]));
     console.log(
-      `[hcl-policies] ${label}: ${tally.compared} policies, ${tally.checks} path decisions compared; known differences ${JSON.stringify(tally.known)}; mismatches ${JSON.stringify(mismatchCounts)}`,
+      `[hcl-policies] ${label}: ${tally.compared} policies, ${tally.checks} capability look-ups and ${tally.writes} writes with parameters compared; known differences ${JSON.stringify(tally.known)}; mismatches ${JSON.stringify(mismatchCounts)}`,
     );
     for (const [kind, list] of Object.entries(tally.mismatches)) {
       console.log(`  ${kind}:\n  ${list.slice(0, 5).join('\n  ')}`);
@@ -247,7 +265,7 @@ describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', 
       oracle,
       texts.map((text) => ({ kind: 'nomad', text, checks: [] })),
     );
-    const tally: Tally = { compared: 0, checks: 0, known: {}, mismatches: {} };
+    const tally: Tally = { compared: 0, checks: 0, writes: 0, known: {}, mismatches: {} };
     texts.forEach((text, index) => {
       const vault = verdicts[index] as OracleVerdict;
       tally.compared++;

@@ -114,6 +114,12 @@ export const fixedCases: string[] = [
   'path "a/+/ab" { capabilities = ["read"] }\npath "a/+/ba" { capabilities = ["list"] }\npath "a/+/a*" { capabilities = ["update"] }',
   'path "+/a*" { capabilities = ["read"] }\npath "+/ab*" { capabilities = ["list"] }\npath "+/b*" { capabilities = ["update"] }',
   'path "a+/+" { capabilities = ["read"] }\npath "a/+" { capabilities = ["list"] }',
+  // Parameter decisions: numbers never match, booleans and objects by value, lists and comma strings element-wise.
+  'path "a" { capabilities = ["update"]\n allowed_parameters = { x = [1, true, "v*"], key = [], y = ["w", "*v"] }\n denied_parameters = { key = ["b"] } }',
+  '{"path": {"a": {"capabilities": ["update"], "allowed_parameters": {"x": [{"k": "v"}, "zz", ""], "*": []}, "denied_parameters": {"y": ["w"], "key": ["v*"]}}}}',
+  'path "a" { capabilities = ["update"]\n required_parameters = ["X"]\n allowed_parameters = { "*" = [] } }',
+  'path "a" { capabilities = ["update"]\n denied_parameters = { x = [1, ["v"]], "*" = ["zz"] } }',
+  'path "a" { capabilities = ["update"]\n allowed_parameters = { x = ["v", "zz"], key = ["a", "b"], é = ["é"], a-b = ["A"] } }',
   // From Vault's vault/acl_test.go: a malformed policy, and segment wildcards at the front, the end and around a glob.
   'name{}',
   'path "test/+/segment" { capabilities = ["read"] }\npath "+/segment/at/front" { capabilities = ["read"] }\npath "test/segment/at/end/+" { capabilities = ["read"] }\npath "test/segment/at/end/v2/+/" { capabilities = ["read"] }\npath "test/+/wildcard/+/*" { capabilities = ["read"] }\npath "test/+/wildcardglob/+/end*" { capabilities = ["read"] }\npath "1/2/*" { capabilities = ["create"] }\npath "1/2/+" { capabilities = ["read"] }\npath "1/2/+/+" { capabilities = ["update", "recover"] }',
@@ -294,4 +300,32 @@ const nomadBlock = fc.oneof(
 /** Generated Nomad policies (HCL; a third also written as JSON). */
 export function generatedNomadCases(count: number, seed: number): string[] {
   return fc.sample(fc.array(nomadBlock, { minLength: 1, maxLength: 4 }).map((blocks) => blocks.join('\n')), { numRuns: count, seed });
+}
+
+/** Request bodies for update checks: the names and values the generated parameter constraints use. */
+export const writeBodies: Array<Record<string, unknown>> = [
+  {},
+  { x: 'v' },
+  { x: 'zz' },
+  { X: 'v', y: 'w' },
+  { key: 'a,b' },
+  { key: 'v, zz', x: 'a' },
+  { x: ['v', 'zz'] },
+  { x: ['v'], key: ['a', 'b'] },
+  { x: 1 },
+  { y: 1.5, key: -3 },
+  { x: true },
+  { key: false, y: 'v*' },
+  { 'foo*': 'v', '*': 'v' },
+  { é: 'é', 'a-b': 'A' },
+  { x: '' },
+  JSON.parse('{"__proto__": "v"}'),
+  { x: { k: 'v' } },
+  { key: 'v*', y: '*v' },
+];
+
+/** Paths a policy's rules decide, for update checks: each pattern made concrete (`+` a segment, `*` a suffix). */
+export function writePathsFor(text: string): string[] {
+  const patterns = [...text.matchAll(/"((?:[^"\\]|\\.)*)"\s*(?::\s*\{|\{)/g)].map((match) => (match[1] as string).replace(/^\//, ''));
+  return [...new Set([...patterns.map((pattern) => pattern.replaceAll('+', 'seg').replace(/\*$/, 'x')), 'a'])].slice(0, 4);
 }

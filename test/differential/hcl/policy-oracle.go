@@ -17,9 +17,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -34,6 +36,8 @@ import (
 
 type check struct {
 	Path string `json:"path"`
+	// A request body for an update of the path: the write is decided with the rule's parameter constraints.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 type input struct {
@@ -61,6 +65,7 @@ type verdict struct {
 	// Parameter names differing only in case: Vault keeps one of them at random (Go map order).
 	CaseClash bool       `json:"caseClash,omitempty"`
 	Checks    [][]string `json:"checks"`
+	Writes    []bool     `json:"writes"`
 }
 
 // pathFields mirrors the fields of a Vault path block, with the hcl tags Vault's decoder uses.
@@ -286,58 +291,114 @@ func lower(in map[string][]interface{}) (map[string][]interface{}, bool) {
 	return out, clash
 }
 
-// --- ACL: capabilities of a path under one policy (merging rules of the same path, then picking the match) ---
+// --- ACL: vault/acl.go NewACL (merging), AllowOperation (lookup, capability and parameter checks) ---
 
 type perms struct {
-	caps map[string]bool
+	caps     map[string]bool
+	allowed  map[string][]interface{}
+	denied   map[string][]interface{}
+	required []string
 }
 
-func capabilitiesOf(rules []rule, path string) []string {
-	exact := map[string]*perms{}
-	prefix := map[string]*perms{}
-	segment := map[string]*perms{}
+type aclTables struct {
+	exact, prefix, segment map[string]*perms
+}
+
+func mergeParams(existing, incoming map[string][]interface{}) map[string][]interface{} {
+	if len(incoming) == 0 {
+		return existing
+	}
+	if existing == nil {
+		out := map[string][]interface{}{}
+		for k, v := range incoming {
+			out[k] = v
+		}
+		return out
+	}
+	for k, v := range incoming {
+		old, ok := existing[k]
+		if len(v) == 0 || (ok && len(old) == 0) {
+			existing[k] = []interface{}{}
+		} else {
+			existing[k] = append(append([]interface{}{}, v...), old...)
+		}
+	}
+	return existing
+}
+
+func buildACL(rules []rule) *aclTables {
+	a := &aclTables{exact: map[string]*perms{}, prefix: map[string]*perms{}, segment: map[string]*perms{}}
 	for _, r := range rules {
 		p := r.Path
-		table := exact
+		table := a.exact
 		if p == "+" || strings.Contains(p, "/+") || strings.HasPrefix(p, "+/") {
-			table = segment
+			table = a.segment
 		} else if strings.HasSuffix(p, "*") {
-			table = prefix
+			table = a.prefix
 			p = strings.TrimSuffix(p, "*")
 		}
+		deny := len(r.Capabilities) == 1 && r.Capabilities[0] == "deny"
 		existing, ok := table[p]
 		if !ok {
-			existing = &perms{caps: map[string]bool{}}
-			table[p] = existing
+			created := &perms{caps: map[string]bool{}, allowed: mergeParams(nil, r.Allowed), denied: mergeParams(nil, r.Denied), required: append([]string{}, r.Required...)}
+			if r.Allowed != nil && created.allowed == nil {
+				created.allowed = map[string][]interface{}{}
+			}
+			for _, c := range r.Capabilities {
+				created.caps[c] = true
+			}
+			table[p] = created
+			continue
 		}
 		if existing.caps["deny"] {
 			continue
 		}
-		if len(r.Capabilities) == 1 && r.Capabilities[0] == "deny" {
+		if deny {
 			existing.caps = map[string]bool{"deny": true}
+			existing.allowed, existing.denied = nil, nil
 			continue
 		}
 		for _, c := range r.Capabilities {
 			existing.caps[c] = true
 		}
+		existing.allowed = mergeParams(existing.allowed, r.Allowed)
+		existing.denied = mergeParams(existing.denied, r.Denied)
+		for _, name := range r.Required {
+			found := false
+			for _, have := range existing.required {
+				found = found || have == name
+			}
+			if !found {
+				existing.required = append(existing.required, name)
+			}
+		}
 	}
+	return a
+}
+
+// lookup finds the deciding rule as AllowOperation does; a list also tries the path without its trailing slash.
+func (a *aclTables) lookup(path string, list bool) *perms {
 	path = strings.TrimLeft(path, "/")
-	// Looked up as a list is (what sys/capabilities does): exact, exact without the trailing slash, then the
-	// non-exact rules for the path without its slash, then for the path itself.
 	trimmed := strings.TrimSuffix(path, "/")
-	var found *perms
-	if p, ok := exact[path]; ok {
-		found = p
-	} else if p, ok := exact[trimmed]; ok {
-		found = p
-	} else {
-		if trimmed != path {
-			found = nonExact(prefix, segment, trimmed)
+	if p, ok := a.exact[path]; ok {
+		return p
+	}
+	if list {
+		if p, ok := a.exact[trimmed]; ok {
+			return p
 		}
-		if found == nil {
-			found = nonExact(prefix, segment, path)
+		if trimmed != path {
+			if p := nonExact(a.prefix, a.segment, trimmed); p != nil {
+				return p
+			}
 		}
 	}
+	return nonExact(a.prefix, a.segment, path)
+}
+
+// capabilitiesOf is sys/capabilities: the deciding rule's capabilities for a list-style lookup, or deny.
+func capabilitiesOf(a *aclTables, path string) []string {
+	found := a.lookup(path, true)
 	if found == nil || found.caps["deny"] || len(found.caps) == 0 {
 		return []string{"deny"}
 	}
@@ -347,6 +408,134 @@ func capabilitiesOf(rules []rule, path string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func globMatch(item, val string) bool {
+	if len(item) < 2 {
+		return val == item
+	}
+	prefix, suffix := strings.HasPrefix(item, "*"), strings.HasSuffix(item, "*")
+	switch {
+	case prefix && suffix:
+		return strings.Contains(val, item[1:len(item)-1])
+	case prefix:
+		return strings.HasSuffix(val, item[1:])
+	case suffix:
+		return strings.HasPrefix(val, item[:len(item)-1])
+	}
+	return val == item
+}
+
+func inList(v interface{}, list []interface{}) bool {
+	for _, el := range list {
+		if el == nil || v == nil {
+			if el == v {
+				return true
+			}
+		} else if s, ok := el.(string); ok {
+			if vs, ok := v.(string); ok && globMatch(s, vs) {
+				return true
+			}
+		} else if reflect.DeepEqual(el, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// commaParts is parseutil.ParseCommaStringSlice for a string: "" is no parts, else the comma-separated parts trimmed.
+func commaParts(s string) []interface{} {
+	out := []interface{}{}
+	if s == "" {
+		return out
+	}
+	for _, part := range strings.Split(s, ",") {
+		out = append(out, strings.TrimSpace(part))
+	}
+	return out
+}
+
+// elementsOf is what Vault 1.21 checks element by element: a list's elements or a string's comma parts.
+func elementsOf(v interface{}) ([]interface{}, bool) {
+	if list, ok := v.([]interface{}); ok {
+		return list, true
+	}
+	if s, ok := v.(string); ok {
+		return commaParts(s), true
+	}
+	return nil, false
+}
+
+func allowedValue(v interface{}, list []interface{}) bool {
+	if len(list) == 0 || inList(v, list) {
+		return true
+	}
+	elements, ok := elementsOf(v)
+	if !ok {
+		return false
+	}
+	for _, e := range elements {
+		if !inList(e, list) {
+			return false
+		}
+	}
+	return true
+}
+
+func deniedValue(v interface{}, list []interface{}) bool {
+	if len(list) == 0 || inList(v, list) {
+		return true
+	}
+	elements, _ := elementsOf(v)
+	for _, e := range elements {
+		if inList(e, list) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeAllowed is AllowOperation for an update of path with a request body decoded as Vault decodes it.
+func writeAllowed(a *aclTables, path string, data map[string]interface{}) bool {
+	p := a.lookup(path, false)
+	if p == nil || p.caps["deny"] || !p.caps["update"] {
+		return false
+	}
+	for _, name := range p.required {
+		if _, ok := data[strings.ToLower(name)]; !ok {
+			return false
+		}
+	}
+	if len(data) == 0 {
+		return true
+	}
+	if len(p.denied) > 0 {
+		if _, ok := p.denied["*"]; ok {
+			return false
+		}
+		for name, value := range data {
+			if list, ok := p.denied[strings.ToLower(name)]; ok && deniedValue(value, list) {
+				return false
+			}
+		}
+	}
+	if len(p.allowed) == 0 {
+		return true
+	}
+	_, all := p.allowed["*"]
+	if len(p.allowed) == 1 && all {
+		return true
+	}
+	for name, value := range data {
+		list, ok := p.allowed[strings.ToLower(name)]
+		if !ok && !all {
+			return false
+		}
+		if ok && !allowedValue(value, list) {
+			return false
+		}
+	}
+	return true
 }
 
 type candidate struct {
@@ -631,12 +820,15 @@ func parseNomad(root *ast.ObjectList, text string) (*nomadOut, error) {
 
 // evaluate parses one case; a panic inside hcl (it panics on some malformed string escapes) is a refusal.
 func evaluate(c input) (v verdict) {
-	v = verdict{Rules: []rule{}, Checks: [][]string{}}
+	v = verdict{Rules: []rule{}, Checks: [][]string{}, Writes: []bool{}}
 	defer func() {
 		if r := recover(); r != nil {
-			v = verdict{Error: fmt.Sprintf("panic: %v", r), Rules: []rule{}, Checks: [][]string{}}
-			for range c.Checks {
+			v = verdict{Error: fmt.Sprintf("panic: %v", r), Rules: []rule{}, Checks: [][]string{}, Writes: []bool{}}
+			for _, ch := range c.Checks {
 				v.Checks = append(v.Checks, []string{"deny"})
+				if len(ch.Data) > 0 {
+					v.Writes = append(v.Writes, false)
+				}
 			}
 		}
 	}()
@@ -672,11 +864,20 @@ func evaluate(c input) (v verdict) {
 			v.Nomad = nil
 		}
 	}
+	tables := buildACL(v.Rules)
+	if v.Error != "" {
+		tables = buildACL(nil)
+	}
 	for _, ch := range c.Checks {
-		if v.Error != "" {
-			v.Checks = append(v.Checks, []string{"deny"})
-		} else {
-			v.Checks = append(v.Checks, capabilitiesOf(v.Rules, ch.Path))
+		v.Checks = append(v.Checks, capabilitiesOf(tables, ch.Path))
+		if len(ch.Data) > 0 {
+			decoder := json.NewDecoder(bytes.NewReader(ch.Data))
+			decoder.UseNumber()
+			var data map[string]interface{}
+			if err := decoder.Decode(&data); err != nil {
+				panic(err)
+			}
+			v.Writes = append(v.Writes, writeAllowed(tables, ch.Path, data))
 		}
 	}
 	return v

@@ -120,6 +120,10 @@ export const fixedCases: string[] = [
   'path "a" { capabilities = ["update"]\n required_parameters = ["X"]\n allowed_parameters = { "*" = [] } }',
   'path "a" { capabilities = ["update"]\n denied_parameters = { x = [1, ["v"]], "*" = ["zz"] } }',
   'path "a" { capabilities = ["update"]\n allowed_parameters = { x = ["v", "zz"], key = ["a", "b"], é = ["é"], a-b = ["A"] } }',
+  // Templated paths (Vault fills them per entity; refused here) and unbalanced ones (refused by Vault).
+  'path "secret/{{identity.entity.id}}/*" { capabilities = ["read"] }',
+  'path "secret/{{identity.entity.id}/*" { capabilities = ["read"] }',
+  'path "secret/}}/*" { capabilities = ["read"] }',
   // From Vault's vault/acl_test.go: a malformed policy, and segment wildcards at the front, the end and around a glob.
   'name{}',
   'path "test/+/segment" { capabilities = ["read"] }\npath "+/segment/at/front" { capabilities = ["read"] }\npath "test/segment/at/end/+" { capabilities = ["read"] }\npath "test/segment/at/end/v2/+/" { capabilities = ["read"] }\npath "test/+/wildcard/+/*" { capabilities = ["read"] }\npath "test/+/wildcardglob/+/end*" { capabilities = ["read"] }\npath "1/2/*" { capabilities = ["create"] }\npath "1/2/+" { capabilities = ["read"] }\npath "1/2/+/+" { capabilities = ["update", "recover"] }',

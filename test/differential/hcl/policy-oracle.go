@@ -201,6 +201,12 @@ func parseVault(root *ast.ObjectList, unsupported map[string]bool) ([]rule, erro
 	rules := []rule{}
 	for _, item := range root.Filter("path").Items {
 		key := keyOf(item, "path")
+		// identitytpl.PopulateString's validity check: `{{` and `}}` must pair up; a path with them is templated.
+		if templated, err := templateCheck(key); err != nil {
+			return nil, fmt.Errorf("failed to validate policy templating: %v", err)
+		} else if templated {
+			unsupported["templated path"] = true
+		}
 		if err := checkKeys(item.Val, "comment", "policy", "capabilities", "allowed_parameters", "denied_parameters",
 			"required_parameters", "min_wrapping_ttl", "max_wrapping_ttl", "mfa_methods", "control_group", "subscribe_event_types"); err != nil {
 			return nil, fmt.Errorf("path %q: %v", key, err)
@@ -263,6 +269,19 @@ func parseVault(root *ast.ObjectList, unsupported map[string]bool) ([]rule, erro
 		rules = append(rules, out)
 	}
 	return rules, nil
+}
+
+func templateCheck(path string) (bool, error) {
+	pieces := strings.Split(path, "{{")
+	if strings.Contains(pieces[0], "}}") {
+		return false, fmt.Errorf("unbalanced templating characters")
+	}
+	for _, piece := range pieces[1:] {
+		if len(strings.Split(piece, "}}")) != 2 {
+			return false, fmt.Errorf("unbalanced templating characters")
+		}
+	}
+	return len(pieces) > 1, nil
 }
 
 // lower keys parameters by their lower-cased name; when two names fold together the later one wins, as

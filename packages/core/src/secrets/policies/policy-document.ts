@@ -83,6 +83,7 @@ function checkKeys(node: Node, valid: string[], where: string): void {
 
 function pathRule(key: string, value: Node): PathRule {
   const where = `path "${key}": `;
+  checkTemplate(key);
   checkKeys(value, pathKeys, where);
   const fields = structList(value, `path "${key}"`);
   const decoded = decodePathFields(fields, key);
@@ -107,6 +108,19 @@ function pathRule(key: string, value: Node): PathRule {
   }
   const parameters = parameterRules(pattern, decoded.allowed, decoded.denied, decoded.required);
   return parameters ? { pattern, capabilities: [...capabilities], parameters } : { pattern, capabilities: [...capabilities] };
+}
+
+/**
+ * Vault fills `{{identity.entity.id}}`-style directives in paths per token (identitytpl), and refuses a path whose
+ * `{{` and `}}` do not pair up. This service has no identity templating: a templated path is refused with a 400
+ * rather than kept as a literal path Vault would never match.
+ */
+function checkTemplate(key: string): void {
+  const [first, ...pieces] = key.split('{{');
+  if ((first as string).includes('}}') || pieces.some((piece) => piece.split('}}').length !== 2)) {
+    throw fail(`failed to validate policy templating: path "${key}": unbalanced templating characters`);
+  }
+  if (pieces.length > 0) throw fail(`path "${key}": templated policy paths ({{…}}) are not supported`);
 }
 
 interface PathFields {

@@ -143,6 +143,8 @@ describe('parsePolicyDocument', () => {
     ['a path labelled true', 'path true { capabilities = ["read"] }', 'got: BOOL'],
     ['path = { … } around path rules', 'path = { "secret/x" = { capabilities = ["read"] } }', 'invalid key "secret/x"'],
     ['an unknown top-level key', 'paths "secret/*" { capabilities = ["read"] }', 'invalid key "paths"'],
+    ['a templated path', 'path "secret/{{identity.entity.id}}/*" { capabilities = ["read"] }', 'templated policy paths ({{…}}) are not supported'],
+    ['unbalanced template braces', 'path "secret/{{identity.entity.id}/*" { capabilities = ["read"] }', 'unbalanced templating characters'],
     ['broken HCL', 'path "secret/*" { capabilities = ["read" }', 'failed to parse policy: At 1:'],
     ['a JSON path that is not an object', '{"path": {"secret/*": ["read"]}}', 'invalid key "secret/*"'],
   ])('refuses %s with a 400 naming it', (_what, text, message) => {

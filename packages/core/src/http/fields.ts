@@ -23,8 +23,28 @@ export const stringList = z.union([z.array(z.string()), z.string()]).transform((
 /** A boolean, also as the strings "true"/"false" (form posts and query strings). */
 export const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
 
-/** A non-negative integer, also as a numeric string. */
-export const count = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/, 'must be a non-negative integer').transform(Number)]);
+/**
+ * The largest count any field takes (Go's int32, which Vault and Nomad clients send): beyond it a count means
+ * nothing, and past 2^53 it cannot even be stored exactly.
+ */
+export const maxCount = 2 ** 31 - 1;
+
+/** An integer between `min` and `max`, also as a numeric string; anything outside is a 400 naming the bounds. */
+export function integer({ min = 0, max = maxCount }: { min?: number; max?: number } = {}) {
+  const range = `an integer from ${min} to ${max}`;
+  return z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const text = typeof value === 'string' ? value.trim() : '';
+    const parsed = typeof value === 'number' ? value : /^[-+]?\d+$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+      ctx.addIssue({ code: 'custom', message: `must be ${range}, got ${JSON.stringify(value).slice(0, 40)}` });
+      return z.NEVER;
+    }
+    return parsed;
+  });
+}
+
+/** A non-negative count (uses, lengths, versions), also as a numeric string, at most `maxCount`. */
+export const count = integer();
 
 /** String-to-string metadata. */
 export const stringMap = z.record(z.string(), z.string());

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { path, type Reply, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { bool, count, duration, stringList } from '../../../http/fields.ts';
-import { DurationError, parseDuration } from '../../../lib/duration.ts';
+import { DurationError, maxDurationSeconds, parseDuration } from '../../../lib/duration.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { ProcessCache } from './process-cache.ts';
 
@@ -45,7 +45,11 @@ const reservedMetadata = ['role'];
 
 /** Vault's signed durations for leeways: seconds (negative disables) or a duration string such as `"-1"` or `"2m"`. */
 const leeway = z.union([z.number().int(), z.string()]).transform((value, ctx) => {
-  if (typeof value === 'number') return value;
+  if (typeof value === 'number') {
+    if (Math.abs(value) <= maxDurationSeconds) return value;
+    ctx.addIssue({ code: 'custom', message: `is too large: ${value} (at most ${maxDurationSeconds} seconds either way)` });
+    return z.NEVER;
+  }
   const text = value.trim();
   try {
     if (text.startsWith('-')) return -parseDuration(text.slice(1));

@@ -7,6 +7,7 @@ import { ConditionFailed } from '../../../storage/store.ts';
 import { messageOf, withDirectory } from './client.ts';
 import { type DirectoryConfig, requireConfig } from './config-model.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
+import { checkDn } from './dn.ts';
 import { dueUpdate, updateExpression } from './records.ts';
 import { minStaticRotationPeriod } from './rotation-schedule.ts';
 import { loadStaticRole, type StaticRoleValue, staticChange, staticRoleKey, staticRoleKeyPrefix } from './static-rotation.ts';
@@ -81,6 +82,8 @@ async function create(request: Request<Fields>) {
   if (!data.username) throw badRequest('missing "username": the user name of the existing entry is required');
   if (data.rotation_period === undefined) throw badRequest('missing "rotation_period"');
   checkPeriod(data.rotation_period);
+  const dnError = data.dn ? checkDn('dn', data.dn) : undefined;
+  if (dnError) throw badRequest(dnError);
   const config = await requireConfig(storage);
   const dn = await resolveEntry(config, data.username, data.dn);
   const key = staticRoleKey(name);

@@ -4,7 +4,7 @@ import { epochSeconds } from '../../../lib/clock.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { type DirectoryConfig, requireConfig } from './config-model.ts';
 import { type AccountItem, dueUpdate } from './records.ts';
-import { changePassword, type PasswordChange, recoverPending } from './write-ahead.ts';
+import { changePassword, type PasswordChange, settlePending } from './write-ahead.ts';
 
 /** Rotating a static role's password: now (`rotate-role`, import) or when due (the job). */
 
@@ -43,14 +43,11 @@ export async function rotateStaticRole(core: Core, storage: MountStorage, name: 
   await changePassword(staticChange(core, storage, name, item, await requireConfig(storage)));
 }
 
-/** Settles a write-ahead left by a rotation that died, if its time is up; errors are left for the job. */
+/**
+ * What `static-cred` answers from: the item as stored, or, when a rotation left a write-ahead, after settling it
+ * so that the answer binds (see `settlePending`).
+ */
 export async function settleStaticRole(core: Core, storage: MountStorage, name: string, item: AccountItem): Promise<AccountItem> {
-  if (!item.pending || (item.pendingUntil ?? 0) > epochSeconds(core.clock)) return item;
-  try {
-    await recoverPending(staticChange(core, storage, name, item, await requireConfig(storage)), item);
-    return (await loadStaticRole(core, storage, name)) ?? item;
-  } catch (error) {
-    core.log.error('could not settle an unfinished rotation', { key: item.sk, error: error instanceof Error ? error.message : String(error) });
-    return item;
-  }
+  if (!item.pending) return item;
+  return settlePending(staticChange(core, storage, name, item, await requireConfig(storage)), item);
 }

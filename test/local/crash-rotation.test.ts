@@ -226,8 +226,11 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
       return accounts.filter((account) => status.body.data[account]?.available === false);
     };
     const documents = DynamoDBDocumentClient.from(new DynamoDBClient(localClientConfig(inject('dynamoEndpoint'))));
-    const writeAheads = async () =>
-      (await documents.send(new ScanCommand({ TableName: table, FilterExpression: 'attribute_exists(pending)', ProjectionExpression: 'sk' }))).Items?.length ?? 0;
+    const writeAheadKeys = async () =>
+      ((await documents.send(new ScanCommand({ TableName: table, FilterExpression: 'attribute_exists(pending)', ProjectionExpression: 'sk' }))).Items ?? []).map(
+        (item) => String(item.sk),
+      );
+    const writeAheads = async () => (await writeAheadKeys()).length;
 
     const began = Date.now();
     while (figures.rounds < MAX_ROUNDS && (Date.now() - began < BUDGET_MS || figures.rounds < 5)) {
@@ -240,6 +243,7 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
       let settled = 0;
       const track = (operation: Promise<unknown>) => operations.push(operation.then(() => settled++, () => undefined));
       for (const role of rotating) track(call('POST', `ldap/rotate-role/${role}`).then((reply) => note(reply.status)));
+      if (random.next() < 0.25) track(call('POST', 'ldap/rotate-root').then((reply) => note(reply.status)));
       for (const account of out) if (random.next() < 0.6) track(checkIn(account));
       for (let index = random.int(3); index > 0; index--) track(checkOut());
       for (const role of roles) if (!rotating.includes(role)) track(readRole(role));
@@ -276,7 +280,11 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
     }
     expect(lent.sort()).toEqual([...accounts].sort());
     for (const account of lent) expect((await checkIn(account)).status).toBe(200);
-    expect(await writeAheads()).toBe(0);
+    // A rotation finishes whatever write-ahead a kill left on a role, without waiting for its window. (A root
+    // write-ahead the directory never took waits out its window: the engine cannot adopt its own bind password.)
+    for (const role of roles) expect((await call('POST', `ldap/rotate-role/${role}`)).status).toBe(204);
+    for (const role of roles) expect((await readRole(role)).status).toBe(200);
+    expect((await writeAheadKeys()).filter((key) => key !== 'config')).toEqual([]);
 
     console.log(
       `crash-rotation (seed ${seed}): ${figures.kills} kills in ${figures.rounds} rounds (${figures.killsAfterModify} right after a directory modify), ${figures.killedInFlight} requests cut off, ` +

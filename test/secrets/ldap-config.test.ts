@@ -219,6 +219,27 @@ describe('ldap config and root rotation (real slapd)', () => {
     expect((await e.item('config'))?.pending).toBeUndefined();
   });
 
+  it('binds with the root password a killed rotation left in the directory, without waiting for its window', async () => {
+    const storage = await e.storage();
+    const orphan = 'root-changed-then-killed';
+    await e.h.core.store.update({
+      Key: { pk: storage.pk, sk: 'config' },
+      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+      ExpressionAttributeValues: { ':p': storage.seal('config', orphan), ':id': 'killed', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
+    });
+    const { Client } = await import('ldapts');
+    const admin = new Client({ url: e.slapd.url });
+    await admin.bind('cn=admin,dc=example,dc=org', 'admin-secret');
+    await admin.modify(managerDn, (await import('../../packages/core/src/secrets/engines/ldap/schemas.ts')).passwordChanges('openldap', orphan));
+    await admin.unbind();
+    // Any operation that needs the directory settles it first, instead of binding with the dead password.
+    const role = await e.call('POST', 'static-role/after-root-crash', { username: 'frank', dn: `cn=frank,${peopleDn}`, rotation_period: '1h' });
+    expect(role.status, JSON.stringify(role.body)).toBe(204);
+    expect(await currentRootPassword()).toBe(orphan);
+    expect((await e.item('config'))?.pending).toBeUndefined();
+    expect((await e.call('DELETE', 'static-role/after-root-crash')).status).toBe(204);
+  });
+
   it('waits out a root write-ahead that the directory does not take while its run may still be under way', async () => {
     const before = await currentRootPassword();
     const storage = await e.storage();

@@ -5,7 +5,7 @@ import { uuid } from '../../../lib/random.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
-import { type DirectoryConfig, newPassword } from './config-model.ts';
+import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
 import { type AccountItem, updateExpression } from './records.ts';
 
 /**
@@ -288,4 +288,30 @@ function opened(storage: MountStorage, key: string, sealed: string | undefined):
 
 function ignoreConditionFailed(error: unknown): void {
   if (!(error instanceof ConditionFailed)) throw error;
+}
+
+/**
+ * The config to connect with, or a 400 telling the caller to write one first. A root rotation killed after the
+ * directory took its password would otherwise leave the engine binding with a dead one until its window passed:
+ * if the directory takes the pending root password, it is recorded first.
+ */
+export async function requireDirectoryConfig(core: Core, storage: MountStorage): Promise<DirectoryConfig> {
+  let item = await loadConfigItem(storage);
+  if (!item) throw badRequest('the directory engine is not configured: write "config" first');
+  if (item.pending && item.pendingId) {
+    const config = directoryConfig(storage, item);
+    const change: PasswordChange = { core, storage, key: configKey, dn: config.fields.binddn, config, isRoot: true };
+    try {
+      const pending = storage.open(configKey, item.pending);
+      if (await pendingBinds(change, item, pending)) {
+        await record(change, item, pending, item.pendingId).catch(ignoreConditionFailed);
+        core.log.info('recorded a root password change that had reached the directory', { key: configKey });
+        item = (await loadConfigItem(storage)) ?? item;
+      }
+    } catch (error) {
+      // Unreachable now: the operation that needs the directory reports it.
+      core.log.error('could not check an unfinished root password change', { error: messageOf(error) });
+    }
+  }
+  return directoryConfig(storage, item);
 }

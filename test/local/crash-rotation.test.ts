@@ -239,6 +239,8 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
       // of the same role may rightly answer the password of a moment before).
       const out = await outNow();
       const rotating = roles.filter(() => random.next() < 0.5);
+      // Every batch changes at least one password, so a kill can land inside a change.
+      if (rotating.length === 0) rotating.push(random.pick(roles));
       const operations: Array<Promise<unknown>> = [];
       let settled = 0;
       const track = (operation: Promise<unknown>) => operations.push(operation.then(() => settled++, () => undefined));

@@ -48,3 +48,19 @@ export const count = integer();
 
 /** String-to-string metadata. */
 export const stringMap = z.record(z.string(), z.string());
+
+/** Free-form JSON (claims, provider options) whose numbers can be stored exactly: within ±(2^53 - 1). */
+export const jsonValue = z.unknown().superRefine((value, ctx) => {
+  const unsafe = firstUnsafeNumber(value, []);
+  if (unsafe) ctx.addIssue({ code: 'custom', path: unsafe.path, message: `${unsafe.value} is beyond ±${Number.MAX_SAFE_INTEGER}` });
+});
+
+function firstUnsafeNumber(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; value: number } | undefined {
+  if (typeof value === 'number') return Math.abs(value) <= Number.MAX_SAFE_INTEGER || Number.isNaN(value) ? undefined : { path, value };
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = firstUnsafeNumber(inner, [...path, Array.isArray(value) ? Number(key) : key]);
+    if (found) return found;
+  }
+  return undefined;
+}

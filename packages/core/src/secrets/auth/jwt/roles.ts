@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import { path, type Reply, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
-import { bool, count, duration, stringList } from '../../../http/fields.ts';
+import { bool, count, duration, jsonValue, stringList } from '../../../http/fields.ts';
 import { DurationError, maxDurationSeconds, parseDuration } from '../../../lib/duration.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { ProcessCache } from './process-cache.ts';
@@ -72,7 +72,7 @@ const roleFields = z.object({
   expiration_leeway: leeway.optional(),
   not_before_leeway: leeway.optional(),
   bound_subject: z.string().optional(),
-  bound_claims: z.record(z.string(), z.unknown()).optional(),
+  bound_claims: z.record(z.string(), jsonValue).optional(),
   bound_claims_type: z.string().optional(),
   groups_claim: z.string().optional(),
   claim_mappings: z.record(z.string(), z.string()).optional(),

@@ -687,7 +687,7 @@ describe('numeric fields are bounded', () => {
         const reply = await h.call('POST', path, { token: h.rootToken, body: { policies: ['reader'], num_uses } });
         expect(reply.status, `${path} ${JSON.stringify(num_uses)}`).toBe(400);
         expect(reply.body.errors[0]).toContain('"num_uses"');
-        expect(reply.body.errors[0]).toContain('2147483647');
+        expect(reply.body.errors[0]).toMatch(/must be at most 2147483647|must be a non-negative integer/);
       }
     }
   });

@@ -29,14 +29,15 @@ export const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((v
  */
 export const maxCount = 2 ** 31 - 1;
 
-/** An integer between `min` and `max`, also as a numeric string; anything outside is a 400 naming the bounds. */
+/** An integer between `min` and `max`, also as a numeric string; anything else is a 400 saying what it must be. */
 export function integer({ min = 0, max = maxCount }: { min?: number; max?: number } = {}) {
-  const range = `an integer from ${min} to ${max}`;
+  const kind = min === 0 ? 'a non-negative integer' : 'an integer';
   return z.union([z.number(), z.string()]).transform((value, ctx) => {
     const text = typeof value === 'string' ? value.trim() : '';
     const parsed = typeof value === 'number' ? value : /^[-+]?\d+$/.test(text) ? Number(text) : Number.NaN;
-    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-      ctx.addIssue({ code: 'custom', message: `must be ${range}, got ${JSON.stringify(value).slice(0, 40)}` });
+    const problem = !Number.isInteger(parsed) || (min === 0 && parsed < 0) ? `must be ${kind}` : parsed > max ? `must be at most ${max}, got ${String(value).slice(0, 40)}` : parsed < min ? `must be at least ${min}, got ${String(value).slice(0, 40)}` : undefined;
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }
     return parsed;

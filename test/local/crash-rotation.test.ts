@@ -290,7 +290,7 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
 
     console.log(
       `crash-rotation (seed ${seed}): ${figures.kills} kills in ${figures.rounds} rounds (${figures.killsAfterModify} right after a directory modify), ${figures.killedInFlight} requests cut off, ` +
-        `${figures.writeAheadsFound} write-aheads left behind, ${figures.reads} reads, ${figures.passwordsChecked} passwords checked, ` +
+        `${figures.writeAheadsFound} write-aheads found after the kills (summed over rounds), ${figures.reads} reads, ${figures.passwordsChecked} passwords checked, ` +
         `${dead.length} dead; statuses ${JSON.stringify(figures.status)}`,
     );
     expect(dead).toEqual([]);

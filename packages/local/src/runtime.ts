@@ -114,7 +114,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       endpoint,
       tableName,
       onRecords: (records) => onTableChange(core, records.map(toTableChange)),
-      onError: (error) => core.log.error('stream poll failed', { error: String(error) }),
+      // The local stand-in for the stream consumer's dead-letter queue in AWS.
+      deadLetterFile: path.join(options.dataDir, 'stream-dead-letters.jsonl'),
+      onError: (error) => core.log.error('table stream', { error: error instanceof Error ? error.message : String(error) }),
     });
     stoppers.push(() => poller.stop());
 

@@ -19,6 +19,7 @@ import {
   sweepExpired,
   toTableChange,
 } from '@keyhaven/core';
+import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
@@ -104,7 +105,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     const rootToken = await initialiseDevMode(core, options.devRootToken);
 
     const secretsApp = createSecretsApp({ core: async () => core, clientIp: socketAddress });
-    const schedulerApp = createSchedulerApp({ core: async () => core, clientIp: socketAddress });
+    const audit = schedulerAuditFromEnvironment(process.env);
+    const schedulerApp = createSchedulerApp({ core: async () => core, clientIp: socketAddress, ...(audit ? { audit } : {}) });
     const secrets = createAdaptorServer({ fetch: answeringOnShutdown(secretsApp.fetch, shutdown.signal) }) as Server;
     const scheduler = createAdaptorServer({ fetch: answeringOnShutdown(schedulerApp.fetch, shutdown.signal) }) as Server;
     const fronts: AddressInfo[] = [];

@@ -84,8 +84,8 @@ export function killLeftovers() {
   launchedGroups.clear();
 }
 
-export async function start(env: Record<string, string>): Promise<Started> {
-  const launched = launch(env);
+export async function start(env: Record<string, string>, how: 'npm start' | 'direct' = 'npm start'): Promise<Started> {
+  const launched = launch(env, how);
   let exit: { code: number | null } | undefined;
   void launched.exited.then((result) => {
     exit = result;

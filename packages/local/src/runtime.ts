@@ -23,10 +23,13 @@ import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
+import { InFlight, answeringOnShutdown, countCalls, unansweredRequests } from './in-flight.ts';
 import { closeGracefully, listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
 import { ensureTable } from './table.ts';
 
+/** How long a stop waits for requests in flight to answer (and then for their last table calls). */
+const DRAIN_MS = 2_000;
 
 export interface LocalOptions {
   dataDir: string;
@@ -71,9 +74,25 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     ? undefined
     : await startDynamoDbLocal({ dataDir: path.join(options.dataDir, 'dynamodb') });
   const endpoint = dynamo?.endpoint ?? (options.dynamoDbEndpoint as string);
-  const stoppers: Array<() => Promise<void>> = [];
+  // Stopped in this order: the jobs (they use the table) and the listeners with their requests, then the table.
+  const jobs: Array<{ stop(): Promise<void> }> = [];
+  const listeners: Array<{ drained(timeoutMs: number): Promise<void>; close(drained: Promise<unknown>): Promise<void> }> = [];
+  const shutdown = new AbortController();
+  const tableCalls = new InFlight();
+  const client = new DynamoDBClient(localClientConfig(endpoint));
+  countCalls(client, tableCalls);
+  const stopAll = async () => {
+    shutdown.abort(); // blocking queries answer now
+    const drained = Promise.all(listeners.map((listener) => listener.drained(DRAIN_MS)));
+    const closing = Promise.all(listeners.map((listener) => listener.close(drained)));
+    await Promise.all(jobs.map((job) => job.stop()));
+    await closing;
+    // What the closed connections cut off (an event stream's loop) may finish its last table call.
+    await tableCalls.quiet(50, DRAIN_MS);
+    client.destroy();
+    await dynamo?.stop();
+  };
   try {
-    const client = new DynamoDBClient(localClientConfig(endpoint));
     await ensureTable(client, tableName);
     const core = await createCore({
       dynamodb: client,
@@ -85,55 +104,61 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     });
     const rootToken = await initialiseDevMode(core, options.devRootToken);
 
-    const secrets = createAdaptorServer({
-      fetch: createSecretsApp({ core: async () => core, clientIp: socketAddress }).fetch,
-    });
+    const secretsApp = createSecretsApp({ core: async () => core, clientIp: socketAddress });
     const audit = schedulerAuditFromEnvironment(process.env);
-    const scheduler = createAdaptorServer({ fetch: createSchedulerApp({ core: async () => core, clientIp: socketAddress, ...(audit ? { audit } : {}) }).fetch });
-    const secretsFront = await listenWithListMethod(secrets as Server, options.secretsPort, host);
-    stoppers.push(() => closeGracefully(secrets as Server, secretsFront));
-    const schedulerFront = await listenWithListMethod(scheduler as Server, options.schedulerPort, host);
-    stoppers.push(() => closeGracefully(scheduler as Server, schedulerFront));
+    const schedulerApp = createSchedulerApp({ core: async () => core, clientIp: socketAddress, ...(audit ? { audit } : {}) });
+    const secrets = createAdaptorServer({ fetch: answeringOnShutdown(secretsApp.fetch, shutdown.signal) }) as Server;
+    const scheduler = createAdaptorServer({ fetch: answeringOnShutdown(schedulerApp.fetch, shutdown.signal) }) as Server;
+    const fronts: AddressInfo[] = [];
+    for (const [server, port] of [
+      [secrets, options.secretsPort],
+      [scheduler, options.schedulerPort],
+    ] as const) {
+      const unanswered = unansweredRequests(server);
+      const front = await listenWithListMethod(server, port, host);
+      fronts.push(front.address() as AddressInfo);
+      listeners.push({ drained: unanswered.drained, close: (drained) => closeGracefully(server, front, DRAIN_MS, drained) });
+    }
+    const [secretsAddress, schedulerAddress] = fronts as [AddressInfo, AddressInfo];
 
-    const sweeper = repeatEvery(
-      options.sweepIntervalMs ?? 1000,
-      async () => {
-        await sweepExpired(core);
-      },
-      (error) => core.log.error('sweep failed', { error: String(error) }),
+    jobs.push(
+      repeatEvery(
+        options.sweepIntervalMs ?? 1000,
+        async () => {
+          await sweepExpired(core);
+        },
+        (error) => core.log.error('sweep failed', { error: String(error) }),
+      ),
     );
-    stoppers.push(() => sweeper.stop());
     // Rotations and cloud clean-up: the job EventBridge runs every minute in AWS, here every few seconds.
-    const rotator = repeatEvery(
-      options.sweepIntervalMs ?? 5000,
-      async () => {
-        await rotateDue(core);
-      },
-      (error) => core.log.error('rotation job failed', { error: String(error) }),
+    jobs.push(
+      repeatEvery(
+        options.sweepIntervalMs ?? 5000,
+        async () => {
+          await rotateDue(core);
+        },
+        (error) => core.log.error('rotation job failed', { error: String(error) }),
+      ),
     );
-    stoppers.push(() => rotator.stop());
     const poller: StreamPoller = startStreamPoller({
       endpoint,
       tableName,
       onRecords: (records) => onTableChange(core, records.map(toTableChange)),
-      onError: (error) => core.log.error('stream poll failed', { error: String(error) }),
+      // The local stand-in for the stream consumer's dead-letter queue in AWS.
+      deadLetterFile: path.join(options.dataDir, 'stream-dead-letters.jsonl'),
+      onError: (error) => core.log.error('table stream', { error: error instanceof Error ? error.message : String(error) }),
     });
-    stoppers.push(() => poller.stop());
+    jobs.push(poller);
 
     return {
       core,
       rootToken,
-      secretsUrl: `http://${host}:${(secretsFront.address() as AddressInfo).port}`,
-      schedulerUrl: `http://${host}:${(schedulerFront.address() as AddressInfo).port}`,
-      stop: async () => {
-        for (const stop of stoppers.reverse()) await stop();
-        client.destroy();
-        await dynamo?.stop();
-      },
+      secretsUrl: `http://${host}:${secretsAddress.port}`,
+      schedulerUrl: `http://${host}:${schedulerAddress.port}`,
+      stop: stopAll,
     };
   } catch (error) {
-    for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
-    await dynamo?.stop();
+    await stopAll().catch(() => undefined);
     throw error;
   }
 }

@@ -80,7 +80,7 @@ describe('npm start', () => {
       KEYHAVEN_DEV_ROOT_TOKEN: rootToken,
     };
     // As package.json's `start` runs it (no tsx launcher in between): the SIGTERM test signals the whole group.
-    first = await start(env, 'direct');
+    first = await start(env);
     call = client(first.secrets);
   }, START_TIMEOUT_MS + 10_000);
 
@@ -337,7 +337,7 @@ describe('npm start', () => {
     }, 40_000);
 
     it('a signal while DynamoDB Local is starting still stops it', async () => {
-      const early = launch(env, 'direct');
+      const early = launch(env);
       const deadline = Date.now() + START_TIMEOUT_MS;
       while ((await javaProcessesFor(dataDir)).length === 0 && Date.now() < deadline && early.child.exitCode === null) await sleep(50);
       early.child.kill('SIGTERM');

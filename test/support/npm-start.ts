@@ -40,15 +40,13 @@ export function portIsFree(port: number): Promise<boolean> {
 }
 
 /**
- * `npm start` is `tsx packages/local/src/main.ts` with `node_modules/.bin` first on PATH. `direct` runs the same
- * file in one Node process (`node --import tsx`), without tsx's parent process: tsx relays a signal to its
- * child and SIGKILLs it if the child does not acknowledge within 30 ms, which a child busy starting up can miss.
- * Each start gets its own process group, so a failed test can kill everything it started (JVM included).
+ * `npm start` as package.json runs it: `node --import tsx packages/local/src/main.ts` (one Node process, no tsx
+ * parent relaying signals), with `node_modules/.bin` first on PATH. Each start gets its own process group, so a
+ * failed test can kill everything it started (JVM included).
  */
-export function launch(env: Record<string, string>, how: 'npm start' | 'direct' = 'npm start'): Omit<Started, 'secrets' | 'scheduler'> {
+export function launch(env: Record<string, string>): Omit<Started, 'secrets' | 'scheduler'> {
   const bin = path.join(repo, 'node_modules/.bin');
-  const [command, args] =
-    how === 'npm start' ? [path.join(bin, 'tsx'), ['packages/local/src/main.ts']] : [path.join(bin, 'node'), ['--import', 'tsx', 'packages/local/src/main.ts']];
+  const [command, args] = [path.join(bin, 'node'), ['--import', 'tsx', 'packages/local/src/main.ts']];
   const child = spawn(command, args, {
     cwd: repo,
     env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...env },
@@ -84,8 +82,8 @@ export function killLeftovers() {
   launchedGroups.clear();
 }
 
-export async function start(env: Record<string, string>, how: 'npm start' | 'direct' = 'npm start'): Promise<Started> {
-  const launched = launch(env, how);
+export async function start(env: Record<string, string>): Promise<Started> {
+  const launched = launch(env);
   let exit: { code: number | null } | undefined;
   void launched.exited.then((result) => {
     exit = result;

@@ -62,17 +62,24 @@ export function ensureSlapdInstalled(): void {
   execFileSync('sh', [installer], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
 }
 
-export async function startSlapd(): Promise<Slapd> {
+export interface SlapdOptions {
+  /** The plain LDAP port (389 needs root); a free port when not given. */
+  port?: number;
+  /** LDIF of the database's entries instead of the seeded people and groups (the rootdn and ACLs stay). */
+  seed?: string;
+}
+
+export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
   ensureSlapdInstalled();
   const dir = mkdtempSync('/tmp/keyhaven-slapd-');
   chmodSync(dir, 0o755);
-  const [port, ldapsPort] = [await freePort(), await freePort()];
+  const [port, ldapsPort] = [options.port ?? (await freePort()), await freePort()];
   const logFile = path.join(dir, 'slapd.log');
   makeCertificates(dir);
   mkdirSync(path.join(dir, 'slapd.d'));
   mkdirSync(path.join(dir, 'data'));
   writeFileSync(path.join(dir, 'config.ldif'), configLdif(dir));
-  writeFileSync(path.join(dir, 'seed.ldif'), seedLdif());
+  writeFileSync(path.join(dir, 'seed.ldif'), options.seed ?? seedLdif());
   execFileSync(sbin('slapadd'), ['-n0', '-F', path.join(dir, 'slapd.d'), '-l', path.join(dir, 'config.ldif')], { stdio: 'pipe' });
   execFileSync(sbin('slapadd'), ['-n1', '-F', path.join(dir, 'slapd.d'), '-l', path.join(dir, 'seed.ldif')], { stdio: 'pipe' });
   const asRoot = process.getuid?.() === 0;

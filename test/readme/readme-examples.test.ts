@@ -140,10 +140,15 @@ describe('README.md shell examples, run as written against npm start', () => {
     const onReadmePorts = (await portIsFree(8200)) && (await portIsFree(4646));
     const ports: Record<string, string> = onReadmePorts ? {} : { KEYHAVEN_SECRETS_PORT: String(await freePort()), KEYHAVEN_SCHEDULER_PORT: String(await freePort()) };
     // The README's directory on 389 when this runs as root and 389 is free, else on a free port.
-    const ldapPort = process.getuid?.() === 0 && (await portIsFree(389)) ? 389 : undefined;
+    let ldapPort = process.getuid?.() === 0 && (await portIsFree(389)) ? 389 : undefined;
     [started, slapd] = await Promise.all([
       start({ KEYHAVEN_DATA_DIR: path.join(work, 'data'), KEYHAVEN_DEV_ROOT_TOKEN: rootToken, ...ports }),
-      startSlapd({ ...(ldapPort ? { port: ldapPort } : {}), seed: directory.seed }),
+      // 389 may be taken between the check and the start (another run): then a free port.
+      startSlapd({ ...(ldapPort ? { port: ldapPort } : {}), seed: directory.seed }).catch((error) => {
+        if (!ldapPort) throw error;
+        ldapPort = undefined;
+        return startSlapd({ seed: directory.seed });
+      }),
     ]);
     const rewrite = (text: string) =>
       text.replaceAll(readmeSecrets, started.secrets).replaceAll(readmeScheduler, started.scheduler).replaceAll(readmeLdap, slapd.url);

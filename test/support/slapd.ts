@@ -108,8 +108,14 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
     child.unref();
     pid = child.pid;
     const deadline = Date.now() + 10_000;
-    while (!(await listening(port))) {
+    // Up when its pid file names it (written once its listeners are bound) and the port answers: a port taken by
+    // another server makes this slapd exit instead of passing for it.
+    const pidFile = path.join(dir, 'slapd.pid');
+    const ours = () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(child.pid);
+    while (!(ours() && (await listening(port)))) {
       if (Date.now() > deadline || child.exitCode !== null) {
+        if (child.exitCode === null) child.kill('SIGKILL');
+        pid = undefined;
         throw new Error(`slapd did not start:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -130,9 +136,14 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
     while (await listening(port)) await new Promise((resolve) => setTimeout(resolve, 25));
   };
   process.once('exit', () => {
-    if (pid !== undefined) process.kill(pid, 'SIGKILL');
+    if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
   });
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 
   const admin = async <T>(work: (client: Client) => Promise<T>): Promise<T> => {
     const client = new Client({ url, timeout: 5000, connectTimeout: 5000 });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { START_TIMEOUT_MS, type Started, freePort, killLeftovers, portIsFree, repo, start } from '../support/npm-start.ts';
+import { type Slapd, baseDn, managerDn, startSlapd } from '../support/slapd.ts';
 import { type ShBlock, type ShCommand, matchesShown, shBlocks } from './readme-script.ts';
 
 /**
@@ -17,9 +18,13 @@ const run = promisify(execFile);
 const readme = await readFile(path.join(repo, 'README.md'), 'utf8');
 const blocks = shBlocks(readme);
 
-/** The README's own addresses; the server is started on these ports when they are free, else they are rewritten. */
+/**
+ * The README's own addresses; the server (and slapd) are started on these ports when they are free, else on free
+ * ports with these addresses rewritten.
+ */
 const readmeSecrets = 'http://127.0.0.1:8200';
 const readmeScheduler = 'http://127.0.0.1:4646';
+const readmeLdap = 'ldap://127.0.0.1:389';
 
 /** Blocks the harness does itself rather than run twice: installing and starting the product, running the suite. */
 const harnessBlocks: Array<{ test: RegExp; reason: string }> = [
@@ -27,17 +32,26 @@ const harnessBlocks: Array<{ test: RegExp; reason: string }> = [
   { test: /^KEYHAVEN_DEV_ROOT_TOKEN=(\S+) npm start$/, reason: 'the harness starts `npm start` with this environment' },
 ];
 
-/** Blocks that cannot run here, each with why. Keep this short. */
-const notRunnable: Array<{ test: RegExp; reason: string }> = [
-  {
-    test: /\/v1\/ldap\/config/,
-    reason: 'needs the reader\'s own OpenLDAP at ldap://127.0.0.1:389 (the same requests run against slapd in test/secrets/ldap-static-roles.test.ts)',
-  },
-  {
-    test: /\/v1\/auth\/jwt\/login/,
-    reason: 'needs an issuer\'s JWKS at https://issuer.example and a JWT it signed (the same requests run in test/secrets/jwt-login.test.ts)',
-  },
-];
+/**
+ * The directory the README's LDAP example talks to, from the example's own values: its manager entry (with the
+ * README's bind password) and, under its `userdn`, the one entry its static role takes over, with a password
+ * the engine must replace.
+ */
+function readmeDirectory(): { config: Record<string, string>; username: string; userDn: string; initialPassword: string; seed: string } {
+  const config = JSON.parse(/\/v1\/ldap\/config \\\n\s*-d '([^']*)'/.exec(readme)?.[1] ?? 'null');
+  const role = JSON.parse(/\/v1\/ldap\/static-role\/\S+ -d '([^']*)'/.exec(readme)?.[1] ?? 'null');
+  if (!config || !role) throw new Error('the README no longer configures ldap/config and a static role with -d \'{…}\'');
+  const username = role.username as string;
+  const userDn = `cn=${username},${config.userdn}`;
+  const initialPassword = `${username}-initial`;
+  const seed = [
+    `dn: ${baseDn}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example`,
+    `dn: ${config.binddn}\nobjectClass: organizationalRole\nobjectClass: simpleSecurityObject\ncn: manager\nuserPassword: ${config.bindpass}`,
+    `dn: ${config.userdn}\nobjectClass: organizationalUnit\nou: ${/^ou=([^,]+)/.exec(config.userdn)?.[1]}`,
+    `dn: ${userDn}\nobjectClass: inetOrgPerson\ncn: ${username}\nsn: ${username}\nuid: ${username}\nuserPassword: ${initialPassword}`,
+  ].join('\n\n');
+  return { config, username, userDn, initialPassword, seed: `${seed}\n` };
+}
 
 /** Commands that do not end on their own (a stream): cut after this many seconds, curl then exits 28. */
 const streaming = [/\/v1\/event\/stream/];
@@ -64,7 +78,7 @@ async function runBlocks(runnable: ShBlock[], rewrite: (text: string) => string,
   await writeFile(path.join(streamHome, '.curlrc'), curlrc.replace('max-time = 20', `max-time = ${streamSeconds}`));
 
   const commands = runnable.flatMap((block) => block.commands);
-  const variables = [...new Set(commands.flatMap((command) => [...command.text.matchAll(/^([A-Z_][A-Z0-9_]*)=\$\(/gm)].map((match) => match[1] as string)))];
+  const variables = [...new Set(commands.flatMap((command) => [...command.text.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((match) => match[1] as string)))];
   const script: string[] = [];
   for (const [index, command] of commands.entries()) {
     const stream = streaming.some((pattern) => pattern.test(command.text));
@@ -80,7 +94,8 @@ async function runBlocks(runnable: ShBlock[], rewrite: (text: string) => string,
   await writeFile(scriptFile, `${script.join('\n')}\n`);
 
   const { stdout, stderr } = await run('bash', [scriptFile], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, CURL_HOME: curlHome },
+    cwd: work,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, CURL_HOME: curlHome, TMPDIR: work },
     timeout: 45_000,
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -101,10 +116,8 @@ async function runBlocks(runnable: ShBlock[], rewrite: (text: string) => string,
   return { outcomes, variables: values };
 }
 
-function kindOf(block: ShBlock): 'harness' | 'not runnable' | 'run' {
-  if (harnessBlocks.some((entry) => entry.test.test(block.text))) return 'harness';
-  if (notRunnable.some((entry) => entry.test.test(block.text))) return 'not runnable';
-  return 'run';
+function kindOf(block: ShBlock): 'harness' | 'run' {
+  return harnessBlocks.some((entry) => entry.test.test(block.text)) ? 'harness' : 'run';
 }
 
 describe('README.md shell examples, run as written against npm start', () => {
@@ -113,6 +126,8 @@ describe('README.md shell examples, run as written against npm start', () => {
   let outcomes: Outcome[];
   let variables: Record<string, string>;
   let rootToken: string;
+  let slapd: Slapd;
+  const directory = readmeDirectory();
 
   beforeAll(async () => {
     work = await mkdtemp(path.join(tmpdir(), 'keyhaven-readme-'));
@@ -124,9 +139,21 @@ describe('README.md shell examples, run as written against npm start', () => {
     // README's two addresses rewritten to them.
     const onReadmePorts = (await portIsFree(8200)) && (await portIsFree(4646));
     const ports: Record<string, string> = onReadmePorts ? {} : { KEYHAVEN_SECRETS_PORT: String(await freePort()), KEYHAVEN_SCHEDULER_PORT: String(await freePort()) };
-    started = await start({ KEYHAVEN_DATA_DIR: path.join(work, 'data'), KEYHAVEN_DEV_ROOT_TOKEN: rootToken, ...ports });
-    const rewrite = (text: string) => text.replaceAll(readmeSecrets, started.secrets).replaceAll(readmeScheduler, started.scheduler);
+    // The README's directory on 389 when this runs as root and 389 is free, else on a free port.
+    let ldapPort = process.getuid?.() === 0 && (await portIsFree(389)) ? 389 : undefined;
+    [started, slapd] = await Promise.all([
+      start({ KEYHAVEN_DATA_DIR: path.join(work, 'data'), KEYHAVEN_DEV_ROOT_TOKEN: rootToken, ...ports }),
+      // 389 may be taken between the check and the start (another run): then a free port.
+      startSlapd({ ...(ldapPort ? { port: ldapPort } : {}), seed: directory.seed }).catch((error) => {
+        if (!ldapPort) throw error;
+        ldapPort = undefined;
+        return startSlapd({ seed: directory.seed });
+      }),
+    ]);
+    const rewrite = (text: string) =>
+      text.replaceAll(readmeSecrets, started.secrets).replaceAll(readmeScheduler, started.scheduler).replaceAll(readmeLdap, slapd.url);
     if (onReadmePorts) expect([started.secrets, started.scheduler]).toEqual([readmeSecrets, readmeScheduler]);
+    if (ldapPort) expect(slapd.url).toBe(readmeLdap);
 
     ({ outcomes, variables } = await runBlocks(
       blocks.filter((block) => kindOf(block) === 'run'),
@@ -137,6 +164,7 @@ describe('README.md shell examples, run as written against npm start', () => {
 
   afterAll(async () => {
     killLeftovers();
+    await slapd?.close();
     if (work) await rm(work, { recursive: true, force: true });
   });
 
@@ -153,12 +181,10 @@ describe('README.md shell examples, run as written against npm start', () => {
     }
   };
 
-  it('every block is run, done by the harness, or listed here as not runnable with a reason', () => {
+  it('every block is run, or done by the harness (install, start): none is left out', () => {
     const kinds = blocks.map(kindOf);
     expect(kinds.filter((kind) => kind === 'run').length).toBeGreaterThanOrEqual(2);
     expect(kinds.filter((kind) => kind === 'harness')).toHaveLength(harnessBlocks.length);
-    // Each exclusion still names a block, so a stale entry cannot hide anything.
-    for (const entry of notRunnable) expect(blocks.filter((block) => entry.test.test(block.text)), entry.reason).toHaveLength(1);
     expect(outcomes.length).toBe(blocks.filter((block) => kindOf(block) === 'run').flatMap((block) => block.commands).length);
   });
 
@@ -244,5 +270,31 @@ describe('README.md shell examples, run as written against npm start', () => {
       .map((line) => JSON.parse(line));
     expect(lines[0]).toEqual({});
     expect(lines).toContainEqual(expect.objectContaining({ Events: [expect.objectContaining({ Topic: 'ACLRole', Payload: { ACLRole: expect.objectContaining({ Name: 'ops' }) } })] }));
+  });
+
+  it('the LDAP example binds as the README\'s manager and rotates cn=app: the new password binds, the old one not', async () => {
+    // The fixture's ACL lets its manager entry set passwords; the README's bind DN must be that entry.
+    expect(directory.config.binddn).toBe(managerDn);
+    expect(directory.config.url).toBe(readmeLdap);
+    const cred = jsonOf(outcomeOf(/\$VAULT_ADDR\/v1\/ldap\/static-cred\/app$/));
+    expect(cred.data).toMatchObject({ dn: directory.userDn, username: directory.username, rotation_period: 86400 });
+    expect(cred.data.password).toMatch(/^\S{16,}$/);
+    expect(variables.PASSWORD).toBe(cred.data.password);
+    expect(outcomeOf(/^ldapwhoami /).stdout.trim()).toBe(`dn:${directory.userDn}`);
+    expect(await slapd.canBind(directory.userDn, cred.data.password)).toBe(true);
+    expect(await slapd.canBind(directory.userDn, directory.initialPassword)).toBe(false);
+    expect(await slapd.canBind(managerDn, directory.config.bindpass as string)).toBe(true);
+  });
+
+  it('the JWT example signs a token offline and logs in with it: a service token with the role\'s policies', async () => {
+    expect(variables.JWT?.split('.')).toHaveLength(3);
+    const claims = JSON.parse(Buffer.from(variables.JWT?.split('.')[1] as string, 'base64url').toString());
+    expect(claims).toMatchObject({ sub: 'ci-runner', aud: 'keyhaven' });
+    const login = jsonOf(outcomeOf(/\/v1\/auth\/jwt\/login/));
+    expect(login.auth).toMatchObject({ policies: ['app-reader', 'default'], token_policies: ['app-reader', 'default'], lease_duration: 3600, renewable: true });
+    expect(login.auth.client_token).toMatch(/^hvs\./);
+    const self = await fetch(`${started.secrets}/v1/auth/token/lookup-self`, { headers: { 'X-Secrets-Token': login.auth.client_token } });
+    expect(self.status).toBe(200);
+    expect((await self.json()).data).toMatchObject({ path: 'auth/jwt/login', policies: ['app-reader', 'default'], meta: { role: 'ci' } });
   });
 });

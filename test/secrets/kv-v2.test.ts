@@ -113,6 +113,26 @@ describe('kv version 2', () => {
     expect((await get('data/m/a?version=4')).status).toBe(404);
   });
 
+  it('patches the current version as a JSON merge patch into a new version, and refuses what Vault refuses', async () => {
+    await put('p', { keep: 1, change: 'a', drop: true, nested: { a: 1, b: 2 } });
+    const patched = await h.call('PATCH', '/v1/kv2/data/p', {
+      ...asRoot({ data: { change: 'b', drop: null, nested: { b: null, c: 3 } } }),
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.version).toBe(2);
+    expect((await get('data/p')).body.data.data).toEqual({ keep: 1, change: 'b', nested: { a: 1, c: 3 } });
+    expect((await h.call('PATCH', '/v1/kv2/data/p', asRoot({ data: { x: 1 }, options: { cas: 1 } }))).status).toBe(400);
+    expect((await h.call('PATCH', '/v1/kv2/data/missing', asRoot({ data: { x: 1 } }))).status).toBe(404);
+    expect((await h.call('PATCH', '/v1/kv2/metadata/p', asRoot({ custom_metadata: { team: 'a' } }))).status).toBe(204);
+    expect((await get('metadata/p')).body.data).toMatchObject({ custom_metadata: { team: 'a' }, current_version: 2 });
+    expect((await h.call('PATCH', '/v1/secret/p', asRoot({ x: 1 }))).status).toBe(405);
+
+    await h.call('PUT', '/v1/sys/policies/acl/updater', asRoot({ policy: 'path "kv2/data/p" { capabilities = ["update", "read"] }' }));
+    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['updater'] }))).body.auth.client_token;
+    expect((await h.call('PATCH', '/v1/kv2/data/p', { token, body: { data: { x: 1 } } })).status).toBe(403);
+  });
+
   it('shows subkeys to a depth, and the mount config', async () => {
     await put('sub', { a: 1, b: { c: { d: 2 } }, e: [1] });
     expect((await get('subkeys/sub')).body.data).toMatchObject({ subkeys: { a: null, b: { c: { d: null } }, e: null }, metadata: { version: 1 } });

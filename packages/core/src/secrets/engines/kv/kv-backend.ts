@@ -16,7 +16,12 @@ const v2Rows: PathSpec[] = kvV2Paths.map((spec) => ({
   operations: Object.fromEntries(
     Object.entries(spec.operations).map(([operation, handler]) => [
       operation,
-      (request: Request<unknown>) => (isKvV2(request.mount) ? (handler as Handler<unknown>)(request) : v1Operations[operation as Operation](asV1(request))),
+      (request: Request<unknown>) => {
+        if (isKvV2(request.mount)) return (handler as Handler<unknown>)(request);
+        const v1 = v1Operations[operation as Exclude<Operation, 'patch'>] as Handler<{ path: string }> | undefined;
+        if (!v1) throw new ApiError(405, `unsupported operation ${operation} on a version 1 kv mount`);
+        return v1(asV1(request));
+      },
     ]),
   ),
 }));

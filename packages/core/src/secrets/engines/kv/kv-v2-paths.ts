@@ -1,10 +1,11 @@
 import * as z from 'zod';
 import { type PathSpec, type Reply, type Request, path } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
+import { badRequest, notFound } from '../../../http/errors.ts';
 import { bool, count, duration } from '../../../http/fields.ts';
 import {
   type SecretMetadata,
   destroyVersionData,
+  effective,
   goDuration,
   isDeleted,
   newMetadata,
@@ -83,6 +84,7 @@ export const kvV2Paths: PathSpec[] = [
       },
       create: writeData,
       update: writeData,
+      patch: patchData,
       delete: async (request) => {
         const path = secretPath(request.data.path);
         const metadata = await readMetadata(request.storage, path);
@@ -113,6 +115,11 @@ export const kvV2Paths: PathSpec[] = [
       },
       create: writeMetadata,
       update: writeMetadata,
+      // The settings fields are merged either way: a patch of metadata is a write of the fields it names.
+      patch: async (request) => {
+        if (!(await readMetadata(request.storage, secretPath(request.data.path)))) throw notFound();
+        return writeMetadata(request);
+      },
       delete: async (request) => {
         await deleteSecret(request.storage, secretPath(request.data.path));
         return undefined;
@@ -194,6 +201,45 @@ async function writeData(request: Request): Promise<Reply> {
   const path = secretPath(fields.path);
   const { version, metadata } = await writeVersion(request, path, fields.data, fields.options?.cas);
   return { data: versionReply(metadata, version) };
+}
+
+/**
+ * `PATCH data/:path` (`application/merge-patch+json`): the current version with the patch merged in (RFC 7386: `null`
+ * removes a field) becomes a new version. As in Vault, only a live current version can be patched.
+ */
+async function patchData(request: Request): Promise<Reply> {
+  const fields = parse(
+    z.object({
+      path: z.string(),
+      data: z.record(z.string(), z.unknown(), { error: '"data" must be a JSON object of the fields to change' }).optional(),
+      options: z.object({ cas: count.optional() }).catchall(z.unknown()).optional(),
+    }),
+    request,
+  );
+  if (fields.data === undefined) throw badRequest('no data provided');
+  const path = secretPath(fields.path);
+  const metadata = await readMetadata(request.storage, path);
+  const current = metadata?.versions[String(metadata.current_version)];
+  if (!metadata || !current || current.destroyed || isDeleted(current, request.core.clock.now())) throw notFound();
+  if (effective(metadata, await readConfig(request.storage)).casRequired && fields.options?.cas === undefined) {
+    throw badRequest('check-and-set parameter required for this call');
+  }
+  const data = await readVersionData(request.storage, path, metadata.current_version);
+  if (!data) throw notFound();
+  const patched = mergePatch(data, fields.data) as Record<string, unknown>;
+  const { version, metadata: after } = await writeVersion(request, path, patched, fields.options?.cas ?? metadata.current_version);
+  return { data: versionReply(after, version) };
+}
+
+/** RFC 7386 JSON merge patch. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
 }
 
 /** A version's data, or Vault's 404 that still shows the metadata of a version deleted or destroyed. */

@@ -39,7 +39,7 @@ describe('kv version 2', () => {
     const mount = (await h.core.store.get('mounts', 'kv2/'))?.entry as MountEntry;
     const scan = await h.core.store.doc.send(new ScanCommand({ TableName: h.tableName, ConsistentRead: true }));
     const items = (scan.Items ?? []).filter((item) => item.pk === `mount#${mount.uuid}`);
-    expect(items.map((item) => item.sk).sort()).toEqual(['kv2/meta/app/db', 'kv2/version/app/db/1']);
+    expect(items.map((item) => item.sk).sort()).toEqual(['kv2/meta/app/db', 'kv2/upgraded', 'kv2/version/app/db/1']);
     expect(JSON.stringify(items)).not.toContain('visible-if-not-sealed');
   });
 

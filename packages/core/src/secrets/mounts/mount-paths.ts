@@ -4,10 +4,8 @@ import { type PathSpec, type Request, path } from '../../http/backend.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { bool, duration } from '../../http/fields.ts';
 import { formatDuration } from '../../lib/duration.ts';
-import { upgradeKvToV2 } from '../engines/kv/kv-upgrade.ts';
-import { isKvV2 } from '../engines/kv/kv-version.ts';
 import { disableMount } from './disable-mount.ts';
-import { MountStorage } from './mount-storage.ts';
+import { checkKvVersion, isKvV2 } from './kv-version.ts';
 import { type MountEntry, type MountTableName, fullPath, mountTtls, normaliseMountPath } from './mount-table.ts';
 
 /** Vault's mount options are strings; clients send `{"version": 2}` as often as `{"version": "2"}`. */
@@ -54,7 +52,7 @@ export function mountPaths(table: MountTableName): PathSpec[] {
         read: async ({ core, data }) => ({ data: describeTune(await existing(core, table, data.path)) }),
         update: async ({ core, data }) => {
           const entry = await existing(core, table, data.path);
-          const options = data.options && (await tuneOptions(core, entry, data.options));
+          const options = data.options && tuneOptions(entry, data.options);
           await core.mounts.tune(entry, {
             defaultLeaseTtl: data.default_lease_ttl,
             maxLeaseTtl: data.max_lease_ttl,
@@ -97,20 +95,15 @@ export function mountPaths(table: MountTableName): PathSpec[] {
   ];
 }
 
-function checkKvVersion(version: string | undefined): void {
-  if (version !== undefined && !['', '1', '2'].includes(version)) throw badRequest(`invalid value for "options.version": ${version} (kv is version 1 or 2)`);
-}
-
 /**
- * A tune's options. For `kv`, `version` 2 on a version 1 mount upgrades its secrets in place (each becomes version 1
- * of a versioned secret), as Vault does; going back is refused, as in Vault.
+ * A tune's options. For `kv`, `version` 2 on a version 1 mount makes it versioned: the kv engine upgrades its secrets
+ * in place on the mount's first version 2 request (each becomes version 1 of a versioned secret), as Vault's plugin
+ * does on its own; going back is refused, as in Vault.
  */
-async function tuneOptions(core: Core, entry: MountEntry, options: Record<string, string>): Promise<Record<string, string>> {
+function tuneOptions(entry: MountEntry, options: Record<string, string>): Record<string, string> {
   if (entry.type !== 'kv' || options.version === undefined) return options;
   checkKvVersion(options.version);
-  const wasV2 = isKvV2(entry);
-  if (wasV2 && options.version !== '2') throw badRequest('cannot downgrade mount from version 2');
-  if (!wasV2 && options.version === '2') await upgradeKvToV2(new MountStorage(core.store, core.keyring, entry.uuid), core.clock.now());
+  if (isKvV2(entry) && options.version !== '2') throw badRequest('cannot downgrade mount from version 2');
   return options;
 }
 

@@ -1,6 +1,7 @@
 import type { Backend, Handler, Operation, PathSpec, Request } from '../../../http/backend.ts';
 import { path } from '../../../http/backend.ts';
 import { ApiError } from '../../../http/errors.ts';
+import { ensureUpgraded } from './kv-upgrade.ts';
 import { isKvV2 } from './kv-version.ts';
 import { v1Exists, v1Fields, v1Key, v1Operations } from './kv-v1.ts';
 import { kvV2Paths } from './kv-v2-paths.ts';
@@ -12,12 +13,21 @@ import { kvV2Paths } from './kv-v2-paths.ts';
  */
 const v2Rows: PathSpec[] = kvV2Paths.map((spec) => ({
   ...spec,
-  exists: spec.exists && (async (request: Request<unknown>) => (isKvV2(request.mount) ? spec.exists!(request) : v1Exists(asV1(request)))),
+  exists:
+    spec.exists &&
+    (async (request: Request<unknown>) => {
+      if (!isKvV2(request.mount)) return v1Exists(asV1(request));
+      await ensureUpgraded(request.storage, request.mount.uuid, request.core.clock.now());
+      return spec.exists!(request);
+    }),
   operations: Object.fromEntries(
     Object.entries(spec.operations).map(([operation, handler]) => [
       operation,
-      (request: Request<unknown>) => {
-        if (isKvV2(request.mount)) return (handler as Handler<unknown>)(request);
+      async (request: Request<unknown>) => {
+        if (isKvV2(request.mount)) {
+          await ensureUpgraded(request.storage, request.mount.uuid, request.core.clock.now());
+          return (handler as Handler<unknown>)(request);
+        }
         const v1 = v1Operations[operation as Exclude<Operation, 'patch'>] as Handler<{ path: string }> | undefined;
         if (!v1) throw new ApiError(405, `unsupported operation ${operation} on a version 1 kv mount`);
         return v1(asV1(request));

@@ -1,4 +1,5 @@
 import type { SSTConfig } from 'sst';
+import { Audit } from './stacks/Audit.ts';
 import { Jobs } from './stacks/Jobs.ts';
 import { SchedulerApi } from './stacks/SchedulerApi.ts';
 import { SecretsApi } from './stacks/SecretsApi.ts';
@@ -11,6 +12,6 @@ export default {
   },
   stacks(app) {
     app.setDefaultFunctionProps({ runtime: 'nodejs24.x', architecture: 'arm_64' });
-    app.stack(Storage).stack(SecretsApi).stack(SchedulerApi).stack(Jobs);
+    app.stack(Storage).stack(SecretsApi).stack(SchedulerApi).stack(Jobs).stack(Audit);
   },
 } satisfies SSTConfig;

@@ -31,6 +31,11 @@ export interface StageConfig {
   };
   logRetention: 'one_week' | 'one_month' | 'three_months' | 'one_year';
   directoryVpc?: DirectoryVpc;
+  /**
+   * Where audit lines go (stacks/Audit.ts): kept in S3 under object lock for `retentionDays` (`governance` lets a
+   * privileged operator shorten it, `compliance` lets nobody); `scheduler` switches the scheduler's audit log on.
+   */
+  audit: { retentionDays: number; lockMode: 'governance' | 'compliance'; scheduler: boolean };
   /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
   isDev: boolean;
 }
@@ -66,6 +71,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     authoritativeRegion: region,
     mounts: defaultMounts,
     logRetention: isDev ? 'one_week' : 'three_months',
+    audit: isDev ? { retentionDays: 1, lockMode: 'governance', scheduler: true } : { retentionDays: 400, lockMode: 'compliance', scheduler: true },
     isDev,
   };
   const overrides: Record<string, Partial<StageConfig>> = {

@@ -1,4 +1,5 @@
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import { createSchedulerApp } from '@keyhaven/core/scheduler/scheduler-app.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
@@ -8,12 +9,14 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
  */
 export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSeconds?: number } = {}) {
   const env = process.env;
+  const audit = schedulerAuditFromEnvironment(env);
   return createSchedulerApp({
     core: coreFromEnvironment([]),
     clientIp: (lambdaEnv) => clientIpOf((lambdaEnv as { event?: APIGatewayProxyEventV2 }).event),
     ...(env.KEYHAVEN_REGION ? { region: env.KEYHAVEN_REGION } : {}),
     ...(env.KEYHAVEN_AUTHORITATIVE_REGION ? { authoritativeRegion: env.KEYHAVEN_AUTHORITATIVE_REGION } : {}),
     ...(env.KEYHAVEN_AUTHORITATIVE_URL ? { authoritativeUrl: env.KEYHAVEN_AUTHORITATIVE_URL } : {}),
+    ...(audit ? { audit } : {}),
     ...extra,
   });
 }

@@ -2,6 +2,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { App, getStack } from 'sst/constructs';
 import { initProject } from 'sst/project.js';
 import config from '../../sst.config.ts';
+import { Audit } from '../../stacks/Audit.ts';
 import { Jobs } from '../../stacks/Jobs.ts';
 import { SchedulerApi } from '../../stacks/SchedulerApi.ts';
 import { SecretsApi } from '../../stacks/SecretsApi.ts';
@@ -12,6 +13,7 @@ export interface Synthesized {
   secrets: Template;
   scheduler: Template;
   jobs: Template;
+  audit: Template;
   all: Template[];
 }
 
@@ -28,5 +30,6 @@ export async function synthesize(stage: string): Promise<Synthesized> {
   const secrets = Template.fromStack(getStack(SecretsApi));
   const scheduler = Template.fromStack(getStack(SchedulerApi));
   const jobs = Template.fromStack(getStack(Jobs));
-  return { storage, secrets, scheduler, jobs, all: [storage, secrets, scheduler, jobs] };
+  const audit = Template.fromStack(getStack(Audit));
+  return { storage, secrets, scheduler, jobs, audit, all: [storage, secrets, scheduler, jobs, audit] };
 }

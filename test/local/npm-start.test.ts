@@ -1,121 +1,21 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
+import { START_TIMEOUT_MS, type Started, freePort, killLeftovers, launch, portIsFree, start, stopWith } from '../support/npm-start.ts';
+
+const run = promisify(execFile);
 
 /**
  * `npm start` as a user runs it: the real process, real ports, real DynamoDB Local, real HTTP (fetch and
  * curl), real signals. Only the data directory, ports and dev root token come from the environment.
  */
-
-const repo = path.resolve(import.meta.dirname, '../..');
-const run = promisify(execFile);
-const START_TIMEOUT_MS = 90_000;
-
-interface Started {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  secrets: string;
-  scheduler: string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/**
- * `npm start` is `tsx packages/local/src/main.ts` with `node_modules/.bin` first on PATH. `direct` runs the same
- * file in one Node process (`node --import tsx`), without tsx's parent process: tsx relays a signal to its
- * child and SIGKILLs it if the child does not acknowledge within 30 ms, which a child busy starting up can miss.
- * Each start gets its own process group, so a failed test can kill everything it started (JVM included).
- */
-function launch(env: Record<string, string>, how: 'npm start' | 'direct' = 'npm start'): Omit<Started, 'secrets' | 'scheduler'> {
-  const bin = path.join(repo, 'node_modules/.bin');
-  const [command, args] =
-    how === 'npm start' ? [path.join(bin, 'tsx'), ['packages/local/src/main.ts']] : [path.join(bin, 'node'), ['--import', 'tsx', 'packages/local/src/main.ts']];
-  const child = spawn(command, args, {
-    cwd: repo,
-    env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  launchedGroups.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
-const launchedGroups = new Set<ChildProcess>();
-
-/** Kills every process group a test started that is still alive: the launcher, Node and DynamoDB Local. */
-function killLeftovers() {
-  for (const child of launchedGroups) {
-    try {
-      if (child.pid) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  launchedGroups.clear();
-}
-
-async function start(env: Record<string, string>): Promise<Started> {
-  const launched = launch(env);
-  let exit: { code: number | null } | undefined;
-  void launched.exited.then((result) => {
-    exit = result;
-  });
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    const banner = /secrets service:\s+(\S+)\/v1\n\s+scheduler service:\s+(\S+)\/v1/.exec(launched.stdout());
-    if (banner) return { ...launched, secrets: banner[1] as string, scheduler: banner[2] as string };
-    if (exit) throw new Error(`npm start exited (${exit.code}) before serving:\n${launched.stdout()}\n${launched.stderr()}`);
-    if (Date.now() > deadline) {
-      killLeftovers();
-      throw new Error(`npm start did not serve within ${START_TIMEOUT_MS} ms:\n${launched.stdout()}\n${launched.stderr()}`);
-    }
-    await sleep(100);
-  }
-}
-
-async function stopWith(started: Started, signal: NodeJS.Signals = 'SIGTERM') {
-  started.child.kill(signal);
-  const timeout = sleep(30_000).then(() => ({ code: -1, signal: null }));
-  return Promise.race([started.exited, timeout]);
-}
-
 /** DynamoDB Local JVMs whose command line names this folder. */
 async function javaProcessesFor(folder: string): Promise<string[]> {
   try {

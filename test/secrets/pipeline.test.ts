@@ -136,8 +136,29 @@ describe('request pipeline', () => {
         expect(listed.status, `${method} ${url}`).toBe(200);
         expect(listed.body.data, `${method} ${url}`).toEqual({ keys: ['web', 'zeta'] });
       }
-      // `list=false` (or any other value) is a plain read, which this path does not support.
+      // `list=false` is a plain read, which this path does not support.
       expect((await asRoot('GET', '/v1/fx/role?list=false')).status).toBe(405);
+    });
+
+    it('reads `list` as Go\'s strconv.ParseBool does, as Vault does (hvac sends True, node-vault 1)', async () => {
+      for (const value of ['1', 't', 'T', 'TRUE', 'true', 'True']) {
+        const listed = await asRoot('GET', `/v1/fx/role?list=${value}`);
+        expect(listed.status, value).toBe(200);
+        expect(listed.body.data, value).toEqual({ keys: ['web', 'zeta'] });
+      }
+      for (const value of ['0', 'f', 'F', 'FALSE', 'false', 'False', '']) {
+        // A read, which this path does not support; on a path that reads, the read it is.
+        expect((await asRoot('GET', `/v1/fx/role?list=${value}`)).status, value).toBe(405);
+        expect((await asRoot('GET', `/v1/fx/role/web?list=${value}`)).body.data, value).toMatchObject({ name: 'web' });
+      }
+      for (const value of ['yes', 'no', 'tRUE', 'on', '2', ' true', 'true ']) {
+        const refused = await asRoot('GET', `/v1/fx/role?list=${encodeURIComponent(value)}`);
+        expect(refused.status, value).toBe(400);
+        expect(refused.body.errors[0], value).toContain('"list"');
+        expect(refused.body.errors[0], value).toContain(JSON.stringify(value));
+      }
+      // Only a GET reads it: a write's query string is not a field.
+      expect((await asRoot('POST', '/v1/fx/role/listy?list=maybe', { mode: 'fast' })).status).toBe(204);
     });
 
     it('kv: nested keys list as folders, GET ?list=true on a folder, DELETE then 404', async () => {
@@ -289,7 +310,7 @@ describe('request pipeline', () => {
     });
 
     it('a body that is not a JSON object', async () => {
-      for (const body of ['[1,2]', '"text"', '42', 'null', 'true']) {
+      for (const body of ['[1,2]', '"text"', '42', 'true', '[{"a":1}]']) {
         const reply = await asRoot('POST', '/v1/secret/bad', body);
         expect(reply.status, body).toBe(400);
         expect(reply.body.errors, body).toEqual(['failed to parse JSON input: the body must be a JSON object']);
@@ -353,12 +374,163 @@ describe('request pipeline', () => {
     });
   });
 
+  describe('request bodies, decoded as Vault decodes them', () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const send = (method: string, url: string, body: string, headers: Record<string, string> = form) =>
+      h.call(method, url, { token: root, body, headers });
+
+    it('JSON sent as a form (curl -d without a Content-Type) is JSON', async () => {
+      const created = await send('POST', '/v1/auth/token/create', '{"policies":["app-reader"],"ttl":"2h"}');
+      expect(created.status).toBe(200);
+      expect(created.body.auth).toMatchObject({ policies: ['app-reader', 'default'], lease_duration: 7200 });
+      expect(created.body.warnings).toBeNull();
+
+      const policy = JSON.stringify({ policy: 'path "secret/form/*" { capabilities = ["read"] }' });
+      expect((await send('PUT', '/v1/sys/policies/acl/form-json', policy)).status).toBe(204);
+      expect((await asRoot('GET', '/v1/sys/policies/acl/form-json')).body.data.policy).toContain('secret/form/*');
+
+      expect((await send('POST', '/v1/secret/form/json', '{"password":"s3cret","n":1}')).status).toBe(204);
+      expect((await asRoot('GET', '/v1/secret/form/json')).body.data).toEqual({ password: 's3cret', n: 1 });
+    });
+
+    it('whatever the media type says, and after leading whitespace', async () => {
+      const types = [
+        'application/x-www-form-urlencoded',
+        'Application/X-WWW-Form-Urlencoded; charset=utf-8',
+        'application/json',
+        'text/plain',
+        'application/octet-stream',
+        'not a media type',
+      ];
+      for (const [index, type] of types.entries()) {
+        const reply = await send('POST', `/v1/secret/form/typed-${index}`, ' \t\r\n{"v":"x y"}', { 'content-type': type });
+        expect(reply.status, type).toBe(204);
+        expect((await asRoot('GET', `/v1/secret/form/typed-${index}`)).body.data, type).toEqual({ v: 'x y' });
+      }
+      // A body starting with `[` is JSON too, and not an object.
+      const array = await send('POST', '/v1/secret/form/array', '[{"v":1}]');
+      expect(array).toEqual({ status: 400, body: { errors: ['failed to parse JSON input: the body must be a JSON object'] } });
+      // No Content-Type at all (a Blob without a type): JSON.
+      const bare = await h.call('POST', '/v1/secret/form/bare', { token: root, body: new Blob(['{"v":2}']) });
+      expect(bare.status).toBe(204);
+      expect((await asRoot('GET', '/v1/secret/form/bare')).body.data).toEqual({ v: 2 });
+    });
+
+    it('a real form is a form: repeated keys join with commas, + and %XX decode', async () => {
+      const created = await send('POST', '/v1/auth/token/create', 'policies=app-reader&policies=ops%2Dreader&ttl=1h&display_name=a+b%20c');
+      expect(created.status).toBe(200);
+      expect(created.body.auth).toMatchObject({ policies: ['app-reader', 'default', 'ops-reader'], lease_duration: 3600 });
+      const looked = await asRoot('POST', '/v1/auth/token/lookup', { token: created.body.auth.client_token });
+      expect(looked.body.data.display_name).toBe('token-a-b-c'); // Vault's sanitising turns spaces into dashes
+
+      expect((await send('POST', '/v1/secret/form/fields', 'user=%C3%A5se&sp=a+b%20c%2B&empty=&flag&x=1&x=2&&')).status).toBe(204);
+      expect((await asRoot('GET', '/v1/secret/form/fields')).body.data).toEqual({ user: 'åse', sp: 'a b c+', empty: '', flag: '', x: '1,2' });
+      expect((await send('POST', '/v1/fx/role/formed', 'mode=fast&enabled=false&uses=3&tags=a,b')).status).toBe(204);
+      expect((await asRoot('GET', '/v1/fx/role/formed')).body.data).toMatchObject({ mode: 'fast', enabled: false, uses: 3, tags: ['a', 'b'] });
+    });
+
+    it('a body that cannot be decoded is a 400 naming the problem, never an empty request', async () => {
+      const cases: Array<[string, Record<string, string>, RegExp]> = [
+        ['policies=a%zz', form, /^failed to parse form data: invalid URL escape "%zz"$/],
+        ['policies=a%2', form, /^failed to parse form data: invalid URL escape "%2"$/],
+        ['policies=a;ttl=1h', form, /^failed to parse form data: invalid semicolon separator$/],
+        ['{"policies":["a"]', form, /^failed to parse JSON input/],
+        ['{"policies":["a"]} trailing', form, /^failed to parse JSON input/],
+        ['policies=a', { 'content-type': 'application/json' }, /^failed to parse JSON input/],
+        ['policies=a', { 'content-type': 'text/plain' }, /^failed to parse JSON input/],
+        ['\ufeff{"policies":["a"]}', { 'content-type': 'application/json' }, /^failed to parse JSON input/],
+      ];
+      const before = (await asRoot('LIST', '/v1/auth/token/accessors')).body.data.keys.length;
+      for (const [body, headers, message] of cases) {
+        for (const url of ['/v1/auth/token/create', '/v1/auth/token/create-orphan', '/v1/secret/form/bad']) {
+          const reply = await send('POST', url, body, headers);
+          expect(reply.status, `${url} ${body}`).toBe(400);
+          expect(reply.body.errors, `${url} ${body}`).toHaveLength(1);
+          expect(reply.body.errors[0], `${url} ${body}`).toMatch(message);
+        }
+      }
+      expect((await asRoot('LIST', '/v1/auth/token/accessors')).body.data.keys).toHaveLength(before);
+      expect((await asRoot('GET', '/v1/secret/form/bad')).status).toBe(404);
+    });
+
+    it('an empty body, whitespace or JSON null is an empty request', async () => {
+      for (const body of ['', ' \n', 'null']) {
+        const reply = await send('PUT', '/v1/fx/role/empty', body, { 'content-type': 'application/json' });
+        expect(reply.status, JSON.stringify(body)).toBe(204);
+      }
+      expect((await asRoot('GET', '/v1/fx/role/empty')).body.data).toMatchObject({ mode: 'safe', uses: 0 });
+    });
+  });
+
+  describe('null is "not set" (hvac sends null for every argument left out)', () => {
+    it('defaults apply to a field sent as null, on every kind of path', async () => {
+      expect((await asRoot('POST', '/v1/fx/role/nulls', { mode: null, uses: null, ttl: null, tags: null, enabled: null })).status).toBe(204);
+      expect((await asRoot('GET', '/v1/fx/role/nulls')).body.data).toMatchObject({ mode: 'safe', uses: 0, ttl: 0, enabled: true });
+
+      // hvac create_token(orphan=True, policies=[...]): every other argument null.
+      const hvacToken = {
+        id: null, policies: ['default'], meta: null, no_parent: null, display_name: null, num_uses: null,
+        no_default_policy: null, renewable: null, ttl: null, explicit_max_ttl: null,
+      };
+      const orphan = await asRoot('POST', '/v1/auth/token/create-orphan', hvacToken);
+      expect(orphan.status).toBe(200);
+      expect(orphan.body.auth).toMatchObject({ policies: ['default'], orphan: true, renewable: true });
+      expect(orphan.body.warnings).toBeNull();
+
+      // hvac enable_secrets_engine(type, path): description, config, options, plugin_name, local, seal_wrap null.
+      const mount = { type: 'kv', description: null, config: null, options: null, plugin_name: null, local: null, seal_wrap: null };
+      expect((await asRoot('POST', '/v1/sys/mounts/hvac-kv', mount)).status).toBe(204);
+      expect((await asRoot('GET', '/v1/sys/mounts')).body.data['hvac-kv/']).toMatchObject({ type: 'kv', description: '' });
+
+      // hvac renew_lease(lease_id): increment null.
+      await asRoot('POST', '/v1/fx/role/leased', { ttl: '1h' });
+      const leaseId = (await asRoot('GET', '/v1/fx/creds/leased')).body.lease_id;
+      const renewed = await asRoot('PUT', '/v1/sys/leases/renew', { lease_id: leaseId, increment: null });
+      expect(renewed.status).toBe(200);
+      expect(renewed.body.lease_id).toBe(leaseId);
+    });
+
+    it('a required field sent as null is missing, and named', async () => {
+      const reply = await asRoot('PUT', '/v1/sys/policies/acl/null-policy', { policy: null });
+      expect(reply.status).toBe(400);
+      expect(reply.body.errors[0]).toContain('"policy"');
+    });
+
+    it('is not an unrecognized field either', async () => {
+      const reply = await asRoot('POST', '/v1/auth/token/create', { policies: ['default'], lease: null, wrap_ttl: null });
+      expect(reply.status).toBe(200);
+      expect(reply.body.warnings).toBeNull();
+    });
+
+    it('inside a value is data: a kv secret keeps it, as Vault stores what it was sent', async () => {
+      expect((await asRoot('POST', '/v1/secret/nulls', { a: null, b: { c: null }, d: 1 })).status).toBe(204);
+      expect((await asRoot('GET', '/v1/secret/nulls')).body.data).toEqual({ a: null, b: { c: null }, d: 1 });
+    });
+  });
+
   describe('unknown body fields', () => {
     it('are ignored with a warning', async () => {
-      const reply = await asRoot('POST', '/v1/auth/token/create', { policies: ['default'], colour: 'blue', size: 3 });
+      const reply = await asRoot('POST', '/v1/sys/mounts/warned', { type: 'kv', colour: 'blue', size: 3 });
       expect(reply.status).toBe(200);
-      expect(reply.body.auth.client_token).toMatch(/^hvs\./);
       expect(reply.body.warnings).toEqual(['Endpoint ignored these unrecognized parameters: [colour size]']);
+      expect((await asRoot('GET', '/v1/sys/mounts')).body.data['warned/']).toMatchObject({ type: 'kv' });
+    });
+
+    it('are a 400 where a token is created: a misread body never falls back to the caller\'s policies', async () => {
+      const before = (await asRoot('LIST', '/v1/auth/token/accessors')).body.data.keys.length;
+      await asRoot('POST', '/v1/auth/token/roles/plain', {});
+      for (const url of ['/v1/auth/token/create', '/v1/auth/token/create-orphan', '/v1/auth/token/create/plain']) {
+        for (const body of [{ policy: ['default'] }, { policies: ['default'], colour: 'blue' }, { '{"policies":["default"]}': '' }]) {
+          const reply = await asRoot('POST', url, body);
+          expect(reply.status, `${url} ${JSON.stringify(body)}`).toBe(400);
+          expect(reply.body.errors[0], url).toMatch(/^unrecognized parameters: \[/);
+        }
+        // Without the form media type a form is not decoded at all: a 400, not an empty body.
+        const misread = await asRoot('POST', url, 'policies=default&colour=blue');
+        expect(misread.status, url).toBe(400);
+        expect(misread.body.errors[0]).toMatch(/^failed to parse JSON input/);
+      }
+      expect((await asRoot('LIST', '/v1/auth/token/accessors')).body.data.keys).toHaveLength(before);
     });
 
     it('turn an empty reply into an envelope that carries the warning', async () => {

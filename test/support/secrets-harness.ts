@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -35,6 +35,10 @@ export interface SecretsHarness {
   client: DynamoDBClient;
   /** A request through the same app a Lambda serves (no network), e.g. `call('LIST', '/v1/secret/')`. */
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  /** The audit file every harness writes (a `file` device, hashed): the lines so far. */
+  auditLines(): string[];
+  /** Secrets and tokens this harness has seen in requests and answers, which the audit file must never show. */
+  secretsSeen(): Set<string>;
   close(): Promise<void>;
 }
 
@@ -43,7 +47,7 @@ export interface SecretsHarness {
  * Extra backends (test fixtures) can be registered next to the real families.
  */
 export async function startSecrets(
-  options: { extraBackends?: Backend[]; log?: Logger; keySource?: KeySource; clientIp?: string } = {},
+  options: { extraBackends?: Backend[]; log?: Logger; keySource?: KeySource; clientIp?: string; audit?: false } = {},
 ): Promise<SecretsHarness> {
   const client = new DynamoDBClient(localClientConfig(inject('dynamoEndpoint')));
   const tableName = `test-${randomUUID()}`;
@@ -62,7 +66,12 @@ export async function startSecrets(
   });
   const rootToken = await initialize(core);
   await core.mounts.enable('secret', 'secret', { type: 'kv' });
+  // Every test's traffic goes through a hashed file audit device; `close` checks no secret it saw is in the file.
+  const auditFile = path.join(keyDir, 'audit.log');
+  if (options.audit !== false) await core.audit.devices.enable('harness', { type: 'file', options: { file_path: auditFile } });
   const app = createSecretsApp({ core: async () => core, clientIp: () => options.clientIp ?? '127.0.0.1' });
+  const secrets = new Set<string>();
+  const auditLines = () => (existsSync(auditFile) ? readFileSync(auditFile, 'utf8').split('\n').filter((line) => line !== '') : []);
   return {
     core,
     clock,
@@ -73,14 +82,39 @@ export async function startSecrets(
       const response = await app.request(url, {
         method,
         headers: { ...(token ? { 'X-Secrets-Token': token } : {}), ...headers },
-        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body: typeof body === 'string' || body instanceof Blob ? body : JSON.stringify(body) }),
       });
       const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+      const parsed = text ? JSON.parse(text) : undefined;
+      if (token) secrets.add(token);
+      collectSecrets(body, secrets);
+      collectSecrets(parsed, secrets);
+      return { status: response.status, body: parsed };
     },
+    auditLines,
+    secretsSeen: () => secrets,
     async close() {
+      const lines = auditLines().join('\n');
+      const leaked = [...secrets].filter((secret) => lines.includes(secret));
+      if (leaked.length > 0) throw new Error(`the audit log shows ${leaked.length} secret(s) in plain text: ${leaked.slice(0, 3).join(', ')}`);
       client.destroy();
       rmSync(keyDir, { recursive: true, force: true });
     },
   };
+}
+
+const secretKey = /^(client_token|token|accessor|password|current_password|last_password|new_password|secret|secret_id|client_secret|private_key|private_key_data|key_data|access_token|secret_key|access_key|bindpass|credentials)$/i;
+
+/** Values a test would never want in an audit log: tokens, accessors, passwords, keys (at least 8 characters, so never a common word). */
+function collectSecrets(value: unknown, into: Set<string>, key = ''): void {
+  if (typeof value === 'string') {
+    const isToken = /^hv[sbr]\.[\w.-]{8,}$/.test(value);
+    // Mount accessors (`kv_1a2b3c4d`, `system_builtin`) name mounts, not tokens: audit entries show them as Vault's do.
+    const isMountAccessor = key === 'accessor' && /^[a-z]+_[\w-]+$/.test(value);
+    if ((isToken || secretKey.test(key)) && !isMountAccessor && value.length >= 8 && !/^hmac-sha256:/.test(value) && !/^\d+$/.test(value)) into.add(value);
+    return;
+  }
+  if (typeof value === 'string' || value === null || typeof value !== 'object') return;
+  if (typeof (value as { then?: unknown }).then === 'function') return;
+  for (const [childKey, child] of Object.entries(value)) collectSecrets(child, into, Array.isArray(value) ? key : childKey);
 }

@@ -2,6 +2,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Backend } from './http/backend.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { jsonLogger, type Logger } from './lib/log.ts';
+import { AuditDevices } from './secrets/audit/audit-devices.ts';
+import { AuditLog } from './secrets/audit/audit-log.ts';
 import { LeaseManager } from './secrets/leases/lease-manager.ts';
 import { MountTable } from './secrets/mounts/mount-table.ts';
 import { PolicyStore } from './secrets/policies/policy-store.ts';
@@ -21,6 +23,8 @@ export interface Core {
   policies: PolicyStore;
   tokens: TokenStore;
   leases: LeaseManager;
+  /** Audit devices (`sys/audit`) and the log the pipeline writes to them. */
+  audit: { devices: AuditDevices; log: AuditLog };
   /** Asks the function that bundles an engine to do that engine's part now (see `CoreOptions.askEngine`). */
   askEngine?: AskEngine;
 }
@@ -47,6 +51,8 @@ export interface CoreOptions {
   declaredMounts?: ReadonlyArray<{ path: string; type: string }>;
   /** In AWS, the system function's way to the engines' functions, so a revocation there is as synchronous as Vault's. */
   askEngine?: AskEngine;
+  /** Where a `file` audit device with `file_path=stdout` writes (the process's output by default). */
+  auditStdout?: (line: string) => void;
 }
 
 export async function createCore(options: CoreOptions): Promise<Core> {
@@ -70,15 +76,19 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     [...backends.values()].filter((backend) => backend.kind === kind).map((backend) => backend.type);
   const mounts = new MountTable(store, clock, knownTypes, cacheSeconds, options.declaredMounts);
   const tokens = new TokenStore(store, keyring, clock, (mount) => mounts.inService(mount));
+  const log = options.log ?? jsonLogger();
+  const auditStdout = options.auditStdout ?? ((line: string) => process.stdout.write(line));
+  const auditDevices = new AuditDevices(store, keyring, clock, cacheSeconds, auditStdout, log);
   const partial: Omit<Core, 'leases'> = {
     store,
     keyring,
     clock,
-    log: options.log ?? jsonLogger(),
+    log,
     backends,
     mounts,
     policies: new PolicyStore(store, clock, cacheSeconds),
     tokens,
+    audit: { devices: auditDevices, log: new AuditLog(auditDevices) },
     ...(options.askEngine ? { askEngine: options.askEngine } : {}),
   };
   const core: Core = Object.assign(partial, { leases: undefined as unknown as LeaseManager });

@@ -19,6 +19,7 @@ import {
   sweepExpired,
   toTableChange,
 } from '@keyhaven/core';
+import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
@@ -89,7 +90,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     const secrets = createAdaptorServer({
       fetch: createSecretsApp({ core: async () => core, clientIp: socketAddress }).fetch,
     });
-    const scheduler = createAdaptorServer({ fetch: createSchedulerApp({ core: async () => core, clientIp: socketAddress }).fetch });
+    const audit = schedulerAuditFromEnvironment(process.env);
+    const scheduler = createAdaptorServer({ fetch: createSchedulerApp({ core: async () => core, clientIp: socketAddress, ...(audit ? { audit } : {}) }).fetch });
     const secretsFront = await listenWithListMethod(secrets as Server, options.secretsPort, host);
     stoppers.push(() => closeGracefully(secrets as Server, secretsFront));
     const schedulerFront = await listenWithListMethod(scheduler as Server, options.schedulerPort, host);

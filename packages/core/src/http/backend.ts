@@ -85,6 +85,11 @@ export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
   /** Needs `sudo` on top of the operation's capability. */
   sudo?: boolean;
   /**
+   * Unrecognized fields are a 400 naming them instead of a warning: for requests that would otherwise run on
+   * defaults that widen what they grant (a token create without its `policies` inherits the caller's).
+   */
+  refuseUnrecognizedFields?: boolean;
+  /**
    * The storage keys a `read` will get, from the path's captures: read in the same round trip as the caller's
    * token (one BatchGetItem instead of two reads), and never shown unless the caller's policy allows the read.
    */

@@ -4,12 +4,14 @@ import type { Core } from '../core.ts';
 import { uuid } from '../lib/random.ts';
 import { MountStorage, mountPartition } from '../secrets/mounts/mount-storage.ts';
 import { type MountEntry, mountTtls } from '../secrets/mounts/mount-table.ts';
+import type { AuditedRequest } from '../secrets/audit/audit-log.ts';
 import type { Capability } from '../secrets/policies/policy-document.ts';
 import { type Caller, ownerHash, tokenFromHeaders } from '../secrets/tokens/caller.ts';
 import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
 import { type Item, itemKey } from '../storage/store.ts';
 import type { Operation, PathSpec, Reply, Request } from './backend.ts';
 import { ApiError, badRequest, notFound, permissionDenied } from './errors.ts';
+import { decodeBody, parseListFlag, withoutNulls } from './request-body.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
 
 export interface RawRequest {
@@ -35,6 +37,12 @@ export const maxBodyBytes = 1024 * 1024;
  * The request pipeline every backend shares: mount routing, token and policy check, field validation,
  * handler, leases and login tokens, and Vault's envelope. No input reaches a 500 unless a handler is wrong.
  */
+/** What the audit log knows of a request so far, and whether its request entry was written. */
+interface AuditState {
+  request: AuditedRequest;
+  written: boolean;
+}
+
 /** What `readAhead` read: the caller's token entry (undefined when not live) and the request's storage items (absent ones as `undefined`). */
 interface ReadAhead {
   caller: TokenEntry | undefined;
@@ -52,11 +60,13 @@ export class Pipeline {
     const requestId = uuid();
     const started = performance.now();
     let response: RawResponse;
+    const audit: AuditState = { request: { id: requestId, operation: raw.method.toLowerCase(), path: raw.path.replace(/^\/v1\//, ''), remoteAddress: raw.clientIp }, written: false };
     try {
-      response = await this.route(raw, requestId);
+      response = await this.route(raw, requestId, audit);
     } catch (error) {
       response = this.failure(error, requestId, raw.path);
     }
+    await this.auditAfter(audit, response);
     this.core.log.info('request', {
       requestId,
       method: raw.method,
@@ -67,7 +77,7 @@ export class Pipeline {
     return response;
   }
 
-  private async route(raw: RawRequest, requestId: string): Promise<RawResponse> {
+  private async route(raw: RawRequest, requestId: string, audit: AuditState): Promise<RawResponse> {
     if (raw.refusal) throw raw.refusal;
     if (!raw.path.startsWith('/v1/')) throw notFound(`no handler for route "${raw.path}"`);
     const path = raw.path.slice('/v1/'.length);
@@ -89,7 +99,9 @@ export class Pipeline {
     const supported = (op: Operation) => spec.operations[op] !== undefined;
 
     const ahead = operation === 'read' && !spec.unauthenticated ? await this.readAhead(raw, spec, params, mount) : undefined;
+    audit.request.mount = mount;
     const caller = spec.unauthenticated ? undefined : await this.authenticate(raw, ahead);
+    if (caller) Object.assign(audit.request, { token: caller.token, entry: caller.entry });
     if (caller && operation === 'write' && !writeKinds.some((op) => caller.acl.allows(path, op as Capability))) {
       throw permissionDenied();
     }
@@ -97,11 +109,16 @@ export class Pipeline {
     // `list=true` selects the operation; it is not a field. Body fields keep their names even when a query
     // parameter is called `list`.
     const { list: _list, ...query } = raw.query;
-    const body = parseBody(raw.body, raw.headers.get('content-type'));
-    const input = { ...(operation === 'write' ? {} : query), ...body, ...params };
+    // The one decode stage for every backend's paths: the body as Vault reads it, then `null` as "not set".
+    const body = decodeBody(raw.body, raw.headers.get('content-type'));
+    const input = { ...(operation === 'write' ? {} : query), ...withoutNulls(body), ...params };
     const parsed = spec.fields.safeParse(input);
     if (!parsed.success) throw badRequest(describeIssues(parsed.error));
-    const warnings = ignoredFields(spec.fields, input);
+    const unrecognized = unrecognizedFields(spec.fields, input);
+    if (spec.refuseUnrecognizedFields && unrecognized.length > 0) {
+      throw badRequest(`unrecognized parameters: [${unrecognized.join(' ')}]; this endpoint refuses what it would otherwise ignore`);
+    }
+    const warnings = unrecognized.length > 0 ? [`Endpoint ignored these unrecognized parameters: [${unrecognized.join(' ')}]`] : [];
 
     const request: Request = {
       operation: 'read',
@@ -129,6 +146,10 @@ export class Pipeline {
       if (!used) throw permissionDenied();
       remainingUses = caller.entry.numUses > 0 ? used.numUses : undefined;
     }
+    // Fail closed: with audit devices enabled, a request none of them recorded never reaches its handler.
+    Object.assign(audit.request, { operation: request.operation, data: operation === 'write' ? body : query });
+    await this.core.audit.log.request(audit.request);
+    audit.written = true;
     try {
       const reply = await handler(request);
       return await this.render(request, reply, warnings);
@@ -223,6 +244,13 @@ export class Pipeline {
     return authBlock(token, entry);
   }
 
+  /** The response entry of an audited request; a request refused before its handler gets its request entry with the error. */
+  private async auditAfter(audit: AuditState, response: RawResponse): Promise<void> {
+    if (audit.written) return this.core.audit.log.response(audit.request, response);
+    const errors = (response.body as { errors?: string[] } | undefined)?.errors;
+    await this.core.audit.log.request(audit.request, errors?.join('; ') || `status ${response.status}`).catch(() => {});
+  }
+
   private failure(error: unknown, requestId: string, path: string): RawResponse {
     const known = error instanceof ApiError ? error : beyondStorageLimits(error);
     if (known) return { status: known.status, body: { errors: known.message ? [known.message] : [] } };
@@ -294,7 +322,8 @@ export function authBlock(token: string, entry: TokenEntry): Record<string, unkn
 function operationOf(method: string, query: Record<string, string>): Operation | 'write' {
   switch (method.toUpperCase()) {
     case 'GET':
-      return query.list === 'true' ? 'list' : 'read';
+      // As Vault: an empty `list` is a read; a value `strconv.ParseBool` refuses is a 400.
+      return query.list !== undefined && query.list !== '' && parseListFlag(query.list) ? 'list' : 'read';
     case 'HEAD': // a read whose body HTTP drops: load balancers probe `sys/health` this way
       return 'read';
     case 'LIST':
@@ -318,52 +347,6 @@ async function writeKind(
 ): Promise<Operation> {
   if (exists) return (await exists(request)) ? 'update' : 'create';
   return supported('update') ? 'update' : 'create';
-}
-
-/** Real requests nest a few levels; deeper input only exhausts recursive code (JSON.stringify, marshalling) downstream. */
-export const maxBodyDepth = 100;
-
-function parseBody(body: string, contentType: string | null): Record<string, unknown> {
-  if (body.trim() === '') return {};
-  // Browsers post forms this way, e.g. an OIDC provider's `form_post` callback; Vault accepts it too.
-  if (contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    return Object.fromEntries(new URLSearchParams(body));
-  }
-  if (nestingDepth(body) > maxBodyDepth) {
-    throw badRequest(`failed to parse JSON input: nested deeper than ${maxBodyDepth} levels`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch (error) {
-    throw badRequest(`failed to parse JSON input: ${(error as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw badRequest('failed to parse JSON input: the body must be a JSON object');
-  }
-  return parsed as Record<string, unknown>;
-}
-
-/** The deepest nesting of arrays and objects in a JSON text, without parsing it (strings are skipped). */
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const char = text.charCodeAt(index);
-    if (inString) {
-      if (char === 0x5c) index++; // backslash: skip the escaped character
-      else if (char === 0x22) inString = false;
-    } else if (char === 0x22) {
-      inString = true;
-    } else if (char === 0x5b || char === 0x7b) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-    } else if (char === 0x5d || char === 0x7d) {
-      depth--;
-    }
-  }
-  return deepest;
 }
 
 function describeIssues(error: z.ZodError): string {
@@ -399,13 +382,13 @@ function flattenIssues(issues: readonly Issue[], prefix: PropertyKey[]): Array<{
   });
 }
 
-function ignoredFields(schema: z.ZodType, input: Record<string, unknown>): string[] {
+/** The input's fields the path does not declare (none for a path that takes free-form data, like kv). */
+function unrecognizedFields(schema: z.ZodType, input: Record<string, unknown>): string[] {
   if (!(schema instanceof z.ZodObject)) return [];
   const catchall = schema.def.catchall;
   if (catchall && !(catchall instanceof z.ZodNever)) return [];
   const known = new Set(Object.keys(schema.shape));
-  const unknown = Object.keys(input).filter((key) => !known.has(key));
-  return unknown.length > 0 ? [`Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`] : [];
+  return Object.keys(input).filter((key) => !known.has(key));
 }
 
 function cidrAllows(entry: TokenEntry, clientIp: string): boolean {

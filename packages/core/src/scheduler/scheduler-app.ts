@@ -8,6 +8,7 @@ import { oidcRoutes } from './acl/oidc.ts';
 import { policyRoutes } from './acl/policies.ts';
 import { roleRoutes } from './acl/roles.ts';
 import { tokenRoutes } from './acl/tokens.ts';
+import { type SchedulerAuditOptions, schedulerAudit } from './audit.ts';
 import { eventRoutes } from './events/stream.ts';
 import { NomadError } from './http/nomad.ts';
 import { forwardWrites, type RegionOptions } from './http/regions.ts';
@@ -18,6 +19,8 @@ export interface SchedulerAppOptions extends SchedulerOptions, RegionOptions {
   core: () => Promise<Core>;
   /** The caller's address, from the node socket or the API Gateway event. */
   clientIp?: (env: unknown) => string;
+  /** Nomad Enterprise's audit log of writes and logins (stage config `schedulerAudit`; locally `KEYHAVEN_SCHEDULER_AUDIT`). */
+  audit?: SchedulerAuditOptions;
 }
 
 /**
@@ -41,6 +44,7 @@ export function createSchedulerApp(options: SchedulerAppOptions): Hono<Scheduler
     c.set('scheduler', await getScheduler());
     await next();
   });
+  if (options.audit) app.use('/v1/*', schedulerAudit(options.audit, options.clientIp ?? (() => '')));
   tokenRoutes(app);
   policyRoutes(app);
   roleRoutes(app);

@@ -1,4 +1,5 @@
 import type { Backend } from '../../http/backend.ts';
+import { auditPaths } from '../audit/audit-paths.ts';
 import { leasePaths } from '../leases/lease-paths.ts';
 import { mountPaths } from '../mounts/mount-paths.ts';
 import { legacyPolicyPaths } from '../policies/legacy-policy-paths.ts';
@@ -8,7 +9,7 @@ import { internalUiMountPaths } from './internal-ui-mounts.ts';
 import { passwordPolicyPaths } from './password-policies.ts';
 import { sealStatusAndLeaderPaths } from './seal-status-and-leader.ts';
 
-/** `sys/`: health, init, seal status, leader, ACL (also under the legacy `sys/policy`) and password policies, capabilities, mounts, auth mounts, leases. */
+/** `sys/`: health, init, seal status, leader, audit devices, ACL (also under the legacy `sys/policy`) and password policies, capabilities, mounts, auth mounts, leases. */
 export const systemBackend: Backend = {
   type: 'system',
   kind: 'secret',
@@ -21,6 +22,7 @@ export const systemBackend: Backend = {
     ...mountPaths('auth'),
     ...leasePaths,
     ...passwordPolicyPaths,
+    ...auditPaths,
     ...internalUiMountPaths,
   ],
 };

@@ -36,11 +36,22 @@ export const tokenBackend: Backend = {
   type: 'token',
   kind: 'auth',
   paths: [
-    path({ pattern: 'create', fields: createFields, operations: { update: (request) => create(request as Request<z.output<typeof createFields>>, false) } }),
-    path({ pattern: 'create-orphan', fields: createFields, operations: { update: (request) => create(request as Request<z.output<typeof createFields>>, true) } }),
+    path({
+      pattern: 'create',
+      fields: createFields,
+      refuseUnrecognizedFields: true,
+      operations: { update: (request) => create(request as Request<z.output<typeof createFields>>, false) },
+    }),
+    path({
+      pattern: 'create-orphan',
+      fields: createFields,
+      refuseUnrecognizedFields: true,
+      operations: { update: (request) => create(request as Request<z.output<typeof createFields>>, true) },
+    }),
     path({
       pattern: 'create/:role_name',
       fields: roleCreateFields,
+      refuseUnrecognizedFields: true,
       operations: { update: async (request) => create(request, false, await roleForCreate(request)) },
     }),
     ...tokenRolePaths,

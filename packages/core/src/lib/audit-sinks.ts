@@ -1,0 +1,137 @@
+import { appendFile, chmod, open } from 'node:fs/promises';
+import { createSocket } from 'node:dgram';
+import { type Socket, connect } from 'node:net';
+import { DurationError, parseDuration } from './duration.ts';
+
+/** Options that cannot make a working sink; the message names the option. */
+export class AuditOptionError extends Error {}
+const badRequest = (message: string) => new AuditOptionError(message);
+
+/** Where one audit device (secrets service) or sink (scheduler) writes its lines. `write` resolves once the line is handed to its destination. */
+export interface AuditSink {
+  write(line: string): Promise<void>;
+  close(): void;
+}
+
+export type DeviceType = 'file' | 'socket';
+export const deviceTypes: readonly DeviceType[] = ['file', 'socket'];
+
+/**
+ * A device's sink from its type and options, as Vault's `file` and `socket` audit devices take them.
+ * Throws a 400 naming the option when the options cannot work.
+ */
+export function openSink(type: string, options: Record<string, string>, stdout: (line: string) => void): AuditSink {
+  if (type === 'file') return fileSink(options, stdout);
+  if (type === 'socket') return socketSink(options);
+  throw badRequest(`unknown audit device type "${type}" (supported: ${deviceTypes.join(', ')})`);
+}
+
+function fileSink(options: Record<string, string>, stdout: (line: string) => void): AuditSink {
+  const filePath = options.file_path ?? options.path;
+  if (!filePath) throw badRequest('"file_path" is required for a file audit device');
+  if (filePath === 'discard') return { write: async () => {}, close() {} };
+  if (filePath === 'stdout') return { write: async (line) => stdout(line), close() {} };
+  if (!filePath.startsWith('/')) throw badRequest(`"file_path" must be an absolute path, "stdout" or "discard", not "${filePath}"`);
+  const modeText = options.mode ?? '0600';
+  if (!/^0?[0-7]{3}$/.test(modeText)) throw badRequest(`"mode" must be an octal file mode such as "0600", not "${modeText}"`);
+  const mode = Number.parseInt(modeText, 8);
+  let moded = false;
+  return {
+    async write(line) {
+      await appendFile(filePath, line, { mode: mode || 0o600 });
+      // Vault sets the mode once when it opens the file; mode "0000" leaves it as it is.
+      if (!moded && mode !== 0) await chmod(filePath, mode);
+      moded = true;
+    },
+    close() {},
+  };
+}
+
+function socketSink(options: Record<string, string>): AuditSink {
+  const address = options.address;
+  if (!address) throw badRequest('"address" is required for a socket audit device');
+  const match = address.match(/^\[?([^\]]+?)\]?:(\d{1,5})$/);
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65535) throw badRequest(`"address" must be host:port, not "${address}"`);
+  const host = match[1] as string;
+  const socketType = options.socket_type ?? 'tcp';
+  if (socketType !== 'tcp' && socketType !== 'udp') throw badRequest(`"socket_type" must be tcp or udp, not "${socketType}"`);
+  const timeoutMs = Math.max(1, writeTimeoutSeconds(options.write_timeout ?? '2s')) * 1000;
+  if (socketType === 'udp') {
+    const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    udp.unref();
+    return {
+      write: (line) => new Promise((resolve, reject) => udp.send(line, port, host, (error) => (error ? reject(error) : resolve()))),
+      close: () => udp.close(),
+    };
+  }
+  return tcpSink(host, port, timeoutMs);
+}
+
+/** One connection per device and process, opened on first use and again after it breaks. */
+function tcpSink(host: string, port: number, timeoutMs: number): AuditSink {
+  let socket: Socket | undefined;
+  const connected = () =>
+    new Promise<Socket>((resolve, reject) => {
+      if (socket && !socket.destroyed) return resolve(socket);
+      const fresh = connect({ host, port, timeout: timeoutMs });
+      fresh.unref();
+      const fail = (error: Error) => {
+        fresh.destroy();
+        reject(error);
+      };
+      fresh.once('error', fail);
+      fresh.once('timeout', () => fail(new Error(`connect to ${host}:${port} timed out`)));
+      fresh.once('connect', () => {
+        fresh.off('error', fail);
+        fresh.on('error', () => fresh.destroy());
+        fresh.on('close', () => {
+          if (socket === fresh) socket = undefined;
+        });
+        socket = fresh;
+        resolve(fresh);
+      });
+    });
+  const send = async (line: string) => {
+    const target = await connected();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        target.destroy();
+        reject(new Error(`write to ${host}:${port} timed out`));
+      }, timeoutMs);
+      target.write(line, (error) => {
+        clearTimeout(timer);
+        if (error) {
+          target.destroy();
+          reject(error);
+        } else resolve();
+      });
+    });
+  };
+  return {
+    // A peer that went away is noticed on the next write: retry once on a new connection, as Vault's socket device does.
+    write: (line) => send(line).catch(() => send(line)),
+    close: () => socket?.destroy(),
+  };
+}
+
+/** Checks that a file sink's destination can be written now, so enabling a device that cannot work is a 400. */
+export async function probeFile(options: Record<string, string>): Promise<void> {
+  const filePath = options.file_path ?? options.path;
+  if (!filePath?.startsWith('/')) return;
+  try {
+    const handle = await open(filePath, 'a', 0o600);
+    await handle.close();
+  } catch (error) {
+    throw badRequest(`cannot open audit file "${filePath}": ${(error as Error).message}`);
+  }
+}
+
+function writeTimeoutSeconds(text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    if (error instanceof DurationError) throw badRequest(`"write_timeout" ${error.message}`);
+    throw error;
+  }
+}

@@ -1,0 +1,248 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { START_TIMEOUT_MS, type Started, freePort, killLeftovers, portIsFree, repo, start } from '../support/npm-start.ts';
+import { type ShBlock, type ShCommand, matchesShown, shBlocks } from './readme-script.ts';
+
+/**
+ * Every ```sh block of README.md, run as written with bash and curl against `npm start`, each answer held to
+ * what the README shows: its `# {…}` lines (with `…` for "anything") and `(HTTP 403)`; a command the README
+ * shows no answer for must succeed (curl exit 0, HTTP 2xx). So the README cannot drift from the product.
+ */
+
+const run = promisify(execFile);
+const readme = await readFile(path.join(repo, 'README.md'), 'utf8');
+const blocks = shBlocks(readme);
+
+/** The README's own addresses; the server is started on these ports when they are free, else they are rewritten. */
+const readmeSecrets = 'http://127.0.0.1:8200';
+const readmeScheduler = 'http://127.0.0.1:4646';
+
+/** Blocks the harness does itself rather than run twice: installing and starting the product, running the suite. */
+const harnessBlocks: Array<{ test: RegExp; reason: string }> = [
+  { test: /^npm ci && npm start\b[^\n]*\nnpm ci && npm test\b/, reason: 'installing (node_modules is there) and starting: the harness starts `npm start`; `npm test` is this suite' },
+  { test: /^KEYHAVEN_DEV_ROOT_TOKEN=(\S+) npm start$/, reason: 'the harness starts `npm start` with this environment' },
+];
+
+/** Blocks that cannot run here, each with why. Keep this short. */
+const notRunnable: Array<{ test: RegExp; reason: string }> = [
+  {
+    test: /\/v1\/ldap\/config/,
+    reason: 'needs the reader\'s own OpenLDAP at ldap://127.0.0.1:389 (the same requests run against slapd in test/secrets/ldap-static-roles.test.ts)',
+  },
+  {
+    test: /\/v1\/auth\/jwt\/login/,
+    reason: 'needs an issuer\'s JWKS at https://issuer.example and a JWT it signed (the same requests run in test/secrets/jwt-login.test.ts)',
+  },
+];
+
+/** Commands that do not end on their own (a stream): cut after this many seconds, curl then exits 28. */
+const streaming = [/\/v1\/event\/stream/];
+const streamSeconds = 5;
+
+interface Outcome {
+  command: ShCommand;
+  stdout: string;
+  exitCode: number;
+  httpStatuses: number[];
+}
+
+/**
+ * One bash process runs every runnable block in order (variables carry over, as in a reader's shell). Each
+ * command is framed by markers on stdout and stderr; curl reports each HTTP status on stderr through a
+ * curlrc (`CURL_HOME`), so the commands' own output stays exactly what the README shows.
+ */
+async function runBlocks(runnable: ShBlock[], rewrite: (text: string) => string, work: string): Promise<{ outcomes: Outcome[]; variables: Record<string, string> }> {
+  const curlHome = path.join(work, 'curl');
+  const streamHome = path.join(work, 'curl-stream');
+  const curlrc = 'write-out = "%{stderr}@@HTTP %{http_code}@@"\nmax-time = 20\n';
+  await run('mkdir', ['-p', curlHome, streamHome]);
+  await writeFile(path.join(curlHome, '.curlrc'), curlrc);
+  await writeFile(path.join(streamHome, '.curlrc'), curlrc.replace('max-time = 20', `max-time = ${streamSeconds}`));
+
+  const commands = runnable.flatMap((block) => block.commands);
+  const variables = [...new Set(commands.flatMap((command) => [...command.text.matchAll(/^([A-Z_][A-Z0-9_]*)=\$\(/gm)].map((match) => match[1] as string)))];
+  const script: string[] = [];
+  for (const [index, command] of commands.entries()) {
+    const stream = streaming.some((pattern) => pattern.test(command.text));
+    script.push(`printf '@@BEGIN ${index}@@'; printf '@@BEGIN ${index}@@' >&2`);
+    if (stream) script.push(`export CURL_HOME=${streamHome}`);
+    script.push(rewrite(command.text));
+    script.push(`__rc=$?; printf '@@END ${index} %d@@' "$__rc"`);
+    if (stream) script.push(`export CURL_HOME=${curlHome}`);
+  }
+  script.push(`printf '@@VARS@@'`);
+  for (const name of variables) script.push(`printf '%s=%s\\n' ${name} "$${name}"`);
+  const scriptFile = path.join(work, 'readme.sh');
+  await writeFile(scriptFile, `${script.join('\n')}\n`);
+
+  const { stdout, stderr } = await run('bash', [scriptFile], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, CURL_HOME: curlHome },
+    timeout: 45_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const [commandsOut, varsOut = ''] = stdout.split('@@VARS@@');
+  const outcomes = commands.map((command, index) => {
+    const framed = new RegExp(`@@BEGIN ${index}@@([\\s\\S]*?)@@END ${index} (\\d+)@@`).exec(commandsOut ?? '');
+    if (!framed) throw new Error(`no output framed for README line ${command.line}:\n${stdout}\n${stderr}`);
+    const errors = stderr.split(`@@BEGIN ${index}@@`)[1]?.split(/@@BEGIN \d+@@/)[0] ?? '';
+    const httpStatuses = [...errors.matchAll(/@@HTTP (\d{3})@@/g)].map((match) => Number(match[1]));
+    return { command, stdout: framed[1] as string, exitCode: Number(framed[2]), httpStatuses };
+  });
+  const values = Object.fromEntries(
+    varsOut
+      .split('\n')
+      .filter((line) => line.includes('='))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+  return { outcomes, variables: values };
+}
+
+function kindOf(block: ShBlock): 'harness' | 'not runnable' | 'run' {
+  if (harnessBlocks.some((entry) => entry.test.test(block.text))) return 'harness';
+  if (notRunnable.some((entry) => entry.test.test(block.text))) return 'not runnable';
+  return 'run';
+}
+
+describe('README.md shell examples, run as written against npm start', () => {
+  let work: string;
+  let started: Started;
+  let outcomes: Outcome[];
+  let variables: Record<string, string>;
+  let rootToken: string;
+
+  beforeAll(async () => {
+    work = await mkdtemp(path.join(tmpdir(), 'keyhaven-readme-'));
+    const startBlock = blocks.find((block) => /^KEYHAVEN_DEV_ROOT_TOKEN=(\S+) npm start$/.test(block.text));
+    if (!startBlock) throw new Error('the README no longer starts the server with KEYHAVEN_DEV_ROOT_TOKEN=… npm start');
+    rootToken = /^KEYHAVEN_DEV_ROOT_TOKEN=(\S+)/.exec(startBlock.text)?.[1] as string;
+
+    // On the README's ports when they are free (the text then runs byte for byte); else on free ports, with the
+    // README's two addresses rewritten to them.
+    const onReadmePorts = (await portIsFree(8200)) && (await portIsFree(4646));
+    const ports: Record<string, string> = onReadmePorts ? {} : { KEYHAVEN_SECRETS_PORT: String(await freePort()), KEYHAVEN_SCHEDULER_PORT: String(await freePort()) };
+    started = await start({ KEYHAVEN_DATA_DIR: path.join(work, 'data'), KEYHAVEN_DEV_ROOT_TOKEN: rootToken, ...ports });
+    const rewrite = (text: string) => text.replaceAll(readmeSecrets, started.secrets).replaceAll(readmeScheduler, started.scheduler);
+    if (onReadmePorts) expect([started.secrets, started.scheduler]).toEqual([readmeSecrets, readmeScheduler]);
+
+    ({ outcomes, variables } = await runBlocks(
+      blocks.filter((block) => kindOf(block) === 'run'),
+      rewrite,
+      work,
+    ));
+  }, START_TIMEOUT_MS + 60_000);
+
+  afterAll(async () => {
+    killLeftovers();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  const outcomeOf = (pattern: RegExp): Outcome => {
+    const found = outcomes.filter((outcome) => pattern.test(outcome.command.text));
+    if (found.length !== 1) throw new Error(`expected one README command matching ${pattern}, found ${found.length}`);
+    return found[0] as Outcome;
+  };
+  const jsonOf = (outcome: Outcome) => {
+    try {
+      return JSON.parse(outcome.stdout);
+    } catch {
+      throw new Error(`README line ${outcome.command.line} printed no JSON: ${JSON.stringify(outcome.stdout)}`);
+    }
+  };
+
+  it('every block is run, done by the harness, or listed here as not runnable with a reason', () => {
+    const kinds = blocks.map(kindOf);
+    expect(kinds.filter((kind) => kind === 'run').length).toBeGreaterThanOrEqual(2);
+    expect(kinds.filter((kind) => kind === 'harness')).toHaveLength(harnessBlocks.length);
+    // Each exclusion still names a block, so a stale entry cannot hide anything.
+    for (const entry of notRunnable) expect(blocks.filter((block) => entry.test.test(block.text)), entry.reason).toHaveLength(1);
+    expect(outcomes.length).toBe(blocks.filter((block) => kindOf(block) === 'run').flatMap((block) => block.commands).length);
+  });
+
+  it('every command answers what the README shows, and succeeds where it shows nothing', () => {
+    const problems: string[] = [];
+    for (const outcome of outcomes) {
+      const { command } = outcome;
+      const where = `README line ${command.line}: ${command.text.split('\n')[0]}`;
+      const stream = streaming.some((pattern) => pattern.test(command.text));
+      const expectedExit = stream ? 28 : 0;
+      if (outcome.exitCode !== expectedExit) problems.push(`${where}\n  exit ${outcome.exitCode}, expected ${expectedExit}`);
+      const wanted = command.shown?.status;
+      for (const status of outcome.httpStatuses) {
+        if (wanted ? status !== wanted : status < 200 || status > 299) problems.push(`${where}\n  HTTP ${status}${wanted ? `, the README shows ${wanted}` : ''}\n  ${outcome.stdout}`);
+      }
+      if (outcome.httpStatuses.length === 0 && /\bcurl\b/.test(command.text)) problems.push(`${where}\n  made no HTTP request`);
+      if (command.shown?.json) {
+        let answer: unknown;
+        try {
+          answer = JSON.parse(outcome.stdout);
+        } catch {
+          problems.push(`${where}\n  printed ${JSON.stringify(outcome.stdout)}, not JSON`);
+          continue;
+        }
+        const problem = matchesShown(answer, command.shown.json);
+        if (problem) problems.push(`${where}\n  ${problem}\n  ${outcome.stdout}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('the app token has the policy asked for and the TTL, never root', async () => {
+    expect(outcomeOf(/\/v1\/auth\/token\/create\b/).httpStatuses).toEqual([200]);
+    const self = jsonOf(outcomeOf(/\/v1\/auth\/token\/lookup-self/));
+    expect(self.data).toMatchObject({ policies: ['app-reader', 'default'], creation_ttl: 7200, type: 'service', orphan: false });
+    expect(self.data.policies).not.toContain('root');
+    expect(variables.APP).toMatch(/^hvs\./);
+    expect(variables.APP).not.toBe(rootToken);
+  });
+
+  it('the policy lets the app token read and list kv/app/ and nothing else', () => {
+    const read = jsonOf(outcomeOf(/-H "X-Secrets-Token: \$APP" \$VAULT_ADDR\/v1\/kv\/app\/db$/));
+    expect(read).toMatchObject({ data: { password: 's3cret', ttl: '1h' }, renewable: true, lease_duration: 3600 });
+    expect(jsonOf(outcomeOf(/-X LIST \$VAULT_ADDR\/v1\/kv\/app$/)).data.keys).toEqual(['db']);
+    expect(jsonOf(outcomeOf(/kv\/app\?list=true/)).data.keys).toEqual(['db']);
+    const denied = outcomeOf(/\$APP" \$VAULT_ADDR\/v1\/kv\/ops\/key/);
+    expect(denied.httpStatuses).toEqual([403]);
+    expect(jsonOf(denied)).toEqual({ errors: ['permission denied'] });
+  });
+
+  it('the lease is looked up, renewed by 30m and revoked; the revoked app token is refused', async () => {
+    expect(variables.LEASE).toMatch(/^kv\/app\/db\/\w+/);
+    const lookup = jsonOf(outcomeOf(/\/v1\/sys\/leases\/lookup/));
+    expect(lookup.data).toMatchObject({ id: variables.LEASE, renewable: true });
+    const renewed = jsonOf(outcomeOf(/\/v1\/sys\/leases\/renew/));
+    expect(renewed).toMatchObject({ lease_id: variables.LEASE, lease_duration: 1800 });
+    expect(outcomeOf(/\/v1\/sys\/leases\/revoke/).httpStatuses).toEqual([204]);
+
+    const after = await fetch(`${started.secrets}/v1/sys/leases/lookup`, {
+      method: 'PUT',
+      headers: { 'X-Secrets-Token': rootToken },
+      body: JSON.stringify({ lease_id: variables.LEASE }),
+    });
+    expect(after.status).toBe(404);
+    const app = await fetch(`${started.secrets}/v1/auth/token/lookup-self`, { headers: { 'X-Secrets-Token': variables.APP as string } });
+    expect(app.status).toBe(403);
+  });
+
+  it('the extra kv mount is listed, then gone', async () => {
+    const mounts = jsonOf(outcomeOf(/-H "X-Secrets-Token: \$ROOT" \$VAULT_ADDR\/v1\/sys\/mounts$/));
+    expect(mounts.data['team-kv/']).toMatchObject({ type: 'kv', config: { default_lease_ttl: 600 } });
+    const now = await fetch(`${started.secrets}/v1/sys/mounts`, { headers: { 'X-Secrets-Token': rootToken } });
+    expect((await now.json()).data['team-kv/']).toBeUndefined();
+  });
+
+  it('the scheduler example bootstraps, writes a policy and a role, and streams the role event', () => {
+    expect(variables.MGMT).toMatch(/^[0-9a-f-]{36}$/);
+    const roles = jsonOf(outcomeOf(/\$NOMAD_ADDR\/v1\/acl\/roles$/));
+    expect(roles).toEqual([expect.objectContaining({ Name: 'ops', Policies: [{ Name: 'readonly' }] })]);
+    const lines = outcomeOf(/\/v1\/event\/stream/)
+      .stdout.split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line));
+    expect(lines[0]).toEqual({});
+    expect(lines).toContainEqual(expect.objectContaining({ Events: [expect.objectContaining({ Topic: 'ACLRole', Payload: { ACLRole: expect.objectContaining({ Name: 'ops' }) } })] }));
+  });
+});

@@ -101,6 +101,27 @@ op('sys.read_auth_method_tuning', lambda: client.sys.read_auth_method_tuning('hv
 op('sys.tune_auth_method', lambda: client.sys.tune_auth_method('hvac-jwt', default_lease_ttl='30m'))
 op('sys.disable_auth_method', lambda: client.sys.disable_auth_method('hvac-jwt'))
 
+op('enable_auth_backend', lambda: client.enable_auth_backend('jwt', description='legacy call', mount_point='hvac-jwt2'))
+op('list_auth_backends', client.list_auth_backends, lambda r: expect('hvac-jwt2/' in r['data'], 'listed'))
+op('tune_auth_backend', lambda: client.tune_auth_backend('jwt', mount_point='hvac-jwt2', default_lease_ttl='20m'))
+op('get_auth_backend_tuning', lambda: client.get_auth_backend_tuning('jwt', mount_point='hvac-jwt2'),
+   lambda r: expect(r['data']['default_lease_ttl'] == 1200, 'the tuned TTL'))
+op('disable_auth_backend', lambda: client.disable_auth_backend('hvac-jwt2'))
+op('enable_secret_backend', lambda: client.enable_secret_backend('kv', mount_point='hvac-kv3', options={'version': '2'}))
+op('tune_secret_backend', lambda: client.tune_secret_backend('kv', mount_point='hvac-kv3', max_lease_ttl='2h'))
+op('disable_secret_backend', lambda: client.disable_secret_backend('hvac-kv3'))
+op('is_initialized', client.is_initialized, lambda r: expect(r is True, 'initialised'))
+op('is_sealed', client.is_sealed, lambda r: expect(r is False, 'unsealed'))
+
+op('sys.enable_audit_device', lambda: client.sys.enable_audit_device('file', options={'file_path': 'discard'}, path='hvac-audit'))
+op('sys.list_enabled_audit_devices', client.sys.list_enabled_audit_devices, lambda r: expect('hvac-audit/' in data(r), 'listed'))
+op('sys.calculate_hash', lambda: client.sys.calculate_hash('hvac-audit', 'some input'), lambda r: expect(data(r)['hash'].startswith('hmac-sha256:'), 'an HMAC'))
+op('sys.disable_audit_device', lambda: client.sys.disable_audit_device('hvac-audit'))
+op('enable_audit_backend', lambda: client.enable_audit_backend('file', options={'file_path': 'discard'}, name='hvac-audit2'))
+op('list_audit_backends', client.list_audit_backends, lambda r: expect('hvac-audit2/' in r['data'], 'listed'))
+op('audit_hash', lambda: client.audit_hash('hvac-audit2', 'x'), lambda r: expect(r['data']['hash'].startswith('hmac-sha256:'), 'an HMAC'))
+op('disable_audit_backend', lambda: client.disable_audit_backend('hvac-audit2'))
+
 reader = 'path "secret/data/hvac/*" { capabilities = ["read", "list"] }'
 op('sys.create_or_update_policy', lambda: client.sys.create_or_update_policy('hvac-reader', reader))
 op('sys.read_policy', lambda: client.sys.read_policy('hvac-reader'), lambda r: expect(data(r)['rules'] == reader, 'the rules as written'))
@@ -223,7 +244,11 @@ op('auth.token.delete_role', lambda: tokens.delete_role('hvac-role'))
 self_client = hvac.Client(url=env['VAULT_ADDR'], token=orphan['auth']['client_token'] if orphan else 'none', session=session)
 op('auth.token.renew_self', lambda: self_client.auth.token.renew_self(), lambda r: expect(r['auth']['renewable'] is True, 'renewed'))
 op('renew_self_token', lambda: self_client.renew_self_token())
+op('lookup_token (self)', lambda: self_client.lookup_token(), lambda r: expect(data(r)['orphan'] is True, 'the orphan token'))
 op('auth.token.revoke_self', lambda: self_client.auth.token.revoke_self())
+last_client = hvac.Client(url=env['VAULT_ADDR'], token=(op('auth.token.create (to revoke itself)', lambda: tokens.create(policies=['default'])) or {'auth': {'client_token': 'none'}})['auth']['client_token'], session=session)
+op('revoke_self_token', last_client.revoke_self_token)
+op('is_authenticated (revoked)', last_client.is_authenticated, lambda r: expect(r is False, 'no longer valid'))
 
 # --- JWT and OIDC login -------------------------------------------------------------------------------------------
 jwt = client.auth.jwt

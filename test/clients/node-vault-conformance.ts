@@ -90,6 +90,9 @@ export async function runNodeVault(fixtures: NodeVaultFixtures): Promise<Operati
   await op('auths', () => vault.auths(), (a) => expectThat(a.data['token/'].type === 'token', 'the token store'));
   await op('enableAuth', () => vault.enableAuth({ mount_point: 'nv-jwt', type: 'jwt', description: 'from node-vault' }));
   await op('disableAuth', () => vault.disableAuth({ mount_point: 'nv-jwt' }));
+  await op('enableAudit', () => vault.enableAudit({ name: 'nv-audit', type: 'file', options: { file_path: 'discard' } }));
+  await op('audits', () => vault.audits(), (a) => expectThat(a.data['nv-audit/']?.type === 'file', 'listed'));
+  await op('disableAudit', () => vault.disableAudit({ name: 'nv-audit' }));
   const rules = 'path "secret/data/nv/*" { capabilities = ["read"] }';
   await op('addPolicy', () => vault.addPolicy({ name: 'nv-reader', rules }));
   await op('getPolicy', () => vault.getPolicy({ name: 'nv-reader' }), (a) => expectThat(a.rules === rules && a.name === 'nv-reader', 'the rules at the top level'));

@@ -86,6 +86,6 @@ describe('binding-rule selectors and bind names through the API', () => {
     expect((await rule('value.user == "eve"', 'team ${value.user}')).status).toBe(200);
     const out = await login({ sub: 'eve', num: 1, groups: [] });
     expect(out.status).toBe(400);
-    expect(out.text).toBe('computed bind name for bind target is invalid: "team eve"');
+    expect(out.text).toBe('computed "policy" bind name for bind target is invalid: "team eve"');
   });
 });

@@ -26,8 +26,7 @@ interface Verdict {
 
 const ours = (c: Case): Verdict => {
   try {
-    const results = interpolateHil(c.template, c.vars, c.lists ?? {}, c.lowercase);
-    return { result: results.join('|') };
+    return { result: interpolateHil(c.template, c.vars, c.lowercase) };
   } catch (error) {
     if (error instanceof HilError) return { error: error.message };
     throw error;
@@ -73,14 +72,6 @@ const knownDifferences: { id: string; reason: string; applies: (c: Case, ours: V
     id: 'old HIL drops a trailing `$`',
     reason: 'the pinned scanLiteral keeps a `$` that ends the text (parser_test.go: "$" parses to the literal "$"); 1e86c6b drops it',
     applies: (c, o, go) => c.template.endsWith('$') && o.result !== undefined && o.result === `${go.result}$`,
-  },
-  {
-    id: "Keyhaven's list variables",
-    reason:
-      'Nomad interpolates only `value.<name>` (lib/auth/identity.go NewIdentity), so `${list.<name>}` is an unknown variable and the ' +
-      'login fails; Keyhaven binds one name per element (kept because its login tests and users rely on it: this is the one place ' +
-      'where Keyhaven binds a role or policy where Nomad fails the login, and the lead decides whether to keep it)',
-    applies: (c, o, go) => /\$\{\s*list\./.test(c.template) && o.result !== undefined && /unknown variable accessed: list\./.test(go.error ?? ''),
   },
   {
     id: 'old HIL reads `1.` as a number',
@@ -152,7 +143,6 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
         template: t,
         vars: fixedVars,
         lowercase: true,
-        lists: { 'list.groups': ['Eng', 'ops'], 'list.none': [] },
       })),
     ];
     const verdicts = await runGoHarness<Case, Verdict>(binary, cases);
@@ -278,33 +268,33 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
       ["foo ${3 > 2 ? 5 : 7}", false, "foo 5"],
     ];
     for (const [input, fails, result] of table) {
-      if (fails) expect(() => interpolateHil(input, {}, {}, false), input).toThrow(HilError);
-      else expect(interpolateHil(input, {}, {}, false), input).toEqual([result]);
+      if (fails) expect(() => interpolateHil(input, {}, false), input).toThrow(HilError);
+      else expect(interpolateHil(input, {}, false), input).toEqual(result);
     }
     // Implicit conversions of claim values, and every operand evaluated (both branches of ?:).
     const vars = { 'value.n': '42', 'value.hex': '0x10', 'value.b': 'true', 'value.user': 'Ada' };
-    expect(interpolateHil('${value.n + 1}-${value.hex * 2}', vars, {}, false)).toEqual(['43-32']);
-    expect(interpolateHil('${value.b ? "admin" : "user"}', vars, {}, false)).toEqual(['admin']);
-    expect(interpolateHil('${value.user == "Ada" ? "a" : "b"}', vars, {}, false)).toEqual(['a']);
-    expect(() => interpolateHil('${true ? "1" : value.user + 1}', vars, {}, false)).toThrow(/parsing "Ada"/);
-    expect(() => interpolateHil('${1.5 % 2}', {}, {}, false)).toThrow('At column 3, line 1: modulo cannot be used with floats');
-    expect(interpolateHil('${1000000.0} ${0.00001} ${123456.7} ${9223372036854775807 + 1}', {}, {}, false)).toEqual(['1e+06 1e-05 123456.7 -9223372036854775808']);
+    expect(interpolateHil('${value.n + 1}-${value.hex * 2}', vars, false)).toEqual('43-32');
+    expect(interpolateHil('${value.b ? "admin" : "user"}', vars, false)).toEqual('admin');
+    expect(interpolateHil('${value.user == "Ada" ? "a" : "b"}', vars, false)).toEqual('a');
+    expect(() => interpolateHil('${true ? "1" : value.user + 1}', vars, false)).toThrow(/parsing "Ada"/);
+    expect(() => interpolateHil('${1.5 % 2}', {}, false)).toThrow('At column 3, line 1: modulo cannot be used with floats');
+    expect(interpolateHil('${1000000.0} ${0.00001} ${123456.7} ${9223372036854775807 + 1}', {}, false)).toEqual('1e+06 1e-05 123456.7 -9223372036854775808');
   });
 
   // eval_test.go at 27a72121fd40, and Nomad's binder: lowercased values, the default token name, its errors.
   it('evaluates as the pinned HIL and Nomad binder do', () => {
     const claims = { value: { user: 'Ada', team: 'Eng-Ops' }, list: { groups: ['Eng', 'ops'] } };
-    expect(interpolateHil('Hello World', {}, {}, false)).toEqual(['Hello World']);
-    expect(interpolateHil('${"foo\\\\bar"}', {}, {}, false)).toEqual(['foo\\bar']);
-    expect(interpolateHil('${"foo\\\\\\\\bar"}', {}, {}, false)).toEqual(['foo\\\\bar']);
-    expect(interpolateHil('${"foo\\\\"}', {}, {}, false)).toEqual(['foo\\']);
-    expect(interpolateHil('${true} ${42} ${3.5}', {}, {}, false)).toEqual(['true 42 3.5']);
-    expect(interpolateHil('a$$b', {}, {}, false)).toEqual(['a$$b']); // no "${": used as written
-    expect(interpolateHil('a$$b${"c"}', {}, {}, false)).toEqual(['a$bc']);
+    expect(interpolateHil('Hello World', {}, false)).toEqual('Hello World');
+    expect(interpolateHil('${"foo\\\\bar"}', {}, false)).toEqual('foo\\bar');
+    expect(interpolateHil('${"foo\\\\\\\\bar"}', {}, false)).toEqual('foo\\\\bar');
+    expect(interpolateHil('${"foo\\\\"}', {}, false)).toEqual('foo\\');
+    expect(interpolateHil('${true} ${42} ${3.5}', {}, false)).toEqual('true 42 3.5');
+    expect(interpolateHil('a$$b', {}, false)).toEqual('a$$b'); // no "${": used as written
+    expect(interpolateHil('a$$b${"c"}', {}, false)).toEqual('a$bc');
     expect(bindNames('role', 'team-${value.team}', claims)).toEqual(['team-eng-ops']);
     expect(bindNames('policy', '${value.user}', claims)).toEqual(['ada']);
-    // Keyhaven's list variables: one name per element.
-    expect(bindNames('role', 'team-${list.groups}', claims)).toEqual(['team-eng', 'team-ops']);
+    // List claims are for selectors only: in a bind name they are unknown variables, and the login fails.
+    expect(() => bindNames('role', 'team-${list.groups}', claims)).toThrow('cannot compute "role" bind name for bind target: 1:8: unknown variable accessed: list.groups');
     // A mapped claim the token lacks is "" (Nomad's NewIdentity), an unmapped one unknown.
     expect(bindNames('policy', 'team-${value.email}', claims, ['user', 'team', 'email'])).toEqual(['team-']);
     expect(bindNames('policy', '${value.email == "" ? "guest" : "user"}', claims, ['email'])).toEqual(['guest']);

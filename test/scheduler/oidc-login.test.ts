@@ -62,9 +62,7 @@ describe('OIDC login (/v1/acl/oidc/auth-url, /v1/acl/oidc/complete-auth) against
     expect(read.status).toBe(200);
     expect(read.body.Config.OIDCClientID).toBe(provider.clientId);
     expect(JSON.stringify(read.body)).not.toContain(provider.clientSecret);
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
-    const bindName = 'team-${list.groups}';
-    const rule = await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'sso', Selector: '"eng" in list.groups', BindType: 'role', BindName: bindName });
+    const rule = await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'sso', Selector: '"eng" in list.groups', BindType: 'role', BindName: 'team-eng' });
     expect(rule.status).toBe(200);
   });
   afterAll(async () => {

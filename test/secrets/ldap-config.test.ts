@@ -1,8 +1,11 @@
+import { Client, InvalidDNSyntaxError, NoSuchObjectError } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { jsonLogger } from '../../packages/core/src/lib/log.ts';
+import { dnProblem } from '../../packages/core/src/secrets/engines/ldap/dn.ts';
 import { rotateDue } from '../../packages/core/src/secrets/engines/ldap/rotation.ts';
 import { ConditionFailed } from '../../packages/core/src/storage/store.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { freePort, managerDn, managerPassword } from '../support/slapd.ts';
+import { freePort, managerDn, managerPassword, peopleDn } from '../support/slapd.ts';
 
 describe('ldap config and root rotation (real slapd)', () => {
   let e: LdapEngine;
@@ -207,15 +210,52 @@ describe('ldap config and root rotation (real slapd)', () => {
     await admin.unbind();
     expect(await e.slapd.canBind(managerDn, before)).toBe(false);
 
-    // While the crashed run might still be running, nobody else starts a change.
-    const busy = await e.call('POST', 'rotate-root');
-    expect(busy.status).toBe(400);
-    expect(busy.body.errors[0]).toContain('in progress');
-
-    e.h.clock.advance(61);
+    // The directory takes the pending password: the change had landed, so the next one records it and goes on
+    // at once, without waiting for the crashed run's window.
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
     const after = await currentRootPassword();
     expect(after).not.toBe(orphan);
+    expect(await e.slapd.canBind(managerDn, orphan)).toBe(false);
+    expect((await e.item('config'))?.pending).toBeUndefined();
+  });
+
+  it('binds with the root password a killed rotation left in the directory, without waiting for its window', async () => {
+    const storage = await e.storage();
+    const orphan = 'root-changed-then-killed';
+    await e.h.core.store.update({
+      Key: { pk: storage.pk, sk: 'config' },
+      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+      ExpressionAttributeValues: { ':p': storage.seal('config', orphan), ':id': 'killed', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
+    });
+    const { Client } = await import('ldapts');
+    const admin = new Client({ url: e.slapd.url });
+    await admin.bind('cn=admin,dc=example,dc=org', 'admin-secret');
+    await admin.modify(managerDn, (await import('../../packages/core/src/secrets/engines/ldap/schemas.ts')).passwordChanges('openldap', orphan));
+    await admin.unbind();
+    // Any operation that needs the directory settles it first, instead of binding with the dead password.
+    const role = await e.call('POST', 'static-role/after-root-crash', { username: 'frank', dn: `cn=frank,${peopleDn}`, rotation_period: '1h' });
+    expect(role.status, JSON.stringify(role.body)).toBe(204);
+    expect(await currentRootPassword()).toBe(orphan);
+    expect((await e.item('config'))?.pending).toBeUndefined();
+    expect((await e.call('DELETE', 'static-role/after-root-crash')).status).toBe(204);
+  });
+
+  it('waits out a root write-ahead that the directory does not take while its run may still be under way', async () => {
+    const before = await currentRootPassword();
+    const storage = await e.storage();
+    await e.h.core.store.update({
+      Key: { pk: storage.pk, sk: 'config' },
+      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+      ExpressionAttributeValues: { ':p': storage.seal('config', 'not-yet-applied'), ':id': 'running', ':until': Math.floor(e.h.clock.now() / 1000) + 60 },
+    });
+    // The engine cannot bind without its own password, so a root change never adopts another's.
+    const busy = await e.call('POST', 'rotate-root');
+    expect(busy.status).toBe(400);
+    expect(busy.body.errors[0]).toContain('in progress');
+    expect(await currentRootPassword()).toBe(before);
+    e.h.clock.advance(61);
+    expect((await e.call('POST', 'rotate-root')).status).toBe(204);
+    expect(await currentRootPassword()).not.toBe(before);
     expect((await e.item('config'))?.pending).toBeUndefined();
   });
 
@@ -313,5 +353,129 @@ describe('ldap config and root rotation (real slapd)', () => {
   it('deletes the config', async () => {
     expect((await e.call('DELETE', 'config')).status).toBe(204);
     expect((await e.call('GET', 'config')).status).toBe(404);
+  });
+});
+
+describe('ldap config that cannot work is refused at write (real slapd)', () => {
+  let e: LdapEngine;
+  const lines: Array<Record<string, unknown>> = [];
+  beforeAll(async () => {
+    e = await startLdapEngine({ log: jsonLogger((line) => lines.push(JSON.parse(line))) });
+  });
+  afterAll(() => e?.close());
+
+  const good = () => ({ binddn: managerDn, bindpass: managerPassword, url: e.slapd.url, userdn: peopleDn });
+
+  /** Answers of slapd's own DN parser: 34 (invalidDNSyntax) or anything else for a well-formed DN. */
+  async function slapdSaysInvalid(dn: string): Promise<boolean> {
+    const client = new Client({ url: e.slapd.url, strictDN: false });
+    try {
+      await client.bind(managerDn, managerPassword);
+      await client.search(dn, { scope: 'base', attributes: ['dn'] });
+      return false;
+    } catch (error) {
+      if (error instanceof InvalidDNSyntaxError) return true;
+      if (error instanceof NoSuchObjectError) return false;
+      throw error;
+    } finally {
+      await client.unbind().catch(() => undefined);
+    }
+  }
+
+  it('checks DNs as slapd parses them', async () => {
+    const cases = [
+      managerDn,
+      'cn=Smith\\, John,ou=people,dc=example,dc=org',
+      'cn=a\\2Cb, ou=people, dc=example, dc=org',
+      'CN=Manager,DC=Example,DC=Org',
+      'cn=a+sn=b,dc=example,dc=org',
+      '2.5.4.3=x,dc=example,dc=org',
+      'cn=\\#hash,dc=example,dc=org',
+      '\bnot a dn',
+      'not a dn',
+      'cn=a,,dc=example',
+      'cn=a,dc=example,',
+      '=x,dc=example',
+      'c n=x',
+      'cn=a\\zz,dc=example',
+      'cn=#zz,dc=example',
+      'cn=a"b,dc=example',
+      'cn=a<b,dc=example',
+    ];
+    const disagreements: string[] = [];
+    for (const dn of cases) {
+      const ours = dnProblem(dn) !== undefined;
+      const theirs = await slapdSaysInvalid(dn);
+      if (ours !== theirs) disagreements.push(`${JSON.stringify(dn)}: ours ${ours ? 'invalid' : 'valid'}, slapd ${theirs ? 'invalid' : 'valid'}`);
+    }
+    expect(disagreements).toEqual([]);
+  });
+
+  it('refuses a binddn or userdn that is not a DN with a 400 naming the field, and stores nothing', async () => {
+    for (const [field, value] of [
+      ['binddn', '\bnot a dn'],
+      ['binddn', 'admin'],
+      ['userdn', 'people'],
+      ['userdn', 'ou=people,,dc=example'],
+    ] as const) {
+      const reply = await e.call('POST', 'config', { ...good(), [field]: value });
+      expect(reply.status, `${field}=${JSON.stringify(value)}`).toBe(400);
+      expect(reply.body.errors[0]).toContain(`"${field}"`);
+      expect(reply.body.errors[0]).toContain('distinguished name');
+    }
+    expect((await e.call('GET', 'config')).status).toBe(404);
+    // With a UPN domain the bind name is a user name, as Active Directory takes it.
+    expect((await e.call('POST', 'config', { ...good(), binddn: 'manager', upndomain: 'example.org' })).status).toBe(204);
+    const badDomain = await e.call('POST', 'config', { upndomain: 'example .org' });
+    expect(badDomain.status).toBe(400);
+    expect(badDomain.body.errors[0]).toContain('"upndomain"');
+    expect((await e.call('POST', 'config', good())).status).toBe(204);
+    expect((await e.call('POST', 'config', { upndomain: '' })).status).toBe(204);
+    const unchanged = await e.call('POST', 'config', { binddn: '\bnot a dn' });
+    expect(unchanged.status).toBe(400);
+    expect((await e.call('GET', 'config')).body.data.binddn).toBe(managerDn);
+  });
+
+  it('refuses URLs without an ldap scheme, a host or a valid port', async () => {
+    for (const url of ['ldap://', 'ldap://:389', 'ldaps://127.0.0.1:99999', 'http://127.0.0.1', 'ldap://127.0.0.1/dc=x', 'ldap://a b', `${e.slapd.url},ldap://`]) {
+      const reply = await e.call('POST', 'config', { url });
+      expect(reply.status, url).toBe(400);
+      expect(reply.body.errors[0]).toContain('"url"');
+    }
+    expect((await e.call('POST', 'config', { url: `${e.slapd.url}, ${e.slapd.ldapsUrl}` })).status).toBe(204);
+    expect((await e.call('GET', 'config')).body.data.url).toBe(`${e.slapd.url}, ${e.slapd.ldapsUrl}`);
+    expect((await e.call('POST', 'config', { url: e.slapd.url })).status).toBe(204);
+  });
+
+  it('bounds "length" with a 400 naming it', async () => {
+    for (const length of ['9007199254740993', 2 ** 53, 101, 2 ** 31, 3, -1, 'x']) {
+      const reply = await e.call('POST', 'config', { length });
+      expect(reply.status, JSON.stringify(length)).toBe(400);
+      expect(reply.body.errors[0]).toContain('"length"');
+    }
+    expect((await e.call('POST', 'config', { length: '100' })).status).toBe(204);
+    expect((await e.call('GET', 'config')).body.data.length).toBe(100);
+    expect((await e.call('POST', 'config', { length: 0 })).status).toBe(204);
+  });
+
+  it('refuses a static role dn that is not a DN with a 400, not a 502', async () => {
+    const reply = await e.call('POST', 'static-role/bad-dn', { username: 'alice', dn: 'uid=alice,,ou=people', rotation_period: '1h' });
+    expect(reply.status).toBe(400);
+    expect(reply.body.errors[0]).toContain('"dn"');
+    expect((await e.call('GET', 'static-role/bad-dn')).status).toBe(404);
+  });
+
+  it('logs every 502 with the request id of the request that answered it', async () => {
+    const closed = await freePort();
+    expect((await e.call('POST', 'config', { url: `ldap://127.0.0.1:${closed}` })).status).toBe(204);
+    lines.length = 0;
+    const reply = await e.call('POST', 'static-role/unreachable', { username: 'alice', rotation_period: '1h' });
+    expect(reply.status).toBe(502);
+    const request = lines.find((line) => line.message === 'request' && line.status === 502);
+    expect(request).toBeDefined();
+    const failure = lines.find((line) => line.level === 'error' && line.requestId === request?.requestId);
+    expect(failure).toMatchObject({ status: 502, error: reply.body.errors[0] });
+    expect(String(failure?.error)).toContain('ECONNREFUSED');
+    expect((await e.call('POST', 'config', { url: e.slapd.url })).status).toBe(204);
   });
 });

@@ -1,7 +1,9 @@
+import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { baseDn, serviceAccountsDn } from '../support/slapd.ts';
+import { adminDn, adminPassword, baseDn, serviceAccountsDn } from '../support/slapd.ts';
 
 const dnOf = (name: string) => `cn=${name},${serviceAccountsDn}`;
 
@@ -187,6 +189,52 @@ describe('ldap library sets (real slapd)', () => {
     expect((await leases('lookup', out.body.lease_id)).status).toBe(404);
     expect(await e.slapd.canBind(dnOf(account), (await heldPassword(account)) as string)).toBe(true);
   });
+
+  /** A check-in killed mid-change: its write-ahead inside the window, the directory changed or not. */
+  async function killedCheckIn(account: string, password: string, applied: boolean) {
+    const storage = await e.storage();
+    const key = `library-account/${account}`;
+    await e.h.core.store.update({
+      Key: { pk: storage.pk, sk: key },
+      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+      ExpressionAttributeValues: { ':p': storage.seal(key, password), ':id': 'killed-check-in', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
+    });
+    if (applied) {
+      const admin = new Client({ url: e.slapd.url });
+      try {
+        await admin.bind(adminDn, adminPassword);
+        await admin.modify(dnOf(account), passwordChanges('openldap', password));
+      } finally {
+        await admin.unbind().catch(() => undefined);
+      }
+    }
+  }
+
+  for (const applied of [true, false]) {
+    it(`checks in at once after a check-in killed ${applied ? 'after' : 'before'} the directory changed, without waiting for its window`, async () => {
+      const out = await as(alice, 'POST', 'library/team/pool/check-out');
+      expect(out.status).toBe(200);
+      const account = out.body.data.service_account_name as string;
+      const leftBehind = `killed-${applied ? 'after' : 'before'}`;
+      await killedCheckIn(account, leftBehind, applied);
+      expect(await e.slapd.canBind(dnOf(account), out.body.data.password)).toBe(!applied);
+
+      const back = await as(alice, 'POST', 'library/team/pool/check-in');
+      expect(back.status, JSON.stringify(back.body)).toBe(200);
+      expect(back.body.data.check_ins).toEqual([account]);
+      const held = (await heldPassword(account)) as string;
+      expect(await e.slapd.canBind(dnOf(account), held)).toBe(true);
+      expect(await e.slapd.canBind(dnOf(account), out.body.data.password)).toBe(false);
+      expect(await e.slapd.canBind(dnOf(account), leftBehind)).toBe(false);
+      expect((await e.call('GET', 'library/team/pool/status')).body.data[account]).toEqual({ available: true });
+      expect((await e.item(`library-account/${account}`))?.pending).toBeUndefined();
+      expect((await leases('lookup', out.body.lease_id)).status).toBe(404);
+      // And the next borrower gets a password that binds.
+      const next = await as(bob, 'POST', 'library/team/pool/check-out');
+      expect(await e.slapd.canBind(dnOf(next.body.data.service_account_name), next.body.data.password)).toBe(true);
+      expect((await as(bob, 'POST', 'library/team/pool/check-in')).status).toBe(200);
+    });
+  }
 
   it('updates and deletes sets, refusing while accounts are out', async () => {
     const out = await as(alice, 'POST', 'library/team/pool/check-out');

@@ -2,14 +2,29 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rotateDue } from '../../packages/core/src/secrets/engines/ldap/rotation.ts';
 import { ConditionFailed } from '../../packages/core/src/storage/store.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { peopleDn } from '../support/slapd.ts';
+import { Client } from 'ldapts';
+import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
+import { adminDn, adminPassword, peopleDn } from '../support/slapd.ts';
 
 const dnOf = (name: string) => `cn=${name},${peopleDn}`;
+
+/** Sets a password in the directory as its administrator, behind the engine's back. */
+async function setDirectoryPassword(dn: string, password: string, url = directoryUrl): Promise<void> {
+  const admin = new Client({ url });
+  try {
+    await admin.bind(adminDn, adminPassword);
+    await admin.modify(dn, passwordChanges('openldap', password));
+  } finally {
+    await admin.unbind().catch(() => undefined);
+  }
+}
+let directoryUrl = '';
 
 describe('ldap static roles (real slapd)', () => {
   let e: LdapEngine;
   beforeAll(async () => {
     e = await startLdapEngine();
+    directoryUrl = e.slapd.url;
     await e.configure();
   });
   afterAll(() => e?.close());
@@ -179,6 +194,61 @@ describe('ldap static roles (real slapd)', () => {
     expect(after.last_password).toBe(before.password);
     expect(await e.slapd.canBind(dnOf('erin'), after.password)).toBe(true);
     expect((await e.item('static-role/erin'))?.pending).toBeUndefined();
+  });
+
+  /** The state a run killed mid-change leaves: a write-ahead still inside its window, the directory changed or not. */
+  async function leaveWriteAhead(key: string, dn: string, password: string, applied: boolean) {
+    const storage = await e.storage();
+    await e.h.core.store.update({
+      Key: { pk: storage.pk, sk: key },
+      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+      ExpressionAttributeValues: { ':p': storage.seal(key, password), ':id': 'killed-run', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
+    });
+    if (applied) await setDirectoryPassword(dn, password);
+  }
+
+  it('answers the password the directory takes when a killed rotation changed it but never recorded it', async () => {
+    const before = await creds('erin');
+    await leaveWriteAhead('static-role/erin', dnOf('erin'), 'changed-then-killed', true);
+    expect(await e.slapd.canBind(dnOf('erin'), before.password)).toBe(false);
+    // Inside the killed run's window: the read finishes the change instead of answering the dead password.
+    const read = await creds('erin');
+    expect(read.password).toBe('changed-then-killed');
+    expect(read.last_password).toBe(before.password);
+    expect(await e.slapd.canBind(dnOf('erin'), read.password)).toBe(true);
+    expect((await e.item('static-role/erin'))?.pending).toBeUndefined();
+    expect(await creds('erin')).toEqual(read);
+    expect((await e.call('POST', 'rotate-role/erin')).status).toBe(204);
+    const rotated = await creds('erin');
+    expect(rotated.last_password).toBe('changed-then-killed');
+    expect(await e.slapd.canBind(dnOf('erin'), rotated.password)).toBe(true);
+  });
+
+  it('answers the current password while a write-ahead has not reached the directory, and a rotation adopts it', async () => {
+    const before = await creds('erin');
+    await leaveWriteAhead('static-role/erin', dnOf('erin'), 'written-ahead-only', false);
+    const read = await creds('erin');
+    expect(read.password).toBe(before.password);
+    expect(await e.slapd.canBind(dnOf('erin'), read.password)).toBe(true);
+    // A rotation inside the window does not wait for it: it finishes the write-ahead, then rotates.
+    expect((await e.call('POST', 'rotate-role/erin')).status).toBe(204);
+    const after = await creds('erin');
+    expect(after.last_password).toBe('written-ahead-only');
+    expect(await e.slapd.canBind(dnOf('erin'), after.password)).toBe(true);
+    expect(await e.slapd.canBind(dnOf('erin'), before.password)).toBe(false);
+    expect((await e.item('static-role/erin'))?.pending).toBeUndefined();
+  });
+
+  it('answers a 502, never a dead password, when the directory takes neither', async () => {
+    await leaveWriteAhead('static-role/erin', dnOf('erin'), 'written-ahead-again', false);
+    await setDirectoryPassword(dnOf('erin'), 'changed-by-someone-else');
+    const read = await e.call('GET', 'static-cred/erin');
+    expect(read.status).toBe(502);
+    expect(read.body.errors[0]).toContain('neither');
+    // The window passes: the next rotation discards the write-ahead and takes the account back.
+    e.h.clock.advance(151);
+    expect((await e.call('POST', 'rotate-role/erin')).status).toBe(204);
+    expect(await e.slapd.canBind(dnOf('erin'), (await creds('erin')).password)).toBe(true);
   });
 
   it('discards a write-ahead whose directory change never happened', async () => {

@@ -350,3 +350,23 @@ describe('sys/leases/revoke-prefix on the token store', () => {
     expect(await h.core.store.prefix('issued#token', 'auth/token/create/ci-jobs/')).toEqual([]);
   });
 });
+
+describe('numeric fields of a role are bounded', () => {
+  it('refuses a token_num_uses past the largest count with a 400 naming the field, and keeps the role unchanged', async () => {
+    expect((await h.call('POST', '/v1/auth/token/roles/bounded', { token: h.rootToken, body: { token_num_uses: 3 } })).status).toBe(204);
+    for (const token_num_uses of ['9007199254740993', 2 ** 53, 2 ** 31, -2, 'x']) {
+      const reply = await h.call('POST', '/v1/auth/token/roles/bounded', { token: h.rootToken, body: { token_num_uses } });
+      expect(reply.status, JSON.stringify(token_num_uses)).toBe(400);
+      expect(reply.body.errors[0]).toContain('"token_num_uses"');
+    }
+    for (const token_period of ['99999999999h', 1e300]) {
+      const reply = await h.call('POST', '/v1/auth/token/roles/bounded', { token: h.rootToken, body: { token_period } });
+      expect(reply.status, String(token_period)).toBe(400);
+      expect(reply.body.errors[0]).toContain('"token_period"');
+    }
+    expect((await h.call('GET', '/v1/auth/token/roles/bounded', { token: h.rootToken })).body.data.token_num_uses).toBe(3);
+    const made = await h.call('POST', '/v1/auth/token/create/bounded', { token: h.rootToken, body: { num_uses: '9007199254740993' } });
+    expect(made.status).toBe(400);
+    expect(made.body.errors[0]).toContain('"num_uses"');
+  });
+});

@@ -677,3 +677,41 @@ describe('auth/token/accessors', () => {
     expectDenied(await h.call('LIST', '/v1/auth/token/accessors', { token: (await create({ policies: ['reader'] })).client_token }));
   });
 });
+
+describe('numeric fields are bounded', () => {
+  const huge = ['9007199254740993', 2 ** 53, '99999999999999999999', 2 ** 31, -1, '-1', 1.5, '1e3', 'ten'];
+
+  it('refuses a num_uses that is not a count with a 400 naming the field, on create and create-orphan', async () => {
+    for (const path of ['/v1/auth/token/create', '/v1/auth/token/create-orphan']) {
+      for (const num_uses of huge) {
+        const reply = await h.call('POST', path, { token: h.rootToken, body: { policies: ['reader'], num_uses } });
+        expect(reply.status, `${path} ${JSON.stringify(num_uses)}`).toBe(400);
+        expect(reply.body.errors[0]).toContain('"num_uses"');
+        expect(reply.body.errors[0]).toMatch(/must be at most 2147483647|must be a non-negative integer/);
+      }
+    }
+  });
+
+  it('takes the largest count, as a number or a string, and shows it back', async () => {
+    for (const num_uses of [2 ** 31 - 1, '2147483647', ' 7 ']) {
+      const reply = await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['reader'], num_uses } });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body.auth.num_uses).toBe(Number(String(num_uses).trim()));
+      const looked = await h.call('POST', '/v1/auth/token/lookup', { token: h.rootToken, body: { token: reply.body.auth.client_token } });
+      expect(looked.body.data.num_uses).toBe(Number(String(num_uses).trim()));
+    }
+  });
+
+  it('refuses durations that overflow with a 400 naming the field', async () => {
+    for (const [field, value] of [
+      ['ttl', '99999999999h'],
+      ['explicit_max_ttl', '9999999999999999999999s'],
+      ['period', 1e300],
+      ['ttl', '9007199254740993'],
+    ] as const) {
+      const reply = await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['reader'], [field]: value } });
+      expect(reply.status, `${field} ${value}`).toBe(400);
+      expect(reply.body.errors[0]).toContain(`"${field}"`);
+    }
+  });
+});

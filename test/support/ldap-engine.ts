@@ -19,8 +19,8 @@ export interface LdapEngine {
   close(): Promise<void>;
 }
 
-export async function startLdapEngine(): Promise<LdapEngine> {
-  const [h, slapd] = await Promise.all([startSecrets(), startSlapd()]);
+export async function startLdapEngine(options: Parameters<typeof startSecrets>[0] = {}): Promise<LdapEngine> {
+  const [h, slapd] = await Promise.all([startSecrets(options), startSlapd()]);
   const mounted = await h.call('POST', '/v1/sys/mounts/ldap', { token: h.rootToken, body: { type: 'ldap' } });
   if (mounted.status !== 204) throw new Error(`mounting ldap failed: ${JSON.stringify(mounted.body)}`);
   const call = (method: string, path: string, body?: unknown) => h.call(method, `/v1/ldap/${path}`, { token: h.rootToken, body });

@@ -253,7 +253,11 @@ export class Pipeline {
 
   private failure(error: unknown, requestId: string, path: string): RawResponse {
     const known = error instanceof ApiError ? error : beyondStorageLimits(error);
-    if (known) return { status: known.status, body: { errors: known.message ? [known.message] : [] } };
+    if (known) {
+      // An upstream failure (directory, cloud, mesh) is the operator's to see, not only the caller's.
+      if (known.status >= 500) this.core.log.error('upstream failure', { requestId, path: loggablePath(path), status: known.status, error: known.message });
+      return { status: known.status, body: { errors: known.message ? [known.message] : [] } };
+    }
     this.core.log.error('unhandled error', { requestId, path: loggablePath(path), error: error instanceof Error ? error.message : String(error) });
     return { status: 500, body: { errors: [`internal error (request ${requestId})`] } };
   }

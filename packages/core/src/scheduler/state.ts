@@ -45,6 +45,16 @@ export class WriteConditionFailed extends ConditionFailed {
   }
 }
 
+/** A write that lost the race for the index this many times in a row gives up with `WriteContention`. */
+const maxAttempts = 100;
+
+/** Too many writers at once: the write did not happen and may be sent again. */
+export class WriteContention extends Error {
+  constructor() {
+    super('too many concurrent writes to the scheduler state; the write did not happen, retry it');
+  }
+}
+
 export const eventKey = (index: number): string => String(index).padStart(16, '0');
 
 export interface StateOptions {
@@ -83,14 +93,21 @@ export class SchedulerState {
   }
 
   /**
-   * Runs one write at the next index. `plan` is called with that index (it may be called again if another
-   * writer took the index first) and returns the items, the tables it touches and its events.
+   * Runs one write at the next index. `plan` is called with that index after the index was read (again when another
+   * writer took the index first) and returns the items, the tables it touches and its events, or nothing when there
+   * is nothing to write. The transaction only commits if the index has not moved since, so what `plan` read stays
+   * true until the write lands: reads made inside `plan` make the write serializable with every other scheduler
+   * write (a check-then-write such as "delete if it exists" happens exactly once, and so does its event).
    */
-  async commit(plan: (index: number) => WritePlan | Promise<WritePlan>): Promise<number> {
+  async commit(plan: (index: number) => WritePlan | Promise<WritePlan>): Promise<number>;
+  async commit(plan: (index: number) => WritePlan | undefined | Promise<WritePlan | undefined>): Promise<number | undefined>;
+  async commit(plan: (index: number) => WritePlan | undefined | Promise<WritePlan | undefined>): Promise<number | undefined> {
     for (let attempt = 0; ; attempt++) {
       const current = await this.currentIndex();
       const index = current + 1;
-      const { items, tables, events = [] } = await plan(index);
+      const planned = await plan(index);
+      if (!planned) return undefined;
+      const { items, tables, events = [] } = planned;
       const nowSeconds = Math.floor(this.clock.now() / 1000);
       const head: TransactItem[] = [
         {
@@ -125,15 +142,17 @@ export class SchedulerState {
       } catch (error) {
         if (!(error instanceof TransactionCanceledException)) throw error;
         const reasons = error.CancellationReasons ?? [];
-        if (reasons[0]?.Code === 'ConditionalCheckFailed' && attempt < 50) {
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
+        // Another writer took the index (or holds one of the items): plan again on what it wrote.
+        const raced = reasons[0]?.Code === 'ConditionalCheckFailed' || reasons.some((reason) => reason.Code === 'TransactionConflict');
+        if (raced) {
+          if (attempt >= maxAttempts) throw new WriteContention();
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * Math.min(attempt + 1, 20)));
           continue;
         }
         const failed = reasons
           .map((reason, position) => (reason.Code === 'ConditionalCheckFailed' ? position - head.length : -1))
           .filter((position) => position >= 0);
         if (failed.length > 0) throw new WriteConditionFailed(error.message, failed);
-        if (reasons.some((reason) => reason.Code === 'TransactionConflict') && attempt < 50) continue;
         throw error;
       }
       this.notify();

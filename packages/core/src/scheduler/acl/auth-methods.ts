@@ -8,6 +8,7 @@ import type { SchedulerEnv } from '../scheduler.ts';
 import type { PendingEvent, SchedulerState } from '../state.ts';
 import type { AclBindingRules } from './binding-rules.ts';
 import { contentHash, rfc3339, sameContent, withoutKeys } from './common.ts';
+import { requireAuthMethodName, shown, validAuthMethodName } from './identifiers.ts';
 
 export const AUTH_METHOD_PK = 'sched#auth-method';
 
@@ -48,7 +49,6 @@ export interface AclAuthMethod {
   ModifyIndex: number;
 }
 
-const validName = /^[a-zA-Z0-9-]{1,128}$/;
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's own interpolation syntax, not a JS template
 const defaultTokenNameFormat = '${auth_method_type}-${auth_method_name}';
 const sealContext = (name: string) => `scheduler/auth-method/${name}`;
@@ -132,7 +132,9 @@ export class AclAuthMethods {
     return rest;
   }
 
+  /** The method of that name; a name no method can have (it might not fit a key) finds none. */
   async get(name: string): Promise<AclAuthMethod | undefined> {
+    if (!validAuthMethodName.test(name)) return undefined;
     return this.unseal(await this.state.store.get(AUTH_METHOD_PK, name));
   }
 
@@ -140,11 +142,12 @@ export class AclAuthMethods {
     return (await this.state.store.prefix(AUTH_METHOD_PK, '')).map((item) => this.unseal(item) as AclAuthMethod);
   }
 
+  /**
+   * Creates (`create`: the name must be free) or updates a method; an unchanged method keeps its index. The reads
+   * are made in the write's plan: of concurrent creates of one name one wins, and an identical change is made once.
+   */
   async upsert(body: AuthMethodBody, mode: 'create' | 'update'): Promise<AclAuthMethod> {
     const name = body.Name ?? '';
-    const existing = await this.get(name);
-    if (mode === 'create' && existing) throw badRequest(`auth method ${name} already exists`);
-    if (mode === 'update' && !existing) throw notFound('ACL auth-method not found');
     const config = cleanConfig(body.Config);
     const content = {
       Name: name,
@@ -156,9 +159,9 @@ export class AclAuthMethods {
       Config: config,
     };
     const problems: string[] = [];
-    if (!validName.test(name)) problems.push(`invalid name '${name}'`);
-    if (content.Type !== 'JWT' && content.Type !== 'OIDC') problems.push(`invalid token type '${body.Type ?? ''}'`);
-    if (content.TokenLocality !== 'local' && content.TokenLocality !== 'global') problems.push(`invalid token locality '${content.TokenLocality}'`);
+    if (!validAuthMethodName.test(name)) problems.push(`invalid name '${shown(name)}'`);
+    if (content.Type !== 'JWT' && content.Type !== 'OIDC') problems.push(`invalid token type '${shown(body.Type ?? '')}'`);
+    if (content.TokenLocality !== 'local' && content.TokenLocality !== 'global') problems.push(`invalid token locality '${shown(content.TokenLocality)}'`);
     if (!((body.MaxTokenTTL ?? 0) > 0)) problems.push('missing max token TTL');
     if (content.Type === 'JWT') {
       const sources = [config.JWTValidationPubKeys, config.JWKSURL, config.OIDCDiscoveryURL].filter((value) => value !== undefined);
@@ -173,15 +176,21 @@ export class AclAuthMethods {
       if (url && !URL.canParse(url)) problems.push(`${label} is not a URL`);
     }
     if (problems.length > 0) throw badRequest(`ACL auth method validation failed: ${problems.join('; ')}`);
-    if (content.Default) {
-      const other = (await this.list()).find((method) => method.Default && method.Type === content.Type && method.Name !== name);
-      if (other) throw badRequest(`default method for type ${content.Type} already exists: ${other.Name}`);
-    }
-    if (existing && sameContent(content, pick(existing))) return existing;
     const now = rfc3339(this.state.clock.now());
-    let stored: AclAuthMethod | undefined;
-    await this.state.commit((index) => {
-      stored = {
+    let result: AclAuthMethod | undefined;
+    await this.state.commit(async (index) => {
+      const existing = await this.get(name);
+      if (mode === 'create' && existing) throw badRequest(`auth method ${name} already exists`);
+      if (mode === 'update' && !existing) throw notFound('ACL auth-method not found');
+      if (content.Default) {
+        const other = (await this.list()).find((method) => method.Default && method.Type === content.Type && method.Name !== name);
+        if (other) throw badRequest(`default method for type ${content.Type} already exists: ${other.Name}`);
+      }
+      if (existing && sameContent(content, pick(existing))) {
+        result = existing;
+        return undefined;
+      }
+      const stored: AclAuthMethod = {
         ...content,
         Hash: contentHash(content),
         CreateTime: existing?.CreateTime ?? now,
@@ -189,6 +198,7 @@ export class AclAuthMethods {
         CreateIndex: existing?.CreateIndex ?? index,
         ModifyIndex: index,
       };
+      result = stored;
       const { OIDCClientSecret, ...publicConfig } = stored.Config;
       return {
         items: [
@@ -210,22 +220,28 @@ export class AclAuthMethods {
         events: [authMethodEvent('ACLAuthMethodUpserted', stored)],
       };
     });
-    return stored as AclAuthMethod;
+    return result as AclAuthMethod;
   }
 
-  /** Deletes the method and, in the same transaction, its binding rules (as Nomad does). */
+  /**
+   * Deletes the method and, in the same transaction, its binding rules (as Nomad does); 404 when there is none, also
+   * for each loser of concurrent deletes. The method and its rules are read in the write's plan, so each deletion
+   * (and its event) happens once and a rule written meanwhile is not left behind.
+   */
   async delete(name: string): Promise<number> {
-    const existing = await this.get(name);
-    if (!existing) throw notFound('ACL auth-method not found');
-    const rules = (await this.bindingRules.list()).filter((rule) => rule.AuthMethod === name);
-    return this.state.commit(() => ({
-      items: [
-        { Delete: { Key: { pk: AUTH_METHOD_PK, sk: name }, ConditionExpression: 'attribute_exists(pk)' } },
-        ...rules.map((rule) => this.bindingRules.deleteItem(rule.ID)),
-      ],
-      tables: ['acl_auth_method', ...(rules.length > 0 ? (['acl_binding_rule'] as const) : [])],
-      events: [authMethodEvent('ACLAuthMethodDeleted', existing), ...rules.map((rule) => this.bindingRules.event('ACLBindingRuleDeleted', rule))],
-    }));
+    return this.state.commit(async () => {
+      const existing = await this.get(name);
+      if (!existing) throw notFound('ACL auth-method not found');
+      const rules = (await this.bindingRules.list()).filter((rule) => rule.AuthMethod === name);
+      return {
+        items: [
+          { Delete: { Key: { pk: AUTH_METHOD_PK, sk: name }, ConditionExpression: 'attribute_exists(pk)' } },
+          ...rules.map((rule) => this.bindingRules.deleteItem(rule.ID)),
+        ],
+        tables: ['acl_auth_method', ...(rules.length > 0 ? (['acl_binding_rule'] as const) : [])],
+        events: [authMethodEvent('ACLAuthMethodDeleted', existing), ...rules.map((rule) => this.bindingRules.event('ACLBindingRuleDeleted', rule))],
+      };
+    });
   }
 }
 
@@ -279,7 +295,7 @@ export function authMethodRoutes(app: Hono<SchedulerEnv>): void {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
     return blockingQuery(c, scheduler.state, ['acl_auth_method'], async () => {
-      const method = await scheduler.authMethods.get(c.req.param('name'));
+      const method = await scheduler.authMethods.get(requireAuthMethodName(c.req.param('name')));
       if (!method) throw notFound('ACL auth-method not found');
       return withoutSecret(method);
     });
@@ -288,7 +304,7 @@ export function authMethodRoutes(app: Hono<SchedulerEnv>): void {
   const update = async (c: Context<SchedulerEnv>) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    const name = c.req.param('name') as string;
+    const name = requireAuthMethodName(c.req.param('name') as string);
     const body = await readBody(c, authMethodBody);
     if (body.Name && body.Name !== name) throw badRequest('ACL auth-method name in URL must match name in body');
     const method = await scheduler.authMethods.upsert({ ...body, Name: name }, 'update');
@@ -301,7 +317,7 @@ export function authMethodRoutes(app: Hono<SchedulerEnv>): void {
   app.delete('/v1/acl/auth-method/:name', async (c) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    setIndexHeaders(c, await scheduler.authMethods.delete(c.req.param('name')));
+    setIndexHeaders(c, await scheduler.authMethods.delete(requireAuthMethodName(c.req.param('name'))));
     return c.body(null, 200);
   });
 }

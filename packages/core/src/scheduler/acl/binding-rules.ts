@@ -12,6 +12,7 @@ import type { SchedulerEnv } from '../scheduler.ts';
 import { type PendingEvent, type SchedulerState, WriteConditionFailed } from '../state.ts';
 import type { AclAuthMethods } from './auth-methods.ts';
 import { contentHash, rfc3339, sameContent, withoutKeys } from './common.ts';
+import { requireUuid, shown, validUuid } from './identifiers.ts';
 import { templateNames } from './interpolate.ts';
 
 export const BINDING_RULE_PK = 'sched#binding-rule';
@@ -48,7 +49,9 @@ export class AclBindingRules {
     private readonly authMethods: AclAuthMethods,
   ) {}
 
+  /** The rule of that ID; an ID that is not a UUID finds none. */
   async get(id: string): Promise<AclBindingRule | undefined> {
+    if (!validUuid.test(id)) return undefined;
     return withoutKeys<AclBindingRule>(await this.state.store.get(BINDING_RULE_PK, id));
   }
 
@@ -58,9 +61,62 @@ export class AclBindingRules {
       .sort((a, b) => a.CreateIndex - b.CreateIndex);
   }
 
-  /** Creates a rule (no `id`), or updates one: empty fields keep their stored values; the auth method cannot change. */
+  /**
+   * Creates a rule (no `id`), or updates one: empty fields keep their stored values; the auth method cannot change.
+   * The reads are made in the write's plan, so an identical change is made (and published) once.
+   */
   async upsert(body: BindingRuleBody, id?: string): Promise<AclBindingRule> {
-    const existing = id ? await this.get(id) : undefined;
+    const ruleId = id ?? uuid();
+    const now = rfc3339(this.state.clock.now());
+    let result: AclBindingRule | undefined;
+    try {
+      await this.state.commit(async (index) => {
+        const existing = id ? await this.get(id) : undefined;
+        const content = await this.checked(body, id, existing);
+        if (existing && sameContent(content, pick(existing))) {
+          result = existing;
+          return undefined;
+        }
+        const rule: AclBindingRule = {
+          ID: ruleId,
+          ...content,
+          Hash: contentHash(content),
+          CreateTime: existing?.CreateTime ?? now,
+          ModifyTime: now,
+          CreateIndex: existing?.CreateIndex ?? index,
+          ModifyIndex: index,
+        };
+        result = rule;
+        return {
+          items: [
+            {
+              Put: {
+                Item: { pk: BINDING_RULE_PK, sk: ruleId, ...rule },
+                ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
+                ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
+              },
+            },
+            // The auth method must still exist when the rule is written.
+            { ConditionCheck: { Key: { pk: 'sched#auth-method', sk: content.AuthMethod }, ConditionExpression: 'attribute_exists(pk)' } },
+          ],
+          tables: ['acl_binding_rule'],
+          events: [this.event('ACLBindingRuleUpserted', rule)],
+        };
+      });
+    } catch (error) {
+      if (!(error instanceof WriteConditionFailed)) throw error;
+      if (error.failed.includes(1)) throw badRequest(`ACL auth-method ${shown(body.AuthMethod ?? '')} not found`);
+      throw badRequest('the binding rule was modified concurrently; retry');
+    }
+    return result as AclBindingRule;
+  }
+
+  /** The rule's content after merging `body` over `existing`, validated (400 naming each problem). */
+  private async checked(
+    body: BindingRuleBody,
+    id: string | undefined,
+    existing: AclBindingRule | undefined,
+  ): Promise<Pick<AclBindingRule, 'Description' | 'AuthMethod' | 'Selector' | 'BindType' | 'BindName'>> {
     if (id && !existing) throw notFound('ACL binding rule not found');
     if (existing && body.AuthMethod && body.AuthMethod !== existing.AuthMethod) {
       throw badRequest('cannot update the auth method of a binding rule');
@@ -90,12 +146,11 @@ export class AclBindingRules {
     }
     if (problems.length > 0) throw badRequest(`ACL binding rule validation failed: ${problems.join('; ')}`);
     const method = await this.authMethods.get(content.AuthMethod);
-    if (!method) throw badRequest(`ACL auth-method ${content.AuthMethod} not found`);
+    if (!method) throw badRequest(`ACL auth-method ${shown(content.AuthMethod)} not found`);
     if (content.BindName) {
-      const known = new Set([
-        ...Object.values(method.Config.ClaimMappings ?? {}).map((name) => `value.${name}`),
-        ...Object.values(method.Config.ListClaimMappings ?? {}).map((name) => `list.${name}`),
-      ]);
+      // Only value claims can be interpolated: Nomad's binder gives list claims to selectors alone, so a bind name
+      // with `${list.x}` would fail every login it matched. Refused here, where the mistake is made.
+      const known = new Set(Object.values(method.Config.ClaimMappings ?? {}).map((name) => `value.${name}`));
       let names: string[];
       try {
         names = templateNames(content.BindName);
@@ -105,67 +160,20 @@ export class AclBindingRules {
       const unknown = names.filter((name) => !known.has(name));
       if (unknown.length > 0) throw badRequest(`bind name is invalid: unknown variable ${unknown.map((name) => `"${name}"`).join(', ')}`);
     }
-    if (existing && sameContent(content, pick(existing))) return existing;
-    const ruleId = id ?? uuid();
-    const now = rfc3339(this.state.clock.now());
-    let stored: AclBindingRule | undefined;
-    try {
-      await this.commitRule(existing, ruleId, content, now, (rule) => {
-        stored = rule;
-      });
-    } catch (error) {
-      if (!(error instanceof WriteConditionFailed)) throw error;
-      if (error.failed.includes(1)) throw badRequest(`ACL auth-method ${content.AuthMethod} not found`);
-      throw badRequest('the binding rule was modified concurrently; retry');
-    }
-    return stored as AclBindingRule;
+    return content;
   }
 
-  private commitRule(
-    existing: AclBindingRule | undefined,
-    ruleId: string,
-    content: Pick<AclBindingRule, 'Description' | 'AuthMethod' | 'Selector' | 'BindType' | 'BindName'>,
-    now: string,
-    keep: (rule: AclBindingRule) => void,
-  ): Promise<number> {
-    return this.state.commit((index) => {
-      const rule: AclBindingRule = {
-        ID: ruleId,
-        ...content,
-        Hash: contentHash(content),
-        CreateTime: existing?.CreateTime ?? now,
-        ModifyTime: now,
-        CreateIndex: existing?.CreateIndex ?? index,
-        ModifyIndex: index,
-      };
-      const stored = rule;
-      keep(rule);
+  /** Deletes a rule; 404 when there is none, also for each loser of concurrent deletes (one deletion, one event). */
+  async delete(id: string): Promise<number> {
+    return this.state.commit(async () => {
+      const existing = await this.get(id);
+      if (!existing) throw notFound('ACL binding rule not found');
       return {
-        items: [
-          {
-            Put: {
-              Item: { pk: BINDING_RULE_PK, sk: ruleId, ...stored },
-              ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
-              ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
-            },
-          },
-          // The auth method must still exist when the rule is written.
-          { ConditionCheck: { Key: { pk: 'sched#auth-method', sk: content.AuthMethod }, ConditionExpression: 'attribute_exists(pk)' } },
-        ],
+        items: [{ Delete: { Key: { pk: BINDING_RULE_PK, sk: id }, ConditionExpression: 'attribute_exists(pk)' } }],
         tables: ['acl_binding_rule'],
-        events: [this.event('ACLBindingRuleUpserted', stored)],
+        events: [this.event('ACLBindingRuleDeleted', existing)],
       };
     });
-  }
-
-  async delete(id: string): Promise<number> {
-    const existing = await this.get(id);
-    if (!existing) throw notFound('ACL binding rule not found');
-    return this.state.commit(() => ({
-      items: [this.deleteItem(id)],
-      tables: ['acl_binding_rule'],
-      events: [this.event('ACLBindingRuleDeleted', existing)],
-    }));
   }
 
   deleteItem(id: string): TransactItem {
@@ -221,7 +229,7 @@ export function bindingRuleRoutes(app: Hono<SchedulerEnv>): void {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
     return blockingQuery(c, scheduler.state, ['acl_binding_rule'], async () => {
-      const rule = await scheduler.bindingRules.get(c.req.param('id'));
+      const rule = await scheduler.bindingRules.get(requireUuid(c.req.param('id'), 'ACL binding rule ID'));
       if (!rule) throw notFound('ACL binding rule not found');
       return withoutHash(rule);
     });
@@ -230,7 +238,7 @@ export function bindingRuleRoutes(app: Hono<SchedulerEnv>): void {
   const update = async (c: Context<SchedulerEnv>) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    const id = c.req.param('id') as string;
+    const id = requireUuid(c.req.param('id') as string, 'ACL binding rule ID');
     const body = await readBody(c, bindingRuleBody);
     if (body.ID && body.ID !== id) throw badRequest('ACL binding rule ID in URL must match ID in body');
     const rule = await scheduler.bindingRules.upsert(body, id);
@@ -243,7 +251,7 @@ export function bindingRuleRoutes(app: Hono<SchedulerEnv>): void {
   app.delete('/v1/acl/binding-rule/:id', async (c) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    setIndexHeaders(c, await scheduler.bindingRules.delete(c.req.param('id')));
+    setIndexHeaders(c, await scheduler.bindingRules.delete(requireUuid(c.req.param('id'), 'ACL binding rule ID')));
     return c.body(null, 200);
   });
 }

@@ -699,28 +699,13 @@ export function templateNames(template: string): string[] {
   return names;
 }
 
-/**
- * Nomad's InterpolateHIL over string variables, plus Keyhaven's `${list.<name>}`: one result per combination of
- * the lists' elements (none when a list is empty).
- */
-export function interpolateHil(template: string, variables: Record<string, string>, lists: Record<string, string[]>, lowercase: boolean): string[] {
-  if (!template.includes('${')) return [template];
+/** Nomad's InterpolateHIL over string variables (claim values lowercased for bind names, not for token names). */
+export function interpolateHil(template: string, variables: Record<string, string>, lowercase: boolean): string {
+  if (!template.includes('${')) return template;
   const tree = parseHil(template);
   const scope = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, lowercase ? value.toLowerCase() : value]));
-  const listNames: string[] = [];
-  walk(tree, (node) => {
-    if (node.type === 'variable' && !Object.hasOwn(scope, node.name) && Object.hasOwn(lists, node.name) && !listNames.includes(node.name)) {
-      listNames.push(node.name);
-    }
-  });
-  checkIdentifiers(tree, (name) => Object.hasOwn(scope, name) || listNames.includes(name));
-  const typed = typeCheck(tree);
-  let scopes = [scope];
-  for (const name of listNames) {
-    const elements = (lists[name] ?? []).map((element) => (lowercase ? element.toLowerCase() : element));
-    scopes = scopes.flatMap((each) => elements.map((element) => ({ ...each, [name]: element })));
-  }
-  return [...new Set(scopes.map((each) => evaluate(typed, each) as string))];
+  checkIdentifiers(tree, (name) => Object.hasOwn(scope, name));
+  return evaluate(typeCheck(tree), scope) as string;
 }
 
 const validName = /^[a-zA-Z0-9-]{1,128}$/;
@@ -734,18 +719,16 @@ export function bindNames(bindType: 'role' | 'policy' | undefined, template: str
   const what = bindType === undefined ? '' : `"${bindType}" `;
   // Nomad's NewIdentity: every claim the method maps is a variable, "" when the token lacks the claim.
   const scope = Object.fromEntries([...mapped.map((name) => [name, '']), ...Object.entries(variables.value)].map(([name, value]) => [`value.${name}`, value as string]));
-  const lists = Object.fromEntries(Object.entries(variables.list).map(([name, value]) => [`list.${name}`, value]));
-  let names: string[];
+  let name: string;
   try {
-    names = interpolateHil(template, scope, lists, true);
+    // List claims are for selectors only: Nomad's binder gives HIL the value claims, so `${list.x}` is an unknown variable.
+    name = interpolateHil(template, scope, true);
   } catch (error) {
     if (error instanceof HilError) throw badRequest(`cannot compute ${what}bind name for bind target: ${error.message}`);
     throw error;
   }
-  for (const name of names) {
-    if (!validName.test(name)) throw badRequest(`computed ${what}bind name for bind target is invalid: ${goQuote(name)}`);
-  }
-  return names;
+  if (!validName.test(name)) throw badRequest(`computed ${what}bind name for bind target is invalid: ${goQuote(name)}`);
+  return [name];
 }
 
 /** The token's name from the auth method's TokenNameFormat (Nomad's formatTokenName): values as they are. */
@@ -757,21 +740,9 @@ export function tokenName(format: string, variables: ClaimVariables, method: { N
   };
   try {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's default TokenNameFormat, a HIL template
-    const [name] = interpolateHil(format || '${auth_method_type}-${auth_method_name}', scope, {}, false);
-    return name ?? '';
+    return interpolateHil(format || '${auth_method_type}-${auth_method_name}', scope, false);
   } catch (error) {
     if (error instanceof HilError) throw badRequest(`failed to generate ACL token name: ${error.message}`);
     throw error;
   }
-}
-
-/**
- * The form login.ts calls: a bind name (no `extra`) or, with `auth_method_name`/`auth_method_type` in `extra`,
- * the token name. New code calls bindNames and tokenName.
- */
-export function interpolate(template: string, variables: ClaimVariables, extra: Record<string, string> = {}): string[] {
-  if (extra.auth_method_name !== undefined || extra.auth_method_type !== undefined) {
-    return [tokenName(template, variables, { Name: extra.auth_method_name ?? '', Type: extra.auth_method_type ?? '' })];
-  }
-  return bindNames(undefined, template, variables);
 }

@@ -5,11 +5,12 @@
 import { createRemoteJWKSet, importJWK, importSPKI, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { Hono } from 'hono';
 import * as z from 'zod';
-import { bexprMatches, parseBexpr } from '../../lib/bexpr.ts';
+import { selectorMatches } from '../../lib/bexpr.ts';
 import { NomadError, badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
 import type { AclAuthMethod } from './auth-methods.ts';
-import { type ClaimVariables, interpolate } from './interpolate.ts';
+import { requireAuthMethodName } from './identifiers.ts';
+import { bindNames, type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
 import type { TokenView } from './tokens.ts';
 
 const loginBody = z.object({ AuthMethodName: z.string().optional(), LoginToken: z.string().optional() });
@@ -138,12 +139,13 @@ export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMetho
   const roles = new Map<string, string>();
   const policies = new Set<string>();
   for (const rule of (await scheduler.bindingRules.list()).filter((candidate) => candidate.AuthMethod === method.Name)) {
-    if (rule.Selector && !bexprMatches(parseBexpr(rule.Selector), datum)) continue;
+    // A selector that does not evaluate (a stored one the grammar now refuses, a missing key) is no match, as in Nomad.
+    if (rule.Selector && !selectorMatches(rule.Selector, datum)) continue;
     if (rule.BindType === 'management') {
       management = true;
       continue;
     }
-    for (const name of interpolate(rule.BindName, variables)) {
+    for (const name of bindNames(rule.BindType, rule.BindName, variables, Object.values(method.Config.ClaimMappings ?? {}))) {
       if (rule.BindType === 'policy') policies.add(name);
       else {
         const role = await scheduler.roles.getByName(name);
@@ -152,9 +154,7 @@ export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMetho
     }
   }
   if (!management && roles.size === 0 && policies.size === 0) throw badRequest('no role or policy bindings matched');
-  const tokenName =
-    interpolate(method.TokenNameFormat, variables, { auth_method_name: method.Name, auth_method_type: method.Type })[0] ??
-    `${method.Type}-${method.Name}`;
+  const tokenName = formatTokenName(method.TokenNameFormat, variables, method);
   const ttl = seconds(method.MaxTokenTTL);
   return scheduler.tokens.mint(
     {
@@ -175,6 +175,7 @@ export function loginRoutes(app: Hono<SchedulerEnv>): void {
     const body = await readBody(c, loginBody);
     if (!body.AuthMethodName) throw badRequest('missing auth method name');
     if (!body.LoginToken) throw badRequest('missing login token');
+    requireAuthMethodName(body.AuthMethodName, 'AuthMethodName');
     const token = await login(scheduler, body.AuthMethodName, body.LoginToken);
     setIndexHeaders(c, token.CreateIndex);
     return c.json(token);

@@ -15,6 +15,7 @@ import { ConditionFailed } from '../../storage/store.ts';
 import { badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
 import type { AclAuthMethod } from './auth-methods.ts';
+import { requireAuthMethodName } from './identifiers.ts';
 import { loginWithClaims } from './login.ts';
 
 export const OIDC_STATE_PK = 'sched#oidc-state';
@@ -108,7 +109,7 @@ async function relyingParty(scheduler: Scheduler, method: AclAuthMethod): Promis
 
 async function oidcMethod(scheduler: Scheduler, name: string | undefined): Promise<AclAuthMethod> {
   if (!name) throw badRequest('missing auth method name');
-  const method = await scheduler.authMethods.get(name);
+  const method = await scheduler.authMethods.get(requireAuthMethodName(name, 'AuthMethodName'));
   if (!method) throw badRequest(`auth method ${name} not found`);
   if (method.Type !== 'OIDC') throw badRequest(`auth method ${name} is of type ${method.Type}, not OIDC`);
   return method;
@@ -156,7 +157,8 @@ export async function oidcAuthUrl(scheduler: Scheduler, body: z.infer<typeof aut
 
 /** Takes the flow out of the table with a conditional delete: of two completions with one state only one gets it. */
 async function takeFlow(scheduler: Scheduler, state: string): Promise<StoredFlow | undefined> {
-  if (state.length > 512) return undefined;
+  // A state this service issued is short; a longer one (in bytes: DynamoDB's sort key limit is 1024) is no flow's.
+  if (Buffer.byteLength(state) > 512) return undefined;
   let item: Record<string, unknown> | undefined;
   try {
     item = await scheduler.core.store.delete({ Key: { pk: OIDC_STATE_PK, sk: state }, ConditionExpression: 'attribute_exists(pk)' });

@@ -5,6 +5,7 @@ import { badRequest, blockingQuery, notFound, permissionDenied, readBody, setInd
 import type { SchedulerEnv } from '../scheduler.ts';
 import type { SchedulerState } from '../state.ts';
 import { sameContent, withoutKeys } from './common.ts';
+import { shown, requirePolicyName, validPolicyName } from './identifiers.ts';
 import { PolicyParseError, type PolicyRules, parsePolicyRules } from './policy-rules.ts';
 
 export const POLICY_PK = 'sched#policy';
@@ -18,13 +19,13 @@ export interface AclPolicy {
   ModifyIndex: number;
 }
 
-const validPolicyName = /^[a-zA-Z0-9-]{1,128}$/;
-
 export class AclPolicies {
   private readonly compiled = new Map<string, { modifyIndex: number; rules: PolicyRules }>();
   constructor(private readonly state: SchedulerState) {}
 
+  /** The policy of that name; a name no policy can have (it would not fit a key) finds none. */
   async get(name: string): Promise<AclPolicy | undefined> {
+    if (!validPolicyName.test(name)) return undefined;
     return withoutKeys<AclPolicy>(await this.state.store.get(POLICY_PK, name));
   }
 
@@ -50,10 +51,13 @@ export class AclPolicies {
     return out;
   }
 
-  /** Creates or replaces a policy; an unchanged policy is not rewritten and keeps its index. */
+  /**
+   * Creates or replaces a policy; an unchanged policy is not rewritten and keeps its index, so of concurrent
+   * identical writes one changes the policy and publishes the event.
+   */
   async upsert(input: { Name: string; Description: string; Rules: string }): Promise<AclPolicy> {
     const problems: string[] = [];
-    if (!validPolicyName.test(input.Name)) problems.push(`invalid name '${input.Name}'`);
+    if (!validPolicyName.test(input.Name)) problems.push(`invalid name '${shown(input.Name)}'`);
     if (input.Description.length > 256) problems.push('description longer than 256');
     try {
       parsePolicyRules(input.Rules);
@@ -62,31 +66,39 @@ export class AclPolicies {
       problems.push(`failed to parse rules: ${error.message}`);
     }
     if (problems.length > 0) throw badRequest(`ACL policy validation failed: ${problems.join('; ')}`);
-    const existing = await this.get(input.Name);
     const content = { Name: input.Name, Description: input.Description, Rules: input.Rules };
-    if (existing && sameContent(content, { Name: existing.Name, Description: existing.Description, Rules: existing.Rules })) {
-      return existing;
-    }
-    let stored: AclPolicy | undefined;
-    await this.state.commit((index) => {
-      stored = { ...content, JobACL: null, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
+    let result: AclPolicy | undefined;
+    await this.state.commit(async (index) => {
+      const existing = await this.get(input.Name);
+      if (existing && sameContent(content, { Name: existing.Name, Description: existing.Description, Rules: existing.Rules })) {
+        result = existing;
+        return undefined;
+      }
+      const stored: AclPolicy = { ...content, JobACL: null, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
+      result = stored;
       return {
         items: [{ Put: { Item: { pk: POLICY_PK, sk: input.Name, ...stored } } }],
         tables: ['acl_policy'],
         events: [policyEvent('ACLPolicyUpserted', stored)],
       };
     });
-    return stored as AclPolicy;
+    return result as AclPolicy;
   }
 
-  async delete(name: string): Promise<number> {
-    const existing = await this.get(name);
-    if (!existing) throw notFound('ACL policy not found');
-    return this.state.commit(() => ({
-      items: [{ Delete: { Key: { pk: POLICY_PK, sk: name } } }],
-      tables: ['acl_policy'],
-      events: [policyEvent('ACLPolicyDeleted', existing)],
-    }));
+  /**
+   * Deletes a policy; the index of the deletion, or undefined when there was no such policy (Nomad deletes a missing
+   * policy as a no-op), so of concurrent deletes one deletes and publishes the event.
+   */
+  async delete(name: string): Promise<number | undefined> {
+    return this.state.commit(async () => {
+      const existing = await this.get(name);
+      if (!existing) return undefined;
+      return {
+        items: [{ Delete: { Key: { pk: POLICY_PK, sk: name } } }],
+        tables: ['acl_policy'],
+        events: [policyEvent('ACLPolicyDeleted', existing)],
+      };
+    });
   }
 }
 
@@ -128,8 +140,9 @@ export function policyRoutes(app: Hono<SchedulerEnv>): void {
   app.get('/v1/acl/policy/:name', async (c) => {
     const { scheduler } = c.var;
     const caller = await scheduler.caller(c);
-    const name = c.req.param('name');
+    const name = c.req.param('name') as string;
     if (!caller.management && !caller.policyNames.includes(name)) throw permissionDenied();
+    requirePolicyName(name);
     return blockingQuery(c, scheduler.state, ['acl_policy'], async () => {
       const policy = await scheduler.policies.get(name);
       if (!policy) throw notFound('ACL policy not found');
@@ -140,6 +153,7 @@ export function policyRoutes(app: Hono<SchedulerEnv>): void {
   const write = async (c: Context<SchedulerEnv>) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
+    // The name is checked, before it reaches a key, with the rest of the policy (Nomad's validation message).
     const name = c.req.param('name') as string;
     const body = await readBody(c, policyBody);
     if (body.Name && body.Name !== name) throw badRequest('Policy name does not match request path');
@@ -153,7 +167,8 @@ export function policyRoutes(app: Hono<SchedulerEnv>): void {
   app.delete('/v1/acl/policy/:name', async (c) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    setIndexHeaders(c, await scheduler.policies.delete(c.req.param('name')));
+    const name = requirePolicyName(c.req.param('name'));
+    setIndexHeaders(c, (await scheduler.policies.delete(name)) ?? (await scheduler.state.tableIndex(['acl_policy'])));
     return c.body(null, 200);
   });
 }

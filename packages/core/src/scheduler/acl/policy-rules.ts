@@ -1,9 +1,11 @@
 /**
  * Nomad ACL policy documents (HCL or JSON) and the capability checks built from them: `namespace` rules
  * with a policy (read, write, scale, deny) and/or capabilities, and `node`, `agent`, `operator`, `plugin`,
- * `quota`, `node_pool`, `host_volume` rules with a policy.
+ * `quota`, `node_pool`, `host_volume`, `sentinel` rules. Parsed as nomad/acl/policy.go parses them (hcl v1, the
+ * same parser as Vault's policies, hcl-v1.ts), validated with its rules.
  */
-import { type HclBody, HclSyntaxError, type HclValue, parseHcl } from '../../lib/hcl.ts';
+import { decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
+import { equalFold, HclSyntaxError, keyName, type ObjectItem, parseHclV1 } from '../../lib/hcl-v1.ts';
 
 export type Disposition = 'read' | 'write' | 'deny';
 
@@ -28,22 +30,40 @@ const namespaceCapabilities = new Set([
   'alloc-exec',
   'alloc-node-exec',
   'alloc-lifecycle',
+  'sentinel-override',
   'csi-register-plugin',
   'csi-write-volume',
   'csi-read-volume',
   'csi-list-volume',
   'csi-mount-volume',
-  'list-scaling-policies',
-  'read-scaling-policy',
-  'read-job-scaling',
-  'scale-job',
-  'submit-recommendation',
-  'sentinel-override',
   'host-volume-create',
   'host-volume-register',
   'host-volume-read',
   'host-volume-write',
   'host-volume-delete',
+  'list-scaling-policies',
+  'read-scaling-policy',
+  'read-job-scaling',
+  'scale-job',
+  'submit-recommendation',
+  'register-job',
+  'revert-job',
+  'deregister-job',
+  'purge-job',
+  'evaluate-job',
+  'plan-job',
+  'tag-job-version',
+  'stable-job',
+  'fail-deployment',
+  'pause-deployment',
+  'promote-deployment',
+  'unblock-deployment',
+  'cancel-deployment',
+  'set-alloc-health-deployment',
+  'gc-allocation',
+  'pause-allocation',
+  'force-periodic-job',
+  'delete-service-registration',
 ]);
 
 const readCapabilities = [
@@ -57,6 +77,7 @@ const readCapabilities = [
   'read-scaling-policy',
   'host-volume-read',
 ];
+/** nomad/acl/policy.go expandNamespacePolicy. */
 const expansions: Record<string, string[]> = {
   deny: ['deny'],
   read: readCapabilities,
@@ -73,103 +94,122 @@ const expansions: Record<string, string[]> = {
     'csi-write-volume',
     'submit-recommendation',
     'host-volume-create',
-    'host-volume-register',
-    'host-volume-write',
-    'host-volume-delete',
   ],
-  scale: ['list-scaling-policies', 'read-scaling-policy', 'read-job-scaling', 'scale-job'],
+  scale: ['list-scaling-policies', 'read-scaling-policy', 'read-job-scaling', 'scale-job', 'read-job', 'submit-recommendation'],
+};
+/** nomad/acl/policy.go expandNamespaceCapabilities: host volume capabilities imply the lesser ones. */
+const implied: Record<string, string[]> = {
+  'host-volume-write': ['host-volume-register', 'host-volume-create', 'host-volume-delete', 'host-volume-read'],
+  'host-volume-register': ['host-volume-create', 'host-volume-read'],
+  'host-volume-create': ['host-volume-read'],
 };
 
-const simpleRules = ['node', 'agent', 'operator', 'plugin', 'quota', 'node_pool', 'host_volume'] as const;
+const policies = ['deny', 'read', 'write', 'scale'];
+const validName = { namespace: /^[a-zA-Z0-9\-*]{1,128}$/, node_pool: /^[a-zA-Z0-9\-_*]{1,128}$/, host_volume: /^[a-zA-Z0-9\-*]{1,128}$/ };
+const labelled = ['namespace', 'node_pool', 'host_volume'] as const;
+const simple = ['agent', 'node', 'operator', 'sentinel', 'quota', 'plugin'] as const;
+const labelledCapabilities: Record<string, Set<string>> = {
+  namespace: namespaceCapabilities,
+  node_pool: new Set(['delete', 'deny', 'read', 'write']),
+  host_volume: new Set(['deny', 'mount-readonly', 'mount-readwrite']),
+};
+const simpleCapabilities: Record<string, Set<string>> = {
+  operator: new Set(['deny', 'snapshot-save', 'license-read', 'keyring-rotate', 'keyring-read', 'keyring-delete']),
+  sentinel: new Set(['deny', 'sentinel-read', 'sentinel-submit', 'sentinel-delete']),
+};
 
-/** Parses a policy's `Rules`; the message of a PolicyParseError says what is wrong. */
+/**
+ * Parses a policy's `Rules`; the message of a PolicyParseError says what is wrong. As Nomad: empty rules are an
+ * empty policy, anything else must name at least one rule; top-level keys are matched ignoring case and any
+ * other key (or a label on a block that takes none) is refused. Unlike Nomad, an attribute given twice in one HCL
+ * block is refused (Nomad keeps the last `policy`, so a `deny` followed by a `write` would grant the write).
+ */
 export function parsePolicyRules(text: string): PolicyRules {
-  const body = text.trim().startsWith('{') ? jsonToBody(text) : hclBody(text);
   const rules: PolicyRules = { namespaces: [] };
-  for (const key of Object.keys(body.attributes)) throw new PolicyParseError(`unexpected attribute "${key}"`);
-  for (const block of body.blocks) {
-    if (block.type === 'namespace') {
-      const name = block.labels[0];
-      if (name === undefined || block.labels.length !== 1) throw new PolicyParseError('a namespace rule needs one name');
-      const policy = stringAttribute(block.body, 'policy', `namespace "${name}"`);
-      const explicit = listAttribute(block.body, 'capabilities', `namespace "${name}"`);
-      if (policy !== undefined && policy !== '' && !(policy in expansions)) {
-        throw new PolicyParseError(`Invalid namespace policy: "${policy}" in namespace "${name}"`);
-      }
-      for (const capability of explicit) {
-        if (!namespaceCapabilities.has(capability)) {
-          throw new PolicyParseError(`Invalid namespace capability '${capability}' in namespace "${name}"`);
-        }
-      }
-      rules.namespaces.push({ name, capabilities: [...new Set([...(policy ? (expansions[policy] ?? []) : []), ...explicit])] });
-    } else if ((simpleRules as readonly string[]).includes(block.type)) {
-      if (block.labels.length > 0 && block.type !== 'host_volume' && block.type !== 'node_pool') {
-        throw new PolicyParseError(`the ${block.type} rule takes no label`);
-      }
-      const policy = stringAttribute(block.body, 'policy', block.type) ?? '';
-      if (!['read', 'write', 'deny', ...(block.type === 'plugin' ? ['list'] : [])].includes(policy)) {
-        throw new PolicyParseError(`Invalid ${block.type} policy: "${policy}"`);
-      }
-      if (block.type === 'node' || block.type === 'agent' || block.type === 'operator') {
-        rules[block.type] = policy as Disposition;
-      }
-    } else {
-      throw new PolicyParseError(`unexpected rule "${block.type}"`);
-    }
-  }
-  return rules;
-}
-
-function hclBody(text: string): HclBody {
+  if (text === '') return rules;
   try {
-    return parseHcl(text);
+    const root = parseHclV1(text);
+    let named = 0;
+    const merged = new Map<(typeof simple)[number], SimpleFields>();
+    for (const item of root.items) {
+      const type = keyName(item.keys[0] as ObjectItem['keys'][number]);
+      const kind = [...labelled, ...simple].find((known) => equalFold(known, type));
+      if (!kind) throw new PolicyParseError(`Invalid or duplicate policy keys: ${type}`);
+      named++;
+      if ((labelled as readonly string[]).includes(kind)) {
+        labelledRule(rules, kind as (typeof labelled)[number], item);
+      } else {
+        // As Nomad's decoder: a repeated block decodes into the same rule (the last policy, capabilities appended).
+        const simpleKind = kind as (typeof simple)[number];
+        merged.set(simpleKind, simpleFields(simpleKind, item, merged.get(simpleKind)));
+      }
+    }
+    if (named === 0) throw new PolicyParseError(`Invalid policy: ${text.slice(0, 80)}`);
+    for (const [kind, fields] of merged) simpleRule(rules, kind, fields);
   } catch (error) {
     if (error instanceof HclSyntaxError) throw new PolicyParseError(error.message);
     throw error;
   }
+  return rules;
 }
 
-/** The JSON form of a policy, as HCL's JSON syntax maps it: `{"namespace": {"default": {"policy": "read"}}}`. */
-function jsonToBody(text: string): HclBody {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new PolicyParseError((error as Error).message);
+/** `namespace "name" { policy = "…" capabilities = [ … ] }`, and the same for node pools and host volumes. */
+function labelledRule(rules: PolicyRules, kind: (typeof labelled)[number], item: ObjectItem): void {
+  const [, label, ...extra] = item.keys;
+  if (!label) throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} name: a ${kind} rule needs a name`);
+  if (extra.length > 0) throw new PolicyParseError(`Invalid or duplicate policy keys: ${extra.map(keyName).join(', ')}`);
+  const name = keyName(label);
+  if (!validName[kind].test(name)) throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} name: "${name}"`);
+  const body = structList(item.value, `${kind} "${name}"`);
+  let policy = '';
+  for (const source of fieldSources(body, 'policy')) policy = decodeString(source, `${kind} "${name}".policy`);
+  let capabilities: string[] = [];
+  for (const source of fieldSources(body, 'capabilities')) {
+    capabilities = decodeSlice(source, `${kind} "${name}".capabilities`, decodeString, capabilities);
   }
-  if (!isObject(json)) throw new PolicyParseError('a JSON policy must be an object');
-  const body: HclBody = { attributes: {}, blocks: [] };
-  for (const [type, value] of Object.entries(json)) {
-    if (!isObject(value)) throw new PolicyParseError(`"${type}" must be an object`);
-    if (type === 'namespace' || type === 'host_volume' || type === 'node_pool') {
-      for (const [label, inner] of Object.entries(value)) {
-        if (!isObject(inner)) throw new PolicyParseError(`${type} "${label}" must be an object`);
-        body.blocks.push({ type, labels: [label], body: { attributes: inner, blocks: [] } });
-      }
-    } else {
-      body.blocks.push({ type, labels: [], body: { attributes: value, blocks: [] } });
+  if (policy !== '' && !policies.includes(policy)) throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} policy: "${policy}" for "${name}"`);
+  for (const capability of capabilities) {
+    if (!labelledCapabilities[kind]?.has(capability)) {
+      throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} capability '${capability}' for "${name}"`);
     }
   }
-  return body;
+  if (kind !== 'namespace') return;
+  const granted = [...capabilities, ...(policy ? (expansions[policy] ?? []) : [])];
+  for (const capability of capabilities) granted.push(...(implied[capability] ?? []));
+  rules.namespaces.push({ name, capabilities: [...new Set(granted)] });
 }
 
-const isObject = (value: unknown): value is Record<string, HclValue> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
-function stringAttribute(body: HclBody, name: string, where: string): string | undefined {
-  const value = body.attributes[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new PolicyParseError(`${where}: ${name} must be a string`);
-  return value;
+interface SimpleFields {
+  policy: string;
+  capabilities: string[];
 }
 
-function listAttribute(body: HclBody, name: string, where: string): string[] {
-  const value = body.attributes[name];
-  if (value === undefined) return [];
-  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) {
-    throw new PolicyParseError(`${where}: ${name} must be a list of strings`);
+/** The fields of `node { policy = "read" }` and the other rules without a name, decoded over any earlier block. */
+function simpleFields(kind: (typeof simple)[number], item: ObjectItem, earlier: SimpleFields | undefined): SimpleFields {
+  if (item.keys.length > 1) throw new PolicyParseError(`Invalid or duplicate policy keys: ${item.keys.slice(1).map(keyName).join(', ')}`);
+  const body = structList(item.value, kind);
+  let policy = earlier?.policy ?? '';
+  for (const source of fieldSources(body, 'policy')) policy = decodeString(source, `${kind}.policy`);
+  let capabilities = earlier?.capabilities ?? [];
+  for (const source of fieldSources(body, 'capabilities')) capabilities = decodeSlice(source, `${kind}.capabilities`, decodeString, capabilities);
+  return { policy, capabilities };
+}
+
+/** Validates a rule without a name, as Nomad does, and keeps what the ACL uses. */
+function simpleRule(rules: PolicyRules, kind: (typeof simple)[number], { policy, capabilities }: SimpleFields): void {
+  const allowed = kind === 'plugin' ? ['deny', 'read', 'list', 'write'] : kind === 'operator' || kind === 'sentinel' ? ['', ...policies] : policies;
+  // `scale` means nothing for these in Nomad's ACL; refusing it keeps a policy from meaning less than it says.
+  if (!allowed.includes(policy) || (policy === 'scale' && kind !== 'operator' && kind !== 'sentinel')) {
+    throw new PolicyParseError(`Invalid ${kind} policy: "${policy}"`);
   }
-  return value as string[];
+  const known = simpleCapabilities[kind];
+  for (const capability of capabilities) {
+    if (!known?.has(capability)) throw new PolicyParseError(`Invalid ${kind} capability '${capability}'`);
+  }
+  if (kind === 'node' || kind === 'agent' || kind === 'operator') {
+    if (policy === '' || policy === 'scale') return;
+    rules[kind] = policy as Disposition;
+  }
 }
 
 /** What a token may do: the union of its policies' rules, where deny wins. */

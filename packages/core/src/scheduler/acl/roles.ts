@@ -9,6 +9,7 @@ import { badRequest, blockingQuery, notFound, permissionDenied, readBody, setInd
 import type { SchedulerEnv } from '../scheduler.ts';
 import { type SchedulerState, WriteConditionFailed } from '../state.ts';
 import { sameContent, withoutKeys } from './common.ts';
+import { shown, requireRoleName, requireUuid, validRoleName, validUuid } from './identifiers.ts';
 import type { AclPolicies } from './policies.ts';
 
 export const ROLE_PK = 'sched#role';
@@ -23,7 +24,6 @@ export interface AclRole {
   ModifyIndex: number;
 }
 
-const validRoleName = /^[a-zA-Z0-9_-]{1,128}$/;
 const evenHex = /^(?:[0-9a-f]{2})*$/;
 
 export class AclRoles {
@@ -32,11 +32,14 @@ export class AclRoles {
     private readonly policies: AclPolicies,
   ) {}
 
+  /** The role of that ID; an ID that is not a UUID finds none (no role has one, and it might not fit a key). */
   async get(id: string): Promise<AclRole | undefined> {
+    if (!validUuid.test(id)) return undefined;
     return withoutKeys<AclRole>(await this.state.store.get(ROLE_PK, id));
   }
 
   async getByName(name: string): Promise<AclRole | undefined> {
+    if (!validRoleName.test(name)) return undefined;
     const link = await this.state.store.get(ROLE_NAME_PK, name);
     return link ? this.get(link.id as string) : undefined;
   }
@@ -45,28 +48,35 @@ export class AclRoles {
     return (await this.state.store.prefix(ROLE_PK, '')).map((item) => withoutKeys<AclRole>(item) as AclRole);
   }
 
-  /** Creates (no `id`) or replaces the role `id`; an unchanged role keeps its index. */
+  /**
+   * Creates (no `id`) or replaces the role `id`; an unchanged role keeps its index. The reads are made in the
+   * write's plan, so of concurrent writers one takes a name and an identical change is made (and published) once.
+   */
   async upsert(input: { Name: string; Description: string; Policies: Array<{ Name: string }> }, id?: string): Promise<AclRole> {
     const policies = [...new Set(input.Policies.map((link) => link.Name))].map((name) => ({ Name: name }));
     const problems: string[] = [];
-    if (!validRoleName.test(input.Name)) problems.push(`invalid name '${input.Name}'`);
+    if (!validRoleName.test(input.Name)) problems.push(`invalid name '${shown(input.Name)}'`);
     if (input.Description.length > 256) problems.push('description longer than 256');
     if (policies.length === 0) problems.push('at least one policy should be specified');
     if (problems.length > 0) throw badRequest(`ACL role validation failed: ${problems.join('; ')}`);
-    for (const link of policies) {
-      if (!(await this.policies.get(link.Name))) throw badRequest(`cannot find policy ${link.Name}`);
-    }
-    const existing = id ? await this.get(id) : undefined;
-    if (id && !existing) throw notFound('ACL role not found');
     const content = { Name: input.Name, Description: input.Description, Policies: policies };
-    if (existing && sameContent(content, { Name: existing.Name, Description: existing.Description, Policies: existing.Policies })) {
-      return existing;
-    }
     const roleId = id ?? uuid();
-    let stored: AclRole | undefined;
+    let result: AclRole | undefined;
     try {
-      await this.state.commit((index) => {
-        stored = { ID: roleId, ...content, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
+      await this.state.commit(async (index) => {
+        for (const link of policies) {
+          if (!(await this.policies.get(link.Name))) throw badRequest(`cannot find policy ${shown(link.Name)}`);
+        }
+        const existing = id ? await this.get(id) : undefined;
+        if (id && !existing) throw notFound('ACL role not found');
+        if (existing && sameContent(content, { Name: existing.Name, Description: existing.Description, Policies: existing.Policies })) {
+          result = existing;
+          return undefined;
+        }
+        const holder = await this.state.store.get(ROLE_NAME_PK, content.Name);
+        if (holder && holder.id !== roleId) throw badRequest(`role with name ${shown(content.Name)} already exists`);
+        const stored: AclRole = { ID: roleId, ...content, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
+        result = stored;
         const renamed = existing && existing.Name !== content.Name;
         return {
           items: [
@@ -95,25 +105,28 @@ export class AclRoles {
       });
     } catch (error) {
       if (error instanceof WriteConditionFailed) {
-        if (error.failed.includes(1)) throw badRequest(`role with name ${content.Name} already exists`);
+        if (error.failed.includes(1)) throw badRequest(`role with name ${shown(content.Name)} already exists`);
         throw badRequest('the role was modified concurrently; retry');
       }
       throw error;
     }
-    return stored as AclRole;
+    return result as AclRole;
   }
 
+  /** Deletes a role and frees its name; 404 when there is none (also for each loser of concurrent deletes). */
   async delete(id: string): Promise<number> {
-    const existing = await this.get(id);
-    if (!existing) throw notFound('ACL role not found');
-    return this.state.commit(() => ({
-      items: [
-        { Delete: { Key: { pk: ROLE_PK, sk: id }, ConditionExpression: 'attribute_exists(pk)' } },
-        { Delete: { Key: { pk: ROLE_NAME_PK, sk: existing.Name } } },
-      ],
-      tables: ['acl_role'],
-      events: [roleEvent('ACLRoleDeleted', existing)],
-    }));
+    return this.state.commit(async () => {
+      const existing = await this.get(id);
+      if (!existing) throw notFound('ACL role not found');
+      return {
+        items: [
+          { Delete: { Key: { pk: ROLE_PK, sk: id }, ConditionExpression: 'attribute_exists(pk)' } },
+          { Delete: { Key: { pk: ROLE_NAME_PK, sk: existing.Name } } },
+        ],
+        tables: ['acl_role'],
+        events: [roleEvent('ACLRoleDeleted', existing)],
+      };
+    });
   }
 }
 
@@ -173,13 +186,13 @@ export function roleRoutes(app: Hono<SchedulerEnv>): void {
       return role;
     });
   };
-  app.get('/v1/acl/role/name/:name', read((c) => c.var.scheduler.roles.getByName(c.req.param('name') as string)));
-  app.get('/v1/acl/role/:id', read((c) => c.var.scheduler.roles.get(c.req.param('id') as string)));
+  app.get('/v1/acl/role/name/:name', read((c) => c.var.scheduler.roles.getByName(requireRoleName(c.req.param('name') as string))));
+  app.get('/v1/acl/role/:id', read((c) => c.var.scheduler.roles.get(requireUuid(c.req.param('id') as string, 'ACL role ID'))));
 
   app.post('/v1/acl/role/:id', async (c) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    const id = c.req.param('id');
+    const id = requireUuid(c.req.param('id'), 'ACL role ID');
     const body = await readBody(c, roleBody);
     if (!body.ID) throw badRequest('ACL role ID is required in the body');
     if (body.ID !== id) throw badRequest('ACL role ID in URL must match ID in body');
@@ -191,7 +204,7 @@ export function roleRoutes(app: Hono<SchedulerEnv>): void {
   app.delete('/v1/acl/role/:id', async (c) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    setIndexHeaders(c, await scheduler.roles.delete(c.req.param('id')));
+    setIndexHeaders(c, await scheduler.roles.delete(requireUuid(c.req.param('id'), 'ACL role ID')));
     return c.body(null, 200);
   });
 }

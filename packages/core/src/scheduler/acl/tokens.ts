@@ -13,6 +13,7 @@ import { badRequest, blockingQuery, NomadError, notFound, permissionDenied, read
 import type { SchedulerEnv } from '../scheduler.ts';
 import { META_PK, type PendingEvent, type SchedulerState, WriteConditionFailed } from '../state.ts';
 import { contentHash, rfc3339, withoutKeys } from './common.ts';
+import { requireUuid, shown, validUuid } from './identifiers.ts';
 import type { AclRoles } from './roles.ts';
 
 export const TOKEN_PK = 'sched#token';
@@ -57,7 +58,6 @@ export interface TokenInput {
 
 const minTtlSeconds = 60;
 const maxTtlSeconds = 24 * 3600;
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const view = (token: StoredToken | AclToken): AclToken => {
   const { SecretHash: _hash, ...rest } = token as StoredToken;
@@ -73,7 +73,9 @@ export class AclTokens {
     private readonly hash: (secret: string) => string,
   ) {}
 
+  /** The token of an accessor ID; an ID that is not a UUID finds none. */
   async get(accessor: string): Promise<StoredToken | undefined> {
+    if (!validUuid.test(accessor)) return undefined;
     return withoutKeys<StoredToken>(await this.state.store.get(TOKEN_PK, accessor));
   }
 
@@ -98,7 +100,7 @@ export class AclTokens {
   }
 
   async bootstrap(secret: string | undefined): Promise<TokenView> {
-    if (secret !== undefined && secret !== '' && !uuidPattern.test(secret)) throw badRequest('BootstrapSecret must be a UUID');
+    if (secret !== undefined && secret !== '' && !validUuid.test(secret)) throw badRequest('BootstrapSecret must be a UUID');
     const done = await this.state.store.get(META_PK, 'bootstrap');
     if (done) throw badRequest(`ACL bootstrap already done (reset index: ${done.index as number})`);
     try {
@@ -177,32 +179,43 @@ export class AclTokens {
     return { ...view(stored as StoredToken), SecretID: secret };
   }
 
+  /** Updates a token; the read is made in the write's plan, so an identical change is made (and published) once. */
   async update(accessor: string, input: TokenInput): Promise<AclToken> {
-    const existing = await this.get(accessor);
-    if (!existing || this.expired(existing)) throw notFound('ACL token not found');
-    const type = input.Type || existing.Type;
     const policies = [...new Set(input.Policies ?? [])];
     const roles = await this.resolveRoles(input.Roles ?? []);
-    validate(type, input.Name ?? '', policies, roles);
-    if (input.Global !== undefined && input.Global !== existing.Global) throw badRequest('Cannot toggle global value');
-    if ((input.ExpirationTTL ?? 0) > 0 || (input.ExpirationTime && input.ExpirationTime !== existing.ExpirationTime)) {
-      throw badRequest('Cannot update expiration of an existing token');
-    }
-    const content = {
-      AccessorID: accessor,
-      Name: input.Name ?? '',
-      Type: type as AclToken['Type'],
-      Policies: type === 'management' ? [] : policies,
-      Roles: type === 'management' ? [] : roles,
-      Global: existing.Global,
-      CreateTime: existing.CreateTime,
-      ...(existing.ExpirationTime ? { ExpirationTime: existing.ExpirationTime } : {}),
-      ...(existing.ExpirationTTL ? { ExpirationTTL: existing.ExpirationTTL } : {}),
-    };
-    if (contentHash(content) === existing.Hash) return view(existing);
-    let stored: StoredToken | undefined;
-    await this.state.commit((index) => {
-      stored = { ...content, Hash: contentHash(content), CreateIndex: existing.CreateIndex, ModifyIndex: index, SecretHash: existing.SecretHash };
+    let result: StoredToken | undefined;
+    await this.state.commit(async (index) => {
+      const existing = await this.get(accessor);
+      if (!existing || this.expired(existing)) throw notFound('ACL token not found');
+      const type = input.Type || existing.Type;
+      validate(type, input.Name ?? '', policies, roles);
+      if (input.Global !== undefined && input.Global !== existing.Global) throw badRequest('Cannot toggle global value');
+      if ((input.ExpirationTTL ?? 0) > 0 || (input.ExpirationTime && input.ExpirationTime !== existing.ExpirationTime)) {
+        throw badRequest('Cannot update expiration of an existing token');
+      }
+      const content = {
+        AccessorID: accessor,
+        Name: input.Name ?? '',
+        Type: type as AclToken['Type'],
+        Policies: type === 'management' ? [] : policies,
+        Roles: type === 'management' ? [] : roles,
+        Global: existing.Global,
+        CreateTime: existing.CreateTime,
+        ...(existing.ExpirationTime ? { ExpirationTime: existing.ExpirationTime } : {}),
+        ...(existing.ExpirationTTL ? { ExpirationTTL: existing.ExpirationTTL } : {}),
+      };
+      if (contentHash(content) === existing.Hash) {
+        result = existing;
+        return undefined;
+      }
+      const stored: StoredToken = {
+        ...content,
+        Hash: contentHash(content),
+        CreateIndex: existing.CreateIndex,
+        ModifyIndex: index,
+        SecretHash: existing.SecretHash,
+      };
+      result = stored;
       return {
         items: [
           {
@@ -219,20 +232,26 @@ export class AclTokens {
         events: [tokenEvent('ACLTokenUpserted', stored)],
       };
     });
-    return view(stored as StoredToken);
+    return view(result as StoredToken);
   }
 
+  /**
+   * Deletes a token. A missing one is Nomad's 400 ("Cannot delete nonexistent tokens"), also for each loser of
+   * concurrent deletes: the read is made in the write's plan, so one delete happens and publishes the event.
+   */
   async delete(accessor: string): Promise<number> {
-    const existing = await this.get(accessor);
-    if (!existing) throw notFound('ACL token not found');
-    return this.state.commit(() => ({
-      items: [
-        { Delete: { Key: { pk: TOKEN_PK, sk: accessor }, ConditionExpression: 'attribute_exists(pk)' } },
-        { Delete: { Key: { pk: SECRET_PK, sk: existing.SecretHash } } },
-      ],
-      tables: ['acl_token'],
-      events: [tokenEvent('ACLTokenDeleted', existing)],
-    }));
+    return this.state.commit(async () => {
+      const existing = await this.get(accessor);
+      if (!existing) throw badRequest(`Cannot delete nonexistent tokens: ${shown(accessor)}`);
+      return {
+        items: [
+          { Delete: { Key: { pk: TOKEN_PK, sk: accessor }, ConditionExpression: 'attribute_exists(pk)' } },
+          { Delete: { Key: { pk: SECRET_PK, sk: existing.SecretHash } } },
+        ],
+        tables: ['acl_token'],
+        events: [tokenEvent('ACLTokenDeleted', existing)],
+      };
+    });
   }
 
   /** Deletes tokens whose expiration has passed (the guarantee; DynamoDB's TTL only removes the secret links). */
@@ -260,7 +279,7 @@ export class AclTokens {
     const out = new Map<string, RoleLink>();
     for (const link of links) {
       const role = link.ID ? await this.roles.get(link.ID) : link.Name ? await this.roles.getByName(link.Name) : undefined;
-      if (!role) throw badRequest(`cannot find role ${link.ID || link.Name || '""'}`);
+      if (!role) throw badRequest(`cannot find role ${shown(link.ID || link.Name || '""')}`);
       out.set(role.ID, { ID: role.ID, Name: role.Name });
     }
     return [...out.values()];
@@ -371,6 +390,7 @@ export function tokenRoutes(app: Hono<SchedulerEnv>): void {
     const caller = await scheduler.caller(c);
     const accessor = c.req.param('accessor');
     if (!caller.management && caller.token?.AccessorID !== accessor) throw permissionDenied();
+    requireUuid(accessor, 'ACL token accessor ID');
     return blockingQuery(c, scheduler.state, ['acl_token'], async () => {
       const token = await scheduler.tokens.get(accessor);
       if (!token || scheduler.tokens.expired(token)) throw notFound('ACL token not found');
@@ -381,7 +401,7 @@ export function tokenRoutes(app: Hono<SchedulerEnv>): void {
   const update = async (c: Context<SchedulerEnv>) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    const accessor = c.req.param('accessor') as string;
+    const accessor = requireUuid(c.req.param('accessor') as string, 'ACL token accessor ID');
     const body = await readBody(c, tokenBody);
     if (body.AccessorID && body.AccessorID !== accessor) throw badRequest('Token accessor ID does not match request path');
     const token = await scheduler.tokens.update(accessor, body);
@@ -394,7 +414,7 @@ export function tokenRoutes(app: Hono<SchedulerEnv>): void {
   app.delete('/v1/acl/token/:accessor', async (c) => {
     const { scheduler } = c.var;
     await scheduler.requireManagement(c);
-    setIndexHeaders(c, await scheduler.tokens.delete(c.req.param('accessor')));
+    setIndexHeaders(c, await scheduler.tokens.delete(requireUuid(c.req.param('accessor'), 'ACL token accessor ID')));
     return c.body(null, 200);
   });
 }

@@ -153,10 +153,11 @@ describe('Acl lists (Vault checks a list of `p` as `p/`)', () => {
     expect(acl(rule('secret/app/', 'list')).allows('secret/app', 'list')).toBe(true);
   });
 
-  it('a + rule for the directory name grants the list, unless a more precise rule denies', () => {
+  it('a + rule for the directory name grants the list, even over a deny glob below it (Vault looks up `p` before `p/`)', () => {
     expect(acl(rule('secret/+', 'list')).allows('secret/app', 'list')).toBe(true);
     const a = acl(rule('secret/+', 'list'), rule('secret/private/*', 'deny'));
-    expect(a.allows('secret/private', 'list')).toBe(false);
+    expect(a.allows('secret/private', 'list')).toBe(true);
+    expect(a.allows('secret/private/x', 'read')).toBe(false);
     expect(a.allows('secret/public', 'list')).toBe(true);
   });
 
@@ -202,14 +203,16 @@ describe('Acl parameter constraints (Vault: allowed_parameters, denied_parameter
     expect(writes(acl(constrained('secret/foo', 'allowed_parameters = { "bar" = ["*"] }')), { bar: 'x' })).toBe(false);
   });
 
-  it('non-string values must be the same JSON value, and never match a glob', () => {
-    const a = acl(constrained('secret/foo', 'allowed_parameters = { "n" = [1, true, null], "s" = ["1*"] }'));
-    expect(writes(a, { n: 1 })).toBe(true);
+  it('booleans must be the same value; numbers never match (Vault compares json.Number with int); no glob', () => {
+    const a = acl(constrained('secret/foo', 'allowed_parameters = { "n" = [1, true], "s" = ["1*"] }'));
     expect(writes(a, { n: true })).toBe(true);
-    expect(writes(a, { n: null })).toBe(true);
+    expect(writes(a, { n: 1 })).toBe(false);
     expect(writes(a, { n: '1' })).toBe(false);
-    expect(writes(a, { n: 2 })).toBe(false);
+    expect(writes(a, { n: false })).toBe(false);
     expect(writes(a, { s: 12 })).toBe(false);
+    expect(writes(a, { s: '12' })).toBe(true);
+    const denied = acl(constrained('secret/foo', 'denied_parameters = { "n" = [1] }'));
+    expect(writes(denied, { n: 1 })).toBe(true);
   });
 
   it('lists and comma-separated strings are checked element by element (Vault 1.21)', () => {
@@ -310,5 +313,128 @@ describe('Acl parameter constraints (Vault: allowed_parameters, denied_parameter
 
   it('root ignores every constraint', () => {
     expect(new Acl([parsePolicyDocument(constrained('secret/foo', 'required_parameters = ["bar"]'))], true).allows('secret/foo', 'update', false, {})).toBe(true);
+  });
+});
+
+/**
+ * The decision tables of Vault's own vault/acl_test.go (testACLSingle, testLayeredACL), over the same policies:
+ * [operation, path, allowed, with sudo].
+ */
+describe("Acl against Vault's acl_test.go decision tables", () => {
+  const vaultAclPolicy = `
+name = "DeV"
+path "dev/*" { policy = "sudo" }
+path "stage/*" { policy = "write" }
+path "stage/aws/*" {
+  policy = "read"
+  capabilities = ["update", "sudo"]
+}
+path "stage/aws/policy/*" { policy = "sudo" }
+path "prod/*" { policy = "read" }
+path "prod/aws/*" { policy = "deny" }
+path "sys/*" { policy = "deny" }
+path "foo/bar" { capabilities = ["read", "create", "sudo"] }
+path "baz/quux" { capabilities = ["read", "create", "patch"] }
+path "test/+/segment" { capabilities = ["read"] }
+path "+/segment/at/front" { capabilities = ["read"] }
+path "test/segment/at/end/+" { capabilities = ["read"] }
+path "test/segment/at/end/v2/+/" { capabilities = ["read"] }
+path "test/+/wildcard/+/*" { capabilities = ["read"] }
+path "test/+/wildcardglob/+/end*" { capabilities = ["read"] }
+path "1/2/*" { capabilities = ["create"] }
+path "1/2/+" { capabilities = ["read"] }
+path "1/2/+/+" { capabilities = ["update", "recover"] }
+`;
+  const vaultAclPolicy2 = `
+name = "OpS"
+path "dev/hide/*" { policy = "deny" }
+path "stage/aws/policy/*" {
+  policy = "deny"
+  capabilities = ["read", "update", "sudo"]
+}
+path "prod/*" { policy = "write" }
+path "sys/seal" { policy = "sudo" }
+path "foo/bar" { capabilities = ["deny"] }
+path "baz/quux" { capabilities = ["deny"] }
+`;
+  type Case = [Capability, string, boolean, boolean];
+  const check = (a: Acl, cases: Case[]) => {
+    for (const [operation, path, allowed, sudo] of cases) {
+      expect([operation, path, a.allows(path, operation)]).toEqual([operation, path, allowed]);
+      if (allowed) expect([operation, path, 'sudo', a.allows(path, operation, true)]).toEqual([operation, path, 'sudo', sudo]);
+    }
+  };
+
+  it('testACLSingle', () => {
+    check(acl(vaultAclPolicy), [
+      ['read', 'root', false, false],
+      ['read', 'dev/foo', true, true],
+      ['update', 'dev/foo', true, true],
+      ['delete', 'stage/foo', true, false],
+      ['list', 'stage/aws/foo', true, true],
+      ['update', 'stage/aws/foo', true, true],
+      ['update', 'stage/aws/policy/foo', true, true],
+      ['delete', 'prod/foo', false, false],
+      ['update', 'prod/foo', false, false],
+      ['read', 'prod/foo', true, false],
+      ['list', 'prod/foo', true, false],
+      ['read', 'prod/aws/foo', false, false],
+      ['read', 'foo/bar', true, true],
+      ['list', 'foo/bar', false, true],
+      ['update', 'foo/bar', false, true],
+      ['create', 'foo/bar', true, true],
+      ['read', 'baz/quux', true, false],
+      ['create', 'baz/quux', true, false],
+      ['patch', 'baz/quux', true, false],
+      ['list', 'baz/quux', false, false],
+      ['update', 'baz/quux', false, false],
+      ['read', 'test/foo/bar/segment', false, false],
+      ['read', 'test/foo/segment', true, false],
+      ['read', 'test/bar/segment', true, false],
+      ['read', 'test/segment/at/frond', false, false],
+      ['read', 'test/segment/at/front', true, false],
+      ['read', 'test/segment/at/end/foo', true, false],
+      ['read', 'test/segment/at/end/foo/', false, false],
+      ['read', 'test/segment/at/end/v2/foo/', true, false],
+      ['read', 'test/segment/wildcard/at/foo/', true, false],
+      ['read', 'test/segment/wildcard/at/end', true, false],
+      ['read', 'test/segment/wildcard/at/end/', true, false],
+      ['read', '1/2/3/4', false, false],
+      ['read', '1/2/3', true, false],
+      ['update', '1/2/3', false, false],
+      ['update', '1/2/3/4', true, false],
+      ['create', '1/2/3/4/5', true, false],
+      ['recover', '1/2/3/4', true, false],
+    ]);
+  });
+
+  it('testLayeredACL', () => {
+    check(acl(vaultAclPolicy, vaultAclPolicy2), [
+      ['read', 'root', false, false],
+      ['read', 'dev/foo', true, true],
+      ['update', 'dev/foo', true, true],
+      ['read', 'dev/hide/foo', false, false],
+      ['update', 'dev/hide/foo', false, false],
+      ['delete', 'stage/foo', true, false],
+      ['list', 'stage/aws/foo', true, true],
+      ['update', 'stage/aws/foo', true, true],
+      ['update', 'stage/aws/policy/foo', false, false],
+      ['delete', 'prod/foo', true, false],
+      ['update', 'prod/foo', true, false],
+      ['read', 'prod/foo', true, false],
+      ['list', 'prod/foo', true, false],
+      ['read', 'prod/aws/foo', false, false],
+      ['read', 'sys/status', false, false],
+      ['update', 'sys/seal', true, true],
+      ['read', 'foo/bar', false, false],
+      ['list', 'foo/bar', false, false],
+      ['update', 'foo/bar', false, false],
+      ['create', 'foo/bar', false, false],
+      ['read', 'baz/quux', false, false],
+      ['list', 'baz/quux', false, false],
+      ['update', 'baz/quux', false, false],
+      ['create', 'baz/quux', false, false],
+      ['patch', 'baz/quux', false, false],
+    ]);
   });
 });

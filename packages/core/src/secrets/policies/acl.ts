@@ -1,7 +1,7 @@
 import { ParameterConstraints } from './parameter-constraints.ts';
 import type { Capability, PathRule } from './policy-document.ts';
 
-/** What the rules for one pattern grant, merged across policies. */
+/** What the rules for one path key grant, merged across policies. */
 interface Permissions {
   capabilities: Set<Capability>;
   /** Absent unless some rule for the pattern constrains parameters: the common case costs one check. */
@@ -9,33 +9,55 @@ interface Permissions {
 }
 
 /** The capabilities whose requests Vault checks against parameter constraints. */
-const parameterCheckedCapabilities = new Set<Capability>(['read', 'create', 'update', 'patch']);
+const parameterCheckedCapabilities = new Set<Capability>(['read', 'create', 'update', 'patch', 'recover']);
 
-interface CompiledRule extends Permissions {
-  pattern: string;
-  matcher: RegExp;
+interface SegmentRule {
+  permissions: Permissions;
+  /** The pattern without its trailing `*`, split on `/`. */
+  parts: string[];
+  isPrefix: boolean;
+  /** Byte offset of the first `+` in the pattern, as Go's strings.Index reports it. */
   firstWildcard: number;
-  endsInGlob: boolean;
-  segmentWildcards: number;
+  /** The pattern without its trailing `*`, which Vault's ordering compares. */
+  path: string;
 }
 
+interface Candidate {
+  permissions: Permissions;
+  firstWildcard: number;
+  isPrefix: boolean;
+  wildcards: number;
+  path: string;
+}
+
+const byteLength = (text: string) => Buffer.byteLength(text);
+
 /**
- * The merged rules of a token's policies. Rules for the same pattern across policies are unioned
- * (deny wins, and drops parameter constraints); among different matching patterns the most specific one
- * decides, capabilities and parameter constraints alike, as Vault orders them.
+ * The merged rules of a token's policies, looked up as Vault's ACL does. Each rule lands in one of three tables:
+ * segment-wildcard rules (`+` as a whole segment: the pattern is `+`, or has `/+` or starts with `+/`), prefix
+ * rules (ending in `*`, stored without it) and exact rules (everything else: a `*` elsewhere or a `+` inside a
+ * segment is an ordinary character). Rules with the same key are unioned (deny wins and drops parameter
+ * constraints). An exact rule decides its path; otherwise the most precise of the longest prefix and the
+ * matching segment rules decides, capabilities and parameter constraints alike.
  */
 export class Acl {
   private readonly exact = new Map<string, Permissions>();
-  private readonly wildcard: CompiledRule[] = [];
+  private readonly prefixes = new Map<string, Permissions>();
+  private readonly segments: SegmentRule[] = [];
 
   constructor(
     ruleSets: PathRule[][],
     readonly root = false,
   ) {
-    const merged = new Map<string, Permissions>();
+    const segmentRules = new Map<string, Permissions>();
     for (const rule of ruleSets.flat()) {
-      const permissions = merged.get(rule.pattern) ?? { capabilities: new Set<Capability>(), parameters: undefined };
-      merged.set(rule.pattern, permissions);
+      const pattern = rule.pattern;
+      let table = this.exact;
+      let key = pattern;
+      if (pattern === '+' || pattern.includes('/+') || pattern.startsWith('+/')) table = segmentRules;
+      else if (pattern.endsWith('*')) [table, key] = [this.prefixes, pattern.slice(0, -1)];
+      const permissions = table.get(key) ?? { capabilities: new Set<Capability>(), parameters: undefined };
+      table.set(key, permissions);
       if (permissions.capabilities.has('deny')) continue;
       if (rule.capabilities.includes('deny')) {
         permissions.capabilities = new Set(['deny']);
@@ -47,26 +69,11 @@ export class Acl {
       permissions.parameters ??= new ParameterConstraints();
       permissions.parameters.add(rule.parameters);
     }
-    for (const [pattern, permissions] of merged) {
-      if (!pattern.includes('*') && !pattern.split('/').includes('+')) {
-        this.exact.set(pattern, permissions);
-        continue;
-      }
-      const endsInGlob = pattern.endsWith('*');
-      const segments = (endsInGlob ? pattern.slice(0, -1) : pattern).split('/');
-      // As Vault's `+`, a segment wildcard matches any one segment, even an empty one.
-      const regex = segments.map((segment) => (segment === '+' ? '[^/]*' : escapeRegex(segment))).join('/');
-      const plusAt = segments.indexOf('+');
-      // The character offset of the first `+` (after its slash), or of the trailing `*`.
-      const firstWildcard = plusAt === -1 ? pattern.length - 1 : segments.slice(0, plusAt).join('/').length + (plusAt > 0 ? 1 : 0);
-      this.wildcard.push({
-        pattern,
-        ...permissions,
-        matcher: new RegExp(`^${regex}${endsInGlob ? '.*' : ''}$`, 's'),
-        firstWildcard,
-        endsInGlob,
-        segmentWildcards: segments.filter((segment) => segment === '+').length,
-      });
+    for (const [pattern, permissions] of segmentRules) {
+      if (pattern === '') continue;
+      const isPrefix = pattern.endsWith('*');
+      const path = isPrefix ? pattern.slice(0, -1) : pattern;
+      this.segments.push({ permissions, parts: path.split('/'), isPrefix, firstWildcard: byteLength(pattern.slice(0, pattern.indexOf('+'))), path });
     }
   }
 
@@ -77,7 +84,7 @@ export class Acl {
   capabilities(path: string): Capability[] {
     if (this.root) return ['root' as Capability];
     const granted = this.resolve(path, true)?.capabilities;
-    return granted && granted.size > 0 ? [...granted] : ['deny'];
+    return granted && granted.size > 0 && !granted.has('deny') ? [...granted] : ['deny'];
   }
 
   /**
@@ -96,46 +103,62 @@ export class Acl {
     return granted.parameters.permits(parameters);
   }
 
-  /** The permissions of the rule that decides `path`: an exact rule, else the most precise wildcard rule. */
-  private resolve(path: string, listing: boolean): Permissions | undefined {
-    const trimmed = path.endsWith('/') ? path.slice(0, -1) : path;
-    const exact = this.exact.get(path) ?? (listing ? this.exact.get(trimmed) : undefined);
+  /** Vault's AllowOperation lookup: exact, then (for a list) exact without the slash, then the non-exact rules. */
+  private resolve(requested: string, listing: boolean): Permissions | undefined {
+    const path = requested.replace(/^\/+/, '');
+    const exact = this.exact.get(path);
     if (exact) return exact;
-    if (!listing || trimmed === path) return mostPrecise(this.candidates(path));
-    // A list of `a/b/` weighs rules for `a/b` too (`a/+` grants it), but a more precise deny still wins.
-    const candidates = [...this.candidates(trimmed), ...this.candidates(path)];
-    const deny = mostPrecise(candidates.filter((rule) => rule.capabilities.has('deny')));
-    const lister = mostPrecise(candidates.filter((rule) => rule.capabilities.has('list')));
-    if (deny && (!lister || !morePrecise(lister, deny))) return deny;
-    return lister ?? mostPrecise(candidates);
-  }
-
-  /** As Vault: the longest matching `*` prefix, and every matching rule with `+` segments. */
-  private candidates(path: string): CompiledRule[] {
-    let longestGlob: CompiledRule | undefined;
-    const matching: CompiledRule[] = [];
-    for (const rule of this.wildcard) {
-      if (!rule.matcher.test(path)) continue;
-      if (rule.segmentWildcards > 0) matching.push(rule);
-      else if (!longestGlob || rule.pattern.length > longestGlob.pattern.length) longestGlob = rule;
+    const trimmed = path.endsWith('/') ? path.slice(0, -1) : path;
+    if (listing) {
+      const withoutSlash = this.exact.get(trimmed);
+      if (withoutSlash) return withoutSlash;
+      if (trimmed !== path) {
+        const found = this.nonExact(trimmed);
+        if (found) return found;
+      }
     }
-    return longestGlob ? [longestGlob, ...matching] : matching;
+    return this.nonExact(path);
+  }
+
+  /** Vault's CheckAllowedFromNonExactPaths: the longest prefix rule and every matching segment rule compete. */
+  private nonExact(path: string): Permissions | undefined {
+    const candidates: Candidate[] = [];
+    let longest: string | undefined;
+    for (const prefix of this.prefixes.keys()) {
+      if (path.startsWith(prefix) && (longest === undefined || prefix.length > longest.length)) longest = prefix;
+    }
+    if (longest !== undefined) {
+      const permissions = this.prefixes.get(longest) as Permissions;
+      if (this.segments.length === 0) return permissions;
+      candidates.push({ permissions, firstWildcard: byteLength(longest), isPrefix: true, wildcards: 0, path: longest });
+    }
+    const parts = path.split('/');
+    for (const rule of this.segments) {
+      if (parts.length < rule.parts.length || (!rule.isPrefix && parts.length !== rule.parts.length)) continue;
+      let wildcards = 0;
+      const matched = rule.parts.every((part, index) => {
+        const actual = parts[index] as string;
+        if (part === '+') {
+          wildcards++;
+          return true;
+        }
+        return part === actual || (rule.isPrefix && index === rule.parts.length - 1 && actual.startsWith(part));
+      });
+      if (matched) candidates.push({ permissions: rule.permissions, firstWildcard: rule.firstWildcard, isPrefix: rule.isPrefix, wildcards, path: rule.path });
+    }
+    let best: Candidate | undefined;
+    for (const candidate of candidates) if (!best || morePrecise(candidate, best)) best = candidate;
+    return best?.permissions;
   }
 }
 
-function mostPrecise(rules: CompiledRule[]): CompiledRule | undefined {
-  let best: CompiledRule | undefined;
-  for (const rule of rules) if (!best || morePrecise(rule, best)) best = rule;
-  return best;
-}
-
-/** Vault's ordering: later first wildcard, not ending in `*`, fewer `+`, longer, then lexically larger. */
-function morePrecise(a: CompiledRule, b: CompiledRule): boolean {
+/** Vault's ordering: later first wildcard, not a prefix, fewer `+`, longer, then lexically larger. */
+function morePrecise(a: Candidate, b: Candidate): boolean {
   if (a.firstWildcard !== b.firstWildcard) return a.firstWildcard > b.firstWildcard;
-  if (a.endsInGlob !== b.endsInGlob) return !a.endsInGlob;
-  if (a.segmentWildcards !== b.segmentWildcards) return a.segmentWildcards < b.segmentWildcards;
-  if (a.pattern.length !== b.pattern.length) return a.pattern.length > b.pattern.length;
-  return a.pattern > b.pattern;
+  if (a.isPrefix !== b.isPrefix) return !a.isPrefix;
+  if (a.wildcards !== b.wildcards) return a.wildcards < b.wildcards;
+  const lengthA = byteLength(a.path);
+  const lengthB = byteLength(b.path);
+  if (lengthA !== lengthB) return lengthA > lengthB;
+  return Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)) > 0;
 }
-
-const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,8 +1,8 @@
-import type { HclValue } from '../../lib/hcl.ts';
 import { badRequest } from '../../http/errors.ts';
+import type { DecodedValue } from '../../lib/hcl-v1-decode.ts';
 
 /** A parameter name (lower-cased) and the values a rule names for it; no values means any value. */
-export type ParameterValues = Array<[name: string, values: HclValue[]]>;
+export type ParameterValues = Array<[name: string, values: DecodedValue[]]>;
 
 /**
  * A path rule's `allowed_parameters`, `denied_parameters` and `required_parameters`, as stored with the
@@ -14,47 +14,44 @@ export interface ParameterRules {
   required?: string[];
 }
 
-/** The constraints a path block names, or `undefined` when it names none that could refuse a request. */
-export function parseParameterRules(pattern: string, attributes: Record<string, HclValue>): ParameterRules | undefined {
-  const allowed = parameterValues(pattern, 'allowed_parameters', attributes.allowed_parameters);
-  const denied = parameterValues(pattern, 'denied_parameters', attributes.denied_parameters);
-  const required = requiredNames(pattern, attributes.required_parameters);
+/**
+ * The constraints of a path rule as Vault keeps them (names lower-cased, any name allowed, globs in names being
+ * plain characters), or `undefined` when they could not refuse a request.
+ */
+export function parameterRules(
+  pattern: string,
+  allowed: Map<string, DecodedValue[]> | undefined,
+  denied: Map<string, DecodedValue[]> | undefined,
+  required: string[],
+): ParameterRules | undefined {
+  const allowedValues = lowerCased(pattern, 'allowed_parameters', allowed);
+  const deniedValues = lowerCased(pattern, 'denied_parameters', denied);
   // As Vault, empty maps and lists constrain nothing, not even when merged with other rules.
-  if (allowed.length === 0 && denied.length === 0 && required.length === 0) return undefined;
+  if (allowedValues.length === 0 && deniedValues.length === 0 && required.length === 0) return undefined;
   return {
-    ...(allowed.length > 0 ? { allowed } : {}),
-    ...(denied.length > 0 ? { denied } : {}),
+    ...(allowedValues.length > 0 ? { allowed: allowedValues } : {}),
+    ...(deniedValues.length > 0 ? { denied: deniedValues } : {}),
     ...(required.length > 0 ? { required } : {}),
   };
 }
 
-function parameterValues(pattern: string, key: string, value: HclValue | undefined): ParameterValues {
-  if (value === undefined) return [];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw badRequest(`failed to parse policy: ${key} of "${pattern}" must map parameter names to lists of values`);
-  }
-  return Object.entries(value).map(([name, values]) => {
-    if (!Array.isArray(values)) {
-      throw badRequest(`failed to parse policy: ${key} of "${pattern}": the values of "${name}" must be a list`);
+/**
+ * Vault lower-cases names while copying its map, so of two names that differ only in case one wins at random
+ * (Go's map order). Such a rule has no single meaning: it is refused.
+ */
+function lowerCased(pattern: string, key: string, values: Map<string, DecodedValue[]> | undefined): ParameterValues {
+  const out = new Map<string, DecodedValue[]>();
+  const spelled = new Map<string, string>();
+  for (const [name, list] of values ?? []) {
+    const lower = name.toLowerCase();
+    const other = spelled.get(lower);
+    if (other !== undefined) {
+      throw badRequest(`failed to parse policy: path "${pattern}": ${key}: "${other}" and "${name}" name the same parameter`);
     }
-    if (name.includes('*') && name !== '*') {
-      throw badRequest(`failed to parse policy: ${key} of "${pattern}": parameter key "${name}" cannot contain a wildcard other than "*" alone`);
-    }
-    return [name.toLowerCase(), values];
-  });
-}
-
-function requiredNames(pattern: string, value: HclValue | undefined): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) {
-    throw badRequest(`failed to parse policy: required_parameters of "${pattern}" must be a list of names`);
+    spelled.set(lower, name);
+    out.set(lower, list);
   }
-  const names = value as string[];
-  const wildcard = names.find((name) => name.includes('*'));
-  if (wildcard !== undefined) {
-    throw badRequest(`failed to parse policy: required_parameters of "${pattern}": parameter key "${wildcard}": wildcard is not permitted here`);
-  }
-  return names;
+  return [...out];
 }
 
 /**
@@ -62,8 +59,8 @@ function requiredNames(pattern: string, value: HclValue | undefined): string[] {
  * read, create, update and patch requests.
  */
 export class ParameterConstraints {
-  private allowed: Map<string, HclValue[]> | undefined;
-  private denied: Map<string, HclValue[]> | undefined;
+  private allowed: Map<string, DecodedValue[]> | undefined;
+  private denied: Map<string, DecodedValue[]> | undefined;
   private readonly required: string[] = [];
 
   /** Vault's merge: values are unioned per name, an empty list (any value) wins, required names are unioned. */
@@ -96,7 +93,7 @@ export class ParameterConstraints {
   }
 }
 
-function mergeValues(existing: Map<string, HclValue[]> | undefined, incoming: ParameterValues): Map<string, HclValue[]> {
+function mergeValues(existing: Map<string, DecodedValue[]> | undefined, incoming: ParameterValues): Map<string, DecodedValue[]> {
   const merged = new Map(existing);
   for (const [name, values] of incoming) {
     const before = merged.get(name);
@@ -109,13 +106,13 @@ function mergeValues(existing: Map<string, HclValue[]> | undefined, incoming: Pa
  * As Vault (1.21 and later): the whole value matches one of the values, or, for a list or a comma-separated
  * string, every element does. So an empty list or an empty string is allowed whatever the values.
  */
-function allowedValue(value: unknown, values: HclValue[]): boolean {
+function allowedValue(value: unknown, values: DecodedValue[]): boolean {
   if (values.length === 0 || matchesOne(value, values)) return true;
   return elementsOf(value)?.every((element) => matchesOne(element, values)) ?? false;
 }
 
 /** As Vault: the whole value matches one of the values, or, for a list or a comma-separated string, any element does. */
-function deniedValue(value: unknown, values: HclValue[]): boolean {
+function deniedValue(value: unknown, values: DecodedValue[]): boolean {
   if (values.length === 0 || matchesOne(value, values)) return true;
   return elementsOf(value)?.some((element) => matchesOne(element, values)) ?? false;
 }
@@ -128,7 +125,7 @@ function elementsOf(value: unknown): unknown[] | undefined {
 }
 
 /** Strings match a value with a leading and/or trailing `*` as a glob; anything else must be the same JSON value. */
-function matchesOne(value: unknown, values: HclValue[]): boolean {
+function matchesOne(value: unknown, values: DecodedValue[]): boolean {
   return values.some((candidate) =>
     typeof candidate === 'string' && typeof value === 'string' ? globMatches(candidate, value) : sameValue(candidate, value),
   );
@@ -144,7 +141,12 @@ function globMatches(glob: string, value: string): boolean {
   return glob === value;
 }
 
+/**
+ * reflect.DeepEqual between a policy value and a request value. Vault decodes request numbers as json.Number,
+ * which never equals the int or float64 a policy decodes to: a number matches nothing, at any depth.
+ */
 function sameValue(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' || typeof b === 'number') return false;
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {

@@ -100,25 +100,53 @@ describe('parsePolicyDocument', () => {
     expect(parsePolicyDocument('name = "x"\npath "a" { capabilities = ["read"] }')).toHaveLength(1);
   });
 
+  it('reads what Vault reads: comments, `*` mid-path, `+` inside a segment, glob-like parameter names, a leading `/`', () => {
+    expect(parsePolicyDocument('path "/secret/*/x" {\n comment = "why"\n capabilities = ["read"]\n}')).toEqual([
+      { pattern: 'secret/*/x', capabilities: ['read'] },
+    ]);
+    expect(parsePolicyDocument('path "secret/a+b" { capabilities = ["read"] }')).toEqual([{ pattern: 'secret/a+b', capabilities: ['read'] }]);
+    const [rule] = parsePolicyDocument('path "s" {\n capabilities = ["update"]\n allowed_parameters { "a*" = [] }\n required_parameters = ["*", 1]\n}');
+    expect(rule?.parameters).toEqual({ allowed: [['a*', []]], required: ['*', '1'] });
+  });
+
+  it('drops JSON booleans from parameter lists, as hcl\'s JSON parser does', () => {
+    const [rule] = parsePolicyDocument('{"path": {"s": {"capabilities": ["update"], "denied_parameters": {"flag": [true]}}}}');
+    // An empty list: every value of `flag` is denied.
+    expect(rule?.parameters).toEqual({ denied: [['flag', []]] });
+  });
+
+  it('merges what Vault merges: repeated path blocks, JSON members, `x` next to `"x"`', () => {
+    expect(parsePolicyDocument('path "a" { capabilities = ["read"] }\npath "a" { capabilities = ["deny"] }')).toHaveLength(2);
+    expect(parsePolicyDocument('{"path": {"a": {"capabilities": ["deny"], "capabilities": ["read"]}}}')).toEqual([{ pattern: 'a', capabilities: ['deny'] }]);
+    const [rule] = parsePolicyDocument('path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"] "x" = ["b"] }\n}');
+    expect(rule?.parameters).toEqual({ denied: [['x', ['a', 'b']]] });
+  });
+
   it.each([
-    ['an unknown capability', 'path "secret/*" { capabilities = ["raed"] }', 'invalid capability "raed" in path "secret/*"'],
-    ['capabilities that are not a list', 'path "secret/*" { capabilities = "read" }', 'capabilities of "secret/*" must be a list'],
+    ['an attribute given twice', 'path "a" {\n capabilities = ["deny"]\n capabilities = ["read"]\n}', 'The argument "capabilities" at 3:2 was already set'],
+    ['a parameter given twice', 'path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"], x = ["b"] }\n}', 'The argument "x"'],
+    ['two parameter names differing only in case', 'path "a" {\n capabilities = ["update"]\n denied_parameters = { X = ["a"], x = ["b"] }\n}', '"X" and "x" name the same parameter'],
+    ['an unknown capability', 'path "secret/*" { capabilities = ["raed"] }', 'path "secret/*": invalid capability "raed"'],
+    ['capabilities that are not a list', 'path "secret/*" { capabilities = "read" }', 'capabilities: expected a list but found a string ("read")'],
     ['an unknown legacy policy', 'path "secret/*" { policy = "admin" }', 'invalid policy "admin"'],
-    ['a * before the end', 'path "secret/*/x" { capabilities = ["read"] }', '"*" is only allowed at the end'],
-    ['a + inside a segment', 'path "secret/a+b" { capabilities = ["read"] }', '"+" must be a whole path segment'],
-    ['a key it cannot honour', 'path "secret/*" {\n capabilities = ["read"]\n mfa_methods = ["totp"]\n}', 'unsupported key "mfa_methods" in path "secret/*"'],
-    ['a response-wrapping TTL', 'path "secret/*" {\n capabilities = ["read"]\n min_wrapping_ttl = "1s"\n}', 'unsupported key "min_wrapping_ttl" in path "secret/*" (response wrapping is not supported)'],
+    ['a + next to a *', 'path "secret/+*" { capabilities = ["read"] }', "invalid use of wildcards ('+*' is forbidden)"],
+    ['a key it cannot honour', 'path "secret/*" {\n capabilities = ["read"]\n mfa_methods = ["totp"]\n}', 'path "secret/*": unsupported key "mfa_methods"'],
+    ['a response-wrapping TTL', 'path "secret/*" {\n capabilities = ["read"]\n min_wrapping_ttl = "1s"\n}', 'unsupported key "min_wrapping_ttl" (response wrapping is not supported)'],
     ['a maximum response-wrapping TTL', 'path "secret/*" {\n capabilities = ["read"]\n max_wrapping_ttl = "90s"\n}', 'unsupported key "max_wrapping_ttl"'],
-    ['allowed_parameters that is not a map', 'path "s" {\n capabilities = ["update"]\n allowed_parameters = ["a"]\n}', 'allowed_parameters of "s" must map parameter names to lists of values'],
-    ['parameter values that are not a list', 'path "s" {\n capabilities = ["update"]\n denied_parameters = { "a" = "x" }\n}', 'denied_parameters of "s": the values of "a" must be a list'],
-    ['a wildcard inside a parameter name', 'path "s" {\n capabilities = ["update"]\n allowed_parameters = { "a*" = [] }\n}', 'parameter key "a*" cannot contain a wildcard'],
-    ['required_parameters that are not names', 'path "s" {\n capabilities = ["update"]\n required_parameters = [1]\n}', 'required_parameters of "s" must be a list of names'],
-    ['a wildcard in required_parameters', 'path "s" {\n capabilities = ["update"]\n required_parameters = ["*"]\n}', 'parameter key "*": wildcard is not permitted here'],
+    ['a control group', 'path "s" {\n capabilities = ["read"]\n control_group = { ttl = "1h" }\n}', 'unsupported key "control_group"'],
+    ['event types', 'path "s" {\n capabilities = ["subscribe"]\n subscribe_event_types = ["*"]\n}', 'unsupported key "subscribe_event_types"'],
+    ['allowed_parameters that is not a map', 'path "s" {\n capabilities = ["update"]\n allowed_parameters = ["a"]\n}', 'allowed_parameters: expected an object of names to values but found a list'],
+    ['parameter values that are not a list', 'path "s" {\n capabilities = ["update"]\n denied_parameters = { "a" = "x" }\n}', 'denied_parameters.a: expected a list but found a string ("x")'],
+    ['null', 'path "s" { capabilities = null }', 'Unknown token'],
+    ['a JSON null in a list', '{"path": {"s": {"capabilities": ["read", null]}}}', 'unexpected token while parsing list: NULL'],
+    ['a `\\/` escape', 'path "a\\/b" { capabilities = ["read"] }', 'illegal char escape'],
+    ['a path labelled true', 'path true { capabilities = ["read"] }', 'got: BOOL'],
+    ['path = { … } around path rules', 'path = { "secret/x" = { capabilities = ["read"] } }', 'invalid key "secret/x"'],
     ['an unknown top-level key', 'paths "secret/*" { capabilities = ["read"] }', 'invalid key "paths"'],
-    ['a path block without its label', 'path { capabilities = ["read"] }', 'a path block needs exactly one label'],
-    ['broken HCL', 'path "secret/*" { capabilities = ["read" }', 'failed to parse policy: line 1'],
-    ['broken JSON', '{"path": {"secret/*": ', 'failed to parse policy'],
-    ['a JSON path that is not an object', '{"path": {"secret/*": ["read"]}}', 'path "secret/*" must be an object'],
+    ['a templated path', 'path "secret/{{identity.entity.id}}/*" { capabilities = ["read"] }', 'templated policy paths ({{…}}) are not supported'],
+    ['unbalanced template braces', 'path "secret/{{identity.entity.id}/*" { capabilities = ["read"] }', 'unbalanced templating characters'],
+    ['broken HCL', 'path "secret/*" { capabilities = ["read" }', 'failed to parse policy: At 1:'],
+    ['a JSON path that is not an object', '{"path": {"secret/*": ["read"]}}', 'invalid key "secret/*"'],
   ])('refuses %s with a 400 naming it', (_what, text, message) => {
     const { status, message: actual } = refusal(text);
     expect(status).toBe(400);

@@ -1,120 +1,159 @@
-import { type HclBody, HclSyntaxError, type HclValue, parseHcl } from '../../lib/hcl.ts';
 import { badRequest } from '../../http/errors.ts';
-import { type ParameterRules, parseParameterRules } from './parameter-constraints.ts';
+import { type DecodedValue, decodeInterface, decodeMap, decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
+import { filterItems, HclSyntaxError, keyName, type Node, type ObjectList, parseHclV1 } from '../../lib/hcl-v1.ts';
+import { type ParameterRules, parameterRules } from './parameter-constraints.ts';
 
-export const capabilityNames = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'deny'] as const;
+export const capabilityNames = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'subscribe', 'recover', 'deny'] as const;
 export type Capability = (typeof capabilityNames)[number];
 
 export interface PathRule {
+  /** The path as Vault keeps it: a leading `/` removed, a trailing `*` kept. */
   pattern: string;
   capabilities: Capability[];
   /** Only on rules that name parameter constraints (never on a deny rule). */
   parameters?: ParameterRules;
 }
 
-const ruleKeys = ['capabilities', 'policy', 'allowed_parameters', 'denied_parameters', 'required_parameters'];
-
-/** Vault's deprecated `policy = "..."` shorthand. */
+/** Vault's deprecated `policy = "..."` shorthand (`deny` replaces, the others add). */
 const legacyPolicies: Record<string, Capability[]> = {
-  deny: ['deny'],
   read: ['read', 'list'],
   write: ['create', 'read', 'update', 'delete', 'list'],
   sudo: ['create', 'read', 'update', 'delete', 'list', 'sudo'],
 };
 
+const pathKeys = [
+  'comment',
+  'policy',
+  'capabilities',
+  'allowed_parameters',
+  'denied_parameters',
+  'required_parameters',
+  'min_wrapping_ttl',
+  'max_wrapping_ttl',
+  'mfa_methods',
+  'control_group',
+  'subscribe_event_types',
+];
+
+/** Keys Vault honours with machinery this service does not have: a policy naming them is refused, never weakened. */
+const unsupportedKeys: Record<string, string> = {
+  min_wrapping_ttl: 'response wrapping is not supported',
+  max_wrapping_ttl: 'response wrapping is not supported',
+  mfa_methods: 'login MFA on paths is not supported',
+  control_group: 'control groups are not supported',
+  subscribe_event_types: 'event subscriptions are not supported',
+};
+
+const fail = (message: string) => badRequest(`failed to parse policy: ${message}`);
+
 /**
- * Parses an ACL policy in HCL or JSON (`{"path": {"secret/*": {"capabilities": [...]}}}`) into its path
- * rules, with their parameter constraints. Anything it cannot honour (response wrapping TTLs, MFA, control
- * groups) is refused with a 400 naming it, so a policy never means less than it says.
+ * Parses an ACL policy as Vault 1.21+ does (vault/policy.go over hashicorp/hcl v1.0.1-vault-7): HCL or JSON,
+ * the same syntax tree, the same decoding (repeated JSON members and repeated `path` blocks merge, a repeated
+ * HCL attribute is refused), the same validation. Keys this service cannot honour are refused with a 400 naming
+ * them, so a policy never means less than it says.
  */
 export function parsePolicyDocument(text: string): PathRule[] {
-  const rules = text.trim().startsWith('{') ? rulesFromJson(text) : rulesFromHcl(text);
-  return rules;
-}
-
-function rulesFromHcl(text: string): PathRule[] {
-  let body: HclBody;
   try {
-    body = parseHcl(text);
+    return parse(text);
   } catch (error) {
-    if (error instanceof HclSyntaxError) throw badRequest(`failed to parse policy: ${error.message}`);
+    if (error instanceof HclSyntaxError) throw fail(error.message);
     throw error;
   }
-  const unknownTop = [...Object.keys(body.attributes), ...body.blocks.map((block) => block.type)].filter(
-    (key) => key !== 'path' && key !== 'name',
-  );
-  if (unknownTop.length > 0) throw badRequest(`failed to parse policy: invalid key "${unknownTop[0]}"`);
-  return body.blocks.map((block) => {
-    if (block.labels.length !== 1) throw badRequest('failed to parse policy: a path block needs exactly one label');
-    if (block.body.blocks.length > 0) {
-      throw badRequest(`failed to parse policy: unexpected block "${block.body.blocks[0]?.type}" in path "${block.labels[0]}"`);
+}
+
+function parse(text: string): PathRule[] {
+  const root = parseHclV1(text);
+  checkKeys(root, ['name', 'path'], '');
+  for (const source of fieldSources(root, 'name')) decodeString(source, 'name');
+  return filterItems(root, 'path').map((item) => {
+    const key = item.keys[0] ? keyName(item.keys[0]) : 'path';
+    return pathRule(key, item.value);
+  });
+}
+
+/** Vault's CheckHCLKeys: every key of an object must be one it knows (case matters). */
+function checkKeys(node: Node, valid: string[], where: string): void {
+  const list = node.kind === 'object' ? node.list : node.kind === 'items' ? node : undefined;
+  if (!list) throw fail(`${where}cannot check HCL keys of a ${node.kind}`);
+  for (const item of list.items) {
+    const key = item.keys[0] ? keyName(item.keys[0]) : '';
+    if (!valid.includes(key)) throw fail(`${where}invalid key "${key}" on line ${item.keys[0]?.line ?? 0}`);
+  }
+}
+
+function pathRule(key: string, value: Node): PathRule {
+  const where = `path "${key}": `;
+  checkTemplate(key);
+  checkKeys(value, pathKeys, where);
+  const fields = structList(value, `path "${key}"`);
+  const decoded = decodePathFields(fields, key);
+  const pattern = key.startsWith('/') ? key.slice(1) : key;
+  if (pattern.includes('+*')) throw fail(`path "${pattern}": invalid use of wildcards ('+*' is forbidden)`);
+  for (const name of Object.keys(unsupportedKeys)) {
+    if (fieldSources(fields, name).length > 0) {
+      throw fail(`${where}unsupported key "${name}" (${unsupportedKeys[name]})`);
     }
-    return rule(block.labels[0] as string, block.body.attributes);
-  });
-}
-
-function rulesFromJson(text: string): PathRule[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw badRequest(`failed to parse policy: ${(error as Error).message}`);
   }
-  if (!isObject(parsed)) throw badRequest('failed to parse policy: expected a JSON object');
-  const unknownTop = Object.keys(parsed).filter((key) => key !== 'path' && key !== 'name');
-  if (unknownTop.length > 0) throw badRequest(`failed to parse policy: invalid key "${unknownTop[0]}"`);
-  const paths = parsed.path ?? {};
-  // HCL-as-JSON allows the block map itself or a list of one-key maps.
-  const entries = (Array.isArray(paths) ? paths : [paths]).flatMap((group) => {
-    if (!isObject(group)) throw badRequest('failed to parse policy: "path" must be an object of path rules');
-    return Object.entries(group);
-  });
-  return entries.map(([pattern, body]) => {
-    if (!isObject(body)) throw badRequest(`failed to parse policy: path "${pattern}" must be an object`);
-    return rule(pattern, body as Record<string, HclValue>);
-  });
-}
-
-function rule(pattern: string, attributes: Record<string, HclValue>): PathRule {
-  const unknown = Object.keys(attributes).find((key) => !ruleKeys.includes(key));
-  if (unknown === 'min_wrapping_ttl' || unknown === 'max_wrapping_ttl') {
-    throw badRequest(`failed to parse policy: unsupported key "${unknown}" in path "${pattern}" (response wrapping is not supported)`);
+  let listed = decoded.capabilities;
+  if (decoded.policy !== '') {
+    if (decoded.policy === 'deny') listed = ['deny'];
+    else if (legacyPolicies[decoded.policy]) listed = [...listed, ...(legacyPolicies[decoded.policy] as Capability[])];
+    else throw fail(`path "${key}": invalid policy "${decoded.policy}"`);
   }
-  if (unknown !== undefined) {
-    throw badRequest(`failed to parse policy: unsupported key "${unknown}" in path "${pattern}" (only ${ruleKeys.map((key) => `"${key}"`).join(', ')})`);
-  }
-  checkPattern(pattern);
   const capabilities = new Set<Capability>();
-  const listed = attributes.capabilities ?? [];
-  if (!Array.isArray(listed)) throw badRequest(`failed to parse policy: capabilities of "${pattern}" must be a list`);
   for (const name of listed) {
-    if (typeof name !== 'string' || !(capabilityNames as readonly string[]).includes(name)) {
-      throw badRequest(`failed to parse policy: invalid capability "${String(name)}" in path "${pattern}"`);
-    }
+    if (name === 'deny') return { pattern, capabilities: ['deny'] };
+    if (!(capabilityNames as readonly string[]).includes(name)) throw fail(`path "${key}": invalid capability "${name}"`);
     capabilities.add(name as Capability);
   }
-  if (attributes.policy !== undefined) {
-    const legacy = typeof attributes.policy === 'string' ? legacyPolicies[attributes.policy] : undefined;
-    if (!legacy) throw badRequest(`failed to parse policy: invalid policy "${String(attributes.policy)}" in path "${pattern}"`);
-    for (const name of legacy) capabilities.add(name);
-  }
-  const parameters = parseParameterRules(pattern, attributes);
-  // As Vault, a deny rule keeps nothing but the deny.
-  if (capabilities.has('deny')) return { pattern, capabilities: ['deny'] };
+  const parameters = parameterRules(pattern, decoded.allowed, decoded.denied, decoded.required);
   return parameters ? { pattern, capabilities: [...capabilities], parameters } : { pattern, capabilities: [...capabilities] };
 }
 
-function checkPattern(pattern: string): void {
-  const star = pattern.indexOf('*');
-  if (star !== -1 && star !== pattern.length - 1) {
-    throw badRequest(`failed to parse policy: path "${pattern}": "*" is only allowed at the end`);
+/**
+ * Vault fills `{{identity.entity.id}}`-style directives in paths per token (identitytpl), and refuses a path whose
+ * `{{` and `}}` do not pair up. This service has no identity templating: a templated path is refused with a 400
+ * rather than kept as a literal path Vault would never match.
+ */
+function checkTemplate(key: string): void {
+  const [first, ...pieces] = key.split('{{');
+  if ((first as string).includes('}}') || pieces.some((piece) => piece.split('}}').length !== 2)) {
+    throw fail(`failed to validate policy templating: path "${key}": unbalanced templating characters`);
   }
-  for (const segment of pattern.split('/')) {
-    if (segment.includes('+') && segment !== '+') {
-      throw badRequest(`failed to parse policy: path "${pattern}": "+" must be a whole path segment`);
-    }
-  }
+  if (pieces.length > 0) throw fail(`path "${key}": templated policy paths ({{…}}) are not supported`);
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+interface PathFields {
+  policy: string;
+  capabilities: string[];
+  allowed: Map<string, DecodedValue[]> | undefined;
+  denied: Map<string, DecodedValue[]> | undefined;
+  required: string[];
+}
+
+/** hcl.DecodeObject into Vault's PathRules: each field from every item naming it, in the struct's field order. */
+function decodePathFields(fields: ObjectList, key: string): PathFields {
+  const at = (name: string) => `path "${key}": ${name}`;
+  const decoded: PathFields = { policy: '', capabilities: [], allowed: undefined, denied: undefined, required: [] };
+  for (const source of fieldSources(fields, 'policy')) decoded.policy = decodeString(source, at('policy'));
+  for (const source of fieldSources(fields, 'capabilities')) {
+    decoded.capabilities = decodeSlice(source, at('capabilities'), decodeString, decoded.capabilities);
+  }
+  for (const name of ['min_wrapping_ttl', 'max_wrapping_ttl']) {
+    for (const source of fieldSources(fields, name)) decodeInterface(source, at(name), 'struct');
+  }
+  const parameterValues = (node: Parameters<typeof decodeString>[0], where: string, existing: DecodedValue[] | undefined) =>
+    decodeSlice(node, where, (element, elementAt) => decodeInterface(element, elementAt, 'slice'), existing);
+  for (const source of fieldSources(fields, 'allowed_parameters')) {
+    decoded.allowed = decodeMap(source, at('allowed_parameters'), parameterValues, decoded.allowed);
+  }
+  for (const source of fieldSources(fields, 'denied_parameters')) {
+    decoded.denied = decodeMap(source, at('denied_parameters'), parameterValues, decoded.denied);
+  }
+  for (const source of fieldSources(fields, 'required_parameters')) {
+    decoded.required = decodeSlice(source, at('required_parameters'), decodeString, decoded.required);
+  }
+  for (const source of fieldSources(fields, 'mfa_methods')) decodeSlice(source, at('mfa_methods'), decodeString);
+  for (const source of fieldSources(fields, 'subscribe_event_types')) decodeSlice(source, at('subscribe_event_types'), decodeString);
+  return decoded;
+}

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { path, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
-import { bool, stringList } from '../../../http/fields.ts';
+import { bool, jsonValue, stringList } from '../../../http/fields.ts';
 import { uuid } from '../../../lib/random.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { supportedAlgorithms } from './algorithms.ts';
@@ -51,7 +51,7 @@ const fields = z.object({
   bound_issuer: z.string().optional(),
   jwt_supported_algs: stringList.optional(),
   default_role: z.string().optional(),
-  provider_config: z.record(z.string(), z.unknown()).optional(),
+  provider_config: z.record(z.string(), jsonValue).optional(),
   namespace_in_state: bool.optional(),
 });
 

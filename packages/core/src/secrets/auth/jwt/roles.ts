@@ -2,8 +2,8 @@ import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import { path, type Reply, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
-import { bool, count, duration, stringList } from '../../../http/fields.ts';
-import { DurationError, parseDuration } from '../../../lib/duration.ts';
+import { bool, count, duration, jsonValue, stringList } from '../../../http/fields.ts';
+import { DurationError, maxDurationSeconds, parseDuration } from '../../../lib/duration.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { ProcessCache } from './process-cache.ts';
 
@@ -45,7 +45,11 @@ const reservedMetadata = ['role'];
 
 /** Vault's signed durations for leeways: seconds (negative disables) or a duration string such as `"-1"` or `"2m"`. */
 const leeway = z.union([z.number().int(), z.string()]).transform((value, ctx) => {
-  if (typeof value === 'number') return value;
+  if (typeof value === 'number') {
+    if (Math.abs(value) <= maxDurationSeconds) return value;
+    ctx.addIssue({ code: 'custom', message: `is too large: ${value} (at most ${maxDurationSeconds} seconds either way)` });
+    return z.NEVER;
+  }
   const text = value.trim();
   try {
     if (text.startsWith('-')) return -parseDuration(text.slice(1));
@@ -68,7 +72,7 @@ const roleFields = z.object({
   expiration_leeway: leeway.optional(),
   not_before_leeway: leeway.optional(),
   bound_subject: z.string().optional(),
-  bound_claims: z.record(z.string(), z.unknown()).optional(),
+  bound_claims: z.record(z.string(), jsonValue).optional(),
   bound_claims_type: z.string().optional(),
   groups_claim: z.string().optional(),
   claim_mappings: z.record(z.string(), z.string()).optional(),

@@ -86,13 +86,6 @@ export function directoryConfig(storage: MountStorage, item: AccountItem, passwo
   };
 }
 
-/** The config, or a 400 telling the caller to write one first. */
-export async function requireConfig(storage: MountStorage): Promise<DirectoryConfig> {
-  const item = await loadConfigItem(storage);
-  if (!item) throw badRequest('the directory engine is not configured: write "config" first');
-  return directoryConfig(storage, item);
-}
-
 /** A new password: from the configured policy, else the deprecated `length`, else 64 base62 characters. */
 export async function newPassword(core: Core, config: DirectoryConfig): Promise<string> {
   const { password_policy: policyName, length } = config.fields;

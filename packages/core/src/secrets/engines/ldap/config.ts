@@ -2,12 +2,14 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../../http/backend.ts';
 import { badRequest } from '../../../http/errors.ts';
-import { bool, count, duration } from '../../../http/fields.ts';
+import { bool, duration, integer } from '../../../http/fields.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { tlsVersionNames } from './client.ts';
 import { type ConfigValue, configDefaults, configKey, defaultPasswordLength, directoryConfig, loadConfigItem } from './config-model.ts';
 import { dueUpdate, updateExpression } from './records.ts';
 import { checkSchedule, minRootRotationPeriod, minRotationWindow, rootNextDue } from './rotation-schedule.ts';
+import { maxPolicyLength } from '../../../lib/password.ts';
+import { checkDn } from './dn.ts';
 import { schemaNames } from './schemas.ts';
 
 /** `config`: how the engine reaches the directory. A POST merges into what is stored; `bindpass` is never shown. */
@@ -32,7 +34,7 @@ const fields = z.object({
   tls_max_version: z.enum(tlsVersionNames).optional(),
   case_sensitive_names: bool.optional(),
   skip_static_role_import_rotation: bool.optional(),
-  length: count.optional(),
+  length: integer({ max: maxPolicyLength }).optional(),
   rotation_period: duration.optional(),
   rotation_schedule: z.string().optional(),
   rotation_window: duration.optional(),
@@ -114,8 +116,15 @@ function validate(merged: ConfigValue, sent: Partial<ConfigValue>): void {
     throw badRequest('"length" and "password_policy" cannot be set together: "length" is deprecated, use only "password_policy"');
   }
   if (sent.length !== undefined && sent.length !== 0 && sent.length < 4) throw badRequest('invalid "length": must be at least 4');
+  // With a UPN domain the engine binds as `binddn@upndomain` (Active Directory): binddn is then a user name.
+  const dnError = (merged.upndomain ? undefined : checkDn('binddn', merged.binddn)) ?? checkDn('userdn', merged.userdn);
+  if (dnError) throw badRequest(dnError);
+  if (merged.upndomain && !/^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*$/.test(merged.upndomain)) {
+    throw badRequest(`invalid "upndomain": "${merged.upndomain}" is not a domain name`);
+  }
   for (const url of merged.url.split(',').map((entry) => entry.trim())) {
-    if (!/^ldaps?:\/\/[^/\s]+\/?$/i.test(url)) throw badRequest(`invalid "url": "${url}" is not an ldap:// or ldaps:// URL`);
+    const problem = directoryUrlProblem(url);
+    if (problem) throw badRequest(`invalid "url": "${url}" ${problem}`);
   }
   if (merged.certificate) {
     try {
@@ -143,6 +152,23 @@ function validate(merged: ConfigValue, sent: Partial<ConfigValue>): void {
     if (merged.rotation_period > 0) throw badRequest('"rotation_window" cannot be used with "rotation_period", only with "rotation_schedule"');
     if (!merged.rotation_schedule) throw badRequest('"rotation_window" needs a "rotation_schedule"');
   }
+}
+
+/** Why `url` cannot reach a directory (scheme, host, port), or undefined. */
+function directoryUrlProblem(url: string): string | undefined {
+  if (!/^ldaps?:\/\//i.test(url)) return 'is not an ldap:// or ldaps:// URL';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a URL (expected ldap://host[:port] or ldaps://host[:port])';
+  }
+  if (parsed.hostname === '') return 'has no host';
+  if (parsed.username || parsed.password || parsed.search || parsed.hash || (parsed.pathname !== '' && parsed.pathname !== '/')) {
+    return 'must be only a scheme, a host and an optional port';
+  }
+  if (parsed.port !== '' && Number(parsed.port) === 0) return 'has port 0';
+  return undefined;
 }
 
 /** The read result: every documented field with its default, no secrets. */

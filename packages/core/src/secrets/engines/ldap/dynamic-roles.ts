@@ -8,7 +8,8 @@ import { epochSeconds } from '../../../lib/clock.ts';
 import { renderTemplate, TemplateError, checkTemplate, utf16le } from '../../../lib/go-template.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { DirectoryError, withDirectory } from './client.ts';
-import { newPassword, requireConfig } from './config-model.ts';
+import { newPassword } from './config-model.ts';
+import { requireDirectoryConfig } from './write-ahead.ts';
 import { distinguishedNames, LdifError, parseLdif, runLdif } from './ldif.ts';
 import { checkHierarchicalName } from './managed-accounts.ts';
 
@@ -151,7 +152,7 @@ async function issueCredentials(request: Request<{ name: string }>) {
   const name = data.name.replace(/\/+$/, '');
   const role = await storage.get<DynamicRole>(roleKey(name));
   if (!role) throw notFound(`no dynamic role named "${name}"`);
-  const config = await requireConfig(storage);
+  const config = await requireDirectoryConfig(core, storage);
   const { defaultTtl, maxTtl: mountMax } = mountTtls(mount);
   const maxTtl = Math.min(role.max_ttl || mountMax, mountMax);
   const ttl = Math.min(role.default_ttl || defaultTtl, maxTtl);
@@ -212,8 +213,8 @@ async function issueCredentials(request: Request<{ name: string }>) {
 
 /** Lease end: the deletion LDIF rendered at issue, every entry attempted; entries already gone count as done. */
 export const dynamicLeaseHooks: LeaseHooks = {
-  revoke: async ({ storage, internal }) => {
-    const config = await requireConfig(storage);
+  revoke: async ({ core, storage, internal }) => {
+    const config = await requireDirectoryConfig(core, storage);
     const entries = parseLdif(String(internal.deletionLdif ?? ''));
     const failures = await withDirectory(config, (directory) => runLdif(directory, entries, { continueOnError: true }));
     const real = failures.filter((failure) => failure.code !== new NoSuchObjectError().code);

@@ -10,11 +10,11 @@ import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import type { Caller } from '../../tokens/caller.ts';
 import { messageOf } from './client.ts';
-import { type DirectoryConfig, requireConfig } from './config-model.ts';
+import type { DirectoryConfig } from './config-model.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, releaseWrites } from './managed-accounts.ts';
 import type { AccountItem } from './records.ts';
 import { resolveEntry } from './static-roles.ts';
-import { changePassword } from './write-ahead.ts';
+import { changePassword, requireDirectoryConfig } from './write-ahead.ts';
 
 /**
  * `library/:set` and its check-out, check-in, `manage/:set/check-in` and `status`: service accounts lent
@@ -154,7 +154,7 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
     const item = await core.store.get<LibraryAccount>(storage.pk, accountKey(account));
     if (item && !item.available) throw badRequest(`"${account}" is checked out; check it in before removing it from the set`);
   }
-  const config = added.length > 0 ? await requireConfig(storage) : undefined;
+  const config = added.length > 0 ? await requireDirectoryConfig(core, storage) : undefined;
   const resolved: Array<{ username: string; dn: string }> = [];
   for (const username of added) {
     const dn = await resolveEntry(config as DirectoryConfig, username, undefined).catch((error) => {
@@ -308,7 +308,7 @@ async function checkIn({ core, storage, caller, data }: Request<z.output<typeof 
   if (refused.length > 0) {
     throw badRequest(`${refused.map((account) => `"${account.value.username}"`).join(', ')} cannot be checked in: not checked out by the caller`);
   }
-  const config = out.length > 0 ? await requireConfig(storage) : undefined;
+  const config = out.length > 0 ? await requireDirectoryConfig(core, storage) : undefined;
   const checkIns: string[] = [];
   for (const account of out) {
     if (!(await returnAccount(core, storage, config as DirectoryConfig, account))) continue;
@@ -357,7 +357,7 @@ export const libraryLeaseHooks: LeaseHooks = {
   revoke: async ({ core, storage, internal }) => {
     const account = await core.store.get<LibraryAccount>(storage.pk, accountKey(String(internal.account)));
     if (!account || account.available || account.checkoutId !== internal.checkoutId) return;
-    await returnAccount(core, storage, await requireConfig(storage), account);
+    await returnAccount(core, storage, await requireDirectoryConfig(core, storage), account);
   },
   renew: async ({ core, storage, internal, increment }) => {
     const account = await core.store.get<LibraryAccount>(storage.pk, accountKey(String(internal.account)));

@@ -5,12 +5,13 @@ import { bool, duration } from '../../../http/fields.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { messageOf, withDirectory } from './client.ts';
-import { type DirectoryConfig, requireConfig } from './config-model.ts';
+import type { DirectoryConfig } from './config-model.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
+import { checkDn } from './dn.ts';
 import { dueUpdate, updateExpression } from './records.ts';
 import { minStaticRotationPeriod } from './rotation-schedule.ts';
 import { loadStaticRole, type StaticRoleValue, staticChange, staticRoleKey, staticRoleKeyPrefix } from './static-rotation.ts';
-import { changePassword, recoverPending } from './write-ahead.ts';
+import { changePassword, recoverPending, requireDirectoryConfig } from './write-ahead.ts';
 
 /** `static-role/:name`: existing directory entries whose password the engine rotates. Names may hold `/`. */
 
@@ -81,7 +82,9 @@ async function create(request: Request<Fields>) {
   if (!data.username) throw badRequest('missing "username": the user name of the existing entry is required');
   if (data.rotation_period === undefined) throw badRequest('missing "rotation_period"');
   checkPeriod(data.rotation_period);
-  const config = await requireConfig(storage);
+  const dnError = data.dn ? checkDn('dn', data.dn) : undefined;
+  if (dnError) throw badRequest(dnError);
+  const config = await requireDirectoryConfig(core, storage);
   const dn = await resolveEntry(config, data.username, data.dn);
   const key = staticRoleKey(name);
   const now = epochSeconds(core.clock);

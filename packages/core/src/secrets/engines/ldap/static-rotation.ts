@@ -2,9 +2,9 @@ import type { Core } from '../../../core.ts';
 import { notFound } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
-import { type DirectoryConfig, requireConfig } from './config-model.ts';
+import type { DirectoryConfig } from './config-model.ts';
 import { type AccountItem, dueUpdate } from './records.ts';
-import { changePassword, type PasswordChange, recoverPending } from './write-ahead.ts';
+import { changePassword, type PasswordChange, requireDirectoryConfig, settlePending } from './write-ahead.ts';
 
 /** Rotating a static role's password: now (`rotate-role`, import) or when due (the job). */
 
@@ -40,17 +40,14 @@ export function staticChange(core: Core, storage: MountStorage, name: string, it
 export async function rotateStaticRole(core: Core, storage: MountStorage, name: string): Promise<void> {
   const item = await loadStaticRole(core, storage, name);
   if (!item) throw notFound(`no static role named "${name}"`);
-  await changePassword(staticChange(core, storage, name, item, await requireConfig(storage)));
+  await changePassword(staticChange(core, storage, name, item, await requireDirectoryConfig(core, storage)));
 }
 
-/** Settles a write-ahead left by a rotation that died, if its time is up; errors are left for the job. */
+/**
+ * What `static-cred` answers from: the item as stored, or, when a rotation left a write-ahead, after settling it
+ * so that the answer binds (see `settlePending`).
+ */
 export async function settleStaticRole(core: Core, storage: MountStorage, name: string, item: AccountItem): Promise<AccountItem> {
-  if (!item.pending || (item.pendingUntil ?? 0) > epochSeconds(core.clock)) return item;
-  try {
-    await recoverPending(staticChange(core, storage, name, item, await requireConfig(storage)), item);
-    return (await loadStaticRole(core, storage, name)) ?? item;
-  } catch (error) {
-    core.log.error('could not settle an unfinished rotation', { key: item.sk, error: error instanceof Error ? error.message : String(error) });
-    return item;
-  }
+  if (!item.pending) return item;
+  return settlePending(staticChange(core, storage, name, item, await requireDirectoryConfig(core, storage)), item);
 }

@@ -5,7 +5,7 @@ import { uuid } from '../../../lib/random.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
-import { type DirectoryConfig, newPassword } from './config-model.ts';
+import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
 import { type AccountItem, updateExpression } from './records.ts';
 
 /**
@@ -13,9 +13,15 @@ import { type AccountItem, updateExpression } from './records.ts';
  *   1. write ahead: the new password is stored sealed as `pending` (only if no other change is in flight);
  *   2. change it in the directory;
  *   3. record it as the current password (only if our `pending` is still there).
- * A run that dies between 2 and 3 leaves `pending`; the next run binds with it to learn which password
- * the directory has and records or discards it. The root config instead rolls the directory back when
- * step 3 fails, since the engine cannot work without knowing its own bind password.
+ * A run that dies between 2 and 3 leaves `pending`. Whoever finds it next does not wait for the run's
+ * window (`pendingUntil`) to pass: it binds with the pending password, and if the directory takes it, records
+ * it (the change had landed). If not, after the window it discards it; inside the window, a new change adopts
+ * it (`adoptPending`): it takes the write-ahead over under its own id and sets the same pending password in
+ * the directory, so whether or not the first run is still alive both write the same value, and exactly one
+ * record wins (the other finds its password recorded and succeeds). A read never changes the directory: it
+ * answers whichever of the two passwords binds (`settlePending`). The root config instead rolls the directory
+ * back when step 3 fails, since the engine cannot work without knowing its own bind password, and a root
+ * change inside another's window still waits for it.
  */
 
 export interface PasswordChange {
@@ -47,15 +53,14 @@ export async function changePassword(change: PasswordChange): Promise<string> {
   const { core, storage, key } = change;
   let item = await load(change);
   if (item.pending) {
-    if ((item.pendingUntil ?? 0) > epochSeconds(core.clock)) throw new RotationInProgress(`"${key}"`);
-    await recoverPending(change, item);
+    await finishPending(change, item);
     item = await load(change);
+    if (item.pending) throw new RotationInProgress(`"${key}"`);
   }
   const config = change.isRoot ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' } : change.config;
   const password = await newPassword(core, config);
   const pendingId = uuid();
-  const { connectMs, requestMs } = timeouts(config);
-  const budget = Math.ceil((connectMs + requestMs) / 1000) * 2 + 30;
+  const budget = windowOf(config);
 
   const ahead = updateExpression({
     pending: storage.seal(key, password),
@@ -92,6 +97,8 @@ export async function changePassword(change: PasswordChange): Promise<string> {
   try {
     await record(change, item, password, pendingId);
   } catch (error) {
+    // Someone who found the write-ahead recorded it (or adopted it) first: the password is ours either way.
+    if (error instanceof ConditionFailed && (await holdsPassword(change, password, pendingId))) return password;
     if (!change.isRoot) {
       await markStale(change, pendingId);
       throw error;
@@ -126,6 +133,102 @@ export async function recoverPending(change: PasswordChange, item: AccountItem):
   }
   await clearPending(change, item.pendingId);
   return 'discarded';
+}
+
+/**
+ * Settles a write-ahead found by a change that wants to start: records it if the directory already has it,
+ * discards it once its window has passed, and otherwise (not the root) adopts it and finishes it here.
+ */
+async function finishPending(change: PasswordChange, item: AccountItem): Promise<void> {
+  if (!item.pending || !item.pendingId) return;
+  const expired = (item.pendingUntil ?? 0) <= epochSeconds(change.core.clock);
+  if (expired) {
+    await recoverPending(change, item);
+    return;
+  }
+  const pending = change.storage.open(change.key, item.pending);
+  if (await pendingBinds(change, item, pending)) {
+    await record({ ...change, record: undefined }, item, pending, item.pendingId).catch(ignoreConditionFailed);
+    return;
+  }
+  if (!change.isRoot) await adoptPending(change, item, pending);
+}
+
+/**
+ * Takes over a write-ahead whose run may have died before changing the directory: the same password under a new
+ * id and window, then set in the directory and recorded. A first run still alive writes the same value, and its
+ * record (or clean-up) finds the id changed. On failure the write-ahead is left for the next bind check.
+ */
+async function adoptPending(change: PasswordChange, item: AccountItem, pending: string): Promise<void> {
+  const { core, storage, key } = change;
+  const adoptedId = uuid();
+  try {
+    await core.store.update({
+      Key: { pk: storage.pk, sk: key },
+      UpdateExpression: 'SET #id = :adopted, #until = :until',
+      ConditionExpression: '#id = :seen',
+      ExpressionAttributeNames: { '#id': 'pendingId', '#until': 'pendingUntil' },
+      ExpressionAttributeValues: { ':adopted': adoptedId, ':until': epochSeconds(core.clock) + windowOf(change.config), ':seen': item.pendingId },
+    });
+  } catch (error) {
+    // Another change adopted or finished it meanwhile; the caller looks again.
+    if (error instanceof ConditionFailed) return;
+    throw error;
+  }
+  try {
+    await withDirectory(change.config, (directory) => directory.setPassword(change.dn, pending));
+  } catch (error) {
+    await markStale(change, adoptedId);
+    throw error;
+  }
+  await record({ ...change, record: undefined }, item, pending, adoptedId).catch(ignoreConditionFailed);
+  core.log.info('finished a password change that an earlier run left unfinished', { key });
+}
+
+/**
+ * What a read of an account with a write-ahead must answer: never a password the directory no longer takes.
+ * Returns the item to answer from, after recording the pending password if the directory has it; throws a 502
+ * when the directory cannot be asked or takes neither password.
+ */
+export async function settlePending(change: PasswordChange, item: AccountItem): Promise<AccountItem> {
+  if (!item.pending || !item.pendingId) return item;
+  const { storage, key } = change;
+  const pending = storage.open(key, item.pending);
+  const reload = async () => (await change.core.store.get<AccountItem>(storage.pk, key)) ?? item;
+  const recordPending = async () => {
+    await record({ ...change, record: undefined }, item, pending, item.pendingId as string).catch(ignoreConditionFailed);
+    change.core.log.info('recorded a password change that had reached the directory', { key });
+    return reload();
+  };
+  if (await pendingBinds(change, item, pending)) return recordPending();
+  if ((item.pendingUntil ?? 0) <= epochSeconds(change.core.clock)) {
+    await clearPending(change, item.pendingId);
+    return reload();
+  }
+  // Its run may still be under way: the current password is the answer while it binds.
+  const current = opened(storage, key, item.password);
+  if (current !== undefined && (await canBind(change.config, change.dn, current))) return item;
+  if (await pendingBinds(change, item, pending)) return recordPending();
+  throw new ApiError(502, `the directory takes neither the current nor the pending password of "${key}"; rotate it again`);
+}
+
+const pendingBinds = (change: PasswordChange, item: AccountItem, pending: string) => {
+  const config = change.isRoot ? { ...change.config, bindpass: opened(change.storage, change.key, item.password) ?? '' } : change.config;
+  return canBind(config, change.isRoot ? rootBindIdentity(config) : change.dn, pending);
+};
+
+/** Whether the stored item now holds `password`: recorded, or as a write-ahead another change adopted from ours. */
+async function holdsPassword(change: PasswordChange, password: string, ownPendingId: string): Promise<boolean> {
+  const item = await change.core.store.get<AccountItem>(change.storage.pk, change.key);
+  if (!item) return false;
+  if (opened(change.storage, change.key, item.password) === password) return true;
+  return item.pendingId !== ownPendingId && opened(change.storage, change.key, item.pending) === password;
+}
+
+/** How long a run may still be changing the directory after its write-ahead. */
+function windowOf(config: DirectoryConfig): number {
+  const { connectMs, requestMs } = timeouts(config);
+  return Math.ceil((connectMs + requestMs) / 1000) * 2 + 30;
 }
 
 const rootBindIdentity = (config: DirectoryConfig) =>
@@ -185,4 +288,30 @@ function opened(storage: MountStorage, key: string, sealed: string | undefined):
 
 function ignoreConditionFailed(error: unknown): void {
   if (!(error instanceof ConditionFailed)) throw error;
+}
+
+/**
+ * The config to connect with, or a 400 telling the caller to write one first. A root rotation killed after the
+ * directory took its password would otherwise leave the engine binding with a dead one until its window passed:
+ * if the directory takes the pending root password, it is recorded first.
+ */
+export async function requireDirectoryConfig(core: Core, storage: MountStorage): Promise<DirectoryConfig> {
+  let item = await loadConfigItem(storage);
+  if (!item) throw badRequest('the directory engine is not configured: write "config" first');
+  if (item.pending && item.pendingId) {
+    const config = directoryConfig(storage, item);
+    const change: PasswordChange = { core, storage, key: configKey, dn: config.fields.binddn, config, isRoot: true };
+    try {
+      const pending = storage.open(configKey, item.pending);
+      if (await pendingBinds(change, item, pending)) {
+        await record(change, item, pending, item.pendingId).catch(ignoreConditionFailed);
+        core.log.info('recorded a root password change that had reached the directory', { key: configKey });
+        item = (await loadConfigItem(storage)) ?? item;
+      }
+    } catch (error) {
+      // Unreachable now: the operation that needs the directory reports it.
+      core.log.error('could not check an unfinished root password change', { error: messageOf(error) });
+    }
+  }
+  return directoryConfig(storage, item);
 }

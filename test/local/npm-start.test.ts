@@ -107,7 +107,7 @@ describe('npm start', () => {
   it('mounts the dev defaults for every engine this build serves', async () => {
     const mounts = await call('GET', '/v1/sys/mounts', rootToken);
     expect(mounts.status).toBe(200);
-    expect(mounts.body.data).toMatchObject({ 'secret/': { type: 'kv' }, 'sys/': { type: 'system' } });
+    expect(mounts.body.data).toMatchObject({ 'secret/': { type: 'kv', options: { version: '2' } }, 'kv/': { type: 'kv' }, 'sys/': { type: 'system' } });
     const auth = await call('GET', '/v1/sys/auth', rootToken);
     expect(auth.body.data).toMatchObject({ 'token/': { type: 'token' } });
     const served = new Set(backendsOf(allSecretsFamilies).map((backend) => backend.type));
@@ -119,10 +119,10 @@ describe('npm start', () => {
 
   it('runs the README flow over HTTP', async () => {
     // Secrets, one read under a lease.
-    expect((await call('POST', '/v1/secret/app/db', rootToken, { password: 's3cret', ttl: '1h' })).status).toBe(204);
-    expect((await call('POST', '/v1/secret/ops/key', rootToken, { value: 'k' })).status).toBe(204);
+    expect((await call('POST', '/v1/kv/app/db', rootToken, { password: 's3cret', ttl: '1h' })).status).toBe(204);
+    expect((await call('POST', '/v1/kv/ops/key', rootToken, { value: 'k' })).status).toBe(204);
     // A policy and a token with it.
-    const policy = 'path "secret/app/*" { capabilities = ["read", "list"] }\npath "secret/app" { capabilities = ["list"] }';
+    const policy = 'path "kv/app/*" { capabilities = ["read", "list"] }\npath "kv/app" { capabilities = ["list"] }';
     expect((await call('PUT', '/v1/sys/policies/acl/app-reader', rootToken, { policy })).status).toBe(204);
     const created = await call('POST', '/v1/auth/token/create', rootToken, { policies: ['app-reader'], ttl: '2h' });
     expect(created.status).toBe(200);
@@ -130,19 +130,19 @@ describe('npm start', () => {
     expect(created.body.auth).toMatchObject({ policies: ['app-reader', 'default'], lease_duration: 7200 });
 
     // Read and list what the policy allows.
-    const read = await call('GET', '/v1/secret/app/db', app);
+    const read = await call('GET', '/v1/kv/app/db', app);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ data: { password: 's3cret', ttl: '1h' }, renewable: true, lease_duration: 3600 });
-    expect(read.body.lease_id).toMatch(/^secret\/app\/db\//);
-    const listed = await call('GET', '/v1/secret/app?list=true', app);
+    expect(read.body.lease_id).toMatch(/^kv\/app\/db\//);
+    const listed = await call('GET', '/v1/kv/app?list=true', app);
     expect(listed.status).toBe(200);
     expect(listed.body.data.keys).toEqual(['db']);
 
     // Anything else is refused.
-    expect(await call('GET', '/v1/secret/ops/key', app)).toMatchObject({ status: 403, body: { errors: ['permission denied'] } });
-    expect((await call('POST', '/v1/secret/app/db', app, { password: 'mine' })).status).toBe(403);
+    expect(await call('GET', '/v1/kv/ops/key', app)).toMatchObject({ status: 403, body: { errors: ['permission denied'] } });
+    expect((await call('POST', '/v1/kv/app/db', app, { password: 'mine' })).status).toBe(403);
     expect((await call('GET', '/v1/sys/mounts', app)).status).toBe(403);
-    expect((await call('GET', '/v1/secret/app/db')).status).toBe(403);
+    expect((await call('GET', '/v1/kv/app/db')).status).toBe(403);
 
     // Look up, renew and revoke the lease.
     const leaseId: string = read.body.lease_id;
@@ -176,36 +176,36 @@ describe('npm start', () => {
 
     // Revoke the app token.
     expect((await call('POST', '/v1/auth/token/revoke', rootToken, { token: app })).status).toBe(204);
-    expect((await call('GET', '/v1/secret/app/db', app)).status).toBe(403);
+    expect((await call('GET', '/v1/kv/app/db', app)).status).toBe(403);
   });
 
   it('answers curl -X LIST over the wire, and Vault clients headers', async () => {
-    const policy = 'path "secret/app/*" { capabilities = ["read", "list"] }';
+    const policy = 'path "kv/app/*" { capabilities = ["read", "list"] }';
     await call('PUT', '/v1/sys/policies/acl/lister', rootToken, { policy });
     const token = (await call('POST', '/v1/auth/token/create', rootToken, { policies: ['lister'] })).body.auth.client_token;
-    await call('POST', '/v1/secret/app/other', rootToken, { v: 1 });
+    await call('POST', '/v1/kv/app/other', rootToken, { v: 1 });
 
-    const list = await curl(['-H', `X-Secrets-Token: ${token}`, '-X', 'LIST', `${first.secrets}/v1/secret/app`]);
+    const list = await curl(['-H', `X-Secrets-Token: ${token}`, '-X', 'LIST', `${first.secrets}/v1/kv/app`]);
     expect(list.status).toBe(200);
     expect(JSON.parse(list.body).data.keys).toEqual(['db', 'other']);
-    const withQuery = await curl(['-H', `X-Vault-Token: ${token}`, '-X', 'LIST', `${first.secrets}/v1/secret/app/?foo=bar`]);
+    const withQuery = await curl(['-H', `X-Vault-Token: ${token}`, '-X', 'LIST', `${first.secrets}/v1/kv/app/?foo=bar`]);
     expect(JSON.parse(withQuery.body).data.keys).toEqual(['db', 'other']);
-    const denied = await curl(['-H', `Authorization: Bearer ${token}`, '-X', 'LIST', `${first.secrets}/v1/secret`]);
+    const denied = await curl(['-H', `Authorization: Bearer ${token}`, '-X', 'LIST', `${first.secrets}/v1/kv`]);
     expect(denied.status).toBe(403);
-    const empty = await curl(['-H', `X-Secrets-Token: ${rootToken}`, '-X', 'LIST', `${first.secrets}/v1/secret/nothing`]);
+    const empty = await curl(['-H', `X-Secrets-Token: ${rootToken}`, '-X', 'LIST', `${first.secrets}/v1/kv/nothing`]);
     expect(empty).toEqual({ status: 404, body: '{"errors":[]}' });
 
     // Several requests on one kept-alive connection, LIST among them.
-    const url = `${first.secrets}/v1/secret/app`;
+    const url = `${first.secrets}/v1/kv/app`;
     const { stdout } = await run('curl', ['-s', '-H', `X-Secrets-Token: ${token}`, '-X', 'LIST', url, url, url]);
     expect(stdout.match(/"keys":\["db","other"\]/g)).toHaveLength(3);
 
-    const put = await curl(['-H', `X-Secrets-Token: ${rootToken}`, '-X', 'PUT', '-d', '{"v":2}', `${first.secrets}/v1/secret/app/curl`]);
+    const put = await curl(['-H', `X-Secrets-Token: ${rootToken}`, '-X', 'PUT', '-d', '{"v":2}', `${first.secrets}/v1/kv/app/curl`]);
     expect(put.status).toBe(204);
   });
 
   it('rejects an oversized body over the wire with 413', async () => {
-    const response = await fetch(`${first.secrets}/v1/secret/app/huge`, {
+    const response = await fetch(`${first.secrets}/v1/kv/app/huge`, {
       method: 'POST',
       headers: { 'X-Secrets-Token': rootToken },
       body: JSON.stringify({ blob: 'x'.repeat(2 * 1024 * 1024) }),
@@ -223,7 +223,7 @@ describe('npm start', () => {
         else controller.enqueue(chunk);
       },
     });
-    const chunked = await fetch(`${first.secrets}/v1/secret/app/huge`, {
+    const chunked = await fetch(`${first.secrets}/v1/kv/app/huge`, {
       method: 'POST',
       headers: { 'X-Secrets-Token': rootToken },
       body: endless,
@@ -247,8 +247,8 @@ describe('npm start', () => {
   });
 
   it('revokes an expired lease on its own timer (real time)', async () => {
-    expect((await call('POST', '/v1/secret/app/short', rootToken, { value: 'brief', ttl: '2s' })).status).toBe(204);
-    const read = await call('GET', '/v1/secret/app/short', rootToken);
+    expect((await call('POST', '/v1/kv/app/short', rootToken, { value: 'brief', ttl: '2s' })).status).toBe(204);
+    const read = await call('GET', '/v1/kv/app/short', rootToken);
     expect(read.body.lease_duration).toBe(2);
     const leaseId: string = read.body.lease_id;
     expect((await call('PUT', '/v1/sys/leases/lookup', rootToken, { lease_id: leaseId })).status).toBe(200);
@@ -316,7 +316,7 @@ describe('npm start', () => {
       expect(second.stdout()).not.toContain(rootToken);
       expect(second.stdout()).toContain('root token:        set when this data directory was first initialised');
       const again = client(second.secrets);
-      const read = await again('GET', '/v1/secret/ops/key', rootToken);
+      const read = await again('GET', '/v1/kv/ops/key', rootToken);
       expect(read.status).toBe(200);
       expect(read.body.data).toEqual({ value: 'k' });
       expect((await again('GET', '/v1/sys/policies/acl/app-reader', rootToken)).status).toBe(200);
@@ -385,8 +385,8 @@ describe('npm start with KEYHAVEN_DYNAMODB_ENDPOINT', () => {
     expect(token).toBeDefined();
     const call = client(started.secrets);
     expect((await call('GET', '/v1/sys/health')).body).toMatchObject({ initialized: true, sealed: false });
-    expect((await call('POST', '/v1/secret/here', token, { v: 1 })).status).toBe(204);
-    expect((await call('GET', '/v1/secret/here', token)).body.data).toEqual({ v: 1 });
+    expect((await call('POST', '/v1/kv/here', token, { v: 1 })).status).toBe(204);
+    expect((await call('GET', '/v1/kv/here', token)).body.data).toEqual({ v: 1 });
   });
 
   it('stops without touching the endpoint it was given', async () => {

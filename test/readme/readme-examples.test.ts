@@ -225,18 +225,18 @@ describe('README.md shell examples, run as written against npm start', () => {
     expect(variables.APP).not.toBe(rootToken);
   });
 
-  it('the policy lets the app token read and list secret/app/ and nothing else', () => {
-    const read = jsonOf(outcomeOf(/-H "X-Secrets-Token: \$APP" \$VAULT_ADDR\/v1\/secret\/app\/db$/));
+  it('the policy lets the app token read and list kv/app/ and nothing else', () => {
+    const read = jsonOf(outcomeOf(/-H "X-Secrets-Token: \$APP" \$VAULT_ADDR\/v1\/kv\/app\/db$/));
     expect(read).toMatchObject({ data: { password: 's3cret', ttl: '1h' }, renewable: true, lease_duration: 3600 });
-    expect(jsonOf(outcomeOf(/-X LIST \$VAULT_ADDR\/v1\/secret\/app$/)).data.keys).toEqual(['db']);
-    expect(jsonOf(outcomeOf(/secret\/app\?list=true/)).data.keys).toEqual(['db']);
-    const denied = outcomeOf(/\$APP" \$VAULT_ADDR\/v1\/secret\/ops\/key/);
+    expect(jsonOf(outcomeOf(/-X LIST \$VAULT_ADDR\/v1\/kv\/app$/)).data.keys).toEqual(['db']);
+    expect(jsonOf(outcomeOf(/kv\/app\?list=true/)).data.keys).toEqual(['db']);
+    const denied = outcomeOf(/\$APP" \$VAULT_ADDR\/v1\/kv\/ops\/key/);
     expect(denied.httpStatuses).toEqual([403]);
     expect(jsonOf(denied)).toEqual({ errors: ['permission denied'] });
   });
 
   it('the lease is looked up, renewed by 30m and revoked; the revoked app token is refused', async () => {
-    expect(variables.LEASE).toMatch(/^secret\/app\/db\/\w+/);
+    expect(variables.LEASE).toMatch(/^kv\/app\/db\/\w+/);
     const lookup = jsonOf(outcomeOf(/\/v1\/sys\/leases\/lookup/));
     expect(lookup.data).toMatchObject({ id: variables.LEASE, renewable: true });
     const renewed = jsonOf(outcomeOf(/\/v1\/sys\/leases\/renew/));

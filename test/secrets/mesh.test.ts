@@ -345,7 +345,7 @@ describe('mesh engine', () => {
           '1.11.0',
           [
             [{ policy: base64('x') }, '"policy" was removed in mesh server version 1.11; the mesh server at ADDRESS runs 1.11.0+ent'],
-            [{ token_type: 'client', mesh_policies: 'p' }, '"token_type" was removed in mesh server version 1.11'],
+            [{ token_type: 'client', mesh_policies: 'p' }, 204],
             [{ lease: '1h', mesh_policies: 'p' }, '"lease" was removed in mesh server version 1.11'],
             [{}, 'at least one of "mesh_policies", "mesh_roles", "service_identities", "node_identities" is required by mesh server version 1.11.0+ent'],
             [{ partition: 'p1', mesh_namespace: 'ns', mesh_policies: 'p' }, 204],

@@ -55,13 +55,15 @@ export interface LocalRuntime {
 }
 
 /** Dev-mode default mounts: secrets engines and auth methods whose families this build serves. */
-const defaultMounts = [
-  { table: 'secret', path: 'secret', type: 'kv' },
+const defaultMounts: ReadonlyArray<{ table: 'secret' | 'auth'; path: string; type: string; options?: Record<string, string> }> = [
+  // As `vault server -dev`: `secret/` is kv version 2. `kv/` is version 1, whose secrets may carry a leased `ttl`.
+  { table: 'secret', path: 'secret', type: 'kv', options: { version: '2' } },
+  { table: 'secret', path: 'kv', type: 'kv' },
   { table: 'secret', path: 'cloud', type: 'cloud' },
   { table: 'secret', path: 'ldap', type: 'ldap' },
   { table: 'secret', path: 'mesh', type: 'mesh' },
   { table: 'auth', path: 'jwt', type: 'jwt' },
-] as const;
+];
 
 /**
  * `npm start`: DynamoDB Local (or a given endpoint), the table as the stacks define it, both services on
@@ -173,7 +175,7 @@ async function initialiseDevMode(core: Core, devRootToken: string | undefined): 
   }
   for (const mount of defaultMounts) {
     if (!core.backends.has(mount.type) || (await core.mounts.find(mount.table, mount.path))) continue;
-    await core.mounts.enable(mount.table, mount.path, { type: mount.type, description: `${mount.type} (dev default)` });
+    await core.mounts.enable(mount.table, mount.path, { type: mount.type, description: `${mount.type} (dev default)`, options: mount.options ?? {} });
   }
   return rootToken;
 }

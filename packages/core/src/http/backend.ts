@@ -7,7 +7,8 @@ import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
 
 /** How a backend is written: its paths as data, the way Vault's plugin framework does it. */
 
-export type Operation = 'read' | 'create' | 'update' | 'delete' | 'list';
+/** `patch` is HTTP PATCH (a JSON merge patch), for the paths that declare it, as Vault's kv v2 does. */
+export type Operation = 'read' | 'create' | 'update' | 'delete' | 'list' | 'patch';
 
 export interface Request<Data = Record<string, unknown>> {
   operation: Operation;

@@ -140,7 +140,7 @@ export class Pipeline {
     let remainingUses: number | undefined;
     if (caller) {
       // As Vault, parameter constraints see a write's body fields and a read's query parameters.
-      const parameters = operation === 'write' ? body : query;
+      const parameters = operation === 'write' || operation === 'patch' ? body : query;
       if (!caller.acl.allows(path, request.operation as Capability, spec.sudo, parameters)) throw permissionDenied();
       const used = await this.core.tokens.consumeUse(caller.entry);
       if (!used) throw permissionDenied();
@@ -337,6 +337,8 @@ function operationOf(method: string, query: Record<string, string>): Operation |
       return 'write';
     case 'DELETE':
       return 'delete';
+    case 'PATCH':
+      return 'patch';
     default:
       throw new ApiError(405, `unsupported method ${method}`);
   }

@@ -15,7 +15,7 @@ const idOf = (data: { lease_id?: string; url_lease_id?: string }) => {
   return id;
 };
 
-/** `sys/leases/…`: look up, renew and revoke leases, alone or by prefix. */
+/** `sys/leases/…` (and the legacy `sys/renew`, `sys/revoke…`): look up, renew and revoke leases, alone or by prefix. */
 export const leasePaths: PathSpec[] = [
   path({
     pattern: 'leases/lookup/:prefix*',
@@ -36,36 +36,41 @@ export const leasePaths: PathSpec[] = [
       },
     },
   }),
-  ...(['leases/renew', 'leases/renew/:url_lease_id+'] as const).map(
+  // Vault still serves the pre-0.8 paths `sys/renew`, `sys/revoke`, `sys/revoke-prefix`, `sys/revoke-force` beside them.
+  ...(['leases/renew', 'leases/renew/:url_lease_id+', 'renew', 'renew/:url_lease_id+'] as const).map(
     (pattern) => path({ pattern, fields: renewFields, operations: { update: renew } }),
   ),
-  ...(['leases/revoke', 'leases/revoke/:url_lease_id+'] as const).map(
+  ...(['leases/revoke', 'leases/revoke/:url_lease_id+', 'revoke', 'revoke/:url_lease_id+'] as const).map(
     (pattern) => path({ pattern, fields: revokeFields, operations: { update: revoke } }),
   ),
-  path({
-    pattern: 'leases/revoke-prefix/:prefix+',
-    fields: z.object({ prefix: z.string(), sync: bool.default(true) }),
-    sudo: true,
-    operations: {
-      update: async ({ core, data }) => {
-        await revokeTokensUnder(core, data.prefix);
-        await core.leases.revokePrefix(data.prefix);
-        return undefined;
+  ...(['leases/revoke-prefix/:prefix+', 'revoke-prefix/:prefix+'] as const).map((pattern) =>
+    path({
+      pattern,
+      fields: z.object({ prefix: z.string(), sync: bool.default(true) }),
+      sudo: true,
+      operations: {
+        update: async ({ core, data }) => {
+          await revokeTokensUnder(core, data.prefix);
+          await core.leases.revokePrefix(data.prefix);
+          return undefined;
+        },
       },
-    },
-  }),
-  path({
-    pattern: 'leases/revoke-force/:prefix+',
-    fields: z.object({ prefix: z.string() }),
-    sudo: true,
-    operations: {
-      update: async ({ core, data }) => {
-        await revokeTokensUnder(core, data.prefix);
-        await core.leases.revokePrefix(data.prefix, { force: true });
-        return undefined;
+    }),
+  ),
+  ...(['leases/revoke-force/:prefix+', 'revoke-force/:prefix+'] as const).map((pattern) =>
+    path({
+      pattern,
+      fields: z.object({ prefix: z.string() }),
+      sudo: true,
+      operations: {
+        update: async ({ core, data }) => {
+          await revokeTokensUnder(core, data.prefix);
+          await core.leases.revokePrefix(data.prefix, { force: true });
+          return undefined;
+        },
       },
-    },
-  }),
+    }),
+  ),
 ];
 
 async function renew(request: Request<z.output<typeof renewFields>>) {

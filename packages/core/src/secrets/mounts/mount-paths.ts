@@ -2,15 +2,20 @@ import * as z from 'zod';
 import type { Core } from '../../core.ts';
 import { type PathSpec, type Request, path } from '../../http/backend.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
-import { bool, duration, stringMap } from '../../http/fields.ts';
+import { bool, duration } from '../../http/fields.ts';
 import { formatDuration } from '../../lib/duration.ts';
 import { disableMount } from './disable-mount.ts';
+import { checkKvVersion, isKvV2 } from './kv-version.ts';
 import { type MountEntry, type MountTableName, fullPath, mountTtls, normaliseMountPath } from './mount-table.ts';
+
+/** Vault's mount options are strings; clients send `{"version": 2}` as often as `{"version": "2"}`. */
+const mountOptions = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String));
 
 const tuneFields = {
   default_lease_ttl: duration.optional(),
   max_lease_ttl: duration.optional(),
   description: z.string().optional(),
+  options: mountOptions.optional(),
 };
 
 const enableFields = z.object({
@@ -18,7 +23,7 @@ const enableFields = z.object({
   type: z.string().min(1),
   description: z.string().default(''),
   config: z.object({ default_lease_ttl: duration.optional(), max_lease_ttl: duration.optional() }).default({}),
-  options: stringMap.default({}),
+  options: mountOptions.default({}),
   local: bool.default(false),
   seal_wrap: bool.default(false),
 });
@@ -46,10 +51,13 @@ export function mountPaths(table: MountTableName): PathSpec[] {
       operations: {
         read: async ({ core, data }) => ({ data: describeTune(await existing(core, table, data.path)) }),
         update: async ({ core, data }) => {
-          await core.mounts.tune(await existing(core, table, data.path), {
+          const entry = await existing(core, table, data.path);
+          const options = data.options && tuneOptions(entry, data.options);
+          await core.mounts.tune(entry, {
             defaultLeaseTtl: data.default_lease_ttl,
             maxLeaseTtl: data.max_lease_ttl,
             description: data.description,
+            ...(options ? { options } : {}),
           });
           return undefined;
         },
@@ -64,11 +72,15 @@ export function mountPaths(table: MountTableName): PathSpec[] {
         update: async (request) => {
           const data = request.data as Partial<z.output<typeof enableFields>> & { path: string };
           if (!data.type) throw badRequest('"type" is required');
+          // As Vault: `kv-v2` is `kv` with `options.version` 2.
+          const type = data.type === 'kv-v2' ? 'kv' : data.type;
+          const options = data.type === 'kv-v2' ? { ...data.options, version: '2' } : (data.options ?? {});
+          if (type === 'kv') checkKvVersion(options.version);
           await request.core.mounts.enable(table, data.path, {
-            type: data.type,
+            type,
             description: data.description ?? '',
             config: { defaultLeaseTtl: data.config?.default_lease_ttl ?? 0, maxLeaseTtl: data.config?.max_lease_ttl ?? 0 },
-            options: data.options ?? {},
+            options,
             local: data.local ?? false,
             sealWrap: data.seal_wrap ?? false,
           });
@@ -81,6 +93,18 @@ export function mountPaths(table: MountTableName): PathSpec[] {
       },
     }),
   ];
+}
+
+/**
+ * A tune's options. For `kv`, `version` 2 on a version 1 mount makes it versioned: the kv engine upgrades its secrets
+ * in place on the mount's first version 2 request (each becomes version 1 of a versioned secret), as Vault's plugin
+ * does on its own; going back is refused, as in Vault.
+ */
+function tuneOptions(entry: MountEntry, options: Record<string, string>): Record<string, string> {
+  if (entry.type !== 'kv' || options.version === undefined) return options;
+  checkKvVersion(options.version);
+  if (isKvV2(entry) && options.version !== '2') throw badRequest('cannot downgrade mount from version 2');
+  return options;
 }
 
 /**
@@ -105,7 +129,7 @@ async function existing(core: Core, table: MountTableName, path: string): Promis
 
 const displayPath = (entry: MountEntry) => (entry.table === 'auth' ? entry.path.slice('auth/'.length) : entry.path);
 
-function describeMount(entry: MountEntry): Record<string, unknown> {
+export function describeMount(entry: MountEntry): Record<string, unknown> {
   return {
     type: entry.type,
     description: entry.description,

@@ -219,11 +219,16 @@ export class MountTable {
     return entry;
   }
 
-  async tune(entry: MountEntry, changes: Partial<MountConfig> & { description?: string }): Promise<MountEntry> {
+  async tune(entry: MountEntry, changes: Partial<MountConfig> & { description?: string; options?: Record<string, string> }): Promise<MountEntry> {
     if (entry.builtin) throw badRequest(`cannot tune the built-in mount ${entry.path}`);
     const config = { ...entry.config, ...definedOnly({ defaultLeaseTtl: changes.defaultLeaseTtl, maxLeaseTtl: changes.maxLeaseTtl }) };
     checkTtls(config);
-    const updated: MountEntry = { ...entry, config, description: changes.description ?? entry.description };
+    const updated: MountEntry = {
+      ...entry,
+      config,
+      description: changes.description ?? entry.description,
+      options: changes.options ? { ...entry.options, ...changes.options } : entry.options,
+    };
     try {
       // Not over a mount another process has begun disabling since this one's cache was loaded.
       await this.store.put({

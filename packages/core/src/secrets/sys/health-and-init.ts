@@ -1,8 +1,9 @@
 import * as z from 'zod';
 import { type PathSpec, path } from '../../http/backend.ts';
 import { initialize, isInitialized } from './init.ts';
+import { clusterId, clusterName, version } from './server-identity.ts';
 
-export const version = '0.1.0';
+export { version };
 
 /** `sys/health` and `sys/init`: reachable without a token, answered without the envelope as Vault does. */
 export const healthAndInitPaths: PathSpec[] = [
@@ -18,9 +19,13 @@ export const healthAndInitPaths: PathSpec[] = [
             initialized: await isInitialized(core),
             sealed: false,
             standby: false,
-            version,
+            performance_standby: false,
+            replication_performance_mode: 'disabled',
+            replication_dr_mode: 'disabled',
             server_time_utc: Math.floor(core.clock.now() / 1000),
-            cluster_name: 'keyhaven',
+            version,
+            cluster_name: clusterName,
+            cluster_id: await clusterId(core),
           },
         },
       }),

@@ -2,13 +2,27 @@ import type { Backend } from '../../http/backend.ts';
 import { auditPaths } from '../audit/audit-paths.ts';
 import { leasePaths } from '../leases/lease-paths.ts';
 import { mountPaths } from '../mounts/mount-paths.ts';
+import { legacyPolicyPaths } from '../policies/legacy-policy-paths.ts';
 import { policyPaths } from '../policies/policy-paths.ts';
 import { healthAndInitPaths } from './health-and-init.ts';
+import { internalUiMountPaths } from './internal-ui-mounts.ts';
 import { passwordPolicyPaths } from './password-policies.ts';
+import { sealStatusAndLeaderPaths } from './seal-status-and-leader.ts';
 
-/** `sys/`: health, init, audit devices, ACL and password policies, capabilities, mounts, auth mounts, leases. */
+/** `sys/`: health, init, seal status, leader, audit devices, ACL (also under the legacy `sys/policy`) and password policies, capabilities, mounts, auth mounts, leases. */
 export const systemBackend: Backend = {
   type: 'system',
   kind: 'secret',
-  paths: [...healthAndInitPaths, ...policyPaths, ...mountPaths('secret'), ...mountPaths('auth'), ...leasePaths, ...passwordPolicyPaths, ...auditPaths],
+  paths: [
+    ...healthAndInitPaths,
+    ...sealStatusAndLeaderPaths,
+    ...policyPaths,
+    ...legacyPolicyPaths,
+    ...mountPaths('secret'),
+    ...mountPaths('auth'),
+    ...leasePaths,
+    ...passwordPolicyPaths,
+    ...auditPaths,
+    ...internalUiMountPaths,
+  ],
 };

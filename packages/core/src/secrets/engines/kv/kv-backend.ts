@@ -1,70 +1,72 @@
-import * as z from 'zod';
-import { type Backend, type Request, path } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { DurationError, parseDuration } from '../../../lib/duration.ts';
+import type { Backend, Handler, Operation, PathSpec, Request } from '../../../http/backend.ts';
+import { path } from '../../../http/backend.ts';
+import { ApiError } from '../../../http/errors.ts';
+import { ensureUpgraded } from './kv-upgrade.ts';
+import { isKvV2 } from './kv-version.ts';
+import { v1Exists, v1Fields, v1Key, v1Operations } from './kv-v1.ts';
+import { kvV2Paths } from './kv-v2-paths.ts';
 
 /**
- * `kv` (version 1): arbitrary JSON secrets at any path, sealed at rest. As in Vault's leased key/value
- * store, a secret written with a `ttl` is read out under a renewable lease of that duration.
+ * `kv`: Vault's key/value engine in both versions, chosen per mount by `options.version` (`sys/mounts`, upgraded by
+ * `sys/mounts/:path/tune`). Version 2's rows (`data/`, `metadata/`, `delete/`, …) come first; on a version 1 mount
+ * they hand the request to version 1, whose paths may start with those words too.
  */
-const fields = z.object({ path: z.string().default('') }).catchall(z.unknown());
+const v2Rows: PathSpec[] = kvV2Paths.map((spec) => ({
+  ...spec,
+  exists:
+    spec.exists &&
+    (async (request: Request<unknown>) => {
+      if (!isKvV2(request.mount)) return v1Exists(asV1(request));
+      await ensureUpgraded(request.storage, request.mount.uuid, request.core.clock.now());
+      return spec.exists!(request);
+    }),
+  operations: Object.fromEntries(
+    Object.entries(spec.operations).map(([operation, handler]) => [
+      operation,
+      async (request: Request<unknown>) => {
+        if (isKvV2(request.mount)) {
+          await ensureUpgraded(request.storage, request.mount.uuid, request.core.clock.now());
+          return (handler as Handler<unknown>)(request);
+        }
+        const v1 = v1Operations[operation as Exclude<Operation, 'patch'>] as Handler<{ path: string }> | undefined;
+        if (!v1) throw new ApiError(405, `unsupported operation ${operation.toUpperCase()} on "${request.mount.path}${request.path}" (a version 1 kv mount)`);
+        return v1(asV1(request));
+      },
+    ]),
+  ),
+}));
+
+const asV1 = (request: Request<unknown>) => ({ ...request, data: { path: request.path } });
+
+const wrongPathForV2 = () =>
+  new ApiError(
+    404,
+    "Invalid path for a versioned K/V secrets engine. See the API docs for the appropriate API endpoints to use. If using the Vault CLI, use 'vault kv get' for this operation.",
+  );
+
+const v1Row = path({
+  pattern: ':path*',
+  fields: v1Fields,
+  exists: async (request) => (isKvV2(request.mount) ? false : v1Exists(request)),
+  prefetch: (params) => (v1Key(params.path ?? '') === '' ? [] : [v1Key(params.path ?? '')]),
+  operations: Object.fromEntries(
+    Object.entries(v1Operations).map(([operation, handler]) => [
+      operation,
+      async (request: Request<{ path: string }>) => {
+        if (!isKvV2(request.mount)) return handler(request);
+        if (operation === 'read') return undefined;
+        throw wrongPathForV2();
+      },
+    ]),
+  ),
+});
 
 export const kvBackend: Backend = {
   type: 'kv',
   kind: 'secret',
-  paths: [
-    path({
-      pattern: ':path*',
-      fields,
-      exists: async ({ storage, data }) => (await storage.get(key(data.path))) !== undefined,
-      prefetch: (params) => (key(params.path ?? '') === '' ? [] : [key(params.path ?? '')]),
-      operations: {
-        read: async ({ storage, data }) => {
-          const secret = await readSecret(storage, data.path);
-          if (!secret) return undefined;
-          const ttl = secret.ttl ?? secret.lease;
-          if (ttl === undefined) return { data: secret };
-          return { data: secret, secret: { type: 'kv', ttl: parseDuration(ttl), renewable: true, internal: {} } };
-        },
-        create: write,
-        update: write,
-        delete: async ({ storage, data }) => {
-          await storage.delete(key(data.path));
-          return undefined;
-        },
-        list: async ({ storage, data }) => ({ data: { keys: await storage.list(data.path === '' ? '' : data.path.replace(/\/?$/, '/')) } }),
-      },
-    }),
-  ],
+  paths: [...v2Rows, v1Row],
   leases: {
     // A read of a static secret holds nothing to take back: revoking the lease only ends it.
     kv: { revoke: async () => {} },
   },
 };
-
-const key = (path: string) => path.replace(/\/+$/, '');
-
-async function write(request: Request<z.output<typeof fields>>) {
-  // The secret is the body as sent: a field called `path` is data like any other, not the URL's capture.
-  const { path } = request.data;
-  const secret = request.body;
-  if (key(path) === '') throw badRequest('a secret needs a path, e.g. secret/my-app');
-  if (Object.keys(secret).length === 0) throw badRequest('no data provided');
-  const ttl = secret.ttl ?? secret.lease;
-  if (ttl !== undefined) {
-    try {
-      parseDuration(ttl);
-    } catch (error) {
-      if (error instanceof DurationError) throw badRequest(`invalid value for "ttl": ${error.message}`);
-      throw error;
-    }
-  }
-  await request.storage.put(key(path), { sealed: request.storage.seal(key(path), JSON.stringify(secret)) });
-  return undefined;
-}
-
-async function readSecret(storage: Request['storage'], path: string): Promise<Record<string, unknown> | undefined> {
-  if (key(path) === '') return undefined;
-  const stored = await storage.get<{ sealed: string }>(key(path));
-  return stored && (JSON.parse(storage.open(key(path), stored.sealed)) as Record<string, unknown>);
-}

@@ -18,6 +18,8 @@ interface StoredAccess {
   clientCert: string;
   /** `{token, clientKey}`, sealed. */
   sealed: string;
+  /** The server's version when last read, so a role write can go on while the server is down. */
+  serverVersion?: string;
 }
 
 const accessFields = z.object({
@@ -64,12 +66,15 @@ async function writeAccess({ storage, data }: { storage: MountStorage; data: z.o
       throw upstreamFailure(error, 'no token was given and bootstrapping the mesh server\'s ACL system failed');
     }
   }
+  // Best effort: a server that is down now is asked again at the first role write.
+  const version = await new ConsulClient(access).agentVersion().catch(() => undefined);
   const stored: StoredAccess = {
     address,
     scheme,
     caCert: access.caCert,
     clientCert: access.clientCert,
     sealed: storage.seal(configKey, JSON.stringify({ token: access.token, clientKey: access.clientKey })),
+    ...(version ? { serverVersion: version } : {}),
   };
   await storage.put(configKey, stored as unknown as Record<string, unknown>);
   knownVersions.delete(storage.pk);
@@ -95,6 +100,7 @@ export async function readAccess(storage: MountStorage): Promise<MeshAccess | un
 /**
  * The server's version decides which role fields exist. It is read from `/v1/agent/self` and trusted for a
  * minute per process (a server is upgraded rarely; a role write or a legacy issue should not pay a round trip).
+ * When the server cannot be reached, the version last read (kept with the access config) stands in for it.
  */
 const knownVersions = new Map<string, { address: string; version: ServerVersion; readAt: number }>();
 const versionTrustMs = 60_000;
@@ -103,13 +109,20 @@ export async function serverVersion(core: Core, storage: MountStorage, access: M
   const now = core.clock.now();
   const known = knownVersions.get(storage.pk);
   if (known && known.address === access.address && now - known.readAt < versionTrustMs) return known.version;
-  let version: ServerVersion;
+  let text: string;
   try {
-    version = ServerVersion.parse(await new ConsulClient(access).agentVersion());
+    text = await new ConsulClient(access).agentVersion();
   } catch (error) {
+    const stored = await storage.get<StoredAccess>(configKey);
+    if (error instanceof MeshUnreachable && stored?.serverVersion && stored.address === access.address) return ServerVersion.parse(stored.serverVersion);
     throw upstreamFailure(error, 'could not read the mesh server\'s version from /v1/agent/self');
   }
+  const version = ServerVersion.parse(text);
   knownVersions.set(storage.pk, { address: access.address, version, readAt: now });
+  const stored = await storage.get<StoredAccess>(configKey);
+  if (stored && stored.address === access.address && stored.serverVersion !== text) {
+    await storage.put(configKey, { ...stored, serverVersion: text } as unknown as Record<string, unknown>);
+  }
   return version;
 }
 

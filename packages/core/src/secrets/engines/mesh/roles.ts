@@ -37,10 +37,18 @@ export interface MeshRole {
   tokenType: 'client' | 'management';
   /** Legacy ACL rules, decoded from the base64 `policy`. */
   policy: string;
+  /**
+   * A `management` role on a server without legacy tokens (1.11 on): its tokens are modern ones linking the builtin
+   * `global-management` policy, which is in `policies`.
+   */
+  managementByPolicy?: boolean;
 }
 
 /** A role whose tokens come from the legacy endpoint (Vault's rule: a policy document, or a management token). */
-export const isLegacy = (role: MeshRole) => role.policy !== '' || role.tokenType === 'management';
+export const isLegacy = (role: MeshRole) => role.policy !== '' || (role.tokenType === 'management' && !role.managementByPolicy);
+
+/** The mesh server's builtin policy that makes a token a management token. */
+const globalManagement = 'global-management';
 
 export const roleKey = (name: string) => `role/${name}`;
 
@@ -80,6 +88,10 @@ const roleFields = z.object({
   service_identities: serviceIdentityList.optional(),
   node_identities: stringList.optional(),
   mesh_namespace: z.string().trim().optional(),
+  // Vault's names for the same fields, accepted as aliases.
+  consul_policies: stringList.optional(),
+  consul_roles: stringList.optional(),
+  consul_namespace: z.string().trim().optional(),
   partition: z.string().trim().optional(),
   local: bool.optional(),
   ttl: duration.optional(),
@@ -135,6 +147,13 @@ function describeRole(role: MeshRole): Record<string, unknown> {
   };
 }
 
+/** Vault's field names and ours: either may be given, not both. */
+const aliases: Array<[keyof RoleFields, keyof RoleFields]> = [
+  ['mesh_policies', 'consul_policies'],
+  ['mesh_roles', 'consul_roles'],
+  ['mesh_namespace', 'consul_namespace'],
+];
+
 /** Fields by the server version that introduced them. */
 const introducedIn: Array<[keyof RoleFields, string]> = [
   ['mesh_policies', '1.4'],
@@ -147,7 +166,6 @@ const introducedIn: Array<[keyof RoleFields, string]> = [
   ['partition', '1.11'],
 ];
 const removedIn: Array<[keyof RoleFields, string]> = [
-  ['token_type', '1.11'],
   ['policy', '1.11'],
   ['lease', '1.11'],
 ];
@@ -160,6 +178,8 @@ const grantingFields: Array<[keyof RoleFields, string]> = [
 
 const given = (data: RoleFields, field: keyof RoleFields) => {
   const value = data[field];
+  // `client` is every role's token type: naming it asks for nothing.
+  if (field === 'token_type') return value === 'management';
   if (Array.isArray(value)) return value.length > 0;
   if (typeof value === 'boolean') return value;
   return value !== undefined && value !== '';
@@ -170,6 +190,11 @@ async function writeRole(request: Request<RoleFields>) {
   const access = await requireAccess(storage, mount);
   const version = await serverVersion(core, storage, access);
   const where = `the mesh server at ${access.address} runs ${version.text}`;
+
+  for (const [ours, vaults] of aliases) {
+    if (given(data, ours) && given(data, vaults)) throw badRequest(`give "${ours}" or its alias "${vaults}", not both`);
+    if (!given(data, ours) && given(data, vaults)) Object.assign(data, { [ours]: data[vaults] });
+  }
 
   for (const [field, since] of introducedIn) {
     if (given(data, field) && !version.atLeast(since)) throw badRequest(`"${field}" needs mesh server version ${since} or later; ${where}`);
@@ -193,6 +218,11 @@ async function writeRole(request: Request<RoleFields>) {
     tokenType: data.token_type ?? 'client',
     policy: data.policy ? decodePolicy(data.policy) : '',
   };
+  // As Vault, `management` stays valid once the server has no legacy tokens: a modern token with the management policy.
+  if (role.tokenType === 'management' && version.atLeast('1.11')) {
+    role.managementByPolicy = true;
+    if (!role.policies.includes(globalManagement)) role.policies = [...role.policies, globalManagement];
+  }
   checkIdentities(role);
   checkShape(role, data, version);
 

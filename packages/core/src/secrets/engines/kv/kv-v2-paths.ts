@@ -1,0 +1,329 @@
+import * as z from 'zod';
+import { type PathSpec, type Reply, type Request, path } from '../../../http/backend.ts';
+import { badRequest, notFound } from '../../../http/errors.ts';
+import { bool, count, duration } from '../../../http/fields.ts';
+import {
+  type SecretMetadata,
+  destroyVersionData,
+  effective,
+  goDuration,
+  isDeleted,
+  newMetadata,
+  readConfig,
+  readMetadata,
+  readVersionData,
+  saveMetadata,
+  secretPath,
+  timestamp,
+  versionReply,
+  writeConfig,
+  writeVersion,
+} from './kv-v2-store.ts';
+import { deleteSecret, listSecrets } from './kv-v2-metadata.ts';
+
+/**
+ * kv version 2's endpoints, as Vault's versioned key/value plugin serves them: `config`, `data/:path`,
+ * `metadata/:path`, `delete/:path`, `undelete/:path`, `destroy/:path`, `subkeys/:path`.
+ *
+ * A row's own fields are checked by its handler (`parse`): on a version 1 mount the same URLs are plain secrets with
+ * any body, so the rows accept anything and leave the checking to the version that serves the request.
+ */
+const anyFields = z.object({ path: z.string().optional() }).catchall(z.unknown());
+
+function parse<Schema extends z.ZodType>(schema: Schema, request: Request): z.output<Schema> {
+  const parsed = schema.safeParse(request.data);
+  if (!parsed.success) {
+    throw badRequest(parsed.error.issues.map((issue) => `invalid value for "${issue.path.join('.') || 'request'}": ${issue.message}`).join('; '));
+  }
+  return parsed.data;
+}
+
+const versionsField = z
+  .union([z.array(z.union([z.number().int().positive(), z.string().regex(/^\d+$/).transform(Number)])), z.string()])
+  .transform((value) => (Array.isArray(value) ? value : value.split(',').filter((item) => item.trim() !== '').map((item) => Number(item.trim()))))
+  .refine((list) => list.every((version) => Number.isInteger(version) && version > 0), 'versions are positive integers');
+const versionsFields = z.object({ path: z.string(), versions: versionsField.optional() });
+const customMetadata = z
+  .record(z.string().min(1).max(128), z.string().max(512))
+  .refine((map) => Object.keys(map).length <= 64, 'at most 64 keys');
+const settingsFields = {
+  max_versions: count.optional(),
+  cas_required: bool.optional(),
+  delete_version_after: duration.optional(),
+};
+
+export const kvV2Paths: PathSpec[] = [
+  path({
+    pattern: 'config',
+    fields: anyFields,
+    operations: {
+      read: async ({ storage }) => {
+        const config = await readConfig(storage);
+        return { data: { cas_required: config.cas_required, delete_version_after: goDuration(config.delete_version_after), max_versions: config.max_versions } };
+      },
+      update: async (request) => {
+        const changes = parse(z.object(settingsFields), request);
+        const config = await readConfig(request.storage);
+        await writeConfig(request.storage, {
+          max_versions: changes.max_versions ?? config.max_versions,
+          cas_required: changes.cas_required ?? config.cas_required,
+          delete_version_after: changes.delete_version_after ?? config.delete_version_after,
+        });
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'data/:path+',
+    fields: anyFields,
+    exists: async (request) => (await readMetadata(request.storage, secretPath(request.data.path)))?.current_version !== undefined,
+    operations: {
+      read: async (request) => {
+        const { path, version } = parse(z.object({ path: z.string(), version: count.optional() }), request);
+        return readVersion(request, secretPath(path), version, (data) => ({ data }));
+      },
+      create: writeData,
+      update: writeData,
+      patch: patchData,
+      delete: async (request) => {
+        const path = secretPath(request.data.path);
+        const metadata = await readMetadata(request.storage, path);
+        if (metadata && metadata.current_version > 0) await markDeleted(request, path, metadata, [metadata.current_version]);
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'subkeys/:path+',
+    fields: anyFields,
+    operations: {
+      read: async (request) => {
+        const { path, version, depth } = parse(z.object({ path: z.string(), version: count.optional(), depth: count.default(0) }), request);
+        return readVersion(request, secretPath(path), version, (data) => ({ subkeys: subkeysOf(data, depth, 1) }), 'subkeys');
+      },
+    },
+  }),
+  path({
+    pattern: 'metadata/:path*',
+    fields: anyFields,
+    exists: async (request) => (await readMetadata(request.storage, secretPath(request.data.path))) !== undefined,
+    operations: {
+      list: async ({ storage, data }) => ({ data: { keys: await listSecrets(storage, data.path ?? '') } }),
+      read: async (request) => {
+        const metadata = await readMetadata(request.storage, secretPath(request.data.path));
+        return metadata ? { data: describeMetadata(metadata) } : undefined;
+      },
+      create: writeMetadata,
+      update: writeMetadata,
+      // The settings fields are merged either way: a patch of metadata is a write of the fields it names.
+      patch: async (request) => {
+        if (!(await readMetadata(request.storage, secretPath(request.data.path)))) throw notFound();
+        return writeMetadata(request);
+      },
+      delete: async (request) => {
+        await deleteSecret(request.storage, secretPath(request.data.path));
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'delete/:path+',
+    fields: anyFields,
+    operations: {
+      update: async (request) => {
+        const { path, versions } = parse(versionsFields, request);
+        const metadata = await readMetadata(request.storage, secretPath(path));
+        if (metadata) await markDeleted(request, secretPath(path), metadata, required(versions));
+        else required(versions);
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'undelete/:path+',
+    fields: anyFields,
+    operations: {
+      update: async (request) => {
+        const { path, versions } = parse(versionsFields, request);
+        const wanted = required(versions);
+        const metadata = await readMetadata(request.storage, secretPath(path));
+        if (!metadata) return undefined;
+        const updated = structuredClone(metadata);
+        for (const version of wanted) {
+          const entry = updated.versions[String(version)];
+          if (entry && !entry.destroyed) entry.deletion_time = '';
+        }
+        updated.updated_time = timestamp(request.core.clock.now());
+        await saveMetadata(request.storage, secretPath(path), updated, metadata);
+        return undefined;
+      },
+    },
+  }),
+  path({
+    pattern: 'destroy/:path+',
+    fields: anyFields,
+    operations: {
+      update: async (request) => {
+        const { path, versions } = parse(versionsFields, request);
+        const wanted = required(versions);
+        const metadata = await readMetadata(request.storage, secretPath(path));
+        if (!metadata) return undefined;
+        const updated = structuredClone(metadata);
+        for (const version of wanted) {
+          const entry = updated.versions[String(version)];
+          if (!entry) continue;
+          entry.destroyed = true;
+          await destroyVersionData(request.storage, secretPath(path), version);
+        }
+        updated.updated_time = timestamp(request.core.clock.now());
+        await saveMetadata(request.storage, secretPath(path), updated, metadata);
+        return undefined;
+      },
+    },
+  }),
+];
+
+function required(versions: number[] | undefined): number[] {
+  if (!versions || versions.length === 0) throw badRequest('no version number provided');
+  return versions;
+}
+
+async function writeData(request: Request): Promise<Reply> {
+  const fields = parse(
+    z.object({
+      path: z.string(),
+      data: z.record(z.string(), z.unknown(), { error: '"data" must be a JSON object of the secret\'s fields' }).optional(),
+      options: z.object({ cas: count.optional() }).catchall(z.unknown()).optional(),
+    }),
+    request,
+  );
+  if (fields.data === undefined) throw badRequest('no data provided');
+  const path = secretPath(fields.path);
+  const { version, metadata } = await writeVersion(request, path, fields.data, fields.options?.cas);
+  return { data: versionReply(metadata, version) };
+}
+
+/**
+ * `PATCH data/:path` (`application/merge-patch+json`): the current version with the patch merged in (RFC 7386: `null`
+ * removes a field) becomes a new version. As in Vault, only a live current version can be patched.
+ */
+async function patchData(request: Request): Promise<Reply> {
+  const fields = parse(
+    z.object({
+      path: z.string(),
+      data: z.record(z.string(), z.unknown(), { error: '"data" must be a JSON object of the fields to change' }).optional(),
+      options: z.object({ cas: count.optional() }).catchall(z.unknown()).optional(),
+    }),
+    request,
+  );
+  if (fields.data === undefined) throw badRequest('no data provided');
+  const path = secretPath(fields.path);
+  const metadata = await readMetadata(request.storage, path);
+  const current = metadata?.versions[String(metadata.current_version)];
+  if (!metadata || !current || current.destroyed || isDeleted(current, request.core.clock.now())) throw notFound();
+  if (effective(metadata, await readConfig(request.storage)).casRequired && fields.options?.cas === undefined) {
+    throw badRequest('check-and-set parameter required for this call');
+  }
+  const data = await readVersionData(request.storage, path, metadata.current_version);
+  if (!data) throw notFound();
+  const patched = mergePatch(data, fields.data) as Record<string, unknown>;
+  const { version, metadata: after } = await writeVersion(request, path, patched, fields.options?.cas ?? metadata.current_version);
+  return { data: versionReply(after, version) };
+}
+
+/** RFC 7386 JSON merge patch. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+/** A version's data, or Vault's 404 that still shows the metadata of a version deleted or destroyed. */
+async function readVersion(
+  request: Request,
+  path: string,
+  wanted: number | undefined,
+  shape: (data: Record<string, unknown>) => Record<string, unknown>,
+  field = 'data',
+): Promise<Reply | undefined> {
+  const metadata = await readMetadata(request.storage, path);
+  if (!metadata) return undefined;
+  const version = wanted && wanted > 0 ? wanted : metadata.current_version;
+  const entry = metadata.versions[String(version)];
+  if (!entry) return undefined;
+  const versionMetadata = versionReply(metadata, version);
+  if (entry.destroyed || isDeleted(entry, request.core.clock.now())) {
+    return {
+      raw: {
+        status: 404,
+        body: {
+          request_id: request.requestId,
+          lease_id: '',
+          renewable: false,
+          lease_duration: 0,
+          data: { [field]: null, metadata: versionMetadata },
+          wrap_info: null,
+          warnings: null,
+          auth: null,
+        },
+      },
+    };
+  }
+  const data = await readVersionData(request.storage, path, version);
+  if (!data) return undefined;
+  return { data: { ...shape(data), metadata: versionMetadata } };
+}
+
+async function markDeleted(request: Request, path: string, metadata: SecretMetadata, versions: number[]): Promise<void> {
+  const updated = structuredClone(metadata);
+  const now = request.core.clock.now();
+  for (const version of versions) {
+    const entry = updated.versions[String(version)];
+    if (entry && !entry.destroyed && !isDeleted(entry, now)) entry.deletion_time = timestamp(now);
+  }
+  updated.updated_time = timestamp(now);
+  await saveMetadata(request.storage, path, updated, metadata);
+}
+
+async function writeMetadata(request: Request): Promise<undefined> {
+  const fields = parse(z.object({ path: z.string(), ...settingsFields, custom_metadata: customMetadata.optional() }), request);
+  const path = secretPath(fields.path);
+  const before = await readMetadata(request.storage, path);
+  const now = timestamp(request.core.clock.now());
+  const metadata = structuredClone(before) ?? newMetadata(now);
+  if (fields.max_versions !== undefined) metadata.max_versions = fields.max_versions;
+  if (fields.cas_required !== undefined) metadata.cas_required = fields.cas_required;
+  if (fields.delete_version_after !== undefined) metadata.delete_version_after = fields.delete_version_after;
+  if (fields.custom_metadata !== undefined) metadata.custom_metadata = fields.custom_metadata;
+  metadata.updated_time = now;
+  await saveMetadata(request.storage, path, metadata, before);
+  return undefined;
+}
+
+function describeMetadata(metadata: SecretMetadata): Record<string, unknown> {
+  return {
+    cas_required: metadata.cas_required,
+    created_time: metadata.created_time,
+    current_version: metadata.current_version,
+    custom_metadata: metadata.custom_metadata,
+    delete_version_after: goDuration(metadata.delete_version_after),
+    max_versions: metadata.max_versions,
+    oldest_version: metadata.oldest_version,
+    updated_time: metadata.updated_time,
+    versions: metadata.versions,
+  };
+}
+
+/** Vault's `subkeys`: the secret's structure with every leaf value replaced by null, down to `depth` (0: all). */
+function subkeysOf(value: Record<string, unknown>, depth: number, level: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    const nested = child !== null && typeof child === 'object' && !Array.isArray(child) && Object.keys(child).length > 0;
+    out[key] = nested && (depth === 0 || level < depth) ? subkeysOf(child as Record<string, unknown>, depth, level + 1) : null;
+  }
+  return out;
+}

@@ -1,0 +1,1 @@
+export { isKvV2 } from '../../mounts/kv-version.ts';

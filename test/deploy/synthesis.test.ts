@@ -5,7 +5,8 @@ import { useFunctions } from 'sst/constructs';
 import { useProject } from 'sst/project.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
-import { keyActions, providedByRuntime, tableActions } from '../../stacks/functions.ts';
+import { keyActions, providedByRuntime } from '../../stacks/functions.ts';
+import { tableAccess } from '../../stacks/permissions.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
 import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
@@ -143,7 +144,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
     for (const { where, statement } of statements) {
       for (const action of asList(statement.Action)) expect(action, `${where} grants ${action}`).not.toContain('*');
     }
-    const allowedForFunctions = new Set<string>([...tableActions, ...keyActions]);
+    const allowedForFunctions = new Set<string>([...Object.values(tableAccess).flatMap((access) => access.items), ...keyActions]);
     const streamAndQueue = new Set([
       'dynamodb:DescribeStream',
       'dynamodb:GetRecords',

@@ -31,6 +31,14 @@ export interface StageConfig {
   };
   logRetention: 'one_week' | 'one_month' | 'three_months' | 'one_year';
   directoryVpc?: DirectoryVpc;
+  /**
+   * Reserved concurrency of the long-lived scheduler functions: each event stream holds an instance for up to
+   * 14 minutes (Lambda does not stop when the client goes away) and each blocking query up to ~26 s. The cap keeps
+   * watchers from taking the account's concurrency from the secrets API; a stream over the cap gets 429 (throttled).
+   * Reserved concurrency is taken from the account's unreserved pool (1,000 by default, 100 of which AWS keeps
+   * unreserved), so the sum over all stages in an account must fit.
+   */
+  reservedConcurrency: { eventStream: number; schedulerApi: number };
   /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
   isDev: boolean;
 }
@@ -66,12 +74,14 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     authoritativeRegion: region,
     mounts: defaultMounts,
     logRetention: isDev ? 'one_week' : 'three_months',
+    reservedConcurrency: isDev ? { eventStream: 5, schedulerApi: 5 } : { eventStream: 50, schedulerApi: 50 },
     isDev,
   };
   const overrides: Record<string, Partial<StageConfig>> = {
     // Example of a production stage with two cloud mounts; edit to match your accounts.
     prod: {
       mounts: [...defaultMounts, { path: 'gcp-prod', type: 'cloud' }],
+      reservedConcurrency: { eventStream: 100, schedulerApi: 50 },
     },
     // Example of a stage with only a directory and kv, the directory in a private network; use your VPC's IDs.
     'example-private': {

@@ -45,6 +45,7 @@ export function SchedulerApi({ stack }: StackContext) {
     handler: 'functions/scheduler/api.handler',
     description: 'keyhaven scheduler: ACL endpoints and blocking queries',
     reservedConcurrentExecutions: config.reservedConcurrency.schedulerApi,
+    ...(storage.firstTokens ? { environment: { KEYHAVEN_FIRST_TOKENS_SECRET: storage.firstTokens.secret.secretArn } } : {}),
   });
   const streamFunction = keyhavenFunction(stack, 'Scheduler-event-stream', storage, {
     handler: 'functions/scheduler/event-stream.handler',

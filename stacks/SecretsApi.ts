@@ -53,6 +53,7 @@ export function SecretsApi({ stack }: StackContext) {
     );
   }
   grantRevocation(functions, config.mounts);
+  if (storage.firstTokens) functions.get('system')?.addEnvironment('KEYHAVEN_FIRST_TOKENS_SECRET', storage.firstTokens.secret.secretArn);
   const api = new Api(stack, 'SecretsApi', {
     routes: Object.fromEntries(
       Object.entries(routes).map(([route, family]) => [route, { function: functions.get(family) as SstFunction }]),

@@ -14,14 +14,27 @@ export interface FunctionContext {
   config: StageConfig;
 }
 
-/** The keyring unwraps the data key and, on first start, generates it (`packages/core/src/storage/keyring.ts`). */
+/** The keyring unwraps the data key and, where none exists yet, generates it (`packages/core/src/storage/keyring.ts`). */
 export const keyActions = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
+export type KeyAction = (typeof keyActions)[number];
+
+/** The encryption context the keyring binds the data key to: KMS refuses it under any other. */
+export const dataKeyContext = { 'kms:EncryptionContext:purpose': 'keyhaven-data-key' };
+
+/**
+ * Only the function that may be first to use the stage's table creates the data key: the deploy-time first-tokens
+ * resource where there is one (it runs before any API exists), else any function (dev stages: the first request).
+ */
+export function keyActionsOf(functionId: string, config: StageConfig): KeyAction[] {
+  if (functionId === 'Deploy-first-tokens' || config.firstTokens === 'http') return ['kms:Decrypt', 'kms:GenerateDataKey'];
+  return ['kms:Decrypt'];
+}
 
 /**
  * The function's table actions (`stacks/permissions.ts`, derived from what it sends), on the table only, limited to its
  * partition keys where those are known; `Query` on the `due` index for the jobs; and the sealing key.
  */
-export function corePermissions(functionId: string, { table, sealingKey }: FunctionContext): PolicyStatement[] {
+export function corePermissions(functionId: string, { table, sealingKey, config }: FunctionContext): PolicyStatement[] {
   const access = tableAccessOf(functionId);
   return [
     new PolicyStatement({
@@ -32,7 +45,11 @@ export function corePermissions(functionId: string, { table, sealingKey }: Funct
     ...(access.queriesDueIndex
       ? [new PolicyStatement({ actions: ['dynamodb:Query'], resources: dueIndexes.map((name) => `${table.tableArn}/index/${name}`) })]
       : []),
-    new PolicyStatement({ actions: [...keyActions], resources: [sealingKey.keyArn] }),
+    new PolicyStatement({
+      actions: keyActionsOf(functionId, config),
+      resources: [sealingKey.keyArn],
+      conditions: { StringEquals: dataKeyContext },
+    }),
   ];
 }
 

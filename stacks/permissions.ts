@@ -52,6 +52,8 @@ export const tableAccess: Record<string, TableAccess> = {
   'Job-cloud': { items: [...read, ...write], queriesDueIndex: true },
   'Job-mesh': { items: [...read, ...write], queriesDueIndex: true },
   // Not read-only: a lease TTL removed is put back and revoked, a token TTL removed is revoked (its children, leases).
+  // Reads whether the stage is initialised and bootstrapped, writes the root token and the management token.
+  'Deploy-first-tokens': { items: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queriesDueIndex: false },
   'Job-table-stream': { items: [...read, ...write, transact], leadingKeys: tokensAndLeases, queriesDueIndex: false },
 };
 

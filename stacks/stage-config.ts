@@ -39,6 +39,13 @@ export interface StageConfig {
    * unreserved), so the sum over all stages in an account must fit.
    */
   reservedConcurrency: { eventStream: number; schedulerApi: number };
+  /**
+   * How the first root token (`sys/init`) and the scheduler's first management token (`acl/bootstrap`) come to be.
+   * `deploy` (default outside dev stages): a custom resource makes both while the stage deploys and puts them in a
+   * Secrets Manager secret encrypted with the stage's key; the HTTP calls are refused (403). `http`: as locally, the
+   * first caller of `sys/init` / `acl/bootstrap` gets them; dev stages default to it.
+   */
+  firstTokens: 'deploy' | 'http';
   /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
   isDev: boolean;
 }
@@ -75,6 +82,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     mounts: defaultMounts,
     logRetention: isDev ? 'one_week' : 'three_months',
     reservedConcurrency: isDev ? { eventStream: 5, schedulerApi: 5 } : { eventStream: 50, schedulerApi: 50 },
+    firstTokens: isDev ? 'http' : 'deploy',
     isDev,
   };
   const overrides: Record<string, Partial<StageConfig>> = {

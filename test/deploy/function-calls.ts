@@ -1,15 +1,26 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { DeleteItemCommand, type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SignJWT } from 'jose';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type KmsEmulator, startKmsEmulator } from '../emulators/kms.ts';
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
 import { type InvokedHandler, type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
+import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../emulators/secrets-manager.ts';
 import { emulatedGoogleOptions } from '../support/cloud-engine.ts';
 import { dynamicDn, groupsDn, managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from '../support/slapd.ts';
-import { deployedEnvironment, httpApiEvent, invoke, lambdaContext, scheduledEvent, standInAwsLambda, ttlRemoval } from './lambda-events.ts';
+import {
+  deployedEnvironment,
+  httpApiEvent,
+  invoke,
+  lambdaContext,
+  scheduledEvent,
+  standInAwsLambda,
+  startCloudFormationResponses,
+  ttlRemoval,
+} from './lambda-events.ts';
 import { asFunction, installSdkRecorder, recordedAs, type SentCall } from './sdk-recorder.ts';
 
 type Handler = (...args: never[]) => Promise<unknown>;
@@ -25,6 +36,8 @@ export interface Environment {
   slapd: Slapd;
   google: GoogleEmulator;
   lambda: LambdaEmulator;
+  secretsManager: SecretsManagerEmulator;
+  cloudFormation: Awaited<ReturnType<typeof startCloudFormationResponses>>;
   close(): Promise<void>;
 }
 
@@ -60,6 +73,9 @@ export async function recordedEnvironment(): Promise<Environment & { calls: Sent
     ),
   );
   process.env.KEYHAVEN_LAMBDA_ENDPOINT = lambda.endpoint;
+  const secretsManager = await startSecretsManagerEmulator();
+  const cloudFormation = await startCloudFormationResponses();
+  process.env.KEYHAVEN_SECRETSMANAGER_ENDPOINT = secretsManager.endpoint;
   return {
     client,
     tableName,
@@ -68,12 +84,24 @@ export async function recordedEnvironment(): Promise<Environment & { calls: Sent
     slapd,
     google,
     lambda,
+    secretsManager,
+    cloudFormation,
     calls,
     async close() {
-      for (const name of ['KEYHAVEN_KMS_KEY_ID', 'KEYHAVEN_KMS_ENDPOINT', 'KEYHAVEN_DECLARED_MOUNTS', 'KEYHAVEN_ENGINE_FUNCTIONS', 'KEYHAVEN_LAMBDA_ENDPOINT']) {
+      for (const name of [
+        'KEYHAVEN_KMS_KEY_ID',
+        'KEYHAVEN_KMS_ENDPOINT',
+        'KEYHAVEN_DECLARED_MOUNTS',
+        'KEYHAVEN_ENGINE_FUNCTIONS',
+        'KEYHAVEN_LAMBDA_ENDPOINT',
+        'KEYHAVEN_SECRETSMANAGER_ENDPOINT',
+        'KEYHAVEN_FIRST_TOKENS_SECRET',
+      ]) {
         delete process.env[name];
       }
       await lambda.stop();
+      await secretsManager.stop();
+      await cloudFormation.stop();
       await consul.close();
       await slapd.close();
       await google.close();
@@ -135,10 +163,22 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   const cloud = await secrets('cloud');
   const jwt = await secrets('jwt');
 
-  // system: init, mounts, policies, tokens. Only the system function is told the engine functions (as the stack
-  // sets it); each handler builds its core on its first invocation, from the environment it then sees.
+  // deploy: the first-tokens resource makes the data key, the root and the management token (a stage outside dev)
+  const sdk = new SecretsManagerClient({ endpoint: env.secretsManager.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const secretArn = (await sdk.send(new CreateSecretCommand({ Name: 'FirstTokensSecret', KmsKeyId: process.env.KEYHAVEN_KMS_KEY_ID }))).ARN ?? '';
+  sdk.destroy();
+  const firstTokens = (await import('../../functions/deploy/first-tokens.ts')).handler as unknown as Handler;
+  const created = await asFunction('Deploy-first-tokens', () => firstTokens(env.cloudFormation.event('Create', { SecretId: secretArn }) as never));
+  expect(created).toMatchObject({ Status: 'SUCCESS' });
+  const tokens = JSON.parse(env.secretsManager.secret(secretArn)?.current ?? '{}');
+  process.env.KEYHAVEN_FIRST_TOKENS_SECRET = secretArn;
+
+  // system: mounts, policies, tokens. Only the system function is told the engine functions (as the stack sets
+  // it); each handler builds its core on its first invocation, from the environment it then sees.
   process.env.KEYHAVEN_ENGINE_FUNCTIONS = JSON.stringify(engineFunctions);
-  root = (await call('Secrets-system', system, 'PUT', '/v1/sys/init', undefined, '')).body.root_token;
+  root = tokens.root_token;
+  expect((await asFunction('Secrets-system', () => invoke(system, httpApiEvent('PUT', '/v1/sys/init', { body: {} })))).status).toBe(403);
+  expect((await call('Secrets-system', system, 'GET', '/v1/sys/init', undefined, '')).body).toEqual({ initialized: true });
   delete process.env.KEYHAVEN_ENGINE_FUNCTIONS;
   for (const [path, type] of Object.entries({ secret: 'kv', mesh: 'mesh', ldap: 'ldap', cloud: 'cloud' })) {
     const options = type === 'cloud' ? { options: { ...emulatedGoogleOptions(env.google), retry_base_ms: '1' } } : {};
@@ -214,7 +254,8 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
     expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
     return answer;
   };
-  const management = (await scheduler('POST', '/v1/acl/bootstrap')).body.SecretID as string;
+  const management = tokens.scheduler_management_token as string;
+  await scheduler('GET', '/v1/acl/token/self', undefined, management);
   await scheduler('POST', '/v1/acl/policy/readers', { Name: 'readers', Rules: 'namespace "default" { policy = "read" }' }, management);
   const token = (await scheduler('POST', '/v1/acl/token', { Name: 'brief', Policies: ['readers'], }, management)).body;
   await scheduler('GET', '/v1/acl/tokens?index=1', undefined, management);
@@ -261,6 +302,12 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
     tableStream({ Records: [ttlRemoval(env.tableName, '100', tokenItem), ttlRemoval(env.tableName, '101', leaseItem)] } as never),
   );
   expect(result).toEqual({ batchItemFailures: [] });
+
+  // deploy again: a fresh instance of the first-tokens function finds both tokens and unwraps the data key
+  vi.resetModules();
+  const again = (await import('../../functions/deploy/first-tokens.ts')).handler as unknown as Handler;
+  const updated = await asFunction('Deploy-first-tokens', () => again(env.cloudFormation.event('Update', { SecretId: secretArn }) as never));
+  expect(updated).toMatchObject({ Status: 'SUCCESS', Data: { RootToken: 'existing', ManagementToken: 'existing' } });
 }
 
 async function tokenItems(env: Environment) {

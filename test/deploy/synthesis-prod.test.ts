@@ -81,4 +81,20 @@ describe('SST app, synthesised offline (stage "prod")', () => {
       expect(functions[logicalIdOf('functions/scheduler/api.handler')]?.Properties.ReservedConcurrentExecutions).toBe(reserved.schedulerApi);
     });
   });
+
+  it('makes the first tokens at deploy time: a secret under the stage key, the custom resource, HTTP init refused by the API functions', () => {
+    const [secretId, secret] = resourcesOf(s.storage, 'AWS::SecretsManager::Secret')[0] ?? [];
+    const [keyId] = resourcesOf(s.storage, 'AWS::KMS::Key')[0] ?? [];
+    expect(secret?.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    expect(secret?.DeletionPolicy).toBe('Retain');
+    const resource = single(s.storage, 'Custom::KeyhavenFirstTokens');
+    const [deployId] = appFunctions(s.storage).find(([, fn]) => fn.Properties.Handler === 'functions/deploy/first-tokens.handler') ?? [];
+    expect(resource.Properties).toEqual({ ServiceToken: { 'Fn::GetAtt': [deployId, 'Arn'] }, SecretId: { Ref: secretId } });
+    const env = (template: typeof s.secrets, handler: string) =>
+      appFunctions(template).find(([, fn]) => fn.Properties.Handler === handler)?.[1].Properties.Environment.Variables.KEYHAVEN_FIRST_TOKENS_SECRET;
+    expect(JSON.stringify(env(s.secrets, 'functions/secrets/system.handler'))).toContain('FirstTokensSecret');
+    expect(JSON.stringify(env(s.scheduler, 'functions/scheduler/api.handler'))).toContain('FirstTokensSecret');
+    expect(env(s.secrets, 'functions/secrets/kv.handler')).toBeUndefined();
+    expect(env(s.scheduler, 'functions/scheduler/event-stream.handler')).toBeUndefined();
+  });
 });

@@ -168,6 +168,16 @@ describe('SST app, synthesised offline (stage "test")', () => {
     }
   });
 
+  it('a dev stage keeps HTTP sys/init and acl/bootstrap: no first-tokens resource, no refusal setting, every function may create the data key', () => {
+    expect(resourcesOf(s.storage, 'Custom::KeyhavenFirstTokens')).toEqual([]);
+    expect(resourcesOf(s.storage, 'AWS::SecretsManager::Secret')).toEqual([]);
+    for (const [, fn] of [...appFunctions(s.secrets), ...appFunctions(s.scheduler)]) {
+      expect(fn.Properties.Environment.Variables.KEYHAVEN_FIRST_TOKENS_SECRET).toBeUndefined();
+    }
+    const keyGrants = policyStatements(s.secrets).filter(({ statement }) => asList(statement.Action).includes('kms:GenerateDataKey'));
+    expect(keyGrants.length).toBe(appFunctions(s.secrets).length);
+  });
+
   it('lets the system function invoke exactly the engine functions, named by mount type, to revoke their leases', () => {
     const functions = Object.fromEntries(appFunctions(s.secrets));
     const idOf = (handler: string) => Object.entries(functions).find(([, fn]) => fn.Properties.Handler === handler)?.[0] as string;

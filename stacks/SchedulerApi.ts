@@ -16,7 +16,9 @@ import {
 import { FunctionUrlOrigin, HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { CfnPermission, FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import { Api, type StackContext, use } from 'sst/constructs';
+import { functionAlarms } from './alarms.ts';
 import { keyhavenFunction } from './functions.ts';
+import { corsOf } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
 /** The stream ends this long before the function's 15-minute limit, so the client reconnects cleanly. */
@@ -54,11 +56,14 @@ export function SchedulerApi({ stack }: StackContext) {
     environment: { KEYHAVEN_STREAM_LIMIT_MS: String(streamLimitMs) },
     reservedConcurrentExecutions: config.reservedConcurrency.eventStream,
   });
+  functionAlarms(stack, config, 'Scheduler-api', apiFunction);
+  functionAlarms(stack, config, 'Scheduler-event-stream', streamFunction);
   const streamUrl = streamFunction.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
 
   const api = new Api(stack, 'SchedulerHttpApi', {
     routes: { 'ANY /v1/{proxy+}': { function: apiFunction } },
     accessLog: false,
+    cors: corsOf(config),
   });
 
   const uncached = {

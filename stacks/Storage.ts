@@ -3,6 +3,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type StackContext, Table } from 'sst/constructs';
+import { functionAlarms } from './alarms.ts';
 import { keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
 import { stageConfig } from './stage-config.ts';
@@ -71,6 +72,7 @@ function firstTokens(stack: StackContext['stack'], context: Parameters<typeof ke
       }),
     ],
   });
+  functionAlarms(stack, context.config, 'Deploy-first-tokens', fn);
   const resource = new CustomResource(stack, 'FirstTokens', {
     serviceToken: fn.functionArn,
     resourceType: 'Custom::KeyhavenFirstTokens',

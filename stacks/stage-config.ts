@@ -46,6 +46,10 @@ export interface StageConfig {
    * first caller of `sys/init` / `acl/bootstrap` gets them; dev stages default to it.
    */
   firstTokens: 'deploy' | 'http';
+  /** Origins (`https://app.example.com`) the HTTP APIs answer CORS for; none: no CORS at all (never `*`). */
+  corsOrigins: string[];
+  /** An SNS topic the alarms (function errors and throttles, the dead-letter queue) notify; without it they only change state. */
+  alarmTopicArn?: string;
   /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
   isDev: boolean;
 }
@@ -83,6 +87,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     logRetention: isDev ? 'one_week' : 'three_months',
     reservedConcurrency: isDev ? { eventStream: 5, schedulerApi: 5 } : { eventStream: 50, schedulerApi: 50 },
     firstTokens: isDev ? 'http' : 'deploy',
+    corsOrigins: [],
     isDev,
   };
   const overrides: Record<string, Partial<StageConfig>> = {
@@ -90,6 +95,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     prod: {
       mounts: [...defaultMounts, { path: 'gcp-prod', type: 'cloud' }],
       reservedConcurrency: { eventStream: 100, schedulerApi: 50 },
+      corsOrigins: ['https://console.example.com'],
     },
     // Example of a stage with only a directory and kv, the directory in a private network; use your VPC's IDs.
     'example-private': {
@@ -113,6 +119,19 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
 /** The mounts, as the secrets functions read them from `KEYHAVEN_DECLARED_MOUNTS`. */
 export const declaredMountsEnv = (mounts: DeclaredMount[]) =>
   JSON.stringify(mounts.map((mount) => ({ path: `${mount.path}/`, type: mount.type })));
+
+/** CORS for the HTTP APIs: only the listed origins, never `*`; none listed, no CORS configuration. */
+export function corsOf(config: StageConfig) {
+  for (const origin of config.corsOrigins) {
+    if (!/^https?:\/\/[^/*]+$/.test(origin)) throw new Error(`stage config: CORS origin "${origin}" must be scheme://host[:port]`);
+  }
+  if (config.corsOrigins.length === 0) return false as const;
+  return {
+    allowOrigins: config.corsOrigins,
+    allowHeaders: ['content-type', 'x-vault-token', 'x-secrets-token', 'x-nomad-token', 'x-scheduler-token', 'authorization', 'x-vault-request'],
+    allowMethods: ['ANY' as const],
+  };
+}
 
 function validateMounts(mounts: DeclaredMount[]): void {
   const seen = new Set<string>();

@@ -97,4 +97,35 @@ describe('SST app, synthesised offline (stage "prod")', () => {
     expect(env(s.secrets, 'functions/secrets/kv.handler')).toBeUndefined();
     expect(env(s.scheduler, 'functions/scheduler/event-stream.handler')).toBeUndefined();
   });
+
+  it('answers CORS on both HTTP APIs only for the stage config origins, never *', () => {
+    const apis = [...resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Api'), ...resourcesOf(s.scheduler, 'AWS::ApiGatewayV2::Api')];
+    expect(apis).toHaveLength(2);
+    for (const [, api] of apis) {
+      expect(api.Properties.CorsConfiguration.AllowOrigins).toEqual(stageConfig('prod').corsOrigins);
+      expect(api.Properties.CorsConfiguration.AllowHeaders).not.toContain('*');
+      expect(api.Properties.CorsConfiguration.AllowCredentials).toBe(false);
+    }
+  });
+
+  it('alarms on every function error and throttle and on the dead-letter queue, at one occurrence in 5 minutes', () => {
+    for (const template of [s.storage, s.secrets, s.scheduler, s.jobs]) {
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+      for (const [id] of appFunctions(template)) {
+        for (const metric of ['Errors', 'Throttles']) {
+          const found = alarms.filter((alarm) => alarm.MetricName === metric && JSON.stringify(alarm.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: id } }]));
+          expect(found, `${metric} alarm of ${id}`).toHaveLength(1);
+          expect(found[0]).toMatchObject({ Namespace: 'AWS/Lambda', Statistic: 'Sum', Period: 300, Threshold: 1, EvaluationPeriods: 1, TreatMissingData: 'notBreaching' });
+        }
+      }
+    }
+    const [queueId] = resourcesOf(s.jobs, 'AWS::SQS::Queue')[0] ?? [];
+    const queueAlarm = resourcesOf(s.jobs, 'AWS::CloudWatch::Alarm').find(([, alarm]) => alarm.Properties.Namespace === 'AWS/SQS')?.[1].Properties;
+    expect(queueAlarm).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
 });

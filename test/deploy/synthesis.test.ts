@@ -168,6 +168,12 @@ describe('SST app, synthesised offline (stage "test")', () => {
     }
   });
 
+  it('answers no CORS when the stage config lists no origin', () => {
+    for (const [, api] of [...resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Api'), ...resourcesOf(s.scheduler, 'AWS::ApiGatewayV2::Api')]) {
+      expect(api.Properties.CorsConfiguration).toBeUndefined();
+    }
+  });
+
   it('a dev stage keeps HTTP sys/init and acl/bootstrap: no first-tokens resource, no refusal setting, every function may create the data key', () => {
     expect(resourcesOf(s.storage, 'Custom::KeyhavenFirstTokens')).toEqual([]);
     expect(resourcesOf(s.storage, 'AWS::SecretsManager::Secret')).toEqual([]);

@@ -3,6 +3,7 @@ import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Cron, type FunctionProps, type StackContext, use } from 'sst/constructs';
+import { deadLetterAlarm, functionAlarms } from './alarms.ts';
 import { directoryNetwork, keyhavenFunction } from './functions.ts';
 import { familyOfType } from './stage-config.ts';
 import { Storage } from './Storage.ts';
@@ -22,11 +23,11 @@ export const engineJobs = {
 export function Jobs({ stack }: StackContext) {
   const storage = use(Storage);
   const { table, config } = storage;
-  const job = (id: string, handler: string, description: string, extra: Partial<FunctionProps> = {}) =>
-    new Cron(stack, `${id}Schedule`, {
-      schedule: 'rate(1 minute)',
-      job: keyhavenFunction(stack, `Job-${id}`, storage, { handler, description, timeout: '90 seconds', ...extra }),
-    });
+  const job = (id: string, handler: string, description: string, extra: Partial<FunctionProps> = {}) => {
+    const fn = keyhavenFunction(stack, `Job-${id}`, storage, { handler, description, timeout: '90 seconds', ...extra });
+    functionAlarms(stack, config, `Job-${id}`, fn);
+    return new Cron(stack, `${id}Schedule`, { schedule: 'rate(1 minute)', job: fn });
+  };
 
   const sweep = job('sweep', 'functions/jobs/sweep.handler', 'keyhaven job: revoke expired tokens; kv leases and login mounts');
   const engines: Partial<Record<keyof typeof engineJobs, Cron>> = {};
@@ -46,6 +47,8 @@ export function Jobs({ stack }: StackContext) {
     description: 'keyhaven job: TTL backstop on the table stream',
     timeout: '60 seconds',
   });
+  functionAlarms(stack, config, 'Job-table-stream', streamConsumer);
+  deadLetterAlarm(stack, config, 'TableStreamDeadLetters', streamDeadLetters);
   table.addConsumers(stack, {
     ttlBackstop: {
       function: streamConsumer,

@@ -1,22 +1,39 @@
-import { Duration, Fn } from 'aws-cdk-lib';
+import { readFileSync } from 'node:fs';
+import { Aws, Duration, Fn } from 'aws-cdk-lib';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
   AllowedMethods,
   CachePolicy,
   Distribution,
+  FunctionCode,
+  FunctionEventType,
+  FunctionRuntime,
+  Function as CloudFrontFunction,
   OriginRequestPolicy,
   PriceClass,
   ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { FunctionUrlOrigin, HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
+import { CfnPermission, FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import { Api, type StackContext, use } from 'sst/constructs';
+import { functionAlarms } from './alarms.ts';
 import { keyhavenFunction } from './functions.ts';
+import { corsOf } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
 /** The stream ends this long before the function's 15-minute limit, so the client reconnects cleanly. */
 const streamFunctionTimeoutMinutes = 15;
 const streamLimitMs = (streamFunctionTimeoutMinutes - 1) * 60_000;
+
+/**
+ * CloudFront's wait for the first byte, then between bytes, of each origin. The HTTP API answers within its 30 s
+ * integration limit (blocking queries within 25 s), so 35 s lets its own 504 reach the client; the stream sends a
+ * heartbeat every 10 s, well inside 60 s.
+ */
+export const originReadTimeouts = { httpApi: Duration.seconds(35), eventStream: Duration.seconds(60) };
+
+/** The viewer-request function of the stream route; relative to the project root, as SST runs (and handlers are). */
+export const bearerToNomadTokenFile = 'stacks/cloudfront/bearer-to-nomad-token.js';
 
 /**
  * `{scheduler_url}`: one CloudFront distribution. `/v1/event/stream` goes to a streaming Function URL
@@ -29,18 +46,24 @@ export function SchedulerApi({ stack }: StackContext) {
   const apiFunction = keyhavenFunction(stack, 'Scheduler-api', storage, {
     handler: 'functions/scheduler/api.handler',
     description: 'keyhaven scheduler: ACL endpoints and blocking queries',
+    reservedConcurrentExecutions: config.reservedConcurrency.schedulerApi,
+    ...(storage.firstTokens ? { environment: { KEYHAVEN_FIRST_TOKENS_SECRET: storage.firstTokens.secret.secretArn } } : {}),
   });
   const streamFunction = keyhavenFunction(stack, 'Scheduler-event-stream', storage, {
     handler: 'functions/scheduler/event-stream.handler',
     description: 'keyhaven scheduler: /v1/event/stream (response stream)',
     timeout: `${streamFunctionTimeoutMinutes} minutes`,
     environment: { KEYHAVEN_STREAM_LIMIT_MS: String(streamLimitMs) },
+    reservedConcurrentExecutions: config.reservedConcurrency.eventStream,
   });
+  functionAlarms(stack, config, 'Scheduler-api', apiFunction);
+  functionAlarms(stack, config, 'Scheduler-event-stream', streamFunction);
   const streamUrl = streamFunction.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
 
   const api = new Api(stack, 'SchedulerHttpApi', {
     routes: { 'ANY /v1/{proxy+}': { function: apiFunction } },
     accessLog: false,
+    cors: corsOf(config),
   });
 
   const uncached = {
@@ -49,22 +72,38 @@ export function SchedulerApi({ stack }: StackContext) {
     originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
     viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
   };
+  // OAC's signature replaces the viewer's Authorization header: a Bearer token is copied to X-Nomad-Token first.
+  const bearerToNomadToken = new CloudFrontFunction(stack, 'BearerToNomadToken', {
+    comment: 'copies Authorization: Bearer to X-Nomad-Token before origin access control signs the request',
+    runtime: FunctionRuntime.JS_2_0,
+    code: FunctionCode.fromInline(readFileSync(bearerToNomadTokenFile, 'utf8')),
+  });
   const domain = config.customDomains?.scheduler;
   const distribution = new Distribution(stack, 'SchedulerDistribution', {
     comment: `keyhaven ${stack.stage} scheduler`,
     priceClass: PriceClass.PRICE_CLASS_100,
-    defaultBehavior: { origin: new HttpOrigin(Fn.select(2, Fn.split('/', api.url))), ...uncached },
+    defaultBehavior: { origin: new HttpOrigin(Fn.select(2, Fn.split('/', api.url)), { readTimeout: originReadTimeouts.httpApi }), ...uncached },
     additionalBehaviors: {
-      // The stream sends a heartbeat every few seconds, well inside CloudFront's 60 s read timeout.
       '/v1/event/stream': {
-        origin: FunctionUrlOrigin.withOriginAccessControl(streamUrl, { readTimeout: Duration.seconds(60) }),
+        origin: FunctionUrlOrigin.withOriginAccessControl(streamUrl, { readTimeout: originReadTimeouts.eventStream }),
         ...uncached,
         allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+        functionAssociations: [{ eventType: FunctionEventType.VIEWER_REQUEST, function: bearerToNomadToken }],
       },
     },
     ...(domain
       ? { domainNames: [domain.domainName], certificate: Certificate.fromCertificateArn(stack, 'SchedulerCertificate', domain.certificateArn) }
       : {}),
+  });
+  // Function URLs created since October 2025 need lambda:InvokeFunction (via the Function URL) beside the
+  // lambda:InvokeFunctionUrl that FunctionUrlOrigin.withOriginAccessControl grants (aws-cdk issue 35872); both only
+  // for this distribution.
+  new CfnPermission(stack, 'StreamInvokeFromDistribution', {
+    principal: 'cloudfront.amazonaws.com',
+    action: 'lambda:InvokeFunction',
+    functionName: streamUrl.functionArn,
+    sourceArn: `arn:${Aws.PARTITION}:cloudfront::${Aws.ACCOUNT_ID}:distribution/${distribution.distributionId}`,
+    invokedViaFunctionUrl: true,
   });
   stack.addOutputs({ SchedulerUrl: domain ? `https://${domain.domainName}` : `https://${distribution.distributionDomainName}` });
   return { api, apiFunction, streamFunction, streamUrl, distribution };

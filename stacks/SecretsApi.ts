@@ -3,7 +3,8 @@ import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
 import { Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { directoryNetwork, keyhavenFunction } from './functions.ts';
-import { type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
+import { functionAlarms } from './alarms.ts';
+import { corsOf, type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
 /** The entry file of each family's Lambda. */
@@ -53,12 +54,15 @@ export function SecretsApi({ stack }: StackContext) {
     );
   }
   grantRevocation(functions, config.mounts);
+  for (const [family, fn] of functions) functionAlarms(stack, config, `Secrets-${family}`, fn);
+  if (storage.firstTokens) functions.get('system')?.addEnvironment('KEYHAVEN_FIRST_TOKENS_SECRET', storage.firstTokens.secret.secretArn);
   const api = new Api(stack, 'SecretsApi', {
     routes: Object.fromEntries(
       Object.entries(routes).map(([route, family]) => [route, { function: functions.get(family) as SstFunction }]),
     ),
     ...(config.customDomains?.secrets ? { customDomain: config.customDomains.secrets } : {}),
     accessLog: false,
+    cors: corsOf(config),
   });
   stack.addOutputs({ SecretsUrl: api.customDomainUrl ?? api.url });
   return { api, functions };

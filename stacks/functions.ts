@@ -3,6 +3,8 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { Function as SstFunction, type FunctionProps, type Table } from 'sst/constructs';
 import type { Construct } from 'constructs';
+import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
+import { tableAccessOf } from './permissions.ts';
 import type { StageConfig } from './stage-config.ts';
 
 /** What every function of the app gets: the table and key it may use, and nothing else. */
@@ -12,25 +14,46 @@ export interface FunctionContext {
   config: StageConfig;
 }
 
-/** The table operations the core performs (see `packages/core/src/storage/store.ts`); no Scan, no table admin. */
-export const tableActions = [
-  'dynamodb:GetItem',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:Query',
-  'dynamodb:ConditionCheckItem',
-] as const;
-
-/** The keyring unwraps the data key and, on first start, generates it (`packages/core/src/storage/keyring.ts`). */
+/** The keyring unwraps the data key and, where none exists yet, generates it (`packages/core/src/storage/keyring.ts`). */
 export const keyActions = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
+export type KeyAction = (typeof keyActions)[number];
 
-export function corePermissions({ table, sealingKey }: FunctionContext): PolicyStatement[] {
+/** The encryption context the keyring binds the data key to: KMS refuses it under any other. */
+export const dataKeyContext = { 'kms:EncryptionContext:purpose': 'keyhaven-data-key' };
+
+/**
+ * Only the function that may be first to use the stage's table creates the data key: the deploy-time first-tokens
+ * resource where there is one (it runs before any API exists), else any function (dev stages: the first request).
+ */
+export function keyActionsOf(functionId: string, config: StageConfig): KeyAction[] {
+  if (functionId === 'Deploy-first-tokens' || config.firstTokens === 'http') return ['kms:Decrypt', 'kms:GenerateDataKey'];
+  return ['kms:Decrypt'];
+}
+
+/**
+ * The function's table actions (`stacks/permissions.ts`, derived from what it sends), on the table only, limited to its
+ * partition keys where those are known; `Query` on the `due` index for the jobs; and the sealing key.
+ */
+export function corePermissions(functionId: string, { table, sealingKey, config }: FunctionContext): PolicyStatement[] {
+  const access = tableAccessOf(functionId);
   return [
-    new PolicyStatement({ actions: [...tableActions], resources: [table.tableArn, `${table.tableArn}/index/*`] }),
-    new PolicyStatement({ actions: [...keyActions], resources: [sealingKey.keyArn] }),
+    new PolicyStatement({
+      actions: [...access.items],
+      resources: [table.tableArn],
+      ...(access.leadingKeys ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': access.leadingKeys } } } : {}),
+    }),
+    ...(access.queriesDueIndex
+      ? [new PolicyStatement({ actions: ['dynamodb:Query'], resources: dueIndexes.map((name) => `${table.tableArn}/index/${name}`) })]
+      : []),
+    new PolicyStatement({
+      actions: keyActionsOf(functionId, config),
+      resources: [sealingKey.keyArn],
+      conditions: { StringEquals: dataKeyContext },
+    }),
   ];
 }
+
+const dueIndexes = tableDefinition.globalIndexes.map((index) => index.indexName);
 
 export function coreEnvironment({ table, sealingKey, config }: FunctionContext): Record<string, string> {
   return {
@@ -65,7 +88,7 @@ export function keyhavenFunction(
     tracing: 'disabled',
     nodejs: { format: 'esm', minify: true, sourcemap: false, esbuild: { external: [...providedByRuntime] } },
     environment: { ...coreEnvironment(context), ...environment },
-    permissions: [...corePermissions(context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
+    permissions: [...corePermissions(id, context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
     ...rest,
   });
 }

@@ -36,6 +36,25 @@ export interface StageConfig {
    * privileged operator shorten it, `compliance` lets nobody); `scheduler` switches the scheduler's audit log on.
    */
   audit: { retentionDays: number; lockMode: 'governance' | 'compliance'; scheduler: boolean };
+  /**
+   * Reserved concurrency of the long-lived scheduler functions: each event stream holds an instance for up to
+   * 14 minutes (Lambda does not stop when the client goes away) and each blocking query up to ~26 s. The cap keeps
+   * watchers from taking the account's concurrency from the secrets API; a stream over the cap gets 429 (throttled).
+   * Reserved concurrency is taken from the account's unreserved pool (1,000 by default, 100 of which AWS keeps
+   * unreserved), so the sum over all stages in an account must fit.
+   */
+  reservedConcurrency: { eventStream: number; schedulerApi: number };
+  /**
+   * How the first root token (`sys/init`) and the scheduler's first management token (`acl/bootstrap`) come to be.
+   * `deploy` (default outside dev stages): a custom resource makes both while the stage deploys and puts them in a
+   * Secrets Manager secret encrypted with the stage's key; the HTTP calls are refused (403). `http`: as locally, the
+   * first caller of `sys/init` / `acl/bootstrap` gets them; dev stages default to it.
+   */
+  firstTokens: 'deploy' | 'http';
+  /** Origins (`https://app.example.com`) the HTTP APIs answer CORS for; none: no CORS at all (never `*`). */
+  corsOrigins: string[];
+  /** An SNS topic the alarms (function errors and throttles, the dead-letter queue) notify; without it they only change state. */
+  alarmTopicArn?: string;
   /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
   isDev: boolean;
 }
@@ -72,12 +91,17 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     mounts: defaultMounts,
     logRetention: isDev ? 'one_week' : 'three_months',
     audit: isDev ? { retentionDays: 1, lockMode: 'governance', scheduler: true } : { retentionDays: 400, lockMode: 'compliance', scheduler: true },
+    reservedConcurrency: isDev ? { eventStream: 5, schedulerApi: 5 } : { eventStream: 50, schedulerApi: 50 },
+    firstTokens: isDev ? 'http' : 'deploy',
+    corsOrigins: [],
     isDev,
   };
   const overrides: Record<string, Partial<StageConfig>> = {
     // Example of a production stage with two cloud mounts; edit to match your accounts.
     prod: {
       mounts: [...defaultMounts, { path: 'gcp-prod', type: 'cloud' }],
+      reservedConcurrency: { eventStream: 100, schedulerApi: 50 },
+      corsOrigins: ['https://console.example.com'],
     },
     // Example of a stage with only a directory and kv, the directory in a private network; use your VPC's IDs.
     'example-private': {
@@ -101,6 +125,19 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
 /** The mounts, as the secrets functions read them from `KEYHAVEN_DECLARED_MOUNTS`. */
 export const declaredMountsEnv = (mounts: DeclaredMount[]) =>
   JSON.stringify(mounts.map((mount) => ({ path: `${mount.path}/`, type: mount.type })));
+
+/** CORS for the HTTP APIs: only the listed origins, never `*`; none listed, no CORS configuration. */
+export function corsOf(config: StageConfig) {
+  for (const origin of config.corsOrigins) {
+    if (!/^https?:\/\/[^/*]+$/.test(origin)) throw new Error(`stage config: CORS origin "${origin}" must be scheme://host[:port]`);
+  }
+  if (config.corsOrigins.length === 0) return false as const;
+  return {
+    allowOrigins: config.corsOrigins,
+    allowHeaders: ['content-type', 'x-vault-token', 'x-secrets-token', 'x-nomad-token', 'x-scheduler-token', 'authorization', 'x-vault-request'],
+    allowMethods: ['ANY' as const],
+  };
+}
 
 function validateMounts(mounts: DeclaredMount[]): void {
   const seen = new Set<string>();

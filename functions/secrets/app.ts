@@ -5,6 +5,7 @@ import { createSecretsApp } from '@keyhaven/core/http/secrets-app.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { handle, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
+import { refusal, refusesOverHttp } from '../refuse-first-tokens.ts';
 
 /**
  * A direct invocation by the system function (never API Gateway: only the system function may invoke this one),
@@ -25,14 +26,17 @@ export function secretsHandler(backends: Backend[]) {
     core,
     clientIp: (env) => (env as { event?: APIGatewayProxyEventV2 }).event?.requestContext?.http?.sourceIp ?? '',
   });
-  const http = handle(app);
+  const serve = handle(app);
   return async (event: LambdaEvent | EngineEvent, context?: LambdaContext) => {
+    const http = (event as unknown as Partial<APIGatewayProxyEventV2>).requestContext?.http;
+    const refusedFor = http && refusesOverHttp(http.path, http.method, /^\/v1\/sys\/init\/?$/);
+    if (refusedFor) return refusal('sys/init', refusedFor, 'json');
     if (isEngineEvent(event)) {
       // A failure is thrown: the caller sees the function's error and answers 502, the leases stay queued.
       await answerEngineRequest(await core(), event.keyhaven);
       return { done: event.keyhaven };
     }
-    return http(event, context);
+    return serve(event, context);
   };
 }
 

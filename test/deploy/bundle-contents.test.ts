@@ -17,6 +17,7 @@ const families: Record<string, { parts: string[]; packages: string[] }> = {
   'functions/jobs/cloud.ts': { parts: ['engines/cloud'], packages: ['google-auth-library'] },
   'functions/jobs/mesh.ts': { parts: ['engines/mesh'], packages: [] },
   'functions/jobs/table-stream.ts': { parts: [], packages: [] },
+  'functions/deploy/first-tokens.ts': { parts: ['scheduler'], packages: [] },
 };
 const allParts = ['engines/kv', 'engines/ldap', 'engines/mesh', 'engines/cloud', 'auth/jwt', 'scheduler'];
 const familyPackages = ['ldapts', 'google-auth-library', 'openid-client', 'peggy'];

@@ -2,9 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Writable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context, DynamoDBRecord, EventBridgeEvent } from 'aws-lambda';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyResultV2,
+  CloudFormationCustomResourceEvent,
+  Context,
+  DynamoDBRecord,
+  EventBridgeEvent,
+} from 'aws-lambda';
 import { inject } from 'vitest';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
@@ -147,4 +156,49 @@ export function standInAwsLambda(): unknown[] {
     },
   };
   return metadata;
+}
+
+/**
+ * CloudFormation's side of a custom resource: the event it sends the function, and the pre-signed URL (an S3 object
+ * in AWS, a local server here) where it waits for the answer; `answers` holds every body PUT there, parsed.
+ */
+export async function startCloudFormationResponses(): Promise<{
+  url: string;
+  answers: Array<Record<string, unknown>>;
+  event: (type: 'Create' | 'Update' | 'Delete', properties: Record<string, unknown>) => CloudFormationCustomResourceEvent;
+  stop(): Promise<void>;
+}> {
+  const answers: Array<Record<string, unknown>> = [];
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (request.method !== 'PUT') response.writeHead(405).end();
+    else {
+      answers.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      response.writeHead(200).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/cloudformation-custom-resource-response?X-Amz-Signature=example`;
+  const stackId = 'arn:aws:cloudformation:us-east-1:123456789012:stack/prod-keyhaven-Storage/7c5f7d20-c9a1-11f0-8d2e-0a1b2c3d4e5f';
+  const serviceToken = 'arn:aws:lambda:us-east-1:123456789012:function:prod-keyhaven-Storage-Deployfirsttokens';
+  return {
+    url,
+    answers,
+    event(type, properties) {
+      const common = {
+        ServiceToken: serviceToken,
+        ResponseURL: url,
+        StackId: stackId,
+        RequestId: randomUUID(),
+        LogicalResourceId: 'FirstTokens',
+        ResourceType: 'Custom::KeyhavenFirstTokens',
+        ResourceProperties: { ServiceToken: serviceToken, ...properties },
+      };
+      if (type === 'Create') return { ...common, RequestType: 'Create' };
+      if (type === 'Update') return { ...common, RequestType: 'Update', PhysicalResourceId: 'keyhaven-first-tokens', OldResourceProperties: common.ResourceProperties };
+      return { ...common, RequestType: 'Delete', PhysicalResourceId: 'keyhaven-first-tokens' };
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -5,7 +5,8 @@ import { useFunctions } from 'sst/constructs';
 import { useProject } from 'sst/project.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
-import { keyActions, providedByRuntime, tableActions } from '../../stacks/functions.ts';
+import { keyActions, providedByRuntime } from '../../stacks/functions.ts';
+import { tableAccess } from '../../stacks/permissions.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
 import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
@@ -143,7 +144,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
     for (const { where, statement } of statements) {
       for (const action of asList(statement.Action)) expect(action, `${where} grants ${action}`).not.toContain('*');
     }
-    const allowedForFunctions = new Set<string>([...tableActions, ...keyActions]);
+    const allowedForFunctions = new Set<string>([...Object.values(tableAccess).flatMap((access) => access.items), ...keyActions]);
     const streamAndQueue = new Set([
       'dynamodb:DescribeStream',
       'dynamodb:GetRecords',
@@ -165,6 +166,22 @@ describe('SST app, synthesised offline (stage "test")', () => {
         }
       }
     }
+  });
+
+  it('answers no CORS when the stage config lists no origin', () => {
+    for (const [, api] of [...resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Api'), ...resourcesOf(s.scheduler, 'AWS::ApiGatewayV2::Api')]) {
+      expect(api.Properties.CorsConfiguration).toBeUndefined();
+    }
+  });
+
+  it('a dev stage keeps HTTP sys/init and acl/bootstrap: no first-tokens resource, no refusal setting, every function may create the data key', () => {
+    expect(resourcesOf(s.storage, 'Custom::KeyhavenFirstTokens')).toEqual([]);
+    expect(resourcesOf(s.storage, 'AWS::SecretsManager::Secret')).toEqual([]);
+    for (const [, fn] of [...appFunctions(s.secrets), ...appFunctions(s.scheduler)]) {
+      expect(fn.Properties.Environment.Variables.KEYHAVEN_FIRST_TOKENS_SECRET).toBeUndefined();
+    }
+    const keyGrants = policyStatements(s.secrets).filter(({ statement }) => asList(statement.Action).includes('kms:GenerateDataKey'));
+    expect(keyGrants.length).toBe(appFunctions(s.secrets).length);
   });
 
   it('lets the system function invoke exactly the engine functions, named by mount type, to revoke their leases', () => {

@@ -46,3 +46,17 @@ export function single(template: Template, type: string): Resource {
   if (found.length !== 1 || !found[0]) throw new Error(`expected one ${type}, found ${found.length}`);
   return found[0][1];
 }
+
+/** The IAM statements of the role a function runs as (its inline policies and the policies attached to it). */
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is untyped
+export function roleStatementsOf(template: Template, functionLogicalId: string): any[] {
+  const fn = Object.fromEntries(resourcesOf(template, 'AWS::Lambda::Function'))[functionLogicalId];
+  const roleId = fn?.Properties.Role?.['Fn::GetAtt']?.[0] as string | undefined;
+  if (!roleId) throw new Error(`function ${functionLogicalId} has no role in this template`);
+  const role = Object.fromEntries(resourcesOf(template, 'AWS::IAM::Role'))[roleId];
+  const inline = (role?.Properties.Policies ?? []).flatMap((policy: { PolicyDocument: { Statement: unknown[] } }) => policy.PolicyDocument.Statement);
+  const attached = resourcesOf(template, 'AWS::IAM::Policy')
+    .filter(([, policy]) => (policy.Properties.Roles ?? []).some((ref: { Ref?: string }) => ref.Ref === roleId))
+    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
+  return [...inline, ...attached];
+}

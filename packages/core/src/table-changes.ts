@@ -2,7 +2,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { Core } from './core.ts';
 import { epochSeconds } from './lib/clock.ts';
-import type { LeaseItem } from './secrets/leases/lease-manager.ts';
+import { isLeasePk, type LeaseItem } from './secrets/leases/lease-manager.ts';
 import { dueKey } from './storage/due.ts';
 import type { Item } from './storage/store.ts';
 
@@ -22,7 +22,7 @@ export async function onTableChange(core: Core, changes: TableChange[]): Promise
   for (const change of changes) {
     const old = change.oldImage;
     if (change.eventName !== 'REMOVE' || !change.byTtl || !old) continue;
-    const isLease = old.pk === 'leases';
+    const isLease = isLeasePk(old.pk);
     const isToken = old.pk.startsWith('token#') && old.sk === 'token';
     if (!isLease && !isToken) continue;
     core.log.info('TTL deleted an item before the sweep; revoking it now', { kind: isLease ? 'lease' : 'token' });

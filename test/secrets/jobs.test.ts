@@ -177,6 +177,40 @@ describe('sweepExpired', () => {
   });
 });
 
+describe('leases written before sharding (pk "leases", the bare engine queue)', () => {
+  async function unsharded(leaseId: string): Promise<LeaseItem> {
+    const item = await storedLease(leaseId);
+    expect(item).toBeDefined();
+    await h.core.store.delete({ Key: leaseKey(leaseId) });
+    const bareQueue = item!.queue.replace(/#\d+$/, '');
+    const old = { ...item!, pk: 'leases', queue: bareQueue, duePk: bareQueue };
+    await h.core.store.put({ Item: old });
+    return old;
+  }
+
+  it('are moved to their shard and revoked through the hook when the sweep finds them due', async () => {
+    const issued = await issue();
+    await unsharded(issued.lease_id);
+    h.clock.advance(60);
+    expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 1, failed: 0 });
+    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ attempts: 1, revoked: 1 });
+    expect(await h.core.store.get('leases', issued.lease_id)).toBeUndefined();
+    expect(await storedLease(issued.lease_id)).toBeUndefined();
+    expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 0, failed: 0 });
+  });
+
+  it('are put back in their shard by the TTL backstop and revoked', async () => {
+    const issued = await issue();
+    const old = await unsharded(issued.lease_id);
+    await h.core.store.delete({ Key: { pk: 'leases', sk: issued.lease_id } });
+    h.clock.advance(3600 + 60);
+    await onTableChange(h.core, [{ eventName: 'REMOVE', oldImage: old, byTtl: true }]);
+    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ attempts: 1, revoked: 1 });
+    expect(await storedLease(issued.lease_id)).toBeUndefined();
+    expect(await h.core.store.get(leasePk(issued.lease_id).replace('leases', 'revoked-leases'), issued.lease_id)).toBeDefined();
+  });
+});
+
 describe('onTableChange: the TTL backstop', () => {
   async function deletedByTtl(leaseId: string): Promise<LeaseItem> {
     const item = await storedLease(leaseId);

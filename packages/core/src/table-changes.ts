@@ -3,6 +3,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import type { Core } from './core.ts';
 import { epochSeconds } from './lib/clock.ts';
 import { isLeasePk, type LeaseItem } from './secrets/leases/lease-manager.ts';
+import { tokenQueue } from './secrets/tokens/token-store.ts';
 import { dueKey } from './storage/due.ts';
 import type { Item } from './storage/store.ts';
 
@@ -32,7 +33,7 @@ export async function onTableChange(core: Core, changes: TableChange[]): Promise
       continue;
     }
     const { expiresAt: _expiresAt, ...restored } = old;
-    await core.store.put({ Item: { ...restored, duePk: 'expiry', dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) } });
+    await core.store.put({ Item: { ...restored, duePk: tokenQueue(old.pk.slice(6)), dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) } });
     await core.tokens.revoke(old.pk.slice('token#'.length));
   }
 }

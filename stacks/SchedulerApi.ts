@@ -53,6 +53,7 @@ export function SchedulerApi({ stack }: StackContext) {
     handler: 'functions/scheduler/event-stream.handler',
     description: 'keyhaven scheduler: /v1/event/stream (response stream)',
     timeout: `${streamFunctionTimeoutMinutes} minutes`,
+    memorySize: '256 MB', // billed for every second a subscriber is connected; ~125 MB resident (test/bench/stream-cost.bench.ts)
     environment: { KEYHAVEN_STREAM_LIMIT_MS: String(streamLimitMs) },
     reservedConcurrentExecutions: config.reservedConcurrency.eventStream,
   });

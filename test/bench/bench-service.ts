@@ -6,6 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Hono } from 'hono';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import type { Clock } from '../../packages/core/src/lib/clock.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { backendsOf, type SecretsFamily } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
@@ -26,7 +27,7 @@ export interface BenchService {
 }
 
 /** The secrets app a Lambda runs, with the given families, on its own DynamoDB Local: what the benchmarks drive. */
-export async function startBenchService(families: SecretsFamily[]): Promise<BenchService> {
+export async function startBenchService(families: SecretsFamily[], options: { clock?: Clock } = {}): Promise<BenchService> {
   const dynamo = await startDynamoDbLocal({});
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
   const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
@@ -44,6 +45,7 @@ export async function startBenchService(families: SecretsFamily[]): Promise<Benc
       keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
       backends: backendsOf(families),
       log: silentLogger,
+      ...(options.clock ? { clock: options.clock } : {}),
     });
     const rootToken = await initialize(core);
     const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });

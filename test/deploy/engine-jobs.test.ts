@@ -1,5 +1,6 @@
 import { DeleteItemCommand, type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { leasePk, leaseQueueShard } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { deployedEnvironment, httpApiEvent, invoke, scheduledEvent, ttlRemoval } from './lambda-events.ts';
 
@@ -72,9 +73,9 @@ describe('each engine job sweeps its own leases (functions/jobs/mesh.ts with the
     const creds = await call(mesh, 'GET', '/v1/mesh/creds/app');
     const { lease_id: leaseId } = creds.body;
     const accessor = creds.body.data.accessor as string;
-    const key = { pk: { S: 'leases' }, sk: { S: leaseId as string } };
+    const key = { pk: { S: leasePk(leaseId) }, sk: { S: leaseId as string } };
     const leaseItem = (await client.send(new GetItemCommand({ TableName: tableName, Key: key }))).Item;
-    expect(leaseItem?.queue).toEqual({ S: 'expiry:mesh' });
+    expect(leaseItem?.queue).toEqual({ S: leaseQueueShard('mesh', leaseId) });
     await client.send(new DeleteItemCommand({ TableName: tableName, Key: key }));
     expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(404);
 

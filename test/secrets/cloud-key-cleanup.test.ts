@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { cleanupPending, leasedKeyDelay } from '../../packages/core/src/secrets/engines/cloud/cleanup.ts';
+import { isLeasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
 import { type CloudEngine, startCloudEngine } from '../support/cloud-engine.ts';
 
@@ -63,7 +64,7 @@ function refuseLeases() {
   const store = engine.h.core.store;
   const transact = store.transact.bind(store);
   return vi.spyOn(store, 'transact').mockImplementation(async (items) => {
-    if (items.some((write) => write.Put?.Item?.pk === 'leases')) throw refused();
+    if (items.some((write) => isLeasePk(String(write.Put?.Item?.pk)))) throw refused();
     return transact(items);
   });
 }

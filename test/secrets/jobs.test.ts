@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
 import { onTableChange } from '../../packages/core/src/table-changes.ts';
 import type { LeaseItem } from '../../packages/core/src/secrets/leases/lease-manager.ts';
-import { maxRevocationAttempts } from '../../packages/core/src/secrets/leases/lease-manager.ts';
+import { leaseKey, leasePk, maxRevocationAttempts } from '../../packages/core/src/secrets/leases/lease-manager.ts';
+import { shardKey } from '../../packages/core/src/storage/due.ts';
 import { mountRecording, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
@@ -23,7 +24,7 @@ async function issue(role = 'app', token = h.rootToken) {
 }
 
 const lookup = (leaseId: string) => h.call('PUT', '/v1/sys/leases/lookup', asRoot({ lease_id: leaseId }));
-const storedLease = (leaseId: string) => h.core.store.get<LeaseItem>('leases', leaseId);
+const storedLease = (leaseId: string) => h.core.store.get<LeaseItem>(leasePk(leaseId), leaseId);
 const failRevocations = (fail: boolean) => h.call('POST', '/v1/rec/config', asRoot({ fail_revoke: fail }));
 
 async function childToken(ttl: number | string): Promise<string> {
@@ -176,11 +177,45 @@ describe('sweepExpired', () => {
   });
 });
 
+describe('leases written before sharding (pk "leases", the bare engine queue)', () => {
+  async function unsharded(leaseId: string): Promise<LeaseItem> {
+    const item = await storedLease(leaseId);
+    expect(item).toBeDefined();
+    await h.core.store.delete({ Key: leaseKey(leaseId) });
+    const bareQueue = item!.queue.replace(/#\d+$/, '');
+    const old = { ...item!, pk: 'leases', queue: bareQueue, duePk: bareQueue };
+    await h.core.store.put({ Item: old });
+    return old;
+  }
+
+  it('are moved to their shard and revoked through the hook when the sweep finds them due', async () => {
+    const issued = await issue();
+    await unsharded(issued.lease_id);
+    h.clock.advance(60);
+    expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 1, failed: 0 });
+    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ attempts: 1, revoked: 1 });
+    expect(await h.core.store.get('leases', issued.lease_id)).toBeUndefined();
+    expect(await storedLease(issued.lease_id)).toBeUndefined();
+    expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 0, failed: 0 });
+  });
+
+  it('are put back in their shard by the TTL backstop and revoked', async () => {
+    const issued = await issue();
+    const old = await unsharded(issued.lease_id);
+    await h.core.store.delete({ Key: { pk: 'leases', sk: issued.lease_id } });
+    h.clock.advance(3600 + 60);
+    await onTableChange(h.core, [{ eventName: 'REMOVE', oldImage: old, byTtl: true }]);
+    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ attempts: 1, revoked: 1 });
+    expect(await storedLease(issued.lease_id)).toBeUndefined();
+    expect(await h.core.store.get(leasePk(issued.lease_id).replace('leases', 'revoked-leases'), issued.lease_id)).toBeDefined();
+  });
+});
+
 describe('onTableChange: the TTL backstop', () => {
   async function deletedByTtl(leaseId: string): Promise<LeaseItem> {
     const item = await storedLease(leaseId);
     expect(item).toBeDefined();
-    await h.core.store.delete({ Key: { pk: 'leases', sk: leaseId } });
+    await h.core.store.delete({ Key: leaseKey(leaseId) });
     return item!;
   }
 
@@ -205,7 +240,7 @@ describe('onTableChange: the TTL backstop', () => {
     expect(await storedLease(issued.lease_id)).toBeUndefined();
     expect((await lookup(issued.lease_id)).status).toBe(404);
     // What tells the replay apart is itself short-lived: DynamoDB's TTL removes it after two days.
-    const tombstone = await h.core.store.get('revoked-leases', issued.lease_id);
+    const tombstone = await h.core.store.get(shardKey('revoked-leases', issued.lease_id), issued.lease_id);
     expect(tombstone?.expiresAt).toBe(Math.floor(h.clock.now() / 1000) + 2 * 86_400);
     expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 0, failed: 0 });
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
-import type { LeaseItem } from '../../packages/core/src/secrets/leases/lease-manager.ts';
+import { type LeaseItem, leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { mountRecording, nullAuthBackend, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
@@ -25,7 +25,7 @@ async function issue(path = 'rec/creds/app', token = h.rootToken) {
 }
 
 const lookup = (leaseId: string, token = h.rootToken) => h.call('PUT', '/v1/sys/leases/lookup', { token, body: { lease_id: leaseId } });
-const storedLease = (leaseId: string) => h.core.store.get<LeaseItem>('leases', leaseId);
+const storedLease = (leaseId: string) => h.core.store.get<LeaseItem>(leasePk(leaseId), leaseId);
 
 async function tokenWith(policy: string): Promise<string> {
   const name = `policy-${randomUUID().slice(0, 8)}`;

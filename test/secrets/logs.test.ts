@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
 import { onTableChange } from '../../packages/core/src/table-changes.ts';
+import { leaseKey } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { jsonLogger } from '../../packages/core/src/lib/log.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
@@ -111,7 +112,7 @@ describe('logs', () => {
     const third = await call('GET', '/v1/secret/app/db', { token: root });
     const lease = await h.core.leases.get(third.body.lease_id);
     expect(lease).toBeDefined();
-    await h.core.store.delete({ Key: { pk: 'leases', sk: third.body.lease_id } });
+    await h.core.store.delete({ Key: leaseKey(third.body.lease_id) });
     await onTableChange(h.core, [{ eventName: 'REMOVE', byTtl: true, ...(lease ? { oldImage: lease } : {}) }]);
     await call('GET', '/v1/secret/app/db', { token: root });
     h.clock.advance(2 * 3600);

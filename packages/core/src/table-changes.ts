@@ -2,7 +2,8 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { Core } from './core.ts';
 import { epochSeconds } from './lib/clock.ts';
-import type { LeaseItem } from './secrets/leases/lease-manager.ts';
+import { isLeasePk, type LeaseItem } from './secrets/leases/lease-manager.ts';
+import { tokenQueue } from './secrets/tokens/token-store.ts';
 import { dueKey } from './storage/due.ts';
 import type { Item } from './storage/store.ts';
 
@@ -22,7 +23,7 @@ export async function onTableChange(core: Core, changes: TableChange[]): Promise
   for (const change of changes) {
     const old = change.oldImage;
     if (change.eventName !== 'REMOVE' || !change.byTtl || !old) continue;
-    const isLease = old.pk === 'leases';
+    const isLease = isLeasePk(old.pk);
     const isToken = old.pk.startsWith('token#') && old.sk === 'token';
     if (!isLease && !isToken) continue;
     core.log.info('TTL deleted an item before the sweep; revoking it now', { kind: isLease ? 'lease' : 'token' });
@@ -32,7 +33,7 @@ export async function onTableChange(core: Core, changes: TableChange[]): Promise
       continue;
     }
     const { expiresAt: _expiresAt, ...restored } = old;
-    await core.store.put({ Item: { ...restored, duePk: 'expiry', dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) } });
+    await core.store.put({ Item: { ...restored, duePk: tokenQueue(old.pk.slice(6)), dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) } });
     await core.tokens.revoke(old.pk.slice('token#'.length));
   }
 }

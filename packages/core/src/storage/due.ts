@@ -1,34 +1,64 @@
+import { createHash } from 'node:crypto';
 import type { Core } from '../core.ts';
 import { epochSeconds } from '../lib/clock.ts';
 
 /**
  * The due queue (GSI `due`): items that fall due at an epoch second sort by `dueSk = <padded epoch>#<what>`,
- * so a sweep asks one query for everything due up to now.
+ * so a sweep asks one query per partition for everything due up to now.
+ *
+ * A busy queue is sharded, so no index partition takes every write (DynamoDB allows about 1,000 writes/s per
+ * partition key): a writer puts an item on `<queue>#<shard>`, the shard a hash of the item's id (`shardedQueue`),
+ * and readers query every shard of the queue in parallel, plus the bare queue name, which unsharded writers (the
+ * scheduler's token queue, the directory's rotations) and data written before sharding still use.
  */
 export const dueKey = (epochSeconds: number, what: string) => `${String(epochSeconds).padStart(12, '0')}#${what}`;
 
 /** When DynamoDB's TTL may delete an item the sweep should have handled long before: an hour's grace. */
 export const ttlBackstop = (epochSeconds: number) => epochSeconds + 3600;
 
-/** Up to `limit` items of a queue whose time has come, earliest first. */
-export const dueItems = (core: Core, queue: string, limit: number) =>
+/** How many partitions a sharded key (a due queue, the leases) spreads over: 16,000 writes/s before one throttles. */
+export const shardCount = 16;
+
+/** The shard of an id, 0 to `shardCount - 1`: the first 32 bits of its SHA-1, so the same id always lands alike. */
+export const shardOf = (id: string) => createHash('sha1').update(id).digest().readUInt32BE(0) % shardCount;
+
+/** `<key>#<two-digit shard>`: the partition a sharded key writes an id under. */
+export const shardKey = (key: string, id: string) => `${key}#${String(shardOf(id)).padStart(2, '0')}`;
+
+/** Every partition of a sharded key, the bare key first (unsharded writers, data from before sharding). */
+export const allShards = (key: string) => [key, ...Array.from({ length: shardCount }, (_, shard) => `${key}#${String(shard).padStart(2, '0')}`)];
+
+/** The queue partition an item with this id is written to. */
+export const shardedQueue = shardKey;
+
+/** Up to `limit` items of one queue partition whose time has come, earliest first. */
+export const dueInPartition = (core: Core, partition: string, limit: number) =>
   core.store
     .query({
       IndexName: 'due',
       KeyConditionExpression: 'duePk = :queue AND dueSk <= :now',
-      ExpressionAttributeValues: { ':queue': queue, ':now': dueKey(epochSeconds(core.clock), '~') },
+      ExpressionAttributeValues: { ':queue': partition, ':now': dueKey(epochSeconds(core.clock), '~') },
       Limit: limit,
     })
     .then((items) => items.slice(0, limit));
 
-/** When the earliest item of these queues falls due (epoch seconds; past if something is due now), if any. */
+/** Up to `limit` items of a queue (every shard) whose time has come, earliest first. */
+export async function dueItems(core: Core, queue: string, limit: number) {
+  const pages = await Promise.all(allShards(queue).map((partition) => dueInPartition(core, partition, limit)));
+  return pages
+    .flat()
+    .sort((a, b) => (String(a.dueSk) < String(b.dueSk) ? -1 : 1))
+    .slice(0, limit);
+}
+
+/** When the earliest item of these queues (every shard) falls due (epoch seconds; past if something is due now), if any. */
 export async function nextDue(core: Core, queues: string[]): Promise<number | undefined> {
   const heads = await Promise.all(
-    queues.map((queue) =>
+    queues.flatMap(allShards).map((partition) =>
       core.store.query({
         IndexName: 'due',
         KeyConditionExpression: 'duePk = :queue',
-        ExpressionAttributeValues: { ':queue': queue },
+        ExpressionAttributeValues: { ':queue': partition },
         Limit: 1,
       }),
     ),

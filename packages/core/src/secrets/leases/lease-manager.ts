@@ -4,7 +4,7 @@ import { ApiError, badRequest, notFound } from '../../http/errors.ts';
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import { randomBase62 } from '../../lib/random.ts';
-import { dueKey, ttlBackstop } from '../../storage/due.ts';
+import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
@@ -29,26 +29,41 @@ export interface LeaseItem extends Item {
   irrevocable?: boolean;
   /** Set while one process runs the revoke hook (see `claim`). */
   revokingUntil?: number;
-  /** The due queue it is revoked from, its engine's (`leaseQueue`): in AWS only that engine's job has the hooks. */
+  /**
+   * The due queue partition it is revoked from: its engine's queue (`leaseQueue`; in AWS only that engine's job has
+   * the hooks), in the shard of its id (`leaseQueueShard`).
+   */
   queue: string;
 }
 
 /** Leases are queued per mount type, so each engine's job sweeps its own leases and no job bundles every engine. */
 export const leaseQueue = (mountType: string) => `expiry:${mountType}`;
 
+/**
+ * Sharding (see `storage/due.ts`): a lease lives at `pk = leases#<shard>`, `sk = <lease id>`, and waits in
+ * `expiry:<engine>#<shard>`, the shard the same hash of its id, so a lease storm spreads its writes over
+ * `shardCount` partitions of the table and of the due index. A read by id is one GetItem; a prefix (list,
+ * revoke-prefix, a mount's leases) is one query per shard, in parallel; the sweep reads every shard.
+ */
+export const leasePk = (leaseId: string) => shardKey('leases', leaseId);
+export const leaseKey = (leaseId: string) => ({ pk: leasePk(leaseId), sk: leaseId });
+export const leaseQueueShard = (mountType: string, leaseId: string) => shardedQueue(leaseQueue(mountType), leaseId);
+/** Whether an item is a lease: under a shard, or under the single partition leases had before sharding. */
+export const isLeasePk = (pk: string) => pk === 'leases' || pk.startsWith('leases#');
+
 /** Retries of a failing revocation wait 10 s, 20 s, 40 s… and give up after this many, leaving the lease irrevocable. */
 export const maxRevocationAttempts = 6;
 
 /** Tombstones of revoked leases (`pk = revoked-leases`) outlive any redelivery of the table's stream (24 hours). */
-const revokedPk = 'revoked-leases';
+const revokedPk = (leaseId: string) => shardKey('revoked-leases', leaseId);
 const tombstoneSeconds = 2 * 86_400;
 
 /** How long one revocation attempt holds a lease before another process may try (a hook that hangs, a crash). */
 const claimSeconds = 60;
 
 /**
- * Leases (`pk = leases`, `sk = <lease id>`): one sorted keyspace so prefixes can be listed and revoked.
- * Every lease sits in the due queue at its expiry; the sweep revokes it through the backend's hook.
+ * Leases (`pk = leases#<shard>`, `sk = <lease id>`): sorted keyspaces, one per shard, so prefixes can be listed and
+ * revoked. Every lease sits in the due queue at its expiry; the sweep revokes it through the backend's hook.
  */
 export class LeaseManager {
   private readonly store: Store;
@@ -79,8 +94,7 @@ export class LeaseManager {
     }
     const leaseId = leaseIdFor(mount, requestPath, secret.leaseSuffix);
     const item: LeaseItem = {
-      pk: 'leases',
-      sk: leaseId,
+      ...leaseKey(leaseId),
       leaseId,
       mountUuid: mount.uuid,
       secretType: secret.type,
@@ -92,8 +106,8 @@ export class LeaseManager {
       ...(ownerHash ? { tokenHash: ownerHash } : {}),
       internal: this.keyring.seal(JSON.stringify(secret.internal), `leases|${leaseId}`),
       revocationAttempts: 0,
-      queue: leaseQueue(mount.type),
-      duePk: leaseQueue(mount.type),
+      queue: leaseQueueShard(mount.type, leaseId),
+      duePk: leaseQueueShard(mount.type, leaseId),
       dueSk: dueKey(now + ttl, `lease#${leaseId}`),
       expiresAt: ttlBackstop(now + ttl),
     };
@@ -105,12 +119,36 @@ export class LeaseManager {
   }
 
   async get(leaseId: string): Promise<LeaseItem | undefined> {
-    return this.store.get<LeaseItem>('leases', leaseId);
+    return this.store.get<LeaseItem>(leasePk(leaseId), leaseId);
+  }
+
+  /** Every lease whose id starts with `prefix`, in id order: one query per shard, in parallel. */
+  async under(prefix: string): Promise<LeaseItem[]> {
+    const shards = await Promise.all(allShards('leases').slice(1).map((pk) => this.store.prefix<LeaseItem>(pk, prefix)));
+    return shards.flat().sort((a, b) => (a.sk < b.sk ? -1 : 1));
+  }
+
+  /**
+   * Moves a lease written before sharding (`pk = leases`, bare queue) to its shard, as the sweep meets it in the
+   * queue, so it is revoked the normal way. No deployed stage holds such leases; a local data folder may.
+   */
+  async adoptUnsharded(item: Item): Promise<void> {
+    const lease = item as LeaseItem;
+    const queue = lease.queue.includes('#') ? lease.queue : shardedQueue(lease.queue, lease.leaseId);
+    const moved: LeaseItem = { ...lease, ...leaseKey(lease.leaseId), queue, duePk: queue };
+    try {
+      await this.store.transact([
+        { Delete: { Key: { pk: lease.pk, sk: lease.sk }, ConditionExpression: 'attribute_exists(pk)' } },
+        { Put: { Item: moved, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ]);
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+    }
   }
 
   /** The backend data of every lease under a prefix (still to be revoked ones too): what an engine's leases hold. */
   async internalsUnder(prefix: string): Promise<Array<Record<string, unknown>>> {
-    const leases = await this.store.prefix<LeaseItem>('leases', prefix);
+    const leases = await this.under(prefix);
     return leases.map((lease) => JSON.parse(this.keyring.open(lease.internal, `leases|${lease.leaseId}`)) as Record<string, unknown>);
   }
 
@@ -133,7 +171,7 @@ export class LeaseManager {
   /** Lease ids directly under a prefix, deeper levels as `name/`. */
   async list(prefix: string): Promise<string[]> {
     const names = new Set<string>();
-    for (const item of await this.store.prefix('leases', prefix)) {
+    for (const item of await this.under(prefix)) {
       const rest = item.sk.slice(prefix.length);
       const slash = rest.indexOf('/');
       names.add(slash === -1 ? rest : rest.slice(0, slash + 1));
@@ -238,7 +276,7 @@ export class LeaseManager {
     const now = epochSeconds(this.clock);
     try {
       return await this.store.update<LeaseItem>({
-        Key: { pk: 'leases', sk: leaseId },
+        Key: leaseKey(leaseId),
         UpdateExpression: 'SET revokingUntil = :until',
         ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revokingUntil) OR revokingUntil <= :now)',
         ExpressionAttributeValues: { ':until': now + claimSeconds, ':now': now },
@@ -274,15 +312,15 @@ export class LeaseManager {
 
   /** Vault's reading of a prefix: one lease id, else a path, so `rec` means `rec/…` and never `rec2/…`. */
   private async underPrefix(prefix: string): Promise<LeaseItem[]> {
-    if (prefix.endsWith('/')) return this.store.prefix<LeaseItem>('leases', prefix);
+    if (prefix.endsWith('/')) return this.under(prefix);
     const exact = await this.get(prefix);
-    return exact ? [exact] : this.store.prefix<LeaseItem>('leases', `${prefix}/`);
+    return exact ? [exact] : this.under(`${prefix}/`);
   }
 
   /** Releases the claim and queues the lease as due now on its engine's queue, for the job that has the hook. */
   private async handOff(lease: LeaseItem): Promise<void> {
     await this.store.update({
-      Key: { pk: 'leases', sk: lease.leaseId },
+      Key: leaseKey(lease.leaseId),
       UpdateExpression: 'SET duePk = queue, dueSk = :due REMOVE revokingUntil',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':due': dueKey(epochSeconds(this.clock), `lease#${lease.leaseId}`) },
@@ -294,7 +332,7 @@ export class LeaseManager {
   /** Queues a lease for the sweep to revoke right away (Vault's `sync=false`). */
   async revokeLater(leaseId: string): Promise<void> {
     await this.store.update({
-      Key: { pk: 'leases', sk: leaseId },
+      Key: leaseKey(leaseId),
       // Also back into the queue if it had left it as irrevocable: asking again is how an operator retries.
       UpdateExpression: 'SET duePk = queue, dueSk = :due',
       ConditionExpression: 'attribute_exists(pk)',
@@ -312,7 +350,7 @@ export class LeaseManager {
       error: messageOf(error),
     });
     await this.store.update({
-      Key: { pk: 'leases', sk: lease.leaseId },
+      Key: leaseKey(lease.leaseId),
       UpdateExpression: irrevocable
         ? 'SET revocationAttempts = :attempts, lastRevocationError = :error, irrevocable = :yes REMOVE duePk, dueSk, expiresAt, revokingUntil'
         : 'SET revocationAttempts = :attempts, lastRevocationError = :error, dueSk = :due REMOVE revokingUntil',
@@ -333,10 +371,12 @@ export class LeaseManager {
    */
   async restore(item: LeaseItem): Promise<boolean> {
     const { expiresAt: _expiresAt, revokingUntil: _revokingUntil, ...rest } = item;
-    const restored = { ...rest, duePk: rest.queue, dueSk: dueKey(epochSeconds(this.clock), `lease#${item.leaseId}`) };
+    // Back in its shard (a lease from before sharding moves there), queued as due now.
+    const queue = rest.queue.includes('#') ? rest.queue : shardedQueue(rest.queue, item.leaseId);
+    const restored = { ...rest, ...leaseKey(item.leaseId), queue, duePk: queue, dueSk: dueKey(epochSeconds(this.clock), `lease#${item.leaseId}`) };
     try {
       await this.store.transact([
-        { ConditionCheck: { Key: { pk: revokedPk, sk: item.leaseId }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { ConditionCheck: { Key: { pk: revokedPk(item.leaseId), sk: item.leaseId }, ConditionExpression: 'attribute_not_exists(pk)' } },
         { Put: { Item: restored, ConditionExpression: 'attribute_not_exists(pk)' } },
       ]);
       return true;
@@ -349,7 +389,7 @@ export class LeaseManager {
   /** Deletes a revoked lease, leaving a tombstone for a while so `restore` can tell a replayed stream record. */
   private async forget(lease: LeaseItem): Promise<void> {
     await this.store.transact([
-      { Delete: { Key: { pk: 'leases', sk: lease.leaseId } } },
+      { Delete: { Key: leaseKey(lease.leaseId) } },
       { Put: { Item: tombstone(lease.leaseId, epochSeconds(this.clock) + tombstoneSeconds) } },
     ]);
     if (lease.tokenHash) await this.core.tokens.forgetLease(lease.tokenHash, lease.leaseId);
@@ -380,12 +420,15 @@ export class LeaseManager {
 export const leaseIdFor = (mount: MountEntry, requestPath: string, suffix = randomBase62(24)) =>
   `${mount.path}${requestPath.replace(/\/+$/, '')}/${suffix}`;
 export const leaseNotFound = () => notFound('lease not found');
-/** In a queue of its own (no job reads it) only because DynamoDB Local's TTL skips items without the index keys. */
+/**
+ * In a queue of its own (no job reads it) only because DynamoDB Local's TTL skips items without the index keys;
+ * sharded like the leases, as a storm writes one per revocation.
+ */
 const tombstone = (leaseId: string, until: number): Item => ({
-  pk: revokedPk,
+  pk: revokedPk(leaseId),
   sk: leaseId,
   expiresAt: until,
-  duePk: 'tombstones',
+  duePk: shardKey('tombstones', leaseId),
   dueSk: dueKey(until, `lease#${leaseId}`),
 });
 /**

@@ -84,7 +84,7 @@ export async function finishDisabledMounts(core: Core): Promise<{ finished: numb
 /** Finishes one `disabling` mount, or says what it waits for; `gone` when another process finished it first. */
 async function finishDisabled(core: Core, entry: MountEntry): Promise<'finished' | 'waiting' | 'gone'> {
   if (entry.table === 'auth') await core.tokens.revokeIssued(entry);
-  const leases = await core.store.prefix<LeaseItem>('leases', entry.path);
+  const leases = await core.leases.under(entry.path);
   if (leases.length > 0) {
     await requeue(core, leases);
     return 'waiting';

@@ -4,7 +4,7 @@ import { randomBase62 } from '../../lib/random.ts';
 import { badRequest } from '../../http/errors.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
-import { dueKey, ttlBackstop } from '../../storage/due.ts';
+import { dueKey, shardedQueue, ttlBackstop } from '../../storage/due.ts';
 import { type MountRef, inServiceCheck, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
 import type { TokenEntry } from './token-entry.ts';
 
@@ -36,6 +36,8 @@ export interface NewToken {
 }
 
 const tokenPk = (hash: string) => `token#${hash}`;
+/** The expiry queue partition of a token: `expiry` sharded by its hash (see `storage/due.ts`). */
+export const tokenQueue = (hash: string) => shardedQueue('expiry', hash);
 const accessorPk = (accessor: string) => `accessor#${accessor}`;
 /**
  * A service token's place in the index of the tokens its auth method issued (`pk = issued#<mount uuid>`): its login
@@ -186,7 +188,7 @@ export class TokenStore {
           ':one': 1,
           ':zero': 0,
           ':yes': true,
-          ':queue': 'expiry',
+          ':queue': tokenQueue(entry.hash),
           ':due': dueKey(epochSeconds(this.clock), `token#${entry.hash}`),
         },
       },
@@ -231,7 +233,7 @@ export class TokenStore {
         ExpressionAttributeValues: {
           ':expire': expireTime,
           ':now': now,
-          ':queue': 'expiry',
+          ':queue': tokenQueue(entry.hash),
           ':due': dueKey(expireTime, `token#${entry.hash}`),
           ':backstop': ttlBackstop(expireTime),
         },
@@ -256,7 +258,7 @@ export class TokenStore {
         Key: { pk: tokenPk(hash), sk: 'token' },
         UpdateExpression: 'SET revoking = :yes, duePk = :queue, dueSk = :due',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':yes': true, ':queue': 'expiry', ':due': dueKey(now, `token#${hash}`) },
+        ExpressionAttributeValues: { ':yes': true, ':queue': tokenQueue(hash), ':due': dueKey(now, `token#${hash}`) },
       });
     } catch (error) {
       if (error instanceof ConditionFailed) return false;
@@ -339,7 +341,7 @@ export class TokenStore {
       sk: 'token',
       ...entry,
       ...(expiring
-        ? { duePk: 'expiry', dueSk: dueKey(entry.expireTime, `token#${entry.hash}`), expiresAt: ttlBackstop(entry.expireTime) }
+        ? { duePk: tokenQueue(entry.hash), dueSk: dueKey(entry.expireTime, `token#${entry.hash}`), expiresAt: ttlBackstop(entry.expireTime) }
         : {}),
     };
   }

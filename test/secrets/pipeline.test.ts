@@ -533,6 +533,13 @@ describe('request pipeline', () => {
       expect((await asRoot('LIST', '/v1/auth/token/accessors')).body.data.keys).toHaveLength(before);
     });
 
+    it("take Vault's deprecated `lease` as the TTL when `ttl` is not given (hvac's create_token(lease=…))", async () => {
+      const leased = await asRoot('POST', '/v1/auth/token/create', { policies: ['default'], lease: '2h' });
+      expect(leased.body.auth.lease_duration).toBe(7200);
+      const both = await asRoot('POST', '/v1/auth/token/create', { policies: ['default'], ttl: '1h', lease: '2h' });
+      expect(both.body.auth.lease_duration).toBe(3600);
+    });
+
     it('turn an empty reply into an envelope that carries the warning', async () => {
       const reply = await asRoot('POST', '/v1/fx/role/extra', { mode: 'fast', colour: 'blue' });
       expect(reply.status).toBe(200);

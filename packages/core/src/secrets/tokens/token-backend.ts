@@ -18,6 +18,8 @@ const createFields = z.object({
   no_default_policy: bool.default(false),
   renewable: bool.default(true),
   ttl: duration.default(0),
+  /** Vault's deprecated name for `ttl` (hvac's `create_token(lease=…)`), used when `ttl` is not given. */
+  lease: duration.optional(),
   explicit_max_ttl: duration.default(0),
   period: duration.default(0),
   display_name: z.string().max(256).default(''),
@@ -192,12 +194,13 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
     );
     if (refused) throw badRequest(`batch tokens cannot have "${refused[0]}" set`);
   }
-  if (isRoot && !data.ttl && !period && !explicitMaxTtl && parent.expireTime > 0) {
+  const ttl = data.ttl || data.lease || 0;
+  if (isRoot && !ttl && !period && !explicitMaxTtl && parent.expireTime > 0) {
     throw badRequest('expiring root tokens cannot create non-expiring root tokens');
   }
 
   const { defaultTtl, maxTtl } = mountTtls(request.mount);
-  const requestedTtl = period || data.ttl;
+  const requestedTtl = period || ttl;
   const ttlCap = Math.min(...[explicitMaxTtl, maxTtl].filter((cap) => cap > 0));
   if (requestedTtl > ttlCap) {
     warnings.push(`TTL of "${requestedTtl}s" exceeded the effective max_ttl of "${ttlCap}s"; TTL value is capped accordingly`);
@@ -208,7 +211,7 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
     noDefaultPolicy: !policies.includes('default'),
     displayName: displayName(data.display_name),
     meta: data.meta ?? {},
-    ttl: data.ttl,
+    ttl,
     explicitMaxTtl,
     period,
     numUses,

@@ -1,6 +1,7 @@
 import { appendFile, chmod, open } from 'node:fs/promises';
 import { createSocket } from 'node:dgram';
 import { type Socket, connect } from 'node:net';
+import { hostname } from 'node:os';
 import { DurationError, parseDuration } from './duration.ts';
 
 /** Options that cannot make a working sink; the message names the option. */
@@ -13,16 +14,17 @@ export interface AuditSink {
   close(): void;
 }
 
-export type DeviceType = 'file' | 'socket';
-export const deviceTypes: readonly DeviceType[] = ['file', 'socket'];
+export type DeviceType = 'file' | 'socket' | 'syslog';
+export const deviceTypes: readonly DeviceType[] = ['file', 'socket', 'syslog'];
 
 /**
- * A device's sink from its type and options, as Vault's `file` and `socket` audit devices take them.
+ * A device's sink from its type and options, as Vault's `file`, `socket` and `syslog` audit devices take them.
  * Throws a 400 naming the option when the options cannot work.
  */
 export function openSink(type: string, options: Record<string, string>, stdout: (line: string) => void): AuditSink {
   if (type === 'file') return fileSink(options, stdout);
   if (type === 'socket') return socketSink(options);
+  if (type === 'syslog') return syslogSink(options);
   throw badRequest(`unknown audit device type "${type}" (supported: ${deviceTypes.join(', ')})`);
 }
 
@@ -50,13 +52,17 @@ function fileSink(options: Record<string, string>, stdout: (line: string) => voi
 function socketSink(options: Record<string, string>): AuditSink {
   const address = options.address;
   if (!address) throw badRequest('"address" is required for a socket audit device');
+  return networkSink(address, options.socket_type ?? 'tcp', options.write_timeout ?? '2s');
+}
+
+/** A TCP or UDP destination `host:port`; one line per write (one datagram over UDP). */
+function networkSink(address: string, socketType: string, writeTimeout: string): AuditSink {
   const match = address.match(/^\[?([^\]]+?)\]?:(\d{1,5})$/);
   const port = Number(match?.[2]);
   if (!match || port < 1 || port > 65535) throw badRequest(`"address" must be host:port, not "${address}"`);
   const host = match[1] as string;
-  const socketType = options.socket_type ?? 'tcp';
   if (socketType !== 'tcp' && socketType !== 'udp') throw badRequest(`"socket_type" must be tcp or udp, not "${socketType}"`);
-  const timeoutMs = Math.max(1, writeTimeoutSeconds(options.write_timeout ?? '2s')) * 1000;
+  const timeoutMs = Math.max(1, writeTimeoutSeconds(writeTimeout)) * 1000;
   if (socketType === 'udp') {
     const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4');
     udp.unref();
@@ -66,6 +72,31 @@ function socketSink(options: Record<string, string>): AuditSink {
     };
   }
   return tcpSink(host, port, timeoutMs);
+}
+
+const facilities = ['KERN', 'USER', 'MAIL', 'DAEMON', 'AUTH', 'SYSLOG', 'LPR', 'NEWS', 'UUCP', 'CRON', 'AUTHPRIV', 'FTP'];
+
+/**
+ * Vault's `syslog` device writes to the local syslog daemon; a function has none, so this one sends RFC 5424
+ * messages to a syslog collector at `address` (default 127.0.0.1:514, `socket_type` udp or tcp with one message a
+ * line), with Vault's options `facility` (default AUTH) and `tag` (default keyhaven), severity info.
+ */
+function syslogSink(options: Record<string, string>): AuditSink {
+  const facilityName = (options.facility ?? 'AUTH').toUpperCase();
+  const local = facilityName.match(/^LOCAL([0-7])$/);
+  const facility = local ? 16 + Number(local[1]) : facilities.indexOf(facilityName);
+  if (facility < 0) throw badRequest(`"facility" must be a syslog facility (AUTH, DAEMON, LOCAL0…LOCAL7, …), not "${options.facility}"`);
+  const tag = options.tag ?? 'keyhaven';
+  if (!/^[!-~]{1,48}$/.test(tag)) throw badRequest(`"tag" must be 1 to 48 printable characters without spaces, not "${tag}"`);
+  const sink = networkSink(options.address ?? '127.0.0.1:514', options.socket_type ?? 'udp', options.write_timeout ?? '2s');
+  const host = hostname() || '-';
+  return {
+    write: (line) =>
+      line === ''
+        ? sink.write('')
+        : sink.write(`<${facility * 8 + 6}>1 ${new Date().toISOString()} ${host} ${tag} ${process.pid} - - ${line.replace(/\n$/, '')}\n`),
+    close: () => sink.close(),
+  };
 }
 
 /** One connection per device and process, opened on first use and again after it breaks. */

@@ -1,232 +1,195 @@
-import { randomBytes } from "node:crypto";
-import { badRequest } from "../../http/errors.ts";
-import type { Clock } from "../../lib/clock.ts";
-import type { Logger } from "../../lib/log.ts";
-import type { Keyring } from "../../storage/keyring.ts";
-import { ConditionFailed, type Store } from "../../storage/store.ts";
-import { auditHash } from "./audit-hash.ts";
-import {
-	AuditOptionError,
-	type AuditSink,
-	deviceTypes,
-	openSink,
-	probeFile,
-} from "../../lib/audit-sinks.ts";
+import { randomBytes } from 'node:crypto';
+import { badRequest } from '../../http/errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { Keyring } from '../../storage/keyring.ts';
+import { ConditionFailed, type Store } from '../../storage/store.ts';
+import { auditHash } from './audit-hash.ts';
+import { AuditOptionError, type AuditSink, deviceTypes, openSink, probeFile } from '../../lib/audit-sinks.ts';
 
 /** An audit device as `sys/audit` shows it. */
 export interface AuditDeviceInfo {
-	path: string;
-	type: string;
-	description: string;
-	options: Record<string, string>;
-	local: boolean;
+  path: string;
+  type: string;
+  description: string;
+  options: Record<string, string>;
+  local: boolean;
 }
 
 interface StoredDevice extends AuditDeviceInfo {
-	/** The device's HMAC salt, sealed: every function of a stage hashes with the same one. */
-	salt: string;
+  /** The device's HMAC salt, sealed: every function of a stage hashes with the same one. */
+  salt: string;
 }
 
 interface LiveDevice extends AuditDeviceInfo {
-	salt: Uint8Array;
-	sink: AuditSink;
+  salt: Uint8Array;
+  sink: AuditSink;
 }
 
 const knownOptions = new Set([
-	"file_path",
-	"path",
-	"mode",
-	"address",
-	"socket_type",
-	"write_timeout",
-	"log_raw",
-	"hmac_accessor",
-	"prefix",
-	"elide_list_responses",
-	"format",
-	"fallback",
-	"filter",
-	"exclude",
+  'file_path',
+  'path',
+  'mode',
+  'address',
+  'socket_type',
+  'write_timeout',
+  'log_raw',
+  'hmac_accessor',
+  'prefix',
+  'elide_list_responses',
+  'format',
+  'facility',
+  'tag',
+  'fallback',
+  'filter',
+  'exclude',
 ]);
 const saltContext = (path: string) => `audit-salt:${path}`;
 
 /** The table's record of the stage's audit devices (`pk = sys`, `sk = audit/<path>`), cached per process like mounts. */
 export class AuditDevices {
-	private cache: { devices: LiveDevice[]; loadedAt: number } | undefined;
+  private cache: { devices: LiveDevice[]; loadedAt: number } | undefined;
 
-	constructor(
-		private readonly store: Store,
-		private readonly keyring: Keyring,
-		private readonly clock: Clock,
-		private readonly cacheSeconds: number,
-		private readonly stdout: (line: string) => void,
-		readonly log: Logger,
-	) {}
+  constructor(
+    private readonly store: Store,
+    private readonly keyring: Keyring,
+    private readonly clock: Clock,
+    private readonly cacheSeconds: number,
+    private readonly stdout: (line: string) => void,
+    readonly log: Logger,
+  ) {}
 
-	async list(): Promise<AuditDeviceInfo[]> {
-		return (await this.stored()).map(({ salt: _salt, ...info }) => info);
-	}
+  async list(): Promise<AuditDeviceInfo[]> {
+    return (await this.stored()).map(({ salt: _salt, ...info }) => info);
+  }
 
-	async enable(
-		path: string,
-		input: {
-			type: string;
-			description?: string;
-			options?: Record<string, string>;
-			local?: boolean;
-		},
-	): Promise<void> {
-		const devicePath = normalisePath(path);
-		const options = input.options ?? {};
-		const unknown = Object.keys(options).filter(
-			(key) => !knownOptions.has(key),
-		);
-		if (unknown.length > 0)
-			throw badRequest(`unknown audit device options: ${unknown.join(", ")}`);
-		if (!deviceTypes.includes(input.type as (typeof deviceTypes)[number])) {
-			throw badRequest(
-				`unknown audit device type "${input.type}" (supported: ${deviceTypes.join(", ")})`,
-			);
-		}
-		if ((options.format ?? "json") !== "json")
-			throw badRequest(`"format" must be json, not "${options.format}"`);
-		for (const flag of [
-			"log_raw",
-			"hmac_accessor",
-			"elide_list_responses",
-		] as const) {
-			if (options[flag] !== undefined && parseFlag(options[flag]) === undefined)
-				throw badRequest(`"${flag}" must be a boolean, not "${options[flag]}"`);
-		}
-		const sink = sinkOrRefusal(() =>
-			openSink(input.type, options, this.stdout),
-		);
-		try {
-			if (input.type === "file") await probeFile(options);
-			else await sink.write(""); // Vault's socket device connects when enabled: a listener that is not there is a 400 now.
-		} catch (error) {
-			throw badRequest(
-				error instanceof AuditOptionError
-					? error.message
-					: `audit device cannot write: ${(error as Error).message}`,
-			);
-		} finally {
-			sink.close();
-		}
-		const salt = this.keyring.seal(
-			randomBytes(32).toString("base64"),
-			saltContext(devicePath),
-		);
-		const item: StoredDevice = {
-			path: devicePath,
-			type: input.type,
-			description: input.description ?? "",
-			options,
-			local: input.local ?? false,
-			salt,
-		};
-		try {
-			await this.store.put({
-				Item: { pk: "sys", sk: `audit/${devicePath}`, ...item },
-				ConditionExpression: "attribute_not_exists(pk)",
-			});
-		} catch (error) {
-			if (error instanceof ConditionFailed)
-				throw badRequest(`path already in use at ${devicePath}`);
-			throw error;
-		}
-		this.invalidate();
-	}
+  async enable(
+    path: string,
+    input: {
+      type: string;
+      description?: string;
+      options?: Record<string, string>;
+      local?: boolean;
+    },
+  ): Promise<void> {
+    const devicePath = normalisePath(path);
+    const options = input.options ?? {};
+    const unknown = Object.keys(options).filter((key) => !knownOptions.has(key));
+    if (unknown.length > 0) throw badRequest(`unknown audit device options: ${unknown.join(', ')}`);
+    if (!deviceTypes.includes(input.type as (typeof deviceTypes)[number])) {
+      throw badRequest(`unknown audit device type "${input.type}" (supported: ${deviceTypes.join(', ')})`);
+    }
+    if ((options.format ?? 'json') !== 'json') throw badRequest(`"format" must be json, not "${options.format}"`);
+    for (const flag of ['log_raw', 'hmac_accessor', 'elide_list_responses'] as const) {
+      if (options[flag] !== undefined && parseFlag(options[flag]) === undefined)
+        throw badRequest(`"${flag}" must be a boolean, not "${options[flag]}"`);
+    }
+    const sink = sinkOrRefusal(() => openSink(input.type, options, this.stdout));
+    try {
+      if (input.type === 'file') await probeFile(options);
+      else await sink.write(''); // Vault's socket device connects when enabled: a listener that is not there is a 400 now.
+    } catch (error) {
+      throw badRequest(error instanceof AuditOptionError ? error.message : `audit device cannot write: ${(error as Error).message}`);
+    } finally {
+      sink.close();
+    }
+    const salt = this.keyring.seal(randomBytes(32).toString('base64'), saltContext(devicePath));
+    const item: StoredDevice = {
+      path: devicePath,
+      type: input.type,
+      description: input.description ?? '',
+      options,
+      local: input.local ?? false,
+      salt,
+    };
+    try {
+      await this.store.put({
+        Item: { pk: 'sys', sk: `audit/${devicePath}`, ...item },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailed) throw badRequest(`path already in use at ${devicePath}`);
+      throw error;
+    }
+    this.invalidate();
+  }
 
-	async disable(path: string): Promise<void> {
-		await this.store.delete({
-			Key: { pk: "sys", sk: `audit/${normalisePath(path)}` },
-		});
-		this.invalidate();
-	}
+  async disable(path: string): Promise<void> {
+    await this.store.delete({
+      Key: { pk: 'sys', sk: `audit/${normalisePath(path)}` },
+    });
+    this.invalidate();
+  }
 
-	/** `sys/audit-hash/:path`: what the device would write for this value. */
-	async hash(path: string, input: string): Promise<string | undefined> {
-		const device = (await this.live()).find(
-			(candidate) => candidate.path === normalisePath(path),
-		);
-		return device && auditHash(device.salt, input);
-	}
+  /** `sys/audit-hash/:path`: what the device would write for this value. */
+  async hash(path: string, input: string): Promise<string | undefined> {
+    const device = (await this.live()).find((candidate) => candidate.path === normalisePath(path));
+    return device && auditHash(device.salt, input);
+  }
 
-	/** The enabled devices with their salts opened and sinks ready; refreshed after `cacheSeconds`. */
-	async live(): Promise<LiveDevice[]> {
-		const now = this.clock.now();
-		if (this.cache && now - this.cache.loadedAt <= this.cacheSeconds * 1000)
-			return this.cache.devices;
-		const stored = await this.stored();
-		const previous = new Map(
-			(this.cache?.devices ?? []).map((device) => [device.path, device]),
-		);
-		const devices = stored.map((device): LiveDevice => {
-			const known = previous.get(device.path);
-			// Keep an open sink (a socket's connection) while the device is the same one.
-			if (
-				known &&
-				known.type === device.type &&
-				JSON.stringify(known.options) === JSON.stringify(device.options)
-			) {
-				previous.delete(device.path);
-				return known;
-			}
-			return {
-				...device,
-				salt: Buffer.from(
-					this.keyring.open(device.salt, saltContext(device.path)),
-					"base64",
-				),
-				sink: openSink(device.type, device.options, this.stdout),
-			};
-		});
-		for (const gone of previous.values()) gone.sink.close();
-		this.cache = { devices, loadedAt: now };
-		return devices;
-	}
+  /** The enabled devices with their salts opened and sinks ready; refreshed after `cacheSeconds`. */
+  async live(): Promise<LiveDevice[]> {
+    const now = this.clock.now();
+    if (this.cache && now - this.cache.loadedAt <= this.cacheSeconds * 1000) return this.cache.devices;
+    const stored = await this.stored();
+    const previous = new Map((this.cache?.devices ?? []).map((device) => [device.path, device]));
+    const devices = stored.map((device): LiveDevice => {
+      const known = previous.get(device.path);
+      // Keep an open sink (a socket's connection) while the device is the same one.
+      if (known && known.type === device.type && JSON.stringify(known.options) === JSON.stringify(device.options)) {
+        previous.delete(device.path);
+        return known;
+      }
+      return {
+        ...device,
+        salt: Buffer.from(this.keyring.open(device.salt, saltContext(device.path)), 'base64'),
+        sink: openSink(device.type, device.options, this.stdout),
+      };
+    });
+    for (const gone of previous.values()) gone.sink.close();
+    this.cache = { devices, loadedAt: now };
+    return devices;
+  }
 
-	private async stored(): Promise<StoredDevice[]> {
-		const items = await this.store.prefix("sys", "audit/");
-		return items.map((item) => ({
-			path: item.path as string,
-			type: item.type as string,
-			description: item.description as string,
-			options: item.options as Record<string, string>,
-			local: item.local as boolean,
-			salt: item.salt as string,
-		}));
-	}
+  private async stored(): Promise<StoredDevice[]> {
+    const items = await this.store.prefix('sys', 'audit/');
+    return items.map((item) => ({
+      path: item.path as string,
+      type: item.type as string,
+      description: item.description as string,
+      options: item.options as Record<string, string>,
+      local: item.local as boolean,
+      salt: item.salt as string,
+    }));
+  }
 
-	private invalidate(): void {
-		this.cache = this.cache && {
-			...this.cache,
-			loadedAt: Number.NEGATIVE_INFINITY,
-		};
-	}
+  private invalidate(): void {
+    this.cache = this.cache && {
+      ...this.cache,
+      loadedAt: Number.NEGATIVE_INFINITY,
+    };
+  }
 }
 
 function sinkOrRefusal(open: () => AuditSink): AuditSink {
-	try {
-		return open();
-	} catch (error) {
-		throw error instanceof AuditOptionError ? badRequest(error.message) : error;
-	}
+  try {
+    return open();
+  } catch (error) {
+    throw error instanceof AuditOptionError ? badRequest(error.message) : error;
+  }
 }
 
 /** Vault keeps device paths with a trailing slash: `file/`. */
 function normalisePath(path: string): string {
-	const trimmed = path.replace(/^\/+|\/+$/g, "");
-	if (!/^[\w.\-/]+$/.test(trimmed) || trimmed.length > 128)
-		throw badRequest(`invalid audit device path "${path}"`);
-	return `${trimmed}/`;
+  const trimmed = path.replace(/^\/+|\/+$/g, '');
+  if (!/^[\w.\-/]+$/.test(trimmed) || trimmed.length > 128) throw badRequest(`invalid audit device path "${path}"`);
+  return `${trimmed}/`;
 }
 
 /** Go's ParseBool, as Vault reads these options. */
 export function parseFlag(value: string | undefined): boolean | undefined {
-	if (value === undefined) return undefined;
-	if (["1", "t", "T", "TRUE", "true", "True"].includes(value)) return true;
-	if (["0", "f", "F", "FALSE", "false", "False"].includes(value)) return false;
-	return undefined;
+  if (value === undefined) return undefined;
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
+  return undefined;
 }

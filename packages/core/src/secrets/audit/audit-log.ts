@@ -1,207 +1,156 @@
-import { ApiError } from "../../http/errors.ts";
-import type { MountEntry } from "../mounts/mount-table.ts";
-import type { TokenEntry } from "../tokens/token-entry.ts";
-import type { AuditDevices } from "./audit-devices.ts";
-import { parseFlag } from "./audit-devices.ts";
-import { auditHash, hashStrings } from "./audit-hash.ts";
+import { ApiError } from '../../http/errors.ts';
+import type { MountEntry } from '../mounts/mount-table.ts';
+import type { TokenEntry } from '../tokens/token-entry.ts';
+import type { AuditDevices } from './audit-devices.ts';
+import { parseFlag } from './audit-devices.ts';
+import { auditHash, hashStrings } from './audit-hash.ts';
 
 /** What the pipeline knows of a request when it audits it. */
 export interface AuditedRequest {
-	id: string;
-	operation: string;
-	path: string;
-	mount?: Pick<MountEntry, "path" | "type" | "accessor">;
-	token?: string;
-	entry?: TokenEntry;
-	data?: Record<string, unknown>;
-	remoteAddress: string;
+  id: string;
+  operation: string;
+  path: string;
+  mount?: Pick<MountEntry, 'path' | 'type' | 'accessor'>;
+  token?: string;
+  entry?: TokenEntry;
+  data?: Record<string, unknown>;
+  remoteAddress: string;
 }
 
 /** What the pipeline answered: the envelope's data, secret and auth, or the error. */
 export interface AuditedResponse {
-	status: number;
-	body?: unknown;
+  status: number;
+  body?: unknown;
 }
 
 /** Refused before the handler runs when no enabled device could record the request (Vault fails closed too). */
-export const auditUnavailable = () =>
-	new ApiError(
-		503,
-		"audit: no enabled audit device could record the request; it was not processed",
-	);
+export const auditUnavailable = () => new ApiError(503, 'audit: no enabled audit device could record the request; it was not processed');
 
 /**
  * Writes Vault-shaped audit entries to every enabled device: one `request` entry before the handler runs, one
  * `response` entry after. Strings in data, tokens and accessors are HMAC'd with each device's salt unless `log_raw`.
  */
 export class AuditLog {
-	constructor(private readonly devices: AuditDevices) {}
+  constructor(private readonly devices: AuditDevices) {}
 
-	/** Throws {@link auditUnavailable} when devices are enabled and none took the entry. */
-	async request(request: AuditedRequest, error?: string): Promise<void> {
-		await this.emit("request", request, undefined, error);
-	}
+  /** Throws {@link auditUnavailable} when devices are enabled and none took the entry. */
+  async request(request: AuditedRequest, error?: string): Promise<void> {
+    await this.emit('request', request, undefined, error);
+  }
 
-	/** The response entry; a device that fails here is logged, the answer already stands. */
-	async response(
-		request: AuditedRequest,
-		response: AuditedResponse,
-	): Promise<void> {
-		try {
-			await this.emit("response", request, response, errorOf(response));
-		} catch {
-			// The request entry was written; a lost response entry is logged by `emit`.
-		}
-	}
+  /** The response entry; a device that fails here is logged, the answer already stands. */
+  async response(request: AuditedRequest, response: AuditedResponse): Promise<void> {
+    try {
+      await this.emit('response', request, response, errorOf(response));
+    } catch {
+      // The request entry was written; a lost response entry is logged by `emit`.
+    }
+  }
 
-	private async emit(
-		type: "request" | "response",
-		request: AuditedRequest,
-		response: AuditedResponse | undefined,
-		error: string | undefined,
-	) {
-		const devices = await this.devices.live();
-		if (devices.length === 0) return;
-		const time = new Date().toISOString();
-		const results = await Promise.allSettled(
-			devices.map((device) => {
-				const options = device.options;
-				const raw = parseFlag(options.log_raw) ?? false;
-				const hashAccessor = parseFlag(options.hmac_accessor) ?? true;
-				const hash = raw
-					? (text: string) => text
-					: (text: string) => auditHash(device.salt, text);
-				const accessor = (text: string) => (hashAccessor ? hash(text) : text);
-				const entry = {
-					time,
-					type,
-					auth: authOf(request, hash, accessor),
-					request: {
-						id: request.id,
-						operation: request.operation,
-						mount_point: request.mount?.path ?? "",
-						mount_type: request.mount?.type ?? "",
-						mount_accessor: request.mount?.accessor ?? "",
-						client_token: request.token ? hash(request.token) : "",
-						client_token_accessor: request.entry
-							? accessor(request.entry.accessor)
-							: "",
-						namespace: { id: "root" },
-						path: request.path,
-						data:
-							request.data && Object.keys(request.data).length > 0
-								? hashStrings(request.data, hash)
-								: null,
-						remote_address: request.remoteAddress,
-					},
-					...(response
-						? {
-								response: responseOf(
-									response,
-									request,
-									hash,
-									accessor,
-									parseFlag(options.elide_list_responses) ?? false,
-								),
-							}
-						: {}),
-					error: error ?? "",
-				};
-				return device.sink.write(
-					`${options.prefix ?? ""}${JSON.stringify(entry)}\n`,
-				);
-			}),
-		);
-		const failed = results.flatMap((result, index) =>
-			result.status === "rejected"
-				? [{ path: devices[index]?.path, reason: String(result.reason) }]
-				: [],
-		);
-		for (const failure of failed)
-			this.devices.log.error("audit device failed", {
-				requestId: request.id,
-				device: failure.path,
-				entry: type,
-				error: failure.reason,
-			});
-		if (failed.length === devices.length) throw auditUnavailable();
-	}
+  private async emit(type: 'request' | 'response', request: AuditedRequest, response: AuditedResponse | undefined, error: string | undefined) {
+    const devices = await this.devices.live();
+    if (devices.length === 0) return;
+    const time = new Date().toISOString();
+    const results = await Promise.allSettled(
+      devices.map((device) => {
+        const options = device.options;
+        const raw = parseFlag(options.log_raw) ?? false;
+        const hashAccessor = parseFlag(options.hmac_accessor) ?? true;
+        const hash = raw ? (text: string) => text : (text: string) => auditHash(device.salt, text);
+        const accessor = (text: string) => (hashAccessor ? hash(text) : text);
+        const entry = {
+          time,
+          type,
+          auth: authOf(request, hash, accessor),
+          request: {
+            id: request.id,
+            operation: request.operation,
+            mount_point: request.mount?.path ?? '',
+            mount_type: request.mount?.type ?? '',
+            mount_accessor: request.mount?.accessor ?? '',
+            client_token: request.token ? hash(request.token) : '',
+            client_token_accessor: request.entry ? accessor(request.entry.accessor) : '',
+            namespace: { id: 'root' },
+            path: request.path,
+            data: request.data && Object.keys(request.data).length > 0 ? hashStrings(request.data, hash) : null,
+            remote_address: request.remoteAddress,
+          },
+          ...(response
+            ? {
+                response: responseOf(response, request, hash, accessor, parseFlag(options.elide_list_responses) ?? false),
+              }
+            : {}),
+          error: error ?? '',
+        };
+        return device.sink.write(`${options.prefix ?? ''}${JSON.stringify(entry)}\n`);
+      }),
+    );
+    const failed = results.flatMap((result, index) =>
+      result.status === 'rejected' ? [{ path: devices[index]?.path, reason: String(result.reason) }] : [],
+    );
+    for (const failure of failed)
+      this.devices.log.error('audit device failed', {
+        requestId: request.id,
+        device: failure.path,
+        entry: type,
+        error: failure.reason,
+      });
+    if (failed.length === devices.length) throw auditUnavailable();
+  }
 }
 
-function authOf(
-	request: AuditedRequest,
-	hash: (text: string) => string,
-	accessor: (text: string) => string,
-) {
-	const entry = request.entry;
-	if (!entry) return null;
-	return {
-		client_token: request.token ? hash(request.token) : "",
-		accessor: accessor(entry.accessor),
-		display_name: entry.displayName,
-		policies: entry.policies,
-		token_policies: entry.policies,
-		metadata:
-			Object.keys(entry.meta).length > 0 ? hashStrings(entry.meta, hash) : null,
-		entity_id: entry.entityId,
-		token_type: entry.type,
-		token_ttl: entry.expireTime
-			? entry.expireTime - (entry.lastRenewalTime ?? entry.creationTime)
-			: 0,
-		token_issue_time: new Date(entry.creationTime * 1000).toISOString(),
-	};
+function authOf(request: AuditedRequest, hash: (text: string) => string, accessor: (text: string) => string) {
+  const entry = request.entry;
+  if (!entry) return null;
+  return {
+    client_token: request.token ? hash(request.token) : '',
+    accessor: accessor(entry.accessor),
+    display_name: entry.displayName,
+    policies: entry.policies,
+    token_policies: entry.policies,
+    metadata: Object.keys(entry.meta).length > 0 ? hashStrings(entry.meta, hash) : null,
+    entity_id: entry.entityId,
+    token_type: entry.type,
+    token_ttl: entry.expireTime ? entry.expireTime - (entry.lastRenewalTime ?? entry.creationTime) : 0,
+    token_issue_time: new Date(entry.creationTime * 1000).toISOString(),
+  };
 }
 
 function responseOf(
-	response: AuditedResponse,
-	request: AuditedRequest,
-	hash: (text: string) => string,
-	accessor: (text: string) => string,
-	elideLists: boolean,
+  response: AuditedResponse,
+  request: AuditedRequest,
+  hash: (text: string) => string,
+  accessor: (text: string) => string,
+  elideLists: boolean,
 ) {
-	const body = (response.body ?? {}) as Record<string, unknown>;
-	let data = body.data as Record<string, unknown> | null | undefined;
-	// Vault's elide_list_responses: a list's keys become their count.
-	if (
-		elideLists &&
-		request.operation === "list" &&
-		data &&
-		Array.isArray(data.keys)
-	)
-		data = { ...data, keys: data.keys.length };
-	const auth = body.auth as Record<string, unknown> | null | undefined;
-	const leaseId =
-		typeof body.lease_id === "string" && body.lease_id !== ""
-			? body.lease_id
-			: undefined;
-	return {
-		mount_point: request.mount?.path ?? "",
-		mount_type: request.mount?.type ?? "",
-		mount_accessor: request.mount?.accessor ?? "",
-		status_code: response.status,
-		...(auth
-			? {
-					auth: {
-						...auth,
-						client_token:
-							typeof auth.client_token === "string"
-								? hash(auth.client_token)
-								: "",
-						accessor:
-							typeof auth.accessor === "string" ? accessor(auth.accessor) : "",
-						metadata: auth.metadata ? hashStrings(auth.metadata, hash) : null,
-					},
-				}
-			: {}),
-		...(leaseId ? { secret: { lease_id: leaseId } } : {}),
-		data: data ? hashStrings(data, hash) : null,
-		...(Array.isArray(body.warnings) ? { warnings: body.warnings } : {}),
-	};
+  const body = (response.body ?? {}) as Record<string, unknown>;
+  let data = body.data as Record<string, unknown> | null | undefined;
+  // Vault's elide_list_responses: a list's keys become their count.
+  if (elideLists && request.operation === 'list' && data && Array.isArray(data.keys)) data = { ...data, keys: data.keys.length };
+  const auth = body.auth as Record<string, unknown> | null | undefined;
+  const leaseId = typeof body.lease_id === 'string' && body.lease_id !== '' ? body.lease_id : undefined;
+  return {
+    mount_point: request.mount?.path ?? '',
+    mount_type: request.mount?.type ?? '',
+    mount_accessor: request.mount?.accessor ?? '',
+    status_code: response.status,
+    ...(auth
+      ? {
+          auth: {
+            ...auth,
+            client_token: typeof auth.client_token === 'string' ? hash(auth.client_token) : '',
+            accessor: typeof auth.accessor === 'string' ? accessor(auth.accessor) : '',
+            metadata: auth.metadata ? hashStrings(auth.metadata, hash) : null,
+          },
+        }
+      : {}),
+    ...(leaseId ? { secret: { lease_id: leaseId } } : {}),
+    data: data ? hashStrings(data, hash) : null,
+    ...(Array.isArray(body.warnings) ? { warnings: body.warnings } : {}),
+  };
 }
 
 function errorOf(response: AuditedResponse): string | undefined {
-	const errors = (response.body as { errors?: unknown } | undefined)?.errors;
-	return Array.isArray(errors) && errors.length > 0
-		? errors.join("; ")
-		: undefined;
+  const errors = (response.body as { errors?: unknown } | undefined)?.errors;
+  return Array.isArray(errors) && errors.length > 0 ? errors.join('; ') : undefined;
 }

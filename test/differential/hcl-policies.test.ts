@@ -155,7 +155,8 @@ function compare(tally: Tally, text: string, checks: Check[], vault: OracleVerdi
     if (mine.error === undefined) {
       const grants = mine.checks.some((caps) => !(caps.length === 1 && caps[0] === 'deny'));
       note(grants ? 'ours accepts and grants what Vault refuses' : 'ours accepts what Vault refuses', `vault: ${vault.error ?? vault.forkRefuses ?? known?.name}`);
-    } else if (known?.name.startsWith('refused by design: duplicates') && !/twice/.test(mine.error)) {
+    } else if (known?.name.startsWith('refused by design: duplicates') && !vault.caseClash && !vault.unsupported?.length && !/twice/.test(mine.error)) {
+      // With no other reason to refuse, ours must say what is given twice.
       note('refusal does not name the duplicate', `ours: ${mine.error}`);
     } else if (known?.name.startsWith('key we cannot') && !vault.unsupported?.some((key) => mine.error?.includes(key.replace('templated path', 'templated policy paths')))) {
       note('refusal does not name the key', `ours: ${mine.error}`);

@@ -128,7 +128,7 @@ describe('sys/policies/acl', () => {
     ['broken JSON', '{"path": {"secret/*": {"capabilities": ["read", null]}}}', 'failed to parse policy'],
     ['an attribute given twice', 'path "secret/*" {\n capabilities = ["deny"]\n capabilities = ["read"]\n}', 'At 3:2: key "capabilities" is given twice (first at 2:2)'],
     ['a parameter named as x and "x"', 'path "secret/*" {\n capabilities = ["update"]\n denied_parameters = { x = [] "x" = ["b"] }\n}', 'key "x" is given twice'],
-    ['a path given twice', 'path "secret/*" { capabilities = ["deny"] }\npath "secret/*" { capabilities = ["read"] }', 'block path "secret/*" is given twice'],
+    ['a path given twice', 'path "secret/*" { capabilities = ["deny"] }\npath "secret/*" { capabilities = ["read"] }', 'path "secret/*" is given twice'],
     ['a JSON member given twice', '{"path": {"secret/*": {"capabilities": ["deny"], "capabilities": ["read"]}}}', 'key "capabilities" is given twice'],
     ['a path labelled true', 'path true { capabilities = ["read"] }', 'failed to parse policy'],
     ['a response-wrapping TTL (no response wrapping here)', 'path "secret/*" {\n capabilities = ["read"]\n max_wrapping_ttl = "90s"\n}', 'unsupported key "max_wrapping_ttl"'],

@@ -1,10 +1,10 @@
 /**
- * The duplicate rule of this service's HCL documents, stricter than hcl's forks: within one object, no key (or,
- * for blocks, key sequence such as `path "a"`) may be given twice, however it is written (`x`, `"x"`,
- * `"\u0078"`) and in both syntaxes. hcl v1 merges such repeats (the `v1.0.1-vault-7` fork refuses only an
- * attribute whose key is written the same way twice), and a merge can make a policy mean something other than
- * what a reader sees (`capabilities = ["deny"]` then `"capabilities" = ["read"]`), so a repeat is an error naming
- * the key and where it is given.
+ * The duplicate rule of this service's HCL documents, stricter than hcl's forks: within one object, no attribute
+ * (`key = …`, and every JSON member) may be given twice, however its key is written (`x`, `"x"`, `"\u0078"`), in
+ * both syntaxes. hcl v1 merges such repeats (the `v1.0.1-vault-7` fork refuses only an attribute whose key is
+ * written the same way twice), and a merge can make a document mean something other than what a reader sees
+ * (`capabilities = ["deny"]` then `"capabilities" = ["read"]`), so a repeat is an error naming the key and where
+ * it is given. Blocks (`rule "charset" { … }`) may repeat: whether a repeat is allowed is the caller's rule.
  */
 import { HclSyntaxError, keyName, type Node, type ObjectList, type Token } from './hcl-v1-ast.ts';
 
@@ -36,7 +36,7 @@ export function duplicateKey(list: ObjectList): HclSyntaxError | undefined {
   const seen = new Map<string, Token>();
   for (const item of list.items) {
     const first = item.keys[0];
-    if (!first) continue;
+    if (!first || !item.assign) continue;
     const names = item.keys.map(keyName);
     const id = JSON.stringify(names);
     const earlier = seen.get(id);

@@ -1,6 +1,6 @@
 import { badRequest } from '../../http/errors.ts';
 import { type DecodedValue, decodeInterface, decodeMap, decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
-import { filterItems, HclSyntaxError, keyName, type Node, type ObjectList, parseHclV1 } from '../../lib/hcl-v1.ts';
+import { equalFold, filterItems, HclSyntaxError, keyName, type Node, type ObjectList, parseHclV1 } from '../../lib/hcl-v1.ts';
 import { type ParameterRules, parameterRules } from './parameter-constraints.ts';
 
 export const capabilityNames = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'subscribe', 'recover', 'deny'] as const;
@@ -100,7 +100,9 @@ function pathRule(key: string, value: Node): PathRule {
   checkKeys(value, pathKeys, where);
   const fields = structList(value, `path "${key}"`);
   for (const name of pathKeys) {
-    if (fieldSources(fields, name).length > 1) throw fail(`${where}"${name}" is given twice; a key may be given only once in a path`);
+    if (fieldSources(fields, name).length < 2) continue;
+    const [first, second] = fields.items.filter((item) => item.keys[0] && equalFold(keyName(item.keys[0]), name)).map((item) => item.keys[0]);
+    throw fail(`At ${second?.line}:${second?.column}: ${where}"${name}" is given twice (first at ${first?.line}:${first?.column}); a key may be given only once in a path`);
   }
   const decoded = decodePathFields(fields, key);
   const pattern = key.startsWith('/') ? key.slice(1) : key;
@@ -161,10 +163,10 @@ function decodePathFields(fields: ObjectList, key: string): PathFields {
   const parameterValues = (node: Parameters<typeof decodeString>[0], where: string, existing: DecodedValue[] | undefined) =>
     decodeSlice(node, where, (element, elementAt) => decodeInterface(element, elementAt, 'slice'), existing);
   for (const source of fieldSources(fields, 'allowed_parameters')) {
-    decoded.allowed = decodeMap(source, at('allowed_parameters'), parameterValues, decoded.allowed);
+    decoded.allowed = decodeMap(source, at('allowed_parameters'), parameterValues, decoded.allowed, true);
   }
   for (const source of fieldSources(fields, 'denied_parameters')) {
-    decoded.denied = decodeMap(source, at('denied_parameters'), parameterValues, decoded.denied);
+    decoded.denied = decodeMap(source, at('denied_parameters'), parameterValues, decoded.denied, true);
   }
   for (const source of fieldSources(fields, 'required_parameters')) {
     decoded.required = decodeSlice(source, at('required_parameters'), decodeString, decoded.required);

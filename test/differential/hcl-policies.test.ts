@@ -27,6 +27,7 @@ interface OracleRule {
 interface OracleVerdict {
   error?: string;
   forkRefuses?: string;
+  merged?: string;
   unsupported?: string[];
   caseClash?: boolean;
   rules: OracleRule[];
@@ -57,6 +58,12 @@ const knownDifferences = [
     applies: (v: OracleVerdict) => !v.error && v.forkRefuses === 'error before }',
     reason:
       'hcl 1.0.0 objectType ignores an error from the object list when the parser stands on `}` (`k = }`); v1.0.1-vault-7 objectType returns it (`else if err != nil { return nil, err }`).',
+  },
+  {
+    name: 'refused by design: duplicates the fork merges',
+    applies: (v: OracleVerdict) => !v.error && !v.forkRefuses && !!v.merged,
+    reason:
+      'Vault 1.21+ refuses only an HCL attribute whose key is written the same way twice; it merges `x` next to `"x"`, a JSON member given twice in one object, a path given twice (blocks, JSON members or list elements, `a` and `/a`), a path field from two items and a required parameter named twice (lists appended, the last `policy` winning). Issue 12 asks for duplicates to be refused in both syntaxes: refused here with a 400 naming the key twice given and where, which never grants more than Vault.',
   },
   {
     name: 'key we cannot honour (refused by design)',
@@ -148,6 +155,9 @@ function compare(tally: Tally, text: string, checks: Check[], vault: OracleVerdi
     if (mine.error === undefined) {
       const grants = mine.checks.some((caps) => !(caps.length === 1 && caps[0] === 'deny'));
       note(grants ? 'ours accepts and grants what Vault refuses' : 'ours accepts what Vault refuses', `vault: ${vault.error ?? vault.forkRefuses ?? known?.name}`);
+    } else if (known?.name.startsWith('refused by design: duplicates') && !vault.caseClash && !vault.unsupported?.length && !/twice/.test(mine.error)) {
+      // With no other reason to refuse, ours must say what is given twice.
+      note('refusal does not name the duplicate', `ours: ${mine.error}`);
     } else if (known?.name.startsWith('key we cannot') && !vault.unsupported?.some((key) => mine.error?.includes(key.replace('templated path', 'templated policy paths')))) {
       note('refusal does not name the key', `ours: ${mine.error}`);
     }
@@ -235,6 +245,12 @@ describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', 
       reason: 'Nomad pins hcl v1.0.1-nomad-1, whose parser has no duplicate check: `policy = "deny"` then `policy = "write"` grants write. Refused here, as Vault 1.21+ refuses it.',
     },
     {
+      name: 'refused by design: duplicates Nomad merges',
+      applies: (v: OracleVerdict) => !v.error && !v.forkRefuses && !!v.merged,
+      reason:
+        'Nomad merges a key given twice however it is written (`policy` next to `"policy"`, a JSON member twice) and a rule given twice (two `namespace "default"` blocks are unioned, two `node` blocks keep the last policy). Refused here with a 400 naming it, as for Vault policies.',
+    },
+    {
       name: 'error before } (refused here)',
       applies: (v: OracleVerdict) => !v.error && v.forkRefuses === 'error before }',
       reason: 'hcl v1.0.1-nomad-1 keeps 1.0.0\'s objectType, which drops an error when the parser stands on `}`; refused here as in Vault 1.21+.',
@@ -278,6 +294,7 @@ describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', 
       if (vault.error || known) {
         if (known) tally.known[known.name] = (tally.known[known.name] ?? 0) + 1;
         if (!mine.error) note('ours accepts what Nomad refuses', `nomad: ${vault.error ?? known?.name}`);
+        else if (known?.name.startsWith('refused by design') && !/twice/.test(mine.error)) note('refusal does not name the duplicate', `ours: ${mine.error}`);
         return;
       }
       if (mine.error) {

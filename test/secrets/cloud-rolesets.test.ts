@@ -81,6 +81,8 @@ describe('cloud rolesets', () => {
       [{ project: 'proj-1', bindings: `resource "${projectResource}" {\n roles = ["viewer"]\n}`, token_scopes: scopes }, /role "viewer" .*\(line 1\)/],
       [{ project: 'proj-1', bindings: `\n\nresource "//example.com/x" { roles = ["roles/viewer"] }`, token_scopes: scopes }, /resource "\/\/example.com\/x" \(line 3\) is not a supported/],
       [{ project: 'proj-1', bindings: `resource "${projectResource}" { roles = [] }`, token_scopes: scopes }, /has no roles/],
+      [{ project: 'proj-1', bindings: `resource "${projectResource}" {\n roles = ["roles/viewer"]\n "roles" = ["roles/owner"]\n}`, token_scopes: scopes }, /line 3, column 2: key "roles" is given twice \(first at 2:2\)/],
+      [{ project: 'proj-1', bindings: JSON.stringify({ resource: { [projectResource]: { roles: 'roles/viewer' } } }), token_scopes: scopes }, /needs "roles" as a list of strings/],
       [{ project: 'proj-1', bindings: viewerOnly, secret_type: 'service_account_key', token_scopes: scopes }, /only applies to access_token/],
     ];
     for (const [body, message] of cases) {

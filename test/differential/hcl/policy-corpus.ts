@@ -29,6 +29,13 @@ export const fixedCases: string[] = [
   '{"path": {"a": {"capabilities": ["read"]}}, "path": {"a": {"capabilities": ["deny"]}}}',
   '{"path": {"a": {"capabilities": ["update"], "denied_parameters": {"x": ["a"], "x": ["b"]}}}}',
   '{"path": {"a": {"capabilities": ["update"], "denied_parameters": {"x": []}, "denied_parameters": {"x": ["b"]}}}}',
+  // More repeats Vault merges and ours refuses: a path with and without `/`, in a JSON list, a field in two forms.
+  'path "a" { capabilities = ["read"] }\npath "/a" { capabilities = ["deny"] }',
+  '{"path": [{"a": {"capabilities": ["read"]}}, {"a": {"capabilities": ["deny"]}}]}',
+  'path "a" { capabilities = ["update"]\n required_parameters = ["x", "X"] }',
+  'path "a" { capabilities = ["update"]\n denied_parameters = { x = ["a"] }\n denied_parameters "y" { } }',
+  'path "a" { capabilities = ["update"]\n allowed_parameters "x" { }\n allowed_parameters "x" { } }',
+  'path "a" { capabilities = ["read"]\n "\u0063apabilities" = ["deny"] }',
   // JSON booleans in lists are dropped; null; leading slash.
   '{"path": {"a": {"capabilities": ["update"], "denied_parameters": {"flag": [true]}}}}',
   '{"path": {"a": {"capabilities": ["update"], "allowed_parameters": {"flag": [false, "x"]}}}}',
@@ -280,6 +287,13 @@ export const nomadFixedCases: string[] = [
   '{"namespace": {"default": {"policy": "read"}}, "foo": 1}',
   'namespace "default" { policy = "read" capabilities = ["fly"] }',
   'node { policy = "list" }',
+  // Repeats Nomad merges and ours refuses: quoted and unquoted, JSON members, a rule given twice in any form.
+  'namespace "default" { policy = "deny"\n "policy" = "write" }',
+  '{"namespace": {"default": {"policy": "deny", "policy": "write"}}}',
+  '{"namespace": [{"default": {"policy": "deny"}}, {"default": {"policy": "write"}}]}',
+  'node { policy = "deny" }\nnode { policy = "write" }',
+  'Namespace "x" { policy = "deny" }\nnamespace "x" { policy = "write" }',
+  '{"agent": {"policy": "deny"}, "agent": {"policy": "write"}}',
 ];
 
 const nomadName = fc.constantFrom('default', 'prod-*', '*', 'a b', 'team_1', 'x');

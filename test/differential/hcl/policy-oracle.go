@@ -24,6 +24,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -32,6 +33,8 @@ import (
 	"github.com/hashicorp/hcl/hcl/ast"
 	"github.com/hashicorp/hcl/hcl/scanner"
 	"github.com/hashicorp/hcl/hcl/token"
+	jscanner "github.com/hashicorp/hcl/json/scanner"
+	jtoken "github.com/hashicorp/hcl/json/token"
 )
 
 type check struct {
@@ -58,6 +61,9 @@ type rule struct {
 type verdict struct {
 	Error       string    `json:"error,omitempty"`
 	ForkRefuses string    `json:"forkRefuses,omitempty"`
+	// A repeat Vault (and Nomad) merge but Keyhaven refuses: a key given twice in one object however it is
+	// written (HCL or JSON), a path or rule given twice, a path field from two items, a required parameter twice.
+	Merged string `json:"merged,omitempty"`
 	Rules       []rule    `json:"rules"`
 	Nomad       *nomadOut `json:"nomad,omitempty"`
 	// Keys Vault honours that this port refuses by design (wrapping TTLs, MFA, control groups, events).
@@ -135,6 +141,103 @@ func forkDuplicateIn(node ast.Node) string {
 	return ""
 }
 
+// keysRepeatedHCL reports the first key sequence (by value: `x` and `"x"` alike) given twice in one object list.
+func keysRepeatedHCL(node ast.Node) string {
+	switch n := node.(type) {
+	case *ast.ObjectList:
+		seen := map[string]bool{}
+		for _, item := range n.Items {
+			names := []string{}
+			for _, key := range item.Keys {
+				names = append(names, fmt.Sprint(key.Token.Value()))
+			}
+			id := strings.Join(names, "\x00")
+			if seen[id] {
+				return "key given twice: " + strings.Join(names, " ")
+			}
+			seen[id] = true
+		}
+		for _, item := range n.Items {
+			if found := keysRepeatedHCL(item.Val); found != "" {
+				return found
+			}
+		}
+	case *ast.ObjectType:
+		return keysRepeatedHCL(n.List)
+	case *ast.ListType:
+		for _, elem := range n.List {
+			if found := keysRepeatedHCL(elem); found != "" {
+				return found
+			}
+		}
+	}
+	return ""
+}
+
+// keysRepeatedJSON walks the JSON tokens (hcl's lenient JSON scanner) and reports the first member key given
+// twice in one object, before hcl flattens the objects (after which "the same object" is lost).
+func keysRepeatedJSON(text string) string {
+	s := jscanner.New([]byte(text))
+	s.Error = func(jtoken.Pos, string) {}
+	type scope struct {
+		object bool
+		inKey  bool
+		keys   []string
+		seen   map[string]bool
+	}
+	stack := []*scope{}
+	for {
+		tok := s.Scan()
+		if tok.Type == jtoken.EOF || tok.Type == jtoken.ILLEGAL {
+			return ""
+		}
+		var top *scope
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch tok.Type {
+		case jtoken.LBRACE:
+			stack = append(stack, &scope{object: true, inKey: true, seen: map[string]bool{}})
+		case jtoken.LBRACK:
+			// hcl's JSON listType ignores a `[` inside a list (no nested lists): the first `]` ends the outer list.
+			if top == nil || top.object {
+				stack = append(stack, &scope{})
+			}
+		case jtoken.RBRACE, jtoken.RBRACK:
+			// A `}` inside a list is an error hcl drops at the enclosing `}`, discarding the rest: stop there. A `]`
+			// inside an object ends the object (hcl's objectList stops at any token other than a comma).
+			if top != nil && !top.object && tok.Type == jtoken.RBRACE {
+				return ""
+			}
+			if top != nil {
+				stack = stack[:len(stack)-1]
+			}
+		case jtoken.COMMA:
+			if top != nil && top.object {
+				top.inKey = true
+			}
+		case jtoken.COLON:
+			if top != nil && top.object && top.inKey {
+				id := strings.Join(top.keys, "\x00")
+				if top.seen[id] {
+					return "member given twice: " + strings.Join(top.keys, " ")
+				}
+				top.seen[id] = true
+				top.keys = nil
+				top.inKey = false
+			}
+		case jtoken.STRING:
+			if top != nil && top.object && top.inKey {
+				value, err := strconv.Unquote(tok.Text)
+				if err != nil {
+					value = tok.Text
+				}
+				top.keys = append(top.keys, value)
+			}
+		}
+	}
+}
+
 // assignThenBrace: `=` followed by `}` (comments aside), an error 1.0.0 drops inside an object and the fork reports.
 func assignThenBrace(text string) bool {
 	s := scanner.New([]byte(text))
@@ -188,7 +291,37 @@ func checkKeys(node ast.Node, valid ...string) error {
 	return nil
 }
 
-func parseVault(root *ast.ObjectList, unsupported map[string]bool) ([]rule, error) {
+// fieldRepeated reports a path field decoded from more than one item (`x = …` and `x "label" { … }`, or the same
+// key written twice), which hcl's decoder merges.
+func fieldRepeated(body ast.Node) string {
+	list, ok := body.(*ast.ObjectType)
+	if !ok {
+		return ""
+	}
+	for _, name := range []string{"comment", "policy", "capabilities", "allowed_parameters", "denied_parameters", "required_parameters",
+		"min_wrapping_ttl", "max_wrapping_ttl", "mfa_methods", "control_group", "subscribe_event_types"} {
+		direct, nested := 0, 0
+		for _, item := range list.List.Filter(name).Items {
+			if len(item.Keys) == 0 {
+				direct++
+			} else {
+				nested = 1
+			}
+		}
+		if direct+nested > 1 {
+			return "field given twice: " + name
+		}
+	}
+	return ""
+}
+
+func parseVault(root *ast.ObjectList, unsupported map[string]bool, merged *string) ([]rule, error) {
+	note := func(what string) {
+		if *merged == "" {
+			*merged = what
+		}
+	}
+	seenPaths := map[string]bool{}
 	if err := checkKeys(root, "name", "path"); err != nil {
 		return nil, err
 	}
@@ -221,6 +354,20 @@ func parseVault(root *ast.ObjectList, unsupported map[string]bool) ([]rule, erro
 			}
 		}
 		path := strings.TrimPrefix(key, "/")
+		if seenPaths[path] {
+			note("path given twice: " + path)
+		}
+		seenPaths[path] = true
+		if found := fieldRepeated(item.Val); found != "" {
+			note(found)
+		}
+		seenRequired := map[string]bool{}
+		for _, name := range fields.RequiredParameters {
+			if seenRequired[strings.ToLower(name)] {
+				note("required parameter given twice: " + name)
+			}
+			seenRequired[strings.ToLower(name)] = true
+		}
 		if strings.Contains(path, "+*") {
 			return nil, fmt.Errorf("path %q: invalid use of wildcards", path)
 		}
@@ -720,7 +867,7 @@ func validPolicy(policy string) bool {
 	return policy == "deny" || policy == "read" || policy == "write" || policy == "scale"
 }
 
-func parseNomad(root *ast.ObjectList, text string) (*nomadOut, error) {
+func parseNomad(root *ast.ObjectList, text string, merged *string) (*nomadOut, error) {
 	if text == "" {
 		return &nomadOut{Namespaces: map[string][]string{}, Simple: map[string]string{}}, nil
 	}
@@ -744,6 +891,18 @@ func parseNomad(root *ast.ObjectList, text string) (*nomadOut, error) {
 			}
 		} else if labels > 0 {
 			return nil, fmt.Errorf("Invalid or duplicate policy keys: label on %s", kind)
+		}
+	}
+	seenRules := map[string]bool{}
+	for _, item := range root.Items {
+		names := []string{strings.ToLower(keyOf(item, ""))}
+		for _, key := range item.Keys[1:] {
+			names = append(names, fmt.Sprint(key.Token.Value()))
+		}
+		if id := strings.Join(names, "\x00"); seenRules[id] {
+			*merged = "rule given twice: " + strings.Join(names, " ")
+		} else {
+			seenRules[id] = true
 		}
 	}
 	var p nomadPolicy
@@ -863,12 +1022,15 @@ func evaluate(c input) (v verdict) {
 			} else if assignThenBrace(c.Text) {
 				v.ForkRefuses = "error before }"
 			}
+			v.Merged = keysRepeatedHCL(list)
+		} else {
+			v.Merged = keysRepeatedJSON(c.Text)
 		}
 		if c.Kind == "nomad" {
-			v.Nomad, err = parseNomad(list, c.Text)
+			v.Nomad, err = parseNomad(list, c.Text, &v.Merged)
 		} else {
 			unsupported := map[string]bool{}
-			v.Rules, err = parseVault(list, unsupported)
+			v.Rules, err = parseVault(list, unsupported, &v.Merged)
 			for name := range unsupported {
 				v.Unsupported = append(v.Unsupported, name)
 			}

@@ -67,6 +67,8 @@ export function decodeMap<T>(
   where: string,
   value: (node: DecodeNode, where: string, existing: T | undefined) => T,
   existing: Map<string, T> = new Map(),
+  /** Refuse a name given by two members (`x "a" { }` twice, say) instead of merging them. */
+  strict = false,
 ): Map<string, T> {
   let list: ObjectList;
   if (!('kind' in node)) list = { kind: 'items', items: [node] };
@@ -79,6 +81,9 @@ export function decodeMap<T>(
     const first = item.keys[0];
     if (!first) throw decodeError(where, 'expected named members');
     const key = keyName(first);
+    if (strict && (done.has(key) || result.has(key))) {
+      throw new HclSyntaxError(`${where}: "${key}" is given twice; a name may be given only once`, first.line, first.column);
+    }
     if (done.has(key)) continue;
     let source: DecodeNode = item.value;
     if (item.keys.length > 1) {

@@ -158,8 +158,13 @@ class JsonParser {
   private readonly scanner: JsonScanner;
   private tok: JsonToken = { type: 'EOF', text: '', line: 0, column: 0 };
   private depth = 0;
+  /** The first failed `check` of an object, reported once the document has parsed. */
+  private checkFailure: HclSyntaxError | undefined;
 
-  constructor(src: string) {
+  constructor(
+    src: string,
+    private readonly check?: (list: ObjectList) => HclSyntaxError | undefined,
+  ) {
     this.scanner = new JsonScanner(src);
   }
 
@@ -176,7 +181,14 @@ class JsonParser {
     if (this.scanner.failure) throw this.scanner.failure;
     if (failure) throw failure;
     const list = (root as ObjectType).list;
+    if (this.checkFailure) throw this.checkFailure;
     flatten(list);
+    return list;
+  }
+
+  /** Runs `check` on an object's members as parsed, before any flattening (or dropping on an error) loses them. */
+  private checked(list: ObjectList): ObjectList {
+    if (this.check) this.checkFailure ??= this.check(list);
     return list;
   }
 
@@ -203,7 +215,7 @@ class JsonParser {
       items.push(item);
       if (this.scan().type !== 'COMMA') break;
     }
-    return { kind: 'items', items };
+    return this.checked({ kind: 'items', items });
   }
 
   private objectItem(): ObjectItem {
@@ -258,7 +270,7 @@ class JsonParser {
       list = this.objectList();
     } catch (error) {
       if (this.tok.type !== 'RBRACE') throw error;
-      list = { kind: 'items', items: (error as { partial?: ObjectItem[] }).partial ?? [] };
+      list = this.checked({ kind: 'items', items: (error as { partial?: ObjectItem[] }).partial ?? [] });
     }
     this.depth--;
     return { kind: 'object', list };
@@ -292,8 +304,12 @@ class JsonParser {
   }
 }
 
-export function parseHclJson(text: string): ObjectList {
-  return new JsonParser(text).parse();
+/**
+ * Parses a JSON document. `check` sees each object's members as the parser reads them, before hcl flattens the
+ * tree (or drops an object's members on an error); its first error is thrown once the document has parsed.
+ */
+export function parseHclJson(text: string, check?: (list: ObjectList) => HclSyntaxError | undefined): ObjectList {
+  return new JsonParser(text, check).parse();
 }
 
 /**

@@ -1,21 +1,25 @@
 /**
- * HCL v1 as Vault 1.21+ and Nomad parse ACL policies: hashicorp/hcl's parser with the duplicate rule of its
- * `v1.0.1-vault-7` / `v1.0.1-nomad-1` forks. A document whose first non-space character is `{` is JSON (parsed
- * by hcl's lenient JSON parser, hcl-v1-json.ts); anything else is HCL.
+ * HCL v1 as Vault and Nomad parse ACL policies: hashicorp/hcl's parser (as its `v1.0.1-vault-7` fork, which
+ * reports an error inside an object even when the parser stands on its `}`). A document whose first non-space
+ * character is `{` is JSON (parsed by hcl's lenient JSON parser, hcl-v1-json.ts); anything else is HCL.
  *
- * The forks refuse a second `key = …` in one object when the key is written the same way (`x` twice, or `"x"`
- * twice — but not `x` then `"x"`, and never repeated blocks such as two `path "a" { … }`). JSON documents are
- * not checked for duplicates by the forks: their repeats reach the decoder, which merges them.
+ * Stricter than hcl and its forks on one point: a key given twice in one object is refused in both syntaxes
+ * (hcl-v1-duplicates.ts), where hcl merges the repeats (and the fork refuses only an HCL attribute whose key is
+ * written the same way twice).
  */
 import { HclSyntaxError, type ListType, type Literal, type Node, type ObjectItem, type ObjectList, type ObjectType } from './hcl-v1-ast.ts';
+import { duplicateKey, refuseDuplicateKeys } from './hcl-v1-duplicates.ts';
 import { parseHclJson } from './hcl-v1-json.ts';
 import { HclScanner, type ScanToken } from './hcl-v1-scanner.ts';
 
 export * from './hcl-v1-ast.ts';
 
-/** Parses a policy document, HCL or JSON, into hcl's syntax tree; throws HclSyntaxError. */
+/** Parses a document, HCL or JSON, into hcl's syntax tree; throws HclSyntaxError (a key given twice included). */
 export function parseHclV1(text: string): ObjectList {
-  return isJsonDocument(text) ? parseHclJson(text) : new Parser(text.replaceAll('\r\n', '\n')).parse();
+  if (isJsonDocument(text)) return parseHclJson(text, duplicateKey);
+  const list = new Parser(text.replaceAll('\r\n', '\n')).parse();
+  refuseDuplicateKeys(list);
+  return list;
 }
 
 /** hcl's lexMode: JSON when the first character that is not Unicode white space is `{`. */
@@ -72,7 +76,6 @@ class Parser {
 
   private objectList(inObject: boolean): ObjectList {
     const items: ObjectItem[] = [];
-    const seen = new Set<string>();
     for (;;) {
       if (inObject) {
         const tok = this.scan();
@@ -85,16 +88,6 @@ class Parser {
       } catch (error) {
         if (error instanceof EndOfInput) break;
         throw error;
-      }
-      if (item.assign) {
-        for (const key of item.keys) {
-          if (seen.has(key.text)) {
-            throw this.error(
-              `The argument ${JSON.stringify(key.text)} at ${key.line}:${key.column} was already set. Each argument can only be defined once`,
-            );
-          }
-          seen.add(key.text);
-        }
       }
       items.push(item);
       if (this.scan().type !== 'COMMA') this.unscan();

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { type HclValue, parseHcl } from './hcl.ts';
+import { HclSyntaxError, keyName, type Node, parseHclV1, tokenValue } from './hcl-v1.ts';
 
 /**
  * Vault's password policies: a length and `charset` rules, each with a minimum number of characters
@@ -32,7 +32,7 @@ export const base62Charset = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 
 /** Parses and validates a policy given as HCL or JSON; throws PasswordPolicyError naming what is wrong. */
 export function parsePasswordPolicy(text: string): PasswordPolicy {
-  const { length, rules } = text.trim().startsWith('{') ? fromJson(text) : fromHcl(text);
+  const { length, rules } = fromDocument(text);
   if (length === undefined) throw new PasswordPolicyError('"length" is required');
   if (typeof length !== 'number' || !Number.isInteger(length)) throw new PasswordPolicyError('"length" must be an integer');
   if (length < minPolicyLength || length > maxPolicyLength) {
@@ -80,37 +80,49 @@ export function randomString(length: number, charset = base62Charset): string {
   return out;
 }
 
+type DecodedValue = string | number | boolean | DecodedValue[] | { [key: string]: DecodedValue };
+type HclValue = DecodedValue | undefined;
+
+/**
+ * A document as plain data: `rule "charset" { … }` is `{ rule: { charset: { … } } }`, and a key given by more
+ * than one item (blocks repeat; attributes cannot) holds the list of their values.
+ */
+function plain(node: Node): DecodedValue {
+  if (node.kind === 'literal') return tokenValue(node.token);
+  if (node.kind === 'list') return node.elements.map(plain);
+  const list = node.kind === 'object' ? node.list : node;
+  const values = new Map<string, DecodedValue[]>();
+  for (const item of list.items) {
+    const [first, ...rest] = item.keys.map(keyName);
+    if (first === undefined) continue;
+    let value = plain(item.value);
+    for (const key of rest.reverse()) value = Object.assign(Object.create(null), { [key]: value });
+    values.set(first, [...(values.get(first) ?? []), value]);
+  }
+  const out: { [key: string]: DecodedValue } = Object.create(null);
+  for (const [key, list] of values) out[key] = list.length === 1 ? (list[0] as DecodedValue) : list;
+  return out;
+}
+
 interface RawPolicy {
-  length: HclValue | undefined;
+  length: HclValue;
   rules: CharsetRule[];
 }
 
-function fromHcl(text: string): RawPolicy {
-  let body: ReturnType<typeof parseHcl>;
+/**
+ * HCL or JSON, parsed with hcl v1 as Vault does: `rule "charset" { … }` and `{"rule": {"charset": {…}}}` read
+ * alike, as rules keyed by type.
+ */
+function fromDocument(text: string): RawPolicy {
+  let parsed: DecodedValue;
   try {
-    body = parseHcl(text);
+    parsed = plain(parseHclV1(text));
   } catch (error) {
-    throw new PasswordPolicyError(`unable to parse policy: ${(error as Error).message}`);
-  }
-  for (const key of Object.keys(body.attributes)) {
-    if (key !== 'length') throw new PasswordPolicyError(`unknown field "${key}"`);
-  }
-  const rules = body.blocks.map((block) => {
-    if (block.type !== 'rule') throw new PasswordPolicyError(`unknown block "${block.type}"`);
-    return charsetRule(block.labels[0], block.body.attributes);
-  });
-  return { length: body.attributes.length, rules };
-}
-
-function fromJson(text: string): RawPolicy {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new PasswordPolicyError(`unable to parse policy: ${(error as Error).message}`);
+    if (error instanceof HclSyntaxError) throw new PasswordPolicyError(`unable to parse policy: ${error.message}`);
+    throw error;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new PasswordPolicyError('the policy must be an object');
-  const { length, rule, ...rest } = parsed as Record<string, HclValue>;
+  const { length, rule, ...rest } = parsed as Record<string, DecodedValue>;
   const unknown = Object.keys(rest)[0];
   if (unknown !== undefined) throw new PasswordPolicyError(`unknown field "${unknown}"`);
   const rules: CharsetRule[] = [];
@@ -128,9 +140,9 @@ function fromJson(text: string): RawPolicy {
   return { length, rules };
 }
 
-const asList = (value: HclValue | undefined): HclValue[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const asList = (value: HclValue): DecodedValue[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
-function charsetRule(type: string | undefined, attributes: Record<string, HclValue>): CharsetRule {
+function charsetRule(type: string | undefined, attributes: Record<string, DecodedValue>): CharsetRule {
   if (type !== 'charset') throw new PasswordPolicyError(`unrecognized rule type "${type ?? ''}"`);
   const { charset, 'min-chars': minChars = 0, ...rest } = attributes;
   const unknown = Object.keys(rest)[0];

@@ -121,8 +121,9 @@ const simpleCapabilities: Record<string, Set<string>> = {
 /**
  * Parses a policy's `Rules`; the message of a PolicyParseError says what is wrong. As Nomad: empty rules are an
  * empty policy, anything else must name at least one rule; top-level keys are matched ignoring case and any
- * other key (or a label on a block that takes none) is refused. Unlike Nomad, an attribute given twice in one HCL
- * block is refused (Nomad keeps the last `policy`, so a `deny` followed by a `write` would grant the write).
+ * other key (or a label on a block that takes none) is refused. Unlike Nomad, a key given twice in one object (in
+ * HCL or JSON, quoted or not) and a rule given twice are refused: Nomad merges them, keeping the last `policy`, so
+ * a `deny` followed by a `write` would grant the write.
  */
 export function parsePolicyRules(text: string): PolicyRules {
   const rules: PolicyRules = { namespaces: [] };
@@ -131,15 +132,22 @@ export function parsePolicyRules(text: string): PolicyRules {
     const root = parseHclV1(text);
     let named = 0;
     const merged = new Map<(typeof simple)[number], SimpleFields>();
+    const given = new Map<string, string>();
     for (const item of root.items) {
-      const type = keyName(item.keys[0] as ObjectItem['keys'][number]);
+      const first = item.keys[0] as ObjectItem['keys'][number];
+      const type = keyName(first);
       const kind = [...labelled, ...simple].find((known) => equalFold(known, type));
       if (!kind) throw new PolicyParseError(`Invalid or duplicate policy keys: ${type}`);
+      // Nomad merges a rule given twice (`node { policy = "deny" }` then `node { policy = "write" }` grants write).
+      const rule = [kind, ...item.keys.slice(1).map((key) => JSON.stringify(keyName(key)))].join(' ');
+      const earlier = given.get(rule);
+      if (earlier) throw new PolicyParseError(`At ${first.line}:${first.column}: ${rule} is given twice (first at ${earlier}); a rule may be given only once in a policy`);
+      given.set(rule, `${first.line}:${first.column}`);
       named++;
       if ((labelled as readonly string[]).includes(kind)) {
         labelledRule(rules, kind as (typeof labelled)[number], item);
       } else {
-        // As Nomad's decoder: a repeated block decodes into the same rule (the last policy, capabilities appended).
+        // One block per kind (a repeat is refused above); its fields decode as Nomad decodes them.
         const simpleKind = kind as (typeof simple)[number];
         merged.set(simpleKind, simpleFields(simpleKind, item, merged.get(simpleKind)));
       }

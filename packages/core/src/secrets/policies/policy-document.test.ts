@@ -115,16 +115,28 @@ describe('parsePolicyDocument', () => {
     expect(rule?.parameters).toEqual({ denied: [['flag', []]] });
   });
 
-  it('merges what Vault merges: repeated path blocks, JSON members, `x` next to `"x"`', () => {
-    expect(parsePolicyDocument('path "a" { capabilities = ["read"] }\npath "a" { capabilities = ["deny"] }')).toHaveLength(2);
-    expect(parsePolicyDocument('{"path": {"a": {"capabilities": ["deny"], "capabilities": ["read"]}}}')).toEqual([{ pattern: 'a', capabilities: ['deny'] }]);
-    const [rule] = parsePolicyDocument('path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"] "x" = ["b"] }\n}');
-    expect(rule?.parameters).toEqual({ denied: [['x', ['a', 'b']]] });
+  it('keeps one rule per path, and a parameter map with distinct names, as written', () => {
+    expect(parsePolicyDocument('path "a" { capabilities = ["read"] }\npath "b" { capabilities = ["deny"] }')).toHaveLength(2);
+    const [rule] = parsePolicyDocument('path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"] "y" = ["b"] }\n}');
+    expect(rule?.parameters).toEqual({ denied: [['x', ['a']], ['y', ['b']]] });
   });
 
   it.each([
-    ['an attribute given twice', 'path "a" {\n capabilities = ["deny"]\n capabilities = ["read"]\n}', 'The argument "capabilities" at 3:2 was already set'],
-    ['a parameter given twice', 'path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"], x = ["b"] }\n}', 'The argument "x"'],
+    ['an attribute given twice', 'path "a" {\n capabilities = ["deny"]\n capabilities = ["read"]\n}', 'At 3:2: key "capabilities" is given twice (first at 2:2)'],
+    ['an attribute given twice, once quoted', 'path "a" {\n capabilities = ["deny"]\n "capabilities" = ["read"]\n}', 'At 3:2: key "capabilities" is given twice (first at 2:2)'],
+    ['a parameter given twice', 'path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"], x = ["b"] }\n}', 'At 3:35: key "x" is given twice (first at 3:24)'],
+    ['a parameter given as x and "x"', 'path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"] "x" = ["b"] }\n}', 'At 3:34: key "x" is given twice (first at 3:24)'],
+    ['a parameter map given in two forms', 'path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"] }\n denied_parameters { y = ["b"] }\n}', 'At 4:2: path "a": "denied_parameters" is given twice (first at 3:2)'],
+    ['a parameter map given as a block and a labelled block', 'path "a" {\n capabilities = ["update"]\n denied_parameters = { x = ["a"] }\n denied_parameters "y" { }\n}', 'At 4:2: path "a": "denied_parameters" is given twice (first at 3:2)'],
+    ['a labelled parameter block given twice', 'path "a" {\n capabilities = ["update"]\n allowed_parameters "x" { }\n allowed_parameters "x" { }\n}', 'allowed_parameters: "x" is given twice'],
+    ['a required parameter named twice', 'path "a" {\n capabilities = ["update"]\n required_parameters = ["X", "x"]\n}', 'required_parameters: "X" and "x" name the same parameter twice'],
+    ['a path block given twice', 'path "a" { capabilities = ["read"] }\npath "a" { capabilities = ["deny"] }', 'At 2:6: path "a" is given twice (first at 1:6)'],
+    ['a path given with and without its leading /', 'path "a" { capabilities = ["read"] }\npath "/a" { capabilities = ["deny"] }', 'At 2:6: path "/a" is given twice (first at 1:6 (as "a"))'],
+    ['a JSON member given twice', '{"path": {"a": {"capabilities": ["deny"], "capabilities": ["read"]}}}', 'At 1:43: key "capabilities" is given twice (first at 1:17)'],
+    ['a JSON path given twice', '{"path": {"a": {"capabilities": ["read"]}, "a": {"capabilities": ["deny"]}}}', 'At 1:44: key "a" is given twice (first at 1:11)'],
+    ['a JSON path given twice in a list', '{"path": [{"a": {"capabilities": ["read"]}}, {"a": {"capabilities": ["deny"]}}]}', 'path "a" is given twice'],
+    ['"path" given twice at the top of JSON', '{"path": {"a": {"capabilities": ["read"]}}, "path": {"b": {"capabilities": ["deny"]}}}', 'key "path" is given twice (first at 1:2)'],
+    ['a JSON parameter given twice', '{"path": {"a": {"capabilities": ["update"], "denied_parameters": {"x": ["a"], "x": ["b"]}}}}', 'key "x" is given twice'],
     ['two parameter names differing only in case', 'path "a" {\n capabilities = ["update"]\n denied_parameters = { X = ["a"], x = ["b"] }\n}', '"X" and "x" name the same parameter'],
     ['an unknown capability', 'path "secret/*" { capabilities = ["raed"] }', 'path "secret/*": invalid capability "raed"'],
     ['capabilities that are not a list', 'path "secret/*" { capabilities = "read" }', 'capabilities: expected a list but found a string ("read")'],

@@ -1,6 +1,6 @@
 import { badRequest } from '../../http/errors.ts';
 import { type DecodedValue, decodeInterface, decodeMap, decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
-import { filterItems, HclSyntaxError, keyName, type Node, type ObjectList, parseHclV1 } from '../../lib/hcl-v1.ts';
+import { equalFold, filterItems, HclSyntaxError, keyName, type Node, type ObjectList, parseHclV1 } from '../../lib/hcl-v1.ts';
 import { type ParameterRules, parameterRules } from './parameter-constraints.ts';
 
 export const capabilityNames = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'subscribe', 'recover', 'deny'] as const;
@@ -48,9 +48,11 @@ const fail = (message: string) => badRequest(`failed to parse policy: ${message}
 
 /**
  * Parses an ACL policy as Vault 1.21+ does (vault/policy.go over hashicorp/hcl v1.0.1-vault-7): HCL or JSON,
- * the same syntax tree, the same decoding (repeated JSON members and repeated `path` blocks merge, a repeated
- * HCL attribute is refused), the same validation. Keys this service cannot honour are refused with a 400 naming
- * them, so a policy never means less than it says.
+ * the same syntax tree, the same decoding, the same validation. Stricter than Vault where Vault merges repeats
+ * (its fork refuses only an HCL attribute written the same way twice): a key given twice in one object (`x` and
+ * `"x"`, JSON members), a path given twice, a field or a required parameter given twice are all refused with a
+ * 400 naming them. Keys this service cannot honour are refused with a 400 naming them too, so a policy never
+ * means less or other than it says.
  */
 export function parsePolicyDocument(text: string): PathRule[] {
   try {
@@ -65,9 +67,20 @@ function parse(text: string): PathRule[] {
   const root = parseHclV1(text);
   checkKeys(root, ['name', 'path'], '');
   for (const source of fieldSources(root, 'name')) decodeString(source, 'name');
+  const given = new Map<string, { key: string; at: string }>();
   return filterItems(root, 'path').map((item) => {
-    const key = item.keys[0] ? keyName(item.keys[0]) : 'path';
-    return pathRule(key, item.value);
+    const label = item.keys[0];
+    const key = label ? keyName(label) : 'path';
+    const rule = pathRule(key, item.value);
+    // Vault merges the rules of a path given twice (lists appended, the last `policy` winning); refused here.
+    const at = label ? `${label.line}:${label.column}` : 'an unnamed path block';
+    const earlier = given.get(rule.pattern);
+    if (earlier) {
+      const spelled = earlier.key === key ? '' : ` (as "${earlier.key}")`;
+      throw fail(`At ${at}: path "${key}" is given twice (first at ${earlier.at}${spelled}); a path may be given only once in a policy`);
+    }
+    given.set(rule.pattern, { key, at });
+    return rule;
   });
 }
 
@@ -86,6 +99,11 @@ function pathRule(key: string, value: Node): PathRule {
   checkTemplate(key);
   checkKeys(value, pathKeys, where);
   const fields = structList(value, `path "${key}"`);
+  for (const name of pathKeys) {
+    if (fieldSources(fields, name).length < 2) continue;
+    const [first, second] = fields.items.filter((item) => item.keys[0] && equalFold(keyName(item.keys[0]), name)).map((item) => item.keys[0]);
+    throw fail(`At ${second?.line}:${second?.column}: ${where}"${name}" is given twice (first at ${first?.line}:${first?.column}); a key may be given only once in a path`);
+  }
   const decoded = decodePathFields(fields, key);
   const pattern = key.startsWith('/') ? key.slice(1) : key;
   if (pattern.includes('+*')) throw fail(`path "${pattern}": invalid use of wildcards ('+*' is forbidden)`);
@@ -145,13 +163,19 @@ function decodePathFields(fields: ObjectList, key: string): PathFields {
   const parameterValues = (node: Parameters<typeof decodeString>[0], where: string, existing: DecodedValue[] | undefined) =>
     decodeSlice(node, where, (element, elementAt) => decodeInterface(element, elementAt, 'slice'), existing);
   for (const source of fieldSources(fields, 'allowed_parameters')) {
-    decoded.allowed = decodeMap(source, at('allowed_parameters'), parameterValues, decoded.allowed);
+    decoded.allowed = decodeMap(source, at('allowed_parameters'), parameterValues, decoded.allowed, true);
   }
   for (const source of fieldSources(fields, 'denied_parameters')) {
-    decoded.denied = decodeMap(source, at('denied_parameters'), parameterValues, decoded.denied);
+    decoded.denied = decodeMap(source, at('denied_parameters'), parameterValues, decoded.denied, true);
   }
   for (const source of fieldSources(fields, 'required_parameters')) {
     decoded.required = decodeSlice(source, at('required_parameters'), decodeString, decoded.required);
+  }
+  const required = new Map<string, string>();
+  for (const name of decoded.required) {
+    const earlier = required.get(name.toLowerCase());
+    if (earlier !== undefined) throw fail(`${at('required_parameters')}: "${earlier}" and "${name}" name the same parameter twice`);
+    required.set(name.toLowerCase(), name);
   }
   for (const source of fieldSources(fields, 'mfa_methods')) decodeSlice(source, at('mfa_methods'), decodeString);
   for (const source of fieldSources(fields, 'subscribe_event_types')) decodeSlice(source, at('subscribe_event_types'), decodeString);

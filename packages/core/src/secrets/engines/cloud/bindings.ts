@@ -1,5 +1,6 @@
 import { badRequest } from '../../../http/errors.ts';
-import { type HclBody, HclSyntaxError, type HclValue, parseHcl } from '../../../lib/hcl.ts';
+import { decodeSlice, decodeString, fieldSources } from '../../../lib/hcl-v1-decode.ts';
+import { HclSyntaxError, keyName, type ObjectList, parseHclV1 } from '../../../lib/hcl-v1.ts';
 import { GoogleApiError, type GoogleClient, sleep } from './google-client.ts';
 
 /**
@@ -14,7 +15,7 @@ const rolePattern = /^(roles\/[A-Za-z0-9_.]+|projects\/[a-z][-a-z0-9]{4,28}[a-z0
 export function parseBindings(input: string): Bindings {
   const text = decodeMaybeBase64(input);
   if (text.trim() === '') throw badRequest('invalid "bindings": empty');
-  const entries = /^\s*[{[]/.test(text) ? fromJson(text) : fromHcl(text);
+  const entries = fromDocument(text);
   const bindings: Bindings = {};
   for (const { resource, roles, line } of entries) {
     const where = line ? ` (line ${line})` : '';
@@ -45,57 +46,45 @@ interface Entry {
   line?: number;
 }
 
-function fromHcl(text: string): Entry[] {
-  let body: HclBody;
+/** HCL or JSON, parsed with hcl v1 (as the GCP plugin does): `resource "<name>" { roles = [...] }` items. */
+function fromDocument(text: string): Entry[] {
+  let root: ObjectList;
   try {
-    body = parseHcl(text);
+    root = parseHclV1(text);
   } catch (error) {
-    if (error instanceof HclSyntaxError) throw badRequest(`invalid "bindings": ${error.message}`);
-    throw error;
-  }
-  const lines = text.split('\n');
-  const lineOf = (label: string) => lines.findIndex((line) => line.includes(`"${label}"`)) + 1 || undefined;
-  for (const key of Object.keys(body.attributes)) {
-    throw badRequest(`invalid "bindings": unexpected attribute "${key}"${lineOf(key) ? ` (line ${lineOf(key)})` : ''}; expected resource blocks`);
+    if (!(error instanceof HclSyntaxError)) throw error;
+    const line = error.line || text.split('\n').length;
+    const column = error.line ? `, column ${error.column}` : ' (end of input)';
+    throw badRequest(`invalid "bindings": line ${line}${column}: ${error.message.replace(/^At \d+:\d+: /, '')}`);
   }
   const entries: Entry[] = [];
-  for (const block of body.blocks) {
-    const line = lineOf(block.labels[0] ?? block.type);
-    if (block.type !== 'resource' || block.labels.length !== 1) {
-      throw badRequest(`invalid "bindings": expected a block 'resource "<name>" { roles = [...] }'${line ? ` (line ${line})` : ''}`);
+  for (const item of root.items) {
+    const [type, label, ...extra] = item.keys;
+    const line = (label ?? type)?.line;
+    const at = line ? ` (line ${line})` : '';
+    if (type && !label && item.assign && keyName(type) !== 'resource') {
+      throw badRequest(`invalid "bindings": unexpected attribute "${keyName(type)}"${at}; expected resource blocks`);
     }
-    entries.push({ resource: block.labels[0] as string, roles: rolesOf(block.body.attributes.roles, block.labels[0] as string, line), line });
+    if (!type || keyName(type) !== 'resource' || !label || extra.length > 0 || item.value.kind !== 'object') {
+      throw badRequest(`invalid "bindings": expected a block 'resource "<name>" { roles = [...] }'${at}`);
+    }
+    const resource = keyName(label);
+    entries.push({ resource, roles: rolesOf(item.value.list, resource, line), line });
   }
   if (entries.length === 0) throw badRequest('invalid "bindings": no resource blocks');
   return entries;
 }
 
-function fromJson(text: string): Entry[] {
-  let parsed: unknown;
+function rolesOf(body: ObjectList, resource: string, line?: number): string[] {
+  const sources = fieldSources(body, 'roles');
+  const refuse = () => badRequest(`invalid "bindings": resource "${resource}"${line ? ` (line ${line})` : ''} needs "roles" as a list of strings`);
+  if (sources.length !== 1) throw refuse();
   try {
-    parsed = JSON.parse(text);
+    return decodeSlice(sources[0] as (typeof sources)[number], 'roles', decodeString);
   } catch (error) {
-    throw badRequest(`invalid "bindings": not valid HCL or JSON: ${(error as Error).message}`);
+    if (error instanceof HclSyntaxError) throw refuse();
+    throw error;
   }
-  const resources = (parsed as { resource?: unknown }).resource;
-  const groups = Array.isArray(resources) ? resources : [resources];
-  const entries: Entry[] = [];
-  for (const group of groups) {
-    if (!group || typeof group !== 'object') throw badRequest('invalid "bindings": expected {"resource": {"<name>": {"roles": [...]}}}');
-    for (const [resource, value] of Object.entries(group as Record<string, unknown>)) {
-      const items = Array.isArray(value) ? value : [value];
-      for (const item of items) entries.push({ resource, roles: rolesOf((item as { roles?: HclValue })?.roles, resource) });
-    }
-  }
-  if (entries.length === 0) throw badRequest('invalid "bindings": no resources');
-  return entries;
-}
-
-function rolesOf(value: HclValue | undefined, resource: string, line?: number): string[] {
-  if (!Array.isArray(value) || value.some((role) => typeof role !== 'string')) {
-    throw badRequest(`invalid "bindings": resource "${resource}"${line ? ` (line ${line})` : ''} needs "roles" as a list of strings`);
-  }
-  return value as string[];
 }
 
 /** Where a resource's IAM policy lives. */

@@ -1,4 +1,4 @@
-import { DeleteItemCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DeleteItemCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -89,9 +89,20 @@ export function startTableReplicator(options: { endpoint: string; source: string
     if (record.eventName === 'REMOVE') {
       await tables.send(new DeleteItemCommand({ TableName: options.replica, Key: change?.Keys }));
     } else {
-      await tables.send(new PutItemCommand({ TableName: options.replica, Item: change?.NewImage }));
+      await tables.send(new PutItemCommand({ TableName: options.replica, Item: repaired(change?.NewImage ?? {}) }));
     }
     appliedCount++;
+  }
+
+  /** DynamoDB Local's stream shows an empty map (`{ M: {} }`) as `{}`, which PutItem refuses: put the map back. */
+  function repaired(item: Record<string, AttributeValue>): Record<string, AttributeValue> {
+    const fix = (value: AttributeValue): AttributeValue => {
+      if (Object.keys(value).length === 0) return { M: {} };
+      if (value.M) return { M: Object.fromEntries(Object.entries(value.M).map(([key, inner]) => [key, fix(inner)])) };
+      if (value.L) return { L: value.L.map(fix) };
+      return value;
+    };
+    return Object.fromEntries(Object.entries(item).map(([key, value]) => [key, fix(value)]));
   }
 
   const loop = (async () => {

@@ -1,14 +1,13 @@
 import { CustomResource, RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Table as CdkTable } from 'aws-cdk-lib/aws-dynamodb';
-import { AccountRootPrincipal, PolicyDocument } from 'aws-cdk-lib/aws-iam';
 import { CfnReplicaKey, type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type StackContext, Table } from 'sst/constructs';
 import { functionAlarms } from './alarms.ts';
 import { keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
-import { type StageConfig, stageConfig } from './stage-config.ts';
+import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-config.ts';
 
 /**
  * The one table, from the same definition `npm start` creates on DynamoDB Local (on-demand, TTL, stream with
@@ -62,13 +61,7 @@ export function Storage({ stack, app }: StackContext) {
  * replica of the multi-Region sealing key. No first tokens here: they are made once, in the authoritative region.
  */
 function replicaStorage(stack: StackContext['stack'], config: StageConfig, tableName: string) {
-  const missing = (['authoritativeUrl', 'authoritativeSecretsUrl', 'authoritativeSealingKeyArn'] as const).filter((field) => !config[field]);
-  if (missing.length > 0) {
-    throw new Error(`stage config: ${stack.stage} in ${config.region} is not the authoritative region (${config.authoritativeRegion}); set ${missing.join(', ')}`);
-  }
-  if (!config.replicaRegions.includes(config.region)) {
-    throw new Error(`stage config: ${stack.stage} has no replica in ${config.region}; add it to replicaRegions and deploy ${config.authoritativeRegion} first`);
-  }
+  checkReplicaRegion(stack.stage, config);
   const table = new Table(stack, 'Table', {
     cdk: { table: CdkTable.fromTableName(stack, 'TableReplica', tableName) },
   });

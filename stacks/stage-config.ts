@@ -145,6 +145,17 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
   return config;
 }
 
+/** A deploy outside the authoritative region needs a replica there and where to forward; throws naming what is missing. */
+export function checkReplicaRegion(stage: string, config: StageConfig): void {
+  const missing = (['authoritativeUrl', 'authoritativeSecretsUrl', 'authoritativeSealingKeyArn'] as const).filter((field) => !config[field]);
+  if (missing.length > 0) {
+    throw new Error(`stage config: ${stage} in ${config.region} is not the authoritative region (${config.authoritativeRegion}); set ${missing.join(', ')}`);
+  }
+  if (!config.replicaRegions.includes(config.region)) {
+    throw new Error(`stage config: ${stage} has no replica in ${config.region}; add it to replicaRegions and deploy ${config.authoritativeRegion} first`);
+  }
+}
+
 /** The mounts, as the secrets functions read them from `KEYHAVEN_DECLARED_MOUNTS`. */
 export const declaredMountsEnv = (mounts: DeclaredMount[]) =>
   JSON.stringify(mounts.map((mount) => ({ path: `${mount.path}/`, type: mount.type })));

@@ -25,6 +25,7 @@ describe('stage "example-multi-region" in its authoritative region us-east-1', (
     const table = single(storage, 'AWS::DynamoDB::Table');
     expect(table.Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
     expect(table.Properties.TableName).toBe('example-multi-region-keyhaven-Table');
+    expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
     const replicas = resourcesOf(storage, 'Custom::DynamoDBReplica').map(([, replica]) => replica.Properties.Region);
     expect(replicas).toEqual(['eu-west-1']);
   });

@@ -6,6 +6,7 @@ import config from '../../sst.config.ts';
 import { Jobs } from '../../stacks/Jobs.ts';
 import { SchedulerApi } from '../../stacks/SchedulerApi.ts';
 import { SecretsApi } from '../../stacks/SecretsApi.ts';
+import { checkReplicaRegion, stageConfig } from '../../stacks/stage-config.ts';
 import { Storage } from '../../stacks/Storage.ts';
 import { appFunctions, resourcesOf, single } from './template-queries.ts';
 
@@ -48,5 +49,15 @@ describe('stage "example-multi-region" in its replica region eu-west-1', () => {
       expect(env.KEYHAVEN_TABLE).toBe('example-multi-region-keyhaven-Table');
       expect(JSON.stringify(env.KEYHAVEN_KMS_KEY_ID)).toContain('SealingKey');
     }
+  });
+
+  it('refuses a replica-region deploy without the authoritative URLs and key, or in a region with no replica', () => {
+    expect(() => checkReplicaRegion('lone', stageConfig('lone', 'eu-west-1', { authoritativeRegion: 'us-east-1', replicaRegions: ['eu-west-1'] }))).toThrow(
+      'set authoritativeUrl, authoritativeSecretsUrl, authoritativeSealingKeyArn',
+    );
+    expect(() => checkReplicaRegion('example-multi-region', stageConfig('example-multi-region', 'ap-south-1'))).toThrow(
+      'example-multi-region has no replica in ap-south-1',
+    );
+    expect(() => checkReplicaRegion('example-multi-region', stageConfig('example-multi-region', 'eu-west-1'))).not.toThrow();
   });
 });

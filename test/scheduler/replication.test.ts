@@ -125,4 +125,11 @@ describe('scheduler in a replica region, over a replicated table', () => {
     expect(out.body.map((policy: { Name: string }) => policy.Name)).toContain('woken');
     expect(out.index).toBe(written.index);
   });
+
+  it('answers a write 503 naming the authoritative region when no URL is configured for it', async () => {
+    const unconfigured = createSchedulerApp({ core: async () => authoritative.core, clientIp: () => '127.0.0.1', region: 'eu-west-1', authoritativeRegion: 'us-east-1' });
+    const refused = await call(unconfigured, 'POST', '/v1/acl/policy/nowhere', { Rules: '' });
+    expect(refused.status).toBe(503);
+    expect(refused.text).toContain('us-east-1');
+  });
 });

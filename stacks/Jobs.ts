@@ -23,6 +23,9 @@ export const engineJobs = {
 export function Jobs({ stack }: StackContext) {
   const storage = use(Storage);
   const { table, config } = storage;
+  // Scheduled work writes (revocations, rotations, sweeps): it runs once, in the authoritative region, and its
+  // writes replicate; a replica region has no jobs (and its table replica's stream is not consumed).
+  if (config.region !== config.authoritativeRegion) return {};
   const job = (id: string, handler: string, description: string, extra: Partial<FunctionProps> = {}) => {
     const fn = keyhavenFunction(stack, `Job-${id}`, storage, { handler, description, timeout: '90 seconds', ...extra });
     functionAlarms(stack, config, `Job-${id}`, fn);

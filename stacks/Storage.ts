@@ -1,20 +1,28 @@
 import { CustomResource, RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Table as CdkTable } from 'aws-cdk-lib/aws-dynamodb';
+import { CfnReplicaKey, type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type StackContext, Table } from 'sst/constructs';
 import { functionAlarms } from './alarms.ts';
 import { keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
-import { stageConfig } from './stage-config.ts';
+import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-config.ts';
 
 /**
  * The one table, from the same definition `npm start` creates on DynamoDB Local (on-demand, TTL, stream with
  * old and new images, point-in-time recovery), and the KMS key that wraps the data key for sealing.
+ *
+ * Regions: in the authoritative region the table is a global table with a replica in each of the stage's
+ * `replicaRegions`, and the key is a multi-Region key. In a replica region nothing is created but the replica of
+ * that key (the data key's wrapped copy replicates with the table, and only the same key material unwraps it); the
+ * table is the replica the authoritative deploy made, found by its name.
  */
 export function Storage({ stack, app }: StackContext) {
   const config = stageConfig(app.stage, app.region);
+  if (config.region !== config.authoritativeRegion) return replicaStorage(stack, config, app.logicalPrefixedName('Table'));
   const removalPolicy = config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+  const replicated = config.replicaRegions.length > 0;
   const keys = [
     tableDefinition.partitionKey,
     tableDefinition.sortKey,
@@ -33,6 +41,8 @@ export function Storage({ stack, app }: StackContext) {
         // SST turns point-in-time recovery on; on-demand billing is its default too.
         deletionProtection: !config.isDev,
         removalPolicy,
+        // A global table (version 2019.11.21): CDK adds a replica per region, on-demand, with this stream.
+        ...(replicated ? { replicationRegions: config.replicaRegions } : {}),
       },
     },
   });
@@ -40,8 +50,31 @@ export function Storage({ stack, app }: StackContext) {
     description: `keyhaven ${app.stage}: wraps the data key that seals sensitive attributes`,
     enableKeyRotation: true,
     removalPolicy,
+    multiRegion: replicated,
   });
-  return { table, sealingKey, config, firstTokens: config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config }) : undefined };
+  stack.addOutputs({ SealingKeyArn: sealingKey.keyArn });
+  return { table, sealingKey: sealingKey as IKey, config, firstTokens: config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config }) : undefined };
+}
+
+/**
+ * A replica region's storage: the table replica (same name, made by the authoritative deploy) and this region's
+ * replica of the multi-Region sealing key. No first tokens here: they are made once, in the authoritative region.
+ */
+function replicaStorage(stack: StackContext['stack'], config: StageConfig, tableName: string) {
+  checkReplicaRegion(stack.stage, config);
+  const table = new Table(stack, 'Table', {
+    cdk: { table: CdkTable.fromTableName(stack, 'TableReplica', tableName) },
+  });
+  const replicaKey = new CfnReplicaKey(stack, 'SealingKey', {
+    primaryKeyArn: config.authoritativeSealingKeyArn as string,
+    description: `keyhaven ${stack.stage}: replica in ${config.region} of the key that wraps the data key`,
+    keyPolicy: new PolicyDocument({
+      statements: [new PolicyStatement({ actions: ['kms:*'], principals: [new AccountRootPrincipal()], resources: ['*'] })],
+    }),
+  });
+  replicaKey.applyRemovalPolicy(config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN);
+  const sealingKey = Key.fromKeyArn(stack, 'SealingKeyReplica', replicaKey.attrArn);
+  return { table, sealingKey, config, firstTokens: undefined };
 }
 
 /**

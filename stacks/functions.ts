@@ -1,6 +1,6 @@
 import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { Key } from 'aws-cdk-lib/aws-kms';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Function as SstFunction, type FunctionProps, type Table } from 'sst/constructs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
@@ -10,7 +10,7 @@ import type { StageConfig } from './stage-config.ts';
 /** What every function of the app gets: the table and key it may use, and nothing else. */
 export interface FunctionContext {
   table: Table;
-  sealingKey: Key;
+  sealingKey: IKey;
   config: StageConfig;
 }
 
@@ -56,12 +56,15 @@ export function corePermissions(functionId: string, { table, sealingKey, config 
 const dueIndexes = tableDefinition.globalIndexes.map((index) => index.indexName);
 
 export function coreEnvironment({ table, sealingKey, config }: FunctionContext): Record<string, string> {
+  const forwards = config.region !== config.authoritativeRegion;
   return {
     KEYHAVEN_TABLE: table.tableName,
     KEYHAVEN_KMS_KEY_ID: sealingKey.keyArn,
     KEYHAVEN_REGION: config.region,
     KEYHAVEN_AUTHORITATIVE_REGION: config.authoritativeRegion,
-    ...(config.authoritativeUrl ? { KEYHAVEN_AUTHORITATIVE_URL: config.authoritativeUrl } : {}),
+    // Only a non-authoritative region forwards writes, so only it gets where to.
+    ...(config.authoritativeUrl && forwards ? { KEYHAVEN_AUTHORITATIVE_URL: config.authoritativeUrl } : {}),
+    ...(config.authoritativeSecretsUrl && forwards ? { KEYHAVEN_AUTHORITATIVE_SECRETS_URL: config.authoritativeSecretsUrl } : {}),
   };
 }
 

@@ -22,6 +22,18 @@ export interface StageConfig {
   authoritativeRegion: string;
   /** `{scheduler_url}` of the authoritative region, when this is not it. */
   authoritativeUrl?: string;
+  /**
+   * Regions the table is replicated into (a DynamoDB global table, made by the authoritative region's deploy); each
+   * is deployed as the same stage with `--region <it>` and serves reads from its replica, forwarding writes. Default none.
+   */
+  replicaRegions: string[];
+  /** The secrets service's base URL in the authoritative region, where a non-authoritative region forwards writes. */
+  authoritativeSecretsUrl?: string;
+  /**
+   * The authoritative region's sealing key (its stack output `SealingKeyArn`, a multi-Region key `mrk-…` once the
+   * stage has replica regions): a non-authoritative region's deploy makes its replica of that key.
+   */
+  authoritativeSealingKeyArn?: string;
   mounts: DeclaredMount[];
   customDomains?: {
     /** An existing Route 53 hosted zone for the secrets API's domain (looked up at deploy time). */
@@ -94,6 +106,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     reservedConcurrency: isDev ? { eventStream: 5, schedulerApi: 5 } : { eventStream: 50, schedulerApi: 50 },
     firstTokens: isDev ? 'http' : 'deploy',
     corsOrigins: [],
+    replicaRegions: [],
     isDev,
   };
   const overrides: Record<string, Partial<StageConfig>> = {
@@ -102,6 +115,16 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
       mounts: [...defaultMounts, { path: 'gcp-prod', type: 'cloud' }],
       reservedConcurrency: { eventStream: 100, schedulerApi: 50 },
       corsOrigins: ['https://console.example.com'],
+    },
+    // Example of a stage in two regions: deploy it first with `--region us-east-1` (the table, a global table with a
+    // replica in eu-west-1, and the multi-Region sealing key), then put that deploy's URLs and `SealingKeyArn`
+    // output here and deploy it with `--region eu-west-1` (reads served from the replica, writes forwarded).
+    'example-multi-region': {
+      authoritativeRegion: 'us-east-1',
+      replicaRegions: ['eu-west-1'],
+      authoritativeUrl: 'https://scheduler.example.com',
+      authoritativeSecretsUrl: 'https://secrets.example.com',
+      authoritativeSealingKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef',
     },
     // Example of a stage with only a directory and kv, the directory in a private network; use your VPC's IDs.
     'example-private': {
@@ -120,6 +143,17 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
   const config = { ...base, ...overrides[stage], ...extra };
   validateMounts(config.mounts);
   return config;
+}
+
+/** A deploy outside the authoritative region needs a replica there and where to forward; throws naming what is missing. */
+export function checkReplicaRegion(stage: string, config: StageConfig): void {
+  const missing = (['authoritativeUrl', 'authoritativeSecretsUrl', 'authoritativeSealingKeyArn'] as const).filter((field) => !config[field]);
+  if (missing.length > 0) {
+    throw new Error(`stage config: ${stage} in ${config.region} is not the authoritative region (${config.authoritativeRegion}); set ${missing.join(', ')}`);
+  }
+  if (!config.replicaRegions.includes(config.region)) {
+    throw new Error(`stage config: ${stage} has no replica in ${config.region}; add it to replicaRegions and deploy ${config.authoritativeRegion} first`);
+  }
 }
 
 /** The mounts, as the secrets functions read them from `KEYHAVEN_DECLARED_MOUNTS`. */

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Core } from '../core.ts';
 import { jsonLogger } from '../lib/log.ts';
 import { ApiError, badRequest } from './errors.ts';
+import { forwardSecretsWrites, type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
 import { maxBodyBytes, Pipeline } from './pipeline.ts';
 
 export interface SecretsAppOptions {
@@ -9,6 +10,8 @@ export interface SecretsAppOptions {
   core: () => Promise<Core>;
   /** The caller's address, from the node socket or the API Gateway event. */
   clientIp: (env: unknown) => string;
+  /** Regions (`forward-writes.ts`); default from the environment (`KEYHAVEN_REGION`…), else one region. */
+  regions?: SecretsRegionOptions;
 }
 
 /** The secrets service as a web-standard app: every `/v1/*` request goes through the one pipeline. */
@@ -22,6 +25,9 @@ export function createSecretsApp(options: SecretsAppOptions): Hono {
     });
     return pipeline;
   };
+
+  const regions = options.regions ?? secretsRegionsFromEnvironment(process.env);
+  if (regions) app.use('*', forwardSecretsWrites(regions, options.core));
 
   app.all('*', async (c) => {
     const pipeline = await getPipeline();

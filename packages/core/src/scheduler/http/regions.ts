@@ -23,7 +23,7 @@ export function forwardWrites(options: RegionOptions): MiddlewareHandler {
   const authoritative = options.authoritativeRegion ?? region;
   return async (c, next) => {
     if (region === authoritative || !writeMethods.has(c.req.method)) return next();
-    if (!options.authoritativeUrl) return c.text(`no URL configured for the authoritative region ${authoritative}`, 500);
+    if (!options.authoritativeUrl) return c.text(`writes go to the authoritative region ${authoritative}, and no URL is configured for it`, 503);
     const url = new URL(c.req.url);
     const target = new URL(url.pathname + url.search, options.authoritativeUrl);
     const headers = new Headers();

@@ -33,7 +33,7 @@ const write: TableAction[] = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamo
 const transact: TableAction = 'dynamodb:ConditionCheckItem';
 
 /** Tokens, their accessors and leases, the mount table and the keyring: what the stream function revokes with. */
-const tokensAndLeases = ['accessor#*', 'issued#*', 'leases', 'mounts', 'revoked-leases', 'sys', 'token#*'];
+const tokensAndLeases = ['accessor#*', 'issued#*', 'leases#*', 'mounts', 'revoked-leases#*', 'sys', 'token#*'];
 const scheduler = ['sched#*', 'sys'];
 
 /** By function id, as the stacks name them (`Secrets-<family>`, `Scheduler-…`, `Job-…`). */

@@ -1,3 +1,4 @@
+import { leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { generateKeyPairSync } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { DeleteItemCommand, type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
@@ -290,7 +291,7 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   // table stream: DynamoDB's TTL removes a token and a lease before any sweep
   await call('Secrets-mesh', mesh, 'POST', '/v1/mesh/roles/again', { mesh_policies: 'svc-read' });
   const lease = (await call('Secrets-mesh', mesh, 'GET', '/v1/mesh/creds/again')).body.lease_id;
-  const leaseKey = { pk: { S: 'leases' }, sk: { S: lease } };
+  const leaseKey = { pk: { S: leasePk(lease) }, sk: { S: lease } };
   const leaseItem = (await env.client.send(new GetItemCommand({ TableName: env.tableName, Key: leaseKey }))).Item;
   await env.client.send(new DeleteItemCommand({ TableName: env.tableName, Key: leaseKey }));
   const before = new Set((await tokenItems(env)).map((item) => item.pk?.S));

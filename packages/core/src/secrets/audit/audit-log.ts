@@ -71,7 +71,7 @@ export class AuditLog {
             client_token: request.token ? hash(request.token) : '',
             client_token_accessor: request.entry ? accessor(request.entry.accessor) : '',
             namespace: { id: 'root' },
-            path: request.path,
+            path: tokensHashed(request.path, hash),
             data: request.data && Object.keys(request.data).length > 0 ? hashStrings(request.data, hash) : null,
             remote_address: request.remoteAddress,
           },
@@ -80,7 +80,7 @@ export class AuditLog {
                 response: responseOf(response, request, hash, accessor, parseFlag(options.elide_list_responses) ?? false),
               }
             : {}),
-          error: error ?? '',
+          error: error ? anyTokenHashed(error, hash) : '',
         };
         return device.sink.write(`${options.prefix ?? ''}${JSON.stringify(entry)}\n`);
       }),
@@ -154,3 +154,16 @@ function errorOf(response: AuditedResponse): string | undefined {
   const errors = (response.body as { errors?: unknown } | undefined)?.errors;
   return Array.isArray(errors) && errors.length > 0 ? errors.join('; ') : undefined;
 }
+
+/**
+ * Old clients put tokens in paths (`auth/token/lookup/<token>`): a path segment after those endpoints, and any
+ * token-shaped text, is hashed like the rest of the entry's secrets.
+ */
+function tokensHashed(path: string, hash: (text: string) => string): string {
+  const inPath = path.match(/^(auth\/token\/(?:lookup|renew|revoke|revoke-orphan)\/)(.+)$/);
+  if (inPath) return `${inPath[1]}${hash(inPath[2] as string)}`;
+  return anyTokenHashed(path, hash);
+}
+
+/** Anything shaped like one of our tokens, wherever it stands in a text (a path, an error message naming the path). */
+const anyTokenHashed = (text: string, hash: (text: string) => string) => text.replace(/hv[sbr]\.[\w.-]+/g, (token) => hash(token));

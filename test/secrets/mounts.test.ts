@@ -124,6 +124,23 @@ describe('sys/mounts', () => {
     expect((await h.call('GET', '/v1/sys/mounts/nothing/tune', asRoot())).status).toBe(404);
   });
 
+  it('refuses endpoint options that are not http(s) URLs and a bad retry_base_ms, at enable and at tune', async () => {
+    const bad = await h.call('POST', '/v1/sys/mounts/gcp-bad', asRoot({ type: 'cloud', options: { iam_endpoint: 'not a url' } }));
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0]).toMatch(/options\.iam_endpoint.*must be an http or https URL/);
+    const ftp = await h.call('POST', '/v1/sys/mounts/gcp-bad', asRoot({ type: 'cloud', options: { token_endpoint: 'ftp://x/token' } }));
+    expect(ftp.body.errors[0]).toMatch(/options\.token_endpoint/);
+    const retry = await h.call('POST', '/v1/sys/mounts/gcp-bad', asRoot({ type: 'cloud', options: { retry_base_ms: '-5' } }));
+    expect(retry.body.errors[0]).toMatch(/options\.retry_base_ms/);
+    expect(await storedMount('gcp-bad/')).toBeUndefined();
+    const good = await h.call('POST', '/v1/sys/mounts/gcp-good', asRoot({ type: 'cloud', options: { iam_endpoint: 'http://127.0.0.1:9/iam' } }));
+    expect(good.status).toBe(204);
+    const tune = await h.call('POST', '/v1/sys/mounts/gcp-good/tune', asRoot({ options: { sts_endpoint: 'sts.example' } }));
+    expect(tune.status).toBe(400);
+    expect(tune.body.errors[0]).toMatch(/options\.sts_endpoint/);
+    expect(await storedMount('gcp-good/')).toMatchObject({ options: { iam_endpoint: 'http://127.0.0.1:9/iam' } });
+  });
+
   it('refuses unknown types by name, a missing type and bad paths', async () => {
     const unknown = await h.call('POST', '/v1/sys/mounts/x', asRoot({ type: 'nosuch' }));
     expect(unknown.status).toBe(400);

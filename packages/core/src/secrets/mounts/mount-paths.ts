@@ -8,8 +8,32 @@ import { disableMount } from './disable-mount.ts';
 import { checkKvVersion, isKvV2 } from './kv-version.ts';
 import { type MountEntry, type MountTableName, fullPath, mountTtls, normaliseMountPath } from './mount-table.ts';
 
-/** Vault's mount options are strings; clients send `{"version": 2}` as often as `{"version": "2"}`. */
-const mountOptions = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String));
+/**
+ * Vault's mount options are strings; clients send `{"version": 2}` as often as `{"version": "2"}`. An option that
+ * names an endpoint (`*_endpoint`, `*_url`, e.g. the cloud engine's `iam_endpoint`) must be an http(s) URL with a
+ * host, so a mount that could never reach its API is refused when it is enabled or tuned, not at its first request.
+ */
+const mountOptions = z
+  .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+  .superRefine((options, context) => {
+    for (const [name, value] of Object.entries(options)) {
+      if (/(_endpoint|_url)$/.test(name) && value !== '' && !isHttpUrl(value)) {
+        context.addIssue({ code: 'custom', path: [name], message: `must be an http or https URL with a host, not "${value.slice(0, 200)}"` });
+      }
+      if (name === 'retry_base_ms' && !/^\d{1,6}$/.test(value)) {
+        context.addIssue({ code: 'custom', path: [name], message: 'must be a whole number of milliseconds (at most 999999)' });
+      }
+    }
+  });
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
 
 const tuneFields = {
   default_lease_ttl: duration.optional(),

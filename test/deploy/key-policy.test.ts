@@ -151,6 +151,17 @@ describe('the replica key policy (a stage in two regions, deployed in its replic
   });
 });
 
+describe('the primary key policy of a stage with replica regions', () => {
+  it('also lets the account replicate the key (the replica region deploy makes its replica), still without using it', () => {
+    const stack = Object.assign(new Stack(new App(), 'Storage', { env: { account, region: 'us-east-1' } }), {
+      stage: 'example-multi-region',
+    }) as unknown as SstStack;
+    const resolved = stack.resolve(sealingKeyPolicy(stack, stageConfig('example-multi-region', 'us-east-1')).toJSON()) as { Statement: Statement[] };
+    expect(resolved.Statement.map((statement) => statement.Sid)).toEqual(['KeyAdministration', 'DecryptDataKey', 'GenerateDataKey']);
+    expect(resolved.Statement[0]?.Action).toEqual([...keyAdminActions, 'kms:ReplicateKey']);
+  });
+});
+
 describe("the keyring's KMS calls carry the context the key policy requires", () => {
   let kms: KmsEmulator;
   beforeAll(async () => {

@@ -1,11 +1,11 @@
 import { CustomResource, RemovalPolicy } from 'aws-cdk-lib';
 import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Table as CdkTable } from 'aws-cdk-lib/aws-dynamodb';
-import { CfnReplicaKey, type IKey, Key } from 'aws-cdk-lib/aws-kms';
+import { type CfnKey, CfnReplicaKey, type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { type StackContext, Table } from 'sst/constructs';
+import { type Stack, type StackContext, Table } from 'sst/constructs';
 import { functionAlarms } from './alarms.ts';
-import { keyhavenFunction } from './functions.ts';
+import { dataKeyContext, functionRoleName, functionRolePrefix, keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
 import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-config.ts';
 
@@ -53,7 +53,93 @@ export function Storage({ stack, app }: StackContext) {
     multiRegion: replicated,
   });
   stack.addOutputs({ SealingKeyArn: sealingKey.keyArn });
-  return { table, sealingKey: sealingKey as IKey, config, firstTokens: config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config }) : undefined };
+  const tokens = config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config }) : undefined;
+  // The whole policy, set last: CDK's default (the account may do everything) and the statements `Secret` adds for
+  // Secrets Manager (any secret of the account) are replaced, not extended.
+  (sealingKey.node.defaultChild as CfnKey).keyPolicy = sealingKeyPolicy(stack, config, tokens ? firstTokensSecretName(stack.stage) : undefined);
+  return { table, sealingKey: sealingKey as IKey, config, firstTokens: tokens };
+}
+
+/** Key administration for the account (IAM decides who), without any use of the key. */
+export const keyAdminActions = [
+  'kms:Create*',
+  'kms:Describe*',
+  'kms:Enable*',
+  'kms:List*',
+  'kms:Put*',
+  'kms:Update*',
+  'kms:Revoke*',
+  'kms:Disable*',
+  'kms:Get*',
+  'kms:Delete*',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:ScheduleKeyDeletion',
+  'kms:CancelKeyDeletion',
+];
+
+/** The first-tokens secret's name, so the key policy can name it without referring to the secret (which refers to the key). */
+export const firstTokensSecretName = (stage: string) => `keyhaven/${stage}/first-tokens`;
+
+/**
+ * The sealing key's policy. The account administers the key but may not use it; the stage's function roles (named
+ * `keyhaven.<stage>.<region>.<id>`, `stacks/functions.ts`: the roles live in stacks that depend on this one, so they
+ * are matched by name, not referred to) may `Decrypt` the data key under its encryption context; `GenerateDataKey`
+ * only the role that creates the data key (the first-tokens resource on deploy stages, any function on stages whose
+ * first tokens are made over HTTP, as `keyActionsOf` grants). With a first-tokens secret, Secrets Manager may use
+ * the key for that secret only (the account's IAM decides who reads it).
+ */
+export function sealingKeyPolicy(stack: Stack, config: StageConfig, secretName?: string): PolicyDocument {
+  const account = new AccountRootPrincipal();
+  const roleArn = (name: string) => `arn:${stack.partition}:iam::${stack.account}:role/${name}`;
+  const functionRoles = roleArn(`${functionRolePrefix(stack.stage, config.region)}*`);
+  // A replica region makes no first tokens: its roles only unwrap the data key that replicated with the table.
+  const replica = config.region !== config.authoritativeRegion;
+  const creator =
+    config.firstTokens === 'http' ? functionRoles : replica ? undefined : roleArn(functionRoleName(stack.stage, config.region, 'Deploy-first-tokens'));
+  const viaSecretsManager = { 'kms:ViaService': `secretsmanager.${config.region}.amazonaws.com` };
+  const statements = [
+    new PolicyStatement({
+      sid: 'KeyAdministration',
+      principals: [account],
+      actions: [...keyAdminActions, ...(config.replicaRegions.length > 0 ? ['kms:ReplicateKey'] : [])],
+      resources: ['*'],
+    }),
+    new PolicyStatement({
+      sid: 'DecryptDataKey',
+      principals: [account],
+      actions: ['kms:Decrypt'],
+      resources: ['*'],
+      conditions: { ArnLike: { 'aws:PrincipalArn': functionRoles }, StringEquals: dataKeyContext },
+    }),
+  ];
+  if (creator) {
+    statements.push(
+      new PolicyStatement({
+        sid: 'GenerateDataKey',
+        principals: [account],
+        actions: ['kms:GenerateDataKey'],
+        resources: ['*'],
+        conditions: { ArnLike: { 'aws:PrincipalArn': creator }, StringEquals: dataKeyContext },
+      }),
+    );
+  }
+  if (secretName) {
+    statements.push(
+      new PolicyStatement({
+        sid: 'FirstTokensSecret',
+        principals: [account],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: viaSecretsManager,
+          StringLike: { 'kms:EncryptionContext:SecretARN': `arn:${stack.partition}:secretsmanager:${config.region}:${stack.account}:secret:${secretName}-??????` },
+        },
+      }),
+      new PolicyStatement({ sid: 'SecretsManagerDescribe', principals: [account], actions: ['kms:DescribeKey'], resources: ['*'], conditions: { StringEquals: viaSecretsManager } }),
+    );
+  }
+  return new PolicyDocument({ statements });
 }
 
 /**
@@ -68,9 +154,7 @@ function replicaStorage(stack: StackContext['stack'], config: StageConfig, table
   const replicaKey = new CfnReplicaKey(stack, 'SealingKey', {
     primaryKeyArn: config.authoritativeSealingKeyArn as string,
     description: `keyhaven ${stack.stage}: replica in ${config.region} of the key that wraps the data key`,
-    keyPolicy: new PolicyDocument({
-      statements: [new PolicyStatement({ actions: ['kms:*'], principals: [new AccountRootPrincipal()], resources: ['*'] })],
-    }),
+    keyPolicy: sealingKeyPolicy(stack, config),
   });
   replicaKey.applyRemovalPolicy(config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN);
   const sealingKey = Key.fromKeyArn(stack, 'SealingKeyReplica', replicaKey.attrArn);
@@ -85,6 +169,7 @@ function replicaStorage(stack: StackContext['stack'], config: StageConfig, table
  */
 function firstTokens(stack: StackContext['stack'], context: Parameters<typeof keyhavenFunction>[2]) {
   const secret = new Secret(stack, 'FirstTokensSecret', {
+    secretName: firstTokensSecretName(stack.stage),
     description: `keyhaven ${stack.stage}: the first root token (root_token) and scheduler management token (scheduler_management_token)`,
     encryptionKey: context.sealingKey,
     removalPolicy: context.config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,

@@ -1,7 +1,7 @@
 import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { type CfnRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Function as SstFunction, type FunctionProps, type Table } from 'sst/constructs';
+import { Function as SstFunction, type FunctionProps, Stack, type Table } from 'sst/constructs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
 import { tableAccessOf } from './permissions.ts';
@@ -74,6 +74,21 @@ export function coreEnvironment({ table, sealingKey, config }: FunctionContext):
  */
 export const providedByRuntime = ['@aws-sdk/*'] as const;
 
+/**
+ * The name of a function's role: `keyhaven.<stage>.<region>.<function id>`. The sealing key's policy names the roles
+ * by this pattern (`aws:PrincipalArn`), since the roles live in stacks that depend on the key's. Dots separate the
+ * parts because stage names cannot hold one, so no other stage's (or region's) roles match this stage's prefix.
+ */
+export function functionRoleName(stage: string, region: string, functionId: string): string {
+  if (!/^[A-Za-z0-9-]+$/.test(stage)) throw new Error(`stage "${stage}": a stage name holds only letters, digits and -`);
+  const name = `${functionRolePrefix(stage, region)}${functionId}`;
+  if (name.length > 64) throw new Error(`role name ${name} is longer than IAM's 64 characters: use a shorter stage name`);
+  return name;
+}
+
+/** What every function role of the stage in the region starts with, and only those. */
+export const functionRolePrefix = (stage: string, region: string) => `keyhaven.${stage}.${region}.`;
+
 /** A Lambda of this app: Node 24 on arm64, a minified ESM bundle of just its entry's imports, less the runtime's SDK. */
 export function keyhavenFunction(
   scope: Construct,
@@ -82,7 +97,7 @@ export function keyhavenFunction(
   props: Pick<FunctionProps, 'handler' | 'description'> & Partial<FunctionProps>,
 ): SstFunction {
   const { environment, permissions, ...rest } = props;
-  return new SstFunction(scope, id, {
+  const fn = new SstFunction(scope, id, {
     runtime: 'nodejs24.x',
     architecture: 'arm_64',
     memorySize: '512 MB',
@@ -94,6 +109,10 @@ export function keyhavenFunction(
     permissions: [...corePermissions(id, context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
     ...rest,
   });
+  const role = fn.role?.node.defaultChild as CfnRole | undefined;
+  if (!role) throw new Error(`function ${id} has no role of its own`);
+  role.roleName = functionRoleName((Stack.of(scope) as Stack).stage, context.config.region, id);
+  return fn;
 }
 
 /** Directories are usually private: the directory Lambda joins the given subnets. No lookups, so synthesis stays offline. */

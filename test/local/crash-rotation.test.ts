@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { watch } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
+import { START_TIMEOUT_MS, freePort, start } from '../support/npm-start.ts';
 import { baseDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
 
 /**
@@ -21,8 +21,6 @@ import { baseDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccoun
  * for the managed table and is not what is killed. Kill times are random from a fixed seed (`CRASH_SEED`).
  */
 
-const repo = path.resolve(import.meta.dirname, '../..');
-const START_TIMEOUT_MS = 90_000;
 const BUDGET_MS = 50_000;
 const MAX_ROUNDS = 30;
 const roles = ['alice', 'bob', 'carol', 'dave'];
@@ -43,17 +41,6 @@ function seeded(seed: number) {
   return { next, int: (below: number) => Math.floor(next() * below), pick: <T>(list: T[]) => list[Math.floor(next() * list.length)] as T };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 interface Child {
   process: ChildProcess;
   base: string;
@@ -63,34 +50,9 @@ interface Child {
 const started = new Set<ChildProcess>();
 
 async function startChild(env: Record<string, string>): Promise<Child> {
-  const bin = path.join(repo, 'node_modules/.bin');
-  const child = spawn(path.join(bin, 'node'), ['--import', 'tsx', 'packages/local/src/main.ts'], {
-    cwd: repo,
-    env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  started.add(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  let gone = false;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  void exited.then(() => {
-    gone = true;
-  });
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    const banner = /secrets service:\s+(\S+)\/v1/.exec(output);
-    if (banner) return { process: child, base: banner[1] as string, exited };
-    if (gone) throw new Error(`the service exited before serving:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`the service did not serve within ${START_TIMEOUT_MS} ms:\n${output}`);
-    await sleep(50);
-  }
+  const child = await start(env);
+  started.add(child.child);
+  return { process: child.child, base: child.secrets, exited: child.exited.then(() => undefined) };
 }
 
 async function kill9(child: Child): Promise<void> {

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { type PathSpec, path } from '../../http/backend.ts';
+import { isInitialized } from './init.ts';
 import { buildDate, clusterId, clusterName, version } from './server-identity.ts';
 
 /**
@@ -18,7 +19,7 @@ export const sealStatusAndLeaderPaths: PathSpec[] = [
           status: 200,
           body: {
             type: 'shamir',
-            initialized: (await core.store.get('sys', 'init')) !== undefined,
+            initialized: await isInitialized(core),
             sealed: false,
             t: 1,
             n: 1,

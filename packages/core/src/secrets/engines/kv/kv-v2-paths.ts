@@ -4,6 +4,7 @@ import { badRequest, notFound } from '../../../http/errors.ts';
 import { bool, count, duration } from '../../../http/fields.ts';
 import {
   type SecretMetadata,
+  type VersionMetadata,
   destroyVersionData,
   effective,
   goDuration,
@@ -36,6 +37,23 @@ function parse<Schema extends z.ZodType>(schema: Schema, request: Request): z.ou
     throw badRequest(parsed.error.issues.map((issue) => `invalid value for "${issue.path.join('.') || 'request'}": ${issue.message}`).join('; '));
   }
   return parsed.data;
+}
+
+/** `undelete/` and `destroy/`: a change to each named version that exists, saved with the secret's metadata. */
+async function changeVersions(request: Request, change: (entry: VersionMetadata, version: number, secret: string) => void | Promise<void>) {
+  const { path, versions } = parse(versionsFields, request);
+  const wanted = required(versions);
+  const secret = secretPath(path);
+  const metadata = await readMetadata(request.storage, secret);
+  if (!metadata) return undefined;
+  const updated = structuredClone(metadata);
+  for (const version of wanted) {
+    const entry = updated.versions[String(version)];
+    if (entry) await change(entry, version, secret);
+  }
+  updated.updated_time = timestamp(request.core.clock.now());
+  await saveMetadata(request.storage, secret, updated, metadata);
+  return undefined;
 }
 
 const versionsField = z
@@ -143,42 +161,21 @@ export const kvV2Paths: PathSpec[] = [
     pattern: 'undelete/:path+',
     fields: anyFields,
     operations: {
-      update: async (request) => {
-        const { path, versions } = parse(versionsFields, request);
-        const wanted = required(versions);
-        const metadata = await readMetadata(request.storage, secretPath(path));
-        if (!metadata) return undefined;
-        const updated = structuredClone(metadata);
-        for (const version of wanted) {
-          const entry = updated.versions[String(version)];
-          if (entry && !entry.destroyed) entry.deletion_time = '';
-        }
-        updated.updated_time = timestamp(request.core.clock.now());
-        await saveMetadata(request.storage, secretPath(path), updated, metadata);
-        return undefined;
-      },
+      update: (request) =>
+        changeVersions(request, (entry) => {
+          if (!entry.destroyed) entry.deletion_time = '';
+        }),
     },
   }),
   path({
     pattern: 'destroy/:path+',
     fields: anyFields,
     operations: {
-      update: async (request) => {
-        const { path, versions } = parse(versionsFields, request);
-        const wanted = required(versions);
-        const metadata = await readMetadata(request.storage, secretPath(path));
-        if (!metadata) return undefined;
-        const updated = structuredClone(metadata);
-        for (const version of wanted) {
-          const entry = updated.versions[String(version)];
-          if (!entry) continue;
+      update: (request) =>
+        changeVersions(request, async (entry, version, secret) => {
           entry.destroyed = true;
-          await destroyVersionData(request.storage, secretPath(path), version);
-        }
-        updated.updated_time = timestamp(request.core.clock.now());
-        await saveMetadata(request.storage, secretPath(path), updated, metadata);
-        return undefined;
-      },
+          await destroyVersionData(request.storage, secret, version);
+        }),
     },
   }),
 ];

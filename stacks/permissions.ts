@@ -41,7 +41,8 @@ export const tableAccess: Record<string, TableAccess> = {
   'Secrets-system': { items: [...read, ...write, transact], queriesDueIndex: false },
   // The authenticated read path reads the token and the secret in one BatchGetItem (`PathSpec.prefetch`).
   'Secrets-kv': { items: [...read, 'dynamodb:BatchGetItem', ...write], queriesDueIndex: false },
-  'Secrets-jwt': { items: [...read, 'dynamodb:PutItem', 'dynamodb:DeleteItem', transact], queriesDueIndex: false },
+  // A limited-use token spends its uses (UpdateItem) in whichever function serves the request.
+  'Secrets-jwt': { items: [...read, ...write, transact], queriesDueIndex: false },
   'Secrets-ldap': { items: [...read, ...write], queriesDueIndex: false },
   'Secrets-mesh': { items: [...read, ...write], queriesDueIndex: false },
   'Secrets-cloud': { items: [...read, ...write], queriesDueIndex: false },

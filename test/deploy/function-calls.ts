@@ -245,6 +245,10 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   const assertion = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setSubject('alice').setAudience('keyhaven').setIssuedAt().setExpirationTime('5m').sign(privateKey);
   await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/login', { role: 'dev', jwt: assertion }, '');
   await call('Secrets-jwt', jwt, 'DELETE', '/v1/auth/jwt/role/dev');
+  // A limited-use token spends its uses in whichever function serves the request, and is revoked there at its last.
+  const twoUses = (await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['root'], num_uses: 2 })).body.auth.client_token;
+  await call('Secrets-jwt', jwt, 'GET', '/v1/auth/jwt/config', undefined, twoUses);
+  await call('Secrets-jwt', jwt, 'GET', '/v1/auth/jwt/config', undefined, twoUses);
 
   // scheduler: bootstrap, policies, tokens, a blocking query, the event stream
   const api = (await import('../../functions/scheduler/api.ts')).handler as unknown as Handler;

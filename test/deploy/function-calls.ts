@@ -1,16 +1,17 @@
-import { leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { generateKeyPairSync } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { DeleteItemCommand, type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SignJWT } from 'jose';
 import { expect, vi } from 'vitest';
+import { leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type KmsEmulator, startKmsEmulator } from '../emulators/kms.ts';
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
 import { type InvokedHandler, type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
 import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../emulators/secrets-manager.ts';
 import { emulatedGoogleOptions } from '../support/cloud-engine.ts';
+import { deletionLdif, rollbackLdif } from '../support/ldif-fixtures.ts';
 import { dynamicDn, groupsDn, managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from '../support/slapd.ts';
 import {
   deployedEnvironment,
@@ -123,18 +124,6 @@ changetype: modify
 add: member
 member: cn={{.Username}},${dynamicDn}
 -
-`;
-const deletionLdif = `dn: cn=developers,${groupsDn}
-changetype: modify
-delete: member
-member: cn={{.Username}},${dynamicDn}
--
-
-dn: cn={{.Username}},${dynamicDn}
-changetype: delete
-`;
-const rollbackLdif = `dn: cn={{.Username}},${dynamicDn}
-changetype: delete
 `;
 const viewer = 'resource "//cloudresourcemanager.googleapis.com/projects/proj-1" { roles = ["roles/viewer"] }';
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
 import { dynamicDn, groupsDn } from '../support/slapd.ts';
+import { deletionLdif, rollbackLdif } from '../support/ldif-fixtures.ts';
 
 const creationLdif = `dn: cn={{.Username}},${dynamicDn}
 objectClass: inetOrgPerson
@@ -15,18 +16,6 @@ changetype: modify
 add: member
 member: cn={{.Username}},${dynamicDn}
 -
-`;
-const deletionLdif = `dn: cn=developers,${groupsDn}
-changetype: modify
-delete: member
-member: cn={{.Username}},${dynamicDn}
--
-
-dn: cn={{.Username}},${dynamicDn}
-changetype: delete
-`;
-const rollbackLdif = `dn: cn={{.Username}},${dynamicDn}
-changetype: delete
 `;
 const developers = `cn=developers,${groupsDn}`;
 

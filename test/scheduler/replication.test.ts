@@ -122,8 +122,13 @@ describe('scheduler in a replica region, over a replicated table', () => {
     replicator.resume();
     const out = await blocked;
     expect(out.status).toBe(200);
-    expect(out.body.map((policy: { Name: string }) => policy.Name)).toContain('woken');
     expect(out.index).toBe(written.index);
+    // A write's items replicate one by one (as a global table's do): the query may wake on the index before the
+    // policy itself has arrived; once the replica has caught up, the policy is there.
+    await replicator.caughtUp();
+    const after = await inReplica('GET', '/v1/acl/policies');
+    expect(after.body.map((policy: { Name: string }) => policy.Name)).toContain('woken');
+    expect(after.index).toBe(written.index);
   });
 
   it('answers a write 503 naming the authoritative region when no URL is configured for it', async () => {

@@ -1,8 +1,8 @@
 import type { EngineRequest } from '@keyhaven/core/core.ts';
 import { answerEngineRequest } from '@keyhaven/core/engine-requests.ts';
-import type { Backend } from '@keyhaven/core/http/backend.ts';
 import { createSecretsApp } from '@keyhaven/core/http/secrets-app.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import type { Backend } from '@keyhaven/core/secrets/framework/backend.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { handle, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
 import { refusal, refusesOverHttp } from '../refuse-first-tokens.ts';

@@ -7,9 +7,9 @@
  */
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../packages/core/src/http/errors.ts';
-import { Acl } from '../../packages/core/src/secrets/policies/acl.ts';
 import { PolicyParseError, parsePolicyRules } from '../../packages/core/src/scheduler/acl/policy-rules.ts';
+import { ApiError } from '../../packages/core/src/secrets/framework/errors.ts';
+import { Acl } from '../../packages/core/src/secrets/policies/acl.ts';
 import { type PathRule, parsePolicyDocument } from '../../packages/core/src/secrets/policies/policy-document.ts';
 import { buildGoHarness, runGoHarness } from '../support/go-harness.ts';
 import { fixedCases, generatedCases, generatedNomadCases, nomadFixedCases, pathsFor, writeBodies, writePathsFor } from './hcl/policy-corpus.ts';

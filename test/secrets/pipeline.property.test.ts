@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import type { Backend } from '../../packages/core/src/http/backend.ts';
 import type { Logger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
+import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
 /**

@@ -1,8 +1,8 @@
-import * as z from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Backend, path } from '../../packages/core/src/http/backend.ts';
-import { notFound } from '../../packages/core/src/http/errors.ts';
-import { bool, count, duration, stringList } from '../../packages/core/src/http/fields.ts';
+import * as z from 'zod';
+import { type Backend, path } from '../../packages/core/src/secrets/framework/backend.ts';
+import { notFound } from '../../packages/core/src/secrets/framework/errors.ts';
+import { bool, count, duration, stringList } from '../../packages/core/src/secrets/framework/fields.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { type Backend, path } from '../../packages/core/src/http/backend.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { type Backend, path } from '../../packages/core/src/secrets/framework/backend.ts';
 import { type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
 /** The `auth` block of a reply that issued or renewed a token. */

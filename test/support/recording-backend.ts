@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { Core } from '../../packages/core/src/core.ts';
-import type { Backend, LeaseContext } from '../../packages/core/src/http/backend.ts';
-import { bool, duration } from '../../packages/core/src/http/fields.ts';
+import type { Backend, LeaseContext } from '../../packages/core/src/secrets/framework/backend.ts';
+import { bool, duration } from '../../packages/core/src/secrets/framework/fields.ts';
 import type { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
 import type { SecretsHarness } from './secrets-harness.ts';
 

@@ -5,13 +5,13 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
-import type { Backend } from '../../packages/core/src/http/backend.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { type Logger, silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
+import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
-import { type KeySource, fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { fileKeySource, type KeySource } from '../../packages/core/src/storage/keyring.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 

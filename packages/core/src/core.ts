@@ -1,14 +1,14 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Backend } from './http/backend.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { jsonLogger, type Logger } from './lib/log.ts';
 import { AuditDevices } from './secrets/audit/audit-devices.ts';
 import { AuditLog } from './secrets/audit/audit-log.ts';
+import type { Backend } from './secrets/framework/backend.ts';
 import { LeaseManager } from './secrets/leases/lease-manager.ts';
 import { MountTable } from './secrets/mounts/mount-table.ts';
 import { PolicyStore } from './secrets/policies/policy-store.ts';
 import { TokenStore } from './secrets/tokens/token-store.ts';
-import { type KeySource, Keyring } from './storage/keyring.ts';
+import { Keyring, type KeySource } from './storage/keyring.ts';
 import { ConditionFailed, Store } from './storage/store.ts';
 
 /** Everything a handler may use: the table, the keyring, time, and the shared registries built on them. */

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import type { Core } from '../core.ts';
 import { jsonLogger } from '../lib/log.ts';
-import { ApiError, badRequest } from './errors.ts';
+import { ApiError, badRequest } from '../secrets/framework/errors.ts';
+import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
 import { forwardSecretsWrites, type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
-import { maxBodyBytes, Pipeline } from './pipeline.ts';
 
 export interface SecretsAppOptions {
   /** The core, created once per process on first use (a Lambda's cold start). */

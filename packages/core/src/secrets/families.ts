@@ -1,9 +1,9 @@
-import type { Backend } from '../http/backend.ts';
 import { jwtBackend, oidcBackend } from './auth/jwt/jwt-backend.ts';
-import { kvBackend } from './engines/kv/kv-backend.ts';
-import { meshBackend } from './engines/mesh/mesh-backend.ts';
-import { ldapBackend } from './engines/ldap/ldap-backend.ts';
 import { cloudBackend } from './engines/cloud/cloud-backend.ts';
+import { kvBackend } from './engines/kv/kv-backend.ts';
+import { ldapBackend } from './engines/ldap/ldap-backend.ts';
+import { meshBackend } from './engines/mesh/mesh-backend.ts';
+import type { Backend } from './framework/backend.ts';
 import { identityBackend } from './identity/identity-backend.ts';
 import { systemBackend } from './sys/system-backend.ts';
 import { tokenBackend } from './tokens/token-backend.ts';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { badRequest } from '../../http/errors.ts';
+import { AuditOptionError, type AuditSink, deviceTypes, openSink, probeFile } from '../../lib/audit-sinks.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Store } from '../../storage/store.ts';
+import { badRequest } from '../framework/errors.ts';
 import { auditHash } from './audit-hash.ts';
-import { AuditOptionError, type AuditSink, deviceTypes, openSink, probeFile } from '../../lib/audit-sinks.ts';
 
 /** An audit device as `sys/audit` shows it. */
 export interface AuditDeviceInfo {

@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.ts';
+import { ApiError } from '../framework/errors.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { AuditDevices } from './audit-devices.ts';

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { type PathSpec, path } from '../../http/backend.ts';
-import { badRequest } from '../../http/errors.ts';
-import { bool, stringMap } from '../../http/fields.ts';
+import { type PathSpec, path } from '../framework/backend.ts';
+import { badRequest } from '../framework/errors.ts';
+import { bool, stringMap } from '../framework/fields.ts';
 
 const devicePath = z.string().min(1).max(128);
 

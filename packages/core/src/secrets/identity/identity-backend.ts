@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { type Backend, path } from '../../http/backend.ts';
+import { type Backend, path } from '../framework/backend.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import { identityTokenIssuer, publishedIdentityKeys } from './plugin-identity-keys.ts';
 

@@ -1,12 +1,13 @@
 import type { Core, EngineRequest } from '../../core.ts';
-import type { LeaseContext, LeaseHooks, Reply } from '../../http/backend.ts';
-import { ApiError, badRequest, notFound } from '../../http/errors.ts';
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import { randomBase62 } from '../../lib/random.ts';
 import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
+import type { LeaseContext, LeaseHooks, Reply } from '../framework/backend.ts';
+import { ApiError, badRequest, notFound } from '../framework/errors.ts';
+import { systemFor } from '../framework/system.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import { type MountEntry, mountTtls } from '../mounts/mount-table.ts';
 
@@ -409,6 +410,7 @@ export class LeaseManager {
       mount,
       storage: new MountStorage(this.store, this.keyring, mount.uuid),
       core: this.core,
+      system: systemFor(this.core, mount),
     };
   }
 }

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import type { Core } from '../../core.ts';
-import { type PathSpec, type Request, path } from '../../http/backend.ts';
-import { badRequest } from '../../http/errors.ts';
-import { bool, duration } from '../../http/fields.ts';
+import { type PathSpec, path, type Request } from '../framework/backend.ts';
+import { badRequest } from '../framework/errors.ts';
+import { bool, duration } from '../framework/fields.ts';
 import { leaseNotFound } from './lease-manager.ts';
 
 const leaseIdFields = z.object({ lease_id: z.string().min(1).optional(), url_lease_id: z.string().optional() });

@@ -1,8 +1,8 @@
 import type { Core } from '../../core.ts';
-import { ApiError } from '../../http/errors.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { dueKey } from '../../storage/due.ts';
 import { ConditionFailed } from '../../storage/store.ts';
+import { ApiError } from '../framework/errors.ts';
 import type { LeaseItem } from '../leases/lease-manager.ts';
 import { MountStorage } from './mount-storage.ts';
 import type { MountEntry } from './mount-table.ts';

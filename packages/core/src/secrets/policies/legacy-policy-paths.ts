@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { type PathSpec, path } from '../../http/backend.ts';
-import { badRequest } from '../../http/errors.ts';
+import { type PathSpec, path } from '../framework/backend.ts';
+import { badRequest } from '../framework/errors.ts';
 import { envelopeWithTopLevelData } from '../sys/top-level-data.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../http/errors.ts';
+import { ApiError } from '../framework/errors.ts';
 import { parsePolicyDocument } from './policy-document.ts';
 
 /** The 400 a bad document earns, as the API reports it. */

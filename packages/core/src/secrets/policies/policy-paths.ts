@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { type PathSpec, type Request, path } from '../../http/backend.ts';
-import { badRequest, permissionDenied } from '../../http/errors.ts';
-import { stringList } from '../../http/fields.ts';
+import { type PathSpec, path, type Request } from '../framework/backend.ts';
+import { badRequest, permissionDenied } from '../framework/errors.ts';
+import { stringList } from '../framework/fields.ts';
 import type { Acl } from './acl.ts';
 
 const nameField = z.object({ name: z.string().min(1) });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { type PathSpec, path } from '../../http/backend.ts';
+import { type PathSpec, path } from '../framework/backend.ts';
 import { initialize, isInitialized } from './init.ts';
 import { clusterId, clusterName, version } from './server-identity.ts';
 

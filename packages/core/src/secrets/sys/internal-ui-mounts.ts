@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { type PathSpec, path } from '../../http/backend.ts';
-import { notFound, permissionDenied } from '../../http/errors.ts';
+import { type PathSpec, path } from '../framework/backend.ts';
+import { notFound, permissionDenied } from '../framework/errors.ts';
 import { isKvV2 } from '../mounts/kv-version.ts';
 import { describeMount } from '../mounts/mount-paths.ts';
 import { tokenFromHeaders } from '../tokens/caller.ts';

@@ -1,5 +1,5 @@
-import type { Backend } from '../../http/backend.ts';
 import { auditPaths } from '../audit/audit-paths.ts';
+import type { Backend } from '../framework/backend.ts';
 import { leasePaths } from '../leases/lease-paths.ts';
 import { mountPaths } from '../mounts/mount-paths.ts';
 import { legacyPolicyPaths } from '../policies/legacy-policy-paths.ts';

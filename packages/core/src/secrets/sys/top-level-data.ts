@@ -1,4 +1,4 @@
-import type { Reply, Request } from '../../http/backend.ts';
+import type { Reply, Request } from '../framework/backend.ts';
 
 /**
  * Vault's older `sys/` endpoints (`sys/policy`, `sys/policy/:name`) answer with the envelope and, for the clients

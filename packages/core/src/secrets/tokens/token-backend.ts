@@ -1,12 +1,12 @@
 import * as z from 'zod';
-import { type Backend, type Request, path } from '../../http/backend.ts';
-import { type ApiError, badRequest, permissionDenied } from '../../http/errors.ts';
-import { bool, count, duration, stringList, stringMap } from '../../http/fields.ts';
 import { epochSeconds } from '../../lib/clock.ts';
+import { type Backend, path, type Request } from '../framework/backend.ts';
+import { type ApiError, badRequest, permissionDenied } from '../framework/errors.ts';
+import { bool, count, duration, stringList, stringMap } from '../framework/fields.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import { mountTtls, tokenStoreMount } from '../mounts/mount-table.ts';
-import { type TokenEntry, describeToken, isRootEntry } from './token-entry.ts';
-import { type TokenRole, roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, tokenRolePaths } from './token-roles.ts';
+import { describeToken, isRootEntry, type TokenEntry } from './token-entry.ts';
+import { roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, type TokenRole, tokenRolePaths } from './token-roles.ts';
 
 /** `auth/token/`: create, look up, renew and revoke tokens, as Vault's token store does. */
 

@@ -1,8 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
-import { type Reply, type Request, path } from '../../http/backend.ts';
-import { badRequest } from '../../http/errors.ts';
-import { bool, count, duration, stringList } from '../../http/fields.ts';
+import { path, type Reply, type Request } from '../framework/backend.ts';
+import { badRequest } from '../framework/errors.ts';
+import { bool, count, duration, stringList } from '../framework/fields.ts';
 import { mountTtls } from '../mounts/mount-table.ts';
 
 /**

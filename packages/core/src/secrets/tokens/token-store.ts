@@ -1,11 +1,11 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import { randomBase62 } from '../../lib/random.ts';
-import { badRequest } from '../../http/errors.ts';
+import { dueKey, shardedQueue, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
-import { dueKey, shardedQueue, ttlBackstop } from '../../storage/due.ts';
-import { type MountRef, inServiceCheck, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
+import { badRequest } from '../framework/errors.ts';
+import { inServiceCheck, type MountRef, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
 import type { TokenEntry } from './token-entry.ts';
 
 export interface NewToken {

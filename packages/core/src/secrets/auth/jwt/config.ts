@@ -1,11 +1,11 @@
 import * as z from 'zod';
-import { path, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { bool, jsonValue, stringList } from '../../../http/fields.ts';
+import { parseCaBundle } from '../../../lib/fetch-with-ca.ts';
 import { uuid } from '../../../lib/random.ts';
+import { path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { bool, jsonValue, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { supportedAlgorithms } from './algorithms.ts';
-import { parseCaBundle } from '../../../lib/fetch-with-ca.ts';
 import { checkRemoteKeys, parsePublicKeyPem } from './keys.ts';
 import { ProcessCache } from './process-cache.ts';
 

@@ -1,8 +1,8 @@
-import type { Request } from '../../../http/backend.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { uuid } from '../../../lib/random.ts';
-import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
+import type { Request } from '../../framework/backend.ts';
+import type { MountStorage } from '../../mounts/mount-storage.ts';
 
 /**
  * Identity for this login method, kept in the mount's storage: one entity per user-claim value (its alias),

@@ -1,7 +1,7 @@
-import type { Backend } from '../../../http/backend.ts';
+import type { Backend } from '../../framework/backend.ts';
 import { configPaths } from './config.ts';
-import { renewLogin } from './login-result.ts';
 import { loginPaths } from './login.ts';
+import { renewLogin } from './login-result.ts';
 import { oidcPaths } from './oidc.ts';
 import { rolePaths } from './roles.ts';
 

@@ -1,9 +1,9 @@
 import { createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { compactVerify, createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, importSPKI, type JWTVerifyGetKey } from 'jose';
-import { badRequest } from '../../../http/errors.ts';
+import { fetchWithCa } from '../../../lib/fetch-with-ca.ts';
+import { badRequest } from '../../framework/errors.ts';
 import { algorithmsForKey, supportedAlgorithms } from './algorithms.ts';
 import type { JwtConfig } from './config.ts';
-import { fetchWithCa } from '../../../lib/fetch-with-ca.ts';
 import { serverMetadata } from './oidc-client.ts';
 
 /** Checks a JWT's signature against the mount's keys; returns the verified payload bytes. */

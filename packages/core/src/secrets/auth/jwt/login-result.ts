@@ -1,8 +1,8 @@
 import ipaddr from 'ipaddr.js';
-import type { LoginResult, Reply, Request } from '../../../http/backend.ts';
-import { badRequest, permissionDenied } from '../../../http/errors.ts';
-import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { Core } from '../../../core.ts';
+import type { LoginResult, Reply, Request } from '../../framework/backend.ts';
+import { badRequest, permissionDenied } from '../../framework/errors.ts';
+import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { TokenEntry } from '../../tokens/token-entry.ts';
 import { type Claims, checkBoundClaims, claimMetadata, groupNames, userName } from './claims.ts';
 import { resolveEntity } from './identity.ts';

@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { path, type Reply, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { type Claims, ClaimError, checkExpectedClaims, checkTimes } from './claims.ts';
+import { path, type Reply, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { ClaimError, type Claims, checkExpectedClaims, checkTimes } from './claims.ts';
 import { clientSecret, loadConfig } from './config.ts';
 import { loginAlgorithms, signatureCheck, TokenInvalid } from './keys.ts';
 import { finishLogin, requireAllowedAddress } from './login-result.ts';

@@ -1,6 +1,6 @@
-import type { Request } from '../../../http/backend.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
+import type { Request } from '../../framework/backend.ts';
 
 /** How long an OIDC flow may take between `auth_url` and `callback`. */
 export const oidcStateSeconds = 600;

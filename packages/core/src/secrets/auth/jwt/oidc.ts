@@ -1,9 +1,9 @@
-import * as client from 'openid-client';
 import { decodeProtectedHeader } from 'jose';
+import * as client from 'openid-client';
 import * as z from 'zod';
-import { path, type Reply, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { type Claims, ClaimError, checkExpectedClaims } from './claims.ts';
+import { path, type Reply, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { ClaimError, type Claims, checkExpectedClaims } from './claims.ts';
 import { clientSecret, isOidcConfigured, type JwtConfig, loadConfig } from './config.ts';
 import { describe } from './keys.ts';
 import { finishLogin, requireAllowedAddress } from './login-result.ts';

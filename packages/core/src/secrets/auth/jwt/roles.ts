@@ -1,9 +1,9 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
-import { path, type Reply, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { bool, count, duration, jsonValue, stringList } from '../../../http/fields.ts';
 import { DurationError, maxDurationSeconds, parseDuration } from '../../../lib/duration.ts';
+import { path, type Reply, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { bool, count, duration, jsonValue, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { ProcessCache } from './process-cache.ts';
 

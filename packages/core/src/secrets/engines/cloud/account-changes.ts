@@ -1,6 +1,6 @@
-import { ApiError, badRequest } from '../../../http/errors.ts';
 import { randomBase62 } from '../../../lib/random.ts';
 import { ConditionFailed, type TransactItem } from '../../../storage/store.ts';
+import { ApiError, badRequest } from '../../framework/errors.ts';
 import { grantBindings } from './bindings.ts';
 import { type EngineContext, settleNow, walItem, writeAhead } from './cleanup.ts';
 import { asApiError, type GoogleClient } from './google-client.ts';

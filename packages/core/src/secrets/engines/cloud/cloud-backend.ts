@@ -1,4 +1,4 @@
-import type { Backend } from '../../../http/backend.ts';
+import type { Backend } from '../../framework/backend.ts';
 import { configPaths } from './config.ts';
 import { impersonatedAccountPaths } from './impersonated-accounts.ts';
 import { keyLeaseHooks, keyPaths, keySecretType } from './keys.ts';

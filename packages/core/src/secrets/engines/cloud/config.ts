@@ -1,11 +1,11 @@
 import { createPrivateKey } from 'node:crypto';
 import { Cron } from 'croner';
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { bool, duration } from '../../../http/fields.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { formatDuration } from '../../../lib/duration.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { bool, duration } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { CredentialsFile } from './google-client.ts';
 

@@ -1,5 +1,5 @@
 import type { JWTOptions } from 'google-auth-library';
-import { ApiError } from '../../../http/errors.ts';
+import { ApiError } from '../../framework/errors.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 
 /**

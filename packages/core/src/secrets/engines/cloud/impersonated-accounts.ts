@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { duration, stringList } from '../../../http/fields.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { duration, stringList } from '../../framework/fields.ts';
 import { asApiError, isNotFound } from './google-client.ts';
 import { impersonatedKey } from './records.ts';
 import { rootClient } from './root-client.ts';

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { type LeaseHooks, type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { duration } from '../../../http/fields.ts';
+import { type LeaseHooks, type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { duration } from '../../framework/fields.ts';
 import { type EngineContext, leasedKeyDelay, settleNow, walItem, writeAhead } from './cleanup.ts';
 import { configValue, loadConfig } from './config.ts';
 import { asApiError } from './google-client.ts';

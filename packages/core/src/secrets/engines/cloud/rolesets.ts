@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { stringList } from '../../../http/fields.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, replaceRolesetAccount, rotateTokenKey, storeOnly } from './account-changes.ts';
 import { parseBindings, sameBindings } from './bindings.ts';
 import { type EngineContext, walItem } from './cleanup.ts';

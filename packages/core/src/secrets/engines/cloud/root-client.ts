@@ -1,10 +1,10 @@
 import { importJWK, SignJWT } from 'jose';
 import type { Core } from '../../../core.ts';
-import { ApiError } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { ApiError } from '../../framework/errors.ts';
+import { identityKey, identityTokenIssuer } from '../../identity/plugin-identity-keys.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
-import { identityKey, identityTokenIssuer } from '../../identity/plugin-identity-keys.ts';
 import { type ConfigItem, loadConfig, openCredentials } from './config.ts';
 import { cloudPlatformScope, type Endpoints, endpointsOf, GoogleApiError, GoogleClient, tokenFromCredentials } from './google-client.ts';
 

@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { type PathSpec, path } from '../../../http/backend.ts';
-import { ApiError, badRequest } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
+import { type PathSpec, path } from '../../framework/backend.ts';
+import { ApiError, badRequest } from '../../framework/errors.ts';
 import { type EngineContext, settleNow, walItem, writeAhead } from './cleanup.ts';
 import { configKey, loadConfig, nextRotation, openCredentials, parseCredentials, sealCredentials } from './config.ts';
 import { asApiError } from './google-client.ts';

@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { ApiError, badRequest } from '../../../http/errors.ts';
-import { stringList } from '../../../http/fields.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { ApiError, badRequest } from '../../framework/errors.ts';
+import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, revokeIssuedKeys, rotateTokenKey, storeOnly, storeWrite } from './account-changes.ts';
 import { type Bindings, grantBindings, parseBindings, sameBindings } from './bindings.ts';
 import { type EngineContext, settleNow, type WalDraft, walItem, writeAhead } from './cleanup.ts';

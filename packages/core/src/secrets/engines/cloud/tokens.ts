@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
 import { asApiError, endpointsOf, tokenFromCredentials } from './google-client.ts';
 import { type AccountItem, loadAccount, openTokenKey, rolesetKey, staticAccountKey } from './records.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';

@@ -1,10 +1,10 @@
-import type { Backend, Handler, Operation, PathSpec, Request } from '../../../http/backend.ts';
-import { path } from '../../../http/backend.ts';
-import { ApiError } from '../../../http/errors.ts';
+import type { Backend, Handler, Operation, PathSpec, Request } from '../../framework/backend.ts';
+import { path } from '../../framework/backend.ts';
+import { ApiError } from '../../framework/errors.ts';
 import { ensureUpgraded } from './kv-upgrade.ts';
-import { isKvV2 } from './kv-version.ts';
 import { v1Exists, v1Fields, v1Key, v1Operations } from './kv-v1.ts';
 import { kvV2Paths } from './kv-v2-paths.ts';
+import { isKvV2 } from './kv-version.ts';
 
 /**
  * `kv`: Vault's key/value engine in both versions, chosen per mount by `options.version` (`sys/mounts`, upgraded by

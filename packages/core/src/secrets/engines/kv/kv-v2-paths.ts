@@ -1,10 +1,9 @@
 import * as z from 'zod';
-import { type PathSpec, type Reply, type Request, path } from '../../../http/backend.ts';
-import { badRequest, notFound } from '../../../http/errors.ts';
-import { bool, count, duration } from '../../../http/fields.ts';
+import { type PathSpec, path, type Reply, type Request } from '../../framework/backend.ts';
+import { badRequest, notFound } from '../../framework/errors.ts';
+import { bool, count, duration } from '../../framework/fields.ts';
+import { deleteSecret, listSecrets } from './kv-v2-metadata.ts';
 import {
-  type SecretMetadata,
-  type VersionMetadata,
   destroyVersionData,
   effective,
   goDuration,
@@ -13,14 +12,15 @@ import {
   readConfig,
   readMetadata,
   readVersionData,
+  type SecretMetadata,
   saveMetadata,
   secretPath,
   timestamp,
+  type VersionMetadata,
   versionReply,
   writeConfig,
   writeVersion,
 } from './kv-v2-store.ts';
-import { deleteSecret, listSecrets } from './kv-v2-metadata.ts';
 
 /**
  * kv version 2's endpoints, as Vault's versioned key/value plugin serves them: `config`, `data/:path`,

@@ -1,6 +1,6 @@
-import type { Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
+import type { Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import { type Attribute, type Change, Client, type Entry, escapeFilter, InvalidCredentialsError, NoSuchObjectError, ResultCodeError } from 'ldapts';
-import { ApiError } from '../../../http/errors.ts';
+import { ApiError } from '../../framework/errors.ts';
 import type { DirectoryConfig } from './config-model.ts';
 import { passwordChanges } from './schemas.ts';
 

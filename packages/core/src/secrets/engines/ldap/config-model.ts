@@ -1,7 +1,6 @@
 import type { Core } from '../../../core.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { randomString } from '../../../lib/password.ts';
-import { generatePassword } from '../../../lib/password.ts';
+import { generatePassword, randomString } from '../../../lib/password.ts';
+import { badRequest } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { loadPasswordPolicy } from '../../sys/password-policies.ts';
 import type { TlsVersionName } from './client.ts';

@@ -1,15 +1,15 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { bool, duration, integer } from '../../../http/fields.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { maxPolicyLength } from '../../../lib/password.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { bool, duration, integer } from '../../framework/fields.ts';
 import { tlsVersionNames } from './client.ts';
 import { type ConfigValue, configDefaults, configKey, defaultPasswordLength, directoryConfig, loadConfigItem } from './config-model.ts';
+import { checkDn } from './dn.ts';
 import { dueUpdate, updateExpression } from './records.ts';
 import { checkSchedule, minRootRotationPeriod, minRotationWindow, rootNextDue } from './rotation-schedule.ts';
-import { maxPolicyLength } from '../../../lib/password.ts';
-import { checkDn } from './dn.ts';
 import { schemaNames } from './schemas.ts';
 
 /** `config`: how the engine reaches the directory. A POST merges into what is stored; `bindpass` is never shown. */

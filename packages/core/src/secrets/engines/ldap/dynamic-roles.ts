@@ -1,17 +1,17 @@
 import { NoSuchObjectError } from 'ldapts';
 import * as z from 'zod';
-import type { LeaseHooks, PathSpec, Request } from '../../../http/backend.ts';
-import { path } from '../../../http/backend.ts';
-import { badRequest, notFound } from '../../../http/errors.ts';
-import { duration } from '../../../http/fields.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { renderTemplate, TemplateError, checkTemplate, utf16le } from '../../../lib/go-template.ts';
+import { checkTemplate, renderTemplate, TemplateError, utf16le } from '../../../lib/go-template.ts';
+import type { LeaseHooks, PathSpec, Request } from '../../framework/backend.ts';
+import { path } from '../../framework/backend.ts';
+import { badRequest, notFound } from '../../framework/errors.ts';
+import { duration } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { DirectoryError, withDirectory } from './client.ts';
 import { newPassword } from './config-model.ts';
-import { requireDirectoryConfig } from './write-ahead.ts';
 import { distinguishedNames, LdifError, parseLdif, runLdif } from './ldif.ts';
 import { checkHierarchicalName } from './managed-accounts.ts';
+import { requireDirectoryConfig } from './write-ahead.ts';
 
 /**
  * `role/:name` (dynamic roles: LDIF templates) and `creds/:name` (a new account per read, under a renewable

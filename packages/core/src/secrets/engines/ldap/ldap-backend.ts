@@ -1,4 +1,4 @@
-import type { Backend } from '../../../http/backend.ts';
+import type { Backend } from '../../framework/backend.ts';
 import { configPaths } from './config.ts';
 import { dynamicLeaseHooks, dynamicRolePaths, dynamicSecretType } from './dynamic-roles.ts';
 import { libraryLeaseHooks, libraryPaths, librarySecretType } from './library.ts';

@@ -1,10 +1,10 @@
 import * as z from 'zod';
 import type { Core } from '../../../core.ts';
-import { type LeaseHooks, type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { badRequest, notFound } from '../../../http/errors.ts';
-import { bool, duration, stringList } from '../../../http/fields.ts';
 import { randomBase62 } from '../../../lib/random.ts';
 import { ConditionFailed, type TransactItem } from '../../../storage/store.ts';
+import { type LeaseHooks, type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest, notFound } from '../../framework/errors.ts';
+import { bool, duration, stringList } from '../../framework/fields.ts';
 import { leaseIdFor } from '../../leases/lease-manager.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';

@@ -1,8 +1,8 @@
-import type { Core } from '../../../core.ts';
-import { type PathSpec, path } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { epochSeconds } from '../../../lib/clock.ts';
 import * as z from 'zod';
+import type { Core } from '../../../core.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { type PathSpec, path } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
 import { dueUpdate } from './records.ts';

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { type PathSpec, path } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { type PathSpec, path } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
 import { loadStaticRole, rotateStaticRole, type StaticRoleValue, settleStaticRole } from './static-rotation.ts';
 
 /** `static-cred/:name` (the current and previous password of a static role) and `rotate-role/:name` (rotate now). */

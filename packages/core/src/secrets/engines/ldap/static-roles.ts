@@ -1,13 +1,13 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { bool, duration } from '../../../http/fields.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { bool, duration } from '../../framework/fields.ts';
 import { messageOf, withDirectory } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';
-import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
 import { checkDn } from './dn.ts';
+import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
 import { dueUpdate, updateExpression } from './records.ts';
 import { minStaticRotationPeriod } from './rotation-schedule.ts';
 import { loadStaticRole, type StaticRoleValue, staticChange, staticRoleKey, staticRoleKeyPrefix } from './static-rotation.ts';

@@ -1,6 +1,6 @@
 import type { Core } from '../../../core.ts';
-import { notFound } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { notFound } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { DirectoryConfig } from './config-model.ts';
 import { type AccountItem, dueUpdate } from './records.ts';

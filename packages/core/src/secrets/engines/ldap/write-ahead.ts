@@ -1,8 +1,8 @@
 import type { Core } from '../../../core.ts';
-import { ApiError, badRequest, notFound } from '../../../http/errors.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { uuid } from '../../../lib/random.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
+import { ApiError, badRequest, notFound } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
 import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';

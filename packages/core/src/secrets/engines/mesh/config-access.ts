@@ -1,10 +1,10 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import type { Core } from '../../../core.ts';
-import { type PathSpec, path } from '../../../http/backend.ts';
-import { ApiError, badRequest } from '../../../http/errors.ts';
-import type { MountEntry } from '../../mounts/mount-table.ts';
+import { type PathSpec, path } from '../../framework/backend.ts';
+import { ApiError, badRequest } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
+import type { MountEntry } from '../../mounts/mount-table.ts';
 import { ConsulClient, type MeshAccess, MeshBadAnswer, MeshServerError, MeshUnreachable, ServerVersion } from './consul-client.ts';
 
 /** `config/access`: where the mesh server is, how to reach it, and the management token the engine acts with. */

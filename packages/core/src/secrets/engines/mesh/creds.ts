@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { type LeaseContext, type LeaseHooks, type PathSpec, type Reply, type Request, path } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
+import { type LeaseContext, type LeaseHooks, type PathSpec, path, type Reply, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
 import { readAccess, requireAccess, serverVersion, upstreamFailure } from './config-access.ts';
 import { ConsulClient, type CreatedToken, type MeshScope } from './consul-client.ts';
 import { isLegacy, nodeIdentity, readRole, serviceIdentity } from './roles.ts';

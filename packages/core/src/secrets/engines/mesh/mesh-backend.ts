@@ -1,4 +1,4 @@
-import type { Backend } from '../../../http/backend.ts';
+import type { Backend } from '../../framework/backend.ts';
 import { configPaths } from './config-access.ts';
 import { credsPaths, tokenLease } from './creds.ts';
 import { rolePaths } from './roles.ts';

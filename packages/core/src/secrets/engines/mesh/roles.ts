@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { type PathSpec, type Request, path } from '../../../http/backend.ts';
-import { badRequest } from '../../../http/errors.ts';
-import { bool, duration, stringList } from '../../../http/fields.ts';
 import { formatDuration } from '../../../lib/duration.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../framework/errors.ts';
+import { bool, duration, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { requireAccess, serverVersion } from './config-access.ts';
 import type { ServerVersion } from './consul-client.ts';

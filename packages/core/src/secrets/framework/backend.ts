@@ -1,9 +1,11 @@
 import type * as z from 'zod';
-import type { Core } from '../core.ts';
-import type { MountEntry } from '../secrets/mounts/mount-table.ts';
-import type { MountStorage } from '../secrets/mounts/mount-storage.ts';
-import type { Caller } from '../secrets/tokens/caller.ts';
-import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
+import type { Core } from '../../core.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { MountStorage } from '../mounts/mount-storage.ts';
+import type { MountEntry } from '../mounts/mount-table.ts';
+import type { Caller } from '../tokens/caller.ts';
+import type { TokenEntry } from '../tokens/token-entry.ts';
 
 /** How a backend is written: its paths as data, the way Vault's plugin framework does it. */
 
@@ -20,7 +22,10 @@ export interface Request<Data = Record<string, unknown>> {
   mount: MountEntry;
   storage: MountStorage;
   caller: Caller | undefined;
+  /** @deprecated handlers use `storage` and `system`; kept only while they move off it (issue 16). */
   core: Core;
+  /** The services a handler may use besides its data and its mount's storage. */
+  system: System;
   requestId: string;
   clientIp: string;
   headers: Headers;
@@ -70,6 +75,24 @@ export interface LoginResult {
   boundCidrs?: string[];
 }
 
+/** What a handler may use besides its data and its mount's storage (Vault's SystemView): no table, no other mount. */
+export interface System {
+  clock: Clock;
+  log: Logger;
+  /** This mount's leases. */
+  leases: MountLeases;
+}
+
+/** The leases of one mount: ids and prefixes are the mount's own (a prefix is relative to the mount's path). */
+export interface MountLeases {
+  /** Ends one of the mount's leases now, its revoke hook run; a failure leaves it queued for retry and throws. */
+  revoke(leaseId: string): Promise<void>;
+  /** Ends every lease issued under `prefix`; how many. A failed revocation stays queued for retry and throws. */
+  revokePrefix(prefix: string): Promise<number>;
+  /** The internals of the live leases issued under `prefix`. */
+  internalsUnder(prefix: string): Promise<Array<Record<string, unknown>>>;
+}
+
 export type Handler<Data> = (request: Request<Data>) => Promise<Reply | undefined>;
 
 export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
@@ -78,6 +101,11 @@ export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
   /** Fields from the body, the query string (reads and lists) and the pattern's captures. */
   fields: Schema;
   operations: Partial<Record<Operation, Handler<z.output<Schema>>>>;
+  /**
+   * One line per operation saying what it does, as Vault's `PathOperation.Summary` (the OpenAPI document's
+   * `summary`). Each field of `fields` says what it means with zod's `.describe()` (Vault's `FieldSchema.Description`).
+   */
+  summaries?: Partial<Record<Operation, string>>;
   /** Whether the target exists, so a write is authorised as `create` or `update`. */
   exists?: (request: Request<z.output<Schema>>) => Promise<boolean>;
   /** Reachable without a token (logins, health). */
@@ -107,7 +135,9 @@ export interface LeaseContext {
   increment: number;
   mount: MountEntry;
   storage: MountStorage;
+  /** @deprecated hooks use `storage` and `system` (issue 16). */
   core: Core;
+  system: System;
 }
 
 export interface Backend {

@@ -1,18 +1,19 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
-import type { Core } from '../core.ts';
-import { uuid } from '../lib/random.ts';
-import { MountStorage, mountPartition } from '../secrets/mounts/mount-storage.ts';
-import { type MountEntry, mountTtls } from '../secrets/mounts/mount-table.ts';
-import type { AuditedRequest } from '../secrets/audit/audit-log.ts';
-import type { Capability } from '../secrets/policies/policy-document.ts';
-import { type Caller, ownerHash, tokenFromHeaders } from '../secrets/tokens/caller.ts';
-import type { TokenEntry } from '../secrets/tokens/token-entry.ts';
-import { type Item, itemKey } from '../storage/store.ts';
+import type { Core } from '../../core.ts';
+import { uuid } from '../../lib/random.ts';
+import { type Item, itemKey } from '../../storage/store.ts';
+import type { AuditedRequest } from '../audit/audit-log.ts';
+import { MountStorage, mountPartition } from '../mounts/mount-storage.ts';
+import { type MountEntry, mountTtls } from '../mounts/mount-table.ts';
+import type { Capability } from '../policies/policy-document.ts';
+import { type Caller, ownerHash, tokenFromHeaders } from '../tokens/caller.ts';
+import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { Operation, PathSpec, Reply, Request } from './backend.ts';
 import { ApiError, badRequest, notFound, permissionDenied } from './errors.ts';
 import { decodeBody, parseListFlag, withoutNulls } from './request-body.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
+import { systemFor } from './system.ts';
 
 export interface RawRequest {
   method: string;
@@ -129,6 +130,7 @@ export class Pipeline {
       storage: new MountStorage(this.core.store, this.core.keyring, mount.uuid, ahead?.storage),
       caller,
       core: this.core,
+      system: systemFor(this.core, mount),
       requestId,
       clientIp: raw.clientIp,
       headers: raw.headers,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DurationError, parseDuration } from '../lib/duration.ts';
+import { DurationError, parseDuration } from '../../lib/duration.ts';
 
 /** Field types shared by every backend, accepting what Vault's API accepts for them. */
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../framework/errors.ts';
+import { unavailable } from '../framework/errors.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { AuditDevices } from './audit-devices.ts';
@@ -24,7 +24,7 @@ export interface AuditedResponse {
 }
 
 /** Refused before the handler runs when no enabled device could record the request (Vault fails closed too). */
-export const auditUnavailable = () => new ApiError(503, 'audit: no enabled audit device could record the request; it was not processed');
+export const auditUnavailable = () => unavailable('audit: no enabled audit device could record the request; it was not processed');
 
 /**
  * Writes Vault-shaped audit entries to every enabled device: one `request` entry before the handler runs, one

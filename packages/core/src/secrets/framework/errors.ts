@@ -1,13 +1,13 @@
-/** An error a caller caused or may see: rendered as `{"errors":[message]}` with its status. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export const badRequest = (message: string) => new ApiError(400, message);
-export const permissionDenied = (message = 'permission denied') => new ApiError(403, message);
-export const notFound = (message = '') => new ApiError(404, message);
+/** @deprecated import from `lib/errors.ts`: the one home of the domain's errors (issue 16 moves every caller). */
+export {
+  badRequest,
+  conflict,
+  DomainError as ApiError,
+  DomainError,
+  notFound,
+  permissionDenied,
+  tooLarge,
+  unavailable,
+  unsupported,
+  upstreamFailure,
+} from '../../lib/errors.ts';

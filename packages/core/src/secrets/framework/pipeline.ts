@@ -10,7 +10,7 @@ import type { Capability } from '../policies/policy-document.ts';
 import { type Caller, ownerHash, tokenFromHeaders } from '../tokens/caller.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { Operation, PathSpec, Reply, Request } from './backend.ts';
-import { ApiError, badRequest, notFound, permissionDenied } from './errors.ts';
+import { ApiError, badRequest, notFound, permissionDenied, tooLarge, unsupported } from './errors.ts';
 import { decodeBody, parseListFlag, withoutNulls } from './request-body.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
 import { systemFor } from './system.ts';
@@ -83,7 +83,7 @@ export class Pipeline {
     if (!raw.path.startsWith('/v1/')) throw notFound(`no handler for route "${raw.path}"`);
     const path = raw.path.slice('/v1/'.length);
     const operation = operationOf(raw.method, raw.query);
-    if (Buffer.byteLength(raw.body) > maxBodyBytes) throw new ApiError(413, `request body larger than ${maxBodyBytes} bytes`);
+    if (Buffer.byteLength(raw.body) > maxBodyBytes) throw tooLarge(`request body larger than ${maxBodyBytes} bytes`);
 
     const mount = await this.core.mounts.resolve(path);
     const backend = mount && this.core.backends.get(mount.type);
@@ -95,7 +95,7 @@ export class Pipeline {
     const matches = matchPaths(this.compiled.get(backend.type) ?? [], relative);
     if (matches.length === 0) throw notFound(`unsupported path "${path}"`);
     const matched = matches.find((candidate) => supports(candidate.spec, operation));
-    if (!matched) throw new ApiError(405, `unsupported operation ${raw.method} on "${path}"`);
+    if (!matched) throw unsupported(`unsupported operation ${raw.method} on "${path}"`);
     const { spec, params } = matched;
     const supported = (op: Operation) => spec.operations[op] !== undefined;
 
@@ -137,7 +137,7 @@ export class Pipeline {
     };
     request.operation = operation === 'write' ? await writeKind(spec.exists, request, supported) : operation;
     const handler = spec.operations[request.operation];
-    if (!handler) throw new ApiError(405, `unsupported operation ${raw.method} on "${path}"`);
+    if (!handler) throw unsupported(`unsupported operation ${raw.method} on "${path}"`);
 
     let remainingUses: number | undefined;
     if (caller) {
@@ -276,7 +276,7 @@ function beyondStorageLimits(error: unknown): ApiError | undefined {
   const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Message?: string }> }).CancellationReasons ?? [];
   const messages = [error.message, ...reasons.map((reason) => reason.Message ?? '')];
   if (messages.some((message) => /item size (to update )?has exceeded/i.test(message))) {
-    return new ApiError(413, 'the data is too large to store (at most 400 KB per item)');
+    return tooLarge('the data is too large to store (at most 400 KB per item)');
   }
   if (messages.some((message) => /key values must be under|size of (hash|range) ?key|size of all range keys|exceeded the size limit of \d+ bytes/i.test(message))) {
     return badRequest('a path, name or id in the request is too long to store');
@@ -342,7 +342,7 @@ function operationOf(method: string, query: Record<string, string>): Operation |
     case 'PATCH':
       return 'patch';
     default:
-      throw new ApiError(405, `unsupported method ${method}`);
+      throw unsupported(`unsupported method ${method}`);
   }
 }
 

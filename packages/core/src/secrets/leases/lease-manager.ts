@@ -6,7 +6,7 @@ import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../st
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
 import type { LeaseContext, LeaseHooks, Reply } from '../framework/backend.ts';
-import { ApiError, badRequest, notFound } from '../framework/errors.ts';
+import { badRequest, notFound, upstreamFailure } from '../framework/errors.ts';
 import { systemFor } from '../framework/system.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import { type MountEntry, mountTtls } from '../mounts/mount-table.ts';
@@ -249,7 +249,7 @@ export class LeaseManager {
     } catch (error) {
       if (!options.force) {
         await this.recordFailure(lease, error);
-        throw new ApiError(502, `failed to revoke lease ${leaseId}: ${messageOf(error)}`);
+        throw upstreamFailure(`failed to revoke lease ${leaseId}: ${messageOf(error)}`);
       }
       this.log.error('lease force-revoked after its hook failed', { leaseId, error: messageOf(error) });
     }
@@ -265,7 +265,7 @@ export class LeaseManager {
     try {
       await this.core.askEngine?.(mountType, request);
     } catch (error) {
-      throw new ApiError(502, `failed to revoke ${what}: ${messageOf(error)}; it is queued for the ${mountType} job`);
+      throw upstreamFailure(`failed to revoke ${what}: ${messageOf(error)}; it is queued for the ${mountType} job`);
     }
   }
 
@@ -307,7 +307,7 @@ export class LeaseManager {
         failures.push(messageOf(error));
       });
     }
-    if (failures.length > 0) throw new ApiError(502, `${failures.length} of ${leases.length} leases could not be revoked: ${failures[0]}`);
+    if (failures.length > 0) throw upstreamFailure(`${failures.length} of ${leases.length} leases could not be revoked: ${failures[0]}`);
     return leases.length;
   }
 

@@ -2,7 +2,7 @@ import type { Core } from '../../core.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { dueKey } from '../../storage/due.ts';
 import { ConditionFailed } from '../../storage/store.ts';
-import { ApiError } from '../framework/errors.ts';
+import { upstreamFailure } from '../framework/errors.ts';
 import type { LeaseItem } from '../leases/lease-manager.ts';
 import { MountStorage } from './mount-storage.ts';
 import type { MountEntry } from './mount-table.ts';
@@ -53,7 +53,7 @@ async function disableAuthMethod(core: Core, entry: MountEntry): Promise<void> {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     core.log.error('disabling an auth method failed part-way; the sweep will finish it', { mount: marked.path, error: message });
-    throw new ApiError(502, `${marked.path} is disabled, but revoking its tokens or removing it failed; the sweep will finish: ${message}`);
+    throw upstreamFailure(`${marked.path} is disabled, but revoking its tokens or removing it failed; the sweep will finish: ${message}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomBase62 } from '../../../lib/random.ts';
 import { ConditionFailed, type TransactItem } from '../../../storage/store.ts';
-import { ApiError, badRequest } from '../../framework/errors.ts';
+import { badRequest, conflict } from '../../framework/errors.ts';
 import { grantBindings } from './bindings.ts';
 import { type EngineContext, settleNow, walItem, writeAhead } from './cleanup.ts';
 import { asApiError, type GoogleClient } from './google-client.ts';
@@ -38,7 +38,7 @@ async function commit(ctx: EngineContext, writes: TransactItem[], ahead: WalItem
     await ctx.core.store.transact(writes);
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
-    if (error instanceof ConditionFailed) throw new ApiError(409, `${what} changed while it was being updated; try again`);
+    if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
     throw error;
   }
 }
@@ -127,7 +127,7 @@ export async function storeOnly(ctx: EngineContext, next: AccountItem, previous:
   try {
     await ctx.core.store.transact([storeWrite(next, previous)]);
   } catch (error) {
-    if (error instanceof ConditionFailed) throw new ApiError(409, `${what} changed while it was being updated; try again`);
+    if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import type { JWTOptions } from 'google-auth-library';
-import { ApiError } from '../../framework/errors.ts';
+import { ApiError, upstreamFailure } from '../../framework/errors.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 
 /**
@@ -62,10 +62,10 @@ export class GoogleApiError extends Error {
 export function asApiError(error: unknown, doing: string): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof GoogleApiError) {
-    const status = error.httpStatus === 400 || error.httpStatus === 404 || error.httpStatus === 403 ? 400 : 502;
-    return new ApiError(status, `${doing}: ${error.message}`);
+    const callers = error.httpStatus === 400 || error.httpStatus === 404 || error.httpStatus === 403;
+    return new ApiError(callers ? 'invalid' : 'upstream', `${doing}: ${error.message}`);
   }
-  return new ApiError(502, `${doing}: ${error instanceof Error ? error.message : String(error)}`);
+  return upstreamFailure(`${doing}: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 export const isNotFound = (error: unknown) => error instanceof GoogleApiError && error.httpStatus === 404;

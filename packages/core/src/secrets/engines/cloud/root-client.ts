@@ -1,7 +1,7 @@
 import { importJWK, SignJWT } from 'jose';
 import type { Core } from '../../../core.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { ApiError } from '../../framework/errors.ts';
+import { badRequest } from '../../framework/errors.ts';
 import { identityKey, identityTokenIssuer } from '../../identity/plugin-identity-keys.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
@@ -48,7 +48,7 @@ export async function rootClient(core: Core, mount: MountEntry, storage: MountSt
       if (!token) throw new Error('no token');
       return token;
     } catch (error) {
-      throw new ApiError(400, `no root credential: write "credentials" or "identity_token_audience" to config (application default credentials: ${(error as Error).message})`);
+      throw badRequest(`no root credential: write "credentials" or "identity_token_audience" to config (application default credentials: ${(error as Error).message})`);
     }
   });
 }

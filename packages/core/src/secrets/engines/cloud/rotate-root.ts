@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
-import { ApiError, badRequest } from '../../framework/errors.ts';
+import { badRequest, conflict } from '../../framework/errors.ts';
 import { type EngineContext, settleNow, walItem, writeAhead } from './cleanup.ts';
 import { configKey, loadConfig, nextRotation, openCredentials, parseCredentials, sealCredentials } from './config.ts';
 import { asApiError } from './google-client.ts';
@@ -60,7 +60,7 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
     ]);
   } catch (error) {
     await settleNow(ctx, ahead ? [ahead] : [], google);
-    if (error instanceof ConditionFailed) throw new ApiError(409, 'the root credential changed while it was being rotated; try again');
+    if (error instanceof ConditionFailed) throw conflict('the root credential changed while it was being rotated; try again');
     throw error;
   }
   // The old key is deleted with the new credential, so the rotation also proves the new key works.

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { ApiError, badRequest } from '../../framework/errors.ts';
+import { badRequest, conflict } from '../../framework/errors.ts';
 import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, revokeIssuedKeys, rotateTokenKey, storeOnly, storeWrite } from './account-changes.ts';
 import { type Bindings, grantBindings, parseBindings, sameBindings } from './bindings.ts';
@@ -103,7 +103,7 @@ async function write(request: Request<Fields>) {
     ]);
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
-    if (error instanceof ConditionFailed) throw new ApiError(409, `${what} changed while it was being updated; try again`);
+    if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
     throw error;
   }
   if (previous) await revokeIssuedKeys(ctx, key);

@@ -1,6 +1,6 @@
 import type { Backend, Handler, Operation, PathSpec, Request } from '../../framework/backend.ts';
 import { path } from '../../framework/backend.ts';
-import { ApiError } from '../../framework/errors.ts';
+import { notFound, unsupported } from '../../framework/errors.ts';
 import { ensureUpgraded } from './kv-upgrade.ts';
 import { v1Exists, v1Fields, v1Key, v1Operations } from './kv-v1.ts';
 import { kvV2Paths } from './kv-v2-paths.ts';
@@ -29,7 +29,7 @@ const v2Rows: PathSpec[] = kvV2Paths.map((spec) => ({
           return (handler as Handler<unknown>)(request);
         }
         const v1 = v1Operations[operation as Exclude<Operation, 'patch'>] as Handler<{ path: string }> | undefined;
-        if (!v1) throw new ApiError(405, `unsupported operation ${operation.toUpperCase()} on "${request.mount.path}${request.path}" (a version 1 kv mount)`);
+        if (!v1) throw unsupported(`unsupported operation ${operation.toUpperCase()} on "${request.mount.path}${request.path}" (a version 1 kv mount)`);
         return v1(asV1(request));
       },
     ]),
@@ -39,8 +39,7 @@ const v2Rows: PathSpec[] = kvV2Paths.map((spec) => ({
 const asV1 = (request: Request<unknown>) => ({ ...request, data: { path: request.path } });
 
 const wrongPathForV2 = () =>
-  new ApiError(
-    404,
+  notFound(
     "Invalid path for a versioned K/V secrets engine. See the API docs for the appropriate API endpoints to use. If using the Vault CLI, use 'vault kv get' for this operation.",
   );
 

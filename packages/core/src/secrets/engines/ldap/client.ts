@@ -18,7 +18,7 @@ export class DirectoryError extends ApiError {
     /** The server never got the operation, or answered it with an error: nothing changed there. */
     readonly unchanged = code !== undefined,
   ) {
-    super(502, message);
+    super('upstream', message);
   }
 }
 

@@ -2,7 +2,7 @@ import type { Core } from '../../../core.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { uuid } from '../../../lib/random.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
-import { ApiError, badRequest, notFound } from '../../framework/errors.ts';
+import { ApiError, badRequest, notFound, upstreamFailure } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
 import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
@@ -44,7 +44,7 @@ export interface PasswordChange {
 
 export class RotationInProgress extends ApiError {
   constructor(what: string) {
-    super(400, `a password change of ${what} is already in progress; try again shortly`);
+    super('invalid', `a password change of ${what} is already in progress; try again shortly`);
   }
 }
 
@@ -108,10 +108,10 @@ export async function changePassword(change: PasswordChange): Promise<string> {
       await withDirectory({ ...config, bindpass: password }, (directory) => directory.setPassword(change.dn, oldPassword));
     } catch (rollbackError) {
       await markStale(change, pendingId);
-      throw new ApiError(502, `storing the new root password failed (${messageOf(error)}) and rolling the directory back failed (${messageOf(rollbackError)}); the next rotation recovers it`);
+      throw upstreamFailure(`storing the new root password failed (${messageOf(error)}) and rolling the directory back failed (${messageOf(rollbackError)}); the next rotation recovers it`);
     }
     await clearPending(change, pendingId);
-    throw new ApiError(502, `storing the new root password failed; the directory was rolled back to the old password: ${messageOf(error)}`);
+    throw upstreamFailure(`storing the new root password failed; the directory was rolled back to the old password: ${messageOf(error)}`);
   }
   return password;
 }
@@ -209,7 +209,7 @@ export async function settlePending(change: PasswordChange, item: AccountItem): 
   const current = opened(storage, key, item.password);
   if (current !== undefined && (await canBind(change.config, change.dn, current))) return item;
   if (await pendingBinds(change, item, pending)) return recordPending();
-  throw new ApiError(502, `the directory takes neither the current nor the pending password of "${key}"; rotate it again`);
+  throw upstreamFailure(`the directory takes neither the current nor the pending password of "${key}"; rotate it again`);
 }
 
 const pendingBinds = (change: PasswordChange, item: AccountItem, pending: string) => {

@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import type { Core } from '../../../core.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
-import { ApiError, badRequest } from '../../framework/errors.ts';
+import { badRequest, upstreamFailure as upstream } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 import { ConsulClient, type MeshAccess, MeshBadAnswer, MeshServerError, MeshUnreachable, ServerVersion } from './consul-client.ts';
@@ -129,7 +129,7 @@ export async function serverVersion(core: Core, storage: MountStorage, access: M
 /** A refusal by the server is the caller's to fix (400, as Vault answers); an unreachable or broken server is a 502. */
 export function upstreamFailure(error: unknown, doing: string): unknown {
   if (error instanceof MeshServerError) return badRequest(`${doing}: ${error.message}`);
-  if (error instanceof MeshUnreachable || error instanceof MeshBadAnswer) return new ApiError(502, `${doing}: ${error.message}`);
+  if (error instanceof MeshUnreachable || error instanceof MeshBadAnswer) return upstream(`${doing}: ${error.message}`);
   return error;
 }
 

@@ -18,20 +18,20 @@ import { type JwtRole, loadRole, roleName } from './roles.ts';
 const loginFailed = 'Vault login failed.';
 
 const authUrlFields = z.object({
-  role: z.string().optional(),
-  redirect_uri: z.string().optional(),
-  client_nonce: z.string().optional(),
+  role: z.string().optional().describe('The role to issue an OIDC authorization URL against. Defaults to the configured default_role.'),
+  redirect_uri: z.string().optional().describe("The OAuth redirect_uri to use in the authorization URL; it must be one of the role's allowed_redirect_uris."),
+  client_nonce: z.string().optional().describe('Optional client-provided nonce that must match the client_nonce value provided during a subsequent request to the callback API.'),
 });
 
 const callbackFields = z.object({
-  state: z.string().optional(),
-  code: z.string().optional(),
-  id_token: z.string().optional(),
-  client_nonce: z.string().optional(),
-  nonce: z.string().optional(),
-  iss: z.string().optional(),
-  error: z.string().optional(),
-  error_description: z.string().optional(),
+  state: z.string().optional().describe('Opaque state ID that is part of the authorization URL and is returned by the provider.'),
+  code: z.string().optional().describe('The authorization code returned by the provider (the code flow).'),
+  id_token: z.string().optional().describe('The ID token returned by the provider (the implicit flow, posted with form_post).'),
+  client_nonce: z.string().optional().describe('Optional client-provided nonce that must match the client_nonce value provided during the prior request to the auth_url API.'),
+  nonce: z.string().optional().describe('The nonce of the authorization request, when the client passes it back.'),
+  iss: z.string().optional().describe('The issuer of the authorization response (RFC 9207), when the provider sends one.'),
+  error: z.string().optional().describe('The error code the provider answered with instead of a code or ID token.'),
+  error_description: z.string().optional().describe("The provider's description of that error."),
 });
 
 type CallbackInput = z.output<typeof callbackFields>;
@@ -42,12 +42,17 @@ export const oidcPaths = [
     pattern: 'oidc/auth_url',
     fields: authUrlFields,
     unauthenticated: true,
+    summaries: { update: 'Obtain an authorization URL from the OIDC provider, to start an OIDC login.' },
     operations: { update: (request) => authUrl(request) },
   }),
   path({
     pattern: 'oidc/callback',
     fields: callbackFields,
     unauthenticated: true,
+    summaries: {
+      read: "Exchange an authorization code (the 'query' response mode) for an OIDC ID token, and log in with it.",
+      update: "Receive the provider's response posted with the 'form_post' response mode, and log in with it.",
+    },
     operations: { read: (request) => callback(request), update: (request) => callback(request) },
   }),
 ];

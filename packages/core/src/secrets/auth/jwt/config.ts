@@ -1,12 +1,13 @@
 import * as z from 'zod';
 import { parseCaBundle } from '../../../lib/fetch-with-ca.ts';
 import { uuid } from '../../../lib/random.ts';
+import { badRequest } from '../../../lib/errors.ts';
+import { supportedAlgorithms } from '../../../lib/jwt/algorithms.ts';
+import { fetchKeySource, parsePublicKeyPem } from '../../../lib/jwt/keys.ts';
 import { path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { bool, jsonValue, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
-import { supportedAlgorithms } from './algorithms.ts';
-import { checkRemoteKeys, parsePublicKeyPem } from './keys.ts';
+import { keySource } from './keys.ts';
 import { ProcessCache } from './process-cache.ts';
 
 /** The mount's `config`, as stored. Every write replaces it; `version` names the key caches built from it. */
@@ -71,7 +72,7 @@ export const configPaths = [
         const existing = await readStoredConfig(request.storage);
         const config = await validateConfig(request.data, existing, request.storage);
         await request.storage.put(configKey, config as unknown as Record<string, unknown>);
-        configCache.set(request.storage.pk, config, request.core.clock);
+        configCache.set(request.mount.uuid, config, request.system.clock);
         return undefined;
       },
     },
@@ -79,8 +80,8 @@ export const configPaths = [
 ];
 
 /** The mount's config, through the per-process cache (login reads it on every request). */
-export function loadConfig(request: Pick<Request, 'storage' | 'core'>): Promise<JwtConfig | undefined> {
-  return configCache.get(request.storage.pk, request.core.clock, () => readStoredConfig(request.storage));
+export function loadConfig(request: Pick<Request, 'storage' | 'system' | 'mount'>): Promise<JwtConfig | undefined> {
+  return configCache.get(request.mount.uuid, request.system.clock, () => readStoredConfig(request.storage));
 }
 
 export function clientSecret(storage: MountStorage, config: JwtConfig): string {
@@ -201,7 +202,11 @@ async function validateConfig(input: ConfigInput, existing: JwtConfig | undefine
   for (const url of [config.oidc_discovery_url, config.jwks_url, ...config.jwks_pairs.map((pair) => pair.jwks_url)]) {
     if (url && !/^https?:\/\//i.test(url)) throw badRequest(`"${url}" is not an http or https URL`);
   }
-  await checkRemoteKeys(config, secret);
+  try {
+    await fetchKeySource(config.version, keySource(config));
+  } catch (error) {
+    throw badRequest((error as Error).message);
+  }
   return config;
 }
 

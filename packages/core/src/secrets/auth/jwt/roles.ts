@@ -1,8 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import { DurationError, maxDurationSeconds, parseDuration } from '../../../lib/duration.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { path, type Reply, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { bool, count, duration, jsonValue, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { ProcessCache } from './process-cache.ts';
@@ -123,16 +123,18 @@ export const rolePaths = [
       delete: async (request) => {
         const name = roleName(request.data.name);
         await request.storage.delete(roleKey(name));
-        roleCache.delete(`${request.storage.pk}|${name}`);
+        roleCache.delete(cacheKey(request, name));
         return undefined;
       },
     },
   }),
 ];
 
+const cacheKey = (request: Pick<Request, 'mount'>, name: string) => `${request.mount.uuid}|${name}`;
+
 /** The role a login names, through the per-process cache. */
-export function loadRole(request: Pick<Request, 'storage' | 'core'>, name: string): Promise<JwtRole | undefined> {
-  return roleCache.get(`${request.storage.pk}|${name}`, request.core.clock, () => readRole(request, name));
+export function loadRole(request: Pick<Request, 'storage' | 'system' | 'mount'>, name: string): Promise<JwtRole | undefined> {
+  return roleCache.get(cacheKey(request, name), request.system.clock, () => readRole(request, name));
 }
 
 /** Role names are case-insensitive, as in Vault: stored and looked up in lower case. */
@@ -142,7 +144,8 @@ export function roleName(raw: string): string {
   return name;
 }
 
-function readRole(request: Pick<Request, 'storage'>, name: string): Promise<JwtRole | undefined> {
+/** The role as stored now, past the cache. */
+export function readRole(request: Pick<Request, 'storage'>, name: string): Promise<JwtRole | undefined> {
   return request.storage.get<JwtRole>(roleKey(name));
 }
 
@@ -151,7 +154,7 @@ async function writeRole(request: Request<RoleInput>): Promise<Reply | undefined
   const existing = await readRole(request, name);
   const { role, warnings } = buildRole(request.data, existing, mountTtls(request.mount).maxTtl);
   await request.storage.put(roleKey(name), role as unknown as Record<string, unknown>);
-  roleCache.set(`${request.storage.pk}|${name}`, role, request.core.clock);
+  roleCache.set(cacheKey(request, name), role, request.system.clock);
   return warnings.length > 0 ? { warnings } : undefined;
 }
 

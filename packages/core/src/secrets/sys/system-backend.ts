@@ -6,6 +6,7 @@ import { legacyPolicyPaths } from './policy-paths.ts';
 import { policyPaths } from './policies-paths.ts';
 import { healthAndInitPaths } from './health-and-init.ts';
 import { internalUiMountPaths } from './internal-ui-mounts.ts';
+import { openApiPaths } from './openapi-paths.ts';
 import { passwordPolicyPaths } from './password-policies.ts';
 import { sealStatusAndLeaderPaths } from './seal-status-and-leader.ts';
 
@@ -24,5 +25,6 @@ export const systemBackend: Backend = {
     ...passwordPolicyPaths,
     ...auditPaths,
     ...internalUiMountPaths,
+    ...openApiPaths,
   ],
 };

@@ -41,6 +41,7 @@ function isHttpUrl(text: string): boolean {
 const defaultLeaseTtl = duration.optional().describe('The default lease TTL for this mount (seconds or a duration such as "1h").');
 const maxLeaseTtl = duration.optional().describe('The max lease TTL for this mount (seconds or a duration such as "1h").');
 const mountPath = z.string().min(1).describe('The path of the mount. Example: "aws/east"');
+const typeDescription = 'The type of the backend. Example: "kv"';
 
 const tuneFields = {
   default_lease_ttl: defaultLeaseTtl,
@@ -51,7 +52,7 @@ const tuneFields = {
 
 const enableFields = z.object({
   path: mountPath,
-  type: z.string().min(1).describe('The type of the backend. Example: "kv"'),
+  type: z.string().min(1).describe(typeDescription),
   description: z.string().default('').describe('User-friendly description for this mount.'),
   config: z
     .object({ default_lease_ttl: defaultLeaseTtl, max_lease_ttl: maxLeaseTtl })
@@ -102,7 +103,8 @@ export function mountPaths(services: MountServices, table: MountTableName): Path
     }),
     path({
       pattern: `${prefix}/:path+`,
-      fields: enableFields.partial({ type: true }),
+      // `type` is checked by the handler, so a read or a delete needs none.
+      fields: enableFields.extend({ type: enableFields.shape.type.optional().describe(typeDescription) }),
       sudo: table === 'auth',
       summaries: {
         read: `Reads the configuration of the ${what} at the given path.`,

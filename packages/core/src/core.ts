@@ -7,6 +7,7 @@ import type { Backend } from './secrets/framework/backend.ts';
 import { LeaseManager } from './secrets/leases/lease-manager.ts';
 import { MountTable } from './secrets/mounts/mount-table.ts';
 import { PolicyStore } from './secrets/policies/policy-store.ts';
+import { isBuiltin } from './secrets/sys/builtin.ts';
 import { TokenStore } from './secrets/tokens/token-store.ts';
 import { Keyring, type KeySource } from './storage/keyring.ts';
 import { ConditionFailed, Store } from './storage/store.ts';
@@ -100,5 +101,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       // The lease stays queued for retry on its own schedule; the token's revocation goes on.
     }
   };
+  // The builtin backends (`sys/`, `auth/token/`, `identity/`) get the services their handlers use.
+  for (const backend of options.backends) if (isBuiltin<Core>(backend)) backends.set(backend.type, backend.bind(core));
   return core;
 }

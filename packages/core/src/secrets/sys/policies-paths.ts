@@ -1,75 +1,96 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../framework/backend.ts';
 import { badRequest, permissionDenied } from '../../lib/errors.ts';
+import { type PathSpec, path } from '../framework/backend.ts';
 import { stringList } from '../framework/fields.ts';
 import type { Acl } from '../policies/acl.ts';
+import type { BuiltinServices } from './builtin.ts';
 
-const nameField = z.object({ name: z.string().min(1) });
+const policyName = z.string().min(1).describe('The name of the policy. Example: "ops"');
+const pathsFields = {
+  path: stringList.optional().describe('Use "paths" instead.'),
+  paths: stringList.optional().describe('Paths on which capabilities are being queried.'),
+};
 
 /** `sys/policies/acl/:name` and the capability look-ups. */
-export const policyPaths: PathSpec[] = [
-  path({
-    pattern: 'policies/acl',
-    fields: z.object({}),
-    operations: { list: async ({ core }) => ({ data: { keys: await core.policies.list() } }) },
-  }),
-  path({
-    pattern: 'policies/acl/:name',
-    fields: z.object({ name: z.string().min(1), policy: z.string().optional() }),
-    exists: async ({ core, data }) => (await core.policies.get(data.name)) !== undefined,
-    operations: {
-      read: async ({ core, data }) => {
-        const policy = await core.policies.get(data.name);
-        return policy ? { data: { name: policy.name, policy: policy.text } } : undefined;
+export const policyPaths = (services: Pick<BuiltinServices, 'policies' | 'tokens'>): PathSpec[] => {
+  const writePolicy = async ({ data }: { data: { name: string; policy?: string } }) => {
+    if (!data.policy || data.policy.trim() === '') throw badRequest('"policy" is required');
+    await services.policies.put(data.name, decodeIfBase64(data.policy));
+    return undefined;
+  };
+  return [
+    path({
+      pattern: 'policies/acl',
+      fields: z.object({}),
+      summaries: { list: 'Lists the names of the ACL policies.' },
+      operations: { list: async () => ({ data: { keys: await services.policies.list() } }) },
+    }),
+    path({
+      pattern: 'policies/acl/:name',
+      fields: z.object({
+        name: policyName,
+        policy: z.string().optional().describe('The rules of the policy, in HCL or JSON, optionally base64-encoded.'),
+      }),
+      summaries: {
+        read: 'Retrieves information about the named ACL policy.',
+        create: 'Adds a new ACL policy.',
+        update: 'Updates an existing ACL policy.',
+        delete: 'Deletes the ACL policy with the given name.',
       },
-      create: writePolicy,
-      update: writePolicy,
-      delete: async ({ core, data }) => {
-        await core.policies.delete((data as z.output<typeof nameField>).name);
-        return undefined;
+      exists: async ({ data }) => (await services.policies.get(data.name)) !== undefined,
+      operations: {
+        read: async ({ data }) => {
+          const policy = await services.policies.get(data.name);
+          return policy ? { data: { name: policy.name, policy: policy.text } } : undefined;
+        },
+        create: writePolicy,
+        update: writePolicy,
+        delete: async ({ data }) => {
+          await services.policies.delete(data.name);
+          return undefined;
+        },
       },
-    },
-  }),
-  path({
-    pattern: 'capabilities-self',
-    fields: z.object({ path: stringList.optional(), paths: stringList.optional() }),
-    operations: {
-      update: async (request) => {
-        if (!request.caller) throw permissionDenied();
-        return capabilitiesReply(request.caller.acl, request.data);
+    }),
+    path({
+      pattern: 'capabilities-self',
+      fields: z.object(pathsFields),
+      summaries: { update: "Reports the capabilities the caller's token has on the given paths." },
+      operations: {
+        update: async (request) => {
+          if (!request.caller) throw permissionDenied();
+          return capabilitiesReply(request.caller.acl, request.data);
+        },
       },
-    },
-  }),
-  path({
-    pattern: 'capabilities',
-    fields: z.object({ token: z.string().min(1), path: stringList.optional(), paths: stringList.optional() }),
-    operations: {
-      update: async ({ core, data }) => {
-        const entry = await core.tokens.lookup(data.token);
-        if (!entry) throw badRequest('invalid token');
-        return capabilitiesReply(await core.policies.acl(entry.policies), data);
+    }),
+    path({
+      pattern: 'capabilities',
+      fields: z.object({ token: z.string().min(1).describe('Token for which capabilities are being queried.'), ...pathsFields }),
+      summaries: { update: 'Reports the capabilities a token has on the given paths.' },
+      operations: {
+        update: async ({ data }) => {
+          const entry = await services.tokens.lookup(data.token);
+          if (!entry) throw badRequest('invalid token');
+          return capabilitiesReply(await services.policies.acl(entry.policies), data);
+        },
       },
-    },
-  }),
-  path({
-    pattern: 'capabilities-accessor',
-    fields: z.object({ accessor: z.string().min(1), path: stringList.optional(), paths: stringList.optional() }),
-    operations: {
-      update: async ({ core, data }) => {
-        const entry = await core.tokens.lookupAccessor(data.accessor);
-        if (!entry) throw badRequest('invalid accessor');
-        return capabilitiesReply(await core.policies.acl(entry.policies), data);
+    }),
+    path({
+      pattern: 'capabilities-accessor',
+      fields: z.object({
+        accessor: z.string().min(1).describe('Accessor of the token for which capabilities are being queried.'),
+        ...pathsFields,
+      }),
+      summaries: { update: 'Reports the capabilities the token with the given accessor has on the given paths.' },
+      operations: {
+        update: async ({ data }) => {
+          const entry = await services.tokens.lookupAccessor(data.accessor);
+          if (!entry) throw badRequest('invalid accessor');
+          return capabilitiesReply(await services.policies.acl(entry.policies), data);
+        },
       },
-    },
-  }),
-];
-
-async function writePolicy(request: Request<{ name: string; policy?: string }>) {
-  const { name, policy } = request.data;
-  if (!policy || policy.trim() === '') throw badRequest('"policy" is required');
-  await request.core.policies.put(name, decodeIfBase64(policy));
-  return undefined;
-}
+    }),
+  ];
+};
 
 /** Vault accepts the policy base64-encoded to spare clients the escaping. */
 function decodeIfBase64(text: string): string {

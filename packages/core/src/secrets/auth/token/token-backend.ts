@@ -1,149 +1,160 @@
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { type Backend, path, type Request } from '../../framework/backend.ts';
 import { badRequest, type DomainError, permissionDenied } from '../../../lib/errors.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, stringList, stringMap } from '../../framework/fields.ts';
 import { MountStorage } from '../../mounts/mount-storage.ts';
-import { mountTtls, tokenStoreMount } from '../../mounts/mount-table.ts';
+import { type MountEntry, mountTtls, tokenStoreMount } from '../../mounts/mount-table.ts';
+import { builtin, type BuiltinServices } from '../../sys/builtin.ts';
 import { describeToken, isRootEntry, type TokenEntry } from '../../tokens/token-entry.ts';
 import { roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, type TokenRole, tokenRolePaths } from './roles-paths.ts';
 
-/** `auth/token/`: create, look up, renew and revoke tokens, as Vault's token store does. */
-
 const createFields = z.object({
-  id: z.string().min(1).optional(),
-  policies: stringList.optional(),
-  meta: stringMap.optional(),
-  no_parent: bool.optional(),
-  no_default_policy: bool.default(false),
-  renewable: bool.default(true),
-  ttl: duration.default(0),
+  id: z.string().min(1).optional().describe('Value for the token (root or sudo only).'),
+  policies: stringList.optional().describe('List of policies for the token.'),
+  meta: stringMap.optional().describe('Arbitrary key=value metadata to associate with the token.'),
+  no_parent: bool.optional().describe('Create the token with no parent (root or sudo only).'),
+  no_default_policy: bool.default(false).describe('Do not include the default policy for this token.'),
+  renewable: bool.default(true).describe('Allow the token to be renewed past its initial TTL up to the system/mount maximum TTL.'),
+  ttl: duration.default(0).describe('Time to live for this token.'),
   /** Vault's deprecated name for `ttl` (hvac's `create_token(lease=…)`), used when `ttl` is not given. */
-  lease: duration.optional(),
-  explicit_max_ttl: duration.default(0),
-  period: duration.default(0),
-  display_name: z.string().max(256).default(''),
-  num_uses: count.default(0),
-  type: z.enum(['service', 'batch']).optional(),
-  entity_id: z.string().optional(),
+  lease: duration.optional().describe("Use 'ttl' instead."),
+  explicit_max_ttl: duration.default(0).describe('Explicit max TTL for this token.'),
+  period: duration.default(0).describe('Renew period: a periodic token is renewed by this much each time (root or sudo only).'),
+  display_name: z.string().max(256).default('').describe('Name to associate with this token.'),
+  num_uses: count.default(0).describe('Max number of uses for this token.'),
+  type: z.enum(['service', 'batch']).optional().describe('Token type: service or batch.'),
+  entity_id: z.string().optional().describe('The entity the token is tied to (root or sudo only).'),
 });
 
-const roleCreateFields = createFields.extend({ role_name: z.string(), entity_alias: z.string().optional() });
+const roleCreateFields = createFields.extend({
+  role_name: z.string().describe('Name of the role.'),
+  entity_alias: z.string().optional().describe('Name of the entity alias to associate with this token (refused: there is no identity store).'),
+});
 
-const tokenField = z.object({ token: z.string().min(1) });
-const accessorField = z.object({ accessor: z.string().min(1) });
-const incrementField = { increment: duration.default(0) };
+const tokenField = z.object({ token: z.string().min(1).describe('The token (request body).') });
+const accessorField = z.object({ accessor: z.string().min(1).describe('Accessor of the token (request body).') });
+const incrementField = { increment: duration.default(0).describe('The desired increment in seconds to the token expiration.') };
 
-export const tokenBackend: Backend = {
-  type: 'token',
-  kind: 'auth',
-  paths: [
-    path({
-      pattern: 'create',
-      fields: createFields,
-      refuseUnrecognizedFields: true,
-      operations: { update: (request) => create(request as Request<z.output<typeof createFields>>, false) },
-    }),
-    path({
-      pattern: 'create-orphan',
-      fields: createFields,
-      refuseUnrecognizedFields: true,
-      operations: { update: (request) => create(request as Request<z.output<typeof createFields>>, true) },
-    }),
-    path({
-      pattern: 'create/:role_name',
-      fields: roleCreateFields,
-      refuseUnrecognizedFields: true,
-      operations: { update: async (request) => create(request, false, await roleForCreate(request)) },
-    }),
-    ...tokenRolePaths,
-    path({
-      pattern: 'lookup-self',
-      fields: z.object({}),
-      operations: { read: async (request) => lookupReply(request, await self(request), caller(request).token) },
-    }),
-    path({
-      pattern: 'lookup',
-      fields: tokenField,
-      operations: {
-        update: async (request) => {
-          const { token } = request.data as z.output<typeof tokenField>;
-          return lookupReply(request, await known(request, token, permissionDenied('bad token')), token);
-        },
-      },
-    }),
-    path({
-      pattern: 'lookup-accessor',
-      fields: accessorField,
-      operations: {
-        update: async (request) => {
-          const entry = await byAccessor(request, (request.data as z.output<typeof accessorField>).accessor);
-          return lookupReply(request, entry, '');
-        },
-      },
-    }),
-    path({
-      pattern: 'renew-self',
-      fields: z.object(incrementField),
-      operations: { update: async (request) => renew(request, caller(request).entry, caller(request).token) },
-    }),
-    path({
-      pattern: 'renew',
-      fields: z.object({ token: z.string().min(1), ...incrementField }),
-      operations: {
-        update: async (request) => {
-          const { token } = request.data as z.output<typeof tokenField>;
-          return renew(request, await known(request, token, badRequest('token not found')), token);
-        },
-      },
-    }),
-    path({
-      pattern: 'renew-accessor',
-      fields: z.object({ accessor: z.string().min(1), ...incrementField }),
-      operations: {
-        update: async (request) => renew(request, await byAccessor(request, (request.data as z.output<typeof accessorField>).accessor), ''),
-      },
-    }),
-    path({
-      pattern: 'revoke-self',
-      fields: z.object({}),
-      operations: { update: async (request) => revoke(request, caller(request).entry) },
-    }),
-    path({
-      pattern: 'revoke',
-      fields: tokenField,
-      operations: {
-        update: async (request) => revoke(request, await request.core.tokens.lookup((request.data as z.output<typeof tokenField>).token)),
-      },
-    }),
-    path({
-      pattern: 'revoke-accessor',
-      fields: accessorField,
-      operations: {
-        update: async (request) => revoke(request, await byAccessor(request, (request.data as z.output<typeof accessorField>).accessor)),
-      },
-    }),
-    path({
-      pattern: 'accessors',
-      fields: z.object({}),
-      sudo: true,
-      operations: { list: async (request) => ({ data: { keys: await request.core.tokens.accessorsIssued(await request.core.mounts.list('auth')) } }) },
-    }),
-    path({
-      pattern: 'revoke-orphan',
-      fields: tokenField,
-      sudo: true,
-      operations: {
-        update: async (request) =>
-          revoke(request, await known(request, (request.data as z.output<typeof tokenField>).token, badRequest('token to revoke not found')), {
-            orphanChildren: true,
-          }),
-      },
-    }),
-  ],
+/** What the token store's paths use. */
+export type TokenServices = Pick<BuiltinServices, 'tokens' | 'mounts' | 'clock' | 'store' | 'keyring'> & {
+  /**
+   * The backends this process bundles, for an auth method's renewal rule. Its hook is given these services where it
+   * takes the core.
+   */
+  backends: ReadonlyMap<string, { renewLogin?(context: RenewLoginContext): Promise<{ ttl: number; maxTtl: number; period: number }> }>;
 };
 
-async function create(request: Request<z.output<typeof createFields>>, orphanPath: boolean, role?: TokenRole) {
+interface RenewLoginContext {
+  entry: TokenEntry;
+  mount: MountEntry;
+  storage: MountStorage;
+  core: TokenServices;
+}
+
+const tokenPaths = (services: TokenServices): PathSpec[] => [
+  path({
+    pattern: 'create',
+    fields: createFields,
+    refuseUnrecognizedFields: true,
+    summaries: { update: "Creates a new token, a child of the caller's." },
+    operations: { update: (request) => create(services, request as Request<z.output<typeof createFields>>, false) },
+  }),
+  path({
+    pattern: 'create-orphan',
+    fields: createFields,
+    refuseUnrecognizedFields: true,
+    summaries: { update: 'Creates a new orphan token (one without a parent).' },
+    operations: { update: (request) => create(services, request as Request<z.output<typeof createFields>>, true) },
+  }),
+  path({
+    pattern: 'create/:role_name',
+    fields: roleCreateFields,
+    refuseUnrecognizedFields: true,
+    summaries: { update: 'Creates a new token from the named role.' },
+    operations: { update: async (request) => create(services, request, false, await roleForCreate(request)) },
+  }),
+  ...tokenRolePaths,
+  path({
+    pattern: 'lookup-self',
+    fields: z.object({}),
+    summaries: { read: "Returns information about the caller's token." },
+    operations: { read: async (request) => lookupReply(services, await self(services, request), caller(request).token) },
+  }),
+  path({
+    pattern: 'lookup',
+    fields: tokenField,
+    summaries: { update: 'Returns information about a token.' },
+    operations: {
+      update: async ({ data }) => lookupReply(services, await known(services, data.token, permissionDenied('bad token')), data.token),
+    },
+  }),
+  path({
+    pattern: 'lookup-accessor',
+    fields: accessorField,
+    summaries: { update: 'Returns information about the token with the given accessor (without its id).' },
+    operations: { update: async ({ data }) => lookupReply(services, await byAccessor(services, data.accessor), '') },
+  }),
+  path({
+    pattern: 'renew-self',
+    fields: z.object(incrementField),
+    summaries: { update: "Renews the caller's token." },
+    operations: { update: async (request) => renew(services, request, caller(request).entry, caller(request).token) },
+  }),
+  path({
+    pattern: 'renew',
+    fields: z.object({ token: tokenField.shape.token, ...incrementField }),
+    summaries: { update: 'Renews a token.' },
+    operations: {
+      update: async (request) => renew(services, request, await known(services, request.data.token, badRequest('token not found')), request.data.token),
+    },
+  }),
+  path({
+    pattern: 'renew-accessor',
+    fields: z.object({ accessor: accessorField.shape.accessor, ...incrementField }),
+    summaries: { update: 'Renews the token with the given accessor.' },
+    operations: { update: async (request) => renew(services, request, await byAccessor(services, request.data.accessor), '') },
+  }),
+  path({
+    pattern: 'revoke-self',
+    fields: z.object({}),
+    summaries: { update: "Revokes the caller's token and all its children." },
+    operations: { update: async (request) => revoke(services, caller(request).entry) },
+  }),
+  path({
+    pattern: 'revoke',
+    fields: tokenField,
+    summaries: { update: 'Revokes a token and all its children.' },
+    operations: { update: async ({ data }) => revoke(services, await services.tokens.lookup(data.token)) },
+  }),
+  path({
+    pattern: 'revoke-accessor',
+    fields: accessorField,
+    summaries: { update: 'Revokes the token with the given accessor and all its children.' },
+    operations: { update: async ({ data }) => revoke(services, await byAccessor(services, data.accessor)) },
+  }),
+  path({
+    pattern: 'accessors',
+    fields: z.object({}),
+    sudo: true,
+    summaries: { list: 'Lists the accessors of the tokens issued.' },
+    operations: { list: async () => ({ data: { keys: await services.tokens.accessorsIssued(await services.mounts.list('auth')) } }) },
+  }),
+  path({
+    pattern: 'revoke-orphan',
+    fields: tokenField,
+    sudo: true,
+    summaries: { update: 'Revokes a token but not its children, which become orphans.' },
+    operations: {
+      update: async ({ data }) => revoke(services, await known(services, data.token, badRequest('token to revoke not found')), { orphanChildren: true }),
+    },
+  }),
+];
+
+/** `auth/token/`: create, look up, renew and revoke tokens, as Vault's token store does. */
+export const tokenBackend = builtin('token', 'auth', tokenPaths);
+
+async function create(services: TokenServices, request: Request<z.output<typeof createFields>>, orphanPath: boolean, role?: TokenRole) {
   const parent = caller(request).entry;
   const data = request.data;
   const type = role ? roleTokenType(role, data.type) : (data.type ?? 'service');
@@ -206,7 +217,7 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
     warnings.push(`TTL of "${requestedTtl}s" exceeded the effective max_ttl of "${ttlCap}s"; TTL value is capped accordingly`);
   }
   const orphan = role ? role.orphan : orphanPath || data.no_parent === true;
-  const { token, entry } = await request.core.tokens.create({
+  const { token, entry } = await services.tokens.create({
     policies,
     noDefaultPolicy: !policies.includes('default'),
     displayName: displayName(data.display_name),
@@ -231,44 +242,44 @@ async function create(request: Request<z.output<typeof createFields>>, orphanPat
   return { token: { token, entry }, ...(warnings.length > 0 ? { warnings } : {}) };
 }
 
-function lookupReply(request: Request, entry: TokenEntry, id: string) {
-  return { data: describeToken(entry, epochSeconds(request.core.clock), id) };
+function lookupReply(services: TokenServices, entry: TokenEntry, id: string) {
+  return { data: describeToken(entry, epochSeconds(services.clock), id) };
 }
 
 /** The caller's own token, re-read when limited-use so it shows the uses left after this request. */
-async function self(request: Request): Promise<TokenEntry> {
+async function self(services: TokenServices, request: Request): Promise<TokenEntry> {
   const { entry } = caller(request);
   if (entry.numUses === 0 || entry.type === 'batch') return entry;
   // Gone from lookups already: this request spent its last use.
-  return (await request.core.tokens.lookupHash(entry.hash)) ?? { ...entry, numUses: 0 };
+  return (await services.tokens.lookupHash(entry.hash)) ?? { ...entry, numUses: 0 };
 }
 
 /** Renewal is bounded by the max TTL of the mount that issued the token, as tuned now. */
-async function renew(request: Request, entry: TokenEntry, token: string) {
-  const { increment } = request.data as { increment: number };
-  const issuer = (await request.core.mounts.resolve(entry.path)) ?? request.mount;
+async function renew(services: TokenServices, request: Request<{ increment: number }>, entry: TokenEntry, token: string) {
+  const { increment } = request.data;
+  const issuer = (await services.mounts.resolve(entry.path)) ?? request.mount;
   let maxTtl = mountTtls(issuer).maxTtl;
   let ttl = increment;
   let period: number | undefined;
-  const renewLogin = issuer.uuid === request.mount.uuid ? undefined : request.core.backends.get(issuer.type)?.renewLogin;
-  if (renewLogin) {
-    const storage = new MountStorage(request.core.store, request.core.keyring, issuer.uuid);
-    const decided = await renewLogin({ entry, mount: issuer, storage, core: request.core });
+  const issuerBackend = issuer.uuid === request.mount.uuid ? undefined : services.backends.get(issuer.type);
+  if (issuerBackend?.renewLogin) {
+    const storage = new MountStorage(services.store, services.keyring, issuer.uuid);
+    const decided = await issuerBackend.renewLogin({ entry, mount: issuer, storage, core: services });
     ttl = increment || decided.ttl;
     if (decided.maxTtl) maxTtl = Math.min(maxTtl, decided.maxTtl);
     period = decided.period;
   } else if (entry.role) {
     period = await roleRenewalPeriod(request, entry.role);
   }
-  const renewed = await request.core.tokens.renew(entry, ttl, maxTtl, period);
+  const renewed = await services.tokens.renew(entry, ttl, maxTtl, period);
   return { token: { token, entry: renewed.entry }, warnings: renewed.warnings };
 }
 
-async function revoke(request: Request, entry: TokenEntry | undefined, options: { orphanChildren?: boolean } = {}) {
+async function revoke(services: TokenServices, entry: TokenEntry | undefined, options: { orphanChildren?: boolean } = {}) {
   // As Vault, revoking a token that is already gone succeeds.
   if (!entry) return undefined;
   if (entry.type === 'batch') throw badRequest('batch tokens cannot be revoked; they expire with their TTL or their parent');
-  await request.core.tokens.revoke(entry.hash, options);
+  await services.tokens.revoke(entry.hash, options);
   return undefined;
 }
 
@@ -278,14 +289,14 @@ const caller = (request: Request) => {
 };
 
 /** The live token behind a token string; a missing one gets the answer Vault gives on that endpoint. */
-async function known(request: Request, token: string, missing: DomainError): Promise<TokenEntry> {
-  const entry = await request.core.tokens.lookup(token);
+async function known(services: TokenServices, token: string, missing: DomainError): Promise<TokenEntry> {
+  const entry = await services.tokens.lookup(token);
   if (!entry) throw missing;
   return entry;
 }
 
-async function byAccessor(request: Request, accessor: string): Promise<TokenEntry> {
-  const entry = await request.core.tokens.lookupAccessor(accessor);
+async function byAccessor(services: TokenServices, accessor: string): Promise<TokenEntry> {
+  const entry = await services.tokens.lookupAccessor(accessor);
   if (!entry) throw badRequest('invalid accessor');
   return entry;
 }

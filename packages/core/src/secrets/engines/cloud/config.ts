@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { formatDuration } from '../../../lib/duration.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { bool, duration } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { CredentialsFile } from './google-client.ts';
@@ -29,8 +29,6 @@ export interface ConfigValue {
 }
 
 export interface ConfigItem {
-  pk: string;
-  sk: string;
   value: ConfigValue;
   /** Sealed credentials JSON. */
   credentials?: string;
@@ -67,7 +65,7 @@ const fields = z.object({
 type Fields = z.output<typeof fields>;
 
 export async function loadConfig(storage: MountStorage): Promise<ConfigItem | undefined> {
-  const item = await storage.store.get<ConfigItem & Record<string, unknown>>(storage.pk, configKey);
+  const item = await storage.getItem<ConfigItem & Record<string, unknown>>(configKey);
   return item ? { ...item, value: { ...defaults, ...item.value } } : undefined;
 }
 
@@ -113,7 +111,7 @@ export function nextRotation(value: ConfigValue, now: number, base: number): num
   return undefined;
 }
 
-async function write({ storage, core, data }: Request<Fields>) {
+async function write({ storage, system, data }: Request<Fields>) {
   const item = await loadConfig(storage);
   const stored = configValue(item);
   const { credentials, ...sent } = data;
@@ -156,17 +154,15 @@ async function write({ storage, core, data }: Request<Fields>) {
   if ((merged.rotation_period > 0 || merged.rotation_schedule) && !(hasCredentials && !dropCredentials)) {
     throw badRequest('automated root rotation needs "credentials": only a stored service-account key can be rotated');
   }
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   const rotateAt = nextRotation(merged, now, item?.lastRotation ?? now);
   const next: ConfigItem = {
-    pk: storage.pk,
-    sk: configKey,
     value: merged,
     ...(sealed ? { credentials: sealed } : !dropCredentials && item?.credentials ? { credentials: item.credentials } : {}),
     ...(rotateAt !== undefined ? { rotateAt } : {}),
     ...(item?.lastRotation ? { lastRotation: item.lastRotation } : {}),
   };
-  await core.store.put({ Item: next as unknown as Record<string, unknown> & { pk: string; sk: string } });
+  await storage.putItem(configKey, { ...next });
   return undefined;
 }
 

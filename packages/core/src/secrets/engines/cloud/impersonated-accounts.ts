@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { duration, stringList } from '../../framework/fields.ts';
+import { contextOf } from './engine-context.ts';
 import { asApiError, isNotFound } from './google-client.ts';
 import { impersonatedKey } from './records.ts';
 import { rootClient } from './root-client.ts';
@@ -48,7 +49,7 @@ async function write(request: Request<Fields>) {
   let project = previous?.service_account_project;
   if (!project) {
     try {
-      project = (await (await rootClient(request.core, request.mount, request.storage)).getServiceAccount(email)).projectId;
+      project = (await (await rootClient(contextOf(request))).getServiceAccount(email)).projectId;
     } catch (error) {
       if (isNotFound(error)) throw badRequest(`invalid "service_account_email": service account ${email} does not exist`);
       throw asApiError(error, `reading service account ${email}`);
@@ -62,14 +63,14 @@ async function write(request: Request<Fields>) {
 async function token(request: Request<{ name: string }>) {
   const found = (await load(request))?.value;
   if (!found) throw badRequest(`impersonated account "${request.data.name}" does not exist`);
-  const google = await rootClient(request.core, request.mount, request.storage);
+  const google = await rootClient(contextOf(request));
   const key = `${request.mount.uuid}|impersonate|${found.service_account_email}|${found.token_scopes.join(' ')}|${found.ttl}`;
   try {
-    const minted = await cachedToken(request.core, key, async () => {
+    const minted = await cachedToken(request.system.clock, key, async () => {
       const reply = await google.generateAccessToken(found.service_account_email, found.token_scopes, found.ttl);
       return { token: reply.accessToken, expiresIn: Math.max(0, Math.round((Date.parse(reply.expireTime) - Date.now()) / 1000)) };
     });
-    return tokenReply(request.core, minted);
+    return tokenReply(request.system.clock, minted);
   } catch (error) {
     throw asApiError(error, `generating an access token for impersonated account "${request.data.name}"`);
   }

@@ -1,12 +1,13 @@
 import * as z from 'zod';
 import { type LeaseHooks, type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { duration } from '../../framework/fields.ts';
-import { type EngineContext, leasedKeyDelay, settleNow, walItem, writeAhead } from './cleanup.ts';
 import { configValue, loadConfig } from './config.ts';
+import { contextOf } from './engine-context.ts';
 import { asApiError } from './google-client.ts';
 import { loadAccount, rolesetKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
+import { leasedKeyDelay, settleNow, walItem, writeAhead } from './wal.ts';
 
 /**
  * Service-account keys (`roleset/:roleset/key`, its deprecated alias `key/:roleset`,
@@ -38,8 +39,8 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
     throw badRequest(`${what} cannot generate service account keys (has secret type ${item.value.secret_type})`);
   }
   const config = configValue(await loadConfig(request.storage));
-  const ctx: EngineContext = { core: request.core, mount: request.mount, storage: request.storage };
-  const google = await rootClient(ctx.core, ctx.mount, ctx.storage);
+  const ctx = contextOf(request);
+  const google = await rootClient(ctx);
   const email = item.value.service_account_email;
   // Write-ahead, as nothing of ours runs after the pipeline records the lease (or fails to): the request never
   // clears the record; the job settles it once the request is surely over, deleting the key unless one of the
@@ -54,12 +55,7 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
     // The key may exist all the same (the answer lost): the record, still unnamed, stays for the job.
     throw asApiError(error, `creating a key for ${what}`);
   }
-  await ctx.core.store.update({
-    Key: { pk: ahead.pk, sk: ahead.sk },
-    UpdateExpression: 'SET keyName = :name',
-    ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':name': created.name },
-  });
+  await ctx.storage.update(ahead.sk, 'SET keyName = :name', { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':name': created.name } });
   const internal: KeyInternal = { owner, email, keyName: created.name, generation: item.value.generation };
   const ttl = request.data.ttl || config.ttl;
   return {
@@ -99,10 +95,10 @@ export const keyLeaseHooks: LeaseHooks = {
     const ttl = increment || config.ttl;
     return { ...(ttl ? { ttl } : {}), ...(config.max_ttl ? { maxTtl: config.max_ttl } : {}) };
   },
-  async revoke({ internal, core, mount, storage }) {
-    const key = internal as unknown as KeyInternal;
-    const ctx: EngineContext = { core, mount, storage };
-    const google = await rootClient(core, mount, storage);
+  async revoke(lease) {
+    const key = lease.internal as unknown as KeyInternal;
+    const ctx = contextOf(lease);
+    const google = await rootClient(ctx);
     try {
       await google.deleteKey(key.keyName);
     } catch (error) {

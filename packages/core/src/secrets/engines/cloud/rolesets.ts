@@ -1,11 +1,12 @@
 import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, replaceRolesetAccount, rotateTokenKey, storeOnly } from './account-changes.ts';
 import { parseBindings, sameBindings } from './bindings.ts';
-import { type EngineContext, walItem } from './cleanup.ts';
+import { contextOf } from './engine-context.ts';
 import { accountView, loadAccount, rolesetKey } from './records.ts';
+import { walItem } from './wal.ts';
 
 /**
  * `roleset/:name`: a service account the engine creates in `project` with `bindings`, and the secrets it
@@ -23,8 +24,6 @@ const fields = z.object({
   token_scopes: stringList.optional(),
 });
 type Fields = z.output<typeof fields>;
-
-const context = (request: Request<unknown>): EngineContext => ({ core: request.core, mount: request.mount, storage: request.storage });
 
 /** The named roleset's record, for an operation on a roleset that must exist. */
 async function existingRoleset(request: Request<{ name: string }>) {
@@ -53,7 +52,7 @@ async function write(request: Request<Fields>) {
     throw badRequest('"token_scopes" only applies to access_token rolesets');
   }
   const bindings = data.bindings !== undefined ? parseBindings(data.bindings) : (previous?.value.bindings ?? {});
-  const ctx = context(request);
+  const ctx = contextOf(request);
   if (previous && sameBindings(bindings, previous.value.bindings)) {
     // Unchanged bindings touch nothing in the cloud.
     await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } }, previous, `roleset "${data.name}"`);
@@ -85,7 +84,7 @@ export const rolesetPaths: PathSpec[] = [
         const key = rolesetKey(request.data.name);
         const item = await loadAccount(request.storage, key);
         if (!item) return undefined;
-        const ctx = context(request);
+        const ctx = contextOf(request);
         await deleteWithCloud(ctx, key, [
           walItem(ctx, { kind: 'account', owner: key, email: item.value.service_account_email, bindings: item.value.bindings }, 'now'),
         ]);
@@ -107,7 +106,7 @@ export const rolesetPaths: PathSpec[] = [
       update: async (request) => {
         const { key, item } = await existingRoleset(request);
         const { service_account_email: _email, generation: _generation, ...value } = item.value;
-        await replaceRolesetAccount(context(request), key, request.data.name, value, item);
+        await replaceRolesetAccount(contextOf(request), key, request.data.name, value, item);
         return undefined;
       },
     },
@@ -118,7 +117,7 @@ export const rolesetPaths: PathSpec[] = [
     operations: {
       update: async (request) => {
         const { key, item } = await existingRoleset(request);
-        await rotateTokenKey(context(request), key, `roleset "${request.data.name}"`, item);
+        await rotateTokenKey(contextOf(request), key, `roleset "${request.data.name}"`, item);
         return undefined;
       },
     },

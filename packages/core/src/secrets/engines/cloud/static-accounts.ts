@@ -1,14 +1,15 @@
 import * as z from 'zod';
+import { badRequest, conflict } from '../../../lib/errors.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest, conflict } from '../../framework/errors.ts';
 import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, revokeIssuedKeys, rotateTokenKey, storeOnly, storeWrite } from './account-changes.ts';
 import { type Bindings, grantBindings, parseBindings, sameBindings } from './bindings.ts';
-import { type EngineContext, settleNow, type WalDraft, walItem, writeAhead } from './cleanup.ts';
+import { contextOf } from './engine-context.ts';
 import { asApiError, isNotFound } from './google-client.ts';
 import { type AccountItem, accountView, loadAccount, sealTokenKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
+import { settleNow, switchWrites, type WalDraft, walItem, writeAhead } from './wal.ts';
 
 /**
  * `static-account/:name`: an existing service account the engine manages. Only the bindings given here are
@@ -24,9 +25,6 @@ const fields = z.object({
   token_scopes: stringList.optional(),
 });
 type Fields = z.output<typeof fields>;
-
-const context = (request: Request<unknown>): EngineContext => ({ core: request.core, mount: request.mount, storage: request.storage });
-const item = (value: unknown) => value as Record<string, unknown> & { pk: string; sk: string };
 
 async function write(request: Request<Fields>) {
   const { data, storage } = request;
@@ -48,13 +46,13 @@ async function write(request: Request<Fields>) {
     throw badRequest('"token_scopes" only applies to access_token static accounts');
   }
   const bindings: Bindings = data.bindings === undefined ? (previous?.value.bindings ?? {}) : data.bindings.trim() === '' ? {} : parseBindings(data.bindings);
-  const ctx = context(request);
+  const ctx = contextOf(request);
   if (previous && sameBindings(bindings, previous.value.bindings)) {
     await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } }, previous, what);
     return undefined;
   }
 
-  const google = await rootClient(request.core, request.mount, storage);
+  const google = await rootClient(ctx);
   const email = previous?.value.service_account_email ?? (data.service_account_email as string);
   let project = previous?.value.service_account_project ?? '';
   let knownBefore: string[] = [];
@@ -74,7 +72,6 @@ async function write(request: Request<Fields>) {
   try {
     await grantBindings(google, `serviceAccount:${email}`, bindings);
     next = {
-      pk: storage.pk,
       sk: key,
       value: {
         secret_type: secretType,
@@ -96,11 +93,7 @@ async function write(request: Request<Fields>) {
   }
   const obsolete: WalItem[] = previous ? [walItem(ctx, { kind: 'bindings', owner: key, email, bindings: previous.value.bindings }, 'now')] : [];
   try {
-    await request.core.store.transact([
-      storeWrite(next, previous),
-      ...ahead.map((entry) => ({ Delete: { Key: { pk: entry.pk, sk: entry.sk } } })),
-      ...obsolete.map((entry) => ({ Put: { Item: item(entry) } })),
-    ]);
+    await storage.transact([storeWrite(next, previous), ...switchWrites(ahead, obsolete)]);
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
     if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
@@ -127,7 +120,7 @@ export const staticAccountPaths: PathSpec[] = [
         const key = staticAccountKey(request.data.name);
         const found = await loadAccount(request.storage, key);
         if (!found) return undefined;
-        const ctx = context(request);
+        const ctx = contextOf(request);
         const email = found.value.service_account_email;
         await deleteWithCloud(ctx, key, [
           walItem(ctx, { kind: 'bindings', owner: key, email, bindings: found.value.bindings }, 'now'),
@@ -150,7 +143,7 @@ export const staticAccountPaths: PathSpec[] = [
         const key = staticAccountKey(request.data.name);
         const found = await loadAccount(request.storage, key);
         if (!found) throw badRequest(`static account "${request.data.name}" does not exist`);
-        await rotateTokenKey(context(request), key, `static account "${request.data.name}"`, found);
+        await rotateTokenKey(contextOf(request), key, `static account "${request.data.name}"`, found);
         return undefined;
       },
     },

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { asApiError, endpointsOf, tokenFromCredentials } from './google-client.ts';
 import { type AccountItem, loadAccount, openTokenKey, rolesetKey, staticAccountKey } from './records.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';
@@ -20,10 +20,10 @@ export async function tokenFromAccount(request: Request<unknown>, item: AccountI
   if (!credentials) throw badRequest(`${what} has no key to mint tokens with; rotate its key`);
   const scopes = item.value.token_scopes;
   try {
-    const token = await cachedToken(request.core, `${request.mount.uuid}|${credentials.private_key_id}|${scopes.join(' ')}`, () =>
+    const token = await cachedToken(request.system.clock, `${request.mount.uuid}|${credentials.private_key_id}|${scopes.join(' ')}`, () =>
       tokenFromCredentials(credentials, scopes, endpointsOf(request.mount)),
     );
-    return tokenReply(request.core, token);
+    return tokenReply(request.system.clock, token);
   } catch (error) {
     throw asApiError(error, `minting an access token for ${what}`);
   }

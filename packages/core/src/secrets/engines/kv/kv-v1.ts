@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { DurationError, parseDuration } from '../../../lib/duration.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import type { Handler, Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 
 /**
  * `kv` version 1: arbitrary JSON secrets at any path, sealed at rest. As in Vault's leased key/value store, a secret

@@ -1,6 +1,6 @@
 import * as z from 'zod';
+import { badRequest, notFound } from '../../../lib/errors.ts';
 import { type PathSpec, path, type Reply, type Request } from '../../framework/backend.ts';
-import { badRequest, notFound } from '../../framework/errors.ts';
 import { bool, count, duration } from '../../framework/fields.ts';
 import { deleteSecret, listSecrets } from './kv-v2-metadata.ts';
 import {
@@ -51,7 +51,7 @@ async function changeVersions(request: Request, change: (entry: VersionMetadata,
     const entry = updated.versions[String(version)];
     if (entry) await change(entry, version, secret);
   }
-  updated.updated_time = timestamp(request.core.clock.now());
+  updated.updated_time = timestamp(request.system.clock.now());
   await saveMetadata(request.storage, secret, updated, metadata);
   return undefined;
 }
@@ -217,7 +217,7 @@ async function patchData(request: Request): Promise<Reply> {
   const path = secretPath(fields.path);
   const metadata = await readMetadata(request.storage, path);
   const current = metadata?.versions[String(metadata.current_version)];
-  if (!metadata || !current || current.destroyed || isDeleted(current, request.core.clock.now())) throw notFound();
+  if (!metadata || !current || current.destroyed || isDeleted(current, request.system.clock.now())) throw notFound();
   if (effective(metadata, await readConfig(request.storage)).casRequired && fields.options?.cas === undefined) {
     throw badRequest('check-and-set parameter required for this call');
   }
@@ -253,7 +253,7 @@ async function readVersion(
   const entry = metadata.versions[String(version)];
   if (!entry) return undefined;
   const versionMetadata = versionReply(metadata, version);
-  if (entry.destroyed || isDeleted(entry, request.core.clock.now())) {
+  if (entry.destroyed || isDeleted(entry, request.system.clock.now())) {
     return {
       raw: {
         status: 404,
@@ -277,7 +277,7 @@ async function readVersion(
 
 async function markDeleted(request: Request, path: string, metadata: SecretMetadata, versions: number[]): Promise<void> {
   const updated = structuredClone(metadata);
-  const now = request.core.clock.now();
+  const now = request.system.clock.now();
   for (const version of versions) {
     const entry = updated.versions[String(version)];
     if (entry && !entry.destroyed && !isDeleted(entry, now)) entry.deletion_time = timestamp(now);
@@ -290,7 +290,7 @@ async function writeMetadata(request: Request): Promise<undefined> {
   const fields = parse(z.object({ path: z.string(), ...settingsFields, custom_metadata: customMetadata.optional() }), request);
   const path = secretPath(fields.path);
   const before = await readMetadata(request.storage, path);
-  const now = timestamp(request.core.clock.now());
+  const now = timestamp(request.system.clock.now());
   const metadata = structuredClone(before) ?? newMetadata(now);
   if (fields.max_versions !== undefined) metadata.max_versions = fields.max_versions;
   if (fields.cas_required !== undefined) metadata.cas_required = fields.cas_required;

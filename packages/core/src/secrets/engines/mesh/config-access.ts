@@ -1,8 +1,8 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import * as z from 'zod';
-import type { Core } from '../../../core.ts';
+import type { Clock } from '../../../lib/clock.ts';
+import { badRequest, upstreamFailure as upstream } from '../../../lib/errors.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
-import { badRequest, upstreamFailure as upstream } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 import { ConsulClient, type MeshAccess, MeshBadAnswer, MeshServerError, MeshUnreachable, ServerVersion } from './consul-client.ts';
@@ -47,7 +47,7 @@ export const configPaths: PathSpec[] = [
   }),
 ];
 
-async function writeAccess({ storage, data }: { storage: MountStorage; data: z.output<typeof accessFields> }) {
+async function writeAccess({ storage, mount, data }: { storage: MountStorage; mount: MountEntry; data: z.output<typeof accessFields> }) {
   if (!data.address) throw badRequest('invalid value for "address": is required, the host:port of the mesh server');
   const { address, scheme } = addressAndScheme(data.address, data.scheme);
   checkTls(data.ca_cert, data.client_cert, data.client_key);
@@ -77,7 +77,7 @@ async function writeAccess({ storage, data }: { storage: MountStorage; data: z.o
     ...(version ? { serverVersion: version } : {}),
   };
   await storage.put(configKey, stored as unknown as Record<string, unknown>);
-  knownVersions.delete(storage.pk);
+  knownVersions.delete(mount.uuid);
   return undefined;
 }
 
@@ -99,15 +99,18 @@ export async function readAccess(storage: MountStorage): Promise<MeshAccess | un
 
 /**
  * The server's version decides which role fields exist. It is read from `/v1/agent/self` and trusted for a
- * minute per process (a server is upgraded rarely; a role write or a legacy issue should not pay a round trip).
+ * minute per process and mount (a server is upgraded rarely; a role write or a legacy issue should not pay a round trip).
  * When the server cannot be reached, the version last read (kept with the access config) stands in for it.
  */
 const knownVersions = new Map<string, { address: string; version: ServerVersion; readAt: number }>();
 const versionTrustMs = 60_000;
 
-export async function serverVersion(core: Core, storage: MountStorage, access: MeshAccess): Promise<ServerVersion> {
-  const now = core.clock.now();
-  const known = knownVersions.get(storage.pk);
+export async function serverVersion(
+  { clock, mount, storage }: { clock: Clock; mount: MountEntry; storage: MountStorage },
+  access: MeshAccess,
+): Promise<ServerVersion> {
+  const now = clock.now();
+  const known = knownVersions.get(mount.uuid);
   if (known && known.address === access.address && now - known.readAt < versionTrustMs) return known.version;
   let text: string;
   try {
@@ -118,7 +121,7 @@ export async function serverVersion(core: Core, storage: MountStorage, access: M
     throw upstreamFailure(error, 'could not read the mesh server\'s version from /v1/agent/self');
   }
   const version = ServerVersion.parse(text);
-  knownVersions.set(storage.pk, { address: access.address, version, readAt: now });
+  knownVersions.set(mount.uuid, { address: access.address, version, readAt: now });
   const stored = await storage.get<StoredAccess>(configKey);
   if (stored && stored.address === access.address && stored.serverVersion !== text) {
     await storage.put(configKey, { ...stored, serverVersion: text } as unknown as Record<string, unknown>);

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { formatDuration } from '../../../lib/duration.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { bool, duration, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { requireAccess, serverVersion } from './config-access.ts';
@@ -186,9 +186,9 @@ const given = (data: RoleFields, field: keyof RoleFields) => {
 };
 
 async function writeRole(request: Request<RoleFields>) {
-  const { data, storage, mount, core } = request;
+  const { data, storage, mount, system } = request;
   const access = await requireAccess(storage, mount);
-  const version = await serverVersion(core, storage, access);
+  const version = await serverVersion({ clock: system.clock, mount, storage }, access);
   const where = `the mesh server at ${access.address} runs ${version.text}`;
 
   for (const [ours, vaults] of aliases) {

@@ -51,16 +51,34 @@ const defaults: ConfigValue = {
 };
 
 const fields = z.object({
-  credentials: z.string().optional(),
-  ttl: duration.optional(),
-  max_ttl: duration.optional(),
-  identity_token_audience: z.string().optional(),
-  service_account_email: z.string().optional(),
-  identity_token_ttl: duration.optional(),
-  rotation_period: duration.optional(),
-  rotation_schedule: z.string().optional(),
-  rotation_window: duration.optional(),
-  disable_automated_rotation: bool.optional(),
+  credentials: z
+    .string()
+    .optional()
+    .describe(
+      'The content of a GCP service-account credentials JSON file, the root credential the engine acts with (it needs permission to create service accounts, keys and IAM bindings). Sealed and never shown; "" removes it.',
+    ),
+  ttl: duration.optional().describe('Default lease TTL of the service-account keys the engine issues; 0 uses the mount\'s default.'),
+  max_ttl: duration.optional().describe('Maximum lease TTL of the service-account keys the engine issues; 0 uses the mount\'s maximum.'),
+  identity_token_audience: z
+    .string()
+    .optional()
+    .describe('Audience of the plugin identity tokens exchanged at Google STS (workload identity federation); set together with "service_account_email".'),
+  service_account_email: z
+    .string()
+    .optional()
+    .describe('Email of the service account to impersonate with the federated token (workload identity federation).'),
+  identity_token_ttl: duration.optional().describe('Time-to-live of the plugin identity tokens; 0 means the default, one hour.'),
+  rotation_period: duration
+    .optional()
+    .describe('Rotate the root credential automatically this often (at least 10 seconds). Mutually exclusive with "rotation_schedule".'),
+  rotation_schedule: z
+    .string()
+    .optional()
+    .describe('Cron-style schedule (five fields, UTC) on which the root credential is rotated. Mutually exclusive with "rotation_period".'),
+  rotation_window: duration
+    .optional()
+    .describe('How long after each scheduled time a rotation may still happen (at least 1h); only with "rotation_schedule".'),
+  disable_automated_rotation: bool.optional().describe('If true, the root credential is not rotated automatically, whatever the period or schedule.'),
 });
 type Fields = z.output<typeof fields>;
 
@@ -170,6 +188,11 @@ export const configPaths: PathSpec[] = [
   path({
     pattern: 'config',
     fields,
+    summaries: {
+      read: 'Read the engine\'s configuration (the credentials are never shown).',
+      create: 'Configure the root credential, the TTLs of issued keys and the automatic rotation of the root credential.',
+      update: 'Configure the root credential, the TTLs of issued keys and the automatic rotation of the root credential.',
+    },
     exists: async ({ storage }) => (await loadConfig(storage)) !== undefined,
     operations: {
       read: async ({ storage }) => {

@@ -19,9 +19,15 @@ import { leasedKeyDelay, settleNow, walItem, writeAhead } from './wal.ts';
 export const keySecretType = 'service_account_key';
 
 const keyFields = {
-  key_algorithm: z.enum(['KEY_ALG_RSA_2048', 'KEY_ALG_RSA_1024']).default('KEY_ALG_RSA_2048'),
-  key_type: z.enum(['TYPE_GOOGLE_CREDENTIALS_FILE', 'TYPE_PKCS12_FILE']).default('TYPE_GOOGLE_CREDENTIALS_FILE'),
-  ttl: duration.optional(),
+  key_algorithm: z
+    .enum(['KEY_ALG_RSA_2048', 'KEY_ALG_RSA_1024'])
+    .default('KEY_ALG_RSA_2048')
+    .describe('Private key algorithm of the service-account key; defaults to KEY_ALG_RSA_2048.'),
+  key_type: z
+    .enum(['TYPE_GOOGLE_CREDENTIALS_FILE', 'TYPE_PKCS12_FILE'])
+    .default('TYPE_GOOGLE_CREDENTIALS_FILE')
+    .describe('Private key type of the service-account key; defaults to TYPE_GOOGLE_CREDENTIALS_FILE.'),
+  ttl: duration.optional().describe('Lease TTL of the key; defaults to config "ttl", and never past config "max_ttl".'),
 };
 type KeyFields = { key_algorithm: string; key_type: string; ttl?: number };
 
@@ -75,13 +81,29 @@ const rolesetKeyHandler = (request: Request<KeyFields & { roleset: string }>) =>
 const staticKeyHandler = (request: Request<KeyFields & { name: string }>) =>
   issueKey(request, staticAccountKey(request.data.name), `static account "${request.data.name}"`);
 
-const rolesetFields = z.object({ roleset: z.string(), ...keyFields });
-const staticFields = z.object({ name: z.string(), ...keyFields });
+const rolesetFields = z.object({ roleset: z.string().describe('Name of the roleset to generate the key under.'), ...keyFields });
+const staticFields = z.object({ name: z.string().describe('Name of the static account to generate the key under.'), ...keyFields });
+const both = (summary: string) => ({ read: summary, update: summary });
 
 export const keyPaths: PathSpec[] = [
-  path({ pattern: 'roleset/:roleset/key', fields: rolesetFields, operations: { read: rolesetKeyHandler, update: rolesetKeyHandler } }),
-  path({ pattern: 'key/:roleset', fields: rolesetFields, operations: { read: rolesetKeyHandler, update: rolesetKeyHandler } }),
-  path({ pattern: 'static-account/:name/key', fields: staticFields, operations: { read: staticKeyHandler, update: staticKeyHandler } }),
+  path({
+    pattern: 'roleset/:roleset/key',
+    fields: rolesetFields,
+    summaries: both('Generate a leased service-account key under the roleset.'),
+    operations: { read: rolesetKeyHandler, update: rolesetKeyHandler },
+  }),
+  path({
+    pattern: 'key/:roleset',
+    fields: rolesetFields,
+    summaries: both('Generate a leased service-account key under the roleset (deprecated: use roleset/:roleset/key).'),
+    operations: { read: rolesetKeyHandler, update: rolesetKeyHandler },
+  }),
+  path({
+    pattern: 'static-account/:name/key',
+    fields: staticFields,
+    summaries: both('Generate a leased service-account key under the static account.'),
+    operations: { read: staticKeyHandler, update: staticKeyHandler },
+  }),
 ];
 
 export const keyLeaseHooks: LeaseHooks = {

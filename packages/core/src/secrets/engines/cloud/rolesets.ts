@@ -17,12 +17,21 @@ const secretTypes = ['access_token', 'service_account_key'] as const;
 const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
 
 const fields = z.object({
-  name,
-  secret_type: z.enum(secretTypes).optional(),
-  project: z.string().optional(),
-  bindings: z.string().optional(),
-  token_scopes: stringList.optional(),
+  name: name.describe('Name of the roleset.'),
+  secret_type: z
+    .enum(secretTypes)
+    .optional()
+    .describe('Type of secret generated for this roleset: "access_token" (the default) or "service_account_key". Cannot be changed.'),
+  project: z.string().optional().describe('Name of the GCP project that this roleset\'s service account will belong to. Cannot be changed.'),
+  bindings: z
+    .string()
+    .optional()
+    .describe('Bindings configuration string: resource blocks naming the roles granted on each resource, in HCL or JSON, raw or base64-encoded.'),
+  token_scopes: stringList
+    .optional()
+    .describe('List of OAuth scopes to assign to access tokens generated under this roleset ("access_token" rolesets only).'),
 });
+const named = z.object({ name: name.describe('Name of the roleset.') });
 type Fields = z.output<typeof fields>;
 
 /** The named roleset's record, for an operation on a roleset that must exist. */
@@ -72,6 +81,12 @@ export const rolesetPaths: PathSpec[] = [
   path({
     pattern: 'roleset/:name',
     fields,
+    summaries: {
+      read: 'Read a roleset.',
+      create: 'Create a roleset: a service account with the bindings, and for access tokens a key to mint them with.',
+      update: 'Update a roleset; changed bindings replace its service account.',
+      delete: 'Delete a roleset with its service account, bindings and keys.',
+    },
     exists: async ({ storage, data }) => (await loadAccount(storage, rolesetKey(data.name))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -95,13 +110,15 @@ export const rolesetPaths: PathSpec[] = [
   path({
     pattern: 'rolesets',
     fields: z.object({}),
+    summaries: { list: 'List the rolesets.' },
     operations: {
       list: async ({ storage }) => ({ data: { keys: await storage.list('roleset/') } }),
     },
   }),
   path({
     pattern: 'roleset/:name/rotate',
-    fields: z.object({ name }),
+    fields: named,
+    summaries: { update: 'Rotate the service account (and key for an access-token roleset) used to generate secrets.' },
     operations: {
       update: async (request) => {
         const { key, item } = await existingRoleset(request);
@@ -113,7 +130,8 @@ export const rolesetPaths: PathSpec[] = [
   }),
   path({
     pattern: 'roleset/:name/rotate-key',
-    fields: z.object({ name }),
+    fields: named,
+    summaries: { update: 'Rotate only the service-account key an access-token roleset mints tokens with.' },
     operations: {
       update: async (request) => {
         const { key, item } = await existingRoleset(request);

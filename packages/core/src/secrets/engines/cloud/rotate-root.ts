@@ -72,6 +72,7 @@ export const rotateRootPaths: PathSpec[] = [
   path({
     pattern: 'config/rotate-root',
     fields: z.object({}),
+    summaries: { update: 'Rotate the root credential: a new key for the root service account replaces the stored one, which is then deleted.' },
     operations: {
       update: async ({ system, mount, storage }) => ({ data: { private_key_id: await rotateRootNow({ system, mount, storage }) } }),
     },

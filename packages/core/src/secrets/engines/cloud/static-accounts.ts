@@ -18,12 +18,23 @@ import { settleNow, switchWrites, type WalDraft, walItem, writeAhead } from './w
 
 const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
 const fields = z.object({
-  name,
-  secret_type: z.enum(['access_token', 'service_account_key']).optional(),
-  service_account_email: z.string().optional(),
-  bindings: z.string().optional(),
-  token_scopes: stringList.optional(),
+  name: name.describe('Name to refer to this static account by. Cannot be changed.'),
+  secret_type: z
+    .enum(['access_token', 'service_account_key'])
+    .optional()
+    .describe('Type of secret generated for this account: "access_token" (the default) or "service_account_key". Cannot be changed.'),
+  service_account_email: z.string().optional().describe('Email of the existing GCP service account to manage. Required; cannot be changed.'),
+  bindings: z
+    .string()
+    .optional()
+    .describe(
+      'Bindings configuration string: resource blocks naming the roles granted to the account on each resource, in HCL or JSON, raw or base64-encoded. Only these bindings are the engine\'s.',
+    ),
+  token_scopes: stringList
+    .optional()
+    .describe('List of OAuth scopes to assign to access tokens generated under this account ("access_token" accounts only).'),
 });
+const named = z.object({ name: name.describe('Name of the static account.') });
 type Fields = z.output<typeof fields>;
 
 async function write(request: Request<Fields>) {
@@ -108,6 +119,12 @@ export const staticAccountPaths: PathSpec[] = [
   path({
     pattern: 'static-account/:name',
     fields,
+    summaries: {
+      read: 'Read a static account.',
+      create: 'Start managing an existing service account: grant its bindings and, for access tokens, make a key to mint them with.',
+      update: 'Update a static account\'s bindings or token scopes.',
+      delete: 'Stop managing a static account: its bindings are taken back and the keys the engine made deleted.',
+    },
     exists: async ({ storage, data }) => (await loadAccount(storage, staticAccountKey(data.name))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -133,11 +150,13 @@ export const staticAccountPaths: PathSpec[] = [
   path({
     pattern: 'static-accounts',
     fields: z.object({}),
+    summaries: { list: 'List the static accounts.' },
     operations: { list: async ({ storage }) => ({ data: { keys: await storage.list('static-account/') } }) },
   }),
   path({
     pattern: 'static-account/:name/rotate-key',
-    fields: z.object({ name }),
+    fields: named,
+    summaries: { update: 'Rotate the service-account key an access-token static account mints tokens with.' },
     operations: {
       update: async (request) => {
         const key = staticAccountKey(request.data.name);

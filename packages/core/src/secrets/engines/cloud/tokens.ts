@@ -34,11 +34,27 @@ const rolesetToken = async (request: Request<{ roleset: string }>) =>
 const staticToken = async (request: Request<{ name: string }>) =>
   tokenFromAccount(request, await loadAccount(request.storage, staticAccountKey(request.data.name)), `static account "${request.data.name}"`);
 
-const roleset = z.object({ roleset: z.string() });
-const named = z.object({ name: z.string() });
+const roleset = z.object({ roleset: z.string().describe('Name of the roleset to generate the token under.') });
+const named = z.object({ name: z.string().describe('Name of the static account to generate the token under.') });
+const both = (summary: string) => ({ read: summary, update: summary });
 
 export const tokenPaths: PathSpec[] = [
-  path({ pattern: 'roleset/:roleset/token', fields: roleset, operations: { read: rolesetToken, update: rolesetToken } }),
-  path({ pattern: 'token/:roleset', fields: roleset, operations: { read: rolesetToken, update: rolesetToken } }),
-  path({ pattern: 'static-account/:name/token', fields: named, operations: { read: staticToken, update: staticToken } }),
+  path({
+    pattern: 'roleset/:roleset/token',
+    fields: roleset,
+    summaries: both('Generate an OAuth2 access token under the roleset.'),
+    operations: { read: rolesetToken, update: rolesetToken },
+  }),
+  path({
+    pattern: 'token/:roleset',
+    fields: roleset,
+    summaries: both('Generate an OAuth2 access token under the roleset (deprecated: use roleset/:roleset/token).'),
+    operations: { read: rolesetToken, update: rolesetToken },
+  }),
+  path({
+    pattern: 'static-account/:name/token',
+    fields: named,
+    summaries: both('Generate an OAuth2 access token under the static account.'),
+    operations: { read: staticToken, update: staticToken },
+  }),
 ];

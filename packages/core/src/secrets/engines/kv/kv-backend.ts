@@ -47,6 +47,13 @@ const v1Row = path({
   pattern: ':path*',
   fields: v1Fields,
   exists: async (request) => (isKvV2(request.mount) ? false : v1Exists(request)),
+  summaries: {
+    read: 'Read a secret (version 1 mounts; a "ttl" or "lease" field gives a renewable lease of that duration).',
+    create: 'Write a secret (version 1 mounts): the request body, whatever its fields, is the secret.',
+    update: 'Write a secret (version 1 mounts): the request body, whatever its fields, is the secret.',
+    delete: 'Delete a secret (version 1 mounts).',
+    list: 'List the secrets and folders under a path (version 1 mounts).',
+  },
   prefetch: (params) => (v1Key(params.path ?? '') === '' ? [] : [v1Key(params.path ?? '')]),
   operations: Object.fromEntries(
     Object.entries(v1Operations).map(([operation, handler]) => [

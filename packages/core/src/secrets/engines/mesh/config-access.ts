@@ -23,18 +23,32 @@ interface StoredAccess {
 }
 
 const accessFields = z.object({
-  address: z.string().trim().optional(),
-  scheme: z.enum(['http', 'https']).optional(),
-  token: z.string().default(''),
-  ca_cert: z.string().default(''),
-  client_cert: z.string().default(''),
-  client_key: z.string().default(''),
+  address: z.string().trim().optional().describe('Address of the mesh server, as "host:port" like "127.0.0.1:8500" (a scheme prefix is accepted). Required.'),
+  scheme: z.enum(['http', 'https']).optional().describe('URL scheme to reach the mesh server with; defaults to "http".'),
+  token: z
+    .string()
+    .default('')
+    .describe('ACL token the engine acts with; it must be a management token. If it is not given, the engine bootstraps the server\'s ACL system and keeps the token it gets.'),
+  ca_cert: z.string().default('').describe('CA certificate to verify the mesh server\'s certificate with, x509 PEM encoded.'),
+  client_cert: z
+    .string()
+    .default('')
+    .describe('Client certificate for the mesh server\'s TLS communication, x509 PEM encoded; set "client_key" with it.'),
+  client_key: z
+    .string()
+    .default('')
+    .describe('Private key of "client_cert" for the mesh server\'s TLS communication, PEM encoded; set "client_cert" with it.'),
 });
 
 export const configPaths: PathSpec[] = [
   path({
     pattern: 'config/access',
     fields: accessFields,
+    summaries: {
+      read: 'Read the mesh server\'s address and scheme (never the token or key).',
+      create: 'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
+      update: 'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
+    },
     exists: async ({ storage }) => (await storage.get(configKey)) !== undefined,
     operations: {
       read: async ({ storage, mount }) => {

@@ -21,7 +21,8 @@ interface TokenLease extends MeshScope {
 export const credsPaths: PathSpec[] = [
   path({
     pattern: 'creds/:name',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: z.string().describe('Name of the role to generate the token from.') }),
+    summaries: { read: 'Generate a mesh server ACL token from the role, under a renewable lease that deletes it when it ends.' },
     operations: { read: issue },
   }),
 ];

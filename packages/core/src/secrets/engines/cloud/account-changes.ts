@@ -4,7 +4,7 @@ import { ConditionFailed } from '../../../storage/store.ts';
 import type { MountWrite } from '../../mounts/mount-storage.ts';
 import { grantBindings } from './bindings.ts';
 import type { EngineContext } from './engine-context.ts';
-import { asApiError, type GoogleClient } from './google-client.ts';
+import { asDomainError, type GoogleClient } from './google-client.ts';
 import { type AccountItem, type AccountValue, attributesOf, keyLeasePrefixes, sealTokenKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
 import { settleNow, switchWrites, walItem, writeAhead } from './wal.ts';
@@ -76,7 +76,7 @@ export async function replaceRolesetAccount(
     };
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
-    throw asApiError(error, `creating the service account of roleset "${name}"`);
+    throw asDomainError(error, `creating the service account of roleset "${name}"`);
   }
   const obsolete = previous
     ? [walItem(ctx, { kind: 'account', owner: key, email: previous.value.service_account_email, bindings: previous.value.bindings }, 'now')]
@@ -95,7 +95,7 @@ export async function rotateTokenKey(ctx: EngineContext, key: string, what: stri
   try {
     knownBefore = (await google.listKeys(email)).map((entry) => entry.name);
   } catch (error) {
-    throw asApiError(error, `listing the keys of ${email}`);
+    throw asDomainError(error, `listing the keys of ${email}`);
   }
   const ahead = await writeAhead(ctx, [{ kind: 'new-keys', owner: key, email, knownBefore }]);
   let next: AccountItem;
@@ -103,7 +103,7 @@ export async function rotateTokenKey(ctx: EngineContext, key: string, what: stri
     next = { ...previous, value: { ...previous.value, generation: previous.value.generation + 1 }, tokenKey: await newTokenKey(ctx, google, key, email) };
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
-    throw asApiError(error, `creating a key for ${email}`);
+    throw asDomainError(error, `creating a key for ${email}`);
   }
   const obsolete = previous.tokenKey ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: previous.tokenKey.name }, 'now')] : [];
   await commit(ctx, [storeWrite(next, previous), ...switchWrites(ahead, obsolete)], ahead, google, what);

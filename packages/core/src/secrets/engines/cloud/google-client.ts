@@ -62,7 +62,7 @@ export class GoogleApiError extends Error {
  * How a cloud failure reaches the caller: Google's 400, 403 and 404 are about the request (an invalid request, the
  * caller's to fix); the rest, and anything that is not Google's answer, an upstream failure.
  */
-export function asApiError(error: unknown, doing: string): DomainError {
+export function asDomainError(error: unknown, doing: string): DomainError {
   if (error instanceof DomainError) return error;
   if (error instanceof GoogleApiError) {
     const callers = error.httpStatus === 400 || error.httpStatus === 404 || error.httpStatus === 403;

@@ -3,7 +3,7 @@ import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import { duration, stringList } from '../../framework/fields.ts';
 import { contextOf } from './engine-context.ts';
-import { asApiError, isNotFound } from './google-client.ts';
+import { asDomainError, isNotFound } from './google-client.ts';
 import { impersonatedKey } from './records.ts';
 import { rootClient } from './root-client.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';
@@ -52,7 +52,7 @@ async function write(request: Request<Fields>) {
       project = (await (await rootClient(contextOf(request))).getServiceAccount(email)).projectId;
     } catch (error) {
       if (isNotFound(error)) throw badRequest(`invalid "service_account_email": service account ${email} does not exist`);
-      throw asApiError(error, `reading service account ${email}`);
+      throw asDomainError(error, `reading service account ${email}`);
     }
   }
   const value: ImpersonatedValue = { service_account_email: email, service_account_project: project, token_scopes: scopes, ttl };
@@ -72,7 +72,7 @@ async function token(request: Request<{ name: string }>) {
     });
     return tokenReply(request.system.clock, minted);
   } catch (error) {
-    throw asApiError(error, `generating an access token for impersonated account "${request.data.name}"`);
+    throw asDomainError(error, `generating an access token for impersonated account "${request.data.name}"`);
   }
 }
 

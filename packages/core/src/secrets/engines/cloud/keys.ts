@@ -4,7 +4,7 @@ import { badRequest } from '../../../lib/errors.ts';
 import { duration } from '../../framework/fields.ts';
 import { configValue, loadConfig } from './config.ts';
 import { contextOf } from './engine-context.ts';
-import { asApiError } from './google-client.ts';
+import { asDomainError } from './google-client.ts';
 import { loadAccount, rolesetKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
 import { leasedKeyDelay, settleNow, walItem, writeAhead } from './wal.ts';
@@ -59,7 +59,7 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
     created = await google.createKey(email, request.data.key_algorithm, request.data.key_type);
   } catch (error) {
     // The key may exist all the same (the answer lost): the record, still unnamed, stays for the job.
-    throw asApiError(error, `creating a key for ${what}`);
+    throw asDomainError(error, `creating a key for ${what}`);
   }
   await ctx.storage.update(ahead.sk, 'SET keyName = :name', { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':name': created.name } });
   const internal: KeyInternal = { owner, email, keyName: created.name, generation: item.value.generation };

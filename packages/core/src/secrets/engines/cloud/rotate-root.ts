@@ -5,7 +5,7 @@ import { ConditionFailed } from '../../../storage/store.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
 import type { EngineContext } from './engine-context.ts';
 import { configKey, loadConfig, nextRotation, openCredentials, parseCredentials, sealCredentials } from './config.ts';
-import { asApiError } from './google-client.ts';
+import { asDomainError } from './google-client.ts';
 import { rootClient } from './root-client.ts';
 import { settleNow, switchWrites, walItem, writeAhead } from './wal.ts';
 
@@ -27,7 +27,7 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
   try {
     knownBefore = (await google.listKeys(email)).map((key) => key.name);
   } catch (error) {
-    throw asApiError(error, `listing keys of the root service account ${email}`);
+    throw asDomainError(error, `listing keys of the root service account ${email}`);
   }
   const [ahead] = await writeAhead(ctx, [{ kind: 'new-keys', owner: configKey, email, knownBefore }]);
   let created: { name: string; privateKeyData: string };
@@ -35,7 +35,7 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
     created = await google.createKey(email, 'KEY_ALG_RSA_2048', 'TYPE_GOOGLE_CREDENTIALS_FILE');
   } catch (error) {
     await settleNow(ctx, ahead ? [ahead] : [], google);
-    throw asApiError(error, `creating a key for the root service account ${email}`);
+    throw asDomainError(error, `creating a key for the root service account ${email}`);
   }
   const fresh = parseCredentials(Buffer.from(created.privateKeyData, 'base64').toString('utf8'));
   const oldKey = walItem(ctx, { kind: 'key', owner: configKey, email, keyName: `projects/-/serviceAccounts/${email}/keys/${credentials.private_key_id}` }, 'now');

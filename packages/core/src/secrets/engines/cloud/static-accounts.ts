@@ -6,7 +6,7 @@ import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, revokeIssuedKeys, rotateTokenKey, storeOnly, storeWrite } from './account-changes.ts';
 import { type Bindings, grantBindings, parseBindings, sameBindings } from './bindings.ts';
 import { contextOf } from './engine-context.ts';
-import { asApiError, isNotFound } from './google-client.ts';
+import { asDomainError, isNotFound } from './google-client.ts';
 import { type AccountItem, accountView, loadAccount, sealTokenKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
 import { settleNow, switchWrites, type WalDraft, walItem, writeAhead } from './wal.ts';
@@ -74,7 +74,7 @@ async function write(request: Request<Fields>) {
     }
   } catch (error) {
     if (isNotFound(error)) throw badRequest(`invalid "service_account_email": service account ${email} does not exist`);
-    throw asApiError(error, `reading service account ${email}`);
+    throw asDomainError(error, `reading service account ${email}`);
   }
   const drafts: WalDraft[] = [{ kind: 'bindings', owner: key, email, bindings }];
   if (!previous && secretType === 'access_token') drafts.push({ kind: 'new-keys', owner: key, email, knownBefore });
@@ -100,7 +100,7 @@ async function write(request: Request<Fields>) {
     }
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
-    throw asApiError(error, `applying ${what}`);
+    throw asDomainError(error, `applying ${what}`);
   }
   const obsolete: WalItem[] = previous ? [walItem(ctx, { kind: 'bindings', owner: key, email, bindings: previous.value.bindings }, 'now')] : [];
   try {

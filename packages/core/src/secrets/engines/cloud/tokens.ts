@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { badRequest } from '../../../lib/errors.ts';
-import { asApiError, endpointsOf, tokenFromCredentials } from './google-client.ts';
+import { asDomainError, endpointsOf, tokenFromCredentials } from './google-client.ts';
 import { type AccountItem, loadAccount, openTokenKey, rolesetKey, staticAccountKey } from './records.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';
 
@@ -25,7 +25,7 @@ export async function tokenFromAccount(request: Request<unknown>, item: AccountI
     );
     return tokenReply(request.system.clock, token);
   } catch (error) {
-    throw asApiError(error, `minting an access token for ${what}`);
+    throw asDomainError(error, `minting an access token for ${what}`);
   }
 }
 

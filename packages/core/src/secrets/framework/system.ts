@@ -1,4 +1,5 @@
 import type { Core } from '../../core.ts';
+import { MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { System } from './backend.ts';
 
@@ -17,4 +18,9 @@ export function systemFor(core: Pick<Core, 'clock' | 'log' | 'leases'>, mount: M
       internalsUnder: (prefix) => core.leases.internalsUnder(`${mount.path}${prefix}`),
     },
   };
+}
+
+/** A mount's storage for a job that works on it outside a request (a request's handlers are given theirs). */
+export function storageFor(core: Pick<Core, 'store' | 'keyring'>, mount: Pick<MountEntry, 'uuid'>): MountStorage {
+  return new MountStorage(core.store, core.keyring, mount.uuid);
 }

@@ -14,7 +14,7 @@ import { fetchWithCa } from '../../lib/fetch-with-ca.ts';
 import { ConditionFailed } from '../../storage/store.ts';
 import { badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
-import type { AclAuthMethod } from './auth-methods.ts';
+import type { AclAuthMethod } from './auth-methods/model.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { loginWithClaims } from './login.ts';
 

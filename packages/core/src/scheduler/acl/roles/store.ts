@@ -2,8 +2,8 @@
  * ACL roles in the table: one item per role (`ROLE_PK`, the ID) and one per name (`ROLE_NAME_PK`, the name → the ID),
  * written in the same transaction, so a name is unique. Every policy a role names must exist.
  */
-import { uuid } from '../../../lib/random.ts';
 import { badRequest, notFound } from '../../../lib/errors.ts';
+import { uuid } from '../../../lib/random.ts';
 import { ROLE_NAME_PK, ROLE_PK } from '../../keys.ts';
 import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
 import { sameContent, withoutKeys } from '../common.ts';

@@ -4,7 +4,7 @@
  * is created (bootstrap, create, login). A token with an expiration waits in the `due` queue `TOKEN_EXPIRY_QUEUE`.
  */
 import { formatDuration } from '../../../lib/duration.ts';
-import { badRequest, notFound, permissionDenied, DomainError } from '../../../lib/errors.ts';
+import { badRequest, DomainError, notFound, permissionDenied } from '../../../lib/errors.ts';
 import { uuid } from '../../../lib/random.ts';
 import { dueKey, ttlBackstop } from '../../../storage/due.ts';
 import type { TransactItem } from '../../../storage/store.ts';

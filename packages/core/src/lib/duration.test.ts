@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DurationError, formatDuration, parseDuration } from './duration.ts';
+import { DurationError, formatDuration, parseDuration, parseGoDuration } from './duration.ts';
 
 describe('parseDuration', () => {
   it.each([
@@ -72,5 +72,33 @@ describe('formatDuration', () => {
     for (const seconds of [0, 1, 59, 61, 3599, 3601, 86_399, 2_764_800]) {
       expect(parseDuration(formatDuration(seconds))).toBe(seconds);
     }
+  });
+});
+
+describe('parseGoDuration (Go time.ParseDuration, as Nomad reads durations)', () => {
+  it.each([
+    ['0', 0],
+    ['0s', 0],
+    ['90s', 90],
+    ['1h30m', 5400],
+    ['1500ms', 1.5],
+    ['1.5s', 1.5],
+    ['.5s', 0.5],
+    ['1.s', 1],
+    ['2h45m10.5s', 9910.5],
+    ['300us', 0.0003],
+    ['300µs', 0.0003],
+    ['1000000ns', 0.001],
+    ['+10m', 600],
+  ])('reads %j as %d seconds, keeping the fraction', (text, seconds) => {
+    expect(parseGoDuration(text)).toBeCloseTo(seconds, 9);
+  });
+
+  it.each(['', '10', '1d', 'soon', '-5s', '1h 30m', ' 1h', '1e3s', '.s', 'h', '+'])('refuses %j, which Go or Nomad refuses', (text) => {
+    expect(() => parseGoDuration(text)).toThrow(DurationError);
+  });
+
+  it('refuses a duration longer than Go can hold, naming it', () => {
+    expect(() => parseGoDuration('9999999999h')).toThrow(/too large: "9999999999h"/);
   });
 });

@@ -1,6 +1,6 @@
 /** Durations as Vault and Nomad accept them: integer seconds, or Go-style strings such as `90s`, `1h30m`, `2d`. */
 
-const unitSeconds: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600, d: 86400 };
+const unitSeconds: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, μs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600, d: 86400 };
 const goDuration = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/;
 
 export class DurationError extends Error {}
@@ -29,6 +29,32 @@ export function parseDuration(value: unknown): number {
   }
   return checkedMax(Math.floor(total), value);
 }
+
+/**
+ * Go's `time.ParseDuration`, as Nomad reads its durations (`ExpirationTTL`, `MaxTokenTTL`, leeways, `?wait=`): a
+ * sequence of decimal numbers, each with a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), such as `1h30m` or `1500ms`;
+ * `0` alone needs no unit. Unlike `parseDuration` (Vault's forms) it takes no days and no bare seconds, and it keeps
+ * the fraction: the result is in seconds, not rounded. Negative durations are refused (no Nomad field takes one).
+ */
+export function parseGoDuration(value: string): number {
+  const text = value;
+  if (text === '0') return 0;
+  if (text.startsWith('-')) throw new DurationError(`must be a non-negative duration, got "${value}"`);
+  let rest = text.startsWith('+') ? text.slice(1) : text;
+  if (rest === '') throw new DurationError(`is not a valid duration: "${value}"`);
+  let total = 0;
+  while (rest.length > 0) {
+    const match = goUnitDuration.exec(rest);
+    if (!match) throw new DurationError(`is not a valid duration: "${value}"`);
+    total += Number(match[1]) * (unitSeconds[match[2] as string] as number);
+    rest = rest.slice(match[0].length);
+  }
+  if (!(total <= maxDurationSeconds)) throw new DurationError(`is too large: "${value}" (at most ${maxDurationSeconds} seconds)`);
+  return total;
+}
+
+/** Go's time.Duration units; Go has no day. */
+const goUnitDuration = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
 
 function checkedMax(seconds: number, given: string): number {
   if (!(seconds <= maxDurationSeconds)) throw new DurationError(`is too large: "${given}" (at most ${maxDurationSeconds} seconds)`);

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { type AuditSink, openSink } from '../lib/audit-sinks.ts';
 import { uuid } from '../lib/random.ts';
+import { callerOf } from './http/caller.ts';
 import type { SchedulerEnv } from './scheduler.ts';
 
 /**
@@ -35,7 +36,7 @@ export function schedulerAudit(
   return async (c, next) => {
     if (!audited(c.req.method, c.req.path)) return next();
     const id = uuid();
-    const caller = await c.var.scheduler.caller(c).catch(() => undefined);
+    const caller = await callerOf(c).catch(() => undefined);
     const token = caller?.token;
     const entry = (stage: string, status?: number) => {
       const now = new Date().toISOString();

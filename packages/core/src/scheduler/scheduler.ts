@@ -1,14 +1,13 @@
 /** The scheduler service's state and ACL registries, built once per process on the core. */
-import type { Context } from 'hono';
 import type { Core } from '../core.ts';
-import { AclAuthMethods } from './acl/auth-methods.ts';
-import { AclBindingRules } from './acl/binding-rules.ts';
-import { AclPolicies } from './acl/policies.ts';
+import { AclAuthMethods } from './acl/auth-methods/store.ts';
+import { AclBindingRules } from './acl/binding-rules/store.ts';
+import { AclPolicies } from './acl/policies/store.ts';
 import { Acl } from './acl/policy-rules.ts';
-import { AclRoles } from './acl/roles.ts';
-import { AclTokens, type StoredToken } from './acl/tokens.ts';
+import { AclRoles } from './acl/roles/store.ts';
+import type { StoredToken } from './acl/tokens/model.ts';
+import { AclTokens } from './acl/tokens/store.ts';
 import { EventBroker } from './events/broker.ts';
-import { permissionDenied, tokenSecret } from './http/nomad.ts';
 import { type PendingEvent, SchedulerState } from './state.ts';
 import { schedulerSecretHash } from './sweep.ts';
 
@@ -35,7 +34,6 @@ export interface Caller {
 
 export type SchedulerEnv = { Variables: { scheduler: Scheduler } };
 
-const callers = new WeakMap<Request, Promise<Caller>>();
 const schedulers = new WeakMap<Core, Scheduler>();
 
 /** The one scheduler of a core in this process (apps on the same core share its event broker and wake-ups). */
@@ -69,27 +67,17 @@ export class Scheduler {
     readonly core: Core,
     readonly options: SchedulerOptions = {},
   ) {
+    // Each registry gets only the ones it reads, built before it: policies ← roles ← tokens; auth methods ← binding rules.
     this.state = new SchedulerState(core.store, core.clock, { eventTtlSeconds: options.eventTtlSeconds });
     this.policies = new AclPolicies(this.state);
     this.roles = new AclRoles(this.state, this.policies);
-    this.tokens = new AclTokens(this.state, (secret) => schedulerSecretHash(core, secret));
-    this.tokens.roles = this.roles;
+    this.tokens = new AclTokens(this.state, this.roles, (secret) => schedulerSecretHash(core, secret));
     this.authMethods = new AclAuthMethods(this.state, core.keyring);
     this.bindingRules = new AclBindingRules(this.state, this.authMethods);
-    this.authMethods.bindingRules = this.bindingRules;
     this.events = new EventBroker(this.state, { pollMs: options.eventPollMs ?? 200 });
   }
 
-  /** The caller of a request, resolved once per request. */
-  caller(c: Context): Promise<Caller> {
-    let caller = callers.get(c.req.raw);
-    if (!caller) {
-      caller = this.resolve(tokenSecret(c));
-      callers.set(c.req.raw, caller);
-    }
-    return caller;
-  }
-
+  /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */
   async resolve(secret: string | undefined): Promise<Caller> {
     if (!secret) {
       const rules = await this.policies.rules(['anonymous']);
@@ -108,11 +96,5 @@ export class Scheduler {
     }
     const policyNames = [...names];
     return { management: false, token, policyNames, acl: Acl.fromRules(await this.policies.rules(policyNames)) };
-  }
-
-  async requireManagement(c: Context): Promise<Caller> {
-    const caller = await this.caller(c);
-    if (!caller.management) throw permissionDenied();
-    return caller;
   }
 }

@@ -5,12 +5,12 @@
  * DynamoDB transaction, so an event is published if and only if its write happened.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../lib/clock.ts';
+import { conflict } from '../lib/errors.ts';
 import { ConditionFailed, type Store, type TransactItem } from '../storage/store.ts';
+import { EVENT_PK, eventKey, INDEX_SK, META_PK, tableIndexSk } from './keys.ts';
 
-export const META_PK = 'sched#meta';
-export const EVENT_PK = 'sched#event';
+export { EVENT_PK, eventKey, META_PK } from './keys.ts';
 
 export type TableName = 'acl_token' | 'acl_policy' | 'acl_role' | 'acl_auth_method' | 'acl_binding_rule' | 'events';
 
@@ -48,14 +48,8 @@ export class WriteConditionFailed extends ConditionFailed {
 /** A write that lost the race for the index this many times in a row gives up with `WriteContention`. */
 const maxAttempts = 100;
 
-/** Too many writers at once: the write did not happen and may be sent again. */
-export class WriteContention extends Error {
-  constructor() {
-    super('too many concurrent writes to the scheduler state; the write did not happen, retry it');
-  }
-}
-
-export const eventKey = (index: number): string => String(index).padStart(16, '0');
+/** Too many writers at once: the write did not happen and may be sent again (a conflict, 409). */
+export const writeContention = () => conflict('too many concurrent writes to the scheduler state; the write did not happen, retry it');
 
 export interface StateOptions {
   /** How long events stay in the buffer (seconds); default one hour. */
@@ -76,18 +70,13 @@ export class SchedulerState {
 
   /** The service-wide index. */
   async currentIndex(): Promise<number> {
-    return ((await this.store.get(META_PK, 'index'))?.value as number | undefined) ?? 0;
+    return ((await this.store.get(META_PK, INDEX_SK))?.value as number | undefined) ?? 0;
   }
 
   /** The highest index of the given tables (for blocking queries and X-Scheduler-Index). */
   async tableIndex(tables: TableName[]): Promise<number> {
     const values = await Promise.all(
-      tables.map(async (table) => {
-        const out = await this.store.doc.send(
-          new GetCommand({ TableName: this.store.tableName, Key: { pk: META_PK, sk: `table#${table}` }, ConsistentRead: true }),
-        );
-        return (out.Item?.value as number | undefined) ?? 0;
-      }),
+      tables.map(async (table) => ((await this.store.get(META_PK, tableIndexSk(table)))?.value as number | undefined) ?? 0),
     );
     return Math.max(0, ...values);
   }
@@ -112,7 +101,7 @@ export class SchedulerState {
       const head: TransactItem[] = [
         {
           Update: {
-            Key: { pk: META_PK, sk: 'index' },
+            Key: { pk: META_PK, sk: INDEX_SK },
             UpdateExpression: 'SET #value = :next',
             ConditionExpression: 'attribute_not_exists(pk) OR #value = :current',
             ExpressionAttributeNames: { '#value': 'value' },
@@ -120,7 +109,7 @@ export class SchedulerState {
           },
         },
         ...[...new Set<TableName>([...tables, ...(events.length > 0 ? (['events'] as const) : [])])].map((table) => ({
-          Put: { Item: { pk: META_PK, sk: `table#${table}`, value: index } },
+          Put: { Item: { pk: META_PK, sk: tableIndexSk(table), value: index } },
         })),
       ];
       if (events.length > 0) {
@@ -138,21 +127,23 @@ export class SchedulerState {
         });
       }
       try {
-        await this.transact([...head, ...items]);
+        await this.store.transact([...head, ...items]);
       } catch (error) {
-        if (!(error instanceof TransactionCanceledException)) throw error;
-        const reasons = error.CancellationReasons ?? [];
+        // Store reports a failed condition with the reasons; a cancellation for conflicts alone comes as the SDK's.
+        const reasons =
+          error instanceof ConditionFailed ? (error.reasons ?? []) : error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : undefined;
+        if (!reasons) throw error;
         // Another writer took the index (or holds one of the items): plan again on what it wrote.
         const raced = reasons[0]?.Code === 'ConditionalCheckFailed' || reasons.some((reason) => reason.Code === 'TransactionConflict');
         if (raced) {
-          if (attempt >= maxAttempts) throw new WriteContention();
+          if (attempt >= maxAttempts) throw writeContention();
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * Math.min(attempt + 1, 20)));
           continue;
         }
         const failed = reasons
           .map((reason, position) => (reason.Code === 'ConditionalCheckFailed' ? position - head.length : -1))
           .filter((position) => position >= 0);
-        if (failed.length > 0) throw new WriteConditionFailed(error.message, failed);
+        if (failed.length > 0) throw new WriteConditionFailed((error as Error).message, failed);
         throw error;
       }
       this.notify();
@@ -208,14 +199,5 @@ export class SchedulerState {
 
   notify(): void {
     for (const listener of [...this.listeners]) listener();
-  }
-
-  private async transact(items: TransactItem[]): Promise<void> {
-    const named = items.map((item) => {
-      const entry = { ...item } as Record<string, Record<string, unknown>>;
-      for (const key of Object.keys(entry)) entry[key] = { TableName: this.store.tableName, ...entry[key] };
-      return entry;
-    });
-    await this.store.doc.send(new TransactWriteCommand({ TransactItems: named as never }));
   }
 }

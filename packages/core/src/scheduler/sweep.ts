@@ -1,5 +1,7 @@
 import type { Core } from '../core.ts';
-import { AclTokens } from './acl/tokens.ts';
+import { AclPolicies } from './acl/policies/store.ts';
+import { AclRoles } from './acl/roles/store.ts';
+import { AclTokens } from './acl/tokens/store.ts';
 import { SchedulerState } from './state.ts';
 
 /**
@@ -8,7 +10,8 @@ import { SchedulerState } from './state.ts';
  */
 export async function sweepScheduler(core: Core): Promise<void> {
   const state = new SchedulerState(core.store, core.clock);
-  await new AclTokens(state, (secret) => schedulerSecretHash(core, secret)).sweepExpired();
+  const roles = new AclRoles(state, new AclPolicies(state));
+  await new AclTokens(state, roles, (secret) => schedulerSecretHash(core, secret)).sweepExpired();
   await state.sweepEvents();
 }
 

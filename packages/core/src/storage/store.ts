@@ -26,7 +26,15 @@ export type TransactItem = { [K in keyof TransactEntry]?: Omit<NonNullable<Trans
 export const itemKey = (pk: string, sk: string) => `${pk}|${sk}`;
 
 /** A write whose condition did not hold: the invariant the caller relied on was protected by DynamoDB. */
-export class ConditionFailed extends Error {}
+export class ConditionFailed extends Error {
+  constructor(
+    message: string,
+    /** A cancelled transaction's reasons, one per item in order (`Code` is `None` for an item that passed). */
+    readonly reasons?: Array<{ Code?: string; Message?: string }>,
+  ) {
+    super(message);
+  }
+}
 
 /** The one table. Thin on purpose: callers write DynamoDB expressions; this adds the table name, paging and errors. */
 export class Store {
@@ -117,7 +125,7 @@ export class Store {
         error instanceof TransactionCanceledException &&
         error.CancellationReasons?.some((reason) => reason.Code === 'ConditionalCheckFailed')
       ) {
-        throw new ConditionFailed(error.message);
+        throw new ConditionFailed(error.message, error.CancellationReasons);
       }
       throw error;
     }

@@ -4,7 +4,7 @@
  * 1–128 letters, digits and dashes; accessor, role and binding-rule IDs are UUIDs. Role names also take underscores,
  * as this service's API reference says.
  */
-import { badRequest } from '../http/nomad.ts';
+import { badRequest } from '../../lib/errors.ts';
 
 export const validPolicyName = /^[a-zA-Z0-9-]{1,128}$/;
 export const validAuthMethodName = /^[a-zA-Z0-9-]{1,128}$/;

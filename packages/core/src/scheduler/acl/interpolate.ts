@@ -10,7 +10,7 @@
  * `${list.<name>}` (Nomad knows no list variables and fails the login) binds one name per element.
  */
 import { parseGoInt } from '../../lib/bexpr.ts';
-import { badRequest } from '../http/nomad.ts';
+import { badRequest } from '../../lib/errors.ts';
 
 export interface ClaimVariables {
   value: Record<string, string>;

@@ -13,10 +13,10 @@ import { describeError, type KeySource } from '../../lib/jwt/keys.ts';
 import { verifyJwt } from '../../lib/jwt/verify.ts';
 import { NomadError, badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
-import type { AclAuthMethod, AuthMethodConfig } from './auth-methods.ts';
+import type { AclAuthMethod, AuthMethodConfig } from './auth-methods/model.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { bindNames, type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
-import type { TokenView } from './tokens.ts';
+import type { TokenView } from './tokens/model.ts';
 
 const loginBody = z.object({ AuthMethodName: z.string().optional(), LoginToken: z.string().optional() });
 

@@ -16,7 +16,7 @@ import { checkExpectedClaims } from '../../lib/jwt/verify.ts';
 import { ConditionFailed } from '../../storage/store.ts';
 import { badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
-import type { AclAuthMethod } from './auth-methods.ts';
+import type { AclAuthMethod } from './auth-methods/model.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { loginWithClaims, methodVersion } from './login.ts';
 

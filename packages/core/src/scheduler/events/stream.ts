@@ -4,9 +4,11 @@
  * client goes away, when its token is deleted or expires, or at `streamLimitMs` (in AWS a Lambda response
  * stream must end before the function's time limit; the client reconnects with the last index it saw).
  */
-import type { Context, Hono } from 'hono';
-import { badRequest, permissionDenied } from '../http/nomad.ts';
-import type { Caller, Scheduler, SchedulerEnv } from '../scheduler.ts';
+import * as z from 'zod';
+import { badRequest } from '../../lib/errors.ts';
+import { permissionDenied } from '../http/nomad.ts';
+import { type Route, route } from '../http/route.ts';
+import type { Caller, Scheduler } from '../scheduler.ts';
 import type { SchedulerEvent } from '../state.ts';
 
 export interface TopicFilter {
@@ -129,19 +131,34 @@ export function openStream(scheduler: Scheduler, caller: Caller, request: { inde
   });
 }
 
-export function eventRoutes(app: Hono<SchedulerEnv>, options: { heartbeatMs?: number; limitMs?: number } = {}): void {
-  app.get('/v1/event/stream', async (c: Context<SchedulerEnv>) => {
-    const { scheduler } = c.var;
-    const caller = await scheduler.caller(c);
-    const indexText = c.req.query('index') ?? '0';
-    if (!/^\d+$/.test(indexText)) throw badRequest('Unable to parse index: invalid syntax');
-    const namespace = c.req.query('namespace') || 'default';
-    const topics = parseTopics(c.req.queries('topic') ?? []);
-    if (!allowedTopics(caller, topics, namespace)) throw permissionDenied();
-    const body = openStream(scheduler, caller, { index: Number(indexText), topics, namespace }, {
-      heartbeatMs: options.heartbeatMs ?? scheduler.options.heartbeatMs ?? 10_000,
-      ...(options.limitMs ?? scheduler.options.streamLimitMs ? { limitMs: options.limitMs ?? scheduler.options.streamLimitMs } : {}),
-    });
-    return new Response(body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' } });
-  });
-}
+export const eventRoutes: Route[] = [
+  route({
+    method: 'GET',
+    path: '/v1/event/stream',
+    summary: 'Stream events as newline-delimited JSON: the backlog from `index`, then live events, with `{}` heartbeats.',
+    access: 'token',
+    query: {
+      index: z.string().optional().describe('Send the buffered events after this index first (default 0: the whole buffer).'),
+      topic: z
+        .array(z.string())
+        .optional()
+        .describe('A topic to receive, `Topic` or `Topic:FilterKey` (`*` for all); repeatable; default every topic.'),
+      namespace: z.string().optional().describe('The namespace of the job events (default `default`; `*` for all).'),
+    },
+    returns: 'A stream of JSON lines: `{}` heartbeats and `{"Index": …, "Events": […]}` batches.',
+    handler: async ({ scheduler, caller, query, queries }) => {
+      const who = await caller();
+      const indexText = query('index') ?? '0';
+      if (!/^\d+$/.test(indexText)) throw badRequest('Unable to parse index: invalid syntax');
+      const namespace = query('namespace') || 'default';
+      const topics = parseTopics(queries('topic'));
+      if (!allowedTopics(who, topics, namespace)) throw permissionDenied();
+      const limitMs = scheduler.options.streamLimitMs;
+      const body = openStream(scheduler, who, { index: Number(indexText), topics, namespace }, {
+        heartbeatMs: scheduler.options.heartbeatMs ?? 10_000,
+        ...(limitMs ? { limitMs } : {}),
+      });
+      return { response: new Response(body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' } }) };
+    },
+  }),
+];

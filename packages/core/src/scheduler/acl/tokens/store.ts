@@ -1,75 +1,35 @@
 /**
- * ACL tokens: `/v1/acl/bootstrap`, `/v1/acl/tokens`, `/v1/acl/token`, `/v1/acl/token/:accessor_id`,
- * `/v1/acl/token/self`. Secrets are stored only as keyed hashes, so a secret is shown once, when the token
- * is created (bootstrap, create, login).
+ * ACL tokens in the table: one item per token (`TOKEN_PK`, the accessor ID) and one per secret (`SECRET_PK`, its
+ * keyed hash → the accessor ID). Secrets are stored only as keyed hashes, so a secret is shown once, when the token
+ * is created (bootstrap, create, login). A token with an expiration waits in the `due` queue `TOKEN_EXPIRY_QUEUE`.
  */
-import type { Context, Hono } from 'hono';
-import * as z from 'zod';
-import { formatDuration } from '../../lib/duration.ts';
-import { uuid } from '../../lib/random.ts';
-import { dueKey, ttlBackstop } from '../../storage/due.ts';
-import type { TransactItem } from '../../storage/store.ts';
-import { badRequest, blockingQuery, NomadError, notFound, permissionDenied, readBody, setIndexHeaders } from '../http/nomad.ts';
-import type { SchedulerEnv } from '../scheduler.ts';
-import { META_PK, type PendingEvent, type SchedulerState, WriteConditionFailed } from '../state.ts';
-import { contentHash, rfc3339, withoutKeys } from './common.ts';
-import { requireUuid, shown, validUuid } from './identifiers.ts';
-import type { AclRoles } from './roles.ts';
-
-export const TOKEN_PK = 'sched#token';
-export const SECRET_PK = 'sched#secret';
-export const TOKEN_EXPIRY_QUEUE = 'sched#token-expiry';
-
-export interface RoleLink {
-  ID: string;
-  Name: string;
-}
-
-export interface AclToken {
-  AccessorID: string;
-  Name: string;
-  Type: 'client' | 'management';
-  Policies: string[];
-  Roles: RoleLink[];
-  Global: boolean;
-  CreateTime: string;
-  ExpirationTime?: string;
-  ExpirationTTL?: string;
-  Hash: string;
-  CreateIndex: number;
-  ModifyIndex: number;
-}
-
-export type StoredToken = AclToken & { SecretHash: string };
-
-/** A token as the API shows it; `SecretID` only when it was just minted. */
-export type TokenView = AclToken & { SecretID?: string };
-
-export interface TokenInput {
-  Name?: string;
-  Type?: string;
-  Policies?: string[];
-  Roles?: Array<{ ID?: string; Name?: string }>;
-  Global?: boolean;
-  /** Seconds. */
-  ExpirationTTL?: number;
-  ExpirationTime?: string;
-}
-
-const minTtlSeconds = 60;
-const maxTtlSeconds = 24 * 3600;
-
-export const view = (token: StoredToken | AclToken): AclToken => {
-  const { SecretHash: _hash, ...rest } = token as StoredToken;
-  return rest;
-};
+import { formatDuration } from '../../../lib/duration.ts';
+import { badRequest, DomainError, notFound, permissionDenied } from '../../../lib/errors.ts';
+import { uuid } from '../../../lib/random.ts';
+import { dueKey, ttlBackstop } from '../../../storage/due.ts';
+import type { TransactItem } from '../../../storage/store.ts';
+import { BOOTSTRAP_SK, META_PK, SECRET_PK, TOKEN_EXPIRY_QUEUE, TOKEN_PK } from '../../keys.ts';
+import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
+import { contentHash, rfc3339, withoutKeys } from '../common.ts';
+import { shown, validUuid } from '../identifiers.ts';
+import type { AclRoles } from '../roles/store.ts';
+import {
+  type AclToken,
+  maxTtlSeconds,
+  minTtlSeconds,
+  type RoleLink,
+  type StoredToken,
+  type TokenInput,
+  type TokenView,
+  tokenEvent,
+  validateToken,
+  view,
+} from './model.ts';
 
 export class AclTokens {
-  /** Set by the scheduler once roles exist (roles and tokens refer to each other). */
-  roles!: AclRoles;
-
   constructor(
     private readonly state: SchedulerState,
+    private readonly roles: AclRoles,
     private readonly hash: (secret: string) => string,
   ) {}
 
@@ -87,10 +47,10 @@ export class AclTokens {
   async bySecret(secret: string): Promise<StoredToken> {
     const link = await this.state.store.get(SECRET_PK, this.hash(secret));
     const token = link ? await this.get(link.accessor as string) : undefined;
-    if (!token) throw new NomadError(403, 'ACL token not found');
+    if (!token) throw permissionDenied('ACL token not found');
     if (this.expired(token)) {
       await this.delete(token.AccessorID).catch(() => undefined);
-      throw new NomadError(403, 'ACL token expired');
+      throw permissionDenied('ACL token expired');
     }
     return token;
   }
@@ -101,16 +61,16 @@ export class AclTokens {
 
   async bootstrap(secret: string | undefined): Promise<TokenView> {
     if (secret !== undefined && secret !== '' && !validUuid.test(secret)) throw badRequest('BootstrapSecret must be a UUID');
-    const done = await this.state.store.get(META_PK, 'bootstrap');
+    const done = await this.state.store.get(META_PK, BOOTSTRAP_SK);
     if (done) throw badRequest(`ACL bootstrap already done (reset index: ${done.index as number})`);
     try {
       return await this.mint(
         { Name: 'Bootstrap Token', Type: 'management', Global: true },
-        { secret: secret || uuid(), extra: (index) => [{ Put: { Item: { pk: META_PK, sk: 'bootstrap', index }, ConditionExpression: 'attribute_not_exists(pk)' } }] },
+        { secret: secret || uuid(), extra: (index) => [{ Put: { Item: { pk: META_PK, sk: BOOTSTRAP_SK, index }, ConditionExpression: 'attribute_not_exists(pk)' } }] },
       );
     } catch (error) {
       if (error instanceof WriteConditionFailed) {
-        const again = await this.state.store.get(META_PK, 'bootstrap');
+        const again = await this.state.store.get(META_PK, BOOTSTRAP_SK);
         throw badRequest(`ACL bootstrap already done (reset index: ${(again?.index as number) ?? 0})`);
       }
       throw error;
@@ -128,7 +88,7 @@ export class AclTokens {
     const type = input.Type || 'client';
     const policies = [...new Set(input.Policies ?? [])];
     const roles = await this.resolveRoles(input.Roles ?? []);
-    validate(type, input.Name ?? '', policies, roles);
+    validateToken(type, input.Name ?? '', policies, roles);
     const now = this.state.clock.now();
     let expiration: number | undefined;
     if (input.ExpirationTTL !== undefined && input.ExpirationTTL > 0 && input.ExpirationTime) {
@@ -188,7 +148,7 @@ export class AclTokens {
       const existing = await this.get(accessor);
       if (!existing || this.expired(existing)) throw notFound('ACL token not found');
       const type = input.Type || existing.Type;
-      validate(type, input.Name ?? '', policies, roles);
+      validateToken(type, input.Name ?? '', policies, roles);
       if (input.Global !== undefined && input.Global !== existing.Global) throw badRequest('Cannot toggle global value');
       if ((input.ExpirationTTL ?? 0) > 0 || (input.ExpirationTime && input.ExpirationTime !== existing.ExpirationTime)) {
         throw badRequest('Cannot update expiration of an existing token');
@@ -268,7 +228,7 @@ export class AclTokens {
         await this.delete(item.sk);
         removed++;
       } catch (error) {
-        if (!(error instanceof NomadError)) throw error;
+        if (!(error instanceof DomainError)) throw error;
       }
     }
     return removed;
@@ -284,137 +244,4 @@ export class AclTokens {
     }
     return [...out.values()];
   }
-}
-
-function validate(type: string, name: string, policies: string[], roles: RoleLink[]): void {
-  if (name.length > 256) throw badRequest('token name too long');
-  if (type === 'client') {
-    if (policies.length === 0 && roles.length === 0) throw badRequest('client token missing policies or roles');
-  } else if (type === 'management') {
-    if (policies.length > 0 || roles.length > 0) throw badRequest('management token cannot be associated with policies or roles');
-  } else {
-    throw badRequest('token type must be client or management');
-  }
-}
-
-export function tokenEvent(type: string, token: AclToken): PendingEvent {
-  return { Topic: 'ACLToken', Type: type, Key: token.AccessorID, Namespace: '', FilterKeys: null, Payload: { ACLToken: view(token) } };
-}
-
-/** Nomad's ExpirationTTL: a duration string or nanoseconds. */
-const ttlField = z
-  .union([z.string(), z.number()])
-  .optional()
-  .transform((value, ctx) => {
-    if (value === undefined || value === '' || value === 0) return undefined;
-    if (typeof value === 'number') return Math.floor(value / 1e9);
-    const match = /^((\d+(\.\d+)?)(ns|us|µs|ms|s|m|h))+$/.test(value);
-    if (!match) {
-      ctx.addIssue({ code: 'custom', message: `invalid duration "${value}"` });
-      return z.NEVER;
-    }
-    let total = 0;
-    for (const [, amount, , unit] of value.matchAll(/(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) {
-      total += Number(amount) * ({ ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 }[unit as 's'] ?? 0);
-    }
-    return Math.floor(total);
-  });
-
-export const tokenBody = z.object({
-  AccessorID: z.string().optional(),
-  Name: z.string().optional(),
-  Type: z.string().optional(),
-  Policies: z.array(z.string()).nullish().transform((value) => value ?? []),
-  Roles: z
-    .array(z.object({ ID: z.string().optional(), Name: z.string().optional() }))
-    .nullish()
-    .transform((value) => value ?? []),
-  Global: z.boolean().optional(),
-  ExpirationTTL: ttlField,
-  ExpirationTime: z.string().nullish().transform((value) => value ?? undefined),
-});
-
-const stub = (token: AclToken) => ({
-  AccessorID: token.AccessorID,
-  Name: token.Name,
-  Type: token.Type,
-  Policies: token.Policies,
-  Roles: token.Roles,
-  Global: token.Global,
-  Hash: token.Hash,
-  CreateTime: token.CreateTime,
-  ExpirationTime: token.ExpirationTime ?? null,
-  CreateIndex: token.CreateIndex,
-  ModifyIndex: token.ModifyIndex,
-});
-
-export function tokenRoutes(app: Hono<SchedulerEnv>): void {
-  app.post('/v1/acl/bootstrap', async (c) => {
-    const body = await readBody(c, z.object({ BootstrapSecret: z.string().optional() }));
-    const token = await c.var.scheduler.tokens.bootstrap(body.BootstrapSecret);
-    setIndexHeaders(c, token.CreateIndex);
-    return c.json(token);
-  });
-
-  app.get('/v1/acl/tokens', async (c) => {
-    const { scheduler } = c.var;
-    await scheduler.requireManagement(c);
-    const prefix = c.req.query('prefix') ?? '';
-    return blockingQuery(c, scheduler.state, ['acl_token'], async () =>
-      (await scheduler.tokens.list())
-        .filter((token) => token.AccessorID.startsWith(prefix) && !scheduler.tokens.expired(token))
-        .sort((a, b) => a.CreateIndex - b.CreateIndex)
-        .map(stub),
-    );
-  });
-
-  app.post('/v1/acl/token', async (c) => {
-    const { scheduler } = c.var;
-    await scheduler.requireManagement(c);
-    const body = await readBody(c, tokenBody);
-    if (body.AccessorID) throw badRequest('Specifying AccessorID is not allowed when creating a token');
-    const token = await scheduler.tokens.mint(body);
-    setIndexHeaders(c, token.ModifyIndex);
-    return c.json(token);
-  });
-
-  app.get('/v1/acl/token/self', async (c) => {
-    const { scheduler } = c.var;
-    const caller = await scheduler.caller(c);
-    if (!caller.token) throw new NomadError(404, 'ACL token not found');
-    return blockingQuery(c, scheduler.state, ['acl_token'], async () => view(caller.token as AclToken));
-  });
-
-  app.get('/v1/acl/token/:accessor', async (c) => {
-    const { scheduler } = c.var;
-    const caller = await scheduler.caller(c);
-    const accessor = c.req.param('accessor');
-    if (!caller.management && caller.token?.AccessorID !== accessor) throw permissionDenied();
-    requireUuid(accessor, 'ACL token accessor ID');
-    return blockingQuery(c, scheduler.state, ['acl_token'], async () => {
-      const token = await scheduler.tokens.get(accessor);
-      if (!token || scheduler.tokens.expired(token)) throw notFound('ACL token not found');
-      return view(token);
-    });
-  });
-
-  const update = async (c: Context<SchedulerEnv>) => {
-    const { scheduler } = c.var;
-    await scheduler.requireManagement(c);
-    const accessor = requireUuid(c.req.param('accessor') as string, 'ACL token accessor ID');
-    const body = await readBody(c, tokenBody);
-    if (body.AccessorID && body.AccessorID !== accessor) throw badRequest('Token accessor ID does not match request path');
-    const token = await scheduler.tokens.update(accessor, body);
-    setIndexHeaders(c, token.ModifyIndex);
-    return c.json(token);
-  };
-  app.post('/v1/acl/token/:accessor', update);
-  app.put('/v1/acl/token/:accessor', update);
-
-  app.delete('/v1/acl/token/:accessor', async (c) => {
-    const { scheduler } = c.var;
-    await scheduler.requireManagement(c);
-    setIndexHeaders(c, await scheduler.tokens.delete(requireUuid(c.req.param('accessor'), 'ACL token accessor ID')));
-    return c.body(null, 200);
-  });
 }

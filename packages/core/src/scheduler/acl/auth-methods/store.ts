@@ -1,0 +1,107 @@
+/**
+ * ACL auth methods in the table: one item per method (`AUTH_METHOD_PK`, the name); the OIDC client secret is sealed
+ * at rest. Deleting a method deletes its binding rules too (`AclBindingRules.deleteAuthMethod`).
+ */
+import { badRequest, notFound } from '../../../lib/errors.ts';
+import type { Keyring } from '../../../storage/keyring.ts';
+import type { TransactItem } from '../../../storage/store.ts';
+import { AUTH_METHOD_PK } from '../../keys.ts';
+import type { SchedulerState } from '../../state.ts';
+import { contentHash, rfc3339, sameContent, withoutKeys } from '../common.ts';
+import { validAuthMethodName } from '../identifiers.ts';
+import { type AclAuthMethod, type AuthMethodBody, authMethodEvent, pickContent, validateAuthMethod } from './model.ts';
+
+const sealContext = (name: string) => `scheduler/auth-method/${name}`;
+
+export class AclAuthMethods {
+  constructor(
+    private readonly state: SchedulerState,
+    private readonly keyring: Keyring,
+  ) {}
+
+  private unseal(item: Record<string, unknown> | undefined): AclAuthMethod | undefined {
+    const method = withoutKeys<AclAuthMethod & { SealedClientSecret?: string }>(item as never);
+    if (!method) return undefined;
+    const { SealedClientSecret, ...rest } = method;
+    if (SealedClientSecret) rest.Config = { ...rest.Config, OIDCClientSecret: this.keyring.open(SealedClientSecret, sealContext(rest.Name)) };
+    return rest;
+  }
+
+  /** The method of that name; a name no method can have (it might not fit a key) finds none. */
+  async get(name: string): Promise<AclAuthMethod | undefined> {
+    if (!validAuthMethodName.test(name)) return undefined;
+    return this.unseal(await this.state.store.get(AUTH_METHOD_PK, name));
+  }
+
+  async list(): Promise<AclAuthMethod[]> {
+    return (await this.state.store.prefix(AUTH_METHOD_PK, '')).map((item) => this.unseal(item) as AclAuthMethod);
+  }
+
+  /**
+   * Creates (`create`: the name must be free) or updates a method; an unchanged method keeps its index. The reads
+   * are made in the write's plan: of concurrent creates of one name one wins, and an identical change is made once.
+   */
+  async upsert(body: AuthMethodBody, mode: 'create' | 'update'): Promise<AclAuthMethod> {
+    const content = validateAuthMethod(body);
+    const name = content.Name;
+    const now = rfc3339(this.state.clock.now());
+    let result: AclAuthMethod | undefined;
+    await this.state.commit(async (index) => {
+      const existing = await this.get(name);
+      if (mode === 'create' && existing) throw badRequest(`auth method ${name} already exists`);
+      if (mode === 'update' && !existing) throw notFound('ACL auth-method not found');
+      if (content.Default) {
+        const other = (await this.list()).find((method) => method.Default && method.Type === content.Type && method.Name !== name);
+        if (other) throw badRequest(`default method for type ${content.Type} already exists: ${other.Name}`);
+      }
+      if (existing && sameContent(content, pickContent(existing))) {
+        result = existing;
+        return undefined;
+      }
+      const stored: AclAuthMethod = {
+        ...content,
+        Hash: contentHash(content),
+        CreateTime: existing?.CreateTime ?? now,
+        ModifyTime: now,
+        CreateIndex: existing?.CreateIndex ?? index,
+        ModifyIndex: index,
+      };
+      result = stored;
+      const { OIDCClientSecret, ...publicConfig } = stored.Config;
+      return {
+        items: [
+          {
+            Put: {
+              Item: {
+                pk: AUTH_METHOD_PK,
+                sk: name,
+                ...stored,
+                Config: publicConfig,
+                ...(OIDCClientSecret ? { SealedClientSecret: this.keyring.seal(OIDCClientSecret, sealContext(name)) } : {}),
+              },
+              ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
+              ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
+            },
+          },
+        ],
+        tables: ['acl_auth_method'],
+        events: [authMethodEvent('ACLAuthMethodUpserted', stored)],
+      };
+    });
+    return result as AclAuthMethod;
+  }
+
+  /** The transaction item that deletes the method `name` if it exists. */
+  deleteItem(name: string): TransactItem {
+    return { Delete: { Key: { pk: AUTH_METHOD_PK, sk: name }, ConditionExpression: 'attribute_exists(pk)' } };
+  }
+
+  /** The transaction item that holds only while the method `name` exists. */
+  existsCheck(name: string): TransactItem {
+    return { ConditionCheck: { Key: { pk: AUTH_METHOD_PK, sk: name }, ConditionExpression: 'attribute_exists(pk)' } };
+  }
+
+  event(type: string, method: AclAuthMethod) {
+    return authMethodEvent(type, method);
+  }
+}

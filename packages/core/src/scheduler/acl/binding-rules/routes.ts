@@ -1,0 +1,73 @@
+/** ACL binding rules over HTTP: `/v1/acl/binding-rules`, `/v1/acl/binding-rule`, `/v1/acl/binding-rule/:id`. */
+import { badRequest, notFound } from '../../../lib/errors.ts';
+import { type Route, route } from '../../http/route.ts';
+import { requireUuid } from '../identifiers.ts';
+import { bindingRuleBody, bindingRuleId, bindingRuleStub, withoutHash } from './model.ts';
+
+export const bindingRuleRoutes: Route[] = [
+  route({
+    method: 'GET',
+    path: '/v1/acl/binding-rules',
+    summary: 'List the ACL binding rules, oldest first.',
+    access: 'management',
+    blocking: ['acl_binding_rule'],
+    returns: 'The rules: ID, auth method and description.',
+    handler: async ({ scheduler }) => ({ read: async () => (await scheduler.bindingRules.list()).map(bindingRuleStub) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/acl/binding-rule',
+    summary: 'Create an ACL binding rule.',
+    access: 'management',
+    body: bindingRuleBody,
+    returns: 'The rule, with its new ID.',
+    handler: async ({ scheduler, body }) => {
+      if (body.ID) throw badRequest('ACL binding rule ID must not be set when creating a rule');
+      const rule = await scheduler.bindingRules.upsert(body);
+      return { json: withoutHash(rule), index: rule.ModifyIndex };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/acl/binding-rule/:id',
+    summary: 'Read an ACL binding rule.',
+    access: 'management',
+    params: { id: bindingRuleId },
+    blocking: ['acl_binding_rule'],
+    returns: 'The rule.',
+    handler: async ({ scheduler, param }) => ({
+      read: async () => {
+        const rule = await scheduler.bindingRules.get(requireUuid(param('id'), 'ACL binding rule ID'));
+        if (!rule) throw notFound('ACL binding rule not found');
+        return withoutHash(rule);
+      },
+    }),
+  }),
+  route({
+    method: ['POST', 'PUT'],
+    path: '/v1/acl/binding-rule/:id',
+    summary: 'Update an ACL binding rule (empty fields keep their values; the auth method cannot change).',
+    access: 'management',
+    params: { id: bindingRuleId },
+    body: bindingRuleBody,
+    returns: 'The updated rule.',
+    handler: async ({ scheduler, param, body }) => {
+      const id = requireUuid(param('id'), 'ACL binding rule ID');
+      if (body.ID && body.ID !== id) throw badRequest('ACL binding rule ID in URL must match ID in body');
+      const rule = await scheduler.bindingRules.upsert(body, id);
+      return { json: withoutHash(rule), index: rule.ModifyIndex };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/v1/acl/binding-rule/:id',
+    summary: 'Delete an ACL binding rule.',
+    access: 'management',
+    params: { id: bindingRuleId },
+    returns: 'An empty body; the index headers carry the write index.',
+    handler: async ({ scheduler, param }) => ({
+      empty: true,
+      index: await scheduler.bindingRules.delete(requireUuid(param('id'), 'ACL binding rule ID')),
+    }),
+  }),
+];

@@ -1,0 +1,142 @@
+/**
+ * The scheduler's one route wrapper. A resource declares its routes as rows (method, path, who may call, the
+ * documented parameters and body, the tables a blocking read watches, a handler); `mountRoutes` puts them on the
+ * app and does for every row, in this order: authentication (the caller, once per request), the management check
+ * (`access: 'management'`), body decoding (the first problem names its field), the handler, the blocking query
+ * (`index`/`wait`) or the index headers of a write, and the mapping of errors to statuses (`errors.ts`).
+ * The same rows are the OpenAPI document (`openapi.ts`).
+ */
+import type { Context, Hono } from 'hono';
+import type * as z from 'zod';
+import type { Caller, Scheduler, SchedulerEnv } from '../scheduler.ts';
+import type { TableName } from '../state.ts';
+import { callerOf } from './caller.ts';
+import { errorResponse } from './errors.ts';
+import { blockingQuery, decodeBody, permissionDenied, setIndexHeaders } from './nomad.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * Who may call a route: `anyone` (no token is looked at: bootstrap, login, the auth-method list), `token` (the
+ * caller is resolved: anonymous without a token, 403 for an unknown one; the handler decides from the caller's ACL),
+ * `management` (a management token only; others get 403 `Permission denied`).
+ */
+export type Access = 'anyone' | 'token' | 'management';
+
+/** What a handler answers. */
+export type Reply =
+  /** A JSON body; `index` sets the index headers (a write's index). */
+  | { json: unknown; index?: number }
+  /** An empty 200 (Nomad's answer to a policy write or a delete); `index` sets the index headers. */
+  | { empty: true; index?: number }
+  /** A blocking read of the row's `blocking` tables: waits for `?index`, then answers `read()` with the index headers. */
+  | { read: () => Promise<unknown> }
+  /** A response the handler built (the event stream). */
+  | { response: Response };
+
+export interface RouteContext<Body> {
+  scheduler: Scheduler;
+  /** The caller, resolved once per request (already resolved, and checked, for `token` and `management` routes). */
+  caller: () => Promise<Caller>;
+  /** A path parameter (declared in `params`). */
+  param: (name: string) => string;
+  /** A query parameter (declared in `query`); `queries` for a repeated one. */
+  query: (name: string) => string | undefined;
+  queries: (name: string) => string[];
+  /** The decoded body (`{}` for an empty one), or undefined when the row declares none. */
+  body: Body;
+}
+
+export interface RouteRow<Schema extends z.ZodType | undefined> {
+  /** One method, or several that do the same (Nomad takes POST and PUT for updates). */
+  method: Method | Method[];
+  /** Hono's pattern: `/v1/acl/role/:id`. */
+  path: string;
+  /** One line: what the operation does (the OpenAPI summary). */
+  summary: string;
+  /** More, when one line is not enough. */
+  description?: string;
+  access: Access;
+  /** The path parameters, each `.describe()`d. */
+  params?: Record<string, z.ZodType>;
+  /** The query parameters, each `.describe()`d (the blocking ones are added for `blocking` rows). */
+  query?: Record<string, z.ZodType>;
+  /** The JSON body, every field `.describe()`d. */
+  body?: Schema;
+  /** The tables a blocking read watches (its index is theirs). */
+  blocking?: TableName[];
+  /** What a successful answer holds (the OpenAPI response description). */
+  returns: string;
+  handler: (ctx: RouteContext<Schema extends z.ZodType ? z.output<Schema> : undefined>) => Promise<Reply>;
+}
+
+/** A row as the table holds it: its description, and `run`, which does the row's work for one request. */
+export interface Route {
+  methods: Method[];
+  path: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  params: Record<string, z.ZodType>;
+  query: Record<string, z.ZodType>;
+  body?: z.ZodType;
+  blocking?: TableName[];
+  returns: string;
+  run: (c: Context<SchedulerEnv>) => Promise<Response>;
+}
+
+/** A route row, checked and typed where it is written, then kept as a `Route`. */
+export function route<Schema extends z.ZodType | undefined = undefined>(row: RouteRow<Schema>): Route {
+  const methods = Array.isArray(row.method) ? row.method : [row.method];
+  return {
+    methods,
+    path: row.path,
+    summary: row.summary,
+    ...(row.description ? { description: row.description } : {}),
+    access: row.access,
+    params: row.params ?? {},
+    query: row.query ?? {},
+    ...(row.body ? { body: row.body } : {}),
+    ...(row.blocking ? { blocking: row.blocking } : {}),
+    returns: row.returns,
+    run: async (c) => {
+      const scheduler = c.var.scheduler;
+      const caller = () => callerOf(c);
+      if (row.access !== 'anyone') {
+        const resolved = await caller();
+        if (row.access === 'management' && !resolved.management) throw permissionDenied();
+      }
+      const body = (row.body ? await decodeBody(c, row.body) : undefined) as Schema extends z.ZodType ? z.output<Schema> : undefined;
+      const reply = await row.handler({
+        scheduler,
+        caller,
+        param: (name) => c.req.param(name) ?? '',
+        query: (name) => c.req.query(name),
+        queries: (name) => c.req.queries(name) ?? [],
+        body,
+      });
+      if ('response' in reply) return reply.response;
+      if ('read' in reply) {
+        if (!row.blocking) throw new Error(`route ${row.path} answers a blocking read but declares no tables`);
+        return blockingQuery(c, scheduler.state, row.blocking, reply.read);
+      }
+      if (reply.index !== undefined) setIndexHeaders(c, reply.index);
+      return 'json' in reply ? c.json(reply.json as object) : c.body(null, 200);
+    },
+  };
+}
+
+/** Puts the routes on the app, in table order (a literal path before a parameter in the same place). */
+export function mountRoutes(app: Hono<SchedulerEnv>, routes: readonly Route[]): void {
+  for (const entry of routes) {
+    for (const method of entry.methods) {
+      app.on(method, entry.path, async (c) => {
+        try {
+          return await entry.run(c);
+        } catch (error) {
+          return errorResponse(error, c);
+        }
+      });
+    }
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Every key the scheduler writes to the one table, in one place. A partition (`pk`) per kind of item; the sort
+ * key (`sk`) is the item's own ID or name unless a function here says otherwise.
+ */
+
+/** The service-wide index, the per-table indexes and the bootstrap marker. */
+export const META_PK = 'sched#meta';
+/** `sk` of the service-wide index (an atomic counter). */
+export const INDEX_SK = 'index';
+/** `sk` of the marker that ACL bootstrap was done (holds the index it was done at). */
+export const BOOTSTRAP_SK = 'bootstrap';
+/** `sk` of a table's index, read by blocking queries. */
+export const tableIndexSk = (table: string): string => `table#${table}`;
+
+/** The event buffer: one item per index, `sk` the zero-padded index. */
+export const EVENT_PK = 'sched#event';
+export const eventKey = (index: number): string => String(index).padStart(16, '0');
+
+/** ACL tokens by accessor ID. */
+export const TOKEN_PK = 'sched#token';
+/** A token's secret (keyed hash) → its accessor ID. */
+export const SECRET_PK = 'sched#secret';
+/** The `due` index queue of tokens with an expiration time. */
+export const TOKEN_EXPIRY_QUEUE = 'sched#token-expiry';
+
+/** ACL policies by name. */
+export const POLICY_PK = 'sched#policy';
+
+/** ACL roles by ID. */
+export const ROLE_PK = 'sched#role';
+/** A role's name → its ID (a name is unique). */
+export const ROLE_NAME_PK = 'sched#role-name';
+
+/** ACL auth methods by name. */
+export const AUTH_METHOD_PK = 'sched#auth-method';
+
+/** ACL binding rules by ID. */
+export const BINDING_RULE_PK = 'sched#binding-rule';

@@ -1,12 +1,13 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { maxPolicyLength } from '../../../lib/password.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { bool, duration, integer } from '../../framework/fields.ts';
 import { tlsVersionNames } from './client.ts';
 import { type ConfigValue, configDefaults, configKey, defaultPasswordLength, directoryConfig, loadConfigItem } from './config-model.ts';
+import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
 import { dueUpdate, updateExpression } from './records.ts';
 import { checkSchedule, minRootRotationPeriod, minRotationWindow, rootNextDue } from './rotation-schedule.ts';
@@ -66,9 +67,13 @@ export const configPaths: PathSpec[] = [
   }),
 ];
 
-async function write({ storage, core, data }: Request<Fields>) {
+async function write(request: Request<Fields>) {
+  const { storage, system, data } = request;
   const item = await loadConfigItem(storage);
-  const stored = { ...configDefaults, ...(item?.value as Partial<ConfigValue> | undefined) };
+  const stored = {
+    ...configDefaults,
+    ...(item?.value as Partial<ConfigValue> | undefined),
+  };
   const { bindpass, client_tls_key: clientKey, ...sent } = data;
   const merged: ConfigValue = { ...stored, ...definedOnly(sent) };
 
@@ -92,9 +97,9 @@ async function write({ storage, core, data }: Request<Fields>) {
     throw badRequest('"client_tls_cert" and "client_tls_key" must be set together');
   }
 
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   const rotationChanged = !item || rotationFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
-  const due = rotationChanged ? dueUpdate(storage.pk, configKey, rootNextDue(merged, now, now)) : { set: {}, remove: [] };
+  const due = rotationChanged ? dueUpdate(engineContext(request).partition, configKey, rootNextDue(merged, now, now)) : { set: {}, remove: [] };
   const set: Record<string, unknown> = { value: merged, ...due.set };
   const remove = [...due.remove];
   if (bindpass !== undefined) {
@@ -106,7 +111,8 @@ async function write({ storage, core, data }: Request<Fields>) {
     if (clientKey === '') remove.push('clientKey');
     else set.clientKey = storage.seal(`${configKey}#client_tls_key`, clientKey);
   }
-  await core.store.update({ Key: { pk: storage.pk, sk: configKey }, ...updateExpression(set, remove) });
+  const { UpdateExpression, ...names } = updateExpression(set, remove);
+  await storage.update(configKey, UpdateExpression, names);
   return undefined;
 }
 
@@ -196,7 +202,11 @@ function shown(value: ConfigValue, lastRotation: number | undefined): Record<str
     rotation_schedule: value.rotation_schedule,
     rotation_window: value.rotation_window,
     disable_automated_rotation: value.disable_automated_rotation,
-    ...(lastRotation ? { last_bind_password_rotation: new Date(lastRotation * 1000).toISOString() } : {}),
+    ...(lastRotation
+      ? {
+          last_bind_password_rotation: new Date(lastRotation * 1000).toISOString(),
+        }
+      : {}),
   };
 }
 

@@ -1,16 +1,16 @@
 import * as z from 'zod';
-import type { Core } from '../../../core.ts';
+import { badRequest, notFound } from '../../../lib/errors.ts';
 import { randomBase62 } from '../../../lib/random.ts';
-import { ConditionFailed, type TransactItem } from '../../../storage/store.ts';
-import { type LeaseHooks, type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest, notFound } from '../../framework/errors.ts';
+import { ConditionFailed } from '../../../storage/store.ts';
+import { type LeaseHooks, type PathSpec, path, type Request, type System } from '../../framework/backend.ts';
 import { bool, duration, stringList } from '../../framework/fields.ts';
 import { leaseIdFor } from '../../leases/lease-manager.ts';
-import type { MountStorage } from '../../mounts/mount-storage.ts';
+import { type MountStorage, type MountWrite, maxTransactionWrites } from '../../mounts/mount-storage.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import type { Caller } from '../../tokens/caller.ts';
 import { messageOf } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';
+import { type EngineContext, engineContext } from './context.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, releaseWrites } from './managed-accounts.ts';
 import type { AccountItem } from './records.ts';
 import { resolveEntry } from './static-roles.ts';
@@ -60,7 +60,10 @@ const setFields = z.object({
   max_ttl: duration.optional(),
   disable_check_in_enforcement: bool.optional(),
 });
-const checkInFields = z.object({ name: z.string(), service_account_names: stringList.optional() });
+const checkInFields = z.object({
+  name: z.string(),
+  service_account_names: stringList.optional(),
+});
 
 export const libraryPaths: PathSpec[] = [
   path({
@@ -82,13 +85,17 @@ export const libraryPaths: PathSpec[] = [
     pattern: 'library/:name+/status',
     fields: z.object({ name: z.string() }),
     operations: {
-      read: async ({ core, storage, data }) => {
+      read: async ({ storage, data }) => {
         const set = await requireSet(storage, trimName(data.name));
         const status: Record<string, unknown> = {};
-        for (const account of await accountsOf(core, storage, set)) {
+        for (const account of await accountsOf(storage, set)) {
           status[account.value.username] = account.available
             ? { available: true }
-            : { available: false, borrower_client_token: account.borrowerAccessor ?? '', borrower_entity_id: account.borrowerEntity ?? '' };
+            : {
+                available: false,
+                borrower_client_token: account.borrowerAccessor ?? '',
+                borrower_entity_id: account.borrowerEntity ?? '',
+              };
         }
         return { data: status };
       },
@@ -114,7 +121,11 @@ export const libraryPaths: PathSpec[] = [
     operations: {
       list: async ({ storage, data }) => {
         const prefix = trimName(data.prefix);
-        return { data: { keys: await storage.list(setKey(prefix ? `${prefix}/` : '')) } };
+        return {
+          data: {
+            keys: await storage.list(setKey(prefix ? `${prefix}/` : '')),
+          },
+        };
       },
     },
   }),
@@ -126,13 +137,13 @@ async function requireSet(storage: MountStorage, name: string): Promise<LibraryS
   return set;
 }
 
-async function accountsOf(core: Core, storage: MountStorage, set: LibrarySet): Promise<LibraryAccount[]> {
-  const accounts = await Promise.all(set.service_account_names.map((name) => core.store.get<LibraryAccount>(storage.pk, accountKey(name))));
+async function accountsOf(storage: MountStorage, set: LibrarySet): Promise<LibraryAccount[]> {
+  const accounts = await Promise.all(set.service_account_names.map((name) => storage.getItem<LibraryAccount>(accountKey(name))));
   return accounts.filter((account): account is LibraryAccount => account !== undefined);
 }
 
 async function writeSet(request: Request<z.output<typeof setFields>>) {
-  const { core, storage, data } = request;
+  const { storage, system, data } = request;
   const nameError = checkHierarchicalName('name', data.name);
   if (nameError) throw badRequest(nameError);
   const name = trimName(data.name);
@@ -150,11 +161,13 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
   const before = existing?.service_account_names ?? [];
   const added = set.service_account_names.filter((account) => !before.includes(account));
   const removed = before.filter((account) => !set.service_account_names.includes(account));
-  for (const account of removed) {
-    const item = await core.store.get<LibraryAccount>(storage.pk, accountKey(account));
-    if (item && !item.available) throw badRequest(`"${account}" is checked out; check it in before removing it from the set`);
+  checkTransactionSize(set.service_account_names.length, added.length + removed.length);
+  const removedItems = await Promise.all(removed.map((account) => storage.getItem<LibraryAccount>(accountKey(account))));
+  for (const item of removedItems) {
+    if (item && !item.available) throw badRequest(`"${item.value.username}" is checked out; check it in before removing it from the set`);
   }
-  const config = added.length > 0 ? await requireDirectoryConfig(core, storage) : undefined;
+  const context = engineContext(request);
+  const config = added.length > 0 ? await requireDirectoryConfig(context) : undefined;
   const resolved: Array<{ username: string; dn: string }> = [];
   for (const username of added) {
     const dn = await resolveEntry(config as DirectoryConfig, username, undefined).catch((error) => {
@@ -167,72 +180,125 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
     resolved.push({ username, dn });
   }
 
+  // One transaction: the set, its new accounts with their claims, and the removed ones released, or none of it.
   const owner = setKey(name);
-  const writes: TransactItem[] = [
-    { Put: { Item: { pk: storage.pk, sk: owner, value: set } } },
-    ...resolved.flatMap(({ username, dn }) => [
+  const writes: MountWrite[] = [
+    { Put: { key: owner, item: { value: set } } },
+    ...resolved.flatMap(({ username, dn }): MountWrite[] => [
       {
         Put: {
-          Item: { pk: storage.pk, sk: accountKey(username), value: { set: name, username, dn }, available: false },
+          key: accountKey(username),
+          item: { value: { set: name, username, dn }, available: false },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
-      ...claimWrites(storage, owner, username, dn),
+      ...claimWrites(owner, username, dn),
     ]),
+    ...removed.flatMap((account, index): MountWrite[] => {
+      const item = removedItems[index];
+      return [
+        {
+          Delete: {
+            key: accountKey(account),
+            ConditionExpression: 'attribute_not_exists(pk) OR #available = :yes',
+            ExpressionAttributeNames: { '#available': 'available' },
+            ExpressionAttributeValues: { ':yes': true },
+          },
+        },
+        ...(item ? releaseWrites(item.value.username, item.value.dn) : []),
+      ];
+    }),
   ];
-  for (const account of removed) {
-    const item = await core.store.get<LibraryAccount>(storage.pk, accountKey(account));
-    writes.push({ Delete: { Key: { pk: storage.pk, sk: accountKey(account) }, ConditionExpression: 'attribute_not_exists(pk) OR #available = :yes', ExpressionAttributeNames: { '#available': 'available' }, ExpressionAttributeValues: { ':yes': true } } });
-    if (item) writes.push(...releaseWrites(storage, item.value.username, item.value.dn));
-  }
   try {
-    for (let index = 0; index < writes.length; index += 100) await core.store.transact(writes.slice(index, index + 100));
+    await storage.transact(writes);
   } catch (error) {
-    if (error instanceof ConditionFailed) throw badRequest('the set or its accounts changed concurrently (an account is managed elsewhere or checked out); try again');
+    if (error instanceof ConditionFailed)
+      throw badRequest('the set or its accounts changed concurrently (an account is managed elsewhere or checked out); try again');
     throw error;
   }
 
   // Adding an account checks it in, which gives it a password only the engine knows.
   for (const [index, { username, dn }] of resolved.entries()) {
     try {
-      await changePassword({ core, storage, key: accountKey(username), dn, config: config as DirectoryConfig, record: { set: { available: true } } });
+      await changePassword({
+        context,
+        key: accountKey(username),
+        dn,
+        config: config as DirectoryConfig,
+        record: { set: { available: true } },
+      });
     } catch (error) {
-      const undo: TransactItem[] = resolved
+      const undo: MountWrite[] = resolved
         .slice(index)
-        .flatMap((account) => [{ Delete: { Key: { pk: storage.pk, sk: accountKey(account.username) } } }, ...releaseWrites(storage, account.username, account.dn)]);
+        .flatMap((account): MountWrite[] => [{ Delete: { key: accountKey(account.username) } }, ...releaseWrites(account.username, account.dn)]);
       const remaining = set.service_account_names.filter((account) => !resolved.slice(index).some((entry) => entry.username === account));
-      if (remaining.length > 0) undo.push({ Put: { Item: { pk: storage.pk, sk: owner, value: { ...set, service_account_names: remaining } } } });
-      else undo.push({ Delete: { Key: { pk: storage.pk, sk: owner } } });
-      await core.store.transact(undo).catch((undoError) => core.log.error('could not undo a failed library write', { set: name, error: messageOf(undoError) }));
+      if (remaining.length > 0)
+        undo.push({
+          Put: {
+            key: owner,
+            item: { value: { ...set, service_account_names: remaining } },
+          },
+        });
+      else undo.push({ Delete: { key: owner } });
+      await storage.transact(undo).catch((undoError) =>
+        system.log.error('could not undo a failed library write', {
+          set: name,
+          error: messageOf(undoError),
+        }),
+      );
       throw error;
     }
   }
   return undefined;
 }
 
-async function deleteSet({ core, storage, data }: Request<z.output<typeof setFields>>) {
+/**
+ * The items one service account costs a set's transaction: its account item and its two claims (user name, DN),
+ * written when it joins and deleted when it leaves or the set is deleted.
+ */
+const writesPerAccount = 3;
+/**
+ * The most service accounts a set holds, and a write may add and remove together: the set's item and its accounts'
+ * writes are one transaction of at most `maxTransactionWrites` (100), so a set is written and deleted all or nothing.
+ */
+export const maxSetAccounts = Math.floor((maxTransactionWrites - 1) / writesPerAccount);
+
+function checkTransactionSize(accounts: number, changed: number): void {
+  const why = `its writes (${writesPerAccount} per account and 1 for the set) must fit one transaction of ${maxTransactionWrites}`;
+  if (accounts > maxSetAccounts) {
+    throw badRequest(`invalid "service_account_names": a library set holds at most ${maxSetAccounts} service accounts, not ${accounts}: ${why}`);
+  }
+  if (changed > maxSetAccounts) {
+    throw badRequest(
+      `invalid "service_account_names": one write may add and remove at most ${maxSetAccounts} service accounts together, not ${changed}: ${why}; change the set in steps`,
+    );
+  }
+}
+
+async function deleteSet({ storage, data }: Request<z.output<typeof setFields>>) {
   const name = trimName(data.name);
   const set = await storage.get<LibrarySet>(setKey(name));
   if (!set) return undefined;
-  const accounts = await accountsOf(core, storage, set);
+  const accounts = await accountsOf(storage, set);
   const out = accounts.filter((account) => !account.available).map((account) => account.value.username);
   if (out.length > 0) throw badRequest(`cannot delete set "${name}" while accounts are checked out: ${out.join(', ')}`);
-  const writes: TransactItem[] = [
-    { Delete: { Key: { pk: storage.pk, sk: setKey(name) } } },
-    ...accounts.flatMap((account) => [
+  const writes: MountWrite[] = [
+    { Delete: { key: setKey(name) } },
+    ...accounts.flatMap((account): MountWrite[] => [
       {
         Delete: {
-          Key: { pk: storage.pk, sk: account.sk },
+          key: account.sk,
           ConditionExpression: '#available = :yes',
           ExpressionAttributeNames: { '#available': 'available' },
           ExpressionAttributeValues: { ':yes': true },
         },
       },
-      ...releaseWrites(storage, account.value.username, account.value.dn),
+      ...releaseWrites(account.value.username, account.value.dn),
     ]),
   ];
   try {
-    for (let index = 0; index < writes.length; index += 100) await core.store.transact(writes.slice(index, index + 100));
+    // A set holds at most `maxSetAccounts`, so its deletion is one transaction.
+    await storage.transact(writes);
   } catch (error) {
     if (error instanceof ConditionFailed) throw badRequest(`an account of "${name}" was checked out meanwhile; try again`);
     throw error;
@@ -249,7 +315,7 @@ function borrower(caller: Caller | undefined) {
   };
 }
 
-async function checkOut({ core, storage, mount, caller, data, path: requestPath }: Request<{ name: string; ttl?: number }>) {
+async function checkOut({ storage, mount, caller, data, path: requestPath }: Request<{ name: string; ttl?: number }>) {
   const name = trimName(data.name);
   const set = await requireSet(storage, name);
   const { maxTtl: mountMax } = mountTtls(mount);
@@ -265,27 +331,51 @@ async function checkOut({ core, storage, mount, caller, data, path: requestPath 
   for (const username of set.service_account_names) {
     let taken: LibraryAccount | undefined;
     try {
-      taken = await core.store.update<LibraryAccount>({
-        Key: { pk: storage.pk, sk: accountKey(username) },
-        UpdateExpression: 'SET #available = :no, checkoutId = :id, leaseId = :lease, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity',
-        ConditionExpression: '#available = :yes AND attribute_not_exists(#pending)',
-        ExpressionAttributeNames: { '#available': 'available', '#pending': 'pending' },
-        ExpressionAttributeValues: { ':no': false, ':yes': true, ':id': checkoutId, ':lease': leaseId, ':hash': who.hash, ':accessor': who.accessor, ':entity': who.entity },
-      });
+      taken = await storage.update<LibraryAccount>(
+        accountKey(username),
+        'SET #available = :no, checkoutId = :id, leaseId = :lease, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity',
+        {
+          ConditionExpression: '#available = :yes AND attribute_not_exists(#pending)',
+          ExpressionAttributeNames: {
+            '#available': 'available',
+            '#pending': 'pending',
+          },
+          ExpressionAttributeValues: {
+            ':no': false,
+            ':yes': true,
+            ':id': checkoutId,
+            ':lease': leaseId,
+            ':hash': who.hash,
+            ':accessor': who.accessor,
+            ':entity': who.entity,
+          },
+        },
+      );
     } catch (error) {
       if (error instanceof ConditionFailed) continue;
       throw error;
     }
     if (!taken?.password) continue;
     return {
-      data: { service_account_name: username, password: storage.open(taken.sk, taken.password) },
-      secret: { type: librarySecretType, ttl, maxTtl, renewable: true, internal: { set: name, account: username, checkoutId }, leaseSuffix: checkoutId },
+      data: {
+        service_account_name: username,
+        password: storage.open(taken.sk, taken.password),
+      },
+      secret: {
+        type: librarySecretType,
+        ttl,
+        maxTtl,
+        renewable: true,
+        internal: { set: name, account: username, checkoutId },
+        leaseSuffix: checkoutId,
+      },
     };
   }
   throw badRequest(`no service accounts available for check-out in set "${name}"`);
 }
 
-async function checkIn({ core, storage, caller, data }: Request<z.output<typeof checkInFields>>, forced: boolean) {
+async function checkIn(request: Request<z.output<typeof checkInFields>>, forced: boolean) {
+  const { storage, system, caller, data } = request;
   const name = trimName(data.name);
   const set = await requireSet(storage, name);
   const enforce = !forced && !set.disable_check_in_enforcement;
@@ -295,45 +385,48 @@ async function checkIn({ core, storage, caller, data }: Request<z.output<typeof 
 
   let names = data.service_account_names ?? [];
   if (names.length === 0) {
-    const candidates = (await accountsOf(core, storage, set)).filter((account) => !account.available && mayCheckIn(account));
+    const candidates = (await accountsOf(storage, set)).filter((account) => !account.available && mayCheckIn(account));
     if (candidates.length > 1) throw badRequest('"service_account_names" is required when more than one account is checked out');
     names = candidates.map((account) => account.value.username);
   }
   for (const account of names) {
     if (!set.service_account_names.includes(account)) throw badRequest(`invalid "service_account_names": "${account}" is not in set "${name}"`);
   }
-  const accounts = await Promise.all(names.map((account) => core.store.get<LibraryAccount>(storage.pk, accountKey(account))));
+  const accounts = await Promise.all(names.map((account) => storage.getItem<LibraryAccount>(accountKey(account))));
   const out = accounts.filter((account): account is LibraryAccount => account !== undefined && !account.available);
   const refused = out.filter((account) => !mayCheckIn(account));
   if (refused.length > 0) {
     throw badRequest(`${refused.map((account) => `"${account.value.username}"`).join(', ')} cannot be checked in: not checked out by the caller`);
   }
-  const config = out.length > 0 ? await requireDirectoryConfig(core, storage) : undefined;
+  const context = engineContext(request);
+  const config = out.length > 0 ? await requireDirectoryConfig(context) : undefined;
   const checkIns: string[] = [];
   for (const account of out) {
-    if (!(await returnAccount(core, storage, config as DirectoryConfig, account))) continue;
+    if (!(await returnAccount(context, config as DirectoryConfig, account))) continue;
     checkIns.push(account.value.username);
-    await endLease(core, account);
+    await endLease(system, account);
   }
   return { data: { check_ins: checkIns } };
 }
 
 /** Sets a fresh password and makes the account available, if it is still out under the same check-out. */
-async function returnAccount(core: Core, storage: MountStorage, config: DirectoryConfig, account: LibraryAccount): Promise<boolean> {
+async function returnAccount(context: EngineContext, config: DirectoryConfig, account: LibraryAccount): Promise<boolean> {
   if (!account.checkoutId) return false;
   try {
     await changePassword({
-      core,
-      storage,
+      context,
       key: account.sk,
       dn: account.value.dn,
       config,
-      condition: { expression: 'checkoutId = :checkout', values: { ':checkout': account.checkoutId } },
+      condition: {
+        expression: 'checkoutId = :checkout',
+        values: { ':checkout': account.checkoutId },
+      },
       record: { set: { available: true }, remove: [...borrowerFields] },
     });
     return true;
   } catch (error) {
-    const now = await core.store.get<LibraryAccount>(storage.pk, account.sk);
+    const now = await context.storage.getItem<LibraryAccount>(account.sk);
     // Someone else checked it in meanwhile: nothing to do.
     if (now && (now.available || now.checkoutId !== account.checkoutId)) return false;
     throw error;
@@ -345,22 +438,26 @@ async function returnAccount(core: Core, storage: MountStorage, config: Director
  * with no lease to bring it back). Its revoke hook finds the account no longer out under that check-out and does
  * nothing; if this fails or the process dies first, the lease ends at its expiry the same way.
  */
-async function endLease(core: Core, account: LibraryAccount): Promise<void> {
+async function endLease(system: System, account: LibraryAccount): Promise<void> {
   if (!account.leaseId) return;
-  await core.leases
-    .revoke(account.leaseId)
-    .catch((error) => core.log.error('could not end the lease of a checked-in account', { leaseId: account.leaseId, error: messageOf(error) }));
+  await system.leases.revoke(account.leaseId).catch((error) =>
+    system.log.error('could not end the lease of a checked-in account', {
+      leaseId: account.leaseId,
+      error: messageOf(error),
+    }),
+  );
 }
 
 export const libraryLeaseHooks: LeaseHooks = {
   /** Lease end: automatic check-in, unless the account was already checked in. */
-  revoke: async ({ core, storage, internal }) => {
-    const account = await core.store.get<LibraryAccount>(storage.pk, accountKey(String(internal.account)));
-    if (!account || account.available || account.checkoutId !== internal.checkoutId) return;
-    await returnAccount(core, storage, await requireDirectoryConfig(core, storage), account);
+  revoke: async (lease) => {
+    const account = await lease.storage.getItem<LibraryAccount>(accountKey(String(lease.internal.account)));
+    if (!account || account.available || account.checkoutId !== lease.internal.checkoutId) return;
+    const context = engineContext(lease);
+    await returnAccount(context, await requireDirectoryConfig(context), account);
   },
-  renew: async ({ core, storage, internal, increment }) => {
-    const account = await core.store.get<LibraryAccount>(storage.pk, accountKey(String(internal.account)));
+  renew: async ({ storage, internal, increment }) => {
+    const account = await storage.getItem<LibraryAccount>(accountKey(String(internal.account)));
     if (!account || account.available || account.checkoutId !== internal.checkoutId) throw badRequest('the account has already been checked in');
     const set = await storage.get<LibrarySet>(setKey(String(internal.set)));
     const limit = set?.ttl ?? 0;

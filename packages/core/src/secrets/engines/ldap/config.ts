@@ -16,30 +16,51 @@ import { schemaNames } from './schemas.ts';
 /** `config`: how the engine reaches the directory. A POST merges into what is stored; `bindpass` is never shown. */
 
 const fields = z.object({
-  binddn: z.string().optional(),
-  bindpass: z.string().optional(),
-  url: z.string().optional(),
-  password_policy: z.string().optional(),
-  schema: z.enum(schemaNames).optional(),
-  userdn: z.string().optional(),
-  userattr: z.string().optional(),
-  upndomain: z.string().optional(),
-  request_timeout: duration.optional(),
-  connection_timeout: duration.optional(),
-  starttls: bool.optional(),
-  insecure_tls: bool.optional(),
-  certificate: z.string().optional(),
-  client_tls_cert: z.string().optional(),
-  client_tls_key: z.string().optional(),
-  tls_min_version: z.enum(tlsVersionNames).optional(),
-  tls_max_version: z.enum(tlsVersionNames).optional(),
-  case_sensitive_names: bool.optional(),
-  skip_static_role_import_rotation: bool.optional(),
-  length: integer({ max: maxPolicyLength }).optional(),
-  rotation_period: duration.optional(),
-  rotation_schedule: z.string().optional(),
-  rotation_window: duration.optional(),
-  disable_automated_rotation: bool.optional(),
+  binddn: z
+    .string()
+    .optional()
+    .describe('Distinguished name (DN) of the entry the engine binds as to manage user entries, e.g. cn=vault,ou=Users,dc=example,dc=com.'),
+  bindpass: z.string().optional().describe('Password of "binddn". Required on the first write; never shown.'),
+  url: z
+    .string()
+    .optional()
+    .describe('The directory to connect to, e.g. ldaps://ldap.example.com:636; a comma-separated list is tried in order on connection errors.'),
+  password_policy: z
+    .string()
+    .optional()
+    .describe('The name of the password policy (sys/policies/password) that generates passwords; the name, not the policy.'),
+  schema: z.enum(schemaNames).optional().describe('The directory schema: openldap, racf or ad. Decides how a password is changed.'),
+  userdn: z.string().optional().describe('The base DN under which a static role\'s or library account\'s "username" is searched for.'),
+  userattr: z
+    .string()
+    .optional()
+    .describe('The attribute that holds the user name under "userdn" (default: cn for openldap, userPrincipalName for ad, racfid for racf).'),
+  upndomain: z.string().optional().describe('Active Directory: the domain appended to "binddn" to bind as binddn@upndomain.'),
+  request_timeout: duration.optional().describe('Timeout for each request to the directory, in seconds or as a duration (default 90s).'),
+  connection_timeout: duration.optional().describe('Timeout for establishing a connection to the directory, in seconds or as a duration (default 30s).'),
+  starttls: bool.optional().describe('Issue a StartTLS command after establishing an unencrypted connection.'),
+  insecure_tls: bool.optional().describe('Skip TLS certificate verification. Not recommended outside tests.'),
+  certificate: z.string().optional().describe("PEM CA certificate used to verify the directory's TLS certificate."),
+  client_tls_cert: z.string().optional().describe('PEM client certificate presented to the directory; requires "client_tls_key".'),
+  client_tls_key: z.string().optional().describe('PEM private key of "client_tls_cert"; never shown. An empty string removes it.'),
+  tls_min_version: z.enum(tlsVersionNames).optional().describe('Minimum TLS version: tls10, tls11, tls12 or tls13.'),
+  tls_max_version: z.enum(tlsVersionNames).optional().describe('Maximum TLS version: tls10, tls11, tls12 or tls13.'),
+  case_sensitive_names: bool.optional().describe('Whether user and group names are compared case-sensitively.'),
+  skip_static_role_import_rotation: bool
+    .optional()
+    .describe("Default for new static roles: do not rotate an account's password when it is imported as a static role."),
+  length: integer({ max: maxPolicyLength })
+    .optional()
+    .describe('Deprecated (use "password_policy"): the length of generated passwords; cannot be set together with "password_policy".'),
+  rotation_period: duration.optional().describe('How often the root password ("bindpass") is rotated automatically; cannot be used with "rotation_schedule".'),
+  rotation_schedule: z
+    .string()
+    .optional()
+    .describe('A five-field cron schedule (UTC) for rotating the root password automatically; cannot be used with "rotation_period".'),
+  rotation_window: duration
+    .optional()
+    .describe('With "rotation_schedule": how long after the scheduled time a failed rotation may still be retried (at least 1h).'),
+  disable_automated_rotation: bool.optional().describe('Stop rotating the root password automatically, keeping the period or schedule.'),
 });
 type Fields = z.output<typeof fields>;
 
@@ -49,6 +70,12 @@ export const configPaths: PathSpec[] = [
   path({
     pattern: 'config',
     fields,
+    summaries: {
+      read: 'Read the directory connection configuration (without its secrets).',
+      create: 'Configure how the engine connects to the directory.',
+      update: 'Update the directory connection configuration; fields not sent keep their value.',
+      delete: 'Delete the directory connection configuration.',
+    },
     exists: async ({ storage }) => (await loadConfigItem(storage)) !== undefined,
     operations: {
       read: async ({ storage }) => {

@@ -34,13 +34,16 @@ interface DynamicRole {
 const ldifFields = ['creation_ldif', 'deletion_ldif', 'rollback_ldif'] as const;
 
 const fields = z.object({
-  name: z.string(),
-  creation_ldif: z.string().optional(),
-  deletion_ldif: z.string().optional(),
-  rollback_ldif: z.string().optional(),
-  username_template: z.string().optional(),
-  default_ttl: duration.optional(),
-  max_ttl: duration.optional(),
+  name: z.string().describe('Name of the dynamic role; may hold slashes.'),
+  creation_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run to create an account; required.'),
+  deletion_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run to delete the account when its lease ends; required.'),
+  rollback_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run when "creation_ldif" fails part-way, to undo what it did.'),
+  username_template: z
+    .string()
+    .optional()
+    .describe('A template for the generated user names (default: v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}).'),
+  default_ttl: duration.optional().describe("The lease duration of the credentials, in seconds or as a duration (default: the mount's)."),
+  max_ttl: duration.optional().describe("The longest the credentials may live, renewals included (default: the mount's)."),
 });
 type Fields = z.output<typeof fields>;
 
@@ -50,6 +53,12 @@ export const dynamicRolePaths: PathSpec[] = [
   path({
     pattern: 'role/:name+',
     fields,
+    summaries: {
+      read: 'Read a dynamic role.',
+      create: 'Create a dynamic role: LDIF templates that create and delete an account per credential request.',
+      update: 'Update a dynamic role; fields not sent keep their value.',
+      delete: 'Delete a dynamic role; accounts already issued are deleted when their leases end.',
+    },
     exists: async ({ storage, data }) => (await storage.get(roleKey(data.name))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -66,7 +75,8 @@ export const dynamicRolePaths: PathSpec[] = [
   }),
   path({
     pattern: 'role/:prefix*',
-    fields: z.object({ prefix: z.string().default('') }),
+    fields: z.object({ prefix: z.string().default('').describe('List the dynamic roles under this prefix (a name ending in a slash).') }),
+    summaries: { list: 'List dynamic roles.' },
     operations: {
       list: async ({ storage, data }) => {
         const prefix = data.prefix.replace(/\/*$/, '');
@@ -80,7 +90,8 @@ export const dynamicRolePaths: PathSpec[] = [
   }),
   path({
     pattern: 'creds/:name+',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: z.string().describe('Name of the dynamic role.') }),
+    summaries: { read: 'Create an account from a dynamic role, under a lease whose end deletes it.' },
     operations: { read: issueCredentials },
   }),
 ];

@@ -53,37 +53,60 @@ const accountKey = (name: string) => `library-account/${name}`;
 const trimName = (raw: string) => raw.replace(/\/+$/, '');
 const borrowerFields = ['checkoutId', 'leaseId', 'borrowerHash', 'borrowerAccessor', 'borrowerEntity'];
 
+/**
+ * The items one service account costs a set's transaction: its account item and its two claims (user name, DN),
+ * written when it joins and deleted when it leaves or the set is deleted.
+ */
+const writesPerAccount = 3;
+/**
+ * The most service accounts a set holds, and a write may add and remove together: the set's item and its accounts'
+ * writes are one transaction of at most `maxTransactionWrites` (100), so a set is written and deleted all or nothing.
+ */
+export const maxSetAccounts = Math.floor((maxTransactionWrites - 1) / writesPerAccount);
+
+const setName = z.string().describe('Name of the library set; may hold slashes.');
 const setFields = z.object({
-  name: z.string(),
-  service_account_names: stringList.optional(),
-  ttl: duration.optional(),
-  max_ttl: duration.optional(),
-  disable_check_in_enforcement: bool.optional(),
+  name: setName,
+  service_account_names: stringList
+    .optional()
+    .describe(`The user names of the existing service accounts the set lends out (a list or comma-separated); at most ${maxSetAccounts}.`),
+  ttl: duration.optional().describe('How long a check-out lasts by default, in seconds or as a duration (default 24h).'),
+  max_ttl: duration.optional().describe('The longest a check-out may last, renewals included (default 24h).'),
+  disable_check_in_enforcement: bool.optional().describe('Let any caller check an account in, not only the one who checked it out.'),
 });
 const checkInFields = z.object({
-  name: z.string(),
-  service_account_names: stringList.optional(),
+  name: setName,
+  service_account_names: stringList
+    .optional()
+    .describe("The accounts to check in; may be left out when the caller has exactly one of the set's accounts checked out."),
 });
 
 export const libraryPaths: PathSpec[] = [
   path({
     pattern: 'library/manage/:name+/check-in',
     fields: checkInFields,
+    summaries: { update: 'Check service accounts in, whoever checked them out (for operators).' },
     operations: { update: (request) => checkIn(request, true) },
   }),
   path({
     pattern: 'library/:name+/check-out',
-    fields: z.object({ name: z.string(), ttl: duration.optional() }),
+    fields: z.object({
+      name: setName,
+      ttl: duration.optional().describe('How long the check-out lasts, at most the set\'s "ttl" (default: the set\'s "ttl").'),
+    }),
+    summaries: { update: 'Check out an available service account of the set, with its password, under a lease.' },
     operations: { update: checkOut },
   }),
   path({
     pattern: 'library/:name+/check-in',
     fields: checkInFields,
+    summaries: { update: 'Check in service accounts the caller checked out; each gets a new password.' },
     operations: { update: (request) => checkIn(request, false) },
   }),
   path({
     pattern: 'library/:name+/status',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: setName }),
+    summaries: { read: "Read which of the set's service accounts are available, and who has the others." },
     operations: {
       read: async ({ storage, data }) => {
         const set = await requireSet(storage, trimName(data.name));
@@ -104,6 +127,12 @@ export const libraryPaths: PathSpec[] = [
   path({
     pattern: 'library/:name+',
     fields: setFields,
+    summaries: {
+      read: 'Read a library set.',
+      create: 'Create a library set of service accounts to lend out; each account is given a new password.',
+      update: 'Update a library set; accounts added get a new password, removed ones must be checked in.',
+      delete: 'Delete a library set; none of its accounts may be checked out.',
+    },
     exists: async ({ storage, data }) => (await storage.get(setKey(trimName(data.name)))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -117,7 +146,8 @@ export const libraryPaths: PathSpec[] = [
   }),
   path({
     pattern: 'library/:prefix*',
-    fields: z.object({ prefix: z.string().default('') }),
+    fields: z.object({ prefix: z.string().default('').describe('List the library sets under this prefix (a name ending in a slash).') }),
+    summaries: { list: 'List library sets.' },
     operations: {
       list: async ({ storage, data }) => {
         const prefix = trimName(data.prefix);
@@ -251,17 +281,6 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
   }
   return undefined;
 }
-
-/**
- * The items one service account costs a set's transaction: its account item and its two claims (user name, DN),
- * written when it joins and deleted when it leaves or the set is deleted.
- */
-const writesPerAccount = 3;
-/**
- * The most service accounts a set holds, and a write may add and remove together: the set's item and its accounts'
- * writes are one transaction of at most `maxTransactionWrites` (100), so a set is written and deleted all or nothing.
- */
-export const maxSetAccounts = Math.floor((maxTransactionWrites - 1) / writesPerAccount);
 
 function checkTransactionSize(accounts: number, changed: number): void {
   const why = `its writes (${writesPerAccount} per account and 1 for the set) must fit one transaction of ${maxTransactionWrites}`;

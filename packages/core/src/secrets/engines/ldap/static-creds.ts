@@ -12,7 +12,8 @@ const roleName = (raw: string) => raw.replace(/\/+$/, '');
 export const staticCredPaths: PathSpec[] = [
   path({
     pattern: 'static-cred/:name+',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: z.string().describe('Name of the static role.') }),
+    summaries: { read: 'Read the current and previous password of a static role.' },
     operations: {
       read: async (request) => {
         const { storage, system, data } = request;
@@ -38,7 +39,8 @@ export const staticCredPaths: PathSpec[] = [
   }),
   path({
     pattern: 'rotate-role/:name+',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: z.string().describe('Name of the static role.') }),
+    summaries: { update: "Rotate a static role's password now." },
     operations: {
       update: async (request) => {
         const name = roleName(request.data.name);

@@ -16,13 +16,14 @@ import { changePassword, recoverPending, requireDirectoryConfig } from './write-
 
 /** `static-role/:name`: existing directory entries whose password the engine rotates. Names may hold `/`. */
 
-const name = z.string();
 const fields = z.object({
-  name,
-  username: z.string().optional(),
-  dn: z.string().optional(),
-  rotation_period: duration.optional(),
-  skip_import_rotation: bool.optional(),
+  name: z.string().describe('Name of the static role; may hold slashes.'),
+  username: z.string().optional().describe('The user name of the existing directory entry whose password the role rotates; cannot be changed later.'),
+  dn: z.string().optional().describe('Distinguished name of the existing entry; when not given, the one entry under "userdn" whose "userattr" is "username".'),
+  rotation_period: duration.optional().describe('How often the password is rotated, in seconds or as a duration (at least 5s).'),
+  skip_import_rotation: bool
+    .optional()
+    .describe('Do not rotate the password when the role is created (default: the config\'s "skip_static_role_import_rotation").'),
 });
 type Fields = z.output<typeof fields>;
 
@@ -30,6 +31,12 @@ export const staticRolePaths: PathSpec[] = [
   path({
     pattern: 'static-role/:name+',
     fields,
+    summaries: {
+      read: 'Read a static role.',
+      create: 'Create a static role: an existing entry whose password the engine rotates (at once, unless skipped).',
+      update: "Update a static role's rotation period, or create it.",
+      delete: 'Delete a static role; the entry and its current password stay in the directory.',
+    },
     exists: async ({ storage, data }) => (await loadStaticRole(storage, roleName(data.name))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -59,7 +66,8 @@ export const staticRolePaths: PathSpec[] = [
   }),
   path({
     pattern: 'static-role/:prefix*',
-    fields: z.object({ prefix: z.string().default('') }),
+    fields: z.object({ prefix: z.string().default('').describe('List the static roles under this prefix (a name ending in a slash).') }),
+    summaries: { list: 'List static roles.', read: 'List static roles (as a read).' },
     operations: {
       list: listRoles,
       // `GET static-role` lists too, as the reference shows it as an endpoint.

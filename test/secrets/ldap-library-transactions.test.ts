@@ -1,6 +1,6 @@
 import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { maxSetAccounts } from '../../packages/core/src/secrets/engines/ldap/library.ts';
+import { maxSetAccounts } from '../../packages/core/src/secrets/engines/ldap/library-sets.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
 import { adminDn, adminPassword, serviceAccountsDn } from '../support/slapd.ts';
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Core } from '../core.ts';
 import { jsonLogger } from '../lib/log.ts';
-import { type ApiError, badRequest, tooLarge } from '../secrets/framework/errors.ts';
+import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
 import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
 import { forwardSecretsWrites, type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
 
@@ -33,7 +33,7 @@ export function createSecretsApp(options: SecretsAppOptions): Hono {
     const pipeline = await getPipeline();
     // What the adapter refuses (an oversized body, a malformed URL) still goes through the pipeline, so that
     // every request is answered and logged the same way.
-    let refusal: ApiError | undefined;
+    let refusal: DomainError | undefined;
     const bodyTooLarge = () => tooLarge(`request body larger than ${maxBodyBytes} bytes`);
     if (Number(c.req.header('content-length') ?? 0) > maxBodyBytes) refusal = bodyTooLarge();
     const body = refusal ? '' : await readBody(c.req.raw, maxBodyBytes);

@@ -2,7 +2,7 @@ import type { Core } from '../../core.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { dueKey } from '../../storage/due.ts';
 import { ConditionFailed } from '../../storage/store.ts';
-import { upstreamFailure } from '../framework/errors.ts';
+import { upstreamFailure } from '../../lib/errors.ts';
 import type { LeaseItem } from '../leases/lease-manager.ts';
 import { MountStorage } from './mount-storage.ts';
 import type { MountEntry } from './mount-table.ts';

@@ -1,6 +1,6 @@
 import type { Core } from '../../core.ts';
 import { ConditionFailed } from '../../storage/store.ts';
-import { badRequest } from '../framework/errors.ts';
+import { badRequest } from '../../lib/errors.ts';
 import { systemMaxTtl, tokenStoreMount } from '../mounts/mount-table.ts';
 
 export const isInitialized = async (core: Core): Promise<boolean> => (await core.store.get('sys', 'init')) !== undefined;

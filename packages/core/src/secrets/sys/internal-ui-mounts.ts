@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { type PathSpec, path } from '../framework/backend.ts';
-import { notFound, permissionDenied } from '../framework/errors.ts';
+import { notFound, permissionDenied } from '../../lib/errors.ts';
 import { isKvV2 } from '../mounts/kv-version.ts';
-import { describeMount } from '../mounts/mount-paths.ts';
+import { describeMount } from './mounts-paths.ts';
 import { tokenFromHeaders } from '../tokens/caller.ts';
 
 /**

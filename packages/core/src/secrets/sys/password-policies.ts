@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { Core } from '../../core.ts';
 import { generatePassword, type PasswordPolicy, PasswordPolicyError, parsePasswordPolicy } from '../../lib/password.ts';
 import { type PathSpec, path } from '../framework/backend.ts';
-import { badRequest, notFound } from '../framework/errors.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
 
 /**
  * `sys/policies/password/:name` and `.../generate`: named password policies (HCL or JSON, optionally

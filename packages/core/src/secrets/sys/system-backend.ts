@@ -1,11 +1,12 @@
-import { auditPaths } from '../audit/audit-paths.ts';
+import { auditPaths } from './audit-paths.ts';
 import type { Backend } from '../framework/backend.ts';
-import { leasePaths } from '../leases/lease-paths.ts';
-import { mountPaths } from '../mounts/mount-paths.ts';
-import { legacyPolicyPaths } from '../policies/legacy-policy-paths.ts';
-import { policyPaths } from '../policies/policy-paths.ts';
+import { leasePaths } from './leases-paths.ts';
+import { mountPaths } from './mounts-paths.ts';
+import { legacyPolicyPaths } from './policy-paths.ts';
+import { policyPaths } from './policies-paths.ts';
 import { healthAndInitPaths } from './health-and-init.ts';
 import { internalUiMountPaths } from './internal-ui-mounts.ts';
+import { openApiPaths } from './openapi-paths.ts';
 import { passwordPolicyPaths } from './password-policies.ts';
 import { sealStatusAndLeaderPaths } from './seal-status-and-leader.ts';
 
@@ -24,5 +25,6 @@ export const systemBackend: Backend = {
     ...passwordPolicyPaths,
     ...auditPaths,
     ...internalUiMountPaths,
+    ...openApiPaths,
   ],
 };

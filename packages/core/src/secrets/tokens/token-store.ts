@@ -4,7 +4,7 @@ import { randomBase62 } from '../../lib/random.ts';
 import { dueKey, shardedQueue, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
-import { badRequest } from '../framework/errors.ts';
+import { badRequest } from '../../lib/errors.ts';
 import { inServiceCheck, type MountRef, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
 import type { TokenEntry } from './token-entry.ts';
 

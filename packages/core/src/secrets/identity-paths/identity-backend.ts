@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { type Backend, path } from '../framework/backend.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
-import { identityTokenIssuer, publishedIdentityKeys } from './plugin-identity-keys.ts';
+import { identityTokenIssuer, publishedIdentityKeys } from '../identity/plugin-identity-keys.ts';
 
 /**
  * `identity/` (built in): the OpenID discovery document and keys that verify plugin identity tokens, so a

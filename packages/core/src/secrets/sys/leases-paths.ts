@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import type { Core } from '../../core.ts';
 import { type PathSpec, path, type Request } from '../framework/backend.ts';
-import { badRequest } from '../framework/errors.ts';
+import { badRequest } from '../../lib/errors.ts';
 import { bool, duration } from '../framework/fields.ts';
-import { leaseNotFound } from './lease-manager.ts';
+import { leaseNotFound } from '../leases/lease-manager.ts';
 
 const leaseIdFields = z.object({ lease_id: z.string().min(1).optional(), url_lease_id: z.string().optional() });
 const renewFields = leaseIdFields.extend({ increment: duration.default(0) });

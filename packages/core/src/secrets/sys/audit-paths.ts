@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { type PathSpec, path } from '../framework/backend.ts';
-import { badRequest } from '../framework/errors.ts';
+import { badRequest } from '../../lib/errors.ts';
 import { bool, stringMap } from '../framework/fields.ts';
 
 const devicePath = z.string().min(1).max(128);

@@ -1,12 +1,12 @@
 import * as z from 'zod';
-import { epochSeconds } from '../../lib/clock.ts';
-import { type Backend, path, type Request } from '../framework/backend.ts';
-import { type ApiError, badRequest, permissionDenied } from '../framework/errors.ts';
-import { bool, count, duration, stringList, stringMap } from '../framework/fields.ts';
-import { MountStorage } from '../mounts/mount-storage.ts';
-import { mountTtls, tokenStoreMount } from '../mounts/mount-table.ts';
-import { describeToken, isRootEntry, type TokenEntry } from './token-entry.ts';
-import { roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, type TokenRole, tokenRolePaths } from './token-roles.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { type Backend, path, type Request } from '../../framework/backend.ts';
+import { badRequest, type DomainError, permissionDenied } from '../../../lib/errors.ts';
+import { bool, count, duration, stringList, stringMap } from '../../framework/fields.ts';
+import { MountStorage } from '../../mounts/mount-storage.ts';
+import { mountTtls, tokenStoreMount } from '../../mounts/mount-table.ts';
+import { describeToken, isRootEntry, type TokenEntry } from '../../tokens/token-entry.ts';
+import { roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, type TokenRole, tokenRolePaths } from './roles-paths.ts';
 
 /** `auth/token/`: create, look up, renew and revoke tokens, as Vault's token store does. */
 
@@ -278,7 +278,7 @@ const caller = (request: Request) => {
 };
 
 /** The live token behind a token string; a missing one gets the answer Vault gives on that endpoint. */
-async function known(request: Request, token: string, missing: ApiError): Promise<TokenEntry> {
+async function known(request: Request, token: string, missing: DomainError): Promise<TokenEntry> {
   const entry = await request.core.tokens.lookup(token);
   if (!entry) throw missing;
   return entry;

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { type PathSpec, path } from '../framework/backend.ts';
-import { badRequest } from '../framework/errors.ts';
-import { envelopeWithTopLevelData } from '../sys/top-level-data.ts';
+import { badRequest } from '../../lib/errors.ts';
+import { envelopeWithTopLevelData } from './top-level-data.ts';
 
 /**
  * `sys/policy` and `sys/policy/:name`: the ACL policies under Vault's legacy paths, which hvac and node-vault still

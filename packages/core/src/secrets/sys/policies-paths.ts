@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../framework/backend.ts';
-import { badRequest, permissionDenied } from '../framework/errors.ts';
+import { badRequest, permissionDenied } from '../../lib/errors.ts';
 import { stringList } from '../framework/fields.ts';
-import type { Acl } from './acl.ts';
+import type { Acl } from '../policies/acl.ts';
 
 const nameField = z.object({ name: z.string().min(1) });
 

@@ -2,11 +2,11 @@ import * as z from 'zod';
 import type { Core } from '../../core.ts';
 import { formatDuration } from '../../lib/duration.ts';
 import { type PathSpec, path, type Request } from '../framework/backend.ts';
-import { badRequest, notFound } from '../framework/errors.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
 import { bool, duration } from '../framework/fields.ts';
-import { disableMount } from './disable-mount.ts';
-import { checkKvVersion, isKvV2 } from './kv-version.ts';
-import { fullPath, type MountEntry, type MountTableName, mountTtls, normaliseMountPath } from './mount-table.ts';
+import { disableMount } from '../mounts/disable-mount.ts';
+import { checkKvVersion, isKvV2 } from '../mounts/kv-version.ts';
+import { fullPath, type MountEntry, type MountTableName, mountTtls, normaliseMountPath } from '../mounts/mount-table.ts';
 
 /**
  * Vault's mount options are strings; clients send `{"version": 2}` as often as `{"version": "2"}`. An option that

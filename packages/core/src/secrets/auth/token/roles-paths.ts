@@ -1,9 +1,9 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
-import { path, type Reply, type Request } from '../framework/backend.ts';
-import { badRequest } from '../framework/errors.ts';
-import { bool, count, duration, stringList } from '../framework/fields.ts';
-import { mountTtls } from '../mounts/mount-table.ts';
+import { path, type Reply, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../../lib/errors.ts';
+import { bool, count, duration, stringList } from '../../framework/fields.ts';
+import { mountTtls } from '../../mounts/mount-table.ts';
 
 /**
  * Token roles (`auth/token/roles/:role_name`): what `auth/token/create/:role_name` issues, as in Vault. Stored in

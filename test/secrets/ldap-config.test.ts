@@ -197,9 +197,7 @@ describe('ldap config and root rotation (real slapd)', () => {
     const storage = await e.storage();
     // A run that wrote ahead and changed the directory, then died.
     const orphan = 'pending-password-from-a-crashed-run';
-    await e.h.core.store.update({
-      Key: { pk: storage.pk, sk: 'config' },
-      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+    await storage.update('config', 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
       ExpressionAttributeValues: { ':p': storage.seal('config', orphan), ':id': 'crashed', ':until': Math.floor(e.h.clock.now() / 1000) + 60 },
     });
     await e.slapd.entry(managerDn);
@@ -222,9 +220,7 @@ describe('ldap config and root rotation (real slapd)', () => {
   it('binds with the root password a killed rotation left in the directory, without waiting for its window', async () => {
     const storage = await e.storage();
     const orphan = 'root-changed-then-killed';
-    await e.h.core.store.update({
-      Key: { pk: storage.pk, sk: 'config' },
-      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+    await storage.update('config', 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
       ExpressionAttributeValues: { ':p': storage.seal('config', orphan), ':id': 'killed', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
     });
     const { Client } = await import('ldapts');
@@ -243,9 +239,7 @@ describe('ldap config and root rotation (real slapd)', () => {
   it('waits out a root write-ahead that the directory does not take while its run may still be under way', async () => {
     const before = await currentRootPassword();
     const storage = await e.storage();
-    await e.h.core.store.update({
-      Key: { pk: storage.pk, sk: 'config' },
-      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+    await storage.update('config', 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
       ExpressionAttributeValues: { ':p': storage.seal('config', 'not-yet-applied'), ':id': 'running', ':until': Math.floor(e.h.clock.now() / 1000) + 60 },
     });
     // The engine cannot bind without its own password, so a root change never adopts another's.

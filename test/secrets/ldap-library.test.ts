@@ -194,9 +194,7 @@ describe('ldap library sets (real slapd)', () => {
   async function killedCheckIn(account: string, password: string, applied: boolean) {
     const storage = await e.storage();
     const key = `library-account/${account}`;
-    await e.h.core.store.update({
-      Key: { pk: storage.pk, sk: key },
-      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+    await storage.update(key, 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
       ExpressionAttributeValues: { ':p': storage.seal(key, password), ':id': 'killed-check-in', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
     });
     if (applied) {

@@ -199,9 +199,7 @@ describe('ldap static roles (real slapd)', () => {
   /** The state a run killed mid-change leaves: a write-ahead still inside its window, the directory changed or not. */
   async function leaveWriteAhead(key: string, dn: string, password: string, applied: boolean) {
     const storage = await e.storage();
-    await e.h.core.store.update({
-      Key: { pk: storage.pk, sk: key },
-      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+    await storage.update(key, 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
       ExpressionAttributeValues: { ':p': storage.seal(key, password), ':id': 'killed-run', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
     });
     if (applied) await setDirectoryPassword(dn, password);
@@ -254,9 +252,7 @@ describe('ldap static roles (real slapd)', () => {
   it('discards a write-ahead whose directory change never happened', async () => {
     const before = await creds('erin');
     const storage = await e.storage();
-    await e.h.core.store.update({
-      Key: { pk: storage.pk, sk: 'static-role/erin' },
-      UpdateExpression: 'SET pending = :p, pendingId = :id, pendingUntil = :until',
+    await storage.update('static-role/erin', 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
       ExpressionAttributeValues: { ':p': storage.seal('static-role/erin', 'never-applied'), ':id': 'x', ':until': 0 },
     });
     expect((await e.call('POST', 'rotate-role/erin')).status).toBe(204);

@@ -29,10 +29,7 @@ export async function startLdapEngine(options: Parameters<typeof startSecrets>[0
     if (!mount) throw new Error('ldap/ is not mounted');
     return new MountStorage(h.core.store, h.core.keyring, mount.uuid);
   };
-  const item = async (key: string) => {
-    const mounted = await storage();
-    return h.core.store.get<AccountItem>(mounted.pk, key);
-  };
+  const item = async (key: string) => (await storage()).getItem<AccountItem>(key);
   return {
     h,
     slapd,

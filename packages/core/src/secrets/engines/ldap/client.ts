@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import { type Attribute, type Change, Client, type Entry, escapeFilter, InvalidCredentialsError, NoSuchObjectError, ResultCodeError } from 'ldapts';
-import { ApiError } from '../../framework/errors.ts';
+import { DomainError } from '../../../lib/errors.ts';
 import type { DirectoryConfig } from './config-model.ts';
 import { passwordChanges } from './schemas.ts';
 
@@ -11,7 +11,7 @@ import { passwordChanges } from './schemas.ts';
  */
 
 /** The directory could not be reached or refused an operation: the caller sees a 502 naming why. */
-export class DirectoryError extends ApiError {
+export class DirectoryError extends DomainError {
   constructor(
     message: string,
     readonly code?: number,
@@ -165,7 +165,7 @@ export const bindIdentity = (config: DirectoryConfig) =>
   config.fields.upndomain ? `${config.fields.binddn}@${config.fields.upndomain}` : config.fields.binddn;
 
 export function directoryError(error: unknown, doing: string): Error {
-  if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) return error;
   if (error instanceof ResultCodeError) return new DirectoryError(`directory error ${doing}: ${error.message} (LDAP result ${error.code})`, error.code);
   return new DirectoryError(`directory error ${doing}: ${messageOf(error)}`);
 }

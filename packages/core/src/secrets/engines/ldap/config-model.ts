@@ -1,9 +1,8 @@
-import type { Core } from '../../../core.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { generatePassword, randomString } from '../../../lib/password.ts';
-import { badRequest } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
-import { loadPasswordPolicy } from '../../sys/password-policies.ts';
 import type { TlsVersionName } from './client.ts';
+import type { EngineContext } from './context.ts';
 import type { AccountItem } from './records.ts';
 import { defaultUserAttr, type SchemaName } from './schemas.ts';
 
@@ -70,7 +69,7 @@ export const configKey = 'config';
 export const defaultPasswordLength = 64;
 
 export async function loadConfigItem(storage: MountStorage): Promise<AccountItem | undefined> {
-  return storage.store.get<AccountItem>(storage.pk, configKey);
+  return storage.getItem<AccountItem>(configKey);
 }
 
 /** The config with its secrets opened; `password` overrides the stored bind password (rotation). */
@@ -86,10 +85,10 @@ export function directoryConfig(storage: MountStorage, item: AccountItem, passwo
 }
 
 /** A new password: from the configured policy, else the deprecated `length`, else 64 base62 characters. */
-export async function newPassword(core: Core, config: DirectoryConfig): Promise<string> {
+export async function newPassword(context: Pick<EngineContext, 'passwordPolicy'>, config: DirectoryConfig): Promise<string> {
   const { password_policy: policyName, length } = config.fields;
   if (policyName) {
-    const policy = await loadPasswordPolicy(core, policyName);
+    const policy = await context.passwordPolicy(policyName);
     if (!policy) throw badRequest(`password policy "${policyName}" does not exist`);
     return generatePassword(policy);
   }

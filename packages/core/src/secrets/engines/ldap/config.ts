@@ -1,12 +1,13 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { maxPolicyLength } from '../../../lib/password.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { bool, duration, integer } from '../../framework/fields.ts';
 import { tlsVersionNames } from './client.ts';
 import { type ConfigValue, configDefaults, configKey, defaultPasswordLength, directoryConfig, loadConfigItem } from './config-model.ts';
+import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
 import { dueUpdate, updateExpression } from './records.ts';
 import { checkSchedule, minRootRotationPeriod, minRotationWindow, rootNextDue } from './rotation-schedule.ts';
@@ -15,30 +16,51 @@ import { schemaNames } from './schemas.ts';
 /** `config`: how the engine reaches the directory. A POST merges into what is stored; `bindpass` is never shown. */
 
 const fields = z.object({
-  binddn: z.string().optional(),
-  bindpass: z.string().optional(),
-  url: z.string().optional(),
-  password_policy: z.string().optional(),
-  schema: z.enum(schemaNames).optional(),
-  userdn: z.string().optional(),
-  userattr: z.string().optional(),
-  upndomain: z.string().optional(),
-  request_timeout: duration.optional(),
-  connection_timeout: duration.optional(),
-  starttls: bool.optional(),
-  insecure_tls: bool.optional(),
-  certificate: z.string().optional(),
-  client_tls_cert: z.string().optional(),
-  client_tls_key: z.string().optional(),
-  tls_min_version: z.enum(tlsVersionNames).optional(),
-  tls_max_version: z.enum(tlsVersionNames).optional(),
-  case_sensitive_names: bool.optional(),
-  skip_static_role_import_rotation: bool.optional(),
-  length: integer({ max: maxPolicyLength }).optional(),
-  rotation_period: duration.optional(),
-  rotation_schedule: z.string().optional(),
-  rotation_window: duration.optional(),
-  disable_automated_rotation: bool.optional(),
+  binddn: z
+    .string()
+    .optional()
+    .describe('Distinguished name (DN) of the entry the engine binds as to manage user entries, e.g. cn=vault,ou=Users,dc=example,dc=com.'),
+  bindpass: z.string().optional().describe('Password of "binddn". Required on the first write; never shown.'),
+  url: z
+    .string()
+    .optional()
+    .describe('The directory to connect to, e.g. ldaps://ldap.example.com:636; a comma-separated list is tried in order on connection errors.'),
+  password_policy: z
+    .string()
+    .optional()
+    .describe('The name of the password policy (sys/policies/password) that generates passwords; the name, not the policy.'),
+  schema: z.enum(schemaNames).optional().describe('The directory schema: openldap, racf or ad. Decides how a password is changed.'),
+  userdn: z.string().optional().describe('The base DN under which a static role\'s or library account\'s "username" is searched for.'),
+  userattr: z
+    .string()
+    .optional()
+    .describe('The attribute that holds the user name under "userdn" (default: cn for openldap, userPrincipalName for ad, racfid for racf).'),
+  upndomain: z.string().optional().describe('Active Directory: the domain appended to "binddn" to bind as binddn@upndomain.'),
+  request_timeout: duration.optional().describe('Timeout for each request to the directory, in seconds or as a duration (default 90s).'),
+  connection_timeout: duration.optional().describe('Timeout for establishing a connection to the directory, in seconds or as a duration (default 30s).'),
+  starttls: bool.optional().describe('Issue a StartTLS command after establishing an unencrypted connection.'),
+  insecure_tls: bool.optional().describe('Skip TLS certificate verification. Not recommended outside tests.'),
+  certificate: z.string().optional().describe("PEM CA certificate used to verify the directory's TLS certificate."),
+  client_tls_cert: z.string().optional().describe('PEM client certificate presented to the directory; requires "client_tls_key".'),
+  client_tls_key: z.string().optional().describe('PEM private key of "client_tls_cert"; never shown. An empty string removes it.'),
+  tls_min_version: z.enum(tlsVersionNames).optional().describe('Minimum TLS version: tls10, tls11, tls12 or tls13.'),
+  tls_max_version: z.enum(tlsVersionNames).optional().describe('Maximum TLS version: tls10, tls11, tls12 or tls13.'),
+  case_sensitive_names: bool.optional().describe('Whether user and group names are compared case-sensitively.'),
+  skip_static_role_import_rotation: bool
+    .optional()
+    .describe("Default for new static roles: do not rotate an account's password when it is imported as a static role."),
+  length: integer({ max: maxPolicyLength })
+    .optional()
+    .describe('Deprecated (use "password_policy"): the length of generated passwords; cannot be set together with "password_policy".'),
+  rotation_period: duration.optional().describe('How often the root password ("bindpass") is rotated automatically; cannot be used with "rotation_schedule".'),
+  rotation_schedule: z
+    .string()
+    .optional()
+    .describe('A five-field cron schedule (UTC) for rotating the root password automatically; cannot be used with "rotation_period".'),
+  rotation_window: duration
+    .optional()
+    .describe('With "rotation_schedule": how long after the scheduled time a failed rotation may still be retried (at least 1h).'),
+  disable_automated_rotation: bool.optional().describe('Stop rotating the root password automatically, keeping the period or schedule.'),
 });
 type Fields = z.output<typeof fields>;
 
@@ -48,6 +70,12 @@ export const configPaths: PathSpec[] = [
   path({
     pattern: 'config',
     fields,
+    summaries: {
+      read: 'Read the directory connection configuration (without its secrets).',
+      create: 'Configure how the engine connects to the directory.',
+      update: 'Update the directory connection configuration; fields not sent keep their value.',
+      delete: 'Delete the directory connection configuration.',
+    },
     exists: async ({ storage }) => (await loadConfigItem(storage)) !== undefined,
     operations: {
       read: async ({ storage }) => {
@@ -66,9 +94,13 @@ export const configPaths: PathSpec[] = [
   }),
 ];
 
-async function write({ storage, core, data }: Request<Fields>) {
+async function write(request: Request<Fields>) {
+  const { storage, system, data } = request;
   const item = await loadConfigItem(storage);
-  const stored = { ...configDefaults, ...(item?.value as Partial<ConfigValue> | undefined) };
+  const stored = {
+    ...configDefaults,
+    ...(item?.value as Partial<ConfigValue> | undefined),
+  };
   const { bindpass, client_tls_key: clientKey, ...sent } = data;
   const merged: ConfigValue = { ...stored, ...definedOnly(sent) };
 
@@ -92,9 +124,9 @@ async function write({ storage, core, data }: Request<Fields>) {
     throw badRequest('"client_tls_cert" and "client_tls_key" must be set together');
   }
 
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   const rotationChanged = !item || rotationFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
-  const due = rotationChanged ? dueUpdate(storage.pk, configKey, rootNextDue(merged, now, now)) : { set: {}, remove: [] };
+  const due = rotationChanged ? dueUpdate(engineContext(request).partition, configKey, rootNextDue(merged, now, now)) : { set: {}, remove: [] };
   const set: Record<string, unknown> = { value: merged, ...due.set };
   const remove = [...due.remove];
   if (bindpass !== undefined) {
@@ -106,7 +138,8 @@ async function write({ storage, core, data }: Request<Fields>) {
     if (clientKey === '') remove.push('clientKey');
     else set.clientKey = storage.seal(`${configKey}#client_tls_key`, clientKey);
   }
-  await core.store.update({ Key: { pk: storage.pk, sk: configKey }, ...updateExpression(set, remove) });
+  const { UpdateExpression, ...names } = updateExpression(set, remove);
+  await storage.update(configKey, UpdateExpression, names);
   return undefined;
 }
 
@@ -196,7 +229,11 @@ function shown(value: ConfigValue, lastRotation: number | undefined): Record<str
     rotation_schedule: value.rotation_schedule,
     rotation_window: value.rotation_window,
     disable_automated_rotation: value.disable_automated_rotation,
-    ...(lastRotation ? { last_bind_password_rotation: new Date(lastRotation * 1000).toISOString() } : {}),
+    ...(lastRotation
+      ? {
+          last_bind_password_rotation: new Date(lastRotation * 1000).toISOString(),
+        }
+      : {}),
   };
 }
 

@@ -1,14 +1,15 @@
 import { NoSuchObjectError } from 'ldapts';
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { badRequest, notFound } from '../../../lib/errors.ts';
 import { checkTemplate, renderTemplate, TemplateError, utf16le } from '../../../lib/go-template/index.ts';
 import type { LeaseHooks, PathSpec, Request } from '../../framework/backend.ts';
 import { path } from '../../framework/backend.ts';
-import { badRequest, notFound } from '../../framework/errors.ts';
 import { duration } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { DirectoryError, withDirectory } from './client.ts';
 import { newPassword } from './config-model.ts';
+import { engineContext } from './context.ts';
 import { distinguishedNames, LdifError, parseLdif, runLdif } from './ldif.ts';
 import { checkHierarchicalName } from './managed-accounts.ts';
 import { requireDirectoryConfig } from './write-ahead.ts';
@@ -33,13 +34,16 @@ interface DynamicRole {
 const ldifFields = ['creation_ldif', 'deletion_ldif', 'rollback_ldif'] as const;
 
 const fields = z.object({
-  name: z.string(),
-  creation_ldif: z.string().optional(),
-  deletion_ldif: z.string().optional(),
-  rollback_ldif: z.string().optional(),
-  username_template: z.string().optional(),
-  default_ttl: duration.optional(),
-  max_ttl: duration.optional(),
+  name: z.string().describe('Name of the dynamic role; may hold slashes.'),
+  creation_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run to create an account; required.'),
+  deletion_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run to delete the account when its lease ends; required.'),
+  rollback_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run when "creation_ldif" fails part-way, to undo what it did.'),
+  username_template: z
+    .string()
+    .optional()
+    .describe('A template for the generated user names (default: v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}).'),
+  default_ttl: duration.optional().describe("The lease duration of the credentials, in seconds or as a duration (default: the mount's)."),
+  max_ttl: duration.optional().describe("The longest the credentials may live, renewals included (default: the mount's)."),
 });
 type Fields = z.output<typeof fields>;
 
@@ -49,6 +53,12 @@ export const dynamicRolePaths: PathSpec[] = [
   path({
     pattern: 'role/:name+',
     fields,
+    summaries: {
+      read: 'Read a dynamic role.',
+      create: 'Create a dynamic role: LDIF templates that create and delete an account per credential request.',
+      update: 'Update a dynamic role; fields not sent keep their value.',
+      delete: 'Delete a dynamic role; accounts already issued are deleted when their leases end.',
+    },
     exists: async ({ storage, data }) => (await storage.get(roleKey(data.name))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -65,17 +75,23 @@ export const dynamicRolePaths: PathSpec[] = [
   }),
   path({
     pattern: 'role/:prefix*',
-    fields: z.object({ prefix: z.string().default('') }),
+    fields: z.object({ prefix: z.string().default('').describe('List the dynamic roles under this prefix (a name ending in a slash).') }),
+    summaries: { list: 'List dynamic roles.' },
     operations: {
       list: async ({ storage, data }) => {
         const prefix = data.prefix.replace(/\/*$/, '');
-        return { data: { keys: await storage.list(`role/${prefix ? `${prefix}/` : ''}`) } };
+        return {
+          data: {
+            keys: await storage.list(`role/${prefix ? `${prefix}/` : ''}`),
+          },
+        };
       },
     },
   }),
   path({
     pattern: 'creds/:name+',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: z.string().describe('Name of the dynamic role.') }),
+    summaries: { read: 'Create an account from a dynamic role, under a lease whose end deletes it.' },
     operations: { read: issueCredentials },
   }),
 ];
@@ -97,7 +113,14 @@ async function write(request: Request<Fields>) {
   if (nameError) throw badRequest(nameError);
   const key = roleKey(data.name);
   const existing = operation === 'update' ? await storage.get<DynamicRole>(key) : undefined;
-  const role: DynamicRole = existing ?? { creation_ldif: '', deletion_ldif: '', rollback_ldif: '', username_template: '', default_ttl: 0, max_ttl: 0 };
+  const role: DynamicRole = existing ?? {
+    creation_ldif: '',
+    deletion_ldif: '',
+    rollback_ldif: '',
+    username_template: '',
+    default_ttl: 0,
+    max_ttl: 0,
+  };
   for (const field of ldifFields) if (data[field] !== undefined) role[field] = decodeLdif(data[field] as string);
   if (data.username_template !== undefined) role.username_template = data.username_template;
   if (data.default_ttl !== undefined) role.default_ttl = data.default_ttl;
@@ -123,7 +146,10 @@ async function write(request: Request<Fields>) {
   if (role.username_template) {
     try {
       checkTemplate(role.username_template);
-      renderTemplate(role.username_template, { RoleName: 'role', DisplayName: 'display' });
+      renderTemplate(role.username_template, {
+        RoleName: 'role',
+        DisplayName: 'display',
+      });
     } catch (error) {
       if (error instanceof TemplateError) throw badRequest(`invalid "username_template": ${error.message}`);
       throw error;
@@ -148,26 +174,31 @@ function templateData(roleName: string, displayName: string, username: string, p
 }
 
 async function issueCredentials(request: Request<{ name: string }>) {
-  const { core, storage, mount, caller, data } = request;
+  const { storage, system, mount, caller, data } = request;
+  const context = engineContext(request);
   const name = data.name.replace(/\/+$/, '');
   const role = await storage.get<DynamicRole>(roleKey(name));
   if (!role) throw notFound(`no dynamic role named "${name}"`);
-  const config = await requireDirectoryConfig(core, storage);
+  const config = await requireDirectoryConfig(context);
   const { defaultTtl, maxTtl: mountMax } = mountTtls(mount);
   const maxTtl = Math.min(role.max_ttl || mountMax, mountMax);
   const ttl = Math.min(role.default_ttl || defaultTtl, maxTtl);
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   const displayName = caller?.entry.displayName ?? '';
-  const clock = { now: () => core.clock.now() };
+  const clock = { now: () => system.clock.now() };
 
   let username: string;
   let rendered: { creation: string; deletion: string; rollback: string };
-  const password = await newPassword(core, config);
+  const password = await newPassword(context, config);
   try {
     username = renderTemplate(role.username_template || defaultUsernameTemplate, { RoleName: name, DisplayName: displayName }, clock);
     const values = templateData(name, displayName, username, password, now, ttl);
     const render = (template: string) => (template ? renderTemplate(template, values, { ...clock, functions: { utf16le } }) : '');
-    rendered = { creation: render(role.creation_ldif), deletion: render(role.deletion_ldif), rollback: render(role.rollback_ldif) };
+    rendered = {
+      creation: render(role.creation_ldif),
+      deletion: render(role.deletion_ldif),
+      rollback: render(role.rollback_ldif),
+    };
   } catch (error) {
     if (error instanceof TemplateError) throw badRequest(`the role's templates failed to render: ${error.message}`);
     throw error;
@@ -182,7 +213,9 @@ async function issueCredentials(request: Request<{ name: string }>) {
   }
 
   await withDirectory(config, async (directory) => {
-    const failures = await runLdif(directory, creation, { continueOnError: false });
+    const failures = await runLdif(directory, creation, {
+      continueOnError: false,
+    });
     if (failures.length === 0) return;
     const created = `creation_ldif failed: ${failures[0]?.message}`;
     if (!rendered.rollback) throw new DirectoryError(`${created}; the role has no rollback_ldif`);
@@ -200,7 +233,11 @@ async function issueCredentials(request: Request<{ name: string }>) {
   });
 
   return {
-    data: { username, password, distinguished_names: distinguishedNames(creation) },
+    data: {
+      username,
+      password,
+      distinguished_names: distinguishedNames(creation),
+    },
     secret: {
       type: dynamicSecretType,
       ttl,
@@ -213,8 +250,9 @@ async function issueCredentials(request: Request<{ name: string }>) {
 
 /** Lease end: the deletion LDIF rendered at issue, every entry attempted; entries already gone count as done. */
 export const dynamicLeaseHooks: LeaseHooks = {
-  revoke: async ({ core, storage, internal }) => {
-    const config = await requireDirectoryConfig(core, storage);
+  revoke: async (lease) => {
+    const { internal } = lease;
+    const config = await requireDirectoryConfig(engineContext(lease));
     const entries = parseLdif(String(internal.deletionLdif ?? ''));
     const failures = await withDirectory(config, (directory) => runLdif(directory, entries, { continueOnError: true }));
     const real = failures.filter((failure) => failure.code !== new NoSuchObjectError().code);

@@ -1,7 +1,9 @@
 import type { Backend } from '../../framework/backend.ts';
 import { configPaths } from './config.ts';
 import { dynamicLeaseHooks, dynamicRolePaths, dynamicSecretType } from './dynamic-roles.ts';
-import { libraryLeaseHooks, libraryPaths, librarySecretType } from './library.ts';
+import { libraryCheckoutPaths, libraryLeaseHooks } from './library-checkouts.ts';
+import { librarySecretType } from './library-model.ts';
+import { librarySetPaths } from './library-sets.ts';
 import { rotateRootPaths } from './rotate-root.ts';
 import { staticCredPaths } from './static-creds.ts';
 import { staticRolePaths } from './static-roles.ts';
@@ -13,6 +15,6 @@ import { staticRolePaths } from './static-roles.ts';
 export const ldapBackend: Backend = {
   type: 'ldap',
   kind: 'secret',
-  paths: [...configPaths, ...rotateRootPaths, ...staticRolePaths, ...staticCredPaths, ...dynamicRolePaths, ...libraryPaths],
+  paths: [...configPaths, ...rotateRootPaths, ...staticRolePaths, ...staticCredPaths, ...dynamicRolePaths, ...libraryCheckoutPaths, ...librarySetPaths],
   leases: { [dynamicSecretType]: dynamicLeaseHooks, [librarySecretType]: libraryLeaseHooks },
 };

@@ -1,5 +1,4 @@
-import type { TransactItem } from '../../../storage/store.ts';
-import type { MountStorage } from '../../mounts/mount-storage.ts';
+import type { MountStorage, MountWrite } from '../../mounts/mount-storage.ts';
 
 /**
  * One directory account is managed by one owner only (a static role or a library set): a claim item per
@@ -15,14 +14,18 @@ export const normalizeDn = (dn: string) =>
     .join(',')
     .toLowerCase();
 
-export function claimWrites(storage: MountStorage, owner: string, username: string, dn: string): TransactItem[] {
-  return claimKeys(username, dn).map((sk) => ({
-    Put: { Item: { pk: storage.pk, sk, value: { owner } }, ConditionExpression: 'attribute_not_exists(pk)' },
+export function claimWrites(owner: string, username: string, dn: string): MountWrite[] {
+  return claimKeys(username, dn).map((key) => ({
+    Put: {
+      key,
+      item: { value: { owner } },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
   }));
 }
 
-export function releaseWrites(storage: MountStorage, username: string, dn: string): TransactItem[] {
-  return claimKeys(username, dn).map((sk) => ({ Delete: { Key: { pk: storage.pk, sk } } }));
+export function releaseWrites(username: string, dn: string): MountWrite[] {
+  return claimKeys(username, dn).map((key) => ({ Delete: { key } }));
 }
 
 /** Who manages the account already, if anyone: `static-role/<name>` or `library/<set>`. */

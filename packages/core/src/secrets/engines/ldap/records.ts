@@ -31,9 +31,21 @@ export interface AccountItem extends Item {
 export const rotationQueue = 'ldap-rotation';
 
 /** The update-expression pieces that put an item in the rotation queue at `at`, or take it out. */
-export function dueUpdate(pk: string, sk: string, at: number | undefined): { set: Record<string, unknown>; remove: string[] } {
-  if (at === undefined) return { set: {}, remove: ['duePk', 'dueSk', 'dueAt', 'scheduledAt', 'attempts'] };
-  return { set: { duePk: rotationQueue, dueSk: dueKey(at, `${pk}|${sk}`), dueAt: at, scheduledAt: at }, remove: ['attempts'] };
+export function dueUpdate(partition: string, sk: string, at: number | undefined): { set: Record<string, unknown>; remove: string[] } {
+  if (at === undefined)
+    return {
+      set: {},
+      remove: ['duePk', 'dueSk', 'dueAt', 'scheduledAt', 'attempts'],
+    };
+  return {
+    set: {
+      duePk: rotationQueue,
+      dueSk: dueKey(at, `${partition}|${sk}`),
+      dueAt: at,
+      scheduledAt: at,
+    },
+    remove: ['attempts'],
+  };
 }
 
 /** Builds `SET a = :a, … REMOVE x, …` with attribute names and values from plain objects. */
@@ -59,5 +71,9 @@ export function updateExpression(set: Record<string, unknown>, remove: string[] 
   ]
     .filter(Boolean)
     .join(' ');
-  return { UpdateExpression: expression, ExpressionAttributeNames: names, ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}) };
+  return {
+    UpdateExpression: expression,
+    ExpressionAttributeNames: names,
+    ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+  };
 }

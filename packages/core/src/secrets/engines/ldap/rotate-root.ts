@@ -1,10 +1,9 @@
 import * as z from 'zod';
-import type { Core } from '../../../core.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
-import type { MountStorage } from '../../mounts/mount-storage.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
+import { type EngineContext, engineContext } from './context.ts';
 import { dueUpdate } from './records.ts';
 import { rootNextDue } from './rotation-schedule.ts';
 import { changePassword } from './write-ahead.ts';
@@ -14,27 +13,28 @@ export const rotateRootPaths: PathSpec[] = [
   path({
     pattern: 'rotate-root',
     fields: z.object({}),
+    summaries: { update: 'Rotate the root password ("bindpass"): a new one is set in the directory and stored, never shown.' },
     operations: {
-      update: async ({ core, storage }) => {
-        await rotateRoot(core, storage);
+      update: async (request) => {
+        await rotateRoot(engineContext(request));
         return undefined;
       },
     },
   }),
 ];
 
-export async function rotateRoot(core: Core, storage: MountStorage): Promise<void> {
+export async function rotateRoot(context: EngineContext): Promise<void> {
+  const { storage, system } = context;
   const item = await loadConfigItem(storage);
   if (!item) throw badRequest('the directory engine is not configured: write "config" first');
   const config = directoryConfig(storage, item);
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   await changePassword({
-    core,
-    storage,
+    context,
     key: configKey,
     dn: config.fields.binddn,
     config,
     isRoot: true,
-    due: dueUpdate(storage.pk, configKey, rootNextDue(config.fields, now, now)),
+    due: dueUpdate(context.partition, configKey, rootNextDue(config.fields, now, now)),
   });
 }

@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import type { ConfigValue } from './config-model.ts';
 
 /** When the root and static-role passwords fall due, and the rules of the rotation fields. */

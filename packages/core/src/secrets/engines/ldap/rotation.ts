@@ -2,9 +2,9 @@ import type { Core } from '../../../core.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { dueKey } from '../../../storage/due.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
-import { MountStorage } from '../../mounts/mount-storage.ts';
 import { messageOf } from './client.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
+import { type EngineContext, jobContext } from './context.ts';
 import { type AccountItem, rotationQueue } from './records.ts';
 import { rotateRoot } from './rotate-root.ts';
 import { retryAt } from './rotation-schedule.ts';
@@ -17,47 +17,65 @@ import { RotationInProgress } from './write-ahead.ts';
  * call this every few seconds, so rotations land within seconds of their time.
  */
 export async function rotateDue(core: Core, limit = 200): Promise<{ rotated: number; failed: number }> {
-  const now = epochSeconds(core.clock);
-  const due = await core.store.query<AccountItem>({
-    IndexName: 'due',
-    KeyConditionExpression: 'duePk = :queue AND dueSk <= :now',
-    ExpressionAttributeValues: { ':queue': rotationQueue, ':now': dueKey(now, '~') },
-    Limit: limit,
-  });
   const result = { rotated: 0, failed: 0 };
-  for (const item of due.slice(0, limit)) {
-    const storage = new MountStorage(core.store, core.keyring, item.pk.slice('mount#'.length));
+  for (const item of await dueRotations(core, limit)) {
+    const mount = await core.mounts.byUuid(item.pk.slice('mount#'.length));
+    if (!mount) {
+      core.log.error('a rotation is due for a mount that no longer exists; skipped', { key: item.sk });
+      continue;
+    }
+    const context = jobContext(core, mount);
     try {
-      if (item.sk === configKey) await rotateRoot(core, storage);
-      else if (item.sk.startsWith(staticRoleKeyPrefix)) await rotateStaticRole(core, storage, item.sk.slice(staticRoleKeyPrefix.length));
+      if (item.sk === configKey) await rotateRoot(context);
+      else if (item.sk.startsWith(staticRoleKeyPrefix)) await rotateStaticRole(context, item.sk.slice(staticRoleKeyPrefix.length));
       else continue;
       result.rotated++;
     } catch (error) {
       result.failed++;
-      core.log.error('automatic rotation failed; will retry', { key: item.sk, error: messageOf(error) });
-      await retryLater(core, storage, item, error instanceof RotationInProgress);
+      core.log.error('automatic rotation failed; will retry', {
+        key: item.sk,
+        error: messageOf(error),
+      });
+      await retryLater(context, item, error instanceof RotationInProgress);
     }
   }
   return result;
 }
 
-async function retryLater(core: Core, storage: MountStorage, seen: AccountItem, inProgress: boolean): Promise<void> {
-  const now = epochSeconds(core.clock);
+/** The queue's items due by now, across every mount: the one query of this engine that reads the table itself. */
+async function dueRotations(core: Core, limit: number): Promise<AccountItem[]> {
+  const due = await core.store.query<AccountItem>({
+    IndexName: 'due',
+    KeyConditionExpression: 'duePk = :queue AND dueSk <= :now',
+    ExpressionAttributeValues: {
+      ':queue': rotationQueue,
+      ':now': dueKey(epochSeconds(core.clock), '~'),
+    },
+    Limit: limit,
+  });
+  return due.slice(0, limit);
+}
+
+async function retryLater(context: EngineContext, seen: AccountItem, inProgress: boolean): Promise<void> {
+  const { storage, system } = context;
+  const now = epochSeconds(system.clock);
   const attempts = (seen.attempts ?? 0) + 1;
   let window: Parameters<typeof retryAt>[2];
   if (seen.sk === configKey) {
     const config = await loadConfigItem(storage);
-    if (config) window = { fields: directoryConfig(storage, config).fields, scheduledAt: seen.scheduledAt ?? seen.dueAt ?? now };
+    if (config)
+      window = {
+        fields: directoryConfig(storage, config).fields,
+        scheduledAt: seen.scheduledAt ?? seen.dueAt ?? now,
+      };
   }
   const next = inProgress ? { at: Math.max(seen.pendingUntil ?? now, now) + 1 } : retryAt(now, attempts, window);
   try {
     // Only if nobody rescheduled it meanwhile (a rotation that succeeded elsewhere).
-    await core.store.update({
-      Key: { pk: seen.pk, sk: seen.sk },
-      UpdateExpression: `SET dueSk = :due, dueAt = :at, attempts = :attempts${next.scheduledAt ? ', scheduledAt = :scheduled' : ''}`,
+    await storage.update(seen.sk, `SET dueSk = :due, dueAt = :at, attempts = :attempts${next.scheduledAt ? ', scheduledAt = :scheduled' : ''}`, {
       ConditionExpression: 'dueSk = :seen',
       ExpressionAttributeValues: {
-        ':due': dueKey(next.at, `${seen.pk}|${seen.sk}`),
+        ':due': dueKey(next.at, `${context.partition}|${seen.sk}`),
         ':at': next.at,
         ':attempts': attempts,
         ':seen': seen.dueSk,

@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
+import { engineContext } from './context.ts';
 import { loadStaticRole, rotateStaticRole, type StaticRoleValue, settleStaticRole } from './static-rotation.ts';
 
 /** `static-cred/:name` (the current and previous password of a static role) and `rotate-role/:name` (rotate now). */
@@ -11,13 +12,15 @@ const roleName = (raw: string) => raw.replace(/\/+$/, '');
 export const staticCredPaths: PathSpec[] = [
   path({
     pattern: 'static-cred/:name+',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: z.string().describe('Name of the static role.') }),
+    summaries: { read: 'Read the current and previous password of a static role.' },
     operations: {
-      read: async ({ core, storage, data }) => {
+      read: async (request) => {
+        const { storage, system, data } = request;
         const name = roleName(data.name);
-        const found = await loadStaticRole(core, storage, name);
+        const found = await loadStaticRole(storage, name);
         if (!found) return undefined;
-        const item = await settleStaticRole(core, storage, name, found);
+        const item = await settleStaticRole(engineContext(request), name, found);
         const role = item.value as unknown as StaticRoleValue;
         const open = (sealed: string | undefined) => (sealed ? storage.open(item.sk, sealed) : '');
         return {
@@ -28,7 +31,7 @@ export const staticCredPaths: PathSpec[] = [
             last_password: open(item.lastPassword),
             last_service_rotation: item.lastRotation ? new Date(item.lastRotation * 1000).toISOString() : null,
             rotation_period: role.rotation_period,
-            ttl: item.dueAt === undefined ? 0 : Math.max(0, item.dueAt - epochSeconds(core.clock)),
+            ttl: item.dueAt === undefined ? 0 : Math.max(0, item.dueAt - epochSeconds(system.clock)),
           },
         };
       },
@@ -36,12 +39,13 @@ export const staticCredPaths: PathSpec[] = [
   }),
   path({
     pattern: 'rotate-role/:name+',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: z.string().describe('Name of the static role.') }),
+    summaries: { update: "Rotate a static role's password now." },
     operations: {
-      update: async ({ core, storage, data }) => {
-        const name = roleName(data.name);
-        if (!(await loadStaticRole(core, storage, name))) throw badRequest(`no static role named "${name}"`);
-        await rotateStaticRole(core, storage, name);
+      update: async (request) => {
+        const name = roleName(request.data.name);
+        if (!(await loadStaticRole(request.storage, name))) throw badRequest(`no static role named "${name}"`);
+        await rotateStaticRole(engineContext(request), name);
         return undefined;
       },
     },

@@ -2,10 +2,11 @@ import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { bool, duration } from '../../framework/fields.ts';
 import { messageOf, withDirectory } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';
+import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
 import { dueUpdate, updateExpression } from './records.ts';
@@ -15,13 +16,14 @@ import { changePassword, recoverPending, requireDirectoryConfig } from './write-
 
 /** `static-role/:name`: existing directory entries whose password the engine rotates. Names may hold `/`. */
 
-const name = z.string();
 const fields = z.object({
-  name,
-  username: z.string().optional(),
-  dn: z.string().optional(),
-  rotation_period: duration.optional(),
-  skip_import_rotation: bool.optional(),
+  name: z.string().describe('Name of the static role; may hold slashes.'),
+  username: z.string().optional().describe('The user name of the existing directory entry whose password the role rotates; cannot be changed later.'),
+  dn: z.string().optional().describe('Distinguished name of the existing entry; when not given, the one entry under "userdn" whose "userattr" is "username".'),
+  rotation_period: duration.optional().describe('How often the password is rotated, in seconds or as a duration (at least 5s).'),
+  skip_import_rotation: bool
+    .optional()
+    .describe('Do not rotate the password when the role is created (default: the config\'s "skip_static_role_import_rotation").'),
 });
 type Fields = z.output<typeof fields>;
 
@@ -29,10 +31,16 @@ export const staticRolePaths: PathSpec[] = [
   path({
     pattern: 'static-role/:name+',
     fields,
-    exists: async ({ core, storage, data }) => (await loadStaticRole(core, storage, roleName(data.name))) !== undefined,
+    summaries: {
+      read: 'Read a static role.',
+      create: 'Create a static role: an existing entry whose password the engine rotates (at once, unless skipped).',
+      update: "Update a static role's rotation period, or create it.",
+      delete: 'Delete a static role; the entry and its current password stay in the directory.',
+    },
+    exists: async ({ storage, data }) => (await loadStaticRole(storage, roleName(data.name))) !== undefined,
     operations: {
-      read: async ({ core, storage, data }) => {
-        const item = await loadStaticRole(core, storage, roleName(data.name));
+      read: async ({ storage, data }) => {
+        const item = await loadStaticRole(storage, roleName(data.name));
         if (!item) return undefined;
         const role = item.value as unknown as StaticRoleValue;
         return {
@@ -47,18 +55,19 @@ export const staticRolePaths: PathSpec[] = [
       },
       create,
       update,
-      delete: async ({ core, storage, data }) => {
-        const item = await loadStaticRole(core, storage, roleName(data.name));
+      delete: async ({ storage, data }) => {
+        const item = await loadStaticRole(storage, roleName(data.name));
         if (!item) return undefined;
         const role = item.value as unknown as StaticRoleValue;
-        await core.store.transact([{ Delete: { Key: { pk: storage.pk, sk: item.sk } } }, ...releaseWrites(storage, role.username, role.dn)]);
+        await storage.transact([{ Delete: { key: item.sk } }, ...releaseWrites(role.username, role.dn)]);
         return undefined;
       },
     },
   }),
   path({
     pattern: 'static-role/:prefix*',
-    fields: z.object({ prefix: z.string().default('') }),
+    fields: z.object({ prefix: z.string().default('').describe('List the static roles under this prefix (a name ending in a slash).') }),
+    summaries: { list: 'List static roles.', read: 'List static roles (as a read).' },
     operations: {
       list: listRoles,
       // `GET static-role` lists too, as the reference shows it as an endpoint.
@@ -69,13 +78,18 @@ export const staticRolePaths: PathSpec[] = [
 
 async function listRoles({ storage, data }: Request<{ prefix: string }>) {
   const prefix = data.prefix.replace(/\/*$/, '');
-  return { data: { keys: await storage.list(`${staticRoleKeyPrefix}${prefix ? `${prefix}/` : ''}`) } };
+  return {
+    data: {
+      keys: await storage.list(`${staticRoleKeyPrefix}${prefix ? `${prefix}/` : ''}`),
+    },
+  };
 }
 
 const roleName = (raw: string) => raw.replace(/\/+$/, '');
 
 async function create(request: Request<Fields>) {
-  const { core, storage, data } = request;
+  const { storage, system, data } = request;
+  const context = engineContext(request);
   const nameError = checkHierarchicalName('name', data.name);
   if (nameError) throw badRequest(nameError);
   const name = roleName(data.name);
@@ -84,20 +98,32 @@ async function create(request: Request<Fields>) {
   checkPeriod(data.rotation_period);
   const dnError = data.dn ? checkDn('dn', data.dn) : undefined;
   if (dnError) throw badRequest(dnError);
-  const config = await requireDirectoryConfig(core, storage);
+  const config = await requireDirectoryConfig(context);
   const dn = await resolveEntry(config, data.username, data.dn);
   const key = staticRoleKey(name);
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   const skip = data.skip_import_rotation ?? config.fields.skip_static_role_import_rotation;
-  const role: StaticRoleValue = { username: data.username, dn, rotation_period: data.rotation_period, skip_import_rotation: skip, created: now };
+  const role: StaticRoleValue = {
+    username: data.username,
+    dn,
+    rotation_period: data.rotation_period,
+    skip_import_rotation: skip,
+    created: now,
+  };
 
   const owner = await currentOwner(storage, data.username, dn);
   if (owner) throw badRequest(`"${data.username}" (${dn}) is already managed by ${owner}`);
-  const due = dueUpdate(storage.pk, key, skip ? now + role.rotation_period : now);
+  const due = dueUpdate(context.partition, key, skip ? now + role.rotation_period : now);
   try {
-    await core.store.transact([
-      { Put: { Item: { pk: storage.pk, sk: key, value: role, ...due.set }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      ...claimWrites(storage, key, data.username, dn),
+    await storage.transact([
+      {
+        Put: {
+          key,
+          item: { value: role, ...due.set },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      ...claimWrites(key, data.username, dn),
     ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
@@ -106,35 +132,35 @@ async function create(request: Request<Fields>) {
   }
   if (skip) return undefined;
 
-  const item = await loadStaticRole(core, storage, name);
+  const item = await loadStaticRole(storage, name);
   if (!item) return undefined;
-  const change = staticChange(core, storage, name, item, config);
+  const change = staticChange(context, name, item, config);
   try {
     await changePassword(change);
   } catch (error) {
     // The role must not be dropped while the directory may hold a password only its write-ahead knows.
     let outcome: Awaited<ReturnType<typeof recoverPending>>;
     try {
-      const after = await loadStaticRole(core, storage, name);
+      const after = await loadStaticRole(storage, name);
       outcome = after ? await recoverPending(change, after) : 'none';
     } catch (recoveryError) {
-      core.log.error('import rotation failed and could not be settled; the role stays for the job to retry', {
+      system.log.error('import rotation failed and could not be settled; the role stays for the job to retry', {
         key,
         error: messageOf(recoveryError),
       });
       throw badRequest(`static role "${name}" was saved but its import rotation failed and will be retried: ${messageOf(error)}`);
     }
     if (outcome === 'recorded') return undefined;
-    await core.store.transact([{ Delete: { Key: { pk: storage.pk, sk: key } } }, ...releaseWrites(storage, data.username, dn)]);
+    await storage.transact([{ Delete: { key } }, ...releaseWrites(data.username, dn)]);
     throw error;
   }
   return undefined;
 }
 
 async function update(request: Request<Fields>) {
-  const { core, storage, data } = request;
+  const { storage, data } = request;
   const name = roleName(data.name);
-  const item = await loadStaticRole(core, storage, name);
+  const item = await loadStaticRole(storage, name);
   if (!item) return create(request);
   const role = item.value as unknown as StaticRoleValue;
   if (data.username !== undefined && data.username !== role.username) throw badRequest('"username" cannot be modified after the role is created');
@@ -143,12 +169,15 @@ async function update(request: Request<Fields>) {
   }
   if (data.rotation_period === undefined) return undefined;
   checkPeriod(data.rotation_period);
-  const updated: StaticRoleValue = { ...role, rotation_period: data.rotation_period };
+  const updated: StaticRoleValue = {
+    ...role,
+    rotation_period: data.rotation_period,
+  };
   const base = item.lastRotation ?? role.created;
-  const due = item.pending ? { set: {}, remove: [] } : dueUpdate(storage.pk, item.sk, base + updated.rotation_period);
-  await core.store.update({
-    Key: { pk: storage.pk, sk: item.sk },
-    ...updateExpression({ value: updated, ...due.set }, due.remove),
+  const due = item.pending ? { set: {}, remove: [] } : dueUpdate(engineContext(request).partition, item.sk, base + updated.rotation_period);
+  const { UpdateExpression, ...names } = updateExpression({ value: updated, ...due.set }, due.remove);
+  await storage.update(item.sk, UpdateExpression, {
+    ...names,
     ConditionExpression: 'attribute_exists(pk)',
   });
   return undefined;

@@ -1,8 +1,8 @@
-import type { Core } from '../../../core.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { notFound } from '../../framework/errors.ts';
+import { notFound } from '../../../lib/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { DirectoryConfig } from './config-model.ts';
+import type { EngineContext } from './context.ts';
 import { type AccountItem, dueUpdate } from './records.ts';
 import { changePassword, type PasswordChange, requireDirectoryConfig, settlePending } from './write-ahead.ts';
 
@@ -20,34 +20,33 @@ export interface StaticRoleValue {
   created: number;
 }
 
-export async function loadStaticRole(core: Core, storage: MountStorage, name: string): Promise<AccountItem | undefined> {
-  return core.store.get<AccountItem>(storage.pk, staticRoleKey(name));
+export async function loadStaticRole(storage: MountStorage, name: string): Promise<AccountItem | undefined> {
+  return storage.getItem<AccountItem>(staticRoleKey(name));
 }
 
-export function staticChange(core: Core, storage: MountStorage, name: string, item: AccountItem, config: DirectoryConfig): PasswordChange {
+export function staticChange(context: EngineContext, name: string, item: AccountItem, config: DirectoryConfig): PasswordChange {
   const role = item.value as unknown as StaticRoleValue;
   const key = staticRoleKey(name);
   return {
-    core,
-    storage,
+    context,
     key,
     dn: role.dn,
     config,
-    due: dueUpdate(storage.pk, key, epochSeconds(core.clock) + role.rotation_period),
+    due: dueUpdate(context.partition, key, epochSeconds(context.system.clock) + role.rotation_period),
   };
 }
 
-export async function rotateStaticRole(core: Core, storage: MountStorage, name: string): Promise<void> {
-  const item = await loadStaticRole(core, storage, name);
+export async function rotateStaticRole(context: EngineContext, name: string): Promise<void> {
+  const item = await loadStaticRole(context.storage, name);
   if (!item) throw notFound(`no static role named "${name}"`);
-  await changePassword(staticChange(core, storage, name, item, await requireDirectoryConfig(core, storage)));
+  await changePassword(staticChange(context, name, item, await requireDirectoryConfig(context)));
 }
 
 /**
  * What `static-cred` answers from: the item as stored, or, when a rotation left a write-ahead, after settling it
  * so that the answer binds (see `settlePending`).
  */
-export async function settleStaticRole(core: Core, storage: MountStorage, name: string, item: AccountItem): Promise<AccountItem> {
+export async function settleStaticRole(context: EngineContext, name: string, item: AccountItem): Promise<AccountItem> {
   if (!item.pending) return item;
-  return settlePending(staticChange(core, storage, name, item, await requireDirectoryConfig(core, storage)), item);
+  return settlePending(staticChange(context, name, item, await requireDirectoryConfig(context)), item);
 }

@@ -1,11 +1,11 @@
-import type { Core } from '../../../core.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { badRequest, DomainError, notFound, upstreamFailure } from '../../../lib/errors.ts';
 import { uuid } from '../../../lib/random.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
-import { ApiError, badRequest, notFound, upstreamFailure } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
 import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
+import type { EngineContext } from './context.ts';
 import { type AccountItem, updateExpression } from './records.ts';
 
 /**
@@ -25,8 +25,7 @@ import { type AccountItem, updateExpression } from './records.ts';
  */
 
 export interface PasswordChange {
-  core: Core;
-  storage: MountStorage;
+  context: EngineContext;
   key: string;
   /** The entry whose password changes. */
   dn: string;
@@ -37,12 +36,16 @@ export interface PasswordChange {
   /** Fields to set (or remove) together with the new password, e.g. a library account becoming available. */
   record?: { set?: Record<string, unknown>; remove?: string[] };
   /** Condition the write-ahead also needs (e.g. the account is still checked out by this lease). */
-  condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
+  condition?: {
+    expression: string;
+    names?: Record<string, string>;
+    values?: Record<string, unknown>;
+  };
   /** The rotation queue fields to set with the new password (next automatic rotation). */
   due?: { set: Record<string, unknown>; remove: string[] };
 }
 
-export class RotationInProgress extends ApiError {
+export class RotationInProgress extends DomainError {
   constructor(what: string) {
     super('invalid', `a password change of ${what} is already in progress; try again shortly`);
   }
@@ -50,7 +53,8 @@ export class RotationInProgress extends ApiError {
 
 /** Runs the three steps; returns the new password. */
 export async function changePassword(change: PasswordChange): Promise<string> {
-  const { core, storage, key } = change;
+  const { context, key } = change;
+  const { storage, system } = context;
   let item = await load(change);
   if (item.pending) {
     await finishPending(change, item);
@@ -58,26 +62,30 @@ export async function changePassword(change: PasswordChange): Promise<string> {
     if (item.pending) throw new RotationInProgress(`"${key}"`);
   }
   const config = change.isRoot ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' } : change.config;
-  const password = await newPassword(core, config);
+  const password = await newPassword(context, config);
   const pendingId = uuid();
   const budget = windowOf(config);
 
   const ahead = updateExpression({
     pending: storage.seal(key, password),
     pendingId,
-    pendingUntil: epochSeconds(core.clock) + budget,
+    pendingUntil: epochSeconds(system.clock) + budget,
   });
   try {
-    await core.store.update({
-      Key: { pk: storage.pk, sk: key },
-      ...ahead,
+    await storage.update(key, ahead.UpdateExpression, {
       ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(#pending)${change.condition ? ` AND (${change.condition.expression})` : ''}`,
-      ExpressionAttributeNames: { ...ahead.ExpressionAttributeNames, ...change.condition?.names },
-      ExpressionAttributeValues: { ...ahead.ExpressionAttributeValues, ...change.condition?.values },
+      ExpressionAttributeNames: {
+        ...ahead.ExpressionAttributeNames,
+        ...change.condition?.names,
+      },
+      ExpressionAttributeValues: {
+        ...ahead.ExpressionAttributeValues,
+        ...change.condition?.values,
+      },
     });
   } catch (error) {
     if (error instanceof ConditionFailed) {
-      const now = await core.store.get<AccountItem>(storage.pk, key);
+      const now = await storage.getItem<AccountItem>(key);
       if (!now) throw notFound();
       if (now.pending) throw new RotationInProgress(`"${key}"`);
       throw badRequest(`"${key}" changed while its password was being rotated; try again`);
@@ -108,7 +116,9 @@ export async function changePassword(change: PasswordChange): Promise<string> {
       await withDirectory({ ...config, bindpass: password }, (directory) => directory.setPassword(change.dn, oldPassword));
     } catch (rollbackError) {
       await markStale(change, pendingId);
-      throw upstreamFailure(`storing the new root password failed (${messageOf(error)}) and rolling the directory back failed (${messageOf(rollbackError)}); the next rotation recovers it`);
+      throw upstreamFailure(
+        `storing the new root password failed (${messageOf(error)}) and rolling the directory back failed (${messageOf(rollbackError)}); the next rotation recovers it`,
+      );
     }
     await clearPending(change, pendingId);
     throw upstreamFailure(`storing the new root password failed; the directory was rolled back to the old password: ${messageOf(error)}`);
@@ -121,14 +131,15 @@ export async function changePassword(change: PasswordChange): Promise<string> {
  * becomes the current one, otherwise it is discarded. Throws when the directory cannot be asked.
  */
 export async function recoverPending(change: PasswordChange, item: AccountItem): Promise<'recorded' | 'discarded' | 'none'> {
-  const { storage, key } = change;
+  const { storage } = change.context;
+  const { key } = change;
   if (!item.pending || !item.pendingId) return 'none';
   const pending = storage.open(key, item.pending);
   const bindDn = change.dn;
   const config = change.isRoot ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' } : change.config;
   if (await canBind(config, change.isRoot ? rootBindIdentity(config) : bindDn, pending)) {
     await record({ ...change, record: undefined }, item, pending, item.pendingId).catch(ignoreConditionFailed);
-    change.core.log.info('recovered a password change that had reached the directory', { key });
+    change.context.system.log.info('recovered a password change that had reached the directory', { key });
     return 'recorded';
   }
   await clearPending(change, item.pendingId);
@@ -141,12 +152,12 @@ export async function recoverPending(change: PasswordChange, item: AccountItem):
  */
 async function finishPending(change: PasswordChange, item: AccountItem): Promise<void> {
   if (!item.pending || !item.pendingId) return;
-  const expired = (item.pendingUntil ?? 0) <= epochSeconds(change.core.clock);
+  const expired = (item.pendingUntil ?? 0) <= epochSeconds(change.context.system.clock);
   if (expired) {
     await recoverPending(change, item);
     return;
   }
-  const pending = change.storage.open(change.key, item.pending);
+  const pending = change.context.storage.open(change.key, item.pending);
   if (await pendingBinds(change, item, pending)) {
     await record({ ...change, record: undefined }, item, pending, item.pendingId).catch(ignoreConditionFailed);
     return;
@@ -160,15 +171,21 @@ async function finishPending(change: PasswordChange, item: AccountItem): Promise
  * record (or clean-up) finds the id changed. On failure the write-ahead is left for the next bind check.
  */
 async function adoptPending(change: PasswordChange, item: AccountItem, pending: string): Promise<void> {
-  const { core, storage, key } = change;
+  const { key } = change;
+  const { storage, system } = change.context;
   const adoptedId = uuid();
   try {
-    await core.store.update({
-      Key: { pk: storage.pk, sk: key },
-      UpdateExpression: 'SET #id = :adopted, #until = :until',
+    await storage.update(key, 'SET #id = :adopted, #until = :until', {
       ConditionExpression: '#id = :seen',
-      ExpressionAttributeNames: { '#id': 'pendingId', '#until': 'pendingUntil' },
-      ExpressionAttributeValues: { ':adopted': adoptedId, ':until': epochSeconds(core.clock) + windowOf(change.config), ':seen': item.pendingId },
+      ExpressionAttributeNames: {
+        '#id': 'pendingId',
+        '#until': 'pendingUntil',
+      },
+      ExpressionAttributeValues: {
+        ':adopted': adoptedId,
+        ':until': epochSeconds(system.clock) + windowOf(change.config),
+        ':seen': item.pendingId,
+      },
     });
   } catch (error) {
     // Another change adopted or finished it meanwhile; the caller looks again.
@@ -182,7 +199,7 @@ async function adoptPending(change: PasswordChange, item: AccountItem, pending: 
     throw error;
   }
   await record({ ...change, record: undefined }, item, pending, adoptedId).catch(ignoreConditionFailed);
-  core.log.info('finished a password change that an earlier run left unfinished', { key });
+  system.log.info('finished a password change that an earlier run left unfinished', { key });
 }
 
 /**
@@ -192,16 +209,17 @@ async function adoptPending(change: PasswordChange, item: AccountItem, pending: 
  */
 export async function settlePending(change: PasswordChange, item: AccountItem): Promise<AccountItem> {
   if (!item.pending || !item.pendingId) return item;
-  const { storage, key } = change;
+  const { key } = change;
+  const { storage, system } = change.context;
   const pending = storage.open(key, item.pending);
-  const reload = async () => (await change.core.store.get<AccountItem>(storage.pk, key)) ?? item;
+  const reload = async () => (await storage.getItem<AccountItem>(key)) ?? item;
   const recordPending = async () => {
     await record({ ...change, record: undefined }, item, pending, item.pendingId as string).catch(ignoreConditionFailed);
-    change.core.log.info('recorded a password change that had reached the directory', { key });
+    system.log.info('recorded a password change that had reached the directory', { key });
     return reload();
   };
   if (await pendingBinds(change, item, pending)) return recordPending();
-  if ((item.pendingUntil ?? 0) <= epochSeconds(change.core.clock)) {
+  if ((item.pendingUntil ?? 0) <= epochSeconds(system.clock)) {
     await clearPending(change, item.pendingId);
     return reload();
   }
@@ -213,16 +231,22 @@ export async function settlePending(change: PasswordChange, item: AccountItem): 
 }
 
 const pendingBinds = (change: PasswordChange, item: AccountItem, pending: string) => {
-  const config = change.isRoot ? { ...change.config, bindpass: opened(change.storage, change.key, item.password) ?? '' } : change.config;
+  const config = change.isRoot
+    ? {
+        ...change.config,
+        bindpass: opened(change.context.storage, change.key, item.password) ?? '',
+      }
+    : change.config;
   return canBind(config, change.isRoot ? rootBindIdentity(config) : change.dn, pending);
 };
 
 /** Whether the stored item now holds `password`: recorded, or as a write-ahead another change adopted from ours. */
 async function holdsPassword(change: PasswordChange, password: string, ownPendingId: string): Promise<boolean> {
-  const item = await change.core.store.get<AccountItem>(change.storage.pk, change.key);
+  const { storage } = change.context;
+  const item = await storage.getItem<AccountItem>(change.key);
   if (!item) return false;
-  if (opened(change.storage, change.key, item.password) === password) return true;
-  return item.pendingId !== ownPendingId && opened(change.storage, change.key, item.pending) === password;
+  if (opened(storage, change.key, item.password) === password) return true;
+  return item.pendingId !== ownPendingId && opened(storage, change.key, item.pending) === password;
 }
 
 /** How long a run may still be changing the directory after its write-ahead. */
@@ -231,52 +255,57 @@ function windowOf(config: DirectoryConfig): number {
   return Math.ceil((connectMs + requestMs) / 1000) * 2 + 30;
 }
 
-const rootBindIdentity = (config: DirectoryConfig) =>
-  config.fields.upndomain ? `${config.fields.binddn}@${config.fields.upndomain}` : config.fields.binddn;
+const rootBindIdentity = (config: DirectoryConfig) => (config.fields.upndomain ? `${config.fields.binddn}@${config.fields.upndomain}` : config.fields.binddn);
 
 async function load(change: PasswordChange): Promise<AccountItem> {
-  const item = await change.core.store.get<AccountItem>(change.storage.pk, change.key);
+  const item = await change.context.storage.getItem<AccountItem>(change.key);
   if (!item) throw notFound(`"${change.key}" does not exist`);
   return item;
 }
 
 async function record(change: PasswordChange, item: AccountItem, password: string, pendingId: string): Promise<void> {
-  const { core, storage, key } = change;
+  const { key } = change;
+  const { storage, system } = change.context;
   const set: Record<string, unknown> = {
     password: storage.seal(key, password),
     lastPassword: item.password,
-    lastRotation: epochSeconds(core.clock),
+    lastRotation: epochSeconds(system.clock),
     ...change.due?.set,
     ...change.record?.set,
   };
   const update = updateExpression(set, ['pending', 'pendingId', 'pendingUntil', ...(change.due?.remove ?? []), ...(change.record?.remove ?? [])]);
-  await core.store.update({
-    Key: { pk: storage.pk, sk: key },
-    ...update,
+  await storage.update(key, update.UpdateExpression, {
     ConditionExpression: '#pendingId = :expectedPendingId',
-    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':expectedPendingId': pendingId },
+    ExpressionAttributeNames: update.ExpressionAttributeNames,
+    ExpressionAttributeValues: {
+      ...update.ExpressionAttributeValues,
+      ':expectedPendingId': pendingId,
+    },
   });
 }
 
 async function markStale(change: PasswordChange, pendingId: string): Promise<void> {
-  await change.core.store
-    .update({
-      Key: { pk: change.storage.pk, sk: change.key },
-      UpdateExpression: 'SET #until = :zero',
+  await change.context.storage
+    .update(change.key, 'SET #until = :zero', {
       ConditionExpression: '#id = :id',
-      ExpressionAttributeNames: { '#until': 'pendingUntil', '#id': 'pendingId' },
+      ExpressionAttributeNames: {
+        '#until': 'pendingUntil',
+        '#id': 'pendingId',
+      },
       ExpressionAttributeValues: { ':zero': 0, ':id': pendingId },
     })
-    .catch((error) => change.core.log.error('could not mark a failed password change for recovery', { key: change.key, error: messageOf(error) }));
+    .catch((error) => change.context.system.log.error('could not mark a failed password change for recovery', { key: change.key, error: messageOf(error) }));
 }
 
 async function clearPending(change: PasswordChange, pendingId: string): Promise<void> {
-  await change.core.store
-    .update({
-      Key: { pk: change.storage.pk, sk: change.key },
-      UpdateExpression: 'REMOVE #pending, #id, #until',
+  await change.context.storage
+    .update(change.key, 'REMOVE #pending, #id, #until', {
       ConditionExpression: '#id = :id',
-      ExpressionAttributeNames: { '#pending': 'pending', '#until': 'pendingUntil', '#id': 'pendingId' },
+      ExpressionAttributeNames: {
+        '#pending': 'pending',
+        '#until': 'pendingUntil',
+        '#id': 'pendingId',
+      },
       ExpressionAttributeValues: { ':id': pendingId },
     })
     .catch(ignoreConditionFailed);
@@ -295,22 +324,31 @@ function ignoreConditionFailed(error: unknown): void {
  * directory took its password would otherwise leave the engine binding with a dead one until its window passed:
  * if the directory takes the pending root password, it is recorded first.
  */
-export async function requireDirectoryConfig(core: Core, storage: MountStorage): Promise<DirectoryConfig> {
+export async function requireDirectoryConfig(context: EngineContext): Promise<DirectoryConfig> {
+  const { storage, system } = context;
   let item = await loadConfigItem(storage);
   if (!item) throw badRequest('the directory engine is not configured: write "config" first');
   if (item.pending && item.pendingId) {
     const config = directoryConfig(storage, item);
-    const change: PasswordChange = { core, storage, key: configKey, dn: config.fields.binddn, config, isRoot: true };
+    const change: PasswordChange = {
+      context,
+      key: configKey,
+      dn: config.fields.binddn,
+      config,
+      isRoot: true,
+    };
     try {
       const pending = storage.open(configKey, item.pending);
       if (await pendingBinds(change, item, pending)) {
         await record(change, item, pending, item.pendingId).catch(ignoreConditionFailed);
-        core.log.info('recorded a root password change that had reached the directory', { key: configKey });
+        system.log.info('recorded a root password change that had reached the directory', { key: configKey });
         item = (await loadConfigItem(storage)) ?? item;
       }
     } catch (error) {
       // Unreachable now: the operation that needs the directory reports it.
-      core.log.error('could not check an unfinished root password change', { error: messageOf(error) });
+      system.log.error('could not check an unfinished root password change', {
+        error: messageOf(error),
+      });
     }
   }
   return directoryConfig(storage, item);

@@ -1,0 +1,239 @@
+import * as z from 'zod';
+import { badRequest } from '../../../lib/errors.ts';
+import { randomBase62 } from '../../../lib/random.ts';
+import { ConditionFailed } from '../../../storage/store.ts';
+import { type LeaseHooks, type PathSpec, path, type Request, type System } from '../../framework/backend.ts';
+import { duration, stringList } from '../../framework/fields.ts';
+import { leaseIdFor } from '../../leases/lease-manager.ts';
+import { mountTtls } from '../../mounts/mount-table.ts';
+import type { Caller } from '../../tokens/caller.ts';
+import { messageOf } from './client.ts';
+import type { DirectoryConfig } from './config-model.ts';
+import { type EngineContext, engineContext } from './context.ts';
+import {
+  accountKey,
+  accountsOf,
+  borrowerFields,
+  type LibraryAccount,
+  type LibrarySet,
+  librarySecretType,
+  requireSet,
+  setKey,
+  setName,
+  trimName,
+} from './library-model.ts';
+import { changePassword, requireDirectoryConfig } from './write-ahead.ts';
+
+/** `library/:set/check-out`, `…/check-in`, `library/manage/:set/check-in` and `…/status`: lending the accounts of a set. */
+
+const checkInFields = z.object({
+  name: setName,
+  service_account_names: stringList
+    .optional()
+    .describe("The accounts to check in; may be left out when the caller has exactly one of the set's accounts checked out."),
+});
+
+export const libraryCheckoutPaths: PathSpec[] = [
+  path({
+    pattern: 'library/manage/:name+/check-in',
+    fields: checkInFields,
+    summaries: { update: 'Check service accounts in, whoever checked them out (for operators).' },
+    operations: { update: (request) => checkIn(request, true) },
+  }),
+  path({
+    pattern: 'library/:name+/check-out',
+    fields: z.object({
+      name: setName,
+      ttl: duration.optional().describe('How long the check-out lasts, at most the set\'s "ttl" (default: the set\'s "ttl").'),
+    }),
+    summaries: { update: 'Check out an available service account of the set, with its password, under a lease.' },
+    operations: { update: checkOut },
+  }),
+  path({
+    pattern: 'library/:name+/check-in',
+    fields: checkInFields,
+    summaries: { update: 'Check in service accounts the caller checked out; each gets a new password.' },
+    operations: { update: (request) => checkIn(request, false) },
+  }),
+  path({
+    pattern: 'library/:name+/status',
+    fields: z.object({ name: setName }),
+    summaries: { read: "Read which of the set's service accounts are available, and who has the others." },
+    operations: {
+      read: async ({ storage, data }) => {
+        const set = await requireSet(storage, trimName(data.name));
+        const status: Record<string, unknown> = {};
+        for (const account of await accountsOf(storage, set)) {
+          status[account.value.username] = account.available
+            ? { available: true }
+            : {
+                available: false,
+                borrower_client_token: account.borrowerAccessor ?? '',
+                borrower_entity_id: account.borrowerEntity ?? '',
+              };
+        }
+        return { data: status };
+      },
+    },
+  }),
+];
+
+/** Who the caller is, as the borrower of an account. */
+function borrower(caller: Caller | undefined) {
+  return {
+    hash: caller?.entry.hash || caller?.entry.parentHash || '',
+    accessor: caller?.entry.accessor ?? '',
+    entity: caller?.entry.entityId ?? '',
+  };
+}
+
+async function checkOut({ storage, mount, caller, data, path: requestPath }: Request<{ name: string; ttl?: number }>) {
+  const name = trimName(data.name);
+  const set = await requireSet(storage, name);
+  const { maxTtl: mountMax } = mountTtls(mount);
+  const maxTtl = Math.min(set.max_ttl || mountMax, mountMax);
+  let ttl = data.ttl ?? set.ttl;
+  // 0 asks for no limit; either way the set's ttl caps it.
+  if (set.ttl > 0 && (ttl === 0 || ttl > set.ttl)) ttl = set.ttl;
+  ttl = Math.min(ttl || maxTtl, maxTtl);
+  const who = borrower(caller);
+  // The lease is registered after this handler returns; choosing its suffix lets the account record its id first.
+  const checkoutId = randomBase62(24);
+  const leaseId = leaseIdFor(mount, requestPath, checkoutId);
+  for (const username of set.service_account_names) {
+    let taken: LibraryAccount | undefined;
+    try {
+      taken = await storage.update<LibraryAccount>(
+        accountKey(username),
+        'SET #available = :no, checkoutId = :id, leaseId = :lease, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity',
+        {
+          ConditionExpression: '#available = :yes AND attribute_not_exists(#pending)',
+          ExpressionAttributeNames: {
+            '#available': 'available',
+            '#pending': 'pending',
+          },
+          ExpressionAttributeValues: {
+            ':no': false,
+            ':yes': true,
+            ':id': checkoutId,
+            ':lease': leaseId,
+            ':hash': who.hash,
+            ':accessor': who.accessor,
+            ':entity': who.entity,
+          },
+        },
+      );
+    } catch (error) {
+      if (error instanceof ConditionFailed) continue;
+      throw error;
+    }
+    if (!taken?.password) continue;
+    return {
+      data: {
+        service_account_name: username,
+        password: storage.open(taken.sk, taken.password),
+      },
+      secret: {
+        type: librarySecretType,
+        ttl,
+        maxTtl,
+        renewable: true,
+        internal: { set: name, account: username, checkoutId },
+        leaseSuffix: checkoutId,
+      },
+    };
+  }
+  throw badRequest(`no service accounts available for check-out in set "${name}"`);
+}
+
+async function checkIn(request: Request<z.output<typeof checkInFields>>, forced: boolean) {
+  const { storage, system, caller, data } = request;
+  const name = trimName(data.name);
+  const set = await requireSet(storage, name);
+  const enforce = !forced && !set.disable_check_in_enforcement;
+  const who = borrower(caller);
+  const mayCheckIn = (account: LibraryAccount) =>
+    !enforce || (who.hash !== '' && account.borrowerHash === who.hash) || (who.entity !== '' && account.borrowerEntity === who.entity);
+
+  let names = data.service_account_names ?? [];
+  if (names.length === 0) {
+    const candidates = (await accountsOf(storage, set)).filter((account) => !account.available && mayCheckIn(account));
+    if (candidates.length > 1) throw badRequest('"service_account_names" is required when more than one account is checked out');
+    names = candidates.map((account) => account.value.username);
+  }
+  for (const account of names) {
+    if (!set.service_account_names.includes(account)) throw badRequest(`invalid "service_account_names": "${account}" is not in set "${name}"`);
+  }
+  const accounts = await Promise.all(names.map((account) => storage.getItem<LibraryAccount>(accountKey(account))));
+  const out = accounts.filter((account): account is LibraryAccount => account !== undefined && !account.available);
+  const refused = out.filter((account) => !mayCheckIn(account));
+  if (refused.length > 0) {
+    throw badRequest(`${refused.map((account) => `"${account.value.username}"`).join(', ')} cannot be checked in: not checked out by the caller`);
+  }
+  const context = engineContext(request);
+  const config = out.length > 0 ? await requireDirectoryConfig(context) : undefined;
+  const checkIns: string[] = [];
+  for (const account of out) {
+    if (!(await returnAccount(context, config as DirectoryConfig, account))) continue;
+    checkIns.push(account.value.username);
+    await endLease(system, account);
+  }
+  return { data: { check_ins: checkIns } };
+}
+
+/** Sets a fresh password and makes the account available, if it is still out under the same check-out. */
+async function returnAccount(context: EngineContext, config: DirectoryConfig, account: LibraryAccount): Promise<boolean> {
+  if (!account.checkoutId) return false;
+  try {
+    await changePassword({
+      context,
+      key: account.sk,
+      dn: account.value.dn,
+      config,
+      condition: {
+        expression: 'checkoutId = :checkout',
+        values: { ':checkout': account.checkoutId },
+      },
+      record: { set: { available: true }, remove: [...borrowerFields] },
+    });
+    return true;
+  } catch (error) {
+    const now = await context.storage.getItem<LibraryAccount>(account.sk);
+    // Someone else checked it in meanwhile: nothing to do.
+    if (now && (now.available || now.checkoutId !== account.checkoutId)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Ends the lease of a check-out just checked in, after the check-in (the other order could leave an account out
+ * with no lease to bring it back). Its revoke hook finds the account no longer out under that check-out and does
+ * nothing; if this fails or the process dies first, the lease ends at its expiry the same way.
+ */
+async function endLease(system: System, account: LibraryAccount): Promise<void> {
+  if (!account.leaseId) return;
+  await system.leases.revoke(account.leaseId).catch((error) =>
+    system.log.error('could not end the lease of a checked-in account', {
+      leaseId: account.leaseId,
+      error: messageOf(error),
+    }),
+  );
+}
+
+export const libraryLeaseHooks: LeaseHooks = {
+  /** Lease end: automatic check-in, unless the account was already checked in. */
+  revoke: async (lease) => {
+    const account = await lease.storage.getItem<LibraryAccount>(accountKey(String(lease.internal.account)));
+    if (!account || account.available || account.checkoutId !== lease.internal.checkoutId) return;
+    const context = engineContext(lease);
+    await returnAccount(context, await requireDirectoryConfig(context), account);
+  },
+  renew: async ({ storage, internal, increment }) => {
+    const account = await storage.getItem<LibraryAccount>(accountKey(String(internal.account)));
+    if (!account || account.available || account.checkoutId !== internal.checkoutId) throw badRequest('the account has already been checked in');
+    const set = await storage.get<LibrarySet>(setKey(String(internal.set)));
+    const limit = set?.ttl ?? 0;
+    if (limit === 0) return increment > 0 ? { ttl: increment } : undefined;
+    return { ttl: Math.min(increment || limit, limit) };
+  },
+};

@@ -6,6 +6,8 @@
 export type ErrorKind =
   /** The request is malformed or asks for something the rules refuse (400). */
   | 'invalid'
+  /** The caller's credential (a login's JWT) is not valid (401). */
+  | 'unauthenticated'
   /** The caller may not do this (403). */
   | 'denied'
   /** Nothing is there (404). */
@@ -23,6 +25,7 @@ export type ErrorKind =
 
 const statuses: Record<ErrorKind, number> = {
   invalid: 400,
+  unauthenticated: 401,
   denied: 403,
   'not-found': 404,
   unsupported: 405,
@@ -48,6 +51,7 @@ export class DomainError extends Error {
 }
 
 export const badRequest = (message: string) => new DomainError('invalid', message);
+export const unauthenticated = (message: string) => new DomainError('unauthenticated', message);
 export const permissionDenied = (message = 'permission denied') => new DomainError('denied', message);
 export const notFound = (message = '') => new DomainError('not-found', message);
 export const unsupported = (message: string) => new DomainError('unsupported', message);

@@ -2,7 +2,6 @@
  * `POST /v1/acl/login`: validates a JWT against a JWT auth method, maps its claims, evaluates the method's
  * binding rules and mints a token with the matched roles and policies (or a management token).
  */
-import type { Hono } from 'hono';
 import * as z from 'zod';
 import { selectorMatches } from '../../lib/bexpr.ts';
 import { epochSeconds } from '../../lib/clock.ts';
@@ -11,14 +10,13 @@ import { supportedAlgorithms } from '../../lib/jwt/algorithms.ts';
 import { type Claims, claimAt } from '../../lib/jwt/claims.ts';
 import { describeError, type KeySource } from '../../lib/jwt/keys.ts';
 import { verifyJwt } from '../../lib/jwt/verify.ts';
-import { NomadError, badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
-import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
+import { badRequest, unauthenticated } from '../../lib/errors.ts';
+import type { Scheduler } from '../scheduler.ts';
 import type { AclAuthMethod, AuthMethodConfig } from './auth-methods/model.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { bindNames, type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
 import type { TokenView } from './tokens/model.ts';
 
-const loginBody = z.object({ AuthMethodName: z.string().optional(), LoginToken: z.string().optional() });
 
 /** Names one version of an auth method: an update makes a new one, so its keys and provider are fetched again. */
 export const methodVersion = (method: AclAuthMethod) => `nomad-auth-method#${method.Name}#${method.ModifyIndex}#${method.Hash}`;
@@ -49,7 +47,7 @@ async function validate(scheduler: Scheduler, method: AclAuthMethod, jwt: string
       },
     );
   } catch (error) {
-    throw new NomadError(401, `failed to validate JWT: ${describeError(error)}`);
+    throw unauthenticated(`failed to validate JWT: ${describeError(error)}`);
   }
 }
 
@@ -117,17 +115,4 @@ export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMetho
     },
     { anyExpiration: true },
   );
-}
-
-export function loginRoutes(app: Hono<SchedulerEnv>): void {
-  app.post('/v1/acl/login', async (c) => {
-    const { scheduler } = c.var;
-    const body = await readBody(c, loginBody);
-    if (!body.AuthMethodName) throw badRequest('missing auth method name');
-    if (!body.LoginToken) throw badRequest('missing login token');
-    requireAuthMethodName(body.AuthMethodName, 'AuthMethodName');
-    const token = await login(scheduler, body.AuthMethodName, body.LoginToken);
-    setIndexHeaders(c, token.CreateIndex);
-    return c.json(token);
-  });
 }

@@ -5,7 +5,6 @@
  * - `POST /v1/acl/oidc/complete-auth` (`AuthMethodName`, `ClientNonce`, `State`, `Code`, `RedirectURI`) takes that
  *   state out (once), exchanges the code, validates the ID token, maps the claims and binds as `/v1/acl/login` does.
  */
-import type { Hono } from 'hono';
 import * as client from 'openid-client';
 import * as z from 'zod';
 import { epochSeconds } from '../../lib/clock.ts';
@@ -14,8 +13,8 @@ import { describeError } from '../../lib/jwt/keys.ts';
 import { keepJwksCache, providerMetadata, relyingParty } from '../../lib/jwt/provider.ts';
 import { checkExpectedClaims } from '../../lib/jwt/verify.ts';
 import { ConditionFailed } from '../../storage/store.ts';
-import { badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
-import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
+import { badRequest } from '../../lib/errors.ts';
+import type { Scheduler } from '../scheduler.ts';
 import type { AclAuthMethod } from './auth-methods/model.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { loginWithClaims, methodVersion } from './login.ts';
@@ -193,19 +192,4 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
     log.info('scheduler oidc: provider claims', { authMethod: method.Name, claims: JSON.stringify(claims) });
   }
   return loginWithClaims(scheduler, method, claims);
-}
-
-export function oidcRoutes(app: Hono<SchedulerEnv>): void {
-  app.post('/v1/acl/oidc/auth-url', async (c) => {
-    const { scheduler } = c.var;
-    const AuthURL = await oidcAuthUrl(scheduler, await readBody(c, authUrlBody));
-    return c.json({ AuthURL });
-  });
-
-  app.post('/v1/acl/oidc/complete-auth', async (c) => {
-    const { scheduler } = c.var;
-    const token = await oidcCompleteAuth(scheduler, await readBody(c, completeAuthBody));
-    setIndexHeaders(c, token.CreateIndex);
-    return c.json(token);
-  });
 }

@@ -6,13 +6,11 @@
 import type { Context } from 'hono';
 import { DomainError } from '../../lib/errors.ts';
 import { jsonLogger } from '../../lib/log.ts';
-import { NomadError } from './nomad.ts';
 
 const failureLog = jsonLogger((line) => process.stderr.write(`${line}\n`));
 
 export function errorResponse(error: unknown, c: Context): Response {
   if (error instanceof DomainError) return c.text(error.message, error.status as 400);
-  if (error instanceof NomadError) return c.text(error.message, error.status);
   const tooLarge = beyondStorageLimits(error);
   if (tooLarge) return c.text(tooLarge, 413);
   failureLog.error('scheduler request failed', { path: c.req.path, error: error instanceof Error ? error.message : String(error) });

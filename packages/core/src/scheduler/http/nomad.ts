@@ -9,19 +9,6 @@ import { badRequest, DomainError } from '../../lib/errors.ts';
 import type { SchedulerEnv } from '../scheduler.ts';
 import type { SchedulerState, TableName } from '../state.ts';
 
-/**
- * @deprecated An error with an HTTP status of its own; only for 401, which `lib/errors.ts` has no kind for (the
- * JWT login's refusal). Everything else throws a `DomainError` (`badRequest`, `notFound`, …).
- */
-export class NomadError extends Error {
-  constructor(
-    readonly status: 401,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export { badRequest, notFound } from '../../lib/errors.ts';
 /** Nomad's refusal of an operation the caller's ACL does not allow: 403 `Permission denied`. */
 export const permissionDenied = () => new DomainError('denied', 'Permission denied');
@@ -45,12 +32,6 @@ export async function decodeBody<T extends z.ZodType>(c: Context, schema: T): Pr
   }
   return parsed.data;
 }
-
-/**
- * @deprecated The route wrapper decodes a row's `body`; this stays for `acl/login.ts` and `acl/oidc.ts` until their
- * own Hono routes go (the route table serves both paths through the wrapper).
- */
-export const readBody = decodeBody;
 
 /** The caller's token secret: `X-Scheduler-Token`, `X-Nomad-Token` or `Authorization: Bearer`. */
 export function tokenSecret(c: Context): string | undefined {

@@ -2,10 +2,14 @@ import type * as z from 'zod';
 import type { Core } from '../../core.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
+import type { LeaseRecord } from '../leases/lease-hooks.ts';
+import type { Secret } from '../leases/secret.ts';
 import type { MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { Caller } from '../tokens/caller.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
+
+export type { Secret } from '../leases/secret.ts';
 
 /** How a backend is written: its paths as data, the way Vault's plugin framework does it. */
 
@@ -32,24 +36,10 @@ export interface Request<Data = Record<string, unknown>> {
 }
 
 /** What a handler gives back; the pipeline renders it in Vault's envelope. */
-export interface Reply {
+export interface Reply<Internal = Record<string, unknown>> {
   data?: Record<string, unknown>;
   /** A leased secret: the pipeline records the lease and answers with its id. */
-  secret?: {
-    /** Which of the backend's `leases` hooks renews and revokes it. */
-    type: string;
-    ttl?: number;
-    maxTtl?: number;
-    renewable?: boolean;
-    /** Kept sealed with the lease for the revoke hook; never shown. */
-    internal: Record<string, unknown>;
-    /**
-     * The lease id's last segment, for a backend that records the id with what it issued (to end the lease
-     * itself, e.g. on a library check-in): it knows the id, `leaseIdFor(mount, path, leaseSuffix)`, before
-     * the lease exists, so no crash leaves the record without it. Unique (e.g. `randomBase62(24)`); random if unset.
-     */
-    leaseSuffix?: string;
-  };
+  secret?: Secret<Internal>;
   /** A successful login: the pipeline mints a token from it. */
   auth?: LoginResult;
   /** A token the handler itself issued or renewed (token store): shown as the envelope's `auth`. */
@@ -124,16 +114,14 @@ export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
   prefetch?: (params: Record<string, string>) => string[];
 }
 
-export interface LeaseHooks {
-  renew?(lease: LeaseContext): Promise<{ ttl?: number; maxTtl?: number } | undefined>;
-  revoke(lease: LeaseContext): Promise<void>;
+/** How one kind of leased secret is renewed and revoked; `Internal` is what its `Secret` kept (see `Reply.secret`). */
+export interface LeaseHooks<Internal = Record<string, unknown>> {
+  renew?(lease: LeaseContext<Internal>): Promise<{ ttl?: number; maxTtl?: number } | undefined>;
+  revoke(lease: LeaseContext<Internal>): Promise<void>;
 }
 
-export interface LeaseContext {
-  leaseId: string;
-  internal: Record<string, unknown>;
-  increment: number;
-  mount: MountEntry;
+/** A lease as its hooks get it: the lease (id, internals, increment, mount) with its mount's storage and system view. */
+export interface LeaseContext<Internal = Record<string, unknown>> extends LeaseRecord<Internal> {
   storage: MountStorage;
   /** @deprecated hooks use `storage` and `system` (issue 16). */
   core: Core;

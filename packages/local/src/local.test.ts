@@ -158,7 +158,7 @@ describe('on one in-memory DynamoDB Local', () => {
       }
     }, 30_000);
 
-    it('offers a batch again when onRecords throws, without a log line for a failure that passes', async () => {
+    it('offers a batch again when onChanges throws, without a log line for a failure that passes', async () => {
       const tableName = newTableName();
       await ensureTable(client, tableName);
       const calls: TableChange[][] = [];

@@ -45,8 +45,21 @@ export interface Reply<Internal = Record<string, unknown>> {
   /** A token the handler itself issued or renewed (token store): shown as the envelope's `auth`. */
   token?: { token: string; entry: TokenEntry };
   warnings?: string[];
-  /** A reply that is not wrapped in the envelope (`sys/health`, `sys/init`, as Vault answers them). */
+  /**
+   * @deprecated a body built by hand; use `unwrapped`, `renewed`, `dataAtTopLevel` or `status` (issue 16 removes it).
+   */
   raw?: { status: number; body: unknown };
+  /**
+   * An answer Vault gives without its envelope, as is with status 200: `sys/health`, `sys/init`, `sys/seal-status`,
+   * `sys/leader`, the identity OIDC discovery document and keys.
+   */
+  unwrapped?: Record<string, unknown>;
+  /** An existing lease the request renewed (`sys/leases/renew`): the envelope shows its id, renewability and TTL. */
+  renewed?: { leaseId: string; renewable: boolean; ttl: number };
+  /** Vault's older `sys/policy` answers: the data also at the top level, for clients written before the envelope. */
+  dataAtTopLevel?: true;
+  /** Vault's `RespondWithStatusCode`: the envelope with a 404 (kv v2's deleted or destroyed version, with its metadata). */
+  status?: 404;
 }
 
 export interface LoginResult {
@@ -83,7 +96,15 @@ export interface MountLeases {
   internalsUnder(prefix: string): Promise<Array<Record<string, unknown>>>;
 }
 
-export type Handler<Data> = (request: Request<Data>) => Promise<Reply | undefined>;
+/**
+ * A row's handler, for fields that parse to `Data`. Declared through a method so that a row of any schema is a
+ * `PathSpec` (method parameters are checked both ways): sound because the pipeline calls it only with what the
+ * row's own `fields` parsed.
+ */
+export type Handler<Data> = { handle(request: Request<Data>): Promise<Reply | undefined> }['handle'];
+
+/** Whether a write's target exists; a method for the same reason as `Handler`. */
+type Exists<Data> = { exists(request: Request<Data>): Promise<boolean> }['exists'];
 
 export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
   /** Segments: literal, `:name` (one segment), `:name+` (one or more), `:name*` (zero or more). */
@@ -97,7 +118,7 @@ export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
    */
   summaries?: Partial<Record<Operation, string>>;
   /** Whether the target exists, so a write is authorised as `create` or `update`. */
-  exists?: (request: Request<z.output<Schema>>) => Promise<boolean>;
+  exists?: Exists<z.output<Schema>>;
   /** Reachable without a token (logins, health). */
   unauthenticated?: boolean;
   /** Needs `sudo` on top of the operation's capability. */
@@ -149,5 +170,20 @@ export interface Backend {
 
 /** Declares one path row with its field types flowing into the handlers. */
 export function path<Schema extends z.ZodType>(spec: PathSpec<Schema>): PathSpec {
-  return spec as unknown as PathSpec;
+  return spec;
+}
+
+/**
+ * A kind of leased secret whose internals are `Internal`, typed at both ends: `secret(…)` builds a reply's
+ * `secret` of that type, `hooks` see the same type in `LeaseContext.internal`. Register it under `type` in
+ * `Backend.leases` (`leases: { [creds.type]: creds.hooks }`).
+ */
+export function leasedSecret<Internal extends Record<string, unknown>>(type: string, hooks: LeaseHooks<Internal>) {
+  // Any kind's hooks are `LeaseHooks` (their methods take the lease both ways): no cast.
+  const registered: LeaseHooks = hooks;
+  return {
+    type,
+    hooks: registered,
+    secret: (secret: Omit<Secret<Internal>, 'type'>): Secret<Internal> => ({ ...secret, type }),
+  };
 }

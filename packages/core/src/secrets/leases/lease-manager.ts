@@ -242,7 +242,7 @@ export class LeaseManager {
 
   /**
    * Revokes through the backend's hook, then forgets the lease. A failing hook leaves the lease queued for a
-   * retry with backoff (and irrevocable after the last) and throws a 502; `force` forgets it regardless.
+   * retry with backoff (and irrevocable after the last) and throws an upstream failure; `force` forgets it regardless.
    * A process that does not bundle the lease's backend (in AWS, each family is its own function) hands the
    * revocation to its engine: the lease is queued as due now on its engine's queue, and the engine's function
    * revokes it at once when it can be asked (`LeaseManagerDeps.askEngine`), else the engine's job at its next run.
@@ -278,7 +278,7 @@ export class LeaseManager {
 
   /**
    * Where the engine's function can be asked (AWS), it revokes what was handed off now, as Vault does before
-   * answering; if it cannot, the leases stay queued for the engine's job, and the caller hears so (502).
+   * answering; if it cannot, the leases stay queued for the engine's job, and the caller hears so (an upstream failure).
    */
   private async askEngine(mountType: string, request: EngineRequest, what: string): Promise<void> {
     try {

@@ -9,7 +9,7 @@ import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { systemBackend } from '../../packages/core/src/secrets/sys/system-backend.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
-import { tokenBackend } from '../../packages/core/src/secrets/tokens/token-backend.ts';
+import { tokenBackend } from '../../packages/core/src/secrets/auth/token/token-backend.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';

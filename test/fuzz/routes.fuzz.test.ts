@@ -11,11 +11,11 @@ import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
-import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
+import { type Route, secretsRoutes } from '../support/secrets-routes.ts';
 
 /**
  * Property-based fuzz of every route of both services, in process against the apps a Lambda serves (on the
@@ -30,55 +30,6 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2_000);
 /** A bound on each service's run on a slow machine; the count of requests sent is printed. */
 const TIME_LIMIT_MS = Number(process.env.FUZZ_TIME_LIMIT_MS ?? 25_000);
-
-/** Where each backend type is mounted in this fuzz (the system backends where the core puts them). */
-const mountOf: Record<string, string> = {
-  system: 'sys',
-  token: 'auth/token',
-  identity: 'identity',
-  kv: 'secret',
-  jwt: 'auth/jwt',
-  oidc: 'auth/oidc',
-  mesh: 'mesh',
-  ldap: 'ldap',
-  cloud: 'cloud',
-};
-
-interface Route {
-  service: 'secrets' | 'scheduler';
-  /** The route as written in its table, e.g. `ldap/static-role/:name+` or `POST /v1/acl/role/:id`. */
-  name: string;
-  /** Path segments; a parameter is `:name`, `:name+` or `:name*`. */
-  segments: string[];
-  methods: string[];
-  fields: string[];
-}
-
-function secretsRoutes(backends: Backend[]): Route[] {
-  const methodsOf: Record<string, string[]> = {
-    read: ['GET'],
-    list: ['LIST', 'GET?list'],
-    create: ['POST', 'PUT'],
-    update: ['POST', 'PUT'],
-    delete: ['DELETE'],
-  };
-  return backends.flatMap((backend) =>
-    backend.paths.map((spec) => {
-      const mount = mountOf[backend.type];
-      if (!mount) throw new Error(`no fuzz mount for backend type ${backend.type}: add it to mountOf`);
-      const pattern = spec.pattern ? `${mount}/${spec.pattern}` : mount;
-      // biome-ignore lint/suspicious/noExplicitAny: zod's object shape, read to name the fields
-      const shape = (spec.fields as any).shape ?? {};
-      return {
-        service: 'secrets' as const,
-        name: pattern,
-        segments: pattern.split('/'),
-        methods: [...new Set(Object.keys(spec.operations).flatMap((operation) => methodsOf[operation] ?? []))],
-        fields: Object.keys(shape),
-      };
-    }),
-  );
-}
 
 /** Field names the scheduler's bodies use (Nomad's), so that generated bodies reach the validation. */
 const schedulerFields = [

@@ -127,4 +127,28 @@ describe('POST /v1/acl/login with JWTs', () => {
     expect(out.status).toBe(200);
     expect(out.body).toMatchObject({ Name: 'JWT-pem', Policies: ['jobs'], Global: false, ExpirationTTL: '30m0s' });
   });
+
+  it("checks times as Nomad's validator does: one of exp, nbf, iat is required, and the leeways are the method's", async () => {
+    const timeless = await new SignJWT({ sub: 'eve' }).setProtectedHeader({ alg: 'EdDSA' }).sign(edKey);
+    const refused = await login(timeless, 'pem');
+    expect(refused.status).toBe(401);
+    expect(refused.text).toContain('no issue time, notbefore, or expiration time');
+    // Expired 5 minutes ago: past the default leeways (150 s + 60 s of skew), inside a method's 10 minutes.
+    const stale = await new SignJWT({ sub: 'eve' }).setProtectedHeader({ alg: 'EdDSA' }).setExpirationTime(now() - 300).sign(edKey);
+    expect((await login(stale, 'pem')).status).toBe(401);
+    const lenient = await mgmt('POST', '/v1/acl/auth-method', {
+      Name: 'lenient',
+      Type: 'JWT',
+      MaxTokenTTL: '30m',
+      Config: { JWTValidationPubKeys: [pem], ExpirationLeeway: '10m', BoundIssuer: ['https://a.example', 'https://b.example'] },
+    });
+    expect(lenient.status).toBe(200);
+    await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'lenient', BindType: 'policy', BindName: 'jobs' });
+    const fromB = await new SignJWT({ sub: 'eve' }).setProtectedHeader({ alg: 'EdDSA' }).setIssuer('https://b.example').setExpirationTime(now() - 300).sign(edKey);
+    expect((await login(fromB, 'lenient')).status).toBe(200);
+    const fromC = await new SignJWT({ sub: 'eve' }).setProtectedHeader({ alg: 'EdDSA' }).setIssuer('https://c.example').setExpirationTime(now() + 60).sign(edKey);
+    const wrongIssuer = await login(fromC, 'lenient');
+    expect(wrongIssuer.status).toBe(401);
+    expect(wrongIssuer.text).toContain('invalid issuer (iss) claim');
+  });
 });

@@ -9,6 +9,7 @@ import type { AskEngine } from './secrets/leases/engine-request.ts';
 import { LeaseManager } from './secrets/leases/lease-manager.ts';
 import { MountTable } from './secrets/mounts/mount-table.ts';
 import { PolicyStore } from './secrets/policies/policy-store.ts';
+import { isBuiltin } from './secrets/sys/builtin.ts';
 import { TokenStore } from './secrets/tokens/token-store.ts';
 import { Keyring, type KeySource } from './storage/keyring.ts';
 import { ConditionFailed, Store } from './storage/store.ts';
@@ -105,5 +106,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     audit: { devices: auditDevices, log: new AuditLog(auditDevices) },
     ...(options.askEngine ? { askEngine: options.askEngine } : {}),
   };
+  // The builtin backends (`sys/`, `auth/token/`, `identity/`) get the services their handlers use.
+  for (const backend of options.backends) if (isBuiltin<Core>(backend)) backends.set(backend.type, backend.bind(core));
   return core;
 }

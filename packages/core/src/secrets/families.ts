@@ -4,9 +4,9 @@ import { kvBackend } from './engines/kv/kv-backend.ts';
 import { ldapBackend } from './engines/ldap/ldap-backend.ts';
 import { meshBackend } from './engines/mesh/mesh-backend.ts';
 import type { Backend } from './framework/backend.ts';
-import { identityBackend } from './identity/identity-backend.ts';
+import { identityBackend } from './identity-paths/identity-backend.ts';
 import { systemBackend } from './sys/system-backend.ts';
-import { tokenBackend } from './tokens/token-backend.ts';
+import { tokenBackend } from './auth/token/token-backend.ts';
 
 /**
  * Endpoint families: each is one Lambda in AWS and bundles only its backends. `system` holds `sys/` and

@@ -2,93 +2,68 @@
  * `POST /v1/acl/login`: validates a JWT against a JWT auth method, maps its claims, evaluates the method's
  * binding rules and mints a token with the matched roles and policies (or a management token).
  */
-import { createRemoteJWKSet, importJWK, importSPKI, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { Hono } from 'hono';
 import * as z from 'zod';
 import { selectorMatches } from '../../lib/bexpr.ts';
+import { epochSeconds } from '../../lib/clock.ts';
+import { parseDuration } from '../../lib/duration.ts';
+import { supportedAlgorithms } from '../../lib/jwt/algorithms.ts';
+import { type Claims, claimAt } from '../../lib/jwt/claims.ts';
+import { describeError, type KeySource } from '../../lib/jwt/keys.ts';
+import { verifyJwt } from '../../lib/jwt/verify.ts';
 import { NomadError, badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
-import type { AclAuthMethod } from './auth-methods.ts';
+import type { AclAuthMethod, AuthMethodConfig } from './auth-methods.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { bindNames, type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
 import type { TokenView } from './tokens.ts';
 
 const loginBody = z.object({ AuthMethodName: z.string().optional(), LoginToken: z.string().optional() });
 
-const remoteKeySets = new Map<string, JWTVerifyGetKey>();
-const discovered = new Map<string, Promise<string>>();
+/** Names one version of an auth method: an update makes a new one, so its keys and provider are fetched again. */
+export const methodVersion = (method: AclAuthMethod) => `nomad-auth-method#${method.Name}#${method.ModifyIndex}#${method.Hash}`;
 
-function seconds(duration: string | undefined): number {
-  if (!duration) return 0;
-  let total = 0;
-  for (const [, amount, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(h|m|s)/g)) total += Number(amount) * ({ h: 3600, m: 60, s: 1 }[unit as 's'] ?? 0);
-  return total;
+/** A stored duration (Go's form, e.g. `1h0m0s`) in seconds; none is 0. */
+const seconds = (duration: string | undefined): number => (duration ? parseDuration(duration) : 0);
+
+/** The keys a JWT auth method trusts, in Nomad's order: PEM keys, else a JWKS URL, else the discovered provider's. */
+function keySource(config: AuthMethodConfig): KeySource {
+  if (config.JWTValidationPubKeys?.length) return { kind: 'pem', keys: config.JWTValidationPubKeys };
+  if (config.JWKSURL) return { kind: 'jwks', sets: [{ url: config.JWKSURL, caPem: config.JWKSCACert ?? '' }] };
+  return { kind: 'discovery', discoveryUrl: config.OIDCDiscoveryURL ?? '', caPem: config.DiscoveryCaPem?.join('\n') ?? '' };
 }
 
-async function keyFor(method: AclAuthMethod): Promise<Array<Parameters<typeof jwtVerify>[1]>> {
+/** The claims of a JWT valid for the method, as Nomad's validator (cap/jwt) checks it; else a 401 saying why. */
+async function validate(scheduler: Scheduler, method: AclAuthMethod, jwt: string): Promise<Claims> {
   const config = method.Config;
-  if (config.JWTValidationPubKeys?.length) {
-    return Promise.all(config.JWTValidationPubKeys.map((pem) => importPublicKey(pem)));
+  try {
+    return await verifyJwt(
+      jwt,
+      { version: methodVersion(method), source: keySource(config) },
+      {
+        algorithms: config.SigningAlgs?.length ? config.SigningAlgs : supportedAlgorithms,
+        issuers: config.BoundIssuer ?? [],
+        audiences: config.BoundAudiences ?? [],
+        leeways: { clockSkew: seconds(config.ClockSkewLeeway), expiration: seconds(config.ExpirationLeeway), notBefore: seconds(config.NotBeforeLeeway) },
+        now: epochSeconds(scheduler.core.clock),
+      },
+    );
+  } catch (error) {
+    throw new NomadError(401, `failed to validate JWT: ${describeError(error)}`);
   }
-  let jwksUrl = config.JWKSURL;
-  if (!jwksUrl && config.OIDCDiscoveryURL) {
-    const base = config.OIDCDiscoveryURL.replace(/\/$/, '');
-    let pending = discovered.get(base);
-    if (!pending) {
-      pending = fetch(`${base}/.well-known/openid-configuration`)
-        .then((response) => response.json() as Promise<{ jwks_uri?: string }>)
-        .then((document) => {
-          if (!document.jwks_uri) throw new Error('the discovery document has no jwks_uri');
-          return document.jwks_uri;
-        });
-      pending.catch(() => discovered.delete(base));
-      discovered.set(base, pending);
-    }
-    jwksUrl = await pending;
-  }
-  if (!jwksUrl) throw new Error('the auth method has no key source');
-  let keySet = remoteKeySets.get(jwksUrl);
-  if (!keySet) {
-    keySet = createRemoteJWKSet(new URL(jwksUrl));
-    remoteKeySets.set(jwksUrl, keySet);
-  }
-  return [keySet];
 }
 
-async function importPublicKey(pem: string) {
-  const algorithms = ['RS256', 'ES256', 'ES384', 'PS256', 'EdDSA'];
-  for (const alg of algorithms) {
-    try {
-      return await importSPKI(pem, alg, { extractable: false });
-    } catch {
-      // The PEM does not say its algorithm: try the next.
-    }
-  }
-  return importJWK(JSON.parse(pem));
-}
-
-/** Claims selected by a mapping key: a top-level claim name, or a JSON pointer such as `/groups/admin`. */
-function claim(claims: JWTPayload, key: string): unknown {
-  if (!key.startsWith('/')) return claims[key];
-  let current: unknown = claims;
-  for (const part of key.slice(1).split('/')) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
-  }
-  return current;
-}
-
-export function mapClaims(method: AclAuthMethod, claims: JWTPayload): ClaimVariables {
+export function mapClaims(method: AclAuthMethod, claims: Claims): ClaimVariables {
   const out: ClaimVariables = { value: {}, list: {} };
   for (const [key, name] of Object.entries(method.Config.ClaimMappings ?? {})) {
-    const value = claim(claims, key);
-    if (value === undefined || value === null) continue;
+    const value = claimAt(claims, key);
+    if (value === undefined) continue;
     if (typeof value === 'object') throw badRequest(`error converting claim '${key}' to string`);
     out.value[name] = String(value);
   }
   for (const [key, name] of Object.entries(method.Config.ListClaimMappings ?? {})) {
-    const value = claim(claims, key);
-    if (value === undefined || value === null) continue;
+    const value = claimAt(claims, key);
+    if (value === undefined) continue;
     const items = Array.isArray(value) ? value : [value];
     out.list[name] = items.map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item)));
   }
@@ -99,32 +74,7 @@ export async function login(scheduler: Scheduler, methodName: string, jwt: strin
   const method = await scheduler.authMethods.get(methodName);
   if (!method) throw badRequest(`auth method ${methodName} not found`);
   if (method.Type !== 'JWT') throw badRequest(`auth method ${methodName} is of type ${method.Type}; use the OIDC flow`);
-  let claims: JWTPayload;
-  try {
-    const keys = await keyFor(method);
-    let lastError: unknown;
-    let verified: JWTPayload | undefined;
-    for (const key of keys) {
-      try {
-        verified = (
-          await jwtVerify(jwt, key as never, {
-            currentDate: new Date(scheduler.core.clock.now()),
-            clockTolerance: seconds(method.Config.ClockSkewLeeway) + seconds(method.Config.ExpirationLeeway),
-            ...(method.Config.BoundIssuer?.length ? { issuer: method.Config.BoundIssuer } : {}),
-            ...(method.Config.BoundAudiences?.length ? { audience: method.Config.BoundAudiences } : {}),
-            ...(method.Config.SigningAlgs?.length ? { algorithms: method.Config.SigningAlgs } : {}),
-          })
-        ).payload;
-        break;
-      } catch (error) {
-        lastError = error;
-      }
-    }
-    if (!verified) throw lastError;
-    claims = verified;
-  } catch (error) {
-    throw new NomadError(401, `failed to validate JWT: ${(error as Error).message}`);
-  }
+  const claims = await validate(scheduler, method, jwt);
   return loginWithClaims(scheduler, method, claims);
 }
 
@@ -132,7 +82,7 @@ export async function login(scheduler: Scheduler, methodName: string, jwt: strin
  * The part of a login after the identity is proven (a JWT, or an OIDC flow's ID token and UserInfo): maps the
  * claims, evaluates the method's binding rules and mints the token; 400 when nothing binds.
  */
-export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMethod, claims: JWTPayload): Promise<TokenView> {
+export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMethod, claims: Claims): Promise<TokenView> {
   const variables = mapClaims(method, claims);
   const datum = { value: variables.value, list: variables.list };
   let management = false;

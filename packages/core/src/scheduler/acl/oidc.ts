@@ -6,17 +6,19 @@
  *   state out (once), exchanges the code, validates the ID token, maps the claims and binds as `/v1/acl/login` does.
  */
 import type { Hono } from 'hono';
-import type { JWTPayload } from 'jose';
 import * as client from 'openid-client';
 import * as z from 'zod';
 import { epochSeconds } from '../../lib/clock.ts';
-import { fetchWithCa } from '../../lib/fetch-with-ca.ts';
+import type { Claims } from '../../lib/jwt/claims.ts';
+import { describeError } from '../../lib/jwt/keys.ts';
+import { keepJwksCache, providerMetadata, relyingParty } from '../../lib/jwt/provider.ts';
+import { checkExpectedClaims } from '../../lib/jwt/verify.ts';
 import { ConditionFailed } from '../../storage/store.ts';
 import { badRequest, readBody, setIndexHeaders } from '../http/nomad.ts';
 import type { Scheduler, SchedulerEnv } from '../scheduler.ts';
 import type { AclAuthMethod } from './auth-methods.ts';
 import { requireAuthMethodName } from './identifiers.ts';
-import { loginWithClaims } from './login.ts';
+import { loginWithClaims, methodVersion } from './login.ts';
 
 export const OIDC_STATE_PK = 'sched#oidc-state';
 /** How long a flow may take between `auth-url` and `complete-auth`. */
@@ -48,63 +50,24 @@ interface StoredFlow {
 }
 
 const verifierContext = (state: string) => `scheduler/oidc-state/${state}`;
-const insecure = (url: string) => url.toLowerCase().startsWith('http:');
 
-/** Provider metadata per auth method version (an update of the method discovers again). */
-const discovered = new Map<string, Promise<client.ServerMetadata>>();
-/** The provider's JWKS as openid-client caches it, kept across the per-request Configurations. */
-const jwksCaches = new Map<string, client.ExportedJWKSCache>();
-const methodVersion = (method: AclAuthMethod) => `${method.Name}#${method.ModifyIndex}#${method.Hash}`;
-
-function serverMetadata(method: AclAuthMethod): Promise<client.ServerMetadata> {
-  const key = methodVersion(method);
-  let pending = discovered.get(key);
-  if (!pending) {
-    const config = method.Config;
-    const url = config.OIDCDiscoveryURL ?? '';
-    pending = client
-      .discovery(new URL(url), config.OIDCClientID ?? '', { client_secret: config.OIDCClientSecret ?? '' }, undefined, {
-        ...(insecure(url) ? { execute: [client.allowInsecureRequests] } : {}),
-        [client.customFetch]: fetchWithCa(config.DiscoveryCaPem?.join('\n')),
-      })
-      .then((rp) => rp.serverMetadata());
-    if (discovered.size > 1000) discovered.clear();
-    discovered.set(key, pending);
-    pending.catch(() => discovered.delete(key));
-  }
-  return pending;
-}
+const providerOf = (method: AclAuthMethod) => ({ discoveryUrl: method.Config.OIDCDiscoveryURL ?? '', caPem: method.Config.DiscoveryCaPem?.join('\n') ?? '' });
 
 /** A relying-party Configuration per request, so its "now" is the core's clock. */
-async function relyingParty(scheduler: Scheduler, method: AclAuthMethod): Promise<client.Configuration> {
+async function methodRelyingParty(scheduler: Scheduler, method: AclAuthMethod): Promise<client.Configuration> {
   let server: client.ServerMetadata;
   try {
-    server = await serverMetadata(method);
+    server = await providerMetadata(methodVersion(method), providerOf(method));
   } catch (error) {
-    throw badRequest(`failed to discover the OIDC provider: ${(error as Error).message}`);
+    throw badRequest(`failed to discover the OIDC provider: ${describeError(error)}`);
   }
   const config = method.Config;
-  const secret = config.OIDCClientSecret ?? '';
-  const authMethods = server.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
-  const auth = authMethods.includes('client_secret_basic') ? client.ClientSecretBasic(secret) : client.ClientSecretPost(secret);
-  const algs = config.SigningAlgs?.length ? config.SigningAlgs : ['RS256'];
-  const rp = new client.Configuration(
+  return relyingParty(
+    methodVersion(method),
     server,
-    config.OIDCClientID ?? '',
-    {
-      client_secret: secret,
-      ...(algs.length === 1 ? { id_token_signed_response_alg: algs[0] } : {}),
-      [client.clockSkew]: Math.round((scheduler.core.clock.now() - Date.now()) / 1000),
-    },
-    auth,
+    { ...providerOf(method), clientId: config.OIDCClientID ?? '', clientSecret: config.OIDCClientSecret ?? '', algorithms: config.SigningAlgs ?? [] },
+    scheduler.core.clock,
   );
-  rp[client.customFetch] = fetchWithCa(config.DiscoveryCaPem?.join('\n'));
-  if (insecure(config.OIDCDiscoveryURL ?? '')) client.allowInsecureRequests(rp);
-  // openid-client trusts an ID token from the token endpoint on TLS alone; this verifies its signature too.
-  client.enableNonRepudiationChecks(rp);
-  const cached = jwksCaches.get(methodVersion(method));
-  if (cached) client.setJwksCache(rp, cached);
-  return rp;
 }
 
 async function oidcMethod(scheduler: Scheduler, name: string | undefined): Promise<AclAuthMethod> {
@@ -127,7 +90,7 @@ export async function oidcAuthUrl(scheduler: Scheduler, body: z.infer<typeof aut
   const method = await oidcMethod(scheduler, body.AuthMethodName);
   const redirectUri = requireAllowedRedirect(method, body.RedirectURI);
   if (!body.ClientNonce) throw badRequest('missing client nonce');
-  const rp = await relyingParty(scheduler, method);
+  const rp = await methodRelyingParty(scheduler, method);
   const state = client.randomState();
   const nonce = client.randomNonce();
   const codeVerifier = client.randomPKCECodeVerifier();
@@ -184,7 +147,7 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
   if (body.RedirectURI !== flow.RedirectURI) throw badRequest('redirect URI does not match the one of the authorization request');
   requireAllowedRedirect(method, body.RedirectURI);
 
-  const rp = await relyingParty(scheduler, method);
+  const rp = await methodRelyingParty(scheduler, method);
   const callback = new URL(flow.RedirectURI);
   callback.searchParams.set('code', body.Code);
   callback.searchParams.set('state', body.State);
@@ -193,7 +156,7 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
   // provider that issued it (the mix-up RFC 9207 guards against) and the discovered issuer stands in.
   const iss = body.Iss || (rp.serverMetadata().authorization_response_iss_parameter_supported ? rp.serverMetadata().issuer : '');
   if (iss) callback.searchParams.set('iss', iss);
-  let claims: JWTPayload;
+  let claims: Claims;
   let accessToken: string;
   try {
     const tokens = await client.authorizationCodeGrant(rp, callback, {
@@ -202,20 +165,18 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
       pkceCodeVerifier: keyring.open(flow.SealedCodeVerifier, verifierContext(body.State)),
       idTokenExpected: true,
     });
-    claims = { ...tokens.claims() } as JWTPayload;
+    claims = { ...tokens.claims() };
     accessToken = tokens.access_token;
   } catch (error) {
-    throw badRequest(`failed to exchange the OIDC code: ${(error as Error).message}`);
+    throw badRequest(`failed to exchange the OIDC code: ${describeError(error)}`);
   }
-  const cache = client.getJwksCache(rp);
-  if (cache) {
-    if (jwksCaches.size > 1000) jwksCaches.clear();
-    jwksCaches.set(methodVersion(method), cache);
-  }
+  keepJwksCache(methodVersion(method), rp);
   // openid-client checked that the audience names the client; the method may bind it further.
-  const bound = method.Config.BoundAudiences ?? [];
-  const audiences = typeof claims.aud === 'string' ? [claims.aud] : (claims.aud ?? []);
-  if (bound.length > 0 && !audiences.some((aud) => bound.includes(aud))) throw badRequest('invalid ID token: audience does not match the bound audiences');
+  try {
+    checkExpectedClaims(claims, { audiences: method.Config.BoundAudiences ?? [] });
+  } catch (error) {
+    throw badRequest(`invalid ID token: ${describeError(error)}`);
+  }
   delete claims.nonce;
 
   // Claims the provider keeps out of the ID token come from UserInfo; the ID token wins on a conflict.
@@ -224,7 +185,7 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
     try {
       claims = { ...(await client.fetchUserInfo(rp, accessToken, String(claims.sub))), ...claims };
     } catch (error) {
-      log.info('scheduler oidc: reading the userinfo endpoint failed; continuing with the ID token claims', { error: (error as Error).message });
+      log.info('scheduler oidc: reading the userinfo endpoint failed; continuing with the ID token claims', { error: describeError(error) });
     }
   }
   if (method.Config.VerboseOIDCLogging) {

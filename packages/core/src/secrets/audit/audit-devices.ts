@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Store } from '../../storage/store.ts';
-import { badRequest } from '../framework/errors.ts';
+import { badRequest } from '../../lib/errors.ts';
 import { auditHash } from './audit-hash.ts';
 
 /** An audit device as `sys/audit` shows it. */

@@ -1,4 +1,4 @@
-import { unavailable } from '../framework/errors.ts';
+import { unavailable } from '../../lib/errors.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { AuditDevices } from './audit-devices.ts';

@@ -1,6 +1,9 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { LeaseManager } from '../leases/lease-manager.ts';
+import type { Keyring } from '../../storage/keyring.ts';
+import type { Store } from '../../storage/store.ts';
+import { MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { System } from './backend.ts';
 
@@ -26,4 +29,9 @@ export function systemFor(services: SystemServices, mount: MountEntry): System {
       internalsUnder: (prefix) => services.leases.internalsUnder(`${mount.path}${prefix}`),
     },
   };
+}
+
+/** A mount's storage for a job that works on it outside a request (a request's handlers are given theirs). */
+export function storageFor(core: { store: Store; keyring: Keyring }, mount: Pick<MountEntry, 'uuid'>): MountStorage {
+  return new MountStorage(core.store, core.keyring, mount.uuid);
 }

@@ -1,4 +1,4 @@
-import { badRequest } from '../framework/errors.ts';
+import { badRequest } from '../../lib/errors.ts';
 import type { MountEntry } from './mount-table.ts';
 
 /**

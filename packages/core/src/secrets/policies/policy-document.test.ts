@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../framework/errors.ts';
+import { DomainError } from '../../lib/errors.ts';
 import { parsePolicyDocument } from './policy-document.ts';
 
 /** The 400 a bad document earns, as the API reports it. */
@@ -7,7 +7,7 @@ function refusal(text: string): { status: number; message: string } {
   try {
     parsePolicyDocument(text);
   } catch (error) {
-    if (error instanceof ApiError) return { status: error.status, message: error.message };
+    if (error instanceof DomainError) return { status: error.status, message: error.message };
     throw error;
   }
   throw new Error('the document was accepted');

@@ -1,31 +1,33 @@
 import * as z from 'zod';
 import { type PathSpec, path } from '../framework/backend.ts';
+import type { BuiltinServices } from './builtin.ts';
 import { initialize, isInitialized } from './init.ts';
 import { clusterId, clusterName, version } from './server-identity.ts';
 
 export { version };
 
 /** `sys/health` and `sys/init`: reachable without a token, answered without the envelope as Vault does. */
-export const healthAndInitPaths: PathSpec[] = [
+export const healthAndInitPaths = (services: Pick<BuiltinServices, 'store' | 'clock' | 'tokens'>): PathSpec[] => [
   path({
     pattern: 'health',
     fields: z.object({}),
     unauthenticated: true,
+    summaries: { read: 'Returns the health status of the server.' },
     operations: {
-      read: async ({ core }) => ({
+      read: async () => ({
         raw: {
           status: 200,
           body: {
-            initialized: await isInitialized(core),
+            initialized: await isInitialized(services),
             sealed: false,
             standby: false,
             performance_standby: false,
             replication_performance_mode: 'disabled',
             replication_dr_mode: 'disabled',
-            server_time_utc: Math.floor(core.clock.now() / 1000),
+            server_time_utc: Math.floor(services.clock.now() / 1000),
             version,
             cluster_name: clusterName,
-            cluster_id: await clusterId(core),
+            cluster_id: await clusterId(services),
           },
         },
       }),
@@ -35,10 +37,11 @@ export const healthAndInitPaths: PathSpec[] = [
     pattern: 'init',
     fields: z.object({}),
     unauthenticated: true,
+    summaries: { read: 'Returns the initialization status of the server.', update: 'Initializes the server: mints the first root token.' },
     operations: {
-      read: async ({ core }) => ({ raw: { status: 200, body: { initialized: await isInitialized(core) } } }),
-      update: async ({ core }) => ({
-        raw: { status: 200, body: { root_token: await initialize(core), keys: [], keys_base64: [] } },
+      read: async () => ({ raw: { status: 200, body: { initialized: await isInitialized(services) } } }),
+      update: async () => ({
+        raw: { status: 200, body: { root_token: await initialize(services), keys: [], keys_base64: [] } },
       }),
     },
   }),

@@ -1,16 +1,16 @@
-import type { Core } from '../../core.ts';
+import { badRequest } from '../../lib/errors.ts';
 import { ConditionFailed } from '../../storage/store.ts';
-import { badRequest } from '../framework/errors.ts';
 import { systemMaxTtl, tokenStoreMount } from '../mounts/mount-table.ts';
+import type { BuiltinServices } from './builtin.ts';
 
-export const isInitialized = async (core: Core): Promise<boolean> => (await core.store.get('sys', 'init')) !== undefined;
+export const isInitialized = async (services: Pick<BuiltinServices, 'store'>): Promise<boolean> => (await services.store.get('sys', 'init')) !== undefined;
 
 /**
  * One-time initialisation: mints the first root token and marks the store initialised. The flag is
  * written conditionally, so of two racing callers exactly one gets a token; the loser's token is revoked.
  */
-export async function initialize(core: Core, rootTokenId?: string): Promise<string> {
-  const { token, entry } = await core.tokens.create({
+export async function initialize(services: Pick<BuiltinServices, 'store' | 'clock' | 'tokens'>, rootTokenId?: string): Promise<string> {
+  const { token, entry } = await services.tokens.create({
     policies: ['root'],
     noDefaultPolicy: true,
     displayName: 'root',
@@ -31,13 +31,13 @@ export async function initialize(core: Core, rootTokenId?: string): Promise<stri
     ...(rootTokenId ? { id: rootTokenId } : {}),
   });
   try {
-    await core.store.put({
-      Item: { pk: 'sys', sk: 'init', initializedAt: core.clock.now() },
+    await services.store.put({
+      Item: { pk: 'sys', sk: 'init', initializedAt: services.clock.now() },
       ConditionExpression: 'attribute_not_exists(pk)',
     });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
-    await core.tokens.revoke(entry.hash);
+    await services.tokens.revoke(entry.hash);
     throw badRequest('already initialized');
   }
   return token;

@@ -1,8 +1,9 @@
 import * as z from 'zod';
-import type { Core } from '../../core.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
 import { generatePassword, type PasswordPolicy, PasswordPolicyError, parsePasswordPolicy } from '../../lib/password.ts';
+import type { Store } from '../../storage/store.ts';
 import { type PathSpec, path } from '../framework/backend.ts';
-import { badRequest, notFound } from '../framework/errors.ts';
+import type { BuiltinServices } from './builtin.ts';
 
 /**
  * `sys/policies/password/:name` and `.../generate`: named password policies (HCL or JSON, optionally
@@ -11,15 +12,15 @@ import { badRequest, notFound } from '../framework/errors.ts';
  */
 
 const partition = 'password-policies';
-const nameField = z.string().regex(/^[^/]+$/, 'must be a policy name');
+const nameField = z.string().regex(/^[^/]+$/, 'must be a policy name').describe('The name of the password policy.');
 
 interface StoredPolicy {
   policy: string;
 }
 
 /** The parsed policy called `name`, or undefined when there is none. */
-export async function loadPasswordPolicy(core: Core, name: string): Promise<PasswordPolicy | undefined> {
-  const item = await core.store.get(partition, name);
+export async function loadPasswordPolicy(services: { store: Pick<Store, 'get'> }, name: string): Promise<PasswordPolicy | undefined> {
+  const item = await services.store.get(partition, name);
   return item ? parsePasswordPolicy((item.value as StoredPolicy).policy) : undefined;
 }
 
@@ -33,20 +34,22 @@ function decodePolicy(text: string): string {
   return text;
 }
 
-export const passwordPolicyPaths: PathSpec[] = [
+export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): PathSpec[] => [
   path({
     pattern: 'policies/password',
     fields: z.object({}),
+    summaries: { list: 'Lists the names of the password policies.' },
     operations: {
-      list: async ({ core }) => ({ data: { keys: (await core.store.prefix(partition, '')).map((item) => item.sk).sort() } }),
+      list: async () => ({ data: { keys: (await services.store.prefix(partition, '')).map((item) => item.sk).sort() } }),
     },
   }),
   path({
     pattern: 'policies/password/:name/generate',
     fields: z.object({ name: nameField }),
+    summaries: { read: 'Generates a password from the password policy.' },
     operations: {
-      read: async ({ core, data }) => {
-        const policy = await loadPasswordPolicy(core, data.name);
+      read: async ({ data }) => {
+        const policy = await loadPasswordPolicy(services, data.name);
         if (!policy) throw notFound(`no password policy named "${data.name}"`);
         return { data: { password: generatePassword(policy) } };
       },
@@ -54,13 +57,21 @@ export const passwordPolicyPaths: PathSpec[] = [
   }),
   path({
     pattern: 'policies/password/:name',
-    fields: z.object({ name: nameField, policy: z.string().optional() }),
+    fields: z.object({
+      name: nameField,
+      policy: z.string().optional().describe('The password policy: its rules in HCL or JSON, optionally base64-encoded.'),
+    }),
+    summaries: {
+      read: 'Reads a password policy.',
+      update: 'Adds a new or updates an existing password policy.',
+      delete: 'Deletes a password policy.',
+    },
     operations: {
-      read: async ({ core, data }) => {
-        const item = await core.store.get(partition, data.name);
+      read: async ({ data }) => {
+        const item = await services.store.get(partition, data.name);
         return item ? { data: { policy: (item.value as StoredPolicy).policy } } : undefined;
       },
-      update: async ({ core, data }) => {
+      update: async ({ data }) => {
         if (data.policy === undefined || data.policy.trim() === '') throw badRequest('missing "policy": the password policy document is required');
         const policy = decodePolicy(data.policy);
         try {
@@ -70,11 +81,11 @@ export const passwordPolicyPaths: PathSpec[] = [
           if (error instanceof PasswordPolicyError) throw badRequest(`invalid "policy": ${error.message}`);
           throw error;
         }
-        await core.store.put({ Item: { pk: partition, sk: data.name, value: { policy } satisfies StoredPolicy } });
+        await services.store.put({ Item: { pk: partition, sk: data.name, value: { policy } satisfies StoredPolicy } });
         return undefined;
       },
-      delete: async ({ core, data }) => {
-        await core.store.delete({ Key: { pk: partition, sk: data.name } });
+      delete: async ({ data }) => {
+        await services.store.delete({ Key: { pk: partition, sk: data.name } });
         return undefined;
       },
     },

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { type PathSpec, path } from '../framework/backend.ts';
+import type { BuiltinServices } from './builtin.ts';
 import { isInitialized } from './init.ts';
 import { buildDate, clusterId, clusterName, version } from './server-identity.ts';
 
@@ -8,18 +9,19 @@ import { buildDate, clusterId, clusterName, version } from './server-identity.ts
  * has no seal and no standby: every process answers as an unsealed, single active node of a cluster without HA
  * storage would (`vault status`, hvac's `is_sealed`, node-vault's `status()` ask these).
  */
-export const sealStatusAndLeaderPaths: PathSpec[] = [
+export const sealStatusAndLeaderPaths = (services: Pick<BuiltinServices, 'store'>): PathSpec[] => [
   path({
     pattern: 'seal-status',
     fields: z.object({}),
     unauthenticated: true,
+    summaries: { read: 'Checks the seal status of the server.' },
     operations: {
-      read: async ({ core }) => ({
+      read: async () => ({
         raw: {
           status: 200,
           body: {
             type: 'shamir',
-            initialized: await isInitialized(core),
+            initialized: await isInitialized(services),
             sealed: false,
             t: 1,
             n: 1,
@@ -29,7 +31,7 @@ export const sealStatusAndLeaderPaths: PathSpec[] = [
             build_date: buildDate,
             migration: false,
             cluster_name: clusterName,
-            cluster_id: await clusterId(core),
+            cluster_id: await clusterId(services),
             recovery_seal: false,
             storage_type: 'dynamodb',
           },
@@ -41,6 +43,7 @@ export const sealStatusAndLeaderPaths: PathSpec[] = [
     pattern: 'leader',
     fields: z.object({}),
     unauthenticated: true,
+    summaries: { read: 'Returns the high availability status and current leader instance of the server.' },
     operations: {
       read: async () => ({
         raw: {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Core } from '../../core.ts';
+import type { BuiltinServices } from './builtin.ts';
 
 /** What `sys/health`, `sys/seal-status` and `sys/leader` say about the server. */
 export const version = '0.1.0';
@@ -7,8 +7,8 @@ export const clusterName = 'keyhaven';
 export const buildDate = '2026-11-01T00:00:00Z';
 
 /** A uuid-shaped id that stays the same for one table: derived from when it was initialised. */
-export async function clusterId(core: Core): Promise<string> {
-  const init = await core.store.get('sys', 'init');
+export async function clusterId(services: Pick<BuiltinServices, 'store'>): Promise<string> {
+  const init = await services.store.get('sys', 'init');
   if (!init) return '';
   const hex = createHash('sha256')
     .update(`keyhaven-cluster|${String(init.initializedAt)}`)

@@ -1,28 +1,36 @@
-import { auditPaths } from '../audit/audit-paths.ts';
-import type { Backend } from '../framework/backend.ts';
-import { leasePaths } from '../leases/lease-paths.ts';
-import { mountPaths } from '../mounts/mount-paths.ts';
-import { legacyPolicyPaths } from '../policies/legacy-policy-paths.ts';
-import { policyPaths } from '../policies/policy-paths.ts';
+import type { PathSpec } from '../framework/backend.ts';
+import { auditPaths } from './audit-paths.ts';
+import { type BuiltinServices, builtin } from './builtin.ts';
 import { healthAndInitPaths } from './health-and-init.ts';
 import { internalUiMountPaths } from './internal-ui-mounts.ts';
+import { leasePaths } from './leases-paths.ts';
+import { type MountServices, mountPaths } from './mounts-paths.ts';
+import { openApiPaths } from './openapi-paths.ts';
 import { passwordPolicyPaths } from './password-policies.ts';
+import { policyPaths } from './policies-paths.ts';
+import { legacyPolicyPaths } from './policy-paths.ts';
 import { sealStatusAndLeaderPaths } from './seal-status-and-leader.ts';
 
+/** What the system backend's paths use, all told. */
+export type SystemServices = MountServices & Pick<BuiltinServices, 'policies' | 'audit' | 'backends'>;
+
+/**
+ * The system backend's path tables, each given only the services it uses. A new table is one more line here (its
+ * file named for its URL under `sys/`).
+ */
+const systemPaths = (services: SystemServices): PathSpec[] => [
+  ...healthAndInitPaths(services),
+  ...sealStatusAndLeaderPaths(services),
+  ...policyPaths(services),
+  ...legacyPolicyPaths(services),
+  ...mountPaths(services, 'secret'),
+  ...mountPaths(services, 'auth'),
+  ...leasePaths(services),
+  ...passwordPolicyPaths(services),
+  ...auditPaths(services),
+  ...internalUiMountPaths(services),
+  ...openApiPaths(services),
+];
+
 /** `sys/`: health, init, seal status, leader, audit devices, ACL (also under the legacy `sys/policy`) and password policies, capabilities, mounts, auth mounts, leases. */
-export const systemBackend: Backend = {
-  type: 'system',
-  kind: 'secret',
-  paths: [
-    ...healthAndInitPaths,
-    ...sealStatusAndLeaderPaths,
-    ...policyPaths,
-    ...legacyPolicyPaths,
-    ...mountPaths('secret'),
-    ...mountPaths('auth'),
-    ...leasePaths,
-    ...passwordPolicyPaths,
-    ...auditPaths,
-    ...internalUiMountPaths,
-  ],
-};
+export const systemBackend = builtin('system', 'secret', systemPaths);

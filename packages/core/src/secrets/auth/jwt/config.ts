@@ -1,12 +1,13 @@
 import * as z from 'zod';
 import { parseCaBundle } from '../../../lib/fetch-with-ca.ts';
 import { uuid } from '../../../lib/random.ts';
+import { badRequest } from '../../../lib/errors.ts';
+import { supportedAlgorithms } from '../../../lib/jwt/algorithms.ts';
+import { fetchKeySource, parsePublicKeyPem } from '../../../lib/jwt/keys.ts';
 import { path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { bool, jsonValue, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
-import { supportedAlgorithms } from './algorithms.ts';
-import { checkRemoteKeys, parsePublicKeyPem } from './keys.ts';
+import { keySource } from './keys.ts';
 import { ProcessCache } from './process-cache.ts';
 
 /** The mount's `config`, as stored. Every write replaces it; `version` names the key caches built from it. */
@@ -33,26 +34,32 @@ export interface JwtConfig {
 const configKey = 'config';
 const configCache = new ProcessCache<JwtConfig | undefined>();
 
-const jwksPair = z.object({ jwks_url: z.string().min(1, 'each pair needs a jwks_url'), jwks_ca_pem: z.string().optional() }).strict();
+const jwksPair = z
+  .object({
+    jwks_url: z.string().min(1, 'each pair needs a jwks_url').describe('A JWKS URL to use to authenticate signatures.'),
+    jwks_ca_pem: z.string().optional().describe('The CA certificate or chain of certificates, in PEM format, for connections to this JWKS URL.'),
+  })
+  .strict();
 
 const fields = z.object({
-  oidc_discovery_url: z.string().optional(),
-  oidc_discovery_ca_pem: z.string().optional(),
-  oidc_client_id: z.string().optional(),
-  oidc_client_secret: z.string().optional(),
-  oidc_response_mode: z.string().optional(),
-  oidc_response_types: stringList.optional(),
-  jwks_url: z.string().optional(),
-  jwks_ca_pem: z.string().optional(),
+  oidc_discovery_url: z.string().optional().describe('OIDC Discovery URL, without any .well-known component (base path). Cannot be used with "jwks_url" or "jwt_validation_pubkeys".'),
+  oidc_discovery_ca_pem: z.string().optional().describe('The CA certificate or chain of certificates, in PEM format, to use to validate connections to the OIDC Discovery URL. If not set, system certificates are used.'),
+  oidc_client_id: z.string().optional().describe('The OAuth Client ID configured with your OIDC provider.'),
+  oidc_client_secret: z.string().optional().describe('The OAuth Client Secret configured with your OIDC provider. Never shown on read.'),
+  oidc_response_mode: z.string().optional().describe("The response mode to be used in the OAuth2 request: 'query' (the default) or 'form_post'."),
+  oidc_response_types: stringList.optional().describe("The response types to request: 'code' (the default) and/or 'id_token'; 'id_token' needs the 'form_post' response mode."),
+  jwks_url: z.string().optional().describe('JWKS URL to use to authenticate signatures. Cannot be used with "oidc_discovery_url" or "jwt_validation_pubkeys".'),
+  jwks_ca_pem: z.string().optional().describe('The CA certificate or chain of certificates, in PEM format, to use to validate connections to the JWKS URL. If not set, system certificates are used.'),
   jwks_pairs: z
     .array(z.union([jwksPair, z.string().transform((text, ctx) => parsePairJson(text, ctx))]))
-    .optional(),
-  jwt_validation_pubkeys: stringList.optional(),
-  bound_issuer: z.string().optional(),
-  jwt_supported_algs: stringList.optional(),
-  default_role: z.string().optional(),
-  provider_config: z.record(z.string(), jsonValue).optional(),
-  namespace_in_state: bool.optional(),
+    .optional()
+    .describe('A list of JWKS URLs and their optional CA certificates (objects, or JSON strings, with "jwks_url" and "jwks_ca_pem"); a token verifies against any of them. Cannot be used with "jwks_url" or "jwks_ca_pem".'),
+  jwt_validation_pubkeys: stringList.optional().describe('A list of PEM-encoded public keys (or certificates) to use to authenticate signatures locally. Cannot be used with "jwks_url" or "oidc_discovery_url".'),
+  bound_issuer: z.string().optional().describe("The value against which to match the 'iss' claim in a JWT."),
+  jwt_supported_algs: stringList.optional().describe('A list of supported signing algorithms. JWT logins accept every supported algorithm when empty; OIDC logins default to RS256.'),
+  default_role: z.string().optional().describe('The default role to use if none is provided during login.'),
+  provider_config: z.record(z.string(), jsonValue).optional().describe('Provider-specific configuration (for group fetching from Azure, Google Workspace or Okta); this service supports none, so only an empty map is accepted.'),
+  namespace_in_state: bool.optional().describe('Pass the namespace in the OIDC state parameter instead of as a separate query parameter. Defaults to true for new configs.'),
 });
 
 type ConfigInput = z.output<typeof fields>;
@@ -62,6 +69,10 @@ export const configPaths = [
   path({
     pattern: 'config',
     fields,
+    summaries: {
+      read: 'Read the current JWT/OIDC authentication backend configuration.',
+      update: 'Configure the JWT/OIDC authentication backend: the keys or provider that validate tokens, and the OIDC client.',
+    },
     operations: {
       read: async (request) => {
         const config = await loadConfig(request);
@@ -71,7 +82,7 @@ export const configPaths = [
         const existing = await readStoredConfig(request.storage);
         const config = await validateConfig(request.data, existing, request.storage);
         await request.storage.put(configKey, config as unknown as Record<string, unknown>);
-        configCache.set(request.storage.pk, config, request.core.clock);
+        configCache.set(request.mount.uuid, config, request.system.clock);
         return undefined;
       },
     },
@@ -79,8 +90,8 @@ export const configPaths = [
 ];
 
 /** The mount's config, through the per-process cache (login reads it on every request). */
-export function loadConfig(request: Pick<Request, 'storage' | 'core'>): Promise<JwtConfig | undefined> {
-  return configCache.get(request.storage.pk, request.core.clock, () => readStoredConfig(request.storage));
+export function loadConfig(request: Pick<Request, 'storage' | 'system' | 'mount'>): Promise<JwtConfig | undefined> {
+  return configCache.get(request.mount.uuid, request.system.clock, () => readStoredConfig(request.storage));
 }
 
 export function clientSecret(storage: MountStorage, config: JwtConfig): string {
@@ -201,7 +212,11 @@ async function validateConfig(input: ConfigInput, existing: JwtConfig | undefine
   for (const url of [config.oidc_discovery_url, config.jwks_url, ...config.jwks_pairs.map((pair) => pair.jwks_url)]) {
     if (url && !/^https?:\/\//i.test(url)) throw badRequest(`"${url}" is not an http or https URL`);
   }
-  await checkRemoteKeys(config, secret);
+  try {
+    await fetchKeySource(config.version, keySource(config));
+  } catch (error) {
+    throw badRequest((error as Error).message);
+  }
   return config;
 }
 

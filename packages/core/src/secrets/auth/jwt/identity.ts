@@ -38,17 +38,17 @@ const known = new Map<string, { entityId: string; fingerprint: string }>();
 
 /** The entity id for a login's alias, creating or updating the entity and its group aliases as needed. */
 export async function resolveEntity(
-  request: Pick<Request, 'storage' | 'core' | 'mount'>,
+  request: Pick<Request, 'storage' | 'system' | 'mount'>,
   alias: { name: string; metadata: Record<string, string> },
   groups: string[],
 ): Promise<string> {
-  const { storage, core } = request;
-  const cacheKey = `${storage.pk}|${alias.name}`;
+  const { storage, system } = request;
+  const cacheKey = `${request.mount.uuid}|${alias.name}`;
   const fingerprint = JSON.stringify([alias.metadata, groups]);
   const hit = known.get(cacheKey);
   if (hit && hit.fingerprint === fingerprint) return hit.entityId;
 
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   const groupAliases = await Promise.all(groups.map((name) => ensureGroupAlias(storage, name)));
   let entityId = (await storage.get<AliasRecord>(aliasKey(alias.name)))?.entity_id;
   if (!entityId) {
@@ -62,14 +62,9 @@ export async function resolveEntity(
       updated_at: now,
     };
     try {
-      await core.store.transact([
-        {
-          Put: {
-            Item: { pk: storage.pk, sk: aliasKey(alias.name), value: { entity_id: created.id, name: alias.name } },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        { Put: { Item: { pk: storage.pk, sk: entityKey(created.id), value: created } } },
+      await storage.transact([
+        { Put: { key: aliasKey(alias.name), item: { value: { entity_id: created.id, name: alias.name } }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { key: entityKey(created.id), item: { value: created } } },
       ]);
       entityId = created.id;
     } catch (error) {

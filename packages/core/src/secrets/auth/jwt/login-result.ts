@@ -1,12 +1,12 @@
 import ipaddr from 'ipaddr.js';
-import type { Core } from '../../../core.ts';
+import { badRequest, permissionDenied } from '../../../lib/errors.ts';
+import type { Claims } from '../../../lib/jwt/claims.ts';
 import type { LoginResult, Reply, Request } from '../../framework/backend.ts';
-import { badRequest, permissionDenied } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { TokenEntry } from '../../tokens/token-entry.ts';
-import { type Claims, checkBoundClaims, claimMetadata, groupNames, userName } from './claims.ts';
+import { checkBoundClaims, claimMetadata, groupNames, userName } from './claims.ts';
 import { resolveEntity } from './identity.ts';
-import { type JwtRole, loadRole } from './roles.ts';
+import { type JwtRole, readRole } from './roles.ts';
 
 /** Vault's rule, checked before any token is looked at: the caller's address must be inside the role's CIDRs. */
 export function requireAllowedAddress(role: JwtRole, clientIp: string): void {
@@ -59,12 +59,13 @@ export function loginResult(role: JwtRole, who: { displayName: string; metadata:
 
 /**
  * What a renewal of a token this method issued gets, as Vault's `pathLoginRenew` decides it: the role (named
- * in the token's `role` metadata) must still exist, and its current TTL, max TTL and period apply.
+ * in the token's `role` metadata) must still exist, and its current TTL, max TTL and period apply (read past
+ * the per-process cache: a renewal is rare and must see the role as it is now).
  */
-export async function renewLogin(context: { entry: TokenEntry; storage: MountStorage; core: Core }): Promise<{ ttl: number; maxTtl: number; period: number }> {
+export async function renewLogin(context: { entry: TokenEntry; storage: MountStorage }): Promise<{ ttl: number; maxTtl: number; period: number }> {
   const name = context.entry.meta.role;
   if (!name) throw badRequest('failed to fetch the role name during renewal');
-  const role = await loadRole(context, name);
+  const role = await readRole(context, name);
   if (!role) throw badRequest(`role ${name} does not exist during renewal`);
   return { ttl: role.token_ttl, maxTtl: role.token_max_ttl, period: role.token_period };
 }

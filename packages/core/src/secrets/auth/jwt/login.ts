@@ -1,16 +1,18 @@
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { badRequest } from '../../../lib/errors.ts';
+import { ClaimError } from '../../../lib/jwt/claims.ts';
+import { TokenInvalid } from '../../../lib/jwt/keys.ts';
+import { verifyJwt } from '../../../lib/jwt/verify.ts';
 import { path, type Reply, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
-import { ClaimError, type Claims, checkExpectedClaims, checkTimes } from './claims.ts';
-import { clientSecret, loadConfig } from './config.ts';
-import { loginAlgorithms, signatureCheck, TokenInvalid } from './keys.ts';
+import { loadConfig } from './config.ts';
+import { keySource, loginAlgorithms } from './keys.ts';
 import { finishLogin, requireAllowedAddress } from './login-result.ts';
 import { loadRole, roleName } from './roles.ts';
 
 const fields = z.object({
-  role: z.string().optional(),
-  jwt: z.string().optional(),
+  role: z.string().optional().describe('Name of the role against which the login is being attempted. Defaults to the configured default_role if not provided.'),
+  jwt: z.string().optional().describe('The signed JWT to validate.'),
 });
 
 /** `auth/<mount>/login`: a signed JWT for a token. */
@@ -19,6 +21,7 @@ export const loginPaths = [
     pattern: 'login',
     fields,
     unauthenticated: true,
+    summaries: { update: 'Authenticates to Vault using a JWT (or OIDC) token.' },
     operations: { update: (request) => login(request) },
   }),
 ];
@@ -35,28 +38,24 @@ async function login(request: Request<z.output<typeof fields>>): Promise<Reply> 
   if (!jwt) throw badRequest("missing token: the 'jwt' field is required");
   requireAllowedAddress(role, request.clientIp);
 
-  let claims: Claims;
   try {
-    const check = await signatureCheck(config, clientSecret(request.storage, config));
-    const payload = await check(jwt, loginAlgorithms(config));
-    claims = parseClaims(payload);
-    checkExpectedClaims(claims, { issuer: config.bound_issuer, subject: role.bound_subject, audiences: role.bound_audiences, strictAudience: true });
-    checkTimes(claims, role, epochSeconds(request.core.clock));
+    const claims = await verifyJwt(
+      jwt,
+      { version: config.version, source: keySource(config) },
+      {
+        algorithms: loginAlgorithms(config),
+        issuers: config.bound_issuer ? [config.bound_issuer] : [],
+        subject: role.bound_subject,
+        audiences: role.bound_audiences,
+        refuseUnexpectedAudience: true,
+        leeways: { clockSkew: role.clock_skew_leeway, expiration: role.expiration_leeway, notBefore: role.not_before_leeway },
+        now: epochSeconds(request.system.clock),
+      },
+    );
     return await finishLogin(request, role, roleName(name), claims);
   } catch (error) {
     if (error instanceof TokenInvalid) throw badRequest(`error validating token: ${error.message}`);
     if (error instanceof ClaimError) throw badRequest(error.message);
     throw error;
   }
-}
-
-function parseClaims(payload: Uint8Array): Claims {
-  let claims: unknown;
-  try {
-    claims = JSON.parse(new TextDecoder().decode(payload));
-  } catch {
-    throw new TokenInvalid('the JWT payload is not JSON');
-  }
-  if (claims === null || typeof claims !== 'object' || Array.isArray(claims)) throw new TokenInvalid('the JWT payload is not a JSON object');
-  return claims as Claims;
 }

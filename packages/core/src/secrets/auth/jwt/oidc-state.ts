@@ -18,29 +18,34 @@ export interface OidcState {
 
 const stateKey = (state: string) => `oidc-state/${state}`;
 
-export async function saveState(request: Pick<Request, 'storage' | 'core'>, state: string, value: Omit<OidcState, 'code_verifier_sealed'> & { code_verifier: string }): Promise<void> {
+export async function saveState(
+  request: Pick<Request, 'storage' | 'system'>,
+  state: string,
+  value: Omit<OidcState, 'code_verifier_sealed'> & { code_verifier: string },
+): Promise<void> {
   const { code_verifier, ...rest } = value;
   const stored: OidcState = { ...rest, code_verifier_sealed: code_verifier ? request.storage.seal(stateKey(state), code_verifier) : '' };
-  await request.core.store.put({
-    Item: { pk: request.storage.pk, sk: stateKey(state), value: stored, expiresAt: epochSeconds(request.core.clock) + oidcStateSeconds },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  });
+  await request.storage.putItem(
+    stateKey(state),
+    { value: stored, expiresAt: epochSeconds(request.system.clock) + oidcStateSeconds },
+    { ConditionExpression: 'attribute_not_exists(pk)' },
+  );
 }
 
 /**
  * Takes the flow's state out of the table: a conditional delete, so of two callbacks with the same state only
  * one gets it. Expired state (DynamoDB's TTL deletes late) counts as missing.
  */
-export async function takeState(request: Pick<Request, 'storage' | 'core'>, state: string): Promise<(OidcState & { code_verifier: string }) | undefined> {
+export async function takeState(request: Pick<Request, 'storage' | 'system'>, state: string): Promise<(OidcState & { code_verifier: string }) | undefined> {
   if (!state || state.length > 512) return undefined;
   let item: Record<string, unknown> | undefined;
   try {
-    item = await request.core.store.delete({ Key: { pk: request.storage.pk, sk: stateKey(state) }, ConditionExpression: 'attribute_exists(pk)' });
+    item = await request.storage.delete(stateKey(state), { ConditionExpression: 'attribute_exists(pk)' });
   } catch (error) {
     if (error instanceof ConditionFailed) return undefined;
     throw error;
   }
-  if (!item || (item.expiresAt as number) <= epochSeconds(request.core.clock)) return undefined;
+  if (!item || (item.expiresAt as number) <= epochSeconds(request.system.clock)) return undefined;
   const stored = item.value as OidcState;
   return { ...stored, code_verifier: stored.code_verifier_sealed ? request.storage.open(stateKey(state), stored.code_verifier_sealed) : '' };
 }

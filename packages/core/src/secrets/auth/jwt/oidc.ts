@@ -1,13 +1,16 @@
 import { decodeProtectedHeader } from 'jose';
 import * as client from 'openid-client';
 import * as z from 'zod';
+import type { Clock } from '../../../lib/clock.ts';
+import { badRequest } from '../../../lib/errors.ts';
+import { ClaimError, type Claims } from '../../../lib/jwt/claims.ts';
+import { describeError } from '../../../lib/jwt/keys.ts';
+import { keepJwksCache, providerMetadata, relyingParty } from '../../../lib/jwt/provider.ts';
+import { checkExpectedClaims } from '../../../lib/jwt/verify.ts';
 import { path, type Reply, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
-import { ClaimError, type Claims, checkExpectedClaims } from './claims.ts';
 import { clientSecret, isOidcConfigured, type JwtConfig, loadConfig } from './config.ts';
-import { describe } from './keys.ts';
+import { providerOf } from './keys.ts';
 import { finishLogin, requireAllowedAddress } from './login-result.ts';
-import { keepJwksCache, relyingParty, serverMetadata } from './oidc-client.ts';
 import { saveState, takeState } from './oidc-state.ts';
 import { type JwtRole, loadRole, roleName } from './roles.ts';
 
@@ -15,20 +18,20 @@ import { type JwtRole, loadRole, roleName } from './roles.ts';
 const loginFailed = 'Vault login failed.';
 
 const authUrlFields = z.object({
-  role: z.string().optional(),
-  redirect_uri: z.string().optional(),
-  client_nonce: z.string().optional(),
+  role: z.string().optional().describe('The role to issue an OIDC authorization URL against. Defaults to the configured default_role.'),
+  redirect_uri: z.string().optional().describe("The OAuth redirect_uri to use in the authorization URL; it must be one of the role's allowed_redirect_uris."),
+  client_nonce: z.string().optional().describe('Optional client-provided nonce that must match the client_nonce value provided during a subsequent request to the callback API.'),
 });
 
 const callbackFields = z.object({
-  state: z.string().optional(),
-  code: z.string().optional(),
-  id_token: z.string().optional(),
-  client_nonce: z.string().optional(),
-  nonce: z.string().optional(),
-  iss: z.string().optional(),
-  error: z.string().optional(),
-  error_description: z.string().optional(),
+  state: z.string().optional().describe('Opaque state ID that is part of the authorization URL and is returned by the provider.'),
+  code: z.string().optional().describe('The authorization code returned by the provider (the code flow).'),
+  id_token: z.string().optional().describe('The ID token returned by the provider (the implicit flow, posted with form_post).'),
+  client_nonce: z.string().optional().describe('Optional client-provided nonce that must match the client_nonce value provided during the prior request to the auth_url API.'),
+  nonce: z.string().optional().describe('The nonce of the authorization request, when the client passes it back.'),
+  iss: z.string().optional().describe('The issuer of the authorization response (RFC 9207), when the provider sends one.'),
+  error: z.string().optional().describe('The error code the provider answered with instead of a code or ID token.'),
+  error_description: z.string().optional().describe("The provider's description of that error."),
 });
 
 type CallbackInput = z.output<typeof callbackFields>;
@@ -39,12 +42,17 @@ export const oidcPaths = [
     pattern: 'oidc/auth_url',
     fields: authUrlFields,
     unauthenticated: true,
+    summaries: { update: 'Obtain an authorization URL from the OIDC provider, to start an OIDC login.' },
     operations: { update: (request) => authUrl(request) },
   }),
   path({
     pattern: 'oidc/callback',
     fields: callbackFields,
     unauthenticated: true,
+    summaries: {
+      read: "Exchange an authorization code (the 'query' response mode) for an OIDC ID token, and log in with it.",
+      update: "Receive the provider's response posted with the 'form_post' response mode, and log in with it.",
+    },
     operations: { read: (request) => callback(request), update: (request) => callback(request) },
   }),
 ];
@@ -63,18 +71,18 @@ async function authUrl(request: Request<z.output<typeof authUrlFields>>): Promis
   // As in Vault, a disallowed redirect or an unreachable provider gives an empty URL, not a reason.
   const empty = { data: { auth_url: '' } };
   if (!validRedirect(redirectUri, role.allowed_redirect_uris)) {
-    request.core.log.info('oidc auth_url: redirect_uri not allowed by the role', { role: roleName(name), redirectUri });
+    request.system.log.info('oidc auth_url: redirect_uri not allowed by the role', { role: roleName(name), redirectUri });
     return empty;
   }
   const secret = clientSecret(request.storage, config);
   let server: client.ServerMetadata;
   try {
-    server = await serverMetadata(config, secret);
+    server = await providerMetadata(config.version, providerOf(config));
   } catch (error) {
-    request.core.log.error('oidc auth_url: provider discovery failed', { error: describe(error) });
+    request.system.log.error('oidc auth_url: provider discovery failed', { error: describeError(error) });
     return empty;
   }
-  const rp = relyingParty(config, server, secret, request.core.clock);
+  const rp = mountRelyingParty(config, server, secret, request.system.clock);
   const implicit = config.oidc_response_types.includes('id_token');
   const state = client.randomState();
   const nonce = client.randomNonce();
@@ -119,13 +127,13 @@ async function callback(request: Request<CallbackInput>): Promise<Reply> {
   const secret = clientSecret(request.storage, config);
   let server: client.ServerMetadata;
   try {
-    server = await serverMetadata(config, secret);
+    server = await providerMetadata(config.version, providerOf(config));
   } catch (error) {
-    throw badRequest(`${loginFailed} No response from provider: ${describe(error)}.`);
+    throw badRequest(`${loginFailed} No response from provider: ${describeError(error)}.`);
   }
-  const rp = relyingParty(config, server, secret, request.core.clock);
+  const rp = mountRelyingParty(config, server, secret, request.system.clock);
   const claims = await providerClaims(request, config, role, rp, server, flow, input);
-  keepJwksCache(config, rp);
+  keepJwksCache(config.version, rp);
   try {
     return await finishLogin(request, role, flow.role, claims);
   } catch (error) {
@@ -155,7 +163,7 @@ async function providerClaims(
     try {
       claims = { ...(await client.implicitAuthentication(rp, response, flow.nonce, checks)) };
     } catch (error) {
-      throw badRequest(`Token verification failed. ${describe(error)}`);
+      throw badRequest(`Token verification failed. ${describeError(error)}`);
     }
     idToken = input.id_token;
   } else {
@@ -167,7 +175,7 @@ async function providerClaims(
       idToken = tokens.id_token ?? '';
       accessToken = tokens.access_token;
     } catch (error) {
-      throw badRequest(`${loginFailed} Error exchanging oidc code: ${JSON.stringify(describe(error))}.`);
+      throw badRequest(`${loginFailed} Error exchanging oidc code: ${JSON.stringify(describeError(error))}.`);
     }
   }
   const algs = config.jwt_supported_algs.length > 0 ? config.jwt_supported_algs : ['RS256'];
@@ -175,11 +183,11 @@ async function providerClaims(
   if (!alg || !algs.includes(alg)) throw badRequest(`Token verification failed. The ID token is signed with ${alg}, which 'jwt_supported_algs' does not allow.`);
   if (role.verbose_oidc_logging) {
     // Claims only, never the token itself: the signature would let a reader replay it.
-    request.core.log.info('oidc provider response', { claims: JSON.stringify(claims) });
+    request.system.log.info('oidc provider response', { claims: JSON.stringify(claims) });
   }
   delete claims.nonce;
   try {
-    checkExpectedClaims(claims, { issuer: '', subject: role.bound_subject, audiences: role.bound_audiences, strictAudience: false });
+    checkExpectedClaims(claims, { subject: role.bound_subject, audiences: role.bound_audiences });
   } catch (error) {
     if (error instanceof ClaimError) throw badRequest(error.message);
     throw error;
@@ -188,10 +196,26 @@ async function providerClaims(
     try {
       Object.assign(claims, await client.fetchUserInfo(rp, accessToken, String(claims.sub)));
     } catch (error) {
-      request.core.log.info('oidc: reading the userinfo endpoint failed; continuing with the ID token claims', { error: describe(error) });
+      request.system.log.info('oidc: reading the userinfo endpoint failed; continuing with the ID token claims', { error: describeError(error) });
     }
   }
   return claims;
+}
+
+/** The relying party for one request, as the mount's config describes the client. */
+function mountRelyingParty(config: JwtConfig, server: client.ServerMetadata, secret: string, clock: Clock): client.Configuration {
+  return relyingParty(
+    config.version,
+    server,
+    {
+      ...providerOf(config),
+      clientId: config.oidc_client_id,
+      clientSecret: secret,
+      algorithms: config.jwt_supported_algs,
+      idTokenResponse: config.oidc_response_types.includes('id_token'),
+    },
+    clock,
+  );
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Clock } from '../../../lib/clock.ts';
  */
 export const cacheSeconds = 5;
 
-/** A small per-process cache whose entries age on the core's clock, so tests that move time see re-reads. */
+/** A small per-process cache whose entries age on the system clock (`request.system.clock`), so tests that move time see re-reads. */
 export class ProcessCache<Value> {
   private readonly entries = new Map<string, { value: Value; loadedAt: number }>();
 

@@ -1,8 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import { DurationError, maxDurationSeconds, parseDuration } from '../../../lib/duration.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { path, type Reply, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { bool, count, duration, jsonValue, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { ProcessCache } from './process-cache.ts';
@@ -63,39 +63,39 @@ const leeway = z.union([z.number().int(), z.string()]).transform((value, ctx) =>
 const tokenTypes = ['default', 'service', 'batch', 'default-service', 'default-batch'] as const;
 
 const roleFields = z.object({
-  name: z.string(),
-  role_type: z.string().optional(),
-  bound_audiences: stringList.optional(),
-  user_claim: z.string().optional(),
-  user_claim_json_pointer: bool.optional(),
-  clock_skew_leeway: leeway.optional(),
-  expiration_leeway: leeway.optional(),
-  not_before_leeway: leeway.optional(),
-  bound_subject: z.string().optional(),
-  bound_claims: z.record(z.string(), jsonValue).optional(),
-  bound_claims_type: z.string().optional(),
-  groups_claim: z.string().optional(),
-  claim_mappings: z.record(z.string(), z.string()).optional(),
-  oidc_scopes: stringList.optional(),
-  allowed_redirect_uris: stringList.optional(),
-  verbose_oidc_logging: bool.optional(),
-  max_age: duration.optional(),
-  token_ttl: duration.optional(),
-  token_max_ttl: duration.optional(),
-  token_explicit_max_ttl: duration.optional(),
-  token_period: duration.optional(),
-  token_policies: stringList.optional(),
-  token_bound_cidrs: stringList.optional(),
-  token_no_default_policy: bool.optional(),
-  token_num_uses: count.optional(),
-  token_type: z.enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` }).optional(),
+  name: z.string().describe('Name of the role.'),
+  role_type: z.string().optional().describe("Type of the role, either 'jwt' or 'oidc' (the default)."),
+  bound_audiences: stringList.optional().describe("Comma-separated list of 'aud' claims that are valid for login; any match is sufficient."),
+  user_claim: z.string().optional().describe('The claim to use for the Identity entity alias name.'),
+  user_claim_json_pointer: bool.optional().describe("If true, the user_claim value will use JSON pointer syntax for referencing claims."),
+  clock_skew_leeway: leeway.optional().describe('Duration in seconds of leeway when validating all claims to account for clock skew. Defaults to 60 (1 minute) if set to 0 and can be disabled if set to -1.'),
+  expiration_leeway: leeway.optional().describe("Duration in seconds of leeway when validating expiration of a token to account for clock skew. Defaults to 150 (2.5 minutes) if set to 0 and can be disabled if set to -1."),
+  not_before_leeway: leeway.optional().describe("Duration in seconds of leeway when validating not before values of a token to account for clock skew. Defaults to 150 (2.5 minutes) if set to 0 and can be disabled if set to -1."),
+  bound_subject: z.string().optional().describe("The 'sub' claim that is valid for login. Optional."),
+  bound_claims: z.record(z.string(), jsonValue).optional().describe('Map of claims and values to match against: every claim must be present and match one of its values (a list means any).'),
+  bound_claims_type: z.string().optional().describe("How to interpret values in the map of claims/values (which must match for login): allowed values are 'string' (the default) or 'glob'."),
+  groups_claim: z.string().optional().describe('The claim to use for the Identity group alias names.'),
+  claim_mappings: z.record(z.string(), z.string()).optional().describe('Mappings of claims (key) that will be copied to a metadata field (value).'),
+  oidc_scopes: stringList.optional().describe("Comma-separated list of OIDC scopes to request besides 'openid'."),
+  allowed_redirect_uris: stringList.optional().describe("Comma-separated list of allowed values for redirect_uri; required for 'oidc' roles."),
+  verbose_oidc_logging: bool.optional().describe('Log the claims received from the OIDC provider at each login (never the tokens). Not recommended in production since sensitive information may be present in OIDC responses.'),
+  max_age: duration.optional().describe('Specifies the allowable elapsed time in seconds since the last time the user was actively authenticated with the OIDC provider.'),
+  token_ttl: duration.optional().describe('The initial ttl of the token to generate.'),
+  token_max_ttl: duration.optional().describe('The maximum lifetime of the generated token.'),
+  token_explicit_max_ttl: duration.optional().describe('If set, tokens created via this role carry an explicit maximum TTL. During renewal, the current maximum TTL values of the role and the mount are not checked for changes, and any updates to these values will have no effect on the token being renewed.'),
+  token_period: duration.optional().describe('If set, tokens created via this role will have no max lifetime; instead, their renewal period will be fixed to this value. This takes an integer number of seconds, or a string duration (e.g. "24h").'),
+  token_policies: stringList.optional().describe('Comma-separated list of policies.'),
+  token_bound_cidrs: stringList.optional().describe('Comma-separated list of IP CIDRS that are allowed to authenticate against this role.'),
+  token_no_default_policy: bool.optional().describe("If true, the 'default' policy will not automatically be added to generated tokens."),
+  token_num_uses: count.optional().describe('The maximum number of times a token may be used, a value of zero means unlimited.'),
+  token_type: z.enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` }).optional().describe('The type of token to generate, service or batch.'),
   // Deprecated spellings of the token parameters, as Vault still accepts them.
-  policies: stringList.optional(),
-  bound_cidrs: stringList.optional(),
-  ttl: duration.optional(),
-  max_ttl: duration.optional(),
-  num_uses: count.optional(),
-  period: duration.optional(),
+  policies: stringList.optional().describe("Deprecated: use 'token_policies' (giving both is refused)."),
+  bound_cidrs: stringList.optional().describe("Deprecated: use 'token_bound_cidrs' (giving both is refused)."),
+  ttl: duration.optional().describe("Deprecated: use 'token_ttl' (giving both is refused)."),
+  max_ttl: duration.optional().describe("Deprecated: use 'token_max_ttl' (giving both is refused)."),
+  num_uses: count.optional().describe("Deprecated: use 'token_num_uses' (giving both is refused)."),
+  period: duration.optional().describe("Deprecated: use 'token_period' (giving both is refused)."),
 });
 
 type RoleInput = z.output<typeof roleFields>;
@@ -105,6 +105,7 @@ export const rolePaths = [
   path({
     pattern: 'role',
     fields: z.object({}),
+    summaries: { list: 'Lists all the roles registered with the backend.' },
     operations: {
       list: async (request) => ({ data: { keys: await request.storage.list('role/') } }),
     },
@@ -112,6 +113,12 @@ export const rolePaths = [
   path({
     pattern: 'role/:name',
     fields: roleFields,
+    summaries: {
+      read: 'Read an existing role.',
+      create: 'Register a role with the backend.',
+      update: 'Update a role registered with the backend.',
+      delete: 'Delete an existing role.',
+    },
     exists: async (request) => (await readRole(request, roleName(request.data.name))) !== undefined,
     operations: {
       read: async (request) => {
@@ -123,16 +130,18 @@ export const rolePaths = [
       delete: async (request) => {
         const name = roleName(request.data.name);
         await request.storage.delete(roleKey(name));
-        roleCache.delete(`${request.storage.pk}|${name}`);
+        roleCache.delete(cacheKey(request, name));
         return undefined;
       },
     },
   }),
 ];
 
+const cacheKey = (request: Pick<Request, 'mount'>, name: string) => `${request.mount.uuid}|${name}`;
+
 /** The role a login names, through the per-process cache. */
-export function loadRole(request: Pick<Request, 'storage' | 'core'>, name: string): Promise<JwtRole | undefined> {
-  return roleCache.get(`${request.storage.pk}|${name}`, request.core.clock, () => readRole(request, name));
+export function loadRole(request: Pick<Request, 'storage' | 'system' | 'mount'>, name: string): Promise<JwtRole | undefined> {
+  return roleCache.get(cacheKey(request, name), request.system.clock, () => readRole(request, name));
 }
 
 /** Role names are case-insensitive, as in Vault: stored and looked up in lower case. */
@@ -142,7 +151,8 @@ export function roleName(raw: string): string {
   return name;
 }
 
-function readRole(request: Pick<Request, 'storage'>, name: string): Promise<JwtRole | undefined> {
+/** The role as stored now, past the cache. */
+export function readRole(request: Pick<Request, 'storage'>, name: string): Promise<JwtRole | undefined> {
   return request.storage.get<JwtRole>(roleKey(name));
 }
 
@@ -151,7 +161,7 @@ async function writeRole(request: Request<RoleInput>): Promise<Reply | undefined
   const existing = await readRole(request, name);
   const { role, warnings } = buildRole(request.data, existing, mountTtls(request.mount).maxTtl);
   await request.storage.put(roleKey(name), role as unknown as Record<string, unknown>);
-  roleCache.set(`${request.storage.pk}|${name}`, role, request.core.clock);
+  roleCache.set(cacheKey(request, name), role, request.system.clock);
   return warnings.length > 0 ? { warnings } : undefined;
 }
 

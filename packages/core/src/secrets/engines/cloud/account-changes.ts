@@ -1,11 +1,13 @@
+import { badRequest, conflict } from '../../../lib/errors.ts';
 import { randomBase62 } from '../../../lib/random.ts';
-import { ConditionFailed, type TransactItem } from '../../../storage/store.ts';
-import { badRequest, conflict } from '../../framework/errors.ts';
+import { ConditionFailed } from '../../../storage/store.ts';
+import type { MountWrite } from '../../mounts/mount-storage.ts';
 import { grantBindings } from './bindings.ts';
-import { type EngineContext, settleNow, walItem, writeAhead } from './cleanup.ts';
-import { asApiError, type GoogleClient } from './google-client.ts';
-import { type AccountItem, type AccountValue, sealTokenKey, type WalItem } from './records.ts';
+import type { EngineContext } from './engine-context.ts';
+import { asDomainError, type GoogleClient } from './google-client.ts';
+import { type AccountItem, type AccountValue, attributesOf, keyLeasePrefixes, sealTokenKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
+import { settleNow, switchWrites, walItem, writeAhead } from './wal.ts';
 
 /**
  * The cloud side of rolesets and static accounts, each change in the same three steps: record ahead what
@@ -19,13 +21,12 @@ export function accountIdFor(name: string): string {
   return `kh-${stem ? `${stem}-` : ''}${randomBase62(16).toLowerCase().replace(/[^a-z0-9]/g, '').padEnd(8, '0').slice(0, 8)}`;
 }
 
-const item = (value: unknown) => value as Record<string, unknown> & { pk: string; sk: string };
-
 /** The write that stores `next` only if the stored record is still `previous` (or absent when there was none). */
-export function storeWrite(next: AccountItem, previous: AccountItem | undefined): TransactItem {
+export function storeWrite(next: AccountItem, previous: AccountItem | undefined): MountWrite {
   return {
     Put: {
-      Item: item(next),
+      key: next.sk,
+      item: attributesOf(next),
       ...(previous
         ? { ConditionExpression: '#value.#generation = :generation', ExpressionAttributeNames: { '#value': 'value', '#generation': 'generation' }, ExpressionAttributeValues: { ':generation': previous.value.generation } }
         : { ConditionExpression: 'attribute_not_exists(pk)' }),
@@ -33,9 +34,9 @@ export function storeWrite(next: AccountItem, previous: AccountItem | undefined)
   };
 }
 
-async function commit(ctx: EngineContext, writes: TransactItem[], ahead: WalItem[], google: GoogleClient, what: string): Promise<void> {
+async function commit(ctx: EngineContext, writes: MountWrite[], ahead: WalItem[], google: GoogleClient, what: string): Promise<void> {
   try {
-    await ctx.core.store.transact(writes);
+    await ctx.storage.transact(writes);
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
     if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
@@ -60,7 +61,7 @@ export async function replaceRolesetAccount(
   value: Omit<AccountValue, 'service_account_email' | 'generation'>,
   previous: AccountItem | undefined,
 ): Promise<void> {
-  const google = await rootClient(ctx.core, ctx.mount, ctx.storage);
+  const google = await rootClient(ctx);
   const accountId = accountIdFor(name);
   const email = `${accountId}@${value.service_account_project}.iam.gserviceaccount.com`;
   const ahead = await writeAhead(ctx, [{ kind: 'account', owner: key, email, bindings: value.bindings }]);
@@ -69,25 +70,18 @@ export async function replaceRolesetAccount(
     await google.createServiceAccount(value.service_account_project, accountId, `Keyhaven roleset ${name}`.slice(0, 100), `Managed by Keyhaven mount ${ctx.mount.path} roleset ${name}`.slice(0, 256));
     await grantBindings(google, `serviceAccount:${email}`, value.bindings);
     next = {
-      pk: ctx.storage.pk,
       sk: key,
       value: { ...value, service_account_email: email, generation: (previous?.value.generation ?? 0) + 1 },
       ...(value.secret_type === 'access_token' ? { tokenKey: await newTokenKey(ctx, google, key, email) } : {}),
     };
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
-    throw asApiError(error, `creating the service account of roleset "${name}"`);
+    throw asDomainError(error, `creating the service account of roleset "${name}"`);
   }
   const obsolete = previous
     ? [walItem(ctx, { kind: 'account', owner: key, email: previous.value.service_account_email, bindings: previous.value.bindings }, 'now')]
     : [];
-  await commit(
-    ctx,
-    [storeWrite(next, previous), ...ahead.map((entry) => ({ Delete: { Key: { pk: entry.pk, sk: entry.sk } } })), ...obsolete.map((entry) => ({ Put: { Item: item(entry) } }))],
-    ahead,
-    google,
-    `roleset "${name}"`,
-  );
+  await commit(ctx, [storeWrite(next, previous), ...switchWrites(ahead, obsolete)], ahead, google, `roleset "${name}"`);
   if (previous) await revokeIssuedKeys(ctx, key);
   await settleNow(ctx, obsolete, google);
 }
@@ -95,13 +89,13 @@ export async function replaceRolesetAccount(
 /** A new access-token key on the same account; the old key is deleted after the switch. */
 export async function rotateTokenKey(ctx: EngineContext, key: string, what: string, previous: AccountItem): Promise<void> {
   if (previous.value.secret_type !== 'access_token') throw badRequest(`cannot rotate the key of ${what}: its secret_type is not access_token`);
-  const google = await rootClient(ctx.core, ctx.mount, ctx.storage);
+  const google = await rootClient(ctx);
   const email = previous.value.service_account_email;
   let knownBefore: string[];
   try {
     knownBefore = (await google.listKeys(email)).map((entry) => entry.name);
   } catch (error) {
-    throw asApiError(error, `listing the keys of ${email}`);
+    throw asDomainError(error, `listing the keys of ${email}`);
   }
   const ahead = await writeAhead(ctx, [{ kind: 'new-keys', owner: key, email, knownBefore }]);
   let next: AccountItem;
@@ -109,23 +103,17 @@ export async function rotateTokenKey(ctx: EngineContext, key: string, what: stri
     next = { ...previous, value: { ...previous.value, generation: previous.value.generation + 1 }, tokenKey: await newTokenKey(ctx, google, key, email) };
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
-    throw asApiError(error, `creating a key for ${email}`);
+    throw asDomainError(error, `creating a key for ${email}`);
   }
   const obsolete = previous.tokenKey ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: previous.tokenKey.name }, 'now')] : [];
-  await commit(
-    ctx,
-    [storeWrite(next, previous), ...ahead.map((entry) => ({ Delete: { Key: { pk: entry.pk, sk: entry.sk } } })), ...obsolete.map((entry) => ({ Put: { Item: item(entry) } }))],
-    ahead,
-    google,
-    what,
-  );
+  await commit(ctx, [storeWrite(next, previous), ...switchWrites(ahead, obsolete)], ahead, google, what);
   await settleNow(ctx, obsolete, google);
 }
 
 /** Stores a record whose cloud side does not change (token scopes), if nobody changed it meanwhile. */
 export async function storeOnly(ctx: EngineContext, next: AccountItem, previous: AccountItem, what: string): Promise<void> {
   try {
-    await ctx.core.store.transact([storeWrite(next, previous)]);
+    await ctx.storage.transact([storeWrite(next, previous)]);
   } catch (error) {
     if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
     throw error;
@@ -134,7 +122,7 @@ export async function storeOnly(ctx: EngineContext, next: AccountItem, previous:
 
 /** Deletes the record and records the removal of `obsolete` in the same write; then removes them. */
 export async function deleteWithCloud(ctx: EngineContext, key: string, obsolete: WalItem[]): Promise<void> {
-  await ctx.core.store.transact([{ Delete: { Key: { pk: ctx.storage.pk, sk: key } } }, ...obsolete.map((entry) => ({ Put: { Item: item(entry) } }))]);
+  await ctx.storage.transact([{ Delete: { key } }, ...switchWrites([], obsolete)]);
   await revokeIssuedKeys(ctx, key);
   await settleNow(ctx, obsolete);
 }
@@ -144,11 +132,9 @@ export async function deleteWithCloud(ctx: EngineContext, key: string, obsolete:
  * `key/<roleset>` path). A revocation that fails stays queued with the lease manager's backoff.
  */
 export async function revokeIssuedKeys(ctx: EngineContext, key: string): Promise<void> {
-  const [kind, name] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
-  const prefixes = [`${ctx.mount.path}${key}/key/`, ...(kind === 'roleset' ? [`${ctx.mount.path}key/${name}/`] : [])];
-  for (const prefix of prefixes) {
-    await ctx.core.leases.revokePrefix(prefix).catch((error) => {
-      ctx.core.log.error('revoking keys of a changed account failed; the leases retry', { key, error: (error as Error).message });
+  for (const prefix of keyLeasePrefixes(key)) {
+    await ctx.system.leases.revokePrefix(prefix).catch((error) => {
+      ctx.system.log.error('revoking keys of a changed account failed; the leases retry', { key, error: (error as Error).message });
     });
   }
 }

@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { formatDuration } from '../../../lib/duration.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { bool, duration } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { CredentialsFile } from './google-client.ts';
@@ -29,8 +29,6 @@ export interface ConfigValue {
 }
 
 export interface ConfigItem {
-  pk: string;
-  sk: string;
   value: ConfigValue;
   /** Sealed credentials JSON. */
   credentials?: string;
@@ -53,21 +51,39 @@ const defaults: ConfigValue = {
 };
 
 const fields = z.object({
-  credentials: z.string().optional(),
-  ttl: duration.optional(),
-  max_ttl: duration.optional(),
-  identity_token_audience: z.string().optional(),
-  service_account_email: z.string().optional(),
-  identity_token_ttl: duration.optional(),
-  rotation_period: duration.optional(),
-  rotation_schedule: z.string().optional(),
-  rotation_window: duration.optional(),
-  disable_automated_rotation: bool.optional(),
+  credentials: z
+    .string()
+    .optional()
+    .describe(
+      'The content of a GCP service-account credentials JSON file, the root credential the engine acts with (it needs permission to create service accounts, keys and IAM bindings). Sealed and never shown; "" removes it.',
+    ),
+  ttl: duration.optional().describe('Default lease TTL of the service-account keys the engine issues; 0 uses the mount\'s default.'),
+  max_ttl: duration.optional().describe('Maximum lease TTL of the service-account keys the engine issues; 0 uses the mount\'s maximum.'),
+  identity_token_audience: z
+    .string()
+    .optional()
+    .describe('Audience of the plugin identity tokens exchanged at Google STS (workload identity federation); set together with "service_account_email".'),
+  service_account_email: z
+    .string()
+    .optional()
+    .describe('Email of the service account to impersonate with the federated token (workload identity federation).'),
+  identity_token_ttl: duration.optional().describe('Time-to-live of the plugin identity tokens; 0 means the default, one hour.'),
+  rotation_period: duration
+    .optional()
+    .describe('Rotate the root credential automatically this often (at least 10 seconds). Mutually exclusive with "rotation_schedule".'),
+  rotation_schedule: z
+    .string()
+    .optional()
+    .describe('Cron-style schedule (five fields, UTC) on which the root credential is rotated. Mutually exclusive with "rotation_period".'),
+  rotation_window: duration
+    .optional()
+    .describe('How long after each scheduled time a rotation may still happen (at least 1h); only with "rotation_schedule".'),
+  disable_automated_rotation: bool.optional().describe('If true, the root credential is not rotated automatically, whatever the period or schedule.'),
 });
 type Fields = z.output<typeof fields>;
 
 export async function loadConfig(storage: MountStorage): Promise<ConfigItem | undefined> {
-  const item = await storage.store.get<ConfigItem & Record<string, unknown>>(storage.pk, configKey);
+  const item = await storage.getItem<ConfigItem & Record<string, unknown>>(configKey);
   return item ? { ...item, value: { ...defaults, ...item.value } } : undefined;
 }
 
@@ -113,7 +129,7 @@ export function nextRotation(value: ConfigValue, now: number, base: number): num
   return undefined;
 }
 
-async function write({ storage, core, data }: Request<Fields>) {
+async function write({ storage, system, data }: Request<Fields>) {
   const item = await loadConfig(storage);
   const stored = configValue(item);
   const { credentials, ...sent } = data;
@@ -156,17 +172,15 @@ async function write({ storage, core, data }: Request<Fields>) {
   if ((merged.rotation_period > 0 || merged.rotation_schedule) && !(hasCredentials && !dropCredentials)) {
     throw badRequest('automated root rotation needs "credentials": only a stored service-account key can be rotated');
   }
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   const rotateAt = nextRotation(merged, now, item?.lastRotation ?? now);
   const next: ConfigItem = {
-    pk: storage.pk,
-    sk: configKey,
     value: merged,
     ...(sealed ? { credentials: sealed } : !dropCredentials && item?.credentials ? { credentials: item.credentials } : {}),
     ...(rotateAt !== undefined ? { rotateAt } : {}),
     ...(item?.lastRotation ? { lastRotation: item.lastRotation } : {}),
   };
-  await core.store.put({ Item: next as unknown as Record<string, unknown> & { pk: string; sk: string } });
+  await storage.putItem(configKey, { ...next });
   return undefined;
 }
 
@@ -174,6 +188,11 @@ export const configPaths: PathSpec[] = [
   path({
     pattern: 'config',
     fields,
+    summaries: {
+      read: 'Read the engine\'s configuration (the credentials are never shown).',
+      create: 'Configure the root credential, the TTLs of issued keys and the automatic rotation of the root credential.',
+      update: 'Configure the root credential, the TTLs of issued keys and the automatic rotation of the root credential.',
+    },
     exists: async ({ storage }) => (await loadConfig(storage)) !== undefined,
     operations: {
       read: async ({ storage }) => {

@@ -1,5 +1,5 @@
 import type { JWTOptions } from 'google-auth-library';
-import { ApiError, upstreamFailure } from '../../framework/errors.ts';
+import { badRequest, DomainError, upstreamFailure } from '../../../lib/errors.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 
 /**
@@ -58,12 +58,15 @@ export class GoogleApiError extends Error {
   }
 }
 
-/** How a cloud failure reaches the caller: Google's 4xx answers about the request are the caller's 400, the rest a 502. */
-export function asApiError(error: unknown, doing: string): ApiError {
-  if (error instanceof ApiError) return error;
+/**
+ * How a cloud failure reaches the caller: Google's 400, 403 and 404 are about the request (an invalid request, the
+ * caller's to fix); the rest, and anything that is not Google's answer, an upstream failure.
+ */
+export function asDomainError(error: unknown, doing: string): DomainError {
+  if (error instanceof DomainError) return error;
   if (error instanceof GoogleApiError) {
     const callers = error.httpStatus === 400 || error.httpStatus === 404 || error.httpStatus === 403;
-    return new ApiError(callers ? 'invalid' : 'upstream', `${doing}: ${error.message}`);
+    return (callers ? badRequest : upstreamFailure)(`${doing}: ${error.message}`);
   }
   return upstreamFailure(`${doing}: ${error instanceof Error ? error.message : String(error)}`);
 }
@@ -152,7 +155,7 @@ export class GoogleClient {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (error) {
-      if (error instanceof GoogleApiError || error instanceof ApiError) throw error;
+      if (error instanceof GoogleApiError || error instanceof DomainError) throw error;
       throw new GoogleApiError(503, 'UNAVAILABLE', `${method} ${new URL(url).pathname}: ${(error as Error).message}`);
     }
     const text = await response.text();

@@ -1,12 +1,13 @@
 import * as z from 'zod';
 import { type LeaseHooks, type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { duration } from '../../framework/fields.ts';
-import { type EngineContext, leasedKeyDelay, settleNow, walItem, writeAhead } from './cleanup.ts';
 import { configValue, loadConfig } from './config.ts';
-import { asApiError } from './google-client.ts';
+import { contextOf } from './engine-context.ts';
+import { asDomainError } from './google-client.ts';
 import { loadAccount, rolesetKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
+import { leasedKeyDelay, settleNow, walItem, writeAhead } from './wal.ts';
 
 /**
  * Service-account keys (`roleset/:roleset/key`, its deprecated alias `key/:roleset`,
@@ -18,9 +19,15 @@ import { rootClient } from './root-client.ts';
 export const keySecretType = 'service_account_key';
 
 const keyFields = {
-  key_algorithm: z.enum(['KEY_ALG_RSA_2048', 'KEY_ALG_RSA_1024']).default('KEY_ALG_RSA_2048'),
-  key_type: z.enum(['TYPE_GOOGLE_CREDENTIALS_FILE', 'TYPE_PKCS12_FILE']).default('TYPE_GOOGLE_CREDENTIALS_FILE'),
-  ttl: duration.optional(),
+  key_algorithm: z
+    .enum(['KEY_ALG_RSA_2048', 'KEY_ALG_RSA_1024'])
+    .default('KEY_ALG_RSA_2048')
+    .describe('Private key algorithm of the service-account key; defaults to KEY_ALG_RSA_2048.'),
+  key_type: z
+    .enum(['TYPE_GOOGLE_CREDENTIALS_FILE', 'TYPE_PKCS12_FILE'])
+    .default('TYPE_GOOGLE_CREDENTIALS_FILE')
+    .describe('Private key type of the service-account key; defaults to TYPE_GOOGLE_CREDENTIALS_FILE.'),
+  ttl: duration.optional().describe('Lease TTL of the key; defaults to config "ttl", and never past config "max_ttl".'),
 };
 type KeyFields = { key_algorithm: string; key_type: string; ttl?: number };
 
@@ -38,8 +45,8 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
     throw badRequest(`${what} cannot generate service account keys (has secret type ${item.value.secret_type})`);
   }
   const config = configValue(await loadConfig(request.storage));
-  const ctx: EngineContext = { core: request.core, mount: request.mount, storage: request.storage };
-  const google = await rootClient(ctx.core, ctx.mount, ctx.storage);
+  const ctx = contextOf(request);
+  const google = await rootClient(ctx);
   const email = item.value.service_account_email;
   // Write-ahead, as nothing of ours runs after the pipeline records the lease (or fails to): the request never
   // clears the record; the job settles it once the request is surely over, deleting the key unless one of the
@@ -52,14 +59,9 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
     created = await google.createKey(email, request.data.key_algorithm, request.data.key_type);
   } catch (error) {
     // The key may exist all the same (the answer lost): the record, still unnamed, stays for the job.
-    throw asApiError(error, `creating a key for ${what}`);
+    throw asDomainError(error, `creating a key for ${what}`);
   }
-  await ctx.core.store.update({
-    Key: { pk: ahead.pk, sk: ahead.sk },
-    UpdateExpression: 'SET keyName = :name',
-    ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':name': created.name },
-  });
+  await ctx.storage.update(ahead.sk, 'SET keyName = :name', { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':name': created.name } });
   const internal: KeyInternal = { owner, email, keyName: created.name, generation: item.value.generation };
   const ttl = request.data.ttl || config.ttl;
   return {
@@ -79,13 +81,29 @@ const rolesetKeyHandler = (request: Request<KeyFields & { roleset: string }>) =>
 const staticKeyHandler = (request: Request<KeyFields & { name: string }>) =>
   issueKey(request, staticAccountKey(request.data.name), `static account "${request.data.name}"`);
 
-const rolesetFields = z.object({ roleset: z.string(), ...keyFields });
-const staticFields = z.object({ name: z.string(), ...keyFields });
+const rolesetFields = z.object({ roleset: z.string().describe('Name of the roleset to generate the key under.'), ...keyFields });
+const staticFields = z.object({ name: z.string().describe('Name of the static account to generate the key under.'), ...keyFields });
+const both = (summary: string) => ({ read: summary, update: summary });
 
 export const keyPaths: PathSpec[] = [
-  path({ pattern: 'roleset/:roleset/key', fields: rolesetFields, operations: { read: rolesetKeyHandler, update: rolesetKeyHandler } }),
-  path({ pattern: 'key/:roleset', fields: rolesetFields, operations: { read: rolesetKeyHandler, update: rolesetKeyHandler } }),
-  path({ pattern: 'static-account/:name/key', fields: staticFields, operations: { read: staticKeyHandler, update: staticKeyHandler } }),
+  path({
+    pattern: 'roleset/:roleset/key',
+    fields: rolesetFields,
+    summaries: both('Generate a leased service-account key under the roleset.'),
+    operations: { read: rolesetKeyHandler, update: rolesetKeyHandler },
+  }),
+  path({
+    pattern: 'key/:roleset',
+    fields: rolesetFields,
+    summaries: both('Generate a leased service-account key under the roleset (deprecated: use roleset/:roleset/key).'),
+    operations: { read: rolesetKeyHandler, update: rolesetKeyHandler },
+  }),
+  path({
+    pattern: 'static-account/:name/key',
+    fields: staticFields,
+    summaries: both('Generate a leased service-account key under the static account.'),
+    operations: { read: staticKeyHandler, update: staticKeyHandler },
+  }),
 ];
 
 export const keyLeaseHooks: LeaseHooks = {
@@ -99,10 +117,10 @@ export const keyLeaseHooks: LeaseHooks = {
     const ttl = increment || config.ttl;
     return { ...(ttl ? { ttl } : {}), ...(config.max_ttl ? { maxTtl: config.max_ttl } : {}) };
   },
-  async revoke({ internal, core, mount, storage }) {
-    const key = internal as unknown as KeyInternal;
-    const ctx: EngineContext = { core, mount, storage };
-    const google = await rootClient(core, mount, storage);
+  async revoke(lease) {
+    const key = lease.internal as unknown as KeyInternal;
+    const ctx = contextOf(lease);
+    const google = await rootClient(ctx);
     try {
       await google.deleteKey(key.keyName);
     } catch (error) {

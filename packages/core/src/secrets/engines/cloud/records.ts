@@ -17,7 +17,7 @@ export interface AccountValue {
 }
 
 export interface AccountItem {
-  pk: string;
+  /** Its storage key: `roleset/<name>` or `static-account/<name>`. */
   sk: string;
   value: AccountValue;
   /** The access-token key: its full resource name and the sealed credentials file. */
@@ -32,7 +32,13 @@ export const keyLeasePrefixes = (owner: string) =>
   owner.startsWith('roleset/') ? [`${owner}/key/`, `key/${owner.slice('roleset/'.length)}/`] : [`${owner}/key/`];
 
 export async function loadAccount(storage: MountStorage, key: string): Promise<AccountItem | undefined> {
-  return storage.store.get<AccountItem & Record<string, unknown>>(storage.pk, key);
+  return storage.getItem<Omit<AccountItem, 'sk'>>(key);
+}
+
+/** A stored record's attributes besides its key (`sk`, and `pk` as read), for writing it back through the mount's storage. */
+export function attributesOf<T extends { sk: string }>(record: T): Record<string, unknown> {
+  const { sk: _sk, pk: _pk, ...attributes } = record as { sk: string; pk?: string };
+  return attributes;
 }
 
 export function openTokenKey(storage: MountStorage, item: AccountItem): CredentialsFile | undefined {
@@ -63,7 +69,7 @@ export function accountView(value: AccountValue): Record<string, unknown> {
  *    unnamed, any key made on `email` while the request ran that no lease holds.
  */
 export interface WalItem {
-  pk: string;
+  /** Its storage key, `wal/<due-ordered id>`. */
   sk: string;
   kind: 'account' | 'bindings' | 'new-keys' | 'key' | 'leased-key';
   /** Storage key of the roleset, static account or `config` the resource belongs to. */

@@ -1,11 +1,12 @@
 import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, replaceRolesetAccount, rotateTokenKey, storeOnly } from './account-changes.ts';
 import { parseBindings, sameBindings } from './bindings.ts';
-import { type EngineContext, walItem } from './cleanup.ts';
+import { contextOf } from './engine-context.ts';
 import { accountView, loadAccount, rolesetKey } from './records.ts';
+import { walItem } from './wal.ts';
 
 /**
  * `roleset/:name`: a service account the engine creates in `project` with `bindings`, and the secrets it
@@ -16,15 +17,22 @@ const secretTypes = ['access_token', 'service_account_key'] as const;
 const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
 
 const fields = z.object({
-  name,
-  secret_type: z.enum(secretTypes).optional(),
-  project: z.string().optional(),
-  bindings: z.string().optional(),
-  token_scopes: stringList.optional(),
+  name: name.describe('Name of the roleset.'),
+  secret_type: z
+    .enum(secretTypes)
+    .optional()
+    .describe('Type of secret generated for this roleset: "access_token" (the default) or "service_account_key". Cannot be changed.'),
+  project: z.string().optional().describe('Name of the GCP project that this roleset\'s service account will belong to. Cannot be changed.'),
+  bindings: z
+    .string()
+    .optional()
+    .describe('Bindings configuration string: resource blocks naming the roles granted on each resource, in HCL or JSON, raw or base64-encoded.'),
+  token_scopes: stringList
+    .optional()
+    .describe('List of OAuth scopes to assign to access tokens generated under this roleset ("access_token" rolesets only).'),
 });
+const named = z.object({ name: name.describe('Name of the roleset.') });
 type Fields = z.output<typeof fields>;
-
-const context = (request: Request<unknown>): EngineContext => ({ core: request.core, mount: request.mount, storage: request.storage });
 
 /** The named roleset's record, for an operation on a roleset that must exist. */
 async function existingRoleset(request: Request<{ name: string }>) {
@@ -53,7 +61,7 @@ async function write(request: Request<Fields>) {
     throw badRequest('"token_scopes" only applies to access_token rolesets');
   }
   const bindings = data.bindings !== undefined ? parseBindings(data.bindings) : (previous?.value.bindings ?? {});
-  const ctx = context(request);
+  const ctx = contextOf(request);
   if (previous && sameBindings(bindings, previous.value.bindings)) {
     // Unchanged bindings touch nothing in the cloud.
     await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } }, previous, `roleset "${data.name}"`);
@@ -73,6 +81,12 @@ export const rolesetPaths: PathSpec[] = [
   path({
     pattern: 'roleset/:name',
     fields,
+    summaries: {
+      read: 'Read a roleset.',
+      create: 'Create a roleset: a service account with the bindings, and for access tokens a key to mint them with.',
+      update: 'Update a roleset; changed bindings replace its service account.',
+      delete: 'Delete a roleset with its service account, bindings and keys.',
+    },
     exists: async ({ storage, data }) => (await loadAccount(storage, rolesetKey(data.name))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -85,7 +99,7 @@ export const rolesetPaths: PathSpec[] = [
         const key = rolesetKey(request.data.name);
         const item = await loadAccount(request.storage, key);
         if (!item) return undefined;
-        const ctx = context(request);
+        const ctx = contextOf(request);
         await deleteWithCloud(ctx, key, [
           walItem(ctx, { kind: 'account', owner: key, email: item.value.service_account_email, bindings: item.value.bindings }, 'now'),
         ]);
@@ -96,29 +110,32 @@ export const rolesetPaths: PathSpec[] = [
   path({
     pattern: 'rolesets',
     fields: z.object({}),
+    summaries: { list: 'List the rolesets.' },
     operations: {
       list: async ({ storage }) => ({ data: { keys: await storage.list('roleset/') } }),
     },
   }),
   path({
     pattern: 'roleset/:name/rotate',
-    fields: z.object({ name }),
+    fields: named,
+    summaries: { update: 'Rotate the service account (and key for an access-token roleset) used to generate secrets.' },
     operations: {
       update: async (request) => {
         const { key, item } = await existingRoleset(request);
         const { service_account_email: _email, generation: _generation, ...value } = item.value;
-        await replaceRolesetAccount(context(request), key, request.data.name, value, item);
+        await replaceRolesetAccount(contextOf(request), key, request.data.name, value, item);
         return undefined;
       },
     },
   }),
   path({
     pattern: 'roleset/:name/rotate-key',
-    fields: z.object({ name }),
+    fields: named,
+    summaries: { update: 'Rotate only the service-account key an access-token roleset mints tokens with.' },
     operations: {
       update: async (request) => {
         const { key, item } = await existingRoleset(request);
-        await rotateTokenKey(context(request), key, `roleset "${request.data.name}"`, item);
+        await rotateTokenKey(contextOf(request), key, `roleset "${request.data.name}"`, item);
         return undefined;
       },
     },

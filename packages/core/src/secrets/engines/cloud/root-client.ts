@@ -1,10 +1,10 @@
 import { importJWK, SignJWT } from 'jose';
-import type { Core } from '../../../core.ts';
-import { epochSeconds } from '../../../lib/clock.ts';
-import { badRequest } from '../../framework/errors.ts';
+import { type Clock, epochSeconds } from '../../../lib/clock.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { identityKey, identityTokenIssuer } from '../../identity/plugin-identity-keys.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
+import type { EngineContext } from './engine-context.ts';
 import { type ConfigItem, loadConfig, openCredentials } from './config.ts';
 import { cloudPlatformScope, type Endpoints, endpointsOf, GoogleApiError, GoogleClient, tokenFromCredentials } from './google-client.ts';
 
@@ -26,7 +26,7 @@ async function cached(key: string, mint: () => Promise<{ token: string; expiresI
   return minted.token;
 }
 
-export async function rootClient(core: Core, mount: MountEntry, storage: MountStorage, config?: ConfigItem): Promise<GoogleClient> {
+export async function rootClient({ system, mount, storage }: EngineContext, config?: ConfigItem): Promise<GoogleClient> {
   const item = config ?? (await loadConfig(storage));
   const endpoints = endpointsOf(mount);
   const credentials = openCredentials(storage, item);
@@ -37,7 +37,7 @@ export async function rootClient(core: Core, mount: MountEntry, storage: MountSt
   if (item?.value.identity_token_audience) {
     const { identity_token_audience: audience, service_account_email: email, identity_token_ttl: ttl } = item.value;
     const key = `${mount.uuid}|wif|${audience}|${email}`;
-    return new GoogleClient(endpoints, () => cached(key, () => federatedToken(core, mount, storage, endpoints, audience, email, ttl)));
+    return new GoogleClient(endpoints, () => cached(key, () => federatedToken(system.clock, mount, storage, endpoints, audience, email, ttl)));
   }
   // Loaded on first use, as in `tokenFromCredentials`.
   const { GoogleAuth } = await import('google-auth-library');
@@ -54,7 +54,7 @@ export async function rootClient(core: Core, mount: MountEntry, storage: MountSt
 }
 
 async function federatedToken(
-  core: Core,
+  clock: Clock,
   mount: MountEntry,
   storage: MountStorage,
   endpoints: Endpoints,
@@ -62,7 +62,7 @@ async function federatedToken(
   email: string,
   ttl: number,
 ): Promise<{ token: string; expiresIn: number }> {
-  const subjectToken = await identityToken(core, mount, storage, audience, ttl);
+  const subjectToken = await identityToken(clock, mount, storage, audience, ttl);
   const response = await fetch(`${endpoints.sts}/v1/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -85,9 +85,9 @@ async function federatedToken(
 }
 
 /** A plugin identity token: subject `plugin-identity:root:secret:<mount accessor>`, audience as configured. */
-async function identityToken(core: Core, mount: MountEntry, storage: MountStorage, audience: string, ttl: number): Promise<string> {
+async function identityToken(clock: Clock, mount: MountEntry, storage: MountStorage, audience: string, ttl: number): Promise<string> {
   const jwk = await identityKey(storage);
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(clock);
   return new SignJWT({})
     .setProtectedHeader({ alg: 'RS256', kid: jwk.kid as string })
     .setIssuer(identityTokenIssuer())

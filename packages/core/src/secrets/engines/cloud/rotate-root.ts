@@ -1,12 +1,13 @@
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { badRequest, conflict } from '../../../lib/errors.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
-import { badRequest, conflict } from '../../framework/errors.ts';
-import { type EngineContext, settleNow, walItem, writeAhead } from './cleanup.ts';
+import type { EngineContext } from './engine-context.ts';
 import { configKey, loadConfig, nextRotation, openCredentials, parseCredentials, sealCredentials } from './config.ts';
-import { asApiError } from './google-client.ts';
+import { asDomainError } from './google-client.ts';
 import { rootClient } from './root-client.ts';
+import { settleNow, switchWrites, walItem, writeAhead } from './wal.ts';
 
 /**
  * `config/rotate-root`: a new key for the root service account becomes the stored credential, then the old
@@ -14,19 +15,19 @@ import { rootClient } from './root-client.ts';
  * removal is recorded in the same write that stores the new one.
  */
 export async function rotateRootNow(ctx: EngineContext): Promise<string> {
-  const { core, storage } = ctx;
+  const { system, storage } = ctx;
   const config = await loadConfig(storage);
   const credentials = openCredentials(storage, config);
   if (!config || !credentials) {
     throw badRequest('cannot rotate the root credential: config did not use "credentials" (workload identity and application default credentials have no key to rotate)');
   }
-  const google = await rootClient(core, ctx.mount, storage, config);
+  const google = await rootClient(ctx, config);
   const email = credentials.client_email;
   let knownBefore: string[];
   try {
     knownBefore = (await google.listKeys(email)).map((key) => key.name);
   } catch (error) {
-    throw asApiError(error, `listing keys of the root service account ${email}`);
+    throw asDomainError(error, `listing keys of the root service account ${email}`);
   }
   const [ahead] = await writeAhead(ctx, [{ kind: 'new-keys', owner: configKey, email, knownBefore }]);
   let created: { name: string; privateKeyData: string };
@@ -34,17 +35,17 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
     created = await google.createKey(email, 'KEY_ALG_RSA_2048', 'TYPE_GOOGLE_CREDENTIALS_FILE');
   } catch (error) {
     await settleNow(ctx, ahead ? [ahead] : [], google);
-    throw asApiError(error, `creating a key for the root service account ${email}`);
+    throw asDomainError(error, `creating a key for the root service account ${email}`);
   }
   const fresh = parseCredentials(Buffer.from(created.privateKeyData, 'base64').toString('utf8'));
   const oldKey = walItem(ctx, { kind: 'key', owner: configKey, email, keyName: `projects/-/serviceAccounts/${email}/keys/${credentials.private_key_id}` }, 'now');
-  const now = epochSeconds(core.clock);
+  const now = epochSeconds(system.clock);
   const rotateAt = nextRotation(config.value, now, now);
   try {
-    await core.store.transact([
+    await storage.transact([
       {
         Update: {
-          Key: { pk: storage.pk, sk: configKey },
+          key: configKey,
           UpdateExpression: `SET credentials = :fresh, lastRotation = :now${rotateAt !== undefined ? ', rotateAt = :at' : ''}${rotateAt === undefined ? ' REMOVE rotateAt' : ''}`,
           ConditionExpression: 'credentials = :current',
           ExpressionAttributeValues: {
@@ -55,8 +56,7 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
           },
         },
       },
-      { Put: { Item: oldKey as unknown as Record<string, unknown> & { pk: string; sk: string } } },
-      ...(ahead ? [{ Delete: { Key: { pk: storage.pk, sk: ahead.sk } } }] : []),
+      ...switchWrites(ahead ? [ahead] : [], [oldKey]),
     ]);
   } catch (error) {
     await settleNow(ctx, ahead ? [ahead] : [], google);
@@ -72,8 +72,9 @@ export const rotateRootPaths: PathSpec[] = [
   path({
     pattern: 'config/rotate-root',
     fields: z.object({}),
+    summaries: { update: 'Rotate the root credential: a new key for the root service account replaces the stored one, which is then deleted.' },
     operations: {
-      update: async ({ core, mount, storage }) => ({ data: { private_key_id: await rotateRootNow({ core, mount, storage }) } }),
+      update: async ({ system, mount, storage }) => ({ data: { private_key_id: await rotateRootNow({ system, mount, storage }) } }),
     },
   }),
 ];

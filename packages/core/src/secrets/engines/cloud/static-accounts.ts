@@ -1,14 +1,15 @@
 import * as z from 'zod';
+import { badRequest, conflict } from '../../../lib/errors.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest, conflict } from '../../framework/errors.ts';
 import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, revokeIssuedKeys, rotateTokenKey, storeOnly, storeWrite } from './account-changes.ts';
 import { type Bindings, grantBindings, parseBindings, sameBindings } from './bindings.ts';
-import { type EngineContext, settleNow, type WalDraft, walItem, writeAhead } from './cleanup.ts';
-import { asApiError, isNotFound } from './google-client.ts';
+import { contextOf } from './engine-context.ts';
+import { asDomainError, isNotFound } from './google-client.ts';
 import { type AccountItem, accountView, loadAccount, sealTokenKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
+import { settleNow, switchWrites, type WalDraft, walItem, writeAhead } from './wal.ts';
 
 /**
  * `static-account/:name`: an existing service account the engine manages. Only the bindings given here are
@@ -17,16 +18,24 @@ import { rootClient } from './root-client.ts';
 
 const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
 const fields = z.object({
-  name,
-  secret_type: z.enum(['access_token', 'service_account_key']).optional(),
-  service_account_email: z.string().optional(),
-  bindings: z.string().optional(),
-  token_scopes: stringList.optional(),
+  name: name.describe('Name to refer to this static account by. Cannot be changed.'),
+  secret_type: z
+    .enum(['access_token', 'service_account_key'])
+    .optional()
+    .describe('Type of secret generated for this account: "access_token" (the default) or "service_account_key". Cannot be changed.'),
+  service_account_email: z.string().optional().describe('Email of the existing GCP service account to manage. Required; cannot be changed.'),
+  bindings: z
+    .string()
+    .optional()
+    .describe(
+      'Bindings configuration string: resource blocks naming the roles granted to the account on each resource, in HCL or JSON, raw or base64-encoded. Only these bindings are the engine\'s.',
+    ),
+  token_scopes: stringList
+    .optional()
+    .describe('List of OAuth scopes to assign to access tokens generated under this account ("access_token" accounts only).'),
 });
+const named = z.object({ name: name.describe('Name of the static account.') });
 type Fields = z.output<typeof fields>;
-
-const context = (request: Request<unknown>): EngineContext => ({ core: request.core, mount: request.mount, storage: request.storage });
-const item = (value: unknown) => value as Record<string, unknown> & { pk: string; sk: string };
 
 async function write(request: Request<Fields>) {
   const { data, storage } = request;
@@ -48,13 +57,13 @@ async function write(request: Request<Fields>) {
     throw badRequest('"token_scopes" only applies to access_token static accounts');
   }
   const bindings: Bindings = data.bindings === undefined ? (previous?.value.bindings ?? {}) : data.bindings.trim() === '' ? {} : parseBindings(data.bindings);
-  const ctx = context(request);
+  const ctx = contextOf(request);
   if (previous && sameBindings(bindings, previous.value.bindings)) {
     await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } }, previous, what);
     return undefined;
   }
 
-  const google = await rootClient(request.core, request.mount, storage);
+  const google = await rootClient(ctx);
   const email = previous?.value.service_account_email ?? (data.service_account_email as string);
   let project = previous?.value.service_account_project ?? '';
   let knownBefore: string[] = [];
@@ -65,7 +74,7 @@ async function write(request: Request<Fields>) {
     }
   } catch (error) {
     if (isNotFound(error)) throw badRequest(`invalid "service_account_email": service account ${email} does not exist`);
-    throw asApiError(error, `reading service account ${email}`);
+    throw asDomainError(error, `reading service account ${email}`);
   }
   const drafts: WalDraft[] = [{ kind: 'bindings', owner: key, email, bindings }];
   if (!previous && secretType === 'access_token') drafts.push({ kind: 'new-keys', owner: key, email, knownBefore });
@@ -74,7 +83,6 @@ async function write(request: Request<Fields>) {
   try {
     await grantBindings(google, `serviceAccount:${email}`, bindings);
     next = {
-      pk: storage.pk,
       sk: key,
       value: {
         secret_type: secretType,
@@ -92,15 +100,11 @@ async function write(request: Request<Fields>) {
     }
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
-    throw asApiError(error, `applying ${what}`);
+    throw asDomainError(error, `applying ${what}`);
   }
   const obsolete: WalItem[] = previous ? [walItem(ctx, { kind: 'bindings', owner: key, email, bindings: previous.value.bindings }, 'now')] : [];
   try {
-    await request.core.store.transact([
-      storeWrite(next, previous),
-      ...ahead.map((entry) => ({ Delete: { Key: { pk: entry.pk, sk: entry.sk } } })),
-      ...obsolete.map((entry) => ({ Put: { Item: item(entry) } })),
-    ]);
+    await storage.transact([storeWrite(next, previous), ...switchWrites(ahead, obsolete)]);
   } catch (error) {
     await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
     if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
@@ -115,6 +119,12 @@ export const staticAccountPaths: PathSpec[] = [
   path({
     pattern: 'static-account/:name',
     fields,
+    summaries: {
+      read: 'Read a static account.',
+      create: 'Start managing an existing service account: grant its bindings and, for access tokens, make a key to mint them with.',
+      update: 'Update a static account\'s bindings or token scopes.',
+      delete: 'Stop managing a static account: its bindings are taken back and the keys the engine made deleted.',
+    },
     exists: async ({ storage, data }) => (await loadAccount(storage, staticAccountKey(data.name))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -127,7 +137,7 @@ export const staticAccountPaths: PathSpec[] = [
         const key = staticAccountKey(request.data.name);
         const found = await loadAccount(request.storage, key);
         if (!found) return undefined;
-        const ctx = context(request);
+        const ctx = contextOf(request);
         const email = found.value.service_account_email;
         await deleteWithCloud(ctx, key, [
           walItem(ctx, { kind: 'bindings', owner: key, email, bindings: found.value.bindings }, 'now'),
@@ -140,17 +150,19 @@ export const staticAccountPaths: PathSpec[] = [
   path({
     pattern: 'static-accounts',
     fields: z.object({}),
+    summaries: { list: 'List the static accounts.' },
     operations: { list: async ({ storage }) => ({ data: { keys: await storage.list('static-account/') } }) },
   }),
   path({
     pattern: 'static-account/:name/rotate-key',
-    fields: z.object({ name }),
+    fields: named,
+    summaries: { update: 'Rotate the service-account key an access-token static account mints tokens with.' },
     operations: {
       update: async (request) => {
         const key = staticAccountKey(request.data.name);
         const found = await loadAccount(request.storage, key);
         if (!found) throw badRequest(`static account "${request.data.name}" does not exist`);
-        await rotateTokenKey(context(request), key, `static account "${request.data.name}"`, found);
+        await rotateTokenKey(contextOf(request), key, `static account "${request.data.name}"`, found);
         return undefined;
       },
     },

@@ -1,10 +1,9 @@
-import { epochSeconds } from '../../../lib/clock.ts';
-import type { Core } from '../../../core.ts';
+import { type Clock, epochSeconds } from '../../../lib/clock.ts';
 
 /**
  * Minted access tokens, per process, reused until five minutes before they expire, as Google's client
- * libraries do (google-auth-library's eager refresh threshold). Keyed by the key or account that minted
- * them and the scopes, so a rotated key or changed scopes never see an old token.
+ * libraries do (google-auth-library's eager refresh threshold). Keyed by the mount, the key or account that
+ * minted them and the scopes, so a rotated key or changed scopes never see an old token.
  */
 const refreshMarginSeconds = 300;
 const entries = new Map<string, { token: string; expiresAt: number }>();
@@ -14,8 +13,8 @@ export interface CachedToken {
   expiresAt: number;
 }
 
-export async function cachedToken(core: Core, key: string, mint: () => Promise<{ token: string; expiresIn: number }>): Promise<CachedToken> {
-  const now = epochSeconds(core.clock);
+export async function cachedToken(clock: Clock, key: string, mint: () => Promise<{ token: string; expiresIn: number }>): Promise<CachedToken> {
+  const now = epochSeconds(clock);
   const hit = entries.get(key);
   if (hit && hit.expiresAt - now > refreshMarginSeconds) return hit;
   const minted = await mint();
@@ -26,6 +25,6 @@ export async function cachedToken(core: Core, key: string, mint: () => Promise<{
 }
 
 /** The access token result Vault gives. */
-export function tokenReply(core: Core, token: CachedToken) {
-  return { data: { token: token.token, expires_at_seconds: token.expiresAt, token_ttl: Math.max(0, token.expiresAt - epochSeconds(core.clock)) } };
+export function tokenReply(clock: Clock, token: CachedToken) {
+  return { data: { token: token.token, expires_at_seconds: token.expiresAt, token_ttl: Math.max(0, token.expiresAt - epochSeconds(clock)) } };
 }

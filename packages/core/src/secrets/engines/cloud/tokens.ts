@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
-import { asApiError, endpointsOf, tokenFromCredentials } from './google-client.ts';
+import { badRequest } from '../../../lib/errors.ts';
+import { asDomainError, endpointsOf, tokenFromCredentials } from './google-client.ts';
 import { type AccountItem, loadAccount, openTokenKey, rolesetKey, staticAccountKey } from './records.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';
 
@@ -20,12 +20,12 @@ export async function tokenFromAccount(request: Request<unknown>, item: AccountI
   if (!credentials) throw badRequest(`${what} has no key to mint tokens with; rotate its key`);
   const scopes = item.value.token_scopes;
   try {
-    const token = await cachedToken(request.core, `${request.mount.uuid}|${credentials.private_key_id}|${scopes.join(' ')}`, () =>
+    const token = await cachedToken(request.system.clock, `${request.mount.uuid}|${credentials.private_key_id}|${scopes.join(' ')}`, () =>
       tokenFromCredentials(credentials, scopes, endpointsOf(request.mount)),
     );
-    return tokenReply(request.core, token);
+    return tokenReply(request.system.clock, token);
   } catch (error) {
-    throw asApiError(error, `minting an access token for ${what}`);
+    throw asDomainError(error, `minting an access token for ${what}`);
   }
 }
 
@@ -34,11 +34,27 @@ const rolesetToken = async (request: Request<{ roleset: string }>) =>
 const staticToken = async (request: Request<{ name: string }>) =>
   tokenFromAccount(request, await loadAccount(request.storage, staticAccountKey(request.data.name)), `static account "${request.data.name}"`);
 
-const roleset = z.object({ roleset: z.string() });
-const named = z.object({ name: z.string() });
+const roleset = z.object({ roleset: z.string().describe('Name of the roleset to generate the token under.') });
+const named = z.object({ name: z.string().describe('Name of the static account to generate the token under.') });
+const both = (summary: string) => ({ read: summary, update: summary });
 
 export const tokenPaths: PathSpec[] = [
-  path({ pattern: 'roleset/:roleset/token', fields: roleset, operations: { read: rolesetToken, update: rolesetToken } }),
-  path({ pattern: 'token/:roleset', fields: roleset, operations: { read: rolesetToken, update: rolesetToken } }),
-  path({ pattern: 'static-account/:name/token', fields: named, operations: { read: staticToken, update: staticToken } }),
+  path({
+    pattern: 'roleset/:roleset/token',
+    fields: roleset,
+    summaries: both('Generate an OAuth2 access token under the roleset.'),
+    operations: { read: rolesetToken, update: rolesetToken },
+  }),
+  path({
+    pattern: 'token/:roleset',
+    fields: roleset,
+    summaries: both('Generate an OAuth2 access token under the roleset (deprecated: use roleset/:roleset/token).'),
+    operations: { read: rolesetToken, update: rolesetToken },
+  }),
+  path({
+    pattern: 'static-account/:name/token',
+    fields: named,
+    summaries: both('Generate an OAuth2 access token under the static account.'),
+    operations: { read: staticToken, update: staticToken },
+  }),
 ];

@@ -1,6 +1,6 @@
+import { notFound, unsupported } from '../../../lib/errors.ts';
 import type { Backend, Handler, Operation, PathSpec, Request } from '../../framework/backend.ts';
 import { path } from '../../framework/backend.ts';
-import { notFound, unsupported } from '../../framework/errors.ts';
 import { ensureUpgraded } from './kv-upgrade.ts';
 import { v1Exists, v1Fields, v1Key, v1Operations } from './kv-v1.ts';
 import { kvV2Paths } from './kv-v2-paths.ts';
@@ -17,7 +17,7 @@ const v2Rows: PathSpec[] = kvV2Paths.map((spec) => ({
     spec.exists &&
     (async (request: Request<unknown>) => {
       if (!isKvV2(request.mount)) return v1Exists(asV1(request));
-      await ensureUpgraded(request.storage, request.mount.uuid, request.core.clock.now());
+      await ensureUpgraded(request.storage, request.mount.uuid, request.system.clock.now());
       return spec.exists!(request);
     }),
   operations: Object.fromEntries(
@@ -25,7 +25,7 @@ const v2Rows: PathSpec[] = kvV2Paths.map((spec) => ({
       operation,
       async (request: Request<unknown>) => {
         if (isKvV2(request.mount)) {
-          await ensureUpgraded(request.storage, request.mount.uuid, request.core.clock.now());
+          await ensureUpgraded(request.storage, request.mount.uuid, request.system.clock.now());
           return (handler as Handler<unknown>)(request);
         }
         const v1 = v1Operations[operation as Exclude<Operation, 'patch'>] as Handler<{ path: string }> | undefined;
@@ -47,6 +47,13 @@ const v1Row = path({
   pattern: ':path*',
   fields: v1Fields,
   exists: async (request) => (isKvV2(request.mount) ? false : v1Exists(request)),
+  summaries: {
+    read: 'Read a secret (version 1 mounts; a "ttl" or "lease" field gives a renewable lease of that duration).',
+    create: 'Write a secret (version 1 mounts): the request body, whatever its fields, is the secret.',
+    update: 'Write a secret (version 1 mounts): the request body, whatever its fields, is the secret.',
+    delete: 'Delete a secret (version 1 mounts).',
+    list: 'List the secrets and folders under a path (version 1 mounts).',
+  },
   prefetch: (params) => (v1Key(params.path ?? '') === '' ? [] : [v1Key(params.path ?? '')]),
   operations: Object.fromEntries(
     Object.entries(v1Operations).map(([operation, handler]) => [

@@ -25,7 +25,7 @@ export async function ensureUpgraded(storage: MountStorage, mountUuid: string, n
 async function upgradeKvToV2(storage: MountStorage, now: number): Promise<boolean> {
   const created = timestamp(now);
   let complete = true;
-  for (const item of await storage.all()) {
+  for (const item of await storage.items('')) {
     if (item.sk.startsWith('kv2/')) continue;
     const sealed = (item.value as { sealed?: string } | undefined)?.sealed;
     if (typeof sealed !== 'string') continue;
@@ -33,10 +33,10 @@ async function upgradeKvToV2(storage: MountStorage, now: number): Promise<boolea
     const key = versionKey(item.sk, 1);
     const metadata = { ...newMetadata(created), current_version: 1, oldest_version: 1 };
     metadata.versions['1'] = { created_time: created, deletion_time: '', destroyed: false };
-    const moved = storage.store.transact([
-      { Put: { Item: { pk: storage.pk, sk: key, value: { sealed: storage.seal(key, plaintext) } } } },
-      { Put: { Item: { pk: storage.pk, sk: metadataKey(item.sk), value: metadata }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Delete: { Key: { pk: storage.pk, sk: item.sk } }, ...unchanged(item.value) },
+    const moved = storage.transact([
+      { Put: { key, item: { value: { sealed: storage.seal(key, plaintext) } } } },
+      { Put: { key: metadataKey(item.sk), item: { value: metadata }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Delete: { key: item.sk, ...unchanged(item.value) } },
     ]);
     // Another process moved it first, or a version 1 write (routed by a mount table cached before the tune) changed it.
     await moved.catch((error) => {

@@ -1,13 +1,15 @@
 import * as z from 'zod';
 import { DurationError, parseDuration } from '../../../lib/duration.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import type { Handler, Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 
 /**
  * `kv` version 1: arbitrary JSON secrets at any path, sealed at rest. As in Vault's leased key/value store, a secret
  * written with a `ttl` is read out under a renewable lease of that duration.
  */
-export const v1Fields = z.object({ path: z.string().default('') }).catchall(z.unknown());
+export const v1Fields = z
+  .object({ path: z.string().default('').describe('Location of the secret; a write\'s body, whatever its fields, is the secret.') })
+  .catchall(z.unknown());
 type V1Data = z.output<typeof v1Fields>;
 
 export const v1Key = (path: string) => path.replace(/\/+$/, '');

@@ -1,6 +1,6 @@
 import * as z from 'zod';
+import { badRequest, notFound } from '../../../lib/errors.ts';
 import { type PathSpec, path, type Reply, type Request } from '../../framework/backend.ts';
-import { badRequest, notFound } from '../../framework/errors.ts';
 import { bool, count, duration } from '../../framework/fields.ts';
 import { deleteSecret, listSecrets } from './kv-v2-metadata.ts';
 import {
@@ -27,10 +27,9 @@ import {
  * `metadata/:path`, `delete/:path`, `undelete/:path`, `destroy/:path`, `subkeys/:path`.
  *
  * A row's own fields are checked by its handler (`parse`): on a version 1 mount the same URLs are plain secrets with
- * any body, so the rows accept anything and leave the checking to the version that serves the request.
+ * any body, so the rows accept anything and leave the checking to the version that serves the request. A row declares
+ * (and describes) the fields its handlers check, each accepting anything (`accepting`).
  */
-const anyFields = z.object({ path: z.string().optional() }).catchall(z.unknown());
-
 function parse<Schema extends z.ZodType>(schema: Schema, request: Request): z.output<Schema> {
   const parsed = schema.safeParse(request.data);
   if (!parsed.success) {
@@ -39,9 +38,29 @@ function parse<Schema extends z.ZodType>(schema: Schema, request: Request): z.ou
   return parsed.data;
 }
 
+const secretPathDescription = 'Location of the secret.';
+const secretPathField = z.string().describe(secretPathDescription);
+
+/** A row's fields: those of the schemas its handlers check, described as there, each taking any value; and any other field. */
+function accepting(...schemas: z.ZodObject[]) {
+  const shape: Record<string, z.ZodOptional<z.ZodUnknown>> = {};
+  for (const schema of schemas) {
+    for (const [name, field] of Object.entries(schema.shape)) {
+      if (name !== 'path') shape[name] ??= z.unknown().optional().describe((field as z.ZodType).description ?? '');
+    }
+  }
+  return shape;
+}
+/** The fields of a row under a secret's path (`:path`). */
+const rowFields = (...schemas: z.ZodObject[]) => z.object({ path: z.string().optional().describe(secretPathDescription), ...accepting(...schemas) }).catchall(z.unknown());
+
 /** `undelete/` and `destroy/`: a change to each named version that exists, saved with the secret's metadata. */
-async function changeVersions(request: Request, change: (entry: VersionMetadata, version: number, secret: string) => void | Promise<void>) {
-  const { path, versions } = parse(versionsFields, request);
+async function changeVersions(
+  request: Request,
+  fields: typeof undeleteFields,
+  change: (entry: VersionMetadata, version: number, secret: string) => void | Promise<void>,
+) {
+  const { path, versions } = parse(fields, request);
   const wanted = required(versions);
   const secret = secretPath(path);
   const metadata = await readMetadata(request.storage, secret);
@@ -51,7 +70,7 @@ async function changeVersions(request: Request, change: (entry: VersionMetadata,
     const entry = updated.versions[String(version)];
     if (entry) await change(entry, version, secret);
   }
-  updated.updated_time = timestamp(request.core.clock.now());
+  updated.updated_time = timestamp(request.system.clock.now());
   await saveMetadata(request.storage, secret, updated, metadata);
   return undefined;
 }
@@ -60,27 +79,76 @@ const versionsField = z
   .union([z.array(z.union([z.number().int().positive(), z.string().regex(/^\d+$/).transform(Number)])), z.string()])
   .transform((value) => (Array.isArray(value) ? value : value.split(',').filter((item) => item.trim() !== '').map((item) => Number(item.trim()))))
   .refine((list) => list.every((version) => Number.isInteger(version) && version > 0), 'versions are positive integers');
-const versionsFields = z.object({ path: z.string(), versions: versionsField.optional() });
+const versionsFields = (description: string) => z.object({ path: secretPathField, versions: versionsField.optional().describe(description) });
+const deleteFields = versionsFields(
+  'The versions to be archived (a list, or numbers separated by commas). The versioned data will not be deleted, but it will no longer be returned in normal get requests.',
+);
+const undeleteFields = versionsFields('The versions to unarchive. The versions will be restored and their data will be returned on normal get requests.');
+const destroyFields = versionsFields('The versions to destroy. Their data will be permanently deleted.');
 const customMetadata = z
   .record(z.string().min(1).max(128), z.string().max(512))
   .refine((map) => Object.keys(map).length <= 64, 'at most 64 keys');
 const settingsFields = {
-  max_versions: count.optional(),
-  cas_required: bool.optional(),
-  delete_version_after: duration.optional(),
+  max_versions: count.optional().describe('The number of versions to keep for each key; 0 uses the mount\'s setting, whose default is 10.'),
+  cas_required: bool.optional().describe('If true, every write must set the "cas" option (check-and-set).'),
+  delete_version_after: duration
+    .optional()
+    .describe('How long after its creation a version is deleted, as a Go duration ("1h30m") or seconds; 0 clears the setting.'),
 };
+const configFields = z.object(settingsFields);
+const versionField = count.optional().describe('If provided during a read, the version to return; absent or 0, the current version.');
+const readDataFields = z.object({ path: secretPathField, version: versionField });
+const casOptions = z
+  .object({ cas: count.optional() })
+  .catchall(z.unknown())
+  .optional()
+  .describe(
+    'Options for writing: "cas" makes it a check-and-set write. Unset, the write is allowed; 0, allowed only if the secret does not exist; N, allowed only if the current version is N.',
+  );
+const writeDataFields = z.object({
+  path: secretPathField,
+  data: z
+    .record(z.string(), z.unknown(), { error: '"data" must be a JSON object of the secret\'s fields' })
+    .optional()
+    .describe('The contents of the data map will be stored and returned on read. On a patch, the fields to change: null removes a field.'),
+  options: casOptions,
+});
+const patchDataFields = writeDataFields.extend({
+  data: z
+    .record(z.string(), z.unknown(), { error: '"data" must be a JSON object of the fields to change' })
+    .optional()
+    .describe('The fields to change, merged into the current version (JSON merge patch): null removes a field.'),
+});
+const subkeysFields = z.object({
+  path: secretPathField,
+  version: versionField,
+  depth: count
+    .default(0)
+    .describe('The deepest nesting level to show; 0 (the default) imposes no limit. Keys at that depth are shown as null even if they have sub-keys.'),
+});
+const metadataFields = z.object({
+  path: secretPathField,
+  ...settingsFields,
+  custom_metadata: customMetadata
+    .optional()
+    .describe('User-provided key-value pairs that describe the secret, whatever its version: at most 64 keys of 128 bytes, values of 512.'),
+});
 
 export const kvV2Paths: PathSpec[] = [
   path({
     pattern: 'config',
-    fields: anyFields,
+    fields: z.object(accepting(configFields)).catchall(z.unknown()),
+    summaries: {
+      read: 'Read the engine\'s configuration: versions kept, check-and-set, automatic deletion of versions.',
+      update: 'Configure the defaults of every secret: versions kept, check-and-set, automatic deletion of versions.',
+    },
     operations: {
       read: async ({ storage }) => {
         const config = await readConfig(storage);
         return { data: { cas_required: config.cas_required, delete_version_after: goDuration(config.delete_version_after), max_versions: config.max_versions } };
       },
       update: async (request) => {
-        const changes = parse(z.object(settingsFields), request);
+        const changes = parse(configFields, request);
         const config = await readConfig(request.storage);
         await writeConfig(request.storage, {
           max_versions: changes.max_versions ?? config.max_versions,
@@ -93,11 +161,18 @@ export const kvV2Paths: PathSpec[] = [
   }),
   path({
     pattern: 'data/:path+',
-    fields: anyFields,
+    fields: rowFields(readDataFields, writeDataFields),
+    summaries: {
+      read: 'Read a version of a secret: the current one, or the one named by "version".',
+      create: 'Write a secret\'s data as its new version.',
+      update: 'Write a secret\'s data as its new version.',
+      patch: 'Patch the current version of a secret (JSON merge patch) into a new version.',
+      delete: 'Delete the current version of a secret; undelete restores it.',
+    },
     exists: async (request) => (await readMetadata(request.storage, secretPath(request.data.path)))?.current_version !== undefined,
     operations: {
       read: async (request) => {
-        const { path, version } = parse(z.object({ path: z.string(), version: count.optional() }), request);
+        const { path, version } = parse(readDataFields, request);
         return readVersion(request, secretPath(path), version, (data) => ({ data }));
       },
       create: writeData,
@@ -113,17 +188,26 @@ export const kvV2Paths: PathSpec[] = [
   }),
   path({
     pattern: 'subkeys/:path+',
-    fields: anyFields,
+    fields: rowFields(subkeysFields),
+    summaries: { read: 'Read the structure of a version of a secret: its keys, every value replaced by null.' },
     operations: {
       read: async (request) => {
-        const { path, version, depth } = parse(z.object({ path: z.string(), version: count.optional(), depth: count.default(0) }), request);
+        const { path, version, depth } = parse(subkeysFields, request);
         return readVersion(request, secretPath(path), version, (data) => ({ subkeys: subkeysOf(data, depth, 1) }), 'subkeys');
       },
     },
   }),
   path({
     pattern: 'metadata/:path*',
-    fields: anyFields,
+    fields: rowFields(metadataFields),
+    summaries: {
+      list: 'List the secrets and folders under a path.',
+      read: 'Read a secret\'s metadata: its settings, custom metadata and versions.',
+      create: 'Write a secret\'s settings and custom metadata.',
+      update: 'Write a secret\'s settings and custom metadata.',
+      patch: 'Change the settings and custom metadata a patch names, of a secret that exists.',
+      delete: 'Delete a secret: its metadata and every version\'s data.',
+    },
     exists: async (request) => (await readMetadata(request.storage, secretPath(request.data.path))) !== undefined,
     operations: {
       list: async ({ storage, data }) => ({ data: { keys: await listSecrets(storage, data.path ?? '') } }),
@@ -146,10 +230,11 @@ export const kvV2Paths: PathSpec[] = [
   }),
   path({
     pattern: 'delete/:path+',
-    fields: anyFields,
+    fields: rowFields(deleteFields),
+    summaries: { update: 'Delete versions of a secret (soft delete): their data stays, for undelete.' },
     operations: {
       update: async (request) => {
-        const { path, versions } = parse(versionsFields, request);
+        const { path, versions } = parse(deleteFields, request);
         const metadata = await readMetadata(request.storage, secretPath(path));
         if (metadata) await markDeleted(request, secretPath(path), metadata, required(versions));
         else required(versions);
@@ -159,20 +244,22 @@ export const kvV2Paths: PathSpec[] = [
   }),
   path({
     pattern: 'undelete/:path+',
-    fields: anyFields,
+    fields: rowFields(undeleteFields),
+    summaries: { update: 'Undelete versions of a secret: their data is returned again.' },
     operations: {
       update: (request) =>
-        changeVersions(request, (entry) => {
+        changeVersions(request, undeleteFields, (entry) => {
           if (!entry.destroyed) entry.deletion_time = '';
         }),
     },
   }),
   path({
     pattern: 'destroy/:path+',
-    fields: anyFields,
+    fields: rowFields(destroyFields),
+    summaries: { update: 'Destroy versions of a secret: their data is removed for good.' },
     operations: {
       update: (request) =>
-        changeVersions(request, async (entry, version, secret) => {
+        changeVersions(request, destroyFields, async (entry, version, secret) => {
           entry.destroyed = true;
           await destroyVersionData(request.storage, secret, version);
         }),
@@ -186,14 +273,7 @@ function required(versions: number[] | undefined): number[] {
 }
 
 async function writeData(request: Request): Promise<Reply> {
-  const fields = parse(
-    z.object({
-      path: z.string(),
-      data: z.record(z.string(), z.unknown(), { error: '"data" must be a JSON object of the secret\'s fields' }).optional(),
-      options: z.object({ cas: count.optional() }).catchall(z.unknown()).optional(),
-    }),
-    request,
-  );
+  const fields = parse(writeDataFields, request);
   if (fields.data === undefined) throw badRequest('no data provided');
   const path = secretPath(fields.path);
   const { version, metadata } = await writeVersion(request, path, fields.data, fields.options?.cas);
@@ -205,19 +285,12 @@ async function writeData(request: Request): Promise<Reply> {
  * removes a field) becomes a new version. As in Vault, only a live current version can be patched.
  */
 async function patchData(request: Request): Promise<Reply> {
-  const fields = parse(
-    z.object({
-      path: z.string(),
-      data: z.record(z.string(), z.unknown(), { error: '"data" must be a JSON object of the fields to change' }).optional(),
-      options: z.object({ cas: count.optional() }).catchall(z.unknown()).optional(),
-    }),
-    request,
-  );
+  const fields = parse(patchDataFields, request);
   if (fields.data === undefined) throw badRequest('no data provided');
   const path = secretPath(fields.path);
   const metadata = await readMetadata(request.storage, path);
   const current = metadata?.versions[String(metadata.current_version)];
-  if (!metadata || !current || current.destroyed || isDeleted(current, request.core.clock.now())) throw notFound();
+  if (!metadata || !current || current.destroyed || isDeleted(current, request.system.clock.now())) throw notFound();
   if (effective(metadata, await readConfig(request.storage)).casRequired && fields.options?.cas === undefined) {
     throw badRequest('check-and-set parameter required for this call');
   }
@@ -253,7 +326,7 @@ async function readVersion(
   const entry = metadata.versions[String(version)];
   if (!entry) return undefined;
   const versionMetadata = versionReply(metadata, version);
-  if (entry.destroyed || isDeleted(entry, request.core.clock.now())) {
+  if (entry.destroyed || isDeleted(entry, request.system.clock.now())) {
     return {
       raw: {
         status: 404,
@@ -277,7 +350,7 @@ async function readVersion(
 
 async function markDeleted(request: Request, path: string, metadata: SecretMetadata, versions: number[]): Promise<void> {
   const updated = structuredClone(metadata);
-  const now = request.core.clock.now();
+  const now = request.system.clock.now();
   for (const version of versions) {
     const entry = updated.versions[String(version)];
     if (entry && !entry.destroyed && !isDeleted(entry, now)) entry.deletion_time = timestamp(now);
@@ -287,10 +360,10 @@ async function markDeleted(request: Request, path: string, metadata: SecretMetad
 }
 
 async function writeMetadata(request: Request): Promise<undefined> {
-  const fields = parse(z.object({ path: z.string(), ...settingsFields, custom_metadata: customMetadata.optional() }), request);
+  const fields = parse(metadataFields, request);
   const path = secretPath(fields.path);
   const before = await readMetadata(request.storage, path);
-  const now = timestamp(request.core.clock.now());
+  const now = timestamp(request.system.clock.now());
   const metadata = structuredClone(before) ?? newMetadata(now);
   if (fields.max_versions !== undefined) metadata.max_versions = fields.max_versions;
   if (fields.cas_required !== undefined) metadata.cas_required = fields.cas_required;

@@ -1,6 +1,6 @@
+import { badRequest } from '../../../lib/errors.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import type { Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 
 /**
@@ -75,7 +75,7 @@ export function newMetadata(now: string): SecretMetadata {
 /** Writes the metadata only if nobody changed it since it was read (`expected` is the version count then, or absent). */
 export async function saveMetadata(storage: MountStorage, path: string, metadata: SecretMetadata, expected: SecretMetadata | undefined): Promise<void> {
   try {
-    await storage.store.put({ Item: { pk: storage.pk, sk: metadataKey(path), value: metadata }, ...unchangedSince(expected) });
+    await storage.putItem(metadataKey(path), { value: metadata }, unchangedSince(expected));
   } catch (error) {
     if (error instanceof ConditionFailed) throw badRequest('the secret was changed by another request at the same time; try again');
     throw error;
@@ -111,7 +111,7 @@ export async function writeVersion(
   const { storage } = request;
   const config = await readConfig(storage);
   const before = await readMetadata(storage, path);
-  const now = timestamp(request.core.clock.now());
+  const now = timestamp(request.system.clock.now());
   const metadata: SecretMetadata = structuredClone(before) ?? newMetadata(now);
   const { maxVersions, deleteAfter, casRequired } = effective(metadata, config);
   if (casRequired && cas === undefined) throw badRequest('check-and-set parameter required for this call');
@@ -119,7 +119,7 @@ export async function writeVersion(
   const version = metadata.current_version + 1;
   metadata.versions[String(version)] = {
     created_time: now,
-    deletion_time: deleteAfter > 0 ? timestamp(request.core.clock.now() + deleteAfter * 1000) : '',
+    deletion_time: deleteAfter > 0 ? timestamp(request.system.clock.now() + deleteAfter * 1000) : '',
     destroyed: false,
   };
   metadata.current_version = version;
@@ -128,10 +128,10 @@ export async function writeVersion(
   const trimmed = trimTo(metadata, maxVersions);
   const key = versionKey(path, version);
   try {
-    await storage.store.transact([
-      { Put: { Item: { pk: storage.pk, sk: key, value: { sealed: storage.seal(key, JSON.stringify(secret)) } } } },
-      { Put: { Item: { pk: storage.pk, sk: metadataKey(path), value: metadata }, ...unchangedSince(before) } },
-      ...trimmed.map((old) => ({ Delete: { Key: { pk: storage.pk, sk: versionKey(path, old) } } })),
+    await storage.transact([
+      { Put: { key, item: { value: { sealed: storage.seal(key, JSON.stringify(secret)) } } } },
+      { Put: { key: metadataKey(path), item: { value: metadata }, ...unchangedSince(before) } },
+      ...trimmed.map((old) => ({ Delete: { key: versionKey(path, old) } })),
     ]);
   } catch (error) {
     if (error instanceof ConditionFailed) throw badRequest('check-and-set parameter did not match the current version');

@@ -1,7 +1,7 @@
 import { NoSuchObjectError } from 'ldapts';
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { checkTemplate, renderTemplate, TemplateError, utf16le } from '../../../lib/go-template.ts';
+import { checkTemplate, renderTemplate, TemplateError, utf16le } from '../../../lib/go-template/index.ts';
 import type { LeaseHooks, PathSpec, Request } from '../../framework/backend.ts';
 import { path } from '../../framework/backend.ts';
 import { badRequest, notFound } from '../../framework/errors.ts';

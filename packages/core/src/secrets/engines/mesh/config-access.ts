@@ -1,8 +1,8 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import * as z from 'zod';
-import type { Core } from '../../../core.ts';
+import type { Clock } from '../../../lib/clock.ts';
+import { badRequest, upstreamFailure as upstream } from '../../../lib/errors.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
-import { badRequest, upstreamFailure as upstream } from '../../framework/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 import { ConsulClient, type MeshAccess, MeshBadAnswer, MeshServerError, MeshUnreachable, ServerVersion } from './consul-client.ts';
@@ -23,18 +23,32 @@ interface StoredAccess {
 }
 
 const accessFields = z.object({
-  address: z.string().trim().optional(),
-  scheme: z.enum(['http', 'https']).optional(),
-  token: z.string().default(''),
-  ca_cert: z.string().default(''),
-  client_cert: z.string().default(''),
-  client_key: z.string().default(''),
+  address: z.string().trim().optional().describe('Address of the mesh server, as "host:port" like "127.0.0.1:8500" (a scheme prefix is accepted). Required.'),
+  scheme: z.enum(['http', 'https']).optional().describe('URL scheme to reach the mesh server with; defaults to "http".'),
+  token: z
+    .string()
+    .default('')
+    .describe('ACL token the engine acts with; it must be a management token. If it is not given, the engine bootstraps the server\'s ACL system and keeps the token it gets.'),
+  ca_cert: z.string().default('').describe('CA certificate to verify the mesh server\'s certificate with, x509 PEM encoded.'),
+  client_cert: z
+    .string()
+    .default('')
+    .describe('Client certificate for the mesh server\'s TLS communication, x509 PEM encoded; set "client_key" with it.'),
+  client_key: z
+    .string()
+    .default('')
+    .describe('Private key of "client_cert" for the mesh server\'s TLS communication, PEM encoded; set "client_cert" with it.'),
 });
 
 export const configPaths: PathSpec[] = [
   path({
     pattern: 'config/access',
     fields: accessFields,
+    summaries: {
+      read: 'Read the mesh server\'s address and scheme (never the token or key).',
+      create: 'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
+      update: 'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
+    },
     exists: async ({ storage }) => (await storage.get(configKey)) !== undefined,
     operations: {
       read: async ({ storage, mount }) => {
@@ -47,7 +61,7 @@ export const configPaths: PathSpec[] = [
   }),
 ];
 
-async function writeAccess({ storage, data }: { storage: MountStorage; data: z.output<typeof accessFields> }) {
+async function writeAccess({ storage, mount, data }: { storage: MountStorage; mount: MountEntry; data: z.output<typeof accessFields> }) {
   if (!data.address) throw badRequest('invalid value for "address": is required, the host:port of the mesh server');
   const { address, scheme } = addressAndScheme(data.address, data.scheme);
   checkTls(data.ca_cert, data.client_cert, data.client_key);
@@ -77,7 +91,7 @@ async function writeAccess({ storage, data }: { storage: MountStorage; data: z.o
     ...(version ? { serverVersion: version } : {}),
   };
   await storage.put(configKey, stored as unknown as Record<string, unknown>);
-  knownVersions.delete(storage.pk);
+  knownVersions.delete(mount.uuid);
   return undefined;
 }
 
@@ -99,15 +113,18 @@ export async function readAccess(storage: MountStorage): Promise<MeshAccess | un
 
 /**
  * The server's version decides which role fields exist. It is read from `/v1/agent/self` and trusted for a
- * minute per process (a server is upgraded rarely; a role write or a legacy issue should not pay a round trip).
+ * minute per process and mount (a server is upgraded rarely; a role write or a legacy issue should not pay a round trip).
  * When the server cannot be reached, the version last read (kept with the access config) stands in for it.
  */
 const knownVersions = new Map<string, { address: string; version: ServerVersion; readAt: number }>();
 const versionTrustMs = 60_000;
 
-export async function serverVersion(core: Core, storage: MountStorage, access: MeshAccess): Promise<ServerVersion> {
-  const now = core.clock.now();
-  const known = knownVersions.get(storage.pk);
+export async function serverVersion(
+  { clock, mount, storage }: { clock: Clock; mount: MountEntry; storage: MountStorage },
+  access: MeshAccess,
+): Promise<ServerVersion> {
+  const now = clock.now();
+  const known = knownVersions.get(mount.uuid);
   if (known && known.address === access.address && now - known.readAt < versionTrustMs) return known.version;
   let text: string;
   try {
@@ -118,7 +135,7 @@ export async function serverVersion(core: Core, storage: MountStorage, access: M
     throw upstreamFailure(error, 'could not read the mesh server\'s version from /v1/agent/self');
   }
   const version = ServerVersion.parse(text);
-  knownVersions.set(storage.pk, { address: access.address, version, readAt: now });
+  knownVersions.set(mount.uuid, { address: access.address, version, readAt: now });
   const stored = await storage.get<StoredAccess>(configKey);
   if (stored && stored.address === access.address && stored.serverVersion !== text) {
     await storage.put(configKey, { ...stored, serverVersion: text } as unknown as Record<string, unknown>);

@@ -1,6 +1,6 @@
 import * as z from 'zod';
+import { badRequest } from '../../../lib/errors.ts';
 import { type LeaseContext, type LeaseHooks, type PathSpec, path, type Reply, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { readAccess, requireAccess, serverVersion, upstreamFailure } from './config-access.ts';
 import { ConsulClient, type CreatedToken, type MeshScope } from './consul-client.ts';
 import { isLegacy, nodeIdentity, readRole, serviceIdentity } from './roles.ts';
@@ -21,23 +21,24 @@ interface TokenLease extends MeshScope {
 export const credsPaths: PathSpec[] = [
   path({
     pattern: 'creds/:name',
-    fields: z.object({ name: z.string() }),
+    fields: z.object({ name: z.string().describe('Name of the role to generate the token from.') }),
+    summaries: { read: 'Generate a mesh server ACL token from the role, under a renewable lease that deletes it when it ends.' },
     operations: { read: issue },
   }),
 ];
 
 async function issue(request: Request<{ name: string }>): Promise<Reply> {
-  const { storage, mount, core, data } = request;
+  const { storage, mount, system, data } = request;
   const role = await readRole(storage, data.name);
   if (!role) throw badRequest(`role "${data.name}" not found`);
   const access = await requireAccess(storage, mount);
   const client = new ConsulClient(access);
   // Vault's token description, which tells operators on the server who holds a token: role, holder, time in ns.
-  const description = `Vault ${data.name} ${request.caller?.entry.displayName ?? ''} ${BigInt(core.clock.now()) * 1_000_000n}`;
+  const description = `Vault ${data.name} ${request.caller?.entry.displayName ?? ''} ${BigInt(system.clock.now()) * 1_000_000n}`;
   const lease = { type: 'token', ttl: role.ttl, maxTtl: role.maxTtl, renewable: true };
 
   if (isLegacy(role)) {
-    const version = await serverVersion(core, storage, access);
+    const version = await serverVersion({ clock: system.clock, mount, storage }, access);
     if (version.atLeast('1.11')) {
       throw badRequest(
         `role "${data.name}" makes a legacy token ("policy", "token_type"), which mesh server version ${version.text} no longer issues: rewrite the role with "mesh_policies"`,

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { formatDuration } from '../../../lib/duration.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../framework/errors.ts';
 import { bool, duration, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { requireAccess, serverVersion } from './config-access.ts';
@@ -81,24 +81,48 @@ const serviceIdentityList = z.union([z.array(z.string()), z.string()]).transform
 });
 
 const roleFields = z.object({
-  name: roleName,
-  mesh_policies: stringList.optional(),
-  policies: stringList.optional(),
-  mesh_roles: stringList.optional(),
-  service_identities: serviceIdentityList.optional(),
-  node_identities: stringList.optional(),
-  mesh_namespace: z.string().trim().optional(),
+  name: roleName.describe('Name of the role.'),
+  mesh_policies: stringList
+    .optional()
+    .describe('List of mesh server ACL policies to attach to the token. Available from server version 1.4; one of the policies, roles or identities is required.'),
+  policies: stringList.optional().describe('Deprecated alias of "mesh_policies".'),
+  mesh_roles: stringList.optional().describe('List of mesh server ACL roles to attach to the token. Available from server version 1.5.'),
+  service_identities: serviceIdentityList
+    .optional()
+    .describe(
+      'List of service identities to attach to the token, each "service" or "service:dc1,dc2"; as one string, separated by semicolons. Available from server version 1.5.',
+    ),
+  node_identities: stringList
+    .optional()
+    .describe('List of node identities to attach to the token, each "node:datacenter". Available from server version 1.8.'),
+  mesh_namespace: z
+    .string()
+    .trim()
+    .optional()
+    .describe('Namespace the token is created within; defaults to "default". Available from server version 1.7.'),
   // Vault's names for the same fields, accepted as aliases.
-  consul_policies: stringList.optional(),
-  consul_roles: stringList.optional(),
-  consul_namespace: z.string().trim().optional(),
-  partition: z.string().trim().optional(),
-  local: bool.optional(),
-  ttl: duration.optional(),
-  max_ttl: duration.optional(),
-  token_type: z.enum(['client', 'management']).optional(),
-  policy: z.string().optional(),
-  lease: duration.optional(),
+  consul_policies: stringList.optional().describe('Vault\'s name for "mesh_policies", accepted as an alias.'),
+  consul_roles: stringList.optional().describe('Vault\'s name for "mesh_roles", accepted as an alias.'),
+  consul_namespace: z.string().trim().optional().describe('Vault\'s name for "mesh_namespace", accepted as an alias.'),
+  partition: z
+    .string()
+    .trim()
+    .optional()
+    .describe('Admin partition the token is created within; defaults to "default". Available from server version 1.11.'),
+  local: bool
+    .optional()
+    .describe('Whether the token is local to the current datacenter instead of replicated globally. Available from server version 1.4.'),
+  ttl: duration.optional().describe('TTL of the lease of a token created from the role.'),
+  max_ttl: duration.optional().describe('Maximum TTL of the lease of a token created from the role.'),
+  token_type: z
+    .enum(['client', 'management'])
+    .optional()
+    .describe('Which type of token to create: "client" (the default) or "management"; a management role needs no policy.'),
+  policy: z
+    .string()
+    .optional()
+    .describe('Legacy ACL policy document, base64 encoded, for a legacy client token. Required before server version 1.4; removed in 1.11.'),
+  lease: duration.optional().describe('Deprecated: use "ttl".'),
 });
 type RoleFields = z.output<typeof roleFields>;
 
@@ -106,6 +130,7 @@ export const rolePaths: PathSpec[] = [
   path({
     pattern: 'roles',
     fields: z.object({}),
+    summaries: { list: 'List the roles.' },
     operations: {
       list: async ({ storage }) => ({ data: { keys: await storage.list('role/') } }),
     },
@@ -113,6 +138,12 @@ export const rolePaths: PathSpec[] = [
   path({
     pattern: 'roles/:name',
     fields: roleFields,
+    summaries: {
+      read: 'Read a role.',
+      create: 'Create a role: what a token issued from it carries on the mesh server.',
+      update: 'Update a role: what a token issued from it carries on the mesh server.',
+      delete: 'Delete a role; the tokens issued from it stay until their leases end.',
+    },
     exists: async ({ storage, data }) => (await readRole(storage, data.name)) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
@@ -186,9 +217,9 @@ const given = (data: RoleFields, field: keyof RoleFields) => {
 };
 
 async function writeRole(request: Request<RoleFields>) {
-  const { data, storage, mount, core } = request;
+  const { data, storage, mount, system } = request;
   const access = await requireAccess(storage, mount);
-  const version = await serverVersion(core, storage, access);
+  const version = await serverVersion({ clock: system.clock, mount, storage }, access);
   const where = `the mesh server at ${access.address} runs ${version.text}`;
 
   for (const [ours, vaults] of aliases) {

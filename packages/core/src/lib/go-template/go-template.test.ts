@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { checkTemplate, formatGoTime, renderTemplate, sprintf, TemplateError, utf16le } from './go-template.ts';
+import { checkTemplate, formatGoTime, renderTemplate, sprintf, TemplateError, utf16le } from './index.ts';
 
 const at = Date.UTC(2026, 0, 2, 15, 4, 5, 123);
 const render = (source: string, data: unknown = {}) => renderTemplate(source, data, { now: () => at, functions: { utf16le } });

@@ -1,12 +1,15 @@
 import * as z from 'zod';
-import type { Core } from '../../core.ts';
 import { formatDuration } from '../../lib/duration.ts';
-import { type PathSpec, path, type Request } from '../framework/backend.ts';
-import { badRequest, notFound } from '../framework/errors.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
+import { type PathSpec, path } from '../framework/backend.ts';
 import { bool, duration } from '../framework/fields.ts';
-import { disableMount } from './disable-mount.ts';
-import { checkKvVersion, isKvV2 } from './kv-version.ts';
-import { fullPath, type MountEntry, type MountTableName, mountTtls, normaliseMountPath } from './mount-table.ts';
+import { type DisableServices, disableMount } from '../mounts/disable-mount.ts';
+import { checkKvVersion, isKvV2 } from '../mounts/kv-version.ts';
+import { fullPath, type MountEntry, type MountTableName, mountTtls, normaliseMountPath } from '../mounts/mount-table.ts';
+import type { BuiltinServices } from './builtin.ts';
+
+/** What the mount paths use: the mount table, and what disabling a mount needs. */
+export type MountServices = Pick<BuiltinServices, 'mounts'> & DisableServices;
 
 /**
  * Vault's mount options are strings; clients send `{"version": 2}` as often as `{"version": "2"}`. An option that
@@ -35,33 +38,43 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
+const defaultLeaseTtl = duration.optional().describe('The default lease TTL for this mount (seconds or a duration such as "1h").');
+const maxLeaseTtl = duration.optional().describe('The max lease TTL for this mount (seconds or a duration such as "1h").');
+const mountPath = z.string().min(1).describe('The path of the mount. Example: "aws/east"');
+const typeDescription = 'The type of the backend. Example: "kv"';
+
 const tuneFields = {
-  default_lease_ttl: duration.optional(),
-  max_lease_ttl: duration.optional(),
-  description: z.string().optional(),
-  options: mountOptions.optional(),
+  default_lease_ttl: defaultLeaseTtl,
+  max_lease_ttl: maxLeaseTtl,
+  description: z.string().optional().describe('User-friendly description for this mount.'),
+  options: mountOptions.optional().describe('The options to pass into the backend: an object with string values (for kv, "version").'),
 };
 
 const enableFields = z.object({
-  path: z.string().min(1),
-  type: z.string().min(1),
-  description: z.string().default(''),
-  config: z.object({ default_lease_ttl: duration.optional(), max_lease_ttl: duration.optional() }).default({}),
-  options: mountOptions.default({}),
-  local: bool.default(false),
-  seal_wrap: bool.default(false),
+  path: mountPath,
+  type: z.string().min(1).describe(typeDescription),
+  description: z.string().default('').describe('User-friendly description for this mount.'),
+  config: z
+    .object({ default_lease_ttl: defaultLeaseTtl, max_lease_ttl: maxLeaseTtl })
+    .default({})
+    .describe('Configuration for this mount, such as default_lease_ttl and max_lease_ttl.'),
+  options: mountOptions.default({}).describe('The options to pass into the backend: an object with string values (for kv, "version").'),
+  local: bool.default(false).describe('Mark the mount as a local mount, which is not replicated and is unaffected by replication.'),
+  seal_wrap: bool.default(false).describe('Whether to turn on seal wrapping for the mount.'),
 });
 
 /** `sys/mounts` (secrets engines) and `sys/auth` (auth methods): list, enable, read, tune, disable. */
-export function mountPaths(table: MountTableName): PathSpec[] {
+export function mountPaths(services: MountServices, table: MountTableName): PathSpec[] {
   const prefix = table === 'auth' ? 'auth' : 'mounts';
+  const what = table === 'auth' ? 'auth method' : 'secrets engine';
   return [
     path({
       pattern: prefix,
       fields: z.object({}),
+      summaries: { read: `Lists the enabled ${what}s.` },
       operations: {
-        read: async ({ core }) => {
-          const entries = await core.mounts.list(table);
+        read: async () => {
+          const entries = await services.mounts.list(table);
           const shown = entries.map((entry) => [displayPath(entry), describeMount(entry)]);
           return { data: Object.fromEntries(shown) };
         },
@@ -69,15 +82,16 @@ export function mountPaths(table: MountTableName): PathSpec[] {
     }),
     path({
       pattern: `${prefix}/:path+/tune`,
-      fields: z.object({ path: z.string(), ...tuneFields }),
+      fields: z.object({ path: mountPath, ...tuneFields }),
       // As in Vault, changing how callers log in is a root-level act: `sys/auth/*` needs sudo.
       sudo: table === 'auth',
+      summaries: { read: `Reads the tuning of the ${what} at the given path.`, update: `Tunes the ${what} at the given path.` },
       operations: {
-        read: async ({ core, data }) => ({ data: describeTune(await existing(core, table, data.path)) }),
-        update: async ({ core, data }) => {
-          const entry = await existing(core, table, data.path);
+        read: async ({ data }) => ({ data: describeTune(await existing(services, table, data.path)) }),
+        update: async ({ data }) => {
+          const entry = await existing(services, table, data.path);
           const options = data.options && tuneOptions(entry, data.options);
-          await core.mounts.tune(entry, {
+          await services.mounts.tune(entry, {
             defaultLeaseTtl: data.default_lease_ttl,
             maxLeaseTtl: data.max_lease_ttl,
             description: data.description,
@@ -89,10 +103,16 @@ export function mountPaths(table: MountTableName): PathSpec[] {
     }),
     path({
       pattern: `${prefix}/:path+`,
-      fields: enableFields.partial({ type: true }),
+      // `type` is checked by the handler, so a read or a delete needs none.
+      fields: enableFields.extend({ type: enableFields.shape.type.optional().describe(typeDescription) }),
       sudo: table === 'auth',
+      summaries: {
+        read: `Reads the configuration of the ${what} at the given path.`,
+        update: `Enables a new ${what} at the given path.`,
+        delete: `Disables the ${what} at the given path.`,
+      },
       operations: {
-        read: async ({ core, data }) => ({ data: describeMount(await existing(core, table, data.path as string)) }),
+        read: async ({ data }) => ({ data: describeMount(await existing(services, table, data.path as string)) }),
         update: async (request) => {
           const data = request.data as Partial<z.output<typeof enableFields>> & { path: string };
           if (!data.type) throw badRequest('"type" is required');
@@ -100,7 +120,7 @@ export function mountPaths(table: MountTableName): PathSpec[] {
           const type = data.type === 'kv-v2' ? 'kv' : data.type;
           const options = data.type === 'kv-v2' ? { ...data.options, version: '2' } : (data.options ?? {});
           if (type === 'kv') checkKvVersion(options.version);
-          await request.core.mounts.enable(table, data.path, {
+          await services.mounts.enable(table, data.path, {
             type,
             description: data.description ?? '',
             config: { defaultLeaseTtl: data.config?.default_lease_ttl ?? 0, maxLeaseTtl: data.config?.max_lease_ttl ?? 0 },
@@ -110,8 +130,8 @@ export function mountPaths(table: MountTableName): PathSpec[] {
           });
           return undefined;
         },
-        delete: async (request) => {
-          await disable(request, table);
+        delete: async ({ data }) => {
+          await disable(services, table, data.path as string);
           return undefined;
         },
       },
@@ -136,17 +156,15 @@ function tuneOptions(entry: MountEntry, options: Record<string, string>): Record
  * be revoked, the mount stays. Where the mount's backend is not bundled, the sweep revokes the leases and then removes
  * the mount (see `disableMount`).
  */
-async function disable(request: Request, table: MountTableName): Promise<void> {
-  const { core } = request;
-  const path = (request.data as { path: string }).path;
-  const entry = await core.mounts.find(table, path);
+async function disable(services: MountServices, table: MountTableName, path: string): Promise<void> {
+  const entry = await services.mounts.find(table, path);
   if (!entry) return; // Vault answers success for a path with nothing mounted.
   if (entry.builtin) throw badRequest(`cannot disable the built-in mount ${entry.path}`);
-  await disableMount(core, entry);
+  await disableMount(services, entry);
 }
 
-async function existing(core: Core, table: MountTableName, path: string): Promise<MountEntry> {
-  const entry = (await core.mounts.list(table)).find((mount) => mount.path === fullPath(table, normaliseMountPath(path)));
+async function existing(services: Pick<BuiltinServices, 'mounts'>, table: MountTableName, path: string): Promise<MountEntry> {
+  const entry = (await services.mounts.list(table)).find((mount) => mount.path === fullPath(table, normaliseMountPath(path)));
   if (!entry) throw notFound(`no mount at "${path}"`);
   return entry;
 }

@@ -1,9 +1,9 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
-import { path, type Reply, type Request } from '../framework/backend.ts';
-import { badRequest } from '../framework/errors.ts';
-import { bool, count, duration, stringList } from '../framework/fields.ts';
-import { mountTtls } from '../mounts/mount-table.ts';
+import { path, type Reply, type Request } from '../../framework/backend.ts';
+import { badRequest } from '../../../lib/errors.ts';
+import { bool, count, duration, stringList } from '../../framework/fields.ts';
+import { mountTtls } from '../../mounts/mount-table.ts';
 
 /**
  * Token roles (`auth/token/roles/:role_name`): what `auth/token/create/:role_name` issues, as in Vault. Stored in
@@ -32,25 +32,45 @@ const roleKey = (name: string) => `role/${name}`;
 const tokenTypes = ['service', 'batch', 'default-service', 'default-batch', 'default'] as const;
 
 const roleFields = z.object({
-  role_name: z.string(),
-  allowed_policies: stringList.optional(),
-  disallowed_policies: stringList.optional(),
-  allowed_policies_glob: stringList.optional(),
-  disallowed_policies_glob: stringList.optional(),
-  allowed_entity_aliases: stringList.optional(),
-  orphan: bool.optional(),
-  renewable: bool.optional(),
-  path_suffix: z.string().optional(),
-  token_period: duration.optional(),
-  token_explicit_max_ttl: duration.optional(),
-  token_bound_cidrs: stringList.optional(),
-  token_no_default_policy: bool.optional(),
-  token_num_uses: count.optional(),
-  token_type: z.enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` }).optional(),
+  role_name: z.string().describe('Name of the role.'),
+  allowed_policies: stringList
+    .optional()
+    .describe("If set, tokens can be created with any subset of the policies in this list, rather than the normal semantics of tokens being a subset of the calling token's policies."),
+  disallowed_policies: stringList
+    .optional()
+    .describe('If set, successful token creation via this role will require that no policies in the given list are requested.'),
+  allowed_policies_glob: stringList
+    .optional()
+    .describe('If set, tokens can be created with any subset of glob matched policies in this list.'),
+  disallowed_policies_glob: stringList
+    .optional()
+    .describe('If set, successful token creation via this role will require that no requested policies glob match any of policies in this list.'),
+  allowed_entity_aliases: stringList
+    .optional()
+    .describe('If set, specifies the entity aliases which are allowed to be used during token generation (stored; entity aliases are refused at create).'),
+  orphan: bool.optional().describe('If true, tokens created via this role will be orphan tokens (have no parent).'),
+  renewable: bool.optional().describe('Tokens created via this role will be renewable or not according to this value. Defaults to "true".'),
+  path_suffix: z
+    .string()
+    .optional()
+    .describe("If set, tokens created via this role will contain the given suffix as a part of their path, for the 'revoke-prefix' endpoint."),
+  token_period: duration
+    .optional()
+    .describe('If set, tokens created via this role will have no max lifetime; instead, their renewal period will be fixed to this value.'),
+  token_explicit_max_ttl: duration.optional().describe('If set, tokens created via this role carry an explicit maximum TTL.'),
+  token_bound_cidrs: stringList
+    .optional()
+    .describe('Comma separated string or JSON list of CIDR blocks. If set, specifies the blocks of IP addresses which are allowed to use the generated token.'),
+  token_no_default_policy: bool.optional().describe("If true, the 'default' policy will not automatically be added to generated tokens."),
+  token_num_uses: count.optional().describe('The maximum number of times a token may be used, a value of zero means unlimited.'),
+  token_type: z
+    .enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` })
+    .optional()
+    .describe('The type of token to generate: service, batch, default-service or default-batch.'),
   // Deprecated spellings Vault still accepts; the `token_` field wins when both are given.
-  period: duration.optional(),
-  explicit_max_ttl: duration.optional(),
-  bound_cidrs: stringList.optional(),
+  period: duration.optional().describe("Use 'token_period' instead."),
+  explicit_max_ttl: duration.optional().describe("Use 'token_explicit_max_ttl' instead."),
+  bound_cidrs: stringList.optional().describe("Use 'token_bound_cidrs' instead."),
 });
 
 type RoleInput = z.output<typeof roleFields>;
@@ -59,11 +79,18 @@ export const tokenRolePaths = [
   path({
     pattern: 'roles',
     fields: z.object({}),
+    summaries: { list: 'Lists the token roles.' },
     operations: { list: async (request) => ({ data: { keys: await request.storage.list('role/') } }) },
   }),
   path({
     pattern: 'roles/:role_name',
     fields: roleFields,
+    summaries: {
+      read: 'Reads a token role.',
+      create: 'Creates a token role.',
+      update: 'Updates a token role.',
+      delete: 'Deletes a token role.',
+    },
     exists: async (request) => (await readRole(request, roleName(request.data.role_name))) !== undefined,
     operations: {
       read: async (request) => {

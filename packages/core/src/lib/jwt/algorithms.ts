@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 
-/** The JWS algorithms Vault's JWT auth method accepts in `jwt_supported_algs`. */
+/** The JWS algorithms a JWT may be signed with (cap/jwt's list, which Vault's and Nomad's JWT logins share). */
 export const supportedAlgorithms = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'EdDSA'] as const;
 
 /** Which algorithms a public key can verify, so a login tries only the keys that fit the token's `alg`. */

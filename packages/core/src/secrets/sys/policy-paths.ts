@@ -1,0 +1,58 @@
+import * as z from 'zod';
+import { badRequest } from '../../lib/errors.ts';
+import { type PathSpec, path, type Request } from '../framework/backend.ts';
+import type { BuiltinServices } from './builtin.ts';
+import { envelopeWithTopLevelData } from './top-level-data.ts';
+
+/**
+ * `sys/policy` and `sys/policy/:name`: the ACL policies under Vault's legacy paths, which hvac and node-vault still
+ * use. The document is called `rules` here (`policy` is accepted too, as Vault does); the list answers both `keys`
+ * and `policies`.
+ */
+export const legacyPolicyPaths = (services: Pick<BuiltinServices, 'policies'>): PathSpec[] => {
+  const listReply = async (request: Request) => {
+    const names = await services.policies.list();
+    return envelopeWithTopLevelData(request, { keys: names, policies: names });
+  };
+  const writePolicy = async ({ data }: { data: { name: string; rules?: string; policy?: string } }) => {
+    const text = data.rules ?? data.policy;
+    if (text === undefined || text.trim() === '') throw badRequest('"rules" is required: the policy document in HCL or JSON');
+    await services.policies.put(data.name, text);
+    return undefined;
+  };
+  return [
+    path({
+      pattern: 'policy',
+      fields: z.object({}),
+      summaries: { read: 'Lists the names of the ACL policies.', list: 'Lists the names of the ACL policies.' },
+      operations: { read: listReply, list: listReply },
+    }),
+    path({
+      pattern: 'policy/:name',
+      fields: z.object({
+        name: z.string().min(1).describe('The name of the policy. Example: "ops"'),
+        rules: z.string().optional().describe('The rules of the policy, in HCL or JSON.'),
+        policy: z.string().optional().describe('The rules of the policy (another name for "rules").'),
+      }),
+      summaries: {
+        read: 'Retrieves the rules of the named ACL policy.',
+        create: 'Adds a new ACL policy.',
+        update: 'Updates an existing ACL policy.',
+        delete: 'Deletes the ACL policy with the given name.',
+      },
+      exists: async ({ data }) => (await services.policies.get(data.name)) !== undefined,
+      operations: {
+        read: async (request) => {
+          const policy = await services.policies.get(request.data.name);
+          return policy ? envelopeWithTopLevelData(request, { name: policy.name, rules: policy.text }) : undefined;
+        },
+        create: writePolicy,
+        update: writePolicy,
+        delete: async ({ data }) => {
+          await services.policies.delete(data.name);
+          return undefined;
+        },
+      },
+    }),
+  ];
+};

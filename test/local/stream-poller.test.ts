@@ -1,12 +1,11 @@
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type TableChange, toTableChange } from '../../packages/core/src/table-changes.ts';
+import type { TableChange } from '../../packages/core/src/table-changes.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { type ParkedRecord, startStreamPoller } from '../../packages/local/src/stream-poller.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
@@ -52,15 +51,13 @@ describe('stream poller on DynamoDB Local', () => {
   it('delivers an item with empty maps (written by DynamoDB Local with no type) and the consumer reads it', async () => {
     const tableName = await newTable();
     const changes: TableChange[] = [];
-    const records: DynamoDBRecord[] = [];
     const errors: unknown[] = [];
     const poller = startStreamPoller({
       endpoint,
       tableName,
       intervalMs: 50,
-      onRecords: async (batch) => {
-        records.push(...batch);
-        changes.push(...batch.map(toTableChange)); // the consumer's own conversion (unmarshall)
+      onChanges: async (batch) => {
+        changes.push(...batch);
       },
       onError: (error) => errors.push(error),
     });
@@ -75,19 +72,15 @@ describe('stream poller on DynamoDB Local', () => {
       await put(tableName, item);
       await client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, meta: { M: { k: { S: 'v' } } } } }));
       await put(tableName, { pk: { S: 'after' }, sk: { S: 'it' } });
-      await waitFor(() => records.length >= 3, 'three records');
+      await waitFor(() => changes.length >= 3, 'three records');
 
       expect(errors).toEqual([]);
       expect(poller.parked()).toEqual([]);
-      expect(records.map((record) => record.eventName)).toEqual(['INSERT', 'MODIFY', 'INSERT']);
-      expect(records[0]?.dynamodb?.NewImage).toEqual(item);
-      expect(records[1]?.dynamodb?.OldImage).toEqual(item);
-      expect(changes[1]?.oldImage).toEqual({
-        pk: 'token#empty-meta',
-        sk: 'token',
-        meta: {},
-        nested: { inner: {}, list: [{}, 'x'] },
-      });
+      expect(changes.map((change) => change.eventName)).toEqual(['INSERT', 'MODIFY', 'INSERT']);
+      const plain = { pk: 'token#empty-meta', sk: 'token', meta: {}, nested: { inner: {}, list: [{}, 'x'] } };
+      expect(changes[0]?.newImage).toEqual(plain);
+      expect(changes[1]?.oldImage).toEqual(plain);
+      expect(changes[1]?.newImage).toEqual({ ...plain, meta: { k: 'v' } });
     } finally {
       await poller.stop();
     }
@@ -108,10 +101,10 @@ describe('stream poller on DynamoDB Local', () => {
       deadLetterFile,
       // A consumer that handles a batch as a whole and fails on the poison record, as a real one failing on a
       // shape it cannot read does.
-      onRecords: async (batch) => {
-        const names = batch.map((record) => record.dynamodb?.NewImage?.pk?.S ?? '?');
+      onChanges: async (batch) => {
+        const names = batch.map((change) => String(change.newImage?.pk ?? '?'));
         offers.push(names);
-        if (batch.some((record) => record.dynamodb?.NewImage?.poison)) throw new Error('cannot read this record');
+        if (batch.some((change) => change.newImage?.poison)) throw new Error('cannot read this record');
         accepted.push(...names);
       },
       onError: (error) => errors.push(error),
@@ -148,9 +141,9 @@ describe('stream poller on DynamoDB Local', () => {
         streamArn: expect.stringContaining(`table/${tableName}/stream/`),
         attempts: maxRetries + 1,
         error: 'cannot read this record',
-        record: { eventName: 'INSERT', dynamodb: { NewImage: { pk: { S: 'poison' }, poison: { BOOL: true } } } },
+        change: { eventName: 'INSERT', newImage: { pk: 'poison', sk: 'x', poison: true }, byTtl: false },
       });
-      expect(parked.sequenceNumber).toBe(parked.record.dynamodb?.SequenceNumber);
+      expect(parked.sequenceNumber).toBe(parked.change.sequenceNumber);
       expect(poller.parked()).toEqual([parked]);
     } finally {
       await poller.stop();
@@ -163,7 +156,7 @@ describe('stream poller on DynamoDB Local', () => {
       endpoint,
       tableName: `no-such-table-${randomUUID()}`,
       intervalMs: 10,
-      onRecords: async () => {},
+      onChanges: async () => {},
       onError: (error) => errors.push(error),
     });
     try {

@@ -4,6 +4,8 @@ import { jsonLogger, type Logger } from './lib/log.ts';
 import { AuditDevices } from './secrets/audit/audit-devices.ts';
 import { AuditLog } from './secrets/audit/audit-log.ts';
 import type { Backend } from './secrets/framework/backend.ts';
+import { leaseHooksOf } from './secrets/framework/lease-context.ts';
+import type { AskEngine } from './secrets/leases/engine-request.ts';
 import { LeaseManager } from './secrets/leases/lease-manager.ts';
 import { MountTable } from './secrets/mounts/mount-table.ts';
 import { PolicyStore } from './secrets/policies/policy-store.ts';
@@ -30,14 +32,7 @@ export interface Core {
   askEngine?: AskEngine;
 }
 
-/** What one function asks of the function that bundles an engine (`answerEngineRequest` in engine-requests.ts). */
-export type EngineRequest = { revokeLease: string } | { revokePrefix: string } | { finishDisabled: true };
-
-/**
- * Asks the function that bundles a mount type's backend to do a request, and waits for it: true once done there,
- * false when no such function is known; throws when that function fails.
- */
-export type AskEngine = (mountType: string, request: EngineRequest) => Promise<boolean>;
+export type { AskEngine, EngineRequest } from './secrets/leases/engine-request.ts';
 
 export interface CoreOptions {
   dynamodb: DynamoDBClient;
@@ -76,11 +71,29 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   const knownTypes = (kind: 'secret' | 'auth') =>
     [...backends.values()].filter((backend) => backend.kind === kind).map((backend) => backend.type);
   const mounts = new MountTable(store, clock, knownTypes, cacheSeconds, options.declaredMounts);
-  const tokens = new TokenStore(store, keyring, clock, (mount) => mounts.inService(mount));
   const log = options.log ?? jsonLogger();
+  // Built in dependency order, each from what is built before it: mounts, leases, tokens (which revoke leases).
+  const leases = new LeaseManager({
+    store,
+    keyring,
+    clock,
+    log,
+    mounts,
+    bundles: (mountType) => backends.has(mountType),
+    hooks: leaseHooksOf(backends, { store, keyring, clock, log }, () => core),
+    ...(options.askEngine ? { askEngine: options.askEngine } : {}),
+  });
+  const tokens = new TokenStore(
+    store,
+    keyring,
+    clock,
+    (mount) => mounts.inService(mount),
+    // The lease stays queued for retry on its own schedule; the token's revocation goes on.
+    (leaseId) => leases.revoke(leaseId).catch(() => undefined),
+  );
   const auditStdout = options.auditStdout ?? ((line: string) => process.stdout.write(line));
   const auditDevices = new AuditDevices(store, keyring, clock, cacheSeconds, auditStdout, log);
-  const partial: Omit<Core, 'leases'> = {
+  const core: Core = {
     store,
     keyring,
     clock,
@@ -89,17 +102,9 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     mounts,
     policies: new PolicyStore(store, clock, cacheSeconds),
     tokens,
+    leases,
     audit: { devices: auditDevices, log: new AuditLog(auditDevices) },
     ...(options.askEngine ? { askEngine: options.askEngine } : {}),
-  };
-  const core: Core = Object.assign(partial, { leases: undefined as unknown as LeaseManager });
-  core.leases = new LeaseManager(core);
-  tokens.revokeLease = async (leaseId) => {
-    try {
-      await core.leases.revoke(leaseId);
-    } catch {
-      // The lease stays queued for retry on its own schedule; the token's revocation goes on.
-    }
   };
   // The builtin backends (`sys/`, `auth/token/`, `identity/`) get the services their handlers use.
   for (const backend of options.backends) if (isBuiltin<Core>(backend)) backends.set(backend.type, backend.bind(core));

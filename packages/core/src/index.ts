@@ -3,7 +3,7 @@ export { createSecretsApp } from './http/secrets-app.ts';
 export { createSchedulerApp } from './scheduler/scheduler-app.ts';
 export { publishEvents, schedulerFor } from './scheduler/scheduler.ts';
 export { sweepExpired } from './jobs.ts';
-export { onTableChange, type TableChange, toTableChange } from './table-changes.ts';
+export { onTableChange, type TableChange } from './table-changes.ts';
 export { rotateDue } from './rotation-job.ts';
 export { allSecretsFamilies, backendsOf, type SecretsFamily } from './secrets/families.ts';
 export { initialize, isInitialized } from './secrets/sys/init.ts';

@@ -1,5 +1,3 @@
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
 import type { Core } from './core.ts';
 import { epochSeconds } from './lib/clock.ts';
 import { isLeasePk, type LeaseItem } from './secrets/leases/lease-manager.ts';
@@ -7,12 +5,22 @@ import { tokenQueue } from './secrets/tokens/token-store.ts';
 import { dueKey } from './storage/due.ts';
 import type { Item } from './storage/store.ts';
 
-/** A change on the table, as the stream reports it, without the Lambda event's types. */
+/**
+ * A change on the table, as its stream reports it, in the core's own terms: the adapters convert what they read
+ * (Lambda's stream event in `functions/jobs/table-stream.ts`, the Streams API in the local poller) into this.
+ */
 export interface TableChange {
   eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
+  /** The item's key attributes. */
+  keys?: Record<string, unknown>;
+  /** The item before the change (MODIFY, REMOVE). */
   oldImage?: Item;
+  /** The item after the change (INSERT, MODIFY). */
+  newImage?: Item;
   /** True when DynamoDB's TTL deleted the item (the stream's service principal). */
   byTtl: boolean;
+  /** Its place in its shard's order (DynamoDB's sequence number), for reports. */
+  sequenceNumber?: string;
 }
 
 /**
@@ -36,14 +44,4 @@ export async function onTableChange(core: Core, changes: TableChange[]): Promise
     await core.store.put({ Item: { ...restored, duePk: tokenQueue(old.pk.slice(6)), dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) } });
     await core.tokens.revoke(old.pk.slice('token#'.length));
   }
-}
-
-/** A stream record (Lambda's shape, as AWS and the local poller deliver it) as the core's neutral change. */
-export function toTableChange(record: DynamoDBRecord): TableChange {
-  const oldImage = record.dynamodb?.OldImage;
-  return {
-    eventName: record.eventName ?? 'MODIFY',
-    ...(oldImage ? { oldImage: unmarshall(oldImage as Parameters<typeof unmarshall>[0]) as TableChange['oldImage'] } : {}),
-    byTtl: record.userIdentity?.type === 'Service' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com',
-  };
 }

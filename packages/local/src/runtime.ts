@@ -17,7 +17,6 @@ import {
   onTableChange,
   rotateDue,
   sweepExpired,
-  toTableChange,
 } from '@keyhaven/core';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
@@ -145,7 +144,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     const poller: StreamPoller = startStreamPoller({
       endpoint,
       tableName,
-      onRecords: (records) => onTableChange(core, records.map(toTableChange)),
+      onChanges: (changes) => onTableChange(core, changes),
       // The local stand-in for the stream consumer's dead-letter queue in AWS.
       deadLetterFile: path.join(options.dataDir, 'stream-dead-letters.jsonl'),
       onError: (error) => core.log.error('table stream', { error: error instanceof Error ? error.message : String(error) }),

@@ -1,4 +1,5 @@
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, _Record as StreamsRecord } from '@aws-sdk/client-dynamodb-streams';
 import {
   DescribeStreamCommand,
@@ -6,21 +7,23 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
-import type { DynamoDBRecord, AttributeValue as LambdaAttributeValue } from 'aws-lambda';
 import { appendFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TableChange } from '@keyhaven/core/table-changes.ts';
+import type { Item } from '@keyhaven/core/storage/store.ts';
 import { localClientConfig } from './dynamodb-local.ts';
 
 export interface StreamPollerOptions {
   endpoint: string;
   tableName: string;
-  onRecords(records: DynamoDBRecord[]): Promise<void>;
+  /** Each batch of changes, in stream order, as the core's `TableChange` (what Lambda's adapter gives it in AWS). */
+  onChanges(changes: TableChange[]): Promise<void>;
   /** Pause between polls; default 250. */
   intervalMs?: number;
   /** Default: console.error. Called once per parked record and once per run of failed polls, never per retry. */
   onError?(error: unknown): void;
   /**
-   * Retries of a single record whose `onRecords` keeps failing before it is parked (Lambda's `retryAttempts`);
+   * Retries of a single record whose `onChanges` keeps failing before it is parked (Lambda's `retryAttempts`);
    * default 10, as the table stream's event source mapping in the stacks. A failing batch of several records
    * is split in two first (Lambda's `bisectBatchOnError`), which does not count as a retry.
    */
@@ -29,7 +32,7 @@ export interface StreamPollerOptions {
   deadLetterFile?: string;
 }
 
-/** A record `onRecords` refused `maxRetries + 1` times, set aside so the rest of its shard goes on. */
+/** A change `onChanges` refused `maxRetries + 1` times, set aside so the rest of its shard goes on. */
 export interface ParkedRecord {
   parkedAt: string;
   streamArn: string;
@@ -37,7 +40,7 @@ export interface ParkedRecord {
   sequenceNumber: string | undefined;
   attempts: number;
   error: string;
-  record: DynamoDBRecord;
+  change: TableChange;
 }
 
 export interface StreamPoller {
@@ -53,24 +56,21 @@ interface Shard {
   parentId?: string;
   iterator?: string;
   /**
-   * Records onRecords has not accepted yet, in stream order, as the batches to offer next (a failed batch is
+   * Changes onChanges has not accepted yet, in stream order, as the batches to offer next (a failed batch is
    * replaced by its two halves), with the iterator that follows the last of them.
    */
   pending?: { batches: Batch[]; next?: string };
 }
 
 interface Batch {
-  records: DynamoDBRecord[];
+  records: TableChange[];
   /** Failed offers of this batch; only counted for a single record, since a larger batch is split instead. */
   failures: number;
 }
 
-/** The TTL deleter as real DynamoDB reports it in stream records. */
-const TTL_IDENTITY = { type: 'Service', principalId: 'dynamodb.amazonaws.com' };
-
 /**
  * Reads the table's stream like the Lambda event source mapping: in order per shard, parents before
- * children, and at least once. A batch whose onRecords throws is split in two and each half offered again on
+ * children, and at least once. A batch whose onChanges throws is split in two and each half offered again on
  * the next polls; a single record that still fails after `maxRetries` retries is parked (written to the
  * dead-letter file, reported once) and the shard goes on after it.
  */
@@ -130,7 +130,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
     if (!shard.pending) {
       shard.iterator ??= await shardIterator(current.arn, shardId, 'TRIM_HORIZON');
       const result = await streams.send(new GetRecordsCommand({ ShardIterator: shard.iterator }));
-      const records = (result.Records ?? []).map((record) => toLambdaRecord(record, current));
+      const records = (result.Records ?? []).map((record) => toTableChange(record, current.keyNames));
       shard.pending = { batches: records.length > 0 ? [{ records, failures: 0 }] : [], next: result.NextShardIterator };
     }
     await offer(shardId, shard.pending.batches, current.arn);
@@ -150,7 +150,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
     while (batches.length > 0 && !wake.signal.aborted) {
       const batch = batches[0] as Batch;
       try {
-        await options.onRecords(batch.records);
+        await options.onChanges(batch.records);
         batches.shift();
       } catch (error) {
         if (batch.records.length > 1) {
@@ -167,21 +167,21 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   }
 
   async function park(shardId: string, arn: string, batch: Batch, error: unknown) {
-    const record = batch.records[0] as DynamoDBRecord;
+    const change = batch.records[0] as TableChange;
     const entry: ParkedRecord = {
       parkedAt: new Date().toISOString(),
       streamArn: arn,
       shardId,
-      sequenceNumber: record.dynamodb?.SequenceNumber,
+      sequenceNumber: change.sequenceNumber,
       attempts: batch.failures,
       error: error instanceof Error ? error.message : String(error),
-      record,
+      change,
     };
     parked.push(entry);
     let where = 'kept in memory only';
     if (options.deadLetterFile) {
       try {
-        await appendFile(options.deadLetterFile, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+        await appendFile(options.deadLetterFile, `${JSON.stringify(entry, binaryAsBase64)}\n`, { mode: 0o600 });
         where = `written to ${options.deadLetterFile}`;
       } catch (writeError) {
         where = `not written to ${options.deadLetterFile} (${String(writeError)}); kept in memory only`;
@@ -189,7 +189,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
     }
     onError(
       new Error(
-        `stream record ${entry.sequenceNumber} (${record.eventName}) in shard ${shardId} failed ${entry.attempts} times and was parked, ${where}; the shard goes on: ${entry.error}`,
+        `stream record ${entry.sequenceNumber} (${change.eventName}) in shard ${shardId} failed ${entry.attempts} times and was parked, ${where}; the shard goes on: ${entry.error}`,
       ),
     );
   }
@@ -237,37 +237,26 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   };
 }
 
-function toLambdaRecord(record: StreamsRecord, stream: { arn: string; keyNames: string[] }): DynamoDBRecord {
+/**
+ * A Streams API record as the core's change. DynamoDB Local names its TTL deletions `UNKNOWN_TO_SDK_VERSION`, puts
+ * every indexed attribute in Keys and sets no userIdentity: they are reported as real DynamoDB reports them (a REMOVE
+ * by the DynamoDB service, with the table's key only).
+ */
+function toTableChange(record: StreamsRecord, keyNames: string[]): TableChange {
   const data = record.dynamodb ?? {};
-  // DynamoDB Local names its TTL deletions `UNKNOWN_TO_SDK_VERSION`, puts every indexed attribute in
-  // Keys and sets no userIdentity; report them as real DynamoDB does.
   const isKnownEvent = record.eventName === 'INSERT' || record.eventName === 'MODIFY' || record.eventName === 'REMOVE';
   const isLocalTtlDeletion = !isKnownEvent && data.OldImage !== undefined && data.NewImage === undefined;
-  const keys = data.Keys && isLocalTtlDeletion ? pick(data.Keys, stream.keyNames) : data.Keys;
-  const identity = record.userIdentity
-    ? { type: record.userIdentity.Type, principalId: record.userIdentity.PrincipalId }
-    : isLocalTtlDeletion
-      ? TTL_IDENTITY
-      : undefined;
+  const keys = data.Keys && isLocalTtlDeletion ? pick(data.Keys, keyNames) : data.Keys;
+  const byTtl = record.userIdentity
+    ? record.userIdentity.Type === 'Service' && record.userIdentity.PrincipalId === 'dynamodb.amazonaws.com'
+    : isLocalTtlDeletion;
   return {
-    eventID: record.eventID,
-    eventName: isLocalTtlDeletion ? 'REMOVE' : (record.eventName as DynamoDBRecord['eventName']),
-    eventVersion: record.eventVersion,
-    eventSource: 'aws:dynamodb',
-    awsRegion: record.awsRegion,
-    eventSourceARN: stream.arn,
-    dynamodb: {
-      ...(data.ApproximateCreationDateTime && {
-        ApproximateCreationDateTime: Math.floor(data.ApproximateCreationDateTime.getTime() / 1000),
-      }),
-      ...(keys && { Keys: toLambdaImage(keys) }),
-      ...(data.NewImage && { NewImage: toLambdaImage(data.NewImage) }),
-      ...(data.OldImage && { OldImage: toLambdaImage(data.OldImage) }),
-      SequenceNumber: data.SequenceNumber,
-      SizeBytes: data.SizeBytes,
-      StreamViewType: data.StreamViewType,
-    },
-    ...(identity && { userIdentity: identity }),
+    eventName: isLocalTtlDeletion ? 'REMOVE' : (record.eventName as TableChange['eventName']),
+    ...(keys && { keys: image(keys) }),
+    ...(data.OldImage && { oldImage: image(data.OldImage) as Item }),
+    ...(data.NewImage && { newImage: image(data.NewImage) as Item }),
+    byTtl,
+    ...(data.SequenceNumber && { sequenceNumber: data.SequenceNumber }),
   };
 }
 
@@ -275,21 +264,19 @@ function pick<T>(values: Record<string, T>, names: string[]): Record<string, T> 
   return Object.fromEntries(Object.entries(values).filter(([name]) => names.includes(name)));
 }
 
-function toLambdaImage(image: Record<string, AttributeValue>): Record<string, LambdaAttributeValue> {
-  return Object.fromEntries(Object.entries(image).map(([name, value]) => [name, toLambdaValue(value)]));
+const image = (attributes: Record<string, AttributeValue>) => unmarshall(typed(attributes) as Parameters<typeof unmarshall>[0]);
+
+/** DynamoDB Local writes an empty map as `{}`, with no type; the only value that can be empty is a map. */
+function typed(image: Record<string, AttributeValue>): Record<string, AttributeValue> {
+  return Object.fromEntries(Object.entries(image).map(([name, value]) => [name, typedValue(value)]));
 }
 
-/** Lambda events carry binary values as base64 strings, where the SDK gives bytes. */
-function toLambdaValue(value: AttributeValue): LambdaAttributeValue {
-  // DynamoDB Local writes an empty map as `{}`, with no type; the only value that can be empty is a map.
+function typedValue(value: AttributeValue): AttributeValue {
   if (Object.keys(value).length === 0) return { M: {} };
-  if (value.B) return { B: base64(value.B) };
-  if (value.BS) return { BS: value.BS.map(base64) };
-  if (value.M) return { M: toLambdaImage(value.M) };
-  if (value.L) return { L: value.L.map(toLambdaValue) };
-  return value as LambdaAttributeValue; // S, N, SS, NS, BOOL and NULL look the same in both
+  if (value.M) return { M: typed(value.M) };
+  if (value.L) return { L: value.L.map(typedValue) };
+  return value;
 }
 
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('base64');
-}
+/** Binary values in a dead-letter line, as base64 (JSON has no bytes). */
+const binaryAsBase64 = (_key: string, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value);

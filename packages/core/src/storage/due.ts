@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Core } from '../core.ts';
-import { epochSeconds } from '../lib/clock.ts';
+import { type Clock, epochSeconds } from '../lib/clock.ts';
+import type { Store } from './store.ts';
 
 /**
  * The due queue (GSI `due`): items that fall due at an epoch second sort by `dueSk = <padded epoch>#<what>`,
@@ -31,20 +31,26 @@ export const allShards = (key: string) => [key, ...Array.from({ length: shardCou
 /** The queue partition an item with this id is written to. */
 export const shardedQueue = shardKey;
 
+/** What reading the due queue needs: the table, and the clock that says what "now" is. */
+export interface DueSource {
+  store: Store;
+  clock: Clock;
+}
+
 /** Up to `limit` items of one queue partition whose time has come, earliest first. */
-export const dueInPartition = (core: Core, partition: string, limit: number) =>
-  core.store
+export const dueInPartition = (source: DueSource, partition: string, limit: number) =>
+  source.store
     .query({
       IndexName: 'due',
       KeyConditionExpression: 'duePk = :queue AND dueSk <= :now',
-      ExpressionAttributeValues: { ':queue': partition, ':now': dueKey(epochSeconds(core.clock), '~') },
+      ExpressionAttributeValues: { ':queue': partition, ':now': dueKey(epochSeconds(source.clock), '~') },
       Limit: limit,
     })
     .then((items) => items.slice(0, limit));
 
 /** Up to `limit` items of a queue (every shard) whose time has come, earliest first. */
-export async function dueItems(core: Core, queue: string, limit: number) {
-  const pages = await Promise.all(allShards(queue).map((partition) => dueInPartition(core, partition, limit)));
+export async function dueItems(source: DueSource, queue: string, limit: number) {
+  const pages = await Promise.all(allShards(queue).map((partition) => dueInPartition(source, partition, limit)));
   return pages
     .flat()
     .sort((a, b) => (String(a.dueSk) < String(b.dueSk) ? -1 : 1))
@@ -52,10 +58,10 @@ export async function dueItems(core: Core, queue: string, limit: number) {
 }
 
 /** When the earliest item of these queues (every shard) falls due (epoch seconds; past if something is due now), if any. */
-export async function nextDue(core: Core, queues: string[]): Promise<number | undefined> {
+export async function nextDue(source: DueSource, queues: string[]): Promise<number | undefined> {
   const heads = await Promise.all(
     queues.flatMap(allShards).map((partition) =>
-      core.store.query({
+      source.store.query({
         IndexName: 'due',
         KeyConditionExpression: 'duePk = :queue',
         ExpressionAttributeValues: { ':queue': partition },

@@ -2,10 +2,14 @@ import type * as z from 'zod';
 import type { Core } from '../../core.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
+import type { LeaseRecord } from '../leases/lease-hooks.ts';
+import type { Secret } from '../leases/secret.ts';
 import type { MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { Caller } from '../tokens/caller.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
+
+export type { Secret } from '../leases/secret.ts';
 
 /** How a backend is written: its paths as data, the way Vault's plugin framework does it. */
 
@@ -32,31 +36,30 @@ export interface Request<Data = Record<string, unknown>> {
 }
 
 /** What a handler gives back; the pipeline renders it in Vault's envelope. */
-export interface Reply {
+export interface Reply<Internal = Record<string, unknown>> {
   data?: Record<string, unknown>;
   /** A leased secret: the pipeline records the lease and answers with its id. */
-  secret?: {
-    /** Which of the backend's `leases` hooks renews and revokes it. */
-    type: string;
-    ttl?: number;
-    maxTtl?: number;
-    renewable?: boolean;
-    /** Kept sealed with the lease for the revoke hook; never shown. */
-    internal: Record<string, unknown>;
-    /**
-     * The lease id's last segment, for a backend that records the id with what it issued (to end the lease
-     * itself, e.g. on a library check-in): it knows the id, `leaseIdFor(mount, path, leaseSuffix)`, before
-     * the lease exists, so no crash leaves the record without it. Unique (e.g. `randomBase62(24)`); random if unset.
-     */
-    leaseSuffix?: string;
-  };
+  secret?: Secret<Internal>;
   /** A successful login: the pipeline mints a token from it. */
   auth?: LoginResult;
   /** A token the handler itself issued or renewed (token store): shown as the envelope's `auth`. */
   token?: { token: string; entry: TokenEntry };
   warnings?: string[];
-  /** A reply that is not wrapped in the envelope (`sys/health`, `sys/init`, as Vault answers them). */
+  /**
+   * @deprecated a body built by hand; use `unwrapped`, `renewed`, `dataAtTopLevel` or `status` (issue 16 removes it).
+   */
   raw?: { status: number; body: unknown };
+  /**
+   * An answer Vault gives without its envelope, as is with status 200: `sys/health`, `sys/init`, `sys/seal-status`,
+   * `sys/leader`, the identity OIDC discovery document and keys.
+   */
+  unwrapped?: Record<string, unknown>;
+  /** An existing lease the request renewed (`sys/leases/renew`): the envelope shows its id, renewability and TTL. */
+  renewed?: { leaseId: string; renewable: boolean; ttl: number };
+  /** Vault's older `sys/policy` answers: the data also at the top level, for clients written before the envelope. */
+  dataAtTopLevel?: true;
+  /** Vault's `RespondWithStatusCode`: the envelope with a 404 (kv v2's deleted or destroyed version, with its metadata). */
+  status?: 404;
 }
 
 export interface LoginResult {
@@ -93,7 +96,15 @@ export interface MountLeases {
   internalsUnder(prefix: string): Promise<Array<Record<string, unknown>>>;
 }
 
-export type Handler<Data> = (request: Request<Data>) => Promise<Reply | undefined>;
+/**
+ * A row's handler, for fields that parse to `Data`. Declared through a method so that a row of any schema is a
+ * `PathSpec` (method parameters are checked both ways): sound because the pipeline calls it only with what the
+ * row's own `fields` parsed.
+ */
+export type Handler<Data> = { handle(request: Request<Data>): Promise<Reply | undefined> }['handle'];
+
+/** Whether a write's target exists; a method for the same reason as `Handler`. */
+type Exists<Data> = { exists(request: Request<Data>): Promise<boolean> }['exists'];
 
 export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
   /** Segments: literal, `:name` (one segment), `:name+` (one or more), `:name*` (zero or more). */
@@ -107,7 +118,7 @@ export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
    */
   summaries?: Partial<Record<Operation, string>>;
   /** Whether the target exists, so a write is authorised as `create` or `update`. */
-  exists?: (request: Request<z.output<Schema>>) => Promise<boolean>;
+  exists?: Exists<z.output<Schema>>;
   /** Reachable without a token (logins, health). */
   unauthenticated?: boolean;
   /** Needs `sudo` on top of the operation's capability. */
@@ -124,16 +135,14 @@ export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
   prefetch?: (params: Record<string, string>) => string[];
 }
 
-export interface LeaseHooks {
-  renew?(lease: LeaseContext): Promise<{ ttl?: number; maxTtl?: number } | undefined>;
-  revoke(lease: LeaseContext): Promise<void>;
+/** How one kind of leased secret is renewed and revoked; `Internal` is what its `Secret` kept (see `Reply.secret`). */
+export interface LeaseHooks<Internal = Record<string, unknown>> {
+  renew?(lease: LeaseContext<Internal>): Promise<{ ttl?: number; maxTtl?: number } | undefined>;
+  revoke(lease: LeaseContext<Internal>): Promise<void>;
 }
 
-export interface LeaseContext {
-  leaseId: string;
-  internal: Record<string, unknown>;
-  increment: number;
-  mount: MountEntry;
+/** A lease as its hooks get it: the lease (id, internals, increment, mount) with its mount's storage and system view. */
+export interface LeaseContext<Internal = Record<string, unknown>> extends LeaseRecord<Internal> {
   storage: MountStorage;
   /** @deprecated hooks use `storage` and `system` (issue 16). */
   core: Core;
@@ -161,5 +170,20 @@ export interface Backend {
 
 /** Declares one path row with its field types flowing into the handlers. */
 export function path<Schema extends z.ZodType>(spec: PathSpec<Schema>): PathSpec {
-  return spec as unknown as PathSpec;
+  return spec;
+}
+
+/**
+ * A kind of leased secret whose internals are `Internal`, typed at both ends: `secret(…)` builds a reply's
+ * `secret` of that type, `hooks` see the same type in `LeaseContext.internal`. Register it under `type` in
+ * `Backend.leases` (`leases: { [creds.type]: creds.hooks }`).
+ */
+export function leasedSecret<Internal extends Record<string, unknown>>(type: string, hooks: LeaseHooks<Internal>) {
+  // Any kind's hooks are `LeaseHooks` (their methods take the lease both ways): no cast.
+  const registered: LeaseHooks = hooks;
+  return {
+    type,
+    hooks: registered,
+    secret: (secret: Omit<Secret<Internal>, 'type'>): Secret<Internal> => ({ ...secret, type }),
+  };
 }

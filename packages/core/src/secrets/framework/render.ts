@@ -4,37 +4,45 @@ import type { RawResponse } from './raw.ts';
 import type { Issued } from './run.ts';
 
 /**
- * The answers that carry no envelope: a reply the handler shaped itself (`raw`), a list with no keys or a read
- * with nothing (404, as Vault), a write with nothing to say (204). Undefined when the reply gets the envelope.
+ * The answers that carry no envelope: an answer Vault gives as is (`unwrapped`; the deprecated `raw`), a list with
+ * no keys or a read with nothing (404, as Vault), a write with nothing to say (204). Undefined when the reply gets
+ * the envelope.
  */
 export function withoutEnvelope(request: Request, reply: Reply | undefined, warnings: string[]): RawResponse | undefined {
   if (reply?.raw) return reply.raw;
+  if (reply?.unwrapped) return { status: 200, body: reply.unwrapped };
   if (request.operation === 'list') {
     const keys = reply?.data?.keys;
     if (!Array.isArray(keys) || keys.length === 0) return { status: 404, body: { errors: [] } };
   }
-  if (!reply?.data && !reply?.secret && !reply?.auth && !reply?.token) {
+  if (!reply?.data && !reply?.secret && !reply?.auth && !reply?.token && !reply?.renewed) {
     if (request.operation === 'read') return { status: 404, body: { errors: [] } };
     if (warnings.length === 0) return { status: 204 };
   }
   return undefined;
 }
 
-/** Vault's response envelope around a reply's data, with the lease and token it earned. */
+/**
+ * Vault's response envelope around a reply's data, with the lease and token it earned (or the lease it renewed).
+ * The older shapes some paths keep (`renewed`, `dataAtTopLevel`, `status`) are answered as they always were here,
+ * without `mount_type`.
+ */
 export function envelope(request: Request, reply: Reply | undefined, warnings: string[], issued: Issued): RawResponse {
   const shown = [...warnings, ...(issued.lease?.warnings ?? [])];
+  const lease = reply?.renewed ?? issued.lease;
+  const older = Boolean(reply?.renewed || reply?.dataAtTopLevel || reply?.status);
   const body = {
     request_id: request.requestId,
-    lease_id: issued.lease?.leaseId ?? '',
-    renewable: issued.lease?.renewable ?? false,
-    lease_duration: issued.lease?.ttl ?? 0,
+    lease_id: lease?.leaseId ?? '',
+    renewable: lease?.renewable ?? false,
+    lease_duration: lease?.ttl ?? 0,
     data: reply?.data ?? null,
     wrap_info: null,
     warnings: shown.length > 0 ? shown : null,
     auth: issued.token ? authBlock(issued.token.token, issued.token.entry) : null,
-    mount_type: request.mount.type,
+    ...(older ? {} : { mount_type: request.mount.type }),
   };
-  return { status: 200, body };
+  return { status: reply?.status ?? 200, body: reply?.dataAtTopLevel ? { ...reply.data, ...body } : body };
 }
 
 /** The `auth` block of a reply that carries a new token. */

@@ -1,26 +1,37 @@
-import type { Core } from '../../core.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { LeaseManager } from '../leases/lease-manager.ts';
+import type { Keyring } from '../../storage/keyring.ts';
+import type { Store } from '../../storage/store.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { System } from './backend.ts';
 
+/** What a system view is made of: time, the logger, and the lease manager it narrows to one mount. */
+export interface SystemServices {
+  clock: Clock;
+  log: Logger;
+  leases: Pick<LeaseManager, 'revoke' | 'revokePrefix' | 'internalsUnder'>;
+}
+
 /** The system view a mount's handlers and lease hooks get: the clock, the logger, and the mount's own leases. */
-export function systemFor(core: Pick<Core, 'clock' | 'log' | 'leases'>, mount: MountEntry): System {
+export function systemFor(services: SystemServices, mount: MountEntry): System {
   const own = (leaseId: string) => {
     if (!leaseId.startsWith(mount.path)) throw new RangeError(`lease "${leaseId}" is not one of mount "${mount.path}"`);
     return leaseId;
   };
   return {
-    clock: core.clock,
-    log: core.log,
+    clock: services.clock,
+    log: services.log,
     leases: {
-      revoke: (leaseId) => core.leases.revoke(own(leaseId)),
-      revokePrefix: (prefix) => core.leases.revokePrefix(`${mount.path}${prefix}`),
-      internalsUnder: (prefix) => core.leases.internalsUnder(`${mount.path}${prefix}`),
+      revoke: (leaseId) => services.leases.revoke(own(leaseId)),
+      revokePrefix: (prefix) => services.leases.revokePrefix(`${mount.path}${prefix}`),
+      internalsUnder: (prefix) => services.leases.internalsUnder(`${mount.path}${prefix}`),
     },
   };
 }
 
 /** A mount's storage for a job that works on it outside a request (a request's handlers are given theirs). */
-export function storageFor(core: Pick<Core, 'store' | 'keyring'>, mount: Pick<MountEntry, 'uuid'>): MountStorage {
+export function storageFor(core: { store: Store; keyring: Keyring }, mount: Pick<MountEntry, 'uuid'>): MountStorage {
   return new MountStorage(core.store, core.keyring, mount.uuid);
 }

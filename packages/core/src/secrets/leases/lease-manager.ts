@@ -1,15 +1,15 @@
-import type { Core, EngineRequest } from '../../core.ts';
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
+import { badRequest, notFound, upstreamFailure } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { randomBase62 } from '../../lib/random.ts';
 import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
-import type { LeaseContext, LeaseHooks, Reply } from '../framework/backend.ts';
-import { badRequest, notFound, upstreamFailure } from '../framework/errors.ts';
-import { systemFor } from '../framework/system.ts';
-import { MountStorage } from '../mounts/mount-storage.ts';
-import { type MountEntry, mountTtls } from '../mounts/mount-table.ts';
+import { type MountEntry, type MountTable, mountTtls } from '../mounts/mount-table.ts';
+import { forgetOwnedLease, ownLeaseWrite } from '../tokens/token-store.ts';
+import type { AskEngine, EngineRequest } from './engine-request.ts';
+import type { LeaseRecord, LeaseRunner } from './lease-hooks.ts';
+import type { Secret } from './secret.ts';
 
 export interface LeaseItem extends Item {
   leaseId: string;
@@ -63,6 +63,26 @@ const tombstoneSeconds = 2 * 86_400;
 const claimSeconds = 60;
 
 /**
+ * The hooks of a secret type on a mount, if this process bundles its backend. Given the lease manager that runs
+ * them, so the hooks may use the mount's leases without the manager depending on whoever builds them.
+ */
+export type LeaseHookLookup = (mount: MountEntry, secretType: string, leases: LeaseManager) => LeaseRunner | undefined;
+
+/** What the lease manager works with: the table, time, the mounts, and the backends this process bundles. */
+export interface LeaseManagerDeps {
+  store: Store;
+  keyring: Keyring;
+  clock: Clock;
+  log: Logger;
+  mounts: Pick<MountTable, 'byUuid'>;
+  /** Whether this process bundles the backend of a mount type (else its leases are handed to its engine). */
+  bundles: (mountType: string) => boolean;
+  hooks: LeaseHookLookup;
+  /** In AWS, the way to the function that bundles an engine (`CoreOptions.askEngine`). */
+  askEngine?: AskEngine;
+}
+
+/**
  * Leases (`pk = leases#<shard>`, `sk = <lease id>`): sorted keyspaces, one per shard, so prefixes can be listed and
  * revoked. Every lease sits in the due queue at its expiry; the sweep revokes it through the backend's hook.
  */
@@ -72,16 +92,15 @@ export class LeaseManager {
   private readonly clock: Clock;
   private readonly log: Logger;
 
-  /** Reads the rest of the core (mounts, backends, tokens) lazily: they and the leases refer to each other. */
-  constructor(private readonly core: Core) {
-    ({ store: this.store, keyring: this.keyring, clock: this.clock, log: this.log } = core);
+  constructor(private readonly deps: LeaseManagerDeps) {
+    ({ store: this.store, keyring: this.keyring, clock: this.clock, log: this.log } = deps);
   }
 
   /** Records the lease for a secret a backend just issued and returns what the envelope shows. */
   async register(
     mount: MountEntry,
     requestPath: string,
-    secret: NonNullable<Reply['secret']>,
+    secret: Secret,
     ownerHash: string | undefined,
   ): Promise<{ leaseId: string; ttl: number; renewable: boolean; warnings: string[] }> {
     const now = epochSeconds(this.clock);
@@ -114,7 +133,7 @@ export class LeaseManager {
     };
     // The condition guards a backend-chosen suffix: a new lease never replaces another.
     const writes: TransactItem[] = [{ Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }];
-    if (ownerHash) writes.push(this.core.tokens.ownLeaseWrite(ownerHash, leaseId));
+    if (ownerHash) writes.push(ownLeaseWrite(ownerHash, leaseId));
     await this.store.transact(writes);
     return { leaseId, ttl, renewable: item.renewable, warnings };
   }
@@ -223,10 +242,10 @@ export class LeaseManager {
 
   /**
    * Revokes through the backend's hook, then forgets the lease. A failing hook leaves the lease queued for a
-   * retry with backoff (and irrevocable after the last) and throws a 502; `force` forgets it regardless.
+   * retry with backoff (and irrevocable after the last) and throws an upstream failure; `force` forgets it regardless.
    * A process that does not bundle the lease's backend (in AWS, each family is its own function) hands the
    * revocation to its engine: the lease is queued as due now on its engine's queue, and the engine's function
-   * revokes it at once when it can be asked (`Core.askEngine`), else the engine's job at its next run.
+   * revokes it at once when it can be asked (`LeaseManagerDeps.askEngine`), else the engine's job at its next run.
    */
   async revoke(leaseId: string, options: { force?: boolean } = {}): Promise<void> {
     const handedTo = await this.revokeOrHandOff(leaseId, options);
@@ -240,7 +259,7 @@ export class LeaseManager {
     try {
       const { hooks, mount } = await this.hooksFor(lease);
       if (!mount) throw new Error('its mount no longer exists');
-      if (!options.force && !this.core.backends.has(mount.type)) {
+      if (!options.force && !this.deps.bundles(mount.type)) {
         await this.handOff(lease);
         return mount.type;
       }
@@ -259,11 +278,11 @@ export class LeaseManager {
 
   /**
    * Where the engine's function can be asked (AWS), it revokes what was handed off now, as Vault does before
-   * answering; if it cannot, the leases stay queued for the engine's job, and the caller hears so (502).
+   * answering; if it cannot, the leases stay queued for the engine's job, and the caller hears so (an upstream failure).
    */
   private async askEngine(mountType: string, request: EngineRequest, what: string): Promise<void> {
     try {
-      await this.core.askEngine?.(mountType, request);
+      await this.deps.askEngine?.(mountType, request);
     } catch (error) {
       throw upstreamFailure(`failed to revoke ${what}: ${messageOf(error)}; it is queued for the ${mountType} job`);
     }
@@ -393,24 +412,21 @@ export class LeaseManager {
       { Delete: { Key: leaseKey(lease.leaseId) } },
       { Put: { Item: tombstone(lease.leaseId, epochSeconds(this.clock) + tombstoneSeconds) } },
     ]);
-    if (lease.tokenHash) await this.core.tokens.forgetLease(lease.tokenHash, lease.leaseId);
+    if (lease.tokenHash) await forgetOwnedLease(this.store, lease.tokenHash, lease.leaseId);
   }
 
-  private async hooksFor(lease: LeaseItem): Promise<{ hooks: LeaseHooks | undefined; mount: MountEntry | undefined }> {
-    const mount = await this.core.mounts.byUuid(lease.mountUuid);
-    const hooks = mount ? this.core.backends.get(mount.type)?.leases?.[lease.secretType] : undefined;
+  private async hooksFor(lease: LeaseItem): Promise<{ hooks: LeaseRunner | undefined; mount: MountEntry | undefined }> {
+    const mount = await this.deps.mounts.byUuid(lease.mountUuid);
+    const hooks = mount ? this.deps.hooks(mount, lease.secretType, this) : undefined;
     return { hooks, mount };
   }
 
-  private context(lease: LeaseItem, mount: MountEntry, increment: number): LeaseContext {
+  private context(lease: LeaseItem, mount: MountEntry, increment: number): LeaseRecord {
     return {
       leaseId: lease.leaseId,
       internal: JSON.parse(this.keyring.open(lease.internal, `leases|${lease.leaseId}`)) as Record<string, unknown>,
       increment,
       mount,
-      storage: new MountStorage(this.store, this.keyring, mount.uuid),
-      core: this.core,
-      system: systemFor(this.core, mount),
     };
   }
 }

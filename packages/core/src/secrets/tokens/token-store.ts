@@ -1,10 +1,10 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
+import { badRequest } from '../../lib/errors.ts';
 import { randomBase62 } from '../../lib/random.ts';
 import { dueKey, shardedQueue, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
-import { badRequest } from '../../lib/errors.ts';
 import { inServiceCheck, type MountRef, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
 import type { TokenEntry } from './token-entry.ts';
 
@@ -52,15 +52,17 @@ const issuedKey = (issuer: MountRef, entry: TokenEntry) => ({ pk: issuedPk(issue
  * its auth method (`issuedKey`). Batch tokens are sealed into themselves.
  */
 export class TokenStore {
-  /** Set by the core: revokes one lease (tokens own leases; leases do not know about tokens' trees). */
-  revokeLease: (leaseId: string) => Promise<void> = async () => {};
-
   constructor(
     private readonly store: Store,
     private readonly keyring: Keyring,
     private readonly clock: Clock,
     /** Whether a login's auth method is still in service (the mount table's cached answer, no table read). */
     private readonly authMethodInService: (mount: MountRef) => Promise<boolean>,
+    /**
+     * Revokes one lease a revoked token owned (the lease manager's; tokens own leases, leases do not know about
+     * tokens' trees). A failure leaves the lease to its own retries; the token's revocation goes on.
+     */
+    readonly revokeLease: (leaseId: string) => Promise<void> = async () => {},
   ) {}
 
   async create(request: NewToken): Promise<{ token: string; entry: TokenEntry }> {
@@ -308,11 +310,11 @@ export class TokenStore {
 
   /** Records a lease as owned by a token, so revoking the token revokes the lease. */
   ownLeaseWrite(tokenHash: string, leaseId: string): TransactItem {
-    return { Put: { Item: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } } };
+    return ownLeaseWrite(tokenHash, leaseId);
   }
 
   forgetLease(tokenHash: string, leaseId: string): Promise<unknown> {
-    return this.store.delete({ Key: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } });
+    return forgetOwnedLease(this.store, tokenHash, leaseId);
   }
 
   private async orphan(hash: string): Promise<void> {
@@ -371,6 +373,15 @@ export class TokenStore {
     return entry;
   }
 }
+
+/** The write that records a lease as owned by a token (in the token's partition), for the lease's own transaction. */
+export const ownLeaseWrite = (tokenHash: string, leaseId: string): TransactItem => ({
+  Put: { Item: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } },
+});
+
+/** Forgets that a token owns a lease, once the lease is gone. */
+export const forgetOwnedLease = (store: Store, tokenHash: string, leaseId: string): Promise<unknown> =>
+  store.delete({ Key: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } });
 
 /** Sorted, as Vault shows them. */
 function withDefault(policies: string[], noDefault: boolean): string[] {

@@ -2,18 +2,16 @@
  * `POST /v1/acl/login`: validates a JWT against a JWT auth method, maps its claims, evaluates the method's
  * binding rules and mints a token with the matched roles and policies (or a management token).
  */
-import * as z from 'zod';
 import { selectorMatches } from '../../lib/bexpr.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { parseDuration } from '../../lib/duration.ts';
+import { badRequest, unauthenticated } from '../../lib/errors.ts';
 import { supportedAlgorithms } from '../../lib/jwt/algorithms.ts';
 import { type Claims, claimAt } from '../../lib/jwt/claims.ts';
 import { describeError, type KeySource } from '../../lib/jwt/keys.ts';
 import { verifyJwt } from '../../lib/jwt/verify.ts';
-import { badRequest, unauthenticated } from '../../lib/errors.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { AclAuthMethod, AuthMethodConfig } from './auth-methods/model.ts';
-import { requireAuthMethodName } from './identifiers.ts';
 import { bindNames, type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
 import type { TokenView } from './tokens/model.ts';
 

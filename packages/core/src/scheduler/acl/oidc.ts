@@ -8,12 +8,12 @@
 import * as client from 'openid-client';
 import * as z from 'zod';
 import { epochSeconds } from '../../lib/clock.ts';
+import { badRequest } from '../../lib/errors.ts';
 import type { Claims } from '../../lib/jwt/claims.ts';
 import { describeError } from '../../lib/jwt/keys.ts';
 import { keepJwksCache, providerMetadata, relyingParty } from '../../lib/jwt/provider.ts';
 import { checkExpectedClaims } from '../../lib/jwt/verify.ts';
 import { ConditionFailed } from '../../storage/store.ts';
-import { badRequest } from '../../lib/errors.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { AclAuthMethod } from './auth-methods/model.ts';
 import { requireAuthMethodName } from './identifiers.ts';

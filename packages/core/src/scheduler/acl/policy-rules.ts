@@ -4,8 +4,9 @@
  * `quota`, `node_pool`, `host_volume`, `sentinel` rules. Parsed as nomad/acl/policy.go parses them (hcl v1, the
  * same parser as Vault's policies, hcl-v1.ts), validated with its rules.
  */
-import { decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
+
 import { equalFold, HclSyntaxError, keyName, type ObjectItem, parseHclV1 } from '../../lib/hcl-v1.ts';
+import { decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
 
 export type Disposition = 'read' | 'write' | 'deny';
 

@@ -46,14 +46,10 @@ export interface Reply<Internal = Record<string, unknown>> {
   token?: { token: string; entry: TokenEntry };
   warnings?: string[];
   /**
-   * @deprecated a body built by hand; use `unwrapped`, `renewed`, `dataAtTopLevel` or `status` (issue 16 removes it).
-   */
-  raw?: { status: number; body: unknown };
-  /**
    * An answer Vault gives without its envelope, as is with status 200: `sys/health`, `sys/init`, `sys/seal-status`,
    * `sys/leader`, the identity OIDC discovery document and keys.
    */
-  unwrapped?: Record<string, unknown>;
+  unwrapped?: object;
   /** An existing lease the request renewed (`sys/leases/renew`): the envelope shows its id, renewability and TTL. */
   renewed?: { leaseId: string; renewable: boolean; ttl: number };
   /** Vault's older `sys/policy` answers: the data also at the top level, for clients written before the envelope. */

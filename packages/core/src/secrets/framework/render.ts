@@ -4,12 +4,11 @@ import type { RawResponse } from './raw.ts';
 import type { Issued } from './run.ts';
 
 /**
- * The answers that carry no envelope: an answer Vault gives as is (`unwrapped`; the deprecated `raw`), a list with
+ * The answers that carry no envelope: an answer Vault gives as is (`unwrapped`), a list with
  * no keys or a read with nothing (404, as Vault), a write with nothing to say (204). Undefined when the reply gets
  * the envelope.
  */
 export function withoutEnvelope(request: Request, reply: Reply | undefined, warnings: string[]): RawResponse | undefined {
-  if (reply?.raw) return reply.raw;
   if (reply?.unwrapped) return { status: 200, body: reply.unwrapped };
   if (request.operation === 'list') {
     const keys = reply?.data?.keys;

@@ -18,15 +18,12 @@ const identityPaths = (services: Pick<BuiltinServices, 'mounts' | 'store' | 'key
       read: async () => {
         const issuer = identityTokenIssuer();
         return {
-          raw: {
-            status: 200,
-            body: {
-              issuer,
-              jwks_uri: `${issuer}/.well-known/keys`,
-              response_types_supported: ['id_token'],
-              subject_types_supported: ['public'],
-              id_token_signing_alg_values_supported: ['RS256'],
-            },
+          unwrapped: {
+            issuer,
+            jwks_uri: `${issuer}/.well-known/keys`,
+            response_types_supported: ['id_token'],
+            subject_types_supported: ['public'],
+            id_token_signing_alg_values_supported: ['RS256'],
           },
         };
       },
@@ -40,7 +37,7 @@ const identityPaths = (services: Pick<BuiltinServices, 'mounts' | 'store' | 'key
     operations: {
       read: async () => {
         const storages = (await services.mounts.list('secret')).map((mount) => new MountStorage(services.store, services.keyring, mount.uuid));
-        return { raw: { status: 200, body: await publishedIdentityKeys(storages) } };
+        return { unwrapped: await publishedIdentityKeys(storages) };
       },
     },
   }),

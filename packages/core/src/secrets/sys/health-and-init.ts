@@ -15,20 +15,17 @@ export const healthAndInitPaths = (services: Pick<BuiltinServices, 'store' | 'cl
     summaries: { read: 'Returns the health status of the server.' },
     operations: {
       read: async () => ({
-        raw: {
-          status: 200,
-          body: {
-            initialized: await isInitialized(services),
-            sealed: false,
-            standby: false,
-            performance_standby: false,
-            replication_performance_mode: 'disabled',
-            replication_dr_mode: 'disabled',
-            server_time_utc: Math.floor(services.clock.now() / 1000),
-            version,
-            cluster_name: clusterName,
-            cluster_id: await clusterId(services),
-          },
+        unwrapped: {
+          initialized: await isInitialized(services),
+          sealed: false,
+          standby: false,
+          performance_standby: false,
+          replication_performance_mode: 'disabled',
+          replication_dr_mode: 'disabled',
+          server_time_utc: Math.floor(services.clock.now() / 1000),
+          version,
+          cluster_name: clusterName,
+          cluster_id: await clusterId(services),
         },
       }),
     },
@@ -39,9 +36,9 @@ export const healthAndInitPaths = (services: Pick<BuiltinServices, 'store' | 'cl
     unauthenticated: true,
     summaries: { read: 'Returns the initialization status of the server.', update: 'Initializes the server: mints the first root token.' },
     operations: {
-      read: async () => ({ raw: { status: 200, body: { initialized: await isInitialized(services) } } }),
+      read: async () => ({ unwrapped: { initialized: await isInitialized(services) } }),
       update: async () => ({
-        raw: { status: 200, body: { root_token: await initialize(services), keys: [], keys_base64: [] } },
+        unwrapped: { root_token: await initialize(services), keys: [], keys_base64: [] },
       }),
     },
   }),

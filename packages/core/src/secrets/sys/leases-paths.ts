@@ -29,21 +29,7 @@ export const leasePaths = (services: LeaseServices): PathSpec[] => {
   const renew = async (request: Request<z.output<typeof renewFields>>) => {
     const data = request.data;
     const { lease, warnings } = await services.leases.renew(idOf(data), data.increment);
-    return {
-      raw: {
-        status: 200,
-        body: {
-          request_id: request.requestId,
-          lease_id: lease.leaseId,
-          renewable: lease.renewable,
-          lease_duration: lease.expireTime - lease.lastRenewalTime!,
-          data: null,
-          wrap_info: null,
-          warnings: warnings.length > 0 ? warnings : null,
-          auth: null,
-        },
-      },
-    };
+    return { renewed: { leaseId: lease.leaseId, renewable: lease.renewable, ttl: lease.expireTime - lease.lastRenewalTime! }, warnings };
   };
   const revoke = async ({ data }: Request<z.output<typeof revokeFields>>) => {
     const id = idOf(data);

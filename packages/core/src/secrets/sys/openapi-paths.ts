@@ -16,7 +16,7 @@ export const openApiPaths = (services: Pick<BuiltinServices, 'mounts' | 'backend
     summaries: { read: 'Generate an OpenAPI 3.1 document of the enabled mounts.' },
     operations: {
       // The system backend sees the mount table and the backends, as Vault's does.
-      read: async () => ({ raw: { status: 200, body: openApiDocument(await services.mounts.list(), services.backends, version) } }),
+      read: async () => ({ unwrapped: openApiDocument(await services.mounts.list(), services.backends, version) }),
     },
   }),
 ];

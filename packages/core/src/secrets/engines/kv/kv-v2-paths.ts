@@ -327,21 +327,7 @@ async function readVersion(
   if (!entry) return undefined;
   const versionMetadata = versionReply(metadata, version);
   if (entry.destroyed || isDeleted(entry, request.system.clock.now())) {
-    return {
-      raw: {
-        status: 404,
-        body: {
-          request_id: request.requestId,
-          lease_id: '',
-          renewable: false,
-          lease_duration: 0,
-          data: { [field]: null, metadata: versionMetadata },
-          wrap_info: null,
-          warnings: null,
-          auth: null,
-        },
-      },
-    };
+    return { data: { [field]: null, metadata: versionMetadata }, status: 404 };
   }
   const data = await readVersionData(request.storage, path, version);
   if (!data) return undefined;

@@ -1,7 +1,7 @@
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { cleanupPending } from '@keyhaven/core/secrets/engines/cloud/cleanup.ts';
 import { cloudBackend } from '@keyhaven/core/secrets/engines/cloud/cloud-backend.ts';
-import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
+import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/framework/lease-sweep.ts';
 import { nextDue } from '@keyhaven/core/storage/due.ts';
 import { inRounds } from './rounds.ts';
 

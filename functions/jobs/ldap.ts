@@ -2,7 +2,7 @@ import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { ldapBackend } from '@keyhaven/core/secrets/engines/ldap/ldap-backend.ts';
 import { rotationQueue } from '@keyhaven/core/secrets/engines/ldap/records.ts';
 import { rotateDue } from '@keyhaven/core/secrets/engines/ldap/rotation.ts';
-import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
+import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/framework/lease-sweep.ts';
 import { nextDue } from '@keyhaven/core/storage/due.ts';
 import { inRounds } from './rounds.ts';
 

@@ -1,6 +1,6 @@
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { meshBackend } from '@keyhaven/core/secrets/engines/mesh/mesh-backend.ts';
-import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
+import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/framework/lease-sweep.ts';
 import { nextDue } from '@keyhaven/core/storage/due.ts';
 import { inRounds } from './rounds.ts';
 

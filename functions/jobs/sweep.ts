@@ -2,7 +2,7 @@ import { sweepTokens, tokenQueues } from '@keyhaven/core/jobs.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { jwtBackend, oidcBackend } from '@keyhaven/core/secrets/auth/jwt/jwt-backend.ts';
 import { kvBackend } from '@keyhaven/core/secrets/engines/kv/kv-backend.ts';
-import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/leases/lease-sweep.ts';
+import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/framework/lease-sweep.ts';
 import { nextDue } from '@keyhaven/core/storage/due.ts';
 import { inRounds } from './rounds.ts';
 

@@ -16,20 +16,27 @@ import { importsOf } from './imports.ts';
  *    entry points        packages/core/src/{index,runtime,jobs,rotation-job,engine-requests,table-changes}.ts
  *                        (what a Lambda or the local process calls: they build a Core from the environment or run a
  *                        job over the whole process, reaching engines and the scheduler, so they sit with the adapters)
- *  5 backends            secrets/{engines,auth,sys}/**, secrets/families.ts (the path tables and the list of them)
- *    scheduler routes    scheduler/http/**, scheduler/scheduler-app.ts
+ *    assembly            core.ts: the composition root of the secrets service — it builds the domain services over the
+ *                        store, binds the builtin backends to them and hands the lease manager the backends' hooks.
+ *                        The framework, the backends and the jobs know the parts as `Core` (secrets/framework/services.ts),
+ *                        a type, never this file.
+ *    scheduler app       scheduler/scheduler-app.ts (the route table and the Hono app)
+ *  5 backends            secrets/{engines,auth,sys,identity-paths}/**, secrets/families.ts (the path tables)
+ *    scheduler routes    scheduler/acl/<resource>/routes.ts, scheduler/acl/login-routes.ts, scheduler/events/stream.ts
  *  4 framework           secrets/framework/**
- *    scheduler acl       scheduler/acl/**
- *  3 assembly            core.ts: it assembles the domain services (mounts, tokens, leases, policies, audit) over
- *                        the store, so it sits above the domain; the framework and the scheduler are given a Core,
- *                        so it sits below them (the backends it is handed are data: it should not name their type)
- *    scheduler state     scheduler/state.ts and the rest of scheduler/**
+ *    scheduler framework scheduler/http/** (the one route wrapper, decoding, blocking queries, errors), scheduler/audit.ts
+ *  3 scheduler assembly  scheduler/scheduler.ts, scheduler/sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts
+ *                        (the stores put together, and what works across them: the expiry sweep and the logins)
  *  2 domain              secrets/{tokens,leases,mounts,policies,audit,identity}/**
+ *    scheduler acl       scheduler/acl/** (each resource's model and store, the policy rules, name rules)
  *  1 storage             storage/**
+ *    scheduler state     scheduler/state.ts, scheduler/keys.ts, scheduler/events/broker.ts (the index-guarded
+ *                        commit and the table's keys)
  *  0 lib                 lib/**
  */
 const src = 'packages/core/src/';
-const layers: Array<{ rank: number; name: string; prefixes: string[] }> = [
+const sched = `${src}scheduler/`;
+const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegExp> }> = [
   { rank: 7, name: 'functions', prefixes: ['functions/'] },
   { rank: 6, name: 'adapters', prefixes: [`${src}http/`, 'packages/local/'] },
   {
@@ -37,14 +44,21 @@ const layers: Array<{ rank: number; name: string; prefixes: string[] }> = [
     name: 'entry points',
     prefixes: ['index', 'runtime', 'jobs', 'rotation-job', 'engine-requests', 'table-changes'].map((file) => `${src}${file}.ts`),
   },
-  { rank: 5, name: 'backends', prefixes: [`${src}secrets/engines/`, `${src}secrets/auth/`, `${src}secrets/sys/`, `${src}secrets/families.ts`] },
-  { rank: 5, name: 'scheduler routes', prefixes: [`${src}scheduler/http/`, `${src}scheduler/scheduler-app.ts`] },
+  { rank: 6, name: 'assembly', prefixes: [`${src}core.ts`] },
+  { rank: 6, name: 'scheduler app', prefixes: [`${sched}scheduler-app.ts`] },
+  {
+    rank: 5,
+    name: 'backends',
+    prefixes: [`${src}secrets/engines/`, `${src}secrets/auth/`, `${src}secrets/sys/`, `${src}secrets/identity-paths/`, `${src}secrets/families.ts`],
+  },
+  { rank: 5, name: 'scheduler routes', prefixes: [/^packages\/core\/src\/scheduler\/acl\/[^/]+\/routes\.ts$/, `${sched}acl/login-routes.ts`, `${sched}events/stream.ts`] },
   { rank: 4, name: 'framework', prefixes: [`${src}secrets/framework/`] },
-  { rank: 4, name: 'scheduler acl', prefixes: [`${src}scheduler/acl/`] },
-  { rank: 3, name: 'assembly', prefixes: [`${src}core.ts`] },
-  { rank: 3, name: 'scheduler state', prefixes: [`${src}scheduler/`] },
+  { rank: 4, name: 'scheduler framework', prefixes: [`${sched}http/`, `${sched}audit.ts`] },
+  { rank: 3, name: 'scheduler assembly', prefixes: [`${sched}scheduler.ts`, `${sched}sweep.ts`, `${sched}acl/login.ts`, `${sched}acl/oidc.ts`] },
   { rank: 2, name: 'domain', prefixes: ['tokens', 'leases', 'mounts', 'policies', 'audit', 'identity'].map((folder) => `${src}secrets/${folder}/`) },
+  { rank: 2, name: 'scheduler acl', prefixes: [`${sched}acl/`] },
   { rank: 1, name: 'storage', prefixes: [`${src}storage/`] },
+  { rank: 1, name: 'scheduler state', prefixes: [`${sched}state.ts`, `${sched}keys.ts`, `${sched}events/broker.ts`] },
   { rank: 0, name: 'lib', prefixes: [`${src}lib/`] },
 ];
 
@@ -62,7 +76,8 @@ function sourceFiles(folder: string): string[] {
   return found;
 }
 
-const layerOf = (file: string) => layers.find((layer) => layer.prefixes.some((prefix) => file.startsWith(prefix)));
+const layerOf = (file: string) =>
+  layers.find((layer) => layer.prefixes.some((prefix) => (typeof prefix === 'string' ? file.startsWith(prefix) : prefix.test(file))));
 
 /** A specifier as a repository-relative file, for ours (relative, `@keyhaven/core[/…]`, `@keyhaven/local`); else undefined. */
 function resolve(from: string, specifier: string): string | undefined {

@@ -1,5 +1,5 @@
-import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../emulators/secrets-manager.ts';
 import { deployedEnvironment, httpApiEvent, invoke, startCloudFormationResponses } from './lambda-events.ts';

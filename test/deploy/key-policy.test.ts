@@ -1,11 +1,11 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { App, Stack } from 'aws-cdk-lib';
+import type { Stack as SstStack } from 'sst/constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kmsKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { dataKeyContext } from '../../stacks/functions.ts';
 import { keyAdminActions, sealingKeyPolicy } from '../../stacks/Storage.ts';
 import { stageConfig } from '../../stacks/stage-config.ts';
-import type { Stack as SstStack } from 'sst/constructs';
 import { type KmsEmulator, startKmsEmulator } from '../emulators/kms.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, asList, resourcesOf, roleStatementsOf, single } from './template-queries.ts';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type {

@@ -4,11 +4,11 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { useFunctions } from 'sst/constructs';
 import { useProject } from 'sst/project.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
+import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
 import { keyActions, providedByRuntime } from '../../stacks/functions.ts';
 import { tableAccess } from '../../stacks/permissions.ts';
+import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
-import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, asList, policyStatements, resourcesOf, routeTargets, single } from './template-queries.ts';
 

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HilError, bindNames, interpolateHil, templateNames, tokenName } from '../../packages/core/src/scheduler/acl/interpolate.ts';
+import { bindNames, HilError, interpolateHil, templateNames, tokenName } from '../../packages/core/src/scheduler/acl/interpolate.ts';
 import { buildGoHarness, runGoHarness } from '../support/go-harness.ts';
 
 interface Case {

@@ -9,7 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { START_TIMEOUT_MS, freePort, start } from '../support/npm-start.ts';
+import { freePort, START_TIMEOUT_MS, start } from '../support/npm-start.ts';
 import { baseDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
 
 /**

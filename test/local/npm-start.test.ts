@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
-import { START_TIMEOUT_MS, type Started, freePort, killLeftovers, launch, portIsFree, start, stopWith } from '../support/npm-start.ts';
+import { freePort, killLeftovers, launch, portIsFree, START_TIMEOUT_MS, type Started, start, stopWith } from '../support/npm-start.ts';
 
 const run = promisify(execFile);
 

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { START_TIMEOUT_MS, type Started, freePort, killLeftovers, portIsFree, repo, start } from '../support/npm-start.ts';
-import { type Slapd, baseDn, managerDn, startSlapd } from '../support/slapd.ts';
-import { type ShBlock, type ShCommand, matchesShown, shBlocks } from './readme-script.ts';
+import { freePort, killLeftovers, portIsFree, repo, START_TIMEOUT_MS, type Started, start } from '../support/npm-start.ts';
+import { baseDn, managerDn, type Slapd, startSlapd } from '../support/slapd.ts';
+import { matchesShown, type ShBlock, type ShCommand, shBlocks } from './readme-script.ts';
 
 /**
  * Every ```sh block of README.md, run as written with bash and curl against `npm start`, each answer held to

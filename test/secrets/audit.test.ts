@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
-import { type Server, createServer } from 'node:net';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -7,9 +7,9 @@ import { createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
+import { tokenBackend } from '../../packages/core/src/secrets/auth/token/token-backend.ts';
 import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-table.ts';
 import { systemBackend } from '../../packages/core/src/secrets/sys/system-backend.ts';
-import { tokenBackend } from '../../packages/core/src/secrets/auth/token/token-backend.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 

@@ -54,7 +54,7 @@ async function issue(path: string) {
 async function pending() {
   const mount = await engine.h.core.mounts.resolve('cloud/');
   const storage = new MountStorage(engine.h.core.store, engine.h.core.keyring, mount?.uuid ?? '');
-  return engine.h.core.store.prefix(storage.pk, 'wal/');
+  return storage.items('wal/');
 }
 
 const refused = () => new Error('simulated: the table refused the write');

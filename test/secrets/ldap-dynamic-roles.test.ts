@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { dynamicDn, groupsDn } from '../support/slapd.ts';
 import { deletionLdif, rollbackLdif } from '../support/ldif-fixtures.ts';
+import { dynamicDn, groupsDn } from '../support/slapd.ts';
 
 const creationLdif = `dn: cn={{.Username}},${dynamicDn}
 objectClass: inetOrgPerson

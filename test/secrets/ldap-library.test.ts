@@ -1,7 +1,7 @@
 import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
 import { adminDn, adminPassword, baseDn, serviceAccountsDn } from '../support/slapd.ts';
 

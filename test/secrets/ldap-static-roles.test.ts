@@ -1,9 +1,9 @@
+import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rotateDue } from '../../packages/core/src/secrets/engines/ldap/rotation.ts';
+import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { ConditionFailed } from '../../packages/core/src/storage/store.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { Client } from 'ldapts';
-import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { adminDn, adminPassword, peopleDn } from '../support/slapd.ts';
 
 const dnOf = (name: string) => `cn=${name},${peopleDn}`;

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
-import { onTableChange } from '../../packages/core/src/table-changes.ts';
-import { leaseKey } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { jsonLogger } from '../../packages/core/src/lib/log.ts';
+import { leaseKey } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { onTableChange } from '../../packages/core/src/table-changes.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
 /**

@@ -7,8 +7,8 @@ import { createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-table.ts';
+import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { mountRecording, nullAuthBackend, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 

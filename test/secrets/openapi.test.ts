@@ -1,6 +1,6 @@
 import { validate } from '@readme/openapi-parser';
-import * as z from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import type { Backend, Operation, PathSpec } from '../../packages/core/src/secrets/framework/backend.ts';
 import type { HttpMethod, OpenApiDocument, OpenApiOperation } from '../../packages/core/src/secrets/framework/openapi.ts';

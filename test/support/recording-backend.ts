@@ -3,6 +3,7 @@ import type { Core } from '../../packages/core/src/core.ts';
 import type { Backend, LeaseContext } from '../../packages/core/src/secrets/framework/backend.ts';
 import { bool, duration } from '../../packages/core/src/secrets/framework/fields.ts';
 import type { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
+import type { Store } from '../../packages/core/src/storage/store.ts';
 import type { SecretsHarness } from './secrets-harness.ts';
 
 /**
@@ -30,6 +31,12 @@ export interface UpstreamRecord {
 
 const upstreamPk = 'recording-upstream';
 
+/**
+ * The "upstream" the recording engine reports to: a partition of the test's table, outside every mount (so it
+ * outlives a disabled mount), as a real engine's directory or cloud outlives it. Set when the engine is mounted.
+ */
+let upstream: Store | undefined;
+
 const configFields = z.object({
   fail_revoke: bool.default(false),
   renew_ttl: duration.default(0),
@@ -48,7 +55,8 @@ async function config(storage: MountStorage): Promise<EngineConfig> {
 
 /** Counts atomically, so concurrent calls of a hook are all seen. */
 async function countUpstream(lease: LeaseContext, counts: { attempts?: number; revoked?: number; renewals?: number }): Promise<void> {
-  await lease.core.store.update({
+  if (!upstream) throw new Error('the recording engine was not mounted with mountRecording');
+  await upstream.update({
     Key: { pk: upstreamPk, sk: lease.leaseId },
     UpdateExpression: 'SET username = :username ADD attempts :attempts, revoked :revoked, renewals :renewals',
     ExpressionAttributeValues: {
@@ -145,6 +153,7 @@ export async function mountRecording(
   path: string,
   options: { config?: Record<string, unknown>; roles?: Record<string, Record<string, unknown>> } = {},
 ): Promise<void> {
+  upstream = h.core.store;
   const token = h.rootToken;
   const enabled = await h.call('POST', `/v1/sys/mounts/${path}`, { token, body: { type: 'recording', config: options.config ?? {} } });
   if (enabled.status !== 204) throw new Error(`enabling ${path}: ${enabled.status} ${JSON.stringify(enabled.body)}`);

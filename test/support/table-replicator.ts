@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type AttributeValue, DeleteItemCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -6,7 +7,6 @@ import {
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 
 /**

@@ -5,6 +5,7 @@ import { AuditDevices } from './secrets/audit/audit-devices.ts';
 import { AuditLog } from './secrets/audit/audit-log.ts';
 import type { Backend } from './secrets/framework/backend.ts';
 import { leaseHooksOf } from './secrets/framework/lease-context.ts';
+import type { Core } from './secrets/framework/services.ts';
 import type { AskEngine } from './secrets/leases/engine-request.ts';
 import { LeaseManager } from './secrets/leases/lease-manager.ts';
 import { MountTable } from './secrets/mounts/mount-table.ts';
@@ -14,24 +15,7 @@ import { TokenStore } from './secrets/tokens/token-store.ts';
 import { Keyring, type KeySource } from './storage/keyring.ts';
 import { ConditionFailed, Store } from './storage/store.ts';
 
-/** Everything a handler may use: the table, the keyring, time, and the shared registries built on them. */
-export interface Core {
-  store: Store;
-  keyring: Keyring;
-  clock: Clock;
-  log: Logger;
-  /** Backend types this process serves, by mount type. */
-  backends: ReadonlyMap<string, Backend>;
-  mounts: MountTable;
-  policies: PolicyStore;
-  tokens: TokenStore;
-  leases: LeaseManager;
-  /** Audit devices (`sys/audit`) and the log the pipeline writes to them. */
-  audit: { devices: AuditDevices; log: AuditLog };
-  /** Asks the function that bundles an engine to do that engine's part now (see `CoreOptions.askEngine`). */
-  askEngine?: AskEngine;
-}
-
+export type { Core } from './secrets/framework/services.ts';
 export type { AskEngine, EngineRequest } from './secrets/leases/engine-request.ts';
 
 export interface CoreOptions {
@@ -80,7 +64,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     log,
     mounts,
     bundles: (mountType) => backends.has(mountType),
-    hooks: leaseHooksOf(backends, { store, keyring, clock, log }, () => core),
+    hooks: leaseHooksOf(backends, { store, keyring, clock, log }),
     ...(options.askEngine ? { askEngine: options.askEngine } : {}),
   });
   const tokens = new TokenStore(

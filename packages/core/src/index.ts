@@ -1,12 +1,12 @@
 export { type Core, createCore } from './core.ts';
 export { createSecretsApp } from './http/secrets-app.ts';
-export { createSchedulerApp } from './scheduler/scheduler-app.ts';
-export { publishEvents, schedulerFor } from './scheduler/scheduler.ts';
 export { sweepExpired } from './jobs.ts';
-export { onTableChange, type TableChange } from './table-changes.ts';
 export { rotateDue } from './rotation-job.ts';
+export { coreFromEnvironment, dynamoDbClient, tableName } from './runtime.ts';
+export { publishEvents, schedulerFor } from './scheduler/scheduler.ts';
+export { createSchedulerApp } from './scheduler/scheduler-app.ts';
 export { allSecretsFamilies, backendsOf, type SecretsFamily } from './secrets/families.ts';
 export { initialize, isInitialized } from './secrets/sys/init.ts';
-export { coreFromEnvironment, dynamoDbClient, tableName } from './runtime.ts';
 export { fileKeySource } from './storage/keyring.ts';
 export { tableDefinition } from './storage/table-definition.ts';
+export { onTableChange, type TableChange } from './table-changes.ts';

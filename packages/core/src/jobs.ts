@@ -1,7 +1,7 @@
 import type { Core } from './core.ts';
 import { TOKEN_EXPIRY_QUEUE } from './scheduler/keys.ts';
 import { sweepScheduler } from './scheduler/sweep.ts';
-import { sweepLeases } from './secrets/leases/lease-sweep.ts';
+import { sweepLeases } from './secrets/framework/lease-sweep.ts';
 import { dueItems } from './storage/due.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { type AskEngine, type Core, type CoreOptions, createCore } from './core.ts';
-import { type KeySource, fileKeySource, kmsKeySource } from './storage/keyring.ts';
+import { fileKeySource, type KeySource, kmsKeySource } from './storage/keyring.ts';
 
 /**
  * The core as a deployed function builds it from its environment: `KEYHAVEN_TABLE`, and either

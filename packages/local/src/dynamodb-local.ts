@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { type SpawnOptions, execFile, spawn as spawnProcess } from 'node:child_process';
+import { execFile, type SpawnOptions, spawn as spawnProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';

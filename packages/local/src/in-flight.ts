@@ -1,6 +1,6 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 /** Counts work still running (requests, table calls), so that a stop can wait for it before DynamoDB Local goes. */
 export class InFlight {

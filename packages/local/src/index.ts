@@ -1,3 +1,3 @@
-export { startDynamoDbLocal, localClientConfig } from './dynamodb-local.ts';
+export { localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
+export { type LocalRuntime, startLocal } from './runtime.ts';
 export { ensureTable } from './table.ts';
-export { startLocal, type LocalRuntime } from './runtime.ts';

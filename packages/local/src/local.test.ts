@@ -1,3 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CreateTableCommand,
   DeleteItemCommand,
@@ -9,11 +14,6 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { TableChange } from '@keyhaven/core';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableDefinition } from '../../core/src/storage/table-definition.ts';
 import type { DynamoDbLocal } from './dynamodb-local.ts';

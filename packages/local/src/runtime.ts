@@ -5,9 +5,9 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createAdaptorServer } from '@hono/node-server';
 import {
-  type Core,
   allSecretsFamilies,
   backendsOf,
+  type Core,
   createCore,
   createSchedulerApp,
   createSecretsApp,
@@ -18,11 +18,11 @@ import {
   rotateDue,
   sweepExpired,
 } from '@keyhaven/core';
-import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
+import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
-import { InFlight, answeringOnShutdown, countCalls, unansweredRequests } from './in-flight.ts';
+import { answeringOnShutdown, countCalls, InFlight, unansweredRequests } from './in-flight.ts';
 import { closeGracefully, listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
 import { ensureTable } from './table.ts';

@@ -1,5 +1,6 @@
+import { appendFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, _Record as StreamsRecord } from '@aws-sdk/client-dynamodb-streams';
 import {
   DescribeStreamCommand,
@@ -7,10 +8,9 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
-import { appendFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { TableChange } from '@keyhaven/core/table-changes.ts';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Item } from '@keyhaven/core/storage/store.ts';
+import type { TableChange } from '@keyhaven/core/table-changes.ts';
 import { localClientConfig } from './dynamodb-local.ts';
 
 export interface StreamPollerOptions {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   AttributeDefinition,
   CreateTableCommandInput,
@@ -14,7 +15,6 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { tableDefinition } from '../../core/src/storage/table-definition.ts';
 
 const ACTIVE_TIMEOUT_MS = 60_000;

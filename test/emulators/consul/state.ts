@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ConsulEmulatorOptions, RecordedRequest, StoredToken } from '../consul.ts';
-import { anonymousAccessor, atLeast, type Body, ConsulError, globalManagementId, goDurationSeconds, identityNamePattern, type Link, type Namespace, type ParsedRequest, parseVersion, type Partition, type Policy, reservedPrefix, type Role, type Scope, type Token, uuidPattern } from './model.ts';
+import { anonymousAccessor, atLeast, type Body, ConsulError, globalManagementId, goDurationSeconds, identityNamePattern, type Link, type Namespace, type ParsedRequest, type Partition, type Policy, parseVersion, type Role, reservedPrefix, type Scope, type Token, uuidPattern } from './model.ts';
 
 /**
  * The Consul emulator's state (tokens, policies, roles, namespaces, partitions, the raft index, the version) and the

@@ -1,5 +1,5 @@
-import { GoogleError } from './model.ts';
 import type { Route } from './model.ts';
+import { GoogleError } from './model.ts';
 import type { GoogleState } from './state.ts';
 
 /** `POST …/serviceAccounts/:id:generateAccessToken` (IAM Credentials): a short-lived access token for a service account. */

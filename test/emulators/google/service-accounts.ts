@@ -1,5 +1,5 @@
-import { accountIdPattern, GoogleError } from './model.ts';
 import type { Route } from './model.ts';
+import { accountIdPattern, GoogleError } from './model.ts';
 import type { GoogleState } from './state.ts';
 
 /** Service accounts and their keys: create, get, delete; keys create, list, get, delete. */

@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
-import { type ServiceAccountKey, googleTokenAudience } from '../google.ts';
+import { googleTokenAudience, type ServiceAccountKey } from '../google.ts';
 import { cloudPlatformScope, OAuthError } from './model.ts';
 import type { GoogleState } from './state.ts';
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Core } from '../core.ts';
-import { jsonLogger } from '../lib/log.ts';
 import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
+import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
 import { forwardSecretsWrites, type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
 

@@ -1,6 +1,6 @@
-import { appendFile, chmod, open } from 'node:fs/promises';
 import { createSocket } from 'node:dgram';
-import { type Socket, connect } from 'node:net';
+import { appendFile, chmod, open } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { DurationError, parseDuration } from './duration.ts';
 

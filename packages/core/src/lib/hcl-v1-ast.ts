@@ -4,6 +4,8 @@
  * is one item with keys `path`, `"a"`; `x = 1` is an item with an assignment. JSON documents parse into the same
  * tree (see hcl-v1-json.ts), which is why Vault accepts both.
  */
+
+import { HclSyntaxError } from './hcl-v1-error.ts';
 import { goUnquote, hclUnquote, heredocValue } from './hcl-v1-strings.ts';
 
 export type TokenType = 'IDENT' | 'STRING' | 'NUMBER' | 'FLOAT' | 'BOOL' | 'HEREDOC';
@@ -47,16 +49,6 @@ export interface Literal {
 
 export type Node = ObjectList | ObjectType | ListType | Literal;
 
-export class HclSyntaxError extends Error {
-  constructor(
-    message: string,
-    readonly line = 0,
-    readonly column = 0,
-  ) {
-    super(line > 0 ? `At ${line}:${column}: ${message}` : message);
-    this.name = 'HclSyntaxError';
-  }
-}
 
 /** A key's value: an identifier's text, or a string unquoted. */
 export function keyName(token: Token): string {

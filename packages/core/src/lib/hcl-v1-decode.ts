@@ -4,7 +4,8 @@
  * overwritten. Values of `[]interface{}` lists keep Go's types: integers and floats stay numbers (which never
  * equal a request's value in Vault), nested objects inside a map become lists of maps, as hcl builds them.
  */
-import { filterItems, HclSyntaxError, keyName, type Node, type ObjectItem, type ObjectList, parseGoFloat, parseGoInt, tokenValue } from './hcl-v1-ast.ts';
+import { filterItems, keyName, type Node, type ObjectItem, type ObjectList, parseGoFloat, parseGoInt, tokenValue } from './hcl-v1-ast.ts';
+import { HclSyntaxError } from './hcl-v1-error.ts';
 
 /** What a `[]interface{}` element or `interface{}` field decodes to. */
 export type DecodedValue = string | number | boolean | DecodedValue[] | { [key: string]: DecodedValue };

@@ -6,7 +6,8 @@
  * (`capabilities = ["deny"]` then `"capabilities" = ["read"]`), so a repeat is an error naming the key and where
  * it is given. Blocks (`rule "charset" { … }`) may repeat: whether a repeat is allowed is the caller's rule.
  */
-import { HclSyntaxError, keyName, type Node, type ObjectList, type Token } from './hcl-v1-ast.ts';
+import { keyName, type Node, type ObjectList, type Token } from './hcl-v1-ast.ts';
+import { HclSyntaxError } from './hcl-v1-error.ts';
 
 /** Throws HclSyntaxError at the first key given twice in one object of the tree. */
 export function refuseDuplicateKeys(node: Node): void {

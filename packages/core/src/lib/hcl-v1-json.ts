@@ -5,7 +5,8 @@
  * except inside a list (an error), strings take Go's escapes (no `\/`). Nested objects are then flattened as hcl
  * does: `{"path": {"a": {…}}}` becomes one item with keys `path`, `a`.
  */
-import { HclSyntaxError, type ListType, type Literal, type Node, type ObjectItem, type ObjectList, type ObjectType, type Token } from './hcl-v1-ast.ts';
+import type { ListType, Literal, Node, ObjectItem, ObjectList, ObjectType, Token } from './hcl-v1-ast.ts';
+import { HclSyntaxError } from './hcl-v1-error.ts';
 
 type JsonTokenType = 'STRING' | 'NUMBER' | 'FLOAT' | 'BOOL' | 'NULL' | 'LBRACE' | 'RBRACE' | 'LBRACK' | 'RBRACK' | 'COMMA' | 'COLON' | 'PERIOD' | 'EOF' | 'ILLEGAL';
 

@@ -4,7 +4,7 @@
  * and may span lines inside `${ … }`; comments are `#`, `//` and `/* … *\/`; heredocs end at a line holding only
  * their marker, followed by a newline. Any scanning error fails the whole parse, as it does in hcl.
  */
-import { HclSyntaxError } from './hcl-v1-ast.ts';
+import { HclSyntaxError } from './hcl-v1-error.ts';
 
 export type ScanType =
   | 'IDENT'

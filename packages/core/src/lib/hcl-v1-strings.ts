@@ -2,7 +2,7 @@
  * String values of HCL v1 tokens: quoted strings with Go's escapes (`\n`, `\x41`, `\101`, `\u00e9`,
  * `\U0001F600`; no `\/`), where hcl copies `${ … }` sections verbatim, and heredocs (`<<EOF`, `<<-EOF`).
  */
-import { HclSyntaxError } from './hcl-v1-ast.ts';
+import { HclSyntaxError } from './hcl-v1-error.ts';
 
 const simpleEscapes: Record<string, number> = { a: 7, b: 8, f: 12, n: 10, r: 13, t: 9, v: 11, '\\': 92, '"': 34 };
 const utf8 = new TextEncoder();

@@ -7,12 +7,14 @@
  * (hcl-v1-duplicates.ts), where hcl merges the repeats (and the fork refuses only an HCL attribute whose key is
  * written the same way twice).
  */
-import { HclSyntaxError, type ListType, type Literal, type Node, type ObjectItem, type ObjectList, type ObjectType } from './hcl-v1-ast.ts';
+import type { ListType, Literal, Node, ObjectItem, ObjectList, ObjectType } from './hcl-v1-ast.ts';
 import { duplicateKey, refuseDuplicateKeys } from './hcl-v1-duplicates.ts';
+import { HclSyntaxError } from './hcl-v1-error.ts';
 import { parseHclJson } from './hcl-v1-json.ts';
 import { HclScanner, type ScanToken } from './hcl-v1-scanner.ts';
 
 export * from './hcl-v1-ast.ts';
+export { HclSyntaxError } from './hcl-v1-error.ts';
 
 /** Parses a document, HCL or JSON, into hcl's syntax tree; throws HclSyntaxError (a key given twice included). */
 export function parseHclV1(text: string): ObjectList {

@@ -1,5 +1,8 @@
 /** The scheduler service's state and ACL registries, built once per process on the core. */
-import type { Core } from '../core.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Keyring } from '../storage/keyring.ts';
+import type { Store } from '../storage/store.ts';
 import { AclAuthMethods } from './acl/auth-methods/store.ts';
 import { AclBindingRules } from './acl/binding-rules/store.ts';
 import { AclPolicies } from './acl/policies/store.ts';
@@ -9,7 +12,6 @@ import type { StoredToken } from './acl/tokens/model.ts';
 import { AclTokens } from './acl/tokens/store.ts';
 import { EventBroker } from './events/broker.ts';
 import { type PendingEvent, SchedulerState } from './state.ts';
-import { schedulerSecretHash } from './sweep.ts';
 
 export interface SchedulerOptions {
   /** How long events stay in the buffer (seconds). */
@@ -34,10 +36,21 @@ export interface Caller {
 
 export type SchedulerEnv = { Variables: { scheduler: Scheduler } };
 
-const schedulers = new WeakMap<Core, Scheduler>();
+/** What the scheduler is built on: the table, the keyring that hashes its secrets, time and the logger (the secrets service's Core has them). */
+export interface SchedulerBase {
+  store: Store;
+  keyring: Keyring;
+  clock: Clock;
+  log: Logger;
+}
+
+/** The hash an ACL token's secret is stored and looked up by (keyed, so a table dump reveals no secret). */
+export const schedulerSecretHash = (core: SchedulerBase, secret: string) => core.keyring.hash(`scheduler:${secret}`);
+
+const schedulers = new WeakMap<SchedulerBase, Scheduler>();
 
 /** The one scheduler of a core in this process (apps on the same core share its event broker and wake-ups). */
-export function schedulerFor(core: Core, options: SchedulerOptions = {}): Scheduler {
+export function schedulerFor(core: SchedulerBase, options: SchedulerOptions = {}): Scheduler {
   let scheduler = schedulers.get(core);
   if (!scheduler) {
     scheduler = new Scheduler(core, options);
@@ -50,7 +63,7 @@ export function schedulerFor(core: Core, options: SchedulerOptions = {}): Schedu
  * The publish API for the other scheduler components (Job, Allocation, Node, …): the events get the next index
  * and enter the buffer every stream reads.
  */
-export function publishEvents(core: Core, events: PendingEvent[]): Promise<number> {
+export function publishEvents(core: SchedulerBase, events: PendingEvent[]): Promise<number> {
   return schedulerFor(core).state.publish(events);
 }
 
@@ -64,7 +77,7 @@ export class Scheduler {
   readonly events: EventBroker;
 
   constructor(
-    readonly core: Core,
+    readonly core: SchedulerBase,
     readonly options: SchedulerOptions = {},
   ) {
     // Each registry gets only the ones it reads, built before it: policies ← roles ← tokens; auth methods ← binding rules.

@@ -1,14 +1,14 @@
-import type { Core } from '../core.ts';
 import { AclPolicies } from './acl/policies/store.ts';
 import { AclRoles } from './acl/roles/store.ts';
 import { AclTokens } from './acl/tokens/store.ts';
+import { type SchedulerBase, schedulerSecretHash } from './scheduler.ts';
 import { SchedulerState } from './state.ts';
 
 /**
  * The scheduler's scheduled work: its expired ACL tokens and the events past their expiry. Built on the state
  * alone, so the sweep job carries none of the scheduler's HTTP surface (login, OIDC, binding-rule selectors).
  */
-export async function sweepScheduler(core: Core): Promise<void> {
+export async function sweepScheduler(core: SchedulerBase): Promise<void> {
   const state = new SchedulerState(core.store, core.clock);
   const roles = new AclRoles(state, new AclPolicies(state));
   await new AclTokens(state, roles, (secret) => schedulerSecretHash(core, secret)).sweepExpired();
@@ -16,4 +16,3 @@ export async function sweepScheduler(core: Core): Promise<void> {
 }
 
 /** How the scheduler stores a token's secret: a keyed hash, apart from the secrets service's tokens. */
-export const schedulerSecretHash = (core: Core, secret: string) => core.keyring.hash(`scheduler:${secret}`);

@@ -1,4 +1,5 @@
 import { jwtBackend, oidcBackend } from './auth/jwt/jwt-backend.ts';
+import { tokenBackend } from './auth/token/token-backend.ts';
 import { cloudBackend } from './engines/cloud/cloud-backend.ts';
 import { kvBackend } from './engines/kv/kv-backend.ts';
 import { ldapBackend } from './engines/ldap/ldap-backend.ts';
@@ -6,7 +7,6 @@ import { meshBackend } from './engines/mesh/mesh-backend.ts';
 import type { Backend } from './framework/backend.ts';
 import { identityBackend } from './identity-paths/identity-backend.ts';
 import { systemBackend } from './sys/system-backend.ts';
-import { tokenBackend } from './auth/token/token-backend.ts';
 
 /**
  * Endpoint families: each is one Lambda in AWS and bundles only its backends. `system` holds `sys/` and

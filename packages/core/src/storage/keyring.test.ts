@@ -3,7 +3,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fileKeySource, type KeySource, Keyring, SealError, type WrappedKeyStore } from './keyring.ts';
+import { fileKeySource, Keyring, type KeySource, SealError, type WrappedKeyStore } from './keyring.ts';
 
 function memoryStore(): WrappedKeyStore & { puts: Uint8Array[] } {
   let stored: Uint8Array | undefined;

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { AuditOptionError, type AuditSink, deviceTypes, openSink, probeFile } from '../../lib/audit-sinks.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { badRequest } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Store } from '../../storage/store.ts';
-import { badRequest } from '../../lib/errors.ts';
 import { auditHash } from './audit-hash.ts';
 
 /** An audit device as `sys/audit` shows it. */

@@ -1,5 +1,4 @@
 import ipaddr from 'ipaddr.js';
-import type { Core } from '../../core.ts';
 import { permissionDenied } from '../../lib/errors.ts';
 import { type Item, itemKey } from '../../storage/store.ts';
 import { mountPartition } from '../mounts/mount-storage.ts';
@@ -9,6 +8,7 @@ import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { Operation } from './backend.ts';
 import type { RawRequest } from './raw.ts';
 import { type Route, writeKinds } from './route.ts';
+import type { Core } from './services.ts';
 
 /** What `readAhead` read: the caller's token entry (undefined when not live) and the request's storage items (absent ones as `undefined`). */
 export interface ReadAhead {

@@ -1,7 +1,7 @@
 import type * as z from 'zod';
-import type { Core } from '../../core.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
+import type { PasswordPolicy } from '../../lib/password.ts';
 import type { LeaseRecord } from '../leases/lease-hooks.ts';
 import type { Secret } from '../leases/secret.ts';
 import type { MountStorage } from '../mounts/mount-storage.ts';
@@ -26,8 +26,6 @@ export interface Request<Data = Record<string, unknown>> {
   mount: MountEntry;
   storage: MountStorage;
   caller: Caller | undefined;
-  /** @deprecated handlers use `storage` and `system`; kept only while they move off it (issue 16). */
-  core: Core;
   /** The services a handler may use besides its data and its mount's storage. */
   system: System;
   requestId: string;
@@ -80,6 +78,8 @@ export interface System {
   log: Logger;
   /** This mount's leases. */
   leases: MountLeases;
+  /** The parsed password policy called `name` (`sys/policies/password/:name`), or undefined (Vault's `GeneratePasswordFromPolicy`). */
+  passwordPolicy(name: string): Promise<PasswordPolicy | undefined>;
 }
 
 /** The leases of one mount: ids and prefixes are the mount's own (a prefix is relative to the mount's path). */
@@ -140,8 +140,6 @@ export interface LeaseHooks<Internal = Record<string, unknown>> {
 /** A lease as its hooks get it: the lease (id, internals, increment, mount) with its mount's storage and system view. */
 export interface LeaseContext<Internal = Record<string, unknown>> extends LeaseRecord<Internal> {
   storage: MountStorage;
-  /** @deprecated hooks use `storage` and `system` (issue 16). */
-  core: Core;
   system: System;
 }
 
@@ -155,13 +153,11 @@ export interface Backend {
    * For auth methods: what renewing a token this method issued gets (Vault re-reads the login's role).
    * Throw to refuse the renewal, e.g. when the role is gone.
    */
-  renewLogin?(context: { entry: TokenEntry; mount: MountEntry; storage: MountStorage; core: Core }): Promise<{
+  renewLogin?(context: { entry: TokenEntry; mount: MountEntry; storage: MountStorage }): Promise<{
     ttl: number;
     maxTtl: number;
     period: number;
   }>;
-  /** Called when a mount of this type is disabled, after its leases are revoked. */
-  cleanup?(mount: MountEntry, storage: MountStorage, core: Core): Promise<void>;
 }
 
 /** Declares one path row with its field types flowing into the handlers. */

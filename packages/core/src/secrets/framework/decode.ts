@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';
-import { decodeBody, withoutNulls } from './request-body.ts';
 import type { RawRequest } from './raw.ts';
+import { decodeBody, withoutNulls } from './request-body.ts';
 import type { Route } from './route.ts';
 
 /** A request's input as its path row reads it. */

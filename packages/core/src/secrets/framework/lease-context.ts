@@ -1,4 +1,3 @@
-import type { Core } from '../../core.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Keyring } from '../../storage/keyring.ts';
@@ -11,12 +10,11 @@ import { systemFor } from './system.ts';
 
 /**
  * The lease manager's way to the backends' lease hooks: each hook gets its lease with the mount's storage and
- * system view, as a handler gets them. `core` serves only the deprecated `LeaseContext.core` (issue 16 removes it).
+ * system view, as a handler gets them.
  */
 export function leaseHooksOf(
   backends: ReadonlyMap<string, Backend>,
   services: { store: Store; keyring: Keyring; clock: Clock; log: Logger },
-  core: () => Core,
 ): LeaseHookLookup {
   return (mount, secretType, leases) => {
     const hooks = backends.get(mount.type)?.leases?.[secretType];
@@ -24,8 +22,7 @@ export function leaseHooksOf(
     const context = (lease: LeaseRecord): LeaseContext => ({
       ...lease,
       storage: new MountStorage(services.store, services.keyring, mount.uuid),
-      core: core(),
-      system: systemFor({ clock: services.clock, log: services.log, leases }, mount),
+      system: systemFor({ clock: services.clock, log: services.log, leases, store: services.store }, mount),
     });
     const { renew } = hooks;
     const runner: LeaseRunner = { revoke: (lease) => hooks.revoke(context(lease)) };

@@ -1,4 +1,3 @@
-import type { Core } from '../../core.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { uuid } from '../../lib/random.ts';
 import type { AuditedRequest } from '../audit/audit-log.ts';
@@ -10,6 +9,7 @@ import type { RawRequest, RawResponse } from './raw.ts';
 import { envelope, withoutEnvelope } from './render.ts';
 import { Routes } from './route.ts';
 import { issue, operationFor } from './run.ts';
+import type { Core } from './services.ts';
 import { beyondStorageLimits } from './storage-limits.ts';
 import { systemFor } from './system.ts';
 
@@ -76,7 +76,6 @@ export class Pipeline {
       mount,
       storage: new MountStorage(this.core.store, this.core.keyring, mount.uuid, ahead?.storage),
       caller,
-      core: this.core,
       system: systemFor(this.core, mount),
       requestId,
       clientIp: raw.clientIp,

@@ -1,10 +1,10 @@
-import type { Core } from '../../core.ts';
 import { notFound, tooLarge, unsupported } from '../../lib/errors.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { Backend, Operation, PathSpec } from './backend.ts';
-import { parseListFlag } from './request-body.ts';
 import type { RawRequest } from './raw.ts';
+import { parseListFlag } from './request-body.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
+import type { Core } from './services.ts';
 
 export const maxBodyBytes = 1024 * 1024;
 

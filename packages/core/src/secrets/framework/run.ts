@@ -1,10 +1,10 @@
-import type { Core } from '../../core.ts';
 import { unsupported } from '../../lib/errors.ts';
 import { mountTtls } from '../mounts/mount-table.ts';
 import { ownerHash } from '../tokens/caller.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { Handler, Operation, Reply, Request } from './backend.ts';
 import type { Route } from './route.ts';
+import type { Core } from './services.ts';
 
 /**
  * The operation a request runs as: a write is a `create` or an `update`, as the row's `exists` says (else its

@@ -1,10 +1,11 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { LeaseManager } from '../leases/lease-manager.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import type { Store } from '../../storage/store.ts';
+import type { LeaseManager } from '../leases/lease-manager.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
+import { loadPasswordPolicy } from '../policies/password-policy-store.ts';
 import type { System } from './backend.ts';
 
 /** What a system view is made of: time, the logger, and the lease manager it narrows to one mount. */
@@ -12,9 +13,11 @@ export interface SystemServices {
   clock: Clock;
   log: Logger;
   leases: Pick<LeaseManager, 'revoke' | 'revokePrefix' | 'internalsUnder'>;
+  /** The table, for the one thing outside its mount a handler may read: the named password policies. */
+  store: Pick<Store, 'get'>;
 }
 
-/** The system view a mount's handlers and lease hooks get: the clock, the logger, and the mount's own leases. */
+/** The system view a mount's handlers and lease hooks get: the clock, the logger, the mount's own leases, the password policies. */
 export function systemFor(services: SystemServices, mount: MountEntry): System {
   const own = (leaseId: string) => {
     if (!leaseId.startsWith(mount.path)) throw new RangeError(`lease "${leaseId}" is not one of mount "${mount.path}"`);
@@ -28,6 +31,7 @@ export function systemFor(services: SystemServices, mount: MountEntry): System {
       revokePrefix: (prefix) => services.leases.revokePrefix(`${mount.path}${prefix}`),
       internalsUnder: (prefix) => services.leases.internalsUnder(`${mount.path}${prefix}`),
     },
+    passwordPolicy: (name) => loadPasswordPolicy(services, name),
   };
 }
 

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { type PathSpec, path } from '../framework/backend.ts';
 import { identityTokenIssuer, publishedIdentityKeys } from '../identity/plugin-identity-keys.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
-import { builtin, type BuiltinServices } from '../sys/builtin.ts';
+import { type BuiltinServices, builtin } from '../sys/builtin.ts';
 
 /**
  * `identity/` (built in): the OpenID discovery document and keys that verify plugin identity tokens, so a

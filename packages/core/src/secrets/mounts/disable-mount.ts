@@ -19,7 +19,7 @@ export interface DisableServices {
   tokens: TokenStore;
   leases: LeaseManager;
   /** The backends this process bundles, by mount type: only their mounts are wiped here. */
-  backends: ReadonlyMap<string, { cleanup?(mount: MountEntry, storage: MountStorage, services: DisableServices): Promise<void> }>;
+  backends: ReadonlyMap<string, unknown>;
   askEngine?: (mountType: string, request: { finishDisabled: true }) => Promise<boolean>;
 }
 
@@ -133,9 +133,8 @@ async function markDisabling(services: DisableServices, entry: MountEntry): Prom
   }
 }
 
-/** The backend's clean-up hook, then every item of the mount's storage. */
+/** Every item of the mount's storage. */
 async function wipeMount(services: DisableServices, entry: MountEntry): Promise<void> {
   const storage = new MountStorage(services.store, services.keyring, entry.uuid);
-  await services.backends.get(entry.type)?.cleanup?.(entry, storage, services);
-  for (const item of await storage.all()) await services.store.delete({ Key: { pk: item.pk, sk: item.sk } });
+  for (const item of await storage.all()) await storage.delete(item.sk);
 }

@@ -30,11 +30,9 @@ export const maxTransactionWrites = 100;
  * write goes through here; a handler never names a partition.
  */
 export class MountStorage {
-  /** @deprecated handlers use the methods below; kept only while engines move off the raw table (issue 16). */
-  readonly pk: string;
+  private readonly pk: string;
   constructor(
-    /** @deprecated see `pk`. */
-    readonly store: Store,
+    private readonly store: Store,
     private readonly keyring: Keyring,
     mountUuid: string,
     /** Items read ahead for this request (see `PathSpec.prefetch`), by key; a key here absent from the table is `undefined`. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
 import { randomBase62, uuid } from '../../lib/random.ts';
 import { ConditionFailed, type Store, type TransactItem } from '../../storage/store.ts';
-import { badRequest, notFound } from '../../lib/errors.ts';
 
 export type MountTableName = 'secret' | 'auth';
 

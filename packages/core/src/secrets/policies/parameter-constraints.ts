@@ -1,5 +1,5 @@
-import type { DecodedValue } from '../../lib/hcl-v1-decode.ts';
 import { badRequest } from '../../lib/errors.ts';
+import type { DecodedValue } from '../../lib/hcl-v1-decode.ts';
 
 /** A parameter name (lower-cased) and the values a rule names for it; no values means any value. */
 export type ParameterValues = Array<[name: string, values: DecodedValue[]]>;

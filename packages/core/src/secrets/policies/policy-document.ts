@@ -1,6 +1,6 @@
+import { badRequest } from '../../lib/errors.ts';
 import { equalFold, filterItems, HclSyntaxError, keyName, type Node, type ObjectList, parseHclV1 } from '../../lib/hcl-v1.ts';
 import { type DecodedValue, decodeInterface, decodeMap, decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
-import { badRequest } from '../../lib/errors.ts';
 import { type ParameterRules, parameterRules } from './parameter-constraints.ts';
 
 export const capabilityNames = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'subscribe', 'recover', 'deny'] as const;

@@ -1,6 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
-import type { Store } from '../../storage/store.ts';
 import { badRequest } from '../../lib/errors.ts';
+import type { Store } from '../../storage/store.ts';
 import { Acl } from './acl.ts';
 import { type PathRule, parsePolicyDocument } from './policy-document.ts';
 

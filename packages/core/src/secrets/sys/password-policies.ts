@@ -1,28 +1,16 @@
 import * as z from 'zod';
 import { badRequest, notFound } from '../../lib/errors.ts';
-import { generatePassword, type PasswordPolicy, PasswordPolicyError, parsePasswordPolicy } from '../../lib/password.ts';
-import type { Store } from '../../storage/store.ts';
+import { generatePassword, PasswordPolicyError, parsePasswordPolicy } from '../../lib/password.ts';
 import { type PathSpec, path } from '../framework/backend.ts';
+import { loadPasswordPolicy, passwordPolicyPartition as partition, type StoredPasswordPolicy as StoredPolicy } from '../policies/password-policy-store.ts';
 import type { BuiltinServices } from './builtin.ts';
 
 /**
  * `sys/policies/password/:name` and `.../generate`: named password policies (HCL or JSON, optionally
- * base64-encoded) that engines use to generate passwords. They live in one partition of their own so any
- * engine, mounted anywhere, can read them.
+ * base64-encoded) that engines use to generate passwords (stored by `policies/password-policy-store.ts`).
  */
 
-const partition = 'password-policies';
 const nameField = z.string().regex(/^[^/]+$/, 'must be a policy name').describe('The name of the password policy.');
-
-interface StoredPolicy {
-  policy: string;
-}
-
-/** The parsed policy called `name`, or undefined when there is none. */
-export async function loadPasswordPolicy(services: { store: Pick<Store, 'get'> }, name: string): Promise<PasswordPolicy | undefined> {
-  const item = await services.store.get(partition, name);
-  return item ? parsePasswordPolicy((item.value as StoredPolicy).policy) : undefined;
-}
 
 /** Like Vault: a policy that decodes as strict base64 is taken decoded. */
 function decodePolicy(text: string): string {

@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import { parseCaBundle } from '../../../lib/fetch-with-ca.ts';
-import { uuid } from '../../../lib/random.ts';
 import { badRequest } from '../../../lib/errors.ts';
+import { parseCaBundle } from '../../../lib/fetch-with-ca.ts';
 import { supportedAlgorithms } from '../../../lib/jwt/algorithms.ts';
 import { fetchKeySource, parsePublicKeyPem } from '../../../lib/jwt/keys.ts';
+import { uuid } from '../../../lib/random.ts';
 import { path, type Request } from '../../framework/backend.ts';
 import { bool, jsonValue, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
-import { path, type Reply, type Request } from '../../framework/backend.ts';
 import { badRequest } from '../../../lib/errors.ts';
+import { path, type Reply, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 

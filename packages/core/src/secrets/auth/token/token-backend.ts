@@ -5,7 +5,7 @@ import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, stringList, stringMap } from '../../framework/fields.ts';
 import { MountStorage } from '../../mounts/mount-storage.ts';
 import { type MountEntry, mountTtls, tokenStoreMount } from '../../mounts/mount-table.ts';
-import { builtin, type BuiltinServices } from '../../sys/builtin.ts';
+import { type BuiltinServices, builtin } from '../../sys/builtin.ts';
 import { describeToken, isRootEntry, type TokenEntry } from '../../tokens/token-entry.ts';
 import { roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, type TokenRole, tokenRolePaths } from './roles-paths.ts';
 
@@ -49,7 +49,6 @@ interface RenewLoginContext {
   entry: TokenEntry;
   mount: MountEntry;
   storage: MountStorage;
-  core: TokenServices;
 }
 
 const tokenPaths = (services: TokenServices): PathSpec[] => [
@@ -264,7 +263,7 @@ async function renew(services: TokenServices, request: Request<{ increment: numb
   const issuerBackend = issuer.uuid === request.mount.uuid ? undefined : services.backends.get(issuer.type);
   if (issuerBackend?.renewLogin) {
     const storage = new MountStorage(services.store, services.keyring, issuer.uuid);
-    const decided = await issuerBackend.renewLogin({ entry, mount: issuer, storage, core: services });
+    const decided = await issuerBackend.renewLogin({ entry, mount: issuer, storage });
     ttl = increment || decided.ttl;
     if (decided.maxTtl) maxTtl = Math.min(maxTtl, decided.maxTtl);
     period = decided.period;

@@ -1,6 +1,6 @@
+import { badRequest } from '../../../lib/errors.ts';
 import { HclSyntaxError, keyName, type ObjectList, parseHclV1 } from '../../../lib/hcl-v1.ts';
 import { decodeSlice, decodeString, fieldSources } from '../../../lib/hcl-v1-decode.ts';
-import { badRequest } from '../../../lib/errors.ts';
 import { GoogleApiError, type GoogleClient, sleep } from './google-client.ts';
 
 /**

@@ -1,5 +1,5 @@
-import type { Core } from '../../../core.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
+import type { Core } from '../../framework/services.ts';
 import { storageFor, systemFor } from '../../framework/system.ts';
 import { configKey, loadConfig } from './config.ts';
 import type { EngineContext } from './engine-context.ts';

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { badRequest } from '../../../lib/errors.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { duration, stringList } from '../../framework/fields.ts';
 import { contextOf } from './engine-context.ts';
 import { asDomainError, isNotFound } from './google-client.ts';

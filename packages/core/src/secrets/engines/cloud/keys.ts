@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { type LeaseHooks, type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { badRequest } from '../../../lib/errors.ts';
+import { type LeaseHooks, type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { duration } from '../../framework/fields.ts';
 import { configValue, loadConfig } from './config.ts';
 import { contextOf } from './engine-context.ts';

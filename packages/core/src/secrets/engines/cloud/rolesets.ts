@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { badRequest } from '../../../lib/errors.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, replaceRolesetAccount, rotateTokenKey, storeOnly } from './account-changes.ts';
 import { parseBindings, sameBindings } from './bindings.ts';

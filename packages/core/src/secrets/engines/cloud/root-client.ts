@@ -4,8 +4,8 @@ import { badRequest } from '../../../lib/errors.ts';
 import { identityKey, identityTokenIssuer } from '../../identity/plugin-identity-keys.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
-import type { EngineContext } from './engine-context.ts';
 import { type ConfigItem, loadConfig, openCredentials } from './config.ts';
+import type { EngineContext } from './engine-context.ts';
 import { cloudPlatformScope, type Endpoints, endpointsOf, GoogleApiError, GoogleClient, tokenFromCredentials } from './google-client.ts';
 
 /**

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { badRequest } from '../../../lib/errors.ts';
+import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { asDomainError, endpointsOf, tokenFromCredentials } from './google-client.ts';
 import { type AccountItem, loadAccount, openTokenKey, rolesetKey, staticAccountKey } from './records.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';

@@ -23,8 +23,6 @@ export class DirectoryError extends DomainError {
 }
 
 const tlsVersions = { tls10: 'TLSv1', tls11: 'TLSv1.1', tls12: 'TLSv1.2', tls13: 'TLSv1.3' } as const;
-export const tlsVersionNames = ['tls10', 'tls11', 'tls12', 'tls13'] as const;
-export type TlsVersionName = (typeof tlsVersionNames)[number];
 
 /** The milliseconds ldapts waits for a TCP connection and for each operation. */
 export function timeouts(config: DirectoryConfig): { connectMs: number; requestMs: number } {

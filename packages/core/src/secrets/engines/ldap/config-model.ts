@@ -1,10 +1,13 @@
 import { badRequest } from '../../../lib/errors.ts';
 import { generatePassword, randomString } from '../../../lib/password.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
-import type { TlsVersionName } from './client.ts';
 import type { EngineContext } from './context.ts';
 import type { AccountItem } from './records.ts';
 import { defaultUserAttr, type SchemaName } from './schemas.ts';
+
+/** The TLS versions a directory connection may be bounded by (`tls_min_version`, `tls_max_version`). */
+export const tlsVersionNames = ['tls10', 'tls11', 'tls12', 'tls13'] as const;
+export type TlsVersionName = (typeof tlsVersionNames)[number];
 
 /** The stored config fields, named as in the API; 0 and '' mean "not set" where a default applies. */
 export interface ConfigValue {

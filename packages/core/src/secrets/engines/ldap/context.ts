@@ -1,10 +1,9 @@
-import type { Core } from '../../../core.ts';
 import type { PasswordPolicy } from '../../../lib/password.ts';
 import type { System } from '../../framework/backend.ts';
-import { systemFor } from '../../framework/system.ts';
-import { MountStorage, mountPartition } from '../../mounts/mount-storage.ts';
+import type { Core } from '../../framework/services.ts';
+import { storageFor, systemFor } from '../../framework/system.ts';
+import { type MountStorage, mountPartition } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
-import { loadPasswordPolicy } from '../../sys/password-policies.ts';
 
 /**
  * What the engine's code works with for one mount: its storage, the system view (clock, log, the mount's own
@@ -20,26 +19,17 @@ export interface EngineContext {
   passwordPolicy(name: string): Promise<PasswordPolicy | undefined>;
 }
 
-/**
- * The context of a handler or lease hook. Password policies live outside the mount and `System` has no view of
- * them yet (Vault's `SystemView.GeneratePasswordFromPolicy`): reading them is the one use of `core` left, here.
- */
-export function engineContext(from: { storage: MountStorage; system: System; mount: MountEntry; core: Core }): EngineContext {
-  const { core } = from;
+/** The context of a handler or lease hook. */
+export function engineContext(from: { storage: MountStorage; system: System; mount: MountEntry }): EngineContext {
   return {
     storage: from.storage,
     system: from.system,
     partition: mountPartition(from.mount.uuid),
-    passwordPolicy: (name) => loadPasswordPolicy(core, name),
+    passwordPolicy: (name) => from.system.passwordPolicy(name),
   };
 }
 
 /** The context of a mount for a background job, which has the process (`Core`) rather than a request. */
 export function jobContext(core: Core, mount: MountEntry): EngineContext {
-  return engineContext({
-    storage: new MountStorage(core.store, core.keyring, mount.uuid),
-    system: systemFor(core, mount),
-    mount,
-    core,
-  });
+  return engineContext({ storage: storageFor(core, mount), system: systemFor(core, mount), mount });
 }

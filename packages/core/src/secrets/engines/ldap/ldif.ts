@@ -1,6 +1,6 @@
 import { Attribute, Change, ResultCodeError } from 'ldapts';
-import { directoryError, messageOf } from './client.ts';
 import type { Directory } from './client.ts';
+import { directoryError, messageOf } from './client.ts';
 
 /**
  * LDIF (RFC 2849) as the dynamic roles' templates produce it: records of `add` (the default), `delete`,

@@ -1,7 +1,7 @@
-import type { Core } from '../../../core.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { dueKey } from '../../../storage/due.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
+import type { Core } from '../../framework/services.ts';
 import { messageOf } from './client.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
 import { type EngineContext, jobContext } from './context.ts';

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
-import { type PathSpec, path } from '../../framework/backend.ts';
 import { badRequest } from '../../../lib/errors.ts';
+import { type PathSpec, path } from '../../framework/backend.ts';
 import { engineContext } from './context.ts';
 import { loadStaticRole, rotateStaticRole, type StaticRoleValue, settleStaticRole } from './static-rotation.ts';
 

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
+import { badRequest } from '../../../lib/errors.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { badRequest } from '../../../lib/errors.ts';
 import { bool, duration } from '../../framework/fields.ts';
 import { messageOf, withDirectory } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';

@@ -1,7 +1,7 @@
-import type { Core } from '../../core.ts';
 import { allShards, dueInPartition } from '../../storage/due.ts';
+import { leasePk, leaseQueue } from '../leases/lease-manager.ts';
 import { finishDisabledMounts } from '../mounts/disable-mount.ts';
-import { leasePk, leaseQueue } from './lease-manager.ts';
+import type { Core } from './services.ts';
 
 /** The due queues `sweepLeases` reads: one per engine this process bundles that issues leases. */
 export const leaseQueues = (core: Core) =>

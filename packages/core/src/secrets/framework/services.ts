@@ -1,0 +1,35 @@
+import type { Clock } from '../../lib/clock.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { Keyring } from '../../storage/keyring.ts';
+import type { Store } from '../../storage/store.ts';
+import type { AuditDevices } from '../audit/audit-devices.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { AskEngine } from '../leases/engine-request.ts';
+import type { LeaseManager } from '../leases/lease-manager.ts';
+import type { MountTable } from '../mounts/mount-table.ts';
+import type { PolicyStore } from '../policies/policy-store.ts';
+import type { TokenStore } from '../tokens/token-store.ts';
+import type { Backend } from './backend.ts';
+
+/**
+ * The secrets service's parts, as the framework and the jobs see them: the table, the keyring, time, and the
+ * shared registries built on them. `createCore` (core.ts) builds it; no handler sees it (handlers get their
+ * mount's storage and a `System` view).
+ */
+export interface Core {
+  store: Store;
+  keyring: Keyring;
+  clock: Clock;
+  log: Logger;
+  /** Backend types this process serves, by mount type. */
+  backends: ReadonlyMap<string, Backend>;
+  mounts: MountTable;
+  policies: PolicyStore;
+  tokens: TokenStore;
+  leases: LeaseManager;
+  /** Audit devices (`sys/audit`) and the log the pipeline writes to them. */
+  audit: { devices: AuditDevices; log: AuditLog };
+  /** Asks the function that bundles an engine to do that engine's part now (see `CoreOptions.askEngine`). */
+  askEngine?: AskEngine;
+}
+

@@ -15,6 +15,7 @@
  * Run: `node_modules/.bin/tsx test/bench/lease-storm.bench.ts`.
  */
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { inRounds } from '../../functions/jobs/rounds.ts';
 import type { Core } from '../../packages/core/src/core.ts';
@@ -157,7 +158,7 @@ try {
   console.log(`seeded ${leaseCount} kv leases through LeaseManager.register at ${seedRate.toFixed(0)}/s`);
   const calmUntil = Date.now() + 15_000;
   const calm = await readWhile(service, token, () => Date.now() < calmUntil);
-  console.log(`reads before the storm: ${describeReads(calm)}`);
+  console.log(`reads before the storm: ${describeReads(calm)}; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);
   clock.skip(61); // every lease has expired
   let storming = true;
   const during = readWhile(service, token, () => storming);
@@ -170,7 +171,11 @@ try {
       `${kv.runs} job run(s), ${kv.failed} failed attempts; left in the table: ${left.length} (dropped: ${leaseCount - kv.leases - left.length})`,
   );
   console.log(`reads during the storm: ${describeReads(stormReads)}`);
-  console.log(`read p99 during/before: ${(percentile(stormReads, 0.99) / percentile(calm, 0.99)).toFixed(2)}×`);
+  console.log(`read p99 during/before: ${(percentile(stormReads, 0.99) / percentile(calm, 0.99)).toFixed(2)}×; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);
+  // The machine is shared: calm reads again after the storm show how much the other load moved meanwhile.
+  const calmAgainUntil = Date.now() + 15_000;
+  const calmAgain = await readWhile(service, token, () => Date.now() < calmAgainUntil);
+  console.log(`reads after the storm (calm again): ${describeReads(calmAgain)}`);
 
   // Run 2: mesh leases whose server is down.
   const bootstrap = (await consul.request('PUT', '/v1/acl/bootstrap')).json as { SecretID: string };
@@ -196,7 +201,7 @@ try {
       `${mesh.runs} job run(s); ${irrevocable} of ${meshLeaseCount} irrevocable after 6 attempts, ${meshLeft.length - irrevocable} still queued, ` +
       `dropped: ${meshLeaseCount - meshLeft.length}`,
   );
-  console.log(`reads during the mesh storm: ${describeReads(meshReads)}`);
+  console.log(`reads during the mesh storm: ${describeReads(meshReads)}; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')}`);
 } finally {
   await consul.close();
   await service.stop();

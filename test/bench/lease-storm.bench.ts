@@ -9,10 +9,12 @@
  * stopped, so every revocation fails and is retried with backoff (10, 20, 40, 80, 160 s) until the sixth failure
  * marks it irrevocable, as Vault does. The service's clock runs 20× fast there so the backoff passes in seconds.
  *
- * The leases are recorded through the real `LeaseManager.register` (what a leased read does after its handler),
- * not through HTTP: 100,000 reads through the app take longer than the storm. Everything (DynamoDB Local, the app,
- * the sweep, the reader) shares one process and the machine's two cores; in AWS the sweep is its own Lambda.
- * Run: `node_modules/.bin/tsx test/bench/lease-storm.bench.ts`.
+ * The leases are the items `LeaseManager.register` records (built by its `itemFor`), written in BatchWriteItem, not
+ * through HTTP: 100,000 reads through the app take longer than the storm. The sweep runs at its pace (`sweepRate`,
+ * `KEYHAVEN_SWEEP_PER_SECOND` to try another). Everything (DynamoDB Local, the app, the sweep, the reader) shares one
+ * process and the machine's two cores; in AWS the sweep is its own Lambda. The load average is printed beside the
+ * read figures, and calm reads are taken again after the storm, since other work on the machine moves them.
+ * Run: `npx tsx test/bench/lease-storm.bench.ts` (npx, so Node 24 runs it).
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';

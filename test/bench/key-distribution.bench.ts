@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { EVENT_PK, META_PK } from '../../packages/core/src/scheduler/state.ts';
 import { leasePk, leaseQueue, leaseQueueShard } from '../../packages/core/src/secrets/leases/lease-manager.ts';
-import { tokenQueue } from '../../packages/core/src/secrets/tokens/token-store.ts';
+import { issuedPk, tokenQueue } from '../../packages/core/src/secrets/tokens/token-store.ts';
 import { shardKey } from '../../packages/core/src/storage/due.ts';
 
 const operations = Number(process.env.OPS ?? 100_000);
@@ -31,6 +31,7 @@ interface Scheme {
   tombstone: (id: string) => string;
   tombstoneQueue: (id: string) => string;
   tokenQueue: (hash: string) => string;
+  issued: (hash: string) => string;
 }
 const sharded: Scheme = {
   lease: leasePk,
@@ -38,6 +39,7 @@ const sharded: Scheme = {
   tombstone: (id) => shardKey('revoked-leases', id),
   tombstoneQueue: (id) => shardKey('tombstones', id),
   tokenQueue,
+  issued: (hash) => issuedPk({ uuid: 'jwt-mount-uuid' } as Parameters<typeof issuedPk>[0], hash),
 };
 const unsharded: Scheme = {
   lease: () => 'leases',
@@ -45,6 +47,7 @@ const unsharded: Scheme = {
   tombstone: () => 'revoked-leases',
   tombstoneQueue: () => 'tombstones',
   tokenQueue: () => 'expiry',
+  issued: () => 'issued#jwt-mount-uuid',
 };
 
 const hex = () => randomBytes(16).toString('hex');
@@ -85,11 +88,11 @@ function workload(scheme: Scheme): Write[] {
         ['token records', `token#${hash}`],
         ['due queues (index)', scheme.tokenQueue(hash)],
         ['token records', `accessor#${hex()}`],
-        ['auth mount issued index', 'issued#jwt-mount-uuid'],
+        ['auth mount issued index', scheme.issued(hash)],
       );
     } else if (slot < 80) {
       const hash = liveTokens.pop() ?? hex();
-      writes.push(['token records', `token#${hash}`], ['due queues (index)', scheme.tokenQueue(hash)], ['auth mount issued index', 'issued#jwt-mount-uuid']);
+      writes.push(['token records', `token#${hash}`], ['due queues (index)', scheme.tokenQueue(hash)], ['auth mount issued index', scheme.issued(hash)]);
     } else {
       writes.push(
         ['token records', `sched#acl_role#${hex()}`],
@@ -115,16 +118,16 @@ function report(title: string, scheme: Scheme) {
     byKind.set(kind, keys);
   }
   console.log(`\n${title}: ${operations.toLocaleString('en')} operations, ${writes.length.toLocaleString('en')} writes`);
-  console.log('kind                        writes   keys  busiest key            share of kind  share of all  workload ops/s at 1,000 w/s on it');
+  console.log('kind                        writes   keys  busiest key                 share of kind  share of all  workload ops/s at 1,000 w/s on it');
   for (const [kind, keys] of byKind) {
     const total = [...keys.values()].reduce((a, b) => a + b, 0);
     const [busiest, count] = [...keys].sort((a, b) => b[1] - a[1])[0] as [string, number];
     const ceiling = (1000 * operations) / count;
     console.log(
-      `${kind.padEnd(26)} ${String(total).padStart(7)} ${String(keys.size).padStart(6)}  ${busiest.slice(0, 21).padEnd(21)} ${`${((100 * count) / total).toFixed(1)}%`.padStart(13)} ${`${((100 * count) / writes.length).toFixed(1)}%`.padStart(13)}  ${Math.round(ceiling).toLocaleString('en').padStart(12)}`,
+      `${kind.padEnd(26)} ${String(total).padStart(7)} ${String(keys.size).padStart(6)}  ${busiest.slice(0, 26).padEnd(26)} ${`${((100 * count) / total).toFixed(1)}%`.padStart(13)} ${`${((100 * count) / writes.length).toFixed(1)}%`.padStart(13)}  ${Math.round(ceiling).toLocaleString('en').padStart(12)}`,
     );
   }
 }
 
 report('Before sharding (one partition per kind)', unsharded);
-report('Sharded (16 shards by a hash of the id; scheduler index unchanged)', sharded);
+report('Sharded (16 shards by a hash of the id or token hash; scheduler index unchanged)', sharded);

@@ -106,20 +106,35 @@ try {
     `prices: Lambda $${prices.lambdaX86GbSecond}/GB-s x86, $${prices.lambdaArmGbSecond}/GB-s arm64, $0.20 per million requests; DynamoDB on-demand $0.125 per million read units (us-east-1)`,
   );
   console.log('duration: the whole month (the function runs while the subscriber is connected, traffic or not)');
+  const monthly = (perMinute: number, mb: number) => {
+    const reads = perMinute * (secondsPerMonth / 60) * prices.readUnit;
+    const gbSeconds = (mb / 1024) * secondsPerMonth;
+    const requests = invocationsPerMonth * prices.lambdaRequest;
+    return { reads, x86: gbSeconds * prices.lambdaX86GbSecond + requests, arm: gbSeconds * prices.lambdaArmGbSecond + requests };
+  };
   for (const [label, perMinute] of [
     ['idle', idleReadsPerMinute],
     ['10 events/s', busyReadsPerMinute],
   ] as const) {
-    const readsCost = perMinute * (secondsPerMonth / 60) * prices.readUnit;
     for (const mb of [512, 256, 128]) {
-      const gbSeconds = (mb / 1024) * secondsPerMonth;
-      const x86 = gbSeconds * prices.lambdaX86GbSecond + invocationsPerMonth * prices.lambdaRequest;
-      const arm = gbSeconds * prices.lambdaArmGbSecond + invocationsPerMonth * prices.lambdaRequest;
+      const { reads: readsCost, x86, arm } = monthly(perMinute, mb);
       console.log(
         `  ${label.padEnd(11)} ${String(mb).padStart(3)} MB: reads $${readsCost.toFixed(2)} + duration $${x86.toFixed(2)} x86 / $${arm.toFixed(2)} arm64 = $${(readsCost + x86).toFixed(2)} / $${(readsCost + arm).toFixed(2)} per subscriber-month`,
       );
     }
   }
+  // The goal's question: an idle subscriber-month at Lambda's smallest memory, and the floor of any Lambda that
+  // holds the stream open (billed duration for the whole connection, even with no table reads at all).
+  const idle128 = monthly(idleReadsPerMinute, 128);
+  const floor = monthly(0, 128);
+  console.log(
+    `idle subscriber-month at 128 MB (Lambda's minimum memory): $${(idle128.reads + idle128.arm).toFixed(2)} arm64, $${(idle128.reads + idle128.x86).toFixed(2)} x86, ` +
+      `with delivery p99 ${percentile(latencies, 0.99).toFixed(0)} ms at 10 events/s`,
+  );
+  console.log(
+    `floor for a Lambda holding the stream open (128 MB for ${(secondsPerMonth / 86_400).toFixed(2)} days, no reads): $${floor.arm.toFixed(2)} arm64, $${floor.x86.toFixed(2)} x86 ` +
+      `per subscriber-month: under $3 is ${floor.arm < 3 ? 'possible' : 'impossible with this shape'}`,
+  );
 } finally {
   streamClient.destroy();
   writerClient.destroy();

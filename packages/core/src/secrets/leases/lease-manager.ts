@@ -103,6 +103,17 @@ export class LeaseManager {
     secret: Secret,
     ownerHash: string | undefined,
   ): Promise<{ leaseId: string; ttl: number; renewable: boolean; warnings: string[] }> {
+    const { item, warnings } = this.itemFor(mount, requestPath, secret, ownerHash);
+    const { leaseId } = item;
+    // The condition guards a backend-chosen suffix: a new lease never replaces another.
+    const writes: TransactItem[] = [{ Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }];
+    if (ownerHash) writes.push(ownLeaseWrite(ownerHash, leaseId));
+    await this.store.transact(writes);
+    return { leaseId, ttl: item.ttl, renewable: item.renewable, warnings };
+  }
+
+  /** The lease item `register` writes for a secret (also what a bulk writer, the lease-storm bench, writes). */
+  itemFor(mount: MountEntry, requestPath: string, secret: Secret, ownerHash: string | undefined): { item: LeaseItem; warnings: string[] } {
     const now = epochSeconds(this.clock);
     const { defaultTtl, maxTtl: mountMax } = mountTtls(mount);
     const maxTtl = Math.min(secret.maxTtl || mountMax, mountMax);
@@ -131,11 +142,7 @@ export class LeaseManager {
       dueSk: dueKey(now + ttl, `lease#${leaseId}`),
       expiresAt: ttlBackstop(now + ttl),
     };
-    // The condition guards a backend-chosen suffix: a new lease never replaces another.
-    const writes: TransactItem[] = [{ Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }];
-    if (ownerHash) writes.push(ownLeaseWrite(ownerHash, leaseId));
-    await this.store.transact(writes);
-    return { leaseId, ttl, renewable: item.renewable, warnings };
+    return { item, warnings };
   }
 
   async get(leaseId: string): Promise<LeaseItem | undefined> {

@@ -1,8 +1,8 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { randomBase62 } from '../../lib/random.ts';
-import { dueKey, shardedQueue, ttlBackstop } from '../../storage/due.ts';
+import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
 import { inServiceCheck, type MountRef, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
@@ -40,11 +40,14 @@ const tokenPk = (hash: string) => `token#${hash}`;
 export const tokenQueue = (hash: string) => shardedQueue('expiry', hash);
 const accessorPk = (accessor: string) => `accessor#${accessor}`;
 /**
- * A service token's place in the index of the tokens its auth method issued (`pk = issued#<mount uuid>`): its login
- * path then its hash, so one query finds a mount's tokens, or those under a path, without a scan.
+ * A service token's place in the index of the tokens its auth method issued (`pk = issued#<mount uuid>#<shard>`,
+ * the shard a hash of the token's hash, see `storage/due.ts`, so a login storm on one mount spreads over 16
+ * partitions): its login path then its hash, so one query per shard finds a mount's tokens, or those under a path,
+ * without a scan. Readers query every shard (`issuedShards`) and the bare key, where tokens from before sharding sit.
  */
-const issuedPk = (issuer: MountRef) => `issued#${issuer.uuid}`;
-const issuedKey = (issuer: MountRef, entry: TokenEntry) => ({ pk: issuedPk(issuer), sk: `${entry.path}/${entry.hash}` });
+export const issuedPk = (issuer: MountRef, hash: string) => shardKey(`issued#${issuer.uuid}`, hash);
+const issuedKey = (issuer: MountRef, entry: TokenEntry) => ({ pk: issuedPk(issuer, entry.hash), sk: `${entry.path}/${entry.hash}` });
+const issuedShards = (issuer: MountRef) => allShards(`issued#${issuer.uuid}`);
 
 /**
  * Service tokens are stored only as keyed hashes (`pk = token#<hash>`), beside refs to their children and
@@ -64,6 +67,13 @@ export class TokenStore {
      */
     readonly revokeLease: (leaseId: string) => Promise<void> = async () => {},
   ) {}
+
+  /** The batch-token key as a KeyObject, made once: a raw key is type-checked again on every cipher. */
+  private batchKeyObject?: KeyObject;
+  private get batchKey(): KeyObject {
+    this.batchKeyObject ??= createSecretKey(this.keyring.tokenKey);
+    return this.batchKeyObject;
+  }
 
   async create(request: NewToken): Promise<{ token: string; entry: TokenEntry }> {
     const now = epochSeconds(this.clock);
@@ -294,7 +304,7 @@ export class TokenStore {
    * is under `under` (ending in `/`). Each index item goes with its token, so a crash leaves the rest to a retry.
    */
   async revokeIssued(issuer: MountRef, under = ''): Promise<number> {
-    const issued = await this.store.prefix(issuedPk(issuer), under);
+    const issued = (await Promise.all(issuedShards(issuer).map((pk) => this.store.prefix(pk, under)))).flat();
     for (const item of issued) {
       // An index item outliving its token (one deleted some other way) must not keep the mount from finishing.
       if (!(await this.revoke(item.tokenHash as string))) await this.store.delete({ Key: { pk: item.pk, sk: item.sk } });
@@ -304,7 +314,7 @@ export class TokenStore {
 
   /** The accessors of the service tokens these auth methods issued (`auth/token/accessors`), sorted. */
   async accessorsIssued(issuers: MountRef[]): Promise<string[]> {
-    const issued = await Promise.all(issuers.map((issuer) => this.store.prefix(issuedPk(issuer), '')));
+    const issued = await Promise.all(issuers.flatMap(issuedShards).map((pk) => this.store.prefix(pk, '')));
     return issued.flat().map((item) => item.accessor as string).sort();
   }
 
@@ -350,8 +360,8 @@ export class TokenStore {
 
   private sealBatch(entry: TokenEntry): string {
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.keyring.tokenKey, iv);
-    cipher.setAAD(Buffer.from('keyhaven batch token v1'));
+    const cipher = createCipheriv('aes-256-gcm', this.batchKey, iv);
+    cipher.setAAD(batchAad);
     const body = Buffer.concat([cipher.update(JSON.stringify(entry), 'utf8'), cipher.final()]);
     return `hvb.${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
   }
@@ -362,8 +372,8 @@ export class TokenStore {
     if (raw.length < 29) return undefined;
     let entry: TokenEntry;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.keyring.tokenKey, raw.subarray(0, 12));
-      decipher.setAAD(Buffer.from('keyhaven batch token v1'));
+      const decipher = createDecipheriv('aes-256-gcm', this.batchKey, raw.subarray(0, 12));
+      decipher.setAAD(batchAad);
       decipher.setAuthTag(raw.subarray(raw.length - 16));
       entry = JSON.parse(Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8'));
     } catch {
@@ -382,6 +392,8 @@ export const ownLeaseWrite = (tokenHash: string, leaseId: string): TransactItem 
 /** Forgets that a token owns a lease, once the lease is gone. */
 export const forgetOwnedLease = (store: Store, tokenHash: string, leaseId: string): Promise<unknown> =>
   store.delete({ Key: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } });
+
+const batchAad = Buffer.from('keyhaven batch token v1');
 
 /** Sorted, as Vault shows them. */
 function withDefault(policies: string[], noDefault: boolean): string[] {

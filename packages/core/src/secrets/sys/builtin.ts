@@ -1,35 +1,12 @@
-import type { Clock } from '../../lib/clock.ts';
-import type { Logger } from '../../lib/log.ts';
-import type { Keyring } from '../../storage/keyring.ts';
-import type { Store } from '../../storage/store.ts';
-import type { AuditDevices } from '../audit/audit-devices.ts';
 import type { Backend, PathSpec } from '../framework/backend.ts';
-import type { LeaseManager } from '../leases/lease-manager.ts';
-import type { MountTable } from '../mounts/mount-table.ts';
-import type { PolicyStore } from '../policies/policy-store.ts';
-import type { TokenStore } from '../tokens/token-store.ts';
+import type { Core } from '../framework/services.ts';
 
 /**
  * The services the builtin backends (`sys/`, `auth/token/`, `identity/`) are built on, as Vault's system backend and
- * token store are built on its core. Each path table takes only the ones it uses (a `Pick` of these); its handlers
- * use them and their request, never `request.core`.
+ * token store are built on its core: the process's parts (`Core`). Each path table takes only the ones it uses (a
+ * `Pick` of these); its handlers use them and their request.
  */
-export interface BuiltinServices {
-  /** The table, for the few items outside any mount: `sys/init`, password policies, a disabled mount's wipe. */
-  store: Store;
-  keyring: Keyring;
-  clock: Clock;
-  log: Logger;
-  /** The backends this process serves, by mount type. */
-  backends: ReadonlyMap<string, Backend>;
-  mounts: MountTable;
-  policies: PolicyStore;
-  tokens: TokenStore;
-  leases: LeaseManager;
-  audit: { devices: AuditDevices };
-  /** In AWS, the system function's way to have an engine's function finish a disable now (see `core.ts`). */
-  askEngine?: (mountType: string, request: { finishDisabled: true }) => Promise<boolean>;
-}
+export type BuiltinServices = Core;
 
 /** A builtin backend: its path table for routing and documents, and `bind` for the one that serves requests. */
 export interface BuiltinBackend<Services> extends Backend {

@@ -1,7 +1,8 @@
 /** Durations as Vault and Nomad accept them: integer seconds, or Go-style strings such as `90s`, `1h30m`, `2d`. */
 
 const unitSeconds: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, μs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600, d: 86400 };
-const goDuration = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/;
+/** The units Vault's durations take: Go's, and days. */
+const vaultUnitDuration = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/;
 
 export class DurationError extends Error {}
 
@@ -19,15 +20,7 @@ export function parseDuration(value: unknown): number {
   if (text === '') return 0;
   if (/^\d+$/.test(text)) return checkedMax(Number(text), value);
   if (text.startsWith('-')) throw new DurationError(`must be a non-negative duration, got "${value}"`);
-  let rest = text;
-  let total = 0;
-  while (rest.length > 0) {
-    const match = goDuration.exec(rest);
-    if (!match) throw new DurationError(`is not a valid duration: "${value}"`);
-    total += Number(match[1]) * (unitSeconds[match[2] as string] as number);
-    rest = rest.slice(match[0].length);
-  }
-  return checkedMax(Math.floor(total), value);
+  return checkedMax(Math.floor(sumOfUnits(text, vaultUnitDuration, value)), value);
 }
 
 /**
@@ -40,16 +33,23 @@ export function parseGoDuration(value: string): number {
   const text = value;
   if (text === '0') return 0;
   if (text.startsWith('-')) throw new DurationError(`must be a non-negative duration, got "${value}"`);
-  let rest = text.startsWith('+') ? text.slice(1) : text;
+  const rest = text.startsWith('+') ? text.slice(1) : text;
   if (rest === '') throw new DurationError(`is not a valid duration: "${value}"`);
+  const total = sumOfUnits(rest, goUnitDuration, value);
+  if (!(total <= maxDurationSeconds)) throw new DurationError(`is too large: "${value}" (at most ${maxDurationSeconds} seconds)`);
+  return total;
+}
+
+/** Seconds in a sequence of numbers with units (`1h30m`), each matched by `unit` at the start of what is left. */
+function sumOfUnits(text: string, unit: RegExp, given: string): number {
+  let rest = text;
   let total = 0;
   while (rest.length > 0) {
-    const match = goUnitDuration.exec(rest);
-    if (!match) throw new DurationError(`is not a valid duration: "${value}"`);
+    const match = unit.exec(rest);
+    if (!match) throw new DurationError(`is not a valid duration: "${given}"`);
     total += Number(match[1]) * (unitSeconds[match[2] as string] as number);
     rest = rest.slice(match[0].length);
   }
-  if (!(total <= maxDurationSeconds)) throw new DurationError(`is too large: "${value}" (at most ${maxDurationSeconds} seconds)`);
   return total;
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OIDC_STATE_PK } from '../../packages/core/src/scheduler/acl/oidc.ts';
+import { OIDC_STATE_PK } from '../../packages/core/src/scheduler/keys.ts';
 import { browseToCallback, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 

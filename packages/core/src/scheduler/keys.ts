@@ -36,3 +36,6 @@ export const AUTH_METHOD_PK = 'sched#auth-method';
 
 /** ACL binding rules by ID. */
 export const BINDING_RULE_PK = 'sched#binding-rule';
+
+/** A pending OIDC login (`acl/oidc/auth-url` to `acl/oidc/complete-auth`) by its state; expires with the table's TTL. */
+export const OIDC_STATE_PK = 'sched#oidc-state';

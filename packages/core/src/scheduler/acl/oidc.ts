@@ -14,12 +14,12 @@ import { describeError } from '../../lib/jwt/keys.ts';
 import { keepJwksCache, providerMetadata, relyingParty } from '../../lib/jwt/provider.ts';
 import { checkExpectedClaims } from '../../lib/jwt/verify.ts';
 import { ConditionFailed } from '../../storage/store.ts';
+import { OIDC_STATE_PK } from '../keys.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { AclAuthMethod } from './auth-methods/model.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { loginWithClaims, methodVersion } from './login.ts';
 
-export const OIDC_STATE_PK = 'sched#oidc-state';
 /** How long a flow may take between `auth-url` and `complete-auth`. */
 export const oidcStateSeconds = 600;
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
-import { type LeaseHooks, type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { leasedSecret, type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { duration } from '../../framework/fields.ts';
 import { configValue, loadConfig } from './config.ts';
 import { contextOf } from './engine-context.ts';
@@ -31,12 +31,13 @@ const keyFields = {
 };
 type KeyFields = { key_algorithm: string; key_type: string; ttl?: number };
 
-interface KeyInternal {
+/** What a key's lease keeps: whose key it is, and the generation of the account it was issued under. */
+type KeyInternal = {
   owner: string;
   email: string;
   keyName: string;
   generation: number;
-}
+};
 
 async function issueKey(request: Request<KeyFields>, owner: string, what: string) {
   const item = await loadAccount(request.storage, owner);
@@ -66,13 +67,12 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
   const ttl = request.data.ttl || config.ttl;
   return {
     data: { private_key_data: created.privateKeyData, key_algorithm: created.keyAlgorithm ?? request.data.key_algorithm, key_type: created.privateKeyType ?? request.data.key_type },
-    secret: {
-      type: keySecretType,
+    secret: keyLeases.secret({
       ...(ttl ? { ttl: config.max_ttl ? Math.min(ttl, config.max_ttl) : ttl } : {}),
       ...(config.max_ttl ? { maxTtl: config.max_ttl } : {}),
       renewable: true,
-      internal: internal as unknown as Record<string, unknown>,
-    },
+      internal,
+    }),
   };
 }
 
@@ -106,9 +106,8 @@ export const keyPaths: PathSpec[] = [
   }),
 ];
 
-export const keyLeaseHooks: LeaseHooks = {
-  async renew({ internal, increment, storage }) {
-    const key = internal as unknown as KeyInternal;
+const keyLeases = leasedSecret<KeyInternal>(keySecretType, {
+  async renew({ internal: key, increment, storage }) {
     const item = await loadAccount(storage, key.owner);
     if (!item || item.value.generation !== key.generation || item.value.service_account_email !== key.email) {
       throw badRequest(`cannot renew: the bindings or service account of ${key.owner} changed since this key was issued`);
@@ -118,7 +117,7 @@ export const keyLeaseHooks: LeaseHooks = {
     return { ...(ttl ? { ttl } : {}), ...(config.max_ttl ? { maxTtl: config.max_ttl } : {}) };
   },
   async revoke(lease) {
-    const key = lease.internal as unknown as KeyInternal;
+    const key = lease.internal;
     const ctx = contextOf(lease);
     const google = await rootClient(ctx);
     try {
@@ -129,4 +128,6 @@ export const keyLeaseHooks: LeaseHooks = {
       throw error;
     }
   },
-};
+});
+
+export const keyLeaseHooks = keyLeases.hooks;

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
-import { type LeaseContext, type LeaseHooks, type PathSpec, path, type Reply, type Request } from '../../framework/backend.ts';
+import { leasedSecret, type PathSpec, path, type Reply, type Request } from '../../framework/backend.ts';
 import { readAccess, requireAccess, serverVersion, upstreamFailure } from './config-access.ts';
-import { ConsulClient, type CreatedToken, type MeshScope } from './consul-client.ts';
+import { ConsulClient, type CreatedToken } from './consul-client.ts';
 import { isLegacy, nodeIdentity, readRole, serviceIdentity } from './roles.ts';
 
 /**
@@ -11,12 +11,15 @@ import { isLegacy, nodeIdentity, readRole, serviceIdentity } from './roles.ts';
  */
 
 /** What the revoke hook needs, sealed with the lease. */
-interface TokenLease extends MeshScope {
+type TokenLease = {
   role: string;
+  /** Where the token was made (its `MeshScope`). */
+  namespace: string;
+  partition: string;
   /** The token's accessor (the token API), or its secret for a legacy token, which has no accessor. */
   accessor?: string;
   legacySecret?: string;
-}
+};
 
 export const credsPaths: PathSpec[] = [
   path({
@@ -35,7 +38,7 @@ async function issue(request: Request<{ name: string }>): Promise<Reply> {
   const client = new ConsulClient(access);
   // Vault's token description, which tells operators on the server who holds a token: role, holder, time in ns.
   const description = `Vault ${data.name} ${request.caller?.entry.displayName ?? ''} ${BigInt(system.clock.now()) * 1_000_000n}`;
-  const lease = { type: 'token', ttl: role.ttl, maxTtl: role.maxTtl, renewable: true };
+  const lease = { ttl: role.ttl, maxTtl: role.maxTtl, renewable: true };
 
   if (isLegacy(role)) {
     const version = await serverVersion({ clock: system.clock, mount, storage }, access);
@@ -51,7 +54,7 @@ async function issue(request: Request<{ name: string }>): Promise<Reply> {
       throw upstreamFailure(error, 'the mesh server did not create the token');
     }
     const internal: TokenLease = { role: data.name, legacySecret: secret, namespace: '', partition: '' };
-    return { data: { token: secret }, secret: { ...lease, internal: { ...internal } } };
+    return { data: { token: secret }, secret: tokenLeases.secret({ ...lease, internal }) };
   }
 
   let created: CreatedToken;
@@ -83,26 +86,28 @@ async function issue(request: Request<{ name: string }>): Promise<Reply> {
       mesh_namespace: created.Namespace ?? role.namespace,
       partition: created.Partition ?? role.partition,
     },
-    secret: { ...lease, internal: { ...internal } },
+    secret: tokenLeases.secret({ ...lease, internal }),
   };
 }
 
-export const tokenLease: LeaseHooks = {
+const tokenLeases = leasedSecret<TokenLease>('token', {
   /** Renewal re-reads the role: its TTL applies from now on, and a deleted role ends the renewals. */
-  async renew(lease: LeaseContext) {
-    const name = lease.internal.role as string;
+  async renew(lease) {
+    const name = lease.internal.role;
     const role = await readRole(lease.storage, name);
     if (!role) throw badRequest(`issuing role "${name}" not found`);
     return { ...(role.ttl ? { ttl: role.ttl } : {}), ...(role.maxTtl ? { maxTtl: role.maxTtl } : {}) };
   },
 
   /** Any failure here leaves the lease queued; the sweep retries with backoff until the server answers. */
-  async revoke(lease: LeaseContext) {
-    const internal = lease.internal as unknown as TokenLease;
+  async revoke(lease) {
+    const internal = lease.internal;
     const access = await readAccess(lease.storage);
     if (!access) throw new Error('the mount has no access config, so the mesh server cannot be asked to delete the token');
     const client = new ConsulClient(access);
     if (internal.legacySecret) await client.legacyDestroy(internal.legacySecret);
-    else await client.deleteToken(internal.accessor as string, { namespace: internal.namespace, partition: internal.partition });
+    else await client.deleteToken(internal.accessor ?? '', { namespace: internal.namespace, partition: internal.partition });
   },
-};
+});
+
+export const tokenLease = tokenLeases.hooks;

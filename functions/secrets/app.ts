@@ -1,10 +1,11 @@
 import type { EngineRequest } from '@keyhaven/core/core.ts';
 import { answerEngineRequest } from '@keyhaven/core/engine-requests.ts';
-import { createSecretsApp } from '@keyhaven/core/http/secrets-app.ts';
+import { secretsRegionsFromEnvironment } from '@keyhaven/core/http/forward-writes.ts';
+import { secretsFront } from '@keyhaven/core/http/secrets-front.ts';
+import { secretsLambda } from '@keyhaven/core/http/secrets-lambda.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import type { Backend } from '@keyhaven/core/secrets/framework/backend.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { handle, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
 import { refusal, refusesOverHttp } from '../refuse-first-tokens.ts';
 
 /**
@@ -16,19 +17,15 @@ export interface EngineEvent {
 }
 
 /**
- * The Lambda handler for one endpoint family: the same app `npm start` serves, with only this family's
- * backends. Each entry imports its backends by path (not through the core's index) so its bundle holds
+ * The Lambda handler for one endpoint family: the same service `npm start` serves (`secretsFront`), with only this
+ * family's backends, read from API Gateway's event by `secretsLambda`. Each entry imports its backends by path (not through the core's index) so its bundle holds
  * no other family's code.
  */
 export function secretsHandler(backends: Backend[]) {
   const core = coreFromEnvironment(backends);
-  const app = createSecretsApp({
-    core,
-    clientIp: (env) => (env as { event?: APIGatewayProxyEventV2 }).event?.requestContext?.http?.sourceIp ?? '',
-  });
-  const serve = handle(app);
-  return async (event: LambdaEvent | EngineEvent, context?: LambdaContext) => {
-    const http = (event as unknown as Partial<APIGatewayProxyEventV2>).requestContext?.http;
+  const serve = secretsLambda(secretsFront({ core, regions: secretsRegionsFromEnvironment(process.env) }));
+  return async (event: APIGatewayProxyEventV2 | EngineEvent) => {
+    const http = (event as Partial<APIGatewayProxyEventV2>).requestContext?.http;
     const refusedFor = http && refusesOverHttp(http.path, http.method, /^\/v1\/sys\/init\/?$/);
     if (refusedFor) return refusal('sys/init', refusedFor, 'json');
     if (isEngineEvent(event)) {
@@ -36,9 +33,9 @@ export function secretsHandler(backends: Backend[]) {
       await answerEngineRequest(await core(), event.keyhaven);
       return { done: event.keyhaven };
     }
-    return serve(event, context);
+    return serve(event);
   };
 }
 
-const isEngineEvent = (event: LambdaEvent | EngineEvent): event is EngineEvent =>
+const isEngineEvent = (event: APIGatewayProxyEventV2 | EngineEvent): event is EngineEvent =>
   typeof (event as Partial<EngineEvent>).keyhaven === 'object';

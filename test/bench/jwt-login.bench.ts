@@ -1,17 +1,22 @@
 /**
- * JWT login: logins per second and latency at concurrency 16, end to end through the secrets app (the code
- * a Lambda runs) on DynamoDB Local, for RS256 and ES256 tokens and for service tokens (stored in the table)
- * and batch tokens (sealed into themselves, no write). In the same run a bare `jose` verification loop of the
- * same tokens at the same concurrency gives the ceiling; the ratio is login throughput over it.
- * The machine is shared and noisy, so the scenarios run interleaved for ROUNDS rounds and the best round of
- * each is shown (the ratio compares best with best). CPU per operation is this process's `process.cpuUsage()` (user +
- * system) over a scenario divided by its operations, the lowest of the rounds: it compares a login with a bare
- * verification whatever the thread pool does (DynamoDB Local is another process and not counted).
- * Run: `node_modules/.bin/tsx test/bench/jwt-login.bench.ts` (LOGINS=n for bare and batch, default 3000;
+ * JWT login: logins per second, latency and CPU per login at concurrency 16, for RS256 and ES256 tokens, for batch
+ * tokens (sealed into themselves, no write) and service tokens (stored in the table), on DynamoDB Local.
+ * A login goes in as API Gateway's v2 event through the secrets Lambda's adapter (`secrets-lambda.ts` around
+ * `secretsFront`: the code a secrets function runs), and once more as a web Request through the node server's Hono
+ * app (`npm start`), which builds web Request and Response objects around the same service.
+ * In the same run a bare `jose` verification loop of the same tokens at the same concurrency gives the ceiling.
+ * The machine is shared and noisy, so the scenarios run interleaved for ROUNDS rounds and the best round of each is
+ * shown (throughput best with best). CPU per operation is the lowest over the rounds of this process's
+ * `process.cpuUsage()` (every thread: the main thread, libuv's pool where WebCrypto verifies, V8's GC and compiler)
+ * divided by the operations, and of the main thread's alone (`process.threadCpuUsage()`, Node 23.9+). DynamoDB Local
+ * is another process and not counted.
+ * Run: `npx tsx test/bench/jwt-login.bench.ts` (npx, so Node 24 runs it; LOGINS=n for bare and batch, default 3000;
  * service-token logins write to DynamoDB Local and run LOGINS/5; ROUNDS=n, default 3).
  */
 import { loadavg } from 'node:os';
 import { type CryptoKey, exportSPKI, generateKeyPair, jwtVerify, SignJWT } from 'jose';
+import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
+import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { startBenchService } from './bench-service.ts';
 
 const logins = Number(process.env.LOGINS ?? 3000);
@@ -19,12 +24,19 @@ const rounds = Number(process.env.ROUNDS ?? 3);
 const concurrency = 16;
 const users = 64;
 
+/** This thread's CPU in µs, where Node can tell (23.9+); NaN otherwise. */
+const mainThreadCpu = () => {
+  const usage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.();
+  return usage ? usage.user + usage.system : Number.NaN;
+};
+
 /** Runs `count` calls of `task` with `concurrency` in flight; returns throughput and latency percentiles. */
 async function measure(count: number, task: (index: number) => Promise<void>) {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
+  const mainBefore = mainThreadCpu();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
@@ -37,10 +49,11 @@ async function measure(count: number, task: (index: number) => Promise<void>) {
   );
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  const main = mainThreadCpu() - mainBefore;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   // This process's CPU (user + system) per operation; DynamoDB Local is another process and not counted.
-  return { perSecond: count / seconds, p50: at(0.5), p99: at(0.99), cpuUs: (cpu.user + cpu.system) / count };
+  return { perSecond: count / seconds, p50: at(0.5), p99: at(0.99), cpuUs: (cpu.user + cpu.system) / count, mainUs: main / count };
 }
 
 const service = await startBenchService(['system', 'jwt']);
@@ -80,51 +93,74 @@ try {
   const keep = (name: string, result: Result) => {
     const previous = best.get(name);
     if (!previous) best.set(name, result);
-    else best.set(name, { ...(result.perSecond > previous.perSecond ? result : previous), cpuUs: Math.min(result.cpuUs, previous.cpuUs) });
+    else best.set(name, { ...(result.perSecond > previous.perSecond ? result : previous), cpuUs: Math.min(result.cpuUs, previous.cpuUs), mainUs: Math.min(result.mainUs, previous.mainUs) });
   };
   const tokens = {
     RS256: await Promise.all(Array.from({ length: users }, (_, user) => sign('RS256', user, keys.RS256.privateKey))),
     ES256: await Promise.all(Array.from({ length: users }, (_, user) => sign('ES256', user, keys.ES256.privateKey))),
   };
-  const login = (alg: keyof typeof keys, type: string) => (index: number) =>
-    call('POST', '/v1/auth/jwt/login', { role: type, jwt: tokens[alg][index % users] }).then(() => undefined);
-  // The same request refused before any signature check (a JWT with a bad header): the app, body, config and role
-  // reads a login does besides the verify and the token it mints, to show where the rest of a login's CPU goes.
-  const refused = async () => {
-    const response = await app.request('/v1/auth/jwt/login', { method: 'POST', body: JSON.stringify({ role: 'batch', jwt: 'e30.e30.c2ln' }) });
-    await response.text();
-    if (response.status !== 400) throw new Error(`refused login: ${response.status}`);
+  // The Lambda adapter over the bench's core: the event API Gateway's HTTP API delivers for a login.
+  const lambda = secretsLambda(secretsFront({ core: async () => service.core }));
+  const event = (body: string) =>
+    ({
+      version: '2.0',
+      routeKey: 'ANY /v1/auth/jwt/{proxy+}',
+      rawPath: '/v1/auth/jwt/login',
+      rawQueryString: '',
+      headers: { host: 'abc123.execute-api.us-east-1.amazonaws.com', 'content-type': 'application/json', 'content-length': String(body.length), 'x-forwarded-for': '198.51.100.7' },
+      requestContext: { http: { method: 'POST', path: '/v1/auth/jwt/login', protocol: 'HTTP/1.1', sourceIp: '198.51.100.7', userAgent: 'bench' } },
+      body,
+      isBase64Encoded: false,
+    }) as unknown as Parameters<typeof lambda>[0];
+  const viaLambda = async (body: string, status: number) => {
+    const result = await lambda(event(body));
+    if (result.statusCode !== status) throw new Error(`login through the Lambda adapter: ${result.statusCode} ${result.body}`);
   };
+  const login = (alg: keyof typeof keys, type: string) => (index: number) => viaLambda(JSON.stringify({ role: type, jwt: tokens[alg][index % users] }), 200);
+  const loginViaApp = (alg: keyof typeof keys) => (index: number) =>
+    call('POST', '/v1/auth/jwt/login', { role: 'batch', jwt: tokens[alg][index % users] }).then(() => undefined);
+  // The same request refused before any signature check (a JWT with a bad header): the adapter, body, config and role
+  // reads a login does besides the verify and the token it mints, to show where the rest of a login's CPU goes.
+  const refused = () => viaLambda(JSON.stringify({ role: 'batch', jwt: 'e30.e30.c2ln' }), 400);
   const verify = (alg: keyof typeof keys) => async (index: number) =>
     void (await jwtVerify(tokens[alg][index % users] as string, keys[alg].publicKey, { algorithms: [alg], issuer: 'https://ci.example', audience: 'keyhaven' }));
   // Warm-up: every user's entity exists and the config, role and key caches are filled.
   for (const alg of ['RS256', 'ES256'] as const) {
     await measure(200, verify(alg));
     for (const type of ['service', 'batch']) await measure(users * 2, login(alg, type));
+    await measure(200, loginViaApp(alg));
   }
   for (let round = 0; round < rounds; round++) {
     keep('refused', await measure(logins, refused));
     for (const alg of ['RS256', 'ES256'] as const) {
       keep(`${alg} bare`, await measure(logins, verify(alg)));
       keep(`${alg} batch`, await measure(logins, login(alg, 'batch')));
+      keep(`${alg} batch app`, await measure(logins, loginViaApp(alg)));
       keep(`${alg} service`, await measure(Math.ceil(logins / 5), login(alg, 'service')));
     }
   }
   const rows: string[][] = [];
+  const cells = (result: Result, bare: Result | undefined) => [
+    result.perSecond.toFixed(0),
+    result.p50.toFixed(2),
+    result.p99.toFixed(2),
+    bare ? (result.perSecond / bare.perSecond).toFixed(2) : '',
+    result.cpuUs.toFixed(0),
+    bare ? (result.cpuUs / bare.cpuUs).toFixed(2) : '',
+    Number.isNaN(result.mainUs) ? 'n/a' : result.mainUs.toFixed(0),
+  ];
   for (const alg of ['RS256', 'ES256'] as const) {
     const bare = best.get(`${alg} bare`) as Result;
-    rows.push([`${alg} bare jose jwtVerify`, bare.perSecond.toFixed(0), bare.p50.toFixed(2), bare.p99.toFixed(2), '1.00', bare.cpuUs.toFixed(0), '1.00']);
-    for (const type of ['service', 'batch']) {
-      const result = best.get(`${alg} ${type}`) as Result;
-      rows.push([`${alg} login, ${type} token`, result.perSecond.toFixed(0), result.p50.toFixed(2), result.p99.toFixed(2), (result.perSecond / bare.perSecond).toFixed(2), result.cpuUs.toFixed(0), (result.cpuUs / bare.cpuUs).toFixed(2)]);
-    }
+    rows.push([`${alg} bare jose jwtVerify`, ...cells(bare, bare)]);
+    rows.push([`${alg} login, batch token (Lambda adapter)`, ...cells(best.get(`${alg} batch`) as Result, bare)]);
+    rows.push([`${alg} login, batch token (node server app)`, ...cells(best.get(`${alg} batch app`) as Result, bare)]);
+    rows.push([`${alg} login, service token (Lambda adapter)`, ...cells(best.get(`${alg} service`) as Result, bare)]);
   }
-  const floor = best.get('refused') as Result;
-  rows.push(['login refused before verify (no mint)', floor.perSecond.toFixed(0), floor.p50.toFixed(2), floor.p99.toFixed(2), '', floor.cpuUs.toFixed(0), '']);
-  const header = ['scenario (concurrency 16)', 'per second', 'p50 ms', 'p99 ms', 'ratio to bare jose', 'CPU µs/op', 'CPU ratio to bare'];
+  rows.push(['login refused before verify (no mint)', ...cells(best.get('refused') as Result, undefined)]);
+  const header = ['scenario (concurrency 16)', 'per second', 'p50 ms', 'p99 ms', 'ratio to bare jose', 'CPU µs/op', 'CPU ratio to bare', 'main thread µs/op'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
-  console.log(`\nJWT login: best of ${rounds} rounds, ${logins} bare verifications and batch logins, ${Math.ceil(logins / 5)} service logins per round, ${users} distinct users, Node ${process.version}\n`);
+  console.log(`\nJWT login: best of ${rounds} rounds, ${logins} bare verifications and batch logins (each way), ${Math.ceil(logins / 5)} service logins per round, ${users} distinct users, Node ${process.version}\n`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log(`load average now: ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);

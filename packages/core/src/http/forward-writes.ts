@@ -11,9 +11,9 @@
  * - a GET that issues a lease or credentials: `creds/…` of any engine, `…/token` and `…/key` of the cloud engine;
  * - a GET on a kv version 1 mount: a secret written with a `ttl` is read out under a lease (kv version 2 has none).
  */
-import type { MiddlewareHandler } from 'hono';
 import type { Core } from '../core.ts';
 import { tokenFromHeaders } from '../secrets/tokens/caller.ts';
+import { type HttpReply, type HttpRequest, jsonReply } from './http-exchange.ts';
 
 export interface SecretsRegionOptions {
   /** This instance's region. */
@@ -56,37 +56,38 @@ export async function writeReason(core: Core, method: string, path: string, toke
   return issuing.test(inMount) ? 'the read issues credentials' : undefined;
 }
 
-export function forwardSecretsWrites(options: SecretsRegionOptions, core: () => Promise<Core>): MiddlewareHandler {
-  return async (c, next) => {
-    if (options.region === options.authoritativeRegion) return next();
-    const token = tokenFromHeaders(c.req.raw.headers);
-    const reason = await writeReason(await core(), c.req.method, c.req.path, token);
-    if (!reason) return next();
-    if (!options.authoritativeUrl) {
-      return c.json({ errors: [`${reason}: it must go to region ${options.authoritativeRegion}, and no URL is configured for it`] }, 503);
-    }
-    const url = new URL(c.req.url);
-    const target = new URL(url.pathname + url.search, options.authoritativeUrl);
-    const headers = new Headers();
-    for (const name of forwardedHeaders) {
-      const value = c.req.header(name);
-      if (value) headers.set(name, value);
-    }
-    headers.set('x-keyhaven-forwarded-from', options.region);
-    let response: Response;
-    try {
-      response = await (options.forwardFetch ?? fetch)(target, {
-        method: c.req.method,
-        headers,
-        ...(c.req.method === 'GET' || c.req.method === 'HEAD' ? {} : { body: await c.req.arrayBuffer() }),
-      });
-    } catch (error) {
-      return c.json({ errors: [`failed to forward to region ${options.authoritativeRegion} (${options.authoritativeUrl}): ${(error as Error).message}`] }, 502);
-    }
-    const out = new Headers();
-    for (const [name, value] of response.headers) {
-      if (name.startsWith('x-') || name === 'content-type') out.set(name, value);
-    }
-    return new Response(response.status === 204 ? null : await response.arrayBuffer(), { status: response.status, headers: out });
-  };
+/**
+ * In a replica region, the authoritative region's answer to a request that must be made there (`writeReason`);
+ * undefined when this region answers it. The caller's headers that matter and its body are sent on; the answer's
+ * status, `x-…` headers, content type and body come back as they are.
+ */
+export async function forwardIfWrite(options: SecretsRegionOptions, core: Core, request: HttpRequest): Promise<HttpReply | undefined> {
+  if (options.region === options.authoritativeRegion) return undefined;
+  const reason = await writeReason(core, request.method, request.path, tokenFromHeaders(request.headers));
+  if (!reason) return undefined;
+  if (!options.authoritativeUrl) {
+    return jsonReply(503, { errors: [`${reason}: it must go to region ${options.authoritativeRegion}, and no URL is configured for it`] });
+  }
+  const target = new URL(request.path + request.search, options.authoritativeUrl);
+  const headers = new Headers();
+  for (const name of forwardedHeaders) {
+    const value = request.headers.get(name);
+    if (value) headers.set(name, value);
+  }
+  headers.set('x-keyhaven-forwarded-from', options.region);
+  let response: Response;
+  try {
+    response = await (options.forwardFetch ?? fetch)(target, {
+      method: request.method,
+      headers,
+      ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: request.body ?? '' }),
+    });
+  } catch (error) {
+    return jsonReply(502, { errors: [`failed to forward to region ${options.authoritativeRegion} (${options.authoritativeUrl}): ${(error as Error).message}`] });
+  }
+  const out: Record<string, string> = {};
+  for (const [name, value] of response.headers) {
+    if (name.startsWith('x-') || name === 'content-type') out[name] = value;
+  }
+  return { status: response.status, headers: out, body: response.status === 204 ? undefined : await response.text() };
 }

@@ -1,60 +1,39 @@
 import { Hono } from 'hono';
 import type { Core } from '../core.ts';
-import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
 import { jsonLogger } from '../lib/log.ts';
-import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
-import { forwardSecretsWrites, type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
+import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
+import { type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
+import { secretsFront } from './secrets-front.ts';
 
 export interface SecretsAppOptions {
-  /** The core, created once per process on first use (a Lambda's cold start). */
+  /** The core, created once per process on first use. */
   core: () => Promise<Core>;
-  /** The caller's address, from the node socket or the API Gateway event. */
+  /** The caller's address, from the node socket. */
   clientIp: (env: unknown) => string;
   /** Regions (`forward-writes.ts`); default from the environment (`KEYHAVEN_REGION`…), else one region. */
   regions?: SecretsRegionOptions;
 }
 
-/** The secrets service as a web-standard app: every `/v1/*` request goes through the one pipeline. */
+/**
+ * The secrets service as a web-standard app (what `npm start` serves through `@hono/node-server`): each request is
+ * read into the adapter-neutral form and answered by `secretsFront`, as the Lambda adapter (`secrets-lambda.ts`) does.
+ */
 export function createSecretsApp(options: SecretsAppOptions): Hono {
   const app = new Hono();
-  let pipeline: Promise<Pipeline> | undefined;
-  const getPipeline = () => {
-    pipeline ??= options.core().then((core) => new Pipeline(core));
-    pipeline.catch(() => {
-      pipeline = undefined;
-    });
-    return pipeline;
-  };
-
-  const regions = options.regions ?? secretsRegionsFromEnvironment(process.env);
-  if (regions) app.use('*', forwardSecretsWrites(regions, options.core));
-
+  const front = secretsFront({ core: options.core, regions: options.regions ?? secretsRegionsFromEnvironment(process.env) });
   app.all('*', async (c) => {
-    const pipeline = await getPipeline();
-    // What the adapter refuses (an oversized body, a malformed URL) still goes through the pipeline, so that
-    // every request is answered and logged the same way.
-    let refusal: DomainError | undefined;
-    const bodyTooLarge = () => tooLarge(`request body larger than ${maxBodyBytes} bytes`);
-    if (Number(c.req.header('content-length') ?? 0) > maxBodyBytes) refusal = bodyTooLarge();
-    const body = refusal ? '' : await readBody(c.req.raw, maxBodyBytes);
-    if (body === undefined) refusal = bodyTooLarge();
-    let path = c.req.path;
-    try {
-      path = decodeURIComponent(c.req.path);
-    } catch {
-      refusal ??= badRequest('malformed percent-encoding in the URL path');
-    }
-    const response = await pipeline.handle({
+    const tooLong = Number(c.req.header('content-length') ?? 0) > maxBodyBytes;
+    const url = c.req.url;
+    const queryAt = url.indexOf('?');
+    const reply = await front({
       method: c.req.method,
-      path,
-      query: c.req.query(),
+      path: url.slice(url.indexOf('/', url.indexOf('//') + 2), queryAt === -1 ? undefined : queryAt),
+      search: queryAt === -1 ? '' : url.slice(queryAt),
       headers: c.req.raw.headers,
-      body: body ?? '',
+      body: tooLong ? undefined : await readBody(c.req.raw, maxBodyBytes),
       clientIp: options.clientIp(c.env),
-      ...(refusal ? { refusal } : {}),
     });
-    if (response.body === undefined) return c.body(null, response.status as 204);
-    return c.json(response.body, response.status as 200);
+    return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
   });
   // Only a core that cannot be built (its table or KMS unreachable) gets here: the pipeline answers all else.
   app.onError((error, c) => {

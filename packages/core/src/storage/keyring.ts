@@ -7,6 +7,7 @@ import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync
 import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { randomBytes as pooledRandomBytes } from '../lib/random.ts';
 
 /** Where the 32-byte data key comes from and how it is wrapped for storage. */
 export interface KeySource {
@@ -34,7 +35,7 @@ const SEALED_BODY = /^[A-Za-z0-9_-]+$/;
 
 /** AES-256-GCM with a random IV; the result is `iv|ciphertext|tag`. */
 function encrypt(key: KeyObject | Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Buffer {
-  const iv = randomBytes(IV_BYTES);
+  const iv = pooledRandomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(aad);
   return Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }

@@ -2,6 +2,7 @@ import type * as z from 'zod';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { PasswordPolicy } from '../../lib/password.ts';
+import type { RequestHeaders } from '../../lib/request-headers.ts';
 import type { LeaseRecord } from '../leases/lease-hooks.ts';
 import type { Secret } from '../leases/secret.ts';
 import type { MountStorage } from '../mounts/mount-storage.ts';
@@ -30,7 +31,7 @@ export interface Request<Data = Record<string, unknown>> {
   system: System;
   requestId: string;
   clientIp: string;
-  headers: Headers;
+  headers: RequestHeaders;
 }
 
 /** What a handler gives back; the pipeline renders it in Vault's envelope. */

@@ -1,4 +1,5 @@
 import type { DomainError } from '../../lib/errors.ts';
+import type { RequestHeaders } from '../../lib/request-headers.ts';
 
 /** A request as the web adapter hands it to the pipeline. */
 export interface RawRequest {
@@ -6,7 +7,7 @@ export interface RawRequest {
   /** URL path, e.g. `/v1/ldap/static-role/app`, already percent-decoded. */
   path: string;
   query: Record<string, string>;
-  headers: Headers;
+  headers: RequestHeaders;
   body: string;
   clientIp: string;
   /** A problem the HTTP adapter found before the pipeline (oversized body, malformed URL): answered as is. */

@@ -1,3 +1,4 @@
+import type { RequestHeaders } from '../../lib/request-headers.ts';
 import type { Acl } from '../policies/acl.ts';
 import type { TokenEntry } from './token-entry.ts';
 
@@ -9,7 +10,7 @@ export interface Caller {
 }
 
 /** The token from `X-Secrets-Token`, or the Vault-compatible `X-Vault-Token` / `Authorization: Bearer`. */
-export function tokenFromHeaders(headers: Headers): string | undefined {
+export function tokenFromHeaders(headers: RequestHeaders): string | undefined {
   const direct = headers.get('x-secrets-token') ?? headers.get('x-vault-token');
   if (direct) return direct.trim();
   const authorization = headers.get('authorization');

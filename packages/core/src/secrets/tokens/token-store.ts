@@ -1,7 +1,7 @@
-import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
-import { randomBase62 } from '../../lib/random.ts';
+import { randomBase62, randomBytes } from '../../lib/random.ts';
 import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';

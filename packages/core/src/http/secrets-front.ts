@@ -1,0 +1,66 @@
+import type { Core } from '../core.ts';
+import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
+import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
+import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
+import type { HttpReply, HttpRequest } from './http-exchange.ts';
+
+export interface SecretsFrontOptions {
+  /** The core, created once per process on first use (a Lambda's cold start). */
+  core: () => Promise<Core>;
+  /** Regions (`forward-writes.ts`); undefined: one region. */
+  regions?: SecretsRegionOptions;
+}
+
+/** Answers a request the core could not be built for (its table or KMS unreachable). */
+export type SecretsFront = (request: HttpRequest) => Promise<HttpReply>;
+
+/**
+ * The secrets service behind every adapter: in a replica region a write goes to the authoritative region
+ * (`forward-writes.ts`); everything else goes through the one pipeline, including what the adapter could not take (an
+ * oversized body, a malformed URL), so that every request is answered and logged the same way.
+ */
+export function secretsFront(options: SecretsFrontOptions): SecretsFront {
+  let pipeline: Promise<Pipeline> | undefined;
+  const getPipeline = () => {
+    pipeline ??= options.core().then((core) => new Pipeline(core));
+    pipeline.catch(() => {
+      pipeline = undefined;
+    });
+    return pipeline;
+  };
+  return async (request) => {
+    if (options.regions) {
+      const forwarded = await forwardIfWrite(options.regions, await options.core(), request);
+      if (forwarded) return forwarded;
+    }
+    const ready = await getPipeline();
+    let refusal: DomainError | undefined = request.body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
+    let path = request.path;
+    try {
+      path = decodeURIComponent(request.path);
+    } catch {
+      refusal ??= badRequest('malformed percent-encoding in the URL path');
+    }
+    const response = await ready.handle({
+      method: request.method,
+      path,
+      query: queryOf(request.search),
+      headers: request.headers,
+      body: request.body ?? '',
+      clientIp: request.clientIp,
+      ...(refusal ? { refusal } : {}),
+    });
+    if (response.body === undefined) return { status: response.status, headers: {}, body: undefined };
+    return { status: response.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(response.body) };
+  };
+}
+
+/** The query parameters, the first value of each name (as Hono's `c.req.query()` gives them). */
+function queryOf(search: string): Record<string, string> {
+  const query: Record<string, string> = Object.create(null);
+  if (search.length <= 1) return query;
+  for (const [name, value] of new URLSearchParams(search)) {
+    if (name !== '' && !(name in query)) query[name] = value;
+  }
+  return query;
+}

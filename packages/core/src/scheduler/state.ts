@@ -4,7 +4,6 @@
  * `commit`, which advances the counter, stamps the table indexes and stores the write's events in one
  * DynamoDB transaction, so an event is published if and only if its write happened.
  */
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../lib/clock.ts';
 import { conflict } from '../lib/errors.ts';
 import { ConditionFailed, type Store, type TransactItem } from '../storage/store.ts';
@@ -129,12 +128,11 @@ export class SchedulerState {
       try {
         await this.store.transact([...head, ...items]);
       } catch (error) {
-        // Store reports a failed condition with the reasons; a cancellation for conflicts alone comes as the SDK's.
-        const reasons =
-          error instanceof ConditionFailed ? (error.reasons ?? []) : error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : undefined;
-        if (!reasons) throw error;
-        // Another writer took the index (or holds one of the items): plan again on what it wrote.
-        const raced = reasons[0]?.Code === 'ConditionalCheckFailed' || reasons.some((reason) => reason.Code === 'TransactionConflict');
+        // Store reports a failed condition with the reasons (and retries a cancellation for conflicts alone itself).
+        if (!(error instanceof ConditionFailed)) throw error;
+        const reasons = error.reasons ?? [];
+        // Another writer took the index: plan again on what it wrote.
+        const raced = reasons[0]?.Code === 'ConditionalCheckFailed';
         if (raced) {
           if (attempt >= maxAttempts) throw writeContention();
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * Math.min(attempt + 1, 20)));

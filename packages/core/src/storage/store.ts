@@ -15,6 +15,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { unavailable } from '../lib/errors.ts';
 
 export type Item = Record<string, unknown> & { pk: string; sk: string };
 type Omitted<T> = Omit<T, 'TableName'>;
@@ -35,6 +36,16 @@ export class ConditionFailed extends Error {
     super(message);
   }
 }
+
+/** Tries of a transaction cancelled only by conflicts with other transactions, and the base of the wait between them. */
+const conflictAttempts = 6;
+const conflictWaitMs = 5;
+
+/** A transaction cancelled because other transactions held its items, not because a condition failed. */
+const isConflictOnly = (error: unknown) =>
+  error instanceof TransactionCanceledException &&
+  (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict') &&
+  !(error.CancellationReasons ?? []).some((reason) => reason.Code === 'ConditionalCheckFailed');
 
 /** The one table. Thin on purpose: callers write DynamoDB expressions; this adds the table name, paging and errors. */
 export class Store {
@@ -113,7 +124,18 @@ export class Store {
       for (const key of Object.keys(entry)) entry[key] = { TableName: this.tableName, ...entry[key] };
       return entry as TransactEntry;
     });
-    await this.guard(() => this.doc.send(new TransactWriteCommand({ TransactItems: named })));
+    // DynamoDB cancels a transaction that meets another in progress on one of its items (TransactionConflict) and
+    // writes nothing; the SDK does not retry that, so it is tried again here, after a short random wait.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.guard(() => this.doc.send(new TransactWriteCommand({ TransactItems: named })));
+        return;
+      } catch (error) {
+        if (!isConflictOnly(error)) throw error;
+        if (attempt >= conflictAttempts) throw unavailable(`the write met concurrent writes to the same items ${conflictAttempts} times; nothing was written, try again`);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * conflictWaitMs * 2 ** attempt));
+      }
+    }
   }
 
   private async guard<T>(send: () => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
-import type { Clock } from '../../lib/clock.ts';
+import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { randomBase62, uuid } from '../../lib/random.ts';
+import { allShards, shardKey } from '../../storage/due.ts';
 import { ConditionFailed, type Store, type TransactItem } from '../../storage/store.ts';
 
 export type MountTableName = 'secret' | 'auth';
@@ -248,15 +249,26 @@ export class MountTable {
     this.cache = undefined;
   }
 
-  /** Takes the mount out of service for good; the sweep removes it (`removeDisabled`) once its leases are revoked. */
+  /**
+   * Takes the mount out of service for good; the sweep removes it (`removeDisabled`) once its leases are revoked.
+   * In the same transaction every in-service marker of the mount is set (`inServiceCheck`), so a login that checks
+   * its marker either committed before this (its token is in the issued index the disabling reads next) or fails.
+   */
   async markDisabling(entry: MountEntry): Promise<MountEntry> {
     const marked: MountEntry = { ...entry, disabling: true };
-    await this.store.put({
-      Item: { pk: 'mounts', sk: entry.path, entry: marked },
-      ConditionExpression: 'attribute_exists(pk) AND entry.#uuid = :uuid',
-      ExpressionAttributeNames: { '#uuid': 'uuid' },
-      ExpressionAttributeValues: { ':uuid': entry.uuid },
-    });
+    // A marker outlives any process's cached mount table (seconds) by far; then the table's TTL takes it.
+    const expiresAt = epochSeconds(this.clock) + markerLifetimeSeconds;
+    await this.store.transact([
+      {
+        Put: {
+          Item: { pk: 'mounts', sk: entry.path, entry: marked },
+          ConditionExpression: 'attribute_exists(pk) AND entry.#uuid = :uuid',
+          ExpressionAttributeNames: { '#uuid': 'uuid' },
+          ExpressionAttributeValues: { ':uuid': entry.uuid },
+        },
+      },
+      ...inServiceMarkers(entry).map((key) => ({ Put: { Item: { ...key, disabling: true, expiresAt } } })),
+    ]);
     this.cache = undefined;
     return marked;
   }
@@ -284,17 +296,21 @@ export async function storedInService(store: Store, mount: MountRef): Promise<bo
   return entry !== undefined && entry.uuid === mount.uuid && !entry.disabling;
 }
 
-/** The same as a transaction's condition: a write that needs the mount in service fails with the mount's disabling. */
-export function inServiceCheck(mount: MountRef): TransactItem {
-  return {
-    ConditionCheck: {
-      Key: { pk: 'mounts', sk: mount.path },
-      ConditionExpression: 'entry.#uuid = :uuid AND attribute_not_exists(entry.disabling)',
-      ExpressionAttributeNames: { '#uuid': 'uuid' },
-      ExpressionAttributeValues: { ':uuid': mount.uuid },
-    },
-  };
+/**
+ * The same as a transaction's condition, for a write that needs the mount in service (a login's token): it fails
+ * once the mount is being disabled, or replaced. It checks one of the mount's 16 in-service markers (the shard of
+ * `id`, the token's hash), not the mount's entry: DynamoDB cancels concurrent transactions that touch one item
+ * (TransactionConflict), so one checked item per mount would let a single auth method take only one login at a time.
+ * A marker exists only once `markDisabling` sets it; until then the check finds no item and passes.
+ */
+export function inServiceCheck(mount: MountRef, id: string): TransactItem {
+  return { ConditionCheck: { Key: inServiceMarker(mount, id), ConditionExpression: 'attribute_not_exists(disabling)' } };
 }
+
+const markerLifetimeSeconds = 86_400;
+const markerPk = (mount: MountRef) => `in-service#${mount.uuid}`;
+const inServiceMarker = (mount: MountRef, id: string) => ({ pk: shardKey(markerPk(mount), id), sk: 'marker' });
+const inServiceMarkers = (mount: MountRef) => allShards(markerPk(mount)).slice(1).map((pk) => ({ pk, sk: 'marker' }));
 
 export const fullPath = (table: MountTableName, path: string) => (table === 'auth' ? `auth/${path}` : path);
 

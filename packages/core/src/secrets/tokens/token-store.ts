@@ -114,7 +114,7 @@ export class TokenStore {
     // Indexed with the mount's check in one write: a login racing the mount's disabling either fails here or is
     // in the index before the disabling process reads it. The token store itself is never disabled.
     if (issuer) writes.push({ Put: { Item: { ...issuedKey(issuer, entry), tokenHash: entry.hash, accessor: entry.accessor } } });
-    if (issuer && !isTokenStore(issuer)) writes.push(inServiceCheck(issuer));
+    if (issuer && !isTokenStore(issuer)) writes.push(inServiceCheck(issuer, entry.hash));
     if (entry.parentHash) {
       writes.push(
         { Put: { Item: { pk: tokenPk(entry.parentHash), sk: `child#${entry.hash}` } } },

@@ -5,7 +5,9 @@
  *
  * No DynamoDB: each operation's writes are listed by hand from the code (LeaseManager.register/renew/claim/forget,
  * TokenStore.create, SchedulerState.commit) and their keys computed with the real key functions (`leasePk`,
- * `leaseQueueShard`, `tokenQueue`, `shardKey`, the scheduler's `META_PK`/`EVENT_PK`). A base-table write and the
+ * `leaseQueueShard`, `tokenQueue`, `shardKey`, `inServiceCheck`, the scheduler's `META_PK`/`EVENT_PK`). A login's
+ * in-service check is a ConditionCheck, not a write, but it is listed: DynamoDB cancels concurrent transactions
+ * that touch one item (TransactionConflict), so the item every login checks caps an auth method's logins. A base-table write and the
  * due index's write of the same item both count, each on its own partition key (the index throttles its table).
  *
  * The mix (per 100 operations): 25 leased kv reads (lease, its queue, the owning token's ref), 10 lease renewals,
@@ -13,16 +15,17 @@
  * 15 service-token JWT logins (token, accessor, the auth mount's issued index, the expiry queue), 5 expired
  * service tokens swept, 20 scheduler writes (a role or binding rule, the index counter, the table index, the
  * event). Leases come from 5 kv roles, tokens from 1,000 callers of one auth mount.
- * Run: `node_modules/.bin/tsx test/bench/key-distribution.bench.ts`.
+ * Run: `npx tsx test/bench/key-distribution.bench.ts`.
  */
 import { randomBytes } from 'node:crypto';
 import { EVENT_PK, META_PK } from '../../packages/core/src/scheduler/state.ts';
 import { leasePk, leaseQueue, leaseQueueShard } from '../../packages/core/src/secrets/leases/lease-manager.ts';
+import { inServiceCheck } from '../../packages/core/src/secrets/mounts/mount-table.ts';
 import { issuedPk, tokenQueue } from '../../packages/core/src/secrets/tokens/token-store.ts';
 import { shardKey } from '../../packages/core/src/storage/due.ts';
 
 const operations = Number(process.env.OPS ?? 100_000);
-type Kind = 'leases' | 'lease tombstones' | 'due queues (index)' | 'token records' | 'auth mount issued index' | 'scheduler index';
+type Kind = 'leases' | 'lease tombstones' | 'due queues (index)' | 'token records' | 'auth mount issued index' | 'login in-service check' | 'scheduler index';
 type Write = [Kind, string];
 
 interface Scheme {
@@ -32,6 +35,8 @@ interface Scheme {
   tombstoneQueue: (id: string) => string;
   tokenQueue: (hash: string) => string;
   issued: (hash: string) => string;
+  /** The item a login's transaction checks to know its auth method is in service (a ConditionCheck, not a write). */
+  inService: (hash: string) => string;
 }
 const sharded: Scheme = {
   lease: leasePk,
@@ -40,6 +45,7 @@ const sharded: Scheme = {
   tombstoneQueue: (id) => shardKey('tombstones', id),
   tokenQueue,
   issued: (hash) => issuedPk({ uuid: 'jwt-mount-uuid' } as Parameters<typeof issuedPk>[0], hash),
+  inService: (hash) => inServiceCheck({ path: 'auth/jwt/', uuid: 'jwt-mount-uuid' }, hash).ConditionCheck?.Key?.pk as string,
 };
 const unsharded: Scheme = {
   lease: () => 'leases',
@@ -48,6 +54,7 @@ const unsharded: Scheme = {
   tombstoneQueue: () => 'tombstones',
   tokenQueue: () => 'expiry',
   issued: () => 'issued#jwt-mount-uuid',
+  inService: () => 'mounts',
 };
 
 const hex = () => randomBytes(16).toString('hex');
@@ -89,6 +96,7 @@ function workload(scheme: Scheme): Write[] {
         ['due queues (index)', scheme.tokenQueue(hash)],
         ['token records', `accessor#${hex()}`],
         ['auth mount issued index', scheme.issued(hash)],
+        ['login in-service check', scheme.inService(hash)],
       );
     } else if (slot < 80) {
       const hash = liveTokens.pop() ?? hex();
@@ -117,14 +125,14 @@ function report(title: string, scheme: Scheme) {
     keys.set(partition, (keys.get(partition) ?? 0) + 1);
     byKind.set(kind, keys);
   }
-  console.log(`\n${title}: ${operations.toLocaleString('en')} operations, ${writes.length.toLocaleString('en')} writes`);
-  console.log('kind                        writes   keys  busiest key                 share of kind  share of all  workload ops/s at 1,000 w/s on it');
+  console.log(`\n${title}: ${operations.toLocaleString('en')} operations, ${writes.length.toLocaleString('en')} writes (and logins' in-service checks)`);
+  console.log('kind                        writes   keys  busiest key                     share of kind  share of all  workload ops/s at 1,000 w/s on it');
   for (const [kind, keys] of byKind) {
     const total = [...keys.values()].reduce((a, b) => a + b, 0);
     const [busiest, count] = [...keys].sort((a, b) => b[1] - a[1])[0] as [string, number];
     const ceiling = (1000 * operations) / count;
     console.log(
-      `${kind.padEnd(26)} ${String(total).padStart(7)} ${String(keys.size).padStart(6)}  ${busiest.slice(0, 26).padEnd(26)} ${`${((100 * count) / total).toFixed(1)}%`.padStart(13)} ${`${((100 * count) / writes.length).toFixed(1)}%`.padStart(13)}  ${Math.round(ceiling).toLocaleString('en').padStart(12)}`,
+      `${kind.padEnd(26)} ${String(total).padStart(7)} ${String(keys.size).padStart(6)}  ${busiest.slice(0, 30).padEnd(30)} ${`${((100 * count) / total).toFixed(1)}%`.padStart(13)} ${`${((100 * count) / writes.length).toFixed(1)}%`.padStart(13)}  ${Math.round(ceiling).toLocaleString('en').padStart(12)}`,
     );
   }
 }

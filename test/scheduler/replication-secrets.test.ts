@@ -2,13 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createCore } from '../../packages/core/src/core.ts';
-import { writeReason } from '../../packages/core/src/http/forward-writes.ts';
+import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { type SecretsRegionOptions, writeReason } from '../../packages/core/src/http/forward-writes.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
+import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
+import { maxBodyBytes } from '../../packages/core/src/secrets/framework/pipeline.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
@@ -25,6 +29,8 @@ describe('secrets service in a replica region, over a replicated table', () => {
   let replicator: TableReplicator;
   let replica: Hono;
   let unconfigured: Hono;
+  let replicaCore: () => Promise<Core>;
+  let replicaRegions: SecretsRegionOptions;
   let keyDir: string;
   const forwards: string[] = [];
 
@@ -55,19 +61,17 @@ describe('secrets service in a replica region, over a replicated table', () => {
       log: silentLogger,
     });
     const regions = { region: 'eu-west-1', authoritativeRegion: 'us-east-1' };
-    replica = createSecretsApp({
-      core: async () => core,
-      clientIp: () => '127.0.0.1',
-      regions: {
-        ...regions,
-        authoritativeUrl: 'https://secrets.us-east-1.example',
-        forwardFetch: async (input, init) => {
-          const request = new Request(input, init);
-          forwards.push(`${request.method} ${new URL(request.url).pathname} from ${request.headers.get('x-keyhaven-forwarded-from')}`);
-          return authoritativeApp.fetch(request);
-        },
+    replicaCore = async () => core;
+    replicaRegions = {
+      ...regions,
+      authoritativeUrl: 'https://secrets.us-east-1.example',
+      forwardFetch: async (input, init) => {
+        const request = new Request(input, init);
+        forwards.push(`${request.method} ${new URL(request.url).pathname} from ${request.headers.get('x-keyhaven-forwarded-from')}`);
+        return authoritativeApp.fetch(request);
       },
-    });
+    };
+    replica = createSecretsApp({ core: replicaCore, clientIp: () => '127.0.0.1', regions: replicaRegions });
     unconfigured = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1', regions });
   }, 30_000);
   afterAll(async () => {
@@ -140,5 +144,26 @@ describe('secrets service in a replica region, over a replicated table', () => {
     expect(refused.status).toBe(503);
     expect(refused.body.errors[0]).toContain('us-east-1');
     expect((await call(unconfigured, 'GET', '/v1/kv2/data/app', authoritative.rootToken)).status).toBe(200);
+  });
+
+  it('refuses an oversized write here with 413 and forwards nothing, through the node app and the Lambda adapter alike', async () => {
+    const before = forwards.length;
+    const big = JSON.stringify({ data: { blob: 'x'.repeat(maxBodyBytes) } });
+    const viaApp = await replica.request('/v1/kv2/data/big', { method: 'POST', headers: { 'X-Secrets-Token': authoritative.rootToken }, body: big });
+    expect(viaApp.status).toBe(413);
+    const lambda = secretsLambda(secretsFront({ core: replicaCore, regions: replicaRegions }));
+    const viaLambda = await lambda({
+      version: '2.0',
+      rawPath: '/v1/kv2/data/big',
+      rawQueryString: '',
+      headers: { 'x-secrets-token': authoritative.rootToken, 'content-type': 'application/json' },
+      requestContext: { http: { method: 'POST', path: '/v1/kv2/data/big', sourceIp: '198.51.100.7' } },
+      body: big,
+      isBase64Encoded: false,
+    } as unknown as APIGatewayProxyEventV2);
+    expect(viaLambda.statusCode).toBe(413);
+    expect(JSON.parse(viaLambda.body ?? '').errors[0]).toContain(`larger than ${maxBodyBytes} bytes`);
+    expect(forwards).toHaveLength(before);
+    expect((await call(authoritativeApp, 'GET', '/v1/kv2/data/big', authoritative.rootToken)).status).toBe(404);
   });
 });

@@ -80,7 +80,7 @@ export async function forwardIfWrite(options: SecretsRegionOptions, core: Core, 
     response = await (options.forwardFetch ?? fetch)(target, {
       method: request.method,
       headers,
-      ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: request.body ?? '' }),
+      ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: request.body }),
     });
   } catch (error) {
     return jsonReply(502, { errors: [`failed to forward to region ${options.authoritativeRegion} (${options.authoritativeUrl}): ${(error as Error).message}`] });

@@ -29,11 +29,6 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
     return pipeline;
   };
   return async (request) => {
-    if (options.regions) {
-      const forwarded = await forwardIfWrite(options.regions, await options.core(), request);
-      if (forwarded) return forwarded;
-    }
-    const ready = await getPipeline();
     let refusal: DomainError | undefined = request.body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
     let path = request.path;
     try {
@@ -41,6 +36,12 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
     } catch {
       refusal ??= badRequest('malformed percent-encoding in the URL path');
     }
+    // What this region refuses is not forwarded (an oversized body would go on empty).
+    if (options.regions && !refusal) {
+      const forwarded = await forwardIfWrite(options.regions, await options.core(), request);
+      if (forwarded) return forwarded;
+    }
+    const ready = await getPipeline();
     const response = await ready.handle({
       method: request.method,
       path,

@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
 import type { Core } from '../core.ts';
-import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
 import { type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
 import { secretsFront } from './secrets-front.ts';
@@ -35,15 +34,8 @@ export function createSecretsApp(options: SecretsAppOptions): Hono {
     });
     return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
   });
-  // Only a core that cannot be built (its table or KMS unreachable) gets here: the pipeline answers all else.
-  app.onError((error, c) => {
-    failureLog.error('request failed before the pipeline', { error: error instanceof Error ? error.message : String(error) });
-    return c.json({ errors: ['internal error: the service is not ready'] }, 500);
-  });
   return app;
 }
-
-const failureLog = jsonLogger((line) => process.stderr.write(`${line}\n`));
 
 /**
  * The body as text, or undefined once it passes `limit` bytes: a chunked upload without a Content-Length is

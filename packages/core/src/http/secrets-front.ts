@@ -1,8 +1,9 @@
 import type { Core } from '../core.ts';
 import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
+import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
 import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
-import type { HttpReply, HttpRequest } from './http-exchange.ts';
+import { type HttpReply, type HttpRequest, jsonReply } from './http-exchange.ts';
 
 export interface SecretsFrontOptions {
   /** The core, created once per process on first use (a Lambda's cold start). */
@@ -11,7 +12,7 @@ export interface SecretsFrontOptions {
   regions?: SecretsRegionOptions;
 }
 
-/** Answers a request the core could not be built for (its table or KMS unreachable). */
+/** The service as the adapters see it: a request in, a reply out; it never throws. */
 export type SecretsFront = (request: HttpRequest) => Promise<HttpReply>;
 
 /**
@@ -28,7 +29,7 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
     });
     return pipeline;
   };
-  return async (request) => {
+  const answer = async (request: HttpRequest): Promise<HttpReply> => {
     let refusal: DomainError | undefined = request.body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
     let path = request.path;
     try {
@@ -52,9 +53,20 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
       ...(refusal ? { refusal } : {}),
     });
     if (response.body === undefined) return { status: response.status, headers: {}, body: undefined };
-    return { status: response.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(response.body) };
+    return jsonReply(response.status, response.body);
+  };
+  return async (request) => {
+    try {
+      return await answer(request);
+    } catch (error) {
+      // Only a core that cannot be built (its table or KMS unreachable) gets here: the pipeline answers all else.
+      failureLog.error('request failed before the pipeline', { error: error instanceof Error ? error.message : String(error) });
+      return jsonReply(500, { errors: ['internal error: the service is not ready'] });
+    }
   };
 }
+
+const failureLog = jsonLogger((line) => process.stderr.write(`${line}\n`));
 
 /** The query parameters, the first value of each name (as Hono's `c.req.query()` gives them). */
 function queryOf(search: string): Record<string, string> {

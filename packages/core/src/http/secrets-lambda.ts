@@ -1,5 +1,4 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { jsonLogger } from '../lib/log.ts';
 import { lowerCaseHeaders } from '../lib/request-headers.ts';
 import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
 import type { SecretsFront } from './secrets-front.ts';
@@ -13,22 +12,14 @@ import type { SecretsFront } from './secrets-front.ts';
 export function secretsLambda(front: SecretsFront) {
   return async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const body = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-    try {
-      const reply = await front({
-        method: event.requestContext.http.method,
-        path: event.rawPath,
-        search: event.rawQueryString ? `?${event.rawQueryString}` : '',
-        headers: lowerCaseHeaders(event.headers),
-        body: Buffer.byteLength(body) > maxBodyBytes ? undefined : body,
-        clientIp: event.requestContext.http.sourceIp ?? '',
-      });
-      return { statusCode: reply.status, headers: reply.headers, body: reply.body ?? '', isBase64Encoded: false };
-    } catch (error) {
-      // Only a core that cannot be built (its table or KMS unreachable) gets here: the pipeline answers all else.
-      failureLog.error('request failed before the pipeline', { error: error instanceof Error ? error.message : String(error) });
-      return { statusCode: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ errors: ['internal error: the service is not ready'] }), isBase64Encoded: false };
-    }
+    const reply = await front({
+      method: event.requestContext.http.method,
+      path: event.rawPath,
+      search: event.rawQueryString ? `?${event.rawQueryString}` : '',
+      headers: lowerCaseHeaders(event.headers),
+      body: Buffer.byteLength(body) > maxBodyBytes ? undefined : body,
+      clientIp: event.requestContext.http.sourceIp ?? '',
+    });
+    return { statusCode: reply.status, headers: reply.headers, body: reply.body ?? '', isBase64Encoded: false };
   };
 }
-
-const failureLog = jsonLogger((line) => process.stderr.write(`${line}\n`));

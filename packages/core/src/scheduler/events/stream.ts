@@ -1,8 +1,9 @@
 /**
  * `GET /v1/event/stream`: newline-delimited JSON. A `{}` heartbeat first and then at a fixed interval; the
  * backlog from `index`, then live events; the events of one index on one line. The stream ends when the
- * client goes away, when its token is deleted or expires, or at `streamLimitMs` (in AWS a Lambda response
- * stream must end before the function's time limit; the client reconnects with the last index it saw).
+ * client goes away, when its token no longer grants its topics (deleted, expired, a policy or role changed:
+ * see `openStream`), or at `streamLimitMs` (in AWS a Lambda response stream must end before the function's
+ * time limit; the client reconnects with the last index it saw).
  */
 import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';
@@ -64,6 +65,49 @@ export interface StreamOptions {
   limitMs?: number;
 }
 
+/** Nomad's `ErrSubscriptionClosed`: the last line of a stream whose token no longer grants its topics. */
+export const SUBSCRIPTION_CLOSED = 'subscription closed by server, client should resubscribe';
+/** Nomad's `ErrTokenExpired`: the last line of a stream whose token's ExpirationTime has passed. */
+export const TOKEN_EXPIRED = 'ACL token expired';
+
+/** The ACL topics whose events may change what a stream's token grants (the scheduler publishes them in the write's transaction). */
+const aclChangeTopics = new Set(['ACLToken', 'ACLPolicy', 'ACLRole']);
+
+/** Whether an event may change what `caller` is granted: its own token's events, and any policy or role event. */
+function changesAccess(event: SchedulerEvent, caller: Caller): boolean {
+  if (!aclChangeTopics.has(event.Topic)) return false;
+  if (event.Topic === 'ACLToken') return caller.token !== undefined && event.Key === caller.token.AccessorID;
+  return true;
+}
+
+/**
+ * The stream's caller resolved again from the table (Nomad's `aclObjFromSnapshotForTokenSecretID`): the token by its
+ * accessor, its policies and its roles' policies as they are now; anonymous resolves the anonymous policy again.
+ * Returns the message the stream ends with when access has ended.
+ */
+async function recheck(scheduler: Scheduler, caller: Caller, request: { topics: TopicFilter[]; namespace: string }): Promise<Caller | { ended: string }> {
+  let fresh: Caller;
+  if (caller.token) {
+    const token = await scheduler.tokens.get(caller.token.AccessorID);
+    if (!token) return { ended: SUBSCRIPTION_CLOSED };
+    if (scheduler.tokens.expired(token)) return { ended: TOKEN_EXPIRED };
+    fresh = await scheduler.callerOf(token);
+  } else {
+    fresh = await scheduler.resolve(undefined);
+  }
+  return allowedTopics(fresh, request.topics, request.namespace) ? fresh : { ended: SUBSCRIPTION_CLOSED };
+}
+
+/**
+ * The stream of one subscription. Access is checked again, as Nomad's event broker does on every ACL change
+ * (`handleACLUpdates`), before any event is delivered: the caller's ACL is cached and marked stale by an event of
+ * its own token, or of any policy or role, in the buffer the stream reads (so an ACL change in another process or
+ * Lambda is seen in order, before any event written after it); a stale ACL is resolved again from the table before
+ * the next delivery and before the stream waits. The token's ExpirationTime is compared with the scheduler's clock
+ * before each delivery and at least once a second; the whole ACL is resolved again at each heartbeat. When the
+ * token is gone or expired, or no longer grants every requested topic, the stream writes Nomad's error message as
+ * its last line and ends; a new stream with the token is refused (403).
+ */
 export function openStream(scheduler: Scheduler, caller: Caller, request: { index: number; topics: TopicFilter[]; namespace: string }, options: StreamOptions): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let closed = false;
@@ -73,11 +117,12 @@ export function openStream(scheduler: Scheduler, caller: Caller, request: { inde
     start(controller) {
       release = broker.attach();
       const startedAt = Date.now();
-      const finish = () => {
+      const finish = (message?: string) => {
         if (closed) return;
         closed = true;
         release?.();
         try {
+          if (message !== undefined) controller.enqueue(encoder.encode(`${message}\n`));
           controller.close();
         } catch {
           // Already cancelled by the client.
@@ -86,12 +131,20 @@ export function openStream(scheduler: Scheduler, caller: Caller, request: { inde
       const send = (line: unknown) => {
         if (!closed) controller.enqueue(encoder.encode(`${JSON.stringify(line)}\n`));
       };
-      const tokenGone = async (): Promise<boolean> => {
-        const token = caller.token;
-        if (!token) return false;
-        if (scheduler.tokens.expired(token)) return true;
-        return !(await scheduler.tokens.get(token.AccessorID));
+      let current = caller;
+      let stale = false;
+      /** Resolves the caller again; false (and the stream ended) when access has ended. */
+      const stillAllowed = async (): Promise<boolean> => {
+        const verdict = await recheck(scheduler, current, request);
+        if ('ended' in verdict) {
+          finish(verdict.ended);
+          return false;
+        }
+        current = verdict;
+        stale = false;
+        return true;
       };
+      const expired = () => current.token !== undefined && scheduler.tokens.expired(current.token);
       void (async () => {
         send({});
         let cursor = request.index;
@@ -101,17 +154,20 @@ export function openStream(scheduler: Scheduler, caller: Caller, request: { inde
             const batches = await broker.after(cursor);
             for (const batch of batches) {
               if (closed) return;
-              cursor = batch.index;
-              if (caller.token && batch.events.some((event) => event.Type === 'ACLTokenDeleted' && event.Key === caller.token?.AccessorID)) {
-                finish();
-                return;
-              }
+              if (batch.events.some((event) => changesAccess(event, current))) stale = true;
               const events = batch.events.filter((event) => eventMatches(event, request.topics, request.namespace));
-              if (events.length > 0) send({ Index: batch.index, Events: events });
+              if (events.length > 0) {
+                if (expired()) return finish(TOKEN_EXPIRED);
+                if (stale && !(await stillAllowed())) return;
+                send({ Index: batch.index, Events: events });
+              }
+              cursor = batch.index;
             }
+            if (expired()) return finish(TOKEN_EXPIRED);
+            if (stale && !(await stillAllowed())) return;
             const now = Date.now();
             if (now - lastBeat >= options.heartbeatMs) {
-              if (await tokenGone()) break;
+              if (!(await stillAllowed())) return;
               send({});
               lastBeat = now;
             }

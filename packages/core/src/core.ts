@@ -56,6 +56,8 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     [...backends.values()].filter((backend) => backend.kind === kind).map((backend) => backend.type);
   const mounts = new MountTable(store, clock, knownTypes, cacheSeconds, options.declaredMounts);
   const log = options.log ?? jsonLogger();
+  // Tokens, policies, mounts and auth configuration are MACed under the keyring and checked on every read.
+  store.authenticateWith(keyring, log);
   // Built in dependency order, each from what is built before it: mounts, leases, tokens (which revoke leases).
   const leases = new LeaseManager({
     store,

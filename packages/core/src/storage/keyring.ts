@@ -133,12 +133,16 @@ export class Keyring {
   // Held as KeyObjects: Node checks a raw key's type on every cipher and HMAC (an HMAC costs 8× more so).
   readonly #sealKey: KeyObject;
   readonly #hashKey: KeyObject;
+  readonly #itemMacKey: KeyObject;
   /** 32 bytes for self-contained (batch) token encryption. */
   readonly tokenKey: Uint8Array;
 
   private constructor(dataKey: Uint8Array) {
     this.#sealKey = createSecretKey(subkey(dataKey, 'keyhaven seal v1'));
     this.#hashKey = createSecretKey(subkey(dataKey, 'keyhaven hash v1'));
+    // Its own subkey: a MAC over stored items must never be computable with the token-hash key (a token's hash is
+    // itself stored, so one key for both would let stored values double as MACs).
+    this.#itemMacKey = createSecretKey(subkey(dataKey, 'keyhaven item mac v1'));
     this.tokenKey = subkey(dataKey, 'keyhaven token v1');
   }
 
@@ -173,6 +177,11 @@ export class Keyring {
     } catch {
       throw new SealError('sealed value does not open under this context');
     }
+  }
+
+  /** HMAC-SHA256 under the item-MAC subkey, over a canonical encoding of a stored item (see `item-mac.ts`). */
+  itemMac(message: string): Buffer {
+    return createHmac('sha256', this.#itemMacKey).update(message).digest();
   }
 
   /** Keyed, deterministic hash (HMAC-SHA256, base64url) for storing and looking up tokens. */

@@ -1,5 +1,9 @@
+import { itemKind } from '../../storage/item-mac.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import type { Item, Store, TransactItem } from '../../storage/store.ts';
+
+/** A mount's item written with `putAuthenticated`: its `value` and key are MACed (`storage/item-mac.ts`). */
+const authenticatedValueKind = itemKind('mount-value');
 
 /** The partition that holds a mount's storage. */
 export const mountPartition = (mountUuid: string) => `mount#${mountUuid}`;
@@ -50,6 +54,20 @@ export class MountStorage {
   async getItem<T extends Record<string, unknown> = Record<string, unknown>>(key: string): Promise<(T & Item) | undefined> {
     const item = this.prefetched?.has(key) ? this.prefetched.get(key) : await this.store.get(this.pk, key);
     return item as (T & Item) | undefined;
+  }
+
+  /**
+   * The `value` at `key` if it was written with `putAuthenticated` and is unchanged there: for a backend's security
+   * configuration (roles that grant policies, auth config). A forged, moved or MAC-less item reads as absent and is
+   * logged as an error naming its key.
+   */
+  async getAuthenticated<T = Record<string, unknown>>(key: string): Promise<T | undefined> {
+    return this.store.verified(authenticatedValueKind, await this.getItem(key))?.value as T | undefined;
+  }
+
+  /** Writes `value` at `key` with a MAC over it and its key, for `getAuthenticated`. */
+  async putAuthenticated(key: string, value: Record<string, unknown>): Promise<void> {
+    await this.store.put({ Item: this.store.signed(authenticatedValueKind, { value, pk: this.pk, sk: key }) });
   }
 
   /** Writes `value` at `key`; with `ifAbsent`, throws ConditionFailed when something is already there. */

@@ -2,6 +2,7 @@ import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { randomBase62, uuid } from '../../lib/random.ts';
 import { allShards, shardKey } from '../../storage/due.ts';
+import { itemKind } from '../../storage/item-mac.ts';
 import { ConditionFailed, type Store, type TransactItem } from '../../storage/store.ts';
 
 export type MountTableName = 'secret' | 'auth';
@@ -85,6 +86,9 @@ const builtins: MountEntry[] = [
 
 const reservedPrefixes = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
+/** A mount item is authenticated whole (`storage/item-mac.ts`): a forged, moved or MAC-less mount is not in the table. */
+const mountKind = itemKind('mount');
+
 /** Normalises a user-given mount path: no leading slash, one trailing slash, no empty or dot segments. */
 export function normaliseMountPath(raw: string): string {
   const trimmed = raw.replace(/^\/+/, '').replace(/\/+$/, '');
@@ -144,13 +148,13 @@ export class MountTable {
   /** Mounts marked `disabling`, read from the table rather than the cache: the sweep finishes them. */
   async disabling(): Promise<MountEntry[]> {
     const stored = await this.store.prefix('mounts', '');
-    return stored.map((item) => item.entry as MountEntry).filter((entry) => entry.disabling);
+    return stored.filter((item) => this.store.verified(mountKind, item)).map((item) => item.entry as MountEntry).filter((entry) => entry.disabling);
   }
 
   private async entries(): Promise<MountEntry[]> {
     const now = this.clock.now();
     if (!this.cache || now - this.cache.loadedAt > this.cacheSeconds * 1000) {
-      const stored = await this.store.prefix('mounts', '');
+      const stored = (await this.store.prefix('mounts', '')).filter((item) => this.store.verified(mountKind, item));
       this.cache = { entries: [...builtins, ...stored.map((item) => item.entry as MountEntry)], loadedAt: now };
     }
     return this.cache.entries;
@@ -211,7 +215,7 @@ export class MountTable {
     };
     checkTtls(entry.config);
     try {
-      await this.store.put({ Item: { pk: 'mounts', sk: path, entry }, ConditionExpression: 'attribute_not_exists(pk)' });
+      await this.store.put({ Item: this.store.signed(mountKind, { pk: 'mounts', sk: path, entry }), ConditionExpression: 'attribute_not_exists(pk)' });
     } catch (error) {
       if (error instanceof ConditionFailed) throw badRequest(`path is already in use at ${path}`);
       throw error;
@@ -233,7 +237,7 @@ export class MountTable {
     try {
       // Not over a mount another process has begun disabling since this one's cache was loaded.
       await this.store.put({
-        Item: { pk: 'mounts', sk: entry.path, entry: updated },
+        Item: this.store.signed(mountKind, { pk: 'mounts', sk: entry.path, entry: updated }),
         ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(entry.disabling)',
       });
     } catch (error) {
@@ -261,7 +265,7 @@ export class MountTable {
     await this.store.transact([
       {
         Put: {
-          Item: { pk: 'mounts', sk: entry.path, entry: marked },
+          Item: this.store.signed(mountKind, { pk: 'mounts', sk: entry.path, entry: marked }),
           ConditionExpression: 'attribute_exists(pk) AND entry.#uuid = :uuid',
           ExpressionAttributeNames: { '#uuid': 'uuid' },
           ExpressionAttributeValues: { ':uuid': entry.uuid },
@@ -292,7 +296,7 @@ export class MountTable {
 
 /** Whether the mount is still in service (not disabled, being disabled or replaced), read from the table. */
 export async function storedInService(store: Store, mount: MountRef): Promise<boolean> {
-  const entry = (await store.get('mounts', mount.path))?.entry as MountEntry | undefined;
+  const entry = (await store.getVerified(mountKind, 'mounts', mount.path))?.entry as MountEntry | undefined;
   return entry !== undefined && entry.uuid === mount.uuid && !entry.disabling;
 }
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
+import { itemKind } from '../../storage/item-mac.ts';
 import type { Store } from '../../storage/store.ts';
 import { Acl } from './acl.ts';
 import { type PathRule, parsePolicyDocument } from './policy-document.ts';
@@ -42,6 +43,9 @@ export interface StoredPolicy {
 
 const defaultRules = parsePolicyDocument(defaultPolicyText);
 
+/** A policy item is authenticated whole (`storage/item-mac.ts`): a forged or moved policy reads as absent. */
+const policyKind = itemKind('acl-policy');
+
 /**
  * ACL policies (`pk = policies`, `sk = acl/<name>`). Compiled ACLs are cached per process and refreshed
  * after `cacheSeconds`, so the check before every request costs no table read in the common case.
@@ -59,7 +63,7 @@ export class PolicyStore {
   async get(name: string): Promise<StoredPolicy | undefined> {
     const key = normaliseName(name);
     if (key === 'root') return { name: 'root', text: '', rules: [] };
-    const item = await this.store.get('policies', `acl/${key}`);
+    const item = await this.store.getVerified(policyKind, 'policies', `acl/${key}`);
     if (item) return { name: key, text: item.text as string, rules: item.rules as PathRule[] };
     return key === 'default' ? { name: 'default', text: defaultPolicyText, rules: defaultRules } : undefined;
   }
@@ -68,7 +72,7 @@ export class PolicyStore {
     const key = normaliseName(name);
     if (key === 'root') throw badRequest('cannot update the root policy');
     const rules = parsePolicyDocument(text);
-    await this.store.put({ Item: { pk: 'policies', sk: `acl/${key}`, name: key, text, rules } });
+    await this.store.put({ Item: this.store.signed(policyKind, { pk: 'policies', sk: `acl/${key}`, name: key, text, rules }) });
     this.invalidate();
   }
 
@@ -81,7 +85,9 @@ export class PolicyStore {
   }
 
   async list(): Promise<string[]> {
-    const stored = (await this.store.prefix('policies', 'acl/')).map((item) => item.name as string);
+    const stored = (await this.store.prefix('policies', 'acl/'))
+      .filter((item) => this.store.verified(policyKind, item))
+      .map((item) => item.name as string);
     return [...new Set(['default', ...stored, 'root'])].sort();
   }
 

@@ -3,6 +3,7 @@ import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { randomBase62, randomBytes } from '../../lib/random.ts';
 import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
+import { itemKind } from '../../storage/item-mac.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
 import { inServiceCheck, type MountRef, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
@@ -36,6 +37,12 @@ export interface NewToken {
 }
 
 const tokenPk = (hash: string) => `token#${hash}`;
+/**
+ * A token item is authenticated (`storage/item-mac.ts`): all of it but the bookkeeping DynamoDB updates in place.
+ * `numUses` counts down atomically, so it is bounded instead: `usesGranted` (covered) is the count it was created
+ * with, and a read refuses a count outside 1..usesGranted (0, "unlimited", most of all).
+ */
+const tokenKind = itemKind('token', ['numUses', 'lastRenewalTime', 'revoking', 'duePk', 'dueSk', 'expiresAt']);
 /** The expiry queue partition of a token: `expiry` sharded by its hash (see `storage/due.ts`). */
 export const tokenQueue = (hash: string) => shardedQueue('expiry', hash);
 const accessorPk = (accessor: string) => `accessor#${accessor}`;
@@ -108,7 +115,7 @@ export class TokenStore {
     const token = request.id ?? `hvs.${randomBase62(24)}`;
     entry.hash = this.keyring.hash(token);
     const writes: TransactItem[] = [
-      { Put: { Item: this.item(entry), ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { Item: this.store.signed(tokenKind, this.item(entry)), ConditionExpression: 'attribute_not_exists(pk)' } },
       { Put: { Item: { pk: accessorPk(entry.accessor), sk: 'accessor', tokenHash: entry.hash } } },
     ];
     // Indexed with the mount's check in one write: a login racing the mount's disabling either fails here or is
@@ -170,13 +177,16 @@ export class TokenStore {
   }
 
   private entryOf(item: Item | undefined): TokenEntry | undefined {
-    return item && this.live(item) ? toEntry(item) : undefined;
+    const verified = this.store.verified(tokenKind, item);
+    return verified && this.live(verified) && usesWithinGrant(verified) ? toEntry(verified) : undefined;
   }
 
   async lookupAccessor(accessor: string): Promise<TokenEntry | undefined> {
     if (!/^[A-Za-z0-9]+$/.test(accessor)) return undefined;
     const ref = await this.store.get(accessorPk(accessor), 'accessor');
-    return ref ? this.lookupHash(ref.tokenHash as string) : undefined;
+    // The accessor item is not authenticated; the token it points to is, and must name this accessor back.
+    const entry = ref ? await this.lookupHash(ref.tokenHash as string) : undefined;
+    return entry?.accessor === accessor ? entry : undefined;
   }
 
   /**
@@ -207,7 +217,7 @@ export class TokenStore {
     ];
     for (const attempt of attempts) {
       try {
-        const item = await this.store.update({ Key: key, ...attempt });
+        const item = this.store.verified(tokenKind, await this.store.update({ Key: key, ...attempt }));
         return item ? toEntry(item) : undefined;
       } catch (error) {
         if (!(error instanceof ConditionFailed)) throw error;
@@ -237,19 +247,24 @@ export class TokenStore {
     const expireTime = now + ttl;
     let renewed: Item | undefined;
     try {
-      // Only the expiry changes: a whole-item write would undo uses spent meanwhile (this request's too).
-      renewed = await this.store.update({
-        Key: { pk: tokenPk(entry.hash), sk: 'token' },
-        UpdateExpression: 'SET expireTime = :expire, lastRenewalTime = :now, duePk = :queue, dueSk = :due, expiresAt = :backstop',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoking)',
-        ExpressionAttributeValues: {
-          ':expire': expireTime,
-          ':now': now,
-          ':queue': tokenQueue(entry.hash),
-          ':due': dueKey(expireTime, `token#${entry.hash}`),
-          ':backstop': ttlBackstop(expireTime),
-        },
-      });
+      // Only the expiry (and the MAC that covers it) changes: a whole-item write would undo uses spent meanwhile.
+      renewed = await this.updateCovered(
+        entry.hash,
+        (current) => ({ ...current, expireTime }),
+        (macs) => ({
+          UpdateExpression: 'SET expireTime = :expire, lastRenewalTime = :now, duePk = :queue, dueSk = :due, expiresAt = :backstop, mac = :mac',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoking) AND mac = :oldMac',
+          ExpressionAttributeValues: {
+            ':expire': expireTime,
+            ':now': now,
+            ':queue': tokenQueue(entry.hash),
+            ':due': dueKey(expireTime, `token#${entry.hash}`),
+            ':backstop': ttlBackstop(expireTime),
+            ...macs,
+          },
+        }),
+      );
+      if (!renewed) throw badRequest('token was revoked');
     } catch (error) {
       if (error instanceof ConditionFailed) throw badRequest('token was revoked');
       throw error;
@@ -286,7 +301,9 @@ export class TokenStore {
       if (options.orphanChildren) await this.orphan(child);
       else await this.revoke(child);
     }
-    const entry = marked ? toEntry(marked) : undefined;
+    // A forged item is still revoked, but its attributes name nothing else to delete.
+    const verified = this.store.verified(tokenKind, marked);
+    const entry = verified ? toEntry(verified) : undefined;
     const extras = [
       ...(entry?.accessor ? [{ pk: accessorPk(entry.accessor), sk: 'accessor' }] : []),
       ...(entry?.parentHash ? [{ pk: tokenPk(entry.parentHash), sk: `child#${hash}` }] : []),
@@ -329,14 +346,40 @@ export class TokenStore {
 
   private async orphan(hash: string): Promise<void> {
     try {
-      await this.store.update({
-        Key: { pk: tokenPk(hash), sk: 'token' },
-        UpdateExpression: 'SET orphan = :yes REMOVE parentHash',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':yes': true },
-      });
+      await this.updateCovered(
+        hash,
+        ({ parentHash: _parentHash, ...current }) => ({ ...current, orphan: true }) as Item,
+        (macs) => ({
+          UpdateExpression: 'SET orphan = :yes, mac = :mac REMOVE parentHash',
+          ConditionExpression: 'attribute_exists(pk) AND mac = :oldMac',
+          ExpressionAttributeValues: { ':yes': true, ...macs },
+        }),
+      );
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
+    }
+  }
+
+  /**
+   * An update that changes attributes the token's MAC covers: reads the item (verified), computes the MAC of the
+   * item as `after` makes it, and writes only while the item still carries the MAC it was read with (`:oldMac`),
+   * reading again when another write came between. Undefined when the token is gone, revoking or fails its MAC.
+   */
+  private async updateCovered(
+    hash: string,
+    after: (current: Item) => Item,
+    update: (macs: { ':mac': string; ':oldMac': string }) => Omit<Parameters<Store['update']>[0], 'Key'>,
+  ): Promise<Item | undefined> {
+    const key = { pk: tokenPk(hash), sk: 'token' };
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.store.getVerified(tokenKind, key.pk, key.sk);
+      if (!current || current.revoking) return undefined;
+      const macs = { ':mac': this.store.macOf(tokenKind, after(current)), ':oldMac': current.mac as string };
+      try {
+        return await this.store.update({ Key: key, ...update(macs) });
+      } catch (error) {
+        if (!(error instanceof ConditionFailed) || attempt >= coveredUpdateAttempts) throw error;
+      }
     }
   }
 
@@ -352,6 +395,7 @@ export class TokenStore {
       pk: tokenPk(entry.hash),
       sk: 'token',
       ...entry,
+      usesGranted: entry.numUses,
       ...(expiring
         ? { duePk: tokenQueue(entry.hash), dueSk: dueKey(entry.expireTime, `token#${entry.hash}`), expiresAt: ttlBackstop(entry.expireTime) }
         : {}),
@@ -414,8 +458,19 @@ function effectiveTtl(request: NewToken, isRoot: boolean): number {
 }
 
 function toEntry(item: Item): TokenEntry {
-  const { pk: _pk, sk: _sk, duePk: _duePk, dueSk: _dueSk, expiresAt: _expiresAt, revoking: _revoking, ...entry } = item;
+  const { pk: _pk, sk: _sk, duePk: _duePk, dueSk: _dueSk, expiresAt: _expiresAt, revoking: _revoking, mac: _mac, usesGranted: _usesGranted, ...entry } = item;
   return entry as unknown as TokenEntry;
+}
+
+/** Tries of an update of covered attributes that met another write of the same token between its read and write. */
+const coveredUpdateAttempts = 5;
+
+/** A use-limited token has 1..usesGranted uses left (its last use marks it revoking); an unlimited one has 0. */
+function usesWithinGrant(item: Item): boolean {
+  const granted = item.usesGranted as number | undefined;
+  const left = item.numUses as number;
+  if (granted === undefined || granted === 0) return left === 0;
+  return left >= 1 && left <= granted;
 }
 
 const authMethodDisabled = () => badRequest('cannot create the token: its auth method was disabled');

@@ -81,7 +81,7 @@ export const configPaths = [
       update: async (request) => {
         const existing = await readStoredConfig(request.storage);
         const config = await validateConfig(request.data, existing, request.storage);
-        await request.storage.put(configKey, config as unknown as Record<string, unknown>);
+        await request.storage.putAuthenticated(configKey, config as unknown as Record<string, unknown>);
         configCache.set(request.mount.uuid, config, request.system.clock);
         return undefined;
       },
@@ -101,7 +101,7 @@ export function clientSecret(storage: MountStorage, config: JwtConfig): string {
 export const isOidcConfigured = (config: JwtConfig) => config.oidc_discovery_url !== '' && config.oidc_client_id !== '';
 
 async function readStoredConfig(storage: MountStorage): Promise<JwtConfig | undefined> {
-  return storage.get<JwtConfig>(configKey);
+  return storage.getAuthenticated<JwtConfig>(configKey);
 }
 
 function describeConfig(config: JwtConfig): Record<string, unknown> {

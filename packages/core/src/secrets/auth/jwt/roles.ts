@@ -153,14 +153,14 @@ export function roleName(raw: string): string {
 
 /** The role as stored now, past the cache. */
 export function readRole(request: Pick<Request, 'storage'>, name: string): Promise<JwtRole | undefined> {
-  return request.storage.get<JwtRole>(roleKey(name));
+  return request.storage.getAuthenticated<JwtRole>(roleKey(name));
 }
 
 async function writeRole(request: Request<RoleInput>): Promise<Reply | undefined> {
   const name = roleName(request.data.name);
   const existing = await readRole(request, name);
   const { role, warnings } = buildRole(request.data, existing, mountTtls(request.mount).maxTtl);
-  await request.storage.put(roleKey(name), role as unknown as Record<string, unknown>);
+  await request.storage.putAuthenticated(roleKey(name), role as unknown as Record<string, unknown>);
   roleCache.set(cacheKey(request, name), role, request.system.clock);
   return warnings.length > 0 ? { warnings } : undefined;
 }

@@ -185,7 +185,7 @@ export async function roleRenewalPeriod(request: Request, name: string): Promise
 export const sanitizePolicies = (names: string[]) => [...new Set(names.map((name) => name.trim().toLowerCase()).filter(Boolean))];
 
 function readRole(request: Pick<Request, 'storage'>, name: string): Promise<TokenRole | undefined> {
-  return request.storage.get<TokenRole>(roleKey(name));
+  return request.storage.getAuthenticated<TokenRole>(roleKey(name));
 }
 
 const validName = (name: string) => /^\w(?:[\w.-]*\w)?$/.test(name);
@@ -198,7 +198,7 @@ function roleName(name: string): string {
 async function writeRole(request: Request<RoleInput>): Promise<Reply | undefined> {
   const name = roleName(request.data.role_name);
   const { role, warnings } = buildRole(name, request.data, await readRole(request, name), mountTtls(request.mount).maxTtl);
-  await request.storage.put(roleKey(name), role as unknown as Record<string, unknown>);
+  await request.storage.putAuthenticated(roleKey(name), role as unknown as Record<string, unknown>);
   return warnings.length > 0 ? { warnings } : undefined;
 }
 

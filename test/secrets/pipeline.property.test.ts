@@ -4,6 +4,7 @@ import * as z from 'zod';
 import type { Logger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
+import { tokenStoreMount } from '../../packages/core/src/secrets/mounts/mount-table.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
 /**
@@ -235,6 +236,7 @@ describe('no input reaches a 500', () => {
     const { token } = await h.core.tokens.create({
       policies: ['root'], noDefaultPolicy: true, displayName: 'root', meta: {}, ttl: 0, explicitMaxTtl: 0, period: 0, numUses: 0,
       renewable: false, type: 'service', path: 'auth/token/root', entityId: '', boundCidrs: [], parent: undefined,
+      issuer: tokenStoreMount, creator: 'initialisation',
       mountDefaultTtl: 0, mountMaxTtl: 0,
     });
     root = token;

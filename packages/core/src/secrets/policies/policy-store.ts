@@ -4,6 +4,7 @@ import { itemKind } from '../../storage/item-mac.ts';
 import type { Store } from '../../storage/store.ts';
 import { Acl } from './acl.ts';
 import { type PathRule, parsePolicyDocument } from './policy-document.ts';
+import { sanitisePolicyName, sanitisePolicyNames } from './policy-names.ts';
 
 /** What every token gets unless created with `no_default_policy`: managing itself, nothing else. */
 export const defaultPolicyText = `# Allow tokens to look up their own properties
@@ -93,7 +94,9 @@ export class PolicyStore {
 
   /** The ACL for a set of policy names; unknown names contribute nothing. */
   async acl(names: string[]): Promise<Acl> {
-    const sorted = [...new Set(names.map(normaliseName))].sort();
+    // A name no policy can be stored under (a token created with `"a b"`) contributes nothing rather than failing
+    // every request the token makes.
+    const sorted = sanitisePolicyNames(names).filter(isPolicyName).sort();
     const key = sorted.join(',');
     const now = this.clock.now();
     const cached = this.acls.get(key);
@@ -121,8 +124,14 @@ export class PolicyStore {
   }
 }
 
+/**
+ * The name a policy is stored and looked up under, the same for both: Go's `strings.ToLower(strings.TrimSpace(…))`,
+ * as Vault's policy store sanitises names (see `policy-names.ts`), then checked.
+ */
 export function normaliseName(name: string): string {
-  const key = name.trim().toLowerCase();
-  if (!/^[\w.\-@/]+$/.test(key)) throw badRequest(`invalid policy name "${name}"`);
+  const key = sanitisePolicyName(name);
+  if (!isPolicyName(key)) throw badRequest(`invalid policy name "${name}"`);
   return key;
 }
+
+const isPolicyName = (key: string) => /^[\w.\-@/]+$/.test(key);

@@ -23,6 +23,7 @@ export async function initialize(services: Pick<BuiltinServices, 'store' | 'cloc
     type: 'service',
     path: 'auth/token/root',
     issuer: tokenStoreMount,
+    creator: 'initialisation',
     entityId: '',
     boundCidrs: [],
     parent: undefined,

@@ -7,7 +7,8 @@ import { itemKind } from '../../storage/item-mac.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
 import { inServiceCheck, type MountRef, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
-import type { TokenEntry } from './token-entry.ts';
+import { authMethodsCannotCreateRoot, sanitisePolicyNames } from '../policies/policy-names.ts';
+import { isRootEntry, type TokenEntry } from './token-entry.ts';
 
 export interface NewToken {
   policies: string[];
@@ -34,6 +35,12 @@ export interface NewToken {
   id?: string;
   /** The auth method that issues it (a login's, or the token store): it indexes the token; its disabling revokes it. */
   issuer?: MountRef;
+  /**
+   * Who asks for the token through the token store: the calling token (also for an orphan, whose `parent` is
+   * undefined), or `initialisation` for the first root token (`sys/init`). Only a root creator or initialisation
+   * may mint a token carrying `root`, and only through the token store: never an auth method's login.
+   */
+  creator?: TokenEntry | 'initialisation';
 }
 
 const tokenPk = (hash: string) => `token#${hash}`;
@@ -84,8 +91,10 @@ export class TokenStore {
 
   async create(request: NewToken): Promise<{ token: string; entry: TokenEntry }> {
     const now = epochSeconds(this.clock);
-    const isRoot = request.policies.includes('root');
-    const policies = isRoot ? ['root'] : withDefault(request.policies, request.noDefaultPolicy);
+    const requested = sanitisePolicyNames(request.policies);
+    const isRoot = requested.includes('root');
+    if (isRoot) refuseRootUnlessRootAsks(request);
+    const policies = isRoot ? ['root'] : withDefault(requested, request.noDefaultPolicy);
     const ttl = effectiveTtl(request, isRoot);
     const { issuer } = request;
     const entry: TokenEntry = {
@@ -439,9 +448,20 @@ export const forgetOwnedLease = (store: Store, tokenHash: string, leaseId: strin
 
 const batchAad = Buffer.from('keyhaven batch token v1');
 
-/** Sorted, as Vault shows them. */
-function withDefault(policies: string[], noDefault: boolean): string[] {
-  const unique = [...new Set(policies.map((name) => name.trim().toLowerCase()).filter(Boolean))];
+/**
+ * Only root makes root (Vault's token store and login rules; HCSEC-2025-13 for the spellings): a token carrying
+ * `root` is minted only through the token store, asked for by a root token or by initialisation. Whatever calls
+ * `create` (a login, a token role, a future path) gets this check, as the policies are sanitised first.
+ */
+function refuseRootUnlessRootAsks(request: NewToken): void {
+  if (!request.issuer || !isTokenStore(request.issuer)) throw authMethodsCannotCreateRoot();
+  const { creator } = request;
+  if (creator === 'initialisation') return;
+  if (!creator || !isRootEntry(creator)) throw badRequest('root tokens may not be created without parent token being root');
+}
+
+/** Sorted, as Vault shows them; `unique` is sanitised already. */
+function withDefault(unique: string[], noDefault: boolean): string[] {
   if (noDefault) return unique.filter((name) => name !== 'default').sort();
   return (unique.includes('default') ? unique : [...unique, 'default']).sort();
 }

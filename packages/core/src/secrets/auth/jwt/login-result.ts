@@ -3,6 +3,7 @@ import { badRequest, permissionDenied } from '../../../lib/errors.ts';
 import type { Claims } from '../../../lib/jwt/claims.ts';
 import type { LoginResult, Reply, Request } from '../../framework/backend.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
+import { refuseRootFromAuthMethod } from '../../policies/policy-names.ts';
 import type { TokenEntry } from '../../tokens/token-entry.ts';
 import { checkBoundClaims, claimMetadata, groupNames, userName } from './claims.ts';
 import { resolveEntity } from './identity.ts';
@@ -32,6 +33,8 @@ export async function finishLogin(request: Request, role: JwtRole, roleName: str
   const groups = groupNames(claims, role);
   const metadata = claimMetadata(claims, role, roleName);
   checkBoundClaims(claims, role);
+  // Before the identity is touched: a role stored before its policies were sanitised may still name root.
+  refuseRootFromAuthMethod(role.token_policies);
   const entityId = await resolveEntity(request, { name: user, metadata }, groups);
   return { auth: loginResult(role, { displayName: `${mountSlug(request.mount.path)}-${user}`, metadata, entityId }) };
 }

@@ -5,6 +5,7 @@ import { badRequest } from '../../../lib/errors.ts';
 import { path, type Reply, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, jsonValue, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
+import { sanitisePolicyNames } from '../../policies/policy-names.ts';
 import { ProcessCache } from './process-cache.ts';
 
 export type TokenType = 'default' | 'service' | 'batch' | 'default-service' | 'default-batch';
@@ -207,7 +208,13 @@ export function buildRole(input: RoleInput, existing: JwtRole | undefined, mount
     return input[current] ?? input[deprecated];
   };
   const policies = upgraded('token_policies', 'policies') as string[] | undefined;
-  if (policies) role.token_policies = [...new Set(policies.map((policy) => policy.toLowerCase()))];
+  if (policies) {
+    // Stored sanitised (CVE-2025-5999); refused at write rather than at every login, as no login may carry root.
+    role.token_policies = sanitisePolicyNames(policies);
+    if (role.token_policies.includes('root')) {
+      throw badRequest("invalid 'token_policies': auth methods cannot create root tokens, so a role may not grant the \"root\" policy");
+    }
+  }
   const cidrs = upgraded('token_bound_cidrs', 'bound_cidrs') as string[] | undefined;
   if (cidrs) role.token_bound_cidrs = cidrs.map(normaliseCidr);
   const numbers = [

@@ -4,6 +4,7 @@ import { badRequest } from '../../../lib/errors.ts';
 import { path, type Reply, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
+import { sanitisePolicyNames } from '../../policies/policy-names.ts';
 
 /**
  * Token roles (`auth/token/roles/:role_name`): what `auth/token/create/:role_name` issues, as in Vault. Stored in
@@ -133,7 +134,7 @@ export function rolePolicies(role: TokenRole, requested: string[] | undefined, n
   if (![allowed, allowedGlobs, role.disallowed_policies, role.disallowed_policies_glob].some((list) => list.length > 0)) return undefined;
   const disallowed = (name: string) => role.disallowed_policies.includes(name) || role.disallowed_policies_glob.some((glob) => globMatches(glob, name));
   const addDefault = !noDefault && !role.token_no_default_policy && !disallowed('default');
-  const withDefault = (names: string[]) => sanitizePolicies(addDefault ? [...names, 'default'] : names).sort();
+  const withDefault = (names: string[]) => sanitisePolicyNames(addDefault ? [...names, 'default'] : names).sort();
   const restrictsAllowed = allowed.length > 0 || allowedGlobs.length > 0;
 
   if (!requested || requested.length === 0) return withDefault(restrictsAllowed ? allowed : parentPolicies).filter((name) => !disallowed(name));
@@ -182,8 +183,6 @@ export async function roleRenewalPeriod(request: Request, name: string): Promise
   return role.token_period;
 }
 
-export const sanitizePolicies = (names: string[]) => [...new Set(names.map((name) => name.trim().toLowerCase()).filter(Boolean))];
-
 function readRole(request: Pick<Request, 'storage'>, name: string): Promise<TokenRole | undefined> {
   return request.storage.getAuthenticated<TokenRole>(roleKey(name));
 }
@@ -223,7 +222,7 @@ function buildRole(name: string, input: RoleInput, existing: TokenRole | undefin
   };
   for (const field of ['allowed_policies', 'disallowed_policies', 'allowed_policies_glob', 'disallowed_policies_glob', 'allowed_entity_aliases'] as const) {
     const value = input[field];
-    if (value !== undefined) role[field] = sanitizePolicies(value).sort();
+    if (value !== undefined) role[field] = sanitisePolicyNames(value).sort();
   }
   if (input.orphan !== undefined) role.orphan = input.orphan;
   if (input.renewable !== undefined) role.renewable = input.renewable;

@@ -7,7 +7,8 @@ import { MountStorage } from '../../mounts/mount-storage.ts';
 import { type MountEntry, mountTtls, tokenStoreMount } from '../../mounts/mount-table.ts';
 import { type BuiltinServices, builtin } from '../../sys/builtin.ts';
 import { describeToken, isRootEntry, type TokenEntry } from '../../tokens/token-entry.ts';
-import { roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, sanitizePolicies, type TokenRole, tokenRolePaths } from './roles-paths.ts';
+import { sanitisePolicyNames } from '../../policies/policy-names.ts';
+import { roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, type TokenRole, tokenRolePaths } from './roles-paths.ts';
 
 const createFields = z.object({
   id: z.string().min(1).optional().describe('Value for the token (root or sudo only).'),
@@ -182,12 +183,12 @@ async function create(services: TokenServices, request: Request<z.output<typeof 
   } else if (data.policies === undefined) {
     policies = parent.policies;
   } else if (!privileged) {
-    policies = sanitizePolicies(data.policies);
+    policies = sanitisePolicyNames(data.policies);
     const outside = policies.filter((name) => !parent.policies.includes(name));
     if (outside.length > 0) throw badRequest(`child policies must be subset of parent: not held by the parent: ${outside.join(', ')}`);
     addDefault = parent.policies.includes('default');
   } else {
-    policies = sanitizePolicies(data.policies);
+    policies = sanitisePolicyNames(data.policies);
     addDefault = true;
   }
   if (addDefault && !policies.includes('default')) policies = [...policies, 'default'];
@@ -234,6 +235,7 @@ async function create(services: TokenServices, request: Request<z.output<typeof 
     entityId: data.entity_id ?? (orphan ? '' : parent.entityId),
     boundCidrs: role?.token_bound_cidrs.length ? role.token_bound_cidrs : orphan ? [] : parent.boundCidrs,
     parent: orphan ? undefined : parent,
+    creator: parent,
     mountDefaultTtl: defaultTtl,
     mountMaxTtl: maxTtl,
     ...(data.id !== undefined ? { id: data.id } : {}),

@@ -1,9 +1,10 @@
-import type { Server } from 'node:http';
+import { Agent, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxBodyBytes } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { deployedEnvironment, httpApiEvent, invoke } from '../deploy/lambda-events.ts';
+import { keepAliveRequest } from '../support/keep-alive.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 const refusal = `Request body too large: larger than ${maxBodyBytes} bytes`;
@@ -83,6 +84,27 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
     const over = await fetch(`http://127.0.0.1:${port}/v1/acl/login`, { method: 'POST', body: 'a'.repeat(maxBodyBytes + 1) });
     expect({ status: over.status, text: await over.text() }).toEqual({ status: 413, text: refusal });
     expect((await fetch(`http://127.0.0.1:${port}/v1/acl/token/self`, { headers: { 'X-Scheduler-Token': root } })).status).toBe(200);
+  });
+
+  it('node server, keep-alive client: after a 413 the connection is closed cleanly, and the next request goes out on a new one (issue 24)', async () => {
+    // An anonymous caller sends 2 MiB and 12 MiB bodies on a pooled connection; a 413 that leaves the connection
+    // open with the body unread makes the server reset it, and the client's next request on it fails (ECONNRESET).
+    for (const size of [2 * 1024 * 1024, 12 * 1024 * 1024]) {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const first = await keepAliveRequest(agent, port, 'GET', '/v1/acl/token/self', undefined, { 'X-Scheduler-Token': root });
+        expect(first).toMatchObject({ status: 200 });
+        const over = await keepAliveRequest(agent, port, 'POST', '/v1/acl/login', 'a'.repeat(size), { 'Content-Type': 'application/json' });
+        expect(over).toMatchObject({ status: 413, text: refusal, connection: 'close' });
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const next = await keepAliveRequest(agent, port, 'GET', '/v1/acl/token/self', undefined, { 'X-Scheduler-Token': root });
+          expect(next).toMatchObject({ status: 200 });
+          if ('localPort' in next && 'localPort' in over) expect(next.localPort).not.toBe(over.localPort);
+        }
+      } finally {
+        agent.destroy();
+      }
+    }
   });
 
   it('a body under the limit whose object does not fit one item (400 KB) is a 413 too, and nothing is written', async () => {

@@ -24,15 +24,19 @@ export function createSecretsApp(options: SecretsAppOptions): Hono {
     const tooLong = Number(c.req.header('content-length') ?? 0) > maxBodyBytes;
     const url = c.req.url;
     const queryAt = url.indexOf('?');
+    const body = tooLong ? undefined : await readBody(c.req.raw, maxBodyBytes);
     const reply = await front({
       method: c.req.method,
       path: url.slice(url.indexOf('/', url.indexOf('//') + 2), queryAt === -1 ? undefined : queryAt),
       search: queryAt === -1 ? '' : url.slice(queryAt),
       headers: c.req.raw.headers,
-      body: tooLong ? undefined : await readBody(c.req.raw, maxBodyBytes),
+      body,
       clientIp: options.clientIp(c.env),
     });
-    return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
+    // A refused body was left unread, and would be taken for the next request on a kept-alive connection (issue
+    // 24): the 413 closes the connection, and a pooling client opens a new one for its next request.
+    const headers = body === undefined ? { ...reply.headers, Connection: 'close' } : reply.headers;
+    return new Response(reply.body ?? null, { status: reply.status, headers });
   });
   return app;
 }

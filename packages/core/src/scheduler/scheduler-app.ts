@@ -70,7 +70,12 @@ export function createSchedulerApp(options: SchedulerAppOptions): Hono<Scheduler
   // chunked body is cut off as soon as it passes the limit, instead of being buffered whole.
   app.use(
     '*',
-    bodyLimit({ maxSize: maxBodyBytes, onError: (c) => c.text(`Request body too large: larger than ${maxBodyBytes} bytes`, 413) }),
+    // The unread rest of the body would be taken for the next request on a kept-alive connection (Node resets it
+    // instead): the 413 closes the connection, and a pooling client opens a new one for its next request.
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (c) => c.text(`Request body too large: larger than ${maxBodyBytes} bytes`, 413, { Connection: 'close' }),
+    }),
   );
   app.use('/v1/*', forwardWrites(options));
   app.use('/v1/*', async (c, next) => {

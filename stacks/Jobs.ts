@@ -5,7 +5,7 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Cron, type FunctionProps, type StackContext, use } from 'sst/constructs';
 import { deadLetterAlarm, functionAlarms } from './alarms.ts';
 import { directoryNetwork, keyhavenFunction } from './functions.ts';
-import { familyOfType } from './stage-config.ts';
+import { familyOfType, googleEndpointsEnv } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
 /** The engines whose leases or scheduled work need their backend: each has a job in its own bundle. */
@@ -38,7 +38,9 @@ export function Jobs({ stack }: StackContext) {
   for (const [family, handler] of Object.entries(engineJobs) as Array<[keyof typeof engineJobs, string]>) {
     if (!declared.has(family)) continue;
     const network = family === 'ldap' && config.directoryVpc ? directoryNetwork(stack, config.directoryVpc) : {};
-    engines[family] = job(family, handler, `keyhaven job: ${family} leases and scheduled work`, network);
+    // The cloud job calls Google where the cloud endpoints' function does: the stage's operator configuration.
+    const endpoints = family === 'cloud' ? { environment: googleEndpointsEnv(config) } : {};
+    engines[family] = job(family, handler, `keyhaven job: ${family} leases and scheduled work`, { ...network, ...endpoints });
   }
 
   const streamDeadLetters = new Queue(stack, 'TableStreamDeadLetters', {

@@ -4,7 +4,7 @@ import { Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { directoryNetwork, keyhavenFunction } from './functions.ts';
 import { functionAlarms } from './alarms.ts';
-import { corsOf, type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
+import { corsOf, type DeclaredMount, declaredMountsEnv, familyOfType, googleEndpointsEnv } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
 /** The entry file of each family's Lambda. */
@@ -48,7 +48,7 @@ export function SecretsApi({ stack }: StackContext) {
       keyhavenFunction(stack, `Secrets-${family}`, storage, {
         handler: familyHandlers[family],
         description: `keyhaven secrets: ${family} endpoints`,
-        environment,
+        environment: family === 'cloud' ? { ...environment, ...googleEndpointsEnv(config) } : environment,
         ...(family === 'ldap' && config.directoryVpc ? directoryNetwork(stack, config.directoryVpc) : {}),
       }),
     );

@@ -1,4 +1,5 @@
 import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
+import { googleEndpointVariables } from '../packages/core/src/secrets/mounts/operator-settings.ts';
 
 /** A mount the stage serves: each becomes routes to its family's Lambda. */
 export interface DeclaredMount {
@@ -67,6 +68,12 @@ export interface StageConfig {
   corsOrigins: string[];
   /** An SNS topic the alarms (function errors and throttles, the dead-letter queue) notify; without it they only change state. */
   alarmTopicArn?: string;
+  /**
+   * Where the cloud engine calls Google (a private API endpoint, Private Service Connect): operator configuration,
+   * set as the cloud functions' environment (`KEYHAVEN_GOOGLE_IAM_URL`, …), never a mount option or request field
+   * (docs/operator-settings.md). Unset: Google's public hosts.
+   */
+  googleEndpoints?: Partial<Record<keyof typeof googleEndpointVariables, string>>;
   /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
   isDev: boolean;
 }
@@ -159,6 +166,18 @@ export function checkReplicaRegion(stage: string, config: StageConfig): void {
 /** The mounts, as the secrets functions read them from `KEYHAVEN_DECLARED_MOUNTS`. */
 export const declaredMountsEnv = (mounts: DeclaredMount[]) =>
   JSON.stringify(mounts.map((mount) => ({ path: `${mount.path}/`, type: mount.type })));
+
+/** The cloud functions' environment for the stage's `googleEndpoints`; each must be an https URL with a host. */
+export function googleEndpointsEnv(config: Pick<StageConfig, 'googleEndpoints'>): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [option, url] of Object.entries(config.googleEndpoints ?? {})) {
+    const variable = (googleEndpointVariables as Record<string, string>)[option];
+    if (!variable) throw new Error(`stage config: googleEndpoints.${option} is not one of ${Object.keys(googleEndpointVariables).join(', ')}`);
+    if (!/^https:\/\/[^/\s]+/.test(url)) throw new Error(`stage config: googleEndpoints.${option} must be an https URL, not "${url}"`);
+    environment[variable] = url;
+  }
+  return environment;
+}
 
 /** CORS for the HTTP APIs: only the listed origins, never `*`; none listed, no CORS configuration. */
 export function corsOf(config: StageConfig) {

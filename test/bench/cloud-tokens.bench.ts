@@ -9,7 +9,7 @@
  */
 import { tokenFromCredentials } from '../../packages/core/src/secrets/engines/cloud/google-client.ts';
 import { startGoogleEmulator } from '../emulators/google.ts';
-import { emulatedGoogleOptions } from '../support/cloud-engine.ts';
+import { useEmulatedGoogle } from '../support/cloud-engine.ts';
 import { startBenchService } from './bench-service.ts';
 
 const rounds = Number(process.env.ROUNDS ?? 500);
@@ -17,15 +17,13 @@ const keyRounds = Math.max(20, Math.floor(rounds / 10));
 
 const service = await startBenchService(['system', 'cloud']);
 const google = await startGoogleEmulator();
+useEmulatedGoogle(google);
 try {
   const call = async (method: string, url: string, body?: unknown) =>
     (await service.call(method, url, body)) as { lease_id: string; data: { token: string } } | undefined;
   google.addProject('proj-1');
   const root = google.seedServiceAccount('proj-1', 'keyhaven-root');
-  await call('POST', '/v1/sys/mounts/cloud', {
-    type: 'cloud',
-    options: emulatedGoogleOptions(google),
-  });
+  await call('POST', '/v1/sys/mounts/cloud', { type: 'cloud' });
   await call('POST', '/v1/cloud/config', { credentials: root.credentials });
   const bindings = 'resource "//cloudresourcemanager.googleapis.com/projects/proj-1" { roles = ["roles/viewer"] }';
   await call('POST', '/v1/cloud/roleset/bench', { project: 'proj-1', bindings, token_scopes: 'https://www.googleapis.com/auth/cloud-platform' });

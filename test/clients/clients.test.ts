@@ -5,7 +5,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
-import { emulatedGoogleOptions } from '../support/cloud-engine.ts';
+import { emulatedGoogleEnvironment } from '../support/cloud-engine.ts';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 import { type OperationResult, runNodeVault } from './node-vault-conformance.ts';
 import { type Product, startProduct } from './start-product.ts';
@@ -30,10 +30,11 @@ let jwt: string;
 let jwtPubkey: string;
 
 beforeAll(async () => {
-  [product, consul, google, oidc] = await Promise.all([
-    startProduct('clients-root'),
+  google = await startGoogleEmulator();
+  // Where the cloud engine calls Google is the operator's configuration: npm start's environment.
+  [product, consul, oidc] = await Promise.all([
+    startProduct('clients-root', emulatedGoogleEnvironment(google)),
     startConsulEmulator({ version: '1.15.4' }),
-    startGoogleEmulator(),
     startOidcProvider({ redirectUris: [redirectUri] }),
   ]);
   const bootstrap = await consul.request('PUT', '/v1/acl/bootstrap');
@@ -73,7 +74,7 @@ describe('Vault clients against npm start', () => {
         CONSUL_ADDRESS: consul.address,
         CONSUL_SCHEME: consul.scheme,
         CONSUL_TOKEN: consulToken,
-        GOOGLE_OPTIONS: JSON.stringify({ ...emulatedGoogleOptions(google), retry_base_ms: '1' }),
+        GOOGLE_OPTIONS: JSON.stringify({ retry_base_ms: '1' }),
         GOOGLE_CREDENTIALS: root.credentials,
         GOOGLE_PROJECT: 'proj-1',
         JWT: jwt,

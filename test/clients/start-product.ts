@@ -14,13 +14,14 @@ export interface Product {
   stop(): Promise<void>;
 }
 
-export async function startProduct(rootToken: string): Promise<Product> {
+export async function startProduct(rootToken: string, environment: Record<string, string> = {}): Promise<Product> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'keyhaven-clients-'));
   const started = await start({
     KEYHAVEN_DATA_DIR: dataDir,
     KEYHAVEN_SECRETS_PORT: String(await freePort()),
     KEYHAVEN_SCHEDULER_PORT: String(await freePort()),
     KEYHAVEN_DEV_ROOT_TOKEN: rootToken,
+    ...environment,
   });
   const stop = async () => {
     const { code } = await stopWith(started);

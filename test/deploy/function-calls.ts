@@ -10,7 +10,7 @@ import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts
 import { type KmsEmulator, startKmsEmulator } from '../emulators/kms.ts';
 import { type InvokedHandler, type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
 import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../emulators/secrets-manager.ts';
-import { emulatedGoogleOptions } from '../support/cloud-engine.ts';
+import { useEmulatedGoogle } from '../support/cloud-engine.ts';
 import { deletionLdif, rollbackLdif } from '../support/ldif-fixtures.ts';
 import { dynamicDn, groupsDn, managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from '../support/slapd.ts';
 import {
@@ -66,6 +66,8 @@ export async function recordedEnvironment(): Promise<Environment & { calls: Sent
   ]);
   const [consul, slapd, google] = await Promise.all([startConsulEmulator(), startSlapd(), startGoogleEmulator()]);
   google.addProject('proj-1');
+  // The operator's configuration of the cloud function: where it calls Google (as the stage config sets it).
+  useEmulatedGoogle(google);
   const secrets = async (family: string) => (await import(`../../functions/secrets/${family}.ts`)).handler as Handler;
   const lambda = await startLambdaEmulator(
     Object.fromEntries(
@@ -171,7 +173,7 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   expect((await call('Secrets-system', system, 'GET', '/v1/sys/init', undefined, '')).body).toEqual({ initialized: true });
   delete process.env.KEYHAVEN_ENGINE_FUNCTIONS;
   for (const [path, type] of Object.entries({ secret: 'kv', mesh: 'mesh', ldap: 'ldap', cloud: 'cloud' })) {
-    const options = type === 'cloud' ? { options: { ...emulatedGoogleOptions(env.google), retry_base_ms: '1' } } : {};
+    const options = type === 'cloud' ? { options: { retry_base_ms: '1' } } : {};
     await call('Secrets-system', system, 'POST', `/v1/sys/mounts/${path}`, { type, ...options });
   }
   await call('Secrets-system', system, 'POST', '/v1/sys/auth/jwt', { type: 'jwt' });

@@ -1,15 +1,27 @@
+import { googleEndpointVariables } from '../../packages/core/src/secrets/mounts/operator-settings.ts';
 import { type GoogleEmulator, type GoogleEmulatorOptions, startGoogleEmulator } from '../emulators/google.ts';
 import { type SecretsHarness, startSecrets } from './secrets-harness.ts';
 
-/** A cloud mount's options that point every Google API it calls at the emulator. */
-export const emulatedGoogleOptions = (google: GoogleEmulator) => ({
-  iam_endpoint: google.endpoints.iam,
-  iamcredentials_endpoint: google.endpoints.iamCredentials,
-  resourcemanager_endpoint: google.endpoints.resourceManager,
-  storage_endpoint: google.endpoints.storage,
-  sts_endpoint: google.endpoints.sts,
-  token_endpoint: google.endpoints.oauth2Token,
+/**
+ * The operator configuration that points every Google API the cloud engine calls at the emulator: the server's
+ * environment, as `npm start` or the stage config gives it (never a mount option: issue 23 §3).
+ */
+export const emulatedGoogleEnvironment = (google: GoogleEmulator): Record<string, string> => ({
+  [googleEndpointVariables.iam_endpoint]: google.endpoints.iam,
+  [googleEndpointVariables.iamcredentials_endpoint]: google.endpoints.iamCredentials,
+  [googleEndpointVariables.resourcemanager_endpoint]: google.endpoints.resourceManager,
+  [googleEndpointVariables.storage_endpoint]: google.endpoints.storage,
+  [googleEndpointVariables.sts_endpoint]: google.endpoints.sts,
+  [googleEndpointVariables.token_endpoint]: google.endpoints.oauth2Token,
 });
+
+/**
+ * For a service running in this process (the harness, the Lambda handlers of test/deploy): the emulator as the
+ * operator's configuration, set in this process's environment (each test file runs in its own worker).
+ */
+export function useEmulatedGoogle(google: GoogleEmulator): void {
+  Object.assign(process.env, emulatedGoogleEnvironment(google));
+}
 
 export interface CloudEngine {
   h: SecretsHarness;
@@ -23,11 +35,12 @@ export interface CloudEngine {
 
 /**
  * A secrets service with the cloud engine mounted at `cloud/`, its endpoints pointed at a fresh Google
- * emulator (through the mount's options), project `proj-1`, and a root service account written to config.
+ * emulator (through the operator's configuration, this process's environment), project `proj-1`, and a root service account written to config.
  * The manual clock starts at the real time, since the emulator checks signed assertions against it.
  */
 export async function startCloudEngine(options: GoogleEmulatorOptions & { configure?: boolean } = {}): Promise<CloudEngine> {
   const google = await startGoogleEmulator(options);
+  useEmulatedGoogle(google);
   const h = await startSecrets();
   h.clock.advance(Math.floor((Date.now() - h.clock.now()) / 1000));
   google.addProject('proj-1');
@@ -35,7 +48,7 @@ export async function startCloudEngine(options: GoogleEmulatorOptions & { config
   const call = (method: string, path: string, body?: unknown) => h.call(method, path, { token: h.rootToken, body });
   const mounted = await call('POST', '/v1/sys/mounts/cloud', {
     type: 'cloud',
-    options: { ...emulatedGoogleOptions(google), retry_base_ms: '1' },
+    options: { retry_base_ms: '1' },
   });
   if (mounted.status !== 204) throw new Error(`mount failed: ${JSON.stringify(mounted.body)}`);
   if (options.configure !== false) {

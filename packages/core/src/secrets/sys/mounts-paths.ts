@@ -6,6 +6,7 @@ import { bool, duration } from '../framework/fields.ts';
 import { type DisableServices, disableMount } from '../mounts/disable-mount.ts';
 import { checkKvVersion, isKvV2 } from '../mounts/kv-version.ts';
 import { fullPath, type MountEntry, type MountTableName, mountTtls, normaliseMountPath } from '../mounts/mount-table.ts';
+import { isOperatorOnlyOption, operatorOnlyMessage } from '../mounts/operator-settings.ts';
 import type { BuiltinServices } from './builtin.ts';
 
 /** What the mount paths use: the mount table, and what disabling a mount needs. */
@@ -13,30 +14,22 @@ export type MountServices = Pick<BuiltinServices, 'mounts'> & DisableServices;
 
 /**
  * Vault's mount options are strings; clients send `{"version": 2}` as often as `{"version": "2"}`. An option that
- * names an endpoint (`*_endpoint`, `*_url`, e.g. the cloud engine's `iam_endpoint`) must be an http(s) URL with a
- * host, so a mount that could never reach its API is refused when it is enabled or tuned, not at its first request.
+ * names a destination (`*_endpoint`, `*_url`, …, e.g. the cloud engine's `iam_endpoint`) is refused at enable and at
+ * tune, for secrets engines and auth methods alike: where an engine sends its credentials is operator configuration
+ * (`mounts/operator-settings.ts`, docs/operator-settings.md), so no token that may tune a mount can redirect them.
  */
 const mountOptions = z
   .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
   .superRefine((options, context) => {
     for (const [name, value] of Object.entries(options)) {
-      if (/(_endpoint|_url)$/.test(name) && value !== '' && !isHttpUrl(value)) {
-        context.addIssue({ code: 'custom', path: [name], message: `must be an http or https URL with a host, not "${value.slice(0, 200)}"` });
+      if (isOperatorOnlyOption(name)) {
+        context.addIssue({ code: 'custom', path: [name], message: operatorOnlyMessage(name).replace(/^options\.\S+ /, '') });
       }
       if (name === 'retry_base_ms' && !/^\d{1,6}$/.test(value)) {
         context.addIssue({ code: 'custom', path: [name], message: 'must be a whole number of milliseconds (at most 999999)' });
       }
     }
   });
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-  } catch {
-    return false;
-  }
-}
 
 const defaultLeaseTtl = duration.optional().describe('The default lease TTL for this mount (seconds or a duration such as "1h").');
 const maxLeaseTtl = duration.optional().describe('The max lease TTL for this mount (seconds or a duration such as "1h").');

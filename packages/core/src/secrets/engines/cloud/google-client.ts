@@ -1,11 +1,14 @@
 import type { JWTOptions } from 'google-auth-library';
 import { badRequest, DomainError, upstreamFailure } from '../../../lib/errors.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
+import { googleEndpointVariables } from '../../mounts/operator-settings.ts';
 
 /**
  * The Google REST surfaces the engine calls (IAM, IAM Credentials, Cloud Resource Manager, Cloud Storage,
- * STS, the OAuth2 token endpoint). Base URLs come from the mount's options (`iam_endpoint`, …), else the
- * environment (`KEYHAVEN_GOOGLE_IAM_URL`, …), else Google's public hosts, so tests point them at an emulator.
+ * STS, the OAuth2 token endpoint). Their base URLs are operator configuration: the server's environment
+ * (`KEYHAVEN_GOOGLE_IAM_URL`, …, which the stage config sets for the deployed cloud functions and tests set for
+ * their emulator), else Google's public hosts. A mount's options are never read for them: the root service
+ * account's access token goes only where the operator said (issue 23 §3, docs/operator-settings.md).
  */
 
 export interface Endpoints {
@@ -21,21 +24,21 @@ export interface Endpoints {
 }
 
 const endpointSettings = {
-  iam: ['iam_endpoint', 'KEYHAVEN_GOOGLE_IAM_URL', 'https://iam.googleapis.com'],
-  iamCredentials: ['iamcredentials_endpoint', 'KEYHAVEN_GOOGLE_IAMCREDENTIALS_URL', 'https://iamcredentials.googleapis.com'],
-  resourceManager: ['resourcemanager_endpoint', 'KEYHAVEN_GOOGLE_CRM_URL', 'https://cloudresourcemanager.googleapis.com'],
-  storage: ['storage_endpoint', 'KEYHAVEN_GOOGLE_STORAGE_URL', 'https://storage.googleapis.com'],
-  sts: ['sts_endpoint', 'KEYHAVEN_GOOGLE_STS_URL', 'https://sts.googleapis.com'],
+  iam: [googleEndpointVariables.iam_endpoint, 'https://iam.googleapis.com'],
+  iamCredentials: [googleEndpointVariables.iamcredentials_endpoint, 'https://iamcredentials.googleapis.com'],
+  resourceManager: [googleEndpointVariables.resourcemanager_endpoint, 'https://cloudresourcemanager.googleapis.com'],
+  storage: [googleEndpointVariables.storage_endpoint, 'https://storage.googleapis.com'],
+  sts: [googleEndpointVariables.sts_endpoint, 'https://sts.googleapis.com'],
 } as const;
 
 export const defaultTokenUrl = 'https://oauth2.googleapis.com/token';
 export const cloudPlatformScope = 'https://www.googleapis.com/auth/cloud-platform';
 
-export function endpointsOf(mount: MountEntry): Endpoints {
-  const pick = ([option, env, fallback]: readonly [string, string, string]) =>
-    (mount.options[option] || process.env[env] || fallback).replace(/\/+$/, '');
-  const token = mount.options.token_endpoint || process.env.KEYHAVEN_GOOGLE_TOKEN_URL;
-  const retry = Number(mount.options.retry_base_ms || process.env.KEYHAVEN_GOOGLE_RETRY_MS || 500);
+/** The endpoints as the operator configured them; only `retry_base_ms` (a delay, no destination) comes from the mount. */
+export function endpointsOf(mount: MountEntry, env: NodeJS.ProcessEnv = process.env): Endpoints {
+  const pick = ([variable, fallback]: readonly [string, string]) => (env[variable] || fallback).replace(/\/+$/, '');
+  const token = env[googleEndpointVariables.token_endpoint];
+  const retry = Number(mount.options.retry_base_ms || env.KEYHAVEN_GOOGLE_RETRY_MS || 500);
   return {
     iam: pick(endpointSettings.iam),
     iamCredentials: pick(endpointSettings.iamCredentials),

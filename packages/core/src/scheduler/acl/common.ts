@@ -22,7 +22,7 @@ function stableJson(value: unknown): string {
 /** The stored attributes that are the API object (drops the key and bookkeeping attributes). */
 export function withoutKeys<T>(item: Item | undefined): T | undefined {
   if (!item) return undefined;
-  const { pk: _pk, sk: _sk, expiresAt: _expiresAt, duePk: _duePk, dueSk: _dueSk, ...rest } = item;
+  const { pk: _pk, sk: _sk, expiresAt: _expiresAt, duePk: _duePk, dueSk: _dueSk, mac: _mac, ...rest } = item;
   return rest as T;
 }
 

@@ -4,6 +4,7 @@
  */
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import type { Keyring } from '../../../storage/keyring.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
 import type { TransactItem } from '../../../storage/store.ts';
 import { AUTH_METHOD_PK } from '../../keys.ts';
 import type { SchedulerState } from '../../state.ts';
@@ -12,6 +13,9 @@ import { validAuthMethodName } from '../identifiers.ts';
 import { type AclAuthMethod, type AuthMethodBody, authMethodEvent, pickContent, validateAuthMethod } from './model.ts';
 
 const sealContext = (name: string) => `scheduler/auth-method/${name}`;
+
+/** An auth method item is authenticated whole (`storage/item-mac.ts`): a forged or moved one does not exist. */
+const authMethodKind = itemKind('scheduler-acl-auth-method');
 
 export class AclAuthMethods {
   constructor(
@@ -30,11 +34,13 @@ export class AclAuthMethods {
   /** The method of that name; a name no method can have (it might not fit a key) finds none. */
   async get(name: string): Promise<AclAuthMethod | undefined> {
     if (!validAuthMethodName.test(name)) return undefined;
-    return this.unseal(await this.state.store.get(AUTH_METHOD_PK, name));
+    return this.unseal(await this.state.store.getVerified(authMethodKind, AUTH_METHOD_PK, name));
   }
 
   async list(): Promise<AclAuthMethod[]> {
-    return (await this.state.store.prefix(AUTH_METHOD_PK, '')).map((item) => this.unseal(item) as AclAuthMethod);
+    return (await this.state.store.prefix(AUTH_METHOD_PK, ''))
+      .filter((item) => this.state.store.verified(authMethodKind, item))
+      .map((item) => this.unseal(item) as AclAuthMethod);
   }
 
   /**
@@ -72,13 +78,13 @@ export class AclAuthMethods {
         items: [
           {
             Put: {
-              Item: {
+              Item: this.state.store.signed(authMethodKind, {
                 pk: AUTH_METHOD_PK,
                 sk: name,
                 ...stored,
                 Config: publicConfig,
                 ...(OIDCClientSecret ? { SealedClientSecret: this.keyring.seal(OIDCClientSecret, sealContext(name)) } : {}),
-              },
+              }),
               ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
               ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
             },

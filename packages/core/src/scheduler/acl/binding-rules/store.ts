@@ -7,9 +7,13 @@ import { uuid } from '../../../lib/random.ts';
 import { BINDING_RULE_PK } from '../../keys.ts';
 import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
 import type { AclAuthMethods } from '../auth-methods/store.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
 import { contentHash, rfc3339, sameContent, withoutKeys } from '../common.ts';
 import { shown, validUuid } from '../identifiers.ts';
 import { type AclBindingRule, type BindingRuleBody, bindingRuleEvent, pickContent, validateBindingRule } from './model.ts';
+
+/** A binding rule item is authenticated whole (`storage/item-mac.ts`): a forged or moved one does not exist. */
+const bindingRuleKind = itemKind('scheduler-acl-binding-rule');
 
 export class AclBindingRules {
   constructor(
@@ -20,11 +24,12 @@ export class AclBindingRules {
   /** The rule of that ID; an ID that is not a UUID finds none. */
   async get(id: string): Promise<AclBindingRule | undefined> {
     if (!validUuid.test(id)) return undefined;
-    return withoutKeys<AclBindingRule>(await this.state.store.get(BINDING_RULE_PK, id));
+    return withoutKeys<AclBindingRule>(await this.state.store.getVerified(bindingRuleKind, BINDING_RULE_PK, id));
   }
 
   async list(): Promise<AclBindingRule[]> {
     return (await this.state.store.prefix(BINDING_RULE_PK, ''))
+      .filter((item) => this.state.store.verified(bindingRuleKind, item))
       .map((item) => withoutKeys<AclBindingRule>(item) as AclBindingRule)
       .sort((a, b) => a.CreateIndex - b.CreateIndex);
   }
@@ -59,7 +64,7 @@ export class AclBindingRules {
           items: [
             {
               Put: {
-                Item: { pk: BINDING_RULE_PK, sk: ruleId, ...rule },
+                Item: this.state.store.signed(bindingRuleKind, { pk: BINDING_RULE_PK, sk: ruleId, ...rule }),
                 ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
                 ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
               },

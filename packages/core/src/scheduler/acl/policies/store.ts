@@ -1,10 +1,14 @@
 /** ACL policies in the table: one item per policy (`POLICY_PK`, the name), parsed rules cached by modify index. */
+import { itemKind } from '../../../storage/item-mac.ts';
 import { POLICY_PK } from '../../keys.ts';
 import type { SchedulerState } from '../../state.ts';
 import { sameContent, withoutKeys } from '../common.ts';
 import { validPolicyName } from '../identifiers.ts';
 import { type PolicyRules, parsePolicyRules } from '../policy-rules.ts';
 import { type AclPolicy, type PolicyContent, policyEvent, validatePolicy } from './model.ts';
+
+/** A policy item is authenticated whole (`storage/item-mac.ts`): a forged or moved policy does not exist. */
+const policyKind = itemKind('scheduler-acl-policy');
 
 export class AclPolicies {
   private readonly compiled = new Map<string, { modifyIndex: number; rules: PolicyRules }>();
@@ -13,11 +17,13 @@ export class AclPolicies {
   /** The policy of that name; a name no policy can have (it would not fit a key) finds none. */
   async get(name: string): Promise<AclPolicy | undefined> {
     if (!validPolicyName.test(name)) return undefined;
-    return withoutKeys<AclPolicy>(await this.state.store.get(POLICY_PK, name));
+    return withoutKeys<AclPolicy>(await this.state.store.getVerified(policyKind, POLICY_PK, name));
   }
 
   async list(): Promise<AclPolicy[]> {
-    return (await this.state.store.prefix(POLICY_PK, '')).map((item) => withoutKeys<AclPolicy>(item) as AclPolicy);
+    return (await this.state.store.prefix(POLICY_PK, ''))
+      .filter((item) => this.state.store.verified(policyKind, item))
+      .map((item) => withoutKeys<AclPolicy>(item) as AclPolicy);
   }
 
   /** Parsed rules of the named policies that exist (a token may name a policy that was deleted). */
@@ -55,7 +61,7 @@ export class AclPolicies {
       const stored: AclPolicy = { ...content, JobACL: null, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
       result = stored;
       return {
-        items: [{ Put: { Item: { pk: POLICY_PK, sk: input.Name, ...stored } } }],
+        items: [{ Put: { Item: this.state.store.signed(policyKind, { pk: POLICY_PK, sk: input.Name, ...stored }) } }],
         tables: ['acl_policy'],
         events: [policyEvent('ACLPolicyUpserted', stored)],
       };

@@ -6,10 +6,14 @@ import { badRequest, notFound } from '../../../lib/errors.ts';
 import { uuid } from '../../../lib/random.ts';
 import { ROLE_NAME_PK, ROLE_PK } from '../../keys.ts';
 import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
 import { sameContent, withoutKeys } from '../common.ts';
 import { shown, validRoleName, validUuid } from '../identifiers.ts';
 import type { AclPolicies } from '../policies/store.ts';
 import { type AclRole, type RoleContent, roleEvent, validateRole } from './model.ts';
+
+/** A role item is authenticated whole (`storage/item-mac.ts`): a forged or moved one does not exist. */
+const roleKind = itemKind('scheduler-acl-role');
 
 export class AclRoles {
   constructor(
@@ -20,17 +24,21 @@ export class AclRoles {
   /** The role of that ID; an ID that is not a UUID finds none (no role has one, and it might not fit a key). */
   async get(id: string): Promise<AclRole | undefined> {
     if (!validUuid.test(id)) return undefined;
-    return withoutKeys<AclRole>(await this.state.store.get(ROLE_PK, id));
+    return withoutKeys<AclRole>(await this.state.store.getVerified(roleKind, ROLE_PK, id));
   }
 
   async getByName(name: string): Promise<AclRole | undefined> {
     if (!validRoleName.test(name)) return undefined;
     const link = await this.state.store.get(ROLE_NAME_PK, name);
-    return link ? this.get(link.id as string) : undefined;
+    // The name link is not authenticated; the role is, and must carry this name back.
+    const role = link ? await this.get(link.id as string) : undefined;
+    return role?.Name === name ? role : undefined;
   }
 
   async list(): Promise<AclRole[]> {
-    return (await this.state.store.prefix(ROLE_PK, '')).map((item) => withoutKeys<AclRole>(item) as AclRole);
+    return (await this.state.store.prefix(ROLE_PK, ''))
+      .filter((item) => this.state.store.verified(roleKind, item))
+      .map((item) => withoutKeys<AclRole>(item) as AclRole);
   }
 
   /**
@@ -62,7 +70,7 @@ export class AclRoles {
           items: [
             {
               Put: {
-                Item: { pk: ROLE_PK, sk: roleId, ...stored },
+                Item: this.state.store.signed(roleKind, { pk: ROLE_PK, sk: roleId, ...stored }),
                 ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
                 ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
               },

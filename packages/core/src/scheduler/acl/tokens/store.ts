@@ -7,6 +7,7 @@ import { formatDuration } from '../../../lib/duration.ts';
 import { badRequest, DomainError, notFound, permissionDenied } from '../../../lib/errors.ts';
 import { uuid } from '../../../lib/random.ts';
 import { dueKey, ttlBackstop } from '../../../storage/due.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
 import type { TransactItem } from '../../../storage/store.ts';
 import { BOOTSTRAP_SK, META_PK, SECRET_PK, TOKEN_EXPIRY_QUEUE, TOKEN_PK } from '../../keys.ts';
 import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
@@ -26,6 +27,9 @@ import {
   view,
 } from './model.ts';
 
+/** A token item is authenticated (`storage/item-mac.ts`), all but its place in the expiry queue. */
+const tokenKind = itemKind('scheduler-acl-token', ['duePk', 'dueSk', 'expiresAt']);
+
 export class AclTokens {
   constructor(
     private readonly state: SchedulerState,
@@ -36,17 +40,22 @@ export class AclTokens {
   /** The token of an accessor ID; an ID that is not a UUID finds none. */
   async get(accessor: string): Promise<StoredToken | undefined> {
     if (!validUuid.test(accessor)) return undefined;
-    return withoutKeys<StoredToken>(await this.state.store.get(TOKEN_PK, accessor));
+    return withoutKeys<StoredToken>(await this.state.store.getVerified(tokenKind, TOKEN_PK, accessor));
   }
 
   async list(): Promise<StoredToken[]> {
-    return (await this.state.store.prefix(TOKEN_PK, '')).map((item) => withoutKeys<StoredToken>(item) as StoredToken);
+    return (await this.state.store.prefix(TOKEN_PK, ''))
+      .filter((item) => this.state.store.verified(tokenKind, item))
+      .map((item) => withoutKeys<StoredToken>(item) as StoredToken);
   }
 
   /** The token of a secret; an expired token is deleted and refused. */
   async bySecret(secret: string): Promise<StoredToken> {
-    const link = await this.state.store.get(SECRET_PK, this.hash(secret));
-    const token = link ? await this.get(link.accessor as string) : undefined;
+    const hash = this.hash(secret);
+    const link = await this.state.store.get(SECRET_PK, hash);
+    const found = link ? await this.get(link.accessor as string) : undefined;
+    // The secret's link is not authenticated; the token is, and must carry this secret's hash back.
+    const token = found?.SecretHash === hash ? found : undefined;
     if (!token) throw permissionDenied('ACL token not found');
     if (this.expired(token)) {
       await this.delete(token.AccessorID).catch(() => undefined);
@@ -123,7 +132,7 @@ export class AclTokens {
       const queue = expiry !== undefined ? { duePk: TOKEN_EXPIRY_QUEUE, dueSk: dueKey(expiry, accessor) } : {};
       return {
         items: [
-          { Put: { Item: { pk: TOKEN_PK, sk: accessor, ...stored, ...queue }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { Item: this.state.store.signed(tokenKind, { pk: TOKEN_PK, sk: accessor, ...stored, ...queue }), ConditionExpression: 'attribute_not_exists(pk)' } },
           {
             Put: {
               Item: { pk: SECRET_PK, sk: stored.SecretHash, accessor, ...(expiry !== undefined ? { expiresAt: ttlBackstop(expiry) } : {}) },
@@ -181,10 +190,19 @@ export class AclTokens {
           {
             Update: {
               Key: { pk: TOKEN_PK, sk: accessor },
-              UpdateExpression: 'SET #n = :n, #t = :t, Policies = :p, #r = :r, #h = :h, ModifyIndex = :i',
+              // The item becomes exactly `stored` (the commit is index-guarded, so nothing changed it since the read): its MAC with it.
+              UpdateExpression: 'SET #n = :n, #t = :t, Policies = :p, #r = :r, #h = :h, ModifyIndex = :i, mac = :mac',
               ConditionExpression: 'attribute_exists(pk)',
               ExpressionAttributeNames: { '#n': 'Name', '#t': 'Type', '#r': 'Roles', '#h': 'Hash' },
-              ExpressionAttributeValues: { ':n': content.Name, ':t': content.Type, ':p': content.Policies, ':r': content.Roles, ':h': stored.Hash, ':i': index },
+              ExpressionAttributeValues: {
+                ':n': content.Name,
+                ':t': content.Type,
+                ':p': content.Policies,
+                ':r': content.Roles,
+                ':h': stored.Hash,
+                ':i': index,
+                ':mac': this.state.store.macOf(tokenKind, { pk: TOKEN_PK, sk: accessor, ...stored }),
+              },
             },
           },
         ],

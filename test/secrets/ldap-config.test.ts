@@ -255,27 +255,27 @@ describe('ldap config and root rotation (real slapd)', () => {
 
   it('tries each url in order on connection errors', async () => {
     const dead = `ldap://127.0.0.1:${await freePort()}`;
-    await e.call('POST', 'config', { url: `${dead},${e.slapd.url}` });
+    await e.call('POST', 'config', { url: `${dead},${e.slapd.url}`, bindpass: await e.storedPassword('config') });
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
     await currentRootPassword();
-    await e.call('POST', 'config', { url: dead });
+    await e.call('POST', 'config', { url: dead, bindpass: await e.storedPassword('config') });
     const down = await e.call('POST', 'rotate-root');
     expect(down.status).toBe(502);
     expect(down.body.errors[0]).toContain(dead);
     expect((await e.item('config'))?.pending).toBeUndefined();
-    await e.call('POST', 'config', { url: e.slapd.url });
+    await e.call('POST', 'config', { url: e.slapd.url, bindpass: await e.storedPassword('config') });
     await currentRootPassword();
   });
 
   it('connects with StartTLS and LDAPS, verifying the server with the configured CA', async () => {
-    await e.call('POST', 'config', { starttls: true, certificate: e.slapd.caCert });
+    await e.call('POST', 'config', { starttls: true, certificate: e.slapd.caCert, bindpass: await e.storedPassword('config') });
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
     await currentRootPassword();
 
-    await e.call('POST', 'config', { starttls: true, certificate: '' });
+    await e.call('POST', 'config', { starttls: true, certificate: '', bindpass: await e.storedPassword('config') });
     const untrusted = await e.call('POST', 'rotate-root');
     expect(untrusted.status).toBe(502);
-    await e.call('POST', 'config', { insecure_tls: true });
+    await e.call('POST', 'config', { insecure_tls: true, bindpass: await e.storedPassword('config') });
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
 
     await e.call('POST', 'config', {
@@ -286,6 +286,7 @@ describe('ldap config and root rotation (real slapd)', () => {
       client_tls_cert: e.slapd.clientCert,
       client_tls_key: e.slapd.clientKey,
       tls_max_version: 'tls13',
+      bindpass: await e.storedPassword('config'),
     });
     const read = await e.call('GET', 'config');
     expect(read.body.data.client_tls_cert).toBe(e.slapd.clientCert);
@@ -293,7 +294,7 @@ describe('ldap config and root rotation (real slapd)', () => {
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
     await currentRootPassword();
 
-    await e.call('POST', 'config', { url: e.slapd.url, starttls: false, certificate: '', client_tls_cert: '', client_tls_key: '', tls_max_version: 'tls12' });
+    await e.call('POST', 'config', { url: e.slapd.url, starttls: false, certificate: '', client_tls_cert: '', client_tls_key: '', tls_max_version: 'tls12', bindpass: await e.storedPassword('config') });
   });
 
   it('rotates the root password automatically on its period and on its schedule', async () => {
@@ -436,9 +437,9 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
       expect(reply.status, url).toBe(400);
       expect(reply.body.errors[0]).toContain('"url"');
     }
-    expect((await e.call('POST', 'config', { url: `${e.slapd.url}, ${e.slapd.ldapsUrl}` })).status).toBe(204);
+    expect((await e.call('POST', 'config', { url: `${e.slapd.url}, ${e.slapd.ldapsUrl}`, bindpass: await e.storedPassword('config') })).status).toBe(204);
     expect((await e.call('GET', 'config')).body.data.url).toBe(`${e.slapd.url}, ${e.slapd.ldapsUrl}`);
-    expect((await e.call('POST', 'config', { url: e.slapd.url })).status).toBe(204);
+    expect((await e.call('POST', 'config', { url: e.slapd.url, bindpass: await e.storedPassword('config') })).status).toBe(204);
   });
 
   it('bounds "length" with a 400 naming it', async () => {
@@ -461,7 +462,7 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
 
   it('logs every 502 with the request id of the request that answered it', async () => {
     const closed = await freePort();
-    expect((await e.call('POST', 'config', { url: `ldap://127.0.0.1:${closed}` })).status).toBe(204);
+    expect((await e.call('POST', 'config', { url: `ldap://127.0.0.1:${closed}`, bindpass: await e.storedPassword('config') })).status).toBe(204);
     lines.length = 0;
     const reply = await e.call('POST', 'static-role/unreachable', { username: 'alice', rotation_period: '1h' });
     expect(reply.status).toBe(502);
@@ -470,6 +471,6 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
     const failure = lines.find((line) => line.level === 'error' && line.requestId === request?.requestId);
     expect(failure).toMatchObject({ status: 502, error: reply.body.errors[0] });
     expect(String(failure?.error)).toContain('ECONNREFUSED');
-    expect((await e.call('POST', 'config', { url: e.slapd.url })).status).toBe(204);
+    expect((await e.call('POST', 'config', { url: e.slapd.url, bindpass: await e.storedPassword('config') })).status).toBe(204);
   });
 });

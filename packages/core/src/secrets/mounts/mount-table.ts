@@ -4,6 +4,7 @@ import { randomBase62, uuid } from '../../lib/random.ts';
 import { allShards, shardKey } from '../../storage/due.ts';
 import { itemKind } from '../../storage/item-mac.ts';
 import { ConditionFailed, type Store, type TransactItem } from '../../storage/store.ts';
+import { refuseOperatorOptions } from './operator-settings.ts';
 
 export type MountTableName = 'secret' | 'auth';
 
@@ -181,6 +182,7 @@ export class MountTable {
     settings: { type: string; description?: string; config?: Partial<MountConfig>; options?: Record<string, string>; local?: boolean; sealWrap?: boolean },
   ): Promise<MountEntry> {
     const path = fullPath(table, normaliseMountPath(relativePath));
+    refuseOperatorOptions(settings.options);
     if (table === 'secret' && reservedPrefixes.some((prefix) => path.startsWith(prefix))) {
       throw badRequest(`cannot mount at "${relativePath}": the path is reserved`);
     }
@@ -226,6 +228,7 @@ export class MountTable {
 
   async tune(entry: MountEntry, changes: Partial<MountConfig> & { description?: string; options?: Record<string, string> }): Promise<MountEntry> {
     if (entry.builtin) throw badRequest(`cannot tune the built-in mount ${entry.path}`);
+    refuseOperatorOptions(changes.options);
     const config = { ...entry.config, ...definedOnly({ defaultLeaseTtl: changes.defaultLeaseTtl, maxLeaseTtl: changes.maxLeaseTtl }) };
     checkTtls(config);
     const updated: MountEntry = {

@@ -64,6 +64,8 @@ const fields = z.object({
 type Fields = z.output<typeof fields>;
 
 const rotationFields = ['rotation_period', 'rotation_schedule', 'rotation_window', 'disable_automated_rotation'] as const;
+/** The settings that decide where the bind password is sent and how the directory is verified on the way. */
+const destinationFields = ['url', 'starttls', 'insecure_tls', 'certificate', 'tls_min_version'] as const;
 
 export const configPaths: PathSpec[] = [
   path({
@@ -111,6 +113,12 @@ async function write(request: Request<Fields>) {
   if (sent.rotation_schedule) merged.rotation_period = 0;
   validate(merged, sent);
   if (!item?.password && !bindpass) throw badRequest('missing "bindpass": the password of "binddn" is required');
+  // The stored bind password goes only to the directory, and over the channel, it was given for: a write that
+  // changes either must carry the password again (issue 23 §3; docs/operator-settings.md).
+  const moved = item ? destinationFields.filter((field) => merged[field] !== stored[field]) : [];
+  if (moved.length > 0 && !bindpass) {
+    throw badRequest(`"bindpass" is required when ${moved.map((field) => `"${field}"`).join(', ')} changes: the stored bind password is sent only where it was given for`);
+  }
   if (clientKey) {
     try {
       createPrivateKey(clientKey);

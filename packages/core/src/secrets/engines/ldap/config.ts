@@ -5,6 +5,8 @@ import { badRequest } from '../../../lib/errors.ts';
 import { maxPolicyLength } from '../../../lib/password.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { bool, duration, integer } from '../../framework/fields.ts';
+import type { MountStorage } from '../../mounts/mount-storage.ts';
+import { bindIdentity, canBind, timeouts } from './client.ts';
 import { type ConfigValue, configDefaults, configKey, defaultPasswordLength, directoryConfig, loadConfigItem, tlsVersionNames } from './config-model.ts';
 import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
@@ -112,6 +114,8 @@ async function write(request: Request<Fields>) {
   if (sent.rotation_period) merged.rotation_schedule = '';
   if (sent.rotation_schedule) merged.rotation_period = 0;
   validate(merged, sent);
+  // An empty password is no password: every later directory call would fail with 502 (issue 24).
+  if (bindpass === '') throw badRequest('invalid "bindpass": must not be empty; it is the password of "binddn"');
   if (!item?.password && !bindpass) throw badRequest('missing "bindpass": the password of "binddn" is required');
   // The stored bind password goes only to the directory, and over the channel, it was given for: a write that
   // changes either must carry the password again (issue 23 §3; docs/operator-settings.md).
@@ -147,8 +151,36 @@ async function write(request: Request<Fields>) {
   }
   const { UpdateExpression, ...names } = updateExpression(set, remove);
   await storage.update(configKey, UpdateExpression, names);
-  return undefined;
+  const reaches = bindpass !== undefined || bindFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
+  const warning = reaches ? await bindWarning(storage) : undefined;
+  return warning ? { warnings: [warning] } : undefined;
 }
+
+/** The fields that decide whether the engine's bind works: a write that changes one is checked against the directory. */
+const bindFields = ['binddn', 'url', 'upndomain', 'certificate', 'insecure_tls', 'starttls', 'client_tls_cert'] as const;
+
+/**
+ * A config the directory refuses is kept (it may be fixed in the directory next), but said so, as Vault's engines
+ * warn on a failed connection check: a warning when the directory answers and refuses the bind. A directory that
+ * cannot be reached within a few seconds is not checked (nothing is known yet).
+ */
+async function bindWarning(storage: MountStorage): Promise<string | undefined> {
+  const item = await loadConfigItem(storage);
+  if (!item) return undefined;
+  const config = directoryConfig(storage, item);
+  const { connectMs } = timeouts(config);
+  const seconds = Math.min(Math.ceil(connectMs / 1000), bindCheckSeconds);
+  const quick = { ...config, fields: { ...config.fields, connection_timeout: seconds, request_timeout: seconds } };
+  try {
+    if (await canBind(quick, bindIdentity(config), config.bindpass)) return undefined;
+  } catch {
+    return undefined;
+  }
+  return `the directory refused to bind as "${bindIdentity(config)}" with this "bindpass" (invalid credentials): every call to the directory will fail until "binddn" or "bindpass" is corrected`;
+}
+
+/** The longest a config write waits for the directory to answer its bind check. */
+const bindCheckSeconds = 5;
 
 function validate(merged: ConfigValue, sent: Partial<ConfigValue>): void {
   if (!merged.binddn) throw badRequest('missing "binddn": the DN the engine binds as is required');

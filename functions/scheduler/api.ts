@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { handle, type LambdaEvent } from 'hono/aws-lambda';
+import { canonicalPath } from '@keyhaven/core/lib/request-path.ts';
 import { refusal, refusesOverHttp } from '../refuse-first-tokens.ts';
 import { schedulerApp } from './app.ts';
 
@@ -11,8 +12,13 @@ const http = handle(schedulerApp({ maxQueryWaitSeconds: 25 }));
 
 /** `POST /v1/acl/bootstrap` is refused when the management token was made at deploy time (see functions/secrets/app.ts). */
 export const handler = async (event: APIGatewayProxyEventV2, context?: Context) => {
-  const { method, path } = event.requestContext.http;
-  const refusedFor = refusesOverHttp(path, method, /^\/v1\/acl\/bootstrap\/?$/);
+  const { method } = event.requestContext.http;
+  // The path as the app will route it (`%62ootstrap` is `bootstrap`); a path the app refuses is refused there.
+  const refusedFor = refusesOverHttp(
+    canonicalPath(event.rawPath ?? event.requestContext.http.path).decoded ?? '',
+    method,
+    /^\/v1\/acl\/bootstrap\/?$/,
+  );
   if (refusedFor) return refusal('acl/bootstrap', refusedFor, 'text');
   return http(event as unknown as LambdaEvent, context);
 };

@@ -1,3 +1,4 @@
+import { clientIpFrom, trustedProxiesFromEnvironment } from '@keyhaven/core/lib/client-ip.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import { createSchedulerApp } from '@keyhaven/core/scheduler/scheduler-app.ts';
@@ -22,13 +23,12 @@ export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSecond
 }
 
 /**
- * Behind the scheduler's CloudFront distribution the connection comes from a CloudFront edge (`sourceIp`).
- * CloudFront appends the viewer's address to `X-Forwarded-For` and API Gateway appends the edge's, so the
- * caller is the last entry before the edge; earlier entries are whatever the client sent and can be forged.
+ * Behind the scheduler's CloudFront distribution the connection comes from a CloudFront edge (`sourceIp`), and
+ * CloudFront appends the viewer's address to `X-Forwarded-For`. But the API URL can also be called directly, with
+ * any `X-Forwarded-For`: the header is believed only when `sourceIp` is a proxy the operator trusts
+ * (`KEYHAVEN_TRUSTED_PROXIES`, e.g. CloudFront's origin-facing ranges), by the one rule both services use
+ * (`lib/client-ip.ts`); otherwise the caller is `sourceIp`.
  */
-export function clientIpOf(event: APIGatewayProxyEventV2 | undefined): string {
-  const sourceIp = event?.requestContext?.http?.sourceIp ?? '';
-  const hops = (event?.headers?.['x-forwarded-for'] ?? '').split(',').map((hop) => hop.trim()).filter(Boolean);
-  if (hops.at(-1) === sourceIp) hops.pop();
-  return hops.at(-1) ?? sourceIp;
+export function clientIpOf(event: APIGatewayProxyEventV2 | undefined, trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env)): string {
+  return clientIpFrom(event?.requestContext?.http?.sourceIp ?? '', event?.headers?.['x-forwarded-for'], trustedProxies);
 }

@@ -3,6 +3,7 @@ import { answerEngineRequest } from '@keyhaven/core/engine-requests.ts';
 import { secretsRegionsFromEnvironment } from '@keyhaven/core/http/forward-writes.ts';
 import { secretsFront } from '@keyhaven/core/http/secrets-front.ts';
 import { secretsLambda } from '@keyhaven/core/http/secrets-lambda.ts';
+import { canonicalPath } from '@keyhaven/core/lib/request-path.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import type { Backend } from '@keyhaven/core/secrets/framework/backend.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -26,7 +27,9 @@ export function secretsHandler(backends: Backend[]) {
   const serve = secretsLambda(secretsFront({ core, regions: secretsRegionsFromEnvironment(process.env) }));
   return async (event: APIGatewayProxyEventV2 | EngineEvent) => {
     const http = (event as Partial<APIGatewayProxyEventV2>).requestContext?.http;
-    const refusedFor = http && refusesOverHttp(http.path, http.method, /^\/v1\/sys\/init\/?$/);
+    // The path as the front will route it (`%69nit` is `init`); a path the front refuses is refused there.
+    const sent = (event as Partial<APIGatewayProxyEventV2>).rawPath ?? http?.path ?? '';
+    const refusedFor = http && refusesOverHttp(canonicalPath(sent).decoded ?? '', http.method, /^\/v1\/sys\/init\/?$/);
     if (refusedFor) return refusal('sys/init', refusedFor, 'json');
     if (isEngineEvent(event)) {
       // A failure is thrown: the caller sees the function's error and answers 502, the leases stay queued.

@@ -47,18 +47,24 @@ describe('functions/scheduler/* and functions/jobs/* with their real event shape
     expect(typeof denied.body).toBe('string');
   });
 
-  it('scheduler client address: the first X-Forwarded-For entry behind CloudFront, else the connection', async () => {
+  it('scheduler client address: X-Forwarded-For only from a trusted proxy (CloudFront), else the connection', async () => {
     const { clientIpOf } = await import('../../functions/scheduler/app.ts');
+    const cloudFront = ['130.176.0.0/16'];
     const viaCloudFront = httpApiEvent('GET', '/v1/acl/token/self', { headers: { 'x-forwarded-for': '203.0.113.9, 130.176.1.10' } });
     viaCloudFront.requestContext.http.sourceIp = '130.176.1.10';
-    expect(clientIpOf(viaCloudFront)).toBe('203.0.113.9');
+    expect(clientIpOf(viaCloudFront, cloudFront)).toBe('203.0.113.9');
+    // Without trusted proxies configured the header is never read, even from CloudFront's address.
+    expect(clientIpOf(viaCloudFront, [])).toBe('130.176.1.10');
     const forged = httpApiEvent('GET', '/v1/acl/token/self', { headers: { 'x-forwarded-for': '10.0.0.1, 203.0.113.9, 130.176.1.10' } });
     forged.requestContext.http.sourceIp = '130.176.1.10';
-    expect(clientIpOf(forged)).toBe('203.0.113.9');
+    expect(clientIpOf(forged, cloudFront)).toBe('203.0.113.9');
+    // Anyone calling the API URL directly may send X-Forwarded-For: it names nobody.
+    const directForged = httpApiEvent('GET', '/v1/acl/token/self', { headers: { 'x-forwarded-for': '10.0.0.1' } });
+    expect(clientIpOf(directForged, cloudFront)).toBe('198.51.100.7');
     const direct = httpApiEvent('GET', '/v1/acl/token/self');
     delete direct.headers['x-forwarded-for'];
-    expect(clientIpOf(direct)).toBe('198.51.100.7');
-    expect(clientIpOf(undefined)).toBe('');
+    expect(clientIpOf(direct, cloudFront)).toBe('198.51.100.7');
+    expect(clientIpOf(undefined, cloudFront)).toBe('');
   });
 
   it('scheduler event stream: streams NDJSON through the response stream and ends before its time limit', async () => {

@@ -70,11 +70,16 @@ describe('the secrets Lambda adapter (API Gateway HTTP API, payload 2.0)', () =>
     expect(list.json.data).toEqual(viaApp.body.data);
   });
 
-  it('takes the path as sent: an encoded slash is part of the name, a malformed escape is a 400 naming it', async () => {
-    await h.call('PUT', '/v1/kv/a%2Fb', { token: h.rootToken, body: { v: '1' } });
-    const read = await invoke('GET', '/v1/kv/a%2Fb', { headers: { 'x-vault-token': h.rootToken } });
+  it('takes the path as sent: an escape is decoded, an encoded slash and a malformed escape are 400s naming them', async () => {
+    await h.call('PUT', '/v1/kv/a%20b', { token: h.rootToken, body: { v: '1' } });
+    const read = await invoke('GET', '/v1/kv/a%20b', { headers: { 'x-vault-token': h.rootToken } });
     expect(read.statusCode).toBe(200);
     expect(read.json.data).toEqual({ v: '1' });
+    // One canonical path (issue 23 §1): a name cannot hold a slash, so `a%2Fb` is refused on both adapters.
+    const slash = await invoke('GET', '/v1/kv/a%2Fb', { headers: { 'x-vault-token': h.rootToken } });
+    expect(slash.statusCode).toBe(400);
+    expect(slash.json.errors[0]).toContain('encoded slash');
+    expect((await h.call('PUT', '/v1/kv/a%2Fb', { token: h.rootToken, body: { v: '1' } })).status).toBe(400);
     const malformed = await invoke('GET', '/v1/kv/%E0%A4%A', { headers: { 'x-vault-token': h.rootToken } });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json.errors[0]).toContain('malformed percent-encoding');

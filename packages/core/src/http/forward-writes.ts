@@ -13,6 +13,7 @@
  */
 import type { Core } from '../core.ts';
 import { tokenFromHeaders } from '../secrets/tokens/caller.ts';
+import { forwardTarget } from '../lib/request-path.ts';
 import { type HttpReply, type HttpRequest, jsonReply } from './http-exchange.ts';
 
 export interface SecretsRegionOptions {
@@ -68,7 +69,9 @@ export async function forwardIfWrite(options: SecretsRegionOptions, core: Core, 
   if (!options.authoritativeUrl) {
     return jsonReply(503, { errors: [`${reason}: it must go to region ${options.authoritativeRegion}, and no URL is configured for it`] });
   }
-  const target = new URL(request.path + request.search, options.authoritativeUrl);
+  // Concatenated, never resolved (`//host/...` would be another host): the canonical path on the configured URL.
+  const target = forwardTarget(options.authoritativeUrl, request.path, request.search);
+  if (!target) return jsonReply(400, { errors: [`the path ${JSON.stringify(request.path)} cannot be forwarded: it must begin with one "/"`] });
   const headers = new Headers();
   for (const name of forwardedHeaders) {
     const value = request.headers.get(name);

@@ -1,6 +1,8 @@
 import { Hono } from 'hono';
 import type { Core } from '../core.ts';
 import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
+import { sentPath } from '../lib/request-path.ts';
+import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import { type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
 import { secretsFront } from './secrets-front.ts';
 
@@ -11,6 +13,8 @@ export interface SecretsAppOptions {
   clientIp: (env: unknown) => string;
   /** Regions (`forward-writes.ts`); default from the environment (`KEYHAVEN_REGION`…), else one region. */
   regions?: SecretsRegionOptions;
+  /** Proxies whose `X-Forwarded-For` is believed (`client-ip.ts`); default `KEYHAVEN_TRUSTED_PROXIES`, else none. */
+  trustedProxies?: readonly string[];
 }
 
 /**
@@ -19,19 +23,26 @@ export interface SecretsAppOptions {
  */
 export function createSecretsApp(options: SecretsAppOptions): Hono {
   const app = new Hono();
-  const front = secretsFront({ core: options.core, regions: options.regions ?? secretsRegionsFromEnvironment(process.env) });
+  const front = secretsFront({
+    core: options.core,
+    regions: options.regions ?? secretsRegionsFromEnvironment(process.env),
+  });
+  const trustedProxies = options.trustedProxies ?? trustedProxiesFromEnvironment(process.env);
   app.all('*', async (c) => {
+    const isRead = readMethods.has(c.req.method.toUpperCase());
     const tooLong = Number(c.req.header('content-length') ?? 0) > maxBodyBytes;
     const url = c.req.url;
     const queryAt = url.indexOf('?');
-    const body = tooLong ? undefined : await readBody(c.req.raw, maxBodyBytes);
+    // A read is its query: its body is not even read (the front would drop it).
+    const body = isRead ? '' : tooLong ? undefined : await readBody(c.req.raw, maxBodyBytes);
     const reply = await front({
       method: c.req.method,
-      path: url.slice(url.indexOf('/', url.indexOf('//') + 2), queryAt === -1 ? undefined : queryAt),
+      // As sent: the URL parser behind `c.req.url` would already have resolved `..` and turned `\` into `/`.
+      path: sentPath(c.env, queryAt === -1 ? url : url.slice(0, queryAt)),
       search: queryAt === -1 ? '' : url.slice(queryAt),
       headers: c.req.raw.headers,
       body,
-      clientIp: options.clientIp(c.env),
+      clientIp: clientIpFrom(options.clientIp(c.env), c.req.header('x-forwarded-for'), trustedProxies),
     });
     // A refused body was left unread, and would be taken for the next request on a kept-alive connection (issue
     // 24): the 413 closes the connection, and a pooling client opens a new one for its next request.
@@ -40,6 +51,8 @@ export function createSecretsApp(options: SecretsAppOptions): Hono {
   });
   return app;
 }
+
+const readMethods = new Set(['GET', 'HEAD', 'LIST']);
 
 /**
  * The body as text, or undefined once it passes `limit` bytes: a chunked upload without a Content-Length is

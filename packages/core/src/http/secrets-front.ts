@@ -2,6 +2,7 @@ import type { Core } from '../core.ts';
 import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
 import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
+import { canonicalPath } from '../lib/request-path.ts';
 import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
 import { type HttpReply, type HttpRequest, jsonReply } from './http-exchange.ts';
 
@@ -30,16 +31,18 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
     return pipeline;
   };
   const answer = async (request: HttpRequest): Promise<HttpReply> => {
-    let refusal: DomainError | undefined = request.body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
-    let path = request.path;
-    try {
-      path = decodeURIComponent(request.path);
-    } catch {
-      refusal ??= badRequest('malformed percent-encoding in the URL path');
-    }
-    // What this region refuses is not forwarded (an oversized body would go on empty).
-    if (options.regions && !refusal) {
-      const forwarded = await forwardIfWrite(options.regions, await options.core(), request);
+    // A read is its query (issue 23 §4): no read handler is given a body, so the parameter constraints checked on
+    // the query are all a read's input. Vault ignores a GET's body too; an oversized one is not read, not refused.
+    const isRead = readMethods.has(request.method.toUpperCase());
+    const body = isRead ? '' : request.body;
+    let refusal: DomainError | undefined = body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
+    // One canonical path (`canonical-path.ts`): what is authorised, routed, stored under and forwarded.
+    const canonical = canonicalPath(request.path);
+    if (canonical.problem !== undefined) refusal ??= badRequest(canonical.problem);
+    const path = canonical.decoded ?? request.path;
+    // What this region refuses is not forwarded (an oversized body would go on empty, `//host` is another origin).
+    if (options.regions && !refusal && canonical.encoded !== undefined) {
+      const forwarded = await forwardIfWrite(options.regions, await options.core(), { ...request, path: canonical.encoded, body });
       if (forwarded) return forwarded;
     }
     const ready = await getPipeline();
@@ -48,7 +51,7 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
       path,
       query: queryOf(request.search),
       headers: request.headers,
-      body: request.body ?? '',
+      body: body ?? '',
       clientIp: request.clientIp,
       ...(refusal ? { refusal } : {}),
     });
@@ -60,11 +63,18 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
       return await answer(request);
     } catch (error) {
       // Only a core that cannot be built (its table or KMS unreachable) gets here: the pipeline answers all else.
-      failureLog.error('request failed before the pipeline', { error: error instanceof Error ? error.message : String(error) });
-      return jsonReply(500, { errors: ['internal error: the service is not ready'] });
+      failureLog.error('request failed before the pipeline', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return jsonReply(500, {
+        errors: ['internal error: the service is not ready'],
+      });
     }
   };
 }
+
+/** The methods that only read: GET (also `?list=true`), HEAD and LIST. */
+const readMethods = new Set(['GET', 'HEAD', 'LIST']);
 
 const failureLog = jsonLogger((line) => process.stderr.write(`${line}\n`));
 

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { lowerCaseHeaders } from '../lib/request-headers.ts';
 import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
+import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import type { SecretsFront } from './secrets-front.ts';
 
 /**
@@ -9,7 +10,7 @@ import type { SecretsFront } from './secrets-front.ts';
  * (they cost more CPU than the rest of a batch-token login; see test/bench/jwt-login.bench.ts). The node server's
  * Hono app (`secrets-app.ts`) hands `secretsFront` the same request.
  */
-export function secretsLambda(front: SecretsFront) {
+export function secretsLambda(front: SecretsFront, trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env)) {
   return async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const body = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
     const reply = await front({
@@ -18,8 +19,18 @@ export function secretsLambda(front: SecretsFront) {
       search: event.rawQueryString ? `?${event.rawQueryString}` : '',
       headers: lowerCaseHeaders(event.headers),
       body: Buffer.byteLength(body) > maxBodyBytes ? undefined : body,
-      clientIp: event.requestContext.http.sourceIp ?? '',
+      // API Gateway's address of the caller; `X-Forwarded-For` only from a proxy the operator trusts (`client-ip.ts`).
+      clientIp: clientIpFrom(
+        event.requestContext.http.sourceIp ?? '',
+        event.headers?.['x-forwarded-for'] ?? event.headers?.['X-Forwarded-For'],
+        trustedProxies,
+      ),
     });
-    return { statusCode: reply.status, headers: reply.headers, body: reply.body ?? '', isBase64Encoded: false };
+    return {
+      statusCode: reply.status,
+      headers: reply.headers,
+      body: reply.body ?? '',
+      isBase64Encoded: false,
+    };
   };
 }

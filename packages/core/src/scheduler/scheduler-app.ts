@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Core } from '../core.ts';
+import { canonicalPath, sentPath } from '../lib/request-path.ts';
 import { authMethodRoutes } from './acl/auth-methods/routes.ts';
 import { bindingRuleRoutes } from './acl/binding-rules/routes.ts';
 import { loginRoutes } from './acl/login-routes.ts';
@@ -66,6 +67,16 @@ export function createSchedulerApp(options: SchedulerAppOptions): Hono<Scheduler
   };
 
   mountRoutes(app, [healthRoute]);
+  // One canonical path, before anything routes, forwards or audits (`lib/request-path.ts`): `//`, `%2F`, a
+  // backslash, `.`/`..` and a trailing `/` are refused with 400 naming the problem, so the path a row matched is the
+  // path as sent, and write forwarding never sees `//host`.
+  app.use('*', async (c, next) => {
+    const sent = sentPath(c.env, c.req.url);
+    const canonical = canonicalPath(sent);
+    if (canonical.problem !== undefined) return c.text(canonical.problem, 400);
+    if (canonical.encoded !== sent) return c.text('a trailing "/" in the URL path is not allowed', 400);
+    await next();
+  });
   // Before anything reads the body: a declared length over the limit is refused without reading a byte, and a
   // chunked body is cut off as soon as it passes the limit, instead of being buffered whole.
   app.use(

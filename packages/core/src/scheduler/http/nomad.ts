@@ -13,9 +13,12 @@ export { badRequest, notFound } from '../../lib/errors.ts';
 /** Nomad's refusal of an operation the caller's ACL does not allow: 403 `Permission denied`. */
 export const permissionDenied = () => new DomainError('denied', 'Permission denied');
 
-/** The request body as JSON (an empty body is `{}`), parsed with `schema`; the first problem names its field. */
+/**
+ * The request body as JSON (an empty body is `{}`), parsed with `schema`; the first problem names its field.
+ * A read (GET, HEAD) is its query: its body is never read (issue 23 §4).
+ */
 export async function decodeBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
-  const text = await c.req.text();
+  const text = c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await c.req.text();
   let json: unknown = {};
   if (text.trim() !== '') {
     try {

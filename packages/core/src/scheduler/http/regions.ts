@@ -3,6 +3,7 @@
  * authoritative region with the caller's token; reads are answered from the local (replicated) data.
  */
 import type { MiddlewareHandler } from 'hono';
+import { forwardTarget, sentPath } from '../../lib/request-path.ts';
 
 export interface RegionOptions {
   /** This instance's region (default `global`). */
@@ -24,8 +25,11 @@ export function forwardWrites(options: RegionOptions): MiddlewareHandler {
   return async (c, next) => {
     if (region === authoritative || !writeMethods.has(c.req.method)) return next();
     if (!options.authoritativeUrl) return c.text(`writes go to the authoritative region ${authoritative}, and no URL is configured for it`, 503);
+    // The canonical path (the app refused any other spelling before this), appended to the configured URL: never
+    // resolved against it, where `//host/...` would name another host.
     const url = new URL(c.req.url);
-    const target = new URL(url.pathname + url.search, options.authoritativeUrl);
+    const target = forwardTarget(options.authoritativeUrl, sentPath(c.env, url.origin + url.pathname), url.search);
+    if (!target) return c.text('the request path cannot be forwarded: it must begin with one "/"', 400);
     const headers = new Headers();
     for (const name of forwardedHeaders) {
       const value = c.req.header(name);
@@ -46,6 +50,9 @@ export function forwardWrites(options: RegionOptions): MiddlewareHandler {
     for (const [name, value] of response.headers) {
       if (name.startsWith('x-') || name === 'content-type') out.set(name, value);
     }
-    return new Response(await response.arrayBuffer(), { status: response.status, headers: out });
+    return new Response(await response.arrayBuffer(), {
+      status: response.status,
+      headers: out,
+    });
   };
 }

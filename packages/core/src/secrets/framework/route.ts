@@ -1,4 +1,5 @@
-import { notFound, tooLarge, unsupported } from '../../lib/errors.ts';
+import { badRequest, notFound, tooLarge, unsupported } from '../../lib/errors.ts';
+import { canonicalDecodedPath } from '../../lib/request-path.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { Backend, Operation, PathSpec } from './backend.ts';
 import type { RawRequest } from './raw.ts';
@@ -36,8 +37,12 @@ export class Routes {
 
   /** The mount, path row and operation of a request; a 404, 405 or 413 when there is none or it is too large. */
   async route(raw: RawRequest): Promise<Route> {
-    if (!raw.path.startsWith('/v1/')) throw notFound(`no handler for route "${raw.path}"`);
-    const path = raw.path.slice('/v1/'.length);
+    // The front already made the path canonical (`lib/request-path.ts`); a caller that hands the pipeline a decoded
+    // path itself gets the same rules. `path` is then the only string authorised, routed and captured from.
+    const canonical = canonicalDecodedPath(raw.path);
+    if (canonical.problem !== undefined) throw badRequest(canonical.problem);
+    if (!canonical.decoded.startsWith('/v1/')) throw notFound(`no handler for route "${raw.path}"`);
+    const path = canonical.decoded.slice('/v1/'.length);
     const operation = operationOf(raw.method, raw.query);
     if (Buffer.byteLength(raw.body) > maxBodyBytes) throw tooLarge(`request body larger than ${maxBodyBytes} bytes`);
 
@@ -49,7 +54,15 @@ export class Routes {
     if (matches.length === 0) throw notFound(`unsupported path "${path}"`);
     const matched = matches.find((candidate) => supports(candidate.spec, operation));
     if (!matched) throw unsupported(`unsupported operation ${raw.method} on "${path}"`);
-    return { path, relative, operation, mount, backend, spec: matched.spec, params: matched.params };
+    return {
+      path,
+      relative,
+      operation,
+      mount,
+      backend,
+      spec: matched.spec,
+      params: matched.params,
+    };
   }
 }
 

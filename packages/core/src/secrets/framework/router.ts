@@ -7,7 +7,9 @@ export interface CompiledPath {
 
 /**
  * Turns `role/:name`, `static-role/:name+` and `static-role/:prefix*` into anchored regexes with named
- * groups. A trailing slash is optional everywhere, so `LIST role` and `LIST role/` both work.
+ * groups. The path matched is canonical (`lib/request-path.ts`: no trailing slash, no empty, `.` or `..`
+ * segment), so `LIST role/` arrives as `role`, and a capture is exactly the part of the authorised path it
+ * matched: there is no optional trailing slash for a capture to leave out.
  */
 export function compilePaths(backend: Backend): CompiledPath[] {
   return backend.paths.map((spec) => {
@@ -21,7 +23,7 @@ export function compilePaths(backend: Backend): CompiledPath[] {
       else if (param[2] === '*') regex += index === 0 ? `(?<${param[1]}>.*?)` : `(?:/(?<${param[1]}>.*?))?`;
       else regex += `${separator}(?<${param[1]}>[^/]+)`;
     }
-    return { spec, regex: new RegExp(`^${regex}/?$`, 's') };
+    return { spec, regex: new RegExp(`^${regex}$`, 's') };
   });
 }
 

@@ -10,7 +10,7 @@ import { mountTtls } from '../../mounts/mount-table.ts';
 import { DirectoryError, withDirectory } from './client.ts';
 import { newPassword } from './config-model.ts';
 import { engineContext } from './context.ts';
-import { distinguishedNames, LdifError, parseLdif, runLdif } from './ldif.ts';
+import { distinguishedNames, LdifError, parseLdif, runLdif, unsafeLdifValue } from './ldif.ts';
 import { checkHierarchicalName } from './managed-accounts.ts';
 import { requireDirectoryConfig } from './write-ahead.ts';
 
@@ -192,6 +192,18 @@ async function issueCredentials(request: Request<{ name: string }>) {
   const password = await newPassword(context, config);
   try {
     username = renderTemplate(role.username_template || defaultUsernameTemplate, { RoleName: name, DisplayName: displayName }, clock);
+    // A display name comes from a login's claims: it must not carry new lines (or anything LDIF reads otherwise)
+    // into the directory. Refused, never escaped, so what is written is exactly what the caller is told.
+    // A generated password is only checked for control characters: a policy may well start one with ":".
+    for (const [what, value] of [
+      ['the caller\'s display name', displayName],
+      ['the generated username', username],
+      ['the role name', name],
+      ['the generated password', password],
+    ] as const) {
+      const problem = unsafeLdifValue(value, { checkStart: what !== 'the generated password' });
+      if (problem) throw badRequest(`${what} cannot be written into the role's LDIF: it ${problem}`);
+    }
     const values = templateData(name, displayName, username, password, now, ttl);
     const render = (template: string) => (template ? renderTemplate(template, values, { ...clock, functions: { utf16le } }) : '');
     rendered = {

@@ -186,5 +186,20 @@ export async function runLdif(directory: Directory, entries: LdifEntry[], option
   return failures;
 }
 
+/**
+ * Why `value` cannot be rendered into an LDIF template as it is, or undefined. RFC 2849's SAFE-STRING has no NUL, LF
+ * or CR and does not start with a space, ":" or "<"; a value that breaks this would end its line and start another
+ * attribute or entry, or be read back as base64 or a URL (issue 23 §8). Every other control character (C0, DEL, NEL,
+ * the Unicode line and paragraph separators) is refused too: none belongs in a name.
+ */
+export function unsafeLdifValue(value: string, { checkStart = true } = {}): string | undefined {
+  const control = [...value].find((char) => isControl(char.codePointAt(0) as number));
+  if (control) return `holds the control character U+${(control.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
+  if (checkStart && /^[ :<]/.test(value)) return `starts with ${JSON.stringify(value[0])}, which LDIF would not read back as the same value`;
+  return undefined;
+}
+
+const isControl = (code: number) => code <= 0x1f || code === 0x7f || code === 0x85 || code === 0x2028 || code === 0x2029;
+
 /** The DNs an LDIF touches, in order and without repeats (the `distinguished_names` of dynamic creds). */
 export const distinguishedNames = (entries: LdifEntry[]) => [...new Set(entries.map((entry) => entry.dn))];

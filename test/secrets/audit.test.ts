@@ -6,6 +6,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
+// The operator's opt-in for `prefix` (read when the core starts): without it a prefix is refused (test/attacks/audit-device.test.ts).
+process.env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING = 'true';
+
 // biome-ignore lint/suspicious/noExplicitAny: audit entries are free-form JSON
 type Entry = any;
 const dir = mkdtempSync(path.join(tmpdir(), 'keyhaven-audit-'));

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import {
   DescribeTimeToLiveCommand,
   DynamoDBClient,
   GetItemCommand,
+  ListTablesCommand,
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -229,21 +230,28 @@ describe('startDynamoDbLocal', () => {
     try {
       const first = await startDynamoDbLocal({ dataDir });
       const port = Number(new URL(first.endpoint).port);
-      const firstClient = new DynamoDBClient(localClientConfig(first.endpoint));
+      const firstClient = new DynamoDBClient(localClientConfig(first.endpoint, first.credentials));
       await ensureTable(firstClient, 'persisted');
       await firstClient.send(new PutItemCommand({ TableName: 'persisted', Item: item }));
       firstClient.destroy();
       await first.stop();
 
       const second = await startDynamoDbLocal({ dataDir, port });
-      const secondClient = new DynamoDBClient(localClientConfig(second.endpoint));
+      const secondClient = new DynamoDBClient(localClientConfig(second.endpoint, second.credentials));
+      // Any other access key (the old shared `local` one, a guess) is another, empty database.
+      const strangerClient = new DynamoDBClient(localClientConfig(second.endpoint));
       try {
         expect(second.endpoint).toBe(`http://127.0.0.1:${port}`);
+        expect(second.credentials).toEqual(first.credentials);
+        expect(second.credentials.accessKeyId).not.toBe('local');
+        expect((await stat(join(dataDir, 'access-key'))).mode & 0o777).toBe(0o600);
         const { Item } = await secondClient.send(
           new GetItemCommand({ TableName: 'persisted', Key: { pk: item.pk, sk: item.sk } }),
         );
         expect(Item).toEqual(item);
+        expect((await strangerClient.send(new ListTablesCommand({}))).TableNames).toEqual([]);
       } finally {
+        strangerClient.destroy();
         secondClient.destroy();
         await second.stop();
       }

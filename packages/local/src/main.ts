@@ -30,6 +30,8 @@ try {
     ...(env.KEYHAVEN_TABLE ? { tableName: env.KEYHAVEN_TABLE } : {}),
     secretsPort: port('KEYHAVEN_SECRETS_PORT', 8200),
     schedulerPort: port('KEYHAVEN_SCHEDULER_PORT', 4646),
+    // Both listeners answer this machine only unless the operator names another address (e.g. 0.0.0.0).
+    ...(env.KEYHAVEN_HOST ? { host: env.KEYHAVEN_HOST } : {}),
     ...(env.KEYHAVEN_DEV_ROOT_TOKEN ? { devRootToken: env.KEYHAVEN_DEV_ROOT_TOKEN } : {}),
   });
 } catch (error) {

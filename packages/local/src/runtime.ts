@@ -21,7 +21,7 @@ import {
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
-import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
+import { type DynamoDbLocal, localClientConfig, sharedTestCredentials, startDynamoDbLocal } from './dynamodb-local.ts';
 import { answeringOnShutdown, countCalls, InFlight, unansweredRequests } from './in-flight.ts';
 import { closeGracefully, listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
@@ -37,6 +37,7 @@ export interface LocalOptions {
   tableName?: string;
   secretsPort: number;
   schedulerPort: number;
+  /** The address both listeners bind; default 127.0.0.1 (this machine only). */
   host?: string;
   devRootToken?: string;
   sweepIntervalMs?: number;
@@ -80,7 +81,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   const listeners: Array<{ drained(timeoutMs: number): Promise<void>; close(drained: Promise<unknown>): Promise<void> }> = [];
   const shutdown = new AbortController();
   const tableCalls = new InFlight();
-  const client = new DynamoDBClient(localClientConfig(endpoint));
+  // DynamoDB Local started here keeps its data under this folder's own access key; a given endpoint gets the shared one.
+  const credentials = dynamo?.credentials ?? sharedTestCredentials;
+  const client = new DynamoDBClient(localClientConfig(endpoint, credentials));
   countCalls(client, tableCalls);
   const stopAll = async () => {
     shutdown.abort(); // blocking queries answer now
@@ -143,6 +146,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     );
     const poller: StreamPoller = startStreamPoller({
       endpoint,
+      credentials,
       tableName,
       onChanges: (changes) => onTableChange(core, changes),
       // The local stand-in for the stream consumer's dead-letter queue in AWS.
@@ -154,8 +158,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     return {
       core,
       rootToken,
-      secretsUrl: `http://${host}:${secretsAddress.port}`,
-      schedulerUrl: `http://${host}:${schedulerAddress.port}`,
+      secretsUrl: `http://${urlHost(host)}:${secretsAddress.port}`,
+      schedulerUrl: `http://${urlHost(host)}:${schedulerAddress.port}`,
       stop: stopAll,
     };
   } catch (error) {
@@ -209,3 +213,6 @@ function repeatEvery(intervalMs: number, job: () => Promise<void>, onError: (err
     },
   };
 }
+
+/** An IPv6 address in a URL is bracketed. */
+const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);

@@ -11,10 +11,12 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Item } from '@keyhaven/core/storage/store.ts';
 import type { TableChange } from '@keyhaven/core/table-changes.ts';
-import { localClientConfig } from './dynamodb-local.ts';
+import { type LocalCredentials, localClientConfig } from './dynamodb-local.ts';
 
 export interface StreamPollerOptions {
   endpoint: string;
+  /** The access key the table lives under (DynamoDB Local's, made per data folder); default the shared test key. */
+  credentials?: LocalCredentials;
   tableName: string;
   /** Each batch of changes, in stream order, as the core's `TableChange` (what Lambda's adapter gives it in AWS). */
   onChanges(changes: TableChange[]): Promise<void>;
@@ -75,7 +77,7 @@ interface Batch {
  * dead-letter file, reported once) and the shard goes on after it.
  */
 export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
-  const config = localClientConfig(options.endpoint);
+  const config = localClientConfig(options.endpoint, options.credentials);
   const tables = new DynamoDBClient(config);
   const streams = new DynamoDBStreamsClient(config);
   const intervalMs = options.intervalMs ?? 250;

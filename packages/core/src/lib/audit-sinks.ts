@@ -1,7 +1,9 @@
 import { createSocket } from 'node:dgram';
-import { appendFile, chmod, open } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, realpath } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { hostname } from 'node:os';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { DurationError, parseDuration } from './duration.ts';
 
 /** Options that cannot make a working sink; the message names the option. */
@@ -34,19 +36,55 @@ function fileSink(options: Record<string, string>, stdout: (line: string) => voi
   if (filePath === 'discard') return { write: async () => {}, close() {} };
   if (filePath === 'stdout') return { write: async (line) => stdout(line), close() {} };
   if (!filePath.startsWith('/')) throw badRequest(`"file_path" must be an absolute path, "stdout" or "discard", not "${filePath}"`);
-  const modeText = options.mode ?? '0600';
-  if (!/^0?[0-7]{3}$/.test(modeText)) throw badRequest(`"mode" must be an octal file mode such as "0600", not "${modeText}"`);
-  const mode = Number.parseInt(modeText, 8);
+  const mode = fileMode(options.mode);
   let moded = false;
   return {
     async write(line) {
-      await appendFile(filePath, line, { mode: mode || 0o600 });
-      // Vault sets the mode once when it opens the file; mode "0000" leaves it as it is.
-      if (!moded && mode !== 0) await chmod(filePath, mode);
-      moded = true;
+      // O_NOFOLLOW: a symlink put where the audit file was is never written through.
+      const handle = await open(filePath, appendNoFollow, mode || 0o600);
+      try {
+        await handle.appendFile(line);
+        // Vault sets the mode once when it opens the file; mode "0000" leaves it as it is.
+        if (!moded && mode !== 0) await handle.chmod(mode);
+        moded = true;
+      } finally {
+        await handle.close();
+      }
     },
     close() {},
   };
+}
+
+const appendNoFollow = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * A file device's `mode` (default 0600). An execute bit is refused, as Vault refuses it since CVE-2025-6000 /
+ * HCSEC-2025-14: an audit file whose lines an attacker partly chooses must never become a program.
+ */
+function fileMode(modeText = '0600'): number {
+  if (!/^0?[0-7]{3}$/.test(modeText)) throw badRequest(`"mode" must be an octal file mode such as "0600", not "${modeText}"`);
+  const mode = Number.parseInt(modeText, 8);
+  if ((mode & 0o111) !== 0) throw badRequest(`"mode" must not be executable: "${modeText}" sets an execute bit (use "0600" or "0640")`);
+  return mode;
+}
+
+/**
+ * Where an absolute path really leads: `.` and `..` resolved, and every symlink of the part that exists followed
+ * (the file itself may not exist yet; a symlink at its own name is followed too).
+ */
+export async function realDestination(filePath: string): Promise<string> {
+  if (!isAbsolute(filePath)) throw badRequest(`"file_path" must be an absolute path, not "${filePath}"`);
+  let existing = resolve(filePath);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return join(await realpath(existing), ...rest);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || existing === dirname(existing)) throw error;
+      rest.unshift(basename(existing));
+      existing = dirname(existing);
+    }
+  }
 }
 
 function socketSink(options: Record<string, string>): AuditSink {
@@ -151,10 +189,11 @@ export async function probeFile(options: Record<string, string>): Promise<void> 
   const filePath = options.file_path ?? options.path;
   if (!filePath?.startsWith('/')) return;
   try {
-    const handle = await open(filePath, 'a', 0o600);
+    const handle = await open(filePath, appendNoFollow, 0o600);
     await handle.close();
   } catch (error) {
-    throw badRequest(`cannot open audit file "${filePath}": ${(error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw badRequest(`cannot open audit file "${filePath}": ${code === 'ELOOP' ? 'it is a symbolic link' : (error as Error).message}`);
   }
 }
 

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { AuditOptionError, type AuditSink, deviceTypes, openSink, probeFile } from '../../lib/audit-sinks.ts';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AuditOptionError, type AuditSink, deviceTypes, openSink, probeFile, realDestination } from '../../lib/audit-sinks.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -46,6 +49,52 @@ const knownOptions = new Set([
 ]);
 const saltContext = (path: string) => `audit-salt:${path}`;
 
+/**
+ * What only the operator decides about audit devices, read from the environment when the process starts (never
+ * from a request): Vault's `allow_audit_log_prefixing`, and the directories no file device may write into.
+ */
+export interface AuditOperatorSettings {
+  /** `KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING=true`: a device may set `prefix` (text written before every line). */
+  allowPrefix: boolean;
+  /** Real paths (symlinks resolved) of the data directory and of the code this process runs. */
+  protectedDirectories: string[];
+}
+
+/**
+ * The data directory (`KEYHAVEN_DATA_DIR`, default `.keyhaven`, as `npm start` resolves it) and the code: the
+ * repository (its `node_modules` included) this module runs from, or its own folder in a Lambda bundle.
+ */
+export function auditSettingsFromEnvironment(env: Record<string, string | undefined>): AuditOperatorSettings {
+  const allowPrefix = parseFlag(env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING);
+  if (env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING !== undefined && allowPrefix === undefined)
+    throw new Error(`KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING must be true or false, not "${env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING}"`);
+  const moduleDirectory = dirname(fileURLToPath(import.meta.url));
+  return {
+    allowPrefix: allowPrefix ?? false,
+    protectedDirectories: [resolve(env.KEYHAVEN_DATA_DIR || '.keyhaven'), codeRoot(moduleDirectory)].map(realOrSame),
+  };
+}
+
+/** The nearest ancestor whose package.json declares workspaces (the repository), else the module's own folder. */
+function codeRoot(moduleDirectory: string): string {
+  for (let directory = moduleDirectory; ; directory = dirname(directory)) {
+    const manifest = join(directory, 'package.json');
+    if (existsSync(manifest) && /"workspaces"\s*:/.test(readFileSync(manifest, 'utf8'))) return directory;
+    if (directory === dirname(directory)) return moduleDirectory;
+  }
+}
+
+function realOrSame(directory: string): string {
+  try {
+    return realpathSync(directory);
+  } catch {
+    return directory; // not created yet: compared as written
+  }
+}
+
+const isInside = (path: string, directory: string) =>
+  path === directory || path.startsWith(directory.endsWith(sep) ? directory : directory + sep);
+
 /** The table's record of the stage's audit devices (`pk = sys`, `sk = audit/<path>`), cached per process like mounts. */
 export class AuditDevices {
   private cache: { devices: LiveDevice[]; loadedAt: number } | undefined;
@@ -57,6 +106,7 @@ export class AuditDevices {
     private readonly cacheSeconds: number,
     private readonly stdout: (line: string) => void,
     readonly log: Logger,
+    readonly settings: AuditOperatorSettings = auditSettingsFromEnvironment(process.env),
   ) {}
 
   async list(): Promise<AuditDeviceInfo[]> {
@@ -84,7 +134,12 @@ export class AuditDevices {
       if (options[flag] !== undefined && parseFlag(options[flag]) === undefined)
         throw badRequest(`"${flag}" must be a boolean, not "${options[flag]}"`);
     }
+    if (options.prefix !== undefined && !this.settings.allowPrefix) {
+      // CVE-2025-6000 / HCSEC-2025-14: a chosen prefix before attacker-influenced lines is how an audit file becomes a script.
+      throw badRequest('"prefix" is not allowed: audit log prefixing is off unless the operator sets KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING=true');
+    }
     const sink = sinkOrRefusal(() => openSink(input.type, options, this.stdout));
+    if (input.type === 'file') await this.refuseProtectedDestination(options);
     try {
       if (input.type === 'file') await probeFile(options);
       else await sink.write(''); // Vault's socket device connects when enabled: a listener that is not there is a 400 now.
@@ -112,6 +167,23 @@ export class AuditDevices {
       throw error;
     }
     this.invalidate();
+  }
+
+  /** A file device never writes into the data directory or the code, however its path is spelled (`..`, symlinks). */
+  private async refuseProtectedDestination(options: Record<string, string>): Promise<void> {
+    const filePath = options.file_path ?? options.path;
+    if (filePath === undefined || filePath === 'stdout' || filePath === 'discard') return;
+    let destination: string;
+    try {
+      destination = await realDestination(filePath);
+    } catch (error) {
+      if (error instanceof AuditOptionError) throw badRequest(error.message);
+      throw badRequest(`cannot resolve audit file "${filePath}": ${(error as Error).message}`);
+    }
+    const inside = this.settings.protectedDirectories.find((directory) => isInside(destination, directory));
+    if (inside) {
+      throw badRequest(`"file_path" must not be inside the data directory or the code (${inside}): "${filePath}" leads to ${destination}`);
+    }
   }
 
   async disable(path: string): Promise<void> {

@@ -82,7 +82,9 @@ export class AuditLog {
             : {}),
           error: error ? anyTokenHashed(error, hash) : '',
         };
-        return device.sink.write(`${options.prefix ?? ''}${JSON.stringify(entry)}\n`);
+        // A prefix is written only while the operator allows prefixing (a device stored before it was turned off writes none).
+        const prefix = this.devices.settings.allowPrefix ? (options.prefix ?? '') : '';
+        return device.sink.write(`${prefix}${JSON.stringify(entry)}\n`);
       }),
     );
     const failed = results.flatMap((result, index) =>

@@ -40,7 +40,7 @@ function decodeJson(body: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(body);
   } catch (error) {
-    throw badRequest(`failed to parse JSON input: ${(error as Error).message}`);
+    throw badRequest(`failed to parse JSON input: ${jsonSyntaxProblem((error as Error).message)}`);
   }
   // Go decodes `null` into a map as no map at all: an empty request, as Vault treats it.
   if (parsed === null) return {};
@@ -48,6 +48,16 @@ function decodeJson(body: string): Record<string, unknown> {
     throw badRequest('failed to parse JSON input: the body must be a JSON object');
   }
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * JSON.parse's message without the body it quotes (`Unexpected token 'h', "{"password": hvs…" is not valid JSON`):
+ * the error is answered and audited in the clear, so a secret in a malformed body must not appear in it. Only a
+ * message made of words, a position and quoted structural characters is kept.
+ */
+function jsonSyntaxProblem(message: string): string {
+  const quotesOnlyStructure = [...message.matchAll(/'([^']*)'/g)].every(([, quoted]) => /^[,{}[\]:]$/.test(quoted ?? ''));
+  return /^[A-Za-z\d ,'{}[\]:()-]*$/.test(message) && quotesOnlyStructure ? message : 'the body is not valid JSON';
 }
 
 /**

@@ -5,141 +5,110 @@
  * dotless i, final sigma, the Kelvin and Ångström signs, long s, U+0085, U+00A0, U+FEFF, U+2028, combining marks,
  * surrogate escapes).
  */
-import { fileURLToPath } from "node:url";
-import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-	GoSyntaxError,
-	goIsSpace,
-	goToLower,
-	goToLowerRune,
-	goToUpper,
-	goToUpperRune,
-	goTrimSpace,
-	goUnquote,
-} from "../../packages/core/src/lib/go-strings.ts";
-import { buildGoHarness, runGoHarness } from "../support/go-harness.ts";
-import { trickyString, trickyUnquoteInput } from "./unicode-arbitraries.ts";
+  GoSyntaxError,
+  goIsSpace,
+  goToLower,
+  goToLowerRune,
+  goToUpper,
+  goToUpperRune,
+  goTrimSpace,
+  goUnquote,
+} from '../../packages/core/src/lib/go-strings.ts';
+import { buildGoHarness, runGoHarness } from '../support/go-harness.ts';
+import { trickyString, trickyUnquoteInput } from './unicode-arbitraries.ts';
 
-const oracleSource = fileURLToPath(
-	new URL("./go-strings/go-strings-oracle.go", import.meta.url),
-);
+const oracleSource = fileURLToPath(new URL('./go-strings/go-strings-oracle.go', import.meta.url));
 
 interface Table {
-	version: string;
-	cased: [number, number, number][];
-	spaces: number[];
+  version: string;
+  cased: [number, number, number][];
+  spaces: number[];
 }
 interface Verdict {
-	out: string;
-	error?: boolean;
+  out: string;
+  error?: boolean;
 }
-type Op = "lower" | "upper" | "trim" | "unquote";
+type Op = 'lower' | 'upper' | 'trim' | 'unquote';
 
 const ours = (op: Op, text: string): Verdict => {
-	if (op === "lower") return { out: goToLower(text) };
-	if (op === "upper") return { out: goToUpper(text) };
-	if (op === "trim") return { out: goTrimSpace(text) };
-	try {
-		return { out: goUnquote(text) };
-	} catch (error) {
-		if (!(error instanceof GoSyntaxError)) throw error;
-		return { out: "", error: true };
-	}
+  if (op === 'lower') return { out: goToLower(text) };
+  if (op === 'upper') return { out: goToUpper(text) };
+  if (op === 'trim') return { out: goTrimSpace(text) };
+  try {
+    return { out: goUnquote(text) };
+  } catch (error) {
+    if (!(error instanceof GoSyntaxError)) throw error;
+    return { out: '', error: true };
+  }
 };
 
 describe("Go's string semantics (go-strings.ts) against Go", () => {
-	let oracle: string;
-	beforeAll(() => {
-		oracle = buildGoHarness(oracleSource);
-	}, 600_000);
+  let oracle: string;
+  beforeAll(() => {
+    oracle = buildGoHarness(oracleSource);
+  }, 600_000);
 
-	it("maps and classifies every code point as unicode.ToLower, unicode.ToUpper and unicode.IsSpace do", async () => {
-		const [table] = await runGoHarness<{ op: string }, Table>(oracle, [
-			{ op: "table" },
-		]);
-		expect(table?.version).toBe("13.0.0");
-		const cased = new Map(
-			(table as Table).cased.map(([r, lower, upper]) => [r, [lower, upper]]),
-		);
-		const spaces = new Set((table as Table).spaces);
-		const wrong: string[] = [];
-		for (let r = 0; r <= 0x10ffff; r++) {
-			const [lower, upper] = cased.get(r) ?? [r, r];
-			if (
-				goToLowerRune(r) !== lower ||
-				goToUpperRune(r) !== upper ||
-				goIsSpace(r) !== spaces.has(r)
-			) {
-				wrong.push(
-					`U+${r.toString(16)}: ours ${goToLowerRune(r)}/${goToUpperRune(r)}/${goIsSpace(r)}, Go ${lower}/${upper}/${spaces.has(r)}`,
-				);
-			}
-		}
-		expect(wrong.slice(0, 20)).toEqual([]);
-		expect(cased.size).toBeGreaterThan(2500);
-	});
+  it('maps and classifies every code point as unicode.ToLower, unicode.ToUpper and unicode.IsSpace do', async () => {
+    const [table] = await runGoHarness<{ op: string }, Table>(oracle, [{ op: 'table' }]);
+    expect(table?.version).toBe('13.0.0');
+    const cased = new Map((table as Table).cased.map(([r, lower, upper]) => [r, [lower, upper]]));
+    const spaces = new Set((table as Table).spaces);
+    const wrong: string[] = [];
+    for (let r = 0; r <= 0x10ffff; r++) {
+      const [lower, upper] = cased.get(r) ?? [r, r];
+      if (goToLowerRune(r) !== lower || goToUpperRune(r) !== upper || goIsSpace(r) !== spaces.has(r)) {
+        wrong.push(`U+${r.toString(16)}: ours ${goToLowerRune(r)}/${goToUpperRune(r)}/${goIsSpace(r)}, Go ${lower}/${upper}/${spaces.has(r)}`);
+      }
+    }
+    expect(wrong.slice(0, 20)).toEqual([]);
+    expect(cased.size).toBeGreaterThan(2500);
+  });
 
-	it("lower-cases, upper-cases, trims and unquotes generated Unicode-heavy strings as Go does", async () => {
-		const ops: Op[] = ["lower", "upper", "trim"];
-		const texts = fc.sample(trickyString, { numRuns: 400, seed: 23 });
-		const quoted = fc.sample(trickyUnquoteInput, { numRuns: 600, seed: 23 });
-		const fixed = [
-			'"\\ud83d\\udd11"',
-			'"\\U0001F511"',
-			"'\\ud800'",
-			'"\\uD7FF"',
-			'"\\uE000"',
-			'"\\U00110000"',
-			"'ab'",
-			"'\\''",
-			'"\\\'"',
-			"'\"'",
-			"`a\rb`",
-			'"\\x80"',
-			'"\\377"',
-			'"\\400"',
-			'"a\nb"',
-			"''",
-			'"\\/"',
-		];
-		const cases = [
-			...texts.flatMap((text) => ops.map((op) => ({ op, text }))),
-			...[
-				"İd",
-				"ΑΣ",
-				"ΟΔΟΣ ΣΑ",
-				"K",
-				"ſ",
-				"ß",
-				"ᾳ",
-				"ǅ",
-				"\u0085admin\u00a0",
-				"\ufeffreader",
-				"reader\u200b",
-				"\u2028x\u3000",
-			].flatMap((text) => ops.map((op) => ({ op, text }))),
-			...[...quoted, ...fixed].map((text) => ({ op: "unquote" as Op, text })),
-		];
-		const verdicts = await runGoHarness<{ op: Op; text: string }, Verdict>(
-			oracle,
-			cases,
-		);
-		const wrong = cases.flatMap((c, index) => {
-			const go = verdicts[index] as Verdict;
-			const mine = ours(c.op, c.text);
-			const same =
-				!!go.error === !!mine.error && (go.error || go.out === mine.out);
-			return same
-				? []
-				: [
-						`${c.op} ${JSON.stringify(c.text)}: ours ${JSON.stringify(mine)}, Go ${JSON.stringify(go)}`,
-					];
-		});
-		expect(wrong.slice(0, 20)).toEqual([]);
-		// The generators reach both sides of strconv.Unquote.
-		const refused = verdicts.filter((v) => v.error).length;
-		expect(refused).toBeGreaterThan(50);
-		expect(verdicts.length - refused).toBeGreaterThan(50);
-	});
+  it('lower-cases, upper-cases, trims and unquotes generated Unicode-heavy strings as Go does', async () => {
+    const ops: Op[] = ['lower', 'upper', 'trim'];
+    const texts = fc.sample(trickyString, { numRuns: 400, seed: 23 });
+    const quoted = fc.sample(trickyUnquoteInput, { numRuns: 600, seed: 23 });
+    const fixed = [
+      '"\\ud83d\\udd11"',
+      '"\\U0001F511"',
+      "'\\ud800'",
+      '"\\uD7FF"',
+      '"\\uE000"',
+      '"\\U00110000"',
+      "'ab'",
+      "'\\''",
+      '"\\\'"',
+      "'\"'",
+      '`a\rb`',
+      '"\\x80"',
+      '"\\377"',
+      '"\\400"',
+      '"a\nb"',
+      "''",
+      '"\\/"',
+    ];
+    const cases = [
+      ...texts.flatMap((text) => ops.map((op) => ({ op, text }))),
+      ...['İd', 'ΑΣ', 'ΟΔΟΣ ΣΑ', 'K', 'ſ', 'ß', 'ᾳ', 'ǅ', '\u0085admin\u00a0', '\ufeffreader', 'reader\u200b', '\u2028x\u3000'].flatMap((text) =>
+        ops.map((op) => ({ op, text })),
+      ),
+      ...[...quoted, ...fixed].map((text) => ({ op: 'unquote' as Op, text })),
+    ];
+    const verdicts = await runGoHarness<{ op: Op; text: string }, Verdict>(oracle, cases);
+    const wrong = cases.flatMap((c, index) => {
+      const go = verdicts[index] as Verdict;
+      const mine = ours(c.op, c.text);
+      const same = !!go.error === !!mine.error && (go.error || go.out === mine.out);
+      return same ? [] : [`${c.op} ${JSON.stringify(c.text)}: ours ${JSON.stringify(mine)}, Go ${JSON.stringify(go)}`];
+    });
+    expect(wrong.slice(0, 20)).toEqual([]);
+    // The generators reach both sides of strconv.Unquote.
+    const refused = verdicts.filter((v) => v.error).length;
+    expect(refused).toBeGreaterThan(50);
+    expect(verdicts.length - refused).toBeGreaterThan(50);
+  });
 });

@@ -30,6 +30,7 @@ interface OracleVerdict {
   merged?: string;
   unsupported?: string[];
   caseClash?: boolean;
+  globName?: string;
   rules: OracleRule[];
   nomad?: NomadRules;
   checks: string[][];
@@ -75,6 +76,12 @@ const knownDifferences = [
     name: 'parameter names differing only in case (refused)',
     applies: (v: OracleVerdict) => !v.error && !v.forkRefuses && !(v.unsupported?.length ?? 0) && !!v.caseClash,
     reason: 'vault/policy.go lower-cases names while ranging over a Go map, so which of "X" and "x" survives is random: no single meaning.',
+  },
+  {
+    name: 'parameter name with a * that is not the whole name (refused by design)',
+    applies: (v: OracleVerdict) => !v.error && !v.forkRefuses && !(v.unsupported?.length ?? 0) && !v.caseClash && !!v.globName,
+    reason:
+      'Vault matches a parameter name such as "foo*" (or any name in required_parameters containing *) literally, never as the glob it reads as, so a denied "secret_*" denies nothing; its nested-constraints PR #16309 (unmerged) refuses such names. Refused here with a 400 naming the parameter (issue 23 §6).',
   },
 ];
 
@@ -155,11 +162,19 @@ function compare(tally: Tally, text: string, checks: Check[], vault: OracleVerdi
     if (mine.error === undefined) {
       const grants = mine.checks.some((caps) => !(caps.length === 1 && caps[0] === 'deny'));
       note(grants ? 'ours accepts and grants what Vault refuses' : 'ours accepts what Vault refuses', `vault: ${vault.error ?? vault.forkRefuses ?? known?.name}`);
-    } else if (known?.name.startsWith('refused by design: duplicates') && !vault.caseClash && !vault.unsupported?.length && !/twice/.test(mine.error)) {
+    } else if (known?.name.startsWith('refused by design: duplicates') && !vault.caseClash && !vault.globName && !vault.unsupported?.length && !/twice/.test(mine.error)) {
       // With no other reason to refuse, ours must say what is given twice.
       note('refusal does not name the duplicate', `ours: ${mine.error}`);
-    } else if (known?.name.startsWith('key we cannot') && !vault.unsupported?.some((key) => mine.error?.includes(key.replace('templated path', 'templated policy paths')))) {
+    } else if (
+      known?.name.startsWith('key we cannot') &&
+      !vault.unsupported?.some((key) => mine.error?.includes(key.replace('templated path', 'templated policy paths'))) &&
+      // Another path of the same policy may be refused first, for a reason of its own.
+      !(vault.caseClash && /name the same parameter/.test(mine.error)) &&
+      !(vault.globName && /parameter name ".*\*.*" is refused/.test(mine.error))
+    ) {
       note('refusal does not name the key', `ours: ${mine.error}`);
+    } else if (known?.name.startsWith('parameter name with a *') && !/parameter name ".*\*.*" is refused/.test(mine.error)) {
+      note('refusal does not name the parameter', `ours: ${mine.error}`);
     }
     return;
   }

@@ -133,6 +133,29 @@ export const fixedCases: string[] = [
   'path "secret/}}/*" { capabilities = ["read"] }',
   // From Vault's vault/acl_test.go: a malformed policy, and segment wildcards at the front, the end and around a glob.
   'name{}',
+  // Unicode as Go sees it (issue 23 §6): simple case mapping of names ("İd" is id, a final Σ is σ), Go's space set
+  // in comma-separated values, surrogate escapes (JSON: refused by Go's strconv.Unquote; HCL: U+FFFD), a leading
+  // U+FEFF kept, the Kelvin sign, parameter names with a * (refused here), policies values lower-cased.
+  'path "a" { capabilities = ["update"]\n denied_parameters = { "İd" = [] "ΟΔΟΣ" = [] "\u212aey" = ["a"] } }',
+  'path "a" { capabilities = ["update"]\n denied_parameters = { "key" = ["admin"] }\n allowed_parameters = { "*" = [] "x" = ["v", "reader"] } }',
+  'path "a" { capabilities = ["update"]\n denied_parameters = { "token_policies" = ["root", "admin*"] "policies" = ["root"] } }',
+  'path "a" { capabilities = ["update"]\n allowed_parameters = { "policies" = ["app-*"] "x" = [] } }',
+  'path "a" { capabilities = ["update"]\n required_parameters = ["İd"] }',
+  'path "a" { capabilities = ["update"]\n required_parameters = ["x*"] }',
+  'path "a" { capabilities = ["update"]\n denied_parameters = { "*x" = ["a"] } }',
+  '{"path": {"a/\\ud83d\\udd11": {"capabilities": ["read"]}}}',
+  '{"path": {"a": {"capabilities": ["update"], "denied_parameters": {"x": ["\\udd11"]}}}}',
+  '{"path": {"a": {"capabilities": ["re\\u0061d"]}, "b\\U0000D800": {"capabilities": ["read"]}}}',
+  'path "a/\\ud83d\\udd11" { capabilities = ["read"] }\npath "a/*" { capabilities = ["deny"] }',
+  'path "\\ufeffa/*" { capabilities = ["read"] }',
+  '{"path": {"\\ufeffa/*": {"capabilities": ["read"]}}}',
+  'path "a" { "capabİlities" = ["read"] }',
+  'path "a" { \u212a = ["read"] capabilities = ["read"] }',
+  // The LIST rule of current vault/acl.go: a deny glob under a `+` or glob list grant covers the listed directory.
+  'path "a/+" { capabilities = ["list"] }\npath "a/b/*" { capabilities = ["deny"] }',
+  'path "a/*" { capabilities = ["list"] }\npath "a/b/*" { capabilities = ["deny"] }',
+  'path "a/*" { capabilities = ["deny"] }\npath "a/+/ab" { capabilities = ["list"] }',
+  'path "a/+" { capabilities = ["read"] }\npath "a/b/*" { capabilities = ["list"] }\npath "a/b*" { capabilities = ["deny"] }',
   'path "test/+/segment" { capabilities = ["read"] }\npath "+/segment/at/front" { capabilities = ["read"] }\npath "test/segment/at/end/+" { capabilities = ["read"] }\npath "test/segment/at/end/v2/+/" { capabilities = ["read"] }\npath "test/+/wildcard/+/*" { capabilities = ["read"] }\npath "test/+/wildcardglob/+/end*" { capabilities = ["read"] }\npath "1/2/*" { capabilities = ["create"] }\npath "1/2/+" { capabilities = ["read"] }\npath "1/2/+/+" { capabilities = ["update", "recover"] }',
 ];
 
@@ -149,9 +172,14 @@ const capability = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('Read', 'raed', 'root') },
 );
 const legacy = fc.constantFrom('read', 'write', 'sudo', 'deny', 'admin', '');
-const paramName = fc.constantFrom('x', 'X', 'y', 'foo*', '*', 'Key', 'key', '__proto__', 'a-b', 'é');
+const paramName = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('x', 'X', 'y', 'foo*', '*', 'Key', 'key', '__proto__', 'a-b', 'é') },
+  // Names whose Go and JavaScript lower-casings differ, or that Vault lower-cases the values of.
+  { weight: 1, arbitrary: fc.constantFrom('İd', 'id', 'ΟΔΟΣ', 'οδοσ', '\u212aey', 'ſ', 'token_policies', 'Policies') },
+);
 const scalar = fc.oneof(
   fc.constantFrom('"v"', '"v*"', '"*v"', '"*"', '"a,b"', '""', '"\\u00e9"', '"\\x41"'),
+  fc.constantFrom('"\\ud83d\\udd11"', '"\\ufeffv"', '"v\\u0085"', '"\u00a0zz"', '"ROOT"', '"root"', '"\u2028v"'),
   fc.constantFrom('1', '0x1F', '010', '1.5', '-3', 'true', 'false', '1e3', '.5'),
 );
 
@@ -197,7 +225,7 @@ function hclText(rules: RuleSpec[], style: { blockParams: boolean; commas: boole
 }
 
 /** A JSON value for a parameter-values list: JSON literals (with booleans and nulls Vault's parser treats specially). */
-const jsonScalar = fc.constantFrom('"v"', '"v*"', '"*"', '1', '1.5', 'true', 'false', 'null', '"a,b"', '[]', '{"k": "v"}');
+const jsonScalar = fc.constantFrom('"v"', '"v*"', '"*"', '1', '1.5', 'true', 'false', 'null', '"a,b"', '[]', '{"k": "v"}', '"\\ud83d"', '"\\ufeffv"', '"root"');
 const jsonValues = fc.oneof(
   { weight: 6, arbitrary: fc.array(jsonScalar, { maxLength: 3 }).map((items) => `[${items.join(', ')}]`) },
   { weight: 1, arbitrary: fc.constantFrom('"v"', '{}', 'null', '[["v"]]') },
@@ -337,6 +365,13 @@ export const writeBodies: Array<Record<string, unknown>> = [
   { 'foo*': 'v', '*': 'v' },
   { é: 'é', 'a-b': 'A' },
   { x: '' },
+  // Unicode as Go sees it: a Go-lower-cased name, Go's space set around comma-separated values, policies values.
+  { 'İD': 'v', ΟΔΟΣ: 'a' },
+  { key: 'b,admin\u0085', x: '\ufeffreader' },
+  { x: 'v,\u00a0zz\u3000', y: 'w\u200b' },
+  { token_policies: 'default,ROOT', policies: ['App-1'] },
+  { Token_Policies: ['Admin-x'], key: 'A' },
+  { kEY: 'a' },
   JSON.parse('{"__proto__": "v"}'),
   { x: { k: 'v' } },
   { key: 'v*', y: '*v' },

@@ -56,22 +56,26 @@ type rule struct {
 	Denied       map[string][]interface{} `json:"denied,omitempty"`
 	Required     []string                 `json:"required,omitempty"`
 	caseClash    bool
+	globName     string
 }
 
 type verdict struct {
-	Error       string    `json:"error,omitempty"`
-	ForkRefuses string    `json:"forkRefuses,omitempty"`
+	Error       string `json:"error,omitempty"`
+	ForkRefuses string `json:"forkRefuses,omitempty"`
 	// A repeat Vault (and Nomad) merge but Keyhaven refuses: a key given twice in one object however it is
 	// written (HCL or JSON), a path or rule given twice, a path field from two items, a required parameter twice.
-	Merged string `json:"merged,omitempty"`
-	Rules       []rule    `json:"rules"`
-	Nomad       *nomadOut `json:"nomad,omitempty"`
+	Merged string    `json:"merged,omitempty"`
+	Rules  []rule    `json:"rules"`
+	Nomad  *nomadOut `json:"nomad,omitempty"`
 	// Keys Vault honours that this port refuses by design (wrapping TTLs, MFA, control groups, events).
 	Unsupported []string `json:"unsupported,omitempty"`
 	// Parameter names differing only in case: Vault keeps one of them at random (Go map order).
-	CaseClash bool       `json:"caseClash,omitempty"`
-	Checks    [][]string `json:"checks"`
-	Writes    []bool     `json:"writes"`
+	CaseClash bool `json:"caseClash,omitempty"`
+	// A parameter name with a `*` that is not the whole name (any `*` in a required name): Vault matches it
+	// literally; Keyhaven refuses it (its unmerged #16309 refuses such names too).
+	GlobName string     `json:"globName,omitempty"`
+	Checks   [][]string `json:"checks"`
+	Writes   []bool     `json:"writes"`
 }
 
 // pathFields mirrors the fields of a Vault path block, with the hcl tags Vault's decoder uses.
@@ -381,7 +385,21 @@ func parseVault(root *ast.ObjectList, unsupported map[string]bool, merged *strin
 				return nil, fmt.Errorf("path %q: invalid policy %q", key, fields.Policy)
 			}
 		}
+		globName := ""
+		for _, m := range []map[string][]interface{}{fields.AllowedParameters, fields.DeniedParameters} {
+			for name := range m {
+				if strings.Contains(name, "*") && name != "*" {
+					globName = name
+				}
+			}
+		}
+		for _, name := range fields.RequiredParameters {
+			if strings.Contains(name, "*") {
+				globName = name
+			}
+		}
 		out := rule{Path: path}
+		out.globName = globName
 		set := map[string]bool{}
 		denied := false
 		for _, c := range capabilities {
@@ -542,7 +560,9 @@ func buildACL(rules []rule) *aclTables {
 	return a
 }
 
-// lookup finds the deciding rule as AllowOperation does; a list also tries the path without its trailing slash.
+// lookup finds the deciding rule as current vault/acl.go's AllowOperation does: exact, a list's exact path without
+// its trailing slash, then for a list of "p/" the candidates of "p" and "p/" together (resolveACLPermsForListOp),
+// else the most precise candidate.
 func (a *aclTables) lookup(path string, list bool) *perms {
 	path = strings.TrimLeft(path, "/")
 	trimmed := strings.TrimSuffix(path, "/")
@@ -554,12 +574,36 @@ func (a *aclTables) lookup(path string, list bool) *perms {
 			return p
 		}
 		if trimmed != path {
-			if p := nonExact(a.prefix, a.segment, trimmed); p != nil {
-				return p
+			all := append(candidatesFor(a.prefix, a.segment, trimmed), candidatesFor(a.prefix, a.segment, path)...)
+			if len(all) == 0 {
+				return nil
 			}
+			return forList(all)
 		}
 	}
 	return nonExact(a.prefix, a.segment, path)
+}
+
+// forList: the most precise deny wins unless a more precise candidate grants list; else the most precise list
+// grant; else the most precise candidate.
+func forList(all []candidate) *perms {
+	var deny, list *candidate
+	for i := range all {
+		c := &all[i]
+		if c.perms.caps["deny"] && (deny == nil || better(*c, *deny)) {
+			deny = c
+		}
+		if c.perms.caps["list"] && (list == nil || better(*c, *list)) {
+			list = c
+		}
+	}
+	if deny != nil && (list == nil || better(*deny, *list)) {
+		return deny.perms
+	}
+	if list != nil {
+		return list.perms
+	}
+	return mostPrecise(all)
 }
 
 // capabilitiesOf is sys/capabilities: the deciding rule's capabilities for a list-style lookup, or deny.
@@ -680,7 +724,7 @@ func writeAllowed(a *aclTables, path string, data map[string]interface{}) bool {
 			return false
 		}
 		for name, value := range data {
-			if list, ok := p.denied[strings.ToLower(name)]; ok && deniedValue(value, list) {
+			if list, ok := p.denied[strings.ToLower(name)]; ok && deniedValue(normalizePolicies(name, value), list) {
 				return false
 			}
 		}
@@ -697,11 +741,34 @@ func writeAllowed(a *aclTables, path string, data map[string]interface{}) bool {
 		if !ok && !all {
 			return false
 		}
-		if ok && !allowedValue(value, list) {
+		if ok && !allowedValue(normalizePolicies(name, value), list) {
 			return false
 		}
 	}
 	return true
+}
+
+// normalizePolicies is current vault/acl.go's normalizePolicyParameterValue: policies and token_policies values are
+// lower-cased before they are checked.
+func normalizePolicies(name string, value interface{}) interface{} {
+	if lower := strings.ToLower(name); lower != "policies" && lower != "token_policies" {
+		return value
+	}
+	switch v := value.(type) {
+	case string:
+		return strings.ToLower(v)
+	case []interface{}:
+		out := make([]interface{}, len(v))
+		for i, el := range v {
+			if s, ok := el.(string); ok {
+				out[i] = strings.ToLower(s)
+			} else {
+				out[i] = el
+			}
+		}
+		return out
+	}
+	return value
 }
 
 type candidate struct {
@@ -713,6 +780,23 @@ type candidate struct {
 }
 
 func nonExact(prefix, segment map[string]*perms, path string) *perms {
+	return mostPrecise(candidatesFor(prefix, segment, path))
+}
+
+func mostPrecise(candidates []candidate) *perms {
+	if len(candidates) == 0 {
+		return nil
+	}
+	best := candidates[0]
+	for _, c := range candidates[1:] {
+		if better(c, best) {
+			best = c
+		}
+	}
+	return best.perms
+}
+
+func candidatesFor(prefix, segment map[string]*perms, path string) []candidate {
 	candidates := []candidate{}
 	longest := -1
 	var longestPerms *perms
@@ -722,9 +806,6 @@ func nonExact(prefix, segment map[string]*perms, path string) *perms {
 		}
 	}
 	if longestPerms != nil {
-		if len(segment) == 0 {
-			return longestPerms
-		}
 		candidates = append(candidates, candidate{first: longest, isPrefix: true, path: path[:longest], perms: longestPerms})
 	}
 	parts := strings.Split(path, "/")
@@ -758,16 +839,7 @@ func nonExact(prefix, segment map[string]*perms, path string) *perms {
 			candidates = append(candidates, c)
 		}
 	}
-	if len(candidates) == 0 {
-		return nil
-	}
-	best := candidates[0]
-	for _, c := range candidates[1:] {
-		if better(c, best) {
-			best = c
-		}
-	}
-	return best.perms
+	return candidates
 }
 
 // better: the later first wildcard, then not a prefix, then fewer `+`, then longer, then lexically larger.
@@ -1037,6 +1109,9 @@ func evaluate(c input) (v verdict) {
 			sort.Strings(v.Unsupported)
 			for _, r := range v.Rules {
 				v.CaseClash = v.CaseClash || r.caseClash
+				if r.globName != "" {
+					v.GlobName = r.globName
+				}
 			}
 		}
 		if err != nil {

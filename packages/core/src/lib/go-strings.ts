@@ -15,12 +15,10 @@
 
 /** A string Go's `strconv.Unquote` refuses (Go's `strconv.ErrSyntax`). */
 export class GoSyntaxError extends Error {
-	constructor(readonly quoted: string) {
-		super(
-			`invalid Go string literal ${quoted.length > 40 ? `${quoted.slice(0, 40)}…` : quoted}`,
-		);
-		this.name = "GoSyntaxError";
-	}
+  constructor(readonly quoted: string) {
+    super(`invalid Go string literal ${quoted.length > 40 ? `${quoted.slice(0, 40)}…` : quoted}`);
+    this.name = 'GoSyntaxError';
+  }
 }
 
 const UL = 0x110000;
@@ -97,81 +95,68 @@ const caseRanges: readonly (readonly [number, number, number, number])[] = [
   [0x16e60,0x16e7f,-32,0], [0x1e900,0x1e921,0,34], [0x1e922,0x1e943,-34,0],
 ];
 
-function caseRange(
-	codePoint: number,
-): readonly [number, number, number, number] | undefined {
-	let low = 0;
-	let high = caseRanges.length;
-	while (low < high) {
-		const middle = (low + high) >> 1;
-		const range = caseRanges[middle] as readonly [
-			number,
-			number,
-			number,
-			number,
-		];
-		if (codePoint < range[0]) high = middle;
-		else if (codePoint > range[1]) low = middle + 1;
-		else return range;
-	}
-	return undefined;
+function caseRange(codePoint: number): readonly [number, number, number, number] | undefined {
+  let low = 0;
+  let high = caseRanges.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    const range = caseRanges[middle] as readonly [number, number, number, number];
+    if (codePoint < range[0]) high = middle;
+    else if (codePoint > range[1]) low = middle + 1;
+    else return range;
+  }
+  return undefined;
 }
 
 function mapRune(codePoint: number, toUpper: boolean): number {
-	if (codePoint < 0x80) {
-		if (toUpper)
-			return codePoint >= 0x61 && codePoint <= 0x7a
-				? codePoint - 32
-				: codePoint;
-		return codePoint >= 0x41 && codePoint <= 0x5a ? codePoint + 32 : codePoint;
-	}
-	const range = caseRange(codePoint);
-	if (!range) return codePoint;
-	const delta = toUpper ? range[2] : range[3];
-	if (delta === UL) {
-		// Upper at even offsets from the run's start, lower at odd ones.
-		const even = range[0] + ((codePoint - range[0]) & ~1);
-		return toUpper ? even : even + 1;
-	}
-	return codePoint + delta;
+  if (codePoint < 0x80) {
+    if (toUpper) return codePoint >= 0x61 && codePoint <= 0x7a ? codePoint - 32 : codePoint;
+    return codePoint >= 0x41 && codePoint <= 0x5a ? codePoint + 32 : codePoint;
+  }
+  const range = caseRange(codePoint);
+  if (!range) return codePoint;
+  const delta = toUpper ? range[2] : range[3];
+  if (delta === UL) {
+    // Upper at even offsets from the run's start, lower at odd ones.
+    const even = range[0] + ((codePoint - range[0]) & ~1);
+    return toUpper ? even : even + 1;
+  }
+  return codePoint + delta;
 }
 
 /** Go's `unicode.ToLower` of one code point. */
 export function goToLowerRune(codePoint: number): number {
-	return mapRune(codePoint, false);
+  return mapRune(codePoint, false);
 }
 
 /** Go's `unicode.ToUpper` of one code point. */
 export function goToUpperRune(codePoint: number): number {
-	return mapRune(codePoint, true);
+  return mapRune(codePoint, true);
 }
 
 function mapString(text: string, toUpper: boolean): string {
-	let out = "";
-	for (const char of text) {
-		const codePoint = char.codePointAt(0) as number;
-		// A lone surrogate is invalid UTF-8 to Go: strings.Map writes U+FFFD for it.
-		out +=
-			codePoint >= 0xd800 && codePoint <= 0xdfff
-				? "\ufffd"
-				: String.fromCodePoint(mapRune(codePoint, toUpper));
-	}
-	return out;
+  let out = '';
+  for (const char of text) {
+    const codePoint = char.codePointAt(0) as number;
+    // A lone surrogate is invalid UTF-8 to Go: strings.Map writes U+FFFD for it.
+    out += codePoint >= 0xd800 && codePoint <= 0xdfff ? '\ufffd' : String.fromCodePoint(mapRune(codePoint, toUpper));
+  }
+  return out;
 }
 
 /** Go's `strings.ToLower`: each code point mapped on its own by `unicode.ToLower`. */
 export function goToLower(text: string): string {
-	return mapString(text, false);
+  return mapString(text, false);
 }
 
 /** Go's `strings.ToUpper`: each code point mapped on its own by `unicode.ToUpper`. */
 export function goToUpper(text: string): string {
-	return mapString(text, true);
+  return mapString(text, true);
 }
 
 /** Whether two strings are equal once each is lower-cased by `goToLower` (Vault's `strings.ToLower(a) == strings.ToLower(b)`). */
 export function goEqualLower(a: string, b: string): boolean {
-	return goToLower(a) === goToLower(b);
+  return goToLower(a) === goToLower(b);
 }
 
 /**
@@ -179,60 +164,55 @@ export function goEqualLower(a: string, b: string): boolean {
  * (U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000). Not U+FEFF, U+200B or U+180E.
  */
 export function goIsSpace(codePoint: number): boolean {
-	if (codePoint <= 0xff) {
-		return (
-			(codePoint >= 0x09 && codePoint <= 0x0d) ||
-			codePoint === 0x20 ||
-			codePoint === 0x85 ||
-			codePoint === 0xa0
-		);
-	}
-	return (
-		codePoint === 0x1680 ||
-		(codePoint >= 0x2000 && codePoint <= 0x200a) ||
-		codePoint === 0x2028 ||
-		codePoint === 0x2029 ||
-		codePoint === 0x202f ||
-		codePoint === 0x205f ||
-		codePoint === 0x3000
-	);
+  if (codePoint <= 0xff) {
+    return (codePoint >= 0x09 && codePoint <= 0x0d) || codePoint === 0x20 || codePoint === 0x85 || codePoint === 0xa0;
+  }
+  return (
+    codePoint === 0x1680 ||
+    (codePoint >= 0x2000 && codePoint <= 0x200a) ||
+    codePoint === 0x2028 ||
+    codePoint === 0x2029 ||
+    codePoint === 0x202f ||
+    codePoint === 0x205f ||
+    codePoint === 0x3000
+  );
 }
 
 /** Go's `strings.TrimSpace`: leading and trailing code points for which `unicode.IsSpace` holds removed. */
 export function goTrimSpace(text: string): string {
-	let start = 0;
-	let end = text.length;
-	while (start < end) {
-		const codePoint = text.codePointAt(start) as number;
-		if (!goIsSpace(codePoint)) break;
-		start += codePoint > 0xffff ? 2 : 1;
-	}
-	while (end > start) {
-		// Every Go space is in the BMP: one UTF-16 unit.
-		if (!goIsSpace(text.charCodeAt(end - 1))) break;
-		end--;
-	}
-	return text.slice(start, end);
+  let start = 0;
+  let end = text.length;
+  while (start < end) {
+    const codePoint = text.codePointAt(start) as number;
+    if (!goIsSpace(codePoint)) break;
+    start += codePoint > 0xffff ? 2 : 1;
+  }
+  while (end > start) {
+    // Every Go space is in the BMP: one UTF-16 unit.
+    if (!goIsSpace(text.charCodeAt(end - 1))) break;
+    end--;
+  }
+  return text.slice(start, end);
 }
 
 /** Vault's `strutil.ParseDedupAndSortStrings`-style split of a comma-separated value: each part `goTrimSpace`d. */
-export function goSplitTrim(text: string, separator = ","): string[] {
-	return text.split(separator).map(goTrimSpace);
+export function goSplitTrim(text: string, separator = ','): string[] {
+  return text.split(separator).map(goTrimSpace);
 }
 
 const escapes: Record<string, number> = {
-	a: 7,
-	b: 8,
-	f: 12,
-	n: 10,
-	r: 13,
-	t: 9,
-	v: 11,
-	"\\": 92,
+  a: 7,
+  b: 8,
+  f: 12,
+  n: 10,
+  r: 13,
+  t: 9,
+  v: 11,
+  '\\': 92,
 };
 const utf8 = new TextEncoder();
 // ignoreBOM: a leading U+FEFF is part of the string, as in Go.
-const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 const hexDigits = /^[0-9a-fA-F]+$/;
 
 /**
@@ -242,60 +222,59 @@ const hexDigits = /^[0-9a-fA-F]+$/;
  * as Go's encoding/json writes them. Throws `GoSyntaxError` where Go answers `strconv.ErrSyntax`.
  */
 export function goUnquote(quoted: string): string {
-	const fail = () => new GoSyntaxError(quoted);
-	if (quoted.length < 2) throw fail();
-	const quote = quoted[0] as string;
-	if (quote !== quoted[quoted.length - 1]) throw fail();
-	const body = quoted.slice(1, -1);
-	if (quote === "`") {
-		if (body.includes("`")) throw fail();
-		return body.replaceAll("\r", "");
-	}
-	if (quote !== '"' && quote !== "'") throw fail();
-	const bytes: number[] = [];
-	let characters = 0;
-	let i = 0;
-	while (i < body.length) {
-		const char = body[i] as string;
-		characters++;
-		if (char === quote || char === "\n") throw fail();
-		if (char !== "\\") {
-			const codePoint = body.codePointAt(i) as number;
-			const width = codePoint > 0xffff ? 2 : 1;
-			bytes.push(...utf8.encode(body.slice(i, i + width)));
-			i += width;
-			continue;
-		}
-		const letter = body[i + 1];
-		if (letter === undefined) throw fail();
-		i += 2;
-		if (letter in escapes) {
-			bytes.push(escapes[letter] as number);
-		} else if (letter === '"' || letter === "'") {
-			if (letter !== quote) throw fail();
-			bytes.push(letter.charCodeAt(0));
-		} else if (letter === "x" || letter === "u" || letter === "U") {
-			const length = letter === "x" ? 2 : letter === "u" ? 4 : 8;
-			const hex = body.slice(i, i + length);
-			if (hex.length !== length || !hexDigits.test(hex)) throw fail();
-			i += length;
-			const value = Number.parseInt(hex, 16);
-			if (letter === "x") bytes.push(value);
-			else if (value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff))
-				throw fail();
-			else bytes.push(...utf8.encode(String.fromCodePoint(value)));
-		} else if (letter >= "0" && letter <= "7") {
-			const octal = body.slice(i - 1, i + 2);
-			if (!/^[0-7]{3}$/.test(octal)) throw fail();
-			const value = Number.parseInt(octal, 8);
-			if (value > 255) throw fail();
-			bytes.push(value);
-			i += 2;
-		} else {
-			throw fail();
-		}
-	}
-	// Go 1.19+ answers `''` with the empty string.
-	if (quote === "'" && characters > 1) throw fail();
-	return utf8Decoder.decode(new Uint8Array(bytes));
+  const fail = () => new GoSyntaxError(quoted);
+  if (quoted.length < 2) throw fail();
+  const quote = quoted[0] as string;
+  if (quote !== quoted[quoted.length - 1]) throw fail();
+  const body = quoted.slice(1, -1);
+  if (quote === '`') {
+    if (body.includes('`')) throw fail();
+    return body.replaceAll('\r', '');
+  }
+  if (quote !== '"' && quote !== "'") throw fail();
+  const bytes: number[] = [];
+  let characters = 0;
+  let i = 0;
+  while (i < body.length) {
+    const char = body[i] as string;
+    characters++;
+    if (char === quote || char === '\n') throw fail();
+    if (char !== '\\') {
+      const codePoint = body.codePointAt(i) as number;
+      const width = codePoint > 0xffff ? 2 : 1;
+      bytes.push(...utf8.encode(body.slice(i, i + width)));
+      i += width;
+      continue;
+    }
+    const letter = body[i + 1];
+    if (letter === undefined) throw fail();
+    i += 2;
+    if (letter in escapes) {
+      bytes.push(escapes[letter] as number);
+    } else if (letter === '"' || letter === "'") {
+      if (letter !== quote) throw fail();
+      bytes.push(letter.charCodeAt(0));
+    } else if (letter === 'x' || letter === 'u' || letter === 'U') {
+      const length = letter === 'x' ? 2 : letter === 'u' ? 4 : 8;
+      const hex = body.slice(i, i + length);
+      if (hex.length !== length || !hexDigits.test(hex)) throw fail();
+      i += length;
+      const value = Number.parseInt(hex, 16);
+      if (letter === 'x') bytes.push(value);
+      else if (value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) throw fail();
+      else bytes.push(...utf8.encode(String.fromCodePoint(value)));
+    } else if (letter >= '0' && letter <= '7') {
+      const octal = body.slice(i - 1, i + 2);
+      if (!/^[0-7]{3}$/.test(octal)) throw fail();
+      const value = Number.parseInt(octal, 8);
+      if (value > 255) throw fail();
+      bytes.push(value);
+      i += 2;
+    } else {
+      throw fail();
+    }
+  }
+  // Go 1.19+ answers `''` with the empty string.
+  if (quote === "'" && characters > 1) throw fail();
+  return utf8Decoder.decode(new Uint8Array(bytes));
 }

@@ -189,7 +189,15 @@ class JsonParser {
 
   /** Runs `check` on an object's members as parsed, before any flattening (or dropping on an error) loses them. */
   private checked(list: ObjectList): ObjectList {
-    if (this.check) this.checkFailure ??= this.check(list);
+    if (!this.check) return list;
+    try {
+      this.checkFailure ??= this.check(list);
+    } catch (error) {
+      // A key `check` cannot read (a string Go's strconv.Unquote refuses) is no parse error here: hcl parses it and
+      // fails only when Vault reads the key. Recorded, never dropped along with the object's members.
+      if (!(error instanceof HclSyntaxError)) throw error;
+      this.checkFailure ??= error;
+    }
     return list;
   }
 

@@ -2,20 +2,33 @@
  * String values of HCL v1 tokens: quoted strings with Go's escapes (`\n`, `\x41`, `\101`, `\u00e9`,
  * `\U0001F600`; no `\/`), where hcl copies `${ … }` sections verbatim, and heredocs (`<<EOF`, `<<-EOF`).
  */
+import { GoSyntaxError, goUnquote as goStrconvUnquote } from './go-strings.ts';
 import { HclSyntaxError } from './hcl-v1-error.ts';
 
 const simpleEscapes: Record<string, number> = { a: 7, b: 8, f: 12, n: 10, r: 13, t: 9, v: 11, '\\': 92, '"': 34 };
 const utf8 = new TextEncoder();
-const decoder = new TextDecoder('utf-8');
+// ignoreBOM: a leading U+FEFF is part of the string, as in Go (the default decoder would drop it, and
+// `"\ufeffkv/x"` would read as the path `kv/x`).
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** hcl's own unquote for HCL strings: Go escapes, `${ … }` kept as written. */
 export function hclUnquote(quoted: string): string {
   return unquote(quoted, true);
 }
 
-/** Go's strconv.Unquote, which hcl applies to JSON strings. */
+/**
+ * Go's strconv.Unquote, which hcl applies to JSON strings: `\ud83d` and every other surrogate escape is refused (in
+ * Vault the unquote error is a panic in `Token.Value()`, so the policy write fails).
+ */
 export function goUnquote(quoted: string): string {
-  return unquote(quoted, false);
+  try {
+    return goStrconvUnquote(quoted);
+  } catch (error) {
+    if (!(error instanceof GoSyntaxError)) throw error;
+    const shown = quoted.length > 40 ? `${quoted.slice(0, 40)}…` : quoted;
+    const surrogate = /\\(u[dD][89a-fA-F][0-9a-fA-F]{2}|U0000[dD][89a-fA-F][0-9a-fA-F]{2})/.test(quoted);
+    throw new HclSyntaxError(`invalid string ${shown}${surrogate ? ': a \\u escape of a UTF-16 surrogate half is not a character (Go refuses it)' : ''}`);
+  }
 }
 
 function unquote(quoted: string, interpolation: boolean): string {

@@ -153,12 +153,21 @@ describe('Acl lists (Vault checks a list of `p` as `p/`)', () => {
     expect(acl(rule('secret/app/', 'list')).allows('secret/app', 'list')).toBe(true);
   });
 
-  it('a + rule for the directory name grants the list, even over a deny glob below it (Vault looks up `p` before `p/`)', () => {
+  it('a + rule for the directory name grants the list, but a deny glob below it wins (current vault/acl.go; GHSA-xp3c-3jw3-4vcr)', () => {
     expect(acl(rule('secret/+', 'list')).allows('secret/app', 'list')).toBe(true);
     const a = acl(rule('secret/+', 'list'), rule('secret/private/*', 'deny'));
-    expect(a.allows('secret/private', 'list')).toBe(true);
+    expect(a.allows('secret/private', 'list')).toBe(false);
+    expect(a.allows('secret/private/', 'list')).toBe(false);
+    expect(a.capabilities('secret/private/')).toEqual(['deny']);
     expect(a.allows('secret/private/x', 'read')).toBe(false);
     expect(a.allows('secret/public', 'list')).toBe(true);
+    // A glob list grant with a deny glob under it (the case of OpenBao's advisory).
+    const b = acl(rule('kv/metadata/*', 'list'), rule('kv/metadata/private/*', 'deny'));
+    expect(b.allows('kv/metadata/private', 'list')).toBe(false);
+    expect(b.allows('kv/metadata/public', 'list')).toBe(true);
+    // A more precise list grant still wins over a broader deny.
+    const c = acl(rule('kv/*', 'deny'), rule('kv/+/x', 'list'));
+    expect(c.allows('kv/a/x', 'list')).toBe(true);
   });
 
   it('capabilities() looks a path up as Vault does for sys/capabilities', () => {
@@ -436,5 +445,50 @@ path "baz/quux" { capabilities = ["deny"] }
       ['create', 'baz/quux', false, false],
       ['patch', 'baz/quux', false, false],
     ]);
+  });
+});
+
+describe('Acl parameter constraints compare as Go does (issue 23 §6)', () => {
+  const constrained = (body: string) => acl(`path "secret/foo" {\n capabilities = ["create", "update"]\n ${body}\n}\n`);
+  const writes = (a: Acl, data: Record<string, unknown>) => a.allows('secret/foo', 'update', false, data);
+
+  it('lower-cases names with simple case mapping: a denied "İd" denies id, a denied final Σ denies σ', () => {
+    const a = constrained('denied_parameters = { "İd" = [] "ΟΔΟΣ" = [] }');
+    expect(writes(a, { id: 'x' })).toBe(false);
+    expect(writes(a, { ID: 'x' })).toBe(false);
+    expect(writes(a, { οδοσ: 'x' })).toBe(false);
+    expect(writes(a, { 'i\u0307d': 'x' })).toBe(true);
+    const k = constrained('allowed_parameters = { "\u212aey" = ["a"] }');
+    expect(writes(k, { key: 'b' })).toBe(false);
+    expect(writes(k, { key: 'a' })).toBe(true);
+  });
+
+  it("trims comma-separated values with Go's space set: U+0085 and U+00A0 are spaces, U+FEFF is not", () => {
+    const denied = constrained('denied_parameters = { "role" = ["admin"] }');
+    expect(writes(denied, { role: 'reader,admin\u0085' })).toBe(false);
+    expect(writes(denied, { role: '\u00a0admin' })).toBe(false);
+    expect(writes(denied, { role: 'reader,\ufeffadmin' })).toBe(true);
+    const allowed = constrained('allowed_parameters = { "group" = ["reader"] }');
+    expect(writes(allowed, { group: '\ufeffreader' })).toBe(false);
+    expect(writes(allowed, { group: 'reader,\u2028reader\u3000' })).toBe(true);
+  });
+
+  it('lower-cases policies and token_policies values before checking them, as current vault/acl.go does', () => {
+    const a = constrained('denied_parameters = { "token_policies" = ["root", "admin*"] }');
+    expect(writes(a, { token_policies: 'ROOT' })).toBe(false);
+    expect(writes(a, { token_policies: ['default', 'Admin-2'] })).toBe(false);
+    expect(writes(a, { Token_Policİes: 'default,ROOT' })).toBe(false);
+    expect(writes(a, { token_policies: 'default' })).toBe(true);
+    const b = constrained('allowed_parameters = { "policies" = ["app-*"] }');
+    expect(writes(b, { policies: 'APP-1,app-2' })).toBe(true);
+    // Other parameters keep their case.
+    const c = constrained('denied_parameters = { "name" = ["root"] }');
+    expect(writes(c, { name: 'ROOT' })).toBe(true);
+  });
+
+  it('looks required parameters up by their Go-lower-cased name', () => {
+    const a = constrained('required_parameters = ["İd"]');
+    expect(writes(a, { id: 1 })).toBe(true);
+    expect(writes(a, { 'i\u0307d': 1 })).toBe(false);
   });
 });

@@ -103,25 +103,27 @@ export class Acl {
     return granted.parameters.permits(parameters);
   }
 
-  /** Vault's AllowOperation lookup: exact, then (for a list) exact without the slash, then the non-exact rules. */
+  /**
+   * Vault's AllowOperation lookup: exact, then (for a list) exact without the slash, then the non-exact rules. A
+   * list of `a/b/` weighs the non-exact rules matching `a/b` and those matching `a/b/` together, as current
+   * vault/acl.go does (resolveACLPermsForListOp, its fix of the bypass OpenBao published as GHSA-xp3c-3jw3-4vcr):
+   * `kv/+` {list} matches only `kv/private`, `kv/private/*` {deny} only `kv/private/`, and the deny wins unless a
+   * more precise rule grants list.
+   */
   private resolve(requested: string, listing: boolean): Permissions | undefined {
     const path = requested.replace(/^\/+/, '');
     const exact = this.exact.get(path);
     if (exact) return exact;
-    const trimmed = path.endsWith('/') ? path.slice(0, -1) : path;
     if (listing) {
-      const withoutSlash = this.exact.get(trimmed);
+      const withoutSlash = this.exact.get(path.endsWith('/') ? path.slice(0, -1) : path);
       if (withoutSlash) return withoutSlash;
-      if (trimmed !== path) {
-        const found = this.nonExact(trimmed);
-        if (found) return found;
-      }
     }
-    return this.nonExact(path);
+    if (listing && path.endsWith('/')) return forList([...this.candidates(path.slice(0, -1)), ...this.candidates(path)]);
+    return mostPrecise(this.candidates(path));
   }
 
-  /** Vault's CheckAllowedFromNonExactPaths: the longest prefix rule and every matching segment rule compete. */
-  private nonExact(path: string): Permissions | undefined {
+  /** Vault's prefixAndWCCandidatesForPath: the longest prefix rule and every matching segment rule. */
+  private candidates(path: string): Candidate[] {
     const candidates: Candidate[] = [];
     let longest: string | undefined;
     for (const prefix of this.prefixes.keys()) {
@@ -129,9 +131,9 @@ export class Acl {
     }
     if (longest !== undefined) {
       const permissions = this.prefixes.get(longest) as Permissions;
-      if (this.segments.length === 0) return permissions;
       candidates.push({ permissions, firstWildcard: byteLength(longest), isPrefix: true, wildcards: 0, path: longest });
     }
+    if (this.segments.length === 0) return candidates;
     const parts = path.split('/');
     for (const rule of this.segments) {
       if (parts.length < rule.parts.length || (!rule.isPrefix && parts.length !== rule.parts.length)) continue;
@@ -146,10 +148,31 @@ export class Acl {
       });
       if (matched) candidates.push({ permissions: rule.permissions, firstWildcard: rule.firstWildcard, isPrefix: rule.isPrefix, wildcards, path: rule.path });
     }
-    let best: Candidate | undefined;
-    for (const candidate of candidates) if (!best || morePrecise(candidate, best)) best = candidate;
-    return best?.permissions;
+    return candidates;
   }
+}
+
+/** Vault's CheckAllowedFromNonExactPaths: the most precise candidate decides. */
+function mostPrecise(candidates: Candidate[]): Permissions | undefined {
+  let best: Candidate | undefined;
+  for (const candidate of candidates) if (!best || morePrecise(candidate, best)) best = candidate;
+  return best?.permissions;
+}
+
+/**
+ * Vault's resolveACLPermsForListOp over the candidates of both spellings of a listed directory: the most precise
+ * deny wins unless a more precise candidate grants list; else the most precise list grant; else the most precise.
+ */
+function forList(candidates: Candidate[]): Permissions | undefined {
+  let deny: Candidate | undefined;
+  let list: Candidate | undefined;
+  for (const candidate of candidates) {
+    const granted = candidate.permissions.capabilities;
+    if (granted.has('deny') && (!deny || morePrecise(candidate, deny))) deny = candidate;
+    if (granted.has('list') && (!list || morePrecise(candidate, list))) list = candidate;
+  }
+  if (deny && (!list || morePrecise(deny, list))) return deny.permissions;
+  return list ? list.permissions : mostPrecise(candidates);
 }
 
 /** Vault's ordering: later first wildcard, not a prefix, fewer `+`, longer, then lexically larger. */

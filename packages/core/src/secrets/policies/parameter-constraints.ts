@@ -1,4 +1,5 @@
 import { badRequest } from '../../lib/errors.ts';
+import { goToLower, goTrimSpace } from '../../lib/go-strings.ts';
 import type { DecodedValue } from '../../lib/hcl-v1-decode.ts';
 
 /** A parameter name (lower-cased) and the values a rule names for it; no values means any value. */
@@ -15,8 +16,9 @@ export interface ParameterRules {
 }
 
 /**
- * The constraints of a path rule as Vault keeps them (names lower-cased, any name allowed, globs in names being
- * plain characters), or `undefined` when they could not refuse a request.
+ * The constraints of a path rule as Vault keeps them (names lower-cased with Go's simple mapping, so `"İd"` is
+ * `id`), or `undefined` when they could not refuse a request. Names with a `*` that is not the whole name are
+ * refused before this (checkParameterName).
  */
 export function parameterRules(
   pattern: string,
@@ -43,7 +45,7 @@ function lowerCased(pattern: string, key: string, values: Map<string, DecodedVal
   const out = new Map<string, DecodedValue[]>();
   const spelled = new Map<string, string>();
   for (const [name, list] of values ?? []) {
-    const lower = name.toLowerCase();
+    const lower = goToLower(name);
     const other = spelled.get(lower);
     if (other !== undefined) {
       throw badRequest(`failed to parse policy: path "${pattern}": ${key}: "${other}" and "${name}" name the same parameter`);
@@ -52,6 +54,25 @@ function lowerCased(pattern: string, key: string, values: Map<string, DecodedVal
     out.set(lower, list);
   }
   return [...out];
+}
+
+/**
+ * Refuses a parameter name with a `*` that is not the whole name (`"foo*"`, `"*x"`), and any `*` in a required
+ * parameter's name. Vault matches such a name literally, never as the glob it reads as, so a denied `"secret_*"`
+ * would deny nothing; Vault's nested-constraints change (#16309, unmerged) refuses these names too.
+ */
+export function checkParameterName(pattern: string, key: string, name: string, wholeStarAllowed: boolean): void {
+  if (!name.includes('*') || (wholeStarAllowed && name === '*')) return;
+  const rule = wholeStarAllowed ? 'a "*" must be the whole name ("*": every parameter)' : 'a required parameter name cannot contain "*"';
+  throw badRequest(`failed to parse policy: path "${pattern}": ${key}: parameter name ${JSON.stringify(name)} is refused: ${rule}; names are not patterns`);
+}
+
+/** Current vault/acl.go lower-cases `policies` and `token_policies` values before checking them (normalizePolicyParameterValue). */
+function normalizedValue(lowerName: string, value: unknown): unknown {
+  if (lowerName !== 'policies' && lowerName !== 'token_policies') return value;
+  if (typeof value === 'string') return goToLower(value);
+  if (Array.isArray(value)) return value.map((element) => (typeof element === 'string' ? goToLower(element) : element));
+  return value;
 }
 
 /**
@@ -72,22 +93,25 @@ export class ParameterConstraints {
 
   /** Whether a request with these parameters (body fields, or query parameters of a read) passes. */
   permits(data: Record<string, unknown>): boolean {
-    for (const name of this.required) if (!Object.hasOwn(data, name.toLowerCase())) return false;
+    // Go's strings.ToLower of the rule's name; the request's names are looked up as given.
+    for (const name of this.required) if (!Object.hasOwn(data, goToLower(name))) return false;
     const entries = Object.entries(data);
     if (entries.length === 0) return true;
     if (this.denied) {
       if (this.denied.has('*')) return false;
       for (const [name, value] of entries) {
-        const values = this.denied.get(name.toLowerCase());
-        if (values && deniedValue(value, values)) return false;
+        const lower = goToLower(name);
+        const values = this.denied.get(lower);
+        if (values && deniedValue(normalizedValue(lower, value), values)) return false;
       }
     }
     if (!this.allowed) return true;
     const anyName = this.allowed.has('*');
     if (anyName && this.allowed.size === 1) return true;
     for (const [name, value] of entries) {
-      const values = this.allowed.get(name.toLowerCase());
-      if (values ? !allowedValue(value, values) : !anyName) return false;
+      const lower = goToLower(name);
+      const values = this.allowed.get(lower);
+      if (values ? !allowedValue(normalizedValue(lower, value), values) : !anyName) return false;
     }
     return true;
   }
@@ -117,11 +141,14 @@ function deniedValue(value: unknown, values: DecodedValue[]): boolean {
   return elementsOf(value)?.some((element) => matchesOne(element, values)) ?? false;
 }
 
-/** A list's elements, or a string's comma-separated parts with spaces trimmed (none for ""). */
+/**
+ * A list's elements, or a string's comma-separated parts (parseutil.ParseCommaStringSlice: none for "", each part
+ * trimmed by Go's strings.TrimSpace, so U+0085 and U+00A0 are trimmed and U+FEFF is not).
+ */
 function elementsOf(value: unknown): unknown[] | undefined {
   if (Array.isArray(value)) return value;
   if (typeof value !== 'string') return undefined;
-  return value === '' ? [] : value.split(',').map((part) => part.trim());
+  return value === '' ? [] : value.split(',').map(goTrimSpace);
 }
 
 /** Strings match a value with a leading and/or trailing `*` as a glob; anything else must be the same JSON value. */

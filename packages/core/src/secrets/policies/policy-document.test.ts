@@ -100,13 +100,43 @@ describe('parsePolicyDocument', () => {
     expect(parsePolicyDocument('name = "x"\npath "a" { capabilities = ["read"] }')).toHaveLength(1);
   });
 
-  it('reads what Vault reads: comments, `*` mid-path, `+` inside a segment, glob-like parameter names, a leading `/`', () => {
+  it('reads what Vault reads: comments, `*` mid-path, `+` inside a segment, a leading `/`', () => {
     expect(parsePolicyDocument('path "/secret/*/x" {\n comment = "why"\n capabilities = ["read"]\n}')).toEqual([
       { pattern: 'secret/*/x', capabilities: ['read'] },
     ]);
     expect(parsePolicyDocument('path "secret/a+b" { capabilities = ["read"] }')).toEqual([{ pattern: 'secret/a+b', capabilities: ['read'] }]);
-    const [rule] = parsePolicyDocument('path "s" {\n capabilities = ["update"]\n allowed_parameters { "a*" = [] }\n required_parameters = ["*", 1]\n}');
-    expect(rule?.parameters).toEqual({ allowed: [['a*', []]], required: ['*', '1'] });
+    const [rule] = parsePolicyDocument('path "s" {\n capabilities = ["update"]\n allowed_parameters { "*" = [] }\n required_parameters = ["a", 1]\n}');
+    expect(rule?.parameters).toEqual({ allowed: [['*', []]], required: ['a', '1'] });
+  });
+
+  it('refuses parameter names with a * that is not the whole name: Vault would match them literally, never as a pattern', () => {
+    for (const [body, message] of [
+      ['allowed_parameters { "foo*" = [] }', 'allowed_parameters: parameter name "foo*" is refused'],
+      ['denied_parameters = { "*x" = ["a"] }', 'denied_parameters: parameter name "*x" is refused'],
+      ['required_parameters = ["x*"]', 'required_parameters: parameter name "x*" is refused'],
+      ['required_parameters = ["*"]', 'required_parameters: parameter name "*" is refused'],
+    ] as const) {
+      expect(() => parsePolicyDocument(`path "s" {\n capabilities = ["update"]\n ${body}\n}`), body).toThrow(message);
+    }
+    expect(() => parsePolicyDocument('path "s" {\n capabilities = ["deny"]\n denied_parameters = { "a*" = [] }\n}')).toThrow('parameter name "a*" is refused');
+  });
+
+  it("lower-cases parameter names with Go's simple mapping: \"İd\" is id, a final Σ is σ", () => {
+    const [rule] = parsePolicyDocument('path "s" {\n capabilities = ["update"]\n denied_parameters = { "İd" = [] "ΟΔΟΣ" = [] }\n}');
+    expect(rule?.parameters).toEqual({ denied: [['id', []], ['οδοσ', []]] });
+    expect(() => parsePolicyDocument('path "s" {\n capabilities = ["update"]\n denied_parameters = { "İd" = [] "id" = ["x"] }\n}')).toThrow(
+      '"İd" and "id" name the same parameter',
+    );
+  });
+
+  it("refuses JSON strings with surrogate escapes, as Vault (Go's strconv.Unquote) does; HCL reads them as U+FFFD, as hcl does", () => {
+    expect(() => parsePolicyDocument('{"path": {"kv/\\ud83d\\udd11": {"capabilities": ["read"]}}}')).toThrow(
+      'invalid string "kv/\\ud83d\\udd11": a \\u escape of a UTF-16 surrogate half is not a character',
+    );
+    expect(() => parsePolicyDocument('{"path": {"kv/a": {"capabilities": ["read"], "denied_parameters": {"x": ["\\udd11"]}}}}')).toThrow('surrogate half');
+    expect(parsePolicyDocument('path "kv/\\ud83d\\udd11" { capabilities = ["read"] }')).toEqual([{ pattern: 'kv/\ufffd\ufffd', capabilities: ['read'] }]);
+    // A leading U+FEFF stays part of the string, as in Go: this path is not kv/x.
+    expect(parsePolicyDocument('path "\\ufeffkv/x" { capabilities = ["read"] }')).toEqual([{ pattern: '\ufeffkv/x', capabilities: ['read'] }]);
   });
 
   it('drops JSON booleans from parameter lists, as hcl\'s JSON parser does', () => {

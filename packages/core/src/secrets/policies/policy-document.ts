@@ -1,7 +1,8 @@
 import { badRequest } from '../../lib/errors.ts';
 import { equalFold, filterItems, HclSyntaxError, keyName, type Node, type ObjectList, parseHclV1 } from '../../lib/hcl-v1.ts';
 import { type DecodedValue, decodeInterface, decodeMap, decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
-import { type ParameterRules, parameterRules } from './parameter-constraints.ts';
+import { goToLower } from '../../lib/go-strings.ts';
+import { checkParameterName, type ParameterRules, parameterRules } from './parameter-constraints.ts';
 
 export const capabilityNames = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'subscribe', 'recover', 'deny'] as const;
 export type Capability = (typeof capabilityNames)[number];
@@ -106,6 +107,10 @@ function pathRule(key: string, value: Node): PathRule {
   }
   const decoded = decodePathFields(fields, key);
   const pattern = key.startsWith('/') ? key.slice(1) : key;
+  // Checked on deny rules too, whose constraints Vault drops: a policy never reads as something it is not.
+  for (const [name, names] of [['allowed_parameters', decoded.allowed], ['denied_parameters', decoded.denied]] as const) {
+    for (const parameter of names?.keys() ?? []) checkParameterName(pattern, name, parameter, true);
+  }
   if (pattern.includes('+*')) throw fail(`path "${pattern}": invalid use of wildcards ('+*' is forbidden)`);
   for (const name of Object.keys(unsupportedKeys)) {
     if (fieldSources(fields, name).length > 0) {
@@ -173,9 +178,10 @@ function decodePathFields(fields: ObjectList, key: string): PathFields {
   }
   const required = new Map<string, string>();
   for (const name of decoded.required) {
-    const earlier = required.get(name.toLowerCase());
+    checkParameterName(key.startsWith('/') ? key.slice(1) : key, 'required_parameters', name, false);
+    const earlier = required.get(goToLower(name));
     if (earlier !== undefined) throw fail(`${at('required_parameters')}: "${earlier}" and "${name}" name the same parameter twice`);
-    required.set(name.toLowerCase(), name);
+    required.set(goToLower(name), name);
   }
   for (const source of fieldSources(fields, 'mfa_methods')) decodeSlice(source, at('mfa_methods'), decodeString);
   for (const source of fieldSources(fields, 'subscribe_event_types')) decodeSlice(source, at('subscribe_event_types'), decodeString);

@@ -66,7 +66,6 @@ export function createSchedulerApp(options: SchedulerAppOptions): Hono<Scheduler
     return scheduler;
   };
 
-  mountRoutes(app, [healthRoute]);
   // One canonical path, before anything routes, forwards or audits (`lib/request-path.ts`): `//`, `%2F`, a
   // backslash, `.`/`..` and a trailing `/` are refused with 400 naming the problem, so the path a row matched is the
   // path as sent, and write forwarding never sees `//host`.
@@ -77,6 +76,7 @@ export function createSchedulerApp(options: SchedulerAppOptions): Hono<Scheduler
     if (canonical.encoded !== sent) return c.text('a trailing "/" in the URL path is not allowed', 400);
     await next();
   });
+  mountRoutes(app, [healthRoute]);
   // Before anything reads the body: a declared length over the limit is refused without reading a byte, and a
   // chunked body is cut off as soon as it passes the limit, instead of being buffered whole.
   app.use(

@@ -1,6 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from 'zod';
+import { epochSeconds } from '../../../lib/clock.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import { randomBase62 } from '../../../lib/random.ts';
+import { dueKey } from '../../../storage/due.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import { type LeaseHooks, type PathSpec, path, type Request, type System } from '../../framework/backend.ts';
 import { duration, stringList } from '../../framework/fields.ts';
@@ -14,6 +17,8 @@ import {
   accountKey,
   accountsOf,
   borrowerFields,
+  claimFields,
+  claimSeconds,
   type LibraryAccount,
   type LibrarySet,
   librarySecretType,
@@ -22,7 +27,8 @@ import {
   setName,
   trimName,
 } from './library-model.ts';
-import { changePassword, requireDirectoryConfig } from './write-ahead.ts';
+import { rotationQueue } from './records.ts';
+import { ChangedConcurrently, changePassword, RotationInProgress, requireDirectoryConfig } from './write-ahead.ts';
 
 /** `library/:set/check-out`, `…/check-in`, `library/manage/:set/check-in` and `…/status`: lending the accounts of a set. */
 
@@ -87,7 +93,8 @@ function borrower(caller: Caller | undefined) {
   };
 }
 
-async function checkOut({ storage, mount, caller, data, path: requestPath }: Request<{ name: string; ttl?: number }>) {
+async function checkOut(request: Request<{ name: string; ttl?: number }>) {
+  const { storage, mount, caller, data, path: requestPath, system } = request;
   const name = trimName(data.name);
   const set = await requireSet(storage, name);
   const { maxTtl: mountMax } = mountTtls(mount);
@@ -100,12 +107,16 @@ async function checkOut({ storage, mount, caller, data, path: requestPath }: Req
   // The lease is registered after this handler returns; choosing its suffix lets the account record its id first.
   const checkoutId = randomBase62(24);
   const leaseId = leaseIdFor(mount, requestPath, checkoutId);
+  // The claim's deadline: past it, the rotation job returns the account unless the lease is there (see claimUntil).
+  const claimUntil = epochSeconds(system.clock) + claimSeconds;
+  const { partition } = engineContext(request);
   for (const username of set.service_account_names) {
     let taken: LibraryAccount | undefined;
     try {
       taken = await storage.update<LibraryAccount>(
         accountKey(username),
-        'SET #available = :no, checkoutId = :id, leaseId = :lease, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity',
+        'SET #available = :no, checkoutId = :id, leaseId = :lease, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity, ' +
+          'claimUntil = :until, duePk = :queue, dueSk = :due',
         {
           ConditionExpression: '#available = :yes AND attribute_not_exists(#pending)',
           ExpressionAttributeNames: {
@@ -120,6 +131,9 @@ async function checkOut({ storage, mount, caller, data, path: requestPath }: Req
             ':hash': who.hash,
             ':accessor': who.accessor,
             ':entity': who.entity,
+            ':until': claimUntil,
+            ':queue': rotationQueue,
+            ':due': dueKey(claimUntil, `${partition}|${accountKey(username)}`),
           },
         },
       );
@@ -181,29 +195,46 @@ async function checkIn(request: Request<z.output<typeof checkInFields>>, forced:
   return { data: { check_ins: checkIns } };
 }
 
-/** Sets a fresh password and makes the account available, if it is still out under the same check-out. */
+/**
+ * Sets a fresh password and makes the account available, if it is still out under the same check-out. True only for
+ * the one call whose own write made it available: of concurrent check-ins (or a check-in and the lease's end) of one
+ * check-out, one is acknowledged, and the others answer as a check-in of an available account does (issue 24). A call
+ * that meets another's change in flight looks again (and tries again while the account is still out), within a bound.
+ */
 async function returnAccount(context: EngineContext, config: DirectoryConfig, account: LibraryAccount): Promise<boolean> {
   if (!account.checkoutId) return false;
-  try {
-    await changePassword({
-      context,
-      key: account.sk,
-      dn: account.value.dn,
-      config,
-      condition: {
-        expression: 'checkoutId = :checkout',
-        values: { ':checkout': account.checkoutId },
-      },
-      record: { set: { available: true }, remove: [...borrowerFields] },
-    });
-    return true;
-  } catch (error) {
-    const now = await context.storage.getItem<LibraryAccount>(account.sk);
-    // Someone else checked it in meanwhile: nothing to do.
-    if (now && (now.available || now.checkoutId !== account.checkoutId)) return false;
-    throw error;
+  const giveUpAt = Date.now() + contendedCheckInMs;
+  for (;;) {
+    try {
+      await changePassword({
+        context,
+        key: account.sk,
+        dn: account.value.dn,
+        config,
+        condition: {
+          expression: 'checkoutId = :checkout',
+          values: { ':checkout': account.checkoutId },
+        },
+        record: { set: { available: true }, remove: [...borrowerFields, ...claimFields] },
+        exclusive: true,
+      });
+      return true;
+    } catch (error) {
+      const now = await context.storage.getItem<LibraryAccount>(account.sk);
+      // Someone else checked it in meanwhile: not ours to acknowledge.
+      if (!now || now.available || now.checkoutId !== account.checkoutId) return false;
+      if (!contended(error)) throw error;
+      if (Date.now() >= giveUpAt) throw new RotationInProgress(`"${account.sk}"`);
+      await sleep(10 + Math.random() * 40);
+    }
   }
 }
+
+/** How long a check-in that keeps meeting other changes of the same account goes on trying. */
+const contendedCheckInMs = 15_000;
+
+/** A failure that only says another change of the account was under way (not the directory's or the config's). */
+const contended = (error: unknown) => error instanceof RotationInProgress || error instanceof ChangedConcurrently || error instanceof ConditionFailed;
 
 /**
  * Ends the lease of a check-out just checked in, after the check-in (the other order could leave an account out
@@ -237,3 +268,42 @@ export const libraryLeaseHooks: LeaseHooks = {
     return { ttl: Math.min(increment || limit, limit) };
   },
 };
+
+/**
+ * The rotation job's visit to a library account at its claim's deadline (`claimUntil`): an account still out under a
+ * check-out whose lease was never registered (the process died between the claim and the lease) is returned with a
+ * fresh password; one its lease holds leaves the queue (the lease's end returns it). `mountPath` is the mount's
+ * path, which lease ids start with. Throws when the directory cannot take the new password (the job retries).
+ */
+export async function settleLibraryClaim(context: EngineContext, mountPath: string, key: string): Promise<'returned' | 'held' | 'none'> {
+  const { storage, system } = context;
+  const account = await storage.getItem<LibraryAccount>(key);
+  if (!account) return 'none';
+  let outcome: 'returned' | 'held' | 'none' = 'none';
+  if (!account.available && account.checkoutId) {
+    if ((account.claimUntil ?? 0) > epochSeconds(system.clock)) return 'none';
+    if (await leaseHolds(system, mountPath, account)) outcome = 'held';
+    else {
+      system.log.error('returning a checked-out account whose lease was never registered', { account: account.value.username, leaseId: account.leaseId });
+      if (await returnAccount(context, await requireDirectoryConfig(context), account)) return 'returned';
+      return 'none';
+    }
+  }
+  await storage
+    .update(key, `REMOVE ${claimFields.map((_, index) => `#c${index}`).join(', ')}`, {
+      ConditionExpression: '#dueSk = :seen',
+      ExpressionAttributeNames: { ...Object.fromEntries(claimFields.map((field, index) => [`#c${index}`, field])), '#dueSk': 'dueSk' },
+      ExpressionAttributeValues: { ':seen': account.dueSk },
+    })
+    .catch((error) => {
+      if (!(error instanceof ConditionFailed)) throw error;
+    });
+  return outcome;
+}
+
+/** Whether the lease of the account's check-out exists (live, or still to be revoked). */
+async function leaseHolds(system: System, mountPath: string, account: LibraryAccount): Promise<boolean> {
+  if (!account.leaseId?.startsWith(mountPath)) return true; // not a lease of this mount's path: leave it to an operator
+  const leases = await system.leases.internalsUnder(account.leaseId.slice(mountPath.length));
+  return leases.some((internal) => internal.checkoutId === account.checkoutId);
+}

@@ -9,7 +9,9 @@ import type { AccountItem } from './records.ts';
  * concurrent check-outs never share an account; every check-in sets a fresh password. The account records its
  * check-out (`checkoutId`) and that check-out's lease id: a check-in by hand ends the lease, and a lease that
  * outlives its check-out (revoked or expired after the account went back, perhaps to another borrower) finds
- * another or no `checkoutId` and leaves the account alone.
+ * another or no `checkoutId` and leaves the account alone. A check-out is two writes (the claim, then its lease, once
+ * the handler has returned); a process killed between them leaves a claim no lease holds, which the rotation job
+ * returns (a fresh password, available again) once its deadline (`claimUntil`) has passed.
  */
 
 /** The lease type of a check-out (the backend's `leases`). */
@@ -33,12 +35,25 @@ export interface LibraryAccount extends AccountItem {
   borrowerHash?: string;
   borrowerAccessor?: string;
   borrowerEntity?: string;
+  /**
+   * Until when the check-out's lease may still be registered (epoch seconds): the lease is written after the claim
+   * (when the handler has returned), so a process that dies between the two leaves the account out with no lease.
+   * The claim waits in the rotation queue until then; the job returns the account if no lease holds it by that time.
+   */
+  claimUntil?: number;
 }
 
 export const setKey = (name: string) => `library/${name}`;
 export const accountKey = (name: string) => `library-account/${name}`;
 export const trimName = (raw: string) => raw.replace(/\/+$/, '');
 export const borrowerFields = ['checkoutId', 'leaseId', 'borrowerHash', 'borrowerAccessor', 'borrowerEntity'];
+/** The claim's deadline and its place in the rotation queue (with the job's retry count): cleared with the borrower. */
+export const claimFields = ['claimUntil', 'duePk', 'dueSk', 'dueAt', 'attempts'];
+/**
+ * How long a check-out's lease has to be registered after its claim: four times the longest an API request lives in
+ * AWS (29 s), so no live request registers a lease after the job returned its account.
+ */
+export const claimSeconds = 120;
 
 export const setName = z.string().describe('Name of the library set; may hold slashes.');
 

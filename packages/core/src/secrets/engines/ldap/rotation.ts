@@ -5,6 +5,8 @@ import type { Core } from '../../framework/services.ts';
 import { messageOf } from './client.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
 import { type EngineContext, jobContext } from './context.ts';
+import { settleLibraryClaim } from './library-checkouts.ts';
+import { accountKey } from './library-model.ts';
 import { type AccountItem, rotationQueue } from './records.ts';
 import { rotateRoot } from './rotate-root.ts';
 import { retryAt } from './rotation-schedule.ts';
@@ -28,6 +30,8 @@ export async function rotateDue(core: Core, limit = 200): Promise<{ rotated: num
     try {
       if (item.sk === configKey) await rotateRoot(context);
       else if (item.sk.startsWith(staticRoleKeyPrefix)) await rotateStaticRole(context, item.sk.slice(staticRoleKeyPrefix.length));
+      // A check-out's claim at its deadline: returned if its lease was never registered (library-checkouts.ts).
+      else if (item.sk.startsWith(accountKey(''))) await settleLibraryClaim(context, mount.path, item.sk);
       else continue;
       result.rotated++;
     } catch (error) {

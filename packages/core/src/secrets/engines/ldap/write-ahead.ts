@@ -43,11 +43,23 @@ export interface PasswordChange {
   };
   /** The rotation queue fields to set with the new password (next automatic rotation). */
   due?: { set: Record<string, unknown>; remove: string[] };
+  /**
+   * Succeed only if this change's own record lands (a check-in's acknowledgement): when another change took the
+   * write-ahead over and recorded it, the password is not counted as ours, and the record's ConditionFailed is thrown.
+   */
+  exclusive?: boolean;
 }
 
 export class RotationInProgress extends DomainError {
   constructor(what: string) {
     super('invalid', `a password change of ${what} is already in progress; try again shortly`);
+  }
+}
+
+/** The item no longer met the change's condition when its write-ahead was written (e.g. the account was checked in). */
+export class ChangedConcurrently extends DomainError {
+  constructor(what: string) {
+    super('invalid', `${what} changed while its password was being rotated; try again`);
   }
 }
 
@@ -88,7 +100,7 @@ export async function changePassword(change: PasswordChange): Promise<string> {
       const now = await storage.getItem<AccountItem>(key);
       if (!now) throw notFound();
       if (now.pending) throw new RotationInProgress(`"${key}"`);
-      throw badRequest(`"${key}" changed while its password was being rotated; try again`);
+      throw new ChangedConcurrently(`"${key}"`);
     }
     throw error;
   }
@@ -106,7 +118,7 @@ export async function changePassword(change: PasswordChange): Promise<string> {
     await record(change, item, password, pendingId);
   } catch (error) {
     // Someone who found the write-ahead recorded it (or adopted it) first: the password is ours either way.
-    if (error instanceof ConditionFailed && (await holdsPassword(change, password, pendingId))) return password;
+    if (error instanceof ConditionFailed && !change.exclusive && (await holdsPassword(change, password, pendingId))) return password;
     if (!change.isRoot) {
       await markStale(change, pendingId);
       throw error;

@@ -329,6 +329,37 @@ describe('attack: an open event stream outlives its token’s access (narrow tok
     });
   }
 
+  it('replica lag: a policy change whose event is read before the policy item ends the stream instead of trusting the older item', async () => {
+    // In a replica region the table may show a transaction's event before the item it changed (global tables
+    // replicate item by item). The stream must not re-check against the older item and keep delivering.
+    await mgmt('POST', '/v1/acl/policy/lagging', { Rules: 'node { policy = "read" }' });
+    const token = await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['lagging'] });
+    for (const transport of transports) {
+      const start = await h.scheduler.state.currentIndex();
+      const url = `/v1/event/stream?topic=Node&index=${start}`;
+      const opened = await transport.open(url, token.SecretID);
+      const lines = opened.lines as Lines;
+      try {
+        expect(await lines.next(5000)).toBe('{}');
+        // The event of a change to the token's policy arrives; the policy item (ModifyIndex) is still the old one.
+        await publishEvents(h.core, [
+          { Topic: 'ACLPolicy', Type: 'ACLPolicyUpserted', Key: 'lagging', Namespace: '', FilterKeys: null, Payload: { ACLPolicy: { Name: 'lagging' } } },
+        ]);
+        await publishEvents(h.core, [nodeEvent(`lagged-${transport.name}`)]);
+        const rest: string[] = [];
+        for (let next = await lines.next(5000); next !== undefined; next = await lines.next(5000)) rest.push(next);
+        expect(rest.join('\n')).not.toContain('lagged-');
+        expect(rest.at(-1)).toBe(SUBSCRIPTION_CLOSED);
+      } finally {
+        opened.stop();
+      }
+      // The client resubscribes; the token's access did not change, so the new stream is accepted.
+      const again = await transport.open(url, token.SecretID);
+      expect(again.status).toBe(200);
+      again.stop();
+    }
+  });
+
   it('a stream whose access is unchanged is not closed by other ACL changes (no false positives)', async () => {
     await mgmt('POST', '/v1/acl/policy/steady', { Rules: 'node { policy = "read" }' });
     const token = await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['steady'] });

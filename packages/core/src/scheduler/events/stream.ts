@@ -80,22 +80,45 @@ function changesAccess(event: SchedulerEvent, caller: Caller): boolean {
   return true;
 }
 
+/** An ACL change a stream has read in the buffer, at its index (the changed item's ModifyIndex). */
+interface AclChange {
+  topic: string;
+  type: string;
+  key: string;
+  index: number;
+}
+
 /**
  * The stream's caller resolved again from the table (Nomad's `aclObjFromSnapshotForTokenSecretID`): the token by its
  * accessor, its policies and its roles' policies as they are now; anonymous resolves the anonymous policy again.
+ * An item read older than a change the stream has already seen (a replica region's table may show the event before
+ * the item the same transaction changed) ends the stream rather than trusting it: the client resubscribes.
  * Returns the message the stream ends with when access has ended.
  */
-async function recheck(scheduler: Scheduler, caller: Caller, request: { topics: TopicFilter[]; namespace: string }): Promise<Caller | { ended: string }> {
+async function recheck(
+  scheduler: Scheduler,
+  caller: Caller,
+  request: { topics: TopicFilter[]; namespace: string },
+  changes: AclChange[],
+): Promise<Caller | { ended: string }> {
+  const closed = { ended: SUBSCRIPTION_CLOSED };
   let fresh: Caller;
   if (caller.token) {
     const token = await scheduler.tokens.get(caller.token.AccessorID);
-    if (!token) return { ended: SUBSCRIPTION_CLOSED };
+    if (!token) return closed;
     if (scheduler.tokens.expired(token)) return { ended: TOKEN_EXPIRED };
+    if (changes.some((change) => change.topic === 'ACLToken' && (change.type === 'ACLTokenDeleted' || token.ModifyIndex < change.index))) return closed;
     fresh = await scheduler.callerOf(token);
   } else {
     fresh = await scheduler.resolve(undefined);
   }
-  return allowedTopics(fresh, request.topics, request.namespace) ? fresh : { ended: SUBSCRIPTION_CLOSED };
+  for (const change of changes) {
+    let seen: { ModifyIndex: number } | undefined;
+    if (change.topic === 'ACLPolicy' && fresh.policyNames.includes(change.key)) seen = await scheduler.policies.get(change.key);
+    if (change.topic === 'ACLRole' && fresh.token?.Roles.some((link) => link.ID === change.key)) seen = await scheduler.roles.get(change.key);
+    if (seen && seen.ModifyIndex < change.index) return closed;
+  }
+  return allowedTopics(fresh, request.topics, request.namespace) ? fresh : closed;
 }
 
 /**
@@ -132,15 +155,18 @@ export function openStream(scheduler: Scheduler, caller: Caller, request: { inde
         if (!closed) controller.enqueue(encoder.encode(`${JSON.stringify(line)}\n`));
       };
       let current = caller;
+      /** The ACL changes read since the caller was last resolved: while there are any, its cached ACL is stale. */
+      let changes: AclChange[] = [];
       let stale = false;
       /** Resolves the caller again; false (and the stream ended) when access has ended. */
       const stillAllowed = async (): Promise<boolean> => {
-        const verdict = await recheck(scheduler, current, request);
+        const verdict = await recheck(scheduler, current, request, changes);
         if ('ended' in verdict) {
           finish(verdict.ended);
           return false;
         }
         current = verdict;
+        changes = [];
         stale = false;
         return true;
       };
@@ -154,7 +180,11 @@ export function openStream(scheduler: Scheduler, caller: Caller, request: { inde
             const batches = await broker.after(cursor);
             for (const batch of batches) {
               if (closed) return;
-              if (batch.events.some((event) => changesAccess(event, current))) stale = true;
+              for (const event of batch.events) {
+                if (!changesAccess(event, current)) continue;
+                changes.push({ topic: event.Topic, type: event.Type, key: event.Key, index: batch.index });
+                stale = true;
+              }
               const events = batch.events.filter((event) => eventMatches(event, request.topics, request.namespace));
               if (events.length > 0) {
                 if (expired()) return finish(TOKEN_EXPIRED);

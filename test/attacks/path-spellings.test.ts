@@ -10,6 +10,7 @@ import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { spellings } from './spellings.ts';
 
 /**
  * Issue 23 §1, "the path the policy checks is not the path that is served". Attacker: a narrow token, allowed a
@@ -19,26 +20,6 @@ import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts
  * handling; Vault refuses `..`). Every spelling is sent through the node app (web Request), a real node socket
  * (the raw request line, as `npm start` serves it) and the Lambda adapter (API Gateway's `rawPath`).
  */
-
-/** The spellings of `/v1/<path>` that are not the canonical one. */
-export function spellings(path: string): string[] {
-  const parts = path.split('/');
-  const out = new Set<string>([`/v1/${path}/`, `/v1/${path}//`, `//v1/${path}`, `/v1//${path}`]);
-  for (let index = 1; index < parts.length; index++) {
-    const before = parts.slice(0, index).join('/');
-    const after = parts.slice(index).join('/');
-    out.add(`/v1/${before}//${after}`);
-    out.add(`/v1/${before}/%2F${after}`);
-    out.add(`/v1/${before}%2F${after}`);
-    out.add(`/v1/${before}%2f${after}`);
-    out.add(`/v1/${before}/./${after}`);
-    out.add(`/v1/${before}/%2e/${after}`);
-    out.add(`/v1/${before}/zz/../${after}`);
-    out.add(`/v1/${before}/zz/%2e%2e/${after}`);
-    out.add(`/v1/${before}%5C${after}`);
-  }
-  return [...out];
-}
 
 type Answer = { status: number; text: string };
 type Transport = (method: string, url: string, token: string, body?: unknown) => Promise<Answer>;

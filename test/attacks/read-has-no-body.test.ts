@@ -1,0 +1,98 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
+import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
+import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+
+/**
+ * Issue 23 §4 (second bullet): a read's parameter constraints are checked on its query, so a read handler must see
+ * nothing but its query. Attacker: a narrow token whose policy allows reading `secret/data/*` only at `version=2`
+ * (`allowed_parameters`). It sends `GET` with a JSON body `{"version": 1}` — through the node app and through the
+ * Lambda adapter — hoping the handler reads the body and serves version 1. It must get the latest version (the
+ * body is dropped at the front), and `?version=1` itself is refused (403).
+ */
+describe('attack: a GET with a body, to slip a read parameter past allowed_parameters', () => {
+  let h: SecretsHarness;
+  let token: string;
+  let lambda: ReturnType<typeof secretsLambda>;
+
+  beforeAll(async () => {
+    h = await startSecrets();
+    const root = (method: string, url: string, body?: unknown) => h.call(method, url, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
+    expect((await root('POST', '/v1/sys/mounts/kv2', { type: 'kv', options: { version: '2' } })).status).toBe(204);
+    expect((await root('PUT', '/v1/kv2/data/app', { data: { secret: 'version-1' } })).status).toBe(200);
+    expect((await root('PUT', '/v1/kv2/data/app', { data: { secret: 'version-2' } })).status).toBe(200);
+    const policy = 'path "kv2/data/*" {\n  capabilities = ["read"]\n  allowed_parameters = { "version" = ["2"] }\n}';
+    expect((await root('PUT', '/v1/sys/policies/acl/v2-only', { policy })).status).toBe(204);
+    token = (await root('POST', '/v1/auth/token/create', { policies: ['v2-only'], no_default_policy: true })).body.auth.client_token;
+    lambda = secretsLambda(secretsFront({ core: async () => h.core }), []);
+  });
+  afterAll(() => h?.close());
+
+  const viaLambda = async (method: string, url: string, body?: string) => {
+    const [rawPath = '/', rawQueryString = ''] = url.split('?');
+    const event = {
+      version: '2.0',
+      rawPath,
+      rawQueryString,
+      headers: { 'x-vault-token': token, 'content-type': 'application/json' },
+      requestContext: { http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'attack' } },
+      ...(body === undefined ? {} : { body }),
+      isBase64Encoded: false,
+    } as unknown as APIGatewayProxyEventV2;
+    const result = await lambda(event);
+    return { status: result.statusCode, body: result.body ? JSON.parse(result.body) : undefined };
+  };
+
+  it('the constraint holds on the query: ?version=1 is 403, ?version=2 is version 2', async () => {
+    expect((await h.call('GET', '/v1/kv2/data/app?version=1', { token })).status).toBe(403);
+    expect((await viaLambda('GET', '/v1/kv2/data/app?version=1')).status).toBe(403);
+    expect((await viaLambda('GET', '/v1/kv2/data/app?version=2')).body.data.data).toEqual({ secret: 'version-2' });
+  });
+
+  it('Lambda adapter: GET with body {"version":1} reads the latest version, never version 1', async () => {
+    const read = await viaLambda('GET', '/v1/kv2/data/app', '{"version":1}');
+    expect(read.status).toBe(200);
+    expect(read.body.data.data).toEqual({ secret: 'version-2' });
+    const both = await viaLambda('GET', '/v1/kv2/data/app?version=2', '{"version":1}');
+    expect(both.body.data.data).toEqual({ secret: 'version-2' });
+    // A list is a read too: its body is not read either (an unparseable one is no 400).
+    expect((await viaLambda('LIST', '/v1/kv2/metadata', '{not json')).status).toBe(403);
+  });
+
+  it('node app over a socket (a web Request cannot carry a GET body, a socket can): GET with body {"version":1} reads the latest version', async () => {
+    const app = createSecretsApp({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] });
+    const server = createAdaptorServer({ fetch: app.fetch }) as http.Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const get = (path: string, body: string) =>
+      new Promise<{ status: number; body: { data: { data: unknown } } }>((resolve, reject) => {
+        const request = http.request(
+          { host: '127.0.0.1', port, method: 'GET', path, headers: { 'x-vault-token': token, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk) => {
+              text += chunk;
+            });
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+    try {
+      const read = await get('/v1/kv2/data/app', '{"version":1}');
+      expect(read.status).toBe(200);
+      expect(read.body.data.data).toEqual({ secret: 'version-2' });
+      const malformed = await get('/v1/kv2/data/app?version=2', '{not json');
+      expect(malformed.status).toBe(200);
+      expect(malformed.body.data.data).toEqual({ secret: 'version-2' });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

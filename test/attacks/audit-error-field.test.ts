@@ -1,4 +1,7 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
+import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
 /**
@@ -52,6 +55,28 @@ describe('the audit error field never quotes a body that could not be decoded', 
     // Each refused request is audited (request and response entries), with the error recorded.
     expect(errors.length).toBeGreaterThanOrEqual(malformed.length);
     expect(errors.every((entry) => /^failed to parse JSON input: /.test(entry.error))).toBe(true);
+    for (const piece of [...fragments(secret), ...fragments(plain)]) expect(audit).not.toContain(piece);
+  });
+
+  it('through the Lambda adapter (API Gateway event, base64 body) the same malformed bodies give the same 400, audited without the secret', async () => {
+    const lambda = secretsLambda(secretsFront({ core: async () => s.core }));
+    for (const body of malformed) {
+      const event = {
+        version: '2.0',
+        routeKey: '$default',
+        rawPath: '/v1/secret/app/lambda',
+        rawQueryString: '',
+        headers: { host: 'abc123.execute-api.us-east-1.amazonaws.com', 'content-type': 'application/json', 'x-vault-token': s.rootToken },
+        requestContext: { http: { method: 'PUT', path: '/v1/secret/app/lambda', protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'vitest' } },
+        body: Buffer.from(body).toString('base64'),
+        isBase64Encoded: true,
+      } as unknown as APIGatewayProxyEventV2;
+      const result = await lambda(event);
+      expect(result.statusCode, body).toBe(400);
+      for (const piece of [...fragments(secret), ...fragments(plain)]) expect(result.body, body).not.toContain(piece);
+    }
+    const audit = s.auditLines().join('\n');
+    expect(audit).toContain('secret/app/lambda');
     for (const piece of [...fragments(secret), ...fragments(plain)]) expect(audit).not.toContain(piece);
   });
 

@@ -10,7 +10,9 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   GoSyntaxError,
+  goEqualFold,
   goIsSpace,
+  goSimpleFold,
   goToLower,
   goToLowerRune,
   goToUpper,
@@ -26,18 +28,23 @@ const oracleSource = fileURLToPath(new URL('./go-strings/go-strings-oracle.go', 
 interface Table {
   version: string;
   cased: [number, number, number][];
+  folds: [number, number][];
   spaces: number[];
 }
 interface Verdict {
   out: string;
   error?: boolean;
 }
-type Op = 'lower' | 'upper' | 'trim' | 'unquote';
+type Op = 'lower' | 'upper' | 'trim' | 'unquote' | 'fold';
 
 const ours = (op: Op, text: string): Verdict => {
   if (op === 'lower') return { out: goToLower(text) };
   if (op === 'upper') return { out: goToUpper(text) };
   if (op === 'trim') return { out: goTrimSpace(text) };
+  if (op === 'fold') {
+    const [a, b] = text.split('\0') as [string, string];
+    return { out: String(goEqualFold(a, b)) };
+  }
   try {
     return { out: goUnquote(text) };
   } catch (error) {
@@ -52,17 +59,19 @@ describe("Go's string semantics (go-strings.ts) against Go", () => {
     oracle = buildGoHarness(oracleSource);
   }, 600_000);
 
-  it('maps and classifies every code point as unicode.ToLower, unicode.ToUpper and unicode.IsSpace do', async () => {
+  it('maps, folds and classifies every code point as unicode.ToLower, ToUpper, SimpleFold and IsSpace do', async () => {
     const [table] = await runGoHarness<{ op: string }, Table>(oracle, [{ op: 'table' }]);
     expect(table?.version).toBe('13.0.0');
     const cased = new Map((table as Table).cased.map(([r, lower, upper]) => [r, [lower, upper]]));
     const spaces = new Set((table as Table).spaces);
+    const folds = new Map((table as Table).folds);
     const wrong: string[] = [];
     for (let r = 0; r <= 0x10ffff; r++) {
       const [lower, upper] = cased.get(r) ?? [r, r];
       if (goToLowerRune(r) !== lower || goToUpperRune(r) !== upper || goIsSpace(r) !== spaces.has(r)) {
         wrong.push(`U+${r.toString(16)}: ours ${goToLowerRune(r)}/${goToUpperRune(r)}/${goIsSpace(r)}, Go ${lower}/${upper}/${spaces.has(r)}`);
       }
+      if (goSimpleFold(r) !== (folds.get(r) ?? r)) wrong.push(`U+${r.toString(16)}: SimpleFold ours ${goSimpleFold(r)}, Go ${folds.get(r) ?? r}`);
     }
     expect(wrong.slice(0, 20)).toEqual([]);
     expect(cased.size).toBeGreaterThan(2500);
@@ -97,6 +106,13 @@ describe("Go's string semantics (go-strings.ts) against Go", () => {
         ops.map((op) => ({ op, text })),
       ),
       ...[...quoted, ...fixed].map((text) => ({ op: 'unquote' as Op, text })),
+      // strings.EqualFold of pairs: random tricky strings against each other and against their own case mappings.
+      ...texts.slice(0, 200).flatMap((text, index) => [
+        { op: 'fold' as Op, text: `${text}\0${texts[index + 1] ?? ''}` },
+        { op: 'fold' as Op, text: `${text}\0${text.toUpperCase()}` },
+        { op: 'fold' as Op, text: `${text}\0${text.toLowerCase()}` },
+      ]),
+      ...['ß\0SS', 'İ\0i', 'İ\0I', 'K\0k', 'ſ\0S', 'ǅ\0ǆ', 'Σ\0ς', 'ΐ\0ΐ', 'capabilitieſ\0capabilities', '\u212aey\0KEY'].map((text) => ({ op: 'fold' as Op, text })),
     ];
     const verdicts = await runGoHarness<{ op: Op; text: string }, Verdict>(oracle, cases);
     const wrong = cases.flatMap((c, index) => {

@@ -81,7 +81,8 @@ const knownDifferences: { id: string; reason: string; applies: (c: Case, ours: V
 ];
 
 const names = ['user', 'team', 'empty', 'mixed'];
-const values = ['Ada', 'eng', '', 'MiXeD-Case', 'x y', 'Å', '$x', '${y}', 'a"b', '42'];
+// With claim values whose Go and JavaScript lower-casings differ (Go's strings.ToLower maps one code point at a time).
+const values = ['Ada', 'eng', '', 'MiXeD-Case', 'x y', 'Å', '$x', '${y}', 'a"b', '42', 'İD', 'ΟΔΟΣ', '\u212aEY', 'ſS', 'ß-ǅ', '\u0085x'];
 const text = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('', 'team-', '-', 'a', ' ', 'é', 'x}', '{') },
   fc.constantFrom('$', '$$', '}', '\\', '"', '${', '$${'),

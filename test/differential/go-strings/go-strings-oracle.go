@@ -24,6 +24,7 @@ type input struct {
 type table struct {
 	Version string    `json:"version"`
 	Cased   [][3]rune `json:"cased"`
+	Folds   [][2]rune `json:"folds"`
 	Spaces  []rune    `json:"spaces"`
 }
 
@@ -43,10 +44,13 @@ func main() {
 		}
 		switch c.Op {
 		case "table":
-			t := table{Version: unicode.Version, Cased: [][3]rune{}, Spaces: []rune{}}
+			t := table{Version: unicode.Version, Cased: [][3]rune{}, Folds: [][2]rune{}, Spaces: []rune{}}
 			for r := rune(0); r <= unicode.MaxRune; r++ {
 				if l, u := unicode.ToLower(r), unicode.ToUpper(r); l != r || u != r {
 					t.Cased = append(t.Cased, [3]rune{r, l, u})
+				}
+				if f := unicode.SimpleFold(r); f != r {
+					t.Folds = append(t.Folds, [2]rune{r, f})
 				}
 				if unicode.IsSpace(r) {
 					t.Spaces = append(t.Spaces, r)
@@ -57,6 +61,9 @@ func main() {
 			out.Encode(verdict{Out: strings.ToLower(c.Text)})
 		case "upper":
 			out.Encode(verdict{Out: strings.ToUpper(c.Text)})
+		case "fold":
+			parts := strings.SplitN(c.Text, "\x00", 2)
+			out.Encode(verdict{Out: strconv.FormatBool(strings.EqualFold(parts[0], parts[1]))})
 		case "trim":
 			out.Encode(verdict{Out: strings.TrimSpace(c.Text)})
 		case "unquote":

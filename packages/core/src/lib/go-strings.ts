@@ -154,6 +154,58 @@ export function goToUpper(text: string): string {
   return mapString(text, true);
 }
 
+/**
+ * Where Go's `unicode.SimpleFold` departs from "ToLower, else ToUpper" (its caseOrbit table and the classes it
+ * closes), as `[code point, next in its fold orbit]`, from Go 1.19 itself.
+ */
+// biome-ignore format: a generated table
+const foldOrbit = new Map<number, number>([
+  [0xdf,0x1e9e], [0xe5,0x212b], [0x130,0x130], [0x131,0x131], [0x1c4,0x1c5], [0x1c7,0x1c8], [0x1ca,0x1cb], [0x1f1,0x1f2],
+  [0x3a3,0x3c2], [0x3b2,0x3d0], [0x3b5,0x3f5], [0x3b8,0x3d1], [0x3b9,0x1fbe], [0x3ba,0x3f0], [0x3bc,0xb5], [0x3c0,0x3d6],
+  [0x3c1,0x3f1], [0x3c2,0x3c3], [0x3c6,0x3d5], [0x3c9,0x2126], [0x3d1,0x3f4], [0x3f4,0x398], [0x432,0x1c80], [0x434,0x1c81],
+  [0x43e,0x1c82], [0x441,0x1c83], [0x442,0x1c84], [0x44a,0x1c86], [0x463,0x1c87], [0x1c84,0x1c85], [0x1e61,0x1e9b],
+  [0x1fbe,0x345], [0x2126,0x3a9], [0x212a,0x4b], [0x212b,0xc5], [0xa64b,0x1c88],
+]);
+
+/** Go's `unicode.SimpleFold`: the next code point, upwards and round, that folds to the same letter. */
+export function goSimpleFold(codePoint: number): number {
+  if (codePoint < 0x80) {
+    // Go's asciiFold: K and S fold on to the Kelvin sign and long s.
+    if (codePoint === 0x6b) return 0x212a;
+    if (codePoint === 0x73) return 0x17f;
+    if (codePoint >= 0x41 && codePoint <= 0x5a) return codePoint + 32;
+    if (codePoint >= 0x61 && codePoint <= 0x7a) return codePoint - 32;
+    return codePoint;
+  }
+  const orbit = foldOrbit.get(codePoint);
+  if (orbit !== undefined) return orbit;
+  const lower = mapRune(codePoint, false);
+  return lower !== codePoint ? lower : mapRune(codePoint, true);
+}
+
+/**
+ * Go's `strings.EqualFold`: equal under simple Unicode case folding, code point by code point (`"K"` and the Kelvin
+ * sign fold together, `"ß"` and `"SS"` do not, `"İ"` folds with nothing). hcl v1 matches keys to fields this way.
+ */
+export function goEqualFold(a: string, b: string): boolean {
+  const left = [...a];
+  const right = [...b];
+  if (left.length !== right.length) return false;
+  return left.every((char, index) => {
+    let s = char.codePointAt(0) as number;
+    let t = (right[index] as string).codePointAt(0) as number;
+    // Lone surrogates are invalid UTF-8 to Go: each reads as U+FFFD.
+    if (s >= 0xd800 && s <= 0xdfff) s = 0xfffd;
+    if (t >= 0xd800 && t <= 0xdfff) t = 0xfffd;
+    if (s === t) return true;
+    if (t < s) [s, t] = [t, s];
+    if (t < 0x80) return s >= 0x41 && s <= 0x5a && t === s + 32;
+    let r = goSimpleFold(s);
+    while (r !== s && r < t) r = goSimpleFold(r);
+    return r === t;
+  });
+}
+
 /** Whether two strings are equal once each is lower-cased by `goToLower` (Vault's `strings.ToLower(a) == strings.ToLower(b)`). */
 export function goEqualLower(a: string, b: string): boolean {
   return goToLower(a) === goToLower(b);

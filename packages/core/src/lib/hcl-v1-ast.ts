@@ -5,6 +5,7 @@
  * tree (see hcl-v1-json.ts), which is why Vault accepts both.
  */
 
+import { goEqualFold } from './go-strings.ts';
 import { HclSyntaxError } from './hcl-v1-error.ts';
 import { goUnquote, hclUnquote, heredocValue } from './hcl-v1-strings.ts';
 
@@ -71,9 +72,9 @@ export function filterItems(list: ObjectList, name: string): ObjectItem[] {
   return out;
 }
 
-/** Go's strings.EqualFold, close enough for keys: equal under simple case folding. */
+/** Go's strings.EqualFold, as hcl matches keys to fields (`"ß"` is not `"SS"`; the Kelvin sign is `k`). */
 export function equalFold(a: string, b: string): boolean {
-  return a === b || a.toLowerCase() === b.toLowerCase() || a.toUpperCase() === b.toUpperCase();
+  return a === b || goEqualFold(a, b);
 }
 
 /** A literal's value as hcl's `Token.Value()`: numbers as Go parses them, strings unquoted. */

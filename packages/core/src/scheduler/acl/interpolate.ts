@@ -11,6 +11,7 @@
  */
 import { parseGoInt } from '../../lib/bexpr.ts';
 import { badRequest } from '../../lib/errors.ts';
+import { goToLower } from '../../lib/go-strings.ts';
 
 export interface ClaimVariables {
   value: Record<string, string>;
@@ -699,11 +700,14 @@ export function templateNames(template: string): string[] {
   return names;
 }
 
-/** Nomad's InterpolateHIL over string variables (claim values lowercased for bind names, not for token names). */
+/**
+ * Nomad's InterpolateHIL over string variables (claim values lowercased for bind names, not for token names), with
+ * Go's strings.ToLower: one code point at a time, so a claim `İ` gives `i`, never JavaScript's `i̇`.
+ */
 export function interpolateHil(template: string, variables: Record<string, string>, lowercase: boolean): string {
   if (!template.includes('${')) return template;
   const tree = parseHil(template);
-  const scope = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, lowercase ? value.toLowerCase() : value]));
+  const scope = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, lowercase ? goToLower(value) : value]));
   checkIdentifiers(tree, (name) => Object.hasOwn(scope, name));
   return evaluate(typeCheck(tree), scope) as string;
 }

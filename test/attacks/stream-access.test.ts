@@ -192,7 +192,7 @@ interface Revocation {
   revoke(c: { policy: string; accessor: string; roleId?: string; roleName?: string }): Promise<void>;
 }
 
-describe('attack: an open event stream outlives its token’s access (narrow token; Nomad event_broker ACL re-check; HCSEC-2022-26 / CVE-2022-3867: a stream outliving its token's TTL)', () => {
+describe('attack: an open event stream outlives its token’s access (narrow token; Nomad event_broker ACL re-check; HCSEC-2022-26 / CVE-2022-3867: a stream outliving its token’s TTL)', () => {
   let h: SchedulerHarness;
   let root: string;
   let server: Server;

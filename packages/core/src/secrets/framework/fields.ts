@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { DurationError, parseDuration } from '../../lib/duration.ts';
+import { goTrimSpace } from '../../lib/go-strings.ts';
 
 /** Field types shared by every backend, accepting what Vault's API accepts for them. */
 
@@ -13,10 +14,10 @@ export const duration = z.union([z.number(), z.string()]).transform((value, ctx)
   }
 });
 
-/** A list given as a JSON array or a comma-separated string; blanks dropped. */
+/** A list given as a JSON array or a comma-separated string, each item trimmed as Go's `strings.TrimSpace` trims (Vault's comma string slice); blanks dropped. */
 export const stringList = z.union([z.array(z.string()), z.string()]).transform((value) =>
   (Array.isArray(value) ? value : value.split(','))
-    .map((item) => item.trim())
+    .map(goTrimSpace)
     .filter((item) => item !== ''),
 );
 

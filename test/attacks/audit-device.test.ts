@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
@@ -141,6 +142,29 @@ describe('audit devices that would turn the audit file into code (CVE-2025-6000 
     expect(existsSync(file)).toBe(false);
     // Listing the devices is a sudo path too.
     expect((await s.call('GET', '/v1/sys/audit', { token: narrow })).status).toBe(403);
+  });
+
+  it('a table writer who edits a stored device into an executable file in the data directory gets nothing written there', async () => {
+    const dir = path.join(outside, 'table-writer');
+    mkdirSync(dir);
+    expect((await enable('victim', { file_path: path.join(dir, 'victim.log') })).status).toBe(204);
+    const planted = path.join(dataDir, 'planted.sh');
+    await s.client.send(
+      new UpdateItemCommand({
+        TableName: s.tableName,
+        Key: { pk: { S: 'sys' }, sk: { S: 'audit/victim/' } },
+        UpdateExpression: 'SET #options = :options',
+        ExpressionAttributeNames: { '#options': 'options' },
+        ExpressionAttributeValues: { ':options': { M: { file_path: { S: planted }, mode: { S: '0755' } } } },
+      }),
+    );
+    s.clock.advance(60); // past the devices' cache: the tampered device is opened again, and checked again
+    const before = s.auditLines().length;
+    // The harness device still records the request (one working device is enough); the tampered one writes nothing.
+    expect((await s.call('PUT', '/v1/secret/after-tamper', { token: s.rootToken, body: { value: 'v' } })).status).toBe(204);
+    expect(s.auditLines().length).toBeGreaterThan(before);
+    expect(existsSync(planted)).toBe(false);
+    expect((await s.call('DELETE', '/v1/sys/audit/victim', { token: s.rootToken })).status).toBe(204);
   });
 
   it('what stays allowed: an absolute path outside both with mode 0640 (or 0600), discard (and stdout)', async () => {

@@ -28,6 +28,10 @@ public class Launcher {
     List<String> args = new ArrayList<>(Arrays.asList(arguments));
     // Telemetry is off whatever the caller passed: nothing leaves this machine.
     if (!args.contains("-disableTelemetry")) args.add("-disableTelemetry");
+    // CORS: none by default (no origin is granted); a list naming "*" would let any web page in a browser on
+    // this machine drive the database.
+    int cors = args.indexOf("-cors");
+    if (cors >= 0 && (cors + 1 >= args.size() || args.get(cors + 1).contains("*"))) fail("-cors must list origins, never *");
     String[] options = args.toArray(new String[0]);
 
     CommandLineInput input = new CommandLineInput(options);

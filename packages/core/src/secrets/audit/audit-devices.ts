@@ -205,22 +205,41 @@ export class AuditDevices {
     if (this.cache && now - this.cache.loadedAt <= this.cacheSeconds * 1000) return this.cache.devices;
     const stored = await this.stored();
     const previous = new Map((this.cache?.devices ?? []).map((device) => [device.path, device]));
-    const devices = stored.map((device): LiveDevice => {
-      const known = previous.get(device.path);
-      // Keep an open sink (a socket's connection) while the device is the same one.
-      if (known && known.type === device.type && JSON.stringify(known.options) === JSON.stringify(device.options)) {
-        previous.delete(device.path);
-        return known;
-      }
-      return {
-        ...device,
-        salt: Buffer.from(this.keyring.open(device.salt, saltContext(device.path)), 'base64'),
-        sink: openSink(device.type, device.options, this.stdout),
-      };
-    });
+    const devices = await Promise.all(
+      stored.map(async (device): Promise<LiveDevice> => {
+        const known = previous.get(device.path);
+        // Keep an open sink (a socket's connection) while the device is the same one.
+        if (known && known.type === device.type && JSON.stringify(known.options) === JSON.stringify(device.options)) {
+          previous.delete(device.path);
+          return known;
+        }
+        return {
+          ...device,
+          salt: Buffer.from(this.keyring.open(device.salt, saltContext(device.path)), 'base64'),
+          sink: await this.storedSink(device),
+        };
+      }),
+    );
     for (const gone of previous.values()) gone.sink.close();
     this.cache = { devices, loadedAt: now };
     return devices;
+  }
+
+  /**
+   * A stored device's sink, checked again as `enable` checks it: a device stored before a refusal existed (an
+   * executable mode, a path in the data directory) or written into the table directly writes nothing; it fails
+   * every entry, so with no other device the service refuses requests (fails closed), and it is logged.
+   */
+  private async storedSink(device: StoredDevice): Promise<AuditSink> {
+    try {
+      const sink = openSink(device.type, device.options, this.stdout);
+      if (device.type === 'file') await this.refuseProtectedDestination(device.options);
+      return sink;
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.log.error('audit device refused', { device: device.path, error: reason });
+      return { write: () => Promise.reject(new Error(`audit device ${device.path} refused: ${reason}`)), close() {} };
+    }
   }
 
   private async stored(): Promise<StoredDevice[]> {

@@ -50,7 +50,8 @@ export function forwardWrites(options: RegionOptions): MiddlewareHandler {
     for (const [name, value] of response.headers) {
       if (name.startsWith('x-') || name === 'content-type') out.set(name, value);
     }
-    return new Response(await response.arrayBuffer(), {
+    // A 204 or 304 has no body (a Response refuses one).
+    return new Response(response.status === 204 || response.status === 304 ? null : await response.arrayBuffer(), {
       status: response.status,
       headers: out,
     });

@@ -68,7 +68,8 @@ export function auditSettingsFromEnvironment(env: Record<string, string | undefi
   const allowPrefix = parseFlag(env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING);
   if (env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING !== undefined && allowPrefix === undefined)
     throw new Error(`KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING must be true or false, not "${env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING}"`);
-  const moduleDirectory = dirname(fileURLToPath(import.meta.url));
+  // A bundle without a module URL (none today: the functions are ESM) falls back to the working directory (/var/task).
+  const moduleDirectory = import.meta.url ? dirname(fileURLToPath(import.meta.url)) : process.cwd();
   return {
     allowPrefix: allowPrefix ?? false,
     protectedDirectories: [resolve(env.KEYHAVEN_DATA_DIR || '.keyhaven'), codeRoot(moduleDirectory)].map(realOrSame),

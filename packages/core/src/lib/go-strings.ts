@@ -9,8 +9,9 @@
  * - `goUnquote`: `strconv.Unquote` (a `\u`/`\U` escape must be a valid rune: surrogate halves are refused).
  *
  * The case table is Go's `unicode.CaseRanges` (Unicode 13.0.0 as Go 1.19 ships it), without its title-case
- * column: `[first, last, delta to upper, delta to lower]`, `UL` marking Go's alternating Upper/Lower runs.
- * go-strings.test.ts checks every code point against Go itself.
+ * column: `[first, last, delta to upper, delta to lower]`, `UL` marking Go's alternating Upper/Lower runs, plus the
+ * pairs Unicode 14.0 added (Go 1.21+, which builds Vault and Nomad today). test/differential/go-strings.test.ts
+ * checks every code point against Go itself.
  */
 
 /** A string Go's `strconv.Unquote` refuses (Go's `strconv.ErrSyntax`). */
@@ -95,12 +96,26 @@ const caseRanges: readonly (readonly [number, number, number, number])[] = [
   [0x16e60,0x16e7f,-32,0], [0x1e900,0x1e921,0,34], [0x1e922,0x1e943,-34,0],
 ];
 
+/**
+ * The case pairs Unicode 14.0 added, which Go has mapped since Go 1.21 (Unicode 15.0.0, the tables of the Go that
+ * builds current Vault and Nomad) but Debian's Go 1.19 (Unicode 13.0.0, the oracle here) lacks: Glagolitic caudate
+ * chrivi, Old Polish O, closed insular G, Middle Scots S, sigmoid S, Vithkuqi. Unicode 15.0 added no case pairs.
+ */
+// biome-ignore format: a table
+export const unicode14CaseRanges: readonly (readonly [number, number, number, number])[] = [
+  [0x2c2f,0x2c2f,0,48], [0x2c5f,0x2c5f,-48,0], [0xa7c0,0xa7c1,UL,UL], [0xa7d0,0xa7d1,UL,UL], [0xa7d6,0xa7d9,UL,UL],
+  [0x10570,0x1057a,0,39], [0x1057c,0x1058a,0,39], [0x1058c,0x10592,0,39], [0x10594,0x10595,0,39],
+  [0x10597,0x105a1,-39,0], [0x105a3,0x105b1,-39,0], [0x105b3,0x105b9,-39,0], [0x105bb,0x105bc,-39,0],
+];
+
+const allCaseRanges = [...caseRanges, ...unicode14CaseRanges].sort((a, b) => a[0] - b[0]);
+
 function caseRange(codePoint: number): readonly [number, number, number, number] | undefined {
   let low = 0;
-  let high = caseRanges.length;
+  let high = allCaseRanges.length;
   while (low < high) {
     const middle = (low + high) >> 1;
-    const range = caseRanges[middle] as readonly [number, number, number, number];
+    const range = allCaseRanges[middle] as readonly [number, number, number, number];
     if (codePoint < range[0]) high = middle;
     else if (codePoint > range[1]) low = middle + 1;
     else return range;

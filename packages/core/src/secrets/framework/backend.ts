@@ -130,6 +130,13 @@ export interface PathSpec<Schema extends z.ZodType = z.ZodType> {
    * token (one BatchGetItem instead of two reads), and never shown unless the caller's policy allows the read.
    */
   prefetch?: (params: Record<string, string>) => string[];
+  /**
+   * Captures the backend stores under another spelling (policy names trimmed and lower-cased, role names
+   * lower-cased): the router rewrites each into its stored form before the policy is checked, so the path
+   * authorised names the very item the handler reads or writes (`sys/policies/acl/Admin` is checked as
+   * `sys/policies/acl/admin`). Only the last capture of a pattern may be rewritten.
+   */
+  canonicalCaptures?: Record<string, (value: string) => string>;
 }
 
 /** How one kind of leased secret is renewed and revoked; `Internal` is what its `Secret` kept (see `Reply.secret`). */

@@ -54,16 +54,34 @@ export class Routes {
     if (matches.length === 0) throw notFound(`unsupported path "${path}"`);
     const matched = matches.find((candidate) => supports(candidate.spec, operation));
     if (!matched) throw unsupported(`unsupported operation ${raw.method} on "${path}"`);
+    const stored = canonicalCaptures(matched.spec, relative, matched.params);
     return {
-      path,
-      relative,
+      path: stored.relative === relative ? path : mount.path + stored.relative,
+      relative: stored.relative,
       operation,
       mount,
       backend,
       spec: matched.spec,
-      params: matched.params,
+      params: stored.params,
     };
   }
+}
+
+/** The path and captures with each `canonicalCaptures` capture in its stored spelling (see `PathSpec`). */
+function canonicalCaptures(spec: PathSpec, relative: string, params: Record<string, string>): { relative: string; params: Record<string, string> } {
+  if (!spec.canonicalCaptures) return { relative, params };
+  let rewritten = relative;
+  const canonical = { ...params };
+  for (const [name, canonicalise] of Object.entries(spec.canonicalCaptures)) {
+    const value = params[name];
+    if (value === undefined) continue;
+    const stored = canonicalise(value);
+    if (stored === value) continue;
+    if (!rewritten.endsWith(value)) throw new Error(`path row "${spec.pattern}": only its last capture may be canonicalised`);
+    rewritten = rewritten.slice(0, rewritten.length - value.length) + stored;
+    canonical[name] = stored;
+  }
+  return { relative: rewritten, params: canonical };
 }
 
 const supports = (spec: PathSpec, op: Operation | 'write') =>

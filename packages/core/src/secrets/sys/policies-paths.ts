@@ -4,6 +4,7 @@ import { type PathSpec, path } from '../framework/backend.ts';
 import { stringList } from '../framework/fields.ts';
 import type { Acl } from '../policies/acl.ts';
 import type { BuiltinServices } from './builtin.ts';
+import { sanitisePolicyName } from '../policies/policy-names.ts';
 
 const policyName = z.string().min(1).describe('The name of the policy. Example: "ops"');
 const pathsFields = {
@@ -27,6 +28,8 @@ export const policyPaths = (services: Pick<BuiltinServices, 'policies' | 'tokens
     }),
     path({
       pattern: 'policies/acl/:name',
+      // The name as the policy store keeps it (trimmed, lower case): checked against the policy under that name.
+      canonicalCaptures: { name: sanitisePolicyName },
       fields: z.object({
         name: policyName,
         policy: z.string().optional().describe('The rules of the policy, in HCL or JSON, optionally base64-encoded.'),

@@ -3,6 +3,7 @@ import { badRequest } from '../../lib/errors.ts';
 import { type PathSpec, path, type Request } from '../framework/backend.ts';
 import type { BuiltinServices } from './builtin.ts';
 import { envelopeWithTopLevelData } from './top-level-data.ts';
+import { sanitisePolicyName } from '../policies/policy-names.ts';
 
 /**
  * `sys/policy` and `sys/policy/:name`: the ACL policies under Vault's legacy paths, which hvac and node-vault still
@@ -29,6 +30,8 @@ export const legacyPolicyPaths = (services: Pick<BuiltinServices, 'policies'>): 
     }),
     path({
       pattern: 'policy/:name',
+      // The name as the policy store keeps it (trimmed, lower case): checked against the policy under that name.
+      canonicalCaptures: { name: sanitisePolicyName },
       fields: z.object({
         name: z.string().min(1).describe('The name of the policy. Example: "ops"'),
         rules: z.string().optional().describe('The rules of the policy, in HCL or JSON.'),

@@ -113,6 +113,8 @@ export const rolePaths = [
   }),
   path({
     pattern: 'role/:name',
+    // Checked against the role under its stored (lower-case) name: `role/Admin` is authorised as `role/admin`.
+    canonicalCaptures: { name: foldRoleName },
     fields: roleFields,
     summaries: {
       read: 'Read an existing role.',
@@ -146,8 +148,13 @@ export function loadRole(request: Pick<Request, 'storage' | 'system' | 'mount'>,
 }
 
 /** Role names are case-insensitive, as in Vault: stored and looked up in lower case. */
+function foldRoleName(raw: string): string {
+  return raw.toLowerCase();
+}
+
+/** A valid role name in its stored spelling; a 400 naming it otherwise. */
 export function roleName(raw: string): string {
-  const name = raw.toLowerCase();
+  const name = foldRoleName(raw);
   if (!/^\w(?:[\w.-]*\w)?$/.test(name)) throw badRequest(`invalid role name "${raw}": use letters, digits, "_", "-" and "."`);
   return name;
 }

@@ -1,6 +1,7 @@
 import type { SSTConfig } from 'sst';
 import { Audit } from './stacks/Audit.ts';
 import { Jobs } from './stacks/Jobs.ts';
+import { Operations } from './stacks/Operations.ts';
 import { SchedulerApi } from './stacks/SchedulerApi.ts';
 import { SecretsApi } from './stacks/SecretsApi.ts';
 import { Storage } from './stacks/Storage.ts';
@@ -12,6 +13,6 @@ export default {
   },
   stacks(app) {
     app.setDefaultFunctionProps({ runtime: 'nodejs24.x', architecture: 'arm_64' });
-    app.stack(Storage).stack(SecretsApi).stack(SchedulerApi).stack(Jobs).stack(Audit);
+    app.stack(Storage).stack(SecretsApi).stack(SchedulerApi).stack(Jobs).stack(Audit).stack(Operations);
   },
 } satisfies SSTConfig;

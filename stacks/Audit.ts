@@ -8,6 +8,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention } from
 import { type StackContext, use } from 'sst/constructs';
 import { SchedulerApi } from './SchedulerApi.ts';
 import { SecretsApi } from './SecretsApi.ts';
+import { alarmOn, alarmThresholds, period } from './alarms.ts';
 import { Storage } from './Storage.ts';
 
 /**
@@ -17,7 +18,8 @@ import { Storage } from './Storage.ts';
  * object lock keeps them for the stage's retention. Operational log lines do not match the filter.
  */
 export function Audit({ stack }: StackContext) {
-  const { config } = use(Storage);
+  const storage = use(Storage);
+  const { config } = storage;
   const secrets = use(SecretsApi);
   const scheduler = use(SchedulerApi);
   const { retentionDays, lockMode, scheduler: schedulerAudit } = config.audit;
@@ -74,6 +76,14 @@ export function Audit({ stack }: StackContext) {
       filterPattern: auditLinePattern,
     });
   });
+  alarmOn(
+    stack,
+    storage,
+    'AuditDeliveryFreshness',
+    delivery.metric('DeliveryToS3.DataFreshness', { period, statistic: 'Maximum' }),
+    'keyhaven audit: audit lines wait in Firehose instead of reaching the bucket',
+    { threshold: alarmThresholds.auditFreshnessSeconds },
+  );
   stack.addOutputs({ AuditBucket: bucket.bucketName });
   return { bucket, delivery };
 }

@@ -3,7 +3,7 @@ import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Cron, type FunctionProps, type StackContext, use } from 'sst/constructs';
-import { deadLetterAlarm, functionAlarms } from './alarms.ts';
+import { alarmOn, alarmThresholds, deadLetterAlarm, functionAlarms, period } from './alarms.ts';
 import { directoryNetwork, keyhavenFunction } from './functions.ts';
 import { familyOfType, googleEndpointsEnv } from './stage-config.ts';
 import { Storage } from './Storage.ts';
@@ -28,7 +28,7 @@ export function Jobs({ stack }: StackContext) {
   if (config.region !== config.authoritativeRegion) return {};
   const job = (id: string, handler: string, description: string, extra: Partial<FunctionProps> = {}) => {
     const fn = keyhavenFunction(stack, `Job-${id}`, storage, { handler, description, timeout: '90 seconds', ...extra });
-    functionAlarms(stack, config, `Job-${id}`, fn);
+    functionAlarms(stack, storage, `Job-${id}`, fn);
     return new Cron(stack, `${id}Schedule`, { schedule: 'rate(1 minute)', job: fn });
   };
 
@@ -52,8 +52,16 @@ export function Jobs({ stack }: StackContext) {
     description: 'keyhaven job: TTL backstop on the table stream',
     timeout: '60 seconds',
   });
-  functionAlarms(stack, config, 'Job-table-stream', streamConsumer);
-  deadLetterAlarm(stack, config, 'TableStreamDeadLetters', streamDeadLetters);
+  functionAlarms(stack, storage, 'Job-table-stream', streamConsumer);
+  deadLetterAlarm(stack, storage, 'TableStreamDeadLetters', streamDeadLetters);
+  alarmOn(
+    stack,
+    storage,
+    'Job-table-streamIteratorAge',
+    streamConsumer.metric('IteratorAge', { period, statistic: 'Maximum' }),
+    'keyhaven Job-table-stream: the TTL backstop is behind on the table stream (records expire from it after 24 h)',
+    { threshold: alarmThresholds.streamIteratorAgeMs },
+  );
   table.addConsumers(stack, {
     ttlBackstop: {
       function: streamConsumer,

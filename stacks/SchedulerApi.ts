@@ -16,7 +16,7 @@ import {
 import { FunctionUrlOrigin, HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { CfnPermission, FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import { Api, type StackContext, use } from 'sst/constructs';
-import { functionAlarms } from './alarms.ts';
+import { alarmOn, alarmThresholds, functionAlarms, httpApiAlarms, period } from './alarms.ts';
 import { keyhavenFunction } from './functions.ts';
 import { corsOf } from './stage-config.ts';
 import { Storage } from './Storage.ts';
@@ -57,8 +57,8 @@ export function SchedulerApi({ stack }: StackContext) {
     environment: { KEYHAVEN_STREAM_LIMIT_MS: String(streamLimitMs) },
     reservedConcurrentExecutions: config.reservedConcurrency.eventStream,
   });
-  functionAlarms(stack, config, 'Scheduler-api', apiFunction);
-  functionAlarms(stack, config, 'Scheduler-event-stream', streamFunction);
+  functionAlarms(stack, storage, 'Scheduler-api', apiFunction);
+  functionAlarms(stack, storage, 'Scheduler-event-stream', streamFunction);
   const streamUrl = streamFunction.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
 
   const api = new Api(stack, 'SchedulerHttpApi', {
@@ -106,6 +106,20 @@ export function SchedulerApi({ stack }: StackContext) {
     sourceArn: `arn:${Aws.PARTITION}:cloudfront::${Aws.ACCOUNT_ID}:distribution/${distribution.distributionId}`,
     invokedViaFunctionUrl: true,
   });
+  httpApiAlarms(stack, storage, 'SchedulerHttpApi', api, alarmThresholds.schedulerLatencyP99Ms);
+  // CloudFront publishes its metrics in us-east-1 only, and an alarm sees only its own region's metrics.
+  if (stack.region === 'us-east-1') {
+    // CloudFront publishes with both dimensions; CDK's metric names only the first, which matches no data.
+    const dimensionsMap = { DistributionId: distribution.distributionId, Region: 'Global' };
+    alarmOn(
+      stack,
+      storage,
+      'SchedulerDistribution5xx',
+      distribution.metric5xxErrorRate({ period, statistic: 'Average', dimensionsMap }),
+      'keyhaven scheduler distribution: share of 5xx answers',
+      { threshold: alarmThresholds.cloudFront5xxPercent, evaluationPeriods: alarmThresholds.cloudFrontPeriods },
+    );
+  }
   stack.addOutputs({ SchedulerUrl: domain ? `https://${domain.domainName}` : `https://${distribution.distributionDomainName}` });
   return { api, apiFunction, streamFunction, streamUrl, distribution };
 }

@@ -3,7 +3,7 @@ import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
 import { Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { directoryNetwork, keyhavenFunction } from './functions.ts';
-import { functionAlarms } from './alarms.ts';
+import { alarmThresholds, functionAlarms, httpApiAlarms } from './alarms.ts';
 import { corsOf, type DeclaredMount, declaredMountsEnv, familyOfType, googleEndpointsEnv } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
@@ -54,7 +54,7 @@ export function SecretsApi({ stack }: StackContext) {
     );
   }
   grantRevocation(functions, config.mounts);
-  for (const [family, fn] of functions) functionAlarms(stack, config, `Secrets-${family}`, fn);
+  for (const [family, fn] of functions) functionAlarms(stack, storage, `Secrets-${family}`, fn);
   if (storage.firstTokens) functions.get('system')?.addEnvironment('KEYHAVEN_FIRST_TOKENS_SECRET', storage.firstTokens.secret.secretArn);
   const api = new Api(stack, 'SecretsApi', {
     routes: Object.fromEntries(
@@ -64,6 +64,7 @@ export function SecretsApi({ stack }: StackContext) {
     accessLog: false,
     cors: corsOf(config),
   });
+  httpApiAlarms(stack, storage, 'SecretsApi', api, alarmThresholds.secretsLatencyP99Ms);
   stack.addOutputs({ SecretsUrl: api.customDomainUrl ?? api.url });
   return { api, functions };
 }

@@ -4,7 +4,7 @@ import { Table as CdkTable } from 'aws-cdk-lib/aws-dynamodb';
 import { type CfnKey, CfnReplicaKey, type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type Stack, type StackContext, Table } from 'sst/constructs';
-import { functionAlarms } from './alarms.ts';
+import { type AlarmContext, alarmOn, alarmTopic, functionAlarms, period } from './alarms.ts';
 import { dataKeyContext, functionRoleName, functionRolePrefix, keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
 import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-config.ts';
@@ -20,7 +20,8 @@ import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-confi
  */
 export function Storage({ stack, app }: StackContext) {
   const config = stageConfig(app.stage, app.region);
-  if (config.region !== config.authoritativeRegion) return replicaStorage(stack, config, app.logicalPrefixedName('Table'));
+  const topic = alarmTopic(stack, config);
+  if (config.region !== config.authoritativeRegion) return replicaStorage(stack, config, app.logicalPrefixedName('Table'), topic);
   const removalPolicy = config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
   const replicated = config.replicaRegions.length > 0;
   const keys = [
@@ -53,11 +54,28 @@ export function Storage({ stack, app }: StackContext) {
     multiRegion: replicated,
   });
   stack.addOutputs({ SealingKeyArn: sealingKey.keyArn });
-  const tokens = config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config }) : undefined;
+  tableAlarms(stack, { config, alarmTopic: topic }, table);
+  const tokens = config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config, alarmTopic: topic }) : undefined;
   // The whole policy, set last: CDK's default (the account may do everything) and the statements `Secret` adds for
   // Secrets Manager (any secret of the account) are replaced, not extended.
   (sealingKey.node.defaultChild as CfnKey).keyPolicy = sealingKeyPolicy(stack, config, tokens ? firstTokensSecretName(stack.stage) : undefined);
-  return { table, sealingKey: sealingKey as IKey, config, firstTokens: tokens };
+  return { table, sealingKey: sealingKey as IKey, config, alarmTopic: topic, firstTokens: tokens };
+}
+
+/**
+ * Any throttled read or write of the table or of a global index (on-demand tables throttle too: a partition's own
+ * limit, the account's table limit, or an index that cannot keep up throttles the table's writes).
+ */
+function tableAlarms(stack: Stack, context: AlarmContext, table: Table): void {
+  const cdkTable = table.cdk.table;
+  for (const metricName of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
+    alarmOn(stack, context, `Table${metricName}`, cdkTable.metric(metricName, { period, statistic: 'Sum' }), `keyhaven table: ${metricName}`);
+  }
+  for (const index of tableDefinition.globalIndexes) {
+    const dimensionsMap = { TableName: cdkTable.tableName, GlobalSecondaryIndexName: index.indexName };
+    const metric = cdkTable.metric('WriteThrottleEvents', { period, statistic: 'Sum', dimensionsMap });
+    alarmOn(stack, context, `Table-${index.indexName}-WriteThrottleEvents`, metric, `keyhaven table: index ${index.indexName} throttled writes`);
+  }
 }
 
 /** Key administration for the account (IAM decides who), without any use of the key. */
@@ -146,7 +164,7 @@ export function sealingKeyPolicy(stack: Stack, config: StageConfig, secretName?:
  * A replica region's storage: the table replica (same name, made by the authoritative deploy) and this region's
  * replica of the multi-Region sealing key. No first tokens here: they are made once, in the authoritative region.
  */
-function replicaStorage(stack: StackContext['stack'], config: StageConfig, tableName: string) {
+function replicaStorage(stack: StackContext['stack'], config: StageConfig, tableName: string, topic: AlarmContext['alarmTopic']) {
   checkReplicaRegion(stack.stage, config);
   const table = new Table(stack, 'Table', {
     cdk: { table: CdkTable.fromTableName(stack, 'TableReplica', tableName) },
@@ -158,7 +176,8 @@ function replicaStorage(stack: StackContext['stack'], config: StageConfig, table
   });
   replicaKey.applyRemovalPolicy(config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN);
   const sealingKey = Key.fromKeyArn(stack, 'SealingKeyReplica', replicaKey.attrArn);
-  return { table, sealingKey, config, firstTokens: undefined };
+  tableAlarms(stack, { config, alarmTopic: topic }, table);
+  return { table, sealingKey, config, alarmTopic: topic, firstTokens: undefined };
 }
 
 /**
@@ -167,7 +186,7 @@ function replicaStorage(stack: StackContext['stack'], config: StageConfig, table
  * depend on this one), and it is the one function that may create the data key. Read the tokens with
  * `aws secretsmanager get-secret-value --secret-id <FirstTokensSecret>`.
  */
-function firstTokens(stack: StackContext['stack'], context: Parameters<typeof keyhavenFunction>[2]) {
+function firstTokens(stack: StackContext['stack'], context: Parameters<typeof keyhavenFunction>[2] & AlarmContext) {
   const secret = new Secret(stack, 'FirstTokensSecret', {
     secretName: firstTokensSecretName(stack.stage),
     description: `keyhaven ${stack.stage}: the first root token (root_token) and scheduler management token (scheduler_management_token)`,
@@ -190,7 +209,7 @@ function firstTokens(stack: StackContext['stack'], context: Parameters<typeof ke
       }),
     ],
   });
-  functionAlarms(stack, context.config, 'Deploy-first-tokens', fn);
+  functionAlarms(stack, context, 'Deploy-first-tokens', fn);
   const resource = new CustomResource(stack, 'FirstTokens', {
     serviceToken: fn.functionArn,
     resourceType: 'Custom::KeyhavenFirstTokens',

@@ -17,6 +17,12 @@ export interface DirectoryVpc {
   securityGroupIds: string[];
 }
 
+/** A subscription of the alarm topic: an email address, an https endpoint, or a phone number (E.164) for SMS. */
+export interface AlarmSubscription {
+  protocol: 'email' | 'https' | 'sms';
+  endpoint: string;
+}
+
 export interface StageConfig {
   region: string;
   /** The region whose scheduler holds ACL state; other regions forward writes to it. */
@@ -66,8 +72,12 @@ export interface StageConfig {
   firstTokens: 'deploy' | 'http';
   /** Origins (`https://app.example.com`) the HTTP APIs answer CORS for; none: no CORS at all (never `*`). */
   corsOrigins: string[];
-  /** An SNS topic the alarms (function errors and throttles, the dead-letter queue) notify; without it they only change state. */
-  alarmTopicArn?: string;
+  /**
+   * Who the stage's alarms reach: each entry subscribes to the SNS topic the stack makes for the stage's alarms
+   * (`stacks/alarms.ts`). Required outside dev stages: synthesis fails without one. An email or https subscription
+   * must be confirmed by its recipient before it receives anything.
+   */
+  alarmSubscriptions: AlarmSubscription[];
   /**
    * Where the cloud engine calls Google (a private API endpoint, Private Service Connect): operator configuration,
    * set as the cloud functions' environment (`KEYHAVEN_GOOGLE_IAM_URL`, …), never a mount option or request field
@@ -114,14 +124,18 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     firstTokens: isDev ? 'http' : 'deploy',
     corsOrigins: [],
     replicaRegions: [],
+    alarmSubscriptions: [],
     isDev,
   };
+  // The example stages' on-call address; replace it with your own (synthesis of a stage outside dev needs one).
+  const exampleOnCall: AlarmSubscription[] = [{ protocol: 'email', endpoint: 'oncall@example.com' }];
   const overrides: Record<string, Partial<StageConfig>> = {
     // Example of a production stage with two cloud mounts; edit to match your accounts.
     prod: {
       mounts: [...defaultMounts, { path: 'gcp-prod', type: 'cloud' }],
       reservedConcurrency: { eventStream: 100, schedulerApi: 50 },
       corsOrigins: ['https://console.example.com'],
+      alarmSubscriptions: exampleOnCall,
     },
     // Example of a stage in two regions: deploy it first with `--region us-east-1` (the table, a global table with a
     // replica in eu-west-1, and the multi-Region sealing key), then put that deploy's URLs and `SealingKeyArn`
@@ -132,6 +146,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
       authoritativeUrl: 'https://scheduler.example.com',
       authoritativeSecretsUrl: 'https://secrets.example.com',
       authoritativeSealingKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef',
+      alarmSubscriptions: exampleOnCall,
     },
     // Example of a stage with only a directory and kv, the directory in a private network; use your VPC's IDs.
     'example-private': {
@@ -145,6 +160,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
         privateSubnetIds: ['subnet-0examplea', 'subnet-0exampleb'],
         securityGroupIds: ['sg-0example'],
       },
+      alarmSubscriptions: exampleOnCall,
     },
   };
   const config = { ...base, ...overrides[stage], ...extra };
@@ -160,6 +176,24 @@ export function checkReplicaRegion(stage: string, config: StageConfig): void {
   }
   if (!config.replicaRegions.includes(config.region)) {
     throw new Error(`stage config: ${stage} has no replica in ${config.region}; add it to replicaRegions and deploy ${config.authoritativeRegion} first`);
+  }
+}
+
+/**
+ * A stage outside dev must say where its alarms go, and each subscription must be well formed; throws naming what is
+ * wrong. Dev stages may have none (their alarms then only change state on the topic nobody reads).
+ */
+export function checkAlarmSubscriptions(stage: string, config: Pick<StageConfig, 'alarmSubscriptions' | 'isDev'>): void {
+  if (!config.isDev && config.alarmSubscriptions.length === 0) {
+    throw new Error(
+      `stage config: ${stage} is not a dev stage, so its alarms must reach a person: set alarmSubscriptions (email, https or sms) in stacks/stage-config.ts`,
+    );
+  }
+  const forms = { email: /^[^@\s]+@[^@\s]+\.[^@\s]+$/, https: /^https:\/\/[^/\s]+/, sms: /^\+[1-9]\d{6,14}$/ } as const;
+  for (const { protocol, endpoint } of config.alarmSubscriptions) {
+    const form = forms[protocol];
+    if (!form) throw new Error(`stage config: alarm subscription protocol "${protocol}" is not one of ${Object.keys(forms).join(', ')}`);
+    if (!form.test(endpoint)) throw new Error(`stage config: alarm subscription "${endpoint}" is not a valid ${protocol} endpoint`);
   }
 }
 

@@ -8,7 +8,7 @@ import { keyAdminActions, sealingKeyPolicy } from '../../stacks/Storage.ts';
 import { stageConfig } from '../../stacks/stage-config.ts';
 import { type KmsEmulator, startKmsEmulator } from '../emulators/kms.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, asList, resourcesOf, roleStatementsOf, single } from './template-queries.ts';
+import { appFunctions, asList, resourcesOf, roleStatementsOf, sealingKeyOf, single } from './template-queries.ts';
 
 const account = '123456789012';
 const root = { AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:iam::${account}:root`]] } };
@@ -34,7 +34,7 @@ describe('the sealing key policy (stage "prod", first tokens made at deploy time
   let statements: Statement[];
   beforeAll(async () => {
     s = await synthesize('prod');
-    statements = single(s.storage, 'AWS::KMS::Key').Properties.KeyPolicy.Statement;
+    statements = sealingKeyOf(s.storage)[1].Properties.KeyPolicy.Statement;
   }, 120_000);
 
   const bySid = (sid: string) => statements.find((statement) => statement.Sid === sid) as Statement;

@@ -6,7 +6,7 @@ import config from '../../sst.config.ts';
 import { SchedulerApi } from '../../stacks/SchedulerApi.ts';
 import { SecretsApi } from '../../stacks/SecretsApi.ts';
 import { Storage } from '../../stacks/Storage.ts';
-import { appFunctions, resourcesOf, single } from './template-queries.ts';
+import { appFunctions, resourcesOf, sealingKeyOf, single } from './template-queries.ts';
 
 /** Stage `example-multi-region` deployed in its authoritative region (us-east-1), synthesised offline. */
 describe('stage "example-multi-region" in its authoritative region us-east-1', () => {
@@ -31,7 +31,7 @@ describe('stage "example-multi-region" in its authoritative region us-east-1', (
   });
 
   it('makes the sealing key a multi-Region key and outputs its ARN for the replica region', () => {
-    const key = single(storage, 'AWS::KMS::Key');
+    const [, key] = sealingKeyOf(storage);
     expect(key.Properties.MultiRegion).toBe(true);
     const outputs = Object.values(storage.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>);
     expect(outputs.some((output) => JSON.stringify(output.Value).includes('SealingKey'))).toBe(true);

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bearerToNomadTokenFile, originReadTimeouts } from '../../stacks/SchedulerApi.ts';
 import { stageConfig } from '../../stacks/stage-config.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, resourcesOf, routeTargets, single } from './template-queries.ts';
+import { appFunctions, resourcesOf, routeTargets, sealingKeyOf, single } from './template-queries.ts';
 
 describe('SST app, synthesised offline (stage "prod")', () => {
   let s: Synthesized;
@@ -15,7 +15,7 @@ describe('SST app, synthesised offline (stage "prod")', () => {
     const table = single(s.storage, 'AWS::DynamoDB::Table');
     expect(table.Properties.DeletionProtectionEnabled).toBe(true);
     expect(table.DeletionPolicy).toBe('Retain');
-    const key = single(s.storage, 'AWS::KMS::Key');
+    const [, key] = sealingKeyOf(s.storage);
     expect(key.DeletionPolicy).toBe('Retain');
   });
 
@@ -84,7 +84,7 @@ describe('SST app, synthesised offline (stage "prod")', () => {
 
   it('makes the first tokens at deploy time: a secret under the stage key, the custom resource, HTTP init refused by the API functions', () => {
     const [secretId, secret] = resourcesOf(s.storage, 'AWS::SecretsManager::Secret')[0] ?? [];
-    const [keyId] = resourcesOf(s.storage, 'AWS::KMS::Key')[0] ?? [];
+    const [keyId] = sealingKeyOf(s.storage);
     expect(secret?.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
     expect(secret?.DeletionPolicy).toBe('Retain');
     const resource = single(s.storage, 'Custom::KeyhavenFirstTokens');

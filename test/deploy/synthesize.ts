@@ -4,6 +4,7 @@ import { initProject } from 'sst/project.js';
 import config from '../../sst.config.ts';
 import { Audit } from '../../stacks/Audit.ts';
 import { Jobs } from '../../stacks/Jobs.ts';
+import { Operations } from '../../stacks/Operations.ts';
 import { SchedulerApi } from '../../stacks/SchedulerApi.ts';
 import { SecretsApi } from '../../stacks/SecretsApi.ts';
 import { Storage } from '../../stacks/Storage.ts';
@@ -14,6 +15,7 @@ export interface Synthesized {
   scheduler: Template;
   jobs: Template;
   audit: Template;
+  operations: Template;
   all: Template[];
 }
 
@@ -31,5 +33,6 @@ export async function synthesize(stage: string): Promise<Synthesized> {
   const scheduler = Template.fromStack(getStack(SchedulerApi));
   const jobs = Template.fromStack(getStack(Jobs));
   const audit = Template.fromStack(getStack(Audit));
-  return { storage, secrets, scheduler, jobs, audit, all: [storage, secrets, scheduler, jobs, audit] };
+  const operations = Template.fromStack(getStack(Operations));
+  return { storage, secrets, scheduler, jobs, audit, operations, all: [storage, secrets, scheduler, jobs, audit, operations] };
 }

@@ -60,3 +60,10 @@ export function roleStatementsOf(template: Template, functionLogicalId: string):
     .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
   return [...inline, ...attached];
 }
+
+/** The stage's sealing key (the Storage stack also holds the alarm topic's key): the key whose logical id is `SealingKey…`. */
+export function sealingKeyOf(template: Template): [string, Resource] {
+  const found = resourcesOf(template, 'AWS::KMS::Key').filter(([id]) => id.startsWith('SealingKey'));
+  if (found.length !== 1 || !found[0]) throw new Error(`expected one sealing key, found ${found.length}`);
+  return found[0];
+}

@@ -1,0 +1,186 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { alarmThresholds } from '../../stacks/alarms.ts';
+import { checkAlarmSubscriptions, stageConfig } from '../../stacks/stage-config.ts';
+import { type Synthesized, synthesize } from './synthesize.ts';
+import { appFunctions, resourcesOf, single } from './template-queries.ts';
+
+/**
+ * Issue 25, production on AWS: alarms that reach a person (the stage's own SNS topic, subscribed from the stage
+ * config, targeted by every alarm), the alarms a production stage lacked, and a dashboard. Synthesis of `prod`.
+ */
+describe('operations of a production stage (synthesis of "prod")', () => {
+  let s: Synthesized;
+  beforeAll(async () => {
+    s = await synthesize('prod');
+  }, 180_000);
+
+  const allAlarms = () => s.all.flatMap((template) => resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties));
+
+  describe('alarms reach a person', () => {
+    it('makes an SNS topic for the stage, encrypted with its own key that CloudWatch may use, TLS only', () => {
+      const topic = single(s.storage, 'AWS::SNS::Topic');
+      expect(topic.Properties.TopicName).toBe('keyhaven-prod-alarms');
+      const [keyId, key] = resourcesOf(s.storage, 'AWS::KMS::Key').find(([, k]) => String(k.Properties.Description).includes('alarm topic')) ?? [];
+      expect(topic.Properties.KmsMasterKeyId).toEqual({
+        'Fn::GetAtt': [keyId, 'Arn'],
+      });
+      expect(key?.Properties.EnableKeyRotation).toBe(true);
+      const cloudWatch = key?.Properties.KeyPolicy.Statement.find((statement: { Sid?: string }) => statement.Sid === 'CloudWatchPublishesAlarms');
+      expect(cloudWatch).toMatchObject({
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      });
+      const policy = single(s.storage, 'AWS::SNS::TopicPolicy').Properties.PolicyDocument.Statement;
+      expect(policy).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+    });
+
+    it("subscribes the stage config's alarmSubscriptions to the topic", () => {
+      const [topicId] = resourcesOf(s.storage, 'AWS::SNS::Topic')[0] ?? [];
+      const subscriptions = resourcesOf(s.storage, 'AWS::SNS::Subscription').map(([, subscription]) => subscription.Properties);
+      expect(subscriptions).toEqual(
+        stageConfig('prod').alarmSubscriptions.map(({ protocol, endpoint }) => ({
+          Protocol: protocol,
+          Endpoint: endpoint,
+          TopicArn: { Ref: topicId },
+        })),
+      );
+    });
+
+    it('has every alarm of every stack notify that topic when it fires and when it is OK again', () => {
+      const [topicId] = resourcesOf(s.storage, 'AWS::SNS::Topic')[0] ?? [];
+      const alarms = allAlarms();
+      expect(alarms.length).toBeGreaterThan(30);
+      for (const alarm of alarms) {
+        for (const actions of [alarm.AlarmActions, alarm.OKActions]) {
+          expect(actions, alarm.AlarmName).toHaveLength(1);
+          // The topic itself in the Storage stack, its exported ARN in the others.
+          expect(JSON.stringify(actions[0]), alarm.AlarmName).toMatch(new RegExp(`"Ref":"${topicId}"|ExportsOutputRef${topicId}`));
+        }
+        expect(alarm.AlarmName).toMatch(/^keyhaven-prod-/);
+      }
+      expect(new Set(alarms.map((alarm) => alarm.AlarmName)).size).toBe(alarms.length);
+    });
+  });
+
+  describe('the alarms a production stage lacked', () => {
+    const find = (namespace: string, metricName: string) =>
+      allAlarms().filter((alarm) => alarm.Namespace === namespace && alarm.MetricName === metricName);
+
+    it("alarms on the TTL backstop's iterator age on the table stream", () => {
+      const [consumerId] = appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === 'functions/jobs/table-stream.handler') ?? [];
+      const [alarm] = find('AWS/Lambda', 'IteratorAge');
+      expect(alarm).toMatchObject({
+        Statistic: 'Maximum',
+        Threshold: alarmThresholds.streamIteratorAgeMs,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: consumerId } }],
+      });
+    });
+
+    it('alarms on 5xx answers and p99 latency of both HTTP APIs', () => {
+      const apiIds = [s.secrets, s.scheduler].map((template) => resourcesOf(template, 'AWS::ApiGatewayV2::Api')[0]?.[0]);
+      const errors = find('AWS/ApiGateway', '5xx');
+      const latency = find('AWS/ApiGateway', 'Latency');
+      expect(errors.map((alarm) => alarm.Dimensions)).toEqual(apiIds.map((id) => [{ Name: 'ApiId', Value: { Ref: id } }]));
+      for (const alarm of errors)
+        expect(alarm).toMatchObject({
+          Statistic: 'Sum',
+          Period: 300,
+          Threshold: alarmThresholds.api5xx,
+        });
+      expect(latency.map((alarm) => [alarm.Dimensions, alarm.Threshold])).toEqual([
+        [[{ Name: 'ApiId', Value: { Ref: apiIds[0] } }], alarmThresholds.secretsLatencyP99Ms],
+        [[{ Name: 'ApiId', Value: { Ref: apiIds[1] } }], alarmThresholds.schedulerLatencyP99Ms],
+      ]);
+      for (const alarm of latency)
+        expect(alarm).toMatchObject({
+          ExtendedStatistic: 'p99',
+          EvaluationPeriods: alarmThresholds.latencyPeriods,
+        });
+    });
+
+    it('alarms on throttled reads and writes of the table and its indexes', () => {
+      const [tableId] = resourcesOf(s.storage, 'AWS::DynamoDB::Table')[0] ?? [];
+      const reads = find('AWS/DynamoDB', 'ReadThrottleEvents');
+      const writes = find('AWS/DynamoDB', 'WriteThrottleEvents');
+      expect(reads.map((alarm) => alarm.Dimensions)).toEqual([[{ Name: 'TableName', Value: { Ref: tableId } }]]);
+      expect(writes.length).toBeGreaterThanOrEqual(2);
+      for (const alarm of [...reads, ...writes]) {
+        expect(alarm).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
+        expect(alarm.Dimensions).toContainEqual({
+          Name: 'TableName',
+          Value: { Ref: tableId },
+        });
+      }
+      expect(writes.some((alarm) => alarm.Dimensions.some((dimension: { Name: string }) => dimension.Name === 'GlobalSecondaryIndexName'))).toBe(
+        true,
+      );
+    });
+
+    it("alarms on the scheduler distribution's share of 5xx (us-east-1, where CloudFront's metrics are)", () => {
+      const [distributionId] = resourcesOf(s.scheduler, 'AWS::CloudFront::Distribution')[0] ?? [];
+      const [alarm] = find('AWS/CloudFront', '5xxErrorRate');
+      expect(alarm).toMatchObject({
+        Statistic: 'Average',
+        Threshold: alarmThresholds.cloudFront5xxPercent,
+        EvaluationPeriods: alarmThresholds.cloudFrontPeriods,
+        Dimensions: [
+          { Name: 'DistributionId', Value: { Ref: distributionId } },
+          { Name: 'Region', Value: 'Global' },
+        ],
+      });
+    });
+
+    it('alarms when audit lines wait in Firehose instead of reaching the bucket', () => {
+      const [deliveryId] = resourcesOf(s.audit, 'AWS::KinesisFirehose::DeliveryStream')[0] ?? [];
+      const [alarm] = find('AWS/Firehose', 'DeliveryToS3.DataFreshness');
+      expect(alarm).toMatchObject({
+        Statistic: 'Maximum',
+        Threshold: alarmThresholds.auditFreshnessSeconds,
+        Dimensions: [{ Name: 'DeliveryStreamName', Value: { Ref: deliveryId } }],
+      });
+    });
+  });
+
+  it("shows every alarm of the stage on the stage's dashboard: their states, then one graph each", () => {
+    const dashboard = single(s.operations, 'AWS::CloudWatch::Dashboard');
+    expect(dashboard.Properties.DashboardName).toBe('keyhaven-prod');
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    const names = allAlarms().map((alarm) => alarm.AlarmName as string);
+    for (const name of names) {
+      expect(body, name).toContain(`:alarm:${name}`);
+      expect(body.split(`:alarm:${name}\\"`).length - 1, name).toBe(2);
+    }
+    expect(body).toContain('\\"type\\":\\"alarm\\"');
+  });
+});
+
+describe('alarm subscriptions in the stage config', () => {
+  it('refuses a stage outside dev without any, naming the field', () => {
+    expect(() => checkAlarmSubscriptions('staging', stageConfig('staging'))).toThrow(/staging is not a dev stage.*set alarmSubscriptions/);
+    expect(() => checkAlarmSubscriptions('dev-alice', stageConfig('dev-alice'))).not.toThrow();
+  });
+
+  it('refuses a malformed endpoint, naming it and its protocol', () => {
+    const withSubscription = (protocol: 'email' | 'https' | 'sms', endpoint: string) =>
+      stageConfig('staging', 'us-east-1', {
+        alarmSubscriptions: [{ protocol, endpoint }],
+      });
+    expect(() => checkAlarmSubscriptions('staging', withSubscription('email', 'oncall'))).toThrow(/"oncall" is not a valid email endpoint/);
+    expect(() => checkAlarmSubscriptions('staging', withSubscription('https', 'http://hooks.example.com/x'))).toThrow(/not a valid https endpoint/);
+    expect(() => checkAlarmSubscriptions('staging', withSubscription('sms', '555-1234'))).toThrow(/not a valid sms endpoint/);
+    expect(() =>
+      checkAlarmSubscriptions('staging', {
+        isDev: false,
+        alarmSubscriptions: [{ protocol: 'lambda' as 'sms', endpoint: 'x' }],
+      }),
+    ).toThrow(/protocol "lambda" is not one of email, https, sms/);
+    expect(() => checkAlarmSubscriptions('staging', withSubscription('sms', '+15551234567'))).not.toThrow();
+  });
+});

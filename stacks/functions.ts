@@ -4,7 +4,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Function as SstFunction, type FunctionProps, Stack, type Table } from 'sst/constructs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
-import { tableAccessOf } from './permissions.ts';
+import { readActions, tableAccessOf } from './permissions.ts';
 import type { StageConfig } from './stage-config.ts';
 
 /** What every function of the app gets: the table and key it may use, and nothing else. */
@@ -31,19 +31,32 @@ export function keyActionsOf(functionId: string, config: StageConfig): KeyAction
 }
 
 /**
- * The function's table actions (`stacks/permissions.ts`, derived from what it sends), on the table only, limited to its
- * partition keys where those are known; `Query` on the `due` index for the jobs; and the sealing key.
+ * The function's table actions (`stacks/permissions.ts`, derived from what it sends), on the table only: its reads
+ * limited to the partitions it reads, its writes to those it writes (`dynamodb:LeadingKeys`); `Query` on the `due`
+ * index limited to the queues it sweeps (an index query's leading key is the index's partition key); and the sealing
+ * key. On a stage whose first request makes the data key (`firstTokens: 'http'`), any function may be that first one,
+ * so each may also put the keyring item into `sys` (a conditional put: never over an existing one).
  */
 export function corePermissions(functionId: string, { table, sealingKey, config }: FunctionContext): PolicyStatement[] {
   const access = tableAccessOf(functionId);
+  const onPartitions = (patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
+  const reads = access.items.filter((action) => readActions.includes(action));
+  const writes = access.items.filter((action) => !readActions.includes(action));
+  if (reads.length > 0 && access.reads.length === 0) throw new Error(`${functionId}: reads the table but no partition is declared`);
+  if (writes.length > 0 && access.writes.length === 0) throw new Error(`${functionId}: writes the table but no partition is declared`);
+  const firstKeyring = config.firstTokens === 'http' && !(writes.includes('dynamodb:PutItem') && access.writes.includes('sys'));
   return [
-    new PolicyStatement({
-      actions: [...access.items],
-      resources: [table.tableArn],
-      ...(access.leadingKeys ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': access.leadingKeys } } } : {}),
-    }),
-    ...(access.queriesDueIndex
-      ? [new PolicyStatement({ actions: ['dynamodb:Query'], resources: dueIndexes.map((name) => `${table.tableArn}/index/${name}`) })]
+    ...(reads.length > 0 ? [new PolicyStatement({ actions: reads, resources: [table.tableArn], conditions: onPartitions(access.reads) })] : []),
+    ...(writes.length > 0 ? [new PolicyStatement({ actions: writes, resources: [table.tableArn], conditions: onPartitions(access.writes) })] : []),
+    ...(firstKeyring ? [new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [table.tableArn], conditions: onPartitions(['sys']) })] : []),
+    ...(access.dueQueues
+      ? [
+          new PolicyStatement({
+            actions: ['dynamodb:Query'],
+            resources: dueIndexes.map((name) => `${table.tableArn}/index/${name}`),
+            conditions: onPartitions(access.dueQueues),
+          }),
+        ]
       : []),
     new PolicyStatement({
       actions: keyActionsOf(functionId, config),

@@ -2,7 +2,18 @@
  * What each function may do on the table, derived from what it sends: `test/deploy/function-permissions.test.ts`
  * runs every function (DynamoDB Local, the KMS, Lambda, Consul and Google emulators, a real slapd), records each AWS
  * call it makes, maps it to IAM actions (a transaction item by item) and checks the synthesised role grants those
- * actions and nothing more. DynamoDB Local enforces no IAM, so that check is what keeps a role from missing one.
+ * actions and nothing more, on the partitions it touched, and refuses the other service's partitions. DynamoDB Local
+ * enforces no IAM, so that check is what keeps a role from missing one.
+ *
+ * Every function is limited to partition-key patterns (`ForAllValues:StringLike` on `dynamodb:LeadingKeys`), once for
+ * what it reads and once for what it writes, so a compromised function (or anyone holding its role's credentials)
+ * cannot reach the other service's items, nor rewrite what it only reads (the policies, the mount table, the keyring
+ * and audit devices in `sys`). Two limits of that condition shape the rest:
+ * - `ForAllValues` holds for a request with no leading key at all, and a `Scan` has none: no function is granted
+ *   `Scan` (or PartiQL), so no request escapes the condition.
+ * - a `Query` on the `due` index carries the index's partition key (`duePk`, a queue name) as its leading key, not
+ *   the table's: the index gets its own statement, limited to the queues the function sweeps (an index query returns
+ *   whole items of any partition, so that limit is what keeps a job out of the other service's queue).
  */
 
 export type TableAction =
@@ -14,48 +25,160 @@ export type TableAction =
   | 'dynamodb:Query'
   | 'dynamodb:ConditionCheckItem';
 
+/** The actions that read items; the rest (`PutItem`, `UpdateItem`, `DeleteItem`, `ConditionCheckItem`) write. */
+export const readActions: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+
 export interface TableAccess {
   /** Actions on the table's items. */
   items: TableAction[];
+  /** The partition keys its read actions may touch (IAM `StringLike` patterns on `dynamodb:LeadingKeys`). */
+  reads: string[];
+  /** The partition keys its write actions may touch. */
+  writes: string[];
+  /** The `due` index queues (`duePk` patterns) it queries; absent: it does not query the index. */
+  dueQueues?: string[];
   /**
-   * The partition keys the function may touch (IAM `StringLike` patterns on `dynamodb:LeadingKeys`), where its
-   * items are known: the scheduler's functions touch only `sched#…` and the keyring in `sys`; the stream function
-   * only tokens, leases and what revoking them touches, never a secrets engine's items (`mount#…`).
-   * Absent: the whole table.
+   * Patterns granted that the deploy tests' recorded runs do not reach (`read:<pattern>`, `write:<pattern>`), each
+   * with the code path that needs it: the permissions test accepts an unused pattern only when it is named here.
    */
-  leadingKeys?: string[];
-  /** Whether it queries the `due` index (the jobs that sweep what falls due). */
-  queriesDueIndex: boolean;
+  unrecorded?: Record<string, string>;
 }
 
 const read: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query'];
 const write: TableAction[] = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 const transact: TableAction = 'dynamodb:ConditionCheckItem';
 
-/** Tokens, their accessors and leases, the mount table and the keyring: what the stream function revokes with. */
-const tokensAndLeases = ['accessor#*', 'issued#*', 'leases#*', 'mounts', 'revoked-leases#*', 'sys', 'token#*'];
-const scheduler = ['sched#*', 'sys'];
+/**
+ * The table's partitions (`packages/core/src/**`): `sys` (keyring, init, audit devices: core.ts, sys/init.ts,
+ * audit/audit-devices.ts), `mounts` and `mount#<uuid>` (mount table and each mount's storage), `in-service#<uuid>#NN`
+ * (mount-table.ts), `policies`, `password-policies`, `token#<hash>`, `accessor#<id>`, `issued#<mount uuid>#NN`
+ * (token-store.ts), `leases#NN`, `revoked-leases#NN` and, from before sharding, `leases` (lease-manager.ts); the
+ * scheduler's are all `sched#…` (scheduler/keys.ts).
+ */
+const scheduler = 'sched#*';
+/** Revoking a token (its last use, its expiry, a TTL removal): its children, accessor, issuer index and leases. */
+const tokenRevocation = ['token#*', 'accessor#*', 'issued#*', 'leases#*', 'revoked-leases#*'];
+/** What every request of the secrets service reads: the keyring and audit devices, the mount table, ACLs, the token. */
+const secretsPipeline = ['sys', 'mounts', 'policies', 'token#*'];
+const why = {
+  lastUse: 'a limited-use token revoked at its last use in this function takes its accessor, issuer index and leases (TokenStore.revoke)',
+  finishDisabled: 'finishing a disabled mount (asked by the system function, or a job) wipes its storage and deletes its entry (disable-mount.ts)',
+  revokePrefix: 'revoking the leases under a prefix lists them (LeaseManager.under, asked by the system function)',
+  passwordPolicies: 'an ldap config or role naming a password_policy reads it (ldap/config-model.ts)',
+  legacyLeases: 'a lease written before sharding lives in the bare `leases` partition; the sweep moves it (LeaseManager.adoptUnsharded)',
+  policies: 'a caller with a token other than root: its ACL policies are read (the deploy run calls the engines with the root token)',
+  forget: 'a lease revoked here is recorded as revoked (LeaseManager.forget)',
+};
+
+/** A secrets engine's function (kv, ldap, mesh, cloud): its mounts' storage, its leases, and what the pipeline needs. */
+const engine = (extra: { reads?: string[]; unrecorded?: Record<string, string> } = {}): Omit<TableAccess, 'items'> => ({
+  reads: [...secretsPipeline, 'mount#*', 'leases#*', ...(extra.reads ?? [])],
+  writes: ['mount#*', ...tokenRevocation, 'mounts'],
+  unrecorded: {
+    'read:leases#*': why.revokePrefix,
+    'write:accessor#*': why.lastUse,
+    'write:issued#*': why.lastUse,
+    'write:mounts': why.finishDisabled,
+    ...extra.unrecorded,
+  },
+});
+
+/** An engine's job: its lease queue (every shard), revoking leases and finishing its disabled mounts. */
+const engineJob = (type: string, extraQueues: string[] = [], extra: { reads?: string[]; unrecorded?: Record<string, string> } = {}): Omit<TableAccess, 'items'> => ({
+  reads: ['sys', 'mounts', 'mount#*', 'leases#*', ...(extra.reads ?? [])],
+  writes: ['mount#*', 'mounts', 'token#*', 'leases', 'leases#*', 'revoked-leases#*'],
+  dueQueues: [`expiry:${type}`, `expiry:${type}#*`, ...extraQueues],
+  unrecorded: {
+    'read:leases#*': why.finishDisabled,
+    'write:mount#*': why.finishDisabled,
+    'write:mounts': why.finishDisabled,
+    'write:leases': why.legacyLeases,
+    ...extra.unrecorded,
+  },
+});
 
 /** By function id, as the stacks name them (`Secrets-<family>`, `Scheduler-…`, `Job-…`). */
 export const tableAccess: Record<string, TableAccess> = {
-  'Secrets-system': { items: [...read, ...write, transact], queriesDueIndex: false },
+  // sys/, auth/token/, identity/: every partition of the secrets service, never the scheduler's.
+  'Secrets-system': {
+    items: [...read, ...write, transact],
+    reads: ['sys', 'mounts', 'policies', 'password-policies', 'token#*', 'accessor#*', 'issued#*', 'leases#*', 'mount#*'],
+    writes: ['sys', 'mounts', 'policies', 'password-policies', ...tokenRevocation, 'mount#*', 'in-service#*'],
+    unrecorded: {
+      'read:password-policies': 'sys/policies/password/* (sys/password-policies.ts)',
+      'write:password-policies': 'sys/policies/password/* (sys/password-policies.ts)',
+      'read:issued#*': 'disabling an auth mount revokes the tokens it issued, listed from its issuer index (TokenStore.revokeIssued)',
+      'write:sys': 'sys/audit/* enables and disables audit devices (audit-devices.ts); sys/init on a stage without deploy-time tokens',
+      'write:mount#*': why.finishDisabled,
+      'write:in-service#*': 'disabling a login mount sets its in-service markers in the same transaction (MountTable.markDisabling)',
+      'write:revoked-leases#*': why.forget,
+    },
+  },
   // The authenticated read path reads the token and the secret in one BatchGetItem (`PathSpec.prefetch`).
-  'Secrets-kv': { items: [...read, 'dynamodb:BatchGetItem', ...write], queriesDueIndex: false },
-  // A limited-use token spends its uses (UpdateItem) in whichever function serves the request.
-  'Secrets-jwt': { items: [...read, ...write, transact], queriesDueIndex: false },
-  'Secrets-ldap': { items: [...read, ...write], queriesDueIndex: false },
-  'Secrets-mesh': { items: [...read, ...write], queriesDueIndex: false },
-  'Secrets-cloud': { items: [...read, ...write], queriesDueIndex: false },
-  'Scheduler-api': { items: [...read, ...write, transact], leadingKeys: scheduler, queriesDueIndex: false },
-  'Scheduler-event-stream': { items: read, leadingKeys: scheduler, queriesDueIndex: false },
-  'Job-sweep': { items: [...read, 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], queriesDueIndex: true },
-  'Job-ldap': { items: [...read, ...write], queriesDueIndex: true },
-  'Job-cloud': { items: [...read, ...write], queriesDueIndex: true },
-  'Job-mesh': { items: [...read, ...write], queriesDueIndex: true },
+  'Secrets-kv': {
+    items: [...read, 'dynamodb:BatchGetItem', ...write],
+    ...engine({ unrecorded: { 'write:leases#*': why.lastUse, 'write:revoked-leases#*': why.lastUse } }),
+  },
+  // A limited-use token spends its uses (UpdateItem) in whichever function serves the request. A login checks its
+  // mount's in-service marker (ConditionCheckItem) and writes the token with its accessor and issuer index.
+  'Secrets-jwt': {
+    items: [...read, ...write, transact],
+    reads: [...secretsPipeline, 'mount#*'],
+    writes: ['mount#*', 'in-service#*', ...tokenRevocation],
+    unrecorded: { 'read:policies': why.policies, 'write:leases#*': why.lastUse, 'write:revoked-leases#*': why.lastUse },
+  },
+  'Secrets-ldap': {
+    items: [...read, ...write],
+    ...engine({ reads: ['password-policies'], unrecorded: { 'read:policies': why.policies, 'read:password-policies': why.passwordPolicies } }),
+  },
+  'Secrets-mesh': { items: [...read, ...write], ...engine({ unrecorded: { 'read:policies': why.policies } }) },
+  'Secrets-cloud': {
+    items: [...read, ...write],
+    ...engine({ unrecorded: { 'read:policies': why.policies, 'write:revoked-leases#*': why.forget } }),
+  },
+  // The scheduler's functions: its own items, and the keyring (read) in `sys`.
+  'Scheduler-api': { items: [...read, ...write, transact], reads: [scheduler, 'sys'], writes: [scheduler] },
+  'Scheduler-event-stream': { items: read, reads: [scheduler, 'sys'], writes: [] },
+  // Expired tokens of both services (the one job that spans them), kv leases and the login mounts' disables.
+  'Job-sweep': {
+    items: [...read, 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    reads: ['sys', 'mounts', 'mount#*', 'token#*', 'issued#*', 'leases#*', scheduler],
+    writes: ['mount#*', 'mounts', ...tokenRevocation, 'leases', scheduler],
+    dueQueues: ['expiry', 'expiry#*', 'expiry:kv', 'expiry:kv#*', 'sched#token-expiry', 'sched#token-expiry#*'],
+    unrecorded: {
+      'read:mount#*': why.finishDisabled,
+      'write:mount#*': why.finishDisabled,
+      'write:mounts': why.finishDisabled,
+      'read:issued#*': 'finishing a disabled login mount revokes the tokens it issued (TokenStore.revokeIssued)',
+      'read:leases#*': why.finishDisabled,
+      'write:leases#*': 'an expired token with kv leases: they are claimed and revoked (LeaseManager.revoke)',
+      'write:revoked-leases#*': why.forget,
+      'write:leases': why.legacyLeases,
+      'write:sched#*': 'an expired scheduler token is deleted with its accessor and secret items (scheduler/sweep.ts)',
+    },
+  },
+  'Job-ldap': {
+    items: [...read, ...write],
+    ...engineJob('ldap', ['ldap-rotation', 'ldap-rotation#*'], {
+      reads: ['password-policies'],
+      unrecorded: { 'read:password-policies': `a rotation generates the password: ${why.passwordPolicies}` },
+    }),
+  },
+  'Job-cloud': { items: [...read, ...write], ...engineJob('cloud') },
+  'Job-mesh': { items: [...read, ...write], ...engineJob('mesh') },
   // Not read-only: a lease TTL removed is put back and revoked, a token TTL removed is revoked (its children, leases).
-  // Reads whether the stage is initialised and bootstrapped, writes the root token and the management token.
-  'Deploy-first-tokens': { items: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queriesDueIndex: false },
-  'Job-table-stream': { items: [...read, ...write, transact], leadingKeys: tokensAndLeases, queriesDueIndex: false },
+  'Job-table-stream': {
+    items: [...read, ...write, transact],
+    reads: ['sys', 'mounts', 'token#*'],
+    writes: tokenRevocation,
+  },
+  // Reads whether the stage is initialised and bootstrapped, writes the keyring, the root token (with its accessor and
+  // issuer index) and the scheduler's management token.
+  'Deploy-first-tokens': {
+    items: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    reads: ['sys', scheduler],
+    writes: ['sys', 'token#*', 'accessor#*', 'issued#*', scheduler],
+  },
 };
 
 export function tableAccessOf(functionId: string): TableAccess {

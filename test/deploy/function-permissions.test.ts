@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { META_PK, SECRET_PK, TOKEN_EXPIRY_QUEUE, TOKEN_PK } from '../../packages/core/src/scheduler/keys.ts';
 import { engineJobs } from '../../stacks/Jobs.ts';
+import { tableAccessOf } from '../../stacks/permissions.ts';
 import { familyHandlers } from '../../stacks/SecretsApi.ts';
 import { driveEveryFunction, type Environment, recordedEnvironment } from './function-calls.ts';
-import { iamActionsOf, partitionKeysOf, type SentCall } from './sdk-recorder.ts';
+import { type AuthorisedRequest, authorisedRequestsOf, iamActionsOf, partitionKeysOf, type SentCall } from './sdk-recorder.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, asList, roleStatementsOf } from './template-queries.ts';
 
@@ -17,10 +19,18 @@ const handlers: Record<string, string> = {
   'Deploy-first-tokens': 'functions/deploy/first-tokens.handler',
 };
 
+/** One synthesised statement on the table or its `due` index, with the partition patterns it is limited to. */
+interface TableStatement {
+  actions: string[];
+  resource: 'table' | 'due';
+  /** `ForAllValues:StringLike` on `dynamodb:LeadingKeys`; undefined when the statement has no condition. */
+  leadingKeys?: string[];
+}
+
 interface Grants {
   tableItems: Set<string>;
   dueIndex: Set<string>;
-  leadingKeys?: string[];
+  statements: TableStatement[];
   /** KMS actions on the data key, with the encryption context they are limited to. */
   dataKey: Set<string>;
   dataKeyContext?: Record<string, string>;
@@ -29,12 +39,13 @@ interface Grants {
   other: Set<string>;
 }
 
-/** What a function's synthesised role grants: table item actions (and their key condition), index actions, the rest. */
+/** What a function's synthesised role grants: table and index statements (with their key condition), the rest. */
 function grantsOf(s: Synthesized, handler: string): Grants {
   const template = [s.storage, s.secrets, s.scheduler, s.jobs].find((candidate) => appFunctions(candidate).some(([, fn]) => fn.Properties.Handler === handler));
   if (!template) throw new Error(`no function with handler ${handler}`);
   const [id] = appFunctions(template).find(([, fn]) => fn.Properties.Handler === handler) ?? [];
-  const grants: Grants = { tableItems: new Set(), dueIndex: new Set(), dataKey: new Set(), viaService: {}, other: new Set() };
+  const grants: Grants = { tableItems: new Set(), dueIndex: new Set(), statements: [], dataKey: new Set(), viaService: {}, other: new Set() };
+  const tableStatements = new Map<object, { resource: 'table' | 'due'; actions: string[] }>();
   for (const statement of roleStatementsOf(template, id as string)) {
     expect(statement.Effect).toBe('Allow');
     for (const action of asList(statement.Action) as string[]) {
@@ -54,23 +65,98 @@ function grantsOf(s: Synthesized, handler: string): Grants {
       // The stream function's event source (the stream, its dead-letter queue): granted by CDK, checked in synthesis.test.ts.
       if (action.startsWith('sqs:') || streamActions.includes(action)) continue;
       const resources = asList(statement.Resource).map((resource) => JSON.stringify(resource));
-      if (resources.every((resource) => resource.includes('/index/due'))) grants.dueIndex.add(action);
-      else if (resources.every((resource) => /Table[0-9A-F]{8}/.test(resource) && !resource.includes('/index/'))) {
-        grants.tableItems.add(action);
-        const keys = statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
-        if (keys) grants.leadingKeys = keys;
-      } else {
-        throw new Error(`${handler}: ${action} on ${resources.join(', ')} is neither the table nor its due index`);
-      }
+      const onIndex = resources.every((resource) => resource.includes('/index/due'));
+      const onTable = resources.every((resource) => /Table[0-9A-F]{8}/.test(resource) && !resource.includes('/index/'));
+      if (!onIndex && !onTable) throw new Error(`${handler}: ${action} on ${resources.join(', ')} is neither the table nor its due index`);
+      (onIndex ? grants.dueIndex : grants.tableItems).add(action);
+      tableStatements.set(statement, { resource: onIndex ? 'due' : 'table', actions: [...(tableStatements.get(statement)?.actions ?? []), action] });
     }
+  }
+  for (const [statement, { resource, actions }] of tableStatements) {
+    // Only the one condition the stacks write: any other operator or key would escape the evaluator below.
+    const condition = (statement as { Condition?: Record<string, Record<string, string | string[]>> }).Condition;
+    if (condition) expect(Object.keys(condition), handler).toEqual(['ForAllValues:StringLike']);
+    if (condition) expect(Object.keys(condition['ForAllValues:StringLike'] ?? {}), handler).toEqual(['dynamodb:LeadingKeys']);
+    const keys = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+    grants.statements.push({ actions, resource, leadingKeys: keys === undefined ? undefined : asList(keys) });
   }
   return grants;
 }
 
 const streamActions = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
 
+/** IAM's `StringLike`: `*` any run of characters, `?` one, everything else literal and case-sensitive. */
 const matchesPattern = (pattern: string, value: string) =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(value);
+  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's').test(value);
+
+/**
+ * Whether the role allows a request, as IAM decides for Allow-only identity policies: some statement names the action
+ * on the request's resource and its condition holds. `ForAllValues:StringLike` holds when every leading key of the
+ * request matches one of the patterns, and also when the request has none (a `Scan`): hence no role may hold `Scan`.
+ */
+const allows = (grants: Grants, request: AuthorisedRequest) =>
+  grants.statements.some(
+    (statement) =>
+      statement.resource === request.resource &&
+      statement.actions.includes(request.action) &&
+      (statement.leadingKeys === undefined || request.leadingKeys.every((key) => statement.leadingKeys?.some((pattern) => matchesPattern(pattern, key)))),
+  );
+
+const isRead = (action: string) => ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].includes(action);
+
+/**
+ * Requests each function's role must refuse: the other service's partitions and queues (attacker: an AWS principal
+ * holding the function's credentials, e.g. code execution in a compromised engine function), the partitions it only
+ * reads (policies, the mount table, the keyring and audit devices in `sys`), the other jobs' queues, and a Scan.
+ */
+const tableActions = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'];
+const anything = (keys: string[]): AuthorisedRequest[] => keys.flatMap((key) => tableActions.map((action) => ({ action, resource: 'table' as const, leadingKeys: [key] })));
+const reading = (keys: string[]) => anything(keys).filter((request) => isRead(request.action));
+const writing = (keys: string[]) => anything(keys).filter((request) => !isRead(request.action));
+const queues = (names: string[]): AuthorisedRequest[] => names.map((name) => ({ action: 'dynamodb:Query', resource: 'due', leadingKeys: [name] }));
+const scan: AuthorisedRequest = { action: 'dynamodb:Scan', resource: 'table', leadingKeys: [] };
+
+const schedulerItems = [TOKEN_PK, SECRET_PK, META_PK, 'sched#policy'];
+const schedulerQueues = [TOKEN_EXPIRY_QUEUE, `${TOKEN_EXPIRY_QUEUE}#03`];
+const uuid = '6a2b9c1e-0000-4000-8000-000000000001';
+const secretsItems = ['token#0f3a9d', 'accessor#Kx1Yz', 'policies', 'mounts', `mount#${uuid}`, 'leases#07', 'leases', 'revoked-leases#07', `issued#${uuid}#03`, `in-service#${uuid}#03`, 'password-policies'];
+const engineQueues = { kv: ['expiry:kv', 'expiry:kv#03'], ldap: ['expiry:ldap', 'expiry:ldap#03', 'ldap-rotation', 'ldap-rotation#02'], mesh: ['expiry:mesh#01'], cloud: ['expiry:cloud#15'] };
+const tokenQueue = ['expiry', 'expiry#03'];
+const allQueues = [...schedulerQueues, ...tokenQueue, ...Object.values(engineQueues).flat()];
+const otherEngines = (own: keyof typeof engineQueues) => Object.entries(engineQueues).flatMap(([type, names]) => (type === own ? [] : names));
+
+function refused(fn: string): AuthorisedRequest[] {
+  const onlyRead = writing(['sys', 'policies', 'password-policies']);
+  switch (fn) {
+    case 'Secrets-system':
+      return [...anything(schedulerItems), ...queues(allQueues), scan];
+    case 'Secrets-jwt':
+      return [...anything(schedulerItems), ...onlyRead, ...writing(['mounts']), ...reading(['leases#07', 'accessor#Kx1Yz']), ...queues(allQueues), scan];
+    case 'Secrets-kv':
+    case 'Secrets-mesh':
+    case 'Secrets-cloud':
+    case 'Secrets-ldap':
+      return [...anything(schedulerItems), ...onlyRead, ...anything([`in-service#${uuid}#03`]), ...reading(['accessor#Kx1Yz', `issued#${uuid}#03`]), ...queues(allQueues), scan];
+    case 'Scheduler-api':
+    case 'Scheduler-event-stream':
+      return [...anything(secretsItems), ...writing(['sys']), ...queues(allQueues), scan];
+    case 'Job-sweep':
+      return [...anything(['policies', 'password-policies', `in-service#${uuid}#03`]), ...writing(['sys']), ...queues([...otherEngines('kv')]), scan];
+    case 'Job-ldap':
+    case 'Job-mesh':
+    case 'Job-cloud': {
+      const own = fn.slice('Job-'.length) as keyof typeof engineQueues;
+      const items = [...schedulerItems, 'policies', 'accessor#Kx1Yz', `issued#${uuid}#03`, `in-service#${uuid}#03`, ...(own === 'ldap' ? [] : ['password-policies'])];
+      return [...anything(items), ...writing(['sys']), ...queues([...schedulerQueues, ...tokenQueue, ...otherEngines(own)]), scan];
+    }
+    case 'Job-table-stream':
+      return [...anything([...schedulerItems, `mount#${uuid}`, 'policies', 'password-policies', `in-service#${uuid}#03`]), ...writing(['sys', 'mounts']), ...queues(allQueues), scan];
+    case 'Deploy-first-tokens':
+      return [...anything([`mount#${uuid}`, 'policies', 'mounts', 'leases#07', 'revoked-leases#07', `in-service#${uuid}#03`, 'password-policies']), ...queues(allQueues), scan];
+    default:
+      throw new Error(`no refusals listed for ${fn}`);
+  }
+}
 
 describe('each function is granted what it sends, and nothing more (recorded from running every function, stage "prod")', () => {
   let s: Synthesized;
@@ -87,7 +173,7 @@ describe('each function is granted what it sends, and nothing more (recorded fro
   const recorded = (fn: string) => env.calls.filter((call) => call.fn === fn);
 
   for (const [fn, handler] of Object.entries(handlers)) {
-    it(`${fn}: table and due-index actions are exactly those it sent; every partition key it touched is allowed`, () => {
+    it(`${fn}: table and due-index actions are exactly those it sent; every request it sent is allowed, key by key`, () => {
       const calls = recorded(fn);
       expect(calls.length, `${fn} made no AWS call: the scenario does not reach it`).toBeGreaterThan(0);
       const dynamo = calls.filter((call) => call.service === 'DynamoDB');
@@ -100,15 +186,63 @@ describe('each function is granted what it sends, and nothing more (recorded fro
       expect([...granted.tableItems].sort()).toEqual([...needed.tableItems].sort());
       expect([...granted.dueIndex].sort()).toEqual([...needed.dueIndex].sort());
       for (const call of dynamo.filter(onIndex)) expect(call.input.IndexName).toBe('due');
+      for (const request of dynamo.flatMap(authorisedRequestsOf)) {
+        expect(allows(granted, request), `${fn} was refused ${request.action} on the ${request.resource}, ${request.leadingKeys.join(', ')}`).toBe(true);
+      }
+    });
 
-      if (granted.leadingKeys) {
-        const touched = new Set(dynamo.flatMap((call) => partitionKeysOf(call).keys));
-        for (const key of touched) {
-          expect(granted.leadingKeys.some((pattern) => matchesPattern(pattern, key)), `${fn} touched partition ${key}`).toBe(true);
+    it(`${fn}: every statement on the table or its index is limited to partition patterns, each used or its need written down`, () => {
+      const granted = grantsOf(s, handler);
+      const access = tableAccessOf(fn);
+      expect(granted.statements.length).toBeGreaterThan(0);
+      for (const statement of granted.statements) {
+        expect(statement.leadingKeys, `${fn}: ${statement.actions.join(', ')} on the ${statement.resource} without dynamodb:LeadingKeys`).toBeDefined();
+        // ForAllValues holds for a request without any leading key: a Scan (or PartiQL) would read every partition.
+        for (const action of statement.actions) expect(['dynamodb:Scan', 'dynamodb:PartiQLSelect'], fn).not.toContain(action);
+      }
+      const requests = recorded(fn).flatMap(authorisedRequestsOf);
+      const touched = (kind: 'read' | 'write' | 'due', pattern: string) =>
+        requests.some(
+          (request) =>
+            (kind === 'due' ? request.resource === 'due' : request.resource === 'table' && isRead(request.action) === (kind === 'read')) &&
+            request.leadingKeys.some((key) => matchesPattern(pattern, key)),
+        );
+      const declared = { read: access.reads, write: access.writes, due: access.dueQueues ?? [] };
+      const unrecorded = access.unrecorded ?? {};
+      for (const [kind, patterns] of Object.entries(declared) as Array<['read' | 'write' | 'due', string[]]>) {
+        for (const pattern of patterns) {
+          if (unrecorded[`${kind}:${pattern}`] === undefined) expect(touched(kind, pattern), `${fn} may ${kind} ${pattern} but never did, and no reason is given`).toBe(true);
+          else expect(touched(kind, pattern), `${fn} does ${kind} ${pattern}: drop it from unrecorded`).toBe(false);
         }
-        for (const pattern of granted.leadingKeys) {
-          expect([...touched].some((key) => matchesPattern(pattern, key)), `${fn} is allowed ${pattern} but never touched it`).toBe(true);
-        }
+      }
+      for (const [entry, reason] of Object.entries(unrecorded)) {
+        const kind = entry.slice(0, entry.indexOf(':')) as 'read' | 'write' | 'due';
+        expect(declared[kind] ?? [], `${fn}: unrecorded ${entry} is not granted`).toContain(entry.slice(entry.indexOf(':') + 1));
+        expect(reason.length, entry).toBeGreaterThan(20);
+      }
+      // The synthesised role holds what permissions.ts declares (the checks above read the one, the evaluator the other).
+      const patternsOf = (resource: 'table' | 'due', read: boolean) =>
+        [...new Set(granted.statements.filter((st) => st.resource === resource && st.actions.some((action) => isRead(action) === read)).flatMap((st) => st.leadingKeys ?? []))].sort();
+      expect(patternsOf('table', true)).toEqual([...access.reads].sort());
+      expect(patternsOf('table', false)).toEqual([...access.writes].sort());
+      expect(patternsOf('due', true)).toEqual([...(access.dueQueues ?? [])].sort());
+    });
+
+    it(`${fn}: the role refuses the partitions and queues it has no business in (the other service's, what it only reads)`, () => {
+      const granted = grantsOf(s, handler);
+      const probes = refused(fn);
+      expect(probes.length, fn).toBeGreaterThan(0);
+      for (const request of probes) {
+        expect(allows(granted, request), `${fn} may ${request.action} on the ${request.resource}, ${request.leadingKeys.join(', ')}`).toBe(false);
+      }
+      // Not vacuous: what the function did is allowed beside those refusals, and one refused key refuses a whole batch.
+      const sent = recorded(fn).flatMap(authorisedRequestsOf);
+      expect(sent.length > 0 && sent.every((request) => allows(granted, request)), fn).toBe(true);
+      const read = sent.find((request) => request.resource === 'table' && request.action === 'dynamodb:GetItem');
+      const foreign = probes.find((probe) => probe.resource === 'table' && probe.action === 'dynamodb:GetItem');
+      if (read && foreign) {
+        expect(allows(granted, { ...read, action: 'dynamodb:BatchGetItem' }) || !granted.tableItems.has('dynamodb:BatchGetItem'), fn).toBe(true);
+        expect(allows(granted, { action: 'dynamodb:BatchGetItem', resource: 'table', leadingKeys: [...read.leadingKeys, ...foreign.leadingKeys] }), fn).toBe(false);
       }
     });
 
@@ -129,13 +263,14 @@ describe('each function is granted what it sends, and nothing more (recorded fro
     });
   }
 
+
   it('the scheduler functions and the stream function never touch a secrets engine item (mount#…)', () => {
     for (const fn of ['Scheduler-api', 'Scheduler-event-stream', 'Job-table-stream']) {
       const keys = recorded(fn)
         .filter((call) => call.service === 'DynamoDB')
         .flatMap((call) => partitionKeysOf(call).keys);
       expect(keys.filter((key) => key.startsWith('mount#')), fn).toEqual([]);
-      expect(grantsOf(s, handlers[fn] as string).leadingKeys, fn).toBeDefined();
+      expect(grantsOf(s, handlers[fn] as string).statements.every((statement) => statement.leadingKeys !== undefined), fn).toBe(true);
     }
   });
 });

@@ -120,3 +120,36 @@ export function partitionKeysOf(call: SentCall): { keys: string[]; index: boolea
   }
   return { keys: found.filter((key): key is string => key !== undefined), index: false };
 }
+
+/** One request as IAM authorises it: an action on the table or its `due` index, with its `dynamodb:LeadingKeys`. */
+export interface AuthorisedRequest {
+  action: string;
+  resource: 'table' | 'due';
+  leadingKeys: string[];
+}
+
+/**
+ * What IAM evaluates for a DynamoDB call: a transaction item by item (each with its own partition key), a batch read
+ * as one `BatchGetItem` over every key it names, an index query as `Query` on the index whose leading key is the
+ * index's partition key (`duePk`), any other call as its own action on the table with the partition key it names.
+ */
+export function authorisedRequestsOf(call: SentCall): AuthorisedRequest[] {
+  if (call.service !== 'DynamoDB') return [];
+  const input = call.input;
+  if (call.operation === 'TransactWriteItems' || call.operation === 'TransactGetItems') {
+    return (input.TransactItems as Array<Record<string, unknown>>).map((item) => {
+      const one = { ...call, input: { TransactItems: [item] } };
+      return { action: iamActionsOf(one)[0] as string, resource: 'table', leadingKeys: partitionKeysOf(one).keys };
+    });
+  }
+  if (call.operation === 'Query' && input.IndexName) {
+    const placeholder = /^\s*duePk\s*=\s*(:\w+)/.exec(String(input.KeyConditionExpression))?.[1];
+    if (!placeholder) throw new Error(`an index query without duePk = :value: ${input.KeyConditionExpression}`);
+    const value = (input.ExpressionAttributeValues as Record<string, string | { S?: string }>)[placeholder];
+    return [{ action: 'dynamodb:Query', resource: 'due', leadingKeys: [typeof value === 'string' ? value : (value?.S ?? '')] }];
+  }
+  if (!['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'].includes(call.operation)) {
+    throw new Error(`no authorisation mapping for DynamoDB ${call.operation}`);
+  }
+  return [{ action: `dynamodb:${call.operation}`, resource: 'table', leadingKeys: partitionKeysOf(call).keys }];
+}

@@ -13,16 +13,18 @@ import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts
  * nothing but its query. Attacker: a narrow token whose policy allows reading `secret/data/*` only at `version=2`
  * (`allowed_parameters`). It sends `GET` with a JSON body `{"version": 1}` — through the node app and through the
  * Lambda adapter — hoping the handler reads the body and serves version 1. It must get the latest version (the
- * body is dropped at the front), and `?version=1` itself is refused (403).
+ * body is dropped at the front), and `?version=1` itself is refused (403). A DELETE, whose input in Vault is its
+ * query as well, gets no body either.
  */
 describe('attack: a GET with a body, to slip a read parameter past allowed_parameters', () => {
   let h: SecretsHarness;
   let token: string;
   let lambda: ReturnType<typeof secretsLambda>;
 
+  const root = (method: string, url: string, body?: unknown) => h.call(method, url, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
+
   beforeAll(async () => {
     h = await startSecrets();
-    const root = (method: string, url: string, body?: unknown) => h.call(method, url, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
     expect((await root('POST', '/v1/sys/mounts/kv2', { type: 'kv', options: { version: '2' } })).status).toBe(204);
     expect((await root('PUT', '/v1/kv2/data/app', { data: { secret: 'version-1' } })).status).toBe(200);
     expect((await root('PUT', '/v1/kv2/data/app', { data: { secret: 'version-2' } })).status).toBe(200);
@@ -33,13 +35,13 @@ describe('attack: a GET with a body, to slip a read parameter past allowed_param
   });
   afterAll(() => h?.close());
 
-  const viaLambda = async (method: string, url: string, body?: string) => {
+  const viaLambda = async (method: string, url: string, body?: string, caller = token) => {
     const [rawPath = '/', rawQueryString = ''] = url.split('?');
     const event = {
       version: '2.0',
       rawPath,
       rawQueryString,
-      headers: { 'x-vault-token': token, 'content-type': 'application/json' },
+      headers: { 'x-vault-token': caller, 'content-type': 'application/json' },
       requestContext: { http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'attack' } },
       ...(body === undefined ? {} : { body }),
       isBase64Encoded: false,
@@ -62,6 +64,15 @@ describe('attack: a GET with a body, to slip a read parameter past allowed_param
     expect(both.body.data.data).toEqual({ secret: 'version-2' });
     // A list is a read too: its body is not read either (an unparseable one is no 400).
     expect((await viaLambda('LIST', '/v1/kv2/metadata', '{not json')).status).toBe(403);
+  });
+
+  it('a DELETE is its query too, as in Vault: its body is never decoded nor given to the handler', async () => {
+    // Decoding happens before authorisation: a body that were read would make this a 400, not the policy's 403.
+    expect((await viaLambda('DELETE', '/v1/kv2/data/app', '{not json')).status).toBe(403);
+    expect((await root('PUT', '/v1/kv2/data/gone', { data: { secret: 'x' } })).status).toBe(200);
+    const deleted = await viaLambda('DELETE', '/v1/kv2/data/gone', '{"versions":[7], not json', h.rootToken);
+    expect(deleted.status).toBe(204);
+    expect((await root('GET', '/v1/kv2/data/gone')).status).toBe(404);
   });
 
   it('node app over a socket (a web Request cannot carry a GET body, a socket can): GET with body {"version":1} reads the latest version', async () => {

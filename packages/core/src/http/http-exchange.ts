@@ -25,3 +25,10 @@ export const jsonReply = (status: number, body: unknown): HttpReply => ({
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify(body),
 });
+
+/**
+ * The methods whose only input is the path and the query (issue 23 §4): reads (GET, `?list=true`, HEAD, LIST) and,
+ * as in Vault, DELETE. No adapter hands their body on, so the parameter constraints checked on the query are all
+ * such a request's input.
+ */
+export const queryOnlyMethods: ReadonlySet<string> = new Set(['GET', 'HEAD', 'LIST', 'DELETE']);

@@ -4,6 +4,7 @@ import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
 import { sentPath } from '../lib/request-path.ts';
 import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import { type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
+import { queryOnlyMethods } from './http-exchange.ts';
 import { secretsFront } from './secrets-front.ts';
 
 export interface SecretsAppOptions {
@@ -29,12 +30,12 @@ export function createSecretsApp(options: SecretsAppOptions): Hono {
   });
   const trustedProxies = options.trustedProxies ?? trustedProxiesFromEnvironment(process.env);
   app.all('*', async (c) => {
-    const isRead = readMethods.has(c.req.method.toUpperCase());
+    const queryOnly = queryOnlyMethods.has(c.req.method.toUpperCase());
     const tooLong = Number(c.req.header('content-length') ?? 0) > maxBodyBytes;
     const url = c.req.url;
     const queryAt = url.indexOf('?');
-    // A read is its query: its body is not even read (the front would drop it).
-    const body = isRead ? '' : tooLong ? undefined : await readBody(c.req.raw, maxBodyBytes);
+    // A read or a delete is its query: its body is not even read (the front would drop it).
+    const body = queryOnly ? '' : tooLong ? undefined : await readBody(c.req.raw, maxBodyBytes);
     const reply = await front({
       method: c.req.method,
       // As sent: the URL parser behind `c.req.url` would already have resolved `..` and turned `\` into `/`.
@@ -51,8 +52,6 @@ export function createSecretsApp(options: SecretsAppOptions): Hono {
   });
   return app;
 }
-
-const readMethods = new Set(['GET', 'HEAD', 'LIST']);
 
 /**
  * The body as text, or undefined once it passes `limit` bytes: a chunked upload without a Content-Length is

@@ -4,7 +4,7 @@ import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
 import { canonicalPath } from '../lib/request-path.ts';
 import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
-import { type HttpReply, type HttpRequest, jsonReply } from './http-exchange.ts';
+import { type HttpReply, type HttpRequest, jsonReply, queryOnlyMethods } from './http-exchange.ts';
 
 export interface SecretsFrontOptions {
   /** The core, created once per process on first use (a Lambda's cold start). */
@@ -31,10 +31,9 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
     return pipeline;
   };
   const answer = async (request: HttpRequest): Promise<HttpReply> => {
-    // A read is its query (issue 23 §4): no read handler is given a body, so the parameter constraints checked on
-    // the query are all a read's input. Vault ignores a GET's body too; an oversized one is not read, not refused.
-    const isRead = readMethods.has(request.method.toUpperCase());
-    const body = isRead ? '' : request.body;
+    // A read or a delete is its query (issue 23 §4): no such handler is given a body, so the parameter constraints
+    // checked on the query are all its input. Vault ignores their body too; an oversized one is not read, not refused.
+    const body = queryOnlyMethods.has(request.method.toUpperCase()) ? '' : request.body;
     let refusal: DomainError | undefined = body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
     // One canonical path (`canonical-path.ts`): what is authorised, routed, stored under and forwarded.
     const canonical = canonicalPath(request.path);
@@ -72,9 +71,6 @@ export function secretsFront(options: SecretsFrontOptions): SecretsFront {
     }
   };
 }
-
-/** The methods that only read: GET (also `?list=true`), HEAD and LIST. */
-const readMethods = new Set(['GET', 'HEAD', 'LIST']);
 
 const failureLog = jsonLogger((line) => process.stderr.write(`${line}\n`));
 

@@ -18,6 +18,8 @@ export interface BenchService {
   core: Core;
   app: Hono;
   rootToken: string;
+  /** The DynamoDB Local endpoint the core's table is on. */
+  dynamoEndpoint: string;
   /** A root request through the app, as status and parsed body. */
   // biome-ignore lint/suspicious/noExplicitAny: benchmarks read arbitrary response JSON
   request(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
@@ -26,9 +28,19 @@ export interface BenchService {
   stop(): Promise<void>;
 }
 
+/**
+ * A DynamoDB Local for one bench: its own JVM, or the one at `BENCH_DYNAMODB_ENDPOINT` (the smoke test passes the
+ * test run's, since a JVM start takes seconds on this machine); each bench makes its own tables, so sharing is safe.
+ */
+export async function startBenchDynamo(): Promise<{ endpoint: string; stop(): Promise<void> }> {
+  const shared = process.env.BENCH_DYNAMODB_ENDPOINT;
+  if (shared) return { endpoint: shared, stop: async () => {} };
+  return startDynamoDbLocal({});
+}
+
 /** The secrets app a Lambda runs, with the given families, on its own DynamoDB Local: what the benchmarks drive. */
 export async function startBenchService(families: SecretsFamily[], options: { clock?: Clock } = {}): Promise<BenchService> {
-  const dynamo = await startDynamoDbLocal({});
+  const dynamo = await startBenchDynamo();
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
   const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
   const stop = async () => {
@@ -63,7 +75,7 @@ export async function startBenchService(families: SecretsFamily[], options: { cl
       if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
       return response.body as Record<string, unknown> | undefined;
     };
-    return { core, app, rootToken, request, call, stop };
+    return { core, app, rootToken, dynamoEndpoint: dynamo.endpoint, request, call, stop };
   } catch (error) {
     await stop();
     throw error;

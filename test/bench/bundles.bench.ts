@@ -4,7 +4,7 @@
  * minified size, the gzipped size, the packages that weigh most, and the module-init time (a fresh Node
  * process importing the bundle, as a cold start does before the first event). Figures only: nothing is asserted.
  * Targets from the deployment issue: under 1 MB and under 150 ms per function.
- * Run: part of `npm run bench`, or `npx tsx test/bench/bundles.bench.ts` (BENCH_INIT_RUNS, default 5). `BUNDLE_SDK=1`
+ * Run: part of `npm run bench`, or `npx tsx test/bench/bundles.bench.ts` (BENCH_INIT_RUNS, default 5; BENCH_SMOKE=1: 1). `BUNDLE_SDK=1`
  * bundles the AWS SDK too, to compare with taking it from the runtime.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { providedByRuntime } from '../../stacks/functions.ts';
+import { figure, sized } from './summary.ts';
 
 const entries = [
   'functions/secrets/system.ts',
@@ -39,7 +40,7 @@ const banner = [
   'const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))',
 ].join('\n');
 
-const runs = Number(process.env.BENCH_INIT_RUNS ?? 5);
+const runs = sized('BENCH_INIT_RUNS', 5, 1);
 // Inside the project, so the bundles' external SDK imports resolve to node_modules as they do to the runtime's copy.
 const cacheDir = path.resolve('node_modules', '.cache');
 mkdirSync(cacheDir, { recursive: true });
@@ -61,6 +62,8 @@ const packageOf = (input: string) => {
 
 console.log(`external (provided by the nodejs24.x runtime, not bundled): ${providedByRuntime.join(', ')}`);
 console.log('function                              minified    gzip   init p50   heaviest packages');
+let slowest = { entry: '', ms: 0 };
+let largest = { entry: '', kb: 0 };
 try {
   for (const entry of entries) {
     const outfile = path.join(out, `${entry.replace(/[/.]/g, '_')}.mjs`);
@@ -99,10 +102,15 @@ try {
     }
     times.sort((a, b) => a - b);
     const p50 = times[Math.floor(times.length / 2)] ?? Number.NaN;
+    const gzipKb = gzipSync(bytes).length / 1024;
+    if (!(p50 <= slowest.ms)) slowest = { entry, ms: p50 };
+    if (gzipKb > largest.kb) largest = { entry, kb: gzipKb };
     console.log(
       `${entry.padEnd(36)} ${(bytes.length / 1024).toFixed(0).padStart(7)}k ${(gzipSync(bytes).length / 1024).toFixed(0).padStart(6)}k ${p50.toFixed(0).padStart(7)} ms   ${heaviest}`,
     );
   }
+  figure('bundles', 'largest module-init p50 ms', slowest.ms, '<= 100 on an idle machine', slowest.entry);
+  figure('bundles', 'largest bundle gzip kB', largest.kb, '<= 150', largest.entry);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

@@ -5,15 +5,18 @@
  * cache; the cache-miss figure calls the engine's minting function directly (JWT-bearer grant: RS256
  * signature by google-auth-library, verification by the emulator). Also: key issue+revoke per second (new RSA key in the cloud,
  * lease recorded, lease revoked, key deleted).
- * Run: `PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/cloud-tokens.bench.ts` (ROUNDS=n to change the count).
+ * Run: `PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/cloud-tokens.bench.ts` (ROUNDS=n to change the count;
+ * BENCH_SMOKE=1: 10 cached reads, 2 mints, 2 keys).
  */
 import { tokenFromCredentials } from '../../packages/core/src/secrets/engines/cloud/google-client.ts';
 import { startGoogleEmulator } from '../emulators/google.ts';
 import { useEmulatedGoogle } from '../support/cloud-engine.ts';
 import { startBenchService } from './bench-service.ts';
+import { figure, sized, smoke } from './summary.ts';
 
-const rounds = Number(process.env.ROUNDS ?? 500);
-const keyRounds = Math.max(20, Math.floor(rounds / 10));
+const rounds = sized('ROUNDS', 500, 10);
+const least = smoke ? 2 : 20;
+const keyRounds = Math.max(least, Math.floor(rounds / 10));
 
 const service = await startBenchService(['system', 'cloud']);
 const google = await startGoogleEmulator();
@@ -29,26 +32,29 @@ try {
   await call('POST', '/v1/cloud/roleset/bench', { project: 'proj-1', bindings, token_scopes: 'https://www.googleapis.com/auth/cloud-platform' });
   await call('POST', '/v1/cloud/roleset/keys', { project: 'proj-1', bindings, secret_type: 'service_account_key' });
 
-  const measure = async (label: string, count: number, round: () => Promise<unknown>, note: string) => {
-    for (let i = 0; i < Math.min(20, count); i++) await round();
+  const measure = async (label: string, figureName: string, count: number, round: () => Promise<unknown>, note: string) => {
+    for (let i = 0; i < Math.min(least, count); i++) await round();
     const started = performance.now();
     for (let i = 0; i < count; i++) await round();
     const seconds = (performance.now() - started) / 1000;
     console.log(`${label}: ${(count / seconds).toFixed(1)}/s (${count} in ${seconds.toFixed(2)} s, ${((seconds / count) * 1000).toFixed(2)} ms each; ${note})`);
+    figure('cloud-tokens', figureName, count / seconds, '—', note);
   };
 
   const tokens = new Set<string>();
-  await measure('cloud roleset access tokens (cached)', rounds, async () => tokens.add((await call('GET', '/v1/cloud/roleset/bench/token'))?.data.token ?? ''), 'one client, sequential');
+  await measure('cloud roleset access tokens (cached)', 'cloud roleset tokens (cached)/s', rounds, async () => tokens.add((await call('GET', '/v1/cloud/roleset/bench/token'))?.data.token ?? ''), 'one client, sequential');
   console.log(`  distinct tokens minted during the cached run: ${tokens.size}`);
   const credentials = JSON.parse(root.credentials);
   await measure(
     'cloud OAuth2 JWT-bearer mint (uncached, the cache-miss path)',
-    Math.max(20, Math.floor(rounds / 5)),
+    'cloud JWT-bearer mint (uncached)/s',
+    Math.max(least, Math.floor(rounds / 5)),
     () => tokenFromCredentials(credentials, ['https://www.googleapis.com/auth/cloud-platform'], { iam: '', iamCredentials: '', resourceManager: '', storage: '', sts: '', token: google.endpoints.oauth2Token, retryBaseMs: 1 }),
     'RS256 sign by google-auth-library + emulator verify',
   );
   await measure(
     'cloud key issue+revoke',
+    'cloud key issue+revoke/s',
     keyRounds,
     async () => {
       const issued = await call('GET', '/v1/cloud/roleset/keys/key?key_algorithm=KEY_ALG_RSA_2048');

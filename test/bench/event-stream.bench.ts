@@ -3,7 +3,8 @@
  * what a Lambda or `npm start` runs) while Node events are published at a steady rate. Prints events/s
  * delivered (summed over subscribers) and p50/p99 delivery latency (publish call start to the line reaching a
  * subscriber). Figures only: nothing is asserted.
- * Run: `tsx test/bench/event-stream.bench.ts` (BENCH_SECONDS, BENCH_RATE writes/s, BENCH_SUBSCRIBERS).
+ * Run: `tsx test/bench/event-stream.bench.ts` (BENCH_SECONDS, BENCH_RATE writes/s, BENCH_SUBSCRIBERS; BENCH_SMOKE=1:
+ * 2 s, 10 writes/s, 5 subscribers).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,17 +16,19 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
 import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
+import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
+import { startBenchDynamo } from './bench-service.ts';
+import { figure, sized } from './summary.ts';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const rate = Number(process.env.BENCH_RATE ?? 50);
-const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 100);
+const seconds = sized('BENCH_SECONDS', 10, 2);
+const rate = sized('BENCH_RATE', 50, 10);
+const subscribers = sized('BENCH_SUBSCRIBERS', 100, 5);
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 
 async function main() {
-  const dynamo = await startDynamoDbLocal({});
+  const dynamo = await startBenchDynamo();
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
   const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
   try {
@@ -93,6 +96,8 @@ async function main() {
         p99Ms: Math.round(percentile(latencies, 99)),
       }),
     );
+    figure('event-stream', 'event stream delivered / expected', delivered / (writes * subscribers), '1', `${subscribers} subscribers, ${rate} writes/s`);
+    figure('event-stream', 'event stream delivery p99 ms', percentile(latencies, 99), '—', `p50 ${Math.round(percentile(latencies, 50))} ms`);
   } finally {
     client.destroy();
     await dynamo.stop();

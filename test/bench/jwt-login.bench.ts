@@ -4,25 +4,64 @@
  * A login goes in as API Gateway's v2 event through the secrets Lambda's adapter (`secrets-lambda.ts` around
  * `secretsFront`: the code a secrets function runs), and once more as a web Request through the node server's Hono
  * app (`npm start`), which builds web Request and Response objects around the same service.
- * In the same run a bare `jose` verification loop of the same tokens at the same concurrency gives the ceiling.
+ * In the same run a bare `jose` verification loop of the same tokens at the same concurrency gives the ceiling, and
+ * the service-token login's floor (issue 28): the same bare verification plus the very `TransactWriteItems` a
+ * service login sends (captured from one login at the client's middleware, already marshalled, its token hash and
+ * accessor replaced by fresh ones each time), sent straight through a plain `DynamoDBClient`.
  * The machine is shared and noisy, so the scenarios run interleaved for ROUNDS rounds and the best round of each is
  * shown (throughput best with best). CPU per operation is the lowest over the rounds of this process's
  * `process.cpuUsage()` (every thread: the main thread, libuv's pool where WebCrypto verifies, V8's GC and compiler)
  * divided by the operations, and of the main thread's alone (`process.threadCpuUsage()`, Node 23.9+). DynamoDB Local
  * is another process and not counted.
  * Run: `npx tsx test/bench/jwt-login.bench.ts` (npx, so Node 24 runs it; LOGINS=n for bare and batch, default 3000;
- * service-token logins write to DynamoDB Local and run LOGINS/5; ROUNDS=n, default 3).
+ * service-token logins write to DynamoDB Local and run LOGINS/5; ROUNDS=n, default 3). BENCH_SMOKE=1: 40 logins,
+ * 1 round, 8 users (benches-smoke.test.ts).
  */
+import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
+import { DynamoDBClient, TransactWriteItemsCommand, type TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
 import { type CryptoKey, exportSPKI, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
+import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { startBenchService } from './bench-service.ts';
+import { figure, sized, smoke } from './summary.ts';
 
-const logins = Number(process.env.LOGINS ?? 3000);
-const rounds = Number(process.env.ROUNDS ?? 3);
-const concurrency = 16;
-const users = 64;
+const logins = sized('LOGINS', 3000, 40);
+const rounds = sized('ROUNDS', 3, 1);
+const concurrency = smoke ? 4 : 16;
+const users = smoke ? 8 : 64;
+
+/** A fresh value shaped like `value` (hex stays hex, anything else becomes base62-ish), of the same length. */
+const freshLike = (value: string) =>
+  /^[0-9a-f]+$/.test(value)
+    ? randomBytes(Math.ceil(value.length / 2)).toString('hex').slice(0, value.length)
+    : randomBytes(value.length).toString('base64url').replace(/[-_]/g, 'x').slice(0, value.length);
+
+/** `input` with every occurrence of each `replacements` key inside its strings replaced; binary values are kept. */
+function rewrite<T>(input: T, replacements: Map<string, string>): T {
+  if (typeof input === 'string') {
+    let out: string = input;
+    for (const [from, to] of replacements) out = out.split(from).join(to);
+    return out as T;
+  }
+  if (Array.isArray(input)) return input.map((each) => rewrite(each, replacements)) as T;
+  if (input && typeof input === 'object' && !(input instanceof Uint8Array)) {
+    return Object.fromEntries(Object.entries(input).map(([key, value]) => [key, rewrite(value, replacements)])) as T;
+  }
+  return input;
+}
+
+/** The token hash and accessor a service login's transaction writes (its `token#…` and `accessor#…` items). */
+function uniqueParts(input: TransactWriteItemsCommandInput): string[] {
+  const parts: string[] = [];
+  for (const item of input.TransactItems ?? []) {
+    const pk = item.Put?.Item?.pk?.S;
+    if (pk?.startsWith('token#')) parts.push(pk.slice('token#'.length));
+    if (pk?.startsWith('accessor#')) parts.push(pk.slice('accessor#'.length));
+  }
+  return parts;
+}
 
 /** This thread's CPU in µs, where Node can tell (23.9+); NaN otherwise. */
 const mainThreadCpu = () => {
@@ -57,6 +96,7 @@ async function measure(count: number, task: (index: number) => Promise<void>) {
 }
 
 const service = await startBenchService(['system', 'jwt']);
+const rawClient = new DynamoDBClient(localClientConfig(service.dynamoEndpoint));
 try {
   const { app, rootToken } = service;
   const call = async (method: string, url: string, body: unknown, token?: string) => {
@@ -126,10 +166,41 @@ try {
     void (await jwtVerify(tokens[alg][index % users] as string, keys[alg].publicKey, { algorithms: [alg], issuer: 'https://ci.example', audience: 'keyhaven' }));
   // Warm-up: every user's entity exists and the config, role and key caches are filled.
   for (const alg of ['RS256', 'ES256'] as const) {
-    await measure(200, verify(alg));
+    await measure(smoke ? 10 : 200, verify(alg));
     for (const type of ['service', 'batch']) await measure(users * 2, login(alg, type));
-    await measure(200, loginViaApp(alg));
+    await measure(smoke ? 10 : 200, loginViaApp(alg));
   }
+
+  // The floor of a service login: capture the DynamoDB calls of one warm login, keep its TransactWriteItems.
+  const sent: { command: string; input: unknown }[] = [];
+  let capturing = false;
+  service.core.store.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (capturing) sent.push({ command: context.commandName as string, input: structuredClone(args.input) });
+      return next(args);
+    },
+    { step: 'build', name: 'benchCaptureCalls' },
+  );
+  capturing = true;
+  await login('RS256', 'service')(0);
+  capturing = false;
+  const transaction = sent.find((each) => each.command === 'TransactWriteItemsCommand')?.input as TransactWriteItemsCommandInput | undefined;
+  if (!transaction) throw new Error(`a service login sent no TransactWriteItems (sent: ${sent.map((each) => each.command).join(', ') || 'nothing'})`);
+  const unique = uniqueParts(transaction);
+  if (unique.length === 0) throw new Error('the service login transaction has no token# or accessor# item to make unique');
+  console.log(
+    `a warm service login sends ${sent.length} DynamoDB call(s): ${sent.map((each) => each.command).join(', ')}; ` +
+      `its transaction has ${transaction.TransactItems?.length} items (${(transaction.TransactItems ?? []).map((item) => Object.keys(item)[0]).join(', ')})`,
+  );
+  const rawTransaction = async () => {
+    const fresh = rewrite(transaction, new Map(unique.map((part) => [part, freshLike(part)])));
+    await rawClient.send(new TransactWriteItemsCommand(fresh));
+  };
+  const floor = (alg: keyof typeof keys) => async (index: number) => {
+    await verify(alg)(index);
+    await rawTransaction();
+  };
+  await measure(smoke ? 5 : 50, floor('RS256'));
   for (let round = 0; round < rounds; round++) {
     keep('refused', await measure(logins, refused));
     for (const alg of ['RS256', 'ES256'] as const) {
@@ -137,6 +208,7 @@ try {
       keep(`${alg} batch`, await measure(logins, login(alg, 'batch')));
       keep(`${alg} batch app`, await measure(logins, loginViaApp(alg)));
       keep(`${alg} service`, await measure(Math.ceil(logins / 5), login(alg, 'service')));
+      keep(`${alg} floor`, await measure(Math.ceil(logins / 5), floor(alg)));
     }
   }
   const rows: string[][] = [];
@@ -155,6 +227,7 @@ try {
     rows.push([`${alg} login, batch token (Lambda adapter)`, ...cells(best.get(`${alg} batch`) as Result, bare)]);
     rows.push([`${alg} login, batch token (node server app)`, ...cells(best.get(`${alg} batch app`) as Result, bare)]);
     rows.push([`${alg} login, service token (Lambda adapter)`, ...cells(best.get(`${alg} service`) as Result, bare)]);
+    rows.push([`${alg} floor: bare verify + raw TransactWriteItems`, ...cells(best.get(`${alg} floor`) as Result, bare)]);
   }
   rows.push(['login refused before verify (no mint)', ...cells(best.get('refused') as Result, undefined)]);
   const header = ['scenario (concurrency 16)', 'per second', 'p50 ms', 'p99 ms', 'ratio to bare jose', 'CPU µs/op', 'CPU ratio to bare', 'main thread µs/op'];
@@ -164,6 +237,20 @@ try {
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log(`load average now: ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);
+  console.log('');
+  for (const alg of ['RS256', 'ES256'] as const) {
+    const cpu = (name: string) => (best.get(`${alg} ${name}`) as Result).cpuUs;
+    figure('jwt-login', `${alg} service login CPU / floor (verify + raw TransactWriteItems)`, cpu('service') / cpu('floor'), '<= 1.5', `${cpu('service').toFixed(0)} µs vs ${cpu('floor').toFixed(0)} µs`);
+  }
+  for (const alg of ['RS256', 'ES256'] as const) {
+    const cpu = (name: string) => (best.get(`${alg} ${name}`) as Result).cpuUs;
+    figure('jwt-login', `${alg} service login CPU / bare verify`, cpu('service') / cpu('bare'), '— (was 18–56×)', `${cpu('service').toFixed(0)} µs`);
+  }
+  for (const alg of ['RS256', 'ES256'] as const) {
+    const cpu = (name: string) => (best.get(`${alg} ${name}`) as Result).cpuUs;
+    figure('jwt-login', `${alg} batch login CPU / bare verify (Lambda adapter)`, cpu('batch') / cpu('bare'), '<= 2', `node server app: ${(cpu('batch app') / cpu('bare')).toFixed(2)}`);
+  }
 } finally {
+  rawClient.destroy();
   await service.stop();
 }

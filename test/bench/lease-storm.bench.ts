@@ -14,7 +14,8 @@
  * `KEYHAVEN_SWEEP_PER_SECOND` to try another). Everything (DynamoDB Local, the app, the sweep, the reader) shares one
  * process and the machine's two cores; in AWS the sweep is its own Lambda. The load average is printed beside the
  * read figures, and calm reads are taken again after the storm, since other work on the machine moves them.
- * Run: `npx tsx test/bench/lease-storm.bench.ts` (npx, so Node 24 runs it).
+ * Run: `npx tsx test/bench/lease-storm.bench.ts` (npx, so Node 24 runs it). BENCH_SMOKE=1 (benches-smoke.test.ts):
+ * 200 kv and 20 mesh leases, 1 s of calm reads, a job run every second and the mesh clock at 400×.
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -27,9 +28,14 @@ import type { LeaseItem } from '../../packages/core/src/secrets/leases/lease-man
 import { allShards, nextDue } from '../../packages/core/src/storage/due.ts';
 import { startConsulEmulator } from '../emulators/consul.ts';
 import { type BenchService, startBenchService } from './bench-service.ts';
+import { figure, sized } from './summary.ts';
 
-const leaseCount = Number(process.env.LEASES ?? 20_000);
-const meshLeaseCount = Number(process.env.MESH_LEASES ?? Math.max(100, Math.round(leaseCount / 10)));
+const leaseCount = sized('LEASES', 20_000, 200);
+const meshLeaseCount = sized('MESH_LEASES', Math.max(100, Math.round(leaseCount / 10)), 20);
+/** Seconds of calm reads before and after the storm; wall ms between job runs (EventBridge: a minute); the mesh run's clock speed. */
+const calmMs = sized('BENCH_CALM_SECONDS', 15, 1) * 1000;
+const jobIntervalMs = sized('BENCH_JOB_INTERVAL_MS', 60_000, 1_000);
+const meshClockSpeed = sized('BENCH_MESH_CLOCK_SPEED', 20, 400);
 
 /** The system clock, moved forward by `skip` and running `speed` times as fast from the start. */
 class BenchClock implements Clock {
@@ -122,7 +128,7 @@ async function seed(core: Core, mountPath: string, count: number, secret: (index
 }
 
 /**
- * The token sweep job at its normal cadence: a run every 60 s (wall), each `inRounds` of `sweepLeases` within its
+ * The token sweep job at its normal cadence: a run every 60 s (wall; `jobIntervalMs`), each `inRounds` of `sweepLeases` within its
  * 50 s, until `done()`. Returns the wall seconds from the first run and the revocations counted.
  */
 async function jobCadence(core: Core, done: () => Promise<boolean>) {
@@ -138,7 +144,7 @@ async function jobCadence(core: Core, done: () => Promise<boolean>) {
     totals.failed += counts.failed;
     totals.runs++;
     if (await done()) break;
-    await sleep(Math.max(0, runStart + 60_000 - Date.now()));
+    await sleep(Math.max(0, runStart + jobIntervalMs - Date.now()));
   }
   return { seconds: (performance.now() - started) / 1000, ...totals };
 }
@@ -158,7 +164,7 @@ try {
   // Run 1: kv leases.
   const seedRate = await seed(core, 'secret/', leaseCount, () => ({ type: 'kv', internal: {} }));
   console.log(`seeded ${leaseCount} kv leases through LeaseManager.register at ${seedRate.toFixed(0)}/s`);
-  const calmUntil = Date.now() + 15_000;
+  const calmUntil = Date.now() + calmMs;
   const calm = await readWhile(service, token, () => Date.now() < calmUntil);
   console.log(`reads before the storm: ${describeReads(calm)}; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);
   clock.skip(61); // every lease has expired
@@ -175,9 +181,12 @@ try {
   console.log(`reads during the storm: ${describeReads(stormReads)}`);
   console.log(`read p99 during/before: ${(percentile(stormReads, 0.99) / percentile(calm, 0.99)).toFixed(2)}×; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);
   // The machine is shared: calm reads again after the storm show how much the other load moved meanwhile.
-  const calmAgainUntil = Date.now() + 15_000;
+  const calmAgainUntil = Date.now() + calmMs;
   const calmAgain = await readWhile(service, token, () => Date.now() < calmAgainUntil);
   console.log(`reads after the storm (calm again): ${describeReads(calmAgain)}`);
+  figure('lease-storm', 'kv storm: revocations/s', kv.leases / kv.seconds, '—', `${leaseCount} leases, sweep pace ${process.env.KEYHAVEN_SWEEP_PER_SECOND ?? 200}/s`);
+  figure('lease-storm', 'kv storm: leases dropped', leaseCount - kv.leases - left.length, '0');
+  figure('lease-storm', 'read p99 during storm / before', percentile(stormReads, 0.99) / percentile(calm, 0.99), '<= 1.2 (lease-storm issue)', `after the storm: ${(percentile(stormReads, 0.99) / percentile(calmAgain, 0.99)).toFixed(2)}`);
 
   // Run 2: mesh leases whose server is down.
   const bootstrap = (await consul.request('PUT', '/v1/acl/bootstrap')).json as { SecretID: string };
@@ -190,7 +199,7 @@ try {
   console.log(`seeded ${meshLeaseCount} mesh leases at ${meshRate.toFixed(0)}/s; the mesh server is now stopped`);
   await consul.stop();
   clock.skip(61);
-  clock.setSpeed(20);
+  clock.setSpeed(meshClockSpeed);
   let failing = true;
   const duringMesh = readWhile(service, token, () => failing);
   const mesh = await jobCadence(core, async () => (await nextDue(core, leaseQueues(core))) === undefined);
@@ -199,10 +208,11 @@ try {
   const meshLeft = (await leasesLeft(core)).filter((lease) => lease.mountUuid !== undefined && lease.leaseId.startsWith('mesh/'));
   const irrevocable = meshLeft.filter((lease) => lease.irrevocable && lease.revocationAttempts === 6).length;
   console.log(
-    `mesh storm (server down, clock 20×): ${mesh.failed} failed attempts in ${mesh.seconds.toFixed(1)} s (${(mesh.failed / mesh.seconds).toFixed(0)} attempts/s), ` +
+    `mesh storm (server down, clock ${meshClockSpeed}×): ${mesh.failed} failed attempts in ${mesh.seconds.toFixed(1)} s (${(mesh.failed / mesh.seconds).toFixed(0)} attempts/s), ` +
       `${mesh.runs} job run(s); ${irrevocable} of ${meshLeaseCount} irrevocable after 6 attempts, ${meshLeft.length - irrevocable} still queued, ` +
       `dropped: ${meshLeaseCount - meshLeft.length}`,
   );
+  figure('lease-storm', 'mesh storm: leases dropped', meshLeaseCount - meshLeft.length, '0', `${irrevocable} of ${meshLeaseCount} irrevocable after 6 attempts`);
   console.log(`reads during the mesh storm: ${describeReads(meshReads)}; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')}`);
 } finally {
   await consul.close();

@@ -2,13 +2,14 @@
  * Mesh engine: credentials issued and revoked per second, end to end through the secrets app (the code a
  * Lambda runs) on DynamoDB Local, against the Consul emulator on loopback: each round is `GET mesh/creds/web`
  * (token created on the server, lease recorded) then `PUT sys/leases/revoke` (token deleted, lease removed).
- * Run: `node_modules/.bin/tsx test/bench/mesh-creds.bench.ts` (ROUNDS=n to change the count).
+ * Run: `node_modules/.bin/tsx test/bench/mesh-creds.bench.ts` (ROUNDS=n to change the count; BENCH_SMOKE=1: 5 rounds).
  */
 import { startConsulEmulator } from '../emulators/consul.ts';
 import { startBenchService } from './bench-service.ts';
+import { figure, sized, smoke } from './summary.ts';
 
-const rounds = Number(process.env.ROUNDS ?? 300);
-const warmup = 20;
+const rounds = sized('ROUNDS', 300, 5);
+const warmup = smoke ? 2 : 20;
 
 const service = await startBenchService(['system', 'mesh']);
 const consul = await startConsulEmulator();
@@ -33,6 +34,7 @@ try {
     `mesh creds issue+revoke: ${(rounds / seconds).toFixed(1)}/s (${rounds} rounds in ${seconds.toFixed(2)} s, ` +
       `${((seconds / rounds) * 1000).toFixed(1)} ms each; one client, sequential; ${left} tokens left on the server)`,
   );
+  figure('mesh-creds', 'mesh creds issue+revoke/s', rounds / seconds, '—', `${left} tokens left on the server`);
 } finally {
   await consul.close();
   await service.stop();

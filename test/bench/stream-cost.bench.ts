@@ -5,7 +5,8 @@
  * (default 30): no traffic, then 10 events/s. Prints the table reads per minute (each poll is one strongly
  * consistent Query of at most 4 KB: 1 read request unit), delivery p50/p99, this process's memory, and dollars per
  * subscriber-month at on-demand prices for the function's memory sizes.
- * Run: `tsx test/bench/stream-cost.bench.ts` (PHASE_SECONDS=n, POLL_MS=n, default 200 as deployed).
+ * Run: `tsx test/bench/stream-cost.bench.ts` (PHASE_SECONDS=n, POLL_MS=n, default 200 as deployed; BENCH_SMOKE=1:
+ * 2 s phases).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,10 +18,12 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
 import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
+import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
+import { startBenchDynamo } from './bench-service.ts';
+import { figure, sized, smoke } from './summary.ts';
 
-const phaseSeconds = Number(process.env.PHASE_SECONDS ?? 30);
+const phaseSeconds = sized('PHASE_SECONDS', 30, 2);
 const pollMs = Number(process.env.POLL_MS ?? 200);
 /** us-east-1 on-demand list prices (2026): Lambda per GB-second (x86, arm64), per request; DynamoDB per read unit. */
 const prices = { lambdaX86GbSecond: 0.0000166667, lambdaArmGbSecond: 0.0000133334, lambdaRequest: 0.2 / 1e6, readUnit: 0.125 / 1e6 };
@@ -29,7 +32,7 @@ const secondsPerMonth = 30.44 * 86_400;
 const invocationsPerMonth = secondsPerMonth / (14 * 60);
 const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
-const dynamo = await startDynamoDbLocal({});
+const dynamo = await startBenchDynamo();
 const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
 const streamClient = new DynamoDBClient(localClientConfig(dynamo.endpoint));
 const writerClient = new DynamoDBClient(localClientConfig(dynamo.endpoint));
@@ -70,7 +73,7 @@ try {
       }
     }
   })();
-  await new Promise((resolve) => setTimeout(resolve, 2000)); // connected, first poll done
+  await new Promise((resolve) => setTimeout(resolve, smoke ? 500 : 2000)); // connected, first poll done
 
   const phase = async (rate: number) => {
     reads = 0;
@@ -135,6 +138,8 @@ try {
     `floor for a Lambda holding the stream open (128 MB for ${(secondsPerMonth / 86_400).toFixed(2)} days, no reads): $${floor.arm.toFixed(2)} arm64, $${floor.x86.toFixed(2)} x86 ` +
       `per subscriber-month: under $3 is ${floor.arm < 3 ? 'possible' : 'impossible with this shape'}`,
   );
+  figure('stream-cost', 'idle subscriber table reads/min', idleReadsPerMinute, '—', `poll every ${pollMs} ms`);
+  figure('stream-cost', 'idle subscriber-month at 128 MB, arm64 $', idle128.reads + idle128.arm, '< 3 (event stream cost issue)', `floor with no reads $${floor.arm.toFixed(2)}`);
 } finally {
   streamClient.destroy();
   writerClient.destroy();

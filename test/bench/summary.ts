@@ -1,0 +1,102 @@
+/**
+ * What every bench shares: the list of benches (run by `npm run bench` through run-all.ts, and in smoke mode by
+ * benches-smoke.test.ts, which fails when a bench in this folder is missing from the list), the smoke switch, and
+ * `figure`, which prints one figure line and, under `npm run bench`, adds it to the run's summary table.
+ *
+ * Smoke mode (`BENCH_SMOKE=1`): each bench runs its real code paths with tiny counts, in a few seconds, so a bench
+ * that breaks fails `npm test`. Its figures are printed but mean nothing and are never asserted.
+ */
+import { appendFileSync } from 'node:fs';
+
+export const smoke = process.env.BENCH_SMOKE === '1';
+
+/** `value` in smoke mode, otherwise `full`; an environment variable named by the bench wins over both. */
+export function sized(variable: string, full: number, smokeValue: number): number {
+  const given = process.env[variable];
+  if (given !== undefined && given !== '') return Number(given);
+  return smoke ? smokeValue : full;
+}
+
+export interface BenchEntry {
+  /** File name in test/bench/. */
+  file: string;
+  /** The figures (names given to `figure`) this bench prints on every run, smoke or full. */
+  figures: string[];
+}
+
+/** Every bench, in the order `npm run bench` runs them. */
+export const benches: BenchEntry[] = [
+  {
+    file: 'key-distribution.bench.ts',
+    figures: ['sharded: busiest partition key, workload ops/s at 1,000 w/s'],
+  },
+  {
+    file: 'lease-storm.bench.ts',
+    figures: ['kv storm: revocations/s', 'kv storm: leases dropped', 'read p99 during storm / before', 'mesh storm: leases dropped'],
+  },
+  {
+    file: 'authenticated-read.bench.ts',
+    figures: [
+      'kv read, service token, app.request / raw GetItem',
+      'kv read, batch token, app.request / raw GetItem',
+      'kv read, service token, HTTP / raw GetItem',
+      'kv read, batch token, HTTP / raw GetItem',
+    ],
+  },
+  {
+    file: 'jwt-login.bench.ts',
+    figures: [
+      'RS256 service login CPU / floor (verify + raw TransactWriteItems)',
+      'ES256 service login CPU / floor (verify + raw TransactWriteItems)',
+      'RS256 service login CPU / bare verify',
+      'ES256 service login CPU / bare verify',
+      'RS256 batch login CPU / bare verify (Lambda adapter)',
+      'ES256 batch login CPU / bare verify (Lambda adapter)',
+    ],
+  },
+  {
+    file: 'ldap.bench.ts',
+    figures: ['ldap static-cred reads/s', 'ldap dynamic creds issue+revoke/s', 'ldap library check-out+in/s'],
+  },
+  { file: 'mesh-creds.bench.ts', figures: ['mesh creds issue+revoke/s'] },
+  {
+    file: 'cloud-tokens.bench.ts',
+    figures: ['cloud roleset tokens (cached)/s', 'cloud JWT-bearer mint (uncached)/s', 'cloud key issue+revoke/s'],
+  },
+  {
+    file: 'event-stream.bench.ts',
+    figures: ['event stream delivered / expected', 'event stream delivery p99 ms'],
+  },
+  {
+    file: 'stream-cost.bench.ts',
+    figures: ['idle subscriber table reads/min', 'idle subscriber-month at 128 MB, arm64 $'],
+  },
+  {
+    file: 'bundles.bench.ts',
+    figures: ['largest module-init p50 ms', 'largest bundle gzip kB'],
+  },
+];
+
+export interface Figure {
+  bench: string;
+  name: string;
+  value: number;
+  goal: string;
+  note?: string;
+}
+
+/** The line a figure prints as (benches-smoke.test.ts looks for it). */
+export const figureLine = (name: string, value: number, goal: string, note = '') =>
+  `figure: ${name} = ${formatValue(value)} (goal: ${goal})${note ? `; ${note}` : ''}`;
+
+export const formatValue = (value: number) => (Number.isInteger(value) ? String(value) : Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2));
+
+/**
+ * Prints one figure; under run-all.ts (`BENCH_SUMMARY` names a file) also records it for the summary table. `goal`
+ * is the goal from issue 28 (or the earlier issue named in it), `—` where none was set.
+ */
+export function figure(bench: string, name: string, value: number, goal: string, note?: string): void {
+  console.log(figureLine(name, value, goal, note));
+  const file = process.env.BENCH_SUMMARY;
+  if (file) appendFileSync(file, `${JSON.stringify({ bench, name, value, goal, ...(note ? { note } : {}) } satisfies Figure)}\n`);
+}

@@ -1,8 +1,12 @@
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { Table } from 'sst/constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { META_PK, SECRET_PK, TOKEN_EXPIRY_QUEUE, TOKEN_PK } from '../../packages/core/src/scheduler/keys.ts';
+import { corePermissions } from '../../stacks/functions.ts';
 import { engineJobs } from '../../stacks/Jobs.ts';
 import { tableAccessOf } from '../../stacks/permissions.ts';
 import { familyHandlers } from '../../stacks/SecretsApi.ts';
+import { stageConfig } from '../../stacks/stage-config.ts';
 import { driveEveryFunction, type Environment, recordedEnvironment } from './function-calls.ts';
 import { type AuthorisedRequest, authorisedRequestsOf, iamActionsOf, partitionKeysOf, type SentCall } from './sdk-recorder.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
@@ -272,5 +276,40 @@ describe('each function is granted what it sends, and nothing more (recorded fro
       expect(keys.filter((key) => key.startsWith('mount#')), fn).toEqual([]);
       expect(grantsOf(s, handlers[fn] as string).statements.every((statement) => statement.leadingKeys !== undefined), fn).toBe(true);
     }
+  });
+});
+
+describe('a stage whose first request makes the data key (firstTokens "http", a dev stage)', () => {
+  const table = { tableArn: 'arn:aws:dynamodb:us-east-1:123456789012:table/keyhaven' } as Table;
+  const sealingKey = { keyArn: 'arn:aws:kms:us-east-1:123456789012:key/k' } as IKey;
+  const putsKeyring = (statements: ReturnType<typeof corePermissions>) =>
+    statements.some((statement) => {
+      const json = statement.toJSON();
+      return (
+        asList(json.Action).includes('dynamodb:PutItem') && asList(json.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).includes('sys')
+      );
+    });
+
+  it('lets every function put the keyring into sys (any may be first), and no other partition beyond its own', () => {
+    const dev = stageConfig('dev-alice', 'us-east-1');
+    expect(dev.firstTokens).toBe('http');
+    for (const fn of Object.keys(handlers)) {
+      const statements = corePermissions(fn, { table, sealingKey, config: dev });
+      expect(putsKeyring(statements), fn).toBe(true);
+      // Beside its prod grants, only that put: the same statements otherwise.
+      const prod = corePermissions(fn, { table, sealingKey, config: stageConfig('prod', 'us-east-1') }).map((statement) => JSON.stringify(statement.toJSON()));
+      const added = statements.map((statement) => statement.toJSON()).filter((json) => !prod.includes(JSON.stringify(json)) && !asList(json.Action).some((action) => String(action).startsWith('kms:')));
+      for (const json of added) {
+        expect(asList(json.Action), fn).toEqual(['dynamodb:PutItem']);
+        expect(json.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys'], fn).toEqual(['sys']);
+      }
+    }
+  });
+
+  it('a stage with deploy-time tokens lets only the functions that write sys put into it', () => {
+    const prod = stageConfig('prod', 'us-east-1');
+    expect(prod.firstTokens).toBe('deploy');
+    const writers = Object.keys(handlers).filter((fn) => putsKeyring(corePermissions(fn, { table, sealingKey, config: prod })));
+    expect(writers.sort()).toEqual(['Deploy-first-tokens', 'Secrets-system']);
   });
 });

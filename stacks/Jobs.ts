@@ -27,7 +27,13 @@ export function Jobs({ stack }: StackContext) {
   // writes replicate; a replica region has no jobs (and its table replica's stream is not consumed).
   if (config.region !== config.authoritativeRegion) return {};
   const job = (id: string, handler: string, description: string, extra: Partial<FunctionProps> = {}) => {
-    const fn = keyhavenFunction(stack, `Job-${id}`, storage, { handler, description, timeout: '90 seconds', ...extra });
+    const fn = keyhavenFunction(stack, `Job-${id}`, storage, {
+      handler,
+      description,
+      timeout: '90 seconds',
+      reservedConcurrentExecutions: config.reservedConcurrency.jobs,
+      ...extra,
+    });
     functionAlarms(stack, storage, `Job-${id}`, fn);
     return new Cron(stack, `${id}Schedule`, { schedule: 'rate(1 minute)', job: fn });
   };
@@ -51,6 +57,7 @@ export function Jobs({ stack }: StackContext) {
     handler: 'functions/jobs/table-stream.handler',
     description: 'keyhaven job: TTL backstop on the table stream',
     timeout: '60 seconds',
+    reservedConcurrentExecutions: config.reservedConcurrency.streamConsumer,
   });
   functionAlarms(stack, storage, 'Job-table-stream', streamConsumer);
   deadLetterAlarm(stack, storage, 'TableStreamDeadLetters', streamDeadLetters);

@@ -20,6 +20,7 @@ import { alarmOn, alarmThresholds, functionAlarms, httpApiAlarms, period } from 
 import { keyhavenFunction } from './functions.ts';
 import { corsOf } from './stage-config.ts';
 import { Storage } from './Storage.ts';
+import { throttleApi, throttledSchedulerRoutes } from './throttling.ts';
 
 /** The stream ends this long before the function's 15-minute limit, so the client reconnects cleanly. */
 const streamFunctionTimeoutMinutes = 15;
@@ -62,7 +63,10 @@ export function SchedulerApi({ stack }: StackContext) {
   const streamUrl = streamFunction.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
 
   const api = new Api(stack, 'SchedulerHttpApi', {
-    routes: { 'ANY /v1/{proxy+}': { function: apiFunction } },
+    routes: {
+      'ANY /v1/{proxy+}': { function: apiFunction },
+      ...Object.fromEntries(Object.keys(throttledSchedulerRoutes).map((route) => [route, { function: apiFunction }])),
+    },
     accessLog: false,
     cors: corsOf(config),
   });
@@ -106,6 +110,7 @@ export function SchedulerApi({ stack }: StackContext) {
     sourceArn: `arn:${Aws.PARTITION}:cloudfront::${Aws.ACCOUNT_ID}:distribution/${distribution.distributionId}`,
     invokedViaFunctionUrl: true,
   });
+  throttleApi(api, config.throttle, throttledSchedulerRoutes);
   httpApiAlarms(stack, storage, 'SchedulerHttpApi', api, alarmThresholds.schedulerLatencyP99Ms);
   // CloudFront publishes its metrics in us-east-1 only, and an alarm sees only its own region's metrics.
   if (stack.region === 'us-east-1') {

@@ -6,6 +6,7 @@ import { directoryNetwork, keyhavenFunction } from './functions.ts';
 import { alarmThresholds, functionAlarms, httpApiAlarms } from './alarms.ts';
 import { corsOf, type DeclaredMount, declaredMountsEnv, familyOfType, googleEndpointsEnv } from './stage-config.ts';
 import { Storage } from './Storage.ts';
+import { throttleApi, throttledSecretsRoutes } from './throttling.ts';
 
 /** The entry file of each family's Lambda. */
 export const familyHandlers: Record<SecretsFamily, string> = {
@@ -32,6 +33,17 @@ export function secretsRoutes(mounts: DeclaredMount[]): Record<string, SecretsFa
   return routes;
 }
 
+/** The family of the mount catch-all (`ANY /v1/<mount>/{proxy+}`) a more specific route lies under. */
+function familyOfRoute(route: string, routes: Record<string, SecretsFamily>): SecretsFamily {
+  const path = route.replace(/^ANY \/v1\//, '');
+  const owner = Object.keys(routes)
+    .filter((key) => key.endsWith('/{proxy+}') && path.startsWith(`${key.slice('ANY /v1/'.length, -'{proxy+}'.length)}`))
+    .sort((a, b) => b.length - a.length)[0];
+  const family = owner ? routes[owner] : undefined;
+  if (!family) throw new Error(`no mount serves ${route}`);
+  return family;
+}
+
 /**
  * `{base_url}`: an HTTP API whose routes are the stage's declared mounts, each to its family's Lambda. Only
  * families with a declared mount (and `system`) get a function.
@@ -40,6 +52,9 @@ export function SecretsApi({ stack }: StackContext) {
   const storage = use(Storage);
   const { config } = storage;
   const routes = secretsRoutes(config.mounts);
+  // The login and credential routes, each to its mount's family, so API Gateway can throttle them on their own.
+  const throttled = throttledSecretsRoutes(config.mounts);
+  for (const route of Object.keys(throttled)) routes[route] = familyOfRoute(route, routes);
   const environment = { KEYHAVEN_DECLARED_MOUNTS: declaredMountsEnv(config.mounts) };
   const functions = new Map<SecretsFamily, SstFunction>();
   for (const family of new Set(Object.values(routes))) {
@@ -64,6 +79,7 @@ export function SecretsApi({ stack }: StackContext) {
     accessLog: false,
     cors: corsOf(config),
   });
+  throttleApi(api, config.throttle, throttled);
   httpApiAlarms(stack, storage, 'SecretsApi', api, alarmThresholds.secretsLatencyP99Ms);
   stack.addOutputs({ SecretsUrl: api.customDomainUrl ?? api.url });
   return { api, functions };

@@ -17,6 +17,12 @@ export interface DirectoryVpc {
   securityGroupIds: string[];
 }
 
+/** An API Gateway throttle: steady requests per second and the burst (token bucket) above it. */
+export interface Throttle {
+  rate: number;
+  burst: number;
+}
+
 /** A subscription of the alarm topic: an email address, an https endpoint, or a phone number (E.164) for SMS. */
 export interface AlarmSubscription {
   protocol: 'email' | 'https' | 'sms';
@@ -62,7 +68,24 @@ export interface StageConfig {
    * Reserved concurrency is taken from the account's unreserved pool (1,000 by default, 100 of which AWS keeps
    * unreserved), so the sum over all stages in an account must fit.
    */
-  reservedConcurrency: { eventStream: number; schedulerApi: number };
+  reservedConcurrency: {
+    eventStream: number;
+    schedulerApi: number;
+    /**
+     * Each scheduled job (the token sweep and every engine's job: lease revocation and password rotation). A run lasts up
+     * to 90 s on a 1-minute schedule, so 2 lets the next run start while one finishes; reserved, a flood of requests
+     * cannot take the concurrency revocations need.
+     */
+    jobs: number;
+    /** The TTL backstop on the table stream: one concurrent batch per stream shard. */
+    streamConsumer: number;
+  };
+  /**
+   * API Gateway throttles of both HTTP APIs (`stacks/throttling.ts`): `default` for every route of the stage, `login`
+   * for each login route (secrets `auth/<jwt mount>/login` and its OIDC routes, scheduler `acl/login` and its OIDC
+   * routes) and `credentials` for each route that issues credentials or tokens. Beyond a limit: 429, no invocation.
+   */
+  throttle: { default: Throttle; login: Throttle; credentials: Throttle };
   /**
    * How the first root token (`sys/init`) and the scheduler's first management token (`acl/bootstrap`) come to be.
    * `deploy` (default outside dev stages): a custom resource makes both while the stage deploys and puts them in a
@@ -120,7 +143,12 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     mounts: defaultMounts,
     logRetention: isDev ? 'one_week' : 'three_months',
     audit: isDev ? { retentionDays: 1, lockMode: 'governance', scheduler: true } : { retentionDays: 400, lockMode: 'compliance', scheduler: true },
-    reservedConcurrency: isDev ? { eventStream: 5, schedulerApi: 5 } : { eventStream: 50, schedulerApi: 50 },
+    reservedConcurrency: isDev
+      ? { eventStream: 5, schedulerApi: 5, jobs: 2, streamConsumer: 2 }
+      : { eventStream: 50, schedulerApi: 50, jobs: 2, streamConsumer: 10 },
+    throttle: isDev
+      ? { default: { rate: 50, burst: 100 }, login: { rate: 5, burst: 10 }, credentials: { rate: 10, burst: 20 } }
+      : { default: { rate: 500, burst: 1000 }, login: { rate: 20, burst: 40 }, credentials: { rate: 50, burst: 100 } },
     firstTokens: isDev ? 'http' : 'deploy',
     corsOrigins: [],
     replicaRegions: [],
@@ -133,7 +161,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     // Example of a production stage with two cloud mounts; edit to match your accounts.
     prod: {
       mounts: [...defaultMounts, { path: 'gcp-prod', type: 'cloud' }],
-      reservedConcurrency: { eventStream: 100, schedulerApi: 50 },
+      reservedConcurrency: { eventStream: 100, schedulerApi: 50, jobs: 2, streamConsumer: 10 },
       corsOrigins: ['https://console.example.com'],
       alarmSubscriptions: exampleOnCall,
     },

@@ -1,18 +1,21 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alarmThresholds } from '../../stacks/alarms.ts';
 import { checkAlarmSubscriptions, stageConfig } from '../../stacks/stage-config.ts';
+import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, resourcesOf, single } from './template-queries.ts';
+import { appFunctions, resourcesOf, routeTargets, single } from './template-queries.ts';
 
 /**
  * Issue 25, production on AWS: alarms that reach a person (the stage's own SNS topic, subscribed from the stage
  * config, targeted by every alarm), the alarms a production stage lacked, and a dashboard. Synthesis of `prod`.
  */
+// One synthesis per file (SST keeps process-wide state), shared by both describes below.
+let s: Synthesized;
+beforeAll(async () => {
+  s = await synthesize('prod');
+}, 180_000);
+
 describe('operations of a production stage (synthesis of "prod")', () => {
-  let s: Synthesized;
-  beforeAll(async () => {
-    s = await synthesize('prod');
-  }, 180_000);
 
   const allAlarms = () => s.all.flatMap((template) => resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties));
 
@@ -182,5 +185,62 @@ describe('alarm subscriptions in the stage config', () => {
       }),
     ).toThrow(/protocol "lambda" is not one of email, https, sms/);
     expect(() => checkAlarmSubscriptions('staging', withSubscription('sms', '+15551234567'))).not.toThrow();
+  });
+});
+
+/** Issue 25: a flood on the login routes must not stall the revocation jobs. */
+describe('throttling and reserved concurrency (synthesis of "prod")', () => {
+  const { throttle, reservedConcurrency, mounts } = stageConfig('prod');
+  const limits = (t: { rate: number; burst: number }) => ({ ThrottlingRateLimit: t.rate, ThrottlingBurstLimit: t.burst });
+
+  it("throttles every route of both HTTP API stages at the stage's default", () => {
+    for (const template of [s.secrets, s.scheduler]) {
+      expect(single(template, 'AWS::ApiGatewayV2::Stage').Properties.DefaultRouteSettings).toEqual(limits(throttle.default));
+    }
+  });
+
+  it('throttles each login and credential route of the secrets API on its own, and routes it to its mount family', () => {
+    const stage = single(s.secrets, 'AWS::ApiGatewayV2::Stage');
+    const expected = throttledSecretsRoutes(mounts);
+    expect(Object.keys(expected)).toEqual(
+      expect.arrayContaining([
+        'ANY /v1/auth/jwt/login',
+        'ANY /v1/auth/token/create',
+        'ANY /v1/ldap/creds/{proxy+}',
+        'ANY /v1/ldap/library/{proxy+}',
+        'ANY /v1/mesh/creds/{proxy+}',
+        'ANY /v1/gcp-prod/roleset/{name}/token',
+      ]),
+    );
+    expect(stage.Properties.RouteSettings).toEqual(Object.fromEntries(Object.entries(expected).map(([route, kind]) => [route, limits(throttle[kind])])));
+    const targets = routeTargets(s.secrets);
+    expect(targets['ANY /v1/auth/jwt/login']).toBe('functions/secrets/jwt.handler');
+    expect(targets['ANY /v1/auth/token/create']).toBe('functions/secrets/system.handler');
+    expect(targets['ANY /v1/ldap/creds/{proxy+}']).toBe('functions/secrets/ldap.handler');
+    expect(targets['ANY /v1/gcp-prod/roleset/{name}/token']).toBe('functions/secrets/cloud.handler');
+    // The stage is created after the routes its settings name (CloudFormation refuses settings for a missing route).
+    const routeIds = resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Route')
+      .filter(([, route]) => route.Properties.RouteKey in expected)
+      .map(([id]) => id);
+    expect(routeIds).toHaveLength(Object.keys(expected).length);
+    const stageResource = resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Stage')[0]?.[1] as { DependsOn?: string[] };
+    expect(stageResource.DependsOn).toEqual(expect.arrayContaining(routeIds));
+  });
+
+  it("throttles the scheduler's login routes at the login limits", () => {
+    const stage = single(s.scheduler, 'AWS::ApiGatewayV2::Stage');
+    expect(stage.Properties.RouteSettings).toEqual(Object.fromEntries(Object.keys(throttledSchedulerRoutes).map((route) => [route, limits(throttle.login)])));
+    expect(Object.keys(routeTargets(s.scheduler)).sort()).toEqual(['ANY /v1/{proxy+}', ...Object.keys(throttledSchedulerRoutes)].sort());
+  });
+
+  it('reserves concurrency for the sweep, every engine job (revocation, rotation) and the stream consumer', () => {
+    const reserved = Object.fromEntries(appFunctions(s.jobs).map(([, fn]) => [fn.Properties.Handler, fn.Properties.ReservedConcurrentExecutions]));
+    expect(reserved).toEqual({
+      'functions/jobs/sweep.handler': reservedConcurrency.jobs,
+      'functions/jobs/ldap.handler': reservedConcurrency.jobs,
+      'functions/jobs/cloud.handler': reservedConcurrency.jobs,
+      'functions/jobs/mesh.handler': reservedConcurrency.jobs,
+      'functions/jobs/table-stream.handler': reservedConcurrency.streamConsumer,
+    });
   });
 });

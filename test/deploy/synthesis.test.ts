@@ -9,6 +9,7 @@ import { keyActions, providedByRuntime } from '../../stacks/functions.ts';
 import { tableAccess } from '../../stacks/permissions.ts';
 import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
+import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, asList, policyStatements, resourcesOf, routeTargets, single } from './template-queries.ts';
 
@@ -82,6 +83,11 @@ describe('SST app, synthesised offline (stage "test")', () => {
       const family = familyOfType[mount.type] as keyof typeof familyHandlers;
       for (const route of mountRoutes(mount.path)) expected[route] = familyHandlers[family];
     }
+    // The throttled login and credential routes (stacks/throttling.ts) reach the function their mount's catch-all does.
+    for (const route of Object.keys(throttledSecretsRoutes(stageConfig('test').mounts))) {
+      const mount = stageConfig('test').mounts.find((declared) => route.startsWith(`ANY /v1/${declared.path}/`));
+      expected[route] = mount ? familyHandlers[familyOfType[mount.type] as keyof typeof familyHandlers] : familyHandlers.system;
+    }
     expect(targets).toEqual(expected);
     expect(targets['ANY /v1/auth/jwt/{proxy+}']).toBe('functions/secrets/jwt.handler');
     expect(targets['ANY /v1/ldap/{proxy+}']).toBe('functions/secrets/ldap.handler');
@@ -97,7 +103,9 @@ describe('SST app, synthesised offline (stage "test")', () => {
     const [, stream] = appFunctions(s.scheduler).find(([, fn]) => fn.Properties.Handler === 'functions/scheduler/event-stream.handler') ?? [];
     expect(stream?.Properties.Timeout).toBe(900);
     expect(Number(stream?.Properties.Environment.Variables.KEYHAVEN_STREAM_LIMIT_MS)).toBeLessThan(900_000);
-    expect(routeTargets(s.scheduler)).toEqual({ 'ANY /v1/{proxy+}': 'functions/scheduler/api.handler' });
+    expect(routeTargets(s.scheduler)).toEqual(
+      Object.fromEntries(['ANY /v1/{proxy+}', ...Object.keys(throttledSchedulerRoutes)].map((route) => [route, 'functions/scheduler/api.handler'])),
+    );
     const distribution = single(s.scheduler, 'AWS::CloudFront::Distribution');
     const config = distribution.Properties.DistributionConfig;
     const streamBehavior = config.CacheBehaviors.find((behavior: { PathPattern: string }) => behavior.PathPattern === '/v1/event/stream');

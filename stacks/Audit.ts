@@ -9,6 +9,7 @@ import { type StackContext, use } from 'sst/constructs';
 import { SchedulerApi } from './SchedulerApi.ts';
 import { SecretsApi } from './SecretsApi.ts';
 import { alarmOn, alarmThresholds, period } from './alarms.ts';
+import { accessLogBucket } from './access-logs.ts';
 import { Storage } from './Storage.ts';
 
 /**
@@ -41,6 +42,9 @@ export function Audit({ stack }: StackContext) {
     objectLockDefaultRetention: lockMode === 'compliance' ? ObjectLockRetention.compliance(retention) : ObjectLockRetention.governance(retention),
     // An audit trail is never deleted with the stack, dev stages included.
     removalPolicy: RemovalPolicy.RETAIN,
+    // Who reads (or tries to read) the audit trail is itself logged: S3 server access logs into a bucket of their own.
+    serverAccessLogsBucket: accessLogBucket(stack, 'AuditAccessLogs', config, 's3'),
+    serverAccessLogsPrefix: 'audit-bucket/',
   });
   // Roles with exactly the actions each hop needs; CDK's own grants (`s3:GetObject*`, `s3:List*`) are not added.
   const deliveryRole = new Role(stack, 'AuditDeliveryRole', { assumedBy: new ServicePrincipal('firehose.amazonaws.com') });

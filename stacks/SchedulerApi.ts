@@ -10,7 +10,11 @@ import {
   FunctionRuntime,
   Function as CloudFrontFunction,
   OriginRequestPolicy,
+  HeadersFrameOption,
+  HeadersReferrerPolicy,
   PriceClass,
+  ResponseHeadersPolicy,
+  SecurityPolicyProtocol,
   ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { FunctionUrlOrigin, HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -20,6 +24,7 @@ import { alarmOn, alarmThresholds, functionAlarms, httpApiAlarms, period } from 
 import { keyhavenFunction } from './functions.ts';
 import { corsOf } from './stage-config.ts';
 import { Storage } from './Storage.ts';
+import { accessLogBucket, httpApiAccessLogFormat } from './access-logs.ts';
 import { throttleApi, throttledSchedulerRoutes } from './throttling.ts';
 
 /** The stream ends this long before the function's 15-minute limit, so the client reconnects cleanly. */
@@ -67,7 +72,7 @@ export function SchedulerApi({ stack }: StackContext) {
       'ANY /v1/{proxy+}': { function: apiFunction },
       ...Object.fromEntries(Object.keys(throttledSchedulerRoutes).map((route) => [route, { function: apiFunction }])),
     },
-    accessLog: false,
+    accessLog: { format: httpApiAccessLogFormat, retention: config.logRetention },
     cors: corsOf(config),
   });
 
@@ -76,6 +81,15 @@ export function SchedulerApi({ stack }: StackContext) {
     cachePolicy: CachePolicy.CACHING_DISABLED,
     originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
     viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+    responseHeadersPolicy: new ResponseHeadersPolicy(stack, 'SchedulerSecurityHeaders', {
+      comment: 'keyhaven scheduler: HSTS, nosniff, no framing, no referrer',
+      securityHeadersBehavior: {
+        strictTransportSecurity: { accessControlMaxAge: Duration.days(730), includeSubdomains: true, override: true },
+        contentTypeOptions: { override: true },
+        frameOptions: { frameOption: HeadersFrameOption.DENY, override: true },
+        referrerPolicy: { referrerPolicy: HeadersReferrerPolicy.NO_REFERRER, override: true },
+      },
+    }),
   };
   // OAC's signature replaces the viewer's Authorization header: a Bearer token is copied to X-Nomad-Token first.
   const bearerToNomadToken = new CloudFrontFunction(stack, 'BearerToNomadToken', {
@@ -87,6 +101,10 @@ export function SchedulerApi({ stack }: StackContext) {
   const distribution = new Distribution(stack, 'SchedulerDistribution', {
     comment: `keyhaven ${stack.stage} scheduler`,
     priceClass: PriceClass.PRICE_CLASS_100,
+    // Standard logs: every viewer request, with its IP, into a bucket of their own (no cookies: they are not used).
+    enableLogging: true,
+    logBucket: accessLogBucket(stack, 'SchedulerAccessLogs', config, 'cloudfront'),
+    logFilePrefix: 'scheduler-distribution/',
     defaultBehavior: { origin: new HttpOrigin(Fn.select(2, Fn.split('/', api.url)), { readTimeout: originReadTimeouts.httpApi }), ...uncached },
     additionalBehaviors: {
       '/v1/event/stream': {
@@ -97,7 +115,12 @@ export function SchedulerApi({ stack }: StackContext) {
       },
     },
     ...(domain
-      ? { domainNames: [domain.domainName], certificate: Certificate.fromCertificateArn(stack, 'SchedulerCertificate', domain.certificateArn) }
+      ? {
+          domainNames: [domain.domainName],
+          certificate: Certificate.fromCertificateArn(stack, 'SchedulerCertificate', domain.certificateArn),
+          // Only a distribution with its own certificate can refuse TLS 1.0 and 1.1; *.cloudfront.net always accepts them.
+          minimumProtocolVersion: SecurityPolicyProtocol.TLS_V1_2_2021,
+        }
       : {}),
   });
   // Function URLs created since October 2025 need lambda:InvokeFunction (via the Function URL) beside the

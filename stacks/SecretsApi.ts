@@ -6,6 +6,7 @@ import { directoryNetwork, keyhavenFunction } from './functions.ts';
 import { alarmThresholds, functionAlarms, httpApiAlarms } from './alarms.ts';
 import { corsOf, type DeclaredMount, declaredMountsEnv, familyOfType, googleEndpointsEnv } from './stage-config.ts';
 import { Storage } from './Storage.ts';
+import { httpApiAccessLogFormat } from './access-logs.ts';
 import { throttleApi, throttledSecretsRoutes } from './throttling.ts';
 
 /** The entry file of each family's Lambda. */
@@ -76,7 +77,8 @@ export function SecretsApi({ stack }: StackContext) {
       Object.entries(routes).map(([route, family]) => [route, { function: functions.get(family) as SstFunction }]),
     ),
     ...(config.customDomains?.secrets ? { customDomain: config.customDomains.secrets } : {}),
-    accessLog: false,
+    // Access log: no header and no query string, so no token reaches it (the path names no secret value).
+    accessLog: { format: httpApiAccessLogFormat, retention: config.logRetention },
     cors: corsOf(config),
   });
   throttleApi(api, config.throttle, throttled);

@@ -176,6 +176,14 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
       authoritativeSealingKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef',
       alarmSubscriptions: exampleOnCall,
     },
+    // Example of a stage whose scheduler has its own domain (a certificate in us-east-1): its distribution refuses
+    // TLS 1.0 and 1.1, which the default *.cloudfront.net certificate cannot.
+    'example-custom-domain': {
+      customDomains: {
+        scheduler: { domainName: 'scheduler.example.com', certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000' },
+      },
+      alarmSubscriptions: exampleOnCall,
+    },
     // Example of a stage with only a directory and kv, the directory in a private network; use your VPC's IDs.
     'example-private': {
       mounts: [

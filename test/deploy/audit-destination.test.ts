@@ -25,7 +25,9 @@ describe('audit destination on AWS', () => {
   }, 180_000);
 
   it('keeps audit lines in an encrypted, versioned, object-locked bucket that outlives the stack', () => {
-    const bucket = single(s.audit, 'AWS::S3::Bucket');
+    // The audit bucket (the stack also holds the bucket of its access logs, test/deploy/operations.test.ts).
+    const [, bucket] = resourcesOf(s.audit, 'AWS::S3::Bucket').find(([id]) => id.startsWith('AuditBucket')) ?? [];
+    if (!bucket) throw new Error('no audit bucket');
     expect(bucket.DeletionPolicy).toBe('Retain');
     const { retentionDays, lockMode } = stageConfig('test').audit;
     expect(bucket.Properties).toMatchObject({

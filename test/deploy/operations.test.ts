@@ -244,3 +244,65 @@ describe('throttling and reserved concurrency (synthesis of "prod")', () => {
     });
   });
 });
+
+/** Issue 25: who called what is recorded at every edge of a production stage. */
+describe('access logs and the edge (synthesis of "prod")', () => {
+  const config = stageConfig('prod');
+  const bucketNamed = (template: Synthesized['audit'], prefix: string) => {
+    const found = resourcesOf(template, 'AWS::S3::Bucket').filter(([id]) => id.startsWith(prefix));
+    expect(found, prefix).toHaveLength(1);
+    return found[0] as ReturnType<typeof resourcesOf>[number];
+  };
+  const expectLogBucket = (template: Synthesized['audit'], id: string) => {
+    const [, bucket] = bucketNamed(template, id);
+    expect(bucket.Properties.BucketEncryption).toEqual({ ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] });
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    expect(bucket.Properties.LifecycleConfiguration.Rules).toEqual([{ ExpirationInDays: config.audit.retentionDays, Status: 'Enabled' }]);
+    expect(bucket.DeletionPolicy).toBe('Retain');
+    const policy = resourcesOf(template, 'AWS::S3::BucketPolicy').find(([, p]) => JSON.stringify(p.Properties.Bucket).includes(id))?.[1];
+    expect(policy?.Properties.PolicyDocument.Statement).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    return bucket;
+  };
+
+  it("logs every request of both HTTP API stages (status, caller's IP, latency; no header) for the stage's log retention", () => {
+    for (const template of [s.secrets, s.scheduler]) {
+      const settings = single(template, 'AWS::ApiGatewayV2::Stage').Properties.AccessLogSettings;
+      const format = JSON.parse(settings.Format);
+      expect(Object.keys(format)).toEqual(expect.arrayContaining(['requestTime', 'httpMethod', 'path', 'status', 'ip', 'integrationError']));
+      expect(settings.Format).not.toMatch(/header|authorizer|querystring/i);
+      const [logGroupId, logGroup] = resourcesOf(template, 'AWS::Logs::LogGroup').find(([id]) => JSON.stringify(settings.DestinationArn).includes(id)) ?? [];
+      expect(logGroupId).toBeDefined();
+      expect(logGroup?.Properties.RetentionInDays).toBe(90);
+    }
+  });
+
+  it('logs every access to the audit bucket (S3 server access logs) into a bucket of their own', () => {
+    const [logsId] = bucketNamed(s.audit, 'AuditAccessLogs');
+    const [, audit] = bucketNamed(s.audit, 'AuditBucket');
+    expect(audit.Properties.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'audit-bucket/' });
+    const logs = expectLogBucket(s.audit, 'AuditAccessLogs');
+    // S3's log delivery writes through the LogDeliveryWrite canned ACL, which needs object-writer ownership.
+    expect(logs.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'ObjectWriter' }] });
+    expect(logs.Properties.AccessControl).toBe('LogDeliveryWrite');
+  });
+
+  it("logs the scheduler distribution's requests (standard logs, a bucket that takes CloudFront's ACL writes)", () => {
+    const [logsId] = bucketNamed(s.scheduler, 'SchedulerAccessLogs');
+    const config = single(s.scheduler, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
+    expect(config.Logging).toEqual({ Bucket: { 'Fn::GetAtt': [logsId, 'RegionalDomainName'] }, Prefix: 'scheduler-distribution/' });
+    const logs = expectLogBucket(s.scheduler, 'SchedulerAccessLogs');
+    expect(logs.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerPreferred' }] });
+  });
+
+  it('adds HSTS (two years, subdomains), nosniff, no framing and no referrer to every answer of the distribution', () => {
+    const [policyId, policy] = resourcesOf(s.scheduler, 'AWS::CloudFront::ResponseHeadersPolicy')[0] ?? [];
+    expect(policy?.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig).toEqual({
+      StrictTransportSecurity: { AccessControlMaxAgeSec: 63_072_000, IncludeSubdomains: true, Override: true },
+      ContentTypeOptions: { Override: true },
+      FrameOptions: { FrameOption: 'DENY', Override: true },
+      ReferrerPolicy: { ReferrerPolicy: 'no-referrer', Override: true },
+    });
+    const config = single(s.scheduler, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
+    for (const behavior of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) expect(behavior.ResponseHeadersPolicyId).toEqual({ Ref: policyId });
+  });
+});

@@ -1,6 +1,9 @@
-import { Duration } from 'aws-cdk-lib';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { type IEventSourceDlq, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { BlockPublicAccess, Bucket, BucketEncryption, EventType } from 'aws-cdk-lib/aws-s3';
+import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Cron, type FunctionProps, type StackContext, use } from 'sst/constructs';
 import { alarmOn, alarmThresholds, deadLetterAlarm, functionAlarms, period } from './alarms.ts';
@@ -35,7 +38,14 @@ export function Jobs({ stack }: StackContext) {
       ...extra,
     });
     functionAlarms(stack, storage, `Job-${id}`, fn);
-    return new Cron(stack, `${id}Schedule`, { schedule: 'rate(1 minute)', job: fn });
+    // A tick that fails or cannot be delivered is dropped, not retried: the next minute's run does the same work, and a
+    // retry hours later (the defaults: EventBridge 24 h, Lambda's async queue 6 h and 2 retries) would pile onto a
+    // backend (LDAP, Google, Consul) that is already failing.
+    fn.configureAsyncInvoke({ maxEventAge: scheduleTickMaxAge, retryAttempts: 0 });
+    return new Cron(stack, `${id}Schedule`, {
+      schedule: 'rate(1 minute)',
+      job: { function: fn, cdk: { target: { maxEventAge: scheduleTickMaxAge, retryAttempts: 0 } } },
+    });
   };
 
   const sweep = job('sweep', 'functions/jobs/sweep.handler', 'keyhaven job: revoke expired tokens; kv leases and login mounts');
@@ -49,10 +59,29 @@ export function Jobs({ stack }: StackContext) {
     engines[family] = job(family, handler, `keyhaven job: ${family} leases and scheduled work`, { ...network, ...endpoints });
   }
 
+  // A batch the TTL backstop gives up on is written whole (the records, not only pointers into the stream, which
+  // forgets them after 24 h) to an S3 bucket kept for the stage's audit retention; each object it writes also puts a
+  // message on the queue, which the dead-letter alarm watches.
   const streamDeadLetters = new Queue(stack, 'TableStreamDeadLetters', {
     retentionPeriod: Duration.days(14),
     enforceSSL: true,
   });
+  const failedRecordsKey = new Key(stack, 'TableStreamFailuresKey', {
+    description: `keyhaven ${stack.stage}: encrypts the stream records the TTL backstop gave up on`,
+    enableKeyRotation: true,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  const failedRecords = new Bucket(stack, 'TableStreamFailures', {
+    encryption: BucketEncryption.KMS,
+    encryptionKey: failedRecordsKey,
+    bucketKeyEnabled: true,
+    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+    enforceSSL: true,
+    versioned: true,
+    lifecycleRules: [{ expiration: Duration.days(config.audit.retentionDays), noncurrentVersionExpiration: Duration.days(1) }],
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  failedRecords.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(streamDeadLetters));
   const streamConsumer = keyhavenFunction(stack, 'Job-table-stream', storage, {
     handler: 'functions/jobs/table-stream.handler',
     description: 'keyhaven job: TTL backstop on the table stream',
@@ -81,11 +110,43 @@ export function Jobs({ stack }: StackContext) {
           reportBatchItemFailures: true,
           bisectBatchOnError: true,
           retryAttempts: 10,
-          maxRecordAge: Duration.days(1),
-          onFailure: new SqsDlq(streamDeadLetters),
+          // Well inside the stream's 24 h, so a failing record is copied out while the stream still holds it.
+          maxRecordAge: streamMaxRecordAge,
+          onFailure: new WholeBatchToS3(failedRecords, failedRecordsKey),
         },
       },
     },
   });
-  return { sweep, engines, streamConsumer, streamDeadLetters };
+  return { sweep, engines, streamConsumer, streamDeadLetters, failedRecords };
+}
+
+/** How late a scheduled tick may still run: the minimum both EventBridge and Lambda accept, the schedule's period. */
+export const scheduleTickMaxAge = Duration.seconds(60);
+
+/** How long the TTL backstop retries a record before it is written to the failures bucket (the stream keeps 24 h). */
+export const streamMaxRecordAge = Duration.hours(6);
+
+/**
+ * The event source mapping's on-failure destination as an S3 bucket: Lambda writes the whole invocation record
+ * (the failed batch with its records) under `aws/lambda/<mapping id>/<shard>/…`. CDK's `S3OnFailureDestination`
+ * grants the function read, write and delete on the bucket; the consumer gets exactly what the write needs
+ * (`s3:PutObject`, `s3:ListBucket`, and the bucket key's data key under S3).
+ */
+class WholeBatchToS3 implements IEventSourceDlq {
+  constructor(
+    private readonly bucket: Bucket,
+    private readonly key: Key,
+  ) {}
+  bind(_target: unknown, handler: Parameters<IEventSourceDlq['bind']>[1]) {
+    handler.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('*')] }));
+    handler.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }));
+    handler.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['kms:GenerateDataKey'],
+        resources: [this.key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this.bucket).region}.amazonaws.com` } },
+      }),
+    );
+    return { destination: this.bucket.bucketArn };
+  }
 }

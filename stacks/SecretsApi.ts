@@ -46,6 +46,15 @@ function familyOfRoute(route: string, routes: Record<string, SecretsFamily>): Se
 }
 
 /**
+ * The synchronous call budget, inside API Gateway's 30 s integration limit (`apiLimit`): the system function runs up to
+ * `system` seconds, and while answering it may invoke an engine's function and wait for it (lease revocation, a
+ * mount's disable), so every engine function stops after `engine` seconds, leaving the system function `system -
+ * engine` seconds (a cold start of the engine, then its own answer) before the limit. An engine request that needs
+ * longer fails at `engine` seconds (Lambda's timeout) instead of at the API's limit.
+ */
+export const callBudgetSeconds = { apiLimit: 30, system: 28, engine: 20 } as const;
+
+/**
  * `{base_url}`: an HTTP API whose routes are the stage's declared mounts, each to its family's Lambda. Only
  * families with a declared mount (and `system`) get a function.
  */
@@ -64,6 +73,7 @@ export function SecretsApi({ stack }: StackContext) {
       keyhavenFunction(stack, `Secrets-${family}`, storage, {
         handler: familyHandlers[family],
         description: `keyhaven secrets: ${family} endpoints`,
+        timeout: family === 'system' ? `${callBudgetSeconds.system} seconds` : `${callBudgetSeconds.engine} seconds`,
         environment: family === 'cloud' ? { ...environment, ...googleEndpointsEnv(config) } : environment,
         ...(family === 'ldap' && config.directoryVpc ? directoryNetwork(stack, config.directoryVpc) : {}),
       }),

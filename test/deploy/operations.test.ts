@@ -1,9 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alarmThresholds } from '../../stacks/alarms.ts';
+import { scheduleTickMaxAge, streamMaxRecordAge } from '../../stacks/Jobs.ts';
+import { callBudgetSeconds } from '../../stacks/SecretsApi.ts';
 import { checkAlarmSubscriptions, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, resourcesOf, routeTargets, single } from './template-queries.ts';
+import { appFunctions, asList, resourcesOf, roleStatementsOf, routeTargets, single } from './template-queries.ts';
 
 /**
  * Issue 25, production on AWS: alarms that reach a person (the stage's own SNS topic, subscribed from the stage
@@ -304,5 +306,55 @@ describe('access logs and the edge (synthesis of "prod")', () => {
     });
     const config = single(s.scheduler, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
     for (const behavior of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) expect(behavior.ResponseHeadersPolicyId).toEqual({ Ref: policyId });
+  });
+});
+
+/** Issue 25: failures that can be replayed, ticks that are not retried late, a call budget inside the API's limit. */
+describe('failures and time budgets (synthesis of "prod")', () => {
+  it('writes a batch the TTL backstop gives up on whole to an encrypted bucket kept for the audit retention, well before the stream forgets it', () => {
+    const mapping = single(s.jobs, 'AWS::Lambda::EventSourceMapping').Properties;
+    const [bucketId, bucket] = resourcesOf(s.jobs, 'AWS::S3::Bucket').find(([id]) => id.startsWith('TableStreamFailures')) ?? [];
+    expect(mapping.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [bucketId, 'Arn'] } } });
+    expect(mapping.MaximumRecordAgeInSeconds).toBe(streamMaxRecordAge.toSeconds());
+    expect(mapping.MaximumRecordAgeInSeconds).toBeLessThan(24 * 3600);
+    expect(mapping).toMatchObject({ BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(bucket?.Properties.LifecycleConfiguration.Rules[0].ExpirationInDays).toBe(stageConfig('prod').audit.retentionDays);
+    expect(bucket?.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('aws:kms');
+    expect(bucket?.DeletionPolicy).toBe('Retain');
+    // Each object written puts a message on the queue the dead-letter alarm watches.
+    const [queueId] = resourcesOf(s.jobs, 'AWS::SQS::Queue')[0] ?? [];
+    const notifications = single(s.jobs, 'Custom::S3BucketNotifications').Properties;
+    expect(notifications.BucketName).toEqual({ Ref: bucketId });
+    expect(notifications.NotificationConfiguration.QueueConfigurations).toEqual([{ Events: ['s3:ObjectCreated:*'], QueueArn: { 'Fn::GetAtt': [queueId, 'Arn'] } }]);
+  });
+
+  it('lets the stream consumer only write failed batches to that bucket (no read, no delete)', () => {
+    const [consumerId] = appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === 'functions/jobs/table-stream.handler') ?? [];
+    const s3Statements = roleStatementsOf(s.jobs, consumerId as string).filter((statement) => asList(statement.Action).some((action: string) => action.startsWith('s3:')));
+    expect(s3Statements.flatMap((statement) => asList(statement.Action)).sort()).toEqual(['s3:ListBucket', 's3:PutObject']);
+  });
+
+  it('drops a scheduled tick that fails or cannot be delivered instead of retrying it hours later, on EventBridge and on Lambda', () => {
+    const jobHandlers = ['sweep', 'ldap', 'cloud', 'mesh'].map((job) => `functions/jobs/${job}.handler`);
+    const functions = Object.fromEntries(appFunctions(s.jobs).map(([id, fn]) => [id, fn.Properties.Handler]));
+    const rules = resourcesOf(s.jobs, 'AWS::Events::Rule');
+    expect(rules.map(([, rule]) => functions[rule.Properties.Targets[0].Arn['Fn::GetAtt'][0]]).sort()).toEqual([...jobHandlers].sort());
+    for (const [, rule] of rules) {
+      expect(rule.Properties.Targets[0].RetryPolicy).toEqual({ MaximumEventAgeInSeconds: scheduleTickMaxAge.toSeconds(), MaximumRetryAttempts: 0 });
+    }
+    const configs = resourcesOf(s.jobs, 'AWS::Lambda::EventInvokeConfig').map(([, config]) => config.Properties);
+    expect(configs.map((config) => functions[config.FunctionName.Ref]).sort()).toEqual([...jobHandlers].sort());
+    for (const config of configs) expect(config).toMatchObject({ MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 0, Qualifier: '$LATEST' });
+  });
+
+  it('keeps the system function, waiting on an engine function, inside the 30 s API limit', () => {
+    const timeouts = Object.fromEntries(appFunctions(s.secrets).map(([, fn]) => [fn.Properties.Handler, fn.Properties.Timeout]));
+    expect(timeouts['functions/secrets/system.handler']).toBe(callBudgetSeconds.system);
+    expect(callBudgetSeconds.system).toBeLessThan(callBudgetSeconds.apiLimit);
+    for (const family of ['kv', 'cloud', 'ldap', 'mesh', 'jwt']) {
+      expect(timeouts[`functions/secrets/${family}.handler`], family).toBe(callBudgetSeconds.engine);
+    }
+    // An engine that runs out its whole timeout still leaves the system function time to answer.
+    expect(callBudgetSeconds.system - callBudgetSeconds.engine).toBeGreaterThanOrEqual(5);
   });
 });

@@ -132,13 +132,14 @@ describe('SST app, synthesised offline (stage "test")', () => {
     expect(targets).toHaveLength(4);
   });
 
-  it('feeds the table stream to the TTL backstop with batch item failures, retries and a dead-letter queue', () => {
+  it('feeds the table stream to the TTL backstop with batch item failures, retries and a failures bucket', () => {
     const mapping = single(s.jobs, 'AWS::Lambda::EventSourceMapping');
     expect(mapping.Properties).toMatchObject({
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 10,
-      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^TableStreamDeadLetters/), 'Arn'] } } },
+      // Whole failed batches go to an S3 bucket (issue 25; test/deploy/operations.test.ts), which notifies the queue.
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^TableStreamFailures/), 'Arn'] } } },
       FilterCriteria: { Filters: [{ Pattern: expect.stringContaining('REMOVE') }] },
     });
     expect(JSON.stringify(mapping.Properties.EventSourceArn)).toContain('StreamArn');
@@ -161,6 +162,9 @@ describe('SST app, synthesised offline (stage "test")', () => {
       'sqs:SendMessage',
       'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
+      // The on-failure destination: the failed batch written to the failures bucket (issue 25).
+      's3:PutObject',
+      's3:ListBucket',
     ]);
     for (const template of [s.secrets, s.scheduler, s.jobs]) {
       for (const { where, statement } of policyStatements(template).filter(({ where }) => /^(Secrets|Scheduler|Job)/.test(where))) {

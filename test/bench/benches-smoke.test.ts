@@ -5,7 +5,8 @@
  * are never compared with anything (timing on a shared machine means nothing at these sizes).
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
@@ -29,7 +30,7 @@ async function slot<T>(task: () => Promise<T>): Promise<T> {
   }
 }
 
-function runSmoke(file: string): Promise<{
+function runSmoke(file: string, extraEnv: Record<string, string> = {}): Promise<{
   code: number | null;
   signal: string | null;
   stdout: string;
@@ -46,6 +47,7 @@ function runSmoke(file: string): Promise<{
         BENCH_SMOKE: '1',
         BENCH_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
         BENCH_SUMMARY: '',
+        ...extraEnv,
       },
     });
     let stdout = '';
@@ -80,6 +82,15 @@ describe('benchmarks in smoke mode (BENCH_SMOKE=1): each runs end to end and pri
   });
 
   describe.concurrent('each bench', () => {
+    it('profile-service-login.ts (not a bench: the service login profiler) exits 0 and prints where the time went', { timeout: 240_000 }, async () => {
+      const profileOut = path.join(tmpdir(), `keyhaven-smoke-${process.pid}.cpuprofile`);
+      const result = await slot(() => runSmoke('profile-service-login.ts', { PROFILE_OUT: profileOut })).finally(() => rmSync(profileOut, { force: true }));
+      const output = `profile-service-login.ts (${result.seconds.toFixed(1)} s)\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-4000)}`;
+      expect({ code: result.code, signal: result.signal }, output).toEqual({ code: 0, signal: null });
+      expect(result.stdout, output).toMatch(/^one warm login's DynamoDB calls \(\d+\):/m);
+      expect(result.stdout, output).toMatch(/^main-thread samples by what the whole stack was doing/m);
+    });
+
     for (const bench of benches) {
       it(`${bench.file} exits 0 and prints ${bench.figures.length} figure line(s)`, {
         timeout: 240_000,

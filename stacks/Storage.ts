@@ -5,6 +5,7 @@ import { type CfnKey, CfnReplicaKey, type IKey, Key } from 'aws-cdk-lib/aws-kms'
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type Stack, type StackContext, Table } from 'sst/constructs';
 import { type AlarmContext, alarmOn, alarmTopic, functionAlarms, period } from './alarms.ts';
+import { tableBackup } from './backup.ts';
 import { dataKeyContext, functionRoleName, functionRolePrefix, keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
 import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-config.ts';
@@ -55,6 +56,7 @@ export function Storage({ stack, app }: StackContext) {
   });
   stack.addOutputs({ SealingKeyArn: sealingKey.keyArn });
   tableAlarms(stack, { config, alarmTopic: topic }, table);
+  tableBackup(stack, config, table);
   const tokens = config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config, alarmTopic: topic }) : undefined;
   // The whole policy, set last: CDK's default (the account may do everything) and the statements `Secret` adds for
   // Secrets Manager (any secret of the account) are replaced, not extended.

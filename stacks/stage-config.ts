@@ -107,6 +107,13 @@ export interface StageConfig {
    * (docs/operator-settings.md). Unset: Google's public hosts.
    */
   googleEndpoints?: Partial<Record<keyof typeof googleEndpointVariables, string>>;
+  /**
+   * AWS Backup of the table (`stacks/backup.ts`): a daily backup kept `retentionDays` in a vault under Vault Lock, whose
+   * configuration can still be changed or removed for `lockChangeableForDays` (at least 3) after the deploy and never
+   * after; `copyToVaultArn` (a vault in another account or region, which must let this account copy into it) gets a
+   * copy of each. Default: 35 days and 3 days outside dev stages, none on dev stages (a locked vault cannot be deleted).
+   */
+  backup?: { retentionDays: number; lockChangeableForDays: number; copyToVaultArn?: string };
   /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
   isDev: boolean;
 }
@@ -153,6 +160,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
     corsOrigins: [],
     replicaRegions: [],
     alarmSubscriptions: [],
+    ...(isDev ? {} : { backup: { retentionDays: 35, lockChangeableForDays: 3 } }),
     isDev,
   };
   // The example stages' on-call address; replace it with your own (synthesis of a stage outside dev needs one).
@@ -164,6 +172,8 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
       reservedConcurrency: { eventStream: 100, schedulerApi: 50, jobs: 2, streamConsumer: 10 },
       corsOrigins: ['https://console.example.com'],
       alarmSubscriptions: exampleOnCall,
+      // A copy of each backup in a vault of another account (a backup account), which must allow this one to copy in.
+      backup: { retentionDays: 35, lockChangeableForDays: 3, copyToVaultArn: 'arn:aws:backup:us-west-2:210987654321:backup-vault:keyhaven-prod-copy' },
     },
     // Example of a stage in two regions: deploy it first with `--region us-east-1` (the table, a global table with a
     // replica in eu-west-1, and the multi-Region sealing key), then put that deploy's URLs and `SealingKeyArn`

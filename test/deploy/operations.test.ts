@@ -2,7 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { alarmThresholds } from '../../stacks/alarms.ts';
 import { scheduleTickMaxAge, streamMaxRecordAge } from '../../stacks/Jobs.ts';
 import { callBudgetSeconds } from '../../stacks/SecretsApi.ts';
-import { checkAlarmSubscriptions, stageConfig } from '../../stacks/stage-config.ts';
+import { App as CdkApp, Stack as CdkStack } from 'aws-cdk-lib';
+import { tableBackup } from '../../stacks/backup.ts';
+import { checkAlarmSubscriptions, type StageConfig, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, asList, resourcesOf, roleStatementsOf, routeTargets, single } from './template-queries.ts';
@@ -356,5 +358,43 @@ describe('failures and time budgets (synthesis of "prod")', () => {
     }
     // An engine that runs out its whole timeout still leaves the system function time to answer.
     expect(callBudgetSeconds.system - callBudgetSeconds.engine).toBeGreaterThanOrEqual(5);
+  });
+});
+
+/** Issue 25: backups that outlive a bad day (a deleted table, a compromised account admin). */
+describe('AWS Backup of the table (synthesis of "prod")', () => {
+  it('backs the table up daily into a vault under its own key and Vault Lock, with a copy in another account', () => {
+    const backup = stageConfig('prod').backup;
+    const [tableId] = resourcesOf(s.storage, 'AWS::DynamoDB::Table')[0] ?? [];
+    const [vaultId, vault] = resourcesOf(s.storage, 'AWS::Backup::BackupVault')[0] ?? [];
+    const [keyId] = resourcesOf(s.storage, 'AWS::KMS::Key').find(([id]) => id.startsWith('BackupVaultKey')) ?? [];
+    expect(vault?.Properties).toMatchObject({
+      BackupVaultName: 'keyhaven-prod',
+      EncryptionKeyArn: { 'Fn::GetAtt': [keyId, 'Arn'] },
+      LockConfiguration: { MinRetentionDays: backup?.retentionDays, ChangeableForDays: backup?.lockChangeableForDays },
+    });
+    expect(vault?.DeletionPolicy).toBe('Retain');
+    const rules = single(s.storage, 'AWS::Backup::BackupPlan').Properties.BackupPlan.BackupPlanRule;
+    expect(rules).toEqual([
+      expect.objectContaining({
+        RuleName: 'daily',
+        ScheduleExpression: 'cron(0 3 * * ? *)',
+        TargetBackupVault: { 'Fn::GetAtt': [vaultId, 'BackupVaultName'] },
+        Lifecycle: { DeleteAfterDays: backup?.retentionDays },
+        CopyActions: [{ DestinationBackupVaultArn: backup?.copyToVaultArn, Lifecycle: { DeleteAfterDays: backup?.retentionDays } }],
+      }),
+    ]);
+    const selection = single(s.storage, 'AWS::Backup::BackupSelection').Properties.BackupSelection;
+    expect(JSON.stringify(selection.Resources)).toContain(tableId);
+  });
+
+  it('has no backup on dev stages and refuses a lock that could never be changed or a malformed copy vault', () => {
+    expect(stageConfig('dev').backup).toBeUndefined();
+    expect(stageConfig('staging').backup).toEqual({ retentionDays: 35, lockChangeableForDays: 3 });
+    const backupOf = (backup: NonNullable<StageConfig['backup']>) => () =>
+      tableBackup(new CdkStack(new CdkApp(), 'Probe'), stageConfig('staging', 'us-east-1', { backup }), undefined as never);
+    expect(backupOf({ retentionDays: 35, lockChangeableForDays: 1 })).toThrow(/lockChangeableForDays must be at least 3/);
+    expect(backupOf({ retentionDays: 0, lockChangeableForDays: 3 })).toThrow(/retentionDays must be at least 1/);
+    expect(backupOf({ retentionDays: 35, lockChangeableForDays: 3, copyToVaultArn: 'keyhaven-copy' })).toThrow(/"keyhaven-copy" is not a backup vault ARN/);
   });
 });

@@ -26,6 +26,8 @@ import { corsOf } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 import { accessLogBucket, httpApiAccessLogFormat } from './access-logs.ts';
 import { throttleApi, throttledSchedulerRoutes } from './throttling.ts';
+import { schedulerWebAcl } from './waf.ts';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
 /** The stream ends this long before the function's 15-minute limit, so the client reconnects cleanly. */
 const streamFunctionTimeoutMinutes = 15;
@@ -101,6 +103,8 @@ export function SchedulerApi({ stack }: StackContext) {
   const distribution = new Distribution(stack, 'SchedulerDistribution', {
     comment: `keyhaven ${stack.stage} scheduler`,
     priceClass: PriceClass.PRICE_CLASS_100,
+    // A CloudFront web ACL must live in us-east-1: deployed elsewhere, the distribution has none (README, Deploy).
+    ...(stack.region === 'us-east-1' ? { webAclId: schedulerWebAcl(stack, stack.stage, RetentionDays[config.logRetention.toUpperCase() as keyof typeof RetentionDays]).attrArn } : {}),
     // Standard logs: every viewer request, with its IP, into a bucket of their own (no cookies: they are not used).
     enableLogging: true,
     logBucket: accessLogBucket(stack, 'SchedulerAccessLogs', config, 'cloudfront'),

@@ -68,7 +68,8 @@ function mountFor(path: string): { mount: string; type: string } | undefined {
 
 /** The path-table row and operation a documented operation reaches, found with the router the server uses. */
 function rowOf(path: string, method: HttpMethod, list: boolean): { backend: Backend; spec: PathSpec; operations: Operation[] } | undefined {
-  const relativeFull = concrete(path).replace(/^\//, '');
+  // As the front makes it canonical (`lib/request-path.ts`): a documented list path's trailing `/` is removed before routing.
+  const relativeFull = concrete(path).replace(/^\//, '').replace(/\/$/, '');
   const served = mountFor(relativeFull);
   const backend = backends.find((candidate) => candidate.type === served?.type);
   if (!served || !backend) return undefined;

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient, GetItemCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -40,14 +40,7 @@ async function listeningSockets(pid: number): Promise<Listening[]> {
 
 const isLoopback = (address: string) => address === '127.0.0.1' || address === '::ffff:127.0.0.1' || address === '::1';
 
-/** This machine's own addresses that are not loopback (what a neighbour on the network would connect to). */
-const externalAddresses = () =>
-  Object.values(networkInterfaces())
-    .flat()
-    .filter((info) => info !== undefined && !info.internal && !info.address.startsWith('fe80'))
-    .map((info) => info?.address as string);
-
-/** Whether a TCP connection to one of this machine's own addresses is accepted. */
+/** Whether a TCP connection to loopback is accepted. No traffic goes to any other address, this machine's own included. */
 function accepts(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host, port, timeout: 2_000 });
@@ -98,11 +91,12 @@ describe('npm start from the network: loopback only, no telemetry, no CORS, data
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("DynamoDB Local listens on 127.0.0.1 only: a neighbour connecting to this machine's other addresses is refused", async () => {
-    for (const socket of await listeningSockets(dynamo.pid)) expect(isLoopback(socket.address), socket.address).toBe(true);
+  it('DynamoDB Local listens on 127.0.0.1 only, so no neighbour on the network can reach it', async () => {
+    // The kernel's own list of the process's listening sockets is the proof: each is bound to a loopback address.
+    const sockets = await listeningSockets(dynamo.pid);
+    expect(sockets.length).toBeGreaterThan(0);
+    for (const socket of sockets) expect(isLoopback(socket.address), socket.address).toBe(true);
     expect(await accepts('127.0.0.1', dynamo.port)).toBe(true);
-    // Without a non-loopback interface (a sandbox), the socket's local address above is the whole proof.
-    for (const address of externalAddresses()) expect(await accepts(address, dynamo.port), address).toBe(false);
   });
 
   it('both Keyhaven listeners (secrets, scheduler) listen on 127.0.0.1 only', async () => {
@@ -112,7 +106,6 @@ describe('npm start from the network: loopback only, no telemetry, no CORS, data
     for (const socket of sockets) expect(isLoopback(socket.address), `${socket.address}:${socket.port}`).toBe(true);
     for (const port of ports) {
       expect(await accepts('127.0.0.1', port)).toBe(true);
-      for (const address of externalAddresses()) expect(await accepts(address, port), `${address}:${port}`).toBe(false);
     }
     expect((await fetch(`${started.secrets}/v1/sys/health`)).status).toBe(200);
   });

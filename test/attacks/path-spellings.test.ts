@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
+import { secretsNodeListener } from '../../packages/core/src/http/secrets-node.ts';
 import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
@@ -18,7 +19,8 @@ import { spellings } from './spellings.ts';
  * `%2F`/`%2f`, `.`, `..`, `%2e`, a backslash — on every method, and must never get a 2xx on the denied item, nor
  * change it. The same class as HashiCorp's path-normalisation fixes (HCSEC-2025-14, CVE-2025-6000's prefix
  * handling; Vault refuses `..`). Every spelling is sent through the node app (web Request), a real node socket
- * (the raw request line, as `npm start` serves it) and the Lambda adapter (API Gateway's `rawPath`).
+ * (the raw request line through the Hono app), `npm start`'s node listener (`secrets-node.ts`) and the Lambda adapter
+ * (API Gateway's `rawPath`).
  */
 
 type Answer = { status: number; text: string };
@@ -30,6 +32,7 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
   let h: SecretsHarness;
   let token: string;
   let server: http.Server;
+  let nodeServer: http.Server;
   let port: number;
   const transports: Record<string, Transport> = {};
 
@@ -89,7 +92,15 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
     server = createAdaptorServer({ fetch: app.fetch }) as http.Server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
-    transports.socket = (method, url, caller, body) =>
+    // `npm start`'s own listener (issue 28): node's request line straight to the front, no web Request between.
+    nodeServer = http.createServer(secretsNodeListener({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] }));
+    await new Promise<void>((resolve) => nodeServer.listen(0, '127.0.0.1', resolve));
+    transports.node = viaSocket((nodeServer.address() as AddressInfo).port);
+    transports.socket = viaSocket(port);
+  });
+  const viaSocket =
+    (port: number): Transport =>
+    (method, url, caller, body) =>
       new Promise((resolve, reject) => {
         // Node's HTTP parser knows no LIST: over the socket a list is `GET ?list=true`, as Vault's clients send it.
         const [verb, target] = method === 'LIST' ? ['GET', `${url}${url.includes('?') ? '&' : '?'}list=true`] : [method, url];
@@ -106,8 +117,8 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
         request.on('error', reject);
         request.end(body === undefined ? undefined : JSON.stringify(body));
       });
-  });
   afterAll(async () => {
+    await new Promise((resolve) => nodeServer?.close(resolve));
     await new Promise((resolve) => server?.close(resolve));
     await h?.close();
   });
@@ -149,7 +160,7 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
   }
 
   it('a trailing slash is the same item for policy and storage alike: the Lambda and socket forms answer what the canonical form answers', async () => {
-    for (const send of [transports.lambda, transports.socket] as Transport[]) {
+    for (const send of [transports.lambda, transports.socket, transports.node] as Transport[]) {
       expect((await send('GET', '/v1/kv/app/admin/', token)).status).toBe(403);
       expect((await send('GET', '/v1/kv/app/public/', token)).status).toBe(200);
       expect(JSON.parse((await send('GET', '/v1/kv/app/public/', token)).text).data).toEqual({ greeting: 'hello' });

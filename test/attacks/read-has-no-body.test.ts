@@ -4,6 +4,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import { secretsNodeListener } from '../../packages/core/src/http/secrets-node.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
@@ -75,9 +76,12 @@ describe('attack: a GET with a body, to slip a read parameter past allowed_param
     expect((await root('GET', '/v1/kv2/data/gone')).status).toBe(404);
   });
 
-  it('node app over a socket (a web Request cannot carry a GET body, a socket can): GET with body {"version":1} reads the latest version', async () => {
+  it('node app and `npm start`\'s node listener over a socket (a web Request cannot carry a GET body, a socket can): GET with body {"version":1} reads the latest version', async () => {
     const app = createSecretsApp({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] });
-    const server = createAdaptorServer({ fetch: app.fetch }) as http.Server;
+    for (const server of [
+      createAdaptorServer({ fetch: app.fetch }) as http.Server,
+      http.createServer(secretsNodeListener({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] })),
+    ]) {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const get = (path: string, body: string) =>
@@ -104,6 +108,7 @@ describe('attack: a GET with a body, to slip a read parameter past allowed_param
       expect(malformed.body.data.data).toEqual({ secret: 'version-2' });
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
     }
   });
 });

@@ -1,5 +1,6 @@
 export { type Core, createCore } from './core.ts';
 export { createSecretsApp } from './http/secrets-app.ts';
+export { secretsNodeListener } from './http/secrets-node.ts';
 export { sweepExpired } from './jobs.ts';
 export { rotateDue } from './rotation-job.ts';
 export { coreFromEnvironment, dynamoDbClient, tableName } from './runtime.ts';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -10,12 +10,12 @@ import {
   type Core,
   createCore,
   createSchedulerApp,
-  createSecretsApp,
   fileKeySource,
   initialize,
   isInitialized,
   onTableChange,
   rotateDue,
+  secretsNodeListener,
   sweepExpired,
 } from '@keyhaven/core';
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
@@ -108,10 +108,11 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     });
     const rootToken = await initialiseDevMode(core, options.devRootToken);
 
-    const secretsApp = createSecretsApp({ core: async () => core, clientIp: socketAddress });
     const audit = schedulerAuditFromEnvironment(process.env);
     const schedulerApp = createSchedulerApp({ core: async () => core, clientIp: socketAddress, ...(audit ? { audit } : {}) });
-    const secrets = createAdaptorServer({ fetch: answeringOnShutdown(secretsApp.fetch, shutdown.signal) }) as Server;
+    // The secrets service straight on node's request and response (`secrets-node.ts`: no web objects, no Hono); it
+    // has no blocking query for the shutdown signal to cut short. The scheduler's event stream and waits need it.
+    const secrets = createServer(secretsNodeListener({ core: async () => core }));
     const scheduler = createAdaptorServer({ fetch: answeringOnShutdown(schedulerApp.fetch, shutdown.signal) }) as Server;
     const fronts: AddressInfo[] = [];
     for (const [server, port] of [

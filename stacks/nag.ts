@@ -83,9 +83,15 @@ export const nagFindings: Array<NagPackSuppression & { status: 'by design' | 'op
   {
     id: 'NIST.800.53.R5-SecretsManagerRotationEnabled',
     status: 'by design',
-    reason: 'The first-tokens secret holds the first root and management tokens once; the operator revokes them, rotation does not apply.',
+    reason:
+      'The first-tokens secret holds the first root and management tokens once; the operator revokes them, rotation does not apply. The scheduler origin secret is read by CloudFormation into the distribution and the function at deploy; a rotated value would reach neither until a deploy updates them, and until then every request through CloudFront would be refused.',
   },
-  { id: 'AwsSolutions-SMG4', status: 'by design', reason: 'The first-tokens secret is written once and revoked by the operator; rotation does not apply.' },
+  {
+    id: 'AwsSolutions-SMG4',
+    status: 'by design',
+    reason:
+      'The first-tokens secret is written once and revoked by the operator; rotation does not apply. The scheduler origin secret is resolved at deploy into the distribution and the function, so it changes with a deploy, not a rotation.',
+  },
   { id: 'AwsSolutions-CFR1', status: 'by design', reason: 'The scheduler is used from anywhere its operators are; no country is refused.' },
   {
     id: 'AwsSolutions-CFR4',

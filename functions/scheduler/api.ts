@@ -3,6 +3,7 @@ import { handle, type LambdaEvent } from 'hono/aws-lambda';
 import { canonicalPath } from '@keyhaven/core/lib/request-path.ts';
 import { refusal, refusesOverHttp } from '../refuse-first-tokens.ts';
 import { schedulerApp } from './app.ts';
+import { refuseDirectRequest } from './origin-check.ts';
 
 /**
  * The scheduler service (everything but the event stream, which needs a response stream). Blocking queries
@@ -12,6 +13,9 @@ const http = handle(schedulerApp({ maxQueryWaitSeconds: 25 }));
 
 /** `POST /v1/acl/bootstrap` is refused when the management token was made at deploy time (see functions/secrets/app.ts). */
 export const handler = async (event: APIGatewayProxyEventV2, context?: Context) => {
+  // Only through CloudFront: the API's own URL answers 403 (functions/scheduler/origin-check.ts).
+  const direct = refuseDirectRequest(event);
+  if (direct) return direct;
   const { method } = event.requestContext.http;
   // The path as the app will route it (`%62ootstrap` is `bootstrap`); a path the app refuses is refused there.
   const refusedFor = refusesOverHttp(

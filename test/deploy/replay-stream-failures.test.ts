@@ -11,19 +11,25 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
 import { deployedEnvironment, ttlRemoval } from './lambda-events.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 
-/** The replay tool as an operator runs it: its own process, the stream function's environment; its report is its last line. */
+const streamFunction = 'test-keyhaven-Job-table-stream';
+let lambda: LambdaEmulator;
+
+/**
+ * The replay tool as an operator runs it: its own process, invoking the stream function (the real handler, behind the
+ * Lambda Invoke emulator) and marking the table; its report is its last line.
+ */
 const lastLine = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
-async function replay(directory: string): Promise<{ code: number; report: unknown; stderr: string }> {
-  const args = ['--import', 'tsx', 'functions/jobs/replay-stream-failures.ts', directory];
+async function replay(...args: string[]): Promise<{ code: number; report: unknown; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, args, {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'functions/jobs/replay-stream-failures.ts', ...args], {
       cwd: root,
-      env: process.env,
+      env: { ...process.env, KEYHAVEN_LAMBDA_ENDPOINT: lambda.endpoint },
     });
     return { code: 0, report: lastLine(stdout), stderr };
   } catch (error) {
@@ -91,8 +97,14 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
       backends: backendsOf(allSecretsFamilies),
       log: silentLogger,
     });
+    // The deployed stream function, as Lambda would run it for `aws lambda invoke` (the environment above).
+    const { handler } = await import('../../functions/jobs/table-stream.ts');
+    lambda = await startLambdaEmulator({ [streamFunction]: handler as (event: unknown) => Promise<unknown> });
   });
-  afterAll(() => client?.destroy());
+  afterAll(async () => {
+    await lambda?.stop();
+    client?.destroy();
+  });
 
   it('a table writer whose token TTL removed while the backstop failed: the replay revokes its child once; a second replay changes nothing', async () => {
     const rootToken = await initialize(core);
@@ -141,7 +153,7 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
     writeFileSync(path.join(folder, '2026-11-26T12.00.00-0d8f1a2b'), JSON.stringify(object));
     expect((await call(child, '/v1/auth/token/lookup-self')).status).toBe(200);
 
-    const first = await replay(synced);
+    const first = await replay(streamFunction, tableName, synced);
     expect(first).toMatchObject({
       code: 0,
       report: { replayed: 1, alreadyReplayed: 0, refused: [] },
@@ -151,13 +163,38 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
     const tableAfterFirst = (await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))).Items;
     expect(tableAfterFirst?.filter((item) => item.pk?.S === 'stream-replays')).toHaveLength(1);
 
-    const second = await replay(synced);
+    const second = await replay(streamFunction, tableName, synced);
     expect(second).toMatchObject({
       code: 0,
       report: { replayed: 0, alreadyReplayed: 1, refused: [] },
     });
     const tableAfterSecond = (await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))).Items;
     expect(tableAfterSecond).toEqual(tableAfterFirst);
+    expect(lambda.invocations.map((invocation) => invocation.functionName)).toEqual([streamFunction]);
+  });
+
+  it('a record the stream function fails on again is reported, left unmarked for the next run; exit 1', async () => {
+    const synced = mkdtempSync(path.join(tmpdir(), 'keyhaven-failures-'));
+    const malformed = ttlRemoval(tableName, '4200000000000000000001', { pk: { NOPE: 'x' }, sk: { S: 'token' } });
+    writeFileSync(path.join(synced, 'bad-record'), JSON.stringify(failureObject(tableName, [malformed])));
+    const result = await replay(streamFunction, tableName, synced);
+    expect(result).toMatchObject({
+      code: 1,
+      report: {
+        replayed: 0,
+        alreadyReplayed: 0,
+        refused: [
+          {
+            key: 'bad-record',
+            reason: 'record event-4200000000000000000001 failed again: the stream function reported it failed (its log says why)',
+          },
+        ],
+      },
+    });
+    const marks = (await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))).Items?.filter(
+      (item) => item.pk?.S === 'stream-replays',
+    );
+    expect(marks?.map((item) => item.sk?.S)).not.toContain('event-4200000000000000000001');
   });
 
   it('an object that is not a stream failure record with its payload is refused, naming the object and what is wrong; exit 1', async () => {
@@ -169,7 +206,7 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
     writeFileSync(path.join(synced, 'pointers-only'), JSON.stringify(pointersOnly));
     writeFileSync(path.join(synced, 'not-json'), '{');
     writeFileSync(path.join(synced, 'not-a-stream'), JSON.stringify({ KinesisBatchInfo: {}, payload: '{"Records":[]}' }));
-    const result = await replay(synced);
+    const result = await replay(streamFunction, tableName, synced);
     expect(result.code).toBe(1);
     expect(result.report).toEqual({
       replayed: 0,
@@ -186,8 +223,8 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
         },
       ],
     });
-    const usage = await replay('');
+    const usage = await replay(streamFunction, tableName);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toMatch(/^usage: node --import tsx functions\/jobs\/replay-stream-failures.ts/);
+    expect(usage.stderr).toMatch(/^usage: node --import tsx functions\/jobs\/replay-stream-failures.ts <stream function> <table> <directory/);
   });
 });

@@ -1,0 +1,259 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Core, createCore } from '@keyhaven/core/core.ts';
+import { silentLogger } from '@keyhaven/core/lib/log.ts';
+import { coreFromEnvironment, dynamoDbClient } from '@keyhaven/core/runtime.ts';
+import { AUTH_METHOD_PK, BINDING_RULE_PK, POLICY_PK, ROLE_PK, TOKEN_PK } from '@keyhaven/core/scheduler/keys.ts';
+import { type ItemKind, itemKind, macAttribute } from '@keyhaven/core/storage/item-mac.ts';
+import { fileKeySource } from '@keyhaven/core/storage/keyring.ts';
+import type { Item, Store } from '@keyhaven/core/storage/store.ts';
+import { localClientConfig, startDynamoDbLocal } from '@keyhaven/local';
+
+const usage = `usage: node --import tsx functions/deploy/sign-items.ts [--dry-run] <table>
+       node --import tsx functions/deploy/sign-items.ts [--dry-run] --data-dir <npm start's data directory, e.g. .keyhaven>
+
+Signs the security items (tokens, policies, mounts, JWT config and roles, token roles, the scheduler's ACL tokens,
+policies, roles, auth methods and binding rules) that were written before item MACs and so carry none: the service
+refuses them as forged until they are signed. By running it you vouch for what the table holds now: whatever a
+MAC-less item says (a token's policies, a role's grants) is trusted from then on, so run it only on a table nobody
+but the service could have written. An item whose MAC is wrong (forged or corrupted) is never signed: it is left as
+it is and listed. Each item is signed with a conditional write (still without a MAC, every signed attribute as read).
+
+<table>: loads the keyring as the deployed functions do: KEYHAVEN_KMS_KEY_ID (AWS) or KEYHAVEN_KEY_FILE (a local key
+file), KEYHAVEN_DYNAMODB_ENDPOINT and KEYHAVEN_KMS_ENDPOINT for local stand-ins; AWS credentials that may scan and
+update the table and decrypt with the key.
+--data-dir <dir>: a directory npm start made; stop npm start first. DynamoDB Local is started on <dir>/dynamodb under
+the directory's own access key, the keyring is <dir>/keyring.key, the table KEYHAVEN_TABLE (default keyhaven).
+--dry-run: writes nothing; prints what would be signed.
+`;
+
+/**
+ * The kinds of authenticated items, as their stores define them (`itemKind(…)` in tokens/token-store.ts,
+ * policies/policy-store.ts, mounts/mount-table.ts, mounts/mount-storage.ts and scheduler/acl/<resource>/store.ts).
+ * The test signs a table the service wrote and checks every item it wrote verifies under these, so a drift fails.
+ */
+const kinds = {
+  token: itemKind('token', ['numUses', 'lastRenewalTime', 'revoking', 'duePk', 'dueSk', 'expiresAt']),
+  policy: itemKind('acl-policy'),
+  mount: itemKind('mount'),
+  mountValue: itemKind('mount-value'),
+  schedulerToken: itemKind('scheduler-acl-token', ['duePk', 'dueSk', 'expiresAt']),
+  schedulerPolicy: itemKind('scheduler-acl-policy'),
+  schedulerRole: itemKind('scheduler-acl-role'),
+  schedulerAuthMethod: itemKind('scheduler-acl-auth-method'),
+  schedulerBindingRule: itemKind('scheduler-acl-binding-rule'),
+} as const;
+
+/** The token store's partition (`mount#token`: the builtin `auth/token/` mount), where token roles are. */
+const tokenStorePartition = 'mount#token';
+/** Mount types whose config and roles are written with `putAuthenticated` (secrets/auth/jwt). */
+const jwtTypes = new Set(['jwt', 'oidc']);
+
+/** The kind of an item at this key, or undefined if its kind carries no MAC. `jwtPartitions`: the JWT/OIDC mounts' partitions. */
+function kindOf(item: Item, jwtPartitions: ReadonlySet<string>): ItemKind | undefined {
+  const { pk, sk } = item;
+  if (pk.startsWith('token#') && sk === 'token') return kinds.token;
+  if (pk === 'policies' && sk.startsWith('acl/')) return kinds.policy;
+  if (pk === 'mounts') return kinds.mount;
+  if (pk === tokenStorePartition && sk.startsWith('role/')) return kinds.mountValue;
+  if (jwtPartitions.has(pk) && (sk === 'config' || sk.startsWith('role/'))) return kinds.mountValue;
+  if (pk === TOKEN_PK) return kinds.schedulerToken;
+  if (pk === POLICY_PK) return kinds.schedulerPolicy;
+  if (pk === ROLE_PK) return kinds.schedulerRole;
+  if (pk === AUTH_METHOD_PK) return kinds.schedulerAuthMethod;
+  if (pk === BINDING_RULE_PK) return kinds.schedulerBindingRule;
+  return undefined;
+}
+
+export interface KindCounts {
+  /** Had no MAC and now has one (with `--dry-run`: would be signed). */
+  signed: number;
+  /** Already carried the MAC its content gives. */
+  alreadySigned: number;
+  /** Carry a MAC that does not match: forged or corrupted, left as they are (the service keeps refusing them). */
+  refused: number;
+  /** Changed between the scan and the write (the condition failed): not signed; run the command again. */
+  changed: number;
+}
+
+export interface SignReport {
+  dryRun: boolean;
+  /** Per kind name (`token`, `acl-policy`, `mount`, `mount-value`, `scheduler-acl-…`). */
+  kinds: Record<string, KindCounts>;
+  /** The keys of the items with a wrong MAC. */
+  refused: Array<{ kind: string; pk: string; sk: string }>;
+  changed: Array<{ kind: string; pk: string; sk: string }>;
+}
+
+async function scanAll(store: Store): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await store.doc.send(
+      new ScanCommand({ TableName: store.tableName, ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }),
+    );
+    items.push(...((page.Items ?? []) as Item[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/**
+ * Signs every MAC-less item of an authenticated kind in the store's table (see the usage text above). A mount's
+ * config and roles are recognised by the mount's type, taken only from mount items that verify or carry no MAC.
+ */
+export async function signItems(store: Store, options: { dryRun?: boolean } = {}): Promise<SignReport> {
+  const dryRun = options.dryRun ?? false;
+  const items = await scanAll(store);
+  const macOk = (kind: ItemKind, item: Item) => item[macAttribute] === store.macOf(kind, item);
+  const jwtPartitions = new Set<string>();
+  for (const item of items) {
+    if (item.pk !== 'mounts') continue;
+    if (item[macAttribute] !== undefined && !macOk(kinds.mount, item)) continue;
+    const entry = item.entry as { type?: unknown; uuid?: unknown } | undefined;
+    if (typeof entry?.type === 'string' && jwtTypes.has(entry.type) && typeof entry.uuid === 'string') jwtPartitions.add(`mount#${entry.uuid}`);
+  }
+  const report: SignReport = {
+    dryRun,
+    kinds: Object.fromEntries(Object.values(kinds).map((kind) => [kind.name, { signed: 0, alreadySigned: 0, refused: 0, changed: 0 }])),
+    refused: [],
+    changed: [],
+  };
+  for (const item of items) {
+    const kind = kindOf(item, jwtPartitions);
+    if (!kind) continue;
+    const counts = report.kinds[kind.name] as KindCounts;
+    if (item[macAttribute] !== undefined) {
+      if (macOk(kind, item)) counts.alreadySigned++;
+      else {
+        counts.refused++;
+        report.refused.push({ kind: kind.name, pk: item.pk, sk: item.sk });
+      }
+      continue;
+    }
+    if (!dryRun && !(await signOne(store, kind, item))) {
+      counts.changed++;
+      report.changed.push({ kind: kind.name, pk: item.pk, sk: item.sk });
+      continue;
+    }
+    counts.signed++;
+  }
+  return report;
+}
+
+/** Sets the item's MAC if it still has none and every attribute the MAC covers is as scanned; false if not. */
+async function signOne(store: Store, kind: ItemKind, item: Item): Promise<boolean> {
+  const names: Record<string, string> = { '#mac': macAttribute, '#pk': 'pk' };
+  const values: Record<string, unknown> = { ':mac': store.macOf(kind, item) };
+  const unchanged: string[] = [];
+  for (const [name, value] of Object.entries(item)) {
+    if (name === 'pk' || name === 'sk' || name === macAttribute || kind.unauthenticated.has(name)) continue;
+    const at = unchanged.length;
+    names[`#a${at}`] = name;
+    values[`:a${at}`] = value;
+    unchanged.push(`#a${at} = :a${at}`);
+  }
+  try {
+    await store.doc.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: 'SET #mac = :mac',
+        ConditionExpression: ['attribute_exists(#pk)', 'attribute_not_exists(#mac)', ...unchanged].join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** The report as the operator reads it: one line per kind, then every item left alone. */
+export function formatReport(report: SignReport, table: string): string {
+  const lines = [
+    `table ${table}${report.dryRun ? ' (dry run: nothing written)' : ''}`,
+    `${'kind'.padEnd(28)}${(report.dryRun ? 'would sign' : 'signed').padStart(12)}${'already signed'.padStart(16)}${'refused'.padStart(9)}${'changed'.padStart(9)}`,
+  ];
+  for (const [name, counts] of Object.entries(report.kinds)) {
+    lines.push(
+      `${name.padEnd(28)}${String(counts.signed).padStart(12)}${String(counts.alreadySigned).padStart(16)}${String(counts.refused).padStart(9)}${String(counts.changed).padStart(9)}`,
+    );
+  }
+  for (const item of report.refused) {
+    lines.push(`refused: ${item.kind} ${item.pk} ${item.sk}: its MAC does not match (forged or corrupted); left as it is, the service keeps refusing it`);
+  }
+  for (const item of report.changed) lines.push(`changed: ${item.kind} ${item.pk} ${item.sk}: written by someone else during the run; not signed, run again`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The keyring's wrapped data key must already be in the table: signing never makes a new one. */
+async function requireDataKey(client: DynamoDBClient, table: string): Promise<void> {
+  const { Item } = await DynamoDBDocumentClient.from(client).send(new GetCommand({ TableName: table, Key: { pk: 'sys', sk: 'keyring' }, ConsistentRead: true }));
+  if (!Item) throw new Error(`table ${table} holds no data key (sys/keyring): it was never used by the service, so there is nothing to sign`);
+}
+
+async function run(table: string, dryRun: boolean, dataDir: string | undefined): Promise<SignReport> {
+  if (dataDir === undefined) {
+    const env: NodeJS.ProcessEnv = { ...process.env, KEYHAVEN_TABLE: table };
+    if (!env.KEYHAVEN_KMS_KEY_ID && env.KEYHAVEN_KEY_FILE && !existsSync(env.KEYHAVEN_KEY_FILE)) {
+      throw new Error(`key file ${env.KEYHAVEN_KEY_FILE} does not exist`);
+    }
+    const client = dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT);
+    try {
+      await requireDataKey(client, table);
+    } finally {
+      client.destroy();
+    }
+    const core: Core = await coreFromEnvironment([], env)();
+    return signItems(core.store, { dryRun });
+  }
+  const keyFile = path.join(dataDir, 'keyring.key');
+  for (const needed of [keyFile, path.join(dataDir, 'dynamodb', 'access-key')]) {
+    if (!existsSync(needed)) throw new Error(`${needed} does not exist: ${dataDir} is not a data directory npm start made`);
+  }
+  const dynamo = await startDynamoDbLocal({ dataDir: path.join(dataDir, 'dynamodb') });
+  const client = new DynamoDBClient(localClientConfig(dynamo.endpoint, dynamo.credentials));
+  try {
+    await requireDataKey(client, table);
+    const core = await createCore({ dynamodb: client, tableName: table, keySource: fileKeySource(keyFile), backends: [], log: silentLogger });
+    return await signItems(core.store, { dryRun });
+  } finally {
+    client.destroy();
+    await dynamo.stop();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const dryRun = argv.includes('--dry-run');
+  const rest = argv.filter((arg) => arg !== '--dry-run');
+  let table: string | undefined;
+  let dataDir: string | undefined;
+  if (rest[0] === '--data-dir' && rest.length === 2 && rest[1]) {
+    dataDir = path.resolve(rest[1]);
+    table = process.env.KEYHAVEN_TABLE || 'keyhaven';
+  } else if (rest.length === 1 && rest[0] && !rest[0].startsWith('-')) {
+    table = rest[0];
+  } else {
+    process.stderr.write(usage);
+    return 2;
+  }
+  const report = await run(table, dryRun, dataDir);
+  process.stdout.write(formatReport(report, table));
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error) => {
+      process.stderr.write(`sign-items failed: ${(error as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -5,10 +5,11 @@
  * signed: they stay refused and are reported.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -19,6 +20,9 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
+import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
+import { ensureTable } from '../../packages/local/src/table.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
 const run = promisify(execFile);
@@ -261,5 +265,59 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
     const refused = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/sign-items.ts'], { cwd: root }).catch((error) => error);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('you vouch for what the table holds now');
+  });
+});
+
+describe('signing an npm start data directory from before item MACs (--data-dir)', () => {
+  it("starts DynamoDB Local on the directory under its own access key, signs with its key file, and the root token works again", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-sign-dir-'));
+    const keySource = fileKeySource(path.join(dataDir, 'keyring.key'));
+    /** The directory's table as `npm start` opens it (packages/local/src/runtime.ts), with npm start stopped around it. */
+    const withTable = async <T>(use: (client: DynamoDBClient) => Promise<T>): Promise<T> => {
+      const dynamo = await startDynamoDbLocal({ dataDir: path.join(dataDir, 'dynamodb') });
+      const client = new DynamoDBClient(localClientConfig(dynamo.endpoint, dynamo.credentials));
+      try {
+        return await use(client);
+      } finally {
+        client.destroy();
+        await dynamo.stop();
+      }
+    };
+    const coreOn = (client: DynamoDBClient) =>
+      createCore({ dynamodb: client, tableName: 'keyhaven', keySource, backends: backendsOf(allSecretsFamilies), log: silentLogger });
+    try {
+      const rootToken = await withTable(async (client) => {
+        await ensureTable(client, 'keyhaven');
+        const token = await initialize(await coreOn(client));
+        const doc = DynamoDBDocumentClient.from(client);
+        for (const item of (await doc.send(new ScanCommand({ TableName: 'keyhaven', ConsistentRead: true }))).Items ?? []) {
+          if (item.mac !== undefined) await doc.send(new UpdateCommand({ TableName: 'keyhaven', Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'REMOVE mac' }));
+        }
+        expect(await (await coreOn(client)).tokens.lookup(token)).toBeUndefined();
+        return token;
+      });
+      const env: NodeJS.ProcessEnv = { ...process.env };
+      for (const name of ['KEYHAVEN_TABLE', 'KEYHAVEN_DYNAMODB_ENDPOINT', 'KEYHAVEN_KEY_FILE', 'KEYHAVEN_KMS_KEY_ID']) delete env[name];
+      const out = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/sign-items.ts', '--data-dir', dataDir], { cwd: root, env });
+      expect(out.stdout).toContain('table keyhaven');
+      expect(countsOf(out.stdout).token).toEqual({ signed: 1, alreadySigned: 0, refused: 0, changed: 0 });
+      await withTable(async (client) => {
+        expect((await (await coreOn(client)).tokens.lookup(rootToken))?.policies).toEqual(['root']);
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  it('a folder that is not a data directory is refused by name, and nothing is created in it', async () => {
+    const empty = mkdtempSync(path.join(tmpdir(), 'keyhaven-sign-empty-'));
+    try {
+      const refused = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/sign-items.ts', '--data-dir', empty], { cwd: root }).catch((error) => error);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`${path.join(empty, 'keyring.key')} does not exist`);
+      expect(readdirSync(empty)).toEqual([]);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });

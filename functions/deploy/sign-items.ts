@@ -6,8 +6,17 @@ import { DynamoDBDocumentClient, GetCommand, ScanCommand, UpdateCommand } from '
 import { type Core, createCore } from '@keyhaven/core/core.ts';
 import { silentLogger } from '@keyhaven/core/lib/log.ts';
 import { coreFromEnvironment, dynamoDbClient } from '@keyhaven/core/runtime.ts';
+import { authMethodKind } from '@keyhaven/core/scheduler/acl/auth-methods/store.ts';
+import { bindingRuleKind } from '@keyhaven/core/scheduler/acl/binding-rules/store.ts';
+import { policyKind as schedulerPolicyKind } from '@keyhaven/core/scheduler/acl/policies/store.ts';
+import { roleKind } from '@keyhaven/core/scheduler/acl/roles/store.ts';
+import { tokenKind as schedulerTokenKind } from '@keyhaven/core/scheduler/acl/tokens/store.ts';
 import { AUTH_METHOD_PK, BINDING_RULE_PK, POLICY_PK, ROLE_PK, TOKEN_PK } from '@keyhaven/core/scheduler/keys.ts';
-import { type ItemKind, itemKind, macAttribute } from '@keyhaven/core/storage/item-mac.ts';
+import { authenticatedValueKind } from '@keyhaven/core/secrets/mounts/mount-storage.ts';
+import { mountKind } from '@keyhaven/core/secrets/mounts/mount-table.ts';
+import { policyKind } from '@keyhaven/core/secrets/policies/policy-store.ts';
+import { tokenKind } from '@keyhaven/core/secrets/tokens/token-store.ts';
+import { type ItemKind, macAttribute } from '@keyhaven/core/storage/item-mac.ts';
 import { fileKeySource } from '@keyhaven/core/storage/keyring.ts';
 import type { Item, Store } from '@keyhaven/core/storage/store.ts';
 import { localClientConfig, startDynamoDbLocal } from '@keyhaven/local';
@@ -30,21 +39,17 @@ the directory's own access key, the keyring is <dir>/keyring.key, the table KEYH
 --dry-run: writes nothing; prints what would be signed.
 `;
 
-/**
- * The kinds of authenticated items, as their stores define them (`itemKind(…)` in tokens/token-store.ts,
- * policies/policy-store.ts, mounts/mount-table.ts, mounts/mount-storage.ts and scheduler/acl/<resource>/store.ts).
- * The test signs a table the service wrote and checks every item it wrote verifies under these, so a drift fails.
- */
+/** The kinds of authenticated items, as their stores define them. */
 const kinds = {
-  token: itemKind('token', ['numUses', 'lastRenewalTime', 'revoking', 'duePk', 'dueSk', 'expiresAt']),
-  policy: itemKind('acl-policy'),
-  mount: itemKind('mount'),
-  mountValue: itemKind('mount-value'),
-  schedulerToken: itemKind('scheduler-acl-token', ['duePk', 'dueSk', 'expiresAt']),
-  schedulerPolicy: itemKind('scheduler-acl-policy'),
-  schedulerRole: itemKind('scheduler-acl-role'),
-  schedulerAuthMethod: itemKind('scheduler-acl-auth-method'),
-  schedulerBindingRule: itemKind('scheduler-acl-binding-rule'),
+  token: tokenKind,
+  policy: policyKind,
+  mount: mountKind,
+  mountValue: authenticatedValueKind,
+  schedulerToken: schedulerTokenKind,
+  schedulerPolicy: schedulerPolicyKind,
+  schedulerRole: roleKind,
+  schedulerAuthMethod: authMethodKind,
+  schedulerBindingRule: bindingRuleKind,
 } as const;
 
 /** The token store's partition (`mount#token`: the builtin `auth/token/` mount), where token roles are. */

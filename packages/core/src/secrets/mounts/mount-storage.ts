@@ -3,7 +3,7 @@ import type { Keyring } from '../../storage/keyring.ts';
 import type { Item, Store, TransactItem } from '../../storage/store.ts';
 
 /** A mount's item written with `putAuthenticated`: its `value` and key are MACed (`storage/item-mac.ts`). */
-const authenticatedValueKind = itemKind('mount-value');
+export const authenticatedValueKind = itemKind('mount-value');
 
 /** The partition that holds a mount's storage. */
 export const mountPartition = (mountUuid: string) => `mount#${mountUuid}`;

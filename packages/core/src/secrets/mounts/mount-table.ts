@@ -88,7 +88,7 @@ const builtins: MountEntry[] = [
 const reservedPrefixes = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
 /** A mount item is authenticated whole (`storage/item-mac.ts`): a forged, moved or MAC-less mount is not in the table. */
-const mountKind = itemKind('mount');
+export const mountKind = itemKind('mount');
 
 /** Normalises a user-given mount path: no leading slash, one trailing slash, no empty or dot segments. */
 export function normaliseMountPath(raw: string): string {

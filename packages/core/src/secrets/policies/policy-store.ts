@@ -45,7 +45,7 @@ export interface StoredPolicy {
 const defaultRules = parsePolicyDocument(defaultPolicyText);
 
 /** A policy item is authenticated whole (`storage/item-mac.ts`): a forged or moved policy reads as absent. */
-const policyKind = itemKind('acl-policy');
+export const policyKind = itemKind('acl-policy');
 
 /**
  * ACL policies (`pk = policies`, `sk = acl/<name>`). Compiled ACLs are cached per process and refreshed

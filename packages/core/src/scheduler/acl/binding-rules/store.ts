@@ -13,7 +13,7 @@ import { shown, validUuid } from '../identifiers.ts';
 import { type AclBindingRule, type BindingRuleBody, bindingRuleEvent, pickContent, validateBindingRule } from './model.ts';
 
 /** A binding rule item is authenticated whole (`storage/item-mac.ts`): a forged or moved one does not exist. */
-const bindingRuleKind = itemKind('scheduler-acl-binding-rule');
+export const bindingRuleKind = itemKind('scheduler-acl-binding-rule');
 
 export class AclBindingRules {
   constructor(

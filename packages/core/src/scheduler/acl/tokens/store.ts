@@ -28,7 +28,7 @@ import {
 } from './model.ts';
 
 /** A token item is authenticated (`storage/item-mac.ts`), all but its place in the expiry queue. */
-const tokenKind = itemKind('scheduler-acl-token', ['duePk', 'dueSk', 'expiresAt']);
+export const tokenKind = itemKind('scheduler-acl-token', ['duePk', 'dueSk', 'expiresAt']);
 
 export class AclTokens {
   constructor(

@@ -299,10 +299,35 @@ export function goUnquote(quoted: string): string {
     return body.replaceAll('\r', '');
   }
   if (quote !== '"' && quote !== "'") throw fail();
+  const { text, characters } = decodeGoQuoted(body, quote, fail, false);
+  // Go 1.19+ answers `''` with the empty string.
+  if (quote === "'" && characters > 1) throw fail();
+  return text;
+}
+
+/**
+ * The body of a `"…"` or `'…'` literal with Go's escapes decoded, and how many characters it had; throws `fail()`
+ * where Go's strconv refuses it. hcl's own unquote (`hcl-v1-strings.ts`) shares it with `hcl` set: `${ … }`
+ * sections are copied as written, and a `\u`/`\U` escape of a surrogate half is written as U+FFFD, not refused.
+ */
+export function decodeGoQuoted(body: string, quote: string, fail: () => Error, hcl: boolean): { text: string; characters: number } {
   const bytes: number[] = [];
   let characters = 0;
   let i = 0;
   while (i < body.length) {
+    if (hcl && body.startsWith('${', i)) {
+      let braces = 1;
+      let j = i + 2;
+      while (j < body.length && braces > 0) {
+        if (body[j] === '{') braces++;
+        else if (body[j] === '}') braces--;
+        j++;
+      }
+      if (braces !== 0) throw fail();
+      bytes.push(...utf8.encode(body.slice(i, j)));
+      i = j;
+      continue;
+    }
     const char = body[i] as string;
     characters++;
     if (char === quote || char === '\n') throw fail();
@@ -327,9 +352,10 @@ export function goUnquote(quoted: string): string {
       if (hex.length !== length || !hexDigits.test(hex)) throw fail();
       i += length;
       const value = Number.parseInt(hex, 16);
+      const surrogate = value >= 0xd800 && value <= 0xdfff;
       if (letter === 'x') bytes.push(value);
-      else if (value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) throw fail();
-      else bytes.push(...utf8.encode(String.fromCodePoint(value)));
+      else if (value > 0x10ffff || (surrogate && !hcl)) throw fail();
+      else bytes.push(...utf8.encode(surrogate ? '\ufffd' : String.fromCodePoint(value)));
     } else if (letter >= '0' && letter <= '7') {
       const octal = body.slice(i - 1, i + 2);
       if (!/^[0-7]{3}$/.test(octal)) throw fail();
@@ -341,7 +367,5 @@ export function goUnquote(quoted: string): string {
       throw fail();
     }
   }
-  // Go 1.19+ answers `''` with the empty string.
-  if (quote === "'" && characters > 1) throw fail();
-  return utf8Decoder.decode(new Uint8Array(bytes));
+  return { text: utf8Decoder.decode(new Uint8Array(bytes)), characters };
 }

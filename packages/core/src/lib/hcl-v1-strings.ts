@@ -2,10 +2,9 @@
  * String values of HCL v1 tokens: quoted strings with Go's escapes (`\n`, `\x41`, `\101`, `\u00e9`,
  * `\U0001F600`; no `\/`), where hcl copies `${ … }` sections verbatim, and heredocs (`<<EOF`, `<<-EOF`).
  */
-import { GoSyntaxError, goUnquote as goStrconvUnquote } from './go-strings.ts';
+import { decodeGoQuoted, GoSyntaxError, goUnquote as goStrconvUnquote } from './go-strings.ts';
 import { HclSyntaxError } from './hcl-v1-error.ts';
 
-const simpleEscapes: Record<string, number> = { a: 7, b: 8, f: 12, n: 10, r: 13, t: 9, v: 11, '\\': 92, '"': 34 };
 const utf8 = new TextEncoder();
 // ignoreBOM: a leading U+FEFF is part of the string, as in Go (the default decoder would drop it, and
 // `"\ufeffkv/x"` would read as the path `kv/x`).
@@ -13,7 +12,12 @@ const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** hcl's own unquote for HCL strings: Go escapes, `${ … }` kept as written. */
 export function hclUnquote(quoted: string): string {
-  return unquote(quoted, true);
+  const fail = () => new HclSyntaxError(`invalid string ${quoted.length > 40 ? `${quoted.slice(0, 40)}…` : quoted}`);
+  if (quoted.length < 2 || !quoted.startsWith('"') || !quoted.endsWith('"')) throw fail();
+  const body = quoted.slice(1, -1);
+  if (!body.includes('$') && !body.includes('{') && body.includes('\n')) throw fail();
+  // strconv's escapes, decoded hcl's way: `${ … }` kept as written, a surrogate escape as U+FFFD.
+  return decodeGoQuoted(body, '"', fail, true).text;
 }
 
 /**
@@ -29,69 +33,6 @@ export function goUnquote(quoted: string): string {
     const surrogate = /\\(u[dD][89a-fA-F][0-9a-fA-F]{2}|U0000[dD][89a-fA-F][0-9a-fA-F]{2})/.test(quoted);
     throw new HclSyntaxError(`invalid string ${shown}${surrogate ? ': a \\u escape of a UTF-16 surrogate half is not a character (Go refuses it)' : ''}`);
   }
-}
-
-function unquote(quoted: string, interpolation: boolean): string {
-  const fail = () => new HclSyntaxError(`invalid string ${quoted.length > 40 ? `${quoted.slice(0, 40)}…` : quoted}`);
-  if (quoted.length < 2 || !quoted.startsWith('"') || !quoted.endsWith('"')) throw fail();
-  const body = quoted.slice(1, -1);
-  if (interpolation ? !body.includes('$') && !body.includes('{') && body.includes('\n') : body.includes('\n')) throw fail();
-  const bytes: number[] = [];
-  const push = (text: string) => bytes.push(...utf8.encode(text));
-  let i = 0;
-  while (i < body.length) {
-    if (interpolation && body.startsWith('${', i)) {
-      let braces = 1;
-      let j = i + 2;
-      while (j < body.length && braces > 0) {
-        if (body[j] === '{') braces++;
-        else if (body[j] === '}') braces--;
-        j++;
-      }
-      if (braces !== 0) throw fail();
-      push(body.slice(i, j));
-      i = j;
-      continue;
-    }
-    const char = body[i] as string;
-    if (char === '\n' || char === '"') throw fail();
-    if (char !== '\\') {
-      const codePoint = body.codePointAt(i) as number;
-      push(String.fromCodePoint(codePoint));
-      i += codePoint > 0xffff ? 2 : 1;
-      continue;
-    }
-    const letter = body[i + 1];
-    if (letter === undefined) throw fail();
-    i += 2;
-    if (letter in simpleEscapes) {
-      bytes.push(simpleEscapes[letter] as number);
-    } else if (letter === 'x' || letter === 'u' || letter === 'U') {
-      const length = letter === 'x' ? 2 : letter === 'u' ? 4 : 8;
-      const hex = body.slice(i, i + length);
-      if (!new RegExp(`^[0-9a-fA-F]{${length}}$`).test(hex)) throw fail();
-      i += length;
-      const value = Number.parseInt(hex, 16);
-      if (letter === 'x') {
-        bytes.push(value);
-      } else if (value > 0x10ffff || (!interpolation && value >= 0xd800 && value <= 0xdfff)) {
-        // Go's strconv refuses surrogates; hcl's own unquote writes them as U+FFFD.
-        throw fail();
-      } else {
-        push(value >= 0xd800 && value <= 0xdfff ? '\ufffd' : String.fromCodePoint(value));
-      }
-    } else if (letter >= '0' && letter <= '7') {
-      const octal = body.slice(i - 1, i + 2);
-      if (!/^[0-7]{3}$/.test(octal)) throw fail();
-      const value = Number.parseInt(octal, 8);
-      if (value > 255) throw fail();
-      bytes.push(value);
-      i += 2;
-    } else {
-      throw fail();
-    }
-  }
-  return decoder.decode(new Uint8Array(bytes));
 }
 
 /**

@@ -1,7 +1,6 @@
 import { type AttributeValue, paginateScan } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
-import { handle, type LambdaEvent } from 'hono/aws-lambda';
+import { handle } from 'hono/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
@@ -9,6 +8,7 @@ import { createSchedulerApp, schedulerRoutes } from '../../packages/core/src/sch
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { viaLambda } from './lambda-event.ts';
 import { encodedSpellings, onlyEncodesLetters, spellings } from './spellings.ts';
 
 /**
@@ -254,32 +254,7 @@ describe('property: a narrow token denied one concrete path inside an allowed gl
       });
       return { status: out.status, text: JSON.stringify(out.body ?? '') };
     };
-    const lambda = secretsLambda(secretsFront({ core: async () => h.core }), []);
-    adapters.lambda = async (method, url, token, body) => {
-      const [rawPath = '/', rawQueryString = ''] = url.split('?');
-      const event = {
-        version: '2.0',
-        rawPath,
-        rawQueryString,
-        headers: { 'x-vault-token': token, 'content-type': 'application/json' },
-        requestContext: {
-          http: {
-            method,
-            path: rawPath,
-            protocol: 'HTTP/1.1',
-            sourceIp: '203.0.113.9',
-            userAgent: 'path-property',
-          },
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        isBase64Encoded: false,
-      } as unknown as APIGatewayProxyEventV2;
-      const result = await lambda(event);
-      return {
-        status: result.statusCode ?? 0,
-        text: String(result.body ?? ''),
-      };
-    };
+    adapters.lambda = viaLambda(secretsLambda(secretsFront({ core: async () => h.core }), []), 'x-vault-token', { userAgent: 'path-property' });
   }, 60_000);
 
   afterAll(async () => {
@@ -408,7 +383,6 @@ describe('property: on every scheduler route row, a narrow client token never ge
   const skipped = schedulerRoutes.filter((row) => !rows.includes(row)).map((row) => `${row.methods.join('|')} ${row.path}`);
   let s: SchedulerHarness;
   let management: string;
-  let lambda: (event: LambdaEvent) => Promise<{ statusCode?: number; body?: string }>;
   const adapters: Record<string, Send> = {};
   let draws = 0;
   let requests = 0;
@@ -445,7 +419,6 @@ describe('property: on every scheduler route row, a narrow client token never ge
       heartbeatMs: 200,
       eventPollMs: 50,
     });
-    lambda = handle(app) as unknown as typeof lambda;
     adapters.app = async (method, url, token, body) => {
       const out = await s.call(method, url, {
         token,
@@ -453,36 +426,7 @@ describe('property: on every scheduler route row, a narrow client token never ge
       });
       return { status: out.status, text: out.text };
     };
-    adapters.lambda = async (method, url, token, body) => {
-      const [rawPath = '/', rawQueryString = ''] = url.split('?');
-      const event = {
-        version: '2.0',
-        rawPath,
-        rawQueryString,
-        headers: {
-          'x-nomad-token': token,
-          'content-type': 'application/json',
-          host: 'api.example',
-        },
-        requestContext: {
-          http: {
-            method,
-            path: rawPath,
-            protocol: 'HTTP/1.1',
-            sourceIp: '203.0.113.9',
-            userAgent: 'path-property',
-          },
-          domainName: 'api.example',
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        isBase64Encoded: false,
-      } as unknown as LambdaEvent;
-      const result = await lambda(event);
-      return {
-        status: result.statusCode ?? 0,
-        text: String(result.body ?? ''),
-      };
-    };
+    adapters.lambda = viaLambda(handle(app), 'x-nomad-token', { userAgent: 'path-property', host: 'api.example' });
   }, 60_000);
 
   afterAll(async () => {

@@ -1,8 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { handle, type LambdaEvent } from 'hono/aws-lambda';
+import { handle } from 'hono/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
@@ -11,6 +10,7 @@ import { secretsNodeListener } from '../../packages/core/src/http/secrets-node.t
 import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { viaLambda } from './lambda-event.ts';
 import { spellings } from './spellings.ts';
 
 /**
@@ -72,21 +72,7 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
       const out = await h.call(method, url, { token: caller, ...(body === undefined ? {} : { body }) });
       return { status: out.status, text: JSON.stringify(out.body ?? '') };
     };
-    const lambda = secretsLambda(secretsFront({ core: async () => h.core }), []);
-    transports.lambda = async (method, url, caller, body) => {
-      const [rawPath = '/', rawQueryString = ''] = url.split('?');
-      const event = {
-        version: '2.0',
-        rawPath,
-        rawQueryString,
-        headers: { 'x-vault-token': caller, 'content-type': 'application/json' },
-        requestContext: { http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'attack' } },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        isBase64Encoded: false,
-      } as unknown as APIGatewayProxyEventV2;
-      const result = await lambda(event);
-      return { status: result.statusCode ?? 0, text: String(result.body ?? '') };
-    };
+    transports.lambda = viaLambda(secretsLambda(secretsFront({ core: async () => h.core }), []), 'x-vault-token');
     // The node server as `npm start` runs it: the request line reaches the app exactly as sent.
     const app = createSecretsApp({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] });
     server = createAdaptorServer({ fetch: app.fetch }) as http.Server;
@@ -178,14 +164,14 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
 describe("attack: another spelling of a scheduler row's path (scheduler service)", () => {
   let s: SchedulerHarness;
   let management: string;
-  let lambda: (event: LambdaEvent) => Promise<{ statusCode?: number; body?: string }>;
+  let lambda: Transport;
 
   beforeAll(async () => {
     s = await startScheduler();
     management = await s.bootstrap();
     expect((await s.call('PUT', '/v1/acl/policy/x', { token: management, body: { Rules: 'node { policy = "read" }' } })).status).toBe(200);
     const app = createSchedulerApp({ core: async () => s.core, clientIp: () => '127.0.0.1', heartbeatMs: 200, eventPollMs: 50 });
-    lambda = handle(app) as unknown as typeof lambda;
+    lambda = viaLambda(handle(app), 'x-nomad-token', { host: 'api.example' });
   });
   afterAll(() => s?.close());
 
@@ -202,16 +188,7 @@ describe("attack: another spelling of a scheduler row's path (scheduler service)
           const resolvedByParser = /\/(\.|%2e|zz\/(\.\.|%2e%2e))\//.test(url) && !/\/\/|%2F|%2f|%5C|\/$/.test(url);
           const statuses: Array<[string, number | undefined]> = [];
           if (!resolvedByParser) statuses.push(['app', (await s.call(method, url, { token: management, ...(body ? { body } : {}) })).status]);
-          const event = {
-            version: '2.0',
-            rawPath: url,
-            rawQueryString: '',
-            headers: { 'x-nomad-token': management, 'content-type': 'application/json', host: 'api.example' },
-            requestContext: { http: { method, path: url, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'attack' }, domainName: 'api.example' },
-            ...(body ? { body: JSON.stringify(body) } : {}),
-            isBase64Encoded: false,
-          } as unknown as LambdaEvent;
-          statuses.push(['lambda', (await lambda(event)).statusCode]);
+          statuses.push(['lambda', (await lambda(method, url, management, body)).status]);
           for (const [adapter, status] of statuses) {
             expect({ adapter, method, url, status }).toEqual({ adapter, method, url, status: 400 });
           }

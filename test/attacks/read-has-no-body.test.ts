@@ -1,13 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { secretsNodeListener } from '../../packages/core/src/http/secrets-node.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { gatewayEvent } from './lambda-event.ts';
 
 /**
  * Issue 23 §4 (second bullet): a read's parameter constraints are checked on its query, so a read handler must see
@@ -37,17 +37,7 @@ describe('attack: a GET with a body, to slip a read parameter past allowed_param
   afterAll(() => h?.close());
 
   const viaLambda = async (method: string, url: string, body?: string, caller = token) => {
-    const [rawPath = '/', rawQueryString = ''] = url.split('?');
-    const event = {
-      version: '2.0',
-      rawPath,
-      rawQueryString,
-      headers: { 'x-vault-token': caller, 'content-type': 'application/json' },
-      requestContext: { http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'attack' } },
-      ...(body === undefined ? {} : { body }),
-      isBase64Encoded: false,
-    } as unknown as APIGatewayProxyEventV2;
-    const result = await lambda(event);
+    const result = await lambda(gatewayEvent(method, url, { 'x-vault-token': caller, 'content-type': 'application/json' }, { body }));
     return { status: result.statusCode, body: result.body ? JSON.parse(result.body) : undefined };
   };
 

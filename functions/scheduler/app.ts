@@ -11,9 +11,10 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSeconds?: number } = {}) {
   const env = process.env;
   const audit = schedulerAuditFromEnvironment(env);
+  const trustedProxies = trustedProxiesFromEnvironment(env);
   return createSchedulerApp({
     core: coreFromEnvironment([]),
-    clientIp: (lambdaEnv) => clientIpOf((lambdaEnv as { event?: APIGatewayProxyEventV2 }).event),
+    clientIp: (lambdaEnv) => clientIpOf((lambdaEnv as { event?: APIGatewayProxyEventV2 }).event, trustedProxies),
     ...(env.KEYHAVEN_REGION ? { region: env.KEYHAVEN_REGION } : {}),
     ...(env.KEYHAVEN_AUTHORITATIVE_REGION ? { authoritativeRegion: env.KEYHAVEN_AUTHORITATIVE_REGION } : {}),
     ...(env.KEYHAVEN_AUTHORITATIVE_URL ? { authoritativeUrl: env.KEYHAVEN_AUTHORITATIVE_URL } : {}),

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { claimSeconds } from '../../packages/core/src/secrets/engines/ldap/library-model.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { freePort, repo, START_TIMEOUT_MS } from '../support/npm-start.ts';
+import { freePort, killLeftovers, launch, START_TIMEOUT_MS } from '../support/npm-start.ts';
 import { baseDn, managerDn, managerPassword, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
 
 /**
@@ -38,8 +38,6 @@ interface Reply {
   body: any;
 }
 
-const started = new Set<ChildProcess>();
-
 describe('kill -9 between every two writes of a library check-out and check-in (npm start runtime, real slapd)', () => {
   let slapd: Slapd;
   let dataDir: string;
@@ -51,27 +49,15 @@ describe('kill -9 between every two writes of a library check-out and check-in (
   const table = `crash-library-${randomUUID().slice(0, 8)}`;
 
   async function startChild(): Promise<Child> {
-    const bin = path.join(repo, 'node_modules/.bin');
-    const spawned = spawn(path.join(bin, 'node'), ['--import', 'tsx', 'test/local/crash-library-child.ts'], {
-      cwd: repo,
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...env, CRASH_CLOCK_OFFSET_SECONDS: String(offsetSeconds) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    started.add(spawned);
-    let output = '';
-    spawned.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    spawned.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => spawned.once('exit', (_code, signal) => resolve(signal)));
+    const launched = launch({ ...env, CRASH_CLOCK_OFFSET_SECONDS: String(offsetSeconds) }, 'test/local/crash-library-child.ts');
+    const exited = launched.exited.then(({ signal }) => signal);
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
-      const ready = /ready (\S+)/.exec(output);
-      if (ready) return { process: spawned, base: ready[1] as string, output: () => output, exited };
-      if (spawned.exitCode !== null || spawned.signalCode !== null || Date.now() > deadline) throw new Error(`the child did not start:\n${output}`);
+      const ready = /ready (\S+)/.exec(launched.stdout());
+      if (ready) return { process: launched.child, base: ready[1] as string, output: launched.stdout, exited };
+      if (launched.child.exitCode !== null || launched.child.signalCode !== null || Date.now() > deadline) {
+        throw new Error(`the child did not start:\n${launched.stdout()}\n${launched.stderr()}`);
+      }
       await sleep(50);
     }
   }
@@ -111,13 +97,7 @@ describe('kill -9 between every two writes of a library check-out and check-in (
   }, START_TIMEOUT_MS + 30_000);
 
   afterAll(async () => {
-    for (const process_ of started) {
-      try {
-        if (process_.pid) process.kill(-process_.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killLeftovers();
     await slapd?.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });

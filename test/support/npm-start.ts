@@ -42,11 +42,12 @@ export function portIsFree(port: number): Promise<boolean> {
 /**
  * `npm start` as package.json runs it: `node --import tsx packages/local/src/main.ts` (one Node process, no tsx
  * parent relaying signals), with `node_modules/.bin` first on PATH. Each start gets its own process group, so a
- * failed test can kill everything it started (JVM included).
+ * failed test can kill everything it started (JVM included). `script` runs another entry point the same way (a
+ * test's own child that wraps what main.ts runs).
  */
-export function launch(env: Record<string, string>): Omit<Started, 'secrets' | 'scheduler'> {
+export function launch(env: Record<string, string>, script = 'packages/local/src/main.ts'): Omit<Started, 'secrets' | 'scheduler'> {
   const bin = path.join(repo, 'node_modules/.bin');
-  const [command, args] = [path.join(bin, 'node'), ['--import', 'tsx', 'packages/local/src/main.ts']];
+  const [command, args] = [path.join(bin, 'node'), ['--import', 'tsx', script]];
   const child = spawn(command, args, {
     cwd: repo,
     env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...env },

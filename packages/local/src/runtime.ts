@@ -21,6 +21,7 @@ import {
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
+import { consoleHandler } from '@keyhaven/ui/serve.ts';
 import { type DynamoDbLocal, localClientConfig, sharedTestCredentials, startDynamoDbLocal } from './dynamodb-local.ts';
 import { answeringOnShutdown, countCalls, InFlight, unansweredRequests } from './in-flight.ts';
 import { closeGracefully, listenWithListMethod } from './list-method.ts';
@@ -112,7 +113,13 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     const schedulerApp = createSchedulerApp({ core: async () => core, clientIp: socketAddress, ...(audit ? { audit } : {}) });
     // The secrets service straight on node's request and response (`secrets-node.ts`: no web objects, no Hono); it
     // has no blocking query for the shutdown signal to cut short. The scheduler's event stream and waits need it.
-    const secrets = createServer(secretsNodeListener({ core: async () => core }));
+    const secretsApi = secretsNodeListener({ core: async () => core });
+    // The web console at `/ui/` beside the secrets API (Vault's path), built here at start: no separate step.
+    let schedulerUrl = '';
+    const serveConsole = await consoleHandler(() => ({ secretsUrl: '', schedulerUrl }));
+    const secrets = createServer((request, response) => {
+      if (!serveConsole(request, response)) secretsApi(request, response);
+    });
     const scheduler = createAdaptorServer({ fetch: answeringOnShutdown(schedulerApp.fetch, shutdown.signal) }) as Server;
     const fronts: AddressInfo[] = [];
     for (const [server, port] of [
@@ -125,6 +132,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       listeners.push({ drained: unanswered.drained, close: (drained) => closeGracefully(server, front, DRAIN_MS, drained) });
     }
     const [secretsAddress, schedulerAddress] = fronts as [AddressInfo, AddressInfo];
+    schedulerUrl = `http://${urlHost(host)}:${schedulerAddress.port}`;
 
     jobs.push(
       repeatEvery(

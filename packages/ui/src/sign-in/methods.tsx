@@ -1,0 +1,15 @@
+import type { JSX } from 'preact';
+import type { Service } from '../session.ts';
+import { TokenSignIn } from './token.tsx';
+
+/** The ways to sign in to each service, as tabs of the sign-in page. */
+export interface SignInMethod {
+  id: string;
+  label: string;
+  view: (props: { service: Service; onSignedIn: () => void }) => JSX.Element;
+}
+
+export const signInMethods: Record<Service, SignInMethod[]> = {
+  secrets: [{ id: 'token', label: 'Token', view: TokenSignIn }],
+  scheduler: [{ id: 'token', label: 'Token', view: TokenSignIn }],
+};

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { inject } from 'vitest';
+import { type LocalRuntime, startLocal } from '../../packages/local/src/runtime.ts';
+
+/**
+ * The console's browser tests: the product as `npm start` runs it (`startLocal`: both services and the console at
+ * `/ui/` on the secrets port), on free loopback ports over the run's DynamoDB Local, driven by Debian's chromium
+ * through playwright-core (no browser download; ENVIRONMENT.md).
+ */
+export interface ConsoleProduct {
+  runtime: LocalRuntime;
+  rootToken: string;
+  /** `http://127.0.0.1:<port>`: the secrets service and the console (at `/ui/`). */
+  secretsUrl: string;
+  schedulerUrl: string;
+  consoleUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startConsoleProduct(): Promise<ConsoleProduct> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-console-'));
+  const rootToken = `root-${randomBytes(6).toString('hex')}`;
+  const runtime = await startLocal({
+    dataDir,
+    dynamoDbEndpoint: inject('dynamoEndpoint'),
+    tableName: `console-${randomBytes(6).toString('hex')}`,
+    secretsPort: 0,
+    schedulerPort: 0,
+    devRootToken: rootToken,
+    sweepIntervalMs: 500,
+    log: { info() {}, error() {} },
+  });
+  return {
+    runtime,
+    rootToken,
+    secretsUrl: runtime.secretsUrl,
+    schedulerUrl: runtime.schedulerUrl,
+    consoleUrl: `${runtime.secretsUrl}/ui/`,
+    async stop() {
+      await runtime.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Chromium with the flags this closed network needs (no background connections, no first-run, no sandbox as root). */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+}
+
+/** A new tab at a laptop's width (or a phone's), with every request it makes recorded for the origin check. */
+export async function newConsolePage(
+  browser: Browser,
+  size: 'laptop' | 'phone' = 'laptop',
+): Promise<{ context: BrowserContext; page: Page; requests: string[] }> {
+  const context = await browser.newContext({ viewport: size === 'phone' ? { width: 390, height: 844 } : { width: 1366, height: 860 } });
+  const page = await context.newPage();
+  const requests: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  return { context, page, requests };
+}
+
+/** Signs in to one service with a token through the sign-in page, and waits for the home page to say so. */
+export async function signInWithToken(page: Page, product: ConsoleProduct, service: 'secrets' | 'scheduler', token: string): Promise<void> {
+  await page.goto(`${product.consoleUrl}sign-in?service=${service}`);
+  await page.getByRole('textbox', { name: 'Token', exact: true }).fill(token);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.locator(`.signed-in[data-service="${service}"]`).waitFor();
+}
+
+const screenshotDir = path.resolve('docs/screenshots');
+
+/** Saves a screenshot of the page for the README (`docs/screenshots/<name>.png`). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: false });
+}

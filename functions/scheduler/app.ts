@@ -1,6 +1,7 @@
 import { clientIpFrom, trustedProxiesFromEnvironment } from '@keyhaven/core/lib/client-ip.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
+import { consoleOriginsFromEnvironment } from '@keyhaven/core/scheduler/http/console-cors.ts';
 import { createSchedulerApp } from '@keyhaven/core/scheduler/scheduler-app.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
@@ -12,7 +13,9 @@ export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSecond
   const env = process.env;
   const audit = schedulerAuditFromEnvironment(env);
   const trustedProxies = trustedProxiesFromEnvironment(env);
+  const consoleOrigins = consoleOriginsFromEnvironment(env);
   return createSchedulerApp({
+    consoleOrigins: () => consoleOrigins,
     core: coreFromEnvironment([]),
     clientIp: (lambdaEnv) => clientIpOf((lambdaEnv as { event?: APIGatewayProxyEventV2 }).event, trustedProxies),
     ...(env.KEYHAVEN_REGION ? { region: env.KEYHAVEN_REGION } : {}),

@@ -56,6 +56,30 @@ describe('the console at /ui/ with a token', () => {
     await context.close();
   });
 
+  it('signs in to the scheduler service across origins: CORS answers the console origin only', async () => {
+    const bootstrap = await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' });
+    const management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
+    const consoleOrigin = new URL(product.consoleUrl).origin;
+    const preflight = (origin: string) =>
+      fetch(`${product.schedulerUrl}/v1/acl/token/self`, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-nomad-token' },
+      });
+    const allowed = await preflight(consoleOrigin);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(consoleOrigin);
+    expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('x-nomad-token');
+    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+    const other = await preflight('http://127.0.0.1:1');
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const read = await fetch(`${product.schedulerUrl}/v1/acl/token/self`, { headers: { Origin: 'https://evil.example', 'X-Nomad-Token': management } });
+    expect(read.headers.get('access-control-allow-origin')).toBeNull();
+
+    const { context, page } = await newConsolePage(browser);
+    await signInWithToken(page, product, 'scheduler', management);
+    await expect(page.locator('.signed-in[data-service="scheduler"]').textContent()).resolves.toContain('Bootstrap Token');
+    await context.close();
+  });
+
   it('works at a phone width', async () => {
     const { context, page } = await newConsolePage(browser, 'phone');
     await signInWithToken(page, product, 'secrets', product.rootToken);

@@ -110,7 +110,15 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     const rootToken = await initialiseDevMode(core, options.devRootToken);
 
     const audit = schedulerAuditFromEnvironment(process.env);
-    const schedulerApp = createSchedulerApp({ core: async () => core, clientIp: socketAddress, ...(audit ? { audit } : {}) });
+    // The console at the secrets port's `/ui/` calls the scheduler from that origin: it alone may read the answers.
+    let consoleOrigin = '';
+    let consoleOriginAlias = '';
+    const schedulerApp = createSchedulerApp({
+      core: async () => core,
+      clientIp: socketAddress,
+      consoleOrigins: () => [consoleOrigin, consoleOriginAlias],
+      ...(audit ? { audit } : {}),
+    });
     // The secrets service straight on node's request and response (`secrets-node.ts`: no web objects, no Hono); it
     // has no blocking query for the shutdown signal to cut short. The scheduler's event stream and waits need it.
     const secretsApi = secretsNodeListener({ core: async () => core });
@@ -133,6 +141,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     }
     const [secretsAddress, schedulerAddress] = fronts as [AddressInfo, AddressInfo];
     schedulerUrl = `http://${urlHost(host)}:${schedulerAddress.port}`;
+    consoleOrigin = `http://${urlHost(host)}:${secretsAddress.port}`;
+    if (host === '127.0.0.1') consoleOriginAlias = `http://localhost:${secretsAddress.port}`;
 
     jobs.push(
       repeatEvery(

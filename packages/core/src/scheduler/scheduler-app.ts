@@ -10,6 +10,7 @@ import { roleRoutes } from './acl/roles/routes.ts';
 import { tokenRoutes } from './acl/tokens/routes.ts';
 import { type SchedulerAuditOptions, schedulerAudit } from './audit.ts';
 import { eventRoutes } from './events/stream.ts';
+import { consoleCors } from './http/console-cors.ts';
 import { errorResponse } from './http/errors.ts';
 import { openApiRoute } from './http/openapi.ts';
 import { forwardWrites, type RegionOptions } from './http/regions.ts';
@@ -26,6 +27,8 @@ export interface SchedulerAppOptions extends SchedulerOptions, RegionOptions {
   clientIp?: (env: unknown) => string;
   /** Nomad Enterprise's audit log of writes and logins (stage config `schedulerAudit`; locally `KEYHAVEN_SCHEDULER_AUDIT`). */
   audit?: SchedulerAuditOptions;
+  /** Origins whose pages may read this service's answers: the web console's (`KEYHAVEN_CONSOLE_ORIGINS`). */
+  consoleOrigins?: () => readonly string[];
 }
 
 /** `GET /v1/agent/health`: answered before the core is built, so it says the process is up even when the table is not. */
@@ -66,6 +69,7 @@ export function createSchedulerApp(options: SchedulerAppOptions): Hono<Scheduler
     return scheduler;
   };
 
+  if (options.consoleOrigins) app.use('*', consoleCors(options.consoleOrigins));
   // One canonical path, before anything routes, forwards or audits (`lib/request-path.ts`): `//`, `%2F`, a
   // backslash, `.`/`..` and a trailing `/` are refused with 400 naming the problem, so the path a row matched is the
   // path as sent, and write forwarding never sees `//host`.

@@ -50,6 +50,7 @@ if (stopping) {
       'Keyhaven is running in dev mode.',
       `  secrets service:   ${runtime.secretsUrl}/v1`,
       `  scheduler service: ${runtime.schedulerUrl}/v1`,
+      `  web console:       ${runtime.secretsUrl}/ui/`,
       runtime.rootToken
         ? `  root token:        ${runtime.rootToken}   (shown once; keep it)`
         : '  root token:        set when this data directory was first initialised',

@@ -33,6 +33,8 @@ import { importsOf } from './imports.ts';
  *    scheduler state     scheduler/state.ts, scheduler/keys.ts, scheduler/events/broker.ts (the index-guarded
  *                        commit and the table's keys)
  *  0 lib                 lib/**
+ *    console             packages/ui/** (the web console: a client of the two public APIs, it imports nothing of
+ *                        the services; `packages/local` serves it)
  */
 const src = 'packages/core/src/';
 const sched = `${src}scheduler/`;
@@ -60,6 +62,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   { rank: 1, name: 'storage', prefixes: [`${src}storage/`] },
   { rank: 1, name: 'scheduler state', prefixes: [`${sched}state.ts`, `${sched}keys.ts`, `${sched}events/broker.ts`] },
   { rank: 0, name: 'lib', prefixes: [`${src}lib/`] },
+  { rank: 0, name: 'console', prefixes: ['packages/ui/'] },
 ];
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -71,7 +74,7 @@ function sourceFiles(folder: string): string[] {
     const relative = `${folder}/${entry}`;
     if (statSync(path.join(root, relative)).isDirectory()) found.push(...sourceFiles(relative));
     // Generated JavaScript (lib/bexpr-parser.js) is part of the graph too.
-    else if (/\.(ts|js|mjs)$/.test(entry) && !/\.test\.ts$|\.d\.ts$/.test(entry)) found.push(relative);
+    else if (/\.(ts|tsx|js|mjs)$/.test(entry) && !/\.test\.ts$|\.d\.ts$/.test(entry)) found.push(relative);
   }
   return found;
 }
@@ -86,9 +89,10 @@ function resolve(from: string, specifier: string): string | undefined {
   else if (specifier === '@keyhaven/core') target = `${src}index.ts`;
   else if (specifier.startsWith('@keyhaven/core/')) target = `${src}${specifier.slice('@keyhaven/core/'.length)}`;
   else if (specifier === '@keyhaven/local') target = 'packages/local/src/index.ts';
+  else if (specifier.startsWith('@keyhaven/ui/')) target = `packages/ui/${specifier.slice('@keyhaven/ui/'.length)}`;
   else return undefined;
   const candidates = [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}/index.ts`];
-  return candidates.find((candidate) => /\.(ts|js|mjs)$/.test(candidate) && existsSync(path.join(root, candidate))) ?? target;
+  return candidates.find((candidate) => /\.(ts|tsx|js|mjs)$/.test(candidate) && existsSync(path.join(root, candidate))) ?? target;
 }
 
 const files = [...sourceFiles('packages'), ...sourceFiles('functions')].sort();
@@ -185,6 +189,14 @@ describe('the import graph', () => {
     expect(files.filter((file) => !layerOf(file))).toEqual([]);
     const dangling = [...graph].flatMap(([file, targets]) => targets.filter((target) => !graph.has(target)).map((target) => `${file} → ${target}`));
     expect(dangling).toEqual([]);
+  });
+
+  it('keeps the console a client only: nothing in packages/ui imports the services', () => {
+    const reaching = [...graph]
+      .filter(([file]) => file.startsWith('packages/ui/'))
+      .flatMap(([file, targets]) => targets.filter((target) => !target.startsWith('packages/ui/')).map((target) => `${file} → ${target}`));
+    expect(reaching).toEqual([]);
+    expect([...graph.keys()].filter((file) => file.startsWith('packages/ui/src/')).length).toBeGreaterThan(5);
   });
 
   it('has no arrow pointing up the layers', () => {

@@ -117,7 +117,7 @@ export function keyhavenFunction(
     timeout: '29 seconds',
     logRetention: context.config.logRetention,
     tracing: 'disabled',
-    nodejs: { format: 'esm', minify: true, sourcemap: false, esbuild: { external: [...providedByRuntime] } },
+    nodejs: { format: 'esm', minify: true, splitting: true, sourcemap: false, esbuild: { external: [...providedByRuntime] } },
     environment: { ...coreEnvironment(context), ...environment },
     permissions: [...corePermissions(id, context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
     ...rest,

@@ -5,9 +5,12 @@
  * pointerstructure v1.2.1. Values compare as the literal's text (`value.n == 42` compares "42"); a key missing
  * from a map gives each operator a fixed answer; every other failure (a missing key mid-selector, an index past
  * the end, an operator that does not apply) is an evaluation error, and Nomad's binder counts an error as no match.
- * `matches` is RE2 (re2js), compiled at write so a pattern RE2 refuses is refused there.
+ * `matches` is RE2 (re2js), compiled at write so a pattern RE2 refuses is refused there. re2js is a sixth of a
+ * scheduler bundle and few selectors use `matches`, so it loads on first need: callers in the service
+ * `await bexprReady(selector)` before parsing (the bundle keeps re2js in a chunk of its own).
  */
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
 import { SyntaxError as ParserSyntaxError, parse } from './bexpr-parser.js';
 
 export type Operator = 'equal' | 'not equal' | 'in' | 'not in' | 'matches' | 'not matches' | 'is empty' | 'is not empty';
@@ -147,16 +150,34 @@ const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\
 /** A claim as Go holds it: its JSON decoder turns a lone surrogate into U+FFFD. */
 const wellFormed = (text: string): string => text.replace(new RegExp(loneSurrogate.source, 'g'), '\ufffd');
 
+let re2: typeof RE2JS | undefined;
+
+/** Loads RE2 when `text` (a selector) may use it; cheap when it does not, or when RE2 is already loaded. */
+export async function bexprReady(text: string): Promise<void> {
+  if (re2 || !text.includes('matches')) return;
+  re2 = (await import('re2js')).RE2JS;
+}
+
+/**
+ * RE2, loaded. Outside a bundle (tests, tools that call the parser directly) the package is on disk and loads here
+ * synchronously; in a bundle it is not, and the service's callers have awaited `bexprReady` first.
+ */
+function goRegexpEngine(): typeof RE2JS {
+  re2 ??= (createRequire(import.meta.url)('re2js') as typeof import('re2js')).RE2JS;
+  return re2;
+}
+
 /** RE2 as Go's regexp.Compile; a pattern with bytes that are not UTF-8 is refused as Go refuses it. */
 export function compileGoRegexp(pattern: string): RE2JS {
   if (loneSurrogate.test(pattern)) throw new Error('error parsing regexp: invalid UTF-8');
-  return RE2JS.compile(pattern);
+  return goRegexpEngine().compile(pattern);
 }
 
 function compilePatterns(expression: Expression): void {
   switch (expression.type) {
     case 'match':
       if (expression.operator === 'matches' || expression.operator === 'not matches') {
+        goRegexpEngine(); // outside the try: RE2 not loading is the service's failure, not the pattern's
         try {
           expression.pattern = compileGoRegexp(expression.value ?? '');
         } catch (error) {

@@ -2,7 +2,7 @@
  * `POST /v1/acl/login`: validates a JWT against a JWT auth method, maps its claims, evaluates the method's
  * binding rules and mints a token with the matched roles and policies (or a management token).
  */
-import { selectorMatches } from '../../lib/bexpr.ts';
+import { bexprReady, selectorMatches } from '../../lib/bexpr.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { parseDuration } from '../../lib/duration.ts';
 import { badRequest, unauthenticated } from '../../lib/errors.ts';
@@ -86,6 +86,7 @@ export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMetho
   const policies = new Set<string>();
   for (const rule of (await scheduler.bindingRules.list()).filter((candidate) => candidate.AuthMethod === method.Name)) {
     // A selector that does not evaluate (a stored one the grammar now refuses, a missing key) is no match, as in Nomad.
+    if (rule.Selector) await bexprReady(rule.Selector);
     if (rule.Selector && !selectorMatches(rule.Selector, datum)) continue;
     if (rule.BindType === 'management') {
       management = true;

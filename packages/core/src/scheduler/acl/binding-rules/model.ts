@@ -1,6 +1,6 @@
 /** An ACL binding rule: which logins of an auth method get a role, a policy or management (Nomad's `ACLBindingRule`). */
 import * as z from 'zod';
-import { BexprSyntaxError, parseBexpr } from '../../../lib/bexpr.ts';
+import { BexprSyntaxError, bexprReady, parseBexpr } from '../../../lib/bexpr.ts';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
 import type { AclAuthMethod } from '../auth-methods/model.ts';
@@ -68,6 +68,7 @@ export async function validateBindingRule(
   if ((content.BindType === 'role' || content.BindType === 'policy') && !content.BindName) problems.push('bind name is missing');
   if (content.Description.length > 256) problems.push('description longer than 256');
   if (content.Selector) {
+    await bexprReady(content.Selector);
     try {
       parseBexpr(content.Selector);
     } catch (error) {

@@ -3,7 +3,7 @@
  * runs) on DynamoDB Local, against the Google emulator on loopback. The engine caches a minted OAuth2 token
  * until five minutes before it expires (as google-auth-library does), so most reads are served from the
  * cache; the cache-miss figure calls the engine's minting function directly (JWT-bearer grant: RS256
- * signature by google-auth-library, verification by the emulator). Also: key issue+revoke per second (new RSA key in the cloud,
+ * signature with node:crypto, verification by the emulator). Also: key issue+revoke per second (new RSA key in the cloud,
  * lease recorded, lease revoked, key deleted).
  * Run: `PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/cloud-tokens.bench.ts` (ROUNDS=n to change the count;
  * BENCH_SMOKE=1: 10 cached reads, 2 mints, 2 keys).
@@ -50,7 +50,7 @@ try {
     'cloud JWT-bearer mint (uncached)/s',
     Math.max(least, Math.floor(rounds / 5)),
     () => tokenFromCredentials(credentials, ['https://www.googleapis.com/auth/cloud-platform'], { iam: '', iamCredentials: '', resourceManager: '', storage: '', sts: '', token: google.endpoints.oauth2Token, retryBaseMs: 1 }),
-    'RS256 sign by google-auth-library + emulator verify',
+    'RS256 sign (node:crypto) + emulator verify',
   );
   await measure(
     'cloud key issue+revoke',

@@ -1,4 +1,4 @@
-import type { JWTOptions } from 'google-auth-library';
+import { sign } from 'node:crypto';
 import { badRequest, DomainError, upstreamFailure } from '../../../lib/errors.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 import { googleEndpointVariables } from '../../mounts/operator-settings.ts';
@@ -93,49 +93,41 @@ export interface MintedToken {
   expiresIn: number;
 }
 
-/** A Gaxios-compatible transporter for google-auth-library that sends the token request to our configured endpoint. */
-function tokenTransporter(tokenUrl: string): NonNullable<JWTOptions['transporter']> {
-  const transporter = {
-    async request(options: { data?: unknown; method?: string }) {
-      const response = await fetch(tokenUrl, {
-        method: options.method ?? 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: String(options.data ?? ''),
-      });
-      const text = await response.text();
-      let data: Record<string, unknown> = {};
-      try {
-        data = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        data = { error: 'invalid_response', error_description: text.slice(0, 200) };
-      }
-      if (!response.ok) {
-        const error = new GoogleApiError(response.status, String(data.error ?? 'UNKNOWN'), `${data.error}: ${data.error_description ?? ''}`);
-        throw Object.assign(error, { response: { status: response.status, data } });
-      }
-      return { data, status: response.status, headers: response.headers, config: options };
-    },
-  };
-  return transporter as unknown as NonNullable<JWTOptions['transporter']>;
+/**
+ * The JWT-bearer grant's assertion, as google-auth-library's signer (gtoken) builds it: header `{"alg":"RS256"}`,
+ * claims iss, scope (space-separated), aud Google's token URL (whatever endpoint it is sent to), exp an hour after
+ * iat; signed RSA-SHA256 with the file's key.
+ */
+function jwtBearerAssertion(credentials: CredentialsFile, scopes: string[]): string {
+  const iat = Math.floor(Date.now() / 1000);
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const signingInput = `${part({ alg: 'RS256' })}.${part({ iss: credentials.client_email, scope: scopes.join(' '), aud: defaultTokenUrl, exp: iat + 3600, iat })}`;
+  return `${signingInput}.${sign('sha256', Buffer.from(signingInput), credentials.private_key).toString('base64url')}`;
 }
 
-/** Mints an OAuth2 access token with the JWT-bearer grant, signed by google-auth-library with the file's key. */
+/**
+ * Mints an OAuth2 access token with the JWT-bearer grant, posted to the configured token endpoint (else the file's
+ * `token_uri`, else Google's). A refusal is the endpoint's status with its OAuth error; anything else a 502.
+ */
 export async function tokenFromCredentials(credentials: CredentialsFile, scopes: string[], endpoints: Endpoints): Promise<MintedToken> {
-  // Loaded on first use: most requests and job runs never mint, and the library is a third of a cold start.
-  const { JWT } = await import('google-auth-library');
-  const client = new JWT({
-    email: credentials.client_email,
-    key: credentials.private_key,
-    keyId: credentials.private_key_id,
-    scopes,
-    transporter: tokenTransporter(endpoints.token ?? credentials.token_uri ?? defaultTokenUrl),
-    useAuthRequestParameters: false,
-  });
+  const tokenUrl = endpoints.token ?? credentials.token_uri ?? defaultTokenUrl;
   try {
-    const result = await client.authorize();
-    if (!result.access_token) throw new GoogleApiError(502, 'INTERNAL', 'the token endpoint returned no access token');
-    const expiresIn = result.expiry_date ? Math.floor((result.expiry_date - Date.now()) / 1000) : 3600;
-    return { token: result.access_token, expiresIn };
+    const response = await fetch(tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: jwtBearerAssertion(credentials, scopes) }).toString(),
+    });
+    const text = await response.text();
+    let data: Record<string, unknown>;
+    try {
+      data = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      data = { error: 'invalid_response', error_description: text.slice(0, 200) };
+    }
+    if (!response.ok) throw new GoogleApiError(response.status, String(data.error ?? 'UNKNOWN'), `${data.error}: ${data.error_description ?? ''}`);
+    if (typeof data.access_token !== 'string' || !data.access_token) throw new GoogleApiError(502, 'INTERNAL', 'the token endpoint returned no access token');
+    const expiresIn = typeof data.expires_in === 'number' ? Math.floor(data.expires_in) : 3600;
+    return { token: data.access_token, expiresIn };
   } catch (error) {
     if (error instanceof GoogleApiError) throw error;
     throw new GoogleApiError(502, 'UNAVAILABLE', `token endpoint: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
+import type * as Http from 'node:http';
+
+// The builtins' CommonJS objects, not an ESM `import`: node:http's module facade reads every export and so loads
+// undici (~20 ms of a Lambda cold start) for exports nobody here uses.
+const http = process.getBuiltinModule('node:http');
+const https = process.getBuiltinModule('node:https');
 
 /**
  * The few calls of Consul's HTTP API the mesh engine makes, over node:http(s) so a CA and a client
@@ -69,10 +73,10 @@ export interface LegacyToken {
 const requestTimeoutMs = 10_000;
 
 /** Connections are kept alive per TLS identity, so a warm Lambda reuses them across requests. */
-const agents = new Map<string, http.Agent>();
+const agents = new Map<string, Http.Agent>();
 const maxAgents = 16;
 
-function agentFor(access: MeshAccess): http.Agent {
+function agentFor(access: MeshAccess): Http.Agent {
   const key =
     access.scheme === 'http'
       ? 'http'
@@ -80,7 +84,7 @@ function agentFor(access: MeshAccess): http.Agent {
   let agent = agents.get(key);
   if (!agent) {
     if (agents.size >= maxAgents) {
-      const [oldestKey, oldest] = agents.entries().next().value as [string, http.Agent];
+      const [oldestKey, oldest] = agents.entries().next().value as [string, Http.Agent];
       oldest.destroy();
       agents.delete(oldestKey);
     }

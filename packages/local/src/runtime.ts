@@ -56,14 +56,21 @@ export interface LocalRuntime {
 }
 
 /** Dev-mode default mounts: secrets engines and auth methods whose families this build serves. */
-const defaultMounts: ReadonlyArray<{ table: 'secret' | 'auth'; path: string; type: string; options?: Record<string, string> }> = [
+const defaultMounts: ReadonlyArray<{
+  table: 'secret' | 'auth';
+  path: string;
+  type: string;
+  options?: Record<string, string>;
+  /** `unauth`: listed by `sys/internal/ui/mounts` without a token, so the console's sign-in page offers it. */
+  listingVisibility?: 'unauth';
+}> = [
   // As `vault server -dev`: `secret/` is kv version 2. `kv/` is version 1, whose secrets may carry a leased `ttl`.
   { table: 'secret', path: 'secret', type: 'kv', options: { version: '2' } },
   { table: 'secret', path: 'kv', type: 'kv' },
   { table: 'secret', path: 'cloud', type: 'cloud' },
   { table: 'secret', path: 'ldap', type: 'ldap' },
   { table: 'secret', path: 'mesh', type: 'mesh' },
-  { table: 'auth', path: 'jwt', type: 'jwt' },
+  { table: 'auth', path: 'jwt', type: 'jwt', listingVisibility: 'unauth' },
 ];
 
 /**
@@ -197,7 +204,12 @@ async function initialiseDevMode(core: Core, devRootToken: string | undefined): 
   }
   for (const mount of defaultMounts) {
     if (!core.backends.has(mount.type) || (await core.mounts.find(mount.table, mount.path))) continue;
-    await core.mounts.enable(mount.table, mount.path, { type: mount.type, description: `${mount.type} (dev default)`, options: mount.options ?? {} });
+    await core.mounts.enable(mount.table, mount.path, {
+      type: mount.type,
+      description: `${mount.type} (dev default)`,
+      options: mount.options ?? {},
+      ...(mount.listingVisibility ? { config: { listingVisibility: mount.listingVisibility } } : {}),
+    });
   }
   return rootToken;
 }

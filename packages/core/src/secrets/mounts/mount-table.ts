@@ -11,6 +11,23 @@ export type MountTableName = 'secret' | 'auth';
 export interface MountConfig {
   defaultLeaseTtl: number;
   maxLeaseTtl: number;
+  /**
+   * Vault's `listing_visibility`: `unauth` lists the mount (type and description only) in `sys/internal/ui/mounts`
+   * to callers without a token, so a sign-in page can offer it; "" (the default) and `hidden` do not.
+   */
+  listingVisibility?: ListingVisibility;
+}
+
+export const listingVisibilities = ['', 'unauth', 'hidden'] as const;
+export type ListingVisibility = (typeof listingVisibilities)[number];
+
+/** Refuses a `listing_visibility` that is not one of Vault's three values, naming it. */
+export function checkListingVisibility(value: string | undefined): ListingVisibility | undefined {
+  if (value === undefined) return undefined;
+  if (!(listingVisibilities as readonly string[]).includes(value)) {
+    throw badRequest(`invalid listing_visibility ${JSON.stringify(value)}: use "unauth", "hidden" or "" (the default)`);
+  }
+  return value as ListingVisibility;
 }
 
 export interface MountEntry {
@@ -183,6 +200,7 @@ export class MountTable {
   ): Promise<MountEntry> {
     const path = fullPath(table, normaliseMountPath(relativePath));
     refuseOperatorOptions(settings.options);
+    const listingVisibility = checkListingVisibility(settings.config?.listingVisibility);
     if (table === 'secret' && reservedPrefixes.some((prefix) => path.startsWith(prefix))) {
       throw badRequest(`cannot mount at "${relativePath}": the path is reserved`);
     }
@@ -210,7 +228,11 @@ export class MountTable {
       uuid: uuid(),
       accessor: `${table === 'auth' ? 'auth' : settings.type}_${settings.type}_${randomBase62(8).toLowerCase()}`,
       description: settings.description ?? '',
-      config: { defaultLeaseTtl: settings.config?.defaultLeaseTtl ?? 0, maxLeaseTtl: settings.config?.maxLeaseTtl ?? 0 },
+      config: {
+        defaultLeaseTtl: settings.config?.defaultLeaseTtl ?? 0,
+        maxLeaseTtl: settings.config?.maxLeaseTtl ?? 0,
+        ...(listingVisibility ? { listingVisibility } : {}),
+      },
       options: settings.options ?? {},
       local: settings.local ?? false,
       sealWrap: settings.sealWrap ?? false,
@@ -229,7 +251,12 @@ export class MountTable {
   async tune(entry: MountEntry, changes: Partial<MountConfig> & { description?: string; options?: Record<string, string> }): Promise<MountEntry> {
     if (entry.builtin) throw badRequest(`cannot tune the built-in mount ${entry.path}`);
     refuseOperatorOptions(changes.options);
-    const config = { ...entry.config, ...definedOnly({ defaultLeaseTtl: changes.defaultLeaseTtl, maxLeaseTtl: changes.maxLeaseTtl }) };
+    const listingVisibility = checkListingVisibility(changes.listingVisibility);
+    const config: MountConfig = { ...entry.config, ...definedOnly({ defaultLeaseTtl: changes.defaultLeaseTtl, maxLeaseTtl: changes.maxLeaseTtl }) };
+    if (listingVisibility !== undefined) {
+      if (listingVisibility) config.listingVisibility = listingVisibility;
+      else delete config.listingVisibility;
+    }
     checkTtls(config);
     const updated: MountEntry = {
       ...entry,

@@ -5,7 +5,7 @@ import { type PathSpec, path } from '../framework/backend.ts';
 import { bool, duration } from '../framework/fields.ts';
 import { type DisableServices, disableMount } from '../mounts/disable-mount.ts';
 import { checkKvVersion, isKvV2 } from '../mounts/kv-version.ts';
-import { fullPath, type MountEntry, type MountTableName, mountTtls, normaliseMountPath } from '../mounts/mount-table.ts';
+import { checkListingVisibility, fullPath, type MountEntry, type MountTableName, mountTtls, normaliseMountPath } from '../mounts/mount-table.ts';
 import { isOperatorOnlyOption, operatorOnlyMessage } from '../mounts/operator-settings.ts';
 import type { BuiltinServices } from './builtin.ts';
 
@@ -35,12 +35,17 @@ const defaultLeaseTtl = duration.optional().describe('The default lease TTL for 
 const maxLeaseTtl = duration.optional().describe('The max lease TTL for this mount (seconds or a duration such as "1h").');
 const mountPath = z.string().min(1).describe('The path of the mount. Example: "aws/east"');
 const typeDescription = 'The type of the backend. Example: "kv"';
+const listingVisibility = z
+  .string()
+  .optional()
+  .describe('Whether sys/internal/ui/mounts lists this mount to callers without a token: "unauth" does, "hidden" and "" (the default) do not.');
 
 const tuneFields = {
   default_lease_ttl: defaultLeaseTtl,
   max_lease_ttl: maxLeaseTtl,
   description: z.string().optional().describe('User-friendly description for this mount.'),
   options: mountOptions.optional().describe('The options to pass into the backend: an object with string values (for kv, "version").'),
+  listing_visibility: listingVisibility,
 };
 
 const enableFields = z.object({
@@ -48,9 +53,9 @@ const enableFields = z.object({
   type: z.string().min(1).describe(typeDescription),
   description: z.string().default('').describe('User-friendly description for this mount.'),
   config: z
-    .object({ default_lease_ttl: defaultLeaseTtl, max_lease_ttl: maxLeaseTtl })
+    .object({ default_lease_ttl: defaultLeaseTtl, max_lease_ttl: maxLeaseTtl, listing_visibility: listingVisibility })
     .default({})
-    .describe('Configuration for this mount, such as default_lease_ttl and max_lease_ttl.'),
+    .describe('Configuration for this mount, such as default_lease_ttl, max_lease_ttl and listing_visibility.'),
   options: mountOptions.default({}).describe('The options to pass into the backend: an object with string values (for kv, "version").'),
   local: bool.default(false).describe('Mark the mount as a local mount, which is not replicated and is unaffected by replication.'),
   seal_wrap: bool.default(false).describe('Whether to turn on seal wrapping for the mount.'),
@@ -84,11 +89,13 @@ export function mountPaths(services: MountServices, table: MountTableName): Path
         update: async ({ data }) => {
           const entry = await existing(services, table, data.path);
           const options = data.options && tuneOptions(entry, data.options);
+          const visibility = checkListingVisibility(data.listing_visibility);
           await services.mounts.tune(entry, {
             defaultLeaseTtl: data.default_lease_ttl,
             maxLeaseTtl: data.max_lease_ttl,
             description: data.description,
             ...(options ? { options } : {}),
+            ...(visibility !== undefined ? { listingVisibility: visibility } : {}),
           });
           return undefined;
         },
@@ -113,10 +120,15 @@ export function mountPaths(services: MountServices, table: MountTableName): Path
           const type = data.type === 'kv-v2' ? 'kv' : data.type;
           const options = data.type === 'kv-v2' ? { ...data.options, version: '2' } : (data.options ?? {});
           if (type === 'kv') checkKvVersion(options.version);
+          const visibility = checkListingVisibility(data.config?.listing_visibility);
           await services.mounts.enable(table, data.path, {
             type,
             description: data.description ?? '',
-            config: { defaultLeaseTtl: data.config?.default_lease_ttl ?? 0, maxLeaseTtl: data.config?.max_lease_ttl ?? 0 },
+            config: {
+              defaultLeaseTtl: data.config?.default_lease_ttl ?? 0,
+              maxLeaseTtl: data.config?.max_lease_ttl ?? 0,
+              ...(visibility ? { listingVisibility: visibility } : {}),
+            },
             options,
             local: data.local ?? false,
             sealWrap: data.seal_wrap ?? false,
@@ -170,7 +182,12 @@ export function describeMount(entry: MountEntry): Record<string, unknown> {
     description: entry.description,
     accessor: entry.accessor,
     uuid: entry.uuid,
-    config: { default_lease_ttl: entry.config.defaultLeaseTtl, max_lease_ttl: entry.config.maxLeaseTtl, force_no_cache: false },
+    config: {
+      default_lease_ttl: entry.config.defaultLeaseTtl,
+      max_lease_ttl: entry.config.maxLeaseTtl,
+      force_no_cache: false,
+      ...(entry.config.listingVisibility ? { listing_visibility: entry.config.listingVisibility } : {}),
+    },
     options: Object.keys(entry.options).length > 0 ? entry.options : null,
     local: entry.local,
     seal_wrap: entry.sealWrap,
@@ -188,5 +205,6 @@ function describeTune(entry: MountEntry): Record<string, unknown> {
     default_lease_ttl_string: formatDuration(defaultTtl),
     max_lease_ttl_string: formatDuration(maxTtl),
     force_no_cache: false,
+    ...(entry.config.listingVisibility ? { listing_visibility: entry.config.listingVisibility } : {}),
   };
 }

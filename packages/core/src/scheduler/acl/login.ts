@@ -2,7 +2,6 @@
  * `POST /v1/acl/login`: validates a JWT against a JWT auth method, maps its claims, evaluates the method's
  * binding rules and mints a token with the matched roles and policies (or a management token).
  */
-import { bexprReady, selectorMatches } from '../../lib/bexpr.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { parseDuration } from '../../lib/duration.ts';
 import { badRequest, unauthenticated } from '../../lib/errors.ts';
@@ -12,7 +11,8 @@ import { describeError, type KeySource } from '../../lib/jwt/keys.ts';
 import { verifyJwt } from '../../lib/jwt/verify.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { AclAuthMethod, AuthMethodConfig } from './auth-methods/model.ts';
-import { bindNames, type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
+import { bindClaims } from './binding-rules/bind.ts';
+import { type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
 import type { TokenView } from './tokens/model.ts';
 
 
@@ -80,35 +80,18 @@ export async function login(scheduler: Scheduler, methodName: string, jwt: strin
  */
 export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMethod, claims: Claims): Promise<TokenView> {
   const variables = mapClaims(method, claims);
-  const datum = { value: variables.value, list: variables.list };
-  let management = false;
-  const roles = new Map<string, string>();
-  const policies = new Set<string>();
-  for (const rule of (await scheduler.bindingRules.list()).filter((candidate) => candidate.AuthMethod === method.Name)) {
-    // A selector that does not evaluate (a stored one the grammar now refuses, a missing key) is no match, as in Nomad.
-    if (rule.Selector) await bexprReady(rule.Selector);
-    if (rule.Selector && !selectorMatches(rule.Selector, datum)) continue;
-    if (rule.BindType === 'management') {
-      management = true;
-      continue;
-    }
-    for (const name of bindNames(rule.BindType, rule.BindName, variables, Object.values(method.Config.ClaimMappings ?? {}))) {
-      if (rule.BindType === 'policy') policies.add(name);
-      else {
-        const role = await scheduler.roles.getByName(name);
-        if (role) roles.set(role.ID, role.Name);
-      }
-    }
-  }
-  if (!management && roles.size === 0 && policies.size === 0) throw badRequest('no role or policy bindings matched');
+  const bound = await bindClaims(scheduler, method, variables);
+  if (bound.failure) throw bound.failure;
+  const management = bound.Management;
+  if (!management && bound.Roles.length === 0 && bound.Policies.length === 0) throw badRequest('no role or policy bindings matched');
   const tokenName = formatTokenName(method.TokenNameFormat, variables, method);
   const ttl = seconds(method.MaxTokenTTL);
   return scheduler.tokens.mint(
     {
       Name: tokenName,
       Type: management ? 'management' : 'client',
-      Policies: management ? [] : [...policies],
-      Roles: management ? [] : [...roles.keys()].map((ID) => ({ ID })),
+      Policies: management ? [] : bound.Policies,
+      Roles: management ? [] : bound.Roles.map(({ ID }) => ({ ID })),
       Global: method.TokenLocality === 'global',
       ...(ttl > 0 ? { ExpirationTTL: ttl } : {}),
     },

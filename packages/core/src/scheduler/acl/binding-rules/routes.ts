@@ -1,7 +1,11 @@
-/** ACL binding rules over HTTP: `/v1/acl/binding-rules`, `/v1/acl/binding-rule`, `/v1/acl/binding-rule/:id`. */
+/**
+ * ACL binding rules over HTTP: `/v1/acl/binding-rules`, `/v1/acl/binding-rule`, `/v1/acl/binding-rule/:id`, and the
+ * dry run `/v1/acl/binding-rules/evaluate` (`evaluate.ts`).
+ */
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { type Route, route } from '../../http/route.ts';
 import { requireUuid } from '../identifiers.ts';
+import { evaluateRoute } from './evaluate.ts';
 import { bindingRuleBody, bindingRuleId, bindingRuleStub, withoutHash } from './model.ts';
 
 export const bindingRuleRoutes: Route[] = [
@@ -70,4 +74,5 @@ export const bindingRuleRoutes: Route[] = [
       index: await scheduler.bindingRules.delete(requireUuid(param('id'), 'ACL binding rule ID')),
     }),
   }),
+  evaluateRoute,
 ];

@@ -1,0 +1,151 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import { baseDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
+
+/** The directory engine's pages against a real slapd: the dev mount `ldap/` configured through the API. */
+let product: ConsoleProduct;
+let browser: Browser;
+let slapd: Slapd;
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${product.secretsUrl}/v1/${path}`, {
+    method,
+    headers: { 'X-Vault-Token': product.rootToken, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+beforeAll(async () => {
+  [product, browser, slapd] = await Promise.all([startConsoleProduct(), launchBrowser(), startSlapd()]);
+  const configured = await api('POST', 'ldap/config', { binddn: managerDn, bindpass: managerPassword, url: slapd.url, userdn: baseDn });
+  expect(configured.status, JSON.stringify(configured.body)).toBe(204);
+});
+afterAll(async () => {
+  await browser?.close();
+  await product?.stop();
+  await slapd?.close();
+});
+
+/** A signed-in tab; a step that cannot happen fails within 10 s, naming the step. */
+async function signedInPage(size: 'laptop' | 'phone' = 'laptop') {
+  const opened = await newConsolePage(browser, size);
+  opened.page.setDefaultTimeout(10_000);
+  await signInWithToken(opened.page, product, 'secrets', product.rootToken);
+  return opened;
+}
+
+/** Reveals a hidden value by its button and answers what it shows. */
+async function reveal(page: Page, label: string): Promise<string> {
+  const value = page
+    .locator('.secret-value')
+    .filter({ has: page.getByRole('button', { name: new RegExp(`^(Reveal|Hide) ${label}$`) }) })
+    .locator('code');
+  await expect(value.textContent()).resolves.toBe('••••••••');
+  await page.getByRole('button', { name: `Reveal ${label}`, exact: true }).click();
+  await page.getByRole('button', { name: `Hide ${label}`, exact: true }).waitFor();
+  return (await value.textContent()) ?? '';
+}
+
+describe('directory engine pages', () => {
+  it('shows the config without its bind password, creates a static role, shows its credential and next rotation, and rotates it now', async () => {
+    const { context, page } = await signedInPage();
+    await page.getByRole('link', { name: 'Directory (ldap/)' }).click();
+    const config = page.getByRole('region', { name: 'Configuration' });
+    await expect(config.textContent()).resolves.toContain(slapd.url);
+    await expect(config.textContent()).resolves.toContain(managerDn);
+    await expect(page.locator('main').textContent()).resolves.not.toContain(managerPassword);
+
+    // A write the API refuses shows its message: moving the URL without the bind password.
+    await page.getByRole('button', { name: 'Edit configuration' }).click();
+    await page.getByRole('textbox', { name: 'URL' }).fill(slapd.ldapsUrl);
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('"bindpass" is required when "url" changes');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+
+    await page.getByRole('link', { name: 'Static roles' }).click();
+    await page.getByRole('link', { name: 'Create static role' }).click();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('team/alice');
+    await page.getByRole('textbox', { name: 'Username' }).fill('alice');
+    await page.getByRole('textbox', { name: 'Rotation period' }).fill('1h');
+    await page.getByRole('textbox', { name: 'Rotation period' }).press('Enter');
+    await page.getByRole('heading', { name: 'Static role team/alice' }).waitFor();
+
+    const credentials = page.getByRole('region', { name: 'Credentials' });
+    await credentials.getByRole('button', { name: 'Reveal password' }).waitFor();
+    await expect(credentials.textContent()).resolves.toMatch(/Next rotationin (59m\d+s|1h) \(\d{4}-\d\d-\d\dT/);
+    await expect(credentials.textContent()).resolves.toContain(`cn=alice,${peopleDn}`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await screenshot(page, 'ldap-static-role');
+    const first = await reveal(page, 'password');
+    const read = await api('GET', 'ldap/static-cred/team/alice');
+    expect(first).toBe(read.body.data.password);
+    expect(await slapd.canBind(`cn=alice,${peopleDn}`, first)).toBe(true);
+
+    await page.getByRole('button', { name: 'Rotate now' }).click();
+    await page.getByRole('status').filter({ hasText: 'Rotated at' }).waitFor();
+    await page.getByRole('button', { name: 'Reveal previous password' }).waitFor();
+    const second = await reveal(page, 'password');
+    expect(second).not.toBe(first);
+    expect((await api('GET', 'ldap/static-cred/team/alice')).body.data.password).toBe(second);
+    expect(await slapd.canBind(`cn=alice,${peopleDn}`, second)).toBe(true);
+    expect(await slapd.canBind(`cn=alice,${peopleDn}`, first)).toBe(false);
+    await expect(reveal(page, 'previous password')).resolves.toBe(first);
+
+    // The list shows the folder, and the role in it.
+    await page.getByRole('link', { name: 'Static roles' }).click();
+    await page.getByRole('link', { name: 'team/' }).click();
+    await page.getByRole('link', { name: 'alice' }).waitFor();
+    await context.close();
+  });
+
+  it('creates a library set, checks an account out and in, with the status page and the API agreeing', async () => {
+    const { context, page } = await signedInPage();
+    await page.goto(`${product.consoleUrl}vault/ldap/ldap/library`);
+    await page.getByRole('link', { name: 'Create library set' }).click();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('pool');
+    await page.getByRole('textbox', { name: 'Service accounts' }).fill('svc-1, svc-2');
+    await page.getByRole('textbox', { name: 'Check-out TTL', exact: true }).fill('1h');
+    await page.getByRole('button', { name: 'Create library set' }).click();
+    await page.getByRole('heading', { name: 'Library set pool' }).waitFor();
+
+    const accounts = page.getByRole('region', { name: 'Accounts' });
+    const row = (account: string) => accounts.getByRole('row').filter({ hasText: account });
+    await expect(row('svc-1').textContent()).resolves.toContain('available');
+    await expect(row('svc-2').textContent()).resolves.toContain('available');
+
+    await page.getByRole('button', { name: 'Check out an account' }).click();
+    const checkedOut = page.getByRole('region', { name: 'Checked-out account' });
+    await checkedOut.waitFor();
+    await expect(checkedOut.textContent()).resolves.toMatch(/service_account_namesvc-1/);
+    await expect(checkedOut.textContent()).resolves.toMatch(/lease idldap\/library\/pool\/check-out\//);
+    await expect(checkedOut.textContent()).resolves.toContain('lease duration1h');
+    await expect(row('svc-1').textContent()).resolves.toContain('checked out');
+    await expect(row('svc-2').textContent()).resolves.toContain('available');
+    expect((await api('GET', 'ldap/library/pool/status')).body.data).toMatchObject({ 'svc-1': { available: false }, 'svc-2': { available: true } });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await screenshot(page, 'ldap-library');
+    const password = await reveal(page, 'password');
+    expect(await slapd.canBind(`cn=svc-1,${serviceAccountsDn}`, password)).toBe(true);
+
+    await page.getByRole('button', { name: 'Check in svc-1' }).click();
+    await page.getByRole('status').filter({ hasText: 'Checked in: svc-1' }).waitFor();
+    await expect(row('svc-1').textContent()).resolves.toContain('available');
+    await expect(row('svc-1').textContent()).resolves.not.toContain('checked out');
+    expect((await api('GET', 'ldap/library/pool/status')).body.data).toEqual({ 'svc-1': { available: true }, 'svc-2': { available: true } });
+    // Check-in gave the account a new password: the borrowed one no longer binds.
+    expect(await slapd.canBind(`cn=svc-1,${serviceAccountsDn}`, password)).toBe(false);
+    await context.close();
+  });
+
+  it('shows a library set at a phone width without sideways scrolling', async () => {
+    const { context, page } = await signedInPage('phone');
+    await page.goto(`${product.consoleUrl}vault/ldap/ldap/library/pool`);
+    await page.getByRole('region', { name: 'Accounts' }).getByRole('row').filter({ hasText: 'svc-2' }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await context.close();
+  });
+});

@@ -38,6 +38,9 @@ async function signedInPage(size: 'laptop' | 'phone' = 'laptop') {
   return opened;
 }
 
+/** A tab of the engine's pages (the side menu has links of the same names). */
+const tab = (page: Page, name: string) => page.locator('nav.engine-tabs').getByRole('link', { name, exact: true });
+
 /** Reveals a hidden value by its button and answers what it shows. */
 async function reveal(page: Page, label: string): Promise<string> {
   const value = page
@@ -66,7 +69,7 @@ describe('directory engine pages', () => {
     await expect(page.getByRole('alert').textContent()).resolves.toContain('"bindpass" is required when "url" changes');
     await page.getByRole('button', { name: 'Cancel' }).click();
 
-    await page.getByRole('link', { name: 'Static roles' }).click();
+    await tab(page, 'Static roles').click();
     await page.getByRole('link', { name: 'Create static role' }).click();
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('team/alice');
     await page.getByRole('textbox', { name: 'Username' }).fill('alice');
@@ -96,7 +99,7 @@ describe('directory engine pages', () => {
     await expect(reveal(page, 'previous password')).resolves.toBe(first);
 
     // The list shows the folder, and the role in it.
-    await page.getByRole('link', { name: 'Static roles' }).click();
+    await tab(page, 'Static roles').click();
     await page.getByRole('link', { name: 'team/' }).click();
     await page.getByRole('link', { name: 'alice' }).waitFor();
     await context.close();
@@ -114,8 +117,13 @@ describe('directory engine pages', () => {
 
     const accounts = page.getByRole('region', { name: 'Accounts' });
     const row = (account: string) => accounts.getByRole('row').filter({ hasText: account });
-    await expect(row('svc-1').textContent()).resolves.toContain('available');
-    await expect(row('svc-2').textContent()).resolves.toContain('available');
+    /** Waits until the status table shows the account so (the table reloads after each action). */
+    const shows = (account: string, state: 'available' | 'checked out') =>
+      row(account)
+        .filter({ hasText: state === 'available' ? /available/ : /checked out/ })
+        .waitFor();
+    await shows('svc-1', 'available');
+    await shows('svc-2', 'available');
 
     await page.getByRole('button', { name: 'Check out an account' }).click();
     const checkedOut = page.getByRole('region', { name: 'Checked-out account' });
@@ -123,8 +131,8 @@ describe('directory engine pages', () => {
     await expect(checkedOut.textContent()).resolves.toMatch(/service_account_namesvc-1/);
     await expect(checkedOut.textContent()).resolves.toMatch(/lease idldap\/library\/pool\/check-out\//);
     await expect(checkedOut.textContent()).resolves.toContain('lease duration1h');
-    await expect(row('svc-1').textContent()).resolves.toContain('checked out');
-    await expect(row('svc-2').textContent()).resolves.toContain('available');
+    await shows('svc-1', 'checked out');
+    await shows('svc-2', 'available');
     expect((await api('GET', 'ldap/library/pool/status')).body.data).toMatchObject({ 'svc-1': { available: false }, 'svc-2': { available: true } });
     await page.evaluate(() => window.scrollTo(0, 0));
     await screenshot(page, 'ldap-library');
@@ -133,7 +141,7 @@ describe('directory engine pages', () => {
 
     await page.getByRole('button', { name: 'Check in svc-1' }).click();
     await page.getByRole('status').filter({ hasText: 'Checked in: svc-1' }).waitFor();
-    await expect(row('svc-1').textContent()).resolves.toContain('available');
+    await shows('svc-1', 'available');
     await expect(row('svc-1').textContent()).resolves.not.toContain('checked out');
     expect((await api('GET', 'ldap/library/pool/status')).body.data).toEqual({ 'svc-1': { available: true }, 'svc-2': { available: true } });
     // Check-in gave the account a new password: the borrowed one no longer binds.

@@ -1,5 +1,4 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useState } from 'preact/hooks';
 import { Page } from '../components.tsx';
 import { Link, useLocation } from '../router.tsx';
 
@@ -41,29 +40,6 @@ export function EngineFrame(props: { engine: EngineDef; mount: string; title: st
       </nav>
       <div class="engine">{props.children}</div>
     </Page>
-  );
-}
-
-/** A delete that asks once more before it is sent. */
-export function ConfirmDelete({ noun, onDelete, busy }: { noun: string; onDelete: () => void; busy: boolean }): JSX.Element {
-  const [asking, setAsking] = useState(false);
-  if (!asking) {
-    return (
-      <button type="button" class="danger" onClick={() => setAsking(true)}>
-        Delete
-      </button>
-    );
-  }
-  return (
-    <span class="confirm">
-      <span>Delete this {noun}?</span>
-      <button type="button" class="danger" disabled={busy} onClick={onDelete}>
-        Yes, delete the {noun}
-      </button>
-      <button type="button" class="secondary" onClick={() => setAsking(false)}>
-        Keep it
-      </button>
-    </span>
   );
 }
 

@@ -116,6 +116,12 @@ export function shownValue(value: unknown, kind?: FieldSpec['kind']): string {
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (kind === 'duration' && typeof value === 'number') return value === 0 ? '0 s' : `${formatSeconds(value)} (${value} s)`;
   if (Array.isArray(value)) return value.length ? value.join(', ') : '—';
+  if (typeof value === 'object' && Object.values(value).every(Array.isArray)) {
+    // A map of lists (a roleset's bindings: resource → roles), one entry a line.
+    return Object.entries(value as Record<string, unknown[]>)
+      .map(([key, items]) => `${key}: ${items.join(', ')}`)
+      .join('\n');
+  }
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }

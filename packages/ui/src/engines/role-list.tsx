@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 import { listKeys, secrets } from '../api.ts';
 import { Details, ErrorBox, Field, Loading, Table, useAction, useLoad } from '../components.tsx';
 import { Link, navigate, type RouteDef } from '../router.tsx';
-import { apiPath, ConfirmDelete, type EngineDef, EngineFrame, engineHref, Warnings, warningsOf } from './engine-frame.tsx';
+import { ConfirmButton } from '../secrets/confirm-button.tsx';
+import { apiPath, type EngineDef, EngineFrame, engineHref, Warnings, warningsOf } from './engine-frame.tsx';
 import { type FieldSpec, readRows, SpecForm, valuesFrom } from './form.tsx';
 
 /**
@@ -101,7 +102,7 @@ function CollectionItem({ c, mount, name }: { c: Collection; mount: string; name
             <button type="button" class="secondary" onClick={() => setEditing(true)}>
               Edit
             </button>
-            <ConfirmDelete noun={c.noun} busy={removal.busy} onDelete={remove} />
+            <ConfirmButton label="Delete" question={`Delete this ${c.noun}?`} disabled={removal.busy} onConfirm={remove} />
           </>
         ) : null
       }

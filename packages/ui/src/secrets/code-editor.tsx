@@ -37,7 +37,7 @@ export function CodeEditor(props: { id: string; label: string; value: string; on
         <pre class="gutter" aria-hidden="true" ref={gutter}>
           {Array.from({ length: lines }, (_, index) => (
             <span key={index} class={props.mark?.line === index + 1 ? 'marked' : undefined}>
-              {`${index + 1}\n`}
+              {index + 1}
             </span>
           ))}
         </pre>

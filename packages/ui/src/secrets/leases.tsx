@@ -102,7 +102,7 @@ export function LeasesPage(): JSX.Element {
   const action = useAction();
   return (
     <Page title="Leases">
-      <div class="panels">
+      <div class="stacked-panels">
         <form
           class="panel"
           aria-label="List leases"

@@ -40,7 +40,9 @@ function CopyButton({ value }: { value: string }): JSX.Element | null {
  */
 export function TokenCreate({ ownPolicies }: { ownPolicies: string[] }): JSX.Element {
   const choosable = ownPolicies;
-  const [chosen, setChosen] = useState<string[]>(choosable.filter((policy) => policy !== 'default' && policy !== 'root'));
+  // A child starts with what this token has (a root token's child with `default` only: root is given on purpose).
+  const isRoot = ownPolicies.includes('root');
+  const [chosen, setChosen] = useState<string[]>(choosable.filter((policy) => (isRoot ? policy === 'default' : true)));
   const [ttl, setTtl] = useState('1h');
   const [displayName, setDisplayName] = useState('');
   const [renewable, setRenewable] = useState(true);

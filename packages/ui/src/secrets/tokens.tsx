@@ -152,7 +152,7 @@ export function TokensPage(): JSX.Element {
   const own = useLoad(ownPolicies, []);
   return (
     <Page title="Tokens">
-      <div class="panels">
+      <div class="stacked-panels">
         <SelfPanel />
         {own.data ? <TokenCreate ownPolicies={own.data} /> : null}
         <AccessorPanel />

@@ -92,3 +92,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
   await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: false });
 }
+
+/**
+ * Aborts every request of the context that is not to a loopback address (the tests' network is loopback only; a
+ * page from a real part, such as oidc-provider's login form, may name a font on the internet). Returns the aborted URLs.
+ */
+export async function loopbackOnly(context: BrowserContext): Promise<string[]> {
+  const aborted: string[] = [];
+  await context.route(
+    (url) => !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname),
+    (route) => {
+      aborted.push(route.request().url());
+      return route.abort();
+    },
+  );
+  return aborted;
+}

@@ -5,15 +5,18 @@ import { useSessions } from '../layout.tsx';
 import { navigate, useLocation } from '../router.tsx';
 import { type Service, serviceNames } from '../session.ts';
 import { signInMethods } from './methods.tsx';
+import { safeNext } from './pending.ts';
 
-/** `/ui/sign-in`: a panel per service, each with its ways to sign in. `?service=` picks one; `?next=` returns there. */
-export function SignInPage(): JSX.Element {
+/**
+ * `/ui/sign-in`: a panel per service, each with its ways to sign in. `?service=` picks one (as does `service`, for
+ * `/ui/settings/tokens`); `?next=` returns there.
+ */
+export function SignInPage({ service: fixed }: { service?: Service } = {}): JSX.Element {
   const { query } = useLocation();
   const sessions = useSessions();
-  const only = query.get('service');
+  const only = fixed ?? query.get('service');
   const services = (['secrets', 'scheduler'] as const).filter((service) => !only || only === service);
-  const next = query.get('next');
-  const done = () => navigate(next?.startsWith('/ui/') ? next : '/ui/');
+  const done = () => navigate(safeNext(query.get('next')));
   return (
     <Page title="Sign in">
       <div class="panels">

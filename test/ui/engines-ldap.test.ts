@@ -98,6 +98,14 @@ describe('directory engine pages', () => {
     expect(await slapd.canBind(`cn=alice,${peopleDn}`, first)).toBe(false);
     await expect(reveal(page, 'previous password')).resolves.toBe(first);
 
+    // Edit: the rotation period (username and DN are fixed once created, so the form leaves them out).
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await expect(page.getByRole('textbox', { name: 'Username' }).count()).resolves.toBe(0);
+    await page.getByRole('textbox', { name: 'Rotation period' }).fill('2h');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('region', { name: 'The static role' }).getByText('2h (7200 s)').waitFor();
+    expect((await api('GET', 'ldap/static-role/team/alice')).body.data.rotation_period).toBe(7200);
+
     // The list shows the folder, and the role in it.
     await tab(page, 'Static roles').click();
     await page.getByRole('link', { name: 'team/' }).click();
@@ -146,6 +154,27 @@ describe('directory engine pages', () => {
     expect((await api('GET', 'ldap/library/pool/status')).body.data).toEqual({ 'svc-1': { available: true }, 'svc-2': { available: true } });
     // Check-in gave the account a new password: the borrowed one no longer binds.
     expect(await slapd.canBind(`cn=svc-1,${serviceAccountsDn}`, password)).toBe(false);
+    await context.close();
+  });
+
+  it("shows what a narrower token may not do as the API's 403, and the rest of the page", async () => {
+    const policy = 'path "ldap/static-role" { capabilities = ["list"] }\npath "ldap/static-role/*" { capabilities = ["read", "list"] }';
+    expect((await api('POST', 'sys/policies/acl/ldap-roles-only', { policy })).status).toBe(204);
+    const token = (await api('POST', 'auth/token/create', { policies: ['ldap-roles-only'] })).body.auth.client_token as string;
+    const { context, page } = await newConsolePage(browser);
+    page.setDefaultTimeout(10_000);
+    await signInWithToken(page, product, 'secrets', token);
+    await page.goto(`${product.consoleUrl}vault/ldap/ldap`);
+    await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Permission denied.*HTTP 403/);
+    await page.goto(`${product.consoleUrl}vault/ldap/ldap/static-role/team/alice`);
+    await expect(page.getByRole('region', { name: 'The static role' }).textContent()).resolves.toContain(`cn=alice,${peopleDn}`);
+    const credentials = page.getByRole('region', { name: 'Credentials' });
+    await expect(credentials.getByRole('alert').textContent()).resolves.toMatch(/Permission denied.*HTTP 403/);
+    await expect(credentials.textContent()).resolves.not.toContain('Next rotation');
+    const before = (await api('GET', 'ldap/static-cred/team/alice')).body.data.password;
+    await credentials.getByRole('button', { name: 'Rotate now' }).click();
+    await expect(credentials.getByRole('alert').nth(1).textContent()).resolves.toMatch(/Permission denied.*HTTP 403/);
+    expect((await api('GET', 'ldap/static-cred/team/alice')).body.data.password).toBe(before);
     await context.close();
   });
 

@@ -108,3 +108,21 @@ export async function loopbackOnly(context: BrowserContext): Promise<string[]> {
   );
   return aborted;
 }
+
+/** One call to the secrets API (root token unless given), to check through the API what a page did. */
+export async function secretsCall(
+  product: ConsoleProduct,
+  method: string,
+  apiPath: string,
+  body?: unknown,
+  token = product.rootToken,
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${product.secretsUrl}/v1/${apiPath}`, {
+    method,
+    headers: { 'X-Vault-Token': token, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}

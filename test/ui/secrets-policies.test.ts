@@ -1,9 +1,11 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, secretsCall, signInWithToken, startConsoleProduct } from '../support/console.ts';
 
 let product: ConsoleProduct;
 let browser: Browser;
+
+const api = (method: string, apiPath: string, body?: unknown, token?: string) => secretsCall(product, method, apiPath, body, token);
 
 beforeAll(async () => {
   [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
@@ -13,15 +15,6 @@ afterAll(async () => {
   await product?.stop();
 });
 
-async function api(method: string, path: string, body?: unknown, token = product.rootToken): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${product.secretsUrl}/v1/${path}`, {
-    method,
-    headers: { 'X-Vault-Token': token, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
 
 const said = (page: Page, text: string) => page.getByRole('status').filter({ hasText: text }).first().waitFor();
 

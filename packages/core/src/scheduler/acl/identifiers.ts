@@ -2,8 +2,10 @@
  * The shapes of the names and IDs that become table keys, checked before they reach one (DynamoDB refuses an empty
  * key and sort keys over 1024 bytes). The limits are Nomad's (`nomad/structs`): policy and auth-method names are
  * 1–128 letters, digits and dashes; accessor, role and binding-rule IDs are UUIDs. Role names also take underscores,
- * as this service's API reference says.
+ * as this service's API reference says. A path parameter is checked by the route wrapper with `shapedParameter`
+ * (`http/route.ts`); a body field by `requireAuthMethodName`.
  */
+import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 
 export const validPolicyName = /^[a-zA-Z0-9-]{1,128}$/;
@@ -18,14 +20,24 @@ export function shown(value: string): string {
   return value.length <= 64 ? value : `${value.slice(0, 64)}… (${value.length} characters)`;
 }
 
-function requireShape(value: string, pattern: RegExp, field: string, rule: string): string {
-  if (!pattern.test(value)) throw badRequest(`invalid ${field} '${shown(value)}': ${rule}`);
+const refusal = (value: string, field: string, rule: string) => `invalid ${field} '${shown(value)}': ${rule}`;
+
+/** A body field naming an auth method (a login's `AuthMethodName`): the name, or a 400 saying what is wrong. */
+export function requireAuthMethodName(value: string, field: string): string {
+  if (!validAuthMethodName.test(value)) throw badRequest(refusal(value, field, nameRule));
   return value;
 }
 
-export const requirePolicyName = (value: string, field = 'ACL policy name') => requireShape(value, validPolicyName, field, nameRule);
-export const requireAuthMethodName = (value: string, field = 'ACL auth-method name') =>
-  requireShape(value, validAuthMethodName, field, nameRule);
-export const requireRoleName = (value: string, field = 'ACL role name') =>
-  requireShape(value, validRoleName, field, '1 to 128 letters, digits, dashes and underscores');
-export const requireUuid = (value: string, field: string) => requireShape(value, validUuid, field, 'must be a UUID');
+/** A path parameter of a given shape, `.describe()`d for the OpenAPI document; a mismatch is a 400 naming `field`. */
+const shapedParameter = (pattern: RegExp, field: string, rule: string, description: string) =>
+  z
+    .string()
+    .refine((value) => pattern.test(value), { error: (issue) => refusal(String(issue.input), field, rule) })
+    .describe(description);
+
+export const policyNameParameter = (description: string) => shapedParameter(validPolicyName, 'ACL policy name', nameRule, description);
+export const authMethodNameParameter = (description: string) =>
+  shapedParameter(validAuthMethodName, 'ACL auth-method name', nameRule, description);
+export const roleNameParameter = (description: string) =>
+  shapedParameter(validRoleName, 'ACL role name', '1 to 128 letters, digits, dashes and underscores', description);
+export const uuidParameter = (field: string, description: string) => shapedParameter(validUuid, field, 'must be a UUID', description);

@@ -6,7 +6,6 @@
  * time limit; the client reconnects with the last index it saw).
  */
 import * as z from 'zod';
-import { badRequest } from '../../lib/errors.ts';
 import { permissionDenied } from '../http/nomad.ts';
 import { type Route, route } from '../http/route.ts';
 import type { Caller, Scheduler } from '../scheduler.ts';
@@ -25,18 +24,22 @@ const nodeTopics = new Set(['Node', 'NodeDrain']);
 /** The reference calls the role topic both `ACLRoles` and `ACLRole`; events are published on `ACLRole`. */
 const topicAliases: Record<string, string> = { ACLRoles: 'ACLRole' };
 
-export function parseTopics(values: string[]): TopicFilter[] {
-  if (values.length === 0) return [{ topic: '*', key: '*' }];
-  return values.map((value) => {
-    const separator = value.indexOf(':');
-    const topic = separator < 0 ? value : value.slice(0, separator);
-    const key = separator < 0 ? '*' : value.slice(separator + 1);
-    if (!/^(\*|[A-Za-z]+)$/.test(topic) || key === '' || key.includes(':')) {
-      throw badRequest(`Invalid topic query: "${value}": use Topic or Topic:FilterKey`);
-    }
-    return { topic: topicAliases[topic] ?? topic, key };
-  });
+/** `Topic` or `Topic:FilterKey`, split; undefined when the value is neither. */
+function topicFilter(value: string): TopicFilter | undefined {
+  const separator = value.indexOf(':');
+  const topic = separator < 0 ? value : value.slice(0, separator);
+  const key = separator < 0 ? '*' : value.slice(separator + 1);
+  if (!/^(\*|[A-Za-z]+)$/.test(topic) || key === '' || key.includes(':')) return undefined;
+  return { topic: topicAliases[topic] ?? topic, key };
 }
+
+/** A `topic` query parameter as its filter, or a 400 saying what is wrong (the route wrapper parses it). */
+const topicParameter = z.string().transform((value, ctx): TopicFilter => {
+  const filter = topicFilter(value);
+  if (filter) return filter;
+  ctx.issues.push({ code: 'custom', input: value, message: `Invalid topic query: "${value}": use Topic or Topic:FilterKey` });
+  return z.NEVER;
+});
 
 /** The reference's per-topic ACL: management for `*` and the ACL topics, `read-job` for job topics, `node:read` for nodes. */
 export function allowedTopics(caller: Caller, topics: TopicFilter[], namespace: string): boolean {
@@ -224,23 +227,26 @@ export const eventRoutes: Route[] = [
     summary: 'Stream events as newline-delimited JSON: the backlog from `index`, then live events, with `{}` heartbeats.',
     access: 'token',
     query: {
-      index: z.string().optional().describe('Send the buffered events after this index first (default 0: the whole buffer).'),
+      index: z
+        .string()
+        .refine((index) => /^\d+$/.test(index), { error: 'Unable to parse index: invalid syntax' })
+        .transform(Number)
+        .optional()
+        .describe('Send the buffered events after this index first (default 0: the whole buffer).'),
       topic: z
-        .array(z.string())
+        .array(topicParameter)
         .optional()
         .describe('A topic to receive, `Topic` or `Topic:FilterKey` (`*` for all); repeatable; default every topic.'),
       namespace: z.string().optional().describe('The namespace of the job events (default `default`; `*` for all).'),
     },
     returns: 'A stream of JSON lines: `{}` heartbeats and `{"Index": …, "Events": […]}` batches.',
-    handler: async ({ scheduler, caller, query, queries }) => {
+    handler: async ({ scheduler, caller, query }) => {
       const who = await caller();
-      const indexText = query('index') ?? '0';
-      if (!/^\d+$/.test(indexText)) throw badRequest('Unable to parse index: invalid syntax');
-      const namespace = query('namespace') || 'default';
-      const topics = parseTopics(queries('topic'));
+      const namespace = query.namespace || 'default';
+      const topics = query.topic?.length ? query.topic : [{ topic: '*', key: '*' }];
       if (!allowedTopics(who, topics, namespace)) throw permissionDenied();
       const limitMs = scheduler.options.streamLimitMs;
-      const body = openStream(scheduler, who, { index: Number(indexText), topics, namespace }, {
+      const body = openStream(scheduler, who, { index: query.index ?? 0, topics, namespace }, {
         heartbeatMs: scheduler.options.heartbeatMs ?? 10_000,
         ...(limitMs ? { limitMs } : {}),
       });

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { DurationError, formatDuration, parseGoDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
-import { shown, validAuthMethodName } from '../identifiers.ts';
+import { authMethodNameParameter, shown, validAuthMethodName } from '../identifiers.ts';
 
 export interface AuthMethodConfig {
   JWTValidationPubKeys?: string[];
@@ -104,7 +104,7 @@ export const authMethodBody = z.object({
 });
 export type AuthMethodBody = z.infer<typeof authMethodBody>;
 
-export const authMethodName = z.string().describe('The auth method name.');
+export const authMethodName = authMethodNameParameter('The auth method name.');
 
 export type AuthMethodContent = Pick<AclAuthMethod, 'Name' | 'Type' | 'TokenLocality' | 'TokenNameFormat' | 'MaxTokenTTL' | 'Default' | 'Config'>;
 

@@ -1,7 +1,6 @@
 /** ACL auth methods over HTTP: `/v1/acl/auth-methods`, `/v1/acl/auth-method`, `/v1/acl/auth-method/:name`. */
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { type Route, route } from '../../http/route.ts';
-import { requireAuthMethodName } from '../identifiers.ts';
 import { authMethodBody, authMethodName, authMethodStub, withoutSecret } from './model.ts';
 
 export const authMethodRoutes: Route[] = [
@@ -34,9 +33,9 @@ export const authMethodRoutes: Route[] = [
     params: { name: authMethodName },
     blocking: ['acl_auth_method'],
     returns: 'The method, without its OIDC client secret.',
-    handler: async ({ scheduler, param }) => ({
+    handler: async ({ scheduler, params }) => ({
       read: async () => {
-        const method = await scheduler.authMethods.get(requireAuthMethodName(param('name')));
+        const method = await scheduler.authMethods.get(params.name);
         if (!method) throw notFound('ACL auth-method not found');
         return withoutSecret(method);
       },
@@ -50,8 +49,7 @@ export const authMethodRoutes: Route[] = [
     params: { name: authMethodName },
     body: authMethodBody,
     returns: 'The updated method, without its OIDC client secret.',
-    handler: async ({ scheduler, param, body }) => {
-      const name = requireAuthMethodName(param('name'));
+    handler: async ({ scheduler, params: { name }, body }) => {
       if (body.Name && body.Name !== name) throw badRequest('ACL auth-method name in URL must match name in body');
       const method = await scheduler.authMethods.upsert({ ...body, Name: name }, 'update');
       return { json: withoutSecret(method), index: method.ModifyIndex };
@@ -64,9 +62,6 @@ export const authMethodRoutes: Route[] = [
     access: 'management',
     params: { name: authMethodName },
     returns: 'An empty body; the index headers carry the write index.',
-    handler: async ({ scheduler, param }) => ({
-      empty: true,
-      index: await scheduler.bindingRules.deleteAuthMethod(requireAuthMethodName(param('name'))),
-    }),
+    handler: async ({ scheduler, params }) => ({ empty: true, index: await scheduler.bindingRules.deleteAuthMethod(params.name) }),
   }),
 ];

@@ -4,7 +4,7 @@ import { BexprSyntaxError, bexprReady, parseBexpr } from '../../../lib/bexpr.ts'
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
 import type { AclAuthMethod } from '../auth-methods/model.ts';
-import { shown } from '../identifiers.ts';
+import { shown, uuidParameter } from '../identifiers.ts';
 import { templateNames } from '../interpolate.ts';
 
 export interface AclBindingRule {
@@ -36,7 +36,7 @@ export const bindingRuleBody = z.object({
 });
 export type BindingRuleBody = z.infer<typeof bindingRuleBody>;
 
-export const bindingRuleId = z.string().describe('The binding rule ID (a UUID).');
+export const bindingRuleId = uuidParameter('ACL binding rule ID', 'The binding rule ID (a UUID).');
 
 /**
  * The rule's content after merging `body` over `existing`, validated (400 naming each problem); `method` finds the

@@ -4,7 +4,6 @@
  */
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { type Route, route } from '../../http/route.ts';
-import { requireUuid } from '../identifiers.ts';
 import { evaluateRoute } from './evaluate.ts';
 import { bindingRuleBody, bindingRuleId, bindingRuleStub, withoutHash } from './model.ts';
 
@@ -39,9 +38,9 @@ export const bindingRuleRoutes: Route[] = [
     params: { id: bindingRuleId },
     blocking: ['acl_binding_rule'],
     returns: 'The rule.',
-    handler: async ({ scheduler, param }) => ({
+    handler: async ({ scheduler, params }) => ({
       read: async () => {
-        const rule = await scheduler.bindingRules.get(requireUuid(param('id'), 'ACL binding rule ID'));
+        const rule = await scheduler.bindingRules.get(params.id);
         if (!rule) throw notFound('ACL binding rule not found');
         return withoutHash(rule);
       },
@@ -55,8 +54,7 @@ export const bindingRuleRoutes: Route[] = [
     params: { id: bindingRuleId },
     body: bindingRuleBody,
     returns: 'The updated rule.',
-    handler: async ({ scheduler, param, body }) => {
-      const id = requireUuid(param('id'), 'ACL binding rule ID');
+    handler: async ({ scheduler, params: { id }, body }) => {
       if (body.ID && body.ID !== id) throw badRequest('ACL binding rule ID in URL must match ID in body');
       const rule = await scheduler.bindingRules.upsert(body, id);
       return { json: withoutHash(rule), index: rule.ModifyIndex };
@@ -69,10 +67,7 @@ export const bindingRuleRoutes: Route[] = [
     access: 'management',
     params: { id: bindingRuleId },
     returns: 'An empty body; the index headers carry the write index.',
-    handler: async ({ scheduler, param }) => ({
-      empty: true,
-      index: await scheduler.bindingRules.delete(requireUuid(param('id'), 'ACL binding rule ID')),
-    }),
+    handler: async ({ scheduler, params }) => ({ empty: true, index: await scheduler.bindingRules.delete(params.id) }),
   }),
   evaluateRoute,
 ];

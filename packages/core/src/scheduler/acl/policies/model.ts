@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
-import { shown, validPolicyName } from '../identifiers.ts';
+import { policyNameParameter, shown, validPolicyName } from '../identifiers.ts';
 import { PolicyParseError, parsePolicyRules } from '../policy-rules.ts';
 
 export interface AclPolicy {
@@ -22,7 +22,11 @@ export const policyBody = z.object({
   Rules: z.string().optional().describe('The policy rules, in HCL or JSON (namespace, node, agent, operator, quota, plugin and host volume rules).'),
 });
 
-export const policyName = z.string().describe('The name of the ACL policy: 1 to 128 letters, digits and dashes.');
+const policyNameText = 'The name of the ACL policy: 1 to 128 letters, digits and dashes.';
+/** The policy name of a read or a delete, checked by the route wrapper. */
+export const policyName = policyNameParameter(policyNameText);
+/** The policy name of a write: checked with the rest of the policy (`validatePolicy`, Nomad's validation message). */
+export const writtenPolicyName = z.string().describe(policyNameText);
 
 /** Refuses a policy Nomad would refuse, naming every problem. */
 export function validatePolicy(input: PolicyContent): void {

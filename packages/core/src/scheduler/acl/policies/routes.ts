@@ -3,8 +3,7 @@ import * as z from 'zod';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { type Route, route } from '../../http/route.ts';
-import { requirePolicyName } from '../identifiers.ts';
-import { policyBody, policyName, policyStub } from './model.ts';
+import { policyBody, policyName, policyStub, writtenPolicyName } from './model.ts';
 
 export const policyRoutes: Route[] = [
   route({
@@ -17,7 +16,7 @@ export const policyRoutes: Route[] = [
     returns: 'The policies, without their rules.',
     handler: async ({ scheduler, caller, query }) => {
       const who = await caller();
-      const prefix = query('prefix') ?? '';
+      const prefix = query.prefix ?? '';
       return {
         read: async () => {
           const mine = who.management ? undefined : new Set(who.policyNames);
@@ -36,11 +35,9 @@ export const policyRoutes: Route[] = [
     params: { name: policyName },
     blocking: ['acl_policy'],
     returns: 'The policy with its rules.',
-    handler: async ({ scheduler, caller, param }) => {
+    handler: async ({ scheduler, caller, params: { name } }) => {
       const who = await caller();
-      const name = param('name');
       if (!who.management && !who.policyNames.includes(name)) throw permissionDenied();
-      requirePolicyName(name);
       return {
         read: async () => {
           const policy = await scheduler.policies.get(name);
@@ -55,12 +52,11 @@ export const policyRoutes: Route[] = [
     path: '/v1/acl/policy/:name',
     summary: 'Create or update an ACL policy.',
     access: 'management',
-    params: { name: policyName },
+    params: { name: writtenPolicyName },
     body: policyBody,
     returns: 'An empty body; the index headers carry the write index.',
-    handler: async ({ scheduler, param, body }) => {
+    handler: async ({ scheduler, params: { name }, body }) => {
       // The name is checked, before it reaches a key, with the rest of the policy (Nomad's validation message).
-      const name = param('name');
       if (body.Name && body.Name !== name) throw badRequest('Policy name does not match request path');
       const policy = await scheduler.policies.upsert({ Name: name, Description: body.Description ?? '', Rules: body.Rules ?? '' });
       return { empty: true, index: policy.ModifyIndex };
@@ -73,8 +69,7 @@ export const policyRoutes: Route[] = [
     access: 'management',
     params: { name: policyName },
     returns: 'An empty body; the index headers carry the write index.',
-    handler: async ({ scheduler, param }) => {
-      const name = requirePolicyName(param('name'));
+    handler: async ({ scheduler, params: { name } }) => {
       return { empty: true, index: (await scheduler.policies.delete(name)) ?? (await scheduler.state.tableIndex(['acl_policy'])) };
     },
   }),

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
-import { shown, validRoleName } from '../identifiers.ts';
+import { roleNameParameter, shown, uuidParameter, validRoleName } from '../identifiers.ts';
 
 export interface AclRole {
   ID: string;
@@ -26,10 +26,16 @@ export const roleBody = z.object({
     .describe('The policies the role grants, as links by name; at least one.'),
 });
 
-export const roleId = z.string().describe('The role ID (a UUID).');
+export const roleId = uuidParameter('ACL role ID', 'The role ID (a UUID).');
+export const roleName = roleNameParameter('The role name.');
 
 /** A role list prefix is matched against IDs: whole bytes of hex. */
-export const evenHex = /^(?:[0-9a-f]{2})*$/;
+const evenHex = /^(?:[0-9a-f]{2})*$/;
+export const rolePrefix = z
+  .string()
+  .refine((prefix) => evenHex.test(prefix), { error: 'Invalid prefix: it must be an even number of hexadecimal characters (0-9a-f)' })
+  .optional()
+  .describe('Only roles whose ID starts with this prefix (an even number of hexadecimal characters).');
 
 /** The role's content with its policy links deduplicated; refuses a role Nomad would refuse, naming every problem. */
 export function validateRole(input: RoleContent): RoleContent {

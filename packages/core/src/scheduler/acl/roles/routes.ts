@@ -1,21 +1,20 @@
 /** ACL roles over HTTP: `/v1/acl/role`, `/v1/acl/role/:id`, `/v1/acl/roles`, `/v1/acl/role/name/:name`. */
-import * as z from 'zod';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
-import { type Route, type RouteContext, route } from '../../http/route.ts';
-import { requireRoleName, requireUuid } from '../identifiers.ts';
-import { type AclRole, evenHex, roleBody, roleId } from './model.ts';
+import { type Route, route } from '../../http/route.ts';
+import type { Caller, Scheduler } from '../../scheduler.ts';
+import { type AclRole, roleBody, roleId, roleName, rolePrefix } from './model.ts';
 
 /** A role read: a management token reads any role, another token only the roles it is linked to. */
 const readRole =
-  (find: (ctx: RouteContext<undefined>) => Promise<AclRole | undefined>) =>
-  async (ctx: RouteContext<undefined>) => {
-    const who = await ctx.caller();
+  <Params>(find: (scheduler: Scheduler, params: Params) => Promise<AclRole | undefined>) =>
+  async ({ scheduler, caller, params }: { scheduler: Scheduler; caller: () => Promise<Caller>; params: Params }) => {
+    const who = await caller();
     const mine = new Set(who.token?.Roles.map((link) => link.ID) ?? []);
     if (!who.management && mine.size === 0) throw permissionDenied();
     return {
       read: async () => {
-        const role = await find(ctx);
+        const role = await find(scheduler, params);
         if (!who.management && (!role || !mine.has(role.ID))) throw permissionDenied();
         if (!role) throw notFound('ACL role not found');
         return role;
@@ -42,13 +41,12 @@ export const roleRoutes: Route[] = [
     path: '/v1/acl/roles',
     summary: 'List the ACL roles (a management token sees all, another token the roles it is linked to).',
     access: 'token',
-    query: { prefix: z.string().optional().describe('Only roles whose ID starts with this prefix (an even number of hexadecimal characters).') },
+    query: { prefix: rolePrefix },
     blocking: ['acl_role'],
     returns: 'The roles, sorted by ID.',
     handler: async ({ scheduler, caller, query }) => {
       const who = await caller();
-      const prefix = query('prefix') ?? '';
-      if (!evenHex.test(prefix)) throw badRequest('Invalid prefix: it must be an even number of hexadecimal characters (0-9a-f)');
+      const prefix = query.prefix ?? '';
       return {
         read: async () => {
           const mine = new Set(who.token?.Roles.map((link) => link.ID) ?? []);
@@ -64,10 +62,10 @@ export const roleRoutes: Route[] = [
     path: '/v1/acl/role/name/:name',
     summary: 'Read an ACL role by its name.',
     access: 'token',
-    params: { name: z.string().describe('The role name.') },
+    params: { name: roleName },
     blocking: ['acl_role'],
     returns: 'The role.',
-    handler: readRole((ctx) => ctx.scheduler.roles.getByName(requireRoleName(ctx.param('name')))),
+    handler: readRole((scheduler, params: { name: string }) => scheduler.roles.getByName(params.name)),
   }),
   route({
     method: 'GET',
@@ -77,7 +75,7 @@ export const roleRoutes: Route[] = [
     params: { id: roleId },
     blocking: ['acl_role'],
     returns: 'The role.',
-    handler: readRole((ctx) => ctx.scheduler.roles.get(requireUuid(ctx.param('id'), 'ACL role ID'))),
+    handler: readRole((scheduler, params: { id: string }) => scheduler.roles.get(params.id)),
   }),
   route({
     method: 'POST',
@@ -87,8 +85,7 @@ export const roleRoutes: Route[] = [
     params: { id: roleId },
     body: roleBody,
     returns: 'The updated role.',
-    handler: async ({ scheduler, param, body }) => {
-      const id = requireUuid(param('id'), 'ACL role ID');
+    handler: async ({ scheduler, params: { id }, body }) => {
       if (!body.ID) throw badRequest('ACL role ID is required in the body');
       if (body.ID !== id) throw badRequest('ACL role ID in URL must match ID in body');
       const role = await scheduler.roles.upsert({ Name: body.Name ?? '', Description: body.Description ?? '', Policies: body.Policies }, id);
@@ -102,6 +99,6 @@ export const roleRoutes: Route[] = [
     access: 'management',
     params: { id: roleId },
     returns: 'An empty body; the index headers carry the write index.',
-    handler: async ({ scheduler, param }) => ({ empty: true, index: await scheduler.roles.delete(requireUuid(param('id'), 'ACL role ID')) }),
+    handler: async ({ scheduler, params }) => ({ empty: true, index: await scheduler.roles.delete(params.id) }),
   }),
 ];

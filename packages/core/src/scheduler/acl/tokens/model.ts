@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { DurationError, parseGoDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
+import { uuidParameter } from '../identifiers.ts';
 
 export interface RoleLink {
   ID: string;
@@ -113,7 +114,7 @@ export const bootstrapBody = z.object({
   BootstrapSecret: z.string().optional().describe('The secret ID the bootstrap token gets (a UUID); a random one when absent.'),
 });
 
-export const accessorId = z.string().describe('The accessor ID of the token (a UUID).');
+export const accessorId = uuidParameter('ACL token accessor ID', 'The accessor ID of the token (a UUID).');
 
 /** A token as the list shows it. */
 export const tokenStub = (token: AclToken) => ({

@@ -6,7 +6,6 @@ import * as z from 'zod';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { type Route, route } from '../../http/route.ts';
-import { requireUuid } from '../identifiers.ts';
 import { type AclToken, accessorId, bootstrapBody, tokenBody, tokenStub, view } from './model.ts';
 
 export const tokenRoutes: Route[] = [
@@ -31,7 +30,7 @@ export const tokenRoutes: Route[] = [
     blocking: ['acl_token'],
     returns: 'The tokens, without their secrets.',
     handler: async ({ scheduler, query }) => {
-      const prefix = query('prefix') ?? '';
+      const prefix = query.prefix ?? '';
       return {
         read: async () =>
           (await scheduler.tokens.list())
@@ -75,11 +74,9 @@ export const tokenRoutes: Route[] = [
     params: { accessor: accessorId },
     blocking: ['acl_token'],
     returns: 'The token, without its secret.',
-    handler: async ({ scheduler, caller, param }) => {
+    handler: async ({ scheduler, caller, params: { accessor } }) => {
       const who = await caller();
-      const accessor = param('accessor');
       if (!who.management && who.token?.AccessorID !== accessor) throw permissionDenied();
-      requireUuid(accessor, 'ACL token accessor ID');
       return {
         read: async () => {
           const token = await scheduler.tokens.get(accessor);
@@ -97,8 +94,7 @@ export const tokenRoutes: Route[] = [
     params: { accessor: accessorId },
     body: tokenBody,
     returns: 'The updated token, without its secret.',
-    handler: async ({ scheduler, param, body }) => {
-      const accessor = requireUuid(param('accessor'), 'ACL token accessor ID');
+    handler: async ({ scheduler, params: { accessor }, body }) => {
       if (body.AccessorID && body.AccessorID !== accessor) throw badRequest('Token accessor ID does not match request path');
       const token = await scheduler.tokens.update(accessor, body);
       return { json: token, index: token.ModifyIndex };
@@ -111,9 +107,6 @@ export const tokenRoutes: Route[] = [
     access: 'management',
     params: { accessor: accessorId },
     returns: 'An empty body; the index headers carry the write index.',
-    handler: async ({ scheduler, param }) => ({
-      empty: true,
-      index: await scheduler.tokens.delete(requireUuid(param('accessor'), 'ACL token accessor ID')),
-    }),
+    handler: async ({ scheduler, params }) => ({ empty: true, index: await scheduler.tokens.delete(params.accessor) }),
   }),
 ];

@@ -1,5 +1,7 @@
 import type { SSTConfig } from 'sst';
 import { Audit } from './stacks/Audit.ts';
+import { Console } from './stacks/Console.ts';
+import { Edge } from './stacks/Edge.ts';
 import { Jobs } from './stacks/Jobs.ts';
 import { suppressNagFindings } from './stacks/nag.ts';
 import { Operations } from './stacks/Operations.ts';
@@ -12,9 +14,11 @@ export default {
   config() {
     return { name: 'keyhaven', region: process.env.AWS_REGION ?? 'us-east-1' };
   },
-  stacks(app) {
+  async stacks(app) {
     app.setDefaultFunctionProps({ runtime: 'nodejs24.x', architecture: 'arm_64' });
-    app.stack(Storage).stack(SecretsApi).stack(SchedulerApi).stack(Jobs).stack(Audit).stack(Operations);
+    app.stack(Storage).stack(Edge).stack(SecretsApi).stack(SchedulerApi).stack(Jobs).stack(Audit).stack(Operations);
+    // The console's files: built at synthesis (packages/ui/build.ts), deployed after both APIs.
+    await app.stack(Console);
     // cdk-nag's accepted findings, each with its reason (test/deploy/cdk-nag-*.test.ts run the packs over every stage).
     suppressNagFindings(app);
   },

@@ -10,7 +10,9 @@ import { SchedulerApi } from './SchedulerApi.ts';
 import { SecretsApi } from './SecretsApi.ts';
 import { alarmOn, alarmThresholds, period } from './alarms.ts';
 import { accessLogBucket } from './access-logs.ts';
+import { replicateAuditBucket } from './audit-replication.ts';
 import { Storage } from './Storage.ts';
+import { encryptLogGroups } from './logs-key.ts';
 
 /**
  * Audit lines outlive the functions that write them: the secrets service's audit devices with `file_path=stdout`
@@ -46,6 +48,8 @@ export function Audit({ stack }: StackContext) {
     serverAccessLogsBucket: accessLogBucket(stack, 'AuditAccessLogs', config, 's3'),
     serverAccessLogsPrefix: 'audit-bucket/',
   });
+  // A copy in another account (optional): object lock and all (stacks/audit-replication.ts).
+  if (config.audit.replication) replicateAuditBucket(stack, stack.stage, bucket, key, config.audit.replication);
   // Roles with exactly the actions each hop needs; CDK's own grants (`s3:GetObject*`, `s3:List*`) are not added.
   const deliveryRole = new Role(stack, 'AuditDeliveryRole', { assumedBy: new ServicePrincipal('firehose.amazonaws.com') });
   deliveryRole.addToPolicy(
@@ -88,6 +92,8 @@ export function Audit({ stack }: StackContext) {
     'keyhaven audit: audit lines wait in Firehose instead of reaching the bucket',
     { threshold: alarmThresholds.auditFreshnessSeconds },
   );
+  // Firehose's delivery error log group, under the stage's logs key.
+  encryptLogGroups(stack, storage.logsKey);
   stack.addOutputs({ AuditBucket: bucket.bucketName });
   return { bucket, delivery };
 }

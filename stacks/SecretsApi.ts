@@ -1,13 +1,21 @@
 import { Api, type Function as SstFunction, type StackContext, use } from 'sst/constructs';
 import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
 import { Stack } from 'aws-cdk-lib';
+import { Distribution, FunctionEventType, PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { directoryNetwork, keyhavenFunction } from './functions.ts';
-import { alarmThresholds, functionAlarms, httpApiAlarms } from './alarms.ts';
-import { corsOf, type DeclaredMount, declaredMountsEnv, familyOfType, googleEndpointsEnv } from './stage-config.ts';
+import { alarmThresholds, distributionAlarm, functionAlarms, httpApiAlarms } from './alarms.ts';
+import { consoleBehaviors, consoleBucket } from './console-hosting.ts';
+import { cloudFrontFunction, httpApiOrigin, originSecret, uncachedApiBehavior, viewerCertificate } from './edge-origin.ts';
+import { Edge } from './Edge.ts';
+import { encryptLogGroups } from './logs-key.ts';
+import { corsOf, customOrigin, type DeclaredMount, declaredMountsEnv, familyOfType, googleEndpointsEnv } from './stage-config.ts';
 import { Storage } from './Storage.ts';
-import { httpApiAccessLogFormat } from './access-logs.ts';
+import { accessLogBucket, httpApiAccessLogFormat } from './access-logs.ts';
 import { throttleApi, throttledSecretsRoutes } from './throttling.ts';
+
+/** The viewer-request function of the API behaviour; relative to the project root, as SST runs (and handlers are). */
+export const bearerToVaultTokenFile = 'stacks/cloudfront/bearer-to-vault-token.js';
 
 /** The entry file of each family's Lambda. */
 export const familyHandlers: Record<SecretsFamily, string> = {
@@ -55,17 +63,21 @@ function familyOfRoute(route: string, routes: Record<string, SecretsFamily>): Se
 export const callBudgetSeconds = { apiLimit: 30, system: 28, engine: 20 } as const;
 
 /**
- * `{base_url}`: an HTTP API whose routes are the stage's declared mounts, each to its family's Lambda. Only
- * families with a declared mount (and `system`) get a function.
+ * `{base_url}`: one CloudFront distribution (WAF, standard logs, security headers, TLS 1.2 with the stage's own name)
+ * in front of an HTTP API whose routes are the stage's declared mounts, each to its family's Lambda, and the web
+ * console under `/ui/` from a private bucket. Only families with a declared mount (and `system`) get a function. The
+ * API's own URL answers 403 (the origin check).
  */
 export function SecretsApi({ stack }: StackContext) {
   const storage = use(Storage);
   const { config } = storage;
+  const edge = use(Edge);
+  const origin = originSecret(stack, 'Secrets', stack.stage, config);
   const routes = secretsRoutes(config.mounts);
   // The login and credential routes, each to its mount's family, so API Gateway can throttle them on their own.
   const throttled = throttledSecretsRoutes(config.mounts);
   for (const route of Object.keys(throttled)) routes[route] = familyOfRoute(route, routes);
-  const environment = { KEYHAVEN_DECLARED_MOUNTS: declaredMountsEnv(config.mounts) };
+  const environment = { KEYHAVEN_DECLARED_MOUNTS: declaredMountsEnv(config.mounts), KEYHAVEN_ORIGIN_SECRET: origin.value };
   const functions = new Map<SecretsFamily, SstFunction>();
   for (const family of new Set(Object.values(routes))) {
     functions.set(
@@ -86,15 +98,46 @@ export function SecretsApi({ stack }: StackContext) {
     routes: Object.fromEntries(
       Object.entries(routes).map(([route, family]) => [route, { function: functions.get(family) as SstFunction }]),
     ),
-    ...(config.customDomains?.secrets ? { customDomain: config.customDomains.secrets } : {}),
     // Access log: no header and no query string, so no token reaches it (the path names no secret value).
     accessLog: { format: httpApiAccessLogFormat, retention: config.logRetention },
     cors: corsOf(config),
   });
   throttleApi(api, config.throttle, throttled);
   httpApiAlarms(stack, storage, 'SecretsApi', api, alarmThresholds.secretsLatencyP99Ms);
-  stack.addOutputs({ SecretsUrl: api.customDomainUrl ?? api.url });
-  return { api, functions };
+
+  const domain = config.customDomains?.secrets;
+  const bucket = consoleBucket(stack, config);
+  const distribution = new Distribution(stack, 'SecretsDistribution', {
+    comment: `keyhaven ${stack.stage} secrets`,
+    priceClass: PriceClass.PRICE_CLASS_100,
+    ...(edge.webAclArn ? { webAclId: edge.webAclArn } : {}),
+    // Standard logs: every viewer request, with its IP, into a bucket of their own (no cookies: they are not used).
+    enableLogging: true,
+    logBucket: accessLogBucket(stack, 'SecretsAccessLogs', config, 'cloudfront'),
+    logFilePrefix: 'secrets-distribution/',
+    defaultBehavior: {
+      origin: httpApiOrigin(api, origin.value),
+      ...uncachedApiBehavior(stack, 'SecretsSecurityHeaders', 'keyhaven secrets: HSTS, nosniff, no framing, no referrer'),
+      functionAssociations: [
+        {
+          eventType: FunctionEventType.VIEWER_REQUEST,
+          function: cloudFrontFunction(
+            stack,
+            'BearerToVaultToken',
+            'copies Authorization: Bearer to X-Vault-Token, which CloudFront would drop from GET and HEAD',
+            bearerToVaultTokenFile,
+          ),
+        },
+      ],
+    },
+    additionalBehaviors: consoleBehaviors(stack, bucket, config),
+    ...viewerCertificate(stack, 'SecretsCertificate', domain),
+  });
+  distributionAlarm(stack, storage, 'SecretsDistribution', distribution);
+  encryptLogGroups(stack, storage.logsKey);
+  const url = customOrigin(domain) ?? `https://${distribution.distributionDomainName}`;
+  stack.addOutputs({ SecretsUrl: url, SecretsDistributionDomain: distribution.distributionDomainName });
+  return { api, functions, distribution, url, consoleBucket: bucket, originSecret: origin.secret };
 }
 
 /**

@@ -6,6 +6,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type Stack, type StackContext, Table } from 'sst/constructs';
 import { type AlarmContext, alarmOn, alarmTopic, functionAlarms, period } from './alarms.ts';
 import { tableBackup } from './backup.ts';
+import { logsKey } from './logs-key.ts';
 import { dataKeyContext, functionRoleName, functionRolePrefix, keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
 import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-config.ts';
@@ -22,7 +23,8 @@ import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-confi
 export function Storage({ stack, app }: StackContext) {
   const config = stageConfig(app.stage, app.region);
   const topic = alarmTopic(stack, config);
-  if (config.region !== config.authoritativeRegion) return replicaStorage(stack, config, app.logicalPrefixedName('Table'), topic);
+  const logs = logsKey(stack, config);
+  if (config.region !== config.authoritativeRegion) return { ...replicaStorage(stack, config, app.logicalPrefixedName('Table'), topic), logsKey: logs as IKey };
   const removalPolicy = config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
   const replicated = config.replicaRegions.length > 0;
   const keys = [
@@ -61,7 +63,7 @@ export function Storage({ stack, app }: StackContext) {
   // The whole policy, set last: CDK's default (the account may do everything) and the statements `Secret` adds for
   // Secrets Manager (any secret of the account) are replaced, not extended.
   (sealingKey.node.defaultChild as CfnKey).keyPolicy = sealingKeyPolicy(stack, config, tokens ? firstTokensSecretName(stack.stage) : undefined);
-  return { table, sealingKey: sealingKey as IKey, config, alarmTopic: topic, firstTokens: tokens };
+  return { table, sealingKey: sealingKey as IKey, config, alarmTopic: topic, firstTokens: tokens, logsKey: logs as IKey };
 }
 
 /**

@@ -4,7 +4,8 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ITopic, Subscription, SubscriptionProtocol, Topic } from 'aws-cdk-lib/aws-sns';
-import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { Distribution } from 'aws-cdk-lib/aws-cloudfront';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Api, Function as SstFunction } from 'sst/constructs';
 import type { Construct, IConstruct } from 'constructs';
 import { checkAlarmSubscriptions, type StageConfig } from './stage-config.ts';
@@ -27,7 +28,9 @@ const stageOf = (scope: Construct) => (CdkStack.of(scope) as CdkStack & { stage:
 /**
  * The stage's alarm topic: an SNS topic this stack makes (encrypted with its own key, which CloudWatch may use to
  * publish; TLS only), subscribed to each of the stage config's `alarmSubscriptions`. A stage outside dev without any
- * subscription fails to synthesise (`checkAlarmSubscriptions`): its alarms would reach nobody.
+ * subscription fails to synthesise (`checkAlarmSubscriptions`): its alarms would reach nobody. A notification SNS
+ * cannot deliver to a subscription after its retries goes to a dead-letter queue (each subscription's redrive
+ * policy), kept 14 days and watched by an alarm (`AlarmDeliveryFailures`), which the dashboard shows.
  */
 export function alarmTopic(scope: Construct, config: StageConfig): ITopic {
   const stage = stageOf(scope);
@@ -56,13 +59,28 @@ export function alarmTopic(scope: Construct, config: StageConfig): ITopic {
     https: SubscriptionProtocol.HTTPS,
     sms: SubscriptionProtocol.SMS,
   } as const;
+  // SQS-managed encryption: SNS can send to it without a key policy of its own.
+  const undelivered = new Queue(scope, 'AlarmDeliveryFailuresQueue', {
+    queueName: `keyhaven-${stage}-alarm-delivery-failures`,
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
   config.alarmSubscriptions.forEach((subscription, index) => {
     new Subscription(scope, `AlarmSubscription${index}`, {
       topic,
       protocol: protocols[subscription.protocol],
       endpoint: subscription.endpoint,
+      deadLetterQueue: undelivered,
     });
   });
+  alarmOn(
+    scope,
+    { config, alarmTopic: topic },
+    'AlarmDeliveryFailures',
+    undelivered.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
+    `keyhaven alarms: SNS could not deliver a notification to a subscription (queue keyhaven-${stage}-alarm-delivery-failures)`,
+  );
   return topic;
 }
 
@@ -144,6 +162,24 @@ export function httpApiAlarms(stack: Construct, context: AlarmContext, id: strin
       threshold: latencyP99Ms,
       evaluationPeriods: alarmThresholds.latencyPeriods,
     },
+  );
+}
+
+/**
+ * A distribution's share of 5xx answers. CloudFront publishes its metrics in us-east-1 only, and an alarm sees only its
+ * own region's metrics, so elsewhere there is none. CloudFront publishes with both dimensions; CDK's metric names only
+ * the first, which matches no data.
+ */
+export function distributionAlarm(stack: Construct, context: AlarmContext, id: string, distribution: Distribution): void {
+  if (CdkStack.of(stack).region !== 'us-east-1') return;
+  const dimensionsMap = { DistributionId: distribution.distributionId, Region: 'Global' };
+  alarmOn(
+    stack,
+    context,
+    `${id}5xx`,
+    distribution.metric5xxErrorRate({ period, statistic: 'Average', dimensionsMap }),
+    `keyhaven ${id}: share of 5xx answers`,
+    { threshold: alarmThresholds.cloudFront5xxPercent, evaluationPeriods: alarmThresholds.cloudFrontPeriods },
   );
 }
 

@@ -23,6 +23,24 @@ export interface Throttle {
   burst: number;
 }
 
+/** A distribution's own name and the ACM certificate (in us-east-1, as CloudFront requires) that covers it. */
+export interface CustomDomain {
+  domainName: string;
+  certificateArn: string;
+}
+
+/**
+ * A copy of every audit object in a bucket of another account or region (S3 replication): the bucket must be versioned
+ * and have object lock on (S3 replicates each object's retention with it), its policy must let this stage's
+ * replication role (`keyhaven-<stage>-audit-replication`) replicate into it, and `kmsKeyArn` is the destination's key,
+ * which must let that role encrypt.
+ */
+export interface AuditReplication {
+  bucketArn: string;
+  account: string;
+  kmsKeyArn: string;
+}
+
 /** A subscription of the alarm topic: an email address, an https endpoint, or a phone number (E.164) for SMS. */
 export interface AlarmSubscription {
   protocol: 'email' | 'https' | 'sms';
@@ -48,19 +66,30 @@ export interface StageConfig {
    */
   authoritativeSealingKeyArn?: string;
   mounts: DeclaredMount[];
+  /**
+   * The names of the two CloudFront distributions (`{base_url}` with the console under `/ui/`, and `{scheduler_url}`),
+   * each with an ACM certificate in us-east-1 that covers it; point the name (CNAME or Route 53 alias) at the
+   * distribution's domain (outputs `SecretsDistributionDomain`, `SchedulerDistributionDomain`). Required outside dev
+   * stages (`checkEdge`): only a distribution with its own certificate can refuse TLS 1.0 and 1.1.
+   */
   customDomains?: {
-    /** An existing Route 53 hosted zone for the secrets API's domain (looked up at deploy time). */
-    secrets?: { domainName: string; hostedZone: string };
-    /** The scheduler's CloudFront distribution; the certificate must be in us-east-1. */
-    scheduler?: { domainName: string; certificateArn: string };
+    secrets?: CustomDomain;
+    scheduler?: CustomDomain;
   };
+  /**
+   * The CloudFront-scope WAF web ACL (an ARN in us-east-1) of both distributions when the stage is deployed outside
+   * us-east-1: CloudFront takes only web ACLs made in us-east-1, and SST deploys all of a stage's stacks into one
+   * region. A us-east-1 deploy makes its own (`stacks/Edge.ts`, output `EdgeWebAclArn`), which other regions of the
+   * same stage can name here. Required outside dev stages deployed elsewhere (`checkEdge`).
+   */
+  edgeWebAclArn?: string;
   logRetention: 'one_week' | 'one_month' | 'three_months' | 'one_year';
   directoryVpc?: DirectoryVpc;
   /**
    * Where audit lines go (stacks/Audit.ts): kept in S3 under object lock for `retentionDays` (`governance` lets a
    * privileged operator shorten it, `compliance` lets nobody); `scheduler` switches the scheduler's audit log on.
    */
-  audit: { retentionDays: number; lockMode: 'governance' | 'compliance'; scheduler: boolean };
+  audit: { retentionDays: number; lockMode: 'governance' | 'compliance'; scheduler: boolean; replication?: AuditReplication };
   /**
    * Reserved concurrency of the long-lived scheduler functions: each event stream holds an instance for up to
    * 14 minutes (Lambda does not stop when the client goes away) and each blocking query up to ~26 s. The cap keeps
@@ -165,6 +194,12 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
   };
   // The example stages' on-call address; replace it with your own (synthesis of a stage outside dev needs one).
   const exampleOnCall: AlarmSubscription[] = [{ protocol: 'email', endpoint: 'oncall@example.com' }];
+  // The example stages' names, under one (example) certificate in us-east-1 for *.example.com; use your own.
+  const exampleCertificate = 'arn:aws:acm:us-east-1:123456789012:certificate/22222222-2222-2222-2222-222222222222';
+  const exampleDomains = (prefix: string) => ({
+    secrets: { domainName: `${prefix}secrets.example.com`, certificateArn: exampleCertificate },
+    scheduler: { domainName: `${prefix}scheduler.example.com`, certificateArn: exampleCertificate },
+  });
   const overrides: Record<string, Partial<StageConfig>> = {
     // Example of a production stage with two cloud mounts; edit to match your accounts.
     prod: {
@@ -172,6 +207,18 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
       reservedConcurrency: { eventStream: 100, schedulerApi: 50, jobs: 2, streamConsumer: 10 },
       corsOrigins: ['https://console.example.com'],
       alarmSubscriptions: exampleOnCall,
+      customDomains: exampleDomains('prod-'),
+      // Every audit object copied into a locked bucket of another account (a log archive account).
+      audit: {
+        retentionDays: 400,
+        lockMode: 'compliance',
+        scheduler: true,
+        replication: {
+          bucketArn: 'arn:aws:s3:::keyhaven-prod-audit-copy',
+          account: '210987654321',
+          kmsKeyArn: 'arn:aws:kms:us-west-2:210987654321:key/11111111-2222-3333-4444-555555555555',
+        },
+      },
       // A copy of each backup in a vault of another account (a backup account), which must allow this one to copy in.
       backup: { retentionDays: 35, lockChangeableForDays: 3, copyToVaultArn: 'arn:aws:backup:us-west-2:210987654321:backup-vault:keyhaven-prod-copy' },
     },
@@ -185,11 +232,16 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
       authoritativeSecretsUrl: 'https://secrets.example.com',
       authoritativeSealingKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef',
       alarmSubscriptions: exampleOnCall,
+      // A name per region (a CloudFront name belongs to one distribution); both under one certificate of *.example.com.
+      customDomains: exampleDomains(region === 'us-east-1' ? '' : `${region}-`),
+      // Outside us-east-1: the web ACL the us-east-1 deploy made (its output EdgeWebAclArn).
+      ...(region === 'us-east-1' ? {} : { edgeWebAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/keyhaven-example-multi-region-edge/0a1b2c3d-4e5f-6789-abcd-ef0123456789' }),
     },
-    // Example of a stage whose scheduler has its own domain (a certificate in us-east-1): its distribution refuses
-    // TLS 1.0 and 1.1, which the default *.cloudfront.net certificate cannot.
+    // Example of a stage whose distributions have their own domains (a certificate in us-east-1 each): they refuse
+    // TLS 1.0 and 1.1, which the default *.cloudfront.net certificate cannot. Every stage outside dev needs them.
     'example-custom-domain': {
       customDomains: {
+        secrets: { domainName: 'secrets.example.com', certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/11111111-1111-1111-1111-111111111111' },
         scheduler: { domainName: 'scheduler.example.com', certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000' },
       },
       alarmSubscriptions: exampleOnCall,
@@ -207,6 +259,7 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
         securityGroupIds: ['sg-0example'],
       },
       alarmSubscriptions: exampleOnCall,
+      customDomains: exampleDomains('private-'),
     },
   };
   const config = { ...base, ...overrides[stage], ...extra };
@@ -242,6 +295,46 @@ export function checkAlarmSubscriptions(stage: string, config: Pick<StageConfig,
     if (!form.test(endpoint)) throw new Error(`stage config: alarm subscription "${endpoint}" is not a valid ${protocol} endpoint`);
   }
 }
+
+const certificateInUsEast1 = /^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate\/[\w-]+$/;
+const cloudFrontWebAcl = /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[\w-]+\/[\w-]+$/;
+const hostName = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+/**
+ * The edge of a stage: outside dev stages both distributions have their own name and certificate (the default
+ * `*.cloudfront.net` certificate accepts TLS 1.0, which only a distribution with its own certificate can refuse), and a
+ * stage deployed outside us-east-1 names the web ACL of its distributions (`edgeWebAclArn`: CloudFront takes only web
+ * ACLs made in us-east-1). Throws naming what is missing or malformed.
+ */
+export function checkEdge(stage: string, config: Pick<StageConfig, 'isDev' | 'region' | 'customDomains' | 'edgeWebAclArn'>): void {
+  for (const service of ['secrets', 'scheduler'] as const) {
+    const domain = config.customDomains?.[service];
+    if (!domain) {
+      if (config.isDev) continue;
+      throw new Error(
+        `stage config: ${stage} is not a dev stage, so its ${service} distribution needs its own name and certificate (CloudFront's default *.cloudfront.net certificate accepts TLS 1.0): set customDomains.${service} { domainName, certificateArn } (an ACM certificate in us-east-1)`,
+      );
+    }
+    if (!hostName.test(domain.domainName)) throw new Error(`stage config: customDomains.${service}.domainName "${domain.domainName}" is not a host name`);
+    if (!certificateInUsEast1.test(domain.certificateArn)) {
+      throw new Error(`stage config: customDomains.${service}.certificateArn "${domain.certificateArn}" is not an ACM certificate ARN in us-east-1 (CloudFront takes no other)`);
+    }
+  }
+  if (config.customDomains?.secrets && config.customDomains.secrets.domainName === config.customDomains.scheduler?.domainName) {
+    throw new Error('stage config: customDomains.secrets and customDomains.scheduler must be different names');
+  }
+  if (config.edgeWebAclArn !== undefined && !cloudFrontWebAcl.test(config.edgeWebAclArn)) {
+    throw new Error(`stage config: edgeWebAclArn "${config.edgeWebAclArn}" is not a CloudFront web ACL ARN (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>)`);
+  }
+  if (!config.isDev && config.region !== 'us-east-1' && !config.edgeWebAclArn) {
+    throw new Error(
+      `stage config: ${stage} is not a dev stage and is deployed in ${config.region}, where no CloudFront web ACL can be made: set edgeWebAclArn to a web ACL in us-east-1 (a us-east-1 deploy's output EdgeWebAclArn)`,
+    );
+  }
+}
+
+/** The `https://` origin of a distribution's own name, when it has one. */
+export const customOrigin = (domain: CustomDomain | undefined) => (domain ? `https://${domain.domainName}` : undefined);
 
 /** The mounts, as the secrets functions read them from `KEYHAVEN_DECLARED_MOUNTS`. */
 export const declaredMountsEnv = (mounts: DeclaredMount[]) =>

@@ -18,16 +18,25 @@ export function refuseDirectRequest(
   event: APIGatewayProxyEventV2,
   secret = process.env.KEYHAVEN_ORIGIN_SECRET,
 ): APIGatewayProxyStructuredResultV2 | undefined {
-  if (!secret) return undefined;
-  const headers = event.headers ?? {};
-  const sent = headers[originSecretHeader];
-  delete headers[originSecretHeader];
-  if (sent !== undefined && sameSecret(sent, secret)) return undefined;
+  if (cameThroughCloudFront(event, secret)) return undefined;
   return {
     statusCode: 403,
     headers: { 'content-type': 'text/plain; charset=utf-8' },
     body: 'Permission denied: this API answers only through its CloudFront distribution ({scheduler_url})',
   };
+}
+
+/**
+ * Whether the request carries the origin secret (always true without one: `npm start` and tests set none). The header
+ * is removed from the event either way, so nothing downstream sees the secret. Shared by both services' checks
+ * (`functions/secrets/origin-check.ts`).
+ */
+export function cameThroughCloudFront(event: APIGatewayProxyEventV2, secret: string | undefined): boolean {
+  if (!secret) return true;
+  const headers = event.headers ?? {};
+  const sent = headers[originSecretHeader];
+  delete headers[originSecretHeader];
+  return sent !== undefined && sameSecret(sent, secret);
 }
 
 function sameSecret(sent: string, secret: string): boolean {

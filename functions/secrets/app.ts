@@ -8,6 +8,7 @@ import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import type { Backend } from '@keyhaven/core/secrets/framework/backend.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { refusal, refusesOverHttp } from '../refuse-first-tokens.ts';
+import { refuseDirectSecretsRequest } from './origin-check.ts';
 
 /**
  * A direct invocation by the system function (never API Gateway: only the system function may invoke this one),
@@ -27,6 +28,10 @@ export function secretsHandler(backends: Backend[]) {
   const serve = secretsLambda(secretsFront({ core, regions: secretsRegionsFromEnvironment(process.env) }));
   return async (event: APIGatewayProxyEventV2 | EngineEvent) => {
     const http = (event as Partial<APIGatewayProxyEventV2>).requestContext?.http;
+    // Only through CloudFront: the API's own URL answers 403 (functions/secrets/origin-check.ts). An engine request
+    // is a direct invocation by the system function, not an HTTP request, and is not checked.
+    const direct = http && refuseDirectSecretsRequest(event as APIGatewayProxyEventV2);
+    if (direct) return direct;
     // The path as the front will route it (`%69nit` is `init`); a path the front refuses is refused there.
     const sent = (event as Partial<APIGatewayProxyEventV2>).rawPath ?? http?.path ?? '';
     const refusedFor = http && refusesOverHttp(canonicalPath(sent).decoded ?? '', http.method, /^\/v1\/sys\/init\/?$/);

@@ -1,7 +1,8 @@
-// CloudFront Function (runtime cloudfront-js-2.0), viewer request, on /v1/event/stream only.
-// Origin access control signs the request to the Function URL with SigV4 and so overwrites the viewer's
-// Authorization header. A viewer that sends its token as `Authorization: Bearer <token>` (Nomad's API clients can)
-// would arrive without it; this copies the token to X-Nomad-Token first, which the scheduler reads as well.
+// CloudFront Function (runtime cloudfront-js-2.0), viewer request, on both behaviours of the scheduler distribution.
+// Origin access control signs the request to the stream's Function URL with SigV4 and so overwrites the viewer's
+// Authorization header, and CloudFront drops it from GET and HEAD requests to the (uncached) HTTP API. A viewer that
+// sends its token as `Authorization: Bearer <token>` (Nomad's API clients can) would arrive without it; this copies
+// the token to X-Nomad-Token first, which the scheduler reads as well.
 // A viewer that already sends X-Nomad-Token or X-Scheduler-Token keeps it: those take precedence at the origin too.
 // biome-ignore lint/correctness/noUnusedVariables: CloudFront calls the function named handler
 async function handler(event) {

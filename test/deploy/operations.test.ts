@@ -6,7 +6,6 @@ import { App as CdkApp, Stack as CdkStack } from 'aws-cdk-lib';
 import { tableBackup } from '../../stacks/backup.ts';
 import { checkAlarmSubscriptions, type StageConfig, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
-import { loginRequestsPerIpPer5Minutes, wafLoginPaths, wafRedactedHeaders } from '../../stacks/waf.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, asList, resourcesOf, roleStatementsOf, routeTargets, single } from './template-queries.ts';
 
@@ -51,11 +50,13 @@ describe('operations of a production stage (synthesis of "prod")', () => {
     it("subscribes the stage config's alarmSubscriptions to the topic", () => {
       const [topicId] = resourcesOf(s.storage, 'AWS::SNS::Topic')[0] ?? [];
       const subscriptions = resourcesOf(s.storage, 'AWS::SNS::Subscription').map(([, subscription]) => subscription.Properties);
+      const [queueId] = resourcesOf(s.storage, 'AWS::SQS::Queue')[0] ?? [];
       expect(subscriptions).toEqual(
         stageConfig('prod').alarmSubscriptions.map(({ protocol, endpoint }) => ({
           Protocol: protocol,
           Endpoint: endpoint,
           TopicArn: { Ref: topicId },
+          RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [queueId, 'Arn'] } },
         })),
       );
     });
@@ -131,18 +132,21 @@ describe('operations of a production stage (synthesis of "prod")', () => {
       );
     });
 
-    it("alarms on the scheduler distribution's share of 5xx (us-east-1, where CloudFront's metrics are)", () => {
-      const [distributionId] = resourcesOf(s.scheduler, 'AWS::CloudFront::Distribution')[0] ?? [];
-      const [alarm] = find('AWS/CloudFront', '5xxErrorRate');
-      expect(alarm).toMatchObject({
-        Statistic: 'Average',
-        Threshold: alarmThresholds.cloudFront5xxPercent,
-        EvaluationPeriods: alarmThresholds.cloudFrontPeriods,
-        Dimensions: [
-          { Name: 'DistributionId', Value: { Ref: distributionId } },
-          { Name: 'Region', Value: 'Global' },
-        ],
-      });
+    it("alarms on both distributions' share of 5xx (us-east-1, where CloudFront's metrics are)", () => {
+      const alarms = find('AWS/CloudFront', '5xxErrorRate');
+      expect(alarms).toHaveLength(2);
+      for (const [index, template] of [s.secrets, s.scheduler].entries()) {
+        const [distributionId] = resourcesOf(template, 'AWS::CloudFront::Distribution')[0] ?? [];
+        expect(alarms[index]).toMatchObject({
+          Statistic: 'Average',
+          Threshold: alarmThresholds.cloudFront5xxPercent,
+          EvaluationPeriods: alarmThresholds.cloudFrontPeriods,
+          Dimensions: [
+            { Name: 'DistributionId', Value: { Ref: distributionId } },
+            { Name: 'Region', Value: 'Global' },
+          ],
+        });
+      }
     });
 
     it('alarms when audit lines wait in Firehose instead of reaching the bucket', () => {
@@ -397,33 +401,5 @@ describe('AWS Backup of the table (synthesis of "prod")', () => {
     expect(backupOf({ retentionDays: 35, lockChangeableForDays: 1 })).toThrow(/lockChangeableForDays must be at least 3/);
     expect(backupOf({ retentionDays: 0, lockChangeableForDays: 3 })).toThrow(/retentionDays must be at least 1/);
     expect(backupOf({ retentionDays: 35, lockChangeableForDays: 3, copyToVaultArn: 'keyhaven-copy' })).toThrow(/"keyhaven-copy" is not a backup vault ARN/);
-  });
-});
-
-/** Issue 25 (CFR2): the scheduler's edge holds a flood of logins from one address, and known-bad traffic. */
-describe('the scheduler distribution web ACL (synthesis of "prod" in us-east-1)', () => {
-  it('blocks an IP past the login rate, then applies AWS IP reputation, known bad inputs and the common rule set', () => {
-    const [aclId, acl] = resourcesOf(s.scheduler, 'AWS::WAFv2::WebACL')[0] ?? [];
-    expect(acl?.Properties).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
-    // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is untyped
-    const rules = acl?.Properties.Rules as Array<{ Name: string; Action?: unknown; Statement: Record<string, any> }>;
-    expect(rules.map((rule) => rule.Name)).toEqual([
-      'LoginRatePerIp',
-      'AWSManagedRulesAmazonIpReputationList',
-      'AWSManagedRulesKnownBadInputsRuleSet',
-      'AWSManagedRulesCommonRuleSet',
-    ]);
-    const rate = rules[0]?.Statement.RateBasedStatement;
-    expect(rules[0]?.Action).toEqual({ Block: {} });
-    expect(rate).toMatchObject({ Limit: loginRequestsPerIpPer5Minutes, AggregateKeyType: 'IP' });
-    expect(rate.ScopeDownStatement.OrStatement.Statements.map((statement: { ByteMatchStatement: { SearchString: string } }) => statement.ByteMatchStatement.SearchString)).toEqual([...wafLoginPaths]);
-    expect(rules[3]?.Statement.ManagedRuleGroupStatement.RuleActionOverrides).toEqual([{ Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } }]);
-    const config = single(s.scheduler, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
-    expect(config.WebACLId).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
-    // Its log leaves out every header a token travels in.
-    const logging = single(s.scheduler, 'AWS::WAFv2::LoggingConfiguration').Properties;
-    expect(logging.ResourceArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
-    expect(JSON.stringify(logging.LogDestinationConfigs)).toContain('log-group:aws-waf-logs-keyhaven-prod-scheduler');
-    expect(logging.RedactedFields).toEqual(wafRedactedHeaders.map((name) => ({ SingleHeader: { Name: name } })));
   });
 });

@@ -27,8 +27,8 @@ describe('stage "example-multi-region" in its replica region eu-west-1', () => {
 
   it('creates no table (the authoritative deploy made the replica) and replicates the multi-Region key', () => {
     expect(resourcesOf(storage, 'AWS::DynamoDB::Table')).toEqual([]);
-    // The only key made here is the alarm topic's: no sealing key of its own.
-    expect(resourcesOf(storage, 'AWS::KMS::Key').map(([id]) => id).filter((id) => !id.startsWith('AlarmTopicKey'))).toEqual([]);
+    // The only keys made here are the alarm topic's and the log groups': no sealing key of its own.
+    expect(resourcesOf(storage, 'AWS::KMS::Key').map(([id]) => id).filter((id) => !/^(AlarmTopicKey|LogsKey)/.test(id))).toEqual([]);
     const replicaKey = single(storage, 'AWS::KMS::ReplicaKey');
     expect(replicaKey.Properties.PrimaryKeyArn).toBe('arn:aws:kms:us-east-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef');
   });

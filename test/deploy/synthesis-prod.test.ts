@@ -63,15 +63,17 @@ describe('SST app, synthesised offline (stage "prod")', () => {
       expect(timeouts).toEqual({ api: originReadTimeouts.httpApi.toSeconds(), stream: originReadTimeouts.eventStream.toSeconds() });
     });
 
-    it('runs the Bearer-to-X-Nomad-Token function (cloudfront-js-2.0, the file the test runs) on viewer requests of the stream route only', () => {
+    it('runs the Bearer-to-X-Nomad-Token function (cloudfront-js-2.0, the file the test runs) on viewer requests of both behaviours', () => {
       const config = distribution().Properties.DistributionConfig;
       const stream = config.CacheBehaviors.find((behavior: { PathPattern: string }) => behavior.PathPattern === '/v1/event/stream');
       const [functionId, cloudFrontFunction] = resourcesOf(s.scheduler, 'AWS::CloudFront::Function')[0] ?? [];
       expect(cloudFrontFunction?.Properties.FunctionCode).toBe(readFileSync(bearerToNomadTokenFile, 'utf8'));
       expect(cloudFrontFunction?.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
       expect(cloudFrontFunction?.Properties.AutoPublish).toBe(true);
-      expect(stream.FunctionAssociations).toEqual([{ EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [functionId, 'FunctionARN'] } }]);
-      expect(config.DefaultCacheBehavior.FunctionAssociations).toBeUndefined();
+      // OAC replaces Authorization on the stream; CloudFront drops it from GET and HEAD to the HTTP API.
+      const association = [{ EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [functionId, 'FunctionARN'] } }];
+      expect(stream.FunctionAssociations).toEqual(association);
+      expect(config.DefaultCacheBehavior.FunctionAssociations).toEqual(association);
     });
 
     it("reserves the stage's concurrency for the stream and blocking-query functions", () => {
@@ -101,8 +103,10 @@ describe('SST app, synthesised offline (stage "prod")', () => {
   it('answers CORS on both HTTP APIs only for the stage config origins, never *', () => {
     const apis = [...resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Api'), ...resourcesOf(s.scheduler, 'AWS::ApiGatewayV2::Api')];
     expect(apis).toHaveLength(2);
-    for (const [, api] of apis) {
-      expect(api.Properties.CorsConfiguration.AllowOrigins).toEqual(stageConfig('prod').corsOrigins);
+    // The scheduler's also names the console's origin (the secrets distribution's own name): API Gateway answers its CORS.
+    const consoleOrigin = `https://${stageConfig('prod').customDomains?.secrets?.domainName}`;
+    for (const [index, [, api]] of apis.entries()) {
+      expect(api.Properties.CorsConfiguration.AllowOrigins).toEqual([...stageConfig('prod').corsOrigins, ...(index === 1 ? [consoleOrigin] : [])]);
       expect(api.Properties.CorsConfiguration.AllowHeaders).not.toContain('*');
       expect(api.Properties.CorsConfiguration.AllowCredentials).toBe(false);
     }

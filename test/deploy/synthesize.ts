@@ -3,6 +3,8 @@ import { App, getStack } from 'sst/constructs';
 import { initProject } from 'sst/project.js';
 import config from '../../sst.config.ts';
 import { Audit } from '../../stacks/Audit.ts';
+import { Console } from '../../stacks/Console.ts';
+import { Edge } from '../../stacks/Edge.ts';
 import { Jobs } from '../../stacks/Jobs.ts';
 import { Operations } from '../../stacks/Operations.ts';
 import { SchedulerApi } from '../../stacks/SchedulerApi.ts';
@@ -11,11 +13,13 @@ import { Storage } from '../../stacks/Storage.ts';
 
 export interface Synthesized {
   storage: Template;
+  edge: Template;
   secrets: Template;
   scheduler: Template;
   jobs: Template;
   audit: Template;
   operations: Template;
+  console: Template;
   all: Template[];
 }
 
@@ -35,5 +39,17 @@ export async function synthesize(stage: string, options: { beforeFinish?: (app: 
   const jobs = Template.fromStack(getStack(Jobs));
   const audit = Template.fromStack(getStack(Audit));
   const operations = Template.fromStack(getStack(Operations));
-  return { storage, secrets, scheduler, jobs, audit, operations, all: [storage, secrets, scheduler, jobs, audit, operations] };
+  const edge = Template.fromStack(getStack(Edge));
+  const console = Template.fromStack(getStack(Console));
+  return {
+    storage,
+    edge,
+    secrets,
+    scheduler,
+    jobs,
+    audit,
+    operations,
+    console,
+    all: [storage, edge, secrets, scheduler, jobs, audit, operations, console],
+  };
 }

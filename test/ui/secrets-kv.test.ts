@@ -26,6 +26,17 @@ describe('the kv browser, version 2 (secret/)', () => {
     const { context, page } = await newConsolePage(browser);
     await signInWithToken(page, product, 'secrets', product.rootToken);
     await page.getByRole('link', { name: 'Secrets', exact: true }).click();
+    // Each mount links to its browser: kv here, the engines on their own pages.
+    const hrefs = Object.fromEntries(
+      await Promise.all(['secret/', 'kv/', 'ldap/', 'cloud/', 'mesh/'].map(async (name) => [name, await page.getByRole('link', { name, exact: true }).getAttribute('href')])),
+    );
+    expect(hrefs).toEqual({
+      'secret/': '/ui/vault/secrets/secret/',
+      'kv/': '/ui/vault/secrets/kv/',
+      'ldap/': '/ui/vault/ldap/ldap/',
+      'cloud/': '/ui/vault/cloud/cloud/',
+      'mesh/': '/ui/vault/mesh/mesh/',
+    });
     await page.getByRole('link', { name: 'secret/', exact: true }).click();
     await page.getByRole('heading', { name: 'secret/' }).waitFor();
     await page.getByRole('link', { name: 'Create secret' }).click();
@@ -143,7 +154,8 @@ describe('the kv browser, version 1 (kv/)', () => {
     await page.getByRole('button', { name: 'Add row' }).click();
     await page.getByLabel('Key 2').fill('ttl');
     await page.getByLabel('Value 2').fill('1h');
-    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    // Enter in the path field submits the form (keyboard use).
+    await page.getByLabel('Path of the secret').press('Enter');
     await page.getByRole('heading', { name: 'Lease' }).waitFor();
     expect((await api('GET', 'kv/svc/token')).body.data).toEqual({ token: 'v1-value', ttl: '1h' });
     await expect(page.locator('main').textContent()).resolves.not.toContain('v1-value');

@@ -1,4 +1,4 @@
-import type { JSX } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ErrorBox, useAction } from '../components.tsx';
 
@@ -56,6 +56,8 @@ export function KvEditor(props: {
   submitLabel: string;
   onSave: (data: Record<string, unknown>, cas: number | undefined) => Promise<void>;
   onCancel?: () => void;
+  /** Fields shown first in the same form (a new secret's path), so Enter in them submits too. */
+  children?: ComponentChildren;
 }): JSX.Element {
   const [mode, setMode] = useState<'rows' | 'json'>('rows');
   const [rows, setRows] = useState<Row[]>(() => toRows(props.initial));
@@ -84,6 +86,7 @@ export function KvEditor(props: {
   };
   return (
     <form onSubmit={submit} class="kv-editor" aria-label="Secret data">
+      {props.children}
       <fieldset class="plain actions" aria-label="Edit as">
         <button type="button" class="secondary small" aria-pressed={mode === 'rows'} onClick={() => switchTo('rows')}>
           Key/value rows

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
-import { baseDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
+import { baseDn, dynamicDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
 
 /** The directory engine's pages against a real slapd: the dev mount `ldap/` configured through the API. */
 let product: ConsoleProduct;
@@ -90,7 +90,8 @@ describe('directory engine pages', () => {
 
     await page.getByRole('button', { name: 'Rotate now' }).click();
     await page.getByRole('status').filter({ hasText: 'Rotated at' }).waitFor();
-    await page.getByRole('button', { name: 'Reveal previous password' }).waitFor();
+    // The credential is read again after the rotation: the new password comes back hidden.
+    await page.getByRole('button', { name: 'Reveal password', exact: true }).waitFor();
     const second = await reveal(page, 'password');
     expect(second).not.toBe(first);
     expect((await api('GET', 'ldap/static-cred/team/alice')).body.data.password).toBe(second);
@@ -154,6 +155,31 @@ describe('directory engine pages', () => {
     expect((await api('GET', 'ldap/library/pool/status')).body.data).toEqual({ 'svc-1': { available: true }, 'svc-2': { available: true } });
     // Check-in gave the account a new password: the borrowed one no longer binds.
     expect(await slapd.canBind(`cn=svc-1,${serviceAccountsDn}`, password)).toBe(false);
+    await context.close();
+  });
+
+  it('creates a dynamic role from LDIF, generates an account that binds, and revoking its lease deletes it', async () => {
+    const { context, page } = await signedInPage();
+    await page.goto(`${product.consoleUrl}vault/ldap/ldap/create/role`);
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('dev');
+    await page
+      .getByRole('textbox', { name: 'Creation LDIF' })
+      .fill(`dn: cn={{.Username}},${dynamicDn}\nobjectClass: inetOrgPerson\ncn: {{.Username}}\nsn: dev\nuserPassword: {{.Password}}\n`);
+    await page.getByRole('textbox', { name: 'Deletion LDIF' }).fill(`dn: cn={{.Username}},${dynamicDn}\nchangetype: delete\n`);
+    await page.getByRole('textbox', { name: 'Default TTL' }).fill('10m');
+    await page.getByRole('button', { name: 'Create dynamic role' }).click();
+    await page.getByRole('heading', { name: 'Dynamic role dev' }).waitFor();
+    await page.getByRole('button', { name: 'Generate credentials' }).click();
+    const issued = page.getByRole('region', { name: 'Issued credential' });
+    await issued.waitFor();
+    await expect(issued.textContent()).resolves.toContain('lease duration10m');
+    const dn = (await issued.locator('dt', { hasText: 'distinguished_names' }).locator('xpath=following-sibling::dd').textContent()) ?? '';
+    expect(dn).toMatch(new RegExp(`^cn=v_root_dev_.*,${dynamicDn}$`));
+    const password = await reveal(page, 'password');
+    expect(await slapd.canBind(dn, password)).toBe(true);
+    await issued.getByRole('button', { name: 'Revoke lease' }).click();
+    await issued.getByRole('button', { name: 'Lease revoked' }).waitFor();
+    expect(await slapd.exists(dn)).toBe(false);
     await context.close();
   });
 

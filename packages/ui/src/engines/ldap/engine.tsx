@@ -54,7 +54,7 @@ export const staticRoles: Collection = {
     { name: 'username', label: 'Username', required: true, createOnly: true, hint: 'The existing entry whose password the engine rotates.' },
     { name: 'dn', label: 'DN', createOnly: true, hint: 'Optional: found under the config\'s user DN when empty.' },
     { name: 'rotation_period', label: 'Rotation period', kind: 'duration', required: true, hint: 'e.g. 24h; at least 5s.' },
-    { name: 'skip_import_rotation', label: 'Do not rotate the password now', kind: 'bool', createOnly: true },
+    { name: 'skip_import_rotation', label: 'Skip the rotation at creation', kind: 'bool', createOnly: true },
   ],
   panels: StaticCredPanel,
 };

@@ -1,0 +1,79 @@
+import { handle } from 'hono/aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { gatewayEvent } from './lambda-event.ts';
+
+/**
+ * The scheduler answers CORS for the web console's origin only (docs/security.md, "Web console"): a page on any other
+ * origin, or one that spells the console's origin nearly right, may send a request as it always could but gets no
+ * `Access-Control-Allow-Origin`, so its script cannot read the answer; credentials mode is never allowed (the console
+ * sends its token in a header, never a cookie). Both ways the app is served: Hono's own (npm start's node server) and
+ * the Lambda adapter.
+ */
+const consoleOrigin = 'https://console.example';
+let s: SchedulerHarness;
+let management: string;
+type Answer = { status: number; headers: Record<string, string | undefined>; text: string };
+const adapters: Record<string, (method: string, path: string, headers: Record<string, string>) => Promise<Answer>> = {};
+
+beforeAll(async () => {
+  s = await startScheduler();
+  management = await s.bootstrap();
+  const app = createSchedulerApp({ core: async () => s.core, clientIp: () => '127.0.0.1', consoleOrigins: () => [consoleOrigin] });
+  adapters.node = async (method, path, headers) => {
+    const response = await app.request(`http://api.example${path}`, { method, headers });
+    return { status: response.status, headers: Object.fromEntries(response.headers), text: await response.text() };
+  };
+  const lambda = handle(app);
+  adapters.lambda = async (method, path, headers) => {
+    const result = (await lambda(gatewayEvent(method, path, { host: 'api.example', ...headers }, { domainName: 'api.example' }), {} as never)) as {
+      statusCode?: number;
+      headers?: Record<string, string>;
+      body?: string;
+    };
+    const lower = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+    return { status: result.statusCode ?? 0, headers: lower, text: String(result.body ?? '') };
+  };
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const preflight = (origin: string) => ({ Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-nomad-token, content-type' });
+const strangers = [
+  'https://evil.example',
+  'null',
+  'http://console.example',
+  'https://console.example.evil.example',
+  'https://evil.example/https://console.example',
+  'https://console.example:8443',
+  'HTTPS://CONSOLE.EXAMPLE',
+];
+
+describe.each(['node', 'lambda'])('scheduler CORS through the %s adapter', (name) => {
+  const call = (method: string, path: string, headers: Record<string, string>) => (adapters[name] as NonNullable<(typeof adapters)['node']>)(method, path, headers);
+
+  it('answers the console origin: its preflight and its reads name it, allow the token header, and never credentials', async () => {
+    const allowed = await call('OPTIONS', '/v1/acl/token/self', preflight(consoleOrigin));
+    expect(allowed.status).toBeLessThan(300);
+    expect(allowed.headers['access-control-allow-origin']).toBe(consoleOrigin);
+    expect(allowed.headers['access-control-allow-headers']?.toLowerCase()).toContain('x-nomad-token');
+    expect(allowed.headers['access-control-allow-credentials']).toBeUndefined();
+    const read = await call('GET', '/v1/acl/token/self', { Origin: consoleOrigin, 'X-Nomad-Token': management });
+    expect(read.status).toBe(200);
+    expect(read.headers['access-control-allow-origin']).toBe(consoleOrigin);
+    expect(read.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it.each(strangers)('gives a page at %s no Access-Control-Allow-Origin, on a preflight or on a read with a stolen token', async (origin) => {
+    const refused = await call('OPTIONS', '/v1/acl/token/self', preflight(origin));
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+    expect(refused.headers['access-control-allow-credentials']).toBeUndefined();
+    const read = await call('GET', '/v1/acl/token/self', { Origin: origin, 'X-Nomad-Token': management });
+    expect(read.headers['access-control-allow-origin']).toBeUndefined();
+    // What a login answers (a new token's secret) is unreadable to such a page too.
+    const login = await call('POST', '/v1/acl/login', { Origin: origin, 'Content-Type': 'application/json' });
+    expect(login.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});

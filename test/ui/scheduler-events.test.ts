@@ -73,6 +73,7 @@ describe('the live event view', () => {
     const before = streams.length;
     await page.getByRole('button', { name: 'Resume' }).click();
     await rowsOf(page, second).waitFor();
+    await expect.poll(() => streams.length).toBeGreaterThan(before);
     expect(new URL(streams[before] as string).searchParams.get('index')).toBe(String(afterFirst));
 
     // Reconnect: the open stream is aborted and a new one asks for what follows the last index.
@@ -80,6 +81,7 @@ describe('the live event view', () => {
     expect(afterSecond).toBeGreaterThan(afterFirst);
     const beforeReconnect = streams.length;
     await page.getByRole('button', { name: 'Reconnect' }).click();
+    await expect.poll(() => streams.length).toBeGreaterThan(beforeReconnect);
     await live(page);
     expect(new URL(streams[beforeReconnect] as string).searchParams.get('index')).toBe(String(afterSecond));
     const third = await createRole('watchers-c');

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';
-import { type Route, route } from '../http/route.ts';
+import { type SchedulerRoute, route } from '../http/route.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { login } from './login.ts';
 import { oidcAuthUrl, oidcCompleteAuth } from './oidc.ts';
@@ -13,7 +13,7 @@ const authMethodName = z.string().optional().describe('The name of the auth meth
 const redirectUri = z.string().optional().describe('Where the provider sends the browser back to; one of the method\'s AllowedRedirectURIs.');
 const clientNonce = z.string().optional().describe('A random value the client keeps and sends again to complete the login.');
 
-export const loginRoutes: Route[] = [
+export const loginRoutes: SchedulerRoute[] = [
   route({
     method: 'POST',
     path: '/v1/acl/login',

@@ -7,7 +7,7 @@
  */
 import * as z from 'zod';
 import { permissionDenied } from '../http/nomad.ts';
-import { type Route, route } from '../http/route.ts';
+import { type SchedulerRoute, route } from '../http/route.ts';
 import type { Caller, Scheduler } from '../scheduler.ts';
 import type { SchedulerEvent } from '../state.ts';
 
@@ -220,7 +220,7 @@ export function openStream(scheduler: Scheduler, caller: Caller, request: { inde
   });
 }
 
-export const eventRoutes: Route[] = [
+export const eventRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/event/stream',

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 import { permissionDenied } from './nomad.ts';
-import { type Route, route } from './route.ts';
+import { type SchedulerRoute, route } from './route.ts';
 
 /** The query parameters every blocking read takes (Nomad's). */
 const blockingParameters: Record<string, z.ZodType> = {
@@ -31,7 +31,7 @@ function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
   return { name, in: where, required: where === 'path', description: description ?? schema.description ?? '', schema: shape };
 }
 
-function operation(entry: Route, method: string) {
+function operation(entry: SchedulerRoute, method: string) {
   const query = { ...entry.query, ...(entry.blocking ? blockingParameters : {}) };
   return {
     operationId: `${method.toLowerCase()}${entry.path.replace(/[^A-Za-z0-9]+(.)?/g, (_all, next: string | undefined) => (next ?? '').toUpperCase())}`,
@@ -55,7 +55,7 @@ function operation(entry: Route, method: string) {
 }
 
 /** The document of the given routes. */
-export function openApiDocument(routes: readonly Route[]): Record<string, unknown> {
+export function openApiDocument(routes: readonly SchedulerRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const entry of routes) {
     const key = openApiPath(entry.path);
@@ -82,7 +82,7 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
 }
 
 /** `GET /v1/internal/specs/openapi`: the document of `routes()` (the whole table, this route included); a token is required. */
-export function openApiRoute(routes: () => readonly Route[]): Route {
+export function openApiRoute(routes: () => readonly SchedulerRoute[]): SchedulerRoute {
   let document: Record<string, unknown> | undefined;
   return route({
     method: 'GET',

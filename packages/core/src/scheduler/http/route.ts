@@ -85,7 +85,7 @@ export interface RouteRow<
 }
 
 /** A row as the table holds it: its description, and `run`, which does the row's work for one request. */
-export interface Route {
+export interface SchedulerRoute {
   methods: Method[];
   path: string;
   summary: string;
@@ -99,12 +99,12 @@ export interface Route {
   run: (c: Context<SchedulerEnv>) => Promise<Response>;
 }
 
-/** A route row, checked and typed where it is written, then kept as a `Route`. */
+/** A route row, checked and typed where it is written, then kept as a `SchedulerRoute`. */
 export function route<
   Schema extends z.ZodType | undefined = undefined,
   Params extends ParameterSchemas = Record<string, never>,
   Query extends ParameterSchemas = Record<string, never>,
->(row: RouteRow<Schema, Params, Query>): Route {
+>(row: RouteRow<Schema, Params, Query>): SchedulerRoute {
   const methods = Array.isArray(row.method) ? row.method : [row.method];
   const params: ParameterSchemas = row.params ?? {};
   const query: ParameterSchemas = row.query ?? {};
@@ -177,7 +177,7 @@ function takesList(schema: z.ZodType): boolean {
 }
 
 /** Puts the routes on the app, in table order (a literal path before a parameter in the same place). */
-export function mountRoutes(app: Hono<SchedulerEnv>, routes: readonly Route[]): void {
+export function mountRoutes(app: Hono<SchedulerEnv>, routes: readonly SchedulerRoute[]): void {
   for (const entry of routes) {
     for (const method of entry.methods) {
       app.on(method, entry.path, async (c) => {

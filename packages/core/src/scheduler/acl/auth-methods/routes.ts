@@ -1,9 +1,9 @@
 /** ACL auth methods over HTTP: `/v1/acl/auth-methods`, `/v1/acl/auth-method`, `/v1/acl/auth-method/:name`. */
 import { badRequest, notFound } from '../../../lib/errors.ts';
-import { type Route, route } from '../../http/route.ts';
+import { type SchedulerRoute, route } from '../../http/route.ts';
 import { authMethodBody, authMethodName, authMethodStub, withoutSecret } from './model.ts';
 
-export const authMethodRoutes: Route[] = [
+export const authMethodRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/acl/auth-methods',

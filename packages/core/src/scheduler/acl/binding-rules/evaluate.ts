@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
 import type { Claims } from '../../../lib/jwt/claims.ts';
-import { type Route, route } from '../../http/route.ts';
+import { type SchedulerRoute, route } from '../../http/route.ts';
 import { tokenName } from '../interpolate.ts';
 import { mapClaims } from '../login.ts';
 import { bindClaims } from './bind.ts';
@@ -21,7 +21,7 @@ export const evaluateBody = z.object({
     .describe('The claims a login would carry, as a JSON object (a JWT payload, or an OIDC ID token merged with UserInfo); they are mapped as a login maps them.'),
 });
 
-export const evaluateRoute: Route = route({
+export const evaluateRoute: SchedulerRoute = route({
   method: 'POST',
   path: '/v1/acl/binding-rules/evaluate',
   summary: 'Evaluate an auth method’s binding rules against a set of claims, as a login would, without logging in.',

@@ -3,11 +3,11 @@
  * dry run `/v1/acl/binding-rules/evaluate` (`evaluate.ts`).
  */
 import { badRequest, notFound } from '../../../lib/errors.ts';
-import { type Route, route } from '../../http/route.ts';
+import { type SchedulerRoute, route } from '../../http/route.ts';
 import { evaluateRoute } from './evaluate.ts';
 import { bindingRuleBody, bindingRuleId, bindingRuleStub, withoutHash } from './model.ts';
 
-export const bindingRuleRoutes: Route[] = [
+export const bindingRuleRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/acl/binding-rules',

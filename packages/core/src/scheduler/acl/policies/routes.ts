@@ -2,10 +2,10 @@
 import * as z from 'zod';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
-import { type Route, route } from '../../http/route.ts';
+import { type SchedulerRoute, route } from '../../http/route.ts';
 import { policyBody, policyName, policyStub, writtenPolicyName } from './model.ts';
 
-export const policyRoutes: Route[] = [
+export const policyRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/acl/policies',

@@ -5,10 +5,10 @@
 import * as z from 'zod';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
-import { type Route, route } from '../../http/route.ts';
+import { type SchedulerRoute, route } from '../../http/route.ts';
 import { type AclToken, accessorId, bootstrapBody, tokenBody, tokenStub, view } from './model.ts';
 
-export const tokenRoutes: Route[] = [
+export const tokenRoutes: SchedulerRoute[] = [
   route({
     method: 'POST',
     path: '/v1/acl/bootstrap',

@@ -26,7 +26,7 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type Access = 'anyone' | 'token' | 'management';
 
 /** What a handler answers. */
-export type Reply =
+export type SchedulerReply =
   /** A JSON body; `index` sets the index headers (a write's index). */
   | { json: unknown; index?: number }
   /** An empty 200 (Nomad's answer to a policy write or a delete); `index` sets the index headers. */
@@ -81,7 +81,7 @@ export interface RouteRow<
   blocking?: TableName[];
   /** What a successful answer holds (the OpenAPI response description). */
   returns: string;
-  handler: (ctx: RouteContext<Schema extends z.ZodType ? z.output<Schema> : undefined, ParsedParameters<Params>, ParsedParameters<Query>>) => Promise<Reply>;
+  handler: (ctx: RouteContext<Schema extends z.ZodType ? z.output<Schema> : undefined, ParsedParameters<Params>, ParsedParameters<Query>>) => Promise<SchedulerReply>;
 }
 
 /** A row as the table holds it: its description, and `run`, which does the row's work for one request. */

@@ -55,8 +55,8 @@ afterAll(async () => {
 const sessionOf = (page: Page, service: string) =>
   page.evaluate((name) => JSON.parse(sessionStorage.getItem(name) ?? 'null') as { token: string; createdByConsole: boolean; policies: string[] } | null, `keyhaven.${service}.session`);
 
-async function pasteJwt(page: Page, service: 'secrets' | 'scheduler', jwt: string, role?: string): Promise<void> {
-  await page.goto(`${product.consoleUrl}sign-in?service=${service}`);
+async function pasteJwt(page: Page, service: 'secrets' | 'scheduler', jwt: string, role?: string, next?: string): Promise<void> {
+  await page.goto(`${product.consoleUrl}sign-in?service=${service}${next === undefined ? '' : `&next=${encodeURIComponent(next)}`}`);
   await page.getByRole('tab', { name: 'JWT' }).click();
   if (role !== undefined) await page.getByRole('textbox', { name: 'Role' }).fill(role);
   await page.getByRole('textbox', { name: 'JWT' }).fill(jwt);
@@ -88,7 +88,7 @@ describe('JWT sign-in through the console', () => {
     await context.close();
   });
 
-  it('signs in to the scheduler service with a pasted JWT (acl/login); a JWT for another audience gets the API message', async () => {
+  it('signs in to the scheduler service with a pasted JWT (acl/login) and lands on the console whatever next= says; a JWT for another audience gets the API message', async () => {
     const { context, page } = await newConsolePage(browser);
     const wrongAudience = await sign({ sub: 'builder' }, 'keyhaven');
     await pasteJwt(page, 'scheduler', wrongAudience);
@@ -99,8 +99,10 @@ describe('JWT sign-in through the console', () => {
     expect(alert).toContain((await refused.text()).trim());
     expect(alert).toContain(`Error ${refused.status}`);
 
-    await pasteJwt(page, 'scheduler', await sign({ sub: 'builder' }, 'nomad'));
+    // A sign-in link whose `next` names another origin lands on the console's home instead.
+    await pasteJwt(page, 'scheduler', await sign({ sub: 'builder' }, 'nomad'), undefined, '//evil.example/x');
     await page.locator('.signed-in[data-service="scheduler"]').waitFor();
+    expect(page.url()).toBe(product.consoleUrl);
     const session = await sessionOf(page, 'scheduler');
     expect(session).toMatchObject({ createdByConsole: true, policies: ['jobs'] });
     const self = await schedulerApi('GET', 'acl/token/self', session?.token);

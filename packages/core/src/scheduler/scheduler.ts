@@ -27,7 +27,7 @@ export interface SchedulerOptions {
 }
 
 /** Who is calling: the token (none for anonymous), its policies (direct and through roles) and the ACL they make. */
-export interface Caller {
+export interface SchedulerCaller {
   management: boolean;
   token?: StoredToken;
   policyNames: string[];
@@ -91,7 +91,7 @@ export class Scheduler {
   }
 
   /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */
-  async resolve(secret: string | undefined): Promise<Caller> {
+  async resolve(secret: string | undefined): Promise<SchedulerCaller> {
     if (!secret) {
       const rules = await this.policies.rules(['anonymous']);
       return { management: false, policyNames: rules.length > 0 ? ['anonymous'] : [], acl: Acl.fromRules(rules) };
@@ -100,7 +100,7 @@ export class Scheduler {
     return this.callerOf(token);
   }
 
-  async callerOf(token: StoredToken): Promise<Caller> {
+  async callerOf(token: StoredToken): Promise<SchedulerCaller> {
     if (token.Type === 'management') return { management: true, token, policyNames: [], acl: Acl.managementAcl };
     const names = new Set(token.Policies);
     for (const link of token.Roles) {

@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import { permissionDenied } from '../http/nomad.ts';
 import { type SchedulerRoute, route } from '../http/route.ts';
-import type { Caller, Scheduler } from '../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
 import type { SchedulerEvent } from '../state.ts';
 
 export interface TopicFilter {
@@ -42,7 +42,7 @@ const topicParameter = z.string().transform((value, ctx): TopicFilter => {
 });
 
 /** The reference's per-topic ACL: management for `*` and the ACL topics, `read-job` for job topics, `node:read` for nodes. */
-export function allowedTopics(caller: Caller, topics: TopicFilter[], namespace: string): boolean {
+export function allowedTopics(caller: SchedulerCaller, topics: TopicFilter[], namespace: string): boolean {
   if (caller.management) return true;
   return topics.every(({ topic }) => {
     if (topic === '*' || managementTopics.has(topic)) return false;
@@ -77,7 +77,7 @@ export const TOKEN_EXPIRED = 'ACL token expired';
 const aclChangeTopics = new Set(['ACLToken', 'ACLPolicy', 'ACLRole']);
 
 /** Whether an event may change what `caller` is granted: its own token's events, and any policy or role event. */
-function changesAccess(event: SchedulerEvent, caller: Caller): boolean {
+function changesAccess(event: SchedulerEvent, caller: SchedulerCaller): boolean {
   if (!aclChangeTopics.has(event.Topic)) return false;
   if (event.Topic === 'ACLToken') return caller.token !== undefined && event.Key === caller.token.AccessorID;
   return true;
@@ -100,12 +100,12 @@ interface AclChange {
  */
 async function recheck(
   scheduler: Scheduler,
-  caller: Caller,
+  caller: SchedulerCaller,
   request: { topics: TopicFilter[]; namespace: string },
   changes: AclChange[],
-): Promise<Caller | { ended: string }> {
+): Promise<SchedulerCaller | { ended: string }> {
   const closed = { ended: SUBSCRIPTION_CLOSED };
-  let fresh: Caller;
+  let fresh: SchedulerCaller;
   if (caller.token) {
     const token = await scheduler.tokens.get(caller.token.AccessorID);
     if (!token) return closed;
@@ -134,7 +134,7 @@ async function recheck(
  * token is gone or expired, or no longer grants every requested topic, the stream writes Nomad's error message as
  * its last line and ends; a new stream with the token is refused (403).
  */
-export function openStream(scheduler: Scheduler, caller: Caller, request: { index: number; topics: TopicFilter[]; namespace: string }, options: StreamOptions): ReadableStream<Uint8Array> {
+export function openStream(scheduler: Scheduler, caller: SchedulerCaller, request: { index: number; topics: TopicFilter[]; namespace: string }, options: StreamOptions): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let closed = false;
   let release: (() => void) | undefined;

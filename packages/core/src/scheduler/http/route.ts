@@ -10,7 +10,7 @@
 import type { Context, Hono } from 'hono';
 import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';
-import type { Caller, Scheduler, SchedulerEnv } from '../scheduler.ts';
+import type { Scheduler, SchedulerCaller, SchedulerEnv } from '../scheduler.ts';
 import type { TableName } from '../state.ts';
 import { callerOf } from './caller.ts';
 import { errorResponse } from './errors.ts';
@@ -45,7 +45,7 @@ export type ParsedParameters<Schemas extends ParameterSchemas> = { [Name in keyo
 export interface RouteContext<Body, Params = Record<string, never>, Query = Record<string, never>> {
   scheduler: Scheduler;
   /** The caller, resolved once per request (already resolved, and checked, for `token` and `management` routes). */
-  caller: () => Promise<Caller>;
+  caller: () => Promise<SchedulerCaller>;
   /** The path parameters declared in `params`, validated. */
   params: Params;
   /** The query parameters declared in `query`, validated (an array schema takes every value of a repeated one). */

@@ -2,13 +2,13 @@
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { type SchedulerRoute, route } from '../../http/route.ts';
-import type { Caller, Scheduler } from '../../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
 import { type AclRole, roleBody, roleId, roleName, rolePrefix } from './model.ts';
 
 /** A role read: a management token reads any role, another token only the roles it is linked to. */
 const readRole =
   <Params>(find: (scheduler: Scheduler, params: Params) => Promise<AclRole | undefined>) =>
-  async ({ scheduler, caller, params }: { scheduler: Scheduler; caller: () => Promise<Caller>; params: Params }) => {
+  async ({ scheduler, caller, params }: { scheduler: Scheduler; caller: () => Promise<SchedulerCaller>; params: Params }) => {
     const who = await caller();
     const mine = new Set(who.token?.Roles.map((link) => link.ID) ?? []);
     if (!who.management && mine.size === 0) throw permissionDenied();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
 import { useEmulatedGoogle } from '../support/cloud-engine.ts';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, secretsCall, signInWithToken, startConsoleProduct } from '../support/console.ts';
 
 /**
  * The cloud and mesh engines' pages on the dev mounts `cloud/` and `mesh/`: the cloud engine against the Google
@@ -17,16 +17,7 @@ let consul: ConsulEmulator;
 let consulRoot: string;
 let root: { email: string; credentials: string };
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${product.secretsUrl}/v1/${path}`, {
-    method,
-    headers: { 'X-Vault-Token': product.rootToken, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const api = (method: string, path: string, body?: unknown) => secretsCall(product, method, path, body);
 
 beforeAll(async () => {
   [google, consul, browser] = await Promise.all([startGoogleEmulator(), startConsulEmulator(), launchBrowser()]);

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, secretsCall, signInWithToken, startConsoleProduct } from '../support/console.ts';
 import { baseDn, dynamicDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
 
 /** The directory engine's pages against a real slapd: the dev mount `ldap/` configured through the API. */
@@ -8,16 +8,7 @@ let product: ConsoleProduct;
 let browser: Browser;
 let slapd: Slapd;
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${product.secretsUrl}/v1/${path}`, {
-    method,
-    headers: { 'X-Vault-Token': product.rootToken, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const api = (method: string, path: string, body?: unknown) => secretsCall(product, method, path, body);
 
 beforeAll(async () => {
   [product, browser, slapd] = await Promise.all([startConsoleProduct(), launchBrowser(), startSlapd()]);

@@ -7,9 +7,10 @@
  */
 import { BexprEvaluationError, BexprSyntaxError, bexprReady, type Expression, evaluateBexpr, parseBexpr, type Selector, selectorMatches } from '../../../lib/bexpr.ts';
 import { DomainError } from '../../../lib/errors.ts';
-import type { Scheduler } from '../../scheduler.ts';
 import type { AclAuthMethod } from '../auth-methods/model.ts';
 import { bindNames, type ClaimVariables } from '../interpolate.ts';
+import type { AclRoles } from '../roles/store.ts';
+import type { AclBindingRules } from './store.ts';
 
 /** One top-level term of a selector (`a and b and c` has three) and whether it holds for the claims. */
 export interface TermVerdict {
@@ -38,7 +39,7 @@ export interface RuleVerdict {
   BindNameError?: string;
 }
 
-export interface Bindings {
+export interface BindingOutcome {
   Rules: RuleVerdict[];
   Management: boolean;
   Roles: Array<{ ID: string; Name: string }>;
@@ -115,17 +116,23 @@ function selectorVerdict(selector: string, datum: Record<string, unknown>, expla
   return { Matched, ...(combine ? { Combine: combine } : {}), Terms: terms.map((term) => termVerdict(term, datum)) };
 }
 
+/** The stores a binding reads (the scheduler has them): the rules, and the roles a rule names. */
+export interface BindingStores {
+  bindingRules: Pick<AclBindingRules, 'list'>;
+  roles: Pick<AclRoles, 'getByName'>;
+}
+
 /**
  * Evaluates every binding rule of `method` against the mapped claims. `explain` adds each selector's terms (the
  * dry run); the login leaves them out. Nothing is written.
  */
-export async function bindClaims(scheduler: Scheduler, method: AclAuthMethod, variables: ClaimVariables, explain = false): Promise<Bindings> {
+export async function bindClaims(stores: BindingStores, method: AclAuthMethod, variables: ClaimVariables, explain = false): Promise<BindingOutcome> {
   const datum = { value: variables.value, list: variables.list };
   const mapped = Object.values(method.Config.ClaimMappings ?? {});
-  const out: Bindings = { Rules: [], Management: false, Roles: [], Policies: [] };
+  const out: BindingOutcome = { Rules: [], Management: false, Roles: [], Policies: [] };
   const policies = new Set<string>();
   const roles = new Map<string, string>();
-  for (const rule of (await scheduler.bindingRules.list()).filter((candidate) => candidate.AuthMethod === method.Name)) {
+  for (const rule of (await stores.bindingRules.list()).filter((candidate) => candidate.AuthMethod === method.Name)) {
     if (rule.Selector) await bexprReady(rule.Selector);
     const verdict: RuleVerdict = {
       ID: rule.ID,
@@ -154,7 +161,7 @@ export async function bindClaims(scheduler: Scheduler, method: AclAuthMethod, va
       verdict.BindName = name;
       if (rule.BindType === 'policy') policies.add(name);
       else {
-        const role = await scheduler.roles.getByName(name);
+        const role = await stores.roles.getByName(name);
         if (role) roles.set(role.ID, role.Name);
         else verdict.RoleMissing = true;
       }

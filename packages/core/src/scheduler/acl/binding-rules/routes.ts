@@ -1,10 +1,12 @@
 /**
  * ACL binding rules over HTTP: `/v1/acl/binding-rules`, `/v1/acl/binding-rule`, `/v1/acl/binding-rule/:id`, and the
- * dry run `/v1/acl/binding-rules/evaluate` (`evaluate.ts`).
+ * dry run `/v1/acl/binding-rules/evaluate` (`evaluate.ts`: a login's binding without the login).
  */
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { type SchedulerRoute, route } from '../../http/route.ts';
-import { evaluateRoute } from './evaluate.ts';
+import { mapClaims } from '../login.ts';
+import { bindClaims } from './bind.ts';
+import { dryRunAnswer, evaluateBody, evaluateInput } from './evaluate.ts';
 import { bindingRuleBody, bindingRuleId, bindingRuleStub, withoutHash } from './model.ts';
 
 export const bindingRuleRoutes: SchedulerRoute[] = [
@@ -69,5 +71,25 @@ export const bindingRuleRoutes: SchedulerRoute[] = [
     returns: 'An empty body; the index headers carry the write index.',
     handler: async ({ scheduler, params }) => ({ empty: true, index: await scheduler.bindingRules.delete(params.id) }),
   }),
-  evaluateRoute,
+  route({
+    method: 'POST',
+    path: '/v1/acl/binding-rules/evaluate',
+    summary: "Evaluate an auth method's binding rules against a set of claims, as a login would, without logging in.",
+    description:
+      'A dry run for debugging selectors: the claims are not verified, no token is minted and nothing is written. The claims are ' +
+      "mapped through the method's ClaimMappings and ListClaimMappings and the rules evaluated by the login's own code.",
+    access: 'management',
+    body: evaluateBody,
+    returns:
+      'AuthMethodName, AuthMethodType, the mapped claims (Variables: `value`, `list`), Rules (ID, Description, Selector, Matched, Combine, ' +
+      'Terms [{Text, Matched, Error}], Error, BindType, BindName interpolated, RoleMissing, BindNameError), Roles [{ID, Name}], Policies, ' +
+      'Management, TokenName, and LoginError when a login with these claims would fail.',
+    handler: async ({ scheduler, body }) => {
+      const { name, claims } = evaluateInput(body);
+      const method = await scheduler.authMethods.get(name);
+      if (!method) throw badRequest(`auth method ${name} not found`);
+      const variables = mapClaims(method, claims);
+      return { json: dryRunAnswer(method, variables, await bindClaims(scheduler, method, variables, true)) };
+    },
+  }),
 ];

@@ -6,7 +6,7 @@ import type { Store } from '../storage/store.ts';
 import { AclAuthMethods } from './acl/auth-methods/store.ts';
 import { AclBindingRules } from './acl/binding-rules/store.ts';
 import { AclPolicies } from './acl/policies/store.ts';
-import { Acl } from './acl/policy-rules.ts';
+import { SchedulerAcl } from './acl/policy-rules.ts';
 import { AclRoles } from './acl/roles/store.ts';
 import type { StoredToken } from './acl/tokens/model.ts';
 import { AclTokens } from './acl/tokens/store.ts';
@@ -31,7 +31,7 @@ export interface SchedulerCaller {
   management: boolean;
   token?: StoredToken;
   policyNames: string[];
-  acl: Acl;
+  acl: SchedulerAcl;
 }
 
 export type SchedulerEnv = { Variables: { scheduler: Scheduler } };
@@ -94,20 +94,20 @@ export class Scheduler {
   async resolve(secret: string | undefined): Promise<SchedulerCaller> {
     if (!secret) {
       const rules = await this.policies.rules(['anonymous']);
-      return { management: false, policyNames: rules.length > 0 ? ['anonymous'] : [], acl: Acl.fromRules(rules) };
+      return { management: false, policyNames: rules.length > 0 ? ['anonymous'] : [], acl: SchedulerAcl.fromRules(rules) };
     }
     const token = await this.tokens.bySecret(secret);
     return this.callerOf(token);
   }
 
   async callerOf(token: StoredToken): Promise<SchedulerCaller> {
-    if (token.Type === 'management') return { management: true, token, policyNames: [], acl: Acl.managementAcl };
+    if (token.Type === 'management') return { management: true, token, policyNames: [], acl: SchedulerAcl.managementAcl };
     const names = new Set(token.Policies);
     for (const link of token.Roles) {
       const role = await this.roles.get(link.ID);
       for (const policy of role?.Policies ?? []) names.add(policy.Name);
     }
     const policyNames = [...names];
-    return { management: false, token, policyNames, acl: Acl.fromRules(await this.policies.rules(policyNames)) };
+    return { management: false, token, policyNames, acl: SchedulerAcl.fromRules(await this.policies.rules(policyNames)) };
   }
 }

@@ -222,17 +222,17 @@ function simpleRule(rules: PolicyRules, kind: (typeof simple)[number], { policy,
 }
 
 /** What a token may do: the union of its policies' rules, where deny wins. */
-export class Acl {
+export class SchedulerAcl {
   private constructor(
     readonly management: boolean,
     private readonly namespaces: Map<string, Set<string>>,
     private readonly simple: Partial<Record<'node' | 'agent' | 'operator', Disposition>>,
   ) {}
 
-  static readonly managementAcl = new Acl(true, new Map(), {});
-  static readonly denyAll = new Acl(false, new Map(), {});
+  static readonly managementAcl = new SchedulerAcl(true, new Map(), {});
+  static readonly denyAll = new SchedulerAcl(false, new Map(), {});
 
-  static fromRules(all: PolicyRules[]): Acl {
+  static fromRules(all: PolicyRules[]): SchedulerAcl {
     const namespaces = new Map<string, Set<string>>();
     const simple: Partial<Record<'node' | 'agent' | 'operator', Disposition>> = {};
     for (const rules of all) {
@@ -246,7 +246,7 @@ export class Acl {
         if (next) simple[kind] = stronger(simple[kind], next);
       }
     }
-    return new Acl(false, namespaces, simple);
+    return new SchedulerAcl(false, namespaces, simple);
   }
 
   /** Nomad's lookup: an exact namespace rule, else the closest matching glob. */

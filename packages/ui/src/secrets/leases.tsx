@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { secrets } from '../api.ts';
 import { Details, ErrorBox, Field, formatSeconds, Loading, Page, Table, useAction, useLoad } from '../components.tsx';
 import { Link, navigate, useLocation } from '../router.tsx';
@@ -96,6 +96,9 @@ export function LeasesPage(): JSX.Element {
   const lease = query.get('lease') ?? '';
   const [typed, setTyped] = useState(prefix);
   const [leaseTyped, setLeaseTyped] = useState(lease);
+  // The fields follow the address when a link (a prefix, a lease) moves it.
+  useEffect(() => setTyped(prefix), [prefix]);
+  useEffect(() => setLeaseTyped(lease), [lease]);
   const [done, setDone] = useState('');
   const folder = prefix && !prefix.endsWith('/') ? `${prefix}/` : prefix;
   const listed = useLoad(() => listAt(`sys/leases/lookup/${folder}`), [folder]);
@@ -127,57 +130,59 @@ export function LeasesPage(): JSX.Element {
           <button type="submit">Look up</button>
         </form>
       </div>
-      {lease ? (
-        <Lease
-          key={lease}
-          id={lease}
-          onGone={() => {
-            setDone(`Lease ${lease} revoked.`);
-            navigate(leasesHref(prefix));
-            listed.reload();
-          }}
-        />
-      ) : null}
-      {done ? (
-        <p class="success" role="status">
-          {done}
-        </p>
-      ) : null}
-      <section class="panel" aria-label="Leases under the prefix">
-        <h2>Under {folder || 'every path'}</h2>
-        {folder ? <Link href={leasesHref(folder.split('/').slice(0, -2).join('/') ? `${folder.split('/').slice(0, -2).join('/')}/` : '')}>Up one level</Link> : null}
-        <Loading loaded={listed}>
-          {(keys) => (
-            <Table
-              columns={['Key', '']}
-              rows={keys.map((key) =>
-                key.endsWith('/')
-                  ? [<Link href={leasesHref(`${folder}${key}`)}>{key}</Link>, 'prefix']
-                  : [<Link href={leasesHref(prefix, `${folder}${key}`)}>{key}</Link>, 'lease'],
-              )}
-              empty="No leases under this prefix."
-            />
-          )}
-        </Loading>
-        {folder ? (
-          <div class="actions">
-            <ConfirmButton
-              label="Revoke every lease under this prefix"
-              question={`Revoke every lease under ${folder}?`}
-              disabled={action.busy}
-              onConfirm={() =>
-                void action.run(async () => {
-                  setDone('');
-                  await secrets('PUT', `sys/leases/revoke-prefix/${apiPath(folder.replace(/\/+$/, ''))}`);
-                  setDone(`Every lease under ${folder} revoked.`);
-                  listed.reload();
-                })
-              }
-            />
-          </div>
+      <div class="stack">
+        {lease ? (
+          <Lease
+            key={lease}
+            id={lease}
+            onGone={() => {
+              setDone(`Lease ${lease} revoked.`);
+              navigate(leasesHref(prefix));
+              listed.reload();
+            }}
+          />
         ) : null}
-        <ErrorBox error={action.error} />
-      </section>
+        {done ? (
+          <p class="success" role="status">
+            {done}
+          </p>
+        ) : null}
+        <section class="panel" aria-label="Leases under the prefix">
+          <h2>Under {folder || 'every path'}</h2>
+          {folder ? <Link href={leasesHref(folder.split('/').slice(0, -2).join('/') ? `${folder.split('/').slice(0, -2).join('/')}/` : '')}>Up one level</Link> : null}
+          <Loading loaded={listed}>
+            {(keys) => (
+              <Table
+                columns={['Key', '']}
+                rows={keys.map((key) =>
+                  key.endsWith('/')
+                    ? [<Link href={leasesHref(`${folder}${key}`)}>{key}</Link>, 'prefix']
+                    : [<Link href={leasesHref(prefix, `${folder}${key}`)}>{key}</Link>, 'lease'],
+                )}
+                empty="No leases under this prefix."
+              />
+            )}
+          </Loading>
+          {folder ? (
+            <div class="actions">
+              <ConfirmButton
+                label="Revoke every lease under this prefix"
+                question={`Revoke every lease under ${folder}?`}
+                disabled={action.busy}
+                onConfirm={() =>
+                  void action.run(async () => {
+                    setDone('');
+                    await secrets('PUT', `sys/leases/revoke-prefix/${apiPath(folder.replace(/\/+$/, ''))}`);
+                    setDone(`Every lease under ${folder} revoked.`);
+                    listed.reload();
+                  })
+                }
+              />
+            </div>
+          ) : null}
+          <ErrorBox error={action.error} />
+        </section>
+      </div>
     </Page>
   );
 }

@@ -31,6 +31,7 @@ describe('the console at /ui/ with a token', () => {
     const { context, page, requests } = await newConsolePage(browser);
     await page.goto(product.consoleUrl);
     await expect(page.getByRole('heading', { name: 'Keyhaven console' }).isVisible()).resolves.toBe(true);
+    await expect(page.locator('body').textContent()).resolves.not.toContain('Loading the Keyhaven console');
     const origins = new Set(requests.map((url) => new URL(url).origin));
     expect([...origins]).toEqual([product.secretsUrl]);
     await context.close();

@@ -22,7 +22,10 @@ const notify = () => {
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   if (options.replace) history.replaceState(null, '', to);
-  else history.pushState(null, '', to);
+  else {
+    history.pushState(null, '', to);
+    window.scrollTo(0, 0); // a new page starts at its top, as a full page load would
+  }
   notify();
 }
 

@@ -27,7 +27,9 @@ beforeAll(async () => {
   };
   const lambda = handle(app);
   adapters.lambda = async (method, path, headers) => {
-    const result = (await lambda(gatewayEvent(method, path, { host: 'api.example', ...headers }, { domainName: 'api.example' }), {} as never)) as {
+    // biome-ignore lint/suspicious/noExplicitAny: hono's handle() types its event apart from aws-lambda's (as viaLambda does)
+    const event: any = gatewayEvent(method, path, { host: 'api.example', ...headers }, { domainName: 'api.example' });
+    const result = (await lambda(event, {} as never)) as {
       statusCode?: number;
       headers?: Record<string, string>;
       body?: string;

@@ -168,6 +168,35 @@ describe('the scheduler ACL pages', () => {
     await context.close();
   });
 
+  it('never shows an OIDC method’s client secret, and an edit must give it again (the service’s message otherwise)', async () => {
+    const secret = 'oidc-client-secret-never-shown';
+    const created = await api('POST', 'acl/auth-method', {
+      Name: 'sso',
+      Type: 'OIDC',
+      MaxTokenTTL: '1h',
+      Config: { OIDCDiscoveryURL: 'http://127.0.0.1:9/', OIDCClientID: 'keyhaven', OIDCClientSecret: secret, AllowedRedirectURIs: ['http://127.0.0.1:8200/ui/callback'] },
+    });
+    expect(created.status).toBe(200);
+    const { context, page } = await signedIn();
+    await open(page, 'auth-methods/sso');
+    await page.getByRole('heading', { name: 'ACL auth method sso', exact: true }).waitFor();
+    const edit = page.getByRole('form', { name: 'Edit auth method sso' });
+    await expect(edit.getByLabel('OIDC client ID').inputValue()).resolves.toBe('keyhaven');
+    await expect(edit.getByLabel('OIDC client secret').inputValue()).resolves.toBe('');
+    await expect(page.content()).resolves.not.toContain(secret);
+    await edit.getByLabel('Max token TTL').fill('3h');
+    await page.getByRole('button', { name: 'Save auth method' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('missing OIDC client secret');
+    await edit.getByLabel('OIDC client secret').fill(secret);
+    await page.getByRole('button', { name: 'Save auth method' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const read = (await api('GET', 'acl/auth-method/sso')).json() as { MaxTokenTTL: string; Config: Record<string, unknown> };
+    expect(read.MaxTokenTTL).toBe('3h0m0s');
+    expect(read.Config).not.toHaveProperty('OIDCClientSecret');
+    await expect(page.content()).resolves.not.toContain(secret);
+    await context.close();
+  });
+
   it('creates a token whose secret is shown once, hidden until revealed, and works; lists and deletes tokens', async () => {
     expect((await api('POST', 'acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(200);
     const { context, page } = await signedIn();

@@ -1,8 +1,8 @@
-import { type Command, type Node, type Operand, type Pipeline, TemplateError, type TemplateFunction, type TemplateValue } from './parse.ts';
+import { type Command, type Operand, type Pipeline, TemplateError, type TemplateFunction, type TemplateNode, type TemplateValue } from './parse.ts';
 
 /** Running a parsed template: pipelines, fields, function calls, and how Go prints and tests values. */
 
-export function execute(nodes: Node[], dot: TemplateValue, functions: Record<string, TemplateFunction>): string {
+export function execute(nodes: TemplateNode[], dot: TemplateValue, functions: Record<string, TemplateFunction>): string {
   let out = '';
   for (const node of nodes) {
     switch (node.kind) {

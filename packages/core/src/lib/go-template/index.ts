@@ -1,6 +1,6 @@
 import { execute } from './execute.ts';
 import { builtins } from './functions.ts';
-import { type Node, type Pipeline, parseTemplate, TemplateError, type TemplateFunction, type TemplateValue } from './parse.ts';
+import { type Pipeline, parseTemplate, TemplateError, type TemplateFunction, type TemplateNode, type TemplateValue } from './parse.ts';
 
 /**
  * A Go `text/template` compatible engine for the templates Vault users write (username and LDIF
@@ -31,7 +31,7 @@ export function renderTemplate(source: string, data: TemplateValue, options: Tem
 /** Parses only: the syntax and the names of functions, without running it. */
 export function checkTemplate(source: string, functionNames: string[] = []): void {
   const known = new Set([...Object.keys(builtins(Date.now)), ...functionNames]);
-  const visit = (nodes: Node[]) => {
+  const visit = (nodes: TemplateNode[]) => {
     for (const node of nodes) {
       if (node.kind === 'text') continue;
       checkPipeline(node.pipeline, known);

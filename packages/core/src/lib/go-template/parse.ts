@@ -5,11 +5,11 @@ export class TemplateError extends Error {}
 export type TemplateValue = unknown;
 export type TemplateFunction = (...args: TemplateValue[]) => TemplateValue;
 
-export type Node =
+export type TemplateNode =
   | { kind: 'text'; text: string }
   | { kind: 'action'; pipeline: Pipeline }
-  | { kind: 'if' | 'with'; pipeline: Pipeline; whenTrue: Node[]; otherwise: Node[] }
-  | { kind: 'range'; pipeline: Pipeline; body: Node[]; otherwise: Node[] };
+  | { kind: 'if' | 'with'; pipeline: Pipeline; whenTrue: TemplateNode[]; otherwise: TemplateNode[] }
+  | { kind: 'range'; pipeline: Pipeline; body: TemplateNode[]; otherwise: TemplateNode[] };
 
 export type Pipeline = Command[];
 export type Command = Operand[];
@@ -212,15 +212,15 @@ function parsePipeline(text: string): Pipeline {
 }
 
 /** Parses the whole template into a tree; throws TemplateError on bad syntax. */
-export function parseTemplate(source: string): Node[] {
+export function parseTemplate(source: string): TemplateNode[] {
   const parts = segments(source);
   let index = 0;
   /** `if`/`with`/`range` up to its `{{end}}`; an `else if` chain shares that one `end`. */
-  const conditional = (word: 'if' | 'with' | 'range', rest: string): Node => {
+  const conditional = (word: 'if' | 'with' | 'range', rest: string): TemplateNode => {
     if (rest === '') throw new TemplateError(`missing condition in {{${word}}}`);
     const pipeline = parsePipeline(rest);
     const body = block(['else', 'end']);
-    let otherwise: Node[] = [];
+    let otherwise: TemplateNode[] = [];
     if (body.ended === 'else') {
       const next = parts[index]?.action?.trim() ?? '';
       const chained = elseChain ? /^(if|with)\b\s*/.exec(next) : null;
@@ -235,8 +235,8 @@ export function parseTemplate(source: string): Node[] {
     return word === 'range' ? { kind: 'range', pipeline, body: body.nodes, otherwise } : { kind: word, pipeline, whenTrue: body.nodes, otherwise };
   };
   let elseChain = false;
-  const block = (terminators: string[]): { nodes: Node[]; ended: string } => {
-    const nodes: Node[] = [];
+  const block = (terminators: string[]): { nodes: TemplateNode[]; ended: string } => {
+    const nodes: TemplateNode[] = [];
     while (index < parts.length) {
       const part = parts[index++] as Segment;
       if (part.text !== undefined) {

@@ -13,7 +13,8 @@ interface MountInfo {
 /** Where a mount's pages are: kv here, the directory, cloud and mesh engines on their own pages. */
 export function mountHref(path: string, mount: MountInfo): string | undefined {
   if (mount.type === 'kv') return `/ui/vault/secrets/${apiPath(path)}`;
-  if (mount.type === 'ldap' || mount.type === 'cloud' || mount.type === 'mesh') return `/ui/vault/${mount.type}/${apiPath(path)}`;
+  // The engines' pages take the mount as one address segment (`team/ldap` is `team%2Fldap`).
+  if (mount.type === 'ldap' || mount.type === 'cloud' || mount.type === 'mesh') return `/ui/vault/${mount.type}/${encodeURIComponent(path.replace(/\/+$/, ''))}/`;
   return undefined;
 }
 

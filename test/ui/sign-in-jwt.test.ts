@@ -109,4 +109,18 @@ describe('JWT sign-in through the console', () => {
     expect(((await self.json()) as { Policies: string[] }).Policies).toEqual(['jobs']);
     await context.close();
   });
+
+  it('fits a phone and works from the keyboard: a tab chosen with Enter, the JWT form submitted with Enter', async () => {
+    const { context, page } = await newConsolePage(browser, 'phone');
+    await page.goto(`${product.consoleUrl}sign-in?service=secrets`);
+    await page.getByRole('tab', { name: 'JWT' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('textbox', { name: 'Role' }).fill('ci');
+    await page.getByRole('textbox', { name: 'JWT' }).fill(await sign({ sub: 'builder' }, 'keyhaven'));
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.getByRole('textbox', { name: 'Role' }).press('Enter');
+    await page.locator('.signed-in[data-service="secrets"]').waitFor();
+    await expect(sessionOf(page, 'secrets')).resolves.toMatchObject({ createdByConsole: true });
+    await context.close();
+  });
 });

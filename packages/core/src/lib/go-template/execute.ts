@@ -1,4 +1,4 @@
-import { type Command, type Operand, type Pipeline, TemplateError, type TemplateFunction, type TemplateNode, type TemplateValue } from './parse.ts';
+import { type Command, type Operand, TemplateError, type TemplateFunction, type TemplateNode, type TemplatePipeline, type TemplateValue } from './parse.ts';
 
 /** Running a parsed template: pipelines, fields, function calls, and how Go prints and tests values. */
 
@@ -31,7 +31,7 @@ export function execute(nodes: TemplateNode[], dot: TemplateValue, functions: Re
   return out;
 }
 
-function evalPipeline(pipeline: Pipeline, dot: TemplateValue, functions: Record<string, TemplateFunction>): TemplateValue {
+function evalPipeline(pipeline: TemplatePipeline, dot: TemplateValue, functions: Record<string, TemplateFunction>): TemplateValue {
   let previous: { value: TemplateValue } | undefined;
   for (const command of pipeline) {
     previous = { value: evalCommand(command, dot, functions, previous) };

@@ -1,6 +1,6 @@
 import { execute } from './execute.ts';
 import { builtins } from './functions.ts';
-import { type Pipeline, parseTemplate, TemplateError, type TemplateFunction, type TemplateNode, type TemplateValue } from './parse.ts';
+import { parseTemplate, TemplateError, type TemplateFunction, type TemplateNode, type TemplatePipeline, type TemplateValue } from './parse.ts';
 
 /**
  * A Go `text/template` compatible engine for the templates Vault users write (username and LDIF
@@ -47,7 +47,7 @@ export function checkTemplate(source: string, functionNames: string[] = []): voi
   visit(parseTemplate(source));
 }
 
-function checkPipeline(pipeline: Pipeline, known: Set<string>): void {
+function checkPipeline(pipeline: TemplatePipeline, known: Set<string>): void {
   for (const command of pipeline) {
     for (const operand of command) {
       if (operand.kind === 'ident' && !known.has(operand.name)) throw new TemplateError(`function "${operand.name}" not defined`);

@@ -7,17 +7,17 @@ export type TemplateFunction = (...args: TemplateValue[]) => TemplateValue;
 
 export type TemplateNode =
   | { kind: 'text'; text: string }
-  | { kind: 'action'; pipeline: Pipeline }
-  | { kind: 'if' | 'with'; pipeline: Pipeline; whenTrue: TemplateNode[]; otherwise: TemplateNode[] }
-  | { kind: 'range'; pipeline: Pipeline; body: TemplateNode[]; otherwise: TemplateNode[] };
+  | { kind: 'action'; pipeline: TemplatePipeline }
+  | { kind: 'if' | 'with'; pipeline: TemplatePipeline; whenTrue: TemplateNode[]; otherwise: TemplateNode[] }
+  | { kind: 'range'; pipeline: TemplatePipeline; body: TemplateNode[]; otherwise: TemplateNode[] };
 
-export type Pipeline = Command[];
+export type TemplatePipeline = Command[];
 export type Command = Operand[];
 export type Operand =
   | { kind: 'field'; path: string[] }
   | { kind: 'literal'; value: TemplateValue }
   | { kind: 'ident'; name: string }
-  | { kind: 'pipeline'; pipeline: Pipeline; path: string[] };
+  | { kind: 'pipeline'; pipeline: TemplatePipeline; path: string[] };
 
 interface Segment {
   text?: string;
@@ -148,13 +148,13 @@ class PipelineParser {
   private pos = 0;
   constructor(private readonly tokens: Token[]) {}
 
-  parse(): Pipeline {
+  parse(): TemplatePipeline {
     const pipeline = this.pipeline();
     if (this.pos < this.tokens.length) throw new TemplateError(`unexpected "${describe(this.tokens[this.pos])}" in pipeline`);
     return pipeline;
   }
 
-  private pipeline(): Pipeline {
+  private pipeline(): TemplatePipeline {
     const commands: Command[] = [this.command()];
     while (this.peekPunct('|')) {
       this.pos++;
@@ -207,7 +207,7 @@ class PipelineParser {
 
 const describe = (token: Token | undefined) => (!token ? 'end' : token.kind === 'field' ? `.${token.path.join('.')}` : token.value);
 
-function parsePipeline(text: string): Pipeline {
+function parsePipeline(text: string): TemplatePipeline {
   return new PipelineParser(tokenize(text)).parse();
 }
 

@@ -9,10 +9,10 @@ import { goEqualFold } from './go-strings.ts';
 import { HclSyntaxError } from './hcl-v1-error.ts';
 import { goUnquote, hclUnquote, heredocValue } from './hcl-v1-strings.ts';
 
-export type TokenType = 'IDENT' | 'STRING' | 'NUMBER' | 'FLOAT' | 'BOOL' | 'HEREDOC';
+export type HclTokenType = 'IDENT' | 'STRING' | 'NUMBER' | 'FLOAT' | 'BOOL' | 'HEREDOC';
 
 export interface Token {
-  type: TokenType;
+  type: HclTokenType;
   /** The source text, quotes included. */
   text: string;
   /** Strings from a JSON document are unquoted with Go's rules, not HCL's. */

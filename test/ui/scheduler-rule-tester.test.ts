@@ -88,10 +88,10 @@ describe('the binding-rule tester', () => {
     await context.close();
   });
 
-  it('decodes a pasted JWT in the browser (unverified, said so) and shows what a real login with it gets', async () => {
+  it('decodes a pasted JWT in the browser (unverified, said so) and shows what a real login with it gets, at a phone width', async () => {
     const now = Math.floor(Date.now() / 1000);
     const jwt = await new SignJWT({ sub: 'ada', groups: ['eng', 'ops'] }).setProtectedHeader({ alg: 'EdDSA' }).setIssuedAt(now).setExpirationTime(now + 600).sign(privateKey);
-    const { context, page } = await newConsolePage(browser);
+    const { context, page } = await newConsolePage(browser, 'phone');
     await signInWithToken(page, product, 'scheduler', management);
     await page.goto(`${product.consoleUrl}scheduler/binding-rules/test?method=corp`);
     await page.getByRole('tab', { name: 'Decode a JWT' }).click();
@@ -105,6 +105,7 @@ describe('the binding-rule tester', () => {
     await expect(badge(page.getByRole('article', { name: 'Rule operators' })).textContent()).resolves.toBe('matched');
     await expect(outcome.getByRole('link', { name: 'team-eng' }).isVisible()).resolves.toBe(true);
     await expect(outcome.getByRole('link', { name: 'nodes' }).isVisible()).resolves.toBe(true);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 
     // The real login with the same JWT: the token it mints has exactly the roles and policies shown.
     const login = await fetch(`${product.schedulerUrl}/v1/acl/login`, { method: 'POST', body: JSON.stringify({ AuthMethodName: 'corp', LoginToken: jwt }) });

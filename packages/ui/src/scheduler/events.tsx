@@ -145,9 +145,10 @@ export function EventsPage(): JSX.Element {
     >
       <form class="row" onSubmit={apply} aria-label="Filter events">
         <SelectField label="Topic" value={topic} options={topics} onChange={setTopic} />
-        <Field label="Key" value={key} onInput={setKey} hint="An object's key or filter key (a role's name), or *." />
+        <Field label="Key" value={key} onInput={setKey} />
         <button type="submit">Apply filter</button>
       </form>
+      <p class="note">Key: an object's key or filter key (a role's ID or name, a policy's name), or * for all.</p>
       <p class="stream-status" role="status">
         <span class={`badge ${status === 'open' ? 'good' : status === 'stopped' || status === 'waiting' ? 'bad' : ''}`}>{statusText[status]}</span> Last index seen:{' '}
         <strong data-testid="last-index">{shownIndex}</strong> · {events.length} events shown

@@ -9,7 +9,7 @@ import { algorithmsForKey } from './algorithms.ts';
 import { providerMetadata } from './provider.ts';
 
 /** The keys a login trusts; a CA bundle of '' means the system's CAs. */
-export type KeySource =
+export type JwtKeySource =
   /** PEM public keys or certificates (Vault's `jwt_validation_pubkeys`, Nomad's `JWTValidationPubKeys`). */
   | { kind: 'pem'; keys: string[] }
   /** Key sets at these URLs; a token verifies against any of them (`jwks_url`, `jwks_pairs`, `JWKSURL`). */
@@ -33,7 +33,7 @@ const maxEntries = 1000;
  * source comes from: a config write makes a new one). Remote key sets cache their keys; a source that fails
  * to load is forgotten, so the next login tries again.
  */
-export function signatureCheck(version: string, source: KeySource): Promise<SignatureCheck> {
+export function signatureCheck(version: string, source: JwtKeySource): Promise<SignatureCheck> {
   let pending = checks.get(version);
   if (!pending) {
     if (checks.size > maxEntries) checks.clear();
@@ -51,7 +51,7 @@ export function signatureCheck(version: string, source: KeySource): Promise<Sign
  * rather than at every login; the key sets fetched serve the first logins of `version`. Throws an Error naming
  * the URL that failed.
  */
-export async function fetchKeySource(version: string, source: KeySource): Promise<void> {
+export async function fetchKeySource(version: string, source: JwtKeySource): Promise<void> {
   if (source.kind === 'pem') return;
   if (source.kind === 'discovery') {
     try {
@@ -81,7 +81,7 @@ export function parsePublicKeyPem(pem: string): KeyObject {
   return createPublicKey(pem);
 }
 
-async function buildCheck(version: string, source: KeySource): Promise<SignatureCheck> {
+async function buildCheck(version: string, source: JwtKeySource): Promise<SignatureCheck> {
   switch (source.kind) {
     case 'pem':
       return staticCheck(await verificationKeys(source.keys.map(parsePublicKeyPem)));

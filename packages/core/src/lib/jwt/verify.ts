@@ -4,7 +4,7 @@
  * their leeways.
  */
 import { ClaimError, type Claims } from './claims.ts';
-import { type KeySource, signatureCheck, TokenInvalid } from './keys.ts';
+import { type JwtKeySource, signatureCheck, TokenInvalid } from './keys.ts';
 
 /**
  * Leeways in seconds, as cap/jwt takes them: 0 picks the default (60 s of clock skew, 150 s for `exp` and
@@ -36,7 +36,7 @@ export interface Expected {
  * The claims of a JWT that verifies against `source` (its keys cached per `version`, see `signatureCheck`) and
  * meets `expected`. Throws TokenInvalid (signature, form, keys) or ClaimError (issuer, subject, audience, times).
  */
-export async function verifyJwt(jwt: string, keys: { version: string; source: KeySource }, expected: Expected): Promise<Claims> {
+export async function verifyJwt(jwt: string, keys: { version: string; source: JwtKeySource }, expected: Expected): Promise<Claims> {
   const check = await signatureCheck(keys.version, keys.source);
   const claims = parseClaims(await check(jwt, expected.algorithms));
   checkExpectedClaims(claims, expected);

@@ -7,7 +7,7 @@ import { parseDuration } from '../../lib/duration.ts';
 import { badRequest, unauthenticated } from '../../lib/errors.ts';
 import { supportedAlgorithms } from '../../lib/jwt/algorithms.ts';
 import { type Claims, claimAt } from '../../lib/jwt/claims.ts';
-import { describeError, type KeySource } from '../../lib/jwt/keys.ts';
+import { describeError, type JwtKeySource } from '../../lib/jwt/keys.ts';
 import { verifyJwt } from '../../lib/jwt/verify.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { AclAuthMethod, AuthMethodConfig } from './auth-methods/model.ts';
@@ -23,7 +23,7 @@ export const methodVersion = (method: AclAuthMethod) => `nomad-auth-method#${met
 const seconds = (duration: string | undefined): number => (duration ? parseDuration(duration) : 0);
 
 /** The keys a JWT auth method trusts, in Nomad's order: PEM keys, else a JWKS URL, else the discovered provider's. */
-function keySource(config: AuthMethodConfig): KeySource {
+function keySource(config: AuthMethodConfig): JwtKeySource {
   if (config.JWTValidationPubKeys?.length) return { kind: 'pem', keys: config.JWTValidationPubKeys };
   if (config.JWKSURL) return { kind: 'jwks', sets: [{ url: config.JWKSURL, caPem: config.JWKSCACert ?? '' }] };
   return { kind: 'discovery', discoveryUrl: config.OIDCDiscoveryURL ?? '', caPem: config.DiscoveryCaPem?.join('\n') ?? '' };

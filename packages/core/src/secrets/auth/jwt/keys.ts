@@ -1,5 +1,5 @@
 import { supportedAlgorithms } from '../../../lib/jwt/algorithms.ts';
-import type { KeySource } from '../../../lib/jwt/keys.ts';
+import type { JwtKeySource } from '../../../lib/jwt/keys.ts';
 
 /** The part of the mount's config (`auth/jwt/config`) that says which keys and algorithms it trusts. */
 export interface JwtKeyConfig {
@@ -13,7 +13,7 @@ export interface JwtKeyConfig {
 }
 
 /** The keys the mount's config trusts (exactly one kind is set): PEM keys, JWKS URLs, or the discovered provider's. */
-export function keySource(config: JwtKeyConfig): KeySource {
+export function keySource(config: JwtKeyConfig): JwtKeySource {
   if (config.jwt_validation_pubkeys.length > 0) return { kind: 'pem', keys: config.jwt_validation_pubkeys };
   if (config.jwks_url) return { kind: 'jwks', sets: [{ url: config.jwks_url, caPem: config.jwks_ca_pem }] };
   if (config.jwks_pairs.length > 0) return { kind: 'jwks', sets: config.jwks_pairs.map((pair) => ({ url: pair.jwks_url, caPem: pair.jwks_ca_pem })) };

@@ -45,7 +45,7 @@ export class MeshUnreachable extends Error {}
 /** The server answered 2xx with something a Consul server does not send. */
 export class MeshBadAnswer extends Error {}
 
-export interface NewToken {
+export interface ConsulTokenRequest {
   Description: string;
   Policies?: Array<{ Name: string }>;
   Roles?: Array<{ Name: string }>;
@@ -120,7 +120,7 @@ export class ConsulClient {
     return secret;
   }
 
-  async createToken(token: NewToken): Promise<CreatedToken> {
+  async createToken(token: ConsulTokenRequest): Promise<CreatedToken> {
     const created = (await this.call('PUT', '/v1/acl/token', token)) as Partial<CreatedToken> | undefined;
     if (!created?.AccessorID || !created.SecretID) throw new MeshBadAnswer('the token the server created has no AccessorID or SecretID');
     return created as CreatedToken;

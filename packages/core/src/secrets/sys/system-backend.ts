@@ -12,13 +12,13 @@ import { legacyPolicyPaths } from './policy-paths.ts';
 import { sealStatusAndLeaderPaths } from './seal-status-and-leader.ts';
 
 /** What the system backend's paths use, all told. */
-export type SystemServices = MountServices & Pick<BuiltinServices, 'policies' | 'audit' | 'backends'>;
+export type SystemBackendServices = MountServices & Pick<BuiltinServices, 'policies' | 'audit' | 'backends'>;
 
 /**
  * The system backend's path tables, each given only the services it uses. A new table is one more line here (its
  * file named for its URL under `sys/`).
  */
-const systemPaths = (services: SystemServices): PathSpec[] => [
+const systemPaths = (services: SystemBackendServices): PathSpec[] => [
   ...healthAndInitPaths(services),
   ...sealStatusAndLeaderPaths(services),
   ...policyPaths(services),

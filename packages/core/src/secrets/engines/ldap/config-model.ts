@@ -10,7 +10,7 @@ export const tlsVersionNames = ['tls10', 'tls11', 'tls12', 'tls13'] as const;
 export type TlsVersionName = (typeof tlsVersionNames)[number];
 
 /** The stored config fields, named as in the API; 0 and '' mean "not set" where a default applies. */
-export interface ConfigValue {
+export interface LdapConfigValue {
   binddn: string;
   url: string;
   password_policy: string;
@@ -36,7 +36,7 @@ export interface ConfigValue {
   disable_automated_rotation: boolean;
 }
 
-export const configDefaults: ConfigValue = {
+export const configDefaults: LdapConfigValue = {
   binddn: '',
   url: 'ldap://127.0.0.1',
   password_policy: '',
@@ -63,7 +63,7 @@ export const configDefaults: ConfigValue = {
 
 /** What a connection needs: the fields (with `userattr` resolved) and the opened secrets. */
 export interface DirectoryConfig {
-  fields: ConfigValue;
+  fields: LdapConfigValue;
   bindpass: string;
   clientTlsKey?: string;
 }
@@ -77,7 +77,7 @@ export async function loadConfigItem(storage: MountStorage): Promise<AccountItem
 
 /** The config with its secrets opened; `password` overrides the stored bind password (rotation). */
 export function directoryConfig(storage: MountStorage, item: AccountItem, password?: string): DirectoryConfig {
-  const fields = { ...configDefaults, ...(item.value as Partial<ConfigValue>) };
+  const fields = { ...configDefaults, ...(item.value as Partial<LdapConfigValue>) };
   fields.userattr = fields.userattr || defaultUserAttr[fields.schema];
   const clientKey = item.clientKey as string | undefined;
   return {

@@ -7,7 +7,7 @@ import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { bool, duration, integer } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { bindIdentity, canBind, timeouts } from './client.ts';
-import { type ConfigValue, configDefaults, configKey, defaultPasswordLength, directoryConfig, loadConfigItem, tlsVersionNames } from './config-model.ts';
+import { configDefaults, configKey, defaultPasswordLength, directoryConfig, type LdapConfigValue, loadConfigItem, tlsVersionNames } from './config-model.ts';
 import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
 import { dueUpdate, updateExpression } from './records.ts';
@@ -102,10 +102,10 @@ async function write(request: Request<Fields>) {
   const item = await loadConfigItem(storage);
   const stored = {
     ...configDefaults,
-    ...(item?.value as Partial<ConfigValue> | undefined),
+    ...(item?.value as Partial<LdapConfigValue> | undefined),
   };
   const { bindpass, client_tls_key: clientKey, ...sent } = data;
-  const merged: ConfigValue = { ...stored, ...definedOnly(sent) };
+  const merged: LdapConfigValue = { ...stored, ...definedOnly(sent) };
 
   if (sent.rotation_period && sent.rotation_schedule) {
     throw badRequest('"rotation_period" and "rotation_schedule" cannot both be set: choose one');
@@ -182,7 +182,7 @@ async function bindWarning(storage: MountStorage): Promise<string | undefined> {
 /** The longest a config write waits for the directory to answer its bind check. */
 const bindCheckSeconds = 5;
 
-function validate(merged: ConfigValue, sent: Partial<ConfigValue>): void {
+function validate(merged: LdapConfigValue, sent: Partial<LdapConfigValue>): void {
   if (!merged.binddn) throw badRequest('missing "binddn": the DN the engine binds as is required');
   if (merged.length > 0 && merged.password_policy) {
     throw badRequest('"length" and "password_policy" cannot be set together: "length" is deprecated, use only "password_policy"');
@@ -244,7 +244,7 @@ function directoryUrlProblem(url: string): string | undefined {
 }
 
 /** The read result: every documented field with its default, no secrets. */
-function shown(value: ConfigValue, lastRotation: number | undefined): Record<string, unknown> {
+function shown(value: LdapConfigValue, lastRotation: number | undefined): Record<string, unknown> {
   return {
     binddn: value.binddn,
     url: value.url,

@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { badRequest } from '../../../lib/errors.ts';
-import type { ConfigValue } from './config-model.ts';
+import type { LdapConfigValue } from './config-model.ts';
 
 /** When the root and static-role passwords fall due, and the rules of the rotation fields. */
 
@@ -28,7 +28,7 @@ export function checkSchedule(schedule: string): void {
 }
 
 /** The root credential's next automatic rotation, counting a period from `base` (its last rotation). */
-export function rootNextDue(fields: ConfigValue, now: number, base: number): number | undefined {
+export function rootNextDue(fields: LdapConfigValue, now: number, base: number): number | undefined {
   if (fields.disable_automated_rotation) return undefined;
   if (fields.rotation_period > 0) return base + fields.rotation_period;
   if (fields.rotation_schedule) return cronNext(fields.rotation_schedule, now);
@@ -39,7 +39,7 @@ export function rootNextDue(fields: ConfigValue, now: number, base: number): num
  * When to try again after a failed automatic rotation: 10 s doubling up to 5 minutes; a scheduled
  * rotation with a window gives up at the window's end and waits for the next scheduled time.
  */
-export function retryAt(now: number, attempts: number, window?: { fields: ConfigValue; scheduledAt: number }): { at: number; scheduledAt?: number } {
+export function retryAt(now: number, attempts: number, window?: { fields: LdapConfigValue; scheduledAt: number }): { at: number; scheduledAt?: number } {
   const at = now + Math.min(10 * 2 ** Math.max(0, attempts - 1), 300);
   if (window?.fields.rotation_schedule && window.fields.rotation_window > 0) {
     const closes = window.scheduledAt + window.fields.rotation_window;

@@ -1,7 +1,7 @@
 import { badRequest } from '../../../lib/errors.ts';
 import { generatePassword, randomString } from '../../../lib/password.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
-import type { EngineContext } from './context.ts';
+import type { LdapEngineContext } from './context.ts';
 import type { AccountItem } from './records.ts';
 import { defaultUserAttr, type SchemaName } from './schemas.ts';
 
@@ -88,7 +88,7 @@ export function directoryConfig(storage: MountStorage, item: AccountItem, passwo
 }
 
 /** A new password: from the configured policy, else the deprecated `length`, else 64 base62 characters. */
-export async function newPassword(context: Pick<EngineContext, 'passwordPolicy'>, config: DirectoryConfig): Promise<string> {
+export async function newPassword(context: Pick<LdapEngineContext, 'passwordPolicy'>, config: DirectoryConfig): Promise<string> {
   const { password_policy: policyName, length } = config.fields;
   if (policyName) {
     const policy = await context.passwordPolicy(policyName);

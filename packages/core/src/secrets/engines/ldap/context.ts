@@ -10,7 +10,7 @@ import type { MountEntry } from '../../mounts/mount-table.ts';
  * leases) and the named password policies. Handlers and lease hooks build it from their request
  * (`engineContext`); the rotation job from the table (`jobContext`). Nothing here reaches another mount.
  */
-export interface EngineContext {
+export interface LdapEngineContext {
   storage: MountStorage;
   system: System;
   /** The mount's partition name: the rotation queue's sort key names the item it points at with it. */
@@ -20,7 +20,7 @@ export interface EngineContext {
 }
 
 /** The context of a handler or lease hook. */
-export function engineContext(from: { storage: MountStorage; system: System; mount: MountEntry }): EngineContext {
+export function engineContext(from: { storage: MountStorage; system: System; mount: MountEntry }): LdapEngineContext {
   return {
     storage: from.storage,
     system: from.system,
@@ -30,6 +30,6 @@ export function engineContext(from: { storage: MountStorage; system: System; mou
 }
 
 /** The context of a mount for a background job, which has the process (`Core`) rather than a request. */
-export function jobContext(core: Core, mount: MountEntry): EngineContext {
+export function jobContext(core: Core, mount: MountEntry): LdapEngineContext {
   return engineContext({ storage: storageFor(core, mount), system: systemFor(core, mount), mount });
 }

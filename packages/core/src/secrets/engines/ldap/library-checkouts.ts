@@ -12,7 +12,7 @@ import { mountTtls } from '../../mounts/mount-table.ts';
 import type { Caller } from '../../tokens/caller.ts';
 import { messageOf } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';
-import { type EngineContext, engineContext } from './context.ts';
+import { engineContext, type LdapEngineContext } from './context.ts';
 import {
   accountKey,
   accountsOf,
@@ -201,7 +201,7 @@ async function checkIn(request: Request<z.output<typeof checkInFields>>, forced:
  * check-out, one is acknowledged, and the others answer as a check-in of an available account does (issue 24). A call
  * that meets another's change in flight looks again (and tries again while the account is still out), within a bound.
  */
-async function returnAccount(context: EngineContext, config: DirectoryConfig, account: LibraryAccount): Promise<boolean> {
+async function returnAccount(context: LdapEngineContext, config: DirectoryConfig, account: LibraryAccount): Promise<boolean> {
   if (!account.checkoutId) return false;
   const giveUpAt = Date.now() + contendedCheckInMs;
   for (;;) {
@@ -275,7 +275,7 @@ export const libraryLeaseHooks: LeaseHooks = {
  * fresh password; one its lease holds leaves the queue (the lease's end returns it). `mountPath` is the mount's
  * path, which lease ids start with. Throws when the directory cannot take the new password (the job retries).
  */
-export async function settleLibraryClaim(context: EngineContext, mountPath: string, key: string): Promise<'returned' | 'held' | 'none'> {
+export async function settleLibraryClaim(context: LdapEngineContext, mountPath: string, key: string): Promise<'returned' | 'held' | 'none'> {
   const { storage, system } = context;
   const account = await storage.getItem<LibraryAccount>(key);
   if (!account) return 'none';

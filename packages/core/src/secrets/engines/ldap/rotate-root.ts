@@ -3,7 +3,7 @@ import { epochSeconds } from '../../../lib/clock.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
-import { type EngineContext, engineContext } from './context.ts';
+import { engineContext, type LdapEngineContext } from './context.ts';
 import { dueUpdate } from './records.ts';
 import { rootNextDue } from './rotation-schedule.ts';
 import { changePassword } from './write-ahead.ts';
@@ -23,7 +23,7 @@ export const rotateRootPaths: PathSpec[] = [
   }),
 ];
 
-export async function rotateRoot(context: EngineContext): Promise<void> {
+export async function rotateRoot(context: LdapEngineContext): Promise<void> {
   const { storage, system } = context;
   const item = await loadConfigItem(storage);
   if (!item) throw badRequest('the directory engine is not configured: write "config" first');

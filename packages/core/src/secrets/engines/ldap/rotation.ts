@@ -4,7 +4,7 @@ import { ConditionFailed } from '../../../storage/store.ts';
 import type { Core } from '../../framework/services.ts';
 import { messageOf } from './client.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
-import { type EngineContext, jobContext } from './context.ts';
+import { jobContext, type LdapEngineContext } from './context.ts';
 import { settleLibraryClaim } from './library-checkouts.ts';
 import { accountKey } from './library-model.ts';
 import { type AccountItem, rotationQueue } from './records.ts';
@@ -60,7 +60,7 @@ async function dueRotations(core: Core, limit: number): Promise<AccountItem[]> {
   return due.slice(0, limit);
 }
 
-async function retryLater(context: EngineContext, seen: AccountItem, inProgress: boolean): Promise<void> {
+async function retryLater(context: LdapEngineContext, seen: AccountItem, inProgress: boolean): Promise<void> {
   const { storage, system } = context;
   const now = epochSeconds(system.clock);
   const attempts = (seen.attempts ?? 0) + 1;

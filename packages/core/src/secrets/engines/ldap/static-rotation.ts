@@ -2,7 +2,7 @@ import { epochSeconds } from '../../../lib/clock.ts';
 import { notFound } from '../../../lib/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { DirectoryConfig } from './config-model.ts';
-import type { EngineContext } from './context.ts';
+import type { LdapEngineContext } from './context.ts';
 import { type AccountItem, dueUpdate } from './records.ts';
 import { changePassword, type PasswordChange, requireDirectoryConfig, settlePending } from './write-ahead.ts';
 
@@ -24,7 +24,7 @@ export async function loadStaticRole(storage: MountStorage, name: string): Promi
   return storage.getItem<AccountItem>(staticRoleKey(name));
 }
 
-export function staticChange(context: EngineContext, name: string, item: AccountItem, config: DirectoryConfig): PasswordChange {
+export function staticChange(context: LdapEngineContext, name: string, item: AccountItem, config: DirectoryConfig): PasswordChange {
   const role = item.value as unknown as StaticRoleValue;
   const key = staticRoleKey(name);
   return {
@@ -36,7 +36,7 @@ export function staticChange(context: EngineContext, name: string, item: Account
   };
 }
 
-export async function rotateStaticRole(context: EngineContext, name: string): Promise<void> {
+export async function rotateStaticRole(context: LdapEngineContext, name: string): Promise<void> {
   const item = await loadStaticRole(context.storage, name);
   if (!item) throw notFound(`no static role named "${name}"`);
   await changePassword(staticChange(context, name, item, await requireDirectoryConfig(context)));
@@ -46,7 +46,7 @@ export async function rotateStaticRole(context: EngineContext, name: string): Pr
  * What `static-cred` answers from: the item as stored, or, when a rotation left a write-ahead, after settling it
  * so that the answer binds (see `settlePending`).
  */
-export async function settleStaticRole(context: EngineContext, name: string, item: AccountItem): Promise<AccountItem> {
+export async function settleStaticRole(context: LdapEngineContext, name: string, item: AccountItem): Promise<AccountItem> {
   if (!item.pending) return item;
   return settlePending(staticChange(context, name, item, await requireDirectoryConfig(context)), item);
 }

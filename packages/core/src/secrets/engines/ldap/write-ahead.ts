@@ -5,7 +5,7 @@ import { ConditionFailed } from '../../../storage/store.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
 import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
-import type { EngineContext } from './context.ts';
+import type { LdapEngineContext } from './context.ts';
 import { type AccountItem, updateExpression } from './records.ts';
 
 /**
@@ -25,7 +25,7 @@ import { type AccountItem, updateExpression } from './records.ts';
  */
 
 export interface PasswordChange {
-  context: EngineContext;
+  context: LdapEngineContext;
   key: string;
   /** The entry whose password changes. */
   dn: string;
@@ -336,7 +336,7 @@ function ignoreConditionFailed(error: unknown): void {
  * directory took its password would otherwise leave the engine binding with a dead one until its window passed:
  * if the directory takes the pending root password, it is recorded first.
  */
-export async function requireDirectoryConfig(context: EngineContext): Promise<DirectoryConfig> {
+export async function requireDirectoryConfig(context: LdapEngineContext): Promise<DirectoryConfig> {
   const { storage, system } = context;
   let item = await loadConfigItem(storage);
   if (!item) throw badRequest('the directory engine is not configured: write "config" first');

@@ -1,4 +1,4 @@
-import type { AccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
+import type { LdapAccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
 import { type SecretsHarness, startSecrets } from './secrets-harness.ts';
 import { managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from './slapd.ts';
@@ -13,7 +13,7 @@ export interface LdapEngine {
   /** The mount's storage, to look at what the engine stored (sealed values opened). */
   storage(): Promise<MountStorage>;
   /** An item of the mount as stored, e.g. `config` or `static-role/app`. */
-  item(key: string): Promise<AccountItem | undefined>;
+  item(key: string): Promise<LdapAccountItem | undefined>;
   /** The opened current password of a stored account (`config` for the bind password). */
   storedPassword(key: string): Promise<string | undefined>;
   close(): Promise<void>;
@@ -29,7 +29,7 @@ export async function startLdapEngine(options: Parameters<typeof startSecrets>[0
     if (!mount) throw new Error('ldap/ is not mounted');
     return new MountStorage(h.core.store, h.core.keyring, mount.uuid);
   };
-  const item = async (key: string) => (await storage()).getItem<AccountItem>(key);
+  const item = async (key: string) => (await storage()).getItem<LdapAccountItem>(key);
   return {
     h,
     slapd,

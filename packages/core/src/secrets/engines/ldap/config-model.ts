@@ -2,7 +2,7 @@ import { badRequest } from '../../../lib/errors.ts';
 import { generatePassword, randomString } from '../../../lib/password.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { LdapEngineContext } from './context.ts';
-import type { AccountItem } from './records.ts';
+import type { LdapAccountItem } from './records.ts';
 import { defaultUserAttr, type SchemaName } from './schemas.ts';
 
 /** The TLS versions a directory connection may be bounded by (`tls_min_version`, `tls_max_version`). */
@@ -71,12 +71,12 @@ export interface DirectoryConfig {
 export const configKey = 'config';
 export const defaultPasswordLength = 64;
 
-export async function loadConfigItem(storage: MountStorage): Promise<AccountItem | undefined> {
-  return storage.getItem<AccountItem>(configKey);
+export async function loadConfigItem(storage: MountStorage): Promise<LdapAccountItem | undefined> {
+  return storage.getItem<LdapAccountItem>(configKey);
 }
 
 /** The config with its secrets opened; `password` overrides the stored bind password (rotation). */
-export function directoryConfig(storage: MountStorage, item: AccountItem, password?: string): DirectoryConfig {
+export function directoryConfig(storage: MountStorage, item: LdapAccountItem, password?: string): DirectoryConfig {
   const fields = { ...configDefaults, ...(item.value as Partial<LdapConfigValue>) };
   fields.userattr = fields.userattr || defaultUserAttr[fields.schema];
   const clientKey = item.clientKey as string | undefined;

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { notFound } from '../../../lib/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
-import type { AccountItem } from './records.ts';
+import type { LdapAccountItem } from './records.ts';
 
 /**
  * `library/:set` and its check-out, check-in, `manage/:set/check-in` and `status`: service accounts lent
@@ -24,8 +24,8 @@ export interface LibrarySet {
   disable_check_in_enforcement: boolean;
 }
 
-/** An account of a set: its password fields (AccountItem) plus who has it. */
-export interface LibraryAccount extends AccountItem {
+/** An account of a set: its password fields (LdapAccountItem) plus who has it. */
+export interface LibraryAccount extends LdapAccountItem {
   value: { set: string; username: string; dn: string };
   available: boolean;
   /** The check-out the account is out under; also the last segment of its lease id. */

@@ -6,7 +6,7 @@ import type { Item } from '../../../storage/store.ts';
  * account): one item in the mount's partition, with the passwords sealed and the rotation state beside
  * the fields, so a rotation is a conditional update of one item.
  */
-export interface AccountItem extends Item {
+export interface LdapAccountItem extends Item {
   /** The non-secret fields (config fields, role fields, check-out state). */
   value: Record<string, unknown>;
   /** Sealed current password (the bind password for the config). */

@@ -7,7 +7,7 @@ import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
 import { jobContext, type LdapEngineContext } from './context.ts';
 import { settleLibraryClaim } from './library-checkouts.ts';
 import { accountKey } from './library-model.ts';
-import { type AccountItem, rotationQueue } from './records.ts';
+import { type LdapAccountItem, rotationQueue } from './records.ts';
 import { rotateRoot } from './rotate-root.ts';
 import { retryAt } from './rotation-schedule.ts';
 import { rotateStaticRole, staticRoleKeyPrefix } from './static-rotation.ts';
@@ -47,8 +47,8 @@ export async function rotateDue(core: Core, limit = 200): Promise<{ rotated: num
 }
 
 /** The queue's items due by now, across every mount: the one query of this engine that reads the table itself. */
-async function dueRotations(core: Core, limit: number): Promise<AccountItem[]> {
-  const due = await core.store.query<AccountItem>({
+async function dueRotations(core: Core, limit: number): Promise<LdapAccountItem[]> {
+  const due = await core.store.query<LdapAccountItem>({
     IndexName: 'due',
     KeyConditionExpression: 'duePk = :queue AND dueSk <= :now',
     ExpressionAttributeValues: {
@@ -60,7 +60,7 @@ async function dueRotations(core: Core, limit: number): Promise<AccountItem[]> {
   return due.slice(0, limit);
 }
 
-async function retryLater(context: LdapEngineContext, seen: AccountItem, inProgress: boolean): Promise<void> {
+async function retryLater(context: LdapEngineContext, seen: LdapAccountItem, inProgress: boolean): Promise<void> {
   const { storage, system } = context;
   const now = epochSeconds(system.clock);
   const attempts = (seen.attempts ?? 0) + 1;

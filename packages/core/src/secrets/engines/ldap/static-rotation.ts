@@ -3,7 +3,7 @@ import { notFound } from '../../../lib/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { DirectoryConfig } from './config-model.ts';
 import type { LdapEngineContext } from './context.ts';
-import { type AccountItem, dueUpdate } from './records.ts';
+import { dueUpdate, type LdapAccountItem } from './records.ts';
 import { changePassword, type PasswordChange, requireDirectoryConfig, settlePending } from './write-ahead.ts';
 
 /** Rotating a static role's password: now (`rotate-role`, import) or when due (the job). */
@@ -20,11 +20,11 @@ export interface StaticRoleValue {
   created: number;
 }
 
-export async function loadStaticRole(storage: MountStorage, name: string): Promise<AccountItem | undefined> {
-  return storage.getItem<AccountItem>(staticRoleKey(name));
+export async function loadStaticRole(storage: MountStorage, name: string): Promise<LdapAccountItem | undefined> {
+  return storage.getItem<LdapAccountItem>(staticRoleKey(name));
 }
 
-export function staticChange(context: LdapEngineContext, name: string, item: AccountItem, config: DirectoryConfig): PasswordChange {
+export function staticChange(context: LdapEngineContext, name: string, item: LdapAccountItem, config: DirectoryConfig): PasswordChange {
   const role = item.value as unknown as StaticRoleValue;
   const key = staticRoleKey(name);
   return {
@@ -46,7 +46,7 @@ export async function rotateStaticRole(context: LdapEngineContext, name: string)
  * What `static-cred` answers from: the item as stored, or, when a rotation left a write-ahead, after settling it
  * so that the answer binds (see `settlePending`).
  */
-export async function settleStaticRole(context: LdapEngineContext, name: string, item: AccountItem): Promise<AccountItem> {
+export async function settleStaticRole(context: LdapEngineContext, name: string, item: LdapAccountItem): Promise<LdapAccountItem> {
   if (!item.pending) return item;
   return settlePending(staticChange(context, name, item, await requireDirectoryConfig(context)), item);
 }

@@ -6,7 +6,7 @@ import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
 import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
 import type { LdapEngineContext } from './context.ts';
-import { type AccountItem, updateExpression } from './records.ts';
+import { type LdapAccountItem, updateExpression } from './records.ts';
 
 /**
  * Changing a password the engine owns without ever losing it:
@@ -97,7 +97,7 @@ export async function changePassword(change: PasswordChange): Promise<string> {
     });
   } catch (error) {
     if (error instanceof ConditionFailed) {
-      const now = await storage.getItem<AccountItem>(key);
+      const now = await storage.getItem<LdapAccountItem>(key);
       if (!now) throw notFound();
       if (now.pending) throw new RotationInProgress(`"${key}"`);
       throw new ChangedConcurrently(`"${key}"`);
@@ -142,7 +142,7 @@ export async function changePassword(change: PasswordChange): Promise<string> {
  * Settles a write-ahead left by a run that did not finish: if the directory accepts the pending password it
  * becomes the current one, otherwise it is discarded. Throws when the directory cannot be asked.
  */
-export async function recoverPending(change: PasswordChange, item: AccountItem): Promise<'recorded' | 'discarded' | 'none'> {
+export async function recoverPending(change: PasswordChange, item: LdapAccountItem): Promise<'recorded' | 'discarded' | 'none'> {
   const { storage } = change.context;
   const { key } = change;
   if (!item.pending || !item.pendingId) return 'none';
@@ -162,7 +162,7 @@ export async function recoverPending(change: PasswordChange, item: AccountItem):
  * Settles a write-ahead found by a change that wants to start: records it if the directory already has it,
  * discards it once its window has passed, and otherwise (not the root) adopts it and finishes it here.
  */
-async function finishPending(change: PasswordChange, item: AccountItem): Promise<void> {
+async function finishPending(change: PasswordChange, item: LdapAccountItem): Promise<void> {
   if (!item.pending || !item.pendingId) return;
   const expired = (item.pendingUntil ?? 0) <= epochSeconds(change.context.system.clock);
   if (expired) {
@@ -182,7 +182,7 @@ async function finishPending(change: PasswordChange, item: AccountItem): Promise
  * id and window, then set in the directory and recorded. A first run still alive writes the same value, and its
  * record (or clean-up) finds the id changed. On failure the write-ahead is left for the next bind check.
  */
-async function adoptPending(change: PasswordChange, item: AccountItem, pending: string): Promise<void> {
+async function adoptPending(change: PasswordChange, item: LdapAccountItem, pending: string): Promise<void> {
   const { key } = change;
   const { storage, system } = change.context;
   const adoptedId = uuid();
@@ -219,12 +219,12 @@ async function adoptPending(change: PasswordChange, item: AccountItem, pending: 
  * Returns the item to answer from, after recording the pending password if the directory has it; throws a 502
  * when the directory cannot be asked or takes neither password.
  */
-export async function settlePending(change: PasswordChange, item: AccountItem): Promise<AccountItem> {
+export async function settlePending(change: PasswordChange, item: LdapAccountItem): Promise<LdapAccountItem> {
   if (!item.pending || !item.pendingId) return item;
   const { key } = change;
   const { storage, system } = change.context;
   const pending = storage.open(key, item.pending);
-  const reload = async () => (await storage.getItem<AccountItem>(key)) ?? item;
+  const reload = async () => (await storage.getItem<LdapAccountItem>(key)) ?? item;
   const recordPending = async () => {
     await record({ ...change, record: undefined }, item, pending, item.pendingId as string).catch(ignoreConditionFailed);
     system.log.info('recorded a password change that had reached the directory', { key });
@@ -242,7 +242,7 @@ export async function settlePending(change: PasswordChange, item: AccountItem): 
   throw upstreamFailure(`the directory takes neither the current nor the pending password of "${key}"; rotate it again`);
 }
 
-const pendingBinds = (change: PasswordChange, item: AccountItem, pending: string) => {
+const pendingBinds = (change: PasswordChange, item: LdapAccountItem, pending: string) => {
   const config = change.isRoot
     ? {
         ...change.config,
@@ -255,7 +255,7 @@ const pendingBinds = (change: PasswordChange, item: AccountItem, pending: string
 /** Whether the stored item now holds `password`: recorded, or as a write-ahead another change adopted from ours. */
 async function holdsPassword(change: PasswordChange, password: string, ownPendingId: string): Promise<boolean> {
   const { storage } = change.context;
-  const item = await storage.getItem<AccountItem>(change.key);
+  const item = await storage.getItem<LdapAccountItem>(change.key);
   if (!item) return false;
   if (opened(storage, change.key, item.password) === password) return true;
   return item.pendingId !== ownPendingId && opened(storage, change.key, item.pending) === password;
@@ -269,13 +269,13 @@ function windowOf(config: DirectoryConfig): number {
 
 const rootBindIdentity = (config: DirectoryConfig) => (config.fields.upndomain ? `${config.fields.binddn}@${config.fields.upndomain}` : config.fields.binddn);
 
-async function load(change: PasswordChange): Promise<AccountItem> {
-  const item = await change.context.storage.getItem<AccountItem>(change.key);
+async function load(change: PasswordChange): Promise<LdapAccountItem> {
+  const item = await change.context.storage.getItem<LdapAccountItem>(change.key);
   if (!item) throw notFound(`"${change.key}" does not exist`);
   return item;
 }
 
-async function record(change: PasswordChange, item: AccountItem, password: string, pendingId: string): Promise<void> {
+async function record(change: PasswordChange, item: LdapAccountItem, password: string, pendingId: string): Promise<void> {
   const { key } = change;
   const { storage, system } = change.context;
   const set: Record<string, unknown> = {

@@ -55,11 +55,21 @@ export function EventsPage(): JSX.Element {
   const [shownIndex, setShownIndex] = useState(0);
   const lastIndex = useRef(0);
   const seq = useRef(0);
+  /** The filter the shown events and `lastIndex` belong to. */
+  const shownFilter = useRef(filter);
 
   useEffect(() => {
     if (!running) {
       setStatus('paused');
       return;
+    }
+    if (shownFilter.current !== filter) {
+      // A new filter starts from the buffer's beginning: the events shown were chosen by the old one. Done here,
+      // after the old stream was aborted, so none of its batches can land in the new list.
+      shownFilter.current = filter;
+      lastIndex.current = 0;
+      setShownIndex(0);
+      setEvents([]);
     }
     const controller = new AbortController();
     const { signal } = controller;
@@ -78,7 +88,7 @@ export function EventsPage(): JSX.Element {
             onHeartbeat: () => setStatus('open'),
             onBatch: (index, batch) => {
               // The service sends only batches after the index asked for; a batch seen already is never shown again.
-              if (index <= lastIndex.current) return;
+              if (signal.aborted || index <= lastIndex.current) return;
               lastIndex.current = index;
               setShownIndex(index);
               const added = batch.map((event) => ({ ...event, seq: ++seq.current })).reverse();
@@ -106,10 +116,6 @@ export function EventsPage(): JSX.Element {
 
   const apply = (event: Event) => {
     event.preventDefault();
-    // A new filter starts from the buffer's beginning: the events already shown were chosen by the old one.
-    lastIndex.current = 0;
-    setShownIndex(0);
-    setEvents([]);
     setNote('');
     setFilter({ topic, key: key.trim() || '*' });
     setRunning(true);

@@ -14,7 +14,7 @@ import { consoleCors } from './http/console-cors.ts';
 import { errorResponse } from './http/errors.ts';
 import { openApiRoute } from './http/openapi.ts';
 import { forwardWrites, type RegionOptions } from './http/regions.ts';
-import { mountRoutes, type SchedulerRoute, route } from './http/route.ts';
+import { mountRoutes, route, type SchedulerRoute } from './http/route.ts';
 import { type Scheduler, type SchedulerEnv, type SchedulerOptions, schedulerFor } from './scheduler.ts';
 
 /** The largest request body the service reads (as the secrets service); a larger one is refused with 413 unread. */

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';
-import { type SchedulerRoute, route } from '../http/route.ts';
+import { route, type SchedulerRoute } from '../http/route.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { login } from './login.ts';
 import { oidcAuthUrl, oidcCompleteAuth } from './oidc.ts';

@@ -7,7 +7,7 @@
  */
 import * as z from 'zod';
 import { permissionDenied } from '../http/nomad.ts';
-import { type SchedulerRoute, route } from '../http/route.ts';
+import { route, type SchedulerRoute } from '../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
 import type { SchedulerEvent } from '../state.ts';
 

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 import { permissionDenied } from './nomad.ts';
-import { type SchedulerRoute, route } from './route.ts';
+import { route, type SchedulerRoute } from './route.ts';
 
 /** The query parameters every blocking read takes (Nomad's). */
 const blockingParameters: Record<string, z.ZodType> = {

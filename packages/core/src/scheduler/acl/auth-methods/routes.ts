@@ -1,6 +1,6 @@
 /** ACL auth methods over HTTP: `/v1/acl/auth-methods`, `/v1/acl/auth-method`, `/v1/acl/auth-method/:name`. */
 import { badRequest, notFound } from '../../../lib/errors.ts';
-import { type SchedulerRoute, route } from '../../http/route.ts';
+import { route, type SchedulerRoute } from '../../http/route.ts';
 import { authMethodBody, authMethodName, authMethodStub, withoutSecret } from './model.ts';
 
 export const authMethodRoutes: SchedulerRoute[] = [

@@ -3,7 +3,7 @@
  * dry run `/v1/acl/binding-rules/evaluate` (`evaluate.ts`: a login's binding without the login).
  */
 import { badRequest, notFound } from '../../../lib/errors.ts';
-import { type SchedulerRoute, route } from '../../http/route.ts';
+import { route, type SchedulerRoute } from '../../http/route.ts';
 import { mapClaims } from '../login.ts';
 import { bindClaims } from './bind.ts';
 import { dryRunAnswer, evaluateBody, evaluateInput } from './evaluate.ts';

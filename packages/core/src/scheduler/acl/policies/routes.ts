@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
-import { type SchedulerRoute, route } from '../../http/route.ts';
+import { route, type SchedulerRoute } from '../../http/route.ts';
 import { policyBody, policyName, policyStub, writtenPolicyName } from './model.ts';
 
 export const policyRoutes: SchedulerRoute[] = [

@@ -1,7 +1,7 @@
 /** ACL roles over HTTP: `/v1/acl/role`, `/v1/acl/role/:id`, `/v1/acl/roles`, `/v1/acl/role/name/:name`. */
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
-import { type SchedulerRoute, route } from '../../http/route.ts';
+import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
 import { type AclRole, roleBody, roleId, roleName, rolePrefix } from './model.ts';
 

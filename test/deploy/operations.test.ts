@@ -3,6 +3,7 @@ import { alarmThresholds } from '../../stacks/alarms.ts';
 import { scheduleTickMaxAge, streamMaxRecordAge } from '../../stacks/Jobs.ts';
 import { callBudgetSeconds } from '../../stacks/SecretsApi.ts';
 import { App as CdkApp, Stack as CdkStack } from 'aws-cdk-lib';
+import { replicateAuditBucket } from '../../stacks/audit-replication.ts';
 import { tableBackup } from '../../stacks/backup.ts';
 import { checkAlarmSubscriptions, type StageConfig, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
@@ -401,5 +402,89 @@ describe('AWS Backup of the table (synthesis of "prod")', () => {
     expect(backupOf({ retentionDays: 35, lockChangeableForDays: 1 })).toThrow(/lockChangeableForDays must be at least 3/);
     expect(backupOf({ retentionDays: 0, lockChangeableForDays: 3 })).toThrow(/retentionDays must be at least 1/);
     expect(backupOf({ retentionDays: 35, lockChangeableForDays: 3, copyToVaultArn: 'keyhaven-copy' })).toThrow(/"keyhaven-copy" is not a backup vault ARN/);
+  });
+});
+
+/** Issue 25: a copy of the audit trail in another account, log groups under a customer key, undeliverable alarms kept. */
+describe('replication, log encryption and alarm delivery failures (synthesis of "prod")', () => {
+  it("replicates every audit object, with its object lock retention, into the stage config's bucket of another account", () => {
+    const replication = stageConfig('prod').audit.replication;
+    const [, bucket] = resourcesOf(s.audit, 'AWS::S3::Bucket').find(([id]) => id.startsWith('AuditBucket')) ?? [];
+    const [roleId, role] = resourcesOf(s.audit, 'AWS::IAM::Role').find(([id]) => id.startsWith('AuditReplicationRole')) ?? [];
+    expect(bucket?.Properties.ObjectLockEnabled).toBe(true);
+    expect(bucket?.Properties.ReplicationConfiguration).toEqual({
+      Role: { 'Fn::GetAtt': [roleId, 'Arn'] },
+      Rules: [
+        {
+          Id: 'audit-copy',
+          Status: 'Enabled',
+          Priority: 0,
+          Filter: { Prefix: '' },
+          DeleteMarkerReplication: { Status: 'Disabled' },
+          SourceSelectionCriteria: { SseKmsEncryptedObjects: { Status: 'Enabled' } },
+          Destination: {
+            Bucket: replication?.bucketArn,
+            Account: replication?.account,
+            AccessControlTranslation: { Owner: 'Destination' },
+            EncryptionConfiguration: { ReplicaKmsKeyID: replication?.kmsKeyArn },
+          },
+        },
+      ],
+    });
+    expect(role?.Properties).toMatchObject({ RoleName: 'keyhaven-prod-audit-replication', AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 's3.amazonaws.com' } }] } });
+    const actions = resourcesOf(s.audit, 'AWS::IAM::Policy')
+      .filter(([, policy]) => (policy.Properties.Roles ?? []).some((ref: { Ref?: string }) => ref.Ref === roleId))
+      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement.flatMap((statement: { Action: string | string[] }) => asList(statement.Action)));
+    // Object lock: the retention and legal hold of each version are read and replicated with it.
+    expect(actions).toEqual(expect.arrayContaining(['s3:GetObjectRetention', 's3:GetObjectLegalHold', 's3:ReplicateObject', 'kms:Decrypt', 'kms:Encrypt']));
+    expect(actions).not.toContain('s3:ReplicateDelete');
+  });
+
+  it('refuses a malformed replication destination, naming the field', () => {
+    const stack = new CdkStack(new CdkApp(), 'ReplicationCheck');
+    for (const [field, replication] of [
+      ['bucketArn', { bucketArn: 'keyhaven-copy', account: '210987654321', kmsKeyArn: 'arn:aws:kms:us-west-2:210987654321:key/abc' }],
+      ['account', { bucketArn: 'arn:aws:s3:::keyhaven-copy', account: 'backup', kmsKeyArn: 'arn:aws:kms:us-west-2:210987654321:key/abc' }],
+      ['kmsKeyArn', { bucketArn: 'arn:aws:s3:::keyhaven-copy', account: '210987654321', kmsKeyArn: 'alias/copy' }],
+    ] as const) {
+      expect(() => replicateAuditBucket(stack, 'prod', undefined as never, undefined as never, replication)).toThrow(new RegExp(`audit\\.replication\\.${field}`));
+    }
+  });
+
+  it("puts every log group of the stage (API access logs, WAF's, Firehose's errors) under the stage's logs key, which CloudWatch Logs may use", () => {
+    const logGroups = s.all.flatMap((template) => resourcesOf(template, 'AWS::Logs::LogGroup'));
+    expect(logGroups.length).toBeGreaterThanOrEqual(4);
+    const [keyId, key] = resourcesOf(s.storage, 'AWS::KMS::Key').find(([id]) => id.startsWith('LogsKey')) ?? [];
+    for (const [id, logGroup] of logGroups) {
+      expect(JSON.stringify(logGroup.Properties.KmsKeyId), id).toMatch(new RegExp(`^\\{"Fn::ImportValue":"prod-keyhaven-Storage:ExportsOutputFnGetAtt${keyId}Arn[0-9A-F]+"\\}$`));
+    }
+    expect(key?.Properties.EnableKeyRotation).toBe(true);
+    expect(key?.Properties.KeyPolicy.Statement).toContainEqual({
+      Sid: 'CloudWatchLogsEncryptsLogGroups',
+      Effect: 'Allow',
+      Principal: { Service: 'logs.us-east-1.amazonaws.com' },
+      Action: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+      Resource: '*',
+      Condition: {
+        ArnLike: { 'kms:EncryptionContext:aws:logs:arn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':logs:us-east-1:123456789012:log-group:*']] } },
+      },
+    });
+  });
+
+  it('sends a notification SNS cannot deliver to a dead-letter queue (SSE, TLS only, 14 days) that SNS may write and an alarm watches', () => {
+    const [queueId, queue] = resourcesOf(s.storage, 'AWS::SQS::Queue')[0] ?? [];
+    expect(queue?.Properties).toMatchObject({ QueueName: 'keyhaven-prod-alarm-delivery-failures', SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
+    const policy = single(s.storage, 'AWS::SQS::QueuePolicy').Properties.PolicyDocument.Statement;
+    expect(policy).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    expect(policy).toContainEqual(
+      expect.objectContaining({ Effect: 'Allow', Action: 'sqs:SendMessage', Principal: { Service: 'sns.amazonaws.com' }, Resource: { 'Fn::GetAtt': [queueId, 'Arn'] } }),
+    );
+    const alarm = resourcesOf(s.storage, 'AWS::CloudWatch::Alarm').find(([id]) => id.startsWith('AlarmDeliveryFailures'))?.[1];
+    expect(alarm?.Properties).toMatchObject({
+      AlarmName: 'keyhaven-prod-AlarmDeliveryFailures',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+      Threshold: 1,
+    });
   });
 });

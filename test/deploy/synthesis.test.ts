@@ -7,6 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
 import { keyActions, providedByRuntime } from '../../stacks/functions.ts';
 import { tableAccess } from '../../stacks/permissions.ts';
+import { consoleContentSecurityPolicy } from '../../packages/ui/csp.ts';
+import { devSchedulerOrigin } from '../../stacks/console-hosting.ts';
 import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
@@ -211,5 +213,22 @@ describe('SST app, synthesised offline (stage "test")', () => {
     const resources = (invokes[0]?.statement.Resource ?? []) as Array<{ 'Fn::GetAtt': [string, string] }>;
     const targets = resources.map((arn) => arn['Fn::GetAtt'][0]).sort();
     expect(targets).toEqual(['kv', 'cloud', 'ldap', 'mesh'].map((family) => idOf(`functions/secrets/${family}.handler`)).sort());
+  });
+
+  // Issue 26 on a dev stage without customDomains: both distributions have CloudFront's names, known only at deploy.
+  it("gives the scheduler functions the secrets distribution's CloudFront name as the console's origin, and the console's CSP any CloudFront name", () => {
+    const functions = appFunctions(s.scheduler);
+    expect(functions).toHaveLength(2);
+    for (const [id, fn] of functions) {
+      expect(JSON.stringify(fn.Properties.Environment.Variables.KEYHAVEN_CONSOLE_ORIGINS), id).toMatch(
+        /^\{"Fn::Join":\["",\["https:\/\/",\{"Fn::ImportValue":"test-keyhaven-SecretsApi:ExportsOutputFnGetAttSecretsDistribution[0-9A-F]+DomainName[0-9A-F]+"\}\]\]\}$/,
+      );
+    }
+    const policy = resourcesOf(s.secrets, 'AWS::CloudFront::ResponseHeadersPolicy').find(([id]) => id.startsWith('ConsoleSecurityHeaders'))?.[1];
+    expect(policy?.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy).toBe(
+      consoleContentSecurityPolicy(devSchedulerOrigin),
+    );
+    // No cycle: the secrets stack names nothing of the scheduler's.
+    expect(JSON.stringify(s.secrets.toJSON())).not.toContain('SchedulerApi');
   });
 });

@@ -15,6 +15,11 @@ export function useSessions(): Record<Service, ReturnType<typeof getSession>> {
 export function Layout({ nav, children }: { nav: Record<Service, NavEntry[]>; children: ComponentChildren }): JSX.Element {
   const sessions = useSessions();
   const { path } = useLocation();
+  // The one menu entry for this page: the longest whose address is the path or a folder of it.
+  const current = [...nav.secrets, ...nav.scheduler]
+    .map((entry) => entry.href)
+    .filter((href) => path === href || path.startsWith(`${href}/`))
+    .sort((a, b) => b.length - a.length)[0];
   return (
     <div class="layout">
       <a class="skip" href="#main">
@@ -49,7 +54,7 @@ export function Layout({ nav, children }: { nav: Record<Service, NavEntry[]>; ch
             <ul>
               {nav[service].map((entry) => (
                 <li key={entry.href}>
-                  <Link href={entry.href} aria-current={path === entry.href || path.startsWith(`${entry.href}/`) ? 'page' : undefined}>
+                  <Link href={entry.href} aria-current={entry.href === current ? 'page' : undefined}>
                     {entry.label}
                   </Link>
                 </li>

@@ -1,11 +1,13 @@
 /**
  * The login endpoints as route rows: `POST /v1/acl/login` (a JWT) and the OIDC flow's `POST /v1/acl/oidc/auth-url`
- * and `POST /v1/acl/oidc/complete-auth`. The verification and binding are `login.ts` and `oidc.ts`.
+ * and `POST /v1/acl/oidc/complete-auth`; and `POST /v1/acl/logout`, which deletes the caller's token when a login made
+ * it (as Consul's logout; Nomad has no self-revocation, so a console signing out had none). The verification and binding are `login.ts` and `oidc.ts`.
  */
 import * as z from 'zod';
-import { badRequest } from '../../lib/errors.ts';
+import { badRequest, permissionDenied } from '../../lib/errors.ts';
 import { route, type SchedulerRoute } from '../http/route.ts';
 import { requireAuthMethodName } from './identifiers.ts';
+import type { StoredToken } from './tokens/model.ts';
 import { login } from './login.ts';
 import { oidcAuthUrl, oidcCompleteAuth } from './oidc.ts';
 
@@ -58,6 +60,21 @@ export const loginRoutes: SchedulerRoute[] = [
     handler: async ({ scheduler, body }) => {
       const token = await oidcCompleteAuth(scheduler, body);
       return { json: token, index: token.CreateIndex };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/acl/logout',
+    summary: 'Delete the token the request is made with, if a login (JWT or OIDC) made it.',
+    access: 'token',
+    returns: 'An empty body (200). A token not made by a login is refused with 403 and kept.',
+    handler: async ({ scheduler, caller }) => {
+      const { token } = await caller();
+      const stored = token as StoredToken | undefined;
+      if (!stored) throw permissionDenied();
+      if (!stored.LoginMethod) throw permissionDenied('Permission denied: only a token made by a login can log out');
+      const index = await scheduler.tokens.delete(stored.AccessorID);
+      return { empty: true, index };
     },
   }),
 ];

@@ -95,6 +95,6 @@ export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMetho
       Global: method.TokenLocality === 'global',
       ...(ttl > 0 ? { ExpirationTTL: ttl } : {}),
     },
-    { anyExpiration: true },
+    { anyExpiration: true, loginMethod: method.Name },
   );
 }

@@ -25,7 +25,8 @@ export interface AclToken {
   ModifyIndex: number;
 }
 
-export type StoredToken = AclToken & { SecretHash: string };
+/** As stored: the secret's hash, and for a token a login made the auth method's name (so its holder may log out). */
+export type StoredToken = AclToken & { SecretHash: string; LoginMethod?: string };
 
 /** A token as the API shows it; `SecretID` only when it was just minted. */
 export type TokenView = AclToken & { SecretID?: string };
@@ -46,7 +47,7 @@ export const minTtlSeconds = 60;
 export const maxTtlSeconds = 24 * 3600;
 
 export const view = (token: StoredToken | AclToken): AclToken => {
-  const { SecretHash: _hash, ...rest } = token as StoredToken;
+  const { SecretHash: _hash, LoginMethod: _method, ...rest } = token as StoredToken;
   return rest;
 };
 

@@ -92,7 +92,7 @@ export class AclTokens {
    */
   async mint(
     input: TokenInput,
-    options: { secret?: string; extra?: (index: number) => TransactItem[]; anyExpiration?: boolean } = {},
+    options: { secret?: string; extra?: (index: number) => TransactItem[]; anyExpiration?: boolean; loginMethod?: string } = {},
   ): Promise<TokenView> {
     const type = input.Type || 'client';
     const policies = [...new Set(input.Policies ?? [])];
@@ -127,7 +127,14 @@ export class AclTokens {
         ...(expiration !== undefined ? { ExpirationTime: rfc3339(expiration) } : {}),
         ...(input.ExpirationTTL ? { ExpirationTTL: formatDuration(input.ExpirationTTL) } : {}),
       };
-      stored = { ...content, Hash: contentHash(content), CreateIndex: index, ModifyIndex: index, SecretHash: this.hash(secret) };
+      stored = {
+        ...content,
+        Hash: contentHash(content),
+        CreateIndex: index,
+        ModifyIndex: index,
+        SecretHash: this.hash(secret),
+        ...(options.loginMethod ? { LoginMethod: options.loginMethod } : {}),
+      };
       const expiry = expiration !== undefined ? Math.ceil(expiration / 1000) : undefined;
       const queue = expiry !== undefined ? { duePk: TOKEN_EXPIRY_QUEUE, dueSk: dueKey(expiry, accessor) } : {};
       return {

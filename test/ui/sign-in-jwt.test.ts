@@ -107,6 +107,10 @@ describe('JWT sign-in through the console', () => {
     expect(session).toMatchObject({ createdByConsole: true, policies: ['jobs'] });
     const self = await schedulerApi('GET', 'acl/token/self', session?.token);
     expect(((await self.json()) as { Policies: string[] }).Policies).toEqual(['jobs']);
+    // Sign-out revokes the token the login made here (acl/logout), and forgets it.
+    await page.locator('.signed-in[data-service="scheduler"]').getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('link', { name: 'Sign in to the scheduler service' }).waitFor();
+    expect((await schedulerApi('GET', 'acl/token/self', session?.token)).status).toBe(403);
     await context.close();
   });
 

@@ -55,8 +55,16 @@ describe('blocking queries', () => {
     const out = await blocked;
     expect(out.status).toBe(200);
     expect(Number(out.headers.get('X-Scheduler-Index'))).toBe(current);
-    expect((await mgmt('GET', '/v1/acl/policies?index=1&wait=forever')).status).toBe(400);
-    expect((await mgmt('GET', '/v1/acl/policies?index=abc')).status).toBe(400);
+    // The blocking parameters are parsed by the route wrapper before the handler: Nomad's messages.
+    expect(await mgmt('GET', '/v1/acl/policies?index=1&wait=forever')).toMatchObject({ status: 400, text: 'Invalid wait time: "forever" is not a duration' });
+    expect(await mgmt('GET', '/v1/acl/policies?index=abc')).toMatchObject({ status: 400, text: 'Failed to parse index parameter: invalid syntax' });
+    expect(await mgmt('GET', '/v1/acl/policies?index=-1')).toMatchObject({ status: 400, text: 'Failed to parse index parameter: invalid syntax' });
+    expect(await mgmt('GET', '/v1/acl/policies?stale&consistent')).toMatchObject({ status: 400, text: 'Cannot specify ?stale with ?consistent, conflicting semantics.' });
+    for (const query of ['stale=false&consistent', 'stale', 'consistent=true', 'index=&wait=', 'index=1&wait=0']) {
+      const answer = await mgmt('GET', `/v1/acl/policies?${query}`);
+      expect({ query, status: answer.status }).toEqual({ query, status: 200 });
+      expect(answer.body.map((policy: { Name: string }) => policy.Name)).toEqual(['p1', 'p2']);
+    }
   });
 });
 

@@ -3,7 +3,7 @@
  * (`?index=N&wait=5m`). The route wrapper (`route.ts`) applies them; resource code does not.
  */
 import type { Context } from 'hono';
-import type * as z from 'zod';
+import * as z from 'zod';
 import { DurationError, parseGoDuration } from '../../lib/duration.ts';
 import { badRequest, DomainError } from '../../lib/errors.ts';
 import type { SchedulerEnv } from '../scheduler.ts';
@@ -60,6 +60,46 @@ const defaultWaitSeconds = 300;
 /** How often a blocked query re-reads the table index when no write of this process woke it. */
 const pollMs = 100;
 
+/** `?wait=`: a Go duration (`5m`, `1500ms`) in seconds; bare digits are taken as seconds, as this service always has. */
+const waitParameter = z.string().transform((text, ctx): number | undefined => {
+  if (text === '') return undefined;
+  if (/^\d+$/.test(text)) return Number(text);
+  try {
+    return parseGoDuration(text);
+  } catch (error) {
+    if (!(error instanceof DurationError)) throw error;
+    ctx.issues.push({ code: 'custom', input: text, message: `Invalid wait time: "${text}" is not a duration` });
+    return z.NEVER;
+  }
+});
+
+/** `?stale` and `?consistent` are flags: present (with any value but `false`) is set. */
+const flagParameter = z.string().transform((text) => text !== 'false');
+
+/**
+ * The query parameters every blocking read takes (Nomad's): the route wrapper parses them for a `blocking` row, with
+ * its declared ones, before the handler; the OpenAPI document lists them for such rows.
+ */
+export const blockingParameters = {
+  index: z
+    .string()
+    .refine((text) => /^\d*$/.test(text), { error: 'Failed to parse index parameter: invalid syntax' })
+    .transform(Number)
+    .optional()
+    .describe('Block until the index of the data passes this one (or the wait runs out); the index is in `X-Nomad-Index`.'),
+  wait: waitParameter.optional().describe('How long to block at most: a duration such as `5m` (default and longest 5 minutes).'),
+  stale: flagParameter.optional().describe('Accept an answer from any server (always the case here).'),
+  consistent: flagParameter.optional().describe('Require a consistent read (always the case here); not with `stale`.'),
+};
+
+/** A blocking read's parameters, as the route wrapper parsed them. */
+export interface BlockingParameters {
+  index?: number | undefined;
+  wait?: number | undefined;
+  stale?: boolean | undefined;
+  consistent?: boolean | undefined;
+}
+
 export interface QueryOptions {
   minIndex: number;
   waitSeconds: number;
@@ -67,31 +107,14 @@ export interface QueryOptions {
   consistent: boolean;
 }
 
-export function queryOptions(c: Context<SchedulerEnv>): QueryOptions {
-  const query = c.req.query();
+/** The parsed parameters with their defaults, the wait capped at the deployment's longest; `stale` with `consistent` is a 400. */
+export function queryOptions(c: Context<SchedulerEnv>, parameters: BlockingParameters): QueryOptions {
   const maxWaitSeconds = c.var.scheduler?.options.maxQueryWaitSeconds ?? defaultWaitSeconds;
-  const stale = 'stale' in query && query.stale !== 'false';
-  const consistent = 'consistent' in query && query.consistent !== 'false';
+  const stale = parameters.stale ?? false;
+  const consistent = parameters.consistent ?? false;
   if (stale && consistent) throw badRequest('Cannot specify ?stale with ?consistent, conflicting semantics.');
-  let minIndex = 0;
-  if (query.index !== undefined && query.index !== '') {
-    if (!/^\d+$/.test(query.index)) throw badRequest('Failed to parse index parameter: invalid syntax');
-    minIndex = Number(query.index);
-  }
-  let waitSeconds = Math.min(defaultWaitSeconds, maxWaitSeconds);
-  if (query.wait !== undefined && query.wait !== '') waitSeconds = Math.min(parseWait(query.wait), maxWaitSeconds);
-  return { minIndex, waitSeconds, stale, consistent };
-}
-
-/** `?wait=`: a Go duration (`5m`, `1500ms`); bare digits are taken as seconds, as this service always has. */
-function parseWait(text: string): number {
-  if (/^\d+$/.test(text)) return Number(text);
-  try {
-    return parseGoDuration(text);
-  } catch (error) {
-    if (error instanceof DurationError) throw badRequest(`Invalid wait time: "${text}" is not a duration`);
-    throw error;
-  }
+  const waitSeconds = Math.min(parameters.wait ?? defaultWaitSeconds, maxWaitSeconds);
+  return { minIndex: parameters.index ?? 0, waitSeconds, stale, consistent };
 }
 
 /**
@@ -103,8 +126,9 @@ export async function blockingQuery(
   state: SchedulerState,
   tables: TableName[],
   read: () => Promise<unknown>,
+  parameters: BlockingParameters,
 ): Promise<Response> {
-  const options = queryOptions(c);
+  const options = queryOptions(c, parameters);
   let index = await state.tableIndex(tables);
   if (options.minIndex > 0 && index <= options.minIndex) {
     const waitMs = options.waitSeconds * 1000;

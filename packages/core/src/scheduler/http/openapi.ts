@@ -5,16 +5,8 @@
  * `GET /v1/internal/specs/openapi`.
  */
 import * as z from 'zod';
-import { permissionDenied } from './nomad.ts';
+import { blockingParameters, permissionDenied } from './nomad.ts';
 import { route, type SchedulerRoute } from './route.ts';
-
-/** The query parameters every blocking read takes (Nomad's). */
-const blockingParameters: Record<string, z.ZodType> = {
-  index: z.string().optional().describe('Block until the index of the data passes this one (or the wait runs out); the index is in `X-Nomad-Index`.'),
-  wait: z.string().optional().describe('How long to block at most: a duration such as `5m` (default and longest 5 minutes).'),
-  stale: z.string().optional().describe('Accept an answer from any server (always the case here).'),
-  consistent: z.string().optional().describe('Require a consistent read (always the case here); not with `stale`.'),
-};
 
 const tokenSchemes = [{ nomadToken: [] }, { schedulerToken: [] }, { bearer: [] }];
 

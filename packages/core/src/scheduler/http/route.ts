@@ -14,7 +14,7 @@ import type { Scheduler, SchedulerCaller, SchedulerEnv } from '../scheduler.ts';
 import type { TableName } from '../state.ts';
 import { callerOf } from './caller.ts';
 import { errorResponse } from './errors.ts';
-import { blockingQuery, decodeBody, permissionDenied, setIndexHeaders } from './nomad.ts';
+import { type BlockingParameters, blockingParameters, blockingQuery, decodeBody, permissionDenied, setIndexHeaders } from './nomad.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -73,7 +73,7 @@ export interface RouteRow<
    * schema's own error message is the 400's text; otherwise the text names the parameter and zod's complaint.
    */
   params?: Params;
-  /** The query parameters, likewise (the blocking ones are added for `blocking` rows and read by `blockingQuery`). */
+  /** The query parameters, likewise (a `blocking` row's `index`, `wait`, `stale` and `consistent` are added: `nomad.ts`). */
   query?: Query;
   /** The JSON body, every field `.describe()`d. */
   body?: Schema;
@@ -127,15 +127,15 @@ export function route<
         if (row.access === 'management' && !resolved.management) throw permissionDenied();
       }
       const pathValues = parseParameters('path', params, (name) => c.req.param(name) ?? '') as ParsedParameters<Params>;
-      const queryValues = parseParameters('query', query, (name, schema) =>
-        takesList(schema) ? c.req.queries(name) : c.req.query(name),
-      ) as ParsedParameters<Query>;
+      const queryValue = (name: string, schema: z.ZodType) => (takesList(schema) ? c.req.queries(name) : c.req.query(name));
+      const queryValues = parseParameters('query', query, queryValue) as ParsedParameters<Query>;
+      const blocking: BlockingParameters = row.blocking ? parseParameters('query', blockingParameters, queryValue) : {};
       const body = (row.body ? await decodeBody(c, row.body) : undefined) as Schema extends z.ZodType ? z.output<Schema> : undefined;
       const reply = await row.handler({ scheduler, caller, params: pathValues, query: queryValues, body });
       if ('response' in reply) return reply.response;
       if ('read' in reply) {
         if (!row.blocking) throw new Error(`route ${row.path} answers a blocking read but declares no tables`);
-        return blockingQuery(c, scheduler.state, row.blocking, reply.read);
+        return blockingQuery(c, scheduler.state, row.blocking, reply.read, blocking);
       }
       if (reply.index !== undefined) setIndexHeaders(c, reply.index);
       return 'json' in reply ? c.json(reply.json as object) : c.body(null, 200);

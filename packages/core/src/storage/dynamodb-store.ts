@@ -1,0 +1,238 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  type DeleteCommandInput,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  type PutCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+  ScanCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { unavailable } from '../lib/errors.ts';
+import { ConditionFailed, itemKey } from './condition-failed.ts';
+import { Expressions, outsideRange } from './dynamodb-expressions.ts';
+import { type Change, type Condition, indexKeys, type Item, type Key, type ListOptions, maxTransactionWrites, type Store, type Write } from './intent.ts';
+import { StoreBase } from './store-base.ts';
+
+type Omitted<T> = Omit<T, 'TableName'>;
+type TransactEntry = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** @deprecated DynamoDB's shape of a transaction write, for code not yet moved to `Write` (issue 27 §1). */
+export type TransactItem = { [K in keyof TransactEntry]?: Omit<NonNullable<TransactEntry[K]>, 'TableName'> };
+
+/** Tries of a transaction cancelled only by conflicts with other transactions, and the base of the wait between them. */
+const conflictAttempts = 6;
+const conflictWaitMs = 5;
+
+/** A transaction cancelled because other transactions held its items, not because a condition failed. */
+const isConflictOnly = (error: unknown) =>
+  error instanceof TransactionCanceledException &&
+  (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict') &&
+  !(error.CancellationReasons ?? []).some((reason) => reason.Code === 'ConditionalCheckFailed');
+
+/** The condition of a write as a command's `ConditionExpression` and its placeholders (nothing when there is none). */
+function conditioned(when: Condition | undefined, expressions = new Expressions()) {
+  const ConditionExpression = when === undefined ? undefined : expressions.condition(when);
+  return { ...(ConditionExpression !== undefined ? { ConditionExpression } : {}), ...expressions.attributes() };
+}
+
+const keyOf = (key: Key) => ({ pk: key.pk, sk: key.sk });
+
+/**
+ * The one table on DynamoDB: `intent.ts`'s operations as DynamoDB commands. This file and
+ * `dynamodb-expressions.ts` are the only places that write DynamoDB expressions.
+ */
+export class DynamoStore extends StoreBase implements Store {
+  readonly doc: DynamoDBDocumentClient;
+  constructor(
+    client: DynamoDBClient,
+    readonly tableName: string,
+  ) {
+    super();
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  async get<T extends Item = Item>(pk: string, sk: string): Promise<T | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }));
+    return out.Item as T | undefined;
+  }
+
+  /**
+   * Several items in one round trip (strongly consistent), keyed `pk|sk`; an absent item is absent from the map.
+   * Keys DynamoDB leaves unprocessed under load are asked for again; more than 100 keys go in several requests.
+   */
+  async batchGet(keys: Key[]): Promise<Map<string, Item>> {
+    const found = new Map<string, Item>();
+    const unique = [...new Map(keys.map((key) => [itemKey(key.pk, key.sk), keyOf(key)])).values()];
+    for (let start = 0; start < unique.length; start += 100) {
+      let pending: Array<Record<string, unknown>> = unique.slice(start, start + 100);
+      while (pending.length > 0) {
+        const out = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
+        for (const item of (out.Responses?.[this.tableName] ?? []) as Item[]) found.set(itemKey(item.pk, item.sk), item);
+        pending = out.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    return found;
+  }
+
+  put(item: Item, options?: { when?: Condition }): Promise<void>;
+  /** @deprecated DynamoDB's input: use `put(item, { when })`. */
+  put(input: Omitted<PutCommandInput>): Promise<void>;
+  async put(first: Item | Omitted<PutCommandInput>, options: { when?: Condition } = {}): Promise<void> {
+    const input = isLegacyPut(first) ? first : { Item: first, ...conditioned(options.when) };
+    await this.guard(() => this.doc.send(new PutCommand({ TableName: this.tableName, ...input })));
+  }
+
+  update<T extends Item = Item>(key: Key, change: Change, options?: { when?: Condition }): Promise<T>;
+  /** @deprecated DynamoDB's input: use `update(key, change, { when })`. */
+  update<T extends Item = Item>(input: Omitted<UpdateCommandInput>): Promise<T | undefined>;
+  async update<T extends Item = Item>(first: Key | Omitted<UpdateCommandInput>, change?: Change, options: { when?: Condition } = {}): Promise<T> {
+    let input: Omitted<UpdateCommandInput>;
+    if (change === undefined && 'Key' in first) input = first as Omitted<UpdateCommandInput>;
+    else {
+      const expressions = new Expressions();
+      const UpdateExpression = expressions.change(change ?? {});
+      const ConditionExpression = options.when === undefined ? undefined : expressions.condition(options.when);
+      input = {
+        Key: keyOf(first as Key),
+        ...(UpdateExpression !== undefined ? { UpdateExpression } : {}),
+        ...(ConditionExpression !== undefined ? { ConditionExpression } : {}),
+        ...expressions.attributes(),
+      };
+    }
+    const out = await this.guard(() => this.doc.send(new UpdateCommand({ TableName: this.tableName, ReturnValues: 'ALL_NEW', ...input })));
+    return out.Attributes as T;
+  }
+
+  delete<T extends Item = Item>(key: Key, options?: { when?: Condition }): Promise<T | undefined>;
+  /** @deprecated DynamoDB's input: use `delete(key, { when })`. */
+  delete<T extends Item = Item>(input: Omitted<DeleteCommandInput>): Promise<T | undefined>;
+  async delete<T extends Item = Item>(first: Key | Omitted<DeleteCommandInput>, options: { when?: Condition } = {}): Promise<T | undefined> {
+    const input = 'Key' in first ? (first as Omitted<DeleteCommandInput>) : { Key: keyOf(first as Key), ...conditioned(options.when) };
+    const out = await this.guard(() => this.doc.send(new DeleteCommand({ TableName: this.tableName, ReturnValues: 'ALL_OLD', ...input })));
+    return out.Attributes as T | undefined;
+  }
+
+  async list<T extends Item = Item>(partition: string, options: ListOptions = {}): Promise<T[]> {
+    const keys = options.index ? indexKeys[options.index] : { pk: 'pk', sk: 'sk' };
+    const expressions = new Expressions();
+    const KeyConditionExpression = expressions.keyCondition(keys.pk, keys.sk, partition, options.prefix, options.range);
+    const FilterExpression = options.where === undefined ? undefined : expressions.condition(options.where);
+    const items = await this.pages<T>(
+      {
+        ...(options.index ? { IndexName: options.index } : { ConsistentRead: true }),
+        KeyConditionExpression,
+        ...(FilterExpression !== undefined ? { FilterExpression } : {}),
+        ...expressions.attributes(),
+        ...(options.reverse ? { ScanIndexForward: false } : {}),
+        ...(options.limit !== undefined ? { Limit: options.limit } : {}),
+      },
+      (item) => !outsideRange(String(item[keys.sk]), options.range),
+      options.limit,
+    );
+    return items;
+  }
+
+  async scan(): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }));
+      items.push(...((page.Items ?? []) as Item[]));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  transact(writes: Write[]): Promise<void>;
+  /** @deprecated DynamoDB's shapes: use `Write`s (one transaction may mix both while code moves over). */
+  transact(items: Array<Write | TransactItem>): Promise<void>;
+  async transact(writes: Array<Write | TransactItem>): Promise<void> {
+    if (writes.length > maxTransactionWrites) throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
+    const named = writes.map((write) => {
+      const entry = (isLegacyWrite(write) ? { ...write } : tableWrite(write)) as Record<string, Record<string, unknown>>;
+      for (const key of Object.keys(entry)) entry[key] = { TableName: this.tableName, ...entry[key] };
+      return entry as TransactEntry;
+    });
+    // DynamoDB cancels a transaction that meets another in progress on one of its items (TransactionConflict) and
+    // writes nothing; the SDK does not retry that, so it is tried again here, after a short random wait.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.guard(() => this.doc.send(new TransactWriteCommand({ TransactItems: named })));
+        return;
+      } catch (error) {
+        if (!isConflictOnly(error)) throw error;
+        if (attempt >= conflictAttempts) throw unavailable(`the write met concurrent writes to the same items ${conflictAttempts} times; nothing was written, try again`);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * conflictWaitMs * 2 ** attempt));
+      }
+    }
+  }
+
+  /** @deprecated Every page of a DynamoDB query: use `list`. */
+  query<T extends Item = Item>(input: Omitted<QueryCommandInput>): Promise<T[]> {
+    return this.pages<T>(input, () => true, input.Limit);
+  }
+
+  /** @deprecated Items of one partition whose sort key starts with `prefix`: use `list(pk, { prefix })`. */
+  prefix<T extends Item = Item>(pk: string, prefix: string): Promise<T[]> {
+    return this.list<T>(pk, prefix ? { prefix } : {});
+  }
+
+  /** Every page of a query (each page reads up to `limit` items), until `limit` items are kept. */
+  private async pages<T extends Item>(input: Omitted<QueryCommandInput>, keep: (item: T) => boolean, limit: number | undefined): Promise<T[]> {
+    const items: T[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(new QueryCommand({ TableName: this.tableName, ...input, ExclusiveStartKey: start }));
+      items.push(...((out.Items ?? []) as T[]).filter(keep));
+      start = out.LastEvaluatedKey;
+    } while (start && (limit === undefined || items.length < limit));
+    return limit === undefined ? items : items.slice(0, limit);
+  }
+
+  private async guard<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new ConditionFailed(error.message);
+      if (error instanceof TransactionCanceledException && error.CancellationReasons?.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
+        throw new ConditionFailed(error.message, error.CancellationReasons);
+      }
+      throw error;
+    }
+  }
+}
+
+/** A transaction write as DynamoDB's (without the table name). */
+function tableWrite(write: Write): TransactItem {
+  if ('put' in write) return { Put: { Item: write.put, ...conditioned(write.when) } };
+  if ('update' in write) {
+    const expressions = new Expressions();
+    const UpdateExpression = expressions.change(write.change);
+    if (UpdateExpression === undefined) throw new RangeError('a transaction update changes nothing');
+    const ConditionExpression = write.when === undefined ? undefined : expressions.condition(write.when);
+    return {
+      Update: {
+        Key: keyOf(write.update),
+        UpdateExpression,
+        ...(ConditionExpression !== undefined ? { ConditionExpression } : {}),
+        ...expressions.attributes(),
+      },
+    };
+  }
+  if ('delete' in write) return { Delete: { Key: keyOf(write.delete), ...conditioned(write.when) } };
+  const { ConditionExpression, ...rest } = conditioned(write.when);
+  if (ConditionExpression === undefined) throw new RangeError('a transaction check needs a condition that can fail');
+  return { ConditionCheck: { Key: keyOf(write.check), ConditionExpression, ...rest } };
+}
+
+const isLegacyPut = (input: Item | Omitted<PutCommandInput>): input is Omitted<PutCommandInput> => 'Item' in input && !('pk' in input && 'sk' in input);
+const isLegacyWrite = (write: Write | TransactItem): write is TransactItem =>
+  'Put' in write || 'Update' in write || 'Delete' in write || 'ConditionCheck' in write;

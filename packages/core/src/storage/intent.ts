@@ -16,7 +16,12 @@
  * written) all or nothing; its `ConditionFailed` carries one reason per write. `storage/dynamodb-store.ts` is the
  * implementation on DynamoDB (the only file that writes DynamoDB expressions) and `storage/memory-store.ts` the
  * one in memory; `test/storage/store-contract.test.ts` holds both to the same behaviour. Security items are signed
- * and verified through the same object (`signed`, `verified`, `getVerified`; see `item-mac.ts`).
+ * and verified through the same object (`signed`, `verified`, `getVerified`; see `item-mac.ts`). Engines reach it
+ * through `secrets/mounts/mount-storage.ts`, keyed inside their mount: `putItem(key, item, { when })`,
+ * `update(key, change, { when })`, `delete(key, { when })` and `transact([{ put: key, item, when },
+ * { update: key, change, when }, { delete: key, when }, { check: key, when }])` (`tableWrite` gives a mount write's
+ * table `Write` for a transaction that spans system items). The DynamoDB-shaped forms both still accept are
+ * deprecated and go once no caller uses them; `Store` in `store.ts` becomes this interface then.
  */
 import type { Logger } from '../lib/log.ts';
 import type { ItemKind } from './item-mac.ts';

@@ -39,14 +39,7 @@ export interface DueSource {
 
 /** Up to `limit` items of one queue partition whose time has come, earliest first. */
 export const dueInPartition = (source: DueSource, partition: string, limit: number) =>
-  source.store
-    .query({
-      IndexName: 'due',
-      KeyConditionExpression: 'duePk = :queue AND dueSk <= :now',
-      ExpressionAttributeValues: { ':queue': partition, ':now': dueKey(epochSeconds(source.clock), '~') },
-      Limit: limit,
-    })
-    .then((items) => items.slice(0, limit));
+  source.store.list(partition, { index: 'due', range: { to: dueKey(epochSeconds(source.clock), '~') }, limit });
 
 /** Up to `limit` items of a queue (every shard) whose time has come, earliest first. */
 export async function dueItems(source: DueSource, queue: string, limit: number) {
@@ -61,12 +54,7 @@ export async function dueItems(source: DueSource, queue: string, limit: number) 
 export async function nextDue(source: DueSource, queues: string[]): Promise<number | undefined> {
   const heads = await Promise.all(
     queues.flatMap(allShards).map((partition) =>
-      source.store.query({
-        IndexName: 'due',
-        KeyConditionExpression: 'duePk = :queue',
-        ExpressionAttributeValues: { ':queue': partition },
-        Limit: 1,
-      }),
+      source.store.list(partition, { index: 'due', limit: 1 }),
     ),
   );
   const times = heads.flatMap((items) => items.slice(0, 1).map((item) => Number.parseInt(String(item.dueSk), 10)));

@@ -43,7 +43,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     get: async () => (await store.get('sys', 'keyring'))?.wrapped as Uint8Array | undefined,
     putIfAbsent: async (wrapped) => {
       try {
-        await store.put({ Item: { pk: 'sys', sk: 'keyring', wrapped }, ConditionExpression: 'attribute_not_exists(pk)' });
+        await store.put({ pk: 'sys', sk: 'keyring', wrapped }, { when: { absent: true } });
         return true;
       } catch (error) {
         if (error instanceof ConditionFailed) return false;

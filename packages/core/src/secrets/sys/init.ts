@@ -32,10 +32,7 @@ export async function initialize(services: Pick<BuiltinServices, 'store' | 'cloc
     ...(rootTokenId ? { id: rootTokenId } : {}),
   });
   try {
-    await services.store.put({
-      Item: { pk: 'sys', sk: 'init', initializedAt: services.clock.now() },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    });
+    await services.store.put({ pk: 'sys', sk: 'init', initializedAt: services.clock.now() }, { when: { absent: true } });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     await services.tokens.revoke(entry.hash);

@@ -63,8 +63,8 @@ export async function resolveEntity(
     };
     try {
       await storage.transact([
-        { Put: { key: aliasKey(alias.name), item: { value: { entity_id: created.id, name: alias.name } }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { key: entityKey(created.id), item: { value: created } } },
+        { put: aliasKey(alias.name), item: { value: { entity_id: created.id, name: alias.name } }, when: { absent: true } },
+        { put: entityKey(created.id), item: { value: created } },
       ]);
       entityId = created.id;
     } catch (error) {

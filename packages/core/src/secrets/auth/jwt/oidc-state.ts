@@ -28,7 +28,7 @@ export async function saveState(
   await request.storage.putItem(
     stateKey(state),
     { value: stored, expiresAt: epochSeconds(request.system.clock) + oidcStateSeconds },
-    { ConditionExpression: 'attribute_not_exists(pk)' },
+    { when: { absent: true } },
   );
 }
 
@@ -40,7 +40,7 @@ export async function takeState(request: Pick<Request, 'storage' | 'system'>, st
   if (!state || state.length > 512) return undefined;
   let item: Record<string, unknown> | undefined;
   try {
-    item = await request.storage.delete(stateKey(state), { ConditionExpression: 'attribute_exists(pk)' });
+    item = await request.storage.delete(stateKey(state), { when: { exists: true } });
   } catch (error) {
     if (error instanceof ConditionFailed) return undefined;
     throw error;

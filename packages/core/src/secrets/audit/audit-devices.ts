@@ -159,10 +159,7 @@ export class AuditDevices {
       salt,
     };
     try {
-      await this.store.put({
-        Item: { pk: 'sys', sk: `audit/${devicePath}`, ...item },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      });
+      await this.store.put({ pk: 'sys', sk: `audit/${devicePath}`, ...item }, { when: { absent: true } });
     } catch (error) {
       if (error instanceof ConditionFailed) throw badRequest(`path already in use at ${devicePath}`);
       throw error;
@@ -188,9 +185,7 @@ export class AuditDevices {
   }
 
   async disable(path: string): Promise<void> {
-    await this.store.delete({
-      Key: { pk: 'sys', sk: `audit/${normalisePath(path)}` },
-    });
+    await this.store.delete({ pk: 'sys', sk: `audit/${normalisePath(path)}` });
     this.invalidate();
   }
 
@@ -244,7 +239,7 @@ export class AuditDevices {
   }
 
   private async stored(): Promise<StoredDevice[]> {
-    const items = await this.store.prefix('sys', 'audit/');
+    const items = await this.store.list('sys', { prefix: 'audit/' });
     return items.map((item) => ({
       path: item.path as string,
       type: item.type as string,

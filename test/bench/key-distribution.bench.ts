@@ -46,7 +46,7 @@ const sharded: Scheme = {
   tombstoneQueue: (id) => shardKey('tombstones', id),
   tokenQueue,
   issued: (hash) => issuedPk({ uuid: 'jwt-mount-uuid' } as Parameters<typeof issuedPk>[0], hash),
-  inService: (hash) => inServiceCheck({ path: 'auth/jwt/', uuid: 'jwt-mount-uuid' }, hash).ConditionCheck?.Key?.pk as string,
+  inService: (hash) => (inServiceCheck({ path: 'auth/jwt/', uuid: 'jwt-mount-uuid' }, hash) as { check: { pk: string } }).check.pk,
 };
 const unsharded: Scheme = {
   lease: () => 'leases',

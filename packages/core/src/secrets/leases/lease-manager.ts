@@ -4,7 +4,7 @@ import type { Logger } from '../../lib/log.ts';
 import { randomBase62 } from '../../lib/random.ts';
 import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
 import type { Keyring } from '../../storage/keyring.ts';
-import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
+import { type Condition, ConditionFailed, type Item, type Store, type Write } from '../../storage/store.ts';
 import { type MountEntry, type MountTable, mountTtls } from '../mounts/mount-table.ts';
 import { forgetOwnedLease, ownLeaseWrite } from '../tokens/token-store.ts';
 import type { AskEngine, EngineRequest } from './engine-request.ts';
@@ -62,6 +62,9 @@ const tombstoneSeconds = 2 * 86_400;
 /** How long one revocation attempt holds a lease before another process may try (a hook that hangs, a crash). */
 const claimSeconds = 60;
 
+/** The lease is there and no revocation attempt holds it (none began, or its claim lapsed by `now`). */
+const unclaimed = (now: number): Condition => ({ exists: true, any: [{ missing: ['revokingUntil'] }, { atMost: { revokingUntil: now } }] });
+
 /**
  * The hooks of a secret type on a mount, if this process bundles its backend. Given the lease manager that runs
  * them, so the hooks may use the mount's leases without the manager depending on whoever builds them.
@@ -106,7 +109,7 @@ export class LeaseManager {
     const { item, warnings } = this.itemFor(mount, requestPath, secret, ownerHash);
     const { leaseId } = item;
     // The condition guards a backend-chosen suffix: a new lease never replaces another.
-    const writes: TransactItem[] = [{ Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }];
+    const writes: Write[] = [{ put: item, when: { absent: true } }];
     if (ownerHash) writes.push(ownLeaseWrite(ownerHash, leaseId));
     await this.store.transact(writes);
     return { leaseId, ttl: item.ttl, renewable: item.renewable, warnings };
@@ -151,7 +154,7 @@ export class LeaseManager {
 
   /** Every lease whose id starts with `prefix`, in id order: one query per shard, in parallel. */
   async under(prefix: string): Promise<LeaseItem[]> {
-    const shards = await Promise.all(allShards('leases').slice(1).map((pk) => this.store.prefix<LeaseItem>(pk, prefix)));
+    const shards = await Promise.all(allShards('leases').slice(1).map((pk) => this.store.list<LeaseItem>(pk, { prefix })));
     return shards.flat().sort((a, b) => (a.sk < b.sk ? -1 : 1));
   }
 
@@ -165,8 +168,8 @@ export class LeaseManager {
     const moved: LeaseItem = { ...lease, ...leaseKey(lease.leaseId), queue, duePk: queue };
     try {
       await this.store.transact([
-        { Delete: { Key: { pk: lease.pk, sk: lease.sk }, ConditionExpression: 'attribute_exists(pk)' } },
-        { Put: { Item: moved, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { delete: { pk: lease.pk, sk: lease.sk }, when: { exists: true } },
+        { put: moved, when: { absent: true } },
       ]);
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
@@ -235,11 +238,7 @@ export class LeaseManager {
       expiresAt: ttlBackstop(now + ttl),
     };
     try {
-      await this.store.put({
-        Item: renewed,
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revokingUntil) OR revokingUntil <= :now)',
-        ExpressionAttributeValues: { ':now': now },
-      });
+      await this.store.put(renewed, { when: unclaimed(now) });
     } catch (error) {
       if (error instanceof ConditionFailed) throw badRequest('lease not found or lease is not renewable');
       throw error;
@@ -302,12 +301,7 @@ export class LeaseManager {
   private async claim(leaseId: string): Promise<LeaseItem | undefined> {
     const now = epochSeconds(this.clock);
     try {
-      return await this.store.update<LeaseItem>({
-        Key: leaseKey(leaseId),
-        UpdateExpression: 'SET revokingUntil = :until',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revokingUntil) OR revokingUntil <= :now)',
-        ExpressionAttributeValues: { ':until': now + claimSeconds, ':now': now },
-      });
+      return await this.store.update<LeaseItem>(leaseKey(leaseId), { set: { revokingUntil: now + claimSeconds } }, { when: unclaimed(now) });
     } catch (error) {
       if (error instanceof ConditionFailed) return undefined;
       throw error;
@@ -346,25 +340,25 @@ export class LeaseManager {
 
   /** Releases the claim and queues the lease as due now on its engine's queue, for the job that has the hook. */
   private async handOff(lease: LeaseItem): Promise<void> {
-    await this.store.update({
-      Key: leaseKey(lease.leaseId),
-      UpdateExpression: 'SET duePk = queue, dueSk = :due REMOVE revokingUntil',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':due': dueKey(epochSeconds(this.clock), `lease#${lease.leaseId}`) },
-    }).catch((error) => {
+    await this.store
+      .update(
+        leaseKey(lease.leaseId),
+        { copy: { duePk: 'queue' }, set: { dueSk: dueKey(epochSeconds(this.clock), `lease#${lease.leaseId}`) }, remove: ['revokingUntil'] },
+        { when: { exists: true } },
+      )
+      .catch((error) => {
       if (!(error instanceof ConditionFailed)) throw error;
     });
   }
 
   /** Queues a lease for the sweep to revoke right away (Vault's `sync=false`). */
   async revokeLater(leaseId: string): Promise<void> {
-    await this.store.update({
-      Key: leaseKey(leaseId),
+    await this.store.update(
+      leaseKey(leaseId),
       // Also back into the queue if it had left it as irrevocable: asking again is how an operator retries.
-      UpdateExpression: 'SET duePk = queue, dueSk = :due',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':due': dueKey(epochSeconds(this.clock), `lease#${leaseId}`) },
-    });
+      { copy: { duePk: 'queue' }, set: { dueSk: dueKey(epochSeconds(this.clock), `lease#${leaseId}`) } },
+      { when: { exists: true } },
+    );
   }
 
   private async recordFailure(lease: LeaseItem, error: unknown): Promise<void> {
@@ -376,18 +370,16 @@ export class LeaseManager {
       attempts,
       error: messageOf(error),
     });
-    await this.store.update({
-      Key: leaseKey(lease.leaseId),
-      UpdateExpression: irrevocable
-        ? 'SET revocationAttempts = :attempts, lastRevocationError = :error, irrevocable = :yes REMOVE duePk, dueSk, expiresAt, revokingUntil'
-        : 'SET revocationAttempts = :attempts, lastRevocationError = :error, dueSk = :due REMOVE revokingUntil',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: {
-        ':attempts': attempts,
-        ':error': messageOf(error).slice(0, 500),
-        ...(irrevocable ? { ':yes': true } : { ':due': dueKey(now + 10 * 2 ** (attempts - 1), `lease#${lease.leaseId}`) }),
-      },
-    }).catch((failure) => {
+    const recorded = { revocationAttempts: attempts, lastRevocationError: messageOf(error).slice(0, 500) };
+    await this.store
+      .update(
+        leaseKey(lease.leaseId),
+        irrevocable
+          ? { set: { ...recorded, irrevocable: true }, remove: ['duePk', 'dueSk', 'expiresAt', 'revokingUntil'] }
+          : { set: { ...recorded, dueSk: dueKey(now + 10 * 2 ** (attempts - 1), `lease#${lease.leaseId}`) }, remove: ['revokingUntil'] },
+        { when: { exists: true } },
+      )
+      .catch((failure) => {
       if (!(failure instanceof ConditionFailed)) throw failure;
     });
   }
@@ -403,8 +395,8 @@ export class LeaseManager {
     const restored = { ...rest, ...leaseKey(item.leaseId), queue, duePk: queue, dueSk: dueKey(epochSeconds(this.clock), `lease#${item.leaseId}`) };
     try {
       await this.store.transact([
-        { ConditionCheck: { Key: { pk: revokedPk(item.leaseId), sk: item.leaseId }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { Item: restored, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { check: { pk: revokedPk(item.leaseId), sk: item.leaseId }, when: { absent: true } },
+        { put: restored, when: { absent: true } },
       ]);
       return true;
     } catch (error) {
@@ -416,8 +408,8 @@ export class LeaseManager {
   /** Deletes a revoked lease, leaving a tombstone for a while so `restore` can tell a replayed stream record. */
   private async forget(lease: LeaseItem): Promise<void> {
     await this.store.transact([
-      { Delete: { Key: leaseKey(lease.leaseId) } },
-      { Put: { Item: tombstone(lease.leaseId, epochSeconds(this.clock) + tombstoneSeconds) } },
+      { delete: leaseKey(lease.leaseId) },
+      { put: tombstone(lease.leaseId, epochSeconds(this.clock) + tombstoneSeconds) },
     ]);
     if (lease.tokenHash) await forgetOwnedLease(this.store, lease.tokenHash, lease.leaseId);
   }

@@ -3,7 +3,7 @@ import { badRequest, notFound } from '../../lib/errors.ts';
 import { randomBase62, uuid } from '../../lib/random.ts';
 import { allShards, shardKey } from '../../storage/due.ts';
 import { itemKind } from '../../storage/item-mac.ts';
-import { ConditionFailed, type Store, type TransactItem } from '../../storage/store.ts';
+import { ConditionFailed, type Store, type Write } from '../../storage/store.ts';
 import { refuseOperatorOptions } from './operator-settings.ts';
 
 export type MountTableName = 'secret' | 'auth';
@@ -165,14 +165,14 @@ export class MountTable {
 
   /** Mounts marked `disabling`, read from the table rather than the cache: the sweep finishes them. */
   async disabling(): Promise<MountEntry[]> {
-    const stored = await this.store.prefix('mounts', '');
+    const stored = await this.store.list('mounts');
     return stored.filter((item) => this.store.verified(mountKind, item)).map((item) => item.entry as MountEntry).filter((entry) => entry.disabling);
   }
 
   private async entries(): Promise<MountEntry[]> {
     const now = this.clock.now();
     if (!this.cache || now - this.cache.loadedAt > this.cacheSeconds * 1000) {
-      const stored = (await this.store.prefix('mounts', '')).filter((item) => this.store.verified(mountKind, item));
+      const stored = (await this.store.list('mounts')).filter((item) => this.store.verified(mountKind, item));
       this.cache = { entries: [...builtins, ...stored.map((item) => item.entry as MountEntry)], loadedAt: now };
     }
     return this.cache.entries;
@@ -239,7 +239,7 @@ export class MountTable {
     };
     checkTtls(entry.config);
     try {
-      await this.store.put({ Item: this.store.signed(mountKind, { pk: 'mounts', sk: path, entry }), ConditionExpression: 'attribute_not_exists(pk)' });
+      await this.store.put(this.store.signed(mountKind, { pk: 'mounts', sk: path, entry }), { when: { absent: true } });
     } catch (error) {
       if (error instanceof ConditionFailed) throw badRequest(`path is already in use at ${path}`);
       throw error;
@@ -266,9 +266,8 @@ export class MountTable {
     };
     try {
       // Not over a mount another process has begun disabling since this one's cache was loaded.
-      await this.store.put({
-        Item: this.store.signed(mountKind, { pk: 'mounts', sk: entry.path, entry: updated }),
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(entry.disabling)',
+      await this.store.put(this.store.signed(mountKind, { pk: 'mounts', sk: entry.path, entry: updated }), {
+        when: { exists: true, missing: ['entry.disabling'] },
       });
     } catch (error) {
       if (error instanceof ConditionFailed) throw notFound(`no mount at "${entry.path}"`);
@@ -279,7 +278,7 @@ export class MountTable {
   }
 
   async remove(entry: MountEntry): Promise<void> {
-    await this.store.delete({ Key: { pk: 'mounts', sk: entry.path } });
+    await this.store.delete({ pk: 'mounts', sk: entry.path });
     this.cache = undefined;
   }
 
@@ -293,15 +292,8 @@ export class MountTable {
     // A marker outlives any process's cached mount table (seconds) by far; then the table's TTL takes it.
     const expiresAt = epochSeconds(this.clock) + markerLifetimeSeconds;
     await this.store.transact([
-      {
-        Put: {
-          Item: this.store.signed(mountKind, { pk: 'mounts', sk: entry.path, entry: marked }),
-          ConditionExpression: 'attribute_exists(pk) AND entry.#uuid = :uuid',
-          ExpressionAttributeNames: { '#uuid': 'uuid' },
-          ExpressionAttributeValues: { ':uuid': entry.uuid },
-        },
-      },
-      ...inServiceMarkers(entry).map((key) => ({ Put: { Item: { ...key, disabling: true, expiresAt } } })),
+      { put: this.store.signed(mountKind, { pk: 'mounts', sk: entry.path, entry: marked }), when: { exists: true, equals: { 'entry.uuid': entry.uuid } } },
+      ...inServiceMarkers(entry).map((key) => ({ put: { ...key, disabling: true, expiresAt } })),
     ]);
     this.cache = undefined;
     return marked;
@@ -310,12 +302,7 @@ export class MountTable {
   /** Removes a mount marked `disabling`; false when it is gone already (another sweep finished it). */
   async removeDisabled(entry: MountEntry): Promise<boolean> {
     try {
-      await this.store.delete({
-        Key: { pk: 'mounts', sk: entry.path },
-        ConditionExpression: 'entry.disabling = :yes AND entry.#uuid = :uuid',
-        ExpressionAttributeNames: { '#uuid': 'uuid' },
-        ExpressionAttributeValues: { ':yes': true, ':uuid': entry.uuid },
-      });
+      await this.store.delete({ pk: 'mounts', sk: entry.path }, { when: { equals: { 'entry.disabling': true, 'entry.uuid': entry.uuid } } });
       return true;
     } catch (error) {
       if (error instanceof ConditionFailed) return false;
@@ -337,8 +324,8 @@ export async function storedInService(store: Store, mount: MountRef): Promise<bo
  * (TransactionConflict), so one checked item per mount would let a single auth method take only one login at a time.
  * A marker exists only once `markDisabling` sets it; until then the check finds no item and passes.
  */
-export function inServiceCheck(mount: MountRef, id: string): TransactItem {
-  return { ConditionCheck: { Key: inServiceMarker(mount, id), ConditionExpression: 'attribute_not_exists(disabling)' } };
+export function inServiceCheck(mount: MountRef, id: string): Write {
+  return { check: inServiceMarker(mount, id), when: { missing: ['disabling'] } };
 }
 
 const markerLifetimeSeconds = 86_400;

@@ -5,7 +5,7 @@ import { randomBase62, randomBytes } from '../../lib/random.ts';
 import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
 import { itemKind } from '../../storage/item-mac.ts';
 import type { Keyring } from '../../storage/keyring.ts';
-import { ConditionFailed, type Item, type Store, type TransactItem } from '../../storage/store.ts';
+import { type Change, type Condition, ConditionFailed, type Item, type Store, type Write } from '../../storage/store.ts';
 import { inServiceCheck, type MountRef, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
 import { authMethodsCannotCreateRoot, sanitisePolicyNames } from '../policies/policy-names.ts';
 import { isRootEntry, type TokenEntry } from './token-entry.ts';
@@ -123,23 +123,18 @@ export class TokenStore {
 
     const token = request.id ?? `hvs.${randomBase62(24)}`;
     entry.hash = this.keyring.hash(token);
-    const writes: TransactItem[] = [
-      { Put: { Item: this.store.signed(tokenKind, this.item(entry)), ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Put: { Item: { pk: accessorPk(entry.accessor), sk: 'accessor', tokenHash: entry.hash } } },
+    const writes: Write[] = [
+      { put: this.store.signed(tokenKind, this.item(entry)), when: { absent: true } },
+      { put: { pk: accessorPk(entry.accessor), sk: 'accessor', tokenHash: entry.hash } },
     ];
     // Indexed with the mount's check in one write: a login racing the mount's disabling either fails here or is
     // in the index before the disabling process reads it. The token store itself is never disabled.
-    if (issuer) writes.push({ Put: { Item: { ...issuedKey(issuer, entry), tokenHash: entry.hash, accessor: entry.accessor } } });
+    if (issuer) writes.push({ put: { ...issuedKey(issuer, entry), tokenHash: entry.hash, accessor: entry.accessor } });
     if (issuer && !isTokenStore(issuer)) writes.push(inServiceCheck(issuer, entry.hash));
     if (entry.parentHash) {
       writes.push(
-        { Put: { Item: { pk: tokenPk(entry.parentHash), sk: `child#${entry.hash}` } } },
-        {
-          ConditionCheck: {
-            Key: { pk: tokenPk(entry.parentHash), sk: 'token' },
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoking)',
-          },
-        },
+        { put: { pk: tokenPk(entry.parentHash), sk: `child#${entry.hash}` } },
+        { check: { pk: tokenPk(entry.parentHash), sk: 'token' }, when: { exists: true, missing: ['revoking'] } },
       );
     }
     try {
@@ -206,27 +201,16 @@ export class TokenStore {
   async consumeUse(entry: TokenEntry): Promise<TokenEntry | undefined> {
     if (entry.numUses === 0 || entry.type === 'batch') return entry;
     const key = { pk: tokenPk(entry.hash), sk: 'token' };
-    const attempts = [
+    const attempts: Array<{ change: Change; when: Condition }> = [
+      { change: { add: { numUses: -1 } }, when: { above: { numUses: 1 }, missing: ['revoking'] } },
       {
-        UpdateExpression: 'SET numUses = numUses - :one',
-        ConditionExpression: 'numUses > :one AND attribute_not_exists(revoking)',
-        ExpressionAttributeValues: { ':one': 1 },
-      },
-      {
-        UpdateExpression: 'SET numUses = :zero, revoking = :yes, duePk = :queue, dueSk = :due',
-        ConditionExpression: 'numUses = :one AND attribute_not_exists(revoking)',
-        ExpressionAttributeValues: {
-          ':one': 1,
-          ':zero': 0,
-          ':yes': true,
-          ':queue': tokenQueue(entry.hash),
-          ':due': dueKey(epochSeconds(this.clock), `token#${entry.hash}`),
-        },
+        change: { set: { numUses: 0, revoking: true, duePk: tokenQueue(entry.hash), dueSk: dueKey(epochSeconds(this.clock), `token#${entry.hash}`) } },
+        when: { equals: { numUses: 1 }, missing: ['revoking'] },
       },
     ];
     for (const attempt of attempts) {
       try {
-        const item = this.store.verified(tokenKind, await this.store.update({ Key: key, ...attempt }));
+        const item = this.store.verified(tokenKind, await this.store.update(key, attempt.change, { when: attempt.when }));
         return item ? toEntry(item) : undefined;
       } catch (error) {
         if (!(error instanceof ConditionFailed)) throw error;
@@ -260,18 +244,17 @@ export class TokenStore {
       renewed = await this.updateCovered(
         entry.hash,
         (current) => ({ ...current, expireTime }),
-        (macs) => ({
-          UpdateExpression: 'SET expireTime = :expire, lastRenewalTime = :now, duePk = :queue, dueSk = :due, expiresAt = :backstop, mac = :mac',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoking) AND mac = :oldMac',
-          ExpressionAttributeValues: {
-            ':expire': expireTime,
-            ':now': now,
-            ':queue': tokenQueue(entry.hash),
-            ':due': dueKey(expireTime, `token#${entry.hash}`),
-            ':backstop': ttlBackstop(expireTime),
-            ...macs,
+        (mac) => ({
+          set: {
+            expireTime,
+            lastRenewalTime: now,
+            duePk: tokenQueue(entry.hash),
+            dueSk: dueKey(expireTime, `token#${entry.hash}`),
+            expiresAt: ttlBackstop(expireTime),
+            mac,
           },
         }),
+        { exists: true, missing: ['revoking'] },
       );
       if (!renewed) throw badRequest('token was revoked');
     } catch (error) {
@@ -290,17 +273,16 @@ export class TokenStore {
     const now = epochSeconds(this.clock);
     let marked: Item | undefined;
     try {
-      marked = await this.store.update({
-        Key: { pk: tokenPk(hash), sk: 'token' },
-        UpdateExpression: 'SET revoking = :yes, duePk = :queue, dueSk = :due',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':yes': true, ':queue': tokenQueue(hash), ':due': dueKey(now, `token#${hash}`) },
-      });
+      marked = await this.store.update(
+        { pk: tokenPk(hash), sk: 'token' },
+        { set: { revoking: true, duePk: tokenQueue(hash), dueSk: dueKey(now, `token#${hash}`) } },
+        { when: { exists: true } },
+      );
     } catch (error) {
       if (error instanceof ConditionFailed) return false;
       throw error;
     }
-    const refs = await this.store.prefix(tokenPk(hash), '');
+    const refs = await this.store.list(tokenPk(hash));
     for (const ref of refs) {
       if (ref.sk.startsWith('lease#')) await this.revokeLease(ref.sk.slice('lease#'.length));
     }
@@ -320,8 +302,8 @@ export class TokenStore {
     ];
     // The token item goes last: until it is gone, the sweep can still find and finish this revocation.
     const refsFirst = refs.filter((ref) => ref.sk !== 'token').map(({ pk, sk }) => ({ pk, sk }));
-    await Promise.all([...refsFirst, ...extras].map((Key) => this.store.delete({ Key })));
-    await this.store.delete({ Key: { pk: tokenPk(hash), sk: 'token' } });
+    await Promise.all([...refsFirst, ...extras].map((key) => this.store.delete(key)));
+    await this.store.delete({ pk: tokenPk(hash), sk: 'token' });
     return true;
   }
 
@@ -330,22 +312,22 @@ export class TokenStore {
    * is under `under` (ending in `/`). Each index item goes with its token, so a crash leaves the rest to a retry.
    */
   async revokeIssued(issuer: MountRef, under = ''): Promise<number> {
-    const issued = (await Promise.all(issuedShards(issuer).map((pk) => this.store.prefix(pk, under)))).flat();
+    const issued = (await Promise.all(issuedShards(issuer).map((pk) => this.store.list(pk, { prefix: under })))).flat();
     for (const item of issued) {
       // An index item outliving its token (one deleted some other way) must not keep the mount from finishing.
-      if (!(await this.revoke(item.tokenHash as string))) await this.store.delete({ Key: { pk: item.pk, sk: item.sk } });
+      if (!(await this.revoke(item.tokenHash as string))) await this.store.delete({ pk: item.pk, sk: item.sk });
     }
     return issued.length;
   }
 
   /** The accessors of the service tokens these auth methods issued (`auth/token/accessors`), sorted. */
   async accessorsIssued(issuers: MountRef[]): Promise<string[]> {
-    const issued = await Promise.all(issuers.flatMap(issuedShards).map((pk) => this.store.prefix(pk, '')));
+    const issued = await Promise.all(issuers.flatMap(issuedShards).map((pk) => this.store.list(pk)));
     return issued.flat().map((item) => item.accessor as string).sort();
   }
 
   /** Records a lease as owned by a token, so revoking the token revokes the lease. */
-  ownLeaseWrite(tokenHash: string, leaseId: string): TransactItem {
+  ownLeaseWrite(tokenHash: string, leaseId: string): Write {
     return ownLeaseWrite(tokenHash, leaseId);
   }
 
@@ -358,11 +340,8 @@ export class TokenStore {
       await this.updateCovered(
         hash,
         ({ parentHash: _parentHash, ...current }) => ({ ...current, orphan: true }) as Item,
-        (macs) => ({
-          UpdateExpression: 'SET orphan = :yes, mac = :mac REMOVE parentHash',
-          ConditionExpression: 'attribute_exists(pk) AND mac = :oldMac',
-          ExpressionAttributeValues: { ':yes': true, ...macs },
-        }),
+        (mac) => ({ set: { orphan: true, mac }, remove: ['parentHash'] }),
+        { exists: true },
       );
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
@@ -371,21 +350,17 @@ export class TokenStore {
 
   /**
    * An update that changes attributes the token's MAC covers: reads the item (verified), computes the MAC of the
-   * item as `after` makes it, and writes only while the item still carries the MAC it was read with (`:oldMac`),
-   * reading again when another write came between. Undefined when the token is gone, revoking or fails its MAC.
+   * item as `after` makes it, and writes only while `when` holds and the item still carries the MAC it was read
+   * with, reading again when another write came between. Undefined when the token is gone, revoking or fails its MAC.
    */
-  private async updateCovered(
-    hash: string,
-    after: (current: Item) => Item,
-    update: (macs: { ':mac': string; ':oldMac': string }) => Omit<Parameters<Store['update']>[0], 'Key'>,
-  ): Promise<Item | undefined> {
+  private async updateCovered(hash: string, after: (current: Item) => Item, change: (mac: string) => Change, when: Condition): Promise<Item | undefined> {
     const key = { pk: tokenPk(hash), sk: 'token' };
     for (let attempt = 1; ; attempt++) {
       const current = await this.store.getVerified(tokenKind, key.pk, key.sk);
       if (!current || current.revoking) return undefined;
-      const macs = { ':mac': this.store.macOf(tokenKind, after(current)), ':oldMac': current.mac as string };
+      const mac = this.store.macOf(tokenKind, after(current));
       try {
-        return await this.store.update({ Key: key, ...update(macs) });
+        return await this.store.update(key, change(mac), { when: { all: [when, { equals: { mac: current.mac } }] } });
       } catch (error) {
         if (!(error instanceof ConditionFailed) || attempt >= coveredUpdateAttempts) throw error;
       }
@@ -438,13 +413,11 @@ export class TokenStore {
 }
 
 /** The write that records a lease as owned by a token (in the token's partition), for the lease's own transaction. */
-export const ownLeaseWrite = (tokenHash: string, leaseId: string): TransactItem => ({
-  Put: { Item: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } },
-});
+export const ownLeaseWrite = (tokenHash: string, leaseId: string): Write => ({ put: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } });
 
 /** Forgets that a token owns a lease, once the lease is gone. */
 export const forgetOwnedLease = (store: Store, tokenHash: string, leaseId: string): Promise<unknown> =>
-  store.delete({ Key: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } });
+  store.delete({ pk: tokenPk(tokenHash), sk: `lease#${leaseId}` });
 
 const batchAad = Buffer.from('keyhaven batch token v1');
 

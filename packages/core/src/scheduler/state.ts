@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../lib/clock.ts';
 import { conflict } from '../lib/errors.ts';
-import { ConditionFailed, type Store, type TransactItem } from '../storage/store.ts';
+import { ConditionFailed, type Store, type Write } from '../storage/store.ts';
 import { EVENT_PK, eventKey, INDEX_SK, META_PK, tableIndexSk } from './keys.ts';
 
 export { EVENT_PK, eventKey, META_PK } from './keys.ts';
@@ -29,7 +29,7 @@ export interface SchedulerEvent extends PendingEvent {
 
 /** What a write puts in its transaction. */
 export interface WritePlan {
-  items: TransactItem[];
+  items: Write[];
   tables: TableName[];
   events?: PendingEvent[];
 }
@@ -97,31 +97,21 @@ export class SchedulerState {
       if (!planned) return undefined;
       const { items, tables, events = [] } = planned;
       const nowSeconds = Math.floor(this.clock.now() / 1000);
-      const head: TransactItem[] = [
-        {
-          Update: {
-            Key: { pk: META_PK, sk: INDEX_SK },
-            UpdateExpression: 'SET #value = :next',
-            ConditionExpression: 'attribute_not_exists(pk) OR #value = :current',
-            ExpressionAttributeNames: { '#value': 'value' },
-            ExpressionAttributeValues: { ':next': index, ':current': current },
-          },
-        },
+      const head: Write[] = [
+        { update: { pk: META_PK, sk: INDEX_SK }, change: { set: { value: index } }, when: { any: [{ absent: true }, { equals: { value: current } }] } },
         ...[...new Set<TableName>([...tables, ...(events.length > 0 ? (['events'] as const) : [])])].map((table) => ({
-          Put: { Item: { pk: META_PK, sk: tableIndexSk(table), value: index } },
+          put: { pk: META_PK, sk: tableIndexSk(table), value: index },
         })),
       ];
       if (events.length > 0) {
         head.push({
-          Put: {
-            Item: {
-              pk: EVENT_PK,
-              sk: eventKey(index),
-              index,
-              events: events.map((event) => ({ ...event, Index: index })),
-              createdAt: this.clock.now(),
-              expiresAt: nowSeconds + this.eventTtlSeconds,
-            },
+          put: {
+            pk: EVENT_PK,
+            sk: eventKey(index),
+            index,
+            events: events.map((event) => ({ ...event, Index: index })),
+            createdAt: this.clock.now(),
+            expiresAt: nowSeconds + this.eventTtlSeconds,
           },
         });
       }
@@ -157,11 +147,7 @@ export class SchedulerState {
   /** Buffered events after `afterIndex`, oldest first, skipping expired ones. */
   async eventsAfter(afterIndex: number): Promise<Array<{ index: number; events: SchedulerEvent[]; expiresAt: number }>> {
     const nowSeconds = Math.floor(this.clock.now() / 1000);
-    const items = await this.store.query({
-      KeyConditionExpression: 'pk = :pk AND sk > :after',
-      ExpressionAttributeValues: { ':pk': EVENT_PK, ':after': eventKey(afterIndex) },
-      ConsistentRead: true,
-    });
+    const items = await this.store.list(EVENT_PK, { range: { after: eventKey(afterIndex) } });
     return items
       .filter((item) => (item.expiresAt as number) > nowSeconds)
       .map((item) => ({ index: item.index as number, events: item.events as SchedulerEvent[], expiresAt: item.expiresAt as number }));
@@ -175,15 +161,10 @@ export class SchedulerState {
     const nowSeconds = Math.floor(this.clock.now() / 1000);
     let removed = 0;
     for (;;) {
-      const oldest = await this.store.query({
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': EVENT_PK },
-        ConsistentRead: true,
-        Limit: page,
-      });
+      const oldest = await this.store.list(EVENT_PK, { limit: page });
       const live = oldest.findIndex((item) => (item.expiresAt as number) > nowSeconds);
       const expired = live === -1 ? oldest : oldest.slice(0, live);
-      for (const item of expired) await this.store.delete({ Key: { pk: item.pk, sk: item.sk } });
+      for (const item of expired) await this.store.delete({ pk: item.pk, sk: item.sk });
       removed += expired.length;
       if (live !== -1 || oldest.length < page) return removed;
     }

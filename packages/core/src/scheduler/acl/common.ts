@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Item } from '../../storage/store.ts';
+import type { Condition, Item } from '../../storage/store.ts';
 
 /** RFC 3339 with fractional seconds, as Nomad prints times. */
 export const rfc3339 = (ms: number): string => new Date(ms).toISOString();
@@ -27,3 +27,7 @@ export function withoutKeys<T>(item: Item | undefined): T | undefined {
 }
 
 export const sameContent = (a: unknown, b: unknown): boolean => stableJson(a) === stableJson(b);
+
+/** A write's condition for an object read at `existing`: still at the index it was read at, or (new) not there yet. */
+export const unchangedSince = (existing: { ModifyIndex: number } | undefined): Condition =>
+  existing ? { equals: { ModifyIndex: existing.ModifyIndex } } : { absent: true };

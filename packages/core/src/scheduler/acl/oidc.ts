@@ -110,10 +110,7 @@ export async function oidcAuthUrl(scheduler: Scheduler, body: z.infer<typeof aut
     SealedCodeVerifier: keyring.seal(codeVerifier, verifierContext(state)),
     ClientNonceHash: keyring.hash(`scheduler-oidc:${body.ClientNonce}`),
   };
-  await store.put({
-    Item: { pk: OIDC_STATE_PK, sk: state, ...flow, expiresAt: epochSeconds(clock) + oidcStateSeconds },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  });
+  await store.put({ pk: OIDC_STATE_PK, sk: state, ...flow, expiresAt: epochSeconds(clock) + oidcStateSeconds }, { when: { absent: true } });
   return url.href;
 }
 
@@ -123,7 +120,7 @@ async function takeFlow(scheduler: Scheduler, state: string): Promise<StoredFlow
   if (Buffer.byteLength(state) > 512) return undefined;
   let item: Record<string, unknown> | undefined;
   try {
-    item = await scheduler.core.store.delete({ Key: { pk: OIDC_STATE_PK, sk: state }, ConditionExpression: 'attribute_exists(pk)' });
+    item = await scheduler.core.store.delete({ pk: OIDC_STATE_PK, sk: state }, { when: { exists: true } });
   } catch (error) {
     if (error instanceof ConditionFailed) return undefined;
     throw error;

@@ -5,10 +5,10 @@
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import type { Keyring } from '../../../storage/keyring.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
-import type { TransactItem } from '../../../storage/store.ts';
+import type { Write } from '../../../storage/store.ts';
 import { AUTH_METHOD_PK } from '../../keys.ts';
 import type { SchedulerState } from '../../state.ts';
-import { contentHash, rfc3339, sameContent, withoutKeys } from '../common.ts';
+import { contentHash, rfc3339, sameContent, unchangedSince, withoutKeys } from '../common.ts';
 import { validAuthMethodName } from '../identifiers.ts';
 import { type AclAuthMethod, type AuthMethodBody, authMethodEvent, pickContent, validateAuthMethod } from './model.ts';
 
@@ -38,7 +38,7 @@ export class AclAuthMethods {
   }
 
   async list(): Promise<AclAuthMethod[]> {
-    return (await this.state.store.prefix(AUTH_METHOD_PK, ''))
+    return (await this.state.store.list(AUTH_METHOD_PK))
       .filter((item) => this.state.store.verified(authMethodKind, item))
       .map((item) => this.unseal(item) as AclAuthMethod);
   }
@@ -77,17 +77,14 @@ export class AclAuthMethods {
       return {
         items: [
           {
-            Put: {
-              Item: this.state.store.signed(authMethodKind, {
-                pk: AUTH_METHOD_PK,
-                sk: name,
-                ...stored,
-                Config: publicConfig,
-                ...(OIDCClientSecret ? { SealedClientSecret: this.keyring.seal(OIDCClientSecret, sealContext(name)) } : {}),
-              }),
-              ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
-              ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
-            },
+            put: this.state.store.signed(authMethodKind, {
+              pk: AUTH_METHOD_PK,
+              sk: name,
+              ...stored,
+              Config: publicConfig,
+              ...(OIDCClientSecret ? { SealedClientSecret: this.keyring.seal(OIDCClientSecret, sealContext(name)) } : {}),
+            }),
+            when: unchangedSince(existing),
           },
         ],
         tables: ['acl_auth_method'],
@@ -98,13 +95,13 @@ export class AclAuthMethods {
   }
 
   /** The transaction item that deletes the method `name` if it exists. */
-  deleteItem(name: string): TransactItem {
-    return { Delete: { Key: { pk: AUTH_METHOD_PK, sk: name }, ConditionExpression: 'attribute_exists(pk)' } };
+  deleteItem(name: string): Write {
+    return { delete: { pk: AUTH_METHOD_PK, sk: name }, when: { exists: true } };
   }
 
   /** The transaction item that holds only while the method `name` exists. */
-  existsCheck(name: string): TransactItem {
-    return { ConditionCheck: { Key: { pk: AUTH_METHOD_PK, sk: name }, ConditionExpression: 'attribute_exists(pk)' } };
+  existsCheck(name: string): Write {
+    return { check: { pk: AUTH_METHOD_PK, sk: name }, when: { exists: true } };
   }
 
   event(type: string, method: AclAuthMethod) {

@@ -8,7 +8,7 @@ import { BINDING_RULE_PK } from '../../keys.ts';
 import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
 import type { AclAuthMethods } from '../auth-methods/store.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
-import { contentHash, rfc3339, sameContent, withoutKeys } from '../common.ts';
+import { contentHash, rfc3339, sameContent, unchangedSince, withoutKeys } from '../common.ts';
 import { shown, validUuid } from '../identifiers.ts';
 import { type AclBindingRule, type BindingRuleBody, bindingRuleEvent, pickContent, validateBindingRule } from './model.ts';
 
@@ -28,7 +28,7 @@ export class AclBindingRules {
   }
 
   async list(): Promise<AclBindingRule[]> {
-    return (await this.state.store.prefix(BINDING_RULE_PK, ''))
+    return (await this.state.store.list(BINDING_RULE_PK))
       .filter((item) => this.state.store.verified(bindingRuleKind, item))
       .map((item) => withoutKeys<AclBindingRule>(item) as AclBindingRule)
       .sort((a, b) => a.CreateIndex - b.CreateIndex);
@@ -62,13 +62,7 @@ export class AclBindingRules {
         result = rule;
         return {
           items: [
-            {
-              Put: {
-                Item: this.state.store.signed(bindingRuleKind, { pk: BINDING_RULE_PK, sk: ruleId, ...rule }),
-                ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
-                ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
-              },
-            },
+            { put: this.state.store.signed(bindingRuleKind, { pk: BINDING_RULE_PK, sk: ruleId, ...rule }), when: unchangedSince(existing) },
             // The auth method must still exist when the rule is written.
             this.authMethods.existsCheck(content.AuthMethod),
           ],
@@ -90,7 +84,7 @@ export class AclBindingRules {
       const existing = await this.get(id);
       if (!existing) throw notFound('ACL binding rule not found');
       return {
-        items: [{ Delete: { Key: { pk: BINDING_RULE_PK, sk: id }, ConditionExpression: 'attribute_exists(pk)' } }],
+        items: [{ delete: { pk: BINDING_RULE_PK, sk: id }, when: { exists: true } }],
         tables: ['acl_binding_rule'],
         events: [bindingRuleEvent('ACLBindingRuleDeleted', existing)],
       };
@@ -108,7 +102,7 @@ export class AclBindingRules {
       if (!existing) throw notFound('ACL auth-method not found');
       const rules = (await this.list()).filter((rule) => rule.AuthMethod === name);
       return {
-        items: [this.authMethods.deleteItem(name), ...rules.map((rule) => ({ Delete: { Key: { pk: BINDING_RULE_PK, sk: rule.ID } } }))],
+        items: [this.authMethods.deleteItem(name), ...rules.map((rule) => ({ delete: { pk: BINDING_RULE_PK, sk: rule.ID } }))],
         tables: ['acl_auth_method', ...(rules.length > 0 ? (['acl_binding_rule'] as const) : [])],
         events: [this.authMethods.event('ACLAuthMethodDeleted', existing), ...rules.map((rule) => bindingRuleEvent('ACLBindingRuleDeleted', rule))],
       };

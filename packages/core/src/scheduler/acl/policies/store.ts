@@ -21,7 +21,7 @@ export class AclPolicies {
   }
 
   async list(): Promise<AclPolicy[]> {
-    return (await this.state.store.prefix(POLICY_PK, ''))
+    return (await this.state.store.list(POLICY_PK))
       .filter((item) => this.state.store.verified(policyKind, item))
       .map((item) => withoutKeys<AclPolicy>(item) as AclPolicy);
   }
@@ -61,7 +61,7 @@ export class AclPolicies {
       const stored: AclPolicy = { ...content, JobACL: null, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
       result = stored;
       return {
-        items: [{ Put: { Item: this.state.store.signed(policyKind, { pk: POLICY_PK, sk: input.Name, ...stored }) } }],
+        items: [{ put: this.state.store.signed(policyKind, { pk: POLICY_PK, sk: input.Name, ...stored }) }],
         tables: ['acl_policy'],
         events: [policyEvent('ACLPolicyUpserted', stored)],
       };
@@ -78,7 +78,7 @@ export class AclPolicies {
       const existing = await this.get(name);
       if (!existing) return undefined;
       return {
-        items: [{ Delete: { Key: { pk: POLICY_PK, sk: name } } }],
+        items: [{ delete: { pk: POLICY_PK, sk: name } }],
         tables: ['acl_policy'],
         events: [policyEvent('ACLPolicyDeleted', existing)],
       };

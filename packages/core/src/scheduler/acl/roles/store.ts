@@ -7,7 +7,8 @@ import { uuid } from '../../../lib/random.ts';
 import { ROLE_NAME_PK, ROLE_PK } from '../../keys.ts';
 import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
-import { sameContent, withoutKeys } from '../common.ts';
+import type { Write } from '../../../storage/store.ts';
+import { sameContent, unchangedSince, withoutKeys } from '../common.ts';
 import { shown, validRoleName, validUuid } from '../identifiers.ts';
 import type { AclPolicies } from '../policies/store.ts';
 import { type AclRole, type RoleContent, roleEvent, validateRole } from './model.ts';
@@ -36,7 +37,7 @@ export class AclRoles {
   }
 
   async list(): Promise<AclRole[]> {
-    return (await this.state.store.prefix(ROLE_PK, ''))
+    return (await this.state.store.list(ROLE_PK))
       .filter((item) => this.state.store.verified(roleKind, item))
       .map((item) => withoutKeys<AclRole>(item) as AclRole);
   }
@@ -68,24 +69,9 @@ export class AclRoles {
         const renamed = existing && existing.Name !== content.Name;
         return {
           items: [
-            {
-              Put: {
-                Item: this.state.store.signed(roleKind, { pk: ROLE_PK, sk: roleId, ...stored }),
-                ConditionExpression: existing ? 'ModifyIndex = :seen' : 'attribute_not_exists(pk)',
-                ...(existing ? { ExpressionAttributeValues: { ':seen': existing.ModifyIndex } } : {}),
-              },
-            },
-            ...(!existing || renamed
-              ? [
-                  {
-                    Put: {
-                      Item: { pk: ROLE_NAME_PK, sk: content.Name, id: roleId },
-                      ConditionExpression: 'attribute_not_exists(pk)',
-                    },
-                  },
-                ]
-              : []),
-            ...(renamed ? [{ Delete: { Key: { pk: ROLE_NAME_PK, sk: existing.Name } } }] : []),
+            { put: this.state.store.signed(roleKind, { pk: ROLE_PK, sk: roleId, ...stored }), when: unchangedSince(existing) },
+            ...(!existing || renamed ? [{ put: { pk: ROLE_NAME_PK, sk: content.Name, id: roleId }, when: { absent: true } } satisfies Write] : []),
+            ...(renamed ? [{ delete: { pk: ROLE_NAME_PK, sk: existing.Name } }] : []),
           ],
           tables: ['acl_role'],
           events: [roleEvent('ACLRoleUpserted', stored)],
@@ -108,8 +94,8 @@ export class AclRoles {
       if (!existing) throw notFound('ACL role not found');
       return {
         items: [
-          { Delete: { Key: { pk: ROLE_PK, sk: id }, ConditionExpression: 'attribute_exists(pk)' } },
-          { Delete: { Key: { pk: ROLE_NAME_PK, sk: existing.Name } } },
+          { delete: { pk: ROLE_PK, sk: id }, when: { exists: true } },
+          { delete: { pk: ROLE_NAME_PK, sk: existing.Name } },
         ],
         tables: ['acl_role'],
         events: [roleEvent('ACLRoleDeleted', existing)],

@@ -8,7 +8,7 @@ import { badRequest, DomainError, notFound, permissionDenied } from '../../../li
 import { uuid } from '../../../lib/random.ts';
 import { dueKey, ttlBackstop } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
-import type { TransactItem } from '../../../storage/store.ts';
+import type { Write } from '../../../storage/store.ts';
 import { BOOTSTRAP_SK, META_PK, SECRET_PK, TOKEN_EXPIRY_QUEUE, TOKEN_PK } from '../../keys.ts';
 import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
 import { contentHash, rfc3339, withoutKeys } from '../common.ts';
@@ -44,7 +44,7 @@ export class AclTokens {
   }
 
   async list(): Promise<StoredToken[]> {
-    return (await this.state.store.prefix(TOKEN_PK, ''))
+    return (await this.state.store.list(TOKEN_PK))
       .filter((item) => this.state.store.verified(tokenKind, item))
       .map((item) => withoutKeys<StoredToken>(item) as StoredToken);
   }
@@ -75,7 +75,7 @@ export class AclTokens {
     try {
       return await this.mint(
         { Name: 'Bootstrap Token', Type: 'management', Global: true },
-        { secret: secret || uuid(), extra: (index) => [{ Put: { Item: { pk: META_PK, sk: BOOTSTRAP_SK, index }, ConditionExpression: 'attribute_not_exists(pk)' } }] },
+        { secret: secret || uuid(), extra: (index) => [{ put: { pk: META_PK, sk: BOOTSTRAP_SK, index }, when: { absent: true } }] },
       );
     } catch (error) {
       if (error instanceof WriteConditionFailed) {
@@ -92,7 +92,7 @@ export class AclTokens {
    */
   async mint(
     input: TokenInput,
-    options: { secret?: string; extra?: (index: number) => TransactItem[]; anyExpiration?: boolean; loginMethod?: string } = {},
+    options: { secret?: string; extra?: (index: number) => Write[]; anyExpiration?: boolean; loginMethod?: string } = {},
   ): Promise<TokenView> {
     const type = input.Type || 'client';
     const policies = [...new Set(input.Policies ?? [])];
@@ -139,13 +139,8 @@ export class AclTokens {
       const queue = expiry !== undefined ? { duePk: TOKEN_EXPIRY_QUEUE, dueSk: dueKey(expiry, accessor) } : {};
       return {
         items: [
-          { Put: { Item: this.state.store.signed(tokenKind, { pk: TOKEN_PK, sk: accessor, ...stored, ...queue }), ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Put: {
-              Item: { pk: SECRET_PK, sk: stored.SecretHash, accessor, ...(expiry !== undefined ? { expiresAt: ttlBackstop(expiry) } : {}) },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
+          { put: this.state.store.signed(tokenKind, { pk: TOKEN_PK, sk: accessor, ...stored, ...queue }), when: { absent: true } },
+          { put: { pk: SECRET_PK, sk: stored.SecretHash, accessor, ...(expiry !== undefined ? { expiresAt: ttlBackstop(expiry) } : {}) }, when: { absent: true } },
           ...(options.extra?.(index) ?? []),
         ],
         tables: ['acl_token'],
@@ -195,22 +190,20 @@ export class AclTokens {
       return {
         items: [
           {
-            Update: {
-              Key: { pk: TOKEN_PK, sk: accessor },
-              // The item becomes exactly `stored` (the commit is index-guarded, so nothing changed it since the read): its MAC with it.
-              UpdateExpression: 'SET #n = :n, #t = :t, Policies = :p, #r = :r, #h = :h, ModifyIndex = :i, mac = :mac',
-              ConditionExpression: 'attribute_exists(pk)',
-              ExpressionAttributeNames: { '#n': 'Name', '#t': 'Type', '#r': 'Roles', '#h': 'Hash' },
-              ExpressionAttributeValues: {
-                ':n': content.Name,
-                ':t': content.Type,
-                ':p': content.Policies,
-                ':r': content.Roles,
-                ':h': stored.Hash,
-                ':i': index,
-                ':mac': this.state.store.macOf(tokenKind, { pk: TOKEN_PK, sk: accessor, ...stored }),
+            update: { pk: TOKEN_PK, sk: accessor },
+            // The item becomes exactly `stored` (the commit is index-guarded, so nothing changed it since the read): its MAC with it.
+            change: {
+              set: {
+                Name: content.Name,
+                Type: content.Type,
+                Policies: content.Policies,
+                Roles: content.Roles,
+                Hash: stored.Hash,
+                ModifyIndex: index,
+                mac: this.state.store.macOf(tokenKind, { pk: TOKEN_PK, sk: accessor, ...stored }),
               },
             },
+            when: { exists: true },
           },
         ],
         tables: ['acl_token'],
@@ -230,8 +223,8 @@ export class AclTokens {
       if (!existing) throw badRequest(`Cannot delete nonexistent tokens: ${shown(accessor)}`);
       return {
         items: [
-          { Delete: { Key: { pk: TOKEN_PK, sk: accessor }, ConditionExpression: 'attribute_exists(pk)' } },
-          { Delete: { Key: { pk: SECRET_PK, sk: existing.SecretHash } } },
+          { delete: { pk: TOKEN_PK, sk: accessor }, when: { exists: true } },
+          { delete: { pk: SECRET_PK, sk: existing.SecretHash } },
         ],
         tables: ['acl_token'],
         events: [tokenEvent('ACLTokenDeleted', existing)],
@@ -242,11 +235,7 @@ export class AclTokens {
   /** Deletes tokens whose expiration has passed (the guarantee; DynamoDB's TTL only removes the secret links). */
   async sweepExpired(): Promise<number> {
     const nowSeconds = Math.floor(this.state.clock.now() / 1000);
-    const due = await this.state.store.query({
-      IndexName: 'due',
-      KeyConditionExpression: 'duePk = :q AND dueSk <= :now',
-      ExpressionAttributeValues: { ':q': TOKEN_EXPIRY_QUEUE, ':now': dueKey(nowSeconds, '~') },
-    });
+    const due = await this.state.store.list(TOKEN_EXPIRY_QUEUE, { index: 'due', range: { to: dueKey(nowSeconds, '~') } });
     let removed = 0;
     for (const item of due) {
       try {

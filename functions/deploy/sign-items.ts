@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Core, createCore } from '@keyhaven/core/core.ts';
 import { silentLogger } from '@keyhaven/core/lib/log.ts';
 import { coreFromEnvironment, dynamoDbClient } from '@keyhaven/core/runtime.ts';
@@ -18,7 +18,7 @@ import { policyKind } from '@keyhaven/core/secrets/policies/policy-store.ts';
 import { tokenKind } from '@keyhaven/core/secrets/tokens/token-store.ts';
 import { type ItemKind, macAttribute } from '@keyhaven/core/storage/item-mac.ts';
 import { fileKeySource } from '@keyhaven/core/storage/keyring.ts';
-import type { Item, Store } from '@keyhaven/core/storage/store.ts';
+import { ConditionFailed, type Item, type Store } from '@keyhaven/core/storage/store.ts';
 import { localClientConfig, startDynamoDbLocal } from '@keyhaven/local';
 
 const usage = `usage: node --import tsx functions/deploy/sign-items.ts [--dry-run] <table>
@@ -93,26 +93,13 @@ export interface SignReport {
   changed: Array<{ kind: string; pk: string; sk: string }>;
 }
 
-async function scanAll(store: Store): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await store.doc.send(
-      new ScanCommand({ TableName: store.tableName, ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }),
-    );
-    items.push(...((page.Items ?? []) as Item[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
-
 /**
  * Signs every MAC-less item of an authenticated kind in the store's table (see the usage text above). A mount's
  * config and roles are recognised by the mount's type, taken only from mount items that verify or carry no MAC.
  */
 export async function signItems(store: Store, options: { dryRun?: boolean } = {}): Promise<SignReport> {
   const dryRun = options.dryRun ?? false;
-  const items = await scanAll(store);
+  const items = await store.scan();
   const macOk = (kind: ItemKind, item: Item) => item[macAttribute] === store.macOf(kind, item);
   const jwtPartitions = new Set<string>();
   for (const item of items) {
@@ -151,30 +138,20 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
 
 /** Sets the item's MAC if it still has none and every attribute the MAC covers is as scanned; false if not. */
 async function signOne(store: Store, kind: ItemKind, item: Item): Promise<boolean> {
-  const names: Record<string, string> = { '#mac': macAttribute, '#pk': 'pk' };
-  const values: Record<string, unknown> = { ':mac': store.macOf(kind, item) };
-  const unchanged: string[] = [];
+  const unchanged: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(item)) {
     if (name === 'pk' || name === 'sk' || name === macAttribute || kind.unauthenticated.has(name)) continue;
-    const at = unchanged.length;
-    names[`#a${at}`] = name;
-    values[`:a${at}`] = value;
-    unchanged.push(`#a${at} = :a${at}`);
+    unchanged[name] = value;
   }
   try {
-    await store.doc.send(
-      new UpdateCommand({
-        TableName: store.tableName,
-        Key: { pk: item.pk, sk: item.sk },
-        UpdateExpression: 'SET #mac = :mac',
-        ConditionExpression: ['attribute_exists(#pk)', 'attribute_not_exists(#mac)', ...unchanged].join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
+    await store.update(
+      { pk: item.pk, sk: item.sk },
+      { set: { [macAttribute]: store.macOf(kind, item) } },
+      { when: { exists: true, missing: [macAttribute], ...(Object.keys(unchanged).length > 0 ? { equals: unchanged } : {}) } },
     );
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof ConditionFailed) return false;
     throw error;
   }
 }

@@ -1,9 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConditionalCheckFailedException, type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { dynamoDbClient } from '@keyhaven/core/runtime.ts';
+import { ConditionFailed } from '@keyhaven/core/storage/condition-failed.ts';
+import { DynamoStore } from '@keyhaven/core/storage/dynamodb-store.ts';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 
 /**
@@ -127,7 +129,7 @@ export function streamFunctionTarget(options: {
   dynamodb: DynamoDBClient;
   lambda: LambdaClient;
 }): ReplayTarget {
-  const key = (id: string) => ({ pk: { S: replayPartition }, sk: { S: id } });
+  const store = new DynamoStore(options.dynamodb, options.tableName);
   return {
     async send(record) {
       const out = await options.lambda.send(
@@ -141,20 +143,13 @@ export function streamFunctionTarget(options: {
       return undefined;
     },
     async replayed(id) {
-      const out = await options.dynamodb.send(new GetItemCommand({ TableName: options.tableName, Key: key(id), ConsistentRead: true }));
-      return out.Item !== undefined;
+      return (await store.get(replayPartition, id)) !== undefined;
     },
     async mark(id, objectKey) {
       try {
-        await options.dynamodb.send(
-          new PutItemCommand({
-            TableName: options.tableName,
-            Item: { ...key(id), object: { S: objectKey }, replayedAt: { S: new Date().toISOString() } },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        );
+        await store.put({ pk: replayPartition, sk: id, object: objectKey, replayedAt: new Date().toISOString() }, { when: { absent: true } });
       } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        if (!(error instanceof ConditionFailed)) throw error;
       }
     },
   };

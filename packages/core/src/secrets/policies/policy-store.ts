@@ -73,7 +73,7 @@ export class PolicyStore {
     const key = normaliseName(name);
     if (key === 'root') throw badRequest('cannot update the root policy');
     const rules = parsePolicyDocument(text);
-    await this.store.put({ Item: this.store.signed(policyKind, { pk: 'policies', sk: `acl/${key}`, name: key, text, rules }) });
+    await this.store.put(this.store.signed(policyKind, { pk: 'policies', sk: `acl/${key}`, name: key, text, rules }));
     this.invalidate();
   }
 
@@ -81,12 +81,12 @@ export class PolicyStore {
     const key = normaliseName(name);
     if (key === 'root') throw badRequest('cannot delete the root policy');
     if (key === 'default') throw badRequest('cannot delete the default policy');
-    await this.store.delete({ Key: { pk: 'policies', sk: `acl/${key}` } });
+    await this.store.delete({ pk: 'policies', sk: `acl/${key}` });
     this.invalidate();
   }
 
   async list(): Promise<string[]> {
-    const stored = (await this.store.prefix('policies', 'acl/'))
+    const stored = (await this.store.list('policies', { prefix: 'acl/' }))
       .filter((item) => this.store.verified(policyKind, item))
       .map((item) => item.name as string);
     return [...new Set(['default', ...stored, 'root'])].sort();

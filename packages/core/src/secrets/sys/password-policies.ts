@@ -28,7 +28,7 @@ export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): P
     fields: z.object({}),
     summaries: { list: 'Lists the names of the password policies.' },
     operations: {
-      list: async () => ({ data: { keys: (await services.store.prefix(partition, '')).map((item) => item.sk).sort() } }),
+      list: async () => ({ data: { keys: (await services.store.list(partition)).map((item) => item.sk).sort() } }),
     },
   }),
   path({
@@ -69,11 +69,11 @@ export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): P
           if (error instanceof PasswordPolicyError) throw badRequest(`invalid "policy": ${error.message}`);
           throw error;
         }
-        await services.store.put({ Item: { pk: partition, sk: data.name, value: { policy } satisfies StoredPolicy } });
+        await services.store.put({ pk: partition, sk: data.name, value: { policy } satisfies StoredPolicy });
         return undefined;
       },
       delete: async ({ data }) => {
-        await services.store.delete({ Key: { pk: partition, sk: data.name } });
+        await services.store.delete({ pk: partition, sk: data.name });
         return undefined;
       },
     },

@@ -27,6 +27,7 @@ import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { startBenchService } from './bench-service.ts';
 import { figure, sized, smoke } from './summary.ts';
+import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 
 const logins = sized('LOGINS', 3000, 40);
 const rounds = sized('ROUNDS', 3, 1);
@@ -175,7 +176,7 @@ try {
   // The floor of a service login: capture the DynamoDB calls of one warm login, keep its TransactWriteItems.
   const sent: { command: string; input: unknown }[] = [];
   let capturing = false;
-  service.core.store.doc.middlewareStack.add(
+  (service.core.store as DynamoStore).doc.middlewareStack.add(
     (next, context) => async (args) => {
       if (capturing) sent.push({ command: context.commandName as string, input: structuredClone(args.input) });
       return next(args);

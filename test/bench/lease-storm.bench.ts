@@ -26,6 +26,7 @@ import type { Clock } from '../../packages/core/src/lib/clock.ts';
 import { leaseQueues, sweepLeases } from '../../packages/core/src/secrets/framework/lease-sweep.ts';
 import type { LeaseItem } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { allShards, nextDue } from '../../packages/core/src/storage/due.ts';
+import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 import { startConsulEmulator } from '../emulators/consul.ts';
 import { type BenchService, startBenchService } from './bench-service.ts';
 import { figure, sized } from './summary.ts';
@@ -86,8 +87,8 @@ async function leasesLeft(core: Core): Promise<LeaseItem[]> {
       const items: LeaseItem[] = [];
       let start: Record<string, unknown> | undefined;
       do {
-        const out = await core.store.doc.send(
-          new QueryCommand({ TableName: core.store.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start }),
+        const out = await (core.store as DynamoStore).doc.send(
+          new QueryCommand({ TableName: (core.store as DynamoStore).tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start }),
         );
         items.push(...((out.Items ?? []) as LeaseItem[]));
         start = out.LastEvaluatedKey;
@@ -118,8 +119,8 @@ async function seed(core: Core, mountPath: string, count: number, secret: (index
         let pending: Record<string, unknown>[] = batch.map((Item) => ({ PutRequest: { Item } }));
         for (let attempt = 0; pending.length > 0; attempt++) {
           if (attempt > 0) await sleep(Math.min(1000, 20 * 2 ** attempt));
-          const out = await core.store.doc.send(new BatchWriteCommand({ RequestItems: { [core.store.tableName]: pending as never } }));
-          pending = (out.UnprocessedItems?.[core.store.tableName] ?? []) as Record<string, unknown>[];
+          const out = await (core.store as DynamoStore).doc.send(new BatchWriteCommand({ RequestItems: { [(core.store as DynamoStore).tableName]: pending as never } }));
+          pending = (out.UnprocessedItems?.[(core.store as DynamoStore).tableName] ?? []) as Record<string, unknown>[];
         }
       }
     }),

@@ -18,6 +18,7 @@ import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { startBenchService } from './bench-service.ts';
 import { sized } from './summary.ts';
+import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 
 const logins = sized('LOGINS', 1000, 20);
 const warm = sized('WARM_LOGINS', 200, 20);
@@ -109,13 +110,13 @@ try {
       }),
     );
   };
-  if (process.env.SDK_LOGGER_MIDDLEWARE === 'off') service.core.store.doc.middlewareStack.remove('loggerMiddleware');
+  if (process.env.SDK_LOGGER_MIDDLEWARE === 'off') (service.core.store as DynamoStore).doc.middlewareStack.remove('loggerMiddleware');
   await run(Math.max(warm, users)); // warm: entities exist, caches filled, code compiled
 
   // The DynamoDB calls of one warm login, with the keys they touch.
   const calls: string[] = [];
   let capturing = false;
-  service.core.store.doc.middlewareStack.add(
+  (service.core.store as DynamoStore).doc.middlewareStack.add(
     (next, context) => async (args) => {
       if (capturing) {
         const input = args.input as { Key?: { pk?: { S?: string }; sk?: { S?: string } }; Item?: { pk?: { S?: string }; sk?: { S?: string } }; TransactItems?: Record<string, { Key?: unknown; Item?: { pk?: { S?: string } } }>[] };

@@ -176,7 +176,7 @@ describe('GET /v1/event/stream', () => {
     h.clock.advance(2 * 3600);
     const live = [await publishEvents(h.core, [nodeEvent('live-1')]), await publishEvents(h.core, [nodeEvent('live-2')])];
     expect(await h.scheduler.state.sweepEvents(3)).toBeGreaterThanOrEqual(7);
-    const left = await h.core.store.prefix(EVENT_PK, '');
+    const left = await h.core.store.list(EVENT_PK);
     expect(left.map((item) => item.index)).toEqual(live);
     expect(await h.scheduler.state.sweepEvents(3)).toBe(0);
   });

@@ -29,8 +29,8 @@ const storedMount = async (mountPath: string) => (await h.core.store.get('mounts
 /** Every item the table holds for a service token: the token and its refs, its accessor, its place in the mount's index. */
 async function tokenItems(token: string, accessor: string, mountUuid: string): Promise<unknown[]> {
   const hash = h.core.keyring.hash(token);
-  const index = (await h.core.store.prefix(`issued#${mountUuid}`, '')).filter((item) => item.tokenHash === hash);
-  return [...(await h.core.store.prefix(`token#${hash}`, '')), ...(await h.core.store.prefix(`accessor#${accessor}`, '')), ...index];
+  const index = (await h.core.store.list(`issued#${mountUuid}`)).filter((item) => item.tokenHash === hash);
+  return [...(await h.core.store.list(`token#${hash}`)), ...(await h.core.store.list(`accessor#${accessor}`)), ...index];
 }
 
 async function enableJwt(mount: string): Promise<void> {
@@ -112,10 +112,10 @@ describe('disabling an auth method', () => {
       expect(await readApp(token)).toEqual({ status: 403, body: invalidToken });
     }
     expect(await tokenItems(service.token, service.accessor, uuid)).toEqual([]);
-    expect(await h.core.store.prefix(`issued#${uuid}`, '')).toEqual([]);
+    expect(await h.core.store.list(`issued#${uuid}`)).toEqual([]);
     expect(await h.call('PUT', '/v1/sys/leases/lookup', asRoot({ lease_id: leaseId }))).toEqual({ status: 404, body: { errors: ['lease not found'] } });
     expect(await storedMount('auth/jwt/')).toBeUndefined();
-    expect(await h.core.store.prefix(`mount#${uuid}`, '')).toEqual([]);
+    expect(await h.core.store.list(`mount#${uuid}`)).toEqual([]);
     expect(Object.keys((await h.call('GET', '/v1/sys/auth', asRoot())).body.data).sort()).toEqual(['jwt2/', 'token/']);
     expect((await login('jwt')).status).toBe(404);
 
@@ -150,7 +150,7 @@ describe('disabling an auth method', () => {
     expect(await lookupSelf(service.token)).toEqual({ status: 403, body: invalidToken });
     expect(await tokenItems(service.token, service.accessor, entry.uuid)).toEqual([]);
     expect(await storedMount('auth/jwt/')).toBeUndefined();
-    expect(await h.core.store.prefix(`mount#${entry.uuid}`, '')).toEqual([]);
+    expect(await h.core.store.list(`mount#${entry.uuid}`)).toEqual([]);
     expect((await h.call('POST', '/v1/sys/auth/jwt', asRoot({ type: 'jwt' }))).status).toBe(204);
   });
 
@@ -176,7 +176,7 @@ describe('disabling an auth method', () => {
     // This process still routes the mount from its cache for a few seconds. A service token's write checks the
     // mount, so the login is refused; a batch token is not written: it is refused wherever the disable is known.
     expect(await login('jwt', 'ci')).toEqual({ status: 400, body: { errors: ['cannot create the token: its auth method was disabled'] } });
-    expect(await h.core.store.prefix(`issued#${uuid}`, '')).toEqual([]);
+    expect(await h.core.store.list(`issued#${uuid}`)).toEqual([]);
     const batch = await loggedIn('jwt', 'ci-batch');
     const lookupThere = async (token: string) =>
       (await systemApp.request('/v1/auth/token/lookup-self', { headers: { 'X-Secrets-Token': token } })).status;
@@ -186,7 +186,7 @@ describe('disabling an auth method', () => {
 
     await sweepExpired(h.core);
     expect(await storedMount('auth/jwt/')).toBeUndefined();
-    expect(await h.core.store.prefix(`mount#${uuid}`, '')).toEqual([]);
+    expect(await h.core.store.list(`mount#${uuid}`)).toEqual([]);
   });
 });
 

@@ -26,7 +26,7 @@ describe('cloud config', () => {
       disable_automated_rotation: false,
     });
     expect(JSON.stringify(read.body)).not.toContain('PRIVATE KEY');
-    const stored = await engine.h.core.store.prefix(`mount#${(await engine.h.core.mounts.resolve('cloud/'))?.uuid}`, 'config');
+    const stored = await engine.h.core.store.list(`mount#${(await engine.h.core.mounts.resolve('cloud/'))?.uuid}`, { prefix: 'config' });
     expect(JSON.stringify(stored)).not.toContain('PRIVATE KEY');
   });
 

@@ -181,10 +181,10 @@ describe('leases written before sharding (pk "leases", the bare engine queue)', 
   async function unsharded(leaseId: string): Promise<LeaseItem> {
     const item = await storedLease(leaseId);
     expect(item).toBeDefined();
-    await h.core.store.delete({ Key: leaseKey(leaseId) });
+    await h.core.store.delete(leaseKey(leaseId));
     const bareQueue = item!.queue.replace(/#\d+$/, '');
     const old = { ...item!, pk: 'leases', queue: bareQueue, duePk: bareQueue };
-    await h.core.store.put({ Item: old });
+    await h.core.store.put(old);
     return old;
   }
 
@@ -202,7 +202,7 @@ describe('leases written before sharding (pk "leases", the bare engine queue)', 
   it('are put back in their shard by the TTL backstop and revoked', async () => {
     const issued = await issue();
     const old = await unsharded(issued.lease_id);
-    await h.core.store.delete({ Key: { pk: 'leases', sk: issued.lease_id } });
+    await h.core.store.delete({ pk: 'leases', sk: issued.lease_id });
     h.clock.advance(3600 + 60);
     await onTableChange(h.core, [{ eventName: 'REMOVE', oldImage: old, byTtl: true }]);
     expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ attempts: 1, revoked: 1 });
@@ -215,7 +215,7 @@ describe('onTableChange: the TTL backstop', () => {
   async function deletedByTtl(leaseId: string): Promise<LeaseItem> {
     const item = await storedLease(leaseId);
     expect(item).toBeDefined();
-    await h.core.store.delete({ Key: leaseKey(leaseId) });
+    await h.core.store.delete(leaseKey(leaseId));
     return item!;
   }
 
@@ -282,11 +282,11 @@ describe('onTableChange: the TTL backstop', () => {
     const hash = h.core.keyring.hash(token);
     const oldImage = await h.core.store.get(`token#${hash}`, 'token');
     expect(oldImage).toBeDefined();
-    await h.core.store.delete({ Key: { pk: `token#${hash}`, sk: 'token' } });
+    await h.core.store.delete({ pk: `token#${hash}`, sk: 'token' });
     await onTableChange(h.core, [{ eventName: 'REMOVE', oldImage: oldImage!, byTtl: true }]);
     expect(await upstreamOf(h.core, owned.lease_id)).toMatchObject({ attempts: 1, revoked: 1 });
     expect((await lookup(owned.lease_id)).status).toBe(404);
     expect(await h.core.store.get(`token#${hash}`, 'token')).toBeUndefined();
-    expect(await h.core.store.prefix(`token#${hash}`, '')).toEqual([]);
+    expect(await h.core.store.list(`token#${hash}`)).toEqual([]);
   });
 });

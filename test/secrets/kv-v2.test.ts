@@ -1,4 +1,3 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-table.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
@@ -37,8 +36,7 @@ describe('kv version 2', () => {
   it('seals each version in the table', async () => {
     await put('app/db', { password: 'visible-if-not-sealed' });
     const mount = (await h.core.store.get('mounts', 'kv2/'))?.entry as MountEntry;
-    const scan = await h.core.store.doc.send(new ScanCommand({ TableName: h.tableName, ConsistentRead: true }));
-    const items = (scan.Items ?? []).filter((item) => item.pk === `mount#${mount.uuid}`);
+    const items = (await h.core.store.scan()).filter((item) => item.pk === `mount#${mount.uuid}`);
     expect(items.map((item) => item.sk).sort()).toEqual(['kv2/meta/app/db', 'kv2/upgraded', 'kv2/version/app/db/1']);
     expect(JSON.stringify(items)).not.toContain('visible-if-not-sealed');
   });

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-table.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
@@ -17,8 +16,7 @@ async function secretMount(): Promise<MountEntry> {
 }
 
 async function rawTable(): Promise<Record<string, unknown>[]> {
-  const out = await h.core.store.doc.send(new ScanCommand({ TableName: h.tableName, ConsistentRead: true }));
-  return out.Items ?? [];
+  return h.core.store.scan();
 }
 
 describe('kv', () => {

@@ -62,7 +62,7 @@ describe('ldap library: one check-in, one acknowledgement; no account stranded w
     const strandedAccount = stranded.body.data.service_account_name as string;
     const leasedAccount = leased.body.data.service_account_name as string;
     // What a process killed between the claim and the lease leaves: the claim, and no lease.
-    await e.h.core.store.delete({ Key: leaseKey(stranded.body.lease_id) });
+    await e.h.core.store.delete(leaseKey(stranded.body.lease_id));
     expect((await lookup(stranded.body.lease_id)).status).toBe(404);
 
     // Before the deadline a lease may still be on its way: nothing is returned.

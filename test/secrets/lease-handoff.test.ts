@@ -120,7 +120,7 @@ describe('disabling a mount where its backend is not bundled', () => {
   it('takes the mount out of service at once and leaves its leases and storage to the sweep', async () => {
     const leases = [await issue(), await issue()];
     const uuid = (await storedMount('rec/'))?.uuid as string;
-    expect((await h.core.store.prefix(`mount#${uuid}`, '')).length).toBeGreaterThan(0);
+    expect((await h.core.store.list(`mount#${uuid}`)).length).toBeGreaterThan(0);
     expect(Object.keys((await callSystem('GET', '/v1/sys/mounts')).body.data)).toContain('rec/');
 
     const disabled = await callSystem('DELETE', '/v1/sys/mounts/rec');
@@ -149,7 +149,7 @@ describe('disabling a mount where its backend is not bundled', () => {
       expect(await upstreamOf(h.core, leaseId)).toMatchObject({ attempts: 1, revoked: 1 });
       expect(await h.core.leases.get(leaseId)).toBeUndefined();
     }
-    expect(await h.core.store.prefix(`mount#${uuid}`, '')).toEqual([]);
+    expect(await h.core.store.list(`mount#${uuid}`)).toEqual([]);
     expect(await storedMount('rec/')).toBeUndefined();
 
     // The path is free again, and a new mount there starts empty.

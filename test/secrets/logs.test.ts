@@ -112,7 +112,7 @@ describe('logs', () => {
     const third = await call('GET', '/v1/secret/app/db', { token: root });
     const lease = await h.core.leases.get(third.body.lease_id);
     expect(lease).toBeDefined();
-    await h.core.store.delete({ Key: leaseKey(third.body.lease_id) });
+    await h.core.store.delete(leaseKey(third.body.lease_id));
     await onTableChange(h.core, [{ eventName: 'REMOVE', byTtl: true, ...(lease ? { oldImage: lease } : {}) }]);
     await call('GET', '/v1/secret/app/db', { token: root });
     h.clock.advance(2 * 3600);

@@ -71,7 +71,7 @@ describe('mesh engine', () => {
       expect(read.status).toBe(200);
       expect(read.body.data).toEqual({ address: s.emulator.address, scheme: 'http' });
       const entry = (await h.core.mounts.list()).find((candidate) => candidate.path === `${path}/`);
-      const stored = JSON.stringify(await h.core.store.prefix(`mount#${entry?.uuid}`, ''));
+      const stored = JSON.stringify(await h.core.store.list(`mount#${entry?.uuid}`));
       expect(stored).toContain(s.emulator.address);
       expect(stored).not.toContain(s.root);
     });

@@ -25,7 +25,7 @@ afterEach(async () => {
 
 const asRoot = (body?: unknown) => ({ token: h.rootToken, ...(body === undefined ? {} : { body }) });
 const storedMount = async (path: string) => (await h.core.store.get('mounts', path))?.entry as MountEntry | undefined;
-const mountItems = (uuid: string) => h.core.store.prefix(`mount#${uuid}`, '');
+const mountItems = (uuid: string) => h.core.store.list(`mount#${uuid}`);
 
 async function tokenWith(policy: string): Promise<string> {
   const name = `policy-${randomUUID().slice(0, 8)}`;

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
@@ -33,7 +32,7 @@ async function callThrough(core: Core, method: string, url: string, token: strin
 }
 
 async function rawTable(h: SecretsHarness): Promise<Record<string, unknown>[]> {
-  return (await h.core.store.doc.send(new ScanCommand({ TableName: h.tableName, ConsistentRead: true }))).Items ?? [];
+  return h.core.store.scan();
 }
 
 describe('sealing under a KMS-wrapped data key', () => {

@@ -261,12 +261,12 @@ describe('auth/token/create/:role_name token settings', () => {
     await role('batchy', { token_type: 'batch', allowed_policies: ['dev'] });
     await role('maybe-batch', { token_type: 'default-batch' });
     await role('service-only', { token_type: 'service' });
-    const itemsBefore = await h.core.store.prefix('mount#token', '');
+    const itemsBefore = await h.core.store.list('mount#token');
     const batch = (await issued('batchy', { type: 'service' })).auth;
     expect(batch.client_token).toMatch(/^hvb\./);
     expect(batch).toMatchObject({ token_type: 'batch', accessor: '', renewable: false, policies: ['default', 'dev'] });
     expect((await lookup(batch.client_token)).body.data).toMatchObject({ type: 'batch', role: 'batchy', path: 'auth/token/create/batchy' });
-    expect(await h.core.store.prefix('mount#token', '')).toHaveLength(itemsBefore.length);
+    expect(await h.core.store.list('mount#token')).toHaveLength(itemsBefore.length);
 
     // (A root parent's policies would make root children, which cannot be batch tokens.)
     expect((await issued('maybe-batch', { policies: ['dev'] })).auth.token_type).toBe('batch');
@@ -344,10 +344,10 @@ describe('sys/leases/revoke-prefix on the token store', () => {
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(204);
     for (const token of [first.client_token, second.client_token, child.body.auth.client_token]) {
       expect(await lookup(token)).toMatchObject({ status: 403 });
-      expect(await h.core.store.prefix(`token#${h.core.keyring.hash(token)}`, '')).toEqual([]);
+      expect(await h.core.store.list(`token#${h.core.keyring.hash(token)}`)).toEqual([]);
     }
     for (const token of [other.client_token, plain.client_token, h.rootToken]) expect((await lookup(token)).status).toBe(200);
-    expect(await h.core.store.prefix('issued#token', 'auth/token/create/ci-jobs/')).toEqual([]);
+    expect(await h.core.store.list('issued#token', { prefix: 'auth/token/create/ci-jobs/' })).toEqual([]);
   });
 });
 

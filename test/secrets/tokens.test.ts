@@ -1,4 +1,3 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
@@ -88,14 +87,7 @@ const expectBadRequest = (reply: CallResult, message: string | RegExp) => {
 };
 
 async function tableItems(): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await h.core.store.doc.send(new ScanCommand({ TableName: h.tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return h.core.store.scan();
 }
 
 const accessorItem = (accessor: string) => h.core.store.get(`accessor#${accessor}`, 'accessor');

@@ -54,19 +54,19 @@ describe('a transaction cancelled by a conflict', () => {
     expect(sent).toHaveLength(3);
     const token = created.body.auth.client_token as string;
     expect((await h.call('GET', '/v1/auth/token/lookup-self', { token })).status).toBe(200);
-    const children = await h.core.store.prefix(`token#${h.core.keyring.hash(h.rootToken)}`, 'child#');
+    const children = await h.core.store.list(`token#${h.core.keyring.hash(h.rootToken)}`, { prefix: 'child#' });
     expect(children.filter((item) => item.sk === `child#${h.core.keyring.hash(token)}`)).toHaveLength(1);
   });
 
   it('answers 503 naming the conflict after six tries, and nothing is written', async () => {
     const sent = conflictsOnTransactions(6);
-    const before = await h.core.store.prefix(`token#${h.core.keyring.hash(h.rootToken)}`, 'child#');
+    const before = await h.core.store.list(`token#${h.core.keyring.hash(h.rootToken)}`, { prefix: 'child#' });
     const refused = await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['default'], ttl: '1h', id: 'hvs.conflicted-token-id' }));
     expect(refused.status).toBe(503);
     expect(refused.body.errors[0]).toContain('the write met concurrent writes to the same items 6 times; nothing was written');
     expect(sent).toHaveLength(6);
-    expect(await h.core.store.prefix(`token#${h.core.keyring.hash('hvs.conflicted-token-id')}`, '')).toEqual([]);
-    expect(await h.core.store.prefix(`token#${h.core.keyring.hash(h.rootToken)}`, 'child#')).toEqual(before);
+    expect(await h.core.store.list(`token#${h.core.keyring.hash('hvs.conflicted-token-id')}`)).toEqual([]);
+    expect(await h.core.store.list(`token#${h.core.keyring.hash(h.rootToken)}`, { prefix: 'child#' })).toEqual(before);
     // The next try, with no conflict, goes through.
     const again = await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['default'], ttl: '1h', id: 'hvs.conflicted-token-id' }));
     expect(again.status).toBe(200);

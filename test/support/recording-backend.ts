@@ -56,16 +56,13 @@ async function config(storage: MountStorage): Promise<EngineConfig> {
 /** Counts atomically, so concurrent calls of a hook are all seen. */
 async function countUpstream(lease: LeaseContext, counts: { attempts?: number; revoked?: number; renewals?: number }): Promise<void> {
   if (!upstream) throw new Error('the recording engine was not mounted with mountRecording');
-  await upstream.update({
-    Key: { pk: upstreamPk, sk: lease.leaseId },
-    UpdateExpression: 'SET username = :username ADD attempts :attempts, revoked :revoked, renewals :renewals',
-    ExpressionAttributeValues: {
-      ':username': lease.internal.username,
-      ':attempts': counts.attempts ?? 0,
-      ':revoked': counts.revoked ?? 0,
-      ':renewals': counts.renewals ?? 0,
+  await upstream.update(
+    { pk: upstreamPk, sk: lease.leaseId },
+    {
+      set: { username: lease.internal.username },
+      add: { attempts: counts.attempts ?? 0, revoked: counts.revoked ?? 0, renewals: counts.renewals ?? 0 },
     },
-  });
+  );
 }
 
 export const recordingBackend: Backend = {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Store } from '../../packages/core/src/storage/store.ts';
+import { DynamoStore as Store } from '../../packages/core/src/storage/dynamodb-store.ts';
 import { startLocal } from '../../packages/local/src/runtime.ts';
 
 /**
@@ -19,27 +19,30 @@ let killAfter = 0;
 let writes = 0;
 
 type Write = 'put' | 'update' | 'delete' | 'transact';
-const keysOf = (kind: Write, input: unknown): string => {
-  const keyText = (key: unknown) => {
-    const { pk, sk } = (key ?? {}) as { pk?: string; sk?: string };
-    return `${pk}|${sk}`;
-  };
-  if (kind === 'transact') {
-    return (input as Array<Record<string, { Key?: unknown; Item?: unknown }>>)
-      .map((entry) => Object.entries(entry).map(([op, body]) => `${op}(${keyText(body.Key ?? body.Item)})`))
-      .join(' ');
-  }
-  const body = input as { Key?: unknown; Item?: unknown };
-  return keyText(body.Key ?? body.Item);
+const keyText = (key: unknown) => {
+  const { pk, sk } = (key ?? {}) as { pk?: string; sk?: string };
+  return `${pk}|${sk}`;
 };
+/** The item a call writes: its key (or item) first, or DynamoDB's input (`Key`/`Item`) from code not yet moved to intent. */
+const keyOf = (first: unknown) => {
+  const body = first as { Key?: unknown; Item?: unknown };
+  return keyText(body.Key ?? body.Item ?? first);
+};
+/** One transaction write: `{ put: item }`, `{ update: key, change }`, `{ delete: key }`, `{ check: key }` (or `Put`/`Update`/… bodies). */
+const writeText = (entry: Record<string, unknown>) => {
+  const op = (['put', 'update', 'delete', 'check', 'Put', 'Update', 'Delete', 'ConditionCheck'] as const).find((name) => name in entry) as string;
+  return `${op}(${keyOf(entry[op])})`;
+};
+const keysOf = (kind: Write, first: unknown): string =>
+  kind === 'transact' ? (first as Array<Record<string, unknown>>).map(writeText).join(' ') : keyOf(first);
 
 for (const kind of ['put', 'update', 'delete', 'transact'] as const) {
-  const original = Store.prototype[kind] as (this: Store, input: unknown) => Promise<unknown>;
-  (Store.prototype as unknown as Record<Write, (this: Store, input: unknown) => Promise<unknown>>)[kind] = async function (this: Store, input: unknown) {
-    const result = await original.call(this, input);
+  const original = Store.prototype[kind] as (this: Store, ...args: unknown[]) => Promise<unknown>;
+  (Store.prototype as unknown as Record<Write, (this: Store, ...args: unknown[]) => Promise<unknown>>)[kind] = async function (this: Store, ...args: unknown[]) {
+    const result = await original.apply(this, args);
     if (killAfter > 0) {
       writes++;
-      process.stdout.write(`write ${writes}: ${kind} ${keysOf(kind, input)}\n`);
+      process.stdout.write(`write ${writes}: ${kind} ${keysOf(kind, args[0])}\n`);
       if (writes === killAfter) process.kill(process.pid, 'SIGKILL');
     }
     return result;

@@ -1,10 +1,10 @@
 import { Client, InvalidDNSyntaxError, NoSuchObjectError } from 'ldapts';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonLogger } from '../../packages/core/src/lib/log.ts';
 import { dnProblem } from '../../packages/core/src/secrets/engines/ldap/dn.ts';
 import { rotateDue } from '../../packages/core/src/secrets/engines/ldap/rotation.ts';
 import { ConditionFailed } from '../../packages/core/src/storage/store.ts';
-import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
+import { failRecording, type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
 import { freePort, managerDn, managerPassword, peopleDn } from '../support/slapd.ts';
 
 describe('ldap config and root rotation (real slapd)', () => {
@@ -173,13 +173,7 @@ describe('ldap config and root rotation (real slapd)', () => {
 
   it('rolls the directory back when storing the new root password fails', async () => {
     const before = await currentRootPassword();
-    const update = e.h.core.store.update.bind(e.h.core.store);
-    const spy = vi.spyOn(e.h.core.store, 'update').mockImplementation(async (input) => {
-      if (input.Key?.sk === 'config' && String(input.ConditionExpression).includes('expectedPendingId')) {
-        throw new ConditionFailed('simulated storage failure');
-      }
-      return update(input);
-    });
+    const spy = failRecording(e, 'config', new ConditionFailed('simulated storage failure'));
     try {
       const response = await e.call('POST', 'rotate-root');
       expect(response.status).toBe(502);
@@ -197,9 +191,7 @@ describe('ldap config and root rotation (real slapd)', () => {
     const storage = await e.storage();
     // A run that wrote ahead and changed the directory, then died.
     const orphan = 'pending-password-from-a-crashed-run';
-    await storage.update('config', 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
-      ExpressionAttributeValues: { ':p': storage.seal('config', orphan), ':id': 'crashed', ':until': Math.floor(e.h.clock.now() / 1000) + 60 },
-    });
+    await storage.update('config', { set: { pending: storage.seal('config', orphan), pendingId: 'crashed', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 60 } });
     await e.slapd.entry(managerDn);
     const { Client } = await import('ldapts');
     const admin = new Client({ url: e.slapd.url });
@@ -220,9 +212,7 @@ describe('ldap config and root rotation (real slapd)', () => {
   it('binds with the root password a killed rotation left in the directory, without waiting for its window', async () => {
     const storage = await e.storage();
     const orphan = 'root-changed-then-killed';
-    await storage.update('config', 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
-      ExpressionAttributeValues: { ':p': storage.seal('config', orphan), ':id': 'killed', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
-    });
+    await storage.update('config', { set: { pending: storage.seal('config', orphan), pendingId: 'killed', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150 } });
     const { Client } = await import('ldapts');
     const admin = new Client({ url: e.slapd.url });
     await admin.bind('cn=admin,dc=example,dc=org', 'admin-secret');
@@ -239,9 +229,7 @@ describe('ldap config and root rotation (real slapd)', () => {
   it('waits out a root write-ahead that the directory does not take while its run may still be under way', async () => {
     const before = await currentRootPassword();
     const storage = await e.storage();
-    await storage.update('config', 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
-      ExpressionAttributeValues: { ':p': storage.seal('config', 'not-yet-applied'), ':id': 'running', ':until': Math.floor(e.h.clock.now() / 1000) + 60 },
-    });
+    await storage.update('config', { set: { pending: storage.seal('config', 'not-yet-applied'), pendingId: 'running', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 60 } });
     // The engine cannot bind without its own password, so a root change never adopts another's.
     const busy = await e.call('POST', 'rotate-root');
     expect(busy.status).toBe(400);

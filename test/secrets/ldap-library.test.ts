@@ -194,9 +194,7 @@ describe('ldap library sets (real slapd)', () => {
   async function killedCheckIn(account: string, password: string, applied: boolean) {
     const storage = await e.storage();
     const key = `library-account/${account}`;
-    await storage.update(key, 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
-      ExpressionAttributeValues: { ':p': storage.seal(key, password), ':id': 'killed-check-in', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
-    });
+    await storage.update(key, { set: { pending: storage.seal(key, password), pendingId: 'killed-check-in', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150 } });
     if (applied) {
       const admin = new Client({ url: e.slapd.url });
       try {
@@ -282,12 +280,12 @@ describe('ldap library sets (real slapd)', () => {
 
     // A process that died between the check-in and ending the lease leaves the first lease behind (put back here):
     // revoked…
-    await e.h.core.store.put({ Item: firstLease as NonNullable<typeof firstLease> });
+    await e.h.core.store.put(firstLease as NonNullable<typeof firstLease>);
     expect((await leases('revoke', first.body.lease_id)).status).toBe(204);
     expect((await leases('lookup', first.body.lease_id)).status).toBe(404);
     await bobStillHasIt();
     // …or expired and swept, it leaves bob's check-out alone.
-    await e.h.core.store.put({ Item: firstLease as NonNullable<typeof firstLease> });
+    await e.h.core.store.put(firstLease as NonNullable<typeof firstLease>);
     e.h.clock.advance(601);
     const swept = await sweepExpired(e.h.core);
     expect(swept).toMatchObject({ failed: 0 });

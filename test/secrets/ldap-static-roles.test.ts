@@ -1,9 +1,9 @@
 import { Client } from 'ldapts';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateDue } from '../../packages/core/src/secrets/engines/ldap/rotation.ts';
 import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { ConditionFailed } from '../../packages/core/src/storage/store.ts';
-import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
+import { failRecording, type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
 import { adminDn, adminPassword, peopleDn } from '../support/slapd.ts';
 
 const dnOf = (name: string) => `cn=${name},${peopleDn}`;
@@ -171,13 +171,7 @@ describe('ldap static roles (real slapd)', () => {
 
   it('recovers a rotation that changed the directory but died before recording it', async () => {
     const before = await creds('erin');
-    const update = e.h.core.store.update.bind(e.h.core.store);
-    const spy = vi.spyOn(e.h.core.store, 'update').mockImplementation(async (input) => {
-      if (input.Key?.sk === 'static-role/erin' && String(input.ConditionExpression).includes('expectedPendingId')) {
-        throw new ConditionFailed('simulated crash after the directory changed');
-      }
-      return update(input);
-    });
+    const spy = failRecording(e, 'static-role/erin', new ConditionFailed('simulated crash after the directory changed'));
     try {
       expect((await e.call('POST', 'rotate-role/erin')).status).toBe(500);
     } finally {
@@ -199,9 +193,7 @@ describe('ldap static roles (real slapd)', () => {
   /** The state a run killed mid-change leaves: a write-ahead still inside its window, the directory changed or not. */
   async function leaveWriteAhead(key: string, dn: string, password: string, applied: boolean) {
     const storage = await e.storage();
-    await storage.update(key, 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
-      ExpressionAttributeValues: { ':p': storage.seal(key, password), ':id': 'killed-run', ':until': Math.floor(e.h.clock.now() / 1000) + 150 },
-    });
+    await storage.update(key, { set: { pending: storage.seal(key, password), pendingId: 'killed-run', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150 } });
     if (applied) await setDirectoryPassword(dn, password);
   }
 
@@ -252,9 +244,7 @@ describe('ldap static roles (real slapd)', () => {
   it('discards a write-ahead whose directory change never happened', async () => {
     const before = await creds('erin');
     const storage = await e.storage();
-    await storage.update('static-role/erin', 'SET pending = :p, pendingId = :id, pendingUntil = :until', {
-      ExpressionAttributeValues: { ':p': storage.seal('static-role/erin', 'never-applied'), ':id': 'x', ':until': 0 },
-    });
+    await storage.update('static-role/erin', { set: { pending: storage.seal('static-role/erin', 'never-applied'), pendingId: 'x', pendingUntil: 0 } });
     expect((await e.call('POST', 'rotate-role/erin')).status).toBe(204);
     const after = await creds('erin');
     expect(after.last_password).toBe(before.password);

@@ -1,5 +1,7 @@
+import { vi } from 'vitest';
 import type { LdapAccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
+import type { Change, Condition, Key } from '../../packages/core/src/storage/store.ts';
 import { type SecretsHarness, startSecrets } from './secrets-harness.ts';
 import { managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from './slapd.ts';
 
@@ -17,6 +19,20 @@ export interface LdapEngine {
   /** The opened current password of a stored account (`config` for the bind password). */
   storedPassword(key: string): Promise<string | undefined>;
   close(): Promise<void>;
+}
+
+/**
+ * Makes the write that records a new password of `key` (a change's last step: the password set where the write-ahead
+ * is still the change's own) throw `error` until `mockRestore()`: a run that dies after the directory took the password.
+ */
+export function failRecording(e: LdapEngine, key: string, error: Error): { mockRestore(): void } {
+  const store = e.h.core.store;
+  const update = store.update.bind(store) as (...args: unknown[]) => Promise<unknown>;
+  return vi.spyOn(store, 'update').mockImplementation((async (...args: unknown[]) => {
+    const [target, change, options] = args as [Key, Change | undefined, { when?: Condition } | undefined];
+    if (target.sk === key && change?.set?.password !== undefined && options?.when?.equals?.pendingId !== undefined) throw error;
+    return update(...args);
+  }) as typeof store.update);
 }
 
 export async function startLdapEngine(options: Parameters<typeof startSecrets>[0] = {}): Promise<LdapEngine> {

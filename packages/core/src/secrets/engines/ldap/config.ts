@@ -10,7 +10,7 @@ import { bindIdentity, canBind, timeouts } from './client.ts';
 import { configDefaults, configKey, defaultPasswordLength, directoryConfig, type LdapConfigValue, loadConfigItem, tlsVersionNames } from './config-model.ts';
 import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
-import { dueUpdate, updateExpression } from './records.ts';
+import { accountChange, dueUpdate } from './records.ts';
 import { checkSchedule, minRootRotationPeriod, minRotationWindow, rootNextDue } from './rotation-schedule.ts';
 import { schemaNames } from './schemas.ts';
 
@@ -149,8 +149,7 @@ async function write(request: Request<Fields>) {
     if (clientKey === '') remove.push('clientKey');
     else set.clientKey = storage.seal(`${configKey}#client_tls_key`, clientKey);
   }
-  const { UpdateExpression, ...names } = updateExpression(set, remove);
-  await storage.update(configKey, UpdateExpression, names);
+  await storage.update(configKey, accountChange(set, remove));
   const reaches = bindpass !== undefined || bindFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
   const warning = reaches ? await bindWarning(storage) : undefined;
   return warning ? { warnings: [warning] } : undefined;

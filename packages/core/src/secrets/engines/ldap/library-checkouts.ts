@@ -113,29 +113,23 @@ async function checkOut(request: Request<{ name: string; ttl?: number }>) {
   for (const username of set.service_account_names) {
     let taken: LibraryAccount | undefined;
     try {
+      // The claim: only an available account with no password change in flight, and it joins the queue at its deadline.
       taken = await storage.update<LibraryAccount>(
         accountKey(username),
-        'SET #available = :no, checkoutId = :id, leaseId = :lease, borrowerHash = :hash, borrowerAccessor = :accessor, borrowerEntity = :entity, ' +
-          'claimUntil = :until, duePk = :queue, dueSk = :due',
         {
-          ConditionExpression: '#available = :yes AND attribute_not_exists(#pending)',
-          ExpressionAttributeNames: {
-            '#available': 'available',
-            '#pending': 'pending',
-          },
-          ExpressionAttributeValues: {
-            ':no': false,
-            ':yes': true,
-            ':id': checkoutId,
-            ':lease': leaseId,
-            ':hash': who.hash,
-            ':accessor': who.accessor,
-            ':entity': who.entity,
-            ':until': claimUntil,
-            ':queue': rotationQueue,
-            ':due': dueKey(claimUntil, `${partition}|${accountKey(username)}`),
+          set: {
+            available: false,
+            checkoutId,
+            leaseId,
+            borrowerHash: who.hash,
+            borrowerAccessor: who.accessor,
+            borrowerEntity: who.entity,
+            claimUntil,
+            duePk: rotationQueue,
+            dueSk: dueKey(claimUntil, `${partition}|${accountKey(username)}`),
           },
         },
+        { when: { equals: { available: true }, missing: ['pending'] } },
       );
     } catch (error) {
       if (error instanceof ConditionFailed) continue;
@@ -211,10 +205,7 @@ async function returnAccount(context: LdapEngineContext, config: DirectoryConfig
         key: account.sk,
         dn: account.value.dn,
         config,
-        condition: {
-          expression: 'checkoutId = :checkout',
-          values: { ':checkout': account.checkoutId },
-        },
+        condition: { equals: { checkoutId: account.checkoutId } },
         record: { set: { available: true }, remove: [...borrowerFields, ...claimFields] },
         exclusive: true,
       });
@@ -290,11 +281,8 @@ export async function settleLibraryClaim(context: LdapEngineContext, mountPath: 
     }
   }
   await storage
-    .update(key, `REMOVE ${claimFields.map((_, index) => `#c${index}`).join(', ')}`, {
-      ConditionExpression: '#dueSk = :seen',
-      ExpressionAttributeNames: { ...Object.fromEntries(claimFields.map((field, index) => [`#c${index}`, field])), '#dueSk': 'dueSk' },
-      ExpressionAttributeValues: { ':seen': account.dueSk },
-    })
+    // Only if nobody queued it again meanwhile (a new check-out's claim).
+    .update(key, { remove: claimFields }, { when: account.dueSk === undefined ? { missing: ['dueSk'] } : { equals: { dueSk: account.dueSk } } })
     .catch((error) => {
       if (!(error instanceof ConditionFailed)) throw error;
     });

@@ -116,28 +116,16 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
   // One transaction: the set, its new accounts with their claims, and the removed ones released, or none of it.
   const owner = setKey(name);
   const writes: MountWrite[] = [
-    { Put: { key: owner, item: { value: set } } },
+    { put: owner, item: { value: set } },
     ...resolved.flatMap(({ username, dn }): MountWrite[] => [
-      {
-        Put: {
-          key: accountKey(username),
-          item: { value: { set: name, username, dn }, available: false },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      { put: accountKey(username), item: { value: { set: name, username, dn }, available: false }, when: { absent: true } },
       ...claimWrites(owner, username, dn),
     ]),
     ...removed.flatMap((account, index): MountWrite[] => {
       const item = removedItems[index];
       return [
-        {
-          Delete: {
-            key: accountKey(account),
-            ConditionExpression: 'attribute_not_exists(pk) OR #available = :yes',
-            ExpressionAttributeNames: { '#available': 'available' },
-            ExpressionAttributeValues: { ':yes': true },
-          },
-        },
+        // Gone already, or back and available: never an account that is out.
+        { delete: accountKey(account), when: { any: [{ absent: true }, { equals: { available: true } }] } },
         ...(item ? releaseWrites(item.value.username, item.value.dn) : []),
       ];
     }),
@@ -163,16 +151,11 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
     } catch (error) {
       const undo: MountWrite[] = resolved
         .slice(index)
-        .flatMap((account): MountWrite[] => [{ Delete: { key: accountKey(account.username) } }, ...releaseWrites(account.username, account.dn)]);
+        .flatMap((account): MountWrite[] => [{ delete: accountKey(account.username) }, ...releaseWrites(account.username, account.dn)]);
       const remaining = set.service_account_names.filter((account) => !resolved.slice(index).some((entry) => entry.username === account));
       if (remaining.length > 0)
-        undo.push({
-          Put: {
-            key: owner,
-            item: { value: { ...set, service_account_names: remaining } },
-          },
-        });
-      else undo.push({ Delete: { key: owner } });
+        undo.push({ put: owner, item: { value: { ...set, service_account_names: remaining } } });
+      else undo.push({ delete: owner });
       await storage.transact(undo).catch((undoError) =>
         system.log.error('could not undo a failed library write', {
           set: name,
@@ -205,16 +188,9 @@ async function deleteSet({ storage, data }: Request<z.output<typeof setFields>>)
   const out = accounts.filter((account) => !account.available).map((account) => account.value.username);
   if (out.length > 0) throw badRequest(`cannot delete set "${name}" while accounts are checked out: ${out.join(', ')}`);
   const writes: MountWrite[] = [
-    { Delete: { key: setKey(name) } },
+    { delete: setKey(name) },
     ...accounts.flatMap((account): MountWrite[] => [
-      {
-        Delete: {
-          key: account.sk,
-          ConditionExpression: '#available = :yes',
-          ExpressionAttributeNames: { '#available': 'available' },
-          ExpressionAttributeValues: { ':yes': true },
-        },
-      },
+      { delete: account.sk, when: { equals: { available: true } } },
       ...releaseWrites(account.value.username, account.value.dn),
     ]),
   ];

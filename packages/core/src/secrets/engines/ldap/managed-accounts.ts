@@ -2,7 +2,7 @@ import type { MountStorage, MountWrite } from '../../mounts/mount-storage.ts';
 
 /**
  * One directory account is managed by one owner only (a static role or a library set): a claim item per
- * user name and per DN, written with `attribute_not_exists` in the same transaction as the owner.
+ * user name and per DN, written only where none is (`{ absent: true }`) in the same transaction as the owner.
  */
 
 export const claimKeys = (username: string, dn: string) => [`managed/user/${username.toLowerCase()}`, `managed/dn/${normalizeDn(dn)}`];
@@ -15,17 +15,11 @@ export const normalizeDn = (dn: string) =>
     .toLowerCase();
 
 export function claimWrites(owner: string, username: string, dn: string): MountWrite[] {
-  return claimKeys(username, dn).map((key) => ({
-    Put: {
-      key,
-      item: { value: { owner } },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  }));
+  return claimKeys(username, dn).map((key) => ({ put: key, item: { value: { owner } }, when: { absent: true } }));
 }
 
 export function releaseWrites(username: string, dn: string): MountWrite[] {
-  return claimKeys(username, dn).map((key) => ({ Delete: { key } }));
+  return claimKeys(username, dn).map((key) => ({ delete: key }));
 }
 
 /** Who manages the account already, if anyone: `static-role/<name>` or `library/<set>`. */

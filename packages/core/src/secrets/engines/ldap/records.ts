@@ -1,5 +1,5 @@
 import { dueKey } from '../../../storage/due.ts';
-import type { Item } from '../../../storage/store.ts';
+import type { Change, Item } from '../../../storage/store.ts';
 
 /**
  * How the engine keeps an account whose password it owns (the root config, a static role, a library
@@ -48,32 +48,15 @@ export function dueUpdate(partition: string, sk: string, at: number | undefined)
   };
 }
 
-/** Builds `SET a = :a, … REMOVE x, …` with attribute names and values from plain objects. */
-export function updateExpression(set: Record<string, unknown>, remove: string[] = []) {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const assignments: string[] = [];
-  const removeList = [...remove];
-  for (const [key, value] of Object.entries(set)) {
-    if (value === undefined) {
-      removeList.push(key);
-      continue;
-    }
-    names[`#${key}`] = key;
-    values[`:${key}`] = value;
-    assignments.push(`#${key} = :${key}`);
-  }
-  const removals = [...new Set(removeList)].filter((key) => !(key in set) || set[key] === undefined);
-  for (const key of removals) names[`#${key}`] = key;
-  const expression = [
-    assignments.length > 0 ? `SET ${assignments.join(', ')}` : '',
-    removals.length > 0 ? `REMOVE ${removals.map((key) => `#${key}`).join(', ')}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
+/**
+ * The change that sets `set` (a field whose value is `undefined` is removed) and removes `remove`; a field both set
+ * to a value and listed in `remove` is set.
+ */
+export function accountChange(set: Record<string, unknown>, remove: string[] = []): Change {
+  const assigned = Object.fromEntries(Object.entries(set).filter(([, value]) => value !== undefined));
+  const removals = [...new Set([...remove, ...Object.keys(set)])].filter((field) => !(field in assigned));
   return {
-    UpdateExpression: expression,
-    ExpressionAttributeNames: names,
-    ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+    ...(Object.keys(assigned).length > 0 ? { set: assigned } : {}),
+    ...(removals.length > 0 ? { remove: removals } : {}),
   };
 }

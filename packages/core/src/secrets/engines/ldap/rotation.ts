@@ -1,5 +1,5 @@
 import { epochSeconds } from '../../../lib/clock.ts';
-import { dueKey } from '../../../storage/due.ts';
+import { dueInPartition, dueKey } from '../../../storage/due.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
 import type { Core } from '../../framework/services.ts';
 import { messageOf } from './client.ts';
@@ -48,16 +48,7 @@ export async function rotateDue(core: Core, limit = 200): Promise<{ rotated: num
 
 /** The queue's items due by now, across every mount: the one query of this engine that reads the table itself. */
 async function dueRotations(core: Core, limit: number): Promise<LdapAccountItem[]> {
-  const due = await core.store.query<LdapAccountItem>({
-    IndexName: 'due',
-    KeyConditionExpression: 'duePk = :queue AND dueSk <= :now',
-    ExpressionAttributeValues: {
-      ':queue': rotationQueue,
-      ':now': dueKey(epochSeconds(core.clock), '~'),
-    },
-    Limit: limit,
-  });
-  return due.slice(0, limit);
+  return (await dueInPartition(core, rotationQueue, limit)) as LdapAccountItem[];
 }
 
 async function retryLater(context: LdapEngineContext, seen: LdapAccountItem, inProgress: boolean): Promise<void> {
@@ -76,16 +67,11 @@ async function retryLater(context: LdapEngineContext, seen: LdapAccountItem, inP
   const next = inProgress ? { at: Math.max(seen.pendingUntil ?? now, now) + 1 } : retryAt(now, attempts, window);
   try {
     // Only if nobody rescheduled it meanwhile (a rotation that succeeded elsewhere).
-    await storage.update(seen.sk, `SET dueSk = :due, dueAt = :at, attempts = :attempts${next.scheduledAt ? ', scheduledAt = :scheduled' : ''}`, {
-      ConditionExpression: 'dueSk = :seen',
-      ExpressionAttributeValues: {
-        ':due': dueKey(next.at, `${context.partition}|${seen.sk}`),
-        ':at': next.at,
-        ':attempts': attempts,
-        ':seen': seen.dueSk,
-        ...(next.scheduledAt ? { ':scheduled': next.scheduledAt } : {}),
-      },
-    });
+    await storage.update(
+      seen.sk,
+      { set: { dueSk: dueKey(next.at, `${context.partition}|${seen.sk}`), dueAt: next.at, attempts, ...(next.scheduledAt ? { scheduledAt: next.scheduledAt } : {}) } },
+      { when: { equals: { dueSk: seen.dueSk } } },
+    );
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
   }

@@ -9,7 +9,7 @@ import type { DirectoryConfig } from './config-model.ts';
 import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
-import { dueUpdate, updateExpression } from './records.ts';
+import { accountChange, dueUpdate } from './records.ts';
 import { minStaticRotationPeriod } from './rotation-schedule.ts';
 import { loadStaticRole, type StaticRoleValue, staticChange, staticRoleKey, staticRoleKeyPrefix } from './static-rotation.ts';
 import { changePassword, recoverPending, requireDirectoryConfig } from './write-ahead.ts';
@@ -59,7 +59,7 @@ export const staticRolePaths: PathSpec[] = [
         const item = await loadStaticRole(storage, roleName(data.name));
         if (!item) return undefined;
         const role = item.value as unknown as StaticRoleValue;
-        await storage.transact([{ Delete: { key: item.sk } }, ...releaseWrites(role.username, role.dn)]);
+        await storage.transact([{ delete: item.sk }, ...releaseWrites(role.username, role.dn)]);
         return undefined;
       },
     },
@@ -116,13 +116,7 @@ async function create(request: Request<Fields>) {
   const due = dueUpdate(context.partition, key, skip ? now + role.rotation_period : now);
   try {
     await storage.transact([
-      {
-        Put: {
-          key,
-          item: { value: role, ...due.set },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      { put: key, item: { value: role, ...due.set }, when: { absent: true } },
       ...claimWrites(key, data.username, dn),
     ]);
   } catch (error) {
@@ -151,7 +145,7 @@ async function create(request: Request<Fields>) {
       throw badRequest(`static role "${name}" was saved but its import rotation failed and will be retried: ${messageOf(error)}`);
     }
     if (outcome === 'recorded') return undefined;
-    await storage.transact([{ Delete: { key } }, ...releaseWrites(data.username, dn)]);
+    await storage.transact([{ delete: key }, ...releaseWrites(data.username, dn)]);
     throw error;
   }
   return undefined;
@@ -175,11 +169,7 @@ async function update(request: Request<Fields>) {
   };
   const base = item.lastRotation ?? role.created;
   const due = item.pending ? { set: {}, remove: [] } : dueUpdate(engineContext(request).partition, item.sk, base + updated.rotation_period);
-  const { UpdateExpression, ...names } = updateExpression({ value: updated, ...due.set }, due.remove);
-  await storage.update(item.sk, UpdateExpression, {
-    ...names,
-    ConditionExpression: 'attribute_exists(pk)',
-  });
+  await storage.update(item.sk, accountChange({ value: updated, ...due.set }, due.remove), { when: { exists: true } });
   return undefined;
 }
 

@@ -1,12 +1,12 @@
 import { epochSeconds } from '../../../lib/clock.ts';
 import { badRequest, DomainError, notFound, upstreamFailure } from '../../../lib/errors.ts';
 import { uuid } from '../../../lib/random.ts';
-import { ConditionFailed } from '../../../storage/store.ts';
+import { type Condition, ConditionFailed } from '../../../storage/store.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
 import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
 import type { LdapEngineContext } from './context.ts';
-import { type LdapAccountItem, updateExpression } from './records.ts';
+import { accountChange, type LdapAccountItem } from './records.ts';
 
 /**
  * Changing a password the engine owns without ever losing it:
@@ -36,11 +36,7 @@ export interface PasswordChange {
   /** Fields to set (or remove) together with the new password, e.g. a library account becoming available. */
   record?: { set?: Record<string, unknown>; remove?: string[] };
   /** Condition the write-ahead also needs (e.g. the account is still checked out by this lease). */
-  condition?: {
-    expression: string;
-    names?: Record<string, string>;
-    values?: Record<string, unknown>;
-  };
+  condition?: Condition;
   /** The rotation queue fields to set with the new password (next automatic rotation). */
   due?: { set: Record<string, unknown>; remove: string[] };
   /**
@@ -78,23 +74,15 @@ export async function changePassword(change: PasswordChange): Promise<string> {
   const pendingId = uuid();
   const budget = windowOf(config);
 
-  const ahead = updateExpression({
+  const ahead = {
     pending: storage.seal(key, password),
     pendingId,
     pendingUntil: epochSeconds(system.clock) + budget,
-  });
+  };
+  // Only onto an existing item with no change in flight, and whatever else the change needs to still hold.
+  const free: Condition = { exists: true, missing: ['pending'] };
   try {
-    await storage.update(key, ahead.UpdateExpression, {
-      ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(#pending)${change.condition ? ` AND (${change.condition.expression})` : ''}`,
-      ExpressionAttributeNames: {
-        ...ahead.ExpressionAttributeNames,
-        ...change.condition?.names,
-      },
-      ExpressionAttributeValues: {
-        ...ahead.ExpressionAttributeValues,
-        ...change.condition?.values,
-      },
-    });
+    await storage.update(key, { set: ahead }, { when: change.condition ? { all: [free, change.condition] } : free });
   } catch (error) {
     if (error instanceof ConditionFailed) {
       const now = await storage.getItem<LdapAccountItem>(key);
@@ -187,18 +175,11 @@ async function adoptPending(change: PasswordChange, item: LdapAccountItem, pendi
   const { storage, system } = change.context;
   const adoptedId = uuid();
   try {
-    await storage.update(key, 'SET #id = :adopted, #until = :until', {
-      ConditionExpression: '#id = :seen',
-      ExpressionAttributeNames: {
-        '#id': 'pendingId',
-        '#until': 'pendingUntil',
-      },
-      ExpressionAttributeValues: {
-        ':adopted': adoptedId,
-        ':until': epochSeconds(system.clock) + windowOf(change.config),
-        ':seen': item.pendingId,
-      },
-    });
+    await storage.update(
+      key,
+      { set: { pendingId: adoptedId, pendingUntil: epochSeconds(system.clock) + windowOf(change.config) } },
+      { when: { equals: { pendingId: item.pendingId } } },
+    );
   } catch (error) {
     // Another change adopted or finished it meanwhile; the caller looks again.
     if (error instanceof ConditionFailed) return;
@@ -285,41 +266,20 @@ async function record(change: PasswordChange, item: LdapAccountItem, password: s
     ...change.due?.set,
     ...change.record?.set,
   };
-  const update = updateExpression(set, ['pending', 'pendingId', 'pendingUntil', ...(change.due?.remove ?? []), ...(change.record?.remove ?? [])]);
-  await storage.update(key, update.UpdateExpression, {
-    ConditionExpression: '#pendingId = :expectedPendingId',
-    ExpressionAttributeNames: update.ExpressionAttributeNames,
-    ExpressionAttributeValues: {
-      ...update.ExpressionAttributeValues,
-      ':expectedPendingId': pendingId,
-    },
-  });
+  const remove = ['pending', 'pendingId', 'pendingUntil', ...(change.due?.remove ?? []), ...(change.record?.remove ?? [])];
+  // Only while the write-ahead is still this change's: one that was adopted or settled meanwhile is not recorded twice.
+  await storage.update(key, accountChange(set, remove), { when: { equals: { pendingId } } });
 }
 
 async function markStale(change: PasswordChange, pendingId: string): Promise<void> {
   await change.context.storage
-    .update(change.key, 'SET #until = :zero', {
-      ConditionExpression: '#id = :id',
-      ExpressionAttributeNames: {
-        '#until': 'pendingUntil',
-        '#id': 'pendingId',
-      },
-      ExpressionAttributeValues: { ':zero': 0, ':id': pendingId },
-    })
+    .update(change.key, { set: { pendingUntil: 0 } }, { when: { equals: { pendingId } } })
     .catch((error) => change.context.system.log.error('could not mark a failed password change for recovery', { key: change.key, error: messageOf(error) }));
 }
 
 async function clearPending(change: PasswordChange, pendingId: string): Promise<void> {
   await change.context.storage
-    .update(change.key, 'REMOVE #pending, #id, #until', {
-      ConditionExpression: '#id = :id',
-      ExpressionAttributeNames: {
-        '#pending': 'pending',
-        '#until': 'pendingUntil',
-        '#id': 'pendingId',
-      },
-      ExpressionAttributeValues: { ':id': pendingId },
-    })
+    .update(change.key, { remove: ['pending', 'pendingId', 'pendingUntil'] }, { when: { equals: { pendingId } } })
     .catch(ignoreConditionFailed);
 }
 

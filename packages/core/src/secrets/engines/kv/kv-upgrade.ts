@@ -34,9 +34,10 @@ async function upgradeKvToV2(storage: MountStorage, now: number): Promise<boolea
     const metadata = { ...newMetadata(created), current_version: 1, oldest_version: 1 };
     metadata.versions['1'] = { created_time: created, deletion_time: '', destroyed: false };
     const moved = storage.transact([
-      { Put: { key, item: { value: { sealed: storage.seal(key, plaintext) } } } },
-      { Put: { key: metadataKey(item.sk), item: { value: metadata }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Delete: { key: item.sk, ...unchanged(item.value) } },
+      { put: key, item: { value: { sealed: storage.seal(key, plaintext) } } },
+      { put: metadataKey(item.sk), item: { value: metadata }, when: { absent: true } },
+      // The version 1 item is moved only as it was read: a concurrent rewrite is not lost, the next request moves it.
+      { delete: item.sk, when: { equals: { value: item.value } } },
     ]);
     // Another process moved it first, or a version 1 write (routed by a mount table cached before the tune) changed it.
     await moved.catch((error) => {
@@ -47,9 +48,3 @@ async function upgradeKvToV2(storage: MountStorage, now: number): Promise<boolea
   return complete;
 }
 
-/** The version 1 item is moved only as it was read: a concurrent rewrite is not lost, the next request moves it. */
-const unchanged = (value: unknown) => ({
-  ConditionExpression: '#value = :value',
-  ExpressionAttributeNames: { '#value': 'value' },
-  ExpressionAttributeValues: { ':value': value },
-});

@@ -1,5 +1,5 @@
 import { badRequest } from '../../../lib/errors.ts';
-import { ConditionFailed } from '../../../storage/store.ts';
+import { type Condition, ConditionFailed } from '../../../storage/store.ts';
 import type { Request } from '../../framework/backend.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 
@@ -75,20 +75,17 @@ export function newMetadata(now: string): SecretMetadata {
 /** Writes the metadata only if nobody changed it since it was read (`expected` is the version count then, or absent). */
 export async function saveMetadata(storage: MountStorage, path: string, metadata: SecretMetadata, expected: SecretMetadata | undefined): Promise<void> {
   try {
-    await storage.putItem(metadataKey(path), { value: metadata }, unchangedSince(expected));
+    await storage.putItem(metadataKey(path), { value: metadata }, { when: unchangedSince(expected) });
   } catch (error) {
     if (error instanceof ConditionFailed) throw badRequest('the secret was changed by another request at the same time; try again');
     throw error;
   }
 }
 
-function unchangedSince(expected: SecretMetadata | undefined) {
-  if (!expected) return { ConditionExpression: 'attribute_not_exists(pk)' };
-  return {
-    ConditionExpression: '#value.updated_time = :updated AND #value.current_version = :current',
-    ExpressionAttributeNames: { '#value': 'value' },
-    ExpressionAttributeValues: { ':updated': expected.updated_time, ':current': expected.current_version },
-  };
+/** The metadata as it was read: absent, or with the same update time and current version. */
+function unchangedSince(expected: SecretMetadata | undefined): Condition {
+  if (!expected) return { absent: true };
+  return { equals: { 'value.updated_time': expected.updated_time, 'value.current_version': expected.current_version } };
 }
 
 /** The effective limits for a secret: its own when set, else the mount's. */
@@ -129,9 +126,9 @@ export async function writeVersion(
   const key = versionKey(path, version);
   try {
     await storage.transact([
-      { Put: { key, item: { value: { sealed: storage.seal(key, JSON.stringify(secret)) } } } },
-      { Put: { key: metadataKey(path), item: { value: metadata }, ...unchangedSince(before) } },
-      ...trimmed.map((old) => ({ Delete: { key: versionKey(path, old) } })),
+      { put: key, item: { value: { sealed: storage.seal(key, JSON.stringify(secret)) } } },
+      { put: metadataKey(path), item: { value: metadata }, when: unchangedSince(before) },
+      ...trimmed.map((old) => ({ delete: versionKey(path, old) })),
     ]);
   } catch (error) {
     if (error instanceof ConditionFailed) throw badRequest('check-and-set parameter did not match the current version');

@@ -3,6 +3,7 @@ import type { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { cleanupPending, leasedKeyDelay } from '../../packages/core/src/secrets/engines/cloud/cleanup.ts';
 import { isLeasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
+import type { Change } from '../../packages/core/src/storage/store.ts';
 import { type CloudEngine, startCloudEngine } from '../support/cloud-engine.ts';
 
 /**
@@ -72,11 +73,12 @@ function refuseLeases() {
 /** The table refuses to name a key's clean-up record. */
 function refuseNaming() {
   const store = engine.h.core.store;
-  const update = store.update.bind(store);
-  return vi.spyOn(store, 'update').mockImplementation(async (input) => {
-    if (input.UpdateExpression === 'SET keyName = :name') throw refused();
-    return update(input);
-  });
+  const update = store.update.bind(store) as (...args: unknown[]) => Promise<unknown>;
+  return vi.spyOn(store, 'update').mockImplementation((async (...args: unknown[]) => {
+    const change = args[1] as Change | undefined;
+    if (change?.set?.keyName !== undefined) throw refused();
+    return update(...args);
+  }) as typeof store.update);
 }
 
 /** A request while a failure is injected. */

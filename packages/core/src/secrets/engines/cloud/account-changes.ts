@@ -23,15 +23,7 @@ export function accountIdFor(name: string): string {
 
 /** The write that stores `next` only if the stored record is still `previous` (or absent when there was none). */
 export function storeWrite(next: AccountItem, previous: AccountItem | undefined): MountWrite {
-  return {
-    Put: {
-      key: next.sk,
-      item: attributesOf(next),
-      ...(previous
-        ? { ConditionExpression: '#value.#generation = :generation', ExpressionAttributeNames: { '#value': 'value', '#generation': 'generation' }, ExpressionAttributeValues: { ':generation': previous.value.generation } }
-        : { ConditionExpression: 'attribute_not_exists(pk)' }),
-    },
-  };
+  return { put: next.sk, item: attributesOf(next), when: previous ? { equals: { 'value.generation': previous.value.generation } } : { absent: true } };
 }
 
 async function commit(ctx: EngineContext, writes: MountWrite[], ahead: WalItem[], google: GoogleClient, what: string): Promise<void> {
@@ -122,7 +114,7 @@ export async function storeOnly(ctx: EngineContext, next: AccountItem, previous:
 
 /** Deletes the record and records the removal of `obsolete` in the same write; then removes them. */
 export async function deleteWithCloud(ctx: EngineContext, key: string, obsolete: WalItem[]): Promise<void> {
-  await ctx.storage.transact([{ Delete: { key } }, ...switchWrites([], obsolete)]);
+  await ctx.storage.transact([{ delete: key }, ...switchWrites([], obsolete)]);
   await revokeIssuedKeys(ctx, key);
   await settleNow(ctx, obsolete);
 }

@@ -44,7 +44,7 @@ export async function cleanupPending(core: Core): Promise<{ settled: number; fai
         result.rotated++;
       } catch (error) {
         core.log.error('automatic root rotation failed; will retry', { mount: mount.path, error: (error as Error).message });
-        await storage.update(configKey, 'SET rotateAt = :retry', { ExpressionAttributeValues: { ':retry': now + 60 } }).catch(() => undefined);
+        await storage.update(configKey, { set: { rotateAt: now + 60 } }).catch(() => undefined);
       }
     }
   }

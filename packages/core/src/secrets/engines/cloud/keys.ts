@@ -62,7 +62,7 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
     // The key may exist all the same (the answer lost): the record, still unnamed, stays for the job.
     throw asDomainError(error, `creating a key for ${what}`);
   }
-  await ctx.storage.update(ahead.sk, 'SET keyName = :name', { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':name': created.name } });
+  await ctx.storage.update(ahead.sk, { set: { keyName: created.name } }, { when: { exists: true } });
   const internal: KeyInternal = { owner, email, keyName: created.name, generation: item.value.generation };
   const ttl = request.data.ttl || config.ttl;
   return {

@@ -44,17 +44,10 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
   try {
     await storage.transact([
       {
-        Update: {
-          key: configKey,
-          UpdateExpression: `SET credentials = :fresh, lastRotation = :now${rotateAt !== undefined ? ', rotateAt = :at' : ''}${rotateAt === undefined ? ' REMOVE rotateAt' : ''}`,
-          ConditionExpression: 'credentials = :current',
-          ExpressionAttributeValues: {
-            ':fresh': sealCredentials(storage, JSON.stringify(fresh)),
-            ':now': now,
-            ':current': config.credentials,
-            ...(rotateAt !== undefined ? { ':at': rotateAt } : {}),
-          },
-        },
+        update: configKey,
+        // No next rotation (`rotateAt` undefined) removes the one stored.
+        change: { set: { credentials: sealCredentials(storage, JSON.stringify(fresh)), lastRotation: now, rotateAt } },
+        when: { equals: { credentials: config.credentials } },
       },
       ...switchWrites(ahead ? [ahead] : [], [oldKey]),
     ]);

@@ -62,7 +62,7 @@ export async function settleNow(ctx: EngineContext, items: WalItem[], google?: G
     } catch (error) {
       ctx.system.log.error('cloud clean-up deferred to the job', { kind: item.kind, email: item.email, error: (error as Error).message });
       await ctx.storage
-        .update(item.sk, 'SET dueAt = :now', { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':now': epochSeconds(ctx.system.clock) } })
+        .update(item.sk, { set: { dueAt: epochSeconds(ctx.system.clock) } }, { when: { exists: true } })
         .catch(() => undefined);
     }
   }
@@ -153,5 +153,5 @@ export async function settle(ctx: EngineContext, google: GoogleClient, item: Wal
 
 /** The writes that drop the records ahead (their resources are now the stored record's) and record the obsolete ones. */
 export function switchWrites(ahead: WalItem[], obsolete: WalItem[]): MountWrite[] {
-  return [...ahead.map((entry) => ({ Delete: { key: entry.sk } })), ...obsolete.map((entry) => ({ Put: { key: entry.sk, item: attributesOf(entry) } }))];
+  return [...ahead.map((entry): MountWrite => ({ delete: entry.sk })), ...obsolete.map((entry): MountWrite => ({ put: entry.sk, item: attributesOf(entry) }))];
 }

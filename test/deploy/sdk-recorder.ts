@@ -96,6 +96,19 @@ export function iamActionsOf(call: SentCall): string[] {
   return [`${prefix}:${call.operation}`];
 }
 
+/**
+ * The value a query's key condition gives the partition key `attribute`: `attribute = :v`, or `#n = :v` with `#n`
+ * naming it (the intent store names every attribute); undefined when the condition starts otherwise.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: SDK inputs are untyped here
+function partitionValueOf(input: Record<string, any>, attribute: string): string | undefined {
+  const [, name, placeholder] = /^\s*(#?\w+)\s*=\s*(:\w+)/.exec(String(input.KeyConditionExpression)) ?? [];
+  const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  if (!placeholder || !name || (name.startsWith('#') ? names[name] : name) !== attribute) return undefined;
+  const value = (input.ExpressionAttributeValues as Record<string, string | { S?: string }>)[placeholder];
+  return typeof value === 'string' ? value : value?.S;
+}
+
 /** The partition keys a DynamoDB call touches (what `dynamodb:LeadingKeys` is evaluated on), and whether it reads an index. */
 export function partitionKeysOf(call: SentCall): { keys: string[]; index: boolean } {
   // The document client's input (plain values) or a low-level client's (attribute values).
@@ -107,10 +120,9 @@ export function partitionKeysOf(call: SentCall): { keys: string[]; index: boolea
   const found: Array<string | undefined> = [];
   if (call.operation === 'Query') {
     if (input.IndexName) return { keys: [], index: true };
-    const placeholder = /^\s*pk\s*=\s*(:\w+)/.exec(String(input.KeyConditionExpression))?.[1];
-    if (!placeholder) throw new Error(`a table query without pk = :value: ${input.KeyConditionExpression}`);
-    const value = (input.ExpressionAttributeValues as Record<string, string | { S?: string }>)[placeholder];
-    found.push(typeof value === 'string' ? value : value?.S);
+    const value = partitionValueOf(input, 'pk');
+    if (value === undefined) throw new Error(`a table query without pk = :value: ${input.KeyConditionExpression}`);
+    found.push(value);
   }
   if (input.Key) found.push(pkOf(input.Key));
   if (input.Item) found.push(pkOf(input.Item));
@@ -143,10 +155,9 @@ export function authorisedRequestsOf(call: SentCall): AuthorisedRequest[] {
     });
   }
   if (call.operation === 'Query' && input.IndexName) {
-    const placeholder = /^\s*duePk\s*=\s*(:\w+)/.exec(String(input.KeyConditionExpression))?.[1];
-    if (!placeholder) throw new Error(`an index query without duePk = :value: ${input.KeyConditionExpression}`);
-    const value = (input.ExpressionAttributeValues as Record<string, string | { S?: string }>)[placeholder];
-    return [{ action: 'dynamodb:Query', resource: 'due', leadingKeys: [typeof value === 'string' ? value : (value?.S ?? '')] }];
+    const value = partitionValueOf(input, 'duePk');
+    if (value === undefined) throw new Error(`an index query without duePk = :value: ${input.KeyConditionExpression}`);
+    return [{ action: 'dynamodb:Query', resource: 'due', leadingKeys: [value] }];
   }
   if (!['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'].includes(call.operation)) {
     throw new Error(`no authorisation mapping for DynamoDB ${call.operation}`);

@@ -30,7 +30,7 @@ export interface LdapAccountItem extends Item {
 /** The due-queue name of this engine's rotations (GSI `due`). */
 export const rotationQueue = 'ldap-rotation';
 
-/** The update-expression pieces that put an item in the rotation queue at `at`, or take it out. */
+/** The fields to set and to remove that put an item in the rotation queue at `at`, or take it out (see `accountChange`). */
 export function dueUpdate(partition: string, sk: string, at: number | undefined): { set: Record<string, unknown>; remove: string[] } {
   if (at === undefined)
     return {

@@ -3,8 +3,8 @@ import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { checkTemplate, renderTemplate, TemplateError, utf16le } from '../../../lib/go-template/index.ts';
-import type { LeaseHooks, PathSpec, Request } from '../../framework/backend.ts';
-import { path } from '../../framework/backend.ts';
+import type { PathSpec, Request } from '../../framework/backend.ts';
+import { leasedSecret, path } from '../../framework/backend.ts';
 import { duration } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { DirectoryError, withDirectory } from './client.ts';
@@ -20,7 +20,6 @@ import { requireDirectoryConfig } from './write-ahead.ts';
  */
 
 export const defaultUsernameTemplate = 'v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}';
-export const dynamicSecretType = 'dynamic';
 
 interface DynamicRole {
   creation_ldif: string;
@@ -250,18 +249,15 @@ async function issueCredentials(request: Request<{ name: string }>) {
       password,
       distinguished_names: distinguishedNames(creation),
     },
-    secret: {
-      type: dynamicSecretType,
-      ttl,
-      maxTtl,
-      renewable: true,
-      internal: { role: name, username, deletionLdif: rendered.deletion },
-    },
+    secret: dynamicLease.secret({ ttl, maxTtl, renewable: true, internal: { role: name, username, deletionLdif: rendered.deletion } }),
   };
 }
 
+/** What a dynamic account's lease keeps: the role and account it was issued for, and the deletion LDIF rendered then. */
+type DynamicInternal = { role: string; username: string; deletionLdif: string };
+
 /** Lease end: the deletion LDIF rendered at issue, every entry attempted; entries already gone count as done. */
-export const dynamicLeaseHooks: LeaseHooks = {
+export const dynamicLease = leasedSecret<DynamicInternal>('dynamic', {
   revoke: async (lease) => {
     const { internal } = lease;
     const config = await requireDirectoryConfig(engineContext(lease));
@@ -271,4 +267,4 @@ export const dynamicLeaseHooks: LeaseHooks = {
     if (real.length > 0) throw new DirectoryError(`deletion_ldif failed: ${real.map((failure) => failure.message).join('; ')}`);
   },
   renew: async () => undefined,
-};
+});

@@ -1,8 +1,7 @@
 import type { Backend } from '../../framework/backend.ts';
 import { configPaths } from './config.ts';
-import { dynamicLeaseHooks, dynamicRolePaths, dynamicSecretType } from './dynamic-roles.ts';
-import { libraryCheckoutPaths, libraryLeaseHooks } from './library-checkouts.ts';
-import { librarySecretType } from './library-model.ts';
+import { dynamicLease, dynamicRolePaths } from './dynamic-roles.ts';
+import { libraryCheckoutPaths, libraryLease } from './library-checkouts.ts';
 import { librarySetPaths } from './library-sets.ts';
 import { rotateRootPaths } from './rotate-root.ts';
 import { staticCredPaths } from './static-creds.ts';
@@ -16,5 +15,5 @@ export const ldapBackend: Backend = {
   type: 'ldap',
   kind: 'secret',
   paths: [...configPaths, ...rotateRootPaths, ...staticRolePaths, ...staticCredPaths, ...dynamicRolePaths, ...libraryCheckoutPaths, ...librarySetPaths],
-  leases: { [dynamicSecretType]: dynamicLeaseHooks, [librarySecretType]: libraryLeaseHooks },
+  leases: { [dynamicLease.type]: dynamicLease.hooks, [libraryLease.type]: libraryLease.hooks },
 };

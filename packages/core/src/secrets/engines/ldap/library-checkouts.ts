@@ -5,7 +5,7 @@ import { badRequest } from '../../../lib/errors.ts';
 import { randomBase62 } from '../../../lib/random.ts';
 import { dueKey } from '../../../storage/due.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
-import { type LeaseHooks, type PathSpec, path, type Request, type System } from '../../framework/backend.ts';
+import { leasedSecret, type PathSpec, path, type Request, type System } from '../../framework/backend.ts';
 import { duration, stringList } from '../../framework/fields.ts';
 import { leaseIdFor } from '../../leases/lease-manager.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
@@ -141,14 +141,7 @@ async function checkOut(request: Request<{ name: string; ttl?: number }>) {
         service_account_name: username,
         password: storage.open(taken.sk, taken.password),
       },
-      secret: {
-        type: librarySecretType,
-        ttl,
-        maxTtl,
-        renewable: true,
-        internal: { set: name, account: username, checkoutId },
-        leaseSuffix: checkoutId,
-      },
+      secret: libraryLease.secret({ ttl, maxTtl, renewable: true, internal: { set: name, account: username, checkoutId }, leaseSuffix: checkoutId }),
     };
   }
   throw badRequest(`no service accounts available for check-out in set "${name}"`);
@@ -242,23 +235,26 @@ async function endLease(system: System, account: LibraryAccount): Promise<void> 
   );
 }
 
-export const libraryLeaseHooks: LeaseHooks = {
+/** What a check-out's lease keeps: the set, the account lent and the check-out it belongs to. */
+type CheckoutInternal = { set: string; account: string; checkoutId: string };
+
+export const libraryLease = leasedSecret<CheckoutInternal>(librarySecretType, {
   /** Lease end: automatic check-in, unless the account was already checked in. */
   revoke: async (lease) => {
-    const account = await lease.storage.getItem<LibraryAccount>(accountKey(String(lease.internal.account)));
+    const account = await lease.storage.getItem<LibraryAccount>(accountKey(lease.internal.account));
     if (!account || account.available || account.checkoutId !== lease.internal.checkoutId) return;
     const context = engineContext(lease);
     await returnAccount(context, await requireDirectoryConfig(context), account);
   },
   renew: async ({ storage, internal, increment }) => {
-    const account = await storage.getItem<LibraryAccount>(accountKey(String(internal.account)));
+    const account = await storage.getItem<LibraryAccount>(accountKey(internal.account));
     if (!account || account.available || account.checkoutId !== internal.checkoutId) throw badRequest('the account has already been checked in');
-    const set = await storage.get<LibrarySet>(setKey(String(internal.set)));
+    const set = await storage.get<LibrarySet>(setKey(internal.set));
     const limit = set?.ttl ?? 0;
     if (limit === 0) return increment > 0 ? { ttl: increment } : undefined;
     return { ttl: Math.min(increment || limit, limit) };
   },
-};
+});
 
 /**
  * The rotation job's visit to a library account at its claim's deadline (`claimUntil`): an account still out under a

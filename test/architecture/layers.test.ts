@@ -30,6 +30,9 @@ import { importsOf } from './imports.ts';
  *  2 domain              secrets/{tokens,leases,mounts,policies,audit,identity}/**
  *    scheduler acl       scheduler/acl/** (each resource's model and store, the policy rules, name rules)
  *  1 storage             storage/**
+ *    shared front        front/** (what both services' fronts share: the request and reply every adapter hands
+ *                        over, the body limit, DynamoDB's size refusals as errors, write forwarding, the OpenAPI
+ *                        document's skeleton)
  *    scheduler state     scheduler/state.ts, scheduler/keys.ts, scheduler/events/broker.ts (the index-guarded
  *                        commit and the table's keys)
  *  0 lib                 lib/**
@@ -60,6 +63,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   { rank: 2, name: 'domain', prefixes: ['tokens', 'leases', 'mounts', 'policies', 'audit', 'identity'].map((folder) => `${src}secrets/${folder}/`) },
   { rank: 2, name: 'scheduler acl', prefixes: [`${sched}acl/`] },
   { rank: 1, name: 'storage', prefixes: [`${src}storage/`] },
+  { rank: 1, name: 'shared front', prefixes: [`${src}front/`] },
   { rank: 1, name: 'scheduler state', prefixes: [`${sched}state.ts`, `${sched}keys.ts`, `${sched}events/broker.ts`] },
   { rank: 0, name: 'lib', prefixes: [`${src}lib/`] },
   { rank: 0, name: 'console', prefixes: ['packages/ui/'] },

@@ -13,19 +13,11 @@
  */
 import type { Core } from '../core.ts';
 import { tokenFromHeaders } from '../secrets/tokens/caller.ts';
-import { forwardTarget } from '../lib/request-path.ts';
-import { type HttpReply, type HttpRequest, jsonReply } from './http-exchange.ts';
+import { type HttpReply, type HttpRequest, jsonReply } from '../front/exchange.ts';
+import { type ForwardOptions, forwardRequest } from '../front/forward.ts';
 
-export interface SecretsRegionOptions {
-  /** This instance's region. */
-  region: string;
-  /** The region that takes writes. */
-  authoritativeRegion: string;
-  /** Base URL of the authoritative region's secrets service (required when the regions differ). */
-  authoritativeUrl?: string;
-  /** The fetch used to forward (tests may pass one). */
-  forwardFetch?: typeof fetch;
-}
+/** Regions of the secrets service: the authoritative URL is its secrets service's. */
+export type SecretsRegionOptions = ForwardOptions;
 
 /** From `KEYHAVEN_REGION`, `KEYHAVEN_AUTHORITATIVE_REGION` and `KEYHAVEN_AUTHORITATIVE_SECRETS_URL`; none set: one region. */
 export function secretsRegionsFromEnvironment(env: NodeJS.ProcessEnv): SecretsRegionOptions | undefined {
@@ -57,40 +49,22 @@ export async function writeReason(core: Core, method: string, path: string, toke
   return issuing.test(inMount) ? 'the read issues credentials' : undefined;
 }
 
+/** How the secrets service forwards (`front/forward.ts`): Vault's token and request headers, its error convention. */
+const secretsForwarding = (what: string) => ({
+  headers: forwardedHeaders,
+  fromHeader: 'x-keyhaven-forwarded-from',
+  refuse: (status: number, message: string) => jsonReply(status, { errors: [message] }),
+  what,
+});
+
 /**
  * In a replica region, the authoritative region's answer to a request that must be made there (`writeReason`);
  * undefined when this region answers it. The caller's headers that matter and its body are sent on; the answer's
- * status, `x-…` headers, content type and body come back as they are.
+ * status, `x-…` headers, content type and body come back as they are (`front/forward.ts`).
  */
 export async function forwardIfWrite(options: SecretsRegionOptions, core: Core, request: HttpRequest): Promise<HttpReply | undefined> {
   if (options.region === options.authoritativeRegion) return undefined;
   const reason = await writeReason(core, request.method, request.path, tokenFromHeaders(request.headers));
   if (!reason) return undefined;
-  if (!options.authoritativeUrl) {
-    return jsonReply(503, { errors: [`${reason}: it must go to region ${options.authoritativeRegion}, and no URL is configured for it`] });
-  }
-  // Concatenated, never resolved (`//host/...` would be another host): the canonical path on the configured URL.
-  const target = forwardTarget(options.authoritativeUrl, request.path, request.search);
-  if (!target) return jsonReply(400, { errors: [`the path ${JSON.stringify(request.path)} cannot be forwarded: it must begin with one "/"`] });
-  const headers = new Headers();
-  for (const name of forwardedHeaders) {
-    const value = request.headers.get(name);
-    if (value) headers.set(name, value);
-  }
-  headers.set('x-keyhaven-forwarded-from', options.region);
-  let response: Response;
-  try {
-    response = await (options.forwardFetch ?? fetch)(target, {
-      method: request.method,
-      headers,
-      ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: request.body }),
-    });
-  } catch (error) {
-    return jsonReply(502, { errors: [`failed to forward to region ${options.authoritativeRegion} (${options.authoritativeUrl}): ${(error as Error).message}`] });
-  }
-  const out: Record<string, string> = {};
-  for (const [name, value] of response.headers) {
-    if (name.startsWith('x-') || name === 'content-type') out[name] = value;
-  }
-  return { status: response.status, headers: out, body: response.status === 204 ? undefined : await response.text() };
+  return forwardRequest(options, secretsForwarding(reason), request);
 }

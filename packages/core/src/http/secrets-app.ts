@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
 import type { Core } from '../core.ts';
-import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
+import { maxBodyBytes } from '../front/body-limit.ts';
 import { sentPath } from '../lib/request-path.ts';
 import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import { type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
-import { queryOnlyMethods } from './http-exchange.ts';
+import { queryOnlyMethods } from '../front/exchange.ts';
 import { secretsFront } from './secrets-front.ts';
 
 export interface SecretsAppOptions {

@@ -1,10 +1,11 @@
 import type { Core } from '../core.ts';
 import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
 import { jsonLogger } from '../lib/log.ts';
-import { maxBodyBytes, Pipeline } from '../secrets/framework/pipeline.ts';
+import { maxBodyBytes } from '../front/body-limit.ts';
+import { Pipeline } from '../secrets/framework/pipeline.ts';
 import { canonicalPath } from '../lib/request-path.ts';
 import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
-import { type HttpReply, type HttpRequest, jsonReply, queryOnlyMethods } from './http-exchange.ts';
+import { type HttpReply, type HttpRequest, jsonReply, queryOnlyMethods } from '../front/exchange.ts';
 
 export interface SecretsFrontOptions {
   /** The core, created once per process on first use (a Lambda's cold start). */

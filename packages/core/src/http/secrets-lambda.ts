@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { lowerCaseHeaders } from '../lib/request-headers.ts';
-import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
+import { maxBodyBytes } from '../front/body-limit.ts';
 import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import type { SecretsFront } from './secrets-front.ts';
 

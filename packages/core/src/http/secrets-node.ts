@@ -2,9 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import type { RequestHeaders } from '../lib/request-headers.ts';
 import { sentPath } from '../lib/request-path.ts';
-import { maxBodyBytes } from '../secrets/framework/pipeline.ts';
+import { maxBodyBytes } from '../front/body-limit.ts';
 import { secretsRegionsFromEnvironment } from './forward-writes.ts';
-import { queryOnlyMethods } from './http-exchange.ts';
+import { queryOnlyMethods } from '../front/exchange.ts';
 import type { SecretsAppOptions } from './secrets-app.ts';
 import { secretsFront } from './secrets-front.ts';
 

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Core } from '../core.ts';
+import { maxBodyBytes } from '../front/body-limit.ts';
 import { canonicalPath, sentPath } from '../lib/request-path.ts';
 import { authMethodRoutes } from './acl/auth-methods/routes.ts';
 import { bindingRuleRoutes } from './acl/binding-rules/routes.ts';
@@ -17,8 +18,8 @@ import { forwardWrites, type RegionOptions } from './http/regions.ts';
 import { mountRoutes, route, type SchedulerRoute } from './http/route.ts';
 import { type Scheduler, type SchedulerEnv, type SchedulerOptions, schedulerFor } from './scheduler.ts';
 
-/** The largest request body the service reads (as the secrets service); a larger one is refused with 413 unread. */
-export const maxBodyBytes = 1024 * 1024;
+/** The largest request body the service reads (`front/body-limit.ts`, the secrets service's); a larger one is refused with 413 unread. */
+export { maxBodyBytes } from '../front/body-limit.ts';
 
 export interface SchedulerAppOptions extends SchedulerOptions, RegionOptions {
   /** The core, created once per process on first use (a Lambda's cold start). */

@@ -1,9 +1,12 @@
 /**
  * Regions as Nomad has them: in a region that is not the authoritative one, every write is forwarded to the
- * authoritative region with the caller's token; reads are answered from the local (replicated) data.
+ * authoritative region with the caller's token (`front/forward.ts`, as the secrets service forwards); reads are
+ * answered from the local (replicated) data.
  */
 import type { MiddlewareHandler } from 'hono';
-import { forwardTarget, sentPath } from '../../lib/request-path.ts';
+import { textReply } from '../../front/exchange.ts';
+import { forwardRequest } from '../../front/forward.ts';
+import { sentPath } from '../../lib/request-path.ts';
 
 export interface RegionOptions {
   /** This instance's region (default `global`). */
@@ -17,43 +20,36 @@ export interface RegionOptions {
 }
 
 const writeMethods = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
-const forwardedHeaders = ['x-scheduler-token', 'x-nomad-token', 'authorization', 'content-type'];
+
+/** How the scheduler forwards (`front/forward.ts`): Nomad's token headers, plain-text refusals. */
+export const schedulerForwarding = (method: string) => ({
+  headers: ['x-scheduler-token', 'x-nomad-token', 'authorization', 'content-type'],
+  fromHeader: 'x-scheduler-forwarded-from',
+  refuse: textReply,
+  what: `${method} is a write`,
+});
+
+/** In a replica region, whether the request is a write, which goes to the authoritative region. */
+export function forwardsWrite(options: RegionOptions, method: string): options is RegionOptions & { region: string; authoritativeRegion: string } {
+  const region = options.region ?? 'global';
+  return region !== (options.authoritativeRegion ?? region) && writeMethods.has(method);
+}
 
 export function forwardWrites(options: RegionOptions): MiddlewareHandler {
   const region = options.region ?? 'global';
-  const authoritative = options.authoritativeRegion ?? region;
+  const forward = { ...options, region, authoritativeRegion: options.authoritativeRegion ?? region };
   return async (c, next) => {
-    if (region === authoritative || !writeMethods.has(c.req.method)) return next();
-    if (!options.authoritativeUrl) return c.text(`writes go to the authoritative region ${authoritative}, and no URL is configured for it`, 503);
-    // The canonical path (the app refused any other spelling before this), appended to the configured URL: never
-    // resolved against it, where `//host/...` would name another host.
+    if (!forwardsWrite(forward, c.req.method)) return next();
+    // The canonical path (the app refused any other spelling before this).
     const url = new URL(c.req.url);
-    const target = forwardTarget(options.authoritativeUrl, sentPath(c.env, url.origin + url.pathname), url.search);
-    if (!target) return c.text('the request path cannot be forwarded: it must begin with one "/"', 400);
-    const headers = new Headers();
-    for (const name of forwardedHeaders) {
-      const value = c.req.header(name);
-      if (value) headers.set(name, value);
-    }
-    headers.set('x-scheduler-forwarded-from', region);
-    let response: Response;
-    try {
-      response = await (options.forwardFetch ?? fetch)(target, {
-        method: c.req.method,
-        headers,
-        ...(c.req.method === 'DELETE' ? {} : { body: await c.req.text() }),
-      });
-    } catch (error) {
-      return c.text(`failed to forward the write to region ${authoritative}: ${(error as Error).message}`, 502);
-    }
-    const out = new Headers();
-    for (const [name, value] of response.headers) {
-      if (name.startsWith('x-') || name === 'content-type') out.set(name, value);
-    }
-    // A 204 or 304 has no body (a Response refuses one).
-    return new Response(response.status === 204 || response.status === 304 ? null : await response.arrayBuffer(), {
-      status: response.status,
-      headers: out,
+    const reply = await forwardRequest(forward, schedulerForwarding(c.req.method), {
+      method: c.req.method,
+      path: sentPath(c.env, url.origin + url.pathname),
+      search: url.search,
+      headers: c.req.raw.headers,
+      body: c.req.method === 'DELETE' ? '' : await c.req.text(),
+      clientIp: '',
     });
+    return new Response((reply.body as string | undefined) ?? null, { status: reply.status, headers: reply.headers });
   };
 }

@@ -10,12 +10,12 @@ import { envelope, withoutEnvelope } from './render.ts';
 import { Routes } from './route.ts';
 import { issue, operationFor } from './run.ts';
 import type { Core } from './services.ts';
-import { beyondStorageLimits } from './storage-limits.ts';
+import { beyondStorageLimits } from '../../front/storage-limits.ts';
 import { systemFor } from './system.ts';
 
 export type { RawRequest, RawResponse } from './raw.ts';
 export { authBlock } from './render.ts';
-export { maxBodyBytes } from './route.ts';
+export { maxBodyBytes } from '../../front/body-limit.ts';
 
 /** What the audit log knows of a request so far, and whether its request entry was written. */
 interface AuditState {

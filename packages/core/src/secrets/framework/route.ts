@@ -1,3 +1,4 @@
+import { maxBodyBytes } from '../../front/body-limit.ts';
 import { badRequest, notFound, tooLarge, unsupported } from '../../lib/errors.ts';
 import { canonicalDecodedPath } from '../../lib/request-path.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
@@ -7,7 +8,6 @@ import { parseListFlag } from './request-body.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
 import type { Core } from './services.ts';
 
-export const maxBodyBytes = 1024 * 1024;
 
 /** Where a request goes: its mount, the path row that answers it, and the operation the method asks for. */
 export interface Route {

@@ -1,8 +1,9 @@
-import { badRequest, type DomainError, tooLarge } from '../../lib/errors.ts';
+import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
 
 /**
- * DynamoDB refuses empty keys, keys over 1024 bytes (sort) or 2048 bytes (partition), items over 400 KB and
- * documents nested over 32 levels. Input that hits those limits is the caller's (an empty or very long path,
+ * The one mapping of DynamoDB's size and shape refusals, for both services (the secrets pipeline answers it as
+ * `{"errors": [...]}`, the scheduler as plain text). DynamoDB refuses empty keys, keys over 1024 bytes (sort) or
+ * 2048 bytes (partition), items over 400 KB and documents nested over 32 levels. Input that hits those limits is the caller's (an empty or very long path,
  * name or id; a huge secret), so it is a DomainError (400 or 413), whichever handler and whatever write or
  * transaction met it. Undefined for any other error.
  */

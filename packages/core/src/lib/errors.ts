@@ -1,6 +1,6 @@
 /**
  * What went wrong, in the domain's terms. The code that finds a problem says what kind it is; the secrets
- * framework and the scheduler's route wrapper turn the kind into an HTTP status (`statusOf`), so no domain
+ * framework and the scheduler's route wrapper turn the kind into an HTTP status (`DomainError.status`), so no domain
  * module speaks HTTP.
  */
 export type ErrorKind =

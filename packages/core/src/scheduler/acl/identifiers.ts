@@ -3,7 +3,7 @@
  * key and sort keys over 1024 bytes). The limits are Nomad's (`nomad/structs`): policy and auth-method names are
  * 1–128 letters, digits and dashes; accessor, role and binding-rule IDs are UUIDs. Role names also take underscores,
  * as this service's API reference says. A path parameter is checked by the route wrapper with `shapedParameter`
- * (`http/route.ts`); a body field by `requireAuthMethodName`.
+ * (`scheduler/http/route.ts`); a body field by `requireAuthMethodName`.
  */
 import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';

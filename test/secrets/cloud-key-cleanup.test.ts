@@ -65,7 +65,7 @@ function refuseLeases() {
   const store = engine.h.core.store;
   const transact = store.transact.bind(store);
   return vi.spyOn(store, 'transact').mockImplementation(async (items) => {
-    if (items.some((write) => isLeasePk(String('put' in write ? write.put.pk : 'Put' in write ? write.Put?.Item?.pk : undefined)))) throw refused();
+    if (items.some((write) => 'put' in write && isLeasePk(write.put.pk))) throw refused();
     return transact(items);
   });
 }

@@ -13,14 +13,17 @@ import { PolicyStore } from './secrets/policies/policy-store.ts';
 import { isBuiltin } from './secrets/sys/builtin.ts';
 import { TokenStore } from './secrets/tokens/token-store.ts';
 import { Keyring, type KeySource } from './storage/keyring.ts';
-import { ConditionFailed, Store } from './storage/store.ts';
+import { ConditionFailed, DynamoStore, type Store } from './storage/store.ts';
 
 export type { Core } from './secrets/framework/services.ts';
 export type { AskEngine, EngineRequest } from './secrets/leases/engine-request.ts';
 
-export interface CoreOptions {
-  dynamodb: DynamoDBClient;
-  tableName: string;
+/** Where the core keeps its state: a table on DynamoDB, or a store given whole (`MemoryStore` for tests that do not test DynamoDB). */
+export type CoreStorage = { dynamodb: DynamoDBClient; tableName: string; store?: undefined } | { store: Store; dynamodb?: undefined; tableName?: undefined };
+
+export type CoreOptions = CoreStorage & CoreSettings;
+
+export interface CoreSettings {
   keySource: KeySource;
   backends: Backend[];
   clock?: Clock;
@@ -36,7 +39,7 @@ export interface CoreOptions {
 }
 
 export async function createCore(options: CoreOptions): Promise<Core> {
-  const store = new Store(options.dynamodb, options.tableName);
+  const store: Store = options.store ?? new DynamoStore(options.dynamodb, options.tableName);
   const clock = options.clock ?? systemClock;
   const cacheSeconds = options.cacheSeconds ?? 5;
   const keyring = await Keyring.load(options.keySource, {

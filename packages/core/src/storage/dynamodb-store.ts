@@ -3,18 +3,15 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import {
   BatchGetCommand,
   DeleteCommand,
-  type DeleteCommandInput,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  type PutCommandInput,
   QueryCommand,
   type QueryCommandInput,
   ScanCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
-  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unavailable } from '../lib/errors.ts';
 import { ConditionFailed, itemKey } from './condition-failed.ts';
@@ -24,8 +21,8 @@ import { StoreBase } from './store-base.ts';
 
 type Omitted<T> = Omit<T, 'TableName'>;
 type TransactEntry = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-/** @deprecated DynamoDB's shape of a transaction write, for code not yet moved to `Write` (issue 27 §1). */
-export type TransactItem = { [K in keyof TransactEntry]?: Omit<NonNullable<TransactEntry[K]>, 'TableName'> };
+/** DynamoDB's shape of a transaction write, without the table name. */
+type TransactItem = { [K in keyof TransactEntry]?: Omit<NonNullable<TransactEntry[K]>, 'TableName'> };
 
 /** Tries of a transaction cancelled only by conflicts with other transactions, and the base of the wait between them. */
 const conflictAttempts = 6;
@@ -82,40 +79,26 @@ export class DynamoStore extends StoreBase implements Store {
     return found;
   }
 
-  put(item: Item, options?: { when?: Condition }): Promise<void>;
-  /** @deprecated DynamoDB's input: use `put(item, { when })`. */
-  put(input: Omitted<PutCommandInput>): Promise<void>;
-  async put(first: Item | Omitted<PutCommandInput>, options: { when?: Condition } = {}): Promise<void> {
-    const input = isLegacyPut(first) ? first : { Item: first, ...conditioned(options.when) };
-    await this.guard(() => this.doc.send(new PutCommand({ TableName: this.tableName, ...input })));
+  async put(item: Item, options: { when?: Condition } = {}): Promise<void> {
+    await this.guard(() => this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...conditioned(options.when) })));
   }
 
-  update<T extends Item = Item>(key: Key, change: Change, options?: { when?: Condition }): Promise<T>;
-  /** @deprecated DynamoDB's input: use `update(key, change, { when })`. */
-  update<T extends Item = Item>(input: Omitted<UpdateCommandInput>): Promise<T | undefined>;
-  async update<T extends Item = Item>(first: Key | Omitted<UpdateCommandInput>, change?: Change, options: { when?: Condition } = {}): Promise<T> {
-    let input: Omitted<UpdateCommandInput>;
-    if (change === undefined && 'Key' in first) input = first as Omitted<UpdateCommandInput>;
-    else {
-      const expressions = new Expressions();
-      const UpdateExpression = expressions.change(change ?? {});
-      const ConditionExpression = options.when === undefined ? undefined : expressions.condition(options.when);
-      input = {
-        Key: keyOf(first as Key),
-        ...(UpdateExpression !== undefined ? { UpdateExpression } : {}),
-        ...(ConditionExpression !== undefined ? { ConditionExpression } : {}),
-        ...expressions.attributes(),
-      };
-    }
+  async update<T extends Item = Item>(key: Key, change: Change, options: { when?: Condition } = {}): Promise<T> {
+    const expressions = new Expressions();
+    const UpdateExpression = expressions.change(change);
+    const ConditionExpression = options.when === undefined ? undefined : expressions.condition(options.when);
+    const input = {
+      Key: keyOf(key),
+      ...(UpdateExpression !== undefined ? { UpdateExpression } : {}),
+      ...(ConditionExpression !== undefined ? { ConditionExpression } : {}),
+      ...expressions.attributes(),
+    };
     const out = await this.guard(() => this.doc.send(new UpdateCommand({ TableName: this.tableName, ReturnValues: 'ALL_NEW', ...input })));
     return out.Attributes as T;
   }
 
-  delete<T extends Item = Item>(key: Key, options?: { when?: Condition }): Promise<T | undefined>;
-  /** @deprecated DynamoDB's input: use `delete(key, { when })`. */
-  delete<T extends Item = Item>(input: Omitted<DeleteCommandInput>): Promise<T | undefined>;
-  async delete<T extends Item = Item>(first: Key | Omitted<DeleteCommandInput>, options: { when?: Condition } = {}): Promise<T | undefined> {
-    const input = 'Key' in first ? (first as Omitted<DeleteCommandInput>) : { Key: keyOf(first as Key), ...conditioned(options.when) };
+  async delete<T extends Item = Item>(key: Key, options: { when?: Condition } = {}): Promise<T | undefined> {
+    const input = { Key: keyOf(key), ...conditioned(options.when) };
     const out = await this.guard(() => this.doc.send(new DeleteCommand({ TableName: this.tableName, ReturnValues: 'ALL_OLD', ...input })));
     return out.Attributes as T | undefined;
   }
@@ -151,13 +134,10 @@ export class DynamoStore extends StoreBase implements Store {
     return items;
   }
 
-  transact(writes: Write[]): Promise<void>;
-  /** @deprecated DynamoDB's shapes: use `Write`s (one transaction may mix both while code moves over). */
-  transact(items: Array<Write | TransactItem>): Promise<void>;
-  async transact(writes: Array<Write | TransactItem>): Promise<void> {
+  async transact(writes: Write[]): Promise<void> {
     if (writes.length > maxTransactionWrites) throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
     const named = writes.map((write) => {
-      const entry = (isLegacyWrite(write) ? { ...write } : tableWrite(write)) as Record<string, Record<string, unknown>>;
+      const entry = tableWrite(write) as Record<string, Record<string, unknown>>;
       for (const key of Object.keys(entry)) entry[key] = { TableName: this.tableName, ...entry[key] };
       return entry as TransactEntry;
     });
@@ -173,16 +153,6 @@ export class DynamoStore extends StoreBase implements Store {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * conflictWaitMs * 2 ** attempt));
       }
     }
-  }
-
-  /** @deprecated Every page of a DynamoDB query: use `list`. */
-  query<T extends Item = Item>(input: Omitted<QueryCommandInput>): Promise<T[]> {
-    return this.pages<T>(input, () => true, input.Limit);
-  }
-
-  /** @deprecated Items of one partition whose sort key starts with `prefix`: use `list(pk, { prefix })`. */
-  prefix<T extends Item = Item>(pk: string, prefix: string): Promise<T[]> {
-    return this.list<T>(pk, prefix ? { prefix } : {});
   }
 
   /** Every page of a query (each page reads up to `limit` items), until `limit` items are kept. */
@@ -232,7 +202,3 @@ function tableWrite(write: Write): TransactItem {
   if (ConditionExpression === undefined) throw new RangeError('a transaction check needs a condition that can fail');
   return { ConditionCheck: { Key: keyOf(write.check), ConditionExpression, ...rest } };
 }
-
-const isLegacyPut = (input: Item | Omitted<PutCommandInput>): input is Omitted<PutCommandInput> => 'Item' in input && !('pk' in input && 'sk' in input);
-const isLegacyWrite = (write: Write | TransactItem): write is TransactItem =>
-  'Put' in write || 'Update' in write || 'Delete' in write || 'ConditionCheck' in write;

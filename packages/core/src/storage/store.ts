@@ -1,7 +1,7 @@
 /**
- * Where the rest of the code takes the store from. `Store` is the DynamoDB implementation for now, which still
- * accepts DynamoDB's inputs (marked deprecated) for code not yet moved to `intent.ts`'s operations (issue 27 §1).
+ * Where the rest of the code takes the store from: `Store` is `intent.ts`'s interface, implemented on DynamoDB by
+ * `DynamoStore` (dynamodb-store.ts) and in memory by `MemoryStore` (memory-store.ts).
  */
 export { ConditionFailed, itemKey } from './condition-failed.ts';
-export { DynamoStore as Store, type TransactItem } from './dynamodb-store.ts';
-export type { Change, Condition, Item, Key, ListOptions, Write } from './intent.ts';
+export { DynamoStore } from './dynamodb-store.ts';
+export type { Change, Condition, Item, Key, ListOptions, Store, Write } from './intent.ts';

@@ -1,27 +1,13 @@
 import { itemKind } from '../../storage/item-mac.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { type Change, type Condition, maxTransactionWrites, type Write } from '../../storage/intent.ts';
-import type { Item, Store, TransactItem } from '../../storage/store.ts';
+import type { Item, Store } from '../../storage/store.ts';
 
 /** A mount's item written with `putAuthenticated`: its `value` and key are MACed (`storage/item-mac.ts`). */
 export const authenticatedValueKind = itemKind('mount-value');
 
 /** The partition that holds a mount's storage. */
 export const mountPartition = (mountUuid: string) => `mount#${mountUuid}`;
-
-/** @deprecated A DynamoDB condition on the item a write touches: use `when` with a `Condition` (issue 27 §1). */
-export interface LegacyCondition {
-  ConditionExpression?: string;
-  ExpressionAttributeNames?: Record<string, string>;
-  ExpressionAttributeValues?: Record<string, unknown>;
-}
-
-/** @deprecated One write of a mount's transaction in DynamoDB's shapes: use `MountWrite`'s lower-case forms. */
-export type LegacyMountWrite =
-  | { Put: { key: string; item: Record<string, unknown> } & LegacyCondition }
-  | { Update: { key: string; UpdateExpression: string } & LegacyCondition }
-  | { Delete: { key: string } & LegacyCondition }
-  | { ConditionCheck: { key: string; ConditionExpression: string } & LegacyCondition };
 
 /**
  * One write of a mount's transaction, keyed by the storage key inside the mount (`storage/intent.ts`'s `Write`).
@@ -32,11 +18,7 @@ export type MountWrite =
   | { put: string; item: Record<string, unknown>; when?: Condition }
   | { update: string; change: Change; when?: Condition }
   | { delete: string; when?: Condition }
-  | { check: string; when: Condition }
-  | LegacyMountWrite;
-
-const isLegacyCondition = (options: object | undefined): options is LegacyCondition =>
-  options !== undefined && ('ConditionExpression' in options || 'ExpressionAttributeNames' in options || 'ExpressionAttributeValues' in options);
+  | { check: string; when: Condition };
 
 /** The most writes one transaction holds: a mount's all-or-nothing change is at most this many items. */
 export { maxTransactionWrites };
@@ -80,7 +62,7 @@ export class MountStorage {
 
   /** Writes `value` at `key` with a MAC over it and its key, for `getAuthenticated`. */
   async putAuthenticated(key: string, value: Record<string, unknown>): Promise<void> {
-    await this.store.put({ Item: this.store.signed(authenticatedValueKind, { value, pk: this.pk, sk: key }) });
+    await this.store.put(this.store.signed(authenticatedValueKind, { value, pk: this.pk, sk: key }));
   }
 
   /** Writes `value` at `key`; with `ifAbsent`, throws ConditionFailed when something is already there. */
@@ -89,66 +71,33 @@ export class MountStorage {
   }
 
   /** Writes a whole item (its attributes besides the key) at `key`, if `when` holds (else ConditionFailed). */
-  putItem(key: string, item: Record<string, unknown>, options?: { when?: Condition }): Promise<void>;
-  /** @deprecated DynamoDB's condition: use `{ when }`. */
-  putItem(key: string, item: Record<string, unknown>, condition: LegacyCondition): Promise<void>;
-  async putItem(key: string, item: Record<string, unknown>, options: { when?: Condition } | LegacyCondition = {}): Promise<void> {
-    if (isLegacyCondition(options)) await this.store.put({ Item: { ...item, pk: this.pk, sk: key }, ...options });
-    else await this.store.put({ ...item, pk: this.pk, sk: key }, options);
+  async putItem(key: string, item: Record<string, unknown>, options: { when?: Condition } = {}): Promise<void> {
+    await this.store.put({ ...item, pk: this.pk, sk: key }, options);
   }
 
   /** Changes the item at `key` if `when` holds; the item as it is after. */
-  update<T extends Record<string, unknown> = Record<string, unknown>>(key: string, change: Change, options?: { when?: Condition }): Promise<T & Item>;
-  /** @deprecated DynamoDB's update expression: use a `Change` and `{ when }`. */
-  update<T extends Record<string, unknown> = Record<string, unknown>>(key: string, UpdateExpression: string, condition?: LegacyCondition): Promise<(T & Item) | undefined>;
-  async update<T extends Record<string, unknown> = Record<string, unknown>>(
-    key: string,
-    change: Change | string,
-    options: { when?: Condition } | LegacyCondition = {},
-  ): Promise<T & Item> {
-    if (typeof change === 'string') {
-      return (await this.store.update<T & Item>({ Key: { pk: this.pk, sk: key }, UpdateExpression: change, ...(options as LegacyCondition) })) as T & Item;
-    }
-    return this.store.update<T & Item>({ pk: this.pk, sk: key }, change, options as { when?: Condition });
+  update<T extends Record<string, unknown> = Record<string, unknown>>(key: string, change: Change, options: { when?: Condition } = {}): Promise<T & Item> {
+    return this.store.update<T & Item>({ pk: this.pk, sk: key }, change, options);
   }
 
   /** Deletes the item at `key` if `when` holds; the item as it was, if there was one. */
-  delete<T extends Record<string, unknown> = Record<string, unknown>>(key: string, options?: { when?: Condition }): Promise<(T & Item) | undefined>;
-  /** @deprecated DynamoDB's condition: use `{ when }`. */
-  delete<T extends Record<string, unknown> = Record<string, unknown>>(key: string, condition: LegacyCondition): Promise<(T & Item) | undefined>;
-  async delete<T extends Record<string, unknown> = Record<string, unknown>>(key: string, options: { when?: Condition } | LegacyCondition = {}): Promise<(T & Item) | undefined> {
-    if (isLegacyCondition(options)) return this.store.delete<T & Item>({ Key: { pk: this.pk, sk: key }, ...options });
+  delete<T extends Record<string, unknown> = Record<string, unknown>>(key: string, options: { when?: Condition } = {}): Promise<(T & Item) | undefined> {
     return this.store.delete<T & Item>({ pk: this.pk, sk: key }, options);
   }
 
   /** All or nothing: every write happens, or (a condition failing: ConditionFailed) none does. At most `maxTransactionWrites`. */
   async transact(writes: MountWrite[]): Promise<void> {
     if (writes.length > maxTransactionWrites) throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
-    // Until every engine writes `Write`s, one transaction may mix them with DynamoDB's shapes (the store takes either).
-    await this.store.transact(writes.map((write) => this.tableWrite(write)) as Write[]);
+    await this.store.transact(writes.map((write) => this.tableWrite(write)));
   }
 
   /** The table's form of a mount write, for a transaction that also spans the system's items (leases, tokens). */
-  tableWrite(write: MountWrite): Write | TransactItem {
+  tableWrite(write: MountWrite): Write {
     const key = (sk: string) => ({ pk: this.pk, sk });
     if ('put' in write) return { put: { ...write.item, ...key(write.put) }, ...(write.when ? { when: write.when } : {}) };
     if ('update' in write) return { update: key(write.update), change: write.change, ...(write.when ? { when: write.when } : {}) };
     if ('delete' in write) return { delete: key(write.delete), ...(write.when ? { when: write.when } : {}) };
-    if ('check' in write) return { check: key(write.check), when: write.when };
-    if ('Put' in write) {
-      const { key: sk, item, ...condition } = write.Put;
-      return { Put: { Item: { ...item, ...key(sk) }, ...condition } };
-    }
-    if ('Update' in write) {
-      const { key: sk, ...rest } = write.Update;
-      return { Update: { Key: key(sk), ...rest } };
-    }
-    if ('Delete' in write) {
-      const { key: sk, ...condition } = write.Delete;
-      return { Delete: { Key: key(sk), ...condition } };
-    }
-    const { key: sk, ...condition } = write.ConditionCheck;
-    return { ConditionCheck: { Key: key(sk), ...condition } };
+    return { check: key(write.check), when: write.when };
   }
 
   /** Names directly under `prefix`; deeper levels appear once as `name/`. Sorted. */

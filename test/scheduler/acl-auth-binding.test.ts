@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 const jwtMethod = (name: string, extra: Record<string, unknown> = {}) => ({
   Name: name,
@@ -17,12 +17,12 @@ const jwtMethod = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('ACL auth methods and binding rules', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     root = await h.bootstrap();
   });
   afterAll(() => h.close());

@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type CryptoKey, exportJWK, exportSPKI, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 describe('POST /v1/acl/login with JWTs', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   let server: Server;
   let privateKey: CryptoKey;
@@ -25,7 +25,7 @@ describe('POST /v1/acl/login with JWTs', () => {
   const login = (LoginToken: string, AuthMethodName = 'corp') => h.call('POST', '/v1/acl/login', { body: { AuthMethodName, LoginToken } });
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     root = await h.bootstrap();
     const rsa = await generateKeyPair('RS256', { extractable: true });
     privateKey = rsa.privateKey;

@@ -1,13 +1,13 @@
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /**
  * `POST /v1/acl/logout` (as Consul's): the caller's token is deleted when a login made it, so the console's sign-out
  * revokes what it created; any other token (a bootstrap or management-made one) is refused and kept.
  */
 describe('POST /v1/acl/logout', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   let privateKey: CryptoKey;
   const now = () => Math.floor(h.clock.now() / 1000);
@@ -19,7 +19,7 @@ describe('POST /v1/acl/logout', () => {
   };
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     root = await h.bootstrap();
     const pair = await generateKeyPair('EdDSA', { extractable: true });
     privateKey = pair.privateKey;

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 describe('ACL roles', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     root = await h.bootstrap();
     for (const name of ['read-jobs', 'read-nodes']) {
       await mgmt('POST', `/v1/acl/policy/${name}`, { Rules: name === 'read-jobs' ? 'namespace "default" { policy = "read" }' : 'node { policy = "read" }' });

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 describe('scheduler ACL bootstrap, tokens and policies', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
   });
   afterAll(() => h.close());
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /**
  * `POST /v1/acl/binding-rules/evaluate` answers what a login with the same claims gets: for each set of claims the
@@ -10,7 +10,7 @@ import { type SchedulerHarness, startScheduler } from '../support/scheduler-harn
  * carrying those claims is minted (or the login's 400).
  */
 describe('POST /v1/acl/binding-rules/evaluate', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   let server: Server;
   let privateKey: CryptoKey;
@@ -29,7 +29,7 @@ describe('POST /v1/acl/binding-rules/evaluate', () => {
   const ruleIds: Record<string, string> = {};
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     root = await h.bootstrap();
     const rsa = await generateKeyPair('RS256', { extractable: true });
     privateKey = rsa.privateKey;

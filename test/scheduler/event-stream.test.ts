@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
 import { EVENT_PK, type PendingEvent } from '../../packages/core/src/scheduler/state.ts';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /** A Node event shaped like the reference's sample. */
 function nodeEvent(id: string, type = 'NodeRegistration'): PendingEvent {
@@ -41,7 +41,7 @@ const jobEvent = (id: string, namespace: string): PendingEvent => ({
 });
 
 describe('GET /v1/event/stream', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   let nodeReader: string;
   let jobReader: string;
@@ -49,7 +49,7 @@ describe('GET /v1/event/stream', () => {
   const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     root = await h.bootstrap();
     await mgmt('POST', '/v1/acl/policy/nodes', { Rules: 'node { policy = "read" }' });
     await mgmt('POST', '/v1/acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type CryptoKey, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SchedulerCallResult, type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerCallResult, type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /** Past DynamoDB's 1024-byte sort key and 2048-byte partition key: before the check these reached a key and failed with 500. */
 const long = 'a'.repeat(2000);
@@ -10,7 +10,7 @@ const badNames = ['', long, longer, 'has space', 'dot.name', 'ünïcode', 'nul\u
 const badIds = [long, 'not-a-uuid', `${randomUUID()}x`, '00000000-0000-0000-0000-00000000000g'];
 
 describe('names and IDs are checked before they reach a table key', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   let signingKey: CryptoKey;
   const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
@@ -32,7 +32,7 @@ describe('names and IDs are checked before they reach a table key', () => {
   });
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     root = await h.bootstrap();
     expect((await mgmt('PUT', '/v1/acl/policy/base', { Rules: 'node { policy = "read" }' })).status).toBe(200);
     const keys = await generateKeyPair('EdDSA', { extractable: true });

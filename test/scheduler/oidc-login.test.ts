@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OIDC_STATE_PK } from '../../packages/core/src/scheduler/keys.ts';
 import { browseToCallback, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /** Where the provider sends the browser back (the UI's callback page); the test takes over there. */
 const callbackUrl = 'http://127.0.0.1:4646/ui/settings/tokens';
 const otherCallback = 'http://127.0.0.1:4646/oidc/other';
 
 describe('OIDC login (/v1/acl/oidc/auth-url, /v1/acl/oidc/complete-auth) against a real oidc-provider', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let provider: TestOidcProvider;
   let root: string;
   const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
@@ -30,7 +30,7 @@ describe('OIDC login (/v1/acl/oidc/auth-url, /v1/acl/oidc/complete-auth) against
     provider = await startOidcProvider({ redirectUris: [callbackUrl, otherCallback] });
     provider.accounts.set('alice', { email: 'alice@example.com', groups: ['eng', 'ops'], name: 'Alice' });
     provider.accounts.set('bob', { email: 'bob@example.com', groups: ['sales'] });
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     // The provider stamps tokens with the real time; the service's clock starts there too.
     h.clock.advance(Math.floor((Date.now() - h.clock.now()) / 1000));
     root = await h.bootstrap();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 interface Parameter {
   name: string;
@@ -59,12 +59,12 @@ function undescribed(schema: JsonSchema, at: string): string[] {
 }
 
 describe('GET /v1/internal/specs/openapi: the OpenAPI document of the scheduler, built from its route table', () => {
-  let h: SchedulerHarness;
+  let h: SchedulerService;
   let root: string;
   let document: Document;
 
   beforeAll(async () => {
-    h = await startScheduler();
+    h = await startSchedulerInMemory();
     root = await h.bootstrap();
     const out = await h.call('GET', '/v1/internal/specs/openapi', { token: root });
     expect(out.status).toBe(200);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { maxBodyBytes } from '../../packages/core/src/secrets/framework/pipeline.ts';
 import { keepAliveRequest } from '../support/keep-alive.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * Issue 24: an anonymous caller sends an oversized body on a kept-alive connection (node's http.Agent with keepAlive,
@@ -13,12 +13,12 @@ import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts
  * that client must succeed, on a new connection, never meet ECONNRESET.
  */
 describe('the secrets service after a 413 on a kept-alive connection (node server as npm start builds it)', () => {
-  let h: SecretsHarness;
+  let h: SecretsService;
   let server: Server;
   let port: number;
 
   beforeAll(async () => {
-    h = await startSecrets();
+    h = await startSecretsInMemory();
     server = createAdaptorServer({
       fetch: createSecretsApp({
         core: async () => h.core,

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-table.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
-let h: SecretsHarness;
+let h: SecretsService;
 beforeEach(async () => {
-  h = await startSecrets();
+  h = await startSecretsInMemory();
   expect((await h.call('POST', '/v1/sys/mounts/kv2', asRoot({ type: 'kv', options: { version: '2' } }))).status).toBe(204);
 });
 afterEach(() => h.close());

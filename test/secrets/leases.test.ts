@@ -3,13 +3,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
 import { type LeaseItem, leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { mountRecording, nullAuthBackend, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
-let h: SecretsHarness;
+let h: SecretsService;
 /** When the harness clock started (epoch ms); lease times are asserted relative to it. */
 let start: number;
 beforeEach(async () => {
-  h = await startSecrets({ extraBackends: [recordingBackend, nullAuthBackend] });
+  h = await startSecretsInMemory({ extraBackends: [recordingBackend, nullAuthBackend] });
   start = h.clock.now();
 });
 afterEach(() => h.close());

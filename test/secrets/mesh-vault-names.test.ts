@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /** The mesh engine under the names Vault's consul engine uses, and a role write while the server is down. */
-let h: SecretsHarness;
+let h: SecretsService;
 beforeAll(async () => {
-  h = await startSecrets();
+  h = await startSecretsInMemory();
 });
 afterAll(() => h.close());
 const started: ConsulEmulator[] = [];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * Numbers a body may carry that no field can use: past 2^53 they cannot even be stored exactly (the SDK refuses
@@ -7,11 +7,11 @@ import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts
  * Token fields are covered in tokens.test.ts and token-roles.test.ts, ldap `length` in ldap-config.test.ts.
  */
 describe('numeric fields of the engines and login methods', () => {
-  let h: SecretsHarness;
+  let h: SecretsService;
   const call = (method: string, url: string, body?: string) => h.call(method, url, { token: h.rootToken, body });
 
   beforeAll(async () => {
-    h = await startSecrets();
+    h = await startSecretsInMemory();
     expect((await h.call('POST', '/v1/sys/auth/jwt', { token: h.rootToken, body: { type: 'jwt' } })).status).toBe(204);
   });
   afterAll(() => h?.close());

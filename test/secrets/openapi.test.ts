@@ -5,7 +5,7 @@ import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/
 import type { Backend, Operation, PathSpec } from '../../packages/core/src/secrets/framework/backend.ts';
 import type { HttpMethod, OpenApiDocument, OpenApiOperation } from '../../packages/core/src/secrets/framework/openapi.ts';
 import { compilePaths, matchPaths } from '../../packages/core/src/secrets/framework/router.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 import { mountOf, secretsRoutes } from '../support/secrets-routes.ts';
 
 /**
@@ -14,12 +14,12 @@ import { mountOf, secretsRoutes } from '../support/secrets-routes.ts';
  * the server: every documented route is answered, and every row of the path tables is documented.
  */
 
-let h: SecretsHarness;
+let h: SecretsService;
 let document: OpenApiDocument;
 const backends = backendsOf(allSecretsFamilies);
 
 beforeAll(async () => {
-  h = await startSecrets();
+  h = await startSecretsInMemory();
   // The harness's `secret/` is a kv version 1 mount; as version 2 it answers the kv rows' PATCH too.
   expect((await h.call('POST', '/v1/sys/mounts/secret/tune', { token: h.rootToken, body: { options: { version: '2' } } })).status).toBe(204);
   // Every backend type mounted where the fuzz mounts it (test/support/secrets-routes.ts); `secret/` is the harness's kv.

@@ -5,7 +5,7 @@ import type { Logger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
 import { tokenStoreMount } from '../../packages/core/src/secrets/mounts/mount-table.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * No input reaches a 500: random methods, paths under every route family, bodies and headers, with and
@@ -204,7 +204,7 @@ function reportShortly<Case extends unknown[]>(details: fc.RunDetails<Case>): vo
 // ---- the property --------------------------------------------------------------------------------------
 
 describe('no input reaches a 500', () => {
-  let h: SecretsHarness;
+  let h: SecretsService;
   let root: string;
   let lastError = '';
   const log: Logger = {
@@ -215,7 +215,7 @@ describe('no input reaches a 500', () => {
   };
 
   beforeAll(async () => {
-    h = await startSecrets({ log });
+    h = await startSecretsInMemory({ log });
     root = h.rootToken;
     await h.call('POST', '/v1/sys/mounts/deep/mount', { token: root, body: { type: 'kv' } });
     for (const backend of backends) {

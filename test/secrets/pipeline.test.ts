@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { type Backend, path } from '../../packages/core/src/secrets/framework/backend.ts';
 import { notFound } from '../../packages/core/src/secrets/framework/errors.ts';
 import { bool, count, duration, stringList } from '../../packages/core/src/secrets/framework/fields.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * The request pipeline every backend shares, seen from a client: methods, Vault's envelope, durations,
@@ -96,12 +96,12 @@ const fixtureBackend: Backend = {
 };
 
 describe('request pipeline', () => {
-  let h: SecretsHarness;
+  let h: SecretsService;
   let root: string;
   const asRoot = (method: string, url: string, body?: unknown) => h.call(method, url, { token: root, body });
 
   beforeAll(async () => {
-    h = await startSecrets({ extraBackends: [fixtureBackend] });
+    h = await startSecretsInMemory({ extraBackends: [fixtureBackend] });
     root = h.rootToken;
     expect((await asRoot('POST', '/v1/sys/mounts/fx', { type: 'fixture' })).status).toBe(204);
   });

@@ -7,14 +7,14 @@ import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
-let h: SecretsHarness;
+let h: SecretsService;
 const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-policies-'));
 const keySource = fileKeySource(path.join(keyDir, 'keyring.key'));
 
 beforeAll(async () => {
-  h = await startSecrets({ keySource });
+  h = await startSecretsInMemory({ keySource });
   for (const [secret, value] of [
     ['app/db', { password: 'db-pw' }],
     ['app/config', { level: 'info' }],
@@ -432,9 +432,9 @@ describe('policy changes', () => {
   });
 
   it('reach another process within its cache time (5 s)', async () => {
+    // Another process on the same table: a second core over the same store.
     const other = await createCore({
-      dynamodb: h.client,
-      tableName: h.tableName,
+      store: h.core.store,
       keySource,
       backends: backendsOf(allSecretsFamilies),
       clock: h.clock,

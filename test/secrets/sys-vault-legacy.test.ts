@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /** The `sys/` endpoints Vault's clients still call: seal status, leader, the legacy policy and lease paths. */
-let h: SecretsHarness;
+let h: SecretsService;
 beforeAll(async () => {
-  h = await startSecrets();
+  h = await startSecretsInMemory();
 });
 afterAll(() => h.close());
 

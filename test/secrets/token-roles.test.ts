@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
-import { type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /** Token roles: `auth/token/roles/:role_name` and `auth/token/create/:role_name`, as Vault's token store has them. */
 
@@ -20,12 +20,12 @@ const policies: Record<string, string> = {
     path "auth/token/create/children" { capabilities = ["update"] }`,
 };
 
-let h: SecretsHarness;
+let h: SecretsService;
 /** A token holding only `role-user` (and `default`), as an ordinary client of the roles would. */
 let user: string;
 
 beforeAll(async () => {
-  h = await startSecrets();
+  h = await startSecretsInMemory();
   for (const [name, policy] of Object.entries(policies)) {
     expect((await h.call('PUT', `/v1/sys/policies/acl/${name}`, { token: h.rootToken, body: { policy } })).status).toBe(204);
   }
@@ -145,7 +145,7 @@ describe('auth/token/roles', () => {
   });
 
   it('answers 404 to a list with no roles', async () => {
-    const fresh = await startSecrets();
+    const fresh = await startSecretsInMemory();
     try {
       expect((await fresh.call('LIST', '/v1/auth/token/roles', { token: fresh.rootToken })).status).toBe(404);
     } finally {

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
 import { type Backend, path } from '../../packages/core/src/secrets/framework/backend.ts';
-import { type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /** The `auth` block of a reply that issued or renewed a token. */
 interface Auth {
@@ -55,10 +55,10 @@ const policies: Record<string, string> = {
   orphaner: 'path "auth/token/revoke-orphan" { capabilities = ["update", "sudo"] }',
 };
 
-let h: SecretsHarness;
+let h: SecretsService;
 
 beforeAll(async () => {
-  h = await startSecrets({ extraBackends: [testLogin] });
+  h = await startSecretsInMemory({ extraBackends: [testLogin] });
   for (const [name, policy] of Object.entries(policies)) {
     expect((await h.call('PUT', `/v1/sys/policies/acl/${name}`, { token: h.rootToken, body: { policy } })).status).toBe(204);
   }

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * `sys/internal/ui/mounts` (the list a sign-in page reads) and `listing_visibility` on enable and tune, for secrets
  * engines and auth methods. What an anonymous caller must not see is attacked in test/attacks/console-discovery.test.ts.
  */
-let h: SecretsHarness;
+let h: SecretsService;
 const asRoot = (body?: unknown) => ({ token: h.rootToken, ...(body === undefined ? {} : { body }) });
 
 beforeAll(async () => {
-  h = await startSecrets();
+  h = await startSecretsInMemory();
 });
 afterAll(async () => {
   await h?.close();

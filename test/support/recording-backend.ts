@@ -4,7 +4,7 @@ import type { Backend, LeaseContext } from '../../packages/core/src/secrets/fram
 import { bool, duration } from '../../packages/core/src/secrets/framework/fields.ts';
 import type { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
 import type { Store } from '../../packages/core/src/storage/store.ts';
-import type { SecretsHarness } from './secrets-harness.ts';
+import type { SecretsService } from './secrets-harness.ts';
 
 /**
  * A small secrets engine for lease tests, built like a real one: `roles/:name` sets the TTLs of the accounts
@@ -146,7 +146,7 @@ export async function upstreamOf(core: Core, leaseId: string): Promise<UpstreamR
 
 /** Mounts the recording engine at `path` (with the mount's `config`) and writes its roles, as a user would. */
 export async function mountRecording(
-  h: SecretsHarness,
+  h: SecretsService,
   path: string,
   options: { config?: Record<string, unknown>; roles?: Record<string, Record<string, unknown>> } = {},
 ): Promise<void> {

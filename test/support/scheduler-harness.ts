@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
-import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { type Core, type CoreStorage, createCore } from '../../packages/core/src/core.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { type Scheduler, schedulerFor } from '../../packages/core/src/scheduler/scheduler.ts';
 import { createSchedulerApp, type SchedulerAppOptions } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 
@@ -39,12 +40,11 @@ export interface StreamReader {
   close(): Promise<void>;
 }
 
-export interface SchedulerHarness {
+/** A scheduler service for tests, on whichever store (`startScheduler`: DynamoDB Local; `startSchedulerInMemory`: memory). */
+export interface SchedulerService {
   core: Core;
   clock: ManualClock;
   scheduler: Scheduler;
-  tableName: string;
-  client: DynamoDBClient;
   /** The key file that wraps this table's data key (a Lambda entry point given it opens the same keyring). */
   keyFile: string;
   fetch: (request: Request) => Response | Promise<Response>;
@@ -57,25 +57,50 @@ export interface SchedulerHarness {
   close(): Promise<void>;
 }
 
+/** A scheduler service on its own table in DynamoDB Local. */
+export interface SchedulerHarness extends SchedulerService {
+  tableName: string;
+  client: DynamoDBClient;
+}
+
+type SchedulerHarnessOptions = Partial<Omit<SchedulerAppOptions, 'core'>>;
+
 /**
  * A scheduler service on its own fresh table in the run's DynamoDB Local, with a clock the test moves.
  * `share` reuses another harness's table (two regions over one replicated table).
  */
-export async function startScheduler(
-  options: Partial<Omit<SchedulerAppOptions, 'core'>> & { share?: SchedulerHarness } = {},
-): Promise<SchedulerHarness> {
+export async function startScheduler(options: SchedulerHarnessOptions & { share?: SchedulerHarness } = {}): Promise<SchedulerHarness> {
   const { share, ...appOptions } = options;
   const client = share?.client ?? new DynamoDBClient(localClientConfig(inject('dynamoEndpoint')));
   const tableName = share?.tableName ?? `test-${randomUUID()}`;
   if (!share) await ensureTable(client, tableName);
+  const service = await schedulerOn({ dynamodb: client, tableName }, appOptions, share, () => {
+    if (!share) client.destroy();
+  });
+  return Object.assign(service, { tableName, client });
+}
+
+/**
+ * The same service over the in-memory store (`storage/memory-store.ts`, held to DynamoDB's behaviour by
+ * `test/storage/store-contract.test.ts`): for handler and domain tests that do not test DynamoDB itself.
+ */
+export function startSchedulerInMemory(options: SchedulerHarnessOptions = {}): Promise<SchedulerService> {
+  return schedulerOn({ store: new MemoryStore() }, options, undefined, () => {});
+}
+
+async function schedulerOn(
+  storage: CoreStorage,
+  appOptions: SchedulerHarnessOptions,
+  share: SchedulerService | undefined,
+  release: () => void,
+): Promise<SchedulerService> {
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-sched-key-'));
   const keyFile = share?.keyFile ?? path.join(keyDir, 'keyring.key');
   const clock = share?.clock ?? new ManualClock(Date.UTC(2026, 0, 1));
   const core =
     share?.core ??
     (await createCore({
-      dynamodb: client,
-      tableName,
+      ...storage,
       keySource: fileKeySource(keyFile),
       backends: [],
       clock,
@@ -90,12 +115,10 @@ export async function startScheduler(
       headers: { ...(token ? { 'X-Scheduler-Token': token } : {}), ...headers },
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
-  const harness: SchedulerHarness = {
+  const harness: SchedulerService = {
     core,
     clock,
     scheduler,
-    tableName,
-    client,
     keyFile,
     fetch: (req) => app.fetch(req),
     async call(method, url, callOptions = {}) {
@@ -121,7 +144,7 @@ export async function startScheduler(
       return out.reader;
     },
     async close() {
-      if (!share) client.destroy();
+      release();
       rmSync(keyDir, { recursive: true, force: true });
     },
   };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
-import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { type Core, type CoreStorage, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { type Logger, silentLogger } from '../../packages/core/src/lib/log.ts';
@@ -12,6 +12,7 @@ import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/
 import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource, type KeySource } from '../../packages/core/src/storage/keyring.ts';
+import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 
@@ -27,12 +28,11 @@ export interface CallResult {
   body: any;
 }
 
-export interface SecretsHarness {
+/** A secrets service for tests, on whichever store (`startSecrets`: DynamoDB Local; `startSecretsInMemory`: memory). */
+export interface SecretsService {
   core: Core;
   clock: ManualClock;
   rootToken: string;
-  tableName: string;
-  client: DynamoDBClient;
   /** A request through the same app a Lambda serves (no network), e.g. `call('LIST', '/v1/secret/')`. */
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
   /** The audit file every harness writes (a `file` device, hashed): the lines so far. */
@@ -42,23 +42,41 @@ export interface SecretsHarness {
   close(): Promise<void>;
 }
 
+/** A secrets service on its own table in DynamoDB Local. */
+export interface SecretsHarness extends SecretsService {
+  tableName: string;
+  client: DynamoDBClient;
+}
+
+type HarnessOptions = { extraBackends?: Backend[]; log?: Logger; keySource?: KeySource; clientIp?: string; audit?: false };
+
 /**
  * A secrets service on its own fresh table in the run's DynamoDB Local, with a clock the test moves.
  * Extra backends (test fixtures) can be registered next to the real families.
  */
-export async function startSecrets(
-  options: { extraBackends?: Backend[]; log?: Logger; keySource?: KeySource; clientIp?: string; audit?: false } = {},
-): Promise<SecretsHarness> {
+export async function startSecrets(options: HarnessOptions = {}): Promise<SecretsHarness> {
   const client = new DynamoDBClient(localClientConfig(inject('dynamoEndpoint')));
   const tableName = `test-${randomUUID()}`;
   await ensureTable(client, tableName);
+  const service = await secretsOn({ dynamodb: client, tableName }, options, () => client.destroy());
+  return { ...service, tableName, client };
+}
+
+/**
+ * The same service over the in-memory store (`storage/memory-store.ts`, held to DynamoDB's behaviour by
+ * `test/storage/store-contract.test.ts`): for handler and domain tests that do not test DynamoDB itself.
+ */
+export function startSecretsInMemory(options: HarnessOptions = {}): Promise<SecretsService> {
+  return secretsOn({ store: new MemoryStore() }, options, () => {});
+}
+
+async function secretsOn(storage: CoreStorage, options: HarnessOptions, release: () => void): Promise<SecretsService> {
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-key-'));
   // Far ahead of the wall clock: DynamoDB Local's own TTL deletes items whose `expiresAt` is in the real
   // past, which would race the sweep the tests drive. Tests exercise the TTL backstop through onTableChange.
   const clock = new ManualClock(Date.UTC(2100, 0, 1));
   const core = await createCore({
-    dynamodb: client,
-    tableName,
+    ...storage,
     keySource: options.keySource ?? fileKeySource(path.join(keyDir, 'keyring.key')),
     backends: [...backendsOf(allSecretsFamilies), ...(options.extraBackends ?? [])],
     clock,
@@ -76,8 +94,6 @@ export async function startSecrets(
     core,
     clock,
     rootToken,
-    tableName,
-    client,
     async call(method, url, { token, body, headers } = {}) {
       const response = await app.request(url, {
         method,
@@ -97,7 +113,7 @@ export async function startSecrets(
       const lines = auditLines().join('\n');
       const leaked = [...secrets].filter((secret) => lines.includes(secret));
       if (leaked.length > 0) throw new Error(`the audit log shows ${leaked.length} secret(s) in plain text: ${leaked.slice(0, 3).join(', ')}`);
-      client.destroy();
+      release();
       rmSync(keyDir, { recursive: true, force: true });
     },
   };

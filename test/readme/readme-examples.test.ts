@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,14 +9,22 @@ import { baseDn, managerDn, type Slapd, startSlapd } from '../support/slapd.ts';
 import { matchesShown, type ShBlock, type ShCommand, shBlocks } from './readme-script.ts';
 
 /**
- * Every ```sh block of README.md, run as written with bash and curl against `npm start`, each answer held to
- * what the README shows: its `# {…}` lines (with `…` for "anything") and `(HTTP 403)`; a command the README
- * shows no answer for must succeed (curl exit 0, HTTP 2xx). So the README cannot drift from the product.
+ * Every ```sh block of README.md and of the docs beside it (docs/*.md: the API references and the guides the README
+ * links to), run as written with bash and curl against `npm start`, each answer held to what the doc shows: its
+ * `# {…}` lines (with `…` for "anything") and `(HTTP 403)`; a command the doc shows no answer for must succeed (curl
+ * exit 0, HTTP 2xx). So neither the README nor the docs can drift from the product.
+ *
+ * One bash runs them all in order, the README first and then docs/*.md by name, so a doc's example goes on from
+ * the README's "Try it" shell (`VAULT_ADDR`, `ROOT`, the `app-reader` policy), as a reader's shell would.
  */
 
 const run = promisify(execFile);
-const readme = await readFile(path.join(repo, 'README.md'), 'utf8');
-const blocks = shBlocks(readme);
+/** README.md, then docs/*.md by name: the order their blocks run in. */
+const exampleDocs = ['README.md', ...(await readdir(path.join(repo, 'docs'))).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+const texts = await Promise.all(exampleDocs.map((doc) => readFile(path.join(repo, doc), 'utf8')));
+const blocks = exampleDocs.flatMap((doc, index) => shBlocks(texts[index] as string, doc));
+/** Every example doc's text, for the values the fixtures take from the examples (the directory's entries). */
+const examples = texts.join('\n');
 
 /**
  * The README's own addresses; the server (and slapd) are started on these ports when they are free, else on free
@@ -26,21 +34,21 @@ const readmeSecrets = 'http://127.0.0.1:8200';
 const readmeScheduler = 'http://127.0.0.1:4646';
 const readmeLdap = 'ldap://127.0.0.1:389';
 
-/** Blocks the harness does itself rather than run twice: installing and starting the product, running the suite. */
+/** Blocks the harness does itself rather than run twice: installing and starting the product, running the suite (the README's opening block). */
 const harnessBlocks: Array<{ test: RegExp; reason: string }> = [
   { test: /^npm ci && npm start\b[^\n]*\nnpm ci && npm test\b/, reason: 'installing (node_modules is there) and starting: the harness starts `npm start`; `npm test` is this suite' },
   { test: /^KEYHAVEN_DEV_ROOT_TOKEN=(\S+) npm start$/, reason: 'the harness starts `npm start` with this environment' },
 ];
 
 /**
- * The directory the README's LDAP example talks to, from the example's own values: its manager entry (with the
- * README's bind password) and, under its `userdn`, the one entry its static role takes over, with a password
+ * The directory the docs' LDAP example talks to, from the example's own values: its manager entry (with the
+ * example's bind password) and, under its `userdn`, the one entry its static role takes over, with a password
  * the engine must replace.
  */
 function readmeDirectory(): { config: Record<string, string>; username: string; userDn: string; initialPassword: string; seed: string } {
-  const config = JSON.parse(/\/v1\/ldap\/config \\\n\s*-d '([^']*)'/.exec(readme)?.[1] ?? 'null');
-  const role = JSON.parse(/\/v1\/ldap\/static-role\/\S+ -d '([^']*)'/.exec(readme)?.[1] ?? 'null');
-  if (!config || !role) throw new Error('the README no longer configures ldap/config and a static role with -d \'{…}\'');
+  const config = JSON.parse(/\/v1\/ldap\/config \\\n\s*-d '([^']*)'/.exec(examples)?.[1] ?? 'null');
+  const role = JSON.parse(/\/v1\/ldap\/static-role\/\S+ -d '([^']*)'/.exec(examples)?.[1] ?? 'null');
+  if (!config || !role) throw new Error('no example configures ldap/config and a static role with -d \'{…}\' any more');
   const username = role.username as string;
   const userDn = `cn=${username},${config.userdn}`;
   const initialPassword = `${username}-initial`;
@@ -67,7 +75,7 @@ interface Outcome {
 /**
  * One bash process runs every runnable block in order (variables carry over, as in a reader's shell). Each
  * command is framed by markers on stdout and stderr; curl reports each HTTP status on stderr through a
- * curlrc (`CURL_HOME`), so the commands' own output stays exactly what the README shows.
+ * curlrc (`CURL_HOME`), so the commands' own output stays exactly what the doc shows.
  */
 async function runBlocks(runnable: ShBlock[], rewrite: (text: string) => string, work: string): Promise<{ outcomes: Outcome[]; variables: Record<string, string> }> {
   const curlHome = path.join(work, 'curl');
@@ -102,7 +110,7 @@ async function runBlocks(runnable: ShBlock[], rewrite: (text: string) => string,
   const [commandsOut, varsOut = ''] = stdout.split('@@VARS@@');
   const outcomes = commands.map((command, index) => {
     const framed = new RegExp(`@@BEGIN ${index}@@([\\s\\S]*?)@@END ${index} (\\d+)@@`).exec(commandsOut ?? '');
-    if (!framed) throw new Error(`no output framed for README line ${command.line}:\n${stdout}\n${stderr}`);
+    if (!framed) throw new Error(`no output framed for ${command.file}:${command.line}:\n${stdout}\n${stderr}`);
     const errors = stderr.split(`@@BEGIN ${index}@@`)[1]?.split(/@@BEGIN \d+@@/)[0] ?? '';
     const httpStatuses = [...errors.matchAll(/@@HTTP (\d{3})@@/g)].map((match) => Number(match[1]));
     return { command, stdout: framed[1] as string, exitCode: Number(framed[2]), httpStatuses };
@@ -120,7 +128,7 @@ function kindOf(block: ShBlock): 'harness' | 'run' {
   return harnessBlocks.some((entry) => entry.test.test(block.text)) ? 'harness' : 'run';
 }
 
-describe('README.md shell examples, run as written against npm start', () => {
+describe('the shell examples of README.md and docs/*.md, run as written against npm start', () => {
   let work: string;
   let started: Started;
   let outcomes: Outcome[];
@@ -170,35 +178,43 @@ describe('README.md shell examples, run as written against npm start', () => {
 
   const outcomeOf = (pattern: RegExp): Outcome => {
     const found = outcomes.filter((outcome) => pattern.test(outcome.command.text));
-    if (found.length !== 1) throw new Error(`expected one README command matching ${pattern}, found ${found.length}`);
+    if (found.length !== 1) throw new Error(`expected one example command matching ${pattern}, found ${found.length}`);
     return found[0] as Outcome;
   };
   const jsonOf = (outcome: Outcome) => {
     try {
       return JSON.parse(outcome.stdout);
     } catch {
-      throw new Error(`README line ${outcome.command.line} printed no JSON: ${JSON.stringify(outcome.stdout)}`);
+      throw new Error(`${outcome.command.file}:${outcome.command.line} printed no JSON: ${JSON.stringify(outcome.stdout)}`);
     }
   };
 
-  it('every block is run, or done by the harness (install, start): none is left out', () => {
+  it('every block is run, or done by the harness (install, start): none is left out', async () => {
+    // The README opens with the two commands, and the harness does them.
+    expect(blocks[0]).toMatchObject({ file: 'README.md' });
+    expect(harnessBlocks[0]?.test.test(blocks[0]?.text as string)).toBe(true);
+    // No shell example lives in a Markdown file this test does not read.
+    const markdown = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], { cwd: repo, encoding: 'utf8' }).split('\n');
+    const elsewhere = markdown.filter((file) => file !== '' && !exampleDocs.includes(file) && !file.includes('node_modules/'));
+    const withExamples = await Promise.all(elsewhere.map(async (file) => ((await readFile(path.join(repo, file), 'utf8').catch(() => '')).includes('```sh') ? file : undefined)));
+    expect(withExamples.filter(Boolean)).toEqual([]);
     const kinds = blocks.map(kindOf);
     expect(kinds.filter((kind) => kind === 'run').length).toBeGreaterThanOrEqual(2);
     expect(kinds.filter((kind) => kind === 'harness')).toHaveLength(harnessBlocks.length);
     expect(outcomes.length).toBe(blocks.filter((block) => kindOf(block) === 'run').flatMap((block) => block.commands).length);
   });
 
-  it('every command answers what the README shows, and succeeds where it shows nothing', () => {
+  it('every command answers what its doc shows, and succeeds where it shows nothing', () => {
     const problems: string[] = [];
     for (const outcome of outcomes) {
       const { command } = outcome;
-      const where = `README line ${command.line}: ${command.text.split('\n')[0]}`;
+      const where = `${command.file}:${command.line}: ${command.text.split('\n')[0]}`;
       const stream = streaming.some((pattern) => pattern.test(command.text));
       const expectedExit = stream ? 28 : 0;
       if (outcome.exitCode !== expectedExit) problems.push(`${where}\n  exit ${outcome.exitCode}, expected ${expectedExit}`);
       const wanted = command.shown?.status;
       for (const status of outcome.httpStatuses) {
-        if (wanted ? status !== wanted : status < 200 || status > 299) problems.push(`${where}\n  HTTP ${status}${wanted ? `, the README shows ${wanted}` : ''}\n  ${outcome.stdout}`);
+        if (wanted ? status !== wanted : status < 200 || status > 299) problems.push(`${where}\n  HTTP ${status}${wanted ? `, the doc shows ${wanted}` : ''}\n  ${outcome.stdout}`);
       }
       if (outcome.httpStatuses.length === 0 && /\bcurl\b/.test(command.text)) problems.push(`${where}\n  made no HTTP request`);
       if (command.shown?.json) {
@@ -272,8 +288,8 @@ describe('README.md shell examples, run as written against npm start', () => {
     expect(lines).toContainEqual(expect.objectContaining({ Events: [expect.objectContaining({ Topic: 'ACLRole', Payload: { ACLRole: expect.objectContaining({ Name: 'ops' }) } })] }));
   });
 
-  it('the LDAP example binds as the README\'s manager and rotates cn=app: the new password binds, the old one not', async () => {
-    // The fixture's ACL lets its manager entry set passwords; the README's bind DN must be that entry.
+  it('the LDAP example binds as the example\'s manager and rotates cn=app: the new password binds, the old one not', async () => {
+    // The fixture's ACL lets its manager entry set passwords; the example's bind DN must be that entry.
     expect(directory.config.binddn).toBe(managerDn);
     expect(directory.config.url).toBe(readmeLdap);
     const cred = jsonOf(outcomeOf(/\$VAULT_ADDR\/v1\/ldap\/static-cred\/app$/));

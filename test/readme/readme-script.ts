@@ -1,10 +1,12 @@
 /**
- * The README's shell examples as data: its ```sh blocks, each cut into the commands bash will run, with the
- * answer the README shows under a command (`# {…}` comment lines, `(HTTP 403)` for a status), so a test can
- * run the text as written and hold every answer to what the README says.
+ * The shell examples of the README and the docs as data: their ```sh blocks, each cut into the commands bash will
+ * run, with the answer the doc shows under a command (`# {…}` comment lines, `(HTTP 403)` for a status), so a test
+ * can run the text as written and hold every answer to what the doc says.
  */
 
 export interface ShBlock {
+  /** The doc it is in, from the repository root (`README.md`, `docs/secrets-api.md`). */
+  file: string;
   /** 1-based line of the opening fence, for messages. */
   line: number;
   text: string;
@@ -12,7 +14,9 @@ export interface ShBlock {
 }
 
 export interface ShCommand {
-  /** 1-based README line where the command starts. */
+  /** The doc it is in, as its block's `file`. */
+  file: string;
+  /** 1-based line of the doc where the command starts. */
   line: number;
   /** As written, continuation lines included. */
   text: string;
@@ -20,7 +24,7 @@ export interface ShCommand {
   shown?: { json?: string; status?: number };
 }
 
-export function shBlocks(markdown: string): ShBlock[] {
+export function shBlocks(markdown: string, file = 'README.md'): ShBlock[] {
   const lines = markdown.split('\n');
   const blocks: ShBlock[] = [];
   for (let index = 0; index < lines.length; index++) {
@@ -28,13 +32,13 @@ export function shBlocks(markdown: string): ShBlock[] {
     const start = index;
     const body: string[] = [];
     for (index++; index < lines.length && lines[index]?.trim() !== '```'; index++) body.push(lines[index] as string);
-    blocks.push({ line: start + 1, text: body.join('\n'), commands: commandsOf(body, start + 2) });
+    blocks.push({ file, line: start + 1, text: body.join('\n'), commands: commandsOf(body, file, start + 2) });
   }
   return blocks;
 }
 
 /** Commands (continuation lines joined) and the answer comments directly under each. */
-function commandsOf(lines: string[], firstLine: number): ShCommand[] {
+function commandsOf(lines: string[], file: string, firstLine: number): ShCommand[] {
   const commands: ShCommand[] = [];
   let previous: ShCommand | undefined;
   for (let index = 0; index < lines.length; index++) {
@@ -60,7 +64,7 @@ function commandsOf(lines: string[], firstLine: number): ShCommand[] {
     const start = index;
     const parts = [line];
     while (/\\$/.test(lines[index] as string) && index + 1 < lines.length) parts.push(lines[++index] as string);
-    previous = { line: firstLine + start, text: parts.join('\n') };
+    previous = { file, line: firstLine + start, text: parts.join('\n') };
     commands.push(previous);
   }
   return commands;

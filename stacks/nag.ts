@@ -6,7 +6,7 @@ import { stageConfig } from './stage-config.ts';
 /**
  * Every finding of cdk-nag's AwsSolutions, Serverless and NIST 800-53 R5 packs that the stacks accept, each with why.
  * `open` marks what issue 25 still asks to build (it is suppressed so that `npm test` fails on anything new, and
- * listed in the README's deploy section as not done); `by design` marks a finding that is the intended behaviour.
+ * listed in docs/deployment.md, "AWS's rule packs", as not done); `by design` marks a finding that is the intended behaviour.
  * `test/deploy/cdk-nag-*.test.ts` synthesise every stage with the three packs and fail on any finding not listed here.
  */
 export const nagFindings: Array<NagPackSuppression & { status: 'by design' | 'open'; devStagesOnly?: true }> = [

@@ -4,12 +4,12 @@ import { type AttributeValue, BatchWriteItemCommand, DescribeTableCommand, type 
 import { dynamoDbClient } from '@keyhaven/core/runtime.ts';
 
 /**
- * The last step of restoring the table (README, "Restoring the table"): a point in time or an AWS Backup recovery point
+ * The last step of restoring the table (docs/deployment.md, "Restoring the table"): a point in time or an AWS Backup recovery point
  * is restored by DynamoDB into a new table, which the stack does not own (no stream, no TTL, no alarms, no backups);
  * this copies it back into the stack's table, so the table keeps its name, stream, TTL, alarms and backup plan.
  * Every item of the restored table is written; every item of the stack's table that the restored one lacks is deleted.
  * Writes and deletes made this way are not TTL removals, so the stream's TTL backstop ignores them. Run it with the
- * service stopped (README), with credentials that may scan the restored table and write the stack's:
+ * service stopped (docs/deployment.md), with credentials that may scan the restored table and write the stack's:
  *
  *   node --import tsx functions/deploy/restore-table.ts <restored table> <the stack's table>
  */

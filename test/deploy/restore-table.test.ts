@@ -24,7 +24,7 @@ const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 const alice = `cn=alice,${peopleDn}`;
 
-describe('restoring the table (README "Restoring the table"): the service started on a restored table catches up', () => {
+describe('restoring the table (docs/deployment.md, "Restoring the table"): the service started on a restored table catches up', () => {
   let e: LdapEngine;
   const keyFile = path.join(mkdtempSync(path.join(tmpdir(), 'keyhaven-restore-')), 'keyring.key');
   beforeAll(async () => {
@@ -158,7 +158,7 @@ describe('restoring the table (README "Restoring the table"): the service starte
     expect(await e.slapd.canBind(alice, current)).toBe(true);
     expect(await e.slapd.canBind(alice, rotatedAfterPoint)).toBe(false);
 
-    // What was issued after the point is unknown to the restored table: the README says to revoke it upstream.
+    // What was issued after the point is unknown to the restored table: docs/deployment.md says to revoke it upstream.
     expect(
       (
         await call('PUT', '/v1/sys/leases/lookup', h.rootToken, {

@@ -36,7 +36,7 @@ describe('the secrets distribution (synthesis of "prod")', () => {
     const [apiId] = resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Api')[0] ?? [];
     expect(JSON.stringify(api.DomainName)).toContain(apiId);
     expect(api.CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: 'https-only', OriginReadTimeout: 35 });
-    // CloudFront forwards no other method: LIST must come as GET ?list=true (README, Deploy).
+    // CloudFront forwards no other method: LIST must come as GET ?list=true (docs/deployment.md, "Access logs and the edge").
     expect(config.DefaultCacheBehavior.AllowedMethods).toEqual(['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE']);
     expect(config.DefaultCacheBehavior.CachePolicyId).toBe('4135ea2d-6df8-44a3-9df3-4b5a84be39ad'); // CachingDisabled
     expect(config.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('redirect-to-https');

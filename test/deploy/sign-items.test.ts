@@ -1,5 +1,5 @@
 /**
- * README "Local settings" and "Deploy": a table written before item MACs (issue 23 §7) loses its tokens, policies
+ * docs/deployment.md, "Signing a table written before item MACs": a table written before item MACs (issue 23 §7) loses its tokens, policies
  * and mounts, which the service refuses as forged; the operator vouches for the table and signs it with
  * `functions/deploy/sign-items.ts`. Items that carry a wrong MAC (a table writer's forgery, or corruption) are never
  * signed: they stay refused and are reported.

@@ -20,8 +20,10 @@
  * through `secrets/mounts/mount-storage.ts`, keyed inside their mount: `putItem(key, item, { when })`,
  * `update(key, change, { when })`, `delete(key, { when })` and `transact([{ put: key, item, when },
  * { update: key, change, when }, { delete: key, when }, { check: key, when }])` (`tableWrite` gives a mount write's
- * table `Write` for a transaction that spans system items). The DynamoDB-shaped forms both still accept are
- * deprecated and go once no caller uses them; `Store` in `store.ts` becomes this interface then.
+ * table `Write` for a transaction that spans system items). `createCore({ store })` builds the secrets core (and
+ * so the scheduler) over any `Store`; `test/architecture/storage-intent.test.ts` keeps expressions inside `storage/`.
+ * What the memory store does not model: item and transaction size limits, throughput, and the lag of index reads —
+ * tests of those stay on DynamoDB Local.
  */
 import type { Logger } from '../lib/log.ts';
 import type { ItemKind } from './item-mac.ts';

@@ -11,14 +11,14 @@ import { tokenBackend } from '../../packages/core/src/secrets/auth/token/token-b
 import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-table.ts';
 import { systemBackend } from '../../packages/core/src/secrets/sys/system-backend.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * Disabling an auth method revokes every token it issued, as in Vault: service tokens (with their children and
  * leases) are revoked and leave nothing in the table, batch tokens are refused. Logins go through a real `jwt`
  * mount configured with a local key.
  */
-let h: SecretsHarness;
+let h: SecretsService;
 let keyDir: string;
 let privateKey: CryptoKey;
 let publicPem: string;
@@ -73,7 +73,7 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-auth-disable-'));
-  h = await startSecrets({ keySource: fileKeySource(path.join(keyDir, 'key')) });
+  h = await startSecretsInMemory({ keySource: fileKeySource(path.join(keyDir, 'key')) });
   const policy = 'path "secret/*" { capabilities = ["read"] }\npath "auth/token/create" { capabilities = ["update"] }';
   expect((await h.call('PUT', '/v1/sys/policies/acl/app', asRoot({ policy }))).status).toBe(204);
   expect((await h.call('POST', '/v1/secret/app', asRoot({ password: 'pw' }))).status).toBe(204);
@@ -159,8 +159,7 @@ describe('disabling an auth method', () => {
     const uuid = (await storedMount('auth/jwt/'))?.uuid as string;
     // In AWS the system function serves `sys/*` without the auth methods' backends.
     const systemCore = await createCore({
-      dynamodb: h.client,
-      tableName: h.tableName,
+      store: h.core.store,
       keySource: fileKeySource(path.join(keyDir, 'key')),
       backends: [systemBackend, tokenBackend],
       clock: h.clock,

@@ -6,11 +6,11 @@ import { leaseKey, leasePk, maxRevocationAttempts } from '../../packages/core/sr
 import { shardKey } from '../../packages/core/src/storage/due.ts';
 import { onTableChange } from '../../packages/core/src/table-changes.ts';
 import { mountRecording, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
-let h: SecretsHarness;
+let h: SecretsService;
 beforeEach(async () => {
-  h = await startSecrets({ extraBackends: [recordingBackend] });
+  h = await startSecretsInMemory({ extraBackends: [recordingBackend] });
   await mountRecording(h, 'rec', { roles: { app: { ttl: 60 }, long: { ttl: '1h' } } });
 });
 afterEach(() => h.close());

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { readEntity } from '../../packages/core/src/secrets/auth/jwt/identity.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
-import { type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 interface SigningKey {
   alg: 'RS256' | 'ES256' | 'EdDSA';
@@ -46,7 +46,7 @@ async function startJwksServer() {
 }
 
 describe('JWT login (auth/jwt)', () => {
-  let h: SecretsHarness;
+  let h: SecretsService;
   let rsa: SigningKey;
   let ec: SigningKey;
   let ed: SigningKey;
@@ -67,7 +67,7 @@ describe('JWT login (auth/jwt)', () => {
   const errorOf = (reply: CallResult) => (reply.body?.errors ?? []).join('; ');
 
   beforeAll(async () => {
-    h = await startSecrets();
+    h = await startSecretsInMemory();
     [rsa, ec, ed, stranger] = await Promise.all([signingKey('RS256', 'rsa-1'), signingKey('ES256', 'ec-1'), signingKey('EdDSA', 'ed-1'), signingKey('RS256', 'rsa-x')]);
     jwks = await startJwksServer();
     expect((await root('POST', '/v1/sys/auth/jwt', { type: 'jwt' })).status).toBe(204);

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEntity } from '../../packages/core/src/secrets/auth/jwt/identity.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
 import { browseToCallback, type CallbackDelivery, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
-import { type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /** The callback address a browser is sent back to; the test takes over there and calls the app itself. */
 const callbackUrl = 'http://127.0.0.1:8200/v1/auth/jwt/oidc/callback';
 
 describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
-  let h: SecretsHarness;
+  let h: SecretsService;
   let provider: TestOidcProvider;
   const root = (method: string, path: string, body?: unknown) => h.call(method, path, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
   const errorOf = (reply: CallResult) => (reply.body?.errors ?? []).join('; ');
@@ -37,7 +37,7 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
     provider = await startOidcProvider({ redirectUris: [callbackUrl, 'http://127.0.0.1:8200/v1/auth/implicit/oidc/callback'] });
     provider.accounts.set('alice', { email: 'alice@example.com', email_verified: true, groups: ['admins', 'dev'], name: 'Alice', department: 'platform' });
     provider.accounts.set('bob', { email: 'bob@example.com', groups: ['dev'] });
-    h = await startSecrets();
+    h = await startSecretsInMemory();
     // The provider stamps tokens with the real time; the service's clock starts there too.
     h.clock.advance(Math.floor((Date.now() - h.clock.now()) / 1000));
     expect((await root('POST', '/v1/sys/auth/jwt', { type: 'jwt' })).status).toBe(204);

@@ -4,7 +4,7 @@ import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { randomBytes } from '../../packages/core/src/lib/random.ts';
 import { maxBodyBytes } from '../../packages/core/src/secrets/framework/pipeline.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * The secrets Lambda's adapter (`secrets-lambda.ts`): API Gateway's v2 event read straight into the service's request,
@@ -12,7 +12,7 @@ import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts
  * event: the path as sent, the query (first value of a name), headers by any case, base64 bodies, the body limit.
  */
 describe('the secrets Lambda adapter (API Gateway HTTP API, payload 2.0)', () => {
-  let h: SecretsHarness;
+  let h: SecretsService;
   let lambda: ReturnType<typeof secretsLambda>;
 
   const event = (method: string, url: string, options: { headers?: Record<string, string>; body?: string; base64?: boolean } = {}) => {
@@ -34,7 +34,7 @@ describe('the secrets Lambda adapter (API Gateway HTTP API, payload 2.0)', () =>
   };
 
   beforeAll(async () => {
-    h = await startSecrets();
+    h = await startSecretsInMemory();
     lambda = secretsLambda(secretsFront({ core: async () => h.core }));
     await h.call('POST', '/v1/sys/mounts/kv', { token: h.rootToken, body: { type: 'kv' } });
   });

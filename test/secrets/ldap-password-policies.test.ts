@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /** `sys/policies/password/...`. */
 describe('password policies', () => {
-  let h: SecretsHarness;
+  let h: SecretsService;
   const call = (method: string, path: string, body?: unknown) => h.call(method, `/v1/sys/policies/password${path}`, { token: h.rootToken, body });
   beforeAll(async () => {
-    h = await startSecrets();
+    h = await startSecretsInMemory();
   });
   afterAll(() => h.close());
 

@@ -11,7 +11,7 @@ import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-ta
 import { systemBackend } from '../../packages/core/src/secrets/sys/system-backend.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { mountRecording, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
-import { type CallOptions, type CallResult, type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type CallOptions, type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * In AWS the system function serves `sys/*` but bundles no engine, so it cannot run a lease's revoke hook; the
@@ -19,7 +19,7 @@ import { type CallOptions, type CallResult, type SecretsHarness, startSecrets } 
  * sweep and the engine's own function; a second core on the same table with only the system backends plays the
  * system function.
  */
-let h: SecretsHarness;
+let h: SecretsService;
 let keyDir: string;
 let systemCore: Core;
 let systemApp: ReturnType<typeof createSecretsApp>;
@@ -27,11 +27,10 @@ let systemApp: ReturnType<typeof createSecretsApp>;
 beforeEach(async () => {
   keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-handoff-'));
   const keySource = fileKeySource(path.join(keyDir, 'key'));
-  h = await startSecrets({ extraBackends: [recordingBackend], keySource });
+  h = await startSecretsInMemory({ extraBackends: [recordingBackend], keySource });
   await mountRecording(h, 'rec', { roles: { app: { ttl: '1h' } } });
   systemCore = await createCore({
-    dynamodb: h.client,
-    tableName: h.tableName,
+    store: h.core.store,
     keySource,
     backends: [systemBackend, tokenBackend],
     clock: h.clock,

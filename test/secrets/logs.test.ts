@@ -8,7 +8,7 @@ import { jsonLogger } from '../../packages/core/src/lib/log.ts';
 import { leaseKey } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { onTableChange } from '../../packages/core/src/table-changes.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**
  * Structured JSON logs: one line per request with its id, method, path, status and duration, and never a
@@ -16,13 +16,13 @@ import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts
  */
 describe('logs', () => {
   const lines: string[] = [];
-  let h: SecretsHarness;
+  let h: SecretsService;
   let keyDir: string;
   /** Every secret the run handles; none may appear in the log text. */
   const secrets = new Map<string, string>();
   let requests = 0;
 
-  const call = async (method: string, url: string, options: Parameters<SecretsHarness['call']>[2] = {}) => {
+  const call = async (method: string, url: string, options: Parameters<SecretsService['call']>[2] = {}) => {
     requests++;
     return h.call(method, url, options);
   };
@@ -30,7 +30,7 @@ describe('logs', () => {
   beforeAll(async () => {
     keyDir = await mkdtemp(path.join(tmpdir(), 'keyhaven-logs-'));
     const keyFile = path.join(keyDir, 'keyring.key');
-    h = await startSecrets({ log: jsonLogger((line) => lines.push(line)), keySource: fileKeySource(keyFile) });
+    h = await startSecretsInMemory({ log: jsonLogger((line) => lines.push(line)), keySource: fileKeySource(keyFile) });
     const root = h.rootToken;
     secrets.set('root token', root);
     const key = readFileSync(keyFile);

@@ -10,13 +10,13 @@ import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/
 import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-table.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { mountRecording, nullAuthBackend, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
-import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
+import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
-let h: SecretsHarness;
+let h: SecretsService;
 let keyDir: string;
 beforeEach(async () => {
   keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-mounts-'));
-  h = await startSecrets({ extraBackends: [recordingBackend, nullAuthBackend], keySource: fileKeySource(path.join(keyDir, 'key')) });
+  h = await startSecretsInMemory({ extraBackends: [recordingBackend, nullAuthBackend], keySource: fileKeySource(path.join(keyDir, 'key')) });
 });
 afterEach(async () => {
   await h.close();
@@ -333,8 +333,7 @@ describe('sys/auth needs sudo', () => {
 describe('the mount table across processes', () => {
   it('another process routes a new mount, and stops routing a disabled one, within its cache time', async () => {
     const other = await createCore({
-      dynamodb: h.client,
-      tableName: h.tableName,
+      store: h.core.store,
       keySource: fileKeySource(path.join(keyDir, 'key')),
       backends: [...backendsOf(allSecretsFamilies), recordingBackend, nullAuthBackend],
       clock: h.clock,

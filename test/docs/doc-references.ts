@@ -114,8 +114,8 @@ export function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
-/** Where a reference points, as repository paths to try (the first that exists is it), or why it cannot. */
-export function candidatesFor(reference: Reference, roots: Set<string>, coreEntries: Set<string>): string[] {
+/** Where a reference points: one repository path per brace expansion, `…/` before a partial path (any tracked path's end). */
+export function candidatesFor(reference: Reference, roots: Set<string>): string[] {
   const [target = ''] = reference.written.split('#');
   if (reference.kind === 'link') {
     if (target === '') return [reference.doc];
@@ -125,8 +125,8 @@ export function candidatesFor(reference: Reference, roots: Set<string>, coreEntr
     const name = written.replace(/\/$/, '');
     const first = name.split('/')[0] as string;
     if (roots.has(first)) return name;
-    if (coreEntries.has(first)) return `${coreSrc}/${name}`;
-    // A partial path (`ldap/write-ahead.ts`, `secrets-lambda.ts`): the end of some tracked path.
+    // A partial path (`lib/jwt/`, `ldap/write-ahead.ts`, `secrets-lambda.ts`): the end of some tracked path, most
+    // often under packages/core/src (`lib/…`, `storage/…`), but `secrets/system.ts` may be functions/'s too.
     return `…/${name}`;
   });
 }

@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import type { Backend, Operation, PathSpec } from '../../packages/core/src/secrets/framework/backend.ts';
-import type { HttpMethod, OpenApiDocument, OpenApiOperation } from '../../packages/core/src/secrets/framework/openapi.ts';
+import type { OpenApiDocument as Document } from '../../packages/core/src/front/openapi.ts';
+import type { HttpMethod, OpenApiOperation, OpenApiPathItem } from '../../packages/core/src/secrets/framework/openapi.ts';
+
+type OpenApiDocument = Document<OpenApiPathItem>;
 import { compilePaths, matchPaths } from '../../packages/core/src/secrets/framework/router.ts';
 import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 import { mountOf, secretsRoutes } from '../support/secrets-routes.ts';

@@ -1,10 +1,11 @@
 /**
- * The scheduler's OpenAPI 3.1 document, built from the route table (`route.ts` rows): a path per route, an operation
- * per method with the row's summary, its described path and query parameters (plus the blocking-query ones of a
- * blocking read), its body's JSON Schema (zod's, input side) and who may call it. Served at
- * `GET /v1/internal/specs/openapi`.
+ * The scheduler's OpenAPI 3.1 document, built from the route table (`route.ts` rows) on the skeleton both services
+ * share (`front/openapi.ts`): a path per route, an operation per method with the row's summary, its described path
+ * and query parameters (plus the blocking-query ones of a blocking read), its body's JSON Schema (zod's, input side)
+ * and who may call it. Served at `GET /v1/internal/specs/openapi`.
  */
-import * as z from 'zod';
+import type * as z from 'zod';
+import { jsonSchemaOf, type OpenApiDocument, openApiDocument as documentOf, parameterOf } from '../../front/openapi.ts';
 import { blockingParameters, permissionDenied } from './nomad.ts';
 import { route, type SchedulerRoute } from './route.ts';
 
@@ -13,14 +14,8 @@ const tokenSchemes = [{ nomadToken: [] }, { schedulerToken: [] }, { bearer: [] }
 /** `:name` path segments as OpenAPI's `{name}`. */
 export const openApiPath = (path: string): string => path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 
-function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return rest;
-}
-
 function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
-  const { description, ...shape } = jsonSchema(schema);
-  return { name, in: where, required: where === 'path', description: description ?? schema.description ?? '', schema: shape };
+  return parameterOf(name, where, where === 'path', jsonSchemaOf(schema), schema.description ?? '');
 }
 
 function operation(entry: SchedulerRoute, method: string) {
@@ -35,7 +30,7 @@ function operation(entry: SchedulerRoute, method: string) {
       ...Object.entries(entry.params).map(([name, schema]) => parameter(name, 'path', schema)),
       ...Object.entries(query).map(([name, schema]) => parameter(name, 'query', schema)),
     ],
-    ...(entry.body ? { requestBody: { required: false, content: { 'application/json': { schema: jsonSchema(entry.body) } } } } : {}),
+    ...(entry.body ? { requestBody: { required: false, content: { 'application/json': { schema: jsonSchemaOf(entry.body) } } } } : {}),
     responses: {
       '200': { description: entry.returns },
       default: {
@@ -47,7 +42,7 @@ function operation(entry: SchedulerRoute, method: string) {
 }
 
 /** The document of the given routes. */
-export function openApiDocument(routes: readonly SchedulerRoute[]): Record<string, unknown> {
+export function openApiDocument(routes: readonly SchedulerRoute[]): OpenApiDocument<Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const entry of routes) {
     const key = openApiPath(entry.path);
@@ -55,14 +50,11 @@ export function openApiDocument(routes: readonly SchedulerRoute[]): Record<strin
     paths[key] = item;
     for (const method of entry.methods) item[method.toLowerCase()] = operation(entry, method);
   }
-  return {
-    openapi: '3.1.0',
-    info: {
+  return documentOf(
+    {
       title: 'Keyhaven scheduler API',
       version: '1',
       description: "Nomad's ACL API (tokens, policies, roles, auth methods, binding rules, login) and its event stream.",
-    },
-    components: {
       securitySchemes: {
         nomadToken: { type: 'apiKey', in: 'header', name: 'X-Nomad-Token', description: 'The secret ID of an ACL token.' },
         schedulerToken: { type: 'apiKey', in: 'header', name: 'X-Scheduler-Token', description: 'The secret ID of an ACL token.' },
@@ -70,12 +62,12 @@ export function openApiDocument(routes: readonly SchedulerRoute[]): Record<strin
       },
     },
     paths,
-  };
+  );
 }
 
 /** `GET /v1/internal/specs/openapi`: the document of `routes()` (the whole table, this route included); a token is required. */
 export function openApiRoute(routes: () => readonly SchedulerRoute[]): SchedulerRoute {
-  let document: Record<string, unknown> | undefined;
+  let document: OpenApiDocument<Record<string, unknown>> | undefined;
   return route({
     method: 'GET',
     path: '/v1/internal/specs/openapi',

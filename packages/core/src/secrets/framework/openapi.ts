@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { openApiDocument as documentOf, type JsonSchema, jsonSchemaOf, type OpenApiDocument, type OpenApiParameter, parameterOf } from '../../front/openapi.ts';
 import type { Backend, Operation, PathSpec } from './backend.ts';
 
 /**
@@ -8,7 +8,8 @@ import type { Backend, Operation, PathSpec } from './backend.ts';
  * without it), its operations as HTTP methods (read → GET, create/update → POST, patch → PATCH, delete → DELETE,
  * list → GET on the path with a trailing slash and a required `list=true` query parameter), its `summaries` as
  * each operation's `summary`, and its zod `fields` (with their `.describe()` text) as the request body of a write
- * and the query parameters of a read, list or delete.
+ * and the query parameters of a read, list or delete. The document's skeleton is the one both services share
+ * (`front/openapi.ts`).
  */
 
 /** What the document needs of a mount: where it is and which backend serves it. */
@@ -16,16 +17,6 @@ export interface DocumentedMount {
   /** With its trailing slash: `secret/`, `auth/jwt/`. */
   path: string;
   type: string;
-}
-
-type JsonSchema = Record<string, unknown>;
-
-export interface OpenApiParameter {
-  name: string;
-  in: 'path' | 'query';
-  required: boolean;
-  description?: string;
-  schema: JsonSchema;
 }
 
 export interface OpenApiOperation {
@@ -52,14 +43,7 @@ export interface OpenApiPathItem {
   delete?: OpenApiOperation;
 }
 
-export interface OpenApiDocument {
-  openapi: '3.1.0';
-  info: { title: string; description: string; version: string };
-  servers: Array<{ url: string }>;
-  components: { securitySchemes: Record<string, { type: 'apiKey'; in: 'header'; name: string; description: string }> };
-  security: Array<Record<string, string[]>>;
-  paths: Record<string, OpenApiPathItem>;
-}
+
 
 /** Vault's mapping of a logical operation to an HTTP method. */
 export const methodOf: Record<Operation, HttpMethod> = {
@@ -106,14 +90,9 @@ interface FieldSchemas {
 
 /** The row's fields as JSON Schema (the input a client sends), one property per field. */
 function fieldSchemas(spec: PathSpec): FieldSchemas {
-  const schema = z.toJSONSchema(spec.fields, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const schema = jsonSchemaOf(spec.fields);
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   return { properties, required: new Set((schema.required ?? []) as string[]) };
-}
-
-function withoutDescription(schema: JsonSchema): JsonSchema {
-  const { description: _description, ...rest } = schema;
-  return rest;
 }
 
 const listParameter: OpenApiParameter = {
@@ -163,13 +142,7 @@ function describeOperation(
     }
     return described;
   }
-  const query: OpenApiParameter[] = fields.map(([name, schema]) => ({
-    name,
-    in: 'query',
-    required: required.has(name),
-    ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
-    schema: withoutDescription(schema),
-  }));
+  const query: OpenApiParameter[] = fields.map(([name, schema]) => parameterOf(name, 'query', required.has(name), schema));
   const parameters = operation === 'list' ? [listParameter, ...query.filter((parameter) => parameter.name !== 'list')] : query;
   if (parameters.length > 0) described.parameters = parameters;
   return described;
@@ -188,7 +161,7 @@ function pathParameters(spec: PathSpec, captures: string[]): OpenApiParameter[] 
  * give the same route (paths that differ only in their parameters' names) and the same method, the first row's
  * operation is documented: it is the one the router picks.
  */
-export function openApiDocument(mounts: DocumentedMount[], backends: ReadonlyMap<string, Backend>, version: string): OpenApiDocument {
+export function openApiDocument(mounts: DocumentedMount[], backends: ReadonlyMap<string, Backend>, version: string): OpenApiDocument<OpenApiPathItem> {
   const paths: Record<string, OpenApiPathItem> = {};
   const pathOfRoute = new Map<string, string>();
   const taken = new Set<string>();
@@ -222,20 +195,17 @@ export function openApiDocument(mounts: DocumentedMount[], backends: ReadonlyMap
       }
     }
   }
-  return {
-    openapi: '3.1.0',
-    info: {
+  return documentOf(
+    {
       title: 'Keyhaven secrets API',
       description: "HTTP API of Keyhaven's secrets service (Vault's API). Every route is prefixed with `/v1/`.",
       version,
-    },
-    servers: [{ url: '/v1' }],
-    components: {
+      servers: [{ url: '/v1' }],
       securitySchemes: {
         token: { type: 'apiKey', in: 'header', name: 'X-Vault-Token', description: 'A token (`X-Secrets-Token` and `Authorization: Bearer` work too).' },
       },
+      security: [{ token: [] }],
     },
-    security: [{ token: [] }],
     paths,
-  };
+  );
 }

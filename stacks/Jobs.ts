@@ -7,16 +7,13 @@ import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Cron, type FunctionProps, type StackContext, use } from 'sst/constructs';
 import { alarmOn, alarmThresholds, deadLetterAlarm, functionAlarms, period } from './alarms.ts';
-import { directoryNetwork, keyhavenFunction } from './functions.ts';
-import { familyOfType, googleEndpointsEnv } from './stage-config.ts';
+import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
+import { engineJobs } from './families.ts';
+import { familyFunctionProps, keyhavenFunction } from './functions.ts';
+import { familyOfType } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 
-/** The engines whose leases or scheduled work need their backend: each has a job in its own bundle. */
-export const engineJobs = {
-  ldap: 'functions/jobs/ldap.handler',
-  cloud: 'functions/jobs/cloud.handler',
-  mesh: 'functions/jobs/mesh.handler',
-} as const;
+export { engineJobs } from './families.ts';
 
 /**
  * Scheduled work: EventBridge runs the token sweep and each declared engine's job every minute (each run loops for
@@ -49,14 +46,15 @@ export function Jobs({ stack }: StackContext) {
   };
 
   const sweep = job('sweep', 'functions/jobs/sweep.handler', 'keyhaven job: revoke expired tokens; kv leases and login mounts');
-  const engines: Partial<Record<keyof typeof engineJobs, Cron>> = {};
+  // Each engine with periodic work or leases that call out (`engineJobs`, from the backends), when the stage declares
+  // a mount of it: its job in its own bundle (the engine named by KEYHAVEN_ENGINE), with its functions' network and
+  // operator settings (the directory's network, the cloud's Google endpoints).
+  const engines: Partial<Record<SecretsFamily, Cron>> = {};
   const declared = new Set(config.mounts.map((mount) => familyOfType[mount.type]));
-  for (const [family, handler] of Object.entries(engineJobs) as Array<[keyof typeof engineJobs, string]>) {
-    if (!declared.has(family)) continue;
-    const network = family === 'ldap' && config.directoryVpc ? directoryNetwork(stack, config.directoryVpc) : {};
-    // The cloud job calls Google where the cloud endpoints' function does: the stage's operator configuration.
-    const endpoints = family === 'cloud' ? { environment: googleEndpointsEnv(config) } : {};
-    engines[family] = job(family, handler, `keyhaven job: ${family} leases and scheduled work`, { ...network, ...endpoints });
+  for (const [family, handler] of Object.entries(engineJobs) as Array<[SecretsFamily, string]>) {
+    if (!declared.has(family as Exclude<SecretsFamily, 'system'>)) continue;
+    const props = familyFunctionProps(stack, config, family, { KEYHAVEN_ENGINE: family });
+    engines[family] = job(family, handler, `keyhaven job: ${family} leases and scheduled work`, props);
   }
 
   // A batch the TTL backstop gives up on is written whole (the records, not only pointers into the stream, which

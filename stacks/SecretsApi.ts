@@ -3,13 +3,13 @@ import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
 import { Stack } from 'aws-cdk-lib';
 import { Distribution, FunctionEventType, PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { directoryNetwork, keyhavenFunction } from './functions.ts';
+import { familyFunctionProps, keyhavenFunction } from './functions.ts';
 import { alarmThresholds, distributionAlarm, functionAlarms, httpApiAlarms } from './alarms.ts';
 import { consoleBehaviors, consoleBucket } from './console-hosting.ts';
 import { cloudFrontFunction, httpApiOrigin, originSecret, uncachedApiBehavior, viewerCertificate } from './edge-origin.ts';
 import { Edge } from './Edge.ts';
 import { encryptLogGroups } from './logs-key.ts';
-import { corsOf, customOrigin, type DeclaredMount, declaredMountsEnv, familyOfType, googleEndpointsEnv } from './stage-config.ts';
+import { corsOf, customOrigin, type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 import { accessLogBucket, httpApiAccessLogFormat } from './access-logs.ts';
 import { throttleApi, throttledSecretsRoutes } from './throttling.ts';
@@ -86,8 +86,8 @@ export function SecretsApi({ stack }: StackContext) {
         handler: familyHandlers[family],
         description: `keyhaven secrets: ${family} endpoints`,
         timeout: family === 'system' ? `${callBudgetSeconds.system} seconds` : `${callBudgetSeconds.engine} seconds`,
-        environment: family === 'cloud' ? { ...environment, ...googleEndpointsEnv(config) } : environment,
-        ...(family === 'ldap' && config.directoryVpc ? directoryNetwork(stack, config.directoryVpc) : {}),
+        // Its backends' deployment: the directory's network, the cloud's Google endpoints.
+        ...familyFunctionProps(stack, config, family, environment),
       }),
     );
   }

@@ -3,9 +3,10 @@ import { type CfnRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Function as SstFunction, type FunctionProps, Stack, type Table } from 'sst/constructs';
 import type { Construct } from 'constructs';
+import { type SecretsFamily, secretsFamilies } from '../packages/core/src/secrets/families.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
 import { readActions, tableAccessOf } from './permissions.ts';
-import type { StageConfig } from './stage-config.ts';
+import { type StageConfig, settingsEnv } from './stage-config.ts';
 
 /** What every function of the app gets: the table and key it may use, and nothing else. */
 export interface FunctionContext {
@@ -140,4 +141,21 @@ export function directoryNetwork(stack: Construct, network: NonNullable<StageCon
     vpcSubnets: { subnets: network.privateSubnetIds.map((id, index) => Subnet.fromSubnetId(stack, `DirectorySubnet${index}`, id)) },
     securityGroups: network.securityGroupIds.map((id, index) => SecurityGroup.fromSecurityGroupId(stack, `DirectorySg${index}`, id)),
   };
+}
+
+const networks = new WeakMap<Construct, ReturnType<typeof directoryNetwork>>();
+
+/**
+ * A family's function props from its backends' `deployment`: the stage's private network (`directoryVpc`) where a
+ * backend asks for it, and the environment of its operator settings (merged over `environment`).
+ */
+export function familyFunctionProps(stack: Construct, config: StageConfig, family: SecretsFamily, environment: Record<string, string> = {}): Partial<FunctionProps> {
+  const deployments = secretsFamilies[family].flatMap((backend) => (backend.deployment ? [backend.deployment] : []));
+  const settings = Object.assign({}, ...deployments.flatMap((deployment) => (deployment.settings ? [settingsEnv(config, deployment.settings)] : [])));
+  let network: ReturnType<typeof directoryNetwork> | undefined;
+  if (config.directoryVpc && deployments.some((deployment) => deployment.privateNetwork)) {
+    network = networks.get(stack) ?? directoryNetwork(stack, config.directoryVpc);
+    networks.set(stack, network);
+  }
+  return { ...(Object.keys({ ...environment, ...settings }).length > 0 ? { environment: { ...environment, ...settings } } : {}), ...network };
 }

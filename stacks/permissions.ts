@@ -16,6 +16,9 @@
  *   whole items of any partition, so that limit is what keeps a job out of the other service's queue).
  */
 
+import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
+import { engineJobs, engineLeaseTypes, extraReads, periodicQueues } from './families.ts';
+
 export type TableAction =
   | 'dynamodb:GetItem'
   | 'dynamodb:BatchGetItem'
@@ -83,11 +86,11 @@ const engine = (extra: { reads?: string[]; unrecorded?: Record<string, string> }
   },
 });
 
-/** An engine's job: its lease queue (every shard), revoking leases and finishing its disabled mounts. */
-const engineJob = (type: string, extraQueues: string[] = [], extra: { reads?: string[]; unrecorded?: Record<string, string> } = {}): Omit<TableAccess, 'items'> => ({
+/** An engine's job: its lease queues (every shard), revoking leases and finishing its disabled mounts. */
+const engineJob = (types: string[], extraQueues: string[] = [], extra: { reads?: string[]; unrecorded?: Record<string, string> } = {}): Omit<TableAccess, 'items'> => ({
   reads: ['sys', 'mounts', 'mount#*', 'leases#*', ...(extra.reads ?? [])],
   writes: ['mount#*', 'mounts', 'token#*', 'leases', 'leases#*', 'revoked-leases#*'],
-  dueQueues: [`expiry:${type}`, `expiry:${type}#*`, ...extraQueues],
+  dueQueues: [...types.flatMap((type) => [`expiry:${type}`, `expiry:${type}#*`]), ...extraQueues],
   unrecorded: {
     'read:leases#*': why.finishDisabled,
     'write:mount#*': why.finishDisabled,
@@ -157,15 +160,15 @@ export const tableAccess: Record<string, TableAccess> = {
       'write:sched#*': 'an expired scheduler token is deleted with its accessor and secret items (scheduler/sweep.ts)',
     },
   },
-  'Job-ldap': {
-    items: [...read, ...write],
-    ...engineJob('ldap', ['ldap-rotation', 'ldap-rotation#*'], {
-      reads: ['password-policies'],
-      unrecorded: { 'read:password-policies': `a rotation generates the password: ${why.passwordPolicies}` },
+  // Each engine's job (stacks/Jobs.ts), from what its backend declares: its lease queues, its periodic jobs' queues
+  // and the partitions they read.
+  ...Object.fromEntries(
+    (Object.keys(engineJobs) as SecretsFamily[]).map((family) => {
+      const reads = extraReads(family, 'job');
+      const unrecorded = Object.fromEntries(Object.entries(reads).map(([pattern, reason]) => [`read:${pattern}`, reason]));
+      return [`Job-${family}`, { items: [...read, ...write], ...engineJob(engineLeaseTypes(family), periodicQueues(family), { reads: Object.keys(reads), unrecorded }) }];
     }),
-  },
-  'Job-cloud': { items: [...read, ...write], ...engineJob('cloud') },
-  'Job-mesh': { items: [...read, ...write], ...engineJob('mesh') },
+  ),
   // Not read-only: a lease TTL removed is put back and revoked, a token TTL removed is revoked (its children, leases).
   'Job-table-stream': {
     items: [...read, ...write, transact],

@@ -1,5 +1,6 @@
-import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
-import { googleEndpointVariables } from '../packages/core/src/secrets/mounts/operator-settings.ts';
+import { allSecretsFamilies, type SecretsFamily, secretsFamilies } from '../packages/core/src/secrets/families.ts';
+import type { Deployment } from '../packages/core/src/secrets/framework/backend.ts';
+import type { googleEndpointVariables } from '../packages/core/src/secrets/mounts/operator-settings.ts';
 
 /** A mount the stage serves: each becomes routes to its family's Lambda. */
 export interface DeclaredMount {
@@ -147,15 +148,13 @@ export interface StageConfig {
   isDev: boolean;
 }
 
-/** Mount type -> the endpoint family (and so the Lambda) that serves it. */
-export const familyOfType: Record<string, Exclude<SecretsFamily, 'system'>> = {
-  kv: 'kv',
-  cloud: 'cloud',
-  ldap: 'ldap',
-  mesh: 'mesh',
-  jwt: 'jwt',
-  oidc: 'jwt',
-};
+/** Mount type -> the endpoint family (and so the Lambda) that serves it: each backend of the family list but `system`'s. */
+export const familyOfType: Record<string, Exclude<SecretsFamily, 'system'>> = Object.fromEntries(
+  allSecretsFamilies.flatMap((family) => (family === 'system' ? [] : secretsFamilies[family].map((backend) => [backend.type, family]))),
+);
+
+/** The mount types that are auth methods (mounted under `auth/`). */
+const authTypes = new Set(allSecretsFamilies.flatMap((family) => secretsFamilies[family].filter((backend) => backend.kind === 'auth').map((backend) => backend.type)));
 
 export const defaultMounts: DeclaredMount[] = [
   { path: 'secret', type: 'kv' },
@@ -340,13 +339,17 @@ export const customOrigin = (domain: CustomDomain | undefined) => (domain ? `htt
 export const declaredMountsEnv = (mounts: DeclaredMount[]) =>
   JSON.stringify(mounts.map((mount) => ({ path: `${mount.path}/`, type: mount.type })));
 
-/** The cloud functions' environment for the stage's `googleEndpoints`; each must be an https URL with a host. */
-export function googleEndpointsEnv(config: Pick<StageConfig, 'googleEndpoints'>): Record<string, string> {
+/**
+ * The environment of an engine's functions for the operator settings its backend declares (`Deployment.settings`: the
+ * cloud engine's `googleEndpoints`); each must be an https URL with a host.
+ */
+export function settingsEnv(config: StageConfig, settings: NonNullable<Deployment['settings']>): Record<string, string> {
   const environment: Record<string, string> = {};
-  for (const [option, url] of Object.entries(config.googleEndpoints ?? {})) {
-    const variable = (googleEndpointVariables as Record<string, string>)[option];
-    if (!variable) throw new Error(`stage config: googleEndpoints.${option} is not one of ${Object.keys(googleEndpointVariables).join(', ')}`);
-    if (!/^https:\/\/[^/\s]+/.test(url)) throw new Error(`stage config: googleEndpoints.${option} must be an https URL, not "${url}"`);
+  const given = (config as unknown as Record<string, Record<string, string> | undefined>)[settings.option];
+  for (const [option, url] of Object.entries(given ?? {})) {
+    const variable = settings.variables[option];
+    if (!variable) throw new Error(`stage config: ${settings.option}.${option} is not one of ${Object.keys(settings.variables).join(', ')}`);
+    if (!/^https:\/\/[^/\s]+/.test(url)) throw new Error(`stage config: ${settings.option}.${option} must be an https URL, not "${url}"`);
     environment[variable] = url;
   }
   return environment;
@@ -370,7 +373,7 @@ function validateMounts(mounts: DeclaredMount[]): void {
   for (const mount of mounts) {
     if (!/^[\w.-]+(\/[\w.-]+)*$/.test(mount.path)) throw new Error(`stage config: invalid mount path "${mount.path}"`);
     if (!familyOfType[mount.type]) throw new Error(`stage config: unknown mount type "${mount.type}" at ${mount.path}`);
-    const isAuth = mount.type === 'jwt' || mount.type === 'oidc';
+    const isAuth = authTypes.has(mount.type);
     if (isAuth !== mount.path.startsWith('auth/')) {
       throw new Error(`stage config: ${mount.type} at "${mount.path}": auth methods live under auth/, engines do not`);
     }

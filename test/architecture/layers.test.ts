@@ -21,7 +21,7 @@ import { importsOf } from './imports.ts';
  *                        The framework, the backends and the jobs know the parts as `Core` (secrets/framework/services.ts),
  *                        a type, never this file.
  *    scheduler app       scheduler/scheduler-app.ts (the route table and the Hono app)
- *  5 backends            secrets/{engines,auth,sys,identity-paths}/**, secrets/families.ts (the path tables)
+ *  5 backends            secrets/{engines,auth,sys,identity-paths}/**, secrets/{families,family-list}.ts (the path tables)
  *    scheduler routes    scheduler/acl/<resource>/routes.ts, scheduler/acl/login-routes.ts, scheduler/events/stream.ts
  *  4 framework           secrets/framework/**
  *    scheduler framework scheduler/http/** (the one route wrapper, decoding, blocking queries, errors), scheduler/audit.ts
@@ -54,7 +54,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   {
     rank: 5,
     name: 'backends',
-    prefixes: [`${src}secrets/engines/`, `${src}secrets/auth/`, `${src}secrets/sys/`, `${src}secrets/identity-paths/`, `${src}secrets/families.ts`],
+    prefixes: [`${src}secrets/engines/`, `${src}secrets/auth/`, `${src}secrets/sys/`, `${src}secrets/identity-paths/`, `${src}secrets/families.ts`, `${src}secrets/family-list.ts`],
   },
   { rank: 5, name: 'scheduler routes', prefixes: [/^packages\/core\/src\/scheduler\/acl\/[^/]+\/routes\.ts$/, `${sched}acl/login-routes.ts`, `${sched}events/stream.ts`] },
   { rank: 4, name: 'framework', prefixes: [`${src}secrets/framework/`] },

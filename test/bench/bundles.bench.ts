@@ -28,9 +28,7 @@ const entries = [
   'functions/scheduler/api.ts',
   'functions/scheduler/event-stream.ts',
   'functions/jobs/sweep.ts',
-  'functions/jobs/ldap.ts',
-  'functions/jobs/cloud.ts',
-  'functions/jobs/mesh.ts',
+  'functions/jobs/engine-job.ts',
   'functions/jobs/table-stream.ts',
 ];
 

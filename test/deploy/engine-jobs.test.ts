@@ -2,7 +2,7 @@ import { DeleteItemCommand, type DynamoDBClient, GetItemCommand } from '@aws-sdk
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leasePk, leaseQueueShard } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
-import { deployedEnvironment, httpApiEvent, invoke, scheduledEvent, ttlRemoval } from './lambda-events.ts';
+import { deployedEnvironment, engineJob, httpApiEvent, invoke, scheduledEvent, ttlRemoval } from './lambda-events.ts';
 
 type HttpHandler = Parameters<typeof invoke>[0];
 type JobHandler = (event: unknown) => Promise<Record<string, number>>;
@@ -11,7 +11,7 @@ type JobHandler = (event: unknown) => Promise<Record<string, number>>;
  * The deployed shape: the system function bundles no engine, each engine's job bundles only its engine. A lease
  * revoked through `sys/` is handed to its engine's queue; the token sweep leaves it alone; the engine's job revokes it.
  */
-describe('each engine job sweeps its own leases (functions/jobs/mesh.ts with the Consul emulator)', () => {
+describe('each engine job sweeps its own leases (functions/jobs/engine-job.ts as the mesh job, with the Consul emulator)', () => {
   let client: DynamoDBClient;
   let tableName: string;
   let consul: ConsulEmulator;
@@ -34,7 +34,7 @@ describe('each engine job sweeps its own leases (functions/jobs/mesh.ts with the
     system = (await import('../../functions/secrets/system.ts')).handler;
     mesh = (await import('../../functions/secrets/mesh.ts')).handler;
     sweepJob = (await import('../../functions/jobs/sweep.ts')).handler as unknown as JobHandler;
-    meshJob = (await import('../../functions/jobs/mesh.ts')).handler as unknown as JobHandler;
+    meshJob = await engineJob('mesh');
 
     const init = await call(system, 'PUT', '/v1/sys/init');
     expect(init.status).toBe(200);

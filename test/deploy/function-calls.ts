@@ -11,10 +11,12 @@ import { type KmsEmulator, startKmsEmulator } from '../emulators/kms.ts';
 import { type InvokedHandler, type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
 import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../emulators/secrets-manager.ts';
 import { useEmulatedGoogle } from '../support/cloud-engine.ts';
+import { engineJobs } from '../../stacks/families.ts';
 import { deletionLdif, rollbackLdif } from '../support/ldif-fixtures.ts';
 import { dynamicDn, groupsDn, managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from '../support/slapd.ts';
 import {
   deployedEnvironment,
+  engineJob,
   httpApiEvent,
   invoke,
   lambdaContext,
@@ -139,7 +141,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function driveEveryFunction(env: Environment): Promise<void> {
   const secrets = async (family: string) => (await import(`../../functions/secrets/${family}.ts`)).handler as Handler;
-  const job = async (name: string) => (await import(`../../functions/jobs/${name}.ts`)).handler as Handler;
+  // An engine's job is functions/jobs/engine-job.ts with KEYHAVEN_ENGINE naming it, as the stack deploys it.
+  const job = async (name: string) => (name in engineJobs ? ((await engineJob(name)) as Handler) : ((await import(`../../functions/jobs/${name}.ts`)).handler as Handler));
   let root = '';
   const call = async (fn: string, handler: Handler, method: string, url: string, body?: unknown, token = root) => {
     const answer = await asFunction(fn, () =>

@@ -202,3 +202,21 @@ export async function startCloudFormationResponses(): Promise<{
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * An engine's job function as the stack deploys it (`Job-<engine>`: functions/jobs/engine-job.ts with
+ * `KEYHAVEN_ENGINE` naming the engine), invoked with a scheduled event.
+ */
+export async function engineJob(engine: string): Promise<(event: unknown) => Promise<Record<string, number>>> {
+  const { handler } = await import('../../functions/jobs/engine-job.ts');
+  return async () => {
+    const before = process.env.KEYHAVEN_ENGINE;
+    process.env.KEYHAVEN_ENGINE = engine;
+    try {
+      return (await handler()) as Record<string, number>;
+    } finally {
+      if (before === undefined) delete process.env.KEYHAVEN_ENGINE;
+      else process.env.KEYHAVEN_ENGINE = before;
+    }
+  };
+}

@@ -8,7 +8,7 @@ import { tableBackup } from '../../stacks/backup.ts';
 import { checkAlarmSubscriptions, type StageConfig, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, asList, resourcesOf, roleStatementsOf, routeTargets, single } from './template-queries.ts';
+import { appFunctions, asList, engineJobEntry, entryOf, resourcesOf, roleStatementsOf, routeTargets, single } from './template-queries.ts';
 
 /**
  * Issue 25, production on AWS: alarms that reach a person (the stage's own SNS topic, subscribed from the stage
@@ -244,12 +244,12 @@ describe('throttling and reserved concurrency (synthesis of "prod")', () => {
   });
 
   it('reserves concurrency for the sweep, every engine job (revocation, rotation) and the stream consumer', () => {
-    const reserved = Object.fromEntries(appFunctions(s.jobs).map(([, fn]) => [fn.Properties.Handler, fn.Properties.ReservedConcurrentExecutions]));
+    const reserved = Object.fromEntries(appFunctions(s.jobs).map(([, fn]) => [entryOf(fn), fn.Properties.ReservedConcurrentExecutions]));
     expect(reserved).toEqual({
       'functions/jobs/sweep.handler': reservedConcurrency.jobs,
-      'functions/jobs/ldap.handler': reservedConcurrency.jobs,
-      'functions/jobs/cloud.handler': reservedConcurrency.jobs,
-      'functions/jobs/mesh.handler': reservedConcurrency.jobs,
+      [engineJobEntry('ldap')]: reservedConcurrency.jobs,
+      [engineJobEntry('cloud')]: reservedConcurrency.jobs,
+      [engineJobEntry('mesh')]: reservedConcurrency.jobs,
       'functions/jobs/table-stream.handler': reservedConcurrency.streamConsumer,
     });
   });
@@ -343,8 +343,8 @@ describe('failures and time budgets (synthesis of "prod")', () => {
   });
 
   it('drops a scheduled tick that fails or cannot be delivered instead of retrying it hours later, on EventBridge and on Lambda', () => {
-    const jobHandlers = ['sweep', 'ldap', 'cloud', 'mesh'].map((job) => `functions/jobs/${job}.handler`);
-    const functions = Object.fromEntries(appFunctions(s.jobs).map(([id, fn]) => [id, fn.Properties.Handler]));
+    const jobHandlers = ['functions/jobs/sweep.handler', ...['ldap', 'cloud', 'mesh'].map(engineJobEntry)];
+    const functions = Object.fromEntries(appFunctions(s.jobs).map(([id, fn]) => [id, entryOf(fn)]));
     const rules = resourcesOf(s.jobs, 'AWS::Events::Rule');
     expect(rules.map(([, rule]) => functions[rule.Properties.Targets[0].Arn['Fn::GetAtt'][0]]).sort()).toEqual([...jobHandlers].sort());
     for (const [, rule] of rules) {

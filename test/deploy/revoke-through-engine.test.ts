@@ -2,7 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
-import { deployedEnvironment, httpApiEvent, invoke, scheduledEvent } from './lambda-events.ts';
+import { deployedEnvironment, engineJob, httpApiEvent, invoke, scheduledEvent } from './lambda-events.ts';
 
 type HttpHandler = Parameters<typeof invoke>[0];
 type Handler = (event: unknown) => Promise<unknown>;
@@ -97,7 +97,7 @@ describe('revoking through the engine function (functions/secrets/system.ts -> f
     expect((await lookup(leaseId)).body.data.revocation_attempts).toBeGreaterThan(0);
 
     await consul.start();
-    const meshJob = (await import('../../functions/jobs/mesh.ts')).handler as unknown as Handler;
+    const meshJob = await engineJob('mesh');
     // The failure queued the lease again with a backoff; an operator's asynchronous revoke queues it for now.
     expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 0, failed: 0 });
     expect((await call(system, 'PUT', '/v1/sys/leases/revoke', { lease_id: leaseId, sync: false })).status).toBe(204);

@@ -8,7 +8,7 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { deployedEnvironment, httpApiEvent, invoke, lambdaContext, scheduledEvent, standInAwsLambda, ttlRemoval } from './lambda-events.ts';
+import { deployedEnvironment, engineJob, httpApiEvent, invoke, lambdaContext, scheduledEvent, standInAwsLambda, ttlRemoval } from './lambda-events.ts';
 
 const streamMetadata = standInAwsLambda();
 
@@ -88,9 +88,9 @@ describe('functions/scheduler/* and functions/jobs/* with their real event shape
   it('sweep and the engine jobs: one run per EventBridge scheduled event, reporting what they did', async () => {
     const job = async (name: string) => (await import(`../../functions/jobs/${name}.ts`)).handler as (event: unknown) => Promise<unknown>;
     expect(await (await job('sweep'))(scheduledEvent('SweepScheduleRule'))).toEqual({ tokens: 0, leases: 0, failed: 0 });
-    expect(await (await job('ldap'))(scheduledEvent('ldapScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
-    expect(await (await job('cloud'))(scheduledEvent('cloudScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
-    expect(await (await job('mesh'))(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 0, failed: 0 });
+    expect(await (await engineJob('ldap'))(scheduledEvent('ldapScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
+    expect(await (await engineJob('cloud'))(scheduledEvent('cloudScheduleRule'))).toEqual({ leases: 0, rotated: 0, failed: 0 });
+    expect(await (await engineJob('mesh'))(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 0, failed: 0 });
   });
 
   it('table stream: a TTL removal of a token is revoked; a bad record is reported as the batch item failure', async () => {

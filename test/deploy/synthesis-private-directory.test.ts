@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { resourcesOf, routeTargets } from './template-queries.ts';
+import { engineJobEntry, entryOf, resourcesOf, routeTargets } from './template-queries.ts';
 
 describe('SST app, synthesised offline (stage "example-private": kv and a directory in a private network)', () => {
   let s: Synthesized;
@@ -14,9 +14,9 @@ describe('SST app, synthesised offline (stage "example-private": kv and a direct
       ['functions/secrets/kv.handler', 'functions/secrets/ldap.handler', 'functions/secrets/system.handler'].sort(),
     );
     expect(Object.values(routeTargets(s.secrets))).not.toContain('functions/secrets/cloud.handler');
-    const jobs = resourcesOf(s.jobs, 'AWS::Lambda::Function').map(([, fn]) => String(fn.Properties.Handler));
+    const jobs = resourcesOf(s.jobs, 'AWS::Lambda::Function').map(([, fn]) => entryOf(fn));
     expect(jobs.filter((handler) => handler.startsWith('functions/')).sort()).toEqual(
-      ['functions/jobs/ldap.handler', 'functions/jobs/sweep.handler', 'functions/jobs/table-stream.handler'].sort(),
+      [engineJobEntry('ldap'), 'functions/jobs/sweep.handler', 'functions/jobs/table-stream.handler'].sort(),
     );
   });
 
@@ -24,8 +24,8 @@ describe('SST app, synthesised offline (stage "example-private": kv and a direct
     const all = [...resourcesOf(s.secrets, 'AWS::Lambda::Function'), ...resourcesOf(s.jobs, 'AWS::Lambda::Function')].filter(([, fn]) =>
       String(fn.Properties.Handler).startsWith('functions/'),
     );
-    const inVpc = all.filter(([, fn]) => fn.Properties.VpcConfig).map(([, fn]) => fn.Properties.Handler);
-    expect(inVpc.sort()).toEqual(['functions/jobs/ldap.handler', 'functions/secrets/ldap.handler']);
+    const inVpc = all.filter(([, fn]) => fn.Properties.VpcConfig).map(([, fn]) => entryOf(fn));
+    expect(inVpc.sort()).toEqual([engineJobEntry('ldap'), 'functions/secrets/ldap.handler']);
     for (const [, fn] of all.filter(([, fn]) => fn.Properties.VpcConfig)) {
       expect(fn.Properties.VpcConfig).toEqual({ SubnetIds: ['subnet-0examplea', 'subnet-0exampleb'], SecurityGroupIds: ['sg-0example'] });
     }

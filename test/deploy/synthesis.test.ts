@@ -13,7 +13,7 @@ import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, asList, policyStatements, resourcesOf, routeTargets, single } from './template-queries.ts';
+import { appFunctions, asList, engineJobEntry, entryOf, policyStatements, resourcesOf, routeTargets, single } from './template-queries.ts';
 
 describe('SST app, synthesised offline (stage "test")', () => {
   let s: Synthesized;
@@ -47,15 +47,15 @@ describe('SST app, synthesised offline (stage "test")', () => {
 
   it('runs every function of the app on nodejs24.x, arm64, with a bundled `file.handler` entry', () => {
     const functions = appFunctions(s.secrets).concat(appFunctions(s.scheduler), appFunctions(s.jobs));
-    expect(functions.map(([, fn]) => fn.Properties.Handler).sort()).toEqual(
+    expect(functions.map(([, fn]) => entryOf(fn)).sort()).toEqual(
       [
         ...Object.values(familyHandlers),
         'functions/scheduler/api.handler',
         'functions/scheduler/event-stream.handler',
         'functions/jobs/sweep.handler',
-        'functions/jobs/ldap.handler',
-        'functions/jobs/cloud.handler',
-        'functions/jobs/mesh.handler',
+        engineJobEntry('ldap'),
+        engineJobEntry('cloud'),
+        engineJobEntry('mesh'),
         'functions/jobs/table-stream.handler',
       ].sort(),
     );
@@ -121,14 +121,14 @@ describe('SST app, synthesised offline (stage "test")', () => {
     const functions = Object.fromEntries(resourcesOf(s.jobs, 'AWS::Lambda::Function'));
     const targets = rules.map(([, rule]) => ({
       schedule: rule.Properties.ScheduleExpression,
-      handler: functions[rule.Properties.Targets[0].Arn['Fn::GetAtt'][0]]?.Properties.Handler,
+      handler: entryOf(functions[rule.Properties.Targets[0].Arn['Fn::GetAtt'][0]] as Parameters<typeof entryOf>[0]),
     }));
     expect(targets).toEqual(
       expect.arrayContaining([
         { schedule: 'rate(1 minute)', handler: 'functions/jobs/sweep.handler' },
-        { schedule: 'rate(1 minute)', handler: 'functions/jobs/ldap.handler' },
-        { schedule: 'rate(1 minute)', handler: 'functions/jobs/cloud.handler' },
-        { schedule: 'rate(1 minute)', handler: 'functions/jobs/mesh.handler' },
+        { schedule: 'rate(1 minute)', handler: engineJobEntry('ldap') },
+        { schedule: 'rate(1 minute)', handler: engineJobEntry('cloud') },
+        { schedule: 'rate(1 minute)', handler: engineJobEntry('mesh') },
       ]),
     );
     expect(targets).toHaveLength(4);

@@ -10,6 +10,18 @@ export const resourcesOf = (template: Template, type: string): Array<[string, Re
 export const appFunctions = (template: Template) =>
   resourcesOf(template, 'AWS::Lambda::Function').filter(([, fn]) => String(fn.Properties.Handler).startsWith('functions/'));
 
+/**
+ * A function's entry: its handler, and for an engine's job (one entry for every engine, functions/jobs/engine-job.ts)
+ * the engine its `KEYHAVEN_ENGINE` names, as `functions/jobs/engine-job.handler ldap`.
+ */
+export function entryOf(fn: Resource): string {
+  const engine = fn.Properties?.Environment?.Variables?.KEYHAVEN_ENGINE;
+  return engine ? `${fn.Properties.Handler} ${engine}` : String(fn.Properties?.Handler);
+}
+
+/** The entry (`entryOf`) of every engine's job. */
+export const engineJobEntry = (engine: string) => `functions/jobs/engine-job.handler ${engine}`;
+
 /** Route key -> handler of the Lambda the route's integration invokes. */
 export function routeTargets(template: Template): Record<string, string> {
   const functions = Object.fromEntries(resourcesOf(template, 'AWS::Lambda::Function'));

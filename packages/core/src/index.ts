@@ -2,7 +2,7 @@ export { type Core, createCore } from './core.ts';
 export { createSecretsApp } from './http/secrets-app.ts';
 export { secretsNodeListener } from './http/secrets-node.ts';
 export { sweepExpired } from './jobs.ts';
-export { rotateDue } from './rotation-job.ts';
+export { periodicJobs, rotateDue } from './rotation-job.ts';
 export { coreFromEnvironment, dynamoDbClient, tableName } from './runtime.ts';
 export { publishEvents, schedulerFor } from './scheduler/scheduler.ts';
 export { createSchedulerApp } from './scheduler/scheduler-app.ts';

@@ -7,7 +7,7 @@ import { dueItems } from './storage/due.ts';
 /**
  * Scheduled work as plain functions over the table. In AWS EventBridge rules call them (`functions/jobs/`);
  * locally `packages/local` calls them from timers. The token sweep job runs `sweepTokens`; each engine's job runs
- * `sweepLeases` with its one backend and its engine's own work (`rotation-job.ts` names it); the TTL backstop on
+ * `sweepLeases` with its one backend and the periodic work its backend declares (`Backend.periodic`); the TTL backstop on
  * the table's stream is `table-changes.ts`.
  */
 

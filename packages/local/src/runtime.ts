@@ -14,7 +14,7 @@ import {
   initialize,
   isInitialized,
   onTableChange,
-  rotateDue,
+  periodicJobs,
   secretsNodeListener,
   sweepExpired,
 } from '@keyhaven/core';
@@ -160,16 +160,19 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
         (error) => core.log.error('sweep failed', { error: String(error) }),
       ),
     );
-    // Rotations and cloud clean-up: the job EventBridge runs every minute in AWS, here every few seconds.
-    jobs.push(
-      repeatEvery(
-        options.sweepIntervalMs ?? 5000,
-        async () => {
-          await rotateDue(core);
-        },
-        (error) => core.log.error('rotation job failed', { error: String(error) }),
-      ),
-    );
+    // Each engine's periodic work (directory rotations, cloud clean-up): in AWS its job, which EventBridge starts every
+    // minute; here a timer of its own at the engine's cadence.
+    for (const { engine, job } of periodicJobs(core.backends.values())) {
+      jobs.push(
+        repeatEvery(
+          options.sweepIntervalMs ?? job.everySeconds * 1000,
+          async () => {
+            await job.run(core);
+          },
+          (error) => core.log.error(`${engine} ${job.name} job failed`, { error: String(error) }),
+        ),
+      );
+    }
     const poller: StreamPoller = startStreamPoller({
       endpoint,
       credentials,

@@ -1,28 +1,14 @@
-import { jwtBackend, oidcBackend } from './auth/jwt/jwt-backend.ts';
-import { tokenBackend } from './auth/token/token-backend.ts';
-import { cloudBackend } from './engines/cloud/cloud-backend.ts';
-import { kvBackend } from './engines/kv/kv-backend.ts';
-import { ldapBackend } from './engines/ldap/ldap-backend.ts';
-import { meshBackend } from './engines/mesh/mesh-backend.ts';
 import type { Backend } from './framework/backend.ts';
-import { identityBackend } from './identity-paths/identity-backend.ts';
-import { systemBackend } from './sys/system-backend.ts';
+import { allSecretsFamilies, familyList, type SecretsFamily } from './family-list.ts';
+
+export { allSecretsFamilies, type SecretsFamily } from './family-list.ts';
 
 /**
- * Endpoint families: each is one Lambda in AWS and bundles only its backends. `system` holds `sys/` and
- * `auth/token/`; the engine families hold their engine. Locally every family runs in one process.
+ * Every family's backends, loaded at once (`family-list.ts` is the list): for whoever serves or inspects them all —
+ * the local process, the stacks, tests. A function bundles one family through `loadFamily` instead.
  */
-export const secretsFamilies = {
-  system: [systemBackend, tokenBackend, identityBackend],
-  kv: [kvBackend],
-  jwt: [jwtBackend, oidcBackend],
-  mesh: [meshBackend],
-  ldap: [ldapBackend],
-  cloud: [cloudBackend],
-} satisfies Record<string, Backend[]>;
-
-export type SecretsFamily = keyof typeof secretsFamilies;
-
-export const allSecretsFamilies = Object.keys(secretsFamilies) as SecretsFamily[];
+export const secretsFamilies = Object.fromEntries(
+  await Promise.all(allSecretsFamilies.map(async (family) => [family, await familyList[family]()] as const)),
+) as Record<SecretsFamily, Backend[]>;
 
 export const backendsOf = (families: SecretsFamily[]): Backend[] => families.flatMap((family) => secretsFamilies[family]);

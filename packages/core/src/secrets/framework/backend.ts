@@ -151,12 +151,52 @@ export interface LeaseContext<Internal = Record<string, unknown>> extends LeaseR
   system: System;
 }
 
+/**
+ * Work an engine does on a schedule, over every one of its mounts (Vault's `PeriodicFunc`): rotations, the clean-up a
+ * crash or a failed call left. Locally a timer runs it every `everySeconds`; in AWS the engine's job function runs it
+ * each round (EventBridge starts the job every minute, and it goes again as its queues fall due).
+ */
+export interface PeriodicJob {
+  /** What it does, for logs: `rotations`, `clean-up`. */
+  name: string;
+  /** How often it runs at most, locally and between an AWS job's rounds. */
+  everySeconds: number;
+  /**
+   * Runs it once; what it did and what failed (to be retried). It is given the process's `Core`
+   * (`secrets/framework/services.ts`, which imports this file, so the job types it where it is written).
+   */
+  run(core: unknown): Promise<{ done: number; failed: number }>;
+  /** The `due` index queues it reads: its job waits for them between rounds, and its function may query them (IAM). */
+  queues?: string[];
+  /** Table partitions it reads beyond an engine job's own (IAM `dynamodb:LeadingKeys` patterns), each with why. */
+  reads?: Record<string, string>;
+}
+
+/** What the stacks need to know to run an engine's functions (`stacks/`: its endpoints' function and its job's). */
+export interface Deployment {
+  /** Its functions join the stage's private network (`directoryVpc`): the directory it talks to is usually private. */
+  privateNetwork?: boolean;
+  /** Operator settings its functions read from their environment: the stage-config option and its variables (option key -> name). */
+  settings?: { option: string; variables: Record<string, string> };
+  /**
+   * Its leases are revoked by a job of its own, in its own bundle (their revocation calls out); otherwise the sweep job
+   * revokes them. An engine with `periodic` work always has its own job.
+   */
+  ownJob?: boolean;
+  /** Table partitions its endpoints' function reads beyond an engine's own (IAM patterns), each with why. */
+  reads?: Record<string, string>;
+}
+
 export interface Backend {
   /** The mount type, e.g. `ldap`. */
   type: string;
   kind: 'secret' | 'auth';
   paths: PathSpec[];
   leases?: Record<string, LeaseHooks>;
+  /** Work on a schedule (see `PeriodicJob`). */
+  periodic?: PeriodicJob[];
+  /** How the stacks run its functions (see `Deployment`). */
+  deployment?: Deployment;
   /**
    * For auth methods: what renewing a token this method issued gets (Vault re-reads the login's role).
    * Throw to refuse the renewal, e.g. when the role is gone.

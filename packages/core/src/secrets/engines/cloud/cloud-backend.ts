@@ -1,4 +1,7 @@
 import type { Backend } from '../../framework/backend.ts';
+import type { Core } from '../../framework/services.ts';
+import { googleEndpointVariables } from '../../mounts/operator-settings.ts';
+import { cleanupPending } from './cleanup.ts';
 import { configPaths } from './config.ts';
 import { impersonatedAccountPaths } from './impersonated-accounts.ts';
 import { keyLeaseHooks, keyPaths, keySecretType } from './keys.ts';
@@ -17,4 +20,17 @@ export const cloudBackend: Backend = {
   kind: 'secret',
   paths: [...configPaths, ...rotateRootPaths, ...rolesetPaths, ...staticAccountPaths, ...impersonatedAccountPaths, ...tokenPaths, ...keyPaths],
   leases: { [keySecretType]: keyLeaseHooks },
+  periodic: [
+    {
+      // Write-ahead records a crash or a Google failure left (keys and accounts to delete), and due root rotations.
+      name: 'clean-up',
+      everySeconds: 5,
+      run: async (core: Core) => {
+        const { settled, rotated, failed } = await cleanupPending(core);
+        return { done: rotated + settled, failed };
+      },
+    },
+  ],
+  // Where it calls Google is the operator's (a private endpoint), as the stage's `googleEndpoints`.
+  deployment: { settings: { option: 'googleEndpoints', variables: googleEndpointVariables } },
 };

@@ -12,4 +12,6 @@ export const meshBackend: Backend = {
   kind: 'secret',
   paths: [...configPaths, ...rolePaths, ...credsPaths],
   leases: { token: tokenLease },
+  // Revoking a lease deletes the token on the mesh server: a job of its own, in this engine's bundle.
+  deployment: { ownJob: true },
 };

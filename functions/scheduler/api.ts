@@ -1,5 +1,5 @@
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { handle, type LambdaEvent } from 'hono/aws-lambda';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { lambdaHandler } from '@keyhaven/core/http/lambda-handler.ts';
 import { canonicalPath } from '@keyhaven/core/lib/request-path.ts';
 import { refusal, refusesOverHttp } from '../refuse-first-tokens.ts';
 import { schedulerApp } from './app.ts';
@@ -9,10 +9,10 @@ import { refuseDirectRequest } from './origin-check.ts';
  * The scheduler service (everything but the event stream, which needs a response stream). Blocking queries
  * answer within 25 s, before the HTTP API's 30 s integration timeout; clients then ask again with the index.
  */
-const http = handle(schedulerApp({ maxQueryWaitSeconds: 25 }));
+const http = lambdaHandler(schedulerApp({ maxQueryWaitSeconds: 25 }));
 
 /** `POST /v1/acl/bootstrap` is refused when the management token was made at deploy time (see functions/secrets/app.ts). */
-export const handler = async (event: APIGatewayProxyEventV2, context?: Context) => {
+export const handler = async (event: APIGatewayProxyEventV2) => {
   // Only through CloudFront: the API's own URL answers 403 (functions/scheduler/origin-check.ts).
   const direct = refuseDirectRequest(event);
   if (direct) return direct;
@@ -24,5 +24,5 @@ export const handler = async (event: APIGatewayProxyEventV2, context?: Context) 
     /^\/v1\/acl\/bootstrap\/?$/,
   );
   if (refusedFor) return refusal('acl/bootstrap', refusedFor, 'text');
-  return http(event as unknown as LambdaEvent, context);
+  return http(event);
 };

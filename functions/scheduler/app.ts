@@ -1,23 +1,24 @@
-import { clientIpFrom, trustedProxiesFromEnvironment } from '@keyhaven/core/lib/client-ip.ts';
+import type { HttpFront } from '@keyhaven/core/front/exchange.ts';
+import { eventClientIp } from '@keyhaven/core/http/lambda-handler.ts';
+import { trustedProxiesFromEnvironment } from '@keyhaven/core/lib/client-ip.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import { consoleOriginsFromEnvironment } from '@keyhaven/core/scheduler/http/console-cors.ts';
-import { createSchedulerApp } from '@keyhaven/core/scheduler/scheduler-app.ts';
+import { schedulerFront } from '@keyhaven/core/scheduler/scheduler-app.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
 /**
- * The scheduler app as a Lambda builds it. The scheduler uses no secrets backends. Regions come from the
+ * The scheduler's front as a Lambda builds it (served by the shared adapters, `http/lambda-handler.ts`, which take
+ * the caller's address as `clientIpOf` does). The scheduler uses no secrets backends. Regions come from the
  * environment: `KEYHAVEN_REGION`, `KEYHAVEN_AUTHORITATIVE_REGION`, `KEYHAVEN_AUTHORITATIVE_URL`.
  */
-export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSeconds?: number } = {}) {
+export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSeconds?: number } = {}): HttpFront {
   const env = process.env;
   const audit = schedulerAuditFromEnvironment(env);
-  const trustedProxies = trustedProxiesFromEnvironment(env);
   const consoleOrigins = consoleOriginsFromEnvironment(env);
-  return createSchedulerApp({
+  return schedulerFront({
     consoleOrigins: () => consoleOrigins,
     core: coreFromEnvironment([]),
-    clientIp: (lambdaEnv) => clientIpOf((lambdaEnv as { event?: APIGatewayProxyEventV2 }).event, trustedProxies),
     ...(env.KEYHAVEN_REGION ? { region: env.KEYHAVEN_REGION } : {}),
     ...(env.KEYHAVEN_AUTHORITATIVE_REGION ? { authoritativeRegion: env.KEYHAVEN_AUTHORITATIVE_REGION } : {}),
     ...(env.KEYHAVEN_AUTHORITATIVE_URL ? { authoritativeUrl: env.KEYHAVEN_AUTHORITATIVE_URL } : {}),
@@ -30,9 +31,9 @@ export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSecond
  * Behind the scheduler's CloudFront distribution the connection comes from a CloudFront edge (`sourceIp`), and
  * CloudFront appends the viewer's address to `X-Forwarded-For`. But the API URL can also be called directly, with
  * any `X-Forwarded-For`: the header is believed only when `sourceIp` is a proxy the operator trusts
- * (`KEYHAVEN_TRUSTED_PROXIES`, e.g. CloudFront's origin-facing ranges), by the one rule both services use
- * (`lib/client-ip.ts`); otherwise the caller is `sourceIp`.
+ * (`KEYHAVEN_TRUSTED_PROXIES`, e.g. CloudFront's origin-facing ranges); otherwise the caller is `sourceIp`. The Lambda
+ * adapter takes every request's address so (`eventClientIp`).
  */
 export function clientIpOf(event: APIGatewayProxyEventV2 | undefined, trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env)): string {
-  return clientIpFrom(event?.requestContext?.http?.sourceIp ?? '', event?.headers?.['x-forwarded-for'], trustedProxies);
+  return event ? eventClientIp(event, trustedProxies) : '';
 }

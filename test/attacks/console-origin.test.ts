@@ -1,6 +1,8 @@
-import { handle } from 'hono/aws-lambda';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { lambdaHandler } from '../../packages/core/src/http/lambda-handler.ts';
+import { schedulerFront, schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { gatewayEvent } from './lambda-event.ts';
 
@@ -8,37 +10,40 @@ import { gatewayEvent } from './lambda-event.ts';
  * The scheduler answers CORS for the web console's origin only (docs/security.md, "Web console"): a page on any other
  * origin, or one that spells the console's origin nearly right, may send a request as it always could but gets no
  * `Access-Control-Allow-Origin`, so its script cannot read the answer; credentials mode is never allowed (the console
- * sends its token in a header, never a cookie). Both ways the app is served: Hono's own (npm start's node server) and
- * the Lambda adapter.
+ * sends its token in a header, never a cookie). Both ways the service is served: npm start's node listener (over a
+ * loopback socket) and the Lambda adapter.
  */
 const consoleOrigin = 'https://console.example';
 let s: SchedulerHarness;
 let management: string;
+let server: Server | undefined;
 type Answer = { status: number; headers: Record<string, string | undefined>; text: string };
 const adapters: Record<string, (method: string, path: string, headers: Record<string, string>) => Promise<Answer>> = {};
 
 beforeAll(async () => {
   s = await startScheduler();
   management = await s.bootstrap();
-  const app = createSchedulerApp({ core: async () => s.core, clientIp: () => '127.0.0.1', consoleOrigins: () => [consoleOrigin] });
+  const options = { core: async () => s.core, consoleOrigins: () => [consoleOrigin] };
+  const listening = createServer(schedulerNodeListener({ ...options, trustedProxies: [] }));
+  server = listening;
+  await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
   adapters.node = async (method, path, headers) => {
-    const response = await app.request(`http://api.example${path}`, { method, headers });
+    const response = await fetch(`${base}${path}`, { method, headers });
     return { status: response.status, headers: Object.fromEntries(response.headers), text: await response.text() };
   };
-  const lambda = handle(app);
+  const lambda = lambdaHandler(schedulerFront(options), []);
   adapters.lambda = async (method, path, headers) => {
-    // biome-ignore lint/suspicious/noExplicitAny: hono's handle() types its event apart from aws-lambda's (as viaLambda does)
-    const event: any = gatewayEvent(method, path, { host: 'api.example', ...headers }, { domainName: 'api.example' });
-    const result = (await lambda(event, {} as never)) as {
-      statusCode?: number;
-      headers?: Record<string, string>;
-      body?: string;
-    };
-    const lower = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
-    return { status: result.statusCode ?? 0, headers: lower, text: String(result.body ?? '') };
+    // API Gateway's payload 2.0 gives header names in lower case.
+    const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+    const event = gatewayEvent(method, path, { host: 'api.example', ...lower }, { domainName: 'api.example' });
+    const result = await lambda(event);
+    const answered = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+    return { status: result.statusCode ?? 0, headers: answered, text: String(result.body ?? '') };
   };
 });
 afterAll(async () => {
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   await s?.close();
 });
 

@@ -1,10 +1,10 @@
 import { type AttributeValue, paginateScan } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { handle } from 'hono/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lambdaHandler } from '../../packages/core/src/http/lambda-handler.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
-import { createSchedulerApp, schedulerRoutes } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront, schedulerRoutes } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
@@ -28,7 +28,7 @@ import { encodedSpellings, onlyEncodesLetters, spellings } from './spellings.ts'
  * Scheduler service (Nomad's ACL policies have no path rules): for each route row, a narrow client token (a random
  * Nomad policy of namespace/node/agent/operator/host_volume/plugin/quota rules) never gets a 2xx on a
  * `management` row, canonical or not; no non-canonical spelling answers 2xx even for the management token, on any
- * row; through the app and hono/aws-lambda; and the table is unchanged.
+ * row; through the app and the Lambda adapter; and the table is unchanged.
  *
  * Skipped rows, each for its reason:
  * - secrets, `unauthenticated: true` rows (sys/health, sys/init, sys/seal-status, sys/leader,
@@ -378,7 +378,7 @@ const nomadRules = fc
   .chain((blocks) => fc.tuple(...blocks))
   .map((blocks) => blocks.join('\n'));
 
-describe('property: on every scheduler route row, a narrow client token never gets a 2xx on a management row under any spelling, and no non-canonical spelling answers 2xx even for management (app and hono/aws-lambda)', () => {
+describe('property: on every scheduler route row, a narrow client token never gets a 2xx on a management row under any spelling, and no non-canonical spelling answers 2xx even for management (app and the Lambda adapter)', () => {
   const rows = schedulerRoutes.filter((row) => row.access !== 'anyone' && row.path !== '/v1/acl/token/self');
   const skipped = schedulerRoutes.filter((row) => !rows.includes(row)).map((row) => `${row.methods.join('|')} ${row.path}`);
   let s: SchedulerHarness;
@@ -413,9 +413,8 @@ describe('property: on every scheduler route row, a narrow client token never ge
         })
       ).status,
     ).toBe(200);
-    const app = createSchedulerApp({
+    const front = schedulerFront({
       core: async () => s.core,
-      clientIp: () => '127.0.0.1',
       heartbeatMs: 200,
       eventPollMs: 50,
     });
@@ -426,7 +425,7 @@ describe('property: on every scheduler route row, a narrow client token never ge
       });
       return { status: out.status, text: out.text };
     };
-    adapters.lambda = viaLambda(handle(app), 'x-nomad-token', { userAgent: 'path-property', host: 'api.example' });
+    adapters.lambda = viaLambda(lambdaHandler(front, []), 'x-nomad-token', { userAgent: 'path-property', host: 'api.example' });
   }, 60_000);
 
   afterAll(async () => {

@@ -1,13 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { handle } from 'hono/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lambdaHandler } from '../../packages/core/src/http/lambda-handler.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { secretsNodeListener } from '../../packages/core/src/http/secrets-node.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 import { viaLambda } from './lambda-event.ts';
@@ -170,8 +170,7 @@ describe("attack: another spelling of a scheduler row's path (scheduler service)
     s = await startScheduler();
     management = await s.bootstrap();
     expect((await s.call('PUT', '/v1/acl/policy/x', { token: management, body: { Rules: 'node { policy = "read" }' } })).status).toBe(200);
-    const app = createSchedulerApp({ core: async () => s.core, clientIp: () => '127.0.0.1', heartbeatMs: 200, eventPollMs: 50 });
-    lambda = viaLambda(handle(app), 'x-nomad-token', { host: 'api.example' });
+    lambda = viaLambda(lambdaHandler(schedulerFront({ core: async () => s.core, heartbeatMs: 200, eventPollMs: 50 }), []), 'x-nomad-token', { host: 'api.example' });
   });
   afterAll(() => s?.close());
 

@@ -11,22 +11,21 @@
  * `nomad/event_endpoint.go`), and a new stream with the same token is refused with 403.
  *
  * Each case runs through the two adapters a stream is served by: the node HTTP server `npm start` uses (the same
- * process as the writer, woken by the commit), and the Lambda response-stream adapter (`hono/aws-lambda`'s
- * `streamHandle`, as `functions/scheduler/event-stream.ts` builds it) on a second core over the same table, as a
+ * process as the writer, woken by the commit), and the Lambda response-stream adapter (`http/lambda-handler.ts`'s
+ * `lambdaStreamHandler`, as `functions/scheduler/event-stream.ts` builds it) on a second core over the same table, as a
  * separate Lambda would see the table: it learns of the ACL change only from the event buffer it polls. Both share
  * the test's clock, so expiry is reached by moving the clock, not by waiting.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { createAdaptorServer } from '@hono/node-server';
-import { streamHandle } from 'hono/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { lambdaStreamHandler } from '../../packages/core/src/http/lambda-handler.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { SUBSCRIPTION_CLOSED, TOKEN_EXPIRED } from '../../packages/core/src/scheduler/events/stream.ts';
 import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront, schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import type { PendingEvent } from '../../packages/core/src/scheduler/state.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { standInAwsLambda } from '../deploy/lambda-events.ts';
@@ -88,9 +87,9 @@ interface Transport {
   open(pathAndQuery: string, token: string): Promise<Opened>;
 }
 
-/** The node HTTP server (`@hono/node-server`, as `npm start` serves the scheduler) over a real socket. */
+/** The node HTTP server (`schedulerNodeListener`, as `npm start` serves the scheduler) over a real socket. */
 async function nodeServer(h: SchedulerHarness): Promise<{ transport: Transport; server: Server }> {
-  const server = createAdaptorServer({ fetch: h.fetch }) as Server;
+  const server = createServer(schedulerNodeListener({ core: async () => h.core, heartbeatMs: 200, eventPollMs: 50, trustedProxies: [] }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -118,13 +117,14 @@ async function nodeServer(h: SchedulerHarness): Promise<{ transport: Transport; 
 }
 
 /**
- * The Lambda response-stream adapter (`streamHandle`, as `functions/scheduler/event-stream.ts`) on its own core over
+ * The Lambda response-stream adapter (`lambdaStreamHandler`, as `functions/scheduler/event-stream.ts`) on its own core over
  * the same table: another process, which sees the writer's ACL changes only through the event buffer.
  */
 async function lambdaStream(h: SchedulerHarness): Promise<{ transport: Transport; core: Core }> {
   const core = await createCore({ dynamodb: h.client, tableName: h.tableName, keySource: fileKeySource(h.keyFile), backends: [], clock: h.clock, log: silentLogger });
-  const handler = streamHandle(
-    createSchedulerApp({ core: async () => core, clientIp: () => '10.0.0.1', heartbeatMs: 200, eventPollMs: 50, streamLimitMs: 20_000 }),
+  const handler = lambdaStreamHandler(
+    schedulerFront({ core: async () => core, heartbeatMs: 200, eventPollMs: 50, streamLimitMs: 20_000 }),
+    [],
   ) as unknown as (event: unknown, stream: Writable, context: unknown) => Promise<void>;
   return {
     core,

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Hono } from 'hono';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import type { WebApp } from '../../packages/core/src/http/web-app.ts';
 import type { Clock } from '../../packages/core/src/lib/clock.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { backendsOf, type SecretsFamily } from '../../packages/core/src/secrets/families.ts';
@@ -16,7 +16,7 @@ import { ensureTable } from '../../packages/local/src/table.ts';
 
 export interface BenchService {
   core: Core;
-  app: Hono;
+  app: WebApp;
   rootToken: string;
   /** The DynamoDB Local endpoint the core's table is on. */
   dynamoEndpoint: string;

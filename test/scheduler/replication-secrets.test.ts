@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { type SecretsRegionOptions, writeReason } from '../../packages/core/src/http/forward-writes.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import type { WebApp } from '../../packages/core/src/http/web-app.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
@@ -25,16 +25,16 @@ import { startTableReplicator, type TableReplicator } from '../support/table-rep
  */
 describe('secrets service in a replica region, over a replicated table', () => {
   let authoritative: SecretsHarness;
-  let authoritativeApp: Hono;
+  let authoritativeApp: WebApp;
   let replicator: TableReplicator;
-  let replica: Hono;
-  let unconfigured: Hono;
+  let replica: WebApp;
+  let unconfigured: WebApp;
   let replicaCore: () => Promise<Core>;
   let replicaRegions: SecretsRegionOptions;
   let keyDir: string;
   const forwards: string[] = [];
 
-  const call = async (app: Hono, method: string, url: string, token: string, body?: unknown) => {
+  const call = async (app: WebApp, method: string, url: string, token: string, body?: unknown) => {
     const response = await app.request(url, { method, headers: { 'X-Secrets-Token': token }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined };

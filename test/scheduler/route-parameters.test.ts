@@ -1,8 +1,7 @@
-import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { mountRoutes, route } from '../../packages/core/src/scheduler/http/route.ts';
-import type { SchedulerEnv } from '../../packages/core/src/scheduler/scheduler.ts';
+import { webApp } from '../../packages/core/src/http/web-app.ts';
+import { answerRoute, exchangeOf, route } from '../../packages/core/src/scheduler/http/route.ts';
 
 /**
  * The route wrapper parses a row's declared path and query parameters before its handler runs: the handler gets the
@@ -11,8 +10,7 @@ import type { SchedulerEnv } from '../../packages/core/src/scheduler/scheduler.t
  */
 describe('scheduler route wrapper: declared params and query are validated before the handler', () => {
   const seen: unknown[] = [];
-  const app = new Hono<SchedulerEnv>();
-  mountRoutes(app, [
+  const rows = [
     route({
       method: 'GET',
       path: '/v1/test/item/:slot',
@@ -29,7 +27,9 @@ describe('scheduler route wrapper: declared params and query are validated befor
         return { json: { slot: params.slot + 1, size: query.size ?? null, tags: query.tag ?? [] } };
       },
     }),
-  ]);
+  ];
+  // The route table alone (its rows read nothing of a scheduler), served in process.
+  const app = webApp((request) => answerRoute(rows, exchangeOf(request, decodeURIComponent(request.path), undefined)));
   const get = async (url: string) => {
     const response = await app.request(url);
     return { status: response.status, text: await response.text() };

@@ -18,11 +18,11 @@ export interface HttpRequest {
   signal?: AbortSignal;
 }
 
-/** What a front answers: a status, headers and a text body (none for 204). */
+/** What a front answers: a status, headers and a text body (none for 204), or a stream (the event stream). */
 export interface HttpReply {
   status: number;
   headers: Record<string, string>;
-  body: string | undefined;
+  body: string | ReadableStream<Uint8Array> | undefined;
 }
 
 /** A service as the adapters see it: a request in, a reply out; it never throws. */

@@ -5,7 +5,7 @@ import { maxBodyBytes } from '../front/body-limit.ts';
 import { Pipeline } from '../secrets/framework/pipeline.ts';
 import { canonicalPath } from '../lib/request-path.ts';
 import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
-import { type HttpReply, type HttpRequest, jsonReply, queryOnlyMethods } from '../front/exchange.ts';
+import { type HttpFront, type HttpReply, type HttpRequest, jsonReply, queryOnlyMethods } from '../front/exchange.ts';
 
 export interface SecretsFrontOptions {
   /** The core, created once per process on first use (a Lambda's cold start). */
@@ -14,15 +14,13 @@ export interface SecretsFrontOptions {
   regions?: SecretsRegionOptions;
 }
 
-/** The service as the adapters see it: a request in, a reply out; it never throws. */
-export type SecretsFront = (request: HttpRequest) => Promise<HttpReply>;
 
 /**
  * The secrets service behind every adapter: in a replica region a write goes to the authoritative region
  * (`forward-writes.ts`); everything else goes through the one pipeline, including what the adapter could not take (an
  * oversized body, a malformed URL), so that every request is answered and logged the same way.
  */
-export function secretsFront(options: SecretsFrontOptions): SecretsFront {
+export function secretsFront(options: SecretsFrontOptions): HttpFront {
   let pipeline: Promise<Pipeline> | undefined;
   const getPipeline = () => {
     pipeline ??= options.core().then((core) => new Pipeline(core));

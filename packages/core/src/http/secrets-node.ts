@@ -1,10 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
-import type { RequestHeaders } from '../lib/request-headers.ts';
-import { sentPath } from '../lib/request-path.ts';
-import { maxBodyBytes } from '../front/body-limit.ts';
+import { jsonReply } from '../front/exchange.ts';
+import { trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import { secretsRegionsFromEnvironment } from './forward-writes.ts';
-import { queryOnlyMethods } from '../front/exchange.ts';
+import { nodeListener } from './node-listener.ts';
 import type { SecretsAppOptions } from './secrets-app.ts';
 import { secretsFront } from './secrets-front.ts';
 
@@ -14,115 +12,19 @@ export interface SecretsNodeOptions extends Omit<SecretsAppOptions, 'clientIp'> 
 }
 
 /**
- * The secrets service as a `node:http` request listener (what `npm start` serves): the node request is read straight
- * into the adapter-neutral request and the reply written straight to the node response, as the Lambda adapter
- * (`secrets-lambda.ts`) does for API Gateway, with no web Request, Response or Hono between (issue 28: they cost
- * more CPU than the rest of an authenticated read). `createSecretsApp` (Hono) hands `secretsFront` the same request.
- *
- * The path is the raw request line's, as sent (`request-path.ts`): nothing here resolves `..`, turns `\` into `/` or
- * decodes anything; the front decides the one canonical path. Unlike `@hono/node-server`, which answers a bare 400
- * to a backslash in the path, the front refuses it with a message (400), logged like every other refusal.
+ * The secrets service as a `node:http` request listener (what `npm start` serves): the shared node adapter
+ * (`node-listener.ts`: the node request straight into the adapter-neutral request, no web objects) over
+ * `secretsFront`, its refusals in Vault's `{"errors": [...]}`. Unlike `@hono/node-server`, which answers a bare 400 to
+ * a backslash in the path, the front refuses it with a message (400), logged like every other refusal.
  */
 export function secretsNodeListener(options: SecretsNodeOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const front = secretsFront({
     core: options.core,
     regions: options.regions ?? secretsRegionsFromEnvironment(process.env),
   });
-  const trustedProxies = options.trustedProxies ?? trustedProxiesFromEnvironment(process.env);
-  const socketAddress = options.clientIp ?? ((request: IncomingMessage) => request.socket.remoteAddress ?? '');
-  const answer = async (request: IncomingMessage, response: ServerResponse) => {
-    const method = request.method ?? 'GET';
-    const target = request.url ?? '';
-    const queryAt = target.indexOf('?');
-    const beforeQuery = queryAt === -1 ? target : target.slice(0, queryAt);
-    const tooLong = Number(request.headers['content-length'] ?? 0) > maxBodyBytes;
-    // A read or a delete is its query: its body is not even read (the front would drop it; node discards it).
-    const body = queryOnlyMethods.has(method.toUpperCase()) ? '' : tooLong ? undefined : await readBody(request, maxBodyBytes);
-    const headers = rawHeaders(request.rawHeaders);
-    const reply = await front({
-      method,
-      // As sent. An absolute-form target (`GET http://host/v1/… HTTP/1.1`) gives its path as sent too.
-      path: beforeQuery.startsWith('/') || !/^https?:\/\//i.test(beforeQuery) ? beforeQuery : sentPath(undefined, beforeQuery),
-      search: queryAt === -1 ? '' : target.slice(queryAt),
-      headers,
-      body,
-      clientIp: clientIpFrom(socketAddress(request), headers.get('x-forwarded-for') ?? undefined, trustedProxies),
-    });
-    const out: Record<string, string> = { ...reply.headers };
-    // A refused body was left unread, and would be taken for the next request on a kept-alive connection (issue
-    // 24): the 413 closes the connection, and a pooling client opens a new one for its next request.
-    if (body === undefined) out.Connection = 'close';
-    if (reply.body === undefined) {
-      response.writeHead(reply.status, out);
-      response.end();
-      return;
-    }
-    if (!hasHeader(out, 'content-type')) out['content-type'] = 'text/plain; charset=UTF-8';
-    out['content-length'] = String(Buffer.byteLength(reply.body));
-    response.writeHead(reply.status, out);
-    response.end(reply.body);
-  };
-  return (request, response) => {
-    answer(request, response).catch((error: unknown) => {
-      // Only the request's own stream failing (the client went away mid-body) gets here: the front never throws.
-      if (!response.headersSent) {
-        response.writeHead(400, { 'content-type': 'application/json', Connection: 'close' });
-        response.end(JSON.stringify({ errors: [`the request could not be read: ${error instanceof Error ? error.message : String(error)}`] }));
-      } else {
-        response.destroy();
-      }
-    });
-  };
-}
-
-const hasHeader = (headers: Record<string, string>, lowerName: string) => Object.keys(headers).some((name) => name.toLowerCase() === lowerName);
-
-/**
- * The request headers by case-insensitive name from node's raw list, repeated fields joined as a web `Headers` joins
- * them (`, `; `; ` for cookies), so that `get` answers what the Hono adapter's `Headers` answered (node's own
- * `headers` object keeps only the first of a repeated `Authorization`).
- */
-function rawHeaders(raw: string[]): RequestHeaders {
-  return {
-    get(name) {
-      const lower = name.toLowerCase();
-      const separator = lower === 'cookie' ? '; ' : ', ';
-      let value: string | null = null;
-      for (let index = 0; index < raw.length; index += 2) {
-        const field = raw[index] as string;
-        if (field.length !== lower.length || field.toLowerCase() !== lower) continue;
-        const each = raw[index + 1] as string;
-        value = value === null ? each : value + separator + each;
-      }
-      return value;
-    },
-  };
-}
-
-/**
- * The body as text, or undefined once it passes `limit` bytes: a chunked upload without a Content-Length is
- * cut off there instead of being buffered whole.
- */
-function readBody(request: IncomingMessage, limit: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        request.off('data', onData);
-        request.off('end', onEnd);
-        request.off('error', onError);
-        request.pause();
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    const onError = (error: Error) => reject(error);
-    request.on('data', onData);
-    request.once('end', onEnd);
-    request.once('error', onError);
+  return nodeListener(front, {
+    refuse: (status, message) => jsonReply(status, { errors: [message] }),
+    trustedProxies: options.trustedProxies ?? trustedProxiesFromEnvironment(process.env),
+    clientIp: options.clientIp,
   });
 }

@@ -1,8 +1,7 @@
-import type { MiddlewareHandler } from 'hono';
+import { type HttpReply, textReply } from '../front/exchange.ts';
 import { type AuditSink, openSink } from '../lib/audit-sinks.ts';
 import { uuid } from '../lib/random.ts';
-import { callerOf } from './http/caller.ts';
-import type { SchedulerEnv } from './scheduler.ts';
+import type { SchedulerExchange } from './http/route.ts';
 
 /**
  * The scheduler's audit log, in Nomad Enterprise's format: an `OperationReceived` entry before a write or login
@@ -27,16 +26,17 @@ export function schedulerAuditFromEnvironment(env: Record<string, string | undef
 /** Writes and logins are audited; reads (and the event stream) are not. */
 const audited = (method: string, path: string) => !['GET', 'HEAD', 'OPTIONS'].includes(method) || /^\/v1\/acl\/(login|oidc\/)/.test(path);
 
+/** The audit around `next`, the request's answer: the first entry before it runs, the second with its status. */
 export function schedulerAudit(
   options: SchedulerAuditOptions,
-  remoteAddress: (env: unknown) => string,
   stdout: (line: string) => void = (line) => process.stdout.write(line),
-): MiddlewareHandler<SchedulerEnv> {
+): (exchange: SchedulerExchange, next: () => Promise<HttpReply>) => Promise<HttpReply> {
   const sink: AuditSink = openSink('file', { file_path: options.path }, stdout);
-  return async (c, next) => {
-    if (!audited(c.req.method, c.req.path)) return next();
+  return async (exchange, next) => {
+    const { request } = exchange;
+    if (!audited(request.method, exchange.path)) return next();
     const id = uuid();
-    const caller = await callerOf(c).catch(() => undefined);
+    const caller = await exchange.caller().catch(() => undefined);
     const token = caller?.token;
     const entry = (stage: string, status?: number) => {
       const now = new Date().toISOString();
@@ -60,12 +60,12 @@ export function schedulerAudit(
             : null,
           request: {
             id,
-            operation: c.req.method,
-            endpoint: c.req.path,
-            namespace: { id: c.req.query('namespace') ?? 'default' },
+            operation: request.method,
+            endpoint: exchange.path,
+            namespace: { id: exchange.query.get('namespace') ?? 'default' },
             request_meta: {
-              remote_address: remoteAddress(c.env),
-              user_agent: c.req.header('user-agent') ?? '',
+              remote_address: request.clientIp,
+              user_agent: request.headers.get('user-agent') ?? '',
             },
           },
           ...(status === undefined ? {} : { response: { status_code: status } }),
@@ -76,9 +76,10 @@ export function schedulerAudit(
       await sink.write(entry('OperationReceived'));
     } catch (error) {
       if (options.delivery !== 'best-effort')
-        return c.text(`audit: the request could not be recorded, so it was not processed (${(error as Error).message})`, 503);
+        return textReply(503, `audit: the request could not be recorded, so it was not processed (${(error as Error).message})`);
     }
-    await next();
-    await sink.write(entry('OperationComplete', c.res.status)).catch(() => {});
+    const reply = await next();
+    await sink.write(entry('OperationComplete', reply.status)).catch(() => {});
+    return reply;
   };
 }

@@ -1,8 +1,11 @@
-import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Core } from '../core.ts';
 import { maxBodyBytes } from '../front/body-limit.ts';
-import { canonicalPath, sentPath } from '../lib/request-path.ts';
+import { type HttpFront, type HttpReply, type HttpRequest, textReply } from '../front/exchange.ts';
+import { nodeListener } from '../http/node-listener.ts';
+import { type WebApp, webApp } from '../http/web-app.ts';
+import { trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
+import { canonicalPath } from '../lib/request-path.ts';
 import { authMethodRoutes } from './acl/auth-methods/routes.ts';
 import { bindingRuleRoutes } from './acl/binding-rules/routes.ts';
 import { loginRoutes } from './acl/login-routes.ts';
@@ -12,11 +15,11 @@ import { tokenRoutes } from './acl/tokens/routes.ts';
 import { type SchedulerAuditOptions, schedulerAudit } from './audit.ts';
 import { eventRoutes } from './events/stream.ts';
 import { consoleCors } from './http/console-cors.ts';
-import { errorResponse } from './http/errors.ts';
+import { errorReply } from './http/errors.ts';
 import { openApiRoute } from './http/openapi.ts';
 import { forwardWrites, type RegionOptions } from './http/regions.ts';
-import { mountRoutes, route, type SchedulerRoute } from './http/route.ts';
-import { type Scheduler, type SchedulerEnv, type SchedulerOptions, schedulerFor } from './scheduler.ts';
+import { answerRoute, exchangeOf, matchRoute, route, type SchedulerRoute } from './http/route.ts';
+import { type Scheduler, type SchedulerOptions, schedulerFor } from './scheduler.ts';
 
 /** The largest request body the service reads (`front/body-limit.ts`, the secrets service's); a larger one is refused with 413 unread. */
 export { maxBodyBytes } from '../front/body-limit.ts';
@@ -24,8 +27,6 @@ export { maxBodyBytes } from '../front/body-limit.ts';
 export interface SchedulerAppOptions extends SchedulerOptions, RegionOptions {
   /** The core, created once per process on first use (a Lambda's cold start). */
   core: () => Promise<Core>;
-  /** The caller's address, from the node socket or the API Gateway event. */
-  clientIp?: (env: unknown) => string;
   /** Nomad Enterprise's audit log of writes and logins (stage config `schedulerAudit`; locally `KEYHAVEN_SCHEDULER_AUDIT`). */
   audit?: SchedulerAuditOptions;
   /** Origins whose pages may read this service's answers: the web console's (`KEYHAVEN_CONSOLE_ORIGINS`). */
@@ -57,10 +58,16 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
 
 /**
  * The scheduler service (Nomad conventions: capitalised JSON, plain-text errors, `CreateIndex`/`ModifyIndex`,
- * blocking queries): ACL tokens, policies, roles, auth methods, binding rules, login and the event stream.
+ * blocking queries): ACL tokens, policies, roles, auth methods, binding rules, login and the event stream, as a
+ * front (`front/exchange.ts`) that every adapter serves: the node listener (`schedulerNodeListener`, `npm start`),
+ * API Gateway and the streaming Lambda (`http/lambda-handler.ts`, functions/scheduler/) and, in process, the web app
+ * (`createSchedulerApp`). In order: the console's CORS preflight; one canonical path (`lib/request-path.ts`: `//`,
+ * `%2F`, a backslash, `.`/`..` and a trailing `/` are 400 naming the problem, so the path a row matches is the path
+ * as sent, and write forwarding never sees `//host`); the health check (before the core is built); the body limit
+ * (413, the connection closed: the unread rest would be taken for the next request on a kept-alive connection);
+ * write forwarding in a replica region; the audit log around the route table (`http/route.ts`).
  */
-export function createSchedulerApp(options: SchedulerAppOptions): Hono<SchedulerEnv> {
-  const app = new Hono<SchedulerEnv>();
+export function schedulerFront(options: SchedulerAppOptions): HttpFront {
   let scheduler: Promise<Scheduler> | undefined;
   const getScheduler = () => {
     scheduler ??= options.core().then((core) => schedulerFor(core, options));
@@ -69,40 +76,53 @@ export function createSchedulerApp(options: SchedulerAppOptions): Hono<Scheduler
     });
     return scheduler;
   };
+  const cors = options.consoleOrigins ? consoleCors(options.consoleOrigins) : undefined;
+  const forward = forwardWrites(options);
+  const audit = options.audit ? schedulerAudit(options.audit) : undefined;
+  const routes = schedulerRoutes.filter((entry) => entry !== healthRoute);
 
-  if (options.consoleOrigins) app.use('*', consoleCors(options.consoleOrigins));
-  // One canonical path, before anything routes, forwards or audits (`lib/request-path.ts`): `//`, `%2F`, a
-  // backslash, `.`/`..` and a trailing `/` are refused with 400 naming the problem, so the path a row matched is the
-  // path as sent, and write forwarding never sees `//host`.
-  app.use('*', async (c, next) => {
-    const sent = sentPath(c.env, c.req.url);
-    const canonical = canonicalPath(sent);
-    if (canonical.problem !== undefined) return c.text(canonical.problem, 400);
-    if (canonical.encoded !== sent) return c.text('a trailing "/" in the URL path is not allowed', 400);
-    await next();
-  });
-  mountRoutes(app, [healthRoute]);
-  // Before anything reads the body: a declared length over the limit is refused without reading a byte, and a
-  // chunked body is cut off as soon as it passes the limit, instead of being buffered whole.
-  app.use(
-    '*',
-    // The unread rest of the body would be taken for the next request on a kept-alive connection (Node resets it
-    // instead): the 413 closes the connection, and a pooling client opens a new one for its next request.
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: (c) => c.text(`Request body too large: larger than ${maxBodyBytes} bytes`, 413, { Connection: 'close' }),
-    }),
-  );
-  app.use('/v1/*', forwardWrites(options));
-  app.use('/v1/*', async (c, next) => {
-    c.set('scheduler', await getScheduler());
-    await next();
-  });
-  if (options.audit) app.use('/v1/*', schedulerAudit(options.audit, options.clientIp ?? (() => '')));
-  mountRoutes(app, schedulerRoutes.filter((entry) => entry !== healthRoute));
+  const answer = async (request: HttpRequest): Promise<HttpReply> => {
+    const preflight = cors?.preflight(request);
+    if (preflight) return preflight;
+    const canonical = canonicalPath(request.path);
+    if (canonical.problem !== undefined) return textReply(400, canonical.problem);
+    if (canonical.encoded !== request.path) return textReply(400, 'a trailing "/" in the URL path is not allowed');
+    const path = canonical.decoded;
+    if (matchRoute([healthRoute], request.method, path)) return answerRoute([healthRoute], exchangeOf(request, path, undefined));
+    if (request.body === undefined) return textReply(413, `Request body too large: larger than ${maxBodyBytes} bytes`, { Connection: 'close' });
+    if (path !== '/v1' && !path.startsWith('/v1/')) return textReply(404, `Invalid URL path: ${path}`);
+    const forwarded = await forward(request, canonical.encoded);
+    if (forwarded) return forwarded;
+    const exchange = exchangeOf(request, path, await getScheduler());
+    return audit ? audit(exchange, () => answerRoute(routes, exchange)) : answerRoute(routes, exchange);
+  };
+  return async (request) => {
+    let reply: HttpReply;
+    try {
+      reply = await answer(request);
+    } catch (error) {
+      // What escapes the routes' own error mapping: forwarding, the audit log, building the core.
+      reply = errorReply(error, request.path);
+    }
+    return cors ? cors.answer(request, reply) : reply;
+  };
+}
 
-  app.notFound((c) => c.text(`Invalid URL path: ${c.req.path}`, 404));
-  // What escapes the routes' own error mapping (the middleware: regions, audit, building the core).
-  app.onError((error, c) => errorResponse(error, c));
-  return app;
+/** The scheduler in process, as web requests (tests and benchmarks): the shared web adapter over `schedulerFront`. */
+export function createSchedulerApp(options: SchedulerAppOptions & { clientIp?: (env?: unknown) => string }): WebApp {
+  return webApp(schedulerFront(options), options.clientIp);
+}
+
+/**
+ * The scheduler as a `node:http` request listener (`npm start`): the shared node adapter over `schedulerFront`, its
+ * refusals plain text. `shutdown` aborts the reads in flight when the process stops: a blocking query answers at once.
+ */
+export function schedulerNodeListener(
+  options: SchedulerAppOptions & { shutdown?: AbortSignal; trustedProxies?: readonly string[] },
+): (request: IncomingMessage, response: ServerResponse) => void {
+  return nodeListener(schedulerFront(options), {
+    refuse: textReply,
+    trustedProxies: options.trustedProxies ?? trustedProxiesFromEnvironment(process.env),
+    shutdown: options.shutdown,
+  });
 }

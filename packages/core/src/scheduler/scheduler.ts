@@ -34,8 +34,6 @@ export interface SchedulerCaller {
   acl: SchedulerAcl;
 }
 
-export type SchedulerEnv = { Variables: { scheduler: Scheduler } };
-
 /** What the scheduler is built on: the table, the keyring that hashes its secrets, time and the logger (the secrets service's Core has them). */
 export interface SchedulerBase {
   store: Store;

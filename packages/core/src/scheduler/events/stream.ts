@@ -250,7 +250,7 @@ export const eventRoutes: SchedulerRoute[] = [
         heartbeatMs: scheduler.options.heartbeatMs ?? 10_000,
         ...(limitMs ? { limitMs } : {}),
       });
-      return { response: new Response(body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' } }) };
+      return { stream: body, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' } };
     },
   }),
 ];

@@ -2,11 +2,12 @@
  * Nomad's HTTP conventions: the token headers, the index headers, consistency modes and blocking queries
  * (`?index=N&wait=5m`). The route wrapper (`route.ts`) applies them; resource code does not.
  */
-import type { Context } from 'hono';
 import * as z from 'zod';
+import { type HttpReply, jsonReply } from '../../front/exchange.ts';
 import { DurationError, parseGoDuration } from '../../lib/duration.ts';
 import { badRequest, DomainError } from '../../lib/errors.ts';
-import type { SchedulerEnv } from '../scheduler.ts';
+import type { RequestHeaders } from '../../lib/request-headers.ts';
+import type { Scheduler } from '../scheduler.ts';
 import type { SchedulerState, TableName } from '../state.ts';
 
 export { badRequest, notFound } from '../../lib/errors.ts';
@@ -17,8 +18,8 @@ export const permissionDenied = () => new DomainError('denied', 'Permission deni
  * The request body as JSON (an empty body is `{}`), parsed with `schema`; the first problem names its field.
  * A read (GET, HEAD) is its query: its body is never read (issue 23 §4).
  */
-export async function decodeBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
-  const text = c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await c.req.text();
+export function decodeBody<T extends z.ZodType>(request: { method: string; body: string | undefined }, schema: T): z.infer<T> {
+  const text = request.method === 'GET' || request.method === 'HEAD' ? '' : (request.body ?? '');
   let json: unknown = {};
   if (text.trim() !== '') {
     try {
@@ -37,22 +38,25 @@ export async function decodeBody<T extends z.ZodType>(c: Context, schema: T): Pr
 }
 
 /** The caller's token secret: `X-Scheduler-Token`, `X-Nomad-Token` or `Authorization: Bearer`. */
-export function tokenSecret(c: Context): string | undefined {
-  const direct = c.req.header('x-scheduler-token') ?? c.req.header('x-nomad-token');
+export function tokenSecret(headers: RequestHeaders): string | undefined {
+  const direct = headers.get('x-scheduler-token') ?? headers.get('x-nomad-token');
   if (direct) return direct.trim();
-  const authorization = c.req.header('authorization');
+  const authorization = headers.get('authorization');
   const match = authorization ? /^Bearer\s+(.+)$/i.exec(authorization) : null;
   return match?.[1]?.trim();
 }
 
-export function setIndexHeaders(c: Context, index: number): void {
+/** Nomad's index headers of an answer at `index` (and this service's `X-Scheduler-…` spellings). */
+export function indexHeaders(index: number): Record<string, string> {
   const value = String(Math.max(index, 1));
-  c.header('X-Scheduler-Index', value);
-  c.header('X-Nomad-Index', value);
-  c.header('X-Scheduler-KnownLeader', 'true');
-  c.header('X-Nomad-KnownLeader', 'true');
-  c.header('X-Scheduler-LastContact', '0');
-  c.header('X-Nomad-LastContact', '0');
+  return {
+    'X-Scheduler-Index': value,
+    'X-Nomad-Index': value,
+    'X-Scheduler-KnownLeader': 'true',
+    'X-Nomad-KnownLeader': 'true',
+    'X-Scheduler-LastContact': '0',
+    'X-Nomad-LastContact': '0',
+  };
 }
 
 /** Nomad's default and longest wait of a blocking query; a deployment may lower the longest (`maxQueryWaitSeconds`). */
@@ -108,8 +112,8 @@ export interface QueryOptions {
 }
 
 /** The parsed parameters with their defaults, the wait capped at the deployment's longest; `stale` with `consistent` is a 400. */
-export function queryOptions(c: Context<SchedulerEnv>, parameters: BlockingParameters): QueryOptions {
-  const maxWaitSeconds = c.var.scheduler?.options.maxQueryWaitSeconds ?? defaultWaitSeconds;
+export function queryOptions(scheduler: Scheduler, parameters: BlockingParameters): QueryOptions {
+  const maxWaitSeconds = scheduler.options.maxQueryWaitSeconds ?? defaultWaitSeconds;
   const stale = parameters.stale ?? false;
   const consistent = parameters.consistent ?? false;
   if (stale && consistent) throw badRequest('Cannot specify ?stale with ?consistent, conflicting semantics.');
@@ -122,18 +126,18 @@ export function queryOptions(c: Context<SchedulerEnv>, parameters: BlockingParam
  * 1/16 jitter, measured on the service's clock) runs out, then answers with the current data and index.
  */
 export async function blockingQuery(
-  c: Context<SchedulerEnv>,
-  state: SchedulerState,
+  scheduler: Scheduler,
+  signal: AbortSignal | undefined,
   tables: TableName[],
   read: () => Promise<unknown>,
   parameters: BlockingParameters,
-): Promise<Response> {
-  const options = queryOptions(c, parameters);
+): Promise<HttpReply> {
+  const state: SchedulerState = scheduler.state;
+  const options = queryOptions(scheduler, parameters);
   let index = await state.tableIndex(tables);
   if (options.minIndex > 0 && index <= options.minIndex) {
     const waitMs = options.waitSeconds * 1000;
     const deadline = state.clock.now() + waitMs + Math.random() * (waitMs / 16);
-    const signal = c.req.raw.signal;
     while (index <= options.minIndex && state.clock.now() < deadline && !signal?.aborted) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, pollMs);
@@ -148,6 +152,5 @@ export async function blockingQuery(
     }
   }
   const body = await read();
-  setIndexHeaders(c, index);
-  return c.json(body as object);
+  return jsonReply(200, body, indexHeaders(index));
 }

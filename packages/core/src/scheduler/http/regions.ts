@@ -3,10 +3,8 @@
  * authoritative region with the caller's token (`front/forward.ts`, as the secrets service forwards); reads are
  * answered from the local (replicated) data.
  */
-import type { MiddlewareHandler } from 'hono';
-import { textReply } from '../../front/exchange.ts';
+import { type HttpReply, type HttpRequest, textReply } from '../../front/exchange.ts';
 import { forwardRequest } from '../../front/forward.ts';
-import { sentPath } from '../../lib/request-path.ts';
 
 export interface RegionOptions {
   /** This instance's region (default `global`). */
@@ -22,7 +20,7 @@ export interface RegionOptions {
 const writeMethods = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
 /** How the scheduler forwards (`front/forward.ts`): Nomad's token headers, plain-text refusals. */
-export const schedulerForwarding = (method: string) => ({
+const schedulerForwarding = (method: string) => ({
   headers: ['x-scheduler-token', 'x-nomad-token', 'authorization', 'content-type'],
   fromHeader: 'x-scheduler-forwarded-from',
   refuse: textReply,
@@ -30,26 +28,17 @@ export const schedulerForwarding = (method: string) => ({
 });
 
 /** In a replica region, whether the request is a write, which goes to the authoritative region. */
-export function forwardsWrite(options: RegionOptions, method: string): options is RegionOptions & { region: string; authoritativeRegion: string } {
+function forwardsWrite(options: RegionOptions, method: string): options is RegionOptions & { region: string; authoritativeRegion: string } {
   const region = options.region ?? 'global';
   return region !== (options.authoritativeRegion ?? region) && writeMethods.has(method);
 }
 
-export function forwardWrites(options: RegionOptions): MiddlewareHandler {
+/** In a replica region, the authoritative region's answer to a write (`encoded`: its canonical path as sent); else undefined. */
+export function forwardWrites(options: RegionOptions): (request: HttpRequest, encoded: string) => Promise<HttpReply | undefined> {
   const region = options.region ?? 'global';
   const forward = { ...options, region, authoritativeRegion: options.authoritativeRegion ?? region };
-  return async (c, next) => {
-    if (!forwardsWrite(forward, c.req.method)) return next();
-    // The canonical path (the app refused any other spelling before this).
-    const url = new URL(c.req.url);
-    const reply = await forwardRequest(forward, schedulerForwarding(c.req.method), {
-      method: c.req.method,
-      path: sentPath(c.env, url.origin + url.pathname),
-      search: url.search,
-      headers: c.req.raw.headers,
-      body: c.req.method === 'DELETE' ? '' : await c.req.text(),
-      clientIp: '',
-    });
-    return new Response((reply.body as string | undefined) ?? null, { status: reply.status, headers: reply.headers });
+  return async (request, encoded) => {
+    if (!forwardsWrite(forward, request.method)) return undefined;
+    return forwardRequest(forward, schedulerForwarding(request.method), { ...request, path: encoded });
   };
 }

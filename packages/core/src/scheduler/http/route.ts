@@ -1,20 +1,20 @@
 /**
  * The scheduler's one route wrapper. A resource declares its routes as rows (method, path, who may call, the
- * documented parameters and body, the tables a blocking read watches, a handler); `mountRoutes` puts them on the
- * app and does for every row, in this order: authentication (the caller, once per request), the management check
+ * documented parameters and body, the tables a blocking read watches, a handler); `answerRoute` matches a request's
+ * canonical path against them, in table order (a literal path before a parameter in the same place; a HEAD is a GET
+ * without its body), and does for the row it finds, in this order: authentication (the caller, once per request), the management check
  * (`access: 'management'`), the path and query parameters (each parsed with its declared schema; the first problem
  * names its parameter), body decoding (the first problem names its field), the handler, the blocking query
  * (`index`/`wait`) or the index headers of a write, and the mapping of errors to statuses (`errors.ts`).
  * The same rows are the OpenAPI document (`openapi.ts`).
  */
-import type { Context, Hono } from 'hono';
 import * as z from 'zod';
+import { type HttpReply, type HttpRequest, jsonReply, textReply } from '../../front/exchange.ts';
 import { badRequest } from '../../lib/errors.ts';
-import type { Scheduler, SchedulerCaller, SchedulerEnv } from '../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
 import type { TableName } from '../state.ts';
-import { callerOf } from './caller.ts';
-import { errorResponse } from './errors.ts';
-import { type BlockingParameters, blockingParameters, blockingQuery, decodeBody, permissionDenied, setIndexHeaders } from './nomad.ts';
+import { errorReply } from './errors.ts';
+import { type BlockingParameters, blockingParameters, blockingQuery, decodeBody, indexHeaders, permissionDenied, tokenSecret } from './nomad.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -33,8 +33,8 @@ export type SchedulerReply =
   | { empty: true; index?: number }
   /** A blocking read of the row's `blocking` tables: waits for `?index`, then answers `read()` with the index headers. */
   | { read: () => Promise<unknown> }
-  /** A response the handler built (the event stream). */
-  | { response: Response };
+  /** A stream the handler opened (the event stream), answered 200 with `headers`. */
+  | { stream: ReadableStream<Uint8Array>; headers: Record<string, string> };
 
 /** Declared path or query parameters: a schema per name. */
 export type ParameterSchemas = Record<string, z.ZodType>;
@@ -61,7 +61,7 @@ export interface RouteRow<
 > {
   /** One method, or several that do the same (Nomad takes POST and PUT for updates). */
   method: Method | Method[];
-  /** Hono's pattern: `/v1/acl/role/:id`. */
+  /** The path, a `:name` segment a parameter: `/v1/acl/role/:id`. */
   path: string;
   /** One line: what the operation does (the OpenAPI summary). */
   summary: string;
@@ -96,7 +96,41 @@ export interface SchedulerRoute {
   body?: z.ZodType;
   blocking?: TableName[];
   returns: string;
-  run: (c: Context<SchedulerEnv>) => Promise<Response>;
+  run: (exchange: SchedulerExchange) => Promise<HttpReply>;
+}
+
+/** One request as the route table sees it: the request, its canonical path, and the scheduler it is answered by. */
+export interface SchedulerExchange {
+  request: HttpRequest;
+  /** The canonical path, percent-decoded (`lib/request-path.ts`). */
+  path: string;
+  /** The path parameters of the row that matched (set by `answerRoute`). */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  scheduler: Scheduler;
+  /** The caller, resolved once per request (the route wrapper and the audit log share it). */
+  caller: () => Promise<SchedulerCaller>;
+}
+
+/**
+ * The exchange of a request whose path is canonical (`decoded`). Without a scheduler only for rows that never reach
+ * it (`access: 'anyone'` rows that read nothing: the health check before the core is built).
+ */
+export function exchangeOf(request: HttpRequest, decoded: string, scheduler: Scheduler | undefined): SchedulerExchange {
+  let caller: Promise<SchedulerCaller> | undefined;
+  return {
+    request,
+    path: decoded,
+    params: {},
+    query: new URLSearchParams(request.search),
+    scheduler: scheduler as Scheduler,
+    caller: () => {
+      if (!scheduler) throw new Error('this request has no scheduler to resolve its caller');
+      // An unknown or expired token is refused (403): anonymous without a token.
+      caller ??= scheduler.resolve(tokenSecret(request.headers));
+      return caller;
+    },
+  };
 }
 
 /** A route row, checked and typed where it is written, then kept as a `SchedulerRoute`. */
@@ -119,26 +153,28 @@ export function route<
     ...(row.body ? { body: row.body } : {}),
     ...(row.blocking ? { blocking: row.blocking } : {}),
     returns: row.returns,
-    run: async (c) => {
-      const scheduler = c.var.scheduler;
-      const caller = () => callerOf(c);
+    run: async (exchange) => {
+      const { scheduler, caller, request } = exchange;
       if (row.access !== 'anyone') {
         const resolved = await caller();
         if (row.access === 'management' && !resolved.management) throw permissionDenied();
       }
-      const pathValues = parseParameters('path', params, (name) => c.req.param(name) ?? '') as ParsedParameters<Params>;
-      const queryValue = (name: string, schema: z.ZodType) => (takesList(schema) ? c.req.queries(name) : c.req.query(name));
+      const pathValues = parseParameters('path', params, (name) => exchange.params[name] ?? '') as ParsedParameters<Params>;
+      const queryValue = (name: string, schema: z.ZodType) => {
+        if (takesList(schema)) return exchange.query.has(name) ? exchange.query.getAll(name) : undefined;
+        return exchange.query.get(name) ?? undefined;
+      };
       const queryValues = parseParameters('query', query, queryValue) as ParsedParameters<Query>;
       const blocking: BlockingParameters = row.blocking ? parseParameters('query', blockingParameters, queryValue) : {};
-      const body = (row.body ? await decodeBody(c, row.body) : undefined) as Schema extends z.ZodType ? z.output<Schema> : undefined;
+      const body = (row.body ? decodeBody(request, row.body) : undefined) as Schema extends z.ZodType ? z.output<Schema> : undefined;
       const reply = await row.handler({ scheduler, caller, params: pathValues, query: queryValues, body });
-      if ('response' in reply) return reply.response;
+      if ('stream' in reply) return { status: 200, headers: reply.headers, body: reply.stream };
       if ('read' in reply) {
         if (!row.blocking) throw new Error(`route ${row.path} answers a blocking read but declares no tables`);
-        return blockingQuery(c, scheduler.state, row.blocking, reply.read, blocking);
+        return blockingQuery(scheduler, request.signal, row.blocking, reply.read, blocking);
       }
-      if (reply.index !== undefined) setIndexHeaders(c, reply.index);
-      return 'json' in reply ? c.json(reply.json as object) : c.body(null, 200);
+      const headers = reply.index === undefined ? {} : indexHeaders(reply.index);
+      return 'json' in reply ? jsonReply(200, reply.json, headers) : { status: 200, headers, body: undefined };
     },
   };
 }
@@ -176,17 +212,58 @@ function takesList(schema: z.ZodType): boolean {
   return inner instanceof z.ZodArray;
 }
 
-/** Puts the routes on the app, in table order (a literal path before a parameter in the same place). */
-export function mountRoutes(app: Hono<SchedulerEnv>, routes: readonly SchedulerRoute[]): void {
-  for (const entry of routes) {
-    for (const method of entry.methods) {
-      app.on(method, entry.path, async (c) => {
-        try {
-          return await entry.run(c);
-        } catch (error) {
-          return errorResponse(error, c);
-        }
-      });
-    }
+/** A row's path as its segments, a parameter as `{ name }`. */
+type Pattern = Array<string | { name: string }>;
+const patterns = new WeakMap<SchedulerRoute, Pattern>();
+
+function patternOf(entry: SchedulerRoute): Pattern {
+  let pattern = patterns.get(entry);
+  if (!pattern) {
+    pattern = entry.path
+      .split('/')
+      .slice(1)
+      .map((segment) => (segment.startsWith(':') ? { name: segment.slice(1) } : segment));
+    patterns.set(entry, pattern);
   }
+  return pattern;
+}
+
+/** The first row, in table order, whose method and path match, with its path parameters. */
+export function matchRoute(routes: readonly SchedulerRoute[], method: string, path: string): { entry: SchedulerRoute; params: Record<string, string> } | undefined {
+  const wanted = (method === 'HEAD' ? 'GET' : method) as Method;
+  const segments = path.split('/').slice(1);
+  for (const entry of routes) {
+    if (!entry.methods.includes(wanted)) continue;
+    const pattern = patternOf(entry);
+    if (pattern.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    const matches = pattern.every((part, index) => {
+      const segment = segments[index] as string;
+      if (typeof part === 'string') return part === segment;
+      params[part.name] = segment;
+      return segment !== '';
+    });
+    if (matches) return { entry, params };
+  }
+  return undefined;
+}
+
+/**
+ * The answer of the route table to one request: the row that matches runs, its errors mapped to statuses
+ * (`errors.ts`); no row is 404 (Nomad's `Invalid URL path`). A HEAD is answered as its GET, without the body.
+ */
+export async function answerRoute(routes: readonly SchedulerRoute[], exchange: SchedulerExchange): Promise<HttpReply> {
+  const found = matchRoute(routes, exchange.request.method, exchange.path);
+  if (!found) return textReply(404, `Invalid URL path: ${exchange.path}`);
+  let reply: HttpReply;
+  try {
+    reply = await found.entry.run({ ...exchange, params: found.params });
+  } catch (error) {
+    reply = errorReply(error, exchange.path);
+  }
+  if (exchange.request.method === 'HEAD' && reply.body !== undefined) {
+    if (typeof reply.body !== 'string') await reply.body.cancel().catch(() => undefined);
+    return { ...reply, body: undefined };
+  }
+  return reply;
 }

@@ -54,15 +54,6 @@ export function countCalls(client: DynamoDBClient, calls: InFlight): void {
   client.middlewareStack.add((next) => (args) => calls.track(next(args)), { step: 'initialize', name: 'keyhavenCallsInFlight' });
 }
 
-/** A web handler whose GET requests also see `shutdown` as their abort signal: a blocking query answers at once. */
-export function answeringOnShutdown<E>(
-  fetch: (request: Request, env: E) => Response | Promise<Response>,
-  shutdown: AbortSignal,
-): (request: Request, env: E) => Response | Promise<Response> {
-  return (request, env) =>
-    fetch(request.method === 'GET' ? new Request(request, { signal: AbortSignal.any([request.signal, shutdown]) }) : request, env);
-}
-
 /**
  * The server's responses still to be written. A response streamed without a length (the event stream) counts
  * as written once its headers are out: it would never end by itself, and is closed with the connection.

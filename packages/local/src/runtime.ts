@@ -1,15 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createAdaptorServer } from '@hono/node-server';
 import {
   allSecretsFamilies,
   backendsOf,
   type Core,
   createCore,
-  createSchedulerApp,
   fileKeySource,
   initialize,
   isInitialized,
@@ -21,9 +19,10 @@ import {
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
+import { schedulerNodeListener } from '@keyhaven/core/scheduler/scheduler-app.ts';
 import { consoleHandler } from '@keyhaven/ui/serve.ts';
 import { type DynamoDbLocal, localClientConfig, sharedTestCredentials, startDynamoDbLocal } from './dynamodb-local.ts';
-import { answeringOnShutdown, countCalls, InFlight, unansweredRequests } from './in-flight.ts';
+import { countCalls, InFlight, unansweredRequests } from './in-flight.ts';
 import { closeGracefully, listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
 import { ensureTable } from './table.ts';
@@ -120,14 +119,14 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     // The console at the secrets port's `/ui/` calls the scheduler from that origin: it alone may read the answers.
     let consoleOrigin = '';
     let consoleOriginAlias = '';
-    const schedulerApp = createSchedulerApp({
+    // Both services straight on node's request and response (`http/node-listener.ts`: no web objects). The
+    // scheduler's reads see the shutdown signal: a blocking query answers at once when the process stops.
+    const schedulerApi = schedulerNodeListener({
       core: async () => core,
-      clientIp: socketAddress,
       consoleOrigins: () => [consoleOrigin, consoleOriginAlias],
       ...(audit ? { audit } : {}),
+      shutdown: shutdown.signal,
     });
-    // The secrets service straight on node's request and response (`secrets-node.ts`: no web objects, no Hono); it
-    // has no blocking query for the shutdown signal to cut short. The scheduler's event stream and waits need it.
     const secretsApi = secretsNodeListener({ core: async () => core });
     // The web console at `/ui/` beside the secrets API (Vault's path), built here at start: no separate step.
     let schedulerUrl = '';
@@ -135,7 +134,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     const secrets = createServer((request, response) => {
       if (!serveConsole(request, response)) secretsApi(request, response);
     });
-    const scheduler = createAdaptorServer({ fetch: answeringOnShutdown(schedulerApp.fetch, shutdown.signal) }) as Server;
+    const scheduler = createServer(schedulerApi);
     const fronts: AddressInfo[] = [];
     for (const [server, port] of [
       [secrets, options.secretsPort],
@@ -215,11 +214,6 @@ async function initialiseDevMode(core: Core, devRootToken: string | undefined): 
     });
   }
   return rootToken;
-}
-
-function socketAddress(env: unknown): string {
-  const incoming = (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-  return incoming?.socket?.remoteAddress ?? '';
 }
 
 /**

@@ -12,7 +12,8 @@ import { importsOf } from './imports.ts';
  * The first rule whose prefix a file's path (from the repository root) starts with gives its layer.
  *
  *  7 functions           functions/**                                 Lambda handlers
- *  6 adapters            packages/core/src/http/**, packages/local/**  the web adapter, the local server and poller
+ *  6 adapters            packages/core/src/http/**, packages/local/**  both services' adapters (API Gateway and the
+ *                        streaming Lambda, node:http, in process), the secrets front; the local server and poller
  *    entry points        packages/core/src/{index,runtime,jobs,rotation-job,engine-requests,table-changes}.ts
  *                        (what a Lambda or the local process calls: they build a Core from the environment or run a
  *                        job over the whole process, reaching engines and the scheduler, so they sit with the adapters)
@@ -20,7 +21,7 @@ import { importsOf } from './imports.ts';
  *                        store, binds the builtin backends to them and hands the lease manager the backends' hooks.
  *                        The framework, the backends and the jobs know the parts as `Core` (secrets/framework/services.ts),
  *                        a type, never this file.
- *    scheduler app       scheduler/scheduler-app.ts (the route table and the Hono app)
+ *    scheduler app       scheduler/scheduler-app.ts (the route table and the scheduler's front)
  *  5 backends            secrets/{engines,auth,sys,identity-paths}/**, secrets/{families,family-list}.ts (the path tables)
  *    scheduler routes    scheduler/acl/<resource>/routes.ts, scheduler/acl/login-routes.ts, scheduler/events/stream.ts
  *  4 framework           secrets/framework/**

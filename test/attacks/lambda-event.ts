@@ -31,8 +31,7 @@ export function gatewayEvent(
  * (the scheduler's) is sent as the Host header and the event's domain name.
  */
 export function viaLambda(
-  // biome-ignore lint/suspicious/noExplicitAny: the secrets adapter and hono's handle() type their events differently
-  invoke: (event: any) => Promise<{ statusCode?: number; body?: unknown }>,
+  invoke: (event: APIGatewayProxyEventV2) => Promise<{ statusCode?: number; body?: unknown }>,
   tokenHeader: string,
   options: { userAgent?: string; host?: string } = {},
 ) {

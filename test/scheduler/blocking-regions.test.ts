@@ -1,7 +1,9 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textReply } from '../../packages/core/src/front/exchange.ts';
+import { nodeListener } from '../../packages/core/src/http/node-listener.ts';
+import { schedulerFront } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 describe('blocking queries', () => {
@@ -107,12 +109,17 @@ describe('regions', () => {
 
   beforeAll(async () => {
     authoritative = await startScheduler({ region: 'eu', authoritativeRegion: 'eu' });
-    server = createAdaptorServer({
-      fetch: (request: Request) => {
-        if (request.headers.get('x-scheduler-forwarded-from')) forwarded++;
-        return authoritative.fetch(request);
-      },
-    }) as Server;
+    // The authoritative region's service on a loopback port (the shared node adapter), counting what is forwarded to it.
+    const front = schedulerFront({ core: async () => authoritative.core, region: 'eu', authoritativeRegion: 'eu' });
+    server = createServer(
+      nodeListener(
+        (request) => {
+          if (request.headers.get('x-scheduler-forwarded-from')) forwarded++;
+          return front(request);
+        },
+        { refuse: textReply, trustedProxies: [] },
+      ),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     // The replica reads the same (replicated) table and forwards every write to the authoritative region.
     replica = await startScheduler({

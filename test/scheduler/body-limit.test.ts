@@ -1,8 +1,7 @@
-import { Agent, type Server } from 'node:http';
+import { Agent, createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxBodyBytes } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { maxBodyBytes, schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { deployedEnvironment, httpApiEvent, invoke } from '../deploy/lambda-events.ts';
 import { keepAliveRequest } from '../support/keep-alive.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
@@ -45,8 +44,8 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
   beforeAll(async () => {
     h = await startScheduler();
     root = await h.bootstrap();
-    // The local server as `npm start` builds it: the app on @hono/node-server.
-    server = createAdaptorServer({ fetch: h.fetch }) as Server;
+    // The local server as `npm start` builds it: the scheduler's front on the shared node adapter.
+    server = createServer(schedulerNodeListener({ core: async () => h.core, trustedProxies: [] }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCore } from '../../packages/core/src/core.ts';
+import { textReply } from '../../packages/core/src/front/exchange.ts';
+import { nodeListener } from '../../packages/core/src/http/node-listener.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { createSchedulerApp, schedulerFront } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
@@ -53,12 +54,17 @@ describe('scheduler in a replica region, over a replicated table', () => {
       clock: authoritative.clock,
       log: silentLogger,
     });
-    server = createAdaptorServer({
-      fetch: (request: Request) => {
-        if (request.headers.get('x-scheduler-forwarded-from') === 'eu-west-1') forwarded++;
-        return authoritative.fetch(request);
-      },
-    }) as Server;
+    // The authoritative region's service on a loopback port (the shared node adapter), counting what is forwarded to it.
+    const front = schedulerFront({ core: async () => authoritative.core, region: 'us-east-1', authoritativeRegion: 'us-east-1' });
+    server = createServer(
+      nodeListener(
+        (request) => {
+          if (request.headers.get('x-scheduler-forwarded-from') === 'eu-west-1') forwarded++;
+          return front(request);
+        },
+        { refuse: textReply, trustedProxies: [] },
+      ),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     replica = createSchedulerApp({
       core: async () => core,

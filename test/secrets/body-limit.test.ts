@@ -1,8 +1,7 @@
-import { Agent, type Server } from 'node:http';
+import { Agent, createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
+import { secretsNodeListener } from '../../packages/core/src/http/secrets-node.ts';
 import { maxBodyBytes } from '../../packages/core/src/secrets/framework/pipeline.ts';
 import { keepAliveRequest } from '../support/keep-alive.ts';
 import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
@@ -19,13 +18,7 @@ describe('the secrets service after a 413 on a kept-alive connection (node serve
 
   beforeAll(async () => {
     h = await startSecretsInMemory();
-    server = createAdaptorServer({
-      fetch: createSecretsApp({
-        core: async () => h.core,
-        clientIp: () => '127.0.0.1',
-        regions: undefined,
-      }).fetch,
-    }) as Server;
+    server = createServer(secretsNodeListener({ core: async () => h.core, trustedProxies: [] }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });

@@ -34,7 +34,7 @@ export function secretsFront(options: SecretsFrontOptions): HttpFront {
     // checked on the query are all its input. Vault ignores their body too; an oversized one is not read, not refused.
     const body = queryOnlyMethods.has(request.method.toUpperCase()) ? '' : request.body;
     let refusal: DomainError | undefined = body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
-    // One canonical path (`canonical-path.ts`): what is authorised, routed, stored under and forwarded.
+    // One canonical path (`lib/request-path.ts`): what is authorised, routed, stored under and forwarded.
     const canonical = canonicalPath(request.path);
     if (canonical.problem !== undefined) refusal ??= badRequest(canonical.problem);
     const path = canonical.decoded ?? request.path;

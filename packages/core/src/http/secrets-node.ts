@@ -14,8 +14,8 @@ export interface SecretsNodeOptions extends Omit<SecretsAppOptions, 'clientIp'> 
 /**
  * The secrets service as a `node:http` request listener (what `npm start` serves): the shared node adapter
  * (`node-listener.ts`: the node request straight into the adapter-neutral request, no web objects) over
- * `secretsFront`, its refusals in Vault's `{"errors": [...]}`. Unlike `@hono/node-server`, which answers a bare 400 to
- * a backslash in the path, the front refuses it with a message (400), logged like every other refusal.
+ * `secretsFront`, its refusals in Vault's `{"errors": [...]}`. A backslash in the path reaches the front as sent, which
+ * refuses it with a message (400), logged like every other refusal.
  */
 export function secretsNodeListener(options: SecretsNodeOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const front = secretsFront({

@@ -1,5 +1,5 @@
 import { Api, type Function as SstFunction, type StackContext, use } from 'sst/constructs';
-import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
+import { allSecretsFamilies, type SecretsFamily } from '../packages/core/src/secrets/families.ts';
 import { Stack } from 'aws-cdk-lib';
 import { Distribution, FunctionEventType, PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -9,7 +9,7 @@ import { consoleBehaviors, consoleBucket } from './console-hosting.ts';
 import { cloudFrontFunction, httpApiOrigin, originSecret, uncachedApiBehavior, viewerCertificate } from './edge-origin.ts';
 import { Edge } from './Edge.ts';
 import { encryptLogGroups } from './logs-key.ts';
-import { corsOf, customOrigin, type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
+import { authTypes, corsOf, customOrigin, type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
 import { Storage } from './Storage.ts';
 import { accessLogBucket, httpApiAccessLogFormat } from './access-logs.ts';
 import { throttleApi, throttledSecretsRoutes } from './throttling.ts';
@@ -17,15 +17,14 @@ import { throttleApi, throttledSecretsRoutes } from './throttling.ts';
 /** The viewer-request function of the API behaviour; relative to the project root, as SST runs (and handlers are). */
 export const bearerToVaultTokenFile = 'stacks/cloudfront/bearer-to-vault-token.js';
 
-/** The entry file of each family's Lambda. */
-export const familyHandlers: Record<SecretsFamily, string> = {
-  system: 'functions/secrets/system.handler',
-  kv: 'functions/secrets/kv.handler',
-  cloud: 'functions/secrets/cloud.handler',
-  ldap: 'functions/secrets/ldap.handler',
-  mesh: 'functions/secrets/mesh.handler',
-  jwt: 'functions/secrets/jwt.handler',
-};
+/** The entry of every family's Lambda: the family is the one its `KEYHAVEN_FAMILY` names. */
+export const familyHandler = 'functions/secrets/family.handler';
+
+/** Family -> its Lambda's handler, for every family of the list (`packages/core/src/secrets/family-list.ts`). */
+export const familyHandlers: Record<SecretsFamily, string> = Object.fromEntries(allSecretsFamilies.map((family) => [family, familyHandler])) as Record<
+  SecretsFamily,
+  string
+>;
 
 /** Routes for one mount path: the path itself and everything under it, every method (`GET ?list=true` included). */
 export const mountRoutes = (path: string) => [`ANY /v1/${path}`, `ANY /v1/${path}/{proxy+}`];
@@ -87,7 +86,7 @@ export function SecretsApi({ stack }: StackContext) {
         description: `keyhaven secrets: ${family} endpoints`,
         timeout: family === 'system' ? `${callBudgetSeconds.system} seconds` : `${callBudgetSeconds.engine} seconds`,
         // Its backends' deployment: the directory's network, the cloud's Google endpoints.
-        ...familyFunctionProps(stack, config, family, environment),
+        ...familyFunctionProps(stack, config, family, { ...environment, KEYHAVEN_FAMILY: family }),
       }),
     );
   }
@@ -149,8 +148,9 @@ function grantRevocation(functions: Map<SecretsFamily, SstFunction>, mounts: Dec
   const system = functions.get('system');
   const engines: Record<string, SstFunction> = {};
   for (const mount of mounts) {
+    // An engine's (not a login method's: its tokens are revoked by the system function itself).
     const family = familyOfType[mount.type];
-    const fn = family && family !== 'jwt' ? functions.get(family) : undefined;
+    const fn = family && !authTypes.has(mount.type) ? functions.get(family) : undefined;
     if (fn) engines[mount.type] = fn;
   }
   if (!system || Object.keys(engines).length === 0) return;

@@ -20,6 +20,14 @@ export const engineJobs: Partial<Record<SecretsFamily, string>> = Object.fromEnt
   allSecretsFamilies.filter(hasOwnJob).map((family) => [family, engineJobHandler]),
 );
 
+/** The families that serve secrets engines (every backend of kind `secret`, `system` aside). */
+export const engineFamilies: SecretsFamily[] = allSecretsFamilies.filter(
+  (family) => family !== 'system' && backendsOf(family).every((backend) => backend.kind === 'secret'),
+);
+
+/** Whether a family's paths read items with the caller's token in one round trip (`PathSpec.prefetch`). */
+export const prefetches = (family: SecretsFamily): boolean => backendsOf(family).some((backend) => backend.paths.some((spec) => spec.prefetch));
+
 /** Table partitions a family's functions read beyond an engine's own, each with why: the endpoints' or the job's. */
 export function extraReads(family: SecretsFamily, of: 'endpoints' | 'job'): Record<string, string> {
   const reads: Record<string, string> = {};

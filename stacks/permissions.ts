@@ -17,7 +17,7 @@
  */
 
 import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
-import { engineJobs, engineLeaseTypes, extraReads, periodicQueues } from './families.ts';
+import { engineFamilies, engineJobs, engineLeaseTypes, extraReads, periodicQueues, prefetches } from './families.ts';
 
 export type TableAction =
   | 'dynamodb:GetItem'
@@ -67,11 +67,23 @@ const why = {
   lastUse: 'a limited-use token revoked at its last use in this function takes its accessor, issuer index and leases (TokenStore.revoke)',
   finishDisabled: 'finishing a disabled mount (asked by the system function, or a job) wipes its storage and deletes its entry (disable-mount.ts)',
   revokePrefix: 'revoking the leases under a prefix lists them (LeaseManager.under, asked by the system function)',
-  passwordPolicies: 'an ldap config or role naming a password_policy reads it (ldap/config-model.ts)',
   legacyLeases: 'a lease written before sharding lives in the bare `leases` partition; the sweep moves it (LeaseManager.adoptUnsharded)',
   policies: 'a caller with a token other than root: its ACL policies are read (the deploy run calls the engines with the root token)',
   forget: 'a lease revoked here is recorded as revoked (LeaseManager.forget)',
 };
+
+/**
+ * Where the deploy run of an engine's function differs from the default (it uses the root token, so no ACL policy is
+ * read; it revokes no lease there): kv is called with a limited-use token, which reads its policies and may be
+ * revoked at its last use; a cloud key's lease is revoked there. `undefined` drops a default note.
+ */
+const engineRunNotes: Partial<Record<SecretsFamily, Record<string, string | undefined>>> = {
+  kv: { 'read:policies': undefined, 'write:leases#*': why.lastUse, 'write:revoked-leases#*': why.lastUse },
+  cloud: { 'write:revoked-leases#*': why.forget },
+};
+
+const dropUndefined = (notes: Record<string, string | undefined>): Record<string, string> =>
+  Object.fromEntries(Object.entries(notes).filter((entry): entry is [string, string] => entry[1] !== undefined));
 
 /** A secrets engine's function (kv, ldap, mesh, cloud): its mounts' storage, its leases, and what the pipeline needs. */
 const engine = (extra: { reads?: string[]; unrecorded?: Record<string, string> } = {}): Omit<TableAccess, 'items'> => ({
@@ -117,11 +129,6 @@ export const tableAccess: Record<string, TableAccess> = {
       'write:revoked-leases#*': why.forget,
     },
   },
-  // The authenticated read path reads the token and the secret in one BatchGetItem (`PathSpec.prefetch`).
-  'Secrets-kv': {
-    items: [...read, 'dynamodb:BatchGetItem', ...write],
-    ...engine({ unrecorded: { 'write:leases#*': why.lastUse, 'write:revoked-leases#*': why.lastUse } }),
-  },
   // A limited-use token spends its uses (UpdateItem) in whichever function serves the request. A login checks its
   // mount's in-service marker (ConditionCheckItem) and writes the token with its accessor and issuer index.
   'Secrets-jwt': {
@@ -130,15 +137,21 @@ export const tableAccess: Record<string, TableAccess> = {
     writes: ['mount#*', 'in-service#*', ...tokenRevocation],
     unrecorded: { 'read:policies': why.policies, 'write:leases#*': why.lastUse, 'write:revoked-leases#*': why.lastUse },
   },
-  'Secrets-ldap': {
-    items: [...read, ...write],
-    ...engine({ reads: ['password-policies'], unrecorded: { 'read:policies': why.policies, 'read:password-policies': why.passwordPolicies } }),
-  },
-  'Secrets-mesh': { items: [...read, ...write], ...engine({ unrecorded: { 'read:policies': why.policies } }) },
-  'Secrets-cloud': {
-    items: [...read, ...write],
-    ...engine({ unrecorded: { 'read:policies': why.policies, 'write:revoked-leases#*': why.forget } }),
-  },
+  // Each engine's function (stacks/SecretsApi.ts), from what its backends declare: the partitions they read beyond an
+  // engine's own, BatchGetItem where a path prefetches (the authenticated read reads the token and the secret in one
+  // round trip), and what the deploy run (test/deploy/function-calls.ts) does not reach with each.
+  ...Object.fromEntries(
+    engineFamilies.map((family) => {
+      const reads = extraReads(family, 'endpoints');
+      const unrecorded = {
+        'read:policies': why.policies,
+        ...Object.fromEntries(Object.entries(reads).map(([pattern, reason]) => [`read:${pattern}`, reason])),
+        ...engineRunNotes[family],
+      };
+      const prefetch: TableAction[] = prefetches(family) ? ['dynamodb:BatchGetItem'] : [];
+      return [`Secrets-${family}`, { items: [...read, ...prefetch, ...write], ...engine({ reads: Object.keys(reads), unrecorded: dropUndefined(unrecorded) }) }];
+    }),
+  ),
   // The scheduler's functions: its own items, and the keyring (read) in `sys`.
   'Scheduler-api': { items: [...read, ...write, transact], reads: [scheduler, 'sys'], writes: [scheduler] },
   'Scheduler-event-stream': { items: read, reads: [scheduler, 'sys'], writes: [] },

@@ -154,7 +154,7 @@ export const familyOfType: Record<string, Exclude<SecretsFamily, 'system'>> = Ob
 );
 
 /** The mount types that are auth methods (mounted under `auth/`). */
-const authTypes = new Set(allSecretsFamilies.flatMap((family) => secretsFamilies[family].filter((backend) => backend.kind === 'auth').map((backend) => backend.type)));
+export const authTypes = new Set(allSecretsFamilies.flatMap((family) => secretsFamilies[family].filter((backend) => backend.kind === 'auth').map((backend) => backend.type)));
 
 export const defaultMounts: DeclaredMount[] = [
   { path: 'secret', type: 'kv' },

@@ -19,12 +19,7 @@ import { providedByRuntime } from '../../stacks/functions.ts';
 import { figure, sized } from './summary.ts';
 
 const entries = [
-  'functions/secrets/system.ts',
-  'functions/secrets/kv.ts',
-  'functions/secrets/jwt.ts',
-  'functions/secrets/ldap.ts',
-  'functions/secrets/mesh.ts',
-  'functions/secrets/cloud.ts',
+  'functions/secrets/family.ts',
   'functions/scheduler/api.ts',
   'functions/scheduler/event-stream.ts',
   'functions/jobs/sweep.ts',

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { auditLinePattern } from '../../stacks/Audit.ts';
 import { declaredMountsEnv, stageConfig } from '../../stacks/stage-config.ts';
-import { deployedEnvironment, httpApiEvent, invoke } from './lambda-events.ts';
+import { deployedEnvironment, httpApiEvent, invoke, secretsFunction } from './lambda-events.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, resourcesOf, single } from './template-queries.ts';
 
@@ -73,8 +73,8 @@ describe('audit destination on AWS', () => {
     });
 
     it('with a stdout audit device enabled, the kv function writes hashed request and response entries; operational lines do not match', async () => {
-      const system = (await import('../../functions/secrets/system.ts')).handler;
-      const kv = (await import('../../functions/secrets/kv.ts')).handler;
+      const system = await secretsFunction('system');
+      const kv = await secretsFunction('kv');
       const root = (await invoke(system, httpApiEvent('PUT', '/v1/sys/init', { body: {} }))).body.root_token as string;
       const headers = { 'x-secrets-token': root };
       expect((await invoke(system, httpApiEvent('POST', '/v1/sys/mounts/secret', { headers, body: { type: 'kv' } }))).status).toBe(204);

@@ -2,7 +2,7 @@ import { DeleteItemCommand, type DynamoDBClient, GetItemCommand } from '@aws-sdk
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leasePk, leaseQueueShard } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
-import { deployedEnvironment, engineJob, httpApiEvent, invoke, scheduledEvent, ttlRemoval } from './lambda-events.ts';
+import { deployedEnvironment, engineJob, httpApiEvent, invoke, scheduledEvent, secretsFunction, ttlRemoval } from './lambda-events.ts';
 
 type HttpHandler = Parameters<typeof invoke>[0];
 type JobHandler = (event: unknown) => Promise<Record<string, number>>;
@@ -31,8 +31,8 @@ describe('each engine job sweeps its own leases (functions/jobs/engine-job.ts as
     consul = await startConsulEmulator();
     const bootstrap = await consul.request('PUT', '/v1/acl/bootstrap');
     const consulRoot = (bootstrap.json as { SecretID: string }).SecretID;
-    system = (await import('../../functions/secrets/system.ts')).handler;
-    mesh = (await import('../../functions/secrets/mesh.ts')).handler;
+    system = await secretsFunction('system');
+    mesh = await secretsFunction('mesh');
     sweepJob = (await import('../../functions/jobs/sweep.ts')).handler as unknown as JobHandler;
     meshJob = await engineJob('mesh');
 

@@ -2,7 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../emulators/secrets-manager.ts';
-import { deployedEnvironment, httpApiEvent, invoke, startCloudFormationResponses } from './lambda-events.ts';
+import { deployedEnvironment, httpApiEvent, invoke, secretsFunction, startCloudFormationResponses } from './lambda-events.ts';
 
 type Handler = (event: unknown) => Promise<{ Status: string; Reason?: string; Data?: Record<string, string> }>;
 
@@ -44,7 +44,7 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
     expect(cloudFormation.answers.at(-1)).toMatchObject({ Status: 'FAILED', LogicalResourceId: 'FirstTokens', PhysicalResourceId: 'keyhaven-first-tokens' });
     const missing = await firstTokens(cloudFormation.event('Create', {}));
     expect(missing.Reason).toBe('keyhaven first tokens: the SecretId property is missing');
-    const system = (await import('../../functions/secrets/system.ts')).handler;
+    const system = await secretsFunction('system');
     expect((await invoke(system, httpApiEvent('GET', '/v1/sys/init'))).body).toEqual({ initialized: false });
   });
 
@@ -67,7 +67,7 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
   });
 
   it('the stored tokens work: root in the system function, management in the scheduler API', async () => {
-    const system = (await import('../../functions/secrets/system.ts')).handler;
+    const system = await secretsFunction('system');
     const self = await invoke(system, httpApiEvent('GET', '/v1/auth/token/lookup-self', { headers: { 'x-secrets-token': stored().root_token ?? '' } }));
     expect(self.status).toBe(200);
     expect(self.body.data).toMatchObject({ policies: ['root'], display_name: 'root', path: 'auth/token/root' });
@@ -80,7 +80,7 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
   it('on such a stage, sys/init and acl/bootstrap over HTTP are refused (403, naming the secret); reading the init status is not', async () => {
     process.env.KEYHAVEN_FIRST_TOKENS_SECRET = secretArn;
     try {
-      const system = (await import('../../functions/secrets/system.ts')).handler;
+      const system = await secretsFunction('system');
       for (const method of ['PUT', 'POST']) {
         const refused = await invoke(system, httpApiEvent(method, '/v1/sys/init', { body: {} }));
         expect(refused.status).toBe(403);
@@ -97,7 +97,7 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
       delete process.env.KEYHAVEN_FIRST_TOKENS_SECRET;
     }
     // Without the setting (dev stages, `npm start`), the call answers as Vault does on an initialised store.
-    const system = (await import('../../functions/secrets/system.ts')).handler;
+    const system = await secretsFunction('system');
     expect((await invoke(system, httpApiEvent('PUT', '/v1/sys/init', { body: {} }))).status).toBe(400);
   });
 
@@ -110,7 +110,7 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
     expect(secretsManager.secret(secretArn)?.current).toBe(before);
     const deleted = await firstTokens(cloudFormation.event('Delete', { SecretId: secretArn }));
     expect(deleted).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'keyhaven-first-tokens', Data: {} });
-    const system = (await import('../../functions/secrets/system.ts')).handler;
+    const system = await secretsFunction('system');
     expect((await invoke(system, httpApiEvent('GET', '/v1/auth/token/lookup-self', { headers: { 'x-secrets-token': stored().root_token ?? '' } }))).status).toBe(200);
   });
 });

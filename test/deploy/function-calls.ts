@@ -21,6 +21,7 @@ import {
   invoke,
   lambdaContext,
   scheduledEvent,
+  secretsFunction,
   standInAwsLambda,
   startCloudFormationResponses,
   ttlRemoval,
@@ -70,7 +71,7 @@ export async function recordedEnvironment(): Promise<Environment & { calls: Sent
   google.addProject('proj-1');
   // The operator's configuration of the cloud function: where it calls Google (as the stage config sets it).
   useEmulatedGoogle(google);
-  const secrets = async (family: string) => (await import(`../../functions/secrets/${family}.ts`)).handler as Handler;
+  const secrets = async (family: string) => (await secretsFunction(family)) as unknown as Handler;
   const lambda = await startLambdaEmulator(
     Object.fromEntries(
       await Promise.all(
@@ -140,7 +141,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * and the stream function's TTL backstop for a token and a lease.
  */
 export async function driveEveryFunction(env: Environment): Promise<void> {
-  const secrets = async (family: string) => (await import(`../../functions/secrets/${family}.ts`)).handler as Handler;
+  const secrets = async (family: string) => (await secretsFunction(family)) as unknown as Handler;
   // An engine's job is functions/jobs/engine-job.ts with KEYHAVEN_ENGINE naming it, as the stack deploys it.
   const job = async (name: string) => (name in engineJobs ? ((await engineJob(name)) as Handler) : ((await import(`../../functions/jobs/${name}.ts`)).handler as Handler));
   let root = '';

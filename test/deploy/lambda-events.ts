@@ -220,3 +220,22 @@ export async function engineJob(engine: string): Promise<(event: unknown) => Pro
     }
   };
 }
+
+/**
+ * A secrets family's function as the stack deploys it (`Secrets-<family>`: functions/secrets/family.ts with
+ * `KEYHAVEN_FAMILY` naming the family). The handler reads the variable before it awaits anything, so the variable is
+ * set for the call's start only (a family's function may invoke another's while it runs).
+ */
+export async function secretsFunction(family: string): Promise<HttpHandler> {
+  const { handler } = await import('../../functions/secrets/family.ts');
+  return ((event: APIGatewayProxyEventV2) => {
+    const before = process.env.KEYHAVEN_FAMILY;
+    process.env.KEYHAVEN_FAMILY = family;
+    try {
+      return handler(event as never);
+    } finally {
+      if (before === undefined) delete process.env.KEYHAVEN_FAMILY;
+      else process.env.KEYHAVEN_FAMILY = before;
+    }
+  }) as unknown as HttpHandler;
+}

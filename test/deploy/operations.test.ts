@@ -8,7 +8,7 @@ import { tableBackup } from '../../stacks/backup.ts';
 import { checkAlarmSubscriptions, type StageConfig, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, asList, engineJobEntry, entryOf, resourcesOf, roleStatementsOf, routeTargets, single } from './template-queries.ts';
+import { appFunctions, asList, engineJobEntry, entryOf, resourcesOf, roleStatementsOf, routeTargets, secretsEntry, single } from './template-queries.ts';
 
 /**
  * Issue 25, production on AWS: alarms that reach a person (the stage's own SNS topic, subscribed from the stage
@@ -224,10 +224,10 @@ describe('throttling and reserved concurrency (synthesis of "prod")', () => {
     );
     expect(stage.Properties.RouteSettings).toEqual(Object.fromEntries(Object.entries(expected).map(([route, kind]) => [route, limits(throttle[kind])])));
     const targets = routeTargets(s.secrets);
-    expect(targets['ANY /v1/auth/jwt/login']).toBe('functions/secrets/jwt.handler');
-    expect(targets['ANY /v1/auth/token/create']).toBe('functions/secrets/system.handler');
-    expect(targets['ANY /v1/ldap/creds/{proxy+}']).toBe('functions/secrets/ldap.handler');
-    expect(targets['ANY /v1/gcp-prod/roleset/{name}/token']).toBe('functions/secrets/cloud.handler');
+    expect(targets['ANY /v1/auth/jwt/login']).toBe(secretsEntry('jwt'));
+    expect(targets['ANY /v1/auth/token/create']).toBe(secretsEntry('system'));
+    expect(targets['ANY /v1/ldap/creds/{proxy+}']).toBe(secretsEntry('ldap'));
+    expect(targets['ANY /v1/gcp-prod/roleset/{name}/token']).toBe(secretsEntry('cloud'));
     // The stage is created after the routes its settings name (CloudFormation refuses settings for a missing route).
     const routeIds = resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Route')
       .filter(([, route]) => route.Properties.RouteKey in expected)
@@ -356,11 +356,11 @@ describe('failures and time budgets (synthesis of "prod")', () => {
   });
 
   it('keeps the system function, waiting on an engine function, inside the 30 s API limit', () => {
-    const timeouts = Object.fromEntries(appFunctions(s.secrets).map(([, fn]) => [fn.Properties.Handler, fn.Properties.Timeout]));
-    expect(timeouts['functions/secrets/system.handler']).toBe(callBudgetSeconds.system);
+    const timeouts = Object.fromEntries(appFunctions(s.secrets).map(([, fn]) => [entryOf(fn), fn.Properties.Timeout]));
+    expect(timeouts[secretsEntry('system')]).toBe(callBudgetSeconds.system);
     expect(callBudgetSeconds.system).toBeLessThan(callBudgetSeconds.apiLimit);
     for (const family of ['kv', 'cloud', 'ldap', 'mesh', 'jwt']) {
-      expect(timeouts[`functions/secrets/${family}.handler`], family).toBe(callBudgetSeconds.engine);
+      expect(timeouts[secretsEntry(family)], family).toBe(callBudgetSeconds.engine);
     }
     // An engine that runs out its whole timeout still leaves the system function time to answer.
     expect(callBudgetSeconds.system - callBudgetSeconds.engine).toBeGreaterThanOrEqual(5);

@@ -2,7 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
-import { deployedEnvironment, engineJob, httpApiEvent, invoke, scheduledEvent } from './lambda-events.ts';
+import { deployedEnvironment, engineJob, httpApiEvent, invoke, scheduledEvent, secretsFunction } from './lambda-events.ts';
 
 type HttpHandler = Parameters<typeof invoke>[0];
 type Handler = (event: unknown) => Promise<unknown>;
@@ -12,7 +12,7 @@ type Handler = (event: unknown) => Promise<unknown>;
  * stack sets it) it invokes the mesh function to revoke the lease and answers once that is done, as Vault's
  * synchronous revocation does. The Lambda service is the Invoke emulator, calling the real mesh handler.
  */
-describe('revoking through the engine function (functions/secrets/system.ts -> functions/secrets/mesh.ts)', () => {
+describe('revoking through the engine function (functions/secrets/family.ts: the system function -> the mesh function)', () => {
   let client: DynamoDBClient;
   let consul: ConsulEmulator;
   let lambda: LambdaEmulator;
@@ -30,8 +30,8 @@ describe('revoking through the engine function (functions/secrets/system.ts -> f
     process.env.KEYHAVEN_DECLARED_MOUNTS = JSON.stringify([{ path: 'mesh/', type: 'mesh' }]);
     consul = await startConsulEmulator();
     const consulRoot = ((await consul.request('PUT', '/v1/acl/bootstrap')).json as { SecretID: string }).SecretID;
-    system = (await import('../../functions/secrets/system.ts')).handler;
-    mesh = (await import('../../functions/secrets/mesh.ts')).handler;
+    system = await secretsFunction('system');
+    mesh = await secretsFunction('mesh');
     lambda = await startLambdaEmulator({ 'prod-keyhaven-Secrets-mesh': (event) => (mesh as unknown as Handler)(event) });
     process.env.KEYHAVEN_ENGINE_FUNCTIONS = JSON.stringify({ mesh: 'prod-keyhaven-Secrets-mesh' });
     process.env.KEYHAVEN_LAMBDA_ENDPOINT = lambda.endpoint;

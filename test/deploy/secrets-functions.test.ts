@@ -6,7 +6,7 @@ import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { type Answer, comparable, deployedEnvironment, httpApiEvent, invoke } from './lambda-events.ts';
+import { type Answer, comparable, deployedEnvironment, httpApiEvent, invoke, secretsFunction } from './lambda-events.ts';
 
 type Handler = unknown;
 
@@ -56,12 +56,12 @@ describe('functions/secrets/* on API Gateway v2 events', () => {
     await core.mounts.enable('auth', 'jwt', { type: 'jwt' });
     local = createSecretsApp({ core: async () => core, clientIp: () => '198.51.100.7' });
     handlers = {
-      system: (await import('../../functions/secrets/system.ts')).handler,
-      kv: (await import('../../functions/secrets/kv.ts')).handler,
-      jwt: (await import('../../functions/secrets/jwt.ts')).handler,
-      ldap: (await import('../../functions/secrets/ldap.ts')).handler,
-      mesh: (await import('../../functions/secrets/mesh.ts')).handler,
-      cloud: (await import('../../functions/secrets/cloud.ts')).handler,
+      system: await secretsFunction('system'),
+      kv: await secretsFunction('kv'),
+      jwt: await secretsFunction('jwt'),
+      ldap: await secretsFunction('ldap'),
+      mesh: await secretsFunction('mesh'),
+      cloud: await secretsFunction('cloud'),
     };
   });
   afterAll(() => client?.destroy());

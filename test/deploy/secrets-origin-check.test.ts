@@ -6,7 +6,7 @@ import { bearerToVaultTokenFile } from '../../stacks/SecretsApi.ts';
 import { stageConfig } from '../../stacks/stage-config.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, resourcesOf, single } from './template-queries.ts';
-import { deployedEnvironment, httpApiEvent, invoke } from './lambda-events.ts';
+import { deployedEnvironment, httpApiEvent, invoke, secretsFunction } from './lambda-events.ts';
 
 /**
  * Issue 25: the secrets API behind its own CloudFront distribution, and its own URL answering nothing. Attacker:
@@ -104,7 +104,7 @@ describe('the secrets functions without and with the origin header', () => {
   it("anonymous caller of the execute-api URL: 403 in Vault's form before the service, nothing logged; through CloudFront: answered, Bearer included", async () => {
     await deployedEnvironment();
     process.env.KEYHAVEN_ORIGIN_SECRET = secret;
-    const { handler } = await import('../../functions/secrets/system.ts');
+    const handler = await secretsFunction('system');
     const written: string[] = [];
     const [stdout, stderr] = [process.stdout.write.bind(process.stdout), process.stderr.write.bind(process.stderr)];
     const capture = (chunk: unknown) => written.push(String(chunk)) > 0;

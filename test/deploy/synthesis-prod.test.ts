@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bearerToNomadTokenFile, originReadTimeouts } from '../../stacks/SchedulerApi.ts';
 import { stageConfig } from '../../stacks/stage-config.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, resourcesOf, routeTargets, sealingKeyOf, single } from './template-queries.ts';
+import { appFunctions, entryOf, resourcesOf, routeTargets, sealingKeyOf, secretsEntry, single } from './template-queries.ts';
 
 describe('SST app, synthesised offline (stage "prod")', () => {
   let s: Synthesized;
@@ -21,10 +21,10 @@ describe('SST app, synthesised offline (stage "prod")', () => {
 
   it('routes a second mount of the same type (gcp-prod) to the same cloud function', () => {
     const targets = routeTargets(s.secrets);
-    expect(targets['ANY /v1/gcp-prod/{proxy+}']).toBe('functions/secrets/cloud.handler');
-    expect(targets['ANY /v1/gcp-prod']).toBe('functions/secrets/cloud.handler');
-    expect(targets['ANY /v1/cloud/{proxy+}']).toBe('functions/secrets/cloud.handler');
-    const cloudFunctions = resourcesOf(s.secrets, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties.Handler === 'functions/secrets/cloud.handler');
+    expect(targets['ANY /v1/gcp-prod/{proxy+}']).toBe(secretsEntry('cloud'));
+    expect(targets['ANY /v1/gcp-prod']).toBe(secretsEntry('cloud'));
+    expect(targets['ANY /v1/cloud/{proxy+}']).toBe(secretsEntry('cloud'));
+    const cloudFunctions = resourcesOf(s.secrets, 'AWS::Lambda::Function').filter(([, fn]) => entryOf(fn) === secretsEntry('cloud'));
     expect(cloudFunctions).toHaveLength(1);
   });
 
@@ -93,10 +93,10 @@ describe('SST app, synthesised offline (stage "prod")', () => {
     const [deployId] = appFunctions(s.storage).find(([, fn]) => fn.Properties.Handler === 'functions/deploy/first-tokens.handler') ?? [];
     expect(resource.Properties).toEqual({ ServiceToken: { 'Fn::GetAtt': [deployId, 'Arn'] }, SecretId: { Ref: secretId } });
     const env = (template: typeof s.secrets, handler: string) =>
-      appFunctions(template).find(([, fn]) => fn.Properties.Handler === handler)?.[1].Properties.Environment.Variables.KEYHAVEN_FIRST_TOKENS_SECRET;
-    expect(JSON.stringify(env(s.secrets, 'functions/secrets/system.handler'))).toContain('FirstTokensSecret');
+      appFunctions(template).find(([, fn]) => entryOf(fn) === handler)?.[1].Properties.Environment.Variables.KEYHAVEN_FIRST_TOKENS_SECRET;
+    expect(JSON.stringify(env(s.secrets, secretsEntry('system')))).toContain('FirstTokensSecret');
     expect(JSON.stringify(env(s.scheduler, 'functions/scheduler/api.handler'))).toContain('FirstTokensSecret');
-    expect(env(s.secrets, 'functions/secrets/kv.handler')).toBeUndefined();
+    expect(env(s.secrets, secretsEntry('kv'))).toBeUndefined();
     expect(env(s.scheduler, 'functions/scheduler/event-stream.handler')).toBeUndefined();
   });
 

@@ -4,16 +4,17 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { useFunctions } from 'sst/constructs';
 import { useProject } from 'sst/project.js';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { allSecretsFamilies } from '../../packages/core/src/secrets/families.ts';
 import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
 import { keyActions, providedByRuntime } from '../../stacks/functions.ts';
 import { tableAccess } from '../../stacks/permissions.ts';
 import { consoleContentSecurityPolicy } from '../../packages/ui/csp.ts';
 import { devSchedulerOrigin } from '../../stacks/console-hosting.ts';
-import { familyHandlers, mountRoutes } from '../../stacks/SecretsApi.ts';
+import { mountRoutes } from '../../stacks/SecretsApi.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, asList, engineJobEntry, entryOf, policyStatements, resourcesOf, routeTargets, single } from './template-queries.ts';
+import { appFunctions, asList, engineJobEntry, entryOf, policyStatements, resourcesOf, routeTargets, secretsEntry, single } from './template-queries.ts';
 
 describe('SST app, synthesised offline (stage "test")', () => {
   let s: Synthesized;
@@ -49,7 +50,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
     const functions = appFunctions(s.secrets).concat(appFunctions(s.scheduler), appFunctions(s.jobs));
     expect(functions.map(([, fn]) => entryOf(fn)).sort()).toEqual(
       [
-        ...Object.values(familyHandlers),
+        ...allSecretsFamilies.map(secretsEntry),
         'functions/scheduler/api.handler',
         'functions/scheduler/event-stream.handler',
         'functions/jobs/sweep.handler',
@@ -80,19 +81,19 @@ describe('SST app, synthesised offline (stage "test")', () => {
   it('routes sys/*, auth/token/* and identity/* to the system function and every declared mount to its family', () => {
     const targets = routeTargets(s.secrets);
     const expected: Record<string, string> = {};
-    for (const route of [...mountRoutes('sys'), ...mountRoutes('auth/token'), ...mountRoutes('identity')]) expected[route] = familyHandlers.system;
+    for (const route of [...mountRoutes('sys'), ...mountRoutes('auth/token'), ...mountRoutes('identity')]) expected[route] = secretsEntry('system');
     for (const mount of stageConfig('test').mounts) {
-      const family = familyOfType[mount.type] as keyof typeof familyHandlers;
-      for (const route of mountRoutes(mount.path)) expected[route] = familyHandlers[family];
+      const family = familyOfType[mount.type] as string;
+      for (const route of mountRoutes(mount.path)) expected[route] = secretsEntry(family);
     }
     // The throttled login and credential routes (stacks/throttling.ts) reach the function their mount's catch-all does.
     for (const route of Object.keys(throttledSecretsRoutes(stageConfig('test').mounts))) {
       const mount = stageConfig('test').mounts.find((declared) => route.startsWith(`ANY /v1/${declared.path}/`));
-      expected[route] = mount ? familyHandlers[familyOfType[mount.type] as keyof typeof familyHandlers] : familyHandlers.system;
+      expected[route] = secretsEntry(mount ? (familyOfType[mount.type] as string) : 'system');
     }
     expect(targets).toEqual(expected);
-    expect(targets['ANY /v1/auth/jwt/{proxy+}']).toBe('functions/secrets/jwt.handler');
-    expect(targets['ANY /v1/ldap/{proxy+}']).toBe('functions/secrets/ldap.handler');
+    expect(targets['ANY /v1/auth/jwt/{proxy+}']).toBe(secretsEntry('jwt'));
+    expect(targets['ANY /v1/ldap/{proxy+}']).toBe(secretsEntry('ldap'));
   });
 
   it('tells the secrets functions which mounts the stage declares', () => {
@@ -200,19 +201,19 @@ describe('SST app, synthesised offline (stage "test")', () => {
 
   it('lets the system function invoke exactly the engine functions, named by mount type, to revoke their leases', () => {
     const functions = Object.fromEntries(appFunctions(s.secrets));
-    const idOf = (handler: string) => Object.entries(functions).find(([, fn]) => fn.Properties.Handler === handler)?.[0] as string;
-    const system = functions[idOf('functions/secrets/system.handler')];
+    const idOf = (entry: string) => Object.entries(functions).find(([, fn]) => entryOf(fn) === entry)?.[0] as string;
+    const system = functions[idOf(secretsEntry('system'))];
     const engineFunctions = JSON.stringify(system?.Properties.Environment.Variables.KEYHAVEN_ENGINE_FUNCTIONS);
     for (const [type, family] of [['kv', 'kv'], ['cloud', 'cloud'], ['ldap', 'ldap'], ['mesh', 'mesh']]) {
       expect(engineFunctions).toContain(`${type}\\":\\"`);
-      expect(engineFunctions).toContain(idOf(`functions/secrets/${family}.handler`));
+      expect(engineFunctions).toContain(idOf(secretsEntry(family as string)));
     }
-    expect(engineFunctions).not.toContain(idOf('functions/secrets/jwt.handler'));
+    expect(engineFunctions).not.toContain(idOf(secretsEntry('jwt')));
     const invokes = policyStatements(s.secrets).filter(({ statement }) => asList(statement.Action).includes('lambda:InvokeFunction'));
     expect(invokes.map(({ where }) => where.startsWith('Secretssystem'))).toEqual([true]);
     const resources = (invokes[0]?.statement.Resource ?? []) as Array<{ 'Fn::GetAtt': [string, string] }>;
     const targets = resources.map((arn) => arn['Fn::GetAtt'][0]).sort();
-    expect(targets).toEqual(['kv', 'cloud', 'ldap', 'mesh'].map((family) => idOf(`functions/secrets/${family}.handler`)).sort());
+    expect(targets).toEqual(['kv', 'cloud', 'ldap', 'mesh'].map((family) => idOf(secretsEntry(family))).sort());
   });
 
   // Issue 26 on a dev stage without customDomains: both distributions have CloudFront's names, known only at deploy.

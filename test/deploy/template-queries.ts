@@ -11,18 +11,23 @@ export const appFunctions = (template: Template) =>
   resourcesOf(template, 'AWS::Lambda::Function').filter(([, fn]) => String(fn.Properties.Handler).startsWith('functions/'));
 
 /**
- * A function's entry: its handler, and for an engine's job (one entry for every engine, functions/jobs/engine-job.ts)
- * the engine its `KEYHAVEN_ENGINE` names, as `functions/jobs/engine-job.handler ldap`.
+ * A function's entry: its handler, and for an engine's job or a secrets family's function (one entry each for every
+ * engine or family: functions/jobs/engine-job.ts, functions/secrets/family.ts) the one its `KEYHAVEN_ENGINE` or
+ * `KEYHAVEN_FAMILY` names, as `functions/jobs/engine-job.handler ldap`, `functions/secrets/family.handler system`.
  */
 export function entryOf(fn: Resource): string {
-  const engine = fn.Properties?.Environment?.Variables?.KEYHAVEN_ENGINE;
-  return engine ? `${fn.Properties.Handler} ${engine}` : String(fn.Properties?.Handler);
+  const variables = fn.Properties?.Environment?.Variables;
+  const which = variables?.KEYHAVEN_ENGINE ?? variables?.KEYHAVEN_FAMILY;
+  return which ? `${fn.Properties.Handler} ${which}` : String(fn.Properties?.Handler);
 }
 
 /** The entry (`entryOf`) of every engine's job. */
 export const engineJobEntry = (engine: string) => `functions/jobs/engine-job.handler ${engine}`;
 
-/** Route key -> handler of the Lambda the route's integration invokes. */
+/** The entry (`entryOf`) of every secrets family's function (functions/secrets/family.ts, `KEYHAVEN_FAMILY`). */
+export const secretsEntry = (family: string) => `functions/secrets/family.handler ${family}`;
+
+/** Route key -> entry (`entryOf`) of the Lambda the route's integration invokes. */
 export function routeTargets(template: Template): Record<string, string> {
   const functions = Object.fromEntries(resourcesOf(template, 'AWS::Lambda::Function'));
   const integrations = Object.fromEntries(resourcesOf(template, 'AWS::ApiGatewayV2::Integration'));
@@ -30,7 +35,8 @@ export function routeTargets(template: Template): Record<string, string> {
   for (const [, route] of resourcesOf(template, 'AWS::ApiGatewayV2::Route')) {
     const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
     const functionId = integrations[integrationId]?.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
-    targets[route.Properties.RouteKey] = functions[functionId]?.Properties.Handler;
+    const fn = functions[functionId];
+    targets[route.Properties.RouteKey] = fn ? entryOf(fn) : (undefined as unknown as string);
   }
   return targets;
 }

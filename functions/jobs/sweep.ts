@@ -9,7 +9,7 @@ import { inRounds } from './rounds.ts';
 /**
  * Expired tokens (secrets and scheduler) and the families without a job of their own: kv leases (nothing to take
  * back) and the login methods' disabled mounts. The engines with work to do outside (directory, cloud, mesh)
- * each have a job in their own bundle: `ldap.ts`, `cloud.ts`, `mesh.ts`.
+ * each have a job of their own: `engine-job.ts`, with `KEYHAVEN_ENGINE` naming the engine.
  */
 const core = coreFromEnvironment([kvBackend, jwtBackend, oidcBackend]);
 

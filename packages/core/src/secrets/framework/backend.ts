@@ -172,6 +172,40 @@ export interface PeriodicJob {
   reads?: Record<string, string>;
 }
 
+/**
+ * A write-ahead record (`wal/<due-ordered id>` in a mount's storage, Vault's WAL entry): work on something outside the
+ * table, recorded before it is done (`secrets/framework/write-ahead.ts`). `Data` is what the engine keeps to undo it.
+ */
+export type WalRecord<Data extends object = Record<string, unknown>> = Data & {
+  sk: string;
+  kind: string;
+  /** When the recorded work started (epoch seconds). */
+  startedAt: number;
+  /** When it may be rolled back: until then the request that wrote it may still be working. */
+  dueAt: number;
+  /** Rollbacks that failed so far (each retried later, with backoff). */
+  attempts: number;
+};
+
+/** What a rollback works with: the mount's system view, the mount and its storage. */
+export interface WalContext {
+  system: System;
+  mount: MountEntry;
+  storage: MountStorage;
+}
+
+/**
+ * How an engine undoes what a write-ahead record names (Vault's `WALRollback`), once due: idempotent, leaving alone
+ * whatever the stored state now uses. The framework runs it for every due record of the engine's mounts (a periodic
+ * job of its own) and drops the record once it returns; a throw keeps it for later.
+ */
+export interface WalRollback {
+  /** The rollback of one mount's records (made once per mount, e.g. with its client), then called for each. */
+  forMount(context: WalContext): (record: WalRecord) => Promise<void>;
+  /** How often its job looks for due records (default 5 s). */
+  everySeconds?: number;
+}
+
 /** What the stacks need to know to run an engine's functions (`stacks/`: its endpoints' function and its job's). */
 export interface Deployment {
   /** Its functions join the stage's private network (`directoryVpc`): the directory it talks to is usually private. */
@@ -197,6 +231,8 @@ export interface Backend {
   periodic?: PeriodicJob[];
   /** How the stacks run its functions (see `Deployment`). */
   deployment?: Deployment;
+  /** How its write-ahead records are rolled back (see `WalRollback`, `secrets/framework/write-ahead.ts`). */
+  walRollback?: WalRollback;
   /**
    * For auth methods: what renewing a token this method issued gets (Vault re-reads the login's role).
    * Throw to refuse the renewal, e.g. when the role is gone.

@@ -1,7 +1,7 @@
 import type { Backend } from '../../framework/backend.ts';
 import type { Core } from '../../framework/services.ts';
 import { googleEndpointVariables } from '../../mounts/operator-settings.ts';
-import { cleanupPending } from './cleanup.ts';
+import { rotateDueRoots } from './cleanup.ts';
 import { configPaths } from './config.ts';
 import { impersonatedAccountPaths } from './impersonated-accounts.ts';
 import { keyLeaseHooks, keyPaths, keySecretType } from './keys.ts';
@@ -9,6 +9,7 @@ import { rolesetPaths } from './rolesets.ts';
 import { rotateRootPaths } from './rotate-root.ts';
 import { staticAccountPaths } from './static-accounts.ts';
 import { tokenPaths } from './tokens.ts';
+import { cloudRollback } from './wal.ts';
 
 /**
  * `cloud`: Vault's Google Cloud secrets engine. Rolesets (a service account per roleset, with bindings),
@@ -20,17 +21,16 @@ export const cloudBackend: Backend = {
   kind: 'secret',
   paths: [...configPaths, ...rotateRootPaths, ...rolesetPaths, ...staticAccountPaths, ...impersonatedAccountPaths, ...tokenPaths, ...keyPaths],
   leases: { [keySecretType]: keyLeaseHooks },
+  // Due root rotations; the clean-up of what a crash or a Google failure left (keys and accounts to delete) is its
+  // write-ahead rollback, which the framework runs.
   periodic: [
     {
-      // Write-ahead records a crash or a Google failure left (keys and accounts to delete), and due root rotations.
-      name: 'clean-up',
+      name: 'root rotations',
       everySeconds: 5,
-      run: async (core: Core) => {
-        const { settled, rotated, failed } = await cleanupPending(core);
-        return { done: rotated + settled, failed };
-      },
+      run: async (core: Core) => ({ done: (await rotateDueRoots(core)).rotated, failed: 0 }),
     },
   ],
+  walRollback: cloudRollback,
   // Where it calls Google is the operator's (a private endpoint), as the stage's `googleEndpoints`.
   deployment: { settings: { option: 'googleEndpoints', variables: googleEndpointVariables } },
 };

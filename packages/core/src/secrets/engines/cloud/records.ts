@@ -83,4 +83,4 @@ export interface WalItem {
   attempts: number;
 }
 
-export const walPrefix = 'wal/';
+export { walPrefix } from '../../framework/write-ahead.ts';

@@ -1,18 +1,19 @@
-import { epochSeconds } from '../../../lib/clock.ts';
-import { randomBase62 } from '../../../lib/random.ts';
+import type { WalRollback } from '../../framework/backend.ts';
+import { rollBackNow, walRecord, walWrites, writeAhead as writeRecords } from '../../framework/write-ahead.ts';
 import type { MountWrite } from '../../mounts/mount-storage.ts';
 import { type Bindings, revokeBindings, subtractBindings } from './bindings.ts';
 import { configKey, loadConfig, openCredentials } from './config.ts';
 import type { EngineContext } from './engine-context.ts';
 import { type GoogleClient, isNotFound } from './google-client.ts';
-import { type AccountItem, attributesOf, keyLeasePrefixes, loadAccount, type WalItem, walPrefix } from './records.ts';
+import { type AccountItem, keyLeasePrefixes, loadAccount, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
 
 /**
- * Crash safety. Before the engine creates a cloud resource it records it here; when it replaces one, the
- * record of the old one is written in the same transaction that stores the replacement. A record is
- * settled (the resource removed unless the owner's stored record uses it) inline once the request no
- * longer needs it, and otherwise by the clean-up job (cleanup.ts) once due: after a crash, a timeout or a cloud failure.
+ * Crash safety, through the framework's write-ahead records (`secrets/framework/write-ahead.ts`). Before the engine
+ * creates a cloud resource it records it; when it replaces one, the record of the old one is written in the same
+ * transaction that stores the replacement. A record is settled (`settle`: the resource removed unless the owner's
+ * stored record uses it) inline once the request no longer needs it, and otherwise by the engine's job once due
+ * (`cloudRollback`, the backend's `walRollback`): after a crash, a timeout or a cloud failure.
  */
 
 /** How long a request may still be working with a resource it recorded ahead (the job leaves it alone until then). */
@@ -34,39 +35,41 @@ export type WalDraft = Pick<WalItem, 'kind' | 'owner' | 'email'> & Partial<Pick<
 
 /** Builds the stored record; `due` now for removals, else in that many seconds (resources about to be created). */
 export function walItem(ctx: EngineContext, draft: WalDraft, due: 'now' | number): WalItem {
-  const now = epochSeconds(ctx.system.clock);
-  return {
-    sk: `${walPrefix}${now.toString().padStart(11, '0')}-${randomBase62(12)}`,
-    ...draft,
-    startedAt: now,
-    dueAt: due === 'now' ? now : now + due,
-    attempts: 0,
-  };
+  const { kind, ...data } = draft;
+  return walRecord(ctx.system.clock, kind, data, due) as WalItem;
 }
 
 /** Records resources about to be created; returns the records (to drop on commit or settle on failure). */
 export async function writeAhead(ctx: EngineContext, drafts: WalDraft[], dueIn = inFlightSeconds): Promise<WalItem[]> {
   const items = drafts.map((draft) => walItem(ctx, draft, dueIn));
-  for (const item of items) await ctx.storage.putItem(item.sk, attributesOf(item));
+  await writeRecords(ctx, items);
   return items;
 }
 
 /** Settles records now, best effort: a failure leaves the record for the job. */
 export async function settleNow(ctx: EngineContext, items: WalItem[], google?: GoogleClient): Promise<void> {
   let client = google;
-  for (const item of items) {
-    try {
+  await rollBackNow(
+    ctx,
+    items,
+    async (item) => {
       client ??= await rootClient(ctx);
       await settle(ctx, client, item);
-      await ctx.storage.delete(item.sk);
-    } catch (error) {
-      ctx.system.log.error('cloud clean-up deferred to the job', { kind: item.kind, email: item.email, error: (error as Error).message });
-      await ctx.storage
-        .update(item.sk, { set: { dueAt: epochSeconds(ctx.system.clock) } }, { when: { exists: true } })
-        .catch(() => undefined);
-    }
-  }
+    },
+    'cloud clean-up',
+  );
 }
+
+/** The engine's rollback of a record (the framework runs it for due records): one root client per mount. */
+export const cloudRollback: WalRollback = {
+  forMount(ctx) {
+    let google: GoogleClient | undefined;
+    return async (record) => {
+      google ??= await rootClient(ctx);
+      await settle(ctx, google, record as unknown as WalItem);
+    };
+  },
+};
 
 async function ownerState(ctx: EngineContext, owner: string): Promise<{ email?: string; bindings: Bindings; keyNames: string[] }> {
   if (owner === configKey) {
@@ -152,6 +155,4 @@ export async function settle(ctx: EngineContext, google: GoogleClient, item: Wal
 }
 
 /** The writes that drop the records ahead (their resources are now the stored record's) and record the obsolete ones. */
-export function switchWrites(ahead: WalItem[], obsolete: WalItem[]): MountWrite[] {
-  return [...ahead.map((entry): MountWrite => ({ delete: entry.sk })), ...obsolete.map((entry): MountWrite => ({ put: entry.sk, item: attributesOf(entry) }))];
-}
+export const switchWrites = (ahead: WalItem[], obsolete: WalItem[]): MountWrite[] => walWrites(ahead, obsolete);

@@ -20,8 +20,8 @@ export interface EngineEvent {
 
 /**
  * The Lambda handler for one endpoint family: the same service `npm start` serves (`secretsFront`), with only this
- * family's backends, read from API Gateway's event by `secretsLambda`. Each entry imports its backends by path (not through the core's index) so its bundle holds
- * no other family's code.
+ * family's backends, read from API Gateway's event by `secretsLambda`. The entry (`family.ts`) loads them from the family list,
+ * each family in a chunk of its own, so a function loads no other family's code.
  */
 export function secretsHandler(backends: Backend[]) {
   const core = coreFromEnvironment(backends);

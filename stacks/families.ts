@@ -12,8 +12,12 @@ export const engineJobHandler = 'functions/jobs/engine-job.handler';
 
 const backendsOf = (family: SecretsFamily): Backend[] => secretsFamilies[family];
 
-/** Whether a family's engine runs a job of its own: it has periodic work, or leases whose revocation calls out. */
-const hasOwnJob = (family: SecretsFamily) => backendsOf(family).some((backend) => (backend.periodic?.length ?? 0) > 0 || backend.deployment?.ownJob);
+/**
+ * Whether a family's engine runs a job of its own: it has periodic work, write-ahead records to roll back (the
+ * framework's periodic job), or leases whose revocation calls out.
+ */
+const hasOwnJob = (family: SecretsFamily) =>
+  backendsOf(family).some((backend) => (backend.periodic?.length ?? 0) > 0 || backend.walRollback !== undefined || backend.deployment?.ownJob);
 
 /** Family -> its job's handler, for each family whose engine has a job of its own (`Job-<family>`). */
 export const engineJobs: Partial<Record<SecretsFamily, string>> = Object.fromEntries(

@@ -214,7 +214,7 @@ export interface Deployment {
   settings?: { option: string; variables: Record<string, string> };
   /**
    * Its leases are revoked by a job of its own, in its own bundle (their revocation calls out); otherwise the sweep job
-   * revokes them. An engine with `periodic` work always has its own job.
+   * revokes them. An engine with `periodic` work or a `walRollback` always has its own job.
    */
   ownJob?: boolean;
   /** Table partitions its endpoints' function reads beyond an engine's own (IAM patterns), each with why. */

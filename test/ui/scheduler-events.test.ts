@@ -160,6 +160,9 @@ describe('the live event view', () => {
     await page.getByLabel('Topic').selectOption('ACLRole');
     await page.getByLabel('Key').fill('filtered-role');
     await page.getByRole('button', { name: 'Apply filter' }).click();
+    // The unfiltered list (both roles) is cleared when the filtered stream starts; wait for that stream's one event
+    // rather than for a row the old list may still show.
+    await expect.poll(() => events(page).count(), { timeout: 15_000 }).toBe(1);
     await rowsOf(page, id).waitFor();
     await live(page);
     await expect(events(page).count()).resolves.toBe(1);

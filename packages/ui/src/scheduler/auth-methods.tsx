@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { scheduler } from '../api.ts';
 import { Details, Field, Json, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
-import { ActionForm, CheckField, DeleteButton, formatMapping, joinList, parseMapping, SelectField, splitList, YesNo } from './common.tsx';
+import { ActionForm, CheckField, DeleteButton, EditPanel, formatMapping, joinList, parseMapping, SelectField, splitList, YesNo } from './common.tsx';
 
 /**
  * The scheduler's ACL auth methods (`acl/auth-methods`, `acl/auth-method/<name>`). The config is edited as fields
@@ -254,22 +254,16 @@ export function AuthMethodPage({ name }: { name: string }): JSX.Element {
                 }}
               />
             </section>
-            <section class="panel" aria-label="Edit">
-              <h2>Edit</h2>
-              {saved ? (
-                <div class="success" role="status">
-                  Saved.
-                </div>
-              ) : null}
-              <AuthMethodForm
-                key={shown.ModifyIndex}
-                method={shown}
-                onSaved={() => {
-                  setSaved(true);
-                  method.reload();
-                }}
-              />
-            </section>
+            <EditPanel saved={saved}>
+            <AuthMethodForm
+              key={shown.ModifyIndex}
+              method={shown}
+              onSaved={() => {
+                setSaved(true);
+                method.reload();
+              }}
+            />
+            </EditPanel>
           </div>
         )}
       </Loading>

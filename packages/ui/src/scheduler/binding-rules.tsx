@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { scheduler } from '../api.ts';
 import { Details, ErrorBox, Field, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref, useLocation } from '../router.tsx';
-import { ActionForm, DeleteButton, SelectField } from './common.tsx';
+import { ActionForm, DeleteButton, EditPanel, SelectField } from './common.tsx';
 
 /** The scheduler's ACL binding rules (`acl/binding-rules`, `acl/binding-rule/<id>`). */
 
@@ -153,22 +153,16 @@ export function BindingRulePage({ id }: { id: string }): JSX.Element {
                 }}
               />
             </section>
-            <section class="panel" aria-label="Edit">
-              <h2>Edit</h2>
-              {saved ? (
-                <div class="success" role="status">
-                  Saved.
-                </div>
-              ) : null}
-              <BindingRuleForm
-                key={shown.ModifyIndex}
-                rule={shown}
-                onSaved={() => {
-                  setSaved(true);
-                  rule.reload();
-                }}
-              />
-            </section>
+            <EditPanel saved={saved}>
+            <BindingRuleForm
+              key={shown.ModifyIndex}
+              rule={shown}
+              onSaved={() => {
+                setSaved(true);
+                rule.reload();
+              }}
+            />
+            </EditPanel>
           </div>
         )}
       </Loading>

@@ -136,3 +136,18 @@ export function ActionForm({
 export const YesNo = ({ value, yes = 'yes', no = 'no' }: { value: boolean; yes?: string; no?: string }): JSX.Element => (
   <span class={`badge ${value ? 'good' : 'bad'}`}>{value ? yes : no}</span>
 );
+
+/** The edit panel of a scheduler object's page: its form, and "Saved." once a save went through. */
+export function EditPanel({ saved, children }: { saved: boolean; children: ComponentChildren }): JSX.Element {
+  return (
+    <section class="panel" aria-label="Edit">
+      <h2>Edit</h2>
+      {saved ? (
+        <div class="success" role="status">
+          Saved.
+        </div>
+      ) : null}
+      {children}
+    </section>
+  );
+}

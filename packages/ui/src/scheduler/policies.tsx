@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { scheduler } from '../api.ts';
 import { Details, Field, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
-import { ActionForm, DeleteButton } from './common.tsx';
+import { ActionForm, DeleteButton, EditPanel } from './common.tsx';
 
 /** The scheduler's ACL policies (`acl/policies`, `acl/policy/<name>`): the rules text and the server's own validation message. */
 
@@ -100,22 +100,16 @@ export function PolicyPage({ name }: { name: string }): JSX.Element {
                 }}
               />
             </section>
-            <section class="panel" aria-label="Edit">
-              <h2>Edit</h2>
-              {saved ? (
-                <div class="success" role="status">
-                  Saved.
-                </div>
-              ) : null}
-              <PolicyForm
-                key={shown.ModifyIndex}
-                policy={shown}
-                onSaved={() => {
-                  setSaved(true);
-                  policy.reload();
-                }}
-              />
-            </section>
+            <EditPanel saved={saved}>
+            <PolicyForm
+              key={shown.ModifyIndex}
+              policy={shown}
+              onSaved={() => {
+                setSaved(true);
+                policy.reload();
+              }}
+            />
+            </EditPanel>
           </div>
         )}
       </Loading>

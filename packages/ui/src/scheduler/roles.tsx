@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { scheduler } from '../api.ts';
 import { Details, ErrorBox, Field, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
-import { ActionForm, CheckField, DeleteButton, splitList } from './common.tsx';
+import { ActionForm, CheckField, DeleteButton, EditPanel, splitList } from './common.tsx';
 
 /** The scheduler's ACL roles (`acl/roles`, `acl/role/<id>`): a name and links to policies. */
 
@@ -143,22 +143,16 @@ export function RolePage({ id }: { id: string }): JSX.Element {
                 }}
               />
             </section>
-            <section class="panel" aria-label="Edit">
-              <h2>Edit</h2>
-              {saved ? (
-                <div class="success" role="status">
-                  Saved.
-                </div>
-              ) : null}
-              <RoleForm
-                key={shown.ModifyIndex}
-                role={shown}
-                onSaved={() => {
-                  setSaved(true);
-                  role.reload();
-                }}
-              />
-            </section>
+            <EditPanel saved={saved}>
+            <RoleForm
+              key={shown.ModifyIndex}
+              role={shown}
+              onSaved={() => {
+                setSaved(true);
+                role.reload();
+              }}
+            />
+            </EditPanel>
           </div>
         )}
       </Loading>

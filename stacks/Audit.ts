@@ -1,5 +1,12 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Compression, DecompressionProcessor, CloudWatchLogProcessor, DeliveryStream, S3Bucket, StreamEncryption } from 'aws-cdk-lib/aws-kinesisfirehose';
+import {
+  Compression,
+  DecompressionProcessor,
+  CloudWatchLogProcessor,
+  DeliveryStream,
+  S3Bucket,
+  StreamEncryption,
+} from 'aws-cdk-lib/aws-kinesisfirehose';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { FilterPattern, SubscriptionFilter } from 'aws-cdk-lib/aws-logs';
@@ -41,7 +48,8 @@ export function Audit({ stack }: StackContext) {
     enforceSSL: true,
     versioned: true,
     objectLockEnabled: true,
-    objectLockDefaultRetention: lockMode === 'compliance' ? ObjectLockRetention.compliance(retention) : ObjectLockRetention.governance(retention),
+    objectLockDefaultRetention:
+      lockMode === 'compliance' ? ObjectLockRetention.compliance(retention) : ObjectLockRetention.governance(retention),
     // An audit trail is never deleted with the stack, dev stages included.
     removalPolicy: RemovalPolicy.RETAIN,
     // Who reads (or tries to read) the audit trail is itself logged: S3 server access logs into a bucket of their own.
@@ -51,14 +59,25 @@ export function Audit({ stack }: StackContext) {
   // A copy in another account (optional): object lock and all (stacks/audit-replication.ts).
   if (config.audit.replication) replicateAuditBucket(stack, stack.stage, bucket, key, config.audit.replication);
   // Roles with exactly the actions each hop needs; CDK's own grants (`s3:GetObject*`, `s3:List*`) are not added.
-  const deliveryRole = new Role(stack, 'AuditDeliveryRole', { assumedBy: new ServicePrincipal('firehose.amazonaws.com') });
+  const deliveryRole = new Role(stack, 'AuditDeliveryRole', {
+    assumedBy: new ServicePrincipal('firehose.amazonaws.com'),
+  });
   deliveryRole.addToPolicy(
     new PolicyStatement({
-      actions: ['s3:AbortMultipartUpload', 's3:GetBucketLocation', 's3:GetObject', 's3:ListBucket', 's3:ListBucketMultipartUploads', 's3:PutObject'],
+      actions: [
+        's3:AbortMultipartUpload',
+        's3:GetBucketLocation',
+        's3:GetObject',
+        's3:ListBucket',
+        's3:ListBucketMultipartUploads',
+        's3:PutObject',
+      ],
       resources: [bucket.bucketArn, bucket.arnForObjects('*')],
     }),
   );
-  deliveryRole.addToPolicy(new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [key.keyArn] }));
+  deliveryRole.addToPolicy(
+    new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [key.keyArn] }),
+  );
   const delivery = new DeliveryStream(stack, 'AuditDelivery', {
     encryption: StreamEncryption.awsOwnedKey(),
     destination: new S3Bucket(bucket, {
@@ -73,8 +92,15 @@ export function Audit({ stack }: StackContext) {
     }),
   });
 
-  const logsRole = new Role(stack, 'AuditLogsRole', { assumedBy: new ServicePrincipal(`logs.${stack.region}.amazonaws.com`) });
-  logsRole.addToPolicy(new PolicyStatement({ actions: ['firehose:PutRecord', 'firehose:PutRecordBatch'], resources: [delivery.deliveryStreamArn] }));
+  const logsRole = new Role(stack, 'AuditLogsRole', {
+    assumedBy: new ServicePrincipal(`logs.${stack.region}.amazonaws.com`),
+  });
+  logsRole.addToPolicy(
+    new PolicyStatement({
+      actions: ['firehose:PutRecord', 'firehose:PutRecordBatch'],
+      resources: [delivery.deliveryStreamArn],
+    }),
+  );
   const requestFunctions = [...secrets.functions.values(), scheduler.apiFunction];
   if (schedulerAudit) scheduler.apiFunction.addEnvironment('KEYHAVEN_SCHEDULER_AUDIT', 'stdout');
   requestFunctions.forEach((fn, index) => {

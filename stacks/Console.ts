@@ -59,13 +59,22 @@ function deploymentRole(stack: StackContext['stack'], secrets: ReturnType<typeof
   // CDK's bootstrap bucket (`npx cdk bootstrap`), where the source zips are uploaded.
   const qualifier = stack.synthesizer.bootstrapQualifier ?? DefaultStackSynthesizer.DEFAULT_QUALIFIER;
   const assetBucket = `cdk-${qualifier}-assets-${Aws.ACCOUNT_ID}-${Aws.REGION}`;
-  role.addToPolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [`arn:${Aws.PARTITION}:s3:::${assetBucket}/*`] }));
+  role.addToPolicy(
+    new PolicyStatement({ actions: ['s3:GetObject'], resources: [`arn:${Aws.PARTITION}:s3:::${assetBucket}/*`] }),
+  );
   role.addToPolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [secrets.consoleBucket.bucketArn] }));
-  role.addToPolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [secrets.consoleBucket.arnForObjects(`${consoleKeyPrefix}*`)] }));
+  role.addToPolicy(
+    new PolicyStatement({
+      actions: ['s3:PutObject', 's3:DeleteObject'],
+      resources: [secrets.consoleBucket.arnForObjects(`${consoleKeyPrefix}*`)],
+    }),
+  );
   role.addToPolicy(
     new PolicyStatement({
       actions: ['cloudfront:CreateInvalidation', 'cloudfront:GetInvalidation'],
-      resources: [`arn:${Aws.PARTITION}:cloudfront::${Aws.ACCOUNT_ID}:distribution/${secrets.distribution.distributionId}`],
+      resources: [
+        `arn:${Aws.PARTITION}:cloudfront::${Aws.ACCOUNT_ID}:distribution/${secrets.distribution.distributionId}`,
+      ],
     }),
   );
   NagSuppressions.addResourceSuppressions(
@@ -73,8 +82,14 @@ function deploymentRole(stack: StackContext['stack'], secrets: ReturnType<typeof
     [
       {
         id: 'AwsSolutions-IAM5',
-        reason: "[by design] The deployment reads the CDK asset bucket's source zips (object ARNs /*) and writes and prunes the console's files (the console bucket's ui/*).",
-        appliesTo: [{ regex: '/^Resource::(arn:<AWS::Partition>:s3:::cdk-[a-z0-9]+-assets-<AWS::AccountId>-<AWS::Region>|<ConsoleBucket[0-9A-F]{8}\\.Arn>\\/ui)\\/\\*$/' }],
+        reason:
+          "[by design] The deployment reads the CDK asset bucket's source zips (object ARNs /*) and writes and prunes the console's files (the console bucket's ui/*).",
+        appliesTo: [
+          {
+            regex:
+              '/^Resource::(arn:<AWS::Partition>:s3:::cdk-[a-z0-9]+-assets-<AWS::AccountId>-<AWS::Region>|<ConsoleBucket[0-9A-F]{8}\\.Arn>\\/ui)\\/\\*$/',
+          },
+        ],
       },
     ],
     true,

@@ -45,7 +45,11 @@ export function Jobs({ stack }: StackContext) {
     });
   };
 
-  const sweep = job('sweep', 'functions/jobs/sweep.handler', 'keyhaven job: revoke expired tokens; kv leases and login mounts');
+  const sweep = job(
+    'sweep',
+    'functions/jobs/sweep.handler',
+    'keyhaven job: revoke expired tokens; kv leases and login mounts',
+  );
   // Each engine with periodic work or leases that call out (`engineJobs`, from the backends), when the stage declares
   // a mount of it: its job in its own bundle (the engine named by KEYHAVEN_ENGINE), with its functions' network and
   // operator settings (the directory's network, the cloud's Google endpoints).
@@ -76,7 +80,9 @@ export function Jobs({ stack }: StackContext) {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     enforceSSL: true,
     versioned: true,
-    lifecycleRules: [{ expiration: Duration.days(config.audit.retentionDays), noncurrentVersionExpiration: Duration.days(1) }],
+    lifecycleRules: [
+      { expiration: Duration.days(config.audit.retentionDays), noncurrentVersionExpiration: Duration.days(1) },
+    ],
     removalPolicy: RemovalPolicy.RETAIN,
   });
   failedRecords.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(streamDeadLetters));
@@ -100,7 +106,9 @@ export function Jobs({ stack }: StackContext) {
     ttlBackstop: {
       function: streamConsumer,
       // Only what TTL removed concerns the backstop; everything else is filtered out before it costs an invoke.
-      filters: [{ eventName: ['REMOVE'], userIdentity: { type: ['Service'], principalId: ['dynamodb.amazonaws.com'] } }],
+      filters: [
+        { eventName: ['REMOVE'], userIdentity: { type: ['Service'], principalId: ['dynamodb.amazonaws.com'] } },
+      ],
       cdk: {
         eventSource: {
           startingPosition: StartingPosition.TRIM_HORIZON,
@@ -136,7 +144,9 @@ class WholeBatchToS3 implements IEventSourceDlq {
     private readonly key: Key,
   ) {}
   bind(_target: unknown, handler: Parameters<IEventSourceDlq['bind']>[1]) {
-    handler.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('*')] }));
+    handler.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('*')] }),
+    );
     handler.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }));
     handler.addToRolePolicy(
       new PolicyStatement({

@@ -42,7 +42,9 @@ export function Operations({ stack }: StackContext) {
       height: Math.max(3, Math.ceil(alarms.length / 4) + 2),
     }),
   );
-  dashboard.addWidgets(...alarms.map((alarm) => new AlarmWidget({ alarm, title: alarm.alarmName, width: 6, height: 5 })));
+  dashboard.addWidgets(
+    ...alarms.map((alarm) => new AlarmWidget({ alarm, title: alarm.alarmName, width: 6, height: 5 })),
+  );
   stack.addOutputs({ Dashboard: dashboard.dashboardName });
   return { dashboard };
 }

@@ -5,7 +5,14 @@ import { CfnPermission, FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-
 import { Api, type StackContext, use } from 'sst/constructs';
 import { alarmThresholds, distributionAlarm, functionAlarms, httpApiAlarms } from './alarms.ts';
 import { keyhavenFunction } from './functions.ts';
-import { cloudFrontFunction, httpApiOrigin, httpApiReadTimeout, originSecret, uncachedApiBehavior, viewerCertificate } from './edge-origin.ts';
+import {
+  cloudFrontFunction,
+  httpApiOrigin,
+  httpApiReadTimeout,
+  originSecret,
+  uncachedApiBehavior,
+  viewerCertificate,
+} from './edge-origin.ts';
 import { Edge } from './Edge.ts';
 import { encryptLogGroups } from './logs-key.ts';
 import { corsOf, customOrigin } from './stage-config.ts';
@@ -62,11 +69,17 @@ export function SchedulerApi({ stack }: StackContext) {
   });
   functionAlarms(stack, storage, 'Scheduler-api', apiFunction);
   functionAlarms(stack, storage, 'Scheduler-event-stream', streamFunction);
-  const streamUrl = streamFunction.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
+  const streamUrl = streamFunction.addFunctionUrl({
+    authType: FunctionUrlAuthType.AWS_IAM,
+    invokeMode: InvokeMode.RESPONSE_STREAM,
+  });
 
   // With corsOrigins set, API Gateway answers CORS itself (and drops the function's CORS headers), so the console's
   // origin must be among them; without, the function answers CORS for KEYHAVEN_CONSOLE_ORIGINS.
-  const cors = config.corsOrigins.length > 0 ? corsOf({ ...config, corsOrigins: [...config.corsOrigins, consoleOrigin] }) : corsOf(config);
+  const cors =
+    config.corsOrigins.length > 0
+      ? corsOf({ ...config, corsOrigins: [...config.corsOrigins, consoleOrigin] })
+      : corsOf(config);
   const api = new Api(stack, 'SchedulerHttpApi', {
     routes: {
       'ANY /v1/{proxy+}': { function: apiFunction },
@@ -76,7 +89,11 @@ export function SchedulerApi({ stack }: StackContext) {
     cors,
   });
 
-  const uncached = uncachedApiBehavior(stack, 'SchedulerSecurityHeaders', 'keyhaven scheduler: HSTS, nosniff, no framing, no referrer');
+  const uncached = uncachedApiBehavior(
+    stack,
+    'SchedulerSecurityHeaders',
+    'keyhaven scheduler: HSTS, nosniff, no framing, no referrer',
+  );
   // CloudFront drops Authorization from GET and HEAD (the API), and OAC's signature replaces it (the stream): a
   // Bearer token is copied to X-Nomad-Token first.
   const bearerToNomadToken = [
@@ -100,7 +117,11 @@ export function SchedulerApi({ stack }: StackContext) {
     enableLogging: true,
     logBucket: accessLogBucket(stack, 'SchedulerAccessLogs', config, 'cloudfront'),
     logFilePrefix: 'scheduler-distribution/',
-    defaultBehavior: { origin: httpApiOrigin(api, origin.value), ...uncached, functionAssociations: bearerToNomadToken },
+    defaultBehavior: {
+      origin: httpApiOrigin(api, origin.value),
+      ...uncached,
+      functionAssociations: bearerToNomadToken,
+    },
     additionalBehaviors: {
       '/v1/event/stream': {
         origin: FunctionUrlOrigin.withOriginAccessControl(streamUrl, { readTimeout: originReadTimeouts.eventStream }),

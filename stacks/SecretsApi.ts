@@ -6,10 +6,23 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { familyFunctionProps, keyhavenFunction } from './functions.ts';
 import { alarmThresholds, distributionAlarm, functionAlarms, httpApiAlarms } from './alarms.ts';
 import { consoleBehaviors, consoleBucket } from './console-hosting.ts';
-import { cloudFrontFunction, httpApiOrigin, originSecret, uncachedApiBehavior, viewerCertificate } from './edge-origin.ts';
+import {
+  cloudFrontFunction,
+  httpApiOrigin,
+  originSecret,
+  uncachedApiBehavior,
+  viewerCertificate,
+} from './edge-origin.ts';
 import { Edge } from './Edge.ts';
 import { encryptLogGroups } from './logs-key.ts';
-import { authTypes, corsOf, customOrigin, type DeclaredMount, declaredMountsEnv, familyOfType } from './stage-config.ts';
+import {
+  authTypes,
+  corsOf,
+  customOrigin,
+  type DeclaredMount,
+  declaredMountsEnv,
+  familyOfType,
+} from './stage-config.ts';
 import { Storage } from './Storage.ts';
 import { accessLogBucket, httpApiAccessLogFormat } from './access-logs.ts';
 import { throttleApi, throttledSecretsRoutes } from './throttling.ts';
@@ -21,10 +34,9 @@ export const bearerToVaultTokenFile = 'stacks/cloudfront/bearer-to-vault-token.j
 export const familyHandler = 'functions/secrets/family.handler';
 
 /** Family -> its Lambda's handler, for every family of the list (`packages/core/src/secrets/family-list.ts`). */
-export const familyHandlers: Record<SecretsFamily, string> = Object.fromEntries(allSecretsFamilies.map((family) => [family, familyHandler])) as Record<
-  SecretsFamily,
-  string
->;
+export const familyHandlers: Record<SecretsFamily, string> = Object.fromEntries(
+  allSecretsFamilies.map((family) => [family, familyHandler]),
+) as Record<SecretsFamily, string>;
 
 /** Routes for one mount path: the path itself and everything under it, every method (`GET ?list=true` included). */
 export const mountRoutes = (path: string) => [`ANY /v1/${path}`, `ANY /v1/${path}/{proxy+}`];
@@ -45,7 +57,9 @@ export function secretsRoutes(mounts: DeclaredMount[]): Record<string, SecretsFa
 function familyOfRoute(route: string, routes: Record<string, SecretsFamily>): SecretsFamily {
   const path = route.replace(/^ANY \/v1\//, '');
   const owner = Object.keys(routes)
-    .filter((key) => key.endsWith('/{proxy+}') && path.startsWith(`${key.slice('ANY /v1/'.length, -'{proxy+}'.length)}`))
+    .filter(
+      (key) => key.endsWith('/{proxy+}') && path.startsWith(`${key.slice('ANY /v1/'.length, -'{proxy+}'.length)}`),
+    )
     .sort((a, b) => b.length - a.length)[0];
   const family = owner ? routes[owner] : undefined;
   if (!family) throw new Error(`no mount serves ${route}`);
@@ -76,7 +90,10 @@ export function SecretsApi({ stack }: StackContext) {
   // The login and credential routes, each to its mount's family, so API Gateway can throttle them on their own.
   const throttled = throttledSecretsRoutes(config.mounts);
   for (const route of Object.keys(throttled)) routes[route] = familyOfRoute(route, routes);
-  const environment = { KEYHAVEN_DECLARED_MOUNTS: declaredMountsEnv(config.mounts), KEYHAVEN_ORIGIN_SECRET: origin.value };
+  const environment = {
+    KEYHAVEN_DECLARED_MOUNTS: declaredMountsEnv(config.mounts),
+    KEYHAVEN_ORIGIN_SECRET: origin.value,
+  };
   const functions = new Map<SecretsFamily, SstFunction>();
   for (const family of new Set(Object.values(routes))) {
     functions.set(
@@ -92,7 +109,8 @@ export function SecretsApi({ stack }: StackContext) {
   }
   grantRevocation(functions, config.mounts);
   for (const [family, fn] of functions) functionAlarms(stack, storage, `Secrets-${family}`, fn);
-  if (storage.firstTokens) functions.get('system')?.addEnvironment('KEYHAVEN_FIRST_TOKENS_SECRET', storage.firstTokens.secret.secretArn);
+  if (storage.firstTokens)
+    functions.get('system')?.addEnvironment('KEYHAVEN_FIRST_TOKENS_SECRET', storage.firstTokens.secret.secretArn);
   const api = new Api(stack, 'SecretsApi', {
     routes: Object.fromEntries(
       Object.entries(routes).map(([route, family]) => [route, { function: functions.get(family) as SstFunction }]),
@@ -116,7 +134,11 @@ export function SecretsApi({ stack }: StackContext) {
     logFilePrefix: 'secrets-distribution/',
     defaultBehavior: {
       origin: httpApiOrigin(api, origin.value),
-      ...uncachedApiBehavior(stack, 'SecretsSecurityHeaders', 'keyhaven secrets: HSTS, nosniff, no framing, no referrer'),
+      ...uncachedApiBehavior(
+        stack,
+        'SecretsSecurityHeaders',
+        'keyhaven secrets: HSTS, nosniff, no framing, no referrer',
+      ),
       functionAssociations: [
         {
           eventType: FunctionEventType.VIEWER_REQUEST,
@@ -157,6 +179,9 @@ function grantRevocation(functions: Map<SecretsFamily, SstFunction>, mounts: Dec
   const names = Object.fromEntries(Object.entries(engines).map(([type, fn]) => [type, fn.functionName]));
   system.addEnvironment('KEYHAVEN_ENGINE_FUNCTIONS', Stack.of(system).toJsonString(names));
   system.attachPermissions([
-    new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [...new Set(Object.values(engines))].map((fn) => fn.functionArn) }),
+    new PolicyStatement({
+      actions: ['lambda:InvokeFunction'],
+      resources: [...new Set(Object.values(engines))].map((fn) => fn.functionArn),
+    }),
   ]);
 }

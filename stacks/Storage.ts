@@ -24,7 +24,8 @@ export function Storage({ stack, app }: StackContext) {
   const config = stageConfig(app.stage, app.region);
   const topic = alarmTopic(stack, config);
   const logs = logsKey(stack, config);
-  if (config.region !== config.authoritativeRegion) return { ...replicaStorage(stack, config, app.logicalPrefixedName('Table'), topic), logsKey: logs as IKey };
+  if (config.region !== config.authoritativeRegion)
+    return { ...replicaStorage(stack, config, app.logicalPrefixedName('Table'), topic), logsKey: logs as IKey };
   const removalPolicy = config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
   const replicated = config.replicaRegions.length > 0;
   const keys = [
@@ -36,7 +37,10 @@ export function Storage({ stack, app }: StackContext) {
     fields: Object.fromEntries(keys.map((key) => [key, 'string' as const])),
     primaryIndex: { partitionKey: tableDefinition.partitionKey, sortKey: tableDefinition.sortKey },
     globalIndexes: Object.fromEntries(
-      tableDefinition.globalIndexes.map((index) => [index.indexName, { partitionKey: index.partitionKey, sortKey: index.sortKey }]),
+      tableDefinition.globalIndexes.map((index) => [
+        index.indexName,
+        { partitionKey: index.partitionKey, sortKey: index.sortKey },
+      ]),
     ),
     timeToLiveAttribute: tableDefinition.timeToLiveAttribute,
     stream: tableDefinition.streamViewType === 'NEW_AND_OLD_IMAGES' ? 'new_and_old_images' : 'old_image',
@@ -59,11 +63,23 @@ export function Storage({ stack, app }: StackContext) {
   stack.addOutputs({ SealingKeyArn: sealingKey.keyArn });
   tableAlarms(stack, { config, alarmTopic: topic }, table);
   tableBackup(stack, config, table);
-  const tokens = config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config, alarmTopic: topic }) : undefined;
+  const tokens =
+    config.firstTokens === 'deploy' ? firstTokens(stack, { table, sealingKey, config, alarmTopic: topic }) : undefined;
   // The whole policy, set last: CDK's default (the account may do everything) and the statements `Secret` adds for
   // Secrets Manager (any secret of the account) are replaced, not extended.
-  (sealingKey.node.defaultChild as CfnKey).keyPolicy = sealingKeyPolicy(stack, config, tokens ? firstTokensSecretName(stack.stage) : undefined);
-  return { table, sealingKey: sealingKey as IKey, config, alarmTopic: topic, firstTokens: tokens, logsKey: logs as IKey };
+  (sealingKey.node.defaultChild as CfnKey).keyPolicy = sealingKeyPolicy(
+    stack,
+    config,
+    tokens ? firstTokensSecretName(stack.stage) : undefined,
+  );
+  return {
+    table,
+    sealingKey: sealingKey as IKey,
+    config,
+    alarmTopic: topic,
+    firstTokens: tokens,
+    logsKey: logs as IKey,
+  };
 }
 
 /**
@@ -73,12 +89,24 @@ export function Storage({ stack, app }: StackContext) {
 function tableAlarms(stack: Stack, context: AlarmContext, table: Table): void {
   const cdkTable = table.cdk.table;
   for (const metricName of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
-    alarmOn(stack, context, `Table${metricName}`, cdkTable.metric(metricName, { period, statistic: 'Sum' }), `keyhaven table: ${metricName}`);
+    alarmOn(
+      stack,
+      context,
+      `Table${metricName}`,
+      cdkTable.metric(metricName, { period, statistic: 'Sum' }),
+      `keyhaven table: ${metricName}`,
+    );
   }
   for (const index of tableDefinition.globalIndexes) {
     const dimensionsMap = { TableName: cdkTable.tableName, GlobalSecondaryIndexName: index.indexName };
     const metric = cdkTable.metric('WriteThrottleEvents', { period, statistic: 'Sum', dimensionsMap });
-    alarmOn(stack, context, `Table-${index.indexName}-WriteThrottleEvents`, metric, `keyhaven table: index ${index.indexName} throttled writes`);
+    alarmOn(
+      stack,
+      context,
+      `Table-${index.indexName}-WriteThrottleEvents`,
+      metric,
+      `keyhaven table: index ${index.indexName} throttled writes`,
+    );
   }
 }
 
@@ -118,7 +146,11 @@ export function sealingKeyPolicy(stack: Stack, config: StageConfig, secretName?:
   // A replica region makes no first tokens: its roles only unwrap the data key that replicated with the table.
   const replica = config.region !== config.authoritativeRegion;
   const creator =
-    config.firstTokens === 'http' ? functionRoles : replica ? undefined : roleArn(functionRoleName(stack.stage, config.region, 'Deploy-first-tokens'));
+    config.firstTokens === 'http'
+      ? functionRoles
+      : replica
+        ? undefined
+        : roleArn(functionRoleName(stack.stage, config.region, 'Deploy-first-tokens'));
   const viaSecretsManager = { 'kms:ViaService': `secretsmanager.${config.region}.amazonaws.com` };
   const statements = [
     new PolicyStatement({
@@ -155,10 +187,18 @@ export function sealingKeyPolicy(stack: Stack, config: StageConfig, secretName?:
         resources: ['*'],
         conditions: {
           StringEquals: viaSecretsManager,
-          StringLike: { 'kms:EncryptionContext:SecretARN': `arn:${stack.partition}:secretsmanager:${config.region}:${stack.account}:secret:${secretName}-??????` },
+          StringLike: {
+            'kms:EncryptionContext:SecretARN': `arn:${stack.partition}:secretsmanager:${config.region}:${stack.account}:secret:${secretName}-??????`,
+          },
         },
       }),
-      new PolicyStatement({ sid: 'SecretsManagerDescribe', principals: [account], actions: ['kms:DescribeKey'], resources: ['*'], conditions: { StringEquals: viaSecretsManager } }),
+      new PolicyStatement({
+        sid: 'SecretsManagerDescribe',
+        principals: [account],
+        actions: ['kms:DescribeKey'],
+        resources: ['*'],
+        conditions: { StringEquals: viaSecretsManager },
+      }),
     );
   }
   return new PolicyDocument({ statements });
@@ -168,7 +208,12 @@ export function sealingKeyPolicy(stack: Stack, config: StageConfig, secretName?:
  * A replica region's storage: the table replica (same name, made by the authoritative deploy) and this region's
  * replica of the multi-Region sealing key. No first tokens here: they are made once, in the authoritative region.
  */
-function replicaStorage(stack: StackContext['stack'], config: StageConfig, tableName: string, topic: AlarmContext['alarmTopic']) {
+function replicaStorage(
+  stack: StackContext['stack'],
+  config: StageConfig,
+  tableName: string,
+  topic: AlarmContext['alarmTopic'],
+) {
   checkReplicaRegion(stack.stage, config);
   const table = new Table(stack, 'Table', {
     cdk: { table: CdkTable.fromTableName(stack, 'TableReplica', tableName) },
@@ -208,7 +253,10 @@ function firstTokens(stack: StackContext['stack'], context: Parameters<typeof ke
         actions: ['kms:GenerateDataKey'],
         resources: [context.sealingKey.keyArn],
         conditions: {
-          StringEquals: { 'kms:ViaService': `secretsmanager.${stack.region}.amazonaws.com`, 'kms:EncryptionContext:SecretARN': secret.secretArn },
+          StringEquals: {
+            'kms:ViaService': `secretsmanager.${stack.region}.amazonaws.com`,
+            'kms:EncryptionContext:SecretARN': secret.secretArn,
+          },
         },
       }),
     ],

@@ -11,7 +11,12 @@ import type { StageConfig } from './stage-config.ts';
  * `LogDeliveryWrite` canned ACL (the app sets no `@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy` flag), which S3
  * accepts only with object-writer ownership.
  */
-export function accessLogBucket(scope: Construct, id: string, config: StageConfig, writer: 'cloudfront' | 's3'): Bucket {
+export function accessLogBucket(
+  scope: Construct,
+  id: string,
+  config: StageConfig,
+  writer: 'cloudfront' | 's3',
+): Bucket {
   return new Bucket(scope, id, {
     encryption: BucketEncryption.S3_MANAGED,
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,

@@ -128,8 +128,20 @@ export const period = Duration.minutes(5);
 /** Any error and any throttle (reserved concurrency reached, or the account's) of a function. */
 export function functionAlarms(scope: Construct, context: AlarmContext, id: string, fn: SstFunction): Alarm[] {
   return [
-    alarmOn(scope, context, `${id}Errors`, fn.metricErrors({ period, statistic: 'Sum' }), `keyhaven ${id}: the function failed`),
-    alarmOn(scope, context, `${id}Throttles`, fn.metricThrottles({ period, statistic: 'Sum' }), `keyhaven ${id}: invocations were throttled`),
+    alarmOn(
+      scope,
+      context,
+      `${id}Errors`,
+      fn.metricErrors({ period, statistic: 'Sum' }),
+      `keyhaven ${id}: the function failed`,
+    ),
+    alarmOn(
+      scope,
+      context,
+      `${id}Throttles`,
+      fn.metricThrottles({ period, statistic: 'Sum' }),
+      `keyhaven ${id}: invocations were throttled`,
+    ),
   ];
 }
 
@@ -147,11 +159,24 @@ export function deadLetterAlarm(scope: Construct, context: AlarmContext, id: str
 }
 
 /** An HTTP API's server errors (its own and its functions') and its p99 latency. */
-export function httpApiAlarms(stack: Construct, context: AlarmContext, id: string, api: Api, latencyP99Ms: number): void {
+export function httpApiAlarms(
+  stack: Construct,
+  context: AlarmContext,
+  id: string,
+  api: Api,
+  latencyP99Ms: number,
+): void {
   const httpApi = api.cdk.httpApi;
-  alarmOn(stack, context, `${id}5xx`, httpApi.metricServerError({ period, statistic: 'Sum' }), `keyhaven ${id}: answers with 5xx`, {
-    threshold: alarmThresholds.api5xx,
-  });
+  alarmOn(
+    stack,
+    context,
+    `${id}5xx`,
+    httpApi.metricServerError({ period, statistic: 'Sum' }),
+    `keyhaven ${id}: answers with 5xx`,
+    {
+      threshold: alarmThresholds.api5xx,
+    },
+  );
   alarmOn(
     stack,
     context,
@@ -170,7 +195,12 @@ export function httpApiAlarms(stack: Construct, context: AlarmContext, id: strin
  * own region's metrics, so elsewhere there is none. CloudFront publishes with both dimensions; CDK's metric names only
  * the first, which matches no data.
  */
-export function distributionAlarm(stack: Construct, context: AlarmContext, id: string, distribution: Distribution): void {
+export function distributionAlarm(
+  stack: Construct,
+  context: AlarmContext,
+  id: string,
+  distribution: Distribution,
+): void {
   if (CdkStack.of(stack).region !== 'us-east-1') return;
   const dimensionsMap = { DistributionId: distribution.distributionId, Region: 'Global' };
   alarmOn(

@@ -19,20 +19,40 @@ export const auditReplicationRoleName = (stage: string) => `keyhaven-${stage}-au
  * bucket's versions, retention and legal holds, decrypt only under S3 with this bucket's key, and replicate and
  * encrypt only into the destination.
  */
-export function replicateAuditBucket(scope: Construct, stage: string, bucket: Bucket, key: IKey, replication: AuditReplication): Role {
-  if (!bucketArnForm.test(replication.bucketArn)) throw new Error(`stage config: audit.replication.bucketArn "${replication.bucketArn}" is not an S3 bucket ARN`);
-  if (!/^\d{12}$/.test(replication.account)) throw new Error(`stage config: audit.replication.account "${replication.account}" is not an AWS account id`);
-  if (!kmsKeyArnForm.test(replication.kmsKeyArn)) throw new Error(`stage config: audit.replication.kmsKeyArn "${replication.kmsKeyArn}" is not a KMS key ARN`);
+export function replicateAuditBucket(
+  scope: Construct,
+  stage: string,
+  bucket: Bucket,
+  key: IKey,
+  replication: AuditReplication,
+): Role {
+  if (!bucketArnForm.test(replication.bucketArn))
+    throw new Error(`stage config: audit.replication.bucketArn "${replication.bucketArn}" is not an S3 bucket ARN`);
+  if (!/^\d{12}$/.test(replication.account))
+    throw new Error(`stage config: audit.replication.account "${replication.account}" is not an AWS account id`);
+  if (!kmsKeyArnForm.test(replication.kmsKeyArn))
+    throw new Error(`stage config: audit.replication.kmsKeyArn "${replication.kmsKeyArn}" is not a KMS key ARN`);
   const region = Stack.of(scope).region;
   const role = new Role(scope, 'AuditReplicationRole', {
     roleName: auditReplicationRoleName(stage),
     assumedBy: new ServicePrincipal('s3.amazonaws.com'),
     description: `keyhaven ${stage}: replicates the audit bucket into ${replication.bucketArn}`,
   });
-  role.addToPolicy(new PolicyStatement({ actions: ['s3:GetReplicationConfiguration', 's3:ListBucket'], resources: [bucket.bucketArn] }));
   role.addToPolicy(
     new PolicyStatement({
-      actions: ['s3:GetObjectVersionForReplication', 's3:GetObjectVersionAcl', 's3:GetObjectVersionTagging', 's3:GetObjectRetention', 's3:GetObjectLegalHold'],
+      actions: ['s3:GetReplicationConfiguration', 's3:ListBucket'],
+      resources: [bucket.bucketArn],
+    }),
+  );
+  role.addToPolicy(
+    new PolicyStatement({
+      actions: [
+        's3:GetObjectVersionForReplication',
+        's3:GetObjectVersionAcl',
+        's3:GetObjectVersionTagging',
+        's3:GetObjectRetention',
+        's3:GetObjectLegalHold',
+      ],
       resources: [bucket.arnForObjects('*')],
     }),
   );
@@ -47,16 +67,24 @@ export function replicateAuditBucket(scope: Construct, stage: string, bucket: Bu
     new PolicyStatement({
       actions: ['kms:Decrypt'],
       resources: [key.keyArn],
-      conditions: { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com`, 'kms:EncryptionContext:aws:s3:arn': bucket.bucketArn } },
+      conditions: {
+        StringEquals: {
+          'kms:ViaService': `s3.${region}.amazonaws.com`,
+          'kms:EncryptionContext:aws:s3:arn': bucket.bucketArn,
+        },
+      },
     }),
   );
-  role.addToPolicy(new PolicyStatement({ actions: ['kms:Encrypt', 'kms:GenerateDataKey'], resources: [replication.kmsKeyArn] }));
+  role.addToPolicy(
+    new PolicyStatement({ actions: ['kms:Encrypt', 'kms:GenerateDataKey'], resources: [replication.kmsKeyArn] }),
+  );
   NagSuppressions.addResourceSuppressions(
     role,
     [
       {
         id: 'AwsSolutions-IAM5',
-        reason: '[by design] S3 replication reads every object version of the audit bucket and writes every replica into the destination: object ARNs /* of the two buckets.',
+        reason:
+          '[by design] S3 replication reads every object version of the audit bucket and writes every replica into the destination: object ARNs /* of the two buckets.',
         appliesTo: [{ regex: '/^Resource::(<AuditBucket[0-9A-F]{8}\\.Arn>|arn:aws[a-z-]*:s3:::[a-z0-9.-]+)\\/\\*$/' }],
       },
     ],

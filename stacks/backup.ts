@@ -16,11 +16,17 @@ import type { StageConfig } from './stage-config.ts';
 export function tableBackup(scope: Construct, config: StageConfig, table: Table) {
   const backup = config.backup;
   if (!backup) return undefined;
-  if (!(backup.retentionDays >= 1)) throw new Error(`stage config: backup.retentionDays must be at least 1, not ${backup.retentionDays}`);
+  if (!(backup.retentionDays >= 1))
+    throw new Error(`stage config: backup.retentionDays must be at least 1, not ${backup.retentionDays}`);
   if (!(backup.lockChangeableForDays >= 3)) {
-    throw new Error(`stage config: backup.lockChangeableForDays must be at least 3 (AWS Backup's cooling-off), not ${backup.lockChangeableForDays}`);
+    throw new Error(
+      `stage config: backup.lockChangeableForDays must be at least 3 (AWS Backup's cooling-off), not ${backup.lockChangeableForDays}`,
+    );
   }
-  if (backup.copyToVaultArn && !/^arn:aws[\w-]*:backup:[a-z0-9-]+:\d{12}:backup-vault:[\w.-]+$/.test(backup.copyToVaultArn)) {
+  if (
+    backup.copyToVaultArn &&
+    !/^arn:aws[\w-]*:backup:[a-z0-9-]+:\d{12}:backup-vault:[\w.-]+$/.test(backup.copyToVaultArn)
+  ) {
     throw new Error(`stage config: backup.copyToVaultArn "${backup.copyToVaultArn}" is not a backup vault ARN`);
   }
   const stage = (scope as Construct & { stage?: string }).stage ?? 'stage';
@@ -36,7 +42,9 @@ export function tableBackup(scope: Construct, config: StageConfig, table: Table)
     removalPolicy: RemovalPolicy.RETAIN,
     lockConfiguration: { minRetention: retention, changeableFor: Duration.days(backup.lockChangeableForDays) },
   });
-  const copyTo = backup.copyToVaultArn ? BackupVault.fromBackupVaultArn(scope, 'BackupCopyVault', backup.copyToVaultArn) : undefined;
+  const copyTo = backup.copyToVaultArn
+    ? BackupVault.fromBackupVaultArn(scope, 'BackupCopyVault', backup.copyToVaultArn)
+    : undefined;
   const plan = new BackupPlan(scope, 'BackupPlan', { backupPlanName: `keyhaven-${stage}`, backupVault: vault });
   plan.addRule(
     new BackupPlanRule({

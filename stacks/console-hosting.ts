@@ -29,7 +29,8 @@ export const consoleKeyPrefix = 'ui/';
 export const devSchedulerOrigin = 'https://*.cloudfront.net';
 
 /** The scheduler origin the console may connect to: its own name, or on dev stages without one, `devSchedulerOrigin`. */
-export const consoleSchedulerOrigin = (config: Pick<StageConfig, 'customDomains'>) => customOrigin(config.customDomains?.scheduler) ?? devSchedulerOrigin;
+export const consoleSchedulerOrigin = (config: Pick<StageConfig, 'customDomains'>) =>
+  customOrigin(config.customDomains?.scheduler) ?? devSchedulerOrigin;
 
 /**
  * The console's bucket: private (no public access; only the secrets distribution reads it, through origin access
@@ -60,7 +61,11 @@ export function consoleBucket(scope: Construct, config: StageConfig): Bucket {
  * (`packages/ui/csp.ts`: scripts, styles and connections only to its own origin and the scheduler's, no framing), HSTS,
  * nosniff and no referrer.
  */
-export function consoleBehaviors(scope: Construct, bucket: Bucket, config: StageConfig): Record<string, BehaviorOptions> {
+export function consoleBehaviors(
+  scope: Construct,
+  bucket: Bucket,
+  config: StageConfig,
+): Record<string, BehaviorOptions> {
   const behavior: BehaviorOptions = {
     origin: S3BucketOrigin.withOriginAccessControl(bucket),
     allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
@@ -70,13 +75,21 @@ export function consoleBehaviors(scope: Construct, bucket: Bucket, config: Stage
       comment: 'keyhaven console: Content-Security-Policy, HSTS, nosniff, no framing, no referrer',
       securityHeadersBehavior: {
         ...securityHeaders,
-        contentSecurityPolicy: { contentSecurityPolicy: consoleContentSecurityPolicy(consoleSchedulerOrigin(config)), override: true },
+        contentSecurityPolicy: {
+          contentSecurityPolicy: consoleContentSecurityPolicy(consoleSchedulerOrigin(config)),
+          override: true,
+        },
       },
     }),
     functionAssociations: [
       {
         eventType: FunctionEventType.VIEWER_REQUEST,
-        function: cloudFrontFunction(scope, 'ConsolePaths', 'the console: extension-less paths under /ui/ are its page', consolePathsFile),
+        function: cloudFrontFunction(
+          scope,
+          'ConsolePaths',
+          'the console: extension-less paths under /ui/ are its page',
+          consolePathsFile,
+        ),
       },
     ],
   };

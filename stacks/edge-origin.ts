@@ -54,7 +54,10 @@ export function originSecret(scope: Construct, service: 'Secrets' | 'Scheduler',
 
 /** An HTTP API as CloudFront's origin, with the origin secret (the custom header replaces one a viewer sends). */
 export const httpApiOrigin = (api: Api, secretValue: string) =>
-  new HttpOrigin(Fn.select(2, Fn.split('/', api.url)), { readTimeout: httpApiReadTimeout, customHeaders: { [originSecretHeader]: secretValue } });
+  new HttpOrigin(Fn.select(2, Fn.split('/', api.url)), {
+    readTimeout: httpApiReadTimeout,
+    customHeaders: { [originSecretHeader]: secretValue },
+  });
 
 /** HSTS (two years, subdomains), nosniff, no framing and no referrer, on every answer. */
 export const securityHeaders: ResponseSecurityHeadersBehavior = {
@@ -80,7 +83,11 @@ export function uncachedApiBehavior(scope: Construct, id: string, comment: strin
 
 /** A viewer-request CloudFront Function from a file under `stacks/cloudfront/` (read relative to the project root, as SST runs). */
 export const cloudFrontFunction = (scope: Construct, id: string, comment: string, file: string) =>
-  new CloudFrontFunction(scope, id, { comment, runtime: FunctionRuntime.JS_2_0, code: FunctionCode.fromInline(readFileSync(file, 'utf8')) });
+  new CloudFrontFunction(scope, id, {
+    comment,
+    runtime: FunctionRuntime.JS_2_0,
+    code: FunctionCode.fromInline(readFileSync(file, 'utf8')),
+  });
 
 /**
  * The distribution's own name with its certificate, refusing viewers below TLS 1.2 (`TLSv1.2_2021`); without one the

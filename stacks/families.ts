@@ -17,7 +17,9 @@ const backendsOf = (family: SecretsFamily): Backend[] => secretsFamilies[family]
  * framework's periodic job), or leases whose revocation calls out.
  */
 const hasOwnJob = (family: SecretsFamily) =>
-  backendsOf(family).some((backend) => (backend.periodic?.length ?? 0) > 0 || backend.walRollback !== undefined || backend.deployment?.ownJob);
+  backendsOf(family).some(
+    (backend) => (backend.periodic?.length ?? 0) > 0 || backend.walRollback !== undefined || backend.deployment?.ownJob,
+  );
 
 /** Family -> its job's handler, for each family whose engine has a job of its own (`Job-<family>`). */
 export const engineJobs: Partial<Record<SecretsFamily, string>> = Object.fromEntries(
@@ -30,7 +32,8 @@ export const engineFamilies: SecretsFamily[] = allSecretsFamilies.filter(
 );
 
 /** Whether a family's paths read items with the caller's token in one round trip (`PathSpec.prefetch`). */
-export const prefetches = (family: SecretsFamily): boolean => backendsOf(family).some((backend) => backend.paths.some((spec) => spec.prefetch));
+export const prefetches = (family: SecretsFamily): boolean =>
+  backendsOf(family).some((backend) => backend.paths.some((spec) => spec.prefetch));
 
 /** Table partitions a family's functions read beyond an engine's own, each with why: the endpoints' or the job's. */
 export function extraReads(family: SecretsFamily, of: 'endpoints' | 'job'): Record<string, string> {
@@ -43,8 +46,13 @@ export function extraReads(family: SecretsFamily, of: 'endpoints' | 'job'): Reco
 }
 
 /** The mount types of a family whose backends issue leases: each has its lease queue (`expiry:<type>`). */
-export const engineLeaseTypes = (family: SecretsFamily): string[] => backendsOf(family).filter((backend) => backend.leases).map((backend) => backend.type);
+export const engineLeaseTypes = (family: SecretsFamily): string[] =>
+  backendsOf(family)
+    .filter((backend) => backend.leases)
+    .map((backend) => backend.type);
 
 /** The `due` index queues a family's periodic jobs read (each with its shards). */
 export const periodicQueues = (family: SecretsFamily): string[] =>
-  backendsOf(family).flatMap((backend) => (backend.periodic ?? []).flatMap((job) => job.queues ?? [])).flatMap((queue) => [queue, `${queue}#*`]);
+  backendsOf(family)
+    .flatMap((backend) => (backend.periodic ?? []).flatMap((job) => job.queues ?? []))
+    .flatMap((queue) => [queue, `${queue}#*`]);

@@ -27,7 +27,8 @@ export const dataKeyContext = { 'kms:EncryptionContext:purpose': 'keyhaven-data-
  * resource where there is one (it runs before any API exists), else any function (dev stages: the first request).
  */
 export function keyActionsOf(functionId: string, config: StageConfig): KeyAction[] {
-  if (functionId === 'Deploy-first-tokens' || config.firstTokens === 'http') return ['kms:Decrypt', 'kms:GenerateDataKey'];
+  if (functionId === 'Deploy-first-tokens' || config.firstTokens === 'http')
+    return ['kms:Decrypt', 'kms:GenerateDataKey'];
   return ['kms:Decrypt'];
 }
 
@@ -43,13 +44,28 @@ export function corePermissions(functionId: string, { table, sealingKey, config 
   const onPartitions = (patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
   const reads = access.items.filter((action) => readActions.includes(action));
   const writes = access.items.filter((action) => !readActions.includes(action));
-  if (reads.length > 0 && access.reads.length === 0) throw new Error(`${functionId}: reads the table but no partition is declared`);
-  if (writes.length > 0 && access.writes.length === 0) throw new Error(`${functionId}: writes the table but no partition is declared`);
-  const firstKeyring = config.firstTokens === 'http' && !(writes.includes('dynamodb:PutItem') && access.writes.includes('sys'));
+  if (reads.length > 0 && access.reads.length === 0)
+    throw new Error(`${functionId}: reads the table but no partition is declared`);
+  if (writes.length > 0 && access.writes.length === 0)
+    throw new Error(`${functionId}: writes the table but no partition is declared`);
+  const firstKeyring =
+    config.firstTokens === 'http' && !(writes.includes('dynamodb:PutItem') && access.writes.includes('sys'));
   return [
-    ...(reads.length > 0 ? [new PolicyStatement({ actions: reads, resources: [table.tableArn], conditions: onPartitions(access.reads) })] : []),
-    ...(writes.length > 0 ? [new PolicyStatement({ actions: writes, resources: [table.tableArn], conditions: onPartitions(access.writes) })] : []),
-    ...(firstKeyring ? [new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [table.tableArn], conditions: onPartitions(['sys']) })] : []),
+    ...(reads.length > 0
+      ? [new PolicyStatement({ actions: reads, resources: [table.tableArn], conditions: onPartitions(access.reads) })]
+      : []),
+    ...(writes.length > 0
+      ? [new PolicyStatement({ actions: writes, resources: [table.tableArn], conditions: onPartitions(access.writes) })]
+      : []),
+    ...(firstKeyring
+      ? [
+          new PolicyStatement({
+            actions: ['dynamodb:PutItem'],
+            resources: [table.tableArn],
+            conditions: onPartitions(['sys']),
+          }),
+        ]
+      : []),
     ...(access.dueQueues
       ? [
           new PolicyStatement({
@@ -78,7 +94,9 @@ export function coreEnvironment({ table, sealingKey, config }: FunctionContext):
     KEYHAVEN_AUTHORITATIVE_REGION: config.authoritativeRegion,
     // Only a non-authoritative region forwards writes, so only it gets where to.
     ...(config.authoritativeUrl && forwards ? { KEYHAVEN_AUTHORITATIVE_URL: config.authoritativeUrl } : {}),
-    ...(config.authoritativeSecretsUrl && forwards ? { KEYHAVEN_AUTHORITATIVE_SECRETS_URL: config.authoritativeSecretsUrl } : {}),
+    ...(config.authoritativeSecretsUrl && forwards
+      ? { KEYHAVEN_AUTHORITATIVE_SECRETS_URL: config.authoritativeSecretsUrl }
+      : {}),
   };
 }
 
@@ -94,9 +112,11 @@ export const providedByRuntime = ['@aws-sdk/*'] as const;
  * parts because stage names cannot hold one, so no other stage's (or region's) roles match this stage's prefix.
  */
 export function functionRoleName(stage: string, region: string, functionId: string): string {
-  if (!/^[A-Za-z0-9-]+$/.test(stage)) throw new Error(`stage "${stage}": a stage name holds only letters, digits and -`);
+  if (!/^[A-Za-z0-9-]+$/.test(stage))
+    throw new Error(`stage "${stage}": a stage name holds only letters, digits and -`);
   const name = `${functionRolePrefix(stage, region)}${functionId}`;
-  if (name.length > 64) throw new Error(`role name ${name} is longer than IAM's 64 characters: use a shorter stage name`);
+  if (name.length > 64)
+    throw new Error(`role name ${name} is longer than IAM's 64 characters: use a shorter stage name`);
   return name;
 }
 
@@ -118,7 +138,13 @@ export function keyhavenFunction(
     timeout: '29 seconds',
     logRetention: context.config.logRetention,
     tracing: 'disabled',
-    nodejs: { format: 'esm', minify: true, splitting: true, sourcemap: false, esbuild: { external: [...providedByRuntime] } },
+    nodejs: {
+      format: 'esm',
+      minify: true,
+      splitting: true,
+      sourcemap: false,
+      esbuild: { external: [...providedByRuntime] },
+    },
     environment: { ...coreEnvironment(context), ...environment },
     permissions: [...corePermissions(id, context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
     ...rest,
@@ -138,8 +164,12 @@ export function directoryNetwork(stack: Construct, network: NonNullable<StageCon
   });
   return {
     vpc,
-    vpcSubnets: { subnets: network.privateSubnetIds.map((id, index) => Subnet.fromSubnetId(stack, `DirectorySubnet${index}`, id)) },
-    securityGroups: network.securityGroupIds.map((id, index) => SecurityGroup.fromSecurityGroupId(stack, `DirectorySg${index}`, id)),
+    vpcSubnets: {
+      subnets: network.privateSubnetIds.map((id, index) => Subnet.fromSubnetId(stack, `DirectorySubnet${index}`, id)),
+    },
+    securityGroups: network.securityGroupIds.map((id, index) =>
+      SecurityGroup.fromSecurityGroupId(stack, `DirectorySg${index}`, id),
+    ),
   };
 }
 
@@ -149,13 +179,26 @@ const networks = new WeakMap<Construct, ReturnType<typeof directoryNetwork>>();
  * A family's function props from its backends' `deployment`: the stage's private network (`directoryVpc`) where a
  * backend asks for it, and the environment of its operator settings (merged over `environment`).
  */
-export function familyFunctionProps(stack: Construct, config: StageConfig, family: SecretsFamily, environment: Record<string, string> = {}): Partial<FunctionProps> {
+export function familyFunctionProps(
+  stack: Construct,
+  config: StageConfig,
+  family: SecretsFamily,
+  environment: Record<string, string> = {},
+): Partial<FunctionProps> {
   const deployments = secretsFamilies[family].flatMap((backend) => (backend.deployment ? [backend.deployment] : []));
-  const settings = Object.assign({}, ...deployments.flatMap((deployment) => (deployment.settings ? [settingsEnv(config, deployment.settings)] : [])));
+  const settings = Object.assign(
+    {},
+    ...deployments.flatMap((deployment) => (deployment.settings ? [settingsEnv(config, deployment.settings)] : [])),
+  );
   let network: ReturnType<typeof directoryNetwork> | undefined;
   if (config.directoryVpc && deployments.some((deployment) => deployment.privateNetwork)) {
     network = networks.get(stack) ?? directoryNetwork(stack, config.directoryVpc);
     networks.set(stack, network);
   }
-  return { ...(Object.keys({ ...environment, ...settings }).length > 0 ? { environment: { ...environment, ...settings } } : {}), ...network };
+  return {
+    ...(Object.keys({ ...environment, ...settings }).length > 0
+      ? { environment: { ...environment, ...settings } }
+      : {}),
+    ...network,
+  };
 }

@@ -24,7 +24,11 @@ export function logsKey(scope: Construct, config: StageConfig): Key {
       principals: [new ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
       actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
       resources: ['*'],
-      conditions: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:*` } },
+      conditions: {
+        ArnLike: {
+          'kms:EncryptionContext:aws:logs:arn': `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:*`,
+        },
+      },
     }),
   );
   return key;

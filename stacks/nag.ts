@@ -13,7 +13,8 @@ export const nagFindings: Array<NagPackSuppression & { status: 'by design' | 'op
   {
     id: 'AwsSolutions-APIG4',
     status: 'by design',
-    reason: 'The HTTP APIs authorise each request in the function, with Vault and Nomad tokens and policies, not with an API Gateway authorizer.',
+    reason:
+      'The HTTP APIs authorise each request in the function, with Vault and Nomad tokens and policies, not with an API Gateway authorizer.',
   },
   {
     id: 'AwsSolutions-IAM4',
@@ -36,53 +37,86 @@ export const nagFindings: Array<NagPackSuppression & { status: 'by design' | 'op
   {
     id: 'NIST.800.53.R5-IAMNoInlinePolicy',
     status: 'by design',
-    reason: 'Each function has its own role with an inline policy naming only its table actions, keys and queues (stacks/permissions.ts); a managed policy would be shared.',
+    reason:
+      'Each function has its own role with an inline policy naming only its table actions, keys and queues (stacks/permissions.ts); a managed policy would be shared.',
   },
   {
     id: 'Serverless-LambdaTracing',
     status: 'by design',
-    reason: 'X-Ray is off: traces would carry request paths of secrets; the API access logs, function logs and audit trail record requests instead.',
+    reason:
+      'X-Ray is off: traces would carry request paths of secrets; the API access logs, function logs and audit trail record requests instead.',
   },
   {
     id: 'Serverless-LambdaDLQ',
     status: 'by design',
-    reason: 'Request functions are invoked synchronously (a DLQ never applies); scheduled ticks are dropped on failure on purpose; the stream consumer has an on-failure destination.',
+    reason:
+      'Request functions are invoked synchronously (a DLQ never applies); scheduled ticks are dropped on failure on purpose; the stream consumer has an on-failure destination.',
   },
-  { id: 'NIST.800.53.R5-LambdaDLQ', status: 'by design', reason: 'As Serverless-LambdaDLQ: synchronous request functions, dropped ticks, and an on-failure destination for the stream.' },
+  {
+    id: 'NIST.800.53.R5-LambdaDLQ',
+    status: 'by design',
+    reason:
+      'As Serverless-LambdaDLQ: synchronous request functions, dropped ticks, and an on-failure destination for the stream.',
+  },
   {
     id: 'Serverless-LambdaAsyncFailureDestination',
     status: 'by design',
     reason: 'A scheduled tick that fails is dropped (no retry, no destination): the next minute does the same work.',
   },
-  { id: 'Serverless-EventBusDLQ', status: 'by design', reason: 'A tick EventBridge cannot deliver within 60 s is dropped on purpose; the next minute does the same work.' },
+  {
+    id: 'Serverless-EventBusDLQ',
+    status: 'by design',
+    reason: 'A tick EventBridge cannot deliver within 60 s is dropped on purpose; the next minute does the same work.',
+  },
   {
     id: 'NIST.800.53.R5-LambdaInsideVPC',
     status: 'by design',
-    reason: 'The functions reach DynamoDB, KMS and Google over AWS public endpoints; only the directory function joins the directory network (directoryVpc).',
+    reason:
+      'The functions reach DynamoDB, KMS and Google over AWS public endpoints; only the directory function joins the directory network (directoryVpc).',
   },
   {
     id: 'NIST.800.53.R5-LambdaConcurrency',
     status: 'by design',
-    reason: 'Request functions share the unreserved pool, bounded by API Gateway throttling; the jobs, stream consumer and scheduler functions have reserved concurrency.',
+    reason:
+      'Request functions share the unreserved pool, bounded by API Gateway throttling; the jobs, stream consumer and scheduler functions have reserved concurrency.',
   },
   {
     id: 'Serverless-LambdaLatestVersion',
     status: 'by design',
-    reason: 'Only CDK and SST helper functions (log retention, bucket notifications, stack metadata): their runtime is chosen by the library.',
+    reason:
+      'Only CDK and SST helper functions (log retention, bucket notifications, stack metadata): their runtime is chosen by the library.',
   },
-  { id: 'AwsSolutions-L1', status: 'by design', reason: 'Only CDK and SST helper functions, whose runtime the library chooses; the app functions run nodejs24.x.' },
+  {
+    id: 'AwsSolutions-L1',
+    status: 'by design',
+    reason: 'Only CDK and SST helper functions, whose runtime the library chooses; the app functions run nodejs24.x.',
+  },
   {
     id: 'NIST.800.53.R5-S3DefaultEncryptionKMS',
     status: 'by design',
-    reason: 'The access log buckets: S3 server access logging and CloudFront standard logs cannot write under a customer key, so they use SSE-S3.',
+    reason:
+      'The access log buckets: S3 server access logging and CloudFront standard logs cannot write under a customer key, so they use SSE-S3.',
   },
-  { id: 'NIST.800.53.R5-S3BucketVersioningEnabled', status: 'by design', reason: 'The access log buckets: written once by the log services, expired by lifecycle.' },
-  { id: 'NIST.800.53.R5-S3BucketLoggingEnabled', status: 'by design', reason: 'The access log buckets themselves: logging them would log the logs.' },
-  { id: 'AwsSolutions-S1', status: 'by design', reason: 'The access log buckets themselves: logging them would log the logs.' },
+  {
+    id: 'NIST.800.53.R5-S3BucketVersioningEnabled',
+    status: 'by design',
+    reason: 'The access log buckets: written once by the log services, expired by lifecycle.',
+  },
+  {
+    id: 'NIST.800.53.R5-S3BucketLoggingEnabled',
+    status: 'by design',
+    reason: 'The access log buckets themselves: logging them would log the logs.',
+  },
+  {
+    id: 'AwsSolutions-S1',
+    status: 'by design',
+    reason: 'The access log buckets themselves: logging them would log the logs.',
+  },
   {
     id: 'Serverless-SQSRedrivePolicy',
     status: 'by design',
-    reason: 'Both queues are themselves dead-letter queues (the stream failures notice, the undelivered alarm notifications); they have no further redrive.',
+    reason:
+      'Both queues are themselves dead-letter queues (the stream failures notice, the undelivered alarm notifications); they have no further redrive.',
   },
   {
     id: 'AwsSolutions-SQS3',
@@ -102,7 +136,11 @@ export const nagFindings: Array<NagPackSuppression & { status: 'by design' | 'op
     reason:
       'The first-tokens secret is written once and revoked by the operator; rotation does not apply. The scheduler origin secret is resolved at deploy into the distribution and the function, so it changes with a deploy, not a rotation.',
   },
-  { id: 'AwsSolutions-CFR1', status: 'by design', reason: 'The scheduler is used from anywhere its operators are; no country is refused.' },
+  {
+    id: 'AwsSolutions-CFR1',
+    status: 'by design',
+    reason: 'The scheduler is used from anywhere its operators are; no country is refused.',
+  },
   {
     id: 'AwsSolutions-CFR4',
     status: 'by design',
@@ -120,7 +158,8 @@ export const nagFindings: Array<NagPackSuppression & { status: 'by design' | 'op
   {
     id: 'NIST.800.53.R5-DynamoDBInBackupPlan',
     status: 'by design',
-    reason: 'Dev stages only (point-in-time recovery, no AWS Backup: a locked vault would outlive their teardown); every other stage has a backup plan (stacks/backup.ts).',
+    reason:
+      'Dev stages only (point-in-time recovery, no AWS Backup: a locked vault would outlive their teardown); every other stage has a backup plan (stacks/backup.ts).',
   },
   {
     id: 'NIST.800.53.R5-S3BucketReplicationEnabled',
@@ -141,7 +180,11 @@ export const replicaProviderFindings: NagPackSuppression[] = [
   'NIST.800.53.R5-IAMPolicyNoStatementsWithFullAccess',
   'Serverless-LambdaDefaultMemorySize',
   'Serverless-StepFunctionStateMachineXray',
-].map((id) => ({ id, reason: "[by design] CDK's global-table replica provider (aws-dynamodb Table replicationRegions): the library's own functions, roles and step function." }));
+].map((id) => ({
+  id,
+  reason:
+    "[by design] CDK's global-table replica provider (aws-dynamodb Table replicationRegions): the library's own functions, roles and step function.",
+}));
 
 /** Applies `nagFindings` to every stack of the app (each suppression's reason is stored in the template's metadata). */
 export function suppressNagFindings(app: IConstruct): void {
@@ -151,7 +194,10 @@ export function suppressNagFindings(app: IConstruct): void {
     const isDev = stageConfig((child as Stack & { stage: string }).stage).isDev;
     const suppressions = nagFindings
       .filter((finding) => isDev || !finding.devStagesOnly)
-      .map(({ status, devStagesOnly: _, ...suppression }) => ({ ...suppression, reason: `[${status}] ${suppression.reason}` }));
+      .map(({ status, devStagesOnly: _, ...suppression }) => ({
+        ...suppression,
+        reason: `[${status}] ${suppression.reason}`,
+      }));
     NagSuppressions.addStackSuppressions(child as Stack, suppressions, true);
     for (const construct of child.node.findAll()) {
       const id = construct.node.id;

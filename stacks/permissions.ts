@@ -64,11 +64,15 @@ const tokenRevocation = ['token#*', 'accessor#*', 'issued#*', 'leases#*', 'revok
 /** What every request of the secrets service reads: the keyring and audit devices, the mount table, ACLs, the token. */
 const secretsPipeline = ['sys', 'mounts', 'policies', 'token#*'];
 const why = {
-  lastUse: 'a limited-use token revoked at its last use in this function takes its accessor, issuer index and leases (TokenStore.revoke)',
-  finishDisabled: 'finishing a disabled mount (asked by the system function, or a job) wipes its storage and deletes its entry (disable-mount.ts)',
+  lastUse:
+    'a limited-use token revoked at its last use in this function takes its accessor, issuer index and leases (TokenStore.revoke)',
+  finishDisabled:
+    'finishing a disabled mount (asked by the system function, or a job) wipes its storage and deletes its entry (disable-mount.ts)',
   revokePrefix: 'revoking the leases under a prefix lists them (LeaseManager.under, asked by the system function)',
-  legacyLeases: 'a lease written before sharding lives in the bare `leases` partition; the sweep moves it (LeaseManager.adoptUnsharded)',
-  policies: 'a caller with a token other than root: its ACL policies are read (the deploy run calls the engines with the root token)',
+  legacyLeases:
+    'a lease written before sharding lives in the bare `leases` partition; the sweep moves it (LeaseManager.adoptUnsharded)',
+  policies:
+    'a caller with a token other than root: its ACL policies are read (the deploy run calls the engines with the root token)',
   forget: 'a lease revoked here is recorded as revoked (LeaseManager.forget)',
 };
 
@@ -99,7 +103,11 @@ const engine = (extra: { reads?: string[]; unrecorded?: Record<string, string> }
 });
 
 /** An engine's job: its lease queues (every shard), revoking leases and finishing its disabled mounts. */
-const engineJob = (types: string[], extraQueues: string[] = [], extra: { reads?: string[]; unrecorded?: Record<string, string> } = {}): Omit<TableAccess, 'items'> => ({
+const engineJob = (
+  types: string[],
+  extraQueues: string[] = [],
+  extra: { reads?: string[]; unrecorded?: Record<string, string> } = {},
+): Omit<TableAccess, 'items'> => ({
   reads: ['sys', 'mounts', 'mount#*', 'leases#*', ...(extra.reads ?? [])],
   writes: ['mount#*', 'mounts', 'token#*', 'leases', 'leases#*', 'revoked-leases#*'],
   dueQueues: [...types.flatMap((type) => [`expiry:${type}`, `expiry:${type}#*`]), ...extraQueues],
@@ -117,15 +125,28 @@ export const tableAccess: Record<string, TableAccess> = {
   // sys/, auth/token/, identity/: every partition of the secrets service, never the scheduler's.
   'Secrets-system': {
     items: [...read, ...write, transact],
-    reads: ['sys', 'mounts', 'policies', 'password-policies', 'token#*', 'accessor#*', 'issued#*', 'leases#*', 'mount#*'],
+    reads: [
+      'sys',
+      'mounts',
+      'policies',
+      'password-policies',
+      'token#*',
+      'accessor#*',
+      'issued#*',
+      'leases#*',
+      'mount#*',
+    ],
     writes: ['sys', 'mounts', 'policies', 'password-policies', ...tokenRevocation, 'mount#*', 'in-service#*'],
     unrecorded: {
       'read:password-policies': 'sys/policies/password/* (sys/password-policies.ts)',
       'write:password-policies': 'sys/policies/password/* (sys/password-policies.ts)',
-      'read:issued#*': 'disabling an auth mount revokes the tokens it issued, listed from its issuer index (TokenStore.revokeIssued)',
-      'write:sys': 'sys/audit/* enables and disables audit devices (audit-devices.ts); sys/init on a stage without deploy-time tokens',
+      'read:issued#*':
+        'disabling an auth mount revokes the tokens it issued, listed from its issuer index (TokenStore.revokeIssued)',
+      'write:sys':
+        'sys/audit/* enables and disables audit devices (audit-devices.ts); sys/init on a stage without deploy-time tokens',
       'write:mount#*': why.finishDisabled,
-      'write:in-service#*': 'disabling a login mount sets its in-service markers in the same transaction (MountTable.markDisabling)',
+      'write:in-service#*':
+        'disabling a login mount sets its in-service markers in the same transaction (MountTable.markDisabling)',
       'write:revoked-leases#*': why.forget,
     },
   },
@@ -149,7 +170,13 @@ export const tableAccess: Record<string, TableAccess> = {
         ...engineRunNotes[family],
       };
       const prefetch: TableAction[] = prefetches(family) ? ['dynamodb:BatchGetItem'] : [];
-      return [`Secrets-${family}`, { items: [...read, ...prefetch, ...write], ...engine({ reads: Object.keys(reads), unrecorded: dropUndefined(unrecorded) }) }];
+      return [
+        `Secrets-${family}`,
+        {
+          items: [...read, ...prefetch, ...write],
+          ...engine({ reads: Object.keys(reads), unrecorded: dropUndefined(unrecorded) }),
+        },
+      ];
     }),
   ),
   // The scheduler's functions: its own items, and the keyring (read) in `sys`.
@@ -178,8 +205,16 @@ export const tableAccess: Record<string, TableAccess> = {
   ...Object.fromEntries(
     (Object.keys(engineJobs) as SecretsFamily[]).map((family) => {
       const reads = extraReads(family, 'job');
-      const unrecorded = Object.fromEntries(Object.entries(reads).map(([pattern, reason]) => [`read:${pattern}`, reason]));
-      return [`Job-${family}`, { items: [...read, ...write], ...engineJob(engineLeaseTypes(family), periodicQueues(family), { reads: Object.keys(reads), unrecorded }) }];
+      const unrecorded = Object.fromEntries(
+        Object.entries(reads).map(([pattern, reason]) => [`read:${pattern}`, reason]),
+      );
+      return [
+        `Job-${family}`,
+        {
+          items: [...read, ...write],
+          ...engineJob(engineLeaseTypes(family), periodicQueues(family), { reads: Object.keys(reads), unrecorded }),
+        },
+      ];
     }),
   ),
   // Not read-only: a lease TTL removed is put back and revoked, a token TTL removed is revoked (its children, leases).

@@ -90,7 +90,12 @@ export interface StageConfig {
    * Where audit lines go (stacks/Audit.ts): kept in S3 under object lock for `retentionDays` (`governance` lets a
    * privileged operator shorten it, `compliance` lets nobody); `scheduler` switches the scheduler's audit log on.
    */
-  audit: { retentionDays: number; lockMode: 'governance' | 'compliance'; scheduler: boolean; replication?: AuditReplication };
+  audit: {
+    retentionDays: number;
+    lockMode: 'governance' | 'compliance';
+    scheduler: boolean;
+    replication?: AuditReplication;
+  };
   /**
    * Reserved concurrency of the long-lived scheduler functions: each event stream holds an instance for up to
    * 14 minutes (Lambda does not stop when the client goes away) and each blocking query up to ~26 s. The cap keeps
@@ -150,11 +155,17 @@ export interface StageConfig {
 
 /** Mount type -> the endpoint family (and so the Lambda) that serves it: each backend of the family list but `system`'s. */
 export const familyOfType: Record<string, Exclude<SecretsFamily, 'system'>> = Object.fromEntries(
-  allSecretsFamilies.flatMap((family) => (family === 'system' ? [] : secretsFamilies[family].map((backend) => [backend.type, family]))),
+  allSecretsFamilies.flatMap((family) =>
+    family === 'system' ? [] : secretsFamilies[family].map((backend) => [backend.type, family]),
+  ),
 );
 
 /** The mount types that are auth methods (mounted under `auth/`). */
-export const authTypes = new Set(allSecretsFamilies.flatMap((family) => secretsFamilies[family].filter((backend) => backend.kind === 'auth').map((backend) => backend.type)));
+export const authTypes = new Set(
+  allSecretsFamilies.flatMap((family) =>
+    secretsFamilies[family].filter((backend) => backend.kind === 'auth').map((backend) => backend.type),
+  ),
+);
 
 export const defaultMounts: DeclaredMount[] = [
   { path: 'secret', type: 'kv' },
@@ -170,14 +181,20 @@ const devStages = new Set(['dev', 'test']);
  * The stage's configuration, in one place. Stages not listed here get the defaults; a stage name starting
  * with `dev` (or `test`, used by the synthesis tests) is a dev stage.
  */
-export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'us-east-1', extra: Partial<StageConfig> = {}): StageConfig {
+export function stageConfig(
+  stage: string,
+  region = process.env.AWS_REGION ?? 'us-east-1',
+  extra: Partial<StageConfig> = {},
+): StageConfig {
   const isDev = devStages.has(stage) || stage.startsWith('dev-');
   const base: StageConfig = {
     region,
     authoritativeRegion: region,
     mounts: defaultMounts,
     logRetention: isDev ? 'one_week' : 'three_months',
-    audit: isDev ? { retentionDays: 1, lockMode: 'governance', scheduler: true } : { retentionDays: 400, lockMode: 'compliance', scheduler: true },
+    audit: isDev
+      ? { retentionDays: 1, lockMode: 'governance', scheduler: true }
+      : { retentionDays: 400, lockMode: 'compliance', scheduler: true },
     reservedConcurrency: isDev
       ? { eventStream: 5, schedulerApi: 5, jobs: 2, streamConsumer: 2 }
       : { eventStream: 50, schedulerApi: 50, jobs: 2, streamConsumer: 10 },
@@ -219,7 +236,11 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
         },
       },
       // A copy of each backup in a vault of another account (a backup account), which must allow this one to copy in.
-      backup: { retentionDays: 35, lockChangeableForDays: 3, copyToVaultArn: 'arn:aws:backup:us-west-2:210987654321:backup-vault:keyhaven-prod-copy' },
+      backup: {
+        retentionDays: 35,
+        lockChangeableForDays: 3,
+        copyToVaultArn: 'arn:aws:backup:us-west-2:210987654321:backup-vault:keyhaven-prod-copy',
+      },
     },
     // Example of a stage in two regions: deploy it first with `--region us-east-1` (the table, a global table with a
     // replica in eu-west-1, and the multi-Region sealing key), then put that deploy's URLs and `SealingKeyArn`
@@ -234,14 +255,25 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
       // A name per region (a CloudFront name belongs to one distribution); both under one certificate of *.example.com.
       customDomains: exampleDomains(region === 'us-east-1' ? '' : `${region}-`),
       // Outside us-east-1: the web ACL the us-east-1 deploy made (its output EdgeWebAclArn).
-      ...(region === 'us-east-1' ? {} : { edgeWebAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/keyhaven-example-multi-region-edge/0a1b2c3d-4e5f-6789-abcd-ef0123456789' }),
+      ...(region === 'us-east-1'
+        ? {}
+        : {
+            edgeWebAclArn:
+              'arn:aws:wafv2:us-east-1:123456789012:global/webacl/keyhaven-example-multi-region-edge/0a1b2c3d-4e5f-6789-abcd-ef0123456789',
+          }),
     },
     // Example of a stage whose distributions have their own domains (a certificate in us-east-1 each): they refuse
     // TLS 1.0 and 1.1, which the default *.cloudfront.net certificate cannot. Every stage outside dev needs them.
     'example-custom-domain': {
       customDomains: {
-        secrets: { domainName: 'secrets.example.com', certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/11111111-1111-1111-1111-111111111111' },
-        scheduler: { domainName: 'scheduler.example.com', certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000' },
+        secrets: {
+          domainName: 'secrets.example.com',
+          certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/11111111-1111-1111-1111-111111111111',
+        },
+        scheduler: {
+          domainName: 'scheduler.example.com',
+          certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000',
+        },
       },
       alarmSubscriptions: exampleOnCall,
     },
@@ -268,12 +300,18 @@ export function stageConfig(stage: string, region = process.env.AWS_REGION ?? 'u
 
 /** A deploy outside the authoritative region needs a replica there and where to forward; throws naming what is missing. */
 export function checkReplicaRegion(stage: string, config: StageConfig): void {
-  const missing = (['authoritativeUrl', 'authoritativeSecretsUrl', 'authoritativeSealingKeyArn'] as const).filter((field) => !config[field]);
+  const missing = (['authoritativeUrl', 'authoritativeSecretsUrl', 'authoritativeSealingKeyArn'] as const).filter(
+    (field) => !config[field],
+  );
   if (missing.length > 0) {
-    throw new Error(`stage config: ${stage} in ${config.region} is not the authoritative region (${config.authoritativeRegion}); set ${missing.join(', ')}`);
+    throw new Error(
+      `stage config: ${stage} in ${config.region} is not the authoritative region (${config.authoritativeRegion}); set ${missing.join(', ')}`,
+    );
   }
   if (!config.replicaRegions.includes(config.region)) {
-    throw new Error(`stage config: ${stage} has no replica in ${config.region}; add it to replicaRegions and deploy ${config.authoritativeRegion} first`);
+    throw new Error(
+      `stage config: ${stage} has no replica in ${config.region}; add it to replicaRegions and deploy ${config.authoritativeRegion} first`,
+    );
   }
 }
 
@@ -281,7 +319,10 @@ export function checkReplicaRegion(stage: string, config: StageConfig): void {
  * A stage outside dev must say where its alarms go, and each subscription must be well formed; throws naming what is
  * wrong. Dev stages may have none (their alarms then only change state on the topic nobody reads).
  */
-export function checkAlarmSubscriptions(stage: string, config: Pick<StageConfig, 'alarmSubscriptions' | 'isDev'>): void {
+export function checkAlarmSubscriptions(
+  stage: string,
+  config: Pick<StageConfig, 'alarmSubscriptions' | 'isDev'>,
+): void {
   if (!config.isDev && config.alarmSubscriptions.length === 0) {
     throw new Error(
       `stage config: ${stage} is not a dev stage, so its alarms must reach a person: set alarmSubscriptions (email, https or sms) in stacks/stage-config.ts`,
@@ -290,8 +331,12 @@ export function checkAlarmSubscriptions(stage: string, config: Pick<StageConfig,
   const forms = { email: /^[^@\s]+@[^@\s]+\.[^@\s]+$/, https: /^https:\/\/[^/\s]+/, sms: /^\+[1-9]\d{6,14}$/ } as const;
   for (const { protocol, endpoint } of config.alarmSubscriptions) {
     const form = forms[protocol];
-    if (!form) throw new Error(`stage config: alarm subscription protocol "${protocol}" is not one of ${Object.keys(forms).join(', ')}`);
-    if (!form.test(endpoint)) throw new Error(`stage config: alarm subscription "${endpoint}" is not a valid ${protocol} endpoint`);
+    if (!form)
+      throw new Error(
+        `stage config: alarm subscription protocol "${protocol}" is not one of ${Object.keys(forms).join(', ')}`,
+      );
+    if (!form.test(endpoint))
+      throw new Error(`stage config: alarm subscription "${endpoint}" is not a valid ${protocol} endpoint`);
   }
 }
 
@@ -305,7 +350,10 @@ const hostName = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6
  * stage deployed outside us-east-1 names the web ACL of its distributions (`edgeWebAclArn`: CloudFront takes only web
  * ACLs made in us-east-1). Throws naming what is missing or malformed.
  */
-export function checkEdge(stage: string, config: Pick<StageConfig, 'isDev' | 'region' | 'customDomains' | 'edgeWebAclArn'>): void {
+export function checkEdge(
+  stage: string,
+  config: Pick<StageConfig, 'isDev' | 'region' | 'customDomains' | 'edgeWebAclArn'>,
+): void {
   for (const service of ['secrets', 'scheduler'] as const) {
     const domain = config.customDomains?.[service];
     if (!domain) {
@@ -314,16 +362,24 @@ export function checkEdge(stage: string, config: Pick<StageConfig, 'isDev' | 're
         `stage config: ${stage} is not a dev stage, so its ${service} distribution needs its own name and certificate (CloudFront's default *.cloudfront.net certificate accepts TLS 1.0): set customDomains.${service} { domainName, certificateArn } (an ACM certificate in us-east-1)`,
       );
     }
-    if (!hostName.test(domain.domainName)) throw new Error(`stage config: customDomains.${service}.domainName "${domain.domainName}" is not a host name`);
+    if (!hostName.test(domain.domainName))
+      throw new Error(`stage config: customDomains.${service}.domainName "${domain.domainName}" is not a host name`);
     if (!certificateInUsEast1.test(domain.certificateArn)) {
-      throw new Error(`stage config: customDomains.${service}.certificateArn "${domain.certificateArn}" is not an ACM certificate ARN in us-east-1 (CloudFront takes no other)`);
+      throw new Error(
+        `stage config: customDomains.${service}.certificateArn "${domain.certificateArn}" is not an ACM certificate ARN in us-east-1 (CloudFront takes no other)`,
+      );
     }
   }
-  if (config.customDomains?.secrets && config.customDomains.secrets.domainName === config.customDomains.scheduler?.domainName) {
+  if (
+    config.customDomains?.secrets &&
+    config.customDomains.secrets.domainName === config.customDomains.scheduler?.domainName
+  ) {
     throw new Error('stage config: customDomains.secrets and customDomains.scheduler must be different names');
   }
   if (config.edgeWebAclArn !== undefined && !cloudFrontWebAcl.test(config.edgeWebAclArn)) {
-    throw new Error(`stage config: edgeWebAclArn "${config.edgeWebAclArn}" is not a CloudFront web ACL ARN (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>)`);
+    throw new Error(
+      `stage config: edgeWebAclArn "${config.edgeWebAclArn}" is not a CloudFront web ACL ARN (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>)`,
+    );
   }
   if (!config.isDev && config.region !== 'us-east-1' && !config.edgeWebAclArn) {
     throw new Error(
@@ -343,13 +399,20 @@ export const declaredMountsEnv = (mounts: DeclaredMount[]) =>
  * The environment of an engine's functions for the operator settings its backend declares (`Deployment.settings`: the
  * cloud engine's `googleEndpoints`); each must be an https URL with a host.
  */
-export function settingsEnv(config: StageConfig, settings: NonNullable<Deployment['settings']>): Record<string, string> {
+export function settingsEnv(
+  config: StageConfig,
+  settings: NonNullable<Deployment['settings']>,
+): Record<string, string> {
   const environment: Record<string, string> = {};
   const given = (config as unknown as Record<string, Record<string, string> | undefined>)[settings.option];
   for (const [option, url] of Object.entries(given ?? {})) {
     const variable = settings.variables[option];
-    if (!variable) throw new Error(`stage config: ${settings.option}.${option} is not one of ${Object.keys(settings.variables).join(', ')}`);
-    if (!/^https:\/\/[^/\s]+/.test(url)) throw new Error(`stage config: ${settings.option}.${option} must be an https URL, not "${url}"`);
+    if (!variable)
+      throw new Error(
+        `stage config: ${settings.option}.${option} is not one of ${Object.keys(settings.variables).join(', ')}`,
+      );
+    if (!/^https:\/\/[^/\s]+/.test(url))
+      throw new Error(`stage config: ${settings.option}.${option} must be an https URL, not "${url}"`);
     environment[variable] = url;
   }
   return environment;
@@ -358,12 +421,21 @@ export function settingsEnv(config: StageConfig, settings: NonNullable<Deploymen
 /** CORS for the HTTP APIs: only the listed origins, never `*`; none listed, no CORS configuration. */
 export function corsOf(config: StageConfig) {
   for (const origin of config.corsOrigins) {
-    if (!/^https?:\/\/[^/*]+$/.test(origin)) throw new Error(`stage config: CORS origin "${origin}" must be scheme://host[:port]`);
+    if (!/^https?:\/\/[^/*]+$/.test(origin))
+      throw new Error(`stage config: CORS origin "${origin}" must be scheme://host[:port]`);
   }
   if (config.corsOrigins.length === 0) return false as const;
   return {
     allowOrigins: config.corsOrigins,
-    allowHeaders: ['content-type', 'x-vault-token', 'x-secrets-token', 'x-nomad-token', 'x-scheduler-token', 'authorization', 'x-vault-request'],
+    allowHeaders: [
+      'content-type',
+      'x-vault-token',
+      'x-secrets-token',
+      'x-nomad-token',
+      'x-scheduler-token',
+      'authorization',
+      'x-vault-request',
+    ],
     allowMethods: ['ANY' as const],
   };
 }
@@ -377,7 +449,8 @@ function validateMounts(mounts: DeclaredMount[]): void {
     if (isAuth !== mount.path.startsWith('auth/')) {
       throw new Error(`stage config: ${mount.type} at "${mount.path}": auth methods live under auth/, engines do not`);
     }
-    if (/^(sys|auth\/token|cubbyhole|identity)(\/|$)/.test(mount.path)) throw new Error(`stage config: "${mount.path}" is reserved`);
+    if (/^(sys|auth\/token|cubbyhole|identity)(\/|$)/.test(mount.path))
+      throw new Error(`stage config: "${mount.path}" is reserved`);
     for (const other of seen) {
       if (`${other}/`.startsWith(`${mount.path}/`) || `${mount.path}/`.startsWith(`${other}/`)) {
         throw new Error(`stage config: mounts "${other}" and "${mount.path}" overlap`);

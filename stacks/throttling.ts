@@ -17,14 +17,26 @@ export function throttledSecretsRoutes(mounts: DeclaredMount[]): Record<string, 
   const add = (path: string, throttle: ThrottleClass) => {
     routes[`ANY /v1/${path}`] = throttle;
   };
-  for (const path of ['auth/token/create', 'auth/token/create/{proxy+}', 'auth/token/create-orphan']) add(path, 'credentials');
+  for (const path of ['auth/token/create', 'auth/token/create/{proxy+}', 'auth/token/create-orphan'])
+    add(path, 'credentials');
   for (const { path, type } of mounts) {
-    if (type === 'jwt' || type === 'oidc') for (const sub of ['login', 'oidc/auth_url', 'oidc/callback']) add(`${path}/${sub}`, 'login');
-    if (type === 'ldap') for (const sub of ['creds/{proxy+}', 'static-cred/{proxy+}', 'library/{proxy+}']) add(`${path}/${sub}`, 'credentials');
+    if (type === 'jwt' || type === 'oidc')
+      for (const sub of ['login', 'oidc/auth_url', 'oidc/callback']) add(`${path}/${sub}`, 'login');
+    if (type === 'ldap')
+      for (const sub of ['creds/{proxy+}', 'static-cred/{proxy+}', 'library/{proxy+}'])
+        add(`${path}/${sub}`, 'credentials');
     if (type === 'mesh') add(`${path}/creds/{proxy+}`, 'credentials');
     if (type === 'cloud') {
-      for (const sub of ['token/{proxy+}', 'key/{proxy+}', 'roleset/{name}/token', 'roleset/{name}/key', 'static-account/{name}/token']) add(`${path}/${sub}`, 'credentials');
-      for (const sub of ['static-account/{name}/key', 'impersonated-account/{name}/token']) add(`${path}/${sub}`, 'credentials');
+      for (const sub of [
+        'token/{proxy+}',
+        'key/{proxy+}',
+        'roleset/{name}/token',
+        'roleset/{name}/key',
+        'static-account/{name}/token',
+      ])
+        add(`${path}/${sub}`, 'credentials');
+      for (const sub of ['static-account/{name}/key', 'impersonated-account/{name}/token'])
+        add(`${path}/${sub}`, 'credentials');
     }
   }
   return routes;
@@ -58,6 +70,9 @@ export function throttleApi(api: Api, throttle: StageConfig['throttle'], routes:
   );
   const routeResources = api.node
     .findAll()
-    .filter((child) => (child as CfnRoute).cfnResourceType === 'AWS::ApiGatewayV2::Route' && (child as CfnRoute).routeKey in routes);
+    .filter(
+      (child) =>
+        (child as CfnRoute).cfnResourceType === 'AWS::ApiGatewayV2::Route' && (child as CfnRoute).routeKey in routes,
+    );
   for (const route of routeResources) stage.node.addDependency(route);
 }

@@ -21,22 +21,45 @@ export const wafSecretsLoginPattern = '^/v1/auth/.+/(login|oidc/.+)$';
  * patterns, and its 8 KB body limit: a secret's value (a certificate, a script, a URL), a policy or an ACL body is the
  * caller's own data, which WAF must not judge, so these only count. Everything else the set matches is blocked.
  */
-export const countedCommonRules = ['SizeRestrictions_BODY', 'CrossSiteScripting_BODY', 'GenericLFI_BODY', 'GenericRFI_BODY', 'EC2MetaDataSSRF_BODY'] as const;
+export const countedCommonRules = [
+  'SizeRestrictions_BODY',
+  'CrossSiteScripting_BODY',
+  'GenericLFI_BODY',
+  'GenericRFI_BODY',
+  'EC2MetaDataSSRF_BODY',
+] as const;
 
 /** Headers WAF's log leaves out: every header a token travels in. */
-export const wafRedactedHeaders = ['authorization', 'x-nomad-token', 'x-scheduler-token', 'x-vault-token', 'x-secrets-token', 'cookie'] as const;
+export const wafRedactedHeaders = [
+  'authorization',
+  'x-nomad-token',
+  'x-scheduler-token',
+  'x-vault-token',
+  'x-secrets-token',
+  'cookie',
+] as const;
 
 /** The name of a stage's edge web ACL and of its log group (WAF requires the `aws-waf-logs-` prefix). */
 export const edgeWebAclName = (stage: string) => `keyhaven-${stage}-edge`;
 export const edgeWebAclLogGroupName = (stage: string) => `aws-waf-logs-keyhaven-${stage}-edge`;
 
-const visibility = (metricName: string) => ({ cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true });
+const visibility = (metricName: string) => ({
+  cloudWatchMetricsEnabled: true,
+  metricName,
+  sampledRequestsEnabled: true,
+});
 
-const managed = (name: string, priority: number, ruleActionOverrides?: CfnWebACL.RuleActionOverrideProperty[]): CfnWebACL.RuleProperty => ({
+const managed = (
+  name: string,
+  priority: number,
+  ruleActionOverrides?: CfnWebACL.RuleActionOverrideProperty[],
+): CfnWebACL.RuleProperty => ({
   name,
   priority,
   overrideAction: { none: {} },
-  statement: { managedRuleGroupStatement: { vendorName: 'AWS', name, ...(ruleActionOverrides ? { ruleActionOverrides } : {}) } },
+  statement: {
+    managedRuleGroupStatement: { vendorName: 'AWS', name, ...(ruleActionOverrides ? { ruleActionOverrides } : {}) },
+  },
   visibilityConfig: visibility(name),
 });
 
@@ -54,9 +77,20 @@ export function edgeWebAcl(scope: Construct, stage: string, retention: Retention
     orStatement: {
       statements: [
         ...wafLoginPaths.map((path) => ({
-          byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'STARTS_WITH', searchString: path, textTransformations: decoded },
+          byteMatchStatement: {
+            fieldToMatch: { uriPath: {} },
+            positionalConstraint: 'STARTS_WITH',
+            searchString: path,
+            textTransformations: decoded,
+          },
         })),
-        { regexMatchStatement: { fieldToMatch: { uriPath: {} }, regexString: wafSecretsLoginPattern, textTransformations: decoded } },
+        {
+          regexMatchStatement: {
+            fieldToMatch: { uriPath: {} },
+            regexString: wafSecretsLoginPattern,
+            textTransformations: decoded,
+          },
+        },
       ],
     },
   };
@@ -70,7 +104,13 @@ export function edgeWebAcl(scope: Construct, stage: string, retention: Retention
         name: 'LoginRatePerIp',
         priority: 0,
         action: { block: {} },
-        statement: { rateBasedStatement: { limit: loginRequestsPerIpPer5Minutes, aggregateKeyType: 'IP', scopeDownStatement: loginPath } },
+        statement: {
+          rateBasedStatement: {
+            limit: loginRequestsPerIpPer5Minutes,
+            aggregateKeyType: 'IP',
+            scopeDownStatement: loginPath,
+          },
+        },
         visibilityConfig: visibility('LoginRatePerIp'),
       },
       managed('AWSManagedRulesAmazonIpReputationList', 1),
@@ -83,11 +123,21 @@ export function edgeWebAcl(scope: Construct, stage: string, retention: Retention
     ],
   });
   const logGroupName = edgeWebAclLogGroupName(stage);
-  const logGroup = new LogGroup(scope, 'EdgeWebAclLogs', { logGroupName, retention, encryptionKey: logsKey, removalPolicy: RemovalPolicy.RETAIN });
+  const logGroup = new LogGroup(scope, 'EdgeWebAclLogs', {
+    logGroupName,
+    retention,
+    encryptionKey: logsKey,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
   new CfnLoggingConfiguration(scope, 'EdgeWebAclLogging', {
     resourceArn: acl.attrArn,
     logDestinationConfigs: [
-      Stack.of(scope).formatArn({ service: 'logs', resource: 'log-group', resourceName: logGroupName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+      Stack.of(scope).formatArn({
+        service: 'logs',
+        resource: 'log-group',
+        resourceName: logGroupName,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
     ],
     redactedFields: wafRedactedHeaders.map((name) => ({ singleHeader: { Name: name } })),
   }).node.addDependency(logGroup);

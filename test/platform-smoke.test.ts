@@ -9,7 +9,9 @@ describe('platform smoke', () => {
   afterAll(() => h.close());
 
   it('writes, reads and lists a kv secret with the root token', async () => {
-    expect((await h.call('POST', '/v1/secret/app/db', { token: h.rootToken, body: { password: 'pw1' } })).status).toBe(204);
+    expect((await h.call('POST', '/v1/secret/app/db', { token: h.rootToken, body: { password: 'pw1' } })).status).toBe(
+      204,
+    );
     const read = await h.call('GET', '/v1/secret/app/db', { token: h.rootToken });
     expect(read.status).toBe(200);
     expect(read.body.data).toEqual({ password: 'pw1' });

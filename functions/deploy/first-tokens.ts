@@ -31,7 +31,11 @@ export function secretsManagerStore(endpoint = process.env.KEYHAVEN_SECRETSMANAG
     async put(secretId, value) {
       client ??= import('@aws-sdk/client-secrets-manager').then(({ PutSecretValueCommand, SecretsManagerClient }) => {
         const sdk = endpoint
-          ? new SecretsManagerClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+          ? new SecretsManagerClient({
+              endpoint,
+              region: 'us-east-1',
+              credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+            })
           : new SecretsManagerClient({});
         return async (id: string, secret: string) => {
           await sdk.send(new PutSecretValueCommand({ SecretId: id, SecretString: secret }));
@@ -48,13 +52,24 @@ export function firstTokensHandler(secrets: SecretStore) {
   return async (event: CloudFormationCustomResourceEvent): Promise<CloudFormationCustomResourceResponse> => {
     let response: CloudFormationCustomResourceResponse;
     try {
-      const data = event.RequestType === 'Delete' ? {} : await makeFirstTokens(secrets, String(event.ResourceProperties.SecretId ?? ''));
+      const data =
+        event.RequestType === 'Delete'
+          ? {}
+          : await makeFirstTokens(secrets, String(event.ResourceProperties.SecretId ?? ''));
       response = { ...common(event), Status: 'SUCCESS', Data: data };
     } catch (error) {
-      response = { ...common(event), Status: 'FAILED', Reason: `keyhaven first tokens: ${error instanceof Error ? error.message : String(error)}` };
+      response = {
+        ...common(event),
+        Status: 'FAILED',
+        Reason: `keyhaven first tokens: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
     // CloudFormation waits for this answer at the pre-signed URL (an S3 object), with no content type.
-    const answered = await fetch(event.ResponseURL, { method: 'PUT', headers: { 'content-type': '' }, body: JSON.stringify(response) });
+    const answered = await fetch(event.ResponseURL, {
+      method: 'PUT',
+      headers: { 'content-type': '' },
+      body: JSON.stringify(response),
+    });
     if (!answered.ok) throw new Error(`CloudFormation's response URL answered ${answered.status}`);
     return response;
   };
@@ -67,7 +82,10 @@ const common = (event: CloudFormationCustomResourceEvent) => ({
   LogicalResourceId: event.LogicalResourceId,
 });
 
-async function makeFirstTokens(secrets: SecretStore, secretId: string): Promise<{ RootToken: string; ManagementToken: string }> {
+async function makeFirstTokens(
+  secrets: SecretStore,
+  secretId: string,
+): Promise<{ RootToken: string; ManagementToken: string }> {
   if (!secretId) throw new Error('the SecretId property is missing');
   const instance = await core();
   const scheduler = schedulerFor(instance);

@@ -1,6 +1,12 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type AttributeValue, BatchWriteItemCommand, DescribeTableCommand, type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
 import { dynamoDbClient } from '@keyhaven/core/runtime.ts';
 
 /**
@@ -60,7 +66,8 @@ const keyOf = (item: RawItem) => `${item.pk?.S ?? ''}\u0000${item.sk?.S ?? ''}`;
 
 /** Makes `target` hold exactly the items of `restored`. */
 export async function restoreTable(client: DynamoDBClient, restored: string, target: string): Promise<RestoreReport> {
-  if (restored === target) throw new Error('the restored table and the stack table must differ: restore into a new table first');
+  if (restored === target)
+    throw new Error('the restored table and the stack table must differ: restore into a new table first');
   for (const name of [restored, target]) {
     try {
       await client.send(new DescribeTableCommand({ TableName: name }));
@@ -91,7 +98,9 @@ export async function restoreTable(client: DynamoDBClient, restored: string, tar
 async function main(argv: string[]): Promise<number> {
   const [restored, target] = argv;
   if (!restored || !target || argv.length > 2) {
-    process.stderr.write('usage: node --import tsx functions/deploy/restore-table.ts <restored table> <the stack table>\n');
+    process.stderr.write(
+      'usage: node --import tsx functions/deploy/restore-table.ts <restored table> <the stack table>\n',
+    );
     return 2;
   }
   const client = dynamoDbClient(process.env.KEYHAVEN_DYNAMODB_ENDPOINT);

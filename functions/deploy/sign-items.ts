@@ -106,11 +106,14 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
     if (item.pk !== 'mounts') continue;
     if (item[macAttribute] !== undefined && !macOk(kinds.mount, item)) continue;
     const entry = item.entry as { type?: unknown; uuid?: unknown } | undefined;
-    if (typeof entry?.type === 'string' && jwtTypes.has(entry.type) && typeof entry.uuid === 'string') jwtPartitions.add(`mount#${entry.uuid}`);
+    if (typeof entry?.type === 'string' && jwtTypes.has(entry.type) && typeof entry.uuid === 'string')
+      jwtPartitions.add(`mount#${entry.uuid}`);
   }
   const report: SignReport = {
     dryRun,
-    kinds: Object.fromEntries(Object.values(kinds).map((kind) => [kind.name, { signed: 0, alreadySigned: 0, refused: 0, changed: 0 }])),
+    kinds: Object.fromEntries(
+      Object.values(kinds).map((kind) => [kind.name, { signed: 0, alreadySigned: 0, refused: 0, changed: 0 }]),
+    ),
     refused: [],
     changed: [],
   };
@@ -147,7 +150,13 @@ async function signOne(store: Store, kind: ItemKind, item: Item): Promise<boolea
     await store.update(
       { pk: item.pk, sk: item.sk },
       { set: { [macAttribute]: store.macOf(kind, item) } },
-      { when: { exists: true, missing: [macAttribute], ...(Object.keys(unchanged).length > 0 ? { equals: unchanged } : {}) } },
+      {
+        when: {
+          exists: true,
+          missing: [macAttribute],
+          ...(Object.keys(unchanged).length > 0 ? { equals: unchanged } : {}),
+        },
+      },
     );
     return true;
   } catch (error) {
@@ -168,16 +177,26 @@ export function formatReport(report: SignReport, table: string): string {
     );
   }
   for (const item of report.refused) {
-    lines.push(`refused: ${item.kind} ${item.pk} ${item.sk}: its MAC does not match (forged or corrupted); left as it is, the service keeps refusing it`);
+    lines.push(
+      `refused: ${item.kind} ${item.pk} ${item.sk}: its MAC does not match (forged or corrupted); left as it is, the service keeps refusing it`,
+    );
   }
-  for (const item of report.changed) lines.push(`changed: ${item.kind} ${item.pk} ${item.sk}: written by someone else during the run; not signed, run again`);
+  for (const item of report.changed)
+    lines.push(
+      `changed: ${item.kind} ${item.pk} ${item.sk}: written by someone else during the run; not signed, run again`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
 /** The keyring's wrapped data key must already be in the table: signing never makes a new one. */
 async function requireDataKey(client: DynamoDBClient, table: string): Promise<void> {
-  const { Item } = await DynamoDBDocumentClient.from(client).send(new GetCommand({ TableName: table, Key: { pk: 'sys', sk: 'keyring' }, ConsistentRead: true }));
-  if (!Item) throw new Error(`table ${table} holds no data key (sys/keyring): it was never used by the service, so there is nothing to sign`);
+  const { Item } = await DynamoDBDocumentClient.from(client).send(
+    new GetCommand({ TableName: table, Key: { pk: 'sys', sk: 'keyring' }, ConsistentRead: true }),
+  );
+  if (!Item)
+    throw new Error(
+      `table ${table} holds no data key (sys/keyring): it was never used by the service, so there is nothing to sign`,
+    );
 }
 
 async function run(table: string, dryRun: boolean, dataDir: string | undefined): Promise<SignReport> {
@@ -197,13 +216,20 @@ async function run(table: string, dryRun: boolean, dataDir: string | undefined):
   }
   const keyFile = path.join(dataDir, 'keyring.key');
   for (const needed of [keyFile, path.join(dataDir, 'dynamodb', 'access-key')]) {
-    if (!existsSync(needed)) throw new Error(`${needed} does not exist: ${dataDir} is not a data directory npm start made`);
+    if (!existsSync(needed))
+      throw new Error(`${needed} does not exist: ${dataDir} is not a data directory npm start made`);
   }
   const dynamo = await startDynamoDbLocal({ dataDir: path.join(dataDir, 'dynamodb') });
   const client = new DynamoDBClient(localClientConfig(dynamo.endpoint, dynamo.credentials));
   try {
     await requireDataKey(client, table);
-    const core = await createCore({ dynamodb: client, tableName: table, keySource: fileKeySource(keyFile), backends: [], log: silentLogger });
+    const core = await createCore({
+      dynamodb: client,
+      tableName: table,
+      keySource: fileKeySource(keyFile),
+      backends: [],
+      log: silentLogger,
+    });
     return await signItems(core.store, { dryRun });
   } finally {
     client.destroy();

@@ -21,10 +21,16 @@ const engines = new Map<SecretsFamily, Promise<Engine>>();
 
 function engineOf(name = process.env.KEYHAVEN_ENGINE): Promise<Engine> {
   const family = allSecretsFamilies.find((known) => known === name);
-  if (!family) throw new Error(`KEYHAVEN_ENGINE must name an engine family (${allSecretsFamilies.join(', ')}), not "${name ?? ''}"`);
+  if (!family)
+    throw new Error(
+      `KEYHAVEN_ENGINE must name an engine family (${allSecretsFamilies.join(', ')}), not "${name ?? ''}"`,
+    );
   let engine = engines.get(family);
   if (!engine) {
-    engine = loadFamily(family).then((backends) => ({ core: coreFromEnvironment(backends), jobs: periodicJobs(backends).map(({ job }) => job) }));
+    engine = loadFamily(family).then((backends) => ({
+      core: coreFromEnvironment(backends),
+      jobs: periodicJobs(backends).map(({ job }) => job),
+    }));
     engine.catch(() => engines.delete(family));
     engines.set(family, engine);
   }

@@ -80,7 +80,8 @@ export function failedRecords(object: FailureObject): DynamoDBRecord[] {
 }
 
 /** What a record is known by in the replay marks: its stream event id (unique per stream record). */
-const recordId = (record: DynamoDBRecord) => record.eventID ?? `${record.eventSourceARN ?? ''}#${record.dynamodb?.SequenceNumber ?? ''}`;
+const recordId = (record: DynamoDBRecord) =>
+  record.eventID ?? `${record.eventSourceARN ?? ''}#${record.dynamodb?.SequenceNumber ?? ''}`;
 
 /** Where the replay sends records and keeps its marks. */
 export interface ReplayTarget {
@@ -133,13 +134,17 @@ export function streamFunctionTarget(options: {
   return {
     async send(record) {
       const out = await options.lambda.send(
-        new InvokeCommand({ FunctionName: options.functionName, Payload: new TextEncoder().encode(JSON.stringify({ Records: [record] })) }),
+        new InvokeCommand({
+          FunctionName: options.functionName,
+          Payload: new TextEncoder().encode(JSON.stringify({ Records: [record] })),
+        }),
       );
       const text = new TextDecoder().decode(out.Payload);
       if (out.FunctionError)
         return `the stream function failed: ${(JSON.parse(text || '{}') as { errorMessage?: string }).errorMessage ?? out.FunctionError}`;
       const answer = JSON.parse(text || '{}') as Partial<DynamoDBBatchResponse>;
-      if ((answer.batchItemFailures ?? []).length > 0) return 'the stream function reported it failed (its log says why)';
+      if ((answer.batchItemFailures ?? []).length > 0)
+        return 'the stream function reported it failed (its log says why)';
       return undefined;
     },
     async replayed(id) {
@@ -147,7 +152,10 @@ export function streamFunctionTarget(options: {
     },
     async mark(id, objectKey) {
       try {
-        await store.put({ pk: replayPartition, sk: id, object: objectKey, replayedAt: new Date().toISOString() }, { when: { absent: true } });
+        await store.put(
+          { pk: replayPartition, sk: id, object: objectKey, replayedAt: new Date().toISOString() },
+          { when: { absent: true } },
+        );
       } catch (error) {
         if (!(error instanceof ConditionFailed)) throw error;
       }
@@ -162,7 +170,9 @@ export async function failureObjectsIn(directory: string): Promise<FailureObject
     .filter((entry) => entry.isFile())
     .map((entry) => path.join(entry.parentPath, entry.name))
     .sort();
-  return Promise.all(files.map(async (file) => ({ key: path.relative(directory, file), body: await readFile(file, 'utf8') })));
+  return Promise.all(
+    files.map(async (file) => ({ key: path.relative(directory, file), body: await readFile(file, 'utf8') })),
+  );
 }
 
 async function main(argv: string[], env = process.env): Promise<number> {
@@ -175,11 +185,18 @@ async function main(argv: string[], env = process.env): Promise<number> {
   }
   const lambdaEndpoint = env.KEYHAVEN_LAMBDA_ENDPOINT;
   const lambda = lambdaEndpoint
-    ? new LambdaClient({ endpoint: lambdaEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+    ? new LambdaClient({
+        endpoint: lambdaEndpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      })
     : new LambdaClient({});
   const dynamodb = dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT);
   try {
-    const report = await replayStreamFailures(streamFunctionTarget({ functionName, tableName, dynamodb, lambda }), await failureObjectsIn(directory));
+    const report = await replayStreamFailures(
+      streamFunctionTarget({ functionName, tableName, dynamodb, lambda }),
+      await failureObjectsIn(directory),
+    );
     process.stdout.write(`${JSON.stringify(report)}\n`);
     return report.refused.length > 0 ? 1 : 0;
   } finally {

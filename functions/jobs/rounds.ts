@@ -20,7 +20,9 @@ export async function inRounds<Counts extends Record<string, number>>(
   let total: Counts | undefined;
   for (;;) {
     const counts = await round();
-    total = total ? (Object.fromEntries(Object.entries(total).map(([key, value]) => [key, value + (counts[key] ?? 0)])) as Counts) : counts;
+    total = total
+      ? (Object.fromEntries(Object.entries(total).map(([key, value]) => [key, value + (counts[key] ?? 0)])) as Counts)
+      : counts;
     const next = await nextDue();
     if (next === undefined) return total;
     const wakeAt = Math.max(next * 1000, Date.now() + minPauseMs());

@@ -2,7 +2,12 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { onTableChange, type TableChange } from '@keyhaven/core/table-changes.ts';
 import type { Item } from '@keyhaven/core/storage/store.ts';
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, AttributeValue as LambdaAttributeValue } from 'aws-lambda';
+import type {
+  DynamoDBBatchResponse,
+  DynamoDBRecord,
+  DynamoDBStreamEvent,
+  AttributeValue as LambdaAttributeValue,
+} from 'aws-lambda';
 
 /**
  * No backends: a lease TTL removed is restored and its revocation handed to its engine's job;
@@ -45,4 +50,5 @@ export function toTableChange(record: DynamoDBRecord): TableChange {
 }
 
 /** A Lambda event's image as plain values (Lambda gives binary values as base64 strings, and they stay strings). */
-const image = (attributes: Record<string, LambdaAttributeValue>) => unmarshall(attributes as Parameters<typeof unmarshall>[0]);
+const image = (attributes: Record<string, LambdaAttributeValue>) =>
+  unmarshall(attributes as Parameters<typeof unmarshall>[0]);

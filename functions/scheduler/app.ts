@@ -34,6 +34,9 @@ export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSecond
  * (`KEYHAVEN_TRUSTED_PROXIES`, e.g. CloudFront's origin-facing ranges); otherwise the caller is `sourceIp`. The Lambda
  * adapter takes every request's address so (`eventClientIp`).
  */
-export function clientIpOf(event: APIGatewayProxyEventV2 | undefined, trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env)): string {
+export function clientIpOf(
+  event: APIGatewayProxyEventV2 | undefined,
+  trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env),
+): string {
   return event ? eventClientIp(event, trustedProxies) : '';
 }

@@ -15,7 +15,10 @@ const families = new Map<SecretsFamily, Promise<Handler>>();
 
 function familyHandler(name = process.env.KEYHAVEN_FAMILY): Promise<Handler> {
   const family = allSecretsFamilies.find((known) => known === name);
-  if (!family) return Promise.reject(new Error(`KEYHAVEN_FAMILY must name an endpoint family (${allSecretsFamilies.join(', ')}), not "${name ?? ''}"`));
+  if (!family)
+    return Promise.reject(
+      new Error(`KEYHAVEN_FAMILY must name an endpoint family (${allSecretsFamilies.join(', ')}), not "${name ?? ''}"`),
+    );
   let handler = families.get(family);
   if (!handler) {
     handler = loadFamily(family).then(secretsHandler);

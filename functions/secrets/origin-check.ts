@@ -15,6 +15,8 @@ export function refuseDirectSecretsRequest(
   return {
     statusCode: 403,
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ errors: ['permission denied: this API answers only through its CloudFront distribution ({base_url})'] }),
+    body: JSON.stringify({
+      errors: ['permission denied: this API answers only through its CloudFront distribution ({base_url})'],
+    }),
   };
 }

@@ -21,7 +21,9 @@ const types: Record<string, string> = {
  * in the browser: an OIDC provider redirects back to `/ui/vault/auth/<mount>/oidc/callback`). Answers only GET and
  * HEAD; returns false for a path outside `/ui`, which the caller then hands to the API.
  */
-export async function consoleHandler(config: () => ConsoleConfig): Promise<(request: IncomingMessage, response: ServerResponse) => boolean> {
+export async function consoleHandler(
+  config: () => ConsoleConfig,
+): Promise<(request: IncomingMessage, response: ServerResponse) => boolean> {
   const assets: ConsoleAssets = await buildConsoleAssets();
   return (request, response) => {
     const target = request.url ?? '';
@@ -38,7 +40,9 @@ export async function consoleHandler(config: () => ConsoleConfig): Promise<(requ
       return true;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      response.writeHead(405, { ...headers, Allow: 'GET, HEAD', 'Content-Type': 'text/plain' }).end('the console answers GET and HEAD only\n');
+      response
+        .writeHead(405, { ...headers, Allow: 'GET, HEAD', 'Content-Type': 'text/plain' })
+        .end('the console answers GET and HEAD only\n');
       return true;
     }
     const name = pathname.slice('/ui/'.length);

@@ -39,13 +39,21 @@ function resolve(from: string, specifier: string): string | undefined {
   return undefined;
 }
 
-const engines = readdirSync(path.join(root, enginesDir)).filter((entry) => statSync(path.join(root, enginesDir, entry)).isDirectory());
-const files = [...sourceFiles('packages'), ...sourceFiles('functions'), ...sourceFiles('stacks'), 'sst.config.ts'].sort();
+const engines = readdirSync(path.join(root, enginesDir)).filter((entry) =>
+  statSync(path.join(root, enginesDir, entry)).isDirectory(),
+);
+const files = [
+  ...sourceFiles('packages'),
+  ...sourceFiles('functions'),
+  ...sourceFiles('stacks'),
+  'sst.config.ts',
+].sort();
 const importsFrom = (file: string) =>
   importsOf(readFileSync(path.join(root, file), 'utf8'))
     .map((specifier) => resolve(file, specifier))
     .filter((target): target is string => target !== undefined);
-const engineOf = (file: string) => (file.startsWith(enginesDir) ? file.slice(enginesDir.length).split('/')[0] : undefined);
+const engineOf = (file: string) =>
+  file.startsWith(enginesDir) ? file.slice(enginesDir.length).split('/')[0] : undefined;
 
 describe('an engine is its folder and one line of the family list', () => {
   it('finds the engines and the files to check', () => {
@@ -58,7 +66,13 @@ describe('an engine is its folder and one line of the family list', () => {
     for (const file of files) {
       if (file === theList) continue;
       const own = engineOf(file);
-      const named = [...new Set(importsFrom(file).flatMap((target) => (engineOf(target) && engineOf(target) !== own ? [engineOf(target) as string] : [])))];
+      const named = [
+        ...new Set(
+          importsFrom(file).flatMap((target) =>
+            engineOf(target) && engineOf(target) !== own ? [engineOf(target) as string] : [],
+          ),
+        ),
+      ];
       if (named.length > 0) found[file] = named.sort();
     }
     expect(Object.keys(found).sort()).toEqual(Object.keys(exceptions).sort());

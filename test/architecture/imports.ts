@@ -12,12 +12,26 @@ export function importsOf(text: string): string[] {
   const braces: Array<'brace' | 'template'> = [];
   let previous = SyntaxKind.Unknown;
   // After these a `/` divides; anywhere else it starts a regular expression.
-  const endsExpression = new Set([SyntaxKind.Identifier, SyntaxKind.NumericLiteral, SyntaxKind.StringLiteral, SyntaxKind.CloseParenToken,
-    SyntaxKind.CloseBracketToken, SyntaxKind.CloseBraceToken, SyntaxKind.ThisKeyword, SyntaxKind.TrueKeyword, SyntaxKind.FalseKeyword,
-    SyntaxKind.NullKeyword, SyntaxKind.NoSubstitutionTemplateLiteral, SyntaxKind.TemplateTail, SyntaxKind.PlusPlusToken, SyntaxKind.MinusMinusToken]);
+  const endsExpression = new Set([
+    SyntaxKind.Identifier,
+    SyntaxKind.NumericLiteral,
+    SyntaxKind.StringLiteral,
+    SyntaxKind.CloseParenToken,
+    SyntaxKind.CloseBracketToken,
+    SyntaxKind.CloseBraceToken,
+    SyntaxKind.ThisKeyword,
+    SyntaxKind.TrueKeyword,
+    SyntaxKind.FalseKeyword,
+    SyntaxKind.NullKeyword,
+    SyntaxKind.NoSubstitutionTemplateLiteral,
+    SyntaxKind.TemplateTail,
+    SyntaxKind.PlusPlusToken,
+    SyntaxKind.MinusMinusToken,
+  ]);
   const next = (): SyntaxKind => {
     let token = scanner.scan();
-    if ((token === SyntaxKind.SlashToken || token === SyntaxKind.SlashEqualsToken) && !endsExpression.has(previous)) token = scanner.reScanSlashToken();
+    if ((token === SyntaxKind.SlashToken || token === SyntaxKind.SlashEqualsToken) && !endsExpression.has(previous))
+      token = scanner.reScanSlashToken();
     if (token === SyntaxKind.TemplateHead) braces.push('template');
     else if (token === SyntaxKind.OpenBraceToken) braces.push('brace');
     else if (token === SyntaxKind.CloseBraceToken && braces.pop() === 'template') {
@@ -34,7 +48,8 @@ export function importsOf(text: string): string[] {
         if (next() === SyntaxKind.StringLiteral) found.push(scanner.getTokenValue());
         return;
       }
-      if (token === SyntaxKind.SemicolonToken || token === SyntaxKind.StringLiteral || token === SyntaxKind.EqualsToken) return;
+      if (token === SyntaxKind.SemicolonToken || token === SyntaxKind.StringLiteral || token === SyntaxKind.EqualsToken)
+        return;
     }
   };
   for (let token = next(); token !== SyntaxKind.EndOfFile; token = next()) {
@@ -49,7 +64,11 @@ export function importsOf(text: string): string[] {
       } else if (after !== SyntaxKind.DotToken) fromClause();
     } else if (token === SyntaxKind.ExportKeyword) {
       const after = scanner.lookAhead(() => scanner.scan());
-      if (after === SyntaxKind.OpenBraceToken || after === SyntaxKind.AsteriskToken || after === SyntaxKind.TypeKeyword) {
+      if (
+        after === SyntaxKind.OpenBraceToken ||
+        after === SyntaxKind.AsteriskToken ||
+        after === SyntaxKind.TypeKeyword
+      ) {
         // `export { a };` has no `from`: the clause ends at its closing brace.
         const clauseEnd = () => {
           for (let inner = next(); inner !== SyntaxKind.EndOfFile; inner = next()) {

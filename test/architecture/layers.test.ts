@@ -48,20 +48,47 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   {
     rank: 6,
     name: 'entry points',
-    prefixes: ['index', 'runtime', 'jobs', 'rotation-job', 'engine-requests', 'table-changes'].map((file) => `${src}${file}.ts`),
+    prefixes: ['index', 'runtime', 'jobs', 'rotation-job', 'engine-requests', 'table-changes'].map(
+      (file) => `${src}${file}.ts`,
+    ),
   },
   { rank: 6, name: 'assembly', prefixes: [`${src}core.ts`] },
   { rank: 6, name: 'scheduler app', prefixes: [`${sched}scheduler-app.ts`] },
   {
     rank: 5,
     name: 'backends',
-    prefixes: [`${src}secrets/engines/`, `${src}secrets/auth/`, `${src}secrets/sys/`, `${src}secrets/identity-paths/`, `${src}secrets/families.ts`, `${src}secrets/family-list.ts`],
+    prefixes: [
+      `${src}secrets/engines/`,
+      `${src}secrets/auth/`,
+      `${src}secrets/sys/`,
+      `${src}secrets/identity-paths/`,
+      `${src}secrets/families.ts`,
+      `${src}secrets/family-list.ts`,
+    ],
   },
-  { rank: 5, name: 'scheduler routes', prefixes: [/^packages\/core\/src\/scheduler\/acl\/[^/]+\/routes\.ts$/, `${sched}acl/login-routes.ts`, `${sched}events/stream.ts`] },
+  {
+    rank: 5,
+    name: 'scheduler routes',
+    prefixes: [
+      /^packages\/core\/src\/scheduler\/acl\/[^/]+\/routes\.ts$/,
+      `${sched}acl/login-routes.ts`,
+      `${sched}events/stream.ts`,
+    ],
+  },
   { rank: 4, name: 'framework', prefixes: [`${src}secrets/framework/`] },
   { rank: 4, name: 'scheduler framework', prefixes: [`${sched}http/`, `${sched}audit.ts`] },
-  { rank: 3, name: 'scheduler assembly', prefixes: [`${sched}scheduler.ts`, `${sched}sweep.ts`, `${sched}acl/login.ts`, `${sched}acl/oidc.ts`] },
-  { rank: 2, name: 'domain', prefixes: ['tokens', 'leases', 'mounts', 'policies', 'audit', 'identity'].map((folder) => `${src}secrets/${folder}/`) },
+  {
+    rank: 3,
+    name: 'scheduler assembly',
+    prefixes: [`${sched}scheduler.ts`, `${sched}sweep.ts`, `${sched}acl/login.ts`, `${sched}acl/oidc.ts`],
+  },
+  {
+    rank: 2,
+    name: 'domain',
+    prefixes: ['tokens', 'leases', 'mounts', 'policies', 'audit', 'identity'].map(
+      (folder) => `${src}secrets/${folder}/`,
+    ),
+  },
   { rank: 2, name: 'scheduler acl', prefixes: [`${sched}acl/`] },
   { rank: 1, name: 'storage', prefixes: [`${src}storage/`] },
   { rank: 1, name: 'shared front', prefixes: [`${src}front/`] },
@@ -85,7 +112,9 @@ function sourceFiles(folder: string): string[] {
 }
 
 const layerOf = (file: string) =>
-  layers.find((layer) => layer.prefixes.some((prefix) => (typeof prefix === 'string' ? file.startsWith(prefix) : prefix.test(file))));
+  layers.find((layer) =>
+    layer.prefixes.some((prefix) => (typeof prefix === 'string' ? file.startsWith(prefix) : prefix.test(file))),
+  );
 
 /** A specifier as a repository-relative file, for ours (relative, `@keyhaven/core[/…]`, `@keyhaven/local`); else undefined. */
 function resolve(from: string, specifier: string): string | undefined {
@@ -97,7 +126,10 @@ function resolve(from: string, specifier: string): string | undefined {
   else if (specifier.startsWith('@keyhaven/ui/')) target = `packages/ui/${specifier.slice('@keyhaven/ui/'.length)}`;
   else return undefined;
   const candidates = [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}/index.ts`];
-  return candidates.find((candidate) => /\.(ts|tsx|js|mjs)$/.test(candidate) && existsSync(path.join(root, candidate))) ?? target;
+  return (
+    candidates.find((candidate) => /\.(ts|tsx|js|mjs)$/.test(candidate) && existsSync(path.join(root, candidate))) ??
+    target
+  );
 }
 
 const files = [...sourceFiles('packages'), ...sourceFiles('functions')].sort();
@@ -156,7 +188,8 @@ function roundTrip(component: string[]): string[] {
       if (!members.has(next)) continue;
       if (next === start) {
         const trip = [start];
-        for (let at: string | undefined = node; at !== undefined && at !== start; at = previous.get(at)) trip.splice(1, 0, at);
+        for (let at: string | undefined = node; at !== undefined && at !== start; at = previous.get(at))
+          trip.splice(1, 0, at);
         return [...trip, start];
       }
       if (!previous.has(next)) {
@@ -186,20 +219,31 @@ describe('the import graph', () => {
       "const later = await import('./dynamic.ts');",
       'console.log(import.meta.url);',
     ].join('\n');
-    expect(importsOf(text)).toEqual(['./a.ts', './side-effect.ts', '../b.ts', '@keyhaven/core/c.ts', './e.ts', './dynamic.ts']);
+    expect(importsOf(text)).toEqual([
+      './a.ts',
+      './side-effect.ts',
+      '../b.ts',
+      '@keyhaven/core/c.ts',
+      './e.ts',
+      './dynamic.ts',
+    ]);
   });
 
   it('gives every file a layer and resolves every import of ours to a file', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(files.filter((file) => !layerOf(file))).toEqual([]);
-    const dangling = [...graph].flatMap(([file, targets]) => targets.filter((target) => !graph.has(target)).map((target) => `${file} → ${target}`));
+    const dangling = [...graph].flatMap(([file, targets]) =>
+      targets.filter((target) => !graph.has(target)).map((target) => `${file} → ${target}`),
+    );
     expect(dangling).toEqual([]);
   });
 
   it('keeps the console a client only: nothing in packages/ui imports the services', () => {
     const reaching = [...graph]
       .filter(([file]) => file.startsWith('packages/ui/'))
-      .flatMap(([file, targets]) => targets.filter((target) => !target.startsWith('packages/ui/')).map((target) => `${file} → ${target}`));
+      .flatMap(([file, targets]) =>
+        targets.filter((target) => !target.startsWith('packages/ui/')).map((target) => `${file} → ${target}`),
+      );
     expect(reaching).toEqual([]);
     expect([...graph.keys()].filter((file) => file.startsWith('packages/ui/src/')).length).toBeGreaterThan(5);
   });
@@ -210,14 +254,25 @@ describe('the import graph', () => {
       const from = layerOf(file);
       for (const target of targets) {
         const to = layerOf(target);
-        if (from && to && to.rank > from.rank) upward.push(`${short(file)} (${from.name}) → ${short(target)} (${to.name})`);
+        if (from && to && to.rank > from.rank)
+          upward.push(`${short(file)} (${from.name}) → ${short(target)} (${to.name})`);
       }
     }
     expect(upward).toEqual([]);
   });
 
   it('has no import cycle', () => {
-    const found = cycles(graph).map((component) => `${component.length} files: ${roundTrip(component).map(short).join(' → ')}${component.length > roundTrip(component).length - 1 ? ` (also ${component.filter((file) => !roundTrip(component).includes(file)).map(short).join(', ')})` : ''}`);
+    const found = cycles(graph).map(
+      (component) =>
+        `${component.length} files: ${roundTrip(component).map(short).join(' → ')}${
+          component.length > roundTrip(component).length - 1
+            ? ` (also ${component
+                .filter((file) => !roundTrip(component).includes(file))
+                .map(short)
+                .join(', ')})`
+            : ''
+        }`,
+    );
     expect(found).toEqual([]);
   });
 });

@@ -11,8 +11,10 @@ import { describe, expect, it } from 'vitest';
 const root = path.resolve(import.meta.dirname, '../..');
 const searched = ['packages', 'functions', 'stacks', 'sst.config.ts'];
 const allowedUnder = 'packages/core/src/storage/';
-const expressionWords = /ConditionExpression|UpdateExpression|KeyConditionExpression|FilterExpression|ExpressionAttribute/;
-const isSource = (file: string) => /\.(ts|tsx|js|mjs|cjs)$/.test(file) && !/\.test\.tsx?$/.test(file) && !file.endsWith('.d.ts');
+const expressionWords =
+  /ConditionExpression|UpdateExpression|KeyConditionExpression|FilterExpression|ExpressionAttribute/;
+const isSource = (file: string) =>
+  /\.(ts|tsx|js|mjs|cjs)$/.test(file) && !/\.test\.tsx?$/.test(file) && !file.endsWith('.d.ts');
 
 function sourcesUnder(relative: string): string[] {
   const full = path.join(root, relative);
@@ -39,7 +41,9 @@ describe('storage states intent', () => {
   });
 
   it('no file outside packages/core/src/storage/ writes a DynamoDB expression', () => {
-    const offenders = files.filter((file) => !file.startsWith(allowedUnder) && expressionWords.test(readFileSync(path.join(root, file), 'utf8')));
+    const offenders = files.filter(
+      (file) => !file.startsWith(allowedUnder) && expressionWords.test(readFileSync(path.join(root, file), 'utf8')),
+    );
     expect(offenders).toEqual([]);
   });
 });

@@ -47,7 +47,9 @@ describe('exported type names', () => {
   });
 
   it('no two files export a type, interface, class or enum of the same name', () => {
-    const twice = [...names].filter(([, files]) => files.length > 1).map(([name, files]) => `${name}: ${files.join(', ')}`);
+    const twice = [...names]
+      .filter(([, files]) => files.length > 1)
+      .map(([name, files]) => `${name}: ${files.join(', ')}`);
     expect(twice).toEqual([]);
   });
 });

@@ -48,7 +48,8 @@ describe('audit devices that would turn the audit file into code (CVE-2025-6000 
       token,
       body: { type: 'file', options },
     });
-  const enabledDevices = async () => Object.keys((await s.call('GET', '/v1/sys/audit', { token: s.rootToken })).body.data).sort();
+  const enabledDevices = async () =>
+    Object.keys((await s.call('GET', '/v1/sys/audit', { token: s.rootToken })).body.data).sort();
 
   /** The refusal a sudo (root) caller gets: 400 naming `field`, the device list unchanged, no file at `file`. */
   async function refused(name: string, options: Record<string, string>, field: RegExp, file?: string) {
@@ -65,7 +66,11 @@ describe('audit devices that would turn the audit file into code (CVE-2025-6000 
       await refused('exec', { file_path: file, mode }, /"mode" must not be executable/, file);
     }
     // Set-id and sticky bits are no file mode a device takes either.
-    await refused('setuid', { file_path: path.join(outside, 'setuid.log'), mode: '4644' }, /"mode" must be an octal file mode/);
+    await refused(
+      'setuid',
+      { file_path: path.join(outside, 'setuid.log'), mode: '4644' },
+      /"mode" must be an octal file mode/,
+    );
   });
 
   it('root cannot set a "prefix" unless the operator allowed prefixing (KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING)', async () => {
@@ -112,16 +117,28 @@ describe('audit devices that would turn the audit file into code (CVE-2025-6000 
   });
 
   it('root cannot give a relative path, nor a symlink at the file name itself', async () => {
-    for (const file_path of ['audit.log', './audit.log', '../.keyhaven/audit.log', '.keyhaven/audit.log', '~/audit.log']) {
+    for (const file_path of [
+      'audit.log',
+      './audit.log',
+      '../.keyhaven/audit.log',
+      '.keyhaven/audit.log',
+      '~/audit.log',
+    ]) {
       await refused('relative', { file_path }, /"file_path" must be an absolute path/);
     }
     expect(existsSync(path.join(repo, 'audit.log'))).toBe(false);
     // A dangling symlink outside, pointing into the data directory: refused, nothing created at its target.
-    await refused('dangling', { file_path: danglingLink }, /"file_path"|symbolic link/, path.join(dataDir, 'not-yet.log'));
+    await refused(
+      'dangling',
+      { file_path: danglingLink },
+      /"file_path"|symbolic link/,
+      path.join(dataDir, 'not-yet.log'),
+    );
   });
 
   it('a narrow token allowed to update sys/audit/* but without sudo cannot enable any device (403), nothing written', async () => {
-    const policy = 'path "sys/audit/*" { capabilities = ["create", "update", "read"] }\npath "sys/audit" { capabilities = ["read"] }';
+    const policy =
+      'path "sys/audit/*" { capabilities = ["create", "update", "read"] }\npath "sys/audit" { capabilities = ["read"] }';
     expect(
       (
         await s.call('PUT', '/v1/sys/policies/acl/audit-narrow', {
@@ -161,7 +178,9 @@ describe('audit devices that would turn the audit file into code (CVE-2025-6000 
     s.clock.advance(60); // past the devices' cache: the tampered device is opened again, and checked again
     const before = s.auditLines().length;
     // The harness device still records the request (one working device is enough); the tampered one writes nothing.
-    expect((await s.call('PUT', '/v1/secret/after-tamper', { token: s.rootToken, body: { value: 'v' } })).status).toBe(204);
+    expect((await s.call('PUT', '/v1/secret/after-tamper', { token: s.rootToken, body: { value: 'v' } })).status).toBe(
+      204,
+    );
     expect(s.auditLines().length).toBeGreaterThan(before);
     expect(existsSync(planted)).toBe(false);
     expect((await s.call('DELETE', '/v1/sys/audit/victim', { token: s.rootToken })).status).toBe(204);

@@ -66,8 +66,20 @@ describe('the audit error field never quotes a body that could not be decoded', 
         routeKey: '$default',
         rawPath: '/v1/secret/app/lambda',
         rawQueryString: '',
-        headers: { host: 'abc123.execute-api.us-east-1.amazonaws.com', 'content-type': 'application/json', 'x-vault-token': s.rootToken },
-        requestContext: { http: { method: 'PUT', path: '/v1/secret/app/lambda', protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'vitest' } },
+        headers: {
+          host: 'abc123.execute-api.us-east-1.amazonaws.com',
+          'content-type': 'application/json',
+          'x-vault-token': s.rootToken,
+        },
+        requestContext: {
+          http: {
+            method: 'PUT',
+            path: '/v1/secret/app/lambda',
+            protocol: 'HTTP/1.1',
+            sourceIp: '203.0.113.9',
+            userAgent: 'vitest',
+          },
+        },
         body: Buffer.from(body).toString('base64'),
         isBase64Encoded: true,
       } as unknown as APIGatewayProxyEventV2;
@@ -81,7 +93,10 @@ describe('the audit error field never quotes a body that could not be decoded', 
   });
 
   it('an anonymous caller gets the same: the error names the problem, never the body', async () => {
-    const reply = await s.call('PUT', '/v1/secret/app/db', { body: `{"password": ${secret}}`, headers: { 'content-type': 'application/json' } });
+    const reply = await s.call('PUT', '/v1/secret/app/db', {
+      body: `{"password": ${secret}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(reply.status).toBeGreaterThanOrEqual(400);
     expect(reply.status).toBeLessThan(500);
     expect(JSON.stringify(reply.body)).not.toContain(secret.slice(4, 12));

@@ -22,15 +22,25 @@ describe('attack: the binding-rule dry run without management, or as a way to mi
   let loggedIn = '';
   let server: Server;
   let privateKey: CryptoKey;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: management, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: management, ...(body === undefined ? {} : { body }) });
   const evaluate = (token: string | undefined, Claims: unknown) =>
-    h.call('POST', '/v1/acl/binding-rules/evaluate', { ...(token ? { token } : {}), body: { AuthMethodName: 'corp', Claims } });
+    h.call('POST', '/v1/acl/binding-rules/evaluate', {
+      ...(token ? { token } : {}),
+      body: { AuthMethodName: 'corp', Claims },
+    });
   /** Every item of the table, as DynamoDB holds it, in key order. */
   const tableItems = async (): Promise<string[]> => {
     const items: string[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await h.client.send(new ScanCommand({ TableName: h.tableName, ConsistentRead: true, ...(start ? { ExclusiveStartKey: start as never } : {}) }));
+      const page = await h.client.send(
+        new ScanCommand({
+          TableName: h.tableName,
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start as never } : {}),
+        }),
+      );
       for (const item of page.Items ?? []) items.push(JSON.stringify(item, Object.keys(item).sort()));
       start = page.LastEvaluatedKey;
     } while (start);
@@ -48,10 +58,18 @@ describe('attack: the binding-rule dry run without management, or as a way to mi
       response.end(JSON.stringify({ keys: [jwk] }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    expect((await mgmt('POST', '/v1/acl/policy/management', { Rules: 'namespace "*" { policy = "write" }' })).status).toBe(200);
-    expect((await mgmt('POST', '/v1/acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(200);
+    expect(
+      (await mgmt('POST', '/v1/acl/policy/management', { Rules: 'namespace "*" { policy = "write" }' })).status,
+    ).toBe(200);
+    expect(
+      (await mgmt('POST', '/v1/acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status,
+    ).toBe(200);
     expect((await mgmt('POST', '/v1/acl/role', { Name: 'eng', Policies: [{ Name: 'jobs' }] })).status).toBe(200);
-    const token = await mgmt('POST', '/v1/acl/token', { Name: 'narrow', Type: 'client', Policies: ['jobs', 'management'] });
+    const token = await mgmt('POST', '/v1/acl/token', {
+      Name: 'narrow',
+      Type: 'client',
+      Policies: ['jobs', 'management'],
+    });
     client = token.body.SecretID;
     const method = await mgmt('POST', '/v1/acl/auth-method', {
       Name: 'corp',
@@ -65,8 +83,25 @@ describe('attack: the binding-rule dry run without management, or as a way to mi
       },
     });
     expect(method.status).toBe(200);
-    expect((await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: '"eng" in list.groups', BindType: 'role', BindName: 'eng' })).status).toBe(200);
-    expect((await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: 'value.user == "root"', BindType: 'management' })).status).toBe(200);
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/binding-rule', {
+          AuthMethod: 'corp',
+          Selector: '"eng" in list.groups',
+          BindType: 'role',
+          BindName: 'eng',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/binding-rule', {
+          AuthMethod: 'corp',
+          Selector: 'value.user == "root"',
+          BindType: 'management',
+        })
+      ).status,
+    ).toBe(200);
     const now = Math.floor(h.clock.now() / 1000);
     const jwt = await new SignJWT({ sub: 'ada', groups: ['eng'] })
       .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
@@ -108,5 +143,4 @@ describe('attack: the binding-rule dry run without management, or as a way to mi
     expect(await tableItems()).toEqual(before);
     expect((await mgmt('GET', '/v1/acl/tokens')).body).toHaveLength(tokensBefore);
   });
-
 });

@@ -21,21 +21,46 @@ async function tokenWith(...policies: string[]): Promise<string> {
     expect((await secrets.call('PUT', `/v1/sys/policies/acl/${name}`, asRoot({ policy }))).status).toBe(204);
     names.push(name);
   }
-  return (await secrets.call('POST', '/v1/auth/token/create', asRoot({ policies: names }))).body.auth.client_token as string;
+  return (await secrets.call('POST', '/v1/auth/token/create', asRoot({ policies: names }))).body.auth
+    .client_token as string;
 }
 
 beforeAll(async () => {
   [secrets, scheduler] = await Promise.all([startSecrets(), startScheduler()]);
-  const enable = (table: string, path: string, body: Record<string, unknown>) => secrets.call('POST', `/v1/sys/${table}/${path}`, asRoot(body));
-  expect((await enable('auth', 'sso', { type: 'jwt', description: 'Company SSO', config: { listing_visibility: 'unauth' } })).status).toBe(204);
-  expect((await enable('auth', 'robots', { type: 'jwt', description: 'CI robots', config: { listing_visibility: 'hidden' } })).status).toBe(204);
+  const enable = (table: string, path: string, body: Record<string, unknown>) =>
+    secrets.call('POST', `/v1/sys/${table}/${path}`, asRoot(body));
+  expect(
+    (await enable('auth', 'sso', { type: 'jwt', description: 'Company SSO', config: { listing_visibility: 'unauth' } }))
+      .status,
+  ).toBe(204);
+  expect(
+    (
+      await enable('auth', 'robots', {
+        type: 'jwt',
+        description: 'CI robots',
+        config: { listing_visibility: 'hidden' },
+      })
+    ).status,
+  ).toBe(204);
   expect((await enable('auth', 'quiet', { type: 'jwt', description: 'no setting' })).status).toBe(204);
-  expect((await enable('mounts', 'team-a', { type: 'kv', options: { version: '2' }, config: { listing_visibility: 'unauth', max_lease_ttl: '2h' } })).status).toBe(204);
+  expect(
+    (
+      await enable('mounts', 'team-a', {
+        type: 'kv',
+        options: { version: '2' },
+        config: { listing_visibility: 'unauth', max_lease_ttl: '2h' },
+      })
+    ).status,
+  ).toBe(204);
   expect((await enable('mounts', 'team-b', { type: 'kv', description: 'team b secrets' })).status).toBe(204);
   expect((await enable('mounts', 'team-c', { type: 'kv' })).status).toBe(204);
   // The SSO method's configuration: none of it may reach an anonymous caller.
   const pem = await exportSPKI((await generateKeyPair('RS256', { extractable: true })).publicKey);
-  const config = await secrets.call('POST', '/v1/auth/sso/config', asRoot({ jwt_validation_pubkeys: [pem], bound_issuer: 'https://idp.internal.example', default_role: 'web' }));
+  const config = await secrets.call(
+    'POST',
+    '/v1/auth/sso/config',
+    asRoot({ jwt_validation_pubkeys: [pem], bound_issuer: 'https://idp.internal.example', default_role: 'web' }),
+  );
   expect(config.status).toBe(204);
 });
 afterAll(async () => {
@@ -51,20 +76,45 @@ describe('secrets service: GET sys/internal/ui/mounts', () => {
       secret: { 'team-a/': { type: 'kv', description: '' } },
     });
     const text = JSON.stringify(reply.body);
-    for (const hidden of ['robots', 'quiet', 'team-b', 'team-c', 'token/', 'sys/', 'accessor', 'uuid', 'options', 'config', 'idp.internal.example', 'lease_ttl']) {
+    for (const hidden of [
+      'robots',
+      'quiet',
+      'team-b',
+      'team-c',
+      'token/',
+      'sys/',
+      'accessor',
+      'uuid',
+      'options',
+      'config',
+      'idp.internal.example',
+      'lease_ttl',
+    ]) {
       expect(text).not.toContain(hidden);
     }
   });
 
   it('lists a hidden mount to nobody without a token, and a mount tuned to hidden disappears at once', async () => {
-    expect((await secrets.call('POST', '/v1/sys/auth/temp', asRoot({ type: 'jwt', config: { listing_visibility: 'unauth' } }))).status).toBe(204);
+    expect(
+      (
+        await secrets.call(
+          'POST',
+          '/v1/sys/auth/temp',
+          asRoot({ type: 'jwt', config: { listing_visibility: 'unauth' } }),
+        )
+      ).status,
+    ).toBe(204);
     expect(Object.keys((await secrets.call('GET', '/v1/sys/internal/ui/mounts')).body.data.auth)).toContain('temp/');
-    expect((await secrets.call('POST', '/v1/sys/auth/temp/tune', asRoot({ listing_visibility: 'hidden' }))).status).toBe(204);
+    expect(
+      (await secrets.call('POST', '/v1/sys/auth/temp/tune', asRoot({ listing_visibility: 'hidden' }))).status,
+    ).toBe(204);
     expect(Object.keys((await secrets.call('GET', '/v1/sys/internal/ui/mounts')).body.data.auth)).toEqual(['sso/']);
   });
 
   it('shows a token the unauth mounts and the mounts its policies touch, and no other', async () => {
-    const token = await tokenWith(['path "team-b/app/*" { capabilities = ["read"] }', 'path "team-c/*" { capabilities = ["deny"] }'].join('\n'));
+    const token = await tokenWith(
+      ['path "team-b/app/*" { capabilities = ["read"] }', 'path "team-c/*" { capabilities = ["deny"] }'].join('\n'),
+    );
     const reply = await secrets.call('GET', '/v1/sys/internal/ui/mounts', { token });
     expect(reply.status).toBe(200);
     // team-b through a rule under it; team-a and sso as unauth; team-c only denied.
@@ -74,13 +124,20 @@ describe('secrets service: GET sys/internal/ui/mounts', () => {
     expect(Object.keys(reply.body.data.auth)).not.toContain('robots/');
     expect(Object.keys(reply.body.data.auth)).not.toContain('quiet/');
     // A token holder gets the mount as sys/mounts describes it.
-    expect(reply.body.data.secret['team-b/']).toMatchObject({ type: 'kv', description: 'team b secrets', accessor: expect.any(String) });
+    expect(reply.body.data.secret['team-b/']).toMatchObject({
+      type: 'kv',
+      description: 'team b secrets',
+      accessor: expect.any(String),
+    });
   });
 
   it('does not count a path whose rules deny, nor a rule outside the mount that merely shares its prefix', async () => {
     expect((await secrets.call('POST', '/v1/sys/mounts/team', asRoot({ type: 'kv' }))).status).toBe(204);
     // Two policies name team-b/x: merged, the deny wins, as Vault merges a path's rules before it walks them.
-    const token = await tokenWith('path "team-b/x" { capabilities = ["read"] }\npath "teamwork/*" { capabilities = ["read"] }', 'path "team-b/x" { capabilities = ["deny"] }');
+    const token = await tokenWith(
+      'path "team-b/x" { capabilities = ["read"] }\npath "teamwork/*" { capabilities = ["read"] }',
+      'path "team-b/x" { capabilities = ["deny"] }',
+    );
     const reply = await secrets.call('GET', '/v1/sys/internal/ui/mounts', { token });
     expect(reply.status).toBe(200);
     expect(Object.keys(reply.body.data.secret)).not.toContain('team-b/');
@@ -119,9 +176,17 @@ describe('scheduler service: GET /v1/acl/auth-methods', () => {
     const listed = await scheduler.call('GET', '/v1/acl/auth-methods');
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual([expect.objectContaining({ Name: 'corp', Type: 'OIDC', Default: true })]);
-    expect(Object.keys(listed.body[0]).sort()).toEqual(['CreateIndex', 'Default', 'Hash', 'ModifyIndex', 'Name', 'Type']);
+    expect(Object.keys(listed.body[0]).sort()).toEqual([
+      'CreateIndex',
+      'Default',
+      'Hash',
+      'ModifyIndex',
+      'Name',
+      'Type',
+    ]);
     const text = JSON.stringify(listed.body);
-    for (const hidden of [clientSecret, 'idp.internal.example', 'console', 'AllowedRedirectURIs']) expect(text).not.toContain(hidden);
+    for (const hidden of [clientSecret, 'idp.internal.example', 'console', 'AllowedRedirectURIs'])
+      expect(text).not.toContain(hidden);
     // The method itself stays management-only.
     expect((await scheduler.call('GET', '/v1/acl/auth-method/corp')).status).toBe(403);
   });

@@ -38,7 +38,9 @@ beforeAll(async () => {
     const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
     const event = gatewayEvent(method, path, { host: 'api.example', ...lower }, { domainName: 'api.example' });
     const result = await lambda(event);
-    const answered = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+    const answered = Object.fromEntries(
+      Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]),
+    );
     return { status: result.statusCode ?? 0, headers: answered, text: String(result.body ?? '') };
   };
 });
@@ -47,7 +49,11 @@ afterAll(async () => {
   await s?.close();
 });
 
-const preflight = (origin: string) => ({ Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-nomad-token, content-type' });
+const preflight = (origin: string) => ({
+  Origin: origin,
+  'Access-Control-Request-Method': 'POST',
+  'Access-Control-Request-Headers': 'x-nomad-token, content-type',
+});
 const strangers = [
   'https://evil.example',
   'null',
@@ -59,7 +65,8 @@ const strangers = [
 ];
 
 describe.each(['node', 'lambda'])('scheduler CORS through the %s adapter', (name) => {
-  const call = (method: string, path: string, headers: Record<string, string>) => (adapters[name] as NonNullable<(typeof adapters)['node']>)(method, path, headers);
+  const call = (method: string, path: string, headers: Record<string, string>) =>
+    (adapters[name] as NonNullable<(typeof adapters)['node']>)(method, path, headers);
 
   it('answers the console origin: its preflight and its reads name it, allow the token header, and never credentials', async () => {
     const allowed = await call('OPTIONS', '/v1/acl/token/self', preflight(consoleOrigin));
@@ -73,14 +80,17 @@ describe.each(['node', 'lambda'])('scheduler CORS through the %s adapter', (name
     expect(read.headers['access-control-allow-credentials']).toBeUndefined();
   });
 
-  it.each(strangers)('gives a page at %s no Access-Control-Allow-Origin, on a preflight or on a read with a stolen token', async (origin) => {
-    const refused = await call('OPTIONS', '/v1/acl/token/self', preflight(origin));
-    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
-    expect(refused.headers['access-control-allow-credentials']).toBeUndefined();
-    const read = await call('GET', '/v1/acl/token/self', { Origin: origin, 'X-Nomad-Token': management });
-    expect(read.headers['access-control-allow-origin']).toBeUndefined();
-    // What a login answers (a new token's secret) is unreadable to such a page too.
-    const login = await call('POST', '/v1/acl/login', { Origin: origin, 'Content-Type': 'application/json' });
-    expect(login.headers['access-control-allow-origin']).toBeUndefined();
-  });
+  it.each(strangers)(
+    'gives a page at %s no Access-Control-Allow-Origin, on a preflight or on a read with a stolen token',
+    async (origin) => {
+      const refused = await call('OPTIONS', '/v1/acl/token/self', preflight(origin));
+      expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+      expect(refused.headers['access-control-allow-credentials']).toBeUndefined();
+      const read = await call('GET', '/v1/acl/token/self', { Origin: origin, 'X-Nomad-Token': management });
+      expect(read.headers['access-control-allow-origin']).toBeUndefined();
+      // What a login answers (a new token's secret) is unreadable to such a page too.
+      const login = await call('POST', '/v1/acl/login', { Origin: origin, 'Content-Type': 'application/json' });
+      expect(login.headers['access-control-allow-origin']).toBeUndefined();
+    },
+  );
 });

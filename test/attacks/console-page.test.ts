@@ -1,7 +1,13 @@
 import { request } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 /**
  * The console page as npm start serves it beside the secrets API (docs/security.md, "Web console"): every spelling of
@@ -20,31 +26,52 @@ afterAll(async () => {
 });
 
 /** One raw HTTP request with the path exactly as written (fetch would resolve its dot segments first). */
-function raw(method: string, path: string, body?: string): Promise<{ status: number; type: string; csp: string; text: string }> {
+function raw(
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; type: string; csp: string; text: string }> {
   const { hostname, port } = new URL(product.secretsUrl);
   return new Promise((resolve, reject) => {
     // One connection per request: an answer that does not read the request's body closes nothing for the next one.
-    const call = request({ agent: false, host: hostname, port, method, path, headers: { 'X-Vault-Token': product.rootToken, 'Content-Type': 'application/json' } }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      response.on('end', () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          type: String(response.headers['content-type'] ?? ''),
-          csp: String(response.headers['content-security-policy'] ?? ''),
-          text,
-        }),
-      );
-    });
+    const call = request(
+      {
+        agent: false,
+        host: hostname,
+        port,
+        method,
+        path,
+        headers: { 'X-Vault-Token': product.rootToken, 'Content-Type': 'application/json' },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            type: String(response.headers['content-type'] ?? ''),
+            csp: String(response.headers['content-security-policy'] ?? ''),
+            text,
+          }),
+        );
+      },
+    );
     call.on('error', reject);
     call.end(body);
   });
 }
 
-const escapes = ['/ui/../v1/sys/mounts', '/ui/%2e%2e/v1/sys/mounts', '/ui/..%2fv1/sys/mounts', '/ui//../v1/sys/mounts', '/ui/./../v1/sys/mounts', '/ui/..\\v1/sys/mounts'];
+const escapes = [
+  '/ui/../v1/sys/mounts',
+  '/ui/%2e%2e/v1/sys/mounts',
+  '/ui/..%2fv1/sys/mounts',
+  '/ui//../v1/sys/mounts',
+  '/ui/./../v1/sys/mounts',
+  '/ui/..\\v1/sys/mounts',
+];
 
 describe('the console under /ui/ never reaches the API', () => {
   it.each(escapes)('GET %s with the root token serves the page with its CSP, not the mount table', async (path) => {
@@ -63,7 +90,9 @@ describe('the console under /ui/ never reaches the API', () => {
       expect(answer.text).toContain('GET and HEAD only');
     }
     expect((await raw('HEAD', '/ui/')).status).toBe(200);
-    const mounts = await fetch(`${product.secretsUrl}/v1/sys/mounts`, { headers: { 'X-Vault-Token': product.rootToken } });
+    const mounts = await fetch(`${product.secretsUrl}/v1/sys/mounts`, {
+      headers: { 'X-Vault-Token': product.rootToken },
+    });
     expect(Object.keys(((await mounts.json()) as { data: Record<string, unknown> }).data)).not.toContain('evil/');
   });
 });
@@ -94,7 +123,10 @@ describe('text from the API stays text, and the CSP stops inline script', () => 
 
     // As if an injection had got past the rendering: an inline handler and an inline script element.
     await page.evaluate(() => {
-      document.body.insertAdjacentHTML('beforeend', '<img id="injected" src="/ui/no-such.png" onerror="window.__xss=\'handler\'">');
+      document.body.insertAdjacentHTML(
+        'beforeend',
+        '<img id="injected" src="/ui/no-such.png" onerror="window.__xss=\'handler\'">',
+      );
       const script = document.createElement('script');
       script.textContent = 'window.__xss = "inline"';
       document.body.append(script);

@@ -18,8 +18,18 @@ describe('attack: a forged X-Forwarded-For from a direct caller', () => {
 
   beforeAll(async () => {
     h = await startSecrets();
-    expect((await h.call('POST', '/v1/auth/token/roles/inside', { token: h.rootToken, body: { allowed_policies: ['default'], token_bound_cidrs: ['10.0.0.0/8'] } })).status).toBe(204);
-    const created = await h.call('POST', '/v1/auth/token/create/inside', { token: h.rootToken, body: { policies: ['default'] } });
+    expect(
+      (
+        await h.call('POST', '/v1/auth/token/roles/inside', {
+          token: h.rootToken,
+          body: { allowed_policies: ['default'], token_bound_cidrs: ['10.0.0.0/8'] },
+        })
+      ).status,
+    ).toBe(204);
+    const created = await h.call('POST', '/v1/auth/token/create/inside', {
+      token: h.rootToken,
+      body: { policies: ['default'] },
+    });
     expect(created.body).toMatchObject({ auth: { client_token: expect.any(String) } });
     bound = created.body.auth.client_token;
   });
@@ -31,7 +41,15 @@ describe('attack: a forged X-Forwarded-For from a direct caller', () => {
       rawPath: '/v1/auth/token/lookup-self',
       rawQueryString: '',
       headers: { 'x-vault-token': bound, 'x-forwarded-for': forwardedFor },
-      requestContext: { http: { method: 'GET', path: '/v1/auth/token/lookup-self', protocol: 'HTTP/1.1', sourceIp, userAgent: 'attack' } },
+      requestContext: {
+        http: {
+          method: 'GET',
+          path: '/v1/auth/token/lookup-self',
+          protocol: 'HTTP/1.1',
+          sourceIp,
+          userAgent: 'attack',
+        },
+      },
       isBase64Encoded: false,
     }) as unknown as APIGatewayProxyEventV2;
 
@@ -51,7 +69,10 @@ describe('attack: a forged X-Forwarded-For from a direct caller', () => {
   });
 
   it('node app: the socket address, unless it is a trusted proxy', async () => {
-    const viaApp = await h.call('GET', '/v1/auth/token/lookup-self', { token: bound, headers: { 'x-forwarded-for': '10.1.2.3' } });
+    const viaApp = await h.call('GET', '/v1/auth/token/lookup-self', {
+      token: bound,
+      headers: { 'x-forwarded-for': '10.1.2.3' },
+    });
     expect(viaApp.status).toBe(403);
   });
 
@@ -60,7 +81,10 @@ describe('attack: a forged X-Forwarded-For from a direct caller', () => {
     expect(clientIpFrom('203.0.113.9', '10.1.2.3', ['192.0.2.0/24'])).toBe('203.0.113.9');
     expect(clientIpFrom('192.0.2.10', '10.1.2.3, 192.0.2.9', ['192.0.2.0/24'])).toBe('10.1.2.3');
     expect(clientIpFrom('192.0.2.10', 'not-an-ip', ['192.0.2.0/24'])).toBe('192.0.2.10');
-    const direct = { requestContext: { http: { sourceIp: '198.51.100.7' } }, headers: { 'x-forwarded-for': '10.1.2.3' } } as unknown as APIGatewayProxyEventV2;
+    const direct = {
+      requestContext: { http: { sourceIp: '198.51.100.7' } },
+      headers: { 'x-forwarded-for': '10.1.2.3' },
+    } as unknown as APIGatewayProxyEventV2;
     expect(clientIpOf(direct, [])).toBe('198.51.100.7');
   });
 });

@@ -18,7 +18,13 @@ export function gatewayEvent(
     rawQueryString,
     headers,
     requestContext: {
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: options.userAgent ?? 'attack' },
+      http: {
+        method,
+        path: rawPath,
+        protocol: 'HTTP/1.1',
+        sourceIp: '203.0.113.9',
+        userAgent: options.userAgent ?? 'attack',
+      },
       ...(options.domainName === undefined ? {} : { domainName: options.domainName }),
     },
     ...(options.body === undefined ? {} : { body: options.body }),
@@ -35,10 +41,23 @@ export function viaLambda(
   tokenHeader: string,
   options: { userAgent?: string; host?: string } = {},
 ) {
-  return async (method: string, url: string, token: string, body?: unknown): Promise<{ status: number; text: string }> => {
-    const headers = { [tokenHeader]: token, 'content-type': 'application/json', ...(options.host === undefined ? {} : { host: options.host }) };
+  return async (
+    method: string,
+    url: string,
+    token: string,
+    body?: unknown,
+  ): Promise<{ status: number; text: string }> => {
+    const headers = {
+      [tokenHeader]: token,
+      'content-type': 'application/json',
+      ...(options.host === undefined ? {} : { host: options.host }),
+    };
     const result = await invoke(
-      gatewayEvent(method, url, headers, { body: body === undefined ? undefined : JSON.stringify(body), userAgent: options.userAgent, domainName: options.host }),
+      gatewayEvent(method, url, headers, {
+        body: body === undefined ? undefined : JSON.stringify(body),
+        userAgent: options.userAgent,
+        domainName: options.host,
+      }),
     );
     return { status: result.statusCode ?? 0, text: String(result.body ?? '') };
   };

@@ -32,11 +32,25 @@ beforeAll(async () => {
   privateKey = keys.privateKey;
   const root = (method: string, path: string, body?: unknown) => e.h.call(method, path, { token: e.h.rootToken, body });
   expect((await root('POST', '/v1/sys/auth/jwt', { type: 'jwt' })).status).toBe(204);
-  expect((await root('POST', '/v1/auth/jwt/config', { jwt_validation_pubkeys: [await exportSPKI(keys.publicKey)] })).status).toBe(204);
-  expect((await root('PUT', '/v1/sys/policies/acl/dyn', { policy: 'path "ldap/creds/dyn" { capabilities = ["read"] }' })).status).toBe(204);
-  const role = await root('POST', '/v1/auth/jwt/role/dev', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'keyhaven', token_policies: 'dyn' });
+  expect(
+    (await root('POST', '/v1/auth/jwt/config', { jwt_validation_pubkeys: [await exportSPKI(keys.publicKey)] })).status,
+  ).toBe(204);
+  expect(
+    (await root('PUT', '/v1/sys/policies/acl/dyn', { policy: 'path "ldap/creds/dyn" { capabilities = ["read"] }' }))
+      .status,
+  ).toBe(204);
+  const role = await root('POST', '/v1/auth/jwt/role/dev', {
+    role_type: 'jwt',
+    user_claim: 'sub',
+    bound_audiences: 'keyhaven',
+    token_policies: 'dyn',
+  });
   expect(role.status, JSON.stringify(role.body)).toBe(204);
-  const dynamic = await e.call('POST', 'role/dyn', { creation_ldif: creationLdif, deletion_ldif: deletionLdif, rollback_ldif: rollbackLdif });
+  const dynamic = await e.call('POST', 'role/dyn', {
+    creation_ldif: creationLdif,
+    deletion_ldif: deletionLdif,
+    rollback_ldif: rollbackLdif,
+  });
   expect(dynamic.status, JSON.stringify(dynamic.body)).toBe(204);
 });
 afterAll(() => e?.close());
@@ -45,7 +59,12 @@ afterAll(() => e?.close());
 async function loginAs(sub: string): Promise<string> {
   // The harness's clock (not the wall clock) is the service's now.
   const now = Math.floor(e.h.clock.now() / 1000);
-  const jwt = await new SignJWT({ sub }).setProtectedHeader({ alg: 'ES256' }).setAudience('keyhaven').setIssuedAt(now).setExpirationTime(now + 600).sign(privateKey);
+  const jwt = await new SignJWT({ sub })
+    .setProtectedHeader({ alg: 'ES256' })
+    .setAudience('keyhaven')
+    .setIssuedAt(now)
+    .setExpirationTime(now + 600)
+    .sign(privateKey);
   const reply = await e.h.call('POST', '/v1/auth/jwt/login', { body: { role: 'dev', jwt } });
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
   return reply.body.auth.client_token as string;
@@ -68,8 +87,14 @@ describe('LDIF injection through a login display name (issue 23 ยง8): JWT user โ
   const attempts: Array<[string, string]> = [
     ['a new line that adds an attribute', 'mallory\ndescription: injected-attribute'],
     ['a CRLF that adds a password', 'mallory\r\nuserPassword: injected-password'],
-    ['a blank line that starts a new entry', `mallory\n\ndn: cn=injected-entry,${dynamicDn}\nobjectClass: inetOrgPerson\ncn: injected-entry\nsn: x`],
-    ['a new line that joins a group', `mallory\n\ndn: cn=developers,${groupsDn}\nchangetype: modify\nadd: member\nmember: cn=injected-member,${dynamicDn}\n-`],
+    [
+      'a blank line that starts a new entry',
+      `mallory\n\ndn: cn=injected-entry,${dynamicDn}\nobjectClass: inetOrgPerson\ncn: injected-entry\nsn: x`,
+    ],
+    [
+      'a new line that joins a group',
+      `mallory\n\ndn: cn=developers,${groupsDn}\nchangetype: modify\nadd: member\nmember: cn=injected-member,${dynamicDn}\n-`,
+    ],
     ['a NUL', 'mallory\u0000x'],
     ['a Unicode line separator', 'mallory\u2028description: injected-attribute'],
   ];
@@ -80,7 +105,9 @@ describe('LDIF injection through a login display name (issue 23 ยง8): JWT user โ
       const token = await loginAs(sub);
       const reply = await e.h.call('GET', '/v1/ldap/creds/dyn', { token });
       expect(reply.status, JSON.stringify(reply.body)).toBe(400);
-      expect(reply.body.errors[0]).toMatch(/display name cannot be written into the role's LDIF: it holds the control character U\+/);
+      expect(reply.body.errors[0]).toMatch(
+        /display name cannot be written into the role's LDIF: it holds the control character U\+/,
+      );
       const after = await directoryState();
       expect(after).toEqual(before);
       expect(JSON.stringify(after)).not.toMatch(/injected/);
@@ -89,8 +116,23 @@ describe('LDIF injection through a login display name (issue 23 ยง8): JWT user โ
 
   it('a leading space, ":" or "<" in a rendered username is refused (LDIF would not read it back as given)', async () => {
     // The role writer chooses the username template; a display name at its start must not change how LDIF reads it.
-    expect((await e.call('POST', 'role/raw', { creation_ldif: creationLdif, deletion_ldif: deletionLdif, username_template: '{{.DisplayName | replace "jwt-" ""}}' })).status).toBe(204);
-    expect((await e.h.call('PUT', '/v1/sys/policies/acl/dyn', { token: e.h.rootToken, body: { policy: 'path "ldap/creds/*" { capabilities = ["read"] }' } })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'role/raw', {
+          creation_ldif: creationLdif,
+          deletion_ldif: deletionLdif,
+          username_template: '{{.DisplayName | replace "jwt-" ""}}',
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await e.h.call('PUT', '/v1/sys/policies/acl/dyn', {
+          token: e.h.rootToken,
+          body: { policy: 'path "ldap/creds/*" { capabilities = ["read"] }' },
+        })
+      ).status,
+    ).toBe(204);
     for (const sub of [' mallory', ':bWFsbG9yeQ==', '<file:///etc/passwd']) {
       const before = await directoryState();
       const reply = await e.h.call('GET', '/v1/ldap/creds/raw', { token: await loginAs(sub) });

@@ -123,7 +123,11 @@ describe('npm start from the network: loopback only, no telemetry, no CORS, data
     const origin = 'http://attacker.example';
     const preflight = await fetch(dynamo.endpoint, {
       method: 'OPTIONS',
-      headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-amz-target,content-type' },
+      headers: {
+        Origin: origin,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'x-amz-target,content-type',
+      },
     });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
     const simple = await fetch(dynamo.endpoint, {
@@ -132,7 +136,8 @@ describe('npm start from the network: loopback only, no telemetry, no CORS, data
         Origin: origin,
         'Content-Type': 'application/x-amz-json-1.0',
         'X-Amz-Target': 'DynamoDB_20120810.ListTables',
-        Authorization: 'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
+        Authorization:
+          'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
       },
       body: '{}',
     });
@@ -157,9 +162,9 @@ describe('npm start from the network: loopback only, no telemetry, no CORS, data
         const stranger = new DynamoDBClient(localClientConfig(dynamo.endpoint, credentials));
         try {
           expect((await stranger.send(new ListTablesCommand({}))).TableNames, credentials.accessKeyId).toEqual([]);
-          await expect(stranger.send(new GetItemCommand({ TableName: 'keyhaven', Key: { pk: { S: 'sys' }, sk: { S: 'x' } } }))).rejects.toThrow(
-            /non-existent table|not found/i,
-          );
+          await expect(
+            stranger.send(new GetItemCommand({ TableName: 'keyhaven', Key: { pk: { S: 'sys' }, sk: { S: 'x' } } })),
+          ).rejects.toThrow(/non-existent table|not found/i);
         } finally {
           stranger.destroy();
         }

@@ -24,8 +24,10 @@ describe('attack: a management token from a client token or a login (scheduler A
   let clientAccessor = '';
   let server: Server;
   let privateKey: CryptoKey;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: management, ...(body === undefined ? {} : { body }) });
-  const asClient = (method: string, path: string, body?: unknown) => h.call(method, path, { token: client, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: management, ...(body === undefined ? {} : { body }) });
+  const asClient = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: client, ...(body === undefined ? {} : { body }) });
   const now = () => Math.floor(h.clock.now() / 1000);
   const login = async (claims: Record<string, unknown>) => {
     const LoginToken = await new SignJWT(claims)
@@ -39,7 +41,9 @@ describe('attack: a management token from a client token or a login (scheduler A
   };
   /** Every management token in the table, by accessor: the effect an escalation would leave. */
   const managementTokens = async (): Promise<string[]> =>
-    ((await mgmt('GET', '/v1/acl/tokens')).body as { AccessorID: string; Type: string }[]).filter((token) => token.Type === 'management').map((token) => token.AccessorID);
+    ((await mgmt('GET', '/v1/acl/tokens')).body as { AccessorID: string; Type: string }[])
+      .filter((token) => token.Type === 'management')
+      .map((token) => token.AccessorID);
   const bindingRules = async () => (await mgmt('GET', '/v1/acl/binding-rules')).body as { BindType: string }[];
 
   beforeAll(async () => {
@@ -54,9 +58,21 @@ describe('attack: a management token from a client token or a login (scheduler A
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     // An operator's policy that happens to be called "management": a name, never a token type.
-    expect((await mgmt('POST', '/v1/acl/policy/management', { Rules: 'namespace "*" { policy = "write" }\nnode { policy = "write" }' })).status).toBe(200);
-    expect((await mgmt('POST', '/v1/acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(200);
-    const token = await mgmt('POST', '/v1/acl/token', { Name: 'narrow', Type: 'client', Policies: ['jobs', 'management'] });
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/policy/management', {
+          Rules: 'namespace "*" { policy = "write" }\nnode { policy = "write" }',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await mgmt('POST', '/v1/acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status,
+    ).toBe(200);
+    const token = await mgmt('POST', '/v1/acl/token', {
+      Name: 'narrow',
+      Type: 'client',
+      Policies: ['jobs', 'management'],
+    });
     expect(token.status).toBe(200);
     client = token.body.SecretID;
     clientAccessor = token.body.AccessorID;
@@ -73,9 +89,26 @@ describe('attack: a management token from a client token or a login (scheduler A
       },
     });
     expect(method.status).toBe(200);
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
-    expect((await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: 'value.team != ""', BindType: 'policy', BindName: '${value.team}' })).status).toBe(200);
-    expect((await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: 'value.user == "ops-admin"', BindType: 'management' })).status).toBe(200);
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/binding-rule', {
+          AuthMethod: 'corp',
+          Selector: 'value.team != ""',
+          BindType: 'policy',
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
+          BindName: '${value.team}',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/binding-rule', {
+          AuthMethod: 'corp',
+          Selector: 'value.user == "ops-admin"',
+          BindType: 'management',
+        })
+      ).status,
+    ).toBe(200);
   });
   afterAll(async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -85,15 +118,27 @@ describe('attack: a management token from a client token or a login (scheduler A
   it('a client token cannot write a management binding rule, nor any ACL object (403, nothing changed)', async () => {
     const before = { tokens: await managementTokens(), rules: await bindingRules() };
     const attempts: [string, string, unknown][] = [
-      ['POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: 'value.user == "mallory"', BindType: 'management' }],
+      [
+        'POST',
+        '/v1/acl/binding-rule',
+        { AuthMethod: 'corp', Selector: 'value.user == "mallory"', BindType: 'management' },
+      ],
       ['POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', BindType: 'management' }],
-      ['POST', '/v1/acl/auth-method', { Name: 'evil', Type: 'JWT', MaxTokenTTL: '1h', Config: { JWKSURL: 'http://127.0.0.1:1/jwks' } }],
+      [
+        'POST',
+        '/v1/acl/auth-method',
+        { Name: 'evil', Type: 'JWT', MaxTokenTTL: '1h', Config: { JWKSURL: 'http://127.0.0.1:1/jwks' } },
+      ],
       ['POST', '/v1/acl/role', { Name: 'escalate', Policies: [{ Name: 'management' }] }],
       ['POST', '/v1/acl/policy/jobs', { Rules: 'namespace "*" { policy = "write" }' }],
       ['POST', '/v1/acl/token', { Name: 'mine', Type: 'management' }],
       ['POST', '/v1/acl/token', { Name: 'mine', Type: 'client', Policies: ['management'] }],
       ['POST', `/v1/acl/token/${clientAccessor}`, { AccessorID: clientAccessor, Name: 'narrow', Type: 'management' }],
-      ['PUT', `/v1/acl/token/${clientAccessor}`, { AccessorID: clientAccessor, Name: 'narrow', Type: 'management', Policies: [] }],
+      [
+        'PUT',
+        `/v1/acl/token/${clientAccessor}`,
+        { AccessorID: clientAccessor, Name: 'narrow', Type: 'management', Policies: [] },
+      ],
     ];
     for (const [method, path, body] of attempts) {
       const reply = await asClient(method, path, body);
@@ -124,7 +169,14 @@ describe('attack: a management token from a client token or a login (scheduler A
     expect(reply.body).toMatchObject({ Type: 'client', Policies: ['management'] });
     expect(reply.body.ExpirationTime).toBeTruthy();
     expect((await h.call('GET', '/v1/acl/tokens', { token: reply.body.SecretID })).status).toBe(403);
-    expect((await h.call('POST', '/v1/acl/binding-rule', { token: reply.body.SecretID, body: { AuthMethod: 'corp', BindType: 'management' } })).status).toBe(403);
+    expect(
+      (
+        await h.call('POST', '/v1/acl/binding-rule', {
+          token: reply.body.SecretID,
+          body: { AuthMethod: 'corp', BindType: 'management' },
+        })
+      ).status,
+    ).toBe(403);
     expect(await managementTokens()).toEqual(before);
   });
 

@@ -19,8 +19,10 @@ const adminPolicy = 'path "kv/*" { capabilities = ["read"] }';
 describe('attack: a denied policy or role reached through another spelling of its name', () => {
   let h: SecretsHarness;
   let writer = '';
-  const root = (method: string, path: string, body?: unknown) => h.call(method, path, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
-  const as = (method: string, path: string, body?: unknown) => h.call(method, path, { token: writer, ...(body === undefined ? {} : { body }) });
+  const root = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
+  const as = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: writer, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
     h = await startSecrets();
@@ -48,27 +50,39 @@ describe('attack: a denied policy or role reached through another spelling of it
 
   const policySpellings = ['Admin', 'ADMIN', '%20admin', 'admin%C2%85', '%C2%A0Admin'];
 
-  it.each(['sys/policies/acl', 'sys/policy'])('a policy writer cannot read, replace or delete the denied policy through %s/<another spelling>', async (prefix) => {
-    for (const spelling of policySpellings) {
-      for (const method of ['GET', 'PUT', 'POST', 'DELETE']) {
-        const body = method === 'PUT' || method === 'POST' ? { policy: 'path "*" { capabilities = ["sudo", "read", "create", "update", "delete", "list"] }', rules: 'path "*" { capabilities = ["sudo"] }' } : undefined;
-        const reply = await as(method, `/v1/${prefix}/${spelling}`, body);
-        expect(reply.status, `${method} ${prefix}/${spelling}`).toBe(403);
+  it.each(['sys/policies/acl', 'sys/policy'])(
+    'a policy writer cannot read, replace or delete the denied policy through %s/<another spelling>',
+    async (prefix) => {
+      for (const spelling of policySpellings) {
+        for (const method of ['GET', 'PUT', 'POST', 'DELETE']) {
+          const body =
+            method === 'PUT' || method === 'POST'
+              ? {
+                  policy: 'path "*" { capabilities = ["sudo", "read", "create", "update", "delete", "list"] }',
+                  rules: 'path "*" { capabilities = ["sudo"] }',
+                }
+              : undefined;
+          const reply = await as(method, `/v1/${prefix}/${spelling}`, body);
+          expect(reply.status, `${method} ${prefix}/${spelling}`).toBe(403);
+        }
       }
-    }
-    const stored = await root('GET', '/v1/sys/policies/acl/admin');
-    expect(stored.status).toBe(200);
-    expect(stored.body.data.policy).toBe(adminPolicy);
-    // The writer still has what the policy gives: another policy, under any spelling, is theirs to write.
-    const own = await as('PUT', `/v1/${prefix}/Team`, { policy: adminPolicy, rules: adminPolicy });
-    expect(own.status, JSON.stringify(own.body)).toBeLessThan(300);
-    expect((await root('GET', '/v1/sys/policies/acl/team')).body.data.name).toBe('team');
-  });
+      const stored = await root('GET', '/v1/sys/policies/acl/admin');
+      expect(stored.status).toBe(200);
+      expect(stored.body.data.policy).toBe(adminPolicy);
+      // The writer still has what the policy gives: another policy, under any spelling, is theirs to write.
+      const own = await as('PUT', `/v1/${prefix}/Team`, { policy: adminPolicy, rules: adminPolicy });
+      expect(own.status, JSON.stringify(own.body)).toBeLessThan(300);
+      expect((await root('GET', '/v1/sys/policies/acl/team')).body.data.name).toBe('team');
+    },
+  );
 
   it('a role writer cannot read, replace or delete the denied JWT role through auth/jwt/role/<another case>', async () => {
     for (const spelling of ['Admin', 'ADMIN', 'aDmIn']) {
       for (const method of ['GET', 'PUT', 'POST', 'DELETE']) {
-        const body = method === 'PUT' || method === 'POST' ? { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'attacker', token_policies: ['admin'] } : undefined;
+        const body =
+          method === 'PUT' || method === 'POST'
+            ? { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'attacker', token_policies: ['admin'] }
+            : undefined;
         const reply = await as(method, `/v1/auth/jwt/role/${spelling}`, body);
         expect(reply.status, `${method} auth/jwt/role/${spelling}`).toBe(403);
       }
@@ -77,7 +91,16 @@ describe('attack: a denied policy or role reached through another spelling of it
     expect(stored.status).toBe(200);
     expect(stored.body.data.bound_audiences).toEqual(['api']);
     // Other roles stay the writer's, and are stored under their lower-case name as before.
-    expect((await as('POST', '/v1/auth/jwt/role/Ops', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'api', token_policies: ['team'] })).status).toBeLessThan(300);
+    expect(
+      (
+        await as('POST', '/v1/auth/jwt/role/Ops', {
+          role_type: 'jwt',
+          user_claim: 'sub',
+          bound_audiences: 'api',
+          token_policies: ['team'],
+        })
+      ).status,
+    ).toBeLessThan(300);
     expect((await as('GET', '/v1/auth/jwt/role/ops')).body.data.token_policies).toEqual(['team']);
   });
 });

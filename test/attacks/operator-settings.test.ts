@@ -89,7 +89,8 @@ let narrow: string;
 
 beforeAll(async () => {
   [engine, attacker] = await Promise.all([startCloudEngine(), startListener()]);
-  const root = (method: string, path: string, body?: unknown) => engine.h.call(method, path, { token: engine.h.rootToken, body });
+  const root = (method: string, path: string, body?: unknown) =>
+    engine.h.call(method, path, { token: engine.h.rootToken, body });
   expect((await root('PUT', '/v1/sys/policies/acl/tuner', { policy: narrowPolicy })).status).toBe(204);
   const created = await root('POST', '/v1/auth/token/create', { policies: ['tuner'], ttl: '1h' });
   narrow = created.body.auth.client_token;
@@ -107,13 +108,18 @@ describe('cloud engine endpoints are operator configuration (narrow token with s
       expect(reply.status).toBe(400);
       expect(reply.body.errors[0]).toContain(`options.${option}`);
       expect(reply.body.errors[0]).toContain('operator configuration');
-      expect(JSON.stringify((await asNarrow('GET', '/v1/sys/mounts/cloud')).body.data.options ?? {})).not.toContain(attacker.url);
+      expect(JSON.stringify((await asNarrow('GET', '/v1/sys/mounts/cloud')).body.data.options ?? {})).not.toContain(
+        attacker.url,
+      );
     });
   }
 
   it('enable with options.iam_endpoint (and any *_endpoint / *_url / *_uri / *_address / *_host option) is refused with 400', async () => {
     for (const option of ['iam_endpoint', 'token_endpoint', 'api_url', 'TOKEN_URI', 'server_address', 'proxy_host']) {
-      const reply = await asNarrow('POST', '/v1/sys/mounts/cloud-evil', { type: 'cloud', options: { [option]: attacker.url } });
+      const reply = await asNarrow('POST', '/v1/sys/mounts/cloud-evil', {
+        type: 'cloud',
+        options: { [option]: attacker.url },
+      });
       expect(reply.status, option).toBe(400);
       expect(reply.body.errors[0]).toContain(`options.${option}`);
     }
@@ -121,7 +127,8 @@ describe('cloud engine endpoints are operator configuration (narrow token with s
   });
 
   it('an auth method mount is held to the same rule, at enable and at tune, even for root', async () => {
-    const root = (method: string, path: string, body?: unknown) => engine.h.call(method, path, { token: engine.h.rootToken, body });
+    const root = (method: string, path: string, body?: unknown) =>
+      engine.h.call(method, path, { token: engine.h.rootToken, body });
     const enable = await root('POST', '/v1/sys/auth/jwt-evil', { type: 'jwt', options: { jwks_url: attacker.url } });
     expect(enable.status).toBe(400);
     expect(enable.body.errors[0]).toContain('options.jwks_url');
@@ -134,7 +141,12 @@ describe('cloud engine endpoints are operator configuration (narrow token with s
   it('after every attempt the engine still calls only the emulator the operator configured: the listener receives nothing', async () => {
     const before = engine.google.calls.length;
     const bindings = 'resource "//cloudresourcemanager.googleapis.com/projects/proj-1" { roles = ["roles/viewer"] }';
-    const roleset = await asNarrow('POST', '/v1/cloud/roleset/probe', { project: 'proj-1', bindings, secret_type: 'access_token', token_scopes: 'https://www.googleapis.com/auth/cloud-platform' });
+    const roleset = await asNarrow('POST', '/v1/cloud/roleset/probe', {
+      project: 'proj-1',
+      bindings,
+      secret_type: 'access_token',
+      token_scopes: 'https://www.googleapis.com/auth/cloud-platform',
+    });
     expect(roleset.status, JSON.stringify(roleset.body)).toBe(204);
     expect(engine.google.calls.length).toBeGreaterThan(before);
     expect(attacker.requests).toEqual([]);
@@ -147,9 +159,19 @@ describe('stored credentials go only where they were given for (narrow token wit
   let consul: ConsulEmulator;
   beforeAll(async () => {
     [slapd, consul] = await Promise.all([startSlapd(), startConsulEmulator()]);
-    const root = (method: string, path: string, body?: unknown) => engine.h.call(method, path, { token: engine.h.rootToken, body });
+    const root = (method: string, path: string, body?: unknown) =>
+      engine.h.call(method, path, { token: engine.h.rootToken, body });
     expect((await root('POST', '/v1/sys/mounts/ldap', { type: 'ldap' })).status).toBe(204);
-    expect((await root('POST', '/v1/ldap/config', { binddn: managerDn, bindpass: managerPassword, url: slapd.url, userdn: peopleDn })).status).toBeLessThan(300);
+    expect(
+      (
+        await root('POST', '/v1/ldap/config', {
+          binddn: managerDn,
+          bindpass: managerPassword,
+          url: slapd.url,
+          userdn: peopleDn,
+        })
+      ).status,
+    ).toBeLessThan(300);
     expect((await root('POST', '/v1/sys/mounts/mesh', { type: 'mesh' })).status).toBe(204);
   });
   afterAll(async () => {
@@ -175,7 +197,10 @@ describe('stored credentials go only where they were given for (narrow token wit
       expect((await asNarrow('GET', '/v1/ldap/config')).body.data.url).toBe(slapd.url);
       expect(fake.connections()).toBe(0);
       // With the credential given again, the destination may change: whoever sends it knows it already.
-      const moved = await asNarrow('POST', '/v1/ldap/config', { url: `ldap://127.0.0.1:${fake.port}`, bindpass: 'a-password-the-attacker-knows' });
+      const moved = await asNarrow('POST', '/v1/ldap/config', {
+        url: `ldap://127.0.0.1:${fake.port}`,
+        bindpass: 'a-password-the-attacker-knows',
+      });
       expect(moved.status).toBeLessThan(300);
     } finally {
       await fake.close();
@@ -184,17 +209,29 @@ describe('stored credentials go only where they were given for (narrow token wit
 
   it('mesh: a new address without a token never receives the stored management token (the write replaces it)', async () => {
     const management = ((await consul.request('PUT', '/v1/acl/bootstrap')).json as { SecretID: string }).SecretID;
-    const configured = await engine.h.call('POST', '/v1/mesh/config/access', { token: engine.h.rootToken, body: { address: consul.address, token: management } });
+    const configured = await engine.h.call('POST', '/v1/mesh/config/access', {
+      token: engine.h.rootToken,
+      body: { address: consul.address, token: management },
+    });
     expect(configured.status).toBe(204);
     const reply = await asNarrow('POST', '/v1/mesh/config/access', { address: `127.0.0.1:${attacker.port}` });
     // The engine tries to bootstrap the new server (it has no token for it) and the listener refuses: 502 or 400.
     expect(reply.status).toBeGreaterThanOrEqual(400);
     expect(JSON.stringify(attacker.requests)).not.toContain(management);
-    expect(attacker.requests.every((request) => request.headers['x-consul-token'] === undefined && !String(request.headers.authorization ?? '').includes(management))).toBe(true);
+    expect(
+      attacker.requests.every(
+        (request) =>
+          request.headers['x-consul-token'] === undefined &&
+          !String(request.headers.authorization ?? '').includes(management),
+      ),
+    ).toBe(true);
   });
 
   it('jwt: a new oidc_discovery_url with the client id but without the client secret is refused; the secret is never sent there', async () => {
-    const reply = await asNarrow('POST', '/v1/auth/jwt/config', { oidc_discovery_url: attacker.url, oidc_client_id: 'keyhaven' });
+    const reply = await asNarrow('POST', '/v1/auth/jwt/config', {
+      oidc_discovery_url: attacker.url,
+      oidc_client_id: 'keyhaven',
+    });
     expect(reply.status).toBe(400);
     expect(reply.body.errors[0]).toContain('oidc_client_secret');
     expect(attacker.requests.filter((request) => request.url.includes('.well-known'))).toEqual([]);

@@ -49,7 +49,9 @@ const RUNS_PER_ROW = Number(process.env.PATH_PROPERTY_RUNS ?? 1);
 /** Spellings tried per draw (each on every operation and both adapters). */
 const SPELLINGS_PER_DRAW = Number(process.env.PATH_PROPERTY_SPELLINGS ?? 5);
 
-console.log(`path-property: seed ${SEED} (PATH_PROPERTY_SEED), ${RUNS_PER_ROW} draw(s) per row, ${SPELLINGS_PER_DRAW} spellings per draw`);
+console.log(
+  `path-property: seed ${SEED} (PATH_PROPERTY_SEED), ${RUNS_PER_ROW} draw(s) per row, ${SPELLINGS_PER_DRAW} spellings per draw`,
+);
 
 type Answer = { status: number; text: string };
 type Send = (method: string, url: string, token: string, body?: unknown) => Promise<Answer>;
@@ -68,7 +70,8 @@ async function scan(client: SecretsHarness['client'], tableName: string): Promis
   }
   return items;
 }
-const sorted = (item: Record<string, AttributeValue>) => Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)));
+const sorted = (item: Record<string, AttributeValue>) =>
+  Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)));
 
 /** The keys whose items differ between two scans (added, removed or changed). */
 function changed(before: Map<string, string>, after: Map<string, string>): string[] {
@@ -77,7 +80,10 @@ function changed(before: Map<string, string>, after: Map<string, string>): strin
 }
 
 /** A name for a `:param`: often one that names an item the setup created, so that a bypass would reach something. */
-const names = fc.oneof({ weight: 2, arbitrary: fc.constantFrom('admin', 'app', 'x') }, { weight: 3, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_-]{0,7}$/) });
+const names = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom('admin', 'app', 'x') },
+  { weight: 3, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_-]{0,7}$/) },
+);
 
 /** A concrete path for a row's pattern: `:p` one name, `:p+` one to three, `:p*` zero to three. */
 function concretePath(pattern: string): fc.Arbitrary<string> {
@@ -98,7 +104,9 @@ function allowingGlob(path: string): fc.Arbitrary<string> {
   const plus = fc
     .integer({ min: 1, max: segments.length - 1 })
     .map((at) =>
-      at === segments.length - 1 ? [...segments.slice(0, at), '+'].join('/') : `${[...segments.slice(0, at), '+', ...segments.slice(at + 1, -1)].join('/')}/*`,
+      at === segments.length - 1
+        ? [...segments.slice(0, at), '+'].join('/')
+        : `${[...segments.slice(0, at), '+', ...segments.slice(at + 1, -1)].join('/')}/*`,
     );
   return fc.oneof(prefix, plus);
 }
@@ -115,7 +123,8 @@ function spellingsOf(path: string): fc.Arbitrary<string[]> {
 }
 
 /** A body for a write: every field of the row, so a bypassing request would decode and run. */
-const bodyFor = (fields: string[]) => Object.fromEntries(fields.map((field) => [field, field === 'data' ? { password: 'overwritten' } : 'x']));
+const bodyFor = (fields: string[]) =>
+  Object.fromEntries(fields.map((field) => [field, field === 'data' ? { password: 'overwritten' } : 'x']));
 
 // ---- the secrets service --------------------------------------------------------------------------------------
 
@@ -136,7 +145,13 @@ function foldedSpellings(path: string, fold: ((value: string) => string) | undef
   const at = path.lastIndexOf('/');
   const before = path.slice(0, at);
   const last = path.slice(at + 1);
-  const candidates = [last.toUpperCase(), `${last.charAt(0).toUpperCase()}${last.slice(1)}`, ` ${last}`, `${last} `, `\t${last.toUpperCase()}`];
+  const candidates = [
+    last.toUpperCase(),
+    `${last.charAt(0).toUpperCase()}${last.slice(1)}`,
+    ` ${last}`,
+    `${last} `,
+    `\t${last.toUpperCase()}`,
+  ];
   return [...new Set(candidates)]
     .filter((candidate) => candidate !== last && fold(candidate) === fold(last))
     .map((candidate) => `/v1/${before}/${encodeURIComponent(candidate)}`);
@@ -203,7 +218,8 @@ describe('property: a narrow token denied one concrete path inside an allowed gl
       ).status,
     ).toBe(204);
     expect((await root('POST', '/v1/sys/mounts/kv', { type: 'kv' })).status).toBe(204);
-    for (const type of ['ldap', 'cloud', 'mesh']) expect((await root('POST', `/v1/sys/mounts/${type}`, { type })).status).toBe(204);
+    for (const type of ['ldap', 'cloud', 'mesh'])
+      expect((await root('POST', `/v1/sys/mounts/${type}`, { type })).status).toBe(204);
     for (const type of ['jwt', 'oidc']) expect((await root('POST', `/v1/sys/auth/${type}`, { type })).status).toBe(204);
     // Items the generated names often reach: a bypassing write or delete would change them.
     expect((await root('PUT', '/v1/kv/admin', { password: 'admin-secret' })).status).toBe(204);
@@ -254,7 +270,9 @@ describe('property: a narrow token denied one concrete path inside an allowed gl
       });
       return { status: out.status, text: JSON.stringify(out.body ?? '') };
     };
-    adapters.lambda = viaLambda(secretsLambda(secretsFront({ core: async () => h.core }), []), 'x-vault-token', { userAgent: 'path-property' });
+    adapters.lambda = viaLambda(secretsLambda(secretsFront({ core: async () => h.core }), []), 'x-vault-token', {
+      userAgent: 'path-property',
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -309,7 +327,8 @@ describe('property: a narrow token denied one concrete path inside an allowed gl
           const before = await scan(h.client, h.tableName);
           // The baseline: the canonical path is denied for every operation (405 where the row has no such operation).
           const baseline: Record<string, number> = {};
-          for (const operation of operations) baseline[operation] = (await send('app', operation, `/v1/${path}`)).status;
+          for (const operation of operations)
+            baseline[operation] = (await send('app', operation, `/v1/${path}`)).status;
           expect({
             path,
             glob,
@@ -380,7 +399,9 @@ const nomadRules = fc
 
 describe('property: on every scheduler route row, a narrow client token never gets a 2xx on a management row under any spelling, and no non-canonical spelling answers 2xx even for management (app and the Lambda adapter)', () => {
   const rows = schedulerRoutes.filter((row) => row.access !== 'anyone' && row.path !== '/v1/acl/token/self');
-  const skipped = schedulerRoutes.filter((row) => !rows.includes(row)).map((row) => `${row.methods.join('|')} ${row.path}`);
+  const skipped = schedulerRoutes
+    .filter((row) => !rows.includes(row))
+    .map((row) => `${row.methods.join('|')} ${row.path}`);
   let s: SchedulerHarness;
   let management: string;
   const adapters: Record<string, Send> = {};
@@ -425,7 +446,10 @@ describe('property: on every scheduler route row, a narrow client token never ge
       });
       return { status: out.status, text: out.text };
     };
-    adapters.lambda = viaLambda(lambdaHandler(front, []), 'x-nomad-token', { userAgent: 'path-property', host: 'api.example' });
+    adapters.lambda = viaLambda(lambdaHandler(front, []), 'x-nomad-token', {
+      userAgent: 'path-property',
+      host: 'api.example',
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -481,7 +505,12 @@ describe('property: on every scheduler route row, a narrow client token never ge
           const send = async (adapter: string, operation: string, url: string, token: string) => {
             requests++;
             const [method, target] = asSent(operation, url);
-            return (adapters[adapter] as Send)(method, target, token, method === 'PUT' || method === 'POST' || method === 'PATCH' ? body : undefined);
+            return (adapters[adapter] as Send)(
+              method,
+              target,
+              token,
+              method === 'PUT' || method === 'POST' || method === 'PATCH' ? body : undefined,
+            );
           };
 
           const before = await scan(s.client, s.tableName);

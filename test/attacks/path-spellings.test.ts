@@ -32,7 +32,8 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
   let nodeServer: http.Server;
   const transports: Record<string, Transport> = {};
 
-  const root = (method: string, url: string, body?: unknown) => h.call(method, url, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
+  const root = (method: string, url: string, body?: unknown) =>
+    h.call(method, url, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
     h = await startSecrets();
@@ -45,7 +46,9 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
     expect((await root('PUT', '/v1/kv/app/admin', { password: 'admin-secret' })).status).toBe(204);
     expect((await root('PUT', '/v1/kv/app/public', { greeting: 'hello' })).status).toBe(204);
     expect((await root('PUT', '/v1/secret/data/prod/db', { data: { password: 'prod-secret' } })).status).toBe(200);
-    expect((await root('PUT', '/v1/sys/policies/acl/x', { policy: 'path "kv/*" { capabilities = ["read"] }' })).status).toBe(204);
+    expect(
+      (await root('PUT', '/v1/sys/policies/acl/x', { policy: 'path "kv/*" { capabilities = ["read"] }' })).status,
+    ).toBe(204);
     const policy = [
       'path "kv/app/*" { capabilities = ["create", "read", "update", "delete", "list"] }',
       'path "kv/app/admin" { capabilities = ["deny"] }',
@@ -70,7 +73,9 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
     };
     transports.lambda = viaLambda(secretsLambda(secretsFront({ core: async () => h.core }), []), 'x-vault-token');
     // `npm start`'s own listener (issue 28): node's request line straight to the front, no web Request between.
-    nodeServer = http.createServer(secretsNodeListener({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] }));
+    nodeServer = http.createServer(
+      secretsNodeListener({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] }),
+    );
     await new Promise<void>((resolve) => nodeServer.listen(0, '127.0.0.1', resolve));
     transports.node = viaSocket((nodeServer.address() as AddressInfo).port);
   });
@@ -79,9 +84,16 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
     (method, url, caller, body) =>
       new Promise((resolve, reject) => {
         // Node's HTTP parser knows no LIST: over the socket a list is `GET ?list=true`, as Vault's clients send it.
-        const [verb, target] = method === 'LIST' ? ['GET', `${url}${url.includes('?') ? '&' : '?'}list=true`] : [method, url];
+        const [verb, target] =
+          method === 'LIST' ? ['GET', `${url}${url.includes('?') ? '&' : '?'}list=true`] : [method, url];
         const request = http.request(
-          { host: '127.0.0.1', port, method: verb, path: target, headers: { 'x-vault-token': caller, 'content-type': 'application/json' } },
+          {
+            host: '127.0.0.1',
+            port,
+            method: verb,
+            path: target,
+            headers: { 'x-vault-token': caller, 'content-type': 'application/json' },
+          },
           (response) => {
             let text = '';
             response.on('data', (chunk) => {
@@ -99,16 +111,44 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
   });
 
   const cases = [
-    { name: 'kv v1 kv/app/admin (kv/app/* allowed)', path: 'kv/app/admin', body: { password: 'overwritten' }, read: '/v1/kv/app/admin' },
-    { name: 'kv v2 secret/data/prod/db (secret/data/* allowed)', path: 'secret/data/prod/db', body: { data: { password: 'overwritten' } }, read: '/v1/secret/data/prod/db' },
+    {
+      name: 'kv v1 kv/app/admin (kv/app/* allowed)',
+      path: 'kv/app/admin',
+      body: { password: 'overwritten' },
+      read: '/v1/kv/app/admin',
+    },
+    {
+      name: 'kv v2 secret/data/prod/db (secret/data/* allowed)',
+      path: 'secret/data/prod/db',
+      body: { data: { password: 'overwritten' } },
+      read: '/v1/secret/data/prod/db',
+    },
     { name: 'ldap/static-cred/x (ldap/* allowed)', path: 'ldap/static-cred/x', body: { x: '1' }, read: undefined },
-    { name: 'sys/policies/acl/x (sys/policies/acl/* allowed)', path: 'sys/policies/acl/x', body: { policy: 'path "*" { capabilities = ["sudo", "read", "create", "update", "delete", "list"] }' }, read: '/v1/sys/policies/acl/x' },
-    { name: 'sys/mounts/cloud/tune (sys/mounts/* allowed)', path: 'sys/mounts/cloud/tune', body: { default_lease_ttl: '1s', max_lease_ttl: '2s' }, read: '/v1/sys/mounts/cloud/tune' },
+    {
+      name: 'sys/policies/acl/x (sys/policies/acl/* allowed)',
+      path: 'sys/policies/acl/x',
+      body: { policy: 'path "*" { capabilities = ["sudo", "read", "create", "update", "delete", "list"] }' },
+      read: '/v1/sys/policies/acl/x',
+    },
+    {
+      name: 'sys/mounts/cloud/tune (sys/mounts/* allowed)',
+      path: 'sys/mounts/cloud/tune',
+      body: { default_lease_ttl: '1s', max_lease_ttl: '2s' },
+      read: '/v1/sys/mounts/cloud/tune',
+    },
   ];
 
   it('the canonical path is denied (the baseline the spellings are held to)', async () => {
     for (const { path } of cases) {
-      for (const method of methods) expect({ path, method, status: (await transports.app?.(method, `/v1/${path}`, token))?.status }).toEqual({ path, method, status: method === 'PUT' || method === 'POST' || method === 'DELETE' || method === 'LIST' ? expect.toBeOneOf([403, 405]) : 403 });
+      for (const method of methods)
+        expect({ path, method, status: (await transports.app?.(method, `/v1/${path}`, token))?.status }).toEqual({
+          path,
+          method,
+          status:
+            method === 'PUT' || method === 'POST' || method === 'DELETE' || method === 'LIST'
+              ? expect.toBeOneOf([403, 405])
+              : 403,
+        });
     }
     // The glob itself works: the narrow token reads what it is allowed.
     expect((await h.call('GET', '/v1/kv/app/public', { token })).status).toBe(200);
@@ -123,9 +163,22 @@ describe('attack: one item denied inside an allowed glob, reached by another spe
           for (const method of methods) {
             const out = await send(method, url, token, method === 'PUT' || method === 'POST' ? body : undefined);
             tried.push(`${adapter} ${method} ${url} → ${out.status}`);
-            expect({ adapter, method, url, ok: out.status >= 200 && out.status < 300 }).toEqual({ adapter, method, url, ok: false });
-            expect({ adapter, method, url, status: [400, 403, 405].includes(out.status) ? 'refused' : out.status }).toEqual({ adapter, method, url, status: 'refused' });
-            if (out.status === 400) expect(String(JSON.parse(out.text).errors)).toMatch(/encoded slash|empty segment|"\." or "\.\." segment|backslash/);
+            expect({ adapter, method, url, ok: out.status >= 200 && out.status < 300 }).toEqual({
+              adapter,
+              method,
+              url,
+              ok: false,
+            });
+            expect({
+              adapter,
+              method,
+              url,
+              status: [400, 403, 405].includes(out.status) ? 'refused' : out.status,
+            }).toEqual({ adapter, method, url, status: 'refused' });
+            if (out.status === 400)
+              expect(String(JSON.parse(out.text).errors)).toMatch(
+                /encoded slash|empty segment|"\." or "\.\." segment|backslash/,
+              );
           }
         }
       }
@@ -158,24 +211,44 @@ describe("attack: another spelling of a scheduler row's path (scheduler service)
   beforeAll(async () => {
     s = await startScheduler();
     management = await s.bootstrap();
-    expect((await s.call('PUT', '/v1/acl/policy/x', { token: management, body: { Rules: 'node { policy = "read" }' } })).status).toBe(200);
-    lambda = viaLambda(lambdaHandler(schedulerFront({ core: async () => s.core, heartbeatMs: 200, eventPollMs: 50 }), []), 'x-nomad-token', { host: 'api.example' });
+    expect(
+      (await s.call('PUT', '/v1/acl/policy/x', { token: management, body: { Rules: 'node { policy = "read" }' } }))
+        .status,
+    ).toBe(200);
+    lambda = viaLambda(
+      lambdaHandler(schedulerFront({ core: async () => s.core, heartbeatMs: 200, eventPollMs: 50 }), []),
+      'x-nomad-token',
+      { host: 'api.example' },
+    );
   });
   afterAll(() => s?.close());
 
-  const rows = ['acl/policy/x', 'acl/token/self', 'acl/policies', 'acl/roles', 'acl/auth-methods', 'acl/binding-rules', 'agent/health'];
+  const rows = [
+    'acl/policy/x',
+    'acl/token/self',
+    'acl/policies',
+    'acl/roles',
+    'acl/auth-methods',
+    'acl/binding-rules',
+    'agent/health',
+  ];
 
   it('a trailing /, //, %2F, ., .. and a backslash are 400 naming the problem, on the node app and the Lambda adapter, even for a management token; nothing changes', async () => {
     const before = (await s.call('GET', '/v1/acl/policy/x', { token: management })).body;
     for (const row of rows) {
       for (const url of spellings(row)) {
         for (const method of ['GET', 'PUT', 'POST', 'DELETE']) {
-          const body = method === 'PUT' || method === 'POST' ? { Rules: 'namespace "*" { policy = "write" }' } : undefined;
+          const body =
+            method === 'PUT' || method === 'POST' ? { Rules: 'namespace "*" { policy = "write" }' } : undefined;
           // The web Request the app is given has already resolved `.`/`..` (its URL parser does): that form is
           // canonical by then and a management token may use it. Only the Lambda adapter sees it as sent.
           const resolvedByParser = /\/(\.|%2e|zz\/(\.\.|%2e%2e))\//.test(url) && !/\/\/|%2F|%2f|%5C|\/$/.test(url);
           const statuses: Array<[string, number | undefined]> = [];
-          if (!resolvedByParser) statuses.push(['app', (await s.call(method, url, { token: management, ...(body ? { body } : {}) })).status]);
+          if (!resolvedByParser)
+            statuses.push([
+              'app',
+              (await s.call(method, url, { token: management, ...(body ? { body } : {}) })).status,
+            ]);
           statuses.push(['lambda', (await lambda(method, url, management, body)).status]);
           for (const [adapter, status] of statuses) {
             expect({ adapter, method, url, status }).toEqual({ adapter, method, url, status: 400 });

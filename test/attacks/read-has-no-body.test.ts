@@ -20,7 +20,8 @@ describe('attack: a GET with a body, to slip a read parameter past allowed_param
   let token: string;
   let lambda: ReturnType<typeof secretsLambda>;
 
-  const root = (method: string, url: string, body?: unknown) => h.call(method, url, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
+  const root = (method: string, url: string, body?: unknown) =>
+    h.call(method, url, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
     h = await startSecrets();
@@ -29,13 +30,16 @@ describe('attack: a GET with a body, to slip a read parameter past allowed_param
     expect((await root('PUT', '/v1/kv2/data/app', { data: { secret: 'version-2' } })).status).toBe(200);
     const policy = 'path "kv2/data/*" {\n  capabilities = ["read"]\n  allowed_parameters = { "version" = ["2"] }\n}';
     expect((await root('PUT', '/v1/sys/policies/acl/v2-only', { policy })).status).toBe(204);
-    token = (await root('POST', '/v1/auth/token/create', { policies: ['v2-only'], no_default_policy: true })).body.auth.client_token;
+    token = (await root('POST', '/v1/auth/token/create', { policies: ['v2-only'], no_default_policy: true })).body.auth
+      .client_token;
     lambda = secretsLambda(secretsFront({ core: async () => h.core }), []);
   });
   afterAll(() => h?.close());
 
   const viaLambda = async (method: string, url: string, body?: string, caller = token) => {
-    const result = await lambda(gatewayEvent(method, url, { 'x-vault-token': caller, 'content-type': 'application/json' }, { body }));
+    const result = await lambda(
+      gatewayEvent(method, url, { 'x-vault-token': caller, 'content-type': 'application/json' }, { body }),
+    );
     return { status: result.statusCode, body: result.body ? JSON.parse(result.body) : undefined };
   };
 
@@ -65,34 +69,48 @@ describe('attack: a GET with a body, to slip a read parameter past allowed_param
   });
 
   it('`npm start`\'s node listener over a socket (a web Request cannot carry a GET body, a socket can): GET with body {"version":1} reads the latest version', async () => {
-    for (const server of [http.createServer(secretsNodeListener({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] }))]) {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    const get = (path: string, body: string) =>
-      new Promise<{ status: number; body: { data: { data: unknown } } }>((resolve, reject) => {
-        const request = http.request(
-          { host: '127.0.0.1', port, method: 'GET', path, headers: { 'x-vault-token': token, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-          (response) => {
-            let text = '';
-            response.on('data', (chunk) => {
-              text += chunk;
-            });
-            response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
-          },
-        );
-        request.on('error', reject);
-        request.end(body);
-      });
-    try {
-      const read = await get('/v1/kv2/data/app', '{"version":1}');
-      expect(read.status).toBe(200);
-      expect(read.body.data.data).toEqual({ secret: 'version-2' });
-      const malformed = await get('/v1/kv2/data/app?version=2', '{not json');
-      expect(malformed.status).toBe(200);
-      expect(malformed.body.data.data).toEqual({ secret: 'version-2' });
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
+    for (const server of [
+      http.createServer(
+        secretsNodeListener({ core: async () => h.core, clientIp: () => '127.0.0.1', trustedProxies: [] }),
+      ),
+    ]) {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const get = (path: string, body: string) =>
+        new Promise<{ status: number; body: { data: { data: unknown } } }>((resolve, reject) => {
+          const request = http.request(
+            {
+              host: '127.0.0.1',
+              port,
+              method: 'GET',
+              path,
+              headers: {
+                'x-vault-token': token,
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(body),
+              },
+            },
+            (response) => {
+              let text = '';
+              response.on('data', (chunk) => {
+                text += chunk;
+              });
+              response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+            },
+          );
+          request.on('error', reject);
+          request.end(body);
+        });
+      try {
+        const read = await get('/v1/kv2/data/app', '{"version":1}');
+        expect(read.status).toBe(200);
+        expect(read.body.data.data).toEqual({ secret: 'version-2' });
+        const malformed = await get('/v1/kv2/data/app?version=2', '{not json');
+        expect(malformed.status).toBe(200);
+        expect(malformed.body.data.data).toEqual({ secret: 'version-2' });
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
     }
   });
 });

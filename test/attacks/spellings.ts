@@ -34,7 +34,11 @@ export function encodedSpellings(path: string): string[] {
     const letter = part.search(/[A-Za-z0-9]/);
     if (letter !== -1) {
       const encoded = `%${part.charCodeAt(letter).toString(16).toUpperCase()}`;
-      const spelt = [...parts.slice(0, index), `${part.slice(0, letter)}${encoded}${part.slice(letter + 1)}`, ...parts.slice(index + 1)].join('/');
+      const spelt = [
+        ...parts.slice(0, index),
+        `${part.slice(0, letter)}${encoded}${part.slice(letter + 1)}`,
+        ...parts.slice(index + 1),
+      ].join('/');
       out.add(`/v1/${spelt}`);
       out.add(`/v1/${spelt}/`);
     }
@@ -51,4 +55,5 @@ export function encodedSpellings(path: string): string[] {
 }
 
 /** Whether a spelling from `encodedSpellings` names the canonical path itself once decoded (only letters encoded). */
-export const onlyEncodesLetters = (url: string) => /%(?:[46][1-9A-F]|[57][0-9A]|3[0-9])/.test(url) && !/%(?:2[eEfF]|5[cC])|\\|\/\/|\/\.|\/$/.test(url);
+export const onlyEncodesLetters = (url: string) =>
+  /%(?:[46][1-9A-F]|[57][0-9A]|3[0-9])/.test(url) && !/%(?:2[eEfF]|5[cC])|\\|\/\/|\/\.|\/$/.test(url);

@@ -89,7 +89,9 @@ interface Transport {
 
 /** The node HTTP server (`schedulerNodeListener`, as `npm start` serves the scheduler) over a real socket. */
 async function nodeServer(h: SchedulerHarness): Promise<{ transport: Transport; server: Server }> {
-  const server = createServer(schedulerNodeListener({ core: async () => h.core, heartbeatMs: 200, eventPollMs: 50, trustedProxies: [] }));
+  const server = createServer(
+    schedulerNodeListener({ core: async () => h.core, heartbeatMs: 200, eventPollMs: 50, trustedProxies: [] }),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -98,13 +100,18 @@ async function nodeServer(h: SchedulerHarness): Promise<{ transport: Transport; 
       name: 'the node server',
       async open(pathAndQuery, token) {
         const abort = new AbortController();
-        const response = await fetch(`${base}${pathAndQuery}`, { headers: { 'X-Scheduler-Token': token }, signal: abort.signal });
-        if (response.status !== 200 || !response.body) return { status: response.status, text: await response.text(), stop: () => undefined };
+        const response = await fetch(`${base}${pathAndQuery}`, {
+          headers: { 'X-Scheduler-Token': token },
+          signal: abort.signal,
+        });
+        if (response.status !== 200 || !response.body)
+          return { status: response.status, text: await response.text(), stop: () => undefined };
         const lines = new Lines();
         const decoder = new TextDecoder();
         void (async () => {
           try {
-            for await (const chunk of response.body as ReadableStream<Uint8Array>) lines.push(decoder.decode(chunk, { stream: true }));
+            for await (const chunk of response.body as ReadableStream<Uint8Array>)
+              lines.push(decoder.decode(chunk, { stream: true }));
           } catch {
             // Aborted by the test.
           }
@@ -121,7 +128,14 @@ async function nodeServer(h: SchedulerHarness): Promise<{ transport: Transport; 
  * the same table: another process, which sees the writer's ACL changes only through the event buffer.
  */
 async function lambdaStream(h: SchedulerHarness): Promise<{ transport: Transport; core: Core }> {
-  const core = await createCore({ dynamodb: h.client, tableName: h.tableName, keySource: fileKeySource(h.keyFile), backends: [], clock: h.clock, log: silentLogger });
+  const core = await createCore({
+    dynamodb: h.client,
+    tableName: h.tableName,
+    keySource: fileKeySource(h.keyFile),
+    backends: [],
+    clock: h.clock,
+    log: silentLogger,
+  });
   const handler = lambdaStreamHandler(
     schedulerFront({ core: async () => core, heartbeatMs: 200, eventPollMs: 50, streamLimitMs: 20_000 }),
     [],
@@ -150,13 +164,17 @@ async function lambdaStream(h: SchedulerHarness): Promise<{ transport: Transport
           rawQueryString,
           headers: { 'x-scheduler-token': token, host: 'lambda.example' },
           queryStringParameters: Object.fromEntries(query),
-          requestContext: { http: { method: 'GET', path: rawPath, sourceIp: '10.0.0.1' }, domainName: 'lambda.example' },
+          requestContext: {
+            http: { method: 'GET', path: rawPath, sourceIp: '10.0.0.1' },
+            domainName: 'lambda.example',
+          },
           isBase64Encoded: false,
         };
         const invocation = handler(event, sink, {});
         // The status is known once the adapter has written the response's metadata (or the invocation has ended).
         const deadline = Date.now() + 5000;
-        while (lambdaMetadata.length === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+        while (lambdaMetadata.length === before && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 5));
         const status = (lambdaMetadata[before] as { statusCode?: number } | undefined)?.statusCode ?? 0;
         if (status !== 200) {
           await invocation;
@@ -224,7 +242,8 @@ describe('attack: an open event stream outlives its token’s access (narrow tok
       name: 'the policy is updated to drop node:read',
       ends: SUBSCRIPTION_CLOSED,
       refused: 'Permission denied',
-      revoke: async ({ policy }) => void (await mgmt('POST', `/v1/acl/policy/${policy}`, { Rules: 'namespace "default" { policy = "read" }' })),
+      revoke: async ({ policy }) =>
+        void (await mgmt('POST', `/v1/acl/policy/${policy}`, { Rules: 'namespace "default" { policy = "read" }' })),
     },
     {
       name: 'the policy is deleted',
@@ -236,7 +255,12 @@ describe('attack: an open event stream outlives its token’s access (narrow tok
       name: 'the token is updated to hold another policy',
       ends: SUBSCRIPTION_CLOSED,
       refused: 'Permission denied',
-      revoke: async ({ accessor }) => void (await mgmt('POST', `/v1/acl/token/${accessor}`, { AccessorID: accessor, Type: 'client', Policies: ['unrelated'] })),
+      revoke: async ({ accessor }) =>
+        void (await mgmt('POST', `/v1/acl/token/${accessor}`, {
+          AccessorID: accessor,
+          Type: 'client',
+          Policies: ['unrelated'],
+        })),
     },
     {
       name: 'the token is deleted (revoked)',
@@ -257,7 +281,11 @@ describe('attack: an open event stream outlives its token’s access (narrow tok
       ends: SUBSCRIPTION_CLOSED,
       refused: 'Permission denied',
       revoke: async ({ roleId, roleName }) =>
-        void (await mgmt('POST', `/v1/acl/role/${roleId}`, { ID: roleId, Name: roleName, Policies: [{ Name: 'unrelated' }] })),
+        void (await mgmt('POST', `/v1/acl/role/${roleId}`, {
+          ID: roleId,
+          Name: roleName,
+          Policies: [{ Name: 'unrelated' }],
+        })),
     },
     {
       name: 'the role it holds is deleted',
@@ -300,10 +328,18 @@ describe('attack: an open event stream outlives its token’s access (narrow tok
             let line: string | undefined;
             do line = await lines.next(5000);
             while (line === '{}');
-            expect(JSON.parse(line as string)).toMatchObject({ Index: beforeIndex, Events: [{ Topic: 'Node', Key: `before-${n}` }] });
+            expect(JSON.parse(line as string)).toMatchObject({
+              Index: beforeIndex,
+              Events: [{ Topic: 'Node', Key: `before-${n}` }],
+            });
 
             // The operator takes the access away; the writer goes on writing Node events.
-            await revocation.revoke({ policy, accessor: token.AccessorID, ...(roleId ? { roleId } : {}), ...(roleName ? { roleName } : {}) });
+            await revocation.revoke({
+              policy,
+              accessor: token.AccessorID,
+              ...(roleId ? { roleId } : {}),
+              ...(roleName ? { roleName } : {}),
+            });
             const revokedAt = Date.now();
             await publishEvents(h.core, [nodeEvent(`after-${n}`)]);
             await publishEvents(h.core, [nodeEvent(`after-again-${n}`)]);
@@ -343,7 +379,14 @@ describe('attack: an open event stream outlives its token’s access (narrow tok
         expect(await lines.next(5000)).toBe('{}');
         // The event of a change to the token's policy arrives; the policy item (ModifyIndex) is still the old one.
         await publishEvents(h.core, [
-          { Topic: 'ACLPolicy', Type: 'ACLPolicyUpserted', Key: 'lagging', Namespace: '', FilterKeys: null, Payload: { ACLPolicy: { Name: 'lagging' } } },
+          {
+            Topic: 'ACLPolicy',
+            Type: 'ACLPolicyUpserted',
+            Key: 'lagging',
+            Namespace: '',
+            FilterKeys: null,
+            Payload: { ACLPolicy: { Name: 'lagging' } },
+          },
         ]);
         await publishEvents(h.core, [nodeEvent(`lagged-${transport.name}`)]);
         const rest: string[] = [];
@@ -377,7 +420,10 @@ describe('attack: an open event stream outlives its token’s access (narrow tok
         let line: string | undefined;
         do line = await lines.next(5000);
         while (line === '{}');
-        expect(JSON.parse(line as string)).toMatchObject({ Index: published, Events: [{ Key: `steady-${transport.name}` }] });
+        expect(JSON.parse(line as string)).toMatchObject({
+          Index: published,
+          Events: [{ Key: `steady-${transport.name}` }],
+        });
       } finally {
         opened.stop();
       }

@@ -24,8 +24,10 @@ const expectDenied = (reply: CallResult) => expect(reply, JSON.stringify(reply.b
 
 describe('attack: Unicode spellings against policies (issue 23 §6)', () => {
   let h: SecretsHarness;
-  const root = (method: string, path: string, body?: unknown) => h.call(method, path, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
-  const as = (token: string, method: string, path: string, body?: unknown) => h.call(method, path, { token, ...(body === undefined ? {} : { body }) });
+  const root = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
+  const as = (token: string, method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token, ...(body === undefined ? {} : { body }) });
 
   async function policy(name: string, text: string): Promise<void> {
     const reply = await root('PUT', `/v1/sys/policies/acl/${name}`, { policy: text });
@@ -88,7 +90,9 @@ describe('attack: Unicode spellings against policies (issue 23 §6)', () => {
       }
       expect(await stored('app/config')).toEqual({ group: 'reader', level: 'info' });
       // What Vault allows still passes: Go spaces around allowed values are trimmed.
-      expect((await as(narrow, 'POST', '/v1/secret/app/config', { group: 'reader,\u0085writer\u00a0' })).status).toBe(204);
+      expect((await as(narrow, 'POST', '/v1/secret/app/config', { group: 'reader,\u0085writer\u00a0' })).status).toBe(
+        204,
+      );
       expect(await stored('app/config')).toEqual({ group: 'reader,\u0085writer\u00a0' });
     });
   });
@@ -124,7 +128,10 @@ describe('attack: Unicode spellings against policies (issue 23 §6)', () => {
   describe('a narrow token listing under a deny glob (GHSA-xp3c-3jw3-4vcr, current vault/acl.go)', () => {
     let lister = '';
     beforeAll(async () => {
-      await policy('unicode-lister', 'path "secret/+" { capabilities = ["list"] }\npath "secret/private/*" { capabilities = ["deny"] }');
+      await policy(
+        'unicode-lister',
+        'path "secret/+" { capabilities = ["list"] }\npath "secret/private/*" { capabilities = ["deny"] }',
+      );
       lister = await tokenWith('unicode-lister');
     });
 
@@ -145,7 +152,7 @@ describe('attack: Unicode spellings against policies (issue 23 §6)', () => {
   });
 
   describe('a policy writer: policies Vault refuses are refused with a 400 naming the problem', () => {
-    it('refuses a JSON policy with surrogate escapes (Go\'s strconv.Unquote refuses them; Vault\'s policy write fails)', async () => {
+    it("refuses a JSON policy with surrogate escapes (Go's strconv.Unquote refuses them; Vault's policy write fails)", async () => {
       for (const text of [
         '{"path": {"secret/\\ud83d\\udd11": {"capabilities": ["read"]}}}',
         '{"path": {"secret/app/*": {"capabilities": ["update"], "denied_parameters": {"role": ["\\udd11admin"]}}}}',
@@ -173,10 +180,15 @@ describe('attack: Unicode spellings against policies (issue 23 §6)', () => {
     });
 
     it('reads an HCL surrogate escape as U+FFFD and a leading U+FEFF as part of the path, as hcl does: neither grants the path it resembles', async () => {
-      await policy('unicode-lookalike', 'path "secret/\\ud83d\\udd11" { capabilities = ["read"] }\npath "\\ufeffsecret/private/*" { capabilities = ["read"] }');
+      await policy(
+        'unicode-lookalike',
+        'path "secret/\\ud83d\\udd11" { capabilities = ["read"] }\npath "\\ufeffsecret/private/*" { capabilities = ["read"] }',
+      );
       const token = await tokenWith('unicode-lookalike');
       expectDenied(await as(token, 'GET', '/v1/secret/private/key'));
-      const caps = await as(token, 'POST', '/v1/sys/capabilities-self', { paths: ['secret/\u{1F511}', 'secret/\ufffd\ufffd', 'secret/private/key'] });
+      const caps = await as(token, 'POST', '/v1/sys/capabilities-self', {
+        paths: ['secret/\u{1F511}', 'secret/\ufffd\ufffd', 'secret/private/key'],
+      });
       expect(caps.status, JSON.stringify(caps.body)).toBe(200);
       expect(caps.body.data['secret/\u{1F511}']).toEqual(['deny']);
       expect(caps.body.data['secret/\ufffd\ufffd']).toEqual(['read']);

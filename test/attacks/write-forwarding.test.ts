@@ -62,10 +62,25 @@ describe('attack: write forwarding sent to another host by a path beginning //ho
   });
 
   it('secrets replica: PUT //<evil>/v1/kv/a is 400 and reaches neither listener; a canonical write goes to the authoritative one', async () => {
-    const front = secretsFront({ core: async () => h.core, regions: { region: 'replica', authoritativeRegion: 'home', authoritativeUrl: authoritative.url } });
+    const front = secretsFront({
+      core: async () => h.core,
+      regions: { region: 'replica', authoritativeRegion: 'home', authoritativeUrl: authoritative.url },
+    });
     const send = (path: string) =>
-      front({ method: 'PUT', path, search: '', headers: new Headers({ 'x-vault-token': 'hvs.attacker', 'content-type': 'application/json' }), body: '{"a":"1"}', clientIp: '127.0.0.1' });
-    for (const path of [`//${evilHost()}/v1/kv/a`, `/v1//${evilHost()}/v1/kv/a`, `/%2F${evilHost()}/v1/kv/a`, `/\\${evilHost()}/v1/kv/a`]) {
+      front({
+        method: 'PUT',
+        path,
+        search: '',
+        headers: new Headers({ 'x-vault-token': 'hvs.attacker', 'content-type': 'application/json' }),
+        body: '{"a":"1"}',
+        clientIp: '127.0.0.1',
+      });
+    for (const path of [
+      `//${evilHost()}/v1/kv/a`,
+      `/v1//${evilHost()}/v1/kv/a`,
+      `/%2F${evilHost()}/v1/kv/a`,
+      `/\\${evilHost()}/v1/kv/a`,
+    ]) {
       const reply = await send(path);
       expect({ path, status: reply.status }).toEqual({ path, status: 400 });
     }

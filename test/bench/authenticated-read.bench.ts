@@ -105,7 +105,8 @@ function print(cases: Case[], raw: Case, floor: Case) {
   const header = ['case', 'req/s', 'p50 ms', 'p99 ms', 'ddb calls/req', 'vs raw GetItem', 'vs 2x GetItem', 'failed'];
   const lines = cases.map((each) => {
     const sorted = [...each.latencies].sort((a, b) => a - b);
-    const at = (quantile: number) => sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? Number.NaN;
+    const at = (quantile: number) =>
+      sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? Number.NaN;
     return [
       each.name,
       perSecond(each).toFixed(0),
@@ -117,9 +118,13 @@ function print(cases: Case[], raw: Case, floor: Case) {
       String(each.failures),
     ];
   });
-  const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => (line[column] as string).length)));
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...lines.map((line) => (line[column] as string).length)),
+  );
   const format = (cells: string[]) =>
-    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+    cells
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ');
   console.log(format(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const line of lines) console.log(format(line));
@@ -206,7 +211,8 @@ try {
   await httpCall('POST', '/v1/kv/bench/db', localRoot, { username: 'app', password: 'bench-password' });
   await httpCall('PUT', '/v1/sys/policies/acl/bench-read', localRoot, { policy: readPolicy });
   const httpToken = async (body: Record<string, unknown>): Promise<string> =>
-    (await httpCall('POST', '/v1/auth/token/create', localRoot, { policies: ['bench-read'], ttl: '1h', ...body })).auth.client_token;
+    (await httpCall('POST', '/v1/auth/token/create', localRoot, { policies: ['bench-read'], ttl: '1h', ...body })).auth
+      .client_token;
   const httpService = await httpToken({});
   const httpBatch = await httpToken({ type: 'batch' });
   const httpRead = (token: string) => async () => {
@@ -216,7 +222,11 @@ try {
   };
 
   const raw = newCase('raw GetItem (the data item)', rawData, calls);
-  const floor = newCase('raw GetItem x2 (token item, then data)', async () => (await rawToken()) && (await rawData()), calls);
+  const floor = newCase(
+    'raw GetItem x2 (token item, then data)',
+    async () => (await rawToken()) && (await rawData()),
+    calls,
+  );
   const appService = newCase('kv read, service token (app.request)', appRead(serviceToken), calls);
   const appBatch = newCase('kv read, batch token (app.request)', appRead(batchToken), calls);
   const viaHttpService = newCase('kv read, service token (HTTP, npm start)', httpRead(httpService));
@@ -230,15 +240,23 @@ try {
     viaHttpService,
     viaHttpBatch,
   ];
-  for (const each of cases) if (!(await each.once())) throw new Error(`${each.name}: the request failed before measuring`);
+  for (const each of cases)
+    if (!(await each.once())) throw new Error(`${each.name}: the request failed before measuring`);
   await measureAll(cases);
 
   console.log('');
   print(cases, raw, floor);
   console.log('');
-  console.log('Target (issue 2): each authenticated read at least 0.5 of the raw GetItem rate; issue 28: over HTTP at least 0.7.');
+  console.log(
+    'Target (issue 2): each authenticated read at least 0.5 of the raw GetItem rate; issue 28: over HTTP at least 0.7.',
+  );
   const ratio = (each: Case) => perSecond(each) / perSecond(raw);
-  figure('authenticated-read', 'kv read, service token, app.request / raw GetItem', ratio(appService), '>= 0.5 (issue 2)');
+  figure(
+    'authenticated-read',
+    'kv read, service token, app.request / raw GetItem',
+    ratio(appService),
+    '>= 0.5 (issue 2)',
+  );
   figure('authenticated-read', 'kv read, batch token, app.request / raw GetItem', ratio(appBatch), '>= 0.5 (issue 2)');
   figure('authenticated-read', 'kv read, service token, HTTP / raw GetItem', ratio(viaHttpService), '>= 0.7');
   figure('authenticated-read', 'kv read, batch token, HTTP / raw GetItem', ratio(viaHttpBatch), '>= 0.7');

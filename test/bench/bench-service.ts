@@ -39,7 +39,10 @@ export async function startBenchDynamo(): Promise<{ endpoint: string; stop(): Pr
 }
 
 /** The secrets app a Lambda runs, with the given families, on its own DynamoDB Local: what the benchmarks drive. */
-export async function startBenchService(families: SecretsFamily[], options: { clock?: Clock } = {}): Promise<BenchService> {
+export async function startBenchService(
+  families: SecretsFamily[],
+  options: { clock?: Clock } = {},
+): Promise<BenchService> {
   const dynamo = await startBenchDynamo();
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
   const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
@@ -72,7 +75,8 @@ export async function startBenchService(families: SecretsFamily[], options: { cl
     };
     const call = async (method: string, url: string, body?: unknown) => {
       const response = await request(method, url, body);
-      if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
+      if (response.status >= 300)
+        throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
       return response.body as Record<string, unknown> | undefined;
     };
     return { core, app, rootToken, dynamoEndpoint: dynamo.endpoint, request, call, stop };

@@ -30,7 +30,10 @@ async function slot<T>(task: () => Promise<T>): Promise<T> {
   }
 }
 
-function runSmoke(file: string, extraEnv: Record<string, string> = {}): Promise<{
+function runSmoke(
+  file: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{
   code: number | null;
   signal: string | null;
   stdout: string;
@@ -82,9 +85,13 @@ describe('benchmarks in smoke mode (BENCH_SMOKE=1): each runs end to end and pri
   });
 
   describe.concurrent('each bench', () => {
-    it('profile-service-login.ts (not a bench: the service login profiler) exits 0 and prints where the time went', { timeout: 240_000 }, async () => {
+    it('profile-service-login.ts (not a bench: the service login profiler) exits 0 and prints where the time went', {
+      timeout: 240_000,
+    }, async () => {
       const profileOut = path.join(tmpdir(), `keyhaven-smoke-${process.pid}.cpuprofile`);
-      const result = await slot(() => runSmoke('profile-service-login.ts', { PROFILE_OUT: profileOut })).finally(() => rmSync(profileOut, { force: true }));
+      const result = await slot(() => runSmoke('profile-service-login.ts', { PROFILE_OUT: profileOut })).finally(() =>
+        rmSync(profileOut, { force: true }),
+      );
       const output = `profile-service-login.ts (${result.seconds.toFixed(1)} s)\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-4000)}`;
       expect({ code: result.code, signal: result.signal }, output).toEqual({ code: 0, signal: null });
       expect(result.stdout, output).toMatch(/^one warm login's DynamoDB calls \(\d+\):/m);

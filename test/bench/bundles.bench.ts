@@ -52,7 +52,7 @@ process.stdout.write(String(performance.now() - started));
 
 const packageOf = (input: string) => {
   const match = input.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
-  return match?.[1] ?? (input.startsWith('packages/core') ? '@keyhaven/core' : input.split('/')[0] ?? input);
+  return match?.[1] ?? (input.startsWith('packages/core') ? '@keyhaven/core' : (input.split('/')[0] ?? input));
 };
 
 console.log(`external (provided by the nodejs24.x runtime, not bundled): ${providedByRuntime.join(', ')}`);
@@ -92,11 +92,15 @@ try {
       const file = pending.pop() as string;
       if (atInit.has(file)) continue;
       atInit.add(file);
-      for (const imported of outputs[file]?.imports ?? []) if (imported.kind === 'import-statement' && !imported.external) pending.push(imported.path);
+      for (const imported of outputs[file]?.imports ?? [])
+        if (imported.kind === 'import-statement' && !imported.external) pending.push(imported.path);
     }
     const sizes = (files: string[]) => {
       const bytes = files.map((file) => readFileSync(file));
-      return { minified: bytes.reduce((sum, b) => sum + b.length, 0) / 1024, gzip: bytes.reduce((sum, b) => sum + gzipSync(b).length, 0) / 1024 };
+      return {
+        minified: bytes.reduce((sum, b) => sum + b.length, 0) / 1024,
+        gzip: bytes.reduce((sum, b) => sum + gzipSync(b).length, 0) / 1024,
+      };
     };
     const whole = sizes(Object.keys(outputs).filter((file) => file.endsWith('.mjs')));
     const initial = sizes([...atInit]);
@@ -113,10 +117,14 @@ try {
       .join(', ');
     const times: number[] = [];
     for (let run = 0; run < runs; run++) {
-      const ms = execFileSync(nodeBinary, ['--input-type=module', '-e', initScript, pathToFileURL(path.resolve(entryOutput)).href], {
-        env: { ...process.env, KEYHAVEN_TABLE: 'bench', KEYHAVEN_KMS_KEY_ID: 'alias/bench', AWS_REGION: 'us-east-1' },
-        encoding: 'utf8',
-      });
+      const ms = execFileSync(
+        nodeBinary,
+        ['--input-type=module', '-e', initScript, pathToFileURL(path.resolve(entryOutput)).href],
+        {
+          env: { ...process.env, KEYHAVEN_TABLE: 'bench', KEYHAVEN_KMS_KEY_ID: 'alias/bench', AWS_REGION: 'us-east-1' },
+          encoding: 'utf8',
+        },
+      );
       times.push(Number(ms));
     }
     times.sort((a, b) => a - b);
@@ -130,7 +138,13 @@ try {
   }
   figure('bundles', 'largest module-init p50 ms', slowest.ms, '<= 100 on an idle machine', slowest.entry);
   figure('bundles', 'largest bundle gzip kB', largest.kb, '<= 150', largest.entry);
-  figure('bundles', 'largest gzip kB loaded at init', largestAtInit.kb, '<= 150, nothing the request does not use', largestAtInit.entry);
+  figure(
+    'bundles',
+    'largest gzip kB loaded at init',
+    largestAtInit.kb,
+    '<= 150, nothing the request does not use',
+    largestAtInit.entry,
+  );
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

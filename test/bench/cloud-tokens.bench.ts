@@ -29,27 +29,54 @@ try {
   await call('POST', '/v1/sys/mounts/cloud', { type: 'cloud' });
   await call('POST', '/v1/cloud/config', { credentials: root.credentials });
   const bindings = 'resource "//cloudresourcemanager.googleapis.com/projects/proj-1" { roles = ["roles/viewer"] }';
-  await call('POST', '/v1/cloud/roleset/bench', { project: 'proj-1', bindings, token_scopes: 'https://www.googleapis.com/auth/cloud-platform' });
+  await call('POST', '/v1/cloud/roleset/bench', {
+    project: 'proj-1',
+    bindings,
+    token_scopes: 'https://www.googleapis.com/auth/cloud-platform',
+  });
   await call('POST', '/v1/cloud/roleset/keys', { project: 'proj-1', bindings, secret_type: 'service_account_key' });
 
-  const measure = async (label: string, figureName: string, count: number, round: () => Promise<unknown>, note: string) => {
+  const measure = async (
+    label: string,
+    figureName: string,
+    count: number,
+    round: () => Promise<unknown>,
+    note: string,
+  ) => {
     for (let i = 0; i < Math.min(least, count); i++) await round();
     const started = performance.now();
     for (let i = 0; i < count; i++) await round();
     const seconds = (performance.now() - started) / 1000;
-    console.log(`${label}: ${(count / seconds).toFixed(1)}/s (${count} in ${seconds.toFixed(2)} s, ${((seconds / count) * 1000).toFixed(2)} ms each; ${note})`);
+    console.log(
+      `${label}: ${(count / seconds).toFixed(1)}/s (${count} in ${seconds.toFixed(2)} s, ${((seconds / count) * 1000).toFixed(2)} ms each; ${note})`,
+    );
     figure('cloud-tokens', figureName, count / seconds, '—', note);
   };
 
   const tokens = new Set<string>();
-  await measure('cloud roleset access tokens (cached)', 'cloud roleset tokens (cached)/s', rounds, async () => tokens.add((await call('GET', '/v1/cloud/roleset/bench/token'))?.data.token ?? ''), 'one client, sequential');
+  await measure(
+    'cloud roleset access tokens (cached)',
+    'cloud roleset tokens (cached)/s',
+    rounds,
+    async () => tokens.add((await call('GET', '/v1/cloud/roleset/bench/token'))?.data.token ?? ''),
+    'one client, sequential',
+  );
   console.log(`  distinct tokens minted during the cached run: ${tokens.size}`);
   const credentials = JSON.parse(root.credentials);
   await measure(
     'cloud OAuth2 JWT-bearer mint (uncached, the cache-miss path)',
     'cloud JWT-bearer mint (uncached)/s',
     Math.max(least, Math.floor(rounds / 5)),
-    () => tokenFromCredentials(credentials, ['https://www.googleapis.com/auth/cloud-platform'], { iam: '', iamCredentials: '', resourceManager: '', storage: '', sts: '', token: google.endpoints.oauth2Token, retryBaseMs: 1 }),
+    () =>
+      tokenFromCredentials(credentials, ['https://www.googleapis.com/auth/cloud-platform'], {
+        iam: '',
+        iamCredentials: '',
+        resourceManager: '',
+        storage: '',
+        sts: '',
+        token: google.endpoints.oauth2Token,
+        retryBaseMs: 1,
+      }),
     'RS256 sign (node:crypto) + emulator verify',
   );
   await measure(

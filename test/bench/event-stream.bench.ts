@@ -25,7 +25,8 @@ const seconds = sized('BENCH_SECONDS', 10, 2);
 const rate = sized('BENCH_RATE', 50, 10);
 const subscribers = sized('BENCH_SUBSCRIBERS', 100, 5);
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 
 async function main() {
   const dynamo = await startBenchDynamo();
@@ -34,7 +35,13 @@ async function main() {
   try {
     const tableName = `bench-${randomUUID()}`;
     await ensureTable(client, tableName);
-    const core = await createCore({ dynamodb: client, tableName, keySource: fileKeySource(path.join(keyDir, 'k')), backends: [], log: silentLogger });
+    const core = await createCore({
+      dynamodb: client,
+      tableName,
+      keySource: fileKeySource(path.join(keyDir, 'k')),
+      backends: [],
+      log: silentLogger,
+    });
     const app = createSchedulerApp({ core: async () => core, heartbeatMs: 10_000, eventPollMs: 200 });
     const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
     const sentAt = new Map<number, number>();
@@ -43,7 +50,9 @@ async function main() {
     let stopping = false;
     const readers = await Promise.all(
       Array.from({ length: subscribers }, async () => {
-        const response = await app.request('/v1/event/stream?topic=Node', { headers: { 'X-Scheduler-Token': root.SecretID } });
+        const response = await app.request('/v1/event/stream?topic=Node', {
+          headers: { 'X-Scheduler-Token': root.SecretID },
+        });
         const reader = (response.body as ReadableStream<Uint8Array>).getReader();
         const decoder = new TextDecoder();
         let buffer = '';
@@ -75,7 +84,16 @@ async function main() {
       const wait = due - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const before = performance.now();
-      const index = await publishEvents(core, [{ Topic: 'Node', Type: 'NodeEvent', Key: `n${writes}`, Namespace: '', FilterKeys: null, Payload: { Node: { ID: `n${writes}` } } }]);
+      const index = await publishEvents(core, [
+        {
+          Topic: 'Node',
+          Type: 'NodeEvent',
+          Key: `n${writes}`,
+          Namespace: '',
+          FilterKeys: null,
+          Payload: { Node: { ID: `n${writes}` } },
+        },
+      ]);
       sentAt.set(index, before);
       writes++;
     }
@@ -96,8 +114,20 @@ async function main() {
         p99Ms: Math.round(percentile(latencies, 99)),
       }),
     );
-    figure('event-stream', 'event stream delivered / expected', delivered / (writes * subscribers), '1', `${subscribers} subscribers, ${rate} writes/s`);
-    figure('event-stream', 'event stream delivery p99 ms', percentile(latencies, 99), '—', `p50 ${Math.round(percentile(latencies, 50))} ms`);
+    figure(
+      'event-stream',
+      'event stream delivered / expected',
+      delivered / (writes * subscribers),
+      '1',
+      `${subscribers} subscribers, ${rate} writes/s`,
+    );
+    figure(
+      'event-stream',
+      'event stream delivery p99 ms',
+      percentile(latencies, 99),
+      '—',
+      `p50 ${Math.round(percentile(latencies, 50))} ms`,
+    );
   } finally {
     client.destroy();
     await dynamo.stop();

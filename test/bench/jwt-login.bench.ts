@@ -20,7 +20,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { DynamoDBClient, TransactWriteItemsCommand, type TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  TransactWriteItemsCommand,
+  type TransactWriteItemsCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { type CryptoKey, exportSPKI, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
@@ -37,7 +41,9 @@ const users = smoke ? 8 : 64;
 /** A fresh value shaped like `value` (hex stays hex, anything else becomes base62-ish), of the same length. */
 const freshLike = (value: string) =>
   /^[0-9a-f]+$/.test(value)
-    ? randomBytes(Math.ceil(value.length / 2)).toString('hex').slice(0, value.length)
+    ? randomBytes(Math.ceil(value.length / 2))
+        .toString('hex')
+        .slice(0, value.length)
     : randomBytes(value.length).toString('base64url').replace(/[-_]/g, 'x').slice(0, value.length);
 
 /** `input` with every occurrence of each `replacements` key inside its strings replaced; binary values are kept. */
@@ -94,7 +100,13 @@ async function measure(count: number, task: (index: number) => Promise<void>) {
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   // This process's CPU (user + system) per operation; DynamoDB Local is another process and not counted.
-  return { perSecond: count / seconds, p50: at(0.5), p99: at(0.99), cpuUs: (cpu.user + cpu.system) / count, mainUs: main / count };
+  return {
+    perSecond: count / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    cpuUs: (cpu.user + cpu.system) / count,
+    mainUs: main / count,
+  };
 }
 
 const service = await startBenchService(['system', 'jwt']);
@@ -117,9 +129,25 @@ try {
     ES256: await generateKeyPair('ES256', { extractable: true }),
   };
   await call('POST', '/v1/sys/auth/jwt', { type: 'jwt' }, rootToken);
-  await call('POST', '/v1/auth/jwt/config', { jwt_validation_pubkeys: [await exportSPKI(keys.RS256.publicKey), await exportSPKI(keys.ES256.publicKey)], bound_issuer: 'https://ci.example' }, rootToken);
+  await call(
+    'POST',
+    '/v1/auth/jwt/config',
+    {
+      jwt_validation_pubkeys: [await exportSPKI(keys.RS256.publicKey), await exportSPKI(keys.ES256.publicKey)],
+      bound_issuer: 'https://ci.example',
+    },
+    rootToken,
+  );
   for (const type of ['service', 'batch']) {
-    const role = { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'keyhaven', groups_claim: 'groups', token_policies: 'reader', token_ttl: '1h', token_type: type };
+    const role = {
+      role_type: 'jwt',
+      user_claim: 'sub',
+      bound_audiences: 'keyhaven',
+      groups_claim: 'groups',
+      token_policies: 'reader',
+      token_ttl: '1h',
+      token_type: type,
+    };
     await call('POST', `/v1/auth/jwt/role/${type}`, role, rootToken);
   }
 
@@ -135,7 +163,12 @@ try {
   const keep = (name: string, result: Result) => {
     const previous = best.get(name);
     if (!previous) best.set(name, result);
-    else best.set(name, { ...(result.perSecond > previous.perSecond ? result : previous), cpuUs: Math.min(result.cpuUs, previous.cpuUs), mainUs: Math.min(result.mainUs, previous.mainUs) });
+    else
+      best.set(name, {
+        ...(result.perSecond > previous.perSecond ? result : previous),
+        cpuUs: Math.min(result.cpuUs, previous.cpuUs),
+        mainUs: Math.min(result.mainUs, previous.mainUs),
+      });
   };
   const tokens = {
     RS256: await Promise.all(Array.from({ length: users }, (_, user) => sign('RS256', user, keys.RS256.privateKey))),
@@ -149,23 +182,42 @@ try {
       routeKey: 'ANY /v1/auth/jwt/{proxy+}',
       rawPath: '/v1/auth/jwt/login',
       rawQueryString: '',
-      headers: { host: 'abc123.execute-api.us-east-1.amazonaws.com', 'content-type': 'application/json', 'content-length': String(body.length), 'x-forwarded-for': '198.51.100.7' },
-      requestContext: { http: { method: 'POST', path: '/v1/auth/jwt/login', protocol: 'HTTP/1.1', sourceIp: '198.51.100.7', userAgent: 'bench' } },
+      headers: {
+        host: 'abc123.execute-api.us-east-1.amazonaws.com',
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+        'x-forwarded-for': '198.51.100.7',
+      },
+      requestContext: {
+        http: {
+          method: 'POST',
+          path: '/v1/auth/jwt/login',
+          protocol: 'HTTP/1.1',
+          sourceIp: '198.51.100.7',
+          userAgent: 'bench',
+        },
+      },
       body,
       isBase64Encoded: false,
     }) as unknown as Parameters<typeof lambda>[0];
   const viaLambda = async (body: string, status: number) => {
     const result = await lambda(event(body));
-    if (result.statusCode !== status) throw new Error(`login through the Lambda adapter: ${result.statusCode} ${result.body}`);
+    if (result.statusCode !== status)
+      throw new Error(`login through the Lambda adapter: ${result.statusCode} ${result.body}`);
   };
-  const login = (alg: keyof typeof keys, type: string) => (index: number) => viaLambda(JSON.stringify({ role: type, jwt: tokens[alg][index % users] }), 200);
+  const login = (alg: keyof typeof keys, type: string) => (index: number) =>
+    viaLambda(JSON.stringify({ role: type, jwt: tokens[alg][index % users] }), 200);
   const loginViaApp = (alg: keyof typeof keys) => (index: number) =>
     call('POST', '/v1/auth/jwt/login', { role: 'batch', jwt: tokens[alg][index % users] }).then(() => undefined);
   // The same request refused before any signature check (a JWT with a bad header): the adapter, body, config and role
   // reads a login does besides the verify and the token it mints, to show where the rest of a login's CPU goes.
   const refused = () => viaLambda(JSON.stringify({ role: 'batch', jwt: 'e30.e30.c2ln' }), 400);
   const verify = (alg: keyof typeof keys) => async (index: number) =>
-    void (await jwtVerify(tokens[alg][index % users] as string, keys[alg].publicKey, { algorithms: [alg], issuer: 'https://ci.example', audience: 'keyhaven' }));
+    void (await jwtVerify(tokens[alg][index % users] as string, keys[alg].publicKey, {
+      algorithms: [alg],
+      issuer: 'https://ci.example',
+      audience: 'keyhaven',
+    }));
   // Warm-up: every user's entity exists and the config, role and key caches are filled.
   for (const alg of ['RS256', 'ES256'] as const) {
     await measure(smoke ? 10 : 200, verify(alg));
@@ -189,10 +241,16 @@ try {
   capturing = true;
   await login('RS256', 'service')(0);
   capturing = false;
-  const transaction = sent.find((each) => each.command === 'TransactWriteItemsCommand')?.input as TransactWriteItemsCommandInput | undefined;
-  if (!transaction) throw new Error(`a service login sent no TransactWriteItems (sent: ${sent.map((each) => each.command).join(', ') || 'nothing'})`);
+  const transaction = sent.find((each) => each.command === 'TransactWriteItemsCommand')?.input as
+    | TransactWriteItemsCommandInput
+    | undefined;
+  if (!transaction)
+    throw new Error(
+      `a service login sent no TransactWriteItems (sent: ${sent.map((each) => each.command).join(', ') || 'nothing'})`,
+    );
   const unique = uniqueParts(transaction);
-  if (unique.length === 0) throw new Error('the service login transaction has no token# or accessor# item to make unique');
+  if (unique.length === 0)
+    throw new Error('the service login transaction has no token# or accessor# item to make unique');
   console.log(
     `a warm service login sends ${sent.length} DynamoDB call(s): ${sent.map((each) => each.command).join(', ')}; ` +
       `its transaction has ${transaction.TransactItems?.length} items (${(transaction.TransactItems ?? []).map((item) => Object.keys(item)[0]).join(', ')})`,
@@ -232,28 +290,69 @@ try {
     rows.push([`${alg} login, batch token (Lambda adapter)`, ...cells(best.get(`${alg} batch`) as Result, bare)]);
     rows.push([`${alg} login, batch token (Hono app)`, ...cells(best.get(`${alg} batch app`) as Result, bare)]);
     rows.push([`${alg} login, service token (Lambda adapter)`, ...cells(best.get(`${alg} service`) as Result, bare)]);
-    rows.push([`${alg} floor: bare verify + raw TransactWriteItems`, ...cells(best.get(`${alg} floor`) as Result, bare)]);
+    rows.push([
+      `${alg} floor: bare verify + raw TransactWriteItems`,
+      ...cells(best.get(`${alg} floor`) as Result, bare),
+    ]);
   }
   rows.push(['login refused before verify (no mint)', ...cells(best.get('refused') as Result, undefined)]);
-  const header = ['scenario (concurrency 16)', 'per second', 'p50 ms', 'p99 ms', 'ratio to bare jose', 'CPU µs/op', 'CPU ratio to bare', 'main thread µs/op'];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
-  console.log(`\nJWT login: best of ${rounds} rounds, ${logins} bare verifications and batch logins (each way), ${Math.ceil(logins / 5)} service logins per round, ${users} distinct users, Node ${process.version}\n`);
+  const header = [
+    'scenario (concurrency 16)',
+    'per second',
+    'p50 ms',
+    'p99 ms',
+    'ratio to bare jose',
+    'CPU µs/op',
+    'CPU ratio to bare',
+    'main thread µs/op',
+  ];
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ');
+  console.log(
+    `\nJWT login: best of ${rounds} rounds, ${logins} bare verifications and batch logins (each way), ${Math.ceil(logins / 5)} service logins per round, ${users} distinct users, Node ${process.version}\n`,
+  );
   console.log(line(header));
   for (const row of rows) console.log(line(row));
-  console.log(`load average now: ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);
+  console.log(
+    `load average now: ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' ')} (2 cores)`,
+  );
   console.log('');
   for (const alg of ['RS256', 'ES256'] as const) {
     const cpu = (name: string) => (best.get(`${alg} ${name}`) as Result).cpuUs;
-    figure('jwt-login', `${alg} service login CPU / floor (verify + raw TransactWriteItems)`, cpu('service') / cpu('floor'), '<= 1.5', `${cpu('service').toFixed(0)} µs vs ${cpu('floor').toFixed(0)} µs`);
+    figure(
+      'jwt-login',
+      `${alg} service login CPU / floor (verify + raw TransactWriteItems)`,
+      cpu('service') / cpu('floor'),
+      '<= 1.5',
+      `${cpu('service').toFixed(0)} µs vs ${cpu('floor').toFixed(0)} µs`,
+    );
   }
   for (const alg of ['RS256', 'ES256'] as const) {
     const cpu = (name: string) => (best.get(`${alg} ${name}`) as Result).cpuUs;
-    figure('jwt-login', `${alg} service login CPU / bare verify`, cpu('service') / cpu('bare'), '— (was 18–56×)', `${cpu('service').toFixed(0)} µs`);
+    figure(
+      'jwt-login',
+      `${alg} service login CPU / bare verify`,
+      cpu('service') / cpu('bare'),
+      '— (was 18–56×)',
+      `${cpu('service').toFixed(0)} µs`,
+    );
   }
   for (const alg of ['RS256', 'ES256'] as const) {
     const cpu = (name: string) => (best.get(`${alg} ${name}`) as Result).cpuUs;
-    figure('jwt-login', `${alg} batch login CPU / bare verify (Lambda adapter)`, cpu('batch') / cpu('bare'), '<= 2', `Hono app: ${(cpu('batch app') / cpu('bare')).toFixed(2)}`);
+    figure(
+      'jwt-login',
+      `${alg} batch login CPU / bare verify (Lambda adapter)`,
+      cpu('batch') / cpu('bare'),
+      '<= 2',
+      `Hono app: ${(cpu('batch app') / cpu('bare')).toFixed(2)}`,
+    );
   }
 } finally {
   rawClient.destroy();

@@ -26,7 +26,14 @@ import { shardKey } from '../../packages/core/src/storage/due.ts';
 import { figure, sized } from './summary.ts';
 
 const operations = sized('OPS', 100_000, 2_000);
-type Kind = 'leases' | 'lease tombstones' | 'due queues (index)' | 'token records' | 'auth mount issued index' | 'login in-service check' | 'scheduler index';
+type Kind =
+  | 'leases'
+  | 'lease tombstones'
+  | 'due queues (index)'
+  | 'token records'
+  | 'auth mount issued index'
+  | 'login in-service check'
+  | 'scheduler index';
 type Write = [Kind, string];
 
 interface Scheme {
@@ -46,7 +53,8 @@ const sharded: Scheme = {
   tombstoneQueue: (id) => shardKey('tombstones', id),
   tokenQueue,
   issued: (hash) => issuedPk({ uuid: 'jwt-mount-uuid' } as Parameters<typeof issuedPk>[0], hash),
-  inService: (hash) => (inServiceCheck({ path: 'auth/jwt/', uuid: 'jwt-mount-uuid' }, hash) as { check: { pk: string } }).check.pk,
+  inService: (hash) =>
+    (inServiceCheck({ path: 'auth/jwt/', uuid: 'jwt-mount-uuid' }, hash) as { check: { pk: string } }).check.pk,
 };
 const unsharded: Scheme = {
   lease: () => 'leases',
@@ -74,12 +82,19 @@ function workload(scheme: Scheme): Write[] {
       const id = `secret/${pick(roles)}/${base62()}`;
       live.push(id);
       const owner = pick(callers);
-      writes.push(['leases', scheme.lease(id)], ['due queues (index)', scheme.leaseQueue(id)], ['token records', `token#${owner}`]);
+      writes.push(
+        ['leases', scheme.lease(id)],
+        ['due queues (index)', scheme.leaseQueue(id)],
+        ['token records', `token#${owner}`],
+      );
     } else if (slot < 35) {
       const id = pick(live);
       writes.push(['leases', scheme.lease(id)], ['due queues (index)', scheme.leaseQueue(id)]);
     } else if (slot < 60) {
-      const id = live.length > 0 ? (live.splice(Math.floor(Math.random() * live.length), 1)[0] as string) : `secret/app/db/${base62()}`;
+      const id =
+        live.length > 0
+          ? (live.splice(Math.floor(Math.random() * live.length), 1)[0] as string)
+          : `secret/app/db/${base62()}`;
       writes.push(
         ['leases', scheme.lease(id)], // claim
         ['due queues (index)', scheme.leaseQueue(id)],
@@ -101,7 +116,11 @@ function workload(scheme: Scheme): Write[] {
       );
     } else if (slot < 80) {
       const hash = liveTokens.pop() ?? hex();
-      writes.push(['token records', `token#${hash}`], ['due queues (index)', scheme.tokenQueue(hash)], ['auth mount issued index', scheme.issued(hash)]);
+      writes.push(
+        ['token records', `token#${hash}`],
+        ['due queues (index)', scheme.tokenQueue(hash)],
+        ['auth mount issued index', scheme.issued(hash)],
+      );
     } else {
       writes.push(
         ['token records', `sched#acl_role#${hex()}`],
@@ -115,7 +134,8 @@ function workload(scheme: Scheme): Write[] {
 }
 
 /** DynamoDB's partition key is `pk`; the scheduler's counter and table indexes share `META_PK` (told apart above for the sort key only). */
-const partitionOf = (kind: Kind, key: string) => (kind === 'scheduler index' && key.startsWith(META_PK) ? META_PK : key);
+const partitionOf = (kind: Kind, key: string) =>
+  kind === 'scheduler index' && key.startsWith(META_PK) ? META_PK : key;
 
 /** Prints the table; returns the lowest workload rate at which some key reaches 1,000 writes/s, and its kind. */
 function report(title: string, scheme: Scheme): { ceiling: number; kind: Kind } {
@@ -128,8 +148,12 @@ function report(title: string, scheme: Scheme): { ceiling: number; kind: Kind } 
     keys.set(partition, (keys.get(partition) ?? 0) + 1);
     byKind.set(kind, keys);
   }
-  console.log(`\n${title}: ${operations.toLocaleString('en')} operations, ${writes.length.toLocaleString('en')} writes (and logins' in-service checks)`);
-  console.log('kind                        writes   keys  busiest key                     share of kind  share of all  workload ops/s at 1,000 w/s on it');
+  console.log(
+    `\n${title}: ${operations.toLocaleString('en')} operations, ${writes.length.toLocaleString('en')} writes (and logins' in-service checks)`,
+  );
+  console.log(
+    'kind                        writes   keys  busiest key                     share of kind  share of all  workload ops/s at 1,000 w/s on it',
+  );
   for (const [kind, keys] of byKind) {
     const total = [...keys.values()].reduce((a, b) => a + b, 0);
     const [busiest, count] = [...keys].sort((a, b) => b[1] - a[1])[0] as [string, number];

@@ -28,12 +28,19 @@ async function measure(name: string, figureName: string, workers: number, once: 
   );
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  const at = (quantile: number) => (latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))] ?? Number.NaN).toFixed(1);
+  const at = (quantile: number) =>
+    (latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))] ?? Number.NaN).toFixed(1);
   console.log(
     `${name.padEnd(44)} ${(latencies.length / elapsed).toFixed(1).padStart(8)}/s  p50 ${at(0.5).padStart(6)} ms  p99 ${at(0.99).padStart(6)} ms  n=${latencies.length} failures=${failures} workers=${workers}`,
   );
   if (failures > 0) process.exitCode = 1; // the figures are not valid
-  figure('ldap', figureName, latencies.length / elapsed, '—', `p99 ${at(0.99)} ms, ${workers} workers${failures > 0 ? `, ${failures} FAILED` : ''}`);
+  figure(
+    'ldap',
+    figureName,
+    latencies.length / elapsed,
+    '—',
+    `p99 ${at(0.99)} ms, ${workers} workers${failures > 0 ? `, ${failures} FAILED` : ''}`,
+  );
 }
 
 const [service, slapd] = await Promise.all([startBenchService(['system', 'ldap']), startSlapd()]);
@@ -41,7 +48,12 @@ try {
   const { request: call, call: must } = service;
 
   await must('POST', '/v1/sys/mounts/ldap', { type: 'ldap' });
-  await must('POST', '/v1/ldap/config', { binddn: managerDn, bindpass: managerPassword, url: slapd.url, userdn: baseDn });
+  await must('POST', '/v1/ldap/config', {
+    binddn: managerDn,
+    bindpass: managerPassword,
+    url: slapd.url,
+    userdn: baseDn,
+  });
   await must('POST', '/v1/ldap/static-role/alice', { username: 'alice', rotation_period: '24h' });
   await must('POST', '/v1/ldap/role/bench', {
     creation_ldif: `dn: cn={{.Username}},${dynamicDn}\nobjectClass: inetOrgPerson\ncn: {{.Username}}\nsn: bench\nuserPassword: {{.Password}}\n`,
@@ -52,7 +64,12 @@ try {
   await must('POST', '/v1/ldap/library/bench', { service_account_names: pool, disable_check_in_enforcement: true });
 
   console.log(`directory engine, ${seconds}s per case (DynamoDB Local + slapd on this machine)`);
-  await measure('static-cred read', 'ldap static-cred reads/s', smoke ? 2 : 16, async () => (await call('GET', '/v1/ldap/static-cred/alice')).status === 200);
+  await measure(
+    'static-cred read',
+    'ldap static-cred reads/s',
+    smoke ? 2 : 16,
+    async () => (await call('GET', '/v1/ldap/static-cred/alice')).status === 200,
+  );
   await measure('dynamic creds issue + revoke', 'ldap dynamic creds issue+revoke/s', concurrency, async () => {
     const issued = await call('GET', '/v1/ldap/creds/bench');
     if (issued.status !== 200) return false;
@@ -61,7 +78,9 @@ try {
   await measure('library check-out + check-in', 'ldap library check-out+in/s', concurrency, async () => {
     const out = await call('POST', '/v1/ldap/library/bench/check-out');
     if (out.status !== 200) return false;
-    const back = await call('POST', '/v1/ldap/library/bench/check-in', { service_account_names: [out.body.data.service_account_name] });
+    const back = await call('POST', '/v1/ldap/library/bench/check-in', {
+      service_account_names: [out.body.data.service_account_name],
+    });
     return back.status === 200;
   });
 } finally {

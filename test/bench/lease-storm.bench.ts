@@ -59,7 +59,8 @@ class BenchClock implements Clock {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
 /** Authenticated reads at concurrency 4 until `until()` says stop; latencies in ms. */
 async function readWhile(service: BenchService, token: string, keepGoing: () => boolean): Promise<number[]> {
@@ -88,7 +89,12 @@ async function leasesLeft(core: Core): Promise<LeaseItem[]> {
       let start: Record<string, unknown> | undefined;
       do {
         const out = await (core.store as DynamoStore).doc.send(
-          new QueryCommand({ TableName: (core.store as DynamoStore).tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start }),
+          new QueryCommand({
+            TableName: (core.store as DynamoStore).tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ExclusiveStartKey: start,
+          }),
         );
         items.push(...((out.Items ?? []) as LeaseItem[]));
         start = out.LastEvaluatedKey;
@@ -104,7 +110,12 @@ async function leasesLeft(core: Core): Promise<LeaseItem[]> {
  * item comes from its own builder (`LeaseManager.itemFor`), written 25 a BatchWriteItem with 8 in flight (what
  * register's single-item transaction costs per lease would take longer than the storm). Returns the rate.
  */
-async function seed(core: Core, mountPath: string, count: number, secret: (index: number) => { type: string; internal: Record<string, unknown> }) {
+async function seed(
+  core: Core,
+  mountPath: string,
+  count: number,
+  secret: (index: number) => { type: string; internal: Record<string, unknown> },
+) {
   const mount = await core.mounts.resolve(mountPath);
   if (!mount) throw new Error(`no mount at ${mountPath}`);
   const started = performance.now();
@@ -114,12 +125,21 @@ async function seed(core: Core, mountPath: string, count: number, secret: (index
       while (next < count) {
         const batch: LeaseItem[] = [];
         for (; batch.length < 25 && next < count; next++) {
-          batch.push(core.leases.itemFor(mount, `storm/${next % 50}`, { ...secret(next), ttl: 1 + (next % 60), renewable: true }, undefined).item);
+          batch.push(
+            core.leases.itemFor(
+              mount,
+              `storm/${next % 50}`,
+              { ...secret(next), ttl: 1 + (next % 60), renewable: true },
+              undefined,
+            ).item,
+          );
         }
         let pending: Record<string, unknown>[] = batch.map((Item) => ({ PutRequest: { Item } }));
         for (let attempt = 0; pending.length > 0; attempt++) {
           if (attempt > 0) await sleep(Math.min(1000, 20 * 2 ** attempt));
-          const out = await (core.store as DynamoStore).doc.send(new BatchWriteCommand({ RequestItems: { [(core.store as DynamoStore).tableName]: pending as never } }));
+          const out = await (core.store as DynamoStore).doc.send(
+            new BatchWriteCommand({ RequestItems: { [(core.store as DynamoStore).tableName]: pending as never } }),
+          );
           pending = (out.UnprocessedItems?.[(core.store as DynamoStore).tableName] ?? []) as Record<string, unknown>[];
         }
       }
@@ -157,17 +177,25 @@ try {
   const { core, call } = service;
   await call('POST', '/v1/sys/mounts/secret', { type: 'kv' });
   await call('PUT', '/v1/sys/policies/acl/reader', { policy: 'path "secret/app/*" { capabilities = ["read"] }' });
-  const reader = (await call('POST', '/v1/auth/token/create', { policies: ['reader'], ttl: '1000h' })) as { auth: { client_token: string } };
+  const reader = (await call('POST', '/v1/auth/token/create', { policies: ['reader'], ttl: '1000h' })) as {
+    auth: { client_token: string };
+  };
   const token = reader.auth.client_token;
   await call('POST', '/v1/secret/app/plain', { value: 'v' });
-  console.log(`machine: 2 cores, shared with other work; leases ${leaseCount.toLocaleString('en')} kv, ${meshLeaseCount.toLocaleString('en')} mesh`);
+  console.log(
+    `machine: 2 cores, shared with other work; leases ${leaseCount.toLocaleString('en')} kv, ${meshLeaseCount.toLocaleString('en')} mesh`,
+  );
 
   // Run 1: kv leases.
   const seedRate = await seed(core, 'secret/', leaseCount, () => ({ type: 'kv', internal: {} }));
   console.log(`seeded ${leaseCount} kv leases through LeaseManager.register at ${seedRate.toFixed(0)}/s`);
   const calmUntil = Date.now() + calmMs;
   const calm = await readWhile(service, token, () => Date.now() < calmUntil);
-  console.log(`reads before the storm: ${describeReads(calm)}; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);
+  console.log(
+    `reads before the storm: ${describeReads(calm)}; load average ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' ')} (2 cores)`,
+  );
   clock.skip(61); // every lease has expired
   let storming = true;
   const during = readWhile(service, token, () => storming);
@@ -180,14 +208,30 @@ try {
       `${kv.runs} job run(s), ${kv.failed} failed attempts; left in the table: ${left.length} (dropped: ${leaseCount - kv.leases - left.length})`,
   );
   console.log(`reads during the storm: ${describeReads(stormReads)}`);
-  console.log(`read p99 during/before: ${(percentile(stormReads, 0.99) / percentile(calm, 0.99)).toFixed(2)}×; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} (2 cores)`);
+  console.log(
+    `read p99 during/before: ${(percentile(stormReads, 0.99) / percentile(calm, 0.99)).toFixed(2)}×; load average ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' ')} (2 cores)`,
+  );
   // The machine is shared: calm reads again after the storm show how much the other load moved meanwhile.
   const calmAgainUntil = Date.now() + calmMs;
   const calmAgain = await readWhile(service, token, () => Date.now() < calmAgainUntil);
   console.log(`reads after the storm (calm again): ${describeReads(calmAgain)}`);
-  figure('lease-storm', 'kv storm: revocations/s', kv.leases / kv.seconds, '—', `${leaseCount} leases, sweep pace ${process.env.KEYHAVEN_SWEEP_PER_SECOND ?? 200}/s`);
+  figure(
+    'lease-storm',
+    'kv storm: revocations/s',
+    kv.leases / kv.seconds,
+    '—',
+    `${leaseCount} leases, sweep pace ${process.env.KEYHAVEN_SWEEP_PER_SECOND ?? 200}/s`,
+  );
   figure('lease-storm', 'kv storm: leases dropped', leaseCount - kv.leases - left.length, '0');
-  figure('lease-storm', 'read p99 during storm / before', percentile(stormReads, 0.99) / percentile(calm, 0.99), '<= 1.2 (lease-storm issue)', `after the storm: ${(percentile(stormReads, 0.99) / percentile(calmAgain, 0.99)).toFixed(2)}`);
+  figure(
+    'lease-storm',
+    'read p99 during storm / before',
+    percentile(stormReads, 0.99) / percentile(calm, 0.99),
+    '<= 1.2 (lease-storm issue)',
+    `after the storm: ${(percentile(stormReads, 0.99) / percentile(calmAgain, 0.99)).toFixed(2)}`,
+  );
 
   // Run 2: mesh leases whose server is down.
   const bootstrap = (await consul.request('PUT', '/v1/acl/bootstrap')).json as { SecretID: string };
@@ -206,15 +250,27 @@ try {
   const mesh = await jobCadence(core, async () => (await nextDue(core, leaseQueues(core))) === undefined);
   failing = false;
   const meshReads = await duringMesh;
-  const meshLeft = (await leasesLeft(core)).filter((lease) => lease.mountUuid !== undefined && lease.leaseId.startsWith('mesh/'));
+  const meshLeft = (await leasesLeft(core)).filter(
+    (lease) => lease.mountUuid !== undefined && lease.leaseId.startsWith('mesh/'),
+  );
   const irrevocable = meshLeft.filter((lease) => lease.irrevocable && lease.revocationAttempts === 6).length;
   console.log(
     `mesh storm (server down, clock ${meshClockSpeed}×): ${mesh.failed} failed attempts in ${mesh.seconds.toFixed(1)} s (${(mesh.failed / mesh.seconds).toFixed(0)} attempts/s), ` +
       `${mesh.runs} job run(s); ${irrevocable} of ${meshLeaseCount} irrevocable after 6 attempts, ${meshLeft.length - irrevocable} still queued, ` +
       `dropped: ${meshLeaseCount - meshLeft.length}`,
   );
-  figure('lease-storm', 'mesh storm: leases dropped', meshLeaseCount - meshLeft.length, '0', `${irrevocable} of ${meshLeaseCount} irrevocable after 6 attempts`);
-  console.log(`reads during the mesh storm: ${describeReads(meshReads)}; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')}`);
+  figure(
+    'lease-storm',
+    'mesh storm: leases dropped',
+    meshLeaseCount - meshLeft.length,
+    '0',
+    `${irrevocable} of ${meshLeaseCount} irrevocable after 6 attempts`,
+  );
+  console.log(
+    `reads during the mesh storm: ${describeReads(meshReads)}; load average ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' ')}`,
+  );
 } finally {
   await consul.close();
   await service.stop();

@@ -57,12 +57,19 @@ const service = await startBenchService(['system', 'jwt']);
 try {
   const { app, rootToken } = service;
   const call = async (method: string, url: string, body: unknown) => {
-    const response = await app.request(url, { method, headers: { 'X-Secrets-Token': rootToken }, body: JSON.stringify(body) });
+    const response = await app.request(url, {
+      method,
+      headers: { 'X-Secrets-Token': rootToken },
+      body: JSON.stringify(body),
+    });
     if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
   };
   const keys = await generateKeyPair(alg, { extractable: true });
   await call('POST', '/v1/sys/auth/jwt', { type: 'jwt' });
-  await call('POST', '/v1/auth/jwt/config', { jwt_validation_pubkeys: [await exportSPKI(keys.publicKey)], bound_issuer: 'https://ci.example' });
+  await call('POST', '/v1/auth/jwt/config', {
+    jwt_validation_pubkeys: [await exportSPKI(keys.publicKey)],
+    bound_issuer: 'https://ci.example',
+  });
   await call('POST', '/v1/auth/jwt/role/bench', {
     role_type: 'jwt',
     user_claim: 'sub',
@@ -95,8 +102,20 @@ try {
       routeKey: 'ANY /v1/auth/jwt/{proxy+}',
       rawPath: '/v1/auth/jwt/login',
       rawQueryString: '',
-      headers: { host: 'abc123.execute-api.us-east-1.amazonaws.com', 'content-type': 'application/json', 'content-length': String(body.length) },
-      requestContext: { http: { method: 'POST', path: '/v1/auth/jwt/login', protocol: 'HTTP/1.1', sourceIp: '198.51.100.7', userAgent: 'bench' } },
+      headers: {
+        host: 'abc123.execute-api.us-east-1.amazonaws.com',
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+      },
+      requestContext: {
+        http: {
+          method: 'POST',
+          path: '/v1/auth/jwt/login',
+          protocol: 'HTTP/1.1',
+          sourceIp: '198.51.100.7',
+          userAgent: 'bench',
+        },
+      },
       body,
       isBase64Encoded: false,
     } as unknown as Parameters<typeof lambda>[0]);
@@ -110,7 +129,8 @@ try {
       }),
     );
   };
-  if (process.env.SDK_LOGGER_MIDDLEWARE === 'off') (service.core.store as DynamoStore).doc.middlewareStack.remove('loggerMiddleware');
+  if (process.env.SDK_LOGGER_MIDDLEWARE === 'off')
+    (service.core.store as DynamoStore).doc.middlewareStack.remove('loggerMiddleware');
   await run(Math.max(warm, users)); // warm: entities exist, caches filled, code compiled
 
   // The DynamoDB calls of one warm login, with the keys they touch.
@@ -119,10 +139,18 @@ try {
   (service.core.store as DynamoStore).doc.middlewareStack.add(
     (next, context) => async (args) => {
       if (capturing) {
-        const input = args.input as { Key?: { pk?: { S?: string }; sk?: { S?: string } }; Item?: { pk?: { S?: string }; sk?: { S?: string } }; TransactItems?: Record<string, { Key?: unknown; Item?: { pk?: { S?: string } } }>[] };
+        const input = args.input as {
+          Key?: { pk?: { S?: string }; sk?: { S?: string } };
+          Item?: { pk?: { S?: string }; sk?: { S?: string } };
+          TransactItems?: Record<string, { Key?: unknown; Item?: { pk?: { S?: string } } }>[];
+        };
         const key = input.Key ?? input.Item;
         const detail = input.TransactItems
-          ? input.TransactItems.map((item) => Object.entries(item).map(([kind, body]) => `${kind} ${(body.Item?.pk ?? (body.Key as { pk?: { S?: string } })?.pk)?.S ?? '?'}`)).join(', ')
+          ? input.TransactItems.map((item) =>
+              Object.entries(item).map(
+                ([kind, body]) => `${kind} ${(body.Item?.pk ?? (body.Key as { pk?: { S?: string } })?.pk)?.S ?? '?'}`,
+              ),
+            ).join(', ')
           : `${key?.pk?.S ?? '?'} / ${key?.sk?.S ?? '?'}`;
         calls.push(`${context.commandName}: ${detail}`);
       }
@@ -153,9 +181,12 @@ try {
   const parents = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
   const selfUs = new Map<number, number>();
-  for (const [index, id] of profile.samples.entries()) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
+  for (const [index, id] of profile.samples.entries())
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
   const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
-  const idle = [...selfUs].filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)').reduce((a, [, us]) => a + us, 0);
+  const idle = [...selfUs]
+    .filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)')
+    .reduce((a, [, us]) => a + us, 0);
   const busy = total - idle;
   const places = new Map<string, number>();
   const functions = new Map<string, number>();
@@ -190,7 +221,8 @@ try {
     const stack = stackText(id);
     const place = placeOf(frame.url, frame.functionName);
     if (stack.includes('node:inspector')) return 'the profiler itself';
-    if (stack.includes('rsaSignVerify') || stack.includes('ecdsaSignVerify') || /@jose\b/.test(stack)) return 'JWT signature check (jose, WebCrypto)';
+    if (stack.includes('rsaSignVerify') || stack.includes('ecdsaSignVerify') || /@jose\b/.test(stack))
+      return 'JWT signature check (jose, WebCrypto)';
     if (/@@(smithy|aws-sdk)\//.test(stack) || /^@(smithy|aws-sdk)\//.test(place)) {
       if (stack.includes('signature-v4')) return 'AWS SDK: SigV4 signing';
       if (stack.includes('lib-dynamodb') || stack.includes('util-dynamodb')) return 'AWS SDK: lib-dynamodb marshalling';
@@ -209,9 +241,11 @@ try {
     buckets.set(bucketOf(id), (buckets.get(bucketOf(id)) ?? 0) + us);
   }
   console.log('\nmain-thread samples by what the whole stack was doing (µs per login, share of busy samples):');
-  for (const [bucket, us] of [...buckets].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`${perLogin(us)} ${share(us)}  ${bucket}`);
+  for (const [bucket, us] of [...buckets].sort((a, b) => b[1] - a[1]).slice(0, 20))
+    console.log(`${perLogin(us)} ${share(us)}  ${bucket}`);
   console.log('\nself time on the main thread by place (µs per login, share of busy samples):');
-  for (const [place, us] of [...places].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${perLogin(us)} ${share(us)}  ${place}`);
+  for (const [place, us] of [...places].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`${perLogin(us)} ${share(us)}  ${place}`);
   const stackOf = (id: number) => {
     const names: string[] = [];
     for (let at = parents.get(id); at !== undefined && names.length < 6; at = parents.get(at)) {
@@ -222,12 +256,16 @@ try {
   };
   for (const name of ['writev', 'run', 'init', 'digest']) {
     const stacks = new Map<string, number>();
-    for (const [id, us] of selfUs) if ((byId.get(id) as ProfileNode).callFrame.functionName === name) stacks.set(stackOf(id), (stacks.get(stackOf(id)) ?? 0) + us);
+    for (const [id, us] of selfUs)
+      if ((byId.get(id) as ProfileNode).callFrame.functionName === name)
+        stacks.set(stackOf(id), (stacks.get(stackOf(id)) ?? 0) + us);
     console.log(`\nnative ${name}: its callers`);
-    for (const [stack, us] of [...stacks].sort((a, b) => b[1] - a[1]).slice(0, 4)) console.log(`${perLogin(us)} ${share(us)}  ${stack}`);
+    for (const [stack, us] of [...stacks].sort((a, b) => b[1] - a[1]).slice(0, 4))
+      console.log(`${perLogin(us)} ${share(us)}  ${stack}`);
   }
   console.log('\nfunctions with the most self time:');
-  for (const [fn, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`${perLogin(us)} ${share(us)}  ${fn}`);
+  for (const [fn, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.log(`${perLogin(us)} ${share(us)}  ${fn}`);
 } finally {
   await service.stop();
 }

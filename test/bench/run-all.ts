@@ -61,7 +61,14 @@ const loadOf = (file: string) => {
   return `${Math.min(...samples).toFixed(1)}–${Math.max(...samples).toFixed(1)}`;
 };
 const header = ['bench', 'figure', 'value', 'goal', 'load (1 min) during', 'note'];
-const rows = figures.map((each) => [each.bench, each.name, formatValue(each.value), each.goal, loadOf(`${each.bench}.bench.ts`), each.note ?? '']);
+const rows = figures.map((each) => [
+  each.bench,
+  each.name,
+  formatValue(each.value),
+  each.goal,
+  loadOf(`${each.bench}.bench.ts`),
+  each.note ?? '',
+]);
 const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
 const line = (cells: string[]) =>
   cells
@@ -69,7 +76,9 @@ const line = (cells: string[]) =>
     .join('  ')
     .trimEnd();
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
-console.log(`\n=== summary: ${figures.length} figures from ${chosen.length} benches in ${minutes} min; ${cpus().length} cores, Node ${process.version} ===`);
+console.log(
+  `\n=== summary: ${figures.length} figures from ${chosen.length} benches in ${minutes} min; ${cpus().length} cores, Node ${process.version} ===`,
+);
 console.log("Figures move with the machine's load (other work shares its cores); the ratios are the point.\n");
 console.log(line(header));
 console.log(widths.map((width) => '-'.repeat(width)).join('  '));

@@ -26,11 +26,17 @@ import { figure, sized, smoke } from './summary.ts';
 const phaseSeconds = sized('PHASE_SECONDS', 30, 2);
 const pollMs = Number(process.env.POLL_MS ?? 200);
 /** us-east-1 on-demand list prices (2026): Lambda per GB-second (x86, arm64), per request; DynamoDB per read unit. */
-const prices = { lambdaX86GbSecond: 0.0000166667, lambdaArmGbSecond: 0.0000133334, lambdaRequest: 0.2 / 1e6, readUnit: 0.125 / 1e6 };
+const prices = {
+  lambdaX86GbSecond: 0.0000166667,
+  lambdaArmGbSecond: 0.0000133334,
+  lambdaRequest: 0.2 / 1e6,
+  readUnit: 0.125 / 1e6,
+};
 const secondsPerMonth = 30.44 * 86_400;
 /** A stream ends 14 minutes in (the function's 15-minute limit) and the client reconnects: invocations a month. */
 const invocationsPerMonth = secondsPerMonth / (14 * 60);
-const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
 const dynamo = await startBenchDynamo();
 const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
@@ -48,15 +54,31 @@ try {
   const tableName = `bench-${randomUUID()}`;
   await ensureTable(streamClient, tableName);
   const keySource = fileKeySource(path.join(keyDir, 'k'));
-  const streamCore = await createCore({ dynamodb: streamClient, tableName, keySource, backends: [], log: silentLogger });
-  const writerCore = await createCore({ dynamodb: writerClient, tableName, keySource, backends: [], log: silentLogger });
+  const streamCore = await createCore({
+    dynamodb: streamClient,
+    tableName,
+    keySource,
+    backends: [],
+    log: silentLogger,
+  });
+  const writerCore = await createCore({
+    dynamodb: writerClient,
+    tableName,
+    keySource,
+    backends: [],
+    log: silentLogger,
+  });
   const writerApp = createSchedulerApp({ core: async () => writerCore });
-  const root = (await (await writerApp.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
+  const root = (await (await writerApp.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as {
+    SecretID: string;
+  };
   const app = createSchedulerApp({ core: async () => streamCore, heartbeatMs: 10_000, eventPollMs: pollMs });
 
   const sentAt = new Map<number, number>();
   const latencies: number[] = [];
-  const response = await app.request('/v1/event/stream?topic=Node', { headers: { 'X-Scheduler-Token': root.SecretID } });
+  const response = await app.request('/v1/event/stream?topic=Node', {
+    headers: { 'X-Scheduler-Token': root.SecretID },
+  });
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -87,7 +109,16 @@ try {
       const wait = started + (writes * 1000) / rate - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const before = performance.now();
-      const index = await publishEvents(writerCore, [{ Topic: 'Node', Type: 'NodeEvent', Key: `n${writes}`, Namespace: '', FilterKeys: null, Payload: { Node: { ID: `n${writes}` } } }]);
+      const index = await publishEvents(writerCore, [
+        {
+          Topic: 'Node',
+          Type: 'NodeEvent',
+          Key: `n${writes}`,
+          Namespace: '',
+          FilterKeys: null,
+          Payload: { Node: { ID: `n${writes}` } },
+        },
+      ]);
       sentAt.set(index, before);
       writes++;
     }
@@ -101,10 +132,18 @@ try {
   await reading;
   latencies.sort((a, b) => a - b);
 
-  console.log(`event stream, one subscriber, broker poll every ${pollMs} ms, ${phaseSeconds} s per phase; machine: 2 cores, shared`);
-  console.log(`table reads per minute: idle ${idleReadsPerMinute.toFixed(0)}, at 10 events/s ${busyReadsPerMinute.toFixed(0)}`);
-  console.log(`delivery at 10 events/s (written by another core): p50 ${percentile(latencies, 0.5).toFixed(0)} ms, p99 ${percentile(latencies, 0.99).toFixed(0)} ms (${latencies.length} events)`);
-  console.log(`this process: rss ${(memory.rss / 2 ** 20).toFixed(0)} MB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MB (bench harness and SDK included)`);
+  console.log(
+    `event stream, one subscriber, broker poll every ${pollMs} ms, ${phaseSeconds} s per phase; machine: 2 cores, shared`,
+  );
+  console.log(
+    `table reads per minute: idle ${idleReadsPerMinute.toFixed(0)}, at 10 events/s ${busyReadsPerMinute.toFixed(0)}`,
+  );
+  console.log(
+    `delivery at 10 events/s (written by another core): p50 ${percentile(latencies, 0.5).toFixed(0)} ms, p99 ${percentile(latencies, 0.99).toFixed(0)} ms (${latencies.length} events)`,
+  );
+  console.log(
+    `this process: rss ${(memory.rss / 2 ** 20).toFixed(0)} MB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MB (bench harness and SDK included)`,
+  );
   console.log(
     `prices: Lambda $${prices.lambdaX86GbSecond}/GB-s x86, $${prices.lambdaArmGbSecond}/GB-s arm64, $0.20 per million requests; DynamoDB on-demand $0.125 per million read units (us-east-1)`,
   );
@@ -113,7 +152,11 @@ try {
     const reads = perMinute * (secondsPerMonth / 60) * prices.readUnit;
     const gbSeconds = (mb / 1024) * secondsPerMonth;
     const requests = invocationsPerMonth * prices.lambdaRequest;
-    return { reads, x86: gbSeconds * prices.lambdaX86GbSecond + requests, arm: gbSeconds * prices.lambdaArmGbSecond + requests };
+    return {
+      reads,
+      x86: gbSeconds * prices.lambdaX86GbSecond + requests,
+      arm: gbSeconds * prices.lambdaArmGbSecond + requests,
+    };
   };
   for (const [label, perMinute] of [
     ['idle', idleReadsPerMinute],
@@ -139,7 +182,13 @@ try {
       `per subscriber-month: under $3 is ${floor.arm < 3 ? 'possible' : 'impossible with this shape'}`,
   );
   figure('stream-cost', 'idle subscriber table reads/min', idleReadsPerMinute, '—', `poll every ${pollMs} ms`);
-  figure('stream-cost', 'idle subscriber-month at 128 MB, arm64 $', idle128.reads + idle128.arm, '< 3 (event stream cost issue)', `floor with no reads $${floor.arm.toFixed(2)}`);
+  figure(
+    'stream-cost',
+    'idle subscriber-month at 128 MB, arm64 $',
+    idle128.reads + idle128.arm,
+    '< 3 (event stream cost issue)',
+    `floor with no reads $${floor.arm.toFixed(2)}`,
+  );
 } finally {
   streamClient.destroy();
   writerClient.destroy();

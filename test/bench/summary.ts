@@ -32,7 +32,12 @@ export const benches: BenchEntry[] = [
   },
   {
     file: 'lease-storm.bench.ts',
-    figures: ['kv storm: revocations/s', 'kv storm: leases dropped', 'read p99 during storm / before', 'mesh storm: leases dropped'],
+    figures: [
+      'kv storm: revocations/s',
+      'kv storm: leases dropped',
+      'read p99 during storm / before',
+      'mesh storm: leases dropped',
+    ],
   },
   {
     file: 'authenticated-read.bench.ts',
@@ -89,7 +94,8 @@ export interface Figure {
 export const figureLine = (name: string, value: number, goal: string, note = '') =>
   `figure: ${name} = ${formatValue(value)} (goal: ${goal})${note ? `; ${note}` : ''}`;
 
-export const formatValue = (value: number) => (Number.isInteger(value) ? String(value) : Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2));
+export const formatValue = (value: number) =>
+  Number.isInteger(value) ? String(value) : Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2);
 
 /**
  * Prints one figure; under run-all.ts (`BENCH_SUMMARY` names a file) also records it for the summary table. `goal`
@@ -98,5 +104,9 @@ export const formatValue = (value: number) => (Number.isInteger(value) ? String(
 export function figure(bench: string, name: string, value: number, goal: string, note?: string): void {
   console.log(figureLine(name, value, goal, note));
   const file = process.env.BENCH_SUMMARY;
-  if (file) appendFileSync(file, `${JSON.stringify({ bench, name, value, goal, ...(note ? { note } : {}) } satisfies Figure)}\n`);
+  if (file)
+    appendFileSync(
+      file,
+      `${JSON.stringify({ bench, name, value, goal, ...(note ? { note } : {}) } satisfies Figure)}\n`,
+    );
 }

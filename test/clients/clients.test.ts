@@ -58,7 +58,9 @@ function report(results: OperationResult[], client: string): void {
   const failed = results.filter((result) => !result.ok);
   console.log(`${client}: ${results.length - failed.length} of ${results.length} operations passed`);
   for (const failure of failed) {
-    console.log(`FAILED ${client} ${failure.op}: ${failure.problem}\n  request: ${failure.request}\n  answer:  ${failure.answer}`);
+    console.log(
+      `FAILED ${client} ${failure.op}: ${failure.problem}\n  request: ${failure.request}\n  answer:  ${failure.answer}`,
+    );
   }
 }
 
@@ -66,27 +68,31 @@ describe('Vault clients against npm start', () => {
   it('hvac (python3-hvac 0.11.2) passes every operation it offers for what the service serves', async () => {
     google.addProject('proj-1');
     const root = google.seedServiceAccount('proj-1', 'keyhaven-root');
-    const { stdout, stderr } = await run('/usr/bin/python3', ['-W', 'ignore::DeprecationWarning', `${import.meta.dirname}/hvac_conformance.py`], {
-      env: {
-        ...process.env,
-        VAULT_ADDR: product.secretsUrl,
-        ROOT_TOKEN: product.rootToken,
-        CONSUL_ADDRESS: consul.address,
-        CONSUL_SCHEME: consul.scheme,
-        CONSUL_TOKEN: consulToken,
-        GOOGLE_OPTIONS: JSON.stringify({ retry_base_ms: '1' }),
-        GOOGLE_CREDENTIALS: root.credentials,
-        GOOGLE_PROJECT: 'proj-1',
-        JWT: jwt,
-        JWT_PUBKEY: jwtPubkey,
-        JWT_ISSUER: jwtIssuer,
-        OIDC_ISSUER: oidc.issuer,
-        OIDC_CLIENT_ID: oidc.clientId,
-        OIDC_CLIENT_SECRET: oidc.clientSecret,
-        OIDC_REDIRECT_URI: redirectUri,
+    const { stdout, stderr } = await run(
+      '/usr/bin/python3',
+      ['-W', 'ignore::DeprecationWarning', `${import.meta.dirname}/hvac_conformance.py`],
+      {
+        env: {
+          ...process.env,
+          VAULT_ADDR: product.secretsUrl,
+          ROOT_TOKEN: product.rootToken,
+          CONSUL_ADDRESS: consul.address,
+          CONSUL_SCHEME: consul.scheme,
+          CONSUL_TOKEN: consulToken,
+          GOOGLE_OPTIONS: JSON.stringify({ retry_base_ms: '1' }),
+          GOOGLE_CREDENTIALS: root.credentials,
+          GOOGLE_PROJECT: 'proj-1',
+          JWT: jwt,
+          JWT_PUBKEY: jwtPubkey,
+          JWT_ISSUER: jwtIssuer,
+          OIDC_ISSUER: oidc.issuer,
+          OIDC_CLIENT_ID: oidc.clientId,
+          OIDC_CLIENT_SECRET: oidc.clientSecret,
+          OIDC_REDIRECT_URI: redirectUri,
+        },
+        maxBuffer: 64 * 1024 * 1024,
       },
-      maxBuffer: 64 * 1024 * 1024,
-    }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
+    ).catch((error: { stdout?: string; stderr?: string; message: string }) => {
       throw new Error(`hvac_conformance.py failed: ${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
     });
     const results = stdout
@@ -96,13 +102,27 @@ describe('Vault clients against npm start', () => {
     report(results, 'hvac');
     expect(stderr).toBe('');
     expect(results.length).toBeGreaterThan(100);
-    expect(results.filter((result) => !result.ok).map((result) => `${result.op}: ${result.problem} | ${result.request} -> ${result.answer}`)).toEqual([]);
+    expect(
+      results
+        .filter((result) => !result.ok)
+        .map((result) => `${result.op}: ${result.problem} | ${result.request} -> ${result.answer}`),
+    ).toEqual([]);
   }, 240_000);
 
   it('node-vault 0.12.0 passes every operation it offers for what the service serves', async () => {
-    const results = await runNodeVault({ vaultAddr: product.secretsUrl, rootToken: product.rootToken, jwt, jwtPubkey, jwtIssuer });
+    const results = await runNodeVault({
+      vaultAddr: product.secretsUrl,
+      rootToken: product.rootToken,
+      jwt,
+      jwtPubkey,
+      jwtIssuer,
+    });
     report(results, 'node-vault');
     expect(results.length).toBeGreaterThan(50);
-    expect(results.filter((result) => !result.ok).map((result) => `${result.op}: ${result.problem} | ${result.request} -> ${result.answer}`)).toEqual([]);
+    expect(
+      results
+        .filter((result) => !result.ok)
+        .map((result) => `${result.op}: ${result.problem} | ${result.request} -> ${result.answer}`),
+    ).toEqual([]);
   }, 120_000);
 });

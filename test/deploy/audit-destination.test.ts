@@ -7,7 +7,10 @@ import { appFunctions, resourcesOf, single } from './template-queries.ts';
 
 /** The filter pattern's clauses, `$.field = "value"` joined by `||`, as CloudWatch Logs evaluates them on a JSON line. */
 function matchesPattern(pattern: string, line: string): boolean {
-  const clauses = [...pattern.matchAll(/\$\.(\w+) = "([^"]*)"/g)].map(([, field, value]) => [field as string, value as string]);
+  const clauses = [...pattern.matchAll(/\$\.(\w+) = "([^"]*)"/g)].map(([, field, value]) => [
+    field as string,
+    value as string,
+  ]);
   expect(pattern.replace(/\(\$\.\w+ = "[^"]*"\)/g, 'C')).toBe('{ C || C || C }');
   let parsed: Record<string, unknown>;
   try {
@@ -33,9 +36,21 @@ describe('audit destination on AWS', () => {
     expect(bucket.Properties).toMatchObject({
       VersioningConfiguration: { Status: 'Enabled' },
       ObjectLockEnabled: true,
-      ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled', Rule: { DefaultRetention: { Mode: lockMode.toUpperCase(), Days: retentionDays } } },
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' }, BucketKeyEnabled: true }] },
+      ObjectLockConfiguration: {
+        ObjectLockEnabled: 'Enabled',
+        Rule: { DefaultRetention: { Mode: lockMode.toUpperCase(), Days: retentionDays } },
+      },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          { ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' }, BucketKeyEnabled: true },
+        ],
+      },
     });
     expect(stageConfig('prod').audit).toMatchObject({ lockMode: 'compliance' });
   });
@@ -44,7 +59,9 @@ describe('audit destination on AWS', () => {
     const stream = single(s.audit, 'AWS::KinesisFirehose::DeliveryStream');
     const destination = stream.Properties.ExtendedS3DestinationConfiguration;
     expect(destination.CompressionFormat).toBe('GZIP');
-    expect(destination.ProcessingConfiguration.Processors.map((processor: { Type: string }) => processor.Type)).toEqual(['Decompression', 'CloudWatchLogProcessing']);
+    expect(destination.ProcessingConfiguration.Processors.map((processor: { Type: string }) => processor.Type)).toEqual(
+      ['Decompression', 'CloudWatchLogProcessing'],
+    );
     expect(destination.EncryptionConfiguration.KMSEncryptionConfig.AWSKMSKeyARN).toBeDefined();
   });
 
@@ -53,7 +70,9 @@ describe('audit destination on AWS', () => {
     const requestFunctions = appFunctions(s.secrets).length + 1;
     expect(filters).toHaveLength(requestFunctions);
     for (const [, filter] of filters) expect(filter.Properties.FilterPattern).toBe(auditLinePattern.logPatternString);
-    const schedulerApi = appFunctions(s.scheduler).find(([, fn]) => fn.Properties.Handler === 'functions/scheduler/api.handler')?.[1];
+    const schedulerApi = appFunctions(s.scheduler).find(
+      ([, fn]) => fn.Properties.Handler === 'functions/scheduler/api.handler',
+    )?.[1];
     expect(schedulerApi?.Properties.Environment.Variables.KEYHAVEN_SCHEDULER_AUDIT).toBe('stdout');
   });
 
@@ -63,7 +82,11 @@ describe('audit destination on AWS', () => {
       await deployedEnvironment();
       process.env.KEYHAVEN_DECLARED_MOUNTS = declaredMountsEnv([{ path: 'secret', type: 'kv' }]);
       vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        written.push(...String(chunk).split('\n').filter((line) => line !== ''));
+        written.push(
+          ...String(chunk)
+            .split('\n')
+            .filter((line) => line !== ''),
+        );
         return true;
       });
     });
@@ -77,10 +100,25 @@ describe('audit destination on AWS', () => {
       const kv = await secretsFunction('kv');
       const root = (await invoke(system, httpApiEvent('PUT', '/v1/sys/init', { body: {} }))).body.root_token as string;
       const headers = { 'x-secrets-token': root };
-      expect((await invoke(system, httpApiEvent('POST', '/v1/sys/mounts/secret', { headers, body: { type: 'kv' } }))).status).toBe(204);
-      const enable = await invoke(system, httpApiEvent('PUT', '/v1/sys/audit/stdout', { headers, body: { type: 'file', options: { file_path: 'stdout' } } }));
+      expect(
+        (await invoke(system, httpApiEvent('POST', '/v1/sys/mounts/secret', { headers, body: { type: 'kv' } }))).status,
+      ).toBe(204);
+      const enable = await invoke(
+        system,
+        httpApiEvent('PUT', '/v1/sys/audit/stdout', {
+          headers,
+          body: { type: 'file', options: { file_path: 'stdout' } },
+        }),
+      );
       expect(enable.status).toBe(204);
-      expect((await invoke(kv, httpApiEvent('POST', '/v1/secret/app', { headers, body: { password: 'lambda-audit-secret' } }))).status).toBe(204);
+      expect(
+        (
+          await invoke(
+            kv,
+            httpApiEvent('POST', '/v1/secret/app', { headers, body: { password: 'lambda-audit-secret' } }),
+          )
+        ).status,
+      ).toBe(204);
 
       const pattern = auditLinePattern.logPatternString;
       const kept = written.filter((line) => matchesPattern(pattern, line));

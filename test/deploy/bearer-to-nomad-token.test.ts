@@ -29,7 +29,12 @@ async function viewerRequest(headers: Record<string, string>): Promise<CloudFron
   const handler = runInContext('handler', context) as (event: unknown) => Promise<CloudFrontRequest>;
   const event = {
     version: '1.0',
-    context: { distributionDomainName: 'd111111abcdef8.cloudfront.net', distributionId: 'EDFDVBD6EXAMPLE', eventType: 'viewer-request', requestId: 'r1' },
+    context: {
+      distributionDomainName: 'd111111abcdef8.cloudfront.net',
+      distributionId: 'EDFDVBD6EXAMPLE',
+      eventType: 'viewer-request',
+      requestId: 'r1',
+    },
     viewer: { ip: '198.51.100.7' },
     request: {
       method: 'GET',
@@ -55,7 +60,9 @@ describe('stacks/cloudfront/bearer-to-nomad-token.js (CloudFront Function on the
     expect(request.headers.accept).toEqual({ value: 'application/json' });
     expect(request.uri).toBe('/v1/event/stream');
     expect(request.querystring).toEqual({ topic: { value: 'ACLToken' } });
-    expect((await viewerRequest({ authorization: 'bearer   spaced  ' })).headers['x-nomad-token']).toEqual({ value: 'spaced' });
+    expect((await viewerRequest({ authorization: 'bearer   spaced  ' })).headers['x-nomad-token']).toEqual({
+      value: 'spaced',
+    });
   });
 
   it('leaves a request alone that has no Bearer token, or already names its token in a header', async () => {
@@ -75,16 +82,20 @@ describe('stacks/cloudfront/bearer-to-nomad-token.js (CloudFront Function on the
       ({ client } = await deployedEnvironment());
       process.env.KEYHAVEN_STREAM_LIMIT_MS = '300';
       const { handler } = await import('../../functions/scheduler/api.ts');
-      management = (await invoke(handler, httpApiEvent('POST', '/v1/acl/bootstrap', { routeKey: 'ANY /v1/{proxy+}' }))).body.SecretID;
+      management = (await invoke(handler, httpApiEvent('POST', '/v1/acl/bootstrap', { routeKey: 'ANY /v1/{proxy+}' })))
+        .body.SecretID;
     });
     afterAll(() => client?.destroy());
 
     /** The stream function's answer status to a viewer's headers, after CloudFront (with or without the function) and OAC. */
     async function streamStatus(viewerHeaders: Record<string, string>, withFunction: boolean): Promise<number> {
       const headers = withFunction
-        ? Object.fromEntries(Object.entries((await viewerRequest(viewerHeaders)).headers).map(([name, { value }]) => [name, value]))
+        ? Object.fromEntries(
+            Object.entries((await viewerRequest(viewerHeaders)).headers).map(([name, { value }]) => [name, value]),
+          )
         : Object.fromEntries(Object.entries(viewerHeaders).map(([name, value]) => [name.toLowerCase(), value]));
-      headers.authorization = 'AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE/20261123/us-east-1/lambda/aws4_request, SignedHeaders=host;x-amz-date, Signature=0123';
+      headers.authorization =
+        'AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE/20261123/us-east-1/lambda/aws4_request, SignedHeaders=host;x-amz-date, Signature=0123';
       const { handler } = await import('../../functions/scheduler/event-stream.ts');
       const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
       const finished = new Promise<void>((resolve) => sink.on('finish', () => resolve()));

@@ -15,7 +15,11 @@ const families: Record<string, { parts: string[]; packages: string[] }> = {
  * code and its family's backends (`secrets/family-list.ts` imports each lazily, into a chunk of its own).
  */
 const secretsFamilies: Record<string, { backends: string[]; parts: string[]; packages: string[] }> = {
-  system: { backends: ['sys/system-backend.ts', 'auth/token/token-backend.ts', 'identity-paths/identity-backend.ts'], parts: [], packages: [] },
+  system: {
+    backends: ['sys/system-backend.ts', 'auth/token/token-backend.ts', 'identity-paths/identity-backend.ts'],
+    parts: [],
+    packages: [],
+  },
   kv: { backends: ['engines/kv/kv-backend.ts'], parts: ['engines/kv'], packages: [] },
   jwt: { backends: ['auth/jwt/jwt-backend.ts'], parts: ['auth/jwt'], packages: ['openid-client'] },
   ldap: { backends: ['engines/ldap/ldap-backend.ts'], parts: ['engines/ldap'], packages: ['ldapts'] },
@@ -56,7 +60,8 @@ async function bundledInputs(entry: string): Promise<string[]> {
 }
 
 function partsOf(inputs: string[]): { parts: string[]; packages: string[] } {
-  const part = (name: string) => (name === 'scheduler' ? 'packages/core/src/scheduler/' : `packages/core/src/secrets/${name}/`);
+  const part = (name: string) =>
+    name === 'scheduler' ? 'packages/core/src/scheduler/' : `packages/core/src/secrets/${name}/`;
   return {
     parts: allParts.filter((name) => inputs.some((input) => input.startsWith(part(name)))),
     packages: familyPackages.filter((name) => inputs.some((input) => input.includes(`node_modules/${name}/`))),
@@ -98,7 +103,11 @@ async function loadedFor(entry: string, backends: string[]): Promise<string[]> {
     if (loaded.has(output)) return;
     loaded.add(output);
     for (const imported of outputs[output]?.imports ?? []) {
-      if ((imported.kind === 'import-statement' || (lazilyToo && imported.kind === 'dynamic-import')) && outputs[imported.path]) visit(imported.path, lazilyToo);
+      if (
+        (imported.kind === 'import-statement' || (lazilyToo && imported.kind === 'dynamic-import')) &&
+        outputs[imported.path]
+      )
+        visit(imported.path, lazilyToo);
     }
   };
   const startOf = (entryPoint: string) => {
@@ -124,7 +133,9 @@ describe("each family's function loads only its family's code", () => {
 describe("each engine's job loads only its engine's code", () => {
   for (const [engine, expected] of Object.entries(engineJobs)) {
     it(`functions/jobs/engine-job.ts as the ${engine} job`, async () => {
-      const contents = partsOf(await loadedFor('functions/jobs/engine-job.ts', [`engines/${engine}/${engine}-backend.ts`]));
+      const contents = partsOf(
+        await loadedFor('functions/jobs/engine-job.ts', [`engines/${engine}/${engine}-backend.ts`]),
+      );
       expect(contents.parts.sort()).toEqual([...expected.parts].sort());
       expect(contents.packages.sort()).toEqual([...expected.packages].sort());
     });

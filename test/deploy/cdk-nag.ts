@@ -14,7 +14,11 @@ export async function nagFindingsOf(stage: string, region = 'us-east-1'): Promis
     region,
     beforeFinish: (app) => {
       synthesized = app;
-      for (const pack of [new AwsSolutionsChecks({ verbose: true }), new ServerlessChecks({ verbose: true }), new NIST80053R5Checks({ verbose: true })]) {
+      for (const pack of [
+        new AwsSolutionsChecks({ verbose: true }),
+        new ServerlessChecks({ verbose: true }),
+        new NIST80053R5Checks({ verbose: true }),
+      ]) {
         Aspects.of(app).add(pack);
       }
     },
@@ -25,7 +29,10 @@ export async function nagFindingsOf(stage: string, region = 'us-east-1'): Promis
     for (const message of stack.messages) {
       // cdk-nag's findings only (CDK's own warnings, such as imported subnets without route tables, are not rules).
       const text = String(message.entry.data);
-      if ((message.level === 'error' || message.level === 'warning') && /^(AwsSolutions|Serverless|NIST\.800\.53\.R5)-/.test(text)) {
+      if (
+        (message.level === 'error' || message.level === 'warning') &&
+        /^(AwsSolutions|Serverless|NIST\.800\.53\.R5)-/.test(text)
+      ) {
         findings.push(`${message.id}: ${text}`);
       }
     }

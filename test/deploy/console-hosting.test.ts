@@ -23,37 +23,57 @@ const config = stageConfig('prod');
 const secretsOrigin = `https://${config.customDomains?.secrets?.domainName}`;
 const schedulerOrigin = `https://${config.customDomains?.scheduler?.domainName}`;
 const distributionConfig = () => single(s.secrets, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
-const behaviors = () => distributionConfig().CacheBehaviors.filter((behavior: { PathPattern: string }) => behavior.PathPattern.startsWith('/ui'));
+const behaviors = () =>
+  distributionConfig().CacheBehaviors.filter((behavior: { PathPattern: string }) =>
+    behavior.PathPattern.startsWith('/ui'),
+  );
 
 describe('the console behaviours of the secrets distribution', () => {
   it('serves /ui and /ui/* from the console bucket through origin access control: GET and HEAD, HTTPS, cached', () => {
     const [bucketId] = resourcesOf(s.secrets, 'AWS::S3::Bucket').find(([id]) => id.startsWith('ConsoleBucket')) ?? [];
     const [oacId, oac] = resourcesOf(s.secrets, 'AWS::CloudFront::OriginAccessControl')[0] ?? [];
-    expect(oac?.Properties.OriginAccessControlConfig).toMatchObject({ OriginAccessControlOriginType: 's3', SigningBehavior: 'always', SigningProtocol: 'sigv4' });
+    expect(oac?.Properties.OriginAccessControlConfig).toMatchObject({
+      OriginAccessControlOriginType: 's3',
+      SigningBehavior: 'always',
+      SigningProtocol: 'sigv4',
+    });
     expect(behaviors().map((behavior: { PathPattern: string }) => behavior.PathPattern)).toEqual(['/ui', '/ui/*']);
     for (const behavior of behaviors()) {
       const origin = distributionConfig().Origins.find((o: { Id: string }) => o.Id === behavior.TargetOriginId);
       expect(origin.DomainName).toEqual({ 'Fn::GetAtt': [bucketId, 'RegionalDomainName'] });
       expect(origin.OriginAccessControlId).toEqual({ 'Fn::GetAtt': [oacId, 'Id'] });
-      expect(behavior).toMatchObject({ AllowedMethods: ['GET', 'HEAD'], ViewerProtocolPolicy: 'redirect-to-https', CachePolicyId: '658327ea-f89d-4fab-a63d-7e88639e58f6' });
+      expect(behavior).toMatchObject({
+        AllowedMethods: ['GET', 'HEAD'],
+        ViewerProtocolPolicy: 'redirect-to-https',
+        CachePolicyId: '658327ea-f89d-4fab-a63d-7e88639e58f6',
+      });
     }
     // The API stays the default behaviour: its 404s are never rewritten (no error-page mapping).
     expect(distributionConfig().CustomErrorResponses).toBeUndefined();
   });
 
   it('rewrites paths with the console-paths function (the file its own test runs)', () => {
-    const [functionId, fn] = resourcesOf(s.secrets, 'AWS::CloudFront::Function').find(([id]) => id.startsWith('ConsolePaths')) ?? [];
+    const [functionId, fn] =
+      resourcesOf(s.secrets, 'AWS::CloudFront::Function').find(([id]) => id.startsWith('ConsolePaths')) ?? [];
     expect(fn?.Properties.FunctionCode).toBe(readFileSync(consolePathsFile, 'utf8'));
     expect(fn?.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
     for (const behavior of behaviors()) {
-      expect(behavior.FunctionAssociations).toEqual([{ EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [functionId, 'FunctionARN'] } }]);
+      expect(behavior.FunctionAssociations).toEqual([
+        { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [functionId, 'FunctionARN'] } },
+      ]);
     }
   });
 
   it("answers with the console's Content-Security-Policy (packages/ui/csp.ts, naming the scheduler's own origin), HSTS, nosniff, no framing", () => {
-    const [policyId, policy] = resourcesOf(s.secrets, 'AWS::CloudFront::ResponseHeadersPolicy').find(([id]) => id.startsWith('ConsoleSecurityHeaders')) ?? [];
+    const [policyId, policy] =
+      resourcesOf(s.secrets, 'AWS::CloudFront::ResponseHeadersPolicy').find(([id]) =>
+        id.startsWith('ConsoleSecurityHeaders'),
+      ) ?? [];
     const headers = policy?.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
-    expect(headers.ContentSecurityPolicy).toEqual({ ContentSecurityPolicy: consoleContentSecurityPolicy(schedulerOrigin), Override: true });
+    expect(headers.ContentSecurityPolicy).toEqual({
+      ContentSecurityPolicy: consoleContentSecurityPolicy(schedulerOrigin),
+      Override: true,
+    });
     expect(headers.ContentSecurityPolicy.ContentSecurityPolicy).toContain(`connect-src 'self' ${schedulerOrigin}`);
     expect(headers.ContentSecurityPolicy.ContentSecurityPolicy).toContain("frame-ancestors 'none'");
     expect(headers).toMatchObject({
@@ -68,16 +88,29 @@ describe('the console behaviours of the secrets distribution', () => {
 
 describe('the console bucket', () => {
   it('is private, TLS only, versioned, logged, and readable only by this distribution', () => {
-    const [bucketId, bucket] = resourcesOf(s.secrets, 'AWS::S3::Bucket').find(([id]) => id.startsWith('ConsoleBucket')) ?? [];
+    const [bucketId, bucket] =
+      resourcesOf(s.secrets, 'AWS::S3::Bucket').find(([id]) => id.startsWith('ConsoleBucket')) ?? [];
     const [logsId] = resourcesOf(s.secrets, 'AWS::S3::Bucket').find(([id]) => id.startsWith('ConsoleAccessLogs')) ?? [];
-    expect(bucket?.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    expect(bucket?.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
     expect(bucket?.Properties.VersioningConfiguration).toEqual({ Status: 'Enabled' });
-    expect(bucket?.Properties.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'console-bucket/' });
+    expect(bucket?.Properties.LoggingConfiguration).toEqual({
+      DestinationBucketName: { Ref: logsId },
+      LogFilePrefix: 'console-bucket/',
+    });
     expect(bucket?.DeletionPolicy).toBe('Retain');
     const [distributionId] = resourcesOf(s.secrets, 'AWS::CloudFront::Distribution')[0] ?? [];
-    const policy = resourcesOf(s.secrets, 'AWS::S3::BucketPolicy').find(([, p]) => p.Properties.Bucket.Ref === bucketId)?.[1];
+    const policy = resourcesOf(s.secrets, 'AWS::S3::BucketPolicy').find(
+      ([, p]) => p.Properties.Bucket.Ref === bucketId,
+    )?.[1];
     const statements = policy?.Properties.PolicyDocument.Statement;
-    expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
     const allows = statements.filter((statement: { Effect: string }) => statement.Effect === 'Allow');
     expect(allows).toEqual([
       {
@@ -87,7 +120,19 @@ describe('the console bucket', () => {
         Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] },
         Condition: {
           StringEquals: {
-            'AWS:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudfront::', { Ref: 'AWS::AccountId' }, ':distribution/', { Ref: distributionId }]] },
+            'AWS:SourceArn': {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':cloudfront::',
+                  { Ref: 'AWS::AccountId' },
+                  ':distribution/',
+                  { Ref: distributionId },
+                ],
+              ],
+            },
           },
         },
       },
@@ -103,15 +148,29 @@ describe('the console deployment (its own stack, after both APIs)', () => {
       .find((file) => existsSync(file));
 
   it("puts buildConsole's files and config.json under ui/, removes older files, invalidates /ui/*", () => {
-    expect(deployment()).toMatchObject({ DestinationBucketKeyPrefix: 'ui/', Prune: true, DistributionPaths: ['/ui/*'] });
+    expect(deployment()).toMatchObject({
+      DestinationBucketKeyPrefix: 'ui/',
+      Prune: true,
+      DistributionPaths: ['/ui/*'],
+    });
     for (const file of ['index.html', 'app.js', 'app.css']) expect(stagedAsset(file), file).toBeDefined();
     expect(readFileSync(stagedAsset('index.html') as string, 'utf8')).toMatch(/<html/i);
-    expect(JSON.parse(readFileSync(stagedAsset('config.json') as string, 'utf8'))).toEqual({ secretsUrl: '', schedulerUrl: schedulerOrigin });
+    expect(JSON.parse(readFileSync(stagedAsset('config.json') as string, 'utf8'))).toEqual({
+      secretsUrl: '',
+      schedulerUrl: schedulerOrigin,
+    });
   });
 
   it('deploys with a role that may only read the sources, write and delete under ui/, and invalidate this distribution', () => {
-    const role = single(s.console, 'AWS::IAM::Policy').Properties.PolicyDocument.Statement.map((statement: { Action: unknown }) => statement.Action);
-    expect(role).toEqual(['s3:GetObject', 's3:ListBucket', ['s3:PutObject', 's3:DeleteObject'], ['cloudfront:CreateInvalidation', 'cloudfront:GetInvalidation']]);
+    const role = single(s.console, 'AWS::IAM::Policy').Properties.PolicyDocument.Statement.map(
+      (statement: { Action: unknown }) => statement.Action,
+    );
+    expect(role).toEqual([
+      's3:GetObject',
+      's3:ListBucket',
+      ['s3:PutObject', 's3:DeleteObject'],
+      ['cloudfront:CreateInvalidation', 'cloudfront:GetInvalidation'],
+    ]);
   });
 });
 
@@ -119,7 +178,8 @@ describe('the scheduler answers the console (CORS)', () => {
   it("gives both scheduler functions the console's origin, the secrets service's own name", () => {
     const functions = appFunctions(s.scheduler);
     expect(functions).toHaveLength(2);
-    for (const [id, fn] of functions) expect(fn.Properties.Environment.Variables.KEYHAVEN_CONSOLE_ORIGINS, id).toBe(secretsOrigin);
+    for (const [id, fn] of functions)
+      expect(fn.Properties.Environment.Variables.KEYHAVEN_CONSOLE_ORIGINS, id).toBe(secretsOrigin);
   });
 
   it('passes Origin and OPTIONS through its distribution, the event stream included', () => {

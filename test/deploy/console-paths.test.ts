@@ -33,18 +33,35 @@ describe('stacks/cloudfront/console-paths.js (CloudFront Function on /ui and /ui
   });
 
   it('answers every client-side route with ui/index.html, keeping the query (the OIDC callback needs its code and state)', async () => {
-    for (const route of ['/ui/', '/ui/settings/tokens', '/ui/vault/auth/jwt/oidc/callback', '/ui/vault/auth/team.sso/oidc/callback', '/ui/secrets/kv/a/b']) {
+    for (const route of [
+      '/ui/',
+      '/ui/settings/tokens',
+      '/ui/vault/auth/jwt/oidc/callback',
+      '/ui/vault/auth/team.sso/oidc/callback',
+      '/ui/secrets/kv/a/b',
+    ]) {
       expect((await viewerRequest(route)).uri, route).toBe('/ui/index.html');
     }
-    const callback = await viewerRequest('/ui/vault/auth/jwt/oidc/callback', { code: { value: 'c0de' }, state: { value: 'st4te' } });
-    expect(callback).toMatchObject({ uri: '/ui/index.html', querystring: { code: { value: 'c0de' }, state: { value: 'st4te' } } });
+    const callback = await viewerRequest('/ui/vault/auth/jwt/oidc/callback', {
+      code: { value: 'c0de' },
+      state: { value: 'st4te' },
+    });
+    expect(callback).toMatchObject({
+      uri: '/ui/index.html',
+      querystring: { code: { value: 'c0de' }, state: { value: 'st4te' } },
+    });
   });
 
   it('serves the files as they are', async () => {
-    for (const file of ['/ui/index.html', '/ui/app.js', '/ui/app.css', '/ui/config.json']) expect((await viewerRequest(file)).uri).toBe(file);
+    for (const file of ['/ui/index.html', '/ui/app.js', '/ui/app.css', '/ui/config.json'])
+      expect((await viewerRequest(file)).uri).toBe(file);
   });
 
   it('redirects /ui to /ui/, so the page resolves its files under /ui/', async () => {
-    expect(await viewerRequest('/ui')).toEqual({ statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '/ui/' } } });
+    expect(await viewerRequest('/ui')).toEqual({
+      statusCode: 301,
+      statusDescription: 'Moved Permanently',
+      headers: { location: { value: '/ui/' } },
+    });
   });
 });

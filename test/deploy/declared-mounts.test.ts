@@ -36,7 +36,11 @@ describe('declared mounts (KEYHAVEN_DECLARED_MOUNTS) in the system function', ()
     const root = await initialize(core);
     const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
     call = async (method, url, body) => {
-      const response = await app.request(url, { method, headers: { 'X-Secrets-Token': root }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const response = await app.request(url, {
+        method,
+        headers: { 'X-Secrets-Token': root },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : {} };
     };
@@ -57,6 +61,8 @@ describe('declared mounts (KEYHAVEN_DECLARED_MOUNTS) in the system function', ()
     const wrongType = await call('POST', '/v1/sys/auth/jwt2', { type: 'jwt' });
     expect(wrongType.status).toBe(400);
     expect((await call('GET', '/v1/sys/mounts')).body).toMatchObject({ data: { 'secret/': { type: 'kv' } } });
-    expect(Object.keys(((await call('GET', '/v1/sys/mounts')).body as { data: object }).data)).not.toContain('team-kv/');
+    expect(Object.keys(((await call('GET', '/v1/sys/mounts')).body as { data: object }).data)).not.toContain(
+      'team-kv/',
+    );
   });
 });

@@ -19,7 +19,8 @@ describe('the edge outside us-east-1 (synthesis of "example-multi-region" in eu-
     expect(named).toMatch(/^arn:aws:wafv2:us-east-1:/);
     expect(resourcesOf(s.edge, 'AWS::WAFv2::WebACL')).toEqual([]);
     for (const template of s.all) expect(resourcesOf(template, 'AWS::WAFv2::WebACL')).toEqual([]);
-    for (const template of [s.secrets, s.scheduler]) expect(single(template, 'AWS::CloudFront::Distribution').Properties.DistributionConfig.WebACLId).toBe(named);
+    for (const template of [s.secrets, s.scheduler])
+      expect(single(template, 'AWS::CloudFront::Distribution').Properties.DistributionConfig.WebACLId).toBe(named);
   });
 
   it("serves each distribution under the region's own name with TLS 1.2 at least", () => {

@@ -2,7 +2,15 @@ import { DeleteItemCommand, type DynamoDBClient, GetItemCommand } from '@aws-sdk
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leasePk, leaseQueueShard } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
-import { deployedEnvironment, engineJob, httpApiEvent, invoke, scheduledEvent, secretsFunction, ttlRemoval } from './lambda-events.ts';
+import {
+  deployedEnvironment,
+  engineJob,
+  httpApiEvent,
+  invoke,
+  scheduledEvent,
+  secretsFunction,
+  ttlRemoval,
+} from './lambda-events.ts';
 
 type HttpHandler = Parameters<typeof invoke>[0];
 type JobHandler = (event: unknown) => Promise<Record<string, number>>;
@@ -40,8 +48,13 @@ describe('each engine job sweeps its own leases (functions/jobs/engine-job.ts as
     expect(init.status).toBe(200);
     root = init.body.root_token;
     expect((await call(system, 'POST', '/v1/sys/mounts/mesh', { type: 'mesh' })).status).toBe(204);
-    expect((await call(mesh, 'POST', '/v1/mesh/config/access', { address: consul.address, token: consulRoot })).status).toBe(204);
-    await consul.request('PUT', '/v1/acl/policy', { token: consulRoot, body: { Name: 'svc-read', Rules: 'service_prefix "" { policy = "read" }' } });
+    expect(
+      (await call(mesh, 'POST', '/v1/mesh/config/access', { address: consul.address, token: consulRoot })).status,
+    ).toBe(204);
+    await consul.request('PUT', '/v1/acl/policy', {
+      token: consulRoot,
+      body: { Name: 'svc-read', Rules: 'service_prefix "" { policy = "read" }' },
+    });
     expect((await call(mesh, 'POST', '/v1/mesh/roles/app', { mesh_policies: 'svc-read' })).status).toBe(204);
   });
   afterAll(async () => {
@@ -80,7 +93,9 @@ describe('each engine job sweeps its own leases (functions/jobs/engine-job.ts as
     expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(404);
 
     const tableStream = (await import('../../functions/jobs/table-stream.ts')).handler;
-    expect(await tableStream({ Records: [ttlRemoval(tableName, '300', leaseItem)] })).toEqual({ batchItemFailures: [] });
+    expect(await tableStream({ Records: [ttlRemoval(tableName, '300', leaseItem)] })).toEqual({
+      batchItemFailures: [],
+    });
     expect((await call(system, 'PUT', '/v1/sys/leases/lookup', { lease_id: leaseId })).status).toBe(200);
     expect(consul.token(accessor)).toBeDefined();
 
@@ -96,7 +111,9 @@ describe('each engine job sweeps its own leases (functions/jobs/engine-job.ts as
       // Nothing queued: one round, and the run ends (not after 20 s: the test's own time limit would fail first).
       expect(await meshJob(scheduledEvent('meshScheduleRule'))).toEqual({ leases: 0, failed: 0 });
 
-      expect((await call(mesh, 'POST', '/v1/mesh/roles/brief', { mesh_policies: 'svc-read', ttl: '2s' })).status).toBe(204);
+      expect((await call(mesh, 'POST', '/v1/mesh/roles/brief', { mesh_policies: 'svc-read', ttl: '2s' })).status).toBe(
+        204,
+      );
       const creds = await call(mesh, 'GET', '/v1/mesh/creds/brief');
       expect(creds.body.lease_duration).toBe(2);
       const accessor = creds.body.data.accessor as string;

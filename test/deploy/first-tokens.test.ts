@@ -2,7 +2,13 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../emulators/secrets-manager.ts';
-import { deployedEnvironment, httpApiEvent, invoke, secretsFunction, startCloudFormationResponses } from './lambda-events.ts';
+import {
+  deployedEnvironment,
+  httpApiEvent,
+  invoke,
+  secretsFunction,
+  startCloudFormationResponses,
+} from './lambda-events.ts';
 
 type Handler = (event: unknown) => Promise<{ Status: string; Reason?: string; Data?: Record<string, string> }>;
 
@@ -17,16 +23,32 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
   let cloudFormation: Awaited<ReturnType<typeof startCloudFormationResponses>>;
   let firstTokens: Handler;
   let secretArn = '';
-  const stored = () => JSON.parse(secretsManager.secret(secretArn)?.current ?? '{}') as { root_token?: string; scheduler_management_token?: string };
+  const stored = () =>
+    JSON.parse(secretsManager.secret(secretArn)?.current ?? '{}') as {
+      root_token?: string;
+      scheduler_management_token?: string;
+    };
 
   beforeAll(async () => {
     ({ client } = await deployedEnvironment());
     secretsManager = await startSecretsManagerEmulator();
     cloudFormation = await startCloudFormationResponses();
     process.env.KEYHAVEN_SECRETSMANAGER_ENDPOINT = secretsManager.endpoint;
-    const sdk = new SecretsManagerClient({ endpoint: secretsManager.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const sdk = new SecretsManagerClient({
+      endpoint: secretsManager.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     // What CloudFormation does first: the secret resource (no value yet), under the stage's key.
-    secretArn = (await sdk.send(new CreateSecretCommand({ Name: 'FirstTokensSecret-abc', KmsKeyId: 'arn:aws:kms:us-east-1:123456789012:key/stage' }))).ARN ?? '';
+    secretArn =
+      (
+        await sdk.send(
+          new CreateSecretCommand({
+            Name: 'FirstTokensSecret-abc',
+            KmsKeyId: 'arn:aws:kms:us-east-1:123456789012:key/stage',
+          }),
+        )
+      ).ARN ?? '';
     sdk.destroy();
     firstTokens = (await import('../../functions/deploy/first-tokens.ts')).handler as unknown as Handler;
   });
@@ -38,10 +60,16 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
   });
 
   it('a Create whose secret does not exist fails, naming why, and leaves the stage uninitialised', async () => {
-    const answer = await firstTokens(cloudFormation.event('Create', { SecretId: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-xyz' }));
+    const answer = await firstTokens(
+      cloudFormation.event('Create', { SecretId: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-xyz' }),
+    );
     expect(answer.Status).toBe('FAILED');
     expect(answer.Reason).toMatch(/^keyhaven first tokens: Secrets Manager can't find the specified secret/);
-    expect(cloudFormation.answers.at(-1)).toMatchObject({ Status: 'FAILED', LogicalResourceId: 'FirstTokens', PhysicalResourceId: 'keyhaven-first-tokens' });
+    expect(cloudFormation.answers.at(-1)).toMatchObject({
+      Status: 'FAILED',
+      LogicalResourceId: 'FirstTokens',
+      PhysicalResourceId: 'keyhaven-first-tokens',
+    });
     const missing = await firstTokens(cloudFormation.event('Create', {}));
     expect(missing.Reason).toBe('keyhaven first tokens: the SecretId property is missing');
     const system = await secretsFunction('system');
@@ -68,11 +96,19 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
 
   it('the stored tokens work: root in the system function, management in the scheduler API', async () => {
     const system = await secretsFunction('system');
-    const self = await invoke(system, httpApiEvent('GET', '/v1/auth/token/lookup-self', { headers: { 'x-secrets-token': stored().root_token ?? '' } }));
+    const self = await invoke(
+      system,
+      httpApiEvent('GET', '/v1/auth/token/lookup-self', { headers: { 'x-secrets-token': stored().root_token ?? '' } }),
+    );
     expect(self.status).toBe(200);
     expect(self.body.data).toMatchObject({ policies: ['root'], display_name: 'root', path: 'auth/token/root' });
     const api = (await import('../../functions/scheduler/api.ts')).handler;
-    const management = await invoke(api, httpApiEvent('GET', '/v1/acl/token/self', { headers: { 'x-nomad-token': stored().scheduler_management_token ?? '' } }));
+    const management = await invoke(
+      api,
+      httpApiEvent('GET', '/v1/acl/token/self', {
+        headers: { 'x-nomad-token': stored().scheduler_management_token ?? '' },
+      }),
+    );
     expect(management.status).toBe(200);
     expect(management.body).toMatchObject({ Type: 'management', Name: 'Bootstrap Token' });
   });
@@ -88,11 +124,16 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
           `sys/init is disabled over HTTP on this stage: the first token was made at deploy time and is in Secrets Manager secret ${secretArn}`,
         ]);
       }
-      expect(await invoke(system, httpApiEvent('GET', '/v1/sys/init'))).toEqual({ status: 200, body: { initialized: true } });
+      expect(await invoke(system, httpApiEvent('GET', '/v1/sys/init'))).toEqual({
+        status: 200,
+        body: { initialized: true },
+      });
       const api = (await import('../../functions/scheduler/api.ts')).handler;
       const bootstrap = await invoke(api, httpApiEvent('POST', '/v1/acl/bootstrap', { routeKey: 'ANY /v1/{proxy+}' }));
       expect(bootstrap.status).toBe(403);
-      expect(bootstrap.body).toBe(`acl/bootstrap is disabled over HTTP on this stage: the first token was made at deploy time and is in Secrets Manager secret ${secretArn}`);
+      expect(bootstrap.body).toBe(
+        `acl/bootstrap is disabled over HTTP on this stage: the first token was made at deploy time and is in Secrets Manager secret ${secretArn}`,
+      );
     } finally {
       delete process.env.KEYHAVEN_FIRST_TOKENS_SECRET;
     }
@@ -105,12 +146,25 @@ describe('first tokens at deploy time (functions/deploy/first-tokens.ts)', () =>
     const before = secretsManager.secret(secretArn)?.current;
     const calls = secretsManager.calls.PutSecretValue;
     const update = await firstTokens(cloudFormation.event('Update', { SecretId: secretArn }));
-    expect(update).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'keyhaven-first-tokens', Data: { RootToken: 'existing', ManagementToken: 'existing' } });
+    expect(update).toMatchObject({
+      Status: 'SUCCESS',
+      PhysicalResourceId: 'keyhaven-first-tokens',
+      Data: { RootToken: 'existing', ManagementToken: 'existing' },
+    });
     expect(secretsManager.calls.PutSecretValue).toBe(calls);
     expect(secretsManager.secret(secretArn)?.current).toBe(before);
     const deleted = await firstTokens(cloudFormation.event('Delete', { SecretId: secretArn }));
     expect(deleted).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'keyhaven-first-tokens', Data: {} });
     const system = await secretsFunction('system');
-    expect((await invoke(system, httpApiEvent('GET', '/v1/auth/token/lookup-self', { headers: { 'x-secrets-token': stored().root_token ?? '' } }))).status).toBe(200);
+    expect(
+      (
+        await invoke(
+          system,
+          httpApiEvent('GET', '/v1/auth/token/lookup-self', {
+            headers: { 'x-secrets-token': stored().root_token ?? '' },
+          }),
+        )
+      ).status,
+    ).toBe(200);
   });
 });

@@ -75,7 +75,9 @@ export async function recordedEnvironment(): Promise<Environment & { calls: Sent
   const lambda = await startLambdaEmulator(
     Object.fromEntries(
       await Promise.all(
-        Object.entries(engineFunctions).map(async ([type, fn]) => [fn, recordedAs(fn, (await secrets(type)) as InvokedHandler)] as const),
+        Object.entries(engineFunctions).map(
+          async ([type, fn]) => [fn, recordedAs(fn, (await secrets(type)) as InvokedHandler)] as const,
+        ),
       ),
     ),
   );
@@ -143,7 +145,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function driveEveryFunction(env: Environment): Promise<void> {
   const secrets = async (family: string) => (await secretsFunction(family)) as unknown as Handler;
   // An engine's job is functions/jobs/engine-job.ts with KEYHAVEN_ENGINE naming it, as the stack deploys it.
-  const job = async (name: string) => (name in engineJobs ? ((await engineJob(name)) as Handler) : ((await import(`../../functions/jobs/${name}.ts`)).handler as Handler));
+  const job = async (name: string) =>
+    name in engineJobs
+      ? ((await engineJob(name)) as Handler)
+      : ((await import(`../../functions/jobs/${name}.ts`)).handler as Handler);
   let root = '';
   const call = async (fn: string, handler: Handler, method: string, url: string, body?: unknown, token = root) => {
     const answer = await asFunction(fn, () =>
@@ -160,11 +165,19 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   const jwt = await secrets('jwt');
 
   // deploy: the first-tokens resource makes the data key, the root and the management token (a stage outside dev)
-  const sdk = new SecretsManagerClient({ endpoint: env.secretsManager.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const secretArn = (await sdk.send(new CreateSecretCommand({ Name: 'FirstTokensSecret', KmsKeyId: process.env.KEYHAVEN_KMS_KEY_ID }))).ARN ?? '';
+  const sdk = new SecretsManagerClient({
+    endpoint: env.secretsManager.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const secretArn =
+    (await sdk.send(new CreateSecretCommand({ Name: 'FirstTokensSecret', KmsKeyId: process.env.KEYHAVEN_KMS_KEY_ID })))
+      .ARN ?? '';
   sdk.destroy();
   const firstTokens = (await import('../../functions/deploy/first-tokens.ts')).handler as unknown as Handler;
-  const created = await asFunction('Deploy-first-tokens', () => firstTokens(env.cloudFormation.event('Create', { SecretId: secretArn }) as never));
+  const created = await asFunction('Deploy-first-tokens', () =>
+    firstTokens(env.cloudFormation.event('Create', { SecretId: secretArn }) as never),
+  );
   expect(created).toMatchObject({ Status: 'SUCCESS' });
   const tokens = JSON.parse(env.secretsManager.secret(secretArn)?.current ?? '{}');
   process.env.KEYHAVEN_FIRST_TOKENS_SECRET = secretArn;
@@ -173,25 +186,41 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   // it); each handler builds its core on its first invocation, from the environment it then sees.
   process.env.KEYHAVEN_ENGINE_FUNCTIONS = JSON.stringify(engineFunctions);
   root = tokens.root_token;
-  expect((await asFunction('Secrets-system', () => invoke(system, httpApiEvent('PUT', '/v1/sys/init', { body: {} })))).status).toBe(403);
-  expect((await call('Secrets-system', system, 'GET', '/v1/sys/init', undefined, '')).body).toEqual({ initialized: true });
+  expect(
+    (await asFunction('Secrets-system', () => invoke(system, httpApiEvent('PUT', '/v1/sys/init', { body: {} }))))
+      .status,
+  ).toBe(403);
+  expect((await call('Secrets-system', system, 'GET', '/v1/sys/init', undefined, '')).body).toEqual({
+    initialized: true,
+  });
   delete process.env.KEYHAVEN_ENGINE_FUNCTIONS;
   for (const [path, type] of Object.entries({ secret: 'kv', mesh: 'mesh', ldap: 'ldap', cloud: 'cloud' })) {
     const options = type === 'cloud' ? { options: { retry_base_ms: '1' } } : {};
     await call('Secrets-system', system, 'POST', `/v1/sys/mounts/${path}`, { type, ...options });
   }
   await call('Secrets-system', system, 'POST', '/v1/sys/auth/jwt', { type: 'jwt' });
-  await call('Secrets-system', system, 'PUT', '/v1/sys/policies/acl/app', { policy: 'path "secret/*" { capabilities = ["create", "read", "update", "list"] }' });
+  await call('Secrets-system', system, 'PUT', '/v1/sys/policies/acl/app', {
+    policy: 'path "secret/*" { capabilities = ["create", "read", "update", "list"] }',
+  });
   await call('Secrets-system', system, 'GET', '/v1/sys/policies/acl?list=true');
-  const limited = (await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['app'], ttl: '1h', num_uses: 10 })).body.auth.client_token;
+  const limited = (
+    await call('Secrets-system', system, 'POST', '/v1/auth/token/create', {
+      policies: ['app'],
+      ttl: '1h',
+      num_uses: 10,
+    })
+  ).body.auth.client_token;
   await call('Secrets-system', system, 'GET', '/v1/auth/token/lookup-self', undefined, limited);
   await call('Secrets-system', system, 'PUT', '/v1/auth/token/renew-self', {}, limited);
   await call('Secrets-system', system, 'GET', '/v1/identity/oidc/plugins/.well-known/keys', undefined, '');
 
-  const other = (await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['app'] })).body.auth;
+  const other = (await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['app'] })).body
+    .auth;
   await call('Secrets-system', system, 'POST', '/v1/auth/token/lookup-accessor', { accessor: other.accessor });
   await call('Secrets-system', system, 'POST', '/v1/auth/token/revoke', { token: other.client_token });
-  await call('Secrets-system', system, 'PUT', '/v1/sys/policies/acl/gone', { policy: 'path "x/*" { capabilities = ["read"] }' });
+  await call('Secrets-system', system, 'PUT', '/v1/sys/policies/acl/gone', {
+    policy: 'path "x/*" { capabilities = ["read"] }',
+  });
   await call('Secrets-system', system, 'DELETE', '/v1/sys/policies/acl/gone');
   await call('Secrets-system', system, 'POST', '/v1/sys/capabilities-self', { paths: ['secret/app/db'] }, limited);
 
@@ -203,8 +232,14 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
 
   // mesh: access, a role, credentials (a lease), revoked through the system function (which invokes the mesh function)
   const consulRoot = ((await env.consul.request('PUT', '/v1/acl/bootstrap')).json as { SecretID: string }).SecretID;
-  await env.consul.request('PUT', '/v1/acl/policy', { token: consulRoot, body: { Name: 'svc-read', Rules: 'service_prefix "" { policy = "read" }' } });
-  await call('Secrets-mesh', mesh, 'POST', '/v1/mesh/config/access', { address: env.consul.address, token: consulRoot });
+  await env.consul.request('PUT', '/v1/acl/policy', {
+    token: consulRoot,
+    body: { Name: 'svc-read', Rules: 'service_prefix "" { policy = "read" }' },
+  });
+  await call('Secrets-mesh', mesh, 'POST', '/v1/mesh/config/access', {
+    address: env.consul.address,
+    token: consulRoot,
+  });
   await call('Secrets-mesh', mesh, 'POST', '/v1/mesh/roles/app', { mesh_policies: 'svc-read' });
   await call('Secrets-mesh', mesh, 'GET', '/v1/mesh/roles?list=true');
   const synchronous = (await call('Secrets-mesh', mesh, 'GET', '/v1/mesh/creds/app')).body.lease_id;
@@ -215,33 +250,64 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
 
   // ldap and cloud: configuration and roles (their directory and cloud calls are covered by their own tests)
   // ldap (real slapd): configuration, a static role rotated and read, a dynamic role's credentials revoked
-  await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/config', { url: env.slapd.url, binddn: managerDn, bindpass: managerPassword, userdn: peopleDn });
+  await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/config', {
+    url: env.slapd.url,
+    binddn: managerDn,
+    bindpass: managerPassword,
+    userdn: peopleDn,
+  });
   await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/config');
   await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/static-role/alice', { username: 'alice', rotation_period: '1h' });
   await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/rotate-role/alice');
   await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/static-cred/alice');
   await call('Secrets-ldap', ldap, 'DELETE', '/v1/ldap/static-role/alice');
-  await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/role/dev', { creation_ldif: creationLdif, deletion_ldif: deletionLdif, rollback_ldif: rollbackLdif });
-  const ldapLeases = [(await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/creds/dev')).body.lease_id, (await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/creds/dev')).body.lease_id];
+  await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/role/dev', {
+    creation_ldif: creationLdif,
+    deletion_ldif: deletionLdif,
+    rollback_ldif: rollbackLdif,
+  });
+  const ldapLeases = [
+    (await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/creds/dev')).body.lease_id,
+    (await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/creds/dev')).body.lease_id,
+  ];
   await call('Secrets-system', system, 'PUT', '/v1/sys/leases/revoke', { lease_id: ldapLeases[0] });
   await call('Secrets-system', system, 'PUT', '/v1/sys/leases/revoke', { lease_id: ldapLeases[1], sync: false });
 
   // cloud (Google emulator): configuration, a roleset of keys, a leased key revoked by the cloud job
   const cloudRoot = env.google.seedServiceAccount('proj-1', 'keyhaven-root');
   await call('Secrets-cloud', cloud, 'POST', '/v1/cloud/config', { credentials: cloudRoot.credentials });
-  await call('Secrets-cloud', cloud, 'POST', '/v1/cloud/roleset/keys', { project: 'proj-1', bindings: viewer, secret_type: 'service_account_key' });
+  await call('Secrets-cloud', cloud, 'POST', '/v1/cloud/roleset/keys', {
+    project: 'proj-1',
+    bindings: viewer,
+    secret_type: 'service_account_key',
+  });
   const cloudLease = (await call('Secrets-cloud', cloud, 'POST', '/v1/cloud/roleset/keys/key')).body.lease_id;
   await call('Secrets-system', system, 'PUT', '/v1/sys/leases/revoke', { lease_id: cloudLease, sync: false });
 
   // jwt: configuration, a role, a login
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/config', { jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' }).toString()] });
-  await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/role/dev', { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['keyhaven'], token_policies: ['app'] });
-  const assertion = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setSubject('alice').setAudience('keyhaven').setIssuedAt().setExpirationTime('5m').sign(privateKey);
+  await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/config', {
+    jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' }).toString()],
+  });
+  await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/role/dev', {
+    role_type: 'jwt',
+    user_claim: 'sub',
+    bound_audiences: ['keyhaven'],
+    token_policies: ['app'],
+  });
+  const assertion = await new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256' })
+    .setSubject('alice')
+    .setAudience('keyhaven')
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
   await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/login', { role: 'dev', jwt: assertion }, '');
   await call('Secrets-jwt', jwt, 'DELETE', '/v1/auth/jwt/role/dev');
   // A limited-use token spends its uses in whichever function serves the request, and is revoked there at its last.
-  const twoUses = (await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['root'], num_uses: 2 })).body.auth.client_token;
+  const twoUses = (
+    await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['root'], num_uses: 2 })
+  ).body.auth.client_token;
   await call('Secrets-jwt', jwt, 'GET', '/v1/auth/jwt/config', undefined, twoUses);
   await call('Secrets-jwt', jwt, 'GET', '/v1/auth/jwt/config', undefined, twoUses);
 
@@ -249,39 +315,76 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   const api = (await import('../../functions/scheduler/api.ts')).handler as unknown as Handler;
   const scheduler = async (method: string, url: string, body?: unknown, token?: string) => {
     const answer = await asFunction('Scheduler-api', () =>
-      invoke(api, httpApiEvent(method, url, { headers: token ? { 'x-scheduler-token': token } : {}, body, routeKey: 'ANY /v1/{proxy+}' })),
+      invoke(
+        api,
+        httpApiEvent(method, url, {
+          headers: token ? { 'x-scheduler-token': token } : {},
+          body,
+          routeKey: 'ANY /v1/{proxy+}',
+        }),
+      ),
     );
     expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
     return answer;
   };
   const management = tokens.scheduler_management_token as string;
   await scheduler('GET', '/v1/acl/token/self', undefined, management);
-  await scheduler('POST', '/v1/acl/policy/readers', { Name: 'readers', Rules: 'namespace "default" { policy = "read" }' }, management);
-  const token = (await scheduler('POST', '/v1/acl/token', { Name: 'brief', Policies: ['readers'], }, management)).body;
+  await scheduler(
+    'POST',
+    '/v1/acl/policy/readers',
+    { Name: 'readers', Rules: 'namespace "default" { policy = "read" }' },
+    management,
+  );
+  const token = (await scheduler('POST', '/v1/acl/token', { Name: 'brief', Policies: ['readers'] }, management)).body;
   await scheduler('GET', '/v1/acl/tokens?index=1', undefined, management);
   await scheduler('GET', '/v1/acl/token/self', undefined, token.SecretID);
   const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  await scheduler('POST', '/v1/acl/auth-method', { Name: 'corp', Type: 'JWT', MaxTokenTTL: '30m', Config: { JWTValidationPubKeys: [pem] } }, management);
-  const rule = (await scheduler('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', BindType: 'policy', BindName: 'readers' }, management)).body;
-  const loginToken = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setSubject('alice').setExpirationTime('5m').sign(privateKey);
+  await scheduler(
+    'POST',
+    '/v1/acl/auth-method',
+    { Name: 'corp', Type: 'JWT', MaxTokenTTL: '30m', Config: { JWTValidationPubKeys: [pem] } },
+    management,
+  );
+  const rule = (
+    await scheduler(
+      'POST',
+      '/v1/acl/binding-rule',
+      { AuthMethod: 'corp', BindType: 'policy', BindName: 'readers' },
+      management,
+    )
+  ).body;
+  const loginToken = await new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256' })
+    .setSubject('alice')
+    .setExpirationTime('5m')
+    .sign(privateKey);
   const loggedIn = (await scheduler('POST', '/v1/acl/login', { AuthMethodName: 'corp', LoginToken: loginToken })).body;
   await scheduler('DELETE', `/v1/acl/token/${loggedIn.AccessorID}`, undefined, management);
   await scheduler('DELETE', `/v1/acl/binding-rule/${rule.ID}`, undefined, management);
   await scheduler('DELETE', '/v1/acl/auth-method/corp', undefined, management);
   await scheduler('DELETE', `/v1/acl/token/${token.AccessorID}`, undefined, management);
   await scheduler('DELETE', '/v1/acl/policy/readers', undefined, management);
-  const stream = (await import('../../functions/scheduler/event-stream.ts')).handler as unknown as (event: unknown, sink: Writable, context: unknown) => Promise<void>;
+  const stream = (await import('../../functions/scheduler/event-stream.ts')).handler as unknown as (
+    event: unknown,
+    sink: Writable,
+    context: unknown,
+  ) => Promise<void>;
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
   const finished = new Promise<void>((resolve) => sink.on('finish', () => resolve()));
   await asFunction('Scheduler-event-stream', () =>
-    stream(httpApiEvent('GET', '/v1/event/stream?topic=ACLToken', { headers: { 'x-scheduler-token': management } }), sink, lambdaContext),
+    stream(
+      httpApiEvent('GET', '/v1/event/stream?topic=ACLToken', { headers: { 'x-scheduler-token': management } }),
+      sink,
+      lambdaContext,
+    ),
   );
   await finished;
 
   // jobs: a secrets token and a scheduler token expire; the sweep revokes both; the mesh job revokes the queued lease
   await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['app'], ttl: '1s' });
   await sleep(1_100);
-  const run = async (fn: string, name: string) => asFunction(fn, async () => (await job(name))(scheduledEvent(`${name}ScheduleRule`) as never));
+  const run = async (fn: string, name: string) =>
+    asFunction(fn, async () => (await job(name))(scheduledEvent(`${name}ScheduleRule`) as never));
   expect(await run('Job-sweep', 'sweep')).toMatchObject({ tokens: 1, failed: 0 });
   expect(await run('Job-mesh', 'mesh')).toMatchObject({ leases: 1, failed: 0 });
   expect(await run('Job-ldap', 'ldap')).toMatchObject({ leases: 1, failed: 0 });
@@ -296,21 +399,33 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   const before = new Set((await tokenItems(env)).map((item) => item.pk?.S));
   await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['app'] });
   const tokenItem = (await tokenItems(env)).find((item) => !before.has(item.pk?.S));
-  await env.client.send(new DeleteItemCommand({ TableName: env.tableName, Key: { pk: tokenItem?.pk ?? { S: '' }, sk: { S: 'token' } } }));
+  await env.client.send(
+    new DeleteItemCommand({ TableName: env.tableName, Key: { pk: tokenItem?.pk ?? { S: '' }, sk: { S: 'token' } } }),
+  );
   const tableStream = await job('table-stream');
   const result = await asFunction('Job-table-stream', () =>
-    tableStream({ Records: [ttlRemoval(env.tableName, '100', tokenItem), ttlRemoval(env.tableName, '101', leaseItem)] } as never),
+    tableStream({
+      Records: [ttlRemoval(env.tableName, '100', tokenItem), ttlRemoval(env.tableName, '101', leaseItem)],
+    } as never),
   );
   expect(result).toEqual({ batchItemFailures: [] });
 
   // deploy again: a fresh instance of the first-tokens function finds both tokens and unwraps the data key
   vi.resetModules();
   const again = (await import('../../functions/deploy/first-tokens.ts')).handler as unknown as Handler;
-  const updated = await asFunction('Deploy-first-tokens', () => again(env.cloudFormation.event('Update', { SecretId: secretArn }) as never));
+  const updated = await asFunction('Deploy-first-tokens', () =>
+    again(env.cloudFormation.event('Update', { SecretId: secretArn }) as never),
+  );
   expect(updated).toMatchObject({ Status: 'SUCCESS', Data: { RootToken: 'existing', ManagementToken: 'existing' } });
 }
 
 async function tokenItems(env: Environment) {
-  const scanned = await env.client.send(new ScanCommand({ TableName: env.tableName, FilterExpression: 'sk = :sk', ExpressionAttributeValues: { ':sk': { S: 'token' } } }));
+  const scanned = await env.client.send(
+    new ScanCommand({
+      TableName: env.tableName,
+      FilterExpression: 'sk = :sk',
+      ExpressionAttributeValues: { ':sk': { S: 'token' } },
+    }),
+  );
   return (scanned.Items ?? []).filter((item) => item.pk?.S?.startsWith('token#'));
 }

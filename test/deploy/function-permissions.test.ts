@@ -8,7 +8,13 @@ import { tableAccessOf } from '../../stacks/permissions.ts';
 import { familyHandlers } from '../../stacks/SecretsApi.ts';
 import { stageConfig } from '../../stacks/stage-config.ts';
 import { driveEveryFunction, type Environment, recordedEnvironment } from './function-calls.ts';
-import { type AuthorisedRequest, authorisedRequestsOf, iamActionsOf, partitionKeysOf, type SentCall } from './sdk-recorder.ts';
+import {
+  type AuthorisedRequest,
+  authorisedRequestsOf,
+  iamActionsOf,
+  partitionKeysOf,
+  type SentCall,
+} from './sdk-recorder.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import { appFunctions, asList, resourcesOf, roleStatementsOf } from './template-queries.ts';
 
@@ -49,13 +55,24 @@ interface Grants {
  */
 function grantsOf(s: Synthesized, functionId: string): Grants {
   const isIt = (template: Synthesized['jobs'], fn: ReturnType<typeof resourcesOf>[number][1]) => {
-    const role = Object.fromEntries(resourcesOf(template, 'AWS::IAM::Role'))[fn.Properties?.Role?.['Fn::GetAtt']?.[0] ?? ''];
+    const role = Object.fromEntries(resourcesOf(template, 'AWS::IAM::Role'))[
+      fn.Properties?.Role?.['Fn::GetAtt']?.[0] ?? ''
+    ];
     return String(role?.Properties.RoleName ?? '').endsWith(`.${functionId}`);
   };
-  const template = [s.storage, s.secrets, s.scheduler, s.jobs].find((candidate) => appFunctions(candidate).some(([, fn]) => isIt(candidate, fn)));
+  const template = [s.storage, s.secrets, s.scheduler, s.jobs].find((candidate) =>
+    appFunctions(candidate).some(([, fn]) => isIt(candidate, fn)),
+  );
   if (!template) throw new Error(`no function ${functionId}`);
   const [id] = appFunctions(template).find(([, fn]) => isIt(template, fn)) ?? [];
-  const grants: Grants = { tableItems: new Set(), dueIndex: new Set(), statements: [], dataKey: new Set(), viaService: {}, other: new Set() };
+  const grants: Grants = {
+    tableItems: new Set(),
+    dueIndex: new Set(),
+    statements: [],
+    dataKey: new Set(),
+    viaService: {},
+    other: new Set(),
+  };
   const tableStatements = new Map<object, { resource: 'table' | 'due'; actions: string[] }>();
   for (const statement of roleStatementsOf(template, id as string)) {
     expect(statement.Effect).toBe('Allow');
@@ -82,27 +99,43 @@ function grantsOf(s: Synthesized, functionId: string): Grants {
       const resources = asList(statement.Resource).map((resource) => JSON.stringify(resource));
       const onIndex = resources.every((resource) => resource.includes('/index/due'));
       const onTable = resources.every((resource) => /Table[0-9A-F]{8}/.test(resource) && !resource.includes('/index/'));
-      if (!onIndex && !onTable) throw new Error(`${functionId}: ${action} on ${resources.join(', ')} is neither the table nor its due index`);
+      if (!onIndex && !onTable)
+        throw new Error(`${functionId}: ${action} on ${resources.join(', ')} is neither the table nor its due index`);
       (onIndex ? grants.dueIndex : grants.tableItems).add(action);
-      tableStatements.set(statement, { resource: onIndex ? 'due' : 'table', actions: [...(tableStatements.get(statement)?.actions ?? []), action] });
+      tableStatements.set(statement, {
+        resource: onIndex ? 'due' : 'table',
+        actions: [...(tableStatements.get(statement)?.actions ?? []), action],
+      });
     }
   }
   for (const [statement, { resource, actions }] of tableStatements) {
     // Only the one condition the stacks write: any other operator or key would escape the evaluator below.
     const condition = (statement as { Condition?: Record<string, Record<string, string | string[]>> }).Condition;
     if (condition) expect(Object.keys(condition), functionId).toEqual(['ForAllValues:StringLike']);
-    if (condition) expect(Object.keys(condition['ForAllValues:StringLike'] ?? {}), functionId).toEqual(['dynamodb:LeadingKeys']);
+    if (condition)
+      expect(Object.keys(condition['ForAllValues:StringLike'] ?? {}), functionId).toEqual(['dynamodb:LeadingKeys']);
     const keys = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
     grants.statements.push({ actions, resource, leadingKeys: keys === undefined ? undefined : asList(keys) });
   }
   return grants;
 }
 
-const streamActions = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+const streamActions = [
+  'dynamodb:DescribeStream',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:ListStreams',
+];
 
 /** IAM's `StringLike`: `*` any run of characters, `?` one, everything else literal and case-sensitive. */
 const matchesPattern = (pattern: string, value: string) =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's').test(value);
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    's',
+  ).test(value);
 
 /**
  * Whether the role allows a request, as IAM decides for Allow-only identity policies: some statement names the action
@@ -114,7 +147,8 @@ const allows = (grants: Grants, request: AuthorisedRequest) =>
     (statement) =>
       statement.resource === request.resource &&
       statement.actions.includes(request.action) &&
-      (statement.leadingKeys === undefined || request.leadingKeys.every((key) => statement.leadingKeys?.some((pattern) => matchesPattern(pattern, key)))),
+      (statement.leadingKeys === undefined ||
+        request.leadingKeys.every((key) => statement.leadingKeys?.some((pattern) => matchesPattern(pattern, key)))),
   );
 
 const isRead = (action: string) => ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].includes(action);
@@ -124,21 +158,49 @@ const isRead = (action: string) => ['dynamodb:GetItem', 'dynamodb:BatchGetItem',
  * holding the function's credentials, e.g. code execution in a compromised engine function), the partitions it only
  * reads (policies, the mount table, the keyring and audit devices in `sys`), the other jobs' queues, and a Scan.
  */
-const tableActions = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'];
-const anything = (keys: string[]): AuthorisedRequest[] => keys.flatMap((key) => tableActions.map((action) => ({ action, resource: 'table' as const, leadingKeys: [key] })));
+const tableActions = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
+];
+const anything = (keys: string[]): AuthorisedRequest[] =>
+  keys.flatMap((key) => tableActions.map((action) => ({ action, resource: 'table' as const, leadingKeys: [key] })));
 const reading = (keys: string[]) => anything(keys).filter((request) => isRead(request.action));
 const writing = (keys: string[]) => anything(keys).filter((request) => !isRead(request.action));
-const queues = (names: string[]): AuthorisedRequest[] => names.map((name) => ({ action: 'dynamodb:Query', resource: 'due', leadingKeys: [name] }));
+const queues = (names: string[]): AuthorisedRequest[] =>
+  names.map((name) => ({ action: 'dynamodb:Query', resource: 'due', leadingKeys: [name] }));
 const scan: AuthorisedRequest = { action: 'dynamodb:Scan', resource: 'table', leadingKeys: [] };
 
 const schedulerItems = [TOKEN_PK, SECRET_PK, META_PK, 'sched#policy'];
 const schedulerQueues = [TOKEN_EXPIRY_QUEUE, `${TOKEN_EXPIRY_QUEUE}#03`];
 const uuid = '6a2b9c1e-0000-4000-8000-000000000001';
-const secretsItems = ['token#0f3a9d', 'accessor#Kx1Yz', 'policies', 'mounts', `mount#${uuid}`, 'leases#07', 'leases', 'revoked-leases#07', `issued#${uuid}#03`, `in-service#${uuid}#03`, 'password-policies'];
-const engineQueues = { kv: ['expiry:kv', 'expiry:kv#03'], ldap: ['expiry:ldap', 'expiry:ldap#03', 'ldap-rotation', 'ldap-rotation#02'], mesh: ['expiry:mesh#01'], cloud: ['expiry:cloud#15'] };
+const secretsItems = [
+  'token#0f3a9d',
+  'accessor#Kx1Yz',
+  'policies',
+  'mounts',
+  `mount#${uuid}`,
+  'leases#07',
+  'leases',
+  'revoked-leases#07',
+  `issued#${uuid}#03`,
+  `in-service#${uuid}#03`,
+  'password-policies',
+];
+const engineQueues = {
+  kv: ['expiry:kv', 'expiry:kv#03'],
+  ldap: ['expiry:ldap', 'expiry:ldap#03', 'ldap-rotation', 'ldap-rotation#02'],
+  mesh: ['expiry:mesh#01'],
+  cloud: ['expiry:cloud#15'],
+};
 const tokenQueue = ['expiry', 'expiry#03'];
 const allQueues = [...schedulerQueues, ...tokenQueue, ...Object.values(engineQueues).flat()];
-const otherEngines = (own: keyof typeof engineQueues) => Object.entries(engineQueues).flatMap(([type, names]) => (type === own ? [] : names));
+const otherEngines = (own: keyof typeof engineQueues) =>
+  Object.entries(engineQueues).flatMap(([type, names]) => (type === own ? [] : names));
 
 function refused(fn: string): AuthorisedRequest[] {
   const onlyRead = writing(['sys', 'policies', 'password-policies']);
@@ -146,28 +208,76 @@ function refused(fn: string): AuthorisedRequest[] {
     case 'Secrets-system':
       return [...anything(schedulerItems), ...queues(allQueues), scan];
     case 'Secrets-jwt':
-      return [...anything(schedulerItems), ...onlyRead, ...writing(['mounts']), ...reading(['leases#07', 'accessor#Kx1Yz']), ...queues(allQueues), scan];
+      return [
+        ...anything(schedulerItems),
+        ...onlyRead,
+        ...writing(['mounts']),
+        ...reading(['leases#07', 'accessor#Kx1Yz']),
+        ...queues(allQueues),
+        scan,
+      ];
     case 'Secrets-kv':
     case 'Secrets-mesh':
     case 'Secrets-cloud':
     case 'Secrets-ldap':
-      return [...anything(schedulerItems), ...onlyRead, ...anything([`in-service#${uuid}#03`]), ...reading(['accessor#Kx1Yz', `issued#${uuid}#03`]), ...queues(allQueues), scan];
+      return [
+        ...anything(schedulerItems),
+        ...onlyRead,
+        ...anything([`in-service#${uuid}#03`]),
+        ...reading(['accessor#Kx1Yz', `issued#${uuid}#03`]),
+        ...queues(allQueues),
+        scan,
+      ];
     case 'Scheduler-api':
     case 'Scheduler-event-stream':
       return [...anything(secretsItems), ...writing(['sys']), ...queues(allQueues), scan];
     case 'Job-sweep':
-      return [...anything(['policies', 'password-policies', `in-service#${uuid}#03`]), ...writing(['sys']), ...queues([...otherEngines('kv')]), scan];
+      return [
+        ...anything(['policies', 'password-policies', `in-service#${uuid}#03`]),
+        ...writing(['sys']),
+        ...queues([...otherEngines('kv')]),
+        scan,
+      ];
     case 'Job-ldap':
     case 'Job-mesh':
     case 'Job-cloud': {
       const own = fn.slice('Job-'.length) as keyof typeof engineQueues;
-      const items = [...schedulerItems, 'policies', 'accessor#Kx1Yz', `issued#${uuid}#03`, `in-service#${uuid}#03`, ...(own === 'ldap' ? [] : ['password-policies'])];
-      return [...anything(items), ...writing(['sys']), ...queues([...schedulerQueues, ...tokenQueue, ...otherEngines(own)]), scan];
+      const items = [
+        ...schedulerItems,
+        'policies',
+        'accessor#Kx1Yz',
+        `issued#${uuid}#03`,
+        `in-service#${uuid}#03`,
+        ...(own === 'ldap' ? [] : ['password-policies']),
+      ];
+      return [
+        ...anything(items),
+        ...writing(['sys']),
+        ...queues([...schedulerQueues, ...tokenQueue, ...otherEngines(own)]),
+        scan,
+      ];
     }
     case 'Job-table-stream':
-      return [...anything([...schedulerItems, `mount#${uuid}`, 'policies', 'password-policies', `in-service#${uuid}#03`]), ...writing(['sys', 'mounts']), ...queues(allQueues), scan];
+      return [
+        ...anything([...schedulerItems, `mount#${uuid}`, 'policies', 'password-policies', `in-service#${uuid}#03`]),
+        ...writing(['sys', 'mounts']),
+        ...queues(allQueues),
+        scan,
+      ];
     case 'Deploy-first-tokens':
-      return [...anything([`mount#${uuid}`, 'policies', 'mounts', 'leases#07', 'revoked-leases#07', `in-service#${uuid}#03`, 'password-policies']), ...queues(allQueues), scan];
+      return [
+        ...anything([
+          `mount#${uuid}`,
+          'policies',
+          'mounts',
+          'leases#07',
+          'revoked-leases#07',
+          `in-service#${uuid}#03`,
+          'password-policies',
+        ]),
+        ...queues(allQueues),
+        scan,
+      ];
     default:
       throw new Error(`no refusals listed for ${fn}`);
   }
@@ -202,7 +312,10 @@ describe('each function is granted what it sends, and nothing more (recorded fro
       expect([...granted.dueIndex].sort()).toEqual([...needed.dueIndex].sort());
       for (const call of dynamo.filter(onIndex)) expect(call.input.IndexName).toBe('due');
       for (const request of dynamo.flatMap(authorisedRequestsOf)) {
-        expect(allows(granted, request), `${fn} was refused ${request.action} on the ${request.resource}, ${request.leadingKeys.join(', ')}`).toBe(true);
+        expect(
+          allows(granted, request),
+          `${fn} was refused ${request.action} on the ${request.resource}, ${request.leadingKeys.join(', ')}`,
+        ).toBe(true);
       }
     });
 
@@ -211,33 +324,50 @@ describe('each function is granted what it sends, and nothing more (recorded fro
       const access = tableAccessOf(fn);
       expect(granted.statements.length).toBeGreaterThan(0);
       for (const statement of granted.statements) {
-        expect(statement.leadingKeys, `${fn}: ${statement.actions.join(', ')} on the ${statement.resource} without dynamodb:LeadingKeys`).toBeDefined();
+        expect(
+          statement.leadingKeys,
+          `${fn}: ${statement.actions.join(', ')} on the ${statement.resource} without dynamodb:LeadingKeys`,
+        ).toBeDefined();
         // ForAllValues holds for a request without any leading key: a Scan (or PartiQL) would read every partition.
-        for (const action of statement.actions) expect(['dynamodb:Scan', 'dynamodb:PartiQLSelect'], fn).not.toContain(action);
+        for (const action of statement.actions)
+          expect(['dynamodb:Scan', 'dynamodb:PartiQLSelect'], fn).not.toContain(action);
       }
       const requests = recorded(fn).flatMap(authorisedRequestsOf);
       const touched = (kind: 'read' | 'write' | 'due', pattern: string) =>
         requests.some(
           (request) =>
-            (kind === 'due' ? request.resource === 'due' : request.resource === 'table' && isRead(request.action) === (kind === 'read')) &&
+            (kind === 'due'
+              ? request.resource === 'due'
+              : request.resource === 'table' && isRead(request.action) === (kind === 'read')) &&
             request.leadingKeys.some((key) => matchesPattern(pattern, key)),
         );
       const declared = { read: access.reads, write: access.writes, due: access.dueQueues ?? [] };
       const unrecorded = access.unrecorded ?? {};
       for (const [kind, patterns] of Object.entries(declared) as Array<['read' | 'write' | 'due', string[]]>) {
         for (const pattern of patterns) {
-          if (unrecorded[`${kind}:${pattern}`] === undefined) expect(touched(kind, pattern), `${fn} may ${kind} ${pattern} but never did, and no reason is given`).toBe(true);
+          if (unrecorded[`${kind}:${pattern}`] === undefined)
+            expect(touched(kind, pattern), `${fn} may ${kind} ${pattern} but never did, and no reason is given`).toBe(
+              true,
+            );
           else expect(touched(kind, pattern), `${fn} does ${kind} ${pattern}: drop it from unrecorded`).toBe(false);
         }
       }
       for (const [entry, reason] of Object.entries(unrecorded)) {
         const kind = entry.slice(0, entry.indexOf(':')) as 'read' | 'write' | 'due';
-        expect(declared[kind] ?? [], `${fn}: unrecorded ${entry} is not granted`).toContain(entry.slice(entry.indexOf(':') + 1));
+        expect(declared[kind] ?? [], `${fn}: unrecorded ${entry} is not granted`).toContain(
+          entry.slice(entry.indexOf(':') + 1),
+        );
         expect(reason.length, entry).toBeGreaterThan(20);
       }
       // The synthesised role holds what permissions.ts declares (the checks above read the one, the evaluator the other).
       const patternsOf = (resource: 'table' | 'due', read: boolean) =>
-        [...new Set(granted.statements.filter((st) => st.resource === resource && st.actions.some((action) => isRead(action) === read)).flatMap((st) => st.leadingKeys ?? []))].sort();
+        [
+          ...new Set(
+            granted.statements
+              .filter((st) => st.resource === resource && st.actions.some((action) => isRead(action) === read))
+              .flatMap((st) => st.leadingKeys ?? []),
+          ),
+        ].sort();
       expect(patternsOf('table', true)).toEqual([...access.reads].sort());
       expect(patternsOf('table', false)).toEqual([...access.writes].sort());
       expect(patternsOf('due', true)).toEqual([...(access.dueQueues ?? [])].sort());
@@ -248,7 +378,10 @@ describe('each function is granted what it sends, and nothing more (recorded fro
       const probes = refused(fn);
       expect(probes.length, fn).toBeGreaterThan(0);
       for (const request of probes) {
-        expect(allows(granted, request), `${fn} may ${request.action} on the ${request.resource}, ${request.leadingKeys.join(', ')}`).toBe(false);
+        expect(
+          allows(granted, request),
+          `${fn} may ${request.action} on the ${request.resource}, ${request.leadingKeys.join(', ')}`,
+        ).toBe(false);
       }
       // Not vacuous: what the function did is allowed beside those refusals, and one refused key refuses a whole batch.
       const sent = recorded(fn).flatMap(authorisedRequestsOf);
@@ -256,8 +389,19 @@ describe('each function is granted what it sends, and nothing more (recorded fro
       const read = sent.find((request) => request.resource === 'table' && request.action === 'dynamodb:GetItem');
       const foreign = probes.find((probe) => probe.resource === 'table' && probe.action === 'dynamodb:GetItem');
       if (read && foreign) {
-        expect(allows(granted, { ...read, action: 'dynamodb:BatchGetItem' }) || !granted.tableItems.has('dynamodb:BatchGetItem'), fn).toBe(true);
-        expect(allows(granted, { action: 'dynamodb:BatchGetItem', resource: 'table', leadingKeys: [...read.leadingKeys, ...foreign.leadingKeys] }), fn).toBe(false);
+        expect(
+          allows(granted, { ...read, action: 'dynamodb:BatchGetItem' }) ||
+            !granted.tableItems.has('dynamodb:BatchGetItem'),
+          fn,
+        ).toBe(true);
+        expect(
+          allows(granted, {
+            action: 'dynamodb:BatchGetItem',
+            resource: 'table',
+            leadingKeys: [...read.leadingKeys, ...foreign.leadingKeys],
+          }),
+          fn,
+        ).toBe(false);
       }
     });
 
@@ -267,25 +411,37 @@ describe('each function is granted what it sends, and nothing more (recorded fro
       const kms = calls.filter((call) => call.service === 'KMS');
       expect([...granted.dataKey].sort()).toEqual([...new Set(kms.flatMap(iamActionsOf))].sort());
       for (const call of kms) {
-        const context = Object.fromEntries(Object.entries(call.input.EncryptionContext ?? {}).map(([key, value]) => [`kms:EncryptionContext:${key}`, value]));
+        const context = Object.fromEntries(
+          Object.entries(call.input.EncryptionContext ?? {}).map(([key, value]) => [
+            `kms:EncryptionContext:${key}`,
+            value,
+          ]),
+        );
         expect(granted.dataKeyContext, `${fn} ${call.operation}`).toEqual(context);
       }
       const others = calls.filter((call) => call.service === 'Lambda' || call.service === 'SecretsManager');
       expect([...granted.other].sort()).toEqual([...new Set(others.flatMap(iamActionsOf))].sort());
       // Secrets Manager encrypts what it is given under the stage's key with the caller's permission.
       const puts = others.some((call) => call.operation === 'PutSecretValue');
-      expect(granted.viaService).toEqual(puts ? { 'secretsmanager.us-east-1.amazonaws.com': ['kms:GenerateDataKey'] } : {});
+      expect(granted.viaService).toEqual(
+        puts ? { 'secretsmanager.us-east-1.amazonaws.com': ['kms:GenerateDataKey'] } : {},
+      );
     });
   }
-
 
   it('the scheduler functions and the stream function never touch a secrets engine item (mount#…)', () => {
     for (const fn of ['Scheduler-api', 'Scheduler-event-stream', 'Job-table-stream']) {
       const keys = recorded(fn)
         .filter((call) => call.service === 'DynamoDB')
         .flatMap((call) => partitionKeysOf(call).keys);
-      expect(keys.filter((key) => key.startsWith('mount#')), fn).toEqual([]);
-      expect(grantsOf(s, fn).statements.every((statement) => statement.leadingKeys !== undefined), fn).toBe(true);
+      expect(
+        keys.filter((key) => key.startsWith('mount#')),
+        fn,
+      ).toEqual([]);
+      expect(
+        grantsOf(s, fn).statements.every((statement) => statement.leadingKeys !== undefined),
+        fn,
+      ).toBe(true);
     }
   });
 });
@@ -297,7 +453,8 @@ describe('a stage whose first request makes the data key (firstTokens "http", a 
     statements.some((statement) => {
       const json = statement.toJSON();
       return (
-        asList(json.Action).includes('dynamodb:PutItem') && asList(json.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).includes('sys')
+        asList(json.Action).includes('dynamodb:PutItem') &&
+        asList(json.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).includes('sys')
       );
     });
 
@@ -308,8 +465,16 @@ describe('a stage whose first request makes the data key (firstTokens "http", a 
       const statements = corePermissions(fn, { table, sealingKey, config: dev });
       expect(putsKeyring(statements), fn).toBe(true);
       // Beside its prod grants, only that put: the same statements otherwise.
-      const prod = corePermissions(fn, { table, sealingKey, config: stageConfig('prod', 'us-east-1') }).map((statement) => JSON.stringify(statement.toJSON()));
-      const added = statements.map((statement) => statement.toJSON()).filter((json) => !prod.includes(JSON.stringify(json)) && !asList(json.Action).some((action) => String(action).startsWith('kms:')));
+      const prod = corePermissions(fn, { table, sealingKey, config: stageConfig('prod', 'us-east-1') }).map(
+        (statement) => JSON.stringify(statement.toJSON()),
+      );
+      const added = statements
+        .map((statement) => statement.toJSON())
+        .filter(
+          (json) =>
+            !prod.includes(JSON.stringify(json)) &&
+            !asList(json.Action).some((action) => String(action).startsWith('kms:')),
+        );
       for (const json of added) {
         expect(asList(json.Action), fn).toEqual(['dynamodb:PutItem']);
         expect(json.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys'], fn).toEqual(['sys']);
@@ -320,7 +485,9 @@ describe('a stage whose first request makes the data key (firstTokens "http", a 
   it('a stage with deploy-time tokens lets only the functions that write sys put into it', () => {
     const prod = stageConfig('prod', 'us-east-1');
     expect(prod.firstTokens).toBe('deploy');
-    const writers = Object.keys(handlers).filter((fn) => putsKeyring(corePermissions(fn, { table, sealingKey, config: prod })));
+    const writers = Object.keys(handlers).filter((fn) =>
+      putsKeyring(corePermissions(fn, { table, sealingKey, config: prod })),
+    );
     expect(writers.sort()).toEqual(['Deploy-first-tokens', 'Secrets-system']);
   });
 });

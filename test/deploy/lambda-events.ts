@@ -22,7 +22,12 @@ import { ensureTable } from '../../packages/local/src/table.ts';
  * A fresh table in the run's DynamoDB Local and the environment a deployed function reads, set before any
  * handler module is imported.
  */
-export async function deployedEnvironment(): Promise<{ client: DynamoDBClient; tableName: string; keyFile: string; endpoint: string }> {
+export async function deployedEnvironment(): Promise<{
+  client: DynamoDBClient;
+  tableName: string;
+  keyFile: string;
+  endpoint: string;
+}> {
   const endpoint = inject('dynamoEndpoint');
   const client = new DynamoDBClient(localClientConfig(endpoint));
   const tableName = `deploy-${randomUUID()}`;
@@ -76,7 +81,11 @@ export function httpApiEvent(
   };
 }
 
-export const lambdaContext = { functionName: 'test', awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 29_000 } as unknown as Context;
+export const lambdaContext = {
+  functionName: 'test',
+  awsRequestId: randomUUID(),
+  getRemainingTimeInMillis: () => 29_000,
+} as unknown as Context;
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
@@ -88,7 +97,11 @@ export interface Answer {
 
 /** Invokes a buffered handler the way API Gateway does and decodes its answer. */
 export async function invoke(handler: unknown, event: APIGatewayProxyEventV2): Promise<Answer> {
-  const result = (await (handler as HttpHandler)(event, lambdaContext)) as { statusCode: number; body?: string; isBase64Encoded?: boolean };
+  const result = (await (handler as HttpHandler)(event, lambdaContext)) as {
+    statusCode: number;
+    body?: string;
+    isBase64Encoded?: boolean;
+  };
   const text = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64').toString('utf8') : (result.body ?? '');
   let body: unknown = text;
   try {
@@ -165,7 +178,10 @@ export function standInAwsLambda(): unknown[] {
 export async function startCloudFormationResponses(): Promise<{
   url: string;
   answers: Array<Record<string, unknown>>;
-  event: (type: 'Create' | 'Update' | 'Delete', properties: Record<string, unknown>) => CloudFormationCustomResourceEvent;
+  event: (
+    type: 'Create' | 'Update' | 'Delete',
+    properties: Record<string, unknown>,
+  ) => CloudFormationCustomResourceEvent;
   stop(): Promise<void>;
 }> {
   const answers: Array<Record<string, unknown>> = [];
@@ -180,7 +196,8 @@ export async function startCloudFormationResponses(): Promise<{
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/cloudformation-custom-resource-response?X-Amz-Signature=example`;
-  const stackId = 'arn:aws:cloudformation:us-east-1:123456789012:stack/prod-keyhaven-Storage/7c5f7d20-c9a1-11f0-8d2e-0a1b2c3d4e5f';
+  const stackId =
+    'arn:aws:cloudformation:us-east-1:123456789012:stack/prod-keyhaven-Storage/7c5f7d20-c9a1-11f0-8d2e-0a1b2c3d4e5f';
   const serviceToken = 'arn:aws:lambda:us-east-1:123456789012:function:prod-keyhaven-Storage-Deployfirsttokens';
   return {
     url,
@@ -196,7 +213,13 @@ export async function startCloudFormationResponses(): Promise<{
         ResourceProperties: { ServiceToken: serviceToken, ...properties },
       };
       if (type === 'Create') return { ...common, RequestType: 'Create' };
-      if (type === 'Update') return { ...common, RequestType: 'Update', PhysicalResourceId: 'keyhaven-first-tokens', OldResourceProperties: common.ResourceProperties };
+      if (type === 'Update')
+        return {
+          ...common,
+          RequestType: 'Update',
+          PhysicalResourceId: 'keyhaven-first-tokens',
+          OldResourceProperties: common.ResourceProperties,
+        };
       return { ...common, RequestType: 'Delete', PhysicalResourceId: 'keyhaven-first-tokens' };
     },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -8,7 +8,17 @@ import { tableBackup } from '../../stacks/backup.ts';
 import { checkAlarmSubscriptions, type StageConfig, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, asList, engineJobEntry, entryOf, resourcesOf, roleStatementsOf, routeTargets, secretsEntry, single } from './template-queries.ts';
+import {
+  appFunctions,
+  asList,
+  engineJobEntry,
+  entryOf,
+  resourcesOf,
+  roleStatementsOf,
+  routeTargets,
+  secretsEntry,
+  single,
+} from './template-queries.ts';
 
 /**
  * Issue 25, production on AWS: alarms that reach a person (the stage's own SNS topic, subscribed from the stage
@@ -21,19 +31,24 @@ beforeAll(async () => {
 }, 180_000);
 
 describe('operations of a production stage (synthesis of "prod")', () => {
-
-  const allAlarms = () => s.all.flatMap((template) => resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties));
+  const allAlarms = () =>
+    s.all.flatMap((template) => resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties));
 
   describe('alarms reach a person', () => {
     it('makes an SNS topic for the stage, encrypted with its own key that CloudWatch may use, TLS only', () => {
       const topic = single(s.storage, 'AWS::SNS::Topic');
       expect(topic.Properties.TopicName).toBe('keyhaven-prod-alarms');
-      const [keyId, key] = resourcesOf(s.storage, 'AWS::KMS::Key').find(([, k]) => String(k.Properties.Description).includes('alarm topic')) ?? [];
+      const [keyId, key] =
+        resourcesOf(s.storage, 'AWS::KMS::Key').find(([, k]) =>
+          String(k.Properties.Description).includes('alarm topic'),
+        ) ?? [];
       expect(topic.Properties.KmsMasterKeyId).toEqual({
         'Fn::GetAtt': [keyId, 'Arn'],
       });
       expect(key?.Properties.EnableKeyRotation).toBe(true);
-      const cloudWatch = key?.Properties.KeyPolicy.Statement.find((statement: { Sid?: string }) => statement.Sid === 'CloudWatchPublishesAlarms');
+      const cloudWatch = key?.Properties.KeyPolicy.Statement.find(
+        (statement: { Sid?: string }) => statement.Sid === 'CloudWatchPublishesAlarms',
+      );
       expect(cloudWatch).toMatchObject({
         Effect: 'Allow',
         Principal: { Service: 'cloudwatch.amazonaws.com' },
@@ -50,7 +65,9 @@ describe('operations of a production stage (synthesis of "prod")', () => {
 
     it("subscribes the stage config's alarmSubscriptions to the topic", () => {
       const [topicId] = resourcesOf(s.storage, 'AWS::SNS::Topic')[0] ?? [];
-      const subscriptions = resourcesOf(s.storage, 'AWS::SNS::Subscription').map(([, subscription]) => subscription.Properties);
+      const subscriptions = resourcesOf(s.storage, 'AWS::SNS::Subscription').map(
+        ([, subscription]) => subscription.Properties,
+      );
       const [queueId] = resourcesOf(s.storage, 'AWS::SQS::Queue')[0] ?? [];
       expect(subscriptions).toEqual(
         stageConfig('prod').alarmSubscriptions.map(({ protocol, endpoint }) => ({
@@ -70,7 +87,9 @@ describe('operations of a production stage (synthesis of "prod")', () => {
         for (const actions of [alarm.AlarmActions, alarm.OKActions]) {
           expect(actions, alarm.AlarmName).toHaveLength(1);
           // The topic itself in the Storage stack, its exported ARN in the others.
-          expect(JSON.stringify(actions[0]), alarm.AlarmName).toMatch(new RegExp(`"Ref":"${topicId}"|ExportsOutputRef${topicId}`));
+          expect(JSON.stringify(actions[0]), alarm.AlarmName).toMatch(
+            new RegExp(`"Ref":"${topicId}"|ExportsOutputRef${topicId}`),
+          );
         }
         expect(alarm.AlarmName).toMatch(/^keyhaven-prod-/);
       }
@@ -83,7 +102,8 @@ describe('operations of a production stage (synthesis of "prod")', () => {
       allAlarms().filter((alarm) => alarm.Namespace === namespace && alarm.MetricName === metricName);
 
     it("alarms on the TTL backstop's iterator age on the table stream", () => {
-      const [consumerId] = appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === 'functions/jobs/table-stream.handler') ?? [];
+      const [consumerId] =
+        appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === 'functions/jobs/table-stream.handler') ?? [];
       const [alarm] = find('AWS/Lambda', 'IteratorAge');
       expect(alarm).toMatchObject({
         Statistic: 'Maximum',
@@ -94,10 +114,14 @@ describe('operations of a production stage (synthesis of "prod")', () => {
     });
 
     it('alarms on 5xx answers and p99 latency of both HTTP APIs', () => {
-      const apiIds = [s.secrets, s.scheduler].map((template) => resourcesOf(template, 'AWS::ApiGatewayV2::Api')[0]?.[0]);
+      const apiIds = [s.secrets, s.scheduler].map(
+        (template) => resourcesOf(template, 'AWS::ApiGatewayV2::Api')[0]?.[0],
+      );
       const errors = find('AWS/ApiGateway', '5xx');
       const latency = find('AWS/ApiGateway', 'Latency');
-      expect(errors.map((alarm) => alarm.Dimensions)).toEqual(apiIds.map((id) => [{ Name: 'ApiId', Value: { Ref: id } }]));
+      expect(errors.map((alarm) => alarm.Dimensions)).toEqual(
+        apiIds.map((id) => [{ Name: 'ApiId', Value: { Ref: id } }]),
+      );
       for (const alarm of errors)
         expect(alarm).toMatchObject({
           Statistic: 'Sum',
@@ -128,9 +152,11 @@ describe('operations of a production stage (synthesis of "prod")', () => {
           Value: { Ref: tableId },
         });
       }
-      expect(writes.some((alarm) => alarm.Dimensions.some((dimension: { Name: string }) => dimension.Name === 'GlobalSecondaryIndexName'))).toBe(
-        true,
-      );
+      expect(
+        writes.some((alarm) =>
+          alarm.Dimensions.some((dimension: { Name: string }) => dimension.Name === 'GlobalSecondaryIndexName'),
+        ),
+      ).toBe(true);
     });
 
     it("alarms on both distributions' share of 5xx (us-east-1, where CloudFront's metrics are)", () => {
@@ -176,7 +202,9 @@ describe('operations of a production stage (synthesis of "prod")', () => {
 
 describe('alarm subscriptions in the stage config', () => {
   it('refuses a stage outside dev without any, naming the field', () => {
-    expect(() => checkAlarmSubscriptions('staging', stageConfig('staging'))).toThrow(/staging is not a dev stage.*set alarmSubscriptions/);
+    expect(() => checkAlarmSubscriptions('staging', stageConfig('staging'))).toThrow(
+      /staging is not a dev stage.*set alarmSubscriptions/,
+    );
     expect(() => checkAlarmSubscriptions('dev-alice', stageConfig('dev-alice'))).not.toThrow();
   });
 
@@ -185,9 +213,15 @@ describe('alarm subscriptions in the stage config', () => {
       stageConfig('staging', 'us-east-1', {
         alarmSubscriptions: [{ protocol, endpoint }],
       });
-    expect(() => checkAlarmSubscriptions('staging', withSubscription('email', 'oncall'))).toThrow(/"oncall" is not a valid email endpoint/);
-    expect(() => checkAlarmSubscriptions('staging', withSubscription('https', 'http://hooks.example.com/x'))).toThrow(/not a valid https endpoint/);
-    expect(() => checkAlarmSubscriptions('staging', withSubscription('sms', '555-1234'))).toThrow(/not a valid sms endpoint/);
+    expect(() => checkAlarmSubscriptions('staging', withSubscription('email', 'oncall'))).toThrow(
+      /"oncall" is not a valid email endpoint/,
+    );
+    expect(() => checkAlarmSubscriptions('staging', withSubscription('https', 'http://hooks.example.com/x'))).toThrow(
+      /not a valid https endpoint/,
+    );
+    expect(() => checkAlarmSubscriptions('staging', withSubscription('sms', '555-1234'))).toThrow(
+      /not a valid sms endpoint/,
+    );
     expect(() =>
       checkAlarmSubscriptions('staging', {
         isDev: false,
@@ -201,11 +235,16 @@ describe('alarm subscriptions in the stage config', () => {
 /** Issue 25: a flood on the login routes must not stall the revocation jobs. */
 describe('throttling and reserved concurrency (synthesis of "prod")', () => {
   const { throttle, reservedConcurrency, mounts } = stageConfig('prod');
-  const limits = (t: { rate: number; burst: number }) => ({ ThrottlingRateLimit: t.rate, ThrottlingBurstLimit: t.burst });
+  const limits = (t: { rate: number; burst: number }) => ({
+    ThrottlingRateLimit: t.rate,
+    ThrottlingBurstLimit: t.burst,
+  });
 
   it("throttles every route of both HTTP API stages at the stage's default", () => {
     for (const template of [s.secrets, s.scheduler]) {
-      expect(single(template, 'AWS::ApiGatewayV2::Stage').Properties.DefaultRouteSettings).toEqual(limits(throttle.default));
+      expect(single(template, 'AWS::ApiGatewayV2::Stage').Properties.DefaultRouteSettings).toEqual(
+        limits(throttle.default),
+      );
     }
   });
 
@@ -222,7 +261,9 @@ describe('throttling and reserved concurrency (synthesis of "prod")', () => {
         'ANY /v1/gcp-prod/roleset/{name}/token',
       ]),
     );
-    expect(stage.Properties.RouteSettings).toEqual(Object.fromEntries(Object.entries(expected).map(([route, kind]) => [route, limits(throttle[kind])])));
+    expect(stage.Properties.RouteSettings).toEqual(
+      Object.fromEntries(Object.entries(expected).map(([route, kind]) => [route, limits(throttle[kind])])),
+    );
     const targets = routeTargets(s.secrets);
     expect(targets['ANY /v1/auth/jwt/login']).toBe(secretsEntry('jwt'));
     expect(targets['ANY /v1/auth/token/create']).toBe(secretsEntry('system'));
@@ -239,12 +280,18 @@ describe('throttling and reserved concurrency (synthesis of "prod")', () => {
 
   it("throttles the scheduler's login routes at the login limits", () => {
     const stage = single(s.scheduler, 'AWS::ApiGatewayV2::Stage');
-    expect(stage.Properties.RouteSettings).toEqual(Object.fromEntries(Object.keys(throttledSchedulerRoutes).map((route) => [route, limits(throttle.login)])));
-    expect(Object.keys(routeTargets(s.scheduler)).sort()).toEqual(['ANY /v1/{proxy+}', ...Object.keys(throttledSchedulerRoutes)].sort());
+    expect(stage.Properties.RouteSettings).toEqual(
+      Object.fromEntries(Object.keys(throttledSchedulerRoutes).map((route) => [route, limits(throttle.login)])),
+    );
+    expect(Object.keys(routeTargets(s.scheduler)).sort()).toEqual(
+      ['ANY /v1/{proxy+}', ...Object.keys(throttledSchedulerRoutes)].sort(),
+    );
   });
 
   it('reserves concurrency for the sweep, every engine job (revocation, rotation) and the stream consumer', () => {
-    const reserved = Object.fromEntries(appFunctions(s.jobs).map(([, fn]) => [entryOf(fn), fn.Properties.ReservedConcurrentExecutions]));
+    const reserved = Object.fromEntries(
+      appFunctions(s.jobs).map(([, fn]) => [entryOf(fn), fn.Properties.ReservedConcurrentExecutions]),
+    );
     expect(reserved).toEqual({
       'functions/jobs/sweep.handler': reservedConcurrency.jobs,
       [engineJobEntry('ldap')]: reservedConcurrency.jobs,
@@ -265,12 +312,25 @@ describe('access logs and the edge (synthesis of "prod")', () => {
   };
   const expectLogBucket = (template: Synthesized['audit'], id: string) => {
     const [, bucket] = bucketNamed(template, id);
-    expect(bucket.Properties.BucketEncryption).toEqual({ ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] });
-    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
-    expect(bucket.Properties.LifecycleConfiguration.Rules).toEqual([{ ExpirationInDays: config.audit.retentionDays, Status: 'Enabled' }]);
+    expect(bucket.Properties.BucketEncryption).toEqual({
+      ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+    });
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(bucket.Properties.LifecycleConfiguration.Rules).toEqual([
+      { ExpirationInDays: config.audit.retentionDays, Status: 'Enabled' },
+    ]);
     expect(bucket.DeletionPolicy).toBe('Retain');
-    const policy = resourcesOf(template, 'AWS::S3::BucketPolicy').find(([, p]) => JSON.stringify(p.Properties.Bucket).includes(id))?.[1];
-    expect(policy?.Properties.PolicyDocument.Statement).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    const policy = resourcesOf(template, 'AWS::S3::BucketPolicy').find(([, p]) =>
+      JSON.stringify(p.Properties.Bucket).includes(id),
+    )?.[1];
+    expect(policy?.Properties.PolicyDocument.Statement).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
     return bucket;
   };
 
@@ -278,9 +338,14 @@ describe('access logs and the edge (synthesis of "prod")', () => {
     for (const template of [s.secrets, s.scheduler]) {
       const settings = single(template, 'AWS::ApiGatewayV2::Stage').Properties.AccessLogSettings;
       const format = JSON.parse(settings.Format);
-      expect(Object.keys(format)).toEqual(expect.arrayContaining(['requestTime', 'httpMethod', 'path', 'status', 'ip', 'integrationError']));
+      expect(Object.keys(format)).toEqual(
+        expect.arrayContaining(['requestTime', 'httpMethod', 'path', 'status', 'ip', 'integrationError']),
+      );
       expect(settings.Format).not.toMatch(/header|authorizer|querystring/i);
-      const [logGroupId, logGroup] = resourcesOf(template, 'AWS::Logs::LogGroup').find(([id]) => JSON.stringify(settings.DestinationArn).includes(id)) ?? [];
+      const [logGroupId, logGroup] =
+        resourcesOf(template, 'AWS::Logs::LogGroup').find(([id]) =>
+          JSON.stringify(settings.DestinationArn).includes(id),
+        ) ?? [];
       expect(logGroupId).toBeDefined();
       expect(logGroup?.Properties.RetentionInDays).toBe(90);
     }
@@ -289,7 +354,10 @@ describe('access logs and the edge (synthesis of "prod")', () => {
   it('logs every access to the audit bucket (S3 server access logs) into a bucket of their own', () => {
     const [logsId] = bucketNamed(s.audit, 'AuditAccessLogs');
     const [, audit] = bucketNamed(s.audit, 'AuditBucket');
-    expect(audit.Properties.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'audit-bucket/' });
+    expect(audit.Properties.LoggingConfiguration).toEqual({
+      DestinationBucketName: { Ref: logsId },
+      LogFilePrefix: 'audit-bucket/',
+    });
     const logs = expectLogBucket(s.audit, 'AuditAccessLogs');
     // S3's log delivery writes through the LogDeliveryWrite canned ACL, which needs object-writer ownership.
     expect(logs.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'ObjectWriter' }] });
@@ -299,7 +367,10 @@ describe('access logs and the edge (synthesis of "prod")', () => {
   it("logs the scheduler distribution's requests (standard logs, a bucket that takes CloudFront's ACL writes)", () => {
     const [logsId] = bucketNamed(s.scheduler, 'SchedulerAccessLogs');
     const config = single(s.scheduler, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
-    expect(config.Logging).toEqual({ Bucket: { 'Fn::GetAtt': [logsId, 'RegionalDomainName'] }, Prefix: 'scheduler-distribution/' });
+    expect(config.Logging).toEqual({
+      Bucket: { 'Fn::GetAtt': [logsId, 'RegionalDomainName'] },
+      Prefix: 'scheduler-distribution/',
+    });
     const logs = expectLogBucket(s.scheduler, 'SchedulerAccessLogs');
     expect(logs.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerPreferred' }] });
   });
@@ -313,7 +384,8 @@ describe('access logs and the edge (synthesis of "prod")', () => {
       ReferrerPolicy: { ReferrerPolicy: 'no-referrer', Override: true },
     });
     const config = single(s.scheduler, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
-    for (const behavior of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) expect(behavior.ResponseHeadersPolicyId).toEqual({ Ref: policyId });
+    for (const behavior of [config.DefaultCacheBehavior, ...config.CacheBehaviors])
+      expect(behavior.ResponseHeadersPolicyId).toEqual({ Ref: policyId });
   });
 });
 
@@ -321,38 +393,62 @@ describe('access logs and the edge (synthesis of "prod")', () => {
 describe('failures and time budgets (synthesis of "prod")', () => {
   it('writes a batch the TTL backstop gives up on whole to an encrypted bucket kept for the audit retention, well before the stream forgets it', () => {
     const mapping = single(s.jobs, 'AWS::Lambda::EventSourceMapping').Properties;
-    const [bucketId, bucket] = resourcesOf(s.jobs, 'AWS::S3::Bucket').find(([id]) => id.startsWith('TableStreamFailures')) ?? [];
+    const [bucketId, bucket] =
+      resourcesOf(s.jobs, 'AWS::S3::Bucket').find(([id]) => id.startsWith('TableStreamFailures')) ?? [];
     expect(mapping.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [bucketId, 'Arn'] } } });
     expect(mapping.MaximumRecordAgeInSeconds).toBe(streamMaxRecordAge.toSeconds());
     expect(mapping.MaximumRecordAgeInSeconds).toBeLessThan(24 * 3600);
-    expect(mapping).toMatchObject({ BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
-    expect(bucket?.Properties.LifecycleConfiguration.Rules[0].ExpirationInDays).toBe(stageConfig('prod').audit.retentionDays);
-    expect(bucket?.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('aws:kms');
+    expect(mapping).toMatchObject({
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(bucket?.Properties.LifecycleConfiguration.Rules[0].ExpirationInDays).toBe(
+      stageConfig('prod').audit.retentionDays,
+    );
+    expect(
+      bucket?.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault
+        .SSEAlgorithm,
+    ).toBe('aws:kms');
     expect(bucket?.DeletionPolicy).toBe('Retain');
     // Each object written puts a message on the queue the dead-letter alarm watches.
     const [queueId] = resourcesOf(s.jobs, 'AWS::SQS::Queue')[0] ?? [];
     const notifications = single(s.jobs, 'Custom::S3BucketNotifications').Properties;
     expect(notifications.BucketName).toEqual({ Ref: bucketId });
-    expect(notifications.NotificationConfiguration.QueueConfigurations).toEqual([{ Events: ['s3:ObjectCreated:*'], QueueArn: { 'Fn::GetAtt': [queueId, 'Arn'] } }]);
+    expect(notifications.NotificationConfiguration.QueueConfigurations).toEqual([
+      { Events: ['s3:ObjectCreated:*'], QueueArn: { 'Fn::GetAtt': [queueId, 'Arn'] } },
+    ]);
   });
 
   it('lets the stream consumer only write failed batches to that bucket (no read, no delete)', () => {
-    const [consumerId] = appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === 'functions/jobs/table-stream.handler') ?? [];
-    const s3Statements = roleStatementsOf(s.jobs, consumerId as string).filter((statement) => asList(statement.Action).some((action: string) => action.startsWith('s3:')));
-    expect(s3Statements.flatMap((statement) => asList(statement.Action)).sort()).toEqual(['s3:ListBucket', 's3:PutObject']);
+    const [consumerId] =
+      appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === 'functions/jobs/table-stream.handler') ?? [];
+    const s3Statements = roleStatementsOf(s.jobs, consumerId as string).filter((statement) =>
+      asList(statement.Action).some((action: string) => action.startsWith('s3:')),
+    );
+    expect(s3Statements.flatMap((statement) => asList(statement.Action)).sort()).toEqual([
+      's3:ListBucket',
+      's3:PutObject',
+    ]);
   });
 
   it('drops a scheduled tick that fails or cannot be delivered instead of retrying it hours later, on EventBridge and on Lambda', () => {
     const jobHandlers = ['functions/jobs/sweep.handler', ...['ldap', 'cloud', 'mesh'].map(engineJobEntry)];
     const functions = Object.fromEntries(appFunctions(s.jobs).map(([id, fn]) => [id, entryOf(fn)]));
     const rules = resourcesOf(s.jobs, 'AWS::Events::Rule');
-    expect(rules.map(([, rule]) => functions[rule.Properties.Targets[0].Arn['Fn::GetAtt'][0]]).sort()).toEqual([...jobHandlers].sort());
+    expect(rules.map(([, rule]) => functions[rule.Properties.Targets[0].Arn['Fn::GetAtt'][0]]).sort()).toEqual(
+      [...jobHandlers].sort(),
+    );
     for (const [, rule] of rules) {
-      expect(rule.Properties.Targets[0].RetryPolicy).toEqual({ MaximumEventAgeInSeconds: scheduleTickMaxAge.toSeconds(), MaximumRetryAttempts: 0 });
+      expect(rule.Properties.Targets[0].RetryPolicy).toEqual({
+        MaximumEventAgeInSeconds: scheduleTickMaxAge.toSeconds(),
+        MaximumRetryAttempts: 0,
+      });
     }
     const configs = resourcesOf(s.jobs, 'AWS::Lambda::EventInvokeConfig').map(([, config]) => config.Properties);
     expect(configs.map((config) => functions[config.FunctionName.Ref]).sort()).toEqual([...jobHandlers].sort());
-    for (const config of configs) expect(config).toMatchObject({ MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 0, Qualifier: '$LATEST' });
+    for (const config of configs)
+      expect(config).toMatchObject({ MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 0, Qualifier: '$LATEST' });
   });
 
   it('keeps the system function, waiting on an engine function, inside the 30 s API limit', () => {
@@ -387,7 +483,9 @@ describe('AWS Backup of the table (synthesis of "prod")', () => {
         ScheduleExpression: 'cron(0 3 * * ? *)',
         TargetBackupVault: { 'Fn::GetAtt': [vaultId, 'BackupVaultName'] },
         Lifecycle: { DeleteAfterDays: backup?.retentionDays },
-        CopyActions: [{ DestinationBackupVaultArn: backup?.copyToVaultArn, Lifecycle: { DeleteAfterDays: backup?.retentionDays } }],
+        CopyActions: [
+          { DestinationBackupVaultArn: backup?.copyToVaultArn, Lifecycle: { DeleteAfterDays: backup?.retentionDays } },
+        ],
       }),
     ]);
     const selection = single(s.storage, 'AWS::Backup::BackupSelection').Properties.BackupSelection;
@@ -398,10 +496,18 @@ describe('AWS Backup of the table (synthesis of "prod")', () => {
     expect(stageConfig('dev').backup).toBeUndefined();
     expect(stageConfig('staging').backup).toEqual({ retentionDays: 35, lockChangeableForDays: 3 });
     const backupOf = (backup: NonNullable<StageConfig['backup']>) => () =>
-      tableBackup(new CdkStack(new CdkApp(), 'Probe'), stageConfig('staging', 'us-east-1', { backup }), undefined as never);
-    expect(backupOf({ retentionDays: 35, lockChangeableForDays: 1 })).toThrow(/lockChangeableForDays must be at least 3/);
+      tableBackup(
+        new CdkStack(new CdkApp(), 'Probe'),
+        stageConfig('staging', 'us-east-1', { backup }),
+        undefined as never,
+      );
+    expect(backupOf({ retentionDays: 35, lockChangeableForDays: 1 })).toThrow(
+      /lockChangeableForDays must be at least 3/,
+    );
     expect(backupOf({ retentionDays: 0, lockChangeableForDays: 3 })).toThrow(/retentionDays must be at least 1/);
-    expect(backupOf({ retentionDays: 35, lockChangeableForDays: 3, copyToVaultArn: 'keyhaven-copy' })).toThrow(/"keyhaven-copy" is not a backup vault ARN/);
+    expect(backupOf({ retentionDays: 35, lockChangeableForDays: 3, copyToVaultArn: 'keyhaven-copy' })).toThrow(
+      /"keyhaven-copy" is not a backup vault ARN/,
+    );
   });
 });
 
@@ -410,7 +516,8 @@ describe('replication, log encryption and alarm delivery failures (synthesis of 
   it("replicates every audit object, with its object lock retention, into the stage config's bucket of another account", () => {
     const replication = stageConfig('prod').audit.replication;
     const [, bucket] = resourcesOf(s.audit, 'AWS::S3::Bucket').find(([id]) => id.startsWith('AuditBucket')) ?? [];
-    const [roleId, role] = resourcesOf(s.audit, 'AWS::IAM::Role').find(([id]) => id.startsWith('AuditReplicationRole')) ?? [];
+    const [roleId, role] =
+      resourcesOf(s.audit, 'AWS::IAM::Role').find(([id]) => id.startsWith('AuditReplicationRole')) ?? [];
     expect(bucket?.Properties.ObjectLockEnabled).toBe(true);
     expect(bucket?.Properties.ReplicationConfiguration).toEqual({
       Role: { 'Fn::GetAtt': [roleId, 'Arn'] },
@@ -431,23 +538,54 @@ describe('replication, log encryption and alarm delivery failures (synthesis of 
         },
       ],
     });
-    expect(role?.Properties).toMatchObject({ RoleName: 'keyhaven-prod-audit-replication', AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 's3.amazonaws.com' } }] } });
+    expect(role?.Properties).toMatchObject({
+      RoleName: 'keyhaven-prod-audit-replication',
+      AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 's3.amazonaws.com' } }] },
+    });
     const actions = resourcesOf(s.audit, 'AWS::IAM::Policy')
       .filter(([, policy]) => (policy.Properties.Roles ?? []).some((ref: { Ref?: string }) => ref.Ref === roleId))
-      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement.flatMap((statement: { Action: string | string[] }) => asList(statement.Action)));
+      .flatMap(([, policy]) =>
+        policy.Properties.PolicyDocument.Statement.flatMap((statement: { Action: string | string[] }) =>
+          asList(statement.Action),
+        ),
+      );
     // Object lock: the retention and legal hold of each version are read and replicated with it.
-    expect(actions).toEqual(expect.arrayContaining(['s3:GetObjectRetention', 's3:GetObjectLegalHold', 's3:ReplicateObject', 'kms:Decrypt', 'kms:Encrypt']));
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        's3:GetObjectRetention',
+        's3:GetObjectLegalHold',
+        's3:ReplicateObject',
+        'kms:Decrypt',
+        'kms:Encrypt',
+      ]),
+    );
     expect(actions).not.toContain('s3:ReplicateDelete');
   });
 
   it('refuses a malformed replication destination, naming the field', () => {
     const stack = new CdkStack(new CdkApp(), 'ReplicationCheck');
     for (const [field, replication] of [
-      ['bucketArn', { bucketArn: 'keyhaven-copy', account: '210987654321', kmsKeyArn: 'arn:aws:kms:us-west-2:210987654321:key/abc' }],
-      ['account', { bucketArn: 'arn:aws:s3:::keyhaven-copy', account: 'backup', kmsKeyArn: 'arn:aws:kms:us-west-2:210987654321:key/abc' }],
+      [
+        'bucketArn',
+        {
+          bucketArn: 'keyhaven-copy',
+          account: '210987654321',
+          kmsKeyArn: 'arn:aws:kms:us-west-2:210987654321:key/abc',
+        },
+      ],
+      [
+        'account',
+        {
+          bucketArn: 'arn:aws:s3:::keyhaven-copy',
+          account: 'backup',
+          kmsKeyArn: 'arn:aws:kms:us-west-2:210987654321:key/abc',
+        },
+      ],
       ['kmsKeyArn', { bucketArn: 'arn:aws:s3:::keyhaven-copy', account: '210987654321', kmsKeyArn: 'alias/copy' }],
     ] as const) {
-      expect(() => replicateAuditBucket(stack, 'prod', undefined as never, undefined as never, replication)).toThrow(new RegExp(`audit\\.replication\\.${field}`));
+      expect(() => replicateAuditBucket(stack, 'prod', undefined as never, undefined as never, replication)).toThrow(
+        new RegExp(`audit\\.replication\\.${field}`),
+      );
     }
   });
 
@@ -456,7 +594,9 @@ describe('replication, log encryption and alarm delivery failures (synthesis of 
     expect(logGroups.length).toBeGreaterThanOrEqual(4);
     const [keyId, key] = resourcesOf(s.storage, 'AWS::KMS::Key').find(([id]) => id.startsWith('LogsKey')) ?? [];
     for (const [id, logGroup] of logGroups) {
-      expect(JSON.stringify(logGroup.Properties.KmsKeyId), id).toMatch(new RegExp(`^\\{"Fn::ImportValue":"prod-keyhaven-Storage:ExportsOutputFnGetAtt${keyId}Arn[0-9A-F]+"\\}$`));
+      expect(JSON.stringify(logGroup.Properties.KmsKeyId), id).toMatch(
+        new RegExp(`^\\{"Fn::ImportValue":"prod-keyhaven-Storage:ExportsOutputFnGetAtt${keyId}Arn[0-9A-F]+"\\}$`),
+      );
     }
     expect(key?.Properties.EnableKeyRotation).toBe(true);
     expect(key?.Properties.KeyPolicy.Statement).toContainEqual({
@@ -466,20 +606,37 @@ describe('replication, log encryption and alarm delivery failures (synthesis of 
       Action: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
       Resource: '*',
       Condition: {
-        ArnLike: { 'kms:EncryptionContext:aws:logs:arn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':logs:us-east-1:123456789012:log-group:*']] } },
+        ArnLike: {
+          'kms:EncryptionContext:aws:logs:arn': {
+            'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':logs:us-east-1:123456789012:log-group:*']],
+          },
+        },
       },
     });
   });
 
   it('sends a notification SNS cannot deliver to a dead-letter queue (SSE, TLS only, 14 days) that SNS may write and an alarm watches', () => {
     const [queueId, queue] = resourcesOf(s.storage, 'AWS::SQS::Queue')[0] ?? [];
-    expect(queue?.Properties).toMatchObject({ QueueName: 'keyhaven-prod-alarm-delivery-failures', SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
+    expect(queue?.Properties).toMatchObject({
+      QueueName: 'keyhaven-prod-alarm-delivery-failures',
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 1_209_600,
+    });
     const policy = single(s.storage, 'AWS::SQS::QueuePolicy').Properties.PolicyDocument.Statement;
-    expect(policy).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
     expect(policy).toContainEqual(
-      expect.objectContaining({ Effect: 'Allow', Action: 'sqs:SendMessage', Principal: { Service: 'sns.amazonaws.com' }, Resource: { 'Fn::GetAtt': [queueId, 'Arn'] } }),
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
     );
-    const alarm = resourcesOf(s.storage, 'AWS::CloudWatch::Alarm').find(([id]) => id.startsWith('AlarmDeliveryFailures'))?.[1];
+    expect(policy).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Allow',
+        Action: 'sqs:SendMessage',
+        Principal: { Service: 'sns.amazonaws.com' },
+        Resource: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      }),
+    );
+    const alarm = resourcesOf(s.storage, 'AWS::CloudWatch::Alarm').find(([id]) =>
+      id.startsWith('AlarmDeliveryFailures'),
+    )?.[1];
     expect(alarm?.Properties).toMatchObject({
       AlarmName: 'keyhaven-prod-AlarmDeliveryFailures',
       MetricName: 'ApproximateNumberOfMessagesVisible',

@@ -14,7 +14,13 @@ describe('stage "example-multi-region" in its authoritative region us-east-1', (
   let apis: Template[];
   beforeAll(async () => {
     await initProject({ stage: 'example-multi-region' });
-    const app = new App({ mode: 'deploy', stage: 'example-multi-region', name: 'keyhaven', region: 'us-east-1', account: '123456789012' });
+    const app = new App({
+      mode: 'deploy',
+      stage: 'example-multi-region',
+      name: 'keyhaven',
+      region: 'us-east-1',
+      account: '123456789012',
+    });
     await config.stacks(app);
     await app.finish();
     storage = Template.fromStack(getStack(Storage));

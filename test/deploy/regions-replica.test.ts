@@ -17,7 +17,13 @@ describe('stage "example-multi-region" in its replica region eu-west-1', () => {
   let apis: Template[];
   beforeAll(async () => {
     await initProject({ stage: 'example-multi-region' });
-    const app = new App({ mode: 'deploy', stage: 'example-multi-region', name: 'keyhaven', region: 'eu-west-1', account: '123456789012' });
+    const app = new App({
+      mode: 'deploy',
+      stage: 'example-multi-region',
+      name: 'keyhaven',
+      region: 'eu-west-1',
+      account: '123456789012',
+    });
     await config.stacks(app);
     await app.finish();
     storage = Template.fromStack(getStack(Storage));
@@ -28,9 +34,15 @@ describe('stage "example-multi-region" in its replica region eu-west-1', () => {
   it('creates no table (the authoritative deploy made the replica) and replicates the multi-Region key', () => {
     expect(resourcesOf(storage, 'AWS::DynamoDB::Table')).toEqual([]);
     // The only keys made here are the alarm topic's and the log groups': no sealing key of its own.
-    expect(resourcesOf(storage, 'AWS::KMS::Key').map(([id]) => id).filter((id) => !/^(AlarmTopicKey|LogsKey)/.test(id))).toEqual([]);
+    expect(
+      resourcesOf(storage, 'AWS::KMS::Key')
+        .map(([id]) => id)
+        .filter((id) => !/^(AlarmTopicKey|LogsKey)/.test(id)),
+    ).toEqual([]);
     const replicaKey = single(storage, 'AWS::KMS::ReplicaKey');
-    expect(replicaKey.Properties.PrimaryKeyArn).toBe('arn:aws:kms:us-east-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef');
+    expect(replicaKey.Properties.PrimaryKeyArn).toBe(
+      'arn:aws:kms:us-east-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef',
+    );
   });
 
   it('runs no scheduled jobs and no stream consumer: they run in the authoritative region', () => {
@@ -53,12 +65,17 @@ describe('stage "example-multi-region" in its replica region eu-west-1', () => {
   });
 
   it('refuses a replica-region deploy without the authoritative URLs and key, or in a region with no replica', () => {
-    expect(() => checkReplicaRegion('lone', stageConfig('lone', 'eu-west-1', { authoritativeRegion: 'us-east-1', replicaRegions: ['eu-west-1'] }))).toThrow(
-      'set authoritativeUrl, authoritativeSecretsUrl, authoritativeSealingKeyArn',
-    );
+    expect(() =>
+      checkReplicaRegion(
+        'lone',
+        stageConfig('lone', 'eu-west-1', { authoritativeRegion: 'us-east-1', replicaRegions: ['eu-west-1'] }),
+      ),
+    ).toThrow('set authoritativeUrl, authoritativeSecretsUrl, authoritativeSealingKeyArn');
     expect(() => checkReplicaRegion('example-multi-region', stageConfig('example-multi-region', 'ap-south-1'))).toThrow(
       'example-multi-region has no replica in ap-south-1',
     );
-    expect(() => checkReplicaRegion('example-multi-region', stageConfig('example-multi-region', 'eu-west-1'))).not.toThrow();
+    expect(() =>
+      checkReplicaRegion('example-multi-region', stageConfig('example-multi-region', 'eu-west-1')),
+    ).not.toThrow();
   });
 });

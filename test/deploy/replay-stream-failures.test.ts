@@ -3,7 +3,13 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type AttributeValue, DeleteItemCommand, type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  DeleteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
@@ -27,10 +33,14 @@ let lambda: LambdaEmulator;
 const lastLine = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
 async function replay(...args: string[]): Promise<{ code: number; report: unknown; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'functions/jobs/replay-stream-failures.ts', ...args], {
-      cwd: root,
-      env: { ...process.env, KEYHAVEN_LAMBDA_ENDPOINT: lambda.endpoint },
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'functions/jobs/replay-stream-failures.ts', ...args],
+      {
+        cwd: root,
+        env: { ...process.env, KEYHAVEN_LAMBDA_ENDPOINT: lambda.endpoint },
+      },
+    );
     return { code: 0, report: lastLine(stdout), stderr };
   } catch (error) {
     const failed = error as {
@@ -50,11 +60,17 @@ async function replay(...args: string[]): Promise<{ code: number; report: unknow
 
 /** An item as Lambda writes it into an event: binary values as base64 strings. */
 const asLambdaJson = (item: Record<string, AttributeValue>): unknown =>
-  JSON.parse(JSON.stringify(item, (_key, value) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value)));
+  JSON.parse(
+    JSON.stringify(item, (_key, value) =>
+      value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value,
+    ),
+  );
 
 /** A failure object as Lambda's S3 on-failure destination writes it: the invocation record and the whole event. */
 function failureObject(tableName: string, records: unknown[]) {
-  const sequences = records.map((record) => (record as { dynamodb: { SequenceNumber: string } }).dynamodb.SequenceNumber);
+  const sequences = records.map(
+    (record) => (record as { dynamodb: { SequenceNumber: string } }).dynamodb.SequenceNumber,
+  );
   return {
     requestContext: {
       requestId: 'c9b8fa9f-5a7f-4f1b-9d63-0c0f1b7a1d2e',
@@ -146,7 +162,9 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
     const parentItem = (await client.send(new GetItemCommand({ TableName: tableName, Key: key }))).Item;
     expect(parentItem).toBeDefined();
     await client.send(new DeleteItemCommand({ TableName: tableName, Key: key }));
-    const object = failureObject(tableName, [ttlRemoval(tableName, '4100000000000000000001', asLambdaJson(parentItem ?? {}))]);
+    const object = failureObject(tableName, [
+      ttlRemoval(tableName, '4100000000000000000001', asLambdaJson(parentItem ?? {})),
+    ]);
     const synced = mkdtempSync(path.join(tmpdir(), 'keyhaven-failures-'));
     const folder = path.join(synced, 'mapping-id/shardId-00000001764158400000-abcdef01/2026/11/26');
     mkdirSync(folder, { recursive: true });
@@ -186,7 +204,8 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
         refused: [
           {
             key: 'bad-record',
-            reason: 'record event-4200000000000000000001 failed again: the stream function reported it failed (its log says why)',
+            reason:
+              'record event-4200000000000000000001 failed again: the stream function reported it failed (its log says why)',
           },
         ],
       },
@@ -205,7 +224,10 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
     };
     writeFileSync(path.join(synced, 'pointers-only'), JSON.stringify(pointersOnly));
     writeFileSync(path.join(synced, 'not-json'), '{');
-    writeFileSync(path.join(synced, 'not-a-stream'), JSON.stringify({ KinesisBatchInfo: {}, payload: '{"Records":[]}' }));
+    writeFileSync(
+      path.join(synced, 'not-a-stream'),
+      JSON.stringify({ KinesisBatchInfo: {}, payload: '{"Records":[]}' }),
+    );
     const result = await replay(streamFunction, tableName, synced);
     expect(result.code).toBe(1);
     expect(result.report).toEqual({
@@ -225,6 +247,8 @@ describe('replaying the TTL backstop failures bucket (functions/jobs/replay-stre
     });
     const usage = await replay(streamFunction, tableName);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toMatch(/^usage: node --import tsx functions\/jobs\/replay-stream-failures.ts <stream function> <table> <directory/);
+    expect(usage.stderr).toMatch(
+      /^usage: node --import tsx functions\/jobs\/replay-stream-failures.ts <stream function> <table> <directory/,
+    );
   });
 });

@@ -56,7 +56,8 @@ describe('restoring the table (docs/deployment.md, "Restoring the table"): the s
     const passwordAtPoint = (await e.call('GET', 'static-cred/alice')).body.data.password as string;
     const short = (await h.call('GET', '/v1/rec/creds/app', asRoot())).body;
     const long = (await h.call('GET', '/v1/rec/creds/long', asRoot())).body;
-    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['default'], ttl: '10m' }))).body.auth.client_token;
+    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['default'], ttl: '10m' }))).body
+      .auth.client_token;
 
     // The restore point: DynamoDB restores it into a new table (PITR or an AWS Backup recovery point).
     const pointTable = `restored-${randomUUID()}`;
@@ -74,19 +75,24 @@ describe('restoring the table (docs/deployment.md, "Restoring the table"): the s
     const stackTable = `stack-${randomUUID()}`;
     await ensureTable(h.client, stackTable);
     await restoreTable(h.client, h.tableName, stackTable);
-    const restore = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/restore-table.ts', pointTable, stackTable], {
-      cwd: root,
-      env: {
-        ...process.env,
-        KEYHAVEN_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+    const restore = await run(
+      process.execPath,
+      ['--import', 'tsx', 'functions/deploy/restore-table.ts', pointTable, stackTable],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          KEYHAVEN_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+        },
       },
-    });
+    );
     expect(JSON.parse(restore.stdout)).toMatchObject({
       written: atPoint.length,
       deleted: expect.any(Number),
     });
     expect(JSON.parse(restore.stdout).deleted).toBeGreaterThan(0);
-    const restored = (await h.client.send(new ScanCommand({ TableName: stackTable, ConsistentRead: true }))).Items ?? [];
+    const restored =
+      (await h.client.send(new ScanCommand({ TableName: stackTable, ConsistentRead: true }))).Items ?? [];
     const keys = (items: typeof restored) => items.map((item) => `${item.pk?.S}|${item.sk?.S}`).sort();
     expect(keys(restored)).toEqual(keys(atPoint));
 
@@ -173,6 +179,8 @@ describe('restoring the table (docs/deployment.md, "Restoring the table"): the s
     await expect(restoreTable(e.h.client, e.h.tableName, e.h.tableName)).rejects.toThrow(
       'the restored table and the stack table must differ: restore into a new table first',
     );
-    await expect(restoreTable(e.h.client, 'no-such-table', e.h.tableName)).rejects.toThrow(/^table no-such-table cannot be read: /);
+    await expect(restoreTable(e.h.client, 'no-such-table', e.h.tableName)).rejects.toThrow(
+      /^table no-such-table cannot be read: /,
+    );
   });
 });

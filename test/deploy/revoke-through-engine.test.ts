@@ -2,7 +2,14 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
-import { deployedEnvironment, engineJob, httpApiEvent, invoke, scheduledEvent, secretsFunction } from './lambda-events.ts';
+import {
+  deployedEnvironment,
+  engineJob,
+  httpApiEvent,
+  invoke,
+  scheduledEvent,
+  secretsFunction,
+} from './lambda-events.ts';
 
 type HttpHandler = Parameters<typeof invoke>[0];
 type Handler = (event: unknown) => Promise<unknown>;
@@ -32,18 +39,26 @@ describe('revoking through the engine function (functions/secrets/family.ts: the
     const consulRoot = ((await consul.request('PUT', '/v1/acl/bootstrap')).json as { SecretID: string }).SecretID;
     system = await secretsFunction('system');
     mesh = await secretsFunction('mesh');
-    lambda = await startLambdaEmulator({ 'prod-keyhaven-Secrets-mesh': (event) => (mesh as unknown as Handler)(event) });
+    lambda = await startLambdaEmulator({
+      'prod-keyhaven-Secrets-mesh': (event) => (mesh as unknown as Handler)(event),
+    });
     process.env.KEYHAVEN_ENGINE_FUNCTIONS = JSON.stringify({ mesh: 'prod-keyhaven-Secrets-mesh' });
     process.env.KEYHAVEN_LAMBDA_ENDPOINT = lambda.endpoint;
 
     root = (await call(system, 'PUT', '/v1/sys/init', undefined, '')).body.root_token;
     expect((await call(system, 'POST', '/v1/sys/mounts/mesh', { type: 'mesh' })).status).toBe(204);
-    expect((await call(mesh, 'POST', '/v1/mesh/config/access', { address: consul.address, token: consulRoot })).status).toBe(204);
-    await consul.request('PUT', '/v1/acl/policy', { token: consulRoot, body: { Name: 'svc-read', Rules: 'service_prefix "" { policy = "read" }' } });
+    expect(
+      (await call(mesh, 'POST', '/v1/mesh/config/access', { address: consul.address, token: consulRoot })).status,
+    ).toBe(204);
+    await consul.request('PUT', '/v1/acl/policy', {
+      token: consulRoot,
+      body: { Name: 'svc-read', Rules: 'service_prefix "" { policy = "read" }' },
+    });
     expect((await call(mesh, 'POST', '/v1/mesh/roles/app', { mesh_policies: 'svc-read' })).status).toBe(204);
   });
   afterAll(async () => {
-    for (const name of ['KEYHAVEN_DECLARED_MOUNTS', 'KEYHAVEN_ENGINE_FUNCTIONS', 'KEYHAVEN_LAMBDA_ENDPOINT']) delete process.env[name];
+    for (const name of ['KEYHAVEN_DECLARED_MOUNTS', 'KEYHAVEN_ENGINE_FUNCTIONS', 'KEYHAVEN_LAMBDA_ENDPOINT'])
+      delete process.env[name];
     await lambda?.stop();
     await consul?.close();
     client?.destroy();
@@ -78,7 +93,11 @@ describe('revoking through the engine function (functions/secrets/family.ts: the
     const before = lambda.invocations.length;
     expect((await call(system, 'PUT', '/v1/sys/leases/revoke-prefix/mesh/creds/app')).status).toBe(204);
     expect(lambda.invocations.slice(before)).toEqual([
-      { functionName: 'prod-keyhaven-Secrets-mesh', invocationType: 'RequestResponse', payload: { keyhaven: { revokePrefix: 'mesh/creds/app' } } },
+      {
+        functionName: 'prod-keyhaven-Secrets-mesh',
+        invocationType: 'RequestResponse',
+        payload: { keyhaven: { revokePrefix: 'mesh/creds/app' } },
+      },
     ]);
     for (const creds of issued) {
       expect(consul.token(creds.body.data.accessor)).toBeUndefined();

@@ -18,7 +18,11 @@ describe('the distributions with their own domains (stage "example-custom-domain
     ] as const) {
       const config = single(template, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
       expect(config.Aliases).toEqual([domain?.domainName]);
-      expect(config.ViewerCertificate).toEqual({ AcmCertificateArn: domain?.certificateArn, MinimumProtocolVersion: 'TLSv1.2_2021', SslSupportMethod: 'sni-only' });
+      expect(config.ViewerCertificate).toEqual({
+        AcmCertificateArn: domain?.certificateArn,
+        MinimumProtocolVersion: 'TLSv1.2_2021',
+        SslSupportMethod: 'sni-only',
+      });
       expect(template.toJSON().Outputs[output].Value).toBe(`https://${domain?.domainName}`);
     }
     expect(s.console.toJSON().Outputs.ConsoleUrl.Value).toBe(`https://${domains?.secrets?.domainName}/ui/`);

@@ -26,18 +26,24 @@ describe('the scheduler origin check (synthesis of "prod")', () => {
     const defaultOrigin = DistributionConfig.Origins.find(
       (origin: { Id: string }) => origin.Id === DistributionConfig.DefaultCacheBehavior.TargetOriginId,
     );
-    expect(defaultOrigin.OriginCustomHeaders).toEqual([{ HeaderName: originSecretHeader, HeaderValue: secretReference() }]);
+    expect(defaultOrigin.OriginCustomHeaders).toEqual([
+      { HeaderName: originSecretHeader, HeaderValue: secretReference() },
+    ]);
     const streamOrigin = DistributionConfig.Origins.find((origin: { Id: string }) => origin.Id !== defaultOrigin.Id);
     expect(streamOrigin.OriginCustomHeaders).toBeUndefined();
   });
 
   it('the API function gets the same secret; the secret has its own rotating key and is retained outside dev', () => {
-    const [, api] = appFunctions(s.scheduler).find(([, fn]) => fn.Properties.Handler === 'functions/scheduler/api.handler') ?? [];
+    const [, api] =
+      appFunctions(s.scheduler).find(([, fn]) => fn.Properties.Handler === 'functions/scheduler/api.handler') ?? [];
     expect(api?.Properties.Environment.Variables.KEYHAVEN_ORIGIN_SECRET).toEqual(secretReference());
     const [secretId, secret] = resourcesOf(s.scheduler, 'AWS::SecretsManager::Secret')[0] ?? [];
     expect(secretId).toBeDefined();
     expect(secret?.DeletionPolicy).toBe('Retain');
-    const [keyId, key] = resourcesOf(s.scheduler, 'AWS::KMS::Key').find(([, k]) => String(k.Properties.Description).includes('origin secret')) ?? [];
+    const [keyId, key] =
+      resourcesOf(s.scheduler, 'AWS::KMS::Key').find(([, k]) =>
+        String(k.Properties.Description).includes('origin secret'),
+      ) ?? [];
     expect(secret?.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
     expect(key?.Properties.EnableKeyRotation).toBe(true);
     // The value itself is nowhere in the template.
@@ -64,10 +70,14 @@ describe('the scheduler API function without and with the origin header', () => 
       ] as const) {
         const direct = await invoke(handler, httpApiEvent(method, url));
         expect(direct.status, `${method} ${url}`).toBe(403);
-        expect(direct.body).toBe('Permission denied: this API answers only through its CloudFront distribution ({scheduler_url})');
+        expect(direct.body).toBe(
+          'Permission denied: this API answers only through its CloudFront distribution ({scheduler_url})',
+        );
         const wrong = await invoke(
           handler,
-          httpApiEvent(method, url, { headers: { [originSecretHeader]: 'origin-secret-0123456789abcdefghijklmnopqrstuvwX' } }),
+          httpApiEvent(method, url, {
+            headers: { [originSecretHeader]: 'origin-secret-0123456789abcdefghijklmnopqrstuvwX' },
+          }),
         );
         expect(wrong.status).toBe(403);
         const short = await invoke(handler, httpApiEvent(method, url, { headers: { [originSecretHeader]: 'origin' } }));
@@ -82,7 +92,9 @@ describe('the scheduler API function without and with the origin header', () => 
       expect(bootstrap.status).toBe(200);
       const self = await invoke(
         handler,
-        httpApiEvent('GET', '/v1/acl/token/self', { headers: { ...viaCloudFront.headers, 'x-scheduler-token': bootstrap.body.SecretID } }),
+        httpApiEvent('GET', '/v1/acl/token/self', {
+          headers: { ...viaCloudFront.headers, 'x-scheduler-token': bootstrap.body.SecretID },
+        }),
       );
       expect(self.status).toBe(200);
       expect(self.body).toMatchObject({ Type: 'management' });

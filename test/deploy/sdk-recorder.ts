@@ -70,8 +70,7 @@ interface MiddlewareStack {
 export const asFunction = <T>(fn: string, body: () => T): T => running.run(fn, body);
 
 /** Wraps a handler so each invocation of it runs as function `fn`. */
-export const recordedAs =
-  <H extends (...args: never[]) => unknown>(fn: string, handler: H): H =>
+export const recordedAs = <H extends (...args: never[]) => unknown>(fn: string, handler: H): H =>
   ((...args: Parameters<H>) => asFunction(fn, () => handler(...args))) as H;
 
 /**
@@ -82,7 +81,12 @@ export const recordedAs =
  */
 export function iamActionsOf(call: SentCall): string[] {
   if (call.service === 'DynamoDB' && call.operation === 'TransactWriteItems') {
-    const kinds = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' } as const;
+    const kinds = {
+      Put: 'PutItem',
+      Update: 'UpdateItem',
+      Delete: 'DeleteItem',
+      ConditionCheck: 'ConditionCheckItem',
+    } as const;
     return (call.input.TransactItems as Array<Record<string, unknown>>).flatMap((item) =>
       Object.entries(kinds)
         .filter(([kind]) => item[kind])
@@ -126,7 +130,8 @@ export function partitionKeysOf(call: SentCall): { keys: string[]; index: boolea
   }
   if (input.Key) found.push(pkOf(input.Key));
   if (input.Item) found.push(pkOf(input.Item));
-  for (const table of Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>)) found.push(...(table.Keys ?? []).map(pkOf));
+  for (const table of Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>))
+    found.push(...(table.Keys ?? []).map(pkOf));
   for (const item of (input.TransactItems ?? []) as Array<Record<string, { Key?: unknown; Item?: unknown }>>) {
     for (const entry of Object.values(item)) found.push(pkOf(entry.Key) ?? pkOf(entry.Item));
   }

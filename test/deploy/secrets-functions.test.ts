@@ -6,7 +6,14 @@ import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { type Answer, comparable, deployedEnvironment, httpApiEvent, invoke, secretsFunction } from './lambda-events.ts';
+import {
+  type Answer,
+  comparable,
+  deployedEnvironment,
+  httpApiEvent,
+  invoke,
+  secretsFunction,
+} from './lambda-events.ts';
 
 type Handler = unknown;
 
@@ -25,7 +32,10 @@ describe('functions/secrets/* on API Gateway v2 events', () => {
   const viaLocal = async (method: string, url: string, body?: unknown, token = root): Promise<Answer> => {
     const response = await local.request(url, {
       method,
-      headers: { ...(token ? { 'X-Secrets-Token': token } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(token ? { 'X-Secrets-Token': token } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -50,7 +60,12 @@ describe('functions/secrets/* on API Gateway v2 events', () => {
     });
     // The stage's declared mounts, enabled by the all-families core before any Lambda reads the mount table
     // (a Lambda trusts its cached mount table for a few seconds); the system Lambda bundles no engine type.
-    for (const [mountPath, type] of [['secret', 'kv'], ['cloud', 'cloud'], ['ldap', 'ldap'], ['mesh', 'mesh']] as const) {
+    for (const [mountPath, type] of [
+      ['secret', 'kv'],
+      ['cloud', 'cloud'],
+      ['ldap', 'ldap'],
+      ['mesh', 'mesh'],
+    ] as const) {
       await core.mounts.enable('secret', mountPath, { type });
     }
     await core.mounts.enable('auth', 'jwt', { type: 'jwt' });
@@ -77,17 +92,24 @@ describe('functions/secrets/* on API Gateway v2 events', () => {
 
   it('system: sys/* and auth/token/* answer as the local server does', async () => {
     const mounts = await expectSameAsLocal(handlers.system, 'GET', '/v1/sys/mounts');
-    expect(Object.keys(mounts.body.data)).toEqual(expect.arrayContaining(['secret/', 'cloud/', 'ldap/', 'mesh/', 'sys/']));
+    expect(Object.keys(mounts.body.data)).toEqual(
+      expect.arrayContaining(['secret/', 'cloud/', 'ldap/', 'mesh/', 'sys/']),
+    );
     await expectSameAsLocal(handlers.system, 'GET', '/v1/sys/auth');
     await expectSameAsLocal(handlers.system, 'GET', '/v1/sys/policies/acl?list=true');
 
-    const created = await viaLambda(handlers.system, 'POST', '/v1/auth/token/create', { policies: ['default'], ttl: '1h' });
+    const created = await viaLambda(handlers.system, 'POST', '/v1/auth/token/create', {
+      policies: ['default'],
+      ttl: '1h',
+    });
     expect(created.status).toBe(200);
     const child = created.body.auth.client_token as string;
     const self = await viaLambda(handlers.system, 'GET', '/v1/auth/token/lookup-self', undefined, child);
     expect(self.status).toBe(200);
     expect(self.body.data).toMatchObject({ policies: ['default'] });
-    expect((await viaLocal('GET', '/v1/auth/token/lookup-self', undefined, child)).body.data.accessor).toBe(self.body.data.accessor);
+    expect((await viaLocal('GET', '/v1/auth/token/lookup-self', undefined, child)).body.data.accessor).toBe(
+      self.body.data.accessor,
+    );
   });
 
   it('kv: writes through the Lambda are read back the same from the Lambda and from the local server, GET ?list=true included', async () => {
@@ -101,7 +123,9 @@ describe('functions/secrets/* on API Gateway v2 events', () => {
   it('jwt: configures the auth mount and its roles through the Lambda', async () => {
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-    expect((await viaLambda(handlers.jwt, 'POST', '/v1/auth/jwt/config', { jwt_validation_pubkeys: [pem] })).status).toBe(204);
+    expect(
+      (await viaLambda(handlers.jwt, 'POST', '/v1/auth/jwt/config', { jwt_validation_pubkeys: [pem] })).status,
+    ).toBe(204);
     const role = await viaLambda(handlers.jwt, 'POST', '/v1/auth/jwt/role/dev', {
       role_type: 'jwt',
       user_claim: 'sub',

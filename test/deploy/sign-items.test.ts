@@ -71,7 +71,11 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
       KEYHAVEN_KEY_FILE: keyFile,
     };
     delete env.KEYHAVEN_KMS_KEY_ID;
-    const out = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/sign-items.ts', ...args, h.tableName], { cwd: root, env });
+    const out = await run(
+      process.execPath,
+      ['--import', 'tsx', 'functions/deploy/sign-items.ts', ...args, h.tableName],
+      { cwd: root, env },
+    );
     return out.stdout;
   };
 
@@ -135,13 +139,25 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
     await asRoot('POST', '/v1/extra/x', { v: 'extra' });
     await asRoot('POST', '/v1/auth/token/roles/app', { allowed_policies: ['narrow'] });
     await asRoot('POST', '/v1/sys/auth/jwt', { type: 'jwt' });
-    await asRoot('POST', '/v1/auth/jwt/config', { jwt_validation_pubkeys: [await exportSPKI((await jwtKeys).publicKey)] });
-    await asRoot('POST', '/v1/auth/jwt/role/app', { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['keyhaven'], token_policies: ['narrow'] });
+    await asRoot('POST', '/v1/auth/jwt/config', {
+      jwt_validation_pubkeys: [await exportSPKI((await jwtKeys).publicKey)],
+    });
+    await asRoot('POST', '/v1/auth/jwt/role/app', {
+      role_type: 'jwt',
+      user_claim: 'sub',
+      bound_audiences: ['keyhaven'],
+      token_policies: ['narrow'],
+    });
     // A token with a TTL and a use count: the bookkeeping its kind leaves outside the MAC is on the item.
-    narrowToken = (await asRoot('POST', '/v1/auth/token/create', { policies: ['narrow'], ttl: '1h', num_uses: 5 })).auth.client_token;
+    narrowToken = (await asRoot('POST', '/v1/auth/token/create', { policies: ['narrow'], ttl: '1h', num_uses: 5 })).auth
+      .client_token;
     const forged = (await asRoot('POST', '/v1/auth/token/create', { policies: ['narrow'] })).auth;
     forgedToken = forged.client_token;
-    const accessorItem = (await doc.send(new GetCommand({ TableName: h.tableName, Key: { pk: `accessor#${forged.accessor}`, sk: 'accessor' } }))).Item;
+    const accessorItem = (
+      await doc.send(
+        new GetCommand({ TableName: h.tableName, Key: { pk: `accessor#${forged.accessor}`, sk: 'accessor' } }),
+      )
+    ).Item;
     forgedKey = { pk: `token#${accessorItem?.tokenHash as string}`, sk: 'token' };
 
     const scheduler = createSchedulerApp({ core: async () => h.core, clientIp: () => '127.0.0.1' });
@@ -165,7 +181,12 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
       MaxTokenTTL: '1h',
       Config: { JWKSURL: 'http://127.0.0.1:1/jwks', BoundAudiences: ['nomad'] },
     });
-    await nomad('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', BindType: 'role', BindName: 'team-eng', Selector: '' });
+    await nomad('POST', '/v1/acl/binding-rule', {
+      AuthMethod: 'corp',
+      BindType: 'role',
+      BindName: 'team-eng',
+      Selector: '',
+    });
   });
   afterAll(async () => {
     await h?.close();
@@ -198,7 +219,13 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
     let stripped = 0;
     for (const item of items) {
       if (item.mac === undefined || (item.pk === forgedKey.pk && item.sk === forgedKey.sk)) continue;
-      await doc.send(new UpdateCommand({ TableName: h.tableName, Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'REMOVE mac' }));
+      await doc.send(
+        new UpdateCommand({
+          TableName: h.tableName,
+          Key: { pk: item.pk, sk: item.sk },
+          UpdateExpression: 'REMOVE mac',
+        }),
+      );
       stripped++;
     }
     expect(stripped).toBe(kindNames.reduce((sum, name) => sum + (beforeStripping[name]?.alreadySigned ?? 0), 0) - 1);
@@ -213,14 +240,20 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
     expect(dryRun).toContain('dry run: nothing written');
     const wouldSign = countsOf(dryRun);
     expect(wouldSign.token).toMatchObject({ signed: 2, refused: 1 });
-    const stillBare = (await doc.send(new GetCommand({ TableName: h.tableName, Key: { pk: 'mounts', sk: 'extra/' } }))).Item;
+    const stillBare = (await doc.send(new GetCommand({ TableName: h.tableName, Key: { pk: 'mounts', sk: 'extra/' } })))
+      .Item;
     expect(stillBare?.mac).toBeUndefined();
 
     const out = await signItems();
     const signed = countsOf(out);
     for (const name of kindNames) {
       const expected = (beforeStripping[name]?.alreadySigned ?? 0) - (name === 'token' ? 1 : 0);
-      expect(signed[name], name).toEqual({ signed: expected, alreadySigned: 0, refused: name === 'token' ? 1 : 0, changed: 0 });
+      expect(signed[name], name).toEqual({
+        signed: expected,
+        alreadySigned: 0,
+        refused: name === 'token' ? 1 : 0,
+        changed: 0,
+      });
       expect(wouldSign[name]?.signed, name).toBe(expected);
     }
     expect(out).toContain(`refused: token ${forgedKey.pk} ${forgedKey.sk}: its MAC does not match`);
@@ -256,20 +289,24 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
     for (const name of kindNames) {
       expect(again[name]?.signed, name).toBe(0);
       // Tokens: all but the forged one, and the two made since (from the token role and the JWT login).
-      expect(again[name]?.alreadySigned, name).toBe((beforeStripping[name]?.alreadySigned ?? 0) + (name === 'token' ? 1 : 0));
+      expect(again[name]?.alreadySigned, name).toBe(
+        (beforeStripping[name]?.alreadySigned ?? 0) + (name === 'token' ? 1 : 0),
+      );
     }
     expect(again.token?.refused).toBe(1);
   });
 
   it('usage: a missing table name is refused with the usage text (exit 2), which says the operator vouches for the table', async () => {
-    const refused = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/sign-items.ts'], { cwd: root }).catch((error) => error);
+    const refused = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/sign-items.ts'], {
+      cwd: root,
+    }).catch((error) => error);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('you vouch for what the table holds now');
   });
 });
 
 describe('signing an npm start data directory from before item MACs (--data-dir)', () => {
-  it("starts DynamoDB Local on the directory under its own access key, signs with its key file, and the root token works again", async () => {
+  it('starts DynamoDB Local on the directory under its own access key, signs with its key file, and the root token works again', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-sign-dir-'));
     const keySource = fileKeySource(path.join(dataDir, 'keyring.key'));
     /** The directory's table as `npm start` opens it (packages/local/src/runtime.ts), with npm start stopped around it. */
@@ -284,21 +321,40 @@ describe('signing an npm start data directory from before item MACs (--data-dir)
       }
     };
     const coreOn = (client: DynamoDBClient) =>
-      createCore({ dynamodb: client, tableName: 'keyhaven', keySource, backends: backendsOf(allSecretsFamilies), log: silentLogger });
+      createCore({
+        dynamodb: client,
+        tableName: 'keyhaven',
+        keySource,
+        backends: backendsOf(allSecretsFamilies),
+        log: silentLogger,
+      });
     try {
       const rootToken = await withTable(async (client) => {
         await ensureTable(client, 'keyhaven');
         const token = await initialize(await coreOn(client));
         const doc = DynamoDBDocumentClient.from(client);
-        for (const item of (await doc.send(new ScanCommand({ TableName: 'keyhaven', ConsistentRead: true }))).Items ?? []) {
-          if (item.mac !== undefined) await doc.send(new UpdateCommand({ TableName: 'keyhaven', Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'REMOVE mac' }));
+        for (const item of (await doc.send(new ScanCommand({ TableName: 'keyhaven', ConsistentRead: true }))).Items ??
+          []) {
+          if (item.mac !== undefined)
+            await doc.send(
+              new UpdateCommand({
+                TableName: 'keyhaven',
+                Key: { pk: item.pk, sk: item.sk },
+                UpdateExpression: 'REMOVE mac',
+              }),
+            );
         }
         expect(await (await coreOn(client)).tokens.lookup(token)).toBeUndefined();
         return token;
       });
       const env: NodeJS.ProcessEnv = { ...process.env };
-      for (const name of ['KEYHAVEN_TABLE', 'KEYHAVEN_DYNAMODB_ENDPOINT', 'KEYHAVEN_KEY_FILE', 'KEYHAVEN_KMS_KEY_ID']) delete env[name];
-      const out = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/sign-items.ts', '--data-dir', dataDir], { cwd: root, env });
+      for (const name of ['KEYHAVEN_TABLE', 'KEYHAVEN_DYNAMODB_ENDPOINT', 'KEYHAVEN_KEY_FILE', 'KEYHAVEN_KMS_KEY_ID'])
+        delete env[name];
+      const out = await run(
+        process.execPath,
+        ['--import', 'tsx', 'functions/deploy/sign-items.ts', '--data-dir', dataDir],
+        { cwd: root, env },
+      );
       expect(out.stdout).toContain('table keyhaven');
       expect(countsOf(out.stdout).token).toEqual({ signed: 1, alreadySigned: 0, refused: 0, changed: 0 });
       await withTable(async (client) => {
@@ -312,7 +368,11 @@ describe('signing an npm start data directory from before item MACs (--data-dir)
   it('a folder that is not a data directory is refused by name, and nothing is created in it', async () => {
     const empty = mkdtempSync(path.join(tmpdir(), 'keyhaven-sign-empty-'));
     try {
-      const refused = await run(process.execPath, ['--import', 'tsx', 'functions/deploy/sign-items.ts', '--data-dir', empty], { cwd: root }).catch((error) => error);
+      const refused = await run(
+        process.execPath,
+        ['--import', 'tsx', 'functions/deploy/sign-items.ts', '--data-dir', empty],
+        { cwd: root },
+      ).catch((error) => error);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain(`${path.join(empty, 'keyring.key')} does not exist`);
       expect(readdirSync(empty)).toEqual([]);

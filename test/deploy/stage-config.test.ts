@@ -9,7 +9,12 @@ describe('stage config', () => {
   });
 
   it('refuses mounts that overlap, are reserved, or have no family', () => {
-    expect(() => stageConfigWith([{ path: 'a', type: 'kv' }, { path: 'a/b', type: 'kv' }])).toThrow(/overlap/);
+    expect(() =>
+      stageConfigWith([
+        { path: 'a', type: 'kv' },
+        { path: 'a/b', type: 'kv' },
+      ]),
+    ).toThrow(/overlap/);
     expect(() => stageConfigWith([{ path: 'sys', type: 'kv' }])).toThrow(/reserved/);
     expect(() => stageConfigWith([{ path: 'x', type: 'nope' }])).toThrow(/unknown mount type/);
     expect(() => stageConfigWith([{ path: 'jwt', type: 'jwt' }])).toThrow(/auth\//);
@@ -21,7 +26,9 @@ describe('CORS origins', () => {
     for (const origin of ['*', 'https://*.example.com', 'example.com', 'https://a.example.com/path']) {
       expect(() => corsOf(stageConfig('test', 'us-east-1', { corsOrigins: [origin] }))).toThrow(/CORS origin/);
     }
-    expect(corsOf(stageConfig('test', 'us-east-1', { corsOrigins: ['https://a.example.com:8443'] }))).toMatchObject({ allowOrigins: ['https://a.example.com:8443'] });
+    expect(corsOf(stageConfig('test', 'us-east-1', { corsOrigins: ['https://a.example.com:8443'] }))).toMatchObject({
+      allowOrigins: ['https://a.example.com:8443'],
+    });
     expect(corsOf(stageConfig('test'))).toBe(false);
   });
 });
@@ -43,26 +50,41 @@ describe('the edge of a stage (checkEdge)', () => {
     expect(() => checkEdge('staging', { isDev: false, region: 'us-east-1' })).toThrow(
       /stage config: staging is not a dev stage, so its secrets distribution needs its own name and certificate .*accepts TLS 1\.0.*: set customDomains\.secrets/,
     );
-    expect(() => checkEdge('staging', { isDev: false, region: 'us-east-1', customDomains: { secrets: domains.secrets } })).toThrow(/set customDomains\.scheduler/);
+    expect(() =>
+      checkEdge('staging', { isDev: false, region: 'us-east-1', customDomains: { secrets: domains.secrets } }),
+    ).toThrow(/set customDomains\.scheduler/);
     expect(() => checkEdge('staging', { isDev: false, region: 'us-east-1', customDomains: domains })).not.toThrow();
     expect(() => checkEdge('dev', { isDev: true, region: 'eu-west-1' })).not.toThrow();
   });
 
   it('refuses a certificate outside us-east-1, a malformed name, or one name for both', () => {
-    const elsewhere = { ...domains, scheduler: { ...domains.scheduler, certificateArn: certificate.replace('us-east-1', 'eu-west-1') } };
-    expect(() => checkEdge('staging', { isDev: false, region: 'us-east-1', customDomains: elsewhere })).toThrow(/customDomains\.scheduler\.certificateArn .* us-east-1/);
+    const elsewhere = {
+      ...domains,
+      scheduler: { ...domains.scheduler, certificateArn: certificate.replace('us-east-1', 'eu-west-1') },
+    };
+    expect(() => checkEdge('staging', { isDev: false, region: 'us-east-1', customDomains: elsewhere })).toThrow(
+      /customDomains\.scheduler\.certificateArn .* us-east-1/,
+    );
     const malformed = { ...domains, secrets: { ...domains.secrets, domainName: 'https://secrets.example.com' } };
-    expect(() => checkEdge('dev', { isDev: true, region: 'us-east-1', customDomains: malformed })).toThrow(/customDomains\.secrets\.domainName .* is not a host name/);
+    expect(() => checkEdge('dev', { isDev: true, region: 'us-east-1', customDomains: malformed })).toThrow(
+      /customDomains\.secrets\.domainName .* is not a host name/,
+    );
     const same = { ...domains, scheduler: { ...domains.secrets } };
-    expect(() => checkEdge('staging', { isDev: false, region: 'us-east-1', customDomains: same })).toThrow(/must be different names/);
+    expect(() => checkEdge('staging', { isDev: false, region: 'us-east-1', customDomains: same })).toThrow(
+      /must be different names/,
+    );
   });
 
   it('requires a web ACL in us-east-1 to name outside us-east-1, and refuses one that is not a CloudFront web ACL', () => {
     expect(() => checkEdge('staging', { isDev: false, region: 'eu-west-1', customDomains: domains })).toThrow(
       /staging is not a dev stage and is deployed in eu-west-1, where no CloudFront web ACL can be made: set edgeWebAclArn/,
     );
-    expect(() => checkEdge('staging', { isDev: false, region: 'eu-west-1', customDomains: domains, edgeWebAclArn: acl })).not.toThrow();
+    expect(() =>
+      checkEdge('staging', { isDev: false, region: 'eu-west-1', customDomains: domains, edgeWebAclArn: acl }),
+    ).not.toThrow();
     const regional = acl.replace('us-east-1', 'eu-west-1').replace('global', 'regional');
-    expect(() => checkEdge('staging', { isDev: false, region: 'eu-west-1', customDomains: domains, edgeWebAclArn: regional })).toThrow(/is not a CloudFront web ACL ARN/);
+    expect(() =>
+      checkEdge('staging', { isDev: false, region: 'eu-west-1', customDomains: domains, edgeWebAclArn: regional }),
+    ).toThrow(/is not a CloudFront web ACL ARN/);
   });
 });

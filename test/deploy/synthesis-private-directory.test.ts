@@ -21,13 +21,17 @@ describe('SST app, synthesised offline (stage "example-private": kv and a direct
   });
 
   it('puts the directory endpoints and the directory job (rotation, revocation) in the directory subnets, nothing else', () => {
-    const all = [...resourcesOf(s.secrets, 'AWS::Lambda::Function'), ...resourcesOf(s.jobs, 'AWS::Lambda::Function')].filter(([, fn]) =>
-      String(fn.Properties.Handler).startsWith('functions/'),
-    );
+    const all = [
+      ...resourcesOf(s.secrets, 'AWS::Lambda::Function'),
+      ...resourcesOf(s.jobs, 'AWS::Lambda::Function'),
+    ].filter(([, fn]) => String(fn.Properties.Handler).startsWith('functions/'));
     const inVpc = all.filter(([, fn]) => fn.Properties.VpcConfig).map(([, fn]) => entryOf(fn));
     expect(inVpc.sort()).toEqual([engineJobEntry('ldap'), secretsEntry('ldap')]);
     for (const [, fn] of all.filter(([, fn]) => fn.Properties.VpcConfig)) {
-      expect(fn.Properties.VpcConfig).toEqual({ SubnetIds: ['subnet-0examplea', 'subnet-0exampleb'], SecurityGroupIds: ['sg-0example'] });
+      expect(fn.Properties.VpcConfig).toEqual({
+        SubnetIds: ['subnet-0examplea', 'subnet-0exampleb'],
+        SecurityGroupIds: ['sg-0example'],
+      });
     }
   });
 });

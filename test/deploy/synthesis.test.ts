@@ -14,7 +14,17 @@ import { mountRoutes } from '../../stacks/SecretsApi.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
-import { appFunctions, asList, engineJobEntry, entryOf, policyStatements, resourcesOf, routeTargets, secretsEntry, single } from './template-queries.ts';
+import {
+  appFunctions,
+  asList,
+  engineJobEntry,
+  entryOf,
+  policyStatements,
+  resourcesOf,
+  routeTargets,
+  secretsEntry,
+  single,
+} from './template-queries.ts';
 
 describe('SST app, synthesised offline (stage "test")', () => {
   let s: Synthesized;
@@ -63,16 +73,25 @@ describe('SST app, synthesised offline (stage "test")', () => {
     for (const [, fn] of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
       expect(fn.Properties.Code.S3Key).toMatch(/\.zip$/);
-      expect(Object.keys(fn.Properties.Environment.Variables)).toEqual(expect.arrayContaining(['KEYHAVEN_TABLE', 'KEYHAVEN_KMS_KEY_ID']));
+      expect(Object.keys(fn.Properties.Environment.Variables)).toEqual(
+        expect.arrayContaining(['KEYHAVEN_TABLE', 'KEYHAVEN_KMS_KEY_ID']),
+      );
     }
   });
 
   it('leaves the AWS SDK v3 out of every bundle, to be imported from the nodejs24.x runtime', () => {
-    const functions = Object.entries(useFunctions().all).filter(([, props]) => String(props.handler).startsWith('functions/'));
-    expect(functions.length).toBe(appFunctions(s.secrets).length + appFunctions(s.scheduler).length + appFunctions(s.jobs).length);
+    const functions = Object.entries(useFunctions().all).filter(([, props]) =>
+      String(props.handler).startsWith('functions/'),
+    );
+    expect(functions.length).toBe(
+      appFunctions(s.secrets).length + appFunctions(s.scheduler).length + appFunctions(s.jobs).length,
+    );
     for (const [id, props] of functions) {
       expect(props.nodejs?.esbuild?.external).toEqual(expect.arrayContaining([...providedByRuntime]));
-      const bundle = readFileSync(path.join(useProject().paths.artifacts, id, String(props.handler).replace(/\.[^.]+$/, '.mjs')), 'utf8');
+      const bundle = readFileSync(
+        path.join(useProject().paths.artifacts, id, String(props.handler).replace(/\.[^.]+$/, '.mjs')),
+        'utf8',
+      );
       expect(bundle, String(props.handler)).toMatch(/from\s*"@aws-sdk\/client-dynamodb"/);
       expect(bundle, String(props.handler)).not.toContain('@smithy/');
     }
@@ -81,7 +100,8 @@ describe('SST app, synthesised offline (stage "test")', () => {
   it('routes sys/*, auth/token/* and identity/* to the system function and every declared mount to its family', () => {
     const targets = routeTargets(s.secrets);
     const expected: Record<string, string> = {};
-    for (const route of [...mountRoutes('sys'), ...mountRoutes('auth/token'), ...mountRoutes('identity')]) expected[route] = secretsEntry('system');
+    for (const route of [...mountRoutes('sys'), ...mountRoutes('auth/token'), ...mountRoutes('identity')])
+      expected[route] = secretsEntry('system');
     for (const mount of stageConfig('test').mounts) {
       const family = familyOfType[mount.type] as string;
       for (const route of mountRoutes(mount.path)) expected[route] = secretsEntry(family);
@@ -97,24 +117,39 @@ describe('SST app, synthesised offline (stage "test")', () => {
   });
 
   it('tells the secrets functions which mounts the stage declares', () => {
-    const declared = JSON.parse(appFunctions(s.secrets)[0]?.[1].Properties.Environment.Variables.KEYHAVEN_DECLARED_MOUNTS);
+    const declared = JSON.parse(
+      appFunctions(s.secrets)[0]?.[1].Properties.Environment.Variables.KEYHAVEN_DECLARED_MOUNTS,
+    );
     expect(declared).toEqual(stageConfig('test').mounts.map((mount) => ({ path: `${mount.path}/`, type: mount.type })));
   });
 
   it('serves the event stream from a RESPONSE_STREAM Function URL behind the scheduler distribution, everything else from the HTTP API', () => {
     s.scheduler.hasResourceProperties('AWS::Lambda::Url', { InvokeMode: 'RESPONSE_STREAM', AuthType: 'AWS_IAM' });
-    const [, stream] = appFunctions(s.scheduler).find(([, fn]) => fn.Properties.Handler === 'functions/scheduler/event-stream.handler') ?? [];
+    const [, stream] =
+      appFunctions(s.scheduler).find(
+        ([, fn]) => fn.Properties.Handler === 'functions/scheduler/event-stream.handler',
+      ) ?? [];
     expect(stream?.Properties.Timeout).toBe(900);
     expect(Number(stream?.Properties.Environment.Variables.KEYHAVEN_STREAM_LIMIT_MS)).toBeLessThan(900_000);
     expect(routeTargets(s.scheduler)).toEqual(
-      Object.fromEntries(['ANY /v1/{proxy+}', ...Object.keys(throttledSchedulerRoutes)].map((route) => [route, 'functions/scheduler/api.handler'])),
+      Object.fromEntries(
+        ['ANY /v1/{proxy+}', ...Object.keys(throttledSchedulerRoutes)].map((route) => [
+          route,
+          'functions/scheduler/api.handler',
+        ]),
+      ),
     );
     const distribution = single(s.scheduler, 'AWS::CloudFront::Distribution');
     const config = distribution.Properties.DistributionConfig;
-    const streamBehavior = config.CacheBehaviors.find((behavior: { PathPattern: string }) => behavior.PathPattern === '/v1/event/stream');
+    const streamBehavior = config.CacheBehaviors.find(
+      (behavior: { PathPattern: string }) => behavior.PathPattern === '/v1/event/stream',
+    );
     const streamOrigin = config.Origins.find((origin: { Id: string }) => origin.Id === streamBehavior?.TargetOriginId);
     expect(streamOrigin?.OriginAccessControlId).toBeDefined();
-    s.scheduler.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: 'cloudfront.amazonaws.com' });
+    s.scheduler.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      Principal: 'cloudfront.amazonaws.com',
+    });
   });
 
   it('runs the token sweep and each declared engine job every minute from EventBridge, the directory job in its network', () => {
@@ -142,12 +177,16 @@ describe('SST app, synthesised offline (stage "test")', () => {
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 10,
       // Whole failed batches go to an S3 bucket (issue 25; test/deploy/operations.test.ts), which notifies the queue.
-      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^TableStreamFailures/), 'Arn'] } } },
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^TableStreamFailures/), 'Arn'] } },
+      },
       FilterCriteria: { Filters: [{ Pattern: expect.stringContaining('REMOVE') }] },
     });
     expect(JSON.stringify(mapping.Properties.EventSourceArn)).toContain('StreamArn');
     const functions = Object.fromEntries(resourcesOf(s.jobs, 'AWS::Lambda::Function'));
-    expect(functions[(mapping.Properties.FunctionName as { Ref: string }).Ref]?.Properties.Handler).toBe('functions/jobs/table-stream.handler');
+    expect(functions[(mapping.Properties.FunctionName as { Ref: string }).Ref]?.Properties.Handler).toBe(
+      'functions/jobs/table-stream.handler',
+    );
   });
 
   it('grants no wildcard action anywhere, and the functions only the table, its indexes and the key', () => {
@@ -156,7 +195,10 @@ describe('SST app, synthesised offline (stage "test")', () => {
     for (const { where, statement } of statements) {
       for (const action of asList(statement.Action)) expect(action, `${where} grants ${action}`).not.toContain('*');
     }
-    const allowedForFunctions = new Set<string>([...Object.values(tableAccess).flatMap((access) => access.items), ...keyActions]);
+    const allowedForFunctions = new Set<string>([
+      ...Object.values(tableAccess).flatMap((access) => access.items),
+      ...keyActions,
+    ]);
     const streamAndQueue = new Set([
       'dynamodb:DescribeStream',
       'dynamodb:GetRecords',
@@ -170,7 +212,9 @@ describe('SST app, synthesised offline (stage "test")', () => {
       's3:ListBucket',
     ]);
     for (const template of [s.secrets, s.scheduler, s.jobs]) {
-      for (const { where, statement } of policyStatements(template).filter(({ where }) => /^(Secrets|Scheduler|Job)/.test(where))) {
+      for (const { where, statement } of policyStatements(template).filter(({ where }) =>
+        /^(Secrets|Scheduler|Job)/.test(where),
+      )) {
         for (const action of asList(statement.Action)) {
           const fine =
             allowedForFunctions.has(action) ||
@@ -184,7 +228,10 @@ describe('SST app, synthesised offline (stage "test")', () => {
   });
 
   it('answers no CORS when the stage config lists no origin', () => {
-    for (const [, api] of [...resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Api'), ...resourcesOf(s.scheduler, 'AWS::ApiGatewayV2::Api')]) {
+    for (const [, api] of [
+      ...resourcesOf(s.secrets, 'AWS::ApiGatewayV2::Api'),
+      ...resourcesOf(s.scheduler, 'AWS::ApiGatewayV2::Api'),
+    ]) {
       expect(api.Properties.CorsConfiguration).toBeUndefined();
     }
   });
@@ -195,7 +242,9 @@ describe('SST app, synthesised offline (stage "test")', () => {
     for (const [, fn] of [...appFunctions(s.secrets), ...appFunctions(s.scheduler)]) {
       expect(fn.Properties.Environment.Variables.KEYHAVEN_FIRST_TOKENS_SECRET).toBeUndefined();
     }
-    const keyGrants = policyStatements(s.secrets).filter(({ statement }) => asList(statement.Action).includes('kms:GenerateDataKey'));
+    const keyGrants = policyStatements(s.secrets).filter(({ statement }) =>
+      asList(statement.Action).includes('kms:GenerateDataKey'),
+    );
     expect(keyGrants.length).toBe(appFunctions(s.secrets).length);
   });
 
@@ -204,12 +253,19 @@ describe('SST app, synthesised offline (stage "test")', () => {
     const idOf = (entry: string) => Object.entries(functions).find(([, fn]) => entryOf(fn) === entry)?.[0] as string;
     const system = functions[idOf(secretsEntry('system'))];
     const engineFunctions = JSON.stringify(system?.Properties.Environment.Variables.KEYHAVEN_ENGINE_FUNCTIONS);
-    for (const [type, family] of [['kv', 'kv'], ['cloud', 'cloud'], ['ldap', 'ldap'], ['mesh', 'mesh']]) {
+    for (const [type, family] of [
+      ['kv', 'kv'],
+      ['cloud', 'cloud'],
+      ['ldap', 'ldap'],
+      ['mesh', 'mesh'],
+    ]) {
       expect(engineFunctions).toContain(`${type}\\":\\"`);
       expect(engineFunctions).toContain(idOf(secretsEntry(family as string)));
     }
     expect(engineFunctions).not.toContain(idOf(secretsEntry('jwt')));
-    const invokes = policyStatements(s.secrets).filter(({ statement }) => asList(statement.Action).includes('lambda:InvokeFunction'));
+    const invokes = policyStatements(s.secrets).filter(({ statement }) =>
+      asList(statement.Action).includes('lambda:InvokeFunction'),
+    );
     expect(invokes.map(({ where }) => where.startsWith('Secretssystem'))).toEqual([true]);
     const resources = (invokes[0]?.statement.Resource ?? []) as Array<{ 'Fn::GetAtt': [string, string] }>;
     const targets = resources.map((arn) => arn['Fn::GetAtt'][0]).sort();
@@ -225,10 +281,12 @@ describe('SST app, synthesised offline (stage "test")', () => {
         /^\{"Fn::Join":\["",\["https:\/\/",\{"Fn::ImportValue":"test-keyhaven-SecretsApi:ExportsOutputFnGetAttSecretsDistribution[0-9A-F]+DomainName[0-9A-F]+"\}\]\]\}$/,
       );
     }
-    const policy = resourcesOf(s.secrets, 'AWS::CloudFront::ResponseHeadersPolicy').find(([id]) => id.startsWith('ConsoleSecurityHeaders'))?.[1];
-    expect(policy?.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy).toBe(
-      consoleContentSecurityPolicy(devSchedulerOrigin),
-    );
+    const policy = resourcesOf(s.secrets, 'AWS::CloudFront::ResponseHeadersPolicy').find(([id]) =>
+      id.startsWith('ConsoleSecurityHeaders'),
+    )?.[1];
+    expect(
+      policy?.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy,
+    ).toBe(consoleContentSecurityPolicy(devSchedulerOrigin));
     // No cycle: the secrets stack names nothing of the scheduler's.
     expect(JSON.stringify(s.secrets.toJSON())).not.toContain('SchedulerApi');
   });

@@ -27,9 +27,18 @@ export interface Synthesized {
  * Synthesises the SST app offline, as `sst deploy` would before it talks to AWS (which it must never do here):
  * the functions are really bundled by esbuild. One synthesis per test file (SST keeps process-wide state).
  */
-export async function synthesize(stage: string, options: { beforeFinish?: (app: App) => void; region?: string } = {}): Promise<Synthesized> {
+export async function synthesize(
+  stage: string,
+  options: { beforeFinish?: (app: App) => void; region?: string } = {},
+): Promise<Synthesized> {
   await initProject({ stage });
-  const app = new App({ mode: 'deploy', stage, name: 'keyhaven', region: options.region ?? 'us-east-1', account: '123456789012' });
+  const app = new App({
+    mode: 'deploy',
+    stage,
+    name: 'keyhaven',
+    region: options.region ?? 'us-east-1',
+    account: '123456789012',
+  });
   await config.stacks(app);
   options.beforeFinish?.(app);
   await app.finish();

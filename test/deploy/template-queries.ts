@@ -4,11 +4,15 @@ import type { Template } from 'aws-cdk-lib/assertions';
 type Resource = { Type: string; Properties?: any; DeletionPolicy?: string };
 
 export const resourcesOf = (template: Template, type: string): Array<[string, Resource]> =>
-  Object.entries(template.toJSON().Resources as Record<string, Resource>).filter(([, resource]) => resource.Type === type);
+  Object.entries(template.toJSON().Resources as Record<string, Resource>).filter(
+    ([, resource]) => resource.Type === type,
+  );
 
 /** The app's own functions (SST and CDK add helpers of their own, such as log retention). */
 export const appFunctions = (template: Template) =>
-  resourcesOf(template, 'AWS::Lambda::Function').filter(([, fn]) => String(fn.Properties.Handler).startsWith('functions/'));
+  resourcesOf(template, 'AWS::Lambda::Function').filter(([, fn]) =>
+    String(fn.Properties.Handler).startsWith('functions/'),
+  );
 
 /**
  * A function's entry: its handler, and for an engine's job or a secrets family's function (one entry each for every
@@ -45,12 +49,16 @@ export function routeTargets(template: Template): Record<string, string> {
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is untyped
 export function policyStatements(template: Template): Array<{ where: string; statement: any }> {
   const found: Array<{ where: string; statement: unknown }> = [];
-  for (const [id, policy] of [...resourcesOf(template, 'AWS::IAM::Policy'), ...resourcesOf(template, 'AWS::IAM::ManagedPolicy')]) {
+  for (const [id, policy] of [
+    ...resourcesOf(template, 'AWS::IAM::Policy'),
+    ...resourcesOf(template, 'AWS::IAM::ManagedPolicy'),
+  ]) {
     for (const statement of policy.Properties.PolicyDocument.Statement) found.push({ where: id, statement });
   }
   for (const [id, role] of resourcesOf(template, 'AWS::IAM::Role')) {
     for (const policy of role.Properties.Policies ?? []) {
-      for (const statement of policy.PolicyDocument.Statement) found.push({ where: `${id}/${policy.PolicyName}`, statement });
+      for (const statement of policy.PolicyDocument.Statement)
+        found.push({ where: `${id}/${policy.PolicyName}`, statement });
     }
   }
   return found as Array<{ where: string; statement: { Action: string | string[]; Resource: unknown; Effect: string } }>;
@@ -72,7 +80,9 @@ export function roleStatementsOf(template: Template, functionLogicalId: string):
   const roleId = fn?.Properties.Role?.['Fn::GetAtt']?.[0] as string | undefined;
   if (!roleId) throw new Error(`function ${functionLogicalId} has no role in this template`);
   const role = Object.fromEntries(resourcesOf(template, 'AWS::IAM::Role'))[roleId];
-  const inline = (role?.Properties.Policies ?? []).flatMap((policy: { PolicyDocument: { Statement: unknown[] } }) => policy.PolicyDocument.Statement);
+  const inline = (role?.Properties.Policies ?? []).flatMap(
+    (policy: { PolicyDocument: { Statement: unknown[] } }) => policy.PolicyDocument.Statement,
+  );
   const attached = resourcesOf(template, 'AWS::IAM::Policy')
     .filter(([, policy]) => (policy.Properties.Roles ?? []).some((ref: { Ref?: string }) => ref.Ref === roleId))
     .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);

@@ -12,14 +12,17 @@ describe('binding-rule selectors and bind names through the API', () => {
   let h: SchedulerHarness;
   let root: string;
   let key: CryptoKey;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
   const sign = (claims: JWTPayload) =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: 'EdDSA' })
       .setExpirationTime(Math.floor(h.clock.now() / 1000) + 300)
       .sign(key);
-  const login = async (claims: JWTPayload) => h.call('POST', '/v1/acl/login', { body: { AuthMethodName: 'claims', LoginToken: await sign(claims) } });
-  const rule = (Selector: string, BindName = 'granted') => mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'claims', BindType: 'policy', BindName, Selector });
+  const login = async (claims: JWTPayload) =>
+    h.call('POST', '/v1/acl/login', { body: { AuthMethodName: 'claims', LoginToken: await sign(claims) } });
+  const rule = (Selector: string, BindName = 'granted') =>
+    mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'claims', BindType: 'policy', BindName, Selector });
 
   beforeAll(async () => {
     h = await startScheduler();
@@ -27,7 +30,9 @@ describe('binding-rule selectors and bind names through the API', () => {
     const pair = await generateKeyPair('EdDSA', { extractable: true });
     key = pair.privateKey;
     for (const name of ['granted', 'team-ada', 'eng']) {
-      expect((await mgmt('POST', `/v1/acl/policy/${name}`, { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(200);
+      expect(
+        (await mgmt('POST', `/v1/acl/policy/${name}`, { Rules: 'namespace "default" { policy = "read" }' })).status,
+      ).toBe(200);
     }
     const method = await mgmt('POST', '/v1/acl/auth-method', {
       Name: 'claims',
@@ -51,14 +56,22 @@ describe('binding-rule selectors and bind names through the API', () => {
       ['value."first-name" == "x"', /selector is invalid: 1:7 \(6\)/],
       ['value.num == 042', /selector is invalid: 1:15 \(14\): rule "number": Invalid number literal/],
       ['value.user == "a\\"b"', /selector is invalid: 1:15 \(14\): rule "string": invalid syntax/],
-      ['value.user matches "(?=a)"', /selector is invalid: .*Failed to compile regular expression.*invalid or unsupported Perl syntax/],
+      [
+        'value.user matches "(?=a)"',
+        /selector is invalid: .*Failed to compile regular expression.*invalid or unsupported Perl syntax/,
+      ],
       ['value.user matches `(a)\\1`', /selector is invalid: .*Failed to compile regular expression/],
     ] as const) {
       const reply = await rule(selector);
       expect(reply.status, selector).toBe(400);
       expect(reply.text, selector).toMatch(message);
     }
-    for (const selector of ['value.user matches `(?i)^ADA$`', 'value.user matches `^\\pL+$`', 'any list.groups as g { g == "eng" }', '"/value/user" == "ada"']) {
+    for (const selector of [
+      'value.user matches `(?i)^ADA$`',
+      'value.user matches `^\\pL+$`',
+      'any list.groups as g { g == "eng" }',
+      '"/value/user" == "ada"',
+    ]) {
       expect((await rule(selector)).status, selector).toBe(200);
     }
   });
@@ -72,7 +85,9 @@ describe('binding-rule selectors and bind names through the API', () => {
     expect((await rule('list.groups.5 != "eng"')).status).toBe(200); // index past the end: an error, no match
     expect((await rule('value.missing.x != "a"')).status).toBe(200); // a missing key mid-selector: no match
     expect((await rule('value.num == 42 and value.user matches `(?i)^ADA$`', 'team-${value.user}')).status).toBe(200);
-    expect((await rule('any list.groups as g { g == "eng" }', '${value.email == "" ? "none" : "eng"}')).status).toBe(200);
+    expect((await rule('any list.groups as g { g == "eng" }', '${value.email == "" ? "none" : "eng"}')).status).toBe(
+      200,
+    );
     const out = await login({ sub: 'Ada', num: 42, email: 'ada@example.com', groups: ['eng', 'ops'] });
     expect(out.status).toBe(200);
     expect([...out.body.Policies].sort()).toEqual(['eng', 'team-ada']);

@@ -68,12 +68,19 @@ describe("Go's string semantics (go-strings.ts) against Go", () => {
     const folds = new Map((table as Table).folds);
     const wrong: string[] = [];
     // Unicode 14's case pairs: Go 1.19 has none of them; ours maps them as Go 1.21+ (and JavaScript) do.
-    const newer = new Set(unicode14CaseRanges.flatMap(([first, last]) => Array.from({ length: last - first + 1 }, (_, i) => first + i)));
+    const newer = new Set(
+      unicode14CaseRanges.flatMap(([first, last]) => Array.from({ length: last - first + 1 }, (_, i) => first + i)),
+    );
     for (const r of newer) {
       const char = String.fromCodePoint(r);
       if (cased.has(r)) wrong.push(`U+${r.toString(16)}: Go 1.19 maps it, expected Unicode 13 to lack it`);
-      if (String.fromCodePoint(goToLowerRune(r)) !== char.toLowerCase() || String.fromCodePoint(goToUpperRune(r)) !== char.toUpperCase()) {
-        wrong.push(`U+${r.toString(16)}: ours ${goToLowerRune(r)}/${goToUpperRune(r)}, Unicode ${char.toLowerCase()}/${char.toUpperCase()}`);
+      if (
+        String.fromCodePoint(goToLowerRune(r)) !== char.toLowerCase() ||
+        String.fromCodePoint(goToUpperRune(r)) !== char.toUpperCase()
+      ) {
+        wrong.push(
+          `U+${r.toString(16)}: ours ${goToLowerRune(r)}/${goToUpperRune(r)}, Unicode ${char.toLowerCase()}/${char.toUpperCase()}`,
+        );
       }
     }
     expect(newer.size).toBe(80);
@@ -81,9 +88,12 @@ describe("Go's string semantics (go-strings.ts) against Go", () => {
       if (newer.has(r)) continue;
       const [lower, upper] = cased.get(r) ?? [r, r];
       if (goToLowerRune(r) !== lower || goToUpperRune(r) !== upper || goIsSpace(r) !== spaces.has(r)) {
-        wrong.push(`U+${r.toString(16)}: ours ${goToLowerRune(r)}/${goToUpperRune(r)}/${goIsSpace(r)}, Go ${lower}/${upper}/${spaces.has(r)}`);
+        wrong.push(
+          `U+${r.toString(16)}: ours ${goToLowerRune(r)}/${goToUpperRune(r)}/${goIsSpace(r)}, Go ${lower}/${upper}/${spaces.has(r)}`,
+        );
       }
-      if (goSimpleFold(r) !== (folds.get(r) ?? r) && !newer.has(goSimpleFold(r))) wrong.push(`U+${r.toString(16)}: SimpleFold ours ${goSimpleFold(r)}, Go ${folds.get(r) ?? r}`);
+      if (goSimpleFold(r) !== (folds.get(r) ?? r) && !newer.has(goSimpleFold(r)))
+        wrong.push(`U+${r.toString(16)}: SimpleFold ours ${goSimpleFold(r)}, Go ${folds.get(r) ?? r}`);
     }
     expect(wrong.slice(0, 20)).toEqual([]);
     expect(cased.size).toBeGreaterThan(2500);
@@ -114,9 +124,20 @@ describe("Go's string semantics (go-strings.ts) against Go", () => {
     ];
     const cases = [
       ...texts.flatMap((text) => ops.map((op) => ({ op, text }))),
-      ...['İd', 'ΑΣ', 'ΟΔΟΣ ΣΑ', 'K', 'ſ', 'ß', 'ᾳ', 'ǅ', '\u0085admin\u00a0', '\ufeffreader', 'reader\u200b', '\u2028x\u3000'].flatMap((text) =>
-        ops.map((op) => ({ op, text })),
-      ),
+      ...[
+        'İd',
+        'ΑΣ',
+        'ΟΔΟΣ ΣΑ',
+        'K',
+        'ſ',
+        'ß',
+        'ᾳ',
+        'ǅ',
+        '\u0085admin\u00a0',
+        '\ufeffreader',
+        'reader\u200b',
+        '\u2028x\u3000',
+      ].flatMap((text) => ops.map((op) => ({ op, text }))),
       ...[...quoted, ...fixed].map((text) => ({ op: 'unquote' as Op, text })),
       // strings.EqualFold of pairs: random tricky strings against each other and against their own case mappings.
       ...texts.slice(0, 200).flatMap((text, index) => [
@@ -124,7 +145,18 @@ describe("Go's string semantics (go-strings.ts) against Go", () => {
         { op: 'fold' as Op, text: `${text}\0${text.toUpperCase()}` },
         { op: 'fold' as Op, text: `${text}\0${text.toLowerCase()}` },
       ]),
-      ...['ß\0SS', 'İ\0i', 'İ\0I', 'K\0k', 'ſ\0S', 'ǅ\0ǆ', 'Σ\0ς', 'ΐ\0ΐ', 'capabilitieſ\0capabilities', '\u212aey\0KEY'].map((text) => ({ op: 'fold' as Op, text })),
+      ...[
+        'ß\0SS',
+        'İ\0i',
+        'İ\0I',
+        'K\0k',
+        'ſ\0S',
+        'ǅ\0ǆ',
+        'Σ\0ς',
+        'ΐ\0ΐ',
+        'capabilitieſ\0capabilities',
+        '\u212aey\0KEY',
+      ].map((text) => ({ op: 'fold' as Op, text })),
     ];
     const verdicts = await runGoHarness<{ op: Op; text: string }, Verdict>(oracle, cases);
     const wrong = cases.flatMap((c, index) => {

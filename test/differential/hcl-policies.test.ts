@@ -12,7 +12,15 @@ import { ApiError } from '../../packages/core/src/secrets/framework/errors.ts';
 import { Acl } from '../../packages/core/src/secrets/policies/acl.ts';
 import { type PathRule, parsePolicyDocument } from '../../packages/core/src/secrets/policies/policy-document.ts';
 import { buildGoHarness, runGoHarness } from '../support/go-harness.ts';
-import { fixedCases, generatedCases, generatedNomadCases, nomadFixedCases, pathsFor, writeBodies, writePathsFor } from './hcl/policy-corpus.ts';
+import {
+  fixedCases,
+  generatedCases,
+  generatedNomadCases,
+  nomadFixedCases,
+  pathsFor,
+  writeBodies,
+  writePathsFor,
+} from './hcl/policy-corpus.ts';
 
 const oracleSource = fileURLToPath(new URL('./hcl/policy-oracle.go', import.meta.url));
 
@@ -75,11 +83,13 @@ const knownDifferences = [
   {
     name: 'parameter names differing only in case (refused)',
     applies: (v: OracleVerdict) => !v.error && !v.forkRefuses && !(v.unsupported?.length ?? 0) && !!v.caseClash,
-    reason: 'vault/policy.go lower-cases names while ranging over a Go map, so which of "X" and "x" survives is random: no single meaning.',
+    reason:
+      'vault/policy.go lower-cases names while ranging over a Go map, so which of "X" and "x" survives is random: no single meaning.',
   },
   {
     name: 'parameter name with a * that is not the whole name (refused by design)',
-    applies: (v: OracleVerdict) => !v.error && !v.forkRefuses && !(v.unsupported?.length ?? 0) && !v.caseClash && !!v.globName,
+    applies: (v: OracleVerdict) =>
+      !v.error && !v.forkRefuses && !(v.unsupported?.length ?? 0) && !v.caseClash && !!v.globName,
     reason:
       'Vault matches a parameter name such as "foo*" (or any name in required_parameters containing *) literally, never as the glob it reads as, so a denied "secret_*" denies nothing; its nested-constraints PR #16309 (unmerged) refuses such names. Refused here with a 400 naming the parameter (issue 23 §6).',
   },
@@ -161,19 +171,33 @@ function compare(tally: Tally, text: string, checks: Check[], vault: OracleVerdi
     if (known) tally.known[known.name] = (tally.known[known.name] ?? 0) + 1;
     if (mine.error === undefined) {
       const grants = mine.checks.some((caps) => !(caps.length === 1 && caps[0] === 'deny'));
-      note(grants ? 'ours accepts and grants what Vault refuses' : 'ours accepts what Vault refuses', `vault: ${vault.error ?? vault.forkRefuses ?? known?.name}`);
-    } else if (known?.name.startsWith('refused by design: duplicates') && !vault.caseClash && !vault.globName && !vault.unsupported?.length && !/twice/.test(mine.error)) {
+      note(
+        grants ? 'ours accepts and grants what Vault refuses' : 'ours accepts what Vault refuses',
+        `vault: ${vault.error ?? vault.forkRefuses ?? known?.name}`,
+      );
+    } else if (
+      known?.name.startsWith('refused by design: duplicates') &&
+      !vault.caseClash &&
+      !vault.globName &&
+      !vault.unsupported?.length &&
+      !/twice/.test(mine.error)
+    ) {
       // With no other reason to refuse, ours must say what is given twice.
       note('refusal does not name the duplicate', `ours: ${mine.error}`);
     } else if (
       known?.name.startsWith('key we cannot') &&
-      !vault.unsupported?.some((key) => mine.error?.includes(key.replace('templated path', 'templated policy paths'))) &&
+      !vault.unsupported?.some((key) =>
+        mine.error?.includes(key.replace('templated path', 'templated policy paths')),
+      ) &&
       // Another path of the same policy may be refused first, for a reason of its own.
       !(vault.caseClash && /name the same parameter/.test(mine.error)) &&
       !(vault.globName && /parameter name ".*\*.*" is refused/.test(mine.error))
     ) {
       note('refusal does not name the key', `ours: ${mine.error}`);
-    } else if (known?.name.startsWith('parameter name with a *') && !/parameter name ".*\*.*" is refused/.test(mine.error)) {
+    } else if (
+      known?.name.startsWith('parameter name with a *') &&
+      !/parameter name ".*\*.*" is refused/.test(mine.error)
+    ) {
       note('refusal does not name the parameter', `ours: ${mine.error}`);
     }
     return;
@@ -190,11 +214,17 @@ function compare(tally: Tally, text: string, checks: Check[], vault: OracleVerdi
     const b = vault.checks[index] as string[];
     if (canonical(a) === canonical(b)) return;
     const more = a.some((capability) => capability !== 'deny' && !b.includes(capability));
-    note(more ? 'ours grants more on a path' : 'ours grants less on a path', `${p}: ours ${a.join(',')} vault ${b.join(',')}`);
+    note(
+      more ? 'ours grants more on a path' : 'ours grants less on a path',
+      `${p}: ours ${a.join(',')} vault ${b.join(',')}`,
+    );
   });
   writes.forEach((check, index) => {
     if (mine.writes[index] === vault.writes[index]) return;
-    note(mine.writes[index] ? 'ours allows a write Vault refuses' : 'ours refuses a write Vault allows', `update ${check.path} ${JSON.stringify(check.data)}`);
+    note(
+      mine.writes[index] ? 'ours allows a write Vault refuses' : 'ours refuses a write Vault allows',
+      `update ${check.path} ${JSON.stringify(check.data)}`,
+    );
   });
 }
 
@@ -220,7 +250,9 @@ describe('ACL policies against hashicorp/hcl v1 and vault/policy.go', () => {
   };
 
   const report = (label: string, tally: Tally) => {
-    const mismatchCounts = Object.fromEntries(Object.entries(tally.mismatches).map(([kind, list]) => [kind, list.length]));
+    const mismatchCounts = Object.fromEntries(
+      Object.entries(tally.mismatches).map(([kind, list]) => [kind, list.length]),
+    );
     console.log(
       `[hcl-policies] ${label}: ${tally.compared} policies, ${tally.checks} capability look-ups and ${tally.writes} writes with parameters compared; known differences ${JSON.stringify(tally.known)}; mismatches ${JSON.stringify(mismatchCounts)}`,
     );
@@ -232,7 +264,8 @@ describe('ACL policies against hashicorp/hcl v1 and vault/policy.go', () => {
   it('agrees on the fixed tricky cases, which exercise every known difference', async () => {
     const tally = await run(fixedCases);
     report('fixed cases', tally);
-    for (const difference of knownDifferences) console.log(`  known difference "${difference.name}": ${difference.reason}`);
+    for (const difference of knownDifferences)
+      console.log(`  known difference "${difference.name}": ${difference.reason}`);
     expect(tally.mismatches).toEqual({});
     expect(Object.keys(tally.known).sort()).toEqual(knownDifferences.map((difference) => difference.name).sort());
   });
@@ -257,7 +290,8 @@ describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', 
     {
       name: 'attribute given twice (refused here, merged by Nomad)',
       applies: (v: OracleVerdict) => !v.error && !!v.forkRefuses?.startsWith('duplicate'),
-      reason: 'Nomad pins hcl v1.0.1-nomad-1, whose parser has no duplicate check: `policy = "deny"` then `policy = "write"` grants write. Refused here, as Vault 1.21+ refuses it.',
+      reason:
+        'Nomad pins hcl v1.0.1-nomad-1, whose parser has no duplicate check: `policy = "deny"` then `policy = "write"` grants write. Refused here, as Vault 1.21+ refuses it.',
     },
     {
       name: 'refused by design: duplicates Nomad merges',
@@ -268,12 +302,14 @@ describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', 
     {
       name: 'error before } (refused here)',
       applies: (v: OracleVerdict) => !v.error && v.forkRefuses === 'error before }',
-      reason: 'hcl v1.0.1-nomad-1 keeps 1.0.0\'s objectType, which drops an error when the parser stands on `}`; refused here as in Vault 1.21+.',
+      reason:
+        "hcl v1.0.1-nomad-1 keeps 1.0.0's objectType, which drops an error when the parser stands on `}`; refused here as in Vault 1.21+.",
     },
     {
       name: 'policy "scale" on agent/node/quota (refused here)',
       applies: (v: OracleVerdict) => !v.error && (v.nomad?.scale?.length ?? 0) > 0,
-      reason: 'Nomad\'s isPolicyValid accepts `scale` for every rule, but its ACL gives agent, node and quota nothing for it; refused so a policy never means less than it reads.',
+      reason:
+        "Nomad's isPolicyValid accepts `scale` for every rule, but its ACL gives agent, node and quota nothing for it; refused so a policy never means less than it reads.",
     },
   ];
 
@@ -281,7 +317,8 @@ describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', 
     try {
       const rules = parsePolicyRules(text);
       const namespaces: Record<string, string[]> = {};
-      for (const { name, capabilities } of rules.namespaces) namespaces[name] = [...new Set([...(namespaces[name] ?? []), ...capabilities])].sort();
+      for (const { name, capabilities } of rules.namespaces)
+        namespaces[name] = [...new Set([...(namespaces[name] ?? []), ...capabilities])].sort();
       const simple: Record<string, string> = {};
       for (const kind of ['agent', 'node', 'operator'] as const) if (rules[kind]) simple[kind] = rules[kind] as string;
       return { rules: { namespaces, simple } };
@@ -309,22 +346,29 @@ describe('Nomad ACL policies against hashicorp/hcl v1 and nomad/acl/policy.go', 
       if (vault.error || known) {
         if (known) tally.known[known.name] = (tally.known[known.name] ?? 0) + 1;
         if (!mine.error) note('ours accepts what Nomad refuses', `nomad: ${vault.error ?? known?.name}`);
-        else if (known?.name.startsWith('refused by design') && !/twice/.test(mine.error)) note('refusal does not name the duplicate', `ours: ${mine.error}`);
+        else if (known?.name.startsWith('refused by design') && !/twice/.test(mine.error))
+          note('refusal does not name the duplicate', `ours: ${mine.error}`);
         return;
       }
       if (mine.error) {
         note('ours refuses what Nomad accepts', `ours: ${mine.error}`);
         return;
       }
-      if (canonical(mine.rules) !== canonical({ namespaces: vault.nomad?.namespaces, simple: vault.nomad?.simple })) note('different rules', `ours:  ${canonical(mine.rules)}\n    nomad: ${canonical(vault.nomad)}`);
+      if (canonical(mine.rules) !== canonical({ namespaces: vault.nomad?.namespaces, simple: vault.nomad?.simple }))
+        note('different rules', `ours:  ${canonical(mine.rules)}\n    nomad: ${canonical(vault.nomad)}`);
     });
     return tally;
   };
 
   const report = (label: string, tally: Tally) => {
-    const mismatchCounts = Object.fromEntries(Object.entries(tally.mismatches).map(([kind, list]) => [kind, list.length]));
-    console.log(`[hcl-policies] nomad ${label}: ${tally.compared} policies compared; known differences ${JSON.stringify(tally.known)}; mismatches ${JSON.stringify(mismatchCounts)}`);
-    for (const [kind, list] of Object.entries(tally.mismatches)) console.log(`  ${kind}:\n  ${list.slice(0, 5).join('\n  ')}`);
+    const mismatchCounts = Object.fromEntries(
+      Object.entries(tally.mismatches).map(([kind, list]) => [kind, list.length]),
+    );
+    console.log(
+      `[hcl-policies] nomad ${label}: ${tally.compared} policies compared; known differences ${JSON.stringify(tally.known)}; mismatches ${JSON.stringify(mismatchCounts)}`,
+    );
+    for (const [kind, list] of Object.entries(tally.mismatches))
+      console.log(`  ${kind}:\n  ${list.slice(0, 5).join('\n  ')}`);
   };
 
   it('agrees on the fixed cases', async () => {

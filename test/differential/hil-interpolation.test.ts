@@ -9,7 +9,13 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bindNames, HilError, interpolateHil, templateNames, tokenName } from '../../packages/core/src/scheduler/acl/interpolate.ts';
+import {
+  bindNames,
+  HilError,
+  interpolateHil,
+  templateNames,
+  tokenName,
+} from '../../packages/core/src/scheduler/acl/interpolate.ts';
 import { buildGoHarness, runGoHarness } from '../support/go-harness.ts';
 
 interface Case {
@@ -43,46 +49,77 @@ const knownDifferences: { id: string; reason: string; applies: (c: Case, ours: V
   },
   {
     id: 'old HIL does int math when the first operand is an int',
-    reason: 'the pinned check_types.go checkNumeric does float math when any operand is a float (eval_test.go "foo ${42+1.0}"); 1e86c6b looks at the first',
-    applies: (c, o, go) => /\d\s*[-+*/]\s*\d+\.\d/.test(c.template) && o.result !== undefined && go.result !== undefined,
+    reason:
+      'the pinned check_types.go checkNumeric does float math when any operand is a float (eval_test.go "foo ${42+1.0}"); 1e86c6b looks at the first',
+    applies: (c, o, go) =>
+      /\d\s*[-+*/]\s*\d+\.\d/.test(c.template) && o.result !== undefined && go.result !== undefined,
   },
   {
     id: 'old HIL panics dividing by zero',
-    reason: 'the pinned builtins.go answers "divide by zero"; 1e86c6b panics (the harness reports it): an error in both',
-    applies: (_c, o, go) => o.error === 'divide by zero' && /^panic: runtime error: integer divide by zero/.test(go.error ?? ''),
+    reason:
+      'the pinned builtins.go answers "divide by zero"; 1e86c6b panics (the harness reports it): an error in both',
+    applies: (_c, o, go) =>
+      o.error === 'divide by zero' && /^panic: runtime error: integer divide by zero/.test(go.error ?? ''),
   },
   {
     id: 'old HIL has no true/false',
-    reason: 'the pinned scanner reads `true`/`false` as BOOL tokens (scanner/scanner.go, parser_test.go "föo ${true}"); 1e86c6b has no bool type',
-    applies: (c, o, go) => /\$\{\s*(true|false)\s*\}/.test(c.template) && o.result !== undefined && /unknown variable accessed: (true|false)/.test(go.error ?? ''),
+    reason:
+      'the pinned scanner reads `true`/`false` as BOOL tokens (scanner/scanner.go, parser_test.go "föo ${true}"); 1e86c6b has no bool type',
+    applies: (c, o, go) =>
+      /\$\{\s*(true|false)\s*\}/.test(c.template) &&
+      o.result !== undefined &&
+      /unknown variable accessed: (true|false)/.test(go.error ?? ''),
   },
   {
     id: 'old HIL keeps unknown backslash escapes',
     reason:
       'the pinned parser refuses a backslash before anything but \\, n or " inside a quoted string ("invalid backslash escape sequence", ' +
       'parser/parser.go parseStringToken); 1e86c6b copies it',
-    applies: (_c, o, go) => /invalid backslash escape sequence|unfinished backslash escape sequence/.test(o.error ?? '') && go.result !== undefined,
+    applies: (_c, o, go) =>
+      /invalid backslash escape sequence|unfinished backslash escape sequence/.test(o.error ?? '') &&
+      go.result !== undefined,
   },
   {
     id: 'old HIL panics on `$` before a multi-byte character',
-    reason: "1e86c6b's lexer slices a string out of range there (a panic, which the harness reports); the pinned scanner/scanner.go scanLiteral reads `$` as text",
-    applies: (_c, o, go) => /^panic: runtime error: slice bounds out of range/.test(go.error ?? '') && o.result !== undefined,
+    reason:
+      "1e86c6b's lexer slices a string out of range there (a panic, which the harness reports); the pinned scanner/scanner.go scanLiteral reads `$` as text",
+    applies: (_c, o, go) =>
+      /^panic: runtime error: slice bounds out of range/.test(go.error ?? '') && o.result !== undefined,
   },
   {
     id: 'old HIL drops a trailing `$`',
-    reason: 'the pinned scanLiteral keeps a `$` that ends the text (parser_test.go: "$" parses to the literal "$"); 1e86c6b drops it',
+    reason:
+      'the pinned scanLiteral keeps a `$` that ends the text (parser_test.go: "$" parses to the literal "$"); 1e86c6b drops it',
     applies: (c, o, go) => c.template.endsWith('$') && o.result !== undefined && o.result === `${go.result}$`,
   },
   {
     id: 'old HIL reads `1.` as a number',
-    reason: 'the pinned scanNumber gives back a trailing period (scanner/scanner.go), so `${1.}` is a parse error; 1e86c6b reads 1',
+    reason:
+      'the pinned scanNumber gives back a trailing period (scanner/scanner.go), so `${1.}` is a parse error; 1e86c6b reads 1',
     applies: (c, o, go) => /\d\.\s*\}/.test(c.template) && o.error !== undefined && go.result !== undefined,
   },
 ];
 
 const names = ['user', 'team', 'empty', 'mixed'];
 // With claim values whose Go and JavaScript lower-casings differ (Go's strings.ToLower maps one code point at a time).
-const values = ['Ada', 'eng', '', 'MiXeD-Case', 'x y', 'Å', '$x', '${y}', 'a"b', '42', 'İD', 'ΟΔΟΣ', '\u212aEY', 'ſS', 'ß-ǅ', '\u0085x'];
+const values = [
+  'Ada',
+  'eng',
+  '',
+  'MiXeD-Case',
+  'x y',
+  'Å',
+  '$x',
+  '${y}',
+  'a"b',
+  '42',
+  'İD',
+  'ΟΔΟΣ',
+  '\u212aEY',
+  'ſS',
+  'ß-ǅ',
+  '\u0085x',
+];
 const text = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('', 'team-', '-', 'a', ' ', 'é', 'x}', '{') },
   fc.constantFrom('$', '$$', '}', '\\', '"', '${', '$${'),
@@ -92,12 +129,28 @@ const interpolation = fc.oneof(
   { weight: 5, arbitrary: variable.map((v) => `\${${v}}`) },
   variable.map((v) => `\${ ${v} }`),
   fc.tuple(text, variable).map(([t, v]) => `\${"${t.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}\${${v}}"}`),
-  fc.constantFrom('${42}', '${"lit"}', '${"a\\"b"}', '${"a\\nb"}', '${upper(value.user)}', '${value.user', '${}', '${value.user[0]}', '${"x"', '${1.5}', '${-1}'),
-  fc.tuple(variable, fc.constantFrom('+', '-', '*', '/', '%'), fc.constantFrom('1', '0', '2.5', 'value.user')).map(([v, op, w]) => `\${${v} ${op} ${w}}`),
+  fc.constantFrom(
+    '${42}',
+    '${"lit"}',
+    '${"a\\"b"}',
+    '${"a\\nb"}',
+    '${upper(value.user)}',
+    '${value.user',
+    '${}',
+    '${value.user[0]}',
+    '${"x"',
+    '${1.5}',
+    '${-1}',
+  ),
+  fc
+    .tuple(variable, fc.constantFrom('+', '-', '*', '/', '%'), fc.constantFrom('1', '0', '2.5', 'value.user'))
+    .map(([v, op, w]) => `\${${v} ${op} ${w}}`),
 );
 const template = fc.array(fc.oneof(text, interpolation), { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
 // Every mapped claim is present (Nomad sets a mapped claim that is absent to ""); `value.nope` stays unknown.
-const vars = fc.tuple(...names.map(() => fc.constantFrom(...values))).map((chosen) => Object.fromEntries(names.map((name, i) => [`value.${name}`, chosen[i] as string])));
+const vars = fc
+  .tuple(...names.map(() => fc.constantFrom(...values)))
+  .map((chosen) => Object.fromEntries(names.map((name, i) => [`value.${name}`, chosen[i] as string])));
 
 describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 27a72121fd40)', () => {
   let binary: string;
@@ -134,7 +187,7 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
       '${auth_method_type}-${auth_method_name}',
       '${"foo\\\\bar"}',
       '${"foo\\\\"}',
-      'foo ${func(\'baz\')}',
+      "foo ${func('baz')}",
       'foo ${123abcd}',
     ];
     const cases: Case[] = [
@@ -161,7 +214,9 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
       if (known) counts[known.id] = (counts[known.id] ?? 0) + 1;
       else unexplained.push({ template: c.template, vars: c.vars, ours: mine, go });
     });
-    console.log(`hil differential: ${cases.length} templates (${generated.length} generated); by class: ${JSON.stringify({ ...counts, unexplained: unexplained.length })}`);
+    console.log(
+      `hil differential: ${cases.length} templates (${generated.length} generated); by class: ${JSON.stringify({ ...counts, unexplained: unexplained.length })}`,
+    );
     for (const { id, reason } of knownDifferences) console.log(`  ${id} (${counts[id] ?? 0}): ${reason}`);
     expect(unexplained).toEqual([]);
   });
@@ -224,49 +279,49 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
   // eval_test.go at 27a72121fd40 (TestEvalInternal, the cases without variables): input, whether HIL fails, result.
   it('computes literals, arithmetic, comparisons, logic and conditionals as the pinned HIL does', () => {
     const table: [string, boolean, string][] = [
-      ["foo ${-29}", false, "foo -29"],
-      ["foo ${42+1}", false, "foo 43"],
-      ["foo ${42-1}", false, "foo 41"],
-      ["foo ${42*2}", false, "foo 84"],
-      ["foo ${42/2}", false, "foo 21"],
-      ["foo ${42/0}", true, "foo "],
-      ["foo ${42%4}", false, "foo 2"],
-      ["foo ${42%0}", true, "foo "],
-      ["foo ${42.0+1.0}", false, "foo 43"],
-      ["foo ${42.0+1}", false, "foo 43"],
-      ["foo ${42+1.0}", false, "foo 43"],
-      ["foo ${0.5 * 75}", false, "foo 37.5"],
-      ["foo ${75 * 0.5}", false, "foo 37.5"],
-      ["foo ${42+2*2}", false, "foo 46"],
-      ["foo ${42+(2*2)}", false, "foo 46"],
-      ["foo ${true && false}", false, "foo false"],
-      ["foo ${false || true}", false, "foo true"],
-      ["foo ${\"true\" || true}", false, "foo true"],
-      ["foo ${true || \"true\"}", false, "foo true"],
-      ["foo ${\"true\" || \"true\"}", false, "foo true"],
-      ["foo ${1 == 2}", false, "foo false"],
-      ["foo ${1 == 1}", false, "foo true"],
-      ["foo ${1 > 2}", false, "foo false"],
-      ["foo ${2 > 1}", false, "foo true"],
-      ["foo ${\"hello\" == \"hello\"}", false, "foo true"],
-      ["foo ${\"hello\" == \"goodbye\"}", false, "foo false"],
-      ["foo ${1 == \"2\"}", false, "foo false"],
-      ["foo ${1 == \"1\"}", false, "foo true"],
-      ["foo ${\"1\" == 1}", false, "foo true"],
-      ["foo ${1.2 == 1}", false, "foo false"],
-      ["foo ${1 == 1.2}", false, "foo true"],
-      ["foo ${true == false}", false, "foo false"],
-      ["foo ${false == false}", false, "foo true"],
-      ["foo ${\"true\" == true}", false, "foo true"],
-      ["foo ${true == \"true\"}", false, "foo true"],
-      ["foo ${! true}", false, "foo false"],
-      ["foo ${! false}", false, "foo true"],
-      ["foo ${true ? 5 : 7}", false, "foo 5"],
-      ["foo ${false ? 5 : 7}", false, "foo 7"],
-      ["foo ${\"true\" ? 5 : 7}", false, "foo 5"],
-      ["foo ${false ? 5 : 6.5}", false, "foo 6"],
-      ["foo ${false ? \"12\" : 16}", false, "foo 16"],
-      ["foo ${3 > 2 ? 5 : 7}", false, "foo 5"],
+      ['foo ${-29}', false, 'foo -29'],
+      ['foo ${42+1}', false, 'foo 43'],
+      ['foo ${42-1}', false, 'foo 41'],
+      ['foo ${42*2}', false, 'foo 84'],
+      ['foo ${42/2}', false, 'foo 21'],
+      ['foo ${42/0}', true, 'foo '],
+      ['foo ${42%4}', false, 'foo 2'],
+      ['foo ${42%0}', true, 'foo '],
+      ['foo ${42.0+1.0}', false, 'foo 43'],
+      ['foo ${42.0+1}', false, 'foo 43'],
+      ['foo ${42+1.0}', false, 'foo 43'],
+      ['foo ${0.5 * 75}', false, 'foo 37.5'],
+      ['foo ${75 * 0.5}', false, 'foo 37.5'],
+      ['foo ${42+2*2}', false, 'foo 46'],
+      ['foo ${42+(2*2)}', false, 'foo 46'],
+      ['foo ${true && false}', false, 'foo false'],
+      ['foo ${false || true}', false, 'foo true'],
+      ['foo ${"true" || true}', false, 'foo true'],
+      ['foo ${true || "true"}', false, 'foo true'],
+      ['foo ${"true" || "true"}', false, 'foo true'],
+      ['foo ${1 == 2}', false, 'foo false'],
+      ['foo ${1 == 1}', false, 'foo true'],
+      ['foo ${1 > 2}', false, 'foo false'],
+      ['foo ${2 > 1}', false, 'foo true'],
+      ['foo ${"hello" == "hello"}', false, 'foo true'],
+      ['foo ${"hello" == "goodbye"}', false, 'foo false'],
+      ['foo ${1 == "2"}', false, 'foo false'],
+      ['foo ${1 == "1"}', false, 'foo true'],
+      ['foo ${"1" == 1}', false, 'foo true'],
+      ['foo ${1.2 == 1}', false, 'foo false'],
+      ['foo ${1 == 1.2}', false, 'foo true'],
+      ['foo ${true == false}', false, 'foo false'],
+      ['foo ${false == false}', false, 'foo true'],
+      ['foo ${"true" == true}', false, 'foo true'],
+      ['foo ${true == "true"}', false, 'foo true'],
+      ['foo ${! true}', false, 'foo false'],
+      ['foo ${! false}', false, 'foo true'],
+      ['foo ${true ? 5 : 7}', false, 'foo 5'],
+      ['foo ${false ? 5 : 7}', false, 'foo 7'],
+      ['foo ${"true" ? 5 : 7}', false, 'foo 5'],
+      ['foo ${false ? 5 : 6.5}', false, 'foo 6'],
+      ['foo ${false ? "12" : 16}', false, 'foo 16'],
+      ['foo ${3 > 2 ? 5 : 7}', false, 'foo 5'],
     ];
     for (const [input, fails, result] of table) {
       if (fails) expect(() => interpolateHil(input, {}, false), input).toThrow(HilError);
@@ -278,8 +333,12 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
     expect(interpolateHil('${value.b ? "admin" : "user"}', vars, false)).toEqual('admin');
     expect(interpolateHil('${value.user == "Ada" ? "a" : "b"}', vars, false)).toEqual('a');
     expect(() => interpolateHil('${true ? "1" : value.user + 1}', vars, false)).toThrow(/parsing "Ada"/);
-    expect(() => interpolateHil('${1.5 % 2}', {}, false)).toThrow('At column 3, line 1: modulo cannot be used with floats');
-    expect(interpolateHil('${1000000.0} ${0.00001} ${123456.7} ${9223372036854775807 + 1}', {}, false)).toEqual('1e+06 1e-05 123456.7 -9223372036854775808');
+    expect(() => interpolateHil('${1.5 % 2}', {}, false)).toThrow(
+      'At column 3, line 1: modulo cannot be used with floats',
+    );
+    expect(interpolateHil('${1000000.0} ${0.00001} ${123456.7} ${9223372036854775807 + 1}', {}, false)).toEqual(
+      '1e+06 1e-05 123456.7 -9223372036854775808',
+    );
   });
 
   // eval_test.go at 27a72121fd40, and Nomad's binder: lowercased values, the default token name, its errors.
@@ -295,19 +354,31 @@ describe('name interpolation against hashicorp/hil (Debian 1e86c6b, Nomad pins 2
     expect(bindNames('role', 'team-${value.team}', claims)).toEqual(['team-eng-ops']);
     expect(bindNames('policy', '${value.user}', claims)).toEqual(['ada']);
     // List claims are for selectors only: in a bind name they are unknown variables, and the login fails.
-    expect(() => bindNames('role', 'team-${list.groups}', claims)).toThrow('cannot compute "role" bind name for bind target: 1:8: unknown variable accessed: list.groups');
+    expect(() => bindNames('role', 'team-${list.groups}', claims)).toThrow(
+      'cannot compute "role" bind name for bind target: 1:8: unknown variable accessed: list.groups',
+    );
     // A mapped claim the token lacks is "" (Nomad's NewIdentity), an unmapped one unknown.
     expect(bindNames('policy', 'team-${value.email}', claims, ['user', 'team', 'email'])).toEqual(['team-']);
     expect(bindNames('policy', '${value.email == "" ? "guest" : "user"}', claims, ['email'])).toEqual(['guest']);
-    expect(() => bindNames('role', '${value.nope}', claims)).toThrow('cannot compute "role" bind name for bind target: 1:3: unknown variable accessed: value.nope');
-    expect(() => bindNames('role', 'a ${value.user}', claims)).toThrow('computed "role" bind name for bind target is invalid: "a ada"');
-    expect(() => bindNames('role', '${value.user', claims)).toThrow(/parse error at 1:13: expected "}" but found end of string/);
+    expect(() => bindNames('role', '${value.nope}', claims)).toThrow(
+      'cannot compute "role" bind name for bind target: 1:3: unknown variable accessed: value.nope',
+    );
+    expect(() => bindNames('role', 'a ${value.user}', claims)).toThrow(
+      'computed "role" bind name for bind target is invalid: "a ada"',
+    );
+    expect(() => bindNames('role', '${value.user', claims)).toThrow(
+      /parse error at 1:13: expected "}" but found end of string/,
+    );
     expect(tokenName('', claims, { Name: 'corp', Type: 'JWT' })).toBe('JWT-corp');
     expect(tokenName('${auth_method_name}-${value.user}', claims, { Name: 'corp', Type: 'JWT' })).toBe('corp-Ada');
-    expect(() => tokenName('${value.nope}', claims, { Name: 'corp', Type: 'JWT' })).toThrow(/failed to generate ACL token name: 1:3: unknown variable accessed: value.nope/);
+    expect(() => tokenName('${value.nope}', claims, { Name: 'corp', Type: 'JWT' })).toThrow(
+      /failed to generate ACL token name: 1:3: unknown variable accessed: value.nope/,
+    );
     expect(templateNames('team-${value.team}-${list.groups}')).toEqual(['value.team', 'list.groups']);
     expect(templateNames('${value.a == "x" ? "a" : "b"}')).toEqual(['value.a']);
-    expect(() => templateNames(`\${${'('.repeat(5000)}1${')'.repeat(5000)}}`)).toThrow('parse error: the template is nested too deeply');
+    expect(() => templateNames(`\${${'('.repeat(5000)}1${')'.repeat(5000)}}`)).toThrow(
+      'parse error: the template is nested too deeply',
+    );
     expect(() => templateNames('${1.5 % value.a}')).toThrow(/modulo cannot be used with floats/);
   });
 });

@@ -28,7 +28,9 @@ export const trickyEscape = fc.constantFrom(
 );
 
 /** Strings with escapes, for strconv.Unquote, hcl's unquote and JSON: pieces of text and escapes. */
-export const trickyEscaped = fc.array(fc.oneof(trickyChar, trickyEscape), { minLength: 0, maxLength: 5 }).map((parts) => parts.join(''));
+export const trickyEscaped = fc
+  .array(fc.oneof(trickyChar, trickyEscape), { minLength: 0, maxLength: 5 })
+  .map((parts) => parts.join(''));
 
 /** Go literals for strconv.Unquote: mostly double-quoted, some single-quoted and raw. */
 export const trickyUnquoteInput = fc.oneof(

@@ -15,15 +15,28 @@ import { candidatesFor, exists, looksLikeRepoPath, placeRoots, repo, trackedPath
 
 /** Names that look like paths of ours but are not files of the repository; each says what it is. */
 const notRepoPaths: Array<{ written: string; reason: string }> = [
-  { written: 'app.js', reason: "the console build's script (packages/ui/build.ts writes it; the build is not committed)" },
-  { written: 'config.json', reason: "the console's runtime settings, written when it is served (packages/ui/serve.ts) or deployed (stacks/Console.ts)" },
-  { written: 'ui/config.json', reason: 'the same settings as a key in the console bucket and a URL path (`/ui/config.json`)' },
+  {
+    written: 'app.js',
+    reason: "the console build's script (packages/ui/build.ts writes it; the build is not committed)",
+  },
+  {
+    written: 'config.json',
+    reason:
+      "the console's runtime settings, written when it is served (packages/ui/serve.ts) or deployed (stacks/Console.ts)",
+  },
+  {
+    written: 'ui/config.json',
+    reason: 'the same settings as a key in the console bucket and a URL path (`/ui/config.json`)',
+  },
 ];
 
 const { files, folders } = trackedPaths();
 const { roots, coreEntries } = placeRoots();
 /** Every source file but the generated parser, and this folder's tests, whose examples name missing files on purpose. */
-const sources = [...files].filter((file) => /\.(ts|tsx|js|mjs|java|sh)$/.test(file) && !file.endsWith('lib/bexpr-parser.js') && !file.startsWith('test/docs/'));
+const sources = [...files].filter(
+  (file) =>
+    /\.(ts|tsx|js|mjs|java|sh)$/.test(file) && !file.endsWith('lib/bexpr-parser.js') && !file.startsWith('test/docs/'),
+);
 
 interface Named {
   file: string;
@@ -43,8 +56,10 @@ function namedIn(file: string, text: string): Named[] {
     const comment = commentOf(file, line);
     if (comment === undefined) continue;
     const words = new Set<string>();
-    for (const match of comment.matchAll(/`([^`\s]+)`/g)) if (looksLikeRepoPath(match[1] as string, roots, coreEntries)) words.add(match[1] as string);
-    for (const match of comment.matchAll(/(?<![\w./@*-])((?:packages|functions|stacks|test|docs)\/[\w./*-]*[\w/*])/g)) words.add(match[1] as string);
+    for (const match of comment.matchAll(/`([^`\s]+)`/g))
+      if (looksLikeRepoPath(match[1] as string, roots, coreEntries)) words.add(match[1] as string);
+    for (const match of comment.matchAll(/(?<![\w./@*-])((?:packages|functions|stacks|test|docs)\/[\w./*-]*[\w/*])/g))
+      words.add(match[1] as string);
     for (const written of words) {
       if (written.includes('*') || /\.go$/.test(written)) continue;
       named.push({ file, line: index + 1, written: written.replace(/\.$/, '') });
@@ -73,7 +88,9 @@ describe('the paths code comments name', () => {
   });
 
   it('every repository path a comment names exists', () => {
-    expect(named.filter((name) => !found(name)).map((name) => `${name.file}:${name.line} \`${name.written}\``)).toEqual([]);
+    expect(named.filter((name) => !found(name)).map((name) => `${name.file}:${name.line} \`${name.written}\``)).toEqual(
+      [],
+    );
   });
 
   it('the allow-list holds only names some comment writes', () => {
@@ -87,10 +104,20 @@ describe('the paths code comments name', () => {
       ' * The library lives in `ldap/library.ts`; the status map is `lib/status-of.ts`; see test/attacks/path-*.test.ts',
       " * and Vault's `http/logical.go`. The wrapper is `http/route.ts` (beside this file), the job `functions/jobs/sweep.handler`.",
       ' */',
-      "const x = 1; // kept in packages/core/src/storage/gone.ts",
+      'const x = 1; // kept in packages/core/src/storage/gone.ts',
     ].join('\n');
     const names = namedIn(file, text);
-    expect(names.map((name) => name.written)).toEqual(['ldap/library.ts', 'lib/status-of.ts', 'http/route.ts', 'functions/jobs/sweep.handler', 'packages/core/src/storage/gone.ts']);
-    expect(names.filter((name) => !found(name)).map((name) => name.written)).toEqual(['ldap/library.ts', 'lib/status-of.ts', 'packages/core/src/storage/gone.ts']);
+    expect(names.map((name) => name.written)).toEqual([
+      'ldap/library.ts',
+      'lib/status-of.ts',
+      'http/route.ts',
+      'functions/jobs/sweep.handler',
+      'packages/core/src/storage/gone.ts',
+    ]);
+    expect(names.filter((name) => !found(name)).map((name) => name.written)).toEqual([
+      'ldap/library.ts',
+      'lib/status-of.ts',
+      'packages/core/src/storage/gone.ts',
+    ]);
   });
 });

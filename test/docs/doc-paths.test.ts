@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { anchorsOf, candidatesFor, docFiles, exists, placeRoots, type Reference, referencesOf, repo, trackedPaths } from './doc-references.ts';
+import {
+  anchorsOf,
+  candidatesFor,
+  docFiles,
+  exists,
+  placeRoots,
+  type Reference,
+  referencesOf,
+  repo,
+  trackedPaths,
+} from './doc-references.ts';
 
 /**
  * Every repository path README.md and docs/**\/*.md name exists, and every relative link between them resolves,
@@ -13,7 +23,10 @@ import { anchorsOf, candidatesFor, docFiles, exists, placeRoots, type Reference,
 
 /** Names that look like paths of this repository but are not; each says what it is instead. */
 const notRepoPaths: Array<{ written: string; reason: string }> = [
-  { written: 'ui/config.json', reason: 'a URL path the console is served at (`/ui/config.json`), and a key in the console bucket; no file' },
+  {
+    written: 'ui/config.json',
+    reason: 'a URL path the console is served at (`/ui/config.json`), and a key in the console bucket; no file',
+  },
 ];
 
 const { files, folders } = trackedPaths();
@@ -51,12 +64,16 @@ describe('the paths and links the docs name', () => {
   });
 
   it('every repository path a doc names exists', () => {
-    const problems = references.filter((reference) => reference.kind === 'path').flatMap((reference) => problemsOf(reference, anchorsFor) ?? []);
+    const problems = references
+      .filter((reference) => reference.kind === 'path')
+      .flatMap((reference) => problemsOf(reference, anchorsFor) ?? []);
     expect(problems).toEqual([]);
   });
 
   it('every relative link resolves, to a heading where it names one', () => {
-    const problems = references.filter((reference) => reference.kind === 'link').flatMap((reference) => problemsOf(reference, anchorsFor) ?? []);
+    const problems = references
+      .filter((reference) => reference.kind === 'link')
+      .flatMap((reference) => problemsOf(reference, anchorsFor) ?? []);
     expect(problems).toEqual([]);
   });
 

@@ -13,12 +13,16 @@ const coreSrc = 'packages/core/src';
 
 /** Every file git tracks (the working tree's additions included), and every folder above one. */
 export function trackedPaths(): { files: Set<string>; folders: Set<string> } {
-  const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: repo, encoding: 'utf8' })
+  const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+    cwd: repo,
+    encoding: 'utf8',
+  })
     .split('\n')
     .filter((file) => file !== '' && existsSync(path.join(repo, file)));
   const files = new Set(listed);
   const folders = new Set<string>();
-  for (const file of listed) for (let at = path.posix.dirname(file); at !== '.'; at = path.posix.dirname(at)) folders.add(at);
+  for (const file of listed)
+    for (let at = path.posix.dirname(file); at !== '.'; at = path.posix.dirname(at)) folders.add(at);
   return { files, folders };
 }
 
@@ -55,7 +59,12 @@ export function expandBraces(text: string): string[] {
 
 /** Whether a backticked name is meant as a path of this repository (not an API path, a header, a command). */
 export function looksLikeRepoPath(written: string, roots: Set<string>, coreEntries: Set<string>): boolean {
-  if (!/^[\w.@{},/-]+$/.test(written) || written.startsWith('/') || written.startsWith('.') || !written.includes('/') && !fileEndings.test(written)) {
+  if (
+    !/^[\w.@{},/-]+$/.test(written) ||
+    written.startsWith('/') ||
+    written.startsWith('.') ||
+    (!written.includes('/') && !fileEndings.test(written))
+  ) {
     return false;
   }
   const first = written.split('/')[0] as string;

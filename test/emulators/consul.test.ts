@@ -18,7 +18,10 @@ async function bootstrapped(options: ConsulEmulatorOptions = {}): Promise<{ emul
   const emulator = await consul(options);
   const reply = await emulator.request('PUT', '/v1/acl/bootstrap');
   expect(reply.status).toBe(200);
-  return { emulator, root: (reply.json as { SecretID?: string; ID: string }).SecretID ?? (reply.json as { ID: string }).ID };
+  return {
+    emulator,
+    root: (reply.json as { SecretID?: string; ID: string }).SecretID ?? (reply.json as { ID: string }).ID,
+  };
 }
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -52,7 +55,9 @@ describe('Consul emulator', () => {
 
       const configured = await consul({ initialManagementToken: 'c0ffee00-0000-4000-8000-000000000001' });
       expect((await configured.request('PUT', '/v1/acl/bootstrap')).status).toBe(403);
-      const self = await configured.request('GET', '/v1/acl/token/self', { token: 'c0ffee00-0000-4000-8000-000000000001' });
+      const self = await configured.request('GET', '/v1/acl/token/self', {
+        token: 'c0ffee00-0000-4000-8000-000000000001',
+      });
       expect(self.json).toMatchObject({ Policies: [{ Name: 'global-management' }] });
     });
   });
@@ -65,7 +70,9 @@ describe('Consul emulator', () => {
       expect(self.json).toMatchObject({ Config: { Version: '1.12.3+ent', Datacenter: 'dc1', Server: true } });
 
       const oss = await bootstrapped({ version: '1.9.0', enterprise: false });
-      expect((await oss.emulator.request('GET', '/v1/agent/self', { token: oss.root })).json).toMatchObject({ Config: { Version: '1.9.0' } });
+      expect((await oss.emulator.request('GET', '/v1/agent/self', { token: oss.root })).json).toMatchObject({
+        Config: { Version: '1.9.0' },
+      });
     });
 
     it('refuses the anonymous token and unknown tokens', async () => {
@@ -73,7 +80,9 @@ describe('Consul emulator', () => {
       const anonymous = await emulator.request('GET', '/v1/agent/self');
       expect(anonymous.status).toBe(403);
       expect(anonymous.body).toContain("anonymous token lacks permission 'agent:read'");
-      const unknown = await emulator.request('GET', '/v1/agent/self', { token: '6a1253d2-1785-24fd-91c2-f8e78c745511' });
+      const unknown = await emulator.request('GET', '/v1/agent/self', {
+        token: '6a1253d2-1785-24fd-91c2-f8e78c745511',
+      });
       expect(unknown).toMatchObject({ status: 403, body: 'ACL not found' });
     });
   });
@@ -81,12 +90,21 @@ describe('Consul emulator', () => {
   describe('tokens', () => {
     it('create links policies by name or ID; read shows names; delete answers true', async () => {
       const { emulator, root } = await bootstrapped();
-      const policy = (await emulator.request('PUT', '/v1/acl/policy', { token: root, body: { Name: 'node-read', Rules: 'node_prefix "" { policy = "read" }' } }))
+      const policy = (
+        await emulator.request('PUT', '/v1/acl/policy', {
+          token: root,
+          body: { Name: 'node-read', Rules: 'node_prefix "" { policy = "read" }' },
+        })
+      ).json as { ID: string };
+      const other = (await emulator.request('PUT', '/v1/acl/policy', { token: root, body: { Name: 'svc-read' } }))
         .json as { ID: string };
-      const other = (await emulator.request('PUT', '/v1/acl/policy', { token: root, body: { Name: 'svc-read' } })).json as { ID: string };
       const created = await emulator.request('PUT', '/v1/acl/token', {
         token: root,
-        body: { Description: 'Agent token', Policies: [{ ID: policy.ID }, { Name: 'svc-read' }, { Name: 'node-read' }], Local: true },
+        body: {
+          Description: 'Agent token',
+          Policies: [{ ID: policy.ID }, { Name: 'svc-read' }, { Name: 'node-read' }],
+          Local: true,
+        },
       });
       expect(created.status).toBe(200);
       const token = created.json as { AccessorID: string; SecretID: string };
@@ -110,7 +128,9 @@ describe('Consul emulator', () => {
 
       const deleted = await emulator.request('DELETE', `/v1/acl/token/${token.AccessorID}`, { token: root });
       expect(deleted).toMatchObject({ status: 200, json: true });
-      expect((await emulator.request('GET', `/v1/acl/token/${token.AccessorID}`, { token: root })).body).toBe('ACL not found');
+      expect((await emulator.request('GET', `/v1/acl/token/${token.AccessorID}`, { token: root })).body).toBe(
+        'ACL not found',
+      );
       expect((await emulator.request('DELETE', `/v1/acl/token/${token.AccessorID}`, { token: root })).json).toBe(true);
       expect(emulator.token(token.AccessorID)).toBeUndefined();
     });
@@ -118,7 +138,10 @@ describe('Consul emulator', () => {
     it('carries roles, service identities and node identities, validated as Consul validates them', async () => {
       const { emulator, root } = await bootstrapped();
       await emulator.request('PUT', '/v1/acl/policy', { token: root, body: { Name: 'p1' } });
-      const role = await emulator.request('PUT', '/v1/acl/role', { token: root, body: { Name: 'web-role', Policies: [{ Name: 'p1' }] } });
+      const role = await emulator.request('PUT', '/v1/acl/role', {
+        token: root,
+        body: { Name: 'web-role', Policies: [{ Name: 'p1' }] },
+      });
       expect(role.json).toMatchObject({ Name: 'web-role', Policies: [{ Name: 'p1' }] });
       const created = await emulator.request('PUT', '/v1/acl/token', {
         token: root,
@@ -138,7 +161,11 @@ describe('Consul emulator', () => {
         [{ Policies: [{ Name: 'missing' }] }, 500, 'No such ACL policy with name "missing"'],
         [{ Roles: [{ Name: 'missing' }] }, 500, 'No such ACL role with name "missing"'],
         [{ ServiceIdentities: [{ ServiceName: 'Web!' }] }, 500, 'Service identity "Web!" has an invalid name'],
-        [{ ServiceIdentities: [{ ServiceName: 'web', Datacenters: ['dc1'] }], Local: true }, 500, 'cannot specify a list of datacenters on a local token'],
+        [
+          { ServiceIdentities: [{ ServiceName: 'web', Datacenters: ['dc1'] }], Local: true },
+          500,
+          'cannot specify a list of datacenters on a local token',
+        ],
         [{ NodeIdentities: [{ NodeName: 'node-1' }] }, 500, 'Node identity is missing the datacenter field'],
         [{ Bogus: 1 }, 400, "'' has invalid keys: Bogus"],
         [{ ExpirationTTL: '10s' }, 500, 'ExpirationTime cannot be less than 1m0s in the future'],
@@ -152,7 +179,8 @@ describe('Consul emulator', () => {
 
     it('expire at ExpirationTime', async () => {
       const { emulator, root } = await bootstrapped();
-      const created = (await emulator.request('PUT', '/v1/acl/token', { token: root, body: { ExpirationTTL: '5m' } })).json as {
+      const created = (await emulator.request('PUT', '/v1/acl/token', { token: root, body: { ExpirationTTL: '5m' } }))
+        .json as {
         AccessorID: string;
         ExpirationTime: string;
       };
@@ -162,19 +190,28 @@ describe('Consul emulator', () => {
 
     it('a client token needs acl:write to create and sees <hidden> secrets with acl:read', async () => {
       const { emulator, root } = await bootstrapped();
-      await emulator.request('PUT', '/v1/acl/policy', { token: root, body: { Name: 'acl-read', Rules: 'acl = "read"' } });
-      const reader = (await emulator.request('PUT', '/v1/acl/token', { token: root, body: { Policies: [{ Name: 'acl-read' }] } })).json as {
+      await emulator.request('PUT', '/v1/acl/policy', {
+        token: root,
+        body: { Name: 'acl-read', Rules: 'acl = "read"' },
+      });
+      const reader = (
+        await emulator.request('PUT', '/v1/acl/token', { token: root, body: { Policies: [{ Name: 'acl-read' }] } })
+      ).json as {
         AccessorID: string;
         SecretID: string;
       };
       const denied = await emulator.request('PUT', '/v1/acl/token', { token: reader.SecretID, body: {} });
       expect(denied.status).toBe(403);
-      expect(denied.body).toBe(`Permission denied: token with AccessorID '${reader.AccessorID}' lacks permission 'acl:write'`);
+      expect(denied.body).toBe(
+        `Permission denied: token with AccessorID '${reader.AccessorID}' lacks permission 'acl:write'`,
+      );
       const seen = await emulator.request('GET', `/v1/acl/token/${reader.AccessorID}`, { token: reader.SecretID });
       expect(seen.json).toMatchObject({ AccessorID: reader.AccessorID, SecretID: '<hidden>' });
       const self = await emulator.request('GET', '/v1/acl/token/self', { token: reader.SecretID });
       expect(self.json).toMatchObject({ SecretID: reader.SecretID });
-      expect((await emulator.request('GET', '/v1/acl/token/self', { headers: { Authorization: `Bearer ${root}` } })).status).toBe(200);
+      expect(
+        (await emulator.request('GET', '/v1/acl/token/self', { headers: { Authorization: `Bearer ${root}` } })).status,
+      ).toBe(200);
     });
 
     it('delete refuses a malformed accessor and the anonymous token', async () => {
@@ -183,41 +220,74 @@ describe('Consul emulator', () => {
         status: 500,
         body: 'Accessor ID is missing or an invalid UUID',
       });
-      expect((await emulator.request('DELETE', '/v1/acl/token/00000000-0000-0000-0000-000000000002', { token: root })).status).toBe(500);
+      expect(
+        (await emulator.request('DELETE', '/v1/acl/token/00000000-0000-0000-0000-000000000002', { token: root }))
+          .status,
+      ).toBe(500);
     });
   });
 
   describe('policies and roles', () => {
     it('read by ID and by name, update, list without rules, delete', async () => {
       const { emulator, root } = await bootstrapped();
-      const created = (await emulator.request('PUT', '/v1/acl/policy', {
-        token: root,
-        body: { Name: 'node-read', Description: 'nodes', Rules: 'node_prefix "" { policy = "read" }', Datacenters: ['dc1'] },
-      })).json as { ID: string };
+      const created = (
+        await emulator.request('PUT', '/v1/acl/policy', {
+          token: root,
+          body: {
+            Name: 'node-read',
+            Description: 'nodes',
+            Rules: 'node_prefix "" { policy = "read" }',
+            Datacenters: ['dc1'],
+          },
+        })
+      ).json as { ID: string };
       expect((await emulator.request('GET', `/v1/acl/policy/${created.ID}`, { token: root })).json).toMatchObject({
         Name: 'node-read',
         Rules: 'node_prefix "" { policy = "read" }',
         Datacenters: ['dc1'],
       });
-      expect((await emulator.request('GET', '/v1/acl/policy/name/node-read', { token: root })).json).toMatchObject({ ID: created.ID });
+      expect((await emulator.request('GET', '/v1/acl/policy/name/node-read', { token: root })).json).toMatchObject({
+        ID: created.ID,
+      });
       const duplicate = await emulator.request('PUT', '/v1/acl/policy', { token: root, body: { Name: 'node-read' } });
-      expect(duplicate).toMatchObject({ status: 500, body: 'Invalid Policy: A Policy with Name "node-read" already exists' });
-      await emulator.request('PUT', `/v1/acl/policy/${created.ID}`, { token: root, body: { Name: 'node-read', Rules: 'node "" { policy = "write" }' } });
-      const list = (await emulator.request('GET', '/v1/acl/policies', { token: root })).json as Array<Record<string, unknown>>;
+      expect(duplicate).toMatchObject({
+        status: 500,
+        body: 'Invalid Policy: A Policy with Name "node-read" already exists',
+      });
+      await emulator.request('PUT', `/v1/acl/policy/${created.ID}`, {
+        token: root,
+        body: { Name: 'node-read', Rules: 'node "" { policy = "write" }' },
+      });
+      const list = (await emulator.request('GET', '/v1/acl/policies', { token: root })).json as Array<
+        Record<string, unknown>
+      >;
       expect(list.map((policy) => policy.Name).sort()).toEqual(['global-management', 'node-read']);
       expect(list.every((policy) => !('Rules' in policy))).toBe(true);
       expect((await emulator.request('DELETE', `/v1/acl/policy/${created.ID}`, { token: root })).json).toBe(true);
       expect((await emulator.request('GET', `/v1/acl/policy/${created.ID}`, { token: root })).status).toBe(404);
-      expect((await emulator.request('DELETE', '/v1/acl/policy/00000000-0000-0000-0000-000000000001', { token: root })).status).toBe(500);
+      expect(
+        (await emulator.request('DELETE', '/v1/acl/policy/00000000-0000-0000-0000-000000000001', { token: root }))
+          .status,
+      ).toBe(500);
     });
 
     it('roles by name, with invalid names refused', async () => {
       const { emulator, root } = await bootstrapped();
-      const role = (await emulator.request('PUT', '/v1/acl/role', { token: root, body: { Name: 'ops', ServiceIdentities: [{ ServiceName: 'db' }] } })).json as {
+      const role = (
+        await emulator.request('PUT', '/v1/acl/role', {
+          token: root,
+          body: { Name: 'ops', ServiceIdentities: [{ ServiceName: 'db' }] },
+        })
+      ).json as {
         ID: string;
       };
-      expect((await emulator.request('GET', '/v1/acl/role/name/ops', { token: root })).json).toMatchObject({ ID: role.ID, ServiceIdentities: [{ ServiceName: 'db' }] });
-      expect((await emulator.request('PUT', '/v1/acl/role', { token: root, body: { Name: 'bad name' } })).status).toBe(500);
+      expect((await emulator.request('GET', '/v1/acl/role/name/ops', { token: root })).json).toMatchObject({
+        ID: role.ID,
+        ServiceIdentities: [{ ServiceName: 'db' }],
+      });
+      expect((await emulator.request('PUT', '/v1/acl/role', { token: root, body: { Name: 'bad name' } })).status).toBe(
+        500,
+      );
       expect((await emulator.request('DELETE', `/v1/acl/role/${role.ID}`, { token: root })).json).toBe(true);
       expect((await emulator.request('GET', '/v1/acl/roles', { token: root })).json).toEqual([]);
     });
@@ -226,19 +296,32 @@ describe('Consul emulator', () => {
   describe('namespaces and partitions (Enterprise)', () => {
     it('scope tokens; a delete outside the token namespace leaves it alone', async () => {
       const { emulator, root } = await bootstrapped();
-      expect((await emulator.request('PUT', '/v1/partition', { token: root, body: { Name: 'part1' } })).json).toMatchObject({ Name: 'part1' });
-      expect((await emulator.request('PUT', '/v1/namespace', { token: root, body: { Name: 'team-a', Partition: 'part1' } })).json).toMatchObject({
+      expect(
+        (await emulator.request('PUT', '/v1/partition', { token: root, body: { Name: 'part1' } })).json,
+      ).toMatchObject({ Name: 'part1' });
+      expect(
+        (await emulator.request('PUT', '/v1/namespace', { token: root, body: { Name: 'team-a', Partition: 'part1' } }))
+          .json,
+      ).toMatchObject({
         Name: 'team-a',
         Partition: 'part1',
       });
-      await emulator.request('PUT', '/v1/acl/policy?ns=team-a&partition=part1', { token: root, body: { Name: 'team-read' } });
-      const inDefault = await emulator.request('PUT', '/v1/acl/token', { token: root, body: { Policies: [{ Name: 'team-read' }] } });
+      await emulator.request('PUT', '/v1/acl/policy?ns=team-a&partition=part1', {
+        token: root,
+        body: { Name: 'team-read' },
+      });
+      const inDefault = await emulator.request('PUT', '/v1/acl/token', {
+        token: root,
+        body: { Policies: [{ Name: 'team-read' }] },
+      });
       expect(inDefault).toMatchObject({ status: 500, body: 'No such ACL policy with name "team-read"' });
 
-      const token = (await emulator.request('PUT', '/v1/acl/token', {
-        token: root,
-        body: { Namespace: 'team-a', Partition: 'part1', Policies: [{ Name: 'team-read' }] },
-      })).json as { AccessorID: string; Namespace: string; Partition: string };
+      const token = (
+        await emulator.request('PUT', '/v1/acl/token', {
+          token: root,
+          body: { Namespace: 'team-a', Partition: 'part1', Policies: [{ Name: 'team-read' }] },
+        })
+      ).json as { AccessorID: string; Namespace: string; Partition: string };
       expect(token).toMatchObject({ Namespace: 'team-a', Partition: 'part1' });
 
       expect((await emulator.request('DELETE', `/v1/acl/token/${token.AccessorID}`, { token: root })).json).toBe(true);
@@ -260,9 +343,14 @@ describe('Consul emulator', () => {
       expect((await oss.emulator.request('GET', '/v1/namespaces', { token: oss.root })).status).toBe(404);
 
       const old = await bootstrapped({ version: '1.6.2' });
-      expect((await old.emulator.request('PUT', '/v1/acl/token', { token: old.root, body: { Namespace: 'x' } })).body).toContain("invalid keys: Namespace");
+      expect(
+        (await old.emulator.request('PUT', '/v1/acl/token', { token: old.root, body: { Namespace: 'x' } })).body,
+      ).toContain('invalid keys: Namespace');
       const noPartitions = await bootstrapped({ version: '1.10.0' });
-      expect((await noPartitions.emulator.request('PUT', '/v1/partition', { token: noPartitions.root, body: { Name: 'p' } })).status).toBe(404);
+      expect(
+        (await noPartitions.emulator.request('PUT', '/v1/partition', { token: noPartitions.root, body: { Name: 'p' } }))
+          .status,
+      ).toBe(404);
     });
   });
 
@@ -270,13 +358,27 @@ describe('Consul emulator', () => {
     it('below 1.4 there is only the legacy API', async () => {
       const { emulator, root } = await bootstrapped({ version: '1.3.1' });
       expect((await emulator.request('PUT', '/v1/acl/token', { token: root, body: {} })).status).toBe(404);
-      const created = await emulator.request('PUT', '/v1/acl/create', { token: root, body: { Name: 'app', Type: 'client', Rules: 'key "" { policy = "read" }' } });
+      const created = await emulator.request('PUT', '/v1/acl/create', {
+        token: root,
+        body: { Name: 'app', Type: 'client', Rules: 'key "" { policy = "read" }' },
+      });
       const id = (created.json as { ID: string }).ID;
       expect(id).toMatch(uuid);
       expect((await emulator.request('GET', `/v1/acl/info/${id}`)).json).toEqual([
-        { CreateIndex: expect.any(Number), ModifyIndex: expect.any(Number), ID: id, Name: 'app', Type: 'client', Rules: 'key "" { policy = "read" }' },
+        {
+          CreateIndex: expect.any(Number),
+          ModifyIndex: expect.any(Number),
+          ID: id,
+          Name: 'app',
+          Type: 'client',
+          Rules: 'key "" { policy = "read" }',
+        },
       ]);
-      expect(emulator.token(id)).toMatchObject({ Type: 'client', Rules: 'key "" { policy = "read" }', Description: 'app' });
+      expect(emulator.token(id)).toMatchObject({
+        Type: 'client',
+        Rules: 'key "" { policy = "read" }',
+        Description: 'app',
+      });
       const notManagement = await emulator.request('PUT', '/v1/acl/create', { token: id, body: {} });
       expect(notManagement).toMatchObject({ status: 403, body: 'Permission denied' });
       expect((await emulator.request('PUT', `/v1/acl/destroy/${id}`, { token: root })).json).toBe(true);
@@ -285,15 +387,22 @@ describe('Consul emulator', () => {
 
     it('1.4 has no roles or service identities; 1.11 has no legacy API', async () => {
       const { emulator, root } = await bootstrapped({ version: '1.4.4' });
-      const withRoles = await emulator.request('PUT', '/v1/acl/token', { token: root, body: { Roles: [{ Name: 'x' }] } });
+      const withRoles = await emulator.request('PUT', '/v1/acl/token', {
+        token: root,
+        body: { Roles: [{ Name: 'x' }] },
+      });
       expect(withRoles.status).toBe(400);
       expect(withRoles.body).toContain("'' has invalid keys: Roles");
       expect((await emulator.request('PUT', '/v1/acl/role', { token: root, body: { Name: 'x' } })).status).toBe(404);
-      expect((await emulator.request('PUT', '/v1/acl/create', { token: root, body: { Type: 'management' } })).status).toBe(200);
+      expect(
+        (await emulator.request('PUT', '/v1/acl/create', { token: root, body: { Type: 'management' } })).status,
+      ).toBe(200);
 
       emulator.version = '1.11.0';
       expect((await emulator.request('PUT', '/v1/acl/create', { token: root, body: {} })).status).toBe(404);
-      expect((await emulator.request('GET', '/v1/agent/self', { token: root })).json).toMatchObject({ Config: { Version: '1.11.0+ent' } });
+      expect((await emulator.request('GET', '/v1/agent/self', { token: root })).json).toMatchObject({
+        Config: { Version: '1.11.0+ent' },
+      });
     });
 
     it('node identities from 1.8.1', async () => {
@@ -314,22 +423,32 @@ describe('Consul emulator', () => {
       const emulator = await consul({ tls: { cert: server.cert, key: server.key, clientCa: ca.cert } });
       expect(emulator.scheme).toBe('https');
 
-      const ok = await emulator.request('PUT', '/v1/acl/bootstrap', { tls: { ca: ca.cert, cert: client.cert, key: client.key } });
+      const ok = await emulator.request('PUT', '/v1/acl/bootstrap', {
+        tls: { ca: ca.cert, cert: client.cert, key: client.key },
+      });
       expect(ok.status).toBe(200);
       await expect(emulator.request('PUT', '/v1/acl/bootstrap', { tls: { ca: ca.cert } })).rejects.toThrow();
-      await expect(emulator.request('PUT', '/v1/acl/bootstrap', { tls: { ca: ca.cert, cert: stranger.cert, key: stranger.key } })).rejects.toThrow();
-      await expect(emulator.request('PUT', '/v1/acl/bootstrap', { tls: { cert: client.cert, key: client.key } })).rejects.toThrow(/self.signed|unable to (get|verify)/i);
+      await expect(
+        emulator.request('PUT', '/v1/acl/bootstrap', { tls: { ca: ca.cert, cert: stranger.cert, key: stranger.key } }),
+      ).rejects.toThrow();
+      await expect(
+        emulator.request('PUT', '/v1/acl/bootstrap', { tls: { cert: client.cert, key: client.key } }),
+      ).rejects.toThrow(/self.signed|unable to (get|verify)/i);
     });
   });
 
   describe('stop and start', () => {
     it('refuses connections while stopped and keeps its state across a restart', async () => {
       const { emulator, root } = await bootstrapped();
-      const token = (await emulator.request('PUT', '/v1/acl/token', { token: root, body: {} })).json as { AccessorID: string };
+      const token = (await emulator.request('PUT', '/v1/acl/token', { token: root, body: {} })).json as {
+        AccessorID: string;
+      };
       const address = emulator.address;
       await emulator.stop();
       expect(emulator.running).toBe(false);
-      await expect(emulator.request('GET', `/v1/acl/token/${token.AccessorID}`, { token: root })).rejects.toThrow(/ECONNREFUSED/);
+      await expect(emulator.request('GET', `/v1/acl/token/${token.AccessorID}`, { token: root })).rejects.toThrow(
+        /ECONNREFUSED/,
+      );
       await emulator.start();
       expect(emulator.address).toBe(address);
       expect((await emulator.request('GET', `/v1/acl/token/${token.AccessorID}`, { token: root })).status).toBe(200);

@@ -48,7 +48,7 @@ export interface ConsulEmulatorOptions {
   datacenter?: string;
   /** `acl.tokens.initial_management`: a management token that exists from the start (bootstrap is then refused). */
   initialManagementToken?: string;
-  tls?: { cert: string; key: string; /** Require client certificates signed by this CA. */ clientCa?: string };
+  tls?: { cert: string; key: string /** Require client certificates signed by this CA. */; clientCa?: string };
 }
 
 /** A stored token as the server holds it: links resolved to names, secrets in clear. For assertions. */
@@ -89,7 +89,11 @@ export interface ConsulEmulator {
   /** A live token by accessor or secret. */
   token(id: string): StoredToken | undefined;
   /** A request to this server over the network (HTTPS with the given client material). */
-  request(method: string, path: string, options?: RequestOptions): Promise<{ status: number; body: string; json: unknown }>;
+  request(
+    method: string,
+    path: string,
+    options?: RequestOptions,
+  ): Promise<{ status: number; body: string; json: unknown }>;
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -115,7 +119,12 @@ export async function startConsulEmulator(options: ConsulEmulatorOptions = {}): 
       method: incoming.method ?? 'GET',
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
-      headers: Object.fromEntries(Object.entries(incoming.headers).map(([key, value]) => [key, Array.isArray(value) ? (value[0] ?? '') : (value ?? '')])),
+      headers: Object.fromEntries(
+        Object.entries(incoming.headers).map(([key, value]) => [
+          key,
+          Array.isArray(value) ? (value[0] ?? '') : (value ?? ''),
+        ]),
+      ),
       body: Buffer.concat(chunks).toString('utf8'),
     };
     requests.push({ method: request.method, path: request.path, query: request.query });
@@ -146,7 +155,14 @@ export async function startConsulEmulator(options: ConsulEmulatorOptions = {}): 
   const tls = options.tls;
   const makeServer = () =>
     tls
-      ? https.createServer({ cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, listener)
+      ? https.createServer(
+          {
+            cert: tls.cert,
+            key: tls.key,
+            ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+          },
+          listener,
+        )
       : http.createServer(listener);
 
   let server: http.Server | undefined;
@@ -186,7 +202,8 @@ export async function startConsulEmulator(options: ConsulEmulatorOptions = {}): 
       return server !== undefined;
     },
     requests,
-    tokens: () => [...tokens.values()].filter((token) => token.accessor !== anonymousAccessor && live(token)).map(stored),
+    tokens: () =>
+      [...tokens.values()].filter((token) => token.accessor !== anonymousAccessor && live(token)).map(stored),
     token(id) {
       const found = [...tokens.values()].find((token) => (token.accessor === id || token.secret === id) && live(token));
       return found && stored(found);
@@ -203,15 +220,20 @@ export async function startConsulEmulator(options: ConsulEmulatorOptions = {}): 
 /** A plain HTTP(S) call, the way a Consul client makes one; the body comes back as text and, when it parses, JSON. */
 function send(scheme: 'http' | 'https', address: string, method: string, path: string, options: RequestOptions) {
   const [host, port] = address.split(':') as [string, string];
-  const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-  const headers: Record<string, string> = { ...(options.token ? { 'X-Consul-Token': options.token } : {}), ...options.headers };
+  const payload =
+    options.body === undefined
+      ? undefined
+      : typeof options.body === 'string'
+        ? options.body
+        : JSON.stringify(options.body);
+  const headers: Record<string, string> = {
+    ...(options.token ? { 'X-Consul-Token': options.token } : {}),
+    ...options.headers,
+  };
   if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
   return new Promise<{ status: number; body: string; json: unknown }>((resolve, reject) => {
     const common = { host, port: Number(port), method, path, headers, agent: false as const };
-    const request =
-      scheme === 'https'
-        ? https.request({ ...common, ...(options.tls ?? {}) })
-        : http.request(common);
+    const request = scheme === 'https' ? https.request({ ...common, ...(options.tls ?? {}) }) : http.request(common);
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -230,4 +252,3 @@ function send(scheme: 'http' | 'https', address: string, method: string, path: s
     request.end(payload);
   });
 }
-

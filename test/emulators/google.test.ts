@@ -51,7 +51,11 @@ describe('Google emulator: OAuth2 JWT-bearer grant', () => {
   it('issues a bearer token for an assertion signed with the account key', async () => {
     const reply = await exchange(await assertion(root.credentials));
     expect(reply.status).toBe(200);
-    expect(reply.json).toEqual({ access_token: expect.stringMatching(/^ya29\./), expires_in: 3599, token_type: 'Bearer' });
+    expect(reply.json).toEqual({
+      access_token: expect.stringMatching(/^ya29\./),
+      expires_in: 3599,
+      token_type: 'Bearer',
+    });
     const info = google.tokenInfo(reply.json.access_token);
     expect(info?.principal).toBe(root.email);
     expect(info?.keyId).toBe(JSON.parse(root.credentials).private_key_id);
@@ -67,14 +71,24 @@ describe('Google emulator: OAuth2 JWT-bearer grant', () => {
       .setIssuedAt()
       .setExpirationTime('1h')
       .sign(privateKey);
-    expect(await exchange(forged)).toEqual({ status: 400, json: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
+    expect(await exchange(forged)).toEqual({
+      status: 400,
+      json: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' },
+    });
   });
 
   it('refuses a wrong audience, a lifetime over an hour, a missing scope and another grant type', async () => {
-    expect((await exchange(await assertion(root.credentials, { aud: 'https://example.com' }))).json.error_description).toMatch(/audience/);
-    expect((await exchange(await assertion(root.credentials, { exp: Math.floor(Date.now() / 1000) + 7200 }))).json.error).toBe('invalid_grant');
+    expect(
+      (await exchange(await assertion(root.credentials, { aud: 'https://example.com' }))).json.error_description,
+    ).toMatch(/audience/);
+    expect(
+      (await exchange(await assertion(root.credentials, { exp: Math.floor(Date.now() / 1000) + 7200 }))).json.error,
+    ).toBe('invalid_grant');
     expect((await exchange(await assertion(root.credentials, { scope: '' }))).json.error).toBe('invalid_scope');
-    const other = await fetch(google.endpoints.oauth2Token, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials' }) });
+    const other = await fetch(google.endpoints.oauth2Token, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'client_credentials' }),
+    });
     expect(other.status).toBe(400);
     expect((await other.json()).error).toBe('unsupported_grant_type');
   });
@@ -88,7 +102,10 @@ describe('Google emulator: OAuth2 JWT-bearer grant', () => {
 
 describe('Google emulator: service accounts and keys', () => {
   it('creates, gets and deletes an account under the 6-30 character rule', async () => {
-    const created = await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId: 'vault-app-1234', serviceAccount: { displayName: 'App' } });
+    const created = await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', {
+      accountId: 'vault-app-1234',
+      serviceAccount: { displayName: 'App' },
+    });
     expect(created.status).toBe(200);
     expect(created.json).toMatchObject({
       name: 'projects/proj-1/serviceAccounts/vault-app-1234@proj-1.iam.gserviceaccount.com',
@@ -97,13 +114,18 @@ describe('Google emulator: service accounts and keys', () => {
       displayName: 'App',
       uniqueId: expect.stringMatching(/^\d{21}$/),
     });
-    expect((await call('GET', `/iam/v1/projects/-/serviceAccounts/${created.json.uniqueId}`)).json.email).toBe(created.json.email);
+    expect((await call('GET', `/iam/v1/projects/-/serviceAccounts/${created.json.uniqueId}`)).json.email).toBe(
+      created.json.email,
+    );
     for (const accountId of ['short', 'a'.repeat(31), 'Upper-case1', '1starts-digit', 'ends-dash-']) {
       const bad = await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId });
       expect(bad.status).toBe(400);
       expect(bad.json.error.status).toBe('INVALID_ARGUMENT');
     }
-    expect((await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId: 'vault-app-1234' })).json.error.status).toBe('ALREADY_EXISTS');
+    expect(
+      (await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId: 'vault-app-1234' })).json.error
+        .status,
+    ).toBe('ALREADY_EXISTS');
     expect((await call('DELETE', `/iam/v1/projects/proj-1/serviceAccounts/${created.json.email}`)).json).toEqual({});
     const gone = await call('GET', `/iam/v1/projects/proj-1/serviceAccounts/${created.json.email}`);
     expect(gone.status).toBe(404);
@@ -111,7 +133,9 @@ describe('Google emulator: service accounts and keys', () => {
   });
 
   it('creates keys with real RSA material whose credentials file mints tokens', async () => {
-    const created = await call('POST', `/iam/v1/projects/-/serviceAccounts/${root.email}/keys`, { keyAlgorithm: 'KEY_ALG_RSA_2048' });
+    const created = await call('POST', `/iam/v1/projects/-/serviceAccounts/${root.email}/keys`, {
+      keyAlgorithm: 'KEY_ALG_RSA_2048',
+    });
     expect(created.json).toMatchObject({
       name: expect.stringMatching(new RegExp(`^projects/proj-1/serviceAccounts/${root.email}/keys/[0-9a-f]{40}$`)),
       privateKeyType: 'TYPE_GOOGLE_CREDENTIALS_FILE',
@@ -120,17 +144,30 @@ describe('Google emulator: service accounts and keys', () => {
       keyType: 'USER_MANAGED',
     });
     const file = Buffer.from(created.json.privateKeyData, 'base64').toString();
-    expect(JSON.parse(file)).toMatchObject({ type: 'service_account', client_email: root.email, private_key: expect.stringContaining('BEGIN PRIVATE KEY') });
+    expect(JSON.parse(file)).toMatchObject({
+      type: 'service_account',
+      client_email: root.email,
+      private_key: expect.stringContaining('BEGIN PRIVATE KEY'),
+    });
     expect((await exchange(await assertion(file))).status).toBe(200);
     const listed = await call('GET', `/iam/v1/projects/-/serviceAccounts/${root.email}/keys`);
     expect(listed.json.keys).toHaveLength(2);
     expect(listed.json.keys[0].privateKeyData).toBeUndefined();
-    expect((await call('POST', `/iam/v1/projects/-/serviceAccounts/${root.email}/keys`, { keyAlgorithm: 'KEY_ALG_EC' })).status).toBe(400);
+    expect(
+      (await call('POST', `/iam/v1/projects/-/serviceAccounts/${root.email}/keys`, { keyAlgorithm: 'KEY_ALG_EC' }))
+        .status,
+    ).toBe(400);
   });
 
   it('allows at most 10 keys per account', async () => {
     for (let i = 1; i < 10; i++) {
-      expect((await call('POST', `/iam/v1/projects/-/serviceAccounts/${root.email}/keys`, { keyAlgorithm: 'KEY_ALG_RSA_1024' })).status).toBe(200);
+      expect(
+        (
+          await call('POST', `/iam/v1/projects/-/serviceAccounts/${root.email}/keys`, {
+            keyAlgorithm: 'KEY_ALG_RSA_1024',
+          })
+        ).status,
+      ).toBe(200);
     }
     const eleventh = await call('POST', `/iam/v1/projects/-/serviceAccounts/${root.email}/keys`, {});
     expect(eleventh.json.error).toMatchObject({ code: 400, status: 'FAILED_PRECONDITION' });
@@ -153,7 +190,9 @@ describe('Google emulator: IAM policies', () => {
     });
     expect(set.status).toBe(200);
     expect(set.json.etag).not.toBe('ACAB');
-    const stale = await call('POST', '/cloudresourcemanager/v1/projects/proj-1:setIamPolicy', { policy: { etag: first.json.etag, bindings: [] } });
+    const stale = await call('POST', '/cloudresourcemanager/v1/projects/proj-1:setIamPolicy', {
+      policy: { etag: first.json.etag, bindings: [] },
+    });
     expect(stale.status).toBe(409);
     expect(stale.json.error.status).toBe('ABORTED');
     expect(google.bindingsOf(member)).toEqual(['projects/proj-1 roles/viewer']);
@@ -161,15 +200,23 @@ describe('Google emulator: IAM policies', () => {
 
   it('refuses unknown accounts and bad roles, and marks members of a deleted account', async () => {
     const unknown = await call('POST', '/cloudresourcemanager/v1/projects/proj-1:setIamPolicy', {
-      policy: { bindings: [{ role: 'roles/viewer', members: ['serviceAccount:nobody@proj-1.iam.gserviceaccount.com'] }] },
+      policy: {
+        bindings: [{ role: 'roles/viewer', members: ['serviceAccount:nobody@proj-1.iam.gserviceaccount.com'] }],
+      },
     });
     expect(unknown.status).toBe(400);
-    const badRole = await call('POST', '/cloudresourcemanager/v1/projects/proj-1:setIamPolicy', { policy: { bindings: [{ role: 'viewer', members: ['allUsers'] }] } });
+    const badRole = await call('POST', '/cloudresourcemanager/v1/projects/proj-1:setIamPolicy', {
+      policy: { bindings: [{ role: 'viewer', members: ['allUsers'] }] },
+    });
     expect(badRole.status).toBe(400);
     const sa = (await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId: 'short-lived' })).json;
-    await call('POST', '/cloudresourcemanager/v1/projects/proj-1:setIamPolicy', { policy: { bindings: [{ role: 'roles/viewer', members: [`serviceAccount:${sa.email}`] }] } });
+    await call('POST', '/cloudresourcemanager/v1/projects/proj-1:setIamPolicy', {
+      policy: { bindings: [{ role: 'roles/viewer', members: [`serviceAccount:${sa.email}`] }] },
+    });
     await call('DELETE', `/iam/v1/projects/-/serviceAccounts/${sa.email}`);
-    expect(google.policy('projects/proj-1').bindings[0]?.members).toEqual([`deleted:serviceAccount:${sa.email}?uid=${sa.uniqueId}`]);
+    expect(google.policy('projects/proj-1').bindings[0]?.members).toEqual([
+      `deleted:serviceAccount:${sa.email}?uid=${sa.uniqueId}`,
+    ]);
   });
 
   it('models IAM propagation: a new account is unknown to policies for its first attempts', async () => {
@@ -190,29 +237,71 @@ describe('Google emulator: IAM policies', () => {
     google.addBucket('data');
     const bucket = await call('GET', '/storage/storage/v1/b/data/iam');
     expect(bucket.json).toMatchObject({ kind: 'storage#policy', resourceId: 'projects/_/buckets/data', etag: 'ACAB' });
-    expect((await call('PUT', '/storage/storage/v1/b/data/iam', { etag: 'ACAB', bindings: [{ role: 'roles/storage.objectViewer', members: ['allUsers'] }] })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', '/storage/storage/v1/b/data/iam', {
+          etag: 'ACAB',
+          bindings: [{ role: 'roles/storage.objectViewer', members: ['allUsers'] }],
+        })
+      ).status,
+    ).toBe(200);
     expect((await call('PUT', '/storage/storage/v1/b/data/iam', { etag: 'ACAB', bindings: [] })).status).toBe(412);
   });
 });
 
 describe('Google emulator: IAM Credentials and STS', () => {
   it('generates access tokens for an account with a lifetime', async () => {
-    const reply = await call('POST', `/iamcredentials/v1/projects/-/serviceAccounts/${root.email}:generateAccessToken`, {
-      scope: ['https://www.googleapis.com/auth/cloud-platform'],
-      lifetime: '7200s',
-    });
+    const reply = await call(
+      'POST',
+      `/iamcredentials/v1/projects/-/serviceAccounts/${root.email}:generateAccessToken`,
+      {
+        scope: ['https://www.googleapis.com/auth/cloud-platform'],
+        lifetime: '7200s',
+      },
+    );
     expect(reply.status).toBe(200);
-    expect(reply.json).toEqual({ accessToken: expect.stringMatching(/^ya29\./), expireTime: expect.stringMatching(/Z$/) });
-    expect(google.tokenInfo(reply.json.accessToken)).toMatchObject({ principal: root.email, via: 'generateAccessToken' });
-    expect((await call('POST', `/iamcredentials/v1/projects/-/serviceAccounts/${root.email}:generateAccessToken`, { scope: [] })).status).toBe(400);
-    expect((await call('POST', `/iamcredentials/v1/projects/-/serviceAccounts/${root.email}:generateAccessToken`, { scope: ['x'], lifetime: '50000s' })).status).toBe(400);
-    expect((await call('POST', '/iamcredentials/v1/projects/-/serviceAccounts/nobody@proj-1.iam.gserviceaccount.com:generateAccessToken', { scope: ['x'] })).status).toBe(404);
+    expect(reply.json).toEqual({
+      accessToken: expect.stringMatching(/^ya29\./),
+      expireTime: expect.stringMatching(/Z$/),
+    });
+    expect(google.tokenInfo(reply.json.accessToken)).toMatchObject({
+      principal: root.email,
+      via: 'generateAccessToken',
+    });
+    expect(
+      (
+        await call('POST', `/iamcredentials/v1/projects/-/serviceAccounts/${root.email}:generateAccessToken`, {
+          scope: [],
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await call('POST', `/iamcredentials/v1/projects/-/serviceAccounts/${root.email}:generateAccessToken`, {
+          scope: ['x'],
+          lifetime: '50000s',
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await call(
+          'POST',
+          '/iamcredentials/v1/projects/-/serviceAccounts/nobody@proj-1.iam.gserviceaccount.com:generateAccessToken',
+          { scope: ['x'] },
+        )
+      ).status,
+    ).toBe(404);
   });
 
   it('exchanges a subject token of a registered provider for a federated token', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const audience = '//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/keyhaven';
-    google.addWorkloadIdentityProvider({ audience, issuer: 'https://keyhaven.test', publicJwk: { ...(await exportJWK(publicKey)), alg: 'RS256' } });
+    google.addWorkloadIdentityProvider({
+      audience,
+      issuer: 'https://keyhaven.test',
+      publicJwk: { ...(await exportJWK(publicKey)), alg: 'RS256' },
+    });
     const subjectToken = await new SignJWT({})
       .setProtectedHeader({ alg: 'RS256' })
       .setIssuer('https://keyhaven.test')
@@ -222,7 +311,11 @@ describe('Google emulator: IAM Credentials and STS', () => {
       .setExpirationTime('5m')
       .sign(privateKey);
     const request = (body: Record<string, string>) =>
-      fetch(`${google.endpoints.sts}/v1/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${google.endpoints.sts}/v1/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const base = {
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
       audience,
@@ -233,18 +326,28 @@ describe('Google emulator: IAM Credentials and STS', () => {
     const reply = await request({ ...base, subject_token: subjectToken });
     expect(reply.status).toBe(200);
     const body = await reply.json();
-    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
-    expect(google.tokenInfo(body.access_token)?.principal).toBe('principal://iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/subject/plugin-identity:root:secret:cloud');
+    expect(body).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    });
+    expect(google.tokenInfo(body.access_token)?.principal).toBe(
+      'principal://iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/subject/plugin-identity:root:secret:cloud',
+    );
     expect((await request({ ...base, subject_token: `${subjectToken}x` })).status).toBe(400);
     expect((await request({ ...base, audience: `${audience}-other`, subject_token: subjectToken })).status).toBe(400);
   });
 
   it('injects failures before or after applying a change', async () => {
     google.failNext('serviceAccounts.create', { status: 503 });
-    expect((await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId: 'failing-one' })).status).toBe(503);
+    expect((await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId: 'failing-one' })).status).toBe(
+      503,
+    );
     expect(google.serviceAccount('failing-one@proj-1.iam.gserviceaccount.com')).toBeUndefined();
     google.failNext('serviceAccounts.create', { status: 500, afterApply: true });
-    expect((await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId: 'failing-one' })).status).toBe(500);
+    expect((await call('POST', '/iam/v1/projects/proj-1/serviceAccounts', { accountId: 'failing-one' })).status).toBe(
+      500,
+    );
     expect(google.serviceAccount('failing-one@proj-1.iam.gserviceaccount.com')).toBeDefined();
   });
 });

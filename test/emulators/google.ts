@@ -123,7 +123,14 @@ export interface GoogleEmulatorOptions {
 export interface GoogleEmulator {
   readonly url: string;
   /** Base URLs per API, as a client is configured with them. */
-  readonly endpoints: { iam: string; iamCredentials: string; resourceManager: string; storage: string; oauth2Token: string; sts: string };
+  readonly endpoints: {
+    iam: string;
+    iamCredentials: string;
+    resourceManager: string;
+    storage: string;
+    oauth2Token: string;
+    sts: string;
+  };
   addProject(projectId: string): void;
   addBucket(name: string): void;
   /** Creates an account with one key out of band (a root credential); returns the key's credentials file. */
@@ -149,7 +156,23 @@ export interface GoogleEmulator {
 
 export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): Promise<GoogleEmulator> {
   const s = createGoogleState(options);
-  const { projects, buckets, accounts, keys, policies, tokens, providers, failures, calls, newEtag, policyOf, copyPolicy, createAccount, createKey, failure } = s;
+  const {
+    projects,
+    buckets,
+    accounts,
+    keys,
+    policies,
+    tokens,
+    providers,
+    failures,
+    calls,
+    newEtag,
+    policyOf,
+    copyPolicy,
+    createAccount,
+    createKey,
+    failure,
+  } = s;
   const { oauthToken, stsToken } = tokenEndpoints(s);
   // The route table, in the order it is matched.
   const routes = [...serviceAccountRoutes(s), ...iamPolicyRoutes(s), ...credentialRoutes(s)];
@@ -169,12 +192,18 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
       calls.push(operation);
       try {
         const planned = failure(operation);
-        if (planned && !planned.afterApply) throw new OAuthError(planned.status ?? 500, 'internal_failure', planned.message ?? 'injected failure');
+        if (planned && !planned.afterApply)
+          throw new OAuthError(planned.status ?? 500, 'internal_failure', planned.message ?? 'injected failure');
         const result =
           operation === 'oauth2.token'
             ? await oauthToken(new URLSearchParams(raw))
-            : await stsToken(isForm ? Object.fromEntries(new URLSearchParams(raw)) : (JSON.parse(raw || '{}') as Record<string, string>));
-        if (planned) throw new OAuthError(planned.status ?? 500, 'internal_failure', planned.message ?? 'injected failure');
+            : await stsToken(
+                isForm
+                  ? Object.fromEntries(new URLSearchParams(raw))
+                  : (JSON.parse(raw || '{}') as Record<string, string>),
+              );
+        if (planned)
+          throw new OAuthError(planned.status ?? 500, 'internal_failure', planned.message ?? 'injected failure');
         send(200, result);
       } catch (error) {
         if (error instanceof OAuthError) send(error.code, { error: error.error, error_description: error.description });
@@ -182,9 +211,17 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
       }
       return;
     }
-    const route = routes.find((candidate) => candidate.method === request.method && candidate.pattern.test(parsed.pathname));
+    const route = routes.find(
+      (candidate) => candidate.method === request.method && candidate.pattern.test(parsed.pathname),
+    );
     if (!route) {
-      send(404, { error: { code: 404, message: `The requested URL ${parsed.pathname} was not found on this server.`, status: 'NOT_FOUND' } });
+      send(404, {
+        error: {
+          code: 404,
+          message: `The requested URL ${parsed.pathname} was not found on this server.`,
+          status: 'NOT_FOUND',
+        },
+      });
       return;
     }
     calls.push(route.operation);
@@ -196,13 +233,19 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
         throw new GoogleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.');
       }
       const planned = failure(route.operation);
-      const injected = () => new GoogleError(planned?.status ?? 503, planned?.status === 409 ? 'ABORTED' : 'UNAVAILABLE', planned?.message ?? 'The service is currently unavailable.');
+      const injected = () =>
+        new GoogleError(
+          planned?.status ?? 503,
+          planned?.status === 409 ? 'ABORTED' : 'UNAVAILABLE',
+          planned?.message ?? 'The service is currently unavailable.',
+        );
       if (planned && !planned.afterApply) throw injected();
       const result = route.handle(route.pattern.exec(parsed.pathname) ?? [], body, request, parsed.searchParams);
       if (planned) throw injected();
       send(200, result);
     } catch (error) {
-      if (error instanceof GoogleError) send(error.code, { error: { code: error.code, message: error.message, status: error.status } });
+      if (error instanceof GoogleError)
+        send(error.code, { error: { code: error.code, message: error.message, status: error.status } });
       else send(500, { error: { code: 500, message: String(error), status: 'INTERNAL' } });
     }
   }
@@ -231,10 +274,14 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
     addBucket: (name) => void buckets.add(name),
     seedServiceAccount(project, accountId) {
       projects.add(project);
-      const account = accounts.get(`${accountId}@${project}.iam.gserviceaccount.com`)?.account ?? createAccount(project, accountId);
+      const account =
+        accounts.get(`${accountId}@${project}.iam.gserviceaccount.com`)?.account ?? createAccount(project, accountId);
       const state = accounts.get(account.email);
       if (state) state.invisibleFor = 0;
-      return { email: account.email, credentials: createKey(account, 'TYPE_GOOGLE_CREDENTIALS_FILE', 'KEY_ALG_RSA_2048').credentials };
+      return {
+        email: account.email,
+        credentials: createKey(account, 'TYPE_GOOGLE_CREDENTIALS_FILE', 'KEY_ALG_RSA_2048').credentials,
+      };
     },
     serviceAccounts: () => [...accounts.values()].map((state) => state.account),
     serviceAccount: (email) => accounts.get(email)?.account,
@@ -243,12 +290,17 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
     bindingsOf(member) {
       const found: string[] = [];
       for (const [resource, policy] of policies) {
-        for (const binding of policy.bindings) if (binding.members.includes(member)) found.push(`${resource} ${binding.role}`);
+        for (const binding of policy.bindings)
+          if (binding.members.includes(member)) found.push(`${resource} ${binding.role}`);
       }
       return found.sort();
     },
     setPolicy(resource, bindings) {
-      policies.set(resource, { version: 1, etag: newEtag(), bindings: bindings.map((binding) => ({ role: binding.role, members: [...binding.members] })) });
+      policies.set(resource, {
+        version: 1,
+        etag: newEtag(),
+        bindings: bindings.map((binding) => ({ role: binding.role, members: [...binding.members] })),
+      });
     },
     tokenInfo: (token) => tokens.get(token),
     issuedTokens: () => [...tokens.values()],
@@ -272,5 +324,6 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
 }
 
 /** Opens a credentials file's private key (for tests that sign their own assertions). */
-export const privateKeyOf = (credentials: string): KeyObject => createPrivateKey((JSON.parse(credentials) as { private_key: string }).private_key);
+export const privateKeyOf = (credentials: string): KeyObject =>
+  createPrivateKey((JSON.parse(credentials) as { private_key: string }).private_key);
 export const publicKeyOf = (credentials: string): KeyObject => createPublicKey(privateKeyOf(credentials));

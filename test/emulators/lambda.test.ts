@@ -19,15 +19,28 @@ describe('Lambda Invoke emulator', () => {
         return null;
       },
     });
-    client = new LambdaClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    client = new LambdaClient({
+      endpoint: emulator.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
   });
   afterAll(async () => {
     client?.destroy();
     await emulator?.stop();
   });
 
-  const invoke = (input: { FunctionName: string; Payload?: string; InvocationType?: 'RequestResponse' | 'Event' | 'DryRun' }) =>
-    client.send(new InvokeCommand({ ...input, ...(input.Payload !== undefined ? { Payload: new TextEncoder().encode(input.Payload) } : {}) }));
+  const invoke = (input: {
+    FunctionName: string;
+    Payload?: string;
+    InvocationType?: 'RequestResponse' | 'Event' | 'DryRun';
+  }) =>
+    client.send(
+      new InvokeCommand({
+        ...input,
+        ...(input.Payload !== undefined ? { Payload: new TextEncoder().encode(input.Payload) } : {}),
+      }),
+    );
   const decoded = (payload: Uint8Array | undefined) => JSON.parse(new TextDecoder().decode(payload));
 
   it('answers a RequestResponse invocation with the handler result, by name or by ARN with a qualifier', async () => {
@@ -36,7 +49,10 @@ describe('Lambda Invoke emulator', () => {
     expect(byName.FunctionError).toBeUndefined();
     expect(byName.ExecutedVersion).toBe('$LATEST');
     expect(decoded(byName.Payload)).toEqual({ got: { a: 1 } });
-    const byArn = await invoke({ FunctionName: 'arn:aws:lambda:us-east-1:123456789012:function:echo:$LATEST', Payload: '[2]' });
+    const byArn = await invoke({
+      FunctionName: 'arn:aws:lambda:us-east-1:123456789012:function:echo:$LATEST',
+      Payload: '[2]',
+    });
     expect(decoded(byArn.Payload)).toEqual({ got: [2] });
     expect(emulator.invocations.slice(-2).map((call) => call.functionName)).toEqual(['echo', 'echo']);
   });
@@ -59,6 +75,8 @@ describe('Lambda Invoke emulator', () => {
 
   it('refuses an unknown function and a payload that is not JSON', async () => {
     await expect(invoke({ FunctionName: 'nope', Payload: '{}' })).rejects.toBeInstanceOf(ResourceNotFoundException);
-    await expect(invoke({ FunctionName: 'echo', Payload: 'not json' })).rejects.toMatchObject({ name: 'InvalidRequestContentException' });
+    await expect(invoke({ FunctionName: 'echo', Payload: 'not json' })).rejects.toMatchObject({
+      name: 'InvalidRequestContentException',
+    });
   });
 });

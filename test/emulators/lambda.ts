@@ -13,7 +13,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type InvokedHandler = (event: unknown, context: { functionName: string; awsRequestId: string }) => Promise<unknown>;
+export type InvokedHandler = (
+  event: unknown,
+  context: { functionName: string; awsRequestId: string },
+) => Promise<unknown>;
 
 export interface LambdaInvocation {
   functionName: string;
@@ -41,17 +44,27 @@ export async function startLambdaEmulator(functions: Record<string, InvokedHandl
   const invocations: LambdaInvocation[] = [];
   const server = createServer(async (request, response) => {
     const serviceError = (status: number, type: string, message: string) => {
-      response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type, 'x-amzn-requestid': randomUUID() });
+      response.writeHead(status, {
+        'content-type': 'application/json',
+        'x-amzn-errortype': type,
+        'x-amzn-requestid': randomUUID(),
+      });
       response.end(JSON.stringify({ Type: 'User', message }));
     };
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const url = new URL(request.url ?? '/', 'http://lambda');
     const match = request.method === 'POST' ? invokePath.exec(url.pathname) : null;
-    if (!match) return serviceError(404, 'UnknownOperationException', `unknown operation ${request.method} ${url.pathname}`);
+    if (!match)
+      return serviceError(404, 'UnknownOperationException', `unknown operation ${request.method} ${url.pathname}`);
     const name = functionNameOf(match[1] ?? '');
     const handler = functions[name];
-    if (!handler) return serviceError(404, 'ResourceNotFoundException', `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`);
+    if (!handler)
+      return serviceError(
+        404,
+        'ResourceNotFoundException',
+        `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`,
+      );
     const text = Buffer.concat(chunks).toString('utf8');
     let payload: unknown = {};
     try {
@@ -74,7 +87,10 @@ export async function startLambdaEmulator(functions: Record<string, InvokedHandl
         return { body: (await handler(payload, context)) ?? null };
       } catch (error) {
         const failure = error instanceof Error ? error : new Error(String(error));
-        return { error: true, body: { errorType: failure.name, errorMessage: failure.message, trace: (failure.stack ?? '').split('\n') } };
+        return {
+          error: true,
+          body: { errorType: failure.name, errorMessage: failure.message, trace: (failure.stack ?? '').split('\n') },
+        };
       }
     };
     if (invocationType === 'Event') {

@@ -78,7 +78,10 @@ function secretValue(body: Body, required: boolean): { string?: string; binary?:
   const string = optionalString(body, 'SecretString', 0, 65_536);
   const binary = optionalString(body, 'SecretBinary', 0, 87_384);
   if (string !== undefined && binary !== undefined) {
-    throw new ServiceError('InvalidParameterException', 'You must provide either SecretString or SecretBinary, not both.');
+    throw new ServiceError(
+      'InvalidParameterException',
+      'You must provide either SecretString or SecretBinary, not both.',
+    );
   }
   if (required && string === undefined && binary === undefined) {
     throw new ServiceError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
@@ -105,16 +108,25 @@ export async function startSecretsManagerEmulator(): Promise<SecretsManagerEmula
 
   const find = (id: string): Secret => {
     const secret = secrets.get(id) ?? [...secrets.values()].find((candidate) => candidate.arn === id);
-    if (!secret) throw new ServiceError('ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
+    if (!secret)
+      throw new ServiceError('ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
     return secret;
   };
 
   /** Adds a version (or finds the same one again for a repeated token); the new AWSCURRENT demotes the old one. */
-  function putVersion(secret: Secret, token: string, value: { string?: string; binary?: string }, stages: string[]): Version {
+  function putVersion(
+    secret: Secret,
+    token: string,
+    value: { string?: string; binary?: string },
+    stages: string[],
+  ): Version {
     const existing = secret.versions.find((version) => version.id === token);
     if (existing) {
       if (existing.string !== value.string || existing.binary !== value.binary) {
-        throw new ServiceError('ResourceExistsException', `You can't modify an existing version, you can only create a new version.`);
+        throw new ServiceError(
+          'ResourceExistsException',
+          `You can't modify an existing version, you can only create a new version.`,
+        );
       }
       return existing;
     }
@@ -122,7 +134,9 @@ export async function startSecretsManagerEmulator(): Promise<SecretsManagerEmula
     const promotes = stages.includes('AWSCURRENT');
     for (const version of secret.versions) {
       const wasCurrent = version.stages.includes('AWSCURRENT');
-      version.stages = version.stages.filter((stage) => !stages.includes(stage) && !(promotes && stage === 'AWSPREVIOUS'));
+      version.stages = version.stages.filter(
+        (stage) => !stages.includes(stage) && !(promotes && stage === 'AWSPREVIOUS'),
+      );
       if (promotes && wasCurrent) version.stages.push('AWSPREVIOUS');
     }
     const version: Version = { id: token, ...value, stages, created: Math.floor(Date.now() / 1000) };
@@ -133,7 +147,11 @@ export async function startSecretsManagerEmulator(): Promise<SecretsManagerEmula
   const operations: Record<string, (body: Body) => Body> = {
     CreateSecret(body) {
       const name = requiredString(body, 'Name', 1, 512);
-      if (secrets.has(name)) throw new ServiceError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
+      if (secrets.has(name))
+        throw new ServiceError(
+          'ResourceExistsException',
+          `The operation failed because the secret ${name} already exists.`,
+        );
       const kmsKeyId = optionalString(body, 'KmsKeyId', 0, 2048);
       const description = optionalString(body, 'Description', 0, 2048);
       const token = optionalString(body, 'ClientRequestToken', 32, 64) ?? randomUUID();
@@ -165,8 +183,14 @@ export async function startSecretsManagerEmulator(): Promise<SecretsManagerEmula
       const secret = find(requiredString(body, 'SecretId'));
       const versionId = optionalString(body, 'VersionId', 32, 64);
       const stage = optionalString(body, 'VersionStage', 1, 256) ?? (versionId ? undefined : 'AWSCURRENT');
-      const version = secret.versions.find((candidate) => (!versionId || candidate.id === versionId) && (!stage || candidate.stages.includes(stage)));
-      if (!version) throw new ServiceError('ResourceNotFoundException', "Secrets Manager can't find the specified secret value for staging label: AWSCURRENT");
+      const version = secret.versions.find(
+        (candidate) => (!versionId || candidate.id === versionId) && (!stage || candidate.stages.includes(stage)),
+      );
+      if (!version)
+        throw new ServiceError(
+          'ResourceNotFoundException',
+          "Secrets Manager can't find the specified secret value for staging label: AWSCURRENT",
+        );
       return {
         ARN: secret.arn,
         Name: secret.name,
@@ -197,7 +221,8 @@ export async function startSecretsManagerEmulator(): Promise<SecretsManagerEmula
       const target = String(request.headers['x-amz-target'] ?? '');
       const operation = target.startsWith('secretsmanager.') ? target.slice('secretsmanager.'.length) : '';
       const run = operations[operation];
-      if (request.method !== 'POST' || !run) throw new ServiceError('UnknownOperationException', `unknown operation ${target}`);
+      if (request.method !== 'POST' || !run)
+        throw new ServiceError('UnknownOperationException', `unknown operation ${target}`);
       calls[operation] = (calls[operation] ?? 0) + 1;
       reply(200, run(await readJson(request)));
     } catch (error) {
@@ -214,7 +239,12 @@ export async function startSecretsManagerEmulator(): Promise<SecretsManagerEmula
       const secret = secrets.get(id) ?? [...secrets.values()].find((candidate) => candidate.arn === id);
       if (!secret) return undefined;
       const current = secret.versions.find((version) => version.stages.includes('AWSCURRENT'));
-      return { arn: secret.arn, name: secret.name, ...(secret.kmsKeyId ? { kmsKeyId: secret.kmsKeyId } : {}), ...(current?.string !== undefined ? { current: current.string } : {}) };
+      return {
+        arn: secret.arn,
+        name: secret.name,
+        ...(secret.kmsKeyId ? { kmsKeyId: secret.kmsKeyId } : {}),
+        ...(current?.string !== undefined ? { current: current.string } : {}),
+      };
     },
     stop: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
   };

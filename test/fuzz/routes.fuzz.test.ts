@@ -9,7 +9,10 @@ import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import type { SchedulerRoute } from '../../packages/core/src/scheduler/http/route.ts';
-import { createSchedulerApp, schedulerRoutes as schedulerTable } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import {
+  createSchedulerApp,
+  schedulerRoutes as schedulerTable,
+} from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
@@ -33,9 +36,34 @@ const TIME_LIMIT_MS = Number(process.env.FUZZ_TIME_LIMIT_MS ?? 25_000);
 
 /** Field names the scheduler's bodies use (Nomad's), so that generated bodies reach the validation. */
 const schedulerFields = [
-  'Name', 'Description', 'Type', 'Policies', 'Roles', 'Rules', 'Global', 'ExpirationTTL', 'ExpirationTime', 'AccessorID',
-  'SecretID', 'ID', 'AuthMethodName', 'LoginToken', 'Selector', 'BindType', 'BindName', 'Config', 'TokenLocality',
-  'MaxTokenTTL', 'Default', 'TokenNameFormat', 'ClientNonce', 'RedirectURI', 'Code', 'State', 'JobACL', 'Namespace',
+  'Name',
+  'Description',
+  'Type',
+  'Policies',
+  'Roles',
+  'Rules',
+  'Global',
+  'ExpirationTTL',
+  'ExpirationTime',
+  'AccessorID',
+  'SecretID',
+  'ID',
+  'AuthMethodName',
+  'LoginToken',
+  'Selector',
+  'BindType',
+  'BindName',
+  'Config',
+  'TokenLocality',
+  'MaxTokenTTL',
+  'Default',
+  'TokenNameFormat',
+  'ClientNonce',
+  'RedirectURI',
+  'Code',
+  'State',
+  'JobACL',
+  'Namespace',
 ];
 
 function schedulerRoutes(table: readonly SchedulerRoute[]): Route[] {
@@ -57,10 +85,60 @@ function schedulerRoutes(table: readonly SchedulerRoute[]): Route[] {
 // ---- generators -------------------------------------------------------------------------------------------------
 
 const nastyStrings = fc.oneof(
-  fc.constantFrom('', ' ', '.', '..', '../..', '../../sys/mounts', '%2e%2e', '..%2f..', '/', '//', '\\', '\u0000', 'a\u0000b', '\uFEFF',
-    '\uD83D\uDE00', '\u202E', 'null', 'undefined', 'true', '0', '-1', '1e309', 'NaN', '*', '+', '?', '#', '%', '%00', '<script>',
-    '$' + '{jndi:x}', '{{.Name}}', 'ldap://127.0.0.1:1', 'http://127.0.0.1:1/x', 'https://', 'cn=x,dc=y', '\bnot a dn', 'root', 'default',
-    'management', 'client', 'jwt', 'oidc', 'service', 'batch', '1h', '-1h', '99999999h', '0s', '5ms', 'ÿ', 'ä/ö'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '.',
+    '..',
+    '../..',
+    '../../sys/mounts',
+    '%2e%2e',
+    '..%2f..',
+    '/',
+    '//',
+    '\\',
+    '\u0000',
+    'a\u0000b',
+    '\uFEFF',
+    '\uD83D\uDE00',
+    '\u202E',
+    'null',
+    'undefined',
+    'true',
+    '0',
+    '-1',
+    '1e309',
+    'NaN',
+    '*',
+    '+',
+    '?',
+    '#',
+    '%',
+    '%00',
+    '<script>',
+    '$' + '{jndi:x}',
+    '{{.Name}}',
+    'ldap://127.0.0.1:1',
+    'http://127.0.0.1:1/x',
+    'https://',
+    'cn=x,dc=y',
+    '\bnot a dn',
+    'root',
+    'default',
+    'management',
+    'client',
+    'jwt',
+    'oidc',
+    'service',
+    'batch',
+    '1h',
+    '-1h',
+    '99999999h',
+    '0s',
+    '5ms',
+    'ÿ',
+    'ä/ö',
+  ),
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
@@ -71,8 +149,33 @@ const nastyStrings = fc.oneof(
 const nastyNumbers = fc.oneof(
   fc.integer(),
   fc.double({ noNaN: true }),
-  fc.constantFrom(0, -0, -1, 1, 2 ** 31, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), Number.MAX_VALUE, -Number.MAX_VALUE, 1e-300, 0.5, 1e21),
-  fc.constantFrom('9007199254740993', '-9007199254740993', '99999999999999999999999', '1e3', '0x10', ' 5', '5 ', '-0', '+1', '1.5'),
+  fc.constantFrom(
+    0,
+    -0,
+    -1,
+    1,
+    2 ** 31,
+    2 ** 53,
+    2 ** 53 + 2,
+    -(2 ** 53),
+    Number.MAX_VALUE,
+    -Number.MAX_VALUE,
+    1e-300,
+    0.5,
+    1e21,
+  ),
+  fc.constantFrom(
+    '9007199254740993',
+    '-9007199254740993',
+    '99999999999999999999999',
+    '1e3',
+    '0x10',
+    ' 5',
+    '5 ',
+    '-0',
+    '+1',
+    '1.5',
+  ),
 );
 
 const leafValues = fc.oneof(nastyStrings, nastyNumbers, fc.boolean(), fc.constant(null));
@@ -80,18 +183,26 @@ const leafValues = fc.oneof(nastyStrings, nastyNumbers, fc.boolean(), fc.constan
 const jsonValues: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leafValues, leafValues, tie('array'), tie('object')),
   array: fc.array(tie('value'), { maxLength: 4 }),
-  object: fc.dictionary(fc.oneof(nastyStrings, fc.constantFrom('Name', 'name', 'ttl', 'policies')), tie('value'), { maxKeys: 4 }),
+  object: fc.dictionary(fc.oneof(nastyStrings, fc.constantFrom('Name', 'name', 'ttl', 'policies')), tie('value'), {
+    maxKeys: 4,
+  }),
 })).value;
 
 function body(fields: string[]): fc.Arbitrary<string | undefined> {
-  const named = fields.length > 0 ? fc.subarray(fields, { maxLength: Math.min(6, fields.length) }) : fc.constant([] as string[]);
+  const named =
+    fields.length > 0 ? fc.subarray(fields, { maxLength: Math.min(6, fields.length) }) : fc.constant([] as string[]);
   const object = named.chain((names) =>
-    fc.tuple(...names.map(() => jsonValues)).map((values) => Object.fromEntries(names.map((name, index) => [name, values[index]]))),
+    fc
+      .tuple(...names.map(() => jsonValues))
+      .map((values) => Object.fromEntries(names.map((name, index) => [name, values[index]]))),
   );
   return fc.oneof(
     { weight: 6, arbitrary: object.map((value) => JSON.stringify(value)) },
     { weight: 1, arbitrary: jsonValues.map((value) => JSON.stringify(value) ?? 'null') },
-    { weight: 1, arbitrary: fc.constantFrom('', '{', '{"a":', 'not json', '[]', 'null', '"x"', '\u0000', '{"__proto__":{"x":1}}') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('', '{', '{"a":', 'not json', '[]', 'null', '"x"', '\u0000', '{"__proto__":{"x":1}}'),
+    },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
 }
@@ -103,9 +214,9 @@ const segment = fc.oneof(
 );
 
 /** A parameter's value, URL-encoded (a NUL or slash inside a name is sent encoded), or raw for traversal. */
-const encodedSegment = fc.tuple(segment, fc.integer({ min: 0, max: 9 })).map(([text, coin]) =>
-  coin === 0 ? text.replace(/[?#\s]/g, '_') : encodeURIComponent(text),
-);
+const encodedSegment = fc
+  .tuple(segment, fc.integer({ min: 0, max: 9 }))
+  .map(([text, coin]) => (coin === 0 ? text.replace(/[?#\s]/g, '_') : encodeURIComponent(text)));
 
 function pathFor(route: Route): fc.Arbitrary<string> {
   return fc
@@ -114,7 +225,10 @@ function pathFor(route: Route): fc.Arbitrary<string> {
         if (!part.startsWith(':')) return fc.constant([part]);
         if (part.endsWith('+')) return fc.array(encodedSegment, { minLength: 1, maxLength: 3 });
         if (part.endsWith('*')) return fc.array(encodedSegment, { maxLength: 3 });
-        return fc.oneof({ weight: 9, arbitrary: encodedSegment.map((text) => [text]) }, { weight: 1, arbitrary: fc.constant(['']) });
+        return fc.oneof(
+          { weight: 9, arbitrary: encodedSegment.map((text) => [text]) },
+          { weight: 1, arbitrary: fc.constant(['']) },
+        );
       }),
     )
     .map((parts) => parts.flat().join('/'));
@@ -127,9 +241,13 @@ const queries = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .dictionary(fc.constantFrom('list', 'index', 'wait', 'prefix', 'filter', 'namespace', 'topic', 'stale', 'x', 'ttl'), fc.oneof(nastyStrings, nastyNumbers.map(String)), {
-        maxKeys: 3,
-      })
+      .dictionary(
+        fc.constantFrom('list', 'index', 'wait', 'prefix', 'filter', 'namespace', 'topic', 'stale', 'x', 'ttl'),
+        fc.oneof(nastyStrings, nastyNumbers.map(String)),
+        {
+          maxKeys: 3,
+        },
+      )
       .map((query) => {
         // A valid blocking query must not block the fuzz: its wait is kept tiny.
         if (query.index !== undefined && /^\s*\d+\s*$/.test(query.index)) query.wait = '5ms';
@@ -140,7 +258,10 @@ const queries = fc.oneof(
 
 type TokenKind = 'none' | 'bad' | 'valid';
 const tokenKinds = fc.constantFrom<TokenKind>('none', 'bad', 'valid', 'valid');
-const badTokens = fc.oneof(nastyStrings, fc.constantFrom('hvs.', 's.x', 'Bearer', '00000000-0000-0000-0000-000000000000'));
+const badTokens = fc.oneof(
+  nastyStrings,
+  fc.constantFrom('hvs.', 's.x', 'Bearer', '00000000-0000-0000-0000-000000000000'),
+);
 
 interface FuzzRequest {
   method: string;
@@ -155,7 +276,10 @@ function requestsFor(routes: Route[]): fc.Arbitrary<{ route: Route; request: Fuz
   return fc.constantFrom(...routes).chain((route) =>
     fc
       .record({
-        method: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...route.methods) }, { weight: 1, arbitrary: oddMethods }),
+        method: fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom(...route.methods) },
+          { weight: 1, arbitrary: oddMethods },
+        ),
         path: pathFor(route),
         query: queries,
         body: body(route.fields),
@@ -192,7 +316,14 @@ interface Figures {
   slowest: { ms: number; what: string };
 }
 
-const newFigures = (): Figures => ({ requests: 0, statuses: new Map(), byRoute: new Map(), serverErrors: [], serverErrorCount: 0, slowest: { ms: 0, what: '' } });
+const newFigures = (): Figures => ({
+  requests: 0,
+  statuses: new Map(),
+  byRoute: new Map(),
+  serverErrors: [],
+  serverErrorCount: 0,
+  slowest: { ms: 0, what: '' },
+});
 
 const serverErrorSeen = new WeakMap<Figures, Set<string>>();
 
@@ -273,17 +404,29 @@ async function fuzz(
     const broken = await knownGood();
     if (broken) throw new Error(`after ${describeRequest(request)}: the known-good request ${broken}`);
   });
-  const details = await fc.check(property, { seed: SEED, numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, endOnFailure: true });
-  const histogram = [...figures.statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}:${count}`).join(' ');
+  const details = await fc.check(property, {
+    seed: SEED,
+    numRuns: RUNS,
+    interruptAfterTimeLimit: TIME_LIMIT_MS,
+    endOnFailure: true,
+  });
+  const histogram = [...figures.statuses]
+    .sort(([a], [b]) => a - b)
+    .map(([status, count]) => `${status}:${count}`)
+    .join(' ');
   const unreached = routes.filter((route) => !figures.byRoute.has(route.name));
   console.log(
     [
       `${name} fuzz: ${figures.requests} requests over ${routes.length} routes in ${Date.now() - started} ms (seed ${SEED}, ${details.numRuns} runs${details.interrupted ? ', stopped by the time bound' : ''})`,
       `  statuses: ${histogram}`,
       `  slowest: ${figures.slowest.ms} ms ${figures.slowest.what}`,
-      ...(unreached.length ? [`  routes not reached by the random run (sent one request each below): ${unreached.length}`] : []),
+      ...(unreached.length
+        ? [`  routes not reached by the random run (sent one request each below): ${unreached.length}`]
+        : []),
       ...figures.serverErrors.map((line) => `  5xx: ${line}`),
-      ...(figures.serverErrorCount > figures.serverErrors.length ? [`  (${figures.serverErrorCount} 5xx answers in all)`] : []),
+      ...(figures.serverErrorCount > figures.serverErrors.length
+        ? [`  (${figures.serverErrorCount} 5xx answers in all)`]
+        : []),
     ].join('\n'),
   );
   // Every route gets a request even when the random run was cut short: one each, with a nasty parameter.
@@ -390,7 +533,12 @@ describe('fuzz of every route', () => {
 
   it('the scheduler service: no 5xx, and it still answers', async () => {
     const core = await newCore(false);
-    const app = createSchedulerApp({ core: async () => core, clientIp: () => '127.0.0.1', heartbeatMs: 200, eventPollMs: 50 });
+    const app = createSchedulerApp({
+      core: async () => core,
+      clientIp: () => '127.0.0.1',
+      heartbeatMs: 200,
+      eventPollMs: 50,
+    });
     const fetch = (request: Request) => app.fetch(request);
     const bootstrap = await app.request('/v1/acl/bootstrap', { method: 'POST' });
     expect(bootstrap.status).toBe(200);

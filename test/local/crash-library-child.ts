@@ -30,7 +30,9 @@ const keyOf = (first: unknown) => {
 };
 /** One transaction write: `{ put: item }`, `{ update: key, change }`, `{ delete: key }`, `{ check: key }` (or `Put`/`Update`/… bodies). */
 const writeText = (entry: Record<string, unknown>) => {
-  const op = (['put', 'update', 'delete', 'check', 'Put', 'Update', 'Delete', 'ConditionCheck'] as const).find((name) => name in entry) as string;
+  const op = (['put', 'update', 'delete', 'check', 'Put', 'Update', 'Delete', 'ConditionCheck'] as const).find(
+    (name) => name in entry,
+  ) as string;
   return `${op}(${keyOf(entry[op])})`;
 };
 const keysOf = (kind: Write, first: unknown): string =>
@@ -38,15 +40,16 @@ const keysOf = (kind: Write, first: unknown): string =>
 
 for (const kind of ['put', 'update', 'delete', 'transact'] as const) {
   const original = Store.prototype[kind] as (this: Store, ...args: unknown[]) => Promise<unknown>;
-  (Store.prototype as unknown as Record<Write, (this: Store, ...args: unknown[]) => Promise<unknown>>)[kind] = async function (this: Store, ...args: unknown[]) {
-    const result = await original.apply(this, args);
-    if (killAfter > 0) {
-      writes++;
-      process.stdout.write(`write ${writes}: ${kind} ${keysOf(kind, args[0])}\n`);
-      if (writes === killAfter) process.kill(process.pid, 'SIGKILL');
-    }
-    return result;
-  };
+  (Store.prototype as unknown as Record<Write, (this: Store, ...args: unknown[]) => Promise<unknown>>)[kind] =
+    async function (this: Store, ...args: unknown[]) {
+      const result = await original.apply(this, args);
+      if (killAfter > 0) {
+        writes++;
+        process.stdout.write(`write ${writes}: ${kind} ${keysOf(kind, args[0])}\n`);
+        if (writes === killAfter) process.kill(process.pid, 'SIGKILL');
+      }
+      return result;
+    };
 }
 
 process.on('SIGUSR2', () => {

@@ -49,7 +49,10 @@ describe('kill -9 between every two writes of a library check-out and check-in (
   const table = `crash-library-${randomUUID().slice(0, 8)}`;
 
   async function startChild(): Promise<Child> {
-    const launched = launch({ ...env, CRASH_CLOCK_OFFSET_SECONDS: String(offsetSeconds) }, 'test/local/crash-library-child.ts');
+    const launched = launch(
+      { ...env, CRASH_CLOCK_OFFSET_SECONDS: String(offsetSeconds) },
+      'test/local/crash-library-child.ts',
+    );
     const exited = launched.exited.then(({ signal }) => signal);
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
@@ -75,8 +78,15 @@ describe('kill -9 between every two writes of a library check-out and check-in (
   const documents = () => DynamoDBDocumentClient.from(new DynamoDBClient(localClientConfig(inject('dynamoEndpoint'))));
   /** The library account items as stored (their check-out fields are not sealed). */
   const accountItems = async () => {
-    const items = (await documents().send(new ScanCommand({ TableName: table, FilterExpression: 'begins_with(sk, :prefix)', ExpressionAttributeValues: { ':prefix': 'library-account/' } })))
-      .Items as Array<Record<string, unknown>>;
+    const items = (
+      await documents().send(
+        new ScanCommand({
+          TableName: table,
+          FilterExpression: 'begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':prefix': 'library-account/' },
+        }),
+      )
+    ).Items as Array<Record<string, unknown>>;
     return new Map(items.map((item) => [String(item.sk).slice('library-account/'.length), item]));
   };
 
@@ -102,14 +112,27 @@ describe('kill -9 between every two writes of a library check-out and check-in (
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('leaves every account available with a binding password, or held by a live lease, whichever write the kill follows', { timeout: 420_000 }, async () => {
+  it('leaves every account available with a binding password, or held by a live lease, whichever write the kill follows', {
+    timeout: 420_000,
+  }, async () => {
     expect(
-      (await call('POST', 'ldap/config', { binddn: managerDn, bindpass: managerPassword, url: slapd.url, userdn: baseDn, request_timeout: '10s' })).status,
+      (
+        await call('POST', 'ldap/config', {
+          binddn: managerDn,
+          bindpass: managerPassword,
+          url: slapd.url,
+          userdn: baseDn,
+          request_timeout: '10s',
+        })
+      ).status,
     ).toBe(204);
     expect((await call('POST', 'ldap/library/pool', { service_account_names: accounts, ttl: '1h' })).status).toBe(204);
     // The borrower: a token that may only use the library.
-    await call('POST', 'sys/policies/acl/borrower', { policy: 'path "ldap/library/*" { capabilities = ["read", "update"] }' });
-    const borrower = (await call('POST', 'auth/token/create', { policies: ['borrower'], ttl: '24h' })).body.auth.client_token as string;
+    await call('POST', 'sys/policies/acl/borrower', {
+      policy: 'path "ldap/library/*" { capabilities = ["read", "update"] }',
+    });
+    const borrower = (await call('POST', 'auth/token/create', { policies: ['borrower'], ttl: '24h' })).body.auth
+      .client_token as string;
 
     const report: string[] = [];
 
@@ -121,8 +144,14 @@ describe('kill -9 between every two writes of a library check-out and check-in (
       while (!child.output().slice(before).includes(`armed: kill after write ${n}`)) await sleep(10);
       const outcome = await Promise.race([operation().catch(() => undefined), child.exited.then(() => undefined)]);
       // A kill lands before the answer is sent; the answer of a completed operation comes after its last write.
-      const killed = child.process.signalCode === 'SIGKILL' || (outcome === undefined && (await child.exited) === 'SIGKILL');
-      const writes = [...child.output().slice(before).matchAll(/^write \d+: .*$/gm)].map((match) => match[0]);
+      const killed =
+        child.process.signalCode === 'SIGKILL' || (outcome === undefined && (await child.exited) === 'SIGKILL');
+      const writes = [
+        ...child
+          .output()
+          .slice(before)
+          .matchAll(/^write \d+: .*$/gm),
+      ].map((match) => match[0]);
       if (killed) {
         await child.exited;
         report.push(`killed after ${writes.at(-1)}`);
@@ -131,7 +160,9 @@ describe('kill -9 between every two writes of a library check-out and check-in (
       // Disarm: the writes so far are the whole operation.
       await writeFile(controlFile, '0');
       child.process.kill('SIGUSR2');
-      report.push(`completed in ${writes.length} writes: ${writes.map((line) => line.replace(/^write \d+: /, '')).join(' ; ')}`);
+      report.push(
+        `completed in ${writes.length} writes: ${writes.map((line) => line.replace(/^write \d+: /, '')).join(' ; ')}`,
+      );
       return outcome;
     };
 
@@ -149,7 +180,8 @@ describe('kill -9 between every two writes of a library check-out and check-in (
         for (const [name, item] of await accountItems()) {
           if (item.available === true) continue;
           const lease = await call('PUT', 'sys/leases/lookup', { lease_id: item.leaseId });
-          if (lease.status !== 200 || !(lease.body.data.ttl > 0)) stranded.push(`${name} (lease ${String(item.leaseId)}: ${lease.status})`);
+          if (lease.status !== 200 || !(lease.body.data.ttl > 0))
+            stranded.push(`${name} (lease ${String(item.leaseId)}: ${lease.status})`);
         }
         if (stranded.length === 0 || Date.now() > settleBy) break;
         await sleep(200);
@@ -159,14 +191,23 @@ describe('kill -9 between every two writes of a library check-out and check-in (
       for (const [name, item] of await accountItems()) {
         if (item.available === true) continue;
         const back = await call('POST', 'ldap/library/pool/check-in', { service_account_names: [name] }, borrower);
-        expect({ status: back.status, check_ins: back.body.data?.check_ins }, `${what}: ${JSON.stringify(back.body)}`).toEqual({ status: 200, check_ins: [name] });
+        expect(
+          { status: back.status, check_ins: back.body.data?.check_ins },
+          `${what}: ${JSON.stringify(back.body)}`,
+        ).toEqual({ status: 200, check_ins: [name] });
       }
       // Every account lends, with a password that binds now.
       const lent: Reply[] = [];
       for (const _ of accounts) lent.push(await call('POST', 'ldap/library/pool/check-out'));
-      expect(lent.map((reply) => reply.status), what).toEqual(accounts.map(() => 200));
+      expect(
+        lent.map((reply) => reply.status),
+        what,
+      ).toEqual(accounts.map(() => 200));
       for (const reply of lent) {
-        expect(await slapd.canBind(accountDn(reply.body.data.service_account_name), reply.body.data.password), `${what}: ${reply.body.data.service_account_name}`).toBe(true);
+        expect(
+          await slapd.canBind(accountDn(reply.body.data.service_account_name), reply.body.data.password),
+          `${what}: ${reply.body.data.service_account_name}`,
+        ).toBe(true);
       }
       const back = await call('POST', 'ldap/library/manage/pool/check-in', { service_account_names: accounts });
       expect(back.body.data.check_ins.sort(), what).toEqual([...accounts].sort());
@@ -178,8 +219,12 @@ describe('kill -9 between every two writes of a library check-out and check-in (
       const reply = await armed(n, () => call('POST', 'ldap/library/pool/check-out', {}, borrower));
       if (reply) {
         expect(reply.status).toBe(200);
-        expect(await slapd.canBind(accountDn(reply.body.data.service_account_name), reply.body.data.password)).toBe(true);
-        expect((await call('POST', 'ldap/library/manage/pool/check-in', { service_account_names: accounts })).status).toBe(200);
+        expect(await slapd.canBind(accountDn(reply.body.data.service_account_name), reply.body.data.password)).toBe(
+          true,
+        );
+        expect(
+          (await call('POST', 'ldap/library/manage/pool/check-in', { service_account_names: accounts })).status,
+        ).toBe(200);
         break;
       }
       checkOutKills++;
@@ -192,7 +237,9 @@ describe('kill -9 between every two writes of a library check-out and check-in (
       const out = await call('POST', 'ldap/library/pool/check-out', {}, borrower);
       expect(out.status).toBe(200);
       const account = out.body.data.service_account_name as string;
-      const reply = await armed(n, () => call('POST', 'ldap/library/pool/check-in', { service_account_names: [account] }, borrower));
+      const reply = await armed(n, () =>
+        call('POST', 'ldap/library/pool/check-in', { service_account_names: [account] }, borrower),
+      );
       if (reply) {
         expect(reply.body.data.check_ins).toEqual([account]);
         expect(await slapd.canBind(accountDn(account), out.body.data.password)).toBe(false);
@@ -205,7 +252,9 @@ describe('kill -9 between every two writes of a library check-out and check-in (
       expect(await slapd.canBind(accountDn(account), out.body.data.password)).toBe(false);
     }
 
-    console.log(`crash-library: ${checkOutKills} kills during check-outs, ${checkInKills} during check-ins\n  ${report.join('\n  ')}`);
+    console.log(
+      `crash-library: ${checkOutKills} kills during check-outs, ${checkInKills} during check-ins\n  ${report.join('\n  ')}`,
+    );
     // Each operation is more than one write, so there were kill points between writes of both.
     expect(checkOutKills).toBeGreaterThanOrEqual(1);
     expect(checkInKills).toBeGreaterThanOrEqual(2);

@@ -10,7 +10,15 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { freePort, START_TIMEOUT_MS, start } from '../support/npm-start.ts';
-import { baseDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
+import {
+  baseDn,
+  managerDn,
+  managerPassword,
+  peopleDn,
+  type Slapd,
+  serviceAccountsDn,
+  startSlapd,
+} from '../support/slapd.ts';
 
 /**
  * `kill -9` during directory rotations, check-outs and check-ins, then a restart on the same data: every password
@@ -38,7 +46,11 @@ function seeded(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, int: (below: number) => Math.floor(next() * below), pick: <T>(list: T[]) => list[Math.floor(next() * list.length)] as T };
+  return {
+    next,
+    int: (below: number) => Math.floor(next() * below),
+    pick: <T>(list: T[]) => list[Math.floor(next() * list.length)] as T,
+  };
 }
 
 interface Child {
@@ -145,14 +157,34 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
 
   it('never answers a password that does not bind', { timeout: 240_000 }, async () => {
     expect(
-      (await call('POST', 'ldap/config', { binddn: managerDn, bindpass: managerPassword, url: slapd.url, userdn: baseDn, request_timeout: '10s' })).status,
+      (
+        await call('POST', 'ldap/config', {
+          binddn: managerDn,
+          bindpass: managerPassword,
+          url: slapd.url,
+          userdn: baseDn,
+          request_timeout: '10s',
+        })
+      ).status,
     ).toBe(204);
-    for (const role of roles) expect((await call('POST', `ldap/static-role/${role}`, { username: role, rotation_period: '24h' })).status).toBe(204);
+    for (const role of roles)
+      expect((await call('POST', `ldap/static-role/${role}`, { username: role, rotation_period: '24h' })).status).toBe(
+        204,
+      );
     expect((await call('POST', 'ldap/library/pool', { service_account_names: accounts, ttl: '1h' })).status).toBe(204);
 
     const seed = Number(process.env.CRASH_SEED ?? 20261124);
     const random = seeded(seed);
-    const figures = { rounds: 0, kills: 0, killsAfterModify: 0, killedInFlight: 0, reads: 0, passwordsChecked: 0, writeAheadsFound: 0, status: {} as Record<string, number> };
+    const figures = {
+      rounds: 0,
+      kills: 0,
+      killsAfterModify: 0,
+      killedInFlight: 0,
+      reads: 0,
+      passwordsChecked: 0,
+      writeAheadsFound: 0,
+      status: {} as Record<string, number>,
+    };
     const dead: string[] = [];
     const note = (status: number) => {
       figures.status[status] = (figures.status[status] ?? 0) + 1;
@@ -174,7 +206,11 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
       note(reply.status);
       if (reply.status === 200) {
         figures.reads++;
-        await mustBind(`check-out of ${reply.body.data.service_account_name}`, accountDn(reply.body.data.service_account_name), reply.body.data.password);
+        await mustBind(
+          `check-out of ${reply.body.data.service_account_name}`,
+          accountDn(reply.body.data.service_account_name),
+          reply.body.data.password,
+        );
       }
       return reply;
     };
@@ -189,9 +225,17 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
     };
     const documents = DynamoDBDocumentClient.from(new DynamoDBClient(localClientConfig(inject('dynamoEndpoint'))));
     const writeAheadKeys = async () =>
-      ((await documents.send(new ScanCommand({ TableName: table, FilterExpression: 'attribute_exists(pending)', ProjectionExpression: 'sk' }))).Items ?? []).map(
-        (item) => String(item.sk),
-      );
+      (
+        (
+          await documents.send(
+            new ScanCommand({
+              TableName: table,
+              FilterExpression: 'attribute_exists(pending)',
+              ProjectionExpression: 'sk',
+            }),
+          )
+        ).Items ?? []
+      ).map((item) => String(item.sk));
     const writeAheads = async () => (await writeAheadKeys()).length;
 
     const began = Date.now();
@@ -205,7 +249,13 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
       if (rotating.length === 0) rotating.push(random.pick(roles));
       const operations: Array<Promise<unknown>> = [];
       let settled = 0;
-      const track = (operation: Promise<unknown>) => operations.push(operation.then(() => settled++, () => undefined));
+      const track = (operation: Promise<unknown>) =>
+        operations.push(
+          operation.then(
+            () => settled++,
+            () => undefined,
+          ),
+        );
       for (const role of rotating) track(call('POST', `ldap/rotate-role/${role}`).then((reply) => note(reply.status)));
       if (random.next() < 0.25) track(call('POST', 'ldap/rotate-root').then((reply) => note(reply.status)));
       for (const account of out) if (random.next() < 0.6) track(checkIn(account));

@@ -28,7 +28,11 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const echo: Echo = { method: request.method ?? '', url: request.url ?? '', body: Buffer.concat(chunks).toString('latin1') };
+      const echo: Echo = {
+        method: request.method ?? '',
+        url: request.url ?? '',
+        body: Buffer.concat(chunks).toString('latin1'),
+      };
       response.setHeader('content-type', 'application/json');
       response.end(JSON.stringify(echo));
     });
@@ -47,7 +51,10 @@ afterAll(async () => {
 });
 
 /** A raw client: writes parts one by one (each after the server has received the previous) and reads `count` responses. */
-async function exchange(parts: Buffer[], count: number): Promise<Array<{ status: number; echo: Echo | undefined; text: string }>> {
+async function exchange(
+  parts: Buffer[],
+  count: number,
+): Promise<Array<{ status: number; echo: Echo | undefined; text: string }>> {
   const socket = connect(port, '127.0.0.1');
   socket.setNoDelay(true);
   await new Promise<void>((resolve, reject) => {
@@ -81,7 +88,9 @@ async function exchange(parts: Buffer[], count: number): Promise<Array<{ status:
       const headerEnd = buffer.indexOf('\r\n\r\n');
       const head = headerEnd === -1 ? '' : buffer.subarray(0, headerEnd).toString('latin1');
       // Node's own refusals (400) carry no Content-Length and close the connection.
-      const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? (ended ? buffer.length - headerEnd - 4 : Number.NaN));
+      const length = Number(
+        /content-length: (\d+)/i.exec(head)?.[1] ?? (ended ? buffer.length - headerEnd - 4 : Number.NaN),
+      );
       if (headerEnd !== -1 && !Number.isNaN(length) && buffer.length >= headerEnd + 4 + length) {
         const text = buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString('latin1');
         buffer = buffer.subarray(headerEnd + 4 + length);
@@ -112,7 +121,9 @@ function request(method: string, target: string, body?: string, headers: string[
 
 function chunkedRequest(target: string, chunks: string[]): string {
   const head = `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n`;
-  const body = chunks.map((chunk) => `${Buffer.byteLength(chunk, 'latin1').toString(16)};ext=1\r\n${chunk}\r\n`).join('');
+  const body = chunks
+    .map((chunk) => `${Buffer.byteLength(chunk, 'latin1').toString(16)};ext=1\r\n${chunk}\r\n`)
+    .join('');
   return `${head}${body}0\r\nX-Trailer: LIST /x y\r\n\r\n`;
 }
 
@@ -122,7 +133,10 @@ const requestLikeBody = 'LIST /x y HTTP/1.1\r\nHost: a\r\n\r\n';
 
 function splitEverywhere(text: string): Array<[number, Buffer[]]> {
   const bytes = Buffer.from(text, 'latin1');
-  return Array.from({ length: bytes.length - 1 }, (_, index) => [index + 1, [bytes.subarray(0, index + 1), bytes.subarray(index + 1)]]);
+  return Array.from({ length: bytes.length - 1 }, (_, index) => [
+    index + 1,
+    [bytes.subarray(0, index + 1), bytes.subarray(index + 1)],
+  ]);
 }
 
 describe('LIST over a real socket', () => {
@@ -141,7 +155,11 @@ describe('LIST over a real socket', () => {
     const wire = request('PUT', '/v1/secret/doc', requestLikeBody);
     for (const [at, parts] of splitEverywhere(wire)) {
       const [response] = await exchange(parts, 1);
-      expect(response?.echo, `split at byte ${at}`).toEqual({ method: 'PUT', url: '/v1/secret/doc', body: requestLikeBody });
+      expect(response?.echo, `split at byte ${at}`).toEqual({
+        method: 'PUT',
+        url: '/v1/secret/doc',
+        body: requestLikeBody,
+      });
     }
   });
 
@@ -149,7 +167,11 @@ describe('LIST over a real socket', () => {
     const wire = request('LIST', '/v1/secret/app/?foo=bar', undefined, ['X-Secrets-Token: t']);
     for (const [at, parts] of splitEverywhere(wire)) {
       const [response] = await exchange(parts, 1);
-      expect(response?.echo, `split at byte ${at}`).toEqual({ method: 'GET', url: '/v1/secret/app/?foo=bar&list=true', body: '' });
+      expect(response?.echo, `split at byte ${at}`).toEqual({
+        method: 'GET',
+        url: '/v1/secret/app/?foo=bar&list=true',
+        body: '',
+      });
     }
   });
 
@@ -175,7 +197,8 @@ describe('LIST over a real socket', () => {
   });
 
   it('the same requests one byte per packet', async () => {
-    const wire = request('POST', '/v1/a', jsonBody) + request('LIST', '/v1/secret') + chunkedRequest('/v1/b', ['LIST /x y']);
+    const wire =
+      request('POST', '/v1/a', jsonBody) + request('LIST', '/v1/secret') + chunkedRequest('/v1/b', ['LIST /x y']);
     const bytes = Buffer.from(wire, 'latin1');
     const responses = await exchange(
       Array.from(bytes, (_, index) => bytes.subarray(index, index + 1)),

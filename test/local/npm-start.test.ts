@@ -8,7 +8,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
-import { freePort, killLeftovers, launch, portIsFree, START_TIMEOUT_MS, type Started, start, stopWith } from '../support/npm-start.ts';
+import {
+  freePort,
+  killLeftovers,
+  launch,
+  portIsFree,
+  START_TIMEOUT_MS,
+  type Started,
+  start,
+  stopWith,
+} from '../support/npm-start.ts';
 
 const run = promisify(execFile);
 
@@ -94,7 +103,11 @@ describe('npm start', () => {
     expect(first.scheduler).toBe(`http://127.0.0.1:${schedulerPort}`);
     const health = await call('GET', '/v1/sys/health');
     expect(health.status).toBe(200);
-    expect(health.body).toMatchObject({ initialized: true, sealed: false, version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(health.body).toMatchObject({
+      initialized: true,
+      sealed: false,
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+    });
     expect((await javaProcessesFor(dataDir)).length).toBe(1);
   });
 
@@ -107,7 +120,11 @@ describe('npm start', () => {
   it('mounts the dev defaults for every engine this build serves', async () => {
     const mounts = await call('GET', '/v1/sys/mounts', rootToken);
     expect(mounts.status).toBe(200);
-    expect(mounts.body.data).toMatchObject({ 'secret/': { type: 'kv', options: { version: '2' } }, 'kv/': { type: 'kv' }, 'sys/': { type: 'system' } });
+    expect(mounts.body.data).toMatchObject({
+      'secret/': { type: 'kv', options: { version: '2' } },
+      'kv/': { type: 'kv' },
+      'sys/': { type: 'system' },
+    });
     const auth = await call('GET', '/v1/sys/auth', rootToken);
     expect(auth.body.data).toMatchObject({ 'token/': { type: 'token' } });
     const served = new Set(backendsOf(allSecretsFamilies).map((backend) => backend.type));
@@ -139,7 +156,10 @@ describe('npm start', () => {
     expect(listed.body.data.keys).toEqual(['db']);
 
     // Anything else is refused.
-    expect(await call('GET', '/v1/kv/ops/key', app)).toMatchObject({ status: 403, body: { errors: ['permission denied'] } });
+    expect(await call('GET', '/v1/kv/ops/key', app)).toMatchObject({
+      status: 403,
+      body: { errors: ['permission denied'] },
+    });
     expect((await call('POST', '/v1/kv/app/db', app, { password: 'mine' })).status).toBe(403);
     expect((await call('GET', '/v1/sys/mounts', app)).status).toBe(403);
     expect((await call('GET', '/v1/kv/app/db')).status).toBe(403);
@@ -161,7 +181,10 @@ describe('npm start', () => {
     expect(self.body.data).toMatchObject({ policies: ['app-reader', 'default'], type: 'service' });
 
     // Mount another kv, use it under a lease, disable it: its leases go with it.
-    expect((await call('POST', '/v1/sys/mounts/team-kv', rootToken, { type: 'kv', config: { default_lease_ttl: '10m' } })).status).toBe(204);
+    expect(
+      (await call('POST', '/v1/sys/mounts/team-kv', rootToken, { type: 'kv', config: { default_lease_ttl: '10m' } }))
+        .status,
+    ).toBe(204);
     expect((await call('GET', '/v1/sys/mounts', rootToken)).body.data['team-kv/']).toMatchObject({
       type: 'kv',
       config: { default_lease_ttl: 600 },
@@ -182,13 +205,20 @@ describe('npm start', () => {
   it('answers curl -X LIST over the wire, and Vault clients headers', async () => {
     const policy = 'path "kv/app/*" { capabilities = ["read", "list"] }';
     await call('PUT', '/v1/sys/policies/acl/lister', rootToken, { policy });
-    const token = (await call('POST', '/v1/auth/token/create', rootToken, { policies: ['lister'] })).body.auth.client_token;
+    const token = (await call('POST', '/v1/auth/token/create', rootToken, { policies: ['lister'] })).body.auth
+      .client_token;
     await call('POST', '/v1/kv/app/other', rootToken, { v: 1 });
 
     const list = await curl(['-H', `X-Secrets-Token: ${token}`, '-X', 'LIST', `${first.secrets}/v1/kv/app`]);
     expect(list.status).toBe(200);
     expect(JSON.parse(list.body).data.keys).toEqual(['db', 'other']);
-    const withQuery = await curl(['-H', `X-Vault-Token: ${token}`, '-X', 'LIST', `${first.secrets}/v1/kv/app/?foo=bar`]);
+    const withQuery = await curl([
+      '-H',
+      `X-Vault-Token: ${token}`,
+      '-X',
+      'LIST',
+      `${first.secrets}/v1/kv/app/?foo=bar`,
+    ]);
     expect(JSON.parse(withQuery.body).data.keys).toEqual(['db', 'other']);
     const denied = await curl(['-H', `Authorization: Bearer ${token}`, '-X', 'LIST', `${first.secrets}/v1/kv`]);
     expect(denied.status).toBe(403);
@@ -200,7 +230,15 @@ describe('npm start', () => {
     const { stdout } = await run('curl', ['-s', '-H', `X-Secrets-Token: ${token}`, '-X', 'LIST', url, url, url]);
     expect(stdout.match(/"keys":\["db","other"\]/g)).toHaveLength(3);
 
-    const put = await curl(['-H', `X-Secrets-Token: ${rootToken}`, '-X', 'PUT', '-d', '{"v":2}', `${first.secrets}/v1/kv/app/curl`]);
+    const put = await curl([
+      '-H',
+      `X-Secrets-Token: ${rootToken}`,
+      '-X',
+      'PUT',
+      '-d',
+      '{"v":2}',
+      `${first.secrets}/v1/kv/app/curl`,
+    ]);
     expect(put.status).toBe(204);
   });
 
@@ -280,7 +318,8 @@ describe('npm start', () => {
       (response) => response.status,
       (error: Error) => `failed: ${error.message}`,
     );
-    for (let index = 0; index < 5; index++) await call('POST', `/v1/secret/app/expiring${index}`, rootToken, { v: index, ttl: '1s' });
+    for (let index = 0; index < 5; index++)
+      await call('POST', `/v1/secret/app/expiring${index}`, rootToken, { v: index, ttl: '1s' });
     for (let index = 0; index < 5; index++) await call('GET', `/v1/secret/app/expiring${index}`, rootToken);
     await sleep(1_500); // the leases are due: the sweep is at work when the signal comes
     const outputBefore = first.stdout().length;
@@ -295,7 +334,11 @@ describe('npm start', () => {
     expect(['ended', 'cut']).toContain(await streamEnded);
     expect(first.stdout()).toContain('received SIGTERM, stopping');
     const errorLines = [...first.stdout().slice(outputBefore).split('\n'), ...first.stderr().split('\n')].filter(
-      (line) => line.trim() !== '' && !line.startsWith('npm warn') && !line.includes('"level":"info"') && !line.includes('received SIGTERM'),
+      (line) =>
+        line.trim() !== '' &&
+        !line.startsWith('npm warn') &&
+        !line.includes('"level":"info"') &&
+        !line.includes('received SIGTERM'),
     );
     expect(errorLines).toEqual([]);
     expect(await javaProcessesFor(dataDir)).toEqual([]);
@@ -336,26 +379,41 @@ describe('npm start', () => {
       expect(await portIsFree(secretsPort)).toBe(true);
     }, 40_000);
 
-    it('a signal while DynamoDB Local is starting still stops it', async () => {
-      const early = launch(env);
-      const deadline = Date.now() + START_TIMEOUT_MS;
-      while ((await javaProcessesFor(dataDir)).length === 0 && Date.now() < deadline && early.child.exitCode === null) await sleep(50);
-      early.child.kill('SIGTERM');
-      const result = await Promise.race([early.exited, sleep(START_TIMEOUT_MS).then(() => ({ code: -1, signal: null }))]);
-      expect(result, early.stdout() + early.stderr()).toEqual({ code: 0, signal: null });
-      expect(await javaProcessesFor(dataDir)).toEqual([]);
-      expect(await portIsFree(secretsPort)).toBe(true);
-    }, START_TIMEOUT_MS + 10_000);
+    it(
+      'a signal while DynamoDB Local is starting still stops it',
+      async () => {
+        const early = launch(env);
+        const deadline = Date.now() + START_TIMEOUT_MS;
+        while ((await javaProcessesFor(dataDir)).length === 0 && Date.now() < deadline && early.child.exitCode === null)
+          await sleep(50);
+        early.child.kill('SIGTERM');
+        const result = await Promise.race([
+          early.exited,
+          sleep(START_TIMEOUT_MS).then(() => ({ code: -1, signal: null })),
+        ]);
+        expect(result, early.stdout() + early.stderr()).toEqual({ code: 0, signal: null });
+        expect(await javaProcessesFor(dataDir)).toEqual([]);
+        expect(await portIsFree(secretsPort)).toBe(true);
+      },
+      START_TIMEOUT_MS + 10_000,
+    );
 
-    it('refuses a different dev root token for an initialised data directory', async () => {
-      const wrong = launch({ ...env, KEYHAVEN_DEV_ROOT_TOKEN: 'some-other-root-token' });
-      const result = await Promise.race([wrong.exited, sleep(START_TIMEOUT_MS).then(() => ({ code: -1, signal: null }))]);
-      expect(result.code).toBe(1);
-      expect(wrong.stderr()).toContain('KEYHAVEN_DEV_ROOT_TOKEN does not match this data directory');
-      expect(wrong.stderr()).not.toContain(rootToken);
-      expect(await javaProcessesFor(dataDir)).toEqual([]);
-      expect(await portIsFree(secretsPort)).toBe(true);
-    }, START_TIMEOUT_MS);
+    it(
+      'refuses a different dev root token for an initialised data directory',
+      async () => {
+        const wrong = launch({ ...env, KEYHAVEN_DEV_ROOT_TOKEN: 'some-other-root-token' });
+        const result = await Promise.race([
+          wrong.exited,
+          sleep(START_TIMEOUT_MS).then(() => ({ code: -1, signal: null })),
+        ]);
+        expect(result.code).toBe(1);
+        expect(wrong.stderr()).toContain('KEYHAVEN_DEV_ROOT_TOKEN does not match this data directory');
+        expect(wrong.stderr()).not.toContain(rootToken);
+        expect(await javaProcessesFor(dataDir)).toEqual([]);
+        expect(await portIsFree(secretsPort)).toBe(true);
+      },
+      START_TIMEOUT_MS,
+    );
   });
 });
 

@@ -70,7 +70,9 @@ describe('stream poller on DynamoDB Local', () => {
         nested: { M: { inner: { M: {} }, list: { L: [{ M: {} }, { S: 'x' }] } } },
       };
       await put(tableName, item);
-      await client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, meta: { M: { k: { S: 'v' } } } } }));
+      await client.send(
+        new PutItemCommand({ TableName: tableName, Item: { ...item, meta: { M: { k: { S: 'v' } } } } }),
+      );
       await put(tableName, { pk: { S: 'after' }, sk: { S: 'it' } });
       await waitFor(() => changes.length >= 3, 'three records');
 
@@ -132,7 +134,9 @@ describe('stream poller on DynamoDB Local', () => {
       );
 
       expect(errors).toHaveLength(1);
-      expect(String(errors[0])).toMatch(/failed 4 times and was parked, written to .*; the shard goes on: cannot read this record/);
+      expect(String(errors[0])).toMatch(
+        /failed 4 times and was parked, written to .*; the shard goes on: cannot read this record/,
+      );
       const lines = (await readFile(deadLetterFile, 'utf8')).trim().split('\n');
       expect(lines).toHaveLength(1);
       const parked = JSON.parse(lines[0] as string) as ParkedRecord;

@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, killLeftovers, portIsFree, repo, START_TIMEOUT_MS, type Started, start } from '../support/npm-start.ts';
+import {
+  freePort,
+  killLeftovers,
+  portIsFree,
+  repo,
+  START_TIMEOUT_MS,
+  type Started,
+  start,
+} from '../support/npm-start.ts';
 import { baseDn, managerDn, type Slapd, startSlapd } from '../support/slapd.ts';
 import { matchesShown, type ShBlock, type ShCommand, shBlocks } from './readme-script.ts';
 
@@ -20,7 +28,13 @@ import { matchesShown, type ShBlock, type ShCommand, shBlocks } from './readme-s
 
 const run = promisify(execFile);
 /** README.md, then docs/*.md by name: the order their blocks run in. */
-const exampleDocs = ['README.md', ...(await readdir(path.join(repo, 'docs'))).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+const exampleDocs = [
+  'README.md',
+  ...(await readdir(path.join(repo, 'docs')))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
 const texts = await Promise.all(exampleDocs.map((doc) => readFile(path.join(repo, doc), 'utf8')));
 const blocks = exampleDocs.flatMap((doc, index) => shBlocks(texts[index] as string, doc));
 /** Every example doc's text, for the values the fixtures take from the examples (the directory's entries). */
@@ -36,7 +50,10 @@ const readmeLdap = 'ldap://127.0.0.1:389';
 
 /** Blocks the harness does itself rather than run twice: installing and starting the product, running the suite (the README's opening block). */
 const harnessBlocks: Array<{ test: RegExp; reason: string }> = [
-  { test: /^npm ci && npm start\b[^\n]*\nnpm ci && npm test\b/, reason: 'installing (node_modules is there) and starting: the harness starts `npm start`; `npm test` is this suite' },
+  {
+    test: /^npm ci && npm start\b[^\n]*\nnpm ci && npm test\b/,
+    reason: 'installing (node_modules is there) and starting: the harness starts `npm start`; `npm test` is this suite',
+  },
   { test: /^KEYHAVEN_DEV_ROOT_TOKEN=(\S+) npm start$/, reason: 'the harness starts `npm start` with this environment' },
 ];
 
@@ -45,10 +62,16 @@ const harnessBlocks: Array<{ test: RegExp; reason: string }> = [
  * example's bind password) and, under its `userdn`, the one entry its static role takes over, with a password
  * the engine must replace.
  */
-function readmeDirectory(): { config: Record<string, string>; username: string; userDn: string; initialPassword: string; seed: string } {
+function readmeDirectory(): {
+  config: Record<string, string>;
+  username: string;
+  userDn: string;
+  initialPassword: string;
+  seed: string;
+} {
   const config = JSON.parse(/\/v1\/ldap\/config \\\n\s*-d '([^']*)'/.exec(examples)?.[1] ?? 'null');
   const role = JSON.parse(/\/v1\/ldap\/static-role\/\S+ -d '([^']*)'/.exec(examples)?.[1] ?? 'null');
-  if (!config || !role) throw new Error('no example configures ldap/config and a static role with -d \'{…}\' any more');
+  if (!config || !role) throw new Error("no example configures ldap/config and a static role with -d '{…}' any more");
   const username = role.username as string;
   const userDn = `cn=${username},${config.userdn}`;
   const initialPassword = `${username}-initial`;
@@ -77,7 +100,11 @@ interface Outcome {
  * command is framed by markers on stdout and stderr; curl reports each HTTP status on stderr through a
  * curlrc (`CURL_HOME`), so the commands' own output stays exactly what the doc shows.
  */
-async function runBlocks(runnable: ShBlock[], rewrite: (text: string) => string, work: string): Promise<{ outcomes: Outcome[]; variables: Record<string, string> }> {
+async function runBlocks(
+  runnable: ShBlock[],
+  rewrite: (text: string) => string,
+  work: string,
+): Promise<{ outcomes: Outcome[]; variables: Record<string, string> }> {
   const curlHome = path.join(work, 'curl');
   const streamHome = path.join(work, 'curl-stream');
   const curlrc = 'write-out = "%{stderr}@@HTTP %{http_code}@@"\nmax-time = 20\n';
@@ -86,7 +113,13 @@ async function runBlocks(runnable: ShBlock[], rewrite: (text: string) => string,
   await writeFile(path.join(streamHome, '.curlrc'), curlrc.replace('max-time = 20', `max-time = ${streamSeconds}`));
 
   const commands = runnable.flatMap((block) => block.commands);
-  const variables = [...new Set(commands.flatMap((command) => [...command.text.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((match) => match[1] as string)))];
+  const variables = [
+    ...new Set(
+      commands.flatMap((command) =>
+        [...command.text.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((match) => match[1] as string),
+      ),
+    ),
+  ];
   const script: string[] = [];
   for (const [index, command] of commands.entries()) {
     const stream = streaming.some((pattern) => pattern.test(command.text));
@@ -146,7 +179,9 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
     // On the README's ports when they are free (the text then runs byte for byte); else on free ports, with the
     // README's two addresses rewritten to them.
     const onReadmePorts = (await portIsFree(8200)) && (await portIsFree(4646));
-    const ports: Record<string, string> = onReadmePorts ? {} : { KEYHAVEN_SECRETS_PORT: String(await freePort()), KEYHAVEN_SCHEDULER_PORT: String(await freePort()) };
+    const ports: Record<string, string> = onReadmePorts
+      ? {}
+      : { KEYHAVEN_SECRETS_PORT: String(await freePort()), KEYHAVEN_SCHEDULER_PORT: String(await freePort()) };
     // The README's directory on 389 when this runs as root and 389 is free, else on a free port.
     let ldapPort = process.getuid?.() === 0 && (await portIsFree(389)) ? 389 : undefined;
     [started, slapd] = await Promise.all([
@@ -159,7 +194,10 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
       }),
     ]);
     const rewrite = (text: string) =>
-      text.replaceAll(readmeSecrets, started.secrets).replaceAll(readmeScheduler, started.scheduler).replaceAll(readmeLdap, slapd.url);
+      text
+        .replaceAll(readmeSecrets, started.secrets)
+        .replaceAll(readmeScheduler, started.scheduler)
+        .replaceAll(readmeLdap, slapd.url);
     if (onReadmePorts) expect([started.secrets, started.scheduler]).toEqual([readmeSecrets, readmeScheduler]);
     if (ldapPort) expect(slapd.url).toBe(readmeLdap);
 
@@ -185,7 +223,9 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
     try {
       return JSON.parse(outcome.stdout);
     } catch {
-      throw new Error(`${outcome.command.file}:${outcome.command.line} printed no JSON: ${JSON.stringify(outcome.stdout)}`);
+      throw new Error(
+        `${outcome.command.file}:${outcome.command.line} printed no JSON: ${JSON.stringify(outcome.stdout)}`,
+      );
     }
   };
 
@@ -194,14 +234,25 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
     expect(blocks[0]).toMatchObject({ file: 'README.md' });
     expect(harnessBlocks[0]?.test.test(blocks[0]?.text as string)).toBe(true);
     // No shell example lives in a Markdown file this test does not read.
-    const markdown = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], { cwd: repo, encoding: 'utf8' }).split('\n');
-    const elsewhere = markdown.filter((file) => file !== '' && !exampleDocs.includes(file) && !file.includes('node_modules/'));
-    const withExamples = await Promise.all(elsewhere.map(async (file) => ((await readFile(path.join(repo, file), 'utf8').catch(() => '')).includes('```sh') ? file : undefined)));
+    const markdown = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], {
+      cwd: repo,
+      encoding: 'utf8',
+    }).split('\n');
+    const elsewhere = markdown.filter(
+      (file) => file !== '' && !exampleDocs.includes(file) && !file.includes('node_modules/'),
+    );
+    const withExamples = await Promise.all(
+      elsewhere.map(async (file) =>
+        (await readFile(path.join(repo, file), 'utf8').catch(() => '')).includes('```sh') ? file : undefined,
+      ),
+    );
     expect(withExamples.filter(Boolean)).toEqual([]);
     const kinds = blocks.map(kindOf);
     expect(kinds.filter((kind) => kind === 'run').length).toBeGreaterThanOrEqual(2);
     expect(kinds.filter((kind) => kind === 'harness')).toHaveLength(harnessBlocks.length);
-    expect(outcomes.length).toBe(blocks.filter((block) => kindOf(block) === 'run').flatMap((block) => block.commands).length);
+    expect(outcomes.length).toBe(
+      blocks.filter((block) => kindOf(block) === 'run').flatMap((block) => block.commands).length,
+    );
   });
 
   it('every command answers what its doc shows, and succeeds where it shows nothing', () => {
@@ -211,12 +262,15 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
       const where = `${command.file}:${command.line}: ${command.text.split('\n')[0]}`;
       const stream = streaming.some((pattern) => pattern.test(command.text));
       const expectedExit = stream ? 28 : 0;
-      if (outcome.exitCode !== expectedExit) problems.push(`${where}\n  exit ${outcome.exitCode}, expected ${expectedExit}`);
+      if (outcome.exitCode !== expectedExit)
+        problems.push(`${where}\n  exit ${outcome.exitCode}, expected ${expectedExit}`);
       const wanted = command.shown?.status;
       for (const status of outcome.httpStatuses) {
-        if (wanted ? status !== wanted : status < 200 || status > 299) problems.push(`${where}\n  HTTP ${status}${wanted ? `, the doc shows ${wanted}` : ''}\n  ${outcome.stdout}`);
+        if (wanted ? status !== wanted : status < 200 || status > 299)
+          problems.push(`${where}\n  HTTP ${status}${wanted ? `, the doc shows ${wanted}` : ''}\n  ${outcome.stdout}`);
       }
-      if (outcome.httpStatuses.length === 0 && /\bcurl\b/.test(command.text)) problems.push(`${where}\n  made no HTTP request`);
+      if (outcome.httpStatuses.length === 0 && /\bcurl\b/.test(command.text))
+        problems.push(`${where}\n  made no HTTP request`);
       if (command.shown?.json) {
         let answer: unknown;
         try {
@@ -235,7 +289,12 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
   it('the app token has the policy asked for and the TTL, never root', async () => {
     expect(outcomeOf(/\/v1\/auth\/token\/create\b/).httpStatuses).toEqual([200]);
     const self = jsonOf(outcomeOf(/\/v1\/auth\/token\/lookup-self/));
-    expect(self.data).toMatchObject({ policies: ['app-reader', 'default'], creation_ttl: 7200, type: 'service', orphan: false });
+    expect(self.data).toMatchObject({
+      policies: ['app-reader', 'default'],
+      creation_ttl: 7200,
+      type: 'service',
+      orphan: false,
+    });
     expect(self.data.policies).not.toContain('root');
     expect(variables.APP).toMatch(/^hvs\./);
     expect(variables.APP).not.toBe(rootToken);
@@ -265,7 +324,9 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
       body: JSON.stringify({ lease_id: variables.LEASE }),
     });
     expect(after.status).toBe(404);
-    const app = await fetch(`${started.secrets}/v1/auth/token/lookup-self`, { headers: { 'X-Secrets-Token': variables.APP as string } });
+    const app = await fetch(`${started.secrets}/v1/auth/token/lookup-self`, {
+      headers: { 'X-Secrets-Token': variables.APP as string },
+    });
     expect(app.status).toBe(403);
   });
 
@@ -285,10 +346,16 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line));
     expect(lines[0]).toEqual({});
-    expect(lines).toContainEqual(expect.objectContaining({ Events: [expect.objectContaining({ Topic: 'ACLRole', Payload: { ACLRole: expect.objectContaining({ Name: 'ops' }) } })] }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        Events: [
+          expect.objectContaining({ Topic: 'ACLRole', Payload: { ACLRole: expect.objectContaining({ Name: 'ops' }) } }),
+        ],
+      }),
+    );
   });
 
-  it('the LDAP example binds as the example\'s manager and rotates cn=app: the new password binds, the old one not', async () => {
+  it("the LDAP example binds as the example's manager and rotates cn=app: the new password binds, the old one not", async () => {
     // The fixture's ACL lets its manager entry set passwords; the example's bind DN must be that entry.
     expect(directory.config.binddn).toBe(managerDn);
     expect(directory.config.url).toBe(readmeLdap);
@@ -302,15 +369,26 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
     expect(await slapd.canBind(managerDn, directory.config.bindpass as string)).toBe(true);
   });
 
-  it('the JWT example signs a token offline and logs in with it: a service token with the role\'s policies', async () => {
+  it("the JWT example signs a token offline and logs in with it: a service token with the role's policies", async () => {
     expect(variables.JWT?.split('.')).toHaveLength(3);
     const claims = JSON.parse(Buffer.from(variables.JWT?.split('.')[1] as string, 'base64url').toString());
     expect(claims).toMatchObject({ sub: 'ci-runner', aud: 'keyhaven' });
     const login = jsonOf(outcomeOf(/\/v1\/auth\/jwt\/login/));
-    expect(login.auth).toMatchObject({ policies: ['app-reader', 'default'], token_policies: ['app-reader', 'default'], lease_duration: 3600, renewable: true });
+    expect(login.auth).toMatchObject({
+      policies: ['app-reader', 'default'],
+      token_policies: ['app-reader', 'default'],
+      lease_duration: 3600,
+      renewable: true,
+    });
     expect(login.auth.client_token).toMatch(/^hvs\./);
-    const self = await fetch(`${started.secrets}/v1/auth/token/lookup-self`, { headers: { 'X-Secrets-Token': login.auth.client_token } });
+    const self = await fetch(`${started.secrets}/v1/auth/token/lookup-self`, {
+      headers: { 'X-Secrets-Token': login.auth.client_token },
+    });
     expect(self.status).toBe(200);
-    expect((await self.json()).data).toMatchObject({ path: 'auth/jwt/login', policies: ['app-reader', 'default'], meta: { role: 'ci' } });
+    expect((await self.json()).data).toMatchObject({
+      path: 'auth/jwt/login',
+      policies: ['app-reader', 'default'],
+      meta: { role: 'ci' },
+    });
   });
 });

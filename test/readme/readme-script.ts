@@ -90,10 +90,13 @@ function mismatch(actual: unknown, expected: unknown, at: string): string | unde
   const where = at === '' ? 'the answer' : at;
   if (typeof expected === 'string' && expected.includes('…')) {
     const pattern = new RegExp(`^${expected.split('…').map(escapeRegex).join('[\\s\\S]*')}$`);
-    return typeof actual === 'string' && pattern.test(actual) ? undefined : `${where} is ${JSON.stringify(actual)}, the README shows ${JSON.stringify(expected)}`;
+    return typeof actual === 'string' && pattern.test(actual)
+      ? undefined
+      : `${where} is ${JSON.stringify(actual)}, the README shows ${JSON.stringify(expected)}`;
   }
   if (Array.isArray(expected)) {
-    if (!Array.isArray(actual) || actual.length !== expected.length) return `${where} is ${JSON.stringify(actual)}, the README shows ${JSON.stringify(expected)}`;
+    if (!Array.isArray(actual) || actual.length !== expected.length)
+      return `${where} is ${JSON.stringify(actual)}, the README shows ${JSON.stringify(expected)}`;
     for (const [index, item] of expected.entries()) {
       const problem = mismatch(actual[index], item, `${at}[${index}]`);
       if (problem) return problem;
@@ -101,15 +104,19 @@ function mismatch(actual: unknown, expected: unknown, at: string): string | unde
     return undefined;
   }
   if (expected !== null && typeof expected === 'object') {
-    if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return `${where} is ${JSON.stringify(actual)}, the README shows an object`;
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
+      return `${where} is ${JSON.stringify(actual)}, the README shows an object`;
     for (const [key, value] of Object.entries(expected)) {
-      if (!(key in actual)) return `${at === '' ? '' : `${at}.`}${key} is missing, the README shows ${JSON.stringify(value)}`;
+      if (!(key in actual))
+        return `${at === '' ? '' : `${at}.`}${key} is missing, the README shows ${JSON.stringify(value)}`;
       const problem = mismatch((actual as Record<string, unknown>)[key], value, at === '' ? key : `${at}.${key}`);
       if (problem) return problem;
     }
     return undefined;
   }
-  return Object.is(actual, expected) ? undefined : `${where} is ${JSON.stringify(actual)}, the README shows ${JSON.stringify(expected)}`;
+  return Object.is(actual, expected)
+    ? undefined
+    : `${where} is ${JSON.stringify(actual)}, the README shows ${JSON.stringify(expected)}`;
 }
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

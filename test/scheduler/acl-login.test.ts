@@ -12,7 +12,8 @@ describe('POST /v1/acl/login with JWTs', () => {
   let stranger: CryptoKey;
   let pem: string;
   let edKey: CryptoKey;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
   const now = () => Math.floor(h.clock.now() / 1000);
   const sign = (claims: JWTPayload, key: CryptoKey = privateKey, alg = 'RS256', kid = 'k1') =>
     new SignJWT(claims)
@@ -22,7 +23,8 @@ describe('POST /v1/acl/login with JWTs', () => {
       .setIssuedAt(now())
       .setExpirationTime(now() + 300)
       .sign(key);
-  const login = (LoginToken: string, AuthMethodName = 'corp') => h.call('POST', '/v1/acl/login', { body: { AuthMethodName, LoginToken } });
+  const login = (LoginToken: string, AuthMethodName = 'corp') =>
+    h.call('POST', '/v1/acl/login', { body: { AuthMethodName, LoginToken } });
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();
@@ -60,10 +62,37 @@ describe('POST /v1/acl/login with JWTs', () => {
       },
     });
     expect(method.status).toBe(200);
-    expect((await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: '"eng" in list.groups', BindType: 'role', BindName: 'team-eng' })).status).toBe(200);
-    expect((await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: '"ops" in list.groups', BindType: 'role', BindName: 'team-ops' })).status).toBe(200);
-    await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: 'value.project == "p1"', BindType: 'policy', BindName: 'nodes' });
-    await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: 'value.user == "root"', BindType: 'management' });
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/binding-rule', {
+          AuthMethod: 'corp',
+          Selector: '"eng" in list.groups',
+          BindType: 'role',
+          BindName: 'team-eng',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/binding-rule', {
+          AuthMethod: 'corp',
+          Selector: '"ops" in list.groups',
+          BindType: 'role',
+          BindName: 'team-ops',
+        })
+      ).status,
+    ).toBe(200);
+    await mgmt('POST', '/v1/acl/binding-rule', {
+      AuthMethod: 'corp',
+      Selector: 'value.project == "p1"',
+      BindType: 'policy',
+      BindName: 'nodes',
+    });
+    await mgmt('POST', '/v1/acl/binding-rule', {
+      AuthMethod: 'corp',
+      Selector: 'value.user == "root"',
+      BindType: 'management',
+    });
     await mgmt('POST', '/v1/acl/auth-method', {
       Name: 'pem',
       Type: 'JWT',
@@ -80,7 +109,13 @@ describe('POST /v1/acl/login with JWTs', () => {
   it('mints a token with the matched roles and policies, named by the format, living MaxTokenTTL', async () => {
     const out = await login(await sign({ sub: 'ada', groups: ['eng', 'ops', 'sales'], 'project-id': 'p1' }));
     expect(out.status).toBe(200);
-    expect(out.body).toMatchObject({ Name: 'corp-ada', Type: 'client', Global: true, Policies: ['nodes'], ExpirationTTL: '2h0m0s' });
+    expect(out.body).toMatchObject({
+      Name: 'corp-ada',
+      Type: 'client',
+      Global: true,
+      Policies: ['nodes'],
+      ExpirationTTL: '2h0m0s',
+    });
     expect(out.body.Roles.map((role: { Name: string }) => role.Name).sort()).toEqual(['team-eng', 'team-ops']);
     expect(Date.parse(out.body.ExpirationTime)).toBe(h.clock.now() + 2 * 3600 * 1000);
     const self = await h.call('GET', '/v1/acl/token/self', { token: out.body.SecretID });
@@ -115,14 +150,21 @@ describe('POST /v1/acl/login with JWTs', () => {
   });
 
   it('refuses a bind name that uses a list claim, as Nomad does (list claims are for selectors only)', async () => {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
-    const rule = await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'pem', BindType: 'role', BindName: 'team-${list.groups}' });
+    const rule = await mgmt('POST', '/v1/acl/binding-rule', {
+      AuthMethod: 'pem',
+      BindType: 'role',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
+      BindName: 'team-${list.groups}',
+    });
     expect(rule.status).toBe(400);
     expect(rule.text).toMatch(/list\.groups/);
   });
 
   it('validates with JWTValidationPubKeys', async () => {
-    const token = await new SignJWT({ sub: 'eve' }).setProtectedHeader({ alg: 'EdDSA' }).setExpirationTime(now() + 60).sign(edKey);
+    const token = await new SignJWT({ sub: 'eve' })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setExpirationTime(now() + 60)
+      .sign(edKey);
     const out = await login(token, 'pem');
     expect(out.status).toBe(200);
     expect(out.body).toMatchObject({ Name: 'JWT-pem', Policies: ['jobs'], Global: false, ExpirationTTL: '30m0s' });
@@ -134,19 +176,34 @@ describe('POST /v1/acl/login with JWTs', () => {
     expect(refused.status).toBe(401);
     expect(refused.text).toContain('no issue time, notbefore, or expiration time');
     // Expired 5 minutes ago: past the default leeways (150 s + 60 s of skew), inside a method's 10 minutes.
-    const stale = await new SignJWT({ sub: 'eve' }).setProtectedHeader({ alg: 'EdDSA' }).setExpirationTime(now() - 300).sign(edKey);
+    const stale = await new SignJWT({ sub: 'eve' })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setExpirationTime(now() - 300)
+      .sign(edKey);
     expect((await login(stale, 'pem')).status).toBe(401);
     const lenient = await mgmt('POST', '/v1/acl/auth-method', {
       Name: 'lenient',
       Type: 'JWT',
       MaxTokenTTL: '30m',
-      Config: { JWTValidationPubKeys: [pem], ExpirationLeeway: '10m', BoundIssuer: ['https://a.example', 'https://b.example'] },
+      Config: {
+        JWTValidationPubKeys: [pem],
+        ExpirationLeeway: '10m',
+        BoundIssuer: ['https://a.example', 'https://b.example'],
+      },
     });
     expect(lenient.status).toBe(200);
     await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'lenient', BindType: 'policy', BindName: 'jobs' });
-    const fromB = await new SignJWT({ sub: 'eve' }).setProtectedHeader({ alg: 'EdDSA' }).setIssuer('https://b.example').setExpirationTime(now() - 300).sign(edKey);
+    const fromB = await new SignJWT({ sub: 'eve' })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuer('https://b.example')
+      .setExpirationTime(now() - 300)
+      .sign(edKey);
     expect((await login(fromB, 'lenient')).status).toBe(200);
-    const fromC = await new SignJWT({ sub: 'eve' }).setProtectedHeader({ alg: 'EdDSA' }).setIssuer('https://c.example').setExpirationTime(now() + 60).sign(edKey);
+    const fromC = await new SignJWT({ sub: 'eve' })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuer('https://c.example')
+      .setExpirationTime(now() + 60)
+      .sign(edKey);
     const wrongIssuer = await login(fromC, 'lenient');
     expect(wrongIssuer.status).toBe(401);
     expect(wrongIssuer.text).toContain('invalid issuer (iss) claim');

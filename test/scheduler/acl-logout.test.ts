@@ -12,7 +12,11 @@ describe('POST /v1/acl/logout', () => {
   let privateKey: CryptoKey;
   const now = () => Math.floor(h.clock.now() / 1000);
   const loginToken = async (user: string) => {
-    const jwt = await new SignJWT({ sub: user }).setProtectedHeader({ alg: 'EdDSA' }).setIssuedAt(now()).setExpirationTime(now() + 300).sign(privateKey);
+    const jwt = await new SignJWT({ sub: user })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuedAt(now())
+      .setExpirationTime(now() + 300)
+      .sign(privateKey);
     const out = await h.call('POST', '/v1/acl/login', { body: { AuthMethodName: 'pem', LoginToken: jwt } });
     expect(out.status).toBe(200);
     return out.body as { SecretID: string; AccessorID: string };
@@ -49,7 +53,10 @@ describe('POST /v1/acl/logout', () => {
   });
 
   it('refuses a token no login made, and keeps it', async () => {
-    const made = await h.call('POST', '/v1/acl/token', { token: root, body: { Name: 'ci', Type: 'client', Policies: ['jobs'] } });
+    const made = await h.call('POST', '/v1/acl/token', {
+      token: root,
+      body: { Name: 'ci', Type: 'client', Policies: ['jobs'] },
+    });
     const secret = (made.body as { SecretID: string }).SecretID;
     const refused = await h.call('POST', '/v1/acl/logout', { token: secret });
     expect(refused.status).toBe(403);

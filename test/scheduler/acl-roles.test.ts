@@ -4,13 +4,16 @@ import { type SchedulerService, startSchedulerInMemory } from '../support/schedu
 describe('ACL roles', () => {
   let h: SchedulerService;
   let root: string;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();
     root = await h.bootstrap();
     for (const name of ['read-jobs', 'read-nodes']) {
-      await mgmt('POST', `/v1/acl/policy/${name}`, { Rules: name === 'read-jobs' ? 'namespace "default" { policy = "read" }' : 'node { policy = "read" }' });
+      await mgmt('POST', `/v1/acl/policy/${name}`, {
+        Rules: name === 'read-jobs' ? 'namespace "default" { policy = "read" }' : 'node { policy = "read" }',
+      });
     }
   });
   afterAll(() => h.close());
@@ -22,7 +25,11 @@ describe('ACL roles', () => {
       Policies: [{ Name: 'read-jobs' }, { Name: 'read-nodes' }, { Name: 'read-jobs' }],
     });
     expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ Name: 'ops_team-1', Description: 'operators', Policies: [{ Name: 'read-jobs' }, { Name: 'read-nodes' }] });
+    expect(created.body).toMatchObject({
+      Name: 'ops_team-1',
+      Description: 'operators',
+      Policies: [{ Name: 'read-jobs' }, { Name: 'read-nodes' }],
+    });
     expect(created.body.ID).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.body.CreateIndex).toBe(created.body.ModifyIndex);
     expect((await mgmt('GET', `/v1/acl/role/${created.body.ID}`)).body).toEqual(created.body);
@@ -41,32 +48,79 @@ describe('ACL roles', () => {
     await refuse({ Name: 'has space', Policies: [{ Name: 'read-jobs' }] }, /invalid name/);
     await refuse({ Name: 'dot.name', Policies: [{ Name: 'read-jobs' }] }, /invalid name/);
     await refuse({ Name: 'x'.repeat(129), Policies: [{ Name: 'read-jobs' }] }, /invalid name/);
-    expect((await mgmt('POST', '/v1/acl/role', { Name: 'y'.repeat(128), Policies: [{ Name: 'read-jobs' }] })).status).toBe(200);
-    await refuse({ Name: 'long-desc', Description: 'd'.repeat(257), Policies: [{ Name: 'read-jobs' }] }, /description longer than 256/);
-    expect((await mgmt('POST', '/v1/acl/role', { Name: 'desc-256', Description: 'd'.repeat(256), Policies: [{ Name: 'read-jobs' }] })).status).toBe(200);
+    expect(
+      (await mgmt('POST', '/v1/acl/role', { Name: 'y'.repeat(128), Policies: [{ Name: 'read-jobs' }] })).status,
+    ).toBe(200);
+    await refuse(
+      { Name: 'long-desc', Description: 'd'.repeat(257), Policies: [{ Name: 'read-jobs' }] },
+      /description longer than 256/,
+    );
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/role', {
+          Name: 'desc-256',
+          Description: 'd'.repeat(256),
+          Policies: [{ Name: 'read-jobs' }],
+        })
+      ).status,
+    ).toBe(200);
     await refuse({ Name: 'no-policies', Policies: [] }, /at least one policy/);
     await refuse({ Name: 'no-policies' }, /at least one policy/);
     await refuse({ Name: 'ghost', Policies: [{ Name: 'missing-policy' }] }, /cannot find policy missing-policy/);
     await refuse({ Name: 'ops_team-1', Policies: [{ Name: 'read-jobs' }] }, /already exists/);
-    await refuse({ ID: '3f1e6c52-0000-0000-0000-000000000000', Name: 'with-id', Policies: [{ Name: 'read-jobs' }] }, /must not be set/);
+    await refuse(
+      { ID: '3f1e6c52-0000-0000-0000-000000000000', Name: 'with-id', Policies: [{ Name: 'read-jobs' }] },
+      /must not be set/,
+    );
   });
 
   it('updates a role only when the body ID equals the path ID; renames free the old name; unchanged updates keep the index', async () => {
     const role = (await mgmt('POST', '/v1/acl/role', { Name: 'to-rename', Policies: [{ Name: 'read-jobs' }] })).body;
     const path = `/v1/acl/role/${role.ID}`;
-    expect((await mgmt('POST', path, { Name: 'to-rename', Policies: [{ Name: 'read-jobs' }] })).text).toMatch(/ID is required/);
-    expect((await mgmt('POST', path, { ID: '11111111-2222-3333-4444-555555555555', Name: 'to-rename', Policies: [{ Name: 'read-jobs' }] })).text).toBe(
-      'ACL role ID in URL must match ID in body',
+    expect((await mgmt('POST', path, { Name: 'to-rename', Policies: [{ Name: 'read-jobs' }] })).text).toMatch(
+      /ID is required/,
     );
-    expect((await mgmt('POST', '/v1/acl/role/11111111-2222-3333-4444-555555555555', { ID: '11111111-2222-3333-4444-555555555555', Name: 'n', Policies: [{ Name: 'read-jobs' }] })).status).toBe(404);
+    expect(
+      (
+        await mgmt('POST', path, {
+          ID: '11111111-2222-3333-4444-555555555555',
+          Name: 'to-rename',
+          Policies: [{ Name: 'read-jobs' }],
+        })
+      ).text,
+    ).toBe('ACL role ID in URL must match ID in body');
+    expect(
+      (
+        await mgmt('POST', '/v1/acl/role/11111111-2222-3333-4444-555555555555', {
+          ID: '11111111-2222-3333-4444-555555555555',
+          Name: 'n',
+          Policies: [{ Name: 'read-jobs' }],
+        })
+      ).status,
+    ).toBe(404);
     const same = await mgmt('POST', path, { ID: role.ID, Name: 'to-rename', Policies: [{ Name: 'read-jobs' }] });
     expect(same.body.ModifyIndex).toBe(role.ModifyIndex);
-    const renamed = await mgmt('POST', path, { ID: role.ID, Name: 'renamed', Description: 'new', Policies: [{ Name: 'read-nodes' }] });
-    expect(renamed.body).toMatchObject({ ID: role.ID, Name: 'renamed', Description: 'new', Policies: [{ Name: 'read-nodes' }], CreateIndex: role.CreateIndex });
+    const renamed = await mgmt('POST', path, {
+      ID: role.ID,
+      Name: 'renamed',
+      Description: 'new',
+      Policies: [{ Name: 'read-nodes' }],
+    });
+    expect(renamed.body).toMatchObject({
+      ID: role.ID,
+      Name: 'renamed',
+      Description: 'new',
+      Policies: [{ Name: 'read-nodes' }],
+      CreateIndex: role.CreateIndex,
+    });
     expect(renamed.body.ModifyIndex).toBeGreaterThan(role.ModifyIndex);
     expect((await mgmt('GET', '/v1/acl/role/name/to-rename')).status).toBe(404);
-    expect((await mgmt('POST', '/v1/acl/role', { Name: 'to-rename', Policies: [{ Name: 'read-jobs' }] })).status).toBe(200);
-    expect((await mgmt('POST', path, { ID: role.ID, Name: 'ops_team-1', Policies: [{ Name: 'read-jobs' }] })).text).toMatch(/already exists/);
+    expect((await mgmt('POST', '/v1/acl/role', { Name: 'to-rename', Policies: [{ Name: 'read-jobs' }] })).status).toBe(
+      200,
+    );
+    expect(
+      (await mgmt('POST', path, { ID: role.ID, Name: 'ops_team-1', Policies: [{ Name: 'read-jobs' }] })).text,
+    ).toMatch(/already exists/);
   });
 
   it('lists by even-length hex prefix, and a non-management token lists and reads only its own roles', async () => {
@@ -96,7 +150,14 @@ describe('ACL roles', () => {
     expect((await h.call('GET', '/v1/acl/roles', { token: noRoles.SecretID })).body).toEqual([]);
     expect((await h.call('GET', `/v1/acl/role/${target.ID}`, { token: noRoles.SecretID })).status).toBe(403);
     // Writes need management.
-    expect((await h.call('POST', '/v1/acl/role', { token: token.SecretID, body: { Name: 'x', Policies: [{ Name: 'read-jobs' }] } })).status).toBe(403);
+    expect(
+      (
+        await h.call('POST', '/v1/acl/role', {
+          token: token.SecretID,
+          body: { Name: 'x', Policies: [{ Name: 'read-jobs' }] },
+        })
+      ).status,
+    ).toBe(403);
     expect((await h.call('DELETE', `/v1/acl/role/${target.ID}`, { token: token.SecretID })).status).toBe(403);
   });
 

@@ -4,7 +4,8 @@ import { type SchedulerService, startSchedulerInMemory } from '../support/schedu
 describe('scheduler ACL bootstrap, tokens and policies', () => {
   let h: SchedulerService;
   let root: string;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();
@@ -28,7 +29,11 @@ describe('scheduler ACL bootstrap, tokens and policies', () => {
   });
 
   it('accepts the token in X-Scheduler-Token, X-Nomad-Token and Authorization: Bearer; refuses unknown tokens', async () => {
-    for (const headers of [{ 'X-Scheduler-Token': root }, { 'X-Nomad-Token': root }, { Authorization: `Bearer ${root}` }] as Record<string, string>[]) {
+    for (const headers of [
+      { 'X-Scheduler-Token': root },
+      { 'X-Nomad-Token': root },
+      { Authorization: `Bearer ${root}` },
+    ] as Record<string, string>[]) {
       const self = await h.call('GET', '/v1/acl/token/self', { headers });
       expect(self.status).toBe(200);
       expect(self.body.Type).toBe('management');
@@ -41,12 +46,26 @@ describe('scheduler ACL bootstrap, tokens and policies', () => {
 
   it('writes policies in HCL and JSON, refuses invalid ones, and does not advance the index on an unchanged upsert', async () => {
     const rules = 'namespace "default" {\n  policy = "read"\n}\nnode {\n  policy = "read"\n}\n';
-    const write = await mgmt('POST', '/v1/acl/policy/readonly', { Name: 'readonly', Description: 'reads', Rules: rules });
+    const write = await mgmt('POST', '/v1/acl/policy/readonly', {
+      Name: 'readonly',
+      Description: 'reads',
+      Rules: rules,
+    });
     expect(write.status).toBe(200);
     const index = Number(write.headers.get('X-Scheduler-Index'));
     const read = await mgmt('GET', '/v1/acl/policy/readonly');
-    expect(read.body).toMatchObject({ Name: 'readonly', Description: 'reads', Rules: rules, CreateIndex: index, ModifyIndex: index });
-    const again = await mgmt('POST', '/v1/acl/policy/readonly', { Name: 'readonly', Description: 'reads', Rules: rules });
+    expect(read.body).toMatchObject({
+      Name: 'readonly',
+      Description: 'reads',
+      Rules: rules,
+      CreateIndex: index,
+      ModifyIndex: index,
+    });
+    const again = await mgmt('POST', '/v1/acl/policy/readonly', {
+      Name: 'readonly',
+      Description: 'reads',
+      Rules: rules,
+    });
     expect(Number(again.headers.get('X-Scheduler-Index'))).toBe(index);
     expect((await mgmt('GET', '/v1/acl/policy/readonly')).body.ModifyIndex).toBe(index);
 
@@ -55,7 +74,9 @@ describe('scheduler ACL bootstrap, tokens and policies', () => {
     const bad = await mgmt('POST', '/v1/acl/policy/bad', { Rules: 'namespace "default" { policy = "sideways" }' });
     expect(bad.status).toBe(400);
     expect(bad.text).toMatch(/Invalid namespace policy/);
-    expect((await mgmt('POST', '/v1/acl/policy/bad', { Rules: 'namespace "x" { capabilities = ["fly"] }' })).status).toBe(400);
+    expect(
+      (await mgmt('POST', '/v1/acl/policy/bad', { Rules: 'namespace "x" { capabilities = ["fly"] }' })).status,
+    ).toBe(400);
     expect((await mgmt('POST', '/v1/acl/policy/bad', { Rules: 'namespace {' })).status).toBe(400);
     expect((await mgmt('POST', '/v1/acl/policy/bad name', { Rules: '' })).status).toBe(400);
     expect((await mgmt('POST', '/v1/acl/policy/other', { Name: 'different', Rules: '' })).status).toBe(400);
@@ -68,35 +89,70 @@ describe('scheduler ACL bootstrap, tokens and policies', () => {
   });
 
   it('creates client and management tokens with validation, lists them, updates, reads self and deletes', async () => {
-    expect((await mgmt('POST', '/v1/acl/token', { Type: 'client' })).text).toBe('client token missing policies or roles');
+    expect((await mgmt('POST', '/v1/acl/token', { Type: 'client' })).text).toBe(
+      'client token missing policies or roles',
+    );
     expect((await mgmt('POST', '/v1/acl/token', { Type: 'management', Policies: ['readonly'] })).status).toBe(400);
     expect((await mgmt('POST', '/v1/acl/token', { Type: 'super', Policies: ['readonly'] })).status).toBe(400);
     expect((await mgmt('POST', '/v1/acl/token', { Type: 'client', Roles: [{ Name: 'nope' }] })).status).toBe(400);
-    expect((await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['readonly'], ExpirationTTL: '10s' })).status).toBe(400);
-    expect((await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['readonly'], ExpirationTTL: '48h' })).status).toBe(400);
+    expect(
+      (await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['readonly'], ExpirationTTL: '10s' })).status,
+    ).toBe(400);
+    expect(
+      (await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['readonly'], ExpirationTTL: '48h' })).status,
+    ).toBe(400);
 
-    const created = await mgmt('POST', '/v1/acl/token', { Name: 'reader', Type: 'client', Policies: ['readonly', 'readonly'] });
+    const created = await mgmt('POST', '/v1/acl/token', {
+      Name: 'reader',
+      Type: 'client',
+      Policies: ['readonly', 'readonly'],
+    });
     expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ Name: 'reader', Type: 'client', Policies: ['readonly'], Roles: [], Global: false });
+    expect(created.body).toMatchObject({
+      Name: 'reader',
+      Type: 'client',
+      Policies: ['readonly'],
+      Roles: [],
+      Global: false,
+    });
     expect(created.body.SecretID).toMatch(/^[0-9a-f-]{36}$/);
     const self = await h.call('GET', '/v1/acl/token/self', { token: created.body.SecretID });
     expect(self.body.AccessorID).toBe(created.body.AccessorID);
-    expect((await h.call('GET', `/v1/acl/token/${created.body.AccessorID}`, { token: created.body.SecretID })).status).toBe(200);
+    expect(
+      (await h.call('GET', `/v1/acl/token/${created.body.AccessorID}`, { token: created.body.SecretID })).status,
+    ).toBe(200);
     expect((await h.call('GET', '/v1/acl/tokens', { token: created.body.SecretID })).status).toBe(403);
     // A client token reads the policies it holds, and only those.
     expect((await h.call('GET', '/v1/acl/policy/readonly', { token: created.body.SecretID })).status).toBe(200);
     expect((await h.call('GET', '/v1/acl/policy/all-ns', { token: created.body.SecretID })).status).toBe(403);
-    expect((await h.call('GET', '/v1/acl/policies', { token: created.body.SecretID })).body.map((p: { Name: string }) => p.Name)).toEqual(['readonly']);
+    expect(
+      (await h.call('GET', '/v1/acl/policies', { token: created.body.SecretID })).body.map(
+        (p: { Name: string }) => p.Name,
+      ),
+    ).toEqual(['readonly']);
 
     const list = await mgmt('GET', '/v1/acl/tokens');
     expect(list.body.map((t: { AccessorID: string }) => t.AccessorID)).toContain(created.body.AccessorID);
     expect(list.body[0].Hash).toBeTypeOf('string');
     expect(list.body.every((t: { SecretID?: string }) => t.SecretID === undefined)).toBe(true);
 
-    const updated = await mgmt('POST', `/v1/acl/token/${created.body.AccessorID}`, { AccessorID: created.body.AccessorID, Name: 'renamed', Type: 'client', Policies: ['all-ns'] });
+    const updated = await mgmt('POST', `/v1/acl/token/${created.body.AccessorID}`, {
+      AccessorID: created.body.AccessorID,
+      Name: 'renamed',
+      Type: 'client',
+      Policies: ['all-ns'],
+    });
     expect(updated.body).toMatchObject({ Name: 'renamed', Policies: ['all-ns'] });
     expect(updated.body.ModifyIndex).toBeGreaterThan(created.body.ModifyIndex);
-    expect((await mgmt('POST', `/v1/acl/token/${created.body.AccessorID}`, { Type: 'client', Policies: ['all-ns'], Global: true })).status).toBe(400);
+    expect(
+      (
+        await mgmt('POST', `/v1/acl/token/${created.body.AccessorID}`, {
+          Type: 'client',
+          Policies: ['all-ns'],
+          Global: true,
+        })
+      ).status,
+    ).toBe(400);
 
     expect((await mgmt('DELETE', `/v1/acl/token/${created.body.AccessorID}`)).status).toBe(200);
     expect((await h.call('GET', '/v1/acl/token/self', { token: created.body.SecretID })).status).toBe(403);
@@ -104,14 +160,25 @@ describe('scheduler ACL bootstrap, tokens and policies', () => {
   });
 
   it('refuses an expired token and cleans it up; the sweep deletes expired tokens nobody used', async () => {
-    const shortLived = await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['readonly'], ExpirationTTL: '1h' });
+    const shortLived = await mgmt('POST', '/v1/acl/token', {
+      Type: 'client',
+      Policies: ['readonly'],
+      ExpirationTTL: '1h',
+    });
     expect(shortLived.body.ExpirationTTL).toBe('1h0m0s');
     expect(Date.parse(shortLived.body.ExpirationTime)).toBe(h.clock.now() + 3_600_000);
-    const unused = await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['readonly'], ExpirationTime: new Date(h.clock.now() + 120_000).toISOString() });
+    const unused = await mgmt('POST', '/v1/acl/token', {
+      Type: 'client',
+      Policies: ['readonly'],
+      ExpirationTime: new Date(h.clock.now() + 120_000).toISOString(),
+    });
     expect(unused.status).toBe(200);
     expect((await h.call('GET', '/v1/acl/token/self', { token: shortLived.body.SecretID })).status).toBe(200);
     h.clock.advance(3601);
-    expect(await h.call('GET', '/v1/acl/token/self', { token: shortLived.body.SecretID })).toMatchObject({ status: 403, text: 'ACL token expired' });
+    expect(await h.call('GET', '/v1/acl/token/self', { token: shortLived.body.SecretID })).toMatchObject({
+      status: 403,
+      text: 'ACL token expired',
+    });
     expect((await mgmt('GET', `/v1/acl/token/${shortLived.body.AccessorID}`)).status).toBe(404);
     expect(await h.scheduler.tokens.sweepExpired()).toBe(1);
     expect(await h.scheduler.tokens.get(unused.body.AccessorID)).toBeUndefined();

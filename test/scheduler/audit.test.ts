@@ -83,7 +83,10 @@ describe('scheduler audit log (Nomad Enterprise format)', () => {
 
   it('is switched on by KEYHAVEN_SCHEDULER_AUDIT, and refuses a delivery mode it does not know', () => {
     expect(schedulerAuditFromEnvironment({})).toBeUndefined();
-    expect(schedulerAuditFromEnvironment({ KEYHAVEN_SCHEDULER_AUDIT: 'stdout' })).toEqual({ path: 'stdout', delivery: 'enforced' });
+    expect(schedulerAuditFromEnvironment({ KEYHAVEN_SCHEDULER_AUDIT: 'stdout' })).toEqual({
+      path: 'stdout',
+      delivery: 'enforced',
+    });
     expect(() =>
       schedulerAuditFromEnvironment({
         KEYHAVEN_SCHEDULER_AUDIT: 'stdout',

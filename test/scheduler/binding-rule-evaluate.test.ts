@@ -14,7 +14,8 @@ describe('POST /v1/acl/binding-rules/evaluate', () => {
   let root: string;
   let server: Server;
   let privateKey: CryptoKey;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
   const now = () => Math.floor(h.clock.now() / 1000);
   const sign = (claims: JWTPayload) =>
     new SignJWT(claims)
@@ -24,8 +25,10 @@ describe('POST /v1/acl/binding-rules/evaluate', () => {
       .setIssuedAt(now())
       .setExpirationTime(now() + 300)
       .sign(privateKey);
-  const evaluate = (Claims: unknown, AuthMethodName = 'corp') => mgmt('POST', '/v1/acl/binding-rules/evaluate', { AuthMethodName, Claims });
-  const login = async (claims: JWTPayload) => h.call('POST', '/v1/acl/login', { body: { AuthMethodName: 'corp', LoginToken: await sign(claims) } });
+  const evaluate = (Claims: unknown, AuthMethodName = 'corp') =>
+    mgmt('POST', '/v1/acl/binding-rules/evaluate', { AuthMethodName, Claims });
+  const login = async (claims: JWTPayload) =>
+    h.call('POST', '/v1/acl/login', { body: { AuthMethodName: 'corp', LoginToken: await sign(claims) } });
   const ruleIds: Record<string, string> = {};
 
   beforeAll(async () => {
@@ -64,8 +67,16 @@ describe('POST /v1/acl/binding-rules/evaluate', () => {
       expect(created.status).toBe(200);
       ruleIds[key] = created.body.ID;
     };
-    await rule('eng', { Selector: '"eng" in list.groups and value.user != "mallory"', BindType: 'role', BindName: 'team-eng' });
-    await rule('ops', { Selector: '"ops" in list.groups or value.team == "ops"', BindType: 'role', BindName: 'team-ops' });
+    await rule('eng', {
+      Selector: '"eng" in list.groups and value.user != "mallory"',
+      BindType: 'role',
+      BindName: 'team-eng',
+    });
+    await rule('ops', {
+      Selector: '"ops" in list.groups or value.team == "ops"',
+      BindType: 'role',
+      BindName: 'team-ops',
+    });
     // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax, not a JS template
     await rule('team', { Selector: 'value.team is not empty', BindType: 'policy', BindName: 'team-${value.team}' });
     await rule('ghost', { Selector: '"eng" in list.groups', BindType: 'role', BindName: 'no-such-role' });
@@ -85,21 +96,26 @@ describe('POST /v1/acl/binding-rules/evaluate', () => {
     { sub: 'dave', groups: ['eng'], team: 'Bad Name!' },
   ];
 
-  it.each(claimSets.map((claims) => [claims.sub, claims]))('for %s, answers what a real login with a JWT of those claims gets', async (_sub, claims) => {
-    const dry = await evaluate(claims);
-    expect(dry.status).toBe(200);
-    const real = await login(claims);
-    if (real.status === 200) {
-      expect(dry.body.LoginError).toBeUndefined();
-      expect(dry.body.Management).toBe(real.body.Type === 'management');
-      expect([...dry.body.Policies].sort()).toEqual([...real.body.Policies].sort());
-      expect(dry.body.Roles.map((role: { Name: string }) => role.Name).sort()).toEqual(real.body.Roles.map((role: { Name: string }) => role.Name).sort());
-      expect(dry.body.TokenName).toBe(real.body.Name);
-    } else {
-      expect(real.status).toBe(400);
-      expect(dry.body.LoginError).toBe(real.text);
-    }
-  });
+  it.each(claimSets.map((claims) => [claims.sub, claims]))(
+    'for %s, answers what a real login with a JWT of those claims gets',
+    async (_sub, claims) => {
+      const dry = await evaluate(claims);
+      expect(dry.status).toBe(200);
+      const real = await login(claims);
+      if (real.status === 200) {
+        expect(dry.body.LoginError).toBeUndefined();
+        expect(dry.body.Management).toBe(real.body.Type === 'management');
+        expect([...dry.body.Policies].sort()).toEqual([...real.body.Policies].sort());
+        expect(dry.body.Roles.map((role: { Name: string }) => role.Name).sort()).toEqual(
+          real.body.Roles.map((role: { Name: string }) => role.Name).sort(),
+        );
+        expect(dry.body.TokenName).toBe(real.body.Name);
+      } else {
+        expect(real.status).toBe(400);
+        expect(dry.body.LoginError).toBe(real.text);
+      }
+    },
+  );
 
   it('explains each rule: matched or not, each top-level term, the interpolated bind name', async () => {
     const out = await evaluate({ sub: 'ada', groups: ['eng', 'sales'], team: 'DB' });
@@ -127,12 +143,26 @@ describe('POST /v1/acl/binding-rules/evaluate', () => {
     // The bind name is interpolated as the login does it: claim values lower-cased.
     expect(byId[ruleIds.team as string]).toMatchObject({ Matched: true, BindType: 'policy', BindName: 'team-db' });
     expect(byId[ruleIds.ghost as string]).toMatchObject({ Matched: true, RoleMissing: true, BindName: 'no-such-role' });
-    expect(byId[ruleIds.root as string]).toMatchObject({ Matched: false, Terms: [{ Text: 'value.user == "root"', Matched: false }], BindType: 'management' });
-    expect(out.body).toMatchObject({ Management: false, Policies: ['team-db'], Roles: [{ Name: 'team-eng' }], TokenName: 'corp-ada' });
+    expect(byId[ruleIds.root as string]).toMatchObject({
+      Matched: false,
+      Terms: [{ Text: 'value.user == "root"', Matched: false }],
+      BindType: 'management',
+    });
+    expect(out.body).toMatchObject({
+      Management: false,
+      Policies: ['team-db'],
+      Roles: [{ Name: 'team-eng' }],
+      TokenName: 'corp-ada',
+    });
   });
 
   it('names a term that cannot be evaluated (a claim the login lacks) and the failing term of a mixed selector', async () => {
-    const created = await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'corp', Selector: 'list.missing.0 == "x" and value.user == "erin"', BindType: 'policy', BindName: 'jobs' });
+    const created = await mgmt('POST', '/v1/acl/binding-rule', {
+      AuthMethod: 'corp',
+      Selector: 'list.missing.0 == "x" and value.user == "erin"',
+      BindType: 'policy',
+      BindName: 'jobs',
+    });
     expect(created.status).toBe(200);
     const out = await evaluate({ sub: 'erin', groups: [] });
     const rule = out.body.Rules.find((each: { ID: string }) => each.ID === created.body.ID);
@@ -143,8 +173,14 @@ describe('POST /v1/acl/binding-rules/evaluate', () => {
   });
 
   it('answers 400 naming bad input', async () => {
-    expect(await mgmt('POST', '/v1/acl/binding-rules/evaluate', { Claims: {} })).toMatchObject({ status: 400, text: 'AuthMethodName is missing' });
-    expect(await mgmt('POST', '/v1/acl/binding-rules/evaluate', { AuthMethodName: 'corp' })).toMatchObject({ status: 400, text: 'Claims is missing' });
+    expect(await mgmt('POST', '/v1/acl/binding-rules/evaluate', { Claims: {} })).toMatchObject({
+      status: 400,
+      text: 'AuthMethodName is missing',
+    });
+    expect(await mgmt('POST', '/v1/acl/binding-rules/evaluate', { AuthMethodName: 'corp' })).toMatchObject({
+      status: 400,
+      text: 'Claims is missing',
+    });
     expect(await evaluate(['sub'])).toMatchObject({ status: 400, text: 'Claims must be a JSON object' });
     expect(await evaluate('ada')).toMatchObject({ status: 400, text: 'Claims must be a JSON object' });
     expect(await evaluate({ sub: 'ada' }, 'nope')).toMatchObject({ status: 400, text: 'auth method nope not found' });
@@ -152,6 +188,14 @@ describe('POST /v1/acl/binding-rules/evaluate', () => {
     const bad = await evaluate({ sub: { first: 'ada' } });
     expect(bad).toMatchObject({ status: 400, text: "error converting claim 'sub' to string" });
     expect((await login({ sub: { first: 'ada' } as never })).text).toBe(bad.text);
-    expect((await h.call('POST', '/v1/acl/binding-rules/evaluate', { token: root, body: 'not json', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+    expect(
+      (
+        await h.call('POST', '/v1/acl/binding-rules/evaluate', {
+          token: root,
+          body: 'not json',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(400);
   });
 });

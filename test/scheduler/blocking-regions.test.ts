@@ -9,7 +9,8 @@ import { type SchedulerHarness, startScheduler } from '../support/scheduler-harn
 describe('blocking queries', () => {
   let h: SchedulerHarness;
   let root: string;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
     h = await startScheduler();
@@ -58,10 +59,22 @@ describe('blocking queries', () => {
     expect(out.status).toBe(200);
     expect(Number(out.headers.get('X-Scheduler-Index'))).toBe(current);
     // The blocking parameters are parsed by the route wrapper before the handler: Nomad's messages.
-    expect(await mgmt('GET', '/v1/acl/policies?index=1&wait=forever')).toMatchObject({ status: 400, text: 'Invalid wait time: "forever" is not a duration' });
-    expect(await mgmt('GET', '/v1/acl/policies?index=abc')).toMatchObject({ status: 400, text: 'Failed to parse index parameter: invalid syntax' });
-    expect(await mgmt('GET', '/v1/acl/policies?index=-1')).toMatchObject({ status: 400, text: 'Failed to parse index parameter: invalid syntax' });
-    expect(await mgmt('GET', '/v1/acl/policies?stale&consistent')).toMatchObject({ status: 400, text: 'Cannot specify ?stale with ?consistent, conflicting semantics.' });
+    expect(await mgmt('GET', '/v1/acl/policies?index=1&wait=forever')).toMatchObject({
+      status: 400,
+      text: 'Invalid wait time: "forever" is not a duration',
+    });
+    expect(await mgmt('GET', '/v1/acl/policies?index=abc')).toMatchObject({
+      status: 400,
+      text: 'Failed to parse index parameter: invalid syntax',
+    });
+    expect(await mgmt('GET', '/v1/acl/policies?index=-1')).toMatchObject({
+      status: 400,
+      text: 'Failed to parse index parameter: invalid syntax',
+    });
+    expect(await mgmt('GET', '/v1/acl/policies?stale&consistent')).toMatchObject({
+      status: 400,
+      text: 'Cannot specify ?stale with ?consistent, conflicting semantics.',
+    });
     for (const query of ['stale=false&consistent', 'stale', 'consistent=true', 'index=&wait=', 'index=1&wait=0']) {
       const answer = await mgmt('GET', `/v1/acl/policies?${query}`);
       expect({ query, status: answer.status }).toEqual({ query, status: 200 });
@@ -80,8 +93,10 @@ describe('blocking queries behind an API gateway (maxQueryWaitSeconds: 25, as th
   });
 
   for (const wait of ['&wait=5m', '']) {
-    it(`answers by 25 s on the service clock when asked ${wait ? 'to wait 5 minutes' : 'with Nomad\'s default wait'}`, async () => {
-      const current = Number((await h.call('GET', '/v1/acl/policies', { token: root })).headers.get('X-Scheduler-Index'));
+    it(`answers by 25 s on the service clock when asked ${wait ? 'to wait 5 minutes' : "with Nomad's default wait"}`, async () => {
+      const current = Number(
+        (await h.call('GET', '/v1/acl/policies', { token: root })).headers.get('X-Scheduler-Index'),
+      );
       let settled = false;
       const blocked = h.call('GET', `/v1/acl/policies?index=${current}${wait}`, { token: root }).then((out) => {
         settled = true;
@@ -138,7 +153,10 @@ describe('regions', () => {
 
   it('forwards writes with the caller token and answers reads locally', async () => {
     expect(forwarded).toBe(1);
-    const write = await replica.call('POST', '/v1/acl/policy/fwd', { token: root, body: { Rules: 'node { policy = "read" }' } });
+    const write = await replica.call('POST', '/v1/acl/policy/fwd', {
+      token: root,
+      body: { Rules: 'node { policy = "read" }' },
+    });
     expect(write.status).toBe(200);
     expect(Number(write.headers.get('X-Scheduler-Index'))).toBeGreaterThan(0);
     expect(forwarded).toBe(2);

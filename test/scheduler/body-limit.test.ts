@@ -12,7 +12,12 @@ const refusal = `Request body too large: larger than ${maxBodyBytes} bytes`;
  * Sends a request head and the given body parts on a raw connection, without ending the body unless `end` is set,
  * and resolves with the status line and body of the answer once the server has sent it whole.
  */
-function rawRequest(port: number, head: string, parts: Buffer[], end = false): Promise<{ statusLine: string; body: string }> {
+function rawRequest(
+  port: number,
+  head: string,
+  parts: Buffer[],
+  end = false,
+): Promise<{ statusLine: string; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
@@ -72,17 +77,29 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
     const chunk = Buffer.alloc(256 * 1024, 'a');
     const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
     // Five chunks (1.25 MiB) and no terminating chunk: only a server that counts as it reads can answer.
-    const answer = await rawRequest(port, head, Array.from({ length: 5 }, () => framed));
+    const answer = await rawRequest(
+      port,
+      head,
+      Array.from({ length: 5 }, () => framed),
+    );
     expect(answer).toEqual({ statusLine: 'HTTP/1.1 413 Payload Too Large', body: refusal });
   });
 
   it('node server: a body under the limit is read and answered as usual, and the server goes on answering', async () => {
     const body = JSON.stringify({ AuthMethodName: 'absent', LoginToken: 'a'.repeat(maxBodyBytes - 100) });
     const response = await fetch(`http://127.0.0.1:${port}/v1/acl/login`, { method: 'POST', body });
-    expect({ status: response.status, text: await response.text() }).toEqual({ status: 400, text: 'auth method absent not found' });
-    const over = await fetch(`http://127.0.0.1:${port}/v1/acl/login`, { method: 'POST', body: 'a'.repeat(maxBodyBytes + 1) });
+    expect({ status: response.status, text: await response.text() }).toEqual({
+      status: 400,
+      text: 'auth method absent not found',
+    });
+    const over = await fetch(`http://127.0.0.1:${port}/v1/acl/login`, {
+      method: 'POST',
+      body: 'a'.repeat(maxBodyBytes + 1),
+    });
     expect({ status: over.status, text: await over.text() }).toEqual({ status: 413, text: refusal });
-    expect((await fetch(`http://127.0.0.1:${port}/v1/acl/token/self`, { headers: { 'X-Scheduler-Token': root } })).status).toBe(200);
+    expect(
+      (await fetch(`http://127.0.0.1:${port}/v1/acl/token/self`, { headers: { 'X-Scheduler-Token': root } })).status,
+    ).toBe(200);
   });
 
   it('node server, keep-alive client: after a 413 the connection is closed cleanly, and the next request goes out on a new one (issue 24)', async () => {
@@ -91,12 +108,18 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
     for (const size of [2 * 1024 * 1024, 12 * 1024 * 1024]) {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       try {
-        const first = await keepAliveRequest(agent, port, 'GET', '/v1/acl/token/self', undefined, { 'X-Scheduler-Token': root });
+        const first = await keepAliveRequest(agent, port, 'GET', '/v1/acl/token/self', undefined, {
+          'X-Scheduler-Token': root,
+        });
         expect(first).toMatchObject({ status: 200 });
-        const over = await keepAliveRequest(agent, port, 'POST', '/v1/acl/login', 'a'.repeat(size), { 'Content-Type': 'application/json' });
+        const over = await keepAliveRequest(agent, port, 'POST', '/v1/acl/login', 'a'.repeat(size), {
+          'Content-Type': 'application/json',
+        });
         expect(over).toMatchObject({ status: 413, text: refusal, connection: 'close' });
         for (let attempt = 0; attempt < 3; attempt++) {
-          const next = await keepAliveRequest(agent, port, 'GET', '/v1/acl/token/self', undefined, { 'X-Scheduler-Token': root });
+          const next = await keepAliveRequest(agent, port, 'GET', '/v1/acl/token/self', undefined, {
+            'X-Scheduler-Token': root,
+          });
           expect(next).toMatchObject({ status: 200 });
           if ('localPort' in next && 'localPort' in over) expect(next.localPort).not.toBe(over.localPort);
         }
@@ -110,7 +133,10 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
     const before = await h.scheduler.state.currentIndex();
     const policies = Array.from({ length: 4000 }, (_, n) => `policy-${n}-${'p'.repeat(110)}`);
     const out = await h.call('POST', '/v1/acl/token', { token: root, body: { Name: 'huge', Policies: policies } });
-    expect({ status: out.status, text: out.text }).toEqual({ status: 413, text: 'the data is too large to store (at most 400 KB per item)' });
+    expect({ status: out.status, text: out.text }).toEqual({
+      status: 413,
+      text: 'the data is too large to store (at most 400 KB per item)',
+    });
     expect(await h.scheduler.state.currentIndex()).toBe(before);
   });
 
@@ -118,7 +144,10 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
     await deployedEnvironment();
     const { handler } = await import('../../functions/scheduler/api.ts');
     const large = { AuthMethodName: 'absent', LoginToken: 'a'.repeat(maxBodyBytes) };
-    expect(await invoke(handler, httpApiEvent('POST', '/v1/acl/login', { body: large }))).toEqual({ status: 413, body: refusal });
+    expect(await invoke(handler, httpApiEvent('POST', '/v1/acl/login', { body: large }))).toEqual({
+      status: 413,
+      body: refusal,
+    });
     const unsized = httpApiEvent('POST', '/v1/acl/login', { body: large });
     delete unsized.headers['content-length'];
     expect(await invoke(handler, unsized)).toEqual({ status: 413, body: refusal });

@@ -24,8 +24,24 @@ function nodeEvent(id: string, type = 'NodeRegistration'): PendingEvent {
         SchedulingEligibility: 'eligible',
         Status: 'initializing',
         StatusUpdatedAt: 1_767_225_600,
-        Events: [{ Message: 'Node registered', Subsystem: 'Cluster', Details: null, Timestamp: '2026-01-01T00:00:00Z', CreateIndex: 0 }],
-        Drivers: { docker: { Attributes: {}, Detected: true, Healthy: true, HealthDescription: 'Healthy', UpdateTime: '2026-01-01T00:00:00Z' } },
+        Events: [
+          {
+            Message: 'Node registered',
+            Subsystem: 'Cluster',
+            Details: null,
+            Timestamp: '2026-01-01T00:00:00Z',
+            CreateIndex: 0,
+          },
+        ],
+        Drivers: {
+          docker: {
+            Attributes: {},
+            Detected: true,
+            Healthy: true,
+            HealthDescription: 'Healthy',
+            UpdateTime: '2026-01-01T00:00:00Z',
+          },
+        },
       },
     },
   };
@@ -46,7 +62,8 @@ describe('GET /v1/event/stream', () => {
   let nodeReader: string;
   let jobReader: string;
   let allNamespaces: string;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();
@@ -95,7 +112,12 @@ describe('GET /v1/event/stream', () => {
     const token = (await mgmt('POST', '/v1/acl/token', { Type: 'client', Roles: [{ ID: role.ID }] })).body;
     await mgmt('DELETE', `/v1/acl/role/${role.ID}`);
     const first = await reader.nextEvents();
-    expect(first).toMatchObject({ Index: role.ModifyIndex, Events: [{ Topic: 'ACLRole', Type: 'ACLRoleUpserted', Key: role.ID, FilterKeys: ['streamed'], Index: role.ModifyIndex }] });
+    expect(first).toMatchObject({
+      Index: role.ModifyIndex,
+      Events: [
+        { Topic: 'ACLRole', Type: 'ACLRoleUpserted', Key: role.ID, FilterKeys: ['streamed'], Index: role.ModifyIndex },
+      ],
+    });
     expect(first.Events[0].Payload.ACLRole).toEqual(role);
     const second = await reader.nextEvents();
     expect(second.Events[0]).toMatchObject({ Topic: 'ACLToken', Type: 'ACLTokenUpserted', Key: token.AccessorID });
@@ -123,7 +145,12 @@ describe('GET /v1/event/stream', () => {
     const got = await node1.nextEvents();
     expect(got.Index).toBe(n1);
     expect(got.Events.map((e: { Type: string }) => e.Type)).toEqual(['NodeRegistration', 'NodeEligibility']);
-    expect(got.Events[0].Payload.Node).toMatchObject({ ID: 'node-1', Status: 'initializing', SchedulingEligibility: 'eligible', Drain: false });
+    expect(got.Events[0].Payload.Node).toMatchObject({
+      ID: 'node-1',
+      Status: 'initializing',
+      SchedulingEligibility: 'eligible',
+      Drain: false,
+    });
     expect((await roles.nextEvents()).Events[0]).toMatchObject({ Topic: 'ACLRole', Key: wanted.ID });
     expect((await defaultJobs.nextEvents()).Index).toBe(job);
     const all1 = await allJobs.nextEvents();
@@ -174,7 +201,10 @@ describe('GET /v1/event/stream', () => {
   it('sweeps expired events oldest first, a page at a time, and keeps the live ones', async () => {
     for (let i = 0; i < 7; i++) await publishEvents(h.core, [nodeEvent(`stale-${i}`)]);
     h.clock.advance(2 * 3600);
-    const live = [await publishEvents(h.core, [nodeEvent('live-1')]), await publishEvents(h.core, [nodeEvent('live-2')])];
+    const live = [
+      await publishEvents(h.core, [nodeEvent('live-1')]),
+      await publishEvents(h.core, [nodeEvent('live-2')]),
+    ];
     expect(await h.scheduler.state.sweepEvents(3)).toBeGreaterThanOrEqual(7);
     const left = await h.core.store.list(EVENT_PK);
     expect(left.map((item) => item.index)).toEqual(live);

@@ -24,7 +24,16 @@ describe('functions/scheduler/event-stream.ts (Lambda response stream)', () => {
     // The function reads the real clock: bring the test's clock to now so the event is still in the buffer.
     h.clock.advance(Math.max(0, (Date.now() - h.clock.now()) / 1000));
     const start = await h.scheduler.state.currentIndex();
-    const published = await publishEvents(h.core, [{ Topic: 'Node', Type: 'NodeRegistration', Key: 'n1', Namespace: '', FilterKeys: null, Payload: { Node: { ID: 'n1' } } }]);
+    const published = await publishEvents(h.core, [
+      {
+        Topic: 'Node',
+        Type: 'NodeRegistration',
+        Key: 'n1',
+        Namespace: '',
+        FilterKeys: null,
+        Payload: { Node: { ID: 'n1' } },
+      },
+    ]);
     const { handler } = await import('../../functions/scheduler/event-stream.ts');
     const chunks: Buffer[] = [];
     const sink = new Writable({
@@ -41,12 +50,23 @@ describe('functions/scheduler/event-stream.ts (Lambda response stream)', () => {
       rawQueryString: `index=${start}&topic=Node`,
       headers: { 'x-scheduler-token': root, host: 'lambda.example' },
       queryStringParameters: { index: String(start), topic: 'Node' },
-      requestContext: { http: { method: 'GET', path: '/v1/event/stream', sourceIp: '10.0.0.1' }, domainName: 'lambda.example' },
+      requestContext: {
+        http: { method: 'GET', path: '/v1/event/stream', sourceIp: '10.0.0.1' },
+        domainName: 'lambda.example',
+      },
       isBase64Encoded: false,
     };
-    await (handler as unknown as (event: unknown, stream: Writable, context: unknown) => Promise<void>)(event, sink, {});
+    await (handler as unknown as (event: unknown, stream: Writable, context: unknown) => Promise<void>)(
+      event,
+      sink,
+      {},
+    );
     await finished;
-    const lines = Buffer.concat(chunks).toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = Buffer.concat(chunks)
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines[0]).toEqual({});
     const withEvents = lines.filter((line) => line.Index !== undefined);
     expect(withEvents).toHaveLength(1);

@@ -11,9 +11,12 @@ describe('OIDC login (/v1/acl/oidc/auth-url, /v1/acl/oidc/complete-auth) against
   let h: SchedulerService;
   let provider: TestOidcProvider;
   let root: string;
-  const mgmt = (method: string, path: string, body?: unknown) => h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
   const authUrl = (body: Record<string, unknown>) =>
-    h.call('POST', '/v1/acl/oidc/auth-url', { body: { AuthMethodName: 'sso', RedirectURI: callbackUrl, ClientNonce: 'nonce-1', ...body } });
+    h.call('POST', '/v1/acl/oidc/auth-url', {
+      body: { AuthMethodName: 'sso', RedirectURI: callbackUrl, ClientNonce: 'nonce-1', ...body },
+    });
 
   /** auth-url, then the provider's login and consent as a browser; returns the state and code it sent back. */
   async function browse(login: string, clientNonce = 'nonce-1'): Promise<{ State: string; Code: string }> {
@@ -24,7 +27,9 @@ describe('OIDC login (/v1/acl/oidc/auth-url, /v1/acl/oidc/complete-auth) against
     return { State: delivery.url.searchParams.get('state') ?? '', Code: delivery.url.searchParams.get('code') ?? '' };
   }
   const complete = (flow: { State: string; Code: string }, body: Record<string, unknown> = {}) =>
-    h.call('POST', '/v1/acl/oidc/complete-auth', { body: { AuthMethodName: 'sso', ClientNonce: 'nonce-1', RedirectURI: callbackUrl, ...flow, ...body } });
+    h.call('POST', '/v1/acl/oidc/complete-auth', {
+      body: { AuthMethodName: 'sso', ClientNonce: 'nonce-1', RedirectURI: callbackUrl, ...flow, ...body },
+    });
 
   beforeAll(async () => {
     provider = await startOidcProvider({ redirectUris: [callbackUrl, otherCallback] });
@@ -34,7 +39,9 @@ describe('OIDC login (/v1/acl/oidc/auth-url, /v1/acl/oidc/complete-auth) against
     // The provider stamps tokens with the real time; the service's clock starts there too.
     h.clock.advance(Math.floor((Date.now() - h.clock.now()) / 1000));
     root = await h.bootstrap();
-    expect((await mgmt('POST', '/v1/acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(200);
+    expect(
+      (await mgmt('POST', '/v1/acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status,
+    ).toBe(200);
     expect((await mgmt('POST', '/v1/acl/role', { Name: 'team-eng', Policies: [{ Name: 'jobs' }] })).status).toBe(200);
     const method = await mgmt('POST', '/v1/acl/auth-method', {
       Name: 'sso',
@@ -62,7 +69,12 @@ describe('OIDC login (/v1/acl/oidc/auth-url, /v1/acl/oidc/complete-auth) against
     expect(read.status).toBe(200);
     expect(read.body.Config.OIDCClientID).toBe(provider.clientId);
     expect(JSON.stringify(read.body)).not.toContain(provider.clientSecret);
-    const rule = await mgmt('POST', '/v1/acl/binding-rule', { AuthMethod: 'sso', Selector: '"eng" in list.groups', BindType: 'role', BindName: 'team-eng' });
+    const rule = await mgmt('POST', '/v1/acl/binding-rule', {
+      AuthMethod: 'sso',
+      Selector: '"eng" in list.groups',
+      BindType: 'role',
+      BindName: 'team-eng',
+    });
     expect(rule.status).toBe(200);
   });
   afterAll(async () => {
@@ -97,7 +109,13 @@ describe('OIDC login (/v1/acl/oidc/auth-url, /v1/acl/oidc/complete-auth) against
     const flow = await browse('alice');
     const out = await complete(flow);
     expect(out.status).toBe(200);
-    expect(out.body).toMatchObject({ Name: 'sso-alice@example.com', Type: 'client', Global: false, Policies: [], ExpirationTTL: '1h0m0s' });
+    expect(out.body).toMatchObject({
+      Name: 'sso-alice@example.com',
+      Type: 'client',
+      Global: false,
+      Policies: [],
+      ExpirationTTL: '1h0m0s',
+    });
     expect(out.body.Roles.map((role: { Name: string }) => role.Name)).toEqual(['team-eng']);
     expect(out.headers.get('X-Scheduler-Index')).toBe(String(out.body.CreateIndex));
     expect(Date.parse(out.body.ExpirationTime)).toBe(h.clock.now() + 3600 * 1000);

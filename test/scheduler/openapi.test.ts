@@ -41,7 +41,9 @@ const documented = (document: Document) =>
  */
 function answered(): string[] {
   const routes = schedulerRoutes.flatMap((route) => route.methods.map((method) => ({ method, path: route.path })));
-  return [...new Set(routes.map((route) => `${route.method} ${route.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')}`))];
+  return [
+    ...new Set(routes.map((route) => `${route.method} ${route.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')}`)),
+  ];
 }
 
 /** Field paths of a JSON Schema's object properties (through arrays and unions) that have no description. */
@@ -73,10 +75,19 @@ describe('GET /v1/internal/specs/openapi: the OpenAPI document of the scheduler,
 
   it('requires a token, but not a management token', async () => {
     expect(await h.call('GET', '/v1/internal/specs/openapi')).toMatchObject({ status: 403, text: 'Permission denied' });
-    expect(await h.call('GET', '/v1/internal/specs/openapi', { token: randomUUID() })).toMatchObject({ status: 403, text: 'ACL token not found' });
-    const policy = await h.call('PUT', '/v1/acl/policy/reader', { token: root, body: { Rules: 'namespace "default" { policy = "read" }' } });
+    expect(await h.call('GET', '/v1/internal/specs/openapi', { token: randomUUID() })).toMatchObject({
+      status: 403,
+      text: 'ACL token not found',
+    });
+    const policy = await h.call('PUT', '/v1/acl/policy/reader', {
+      token: root,
+      body: { Rules: 'namespace "default" { policy = "read" }' },
+    });
     expect(policy.status).toBe(200);
-    const client = await h.call('POST', '/v1/acl/token', { token: root, body: { Name: 'reader', Policies: ['reader'] } });
+    const client = await h.call('POST', '/v1/acl/token', {
+      token: root,
+      body: { Name: 'reader', Policies: ['reader'] },
+    });
     expect(client.status).toBe(200);
     const out = await h.call('GET', '/v1/internal/specs/openapi', { token: client.body.SecretID });
     expect(out.status).toBe(200);
@@ -121,7 +132,10 @@ describe('GET /v1/internal/specs/openapi: the OpenAPI document of the scheduler,
         text = new TextDecoder().decode((await reader.read()).value);
         await reader.cancel();
       } else text = await response.text();
-      expect({ operation, status: response.status, text }).not.toMatchObject({ status: 404, text: expect.stringMatching(/^Invalid URL path/) });
+      expect({ operation, status: response.status, text }).not.toMatchObject({
+        status: 404,
+        text: expect.stringMatching(/^Invalid URL path/),
+      });
       expect(response.status, `${operation}: ${text}`).toBeLessThan(500);
     }
   });
@@ -146,7 +160,9 @@ describe('GET /v1/internal/specs/openapi: the OpenAPI document of the scheduler,
     for (const [path, item] of Object.entries(document.paths)) {
       const names = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
       for (const operation of Object.values(item)) {
-        const inPath = (operation.parameters ?? []).filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name);
+        const inPath = (operation.parameters ?? [])
+          .filter((parameter) => parameter.in === 'path')
+          .map((parameter) => parameter.name);
         expect({ path, parameters: inPath }).toEqual({ path, parameters: names });
       }
     }

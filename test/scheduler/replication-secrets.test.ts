@@ -35,21 +35,38 @@ describe('secrets service in a replica region, over a replicated table', () => {
   const forwards: string[] = [];
 
   const call = async (app: WebApp, method: string, url: string, token: string, body?: unknown) => {
-    const response = await app.request(url, { method, headers: { 'X-Secrets-Token': token }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await app.request(url, {
+      method,
+      headers: { 'X-Secrets-Token': token },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
-  const inReplica = (method: string, url: string, body?: unknown, token = authoritative.rootToken) => call(replica, method, url, token, body);
+  const inReplica = (method: string, url: string, body?: unknown, token = authoritative.rootToken) =>
+    call(replica, method, url, token, body);
 
   beforeAll(async () => {
     keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-regions-'));
     const keyFile = path.join(keyDir, 'keyring.key');
     authoritative = await startSecrets({ keySource: fileKeySource(keyFile), audit: false });
     authoritativeApp = createSecretsApp({ core: async () => authoritative.core, clientIp: () => '127.0.0.1' });
-    expect((await call(authoritativeApp, 'POST', '/v1/sys/mounts/kv2', authoritative.rootToken, { type: 'kv', options: { version: '2' } })).status).toBe(204);
+    expect(
+      (
+        await call(authoritativeApp, 'POST', '/v1/sys/mounts/kv2', authoritative.rootToken, {
+          type: 'kv',
+          options: { version: '2' },
+        })
+      ).status,
+    ).toBe(204);
     const replicaTable = `test-replica-${randomUUID()}`;
     await ensureTable(authoritative.client, replicaTable);
-    replicator = startTableReplicator({ endpoint: inject('dynamoEndpoint'), source: authoritative.tableName, replica: replicaTable, delayMs: 150 });
+    replicator = startTableReplicator({
+      endpoint: inject('dynamoEndpoint'),
+      source: authoritative.tableName,
+      replica: replicaTable,
+      delayMs: 150,
+    });
     await replicator.caughtUp();
     // The same key file: in AWS, the replica of the multi-Region key unwraps the replicated data key.
     const core = await createCore({
@@ -67,7 +84,9 @@ describe('secrets service in a replica region, over a replicated table', () => {
       authoritativeUrl: 'https://secrets.us-east-1.example',
       forwardFetch: async (input, init) => {
         const request = new Request(input, init);
-        forwards.push(`${request.method} ${new URL(request.url).pathname} from ${request.headers.get('x-keyhaven-forwarded-from')}`);
+        forwards.push(
+          `${request.method} ${new URL(request.url).pathname} from ${request.headers.get('x-keyhaven-forwarded-from')}`,
+        );
         return authoritativeApp.fetch(request);
       },
     };
@@ -85,7 +104,9 @@ describe('secrets service in a replica region, over a replicated table', () => {
     replicator.pause();
     expect((await inReplica('POST', '/v1/kv2/data/app', { data: { colour: 'red' } })).status).toBe(200);
     expect(forwards).toEqual(['POST /v1/kv2/data/app from eu-west-1']);
-    expect((await call(authoritativeApp, 'GET', '/v1/kv2/data/app', authoritative.rootToken)).body.data.data).toEqual({ colour: 'red' });
+    expect((await call(authoritativeApp, 'GET', '/v1/kv2/data/app', authoritative.rootToken)).body.data.data).toEqual({
+      colour: 'red',
+    });
     expect((await inReplica('GET', '/v1/kv2/data/app')).status).toBe(404);
     replicator.resume();
     await replicator.caughtUp();
@@ -108,7 +129,10 @@ describe('secrets service in a replica region, over a replicated table', () => {
     expect(read.status).toBe(200);
     expect(read.body.data.password).toBe('p1');
     expect(read.body.lease_duration).toBe(3600);
-    expect(forwards.slice(-2)).toEqual(['PUT /v1/secret/leased from eu-west-1', 'GET /v1/secret/leased from eu-west-1']);
+    expect(forwards.slice(-2)).toEqual([
+      'PUT /v1/secret/leased from eu-west-1',
+      'GET /v1/secret/leased from eu-west-1',
+    ]);
     replicator.resume();
   });
 
@@ -129,18 +153,24 @@ describe('secrets service in a replica region, over a replicated table', () => {
   });
 
   it('counts a read that issues credentials as a write, and a role or config read as a read', async () => {
-    expect((await call(authoritativeApp, 'POST', '/v1/sys/mounts/mesh', authoritative.rootToken, { type: 'mesh' })).status).toBe(204);
+    expect(
+      (await call(authoritativeApp, 'POST', '/v1/sys/mounts/mesh', authoritative.rootToken, { type: 'mesh' })).status,
+    ).toBe(204);
     const core = authoritative.core;
     expect(await writeReason(core, 'GET', '/v1/mesh/creds/web', undefined)).toBe('the read issues credentials');
     expect(await writeReason(core, 'GET', '/v1/mesh/roles/web', undefined)).toBeUndefined();
     expect(await writeReason(core, 'LIST', '/v1/kv2/metadata/', undefined)).toBeUndefined();
-    expect(await writeReason(core, 'GET', '/v1/secret/leased', undefined)).toBe('a kv version 1 read may issue a lease');
+    expect(await writeReason(core, 'GET', '/v1/secret/leased', undefined)).toBe(
+      'a kv version 1 read may issue a lease',
+    );
     expect(await writeReason(core, 'GET', '/v1/sys/mounts', undefined)).toBeUndefined();
     expect(await writeReason(core, 'POST', '/v1/auth/jwt/login', undefined)).toBe('POST is a write');
   });
 
   it('without a URL for the authoritative region, refuses a write with 503 naming the region, and still answers reads', async () => {
-    const refused = await call(unconfigured, 'POST', '/v1/kv2/data/other', authoritative.rootToken, { data: { a: 'b' } });
+    const refused = await call(unconfigured, 'POST', '/v1/kv2/data/other', authoritative.rootToken, {
+      data: { a: 'b' },
+    });
     expect(refused.status).toBe(503);
     expect(refused.body.errors[0]).toContain('us-east-1');
     expect((await call(unconfigured, 'GET', '/v1/kv2/data/app', authoritative.rootToken)).status).toBe(200);
@@ -149,7 +179,11 @@ describe('secrets service in a replica region, over a replicated table', () => {
   it('refuses an oversized write here with 413 and forwards nothing, through the node app and the Lambda adapter alike', async () => {
     const before = forwards.length;
     const big = JSON.stringify({ data: { blob: 'x'.repeat(maxBodyBytes) } });
-    const viaApp = await replica.request('/v1/kv2/data/big', { method: 'POST', headers: { 'X-Secrets-Token': authoritative.rootToken }, body: big });
+    const viaApp = await replica.request('/v1/kv2/data/big', {
+      method: 'POST',
+      headers: { 'X-Secrets-Token': authoritative.rootToken },
+      body: big,
+    });
     expect(viaApp.status).toBe(413);
     const lambda = secretsLambda(secretsFront({ core: replicaCore, regions: replicaRegions }));
     const viaLambda = await lambda({

@@ -25,24 +25,40 @@ describe('scheduler in a replica region, over a replicated table', () => {
   let root: string;
   let forwarded = 0;
 
-  const call = async (app: { request: (url: string, init: RequestInit) => Response | Promise<Response> }, method: string, url: string, body?: unknown) => {
+  const call = async (
+    app: { request: (url: string, init: RequestInit) => Response | Promise<Response> },
+    method: string,
+    url: string,
+    body?: unknown,
+  ) => {
     const response = await app.request(url, {
       method,
       headers: { 'X-Scheduler-Token': root },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
-    return { status: response.status, text, body: text && (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text, index: Number(response.headers.get('X-Scheduler-Index')) };
+    return {
+      status: response.status,
+      text,
+      body: text && (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text,
+      index: Number(response.headers.get('X-Scheduler-Index')),
+    };
   };
   const inReplica = (method: string, url: string, body?: unknown) => call(replica, method, url, body);
-  const inAuthoritative = (method: string, url: string, body?: unknown) => call({ request: (u, init) => authoritative.fetch(new Request(`http://a${u}`, init)) }, method, url, body);
+  const inAuthoritative = (method: string, url: string, body?: unknown) =>
+    call({ request: (u, init) => authoritative.fetch(new Request(`http://a${u}`, init)) }, method, url, body);
 
   beforeAll(async () => {
     authoritative = await startScheduler({ region: 'us-east-1', authoritativeRegion: 'us-east-1' });
     root = await authoritative.bootstrap();
     const replicaTable = `test-replica-${randomUUID()}`;
     await ensureTable(authoritative.client, replicaTable);
-    replicator = startTableReplicator({ endpoint: inject('dynamoEndpoint'), source: authoritative.tableName, replica: replicaTable, delayMs: 150 });
+    replicator = startTableReplicator({
+      endpoint: inject('dynamoEndpoint'),
+      source: authoritative.tableName,
+      replica: replicaTable,
+      delayMs: 150,
+    });
     // The replica region's core starts once the data key has replicated (as a deploy of the replica region
     // starts after the authoritative one); both unwrap it with the same key (the multi-Region key, in AWS).
     await replicator.caughtUp();
@@ -55,7 +71,11 @@ describe('scheduler in a replica region, over a replicated table', () => {
       log: silentLogger,
     });
     // The authoritative region's service on a loopback port (the shared node adapter), counting what is forwarded to it.
-    const front = schedulerFront({ core: async () => authoritative.core, region: 'us-east-1', authoritativeRegion: 'us-east-1' });
+    const front = schedulerFront({
+      core: async () => authoritative.core,
+      region: 'us-east-1',
+      authoritativeRegion: 'us-east-1',
+    });
     server = createServer(
       nodeListener(
         (request) => {
@@ -96,7 +116,9 @@ describe('scheduler in a replica region, over a replicated table', () => {
     expect(forwarded).toBe(1);
 
     replicator.pause();
-    expect((await inReplica('POST', '/v1/acl/policy/lagging', { Rules: 'node { policy = "write" }' })).status).toBe(200);
+    expect((await inReplica('POST', '/v1/acl/policy/lagging', { Rules: 'node { policy = "write" }' })).status).toBe(
+      200,
+    );
     expect((await inReplica('GET', '/v1/acl/policy/lagging')).body.Rules).toBe('node { policy = "read" }');
     replicator.resume();
     await replicator.caughtUp();
@@ -138,7 +160,12 @@ describe('scheduler in a replica region, over a replicated table', () => {
   });
 
   it('answers a write 503 naming the authoritative region when no URL is configured for it', async () => {
-    const unconfigured = createSchedulerApp({ core: async () => authoritative.core, clientIp: () => '127.0.0.1', region: 'eu-west-1', authoritativeRegion: 'us-east-1' });
+    const unconfigured = createSchedulerApp({
+      core: async () => authoritative.core,
+      clientIp: () => '127.0.0.1',
+      region: 'eu-west-1',
+      authoritativeRegion: 'us-east-1',
+    });
     const refused = await call(unconfigured, 'POST', '/v1/acl/policy/nowhere', { Rules: '' });
     expect(refused.status).toBe(503);
     expect(refused.text).toContain('us-east-1');

@@ -19,7 +19,10 @@ describe('scheduler route wrapper: declared params and query are validated befor
       params: { slot: z.coerce.number().int().min(1).describe('A slot number.') },
       query: {
         size: z.coerce.number().int().optional().describe('A size.'),
-        tag: z.array(z.string().regex(/^[a-z]+$/, { error: (issue) => `bad tag "${String(issue.input)}"` })).optional().describe('Tags.'),
+        tag: z
+          .array(z.string().regex(/^[a-z]+$/, { error: (issue) => `bad tag "${String(issue.input)}"` }))
+          .optional()
+          .describe('Tags.'),
       },
       returns: 'What the handler saw.',
       handler: async ({ params, query }) => {
@@ -36,15 +39,27 @@ describe('scheduler route wrapper: declared params and query are validated befor
   };
 
   it('hands the handler typed values (numbers coerced, a repeated query parameter as a list)', async () => {
-    expect(await get('/v1/test/item/4?size=10&tag=a&tag=b')).toEqual({ status: 200, text: '{"slot":5,"size":10,"tags":["a","b"]}' });
+    expect(await get('/v1/test/item/4?size=10&tag=a&tag=b')).toEqual({
+      status: 200,
+      text: '{"slot":5,"size":10,"tags":["a","b"]}',
+    });
     expect(await get('/v1/test/item/1')).toEqual({ status: 200, text: '{"slot":2,"size":null,"tags":[]}' });
   });
 
   it('answers a bad value with a 400 that names the parameter; the handler never runs', async () => {
     const before = seen.length;
-    expect(await get('/v1/test/item/zero')).toEqual({ status: 400, text: 'invalid path parameter slot: Invalid input: expected number, received NaN' });
-    expect(await get('/v1/test/item/0')).toEqual({ status: 400, text: 'invalid path parameter slot: Too small: expected number to be >=1' });
-    expect(await get('/v1/test/item/2?size=1.5')).toEqual({ status: 400, text: 'invalid query parameter size: Invalid input: expected int, received number' });
+    expect(await get('/v1/test/item/zero')).toEqual({
+      status: 400,
+      text: 'invalid path parameter slot: Invalid input: expected number, received NaN',
+    });
+    expect(await get('/v1/test/item/0')).toEqual({
+      status: 400,
+      text: 'invalid path parameter slot: Too small: expected number to be >=1',
+    });
+    expect(await get('/v1/test/item/2?size=1.5')).toEqual({
+      status: 400,
+      text: 'invalid query parameter size: Invalid input: expected int, received number',
+    });
     expect(await get('/v1/test/item/2?tag=ok&tag=NOT')).toEqual({ status: 400, text: 'bad tag "NOT"' });
     expect(seen.length).toBe(before);
   });

@@ -88,7 +88,9 @@ describe('audit devices', () => {
     expect(read.body.data.password).toBe('hunter2-audit');
 
     const entries = readEntries(file);
-    const forWrite = entries.filter((entry) => entry.request.path === 'secret/app/db' && entry.request.operation !== 'read');
+    const forWrite = entries.filter(
+      (entry) => entry.request.path === 'secret/app/db' && entry.request.operation !== 'read',
+    );
     expect(forWrite.map((entry) => entry.type)).toEqual(['request', 'response']);
     const [request, response] = forWrite;
     expect(request.request).toMatchObject({
@@ -120,7 +122,8 @@ describe('audit devices', () => {
     });
     expect(passwordHash.body.data.hash).toBe(request.request.data.password);
     const readResponse = entries.find(
-      (entry) => entry.type === 'response' && entry.request.operation === 'read' && entry.request.path === 'secret/app/db',
+      (entry) =>
+        entry.type === 'response' && entry.request.operation === 'read' && entry.request.path === 'secret/app/db',
     );
     expect(readResponse.response.data.password).toBe(passwordHash.body.data.hash);
     const text = readFileSync(file, 'utf8');
@@ -143,7 +146,9 @@ describe('audit devices', () => {
       body: { policies: ['default'], ttl: '1h' },
     });
     const { client_token: token, accessor } = created.body.auth;
-    const response = readEntries(file).find((entry) => entry.type === 'response' && entry.request.path === 'auth/token/create');
+    const response = readEntries(file).find(
+      (entry) => entry.type === 'response' && entry.request.path === 'auth/token/create',
+    );
     expect(response.response.auth.client_token).toMatch(/^hmac-sha256:/);
     expect(response.response.auth.accessor).toBe(accessor);
     expect(readFileSync(file, 'utf8')).not.toContain(token);
@@ -175,7 +180,9 @@ describe('audit devices', () => {
       .filter((line) => line !== '');
     expect(lines.every((line) => line.startsWith('KH {'))).toBe(true);
     const entries = lines.map((line) => JSON.parse(line.slice(3)));
-    expect(entries.find((entry) => entry.type === 'request' && entry.request.path === 'secret/raw/one').request.data.value).toBe('plain-value');
+    expect(
+      entries.find((entry) => entry.type === 'request' && entry.request.path === 'secret/raw/one').request.data.value,
+    ).toBe('plain-value');
     const list = entries.find((entry) => entry.type === 'response' && entry.request.operation === 'list');
     expect(list.response.data.keys).toBe(1);
     const devices = await s.call('GET', '/v1/sys/audit', {
@@ -239,7 +246,10 @@ describe('audit devices', () => {
     collector.on('message', (message) => messages.push(message.toString()));
     await new Promise<void>((resolve) => collector.bind(0, '127.0.0.1', resolve));
     const address = `127.0.0.1:${collector.address().port}`;
-    const enable = await s.call('PUT', '/v1/sys/audit/syslog', { token: s.rootToken, body: { type: 'syslog', options: { address, facility: 'LOCAL3', tag: 'kh-audit' } } });
+    const enable = await s.call('PUT', '/v1/sys/audit/syslog', {
+      token: s.rootToken,
+      body: { type: 'syslog', options: { address, facility: 'LOCAL3', tag: 'kh-audit' } },
+    });
     expect(enable.status).toBe(204);
     await s.call('PUT', '/v1/secret/syslogged', { token: s.rootToken, body: { v: 'via-syslog' } });
     await waitFor(() => messages.filter((message) => message.includes('"secret/syslogged"')).length >= 2);
@@ -250,9 +260,15 @@ describe('audit devices', () => {
       expect(match, message).not.toBeNull();
       expect(Number.isNaN(Date.parse(match?.[1] ?? ''))).toBe(false);
     }
-    expect(entries.map((message) => JSON.parse(message.slice(message.indexOf('{'))).type)).toEqual(['request', 'response']);
+    expect(entries.map((message) => JSON.parse(message.slice(message.indexOf('{'))).type)).toEqual([
+      'request',
+      'response',
+    ]);
     expect(entries.join('')).not.toContain('via-syslog');
-    const bad = await s.call('PUT', '/v1/sys/audit/bad-syslog', { token: s.rootToken, body: { type: 'syslog', options: { address, facility: 'NOPE' } } });
+    const bad = await s.call('PUT', '/v1/sys/audit/bad-syslog', {
+      token: s.rootToken,
+      body: { type: 'syslog', options: { address, facility: 'NOPE' } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0]).toMatch(/"facility"/);
     await s.call('DELETE', '/v1/sys/audit/syslog', { token: s.rootToken });
@@ -319,9 +335,12 @@ describe('audit devices', () => {
   });
 
   it('refuses devices that cannot work and callers without sudo', async () => {
-    const bad = async (body: unknown) => (await s.call('PUT', '/v1/sys/audit/bad', { token: s.rootToken, body })).body.errors[0];
+    const bad = async (body: unknown) =>
+      (await s.call('PUT', '/v1/sys/audit/bad', { token: s.rootToken, body })).body.errors[0];
     expect(await bad({})).toMatch(/"type" is required/);
-    expect(await bad({ type: 'syslogx' })).toMatch(/unknown audit device type "syslogx" \(supported: file, socket, syslog\)/);
+    expect(await bad({ type: 'syslogx' })).toMatch(
+      /unknown audit device type "syslogx" \(supported: file, socket, syslog\)/,
+    );
     expect(await bad({ type: 'file', options: {} })).toMatch(/file_path/);
     expect(await bad({ type: 'file', options: { file_path: 'relative.log' } })).toMatch(/absolute path/);
     expect(

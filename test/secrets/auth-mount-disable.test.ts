@@ -25,20 +25,37 @@ let publicPem: string;
 
 const invalidToken = { errors: ['permission denied: invalid or expired token'] };
 const asRoot = (body?: unknown) => ({ token: h.rootToken, ...(body === undefined ? {} : { body }) });
-const storedMount = async (mountPath: string) => (await h.core.store.get('mounts', mountPath))?.entry as MountEntry | undefined;
+const storedMount = async (mountPath: string) =>
+  (await h.core.store.get('mounts', mountPath))?.entry as MountEntry | undefined;
 /** Every item the table holds for a service token: the token and its refs, its accessor, its place in the mount's index. */
 async function tokenItems(token: string, accessor: string, mountUuid: string): Promise<unknown[]> {
   const hash = h.core.keyring.hash(token);
   const index = (await h.core.store.list(`issued#${mountUuid}`)).filter((item) => item.tokenHash === hash);
-  return [...(await h.core.store.list(`token#${hash}`)), ...(await h.core.store.list(`accessor#${accessor}`)), ...index];
+  return [
+    ...(await h.core.store.list(`token#${hash}`)),
+    ...(await h.core.store.list(`accessor#${accessor}`)),
+    ...index,
+  ];
 }
 
 async function enableJwt(mount: string): Promise<void> {
   const steps: Array<[string, unknown]> = [
     [`/v1/sys/auth/${mount}`, { type: 'jwt' }],
     [`/v1/auth/${mount}/config`, { jwt_validation_pubkeys: [publicPem], bound_issuer: 'https://ci.example' }],
-    [`/v1/auth/${mount}/role/ci`, { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['keyhaven'], token_policies: ['app'], token_ttl: '1h' }],
-    [`/v1/auth/${mount}/role/ci-batch`, { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['keyhaven'], token_policies: ['app'], token_type: 'batch' }],
+    [
+      `/v1/auth/${mount}/role/ci`,
+      { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['keyhaven'], token_policies: ['app'], token_ttl: '1h' },
+    ],
+    [
+      `/v1/auth/${mount}/role/ci-batch`,
+      {
+        role_type: 'jwt',
+        user_claim: 'sub',
+        bound_audiences: ['keyhaven'],
+        token_policies: ['app'],
+        token_type: 'batch',
+      },
+    ],
   ];
   for (const [url, body] of steps) {
     const reply = await h.call('POST', url, asRoot(body));
@@ -97,11 +114,16 @@ describe('disabling an auth method', () => {
     expect(leased.status).toBe(200);
     const leaseId = leased.body.lease_id as string;
     const elsewhere = await loggedIn('jwt2');
-    const fromTokenStore = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app'] }))).body.auth.client_token as string;
+    const fromTokenStore = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app'] }))).body.auth
+      .client_token as string;
     const uuid = (await storedMount('auth/jwt/'))?.uuid as string;
 
-    for (const token of [service.token, batch.token, child.body.auth.client_token]) expect((await readApp(token)).status).toBe(200);
-    expect((await lookupSelf(service.token)).body.data).toMatchObject({ path: 'auth/jwt/login', display_name: 'jwt-builder' });
+    for (const token of [service.token, batch.token, child.body.auth.client_token])
+      expect((await readApp(token)).status).toBe(200);
+    expect((await lookupSelf(service.token)).body.data).toMatchObject({
+      path: 'auth/jwt/login',
+      display_name: 'jwt-builder',
+    });
     expect(await tokenItems(service.token, service.accessor, uuid)).not.toEqual([]);
 
     const disabled = await h.call('DELETE', '/v1/sys/auth/jwt', asRoot());
@@ -113,7 +135,10 @@ describe('disabling an auth method', () => {
     }
     expect(await tokenItems(service.token, service.accessor, uuid)).toEqual([]);
     expect(await h.core.store.list(`issued#${uuid}`)).toEqual([]);
-    expect(await h.call('PUT', '/v1/sys/leases/lookup', asRoot({ lease_id: leaseId }))).toEqual({ status: 404, body: { errors: ['lease not found'] } });
+    expect(await h.call('PUT', '/v1/sys/leases/lookup', asRoot({ lease_id: leaseId }))).toEqual({
+      status: 404,
+      body: { errors: ['lease not found'] },
+    });
     expect(await storedMount('auth/jwt/')).toBeUndefined();
     expect(await h.core.store.list(`mount#${uuid}`)).toEqual([]);
     expect(Object.keys((await h.call('GET', '/v1/sys/auth', asRoot())).body.data).sort()).toEqual(['jwt2/', 'token/']);
@@ -166,7 +191,10 @@ describe('disabling an auth method', () => {
       log: silentLogger,
     });
     const systemApp = createSecretsApp({ core: async () => systemCore, clientIp: () => '127.0.0.1' });
-    const disabled = await systemApp.request('/v1/sys/auth/jwt', { method: 'DELETE', headers: { 'X-Secrets-Token': h.rootToken } });
+    const disabled = await systemApp.request('/v1/sys/auth/jwt', {
+      method: 'DELETE',
+      headers: { 'X-Secrets-Token': h.rootToken },
+    });
     expect(disabled.status).toBe(204);
 
     expect(await lookupSelf(service.token)).toEqual({ status: 403, body: invalidToken });
@@ -174,7 +202,10 @@ describe('disabling an auth method', () => {
     expect(await storedMount('auth/jwt/')).toMatchObject({ uuid, disabling: true });
     // This process still routes the mount from its cache for a few seconds. A service token's write checks the
     // mount, so the login is refused; a batch token is not written: it is refused wherever the disable is known.
-    expect(await login('jwt', 'ci')).toEqual({ status: 400, body: { errors: ['cannot create the token: its auth method was disabled'] } });
+    expect(await login('jwt', 'ci')).toEqual({
+      status: 400,
+      body: { errors: ['cannot create the token: its auth method was disabled'] },
+    });
     expect(await h.core.store.list(`issued#${uuid}`)).toEqual([]);
     const batch = await loggedIn('jwt', 'ci-batch');
     const lookupThere = async (token: string) =>

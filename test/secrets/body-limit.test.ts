@@ -55,7 +55,9 @@ describe('the secrets service after a 413 on a kept-alive connection (node serve
             errors: [`request body larger than ${maxBodyBytes} bytes`],
           });
         for (let attempt = 0; attempt < 3; attempt++) {
-          const next = await keepAliveRequest(agent, port, 'GET', '/v1/kv/app/huge', undefined, { 'X-Secrets-Token': h.rootToken });
+          const next = await keepAliveRequest(agent, port, 'GET', '/v1/kv/app/huge', undefined, {
+            'X-Secrets-Token': h.rootToken,
+          });
           // Nothing was written: the refused body never reached the store.
           expect(next).toMatchObject({ status: 404 });
           if ('localPort' in next && 'localPort' in over) expect(next.localPort).not.toBe(over.localPort);

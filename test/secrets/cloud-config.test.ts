@@ -26,7 +26,9 @@ describe('cloud config', () => {
       disable_automated_rotation: false,
     });
     expect(JSON.stringify(read.body)).not.toContain('PRIVATE KEY');
-    const stored = await engine.h.core.store.list(`mount#${(await engine.h.core.mounts.resolve('cloud/'))?.uuid}`, { prefix: 'config' });
+    const stored = await engine.h.core.store.list(`mount#${(await engine.h.core.mounts.resolve('cloud/'))?.uuid}`, {
+      prefix: 'config',
+    });
     expect(JSON.stringify(stored)).not.toContain('PRIVATE KEY');
   });
 
@@ -35,13 +37,32 @@ describe('cloud config', () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ credentials: '{not json' }, /^invalid credentials JSON file: /],
       [{ credentials: JSON.stringify({ type: 'authorized_user' }) }, /invalid credentials JSON file: "type"/],
-      [{ credentials: JSON.stringify({ type: 'service_account', client_email: 'a@b', private_key_id: 'x', private_key: 'nope' }) }, /"private_key"/],
-      [{ credentials: engine.root.credentials, identity_token_audience: 'aud', service_account_email: 'x@y' }, /mutually exclusive/],
+      [
+        {
+          credentials: JSON.stringify({
+            type: 'service_account',
+            client_email: 'a@b',
+            private_key_id: 'x',
+            private_key: 'nope',
+          }),
+        },
+        /"private_key"/,
+      ],
+      [
+        { credentials: engine.root.credentials, identity_token_audience: 'aud', service_account_email: 'x@y' },
+        /mutually exclusive/,
+      ],
       [{ identity_token_audience: 'aud' }, /must be set together/],
       [{ credentials: engine.root.credentials, rotation_period: 5 }, /"rotation_period": must be at least 10/],
-      [{ credentials: engine.root.credentials, rotation_period: 60, rotation_schedule: '0 * * * *' }, /cannot both be set/],
+      [
+        { credentials: engine.root.credentials, rotation_period: 60, rotation_schedule: '0 * * * *' },
+        /cannot both be set/,
+      ],
       [{ credentials: engine.root.credentials, rotation_schedule: '0 * *' }, /"rotation_schedule"/],
-      [{ credentials: engine.root.credentials, rotation_schedule: '0 * * * *', rotation_window: 60 }, /"rotation_window"/],
+      [
+        { credentials: engine.root.credentials, rotation_schedule: '0 * * * *', rotation_window: 60 },
+        /"rotation_window"/,
+      ],
       [{ credentials: engine.root.credentials, ttl: 7200, max_ttl: 3600 }, /"ttl" cannot be greater than "max_ttl"/],
       [{ ttl: 'soon' }, /ttl/],
     ];

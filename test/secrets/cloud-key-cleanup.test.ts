@@ -26,20 +26,31 @@ async function start(kind: 'roleset' | 'static account') {
   engine = await startCloudEngine({ now: () => clock?.now() ?? Date.now() });
   clock = engine.h.clock;
   if (kind === 'roleset') {
-    const written = await engine.call('POST', '/v1/cloud/roleset/keys', { project: 'proj-1', bindings: viewerOnly, secret_type: 'service_account_key' });
+    const written = await engine.call('POST', '/v1/cloud/roleset/keys', {
+      project: 'proj-1',
+      bindings: viewerOnly,
+      secret_type: 'service_account_key',
+    });
     expect(written.status).toBe(204);
     const email: string = (await engine.call('GET', '/v1/cloud/roleset/keys')).body.data.service_account_email;
     engine.h.clock.advance(60);
     return { email, path: 'roleset/keys/key', alias: 'key/keys' };
   }
   const { email } = engine.google.seedServiceAccount('proj-1', 'existing-app');
-  const written = await engine.call('POST', '/v1/cloud/static-account/app', { service_account_email: email, secret_type: 'service_account_key' });
+  const written = await engine.call('POST', '/v1/cloud/static-account/app', {
+    service_account_email: email,
+    secret_type: 'service_account_key',
+  });
   expect(written.status).toBe(204);
   engine.h.clock.advance(60);
   return { email, path: 'static-account/app/key', alias: 'static-account/app/key' };
 }
 
-const keyIds = (email: string) => engine.google.keys(email).map((key) => key.id).sort();
+const keyIds = (email: string) =>
+  engine.google
+    .keys(email)
+    .map((key) => key.id)
+    .sort();
 const sorted = (ids: string[]) => [...ids].sort();
 
 /** A leased key: its lease id and its key id, checked against what the emulator holds. */
@@ -91,63 +102,76 @@ async function during(injected: { mockRestore(): void }, request: () => ReturnTy
 }
 
 describe('cloud service-account keys: nothing leaked, nothing lost', () => {
-  it.each(['roleset', 'static account'] as const)('a %s key whose lease failed to be written is deleted by the job; a leased one stays until revoked', async (kind) => {
-    const { email, path, alias } = await start(kind);
-    const before = keyIds(email);
-    const failed = await during(refuseLeases(), () => engine.call('POST', `/v1/cloud/${path}`));
-    expect(failed).toEqual({ status: 500, body: { errors: [expect.stringMatching(/^internal error \(request [\w-]+\)$/)] } });
-    const orphans = keyIds(email).filter((id) => !before.includes(id));
-    expect(orphans).toHaveLength(1);
-    const held = await issue(alias);
-    expect(keyIds(email)).toEqual(sorted([...before, ...orphans, held.keyId]));
-    expect(await pending()).toHaveLength(2);
+  it.each(['roleset', 'static account'] as const)(
+    'a %s key whose lease failed to be written is deleted by the job; a leased one stays until revoked',
+    async (kind) => {
+      const { email, path, alias } = await start(kind);
+      const before = keyIds(email);
+      const failed = await during(refuseLeases(), () => engine.call('POST', `/v1/cloud/${path}`));
+      expect(failed).toEqual({
+        status: 500,
+        body: { errors: [expect.stringMatching(/^internal error \(request [\w-]+\)$/)] },
+      });
+      const orphans = keyIds(email).filter((id) => !before.includes(id));
+      expect(orphans).toHaveLength(1);
+      const held = await issue(alias);
+      expect(keyIds(email)).toEqual(sorted([...before, ...orphans, held.keyId]));
+      expect(await pending()).toHaveLength(2);
 
-    // Not while the requests may still be running.
-    engine.h.clock.advance(leasedKeyDelay - 1);
-    expect(await cleanupPending(engine.h.core)).toEqual({ settled: 0, failed: 0, rotated: 0 });
-    expect(keyIds(email)).toEqual(sorted([...before, ...orphans, held.keyId]));
+      // Not while the requests may still be running.
+      engine.h.clock.advance(leasedKeyDelay - 1);
+      expect(await cleanupPending(engine.h.core)).toEqual({ settled: 0, failed: 0, rotated: 0 });
+      expect(keyIds(email)).toEqual(sorted([...before, ...orphans, held.keyId]));
 
-    engine.h.clock.advance(1);
-    const calls = engine.google.calls.length;
-    expect(await cleanupPending(engine.h.core)).toEqual({ settled: 2, failed: 0, rotated: 0 });
-    expect(keyIds(email)).toEqual(sorted([...before, held.keyId]));
-    expect(await pending()).toEqual([]);
-    expect(engine.google.calls.slice(calls).filter((call) => call === 'serviceAccounts.keys.delete')).toHaveLength(1);
+      engine.h.clock.advance(1);
+      const calls = engine.google.calls.length;
+      expect(await cleanupPending(engine.h.core)).toEqual({ settled: 2, failed: 0, rotated: 0 });
+      expect(keyIds(email)).toEqual(sorted([...before, held.keyId]));
+      expect(await pending()).toEqual([]);
+      expect(engine.google.calls.slice(calls).filter((call) => call === 'serviceAccounts.keys.delete')).toHaveLength(1);
 
-    const lookup = await engine.call('PUT', '/v1/sys/leases/lookup', { lease_id: held.leaseId });
-    expect(lookup.status).toBe(200);
-    expect(lookup.body.data).toMatchObject({ id: held.leaseId, renewable: true });
-    expect((await engine.call('PUT', '/v1/sys/leases/revoke', { lease_id: held.leaseId })).status).toBe(204);
-    expect(keyIds(email)).toEqual(before);
-    expect((await engine.call('PUT', '/v1/sys/leases/lookup', { lease_id: held.leaseId })).status).toBe(404);
-  });
+      const lookup = await engine.call('PUT', '/v1/sys/leases/lookup', { lease_id: held.leaseId });
+      expect(lookup.status).toBe(200);
+      expect(lookup.body.data).toMatchObject({ id: held.leaseId, renewable: true });
+      expect((await engine.call('PUT', '/v1/sys/leases/revoke', { lease_id: held.leaseId })).status).toBe(204);
+      expect(keyIds(email)).toEqual(before);
+      expect((await engine.call('PUT', '/v1/sys/leases/lookup', { lease_id: held.leaseId })).status).toBe(404);
+    },
+  );
 
   it.each([
-    ["Google's answer is lost", 502, () => engine.google.failNext('serviceAccounts.keys.create', { status: 500, afterApply: true })],
+    [
+      "Google's answer is lost",
+      502,
+      () => engine.google.failNext('serviceAccounts.keys.create', { status: 500, afterApply: true }),
+    ],
     ['the record cannot be named', 500, undefined],
-  ] as const)('a key whose name never reached its record (%s) is found by its time and deleted; held and older keys stay', async (_cause, status, inject) => {
-    const { email, path } = await start('static account');
-    const own = keyIds(email);
-    expect(own).toHaveLength(1);
-    const held = await issue(path);
-    inject?.();
-    const failed = inject
-      ? await engine.call('POST', `/v1/cloud/${path}`)
-      : await during(refuseNaming(), () => engine.call('POST', `/v1/cloud/${path}`));
-    expect(failed.status).toBe(status);
-    expect(failed.body.errors).toHaveLength(1);
-    const orphans = keyIds(email).filter((id) => !own.includes(id) && id !== held.keyId);
-    expect(orphans).toHaveLength(1);
-    expect((await pending()).map((record) => record.keyName === undefined).sort()).toEqual([false, true]);
+  ] as const)(
+    'a key whose name never reached its record (%s) is found by its time and deleted; held and older keys stay',
+    async (_cause, status, inject) => {
+      const { email, path } = await start('static account');
+      const own = keyIds(email);
+      expect(own).toHaveLength(1);
+      const held = await issue(path);
+      inject?.();
+      const failed = inject
+        ? await engine.call('POST', `/v1/cloud/${path}`)
+        : await during(refuseNaming(), () => engine.call('POST', `/v1/cloud/${path}`));
+      expect(failed.status).toBe(status);
+      expect(failed.body.errors).toHaveLength(1);
+      const orphans = keyIds(email).filter((id) => !own.includes(id) && id !== held.keyId);
+      expect(orphans).toHaveLength(1);
+      expect((await pending()).map((record) => record.keyName === undefined).sort()).toEqual([false, true]);
 
-    engine.h.clock.advance(leasedKeyDelay);
-    expect(await cleanupPending(engine.h.core)).toEqual({ settled: 2, failed: 0, rotated: 0 });
-    expect(keyIds(email)).toEqual(sorted([...own, held.keyId]));
-    expect(await pending()).toEqual([]);
+      engine.h.clock.advance(leasedKeyDelay);
+      expect(await cleanupPending(engine.h.core)).toEqual({ settled: 2, failed: 0, rotated: 0 });
+      expect(keyIds(email)).toEqual(sorted([...own, held.keyId]));
+      expect(await pending()).toEqual([]);
 
-    expect((await engine.call('PUT', '/v1/sys/leases/revoke', { lease_id: held.leaseId })).status).toBe(204);
-    expect(keyIds(email)).toEqual(own);
-  });
+      expect((await engine.call('PUT', '/v1/sys/leases/revoke', { lease_id: held.leaseId })).status).toBe(204);
+      expect(keyIds(email)).toEqual(own);
+    },
+  );
 
   it('the job deletes nothing more once keys were revoked or are still leased', async () => {
     const { email, path } = await start('roleset');

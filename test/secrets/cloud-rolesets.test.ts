@@ -43,7 +43,10 @@ describe('cloud rolesets', () => {
       secret_type: 'access_token',
       service_account_email: expect.stringMatching(/^kh-app-reader-[a-z0-9]{8}@proj-1\.iam\.gserviceaccount\.com$/),
       service_account_project: 'proj-1',
-      bindings: { [projectResource]: ['roles/iam.serviceAccountUser', 'roles/viewer'], [bucketResource]: ['roles/storage.objectViewer'] },
+      bindings: {
+        [projectResource]: ['roles/iam.serviceAccountUser', 'roles/viewer'],
+        [bucketResource]: ['roles/storage.objectViewer'],
+      },
       token_scopes: scopes,
     });
     const email = data.service_account_email;
@@ -61,8 +64,16 @@ describe('cloud rolesets', () => {
   it('accepts JSON and base64 bindings, a long name within 30 characters, and unique accounts', async () => {
     await start();
     const json = JSON.stringify({ resource: { [projectResource]: { roles: ['roles/viewer'] } } });
-    const a = await roleset('a-very-long-roleset-name-that-goes-on', { project: 'proj-1', bindings: json, secret_type: 'service_account_key' });
-    const b = await roleset('b', { project: 'proj-1', bindings: Buffer.from(viewerOnly).toString('base64'), secret_type: 'service_account_key' });
+    const a = await roleset('a-very-long-roleset-name-that-goes-on', {
+      project: 'proj-1',
+      bindings: json,
+      secret_type: 'service_account_key',
+    });
+    const b = await roleset('b', {
+      project: 'proj-1',
+      bindings: Buffer.from(viewerOnly).toString('base64'),
+      secret_type: 'service_account_key',
+    });
     expect(a.bindings).toEqual({ [projectResource]: ['roles/viewer'] });
     expect(b.bindings).toEqual({ [projectResource]: ['roles/viewer'] });
     expect(a.service_account_email.split('@')[0].length).toBeLessThanOrEqual(30);
@@ -77,13 +88,50 @@ describe('cloud rolesets', () => {
       [{ project: 'proj-1', token_scopes: scopes }, /missing "bindings"/],
       [{ project: 'proj-1', bindings: hcl }, /"token_scopes" is required/],
       [{ project: 'proj-1', bindings: hcl, secret_type: 'password' }, /secret_type/],
-      [{ project: 'proj-1', bindings: 'resource "x" {\n  roles = [\n', token_scopes: scopes }, /invalid "bindings": line \d+/],
-      [{ project: 'proj-1', bindings: `resource "${projectResource}" {\n roles = ["viewer"]\n}`, token_scopes: scopes }, /role "viewer" .*\(line 1\)/],
-      [{ project: 'proj-1', bindings: `\n\nresource "//example.com/x" { roles = ["roles/viewer"] }`, token_scopes: scopes }, /resource "\/\/example.com\/x" \(line 3\) is not a supported/],
-      [{ project: 'proj-1', bindings: `resource "${projectResource}" { roles = [] }`, token_scopes: scopes }, /has no roles/],
-      [{ project: 'proj-1', bindings: `resource "${projectResource}" {\n roles = ["roles/viewer"]\n "roles" = ["roles/owner"]\n}`, token_scopes: scopes }, /line 3, column 2: key "roles" is given twice \(first at 2:2\)/],
-      [{ project: 'proj-1', bindings: JSON.stringify({ resource: { [projectResource]: { roles: 'roles/viewer' } } }), token_scopes: scopes }, /needs "roles" as a list of strings/],
-      [{ project: 'proj-1', bindings: viewerOnly, secret_type: 'service_account_key', token_scopes: scopes }, /only applies to access_token/],
+      [
+        { project: 'proj-1', bindings: 'resource "x" {\n  roles = [\n', token_scopes: scopes },
+        /invalid "bindings": line \d+/,
+      ],
+      [
+        {
+          project: 'proj-1',
+          bindings: `resource "${projectResource}" {\n roles = ["viewer"]\n}`,
+          token_scopes: scopes,
+        },
+        /role "viewer" .*\(line 1\)/,
+      ],
+      [
+        {
+          project: 'proj-1',
+          bindings: `\n\nresource "//example.com/x" { roles = ["roles/viewer"] }`,
+          token_scopes: scopes,
+        },
+        /resource "\/\/example.com\/x" \(line 3\) is not a supported/,
+      ],
+      [
+        { project: 'proj-1', bindings: `resource "${projectResource}" { roles = [] }`, token_scopes: scopes },
+        /has no roles/,
+      ],
+      [
+        {
+          project: 'proj-1',
+          bindings: `resource "${projectResource}" {\n roles = ["roles/viewer"]\n "roles" = ["roles/owner"]\n}`,
+          token_scopes: scopes,
+        },
+        /line 3, column 2: key "roles" is given twice \(first at 2:2\)/,
+      ],
+      [
+        {
+          project: 'proj-1',
+          bindings: JSON.stringify({ resource: { [projectResource]: { roles: 'roles/viewer' } } }),
+          token_scopes: scopes,
+        },
+        /needs "roles" as a list of strings/,
+      ],
+      [
+        { project: 'proj-1', bindings: viewerOnly, secret_type: 'service_account_key', token_scopes: scopes },
+        /only applies to access_token/,
+      ],
     ];
     for (const [body, message] of cases) {
       const reply = await engine.call('POST', '/v1/cloud/roleset/bad', body);
@@ -92,9 +140,21 @@ describe('cloud rolesets', () => {
     }
     expect(managedAccounts()).toEqual([]);
     await roleset('fixed', { project: 'proj-1', bindings: viewerOnly, token_scopes: scopes });
-    expect((await engine.call('POST', '/v1/cloud/roleset/fixed', { secret_type: 'service_account_key' })).body.errors[0]).toMatch(/"secret_type" cannot be changed/);
-    expect((await engine.call('POST', '/v1/cloud/roleset/fixed', { project: 'proj-2' })).body.errors[0]).toMatch(/"project" cannot be changed/);
-    expect((await engine.call('POST', '/v1/cloud/roleset/other', { project: 'no-such-project', bindings: viewerOnly, token_scopes: scopes })).status).toBe(400);
+    expect(
+      (await engine.call('POST', '/v1/cloud/roleset/fixed', { secret_type: 'service_account_key' })).body.errors[0],
+    ).toMatch(/"secret_type" cannot be changed/);
+    expect((await engine.call('POST', '/v1/cloud/roleset/fixed', { project: 'proj-2' })).body.errors[0]).toMatch(
+      /"project" cannot be changed/,
+    );
+    expect(
+      (
+        await engine.call('POST', '/v1/cloud/roleset/other', {
+          project: 'no-such-project',
+          bindings: viewerOnly,
+          token_scopes: scopes,
+        })
+      ).status,
+    ).toBe(400);
     expect(managedAccounts()).toHaveLength(1);
   });
 
@@ -110,15 +170,25 @@ describe('cloud rolesets', () => {
     const { token_ttl: ttl } = first.body.data;
     expect(ttl).toBeGreaterThanOrEqual(3590);
     expect(ttl).toBeLessThanOrEqual(3600);
-    expect(first.body.data).toEqual({ token: expect.stringMatching(/^ya29\./), expires_at_seconds: now + ttl, token_ttl: ttl });
+    expect(first.body.data).toEqual({
+      token: expect.stringMatching(/^ya29\./),
+      expires_at_seconds: now + ttl,
+      token_ttl: ttl,
+    });
     const info = engine.google.tokenInfo(first.body.data.token);
-    expect(info).toMatchObject({ principal: data.service_account_email, scopes, keyId: engine.google.keys(data.service_account_email)[0]?.id });
+    expect(info).toMatchObject({
+      principal: data.service_account_email,
+      scopes,
+      keyId: engine.google.keys(data.service_account_email)[0]?.id,
+    });
     const again = await engine.call('POST', '/v1/cloud/token/tok');
     expect(again.body.data.token).toBe(first.body.data.token);
     engine.h.clock.advance(3599 - 299);
     const refreshed = await engine.call('GET', '/v1/cloud/roleset/tok/token');
     expect(refreshed.body.data.token).not.toBe(first.body.data.token);
-    expect((await engine.call('GET', '/v1/cloud/roleset/tok/key')).body.errors[0]).toMatch(/cannot generate service account keys/);
+    expect((await engine.call('GET', '/v1/cloud/roleset/tok/key')).body.errors[0]).toMatch(
+      /cannot generate service account keys/,
+    );
     expect((await engine.call('GET', '/v1/cloud/roleset/missing/token')).status).toBe(400);
   });
 
@@ -129,8 +199,16 @@ describe('cloud rolesets', () => {
     const email = data.service_account_email;
     const issued = await engine.call('POST', '/v1/cloud/roleset/keys/key', { key_algorithm: 'KEY_ALG_RSA_1024' });
     expect(issued.status).toBe(200);
-    expect(issued.body).toMatchObject({ lease_id: expect.stringMatching(/^cloud\/roleset\/keys\/key\/\w+$/), renewable: true, lease_duration: 3600 });
-    expect(issued.body.data).toEqual({ private_key_data: expect.any(String), key_algorithm: 'KEY_ALG_RSA_1024', key_type: 'TYPE_GOOGLE_CREDENTIALS_FILE' });
+    expect(issued.body).toMatchObject({
+      lease_id: expect.stringMatching(/^cloud\/roleset\/keys\/key\/\w+$/),
+      renewable: true,
+      lease_duration: 3600,
+    });
+    expect(issued.body.data).toEqual({
+      private_key_data: expect.any(String),
+      key_algorithm: 'KEY_ALG_RSA_1024',
+      key_type: 'TYPE_GOOGLE_CREDENTIALS_FILE',
+    });
     const file = JSON.parse(Buffer.from(issued.body.data.private_key_data, 'base64').toString());
     expect(file.client_email).toBe(email);
     expect(engine.google.keys(email).map((key) => key.id)).toEqual([file.private_key_id]);
@@ -140,11 +218,17 @@ describe('cloud rolesets', () => {
     expect(engine.google.keys(email)).toHaveLength(2);
 
     engine.h.clock.advance(1800);
-    const renewed = await engine.call('PUT', '/v1/sys/leases/renew', { lease_id: issued.body.lease_id, increment: 3600 });
+    const renewed = await engine.call('PUT', '/v1/sys/leases/renew', {
+      lease_id: issued.body.lease_id,
+      increment: 3600,
+    });
     expect(renewed.status).toBe(200);
     expect(renewed.body.lease_duration).toBe(3600);
     engine.h.clock.advance(3500);
-    const capped = await engine.call('PUT', '/v1/sys/leases/renew', { lease_id: issued.body.lease_id, increment: 3600 });
+    const capped = await engine.call('PUT', '/v1/sys/leases/renew', {
+      lease_id: issued.body.lease_id,
+      increment: 3600,
+    });
     expect(capped.body.lease_duration).toBe(1900);
 
     expect((await engine.call('PUT', '/v1/sys/leases/revoke', { lease_id: issued.body.lease_id })).status).toBe(204);
@@ -153,7 +237,9 @@ describe('cloud rolesets', () => {
     engine.h.clock.advance(7200);
     await sweepExpired(engine.h.core);
     expect(engine.google.keys(email)).toEqual([]);
-    expect((await engine.call('GET', '/v1/cloud/roleset/keys/token')).body.errors[0]).toMatch(/cannot generate access tokens/);
+    expect((await engine.call('GET', '/v1/cloud/roleset/keys/token')).body.errors[0]).toMatch(
+      /cannot generate access tokens/,
+    );
     expect((await engine.call('POST', '/v1/cloud/roleset/keys/key', { key_type: 'TYPE_PEM' })).status).toBe(400);
   });
 
@@ -169,10 +255,17 @@ describe('cloud rolesets', () => {
     expect(after.service_account_email).not.toBe(before.service_account_email);
     expect(engine.google.serviceAccount(before.service_account_email)).toBeUndefined();
     expect(engine.google.bindingsOf(`serviceAccount:${before.service_account_email}`)).toEqual([]);
-    expect(engine.google.bindingsOf(`serviceAccount:${after.service_account_email}`)).toEqual(['projects/proj-1 roles/viewer']);
+    expect(engine.google.bindingsOf(`serviceAccount:${after.service_account_email}`)).toEqual([
+      'projects/proj-1 roles/viewer',
+    ]);
     expect(JSON.stringify(engine.google.policy('projects/proj-1'))).not.toContain('deleted:');
     expect((await engine.call('PUT', '/v1/sys/leases/lookup', { lease_id: key.body.lease_id })).status).toBe(404);
-    expect(engine.google.keys().filter((entry) => entry.email !== engine.root.email).map((entry) => entry.email)).toEqual([]);
+    expect(
+      engine.google
+        .keys()
+        .filter((entry) => entry.email !== engine.root.email)
+        .map((entry) => entry.email),
+    ).toEqual([]);
     expect(managedAccounts()).toHaveLength(1);
   });
 
@@ -195,7 +288,8 @@ describe('cloud rolesets', () => {
 
     await roleset('sak', { project: 'proj-1', bindings: viewerOnly, secret_type: 'service_account_key' });
     expect((await engine.call('POST', '/v1/cloud/roleset/sak/rotate-key')).status).toBe(400);
-    for (const name of ['rot', 'sak']) expect((await engine.call('DELETE', `/v1/cloud/roleset/${name}`)).status).toBe(204);
+    for (const name of ['rot', 'sak'])
+      expect((await engine.call('DELETE', `/v1/cloud/roleset/${name}`)).status).toBe(204);
     expect(managedAccounts()).toEqual([]);
     expect(engine.google.policy('projects/proj-1').bindings).toEqual([]);
     expect((await engine.call('GET', '/v1/cloud/roleset/rot')).status).toBe(404);
@@ -205,7 +299,9 @@ describe('cloud rolesets', () => {
     await start({ eventualConsistency: 2 });
     engine.google.failNext('projects.setIamPolicy', { status: 409, times: 2 });
     const data = await roleset('retry', { project: 'proj-1', bindings: viewerOnly, token_scopes: scopes });
-    expect(engine.google.bindingsOf(`serviceAccount:${data.service_account_email}`)).toEqual(['projects/proj-1 roles/viewer']);
+    expect(engine.google.bindingsOf(`serviceAccount:${data.service_account_email}`)).toEqual([
+      'projects/proj-1 roles/viewer',
+    ]);
   });
 
   it.each([
@@ -216,7 +312,11 @@ describe('cloud rolesets', () => {
   ])('leaks nothing when %s fails during create (applied: %s)', async (operation, afterApply, status) => {
     await start();
     engine.google.failNext(operation, { status, afterApply, times: afterApply ? 1 : 20 });
-    const reply = await engine.call('POST', '/v1/cloud/roleset/fail', { project: 'proj-1', bindings: hcl, token_scopes: scopes });
+    const reply = await engine.call('POST', '/v1/cloud/roleset/fail', {
+      project: 'proj-1',
+      bindings: hcl,
+      token_scopes: scopes,
+    });
     expect(reply.status).toBe(status === 403 ? 400 : 502);
     expect(managedAccounts()).toEqual([]);
     expect(engine.google.keys().filter((key) => key.email !== engine.root.email)).toEqual([]);
@@ -241,7 +341,15 @@ describe('cloud rolesets', () => {
     // The create fails at the bindings and the immediate undo fails too: the record ahead stays.
     engine.google.failNext('projects.setIamPolicy', { status: 500, times: 8 });
     engine.google.failNext('serviceAccounts.delete', { status: 503 });
-    expect((await engine.call('POST', '/v1/cloud/roleset/crash', { project: 'proj-1', bindings: viewerOnly, token_scopes: scopes })).status).toBe(502);
+    expect(
+      (
+        await engine.call('POST', '/v1/cloud/roleset/crash', {
+          project: 'proj-1',
+          bindings: viewerOnly,
+          token_scopes: scopes,
+        })
+      ).status,
+    ).toBe(502);
     expect(managedAccounts()).toHaveLength(1);
     expect(await cleanupPending(engine.h.core)).toMatchObject({ settled: 1 });
     expect(managedAccounts()).toEqual([]);

@@ -29,7 +29,11 @@ const failRevocations = (fail: boolean) => h.call('POST', '/v1/rec/config', asRo
 
 async function childToken(ttl: number | string): Promise<string> {
   const name = `reader-${randomUUID().slice(0, 8)}`;
-  await h.call('PUT', `/v1/sys/policies/acl/${name}`, asRoot({ policy: 'path "rec/creds/*" { capabilities = ["read"] }' }));
+  await h.call(
+    'PUT',
+    `/v1/sys/policies/acl/${name}`,
+    asRoot({ policy: 'path "rec/creds/*" { capabilities = ["read"] }' }),
+  );
   const created = await h.call('POST', '/v1/auth/token/create', asRoot({ policies: [name], ttl }));
   expect(created.status).toBe(200);
   return created.body.auth.client_token as string;
@@ -45,7 +49,11 @@ describe('sweepExpired', () => {
 
     h.clock.advance(1);
     expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 1, failed: 0 });
-    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ username: issued.data.username, attempts: 1, revoked: 1 });
+    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({
+      username: issued.data.username,
+      attempts: 1,
+      revoked: 1,
+    });
     expect((await lookup(issued.lease_id)).status).toBe(404);
     expect(await storedLease(issued.lease_id)).toBeUndefined();
     expect((await lookup(kept.lease_id)).status).toBe(200);
@@ -57,7 +65,9 @@ describe('sweepExpired', () => {
   it('follows renewals: a renewed lease is swept at its new expiry', async () => {
     const issued = await issue();
     h.clock.advance(30);
-    expect((await h.call('PUT', '/v1/sys/leases/renew', asRoot({ lease_id: issued.lease_id, increment: 300 }))).status).toBe(200);
+    expect(
+      (await h.call('PUT', '/v1/sys/leases/renew', asRoot({ lease_id: issued.lease_id, increment: 300 }))).status,
+    ).toBe(200);
     h.clock.advance(60);
     expect((await sweepExpired(h.core)).leases).toBe(0);
     expect((await lookup(issued.lease_id)).body.data.ttl).toBe(240);
@@ -93,7 +103,13 @@ describe('sweepExpired', () => {
     expect((await lookup(issued.lease_id)).body.data).toMatchObject({ revocation_attempts: 1, irrevocable: false });
 
     // Backoff: the next attempts fall due 10 s, 20 s, 40 s, 80 s after each failure; nothing is tried early.
-    for (const [attempt, wait] of [[2, 10], [3, 20], [4, 40], [5, 80], [6, 160]] as const) {
+    for (const [attempt, wait] of [
+      [2, 10],
+      [3, 20],
+      [4, 40],
+      [5, 80],
+      [6, 160],
+    ] as const) {
       h.clock.advance(wait - 1);
       expect((await sweepExpired(h.core)).failed).toBe(0);
       expect((await upstreamOf(h.core, issued.lease_id))?.attempts).toBe(attempt - 1);
@@ -126,7 +142,9 @@ describe('sweepExpired', () => {
 
     // Once the upstream is back, asking again finishes the job: at once, or through the sweep with sync=false.
     await failRevocations(false);
-    expect((await h.call('PUT', '/v1/sys/leases/revoke', asRoot({ lease_id: issued.lease_id, sync: false }))).status).toBe(204);
+    expect(
+      (await h.call('PUT', '/v1/sys/leases/revoke', asRoot({ lease_id: issued.lease_id, sync: false }))).status,
+    ).toBe(204);
     expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 1, failed: 0 });
     expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ attempts: 7, revoked: 1 });
     expect((await lookup(issued.lease_id)).status).toBe(404);
@@ -207,7 +225,9 @@ describe('leases written before sharding (pk "leases", the bare engine queue)', 
     await onTableChange(h.core, [{ eventName: 'REMOVE', oldImage: old, byTtl: true }]);
     expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ attempts: 1, revoked: 1 });
     expect(await storedLease(issued.lease_id)).toBeUndefined();
-    expect(await h.core.store.get(leasePk(issued.lease_id).replace('leases', 'revoked-leases'), issued.lease_id)).toBeDefined();
+    expect(
+      await h.core.store.get(leasePk(issued.lease_id).replace('leases', 'revoked-leases'), issued.lease_id),
+    ).toBeDefined();
   });
 });
 
@@ -224,9 +244,15 @@ describe('onTableChange: the TTL backstop', () => {
     h.clock.advance(3600 + 60);
     const oldImage = await deletedByTtl(issued.lease_id);
     await onTableChange(h.core, [{ eventName: 'REMOVE', oldImage, byTtl: true }]);
-    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ username: issued.data.username, attempts: 1, revoked: 1 });
+    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({
+      username: issued.data.username,
+      attempts: 1,
+      revoked: 1,
+    });
     expect(await storedLease(issued.lease_id)).toBeUndefined();
-    expect(await h.core.store.get(`token#${h.core.keyring.hash(h.rootToken)}`, `lease#${issued.lease_id}`)).toBeUndefined();
+    expect(
+      await h.core.store.get(`token#${h.core.keyring.hash(h.rootToken)}`, `lease#${issued.lease_id}`),
+    ).toBeUndefined();
   });
 
   it('runs the hook once when the stream delivers the same removal again (a retried batch)', async () => {

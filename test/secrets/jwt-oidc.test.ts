@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEntity } from '../../packages/core/src/secrets/auth/jwt/identity.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
-import { browseToCallback, type CallbackDelivery, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
+import {
+  browseToCallback,
+  type CallbackDelivery,
+  startOidcProvider,
+  type TestOidcProvider,
+} from '../support/oidc-provider.ts';
 import { type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /** The callback address a browser is sent back to; the test takes over there and calls the app itself. */
@@ -10,11 +15,14 @@ const callbackUrl = 'http://127.0.0.1:8200/v1/auth/jwt/oidc/callback';
 describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
   let h: SecretsService;
   let provider: TestOidcProvider;
-  const root = (method: string, path: string, body?: unknown) => h.call(method, path, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
+  const root = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: h.rootToken, ...(body === undefined ? {} : { body }) });
   const errorOf = (reply: CallResult) => (reply.body?.errors ?? []).join('; ');
 
   async function authUrl(body: Record<string, unknown>, mount = 'jwt'): Promise<string> {
-    const reply = await h.call('POST', `/v1/auth/${mount}/oidc/auth_url`, { body: { redirect_uri: callbackUrl, ...body } });
+    const reply = await h.call('POST', `/v1/auth/${mount}/oidc/auth_url`, {
+      body: { redirect_uri: callbackUrl, ...body },
+    });
     expect(reply.status).toBe(200);
     return reply.body.data.auth_url;
   }
@@ -34,14 +42,25 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
   }
 
   beforeAll(async () => {
-    provider = await startOidcProvider({ redirectUris: [callbackUrl, 'http://127.0.0.1:8200/v1/auth/implicit/oidc/callback'] });
-    provider.accounts.set('alice', { email: 'alice@example.com', email_verified: true, groups: ['admins', 'dev'], name: 'Alice', department: 'platform' });
+    provider = await startOidcProvider({
+      redirectUris: [callbackUrl, 'http://127.0.0.1:8200/v1/auth/implicit/oidc/callback'],
+    });
+    provider.accounts.set('alice', {
+      email: 'alice@example.com',
+      email_verified: true,
+      groups: ['admins', 'dev'],
+      name: 'Alice',
+      department: 'platform',
+    });
     provider.accounts.set('bob', { email: 'bob@example.com', groups: ['dev'] });
     h = await startSecretsInMemory();
     // The provider stamps tokens with the real time; the service's clock starts there too.
     h.clock.advance(Math.floor((Date.now() - h.clock.now()) / 1000));
     expect((await root('POST', '/v1/sys/auth/jwt', { type: 'jwt' })).status).toBe(204);
-    expect((await root('POST', '/v1/sys/policies/acl/reader', { policy: 'path "secret/*" { capabilities = ["read"] }' })).status).toBe(204);
+    expect(
+      (await root('POST', '/v1/sys/policies/acl/reader', { policy: 'path "secret/*" { capabilities = ["read"] }' }))
+        .status,
+    ).toBe(204);
     expect((await root('POST', '/v1/secret/app', { password: 'pw' })).status).toBe(204);
     const config = await root('POST', '/v1/auth/jwt/config', {
       oidc_discovery_url: provider.issuer,
@@ -68,7 +87,11 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
 
   it('keeps the client secret sealed in the table and out of the config read', async () => {
     const read = await root('GET', '/v1/auth/jwt/config');
-    expect(read.body.data).toMatchObject({ oidc_discovery_url: provider.issuer, oidc_client_id: provider.clientId, default_role: 'web' });
+    expect(read.body.data).toMatchObject({
+      oidc_discovery_url: provider.issuer,
+      oidc_client_id: provider.clientId,
+      default_role: 'web',
+    });
     expect(JSON.stringify(read.body)).not.toContain(provider.clientSecret);
     const mount = await h.core.mounts.find('auth', 'jwt');
     const stored = await h.core.store.get(`mount#${mount?.uuid}`, 'config');
@@ -77,7 +100,11 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
 
   it('refuses a discovery URL that is not an OIDC provider', async () => {
     expect((await root('POST', '/v1/sys/auth/broken', { type: 'jwt' })).status).toBe(204);
-    const reply = await root('POST', '/v1/auth/broken/config', { oidc_discovery_url: `${provider.issuer}/nothing-here`, oidc_client_id: 'x', oidc_client_secret: 'y' });
+    const reply = await root('POST', '/v1/auth/broken/config', {
+      oidc_discovery_url: `${provider.issuer}/nothing-here`,
+      oidc_client_id: 'x',
+      oidc_client_secret: 'y',
+    });
     expect(reply.status).toBe(400);
     expect(errorOf(reply)).toContain('error checking oidc discovery URL');
   });
@@ -118,7 +145,11 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
     });
     expect(auth.entity_id).toMatch(/^[0-9a-f-]{36}$/);
     const self = await h.call('GET', '/v1/auth/token/lookup-self', { token: auth.client_token });
-    expect(self.body.data).toMatchObject({ entity_id: auth.entity_id, display_name: 'jwt-alice@example.com', path: 'auth/jwt/oidc/callback' });
+    expect(self.body.data).toMatchObject({
+      entity_id: auth.entity_id,
+      display_name: 'jwt-alice@example.com',
+      path: 'auth/jwt/oidc/callback',
+    });
     expect((await h.call('GET', '/v1/secret/app', { token: auth.client_token })).body.data).toEqual({ password: 'pw' });
     // Groups came from the provider's userinfo endpoint (its ID token carries only `sub`).
     const storage = new MountStorage(h.core.store, h.core.keyring, mount?.uuid ?? '');
@@ -132,8 +163,12 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
   });
 
   it('gives the same entity to the same user on the next login', async () => {
-    const first = await deliver(await browseToCallback(await authUrl({}), { login: 'bob', callbackPrefix: callbackUrl }));
-    const second = await deliver(await browseToCallback(await authUrl({}), { login: 'bob', callbackPrefix: callbackUrl }));
+    const first = await deliver(
+      await browseToCallback(await authUrl({}), { login: 'bob', callbackPrefix: callbackUrl }),
+    );
+    const second = await deliver(
+      await browseToCallback(await authUrl({}), { login: 'bob', callbackPrefix: callbackUrl }),
+    );
     expect(first.status).toBe(200);
     expect(second.body.auth.entity_id).toBe(first.body.auth.entity_id);
   });
@@ -142,7 +177,10 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
     const unknown = await h.call('GET', '/v1/auth/jwt/oidc/callback?state=made-up&code=abc');
     expect(unknown.status).toBe(400);
     expect(errorOf(unknown)).toContain('Expired or missing OAuth state.');
-    const delivery = await browseToCallback(await authUrl({ client_nonce: 'right' }), { login: 'alice', callbackPrefix: callbackUrl });
+    const delivery = await browseToCallback(await authUrl({ client_nonce: 'right' }), {
+      login: 'alice',
+      callbackPrefix: callbackUrl,
+    });
     const wrong = await deliver(delivery, { client_nonce: 'wrong' });
     expect(wrong.status).toBe(400);
     expect(errorOf(wrong)).toBe('invalid client_nonce');
@@ -163,30 +201,53 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
     const missing = await h.call('POST', '/v1/auth/jwt/oidc/auth_url', { body: { role: 'web' } });
     expect(missing.status).toBe(400);
     expect(errorOf(missing)).toContain('missing redirect_uri');
-    const noRole = await h.call('POST', '/v1/auth/jwt/oidc/auth_url', { body: { role: 'ghost', redirect_uri: callbackUrl } });
+    const noRole = await h.call('POST', '/v1/auth/jwt/oidc/auth_url', {
+      body: { role: 'ghost', redirect_uri: callbackUrl },
+    });
     expect(errorOf(noRole)).toContain('role "ghost" could not be found');
   });
 
   it("applies the role's bound claims to the provider's claims", async () => {
-    await root('POST', '/v1/auth/jwt/role/admins', { user_claim: 'email', groups_claim: 'groups', oidc_scopes: 'email,groups', bound_claims: { groups: 'admins' }, allowed_redirect_uris: callbackUrl });
-    const bob = await deliver(await browseToCallback(await authUrl({ role: 'admins' }), { login: 'bob', callbackPrefix: callbackUrl }));
+    await root('POST', '/v1/auth/jwt/role/admins', {
+      user_claim: 'email',
+      groups_claim: 'groups',
+      oidc_scopes: 'email,groups',
+      bound_claims: { groups: 'admins' },
+      allowed_redirect_uris: callbackUrl,
+    });
+    const bob = await deliver(
+      await browseToCallback(await authUrl({ role: 'admins' }), { login: 'bob', callbackPrefix: callbackUrl }),
+    );
     expect(bob.status).toBe(400);
-    expect(errorOf(bob)).toContain('error validating claims: claim "groups" does not match any associated bound claim values');
-    const alice = await deliver(await browseToCallback(await authUrl({ role: 'admins' }), { login: 'alice', callbackPrefix: callbackUrl }));
+    expect(errorOf(bob)).toContain(
+      'error validating claims: claim "groups" does not match any associated bound claim values',
+    );
+    const alice = await deliver(
+      await browseToCallback(await authUrl({ role: 'admins' }), { login: 'alice', callbackPrefix: callbackUrl }),
+    );
     expect(alice.status).toBe(200);
     await root('POST', '/v1/auth/jwt/role/admins', { bound_subject: 'bob' });
-    const wrongSubject = await deliver(await browseToCallback(await authUrl({ role: 'admins' }), { login: 'alice', callbackPrefix: callbackUrl }));
+    const wrongSubject = await deliver(
+      await browseToCallback(await authUrl({ role: 'admins' }), { login: 'alice', callbackPrefix: callbackUrl }),
+    );
     expect(errorOf(wrongSubject)).toContain('invalid subject (sub) claim');
   });
 
   it('sends max_age and checks auth_time, and refuses the callback from outside token_bound_cidrs', async () => {
-    await root('POST', '/v1/auth/jwt/role/strict', { user_claim: 'sub', max_age: '5m', allowed_redirect_uris: callbackUrl, token_bound_cidrs: '10.0.0.0/8' });
+    await root('POST', '/v1/auth/jwt/role/strict', {
+      user_claim: 'sub',
+      max_age: '5m',
+      allowed_redirect_uris: callbackUrl,
+      token_bound_cidrs: '10.0.0.0/8',
+    });
     const url = new URL(await authUrl({ role: 'strict' }));
     expect(url.searchParams.get('max_age')).toBe('300');
     const refused = await deliver(await browseToCallback(url.href, { login: 'alice', callbackPrefix: callbackUrl }));
     expect(refused.status).toBe(403);
     await root('POST', '/v1/auth/jwt/role/strict', { token_bound_cidrs: [] });
-    const accepted = await deliver(await browseToCallback(await authUrl({ role: 'strict' }), { login: 'alice', callbackPrefix: callbackUrl }));
+    const accepted = await deliver(
+      await browseToCallback(await authUrl({ role: 'strict' }), { login: 'alice', callbackPrefix: callbackUrl }),
+    );
     expect(accepted.status).toBe(200);
     expect(accepted.body.auth.metadata).toEqual({ role: 'strict' });
   });
@@ -205,8 +266,15 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
         oidc_response_types: 'id_token',
       });
       expect(config.status).toBe(204);
-      await root('POST', '/v1/auth/implicit/role/web', { user_claim: 'email', groups_claim: 'groups', oidc_scopes: 'email groups', allowed_redirect_uris: implicitCallback });
-      const reply = await h.call('POST', '/v1/auth/implicit/oidc/auth_url', { body: { role: 'web', redirect_uri: implicitCallback } });
+      await root('POST', '/v1/auth/implicit/role/web', {
+        user_claim: 'email',
+        groups_claim: 'groups',
+        oidc_scopes: 'email groups',
+        allowed_redirect_uris: implicitCallback,
+      });
+      const reply = await h.call('POST', '/v1/auth/implicit/oidc/auth_url', {
+        body: { role: 'web', redirect_uri: implicitCallback },
+      });
       const url = new URL(reply.body.data.auth_url);
       expect(url.searchParams.get('response_type')).toBe('id_token');
       expect(url.searchParams.get('response_mode')).toBe('form_post');

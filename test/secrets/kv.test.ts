@@ -21,11 +21,21 @@ async function rawTable(): Promise<Record<string, unknown>[]> {
 
 describe('kv', () => {
   it('writes, reads, overwrites and deletes a secret', async () => {
-    const written = await h.call('POST', '/v1/secret/app/db', asRoot({ username: 'app', password: 'hunter2', port: 5432, tags: ['a'] }));
+    const written = await h.call(
+      'POST',
+      '/v1/secret/app/db',
+      asRoot({ username: 'app', password: 'hunter2', port: 5432, tags: ['a'] }),
+    );
     expect(written.status).toBe(204);
     const read = await h.call('GET', '/v1/secret/app/db', asRoot());
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ lease_id: '', renewable: false, lease_duration: 0, warnings: null, wrap_info: null });
+    expect(read.body).toMatchObject({
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      warnings: null,
+      wrap_info: null,
+    });
     expect(read.body.data).toEqual({ username: 'app', password: 'hunter2', port: 5432, tags: ['a'] });
 
     expect((await h.call('PUT', '/v1/secret/app/db', asRoot({ password: 'changed' }))).status).toBe(204);
@@ -128,13 +138,20 @@ describe('kv', () => {
     await h.call('POST', '/v1/secret/long', asRoot({ password: 'pw', ttl: 86400 }));
     const capped = await h.call('GET', '/v1/secret/long', asRoot());
     expect(capped.body.lease_duration).toBe(3600);
-    expect(capped.body.warnings).toEqual(['TTL of "86400s" exceeded the effective max_ttl of "3600s"; TTL value is capped accordingly']);
+    expect(capped.body.warnings).toEqual([
+      'TTL of "86400s" exceeded the effective max_ttl of "3600s"; TTL value is capped accordingly',
+    ]);
   });
 
   it('follows policies: read-only callers cannot write, list or delete', async () => {
     await h.call('POST', '/v1/secret/app/db', asRoot({ password: 'pw' }));
-    await h.call('PUT', '/v1/sys/policies/acl/app-reader', asRoot({ policy: 'path "secret/app/*" { capabilities = ["read"] }' }));
-    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app-reader'] }))).body.auth.client_token as string;
+    await h.call(
+      'PUT',
+      '/v1/sys/policies/acl/app-reader',
+      asRoot({ policy: 'path "secret/app/*" { capabilities = ["read"] }' }),
+    );
+    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app-reader'] }))).body.auth
+      .client_token as string;
     expect((await h.call('GET', '/v1/secret/app/db', { token })).body.data).toEqual({ password: 'pw' });
     expect((await h.call('POST', '/v1/secret/app/db', { token, body: { password: 'mine' } })).status).toBe(403);
     expect((await h.call('DELETE', '/v1/secret/app/db', { token })).status).toBe(403);
@@ -146,8 +163,13 @@ describe('kv', () => {
   it('reads with a service token in one round trip (token and secret together), and shows nothing the policy denies', async () => {
     await h.call('POST', '/v1/secret/app/db', asRoot({ password: 'pw' }));
     await h.call('POST', '/v1/secret/top', asRoot({ password: 'top' }));
-    await h.call('PUT', '/v1/sys/policies/acl/app-reader', asRoot({ policy: 'path "secret/app/*" { capabilities = ["read"] }' }));
-    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app-reader'] }))).body.auth.client_token as string;
+    await h.call(
+      'PUT',
+      '/v1/sys/policies/acl/app-reader',
+      asRoot({ policy: 'path "secret/app/*" { capabilities = ["read"] }' }),
+    );
+    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app-reader'] }))).body.auth
+      .client_token as string;
     const sent: string[] = [];
     h.client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -161,7 +183,8 @@ describe('kv', () => {
     expect((await h.call('GET', '/v1/secret/app/db', { token })).body.data).toEqual({ password: 'pw' });
     expect(sent).toEqual(['BatchGetItemCommand']);
     // A batch token made by another token dies with it: its parent's item is read in the same round trip.
-    const batch = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app-reader'], type: 'batch' }))).body.auth.client_token;
+    const batch = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['app-reader'], type: 'batch' })))
+      .body.auth.client_token;
     sent.length = 0;
     expect((await h.call('GET', '/v1/secret/app/db', { token: batch })).body.data).toEqual({ password: 'pw' });
     expect(sent).toEqual(['BatchGetItemCommand']);

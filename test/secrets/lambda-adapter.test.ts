@@ -15,7 +15,11 @@ describe('the secrets Lambda adapter (API Gateway HTTP API, payload 2.0)', () =>
   let h: SecretsService;
   let lambda: ReturnType<typeof secretsLambda>;
 
-  const event = (method: string, url: string, options: { headers?: Record<string, string>; body?: string; base64?: boolean } = {}) => {
+  const event = (
+    method: string,
+    url: string,
+    options: { headers?: Record<string, string>; body?: string; base64?: boolean } = {},
+  ) => {
     const [rawPath = '/', rawQueryString = ''] = url.split('?');
     return {
       version: '2.0',
@@ -23,8 +27,12 @@ describe('the secrets Lambda adapter (API Gateway HTTP API, payload 2.0)', () =>
       rawPath,
       rawQueryString,
       headers: { host: 'abc123.execute-api.us-east-1.amazonaws.com', ...options.headers },
-      requestContext: { http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'vitest' } },
-      ...(options.body === undefined ? {} : { body: options.base64 ? Buffer.from(options.body).toString('base64') : options.body }),
+      requestContext: {
+        http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'vitest' },
+      },
+      ...(options.body === undefined
+        ? {}
+        : { body: options.base64 ? Buffer.from(options.body).toString('base64') : options.body }),
       isBase64Encoded: options.base64 ?? false,
     } as unknown as APIGatewayProxyEventV2;
   };
@@ -41,7 +49,10 @@ describe('the secrets Lambda adapter (API Gateway HTTP API, payload 2.0)', () =>
   afterAll(() => h?.close());
 
   it('answers a write and a read as the node server does, the token taken from any header spelling', async () => {
-    const write = await invoke('PUT', '/v1/kv/app', { headers: { 'x-vault-token': h.rootToken, 'content-type': 'application/json' }, body: '{"password":"s3cret"}' });
+    const write = await invoke('PUT', '/v1/kv/app', {
+      headers: { 'x-vault-token': h.rootToken, 'content-type': 'application/json' },
+      body: '{"password":"s3cret"}',
+    });
     expect(write.statusCode).toBe(204);
     expect(write.body).toBe('');
     const read = await invoke('GET', '/v1/kv/app', { headers: { 'x-vault-token': h.rootToken } });
@@ -59,7 +70,10 @@ describe('the secrets Lambda adapter (API Gateway HTTP API, payload 2.0)', () =>
       base64: true,
     });
     expect(form.statusCode).toBe(204);
-    expect((await h.call('GET', '/v1/kv/form', { token: h.rootToken })).body.data).toEqual({ colour: 'blue', size: '10' });
+    expect((await h.call('GET', '/v1/kv/form', { token: h.rootToken })).body.data).toEqual({
+      colour: 'blue',
+      size: '10',
+    });
   });
 
   it('reads the query string as the node server does: list=true, the first value of a name, + as a space', async () => {
@@ -87,7 +101,10 @@ describe('the secrets Lambda adapter (API Gateway HTTP API, payload 2.0)', () =>
 
   it('refuses a body over the limit with a 413 naming it, and writes nothing', async () => {
     const big = JSON.stringify({ blob: 'x'.repeat(maxBodyBytes) });
-    const refused = await invoke('PUT', '/v1/kv/big', { headers: { 'x-vault-token': h.rootToken, 'content-type': 'application/json' }, body: big });
+    const refused = await invoke('PUT', '/v1/kv/big', {
+      headers: { 'x-vault-token': h.rootToken, 'content-type': 'application/json' },
+      body: big,
+    });
     expect(refused.statusCode).toBe(413);
     expect(refused.json.errors[0]).toContain(`larger than ${maxBodyBytes} bytes`);
     expect((await h.call('GET', '/v1/kv/big', { token: h.rootToken })).status).toBe(404);

@@ -53,7 +53,11 @@ describe('ldap config refuses an empty bindpass and warns when the directory ref
     expect(wrongDn.body.warnings[0]).toContain(`refused to bind as "cn=nobody,${peopleDn}"`);
     // Nothing listens on this port: nothing is known about the bind yet, so no warning (and no wait).
     const began = Date.now();
-    const unreachable = await e.call('POST', 'config', { binddn: managerDn, bindpass: managerPassword, url: `ldap://127.0.0.1:${await freePort()}` });
+    const unreachable = await e.call('POST', 'config', {
+      binddn: managerDn,
+      bindpass: managerPassword,
+      url: `ldap://127.0.0.1:${await freePort()}`,
+    });
     expect(unreachable.status, JSON.stringify(unreachable.body)).toBe(204);
     expect(Date.now() - began).toBeLessThan(5000);
     expect((await e.call('POST', 'config', { url: e.slapd.url, bindpass: managerPassword })).status).toBe(204);

@@ -70,12 +70,22 @@ describe('ldap config and root rotation (real slapd)', () => {
     await e.configure({ userdn: 'ou=people,dc=example,dc=org', request_timeout: '45s' });
     expect((await e.call('POST', 'config', { userattr: 'uid' })).status).toBe(204);
     const read = await e.call('GET', 'config');
-    expect(read.body.data).toMatchObject({ binddn: managerDn, url: e.slapd.url, userdn: 'ou=people,dc=example,dc=org', userattr: 'uid', request_timeout: 45 });
+    expect(read.body.data).toMatchObject({
+      binddn: managerDn,
+      url: e.slapd.url,
+      userdn: 'ou=people,dc=example,dc=org',
+      userattr: 'uid',
+      request_timeout: 45,
+    });
     await e.call('POST', 'config', { userattr: '' });
   });
 
   it('defaults userattr per schema', async () => {
-    for (const [schema, userattr] of [['ad', 'userPrincipalName'], ['racf', 'racfid'], ['openldap', 'cn']]) {
+    for (const [schema, userattr] of [
+      ['ad', 'userPrincipalName'],
+      ['racf', 'racfid'],
+      ['openldap', 'cn'],
+    ]) {
       expect((await e.call('POST', 'config', { schema })).status).toBe(204);
       expect((await e.call('GET', 'config')).body.data).toMatchObject({ schema, userattr });
     }
@@ -107,8 +117,14 @@ describe('ldap config and root rotation (real slapd)', () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.errors[0]).toContain(field);
     }
-    expect((await e.call('POST', 'config', { rotation_schedule: '0 3 * * *', rotation_window: '2h' })).status).toBe(204);
-    expect((await e.call('GET', 'config')).body.data).toMatchObject({ rotation_schedule: '0 3 * * *', rotation_window: 7200, rotation_period: 0 });
+    expect((await e.call('POST', 'config', { rotation_schedule: '0 3 * * *', rotation_window: '2h' })).status).toBe(
+      204,
+    );
+    expect((await e.call('GET', 'config')).body.data).toMatchObject({
+      rotation_schedule: '0 3 * * *',
+      rotation_window: 7200,
+      rotation_period: 0,
+    });
     // Choosing a period replaces the schedule; the window then no longer applies and must go.
     expect((await e.call('POST', 'config', { rotation_period: '1h' })).status).toBe(400);
     expect((await e.call('POST', 'config', { rotation_period: '1h', rotation_window: 0 })).status).toBe(204);
@@ -140,7 +156,9 @@ describe('ldap config and root rotation (real slapd)', () => {
     expect(first).toMatch(/^[A-Za-z0-9]{64}$/);
     expect(await e.slapd.canBind(managerDn, managerPassword)).toBe(false);
     expect(JSON.stringify((await e.call('GET', 'config')).body)).not.toContain(first);
-    expect((await e.call('GET', 'config')).body.data.last_bind_password_rotation).toBe(new Date(e.h.clock.now() - (e.h.clock.now() % 1000)).toISOString());
+    expect((await e.call('GET', 'config')).body.data.last_bind_password_rotation).toBe(
+      new Date(e.h.clock.now() - (e.h.clock.now() % 1000)).toISOString(),
+    );
 
     // The engine keeps working with the password it set, and rotates again.
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
@@ -162,8 +180,16 @@ describe('ldap config and root rotation (real slapd)', () => {
     expect(noPolicy.status).toBe(400);
     expect(noPolicy.body.errors[0]).toContain('digits-and-dashes');
 
-    const policy = 'length = 20\nrule "charset" {\n  charset = "0123456789"\n  min-chars = 2\n}\nrule "charset" {\n  charset = "-"\n  min-chars = 1\n}\n';
-    expect((await e.h.call('POST', '/v1/sys/policies/password/digits-and-dashes', { token: e.h.rootToken, body: { policy } })).status).toBe(204);
+    const policy =
+      'length = 20\nrule "charset" {\n  charset = "0123456789"\n  min-chars = 2\n}\nrule "charset" {\n  charset = "-"\n  min-chars = 1\n}\n';
+    expect(
+      (
+        await e.h.call('POST', '/v1/sys/policies/password/digits-and-dashes', {
+          token: e.h.rootToken,
+          body: { policy },
+        })
+      ).status,
+    ).toBe(204);
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
     const password = await currentRootPassword();
     expect(password).toMatch(/^[0-9-]{20}$/);
@@ -191,12 +217,21 @@ describe('ldap config and root rotation (real slapd)', () => {
     const storage = await e.storage();
     // A run that wrote ahead and changed the directory, then died.
     const orphan = 'pending-password-from-a-crashed-run';
-    await storage.update('config', { set: { pending: storage.seal('config', orphan), pendingId: 'crashed', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 60 } });
+    await storage.update('config', {
+      set: {
+        pending: storage.seal('config', orphan),
+        pendingId: 'crashed',
+        pendingUntil: Math.floor(e.h.clock.now() / 1000) + 60,
+      },
+    });
     await e.slapd.entry(managerDn);
     const { Client } = await import('ldapts');
     const admin = new Client({ url: e.slapd.url });
     await admin.bind('cn=admin,dc=example,dc=org', 'admin-secret');
-    await admin.modify(managerDn, (await import('../../packages/core/src/secrets/engines/ldap/schemas.ts')).passwordChanges('openldap', orphan));
+    await admin.modify(
+      managerDn,
+      (await import('../../packages/core/src/secrets/engines/ldap/schemas.ts')).passwordChanges('openldap', orphan),
+    );
     await admin.unbind();
     expect(await e.slapd.canBind(managerDn, before)).toBe(false);
 
@@ -212,14 +247,27 @@ describe('ldap config and root rotation (real slapd)', () => {
   it('binds with the root password a killed rotation left in the directory, without waiting for its window', async () => {
     const storage = await e.storage();
     const orphan = 'root-changed-then-killed';
-    await storage.update('config', { set: { pending: storage.seal('config', orphan), pendingId: 'killed', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150 } });
+    await storage.update('config', {
+      set: {
+        pending: storage.seal('config', orphan),
+        pendingId: 'killed',
+        pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150,
+      },
+    });
     const { Client } = await import('ldapts');
     const admin = new Client({ url: e.slapd.url });
     await admin.bind('cn=admin,dc=example,dc=org', 'admin-secret');
-    await admin.modify(managerDn, (await import('../../packages/core/src/secrets/engines/ldap/schemas.ts')).passwordChanges('openldap', orphan));
+    await admin.modify(
+      managerDn,
+      (await import('../../packages/core/src/secrets/engines/ldap/schemas.ts')).passwordChanges('openldap', orphan),
+    );
     await admin.unbind();
     // Any operation that needs the directory settles it first, instead of binding with the dead password.
-    const role = await e.call('POST', 'static-role/after-root-crash', { username: 'frank', dn: `cn=frank,${peopleDn}`, rotation_period: '1h' });
+    const role = await e.call('POST', 'static-role/after-root-crash', {
+      username: 'frank',
+      dn: `cn=frank,${peopleDn}`,
+      rotation_period: '1h',
+    });
     expect(role.status, JSON.stringify(role.body)).toBe(204);
     expect(await currentRootPassword()).toBe(orphan);
     expect((await e.item('config'))?.pending).toBeUndefined();
@@ -229,7 +277,13 @@ describe('ldap config and root rotation (real slapd)', () => {
   it('waits out a root write-ahead that the directory does not take while its run may still be under way', async () => {
     const before = await currentRootPassword();
     const storage = await e.storage();
-    await storage.update('config', { set: { pending: storage.seal('config', 'not-yet-applied'), pendingId: 'running', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 60 } });
+    await storage.update('config', {
+      set: {
+        pending: storage.seal('config', 'not-yet-applied'),
+        pendingId: 'running',
+        pendingUntil: Math.floor(e.h.clock.now() / 1000) + 60,
+      },
+    });
     // The engine cannot bind without its own password, so a root change never adopts another's.
     const busy = await e.call('POST', 'rotate-root');
     expect(busy.status).toBe(400);
@@ -256,7 +310,11 @@ describe('ldap config and root rotation (real slapd)', () => {
   });
 
   it('connects with StartTLS and LDAPS, verifying the server with the configured CA', async () => {
-    await e.call('POST', 'config', { starttls: true, certificate: e.slapd.caCert, bindpass: await e.storedPassword('config') });
+    await e.call('POST', 'config', {
+      starttls: true,
+      certificate: e.slapd.caCert,
+      bindpass: await e.storedPassword('config'),
+    });
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
     await currentRootPassword();
 
@@ -282,7 +340,15 @@ describe('ldap config and root rotation (real slapd)', () => {
     expect((await e.call('POST', 'rotate-root')).status).toBe(204);
     await currentRootPassword();
 
-    await e.call('POST', 'config', { url: e.slapd.url, starttls: false, certificate: '', client_tls_cert: '', client_tls_key: '', tls_max_version: 'tls12', bindpass: await e.storedPassword('config') });
+    await e.call('POST', 'config', {
+      url: e.slapd.url,
+      starttls: false,
+      certificate: '',
+      client_tls_cert: '',
+      client_tls_key: '',
+      tls_max_version: 'tls12',
+      bindpass: await e.storedPassword('config'),
+    });
   });
 
   it('rotates the root password automatically on its period and on its schedule', async () => {
@@ -304,7 +370,11 @@ describe('ldap config and root rotation (real slapd)', () => {
     expect(await currentRootPassword()).toBe(after);
 
     // A schedule: every 5 minutes (UTC).
-    await e.call('POST', 'config', { disable_automated_rotation: false, rotation_period: 0, rotation_schedule: '*/5 * * * *' });
+    await e.call('POST', 'config', {
+      disable_automated_rotation: false,
+      rotation_period: 0,
+      rotation_schedule: '*/5 * * * *',
+    });
     const scheduled = (await e.item('config'))?.dueAt as number;
     expect(scheduled % 300).toBe(0);
     e.h.clock.advance(scheduled - Math.floor(e.h.clock.now() / 1000));
@@ -389,7 +459,10 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
     for (const dn of cases) {
       const ours = dnProblem(dn) !== undefined;
       const theirs = await slapdSaysInvalid(dn);
-      if (ours !== theirs) disagreements.push(`${JSON.stringify(dn)}: ours ${ours ? 'invalid' : 'valid'}, slapd ${theirs ? 'invalid' : 'valid'}`);
+      if (ours !== theirs)
+        disagreements.push(
+          `${JSON.stringify(dn)}: ours ${ours ? 'invalid' : 'valid'}, slapd ${theirs ? 'invalid' : 'valid'}`,
+        );
     }
     expect(disagreements).toEqual([]);
   });
@@ -408,7 +481,9 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
     }
     expect((await e.call('GET', 'config')).status).toBe(404);
     // With a UPN domain the bind name is a user name, as Active Directory takes it.
-    expect((await e.call('POST', 'config', { ...good(), binddn: 'manager', upndomain: 'example.org' })).status).toBe(204);
+    expect((await e.call('POST', 'config', { ...good(), binddn: 'manager', upndomain: 'example.org' })).status).toBe(
+      204,
+    );
     const badDomain = await e.call('POST', 'config', { upndomain: 'example .org' });
     expect(badDomain.status).toBe(400);
     expect(badDomain.body.errors[0]).toContain('"upndomain"');
@@ -423,14 +498,31 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
   });
 
   it('refuses URLs without an ldap scheme, a host or a valid port', async () => {
-    for (const url of ['ldap://', 'ldap://:389', 'ldaps://127.0.0.1:99999', 'http://127.0.0.1', 'ldap://127.0.0.1/dc=x', 'ldap://a b', `${e.slapd.url},ldap://`]) {
+    for (const url of [
+      'ldap://',
+      'ldap://:389',
+      'ldaps://127.0.0.1:99999',
+      'http://127.0.0.1',
+      'ldap://127.0.0.1/dc=x',
+      'ldap://a b',
+      `${e.slapd.url},ldap://`,
+    ]) {
       const reply = await e.call('POST', 'config', { url });
       expect(reply.status, url).toBe(400);
       expect(reply.body.errors[0]).toContain('"url"');
     }
-    expect((await e.call('POST', 'config', { url: `${e.slapd.url}, ${e.slapd.ldapsUrl}`, bindpass: await e.storedPassword('config') })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'config', {
+          url: `${e.slapd.url}, ${e.slapd.ldapsUrl}`,
+          bindpass: await e.storedPassword('config'),
+        })
+      ).status,
+    ).toBe(204);
     expect((await e.call('GET', 'config')).body.data.url).toBe(`${e.slapd.url}, ${e.slapd.ldapsUrl}`);
-    expect((await e.call('POST', 'config', { url: e.slapd.url, bindpass: await e.storedPassword('config') })).status).toBe(204);
+    expect(
+      (await e.call('POST', 'config', { url: e.slapd.url, bindpass: await e.storedPassword('config') })).status,
+    ).toBe(204);
   });
 
   it('bounds "length" with a 400 naming it', async () => {
@@ -445,7 +537,11 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
   });
 
   it('refuses a static role dn that is not a DN with a 400, not a 502', async () => {
-    const reply = await e.call('POST', 'static-role/bad-dn', { username: 'alice', dn: 'uid=alice,,ou=people', rotation_period: '1h' });
+    const reply = await e.call('POST', 'static-role/bad-dn', {
+      username: 'alice',
+      dn: 'uid=alice,,ou=people',
+      rotation_period: '1h',
+    });
     expect(reply.status).toBe(400);
     expect(reply.body.errors[0]).toContain('"dn"');
     expect((await e.call('GET', 'static-role/bad-dn')).status).toBe(404);
@@ -453,7 +549,14 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
 
   it('logs every 502 with the request id of the request that answered it', async () => {
     const closed = await freePort();
-    expect((await e.call('POST', 'config', { url: `ldap://127.0.0.1:${closed}`, bindpass: await e.storedPassword('config') })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'config', {
+          url: `ldap://127.0.0.1:${closed}`,
+          bindpass: await e.storedPassword('config'),
+        })
+      ).status,
+    ).toBe(204);
     lines.length = 0;
     const reply = await e.call('POST', 'static-role/unreachable', { username: 'alice', rotation_period: '1h' });
     expect(reply.status).toBe(502);
@@ -462,6 +565,8 @@ describe('ldap config that cannot work is refused at write (real slapd)', () => 
     const failure = lines.find((line) => line.level === 'error' && line.requestId === request?.requestId);
     expect(failure).toMatchObject({ status: 502, error: reply.body.errors[0] });
     expect(String(failure?.error)).toContain('ECONNREFUSED');
-    expect((await e.call('POST', 'config', { url: e.slapd.url, bindpass: await e.storedPassword('config') })).status).toBe(204);
+    expect(
+      (await e.call('POST', 'config', { url: e.slapd.url, bindpass: await e.storedPassword('config') })).status,
+    ).toBe(204);
   });
 });

@@ -28,7 +28,8 @@ describe('ldap dynamic roles (real slapd)', () => {
   afterAll(() => e?.close());
 
   const members = async () => [(await e.slapd.entry(developers))?.member ?? []].flat();
-  const revoke = (leaseId: string) => e.h.call('PUT', '/v1/sys/leases/revoke', { token: e.h.rootToken, body: { lease_id: leaseId } });
+  const revoke = (leaseId: string) =>
+    e.h.call('PUT', '/v1/sys/leases/revoke', { token: e.h.rootToken, body: { lease_id: leaseId } });
 
   it('stores a role, accepting base64 LDIF and returning it decoded', async () => {
     const created = await e.call('POST', 'role/dev', {
@@ -50,7 +51,15 @@ describe('ldap dynamic roles (real slapd)', () => {
   });
 
   it('updates only the keys sent, and an empty string clears one', async () => {
-    expect((await e.call('POST', 'role/team/ops', { creation_ldif: creationLdif, deletion_ldif: deletionLdif, rollback_ldif: rollbackLdif })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'role/team/ops', {
+          creation_ldif: creationLdif,
+          deletion_ldif: deletionLdif,
+          rollback_ldif: rollbackLdif,
+        })
+      ).status,
+    ).toBe(204);
     expect((await e.call('POST', 'role/team/ops', { default_ttl: 120, rollback_ldif: '' })).status).toBe(204);
     expect((await e.call('GET', 'role/team/ops')).body.data).toEqual({
       creation_ldif: creationLdif,
@@ -74,9 +83,18 @@ describe('ldap dynamic roles (real slapd)', () => {
       [{ creation_ldif: 'cn: no dn first\n', deletion_ldif: deletionLdif }, 'creation_ldif'],
       [{ creation_ldif: creationLdif, deletion_ldif: 'dn: cn={{.Username}\n' }, 'deletion_ldif'],
       [{ creation_ldif: creationLdif, deletion_ldif: 'dn: cn={{.Nope}}\nchangetype: delete\n' }, 'deletion_ldif'],
-      [{ creation_ldif: creationLdif, deletion_ldif: deletionLdif, rollback_ldif: 'dn: x\nchangetype: explode\n' }, 'rollback_ldif'],
-      [{ creation_ldif: creationLdif, deletion_ldif: deletionLdif, username_template: '{{ nosuch }}' }, 'username_template'],
-      [{ creation_ldif: creationLdif, deletion_ldif: deletionLdif, username_template: '{{ utf16le .RoleName }}' }, 'username_template'],
+      [
+        { creation_ldif: creationLdif, deletion_ldif: deletionLdif, rollback_ldif: 'dn: x\nchangetype: explode\n' },
+        'rollback_ldif',
+      ],
+      [
+        { creation_ldif: creationLdif, deletion_ldif: deletionLdif, username_template: '{{ nosuch }}' },
+        'username_template',
+      ],
+      [
+        { creation_ldif: creationLdif, deletion_ldif: deletionLdif, username_template: '{{ utf16le .RoleName }}' },
+        'username_template',
+      ],
       [{ creation_ldif: creationLdif, deletion_ldif: deletionLdif, max_ttl: '9999h' }, 'max_ttl'],
       [{ creation_ldif: creationLdif, deletion_ldif: deletionLdif, default_ttl: '2h', max_ttl: '1h' }, 'default_ttl'],
       [{ creation_ldif: creationLdif, deletion_ldif: deletionLdif, default_ttl: 'later' }, 'default_ttl'],
@@ -101,7 +119,9 @@ describe('ldap dynamic roles (real slapd)', () => {
     expect(await e.slapd.canBind(dn, password)).toBe(true);
     const entry = await e.slapd.entry(dn);
     expect(entry?.sn).toBe('DEV');
-    expect(entry?.description).toBe(`expires ${new Date(e.h.clock.now() + 3600_000).toISOString().replace(/\.\d+Z$/, 'Z')} (${Math.floor(e.h.clock.now() / 1000) + 3600})`);
+    expect(entry?.description).toBe(
+      `expires ${new Date(e.h.clock.now() + 3600_000).toISOString().replace(/\.\d+Z$/, 'Z')} (${Math.floor(e.h.clock.now() / 1000) + 3600})`,
+    );
     expect(await members()).toContain(dn);
 
     expect((await revoke(issued.body.lease_id)).status).toBe(204);
@@ -110,7 +130,14 @@ describe('ldap dynamic roles (real slapd)', () => {
   });
 
   it('uses the username template and deletes at lease expiry through the sweep', async () => {
-    expect((await e.call('POST', 'role/dev', { username_template: '{{ printf "%s-%s" .RoleName (random 6) | truncate 20 | lowercase }}', default_ttl: 60 })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'role/dev', {
+          username_template: '{{ printf "%s-%s" .RoleName (random 6) | truncate 20 | lowercase }}',
+          default_ttl: 60,
+        })
+      ).status,
+    ).toBe(204);
     const issued = await e.call('GET', 'creds/dev');
     expect(issued.body.data.username).toMatch(/^dev-[a-z0-9]{6}$/);
     expect(issued.body.lease_duration).toBe(60);
@@ -124,7 +151,11 @@ describe('ldap dynamic roles (real slapd)', () => {
   it('renews up to max_ttl', async () => {
     const issued = await e.call('GET', 'creds/dev');
     e.h.clock.advance(30);
-    const renew = (increment: number) => e.h.call('PUT', '/v1/sys/leases/renew', { token: e.h.rootToken, body: { lease_id: issued.body.lease_id, increment } });
+    const renew = (increment: number) =>
+      e.h.call('PUT', '/v1/sys/leases/renew', {
+        token: e.h.rootToken,
+        body: { lease_id: issued.body.lease_id, increment },
+      });
     const renewed = await renew(600);
     expect(renewed.status).toBe(200);
     expect(renewed.body.lease_duration).toBe(600);
@@ -145,7 +176,16 @@ describe('ldap dynamic roles (real slapd)', () => {
 
   it('rolls a failed creation back and names both LDIFs', async () => {
     const failing = creationLdif.replace(`dn: cn=developers,${groupsDn}`, `dn: cn=no-such-group,${groupsDn}`);
-    expect((await e.call('POST', 'role/broken', { creation_ldif: failing, deletion_ldif: deletionLdif, rollback_ldif: rollbackLdif, username_template: 'broken-user' })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'role/broken', {
+          creation_ldif: failing,
+          deletion_ldif: deletionLdif,
+          rollback_ldif: rollbackLdif,
+          username_template: 'broken-user',
+        })
+      ).status,
+    ).toBe(204);
     const response = await e.call('GET', 'creds/broken');
     expect(response.status).toBe(502);
     expect(response.body.errors[0]).toContain('creation_ldif failed');
@@ -158,7 +198,10 @@ describe('ldap dynamic roles (real slapd)', () => {
     const bare = await e.call('GET', 'creds/broken');
     expect(bare.body.errors[0]).toContain('no rollback_ldif');
     // A rollback that fails too: both named.
-    expect((await e.call('POST', 'role/broken', { rollback_ldif: `dn: cn=ghost,${dynamicDn}\nchangetype: delete\n` })).status).toBe(204);
+    expect(
+      (await e.call('POST', 'role/broken', { rollback_ldif: `dn: cn=ghost,${dynamicDn}\nchangetype: delete\n` }))
+        .status,
+    ).toBe(204);
     await e.slapd.entry(`cn=broken-user,${dynamicDn}`);
     const both = await e.call('GET', 'creds/broken');
     expect(both.body.errors[0]).toContain('creation_ldif failed');

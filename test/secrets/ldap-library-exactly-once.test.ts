@@ -16,8 +16,10 @@ describe('ldap library: one check-in, one acknowledgement; no account stranded w
   let e: LdapEngine;
   let alice: string;
   let bob: string;
-  const as = (token: string, method: string, path: string, body?: unknown) => e.h.call(method, `/v1/ldap/${path}`, { token, body });
-  const lookup = (leaseId: string) => e.h.call('PUT', '/v1/sys/leases/lookup', { token: e.h.rootToken, body: { lease_id: leaseId } });
+  const as = (token: string, method: string, path: string, body?: unknown) =>
+    e.h.call(method, `/v1/ldap/${path}`, { token, body });
+  const lookup = (leaseId: string) =>
+    e.h.call('PUT', '/v1/sys/leases/lookup', { token: e.h.rootToken, body: { lease_id: leaseId } });
   const held = async (account: string) => (await e.storedPassword(`library-account/${account}`)) as string;
 
   beforeAll(async () => {
@@ -25,9 +27,13 @@ describe('ldap library: one check-in, one acknowledgement; no account stranded w
     await e.configure({ userdn: baseDn });
     const policy = 'path "ldap/library/*" { capabilities = ["read", "update"] }';
     await e.h.call('POST', '/v1/sys/policies/acl/borrower', { token: e.h.rootToken, body: { policy } });
-    const token = async () => (await e.h.call('POST', '/v1/auth/token/create', { token: e.h.rootToken, body: { policies: ['borrower'] } })).body.auth.client_token;
+    const token = async () =>
+      (await e.h.call('POST', '/v1/auth/token/create', { token: e.h.rootToken, body: { policies: ['borrower'] } })).body
+        .auth.client_token;
     [alice, bob] = [await token(), await token()];
-    expect((await e.call('POST', 'library/pool', { service_account_names: ['svc-1', 'svc-2'], ttl: '1h' })).status).toBe(204);
+    expect(
+      (await e.call('POST', 'library/pool', { service_account_names: ['svc-1', 'svc-2'], ttl: '1h' })).status,
+    ).toBe(204);
   });
   afterAll(() => e?.close());
 
@@ -39,13 +45,18 @@ describe('ldap library: one check-in, one acknowledgement; no account stranded w
       expect(out.status).toBe(200);
       const account = out.body.data.service_account_name as string;
       const answers = await Promise.all(
-        Array.from({ length: 50 }, () => as(alice, 'POST', 'library/pool/check-in', { service_account_names: [account] })),
+        Array.from({ length: 50 }, () =>
+          as(alice, 'POST', 'library/pool/check-in', { service_account_names: [account] }),
+        ),
       );
       const acknowledged = answers.filter((answer) => answer.body?.data?.check_ins?.includes(account));
       expect(acknowledged, `round ${round}`).toHaveLength(1);
       for (const answer of answers) {
         if (answer === acknowledged[0]) continue;
-        expect({ status: answer.status, data: answer.body.data }, `round ${round}: ${JSON.stringify(answer.body)}`).toEqual({ status: 200, data: { check_ins: [] } });
+        expect(
+          { status: answer.status, data: answer.body.data },
+          `round ${round}: ${JSON.stringify(answer.body)}`,
+        ).toEqual({ status: 200, data: { check_ins: [] } });
       }
       // Returned once, with a password only the engine knows; the lease is over.
       expect((await e.call('GET', 'library/pool/status')).body.data[account]).toEqual({ available: true });
@@ -90,7 +101,9 @@ describe('ldap library: one check-in, one acknowledgement; no account stranded w
       [alice, leasedAccount],
       [bob, strandedAccount],
     ] as const) {
-      expect((await as(token, 'POST', 'library/pool/check-in', { service_account_names: [account] })).body.data.check_ins).toEqual([account]);
+      expect(
+        (await as(token, 'POST', 'library/pool/check-in', { service_account_names: [account] })).body.data.check_ins,
+      ).toEqual([account]);
     }
   });
 });

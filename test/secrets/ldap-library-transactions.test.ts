@@ -28,7 +28,12 @@ describe('ldap library sets are all or nothing (real slapd, DynamoDB Local)', ()
     const admin = new Client({ url: e.slapd.url });
     await admin.bind(adminDn, adminPassword);
     for (const name of bulk) {
-      await admin.add(dnOf(name), { objectClass: 'inetOrgPerson', cn: name, sn: name, userPassword: `${name}-initial` });
+      await admin.add(dnOf(name), {
+        objectClass: 'inetOrgPerson',
+        cn: name,
+        sn: name,
+        userPassword: `${name}-initial`,
+      });
     }
     await admin.unbind();
   });
@@ -55,16 +60,22 @@ describe('ldap library sets are all or nothing (real slapd, DynamoDB Local)', ()
     expect(Object.values(status).every((entry) => (entry as { available: boolean }).available)).toBe(true);
     for (const name of [names[0], names[names.length - 1]] as string[]) {
       expect(await e.slapd.canBind(dnOf(name), `${name}-initial`)).toBe(false);
-      expect(await e.slapd.canBind(dnOf(name), (await e.storedPassword(`library-account/${name}`)) as string)).toBe(true);
+      expect(await e.slapd.canBind(dnOf(name), (await e.storedPassword(`library-account/${name}`)) as string)).toBe(
+        true,
+      );
     }
     // The set's item, an item per account and two claims per account.
     expect(await libraryItems()).toHaveLength(1 + 3 * maxSetAccounts);
 
     // Replacing every account is 66 changes in one write: refused, and the set stays as it was.
     const before = await libraryItems();
-    const replaced = await e.call('POST', 'library/big', { service_account_names: names.map((name) => `other-${name}`) });
+    const replaced = await e.call('POST', 'library/big', {
+      service_account_names: names.map((name) => `other-${name}`),
+    });
     expect(replaced.status).toBe(400);
-    expect(replaced.body.errors[0]).toContain(`at most ${maxSetAccounts} service accounts together, not ${2 * maxSetAccounts}`);
+    expect(replaced.body.errors[0]).toContain(
+      `at most ${maxSetAccounts} service accounts together, not ${2 * maxSetAccounts}`,
+    );
     expect(await libraryItems()).toEqual(before);
 
     expect((await e.call('DELETE', 'library/big')).status).toBe(204);
@@ -82,7 +93,11 @@ describe('ldap library sets are all or nothing (real slapd, DynamoDB Local)', ()
     const spy = vi.spyOn(e.h.core.store, 'transact').mockImplementation(async (items) => {
       if (!raced) {
         raced = true;
-        const role = await e.call('POST', 'static-role/racer', { username: 'svc-5', rotation_period: '1h', skip_import_rotation: true });
+        const role = await e.call('POST', 'static-role/racer', {
+          username: 'svc-5',
+          rotation_period: '1h',
+          skip_import_rotation: true,
+        });
         expect(role.status, JSON.stringify(role.body)).toBe(204);
       }
       return transact(items);
@@ -101,8 +116,15 @@ describe('ldap library sets are all or nothing (real slapd, DynamoDB Local)', ()
     expect((await e.call('GET', 'library/pool')).body.data.service_account_names).toEqual(['svc-1', 'svc-2']);
     expect(await e.slapd.canBind(dnOf('svc-3'), 'svc-3-initial')).toBe(true);
     expect(await e.slapd.canBind(dnOf('svc-4'), 'svc-4-initial')).toBe(true);
-    const racer = (await libraryItems()).filter((item) => (item.value as { owner?: string }).owner === 'static-role/racer');
-    expect(racer.map((item) => item.sk).sort()).toEqual([`managed/dn/${dnOf('svc-5').toLowerCase()}`, 'managed/user/svc-5']);
-    expect((await libraryItems()).filter((item) => (item.value as { owner?: string }).owner !== 'static-role/racer')).toEqual(before);
+    const racer = (await libraryItems()).filter(
+      (item) => (item.value as { owner?: string }).owner === 'static-role/racer',
+    );
+    expect(racer.map((item) => item.sk).sort()).toEqual([
+      `managed/dn/${dnOf('svc-5').toLowerCase()}`,
+      'managed/user/svc-5',
+    ]);
+    expect(
+      (await libraryItems()).filter((item) => (item.value as { owner?: string }).owner !== 'static-role/racer'),
+    ).toEqual(before);
   });
 });

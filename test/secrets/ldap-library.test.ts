@@ -12,7 +12,8 @@ describe('ldap library sets (real slapd)', () => {
   let alice: string;
   let bob: string;
   let bobAccessor: string;
-  const as = (token: string, method: string, path: string, body?: unknown) => e.h.call(method, `/v1/ldap/${path}`, { token, body });
+  const as = (token: string, method: string, path: string, body?: unknown) =>
+    e.h.call(method, `/v1/ldap/${path}`, { token, body });
   const leases = (operation: 'lookup' | 'renew' | 'revoke', leaseId: string) =>
     e.h.call('PUT', `/v1/sys/leases/${operation}`, { token: e.h.rootToken, body: { lease_id: leaseId } });
 
@@ -21,7 +22,9 @@ describe('ldap library sets (real slapd)', () => {
     await e.configure({ userdn: baseDn });
     const policy = 'path "ldap/*" { capabilities = ["create", "read", "update", "delete", "list"] }';
     await e.h.call('POST', '/v1/sys/policies/acl/ldap-user', { token: e.h.rootToken, body: { policy } });
-    const token = async () => (await e.h.call('POST', '/v1/auth/token/create', { token: e.h.rootToken, body: { policies: ['ldap-user'] } })).body.auth;
+    const token = async () =>
+      (await e.h.call('POST', '/v1/auth/token/create', { token: e.h.rootToken, body: { policies: ['ldap-user'] } }))
+        .body.auth;
     const [first, second] = [await token(), await token()];
     [alice, bob, bobAccessor] = [first.client_token, second.client_token, second.accessor];
   });
@@ -31,7 +34,11 @@ describe('ldap library sets (real slapd)', () => {
   const heldPassword = (account: string) => e.storedPassword(`library-account/${account}`);
 
   it('creates a set, verifying the accounts and giving each a fresh password', async () => {
-    const created = await e.call('POST', 'library/team/pool', { service_account_names: ['svc-1', 'svc-2', 'svc-3'], ttl: '1h', max_ttl: '2h' });
+    const created = await e.call('POST', 'library/team/pool', {
+      service_account_names: ['svc-1', 'svc-2', 'svc-3'],
+      ttl: '1h',
+      max_ttl: '2h',
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(204);
     expect((await e.call('GET', 'library/team/pool')).body.data).toEqual({
       service_account_names: ['svc-1', 'svc-2', 'svc-3'],
@@ -54,7 +61,11 @@ describe('ldap library sets (real slapd)', () => {
 
   it('uses 24h defaults and rejects bad sets, naming the field', async () => {
     expect((await e.call('POST', 'library/defaults', { service_account_names: 'svc-4' })).status).toBe(204);
-    expect((await e.call('GET', 'library/defaults')).body.data).toMatchObject({ ttl: 86400, max_ttl: 86400, service_account_names: ['svc-4'] });
+    expect((await e.call('GET', 'library/defaults')).body.data).toMatchObject({
+      ttl: 86400,
+      max_ttl: 86400,
+      service_account_names: ['svc-4'],
+    });
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ service_account_names: ['ghost'] }, 'service_account_names'],
       [{ service_account_names: ['svc-1'] }, 'library/team/pool'],
@@ -128,7 +139,9 @@ describe('ldap library sets (real slapd)', () => {
     const ambiguous = await as(alice, 'POST', 'library/team/pool/check-in');
     expect(ambiguous.status).toBe(400);
     expect(ambiguous.body.errors[0]).toContain('service_account_names');
-    const forced = await as(bob, 'POST', 'library/manage/team/pool/check-in', { service_account_names: ['svc-1', 'svc-2', 'svc-3'] });
+    const forced = await as(bob, 'POST', 'library/manage/team/pool/check-in', {
+      service_account_names: ['svc-1', 'svc-2', 'svc-3'],
+    });
     expect(forced.status).toBe(200);
     expect(forced.body.data.check_ins.sort()).toEqual(['svc-1', 'svc-2', 'svc-3']);
     for (const lent of [short, long, unlimited]) expect((await leases('lookup', lent.body.lease_id)).status).toBe(404);
@@ -137,7 +150,9 @@ describe('ldap library sets (real slapd)', () => {
   it('lets anyone check in when enforcement is disabled', async () => {
     expect((await e.call('POST', 'library/team/pool', { disable_check_in_enforcement: true })).status).toBe(204);
     const out = await as(alice, 'POST', 'library/team/pool/check-out');
-    const back = await as(bob, 'POST', 'library/team/pool/check-in', { service_account_names: [out.body.data.service_account_name] });
+    const back = await as(bob, 'POST', 'library/team/pool/check-in', {
+      service_account_names: [out.body.data.service_account_name],
+    });
     expect(back.body.data.check_ins).toEqual([out.body.data.service_account_name]);
     expect(await e.slapd.canBind(dnOf(out.body.data.service_account_name), out.body.data.password)).toBe(false);
     await e.call('POST', 'library/team/pool', { disable_check_in_enforcement: false });
@@ -147,7 +162,11 @@ describe('ldap library sets (real slapd)', () => {
     const out = await as(alice, 'POST', 'library/team/pool/check-out');
     const account = out.body.data.service_account_name;
     e.h.clock.advance(1800);
-    const renew = (increment: number) => e.h.call('PUT', '/v1/sys/leases/renew', { token: e.h.rootToken, body: { lease_id: out.body.lease_id, increment } });
+    const renew = (increment: number) =>
+      e.h.call('PUT', '/v1/sys/leases/renew', {
+        token: e.h.rootToken,
+        body: { lease_id: out.body.lease_id, increment },
+      });
     expect((await renew(3600)).body.lease_duration).toBe(3600);
     e.h.clock.advance(3000);
     expect((await renew(3600)).body.lease_duration).toBe(7200 - 4800);
@@ -160,15 +179,24 @@ describe('ldap library sets (real slapd)', () => {
   });
 
   it('lends each account exactly once under 100 concurrent check-outs', async () => {
-    const results = await Promise.all(Array.from({ length: 100 }, () => as(alice, 'POST', 'library/team/pool/check-out')));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, () => as(alice, 'POST', 'library/team/pool/check-out')),
+    );
     const won = results.filter((result) => result.status === 200);
     const lost = results.filter((result) => result.status === 400);
     expect(won).toHaveLength(3);
     expect(lost).toHaveLength(97);
     expect(new Set(won.map((result) => result.body.data.service_account_name)).size).toBe(3);
     for (const result of lost) expect(result.body.errors[0]).toContain('no service accounts available');
-    for (const result of won) expect(await e.slapd.canBind(dnOf(result.body.data.service_account_name), result.body.data.password)).toBe(true);
-    expect((await e.call('POST', 'library/manage/team/pool/check-in', { service_account_names: ['svc-1', 'svc-2', 'svc-3'] })).body.data.check_ins).toHaveLength(3);
+    for (const result of won)
+      expect(await e.slapd.canBind(dnOf(result.body.data.service_account_name), result.body.data.password)).toBe(true);
+    expect(
+      (
+        await e.call('POST', 'library/manage/team/pool/check-in', {
+          service_account_names: ['svc-1', 'svc-2', 'svc-3'],
+        })
+      ).body.data.check_ins,
+    ).toHaveLength(3);
   });
 
   it('keeps a check-out intact when the directory is down during check-in', async () => {
@@ -194,7 +222,13 @@ describe('ldap library sets (real slapd)', () => {
   async function killedCheckIn(account: string, password: string, applied: boolean) {
     const storage = await e.storage();
     const key = `library-account/${account}`;
-    await storage.update(key, { set: { pending: storage.seal(key, password), pendingId: 'killed-check-in', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150 } });
+    await storage.update(key, {
+      set: {
+        pending: storage.seal(key, password),
+        pendingId: 'killed-check-in',
+        pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150,
+      },
+    });
     if (applied) {
       const admin = new Client({ url: e.slapd.url });
       try {
@@ -241,8 +275,14 @@ describe('ldap library sets (real slapd)', () => {
     await as(alice, 'POST', 'library/team/pool/check-in');
     expect(out.status).toBe(200);
 
-    expect((await e.call('POST', 'library/team/pool', { service_account_names: ['svc-2', 'svc-3', 'svc-6'] })).status).toBe(204);
-    expect(Object.keys((await e.call('GET', 'library/team/pool/status')).body.data).sort()).toEqual(['svc-2', 'svc-3', 'svc-6']);
+    expect(
+      (await e.call('POST', 'library/team/pool', { service_account_names: ['svc-2', 'svc-3', 'svc-6'] })).status,
+    ).toBe(204);
+    expect(Object.keys((await e.call('GET', 'library/team/pool/status')).body.data).sort()).toEqual([
+      'svc-2',
+      'svc-3',
+      'svc-6',
+    ]);
     expect(await e.slapd.canBind(dnOf('svc-6'), 'svc-6-initial')).toBe(false);
     // svc-1 left the set: free to manage elsewhere.
     expect((await e.call('POST', 'library/other', { service_account_names: ['svc-1'] })).status).toBe(204);

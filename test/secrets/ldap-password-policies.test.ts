@@ -4,13 +4,15 @@ import { type SecretsService, startSecretsInMemory } from '../support/secrets-ha
 /** `sys/policies/password/...`. */
 describe('password policies', () => {
   let h: SecretsService;
-  const call = (method: string, path: string, body?: unknown) => h.call(method, `/v1/sys/policies/password${path}`, { token: h.rootToken, body });
+  const call = (method: string, path: string, body?: unknown) =>
+    h.call(method, `/v1/sys/policies/password${path}`, { token: h.rootToken, body });
   beforeAll(async () => {
     h = await startSecretsInMemory();
   });
   afterAll(() => h.close());
 
-  const policy = 'length = 16\nrule "charset" {\n  charset = "abcdef"\n  min-chars = 2\n}\nrule "charset" {\n  charset = "0123456789"\n  min-chars = 4\n}\n';
+  const policy =
+    'length = 16\nrule "charset" {\n  charset = "abcdef"\n  min-chars = 2\n}\nrule "charset" {\n  charset = "0123456789"\n  min-chars = 4\n}\n';
 
   it('stores, reads, lists, generates and deletes a policy', async () => {
     expect((await call('GET', '/hex')).status).toBe(404);
@@ -48,7 +50,10 @@ describe('password policies', () => {
       // hcl (as Vault parses password policies) reads an attribute cut off at the end of input as absent.
       ['length = ', '"length" is required'],
       ['length = 8\nrule "charset" { charset = "ab" ', 'unable to parse policy: '],
-      ['length = 8\nlength = 20\nrule "charset" { charset = "ab" }', 'At 2:1: key "length" is given twice (first at 1:1)'],
+      [
+        'length = 8\nlength = 20\nrule "charset" { charset = "ab" }',
+        'At 2:1: key "length" is given twice (first at 1:1)',
+      ],
       ['{"length": 8, "length": 20, "rule": {"charset": {"charset": "ab"}}}', 'key "length" is given twice'],
     ];
     for (const [text, message] of cases) {

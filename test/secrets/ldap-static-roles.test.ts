@@ -47,7 +47,13 @@ describe('ldap static roles (real slapd)', () => {
       last_service_rotation: new Date(Math.floor(e.h.clock.now() / 1000) * 1000).toISOString(),
     });
     const cred = await creds('alice');
-    expect(cred).toMatchObject({ dn: dnOf('alice'), username: 'alice', rotation_period: 3600, ttl: 3600, last_password: '' });
+    expect(cred).toMatchObject({
+      dn: dnOf('alice'),
+      username: 'alice',
+      rotation_period: 3600,
+      ttl: 3600,
+      last_password: '',
+    });
     expect(cred.password).toMatch(/^[A-Za-z0-9]{64}$/);
     expect(await e.slapd.canBind(dnOf('alice'), cred.password)).toBe(true);
     expect(await e.slapd.canBind(dnOf('alice'), 'alice-initial')).toBe(false);
@@ -68,7 +74,9 @@ describe('ldap static roles (real slapd)', () => {
 
   it('finds the entry by dn when given, and keeps hierarchical names', async () => {
     const dn = `cn=mallory,ou=it,${peopleDn}`;
-    expect((await e.call('POST', 'static-role/team/it/mallory', { username: 'mallory', dn, rotation_period: 60 })).status).toBe(204);
+    expect(
+      (await e.call('POST', 'static-role/team/it/mallory', { username: 'mallory', dn, rotation_period: 60 })).status,
+    ).toBe(204);
     expect((await e.call('POST', 'static-role/team/bob', { username: 'bob', rotation_period: 60 })).status).toBe(204);
     expect((await e.call('GET', 'static-role/team/it/mallory')).body.data.dn).toBe(dn);
     expect(await e.slapd.canBind(dn, (await creds('team/it/mallory')).password)).toBe(true);
@@ -81,7 +89,15 @@ describe('ldap static roles (real slapd)', () => {
   });
 
   it('skips the import rotation when asked, or by the config default', async () => {
-    expect((await e.call('POST', 'static-role/carol', { username: 'carol', rotation_period: '10m', skip_import_rotation: true })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'static-role/carol', {
+          username: 'carol',
+          rotation_period: '10m',
+          skip_import_rotation: true,
+        })
+      ).status,
+    ).toBe(204);
     const cred = await creds('carol');
     expect(cred).toMatchObject({ password: '', last_password: '', ttl: 600, last_service_rotation: null });
     expect(await e.slapd.canBind(dnOf('carol'), 'carol-initial')).toBe(true);
@@ -91,7 +107,15 @@ describe('ldap static roles (real slapd)', () => {
     expect((await creds('dave')).password).toBe('');
     expect((await e.call('GET', 'static-role/dave')).body.data.skip_import_rotation).toBe(true);
     // An explicit false overrides the default.
-    expect((await e.call('POST', 'static-role/erin', { username: 'erin', rotation_period: '10m', skip_import_rotation: false })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'static-role/erin', {
+          username: 'erin',
+          rotation_period: '10m',
+          skip_import_rotation: false,
+        })
+      ).status,
+    ).toBe(204);
     expect((await creds('erin')).password).not.toBe('');
     await e.call('POST', 'config', { skip_static_role_import_rotation: false });
 
@@ -171,7 +195,11 @@ describe('ldap static roles (real slapd)', () => {
 
   it('recovers a rotation that changed the directory but died before recording it', async () => {
     const before = await creds('erin');
-    const spy = failRecording(e, 'static-role/erin', new ConditionFailed('simulated crash after the directory changed'));
+    const spy = failRecording(
+      e,
+      'static-role/erin',
+      new ConditionFailed('simulated crash after the directory changed'),
+    );
     try {
       expect((await e.call('POST', 'rotate-role/erin')).status).toBe(500);
     } finally {
@@ -193,7 +221,13 @@ describe('ldap static roles (real slapd)', () => {
   /** The state a run killed mid-change leaves: a write-ahead still inside its window, the directory changed or not. */
   async function leaveWriteAhead(key: string, dn: string, password: string, applied: boolean) {
     const storage = await e.storage();
-    await storage.update(key, { set: { pending: storage.seal(key, password), pendingId: 'killed-run', pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150 } });
+    await storage.update(key, {
+      set: {
+        pending: storage.seal(key, password),
+        pendingId: 'killed-run',
+        pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150,
+      },
+    });
     if (applied) await setDirectoryPassword(dn, password);
   }
 
@@ -244,7 +278,9 @@ describe('ldap static roles (real slapd)', () => {
   it('discards a write-ahead whose directory change never happened', async () => {
     const before = await creds('erin');
     const storage = await e.storage();
-    await storage.update('static-role/erin', { set: { pending: storage.seal('static-role/erin', 'never-applied'), pendingId: 'x', pendingUntil: 0 } });
+    await storage.update('static-role/erin', {
+      set: { pending: storage.seal('static-role/erin', 'never-applied'), pendingId: 'x', pendingUntil: 0 },
+    });
     expect((await e.call('POST', 'rotate-role/erin')).status).toBe(204);
     const after = await creds('erin');
     expect(after.last_password).toBe(before.password);
@@ -254,7 +290,15 @@ describe('ldap static roles (real slapd)', () => {
   it('deletes a role, releasing its account, and keeps roles when the config is deleted', async () => {
     expect((await e.call('DELETE', 'static-role/dave')).status).toBe(204);
     expect((await e.call('GET', 'static-role/dave')).status).toBe(404);
-    expect((await e.call('POST', 'static-role/dave-again', { username: 'dave', rotation_period: 60, skip_import_rotation: true })).status).toBe(204);
+    expect(
+      (
+        await e.call('POST', 'static-role/dave-again', {
+          username: 'dave',
+          rotation_period: 60,
+          skip_import_rotation: true,
+        })
+      ).status,
+    ).toBe(204);
     expect((await e.call('DELETE', 'static-role/nothing')).status).toBe(204);
 
     expect((await e.call('DELETE', 'config')).status).toBe(204);

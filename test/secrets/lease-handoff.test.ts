@@ -11,7 +11,12 @@ import type { MountEntry } from '../../packages/core/src/secrets/mounts/mount-ta
 import { systemBackend } from '../../packages/core/src/secrets/sys/system-backend.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { mountRecording, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
-import { type CallOptions, type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
+import {
+  type CallOptions,
+  type CallResult,
+  type SecretsService,
+  startSecretsInMemory,
+} from '../support/secrets-harness.ts';
 
 /**
  * In AWS the system function serves `sys/*` but bundles no engine, so it cannot run a lease's revoke hook; the
@@ -43,7 +48,11 @@ afterEach(async () => {
   rmSync(keyDir, { recursive: true, force: true });
 });
 
-async function callSystem(method: string, url: string, { token = h.rootToken, body }: CallOptions = {}): Promise<CallResult> {
+async function callSystem(
+  method: string,
+  url: string,
+  { token = h.rootToken, body }: CallOptions = {},
+): Promise<CallResult> {
   const response = await systemApp.request(url, {
     method,
     headers: { 'X-Secrets-Token': token },
@@ -60,7 +69,8 @@ async function issue(): Promise<string> {
 }
 
 const lookupThere = (leaseId: string) => callSystem('PUT', '/v1/sys/leases/lookup', { body: { lease_id: leaseId } });
-const storedMount = async (mountPath: string) => (await h.core.store.get('mounts', mountPath))?.entry as MountEntry | undefined;
+const storedMount = async (mountPath: string) =>
+  (await h.core.store.get('mounts', mountPath))?.entry as MountEntry | undefined;
 
 describe('revoking a lease where its backend is not bundled', () => {
   it('hands the revocation to the sweep: 204 at once, the hook runs once in the sweep', async () => {
@@ -71,9 +81,16 @@ describe('revoking a lease where its backend is not bundled', () => {
 
     const found = await lookupThere(leaseId);
     expect(found.status).toBe(200);
-    expect(found.body.data).toMatchObject({ id: leaseId, revocation_attempts: 0, irrevocable: false, renewable: false });
+    expect(found.body.data).toMatchObject({
+      id: leaseId,
+      revocation_attempts: 0,
+      irrevocable: false,
+      renewable: false,
+    });
     // Renewing would move it back to its expiry in the queue and undo the revocation.
-    expect((await h.call('PUT', '/v1/sys/leases/renew', { token: h.rootToken, body: { lease_id: leaseId } })).status).toBe(400);
+    expect(
+      (await h.call('PUT', '/v1/sys/leases/renew', { token: h.rootToken, body: { lease_id: leaseId } })).status,
+    ).toBe(400);
 
     expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 1, failed: 0 });
     expect(await upstreamOf(h.core, leaseId)).toMatchObject({ attempts: 1, revoked: 1 });
@@ -109,7 +126,9 @@ describe('revoking a lease where its backend is not bundled', () => {
 
   it('revokes at once where the backend is bundled', async () => {
     const leaseId = await issue();
-    expect((await h.call('PUT', '/v1/sys/leases/revoke', { token: h.rootToken, body: { lease_id: leaseId } })).status).toBe(204);
+    expect(
+      (await h.call('PUT', '/v1/sys/leases/revoke', { token: h.rootToken, body: { lease_id: leaseId } })).status,
+    ).toBe(204);
     expect(await upstreamOf(h.core, leaseId)).toMatchObject({ attempts: 1, revoked: 1 });
     expect(await h.core.leases.get(leaseId)).toBeUndefined();
   });
@@ -141,7 +160,9 @@ describe('disabling a mount where its backend is not bundled', () => {
     // The engine's own process stops routing it once its mount cache expires, before the sweep runs.
     h.clock.advance(6);
     expect((await h.call('GET', '/v1/rec/creds/app', { token: h.rootToken })).status).toBe(404);
-    expect(Object.keys((await h.call('GET', '/v1/sys/mounts', { token: h.rootToken })).body.data)).not.toContain('rec/');
+    expect(Object.keys((await h.call('GET', '/v1/sys/mounts', { token: h.rootToken })).body.data)).not.toContain(
+      'rec/',
+    );
 
     expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 2, failed: 0 });
     for (const leaseId of leases) {
@@ -152,13 +173,17 @@ describe('disabling a mount where its backend is not bundled', () => {
     expect(await storedMount('rec/')).toBeUndefined();
 
     // The path is free again, and a new mount there starts empty.
-    expect((await h.call('POST', '/v1/sys/mounts/rec', { token: h.rootToken, body: { type: 'recording' } })).status).toBe(204);
+    expect(
+      (await h.call('POST', '/v1/sys/mounts/rec', { token: h.rootToken, body: { type: 'recording' } })).status,
+    ).toBe(204);
     expect((await h.call('GET', '/v1/rec/creds/app', { token: h.rootToken })).status).toBe(404);
   });
 
   it('keeps the mount while a lease cannot be revoked, and finishes once it is', async () => {
     const leaseId = await issue();
-    expect((await h.call('POST', '/v1/rec/config', { token: h.rootToken, body: { fail_revoke: true } })).status).toBe(204);
+    expect((await h.call('POST', '/v1/rec/config', { token: h.rootToken, body: { fail_revoke: true } })).status).toBe(
+      204,
+    );
     expect((await callSystem('DELETE', '/v1/sys/mounts/rec')).status).toBe(204);
     expect(await sweepExpired(h.core)).toEqual({ tokens: 0, leases: 0, failed: 1 });
     expect(await storedMount('rec/')).toMatchObject({ disabling: true });

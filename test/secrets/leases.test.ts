@@ -21,10 +21,17 @@ const asRoot = (body?: unknown) => ({ token: h.rootToken, ...(body === undefined
 async function issue(path = 'rec/creds/app', token = h.rootToken) {
   const reply = await h.call('GET', `/v1/${path}`, { token });
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-  return reply.body as { lease_id: string; lease_duration: number; renewable: boolean; warnings: string[] | null; data: { username: string } };
+  return reply.body as {
+    lease_id: string;
+    lease_duration: number;
+    renewable: boolean;
+    warnings: string[] | null;
+    data: { username: string };
+  };
 }
 
-const lookup = (leaseId: string, token = h.rootToken) => h.call('PUT', '/v1/sys/leases/lookup', { token, body: { lease_id: leaseId } });
+const lookup = (leaseId: string, token = h.rootToken) =>
+  h.call('PUT', '/v1/sys/leases/lookup', { token, body: { lease_id: leaseId } });
 const storedLease = (leaseId: string) => h.core.store.get<LeaseItem>(leasePk(leaseId), leaseId);
 
 async function tokenWith(policy: string): Promise<string> {
@@ -113,13 +120,19 @@ describe('lease ids and lookup', () => {
     const denied = await h.call('LIST', '/v1/sys/leases/lookup/rec/', { token: user });
     expect(denied.status).toBe(403);
     const admin = await tokenWith(leaseAdmin);
-    expect((await h.call('LIST', '/v1/sys/leases/lookup/rec/creds/', { token: admin })).body.data.keys).toEqual(['app/', 'web/']);
+    expect((await h.call('LIST', '/v1/sys/leases/lookup/rec/creds/', { token: admin })).body.data.keys).toEqual([
+      'app/',
+      'web/',
+    ]);
   });
 });
 
 describe('TTL resolution', () => {
   it('uses the backend TTL, else the mount default, else the system default of 768h', async () => {
-    await mountRecording(h, 'rec', { config: { default_lease_ttl: '30m' }, roles: { fixed: { ttl: '10m' }, open: {} } });
+    await mountRecording(h, 'rec', {
+      config: { default_lease_ttl: '30m' },
+      roles: { fixed: { ttl: '10m' }, open: {} },
+    });
     expect((await issue('rec/creds/fixed')).lease_duration).toBe(600);
     expect((await issue('rec/creds/open')).lease_duration).toBe(1800);
 
@@ -143,10 +156,14 @@ describe('TTL resolution', () => {
     });
     const long = await issue('rec/creds/long');
     expect(long.lease_duration).toBe(7200);
-    expect(long.warnings).toEqual(['TTL of "10800s" exceeded the effective max_ttl of "7200s"; TTL value is capped accordingly']);
+    expect(long.warnings).toEqual([
+      'TTL of "10800s" exceeded the effective max_ttl of "7200s"; TTL value is capped accordingly',
+    ]);
     const capped = await issue('rec/creds/capped');
     expect(capped.lease_duration).toBe(1800);
-    expect(capped.warnings).toEqual(['TTL of "3600s" exceeded the effective max_ttl of "1800s"; TTL value is capped accordingly']);
+    expect(capped.warnings).toEqual([
+      'TTL of "3600s" exceeded the effective max_ttl of "1800s"; TTL value is capped accordingly',
+    ]);
     expect((await lookup(capped.lease_id)).body.data.expire_time).toBe(at(1800));
   });
 });
@@ -158,12 +175,20 @@ describe('renew', () => {
     h.clock.advance(1200);
     const renewed = await h.call('PUT', '/v1/sys/leases/renew', asRoot({ lease_id: issued.lease_id, increment: '2h' }));
     expect(renewed.status).toBe(200);
-    expect(renewed.body).toMatchObject({ lease_id: issued.lease_id, renewable: true, lease_duration: 7200, data: null, warnings: null });
+    expect(renewed.body).toMatchObject({
+      lease_id: issued.lease_id,
+      renewable: true,
+      lease_duration: 7200,
+      data: null,
+      warnings: null,
+    });
     const found = (await lookup(issued.lease_id)).body.data;
     expect(found.ttl).toBe(7200);
     expect(found.last_renewal).toBe(at(1200));
     expect(found.expire_time).toBe(at(8400));
-    expect((await storedLease(issued.lease_id))?.dueSk).toBe(`${String(start / 1000 + 1200 + 7200).padStart(12, '0')}#lease#${issued.lease_id}`);
+    expect((await storedLease(issued.lease_id))?.dueSk).toBe(
+      `${String(start / 1000 + 1200 + 7200).padStart(12, '0')}#lease#${issued.lease_id}`,
+    );
     expect((await upstreamOf(h.core, issued.lease_id))?.renewals).toBe(1);
   });
 
@@ -175,21 +200,28 @@ describe('renew', () => {
     expect(renewed.status).toBe(200);
     expect(renewed.body.lease_duration).toBe(3600);
     expect((await lookup(issued.lease_id)).body.data.ttl).toBe(3600);
-    expect((await h.call('PUT', `/v1/sys/leases/renew/${issued.lease_id}`, asRoot({ increment: 90 }))).body.lease_duration).toBe(90);
+    expect(
+      (await h.call('PUT', `/v1/sys/leases/renew/${issued.lease_id}`, asRoot({ increment: 90 }))).body.lease_duration,
+    ).toBe(90);
   });
 
   it('lets the backend renew hook choose the TTL and lower the cap', async () => {
     await mountRecording(h, 'rec', { roles: { app: { ttl: '1h' } } });
     const issued = await issue();
     await h.call('POST', '/v1/rec/config', asRoot({ renew_ttl: '45m' }));
-    expect((await h.call('PUT', '/v1/sys/leases/renew', asRoot({ lease_id: issued.lease_id, increment: '2h' }))).body.lease_duration).toBe(2700);
+    expect(
+      (await h.call('PUT', '/v1/sys/leases/renew', asRoot({ lease_id: issued.lease_id, increment: '2h' }))).body
+        .lease_duration,
+    ).toBe(2700);
 
     await h.call('POST', '/v1/rec/config', asRoot({ renew_ttl: '45m', renew_max_ttl: '30m' }));
     h.clock.advance(600);
     const capped = await h.call('PUT', '/v1/sys/leases/renew', asRoot({ lease_id: issued.lease_id }));
     expect(capped.status).toBe(200);
     expect(capped.body.lease_duration).toBe(1200);
-    expect(capped.body.warnings).toEqual(['TTL of "2700s" exceeded the effective max_ttl of "1200s"; TTL value is capped accordingly']);
+    expect(capped.body.warnings).toEqual([
+      'TTL of "2700s" exceeded the effective max_ttl of "1200s"; TTL value is capped accordingly',
+    ]);
   });
 
   it('caps renewals at the max TTL with a warning, and refuses once the max TTL is past', async () => {
@@ -199,7 +231,9 @@ describe('renew', () => {
     const capped = await h.call('PUT', '/v1/sys/leases/renew', asRoot({ lease_id: issued.lease_id, increment: '3h' }));
     expect(capped.status).toBe(200);
     expect(capped.body.lease_duration).toBe(5400);
-    expect(capped.body.warnings).toEqual(['TTL of "10800s" exceeded the effective max_ttl of "5400s"; TTL value is capped accordingly']);
+    expect(capped.body.warnings).toEqual([
+      'TTL of "10800s" exceeded the effective max_ttl of "5400s"; TTL value is capped accordingly',
+    ]);
     expect((await lookup(issued.lease_id)).body.data.expire_time).toBe(at(7200));
 
     // The mount's max is read again at every renewal, as Vault does: tuned below the lease's age, nothing is left.
@@ -240,7 +274,11 @@ describe('revoke', () => {
     const issued = await issue();
     const revoked = await h.call('PUT', '/v1/sys/leases/revoke', asRoot({ lease_id: issued.lease_id }));
     expect(revoked.status).toBe(204);
-    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({ username: issued.data.username, attempts: 1, revoked: 1 });
+    expect(await upstreamOf(h.core, issued.lease_id)).toMatchObject({
+      username: issued.data.username,
+      attempts: 1,
+      revoked: 1,
+    });
     expect(await storedLease(issued.lease_id)).toBeUndefined();
     expect((await lookup(issued.lease_id)).status).toBe(404);
 

@@ -1,6 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../packages/core/src/jobs.ts';
-import { type ConsulEmulator, type ConsulEmulatorOptions, type RequestOptions, startConsulEmulator } from '../emulators/consul.ts';
+import {
+  type ConsulEmulator,
+  type ConsulEmulatorOptions,
+  type RequestOptions,
+  startConsulEmulator,
+} from '../emulators/consul.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 import { createTestCa } from '../support/test-pki.ts';
 
@@ -61,7 +66,9 @@ describe('mesh engine', () => {
       const path = await mount();
       const read = await asRoot('GET', `/v1/${path}/config/access`);
       expect(read.status).toBe(400);
-      expect(read.body.errors).toEqual([`the mesh server's access has not been configured: write its address and a management token to ${path}/config/access`]);
+      expect(read.body.errors).toEqual([
+        `the mesh server's access has not been configured: write its address and a management token to ${path}/config/access`,
+      ]);
     });
 
     it('shows address and scheme only, and keeps the token sealed in the table', async () => {
@@ -80,12 +87,27 @@ describe('mesh engine', () => {
       const s = await server();
       const path = await mount({ ...accessTo(s), token: 'a2b7b8c1-0000-4000-8000-00000000dead' });
       await s.seed('PUT', '/v1/acl/policy', { Name: 'p' });
-      expect((await asRoot('POST', `/v1/${path}/roles/app`, { mesh_policies: 'p' })).body.errors[0]).toContain('ACL not found');
+      expect((await asRoot('POST', `/v1/${path}/roles/app`, { mesh_policies: 'p' })).body.errors[0]).toContain(
+        'ACL not found',
+      );
 
-      expect((await asRoot('POST', `/v1/${path}/config/access`, { address: s.emulator.address, scheme: 'https', token: s.root })).status).toBe(204);
+      expect(
+        (
+          await asRoot('POST', `/v1/${path}/config/access`, {
+            address: s.emulator.address,
+            scheme: 'https',
+            token: s.root,
+          })
+        ).status,
+      ).toBe(204);
       expect((await asRoot('GET', `/v1/${path}/config/access`)).body.data.scheme).toBe('https');
-      expect((await asRoot('POST', `/v1/${path}/config/access`, { address: s.emulator.address, token: s.root })).status).toBe(204);
-      expect((await asRoot('GET', `/v1/${path}/config/access`)).body.data).toEqual({ address: s.emulator.address, scheme: 'http' });
+      expect(
+        (await asRoot('POST', `/v1/${path}/config/access`, { address: s.emulator.address, token: s.root })).status,
+      ).toBe(204);
+      expect((await asRoot('GET', `/v1/${path}/config/access`)).body.data).toEqual({
+        address: s.emulator.address,
+        scheme: 'http',
+      });
       expect((await asRoot('POST', `/v1/${path}/roles/app`, { mesh_policies: 'p' })).status).toBe(204);
       expect((await asRoot('GET', `/v1/${path}/creds/app`)).status).toBe(200);
     });
@@ -97,15 +119,33 @@ describe('mesh engine', () => {
       const other = ca.issue({ commonName: 'other', usage: 'client' });
       const cases: Array<[Record<string, unknown>, string]> = [
         [{ token: 't' }, 'invalid value for "address": is required'],
-        [{ address: 'ftp://127.0.0.1:1', token: 't' }, 'invalid value for "address": scheme "ftp" is not http or https'],
+        [
+          { address: 'ftp://127.0.0.1:1', token: 't' },
+          'invalid value for "address": scheme "ftp" is not http or https',
+        ],
         [{ address: '127.0.0.1:1/v1', token: 't' }, 'invalid value for "address": "127.0.0.1:1/v1" is not host:port'],
         [{ address: 'https://127.0.0.1:1', scheme: 'http', token: 't' }, 'it says https but "scheme" is http'],
         [{ address: '127.0.0.1:1', scheme: 'gopher', token: 't' }, 'invalid value for "scheme"'],
-        [{ address: '127.0.0.1:1', token: 't', client_cert: client.cert }, '"client_cert" and "client_key" go together: "client_key" is missing'],
-        [{ address: '127.0.0.1:1', token: 't', client_key: client.key }, '"client_cert" and "client_key" go together: "client_cert" is missing'],
-        [{ address: '127.0.0.1:1', token: 't', ca_cert: 'not a certificate' }, 'invalid value for "ca_cert": not a PEM certificate'],
-        [{ address: '127.0.0.1:1', token: 't', client_cert: client.cert, client_key: other.key }, 'invalid value for "client_key": it is not the key of "client_cert"'],
-        [{ address: '127.0.0.1:1', token: 't', client_cert: client.cert, client_key: 'junk' }, 'invalid value for "client_key": not a PEM private key'],
+        [
+          { address: '127.0.0.1:1', token: 't', client_cert: client.cert },
+          '"client_cert" and "client_key" go together: "client_key" is missing',
+        ],
+        [
+          { address: '127.0.0.1:1', token: 't', client_key: client.key },
+          '"client_cert" and "client_key" go together: "client_cert" is missing',
+        ],
+        [
+          { address: '127.0.0.1:1', token: 't', ca_cert: 'not a certificate' },
+          'invalid value for "ca_cert": not a PEM certificate',
+        ],
+        [
+          { address: '127.0.0.1:1', token: 't', client_cert: client.cert, client_key: other.key },
+          'invalid value for "client_key": it is not the key of "client_cert"',
+        ],
+        [
+          { address: '127.0.0.1:1', token: 't', client_cert: client.cert, client_key: 'junk' },
+          'invalid value for "client_key": not a PEM private key',
+        ],
       ];
       for (const [body, message] of cases) {
         const reply = await asRoot('POST', `/v1/${path}/config/access`, body);
@@ -120,8 +160,14 @@ describe('mesh engine', () => {
       started.push(emulator);
       const path = await mount({ address: emulator.address });
       const [bootstrapToken] = emulator.tokens();
-      expect(bootstrapToken).toMatchObject({ Description: 'Bootstrap Token (Global Management)', Policies: [{ Name: 'global-management' }] });
-      expect((await asRoot('GET', `/v1/${path}/config/access`)).body.data).toEqual({ address: emulator.address, scheme: 'http' });
+      expect(bootstrapToken).toMatchObject({
+        Description: 'Bootstrap Token (Global Management)',
+        Policies: [{ Name: 'global-management' }],
+      });
+      expect((await asRoot('GET', `/v1/${path}/config/access`)).body.data).toEqual({
+        address: emulator.address,
+        scheme: 'http',
+      });
 
       // The kept token works: it reads the version, and creates and deletes tokens.
       expect((await asRoot('POST', `/v1/${path}/roles/api`, { service_identities: 'api' })).status).toBe(204);
@@ -137,7 +183,9 @@ describe('mesh engine', () => {
       await emulator.stop();
       const down = await asRoot('POST', `/v1/${second}/config/access`, { address: emulator.address });
       expect(down.status).toBe(502);
-      expect(down.body.errors[0]).toContain(`the mesh server at http://${emulator.address} is unreachable: connect ECONNREFUSED`);
+      expect(down.body.errors[0]).toContain(
+        `the mesh server at http://${emulator.address} is unreachable: connect ECONNREFUSED`,
+      );
     });
 
     it('bootstraps a server below 1.4, whose bootstrap answers only an ID', async () => {
@@ -156,17 +204,31 @@ describe('mesh engine', () => {
       const tls = { ca: ca.cert, cert: client.cert, key: client.key };
       const s = await server({ tls: { cert: serverCert.cert, key: serverCert.key, clientCa: ca.cert } }, tls);
       await s.seed('PUT', '/v1/acl/policy', { Name: 'svc-read' });
-      const access = { address: s.emulator.address, scheme: 'https', token: s.root, ca_cert: ca.cert, client_cert: client.cert, client_key: client.key };
+      const access = {
+        address: s.emulator.address,
+        scheme: 'https',
+        token: s.root,
+        ca_cert: ca.cert,
+        client_cert: client.cert,
+        client_key: client.key,
+      };
       const path = await mount(access);
       expect((await asRoot('POST', `/v1/${path}/roles/app`, { mesh_policies: ['svc-read'] })).status).toBe(204);
       const creds = await asRoot('GET', `/v1/${path}/creds/app`);
       expect(creds.status).toBe(200);
-      expect(s.emulator.token(creds.body.data.accessor)?.Policies).toEqual([{ ID: expect.any(String), Name: 'svc-read' }]);
+      expect(s.emulator.token(creds.body.data.accessor)?.Policies).toEqual([
+        { ID: expect.any(String), Name: 'svc-read' },
+      ]);
       expect((await asRoot('PUT', '/v1/sys/leases/revoke', { lease_id: creds.body.lease_id })).status).toBe(204);
       expect(s.emulator.token(creds.body.data.accessor)).toBeUndefined();
 
       // Without the client certificate, or trusting another CA, the server cannot be reached.
-      const noClientCert = await mount({ address: s.emulator.address, scheme: 'https', token: s.root, ca_cert: ca.cert });
+      const noClientCert = await mount({
+        address: s.emulator.address,
+        scheme: 'https',
+        token: s.root,
+        ca_cert: ca.cert,
+      });
       const refused = await asRoot('POST', `/v1/${noClientCert}/roles/app`, { mesh_policies: ['svc-read'] });
       expect(refused.status).toBe(502);
       expect(refused.body.errors[0]).toContain('unreachable');
@@ -183,7 +245,9 @@ describe('mesh engine', () => {
       const path = await mount(accessTo(s));
       expect((await asRoot('GET', `/v1/${path}/roles/web`)).status).toBe(404);
       expect((await asRoot('LIST', `/v1/${path}/roles`)).status).toBe(404);
-      expect((await asRoot('POST', `/v1/${path}/roles/web`, { mesh_policies: 'web-read', ttl: '1h', max_ttl: 7200 })).status).toBe(204);
+      expect(
+        (await asRoot('POST', `/v1/${path}/roles/web`, { mesh_policies: 'web-read', ttl: '1h', max_ttl: 7200 })).status,
+      ).toBe(204);
       expect((await asRoot('POST', `/v1/${path}/roles/db`, { mesh_roles: ['db-ops'] })).status).toBe(204);
       expect((await asRoot('LIST', `/v1/${path}/roles/`)).body.data.keys).toEqual(['db', 'web']);
       expect((await asRoot('GET', `/v1/${path}/roles?list=true`)).body.data.keys).toEqual(['db', 'web']);
@@ -222,7 +286,9 @@ describe('mesh engine', () => {
       s.emulator.version = '1.10.0';
       h.clock.advance(61); // past the engine's trust in the version it read
       const rules = 'key_prefix "" { policy = "read" }';
-      expect((await asRoot('POST', `/v1/${path}/roles/legacy`, { policy: base64(rules), lease: '90m' })).status).toBe(200);
+      expect((await asRoot('POST', `/v1/${path}/roles/legacy`, { policy: base64(rules), lease: '90m' })).status).toBe(
+        200,
+      );
       expect((await asRoot('GET', `/v1/${path}/roles/legacy`)).body.data).toEqual({
         mesh_namespace: '',
         partition: '',
@@ -265,10 +331,18 @@ describe('mesh engine', () => {
       const cases: Array<[string, Record<string, unknown>, string]> = [
         ['web', { mesh_policies: 'p', token_type: 'root' }, 'invalid value for "token_type"'],
         ['web', { policy: 'not base64!' }, 'invalid value for "policy": not base64'],
-        ['web', { service_identities: 'Web:dc1' }, 'invalid value for "service_identities": "Web:dc1" is not <service>'],
+        [
+          'web',
+          { service_identities: 'Web:dc1' },
+          'invalid value for "service_identities": "Web:dc1" is not <service>',
+        ],
         ['web', { service_identities: 'web:' }, 'invalid value for "service_identities": "web:"'],
         ['web', { service_identities: 'web:dc1', local: true }, 'names datacenters, which a local token cannot have'],
-        ['web', { node_identities: 'node-1' }, 'invalid value for "node_identities": "node-1" is not <node>:<datacenter>'],
+        [
+          'web',
+          { node_identities: 'node-1' },
+          'invalid value for "node_identities": "node-1" is not <node>:<datacenter>',
+        ],
         ['web', { mesh_policies: 'p', ttl: 'soon' }, 'invalid value for "ttl"'],
         ['web', { mesh_policies: 'p', local: 'yes' }, 'invalid value for "local"'],
         ['bad name!', { mesh_policies: 'p' }, 'invalid value for "name"'],
@@ -294,9 +368,18 @@ describe('mesh engine', () => {
         [
           '1.3.1',
           [
-            [{ mesh_policies: 'p' }, '"mesh_policies" needs mesh server version 1.4 or later; the mesh server at ADDRESS runs 1.3.1+ent'],
-            [{ policy: base64('key "" { policy = "read" }'), local: true }, '"local" needs mesh server version 1.4 or later'],
-            [{}, '"policy" is required unless "token_type" is "management": mesh server version 1.3.1+ent has only legacy tokens'],
+            [
+              { mesh_policies: 'p' },
+              '"mesh_policies" needs mesh server version 1.4 or later; the mesh server at ADDRESS runs 1.3.1+ent',
+            ],
+            [
+              { policy: base64('key "" { policy = "read" }'), local: true },
+              '"local" needs mesh server version 1.4 or later',
+            ],
+            [
+              {},
+              '"policy" is required unless "token_type" is "management": mesh server version 1.3.1+ent has only legacy tokens',
+            ],
             [{ token_type: 'client' }, '"policy" is required unless "token_type" is "management"'],
             [{ policy: base64('key "" { policy = "read" }') }, 200],
             [{ token_type: 'management' }, 200],
@@ -308,18 +391,30 @@ describe('mesh engine', () => {
           [
             [{ mesh_roles: 'r' }, '"mesh_roles" needs mesh server version 1.5 or later'],
             [{ service_identities: 'web' }, '"service_identities" needs mesh server version 1.5 or later'],
-            [{}, '"mesh_policies" is required by mesh server version 1.4.4+ent, or a legacy "policy" (or "token_type": "management")'],
+            [
+              {},
+              '"mesh_policies" is required by mesh server version 1.4.4+ent, or a legacy "policy" (or "token_type": "management")',
+            ],
             [{ mesh_policies: 'p', local: true }, 204],
-            [{ policy: base64('x'), mesh_policies: 'p' }, 'a role with "policy" or "token_type": "management" makes a legacy token, which has no "mesh_policies"'],
+            [
+              { policy: base64('x'), mesh_policies: 'p' },
+              'a role with "policy" or "token_type": "management" makes a legacy token, which has no "mesh_policies"',
+            ],
             [{ token_type: 'management', local: true }, 'makes a legacy token, which has no "local"'],
           ],
         ],
         [
           '1.6.0',
           [
-            [{ mesh_namespace: 'team-a', mesh_policies: 'p' }, '"mesh_namespace" needs mesh server version 1.7 or later'],
+            [
+              { mesh_namespace: 'team-a', mesh_policies: 'p' },
+              '"mesh_namespace" needs mesh server version 1.7 or later',
+            ],
             [{ service_identities: 'web:dc1' }, 204],
-            [{}, 'at least one of "mesh_policies", "mesh_roles", "service_identities" is required by mesh server version 1.6.0+ent'],
+            [
+              {},
+              'at least one of "mesh_policies", "mesh_roles", "service_identities" is required by mesh server version 1.6.0+ent',
+            ],
           ],
         ],
         [
@@ -344,10 +439,16 @@ describe('mesh engine', () => {
         [
           '1.11.0',
           [
-            [{ policy: base64('x') }, '"policy" was removed in mesh server version 1.11; the mesh server at ADDRESS runs 1.11.0+ent'],
+            [
+              { policy: base64('x') },
+              '"policy" was removed in mesh server version 1.11; the mesh server at ADDRESS runs 1.11.0+ent',
+            ],
             [{ token_type: 'client', mesh_policies: 'p' }, 204],
             [{ lease: '1h', mesh_policies: 'p' }, '"lease" was removed in mesh server version 1.11'],
-            [{}, 'at least one of "mesh_policies", "mesh_roles", "service_identities", "node_identities" is required by mesh server version 1.11.0+ent'],
+            [
+              {},
+              'at least one of "mesh_policies", "mesh_roles", "service_identities", "node_identities" is required by mesh server version 1.11.0+ent',
+            ],
             [{ partition: 'p1', mesh_namespace: 'ns', mesh_policies: 'p' }, 204],
           ],
         ],
@@ -358,7 +459,12 @@ describe('mesh engine', () => {
         for (const [body, expected] of cases) {
           const reply = await asRoot('POST', `/v1/${path}/roles/r`, body);
           if (typeof expected === 'number') {
-            expect({ version, body, status: reply.status, errors: reply.body?.errors }).toEqual({ version, body, status: expected, errors: undefined });
+            expect({ version, body, status: reply.status, errors: reply.body?.errors }).toEqual({
+              version,
+              body,
+              status: expected,
+              errors: undefined,
+            });
           } else {
             expect({ version, body, status: reply.status }).toEqual({ version, body, status: 400 });
             expect(reply.body.errors[0]).toContain(expected.replace('ADDRESS', s.emulator.address));
@@ -377,8 +483,12 @@ describe('mesh engine', () => {
       const s = await server();
       await s.seed('PUT', '/v1/partition', { Name: 'part1' });
       await s.seed('PUT', '/v1/namespace', { Name: 'team-a', Partition: 'part1' });
-      const policy = (await s.seed('PUT', '/v1/acl/policy?ns=team-a&partition=part1', { Name: 'web-read' })) as { ID: string };
-      const role = (await s.seed('PUT', '/v1/acl/role?ns=team-a&partition=part1', { Name: 'web-ops' })) as { ID: string };
+      const policy = (await s.seed('PUT', '/v1/acl/policy?ns=team-a&partition=part1', { Name: 'web-read' })) as {
+        ID: string;
+      };
+      const role = (await s.seed('PUT', '/v1/acl/role?ns=team-a&partition=part1', { Name: 'web-ops' })) as {
+        ID: string;
+      };
       const path = await mount(accessTo(s));
       await asRoot('POST', `/v1/${path}/roles/web`, {
         mesh_policies: ['web-read'],
@@ -397,9 +507,21 @@ describe('mesh engine', () => {
         lease_id: expect.stringMatching(new RegExp(`^${path}/creds/web/\\w+$`)),
         renewable: true,
         lease_duration: 3600,
-        data: { token: expect.any(String), accessor: expect.any(String), local: false, mesh_namespace: 'team-a', partition: 'part1' },
+        data: {
+          token: expect.any(String),
+          accessor: expect.any(String),
+          local: false,
+          mesh_namespace: 'team-a',
+          partition: 'part1',
+        },
       });
-      expect(Object.keys(reply.body.data).sort()).toEqual(['accessor', 'local', 'mesh_namespace', 'partition', 'token']);
+      expect(Object.keys(reply.body.data).sort()).toEqual([
+        'accessor',
+        'local',
+        'mesh_namespace',
+        'partition',
+        'token',
+      ]);
 
       const token = s.emulator.token(reply.body.data.accessor);
       expect(token).toEqual({
@@ -425,7 +547,12 @@ describe('mesh engine', () => {
       await asRoot('POST', `/v1/${path}/roles/local`, { mesh_policies: 'node-read', local: true });
       const reply = await asRoot('GET', `/v1/${path}/creds/local`);
       expect(reply.body.data).toMatchObject({ local: true, mesh_namespace: 'default', partition: 'default' });
-      expect(s.emulator.token(reply.body.data.accessor)).toMatchObject({ Local: true, Namespace: 'default', Partition: 'default', Roles: [] });
+      expect(s.emulator.token(reply.body.data.accessor)).toMatchObject({
+        Local: true,
+        Namespace: 'default',
+        Partition: 'default',
+        Roles: [],
+      });
       // The mount's default lease TTL applies when the role sets none.
       expect(reply.body.lease_duration).toBe(768 * 3600);
     });
@@ -437,7 +564,9 @@ describe('mesh engine', () => {
       await asRoot('POST', `/v1/${path}/roles/web`, { mesh_policies: 'missing-policy' });
       const refused = await asRoot('GET', `/v1/${path}/creds/web`);
       expect(refused.status).toBe(400);
-      expect(refused.body.errors).toEqual(['the mesh server did not create the token: Unexpected response code: 500 (No such ACL policy with name "missing-policy")']);
+      expect(refused.body.errors).toEqual([
+        'the mesh server did not create the token: Unexpected response code: 500 (No such ACL policy with name "missing-policy")',
+      ]);
       expect(s.emulator.tokens()).toHaveLength(1); // the bootstrap token only
     });
 
@@ -464,7 +593,11 @@ describe('mesh engine', () => {
       await s.seed('PUT', '/v1/partition', { Name: 'part2' });
       await s.seed('PUT', '/v1/namespace', { Name: 'team-b', Partition: 'part2' });
       const path = await mount(accessTo(s));
-      await asRoot('POST', `/v1/${path}/roles/svc`, { service_identities: 'billing', mesh_namespace: 'team-b', partition: 'part2' });
+      await asRoot('POST', `/v1/${path}/roles/svc`, {
+        service_identities: 'billing',
+        mesh_namespace: 'team-b',
+        partition: 'part2',
+      });
       const creds = await asRoot('GET', `/v1/${path}/creds/svc`);
       expect(s.emulator.token(creds.body.data.accessor)).toMatchObject({ Namespace: 'team-b', Partition: 'part2' });
 

@@ -16,7 +16,10 @@ let h: SecretsService;
 let keyDir: string;
 beforeEach(async () => {
   keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-mounts-'));
-  h = await startSecretsInMemory({ extraBackends: [recordingBackend, nullAuthBackend], keySource: fileKeySource(path.join(keyDir, 'key')) });
+  h = await startSecretsInMemory({
+    extraBackends: [recordingBackend, nullAuthBackend],
+    keySource: fileKeySource(path.join(keyDir, 'key')),
+  });
 });
 afterEach(async () => {
   await h.close();
@@ -39,19 +42,31 @@ describe('sys/mounts', () => {
     const listed = await h.call('GET', '/v1/sys/mounts', asRoot());
     expect(listed.status).toBe(200);
     expect(Object.keys(listed.body.data).sort()).toEqual(['identity/', 'secret/', 'sys/']);
-    expect(listed.body.data['secret/']).toMatchObject({ type: 'kv', config: { default_lease_ttl: 0, max_lease_ttl: 0 } });
+    expect(listed.body.data['secret/']).toMatchObject({
+      type: 'kv',
+      config: { default_lease_ttl: 0, max_lease_ttl: 0 },
+    });
     expect(listed.body.data['sys/']).toMatchObject({ type: 'system' });
   });
 
   it('enables a mount with a description and lease TTLs, reads it, tunes it and disables it', async () => {
-    const enabled = await h.call('POST', '/v1/sys/mounts/team/app', asRoot({
-      type: 'kv',
-      description: 'team secrets',
-      config: { default_lease_ttl: '1h', max_lease_ttl: 86400 },
-    }));
+    const enabled = await h.call(
+      'POST',
+      '/v1/sys/mounts/team/app',
+      asRoot({
+        type: 'kv',
+        description: 'team secrets',
+        config: { default_lease_ttl: '1h', max_lease_ttl: 86400 },
+      }),
+    );
     expect(enabled.status).toBe(204);
     const stored = await storedMount('team/app/');
-    expect(stored).toMatchObject({ path: 'team/app/', type: 'kv', description: 'team secrets', config: { defaultLeaseTtl: 3600, maxLeaseTtl: 86400 } });
+    expect(stored).toMatchObject({
+      path: 'team/app/',
+      type: 'kv',
+      description: 'team secrets',
+      config: { defaultLeaseTtl: 3600, maxLeaseTtl: 86400 },
+    });
 
     const listed = await h.call('GET', '/v1/sys/mounts', asRoot());
     expect(listed.body.data['team/app/']).toMatchObject({
@@ -63,7 +78,11 @@ describe('sys/mounts', () => {
     });
     const read = await h.call('GET', '/v1/sys/mounts/team/app', asRoot());
     expect(read.status).toBe(200);
-    expect(read.body.data).toMatchObject({ type: 'kv', description: 'team secrets', config: { default_lease_ttl: 3600, max_lease_ttl: 86400 } });
+    expect(read.body.data).toMatchObject({
+      type: 'kv',
+      description: 'team secrets',
+      config: { default_lease_ttl: 3600, max_lease_ttl: 86400 },
+    });
     expect(read.body.data.accessor).toMatch(/^kv_/);
 
     expect((await h.call('POST', '/v1/team/app/db', asRoot({ password: 'pw' }))).status).toBe(204);
@@ -77,10 +96,20 @@ describe('sys/mounts', () => {
       default_lease_ttl_string: '1h0m0s',
       max_lease_ttl_string: '24h0m0s',
     });
-    const tuned = await h.call('POST', '/v1/sys/mounts/team/app/tune', asRoot({ default_lease_ttl: '2h', description: 'renamed' }));
+    const tuned = await h.call(
+      'POST',
+      '/v1/sys/mounts/team/app/tune',
+      asRoot({ default_lease_ttl: '2h', description: 'renamed' }),
+    );
     expect(tuned.status).toBe(204);
-    expect(await storedMount('team/app/')).toMatchObject({ description: 'renamed', config: { defaultLeaseTtl: 7200, maxLeaseTtl: 86400 } });
-    expect((await h.call('GET', '/v1/sys/mounts/team/app/tune', asRoot())).body.data).toMatchObject({ description: 'renamed', default_lease_ttl: 7200 });
+    expect(await storedMount('team/app/')).toMatchObject({
+      description: 'renamed',
+      config: { defaultLeaseTtl: 7200, maxLeaseTtl: 86400 },
+    });
+    expect((await h.call('GET', '/v1/sys/mounts/team/app/tune', asRoot())).body.data).toMatchObject({
+      description: 'renamed',
+      default_lease_ttl: 7200,
+    });
 
     const disabled = await h.call('DELETE', '/v1/sys/mounts/team/app', asRoot());
     expect(disabled.status).toBe(204);
@@ -111,13 +140,25 @@ describe('sys/mounts', () => {
     expect(negative.body.errors[0]).toContain('max_lease_ttl');
     expect(await storedMount('kv2/')).toMatchObject({ config: { defaultLeaseTtl: 0, maxLeaseTtl: 3600 } });
 
-    const overSystem = await h.call('POST', '/v1/sys/mounts/kv3', asRoot({ type: 'kv', config: { max_lease_ttl: '1000h' } }));
+    const overSystem = await h.call(
+      'POST',
+      '/v1/sys/mounts/kv3',
+      asRoot({ type: 'kv', config: { max_lease_ttl: '1000h' } }),
+    );
     expect(overSystem.status).toBe(400);
     expect(overSystem.body.errors[0]).toContain('max_lease_ttl');
-    const defaultOverSystem = await h.call('POST', '/v1/sys/mounts/kv3', asRoot({ type: 'kv', config: { default_lease_ttl: 1e300 } }));
+    const defaultOverSystem = await h.call(
+      'POST',
+      '/v1/sys/mounts/kv3',
+      asRoot({ type: 'kv', config: { default_lease_ttl: 1e300 } }),
+    );
     expect(defaultOverSystem.status).toBe(400);
     expect(defaultOverSystem.body.errors[0]).toContain('default_lease_ttl');
-    const garbage = await h.call('POST', '/v1/sys/mounts/kv3', asRoot({ type: 'kv', config: { default_lease_ttl: 'soon' } }));
+    const garbage = await h.call(
+      'POST',
+      '/v1/sys/mounts/kv3',
+      asRoot({ type: 'kv', config: { default_lease_ttl: 'soon' } }),
+    );
     expect(garbage.status).toBe(400);
     expect(garbage.body.errors[0]).toContain('config.default_lease_ttl');
     expect(await storedMount('kv3/')).toBeUndefined();
@@ -125,17 +166,37 @@ describe('sys/mounts', () => {
   });
 
   it('refuses endpoint options (operator configuration, even from root) and a bad retry_base_ms, at enable and at tune', async () => {
-    const bad = await h.call('POST', '/v1/sys/mounts/gcp-bad', asRoot({ type: 'cloud', options: { iam_endpoint: 'http://127.0.0.1:9/iam' } }));
+    const bad = await h.call(
+      'POST',
+      '/v1/sys/mounts/gcp-bad',
+      asRoot({ type: 'cloud', options: { iam_endpoint: 'http://127.0.0.1:9/iam' } }),
+    );
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0]).toMatch(/options\.iam_endpoint.*operator configuration.*KEYHAVEN_GOOGLE_IAM_URL/);
-    const ftp = await h.call('POST', '/v1/sys/mounts/gcp-bad', asRoot({ type: 'cloud', options: { token_endpoint: 'ftp://x/token' } }));
+    const ftp = await h.call(
+      'POST',
+      '/v1/sys/mounts/gcp-bad',
+      asRoot({ type: 'cloud', options: { token_endpoint: 'ftp://x/token' } }),
+    );
     expect(ftp.body.errors[0]).toMatch(/options\.token_endpoint.*operator configuration/);
-    const retry = await h.call('POST', '/v1/sys/mounts/gcp-bad', asRoot({ type: 'cloud', options: { retry_base_ms: '-5' } }));
+    const retry = await h.call(
+      'POST',
+      '/v1/sys/mounts/gcp-bad',
+      asRoot({ type: 'cloud', options: { retry_base_ms: '-5' } }),
+    );
     expect(retry.body.errors[0]).toMatch(/options\.retry_base_ms/);
     expect(await storedMount('gcp-bad/')).toBeUndefined();
-    const good = await h.call('POST', '/v1/sys/mounts/gcp-good', asRoot({ type: 'cloud', options: { retry_base_ms: '5' } }));
+    const good = await h.call(
+      'POST',
+      '/v1/sys/mounts/gcp-good',
+      asRoot({ type: 'cloud', options: { retry_base_ms: '5' } }),
+    );
     expect(good.status).toBe(204);
-    const tune = await h.call('POST', '/v1/sys/mounts/gcp-good/tune', asRoot({ options: { sts_endpoint: 'https://sts.example' } }));
+    const tune = await h.call(
+      'POST',
+      '/v1/sys/mounts/gcp-good/tune',
+      asRoot({ options: { sts_endpoint: 'https://sts.example' } }),
+    );
     expect(tune.status).toBe(400);
     expect(tune.body.errors[0]).toMatch(/options\.sts_endpoint.*operator configuration/);
     expect((await storedMount('gcp-good/'))?.options).toEqual({ retry_base_ms: '5' });
@@ -151,7 +212,11 @@ describe('sys/mounts', () => {
     const badPath = await h.call('POST', '/v1/sys/mounts/a b', asRoot({ type: 'kv' }));
     expect(badPath.status).toBe(400);
     expect((await h.call('POST', '/v1/sys/mounts/bad*name', asRoot({ type: 'kv' }))).status).toBe(400);
-    expect(Object.keys((await h.call('GET', '/v1/sys/mounts', asRoot())).body.data).sort()).toEqual(['identity/', 'secret/', 'sys/']);
+    expect(Object.keys((await h.call('GET', '/v1/sys/mounts', asRoot())).body.data).sort()).toEqual([
+      'identity/',
+      'secret/',
+      'sys/',
+    ]);
   });
 
   it('refuses overlapping and reserved paths, and the built-in types', async () => {
@@ -162,7 +227,9 @@ describe('sys/mounts', () => {
       expect(clash.body.errors[0]).toMatch(/^path is already in use at (team|secret)\/$/);
     }
     await h.call('POST', '/v1/sys/mounts/deep/inner', asRoot({ type: 'kv' }));
-    expect((await h.call('POST', '/v1/sys/mounts/deep', asRoot({ type: 'kv' }))).body.errors).toEqual(['path is already in use at deep/inner/']);
+    expect((await h.call('POST', '/v1/sys/mounts/deep', asRoot({ type: 'kv' }))).body.errors).toEqual([
+      'path is already in use at deep/inner/',
+    ]);
 
     for (const path of ['sys', 'sys/extra', 'auth/token', 'auth/mine']) {
       const reserved = await h.call('POST', `/v1/sys/mounts/${path}`, asRoot({ type: 'kv' }));
@@ -245,7 +312,9 @@ describe('sys/mounts', () => {
     expect(refused.body.errors[0]).toContain('could not be revoked');
     expect(await storedMount('rec/')).toEqual(entry);
     expect((await h.call('GET', '/v1/rec/creds/app', asRoot())).status).toBe(200);
-    expect((await h.call('PUT', '/v1/sys/leases/lookup', asRoot({ lease_id: leaseId }))).body.data).toMatchObject({ revocation_attempts: 1 });
+    expect((await h.call('PUT', '/v1/sys/leases/lookup', asRoot({ lease_id: leaseId }))).body.data).toMatchObject({
+      revocation_attempts: 1,
+    });
 
     await h.call('POST', '/v1/rec/config', asRoot({ fail_revoke: false }));
     expect((await h.call('DELETE', '/v1/sys/mounts/rec', asRoot())).status).toBe(204);
@@ -261,21 +330,35 @@ describe('sys/auth', () => {
     expect(Object.keys(before.body.data)).toEqual(['token/']);
     expect(before.body.data['token/']).toMatchObject({ type: 'token' });
 
-    const enabled = await h.call('POST', '/v1/sys/auth/people', asRoot({ type: 'null-auth', description: 'humans', config: { default_lease_ttl: '8h' } }));
+    const enabled = await h.call(
+      'POST',
+      '/v1/sys/auth/people',
+      asRoot({ type: 'null-auth', description: 'humans', config: { default_lease_ttl: '8h' } }),
+    );
     expect(enabled.status).toBe(204);
-    expect(await storedMount('auth/people/')).toMatchObject({ table: 'auth', type: 'null-auth', description: 'humans', config: { defaultLeaseTtl: 28800 } });
+    expect(await storedMount('auth/people/')).toMatchObject({
+      table: 'auth',
+      type: 'null-auth',
+      description: 'humans',
+      config: { defaultLeaseTtl: 28800 },
+    });
     const listed = await h.call('GET', '/v1/sys/auth', asRoot());
     expect(Object.keys(listed.body.data).sort()).toEqual(['people/', 'token/']);
     expect(listed.body.data['people/'].accessor).toMatch(/^auth_null-auth_/);
     expect(Object.keys((await h.call('GET', '/v1/sys/mounts', asRoot())).body.data)).not.toContain('auth/people/');
-    expect((await h.call('GET', '/v1/sys/auth/people', asRoot())).body.data).toMatchObject({ type: 'null-auth', description: 'humans' });
+    expect((await h.call('GET', '/v1/sys/auth/people', asRoot())).body.data).toMatchObject({
+      type: 'null-auth',
+      description: 'humans',
+    });
 
     const login = await h.call('POST', '/v1/auth/people/login', { body: {} });
     expect(login.status).toBe(200);
     expect(login.body.auth.lease_duration).toBe(28800);
 
     expect((await h.call('POST', '/v1/sys/auth/people/tune', asRoot({ default_lease_ttl: '1h' }))).status).toBe(204);
-    expect((await h.call('GET', '/v1/sys/auth/people/tune', asRoot())).body.data).toMatchObject({ default_lease_ttl: 3600 });
+    expect((await h.call('GET', '/v1/sys/auth/people/tune', asRoot())).body.data).toMatchObject({
+      default_lease_ttl: 3600,
+    });
     expect((await h.call('POST', '/v1/auth/people/login', { body: {} })).body.auth.lease_duration).toBe(3600);
 
     expect((await h.call('DELETE', '/v1/sys/auth/people', asRoot())).status).toBe(204);
@@ -307,14 +390,21 @@ describe('sys/auth', () => {
     ]);
     const builtin = await h.call('DELETE', '/v1/sys/auth/token', asRoot());
     expect(builtin.status).toBe(400);
-    expect(Object.keys((await h.call('GET', '/v1/sys/auth', asRoot())).body.data).sort()).toEqual(['people/', 'token/']);
+    expect(Object.keys((await h.call('GET', '/v1/sys/auth', asRoot())).body.data).sort()).toEqual([
+      'people/',
+      'token/',
+    ]);
   });
 });
 
 describe('sys/auth needs sudo', () => {
   it('refuses a token with update but no sudo on sys/auth/*, and lets one with sudo enable and disable', async () => {
     const policy = (name: string, caps: string) =>
-      h.call('PUT', `/v1/sys/policies/acl/${name}`, asRoot({ policy: `path "sys/auth/*" { capabilities = [${caps}] }` }));
+      h.call(
+        'PUT',
+        `/v1/sys/policies/acl/${name}`,
+        asRoot({ policy: `path "sys/auth/*" { capabilities = [${caps}] }` }),
+      );
     expect((await policy('auth-writer', '"create", "update", "delete"')).status).toBe(204);
     expect((await policy('auth-admin', '"create", "update", "delete", "sudo"')).status).toBe(204);
     const tokenWith = async (name: string) =>
@@ -324,7 +414,9 @@ describe('sys/auth needs sudo', () => {
     const refused = await h.call('POST', '/v1/sys/auth/staff', { token: writer, body: { type: 'null-auth' } });
     expect(refused.status).toBe(403);
     expect((await h.call('GET', '/v1/sys/auth', asRoot())).body.data['staff/']).toBeUndefined();
-    expect((await h.call('POST', '/v1/sys/auth/staff', { token: admin, body: { type: 'null-auth' } })).status).toBe(204);
+    expect((await h.call('POST', '/v1/sys/auth/staff', { token: admin, body: { type: 'null-auth' } })).status).toBe(
+      204,
+    );
     expect((await h.call('DELETE', '/v1/sys/auth/staff', { token: writer })).status).toBe(403);
     expect((await h.call('DELETE', '/v1/sys/auth/staff', { token: admin })).status).toBe(204);
   });
@@ -340,7 +432,8 @@ describe('the mount table across processes', () => {
       log: silentLogger,
     });
     const app = createSecretsApp({ core: async () => other, clientIp: () => '127.0.0.1' });
-    const readThere = async (url: string) => (await app.request(url, { headers: { 'X-Secrets-Token': h.rootToken } })).status;
+    const readThere = async (url: string) =>
+      (await app.request(url, { headers: { 'X-Secrets-Token': h.rootToken } })).status;
     expect(await readThere('/v1/sys/mounts')).toBe(200);
     expect(await readThere('/v1/team/app')).toBe(404);
 

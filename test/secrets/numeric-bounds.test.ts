@@ -22,7 +22,11 @@ describe('numeric fields of the engines and login methods', () => {
     const cases: Array<[string, string, string]> = [
       ['/v1/auth/jwt/role/big', role('"bound_claims":{"x":9007199254740993}'), '"bound_claims.x"'],
       ['/v1/auth/jwt/role/big', role('"bound_claims":{"groups":[1,1e300]}'), '"bound_claims.groups.1"'],
-      ['/v1/auth/jwt/config', '{"jwks_url":"https://issuer.example/jwks","provider_config":{"provider":"azure","limits":[1,-9007199254740993]}}', '"provider_config.limits.1"'],
+      [
+        '/v1/auth/jwt/config',
+        '{"jwks_url":"https://issuer.example/jwks","provider_config":{"provider":"azure","limits":[1,-9007199254740993]}}',
+        '"provider_config.limits.1"',
+      ],
     ];
     for (const [url, body, field] of cases) {
       const reply = await call('POST', url, body);
@@ -30,11 +34,16 @@ describe('numeric fields of the engines and login methods', () => {
       expect(reply.body.errors[0]).toContain(field);
     }
     expect((await call('GET', '/v1/auth/jwt/role/big')).status).toBe(404);
-    expect((await call('POST', '/v1/auth/jwt/role/ok', role('"bound_claims":{"x":9007199254740991,"y":[1.5,-2]}'))).status).toBe(204);
-    expect((await call('GET', '/v1/auth/jwt/role/ok')).body.data.bound_claims).toEqual({ x: 9007199254740991, y: [1.5, -2] });
+    expect(
+      (await call('POST', '/v1/auth/jwt/role/ok', role('"bound_claims":{"x":9007199254740991,"y":[1.5,-2]}'))).status,
+    ).toBe(204);
+    expect((await call('GET', '/v1/auth/jwt/role/ok')).body.data.bound_claims).toEqual({
+      x: 9007199254740991,
+      y: [1.5, -2],
+    });
   });
 
-  it('bounds the signed leeways of a role at Go\'s longest duration', async () => {
+  it("bounds the signed leeways of a role at Go's longest duration", async () => {
     for (const field of ['clock_skew_leeway', 'expiration_leeway', 'not_before_leeway']) {
       for (const value of ['9223372037', '-9223372037', '1e300']) {
         const reply = await call('POST', '/v1/auth/jwt/role/leeway', role(`"${field}":${value}`));
@@ -42,7 +51,15 @@ describe('numeric fields of the engines and login methods', () => {
         expect(reply.body.errors[0]).toContain(`"${field}"`);
       }
     }
-    expect((await call('POST', '/v1/auth/jwt/role/leeway', role('"clock_skew_leeway":-9223372036,"expiration_leeway":9223372036'))).status).toBe(204);
+    expect(
+      (
+        await call(
+          'POST',
+          '/v1/auth/jwt/role/leeway',
+          role('"clock_skew_leeway":-9223372036,"expiration_leeway":9223372036'),
+        )
+      ).status,
+    ).toBe(204);
   });
 
   it('refuses counts past the largest on a role, and durations that overflow', async () => {

@@ -19,7 +19,25 @@ const RUNS = Number(process.env.PIPELINE_PROPERTY_RUNS ?? 2500);
 // ---- paths -------------------------------------------------------------------------------------------
 
 const oddSegment = fc.oneof(
-  fc.constantFrom('', '.', '..', '%2F', '%2e%2e', '%00', '%zz', '%', '%E0%A4%A', '~', '*', '+', ':name', 'a b', '?', '#', '&list=true'),
+  fc.constantFrom(
+    '',
+    '.',
+    '..',
+    '%2F',
+    '%2e%2e',
+    '%00',
+    '%zz',
+    '%',
+    '%E0%A4%A',
+    '~',
+    '*',
+    '+',
+    ':name',
+    'a b',
+    '?',
+    '#',
+    '&list=true',
+  ),
   fc.string({ maxLength: 12 }),
   fc.string({ unit: 'grapheme', maxLength: 8 }),
   fc.integer({ min: 1, max: 3000 }).map((length) => 'k'.repeat(length)),
@@ -52,7 +70,11 @@ const methodsFor = (operations: string[]) =>
   });
 const routes = backends.flatMap((backend) =>
   mountPathOf(backend).flatMap((mountPath) =>
-    backend.paths.map((spec) => ({ mountPath, pattern: spec.pattern, methods: methodsFor(Object.keys(spec.operations)) })),
+    backend.paths.map((spec) => ({
+      mountPath,
+      pattern: spec.pattern,
+      methods: methodsFor(Object.keys(spec.operations)),
+    })),
   ),
 );
 const filled = (pattern: string): fc.Arbitrary<string> =>
@@ -65,37 +87,65 @@ const filled = (pattern: string): fc.Arbitrary<string> =>
           const param = /^:\w+([+*]?)$/.exec(part);
           if (!param) return fc.constant(part);
           if (param[1] === '') return segment;
-          return fc.array(segment, { minLength: param[1] === '+' ? 1 : 0, maxLength: 3 }).map((parts) => parts.join('/'));
+          return fc
+            .array(segment, { minLength: param[1] === '+' ? 1 : 0, maxLength: 3 })
+            .map((parts) => parts.join('/'));
         }),
     )
     .map((parts) => parts.filter((part) => part !== '').join('/'));
 const routeUrl = (route: (typeof routes)[number]) =>
-  fc.tuple(filled(route.pattern), fc.constantFrom('', '/')).map(([rest, slash]) => `/v1/${route.mountPath}${rest}${rest ? slash : ''}`);
+  fc
+    .tuple(filled(route.pattern), fc.constantFrom('', '/'))
+    .map(([rest, slash]) => `/v1/${route.mountPath}${rest}${rest ? slash : ''}`);
 const knownRoute = fc.constantFrom(...routes).chain(routeUrl);
 /** A route with a method it supports: `[method, path, query]`. */
 const fittingRequest = fc
   .constantFrom(...routes.filter((route) => route.methods.length > 0))
   .chain((route) =>
-    fc.tuple(fc.constantFrom(...route.methods), routeUrl(route)).map(([verb, url]) =>
-      verb === 'GET?list' ? (['GET', url, '?list=true'] as const) : ([verb, url, ''] as const),
-    ),
+    fc
+      .tuple(fc.constantFrom(...route.methods), routeUrl(route))
+      .map(([verb, url]) => (verb === 'GET?list' ? (['GET', url, '?list=true'] as const) : ([verb, url, ''] as const))),
   );
 const urlPath = fc.oneof(
   { weight: 6, arbitrary: knownRoute },
-  { weight: 1, arbitrary: fc.tuple(knownRoute, segments).map(([known, more]) => `${known.replace(/\/$/, '')}/${more}`) },
-  { weight: 1, arbitrary: fc.constantFrom(...new Set(routes.map((route) => route.mountPath))).chain((mountPath) => segments.map((rest) => `/v1/${mountPath}${rest}`)) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(knownRoute, segments).map(([known, more]) => `${known.replace(/\/$/, '')}/${more}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(...new Set(routes.map((route) => route.mountPath)))
+      .chain((mountPath) => segments.map((rest) => `/v1/${mountPath}${rest}`)),
+  },
   { weight: 1, arbitrary: segments.map((rest) => `/v1/${rest}`) },
   { weight: 1, arbitrary: segments.map((rest) => `/${rest}`) },
-  { weight: 1, arbitrary: fc.constantFrom('/v1', '/v1/', '/', '//v1//sys//health', '/v1/sys/../secret/app/db', '/V1/sys/health') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('/v1', '/v1/', '/', '//v1//sys//health', '/v1/sys/../secret/app/db', '/V1/sys/health'),
+  },
 );
 const query = fc.oneof(
   { weight: 4, arbitrary: fc.constant('') },
-  { weight: 2, arbitrary: fc.constantFrom('?list=true', '?list=false', '?list=1', '?list=true&list=false', '?list', '?list=true&path=x') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '?list=true',
+      '?list=false',
+      '?list=1',
+      '?list=true&list=false',
+      '?list',
+      '?list=true&path=x',
+    ),
+  },
   {
     weight: 1,
     arbitrary: fc
       .array(fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })), { maxLength: 3 })
-      .map((pairs) => `?${pairs.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&')}`),
+      .map(
+        (pairs) =>
+          `?${pairs.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&')}`,
+      ),
   },
 );
 
@@ -103,8 +153,16 @@ const query = fc.oneof(
 
 const method = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'LIST') },
-  { weight: 1, arbitrary: fc.constantFrom('PATCH', 'HEAD', 'OPTIONS', 'list', 'get', 'Post', 'PROPFIND', 'MKCOL', 'X') },
-  { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z]{1,10}$/).filter((name) => !['CONNECT', 'TRACE', 'TRACK'].includes(name.toUpperCase())) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('PATCH', 'HEAD', 'OPTIONS', 'list', 'get', 'Post', 'PROPFIND', 'MKCOL', 'X'),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .stringMatching(/^[A-Za-z]{1,10}$/)
+      .filter((name) => !['CONNECT', 'TRACE', 'TRACK'].includes(name.toUpperCase())),
+  },
 );
 
 const request = fc.oneof(
@@ -120,13 +178,61 @@ const declaredFields = backends.flatMap((backend) =>
 );
 const fieldNames = [
   ...new Set(declaredFields),
-  'policies', 'policy', 'ttl', 'explicit_max_ttl', 'period', 'num_uses', 'renewable', 'no_default_policy', 'no_parent', 'display_name',
-  'meta', 'type', 'id', 'entity_id', 'token', 'accessor', 'increment', 'lease_id', 'url_lease_id', 'sync', 'path', 'paths',
-  'description', 'config', 'options', 'local', 'seal_wrap', 'default_lease_ttl', 'max_lease_ttl', 'lease', 'list', 'name', '__proto__',
-  'constructor', 'toString',
+  'policies',
+  'policy',
+  'ttl',
+  'explicit_max_ttl',
+  'period',
+  'num_uses',
+  'renewable',
+  'no_default_policy',
+  'no_parent',
+  'display_name',
+  'meta',
+  'type',
+  'id',
+  'entity_id',
+  'token',
+  'accessor',
+  'increment',
+  'lease_id',
+  'url_lease_id',
+  'sync',
+  'path',
+  'paths',
+  'description',
+  'config',
+  'options',
+  'local',
+  'seal_wrap',
+  'default_lease_ttl',
+  'max_lease_ttl',
+  'lease',
+  'list',
+  'name',
+  '__proto__',
+  'constructor',
+  'toString',
 ];
 const scalar = fc.oneof(
-  fc.constantFrom('', '1h', '90s', '-1h', '1h30m', '1.5h', 'service', 'batch', 'default', 'root', 'true', 'false', 'kv', 'secret', 'hvs.x', 'hvb.x'),
+  fc.constantFrom(
+    '',
+    '1h',
+    '90s',
+    '-1h',
+    '1h30m',
+    '1.5h',
+    'service',
+    'batch',
+    'default',
+    'root',
+    'true',
+    'false',
+    'kv',
+    'secret',
+    'hvs.x',
+    'hvb.x',
+  ),
   fc.string({ maxLength: 20 }),
   fc.integer(),
   fc.double(),
@@ -141,23 +247,48 @@ const fieldValue = fc.oneof(
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }) },
 );
 const fieldsBody = fc
-  .dictionary(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...new Set(fieldNames)) }, { weight: 1, arbitrary: fc.string({ maxLength: 10 }) }), fieldValue, {
-    maxKeys: 6,
-  })
+  .dictionary(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...new Set(fieldNames)) },
+      { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
+    ),
+    fieldValue,
+    {
+      maxKeys: 6,
+    },
+  )
   .map((fields) => JSON.stringify(fields));
-const nested = (depth: number, open: string, close: string, inner = '1') => `{"a":${open.repeat(depth)}${inner}${close.repeat(depth)}}`;
+const nested = (depth: number, open: string, close: string, inner = '1') =>
+  `{"a":${open.repeat(depth)}${inner}${close.repeat(depth)}}`;
 const body = fc.oneof(
   { weight: 4, arbitrary: fc.constant(undefined) },
   { weight: 6, arbitrary: fieldsBody },
   { weight: 2, arbitrary: fc.json({ maxDepth: 4 }) },
   { weight: 2, arbitrary: fc.string({ maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.constantFrom('{', '{"a":', '[', ']', 'null', '{"a":1}}', '\u0000', '{"ttl":1e999}', '{"a":"\\ud800"}', ' ') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '{',
+      '{"a":',
+      '[',
+      ']',
+      'null',
+      '{"a":1}}',
+      '\u0000',
+      '{"ttl":1e999}',
+      '{"a":"\\ud800"}',
+      ' ',
+    ),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 200_000 }).map((depth) => nested(depth, '[', ']')) },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 100_000 }).map((depth) => nested(depth, '{"a":', '}')) },
   {
     weight: 1,
     arbitrary: fc
-      .tuple(fc.constantFrom('value', 'policy', 'ttl', 'token', 'lease_id', 'accessor', 'display_name'), fc.integer({ min: 1_000, max: 1_100_000 }))
+      .tuple(
+        fc.constantFrom('value', 'policy', 'ttl', 'token', 'lease_id', 'accessor', 'display_name'),
+        fc.integer({ min: 1_000, max: 1_100_000 }),
+      )
       .map(([field, length]) => JSON.stringify({ [field]: 'x'.repeat(length) })),
   },
 );
@@ -165,7 +296,10 @@ const body = fc.oneof(
 // ---- headers -----------------------------------------------------------------------------------------
 
 /** Header values a client can actually send: visible Latin-1, no CR/LF. */
-const headerText = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((code) => String.fromCharCode(code)), maxLength: 60 });
+const headerText = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0xff }).map((code) => String.fromCharCode(code)),
+  maxLength: 60,
+});
 type TokenChoice = { kind: 'root' | 'limited' | 'none' } | { kind: 'garbage'; header: string; value: string };
 const tokenChoice: fc.Arbitrary<TokenChoice> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: 'root' as const }) },
@@ -176,14 +310,34 @@ const tokenChoice: fc.Arbitrary<TokenChoice> = fc.oneof(
     arbitrary: fc
       .tuple(
         fc.constantFrom('X-Secrets-Token', 'X-Vault-Token', 'Authorization'),
-        fc.oneof(headerText, headerText.map((text) => `hvb.${text}`), headerText.map((text) => `hvs.${text}`), fc.constantFrom('hvb.', 'hvb.AAAA', `hvb.${'A'.repeat(64)}`)),
+        fc.oneof(
+          headerText,
+          headerText.map((text) => `hvb.${text}`),
+          headerText.map((text) => `hvs.${text}`),
+          fc.constantFrom('hvb.', 'hvb.AAAA', `hvb.${'A'.repeat(64)}`),
+        ),
       )
-      .map(([header, value]) => ({ kind: 'garbage' as const, header, value: header === 'Authorization' ? `Bearer ${value}` : value })),
+      .map(([header, value]) => ({
+        kind: 'garbage' as const,
+        header,
+        value: header === 'Authorization' ? `Bearer ${value}` : value,
+      })),
   },
 );
 const extraHeaders = fc.dictionary(
-  fc.constantFrom('Content-Length', 'Content-Type', 'X-Forwarded-For', 'Accept', 'X-Vault-Request', 'X-Vault-Namespace', 'X-Vault-Wrap-TTL'),
-  fc.oneof(headerText, fc.constantFrom('-1', 'abc', '0', '1e9', '99999999999999999999', '1048577', 'application/json', 'text/plain')),
+  fc.constantFrom(
+    'Content-Length',
+    'Content-Type',
+    'X-Forwarded-For',
+    'Accept',
+    'X-Vault-Request',
+    'X-Vault-Namespace',
+    'X-Vault-Wrap-TTL',
+  ),
+  fc.oneof(
+    headerText,
+    fc.constantFrom('-1', 'abc', '0', '1e9', '99999999999999999999', '1048577', 'application/json', 'text/plain'),
+  ),
   { maxKeys: 3 },
 );
 
@@ -221,7 +375,10 @@ describe('no input reaches a 500', () => {
     for (const backend of backends) {
       if (['system', 'token', 'identity', 'kv'].includes(backend.type)) continue;
       const table = backend.kind === 'auth' ? 'auth' : 'mounts';
-      const enabled = await h.call('POST', `/v1/sys/${table}/${backend.type}`, { token: root, body: { type: backend.type } });
+      const enabled = await h.call('POST', `/v1/sys/${table}/${backend.type}`, {
+        token: root,
+        body: { type: backend.type },
+      });
       expect(enabled.status, `enable ${backend.type}`).toBe(204);
     }
     await h.call('POST', '/v1/secret/app/db', { token: root, body: { password: 'pw' } });
@@ -234,10 +391,24 @@ describe('no input reaches a 500', () => {
   async function liveRootToken(): Promise<string> {
     if (await h.core.tokens.lookup(root)) return root;
     const { token } = await h.core.tokens.create({
-      policies: ['root'], noDefaultPolicy: true, displayName: 'root', meta: {}, ttl: 0, explicitMaxTtl: 0, period: 0, numUses: 0,
-      renewable: false, type: 'service', path: 'auth/token/root', entityId: '', boundCidrs: [], parent: undefined,
-      issuer: tokenStoreMount, creator: 'initialisation',
-      mountDefaultTtl: 0, mountMaxTtl: 0,
+      policies: ['root'],
+      noDefaultPolicy: true,
+      displayName: 'root',
+      meta: {},
+      ttl: 0,
+      explicitMaxTtl: 0,
+      period: 0,
+      numUses: 0,
+      renewable: false,
+      type: 'service',
+      path: 'auth/token/root',
+      entityId: '',
+      boundCidrs: [],
+      parent: undefined,
+      issuer: tokenStoreMount,
+      creator: 'initialisation',
+      mountDefaultTtl: 0,
+      mountMaxTtl: 0,
     });
     root = token;
     return root;
@@ -255,19 +426,25 @@ describe('no input reaches a 500', () => {
     ].join('\n');
     const rootToken = await liveRootToken();
     await h.call('PUT', '/v1/sys/policies/acl/limited', { token: rootToken, body: { policy } });
-    const created = await h.call('POST', '/v1/auth/token/create', { token: rootToken, body: { policies: ['limited'], ttl: '24h' } });
+    const created = await h.call('POST', '/v1/auth/token/create', {
+      token: rootToken,
+      body: { policies: ['limited'], ttl: '24h' },
+    });
     limited = created.body.auth.client_token;
     return limited;
   }
 
-  it(
-    'random methods, paths, bodies and headers, with the root token, a limited one, garbage or none',
-    async () => {
-      const started = Date.now();
-      let runs = 0;
-      const statuses = new Map<number, number>();
-      await fc.assert(
-        fc.asyncProperty(request, body, tokenChoice, extraHeaders, async ([verb, path, search], payload, token, extra) => {
+  it('random methods, paths, bodies and headers, with the root token, a limited one, garbage or none', async () => {
+    const started = Date.now();
+    let runs = 0;
+    const statuses = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(
+        request,
+        body,
+        tokenChoice,
+        extraHeaders,
+        async ([verb, path, search], payload, token, extra) => {
           const headers: Record<string, string> = { ...extra };
           if (token.kind === 'root') headers['X-Secrets-Token'] = await liveRootToken();
           if (token.kind === 'limited') headers['X-Vault-Token'] = await liveLimitedToken();
@@ -284,17 +461,21 @@ describe('no input reaches a 500', () => {
           runs++;
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
           const shown = `${verb} ${url.slice(0, 200)} ${JSON.stringify(headers).slice(0, 200)} body=${String(payload).slice(0, 200)}`;
-          expect(response.status, `${shown}\n→ ${response.status} ${JSON.stringify(response.body)}\n${lastError}`).not.toBe(500);
+          expect(
+            response.status,
+            `${shown}\n→ ${response.status} ${JSON.stringify(response.body)}\n${lastError}`,
+          ).not.toBe(500);
           expect(response.status, shown).toBeLessThan(500);
           if (response.status >= 400 && verb.toUpperCase() !== 'HEAD') {
             expect(response.body, shown).toEqual({ errors: expect.any(Array) });
             for (const message of response.body.errors) expect(typeof message, shown).toBe('string');
           }
-        }),
-        { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, endOnFailure: true, reporter: reportShortly },
-      );
-      console.log(`${runs} requests in ${Date.now() - started} ms; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
-    },
-    60_000,
-  );
+        },
+      ),
+      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, endOnFailure: true, reporter: reportShortly },
+    );
+    console.log(
+      `${runs} requests in ${Date.now() - started} ms; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`,
+    );
+  }, 60_000);
 });

@@ -70,7 +70,12 @@ const fixtureBackend: Backend = {
           if (!role) throw notFound(`no role named "${data.name}"`);
           return {
             data: { username: `user-${data.name}` },
-            secret: { type: 'cred', ttl: role.ttl, ...(role.max_ttl ? { maxTtl: role.max_ttl } : {}), internal: { name: data.name } },
+            secret: {
+              type: 'cred',
+              ttl: role.ttl,
+              ...(role.max_ttl ? { maxTtl: role.max_ttl } : {}),
+              internal: { name: data.name },
+            },
           };
         },
       },
@@ -116,7 +121,14 @@ describe('request pipeline', () => {
 
       const read = await asRoot('GET', '/v1/fx/role/web');
       expect(read.status).toBe(200);
-      expect(read.body.data).toMatchObject({ name: 'web', mode: 'safe', written_by: 'update', enabled: true, ttl: 0, uses: 0 });
+      expect(read.body.data).toMatchObject({
+        name: 'web',
+        mode: 'safe',
+        written_by: 'update',
+        enabled: true,
+        ttl: 0,
+        uses: 0,
+      });
 
       expect((await asRoot('DELETE', '/v1/fx/role/api')).status).toBe(204);
       const gone = await asRoot('GET', '/v1/fx/role/api');
@@ -140,7 +152,7 @@ describe('request pipeline', () => {
       expect((await asRoot('GET', '/v1/fx/role?list=false')).status).toBe(405);
     });
 
-    it('reads `list` as Go\'s strconv.ParseBool does, as Vault does (hvac sends True, node-vault 1)', async () => {
+    it("reads `list` as Go's strconv.ParseBool does, as Vault does (hvac sends True, node-vault 1)", async () => {
       for (const value of ['1', 't', 'T', 'TRUE', 'true', 'True']) {
         const listed = await asRoot('GET', `/v1/fx/role?list=${value}`);
         expect(listed.status, value).toBe(200);
@@ -277,9 +289,15 @@ describe('request pipeline', () => {
     it('are read the same way in every backend', async () => {
       await asRoot('POST', '/v1/fx/role/timed', { ttl: '1h30m', max_ttl: 7200 });
       expect((await asRoot('GET', '/v1/fx/role/timed')).body.data).toMatchObject({ ttl: 5400, max_ttl: 7200 });
-      expect((await asRoot('POST', '/v1/sys/mounts/fx/tune', { default_lease_ttl: '30m', max_lease_ttl: '2h' })).status).toBe(204);
+      expect(
+        (await asRoot('POST', '/v1/sys/mounts/fx/tune', { default_lease_ttl: '30m', max_lease_ttl: '2h' })).status,
+      ).toBe(204);
       const tune = await asRoot('GET', '/v1/sys/mounts/fx/tune');
-      expect(tune.body.data).toMatchObject({ default_lease_ttl: 1800, max_lease_ttl: 7200, max_lease_ttl_string: '2h0m0s' });
+      expect(tune.body.data).toMatchObject({
+        default_lease_ttl: 1800,
+        max_lease_ttl: 7200,
+        max_lease_ttl_string: '2h0m0s',
+      });
     });
 
     it('negative or malformed durations are a 400 naming the field', async () => {
@@ -294,7 +312,10 @@ describe('request pipeline', () => {
       const tune = await asRoot('POST', '/v1/sys/mounts/fx/tune', { max_lease_ttl: -60 });
       expect(tune.status).toBe(400);
       expect(tune.body.errors[0]).toContain('"max_lease_ttl"');
-      const enable = await asRoot('POST', '/v1/sys/mounts/fy', { type: 'fixture', config: { default_lease_ttl: '-1s' } });
+      const enable = await asRoot('POST', '/v1/sys/mounts/fy', {
+        type: 'fixture',
+        config: { default_lease_ttl: '-1s' },
+      });
       expect(enable.status).toBe(400);
       expect(enable.body.errors[0]).toContain('"config.default_lease_ttl"');
     });
@@ -344,8 +365,12 @@ describe('request pipeline', () => {
       expect(await message({ ttl: true })).toBe('invalid value for "ttl": Invalid input: expected number or string');
       expect(await message({ ttl: 'soon' })).toBe('invalid value for "ttl": is not a valid duration: "soon"');
       expect(await message({ ttl: -1 })).toBe('invalid value for "ttl": must be a non-negative duration, got -1');
-      expect(await message({ policies: [1] })).toBe('invalid value for "policies.0": Invalid input: expected string, received number');
-      expect(await message({ renewable: 'yes' })).toBe('invalid value for "renewable": Invalid input: expected boolean or one of "true"|"false"');
+      expect(await message({ policies: [1] })).toBe(
+        'invalid value for "policies.0": Invalid input: expected string, received number',
+      );
+      expect(await message({ renewable: 'yes' })).toBe(
+        'invalid value for "renewable": Invalid input: expected boolean or one of "true"|"false"',
+      );
       expect(await message({ num_uses: 'many' })).toBe('invalid value for "num_uses": must be a non-negative integer');
     });
 
@@ -403,13 +428,18 @@ describe('request pipeline', () => {
         'not a media type',
       ];
       for (const [index, type] of types.entries()) {
-        const reply = await send('POST', `/v1/secret/form/typed-${index}`, ' \t\r\n{"v":"x y"}', { 'content-type': type });
+        const reply = await send('POST', `/v1/secret/form/typed-${index}`, ' \t\r\n{"v":"x y"}', {
+          'content-type': type,
+        });
         expect(reply.status, type).toBe(204);
         expect((await asRoot('GET', `/v1/secret/form/typed-${index}`)).body.data, type).toEqual({ v: 'x y' });
       }
       // A body starting with `[` is JSON too, and not an object.
       const array = await send('POST', '/v1/secret/form/array', '[{"v":1}]');
-      expect(array).toEqual({ status: 400, body: { errors: ['failed to parse JSON input: the body must be a JSON object'] } });
+      expect(array).toEqual({
+        status: 400,
+        body: { errors: ['failed to parse JSON input: the body must be a JSON object'] },
+      });
       // No Content-Type at all (a Blob without a type): JSON.
       const bare = await h.call('POST', '/v1/secret/form/bare', { token: root, body: new Blob(['{"v":2}']) });
       expect(bare.status).toBe(204);
@@ -417,16 +447,36 @@ describe('request pipeline', () => {
     });
 
     it('a real form is a form: repeated keys join with commas, + and %XX decode', async () => {
-      const created = await send('POST', '/v1/auth/token/create', 'policies=app-reader&policies=ops%2Dreader&ttl=1h&display_name=a+b%20c');
+      const created = await send(
+        'POST',
+        '/v1/auth/token/create',
+        'policies=app-reader&policies=ops%2Dreader&ttl=1h&display_name=a+b%20c',
+      );
       expect(created.status).toBe(200);
-      expect(created.body.auth).toMatchObject({ policies: ['app-reader', 'default', 'ops-reader'], lease_duration: 3600 });
+      expect(created.body.auth).toMatchObject({
+        policies: ['app-reader', 'default', 'ops-reader'],
+        lease_duration: 3600,
+      });
       const looked = await asRoot('POST', '/v1/auth/token/lookup', { token: created.body.auth.client_token });
       expect(looked.body.data.display_name).toBe('token-a-b-c'); // Vault's sanitising turns spaces into dashes
 
-      expect((await send('POST', '/v1/secret/form/fields', 'user=%C3%A5se&sp=a+b%20c%2B&empty=&flag&x=1&x=2&&')).status).toBe(204);
-      expect((await asRoot('GET', '/v1/secret/form/fields')).body.data).toEqual({ user: 'åse', sp: 'a b c+', empty: '', flag: '', x: '1,2' });
+      expect(
+        (await send('POST', '/v1/secret/form/fields', 'user=%C3%A5se&sp=a+b%20c%2B&empty=&flag&x=1&x=2&&')).status,
+      ).toBe(204);
+      expect((await asRoot('GET', '/v1/secret/form/fields')).body.data).toEqual({
+        user: 'åse',
+        sp: 'a b c+',
+        empty: '',
+        flag: '',
+        x: '1,2',
+      });
       expect((await send('POST', '/v1/fx/role/formed', 'mode=fast&enabled=false&uses=3&tags=a,b')).status).toBe(204);
-      expect((await asRoot('GET', '/v1/fx/role/formed')).body.data).toMatchObject({ mode: 'fast', enabled: false, uses: 3, tags: ['a', 'b'] });
+      expect((await asRoot('GET', '/v1/fx/role/formed')).body.data).toMatchObject({
+        mode: 'fast',
+        enabled: false,
+        uses: 3,
+        tags: ['a', 'b'],
+      });
     });
 
     it('a body that cannot be decoded is a 400 naming the problem, never an empty request', async () => {
@@ -464,13 +514,29 @@ describe('request pipeline', () => {
 
   describe('null is "not set" (hvac sends null for every argument left out)', () => {
     it('defaults apply to a field sent as null, on every kind of path', async () => {
-      expect((await asRoot('POST', '/v1/fx/role/nulls', { mode: null, uses: null, ttl: null, tags: null, enabled: null })).status).toBe(204);
-      expect((await asRoot('GET', '/v1/fx/role/nulls')).body.data).toMatchObject({ mode: 'safe', uses: 0, ttl: 0, enabled: true });
+      expect(
+        (await asRoot('POST', '/v1/fx/role/nulls', { mode: null, uses: null, ttl: null, tags: null, enabled: null }))
+          .status,
+      ).toBe(204);
+      expect((await asRoot('GET', '/v1/fx/role/nulls')).body.data).toMatchObject({
+        mode: 'safe',
+        uses: 0,
+        ttl: 0,
+        enabled: true,
+      });
 
       // hvac create_token(orphan=True, policies=[...]): every other argument null.
       const hvacToken = {
-        id: null, policies: ['default'], meta: null, no_parent: null, display_name: null, num_uses: null,
-        no_default_policy: null, renewable: null, ttl: null, explicit_max_ttl: null,
+        id: null,
+        policies: ['default'],
+        meta: null,
+        no_parent: null,
+        display_name: null,
+        num_uses: null,
+        no_default_policy: null,
+        renewable: null,
+        ttl: null,
+        explicit_max_ttl: null,
       };
       const orphan = await asRoot('POST', '/v1/auth/token/create-orphan', hvacToken);
       expect(orphan.status).toBe(200);
@@ -478,9 +544,20 @@ describe('request pipeline', () => {
       expect(orphan.body.warnings).toBeNull();
 
       // hvac enable_secrets_engine(type, path): description, config, options, plugin_name, local, seal_wrap null.
-      const mount = { type: 'kv', description: null, config: null, options: null, plugin_name: null, local: null, seal_wrap: null };
+      const mount = {
+        type: 'kv',
+        description: null,
+        config: null,
+        options: null,
+        plugin_name: null,
+        local: null,
+        seal_wrap: null,
+      };
       expect((await asRoot('POST', '/v1/sys/mounts/hvac-kv', mount)).status).toBe(204);
-      expect((await asRoot('GET', '/v1/sys/mounts')).body.data['hvac-kv/']).toMatchObject({ type: 'kv', description: '' });
+      expect((await asRoot('GET', '/v1/sys/mounts')).body.data['hvac-kv/']).toMatchObject({
+        type: 'kv',
+        description: '',
+      });
 
       // hvac renew_lease(lease_id): increment null.
       await asRoot('POST', '/v1/fx/role/leased', { ttl: '1h' });
@@ -497,7 +574,11 @@ describe('request pipeline', () => {
     });
 
     it('is not an unrecognized field either', async () => {
-      const reply = await asRoot('POST', '/v1/auth/token/create', { policies: ['default'], lease: null, wrap_ttl: null });
+      const reply = await asRoot('POST', '/v1/auth/token/create', {
+        policies: ['default'],
+        lease: null,
+        wrap_ttl: null,
+      });
       expect(reply.status).toBe(200);
       expect(reply.body.warnings).toBeNull();
     });
@@ -516,11 +597,15 @@ describe('request pipeline', () => {
       expect((await asRoot('GET', '/v1/sys/mounts')).body.data['warned/']).toMatchObject({ type: 'kv' });
     });
 
-    it('are a 400 where a token is created: a misread body never falls back to the caller\'s policies', async () => {
+    it("are a 400 where a token is created: a misread body never falls back to the caller's policies", async () => {
       const before = (await asRoot('LIST', '/v1/auth/token/accessors')).body.data.keys.length;
       await asRoot('POST', '/v1/auth/token/roles/plain', {});
       for (const url of ['/v1/auth/token/create', '/v1/auth/token/create-orphan', '/v1/auth/token/create/plain']) {
-        for (const body of [{ policy: ['default'] }, { policies: ['default'], colour: 'blue' }, { '{"policies":["default"]}': '' }]) {
+        for (const body of [
+          { policy: ['default'] },
+          { policies: ['default'], colour: 'blue' },
+          { '{"policies":["default"]}': '' },
+        ]) {
           const reply = await asRoot('POST', url, body);
           expect(reply.status, `${url} ${JSON.stringify(body)}`).toBe(400);
           expect(reply.body.errors[0], url).toMatch(/^unrecognized parameters: \[/);
@@ -543,7 +628,10 @@ describe('request pipeline', () => {
     it('turn an empty reply into an envelope that carries the warning', async () => {
       const reply = await asRoot('POST', '/v1/fx/role/extra', { mode: 'fast', colour: 'blue' });
       expect(reply.status).toBe(200);
-      expect(reply.body).toMatchObject({ data: null, warnings: ['Endpoint ignored these unrecognized parameters: [colour]'] });
+      expect(reply.body).toMatchObject({
+        data: null,
+        warnings: ['Endpoint ignored these unrecognized parameters: [colour]'],
+      });
       expect((await asRoot('GET', '/v1/fx/role/extra')).body.data).toMatchObject({ mode: 'fast' });
       expect((await asRoot('GET', '/v1/fx/role/extra')).body.data.colour).toBeUndefined();
     });
@@ -558,7 +646,8 @@ describe('request pipeline', () => {
   describe('403', () => {
     let reader: string;
     beforeAll(async () => {
-      const policy = 'path "secret/shared/*" { capabilities = ["read", "list"] }\npath "fx/role/new-*" { capabilities = ["create"] }\npath "fx/role/web" { capabilities = ["update"] }';
+      const policy =
+        'path "secret/shared/*" { capabilities = ["read", "list"] }\npath "fx/role/new-*" { capabilities = ["create"] }\npath "fx/role/web" { capabilities = ["update"] }';
       expect((await asRoot('POST', '/v1/sys/policies/acl/reader', { policy })).status).toBe(204);
       reader = (await asRoot('POST', '/v1/auth/token/create', { policies: ['reader'] })).body.auth.client_token;
       await asRoot('POST', '/v1/secret/shared/one', { v: 1 });
@@ -627,7 +716,14 @@ describe('request pipeline', () => {
 
   describe('404', () => {
     it('an unknown path', async () => {
-      for (const url of ['/v1/nothing/here', '/v1/', '/v2/secret/app/db', '/', '/v1/sys/nonsense', '/v1/auth/nothing/login']) {
+      for (const url of [
+        '/v1/nothing/here',
+        '/v1/',
+        '/v2/secret/app/db',
+        '/',
+        '/v1/sys/nonsense',
+        '/v1/auth/nothing/login',
+      ]) {
         const reply = await asRoot('GET', url);
         expect(reply.status, url).toBe(404);
         expect(reply.body.errors, url).toHaveLength(1);
@@ -712,7 +808,12 @@ describe('request pipeline', () => {
       expect((await asRoot('POST', '/v1/a/b/c/app/key', { value: 'v1', ttl: '10m' })).status).toBe(204);
       const read = await asRoot('GET', '/v1/a/b/c/app/key');
       expect(read.status).toBe(200);
-      expect(read.body).toMatchObject({ data: { value: 'v1', ttl: '10m' }, lease_duration: 600, renewable: true, mount_type: 'kv' });
+      expect(read.body).toMatchObject({
+        data: { value: 'v1', ttl: '10m' },
+        lease_duration: 600,
+        renewable: true,
+        mount_type: 'kv',
+      });
       expect(read.body.lease_id).toMatch(/^a\/b\/c\/app\/key\/\w+$/);
       expect((await asRoot('LIST', '/v1/a/b/c')).body.data).toEqual({ keys: ['app/'] });
       expect((await asRoot('LIST', '/v1/a/b/c/app')).body.data).toEqual({ keys: ['key'] });

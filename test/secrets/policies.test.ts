@@ -48,7 +48,8 @@ async function tokenWith(...policies: string[]): Promise<string> {
   return reply.body.auth.client_token as string;
 }
 
-const expectDenied = (reply: CallResult) => expect(reply).toEqual({ status: 403, body: { errors: ['permission denied'] } });
+const expectDenied = (reply: CallResult) =>
+  expect(reply).toEqual({ status: 403, body: { errors: ['permission denied'] } });
 const expectBadRequest = (reply: CallResult, message: string | RegExp) => {
   expect(reply.status, JSON.stringify(reply.body)).toBe(400);
   expect(reply.body.errors.join(' ')).toMatch(message);
@@ -72,14 +73,21 @@ describe('sys/policies/acl', () => {
     }
 
     expect((await h.call('DELETE', '/v1/sys/policies/acl/app-reader', { token: h.rootToken })).status).toBe(204);
-    expect(await h.call('GET', '/v1/sys/policies/acl/app-reader', { token: h.rootToken })).toEqual({ status: 404, body: { errors: [] } });
-    expect((await h.call('LIST', '/v1/sys/policies/acl', { token: h.rootToken })).body.data.keys).not.toContain('app-reader');
+    expect(await h.call('GET', '/v1/sys/policies/acl/app-reader', { token: h.rootToken })).toEqual({
+      status: 404,
+      body: { errors: [] },
+    });
+    expect((await h.call('LIST', '/v1/sys/policies/acl', { token: h.rootToken })).body.data.keys).not.toContain(
+      'app-reader',
+    );
   });
 
   it('accepts a JSON document', async () => {
     const json = JSON.stringify({ path: { 'secret/app/*': { capabilities: ['read'] } } });
     await definePolicy('json-reader', json);
-    expect((await h.call('GET', '/v1/sys/policies/acl/json-reader', { token: h.rootToken })).body.data.policy).toBe(json);
+    expect((await h.call('GET', '/v1/sys/policies/acl/json-reader', { token: h.rootToken })).body.data.policy).toBe(
+      json,
+    );
     const token = await tokenWith('json-reader');
     expect((await h.call('GET', '/v1/secret/app/db', { token })).body.data).toEqual({ password: 'db-pw' });
     expectDenied(await h.call('GET', '/v1/secret/other/thing', { token }));
@@ -94,15 +102,23 @@ describe('sys/policies/acl', () => {
 
   it('treats names case-insensitively, as Vault does', async () => {
     await definePolicy('Mixed-Case', hcl);
-    expect((await h.call('GET', '/v1/sys/policies/acl/mixed-case', { token: h.rootToken })).body.data.name).toBe('mixed-case');
+    expect((await h.call('GET', '/v1/sys/policies/acl/mixed-case', { token: h.rootToken })).body.data.name).toBe(
+      'mixed-case',
+    );
     const token = await tokenWith('MIXED-case');
     expect((await h.call('GET', '/v1/secret/app/db', { token })).status).toBe(200);
   });
 
   it('does not let root be edited or deleted, nor default be deleted', async () => {
     expectBadRequest(await putPolicy('root', { policy: hcl }), 'cannot update the root policy');
-    expectBadRequest(await h.call('DELETE', '/v1/sys/policies/acl/root', { token: h.rootToken }), 'cannot delete the root policy');
-    expectBadRequest(await h.call('DELETE', '/v1/sys/policies/acl/default', { token: h.rootToken }), 'cannot delete the default policy');
+    expectBadRequest(
+      await h.call('DELETE', '/v1/sys/policies/acl/root', { token: h.rootToken }),
+      'cannot delete the root policy',
+    );
+    expectBadRequest(
+      await h.call('DELETE', '/v1/sys/policies/acl/default', { token: h.rootToken }),
+      'cannot delete the default policy',
+    );
     const builtIn = await h.call('GET', '/v1/sys/policies/acl/default', { token: h.rootToken });
     expect(builtIn.status).toBe(200);
     expect(builtIn.body.data.policy).toContain('path "auth/token/lookup-self"');
@@ -111,7 +127,8 @@ describe('sys/policies/acl', () => {
   it('lets default be edited, and every token feels it at once', async () => {
     const token = await tokenWith('json-reader');
     expectDenied(await h.call('GET', '/v1/secret/other/thing', { token }));
-    const original = (await h.call('GET', '/v1/sys/policies/acl/default', { token: h.rootToken })).body.data.policy as string;
+    const original = (await h.call('GET', '/v1/sys/policies/acl/default', { token: h.rootToken })).body.data
+      .policy as string;
     try {
       await definePolicy('default', `${original}\npath "secret/other/*" { capabilities = ["read"] }\n`);
       expect((await h.call('GET', '/v1/secret/other/thing', { token })).status).toBe(200);
@@ -126,13 +143,37 @@ describe('sys/policies/acl', () => {
     ['an unknown capability', 'path "secret/*" { capabilities = ["raed"] }', 'invalid capability "raed"'],
     ['broken HCL', 'path "secret/*" { capabilities = ["read"', 'failed to parse policy'],
     ['broken JSON', '{"path": {"secret/*": {"capabilities": ["read", null]}}}', 'failed to parse policy'],
-    ['an attribute given twice', 'path "secret/*" {\n capabilities = ["deny"]\n capabilities = ["read"]\n}', 'At 3:2: key "capabilities" is given twice (first at 2:2)'],
-    ['a parameter named as x and "x"', 'path "secret/*" {\n capabilities = ["update"]\n denied_parameters = { x = [] "x" = ["b"] }\n}', 'key "x" is given twice'],
-    ['a path given twice', 'path "secret/*" { capabilities = ["deny"] }\npath "secret/*" { capabilities = ["read"] }', 'path "secret/*" is given twice'],
-    ['a JSON member given twice', '{"path": {"secret/*": {"capabilities": ["deny"], "capabilities": ["read"]}}}', 'key "capabilities" is given twice'],
+    [
+      'an attribute given twice',
+      'path "secret/*" {\n capabilities = ["deny"]\n capabilities = ["read"]\n}',
+      'At 3:2: key "capabilities" is given twice (first at 2:2)',
+    ],
+    [
+      'a parameter named as x and "x"',
+      'path "secret/*" {\n capabilities = ["update"]\n denied_parameters = { x = [] "x" = ["b"] }\n}',
+      'key "x" is given twice',
+    ],
+    [
+      'a path given twice',
+      'path "secret/*" { capabilities = ["deny"] }\npath "secret/*" { capabilities = ["read"] }',
+      'path "secret/*" is given twice',
+    ],
+    [
+      'a JSON member given twice',
+      '{"path": {"secret/*": {"capabilities": ["deny"], "capabilities": ["read"]}}}',
+      'key "capabilities" is given twice',
+    ],
     ['a path labelled true', 'path true { capabilities = ["read"] }', 'failed to parse policy'],
-    ['a response-wrapping TTL (no response wrapping here)', 'path "secret/*" {\n capabilities = ["read"]\n max_wrapping_ttl = "90s"\n}', 'unsupported key "max_wrapping_ttl"'],
-    ['parameter values that are not a list', 'path "secret/*" {\n capabilities = ["update"]\n denied_parameters = { "x" = "y" }\n}', 'denied_parameters.x: expected a list'],
+    [
+      'a response-wrapping TTL (no response wrapping here)',
+      'path "secret/*" {\n capabilities = ["read"]\n max_wrapping_ttl = "90s"\n}',
+      'unsupported key "max_wrapping_ttl"',
+    ],
+    [
+      'parameter values that are not a list',
+      'path "secret/*" {\n capabilities = ["update"]\n denied_parameters = { "x" = "y" }\n}',
+      'denied_parameters.x: expected a list',
+    ],
   ])('refuses %s with a 400 naming the problem, and keeps nothing', async (_what, policy, message) => {
     expectBadRequest(await putPolicy('broken', { policy }), message);
     expect((await h.call('GET', '/v1/sys/policies/acl/broken', { token: h.rootToken })).status).toBe(404);
@@ -149,7 +190,10 @@ describe('sys/policies/acl', () => {
       },
     `,
     );
-    await definePolicy('json-flags', '{"path": {"secret/flags": {"capabilities": ["create", "update"], "denied_parameters": {"flag": [true]}}}}');
+    await definePolicy(
+      'json-flags',
+      '{"path": {"secret/flags": {"capabilities": ["create", "update"], "denied_parameters": {"flag": [true]}}}}',
+    );
     const caller = await tokenWith('vault-grammar', 'json-flags');
     const caps = await h.call('POST', '/v1/sys/capabilities-self', {
       token: caller,
@@ -284,7 +328,8 @@ describe('parameter constraints', () => {
 }
 `;
   let token: string;
-  const write = (secret: string, body: Record<string, unknown>, as = token) => h.call('POST', `/v1/secret/params/${secret}`, { token: as, body });
+  const write = (secret: string, body: Record<string, unknown>, as = token) =>
+    h.call('POST', `/v1/secret/params/${secret}`, { token: as, body });
   const stored = async (secret: string) => {
     const reply = await h.call('GET', `/v1/secret/params/${secret}`, { token: h.rootToken });
     return reply.status === 200 ? reply.body.data : reply.status;
@@ -296,7 +341,10 @@ describe('parameter constraints', () => {
   });
 
   it('are kept in the policy text exactly as written', async () => {
-    expect((await h.call('GET', '/v1/sys/policies/acl/params', { token: h.rootToken })).body.data).toEqual({ name: 'params', policy: constrained });
+    expect((await h.call('GET', '/v1/sys/policies/acl/params', { token: h.rootToken })).body.data).toEqual({
+      name: 'params',
+      policy: constrained,
+    });
   });
 
   it('let a create and an update that respect them through, and store the value', async () => {
@@ -321,7 +369,10 @@ describe('parameter constraints', () => {
   });
 
   it('merge across policies naming the same path: allowed values are unioned', async () => {
-    await definePolicy('params-prod', 'path "secret/params/*" {\n  capabilities = ["update"]\n  allowed_parameters = { "env" = ["prod"] }\n}\n');
+    await definePolicy(
+      'params-prod',
+      'path "secret/params/*" {\n  capabilities = ["update"]\n  allowed_parameters = { "env" = ["prod"] }\n}\n',
+    );
     expectDenied(await write('app', { env: 'prod' }));
     const both = await tokenWith('params', 'params-prod');
     expect((await write('app', { env: 'prod' }, both)).status).toBe(204);
@@ -335,14 +386,19 @@ describe('parameter constraints', () => {
       path: { 'secret/params/*': { capabilities: ['create', 'update'], denied_parameters: { '*': [] } } },
     });
     await definePolicy('params-json', json);
-    expect((await h.call('GET', '/v1/sys/policies/acl/params-json', { token: h.rootToken })).body.data.policy).toBe(json);
+    expect((await h.call('GET', '/v1/sys/policies/acl/params-json', { token: h.rootToken })).body.data.policy).toBe(
+      json,
+    );
     const jsonToken = await tokenWith('params-json');
     expectDenied(await write('json', { anything: '1' }, jsonToken));
     expect(await stored('json')).toBe(404);
   });
 
   it("apply to a read's query parameters as well, as in Vault", async () => {
-    await definePolicy('params-read', 'path "secret/params/*" {\n  capabilities = ["read"]\n  required_parameters = ["reason"]\n}\n');
+    await definePolicy(
+      'params-read',
+      'path "secret/params/*" {\n  capabilities = ["read"]\n  required_parameters = ["reason"]\n}\n',
+    );
     const reader = await tokenWith('params-read');
     expectDenied(await h.call('GET', '/v1/secret/params/app', { token: reader }));
     const read = await h.call('GET', '/v1/secret/params/app?reason=audit', { token: reader });
@@ -355,12 +411,18 @@ describe('sudo-only paths', () => {
   it('need sudo on top of the operation capability', async () => {
     const leased = await h.call('POST', '/v1/secret/leased/item', { token: h.rootToken, body: { v: '1', ttl: '1h' } });
     expect(leased.status).toBe(204);
-    expect((await h.call('GET', '/v1/secret/leased/item', { token: h.rootToken })).body.lease_id).toMatch(/^secret\/leased\/item\//);
+    expect((await h.call('GET', '/v1/secret/leased/item', { token: h.rootToken })).body.lease_id).toMatch(
+      /^secret\/leased\/item\//,
+    );
 
     await definePolicy('lease-lister', 'path "sys/leases/lookup/*" { capabilities = ["list"] }');
     await definePolicy('lease-sudo', 'path "sys/leases/lookup/*" { capabilities = ["list", "sudo"] }');
-    expectDenied(await h.call('LIST', '/v1/sys/leases/lookup/secret/leased/item', { token: await tokenWith('lease-lister') }));
-    const listed = await h.call('LIST', '/v1/sys/leases/lookup/secret/leased/item', { token: await tokenWith('lease-sudo') });
+    expectDenied(
+      await h.call('LIST', '/v1/sys/leases/lookup/secret/leased/item', { token: await tokenWith('lease-lister') }),
+    );
+    const listed = await h.call('LIST', '/v1/sys/leases/lookup/secret/leased/item', {
+      token: await tokenWith('lease-sudo'),
+    });
     expect(listed.status).toBe(200);
     expect(listed.body.data.keys).toHaveLength(1);
   });
@@ -400,20 +462,41 @@ describe('capability look-ups', () => {
       'sys/mounts': ['deny'],
     });
     // The deprecated single `path` field still works.
-    expect((await h.call('POST', '/v1/sys/capabilities-self', { token, body: { path: 'secret/app/db' } })).body.data.capabilities).toEqual(['list', 'read']);
-    expect((await h.call('POST', '/v1/sys/capabilities-self', { token: h.rootToken, body: { paths: ['anything'] } })).body.data.capabilities).toEqual(['root']);
+    expect(
+      (await h.call('POST', '/v1/sys/capabilities-self', { token, body: { path: 'secret/app/db' } })).body.data
+        .capabilities,
+    ).toEqual(['list', 'read']);
+    expect(
+      (await h.call('POST', '/v1/sys/capabilities-self', { token: h.rootToken, body: { paths: ['anything'] } })).body
+        .data.capabilities,
+    ).toEqual(['root']);
     expectBadRequest(await h.call('POST', '/v1/sys/capabilities-self', { token, body: {} }), '"paths" is required');
   });
 
   it('sys/capabilities and sys/capabilities-accessor answer for another token', async () => {
-    const byToken = await h.call('POST', '/v1/sys/capabilities', { token: h.rootToken, body: { token, paths: ['secret/app/db'] } });
+    const byToken = await h.call('POST', '/v1/sys/capabilities', {
+      token: h.rootToken,
+      body: { token, paths: ['secret/app/db'] },
+    });
     expect(byToken.status).toBe(200);
     expect(byToken.body.data.capabilities).toEqual(['list', 'read']);
-    const byAccessor = await h.call('POST', '/v1/sys/capabilities-accessor', { token: h.rootToken, body: { accessor, paths: ['secret/app/config'] } });
+    const byAccessor = await h.call('POST', '/v1/sys/capabilities-accessor', {
+      token: h.rootToken,
+      body: { accessor, paths: ['secret/app/config'] },
+    });
     expect(byAccessor.status).toBe(200);
     expect(byAccessor.body.data.capabilities).toEqual(['read', 'sudo', 'update']);
-    expectBadRequest(await h.call('POST', '/v1/sys/capabilities', { token: h.rootToken, body: { token: 'hvs.nope', paths: ['a'] } }), 'invalid token');
-    expectBadRequest(await h.call('POST', '/v1/sys/capabilities-accessor', { token: h.rootToken, body: { accessor: 'nope', paths: ['a'] } }), 'invalid accessor');
+    expectBadRequest(
+      await h.call('POST', '/v1/sys/capabilities', { token: h.rootToken, body: { token: 'hvs.nope', paths: ['a'] } }),
+      'invalid token',
+    );
+    expectBadRequest(
+      await h.call('POST', '/v1/sys/capabilities-accessor', {
+        token: h.rootToken,
+        body: { accessor: 'nope', paths: ['a'] },
+      }),
+      'invalid accessor',
+    );
     // Asking about other tokens is not in the default policy.
     expectDenied(await h.call('POST', '/v1/sys/capabilities', { token, body: { token: h.rootToken, paths: ['a'] } }));
   });

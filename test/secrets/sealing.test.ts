@@ -42,7 +42,11 @@ describe('sealing under a KMS-wrapped data key', () => {
   let h: SecretsHarness;
   beforeEach(async () => {
     kms = await startKmsEmulator();
-    client = new KMSClient({ endpoint: kms.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    client = new KMSClient({
+      endpoint: kms.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     keyId = await kms.createKey();
     h = await startSecrets({ keySource: kmsKeySource({ keyId, client }) });
   });
@@ -64,7 +68,11 @@ describe('sealing under a KMS-wrapped data key', () => {
     const keyring = items.find((item) => item.pk === 'sys' && item.sk === 'keyring');
     expect(keyring?.wrapped).toBeInstanceOf(Uint8Array);
     // The stored blob is KMS ciphertext: it names the KMS key it is wrapped under.
-    expect(Buffer.from(keyring?.wrapped as Uint8Array).subarray(0, 36).toString()).toBe(keyId);
+    expect(
+      Buffer.from(keyring?.wrapped as Uint8Array)
+        .subarray(0, 36)
+        .toString(),
+    ).toBe(keyId);
     expect(kms.calls).toEqual({ GenerateDataKey: 1 });
   });
 
@@ -82,7 +90,9 @@ describe('sealing under a KMS-wrapped data key', () => {
 
   it('refuses to start on a key KMS will not unwrap with the configured key', async () => {
     const otherKey = await kms.createKey();
-    await expect(secondCore(h, kmsKeySource({ keyId: otherKey, client }))).rejects.toThrow(/not the key that encrypted/);
+    await expect(secondCore(h, kmsKeySource({ keyId: otherKey, client }))).rejects.toThrow(
+      /not the key that encrypted/,
+    );
     expect(kms.calls.GenerateDataKey).toBe(1);
   });
 });
@@ -104,7 +114,9 @@ describe('sealing under a local key file', () => {
       await h.call('POST', '/v1/secret/app', { token: h.rootToken, body: { password: 'local-pw' } });
 
       const restarted = await secondCore(h, fileKeySource(keyFile));
-      expect((await callThrough(restarted, 'GET', '/v1/secret/app', h.rootToken)).body.data).toEqual({ password: 'local-pw' });
+      expect((await callThrough(restarted, 'GET', '/v1/secret/app', h.rootToken)).body.data).toEqual({
+        password: 'local-pw',
+      });
 
       await expect(secondCore(h, fileKeySource(path.join(dir, 'other.key')))).rejects.toThrow(/does not unwrap/);
     } finally {

@@ -15,9 +15,34 @@ describe('sys status for Vault clients', () => {
     const seal = await h.call('GET', '/v1/sys/seal-status');
     expect(seal.status).toBe(200);
     expect(Object.keys(seal.body).sort()).toEqual(
-      ['build_date', 'cluster_id', 'cluster_name', 'initialized', 'migration', 'n', 'nonce', 'progress', 'recovery_seal', 'sealed', 'storage_type', 't', 'type', 'version'].sort(),
+      [
+        'build_date',
+        'cluster_id',
+        'cluster_name',
+        'initialized',
+        'migration',
+        'n',
+        'nonce',
+        'progress',
+        'recovery_seal',
+        'sealed',
+        'storage_type',
+        't',
+        'type',
+        'version',
+      ].sort(),
     );
-    expect(seal.body).toMatchObject({ type: 'shamir', initialized: true, sealed: false, t: 1, n: 1, progress: 0, nonce: '', migration: false, recovery_seal: false });
+    expect(seal.body).toMatchObject({
+      type: 'shamir',
+      initialized: true,
+      sealed: false,
+      t: 1,
+      n: 1,
+      progress: 0,
+      nonce: '',
+      migration: false,
+      recovery_seal: false,
+    });
     const health = await h.call('GET', '/v1/sys/health');
     expect(health.body.cluster_id).toBe(seal.body.cluster_id);
     expect(seal.body.cluster_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -48,11 +73,20 @@ describe('legacy sys/policy', () => {
     expect((await h.call('PUT', '/v1/sys/policy/other', asRoot({ policy: rules }))).status).toBe(204);
 
     const listed = await h.call('GET', '/v1/sys/policy', asRoot());
-    expect(listed.body).toMatchObject({ keys: ['default', 'legacy', 'other', 'root'], policies: ['default', 'legacy', 'other', 'root'] });
-    expect(listed.body.data).toEqual({ keys: ['default', 'legacy', 'other', 'root'], policies: ['default', 'legacy', 'other', 'root'] });
+    expect(listed.body).toMatchObject({
+      keys: ['default', 'legacy', 'other', 'root'],
+      policies: ['default', 'legacy', 'other', 'root'],
+    });
+    expect(listed.body.data).toEqual({
+      keys: ['default', 'legacy', 'other', 'root'],
+      policies: ['default', 'legacy', 'other', 'root'],
+    });
 
     expect(await h.call('PUT', '/v1/sys/policy/bad', asRoot({ rules: 'path {' }))).toMatchObject({ status: 400 });
-    expect(await h.call('PUT', '/v1/sys/policy/empty', asRoot({}))).toMatchObject({ status: 400, body: { errors: [expect.stringContaining('"rules"')] } });
+    expect(await h.call('PUT', '/v1/sys/policy/empty', asRoot({}))).toMatchObject({
+      status: 400,
+      body: { errors: [expect.stringContaining('"rules"')] },
+    });
     expect((await h.call('DELETE', '/v1/sys/policy/legacy', asRoot())).status).toBe(204);
     expect((await h.call('GET', '/v1/sys/policy/legacy', asRoot())).status).toBe(404);
     expect((await h.call('GET', '/v1/sys/policy', { token: 'nope' })).status).toBe(403);
@@ -65,7 +99,9 @@ describe('legacy lease paths', () => {
     const lease = (await h.call('GET', '/v1/secret/app/db', asRoot())).body.lease_id as string;
     const renewed = await h.call('PUT', '/v1/sys/renew', asRoot({ lease_id: lease, increment: 600 }));
     expect(renewed.body).toMatchObject({ lease_id: lease, lease_duration: 600, renewable: true });
-    expect((await h.call('PUT', `/v1/sys/renew/${lease}`, asRoot({ increment: '20m' }))).body.lease_duration).toBe(1200);
+    expect((await h.call('PUT', `/v1/sys/renew/${lease}`, asRoot({ increment: '20m' }))).body.lease_duration).toBe(
+      1200,
+    );
     expect((await h.call('PUT', `/v1/sys/revoke/${lease}`, asRoot())).status).toBe(204);
     expect((await h.call('PUT', '/v1/sys/leases/lookup', asRoot({ lease_id: lease }))).status).toBe(404);
 

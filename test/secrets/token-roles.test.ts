@@ -27,13 +27,17 @@ let user: string;
 beforeAll(async () => {
   h = await startSecretsInMemory();
   for (const [name, policy] of Object.entries(policies)) {
-    expect((await h.call('PUT', `/v1/sys/policies/acl/${name}`, { token: h.rootToken, body: { policy } })).status).toBe(204);
+    expect((await h.call('PUT', `/v1/sys/policies/acl/${name}`, { token: h.rootToken, body: { policy } })).status).toBe(
+      204,
+    );
   }
-  user = (await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['role-user'] } })).body.auth.client_token;
+  user = (await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['role-user'] } })).body
+    .auth.client_token;
 });
 afterAll(() => h.close());
 
-const writeRole = (name: string, body: Record<string, unknown>) => h.call('POST', `/v1/auth/token/roles/${name}`, { token: h.rootToken, body });
+const writeRole = (name: string, body: Record<string, unknown>) =>
+  h.call('POST', `/v1/auth/token/roles/${name}`, { token: h.rootToken, body });
 const readRole = (name: string) => h.call('GET', `/v1/auth/token/roles/${name}`, { token: h.rootToken });
 const storedRole = async (name: string) => (await h.core.store.get('mount#token', `role/${name}`))?.value;
 const createFrom = (role: string, body: Record<string, unknown> = {}, token = h.rootToken) =>
@@ -99,7 +103,13 @@ describe('auth/token/roles', () => {
     expect(await storedRole('crud')).toEqual(storedForm(expected));
 
     // An update changes only the fields it names.
-    await role('crud', { orphan: false, token_type: 'batch', token_period: 0, token_num_uses: 0, token_explicit_max_ttl: 0 });
+    await role('crud', {
+      orphan: false,
+      token_type: 'batch',
+      token_period: 0,
+      token_num_uses: 0,
+      token_explicit_max_ttl: 0,
+    });
     expect((await readRole('crud')).body.data).toEqual({
       ...expected,
       orphan: false,
@@ -112,11 +122,18 @@ describe('auth/token/roles', () => {
     });
 
     await role('crud-two', {});
-    expect((await readRole('crud-two')).body.data).toMatchObject({ renewable: true, orphan: false, token_type: 'default-service', allowed_policies: [] });
+    expect((await readRole('crud-two')).body.data).toMatchObject({
+      renewable: true,
+      orphan: false,
+      token_type: 'default-service',
+      allowed_policies: [],
+    });
     const listed = await h.call('LIST', '/v1/auth/token/roles', { token: h.rootToken });
     expect(listed.status).toBe(200);
     expect(listed.body.data.keys).toEqual(expect.arrayContaining(['crud', 'crud-two']));
-    expect((await h.call('GET', '/v1/auth/token/roles?list=true', { token: h.rootToken })).body.data.keys).toEqual(listed.body.data.keys);
+    expect((await h.call('GET', '/v1/auth/token/roles?list=true', { token: h.rootToken })).body.data.keys).toEqual(
+      listed.body.data.keys,
+    );
 
     expect((await h.call('DELETE', '/v1/auth/token/roles/crud', { token: h.rootToken })).status).toBe(204);
     expect((await readRole('crud')).status).toBe(404);
@@ -132,7 +149,10 @@ describe('auth/token/roles', () => {
     expectBadRequest(await writeRole('bad', { token_bound_cidrs: ['10.0.0.0/40'] }), /"token_bound_cidrs"/);
     expectBadRequest(await writeRole('bad', { path_suffix: 'v1/../other' }), /"path_suffix"/);
     expectBadRequest(await writeRole('bad', { token_type: 'batch', token_period: '1h' }), /"token_type".*token_period/);
-    expectBadRequest(await writeRole('bad', { token_type: 'batch', token_num_uses: 2 }), /"token_type".*token_num_uses/);
+    expectBadRequest(
+      await writeRole('bad', { token_type: 'batch', token_num_uses: 2 }),
+      /"token_type".*token_num_uses/,
+    );
     expectBadRequest(await writeRole('-bad', {}), /"role_name"/);
     expect(await storedRole('bad')).toBeUndefined();
     expect((await readRole('bad')).status).toBe(404);
@@ -175,13 +195,19 @@ describe('auth/token/create/:role_name policies', () => {
   });
 
   it('refuses a policy outside the allowed ones, and a disallowed one even when allowed', async () => {
-    expectBadRequest(await createFrom('team', { policies: ['dev', 'team-a-read'] }), /must be subset of the role's allowed policies/);
+    expectBadRequest(
+      await createFrom('team', { policies: ['dev', 'team-a-read'] }),
+      /must be subset of the role's allowed policies/,
+    );
     expectBadRequest(await createFrom('team', { policies: ['ops'] }), 'token policy "ops" is disallowed by this role');
   });
 
   it('matches allowed and disallowed globs', async () => {
     expect((await issued('globs', { policies: ['team-a-read'] })).auth.policies).toEqual(['default', 'team-a-read']);
-    expectBadRequest(await createFrom('globs', { policies: ['team-b-read'] }), 'token policy "team-b-read" is disallowed by this role');
+    expectBadRequest(
+      await createFrom('globs', { policies: ['team-b-read'] }),
+      'token policy "team-b-read" is disallowed by this role',
+    );
     expectBadRequest(await createFrom('globs', { policies: ['dev'] }), /or glob policies \("team-\*"\)/);
     // Globs are never expanded: with nothing requested only default is given.
     expect((await issued('globs')).auth.policies).toEqual(['default']);
@@ -198,7 +224,10 @@ describe('auth/token/create/:role_name policies', () => {
 
   it('with only disallowed policies, allows any other policy, as Vault does', async () => {
     expect((await issued('open', { policies: ['dev'] }, user)).auth.policies).toEqual(['default', 'dev']);
-    expectBadRequest(await createFrom('open', { policies: ['ops'] }, user), 'token policy "ops" is disallowed by this role');
+    expectBadRequest(
+      await createFrom('open', { policies: ['ops'] }, user),
+      'token policy "ops" is disallowed by this role',
+    );
   });
 });
 
@@ -216,12 +245,16 @@ describe('auth/token/create/:role_name token settings', () => {
   it('makes orphans when the role says so, for any caller allowed on the role, and ignores no_parent otherwise', async () => {
     await role('orphans', { orphan: true });
     await role('children', { orphan: false });
-    const parent = (await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['role-user'] } })).body.auth.client_token;
+    const parent = (
+      await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['role-user'] } })
+    ).body.auth.client_token;
     const orphan = (await issued('orphans', {}, parent)).auth;
     const child = (await issued('children', { no_parent: true }, parent)).auth;
     expect(orphan.orphan).toBe(true);
     expect(child.orphan).toBe(false);
-    expect((await h.call('POST', '/v1/auth/token/revoke', { token: h.rootToken, body: { token: parent } })).status).toBe(204);
+    expect(
+      (await h.call('POST', '/v1/auth/token/revoke', { token: h.rootToken, body: { token: parent } })).status,
+    ).toBe(204);
     expect((await lookup(orphan.client_token)).status).toBe(200);
     expect((await lookup(child.client_token)).status).toBe(403);
   });
@@ -233,12 +266,17 @@ describe('auth/token/create/:role_name token settings', () => {
     expect((await lookup(auth.client_token)).body.data).toMatchObject({ period: 3600, ttl: 3600, renewable: true });
 
     h.clock.advance(50 * 60);
-    const renewed = await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token, body: { increment: 60 } });
+    const renewed = await h.call('POST', '/v1/auth/token/renew-self', {
+      token: auth.client_token,
+      body: { increment: 60 },
+    });
     expect(renewed.status).toBe(200);
     expect(renewed.body.auth.lease_duration).toBe(3600);
 
     await role('periodic', { token_period: '2h' });
-    expect((await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token })).body.auth.lease_duration).toBe(7200);
+    expect(
+      (await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token })).body.auth.lease_duration,
+    ).toBe(7200);
 
     expect((await h.call('DELETE', '/v1/auth/token/roles/periodic', { token: h.rootToken })).status).toBe(204);
     expectBadRequest(
@@ -265,7 +303,11 @@ describe('auth/token/create/:role_name token settings', () => {
     const batch = (await issued('batchy', { type: 'service' })).auth;
     expect(batch.client_token).toMatch(/^hvb\./);
     expect(batch).toMatchObject({ token_type: 'batch', accessor: '', renewable: false, policies: ['default', 'dev'] });
-    expect((await lookup(batch.client_token)).body.data).toMatchObject({ type: 'batch', role: 'batchy', path: 'auth/token/create/batchy' });
+    expect((await lookup(batch.client_token)).body.data).toMatchObject({
+      type: 'batch',
+      role: 'batchy',
+      path: 'auth/token/create/batchy',
+    });
     expect(await h.core.store.list('mount#token')).toHaveLength(itemsBefore.length);
 
     // (A root parent's policies would make root children, which cannot be batch tokens.)
@@ -282,7 +324,9 @@ describe('auth/token/create/:role_name token settings', () => {
     expect(outside.status).toBe(403);
     expect(outside.body.errors[0]).toMatch(/not valid from this address/);
     const inside = createSecretsApp({ core: async () => h.core, clientIp: () => '10.1.2.3' });
-    const reply = await inside.request('/v1/auth/token/lookup-self', { headers: { 'X-Secrets-Token': auth.client_token } });
+    const reply = await inside.request('/v1/auth/token/lookup-self', {
+      headers: { 'X-Secrets-Token': auth.client_token },
+    });
     expect(reply.status).toBe(200);
   });
 
@@ -301,7 +345,10 @@ describe('auth/token/create/:role_name token settings', () => {
     await role('fixed', { renewable: false });
     const { auth } = await issued('fixed', { renewable: true, ttl: '1h' });
     expect(auth.renewable).toBe(false);
-    expectBadRequest(await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }), 'lease is not renewable');
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }),
+      'lease is not renewable',
+    );
   });
 
   it('refuses an entity alias, as there is no identity store, and an unknown role', async () => {
@@ -334,38 +381,62 @@ describe('sys/leases/revoke-prefix on the token store', () => {
   it('revokes the tokens made from one role, with their children, and leaves the others', async () => {
     await role('ci-jobs', { allowed_policies: ['dev', 'token-maker'], orphan: true });
     await role('ci-other', { allowed_policies: ['dev'], orphan: true });
-    const [first, second] = [(await issued('ci-jobs', { policies: ['dev', 'token-maker'] })).auth, (await issued('ci-jobs')).auth];
+    const [first, second] = [
+      (await issued('ci-jobs', { policies: ['dev', 'token-maker'] })).auth,
+      (await issued('ci-jobs')).auth,
+    ];
     const other = (await issued('ci-other')).auth;
-    const plain = (await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['dev'] } })).body.auth;
-    const child = await h.call('POST', '/v1/auth/token/create', { token: first.client_token, body: { policies: ['dev'] } });
+    const plain = (await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['dev'] } }))
+      .body.auth;
+    const child = await h.call('POST', '/v1/auth/token/create', {
+      token: first.client_token,
+      body: { policies: ['dev'] },
+    });
     expect(child.status).toBe(200);
 
-    const revoked = await h.call('PUT', '/v1/sys/leases/revoke-prefix/auth/token/create/ci-jobs', { token: h.rootToken });
+    const revoked = await h.call('PUT', '/v1/sys/leases/revoke-prefix/auth/token/create/ci-jobs', {
+      token: h.rootToken,
+    });
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(204);
     for (const token of [first.client_token, second.client_token, child.body.auth.client_token]) {
       expect(await lookup(token)).toMatchObject({ status: 403 });
       expect(await h.core.store.list(`token#${h.core.keyring.hash(token)}`)).toEqual([]);
     }
-    for (const token of [other.client_token, plain.client_token, h.rootToken]) expect((await lookup(token)).status).toBe(200);
+    for (const token of [other.client_token, plain.client_token, h.rootToken])
+      expect((await lookup(token)).status).toBe(200);
     expect(await h.core.store.list('issued#token', { prefix: 'auth/token/create/ci-jobs/' })).toEqual([]);
   });
 });
 
 describe('numeric fields of a role are bounded', () => {
   it('refuses a token_num_uses past the largest count with a 400 naming the field, and keeps the role unchanged', async () => {
-    expect((await h.call('POST', '/v1/auth/token/roles/bounded', { token: h.rootToken, body: { token_num_uses: 3 } })).status).toBe(204);
+    expect(
+      (await h.call('POST', '/v1/auth/token/roles/bounded', { token: h.rootToken, body: { token_num_uses: 3 } }))
+        .status,
+    ).toBe(204);
     for (const token_num_uses of ['9007199254740993', 2 ** 53, 2 ** 31, -2, 'x']) {
-      const reply = await h.call('POST', '/v1/auth/token/roles/bounded', { token: h.rootToken, body: { token_num_uses } });
+      const reply = await h.call('POST', '/v1/auth/token/roles/bounded', {
+        token: h.rootToken,
+        body: { token_num_uses },
+      });
       expect(reply.status, JSON.stringify(token_num_uses)).toBe(400);
       expect(reply.body.errors[0]).toContain('"token_num_uses"');
     }
     for (const token_period of ['99999999999h', 1e300]) {
-      const reply = await h.call('POST', '/v1/auth/token/roles/bounded', { token: h.rootToken, body: { token_period } });
+      const reply = await h.call('POST', '/v1/auth/token/roles/bounded', {
+        token: h.rootToken,
+        body: { token_period },
+      });
       expect(reply.status, String(token_period)).toBe(400);
       expect(reply.body.errors[0]).toContain('"token_period"');
     }
-    expect((await h.call('GET', '/v1/auth/token/roles/bounded', { token: h.rootToken })).body.data.token_num_uses).toBe(3);
-    const made = await h.call('POST', '/v1/auth/token/create/bounded', { token: h.rootToken, body: { num_uses: '9007199254740993' } });
+    expect((await h.call('GET', '/v1/auth/token/roles/bounded', { token: h.rootToken })).body.data.token_num_uses).toBe(
+      3,
+    );
+    const made = await h.call('POST', '/v1/auth/token/create/bounded', {
+      token: h.rootToken,
+      body: { num_uses: '9007199254740993' },
+    });
     expect(made.status).toBe(400);
     expect(made.body.errors[0]).toContain('"num_uses"');
   });

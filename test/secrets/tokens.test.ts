@@ -60,10 +60,17 @@ let h: SecretsService;
 beforeAll(async () => {
   h = await startSecretsInMemory({ extraBackends: [testLogin] });
   for (const [name, policy] of Object.entries(policies)) {
-    expect((await h.call('PUT', `/v1/sys/policies/acl/${name}`, { token: h.rootToken, body: { policy } })).status).toBe(204);
+    expect((await h.call('PUT', `/v1/sys/policies/acl/${name}`, { token: h.rootToken, body: { policy } })).status).toBe(
+      204,
+    );
   }
-  expect((await h.call('POST', '/v1/secret/app/db', { token: h.rootToken, body: { password: 'pw' } })).status).toBe(204);
-  expect((await h.call('POST', '/v1/secret/app/leased', { token: h.rootToken, body: { password: 'pw2', ttl: '1h' } })).status).toBe(204);
+  expect((await h.call('POST', '/v1/secret/app/db', { token: h.rootToken, body: { password: 'pw' } })).status).toBe(
+    204,
+  );
+  expect(
+    (await h.call('POST', '/v1/secret/app/leased', { token: h.rootToken, body: { password: 'pw2', ttl: '1h' } }))
+      .status,
+  ).toBe(204);
 });
 afterAll(() => h.close());
 
@@ -91,12 +98,17 @@ async function tableItems(): Promise<Record<string, unknown>[]> {
 }
 
 const accessorItem = (accessor: string) => h.core.store.get(`accessor#${accessor}`, 'accessor');
-const nowIso = (plusSeconds: number) => new Date(Math.floor(h.clock.now() / 1000) * 1000 + plusSeconds * 1000).toISOString();
+const nowIso = (plusSeconds: number) =>
+  new Date(Math.floor(h.clock.now() / 1000) * 1000 + plusSeconds * 1000).toISOString();
 
 describe('presenting a token', () => {
   it('accepts X-Secrets-Token, X-Vault-Token and Authorization: Bearer', async () => {
     const { client_token: token } = await create({ policies: ['reader'] });
-    const headerSets: Record<string, string>[] = [{ 'X-Secrets-Token': token }, { 'X-Vault-Token': token }, { Authorization: `Bearer ${token}` }];
+    const headerSets: Record<string, string>[] = [
+      { 'X-Secrets-Token': token },
+      { 'X-Vault-Token': token },
+      { Authorization: `Bearer ${token}` },
+    ];
     for (const headers of headerSets) {
       const reply = await h.call('GET', '/v1/auth/token/lookup-self', { headers });
       expect(reply.status).toBe(200);
@@ -164,7 +176,10 @@ describe('auth/token/create', () => {
 
   it('uses the mount default TTL and caps a TTL above the mount max, with a warning', async () => {
     expect((await create({ policies: ['reader'] })).lease_duration).toBe(768 * 3600);
-    const reply = await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['reader'], ttl: '1000h' } });
+    const reply = await h.call('POST', '/v1/auth/token/create', {
+      token: h.rootToken,
+      body: { policies: ['reader'], ttl: '1000h' },
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.auth.lease_duration).toBe(768 * 3600);
     expect(reply.body.warnings.join(' ')).toMatch(/capped/);
@@ -186,7 +201,10 @@ describe('auth/token/create', () => {
     expect((await lookup(auth.client_token)).body.data.period).toBe(1800);
     for (let round = 0; round < 3; round++) {
       h.clock.advance(25 * 60);
-      const renewed = await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token, body: { increment: '10h' } });
+      const renewed = await h.call('POST', '/v1/auth/token/renew-self', {
+        token: auth.client_token,
+        body: { increment: '10h' },
+      });
       expect(renewed.status).toBe(200);
       expect(renewed.body.auth.lease_duration).toBe(1800);
     }
@@ -209,14 +227,20 @@ describe('auth/token/create', () => {
   it('makes a token that cannot be renewed with renewable=false', async () => {
     const auth = await create({ policies: ['reader'], ttl: '1h', renewable: false });
     expect(auth.renewable).toBe(false);
-    expectBadRequest(await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }), 'lease is not renewable');
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }),
+      'lease is not renewable',
+    );
   });
 
   it('lets root choose the token id, once, and nobody else', async () => {
     const auth = await create({ id: 'my-custom-token-0001', policies: ['reader'] });
     expect(auth.client_token).toBe('my-custom-token-0001');
     expect((await lookupSelf('my-custom-token-0001')).body.data.id).toBe('my-custom-token-0001');
-    expectBadRequest(await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { id: 'my-custom-token-0001' } }), /id is taken/);
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { id: 'my-custom-token-0001' } }),
+      /id is taken/,
+    );
     const maker = await create({ policies: ['token-maker', 'reader'] });
     expectBadRequest(
       await h.call('POST', '/v1/auth/token/create', { token: maker.client_token, body: { id: 'mine' } }),
@@ -233,7 +257,10 @@ describe('auth/token/create', () => {
     );
     const orphan = await create({ policies: ['reader'] }, maker.client_token, 'create-orphan');
     expect(orphan.orphan).toBe(true);
-    expect((await lookupSelf(orphan.client_token)).body.data).toMatchObject({ orphan: true, path: 'auth/token/create-orphan' });
+    expect((await lookupSelf(orphan.client_token)).body.data).toMatchObject({
+      orphan: true,
+      path: 'auth/token/create-orphan',
+    });
     expect((await h.call('POST', '/v1/auth/token/revoke-self', { token: maker.client_token })).status).toBe(204);
     expect((await readSecret(orphan.client_token)).status).toBe(200);
   });
@@ -256,7 +283,10 @@ describe('child token policies', () => {
     expect((await create({}, parent.client_token)).policies).toEqual(['default', 'reader', 'token-maker']);
     expect((await create({ policies: ['reader'] }, parent.client_token)).policies).toEqual(['default', 'reader']);
     expectBadRequest(
-      await h.call('POST', '/v1/auth/token/create', { token: parent.client_token, body: { policies: ['reader', 'secret-admin'] } }),
+      await h.call('POST', '/v1/auth/token/create', {
+        token: parent.client_token,
+        body: { policies: ['reader', 'secret-admin'] },
+      }),
       'child policies must be subset of parent',
     );
     expectBadRequest(
@@ -315,19 +345,42 @@ describe('looking tokens up', () => {
   it('lookup shows the token to a caller allowed on auth/token/lookup, and 403 to others', async () => {
     const target = await create({ policies: ['reader'] });
     const admin = await create({ policies: ['token-admin'] });
-    const viaAdmin = await h.call('POST', '/v1/auth/token/lookup', { token: admin.client_token, body: { token: target.client_token } });
+    const viaAdmin = await h.call('POST', '/v1/auth/token/lookup', {
+      token: admin.client_token,
+      body: { token: target.client_token },
+    });
     expect(viaAdmin.status).toBe(200);
-    expect(viaAdmin.body.data).toMatchObject({ id: target.client_token, accessor: target.accessor, policies: ['default', 'reader'] });
-    expectDenied(await h.call('POST', '/v1/auth/token/lookup', { token: target.client_token, body: { token: admin.client_token } }));
+    expect(viaAdmin.body.data).toMatchObject({
+      id: target.client_token,
+      accessor: target.accessor,
+      policies: ['default', 'reader'],
+    });
+    expectDenied(
+      await h.call('POST', '/v1/auth/token/lookup', {
+        token: target.client_token,
+        body: { token: admin.client_token },
+      }),
+    );
     expect(await lookup('hvs.unknown')).toEqual({ status: 403, body: { errors: ['bad token'] } });
   });
 
   it('lookup-accessor shows the token without its id', async () => {
     const target = await create({ policies: ['reader'], meta: { app: 'x' } });
-    const reply = await h.call('POST', '/v1/auth/token/lookup-accessor', { token: h.rootToken, body: { accessor: target.accessor } });
+    const reply = await h.call('POST', '/v1/auth/token/lookup-accessor', {
+      token: h.rootToken,
+      body: { accessor: target.accessor },
+    });
     expect(reply.status).toBe(200);
-    expect(reply.body.data).toMatchObject({ id: '', accessor: target.accessor, policies: ['default', 'reader'], meta: { app: 'x' } });
-    expectBadRequest(await h.call('POST', '/v1/auth/token/lookup-accessor', { token: h.rootToken, body: { accessor: 'nope' } }), 'invalid accessor');
+    expect(reply.body.data).toMatchObject({
+      id: '',
+      accessor: target.accessor,
+      policies: ['default', 'reader'],
+      meta: { app: 'x' },
+    });
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/lookup-accessor', { token: h.rootToken, body: { accessor: 'nope' } }),
+      'invalid accessor',
+    );
   });
 
   it('lookup-self needs only the default policy, and shows the uses left after this one', async () => {
@@ -342,16 +395,26 @@ describe('renewing tokens', () => {
   it('renew-self extends by the increment, or by the creation TTL without one', async () => {
     const auth = await create({ policies: ['reader'], ttl: '1h' });
     h.clock.advance(30 * 60);
-    const renewed = await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token, body: { increment: '2h' } });
+    const renewed = await h.call('POST', '/v1/auth/token/renew-self', {
+      token: auth.client_token,
+      body: { increment: '2h' },
+    });
     expect(renewed.status).toBe(200);
-    expect(renewed.body.auth).toMatchObject({ client_token: auth.client_token, accessor: auth.accessor, lease_duration: 7200, renewable: true });
+    expect(renewed.body.auth).toMatchObject({
+      client_token: auth.client_token,
+      accessor: auth.accessor,
+      lease_duration: 7200,
+      renewable: true,
+    });
     expect((await lookupSelf(auth.client_token)).body.data).toMatchObject({
       ttl: 7200,
       expire_time: nowIso(7200),
       last_renewal_time: Math.floor(h.clock.now() / 1000),
     });
     h.clock.advance(10 * 60);
-    expect((await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token })).body.auth.lease_duration).toBe(3600);
+    expect(
+      (await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token })).body.auth.lease_duration,
+    ).toBe(3600);
     h.clock.advance(3599);
     expect((await readSecret(auth.client_token)).status).toBe(200);
     h.clock.advance(2);
@@ -360,7 +423,8 @@ describe('renewing tokens', () => {
 
   it('caps renewal at explicit_max_ttl with a warning, then the token dies there', async () => {
     const auth = await create({ policies: ['reader'], ttl: '1h', explicit_max_ttl: '2h' });
-    const renewSelf = () => h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token, body: { increment: '1h' } });
+    const renewSelf = () =>
+      h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token, body: { increment: '1h' } });
     h.clock.advance(50 * 60);
     const first = await renewSelf();
     expect(first.status).toBe(200);
@@ -378,7 +442,10 @@ describe('renewing tokens', () => {
   it('caps renewal at the mount max TTL (32 days) with a warning', async () => {
     const auth = await create({ policies: ['reader'], ttl: '700h' });
     h.clock.advance(699 * 3600);
-    const renewed = await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token, body: { increment: '100h' } });
+    const renewed = await h.call('POST', '/v1/auth/token/renew-self', {
+      token: auth.client_token,
+      body: { increment: '100h' },
+    });
     expect(renewed.status).toBe(200);
     expect(renewed.body.auth.lease_duration).toBe(69 * 3600);
     expect(renewed.body.warnings.join(' ')).toMatch(/capped/);
@@ -388,14 +455,25 @@ describe('renewing tokens', () => {
     const target = await create({ policies: ['reader'], ttl: '1h' });
     const admin = await create({ policies: ['token-admin'] });
     h.clock.advance(600);
-    const byToken = await h.call('POST', '/v1/auth/token/renew', { token: admin.client_token, body: { token: target.client_token, increment: 7200 } });
+    const byToken = await h.call('POST', '/v1/auth/token/renew', {
+      token: admin.client_token,
+      body: { token: target.client_token, increment: 7200 },
+    });
     expect(byToken.status).toBe(200);
     expect(byToken.body.auth).toMatchObject({ client_token: target.client_token, lease_duration: 7200 });
-    const byAccessor = await h.call('POST', '/v1/auth/token/renew-accessor', { token: admin.client_token, body: { accessor: target.accessor, increment: '3h' } });
+    const byAccessor = await h.call('POST', '/v1/auth/token/renew-accessor', {
+      token: admin.client_token,
+      body: { accessor: target.accessor, increment: '3h' },
+    });
     expect(byAccessor.status).toBe(200);
     expect(byAccessor.body.auth).toMatchObject({ accessor: target.accessor, lease_duration: 3 * 3600 });
-    expectDenied(await h.call('POST', '/v1/auth/token/renew', { token: target.client_token, body: { token: admin.client_token } }));
-    expectBadRequest(await h.call('POST', '/v1/auth/token/renew', { token: h.rootToken, body: { token: 'hvs.gone' } }), 'token not found');
+    expectDenied(
+      await h.call('POST', '/v1/auth/token/renew', { token: target.client_token, body: { token: admin.client_token } }),
+    );
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/renew', { token: h.rootToken, body: { token: 'hvs.gone' } }),
+      'token not found',
+    );
   });
 
   it('does not give back the uses a limited-use token spends on renewing itself', async () => {
@@ -420,7 +498,9 @@ describe('revoking tokens', () => {
 
   it('revoke takes the token and its whole subtree, and their table items', async () => {
     const { parent, child, grandchild } = await family();
-    expect(await h.call('POST', '/v1/auth/token/revoke', { token: h.rootToken, body: { token: parent.client_token } })).toEqual({
+    expect(
+      await h.call('POST', '/v1/auth/token/revoke', { token: h.rootToken, body: { token: parent.client_token } }),
+    ).toEqual({
       status: 204,
       body: undefined,
     });
@@ -429,7 +509,10 @@ describe('revoking tokens', () => {
       expect(await accessorItem(token.accessor)).toBeUndefined();
     }
     // As Vault, revoking a token that is already gone succeeds.
-    expect((await h.call('POST', '/v1/auth/token/revoke', { token: h.rootToken, body: { token: parent.client_token } })).status).toBe(204);
+    expect(
+      (await h.call('POST', '/v1/auth/token/revoke', { token: h.rootToken, body: { token: parent.client_token } }))
+        .status,
+    ).toBe(204);
   });
 
   it('revoke-self and revoke-accessor revoke the subtree too', async () => {
@@ -439,21 +522,42 @@ describe('revoking tokens', () => {
     expect((await readSecret(first.parent.client_token)).status).toBe(200);
 
     const second = await family();
-    const reply = await h.call('POST', '/v1/auth/token/revoke-accessor', { token: h.rootToken, body: { accessor: second.parent.accessor } });
+    const reply = await h.call('POST', '/v1/auth/token/revoke-accessor', {
+      token: h.rootToken,
+      body: { accessor: second.parent.accessor },
+    });
     expect(reply.status).toBe(204);
     expectDenied(await readSecret(second.child.client_token));
     expectDenied(await readSecret(second.grandchild.client_token));
-    expectBadRequest(await h.call('POST', '/v1/auth/token/revoke-accessor', { token: h.rootToken, body: { accessor: second.parent.accessor } }), 'invalid accessor');
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/revoke-accessor', {
+        token: h.rootToken,
+        body: { accessor: second.parent.accessor },
+      }),
+      'invalid accessor',
+    );
   });
 
   it('revoke-orphan needs sudo and leaves the children alive as orphans', async () => {
     const { parent, child, grandchild } = await family();
     const admin = await create({ policies: ['token-admin'] });
-    expectDenied(await h.call('POST', '/v1/auth/token/revoke-orphan', { token: admin.client_token, body: { token: parent.client_token } }));
+    expectDenied(
+      await h.call('POST', '/v1/auth/token/revoke-orphan', {
+        token: admin.client_token,
+        body: { token: parent.client_token },
+      }),
+    );
     expect((await readSecret(parent.client_token)).status).toBe(200);
 
     const orphaner = await create({ policies: ['orphaner'] });
-    expect((await h.call('POST', '/v1/auth/token/revoke-orphan', { token: orphaner.client_token, body: { token: parent.client_token } })).status).toBe(204);
+    expect(
+      (
+        await h.call('POST', '/v1/auth/token/revoke-orphan', {
+          token: orphaner.client_token,
+          body: { token: parent.client_token },
+        })
+      ).status,
+    ).toBe(204);
     expectDenied(await readSecret(parent.client_token));
     expect((await lookupSelf(child.client_token)).body.data).toMatchObject({ orphan: true });
     expect((await lookupSelf(grandchild.client_token)).body.data).toMatchObject({ orphan: false });
@@ -470,7 +574,10 @@ describe('revoking tokens', () => {
     expect(await h.core.leases.get(read.body.lease_id)).toBeDefined();
     expect((await h.call('POST', '/v1/auth/token/revoke-self', { token: auth.client_token })).status).toBe(204);
     expect(await h.core.leases.get(read.body.lease_id)).toBeUndefined();
-    const lookupLease = await h.call('POST', '/v1/sys/leases/lookup', { token: h.rootToken, body: { lease_id: read.body.lease_id } });
+    const lookupLease = await h.call('POST', '/v1/sys/leases/lookup', {
+      token: h.rootToken,
+      body: { lease_id: read.body.lease_id },
+    });
     expect(lookupLease.status).not.toBe(200);
   });
 });
@@ -481,7 +588,10 @@ describe('token expiry', () => {
     h.clock.advance(599);
     expect((await readSecret(auth.client_token)).status).toBe(200);
     h.clock.advance(1);
-    expect(await readSecret(auth.client_token)).toEqual({ status: 403, body: { errors: ['permission denied: invalid or expired token'] } });
+    expect(await readSecret(auth.client_token)).toEqual({
+      status: 403,
+      body: { errors: ['permission denied: invalid or expired token'] },
+    });
   });
 
   it('the expiry sweep revokes an expired token with its children', async () => {
@@ -539,26 +649,51 @@ describe('batch tokens', () => {
     const before = (await tableItems()).length;
     const auth = await create({ type: 'batch', policies: ['reader'], ttl: '20m' }, parent.client_token);
     expect((await tableItems()).length).toBe(before);
-    expect(auth).toMatchObject({ accessor: '', token_type: 'batch', renewable: false, orphan: false, lease_duration: 1200, policies: ['default', 'reader'] });
+    expect(auth).toMatchObject({
+      accessor: '',
+      token_type: 'batch',
+      renewable: false,
+      orphan: false,
+      lease_duration: 1200,
+      policies: ['default', 'reader'],
+    });
     expect(auth.client_token).toMatch(/^hvb\./);
     expect((await readSecret(auth.client_token)).body.data).toEqual({ password: 'pw' });
-    expect((await lookupSelf(auth.client_token)).body.data).toMatchObject({ id: auth.client_token, type: 'batch', ttl: 1200, renewable: false });
+    expect((await lookupSelf(auth.client_token)).body.data).toMatchObject({
+      id: auth.client_token,
+      type: 'batch',
+      ttl: 1200,
+      renewable: false,
+    });
     expect((await tableItems()).length).toBe(before);
   });
 
   it('cannot be renewed, revoked or used to create tokens', async () => {
     const auth = await create({ type: 'batch', policies: ['reader', 'token-maker'] });
-    expectBadRequest(await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }), 'batch tokens cannot be renewed');
-    expectBadRequest(await h.call('POST', '/v1/auth/token/create', { token: auth.client_token, body: { policies: ['reader'] } }), 'batch tokens cannot create');
-    expectBadRequest(await h.call('POST', '/v1/auth/token/revoke', { token: h.rootToken, body: { token: auth.client_token } }), 'batch tokens cannot be revoked');
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }),
+      'batch tokens cannot be renewed',
+    );
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/create', { token: auth.client_token, body: { policies: ['reader'] } }),
+      'batch tokens cannot create',
+    );
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/revoke', { token: h.rootToken, body: { token: auth.client_token } }),
+      'batch tokens cannot be revoked',
+    );
     expect((await readSecret(auth.client_token)).status).toBe(200);
   });
 
   it('refuses what a batch token cannot carry', async () => {
-    const refuse = (body: Record<string, unknown>) => h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { type: 'batch', ...body } });
+    const refuse = (body: Record<string, unknown>) =>
+      h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { type: 'batch', ...body } });
     expectBadRequest(await refuse({ policies: ['reader'], num_uses: 2 }), 'batch tokens cannot have "num_uses"');
     expectBadRequest(await refuse({ policies: ['reader'], period: '1h' }), 'batch tokens cannot have "period"');
-    expectBadRequest(await refuse({ policies: ['reader'], explicit_max_ttl: '1h' }), 'batch tokens cannot have "explicit_max_ttl"');
+    expectBadRequest(
+      await refuse({ policies: ['reader'], explicit_max_ttl: '1h' }),
+      'batch tokens cannot have "explicit_max_ttl"',
+    );
     expectBadRequest(await refuse({ id: 'custom-batch' }), 'cannot be used for batch tokens');
     expectBadRequest(await refuse({}), 'batch tokens cannot be root tokens');
   });
@@ -602,7 +737,10 @@ describe('token storage', () => {
 
 describe('tokens from a login', () => {
   beforeAll(async () => {
-    const enabled = await h.call('POST', '/v1/sys/auth/test', { token: h.rootToken, body: { type: 'test-login', config: { max_lease_ttl: '2h' } } });
+    const enabled = await h.call('POST', '/v1/sys/auth/test', {
+      token: h.rootToken,
+      body: { type: 'test-login', config: { max_lease_ttl: '2h' } },
+    });
     expect(enabled.status).toBe(204);
   });
 
@@ -614,10 +752,17 @@ describe('tokens from a login', () => {
 
   it('carry the login entity_id and bound CIDRs to their children, but not to orphans', async () => {
     const auth = await login({ cidr: '127.0.0.0/8' });
-    expect(auth).toMatchObject({ entity_id: 'entity-alice', orphan: true, policies: ['default', 'reader', 'token-maker'] });
+    expect(auth).toMatchObject({
+      entity_id: 'entity-alice',
+      orphan: true,
+      policies: ['default', 'reader', 'token-maker'],
+    });
     const child = await create({ policies: ['reader'] }, auth.client_token);
     expect(child.entity_id).toBe('entity-alice');
-    expect((await lookupSelf(child.client_token)).body.data).toMatchObject({ entity_id: 'entity-alice', bound_cidrs: ['127.0.0.0/8'] });
+    expect((await lookupSelf(child.client_token)).body.data).toMatchObject({
+      entity_id: 'entity-alice',
+      bound_cidrs: ['127.0.0.0/8'],
+    });
     const orphan = await create({ policies: ['reader'] }, auth.client_token, 'create-orphan');
     expect(orphan.entity_id).toBe('');
 
@@ -627,7 +772,9 @@ describe('tokens from a login', () => {
       expect(reply.status).toBe(403);
       expect(await reply.json()).toEqual({ errors: ['permission denied: token not valid from this address'] });
     }
-    const orphanElsewhere = await elsewhere.request('/v1/secret/app/db', { headers: { 'X-Secrets-Token': orphan.client_token } });
+    const orphanElsewhere = await elsewhere.request('/v1/secret/app/db', {
+      headers: { 'X-Secrets-Token': orphan.client_token },
+    });
     expect(orphanElsewhere.status).toBe(200);
   });
 
@@ -635,14 +782,23 @@ describe('tokens from a login', () => {
     const auth = await login();
     expect(auth.lease_duration).toBe(3600);
     h.clock.advance(50 * 60);
-    const renewed = await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token, body: { increment: '5h' } });
+    const renewed = await h.call('POST', '/v1/auth/token/renew-self', {
+      token: auth.client_token,
+      body: { increment: '5h' },
+    });
     expect(renewed.status).toBe(200);
     expect(renewed.body.auth.lease_duration).toBe(70 * 60);
     expect(renewed.body.warnings.join(' ')).toMatch(/capped/);
 
-    const tuned = await h.call('POST', '/v1/sys/auth/test/tune', { token: h.rootToken, body: { max_lease_ttl: '30m' } });
+    const tuned = await h.call('POST', '/v1/sys/auth/test/tune', {
+      token: h.rootToken,
+      body: { max_lease_ttl: '30m' },
+    });
     expect(tuned.status).toBe(204);
-    expectBadRequest(await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }), 'past the max TTL, cannot renew');
+    expectBadRequest(
+      await h.call('POST', '/v1/auth/token/renew-self', { token: auth.client_token }),
+      'past the max TTL, cannot renew',
+    );
   });
 });
 
@@ -660,13 +816,23 @@ describe('auth/token/accessors', () => {
     expect(keys).toEqual([...keys].sort());
     // Every listed accessor is one a live service token answers to.
     for (const accessor of keys) {
-      expect((await h.call('POST', '/v1/auth/token/lookup-accessor', { token: h.rootToken, body: { accessor } })).status).toBe(200);
+      expect(
+        (await h.call('POST', '/v1/auth/token/lookup-accessor', { token: h.rootToken, body: { accessor } })).status,
+      ).toBe(200);
     }
-    expect((await h.call('GET', '/v1/auth/token/accessors?list=true', { token: h.rootToken })).body.data.keys).toEqual(keys);
+    expect((await h.call('GET', '/v1/auth/token/accessors?list=true', { token: h.rootToken })).body.data.keys).toEqual(
+      keys,
+    );
 
     await h.call('POST', '/v1/auth/token/revoke-accessor', { token: h.rootToken, body: { accessor: made.accessor } });
-    expect((await h.call('LIST', '/v1/auth/token/accessors', { token: h.rootToken })).body.data.keys).not.toContain(made.accessor);
-    expectDenied(await h.call('LIST', '/v1/auth/token/accessors', { token: (await create({ policies: ['reader'] })).client_token }));
+    expect((await h.call('LIST', '/v1/auth/token/accessors', { token: h.rootToken })).body.data.keys).not.toContain(
+      made.accessor,
+    );
+    expectDenied(
+      await h.call('LIST', '/v1/auth/token/accessors', {
+        token: (await create({ policies: ['reader'] })).client_token,
+      }),
+    );
   });
 });
 
@@ -686,10 +852,16 @@ describe('numeric fields are bounded', () => {
 
   it('takes the largest count, as a number or a string, and shows it back', async () => {
     for (const num_uses of [2 ** 31 - 1, '2147483647', ' 7 ']) {
-      const reply = await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['reader'], num_uses } });
+      const reply = await h.call('POST', '/v1/auth/token/create', {
+        token: h.rootToken,
+        body: { policies: ['reader'], num_uses },
+      });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expect(reply.body.auth.num_uses).toBe(Number(String(num_uses).trim()));
-      const looked = await h.call('POST', '/v1/auth/token/lookup', { token: h.rootToken, body: { token: reply.body.auth.client_token } });
+      const looked = await h.call('POST', '/v1/auth/token/lookup', {
+        token: h.rootToken,
+        body: { token: reply.body.auth.client_token },
+      });
       expect(looked.body.data.num_uses).toBe(Number(String(num_uses).trim()));
     }
   });
@@ -701,7 +873,10 @@ describe('numeric fields are bounded', () => {
       ['period', 1e300],
       ['ttl', '9007199254740993'],
     ] as const) {
-      const reply = await h.call('POST', '/v1/auth/token/create', { token: h.rootToken, body: { policies: ['reader'], [field]: value } });
+      const reply = await h.call('POST', '/v1/auth/token/create', {
+        token: h.rootToken,
+        body: { policies: ['reader'], [field]: value },
+      });
       expect(reply.status, `${field} ${value}`).toBe(400);
       expect(reply.body.errors[0]).toContain(`"${field}"`);
     }

@@ -27,10 +27,13 @@ function conflictsOnTransactions(conflicts: number): Sent[] {
       sent.push(input);
       if (left-- > 0) {
         throw new TransactionCanceledException({
-          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
+          message:
+            'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
           $metadata: { httpStatusCode: 400 },
           CancellationReasons: (input.TransactItems ?? []).map((_, position) =>
-            position === 1 ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' } : { Code: 'None' },
+            position === 1
+              ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }
+              : { Code: 'None' },
           ),
         });
       }
@@ -61,14 +64,24 @@ describe('a transaction cancelled by a conflict', () => {
   it('answers 503 naming the conflict after six tries, and nothing is written', async () => {
     const sent = conflictsOnTransactions(6);
     const before = await h.core.store.list(`token#${h.core.keyring.hash(h.rootToken)}`, { prefix: 'child#' });
-    const refused = await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['default'], ttl: '1h', id: 'hvs.conflicted-token-id' }));
+    const refused = await h.call(
+      'POST',
+      '/v1/auth/token/create',
+      asRoot({ policies: ['default'], ttl: '1h', id: 'hvs.conflicted-token-id' }),
+    );
     expect(refused.status).toBe(503);
-    expect(refused.body.errors[0]).toContain('the write met concurrent writes to the same items 6 times; nothing was written');
+    expect(refused.body.errors[0]).toContain(
+      'the write met concurrent writes to the same items 6 times; nothing was written',
+    );
     expect(sent).toHaveLength(6);
     expect(await h.core.store.list(`token#${h.core.keyring.hash('hvs.conflicted-token-id')}`)).toEqual([]);
     expect(await h.core.store.list(`token#${h.core.keyring.hash(h.rootToken)}`, { prefix: 'child#' })).toEqual(before);
     // The next try, with no conflict, goes through.
-    const again = await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['default'], ttl: '1h', id: 'hvs.conflicted-token-id' }));
+    const again = await h.call(
+      'POST',
+      '/v1/auth/token/create',
+      asRoot({ policies: ['default'], ttl: '1h', id: 'hvs.conflicted-token-id' }),
+    );
     expect(again.status).toBe(200);
   });
 });
@@ -78,8 +91,20 @@ describe("a login's in-service check", () => {
     const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
     for (const [url, body] of [
       ['/v1/sys/auth/jwt', { type: 'jwt' }],
-      ['/v1/auth/jwt/config', { jwt_validation_pubkeys: [await exportSPKI(publicKey)], bound_issuer: 'https://ci.example' }],
-      ['/v1/auth/jwt/role/ci', { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['keyhaven'], token_policies: ['app'], token_ttl: '1h' }],
+      [
+        '/v1/auth/jwt/config',
+        { jwt_validation_pubkeys: [await exportSPKI(publicKey)], bound_issuer: 'https://ci.example' },
+      ],
+      [
+        '/v1/auth/jwt/role/ci',
+        {
+          role_type: 'jwt',
+          user_claim: 'sub',
+          bound_audiences: ['keyhaven'],
+          token_policies: ['app'],
+          token_ttl: '1h',
+        },
+      ],
     ] as const) {
       expect((await h.call('POST', url, asRoot(body))).status).toBe(204);
     }
@@ -94,7 +119,9 @@ describe("a login's in-service check", () => {
         .sign(privateKey);
       expect((await h.call('POST', '/v1/auth/jwt/login', { body: { role: 'ci', jwt } })).status).toBe(200);
     }
-    const checked = sent.flatMap((input) => (input.TransactItems ?? []).flatMap((item) => (item.ConditionCheck?.Key ? [item.ConditionCheck.Key] : [])));
+    const checked = sent.flatMap((input) =>
+      (input.TransactItems ?? []).flatMap((item) => (item.ConditionCheck?.Key ? [item.ConditionCheck.Key] : [])),
+    );
     expect(checked.some((key) => key.pk === 'mounts')).toBe(false);
     const markers = new Set(checked.map((key) => key.pk));
     for (const pk of markers) expect(pk).toMatch(new RegExp(`^in-service#${mount.uuid}#(0\\d|1[0-5])$`));

@@ -17,9 +17,15 @@ afterAll(async () => {
 
 describe('listing_visibility on sys/auth and sys/mounts', () => {
   it('is set on enable (config.listing_visibility), shown by the mount read and the tune read, and changed by tune', async () => {
-    const enable = await h.call('POST', '/v1/sys/auth/corp', asRoot({ type: 'jwt', description: 'Company SSO', config: { listing_visibility: 'unauth' } }));
+    const enable = await h.call(
+      'POST',
+      '/v1/sys/auth/corp',
+      asRoot({ type: 'jwt', description: 'Company SSO', config: { listing_visibility: 'unauth' } }),
+    );
     expect(enable.status).toBe(204);
-    expect((await h.call('GET', '/v1/sys/auth/corp', asRoot())).body.data.config).toMatchObject({ listing_visibility: 'unauth' });
+    expect((await h.call('GET', '/v1/sys/auth/corp', asRoot())).body.data.config).toMatchObject({
+      listing_visibility: 'unauth',
+    });
     expect((await h.call('GET', '/v1/sys/auth', asRoot())).body.data['corp/'].config.listing_visibility).toBe('unauth');
     expect((await h.call('GET', '/v1/sys/auth/corp/tune', asRoot())).body.data.listing_visibility).toBe('unauth');
 
@@ -27,19 +33,31 @@ describe('listing_visibility on sys/auth and sys/mounts', () => {
     expect((await h.call('GET', '/v1/sys/auth/corp/tune', asRoot())).body.data.listing_visibility).toBe('hidden');
     // A tune that does not name it leaves it; "" puts the default back, which the reads leave out as Vault does.
     expect((await h.call('POST', '/v1/sys/auth/corp/tune', asRoot({ description: 'SSO' }))).status).toBe(204);
-    expect((await h.call('GET', '/v1/sys/auth/corp/tune', asRoot())).body.data).toMatchObject({ listing_visibility: 'hidden', description: 'SSO' });
+    expect((await h.call('GET', '/v1/sys/auth/corp/tune', asRoot())).body.data).toMatchObject({
+      listing_visibility: 'hidden',
+      description: 'SSO',
+    });
     expect((await h.call('POST', '/v1/sys/auth/corp/tune', asRoot({ listing_visibility: '' }))).status).toBe(204);
     expect((await h.call('GET', '/v1/sys/auth/corp/tune', asRoot())).body.data.listing_visibility).toBeUndefined();
     expect((await h.call('GET', '/v1/sys/auth/corp', asRoot())).body.data.config.listing_visibility).toBeUndefined();
 
-    expect((await h.call('POST', '/v1/sys/mounts/team', asRoot({ type: 'kv', config: { listing_visibility: 'hidden' } }))).status).toBe(204);
+    expect(
+      (await h.call('POST', '/v1/sys/mounts/team', asRoot({ type: 'kv', config: { listing_visibility: 'hidden' } })))
+        .status,
+    ).toBe(204);
     expect((await h.call('GET', '/v1/sys/mounts/team/tune', asRoot())).body.data.listing_visibility).toBe('hidden');
-    expect((await h.call('POST', '/v1/sys/mounts/team/tune', asRoot({ listing_visibility: 'unauth' }))).status).toBe(204);
+    expect((await h.call('POST', '/v1/sys/mounts/team/tune', asRoot({ listing_visibility: 'unauth' }))).status).toBe(
+      204,
+    );
     expect((await h.call('GET', '/v1/sys/mounts/team', asRoot())).body.data.config.listing_visibility).toBe('unauth');
   });
 
   it('refuses any other value with a 400 naming it, on enable and on tune, and stores nothing', async () => {
-    const enable = await h.call('POST', '/v1/sys/auth/bad', asRoot({ type: 'jwt', config: { listing_visibility: 'public' } }));
+    const enable = await h.call(
+      'POST',
+      '/v1/sys/auth/bad',
+      asRoot({ type: 'jwt', config: { listing_visibility: 'public' } }),
+    );
     expect(enable.status).toBe(400);
     expect(enable.body.errors[0]).toContain('invalid listing_visibility "public"');
     expect((await h.call('GET', '/v1/sys/auth/bad', asRoot())).status).toBe(404);
@@ -57,7 +75,15 @@ describe('listing_visibility on sys/auth and sys/mounts', () => {
 
 describe('GET sys/internal/ui/mounts', () => {
   it('answers a caller without a token with the unauth auth methods, by path, with type and description only', async () => {
-    expect((await h.call('POST', '/v1/sys/auth/okta', asRoot({ type: 'jwt', description: 'Okta', config: { listing_visibility: 'unauth' } }))).status).toBe(204);
+    expect(
+      (
+        await h.call(
+          'POST',
+          '/v1/sys/auth/okta',
+          asRoot({ type: 'jwt', description: 'Okta', config: { listing_visibility: 'unauth' } }),
+        )
+      ).status,
+    ).toBe(204);
     const listed = await h.call('GET', '/v1/sys/internal/ui/mounts');
     expect(listed.status).toBe(200);
     expect(listed.body.data.auth['okta/']).toEqual({ type: 'jwt', description: 'Okta' });

@@ -68,7 +68,18 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
       };
       await store.put(item);
       const got = await store.get(pk, 'a');
-      expect(got).toEqual({ pk, sk: 'a', text: 'x', empty: '', number: 1.5, yes: true, bytes: new Uint8Array([1, 2, 3]), list: [1, 'two', { three: 3 }], map: { inner: { deep: 'd' } }, set: new Set(['s1', 's2']) });
+      expect(got).toEqual({
+        pk,
+        sk: 'a',
+        text: 'x',
+        empty: '',
+        number: 1.5,
+        yes: true,
+        bytes: new Uint8Array([1, 2, 3]),
+        list: [1, 'two', { three: 3 }],
+        map: { inner: { deep: 'd' } },
+        set: new Set(['s1', 's2']),
+      });
       expect(Object.keys(got ?? {})).not.toContain('gone');
       expect(await store.get(pk, 'nothing')).toBeUndefined();
     });
@@ -98,7 +109,9 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
     it('put overwrites the whole item; putting when absent fails once something is there, leaving it as it was', async () => {
       const pk = partition();
       await store.put({ pk, sk: 'a', v: 1, extra: 'x' }, { when: { absent: true } });
-      await expect(store.put({ pk, sk: 'a', v: 2 }, { when: { absent: true } })).rejects.toBeInstanceOf(ConditionFailed);
+      await expect(store.put({ pk, sk: 'a', v: 2 }, { when: { absent: true } })).rejects.toBeInstanceOf(
+        ConditionFailed,
+      );
       expect(await store.get(pk, 'a')).toEqual({ pk, sk: 'a', v: 1, extra: 'x' });
       await store.put({ pk, sk: 'a', v: 3 });
       expect(await store.get(pk, 'a')).toEqual({ pk, sk: 'a', v: 3 });
@@ -106,14 +119,18 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
 
     it('put when the item exists fails on a missing item and writes nothing', async () => {
       const pk = partition();
-      await expect(store.put({ pk, sk: 'a', v: 1 }, { when: { exists: true } })).rejects.toBeInstanceOf(ConditionFailed);
+      await expect(store.put({ pk, sk: 'a', v: 1 }, { when: { exists: true } })).rejects.toBeInstanceOf(
+        ConditionFailed,
+      );
       expect(await store.get(pk, 'a')).toBeUndefined();
     });
 
     it('delete returns the item as it was (undefined when absent); a failed condition deletes nothing', async () => {
       const pk = partition();
       await store.put({ pk, sk: 'a', v: 1 });
-      await expect(store.delete({ pk, sk: 'a' }, { when: { equals: { v: 2 } } })).rejects.toBeInstanceOf(ConditionFailed);
+      await expect(store.delete({ pk, sk: 'a' }, { when: { equals: { v: 2 } } })).rejects.toBeInstanceOf(
+        ConditionFailed,
+      );
       expect(await store.get(pk, 'a')).toEqual({ pk, sk: 'a', v: 1 });
       expect(await store.delete({ pk, sk: 'a' }, { when: { equals: { v: 1 } } })).toEqual({ pk, sk: 'a', v: 1 });
       expect(await store.get(pk, 'a')).toBeUndefined();
@@ -146,7 +163,11 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
       ['equals a nested attribute', { equals: { 'value.generation': 3 } }, true],
       ['equals a deeper attribute', { equals: { 'value.inner.deep': 'd' } }, true],
       ['equals a whole map', { equals: { value: { inner: { deep: 'd' }, generation: 3 } } }, true],
-      ['equals a map with one more entry', { equals: { value: { inner: { deep: 'd' }, generation: 3, more: 1 } } }, false],
+      [
+        'equals a map with one more entry',
+        { equals: { value: { inner: { deep: 'd' }, generation: 3, more: 1 } } },
+        false,
+      ],
       ['equals a list', { equals: { list: [1, 2] } }, true],
       ['equals a list in another order', { equals: { list: [2, 1] } }, false],
       ['equals a set in another order', { equals: { set: new Set(['b', 'a']) } }, true],
@@ -183,7 +204,14 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
       ['any with an empty member', { any: [{ missing: ['n'] }, {}] }, true],
       ['not', { not: { equals: { n: 4 } } }, true],
       ['not, failing', { not: { exists: true } }, false],
-      ['nested', { exists: true, any: [{ missing: ['until'] }, { all: [{ atMost: { n: 5 } }, { not: { equals: { s: 'x' } } }] }] }, true],
+      [
+        'nested',
+        {
+          exists: true,
+          any: [{ missing: ['until'] }, { all: [{ atMost: { n: 5 } }, { not: { equals: { s: 'x' } } }] }],
+        },
+        true,
+      ],
       ['empty: always holds', {}, true],
     ];
     it.each(cases)('%s', async (_what, when, expected) => {
@@ -201,8 +229,12 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
 
     it('on a missing item only absence and missing attributes hold', async () => {
       const pk = partition();
-      await expect(store.put({ pk, sk: 'a', v: 1 }, { when: { equals: { v: 1 } } })).rejects.toBeInstanceOf(ConditionFailed);
-      await expect(store.put({ pk, sk: 'a', v: 1 }, { when: { not: { missing: ['v'] } } })).rejects.toBeInstanceOf(ConditionFailed);
+      await expect(store.put({ pk, sk: 'a', v: 1 }, { when: { equals: { v: 1 } } })).rejects.toBeInstanceOf(
+        ConditionFailed,
+      );
+      await expect(store.put({ pk, sk: 'a', v: 1 }, { when: { not: { missing: ['v'] } } })).rejects.toBeInstanceOf(
+        ConditionFailed,
+      );
       await store.put({ pk, sk: 'a', v: 1 }, { when: { missing: ['v'], not: { equals: { v: 1 } } } });
       expect(await store.get(pk, 'a')).toEqual({ pk, sk: 'a', v: 1 });
     });
@@ -222,14 +254,19 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
     it('sets, removes (also by setting undefined) and returns the item as it is after', async () => {
       const pk = partition();
       await store.put({ pk, sk: 'a', keep: 1, drop: 2, alsoDrop: 3 });
-      const after = await store.update({ pk, sk: 'a' }, { set: { added: 'x', alsoDrop: undefined }, remove: ['drop', 'neverThere'] });
+      const after = await store.update(
+        { pk, sk: 'a' },
+        { set: { added: 'x', alsoDrop: undefined }, remove: ['drop', 'neverThere'] },
+      );
       expect(after).toEqual({ pk, sk: 'a', keep: 1, added: 'x' });
       expect(await store.get(pk, 'a')).toEqual(after);
     });
 
     it('creates a missing item from its key, unless the condition asks for it to exist', async () => {
       const pk = partition();
-      await expect(store.update({ pk, sk: 'a' }, { set: { v: 1 } }, { when: { exists: true } })).rejects.toBeInstanceOf(ConditionFailed);
+      await expect(store.update({ pk, sk: 'a' }, { set: { v: 1 } }, { when: { exists: true } })).rejects.toBeInstanceOf(
+        ConditionFailed,
+      );
       expect(await store.get(pk, 'a')).toBeUndefined();
       expect(await store.update({ pk, sk: 'a' }, { set: { v: 1 } })).toEqual({ pk, sk: 'a', v: 1 });
       expect(await store.update({ pk, sk: 'b' }, {})).toEqual({ pk, sk: 'b' });
@@ -238,21 +275,39 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
     it('sets and removes inside maps; a nested path needs its parent', async () => {
       const pk = partition();
       await store.put({ pk, sk: 'a', entry: { uuid: 'u', disabling: true } });
-      expect(await store.update({ pk, sk: 'a' }, { set: { 'entry.flag': 1 }, remove: ['entry.disabling', 'entry.neverThere'] })).toEqual({ pk, sk: 'a', entry: { uuid: 'u', flag: 1 } });
-      await refused(store.update({ pk, sk: 'a' }, { set: { 'nothing.flag': 1 } }), /document path provided in the update expression is invalid/);
+      expect(
+        await store.update(
+          { pk, sk: 'a' },
+          { set: { 'entry.flag': 1 }, remove: ['entry.disabling', 'entry.neverThere'] },
+        ),
+      ).toEqual({ pk, sk: 'a', entry: { uuid: 'u', flag: 1 } });
+      await refused(
+        store.update({ pk, sk: 'a' }, { set: { 'nothing.flag': 1 } }),
+        /document path provided in the update expression is invalid/,
+      );
       expect(await store.get(pk, 'a')).toEqual({ pk, sk: 'a', entry: { uuid: 'u', flag: 1 } });
     });
 
     it('adds to numbers (a missing one counting as 0), subtracts with a negative amount', async () => {
       const pk = partition();
       await store.put({ pk, sk: 'a', uses: 3 });
-      expect(await store.update({ pk, sk: 'a' }, { add: { uses: -1, count: 2 } })).toEqual({ pk, sk: 'a', uses: 2, count: 2 });
+      expect(await store.update({ pk, sk: 'a' }, { add: { uses: -1, count: 2 } })).toEqual({
+        pk,
+        sk: 'a',
+        uses: 2,
+        count: 2,
+      });
     });
 
     it('setIfMissing keeps what is there; append extends a list (a missing one counting as empty)', async () => {
       const pk = partition();
       await store.put({ pk, sk: 'a', first: 'kept', log: ['one'] });
-      expect(await store.update({ pk, sk: 'a' }, { setIfMissing: { first: 'no', second: 'yes' }, append: { log: ['two', 'three'], fresh: [1] } })).toEqual({
+      expect(
+        await store.update(
+          { pk, sk: 'a' },
+          { setIfMissing: { first: 'no', second: 'yes' }, append: { log: ['two', 'three'], fresh: [1] } },
+        ),
+      ).toEqual({
         pk,
         sk: 'a',
         first: 'kept',
@@ -265,8 +320,13 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
     it('copies one attribute to another, reading the item as it was before the update', async () => {
       const pk = partition();
       await store.put({ pk, sk: 'a', queue: 'q1', old: 'before' });
-      expect(await store.update({ pk, sk: 'a' }, { copy: { duePk: 'queue', saved: 'old' }, set: { old: 'after' } })).toEqual({ pk, sk: 'a', queue: 'q1', duePk: 'q1', old: 'after', saved: 'before' });
-      await refused(store.update({ pk, sk: 'a' }, { copy: { x: 'nothing' } }), /refers to an attribute that does not exist/);
+      expect(
+        await store.update({ pk, sk: 'a' }, { copy: { duePk: 'queue', saved: 'old' }, set: { old: 'after' } }),
+      ).toEqual({ pk, sk: 'a', queue: 'q1', duePk: 'q1', old: 'after', saved: 'before' });
+      await refused(
+        store.update({ pk, sk: 'a' }, { copy: { x: 'nothing' } }),
+        /refers to an attribute that does not exist/,
+      );
     });
 
     it('refuses overlapping paths and key attributes, changing nothing', async () => {
@@ -281,7 +341,9 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
     it('a failed condition changes nothing', async () => {
       const pk = partition();
       await store.put({ pk, sk: 'a', uses: 1 });
-      await expect(store.update({ pk, sk: 'a' }, { add: { uses: -1 }, set: { revoking: true } }, { when: { above: { uses: 1 } } })).rejects.toBeInstanceOf(ConditionFailed);
+      await expect(
+        store.update({ pk, sk: 'a' }, { add: { uses: -1 }, set: { revoking: true } }, { when: { above: { uses: 1 } } }),
+      ).rejects.toBeInstanceOf(ConditionFailed);
       expect(await store.get(pk, 'a')).toEqual({ pk, sk: 'a', uses: 1 });
     });
   });
@@ -329,18 +391,27 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
       expect(sks(await store.list(pk, { reverse: true, limit: 2 }))).toEqual(['é', 'z']);
       expect(sks(await store.list(pk, { where: { equals: { even: true } } }))).toEqual(['a', 'a/2', 'b', 'é']);
       expect(sks(await store.list(pk, { where: { equals: { even: true } }, limit: 2 }))).toEqual(['a', 'a/2']);
-      expect(sks(await store.list(pk, { prefix: 'a', where: { above: { index: 1 } }, reverse: true, limit: 1 }))).toEqual(['a/2']);
+      expect(
+        sks(await store.list(pk, { prefix: 'a', where: { above: { index: 1 } }, reverse: true, limit: 1 })),
+      ).toEqual(['a/2']);
     });
 
     it('reads every page of a large partition', async () => {
       const pk = partition();
       const big = 'x'.repeat(60_000);
       // 25 items of 60 kB are more than DynamoDB's 1 MB page.
-      for (let index = 0; index < 25; index++) await store.put({ pk, sk: `k${String(index).padStart(2, '0')}`, index, big });
+      for (let index = 0; index < 25; index++)
+        await store.put({ pk, sk: `k${String(index).padStart(2, '0')}`, index, big });
       const all = await store.list(pk);
       expect(sks(all)).toEqual(Array.from({ length: 25 }, (_, index) => `k${String(index).padStart(2, '0')}`));
       expect(sks(await store.list(pk, { limit: 20 }))).toHaveLength(20);
-      expect(sks(await store.list(pk, { where: { atLeast: { index: 20 } } }))).toEqual(['k20', 'k21', 'k22', 'k23', 'k24']);
+      expect(sks(await store.list(pk, { where: { atLeast: { index: 20 } } }))).toEqual([
+        'k20',
+        'k21',
+        'k22',
+        'k23',
+        'k24',
+      ]);
     });
 
     it("lists the due index's partition by its sort key, leaving out items not on it", async () => {
@@ -353,7 +424,8 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
       await store.put({ pk, sk: 'unqueued' });
       const listed = async (options: Parameters<Store['list']>[1]) => {
         // The index is read eventually consistent on DynamoDB: wait for the three items to show.
-        for (let attempt = 0; attempt < 50 && (await store.list(queue, { index: 'due' })).length < 3; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+        for (let attempt = 0; attempt < 50 && (await store.list(queue, { index: 'due' })).length < 3; attempt++)
+          await new Promise((resolve) => setTimeout(resolve, 100));
         return (await store.list(queue, options)).map((item) => item.sk);
       };
       expect(await listed({ index: 'due' })).toEqual(['early', 'middle', 'late']);
@@ -361,7 +433,10 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
       expect(await listed({ index: 'due', limit: 1 })).toEqual(['early']);
       expect(await listed({ index: 'due', reverse: true, limit: 1 })).toEqual(['late']);
       expect(await listed({ index: 'due', where: { beginsWith: { name: 'm' } } })).toEqual(['middle']);
-      await refused(store.list(queue, { index: 'due', where: { beginsWith: { dueSk: '0' } } }), /non-primary key attributes/);
+      await refused(
+        store.list(queue, { index: 'due', where: { beginsWith: { dueSk: '0' } } }),
+        /non-primary key attributes/,
+      );
     });
 
     it('scan returns every item', async () => {
@@ -400,22 +475,41 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
         ])
         .catch((failure: unknown) => failure);
       expect(error).toBeInstanceOf(ConditionFailed);
-      expect((error as ConditionFailed).reasons?.map((reason) => reason.Code)).toEqual(['None', 'ConditionalCheckFailed', 'None', 'None']);
+      expect((error as ConditionFailed).reasons?.map((reason) => reason.Code)).toEqual([
+        'None',
+        'ConditionalCheckFailed',
+        'None',
+        'None',
+      ]);
       expect(sks(await store.list(pk))).toEqual(['marker', 'old']);
     });
 
     it('refuses two writes to one item, more than 100 writes, a check that cannot fail and an update that changes nothing', async () => {
       const pk = partition();
-      await refused(store.transact([{ put: { pk, sk: 'a' } }, { delete: { pk, sk: 'a' } }]), /multiple operations on one item/);
-      await expect(store.transact(Array.from({ length: 101 }, (_, index) => ({ put: { pk, sk: `k${index}` } })))).rejects.toThrow(/at most 100 writes/);
-      await expect(store.transact([{ put: { pk, sk: 'a' } }, { check: { pk, sk: 'b' }, when: {} }])).rejects.toThrow(/needs a condition/);
-      await expect(store.transact([{ put: { pk, sk: 'a' } }, { update: { pk, sk: 'b' }, change: {} }])).rejects.toThrow(/changes nothing/);
+      await refused(
+        store.transact([{ put: { pk, sk: 'a' } }, { delete: { pk, sk: 'a' } }]),
+        /multiple operations on one item/,
+      );
+      await expect(
+        store.transact(Array.from({ length: 101 }, (_, index) => ({ put: { pk, sk: `k${index}` } }))),
+      ).rejects.toThrow(/at most 100 writes/);
+      await expect(store.transact([{ put: { pk, sk: 'a' } }, { check: { pk, sk: 'b' }, when: {} }])).rejects.toThrow(
+        /needs a condition/,
+      );
+      await expect(store.transact([{ put: { pk, sk: 'a' } }, { update: { pk, sk: 'b' }, change: {} }])).rejects.toThrow(
+        /changes nothing/,
+      );
       expect(await store.list(pk)).toEqual([]);
     });
 
     it('takes 100 writes', async () => {
       const pk = partition();
-      await store.transact(Array.from({ length: 100 }, (_, index) => ({ put: { pk, sk: `k${String(index).padStart(3, '0')}` }, when: { absent: true } })));
+      await store.transact(
+        Array.from({ length: 100 }, (_, index) => ({
+          put: { pk, sk: `k${String(index).padStart(3, '0')}` },
+          when: { absent: true },
+        })),
+      );
       expect(await store.list(pk)).toHaveLength(100);
     });
   });

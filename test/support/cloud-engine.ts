@@ -38,7 +38,9 @@ export interface CloudEngine {
  * emulator (through the operator's configuration, this process's environment), project `proj-1`, and a root service account written to config.
  * The manual clock starts at the real time, since the emulator checks signed assertions against it.
  */
-export async function startCloudEngine(options: GoogleEmulatorOptions & { configure?: boolean } = {}): Promise<CloudEngine> {
+export async function startCloudEngine(
+  options: GoogleEmulatorOptions & { configure?: boolean } = {},
+): Promise<CloudEngine> {
   const google = await startGoogleEmulator(options);
   useEmulatedGoogle(google);
   const h = await startSecrets();

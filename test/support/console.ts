@@ -70,7 +70,9 @@ export async function newConsolePage(
   browser: Browser,
   size: 'laptop' | 'phone' = 'laptop',
 ): Promise<{ context: BrowserContext; page: Page; requests: string[] }> {
-  const context = await browser.newContext({ viewport: size === 'phone' ? { width: 390, height: 844 } : { width: 1366, height: 860 } });
+  const context = await browser.newContext({
+    viewport: size === 'phone' ? { width: 390, height: 844 } : { width: 1366, height: 860 },
+  });
   const page = await context.newPage();
   const requests: string[] = [];
   page.on('request', (request) => requests.push(request.url()));
@@ -78,7 +80,12 @@ export async function newConsolePage(
 }
 
 /** Signs in to one service with a token through the sign-in page, and waits for the home page to say so. */
-export async function signInWithToken(page: Page, product: ConsoleProduct, service: 'secrets' | 'scheduler', token: string): Promise<void> {
+export async function signInWithToken(
+  page: Page,
+  product: ConsoleProduct,
+  service: 'secrets' | 'scheduler',
+  token: string,
+): Promise<void> {
   await page.goto(`${product.consoleUrl}sign-in?service=${service}`);
   await page.getByRole('textbox', { name: 'Token', exact: true }).fill(token);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();

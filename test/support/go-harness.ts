@@ -20,7 +20,13 @@ export function buildGoHarness(sourceFile: string): string {
   if (existsSync(binary)) return binary;
   mkdirSync(cacheDir, { recursive: true });
   execFileSync('go', ['build', '-o', binary, sourceFile], {
-    env: { ...process.env, GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOFLAGS: '', GOCACHE: path.join(cacheDir, 'build') },
+    env: {
+      ...process.env,
+      GO111MODULE: 'off',
+      GOPATH: '/usr/share/gocode',
+      GOFLAGS: '',
+      GOCACHE: path.join(cacheDir, 'build'),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
     timeout: 300_000,
   });

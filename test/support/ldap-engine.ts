@@ -30,7 +30,8 @@ export function failRecording(e: LdapEngine, key: string, error: Error): { mockR
   const update = store.update.bind(store) as (...args: unknown[]) => Promise<unknown>;
   return vi.spyOn(store, 'update').mockImplementation((async (...args: unknown[]) => {
     const [target, change, options] = args as [Key, Change | undefined, { when?: Condition } | undefined];
-    if (target.sk === key && change?.set?.password !== undefined && options?.when?.equals?.pendingId !== undefined) throw error;
+    if (target.sk === key && change?.set?.password !== undefined && options?.when?.equals?.pendingId !== undefined)
+      throw error;
     return update(...args);
   }) as typeof store.update);
 }
@@ -39,7 +40,8 @@ export async function startLdapEngine(options: Parameters<typeof startSecrets>[0
   const [h, slapd] = await Promise.all([startSecrets(options), startSlapd()]);
   const mounted = await h.call('POST', '/v1/sys/mounts/ldap', { token: h.rootToken, body: { type: 'ldap' } });
   if (mounted.status !== 204) throw new Error(`mounting ldap failed: ${JSON.stringify(mounted.body)}`);
-  const call = (method: string, path: string, body?: unknown) => h.call(method, `/v1/ldap/${path}`, { token: h.rootToken, body });
+  const call = (method: string, path: string, body?: unknown) =>
+    h.call(method, `/v1/ldap/${path}`, { token: h.rootToken, body });
   const storage = async () => {
     const mount = await h.core.mounts.resolve('ldap/');
     if (!mount) throw new Error('ldap/ is not mounted');
@@ -64,7 +66,8 @@ export async function startLdapEngine(options: Parameters<typeof startSecrets>[0
         userdn: peopleDn,
         ...extra,
       });
-      if (response.status !== 204) throw new Error(`config failed: ${response.status} ${JSON.stringify(response.body)}`);
+      if (response.status !== 204)
+        throw new Error(`config failed: ${response.status} ${JSON.stringify(response.body)}`);
     },
     async close() {
       await Promise.all([h.close(), slapd.close()]);

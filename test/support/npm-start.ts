@@ -45,7 +45,10 @@ export function portIsFree(port: number): Promise<boolean> {
  * failed test can kill everything it started (JVM included). `script` runs another entry point the same way (a
  * test's own child that wraps what main.ts runs).
  */
-export function launch(env: Record<string, string>, script = 'packages/local/src/main.ts'): Omit<Started, 'secrets' | 'scheduler'> {
+export function launch(
+  env: Record<string, string>,
+  script = 'packages/local/src/main.ts',
+): Omit<Started, 'secrets' | 'scheduler'> {
   const bin = path.join(repo, 'node_modules/.bin');
   const [command, args] = [path.join(bin, 'node'), ['--import', 'tsx', script]];
   const child = spawn(command, args, {
@@ -93,10 +96,13 @@ export async function start(env: Record<string, string>): Promise<Started> {
   for (;;) {
     const banner = /secrets service:\s+(\S+)\/v1\n\s+scheduler service:\s+(\S+)\/v1/.exec(launched.stdout());
     if (banner) return { ...launched, secrets: banner[1] as string, scheduler: banner[2] as string };
-    if (exit) throw new Error(`npm start exited (${exit.code}) before serving:\n${launched.stdout()}\n${launched.stderr()}`);
+    if (exit)
+      throw new Error(`npm start exited (${exit.code}) before serving:\n${launched.stdout()}\n${launched.stderr()}`);
     if (Date.now() > deadline) {
       killLeftovers();
-      throw new Error(`npm start did not serve within ${START_TIMEOUT_MS} ms:\n${launched.stdout()}\n${launched.stderr()}`);
+      throw new Error(
+        `npm start did not serve within ${START_TIMEOUT_MS} ms:\n${launched.stdout()}\n${launched.stderr()}`,
+      );
     }
     await sleep(100);
   }
@@ -107,4 +113,3 @@ export async function stopWith(started: Started, signal: NodeJS.Signals = 'SIGTE
   const timeout = sleep(30_000).then(() => ({ code: -1, signal: null }));
   return Promise.race([started.exited, timeout]);
 }
-

@@ -37,7 +37,12 @@ export async function startOidcProvider(options: ProviderOptions): Promise<TestO
   const clientId = 'keyhaven';
   const clientSecret = 'keyhaven-client-secret-0123456789abcdef';
   const responseType = options.responseType ?? 'code';
-  const scopeClaims = { email: ['email', 'email_verified'], groups: ['groups'], profile: ['name', 'department'], ...options.scopeClaims };
+  const scopeClaims = {
+    email: ['email', 'email_verified'],
+    groups: ['groups'],
+    profile: ['name', 'department'],
+    ...options.scopeClaims,
+  };
 
   const provider = new Provider(issuer, {
     clients: [
@@ -82,7 +87,10 @@ export type CallbackDelivery = { method: 'GET'; url: URL } | { method: 'POST'; u
  * Drives the provider as a browser would: follows redirects with a cookie jar, fills in the login form
  * (any password) and the consent form, and stops at the first request aimed at `callbackPrefix`.
  */
-export async function browseToCallback(authUrl: string, options: { login: string; callbackPrefix: string; maxSteps?: number }): Promise<CallbackDelivery> {
+export async function browseToCallback(
+  authUrl: string,
+  options: { login: string; callbackPrefix: string; maxSteps?: number },
+): Promise<CallbackDelivery> {
   const cookies = new Map<string, string>();
   let request: { url: URL; method: 'GET' | 'POST'; body?: URLSearchParams } = { url: new URL(authUrl), method: 'GET' };
   for (let step = 0; step < (options.maxSteps ?? 20); step++) {
@@ -109,7 +117,8 @@ export async function browseToCallback(authUrl: string, options: { login: string
     }
     const html = await response.text();
     const form = parseForm(html);
-    if (!form) throw new Error(`the provider answered ${response.status} without a form or redirect: ${html.slice(0, 500)}`);
+    if (!form)
+      throw new Error(`the provider answered ${response.status} without a form or redirect: ${html.slice(0, 500)}`);
     const action = new URL(form.action, request.url);
     if (action.href.startsWith(options.callbackPrefix)) return { method: 'POST', url: action, form: form.inputs };
     const body = new URLSearchParams(form.inputs);

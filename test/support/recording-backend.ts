@@ -54,7 +54,10 @@ async function config(storage: MountStorage): Promise<EngineConfig> {
 }
 
 /** Counts atomically, so concurrent calls of a hook are all seen. */
-async function countUpstream(lease: LeaseContext, counts: { attempts?: number; revoked?: number; renewals?: number }): Promise<void> {
+async function countUpstream(
+  lease: LeaseContext,
+  counts: { attempts?: number; revoked?: number; renewals?: number },
+): Promise<void> {
   if (!upstream) throw new Error('the recording engine was not mounted with mountRecording');
   await upstream.update(
     { pk: upstreamPk, sk: lease.leaseId },
@@ -75,7 +78,11 @@ export const recordingBackend: Backend = {
       operations: {
         update: async ({ storage, data }) => {
           const fields = data as z.output<typeof configFields>;
-          await storage.put('config', { failRevoke: fields.fail_revoke, renewTtl: fields.renew_ttl, renewMaxTtl: fields.renew_max_ttl });
+          await storage.put('config', {
+            failRevoke: fields.fail_revoke,
+            renewTtl: fields.renew_ttl,
+            renewMaxTtl: fields.renew_max_ttl,
+          });
           return undefined;
         },
       },
@@ -102,7 +109,13 @@ export const recordingBackend: Backend = {
           const username = `${name}-${requestId.slice(0, 8)}`;
           return {
             data: { username },
-            secret: { type: 'account', ttl: role.ttl, maxTtl: role.maxTtl, renewable: role.renewable, internal: { username } },
+            secret: {
+              type: 'account',
+              ttl: role.ttl,
+              maxTtl: role.maxTtl,
+              renewable: role.renewable,
+              internal: { username },
+            },
           };
         },
       },
@@ -141,7 +154,15 @@ export const nullAuthBackend: Backend = {
 /** What the recording engine's upstream saw for a lease (undefined: the hook never ran for it). */
 export async function upstreamOf(core: Core, leaseId: string): Promise<UpstreamRecord | undefined> {
   const item = await core.store.get(upstreamPk, leaseId);
-  return item && { leaseId, username: item.username as string, attempts: item.attempts as number, revoked: item.revoked as number, renewals: item.renewals as number };
+  return (
+    item && {
+      leaseId,
+      username: item.username as string,
+      attempts: item.attempts as number,
+      revoked: item.revoked as number,
+      renewals: item.renewals as number,
+    }
+  );
 }
 
 /** Mounts the recording engine at `path` (with the mount's `config`) and writes its roles, as a user would. */
@@ -152,10 +173,14 @@ export async function mountRecording(
 ): Promise<void> {
   upstream = h.core.store;
   const token = h.rootToken;
-  const enabled = await h.call('POST', `/v1/sys/mounts/${path}`, { token, body: { type: 'recording', config: options.config ?? {} } });
+  const enabled = await h.call('POST', `/v1/sys/mounts/${path}`, {
+    token,
+    body: { type: 'recording', config: options.config ?? {} },
+  });
   if (enabled.status !== 204) throw new Error(`enabling ${path}: ${enabled.status} ${JSON.stringify(enabled.body)}`);
   for (const [name, role] of Object.entries(options.roles ?? { app: {} })) {
     const written = await h.call('POST', `/v1/${path}/roles/${name}`, { token, body: role });
-    if (written.status !== 204) throw new Error(`writing role ${name}: ${written.status} ${JSON.stringify(written.body)}`);
+    if (written.status !== 204)
+      throw new Error(`writing role ${name}: ${written.status} ${JSON.stringify(written.body)}`);
   }
 }

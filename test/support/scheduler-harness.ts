@@ -69,7 +69,9 @@ type SchedulerHarnessOptions = Partial<Omit<SchedulerAppOptions, 'core'>>;
  * A scheduler service on its own fresh table in the run's DynamoDB Local, with a clock the test moves.
  * `share` reuses another harness's table (two regions over one replicated table).
  */
-export async function startScheduler(options: SchedulerHarnessOptions & { share?: SchedulerHarness } = {}): Promise<SchedulerHarness> {
+export async function startScheduler(
+  options: SchedulerHarnessOptions & { share?: SchedulerHarness } = {},
+): Promise<SchedulerHarness> {
   const { share, ...appOptions } = options;
   const client = share?.client ?? new DynamoDBClient(localClientConfig(inject('dynamoEndpoint')));
   const tableName = share?.tableName ?? `test-${randomUUID()}`;
@@ -168,7 +170,9 @@ function lineReader(body: ReadableStream<Uint8Array>): StreamReader {
       }
       if (done) return undefined;
       pending ??= reader.read();
-      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())));
+      const timeout = new Promise<'timeout'>((resolve) =>
+        setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())),
+      );
       const result = await Promise.race([pending, timeout]);
       if (result === 'timeout') throw new Error(`no stream line within ${timeoutMs} ms`);
       pending = undefined;

@@ -48,7 +48,13 @@ export interface SecretsHarness extends SecretsService {
   client: DynamoDBClient;
 }
 
-type HarnessOptions = { extraBackends?: Backend[]; log?: Logger; keySource?: KeySource; clientIp?: string; audit?: false };
+type HarnessOptions = {
+  extraBackends?: Backend[];
+  log?: Logger;
+  keySource?: KeySource;
+  clientIp?: string;
+  audit?: false;
+};
 
 /**
  * A secrets service on its own fresh table in the run's DynamoDB Local, with a clock the test moves.
@@ -86,10 +92,16 @@ async function secretsOn(storage: CoreStorage, options: HarnessOptions, release:
   await core.mounts.enable('secret', 'secret', { type: 'kv' });
   // Every test's traffic goes through a hashed file audit device; `close` checks no secret it saw is in the file.
   const auditFile = path.join(keyDir, 'audit.log');
-  if (options.audit !== false) await core.audit.devices.enable('harness', { type: 'file', options: { file_path: auditFile } });
+  if (options.audit !== false)
+    await core.audit.devices.enable('harness', { type: 'file', options: { file_path: auditFile } });
   const app = createSecretsApp({ core: async () => core, clientIp: () => options.clientIp ?? '127.0.0.1' });
   const secrets = new Set<string>();
-  const auditLines = () => (existsSync(auditFile) ? readFileSync(auditFile, 'utf8').split('\n').filter((line) => line !== '') : []);
+  const auditLines = () =>
+    existsSync(auditFile)
+      ? readFileSync(auditFile, 'utf8')
+          .split('\n')
+          .filter((line) => line !== '')
+      : [];
   return {
     core,
     clock,
@@ -98,7 +110,9 @@ async function secretsOn(storage: CoreStorage, options: HarnessOptions, release:
       const response = await app.request(url, {
         method,
         headers: { ...(token ? { 'X-Secrets-Token': token } : {}), ...headers },
-        ...(body === undefined ? {} : { body: typeof body === 'string' || body instanceof Blob ? body : JSON.stringify(body) }),
+        ...(body === undefined
+          ? {}
+          : { body: typeof body === 'string' || body instanceof Blob ? body : JSON.stringify(body) }),
       });
       const text = await response.text();
       const parsed = text ? JSON.parse(text) : undefined;
@@ -112,14 +126,18 @@ async function secretsOn(storage: CoreStorage, options: HarnessOptions, release:
     async close() {
       const lines = auditLines().join('\n');
       const leaked = [...secrets].filter((secret) => lines.includes(secret));
-      if (leaked.length > 0) throw new Error(`the audit log shows ${leaked.length} secret(s) in plain text: ${leaked.slice(0, 3).join(', ')}`);
+      if (leaked.length > 0)
+        throw new Error(
+          `the audit log shows ${leaked.length} secret(s) in plain text: ${leaked.slice(0, 3).join(', ')}`,
+        );
       release();
       rmSync(keyDir, { recursive: true, force: true });
     },
   };
 }
 
-const secretKey = /^(client_token|token|accessor|password|current_password|last_password|new_password|secret|secret_id|client_secret|private_key|private_key_data|key_data|access_token|secret_key|access_key|bindpass|credentials)$/i;
+const secretKey =
+  /^(client_token|token|accessor|password|current_password|last_password|new_password|secret|secret_id|client_secret|private_key|private_key_data|key_data|access_token|secret_key|access_key|bindpass|credentials)$/i;
 
 /** Values a test would never want in an audit log: tokens, accessors, passwords, keys (at least 8 characters, so never a common word). */
 function collectSecrets(value: unknown, into: Set<string>, key = ''): void {
@@ -127,10 +145,18 @@ function collectSecrets(value: unknown, into: Set<string>, key = ''): void {
     const isToken = /^hv[sbr]\.[\w.-]{8,}$/.test(value);
     // Mount accessors (`kv_1a2b3c4d`, `system_builtin`) name mounts, not tokens: audit entries show them as Vault's do.
     const isMountAccessor = key === 'accessor' && /^[a-z]+_[\w-]+$/.test(value);
-    if ((isToken || secretKey.test(key)) && !isMountAccessor && value.length >= 8 && !/^hmac-sha256:/.test(value) && !/^\d+$/.test(value)) into.add(value);
+    if (
+      (isToken || secretKey.test(key)) &&
+      !isMountAccessor &&
+      value.length >= 8 &&
+      !/^hmac-sha256:/.test(value) &&
+      !/^\d+$/.test(value)
+    )
+      into.add(value);
     return;
   }
   if (typeof value === 'string' || value === null || typeof value !== 'object') return;
   if (typeof (value as { then?: unknown }).then === 'function') return;
-  for (const [childKey, child] of Object.entries(value)) collectSecrets(child, into, Array.isArray(value) ? key : childKey);
+  for (const [childKey, child] of Object.entries(value))
+    collectSecrets(child, into, Array.isArray(value) ? key : childKey);
 }

@@ -1,5 +1,17 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, connect as netConnect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,8 +92,12 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
   mkdirSync(path.join(dir, 'data'));
   writeFileSync(path.join(dir, 'config.ldif'), configLdif(dir));
   writeFileSync(path.join(dir, 'seed.ldif'), options.seed ?? seedLdif());
-  execFileSync(sbin('slapadd'), ['-n0', '-F', path.join(dir, 'slapd.d'), '-l', path.join(dir, 'config.ldif')], { stdio: 'pipe' });
-  execFileSync(sbin('slapadd'), ['-n1', '-F', path.join(dir, 'slapd.d'), '-l', path.join(dir, 'seed.ldif')], { stdio: 'pipe' });
+  execFileSync(sbin('slapadd'), ['-n0', '-F', path.join(dir, 'slapd.d'), '-l', path.join(dir, 'config.ldif')], {
+    stdio: 'pipe',
+  });
+  execFileSync(sbin('slapadd'), ['-n1', '-F', path.join(dir, 'slapd.d'), '-l', path.join(dir, 'seed.ldif')], {
+    stdio: 'pipe',
+  });
   const asRoot = process.getuid?.() === 0;
   if (asRoot) chownTree(dir);
 
@@ -163,7 +179,10 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
         if (!found) return undefined;
         const { dn: _dn, ...attributes } = found;
         return Object.fromEntries(
-          Object.entries(attributes).map(([key, value]) => [key, Array.isArray(value) ? value.map(String) : String(value)]),
+          Object.entries(attributes).map(([key, value]) => [
+            key,
+            Array.isArray(value) ? value.map(String) : String(value),
+          ]),
         );
       } catch (error) {
         if (error instanceof NoSuchObjectError) return undefined;
@@ -228,7 +247,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -255,7 +276,23 @@ function makeCertificates(dir: string): void {
   ] as const) {
     writeFileSync(path.join(dir, `${name}.ext`), extensions);
     openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    );
   }
 }
 

@@ -1,5 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type AttributeValue, DeleteItemCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  DeleteItemCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -26,7 +32,13 @@ export interface TableReplicator {
   stop(): Promise<void>;
 }
 
-export function startTableReplicator(options: { endpoint: string; source: string; replica: string; delayMs?: number; pollMs?: number }): TableReplicator {
+export function startTableReplicator(options: {
+  endpoint: string;
+  source: string;
+  replica: string;
+  delayMs?: number;
+  pollMs?: number;
+}): TableReplicator {
   const config = localClientConfig(options.endpoint);
   const tables = new DynamoDBClient(config);
   const streams = new DynamoDBStreamsClient(config);
@@ -52,7 +64,9 @@ export function startTableReplicator(options: { endpoint: string; source: string
   async function discover(arn: string) {
     let start: string | undefined;
     do {
-      const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: arn, ExclusiveStartShardId: start }));
+      const { StreamDescription } = await streams.send(
+        new DescribeStreamCommand({ StreamArn: arn, ExclusiveStartShardId: start }),
+      );
       for (const shard of StreamDescription?.Shards ?? []) {
         if (!shard.ShardId || iterators.has(shard.ShardId) || finished.has(shard.ShardId)) continue;
         const { ShardIterator } = await streams.send(
@@ -136,7 +150,8 @@ export function startTableReplicator(options: { endpoint: string; source: string
       while (passes < target || queue.length > 0) {
         if (failure) throw failure;
         if (paused) throw new Error('the replicator is paused: it will not catch up');
-        if (Date.now() > deadline) throw new Error(`replica ${options.replica} did not catch up within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`replica ${options.replica} did not catch up within ${timeoutMs} ms`);
         await sleep(pollMs);
       }
     },

@@ -54,7 +54,13 @@ export function createTestCa(commonName = 'Keyhaven Test CA'): TestCa {
         extension(oids.authorityKeyIdentifier, seq(tlv(0x80, caKeyId))),
       ];
       if (altNames.length > 0) extensions.push(extension(oids.subjectAltName, seq(...altNames.map(generalName))));
-      const der = certificate({ subject: leafName, issuer: commonName, publicKey: keys.publicKey, signingKey: caKeys.privateKey, extensions });
+      const der = certificate({
+        subject: leafName,
+        issuer: commonName,
+        publicKey: keys.publicKey,
+        signingKey: caKeys.privateKey,
+        extensions,
+      });
       return { cert: pem('CERTIFICATE', der), key: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
     },
   };
@@ -97,9 +103,13 @@ function certificate(options: {
   return seq(tbs, algorithm, bitString(sign('sha256', tbs, options.signingKey), 0));
 }
 
-const keyIdentifier = (publicKey: KeyObject) => createHash('sha1').update(publicKey.export({ type: 'spki', format: 'der' })).digest();
+const keyIdentifier = (publicKey: KeyObject) =>
+  createHash('sha1')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest();
 
-const name = (commonName: string) => seq(tlv(0x31, seq(oid(oids.commonName), tlv(0x0c, Buffer.from(commonName, 'utf8')))));
+const name = (commonName: string) =>
+  seq(tlv(0x31, seq(oid(oids.commonName), tlv(0x0c, Buffer.from(commonName, 'utf8')))));
 
 const extension = (id: string, value: Buffer, critical = false) =>
   critical ? seq(oid(id), bool(true), octets(value)) : seq(oid(id), octets(value));
@@ -127,7 +137,8 @@ function tlv(tag: number, content: Buffer): Buffer {
 const seq = (...items: Buffer[]) => tlv(0x30, Buffer.concat(items));
 const octets = (content: Buffer) => tlv(0x04, content);
 const bool = (value: boolean) => tlv(0x01, Buffer.from([value ? 0xff : 0]));
-const bitString = (content: Buffer, unusedBits: number) => tlv(0x03, Buffer.concat([Buffer.from([unusedBits]), content]));
+const bitString = (content: Buffer, unusedBits: number) =>
+  tlv(0x03, Buffer.concat([Buffer.from([unusedBits]), content]));
 
 function integer(value: Buffer): Buffer {
   let start = 0;
@@ -148,4 +159,7 @@ function oid(dotted: string): Buffer {
 }
 
 const pem = (label: string, der: Buffer) =>
-  `-----BEGIN ${label}-----\n${der.toString('base64').match(/.{1,64}/g)?.join('\n')}\n-----END ${label}-----\n`;
+  `-----BEGIN ${label}-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)
+    ?.join('\n')}\n-----END ${label}-----\n`;

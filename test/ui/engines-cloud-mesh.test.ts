@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
 import { useEmulatedGoogle } from '../support/cloud-engine.ts';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, secretsCall, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  secretsCall,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 /**
  * The cloud and mesh engines' pages on the dev mounts `cloud/` and `mesh/`: the cloud engine against the Google
@@ -75,14 +83,20 @@ describe('cloud engine pages', () => {
     await page.getByRole('link', { name: 'Create roleset' }).click();
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('app');
     await page.getByRole('textbox', { name: 'Project' }).fill('proj-1');
-    await page.getByRole('textbox', { name: 'Bindings' }).fill(`resource "${project}" {\n  roles = ["roles/bogus role"]\n}`);
+    await page
+      .getByRole('textbox', { name: 'Bindings' })
+      .fill(`resource "${project}" {\n  roles = ["roles/bogus role"]\n}`);
     await page.getByRole('textbox', { name: 'Token scopes' }).fill(scope);
     await page.getByRole('button', { name: 'Create roleset' }).click();
     // The API's own message for a bad binding, and nothing made in the cloud.
-    await expect(page.getByRole('alert').textContent()).resolves.toContain('invalid "bindings": role "roles/bogus role"');
+    await expect(page.getByRole('alert').textContent()).resolves.toContain(
+      'invalid "bindings": role "roles/bogus role"',
+    );
     expect(google.serviceAccounts().map((account) => account.email)).toEqual([root.email]);
 
-    await page.getByRole('textbox', { name: 'Bindings' }).fill(`resource "${project}" {\n  roles = ["roles/viewer"]\n}`);
+    await page
+      .getByRole('textbox', { name: 'Bindings' })
+      .fill(`resource "${project}" {\n  roles = ["roles/viewer"]\n}`);
     await page.getByRole('button', { name: 'Create roleset' }).click();
     await page.getByRole('heading', { name: 'Roleset app' }).waitFor();
     const read = await api('GET', 'cloud/roleset/app');
@@ -101,7 +115,9 @@ describe('cloud engine pages', () => {
 
     // The edit form shows the bindings as the HCL they are written in.
     await page.getByRole('button', { name: 'Edit' }).click();
-    await expect(page.getByRole('textbox', { name: 'Bindings' }).inputValue()).resolves.toBe(`resource "${project}" {\n  roles = ["roles/viewer"]\n}`);
+    await expect(page.getByRole('textbox', { name: 'Bindings' }).inputValue()).resolves.toBe(
+      `resource "${project}" {\n  roles = ["roles/viewer"]\n}`,
+    );
     await close();
   });
 
@@ -134,14 +150,19 @@ describe('cloud engine pages', () => {
     await page.getByRole('textbox', { name: 'Token TTL' }).fill('2h');
     await page.getByRole('button', { name: 'Create impersonated account' }).click();
     await page.getByRole('heading', { name: 'Impersonated account bq' }).waitFor();
-    await expect(page.getByRole('region', { name: 'The impersonated account' }).textContent()).resolves.toContain('2h (7200 s)');
+    await expect(page.getByRole('region', { name: 'The impersonated account' }).textContent()).resolves.toContain(
+      '2h (7200 s)',
+    );
     await page.getByRole('button', { name: 'Generate access token' }).click();
     await page.getByRole('region', { name: 'Issued credential' }).waitFor();
     const token = await reveal(page, 'token');
     expect(google.tokenInfo(token)).toMatchObject({ principal: target.email, via: 'generateAccessToken' });
 
     await page.getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('group', { name: 'Delete this impersonated account?' }).getByRole('button', { name: 'Confirm' }).click();
+    await page
+      .getByRole('group', { name: 'Delete this impersonated account?' })
+      .getByRole('button', { name: 'Confirm' })
+      .click();
     await page.getByText('No impersonated accounts here yet.').waitFor();
     expect((await api('GET', 'cloud/impersonated-account/bq')).status).toBe(404);
     await close();
@@ -153,7 +174,9 @@ describe('mesh engine pages', () => {
     const { page, close } = await signedInPage();
     await page.getByRole('link', { name: 'Mesh (mesh/)' }).click();
     // Not configured yet: the API's 400 says where to write it.
-    await expect(page.getByRole('alert').textContent()).resolves.toContain("the mesh server's access has not been configured");
+    await expect(page.getByRole('alert').textContent()).resolves.toContain(
+      "the mesh server's access has not been configured",
+    );
     await page.getByRole('button', { name: 'Configure' }).click();
     await page.getByRole('textbox', { name: 'Address' }).fill(consul.address);
     await page.getByLabel('Management token').fill(consulRoot);
@@ -170,7 +193,10 @@ describe('mesh engine pages', () => {
     await page.getByRole('textbox', { name: 'Lease TTL', exact: true }).fill('30m');
     await page.getByRole('button', { name: 'Create role' }).click();
     await page.getByRole('heading', { name: 'Role web' }).waitFor();
-    expect((await api('GET', 'mesh/roles/web')).body.data).toMatchObject({ service_identities: ['web:dc1,dc2', 'api'], ttl: 1800 });
+    expect((await api('GET', 'mesh/roles/web')).body.data).toMatchObject({
+      service_identities: ['web:dc1,dc2', 'api'],
+      ttl: 1800,
+    });
 
     await page.getByRole('button', { name: 'Generate token' }).click();
     const issued = page.getByRole('region', { name: 'Issued credential' });
@@ -179,7 +205,9 @@ describe('mesh engine pages', () => {
     await page.evaluate(() => window.scrollTo(0, 0));
     await screenshot(page, 'mesh-role');
     const secret = await reveal(page, 'token');
-    expect(consul.token(secret)).toMatchObject({ ServiceIdentities: [{ ServiceName: 'web', Datacenters: ['dc1', 'dc2'] }, { ServiceName: 'api' }] });
+    expect(consul.token(secret)).toMatchObject({
+      ServiceIdentities: [{ ServiceName: 'web', Datacenters: ['dc1', 'dc2'] }, { ServiceName: 'api' }],
+    });
 
     await page.getByRole('button', { name: 'Revoke lease' }).click();
     await page.getByRole('button', { name: 'Lease revoked' }).waitFor();

@@ -1,7 +1,24 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, secretsCall, signInWithToken, startConsoleProduct } from '../support/console.ts';
-import { baseDn, dynamicDn, managerDn, managerPassword, peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  secretsCall,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
+import {
+  baseDn,
+  dynamicDn,
+  managerDn,
+  managerPassword,
+  peopleDn,
+  type Slapd,
+  serviceAccountsDn,
+  startSlapd,
+} from '../support/slapd.ts';
 
 /** The directory engine's pages against a real slapd: the dev mount `ldap/` configured through the API. */
 let product: ConsoleProduct;
@@ -12,7 +29,12 @@ const api = (method: string, path: string, body?: unknown) => secretsCall(produc
 
 beforeAll(async () => {
   [product, browser, slapd] = await Promise.all([startConsoleProduct(), launchBrowser(), startSlapd()]);
-  const configured = await api('POST', 'ldap/config', { binddn: managerDn, bindpass: managerPassword, url: slapd.url, userdn: baseDn });
+  const configured = await api('POST', 'ldap/config', {
+    binddn: managerDn,
+    bindpass: managerPassword,
+    url: slapd.url,
+    userdn: baseDn,
+  });
   expect(configured.status, JSON.stringify(configured.body)).toBe(204);
 });
 afterAll(async () => {
@@ -133,7 +155,10 @@ describe('directory engine pages', () => {
     await expect(checkedOut.textContent()).resolves.toContain('lease duration1h');
     await shows('svc-1', 'checked out');
     await shows('svc-2', 'available');
-    expect((await api('GET', 'ldap/library/pool/status')).body.data).toMatchObject({ 'svc-1': { available: false }, 'svc-2': { available: true } });
+    expect((await api('GET', 'ldap/library/pool/status')).body.data).toMatchObject({
+      'svc-1': { available: false },
+      'svc-2': { available: true },
+    });
     await page.evaluate(() => window.scrollTo(0, 0));
     await screenshot(page, 'ldap-library');
     const password = await reveal(page, 'password');
@@ -143,7 +168,10 @@ describe('directory engine pages', () => {
     await page.getByRole('status').filter({ hasText: 'Checked in: svc-1' }).waitFor();
     await shows('svc-1', 'available');
     await expect(row('svc-1').textContent()).resolves.not.toContain('checked out');
-    expect((await api('GET', 'ldap/library/pool/status')).body.data).toEqual({ 'svc-1': { available: true }, 'svc-2': { available: true } });
+    expect((await api('GET', 'ldap/library/pool/status')).body.data).toEqual({
+      'svc-1': { available: true },
+      'svc-2': { available: true },
+    });
     // Check-in gave the account a new password: the borrowed one no longer binds.
     expect(await slapd.canBind(`cn=svc-1,${serviceAccountsDn}`, password)).toBe(false);
     await context.close();
@@ -155,8 +183,12 @@ describe('directory engine pages', () => {
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('dev');
     await page
       .getByRole('textbox', { name: 'Creation LDIF' })
-      .fill(`dn: cn={{.Username}},${dynamicDn}\nobjectClass: inetOrgPerson\ncn: {{.Username}}\nsn: dev\nuserPassword: {{.Password}}\n`);
-    await page.getByRole('textbox', { name: 'Deletion LDIF' }).fill(`dn: cn={{.Username}},${dynamicDn}\nchangetype: delete\n`);
+      .fill(
+        `dn: cn={{.Username}},${dynamicDn}\nobjectClass: inetOrgPerson\ncn: {{.Username}}\nsn: dev\nuserPassword: {{.Password}}\n`,
+      );
+    await page
+      .getByRole('textbox', { name: 'Deletion LDIF' })
+      .fill(`dn: cn={{.Username}},${dynamicDn}\nchangetype: delete\n`);
     await page.getByRole('textbox', { name: 'Default TTL' }).fill('10m');
     await page.getByRole('button', { name: 'Create dynamic role' }).click();
     await page.getByRole('heading', { name: 'Dynamic role dev' }).waitFor();
@@ -164,7 +196,11 @@ describe('directory engine pages', () => {
     const issued = page.getByRole('region', { name: 'Issued credential' });
     await issued.waitFor();
     await expect(issued.textContent()).resolves.toContain('lease duration10m');
-    const dn = (await issued.locator('dt', { hasText: 'distinguished_names' }).locator('xpath=following-sibling::dd').textContent()) ?? '';
+    const dn =
+      (await issued
+        .locator('dt', { hasText: 'distinguished_names' })
+        .locator('xpath=following-sibling::dd')
+        .textContent()) ?? '';
     expect(dn).toMatch(new RegExp(`^cn=v_root_dev_.*,${dynamicDn}$`));
     const password = await reveal(page, 'password');
     expect(await slapd.canBind(dn, password)).toBe(true);
@@ -175,16 +211,20 @@ describe('directory engine pages', () => {
   });
 
   it("shows what a narrower token may not do as the API's 403, and the rest of the page", async () => {
-    const policy = 'path "ldap/static-role" { capabilities = ["list"] }\npath "ldap/static-role/*" { capabilities = ["read", "list"] }';
+    const policy =
+      'path "ldap/static-role" { capabilities = ["list"] }\npath "ldap/static-role/*" { capabilities = ["read", "list"] }';
     expect((await api('POST', 'sys/policies/acl/ldap-roles-only', { policy })).status).toBe(204);
-    const token = (await api('POST', 'auth/token/create', { policies: ['ldap-roles-only'] })).body.auth.client_token as string;
+    const token = (await api('POST', 'auth/token/create', { policies: ['ldap-roles-only'] })).body.auth
+      .client_token as string;
     const { context, page } = await newConsolePage(browser);
     page.setDefaultTimeout(10_000);
     await signInWithToken(page, product, 'secrets', token);
     await page.goto(`${product.consoleUrl}vault/ldap/ldap`);
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Permission denied.*HTTP 403/);
     await page.goto(`${product.consoleUrl}vault/ldap/ldap/static-role/team/alice`);
-    await expect(page.getByRole('region', { name: 'The static role' }).textContent()).resolves.toContain(`cn=alice,${peopleDn}`);
+    await expect(page.getByRole('region', { name: 'The static role' }).textContent()).resolves.toContain(
+      `cn=alice,${peopleDn}`,
+    );
     const credentials = page.getByRole('region', { name: 'Credentials' });
     await expect(credentials.getByRole('alert').textContent()).resolves.toMatch(/Permission denied.*HTTP 403/);
     await expect(credentials.textContent()).resolves.not.toContain('Next rotation');

@@ -1,7 +1,14 @@
 import { exportSPKI, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 /**
  * The console's scheduler ACL pages in Chromium against the product as `npm start` runs it: a policy the service
@@ -15,7 +22,11 @@ let management = '';
 let pem = '';
 
 /** The scheduler API with the management token, as another client would call it. */
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; json: () => unknown }> {
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string; json: () => unknown }> {
   const response = await fetch(`${product.schedulerUrl}/v1/${path}`, {
     method,
     headers: { 'X-Nomad-Token': management, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
@@ -62,7 +73,11 @@ describe('the scheduler ACL pages', () => {
     await page.getByLabel('Description').fill('reads jobs');
     await page.getByRole('button', { name: 'Create policy' }).click();
     await page.getByRole('heading', { name: 'ACL policy readers', exact: true }).waitFor();
-    expect((await api('GET', 'acl/policy/readers')).json()).toMatchObject({ Name: 'readers', Description: 'reads jobs', Rules: 'namespace "default" { policy = "read" }' });
+    expect((await api('GET', 'acl/policy/readers')).json()).toMatchObject({
+      Name: 'readers',
+      Description: 'reads jobs',
+      Rules: 'namespace "default" { policy = "read" }',
+    });
 
     await page.getByRole('form', { name: 'Edit policy readers' }).getByLabel('Description').fill('reads default jobs');
     await page.getByRole('button', { name: 'Save policy' }).click();
@@ -77,7 +92,9 @@ describe('the scheduler ACL pages', () => {
     await page.getByRole('heading', { name: 'ACL role', exact: true }).waitFor();
     const role = (await api('GET', 'acl/role/name/ops')).json() as { ID: string; Policies: unknown };
     expect(role.Policies).toEqual([{ Name: 'readers' }]);
-    await expect(page.getByRole('link', { name: 'readers' }).first().getAttribute('href')).resolves.toBe('/ui/scheduler/policies/readers');
+    await expect(page.getByRole('link', { name: 'readers' }).first().getAttribute('href')).resolves.toBe(
+      '/ui/scheduler/policies/readers',
+    );
 
     await page.getByRole('form', { name: 'Edit role ops' }).getByLabel('Description').fill('operators');
     await page.getByRole('button', { name: 'Save role' }).click();
@@ -114,7 +131,11 @@ describe('the scheduler ACL pages', () => {
       Type: 'JWT',
       TokenLocality: 'global',
       MaxTokenTTL: '30m0s',
-      Config: { JWTValidationPubKeys: [pem.trim()], ClaimMappings: { sub: 'user', team: 'team' }, ListClaimMappings: { groups: 'groups' } },
+      Config: {
+        JWTValidationPubKeys: [pem.trim()],
+        ClaimMappings: { sub: 'user', team: 'team' },
+        ListClaimMappings: { groups: 'groups' },
+      },
     });
 
     // Edit as JSON: the config keys the fields do not offer are there too.
@@ -126,7 +147,10 @@ describe('the scheduler ACL pages', () => {
     await edit.getByLabel('Max token TTL').fill('2h');
     await page.getByRole('button', { name: 'Save auth method' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await api('GET', 'acl/auth-method/corp')).json()).toMatchObject({ MaxTokenTTL: '2h0m0s', Config: { BoundAudiences: ['nomad'], ClockSkewLeeway: '30s' } });
+    expect((await api('GET', 'acl/auth-method/corp')).json()).toMatchObject({
+      MaxTokenTTL: '2h0m0s',
+      Config: { BoundAudiences: ['nomad'], ClockSkewLeeway: '30s' },
+    });
 
     // A binding rule: a bad selector gets the service's message; a good one is created, edited, deleted.
     await page.getByRole('link', { name: 'Its binding rules', exact: true }).click();
@@ -144,7 +168,13 @@ describe('the scheduler ACL pages', () => {
     const rules = (await api('GET', 'acl/binding-rules')).json() as Array<{ ID: string }>;
     expect(rules).toHaveLength(1);
     const id = (rules[0] as { ID: string }).ID;
-    expect((await api('GET', `acl/binding-rule/${id}`)).json()).toMatchObject({ AuthMethod: 'corp', Selector: '"eng" in list.groups', BindType: 'policy', BindName: 'readers', Description: 'engineers read' });
+    expect((await api('GET', `acl/binding-rule/${id}`)).json()).toMatchObject({
+      AuthMethod: 'corp',
+      Selector: '"eng" in list.groups',
+      BindType: 'policy',
+      BindName: 'readers',
+      Description: 'engineers read',
+    });
 
     const ruleForm = page.getByRole('form', { name: 'Edit binding rule' });
     await ruleForm.getByLabel('Bind type').selectOption('role');
@@ -153,7 +183,10 @@ describe('the scheduler ACL pages', () => {
     await page.getByRole('button', { name: 'Save binding rule' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax
-    expect((await api('GET', `acl/binding-rule/${id}`)).json()).toMatchObject({ BindType: 'role', BindName: 'team-${value.team}' });
+    expect((await api('GET', `acl/binding-rule/${id}`)).json()).toMatchObject({
+      BindType: 'role',
+      BindName: 'team-${value.team}',
+    });
 
     await page.getByRole('button', { name: 'Delete binding rule' }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
@@ -174,7 +207,12 @@ describe('the scheduler ACL pages', () => {
       Name: 'sso',
       Type: 'OIDC',
       MaxTokenTTL: '1h',
-      Config: { OIDCDiscoveryURL: 'http://127.0.0.1:9/', OIDCClientID: 'keyhaven', OIDCClientSecret: secret, AllowedRedirectURIs: ['http://127.0.0.1:8200/ui/callback'] },
+      Config: {
+        OIDCDiscoveryURL: 'http://127.0.0.1:9/',
+        OIDCClientID: 'keyhaven',
+        OIDCClientSecret: secret,
+        AllowedRedirectURIs: ['http://127.0.0.1:8200/ui/callback'],
+      },
     });
     expect(created.status).toBe(200);
     const { context, page } = await signedIn();
@@ -190,7 +228,10 @@ describe('the scheduler ACL pages', () => {
     await edit.getByLabel('OIDC client secret').fill(secret);
     await page.getByRole('button', { name: 'Save auth method' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    const read = (await api('GET', 'acl/auth-method/sso')).json() as { MaxTokenTTL: string; Config: Record<string, unknown> };
+    const read = (await api('GET', 'acl/auth-method/sso')).json() as {
+      MaxTokenTTL: string;
+      Config: Record<string, unknown>;
+    };
     expect(read.MaxTokenTTL).toBe('3h0m0s');
     expect(read.Config).not.toHaveProperty('OIDCClientSecret');
     await expect(page.content()).resolves.not.toContain(secret);
@@ -198,7 +239,9 @@ describe('the scheduler ACL pages', () => {
   });
 
   it('creates a token whose secret is shown once, hidden until revealed, and works; lists and deletes tokens', async () => {
-    expect((await api('POST', 'acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(200);
+    expect((await api('POST', 'acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(
+      200,
+    );
     const { context, page } = await signedIn();
     await open(page, 'tokens/new');
     await page.getByLabel('Name', { exact: true }).fill('ci deployer');
@@ -212,7 +255,12 @@ describe('the scheduler ACL pages', () => {
     const secret = (await secretCell.textContent()) ?? '';
     expect(secret).toMatch(/^[0-9a-f-]{36}$/);
     const self = await fetch(`${product.schedulerUrl}/v1/acl/token/self`, { headers: { 'X-Nomad-Token': secret } });
-    const token = (await self.json()) as { AccessorID: string; Name: string; Policies: string[]; ExpirationTTL: string };
+    const token = (await self.json()) as {
+      AccessorID: string;
+      Name: string;
+      Policies: string[];
+      ExpirationTTL: string;
+    };
     expect(token).toMatchObject({ Name: 'ci deployer', Policies: ['jobs'], ExpirationTTL: '1h0m0s' });
 
     await open(page, 'tokens');
@@ -236,7 +284,9 @@ describe('the scheduler ACL pages', () => {
   });
 
   it('shows the API’s 403 to a client token, and fits a phone', async () => {
-    const client = (await api('POST', 'acl/token', { Name: 'reader', Type: 'client', Policies: ['jobs'] })).json() as { SecretID: string };
+    const client = (await api('POST', 'acl/token', { Name: 'reader', Type: 'client', Policies: ['jobs'] })).json() as {
+      SecretID: string;
+    };
     const { context, page } = await newConsolePage(browser, 'phone');
     await signInWithToken(page, product, 'scheduler', client.SecretID);
     await open(page, 'tokens');

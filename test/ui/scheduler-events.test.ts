@@ -1,7 +1,14 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 /**
  * The live event view in Chromium: roles created elsewhere (through the API with fetch) appear as they are written;
@@ -114,7 +121,9 @@ describe('the live event view', () => {
     await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
     const relayUrl = `http://127.0.0.1:${(relay.address() as { port: number }).port}`;
     const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1366, height: 860 } });
-    await context.route('**/ui/config.json', (route) => route.fulfill({ json: { secretsUrl: '', schedulerUrl: relayUrl } }));
+    await context.route('**/ui/config.json', (route) =>
+      route.fulfill({ json: { secretsUrl: '', schedulerUrl: relayUrl } }),
+    );
     const page = await context.newPage();
     const streams: string[] = [];
     page.on('request', (request) => {

@@ -1,7 +1,14 @@
 import { type CryptoKey, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import type { Browser, Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 /**
  * The binding-rule tester in Chromium: rules created in the console's pages, then a pasted set of claims shows
@@ -36,7 +43,11 @@ beforeAll(async () => {
     Name: 'corp',
     Type: 'JWT',
     MaxTokenTTL: '1h',
-    Config: { JWTValidationPubKeys: [await exportSPKI(keys.publicKey)], ClaimMappings: { sub: 'user' }, ListClaimMappings: { groups: 'groups' } },
+    Config: {
+      JWTValidationPubKeys: [await exportSPKI(keys.publicKey)],
+      ClaimMappings: { sub: 'user' },
+      ListClaimMappings: { groups: 'groups' },
+    },
   });
   expect(method.status).toBe(200);
 });
@@ -77,7 +88,9 @@ describe('the binding-rule tester', () => {
     await expect(badge(operators).textContent()).resolves.toBe('not matched');
     await expect(operators.locator('li.term-failed').textContent()).resolves.toContain('"ops" in list.groups');
     await expect(operators.locator('li.term-held').textContent()).resolves.toContain('value.user == "ada"');
-    await expect(operators.locator('.why').textContent()).resolves.toBe('Not matched because "ops" in list.groups fails.');
+    await expect(operators.locator('.why').textContent()).resolves.toBe(
+      'Not matched because "ops" in list.groups fails.',
+    );
     const outcome = page.getByRole('region', { name: 'What the login would get' });
     await expect(outcome.textContent()).resolves.toContain('Token typeclient');
     await expect(outcome.getByRole('link', { name: 'team-eng' }).isVisible()).resolves.toBe(true);
@@ -90,7 +103,11 @@ describe('the binding-rule tester', () => {
 
   it('decodes a pasted JWT in the browser (unverified, said so) and shows what a real login with it gets, at a phone width', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const jwt = await new SignJWT({ sub: 'ada', groups: ['eng', 'ops'] }).setProtectedHeader({ alg: 'EdDSA' }).setIssuedAt(now).setExpirationTime(now + 600).sign(privateKey);
+    const jwt = await new SignJWT({ sub: 'ada', groups: ['eng', 'ops'] })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuedAt(now)
+      .setExpirationTime(now + 600)
+      .sign(privateKey);
     const { context, page } = await newConsolePage(browser, 'phone');
     await signInWithToken(page, product, 'scheduler', management);
     await page.goto(`${product.consoleUrl}scheduler/binding-rules/test?method=corp`);
@@ -108,7 +125,10 @@ describe('the binding-rule tester', () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 
     // The real login with the same JWT: the token it mints has exactly the roles and policies shown.
-    const login = await fetch(`${product.schedulerUrl}/v1/acl/login`, { method: 'POST', body: JSON.stringify({ AuthMethodName: 'corp', LoginToken: jwt }) });
+    const login = await fetch(`${product.schedulerUrl}/v1/acl/login`, {
+      method: 'POST',
+      body: JSON.stringify({ AuthMethodName: 'corp', LoginToken: jwt }),
+    });
     expect(login.status).toBe(200);
     const token = (await login.json()) as { Type: string; Policies: string[]; Roles: Array<{ Name: string }> };
     expect(token).toMatchObject({ Type: 'client', Policies: ['nodes'] });

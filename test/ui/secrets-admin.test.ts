@@ -3,13 +3,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, secretsCall, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  secretsCall,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 let product: ConsoleProduct;
 let browser: Browser;
 const auditDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-ui-audit-'));
 
-const api = (method: string, apiPath: string, body?: unknown, token?: string) => secretsCall(product, method, apiPath, body, token);
+const api = (method: string, apiPath: string, body?: unknown, token?: string) =>
+  secretsCall(product, method, apiPath, body, token);
 
 beforeAll(async () => {
   [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
@@ -19,7 +28,6 @@ afterAll(async () => {
   await product?.stop();
   rmSync(auditDir, { recursive: true, force: true });
 });
-
 
 const said = (page: Page, text: string) => page.getByRole('status').filter({ hasText: text }).first().waitFor();
 
@@ -69,7 +77,7 @@ describe('leases', () => {
 });
 
 describe('tokens', () => {
-  it('creates a child within the signed-in token\'s policies, shows it once hidden, copies it, and revokes it by accessor', async () => {
+  it("creates a child within the signed-in token's policies, shows it once hidden, copies it, and revokes it by accessor", async () => {
     await api('PUT', 'sys/policies/acl/reader', { policy: 'path "secret/data/*" { capabilities = ["read"] }' });
     const { context, page } = await newConsolePage(browser);
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: product.secretsUrl });
@@ -117,14 +125,20 @@ describe('tokens', () => {
   });
 
   it('renews the signed-in token, and a token with a limited policy sees its capabilities per path', async () => {
-    await api('PUT', 'sys/policies/acl/app-reader', { policy: 'path "secret/data/app/*" { capabilities = ["read", "list"] }' });
-    const token = (await api('POST', 'auth/token/create', { policies: ['app-reader'], ttl: '10m', explicit_max_ttl: '2h' })).body.auth.client_token;
+    await api('PUT', 'sys/policies/acl/app-reader', {
+      policy: 'path "secret/data/app/*" { capabilities = ["read", "list"] }',
+    });
+    const token = (
+      await api('POST', 'auth/token/create', { policies: ['app-reader'], ttl: '10m', explicit_max_ttl: '2h' })
+    ).body.auth.client_token;
     const { context, page } = await newConsolePage(browser, 'phone');
     await signInWithToken(page, product, 'secrets', token);
     await page.getByRole('link', { name: 'Tokens', exact: true }).click();
     await page.getByRole('button', { name: 'Renew this token' }).click();
     await said(page, 'Renewed.');
-    expect((await api('GET', 'auth/token/lookup-self', undefined, token)).body.data.last_renewal_time).toBeGreaterThan(0);
+    expect((await api('GET', 'auth/token/lookup-self', undefined, token)).body.data.last_renewal_time).toBeGreaterThan(
+      0,
+    );
 
     await page.getByRole('link', { name: 'Capabilities', exact: true }).click();
     const paths = ['secret/data/app/db', 'secret/data/other', 'sys/mounts'];
@@ -133,7 +147,12 @@ describe('tokens', () => {
     const expected = (await api('POST', 'sys/capabilities-self', { paths }, token)).body.data;
     expect(expected['secret/data/app/db']).toEqual(['list', 'read']);
     for (const checked of paths) {
-      await expect(page.getByRole('row', { name: new RegExp(`^${checked}`) }).locator('.badge').allTextContents()).resolves.toEqual(expected[checked]);
+      await expect(
+        page
+          .getByRole('row', { name: new RegExp(`^${checked}`) })
+          .locator('.badge')
+          .allTextContents(),
+      ).resolves.toEqual(expected[checked]);
     }
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await context.close();
@@ -141,7 +160,7 @@ describe('tokens', () => {
 });
 
 describe('audit devices', () => {
-  it('refuses an executable mode with the API\'s message, enables a file device in a temp dir, lists it, and disables it', async () => {
+  it("refuses an executable mode with the API's message, enables a file device in a temp dir, lists it, and disables it", async () => {
     const { context, page } = await newConsolePage(browser);
     await signInWithToken(page, product, 'secrets', product.rootToken);
     await page.getByRole('link', { name: 'Audit devices', exact: true }).click();
@@ -158,8 +177,14 @@ describe('audit devices', () => {
     await form.getByLabel('Other options').fill('mode=0600');
     await form.getByRole('button', { name: 'Enable device' }).click();
     await said(page, 'Audit device ui-file/ enabled.');
-    await page.getByRole('row', { name: /ui-file\// }).getByText(`file_path=${file}`).waitFor();
-    expect((await api('GET', 'sys/audit')).body.data['ui-file/']).toMatchObject({ type: 'file', options: { file_path: file, mode: '0600' } });
+    await page
+      .getByRole('row', { name: /ui-file\// })
+      .getByText(`file_path=${file}`)
+      .waitFor();
+    expect((await api('GET', 'sys/audit')).body.data['ui-file/']).toMatchObject({
+      type: 'file',
+      options: { file_path: file, mode: '0600' },
+    });
     await api('GET', 'auth/token/lookup-self');
     expect(existsSync(file) && readFileSync(file, 'utf8')).toContain('auth/token/lookup-self');
 

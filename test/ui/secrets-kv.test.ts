@@ -1,11 +1,20 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, secretsCall, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  secretsCall,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 let product: ConsoleProduct;
 let browser: Browser;
 
-const api = (method: string, apiPath: string, body?: unknown, token?: string) => secretsCall(product, method, apiPath, body, token);
+const api = (method: string, apiPath: string, body?: unknown, token?: string) =>
+  secretsCall(product, method, apiPath, body, token);
 
 beforeAll(async () => {
   [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
@@ -15,11 +24,11 @@ afterAll(async () => {
   await product?.stop();
 });
 
-
 /** Waits until the page says `text` in a status line (what a screen reader announces). */
 const said = (page: Page, text: string) => page.getByRole('status').filter({ hasText: text }).first().waitFor();
 /** Waits until a table row about `name` says `state`. */
-const rowSays = (page: Page, name: RegExp, state: string) => page.getByRole('row', { name }).filter({ hasText: state }).waitFor();
+const rowSays = (page: Page, name: RegExp, state: string) =>
+  page.getByRole('row', { name }).filter({ hasText: state }).waitFor();
 
 describe('the kv browser, version 2 (secret/)', () => {
   it('creates a secret, reads it hidden then revealed, writes a new version, refuses a stale check-and-set', async () => {
@@ -28,7 +37,12 @@ describe('the kv browser, version 2 (secret/)', () => {
     await page.getByRole('link', { name: 'Secrets', exact: true }).click();
     // Each mount links to its browser: kv here, the engines on their own pages.
     const hrefs = Object.fromEntries(
-      await Promise.all(['secret/', 'kv/', 'ldap/', 'cloud/', 'mesh/'].map(async (name) => [name, await page.getByRole('link', { name, exact: true }).getAttribute('href')])),
+      await Promise.all(
+        ['secret/', 'kv/', 'ldap/', 'cloud/', 'mesh/'].map(async (name) => [
+          name,
+          await page.getByRole('link', { name, exact: true }).getAttribute('href'),
+        ]),
+      ),
     );
     expect(hrefs).toEqual({
       'secret/': '/ui/vault/secrets/secret/',
@@ -49,7 +63,10 @@ describe('the kv browser, version 2 (secret/)', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
 
     await page.getByRole('heading', { name: /Version 1/ }).waitFor();
-    expect((await api('GET', 'secret/data/app/db')).body.data.data).toEqual({ username: 'app-user', password: 's3cr3t-one' });
+    expect((await api('GET', 'secret/data/app/db')).body.data.data).toEqual({
+      username: 'app-user',
+      password: 's3cr3t-one',
+    });
     // Hidden until revealed.
     const main = page.locator('main');
     await expect(main.textContent()).resolves.not.toContain('s3cr3t-one');
@@ -74,7 +91,10 @@ describe('the kv browser, version 2 (secret/)', () => {
     await page.getByLabel('Check-and-set').check();
     await page.getByLabel('Only if the current version is').fill('1');
     await page.getByRole('button', { name: 'Save new version' }).click();
-    await page.getByRole('alert').filter({ hasText: 'check-and-set parameter did not match the current version' }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'check-and-set parameter did not match the current version' })
+      .waitFor();
     expect((await api('GET', 'secret/data/app/db')).body.data.metadata.version).toBe(2);
     // The right version goes through.
     await page.getByLabel('Only if the current version is').fill('2');

@@ -1,11 +1,20 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, secretsCall, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  secretsCall,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 let product: ConsoleProduct;
 let browser: Browser;
 
-const api = (method: string, apiPath: string, body?: unknown, token?: string) => secretsCall(product, method, apiPath, body, token);
+const api = (method: string, apiPath: string, body?: unknown, token?: string) =>
+  secretsCall(product, method, apiPath, body, token);
 
 beforeAll(async () => {
   [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
@@ -15,7 +24,6 @@ afterAll(async () => {
   await product?.stop();
 });
 
-
 const said = (page: Page, text: string) => page.getByRole('status').filter({ hasText: text }).first().waitFor();
 
 // Line 3 lacks its closing bracket: HCL stops at line 4, where `}` cannot end the list.
@@ -23,7 +31,7 @@ const broken = ['# app readers', 'path "secret/data/app/*" {', '  capabilities =
 const fixed = ['# app readers', 'path "secret/data/app/*" {', '  capabilities = ["read", "list"]', '}', ''].join('\n');
 
 describe('the policies pages', () => {
-  it('shows the server\'s own parse error at its line and column, and selects that line in the editor', async () => {
+  it("shows the server's own parse error at its line and column, and selects that line in the editor", async () => {
     const refused = await api('PUT', 'sys/policies/acl/probe', { policy: broken });
     expect(refused.status).toBe(400);
     const message: string = refused.body.errors[0];
@@ -75,7 +83,14 @@ describe('the policies pages', () => {
   });
 
   it('shows a policy the server refuses for what it says (an unknown key) with the line it names', async () => {
-    const text = ['path "secret/*" {', '  capabilities = ["read"]', '}', 'paths "kv/*" {', '  capabilities = ["read"]', '}'].join('\n');
+    const text = [
+      'path "secret/*" {',
+      '  capabilities = ["read"]',
+      '}',
+      'paths "kv/*" {',
+      '  capabilities = ["read"]',
+      '}',
+    ].join('\n');
     const refused = await api('PUT', 'sys/policies/acl/probe', { policy: text });
     expect(refused.status).toBe(400);
     const { context, page } = await newConsolePage(browser, 'phone');
@@ -89,7 +104,7 @@ describe('the policies pages', () => {
     await context.close();
   });
 
-  it('a token with a limited policy sees the mounts page refused with the API\'s own 403', async () => {
+  it("a token with a limited policy sees the mounts page refused with the API's own 403", async () => {
     await api('PUT', 'sys/policies/acl/limited', { policy: 'path "secret/data/app/*" { capabilities = ["read"] }' });
     const token = (await api('POST', 'auth/token/create', { policies: ['limited'] })).body.auth.client_token;
     const direct = await api('GET', 'sys/mounts', undefined, token);

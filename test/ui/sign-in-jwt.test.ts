@@ -15,12 +15,26 @@ let stranger: CryptoKey;
 const issuer = 'https://ci.example';
 
 const secretsApi = (method: string, path: string, token: string | undefined, body?: unknown) =>
-  fetch(`${product.secretsUrl}/v1/${path}`, { method, headers: token ? { 'X-Vault-Token': token } : {}, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  fetch(`${product.secretsUrl}/v1/${path}`, {
+    method,
+    headers: token ? { 'X-Vault-Token': token } : {},
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
 const schedulerApi = (method: string, path: string, token: string | undefined, body?: unknown) =>
-  fetch(`${product.schedulerUrl}/v1/${path}`, { method, headers: token ? { 'X-Nomad-Token': token } : {}, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  fetch(`${product.schedulerUrl}/v1/${path}`, {
+    method,
+    headers: token ? { 'X-Nomad-Token': token } : {},
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
 
 const sign = (claims: JWTPayload, audience: string, with_: CryptoKey = key) =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'RS256' }).setIssuer(issuer).setAudience(audience).setIssuedAt().setExpirationTime('5m').sign(with_);
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256' })
+    .setIssuer(issuer)
+    .setAudience(audience)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(with_);
 
 beforeAll(async () => {
   [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
@@ -30,22 +44,64 @@ beforeAll(async () => {
   const pem = await exportSPKI(pair.publicKey);
 
   const root = product.rootToken;
-  expect((await secretsApi('PUT', 'sys/policies/acl/reader', root, { policy: 'path "secret/*" { capabilities = ["read"] }' })).status).toBe(204);
-  expect((await secretsApi('POST', 'auth/jwt/config', root, { jwt_validation_pubkeys: [pem], bound_issuer: issuer, default_role: 'ci' })).status).toBe(204);
-  const role = await secretsApi('POST', 'auth/jwt/role/ci', root, { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['keyhaven'], token_policies: 'reader' });
+  expect(
+    (
+      await secretsApi('PUT', 'sys/policies/acl/reader', root, {
+        policy: 'path "secret/*" { capabilities = ["read"] }',
+      })
+    ).status,
+  ).toBe(204);
+  expect(
+    (
+      await secretsApi('POST', 'auth/jwt/config', root, {
+        jwt_validation_pubkeys: [pem],
+        bound_issuer: issuer,
+        default_role: 'ci',
+      })
+    ).status,
+  ).toBe(204);
+  const role = await secretsApi('POST', 'auth/jwt/role/ci', root, {
+    role_type: 'jwt',
+    user_claim: 'sub',
+    bound_audiences: ['keyhaven'],
+    token_policies: 'reader',
+  });
   expect(role.status).toBe(204);
 
-  const management = ((await (await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' })).json()) as { SecretID: string }).SecretID;
-  expect((await schedulerApi('POST', 'acl/policy/jobs', management, { Name: 'jobs', Rules: 'namespace "default" { policy = "read" }' })).status).toBe(200);
+  const management = (
+    (await (await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' })).json()) as { SecretID: string }
+  ).SecretID;
+  expect(
+    (
+      await schedulerApi('POST', 'acl/policy/jobs', management, {
+        Name: 'jobs',
+        Rules: 'namespace "default" { policy = "read" }',
+      })
+    ).status,
+  ).toBe(200);
   const method = await schedulerApi('POST', 'acl/auth-method', management, {
     Name: 'ci',
     Type: 'JWT',
     TokenLocality: 'local',
     MaxTokenTTL: '30m',
-    Config: { JWTValidationPubKeys: [pem], BoundAudiences: ['nomad'], BoundIssuer: [issuer], ClaimMappings: { sub: 'user' } },
+    Config: {
+      JWTValidationPubKeys: [pem],
+      BoundAudiences: ['nomad'],
+      BoundIssuer: [issuer],
+      ClaimMappings: { sub: 'user' },
+    },
   });
   expect(method.status).toBe(200);
-  expect((await schedulerApi('POST', 'acl/binding-rule', management, { AuthMethod: 'ci', Selector: 'value.user == "builder"', BindType: 'policy', BindName: 'jobs' })).status).toBe(200);
+  expect(
+    (
+      await schedulerApi('POST', 'acl/binding-rule', management, {
+        AuthMethod: 'ci',
+        Selector: 'value.user == "builder"',
+        BindType: 'policy',
+        BindName: 'jobs',
+      })
+    ).status,
+  ).toBe(200);
 });
 afterAll(async () => {
   await browser?.close();
@@ -53,10 +109,26 @@ afterAll(async () => {
 });
 
 const sessionOf = (page: Page, service: string) =>
-  page.evaluate((name) => JSON.parse(sessionStorage.getItem(name) ?? 'null') as { token: string; createdByConsole: boolean; policies: string[] } | null, `keyhaven.${service}.session`);
+  page.evaluate(
+    (name) =>
+      JSON.parse(sessionStorage.getItem(name) ?? 'null') as {
+        token: string;
+        createdByConsole: boolean;
+        policies: string[];
+      } | null,
+    `keyhaven.${service}.session`,
+  );
 
-async function pasteJwt(page: Page, service: 'secrets' | 'scheduler', jwt: string, role?: string, next?: string): Promise<void> {
-  await page.goto(`${product.consoleUrl}sign-in?service=${service}${next === undefined ? '' : `&next=${encodeURIComponent(next)}`}`);
+async function pasteJwt(
+  page: Page,
+  service: 'secrets' | 'scheduler',
+  jwt: string,
+  role?: string,
+  next?: string,
+): Promise<void> {
+  await page.goto(
+    `${product.consoleUrl}sign-in?service=${service}${next === undefined ? '' : `&next=${encodeURIComponent(next)}`}`,
+  );
   await page.getByRole('tab', { name: 'JWT' }).click();
   if (role !== undefined) await page.getByRole('textbox', { name: 'Role' }).fill(role);
   await page.getByRole('textbox', { name: 'JWT' }).fill(jwt);
@@ -80,7 +152,9 @@ describe('JWT sign-in through the console', () => {
     const session = await sessionOf(page, 'secrets');
     expect(session).toMatchObject({ createdByConsole: true, policies: ['default', 'reader'] });
     const lookup = await secretsApi('GET', 'auth/token/lookup-self', session?.token);
-    expect(((await lookup.json()) as { data: { meta: Record<string, string>; policies: string[] } }).data).toMatchObject({ policies: ['default', 'reader'], meta: { role: 'ci' } });
+    expect(
+      ((await lookup.json()) as { data: { meta: Record<string, string>; policies: string[] } }).data,
+    ).toMatchObject({ policies: ['default', 'reader'], meta: { role: 'ci' } });
     // The login's token is the console's: sign-out revokes it.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('link', { name: 'Sign in to the secrets service' }).waitFor();
@@ -93,7 +167,10 @@ describe('JWT sign-in through the console', () => {
     const wrongAudience = await sign({ sub: 'builder' }, 'keyhaven');
     await pasteJwt(page, 'scheduler', wrongAudience);
     await expect(page.getByLabel('Auth method').inputValue()).resolves.toBe('ci');
-    const refused = await schedulerApi('POST', 'acl/login', undefined, { AuthMethodName: 'ci', LoginToken: wrongAudience });
+    const refused = await schedulerApi('POST', 'acl/login', undefined, {
+      AuthMethodName: 'ci',
+      LoginToken: wrongAudience,
+    });
     expect(refused.status).toBeGreaterThanOrEqual(400);
     const alert = await page.getByRole('alert').textContent();
     expect(alert).toContain((await refused.text()).trim());

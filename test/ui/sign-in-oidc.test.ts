@@ -1,6 +1,14 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, loopbackOnly, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  loopbackOnly,
+  newConsolePage,
+  screenshot,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 
 /**
@@ -16,9 +24,17 @@ let secretsCallback: string;
 let schedulerCallback: string;
 
 const secretsApi = (method: string, path: string, token: string, body?: unknown) =>
-  fetch(`${product.secretsUrl}/v1/${path}`, { method, headers: { 'X-Vault-Token': token }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  fetch(`${product.secretsUrl}/v1/${path}`, {
+    method,
+    headers: { 'X-Vault-Token': token },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
 const schedulerApi = (method: string, path: string, token: string, body?: unknown) =>
-  fetch(`${product.schedulerUrl}/v1/${path}`, { method, headers: { 'X-Nomad-Token': token }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  fetch(`${product.schedulerUrl}/v1/${path}`, {
+    method,
+    headers: { 'X-Nomad-Token': token },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
 
 beforeAll(async () => {
   [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
@@ -29,7 +45,13 @@ beforeAll(async () => {
 
   // Secrets service: npm start's auth/jwt (listed for anonymous callers) configured for the provider.
   const root = product.rootToken;
-  expect((await secretsApi('PUT', 'sys/policies/acl/reader', root, { policy: 'path "secret/*" { capabilities = ["read"] }' })).status).toBe(204);
+  expect(
+    (
+      await secretsApi('PUT', 'sys/policies/acl/reader', root, {
+        policy: 'path "secret/*" { capabilities = ["read"] }',
+      })
+    ).status,
+  ).toBe(204);
   const config = await secretsApi('POST', 'auth/jwt/config', root, {
     oidc_discovery_url: provider.issuer,
     oidc_client_id: provider.clientId,
@@ -37,14 +59,40 @@ beforeAll(async () => {
     default_role: 'web',
   });
   expect(config.status).toBe(204);
-  const role = { user_claim: 'email', groups_claim: 'groups', oidc_scopes: 'email,groups,profile', token_policies: 'reader', token_ttl: '30m' };
-  expect((await secretsApi('POST', 'auth/jwt/role/web', root, { ...role, allowed_redirect_uris: [secretsCallback] })).status).toBe(204);
-  expect((await secretsApi('POST', 'auth/jwt/role/elsewhere', root, { ...role, allowed_redirect_uris: ['https://other.example/cb'] })).status).toBe(204);
+  const role = {
+    user_claim: 'email',
+    groups_claim: 'groups',
+    oidc_scopes: 'email,groups,profile',
+    token_policies: 'reader',
+    token_ttl: '30m',
+  };
+  expect(
+    (await secretsApi('POST', 'auth/jwt/role/web', root, { ...role, allowed_redirect_uris: [secretsCallback] })).status,
+  ).toBe(204);
+  expect(
+    (
+      await secretsApi('POST', 'auth/jwt/role/elsewhere', root, {
+        ...role,
+        allowed_redirect_uris: ['https://other.example/cb'],
+      })
+    ).status,
+  ).toBe(204);
 
   // Scheduler service: an OIDC method whose binding rule gives the eng group a role.
-  management = ((await (await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' })).json()) as { SecretID: string }).SecretID;
-  expect((await schedulerApi('POST', 'acl/policy/jobs', management, { Name: 'jobs', Rules: 'namespace "default" { policy = "read" }' })).status).toBe(200);
-  expect((await schedulerApi('POST', 'acl/role', management, { Name: 'team-eng', Policies: [{ Name: 'jobs' }] })).status).toBe(200);
+  management = (
+    (await (await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' })).json()) as { SecretID: string }
+  ).SecretID;
+  expect(
+    (
+      await schedulerApi('POST', 'acl/policy/jobs', management, {
+        Name: 'jobs',
+        Rules: 'namespace "default" { policy = "read" }',
+      })
+    ).status,
+  ).toBe(200);
+  expect(
+    (await schedulerApi('POST', 'acl/role', management, { Name: 'team-eng', Policies: [{ Name: 'jobs' }] })).status,
+  ).toBe(200);
   const method = await schedulerApi('POST', 'acl/auth-method', management, {
     Name: 'sso',
     Type: 'OIDC',
@@ -63,7 +111,16 @@ beforeAll(async () => {
     },
   });
   expect(method.status).toBe(200);
-  expect((await schedulerApi('POST', 'acl/binding-rule', management, { AuthMethod: 'sso', Selector: '"eng" in list.groups', BindType: 'role', BindName: 'team-eng' })).status).toBe(200);
+  expect(
+    (
+      await schedulerApi('POST', 'acl/binding-rule', management, {
+        AuthMethod: 'sso',
+        Selector: '"eng" in list.groups',
+        BindType: 'role',
+        BindName: 'team-eng',
+      })
+    ).status,
+  ).toBe(200);
 });
 afterAll(async () => {
   await browser?.close();
@@ -86,7 +143,15 @@ async function loginAtProvider(page: Page, login: string): Promise<void> {
 }
 
 const sessionOf = (page: Page, service: string) =>
-  page.evaluate((key) => JSON.parse(sessionStorage.getItem(key) ?? 'null') as { token: string; createdByConsole: boolean; policies: string[] } | null, `keyhaven.${service}.session`);
+  page.evaluate(
+    (key) =>
+      JSON.parse(sessionStorage.getItem(key) ?? 'null') as {
+        token: string;
+        createdByConsole: boolean;
+        policies: string[];
+      } | null,
+    `keyhaven.${service}.session`,
+  );
 
 describe('OIDC sign-in through the console', () => {
   it('signs in to the secrets service through the discovered auth/jwt and the provider, lands where the person was going, and sign-out revokes the token', async () => {
@@ -97,14 +162,23 @@ describe('OIDC sign-in through the console', () => {
     const mount = panel.getByLabel('Auth mount');
     await expect(mount.locator('option').first().textContent()).resolves.toBe('jwt/ — jwt (dev default)');
     await page.getByRole('region', { name: 'Scheduler service' }).getByRole('tab', { name: 'OIDC' }).click();
-    await expect(page.getByRole('region', { name: 'Scheduler service' }).getByLabel('Auth method').locator('option').first().textContent()).resolves.toBe('sso (default)');
+    await expect(
+      page
+        .getByRole('region', { name: 'Scheduler service' })
+        .getByLabel('Auth method')
+        .locator('option')
+        .first()
+        .textContent(),
+    ).resolves.toBe('sso (default)');
     await screenshot(page, 'sign-in');
 
     await panel.getByRole('button', { name: 'Sign in with OIDC' }).click();
     await loginAtProvider(page, 'alice');
     await page.waitForURL(`${product.consoleUrl}vault/tokens`);
     await page.locator('.signed-in[data-service="secrets"]').waitFor();
-    await expect(page.locator('.signed-in[data-service="secrets"]').textContent()).resolves.toContain('jwt-alice@example.com');
+    await expect(page.locator('.signed-in[data-service="secrets"]').textContent()).resolves.toContain(
+      'jwt-alice@example.com',
+    );
     const session = await sessionOf(page, 'secrets');
     expect(session).toMatchObject({ createdByConsole: true, policies: expect.arrayContaining(['reader']) });
     // The token is the role's: its policies, as the service says.
@@ -134,7 +208,9 @@ describe('OIDC sign-in through the console', () => {
     expect(session?.createdByConsole).toBe(true);
     const self = await schedulerApi('GET', 'acl/token/self', session?.token ?? '');
     expect(self.status).toBe(200);
-    expect(((await self.json()) as { Roles: Array<{ Name: string }> }).Roles.map((role) => role.Name)).toEqual(['team-eng']);
+    expect(((await self.json()) as { Roles: Array<{ Name: string }> }).Roles.map((role) => role.Name)).toEqual([
+      'team-eng',
+    ]);
 
     // Sign-out forgets it. (The scheduler has no route by which a token revokes itself, as Nomad has none:
     // docs/security.md, "Web console", lists that as left open; the token lasts until its MaxTokenTTL.)
@@ -170,11 +246,15 @@ describe('OIDC sign-in through the console', () => {
     const tampered = new URL(callback);
     tampered.searchParams.set('state', `${returned.searchParams.get('state')}x`);
     await page.goto(tampered.href);
-    await expect(page.getByRole('alert').textContent()).resolves.toContain('does not match the OIDC sign-in started in this tab');
+    await expect(page.getByRole('alert').textContent()).resolves.toContain(
+      'does not match the OIDC sign-in started in this tab',
+    );
     // A stolen callback address opened in another browser: no sign-in was started there.
     const thief = await openPage();
     await thief.page.goto(callback);
-    await expect(thief.page.getByRole('alert').textContent()).resolves.toContain('No OIDC sign-in was started in this tab');
+    await expect(thief.page.getByRole('alert').textContent()).resolves.toContain(
+      'No OIDC sign-in was started in this tab',
+    );
     expect([...requests, ...thief.requests].filter((url) => url.includes('/v1/auth/jwt/oidc/callback'))).toEqual([]);
     await expect(sessionOf(thief.page, 'secrets')).resolves.toBeNull();
     await thief.context.close();
@@ -196,7 +276,9 @@ describe('OIDC sign-in through the console', () => {
     await page.getByRole('button', { name: 'Sign in with OIDC' }).click();
     // The secrets service answers an empty authorization URL, as Vault does; the console says what to fix.
     const alert = await page.getByRole('alert').textContent();
-    expect(alert).toContain(`the role must list ${product.consoleUrl}vault/auth/jwt/oidc/callback in its allowed_redirect_uris`);
+    expect(alert).toContain(
+      `the role must list ${product.consoleUrl}vault/auth/jwt/oidc/callback in its allowed_redirect_uris`,
+    );
     expect(page.url()).toContain('/ui/sign-in');
 
     const narrowed = await schedulerApi('POST', 'acl/auth-method', management, {
@@ -204,7 +286,12 @@ describe('OIDC sign-in through the console', () => {
       Type: 'OIDC',
       TokenLocality: 'local',
       MaxTokenTTL: '1h',
-      Config: { OIDCDiscoveryURL: provider.issuer, OIDCClientID: provider.clientId, OIDCClientSecret: provider.clientSecret, AllowedRedirectURIs: ['https://other.example/cb'] },
+      Config: {
+        OIDCDiscoveryURL: provider.issuer,
+        OIDCClientID: provider.clientId,
+        OIDCClientSecret: provider.clientSecret,
+        AllowedRedirectURIs: ['https://other.example/cb'],
+      },
     });
     expect(narrowed.status).toBe(200);
     await page.goto(`${product.consoleUrl}settings/tokens`);

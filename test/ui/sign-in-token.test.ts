@@ -1,6 +1,13 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleProduct, launchBrowser, newConsolePage, screenshot, signInWithToken, startConsoleProduct } from '../support/console.ts';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  screenshot,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
 
 let product: ConsoleProduct;
 let browser: Browser;
@@ -25,7 +32,9 @@ describe('the console at /ui/ with a token', () => {
     const config = await (await fetch(`${product.consoleUrl}config.json`)).json();
     expect(config).toEqual({ secretsUrl: '', schedulerUrl: product.schedulerUrl });
     // A deep link (an OIDC callback) gets the page too; the API beside it is untouched.
-    expect((await fetch(`${product.consoleUrl}vault/auth/jwt/oidc/callback?code=x`)).headers.get('content-type')).toContain('text/html');
+    expect(
+      (await fetch(`${product.consoleUrl}vault/auth/jwt/oidc/callback?code=x`)).headers.get('content-type'),
+    ).toContain('text/html');
     expect((await fetch(`${product.secretsUrl}/v1/sys/health`)).status).toBe(200);
 
     const { context, page, requests } = await newConsolePage(browser);
@@ -52,7 +61,9 @@ describe('the console at /ui/ with a token', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('link', { name: 'Sign in to the secrets service' }).waitFor();
     await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
-    const still = await fetch(`${product.secretsUrl}/v1/auth/token/lookup-self`, { headers: { 'X-Vault-Token': product.rootToken } });
+    const still = await fetch(`${product.secretsUrl}/v1/auth/token/lookup-self`, {
+      headers: { 'X-Vault-Token': product.rootToken },
+    });
     expect(still.status).toBe(200);
     await context.close();
   });
@@ -64,7 +75,11 @@ describe('the console at /ui/ with a token', () => {
     const preflight = (origin: string) =>
       fetch(`${product.schedulerUrl}/v1/acl/token/self`, {
         method: 'OPTIONS',
-        headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-nomad-token' },
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'GET',
+          'Access-Control-Request-Headers': 'x-nomad-token',
+        },
       });
     const allowed = await preflight(consoleOrigin);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(consoleOrigin);
@@ -72,12 +87,16 @@ describe('the console at /ui/ with a token', () => {
     expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
     const other = await preflight('http://127.0.0.1:1');
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
-    const read = await fetch(`${product.schedulerUrl}/v1/acl/token/self`, { headers: { Origin: 'https://evil.example', 'X-Nomad-Token': management } });
+    const read = await fetch(`${product.schedulerUrl}/v1/acl/token/self`, {
+      headers: { Origin: 'https://evil.example', 'X-Nomad-Token': management },
+    });
     expect(read.headers.get('access-control-allow-origin')).toBeNull();
 
     const { context, page } = await newConsolePage(browser);
     await signInWithToken(page, product, 'scheduler', management);
-    await expect(page.locator('.signed-in[data-service="scheduler"]').textContent()).resolves.toContain('Bootstrap Token');
+    await expect(page.locator('.signed-in[data-service="scheduler"]').textContent()).resolves.toContain(
+      'Bootstrap Token',
+    );
     await context.close();
   });
 

@@ -19,7 +19,9 @@ export type { Core } from './secrets/framework/services.ts';
 export type { AskEngine, EngineRequest } from './secrets/leases/engine-request.ts';
 
 /** Where the core keeps its state: a table on DynamoDB, or a store given whole (`MemoryStore` for tests that do not test DynamoDB). */
-export type CoreStorage = { dynamodb: DynamoDBClient; tableName: string; store?: undefined } | { store: Store; dynamodb?: undefined; tableName?: undefined };
+export type CoreStorage =
+  | { dynamodb: DynamoDBClient; tableName: string; store?: undefined }
+  | { store: Store; dynamodb?: undefined; tableName?: undefined };
 
 export type CoreOptions = CoreStorage & CoreSettings;
 

@@ -12,7 +12,10 @@ import { dueItems } from './storage/due.ts';
  */
 
 /** Everything that has fallen due in this process's reach: `sweepTokens` and `sweepLeases` (what `npm start` runs). */
-export async function sweepExpired(core: Core, limit = 500): Promise<{ tokens: number; leases: number; failed: number }> {
+export async function sweepExpired(
+  core: Core,
+  limit = 500,
+): Promise<{ tokens: number; leases: number; failed: number }> {
   const tokens = await sweepTokens(core, limit);
   const leases = await sweepLeases(core, { limit });
   return { tokens: tokens.tokens, leases: leases.leases, failed: tokens.failed + leases.failed };

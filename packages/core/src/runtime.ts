@@ -17,7 +17,9 @@ export function coreFromEnvironment(backends: CoreOptions['backends'], env = pro
       keySource: keySource(env),
       backends,
       ...(env.KEYHAVEN_DECLARED_MOUNTS ? { declaredMounts: declaredMounts(env.KEYHAVEN_DECLARED_MOUNTS) } : {}),
-      ...(env.KEYHAVEN_ENGINE_FUNCTIONS ? { askEngine: askThroughLambda(env.KEYHAVEN_ENGINE_FUNCTIONS, env.KEYHAVEN_LAMBDA_ENDPOINT) } : {}),
+      ...(env.KEYHAVEN_ENGINE_FUNCTIONS
+        ? { askEngine: askThroughLambda(env.KEYHAVEN_ENGINE_FUNCTIONS, env.KEYHAVEN_LAMBDA_ENDPOINT) }
+        : {}),
     });
     core.catch(() => {
       core = undefined;
@@ -33,7 +35,9 @@ function declaredMounts(json: string): Array<{ path: string; type: string }> {
   const parsed: unknown = JSON.parse(json);
   const valid =
     Array.isArray(parsed) &&
-    parsed.every((mount) => typeof mount?.path === 'string' && mount.path.endsWith('/') && typeof mount?.type === 'string');
+    parsed.every(
+      (mount) => typeof mount?.path === 'string' && mount.path.endsWith('/') && typeof mount?.type === 'string',
+    );
   if (!valid) throw new Error('KEYHAVEN_DECLARED_MOUNTS must be a JSON list of {"path": "<path>/", "type": "<type>"}');
   return parsed;
 }
@@ -46,19 +50,31 @@ function declaredMounts(json: string): Array<{ path: string; type: string }> {
  */
 function askThroughLambda(json: string, endpoint: string | undefined): AskEngine {
   const parsed: unknown = JSON.parse(json);
-  const valid = typeof parsed === 'object' && parsed !== null && Object.values(parsed).every((name) => typeof name === 'string');
+  const valid =
+    typeof parsed === 'object' && parsed !== null && Object.values(parsed).every((name) => typeof name === 'string');
   if (!valid) throw new Error('KEYHAVEN_ENGINE_FUNCTIONS must be a JSON object of mount type -> function name');
   const functions = parsed as Record<string, string>;
-  let client: Promise<{ invoke: (name: string, payload: string) => Promise<{ error?: string; payload: string }> }> | undefined;
+  let client:
+    | Promise<{ invoke: (name: string, payload: string) => Promise<{ error?: string; payload: string }> }>
+    | undefined;
   const lambda = () =>
     (client ??= import('@aws-sdk/client-lambda').then(({ InvokeCommand, LambdaClient }) => {
       const sdk = endpoint
-        ? new LambdaClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+        ? new LambdaClient({
+            endpoint,
+            region: 'us-east-1',
+            credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+          })
         : new LambdaClient({});
       return {
         invoke: async (name: string, payload: string) => {
-          const out = await sdk.send(new InvokeCommand({ FunctionName: name, Payload: new TextEncoder().encode(payload) }));
-          return { ...(out.FunctionError ? { error: out.FunctionError } : {}), payload: new TextDecoder().decode(out.Payload) };
+          const out = await sdk.send(
+            new InvokeCommand({ FunctionName: name, Payload: new TextEncoder().encode(payload) }),
+          );
+          return {
+            ...(out.FunctionError ? { error: out.FunctionError } : {}),
+            payload: new TextDecoder().decode(out.Payload),
+          };
         },
       };
     }));
@@ -76,13 +92,21 @@ function askThroughLambda(json: string, endpoint: string | undefined): AskEngine
 
 export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {
   if (!endpoint) return new DynamoDBClient({});
-  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 }
 
 function keySource(env: NodeJS.ProcessEnv): KeySource {
   if (env.KEYHAVEN_KMS_KEY_ID) {
     const client = env.KEYHAVEN_KMS_ENDPOINT
-      ? new KMSClient({ endpoint: env.KEYHAVEN_KMS_ENDPOINT, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+      ? new KMSClient({
+          endpoint: env.KEYHAVEN_KMS_ENDPOINT,
+          region: 'us-east-1',
+          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        })
       : new KMSClient({});
     return kmsKeySource({ keyId: env.KEYHAVEN_KMS_KEY_ID, client });
   }

@@ -41,7 +41,11 @@ export async function onTableChange(core: Core, changes: TableChange[]): Promise
       continue;
     }
     const { expiresAt: _expiresAt, ...restored } = old;
-    await core.store.put({ ...restored, duePk: tokenQueue(old.pk.slice(6)), dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`) });
+    await core.store.put({
+      ...restored,
+      duePk: tokenQueue(old.pk.slice(6)),
+      dueSk: dueKey(epochSeconds(core.clock), `token#${old.pk.slice(6)}`),
+    });
     await core.tokens.revoke(old.pk.slice('token#'.length));
   }
 }

@@ -141,7 +141,9 @@ async function folderCredentials(folder: string): Promise<LocalCredentials> {
     throw new Error('malformed');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new Error(`${keyFile} cannot be read (${(error as Error).message}); remove it only with the database it unlocks`);
+      throw new Error(
+        `${keyFile} cannot be read (${(error as Error).message}); remove it only with the database it unlocks`,
+      );
   }
   const credentials = {
     accessKeyId: `KH${randomBytes(12).toString('hex').toUpperCase().slice(0, 18)}`,

@@ -51,7 +51,10 @@ export class InFlight {
 
 /** Counts the client's calls in flight (the document client shares the client's middleware). */
 export function countCalls(client: DynamoDBClient, calls: InFlight): void {
-  client.middlewareStack.add((next) => (args) => calls.track(next(args)), { step: 'initialize', name: 'keyhavenCallsInFlight' });
+  client.middlewareStack.add((next) => (args) => calls.track(next(args)), {
+    step: 'initialize',
+    name: 'keyhavenCallsInFlight',
+  });
 }
 
 /**
@@ -65,7 +68,9 @@ export function unansweredRequests(server: Server): { drained(timeoutMs: number)
     response.once('close', () => open.delete(response));
   });
   const pending = () =>
-    [...open].filter((response) => !response.writableFinished && !(response.headersSent && !response.hasHeader('content-length')));
+    [...open].filter(
+      (response) => !response.writableFinished && !(response.headersSent && !response.hasHeader('content-length')),
+    );
   return {
     async drained(timeoutMs) {
       const deadline = Date.now() + timeoutMs;

@@ -29,13 +29,21 @@ export async function listenWithListMethod(server: Server, port: number, host: s
  * `drained` resolves (the requests in flight have answered) or after `graceMs`, closes whatever is left: an
  * event stream, a client holding a connection open. Resolves once the port is free and every connection closed.
  */
-export async function closeGracefully(server: Server, front: net.Server, graceMs = 5_000, drained?: Promise<unknown>): Promise<void> {
+export async function closeGracefully(
+  server: Server,
+  front: net.Server,
+  graceMs = 5_000,
+  drained?: Promise<unknown>,
+): Promise<void> {
   const closed = new Promise<void>((resolve) => front.close(() => resolve()));
   server.close(); // closes idle connections and stops the timeout checks; the HTTP server has no port of its own
   const idleAgain = setInterval(() => server.closeIdleConnections(), 50);
   let deadline: NodeJS.Timeout | undefined;
   const closeAll = () => server.closeAllConnections();
-  void Promise.race([drained ?? new Promise(() => {}), new Promise((resolve) => (deadline = setTimeout(resolve, graceMs)))]).then(closeAll);
+  void Promise.race([
+    drained ?? new Promise(() => {}),
+    new Promise((resolve) => (deadline = setTimeout(resolve, graceMs))),
+  ]).then(closeAll);
   try {
     await closed;
   } finally {

@@ -13,7 +13,15 @@
  * back unchanged; this needs only where each message starts.
  */
 
-type State = 'request-line' | 'headers' | 'body' | 'chunk-size' | 'chunk-data' | 'chunk-data-end' | 'trailers' | 'passthrough';
+type State =
+  | 'request-line'
+  | 'headers'
+  | 'body'
+  | 'chunk-size'
+  | 'chunk-data'
+  | 'chunk-data-end'
+  | 'trailers'
+  | 'passthrough';
 
 /** Longer than Node's whole header limit (16 KiB): a line this long is refused by the parser anyway. */
 const MAX_LINE_BYTES = 64 * 1024;
@@ -141,7 +149,10 @@ export class ListRequestRewriter {
       }
       this.message.contentLength = length;
     } else if (name === 'transfer-encoding') {
-      const codings = value.toLowerCase().split(',').map((coding) => coding.trim());
+      const codings = value
+        .toLowerCase()
+        .split(',')
+        .map((coding) => coding.trim());
       if (codings[codings.length - 1] === 'chunked') this.message.chunked = true;
       else this.message.invalid = true; // a request body must end in chunked (RFC 9112 section 6.3)
     } else if (name === 'upgrade') {

@@ -48,7 +48,9 @@ describe('on one in-memory DynamoDB Local', () => {
       { AttributeName: 'pk', KeyType: 'HASH' },
       { AttributeName: 'sk', KeyType: 'RANGE' },
     ]);
-    const attributes = Object.fromEntries(Table?.AttributeDefinitions?.map((a) => [a.AttributeName, a.AttributeType]) ?? []);
+    const attributes = Object.fromEntries(
+      Table?.AttributeDefinitions?.map((a) => [a.AttributeName, a.AttributeType]) ?? [],
+    );
     expect(attributes).toEqual({
       pk: 'S',
       sk: 'S',
@@ -122,14 +124,18 @@ describe('on one in-memory DynamoDB Local', () => {
     it('delivers INSERT, MODIFY and REMOVE in order, only for writes after it started', async () => {
       const tableName = newTableName();
       await ensureTable(client, tableName);
-      await client.send(new PutItemCommand({ TableName: tableName, Item: { pk: { S: 'before' }, sk: { S: 'start' } } }));
+      await client.send(
+        new PutItemCommand({ TableName: tableName, Item: { pk: { S: 'before' }, sk: { S: 'start' } } }),
+      );
       const received: TableChange[] = [];
       const { poller, errors } = await pollerOn(tableName, async (records) => {
         received.push(...records);
       });
       try {
         const bytes = new Uint8Array([1, 2, 3]);
-        await client.send(new PutItemCommand({ TableName: tableName, Item: { ...key, n: { N: '1' }, b: { B: bytes } } }));
+        await client.send(
+          new PutItemCommand({ TableName: tableName, Item: { ...key, n: { N: '1' }, b: { B: bytes } } }),
+        );
         await client.send(
           new UpdateItemCommand({
             TableName: tableName,
@@ -215,50 +221,58 @@ describe('on one in-memory DynamoDB Local', () => {
 });
 
 describe('startDynamoDbLocal', () => {
-  it('stop() ends the process and frees its port', async () => {
-    const db = await startDynamoDbLocal({ port: 0 });
-    const port = Number(new URL(db.endpoint).port);
-    expect(await canConnect(port)).toBe(true);
-    await db.stop();
-    expect(await canConnect(port)).toBe(false);
-    await db.stop(); // a second stop is harmless
-  }, START_TIMEOUT);
+  it(
+    'stop() ends the process and frees its port',
+    async () => {
+      const db = await startDynamoDbLocal({ port: 0 });
+      const port = Number(new URL(db.endpoint).port);
+      expect(await canConnect(port)).toBe(true);
+      await db.stop();
+      expect(await canConnect(port)).toBe(false);
+      await db.stop(); // a second stop is harmless
+    },
+    START_TIMEOUT,
+  );
 
-  it('keeps data in dataDir across a restart on the same port', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'dynamodb-local-'));
-    const item = { pk: { S: 'kept' }, sk: { S: 'row' }, value: { N: '42' } };
-    try {
-      const first = await startDynamoDbLocal({ dataDir });
-      const port = Number(new URL(first.endpoint).port);
-      const firstClient = new DynamoDBClient(localClientConfig(first.endpoint, first.credentials));
-      await ensureTable(firstClient, 'persisted');
-      await firstClient.send(new PutItemCommand({ TableName: 'persisted', Item: item }));
-      firstClient.destroy();
-      await first.stop();
-
-      const second = await startDynamoDbLocal({ dataDir, port });
-      const secondClient = new DynamoDBClient(localClientConfig(second.endpoint, second.credentials));
-      // Any other access key (the old shared `local` one, a guess) is another, empty database.
-      const strangerClient = new DynamoDBClient(localClientConfig(second.endpoint));
+  it(
+    'keeps data in dataDir across a restart on the same port',
+    async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'dynamodb-local-'));
+      const item = { pk: { S: 'kept' }, sk: { S: 'row' }, value: { N: '42' } };
       try {
-        expect(second.endpoint).toBe(`http://127.0.0.1:${port}`);
-        expect(second.credentials).toEqual(first.credentials);
-        expect(second.credentials.accessKeyId).not.toBe('local');
-        expect((await stat(join(dataDir, 'access-key'))).mode & 0o777).toBe(0o600);
-        const { Item } = await secondClient.send(
-          new GetItemCommand({ TableName: 'persisted', Key: { pk: item.pk, sk: item.sk } }),
-        );
-        expect(Item).toEqual(item);
-        expect((await strangerClient.send(new ListTablesCommand({}))).TableNames).toEqual([]);
+        const first = await startDynamoDbLocal({ dataDir });
+        const port = Number(new URL(first.endpoint).port);
+        const firstClient = new DynamoDBClient(localClientConfig(first.endpoint, first.credentials));
+        await ensureTable(firstClient, 'persisted');
+        await firstClient.send(new PutItemCommand({ TableName: 'persisted', Item: item }));
+        firstClient.destroy();
+        await first.stop();
+
+        const second = await startDynamoDbLocal({ dataDir, port });
+        const secondClient = new DynamoDBClient(localClientConfig(second.endpoint, second.credentials));
+        // Any other access key (the old shared `local` one, a guess) is another, empty database.
+        const strangerClient = new DynamoDBClient(localClientConfig(second.endpoint));
+        try {
+          expect(second.endpoint).toBe(`http://127.0.0.1:${port}`);
+          expect(second.credentials).toEqual(first.credentials);
+          expect(second.credentials.accessKeyId).not.toBe('local');
+          expect((await stat(join(dataDir, 'access-key'))).mode & 0o777).toBe(0o600);
+          const { Item } = await secondClient.send(
+            new GetItemCommand({ TableName: 'persisted', Key: { pk: item.pk, sk: item.sk } }),
+          );
+          expect(Item).toEqual(item);
+          expect((await strangerClient.send(new ListTablesCommand({}))).TableNames).toEqual([]);
+        } finally {
+          strangerClient.destroy();
+          secondClient.destroy();
+          await second.stop();
+        }
       } finally {
-        strangerClient.destroy();
-        secondClient.destroy();
-        await second.stop();
+        await rm(dataDir, { recursive: true, force: true });
       }
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  }, START_TIMEOUT);
+    },
+    START_TIMEOUT,
+  );
 
   it('explains what is missing when java is not on PATH', async () => {
     const path = process.env.PATH;

@@ -16,7 +16,9 @@ const stop = async (signal: string) => {
     await runtime.stop();
     process.exit(0);
   } catch (error) {
-    process.stderr.write(`keyhaven: failed to stop cleanly: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `keyhaven: failed to stop cleanly: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   }
 };

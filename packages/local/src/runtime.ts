@@ -85,7 +85,10 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   const endpoint = dynamo?.endpoint ?? (options.dynamoDbEndpoint as string);
   // Stopped in this order: the jobs (they use the table) and the listeners with their requests, then the table.
   const jobs: Array<{ stop(): Promise<void> }> = [];
-  const listeners: Array<{ drained(timeoutMs: number): Promise<void>; close(drained: Promise<unknown>): Promise<void> }> = [];
+  const listeners: Array<{
+    drained(timeoutMs: number): Promise<void>;
+    close(drained: Promise<unknown>): Promise<void>;
+  }> = [];
   const shutdown = new AbortController();
   const tableCalls = new InFlight();
   // DynamoDB Local started here keeps its data under this folder's own access key; a given endpoint gets the shared one.
@@ -143,7 +146,10 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       const unanswered = unansweredRequests(server);
       const front = await listenWithListMethod(server, port, host);
       fronts.push(front.address() as AddressInfo);
-      listeners.push({ drained: unanswered.drained, close: (drained) => closeGracefully(server, front, DRAIN_MS, drained) });
+      listeners.push({
+        drained: unanswered.drained,
+        close: (drained) => closeGracefully(server, front, DRAIN_MS, drained),
+      });
     }
     const [secretsAddress, schedulerAddress] = fronts as [AddressInfo, AddressInfo];
     schedulerUrl = `http://${urlHost(host)}:${schedulerAddress.port}`;
@@ -179,7 +185,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       onChanges: (changes) => onTableChange(core, changes),
       // The local stand-in for the stream consumer's dead-letter queue in AWS.
       deadLetterFile: path.join(options.dataDir, 'stream-dead-letters.jsonl'),
-      onError: (error) => core.log.error('table stream', { error: error instanceof Error ? error.message : String(error) }),
+      onError: (error) =>
+        core.log.error('table stream', { error: error instanceof Error ? error.message : String(error) }),
     });
     jobs.push(poller);
 
@@ -202,7 +209,9 @@ async function initialiseDevMode(core: Core, devRootToken: string | undefined): 
   if (!(await isInitialized(core))) {
     rootToken = await initialize(core, devRootToken ?? `hvs.${randomBytes(18).toString('base64url')}`);
   } else if (devRootToken && !(await core.tokens.lookup(devRootToken))) {
-    throw new Error('KEYHAVEN_DEV_ROOT_TOKEN does not match this data directory; remove it or the directory to start afresh');
+    throw new Error(
+      'KEYHAVEN_DEV_ROOT_TOKEN does not match this data directory; remove it or the directory to start afresh',
+    );
   }
   for (const mount of defaultMounts) {
     if (!core.backends.has(mount.type) || (await core.mounts.find(mount.table, mount.path))) continue;

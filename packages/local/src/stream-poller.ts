@@ -157,7 +157,12 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
       } catch (error) {
         if (batch.records.length > 1) {
           const half = Math.ceil(batch.records.length / 2);
-          batches.splice(0, 1, { records: batch.records.slice(0, half), failures: 0 }, { records: batch.records.slice(half), failures: 0 });
+          batches.splice(
+            0,
+            1,
+            { records: batch.records.slice(0, half), failures: 0 },
+            { records: batch.records.slice(half), failures: 0 },
+          );
           return;
         }
         batch.failures++;
@@ -266,7 +271,8 @@ function pick<T>(values: Record<string, T>, names: string[]): Record<string, T> 
   return Object.fromEntries(Object.entries(values).filter(([name]) => names.includes(name)));
 }
 
-const image = (attributes: Record<string, AttributeValue>) => unmarshall(typed(attributes) as Parameters<typeof unmarshall>[0]);
+const image = (attributes: Record<string, AttributeValue>) =>
+  unmarshall(typed(attributes) as Parameters<typeof unmarshall>[0]);
 
 /** DynamoDB Local writes an empty map as `{}`, with no type; the only value that can be empty is a map. */
 function typed(image: Record<string, AttributeValue>): Record<string, AttributeValue> {
@@ -281,4 +287,5 @@ function typedValue(value: AttributeValue): AttributeValue {
 }
 
 /** Binary values in a dead-letter line, as base64 (JSON has no bytes). */
-const binaryAsBase64 = (_key: string, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value);
+const binaryAsBase64 = (_key: string, value: unknown) =>
+  value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value;

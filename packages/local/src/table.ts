@@ -127,7 +127,8 @@ async function waitUntilActive(client: DynamoDBClient, tableName: string): Promi
     const table = await describe(client, tableName);
     const indexesActive = (table?.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');
     if (table?.TableStatus === 'ACTIVE' && indexesActive) return table;
-    if (Date.now() > deadline) throw new Error(`Table ${tableName} did not become ACTIVE within ${ACTIVE_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`Table ${tableName} did not become ACTIVE within ${ACTIVE_TIMEOUT_MS} ms`);
     await sleep(100);
   }
 }

@@ -38,7 +38,13 @@ export function requestHeaders(service: Service, options: CallOptions = {}, hasB
  * One call to a service's public API. Answers the parsed JSON body (undefined for an empty one); throws `ApiError`
  * with the service's own messages for any status of 400 or more. Lists go as `GET …?list=true`.
  */
-export async function call<T = unknown>(service: Service, method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
+export async function call<T = unknown>(
+  service: Service,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: CallOptions = {},
+): Promise<T> {
   const hasBody = body !== undefined;
   const response = await fetch(serviceUrl(service, path), {
     method,
@@ -61,8 +67,10 @@ export async function call<T = unknown>(service: Service, method: string, path: 
   return (parsed ?? (text ? text : undefined)) as T;
 }
 
-export const secrets = <T = unknown>(method: string, path: string, body?: unknown, options?: CallOptions) => call<T>('secrets', method, path, body, options);
-export const scheduler = <T = unknown>(method: string, path: string, body?: unknown, options?: CallOptions) => call<T>('scheduler', method, path, body, options);
+export const secrets = <T = unknown>(method: string, path: string, body?: unknown, options?: CallOptions) =>
+  call<T>('secrets', method, path, body, options);
+export const scheduler = <T = unknown>(method: string, path: string, body?: unknown, options?: CallOptions) =>
+  call<T>('scheduler', method, path, body, options);
 
 /** A secrets-service LIST: the keys, or [] when the path has none (404). */
 export async function listKeys(path: string): Promise<string[]> {

@@ -13,7 +13,11 @@ export interface Loaded<T> {
 
 /** Runs `load` when `deps` change (and on `reload`), keeping its answer or its error. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({
+    data: undefined,
+    error: undefined,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let current = true;
@@ -31,7 +35,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
 }
 
 /** Runs an action from a button or form, showing its error and disabling the control while it runs. */
-export function useAction(): { busy: boolean; error: unknown; run: (action: () => Promise<void>) => Promise<void>; clear: () => void } {
+export function useAction(): {
+  busy: boolean;
+  error: unknown;
+  run: (action: () => Promise<void>) => Promise<void>;
+  clear: () => void;
+} {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const run = useCallback(async (action: () => Promise<void>) => {
@@ -74,13 +83,27 @@ export function ErrorBox({ error }: { error: unknown }): JSX.Element | null {
 }
 
 /** Shows a load's error, a loading line, or its content. */
-export function Loading<T>({ loaded, children }: { loaded: Loaded<T>; children: (data: T) => ComponentChildren }): JSX.Element {
+export function Loading<T>({
+  loaded,
+  children,
+}: {
+  loaded: Loaded<T>;
+  children: (data: T) => ComponentChildren;
+}): JSX.Element {
   if (loaded.error !== undefined) return <ErrorBox error={loaded.error} />;
   if (loaded.loading && loaded.data === undefined) return <p class="loading">Loading…</p>;
   return <>{loaded.data === undefined ? null : children(loaded.data)}</>;
 }
 
-export function Page({ title, actions, children }: { title: string; actions?: ComponentChildren; children: ComponentChildren }): JSX.Element {
+export function Page({
+  title,
+  actions,
+  children,
+}: {
+  title: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}): JSX.Element {
   useEffect(() => {
     document.title = `${title} · Keyhaven`;
   }, [title]);
@@ -138,7 +161,12 @@ export function SecretValue({ value, label }: { value: string; label: string }):
   return (
     <span class="secret-value">
       <code>{shown ? value : '••••••••'}</code>
-      <button type="button" class="small" aria-label={`${shown ? 'Hide' : 'Reveal'} ${label}`} onClick={() => setShown(!shown)}>
+      <button
+        type="button"
+        class="small"
+        aria-label={`${shown ? 'Hide' : 'Reveal'} ${label}`}
+        onClick={() => setShown(!shown)}
+      >
         {shown ? 'Hide' : 'Reveal'}
       </button>
     </span>
@@ -164,7 +192,15 @@ export function Json({ value }: { value: unknown }): JSX.Element {
 }
 
 /** A table from column names and rows of cells. */
-export function Table({ columns, rows, empty }: { columns: string[]; rows: ComponentChildren[][]; empty?: string }): JSX.Element {
+export function Table({
+  columns,
+  rows,
+  empty,
+}: {
+  columns: string[];
+  rows: ComponentChildren[][];
+  empty?: string;
+}): JSX.Element {
   if (rows.length === 0) return <p class="empty">{empty ?? 'Nothing here yet.'}</p>;
   return (
     <div class="table-wrap">

@@ -11,7 +11,10 @@ export async function loadConfig(): Promise<Config> {
   const response = await fetch('/ui/config.json', { cache: 'no-store' });
   if (!response.ok) throw new Error(`the console's config.json could not be read (HTTP ${response.status})`);
   const body = (await response.json()) as Partial<Config>;
-  loaded = { secretsUrl: (body.secretsUrl ?? '').replace(/\/+$/, ''), schedulerUrl: (body.schedulerUrl ?? '').replace(/\/+$/, '') };
+  loaded = {
+    secretsUrl: (body.secretsUrl ?? '').replace(/\/+$/, ''),
+    schedulerUrl: (body.schedulerUrl ?? '').replace(/\/+$/, ''),
+  };
   return loaded;
 }
 

@@ -12,7 +12,13 @@ export function useSessions(): Record<Service, ReturnType<typeof getSession>> {
 }
 
 /** The frame of every page: the two services' menus, who is signed in, and the page. */
-export function Layout({ nav, children }: { nav: Record<Service, NavEntry[]>; children: ComponentChildren }): JSX.Element {
+export function Layout({
+  nav,
+  children,
+}: {
+  nav: Record<Service, NavEntry[]>;
+  children: ComponentChildren;
+}): JSX.Element {
   const sessions = useSessions();
   const { path } = useLocation();
   // The one menu entry for this page: the longest whose address is the path or a folder of it.

@@ -62,7 +62,12 @@ export function match(pattern: string, path: string): Record<string, string> | u
 }
 
 /** A link that moves within the console without reloading it (a modified click still opens a new tab). */
-export function Link(props: { href: string; children: ComponentChildren; class?: string; 'aria-current'?: 'page' }): JSX.Element {
+export function Link(props: {
+  href: string;
+  children: ComponentChildren;
+  class?: string;
+  'aria-current'?: 'page';
+}): JSX.Element {
   const onClick = (event: MouseEvent) => {
     if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     event.preventDefault();

@@ -168,7 +168,10 @@ const pathArb = fc
   .map(([slash, parts, tail]) => `${slash ? '/' : ''}${parts.join('/')}${tail}`);
 
 const capability = fc.oneof(
-  { weight: 12, arbitrary: fc.constantFrom('create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'deny', 'subscribe') },
+  {
+    weight: 12,
+    arbitrary: fc.constantFrom('create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'deny', 'subscribe'),
+  },
   { weight: 1, arbitrary: fc.constantFrom('Read', 'raed', 'root') },
 );
 const legacy = fc.constantFrom('read', 'write', 'sudo', 'deny', 'admin', '');
@@ -195,15 +198,36 @@ const hclValues = fc.oneof(
 );
 const hclParamMap = fc
   .array(fc.tuple(paramName, fc.boolean(), hclValues), { maxLength: 3 })
-  .map((entries) => `{ ${entries.map(([name, quoted, values]) => `${quoted || !/^[A-Za-z_][\w-]*$/.test(name) ? q(name) : name} = ${values}`).join('\n')} }`);
+  .map(
+    (entries) =>
+      `{ ${entries.map(([name, quoted, values]) => `${quoted || !/^[A-Za-z_][\w-]*$/.test(name) ? q(name) : name} = ${values}`).join('\n')} }`,
+  );
 
 const hclAttribute: fc.Arbitrary<[string, string]> = fc.oneof(
-  { weight: 6, arbitrary: fc.array(capability, { maxLength: 3 }).map((caps): [string, string] => ['capabilities', `[${caps.map(q).join(', ')}]`]) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .array(capability, { maxLength: 3 })
+      .map((caps): [string, string] => ['capabilities', `[${caps.map(q).join(', ')}]`]),
+  },
   { weight: 1, arbitrary: legacy.map((p): [string, string] => ['policy', q(p)]) },
   { weight: 2, arbitrary: hclParamMap.map((m): [string, string] => ['allowed_parameters', m]) },
   { weight: 2, arbitrary: hclParamMap.map((m): [string, string] => ['denied_parameters', m]) },
-  { weight: 1, arbitrary: fc.array(paramName, { maxLength: 2 }).map((names): [string, string] => ['required_parameters', `[${names.map(q).join(', ')}]`]) },
-  { weight: 1, arbitrary: fc.constantFrom<[string, string]>(['comment', '"c"'], ['mfa_methods', '["m"]'], ['unknown', '1'], ['capabilities', '"read"']) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(paramName, { maxLength: 2 })
+      .map((names): [string, string] => ['required_parameters', `[${names.map(q).join(', ')}]`]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<[string, string]>(
+      ['comment', '"c"'],
+      ['mfa_methods', '["m"]'],
+      ['unknown', '1'],
+      ['capabilities', '"read"'],
+    ),
+  },
 );
 
 /** Attributes of a path block: usually each key once, sometimes a key repeated (a duplicate). */
@@ -217,7 +241,11 @@ function hclText(rules: RuleSpec[], style: { blockParams: boolean; commas: boole
   return rules
     .map((rule) => {
       const body = rule.attributes
-        .map(([key, value]) => (style.blockParams && key.endsWith('_parameters') && value.startsWith('{') ? `${key} ${value}` : `${key} = ${value}`))
+        .map(([key, value]) =>
+          style.blockParams && key.endsWith('_parameters') && value.startsWith('{')
+            ? `${key} ${value}`
+            : `${key} = ${value}`,
+        )
         .join(style.comments ? ' # note\n  ' : '\n  ');
       return `path ${q(rule.path)} {\n  ${body}\n}${style.commas ? ',' : ''}`;
     })
@@ -225,24 +253,64 @@ function hclText(rules: RuleSpec[], style: { blockParams: boolean; commas: boole
 }
 
 /** A JSON value for a parameter-values list: JSON literals (with booleans and nulls Vault's parser treats specially). */
-const jsonScalar = fc.constantFrom('"v"', '"v*"', '"*"', '1', '1.5', 'true', 'false', 'null', '"a,b"', '[]', '{"k": "v"}', '"\\ud83d"', '"\\ufeffv"', '"root"');
+const jsonScalar = fc.constantFrom(
+  '"v"',
+  '"v*"',
+  '"*"',
+  '1',
+  '1.5',
+  'true',
+  'false',
+  'null',
+  '"a,b"',
+  '[]',
+  '{"k": "v"}',
+  '"\\ud83d"',
+  '"\\ufeffv"',
+  '"root"',
+);
 const jsonValues = fc.oneof(
   { weight: 6, arbitrary: fc.array(jsonScalar, { maxLength: 3 }).map((items) => `[${items.join(', ')}]`) },
   { weight: 1, arbitrary: fc.constantFrom('"v"', '{}', 'null', '[["v"]]') },
 );
-const jsonParamMap = fc.array(fc.tuple(paramName, jsonValues), { maxLength: 3 }).map((entries) => `{${entries.map(([name, values]) => `${q(name)}: ${values}`).join(', ')}}`);
+const jsonParamMap = fc
+  .array(fc.tuple(paramName, jsonValues), { maxLength: 3 })
+  .map((entries) => `{${entries.map(([name, values]) => `${q(name)}: ${values}`).join(', ')}}`);
 const jsonAttribute: fc.Arbitrary<[string, string]> = fc.oneof(
-  { weight: 6, arbitrary: fc.array(capability, { maxLength: 3 }).map((caps): [string, string] => ['capabilities', JSON.stringify(caps)]) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .array(capability, { maxLength: 3 })
+      .map((caps): [string, string] => ['capabilities', JSON.stringify(caps)]),
+  },
   { weight: 1, arbitrary: legacy.map((p): [string, string] => ['policy', q(p)]) },
   { weight: 2, arbitrary: jsonParamMap.map((m): [string, string] => ['allowed_parameters', m]) },
   { weight: 2, arbitrary: jsonParamMap.map((m): [string, string] => ['denied_parameters', m]) },
-  { weight: 1, arbitrary: fc.array(paramName, { maxLength: 2 }).map((names): [string, string] => ['required_parameters', JSON.stringify(names)]) },
-  { weight: 1, arbitrary: fc.constantFrom<[string, string]>(['comment', '"c"'], ['capabilities', '"read"'], ['capabilities', 'null'], ['capabilities', '[true, "read"]']) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(paramName, { maxLength: 2 })
+      .map((names): [string, string] => ['required_parameters', JSON.stringify(names)]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<[string, string]>(
+      ['comment', '"c"'],
+      ['capabilities', '"read"'],
+      ['capabilities', 'null'],
+      ['capabilities', '[true, "read"]'],
+    ),
+  },
 );
 
 function jsonText(rules: RuleSpec[], asList: boolean, trailingComma: boolean): string {
-  const members = rules.map((rule) => `${q(rule.path)}: {${rule.attributes.map(([key, value]) => `${q(key)}: ${value}`).join(', ')}${trailingComma ? ',' : ''}}`);
-  return asList ? `{"path": [${members.map((member) => `{${member}}`).join(', ')}]}` : `{"path": {${members.join(', ')}}}`;
+  const members = rules.map(
+    (rule) =>
+      `${q(rule.path)}: {${rule.attributes.map(([key, value]) => `${q(key)}: ${value}`).join(', ')}${trailingComma ? ',' : ''}}`,
+  );
+  return asList
+    ? `{"path": [${members.map((member) => `{${member}}`).join(', ')}]}`
+    : `{"path": {${members.join(', ')}}}`;
 }
 
 const hclPolicy = fc
@@ -262,17 +330,40 @@ const jsonPolicy = fc
 
 /** The generated corpus: `count` policies, the same ones for the same seed. */
 export function generatedCases(count: number, seed: number): string[] {
-  return fc.sample(fc.oneof({ weight: 3, arbitrary: hclPolicy }, { weight: 2, arbitrary: jsonPolicy }), { numRuns: count, seed });
+  return fc.sample(fc.oneof({ weight: 3, arbitrary: hclPolicy }, { weight: 2, arbitrary: jsonPolicy }), {
+    numRuns: count,
+    seed,
+  });
 }
 
 /** Paths to ask about for a policy: each pattern's own path and neighbours of it, with and without a trailing slash. */
 export function pathsFor(text: string): string[] {
   const patterns = [...text.matchAll(/"((?:[^"\\]|\\.)*)"\s*(?::\s*\{|\{)/g)].map((match) => match[1] as string);
-  const paths = new Set<string>(['a', 'b', 'ab', 'a/', 'a/b', 'a/ab', 'b/a', 'a/b/', 'a/b/a', 'a/ab/b', 'b/b/b/', 'secret/a']);
+  const paths = new Set<string>([
+    'a',
+    'b',
+    'ab',
+    'a/',
+    'a/b',
+    'a/ab',
+    'b/a',
+    'a/b/',
+    'a/b/a',
+    'a/ab/b',
+    'b/b/b/',
+    'secret/a',
+  ]);
   for (const raw of patterns) {
     const pattern = raw.replace(/^\//, '');
     const concrete = pattern.replaceAll('+', 'seg').replace(/\*$/, '');
-    for (const path of [pattern, concrete, `${concrete}x`, `${concrete}/x/y`, `${concrete}/`, concrete.split('/').slice(0, -1).join('/')]) {
+    for (const path of [
+      pattern,
+      concrete,
+      `${concrete}x`,
+      `${concrete}/x/y`,
+      `${concrete}/`,
+      concrete.split('/').slice(0, -1).join('/'),
+    ]) {
       paths.add(path);
     }
   }
@@ -325,10 +416,24 @@ export const nomadFixedCases: string[] = [
 ];
 
 const nomadName = fc.constantFrom('default', 'prod-*', '*', 'a b', 'team_1', 'x');
-const nomadNamespaceCapability = fc.constantFrom('deny', 'read-job', 'submit-job', 'list-jobs', 'host-volume-write', 'host-volume-create', 'scale-job', 'register-job', 'fly');
+const nomadNamespaceCapability = fc.constantFrom(
+  'deny',
+  'read-job',
+  'submit-job',
+  'list-jobs',
+  'host-volume-write',
+  'host-volume-create',
+  'scale-job',
+  'register-job',
+  'fly',
+);
 const nomadPolicy = fc.constantFrom('read', 'write', 'deny', 'scale', 'list', '');
 const nomadBody = fc
-  .tuple(fc.option(nomadPolicy, { nil: undefined }), fc.option(fc.array(nomadNamespaceCapability, { maxLength: 3 }), { nil: undefined }), fc.boolean())
+  .tuple(
+    fc.option(nomadPolicy, { nil: undefined }),
+    fc.option(fc.array(nomadNamespaceCapability, { maxLength: 3 }), { nil: undefined }),
+    fc.boolean(),
+  )
   .map(([policy, capabilities, repeat]) =>
     [
       ...(policy !== undefined ? [`policy = ${q(policy)}`] : []),
@@ -337,15 +442,39 @@ const nomadBody = fc
     ].join('\n  '),
   );
 const nomadBlock = fc.oneof(
-  { weight: 4, arbitrary: fc.tuple(nomadName, nomadBody).map(([name, body]) => `namespace ${q(name)} {\n  ${body}\n}`) },
-  { weight: 3, arbitrary: fc.tuple(fc.constantFrom('node', 'agent', 'operator', 'quota', 'plugin'), nomadPolicy).map(([kind, policy]) => `${kind} { policy = ${q(policy)} }`) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('node_pool', 'host_volume'), nomadName, nomadPolicy).map(([kind, name, policy]) => `${kind} ${q(name)} { policy = ${q(policy)} }`) },
-  { weight: 1, arbitrary: fc.constantFrom('agent "x" { policy = "read" }', 'foo { }', 'namespace { policy = "read" }', 'node { policy = "read" }, ') },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(nomadName, nomadBody).map(([name, body]) => `namespace ${q(name)} {\n  ${body}\n}`),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom('node', 'agent', 'operator', 'quota', 'plugin'), nomadPolicy)
+      .map(([kind, policy]) => `${kind} { policy = ${q(policy)} }`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom('node_pool', 'host_volume'), nomadName, nomadPolicy)
+      .map(([kind, name, policy]) => `${kind} ${q(name)} { policy = ${q(policy)} }`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'agent "x" { policy = "read" }',
+      'foo { }',
+      'namespace { policy = "read" }',
+      'node { policy = "read" }, ',
+    ),
+  },
 );
 
 /** Generated Nomad policies (HCL; a third also written as JSON). */
 export function generatedNomadCases(count: number, seed: number): string[] {
-  return fc.sample(fc.array(nomadBlock, { minLength: 1, maxLength: 4 }).map((blocks) => blocks.join('\n')), { numRuns: count, seed });
+  return fc.sample(
+    fc.array(nomadBlock, { minLength: 1, maxLength: 4 }).map((blocks) => blocks.join('\n')),
+    { numRuns: count, seed },
+  );
 }
 
 /** Request bodies for update checks: the names and values the generated parameter constraints use. */
@@ -366,7 +495,7 @@ export const writeBodies: Array<Record<string, unknown>> = [
   { é: 'é', 'a-b': 'A' },
   { x: '' },
   // Unicode as Go sees it: a Go-lower-cased name, Go's space set around comma-separated values, policies values.
-  { 'İD': 'v', ΟΔΟΣ: 'a' },
+  { İD: 'v', ΟΔΟΣ: 'a' },
   { key: 'b,admin\u0085', x: '\ufeffreader' },
   { x: 'v,\u00a0zz\u3000', y: 'w\u200b' },
   { token_policies: 'default,ROOT', policies: ['App-1'] },
@@ -379,6 +508,11 @@ export const writeBodies: Array<Record<string, unknown>> = [
 
 /** Paths a policy's rules decide, for update checks: each pattern made concrete (`+` a segment, `*` a suffix). */
 export function writePathsFor(text: string): string[] {
-  const patterns = [...text.matchAll(/"((?:[^"\\]|\\.)*)"\s*(?::\s*\{|\{)/g)].map((match) => (match[1] as string).replace(/^\//, ''));
-  return [...new Set([...patterns.map((pattern) => pattern.replaceAll('+', 'seg').replace(/\*$/, 'x')), 'a'])].slice(0, 4);
+  const patterns = [...text.matchAll(/"((?:[^"\\]|\\.)*)"\s*(?::\s*\{|\{)/g)].map((match) =>
+    (match[1] as string).replace(/^\//, ''),
+  );
+  return [...new Set([...patterns.map((pattern) => pattern.replaceAll('+', 'seg').replace(/\*$/, 'x')), 'a'])].slice(
+    0,
+    4,
+  );
 }

@@ -21,7 +21,13 @@ export function agentEndpoints(s: ConsulState) {
       },
       DebugConfig: {},
       Coord: null,
-      Member: { Name: 'consul-emulator', Addr: '127.0.0.1', Port: 8301, Tags: { build: `${reported}:emulator`, dc: datacenter, role: 'consul' }, Status: 1 },
+      Member: {
+        Name: 'consul-emulator',
+        Addr: '127.0.0.1',
+        Port: 8301,
+        Tags: { build: `${reported}:emulator`, dc: datacenter, role: 'consul' },
+        Status: 1,
+      },
       Stats: {},
       Meta: { 'consul-network-segment': '' },
     };

@@ -11,7 +11,8 @@ export function legacyEndpoints(s: ConsulState) {
     const type = field(body, 'Type', isString, 'ACL', 'string') || 'client';
     if (type !== 'client' && type !== 'management') throw new ConsulError(500, `Invalid ACL Type "${type}"`);
     const secret = body.ID === undefined || body.ID === '' ? randomUUID() : String(body.ID);
-    if ([...tokens.values()].some((token) => token.secret === secret)) throw new ConsulError(500, 'ACL with that ID already exists');
+    if ([...tokens.values()].some((token) => token.secret === secret))
+      throw new ConsulError(500, 'ACL with that ID already exists');
     const at = nextIndex();
     const token: Token = {
       accessor: randomUUID(),

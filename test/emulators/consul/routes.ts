@@ -1,6 +1,13 @@
 import { agentEndpoints } from './agent.ts';
 import { legacyEndpoints } from './legacy.ts';
-import { anonymousAccessor, atLeast, ConsulError, globalManagementId, type ParsedRequest, type Token } from './model.ts';
+import {
+  anonymousAccessor,
+  atLeast,
+  ConsulError,
+  globalManagementId,
+  type ParsedRequest,
+  type Token,
+} from './model.ts';
 import { policyEndpoints } from './policies.ts';
 import { roleEndpoints } from './roles.ts';
 import type { ConsulState } from './state.ts';
@@ -20,7 +27,23 @@ interface Route {
 
 /** Every endpoint of the emulator, and the router over them: 404 for an unknown path, 405 for a wrong method. */
 export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknown {
-  const { tokens, policies, roles, namespaces, partitions, bySecret, live, inScope, scopeOf, demand, callerOf, policyView, roleView, namespaceView, partitionView } = s;
+  const {
+    tokens,
+    policies,
+    roles,
+    namespaces,
+    partitions,
+    bySecret,
+    live,
+    inScope,
+    scopeOf,
+    demand,
+    callerOf,
+    policyView,
+    roleView,
+    namespaceView,
+    partitionView,
+  } = s;
   const { bootstrap, createToken, readToken, deleteToken, listTokens } = tokenEndpoints(s);
   const { writePolicy, findPolicy, deletePolicy } = policyEndpoints(s);
   const { writeRole, findRole, deleteRole } = roleEndpoints(s);
@@ -38,16 +61,34 @@ export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknow
     { path: 'agent/self', methods: ['GET'], run: (_request, _params, caller) => agentSelf(caller()) },
     { path: 'acl/bootstrap', methods: ['PUT'], run: () => bootstrap() },
 
-    { path: 'acl/token', methods: ['PUT'], when: tokenApi, run: (request, _params, caller) => createToken(request, caller()) },
+    {
+      path: 'acl/token',
+      methods: ['PUT'],
+      when: tokenApi,
+      run: (request, _params, caller) => createToken(request, caller()),
+    },
     {
       path: 'acl/token/:id',
       methods: ['GET', 'DELETE'],
       when: tokenApi,
-      run: (request, { id }, caller) => (request.method === 'GET' ? readToken(request, caller(), id as string) : deleteToken(request, caller(), id as string)),
+      run: (request, { id }, caller) =>
+        request.method === 'GET'
+          ? readToken(request, caller(), id as string)
+          : deleteToken(request, caller(), id as string),
     },
-    { path: 'acl/tokens', methods: ['GET'], when: tokenApi, run: (request, _params, caller) => listTokens(request, caller()) },
+    {
+      path: 'acl/tokens',
+      methods: ['GET'],
+      when: tokenApi,
+      run: (request, _params, caller) => listTokens(request, caller()),
+    },
 
-    { path: 'acl/policy', methods: ['PUT'], when: tokenApi, run: (request, _params, caller) => writePolicy(request, caller()) },
+    {
+      path: 'acl/policy',
+      methods: ['PUT'],
+      when: tokenApi,
+      run: (request, _params, caller) => writePolicy(request, caller()),
+    },
     {
       path: 'acl/policy/name/:name',
       methods: ['GET'],
@@ -60,7 +101,9 @@ export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknow
       when: tokenApi,
       run: (request, { id }, caller) => {
         if (request.method === 'GET') return policyView(findPolicy(request, caller(), { id: id as string }));
-        return request.method === 'PUT' ? writePolicy(request, caller(), id) : deletePolicy(request, caller(), id as string);
+        return request.method === 'PUT'
+          ? writePolicy(request, caller(), id)
+          : deletePolicy(request, caller(), id as string);
       },
     },
     {
@@ -71,11 +114,18 @@ export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknow
         const who = caller();
         const scope = scopeOf(request, who);
         demand(who, 'acl:read');
-        return [...policies.values()].filter((policy) => inScope(policy, scope) || policy.id === globalManagementId).map((policy) => policyView(policy, false));
+        return [...policies.values()]
+          .filter((policy) => inScope(policy, scope) || policy.id === globalManagementId)
+          .map((policy) => policyView(policy, false));
       },
     },
 
-    { path: 'acl/role', methods: ['PUT'], when: roleApi, run: (request, _params, caller) => writeRole(request, caller()) },
+    {
+      path: 'acl/role',
+      methods: ['PUT'],
+      when: roleApi,
+      run: (request, _params, caller) => writeRole(request, caller()),
+    },
     {
       path: 'acl/role/name/:name',
       methods: ['GET'],
@@ -88,7 +138,9 @@ export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknow
       when: roleApi,
       run: (request, { id }, caller) => {
         if (request.method === 'GET') return roleView(findRole(request, caller(), { id: id as string }));
-        return request.method === 'PUT' ? writeRole(request, caller(), id) : deleteRole(request, caller(), id as string);
+        return request.method === 'PUT'
+          ? writeRole(request, caller(), id)
+          : deleteRole(request, caller(), id as string);
       },
     },
     {
@@ -103,7 +155,12 @@ export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknow
       },
     },
 
-    { path: 'acl/create', methods: ['PUT'], when: legacyApi, run: (request, _params, caller) => legacyCreate(request, caller()) },
+    {
+      path: 'acl/create',
+      methods: ['PUT'],
+      when: legacyApi,
+      run: (request, _params, caller) => legacyCreate(request, caller()),
+    },
     {
       path: 'acl/destroy/:secret',
       methods: ['PUT'],
@@ -134,7 +191,13 @@ export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknow
       },
     },
 
-    { path: 'namespace', methods: ['PUT'], when: namespaceApi, callerFirst: true, run: (request, _params, caller) => writeNamespace(request, caller()) },
+    {
+      path: 'namespace',
+      methods: ['PUT'],
+      when: namespaceApi,
+      callerFirst: true,
+      run: (request, _params, caller) => writeNamespace(request, caller()),
+    },
     {
       path: 'namespace/:name',
       methods: ['GET', 'PUT', 'DELETE'],
@@ -158,7 +221,13 @@ export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknow
         return [...namespaces.values()].filter((namespace) => namespace.partition === partition).map(namespaceView);
       },
     },
-    { path: 'partition', methods: ['PUT'], when: partitionApi, callerFirst: true, run: (request, _params, caller) => writePartition(request, caller()) },
+    {
+      path: 'partition',
+      methods: ['PUT'],
+      when: partitionApi,
+      callerFirst: true,
+      run: (request, _params, caller) => writePartition(request, caller()),
+    },
     {
       path: 'partition/:name',
       methods: ['GET', 'PUT', 'DELETE'],
@@ -196,7 +265,10 @@ export function consulRouter(s: ConsulState): (request: ParsedRequest) => unknow
   };
 
   return (request) => {
-    const segments = request.path.split('/').filter((segment) => segment !== '').map(decodeURIComponent);
+    const segments = request.path
+      .split('/')
+      .filter((segment) => segment !== '')
+      .map(decodeURIComponent);
     if (segments[0] !== 'v1') throw new ConsulError(404, '404 page not found');
     for (const route of routes) {
       if (route.when && !route.when(s)) continue;

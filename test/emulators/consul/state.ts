@@ -1,6 +1,25 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ConsulEmulatorOptions, RecordedRequest, StoredToken } from '../consul.ts';
-import { anonymousAccessor, atLeast, type Body, ConsulError, globalManagementId, goDurationSeconds, identityNamePattern, type Link, type Namespace, type ParsedRequest, type Partition, type Policy, parseVersion, type Role, reservedPrefix, type Scope, type Token, uuidPattern } from './model.ts';
+import {
+  anonymousAccessor,
+  atLeast,
+  type Body,
+  ConsulError,
+  globalManagementId,
+  goDurationSeconds,
+  identityNamePattern,
+  type Link,
+  type Namespace,
+  type ParsedRequest,
+  type Partition,
+  type Policy,
+  parseVersion,
+  type Role,
+  reservedPrefix,
+  type Scope,
+  type Token,
+  uuidPattern,
+} from './model.ts';
 
 /**
  * The Consul emulator's state (tokens, policies, roles, namespaces, partitions, the raft index, the version) and the
@@ -21,8 +40,20 @@ export function createConsulState(options: ConsulEmulatorOptions) {
   const partitions = new Map<string, Partition>();
   const nextIndex = () => ++s.index;
 
-  partitions.set('default', { name: 'default', description: 'Builtin Default Partition', createIndex: 1, modifyIndex: 1 });
-  namespaces.set('default/default', { name: 'default', partition: 'default', description: 'Builtin Default Namespace', meta: {}, createIndex: 1, modifyIndex: 1 });
+  partitions.set('default', {
+    name: 'default',
+    description: 'Builtin Default Partition',
+    createIndex: 1,
+    modifyIndex: 1,
+  });
+  namespaces.set('default/default', {
+    name: 'default',
+    partition: 'default',
+    description: 'Builtin Default Namespace',
+    meta: {},
+    createIndex: 1,
+    modifyIndex: 1,
+  });
   policies.set(globalManagementId, {
     id: globalManagementId,
     name: 'global-management',
@@ -79,7 +110,8 @@ export function createConsulState(options: ConsulEmulatorOptions) {
 
   const live = (token: Token) => !token.expirationTime || Date.parse(token.expirationTime) > Date.now();
   const bySecret = (secret: string) => [...tokens.values()].find((token) => token.secret === secret && live(token));
-  const inScope = (item: Scope, scope: Scope) => item.namespace === scope.namespace && item.partition === scope.partition;
+  const inScope = (item: Scope, scope: Scope) =>
+    item.namespace === scope.namespace && item.partition === scope.partition;
 
   function policyOf(link: Link): Policy | undefined {
     return policies.get(link.ID);
@@ -93,7 +125,8 @@ export function createConsulState(options: ConsulEmulatorOptions) {
   }
 
   const isManagement = (token: Token) =>
-    token.legacy?.type === 'management' || token.policies.some((link) => link.ID === globalManagementId) ||
+    token.legacy?.type === 'management' ||
+    token.policies.some((link) => link.ID === globalManagementId) ||
     token.roles.some((link) => roles.get(link.ID)?.policies.some((policy) => policy.ID === globalManagementId));
 
   function allows(token: Token, permission: 'acl:read' | 'acl:write' | 'agent:read' | 'operator:write'): boolean {
@@ -119,7 +152,10 @@ export function createConsulState(options: ConsulEmulatorOptions) {
         `Permission denied: anonymous token lacks permission '${permission}'. The anonymous token is used implicitly when a request does not specify a token.`,
       );
     }
-    throw new ConsulError(403, `Permission denied: token with AccessorID '${caller.accessor}' lacks permission '${permission}'`);
+    throw new ConsulError(
+      403,
+      `Permission denied: token with AccessorID '${caller.accessor}' lacks permission '${permission}'`,
+    );
   }
 
   // ---- views -----------------------------------------------------------------------------------------------
@@ -128,7 +164,12 @@ export function createConsulState(options: ConsulEmulatorOptions) {
   const links = (items: Link[], lookup: (link: Link) => { name: string } | undefined) =>
     items.map((link) => ({ ID: link.ID, Name: lookup(link)?.name ?? '' }));
   const entMeta = (scope: Scope) =>
-    enterprise ? { ...(atLeast(s.version, 1, 11) ? { Partition: scope.partition } : {}), ...(atLeast(s.version, 1, 7) ? { Namespace: scope.namespace } : {}) } : {};
+    enterprise
+      ? {
+          ...(atLeast(s.version, 1, 11) ? { Partition: scope.partition } : {}),
+          ...(atLeast(s.version, 1, 7) ? { Namespace: scope.namespace } : {}),
+        }
+      : {};
 
   function tokenView(token: Token, showSecret: boolean): Body {
     const policyLinks = links(token.policies, policyOf);
@@ -145,7 +186,14 @@ export function createConsulState(options: ConsulEmulatorOptions) {
       Local: token.local,
       ...(token.expirationTime ? { ExpirationTime: token.expirationTime } : {}),
       CreateTime: token.createTime,
-      Hash: hash([token.description, token.policies, token.roles, token.serviceIdentities, token.nodeIdentities, token.local]),
+      Hash: hash([
+        token.description,
+        token.policies,
+        token.roles,
+        token.serviceIdentities,
+        token.nodeIdentities,
+        token.local,
+      ]),
       CreateIndex: token.createIndex,
       ModifyIndex: token.modifyIndex,
       ...entMeta(token),
@@ -222,36 +270,60 @@ export function createConsulState(options: ConsulEmulatorOptions) {
       throw new ConsulError(400, `${what} decoding failed: ${(error as Error).message}`);
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new ConsulError(400, `${what} decoding failed: 1 error(s) decoding:\n\n* '' expected a map, got '${Array.isArray(body) ? 'slice' : typeof body}'`);
+      throw new ConsulError(
+        400,
+        `${what} decoding failed: 1 error(s) decoding:\n\n* '' expected a map, got '${Array.isArray(body) ? 'slice' : typeof body}'`,
+      );
     }
     const unknown = Object.keys(body).filter((key) => !known.includes(key));
     if (unknown.length > 0) {
-      throw new ConsulError(400, `${what} decoding failed: 1 error(s) decoding:\n\n* '' has invalid keys: ${unknown.join(', ')}`);
+      throw new ConsulError(
+        400,
+        `${what} decoding failed: 1 error(s) decoding:\n\n* '' has invalid keys: ${unknown.join(', ')}`,
+      );
     }
     return body as Body;
   }
 
-  function field<T>(body: Body, key: string, check: (value: unknown) => value is T, what: string, type: string): T | undefined {
+  function field<T>(
+    body: Body,
+    key: string,
+    check: (value: unknown) => value is T,
+    what: string,
+    type: string,
+  ): T | undefined {
     const value = body[key];
     if (value === undefined || value === null) return undefined;
-    if (!check(value)) throw new ConsulError(400, `${what} decoding failed: 1 error(s) decoding:\n\n* '${key}' expected type '${type}'`);
+    if (!check(value))
+      throw new ConsulError(400, `${what} decoding failed: 1 error(s) decoding:\n\n* '${key}' expected type '${type}'`);
     return value;
   }
   const isString = (value: unknown): value is string => typeof value === 'string';
   const isBool = (value: unknown): value is boolean => typeof value === 'boolean';
   const isArray = (value: unknown): value is unknown[] => Array.isArray(value);
 
-  const entKeys = () => [...(enterprise && atLeast(s.version, 1, 7) ? ['Namespace'] : []), ...(enterprise && atLeast(s.version, 1, 11) ? ['Partition'] : [])];
+  const entKeys = () => [
+    ...(enterprise && atLeast(s.version, 1, 7) ? ['Namespace'] : []),
+    ...(enterprise && atLeast(s.version, 1, 11) ? ['Partition'] : []),
+  ];
 
   /** The namespace and partition a request acts in: body, then query, then header, then the caller's token, then `default`. */
   function scopeOf(request: ParsedRequest, caller: Token, body?: Body): Scope {
-    const namespace = (body?.Namespace as string | undefined) || request.query.ns || request.headers['x-consul-namespace'] || '';
-    const partition = (body?.Partition as string | undefined) || request.query.partition || request.headers['x-consul-partition'] || '';
+    const namespace =
+      (body?.Namespace as string | undefined) || request.query.ns || request.headers['x-consul-namespace'] || '';
+    const partition =
+      (body?.Partition as string | undefined) || request.query.partition || request.headers['x-consul-partition'] || '';
     if (namespace && (!enterprise || !atLeast(s.version, 1, 7))) {
-      throw new ConsulError(400, `Invalid query parameter: "ns" - Namespaces are a Consul Enterprise feature${enterprise ? ` (version ${s.versionText} has none)` : ''}`);
+      throw new ConsulError(
+        400,
+        `Invalid query parameter: "ns" - Namespaces are a Consul Enterprise feature${enterprise ? ` (version ${s.versionText} has none)` : ''}`,
+      );
     }
     if (partition && (!enterprise || !atLeast(s.version, 1, 11))) {
-      throw new ConsulError(400, `Invalid query parameter: "partition" - Partitions are a Consul Enterprise feature${enterprise ? ` (version ${s.versionText} has none)` : ''}`);
+      throw new ConsulError(
+        400,
+        `Invalid query parameter: "partition" - Partitions are a Consul Enterprise feature${enterprise ? ` (version ${s.versionText} has none)` : ''}`,
+      );
     }
     const scope = { namespace: namespace || caller.namespace, partition: partition || caller.partition };
     if (!partitions.has(scope.partition)) throw new ConsulError(500, `Partition "${scope.partition}" does not exist`);
@@ -263,27 +335,44 @@ export function createConsulState(options: ConsulEmulatorOptions) {
 
   function policyLinks(value: unknown, scope: Scope, what: string): Link[] {
     return resolveLinks(value, what, 'Policies', 'policy', (link) => {
-      const found = link.ID ? policies.get(link.ID) : [...policies.values()].find((policy) => policy.name === link.Name && inScope(policy, scope));
+      const found = link.ID
+        ? policies.get(link.ID)
+        : [...policies.values()].find((policy) => policy.name === link.Name && inScope(policy, scope));
       return found && (found.id === globalManagementId || inScope(found, scope)) ? found.id : undefined;
     });
   }
 
   function roleLinks(value: unknown, scope: Scope, what: string): Link[] {
     return resolveLinks(value, what, 'Roles', 'role', (link) => {
-      const found = link.ID ? roles.get(link.ID) : [...roles.values()].find((role) => role.name === link.Name && inScope(role, scope));
+      const found = link.ID
+        ? roles.get(link.ID)
+        : [...roles.values()].find((role) => role.name === link.Name && inScope(role, scope));
       return found && inScope(found, scope) ? found.id : undefined;
     });
   }
 
-  function resolveLinks(value: unknown, what: string, key: string, kind: string, find: (link: { ID?: string; Name?: string }) => string | undefined): Link[] {
+  function resolveLinks(
+    value: unknown,
+    what: string,
+    key: string,
+    kind: string,
+    find: (link: { ID?: string; Name?: string }) => string | undefined,
+  ): Link[] {
     if (value === undefined || value === null) return [];
-    if (!isArray(value)) throw new ConsulError(400, `${what} decoding failed: 1 error(s) decoding:\n\n* '${key}': source data must be an array or slice, got ${typeof value}`);
+    if (!isArray(value))
+      throw new ConsulError(
+        400,
+        `${what} decoding failed: 1 error(s) decoding:\n\n* '${key}': source data must be an array or slice, got ${typeof value}`,
+      );
     const resolved: Link[] = [];
     for (const raw of value) {
       const link = (raw ?? {}) as { ID?: string; Name?: string };
       const id = find(link);
       if (!id) {
-        throw new ConsulError(500, link.ID ? `No such ACL ${kind} with ID "${link.ID}"` : `No such ACL ${kind} with name "${link.Name ?? ''}"`);
+        throw new ConsulError(
+          500,
+          link.ID ? `No such ACL ${kind} with ID "${link.ID}"` : `No such ACL ${kind} with name "${link.Name ?? ''}"`,
+        );
       }
       if (!resolved.some((existing) => existing.ID === id)) resolved.push({ ID: id });
     }
@@ -296,13 +385,17 @@ export function createConsulState(options: ConsulEmulatorOptions) {
     return value.map((raw) => {
       const identity = (raw ?? {}) as { ServiceName?: unknown; Datacenters?: unknown };
       const name = identity.ServiceName;
-      if (typeof name !== 'string' || name === '') throw new ConsulError(500, 'Service identity is missing the service name field on this token');
+      if (typeof name !== 'string' || name === '')
+        throw new ConsulError(500, 'Service identity is missing the service name field on this token');
       const datacenters = Array.isArray(identity.Datacenters) ? identity.Datacenters.map(String) : [];
       if (local && datacenters.length > 0) {
         throw new ConsulError(500, `Service identity "${name}" cannot specify a list of datacenters on a local token`);
       }
       if (name.length > 256 || !identityNamePattern.test(name)) {
-        throw new ConsulError(500, `Service identity "${name}" has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed`);
+        throw new ConsulError(
+          500,
+          `Service identity "${name}" has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed`,
+        );
       }
       return datacenters.length > 0 ? { ServiceName: name, Datacenters: datacenters } : { ServiceName: name };
     });
@@ -313,19 +406,31 @@ export function createConsulState(options: ConsulEmulatorOptions) {
     if (!isArray(value)) throw new ConsulError(400, `${what} decoding failed: 'NodeIdentities' must be an array`);
     return value.map((raw) => {
       const identity = (raw ?? {}) as { NodeName?: unknown; Datacenter?: unknown };
-      if (typeof identity.NodeName !== 'string' || identity.NodeName === '') throw new ConsulError(500, 'Node identity is missing the node name field on this token');
-      if (typeof identity.Datacenter !== 'string' || identity.Datacenter === '') throw new ConsulError(500, 'Node identity is missing the datacenter field on this token');
+      if (typeof identity.NodeName !== 'string' || identity.NodeName === '')
+        throw new ConsulError(500, 'Node identity is missing the node name field on this token');
+      if (typeof identity.Datacenter !== 'string' || identity.Datacenter === '')
+        throw new ConsulError(500, 'Node identity is missing the datacenter field on this token');
       if (identity.NodeName.length > 256 || !identityNamePattern.test(identity.NodeName)) {
-        throw new ConsulError(500, "Node identity has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed");
+        throw new ConsulError(
+          500,
+          "Node identity has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed",
+        );
       }
       return { NodeName: identity.NodeName, Datacenter: identity.Datacenter };
     });
   }
 
   function expiration(body: Body, createTime: number): string | undefined {
-    const ttl = field(body, 'ExpirationTTL', (v): v is string | number => typeof v === 'string' || typeof v === 'number', 'Token', 'duration');
+    const ttl = field(
+      body,
+      'ExpirationTTL',
+      (v): v is string | number => typeof v === 'string' || typeof v === 'number',
+      'Token',
+      'duration',
+    );
     const time = field(body, 'ExpirationTime', isString, 'Token', 'time');
-    if (ttl !== undefined && time !== undefined) throw new ConsulError(500, 'Token Expiration TTL and Expiration Time cannot both be set');
+    if (ttl !== undefined && time !== undefined)
+      throw new ConsulError(500, 'Token Expiration TTL and Expiration Time cannot both be set');
     let expiresAt: number | undefined;
     if (ttl !== undefined) {
       const seconds = typeof ttl === 'number' ? ttl / 1e9 : goDurationSeconds(ttl);
@@ -333,20 +438,25 @@ export function createConsulState(options: ConsulEmulatorOptions) {
       if (seconds > 0) expiresAt = createTime + seconds * 1000;
     } else if (time !== undefined) {
       expiresAt = Date.parse(time);
-      if (Number.isNaN(expiresAt)) throw new ConsulError(400, `Token decoding failed: ExpirationTime "${time}" is not a time`);
+      if (Number.isNaN(expiresAt))
+        throw new ConsulError(400, `Token decoding failed: ExpirationTime "${time}" is not a time`);
     }
     if (expiresAt === undefined) return undefined;
     const inSeconds = (expiresAt - createTime) / 1000;
     if (inSeconds < 0) throw new ConsulError(500, 'ExpirationTime cannot be before CreateTime');
-    if (inSeconds > 86_400) throw new ConsulError(500, `ExpirationTime cannot be more than 24h0m0s in the future (was ${inSeconds}s)`);
-    if (inSeconds < 60) throw new ConsulError(500, `ExpirationTime cannot be less than 1m0s in the future (was ${inSeconds}s)`);
+    if (inSeconds > 86_400)
+      throw new ConsulError(500, `ExpirationTime cannot be more than 24h0m0s in the future (was ${inSeconds}s)`);
+    if (inSeconds < 60)
+      throw new ConsulError(500, `ExpirationTime cannot be less than 1m0s in the future (was ${inSeconds}s)`);
     return new Date(expiresAt).toISOString();
   }
 
   function freshId(given: unknown, label: 'AccessorID' | 'SecretID'): string {
     if (given === undefined || given === '') return randomUUID();
-    if (typeof given !== 'string' || !uuidPattern.test(given)) throw new ConsulError(500, `Invalid Token: ${label} - not a valid UUID`);
-    if (given.startsWith(reservedPrefix)) throw new ConsulError(500, `Invalid Token: ${label} - UUIDs with the prefix "${reservedPrefix}" are reserved`);
+    if (typeof given !== 'string' || !uuidPattern.test(given))
+      throw new ConsulError(500, `Invalid Token: ${label} - not a valid UUID`);
+    if (given.startsWith(reservedPrefix))
+      throw new ConsulError(500, `Invalid Token: ${label} - UUIDs with the prefix "${reservedPrefix}" are reserved`);
     if ([...tokens.values()].some((token) => token.accessor === given || token.secret === given)) {
       throw new ConsulError(500, `Invalid Token: ${label} is already in use`);
     }

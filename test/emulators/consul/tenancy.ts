@@ -3,14 +3,38 @@ import type { ConsulState } from './state.ts';
 
 /** Enterprise tenancy: `/v1/namespace` (1.7+) and `/v1/partition` (1.11+), create, read, update, delete, list. */
 export function tenancyEndpoints(s: ConsulState) {
-  const { tokens, policies, roles, namespaces, partitions, nextIndex, inScope, demand, namespaceView, partitionView, decode, field, isString } = s;
+  const {
+    tokens,
+    policies,
+    roles,
+    namespaces,
+    partitions,
+    nextIndex,
+    inScope,
+    demand,
+    namespaceView,
+    partitionView,
+    decode,
+    field,
+    isString,
+  } = s;
   function writeNamespace(request: ParsedRequest, caller: Token, name?: string): unknown {
-    const body = decode(request.body, 'Namespace', ['Name', 'Description', 'ACLs', 'Meta', 'Partition', 'Hash', 'CreateIndex', 'ModifyIndex']);
+    const body = decode(request.body, 'Namespace', [
+      'Name',
+      'Description',
+      'ACLs',
+      'Meta',
+      'Partition',
+      'Hash',
+      'CreateIndex',
+      'ModifyIndex',
+    ]);
     demand(caller, 'operator:write');
     const wanted = field(body, 'Name', isString, 'Namespace', 'string') ?? name ?? '';
     if (wanted === '') throw new ConsulError(400, 'Namespace name is required');
     if (name && wanted !== name) throw new ConsulError(400, 'Namespace name in the body does not match the URL');
-    if (!/^[a-zA-Z0-9]([a-zA-Z0-9-_]{0,62}[a-zA-Z0-9])?$/.test(wanted)) throw new ConsulError(400, `Invalid namespace name "${wanted}"`);
+    if (!/^[a-zA-Z0-9]([a-zA-Z0-9-_]{0,62}[a-zA-Z0-9])?$/.test(wanted))
+      throw new ConsulError(400, `Invalid namespace name "${wanted}"`);
     const partition = (body.Partition as string | undefined) || request.query.partition || 'default';
     if (!partitions.has(partition)) throw new ConsulError(500, `Partition "${partition}" does not exist`);
     const key = `${partition}/${wanted}`;
@@ -48,7 +72,8 @@ export function tenancyEndpoints(s: ConsulState) {
     const wanted = field(body, 'Name', isString, 'Partition', 'string') ?? name ?? '';
     if (wanted === '') throw new ConsulError(400, 'Partition name is required');
     if (name && wanted !== name) throw new ConsulError(400, 'Partition name in the body does not match the URL');
-    if (!/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,30}[a-zA-Z0-9])?$/.test(wanted)) throw new ConsulError(400, `Invalid partition name "${wanted}"`);
+    if (!/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,30}[a-zA-Z0-9])?$/.test(wanted))
+      throw new ConsulError(400, `Invalid partition name "${wanted}"`);
     const existing = partitions.get(wanted);
     if (!name && existing) throw new ConsulError(500, `Partition "${wanted}" already exists`);
     if (name && !existing) throw new ConsulError(404, `Partition "${wanted}" not found`);
@@ -61,7 +86,14 @@ export function tenancyEndpoints(s: ConsulState) {
     };
     partitions.set(wanted, partition);
     if (!existing) {
-      namespaces.set(`${wanted}/default`, { name: 'default', partition: wanted, description: 'Builtin Default Namespace', meta: {}, createIndex: at, modifyIndex: at });
+      namespaces.set(`${wanted}/default`, {
+        name: 'default',
+        partition: wanted,
+        description: 'Builtin Default Namespace',
+        meta: {},
+        createIndex: at,
+        modifyIndex: at,
+      });
     }
     return partitionView(partition);
   }

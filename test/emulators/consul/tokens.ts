@@ -4,9 +4,34 @@ import type { ConsulState } from './state.ts';
 
 /** Tokens: `PUT /v1/acl/bootstrap`, `/v1/acl/token` (create, read, delete, `self`) and `/v1/acl/tokens`. */
 export function tokenEndpoints(s: ConsulState) {
-  const { tokens, nextIndex, managementToken, live, inScope, allows, demand, tokenView, decode, field, isString, isBool, entKeys, scopeOf, policyLinks, roleLinks, serviceIdentities, nodeIdentities, expiration, freshId } = s;
+  const {
+    tokens,
+    nextIndex,
+    managementToken,
+    live,
+    inScope,
+    allows,
+    demand,
+    tokenView,
+    decode,
+    field,
+    isString,
+    isBool,
+    entKeys,
+    scopeOf,
+    policyLinks,
+    roleLinks,
+    serviceIdentities,
+    nodeIdentities,
+    expiration,
+    freshId,
+  } = s;
   function bootstrap(): unknown {
-    if (s.bootstrapIndex > 0) throw new ConsulError(403, `Permission denied: ACL bootstrap no longer allowed (reset index: ${s.bootstrapIndex})`);
+    if (s.bootstrapIndex > 0)
+      throw new ConsulError(
+        403,
+        `Permission denied: ACL bootstrap no longer allowed (reset index: ${s.bootstrapIndex})`,
+      );
     const token = managementToken(randomUUID(), 'Bootstrap Token (Global Management)');
     tokens.set(token.accessor, token);
     s.bootstrapIndex = token.createIndex;
@@ -15,8 +40,20 @@ export function tokenEndpoints(s: ConsulState) {
   }
 
   function createToken(request: ParsedRequest, caller: Token): unknown {
-    const known = ['AccessorID', 'SecretID', 'Description', 'Policies', 'Local', 'CreateTime', 'Hash', 'CreateIndex', 'ModifyIndex', ...entKeys()];
-    if (atLeast(s.version, 1, 5)) known.push('Roles', 'ServiceIdentities', 'ExpirationTime', 'ExpirationTTL', 'AuthMethod');
+    const known = [
+      'AccessorID',
+      'SecretID',
+      'Description',
+      'Policies',
+      'Local',
+      'CreateTime',
+      'Hash',
+      'CreateIndex',
+      'ModifyIndex',
+      ...entKeys(),
+    ];
+    if (atLeast(s.version, 1, 5))
+      known.push('Roles', 'ServiceIdentities', 'ExpirationTime', 'ExpirationTTL', 'AuthMethod');
     if (atLeast(s.version, 1, 8, 1)) known.push('NodeIdentities');
     if (!atLeast(s.version, 1, 11)) known.push('Type', 'Rules');
     const body = decode(request.body, 'Token', known);
@@ -61,7 +98,8 @@ export function tokenEndpoints(s: ConsulState) {
     const scope = scopeOf(request, caller);
     demand(caller, 'acl:write');
     if (!uuidPattern.test(accessor)) throw new ConsulError(500, 'Accessor ID is missing or an invalid UUID');
-    if (accessor === anonymousAccessor) throw new ConsulError(500, 'Delete operation not permitted on the anonymous token');
+    if (accessor === anonymousAccessor)
+      throw new ConsulError(500, 'Delete operation not permitted on the anonymous token');
     const token = tokens.get(accessor);
     // Consul answers true for a token that is not there: there is nothing to do.
     if (token && inScope(token, scope)) tokens.delete(accessor);

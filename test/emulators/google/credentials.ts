@@ -13,16 +13,24 @@ export function credentialRoutes(s: GoogleState): Route[] {
       handle: ([, id = ''], body, request) => {
         authenticate(request);
         const { scope, lifetime = '3600s' } = (body ?? {}) as { scope?: string[]; lifetime?: string };
-        if (!Array.isArray(scope) || scope.length === 0) throw new GoogleError(400, 'INVALID_ARGUMENT', 'Scope required.');
+        if (!Array.isArray(scope) || scope.length === 0)
+          throw new GoogleError(400, 'INVALID_ARGUMENT', 'Scope required.');
         const seconds = /^\d+(\.\d+)?s$/.test(lifetime) ? Math.floor(Number.parseFloat(lifetime)) : Number.NaN;
         const max = options.lifetimeExtension === false ? 3600 : 43_200;
         if (!Number.isFinite(seconds) || seconds < 1 || seconds > max) {
-          throw new GoogleError(400, 'INVALID_ARGUMENT', `The lifetime of the access token must be between 1 and ${max} seconds.`);
+          throw new GoogleError(
+            400,
+            'INVALID_ARGUMENT',
+            `The lifetime of the access token must be between 1 and ${max} seconds.`,
+          );
         }
         const state = findAccount('-', decodeURIComponent(id));
         if (!state) throw new GoogleError(404, 'NOT_FOUND', 'Requested entity was not found.');
         const issued = issue(state.account.email, scope, seconds, 'generateAccessToken');
-        return { accessToken: issued.token, expireTime: new Date(issued.expiresAt).toISOString().replace(/\.\d+Z$/, 'Z') };
+        return {
+          accessToken: issued.token,
+          expireTime: new Date(issued.expiresAt).toISOString().replace(/\.\d+Z$/, 'Z'),
+        };
       },
     },
   ];

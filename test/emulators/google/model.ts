@@ -25,8 +25,10 @@ export class OAuthError extends Error {
 
 export const accountIdPattern = /^[a-z]([-a-z0-9]*[a-z0-9])$/;
 export const cloudPlatformScope = 'https://www.googleapis.com/auth/cloud-platform';
-export const memberPattern = /^(allUsers|allAuthenticatedUsers|(user|serviceAccount|group|domain|principal|principalSet|deleted:serviceAccount|deleted:user|deleted:group):.+)$/;
-export const rolePattern = /^(roles\/[A-Za-z0-9_.]+|projects\/[^/]+\/roles\/[A-Za-z0-9_.]+|organizations\/[0-9]+\/roles\/[A-Za-z0-9_.]+)$/;
+export const memberPattern =
+  /^(allUsers|allAuthenticatedUsers|(user|serviceAccount|group|domain|principal|principalSet|deleted:serviceAccount|deleted:user|deleted:group):.+)$/;
+export const rolePattern =
+  /^(roles\/[A-Za-z0-9_.]+|projects\/[^/]+\/roles\/[A-Za-z0-9_.]+|organizations\/[0-9]+\/roles\/[A-Za-z0-9_.]+)$/;
 
 export interface AccountState {
   account: ServiceAccount;
@@ -34,4 +36,9 @@ export interface AccountState {
 }
 
 /** One endpoint: its method, its path as a regular expression, the operation name failures and calls use, and its handler. */
-export type Route = { method: string; pattern: RegExp; operation: string; handle: (match: string[], body: unknown, request: IncomingMessage, query: URLSearchParams) => unknown };
+export type Route = {
+  method: string;
+  pattern: RegExp;
+  operation: string;
+  handle: (match: string[], body: unknown, request: IncomingMessage, query: URLSearchParams) => unknown;
+};

@@ -1,6 +1,14 @@
 import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FailureOptions, GoogleEmulatorOptions, IssuedToken, Policy, ServiceAccount, ServiceAccountKey, WorkloadIdentityProvider } from '../google.ts';
+import type {
+  FailureOptions,
+  GoogleEmulatorOptions,
+  IssuedToken,
+  Policy,
+  ServiceAccount,
+  ServiceAccountKey,
+  WorkloadIdentityProvider,
+} from '../google.ts';
 import { type AccountState, cloudPlatformScope, GoogleError, memberPattern, rolePattern } from './model.ts';
 
 /**
@@ -47,7 +55,12 @@ export function createGoogleState(options: GoogleEmulatorOptions) {
 
   function createAccount(project: string, accountId: string, displayName = '', description = ''): ServiceAccount {
     const email = `${accountId}@${project}.iam.gserviceaccount.com`;
-    if (accounts.has(email)) throw new GoogleError(409, 'ALREADY_EXISTS', `Service account ${accountId} already exists within project projects/${project}.`);
+    if (accounts.has(email))
+      throw new GoogleError(
+        409,
+        'ALREADY_EXISTS',
+        `Service account ${accountId} already exists within project projects/${project}.`,
+      );
     const uniqueId = `1${Array.from({ length: 20 }, () => randomInt(10)).join('')}`;
     const account: ServiceAccount = {
       name: `projects/${project}/serviceAccounts/${email}`,
@@ -119,12 +132,22 @@ export function createGoogleState(options: GoogleEmulatorOptions) {
 
   function checkPolicy(body: unknown): Policy & { etagGiven?: string } {
     const policy = (body as { policy?: unknown })?.policy as Partial<Policy> | undefined;
-    if (!policy || typeof policy !== 'object') throw new GoogleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Missing "policy".');
+    if (!policy || typeof policy !== 'object')
+      throw new GoogleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Missing "policy".');
     const bindings = policy.bindings ?? [];
-    if (!Array.isArray(bindings)) throw new GoogleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. "policy.bindings" must be a list.');
+    if (!Array.isArray(bindings))
+      throw new GoogleError(
+        400,
+        'INVALID_ARGUMENT',
+        'Invalid JSON payload received. "policy.bindings" must be a list.',
+      );
     for (const binding of bindings) {
       if (typeof binding?.role !== 'string' || !rolePattern.test(binding.role)) {
-        throw new GoogleError(400, 'INVALID_ARGUMENT', `Role (${binding?.role}) does not exist in the resource's hierarchy.`);
+        throw new GoogleError(
+          400,
+          'INVALID_ARGUMENT',
+          `Role (${binding?.role}) does not exist in the resource's hierarchy.`,
+        );
       }
       for (const member of binding.members ?? []) {
         if (!memberPattern.test(member)) throw new GoogleError(400, 'INVALID_ARGUMENT', `Invalid member: ${member}.`);
@@ -132,7 +155,11 @@ export function createGoogleState(options: GoogleEmulatorOptions) {
           const state = accounts.get(member.slice('serviceAccount:'.length));
           if (!state || state.invisibleFor > 0) {
             if (state) state.invisibleFor--;
-            throw new GoogleError(400, 'INVALID_ARGUMENT', `Service account ${member.slice('serviceAccount:'.length)} does not exist.`);
+            throw new GoogleError(
+              400,
+              'INVALID_ARGUMENT',
+              `Service account ${member.slice('serviceAccount:'.length)} does not exist.`,
+            );
           }
         }
       }
@@ -153,7 +180,11 @@ export function createGoogleState(options: GoogleEmulatorOptions) {
     if (next.etagGiven && next.etagGiven !== current.etag) {
       throw conflictStatus === 412
         ? new GoogleError(412, 'FAILED_PRECONDITION', 'Precondition Failed')
-        : new GoogleError(409, 'ABORTED', 'There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.');
+        : new GoogleError(
+            409,
+            'ABORTED',
+            'There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.',
+          );
     }
     const stored: Policy = { version: next.version, etag: newEtag(), bindings: next.bindings };
     policies.set(resource, stored);
@@ -170,13 +201,22 @@ export function createGoogleState(options: GoogleEmulatorOptions) {
         'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
       );
     }
-    if (!token.scopes.includes(cloudPlatformScope) && !token.scopes.some((scope) => scope.startsWith('https://www.googleapis.com/auth/iam'))) {
+    if (
+      !token.scopes.includes(cloudPlatformScope) &&
+      !token.scopes.some((scope) => scope.startsWith('https://www.googleapis.com/auth/iam'))
+    ) {
       throw new GoogleError(403, 'PERMISSION_DENIED', 'Request had insufficient authentication scopes.');
     }
     return token;
   }
 
-  function issue(principal: string, scopes: string[], lifetimeSeconds: number, via: IssuedToken['via'], keyId?: string): IssuedToken {
+  function issue(
+    principal: string,
+    scopes: string[],
+    lifetimeSeconds: number,
+    via: IssuedToken['via'],
+    keyId?: string,
+  ): IssuedToken {
     const issued: IssuedToken = {
       token: `ya29.${randomBytes(48).toString('base64url')}`,
       principal,

@@ -35,11 +35,20 @@ export interface ForwardRules {
  * (503) when no URL is configured for that region, (400) when the path cannot be forwarded, (502) when the region
  * cannot be reached.
  */
-export async function forwardRequest(options: ForwardOptions, rules: ForwardRules, request: HttpRequest): Promise<HttpReply> {
+export async function forwardRequest(
+  options: ForwardOptions,
+  rules: ForwardRules,
+  request: HttpRequest,
+): Promise<HttpReply> {
   const authoritative = options.authoritativeRegion;
-  if (!options.authoritativeUrl) return rules.refuse(503, `${rules.what}: it must go to region ${authoritative}, and no URL is configured for it`);
+  if (!options.authoritativeUrl)
+    return rules.refuse(503, `${rules.what}: it must go to region ${authoritative}, and no URL is configured for it`);
   const target = forwardTarget(options.authoritativeUrl, request.path, request.search);
-  if (!target) return rules.refuse(400, `the path ${JSON.stringify(request.path)} cannot be forwarded: it must begin with one "/"`);
+  if (!target)
+    return rules.refuse(
+      400,
+      `the path ${JSON.stringify(request.path)} cannot be forwarded: it must begin with one "/"`,
+    );
   const headers = new Headers();
   for (const name of rules.headers) {
     const value = request.headers.get(name);
@@ -51,14 +60,23 @@ export async function forwardRequest(options: ForwardOptions, rules: ForwardRule
     response = await (options.forwardFetch ?? fetch)(target, {
       method: request.method,
       headers,
-      ...(request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' ? {} : { body: request.body ?? '' }),
+      ...(request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE'
+        ? {}
+        : { body: request.body ?? '' }),
     });
   } catch (error) {
-    return rules.refuse(502, `failed to forward to region ${authoritative} (${options.authoritativeUrl}): ${(error as Error).message}`);
+    return rules.refuse(
+      502,
+      `failed to forward to region ${authoritative} (${options.authoritativeUrl}): ${(error as Error).message}`,
+    );
   }
   const out: Record<string, string> = {};
   for (const [name, value] of response.headers) {
     if (name.startsWith('x-') || name === 'content-type') out[name] = value;
   }
-  return { status: response.status, headers: out, body: response.status === 204 || response.status === 304 ? undefined : await response.text() };
+  return {
+    status: response.status,
+    headers: out,
+    body: response.status === 204 || response.status === 304 ? undefined : await response.text(),
+  };
 }

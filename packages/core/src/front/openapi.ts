@@ -42,7 +42,10 @@ export interface OpenApiService {
 }
 
 /** The document of a service and its paths. */
-export function openApiDocument<PathItem>(service: OpenApiService, paths: Record<string, PathItem>): OpenApiDocument<PathItem> {
+export function openApiDocument<PathItem>(
+  service: OpenApiService,
+  paths: Record<string, PathItem>,
+): OpenApiDocument<PathItem> {
   return {
     openapi: '3.1.0',
     info: { title: service.title, description: service.description, version: service.version },
@@ -60,7 +63,13 @@ export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
 }
 
 /** A parameter from its JSON Schema: the schema's description becomes the parameter's (`fallback` when it has none). */
-export function parameterOf(name: string, where: 'path' | 'query', required: boolean, schema: JsonSchema, fallback?: string): OpenApiParameter {
+export function parameterOf(
+  name: string,
+  where: 'path' | 'query',
+  required: boolean,
+  schema: JsonSchema,
+  fallback?: string,
+): OpenApiParameter {
   const { description, ...shape } = schema;
   const text = typeof description === 'string' ? description : fallback;
   return { name, in: where, required, ...(text === undefined ? {} : { description: text }), schema: shape };

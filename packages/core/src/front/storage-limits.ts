@@ -10,12 +10,19 @@ import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
 export function beyondStorageLimits(error: unknown): DomainError | undefined {
   if (!(error instanceof Error)) return undefined;
   if (error.name !== 'ValidationException' && error.name !== 'TransactionCanceledException') return undefined;
-  const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Message?: string }> }).CancellationReasons ?? [];
+  const reasons =
+    (error as { CancellationReasons?: Array<{ Code?: string; Message?: string }> }).CancellationReasons ?? [];
   const messages = [error.message, ...reasons.map((reason) => reason.Message ?? '')];
   if (messages.some((message) => /item size (to update )?has exceeded/i.test(message))) {
     return tooLarge('the data is too large to store (at most 400 KB per item)');
   }
-  if (messages.some((message) => /key values must be under|size of (hash|range) ?key|size of all range keys|exceeded the size limit of \d+ bytes/i.test(message))) {
+  if (
+    messages.some((message) =>
+      /key values must be under|size of (hash|range) ?key|size of all range keys|exceeded the size limit of \d+ bytes/i.test(
+        message,
+      ),
+    )
+  ) {
     return badRequest('a path, name or id in the request is too long to store');
   }
   if (messages.some((message) => /key attribute cannot contain an empty string/i.test(message))) {

@@ -21,7 +21,12 @@ export type SecretsRegionOptions = ForwardOptions;
 
 /** From `KEYHAVEN_REGION`, `KEYHAVEN_AUTHORITATIVE_REGION` and `KEYHAVEN_AUTHORITATIVE_SECRETS_URL`; none set: one region. */
 export function secretsRegionsFromEnvironment(env: NodeJS.ProcessEnv): SecretsRegionOptions | undefined {
-  if (!env.KEYHAVEN_REGION || !env.KEYHAVEN_AUTHORITATIVE_REGION || env.KEYHAVEN_REGION === env.KEYHAVEN_AUTHORITATIVE_REGION) return undefined;
+  if (
+    !env.KEYHAVEN_REGION ||
+    !env.KEYHAVEN_AUTHORITATIVE_REGION ||
+    env.KEYHAVEN_REGION === env.KEYHAVEN_AUTHORITATIVE_REGION
+  )
+    return undefined;
   return {
     region: env.KEYHAVEN_REGION,
     authoritativeRegion: env.KEYHAVEN_AUTHORITATIVE_REGION,
@@ -30,12 +35,25 @@ export function secretsRegionsFromEnvironment(env: NodeJS.ProcessEnv): SecretsRe
 }
 
 const readMethods = new Set(['GET', 'HEAD', 'LIST']);
-const forwardedHeaders = ['x-secrets-token', 'x-vault-token', 'authorization', 'content-type', 'x-vault-request', 'x-vault-wrap-ttl', 'x-vault-wrap-format'];
+const forwardedHeaders = [
+  'x-secrets-token',
+  'x-vault-token',
+  'authorization',
+  'content-type',
+  'x-vault-request',
+  'x-vault-wrap-ttl',
+  'x-vault-wrap-format',
+];
 /** Mount-relative GET paths that issue credentials (and so a lease). */
 const issuing = /(^|\/)creds\/|\/(token|key)$/;
 
 /** Why a request must go to the authoritative region, or undefined when the local replica may answer it. */
-export async function writeReason(core: Core, method: string, path: string, token: string | undefined): Promise<string | undefined> {
+export async function writeReason(
+  core: Core,
+  method: string,
+  path: string,
+  token: string | undefined,
+): Promise<string | undefined> {
   if (!readMethods.has(method)) return `${method} is a write`;
   if (token) {
     const entry = await core.tokens.lookup(token);
@@ -62,7 +80,11 @@ const secretsForwarding = (what: string) => ({
  * undefined when this region answers it. The caller's headers that matter and its body are sent on; the answer's
  * status, `x-…` headers, content type and body come back as they are (`front/forward.ts`).
  */
-export async function forwardIfWrite(options: SecretsRegionOptions, core: Core, request: HttpRequest): Promise<HttpReply | undefined> {
+export async function forwardIfWrite(
+  options: SecretsRegionOptions,
+  core: Core,
+  request: HttpRequest,
+): Promise<HttpReply | undefined> {
   if (options.region === options.authoritativeRegion) return undefined;
   const reason = await writeReason(core, request.method, request.path, tokenFromHeaders(request.headers));
   if (!reason) return undefined;

@@ -12,7 +12,12 @@ import { lowerCaseHeaders } from '../lib/request-headers.ts';
  * test/bench/jwt-login.bench.ts). The node server (`node-listener.ts`) hands a front the same request.
  */
 export function requestOfEvent(event: APIGatewayProxyEventV2, trustedProxies: readonly string[]): HttpRequest {
-  const body = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  const body =
+    event.body === undefined
+      ? ''
+      : event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64').toString('utf8')
+        : event.body;
   return {
     method: event.requestContext.http.method,
     path: event.rawPath,
@@ -36,18 +41,30 @@ export function eventClientIp(event: APIGatewayProxyEventV2, trustedProxies: rea
 }
 
 /** A front as an API Gateway handler: the reply as the result (a streamed reply read whole: this API does not stream). */
-export function lambdaHandler(front: HttpFront, trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env)) {
+export function lambdaHandler(
+  front: HttpFront,
+  trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env),
+) {
   return async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const reply = await front(requestOfEvent(event, trustedProxies));
-    const body = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : await new Response(reply.body).text();
+    const body =
+      reply.body === undefined
+        ? ''
+        : typeof reply.body === 'string'
+          ? reply.body
+          : await new Response(reply.body).text();
     return { statusCode: reply.status, headers: reply.headers, body, isBase64Encoded: false };
   };
 }
 
 /** The Lambda runtime's response-stream API (a global in a function with `InvokeMode: RESPONSE_STREAM`). */
 interface ResponseStreamRuntime {
-  streamifyResponse(handler: (event: APIGatewayProxyEventV2, stream: Writable, context: unknown) => Promise<void>): unknown;
-  HttpResponseStream: { from(stream: Writable, metadata: { statusCode: number; headers: Record<string, string> }): Writable };
+  streamifyResponse(
+    handler: (event: APIGatewayProxyEventV2, stream: Writable, context: unknown) => Promise<void>,
+  ): unknown;
+  HttpResponseStream: {
+    from(stream: Writable, metadata: { statusCode: number; headers: Record<string, string> }): Writable;
+  };
 }
 
 /**
@@ -55,9 +72,13 @@ interface ResponseStreamRuntime {
  * headers first, then the body as the front produces it (the event stream's lines), until it ends or the client
  * goes away. The request's signal is aborted when the response stream closes.
  */
-export function lambdaStreamHandler(front: HttpFront, trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env)): unknown {
+export function lambdaStreamHandler(
+  front: HttpFront,
+  trustedProxies: readonly string[] = trustedProxiesFromEnvironment(process.env),
+): unknown {
   const runtime = (globalThis as { awslambda?: ResponseStreamRuntime }).awslambda;
-  if (!runtime) throw new Error('the Lambda runtime\'s awslambda global is missing: this handler runs only in a streaming Lambda');
+  if (!runtime)
+    throw new Error("the Lambda runtime's awslambda global is missing: this handler runs only in a streaming Lambda");
   return runtime.streamifyResponse(async (event, responseStream) => {
     const gone = new AbortController();
     responseStream.once('close', () => gone.abort());

@@ -27,7 +27,10 @@ export interface NodeListenerOptions {
  * The path is the raw request line's, as sent (`request-path.ts`): nothing here resolves `..`, turns `\` into `/` or
  * decodes anything; the front decides the one canonical path.
  */
-export function nodeListener(front: HttpFront, options: NodeListenerOptions): (request: IncomingMessage, response: ServerResponse) => void {
+export function nodeListener(
+  front: HttpFront,
+  options: NodeListenerOptions,
+): (request: IncomingMessage, response: ServerResponse) => void {
   const socketAddress = options.clientIp ?? ((request: IncomingMessage) => request.socket.remoteAddress ?? '');
   const answer = async (request: IncomingMessage, response: ServerResponse) => {
     const method = request.method ?? 'GET';
@@ -36,17 +39,28 @@ export function nodeListener(front: HttpFront, options: NodeListenerOptions): (r
     const beforeQuery = queryAt === -1 ? target : target.slice(0, queryAt);
     const tooLong = Number(request.headers['content-length'] ?? 0) > maxBodyBytes;
     // A read or a delete is its query: its body is not even read (the front would drop it; node discards it).
-    const body = queryOnlyMethods.has(method.toUpperCase()) ? '' : tooLong ? undefined : await readBody(request, maxBodyBytes);
+    const body = queryOnlyMethods.has(method.toUpperCase())
+      ? ''
+      : tooLong
+        ? undefined
+        : await readBody(request, maxBodyBytes);
     const headers = rawHeaders(request.rawHeaders);
     let gone: AbortController | undefined;
     const exchange: HttpRequest = {
       method,
       // As sent. An absolute-form target (`GET http://host/v1/… HTTP/1.1`) gives its path as sent too.
-      path: beforeQuery.startsWith('/') || !/^https?:\/\//i.test(beforeQuery) ? beforeQuery : sentPath(undefined, beforeQuery),
+      path:
+        beforeQuery.startsWith('/') || !/^https?:\/\//i.test(beforeQuery)
+          ? beforeQuery
+          : sentPath(undefined, beforeQuery),
       search: queryAt === -1 ? '' : target.slice(queryAt),
       headers,
       body,
-      clientIp: clientIpFrom(socketAddress(request), headers.get('x-forwarded-for') ?? undefined, options.trustedProxies),
+      clientIp: clientIpFrom(
+        socketAddress(request),
+        headers.get('x-forwarded-for') ?? undefined,
+        options.trustedProxies,
+      ),
       // Made when a front asks (a blocking query, a stream): aborted when the client goes away, and for a read when
       // the process stops.
       get signal() {
@@ -88,7 +102,10 @@ export function nodeListener(front: HttpFront, options: NodeListenerOptions): (r
     answer(request, response).catch((error: unknown) => {
       // Only the request's own stream failing (the client went away mid-body) gets here: the front never throws.
       if (!response.headersSent) {
-        const refusal = options.refuse(400, `the request could not be read: ${error instanceof Error ? error.message : String(error)}`);
+        const refusal = options.refuse(
+          400,
+          `the request could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        );
         response.writeHead(refusal.status, { ...refusal.headers, Connection: 'close' });
         response.end(refusal.body);
       } else {
@@ -98,7 +115,8 @@ export function nodeListener(front: HttpFront, options: NodeListenerOptions): (r
   };
 }
 
-const hasHeader = (headers: Record<string, string>, lowerName: string) => Object.keys(headers).some((name) => name.toLowerCase() === lowerName);
+const hasHeader = (headers: Record<string, string>, lowerName: string) =>
+  Object.keys(headers).some((name) => name.toLowerCase() === lowerName);
 
 /**
  * The request headers by case-insensitive name from node's raw list, repeated fields joined as a web `Headers` joins
@@ -142,7 +160,8 @@ function readBody(request: IncomingMessage, limit: number): Promise<string | und
       }
       chunks.push(chunk);
     };
-    const onEnd = () => resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    const onEnd = () =>
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     const onError = (error: Error) => reject(error);
     request.on('data', onData);
     request.once('end', onEnd);

@@ -25,5 +25,10 @@ export function createSecretsApp(options: SecretsAppOptions): WebApp {
     regions: options.regions ?? secretsRegionsFromEnvironment(process.env),
   });
   const trustedProxies = options.trustedProxies ?? trustedProxiesFromEnvironment(process.env);
-  return webApp((request) => front({ ...request, clientIp: clientIpFrom(options.clientIp(), request.headers.get('x-forwarded-for') ?? undefined, trustedProxies) }));
+  return webApp((request) =>
+    front({
+      ...request,
+      clientIp: clientIpFrom(options.clientIp(), request.headers.get('x-forwarded-for') ?? undefined, trustedProxies),
+    }),
+  );
 }

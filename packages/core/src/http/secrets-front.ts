@@ -14,7 +14,6 @@ export interface SecretsFrontOptions {
   regions?: SecretsRegionOptions;
 }
 
-
 /**
  * The secrets service behind every adapter: in a replica region a write goes to the authoritative region
  * (`forward-writes.ts`); everything else goes through the one pipeline, including what the adapter could not take (an
@@ -33,14 +32,19 @@ export function secretsFront(options: SecretsFrontOptions): HttpFront {
     // A read or a delete is its query (issue 23 §4): no such handler is given a body, so the parameter constraints
     // checked on the query are all its input. Vault ignores their body too; an oversized one is not read, not refused.
     const body = queryOnlyMethods.has(request.method.toUpperCase()) ? '' : request.body;
-    let refusal: DomainError | undefined = body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
+    let refusal: DomainError | undefined =
+      body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
     // One canonical path (`lib/request-path.ts`): what is authorised, routed, stored under and forwarded.
     const canonical = canonicalPath(request.path);
     if (canonical.problem !== undefined) refusal ??= badRequest(canonical.problem);
     const path = canonical.decoded ?? request.path;
     // What this region refuses is not forwarded (an oversized body would go on empty, `//host` is another origin).
     if (options.regions && !refusal && canonical.encoded !== undefined) {
-      const forwarded = await forwardIfWrite(options.regions, await options.core(), { ...request, path: canonical.encoded, body });
+      const forwarded = await forwardIfWrite(options.regions, await options.core(), {
+        ...request,
+        path: canonical.encoded,
+        body,
+      });
       if (forwarded) return forwarded;
     }
     const ready = await getPipeline();

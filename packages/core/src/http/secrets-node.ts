@@ -17,7 +17,9 @@ export interface SecretsNodeOptions extends Omit<SecretsAppOptions, 'clientIp'> 
  * `secretsFront`, its refusals in Vault's `{"errors": [...]}`. A backslash in the path reaches the front as sent, which
  * refuses it with a message (400), logged like every other refusal.
  */
-export function secretsNodeListener(options: SecretsNodeOptions): (request: IncomingMessage, response: ServerResponse) => void {
+export function secretsNodeListener(
+  options: SecretsNodeOptions,
+): (request: IncomingMessage, response: ServerResponse) => void {
   const front = secretsFront({
     core: options.core,
     regions: options.regions ?? secretsRegionsFromEnvironment(process.env),

@@ -41,7 +41,12 @@ export function webApp(front: HttpFront, clientIp: (env?: unknown) => string = (
   };
   return {
     fetch,
-    request: (input, init) => fetch(input instanceof Request ? input : new Request(typeof input === 'string' && input.startsWith('/') ? `http://localhost${input}` : input, init)),
+    request: (input, init) =>
+      fetch(
+        input instanceof Request
+          ? input
+          : new Request(typeof input === 'string' && input.startsWith('/') ? `http://localhost${input}` : input, init),
+      ),
   };
 }
 

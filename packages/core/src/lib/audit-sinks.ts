@@ -35,7 +35,8 @@ function fileSink(options: Record<string, string>, stdout: (line: string) => voi
   if (!filePath) throw badRequest('"file_path" is required for a file audit device');
   if (filePath === 'discard') return { write: async () => {}, close() {} };
   if (filePath === 'stdout') return { write: async (line) => stdout(line), close() {} };
-  if (!filePath.startsWith('/')) throw badRequest(`"file_path" must be an absolute path, "stdout" or "discard", not "${filePath}"`);
+  if (!filePath.startsWith('/'))
+    throw badRequest(`"file_path" must be an absolute path, "stdout" or "discard", not "${filePath}"`);
   const mode = fileMode(options.mode);
   let moded = false;
   return {
@@ -62,9 +63,11 @@ const appendNoFollow = constants.O_WRONLY | constants.O_APPEND | constants.O_CRE
  * HCSEC-2025-14: an audit file whose lines an attacker partly chooses must never become a program.
  */
 function fileMode(modeText = '0600'): number {
-  if (!/^0?[0-7]{3}$/.test(modeText)) throw badRequest(`"mode" must be an octal file mode such as "0600", not "${modeText}"`);
+  if (!/^0?[0-7]{3}$/.test(modeText))
+    throw badRequest(`"mode" must be an octal file mode such as "0600", not "${modeText}"`);
   const mode = Number.parseInt(modeText, 8);
-  if ((mode & 0o111) !== 0) throw badRequest(`"mode" must not be executable: "${modeText}" sets an execute bit (use "0600" or "0640")`);
+  if ((mode & 0o111) !== 0)
+    throw badRequest(`"mode" must not be executable: "${modeText}" sets an execute bit (use "0600" or "0640")`);
   return mode;
 }
 
@@ -99,20 +102,35 @@ function networkSink(address: string, socketType: string, writeTimeout: string):
   const port = Number(match?.[2]);
   if (!match || port < 1 || port > 65535) throw badRequest(`"address" must be host:port, not "${address}"`);
   const host = match[1] as string;
-  if (socketType !== 'tcp' && socketType !== 'udp') throw badRequest(`"socket_type" must be tcp or udp, not "${socketType}"`);
+  if (socketType !== 'tcp' && socketType !== 'udp')
+    throw badRequest(`"socket_type" must be tcp or udp, not "${socketType}"`);
   const timeoutMs = Math.max(1, writeTimeoutSeconds(writeTimeout)) * 1000;
   if (socketType === 'udp') {
     const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4');
     udp.unref();
     return {
-      write: (line) => new Promise((resolve, reject) => udp.send(line, port, host, (error) => (error ? reject(error) : resolve()))),
+      write: (line) =>
+        new Promise((resolve, reject) => udp.send(line, port, host, (error) => (error ? reject(error) : resolve()))),
       close: () => udp.close(),
     };
   }
   return tcpSink(host, port, timeoutMs);
 }
 
-const facilities = ['KERN', 'USER', 'MAIL', 'DAEMON', 'AUTH', 'SYSLOG', 'LPR', 'NEWS', 'UUCP', 'CRON', 'AUTHPRIV', 'FTP'];
+const facilities = [
+  'KERN',
+  'USER',
+  'MAIL',
+  'DAEMON',
+  'AUTH',
+  'SYSLOG',
+  'LPR',
+  'NEWS',
+  'UUCP',
+  'CRON',
+  'AUTHPRIV',
+  'FTP',
+];
 
 /**
  * Vault's `syslog` device writes to the local syslog daemon; a function has none, so this one sends RFC 5424
@@ -123,16 +141,26 @@ function syslogSink(options: Record<string, string>): AuditSink {
   const facilityName = (options.facility ?? 'AUTH').toUpperCase();
   const local = facilityName.match(/^LOCAL([0-7])$/);
   const facility = local ? 16 + Number(local[1]) : facilities.indexOf(facilityName);
-  if (facility < 0) throw badRequest(`"facility" must be a syslog facility (AUTH, DAEMON, LOCAL0…LOCAL7, …), not "${options.facility}"`);
+  if (facility < 0)
+    throw badRequest(
+      `"facility" must be a syslog facility (AUTH, DAEMON, LOCAL0…LOCAL7, …), not "${options.facility}"`,
+    );
   const tag = options.tag ?? 'keyhaven';
-  if (!/^[!-~]{1,48}$/.test(tag)) throw badRequest(`"tag" must be 1 to 48 printable characters without spaces, not "${tag}"`);
-  const sink = networkSink(options.address ?? '127.0.0.1:514', options.socket_type ?? 'udp', options.write_timeout ?? '2s');
+  if (!/^[!-~]{1,48}$/.test(tag))
+    throw badRequest(`"tag" must be 1 to 48 printable characters without spaces, not "${tag}"`);
+  const sink = networkSink(
+    options.address ?? '127.0.0.1:514',
+    options.socket_type ?? 'udp',
+    options.write_timeout ?? '2s',
+  );
   const host = hostname() || '-';
   return {
     write: (line) =>
       line === ''
         ? sink.write('')
-        : sink.write(`<${facility * 8 + 6}>1 ${new Date().toISOString()} ${host} ${tag} ${process.pid} - - ${line.replace(/\n$/, '')}\n`),
+        : sink.write(
+            `<${facility * 8 + 6}>1 ${new Date().toISOString()} ${host} ${tag} ${process.pid} - - ${line.replace(/\n$/, '')}\n`,
+          ),
     close: () => sink.close(),
   };
 }
@@ -193,7 +221,9 @@ export async function probeFile(options: Record<string, string>): Promise<void> 
     await handle.close();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw badRequest(`cannot open audit file "${filePath}": ${code === 'ELOOP' ? 'it is a symbolic link' : (error as Error).message}`);
+    throw badRequest(
+      `cannot open audit file "${filePath}": ${code === 'ELOOP' ? 'it is a symbolic link' : (error as Error).message}`,
+    );
   }
 }
 

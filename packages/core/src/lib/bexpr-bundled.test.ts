@@ -57,10 +57,17 @@ describe('bexpr in a split Lambda bundle', () => {
     const entry = Object.keys(outputs).find((file) => outputs[file]?.entryPoint?.endsWith('entry.mjs')) as string;
     expect(entry).toMatch(/\.mjs$/);
     // The entry and the chunks it imports statically (esbuild's chunks import no further chunks here).
-    const started = [entry, ...(outputs[entry]?.imports ?? []).filter((i) => i.kind === 'import-statement' && !i.external).map((i) => i.path)];
+    const started = [
+      entry,
+      ...(outputs[entry]?.imports ?? []).filter((i) => i.kind === 'import-statement' && !i.external).map((i) => i.path),
+    ];
     const inputsAtStart = started.flatMap((file) => Object.keys(outputs[file]?.inputs ?? {}));
     expect(inputsAtStart.some((input) => input.includes('node_modules/re2js/'))).toBe(false);
-    expect(Object.values(outputs).some((output) => Object.keys(output.inputs).some((input) => input.includes('node_modules/re2js/')))).toBe(true);
+    expect(
+      Object.values(outputs).some((output) =>
+        Object.keys(output.inputs).some((input) => input.includes('node_modules/re2js/')),
+      ),
+    ).toBe(true);
 
     const printed = execFileSync(process.execPath, [path.resolve(entry)], { encoding: 'utf8' });
     expect(JSON.parse(printed)).toEqual({

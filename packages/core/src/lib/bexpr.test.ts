@@ -3,7 +3,16 @@ import { BexprSyntaxError, bexprMatches, evaluateBexpr, parseBexpr, selectorMatc
 
 // Shaped like Nomad's ACLAuthClaims: every value is a string, every list a list of strings.
 const claims = {
-  value: { email: 'ada@example.com', 'project-id': 'p1', sub: 'ada', empty: '', num: '42', 'co:lon': 'co:lon', 'a/b': 'slash', 'ti~lde': 't' },
+  value: {
+    email: 'ada@example.com',
+    'project-id': 'p1',
+    sub: 'ada',
+    empty: '',
+    num: '42',
+    'co:lon': 'co:lon',
+    'a/b': 'slash',
+    'ti~lde': 't',
+  },
   list: { groups: ['eng', 'ops'], 'my-roles': ['admin'], none: [] },
 };
 const holds = (text: string) => bexprMatches(parseBexpr(text), claims);
@@ -88,11 +97,19 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
   });
 
   it('makes every other failure an evaluation error, which Nomad counts as no match', () => {
-    expect(outcome('list.groups.5 != "eng"')).toBe('error finding value in datum: /list/groups/5 at part 2: index 5 is out of range (length = 2)');
+    expect(outcome('list.groups.5 != "eng"')).toBe(
+      'error finding value in datum: /list/groups/5 at part 2: index 5 is out of range (length = 2)',
+    );
     expect(holds('list.groups.5 != "eng"')).toBe(false);
-    expect(outcome('value.missing.x != "a"')).toBe('error finding value in datum: /value/missing/x at part 1: couldn\'t find key "missing"');
-    expect(outcome('value.sub.x != "a"')).toBe('error finding value in datum: /value/sub/x: at part 2, invalid value kind: string');
-    expect(outcome('nope.sub != "ada"')).toBe('error finding value in datum: /nope/sub at part 0: couldn\'t find key: struct field with name "nope"');
+    expect(outcome('value.missing.x != "a"')).toBe(
+      'error finding value in datum: /value/missing/x at part 1: couldn\'t find key "missing"',
+    );
+    expect(outcome('value.sub.x != "a"')).toBe(
+      'error finding value in datum: /value/sub/x: at part 2, invalid value kind: string',
+    );
+    expect(outcome('nope.sub != "ada"')).toBe(
+      'error finding value in datum: /nope/sub at part 0: couldn\'t find key: struct field with name "nope"',
+    );
     expect(outcome('Value.sub == "ada"')).toMatch(/struct field with name "Value"/);
     expect(outcome('list.groups == "eng"')).toBe('unable to find suitable primitive comparison function for matching');
     expect(outcome('list.groups matches "eng"')).toMatch(/not convertible to \[\]byte/);
@@ -128,7 +145,9 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
     expect(holds('any list.groups as g { "/g" == "eng" }')).toBe(true);
     expect(outcome('any value as k { k.Color == "red" }')).toBe('/k references a string so /k/Color is invalid');
     expect(outcome('any value.sub as k { k == "a" }')).toBe('value.sub is not a list or a map');
-    expect(outcome('any list.groups as g, g { g == "a" }')).toBe('"g" cannot be used as a placeholder for both the index and the value');
+    expect(outcome('any list.groups as g, g { g == "a" }')).toBe(
+      '"g" cannot be used as a placeholder for both the index and the value',
+    );
     expect(holds('(any list.groups as g { g == "ops" })')).toBe(true);
     expect(holds('value.sub == "x" or any list.groups as g { g == "ops" }')).toBe(true);
   });
@@ -139,13 +158,15 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
     expect(holds('value.email matches `^ada@`')).toBe(true);
     expect(holds('"\\U0001F600" in value.sub')).toBe(false);
     expect(syntaxError('value.sub == "\\q"')).toBe('1:14 (13): rule "string": invalid syntax');
-    expect(syntaxError("value.sub == \"\\'\"")).toBe('1:14 (13): rule "string": invalid syntax');
+    expect(syntaxError('value.sub == "\\\'"')).toBe('1:14 (13): rule "string": invalid syntax');
     expect(syntaxError('value.sub == "\\ud800"')).toBe('1:14 (13): rule "string": invalid syntax');
   });
 
   // grammar_test.go (v0.1.13), error for error.
   it('refuses what go-bexpr refuses, with its messages and positions', () => {
-    expect(syntaxError('"/hy-phen/under_score/pi|pe/do.t/ti~lde/" == 3')).toBe('1:43 (42): no match found, expected: "in", "not" or [ \\t\\r\\n]');
+    expect(syntaxError('"/hy-phen/under_score/pi|pe/do.t/ti~lde/" == 3')).toBe(
+      '1:43 (42): no match found, expected: "in", "not" or [ \\t\\r\\n]',
+    );
     expect(syntaxError('foo == "12x')).toBe('1:12 (11): rule "string": Unterminated string literal');
     expect(syntaxError('foo == `12x')).toBe('1:12 (11): rule "string": Unterminated string literal');
     expect(syntaxError('foo == 3x')).toBe('1:9 (8): rule "number": Invalid number literal');
@@ -153,14 +174,22 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
     expect(syntaxError('x in foo["abc"')).toBe('1:15 (14): rule "index": Unclosed index expression');
     expect(syntaxError('foo["abc" == 3')).toBe('1:11 (10): rule "index": Unclosed index expression');
     expect(syntaxError('x in 32')).toBe('1:6 (5): rule "match": Invalid selector');
-    expect(syntaxError('x in foo and ')).toBe('1:14 (13): no match found, expected: "(", "-", "0", "\\"", "`", "not", [ \\t\\r\\n], [1-9] or [a-zA-Z]');
-    expect(syntaxError('x in foo or ')).toBe('1:13 (12): no match found, expected: "(", "-", "0", "\\"", "`", "all", "any", "not", [ \\t\\r\\n], [1-9] or [a-zA-Z]');
+    expect(syntaxError('x in foo and ')).toBe(
+      '1:14 (13): no match found, expected: "(", "-", "0", "\\"", "`", "not", [ \\t\\r\\n], [1-9] or [a-zA-Z]',
+    );
+    expect(syntaxError('x in foo or ')).toBe(
+      '1:13 (12): no match found, expected: "(", "-", "0", "\\"", "`", "all", "any", "not", [ \\t\\r\\n], [1-9] or [a-zA-Z]',
+    );
     expect(syntaxError('x in foo or not ')).toBe(
       '1:17 (16): no match found, expected: "!=", "(", "-", "0", "==", "\\"", "`", "contains", "in", "is", "matches", "not", [ \\t\\r\\n], [1-9] or [a-zA-Z]',
     );
     expect(syntaxError('(foo == 4')).toBe('1:10 (9): rule "grouping": Unmatched parentheses');
-    expect(syntaxError('all group.tasks as { t.name == "hello" }')).toBe('1:20 (19): no match found, expected: "_", [ \\t\\r\\n] or [a-zA-Z]');
-    expect(syntaxError('all as t { t.name == "hello" }')).toBe('1:8 (7): no match found, expected: "as" or [ \\t\\r\\n]');
+    expect(syntaxError('all group.tasks as { t.name == "hello" }')).toBe(
+      '1:20 (19): no match found, expected: "_", [ \\t\\r\\n] or [a-zA-Z]',
+    );
+    expect(syntaxError('all as t { t.name == "hello" }')).toBe(
+      '1:8 (7): no match found, expected: "as" or [ \\t\\r\\n]',
+    );
   });
 
   it('refuses what the issue lists: dashes in bare words, quoted segments, \\" in strings, 042, 1e3, 0x2A, 3x', () => {
@@ -191,7 +220,9 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
     expect(holds('value.email matches `\\Q@example.com\\E`')).toBe(true);
     expect(holds('value.sub matches `^a$`')).toBe(false);
     for (const pattern of ['(?=a)', '(?!a)', '(?<=a)b', '(a)\\1', 'a{2,1001}', '\\cA', '(']) {
-      expect(() => parseBexpr(`value.sub matches \`${pattern}\``), pattern).toThrow(/Failed to compile regular expression/);
+      expect(() => parseBexpr(`value.sub matches \`${pattern}\``), pattern).toThrow(
+        /Failed to compile regular expression/,
+      );
     }
   });
 
@@ -208,7 +239,9 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
     expect(() => parseBexpr(`${'('.repeat(40)}value.sub == "ada"${')'.repeat(39)}`)).toThrow(/Unmatched parentheses/);
     expect(() => parseBexpr(`${'('.repeat(40)}value.sub ==`)).toThrow(BexprSyntaxError);
     // Past the stack's end: a syntax error, not a crash (go-bexpr would never answer).
-    expect(() => parseBexpr(`${'('.repeat(5000)}value.sub == "ada"${')'.repeat(5000)}`)).toThrow('1:1 (0): expression is nested too deeply');
+    expect(() => parseBexpr(`${'('.repeat(5000)}value.sub == "ada"${')'.repeat(5000)}`)).toThrow(
+      '1:1 (0): expression is nested too deeply',
+    );
     expect(holds(Array(2000).fill('value.sub == "ada"').join(' and '))).toBe(true);
   });
 });

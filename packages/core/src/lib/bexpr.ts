@@ -13,7 +13,15 @@ import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';
 import { SyntaxError as ParserSyntaxError, parse } from './bexpr-parser.js';
 
-export type Operator = 'equal' | 'not equal' | 'in' | 'not in' | 'matches' | 'not matches' | 'is empty' | 'is not empty';
+export type Operator =
+  | 'equal'
+  | 'not equal'
+  | 'in'
+  | 'not in'
+  | 'matches'
+  | 'not matches'
+  | 'is empty'
+  | 'is not empty';
 
 /** A bexpr selector (`a.b["c"].0`) or a JSON pointer (`"/a/b"`), as the list of its parts. */
 export interface Selector {
@@ -57,7 +65,14 @@ interface PeggyExpectation {
   description?: string;
 }
 
-const classEscapes: Record<string, string> = { '\t': '\\t', '\r': '\\r', '\n': '\\n', '\\': '\\\\', ']': '\\]', '-': '-' };
+const classEscapes: Record<string, string> = {
+  '\t': '\\t',
+  '\r': '\\r',
+  '\n': '\\n',
+  '\\': '\\\\',
+  ']': '\\]',
+  '-': '-',
+};
 
 /** An expectation as pigeon (go-bexpr's parser generator) prints it: literals Go-quoted, classes as written. */
 function describeExpectation(expectation: PeggyExpectation): string {
@@ -66,7 +81,11 @@ function describeExpectation(expectation: PeggyExpectation): string {
       return JSON.stringify(expectation.text);
     case 'class': {
       const parts = (expectation.parts ?? []).map((part) =>
-        Array.isArray(part) ? `${part[0]}-${part[1]}` : part.startsWith('\\p{') ? `\\p${part.slice(3, -1)}` : (classEscapes[part] ?? part),
+        Array.isArray(part)
+          ? `${part[0]}-${part[1]}`
+          : part.startsWith('\\p{')
+            ? `\\p${part.slice(3, -1)}`
+            : (classEscapes[part] ?? part),
       );
       return `[${expectation.inverted ? '^' : ''}${parts.join('')}]`;
     }
@@ -105,10 +124,15 @@ function wholeExpression(text: string): boolean {
 function syntaxError(text: string, error: InstanceType<typeof ParserSyntaxError>): BexprSyntaxError {
   let message = error.message;
   if (error.expected) {
-    const expected = [...new Set((error.expected as PeggyExpectation[]).filter((e) => e.type !== 'end').map(describeExpectation))].sort();
+    const expected = [
+      ...new Set((error.expected as PeggyExpectation[]).filter((e) => e.type !== 'end').map(describeExpectation)),
+    ].sort();
     // pigeon also lists what fails inside its `EOF <- !.` (peggy stays silent inside predicates): the input's
     // closing `_? EOF` is tried here exactly when the text up to here is a whole expression.
-    if ((error.expected as PeggyExpectation[]).some((e) => e.type === 'end') || wholeExpression(text.slice(0, error.location.start.offset))) {
+    if (
+      (error.expected as PeggyExpectation[]).some((e) => e.type === 'end') ||
+      wholeExpression(text.slice(0, error.location.start.offset))
+    ) {
       expected.push('EOF');
     }
     message = `no match found, expected: ${listJoin(expected)}`;
@@ -221,7 +245,8 @@ interface LocalVariable {
 
 class NotFound extends BexprEvaluationError {}
 
-const isMap = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isMap = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * strconv.ParseInt(text, 0, 64): a sign, then 0x/0o/0b/0 (octal) prefixes, underscores between digits; null when
@@ -292,12 +317,14 @@ function pointerGet(datum: Record<string, unknown>, parts: string[]): unknown {
   parts.forEach((part, i) => {
     const where = `/${parts.join('/')} at part ${i}`;
     if (i === 0) {
-      if (!Object.hasOwn(datum, part)) throw new NotFound(`${where}: couldn't find key: struct field with name ${JSON.stringify(part)}`);
+      if (!Object.hasOwn(datum, part))
+        throw new NotFound(`${where}: couldn't find key: struct field with name ${JSON.stringify(part)}`);
       current = datum[part];
     } else if (Array.isArray(current)) {
       // mapstructure's weak decoding: "" is 0, then strconv.ParseInt(part, 0, 64).
       const index = parseGoInt(part === '' ? '0' : part);
-      if (index === null) throw new BexprEvaluationError(`${where}: couldn't convert value ${JSON.stringify(part)} to type int`);
+      if (index === null)
+        throw new BexprEvaluationError(`${where}: couldn't convert value ${JSON.stringify(part)} to type int`);
       if (index < 0n || index >= BigInt(current.length)) {
         throw new BexprEvaluationError(`${where}: index ${index} is out of range (length = ${current.length})`);
       }
@@ -329,7 +356,10 @@ function getValue(datum: Record<string, unknown>, selectorPath: string[], locals
     const local = locals[i] as LocalVariable;
     if (path[0] !== local.name) continue;
     if (!local.path || local.path.length === 0) {
-      if (path.length > 1) throw new BexprEvaluationError(`/${local.name} references a ${typeof local.value} so /${path.join('/')} is invalid`);
+      if (path.length > 1)
+        throw new BexprEvaluationError(
+          `/${local.name} references a ${typeof local.value} so /${path.join('/')} is invalid`,
+        );
       return local.value;
     }
     path = [...local.path, ...path.slice(1)];
@@ -367,7 +397,10 @@ function matchValueFor(expression: Extract<Expression, { type: 'match' }>, selec
   const raw = expression.value ?? '';
   if (typeof selected === 'number') {
     const parsed = parseGoInt(raw);
-    if (parsed === null) throw new BexprEvaluationError(`error getting match value in expression: strconv.ParseInt: parsing ${JSON.stringify(raw)}: invalid syntax`);
+    if (parsed === null)
+      throw new BexprEvaluationError(
+        `error getting match value in expression: strconv.ParseInt: parsing ${JSON.stringify(raw)}: invalid syntax`,
+      );
     return parsed;
   }
   return raw;
@@ -382,9 +415,12 @@ function doEqual(expression: Extract<Expression, { type: 'match' }>, selected: u
 function doIn(expression: Extract<Expression, { type: 'match' }>, selected: unknown): boolean {
   const raw = expression.value ?? '';
   if (isMap(selected)) return Object.hasOwn(selected, raw);
-  if (Array.isArray(selected)) return selected.some((item) => typeof item === 'string' && goBytes(wellFormed(item)).equals(goBytes(raw)));
+  if (Array.isArray(selected))
+    return selected.some((item) => typeof item === 'string' && goBytes(wellFormed(item)).equals(goBytes(raw)));
   if (typeof selected === 'string') return goBytes(wellFormed(selected)).includes(goBytes(raw));
-  throw new BexprEvaluationError(`Cannot perform in/contains operations on type ${kindOf(selected)} for selector: ${JSON.stringify(expression.selector.path)}`);
+  throw new BexprEvaluationError(
+    `Cannot perform in/contains operations on type ${kindOf(selected)} for selector: ${JSON.stringify(expression.selector.path)}`,
+  );
 }
 
 function doIsEmpty(selected: unknown): boolean {
@@ -394,12 +430,17 @@ function doIsEmpty(selected: unknown): boolean {
 }
 
 function doMatches(expression: Extract<Expression, { type: 'match' }>, selected: unknown): boolean {
-  if (typeof selected !== 'string') throw new BexprEvaluationError(`Value of type ${kindOf(selected)} is not convertible to []byte`);
+  if (typeof selected !== 'string')
+    throw new BexprEvaluationError(`Value of type ${kindOf(selected)} is not convertible to []byte`);
   const pattern = expression.pattern ?? compileGoRegexp(expression.value ?? '');
   return pattern.test(wellFormed(selected));
 }
 
-function evaluateMatch(expression: Extract<Expression, { type: 'match' }>, datum: Record<string, unknown>, locals: LocalVariable[]): boolean {
+function evaluateMatch(
+  expression: Extract<Expression, { type: 'match' }>,
+  datum: Record<string, unknown>,
+  locals: LocalVariable[],
+): boolean {
   const selected = getValue(datum, expression.selector.path, locals);
   if (selected === missing) return notPresent[expression.operator];
   switch (expression.operator) {
@@ -422,7 +463,11 @@ function evaluateMatch(expression: Extract<Expression, { type: 'match' }>, datum
   }
 }
 
-function evaluateCollection(expression: Extract<Expression, { type: 'collection' }>, datum: Record<string, unknown>, locals: LocalVariable[]): boolean {
+function evaluateCollection(
+  expression: Extract<Expression, { type: 'collection' }>,
+  datum: Record<string, unknown>,
+  locals: LocalVariable[],
+): boolean {
   const selected = getValue(datum, expression.selector.path, locals);
   if (selected === missing) return expression.op === 'all';
   const { name, index, value } = expression.binding;
@@ -444,7 +489,8 @@ function evaluateCollection(expression: Extract<Expression, { type: 'collection'
     throw new BexprEvaluationError(`${selectorText} is not a list or a map`);
   }
   for (const element of elements) {
-    if (index && value && index === value) throw new BexprEvaluationError(`"${index}" cannot be used as a placeholder for both the index and the value`);
+    if (index && value && index === value)
+      throw new BexprEvaluationError(`"${index}" cannot be used as a placeholder for both the index and the value`);
     const result = evaluateWith(expression.expr, datum, [...locals, ...element]);
     if (result === (expression.op === 'any')) return result;
   }

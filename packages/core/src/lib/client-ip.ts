@@ -8,7 +8,11 @@ import ipaddr from 'ipaddr.js';
  * that is not a trusted proxy is the caller. Anything to its left was written by the caller and is ignored.
  * Without trusted proxies `X-Forwarded-For` is never read: anyone can send it.
  */
-export function clientIpFrom(sourceIp: string, forwardedFor: string | undefined, trustedProxies: readonly string[]): string {
+export function clientIpFrom(
+  sourceIp: string,
+  forwardedFor: string | undefined,
+  trustedProxies: readonly string[],
+): string {
   if (trustedProxies.length === 0 || !trusted(sourceIp, trustedProxies)) return sourceIp;
   const hops = (forwardedFor ?? '')
     .split(',')

@@ -31,17 +31,23 @@ describe('parseDuration', () => {
     expect(parseDuration('')).toBe(0);
   });
 
-  it.each([-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])('rejects the number %s', (value) => {
-    expect(() => parseDuration(value)).toThrow(DurationError);
-  });
+  it.each([-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])(
+    'rejects the number %s',
+    (value) => {
+      expect(() => parseDuration(value)).toThrow(DurationError);
+    },
+  );
 
   it.each(['-1', '-5s', '-1h30m', '1h-30m'])('rejects the negative %j', (text) => {
     expect(() => parseDuration(text)).toThrow(DurationError);
   });
 
-  it.each(['soon', 'h', '1x', '1hh', '1h 30m', '1.5', '1,5h', 's10', '10s!', '1e3s', '0x10'])('rejects the garbage %j', (text) => {
-    expect(() => parseDuration(text)).toThrow(DurationError);
-  });
+  it.each(['soon', 'h', '1x', '1hh', '1h 30m', '1.5', '1,5h', 's10', '10s!', '1e3s', '0x10'])(
+    'rejects the garbage %j',
+    (text) => {
+      expect(() => parseDuration(text)).toThrow(DurationError);
+    },
+  );
 
   it.each([null, undefined, true, {}, [], ['1h']])('rejects %j, which is not a duration at all', (value) => {
     expect(() => parseDuration(value)).toThrow(DurationError);
@@ -94,9 +100,12 @@ describe('parseGoDuration (Go time.ParseDuration, as Nomad reads durations)', ()
     expect(parseGoDuration(text)).toBeCloseTo(seconds, 9);
   });
 
-  it.each(['', '10', '1d', 'soon', '-5s', '1h 30m', ' 1h', '1e3s', '.s', 'h', '+'])('refuses %j, which Go or Nomad refuses', (text) => {
-    expect(() => parseGoDuration(text)).toThrow(DurationError);
-  });
+  it.each(['', '10', '1d', 'soon', '-5s', '1h 30m', ' 1h', '1e3s', '.s', 'h', '+'])(
+    'refuses %j, which Go or Nomad refuses',
+    (text) => {
+      expect(() => parseGoDuration(text)).toThrow(DurationError);
+    },
+  );
 
   it('refuses a duration longer than Go can hold, naming it', () => {
     expect(() => parseGoDuration('9999999999h')).toThrow(/too large: "9999999999h"/);

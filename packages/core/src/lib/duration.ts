@@ -1,6 +1,16 @@
 /** Durations as Vault and Nomad accept them: integer seconds, or Go-style strings such as `90s`, `1h30m`, `2d`. */
 
-const unitSeconds: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, μs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600, d: 86400 };
+const unitSeconds: Record<string, number> = {
+  ns: 1e-9,
+  us: 1e-6,
+  µs: 1e-6,
+  μs: 1e-6,
+  ms: 1e-3,
+  s: 1,
+  m: 60,
+  h: 3600,
+  d: 86400,
+};
 /** The units Vault's durations take: Go's, and days. */
 const vaultUnitDuration = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/;
 
@@ -36,7 +46,8 @@ export function parseGoDuration(value: string): number {
   const rest = text.startsWith('+') ? text.slice(1) : text;
   if (rest === '') throw new DurationError(`is not a valid duration: "${value}"`);
   const total = sumOfUnits(rest, goUnitDuration, value);
-  if (!(total <= maxDurationSeconds)) throw new DurationError(`is too large: "${value}" (at most ${maxDurationSeconds} seconds)`);
+  if (!(total <= maxDurationSeconds))
+    throw new DurationError(`is too large: "${value}" (at most ${maxDurationSeconds} seconds)`);
   return total;
 }
 
@@ -57,7 +68,8 @@ function sumOfUnits(text: string, unit: RegExp, given: string): number {
 const goUnitDuration = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
 
 function checkedMax(seconds: number, given: string): number {
-  if (!(seconds <= maxDurationSeconds)) throw new DurationError(`is too large: "${given}" (at most ${maxDurationSeconds} seconds)`);
+  if (!(seconds <= maxDurationSeconds))
+    throw new DurationError(`is too large: "${given}" (at most ${maxDurationSeconds} seconds)`);
   return seconds;
 }
 

@@ -29,26 +29,32 @@ export function fetchWithCa(caPem: string | undefined): FetchLike {
     const target = new URL(url);
     const headers = Object.fromEntries(new Headers(options.headers).entries());
     const raw = options.body;
-    const body = raw === undefined || raw === null ? undefined : raw instanceof Uint8Array ? Buffer.from(raw) : String(raw);
+    const body =
+      raw === undefined || raw === null ? undefined : raw instanceof Uint8Array ? Buffer.from(raw) : String(raw);
     if (body !== undefined && !headers['content-type'] && options.body instanceof URLSearchParams) {
       headers['content-type'] = 'application/x-www-form-urlencoded;charset=UTF-8';
     }
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<Response>((resolve, reject) => {
-      const outgoing = send(target, { method: options.method ?? 'GET', headers, ca: caPem, signal: options.signal }, (incoming) => {
-        const chunks: Buffer[] = [];
-        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-        incoming.on('error', reject);
-        incoming.on('end', () => {
-          const responseHeaders = new Headers();
-          for (const [name, value] of Object.entries(incoming.headers)) {
-            for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) responseHeaders.append(name, item);
-          }
-          const status = incoming.statusCode ?? 502;
-          const noBody = status === 204 || status === 304;
-          resolve(new Response(noBody ? null : Buffer.concat(chunks), { status, headers: responseHeaders }));
-        });
-      });
+      const outgoing = send(
+        target,
+        { method: options.method ?? 'GET', headers, ca: caPem, signal: options.signal },
+        (incoming) => {
+          const chunks: Buffer[] = [];
+          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+          incoming.on('error', reject);
+          incoming.on('end', () => {
+            const responseHeaders = new Headers();
+            for (const [name, value] of Object.entries(incoming.headers)) {
+              for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value])
+                responseHeaders.append(name, item);
+            }
+            const status = incoming.statusCode ?? 502;
+            const noBody = status === 204 || status === 304;
+            resolve(new Response(noBody ? null : Buffer.concat(chunks), { status, headers: responseHeaders }));
+          });
+        },
+      );
       outgoing.on('error', reject);
       outgoing.end(body);
     });

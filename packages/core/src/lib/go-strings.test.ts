@@ -35,7 +35,18 @@ describe('go-strings', () => {
     expect(goUnquote('"\\ufeffx"')).toBe('\ufeffx');
     expect(goUnquote("'\\''")).toBe("'");
     expect(goUnquote('`a\r\\n`')).toBe('a\\n');
-    for (const bad of ['"\\ud83d\\udd11"', '"\\U0000D800"', '"\\U00110000"', '"\\/"', '"\\\'"', "'ab'", '"a\nb"', '"\\400"', '"x', 'x']) {
+    for (const bad of [
+      '"\\ud83d\\udd11"',
+      '"\\U0000D800"',
+      '"\\U00110000"',
+      '"\\/"',
+      '"\\\'"',
+      "'ab'",
+      '"a\nb"',
+      '"\\400"',
+      '"x',
+      'x',
+    ]) {
       expect(() => goUnquote(bad), bad).toThrow(GoSyntaxError);
     }
   });

@@ -310,7 +310,12 @@ export function goUnquote(quoted: string): string {
  * where Go's strconv refuses it. hcl's own unquote (`hcl-v1-strings.ts`) shares it with `hcl` set: `${ … }`
  * sections are copied as written, and a `\u`/`\U` escape of a surrogate half is written as U+FFFD, not refused.
  */
-export function decodeGoQuoted(body: string, quote: string, fail: () => Error, hcl: boolean): { text: string; characters: number } {
+export function decodeGoQuoted(
+  body: string,
+  quote: string,
+  fail: () => Error,
+  hcl: boolean,
+): { text: string; characters: number } {
   const bytes: number[] = [];
   let characters = 0;
   let i = 0;

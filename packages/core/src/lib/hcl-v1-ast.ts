@@ -50,11 +50,11 @@ export interface Literal {
 
 export type Node = ObjectList | ObjectType | ListType | Literal;
 
-
 /** A key's value: an identifier's text, or a string unquoted. */
 export function keyName(token: Token): string {
   const value = tokenValue(token);
-  if (typeof value !== 'string') throw new HclSyntaxError(`expected a key but found ${token.text}`, token.line, token.column);
+  if (typeof value !== 'string')
+    throw new HclSyntaxError(`expected a key but found ${token.text}`, token.line, token.column);
   return value;
 }
 
@@ -101,7 +101,11 @@ export function parseGoInt(text: string): number {
   const match = /^(-?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.exec(text);
   if (!match) throw new HclSyntaxError(`invalid integer ${JSON.stringify(text)}`);
   const digits = match[2] as string;
-  let value = /^0[xX]/.test(digits) ? BigInt(digits) : digits.length > 1 && digits.startsWith('0') ? BigInt(`0o${digits.slice(1)}`) : BigInt(digits);
+  let value = /^0[xX]/.test(digits)
+    ? BigInt(digits)
+    : digits.length > 1 && digits.startsWith('0')
+      ? BigInt(`0o${digits.slice(1)}`)
+      : BigInt(digits);
   if (match[1] === '-') value = -value;
   if (value > 2n ** 63n - 1n || value < -(2n ** 63n)) throw new HclSyntaxError(`integer ${text} out of range`);
   return Number(value);
@@ -109,7 +113,8 @@ export function parseGoInt(text: string): number {
 
 /** Go's strconv.ParseFloat(text, 64) for the forms hcl's scanners produce. */
 export function parseGoFloat(text: string): number {
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw new HclSyntaxError(`invalid number ${JSON.stringify(text)}`);
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text))
+    throw new HclSyntaxError(`invalid number ${JSON.stringify(text)}`);
   const value = Number(text);
   if (!Number.isFinite(value)) throw new HclSyntaxError(`number ${text} out of range`);
   return value;

@@ -4,7 +4,16 @@
  * overwritten. Values of `[]interface{}` lists keep Go's types: integers and floats stay numbers (which never
  * equal a request's value in Vault), nested objects inside a map become lists of maps, as hcl builds them.
  */
-import { filterItems, keyName, type Node, type ObjectItem, type ObjectList, parseGoFloat, parseGoInt, tokenValue } from './hcl-v1-ast.ts';
+import {
+  filterItems,
+  keyName,
+  type Node,
+  type ObjectItem,
+  type ObjectList,
+  parseGoFloat,
+  parseGoInt,
+  tokenValue,
+} from './hcl-v1-ast.ts';
 import { HclSyntaxError } from './hcl-v1-error.ts';
 
 /** What a `[]interface{}` element or `interface{}` field decodes to. */
@@ -14,7 +23,8 @@ type DecodeNode = Node | ObjectItem;
 
 const describe = (node: DecodeNode) => {
   if (!('kind' in node)) return `a nested block (${node.keys.map((key) => key.text).join(' ')})`;
-  if (node.kind === 'literal') return `${node.token.type === 'BOOL' ? 'a boolean' : node.token.type === 'FLOAT' ? 'a number' : node.token.type === 'NUMBER' ? 'a number' : 'a string'} (${node.token.text.slice(0, 40)})`;
+  if (node.kind === 'literal')
+    return `${node.token.type === 'BOOL' ? 'a boolean' : node.token.type === 'FLOAT' ? 'a number' : node.token.type === 'NUMBER' ? 'a number' : 'a string'} (${node.token.text.slice(0, 40)})`;
   return node.kind === 'list' ? 'a list' : 'an object';
 };
 const decodeError = (where: string, message: string) => new HclSyntaxError(`${where}: ${message}`);
@@ -49,7 +59,12 @@ export function decodeString(node: DecodeNode, where: string): string {
 }
 
 /** hcl's decodeSlice: the elements of a list (or one object, or an item list), appended to `existing`. */
-export function decodeSlice<T>(node: DecodeNode, where: string, element: (node: DecodeNode, where: string) => T, existing: T[] = []): T[] {
+export function decodeSlice<T>(
+  node: DecodeNode,
+  where: string,
+  element: (node: DecodeNode, where: string) => T,
+  existing: T[] = [],
+): T[] {
   let items: DecodeNode[];
   if ('kind' in node && node.kind === 'items') items = node.items;
   else if ('kind' in node && node.kind === 'object') items = [node];
@@ -83,7 +98,11 @@ export function decodeMap<T>(
     if (!first) throw decodeError(where, 'expected named members');
     const key = keyName(first);
     if (strict && (done.has(key) || result.has(key))) {
-      throw new HclSyntaxError(`${where}: "${key}" is given twice; a name may be given only once`, first.line, first.column);
+      throw new HclSyntaxError(
+        `${where}: "${key}" is given twice; a name may be given only once`,
+        first.line,
+        first.column,
+      );
     }
     if (done.has(key)) continue;
     let source: DecodeNode = item.value;
@@ -102,10 +121,14 @@ type StackTop = 'root' | 'slice' | 'map' | 'struct';
 export function decodeInterface(node: DecodeNode, where: string, top: StackTop): DecodedValue {
   const test = 'kind' in node && node.kind === 'object' ? node.list : node;
   if ('kind' in test && test.kind === 'items') {
-    if (top === 'root' || top === 'slice') return objectOf(decodeMap(node, where, (value, at, old) => redecode(value, at, old, 'map')));
-    return decodeSlice(node, where, (element, at) => objectOf(decodeMap(element, at, (value, at2, old) => redecode(value, at2, old, 'map'))));
+    if (top === 'root' || top === 'slice')
+      return objectOf(decodeMap(node, where, (value, at, old) => redecode(value, at, old, 'map')));
+    return decodeSlice(node, where, (element, at) =>
+      objectOf(decodeMap(element, at, (value, at2, old) => redecode(value, at2, old, 'map'))),
+    );
   }
-  if ('kind' in test && test.kind === 'list') return decodeSlice(test, where, (element, at) => decodeInterface(element, at, 'slice'));
+  if ('kind' in test && test.kind === 'list')
+    return decodeSlice(test, where, (element, at) => decodeInterface(element, at, 'slice'));
   if ('kind' in test && test.kind === 'literal') {
     const { token } = test;
     if (token.type === 'BOOL') return token.text === 'true';
@@ -134,7 +157,12 @@ function redecode(node: DecodeNode, where: string, old: DecodedValue | undefined
     throw decodeError(where, 'unknown type for number');
   }
   if (Array.isArray(old)) return decodeSlice(node, where, (element, at) => decodeInterface(element, at, 'slice'), old);
-  const merged = decodeMap(node, where, (value, at, previous) => redecode(value, at, previous, 'map'), new Map(Object.entries(old)));
+  const merged = decodeMap(
+    node,
+    where,
+    (value, at, previous) => redecode(value, at, previous, 'map'),
+    new Map(Object.entries(old)),
+  );
   return objectOf(merged);
 }
 

@@ -8,7 +8,21 @@
 import type { ListType, Literal, Node, ObjectItem, ObjectList, ObjectType, Token } from './hcl-v1-ast.ts';
 import { HclSyntaxError } from './hcl-v1-error.ts';
 
-type JsonTokenType = 'STRING' | 'NUMBER' | 'FLOAT' | 'BOOL' | 'NULL' | 'LBRACE' | 'RBRACE' | 'LBRACK' | 'RBRACK' | 'COMMA' | 'COLON' | 'PERIOD' | 'EOF' | 'ILLEGAL';
+type JsonTokenType =
+  | 'STRING'
+  | 'NUMBER'
+  | 'FLOAT'
+  | 'BOOL'
+  | 'NULL'
+  | 'LBRACE'
+  | 'RBRACE'
+  | 'LBRACK'
+  | 'RBRACK'
+  | 'COMMA'
+  | 'COLON'
+  | 'PERIOD'
+  | 'EOF'
+  | 'ILLEGAL';
 
 interface JsonToken {
   type: JsonTokenType;
@@ -76,7 +90,14 @@ class JsonScanner {
     } else if (char === '-' && /[0-9]/.test(this.char())) {
       type = this.scanNumber(this.advance());
     } else {
-      const punctuation: Record<string, JsonTokenType> = { '[': 'LBRACK', ']': 'RBRACK', '{': 'LBRACE', '}': 'RBRACE', ',': 'COMMA', ':': 'COLON' };
+      const punctuation: Record<string, JsonTokenType> = {
+        '[': 'LBRACK',
+        ']': 'RBRACK',
+        '{': 'LBRACE',
+        '}': 'RBRACE',
+        ',': 'COMMA',
+        ':': 'COLON',
+      };
       type = punctuation[char] ?? 'ILLEGAL';
       if (type === 'ILLEGAL') this.fail(`illegal char: ${char}`);
     }
@@ -136,7 +157,15 @@ class JsonScanner {
   private scanEscape(): void {
     const char = this.advance();
     if ('abfnrtv\\"'.includes(char) && char !== '') return;
-    const spec = /[0-7]/.test(char) ? { base: /[0-7]/, count: 2 } : char === 'x' ? { base: /[0-9a-fA-F]/, count: 2 } : char === 'u' ? { base: /[0-9a-fA-F]/, count: 4 } : char === 'U' ? { base: /[0-9a-fA-F]/, count: 8 } : undefined;
+    const spec = /[0-7]/.test(char)
+      ? { base: /[0-7]/, count: 2 }
+      : char === 'x'
+        ? { base: /[0-9a-fA-F]/, count: 2 }
+        : char === 'u'
+          ? { base: /[0-9a-fA-F]/, count: 4 }
+          : char === 'U'
+            ? { base: /[0-9a-fA-F]/, count: 8 }
+            : undefined;
     if (!spec) {
       this.fail('illegal char escape');
       return;
@@ -267,7 +296,13 @@ class JsonParser {
   private literal(): Literal {
     const { type, text, line, column } = this.tok;
     if (type === 'NULL') return { kind: 'literal', token: { type: 'STRING', text: '', line, column } };
-    const token: Token = { type: type as Token['type'], text, line, column, ...(type === 'STRING' ? { json: true } : {}) };
+    const token: Token = {
+      type: type as Token['type'],
+      text,
+      line,
+      column,
+      ...(type === 'STRING' ? { json: true } : {}),
+    };
     return { kind: 'literal', token };
   }
 
@@ -332,9 +367,18 @@ function flatten(list: ObjectList): void {
   while (frontier.length > 0) {
     const item = frontier.pop() as ObjectItem;
     const value = item.value;
-    if (value.kind === 'object' && value.list.items.length > 0 && value.list.items.every((sub) => sub.value.kind === 'object')) {
-      for (const sub of value.list.items) frontier.push({ keys: [...item.keys, ...sub.keys], assign: item.assign, value: sub.value });
-    } else if (value.kind === 'list' && value.elements.length > 0 && value.elements.every((element) => element.kind === 'object')) {
+    if (
+      value.kind === 'object' &&
+      value.list.items.length > 0 &&
+      value.list.items.every((sub) => sub.value.kind === 'object')
+    ) {
+      for (const sub of value.list.items)
+        frontier.push({ keys: [...item.keys, ...sub.keys], assign: item.assign, value: sub.value });
+    } else if (
+      value.kind === 'list' &&
+      value.elements.length > 0 &&
+      value.elements.every((element) => element.kind === 'object')
+    ) {
       for (const element of value.elements) frontier.push({ keys: item.keys, assign: item.assign, value: element });
     } else {
       items.push(item);

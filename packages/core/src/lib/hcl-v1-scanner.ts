@@ -35,7 +35,10 @@ export interface ScanToken {
 
 const EOF = -1;
 const isLetter = (ch: number) =>
-  (ch >= 0x61 && ch <= 0x7a) || (ch >= 0x41 && ch <= 0x5a) || ch === 0x5f || (ch >= 0x80 && /\p{L}/u.test(String.fromCodePoint(ch)));
+  (ch >= 0x61 && ch <= 0x7a) ||
+  (ch >= 0x41 && ch <= 0x5a) ||
+  ch === 0x5f ||
+  (ch >= 0x80 && /\p{L}/u.test(String.fromCodePoint(ch)));
 const isDigit = (ch: number) => (ch >= 0x30 && ch <= 0x39) || (ch >= 0x80 && /\p{Nd}/u.test(String.fromCodePoint(ch)));
 const isDecimal = (ch: number) => ch >= 0x30 && ch <= 0x39;
 const isHex = (ch: number) => isDecimal(ch) || (ch >= 0x61 && ch <= 0x66) || (ch >= 0x41 && ch <= 0x46);

@@ -31,7 +31,9 @@ export function goUnquote(quoted: string): string {
     if (!(error instanceof GoSyntaxError)) throw error;
     const shown = quoted.length > 40 ? `${quoted.slice(0, 40)}…` : quoted;
     const surrogate = /\\(u[dD][89a-fA-F][0-9a-fA-F]{2}|U0000[dD][89a-fA-F][0-9a-fA-F]{2})/.test(quoted);
-    throw new HclSyntaxError(`invalid string ${shown}${surrogate ? ': a \\u escape of a UTF-16 surrogate half is not a character (Go refuses it)' : ''}`);
+    throw new HclSyntaxError(
+      `invalid string ${shown}${surrogate ? ': a \\u escape of a UTF-16 surrogate half is not a character (Go refuses it)' : ''}`,
+    );
   }
 }
 

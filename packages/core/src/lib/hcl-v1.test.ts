@@ -23,7 +23,9 @@ function syntaxError(text: string): HclSyntaxError {
 describe('parseHclV1', () => {
   it('parses the empty document and comments of all three styles', () => {
     expect(shape(parseHclV1(''))).toEqual([]);
-    expect(shape(parseHclV1('# hash\n// slashes\n/* block\n comment */ a = 1 # trailing\nb = /* inline */ 2 // end'))).toEqual([
+    expect(
+      shape(parseHclV1('# hash\n// slashes\n/* block\n comment */ a = 1 # trailing\nb = /* inline */ 2 // end')),
+    ).toEqual([
       [['a'], 1],
       [['b'], 2],
     ]);
@@ -63,9 +65,17 @@ describe('parseHclV1', () => {
   it.each([
     ['an attribute given twice', 'a = 1\nb = 2\na = 3', 'At 3:1: key "a" is given twice (first at 1:1)'],
     ['an attribute given bare and quoted', 'a = 1\n"a" = 3', 'At 2:1: key "a" is given twice (first at 1:1)'],
-    ['an attribute given twice inside a block', 'rule "x" {\n a = 1\n "\\u0061" = 2\n}', 'At 3:2: key "a" is given twice (first at 2:2)'],
+    [
+      'an attribute given twice inside a block',
+      'rule "x" {\n a = 1\n "\\u0061" = 2\n}',
+      'At 3:2: key "a" is given twice (first at 2:2)',
+    ],
     ['a member given twice in a JSON object', '{"a": 1,\n "a": 2}', 'At 2:2: key "a" is given twice (first at 1:2)'],
-    ['a member given twice in a nested JSON object', '{"rule": {"x": {"a": 1, "a": 2}}}', 'At 1:25: key "a" is given twice (first at 1:17)'],
+    [
+      'a member given twice in a nested JSON object',
+      '{"rule": {"x": {"a": 1, "a": 2}}}',
+      'At 1:25: key "a" is given twice (first at 1:17)',
+    ],
   ])('refuses %s, naming the key and where', (_what, text, message) => {
     expect(syntaxError(text).message).toBe(`${message}; a key may be given only once in an object`);
   });
@@ -79,7 +89,35 @@ describe('parseHclV1', () => {
 });
 
 describe('parseHclV1 never fails with anything but HclSyntaxError', () => {
-  const fragments = fc.constantFrom('path', '"x"', '"a\\"b"', '=', '{', '}', '[', ']', ',', ':', '-1.5', '0x1F', 'true', 'null', '<<EOF\n', '<<-EOF\n', 'EOF', '\n', ' ', '#', '//', '/*', '*/', '"', '\\', '\\u', '\\x4');
+  const fragments = fc.constantFrom(
+    'path',
+    '"x"',
+    '"a\\"b"',
+    '=',
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    '-1.5',
+    '0x1F',
+    'true',
+    'null',
+    '<<EOF\n',
+    '<<-EOF\n',
+    'EOF',
+    '\n',
+    ' ',
+    '#',
+    '//',
+    '/*',
+    '*/',
+    '"',
+    '\\',
+    '\\u',
+    '\\x4',
+  );
   const parsesOrThrowsSyntaxError = (text: string) => {
     try {
       parseHclV1(text);

@@ -108,10 +108,17 @@ class Parser {
       keys = partial;
       this.tok = { ...this.tok, type: 'EOF' };
     }
-    const tokens = keys.map((key) => ({ type: key.type as 'IDENT' | 'STRING', text: key.text, line: key.line, column: key.column }));
+    const tokens = keys.map((key) => ({
+      type: key.type as 'IDENT' | 'STRING',
+      text: key.text,
+      line: key.line,
+      column: key.column,
+    }));
     if (this.tok.type === 'ASSIGN') return { keys: tokens, assign: true, value: this.object() };
     if (this.tok.type === 'LBRACE') return { keys: tokens, assign: false, value: this.objectType() };
-    throw this.error(`key '${keys.map((key) => key.text).join(' ')}' expected start of object ('{') or assignment ('=')`);
+    throw this.error(
+      `key '${keys.map((key) => key.text).join(' ')}' expected start of object ('{') or assignment ('=')`,
+    );
   }
 
   private objectKey(): ScanToken[] {
@@ -122,7 +129,8 @@ class Parser {
         case 'EOF':
           throw Object.assign(new EndOfInput(), { keys });
         case 'ASSIGN':
-          if (keys.length > 1) throw Object.assign(this.error('nested object expected: LBRACE got: ASSIGN'), { keys: [] });
+          if (keys.length > 1)
+            throw Object.assign(this.error('nested object expected: LBRACE got: ASSIGN'), { keys: [] });
           if (keys.length === 0) throw this.error('no object keys found!');
           return keys;
         case 'LBRACE':

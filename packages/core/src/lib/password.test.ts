@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { generatePassword, PasswordPolicyError, parsePasswordPolicy, randomString, satisfiesPolicy } from './password.ts';
+import {
+  generatePassword,
+  PasswordPolicyError,
+  parsePasswordPolicy,
+  randomString,
+  satisfiesPolicy,
+} from './password.ts';
 
 const hcl = `
 length = 24
@@ -41,9 +47,18 @@ describe('password policies', () => {
   });
 
   it('parses the JSON form', () => {
-    const json = JSON.stringify({ length: 10, rule: [{ charset: { charset: 'ab', 'min-chars': 1 } }, { charset: [{ charset: 'XY', 'min-chars': 2 }] }] });
+    const json = JSON.stringify({
+      length: 10,
+      rule: [{ charset: { charset: 'ab', 'min-chars': 1 } }, { charset: [{ charset: 'XY', 'min-chars': 2 }] }],
+    });
     const policy = parsePasswordPolicy(json);
-    expect(policy).toEqual({ length: 10, rules: [{ charset: 'ab', minChars: 1 }, { charset: 'XY', minChars: 2 }] });
+    expect(policy).toEqual({
+      length: 10,
+      rules: [
+        { charset: 'ab', minChars: 1 },
+        { charset: 'XY', minChars: 2 },
+      ],
+    });
     expect(generatePassword(policy)).toMatch(/^[abXY]{10}$/);
   });
 
@@ -52,9 +67,11 @@ describe('password policies', () => {
     expect(policyError('length = 101\nrule "charset" { charset = "a" }')).toContain('between 4 and 100');
     expect(policyError('rule "charset" { charset = "a" }')).toContain('"length" is required');
     expect(policyError('length = 8')).toContain('at least one rule');
-    expect(policyError('length = 4\nrule "charset" { charset = "ab" \n min-chars = 3 }\nrule "charset" { charset = "0" \n min-chars = 2 }')).toContain(
-      'require at least 5 characters',
-    );
+    expect(
+      policyError(
+        'length = 4\nrule "charset" { charset = "ab" \n min-chars = 3 }\nrule "charset" { charset = "0" \n min-chars = 2 }',
+      ),
+    ).toContain('require at least 5 characters');
     expect(policyError('length = 8\nrule "wordlist" { words = ["a"] }')).toContain('unrecognized rule type');
     expect(policyError('length = 8\nrule "charset" { charset = "" }')).toContain('non-empty');
     expect(policyError('length = 8\nrule "charset" { charset = "a\\tb" }')).toContain('non-printable');
@@ -64,7 +81,10 @@ describe('password policies', () => {
   });
 
   it('always satisfies a satisfiable policy (property)', () => {
-    const rule = fc.record({ charset: fc.string({ unit: fc.constantFrom(...'abcdefXYZ0123!?'), minLength: 1, maxLength: 6 }), minChars: fc.nat(4) });
+    const rule = fc.record({
+      charset: fc.string({ unit: fc.constantFrom(...'abcdefXYZ0123!?'), minLength: 1, maxLength: 6 }),
+      minChars: fc.nat(4),
+    });
     fc.assert(
       fc.property(fc.array(rule, { minLength: 1, maxLength: 4 }), fc.integer({ min: 4, max: 40 }), (rules, length) => {
         const needed = rules.reduce((sum, entry) => sum + entry.minChars, 0);

@@ -34,11 +34,13 @@ export const base62Charset = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 export function parsePasswordPolicy(text: string): PasswordPolicy {
   const { length, rules } = fromDocument(text);
   if (length === undefined) throw new PasswordPolicyError('"length" is required');
-  if (typeof length !== 'number' || !Number.isInteger(length)) throw new PasswordPolicyError('"length" must be an integer');
+  if (typeof length !== 'number' || !Number.isInteger(length))
+    throw new PasswordPolicyError('"length" must be an integer');
   if (length < minPolicyLength || length > maxPolicyLength) {
     throw new PasswordPolicyError(`"length" must be between ${minPolicyLength} and ${maxPolicyLength}, got ${length}`);
   }
-  if (rules.length === 0) throw new PasswordPolicyError('no charset specified: the policy needs at least one rule "charset"');
+  if (rules.length === 0)
+    throw new PasswordPolicyError('no charset specified: the policy needs at least one rule "charset"');
   const required = rules.reduce((sum, rule) => sum + rule.minChars, 0);
   if (required > length) {
     throw new PasswordPolicyError(`specified rules require at least ${required} characters but "length" is ${length}`);
@@ -121,13 +123,15 @@ function fromDocument(text: string): RawPolicy {
     if (error instanceof HclSyntaxError) throw new PasswordPolicyError(`unable to parse policy: ${error.message}`);
     throw error;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new PasswordPolicyError('the policy must be an object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new PasswordPolicyError('the policy must be an object');
   const { length, rule, ...rest } = parsed as Record<string, DecodedValue>;
   const unknown = Object.keys(rest)[0];
   if (unknown !== undefined) throw new PasswordPolicyError(`unknown field "${unknown}"`);
   const rules: CharsetRule[] = [];
   for (const group of asList(rule)) {
-    if (typeof group !== 'object' || group === null || Array.isArray(group)) throw new PasswordPolicyError('"rule" must be an object keyed by rule type');
+    if (typeof group !== 'object' || group === null || Array.isArray(group))
+      throw new PasswordPolicyError('"rule" must be an object keyed by rule type');
     for (const [type, bodies] of Object.entries(group)) {
       for (const ruleBody of asList(bodies)) {
         if (typeof ruleBody !== 'object' || ruleBody === null || Array.isArray(ruleBody)) {
@@ -147,10 +151,13 @@ function charsetRule(type: string | undefined, attributes: Record<string, Decode
   const { charset, 'min-chars': minChars = 0, ...rest } = attributes;
   const unknown = Object.keys(rest)[0];
   if (unknown !== undefined) throw new PasswordPolicyError(`unknown field "${unknown}" in rule "charset"`);
-  if (typeof charset !== 'string' || charset === '') throw new PasswordPolicyError('rule "charset" needs a non-empty "charset"');
+  if (typeof charset !== 'string' || charset === '')
+    throw new PasswordPolicyError('rule "charset" needs a non-empty "charset"');
   for (const char of charset) {
     if (!/^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(char)) {
-      throw new PasswordPolicyError(`rule "charset" has a non-printable character (U+${char.codePointAt(0)?.toString(16).padStart(4, '0')})`);
+      throw new PasswordPolicyError(
+        `rule "charset" has a non-printable character (U+${char.codePointAt(0)?.toString(16).padStart(4, '0')})`,
+      );
     }
   }
   if (typeof minChars !== 'number' || !Number.isInteger(minChars) || minChars < 0) {

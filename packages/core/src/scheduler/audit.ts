@@ -15,7 +15,9 @@ export interface SchedulerAuditOptions {
 }
 
 /** `KEYHAVEN_SCHEDULER_AUDIT` (`stdout` or a file path) and `KEYHAVEN_SCHEDULER_AUDIT_DELIVERY`; absent: no audit. */
-export function schedulerAuditFromEnvironment(env: Record<string, string | undefined>): SchedulerAuditOptions | undefined {
+export function schedulerAuditFromEnvironment(
+  env: Record<string, string | undefined>,
+): SchedulerAuditOptions | undefined {
   if (!env.KEYHAVEN_SCHEDULER_AUDIT) return undefined;
   const delivery = env.KEYHAVEN_SCHEDULER_AUDIT_DELIVERY ?? 'enforced';
   if (delivery !== 'enforced' && delivery !== 'best-effort')
@@ -24,7 +26,8 @@ export function schedulerAuditFromEnvironment(env: Record<string, string | undef
 }
 
 /** Writes and logins are audited; reads (and the event stream) are not. */
-const audited = (method: string, path: string) => !['GET', 'HEAD', 'OPTIONS'].includes(method) || /^\/v1\/acl\/(login|oidc\/)/.test(path);
+const audited = (method: string, path: string) =>
+  !['GET', 'HEAD', 'OPTIONS'].includes(method) || /^\/v1\/acl\/(login|oidc\/)/.test(path);
 
 /** The audit around `next`, the request's answer: the first entry before it runs, the second with its status. */
 export function schedulerAudit(
@@ -76,7 +79,10 @@ export function schedulerAudit(
       await sink.write(entry('OperationReceived'));
     } catch (error) {
       if (options.delivery !== 'best-effort')
-        return textReply(503, `audit: the request could not be recorded, so it was not processed (${(error as Error).message})`);
+        return textReply(
+          503,
+          `audit: the request could not be recorded, so it was not processed (${(error as Error).message})`,
+        );
     }
     const reply = await next();
     await sink.write(entry('OperationComplete', reply.status)).catch(() => {});

@@ -88,8 +88,10 @@ export function schedulerFront(options: SchedulerAppOptions): HttpFront {
     if (canonical.problem !== undefined) return textReply(400, canonical.problem);
     if (canonical.encoded !== request.path) return textReply(400, 'a trailing "/" in the URL path is not allowed');
     const path = canonical.decoded;
-    if (matchRoute([healthRoute], request.method, path)) return answerRoute([healthRoute], exchangeOf(request, path, undefined));
-    if (request.body === undefined) return textReply(413, `Request body too large: larger than ${maxBodyBytes} bytes`, { Connection: 'close' });
+    if (matchRoute([healthRoute], request.method, path))
+      return answerRoute([healthRoute], exchangeOf(request, path, undefined));
+    if (request.body === undefined)
+      return textReply(413, `Request body too large: larger than ${maxBodyBytes} bytes`, { Connection: 'close' });
     if (path !== '/v1' && !path.startsWith('/v1/')) return textReply(404, `Invalid URL path: ${path}`);
     const forwarded = await forward(request, canonical.encoded);
     if (forwarded) return forwarded;

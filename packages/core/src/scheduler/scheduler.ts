@@ -92,20 +92,30 @@ export class Scheduler {
   async resolve(secret: string | undefined): Promise<SchedulerCaller> {
     if (!secret) {
       const rules = await this.policies.rules(['anonymous']);
-      return { management: false, policyNames: rules.length > 0 ? ['anonymous'] : [], acl: SchedulerAcl.fromRules(rules) };
+      return {
+        management: false,
+        policyNames: rules.length > 0 ? ['anonymous'] : [],
+        acl: SchedulerAcl.fromRules(rules),
+      };
     }
     const token = await this.tokens.bySecret(secret);
     return this.callerOf(token);
   }
 
   async callerOf(token: StoredToken): Promise<SchedulerCaller> {
-    if (token.Type === 'management') return { management: true, token, policyNames: [], acl: SchedulerAcl.managementAcl };
+    if (token.Type === 'management')
+      return { management: true, token, policyNames: [], acl: SchedulerAcl.managementAcl };
     const names = new Set(token.Policies);
     for (const link of token.Roles) {
       const role = await this.roles.get(link.ID);
       for (const policy of role?.Policies ?? []) names.add(policy.Name);
     }
     const policyNames = [...names];
-    return { management: false, token, policyNames, acl: SchedulerAcl.fromRules(await this.policies.rules(policyNames)) };
+    return {
+      management: false,
+      token,
+      policyNames,
+      acl: SchedulerAcl.fromRules(await this.policies.rules(policyNames)),
+    };
   }
 }

@@ -48,7 +48,8 @@ export class WriteConditionFailed extends ConditionFailed {
 const maxAttempts = 100;
 
 /** Too many writers at once: the write did not happen and may be sent again (a conflict, 409). */
-export const writeContention = () => conflict('too many concurrent writes to the scheduler state; the write did not happen, retry it');
+export const writeContention = () =>
+  conflict('too many concurrent writes to the scheduler state; the write did not happen, retry it');
 
 export interface StateOptions {
   /** How long events stay in the buffer (seconds); default one hour. */
@@ -75,7 +76,9 @@ export class SchedulerState {
   /** The highest index of the given tables (for blocking queries and X-Scheduler-Index). */
   async tableIndex(tables: TableName[]): Promise<number> {
     const values = await Promise.all(
-      tables.map(async (table) => ((await this.store.get(META_PK, tableIndexSk(table)))?.value as number | undefined) ?? 0),
+      tables.map(
+        async (table) => ((await this.store.get(META_PK, tableIndexSk(table)))?.value as number | undefined) ?? 0,
+      ),
     );
     return Math.max(0, ...values);
   }
@@ -88,8 +91,12 @@ export class SchedulerState {
    * write (a check-then-write such as "delete if it exists" happens exactly once, and so does its event).
    */
   async commit(plan: (index: number) => WritePlan | Promise<WritePlan>): Promise<number>;
-  async commit(plan: (index: number) => WritePlan | undefined | Promise<WritePlan | undefined>): Promise<number | undefined>;
-  async commit(plan: (index: number) => WritePlan | undefined | Promise<WritePlan | undefined>): Promise<number | undefined> {
+  async commit(
+    plan: (index: number) => WritePlan | undefined | Promise<WritePlan | undefined>,
+  ): Promise<number | undefined>;
+  async commit(
+    plan: (index: number) => WritePlan | undefined | Promise<WritePlan | undefined>,
+  ): Promise<number | undefined> {
     for (let attempt = 0; ; attempt++) {
       const current = await this.currentIndex();
       const index = current + 1;
@@ -98,7 +105,11 @@ export class SchedulerState {
       const { items, tables, events = [] } = planned;
       const nowSeconds = Math.floor(this.clock.now() / 1000);
       const head: Write[] = [
-        { update: { pk: META_PK, sk: INDEX_SK }, change: { set: { value: index } }, when: { any: [{ absent: true }, { equals: { value: current } }] } },
+        {
+          update: { pk: META_PK, sk: INDEX_SK },
+          change: { set: { value: index } },
+          when: { any: [{ absent: true }, { equals: { value: current } }] },
+        },
         ...[...new Set<TableName>([...tables, ...(events.length > 0 ? (['events'] as const) : [])])].map((table) => ({
           put: { pk: META_PK, sk: tableIndexSk(table), value: index },
         })),
@@ -145,12 +156,18 @@ export class SchedulerState {
   }
 
   /** Buffered events after `afterIndex`, oldest first, skipping expired ones. */
-  async eventsAfter(afterIndex: number): Promise<Array<{ index: number; events: SchedulerEvent[]; expiresAt: number }>> {
+  async eventsAfter(
+    afterIndex: number,
+  ): Promise<Array<{ index: number; events: SchedulerEvent[]; expiresAt: number }>> {
     const nowSeconds = Math.floor(this.clock.now() / 1000);
     const items = await this.store.list(EVENT_PK, { range: { after: eventKey(afterIndex) } });
     return items
       .filter((item) => (item.expiresAt as number) > nowSeconds)
-      .map((item) => ({ index: item.index as number, events: item.events as SchedulerEvent[], expiresAt: item.expiresAt as number }));
+      .map((item) => ({
+        index: item.index as number,
+        events: item.events as SchedulerEvent[],
+        expiresAt: item.expiresAt as number,
+      }));
   }
 
   /**

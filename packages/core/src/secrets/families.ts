@@ -11,4 +11,5 @@ export const secretsFamilies = Object.fromEntries(
   await Promise.all(allSecretsFamilies.map(async (family) => [family, await familyList[family]()] as const)),
 ) as Record<SecretsFamily, Backend[]>;
 
-export const backendsOf = (families: SecretsFamily[]): Backend[] => families.flatMap((family) => secretsFamilies[family]);
+export const backendsOf = (families: SecretsFamily[]): Backend[] =>
+  families.flatMap((family) => secretsFamilies[family]);

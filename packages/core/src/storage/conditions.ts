@@ -15,8 +15,10 @@ export function attributesOf(condition: Condition): Set<string> {
   const names = new Set<string>();
   const top = (path: string) => names.add(path.split('.')[0] as string);
   if (condition.exists || condition.absent) names.add('pk');
-  for (const field of ['equals', 'below', 'atMost', 'above', 'atLeast', 'beginsWith'] as const) for (const path of Object.keys(condition[field] ?? {})) top(path);
+  for (const field of ['equals', 'below', 'atMost', 'above', 'atLeast', 'beginsWith'] as const)
+    for (const path of Object.keys(condition[field] ?? {})) top(path);
   for (const path of [...(condition.missing ?? []), ...(condition.present ?? [])]) top(path);
-  for (const member of [...(condition.all ?? []), ...(condition.any ?? []), ...(condition.not ? [condition.not] : [])]) for (const name of attributesOf(member)) names.add(name);
+  for (const member of [...(condition.all ?? []), ...(condition.any ?? []), ...(condition.not ? [condition.not] : [])])
+    for (const name of attributesOf(member)) names.add(name);
   return names;
 }

@@ -26,7 +26,10 @@ export const shardOf = (id: string) => createHash('sha1').update(id).digest().re
 export const shardKey = (key: string, id: string) => `${key}#${String(shardOf(id)).padStart(2, '0')}`;
 
 /** Every partition of a sharded key, the bare key first (unsharded writers, data from before sharding). */
-export const allShards = (key: string) => [key, ...Array.from({ length: shardCount }, (_, shard) => `${key}#${String(shard).padStart(2, '0')}`)];
+export const allShards = (key: string) => [
+  key,
+  ...Array.from({ length: shardCount }, (_, shard) => `${key}#${String(shard).padStart(2, '0')}`),
+];
 
 /** The queue partition an item with this id is written to. */
 export const shardedQueue = shardKey;
@@ -53,9 +56,7 @@ export async function dueItems(source: DueSource, queue: string, limit: number) 
 /** When the earliest item of these queues (every shard) falls due (epoch seconds; past if something is due now), if any. */
 export async function nextDue(source: DueSource, queues: string[]): Promise<number | undefined> {
   const heads = await Promise.all(
-    queues.flatMap(allShards).map((partition) =>
-      source.store.list(partition, { index: 'due', limit: 1 }),
-    ),
+    queues.flatMap(allShards).map((partition) => source.store.list(partition, { index: 'due', limit: 1 })),
   );
   const times = heads.flatMap((items) => items.slice(0, 1).map((item) => Number.parseInt(String(item.dueSk), 10)));
   return times.length > 0 ? Math.min(...times) : undefined;

@@ -42,7 +42,11 @@ export class Expressions {
   #condition(condition: Condition): Built | undefined {
     const parts: Built[] = [];
     const atom = (text: string) => parts.push({ text, op: 'atom' });
-    const each = <V>(entries: Record<string, V> | undefined, what: string, build: (path: string, value: V) => string) => {
+    const each = <V>(
+      entries: Record<string, V> | undefined,
+      what: string,
+      build: (path: string, value: V) => string,
+    ) => {
       if (entries === undefined) return;
       const list = Object.entries(entries);
       if (list.length === 0) throw new RangeError(`a condition's ${what} names no attribute`);
@@ -70,12 +74,17 @@ export class Expressions {
       // One member that always holds makes the whole `any` hold: nothing to check (and no placeholder left unused).
       if (!condition.any.some(alwaysHolds)) {
         const members = condition.any.map((member) => this.#condition(member) as Built);
-        parts.push(members.length === 1 ? (members[0] as Built) : { text: members.map((member) => within('or', member)).join(' OR '), op: 'or' });
+        parts.push(
+          members.length === 1
+            ? (members[0] as Built)
+            : { text: members.map((member) => within('or', member)).join(' OR '), op: 'or' },
+        );
       }
     }
     if (condition.not !== undefined) {
       const built = this.#condition(condition.not);
-      if (built === undefined) throw new RangeError('a condition that can never hold (not of a condition that always holds)');
+      if (built === undefined)
+        throw new RangeError('a condition that can never hold (not of a condition that always holds)');
       atom(`NOT ${within('not', built)}`);
     }
     if (parts.length === 0) return undefined;
@@ -112,19 +121,28 @@ export class Expressions {
   }
 
   /** A key condition: the partition key equals `partition`, and the sort key is within `prefix` or `range`. */
-  keyCondition(partitionKey: string, sortKey: string, partition: string, prefix: string | undefined, range: SortRange | undefined): string {
+  keyCondition(
+    partitionKey: string,
+    sortKey: string,
+    partition: string,
+    prefix: string | undefined,
+    range: SortRange | undefined,
+  ): string {
     if (prefix !== undefined && range !== undefined) throw new RangeError('a list takes a prefix or a range, not both');
     const pk = `${this.path(partitionKey)} = ${this.value(partition)}`;
     if (!prefix && !range) return pk;
     const sk = this.path(sortKey);
     if (prefix) return `${pk} AND begins_with(${sk}, ${this.value(prefix)})`;
     if (!range) return pk;
-    if (range.after !== undefined && range.from !== undefined) throw new RangeError('a range takes after or from, not both');
-    if (range.before !== undefined && range.to !== undefined) throw new RangeError('a range takes before or to, not both');
+    if (range.after !== undefined && range.from !== undefined)
+      throw new RangeError('a range takes after or from, not both');
+    if (range.before !== undefined && range.to !== undefined)
+      throw new RangeError('a range takes before or to, not both');
     const lower = range.after ?? range.from;
     const upper = range.before ?? range.to;
     // DynamoDB's BETWEEN is inclusive at both ends: exclusive ends are dropped from what it returns (`outsideRange`).
-    if (lower !== undefined && upper !== undefined) return `${pk} AND ${sk} BETWEEN ${this.value(lower)} AND ${this.value(upper)}`;
+    if (lower !== undefined && upper !== undefined)
+      return `${pk} AND ${sk} BETWEEN ${this.value(lower)} AND ${this.value(upper)}`;
     if (range.after !== undefined) return `${pk} AND ${sk} > ${this.value(range.after)}`;
     if (range.from !== undefined) return `${pk} AND ${sk} >= ${this.value(range.from)}`;
     if (range.before !== undefined) return `${pk} AND ${sk} < ${this.value(range.before)}`;
@@ -133,7 +151,10 @@ export class Expressions {
   }
 
   /** The placeholders the expressions used, as a command's `ExpressionAttributeNames`/`Values` (absent when empty). */
-  attributes(): { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> } {
+  attributes(): {
+    ExpressionAttributeNames?: Record<string, string>;
+    ExpressionAttributeValues?: Record<string, unknown>;
+  } {
     return {
       ...(Object.keys(this.names).length > 0 ? { ExpressionAttributeNames: this.names } : {}),
       ...(Object.keys(this.values).length > 0 ? { ExpressionAttributeValues: this.values } : {}),
@@ -148,7 +169,8 @@ interface Built {
 }
 
 /** A part as written inside an `and`, `or` or `not`: parenthesized only where the operators differ. */
-const within = (outer: 'and' | 'or' | 'not', part: Built) => (part.op === 'atom' || part.op === outer ? part.text : `(${part.text})`);
+const within = (outer: 'and' | 'or' | 'not', part: Built) =>
+  part.op === 'atom' || part.op === outer ? part.text : `(${part.text})`;
 
 function listed(paths: string[] | undefined, what: string): Record<string, true> | undefined {
   if (paths === undefined) return undefined;
@@ -158,4 +180,5 @@ function listed(paths: string[] | undefined, what: string): Record<string, true>
 
 /** Whether a sort key BETWEEN returned lies on an exclusive end of the range (and so is not in it). */
 export const outsideRange = (sortKey: string, range: SortRange | undefined) =>
-  range !== undefined && ((range.after !== undefined && sortKey === range.after) || (range.before !== undefined && sortKey === range.before));
+  range !== undefined &&
+  ((range.after !== undefined && sortKey === range.after) || (range.before !== undefined && sortKey === range.before));

@@ -16,7 +16,17 @@ import {
 import { unavailable } from '../lib/errors.ts';
 import { ConditionFailed, itemKey } from './condition-failed.ts';
 import { Expressions, outsideRange } from './dynamodb-expressions.ts';
-import { type Change, type Condition, indexKeys, type Item, type Key, type ListOptions, maxTransactionWrites, type Store, type Write } from './intent.ts';
+import {
+  type Change,
+  type Condition,
+  indexKeys,
+  type Item,
+  type Key,
+  type ListOptions,
+  maxTransactionWrites,
+  type Store,
+  type Write,
+} from './intent.ts';
 import { StoreBase } from './store-base.ts';
 
 type Omitted<T> = Omit<T, 'TableName'>;
@@ -57,7 +67,9 @@ export class DynamoStore extends StoreBase implements Store {
   }
 
   async get<T extends Item = Item>(pk: string, sk: string): Promise<T | undefined> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }));
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }),
+    );
     return out.Item as T | undefined;
   }
 
@@ -71,8 +83,11 @@ export class DynamoStore extends StoreBase implements Store {
     for (let start = 0; start < unique.length; start += 100) {
       let pending: Array<Record<string, unknown>> = unique.slice(start, start + 100);
       while (pending.length > 0) {
-        const out = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
-        for (const item of (out.Responses?.[this.tableName] ?? []) as Item[]) found.set(itemKey(item.pk, item.sk), item);
+        const out = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of (out.Responses?.[this.tableName] ?? []) as Item[])
+          found.set(itemKey(item.pk, item.sk), item);
         pending = out.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
       }
     }
@@ -80,7 +95,9 @@ export class DynamoStore extends StoreBase implements Store {
   }
 
   async put(item: Item, options: { when?: Condition } = {}): Promise<void> {
-    await this.guard(() => this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...conditioned(options.when) })));
+    await this.guard(() =>
+      this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...conditioned(options.when) })),
+    );
   }
 
   async update<T extends Item = Item>(key: Key, change: Change, options: { when?: Condition } = {}): Promise<T> {
@@ -93,13 +110,17 @@ export class DynamoStore extends StoreBase implements Store {
       ...(ConditionExpression !== undefined ? { ConditionExpression } : {}),
       ...expressions.attributes(),
     };
-    const out = await this.guard(() => this.doc.send(new UpdateCommand({ TableName: this.tableName, ReturnValues: 'ALL_NEW', ...input })));
+    const out = await this.guard(() =>
+      this.doc.send(new UpdateCommand({ TableName: this.tableName, ReturnValues: 'ALL_NEW', ...input })),
+    );
     return out.Attributes as T;
   }
 
   async delete<T extends Item = Item>(key: Key, options: { when?: Condition } = {}): Promise<T | undefined> {
     const input = { Key: keyOf(key), ...conditioned(options.when) };
-    const out = await this.guard(() => this.doc.send(new DeleteCommand({ TableName: this.tableName, ReturnValues: 'ALL_OLD', ...input })));
+    const out = await this.guard(() =>
+      this.doc.send(new DeleteCommand({ TableName: this.tableName, ReturnValues: 'ALL_OLD', ...input })),
+    );
     return out.Attributes as T | undefined;
   }
 
@@ -127,7 +148,13 @@ export class DynamoStore extends StoreBase implements Store {
     const items: Item[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await this.doc.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }));
+      const page = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
       items.push(...((page.Items ?? []) as Item[]));
       start = page.LastEvaluatedKey;
     } while (start);
@@ -135,7 +162,8 @@ export class DynamoStore extends StoreBase implements Store {
   }
 
   async transact(writes: Write[]): Promise<void> {
-    if (writes.length > maxTransactionWrites) throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
+    if (writes.length > maxTransactionWrites)
+      throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
     const named = writes.map((write) => {
       const entry = tableWrite(write) as Record<string, Record<string, unknown>>;
       for (const key of Object.keys(entry)) entry[key] = { TableName: this.tableName, ...entry[key] };
@@ -149,18 +177,27 @@ export class DynamoStore extends StoreBase implements Store {
         return;
       } catch (error) {
         if (!isConflictOnly(error)) throw error;
-        if (attempt >= conflictAttempts) throw unavailable(`the write met concurrent writes to the same items ${conflictAttempts} times; nothing was written, try again`);
+        if (attempt >= conflictAttempts)
+          throw unavailable(
+            `the write met concurrent writes to the same items ${conflictAttempts} times; nothing was written, try again`,
+          );
         await new Promise((resolve) => setTimeout(resolve, Math.random() * conflictWaitMs * 2 ** attempt));
       }
     }
   }
 
   /** Every page of a query (each page reads up to `limit` items), until `limit` items are kept. */
-  private async pages<T extends Item>(input: Omitted<QueryCommandInput>, keep: (item: T) => boolean, limit: number | undefined): Promise<T[]> {
+  private async pages<T extends Item>(
+    input: Omitted<QueryCommandInput>,
+    keep: (item: T) => boolean,
+    limit: number | undefined,
+  ): Promise<T[]> {
     const items: T[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const out = await this.doc.send(new QueryCommand({ TableName: this.tableName, ...input, ExclusiveStartKey: start }));
+      const out = await this.doc.send(
+        new QueryCommand({ TableName: this.tableName, ...input, ExclusiveStartKey: start }),
+      );
       items.push(...((out.Items ?? []) as T[]).filter(keep));
       start = out.LastEvaluatedKey;
     } while (start && (limit === undefined || items.length < limit));
@@ -172,7 +209,10 @@ export class DynamoStore extends StoreBase implements Store {
       return await send();
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) throw new ConditionFailed(error.message);
-      if (error instanceof TransactionCanceledException && error.CancellationReasons?.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
+      if (
+        error instanceof TransactionCanceledException &&
+        error.CancellationReasons?.some((reason) => reason.Code === 'ConditionalCheckFailed')
+      ) {
         throw new ConditionFailed(error.message, error.CancellationReasons);
       }
       throw error;

@@ -3,7 +3,16 @@
  * KMS), yields three independent subkeys: one seals values with AES-256-GCM, one hashes tokens with HMAC-SHA256,
  * one is handed out for self-contained token encryption.
  */
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  randomBytes,
+  randomUUID,
+} from 'node:crypto';
 import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';

@@ -1,6 +1,17 @@
 import { ConditionFailed, itemKey } from './condition-failed.ts';
 import { alwaysHolds, attributesOf } from './conditions.ts';
-import { type CancellationReason, type Change, type Condition, indexKeys, type Item, type Key, type ListOptions, maxTransactionWrites, type Store, type Write } from './intent.ts';
+import {
+  type CancellationReason,
+  type Change,
+  type Condition,
+  indexKeys,
+  type Item,
+  type Key,
+  type ListOptions,
+  maxTransactionWrites,
+  type Store,
+  type Write,
+} from './intent.ts';
 import { StoreBase } from './store-base.ts';
 
 /**
@@ -42,15 +53,21 @@ export class MemoryStore extends StoreBase implements Store {
 
   async list<T extends Item = Item>(partition: string, options: ListOptions = {}): Promise<T[]> {
     const keys = options.index ? indexKeys[options.index] : { pk: 'pk', sk: 'sk' };
-    if (options.prefix !== undefined && options.range !== undefined) throw new RangeError('a list takes a prefix or a range, not both');
+    if (options.prefix !== undefined && options.range !== undefined)
+      throw new RangeError('a list takes a prefix or a range, not both');
     const range = options.range ?? {};
-    if (range.after !== undefined && range.from !== undefined) throw new RangeError('a range takes after or from, not both');
-    if (range.before !== undefined && range.to !== undefined) throw new RangeError('a range takes before or to, not both');
+    if (range.after !== undefined && range.from !== undefined)
+      throw new RangeError('a range takes after or from, not both');
+    if (range.before !== undefined && range.to !== undefined)
+      throw new RangeError('a range takes before or to, not both');
     if (options.where) {
       holds(options.where, undefined); // a malformed filter fails even on an empty partition
       const keyNames = new Set(['pk', 'sk', keys.pk, keys.sk]);
       const named = [...attributesOf(options.where)].find((name) => keyNames.has(name));
-      if (named) throw validation(`Filter Expression can only contain non-primary key attributes: Primary key attribute: ${named}`);
+      if (named)
+        throw validation(
+          `Filter Expression can only contain non-primary key attributes: Primary key attribute: ${named}`,
+        );
     }
     const inRange = (sortKey: string) =>
       (options.prefix === undefined || sortKey.startsWith(options.prefix)) &&
@@ -61,7 +78,11 @@ export class MemoryStore extends StoreBase implements Store {
     const matching = [...this.#items.values()].filter(
       (item) => item[keys.pk] === partition && typeof item[keys.sk] === 'string' && inRange(item[keys.sk] as string),
     );
-    matching.sort((a, b) => compareBytes(a[keys.sk] as string, b[keys.sk] as string) || compareBytes(itemKey(a.pk, a.sk), itemKey(b.pk, b.sk)));
+    matching.sort(
+      (a, b) =>
+        compareBytes(a[keys.sk] as string, b[keys.sk] as string) ||
+        compareBytes(itemKey(a.pk, a.sk), itemKey(b.pk, b.sk)),
+    );
     if (options.reverse) matching.reverse();
     const kept = options.where ? matching.filter((item) => holds(options.where as Condition, item)) : matching;
     return (options.limit === undefined ? kept : kept.slice(0, options.limit)).map((item) => copy(item) as T);
@@ -72,7 +93,8 @@ export class MemoryStore extends StoreBase implements Store {
   }
 
   async transact(writes: Write[]): Promise<void> {
-    if (writes.length > maxTransactionWrites) throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
+    if (writes.length > maxTransactionWrites)
+      throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
     this.apply(writes, true);
   }
 
@@ -88,9 +110,12 @@ export class MemoryStore extends StoreBase implements Store {
       if (seen.has(id)) throw validation('Transaction request cannot include multiple operations on one item');
       seen.add(id);
       const current = this.#items.get(id);
-      if ('check' in write && (write.when === undefined || alwaysHolds(write.when))) throw new RangeError('a transaction check needs a condition that can fail');
+      if ('check' in write && (write.when === undefined || alwaysHolds(write.when)))
+        throw new RangeError('a transaction check needs a condition that can fail');
       const passed = write.when === undefined || holds(write.when, current);
-      reasons.push(passed ? { Code: 'None' } : { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' });
+      reasons.push(
+        passed ? { Code: 'None' } : { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' },
+      );
       if ('put' in write) next.set(id, stored(write.put));
       else if ('update' in write) {
         if (transaction && isEmptyChange(write.change)) throw new RangeError('a transaction update changes nothing');
@@ -99,7 +124,10 @@ export class MemoryStore extends StoreBase implements Store {
     }
     if (reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
       if (!transaction) throw new ConditionFailed('The conditional request failed');
-      throw new ConditionFailed(`Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`, reasons);
+      throw new ConditionFailed(
+        `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
+        reasons,
+      );
     }
     for (const [id, item] of next) {
       if (item === undefined) this.#items.delete(id);
@@ -108,11 +136,15 @@ export class MemoryStore extends StoreBase implements Store {
   }
 }
 
-const keyOfWrite = (write: Write): Key => ('put' in write ? write.put : 'update' in write ? write.update : 'delete' in write ? write.delete : write.check);
+const keyOfWrite = (write: Write): Key =>
+  'put' in write ? write.put : 'update' in write ? write.update : 'delete' in write ? write.delete : write.check;
 
 function requireKey(key: Key): void {
   for (const name of ['pk', 'sk'] as const) {
-    if (typeof key[name] !== 'string' || key[name] === '') throw validation(`One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: ${name}`);
+    if (typeof key[name] !== 'string' || key[name] === '')
+      throw validation(
+        `One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: ${name}`,
+      );
   }
 }
 
@@ -142,7 +174,11 @@ function strip(value: unknown): unknown {
 const copy = <T>(value: T): T => (value === undefined ? value : structuredClone(value));
 
 const isMap = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array) && !(value instanceof Set);
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  !(value instanceof Uint8Array) &&
+  !(value instanceof Set);
 
 /** UTF-8 byte order, as DynamoDB sorts and compares strings. */
 function compareBytes(a: string, b: string): number {
@@ -159,11 +195,14 @@ function read(item: Record<string, unknown> | undefined, path: string): unknown 
   return at;
 }
 
-
 /** Whether the condition holds for the item (undefined: no item). Malformed conditions throw, as DynamoDB refuses them. */
 function holds(condition: Condition, item: Item | undefined): boolean {
   const results: boolean[] = [];
-  const each = <V>(entries: Record<string, V> | undefined, what: string, test: (value: unknown, expected: V) => boolean) => {
+  const each = <V>(
+    entries: Record<string, V> | undefined,
+    what: string,
+    test: (value: unknown, expected: V) => boolean,
+  ) => {
     if (entries === undefined) return;
     const list = Object.entries(entries);
     if (list.length === 0) throw new RangeError(`a condition's ${what} names no attribute`);
@@ -194,7 +233,8 @@ function holds(condition: Condition, item: Item | undefined): boolean {
     results.push(members.some(Boolean));
   }
   if (condition.not !== undefined) {
-    if (alwaysHolds(condition.not)) throw new RangeError('a condition that can never hold (not of a condition that always holds)');
+    if (alwaysHolds(condition.not))
+      throw new RangeError('a condition that can never hold (not of a condition that always holds)');
     results.push(!holds(condition.not, item));
   }
   return results.every(Boolean);
@@ -210,8 +250,10 @@ function ordered(value: unknown, bound: number | string, test: (order: number) =
 /** DynamoDB's equality: maps by their entries, lists in order, sets as sets, binary by bytes. */
 function same(a: unknown, b: unknown): boolean {
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
-  if (a instanceof Set && b instanceof Set) return a.size === b.size && [...a].every((member) => [...b].some((other) => same(member, other)));
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((member, index) => same(member, b[index]));
+  if (a instanceof Set && b instanceof Set)
+    return a.size === b.size && [...a].every((member) => [...b].some((other) => same(member, other)));
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((member, index) => same(member, b[index]));
   if (isMap(a) && isMap(b)) {
     const aKeys = Object.keys(a).filter((key) => a[key] !== undefined);
     const bKeys = Object.keys(b).filter((key) => b[key] !== undefined);
@@ -221,7 +263,9 @@ function same(a: unknown, b: unknown): boolean {
 }
 
 const isEmptyChange = (change: Change) =>
-  Object.values(change).every((part) => part === undefined || (Array.isArray(part) ? part.length === 0 : Object.keys(part).length === 0));
+  Object.values(change).every(
+    (part) => part === undefined || (Array.isArray(part) ? part.length === 0 : Object.keys(part).length === 0),
+  );
 
 /** The item after `change` (created from its key when absent). Refuses what DynamoDB refuses: key attributes, overlapping paths, missing parents. */
 function changed(current: Item | undefined, key: Key, change: Change): Item {
@@ -235,12 +279,17 @@ function changed(current: Item | undefined, key: Key, change: Change): Item {
   ];
   for (const path of paths) {
     const top = path.split('.')[0];
-    if (top === 'pk' || top === 'sk') throw validation(`One or more parameter values were invalid: Cannot update attribute ${top}. This attribute is part of the key`);
+    if (top === 'pk' || top === 'sk')
+      throw validation(
+        `One or more parameter values were invalid: Cannot update attribute ${top}. This attribute is part of the key`,
+      );
   }
   for (const [index, path] of paths.entries()) {
     for (const other of paths.slice(index + 1)) {
       if (path === other || other.startsWith(`${path}.`) || path.startsWith(`${other}.`)) {
-        throw validation(`Invalid UpdateExpression: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [${path}], path two: [${other}]`);
+        throw validation(
+          `Invalid UpdateExpression: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [${path}], path two: [${other}]`,
+        );
       }
     }
   }
@@ -274,7 +323,8 @@ function changed(current: Item | undefined, key: Key, change: Change): Item {
   }
   for (const [path, from] of Object.entries(change.copy ?? {})) {
     const value = read(before, from);
-    if (value === undefined) throw validation('The provided expression refers to an attribute that does not exist in the item');
+    if (value === undefined)
+      throw validation('The provided expression refers to an attribute that does not exist in the item');
     write(path, value);
   }
   return after;

@@ -19,7 +19,8 @@ export abstract class StoreBase {
   }
 
   private get itemMac(): ItemMac {
-    if (!this.#itemMac) throw new Error('the store has no keyring yet: security items can be neither written nor trusted');
+    if (!this.#itemMac)
+      throw new Error('the store has no keyring yet: security items can be neither written nor trusted');
     return this.#itemMac;
   }
 

@@ -19,7 +19,10 @@ export interface ConfigDef {
 }
 
 function ConfigPage({ def, mount }: { def: ConfigDef; mount: string }): JSX.Element {
-  const config = useLoad(() => secrets<{ data: Record<string, unknown> }>('GET', apiPath(mount, def.path)).then((answer) => answer.data), [mount]);
+  const config = useLoad(
+    () => secrets<{ data: Record<string, unknown> }>('GET', apiPath(mount, def.path)).then((answer) => answer.data),
+    [mount],
+  );
   const [editing, setEditing] = useState(false);
   const [warnings, setWarnings] = useState<string[]>([]);
   const [rotated, setRotated] = useState(false);

@@ -21,8 +21,10 @@ const labels: Record<string, string> = {
 };
 
 function valueRow(key: string, value: unknown): [string, ComponentChildren] {
-  if (secretFields.has(key) && typeof value === 'string' && value !== '') return [key, <SecretValue key={key} value={value} label={key.replace(/_/g, ' ')} />];
-  if (key === 'expires_at_seconds' && typeof value === 'number') return [labels[key] ?? key, new Date(value * 1000).toISOString()];
+  if (secretFields.has(key) && typeof value === 'string' && value !== '')
+    return [key, <SecretValue key={key} value={value} label={key.replace(/_/g, ' ')} />];
+  if (key === 'expires_at_seconds' && typeof value === 'number')
+    return [labels[key] ?? key, new Date(value * 1000).toISOString()];
   if (key === 'token_ttl' && typeof value === 'number') return [labels[key] ?? key, formatSeconds(value)];
   return [key, shownValue(value)];
 }
@@ -65,7 +67,13 @@ export function CredentialView({ credential, title }: { credential: IssuedCreden
 }
 
 /** A button that asks the engine for a credential, then shows it (until another is asked for). */
-export function GenerateCredential(props: { label: string; method: 'GET' | 'POST'; path: string; body?: unknown; onIssued?: () => void }): JSX.Element {
+export function GenerateCredential(props: {
+  label: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  onIssued?: () => void;
+}): JSX.Element {
   const action = useAction();
   const [issued, setIssued] = useState<IssuedCredential | undefined>(undefined);
   return (

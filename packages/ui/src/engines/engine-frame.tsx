@@ -13,13 +13,25 @@ export interface EngineDef {
 
 /** The console address of a mount's page (the mount is one segment, a slash in it encoded). */
 export const engineHref = (engine: EngineDef, mount: string, ...rest: string[]): string =>
-  [`/ui/vault/${engine.kind}/${encodeURIComponent(mount)}`, ...rest.filter((part) => part !== '').map((part) => part.split('/').map(encodeURIComponent).join('/'))].join('/');
+  [
+    `/ui/vault/${engine.kind}/${encodeURIComponent(mount)}`,
+    ...rest.filter((part) => part !== '').map((part) => part.split('/').map(encodeURIComponent).join('/')),
+  ].join('/');
 
 /** An API path under the mount, each name segment encoded (names may hold slashes). */
 export const apiPath = (mount: string, ...parts: string[]): string =>
-  [mount.replace(/\/+$/, ''), ...parts.filter((part) => part !== '').map((part) => part.split('/').map(encodeURIComponent).join('/'))].join('/');
+  [
+    mount.replace(/\/+$/, ''),
+    ...parts.filter((part) => part !== '').map((part) => part.split('/').map(encodeURIComponent).join('/')),
+  ].join('/');
 
-export function EngineFrame(props: { engine: EngineDef; mount: string; title: string; actions?: ComponentChildren; children: ComponentChildren }): JSX.Element {
+export function EngineFrame(props: {
+  engine: EngineDef;
+  mount: string;
+  title: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}): JSX.Element {
   const { path } = useLocation();
   const { engine, mount } = props;
   return (
@@ -30,7 +42,12 @@ export function EngineFrame(props: { engine: EngineDef; mount: string; title: st
       <nav class="engine-tabs" aria-label={`${engine.label} engine at ${mount}`}>
         {engine.tabs.map((tab) => {
           const href = engineHref(engine, mount, tab.segment);
-          const current = tab.segment === '' ? path === href : path === href || path.startsWith(`${href}/`) || path === engineHref(engine, mount, 'create', tab.segment);
+          const current =
+            tab.segment === ''
+              ? path === href
+              : path === href ||
+                path.startsWith(`${href}/`) ||
+                path === engineHref(engine, mount, 'create', tab.segment);
           return (
             <Link key={tab.segment} href={href} aria-current={current ? 'page' : undefined}>
               {tab.title}

@@ -26,7 +26,8 @@ export function valuesFrom(fields: FieldSpec[], data: Record<string, unknown> = 
     const value = field.writeOnly ? undefined : data[field.name];
     if (field.kind === 'bool') values[field.name] = value === true;
     else if (Array.isArray(value)) values[field.name] = value.join(', ');
-    else if (value === undefined || value === null) values[field.name] = field.kind === 'select' ? (field.options?.[0] ?? '') : '';
+    else if (value === undefined || value === null)
+      values[field.name] = field.kind === 'select' ? (field.options?.[0] ?? '') : '';
     else values[field.name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
   }
   return values;
@@ -60,19 +61,47 @@ const splitList = (text: string) =>
 let ids = 0;
 const useId = () => useState(() => `engine-field-${++ids}`)[0];
 
-function CheckField({ label, checked, onChange, hint }: { label: string; checked: boolean; onChange: (value: boolean) => void; hint?: string }): JSX.Element {
+function CheckField({
+  label,
+  checked,
+  onChange,
+  hint,
+}: {
+  label: string;
+  checked: boolean;
+  onChange: (value: boolean) => void;
+  hint?: string;
+}): JSX.Element {
   const id = useId();
   return (
     <div class="field check-field">
       <label for={id}>
-        <input id={id} type="checkbox" checked={checked} onChange={(event) => onChange((event.currentTarget as HTMLInputElement).checked)} /> {label}
+        <input
+          id={id}
+          type="checkbox"
+          checked={checked}
+          onChange={(event) => onChange((event.currentTarget as HTMLInputElement).checked)}
+        />{' '}
+        {label}
       </label>
       {hint ? <small class="hint">{hint}</small> : null}
     </div>
   );
 }
 
-function SelectField({ label, value, options, onChange, hint }: { label: string; value: string; options: string[]; onChange: (value: string) => void; hint?: string }): JSX.Element {
+function SelectField({
+  label,
+  value,
+  options,
+  onChange,
+  hint,
+}: {
+  label: string;
+  value: string;
+  options: string[];
+  onChange: (value: string) => void;
+  hint?: string;
+}): JSX.Element {
   const id = useId();
   return (
     <div class="field">
@@ -90,10 +119,30 @@ function SelectField({ label, value, options, onChange, hint }: { label: string;
 }
 
 /** One field of a `SpecForm`. */
-export function SpecField({ field, value, onChange }: { field: FieldSpec; value: string | boolean; onChange: (value: string | boolean) => void }): JSX.Element {
-  if (field.kind === 'bool') return <CheckField label={field.label} checked={value === true} onChange={onChange} hint={field.hint} />;
-  if (field.kind === 'select') return <SelectField label={field.label} value={String(value)} options={field.options ?? []} onChange={onChange} hint={field.hint} />;
-  const hint = field.writeOnly ? [field.hint, 'Never shown; leave empty to keep the stored value.'].filter(Boolean).join(' ') : field.hint;
+export function SpecField({
+  field,
+  value,
+  onChange,
+}: {
+  field: FieldSpec;
+  value: string | boolean;
+  onChange: (value: string | boolean) => void;
+}): JSX.Element {
+  if (field.kind === 'bool')
+    return <CheckField label={field.label} checked={value === true} onChange={onChange} hint={field.hint} />;
+  if (field.kind === 'select')
+    return (
+      <SelectField
+        label={field.label}
+        value={String(value)}
+        options={field.options ?? []}
+        onChange={onChange}
+        hint={field.hint}
+      />
+    );
+  const hint = field.writeOnly
+    ? [field.hint, 'Never shown; leave empty to keep the stored value.'].filter(Boolean).join(' ')
+    : field.hint;
   return (
     <Field
       label={field.label}
@@ -114,7 +163,8 @@ export function SpecField({ field, value, onChange }: { field: FieldSpec; value:
 export function shownValue(value: unknown, kind?: FieldSpec['kind']): string {
   if (value === undefined || value === null || value === '') return '—';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
-  if (kind === 'duration' && typeof value === 'number') return value === 0 ? '0 s' : `${formatSeconds(value)} (${value} s)`;
+  if (kind === 'duration' && typeof value === 'number')
+    return value === 0 ? '0 s' : `${formatSeconds(value)} (${value} s)`;
   if (Array.isArray(value)) return value.length ? value.join(', ') : '—';
   if (typeof value === 'object' && Object.values(value).every(Array.isArray)) {
     // A map of lists (a roleset's bindings: resource → roles), one entry a line.
@@ -153,7 +203,12 @@ export function SpecForm(props: {
     <form onSubmit={submit} aria-label={props.label}>
       {props.children}
       {shown.map((field) => (
-        <SpecField key={field.name} field={field} value={values[field.name] ?? ''} onChange={(value) => setValues((previous) => ({ ...previous, [field.name]: value }))} />
+        <SpecField
+          key={field.name}
+          field={field}
+          value={values[field.name] ?? ''}
+          onChange={(value) => setValues((previous) => ({ ...previous, [field.name]: value }))}
+        />
       ))}
       <ErrorBox error={action.error} />
       <div class="actions">

@@ -58,7 +58,9 @@ function CollectionList({ c, mount, prefix }: { c: Collection; mount: string; pr
           {folders.map((folder, index) => (
             <span key={folder}>
               {' / '}
-              <Link href={`${engineHref(c.engine, mount, c.segment, folders.slice(0, index + 1).join('/'))}/`}>{folder}</Link>
+              <Link href={`${engineHref(c.engine, mount, c.segment, folders.slice(0, index + 1).join('/'))}/`}>
+                {folder}
+              </Link>
             </span>
           ))}
         </nav>
@@ -69,7 +71,10 @@ function CollectionList({ c, mount, prefix }: { c: Collection; mount: string; pr
             columns={['Name']}
             empty={`No ${c.noun}s here yet.`}
             rows={names.map((key) => [
-              <Link key={key} href={`${engineHref(c.engine, mount, c.segment, `${prefix}${key.replace(/\/$/, '')}`)}${key.endsWith('/') ? '/' : ''}`}>
+              <Link
+                key={key}
+                href={`${engineHref(c.engine, mount, c.segment, `${prefix}${key.replace(/\/$/, '')}`)}${key.endsWith('/') ? '/' : ''}`}
+              >
                 {key}
               </Link>,
             ])}
@@ -81,7 +86,11 @@ function CollectionList({ c, mount, prefix }: { c: Collection; mount: string; pr
 }
 
 function CollectionItem({ c, mount, name }: { c: Collection; mount: string; name: string }): JSX.Element {
-  const item = useLoad(() => secrets<{ data: Record<string, unknown> }>('GET', apiPath(mount, c.itemApi, name)).then((answer) => answer.data), [mount, name]);
+  const item = useLoad(
+    () =>
+      secrets<{ data: Record<string, unknown> }>('GET', apiPath(mount, c.itemApi, name)).then((answer) => answer.data),
+    [mount, name],
+  );
   const [editing, setEditing] = useState(false);
   const [warnings, setWarnings] = useState<string[]>([]);
   const removal = useAction();
@@ -90,7 +99,8 @@ function CollectionItem({ c, mount, name }: { c: Collection; mount: string; name
       await secrets('DELETE', apiPath(mount, c.itemApi, name));
       navigate(engineHref(c.engine, mount, c.segment));
     });
-  const form = (data: Record<string, unknown>) => valuesFrom(c.fields, c.toForm ? { ...data, ...c.toForm(data) } : data);
+  const form = (data: Record<string, unknown>) =>
+    valuesFrom(c.fields, c.toForm ? { ...data, ...c.toForm(data) } : data);
   return (
     <EngineFrame
       engine={c.engine}
@@ -102,7 +112,12 @@ function CollectionItem({ c, mount, name }: { c: Collection; mount: string; name
             <button type="button" class="secondary" onClick={() => setEditing(true)}>
               Edit
             </button>
-            <ConfirmButton label="Delete" question={`Delete this ${c.noun}?`} disabled={removal.busy} onConfirm={remove} />
+            <ConfirmButton
+              label="Delete"
+              question={`Delete this ${c.noun}?`}
+              disabled={removal.busy}
+              onConfirm={remove}
+            />
           </>
         ) : null
       }
@@ -161,7 +176,14 @@ function CollectionCreate({ c, mount }: { c: Collection; mount: string }): JSX.E
             navigate(engineHref(c.engine, mount, c.segment, trimmed));
           }}
         >
-          <Field label="Name" name="name" value={name} onInput={setName} required hint={c.hierarchical ? 'Slashes make folders.' : undefined} />
+          <Field
+            label="Name"
+            name="name"
+            value={name}
+            onInput={setName}
+            required
+            hint={c.hierarchical ? 'Slashes make folders.' : undefined}
+          />
         </SpecForm>
       </section>
     </EngineFrame>
@@ -172,7 +194,11 @@ function CollectionCreate({ c, mount }: { c: Collection; mount: string }): JSX.E
 export function collectionRoutes(c: Collection): RouteDef[] {
   const base = `/ui/vault/${c.engine.kind}/:mount`;
   return [
-    { pattern: `${base}/create/${c.segment}`, title: `Create a ${c.noun}`, view: ({ mount = '' }) => <CollectionCreate key={mount} c={c} mount={mount} /> },
+    {
+      pattern: `${base}/create/${c.segment}`,
+      title: `Create a ${c.noun}`,
+      view: ({ mount = '' }) => <CollectionCreate key={mount} c={c} mount={mount} />,
+    },
     {
       pattern: `${base}/${c.segment}/*name`,
       title: c.title,

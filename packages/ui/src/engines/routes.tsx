@@ -11,7 +11,9 @@ import { collectionRoutes } from './role-list.tsx';
  */
 export const engineRoutes: RouteDef[] = [
   ...[ldapConfig, cloudConfig, meshConfig].map(configRoute),
-  ...[staticRoles, dynamicRoles, librarySets, rolesets, staticAccounts, impersonatedAccounts, meshRoles].flatMap(collectionRoutes),
+  ...[staticRoles, dynamicRoles, librarySets, rolesets, staticAccounts, impersonatedAccounts, meshRoles].flatMap(
+    collectionRoutes,
+  ),
 ];
 
 export const engineNav: NavEntry[] = [

@@ -3,7 +3,18 @@ import { useState } from 'preact/hooks';
 import { scheduler } from '../api.ts';
 import { Details, Field, Json, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
-import { ActionForm, CheckField, DeleteButton, EditPanel, formatMapping, joinList, parseMapping, SelectField, splitList, YesNo } from './common.tsx';
+import {
+  ActionForm,
+  CheckField,
+  DeleteButton,
+  EditPanel,
+  formatMapping,
+  joinList,
+  parseMapping,
+  SelectField,
+  splitList,
+  YesNo,
+} from './common.tsx';
 
 /**
  * The scheduler's ACL auth methods (`acl/auth-methods`, `acl/auth-method/<name>`). The config is edited as fields
@@ -57,7 +68,13 @@ export function AuthMethodsPage(): JSX.Element {
 type Kind = 'text' | 'list' | 'map' | 'pem';
 /** The config fields offered as form fields, per method type; every other key is kept and edited as JSON. */
 const configFields: Array<{ key: string; label: string; kind: Kind; types: Array<'JWT' | 'OIDC'>; hint?: string }> = [
-  { key: 'JWTValidationPubKeys', label: 'JWT validation public keys (PEM)', kind: 'pem', types: ['JWT'], hint: 'One of: public keys, JWKS URL, discovery URL.' },
+  {
+    key: 'JWTValidationPubKeys',
+    label: 'JWT validation public keys (PEM)',
+    kind: 'pem',
+    types: ['JWT'],
+    hint: 'One of: public keys, JWKS URL, discovery URL.',
+  },
   { key: 'JWKSURL', label: 'JWKS URL', kind: 'text', types: ['JWT'] },
   { key: 'OIDCDiscoveryURL', label: 'OIDC discovery URL', kind: 'text', types: ['JWT', 'OIDC'] },
   { key: 'OIDCClientID', label: 'OIDC client ID', kind: 'text', types: ['OIDC'] },
@@ -66,8 +83,20 @@ const configFields: Array<{ key: string; label: string; kind: Kind; types: Array
   { key: 'BoundIssuer', label: 'Bound issuers', kind: 'list', types: ['JWT', 'OIDC'] },
   { key: 'BoundAudiences', label: 'Bound audiences', kind: 'list', types: ['JWT', 'OIDC'] },
   { key: 'SigningAlgs', label: 'Signing algorithms', kind: 'list', types: ['JWT', 'OIDC'] },
-  { key: 'ClaimMappings', label: 'Claim mappings', kind: 'map', types: ['JWT', 'OIDC'], hint: 'One per line: claim = name (gives value.name).' },
-  { key: 'ListClaimMappings', label: 'List claim mappings', kind: 'map', types: ['JWT', 'OIDC'], hint: 'One per line: claim = name (gives list.name).' },
+  {
+    key: 'ClaimMappings',
+    label: 'Claim mappings',
+    kind: 'map',
+    types: ['JWT', 'OIDC'],
+    hint: 'One per line: claim = name (gives value.name).',
+  },
+  {
+    key: 'ListClaimMappings',
+    label: 'List claim mappings',
+    kind: 'map',
+    types: ['JWT', 'OIDC'],
+    hint: 'One per line: claim = name (gives list.name).',
+  },
 ];
 
 const pemBlock = /-----BEGIN [^-]+-----[\s\S]*?-----END [^-]+-----/g;
@@ -150,7 +179,15 @@ function AuthMethodForm({ method, onSaved }: { method?: AclAuthMethod; onSaved: 
       onSubmit={async () => {
         const target = method?.Name ?? name.trim();
         const finalConfig = { ...currentConfig(), ...(clientSecret ? { OIDCClientSecret: clientSecret } : {}) };
-        const body = { Name: target, Type: type, TokenLocality: locality, MaxTokenTTL: ttl.trim(), TokenNameFormat: nameFormat, Default: isDefault, Config: finalConfig };
+        const body = {
+          Name: target,
+          Type: type,
+          TokenLocality: locality,
+          MaxTokenTTL: ttl.trim(),
+          TokenNameFormat: nameFormat,
+          Default: isDefault,
+          Config: finalConfig,
+        };
         const saved = method
           ? await scheduler<AclAuthMethod>('POST', `acl/auth-method/${encodeURIComponent(target)}`, body)
           : await scheduler<AclAuthMethod>('POST', 'acl/auth-method', body);
@@ -160,11 +197,21 @@ function AuthMethodForm({ method, onSaved }: { method?: AclAuthMethod; onSaved: 
     >
       {method ? null : <Field label="Name" value={name} onInput={setName} required />}
       <div class="row">
-        <SelectField label="Type" value={type} options={['JWT', 'OIDC']} onChange={(value) => setType(value as 'JWT' | 'OIDC')} />
+        <SelectField
+          label="Type"
+          value={type}
+          options={['JWT', 'OIDC']}
+          onChange={(value) => setType(value as 'JWT' | 'OIDC')}
+        />
         <SelectField label="Token locality" value={locality} options={['local', 'global']} onChange={setLocality} />
         <Field label="Max token TTL" value={ttl} onInput={setTtl} placeholder="1h" />
       </div>
-      <Field label="Token name format" value={nameFormat} onInput={setNameFormat} placeholder="${auth_method_type}-${auth_method_name}" />
+      <Field
+        label="Token name format"
+        value={nameFormat}
+        onInput={setNameFormat}
+        placeholder="${auth_method_type}-${auth_method_name}"
+      />
       <CheckField label={`Default ${type} method`} checked={isDefault} onChange={setDefault} />
       <fieldset class="picker">
         <legend>Config</legend>
@@ -195,7 +242,14 @@ function AuthMethodForm({ method, onSaved }: { method?: AclAuthMethod; onSaved: 
               />
             ))
         ) : (
-          <Field label="Config (JSON)" value={jsonText} onInput={setJsonText} multiline rows={14} hint="Every config key; the client secret goes in its own field below." />
+          <Field
+            label="Config (JSON)"
+            value={jsonText}
+            onInput={setJsonText}
+            multiline
+            rows={14}
+            hint="Every config key; the client secret goes in its own field below."
+          />
         )}
       </fieldset>
       {type === 'OIDC' ? (
@@ -205,7 +259,11 @@ function AuthMethodForm({ method, onSaved }: { method?: AclAuthMethod; onSaved: 
           value={clientSecret}
           onInput={setClientSecret}
           autocomplete="new-password"
-          hint={method ? 'The service never shows the stored secret: type it again to save the method.' : 'Stored sealed; never shown again.'}
+          hint={
+            method
+              ? 'The service never shows the stored secret: type it again to save the method.'
+              : 'Stored sealed; never shown again.'
+          }
         />
       ) : null}
     </ActionForm>
@@ -243,8 +301,12 @@ export function AuthMethodPage({ name }: { name: string }): JSX.Element {
               <h2>Config</h2>
               <Json value={shown.Config ?? {}} />
               <p class="actions">
-                <Link href={`/ui/scheduler/binding-rules?method=${encodeURIComponent(shown.Name)}`}>Its binding rules</Link>
-                <Link href={`/ui/scheduler/binding-rules/test?method=${encodeURIComponent(shown.Name)}`}>Test its binding rules</Link>
+                <Link href={`/ui/scheduler/binding-rules?method=${encodeURIComponent(shown.Name)}`}>
+                  Its binding rules
+                </Link>
+                <Link href={`/ui/scheduler/binding-rules/test?method=${encodeURIComponent(shown.Name)}`}>
+                  Test its binding rules
+                </Link>
               </p>
               <DeleteButton
                 what={`auth method ${shown.Name}`}
@@ -255,14 +317,14 @@ export function AuthMethodPage({ name }: { name: string }): JSX.Element {
               />
             </section>
             <EditPanel saved={saved}>
-            <AuthMethodForm
-              key={shown.ModifyIndex}
-              method={shown}
-              onSaved={() => {
-                setSaved(true);
-                method.reload();
-              }}
-            />
+              <AuthMethodForm
+                key={shown.ModifyIndex}
+                method={shown}
+                onSaved={() => {
+                  setSaved(true);
+                  method.reload();
+                }}
+              />
             </EditPanel>
           </div>
         )}

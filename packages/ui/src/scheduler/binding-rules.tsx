@@ -62,10 +62,21 @@ export function BindingRulesPage(): JSX.Element {
 }
 
 /** A select of the auth methods (anyone may list them); the API's refusal is shown if the list fails. */
-export function AuthMethodSelect({ value, onChange, disabled }: { value: string; onChange: (name: string) => void; disabled?: boolean }): JSX.Element {
+export function AuthMethodSelect({
+  value,
+  onChange,
+  disabled,
+}: {
+  value: string;
+  onChange: (name: string) => void;
+  disabled?: boolean;
+}): JSX.Element {
   const methods = useLoad(() => scheduler<Array<{ Name: string; Type: string }>>('GET', 'acl/auth-methods'), []);
   const names = methods.data?.map((method) => method.Name) ?? [];
-  const options: Array<[string, string]> = [['', 'Choose an auth method'], ...(methods.data ?? []).map((method): [string, string] => [method.Name, `${method.Name} (${method.Type})`])];
+  const options: Array<[string, string]> = [
+    ['', 'Choose an auth method'],
+    ...(methods.data ?? []).map((method): [string, string] => [method.Name, `${method.Name} (${method.Type})`]),
+  ];
   if (value && !names.includes(value)) options.push([value, value]);
   return (
     <>
@@ -75,7 +86,15 @@ export function AuthMethodSelect({ value, onChange, disabled }: { value: string;
   );
 }
 
-function BindingRuleForm({ rule, initialMethod, onSaved }: { rule?: AclBindingRule; initialMethod?: string; onSaved: (id: string) => void }): JSX.Element {
+function BindingRuleForm({
+  rule,
+  initialMethod,
+  onSaved,
+}: {
+  rule?: AclBindingRule;
+  initialMethod?: string;
+  onSaved: (id: string) => void;
+}): JSX.Element {
   const [method, setMethod] = useState(rule?.AuthMethod ?? initialMethod ?? '');
   const [description, setDescription] = useState(rule?.Description ?? '');
   const [selector, setSelector] = useState(rule?.Selector ?? '');
@@ -87,9 +106,18 @@ function BindingRuleForm({ rule, initialMethod, onSaved }: { rule?: AclBindingRu
       label={rule ? 'Edit binding rule' : 'Create a binding rule'}
       submit={rule ? 'Save binding rule' : 'Create binding rule'}
       onSubmit={async () => {
-        const body = { AuthMethod: method, Description: description, Selector: selector, BindType: bindType, BindName: management ? '' : bindName.trim() };
+        const body = {
+          AuthMethod: method,
+          Description: description,
+          Selector: selector,
+          BindType: bindType,
+          BindName: management ? '' : bindName.trim(),
+        };
         const saved = rule
-          ? await scheduler<AclBindingRule>('POST', `acl/binding-rule/${encodeURIComponent(rule.ID)}`, { ...body, ID: rule.ID })
+          ? await scheduler<AclBindingRule>('POST', `acl/binding-rule/${encodeURIComponent(rule.ID)}`, {
+              ...body,
+              ID: rule.ID,
+            })
           : await scheduler<AclBindingRule>('POST', 'acl/binding-rule', body);
         onSaved(saved.ID);
       }}
@@ -106,8 +134,18 @@ function BindingRuleForm({ rule, initialMethod, onSaved }: { rule?: AclBindingRu
         hint="A boolean expression over the mapped claims (value.<name>, list.<name>); empty matches every login."
       />
       <div class="row">
-        <SelectField label="Bind type" value={bindType} options={['role', 'policy', 'management']} onChange={setBindType} />
-        <Field label="Bind name" value={management ? '' : bindName} onInput={setBindName} hint="A role or policy name; may use ${value.<name>}." />
+        <SelectField
+          label="Bind type"
+          value={bindType}
+          options={['role', 'policy', 'management']}
+          onChange={setBindType}
+        />
+        <Field
+          label="Bind name"
+          value={management ? '' : bindName}
+          onInput={setBindName}
+          hint="A role or policy name; may use ${value.<name>}."
+        />
       </div>
     </ActionForm>
   );
@@ -134,7 +172,12 @@ export function BindingRulePage({ id }: { id: string }): JSX.Element {
               <Details
                 rows={[
                   ['ID', <code key="i">{shown.ID}</code>],
-                  ['Auth method', <Link key="m" href={pathHref('/ui/scheduler/auth-methods', shown.AuthMethod)}>{shown.AuthMethod}</Link>],
+                  [
+                    'Auth method',
+                    <Link key="m" href={pathHref('/ui/scheduler/auth-methods', shown.AuthMethod)}>
+                      {shown.AuthMethod}
+                    </Link>,
+                  ],
                   ['Description', shown.Description || '—'],
                   ['Selector', shown.Selector ? <code key="s">{shown.Selector}</code> : '(empty: every login)'],
                   ['Bind type', shown.BindType ?? '—'],
@@ -143,7 +186,9 @@ export function BindingRulePage({ id }: { id: string }): JSX.Element {
                 ]}
               />
               <p>
-                <Link href={`${base}/test?method=${encodeURIComponent(shown.AuthMethod)}`}>Test the rules of {shown.AuthMethod}</Link>
+                <Link href={`${base}/test?method=${encodeURIComponent(shown.AuthMethod)}`}>
+                  Test the rules of {shown.AuthMethod}
+                </Link>
               </p>
               <DeleteButton
                 what="binding rule"
@@ -154,14 +199,14 @@ export function BindingRulePage({ id }: { id: string }): JSX.Element {
               />
             </section>
             <EditPanel saved={saved}>
-            <BindingRuleForm
-              key={shown.ModifyIndex}
-              rule={shown}
-              onSaved={() => {
-                setSaved(true);
-                rule.reload();
-              }}
-            />
+              <BindingRuleForm
+                key={shown.ModifyIndex}
+                rule={shown}
+                onSaved={() => {
+                  setSaved(true);
+                  rule.reload();
+                }}
+              />
             </EditPanel>
           </div>
         )}

@@ -20,7 +20,12 @@ export function SelectField(props: {
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
-      <select id={id} value={props.value} disabled={props.disabled} onChange={(event) => props.onChange((event.currentTarget as HTMLSelectElement).value)}>
+      <select
+        id={id}
+        value={props.value}
+        disabled={props.disabled}
+        onChange={(event) => props.onChange((event.currentTarget as HTMLSelectElement).value)}
+      >
         {props.options.map((option) => {
           const [value, text] = typeof option === 'string' ? [option, option] : option;
           return (
@@ -36,11 +41,27 @@ export function SelectField(props: {
 }
 
 /** A labelled check box. */
-export function CheckField({ label, checked, onChange, disabled }: { label: string; checked: boolean; onChange: (value: boolean) => void; disabled?: boolean }): JSX.Element {
+export function CheckField({
+  label,
+  checked,
+  onChange,
+  disabled,
+}: {
+  label: string;
+  checked: boolean;
+  onChange: (value: boolean) => void;
+  disabled?: boolean;
+}): JSX.Element {
   const id = useId('check');
   return (
     <div class="check-field">
-      <input id={id} type="checkbox" checked={checked} disabled={disabled} onChange={(event) => onChange((event.currentTarget as HTMLInputElement).checked)} />
+      <input
+        id={id}
+        type="checkbox"
+        checked={checked}
+        disabled={disabled}
+        onChange={(event) => onChange((event.currentTarget as HTMLInputElement).checked)}
+      />
       <label for={id}>{label}</label>
     </div>
   );
@@ -133,9 +154,15 @@ export function ActionForm({
 }
 
 /** A yes/no badge. */
-export const YesNo = ({ value, yes = 'yes', no = 'no' }: { value: boolean; yes?: string; no?: string }): JSX.Element => (
-  <span class={`badge ${value ? 'good' : 'bad'}`}>{value ? yes : no}</span>
-);
+export const YesNo = ({
+  value,
+  yes = 'yes',
+  no = 'no',
+}: {
+  value: boolean;
+  yes?: string;
+  no?: string;
+}): JSX.Element => <span class={`badge ${value ? 'good' : 'bad'}`}>{value ? yes : no}</span>;
 
 /** The edit panel of a scheduler object's page: its form, and "Saved." once a save went through. */
 export function EditPanel({ saved, children }: { saved: boolean; children: ComponentChildren }): JSX.Element {

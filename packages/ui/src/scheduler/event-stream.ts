@@ -33,8 +33,16 @@ export function streamPath(topic: string, key: string, afterIndex: number): stri
  * Reads one stream until it ends; answers the closing message the service wrote, if any. Throws `ApiError` with the
  * service's text for a refusal (403, 400), and the fetch's error when the connection drops or `signal` aborts.
  */
-export async function readEventStream(path: string, signal: AbortSignal, handlers: StreamHandlers): Promise<string | undefined> {
-  const response = await fetch(serviceUrl('scheduler', path), { headers: requestHeaders('scheduler'), signal, cache: 'no-store' });
+export async function readEventStream(
+  path: string,
+  signal: AbortSignal,
+  handlers: StreamHandlers,
+): Promise<string | undefined> {
+  const response = await fetch(serviceUrl('scheduler', path), {
+    headers: requestHeaders('scheduler'),
+    signal,
+    cache: 'no-store',
+  });
   if (response.status >= 400 || !response.body) {
     const text = (await response.text()).trim();
     throw new ApiError(response.status, text ? [text] : []);

@@ -156,8 +156,10 @@ export function EventsPage(): JSX.Element {
       </form>
       <p class="note">Key: an object's key or filter key (a role's ID or name, a policy's name), or * for all.</p>
       <p class="stream-status" role="status">
-        <span class={`badge ${status === 'open' ? 'good' : status === 'stopped' || status === 'waiting' ? 'bad' : ''}`}>{statusText[status]}</span> Last index seen:{' '}
-        <strong data-testid="last-index">{shownIndex}</strong> · {events.length} events shown
+        <span class={`badge ${status === 'open' ? 'good' : status === 'stopped' || status === 'waiting' ? 'bad' : ''}`}>
+          {statusText[status]}
+        </span>{' '}
+        Last index seen: <strong data-testid="last-index">{shownIndex}</strong> · {events.length} events shown
       </p>
       {note ? <p class="note">{note}</p> : null}
       <ErrorBox error={error} />
@@ -168,7 +170,8 @@ export function EventsPage(): JSX.Element {
           {events.map((event) => (
             <li key={event.seq} class="event">
               <div class="event-head">
-                <span class="badge">{event.Topic}</span> <strong>{event.Type}</strong> <code>{event.Key}</code> <span class="note">index {event.Index}</span>
+                <span class="badge">{event.Topic}</span> <strong>{event.Type}</strong> <code>{event.Key}</code>{' '}
+                <span class="note">index {event.Index}</span>
               </div>
               <details>
                 <summary>Details</summary>

@@ -4,7 +4,8 @@
  */
 export function decodeJwtPayload(jwt: string): Record<string, unknown> {
   const parts = jwt.trim().split('.');
-  if (parts.length !== 3 || !parts[1]) throw new Error('A JWT has three dot-separated parts (header.payload.signature)');
+  if (parts.length !== 3 || !parts[1])
+    throw new Error('A JWT has three dot-separated parts (header.payload.signature)');
   const base64 = parts[1].replace(/-/g, '+').replace(/_/g, '/');
   let text: string;
   try {
@@ -19,6 +20,7 @@ export function decodeJwtPayload(jwt: string): Record<string, unknown> {
   } catch {
     throw new Error('The JWT payload is not JSON');
   }
-  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new Error('The JWT payload is not a JSON object');
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload))
+    throw new Error('The JWT payload is not a JSON object');
   return payload as Record<string, unknown>;
 }

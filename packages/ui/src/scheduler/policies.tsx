@@ -57,13 +57,25 @@ function PolicyForm({ policy, onSaved }: { policy?: AclPolicy; onSaved: (name: s
       submit={policy ? 'Save policy' : 'Create policy'}
       onSubmit={async () => {
         const target = policy?.Name ?? name.trim();
-        await scheduler('POST', `acl/policy/${encodeURIComponent(target)}`, { Name: target, Description: description, Rules: rules });
+        await scheduler('POST', `acl/policy/${encodeURIComponent(target)}`, {
+          Name: target,
+          Description: description,
+          Rules: rules,
+        });
         onSaved(target);
       }}
     >
       {policy ? null : <Field label="Name" value={name} onInput={setName} required />}
       <Field label="Description" value={description} onInput={setDescription} />
-      <Field label="Rules" value={rules} onInput={setRules} multiline rows={12} placeholder={'namespace "default" {\n  policy = "read"\n}'} hint="HCL or JSON; the service checks it and says what is wrong." />
+      <Field
+        label="Rules"
+        value={rules}
+        onInput={setRules}
+        multiline
+        rows={12}
+        placeholder={'namespace "default" {\n  policy = "read"\n}'}
+        hint="HCL or JSON; the service checks it and says what is wrong."
+      />
     </ActionForm>
   );
 }
@@ -101,14 +113,14 @@ export function PolicyPage({ name }: { name: string }): JSX.Element {
               />
             </section>
             <EditPanel saved={saved}>
-            <PolicyForm
-              key={shown.ModifyIndex}
-              policy={shown}
-              onSaved={() => {
-                setSaved(true);
-                policy.reload();
-              }}
-            />
+              <PolicyForm
+                key={shown.ModifyIndex}
+                policy={shown}
+                onSaved={() => {
+                  setSaved(true);
+                  policy.reload();
+                }}
+              />
             </EditPanel>
           </div>
         )}

@@ -65,7 +65,8 @@ function PolicyPicker({ chosen, onChange }: { chosen: string[]; onChange: (names
   const known = policies.data?.map((policy) => policy.Name) ?? [];
   const [otherText, setOtherText] = useState<string | undefined>(undefined);
   const others = otherText ?? chosen.filter((name) => !known.includes(name)).join(', ');
-  const toggle = (name: string, on: boolean) => onChange(on ? [...chosen, name] : chosen.filter((each) => each !== name));
+  const toggle = (name: string, on: boolean) =>
+    onChange(on ? [...chosen, name] : chosen.filter((each) => each !== name));
   return (
     <fieldset class="picker">
       <legend>Policies</legend>
@@ -144,14 +145,14 @@ export function RolePage({ id }: { id: string }): JSX.Element {
               />
             </section>
             <EditPanel saved={saved}>
-            <RoleForm
-              key={shown.ModifyIndex}
-              role={shown}
-              onSaved={() => {
-                setSaved(true);
-                role.reload();
-              }}
-            />
+              <RoleForm
+                key={shown.ModifyIndex}
+                role={shown}
+                onSaved={() => {
+                  setSaved(true);
+                  role.reload();
+                }}
+              />
             </EditPanel>
           </div>
         )}

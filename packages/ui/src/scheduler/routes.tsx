@@ -11,20 +11,40 @@ import { NewTokenPage, TokenPage, TokensPage } from './tokens.tsx';
 export const schedulerRoutes: RouteDef[] = [
   { pattern: '/ui/scheduler/tokens', title: 'ACL tokens', view: () => <TokensPage /> },
   { pattern: '/ui/scheduler/tokens/new', title: 'Create an ACL token', view: () => <NewTokenPage /> },
-  { pattern: '/ui/scheduler/tokens/:accessor', title: 'ACL token', view: ({ accessor = '' }) => <TokenPage key={accessor} accessor={accessor} /> },
+  {
+    pattern: '/ui/scheduler/tokens/:accessor',
+    title: 'ACL token',
+    view: ({ accessor = '' }) => <TokenPage key={accessor} accessor={accessor} />,
+  },
   { pattern: '/ui/scheduler/policies', title: 'ACL policies', view: () => <PoliciesPage /> },
   { pattern: '/ui/scheduler/policies/new', title: 'Create an ACL policy', view: () => <NewPolicyPage /> },
-  { pattern: '/ui/scheduler/policies/:name', title: 'ACL policy', view: ({ name = '' }) => <PolicyPage key={name} name={name} /> },
+  {
+    pattern: '/ui/scheduler/policies/:name',
+    title: 'ACL policy',
+    view: ({ name = '' }) => <PolicyPage key={name} name={name} />,
+  },
   { pattern: '/ui/scheduler/roles', title: 'ACL roles', view: () => <RolesPage /> },
   { pattern: '/ui/scheduler/roles/new', title: 'Create an ACL role', view: () => <NewRolePage /> },
   { pattern: '/ui/scheduler/roles/:id', title: 'ACL role', view: ({ id = '' }) => <RolePage key={id} id={id} /> },
   { pattern: '/ui/scheduler/auth-methods', title: 'ACL auth methods', view: () => <AuthMethodsPage /> },
   { pattern: '/ui/scheduler/auth-methods/new', title: 'Create an ACL auth method', view: () => <NewAuthMethodPage /> },
-  { pattern: '/ui/scheduler/auth-methods/:name', title: 'ACL auth method', view: ({ name = '' }) => <AuthMethodPage key={name} name={name} /> },
+  {
+    pattern: '/ui/scheduler/auth-methods/:name',
+    title: 'ACL auth method',
+    view: ({ name = '' }) => <AuthMethodPage key={name} name={name} />,
+  },
   { pattern: '/ui/scheduler/binding-rules', title: 'ACL binding rules', view: () => <BindingRulesPage /> },
-  { pattern: '/ui/scheduler/binding-rules/new', title: 'Create an ACL binding rule', view: () => <NewBindingRulePage /> },
+  {
+    pattern: '/ui/scheduler/binding-rules/new',
+    title: 'Create an ACL binding rule',
+    view: () => <NewBindingRulePage />,
+  },
   { pattern: '/ui/scheduler/binding-rules/test', title: 'Binding-rule tester', view: () => <RuleTesterPage /> },
-  { pattern: '/ui/scheduler/binding-rules/:id', title: 'ACL binding rule', view: ({ id = '' }) => <BindingRulePage key={id} id={id} /> },
+  {
+    pattern: '/ui/scheduler/binding-rules/:id',
+    title: 'ACL binding rule',
+    view: ({ id = '' }) => <BindingRulePage key={id} id={id} />,
+  },
   { pattern: '/ui/scheduler/events', title: 'Event stream', view: () => <EventsPage /> },
 ];
 

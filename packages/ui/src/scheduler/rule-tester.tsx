@@ -44,7 +44,9 @@ interface Evaluation {
   LoginError?: string;
 }
 
-const Verdict = ({ matched }: { matched: boolean }) => <span class={`badge ${matched ? 'good' : 'bad'}`}>{matched ? 'matched' : 'not matched'}</span>;
+const Verdict = ({ matched }: { matched: boolean }) => (
+  <span class={`badge ${matched ? 'good' : 'bad'}`}>{matched ? 'matched' : 'not matched'}</span>
+);
 
 function RuleCard({ rule }: { rule: RuleVerdict }): JSX.Element {
   const title = rule.Description || rule.ID;
@@ -73,7 +75,8 @@ function RuleCard({ rule }: { rule: RuleVerdict }): JSX.Element {
           <ul class="terms">
             {rule.Terms.map((term, index) => (
               <li key={index} class={term.Matched ? 'term-held' : 'term-failed'}>
-                <span class={`badge ${term.Matched ? 'good' : 'bad'}`}>{term.Matched ? 'holds' : 'fails'}</span> <code>{term.Text}</code>
+                <span class={`badge ${term.Matched ? 'good' : 'bad'}`}>{term.Matched ? 'holds' : 'fails'}</span>{' '}
+                <code>{term.Text}</code>
                 {term.Error ? <small class="hint"> — {term.Error}</small> : null}
               </li>
             ))}
@@ -86,7 +89,9 @@ function RuleCard({ rule }: { rule: RuleVerdict }): JSX.Element {
           {!rule.Matched && rule.Combine === 'or' ? <p class="why">Not matched because no term holds.</p> : null}
         </>
       ) : null}
-      {rule.RoleMissing ? <p class="note">No role is named {rule.BindName}: the login binds nothing for this rule.</p> : null}
+      {rule.RoleMissing ? (
+        <p class="note">No role is named {rule.BindName}: the login binds nothing for this rule.</p>
+      ) : null}
       {rule.BindNameError ? <p class="error">The bind name does not compute: {rule.BindNameError}</p> : null}
     </article>
   );
@@ -171,7 +176,9 @@ export function RuleTesterPage(): JSX.Element {
       } catch (error) {
         throw new Error(`The claims are not valid JSON: ${(error as Error).message}`);
       }
-      setResult(await scheduler<Evaluation>('POST', 'acl/binding-rules/evaluate', { AuthMethodName: method, Claims: parsed }));
+      setResult(
+        await scheduler<Evaluation>('POST', 'acl/binding-rules/evaluate', { AuthMethodName: method, Claims: parsed }),
+      );
     });
   };
   return (
@@ -191,13 +198,20 @@ export function RuleTesterPage(): JSX.Element {
           </button>
         </div>
         {source === 'claims' ? (
-          <Field label="Claims (JSON)" value={claims} onInput={setClaims} multiline rows={8} placeholder={'{\n  "sub": "ada",\n  "groups": ["engineering"]\n}'} />
+          <Field
+            label="Claims (JSON)"
+            value={claims}
+            onInput={setClaims}
+            multiline
+            rows={8}
+            placeholder={'{\n  "sub": "ada",\n  "groups": ["engineering"]\n}'}
+          />
         ) : (
           <div class="field-group">
             <Field label="JWT" value={jwt} onInput={setJwt} multiline rows={4} />
             <p class="note">
-              The JWT is decoded here in the browser and is not verified (signature, issuer, audience and expiry are
-              not checked): enough for a dry run of the rules; a real login checks all of them.
+              The JWT is decoded here in the browser and is not verified (signature, issuer, audience and expiry are not
+              checked): enough for a dry run of the rules; a real login checks all of them.
             </p>
             {decodeError ? (
               <div class="error" role="alert">

@@ -66,7 +66,11 @@ export function TokensPage(): JSX.Element {
 
 /** One token; `self` reads the signed-in token. */
 export function TokenPage({ accessor }: { accessor: string }): JSX.Element {
-  const token = useLoad(() => scheduler<AclToken>('GET', accessor === 'self' ? 'acl/token/self' : `acl/token/${encodeURIComponent(accessor)}`), [accessor]);
+  const token = useLoad(
+    () =>
+      scheduler<AclToken>('GET', accessor === 'self' ? 'acl/token/self' : `acl/token/${encodeURIComponent(accessor)}`),
+    [accessor],
+  );
   return (
     <Page title={accessor === 'self' ? 'My ACL token' : 'ACL token'} actions={<Link href={base}>All tokens</Link>}>
       <Loading loaded={token}>
@@ -154,9 +158,20 @@ export function NewTokenPage(): JSX.Element {
       >
         <Field label="Name" value={name} onInput={setName} />
         <SelectField label="Type" value={type} options={['client', 'management']} onChange={setType} />
-        <Field label="Policies" value={policies} onInput={setPolicies} hint="Policy names, comma-separated (client tokens)." />
+        <Field
+          label="Policies"
+          value={policies}
+          onInput={setPolicies}
+          hint="Policy names, comma-separated (client tokens)."
+        />
         <Field label="Roles" value={roles} onInput={setRoles} hint="Role names, comma-separated (client tokens)." />
-        <Field label="Expiration TTL" value={ttl} onInput={setTtl} placeholder="e.g. 1h" hint="Empty: the token does not expire." />
+        <Field
+          label="Expiration TTL"
+          value={ttl}
+          onInput={setTtl}
+          placeholder="e.g. 1h"
+          hint="Empty: the token does not expire."
+        />
         <CheckField label="Global (replicated to every region)" checked={global} onChange={setGlobal} />
       </ActionForm>
     </Page>

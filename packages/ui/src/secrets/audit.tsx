@@ -14,7 +14,10 @@ interface Device {
 
 /** `/ui/vault/audit`: the audit devices (`sys/audit`), enabling a file device, disabling one; refusals as the API words them. */
 export function AuditPage(): JSX.Element {
-  const loaded = useLoad(() => secrets<{ data: Record<string, Device> }>('GET', 'sys/audit').then((answer) => answer.data ?? {}), []);
+  const loaded = useLoad(
+    () => secrets<{ data: Record<string, Device> }>('GET', 'sys/audit').then((answer) => answer.data ?? {}),
+    [],
+  );
   const [path, setPath] = useState('file');
   const [filePath, setFilePath] = useState('');
   const [description, setDescription] = useState('');
@@ -61,7 +64,12 @@ export function AuditPage(): JSX.Element {
                 .map(([name, value]) => `${name}=${value}`)
                 .join(', '),
               device.description || '',
-              <ConfirmButton label={`Disable ${devicePath}`} question={`Disable audit device ${devicePath}?`} disabled={action.busy} onConfirm={() => disable(devicePath)} />,
+              <ConfirmButton
+                label={`Disable ${devicePath}`}
+                question={`Disable audit device ${devicePath}?`}
+                disabled={action.busy}
+                onConfirm={() => disable(devicePath)}
+              />,
             ])}
             empty="No audit devices are enabled."
           />
@@ -71,10 +79,23 @@ export function AuditPage(): JSX.Element {
         <h2>Enable a file audit device</h2>
         <div class="row">
           <Field label="Device path" value={path} onInput={setPath} required />
-          <Field label="File path" value={filePath} onInput={setFilePath} required placeholder="/var/log/keyhaven/audit.log" />
+          <Field
+            label="File path"
+            value={filePath}
+            onInput={setFilePath}
+            required
+            placeholder="/var/log/keyhaven/audit.log"
+          />
         </div>
         <Field label="Description" value={description} onInput={setDescription} />
-        <Field label="Other options" multiline rows={3} value={options} onInput={setOptions} hint="One name=value a line, e.g. log_raw=false or mode=0600." />
+        <Field
+          label="Other options"
+          multiline
+          rows={3}
+          value={options}
+          onInput={setOptions}
+          hint="One name=value a line, e.g. log_raw=false or mode=0600."
+        />
         <div class="actions">
           <button type="submit" disabled={action.busy}>
             Enable device

@@ -12,7 +12,14 @@ export function CapabilitiesPage(): JSX.Element {
     event.preventDefault();
     void action.run(async () => {
       setAnswer(undefined);
-      const paths = [...new Set(text.split('\n').map((line) => line.trim()).filter(Boolean))];
+      const paths = [
+        ...new Set(
+          text
+            .split('\n')
+            .map((line) => line.trim())
+            .filter(Boolean),
+        ),
+      ];
       const reply = await secrets<{ data: Record<string, string[]> }>('POST', 'sys/capabilities-self', { paths });
       setAnswer(paths.map((path) => [path, reply.data[path.replace(/^\/+/, '')] ?? []]));
     });
@@ -20,7 +27,14 @@ export function CapabilitiesPage(): JSX.Element {
   return (
     <Page title="Capabilities">
       <form onSubmit={submit} aria-label="Capabilities of this token">
-        <Field label="Paths" multiline rows={4} value={text} onInput={setText} hint="One path a line, as in a policy: secret/data/app, sys/mounts, …" />
+        <Field
+          label="Paths"
+          multiline
+          rows={4}
+          value={text}
+          onInput={setText}
+          hint="One path a line, as in a policy: secret/data/app, sys/mounts, …"
+        />
         <div class="actions">
           <button type="submit" disabled={action.busy}>
             Check

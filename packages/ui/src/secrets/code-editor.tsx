@@ -17,7 +17,13 @@ export function lineRange(text: string, line: number): [number, number] {
  * A textarea with line numbers beside it (no editor library). When `mark` names a line, that line is highlighted in
  * the gutter, selected in the textarea and the textarea focused, so the person lands on what the server refused.
  */
-export function CodeEditor(props: { id: string; label: string; value: string; onInput: (value: string) => void; mark?: { line: number; column: number; seq: number } }): JSX.Element {
+export function CodeEditor(props: {
+  id: string;
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+  mark?: { line: number; column: number; seq: number };
+}): JSX.Element {
   const area = useRef<HTMLTextAreaElement>(null);
   const gutter = useRef<HTMLPreElement>(null);
   const lines = props.value.split('\n').length;

@@ -2,7 +2,17 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
 /** A destructive button that asks once more, in the page (keyboard-usable, no `window.confirm`). */
-export function ConfirmButton({ label, question, onConfirm, disabled }: { label: string; question: string; onConfirm: () => void; disabled?: boolean }): JSX.Element {
+export function ConfirmButton({
+  label,
+  question,
+  onConfirm,
+  disabled,
+}: {
+  label: string;
+  question: string;
+  onConfirm: () => void;
+  disabled?: boolean;
+}): JSX.Element {
   const [asking, setAsking] = useState(false);
   if (!asking) {
     return (

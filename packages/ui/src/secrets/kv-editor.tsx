@@ -39,7 +39,8 @@ function fromJson(text: string): Record<string, unknown> {
   } catch (error) {
     throw new Error(`the JSON is not valid: ${(error as Error).message}`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the JSON must be an object of keys and values');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error('the JSON must be an object of keys and values');
   return parsed as Record<string, unknown>;
 }
 
@@ -74,13 +75,15 @@ export function KvEditor(props: {
       setMode(next);
     });
   };
-  const setRow = (index: number, change: Partial<Row>) => setRows(rows.map((row, at) => (at === index ? { ...row, ...change } : row)));
+  const setRow = (index: number, change: Partial<Row>) =>
+    setRows(rows.map((row, at) => (at === index ? { ...row, ...change } : row)));
   const submit = (event: Event) => {
     event.preventDefault();
     void action.run(async () => {
       const data = mode === 'rows' ? fromRows(rows) : fromJson(json);
       const cas = props.cas && (useCas || props.cas.required) ? Number(casVersion) : undefined;
-      if (cas !== undefined && !(Number.isInteger(cas) && cas >= 0)) throw new Error('the check-and-set version must be a whole number');
+      if (cas !== undefined && !(Number.isInteger(cas) && cas >= 0))
+        throw new Error('the check-and-set version must be a whole number');
       await props.onSave(data, cas);
     });
   };
@@ -99,7 +102,12 @@ export function KvEditor(props: {
         <>
           {rows.map((row, index) => (
             <div class="row kv-row" key={index}>
-              <input aria-label={`Key ${index + 1}`} value={row.key} placeholder="key" onInput={(event) => setRow(index, { key: event.currentTarget.value })} />
+              <input
+                aria-label={`Key ${index + 1}`}
+                value={row.key}
+                placeholder="key"
+                onInput={(event) => setRow(index, { key: event.currentTarget.value })}
+              />
               <input
                 aria-label={`Value ${index + 1}`}
                 type={(showValues ? 'text' : 'password') as 'text'}
@@ -108,36 +116,66 @@ export function KvEditor(props: {
                 placeholder={row.json ? 'JSON value' : 'value'}
                 onInput={(event) => setRow(index, { value: event.currentTarget.value })}
               />
-              <button type="button" class="secondary small" aria-label={`Remove row ${index + 1}`} onClick={() => setRows(rows.filter((_, at) => at !== index))}>
+              <button
+                type="button"
+                class="secondary small"
+                aria-label={`Remove row ${index + 1}`}
+                onClick={() => setRows(rows.filter((_, at) => at !== index))}
+              >
                 Remove
               </button>
             </div>
           ))}
           <div class="actions">
-            <button type="button" class="secondary small" onClick={() => setRows([...rows, { key: '', value: '', json: false }])}>
+            <button
+              type="button"
+              class="secondary small"
+              onClick={() => setRows([...rows, { key: '', value: '', json: false }])}
+            >
               Add row
             </button>
             <label class="check">
-              <input type="checkbox" checked={showValues} onChange={(event) => setShowValues(event.currentTarget.checked)} /> Show values
+              <input
+                type="checkbox"
+                checked={showValues}
+                onChange={(event) => setShowValues(event.currentTarget.checked)}
+              />{' '}
+              Show values
             </label>
           </div>
         </>
       ) : (
         <div class="field">
           <label for="kv-json">Secret data (JSON)</label>
-          <textarea id="kv-json" rows={10} spellcheck={false} value={json} onInput={(event) => setJson(event.currentTarget.value)} />
+          <textarea
+            id="kv-json"
+            rows={10}
+            spellcheck={false}
+            value={json}
+            onInput={(event) => setJson(event.currentTarget.value)}
+          />
         </div>
       )}
       {props.cas ? (
         <div class="row">
           <label class="check">
-            <input type="checkbox" checked={useCas || props.cas.required} disabled={props.cas.required} onChange={(event) => setUseCas(event.currentTarget.checked)} />{' '}
+            <input
+              type="checkbox"
+              checked={useCas || props.cas.required}
+              disabled={props.cas.required}
+              onChange={(event) => setUseCas(event.currentTarget.checked)}
+            />{' '}
             Check-and-set{props.cas.required ? ' (required for this secret)' : ''}
           </label>
           {useCas || props.cas.required ? (
             <div class="field">
               <label for="kv-cas">Only if the current version is</label>
-              <input id="kv-cas" inputMode="numeric" value={casVersion} onInput={(event) => setCasVersion(event.currentTarget.value)} />
+              <input
+                id="kv-cas"
+                inputMode="numeric"
+                value={casVersion}
+                onInput={(event) => setCasVersion(event.currentTarget.value)}
+              />
             </div>
           ) : null}
         </div>

@@ -18,9 +18,7 @@ export function KvList({ mount, folder }: { mount: KvMount; folder: string }): J
       }
     >
       <KvBreadcrumbs mountPath={mount.path} path={folder} />
-      <p class="note">
-        kv version {mount.version}
-      </p>
+      <p class="note">kv version {mount.version}</p>
       <Loading loaded={loaded}>
         {(keys) => (
           <Table

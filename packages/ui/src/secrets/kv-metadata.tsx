@@ -5,7 +5,13 @@ import type { KvMetadata } from './kv-mount.ts';
 import { parseOptions, timeText } from './paths.ts';
 
 /** A kv v2 secret's settings: max_versions, cas_required, delete_version_after and custom_metadata. */
-export function KvMetadataForm({ metadata, onSave }: { metadata: KvMetadata; onSave: (changes: Record<string, unknown>) => Promise<void> }): JSX.Element {
+export function KvMetadataForm({
+  metadata,
+  onSave,
+}: {
+  metadata: KvMetadata;
+  onSave: (changes: Record<string, unknown>) => Promise<void>;
+}): JSX.Element {
   const [maxVersions, setMaxVersions] = useState(String(metadata.max_versions ?? 0));
   const [casRequired, setCasRequired] = useState(metadata.cas_required);
   const [deleteAfter, setDeleteAfter] = useState(metadata.delete_version_after || '0s');
@@ -19,8 +25,14 @@ export function KvMetadataForm({ metadata, onSave }: { metadata: KvMetadata; onS
     event.preventDefault();
     void action.run(async () => {
       const max = Number(maxVersions);
-      if (!Number.isInteger(max) || max < 0) throw new Error('max versions must be a whole number (0: the mount default)');
-      await onSave({ max_versions: max, cas_required: casRequired, delete_version_after: deleteAfter.trim() || '0s', custom_metadata: parseOptions(custom) });
+      if (!Number.isInteger(max) || max < 0)
+        throw new Error('max versions must be a whole number (0: the mount default)');
+      await onSave({
+        max_versions: max,
+        cas_required: casRequired,
+        delete_version_after: deleteAfter.trim() || '0s',
+        custom_metadata: parseOptions(custom),
+      });
     });
   };
   return (
@@ -31,10 +43,27 @@ export function KvMetadataForm({ metadata, onSave }: { metadata: KvMetadata; onS
       </p>
       <Field label="Max versions" value={maxVersions} onInput={setMaxVersions} hint="0 keeps the mount's setting." />
       <label class="check">
-        <input type="checkbox" checked={casRequired} onChange={(event) => setCasRequired(event.currentTarget.checked)} /> Require check-and-set
+        <input
+          type="checkbox"
+          checked={casRequired}
+          onChange={(event) => setCasRequired(event.currentTarget.checked)}
+        />{' '}
+        Require check-and-set
       </label>
-      <Field label="Delete versions after" value={deleteAfter} onInput={setDeleteAfter} hint='A duration such as "720h"; "0s" keeps them.' />
-      <Field label="Custom metadata" multiline rows={4} value={custom} onInput={setCustom} hint="One key=value a line." />
+      <Field
+        label="Delete versions after"
+        value={deleteAfter}
+        onInput={setDeleteAfter}
+        hint='A duration such as "720h"; "0s" keeps them.'
+      />
+      <Field
+        label="Custom metadata"
+        multiline
+        rows={4}
+        value={custom}
+        onInput={setCustom}
+        hint="One key=value a line."
+      />
       <ErrorBox error={action.error} />
       <div class="actions">
         <button type="submit" disabled={action.busy}>

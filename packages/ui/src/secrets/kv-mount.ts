@@ -18,12 +18,15 @@ export async function resolveMount(path: string): Promise<KvMount> {
   return { path: data.path, type: data.type, version: data.options?.version === '2' ? 2 : 1 };
 }
 
-const under = (mount: KvMount, kind: string, path: string) => apiPath(`${mount.path}${mount.version === 2 ? `${kind}/` : ''}${path}`);
+const under = (mount: KvMount, kind: string, path: string) =>
+  apiPath(`${mount.path}${mount.version === 2 ? `${kind}/` : ''}${path}`);
 
-export const kvListPath = (mount: KvMount, folder: string) => `${mount.path}${mount.version === 2 ? 'metadata/' : ''}${folder}`;
+export const kvListPath = (mount: KvMount, folder: string) =>
+  `${mount.path}${mount.version === 2 ? 'metadata/' : ''}${folder}`;
 export const kvDataPath = (mount: KvMount, path: string) => under(mount, 'data', path);
 export const kvMetadataPath = (mount: KvMount, path: string) => apiPath(`${mount.path}metadata/${path}`);
-export const kvVersionsPath = (mount: KvMount, action: 'delete' | 'undelete' | 'destroy', path: string) => apiPath(`${mount.path}${action}/${path}`);
+export const kvVersionsPath = (mount: KvMount, action: 'delete' | 'undelete' | 'destroy', path: string) =>
+  apiPath(`${mount.path}${action}/${path}`);
 
 /** kv v2 metadata as the API answers it. */
 export interface KvMetadata {

@@ -20,8 +20,20 @@ export function KvNew({ mount, folder }: { mount: KvMount; folder: string }): JS
   return (
     <Page title={`New secret in ${mount.path}${folder}`}>
       <KvBreadcrumbs mountPath={mount.path} path={folder} />
-      <KvEditor initial={{}} submitLabel="Save" {...(mount.version === 2 ? { cas: { required: false, current: 0 } } : {})} onSave={save} onCancel={() => navigate(kvHref(mount.path, folder))}>
-        <Field label="Path of the secret" value={name} onInput={setName} required hint={`Under ${mount.path}${folder}; a "/" makes folders.`} />
+      <KvEditor
+        initial={{}}
+        submitLabel="Save"
+        {...(mount.version === 2 ? { cas: { required: false, current: 0 } } : {})}
+        onSave={save}
+        onCancel={() => navigate(kvHref(mount.path, folder))}
+      >
+        <Field
+          label="Path of the secret"
+          value={name}
+          onInput={setName}
+          required
+          hint={`Under ${mount.path}${folder}; a "/" makes folders.`}
+        />
       </KvEditor>
     </Page>
   );

@@ -46,7 +46,11 @@ export function KvPage({ path }: { path: string }): JSX.Element {
         const folder = rest === '' || rest.endsWith('/') ? rest : rest.slice(0, rest.lastIndexOf('/') + 1);
         if (query.has('new')) return <KvNew mount={mount} folder={folder} />;
         if (rest === '' || rest.endsWith('/')) return <KvList mount={mount} folder={rest} />;
-        return mount.version === 2 ? <KvSecretV2 key={rest} mount={mount} path={rest} /> : <KvSecretV1 key={rest} mount={mount} path={rest} />;
+        return mount.version === 2 ? (
+          <KvSecretV2 key={rest} mount={mount} path={rest} />
+        ) : (
+          <KvSecretV1 key={rest} mount={mount} path={rest} />
+        );
       }}
     </Loading>
   );

@@ -14,9 +14,13 @@ export interface KvRead {
  */
 export async function readKvVersion(mount: KvMount, path: string, version?: number): Promise<KvRead> {
   const query = version ? `?version=${version}` : '';
-  const response = await fetch(serviceUrl('secrets', `${kvDataPath(mount, path)}${query}`), { headers: requestHeaders('secrets') });
+  const response = await fetch(serviceUrl('secrets', `${kvDataPath(mount, path)}${query}`), {
+    headers: requestHeaders('secrets'),
+  });
   const text = await response.text();
-  let body: { data?: { data?: Record<string, unknown> | null; metadata?: KvVersionInfo }; errors?: string[] } | undefined;
+  let body:
+    | { data?: { data?: Record<string, unknown> | null; metadata?: KvVersionInfo }; errors?: string[] }
+    | undefined;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
@@ -25,6 +29,7 @@ export async function readKvVersion(mount: KvMount, path: string, version?: numb
   if (response.ok && body?.data?.metadata) return { data: body.data.data ?? null, metadata: body.data.metadata };
   if (response.status === 404 && body?.data?.metadata) return { data: null, metadata: body.data.metadata };
   const messages = body?.errors?.length ? body.errors.map(String) : text.trim() && !body ? [text.trim()] : [];
-  if (messages.length === 0 && response.status === 404) messages.push(`nothing at ${mount.path}${path}${version ? ` version ${version}` : ''}`);
+  if (messages.length === 0 && response.status === 404)
+    messages.push(`nothing at ${mount.path}${path}${version ? ` version ${version}` : ''}`);
   throw new ApiError(response.status, messages);
 }

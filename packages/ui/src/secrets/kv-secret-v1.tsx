@@ -66,7 +66,16 @@ export function KvSecretV1({ mount, path }: { mount: KvMount; path: string }): J
                   <h2>Lease</h2>
                   <Details
                     rows={[
-                      ['Lease ID', answer.lease_id ? <Link href={`/ui/vault/leases?lease=${encodeURIComponent(answer.lease_id)}`}>{answer.lease_id}</Link> : '—'],
+                      [
+                        'Lease ID',
+                        answer.lease_id ? (
+                          <Link href={`/ui/vault/leases?lease=${encodeURIComponent(answer.lease_id)}`}>
+                            {answer.lease_id}
+                          </Link>
+                        ) : (
+                          '—'
+                        ),
+                      ],
                       ['Duration', formatSeconds(answer.lease_duration)],
                       ['Renewable', answer.renewable ? 'yes' : 'no'],
                     ]}

@@ -7,7 +7,15 @@ import { KvBreadcrumbs } from './breadcrumbs.tsx';
 import { ConfirmButton } from './confirm-button.tsx';
 import { KvEditor } from './kv-editor.tsx';
 import { KvMetadataForm } from './kv-metadata.tsx';
-import { isDeleted, type KvMetadata, type KvMount, kvDataPath, kvHref, kvMetadataPath, kvVersionsPath } from './kv-mount.ts';
+import {
+  isDeleted,
+  type KvMetadata,
+  type KvMount,
+  kvDataPath,
+  kvHref,
+  kvMetadataPath,
+  kvVersionsPath,
+} from './kv-mount.ts';
 import { readKvVersion } from './kv-read.ts';
 import { KvVersions } from './kv-versions.tsx';
 import { timeText } from './paths.ts';
@@ -51,7 +59,8 @@ export function KvSecretV2({ mount, path }: { mount: KvMount; path: string }): J
       setDone(message);
       reload();
     });
-  const versionsCall = (kind: 'delete' | 'undelete' | 'destroy', versions: number[]) => secrets('POST', kvVersionsPath(mount, kind, path), { versions });
+  const versionsCall = (kind: 'delete' | 'undelete' | 'destroy', versions: number[]) =>
+    secrets('POST', kvVersionsPath(mount, kind, path), { versions });
   const metadata = meta.data?.metadata;
   const go = (next: string) => navigate(kvHref(mount.path, path, next), { replace: true });
   return (
@@ -59,7 +68,13 @@ export function KvSecretV2({ mount, path }: { mount: KvMount; path: string }): J
       <KvBreadcrumbs mountPath={mount.path} path={path} />
       <div class="tabs" role="tablist" aria-label="Secret">
         {tabs.map(([id, label]) => (
-          <button key={id} type="button" role="tab" aria-selected={tab === id} onClick={() => go(id === 'secret' ? (asked ? `version=${asked}` : '') : `tab=${id}`)}>
+          <button
+            key={id}
+            type="button"
+            role="tab"
+            aria-selected={tab === id}
+            onClick={() => go(id === 'secret' ? (asked ? `version=${asked}` : '') : `tab=${id}`)}
+          >
             {label}
           </button>
         ))}
@@ -78,7 +93,11 @@ export function KvSecretV2({ mount, path }: { mount: KvMount; path: string }): J
                 metadata={found}
                 busy={action.busy}
                 href={(version) => kvHref(mount.path, path, `version=${version}`)}
-                onAct={(kind, versions) => act(`Version${versions.length > 1 ? 's' : ''} ${versions.join(', ')} ${pastTense[kind]}.`, () => versionsCall(kind, versions))}
+                onAct={(kind, versions) =>
+                  act(`Version${versions.length > 1 ? 's' : ''} ${versions.join(', ')} ${pastTense[kind]}.`, () =>
+                    versionsCall(kind, versions),
+                  )
+                }
               />
             ) : (
               <ErrorBox error={error} />
@@ -107,11 +126,17 @@ export function KvSecretV2({ mount, path }: { mount: KvMount; path: string }): J
         <KvEditor
           initial={read.data?.data ?? {}}
           submitLabel="Save new version"
-          cas={{ required: metadata?.cas_required ?? false, current: metadata?.current_version ?? read.data?.metadata.version ?? 0 }}
+          cas={{
+            required: metadata?.cas_required ?? false,
+            current: metadata?.current_version ?? read.data?.metadata.version ?? 0,
+          }}
           onCancel={() => setEditing(false)}
           onSave={async (data, cas) => {
             setDone('');
-            const answer = await secrets<{ data?: { version?: number } }>('POST', kvDataPath(mount, path), { data, ...(cas === undefined ? {} : { options: { cas } }) });
+            const answer = await secrets<{ data?: { version?: number } }>('POST', kvDataPath(mount, path), {
+              data,
+              ...(cas === undefined ? {} : { options: { cas } }),
+            });
             setEditing(false);
             setDone(`Version ${answer?.data?.version ?? ''} saved.`);
             if (asked) go('');
@@ -127,24 +152,58 @@ export function KvSecretV2({ mount, path }: { mount: KvMount; path: string }): J
               <section class="panel">
                 <h2>
                   Version {version.version}{' '}
-                  {version.destroyed ? <span class="badge bad">destroyed</span> : deleted ? <span class="badge bad">deleted</span> : latest ? <span class="badge good">current</span> : null}
+                  {version.destroyed ? (
+                    <span class="badge bad">destroyed</span>
+                  ) : deleted ? (
+                    <span class="badge bad">deleted</span>
+                  ) : latest ? (
+                    <span class="badge good">current</span>
+                  ) : null}
                 </h2>
                 <p class="note">Created {timeText(version.created_time)}</p>
-                {data ? <SecretData data={data} /> : <p class="note">This version's data is {version.destroyed ? 'destroyed for good' : 'deleted; undelete it to read it'}.</p>}
+                {data ? (
+                  <SecretData data={data} />
+                ) : (
+                  <p class="note">
+                    This version's data is{' '}
+                    {version.destroyed ? 'destroyed for good' : 'deleted; undelete it to read it'}.
+                  </p>
+                )}
                 <div class="actions">
                   <button type="button" onClick={() => setEditing(true)}>
                     Create new version
                   </button>
                   {deleted ? (
-                    <button type="button" class="secondary" disabled={action.busy} onClick={() => act(`Version ${version.version} undeleted.`, () => versionsCall('undelete', [version.version]))}>
+                    <button
+                      type="button"
+                      class="secondary"
+                      disabled={action.busy}
+                      onClick={() =>
+                        act(`Version ${version.version} undeleted.`, () => versionsCall('undelete', [version.version]))
+                      }
+                    >
                       Undelete version {version.version}
                     </button>
                   ) : version.destroyed ? null : latest && !asked ? (
-                    <button type="button" class="secondary" disabled={action.busy} onClick={() => act(`Version ${version.version} deleted.`, () => secrets('DELETE', kvDataPath(mount, path)))}>
+                    <button
+                      type="button"
+                      class="secondary"
+                      disabled={action.busy}
+                      onClick={() =>
+                        act(`Version ${version.version} deleted.`, () => secrets('DELETE', kvDataPath(mount, path)))
+                      }
+                    >
                       Delete latest version
                     </button>
                   ) : (
-                    <button type="button" class="secondary" disabled={action.busy} onClick={() => act(`Version ${version.version} deleted.`, () => versionsCall('delete', [version.version]))}>
+                    <button
+                      type="button"
+                      class="secondary"
+                      disabled={action.busy}
+                      onClick={() =>
+                        act(`Version ${version.version} deleted.`, () => versionsCall('delete', [version.version]))
+                      }
+                    >
                       Delete version {version.version}
                     </button>
                   )}
@@ -153,7 +212,9 @@ export function KvSecretV2({ mount, path }: { mount: KvMount; path: string }): J
                       label={`Destroy version ${version.version}`}
                       question={`Destroy version ${version.version} for good?`}
                       disabled={action.busy}
-                      onConfirm={() => act(`Version ${version.version} destroyed.`, () => versionsCall('destroy', [version.version]))}
+                      onConfirm={() =>
+                        act(`Version ${version.version} destroyed.`, () => versionsCall('destroy', [version.version]))
+                      }
                     />
                   )}
                 </div>

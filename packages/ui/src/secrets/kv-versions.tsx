@@ -17,9 +17,13 @@ export function KvVersions(props: {
   const versions = Object.entries(props.metadata.versions)
     .map(([number, entry]) => ({ number: Number(number), ...entry }))
     .sort((a, b) => b.number - a.number);
-  const toggle = (version: number, on: boolean) => setChosen(on ? [...chosen, version] : chosen.filter((other) => other !== version));
+  const toggle = (version: number, on: boolean) =>
+    setChosen(on ? [...chosen, version] : chosen.filter((other) => other !== version));
   const act = (kind: 'delete' | 'undelete' | 'destroy') => {
-    props.onAct(kind, [...chosen].sort((a, b) => a - b));
+    props.onAct(
+      kind,
+      [...chosen].sort((a, b) => a - b),
+    );
     setChosen([]);
   };
   const none = chosen.length === 0 || props.busy;
@@ -27,7 +31,8 @@ export function KvVersions(props: {
     <section class="panel">
       <h2>Versions</h2>
       <p class="note">
-        Current version {props.metadata.current_version}; keeps {props.metadata.max_versions || 'the mount default of'} versions
+        Current version {props.metadata.current_version}; keeps {props.metadata.max_versions || 'the mount default of'}{' '}
+        versions
         {props.metadata.cas_required ? '; check-and-set required' : ''}.
       </p>
       <Table
@@ -60,7 +65,12 @@ export function KvVersions(props: {
         <button type="button" class="secondary" disabled={none} onClick={() => act('undelete')}>
           Undelete chosen
         </button>
-        <ConfirmButton label="Destroy chosen" question={`Destroy version ${chosen.join(', ')} for good?`} disabled={none} onConfirm={() => act('destroy')} />
+        <ConfirmButton
+          label="Destroy chosen"
+          question={`Destroy version ${chosen.join(', ')} for good?`}
+          disabled={none}
+          onConfirm={() => act('destroy')}
+        />
       </div>
     </section>
   );

@@ -25,7 +25,10 @@ const leasesHref = (prefix: string, lease?: string) => {
 
 /** One lease: looked up with `PUT sys/leases/lookup`, renewed with an increment, revoked. */
 function Lease({ id, onGone }: { id: string; onGone: () => void }): JSX.Element {
-  const loaded = useLoad(() => secrets<{ data: LeaseInfo }>('PUT', 'sys/leases/lookup', { lease_id: id }).then((answer) => answer.data), [id]);
+  const loaded = useLoad(
+    () => secrets<{ data: LeaseInfo }>('PUT', 'sys/leases/lookup', { lease_id: id }).then((answer) => answer.data),
+    [id],
+  );
   const [increment, setIncrement] = useState('');
   const [done, setDone] = useState('');
   const action = useAction();
@@ -35,9 +38,13 @@ function Lease({ id, onGone }: { id: string; onGone: () => void }): JSX.Element 
       setDone('');
       const answer = await secrets<{ lease_duration?: number; warnings?: string[] | null }>('PUT', 'sys/leases/renew', {
         lease_id: id,
-        ...(increment.trim() ? { increment: /^\d+$/.test(increment.trim()) ? Number(increment.trim()) : increment.trim() } : {}),
+        ...(increment.trim()
+          ? { increment: /^\d+$/.test(increment.trim()) ? Number(increment.trim()) : increment.trim() }
+          : {}),
       });
-      setDone(`Renewed: ${formatSeconds(answer?.lease_duration)} left.${answer?.warnings?.length ? ` ${answer.warnings.join(' ')}` : ''}`);
+      setDone(
+        `Renewed: ${formatSeconds(answer?.lease_duration)} left.${answer?.warnings?.length ? ` ${answer.warnings.join(' ')}` : ''}`,
+      );
       loaded.reload();
     });
   };
@@ -115,7 +122,13 @@ export function LeasesPage(): JSX.Element {
             navigate(leasesHref(typed.trim()));
           }}
         >
-          <Field label="Prefix" value={typed} onInput={setTyped} placeholder="e.g. kv/app/" hint="Lease IDs begin with the path that made them." />
+          <Field
+            label="Prefix"
+            value={typed}
+            onInput={setTyped}
+            placeholder="e.g. kv/app/"
+            hint="Lease IDs begin with the path that made them."
+          />
           <button type="submit">List</button>
         </form>
         <form
@@ -149,7 +162,15 @@ export function LeasesPage(): JSX.Element {
         ) : null}
         <section class="panel" aria-label="Leases under the prefix">
           <h2>Under {folder || 'every path'}</h2>
-          {folder ? <Link href={leasesHref(folder.split('/').slice(0, -2).join('/') ? `${folder.split('/').slice(0, -2).join('/')}/` : '')}>Up one level</Link> : null}
+          {folder ? (
+            <Link
+              href={leasesHref(
+                folder.split('/').slice(0, -2).join('/') ? `${folder.split('/').slice(0, -2).join('/')}/` : '',
+              )}
+            >
+              Up one level
+            </Link>
+          ) : null}
           <Loading loaded={listed}>
             {(keys) => (
               <Table

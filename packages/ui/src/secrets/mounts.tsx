@@ -14,7 +14,8 @@ interface MountInfo {
 export function mountHref(path: string, mount: MountInfo): string | undefined {
   if (mount.type === 'kv') return `/ui/vault/secrets/${apiPath(path)}`;
   // The engines' pages take the mount as one address segment (`team/ldap` is `team%2Fldap`).
-  if (mount.type === 'ldap' || mount.type === 'cloud' || mount.type === 'mesh') return `/ui/vault/${mount.type}/${encodeURIComponent(path.replace(/\/+$/, ''))}/`;
+  if (mount.type === 'ldap' || mount.type === 'cloud' || mount.type === 'mesh')
+    return `/ui/vault/${mount.type}/${encodeURIComponent(path.replace(/\/+$/, ''))}/`;
   return undefined;
 }
 
@@ -51,7 +52,9 @@ export function MountsPage(): JSX.Element {
         {({ mounts, refused }) => (
           <>
             <ErrorBox error={refused} />
-            {refused && mounts ? <p class="note">The mounts this token has some access to (sys/internal/ui/mounts):</p> : null}
+            {refused && mounts ? (
+              <p class="note">The mounts this token has some access to (sys/internal/ui/mounts):</p>
+            ) : null}
             {mounts ? (
               <Table
                 columns={['Path', 'Type', 'Description']}

@@ -32,7 +32,10 @@ export async function unlessMissing<T>(load: () => Promise<T>): Promise<T | unde
 
 /** The line and column an error message names: HCL's `At N:M:`, or `line N, column M`, or `on line N`. */
 export function errorPosition(message: string): { line: number; column: number } | undefined {
-  const at = /\bAt (\d+):(\d+)/.exec(message) ?? /\bline (\d+),? column (\d+)/i.exec(message) ?? /\bon line (\d+)/i.exec(message);
+  const at =
+    /\bAt (\d+):(\d+)/.exec(message) ??
+    /\bline (\d+),? column (\d+)/i.exec(message) ??
+    /\bon line (\d+)/i.exec(message);
   if (!at) return undefined;
   const line = Number(at[1]);
   if (!(line > 0)) return undefined;
@@ -52,4 +55,5 @@ export function parseOptions(text: string): Record<string, string> {
   return options;
 }
 
-export const timeText = (value: unknown): string => (typeof value === 'string' && value && !value.startsWith('0001-') ? new Date(value).toLocaleString() : '—');
+export const timeText = (value: unknown): string =>
+  typeof value === 'string' && value && !value.startsWith('0001-') ? new Date(value).toLocaleString() : '—';

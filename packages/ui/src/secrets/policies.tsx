@@ -4,7 +4,8 @@ import { Field, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate } from '../router.tsx';
 import { listAt } from './paths.ts';
 
-export const policyHref = (name: string, query = '') => `/ui/vault/policies/${encodeURIComponent(name)}${query ? `?${query}` : ''}`;
+export const policyHref = (name: string, query = '') =>
+  `/ui/vault/policies/${encodeURIComponent(name)}${query ? `?${query}` : ''}`;
 
 /** `/ui/vault/policies`: the ACL policies (`LIST sys/policies/acl`), and a name for a new one. */
 export function PoliciesPage(): JSX.Element {
@@ -24,7 +25,13 @@ export function PoliciesPage(): JSX.Element {
         <button type="submit">Create policy</button>
       </form>
       <Loading loaded={loaded}>
-        {(names) => <Table columns={['Name']} rows={names.map((policy) => [<Link href={policyHref(policy)}>{policy}</Link>])} empty="No policies." />}
+        {(names) => (
+          <Table
+            columns={['Name']}
+            rows={names.map((policy) => [<Link href={policyHref(policy)}>{policy}</Link>])}
+            empty="No policies."
+          />
+        )}
       </Loading>
     </Page>
   );

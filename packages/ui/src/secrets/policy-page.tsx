@@ -11,7 +11,13 @@ const policyPath = (name: string) => `sys/policies/acl/${encodeURIComponent(name
 
 /** `/ui/vault/policies/<name>`: read, create, edit and delete an ACL policy; a parse error is shown at its line. */
 export function PolicyPage({ name }: { name: string }): JSX.Element {
-  const loaded = useLoad(() => unlessMissing(() => secrets<{ data: { policy: string } }>('GET', policyPath(name)).then((answer) => answer.data.policy)), [name]);
+  const loaded = useLoad(
+    () =>
+      unlessMissing(() =>
+        secrets<{ data: { policy: string } }>('GET', policyPath(name)).then((answer) => answer.data.policy),
+      ),
+    [name],
+  );
   return (
     <Page title={`Policy ${name}`}>
       <p>

@@ -15,7 +15,11 @@ export const secretsRoutes: RouteDef[] = [
   { pattern: '/ui/vault/secrets/*path', title: 'Secrets', view: ({ path }) => <KvPage path={path ?? ''} /> },
   { pattern: '/ui/vault/leases', title: 'Leases', view: () => <LeasesPage /> },
   { pattern: '/ui/vault/policies', title: 'Policies', view: () => <PoliciesPage /> },
-  { pattern: '/ui/vault/policies/:name', title: 'Policy', view: ({ name }) => <PolicyPage key={name} name={name ?? ''} /> },
+  {
+    pattern: '/ui/vault/policies/:name',
+    title: 'Policy',
+    view: ({ name }) => <PolicyPage key={name} name={name ?? ''} />,
+  },
   { pattern: '/ui/vault/tokens', title: 'Tokens', view: () => <TokensPage /> },
   { pattern: '/ui/vault/audit', title: 'Audit devices', view: () => <AuditPage /> },
   { pattern: '/ui/vault/capabilities', title: 'Capabilities', view: () => <CapabilitiesPage /> },

@@ -73,7 +73,11 @@ export function TokenCreate({ ownPolicies }: { ownPolicies: string[] }): JSX.Ele
             <input
               type="checkbox"
               checked={chosen.includes(policy)}
-              onChange={(event) => setChosen(event.currentTarget.checked ? [...chosen, policy] : chosen.filter((other) => other !== policy))}
+              onChange={(event) =>
+                setChosen(
+                  event.currentTarget.checked ? [...chosen, policy] : chosen.filter((other) => other !== policy),
+                )
+              }
             />{' '}
             {policy}
           </label>
@@ -84,7 +88,8 @@ export function TokenCreate({ ownPolicies }: { ownPolicies: string[] }): JSX.Ele
         <Field label="Display name" value={displayName} onInput={setDisplayName} />
       </div>
       <label class="check">
-        <input type="checkbox" checked={renewable} onChange={(event) => setRenewable(event.currentTarget.checked)} /> Renewable
+        <input type="checkbox" checked={renewable} onChange={(event) => setRenewable(event.currentTarget.checked)} />{' '}
+        Renewable
       </label>
       <ErrorBox error={action.error} />
       <div class="actions">
@@ -100,7 +105,8 @@ export function TokenCreate({ ownPolicies }: { ownPolicies: string[] }): JSX.Ele
               [
                 'Token',
                 <>
-                  <SecretValue value={created.client_token} label="new token" /> <CopyButton value={created.client_token} />
+                  <SecretValue value={created.client_token} label="new token" />{' '}
+                  <CopyButton value={created.client_token} />
                 </>,
               ],
               ['Accessor', <code>{created.accessor}</code>],

@@ -8,7 +8,10 @@ import { type TokenInfo, TokenDetails } from './token-details.tsx';
 
 /** The signed-in token (`auth/token/lookup-self`) and `renew-self`. */
 function SelfPanel(): JSX.Element {
-  const loaded = useLoad(() => secrets<{ data: TokenInfo }>('GET', 'auth/token/lookup-self').then((answer) => answer.data), []);
+  const loaded = useLoad(
+    () => secrets<{ data: TokenInfo }>('GET', 'auth/token/lookup-self').then((answer) => answer.data),
+    [],
+  );
   const [done, setDone] = useState('');
   const action = useAction();
   return (
@@ -63,7 +66,10 @@ function AccessorPanel(): JSX.Element {
         void action.run(async () => {
           setFound(undefined);
           setDone('');
-          setFound((await secrets<{ data: TokenInfo }>('POST', 'auth/token/lookup-accessor', { accessor: accessor.trim() })).data);
+          setFound(
+            (await secrets<{ data: TokenInfo }>('POST', 'auth/token/lookup-accessor', { accessor: accessor.trim() }))
+              .data,
+          );
         });
       }}
     >

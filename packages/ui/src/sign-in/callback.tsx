@@ -17,12 +17,19 @@ export class CallbackRefused extends Error {}
  */
 export function pendingFor(service: Service, method: string | undefined, state: string): PendingOidc {
   const pending = readPending();
-  if (!pending) throw new CallbackRefused('No OIDC sign-in was started in this tab, so this callback cannot be trusted. Start the sign-in again.');
+  if (!pending)
+    throw new CallbackRefused(
+      'No OIDC sign-in was started in this tab, so this callback cannot be trusted. Start the sign-in again.',
+    );
   if (pending.service !== service || (method !== undefined && pending.method !== method)) {
-    throw new CallbackRefused(`This callback is for a different sign-in than the one started in this tab (${serviceNames[pending.service]}, ${pending.method}). Start the sign-in again.`);
+    throw new CallbackRefused(
+      `This callback is for a different sign-in than the one started in this tab (${serviceNames[pending.service]}, ${pending.method}). Start the sign-in again.`,
+    );
   }
   if (!state || state !== pending.state) {
-    throw new CallbackRefused('The state of this callback does not match the OIDC sign-in started in this tab: it was refused. Start the sign-in again.');
+    throw new CallbackRefused(
+      'The state of this callback does not match the OIDC sign-in started in this tab: it was refused. Start the sign-in again.',
+    );
   }
   return pending;
 }
@@ -63,7 +70,10 @@ function once(state: string): void {
 /** A provider that answered with an error instead of a code says so in the query. */
 function providerError(query: URLSearchParams): void {
   const error = query.get('error');
-  if (error) throw new Error(`The provider refused the sign-in: ${error}${query.get('error_description') ? ` (${query.get('error_description')})` : ''}`);
+  if (error)
+    throw new Error(
+      `The provider refused the sign-in: ${error}${query.get('error_description') ? ` (${query.get('error_description')})` : ''}`,
+    );
 }
 
 /** `/ui/vault/auth/:mount/oidc/callback`: the secrets service's OIDC callback page (Vault's UI path). */
@@ -77,8 +87,18 @@ export function SecretsOidcCallback({ mount }: { mount: string }): JSX.Element {
     try {
       // `iss` (RFC 9207) goes on when the provider sent it: a provider that sends it has it checked.
       const iss = query.get('iss');
-      const params = new URLSearchParams({ state, code: query.get('code') ?? '', client_nonce: pending.clientNonce, ...(iss ? { iss } : {}) });
-      const answer = await secrets<{ auth?: { client_token?: string } }>('GET', `auth/${pending.method}/oidc/callback?${params}`, undefined, { token: null });
+      const params = new URLSearchParams({
+        state,
+        code: query.get('code') ?? '',
+        client_nonce: pending.clientNonce,
+        ...(iss ? { iss } : {}),
+      });
+      const answer = await secrets<{ auth?: { client_token?: string } }>(
+        'GET',
+        `auth/${pending.method}/oidc/callback?${params}`,
+        undefined,
+        { token: null },
+      );
       const token = answer?.auth?.client_token;
       if (!token) throw new Error('the service finished the sign-in without a token');
       setSession('secrets', await sessionForToken('secrets', token, true));

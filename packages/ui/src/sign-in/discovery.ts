@@ -20,15 +20,26 @@ export interface SchedulerAuthMethod {
 
 /** The listed auth mounts of the JWT/OIDC family (the only ones with a browser login). */
 export async function secretsJwtMounts(): Promise<SecretsAuthMount[]> {
-  const answer = await secrets<{ data?: { auth?: Record<string, { type?: string; description?: string }> } }>('GET', 'sys/internal/ui/mounts', undefined, { token: null });
+  const answer = await secrets<{ data?: { auth?: Record<string, { type?: string; description?: string }> } }>(
+    'GET',
+    'sys/internal/ui/mounts',
+    undefined,
+    { token: null },
+  );
   return Object.entries(answer?.data?.auth ?? {})
     .filter(([, mount]) => mount.type === 'jwt' || mount.type === 'oidc')
-    .map(([path, mount]) => ({ path: path.replace(/\/+$/, ''), type: mount.type ?? '', description: mount.description ?? '' }))
+    .map(([path, mount]) => ({
+      path: path.replace(/\/+$/, ''),
+      type: mount.type ?? '',
+      description: mount.description ?? '',
+    }))
     .sort((a, b) => a.path.localeCompare(b.path));
 }
 
 /** The scheduler's auth methods of one type (`OIDC` or `JWT`), the default first. */
 export async function schedulerMethods(type: 'OIDC' | 'JWT'): Promise<SchedulerAuthMethod[]> {
   const answer = await scheduler<SchedulerAuthMethod[] | null>('GET', 'acl/auth-methods', undefined, { token: null });
-  return (answer ?? []).filter((method) => method.Type === type).sort((a, b) => Number(b.Default) - Number(a.Default) || a.Name.localeCompare(b.Name));
+  return (answer ?? [])
+    .filter((method) => method.Type === type)
+    .sort((a, b) => Number(b.Default) - Number(a.Default) || a.Name.localeCompare(b.Name));
 }

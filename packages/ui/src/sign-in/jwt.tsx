@@ -21,10 +21,20 @@ export function JwtSignIn({ service, onSignedIn }: { service: Service; onSignedI
       const name = method.trim().replace(/^\/+|\/+$/g, '');
       let token: string;
       if (service === 'secrets') {
-        const answer = await secrets<{ auth?: { client_token?: string } }>('POST', `auth/${name}/login`, { ...(role.trim() ? { role: role.trim() } : {}), jwt: jwt.trim() }, { token: null });
+        const answer = await secrets<{ auth?: { client_token?: string } }>(
+          'POST',
+          `auth/${name}/login`,
+          { ...(role.trim() ? { role: role.trim() } : {}), jwt: jwt.trim() },
+          { token: null },
+        );
         token = answer?.auth?.client_token ?? '';
       } else {
-        const answer = await scheduler<{ SecretID?: string }>('POST', 'acl/login', { AuthMethodName: name, LoginToken: jwt.trim() }, { token: null });
+        const answer = await scheduler<{ SecretID?: string }>(
+          'POST',
+          'acl/login',
+          { AuthMethodName: name, LoginToken: jwt.trim() },
+          { token: null },
+        );
         token = answer?.SecretID ?? '';
       }
       if (!token) throw new Error('the service answered the login without a token');
@@ -35,7 +45,15 @@ export function JwtSignIn({ service, onSignedIn }: { service: Service; onSignedI
   return (
     <form onSubmit={submit} aria-label={`Sign in to the ${service} service with a JWT`}>
       <MethodPicker service={service} kind="JWT" value={method} onChange={setMethod} />
-      {service === 'secrets' ? <Field label="Role" value={role} onInput={setRole} name="secrets-jwt-role" hint="Empty: the mount's default role." /> : null}
+      {service === 'secrets' ? (
+        <Field
+          label="Role"
+          value={role}
+          onInput={setRole}
+          name="secrets-jwt-role"
+          hint="Empty: the mount's default role."
+        />
+      ) : null}
       <Field label="JWT" value={jwt} onInput={setJwt} multiline rows={5} required name={`${service}-jwt`} />
       <ErrorBox error={action.error} />
       <button type="submit" disabled={action.busy || !method.trim() || !jwt.trim()}>

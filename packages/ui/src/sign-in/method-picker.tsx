@@ -12,13 +12,24 @@ let pickers = 0;
  * or name typed in (a method the operator did not list for anonymous callers). `value` is the path (secrets, without
  * its slash) or the method's name (scheduler).
  */
-export function MethodPicker(props: { service: Service; kind: 'OIDC' | 'JWT'; value: string; onChange: (value: string) => void }): JSX.Element {
+export function MethodPicker(props: {
+  service: Service;
+  kind: 'OIDC' | 'JWT';
+  value: string;
+  onChange: (value: string) => void;
+}): JSX.Element {
   const { service, kind, value, onChange } = props;
   const loaded = useLoad(
     async () =>
       service === 'secrets'
-        ? (await secretsJwtMounts()).map((mount) => ({ value: mount.path, label: `${mount.path}/${mount.description ? ` — ${mount.description}` : ''}` }))
-        : (await schedulerMethods(kind)).map((method) => ({ value: method.Name, label: `${method.Name}${method.Default ? ' (default)' : ''}` })),
+        ? (await secretsJwtMounts()).map((mount) => ({
+            value: mount.path,
+            label: `${mount.path}/${mount.description ? ` — ${mount.description}` : ''}`,
+          }))
+        : (await schedulerMethods(kind)).map((method) => ({
+            value: method.Name,
+            label: `${method.Name}${method.Default ? ' (default)' : ''}`,
+          })),
     [service, kind],
   );
   const choices = loaded.data ?? [];

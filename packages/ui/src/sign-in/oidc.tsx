@@ -4,7 +4,14 @@ import { scheduler, secrets } from '../api.ts';
 import { ErrorBox, Field, useAction } from '../components.tsx';
 import type { Service } from '../session.ts';
 import { MethodPicker } from './method-picker.tsx';
-import { consoleAddress, randomNonce, safeNext, savePending, schedulerCallbackPath, secretsCallbackPath } from './pending.ts';
+import {
+  consoleAddress,
+  randomNonce,
+  safeNext,
+  savePending,
+  schedulerCallbackPath,
+  secretsCallbackPath,
+} from './pending.ts';
 
 /**
  * OIDC sign-in by redirect, as Nomad's UI does: the service builds the provider's authorization URL for the console's
@@ -35,7 +42,12 @@ export function OidcSignIn({ service }: { service: Service; onSignedIn: () => vo
         authUrl = answer?.data?.auth_url ?? '';
       } else {
         redirectUri = consoleAddress(schedulerCallbackPath);
-        const answer = await scheduler<{ AuthURL?: string }>('POST', 'acl/oidc/auth-url', { AuthMethodName: name, RedirectURI: redirectUri, ClientNonce: clientNonce }, { token: null });
+        const answer = await scheduler<{ AuthURL?: string }>(
+          'POST',
+          'acl/oidc/auth-url',
+          { AuthMethodName: name, RedirectURI: redirectUri, ClientNonce: clientNonce },
+          { token: null },
+        );
         authUrl = answer?.AuthURL ?? '';
       }
       // The secrets service answers an empty URL (as Vault does) when the role does not allow the redirect URI.
@@ -46,7 +58,10 @@ export function OidcSignIn({ service }: { service: Service; onSignedIn: () => vo
       }
       const provider = providerUrl(authUrl);
       const state = provider.searchParams.get('state') ?? '';
-      if (!state) throw new Error('the authorization URL the service answered carries no state; the sign-in cannot be checked when it returns');
+      if (!state)
+        throw new Error(
+          'the authorization URL the service answered carries no state; the sign-in cannot be checked when it returns',
+        );
       savePending({ service, method: name, role: role.trim(), state, clientNonce, redirectUri, next });
       location.assign(provider.href);
     });
@@ -54,7 +69,15 @@ export function OidcSignIn({ service }: { service: Service; onSignedIn: () => vo
   return (
     <form onSubmit={submit} aria-label={`Sign in to the ${service} service with OIDC`}>
       <MethodPicker service={service} kind="OIDC" value={method} onChange={setMethod} />
-      {service === 'secrets' ? <Field label="Role" value={role} onInput={setRole} name="secrets-oidc-role" hint="Empty: the mount's default role." /> : null}
+      {service === 'secrets' ? (
+        <Field
+          label="Role"
+          value={role}
+          onInput={setRole}
+          name="secrets-oidc-role"
+          hint="Empty: the mount's default role."
+        />
+      ) : null}
       <ErrorBox error={action.error} />
       <button type="submit" disabled={action.busy || !method.trim()}>
         Sign in with OIDC
@@ -71,6 +94,7 @@ function providerUrl(text: string): URL {
   } catch {
     throw new Error('the service answered no authorization URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`the service answered an authorization URL that is not http(s): ${url.protocol}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`the service answered an authorization URL that is not http(s): ${url.protocol}`);
   return url;
 }

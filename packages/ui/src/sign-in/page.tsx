@@ -28,7 +28,15 @@ export function SignInPage({ service: fixed }: { service?: Service } = {}): JSX.
   );
 }
 
-function ServicePanel({ service, signedIn, onSignedIn }: { service: Service; signedIn: boolean; onSignedIn: () => void }): JSX.Element {
+function ServicePanel({
+  service,
+  signedIn,
+  onSignedIn,
+}: {
+  service: Service;
+  signedIn: boolean;
+  onSignedIn: () => void;
+}): JSX.Element {
   const methods = signInMethods[service];
   const [chosen, setChosen] = useState(methods[0]?.id ?? 'token');
   const method = methods.find((each) => each.id === chosen) ?? methods[0];

@@ -7,10 +7,25 @@ import { type Service, type Session, setSession } from '../session.ts';
 /** Asks the service about a token; a session when it is valid, the service's refusal otherwise. */
 export async function sessionForToken(service: Service, token: string, createdByConsole: boolean): Promise<Session> {
   if (service === 'secrets') {
-    const answer = await secrets<{ data: { display_name?: string; policies?: string[] } }>('GET', 'auth/token/lookup-self', undefined, { token });
-    return { token, createdByConsole, displayName: answer.data.display_name || 'token', policies: answer.data.policies ?? [] };
+    const answer = await secrets<{ data: { display_name?: string; policies?: string[] } }>(
+      'GET',
+      'auth/token/lookup-self',
+      undefined,
+      { token },
+    );
+    return {
+      token,
+      createdByConsole,
+      displayName: answer.data.display_name || 'token',
+      policies: answer.data.policies ?? [],
+    };
   }
-  const answer = await scheduler<{ Name?: string; Type?: string; Policies?: string[] | null; AccessorID?: string }>('GET', 'acl/token/self', undefined, { token });
+  const answer = await scheduler<{ Name?: string; Type?: string; Policies?: string[] | null; AccessorID?: string }>(
+    'GET',
+    'acl/token/self',
+    undefined,
+    { token },
+  );
   return {
     token,
     createdByConsole,

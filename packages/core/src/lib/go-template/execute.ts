@@ -1,8 +1,20 @@
-import { type Command, type Operand, TemplateError, type TemplateFunction, type TemplateNode, type TemplatePipeline, type TemplateValue } from './parse.ts';
+import {
+  type Command,
+  type Operand,
+  TemplateError,
+  type TemplateFunction,
+  type TemplateNode,
+  type TemplatePipeline,
+  type TemplateValue,
+} from './parse.ts';
 
 /** Running a parsed template: pipelines, fields, function calls, and how Go prints and tests values. */
 
-export function execute(nodes: TemplateNode[], dot: TemplateValue, functions: Record<string, TemplateFunction>): string {
+export function execute(
+  nodes: TemplateNode[],
+  dot: TemplateValue,
+  functions: Record<string, TemplateFunction>,
+): string {
   let out = '';
   for (const node of nodes) {
     switch (node.kind) {
@@ -21,7 +33,13 @@ export function execute(nodes: TemplateNode[], dot: TemplateValue, functions: Re
       }
       case 'range': {
         const value = evalPipeline(node.pipeline, dot, functions);
-        const items = Array.isArray(value) ? value : value && typeof value === 'object' ? Object.keys(value).sort().map((key) => (value as Record<string, unknown>)[key]) : [];
+        const items = Array.isArray(value)
+          ? value
+          : value && typeof value === 'object'
+            ? Object.keys(value)
+                .sort()
+                .map((key) => (value as Record<string, unknown>)[key])
+            : [];
         if (items.length === 0) out += execute(node.otherwise, dot, functions);
         for (const item of items) out += execute(node.body, item, functions);
         break;
@@ -31,7 +49,11 @@ export function execute(nodes: TemplateNode[], dot: TemplateValue, functions: Re
   return out;
 }
 
-function evalPipeline(pipeline: TemplatePipeline, dot: TemplateValue, functions: Record<string, TemplateFunction>): TemplateValue {
+function evalPipeline(
+  pipeline: TemplatePipeline,
+  dot: TemplateValue,
+  functions: Record<string, TemplateFunction>,
+): TemplateValue {
   let previous: { value: TemplateValue } | undefined;
   for (const command of pipeline) {
     previous = { value: evalCommand(command, dot, functions, previous) };
@@ -39,7 +61,12 @@ function evalPipeline(pipeline: TemplatePipeline, dot: TemplateValue, functions:
   return previous?.value;
 }
 
-function evalCommand(command: Command, dot: TemplateValue, functions: Record<string, TemplateFunction>, piped: { value: TemplateValue } | undefined): TemplateValue {
+function evalCommand(
+  command: Command,
+  dot: TemplateValue,
+  functions: Record<string, TemplateFunction>,
+  piped: { value: TemplateValue } | undefined,
+): TemplateValue {
   const [head, ...rest] = command as [Operand, ...Operand[]];
   if (head.kind === 'ident') {
     const fn = functions[head.name];
@@ -53,7 +80,10 @@ function evalCommand(command: Command, dot: TemplateValue, functions: Record<str
       throw error;
     }
   }
-  if (rest.length > 0 || piped) throw new TemplateError(`can't give arguments to a non-function ${head.kind === 'field' ? `.${head.path.join('.')}` : 'value'}`);
+  if (rest.length > 0 || piped)
+    throw new TemplateError(
+      `can't give arguments to a non-function ${head.kind === 'field' ? `.${head.path.join('.')}` : 'value'}`,
+    );
   return evalOperand(head, dot, functions);
 }
 
@@ -93,13 +123,18 @@ export function truthy(value: TemplateValue): boolean {
   return true;
 }
 
-export const typeName = (value: TemplateValue) => (value === null || value === undefined ? 'nil' : Buffer.isBuffer(value) ? '[]byte' : typeof value);
+export const typeName = (value: TemplateValue) =>
+  value === null || value === undefined ? 'nil' : Buffer.isBuffer(value) ? '[]byte' : typeof value;
 
 /** How Go prints a value with `{{.}}`: `<no value>` for a missing one, bytes as they are. */
 export function printValue(value: TemplateValue): string {
   if (value === undefined || value === null) return '<no value>';
   if (Buffer.isBuffer(value)) return value.toString('latin1');
   if (Array.isArray(value)) return `[${value.map(printValue).join(' ')}]`;
-  if (typeof value === 'object') return `map[${Object.keys(value).sort().map((key) => `${key}:${printValue((value as Record<string, unknown>)[key])}`).join(' ')}]`;
+  if (typeof value === 'object')
+    return `map[${Object.keys(value)
+      .sort()
+      .map((key) => `${key}:${printValue((value as Record<string, unknown>)[key])}`)
+      .join(' ')}]`;
   return String(value);
 }

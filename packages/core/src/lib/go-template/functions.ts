@@ -13,15 +13,19 @@ const asInt = (value: TemplateValue, what: string): number => {
   if (typeof value === 'number' && Number.isInteger(value)) return value;
   throw new TemplateError(`${what} must be an integer, got ${typeName(value)}`);
 };
-const bytesOf = (value: TemplateValue): Buffer => (Buffer.isBuffer(value) ? value : Buffer.from(asString(value, 'value'), 'utf8'));
+const bytesOf = (value: TemplateValue): Buffer =>
+  Buffer.isBuffer(value) ? value : Buffer.from(asString(value, 'value'), 'utf8');
 
 const alphanumeric = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 export function builtins(now: () => number): Record<string, TemplateFunction> {
-  const compare = (name: string, test: (a: number | string, b: number | string) => boolean) => (a: TemplateValue, b: TemplateValue) => {
-    if ((typeof a !== 'number' && typeof a !== 'string') || typeof a !== typeof b) throw new TemplateError(`incompatible types for comparison in ${name}`);
-    return test(a as number | string, b as number | string);
-  };
+  const compare =
+    (name: string, test: (a: number | string, b: number | string) => boolean) =>
+    (a: TemplateValue, b: TemplateValue) => {
+      if ((typeof a !== 'number' && typeof a !== 'string') || typeof a !== typeof b)
+        throw new TemplateError(`incompatible types for comparison in ${name}`);
+      return test(a as number | string, b as number | string);
+    };
   return {
     // Vault's helpers (sdk/helper/template): argument order as in a pipeline, the piped value last.
     random: (length, charset) => {
@@ -47,7 +51,8 @@ export function builtins(now: () => number): Record<string, TemplateFunction> {
     },
     uppercase: (value) => asString(value, 'value').toUpperCase(),
     lowercase: (value) => asString(value, 'value').toLowerCase(),
-    replace: (find, replacement, value) => asString(value, 'value').replaceAll(asString(find, 'find'), asString(replacement, 'replacement')),
+    replace: (find, replacement, value) =>
+      asString(value, 'value').replaceAll(asString(find, 'find'), asString(replacement, 'replacement')),
     sha256: (value) => sha256Hex(bytesOf(value)),
     base64: (value) => bytesOf(value).toString('base64'),
     unix_time: () => Math.floor(now() / 1000),
@@ -56,7 +61,13 @@ export function builtins(now: () => number): Record<string, TemplateFunction> {
     uuid: () => randomUUID(),
     // Go's builtins.
     printf: (format, ...args) => sprintf(asString(format, 'format'), args),
-    print: (...args) => args.map((arg, index) => (index > 0 && typeof arg !== 'string' && typeof args[index - 1] !== 'string' ? ' ' : '') + printValue(arg)).join(''),
+    print: (...args) =>
+      args
+        .map(
+          (arg, index) =>
+            (index > 0 && typeof arg !== 'string' && typeof args[index - 1] !== 'string' ? ' ' : '') + printValue(arg),
+        )
+        .join(''),
     println: (...args) => `${args.map(printValue).join(' ')}\n`,
     len: (value) => {
       if (typeof value === 'string') return Buffer.byteLength(value);
@@ -68,7 +79,8 @@ export function builtins(now: () => number): Record<string, TemplateFunction> {
       let current = collection;
       for (const key of keys) {
         if (Array.isArray(current) && typeof key === 'number') current = current[key];
-        else if (current && typeof current === 'object' && typeof key === 'string') current = (current as Record<string, unknown>)[key];
+        else if (current && typeof current === 'object' && typeof key === 'string')
+          current = (current as Record<string, unknown>)[key];
         else throw new TemplateError(`can't index item of type ${typeName(current)}`);
       }
       return current;
@@ -93,39 +105,55 @@ const sha256Hex = (value: string | Buffer) => createHash('sha256').update(value)
 /** Go's fmt verbs that templates use: %s %q %v %d %x %X %t %f %%, with widths like %5s and %-5s. */
 export function sprintf(format: string, args: TemplateValue[]): string {
   let next = 0;
-  return format.replace(/%([-0 +#]*)(\d+)?(?:\.(\d+))?([sqvdxXtf%])/g, (_match, flags: string, width: string | undefined, precision: string | undefined, verb: string) => {
-    if (verb === '%') return '%';
-    if (next >= args.length) return `%!${verb}(MISSING)`;
-    const arg = args[next++];
-    let text: string;
-    switch (verb) {
-      case 's':
-      case 'v':
-        text = printValue(arg);
-        break;
-      case 'q':
-        text = typeof arg === 'number' ? `'${String.fromCodePoint(arg)}'` : goQuote(printValue(arg));
-        break;
-      case 'd':
-        text = typeof arg === 'number' ? String(Math.trunc(arg)) : `%!d(${typeName(arg)}=${printValue(arg)})`;
-        break;
-      case 'x':
-      case 'X': {
-        const hex = typeof arg === 'number' ? arg.toString(16) : bytesOf(arg).toString('hex');
-        text = verb === 'X' ? hex.toUpperCase() : hex;
-        break;
-      }
-      case 't':
-        text = typeof arg === 'boolean' ? String(arg) : `%!t(${typeName(arg)}=${printValue(arg)})`;
-        break;
-      default:
-        text = typeof arg === 'number' ? arg.toFixed(precision === undefined ? 6 : Number(precision)) : `%!f(${typeName(arg)}=${printValue(arg)})`;
-    }
-    const size = width === undefined ? 0 : Number(width);
-    if (text.length >= size) return text;
-    const pad = (flags.includes('0') && !flags.includes('-') && verb !== 's' ? '0' : ' ').repeat(size - text.length);
-    return flags.includes('-') ? text + pad : pad + text;
-  }) + (next < args.length ? `%!(EXTRA ${args.slice(next).map((arg) => `${typeName(arg)}=${printValue(arg)}`).join(', ')})` : '');
+  return (
+    format.replace(
+      /%([-0 +#]*)(\d+)?(?:\.(\d+))?([sqvdxXtf%])/g,
+      (_match, flags: string, width: string | undefined, precision: string | undefined, verb: string) => {
+        if (verb === '%') return '%';
+        if (next >= args.length) return `%!${verb}(MISSING)`;
+        const arg = args[next++];
+        let text: string;
+        switch (verb) {
+          case 's':
+          case 'v':
+            text = printValue(arg);
+            break;
+          case 'q':
+            text = typeof arg === 'number' ? `'${String.fromCodePoint(arg)}'` : goQuote(printValue(arg));
+            break;
+          case 'd':
+            text = typeof arg === 'number' ? String(Math.trunc(arg)) : `%!d(${typeName(arg)}=${printValue(arg)})`;
+            break;
+          case 'x':
+          case 'X': {
+            const hex = typeof arg === 'number' ? arg.toString(16) : bytesOf(arg).toString('hex');
+            text = verb === 'X' ? hex.toUpperCase() : hex;
+            break;
+          }
+          case 't':
+            text = typeof arg === 'boolean' ? String(arg) : `%!t(${typeName(arg)}=${printValue(arg)})`;
+            break;
+          default:
+            text =
+              typeof arg === 'number'
+                ? arg.toFixed(precision === undefined ? 6 : Number(precision))
+                : `%!f(${typeName(arg)}=${printValue(arg)})`;
+        }
+        const size = width === undefined ? 0 : Number(width);
+        if (text.length >= size) return text;
+        const pad = (flags.includes('0') && !flags.includes('-') && verb !== 's' ? '0' : ' ').repeat(
+          size - text.length,
+        );
+        return flags.includes('-') ? text + pad : pad + text;
+      },
+    ) +
+    (next < args.length
+      ? `%!(EXTRA ${args
+          .slice(next)
+          .map((arg) => `${typeName(arg)}=${printValue(arg)}`)
+          .join(', ')})`
+      : '')
+  );
 }
 
 /** strconv.Quote: double-quoted with Go escapes; printable Unicode kept. */
@@ -143,14 +171,31 @@ function goQuote(text: string): string {
   return `${out}"`;
 }
 
-const monthNames = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const monthNames = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const dayNames = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
 /** Go's time.Format with a reference-time layout (`2006-01-02T15:04:05Z07:00`), in UTC. */
 export function formatGoTime(date: Date, layout: string): string {
   const pad = (value: number, size = 2, char = '0') => String(value).padStart(size, char);
   const hour = date.getUTCHours();
-  const dayOfYear = Math.floor((Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()) - Date.UTC(date.getUTCFullYear(), 0, 1)) / 86_400_000) + 1;
+  const dayOfYear =
+    Math.floor(
+      (Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()) - Date.UTC(date.getUTCFullYear(), 0, 1)) /
+        86_400_000,
+    ) + 1;
   const nanos = date.getUTCMilliseconds() * 1_000_000;
   const tokens: Array<[string, () => string]> = [
     ['January', () => monthNames[date.getUTCMonth()] as string],
@@ -192,7 +237,12 @@ export function formatGoTime(date: Date, layout: string): string {
     if (fraction) {
       const digits = (fraction[1] as string).length;
       const text = String(nanos).padStart(9, '0').slice(0, digits);
-      out += (fraction[1] as string)[0] === '9' ? (/^0*$/.test(text) ? '' : `.${text.replace(/0+$/, '')}`) : `${layout[pos]}${text}`;
+      out +=
+        (fraction[1] as string)[0] === '9'
+          ? /^0*$/.test(text)
+            ? ''
+            : `.${text.replace(/0+$/, '')}`
+          : `${layout[pos]}${text}`;
       pos += fraction[0].length;
       continue;
     }

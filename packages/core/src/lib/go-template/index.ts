@@ -1,6 +1,13 @@
 import { execute } from './execute.ts';
 import { builtins } from './functions.ts';
-import { parseTemplate, TemplateError, type TemplateFunction, type TemplateNode, type TemplatePipeline, type TemplateValue } from './parse.ts';
+import {
+  parseTemplate,
+  TemplateError,
+  type TemplateFunction,
+  type TemplateNode,
+  type TemplatePipeline,
+  type TemplateValue,
+} from './parse.ts';
 
 /**
  * A Go `text/template` compatible engine for the templates Vault users write (username and LDIF
@@ -50,7 +57,8 @@ export function checkTemplate(source: string, functionNames: string[] = []): voi
 function checkPipeline(pipeline: TemplatePipeline, known: Set<string>): void {
   for (const command of pipeline) {
     for (const operand of command) {
-      if (operand.kind === 'ident' && !known.has(operand.name)) throw new TemplateError(`function "${operand.name}" not defined`);
+      if (operand.kind === 'ident' && !known.has(operand.name))
+        throw new TemplateError(`function "${operand.name}" not defined`);
       if (operand.kind === 'pipeline') checkPipeline(operand.pipeline, known);
     }
   }

@@ -36,7 +36,11 @@ function segments(source: string): Segment[] {
     }
     let text = source.slice(pos, open);
     let bodyStart = open + 2;
-    if (source.startsWith('- ', bodyStart) || source.startsWith('-\t', bodyStart) || source.startsWith('-\n', bodyStart)) {
+    if (
+      source.startsWith('- ', bodyStart) ||
+      source.startsWith('-\t', bodyStart) ||
+      source.startsWith('-\n', bodyStart)
+    ) {
       text = text.replace(/\s+$/, '');
       bodyStart += 1;
     }
@@ -138,7 +142,14 @@ function tokenize(action: string): Token[] {
 /** Go's interpreted string literal. */
 function unquote(literal: string): string {
   try {
-    return JSON.parse(literal.replace(/\\x([0-9a-fA-F]{2})/g, '\\u00$1').replace(/\\([abfv'])/g, (_m, c: string) => ({ a: '\\u0007', b: '\\b', f: '\\f', v: '\\u000b', "'": "'" })[c] as string)) as string;
+    return JSON.parse(
+      literal
+        .replace(/\\x([0-9a-fA-F]{2})/g, '\\u00$1')
+        .replace(
+          /\\([abfv'])/g,
+          (_m, c: string) => ({ a: '\\u0007', b: '\\b', f: '\\f', v: '\\u000b', "'": "'" })[c] as string,
+        ),
+    ) as string;
   } catch {
     throw new TemplateError(`invalid string literal ${literal}`);
   }
@@ -150,7 +161,8 @@ class PipelineParser {
 
   parse(): TemplatePipeline {
     const pipeline = this.pipeline();
-    if (this.pos < this.tokens.length) throw new TemplateError(`unexpected "${describe(this.tokens[this.pos])}" in pipeline`);
+    if (this.pos < this.tokens.length)
+      throw new TemplateError(`unexpected "${describe(this.tokens[this.pos])}" in pipeline`);
     return pipeline;
   }
 
@@ -180,7 +192,8 @@ class PipelineParser {
       case 'number':
         return { kind: 'literal', value: Number(token.value) };
       case 'ident':
-        if (token.value === 'true' || token.value === 'false') return { kind: 'literal', value: token.value === 'true' };
+        if (token.value === 'true' || token.value === 'false')
+          return { kind: 'literal', value: token.value === 'true' };
         if (token.value === 'nil') return { kind: 'literal', value: null };
         return { kind: 'ident', name: token.value };
       case 'punct': {
@@ -205,7 +218,8 @@ class PipelineParser {
   }
 }
 
-const describe = (token: Token | undefined) => (!token ? 'end' : token.kind === 'field' ? `.${token.path.join('.')}` : token.value);
+const describe = (token: Token | undefined) =>
+  !token ? 'end' : token.kind === 'field' ? `.${token.path.join('.')}` : token.value;
 
 function parsePipeline(text: string): TemplatePipeline {
   return new PipelineParser(tokenize(text)).parse();
@@ -232,7 +246,9 @@ export function parseTemplate(source: string): TemplateNode[] {
         otherwise = block(['end']).nodes;
       }
     }
-    return word === 'range' ? { kind: 'range', pipeline, body: body.nodes, otherwise } : { kind: word, pipeline, whenTrue: body.nodes, otherwise };
+    return word === 'range'
+      ? { kind: 'range', pipeline, body: body.nodes, otherwise }
+      : { kind: word, pipeline, whenTrue: body.nodes, otherwise };
   };
   let elseChain = false;
   const block = (terminators: string[]): { nodes: TemplateNode[]; ended: string } => {

@@ -31,6 +31,10 @@ export function jsonPointer(document: unknown, pointer: string): unknown {
  * with `/` is a JSON pointer, anything else a top-level claim. A `null` claim counts as absent.
  */
 export function claimAt(claims: Claims, name: string): unknown {
-  const value = name.startsWith('/') ? jsonPointer(claims, name) : Object.hasOwn(claims, name) ? claims[name] : undefined;
+  const value = name.startsWith('/')
+    ? jsonPointer(claims, name)
+    : Object.hasOwn(claims, name)
+      ? claims[name]
+      : undefined;
   return value === null ? undefined : value;
 }

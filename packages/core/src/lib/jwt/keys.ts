@@ -3,7 +3,15 @@
  * static PEM keys, one or more JWKS URLs, or the `jwks_uri` an OIDC provider's discovery document names.
  */
 import { createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
-import { compactVerify, createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, importSPKI, type JWTVerifyGetKey } from 'jose';
+import {
+  compactVerify,
+  createRemoteJWKSet,
+  customFetch,
+  decodeProtectedHeader,
+  errors,
+  importSPKI,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { fetchWithCa } from '../fetch-with-ca.ts';
 import { algorithmsForKey } from './algorithms.ts';
 import { providerMetadata } from './provider.ts';
@@ -38,7 +46,9 @@ export function signatureCheck(version: string, source: JwtKeySource): Promise<S
   if (!pending) {
     if (checks.size > maxEntries) checks.clear();
     pending = buildCheck(version, source).catch((error: unknown) => {
-      throw error instanceof TokenInvalid ? error : new TokenInvalid(`could not fetch the signing keys: ${describeError(error)}`);
+      throw error instanceof TokenInvalid
+        ? error
+        : new TokenInvalid(`could not fetch the signing keys: ${describeError(error)}`);
     });
     checks.set(version, pending);
     pending.catch(() => checks.delete(version));
@@ -77,7 +87,8 @@ export async function fetchKeySource(version: string, source: JwtKeySource): Pro
 /** A PEM public key (SPKI or PKCS#1) or a certificate carrying one; private keys are refused. */
 export function parsePublicKeyPem(pem: string): KeyObject {
   if (pem.includes('-----BEGIN CERTIFICATE-----')) return new X509Certificate(pem).publicKey;
-  if (!/-----BEGIN (RSA )?PUBLIC KEY-----/.test(pem)) throw new Error('data does not contain a PEM public key or certificate');
+  if (!/-----BEGIN (RSA )?PUBLIC KEY-----/.test(pem))
+    throw new Error('data does not contain a PEM public key or certificate');
   return createPublicKey(pem);
 }
 
@@ -100,7 +111,11 @@ async function buildCheck(version: string, source: JwtKeySource): Promise<Signat
  * have: no cooldown, concurrent refetches share one request) and otherwise trusts its keys for ten minutes.
  */
 function remoteSet(url: string, caPem: string): RemoteSet {
-  return createRemoteJWKSet(new URL(url), { cooldownDuration: 0, cacheMaxAge: 600_000, [customFetch]: fetchWithCa(caPem) });
+  return createRemoteJWKSet(new URL(url), {
+    cooldownDuration: 0,
+    cacheMaxAge: 600_000,
+    [customFetch]: fetchWithCa(caPem),
+  });
 }
 
 function headerAlgorithm(jwt: string, algorithms: readonly string[]): string {
@@ -112,7 +127,9 @@ function headerAlgorithm(jwt: string, algorithms: readonly string[]): string {
   }
   if (jwt.split('.').length !== 3) throw new TokenInvalid('malformed JWT: expected a compact JWS (three parts)');
   if (typeof alg !== 'string' || !algorithms.includes(alg)) {
-    throw new TokenInvalid(`token signed with unsupported algorithm ${JSON.stringify(alg)}; allowed: ${algorithms.join(', ')}`);
+    throw new TokenInvalid(
+      `token signed with unsupported algorithm ${JSON.stringify(alg)}; allowed: ${algorithms.join(', ')}`,
+    );
   }
   return alg;
 }
@@ -122,7 +139,8 @@ async function verificationKeys(keys: KeyObject[]): Promise<Map<string, CryptoKe
   const byAlgorithm = new Map<string, CryptoKey[]>();
   for (const key of keys) {
     const spki = key.export({ type: 'spki', format: 'pem' }) as string;
-    for (const alg of algorithmsForKey(key)) byAlgorithm.set(alg, [...(byAlgorithm.get(alg) ?? []), await importSPKI(spki, alg)]);
+    for (const alg of algorithmsForKey(key))
+      byAlgorithm.set(alg, [...(byAlgorithm.get(alg) ?? []), await importSPKI(spki, alg)]);
   }
   return byAlgorithm;
 }
@@ -174,8 +192,10 @@ async function verifyWithSet(jwt: string, set: JWTVerifyGetKey, alg: string): Pr
 
 function asInvalid(error: unknown): TokenInvalid {
   if (error instanceof TokenInvalid) return error;
-  if (error instanceof errors.JWSSignatureVerificationFailed) return new TokenInvalid('failed to verify id token signature');
-  if (error instanceof errors.JWKSNoMatchingKey) return new TokenInvalid('no key in the key set matches the token (kid, alg)');
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return new TokenInvalid('failed to verify id token signature');
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return new TokenInvalid('no key in the key set matches the token (kid, alg)');
   if (error instanceof errors.JWSInvalid) return new TokenInvalid(`malformed JWT: ${error.message}`);
   if (error instanceof errors.JOSEError) return new TokenInvalid(`failed to verify token: ${error.message}`);
   return new TokenInvalid(`failed to fetch the signing keys: ${describeError(error)}`);

@@ -56,9 +56,16 @@ export interface RelyingPartyOptions extends ProviderLocation {
  * signature of ID tokens from the token endpoint too (openid-client trusts those on TLS alone by default), and it
  * starts from the JWKS the last request of the same `version` fetched (see `keepJwksCache`).
  */
-export function relyingParty(version: string, server: client.ServerMetadata, options: RelyingPartyOptions, clock: Clock): client.Configuration {
+export function relyingParty(
+  version: string,
+  server: client.ServerMetadata,
+  options: RelyingPartyOptions,
+  clock: Clock,
+): client.Configuration {
   const methods = server.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
-  const auth = methods.includes('client_secret_basic') ? client.ClientSecretBasic(options.clientSecret) : client.ClientSecretPost(options.clientSecret);
+  const auth = methods.includes('client_secret_basic')
+    ? client.ClientSecretBasic(options.clientSecret)
+    : client.ClientSecretPost(options.clientSecret);
   const algs = options.algorithms.length > 0 ? options.algorithms : ['RS256'];
   const rp = new client.Configuration(
     server,

@@ -35,9 +35,11 @@ const shapedParameter = (pattern: RegExp, field: string, rule: string, descripti
     .refine((value) => pattern.test(value), { error: (issue) => refusal(String(issue.input), field, rule) })
     .describe(description);
 
-export const policyNameParameter = (description: string) => shapedParameter(validPolicyName, 'ACL policy name', nameRule, description);
+export const policyNameParameter = (description: string) =>
+  shapedParameter(validPolicyName, 'ACL policy name', nameRule, description);
 export const authMethodNameParameter = (description: string) =>
   shapedParameter(validAuthMethodName, 'ACL auth-method name', nameRule, description);
 export const roleNameParameter = (description: string) =>
   shapedParameter(validRoleName, 'ACL role name', '1 to 128 letters, digits, dashes and underscores', description);
-export const uuidParameter = (field: string, description: string) => shapedParameter(validUuid, field, 'must be a UUID', description);
+export const uuidParameter = (field: string, description: string) =>
+  shapedParameter(validUuid, field, 'must be a UUID', description);

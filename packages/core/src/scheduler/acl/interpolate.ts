@@ -216,20 +216,35 @@ function scanInterpolationToken(s: string, start: Pos): { token: Token; size: nu
   else if (next in twoCharacterTokens) {
     const [pair, single] = twoCharacterTokens[next] as [TokenType, TokenType];
     const second = next === '!' || next === '<' || next === '>' || next === '=' ? '=' : next;
-    token = rest[1] === second ? { type: pair, content: rest.slice(0, 2), pos: { ...pos } } : { type: single, content: next, pos: { ...pos } };
+    token =
+      rest[1] === second
+        ? { type: pair, content: rest.slice(0, 2), pos: { ...pos } }
+        : { type: single, content: next, pos: { ...pos } };
   } else if (next >= '0' && next <= '9') {
     const number = scanNumber(rest);
     token = { type: number.type, content: number.content, pos: { ...pos } };
   } else if (/^[a-zA-Z_]/.test(next) || isLetter(String.fromCodePoint(rest.codePointAt(0) as number))) {
     const identifier = scanIdentifier(rest);
-    token = { type: identifier === 'true' || identifier === 'false' ? 'BOOL' : 'IDENTIFIER', content: identifier, pos: { ...pos } };
-    return { token, size: size + identifier.length, pos: { line: pos.line, column: pos.column + [...identifier].length } };
+    token = {
+      type: identifier === 'true' || identifier === 'false' ? 'BOOL' : 'IDENTIFIER',
+      content: identifier,
+      pos: { ...pos },
+    };
+    return {
+      token,
+      size: size + identifier.length,
+      pos: { line: pos.line, column: pos.column + [...identifier].length },
+    };
   } else {
     const char = String.fromCodePoint(rest.codePointAt(0) as number);
     token = { type: 'INVALID', content: char, pos: { ...pos } };
     return { token, size: size + char.length, pos: { line: pos.line, column: pos.column + 1 } };
   }
-  return { token, size: size + token.content.length, pos: { line: pos.line, column: pos.column + utf8Length(token.content) } };
+  return {
+    token,
+    size: size + token.content.length,
+    pos: { line: pos.line, column: pos.column + utf8Length(token.content) },
+  };
 }
 
 function scan(text: string): Token[] {
@@ -284,7 +299,8 @@ type Node =
   | { type: 'conditional'; condition: Node; then: Node; otherwise: Node; pos: Pos };
 
 const parseError = (pos: Pos, message: string) => new HilError(`parse error at ${pos.line}:${pos.column}: ${message}`);
-const expectation = (wanted: string, got: Token) => parseError(got.pos, `expected ${wanted} but found ${describe(got)}`);
+const expectation = (wanted: string, got: Token) =>
+  parseError(got.pos, `expected ${wanted} but found ${describe(got)}`);
 
 /** HIL's binary operators, loosest first. */
 const binaryLevels: Partial<Record<TokenType, string>>[] = [
@@ -378,7 +394,11 @@ class Parser {
       case 'INTEGER': {
         const token = this.read();
         const value = BigInt(token.content);
-        if (value > 0x7fffffffffffffffn) throw parseError(token.pos, `invalid integer: strconv.Atoi: parsing ${goQuote(token.content)}: value out of range`);
+        if (value > 0x7fffffffffffffffn)
+          throw parseError(
+            token.pos,
+            `invalid integer: strconv.Atoi: parsing ${goQuote(token.content)}: value out of range`,
+          );
         return { type: 'literal', value };
       }
       case 'FLOAT':
@@ -504,8 +524,10 @@ function walk(node: Node, visit: (node: Node) => void): void {
 /** HIL's identifier check: unknown variables and functions (Nomad defines no functions). Throws HilError. */
 function checkIdentifiers(tree: Node, known: (name: string) => boolean): void {
   walk(tree, (node) => {
-    if (node.type === 'variable' && !known(node.name)) throw new HilError(`${node.pos.line}:${node.pos.column}: unknown variable accessed: ${node.name}`);
-    if (node.type === 'call') throw new HilError(`${node.pos.line}:${node.pos.column}: unknown function called: ${node.name}`);
+    if (node.type === 'variable' && !known(node.name))
+      throw new HilError(`${node.pos.line}:${node.pos.column}: unknown variable accessed: ${node.name}`);
+    if (node.type === 'call')
+      throw new HilError(`${node.pos.line}:${node.pos.column}: unknown function called: ${node.name}`);
   });
 }
 
@@ -524,7 +546,12 @@ type Typed =
   | { kind: 'conditional'; type: HilType; condition: Typed; then: Typed; otherwise: Typed };
 
 /** HIL's implicit conversions (eval.go internalEval). */
-const implicit: Record<HilType, HilType[]> = { float: ['int', 'string'], int: ['float', 'string'], string: ['int', 'float', 'bool'], bool: ['string'] };
+const implicit: Record<HilType, HilType[]> = {
+  float: ['int', 'string'],
+  int: ['float', 'string'],
+  string: ['int', 'float', 'bool'],
+  bool: ['string'],
+};
 
 const typeName = (type: HilType) => `Type${type[0]?.toUpperCase()}${type.slice(1)}`;
 
@@ -542,14 +569,25 @@ function typeCheck(node: Node): Typed {
   switch (node.type) {
     case 'literal': {
       const value = node.value;
-      const type: HilType = typeof value === 'string' ? 'string' : typeof value === 'bigint' ? 'int' : typeof value === 'number' ? 'float' : 'bool';
+      const type: HilType =
+        typeof value === 'string'
+          ? 'string'
+          : typeof value === 'bigint'
+            ? 'int'
+            : typeof value === 'number'
+              ? 'float'
+              : 'bool';
       return { kind: 'literal', type, value };
     }
     case 'variable':
       return { kind: 'variable', type: 'string', name: node.name };
     case 'output':
       // Every part of an output is a string; HIL converts the others.
-      return { kind: 'output', type: 'string', parts: node.parts.map((part) => convert(typeCheck(part), 'string') as Typed) };
+      return {
+        kind: 'output',
+        type: 'string',
+        parts: node.parts.map((part) => convert(typeCheck(part), 'string') as Typed),
+      };
     case 'call':
       throw new HilError(`${node.pos.line}:${node.pos.column}: unknown function called: ${node.name}`);
     case 'index':
@@ -564,9 +602,17 @@ function typeCheck(node: Node): Typed {
       if (then.type !== otherwise.type) {
         const mismatch = `true and false expression types must match; have ${typeName(then.type)} and ${typeName(otherwise.type)}`;
         if (then.type === 'string') {
-          then = convert(then, otherwise.type) ?? (() => { throw typeError(node.pos, mismatch); })();
+          then =
+            convert(then, otherwise.type) ??
+            (() => {
+              throw typeError(node.pos, mismatch);
+            })();
         } else {
-          otherwise = convert(otherwise, then.type) ?? (() => { throw typeError(node.pos, mismatch); })();
+          otherwise =
+            convert(otherwise, then.type) ??
+            (() => {
+              throw typeError(node.pos, mismatch);
+            })();
         }
       }
       return { kind: 'conditional', type: then.type, condition: asBool, then, otherwise };
@@ -580,25 +626,61 @@ function typeCheckOperator(node: Extract<Node, { type: 'operator' }>): Typed {
   // The parser's unary forms: `-x` is `0 - x`, `!x` is `false == x`.
   const operator = node.operator === 'negate' ? '-' : node.operator === '!' ? '==' : node.operator;
   const sources: Node[] =
-    node.operator === 'negate' ? [{ type: 'literal', value: 0n }, ...node.operands] : node.operator === '!' ? [{ type: 'literal', value: false }, ...node.operands] : node.operands;
+    node.operator === 'negate'
+      ? [{ type: 'literal', value: 0n }, ...node.operands]
+      : node.operator === '!'
+        ? [{ type: 'literal', value: false }, ...node.operands]
+        : node.operands;
   const operands = sources.map(typeCheck);
   if (operator === '&&' || operator === '||') {
-    const converted = operands.map((operand) => convert(operand, 'bool') ?? (() => { throw typeError(node.pos, `logical operators require boolean operands, not ${typeName(operand.type)}`); })());
+    const converted = operands.map(
+      (operand) =>
+        convert(operand, 'bool') ??
+        (() => {
+          throw typeError(node.pos, `logical operators require boolean operands, not ${typeName(operand.type)}`);
+        })(),
+    );
     return { kind: 'logical', type: 'bool', operator, operands: converted };
   }
   if (['==', '!=', '<', '>', '<=', '>='].includes(operator)) {
     let as: HilType = (operands[0] as Typed).type;
-    if (operator !== '==' && operator !== '!=') as = operands.some((operand) => operand.type === 'float') ? 'float' : 'int';
-    const converted = operands.map((operand, i) => convert(operand, as) ?? (() => { throw typeError(node.pos, `operand ${i + 1} should be ${typeName(as)}, got ${typeName(operand.type)}`); })());
+    if (operator !== '==' && operator !== '!=')
+      as = operands.some((operand) => operand.type === 'float') ? 'float' : 'int';
+    const converted = operands.map(
+      (operand, i) =>
+        convert(operand, as) ??
+        (() => {
+          throw typeError(node.pos, `operand ${i + 1} should be ${typeName(as)}, got ${typeName(operand.type)}`);
+        })(),
+    );
     return { kind: 'compare', type: 'bool', as, operator, operands: converted };
   }
   const mathType = operands.some((operand) => operand.type === 'float') ? 'float' : 'int';
-  const converted = operands.map((operand, i) => convert(operand, mathType) ?? (() => { throw typeError(node.pos, `operand ${i + 1} should be ${typeName(mathType)}, got ${typeName(operand.type)}`); })());
+  const converted = operands.map(
+    (operand, i) =>
+      convert(operand, mathType) ??
+      (() => {
+        throw typeError(node.pos, `operand ${i + 1} should be ${typeName(mathType)}, got ${typeName(operand.type)}`);
+      })(),
+  );
   if (mathType === 'float' && operator === '%') throw typeError(node.pos, 'modulo cannot be used with floats');
   return { kind: 'math', type: mathType, operator, operands: converted };
 }
 
-const goBools: Record<string, boolean> = { 1: true, t: true, T: true, TRUE: true, true: true, True: true, 0: false, f: false, F: false, FALSE: false, false: false, False: false };
+const goBools: Record<string, boolean> = {
+  1: true,
+  t: true,
+  T: true,
+  TRUE: true,
+  true: true,
+  True: true,
+  0: false,
+  f: false,
+  F: false,
+  FALSE: false,
+  false: false,
+  False: false,
+};
 
 /** strconv.ParseFloat(s, 64) for decimal forms and inf/nan; null where Go answers an error. */
 function parseGoFloat(text: string): number | null {
@@ -644,7 +726,9 @@ function evaluate(node: Typed, variables: Record<string, string>): HilValue {
     case 'convert':
       return convertValue(evaluate(node.inner, variables), node.from, node.type);
     case 'conditional': {
-      const [condition, then, otherwise] = [node.condition, node.then, node.otherwise].map((each) => evaluate(each, variables));
+      const [condition, then, otherwise] = [node.condition, node.then, node.otherwise].map((each) =>
+        evaluate(each, variables),
+      );
       return condition ? (then as HilValue) : (otherwise as HilValue);
     }
     case 'logical': {
@@ -673,14 +757,28 @@ function evaluate(node: Typed, variables: Record<string, string>): HilValue {
       if (node.type === 'float') {
         return rest.reduce<number>((total, each) => {
           const value = each as number;
-          return node.operator === '+' ? total + value : node.operator === '-' ? total - value : node.operator === '*' ? total * value : total / value;
+          return node.operator === '+'
+            ? total + value
+            : node.operator === '-'
+              ? total - value
+              : node.operator === '*'
+                ? total * value
+                : total / value;
         }, first as number);
       }
       return rest.reduce<bigint>((total, each) => {
         const value = each as bigint;
         if ((node.operator === '/' || node.operator === '%') && value === 0n) throw new HilError('divide by zero');
         const result =
-          node.operator === '+' ? total + value : node.operator === '-' ? total - value : node.operator === '*' ? total * value : node.operator === '/' ? total / value : total % value;
+          node.operator === '+'
+            ? total + value
+            : node.operator === '-'
+              ? total - value
+              : node.operator === '*'
+                ? total * value
+                : node.operator === '/'
+                  ? total / value
+                  : total % value;
         return BigInt.asIntN(64, result);
       }, first as bigint);
     }
@@ -707,7 +805,9 @@ export function templateNames(template: string): string[] {
 export function interpolateHil(template: string, variables: Record<string, string>, lowercase: boolean): string {
   if (!template.includes('${')) return template;
   const tree = parseHil(template);
-  const scope = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, lowercase ? goToLower(value) : value]));
+  const scope = Object.fromEntries(
+    Object.entries(variables).map(([name, value]) => [name, lowercase ? goToLower(value) : value]),
+  );
   checkIdentifiers(tree, (name) => Object.hasOwn(scope, name));
   return evaluate(typeCheck(tree), scope) as string;
 }
@@ -719,16 +819,27 @@ const validName = /^[a-zA-Z0-9-]{1,128}$/;
  * a template that does not evaluate, or a name Nomad would not accept (`^[a-zA-Z0-9-]{1,128}$`), fails the login.
  * `mapped` are the auth method's ClaimMappings targets: a mapped claim the token lacks reads as "".
  */
-export function bindNames(bindType: 'role' | 'policy' | undefined, template: string, variables: ClaimVariables, mapped: string[] = []): string[] {
+export function bindNames(
+  bindType: 'role' | 'policy' | undefined,
+  template: string,
+  variables: ClaimVariables,
+  mapped: string[] = [],
+): string[] {
   const what = bindType === undefined ? '' : `"${bindType}" `;
   // Nomad's NewIdentity: every claim the method maps is a variable, "" when the token lacks the claim.
-  const scope = Object.fromEntries([...mapped.map((name) => [name, '']), ...Object.entries(variables.value)].map(([name, value]) => [`value.${name}`, value as string]));
+  const scope = Object.fromEntries(
+    [...mapped.map((name) => [name, '']), ...Object.entries(variables.value)].map(([name, value]) => [
+      `value.${name}`,
+      value as string,
+    ]),
+  );
   let name: string;
   try {
     // List claims are for selectors only: Nomad's binder gives HIL the value claims, so `${list.x}` is an unknown variable.
     name = interpolateHil(template, scope, true);
   } catch (error) {
-    if (error instanceof HilError) throw badRequest(`cannot compute ${what}bind name for bind target: ${error.message}`);
+    if (error instanceof HilError)
+      throw badRequest(`cannot compute ${what}bind name for bind target: ${error.message}`);
     throw error;
   }
   if (!validName.test(name)) throw badRequest(`computed ${what}bind name for bind target is invalid: ${goQuote(name)}`);

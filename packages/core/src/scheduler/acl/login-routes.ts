@@ -12,8 +12,14 @@ import { login } from './login.ts';
 import { oidcAuthUrl, oidcCompleteAuth } from './oidc.ts';
 
 const authMethodName = z.string().optional().describe('The name of the auth method to log in with.');
-const redirectUri = z.string().optional().describe('Where the provider sends the browser back to; one of the method\'s AllowedRedirectURIs.');
-const clientNonce = z.string().optional().describe('A random value the client keeps and sends again to complete the login.');
+const redirectUri = z
+  .string()
+  .optional()
+  .describe("Where the provider sends the browser back to; one of the method's AllowedRedirectURIs.");
+const clientNonce = z
+  .string()
+  .optional()
+  .describe('A random value the client keeps and sends again to complete the login.');
 
 export const loginRoutes: SchedulerRoute[] = [
   route({
@@ -23,7 +29,7 @@ export const loginRoutes: SchedulerRoute[] = [
     access: 'anyone',
     body: z.object({
       AuthMethodName: authMethodName,
-      LoginToken: z.string().optional().describe('The JWT, verified with the method\'s keys, issuer and audiences.'),
+      LoginToken: z.string().optional().describe("The JWT, verified with the method's keys, issuer and audiences."),
     }),
     returns: 'The new token with its secret ID (shown this once).',
     handler: async ({ scheduler, body }) => {
@@ -54,7 +60,10 @@ export const loginRoutes: SchedulerRoute[] = [
       State: z.string().optional().describe('The `state` the provider sent back.'),
       Code: z.string().optional().describe('The authorization code the provider sent back.'),
       RedirectURI: redirectUri,
-      Iss: z.string().optional().describe('The `iss` of the authorization response (RFC 9207), when the provider sent one.'),
+      Iss: z
+        .string()
+        .optional()
+        .describe('The `iss` of the authorization response (RFC 9207), when the provider sent one.'),
     }),
     returns: 'The new token with its secret ID (shown this once).',
     handler: async ({ scheduler, body }) => {

@@ -15,9 +15,9 @@ import { bindClaims } from './binding-rules/bind.ts';
 import { type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';
 import type { TokenView } from './tokens/model.ts';
 
-
 /** Names one version of an auth method: an update makes a new one, so its keys and provider are fetched again. */
-export const methodVersion = (method: AclAuthMethod) => `nomad-auth-method#${method.Name}#${method.ModifyIndex}#${method.Hash}`;
+export const methodVersion = (method: AclAuthMethod) =>
+  `nomad-auth-method#${method.Name}#${method.ModifyIndex}#${method.Hash}`;
 
 /** A stored duration (Go's form, e.g. `1h0m0s`) in seconds; none is 0. */
 const seconds = (duration: string | undefined): number => (duration ? parseDuration(duration) : 0);
@@ -26,7 +26,11 @@ const seconds = (duration: string | undefined): number => (duration ? parseDurat
 function keySource(config: AuthMethodConfig): JwtKeySource {
   if (config.JWTValidationPubKeys?.length) return { kind: 'pem', keys: config.JWTValidationPubKeys };
   if (config.JWKSURL) return { kind: 'jwks', sets: [{ url: config.JWKSURL, caPem: config.JWKSCACert ?? '' }] };
-  return { kind: 'discovery', discoveryUrl: config.OIDCDiscoveryURL ?? '', caPem: config.DiscoveryCaPem?.join('\n') ?? '' };
+  return {
+    kind: 'discovery',
+    discoveryUrl: config.OIDCDiscoveryURL ?? '',
+    caPem: config.DiscoveryCaPem?.join('\n') ?? '',
+  };
 }
 
 /** The claims of a JWT valid for the method, as Nomad's validator (cap/jwt) checks it; else a 401 saying why. */
@@ -40,7 +44,11 @@ async function validate(scheduler: Scheduler, method: AclAuthMethod, jwt: string
         algorithms: config.SigningAlgs?.length ? config.SigningAlgs : supportedAlgorithms,
         issuers: config.BoundIssuer ?? [],
         audiences: config.BoundAudiences ?? [],
-        leeways: { clockSkew: seconds(config.ClockSkewLeeway), expiration: seconds(config.ExpirationLeeway), notBefore: seconds(config.NotBeforeLeeway) },
+        leeways: {
+          clockSkew: seconds(config.ClockSkewLeeway),
+          expiration: seconds(config.ExpirationLeeway),
+          notBefore: seconds(config.NotBeforeLeeway),
+        },
         now: epochSeconds(scheduler.core.clock),
       },
     );
@@ -83,7 +91,8 @@ export async function loginWithClaims(scheduler: Scheduler, method: AclAuthMetho
   const bound = await bindClaims(scheduler, method, variables);
   if (bound.failure) throw bound.failure;
   const management = bound.Management;
-  if (!management && bound.Roles.length === 0 && bound.Policies.length === 0) throw badRequest('no role or policy bindings matched');
+  if (!management && bound.Roles.length === 0 && bound.Policies.length === 0)
+    throw badRequest('no role or policy bindings matched');
   const tokenName = formatTokenName(method.TokenNameFormat, variables, method);
   const ttl = seconds(method.MaxTokenTTL);
   return scheduler.tokens.mint(

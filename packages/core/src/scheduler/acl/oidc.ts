@@ -50,7 +50,10 @@ interface StoredFlow {
 
 const verifierContext = (state: string) => `scheduler/oidc-state/${state}`;
 
-const providerOf = (method: AclAuthMethod) => ({ discoveryUrl: method.Config.OIDCDiscoveryURL ?? '', caPem: method.Config.DiscoveryCaPem?.join('\n') ?? '' });
+const providerOf = (method: AclAuthMethod) => ({
+  discoveryUrl: method.Config.OIDCDiscoveryURL ?? '',
+  caPem: method.Config.DiscoveryCaPem?.join('\n') ?? '',
+});
 
 /** A relying-party Configuration per request, so its "now" is the core's clock. */
 async function methodRelyingParty(scheduler: Scheduler, method: AclAuthMethod): Promise<client.Configuration> {
@@ -64,7 +67,12 @@ async function methodRelyingParty(scheduler: Scheduler, method: AclAuthMethod): 
   return relyingParty(
     methodVersion(method),
     server,
-    { ...providerOf(method), clientId: config.OIDCClientID ?? '', clientSecret: config.OIDCClientSecret ?? '', algorithms: config.SigningAlgs ?? [] },
+    {
+      ...providerOf(method),
+      clientId: config.OIDCClientID ?? '',
+      clientSecret: config.OIDCClientSecret ?? '',
+      algorithms: config.SigningAlgs ?? [],
+    },
     scheduler.core.clock,
   );
 }
@@ -110,7 +118,10 @@ export async function oidcAuthUrl(scheduler: Scheduler, body: z.infer<typeof aut
     SealedCodeVerifier: keyring.seal(codeVerifier, verifierContext(state)),
     ClientNonceHash: keyring.hash(`scheduler-oidc:${body.ClientNonce}`),
   };
-  await store.put({ pk: OIDC_STATE_PK, sk: state, ...flow, expiresAt: epochSeconds(clock) + oidcStateSeconds }, { when: { absent: true } });
+  await store.put(
+    { pk: OIDC_STATE_PK, sk: state, ...flow, expiresAt: epochSeconds(clock) + oidcStateSeconds },
+    { when: { absent: true } },
+  );
   return url.href;
 }
 
@@ -136,11 +147,14 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
   if (!body.ClientNonce) throw badRequest('missing client nonce');
   const method = await oidcMethod(scheduler, body.AuthMethodName);
   const flow = await takeFlow(scheduler, body.State);
-  if (!flow) throw badRequest('OIDC state not found or expired: it is used once and lasts 10 minutes; start the login again');
+  if (!flow)
+    throw badRequest('OIDC state not found or expired: it is used once and lasts 10 minutes; start the login again');
   const { keyring, log } = scheduler.core;
   if (flow.AuthMethod !== method.Name) throw badRequest('OIDC state was issued for another auth method');
-  if (keyring.hash(`scheduler-oidc:${body.ClientNonce}`) !== flow.ClientNonceHash) throw badRequest('invalid client nonce');
-  if (body.RedirectURI !== flow.RedirectURI) throw badRequest('redirect URI does not match the one of the authorization request');
+  if (keyring.hash(`scheduler-oidc:${body.ClientNonce}`) !== flow.ClientNonceHash)
+    throw badRequest('invalid client nonce');
+  if (body.RedirectURI !== flow.RedirectURI)
+    throw badRequest('redirect URI does not match the one of the authorization request');
   requireAllowedRedirect(method, body.RedirectURI);
 
   const rp = await methodRelyingParty(scheduler, method);
@@ -150,7 +164,8 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
   // A provider that sends `iss` with its authorization response (RFC 9207) makes openid-client require it. Nomad's
   // clients do not pass it on; the state is bound to this one auth method, so the code can only go back to the
   // provider that issued it (the mix-up RFC 9207 guards against) and the discovered issuer stands in.
-  const iss = body.Iss || (rp.serverMetadata().authorization_response_iss_parameter_supported ? rp.serverMetadata().issuer : '');
+  const iss =
+    body.Iss || (rp.serverMetadata().authorization_response_iss_parameter_supported ? rp.serverMetadata().issuer : '');
   if (iss) callback.searchParams.set('iss', iss);
   let claims: Claims;
   let accessToken: string;
@@ -181,7 +196,9 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
     try {
       claims = { ...(await client.fetchUserInfo(rp, accessToken, String(claims.sub))), ...claims };
     } catch (error) {
-      log.info('scheduler oidc: reading the userinfo endpoint failed; continuing with the ID token claims', { error: describeError(error) });
+      log.info('scheduler oidc: reading the userinfo endpoint failed; continuing with the ID token claims', {
+        error: describeError(error),
+      });
     }
   }
   if (method.Config.VerboseOIDCLogging) {

@@ -96,7 +96,14 @@ const expansions: Record<string, string[]> = {
     'submit-recommendation',
     'host-volume-create',
   ],
-  scale: ['list-scaling-policies', 'read-scaling-policy', 'read-job-scaling', 'scale-job', 'read-job', 'submit-recommendation'],
+  scale: [
+    'list-scaling-policies',
+    'read-scaling-policy',
+    'read-job-scaling',
+    'scale-job',
+    'read-job',
+    'submit-recommendation',
+  ],
 };
 /** nomad/acl/policy.go expandNamespaceCapabilities: host volume capabilities imply the lesser ones. */
 const implied: Record<string, string[]> = {
@@ -106,7 +113,11 @@ const implied: Record<string, string[]> = {
 };
 
 const policies = ['deny', 'read', 'write', 'scale'];
-const validName = { namespace: /^[a-zA-Z0-9\-*]{1,128}$/, node_pool: /^[a-zA-Z0-9\-_*]{1,128}$/, host_volume: /^[a-zA-Z0-9\-*]{1,128}$/ };
+const validName = {
+  namespace: /^[a-zA-Z0-9\-*]{1,128}$/,
+  node_pool: /^[a-zA-Z0-9\-_*]{1,128}$/,
+  host_volume: /^[a-zA-Z0-9\-*]{1,128}$/,
+};
 const labelled = ['namespace', 'node_pool', 'host_volume'] as const;
 const simple = ['agent', 'node', 'operator', 'sentinel', 'quota', 'plugin'] as const;
 const labelledCapabilities: Record<string, Set<string>> = {
@@ -142,7 +153,10 @@ export function parsePolicyRules(text: string): PolicyRules {
       // Nomad merges a rule given twice (`node { policy = "deny" }` then `node { policy = "write" }` grants write).
       const rule = [kind, ...item.keys.slice(1).map((key) => JSON.stringify(keyName(key)))].join(' ');
       const earlier = given.get(rule);
-      if (earlier) throw new PolicyParseError(`At ${first.line}:${first.column}: ${rule} is given twice (first at ${earlier}); a rule may be given only once in a policy`);
+      if (earlier)
+        throw new PolicyParseError(
+          `At ${first.line}:${first.column}: ${rule} is given twice (first at ${earlier}); a rule may be given only once in a policy`,
+        );
       given.set(rule, `${first.line}:${first.column}`);
       named++;
       if ((labelled as readonly string[]).includes(kind)) {
@@ -166,7 +180,8 @@ export function parsePolicyRules(text: string): PolicyRules {
 function labelledRule(rules: PolicyRules, kind: (typeof labelled)[number], item: ObjectItem): void {
   const [, label, ...extra] = item.keys;
   if (!label) throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} name: a ${kind} rule needs a name`);
-  if (extra.length > 0) throw new PolicyParseError(`Invalid or duplicate policy keys: ${extra.map(keyName).join(', ')}`);
+  if (extra.length > 0)
+    throw new PolicyParseError(`Invalid or duplicate policy keys: ${extra.map(keyName).join(', ')}`);
   const name = keyName(label);
   if (!validName[kind].test(name)) throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} name: "${name}"`);
   const body = structList(item.value, `${kind} "${name}"`);
@@ -176,7 +191,8 @@ function labelledRule(rules: PolicyRules, kind: (typeof labelled)[number], item:
   for (const source of fieldSources(body, 'capabilities')) {
     capabilities = decodeSlice(source, `${kind} "${name}".capabilities`, decodeString, capabilities);
   }
-  if (policy !== '' && !policies.includes(policy)) throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} policy: "${policy}" for "${name}"`);
+  if (policy !== '' && !policies.includes(policy))
+    throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} policy: "${policy}" for "${name}"`);
   for (const capability of capabilities) {
     if (!labelledCapabilities[kind]?.has(capability)) {
       throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} capability '${capability}' for "${name}"`);
@@ -194,19 +210,30 @@ interface SimpleFields {
 }
 
 /** The fields of `node { policy = "read" }` and the other rules without a name, decoded over any earlier block. */
-function simpleFields(kind: (typeof simple)[number], item: ObjectItem, earlier: SimpleFields | undefined): SimpleFields {
-  if (item.keys.length > 1) throw new PolicyParseError(`Invalid or duplicate policy keys: ${item.keys.slice(1).map(keyName).join(', ')}`);
+function simpleFields(
+  kind: (typeof simple)[number],
+  item: ObjectItem,
+  earlier: SimpleFields | undefined,
+): SimpleFields {
+  if (item.keys.length > 1)
+    throw new PolicyParseError(`Invalid or duplicate policy keys: ${item.keys.slice(1).map(keyName).join(', ')}`);
   const body = structList(item.value, kind);
   let policy = earlier?.policy ?? '';
   for (const source of fieldSources(body, 'policy')) policy = decodeString(source, `${kind}.policy`);
   let capabilities = earlier?.capabilities ?? [];
-  for (const source of fieldSources(body, 'capabilities')) capabilities = decodeSlice(source, `${kind}.capabilities`, decodeString, capabilities);
+  for (const source of fieldSources(body, 'capabilities'))
+    capabilities = decodeSlice(source, `${kind}.capabilities`, decodeString, capabilities);
   return { policy, capabilities };
 }
 
 /** Validates a rule without a name, as Nomad does, and keeps what the ACL uses. */
 function simpleRule(rules: PolicyRules, kind: (typeof simple)[number], { policy, capabilities }: SimpleFields): void {
-  const allowed = kind === 'plugin' ? ['deny', 'read', 'list', 'write'] : kind === 'operator' || kind === 'sentinel' ? ['', ...policies] : policies;
+  const allowed =
+    kind === 'plugin'
+      ? ['deny', 'read', 'list', 'write']
+      : kind === 'operator' || kind === 'sentinel'
+        ? ['', ...policies]
+        : policies;
   // `scale` means nothing for these in Nomad's ACL; refusing it keeps a policy from meaning less than it says.
   if (!allowed.includes(policy) || (policy === 'scale' && kind !== 'operator' && kind !== 'sentinel')) {
     throw new PolicyParseError(`Invalid ${kind} policy: "${policy}"`);
@@ -289,6 +316,11 @@ function stronger(current: Disposition | undefined, next: Disposition): Disposit
 }
 
 function globMatches(pattern: string, value: string): boolean {
-  const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const regex = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return regex.test(value);
 }

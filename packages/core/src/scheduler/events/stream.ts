@@ -18,7 +18,15 @@ export interface TopicFilter {
   key: string;
 }
 
-const managementTopics = new Set(['ACLToken', 'ACLPolicy', 'ACLRole', 'ACLAuthMethod', 'ACLBindingRule', 'NodePool', 'Operator']);
+const managementTopics = new Set([
+  'ACLToken',
+  'ACLPolicy',
+  'ACLRole',
+  'ACLAuthMethod',
+  'ACLBindingRule',
+  'NodePool',
+  'Operator',
+]);
 const jobTopics = new Set(['Job', 'Allocation', 'Deployment', 'Evaluation', 'Service']);
 const nodeTopics = new Set(['Node', 'NodeDrain']);
 /** The reference calls the role topic both `ACLRoles` and `ACLRole`; events are published on `ACLRole`. */
@@ -37,7 +45,11 @@ function topicFilter(value: string): TopicFilter | undefined {
 const topicParameter = z.string().transform((value, ctx): TopicFilter => {
   const filter = topicFilter(value);
   if (filter) return filter;
-  ctx.issues.push({ code: 'custom', input: value, message: `Invalid topic query: "${value}": use Topic or Topic:FilterKey` });
+  ctx.issues.push({
+    code: 'custom',
+    input: value,
+    message: `Invalid topic query: "${value}": use Topic or Topic:FilterKey`,
+  });
   return z.NEVER;
 });
 
@@ -47,7 +59,9 @@ export function allowedTopics(caller: SchedulerCaller, topics: TopicFilter[], na
   return topics.every(({ topic }) => {
     if (topic === '*' || managementTopics.has(topic)) return false;
     if (jobTopics.has(topic)) {
-      return namespace === '*' ? caller.acl.allowAllNamespaces('read-job') : caller.acl.allowNamespaceOperation(namespace, 'read-job');
+      return namespace === '*'
+        ? caller.acl.allowAllNamespaces('read-job')
+        : caller.acl.allowNamespaceOperation(namespace, 'read-job');
     }
     if (nodeTopics.has(topic)) return caller.acl.allow('node', 'read');
     return false;
@@ -58,7 +72,8 @@ export function eventMatches(event: SchedulerEvent, topics: TopicFilter[], names
   if (namespace !== '*' && event.Namespace !== '' && event.Namespace !== namespace) return false;
   return topics.some(
     ({ topic, key }) =>
-      (topic === '*' || topic === event.Topic) && (key === '*' || key === event.Key || (event.FilterKeys ?? []).includes(key)),
+      (topic === '*' || topic === event.Topic) &&
+      (key === '*' || key === event.Key || (event.FilterKeys ?? []).includes(key)),
   );
 }
 
@@ -110,15 +125,23 @@ async function recheck(
     const token = await scheduler.tokens.get(caller.token.AccessorID);
     if (!token) return closed;
     if (scheduler.tokens.expired(token)) return { ended: TOKEN_EXPIRED };
-    if (changes.some((change) => change.topic === 'ACLToken' && (change.type === 'ACLTokenDeleted' || token.ModifyIndex < change.index))) return closed;
+    if (
+      changes.some(
+        (change) =>
+          change.topic === 'ACLToken' && (change.type === 'ACLTokenDeleted' || token.ModifyIndex < change.index),
+      )
+    )
+      return closed;
     fresh = await scheduler.callerOf(token);
   } else {
     fresh = await scheduler.resolve(undefined);
   }
   for (const change of changes) {
     let seen: { ModifyIndex: number } | undefined;
-    if (change.topic === 'ACLPolicy' && fresh.policyNames.includes(change.key)) seen = await scheduler.policies.get(change.key);
-    if (change.topic === 'ACLRole' && fresh.token?.Roles.some((link) => link.ID === change.key)) seen = await scheduler.roles.get(change.key);
+    if (change.topic === 'ACLPolicy' && fresh.policyNames.includes(change.key))
+      seen = await scheduler.policies.get(change.key);
+    if (change.topic === 'ACLRole' && fresh.token?.Roles.some((link) => link.ID === change.key))
+      seen = await scheduler.roles.get(change.key);
     if (seen && seen.ModifyIndex < change.index) return closed;
   }
   return allowedTopics(fresh, request.topics, request.namespace) ? fresh : closed;
@@ -134,7 +157,12 @@ async function recheck(
  * token is gone or expired, or no longer grants every requested topic, the stream writes Nomad's error message as
  * its last line and ends; a new stream with the token is refused (403).
  */
-export function openStream(scheduler: Scheduler, caller: SchedulerCaller, request: { index: number; topics: TopicFilter[]; namespace: string }, options: StreamOptions): ReadableStream<Uint8Array> {
+export function openStream(
+  scheduler: Scheduler,
+  caller: SchedulerCaller,
+  request: { index: number; topics: TopicFilter[]; namespace: string },
+  options: StreamOptions,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let closed = false;
   let release: (() => void) | undefined;
@@ -208,7 +236,9 @@ export function openStream(scheduler: Scheduler, caller: SchedulerCaller, reques
             await broker.wait(Math.max(1, Math.min(options.heartbeatMs - (Date.now() - lastBeat), 1000)));
           }
         } catch (error) {
-          scheduler.core.log.error('event stream failed', { error: error instanceof Error ? error.message : String(error) });
+          scheduler.core.log.error('event stream failed', {
+            error: error instanceof Error ? error.message : String(error),
+          });
         }
         finish();
       })();
@@ -224,7 +254,8 @@ export const eventRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/event/stream',
-    summary: 'Stream events as newline-delimited JSON: the backlog from `index`, then live events, with `{}` heartbeats.',
+    summary:
+      'Stream events as newline-delimited JSON: the backlog from `index`, then live events, with `{}` heartbeats.',
     access: 'token',
     query: {
       index: z
@@ -246,10 +277,15 @@ export const eventRoutes: SchedulerRoute[] = [
       const topics = query.topic?.length ? query.topic : [{ topic: '*', key: '*' }];
       if (!allowedTopics(who, topics, namespace)) throw permissionDenied();
       const limitMs = scheduler.options.streamLimitMs;
-      const body = openStream(scheduler, who, { index: query.index ?? 0, topics, namespace }, {
-        heartbeatMs: scheduler.options.heartbeatMs ?? 10_000,
-        ...(limitMs ? { limitMs } : {}),
-      });
+      const body = openStream(
+        scheduler,
+        who,
+        { index: query.index ?? 0, topics, namespace },
+        {
+          heartbeatMs: scheduler.options.heartbeatMs ?? 10_000,
+          ...(limitMs ? { limitMs } : {}),
+        },
+      );
       return { stream: body, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' } };
     },
   }),

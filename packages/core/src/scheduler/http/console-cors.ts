@@ -58,7 +58,8 @@ export function consoleOriginsFromEnvironment(env: Record<string, string | undef
     } catch {
       throw new Error(`KEYHAVEN_CONSOLE_ORIGINS: "${origin}" is not a URL`);
     }
-    if (parsed.origin !== origin) throw new Error(`KEYHAVEN_CONSOLE_ORIGINS: "${origin}" must be an origin alone, like ${parsed.origin}`);
+    if (parsed.origin !== origin)
+      throw new Error(`KEYHAVEN_CONSOLE_ORIGINS: "${origin}" must be an origin alone, like ${parsed.origin}`);
     return origin;
   });
 }

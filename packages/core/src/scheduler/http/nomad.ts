@@ -18,7 +18,10 @@ export const permissionDenied = () => new DomainError('denied', 'Permission deni
  * The request body as JSON (an empty body is `{}`), parsed with `schema`; the first problem names its field.
  * A read (GET, HEAD) is its query: its body is never read (issue 23 §4).
  */
-export function decodeBody<T extends z.ZodType>(request: { method: string; body: string | undefined }, schema: T): z.infer<T> {
+export function decodeBody<T extends z.ZodType>(
+  request: { method: string; body: string | undefined },
+  schema: T,
+): z.infer<T> {
   const text = request.method === 'GET' || request.method === 'HEAD' ? '' : (request.body ?? '');
   let json: unknown = {};
   if (text.trim() !== '') {
@@ -90,8 +93,12 @@ export const blockingParameters = {
     .refine((text) => /^\d*$/.test(text), { error: 'Failed to parse index parameter: invalid syntax' })
     .transform(Number)
     .optional()
-    .describe('Block until the index of the data passes this one (or the wait runs out); the index is in `X-Nomad-Index`.'),
-  wait: waitParameter.optional().describe('How long to block at most: a duration such as `5m` (default and longest 5 minutes).'),
+    .describe(
+      'Block until the index of the data passes this one (or the wait runs out); the index is in `X-Nomad-Index`.',
+    ),
+  wait: waitParameter
+    .optional()
+    .describe('How long to block at most: a duration such as `5m` (default and longest 5 minutes).'),
   stale: flagParameter.optional().describe('Accept an answer from any server (always the case here).'),
   consistent: flagParameter.optional().describe('Require a consistent read (always the case here); not with `stale`.'),
 };

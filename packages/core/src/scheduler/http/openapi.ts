@@ -30,11 +30,14 @@ function operation(entry: SchedulerRoute, method: string) {
       ...Object.entries(entry.params).map(([name, schema]) => parameter(name, 'path', schema)),
       ...Object.entries(query).map(([name, schema]) => parameter(name, 'query', schema)),
     ],
-    ...(entry.body ? { requestBody: { required: false, content: { 'application/json': { schema: jsonSchemaOf(entry.body) } } } } : {}),
+    ...(entry.body
+      ? { requestBody: { required: false, content: { 'application/json': { schema: jsonSchemaOf(entry.body) } } } }
+      : {}),
     responses: {
       '200': { description: entry.returns },
       default: {
-        description: 'An error: 400 bad input, 403 not allowed, 404 not found, 409 a conflict, 413 too large; the message as plain text.',
+        description:
+          'An error: 400 bad input, 403 not allowed, 404 not found, 409 a conflict, 413 too large; the message as plain text.',
         content: { 'text/plain': { schema: { type: 'string' } } },
       },
     },
@@ -54,10 +57,21 @@ export function openApiDocument(routes: readonly SchedulerRoute[]): OpenApiDocum
     {
       title: 'Keyhaven scheduler API',
       version: '1',
-      description: "Nomad's ACL API (tokens, policies, roles, auth methods, binding rules, login) and its event stream.",
+      description:
+        "Nomad's ACL API (tokens, policies, roles, auth methods, binding rules, login) and its event stream.",
       securitySchemes: {
-        nomadToken: { type: 'apiKey', in: 'header', name: 'X-Nomad-Token', description: 'The secret ID of an ACL token.' },
-        schedulerToken: { type: 'apiKey', in: 'header', name: 'X-Scheduler-Token', description: 'The secret ID of an ACL token.' },
+        nomadToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Nomad-Token',
+          description: 'The secret ID of an ACL token.',
+        },
+        schedulerToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Scheduler-Token',
+          description: 'The secret ID of an ACL token.',
+        },
         bearer: { type: 'http', scheme: 'bearer', description: 'The secret ID of an ACL token.' },
       },
     },

@@ -28,13 +28,18 @@ const schedulerForwarding = (method: string) => ({
 });
 
 /** In a replica region, whether the request is a write, which goes to the authoritative region. */
-function forwardsWrite(options: RegionOptions, method: string): options is RegionOptions & { region: string; authoritativeRegion: string } {
+function forwardsWrite(
+  options: RegionOptions,
+  method: string,
+): options is RegionOptions & { region: string; authoritativeRegion: string } {
   const region = options.region ?? 'global';
   return region !== (options.authoritativeRegion ?? region) && writeMethods.has(method);
 }
 
 /** In a replica region, the authoritative region's answer to a write (`encoded`: its canonical path as sent); else undefined. */
-export function forwardWrites(options: RegionOptions): (request: HttpRequest, encoded: string) => Promise<HttpReply | undefined> {
+export function forwardWrites(
+  options: RegionOptions,
+): (request: HttpRequest, encoded: string) => Promise<HttpReply | undefined> {
   const region = options.region ?? 'global';
   const forward = { ...options, region, authoritativeRegion: options.authoritativeRegion ?? region };
   return async (request, encoded) => {

@@ -14,7 +14,15 @@ import { badRequest } from '../../lib/errors.ts';
 import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
 import type { TableName } from '../state.ts';
 import { errorReply } from './errors.ts';
-import { type BlockingParameters, blockingParameters, blockingQuery, decodeBody, indexHeaders, permissionDenied, tokenSecret } from './nomad.ts';
+import {
+  type BlockingParameters,
+  blockingParameters,
+  blockingQuery,
+  decodeBody,
+  indexHeaders,
+  permissionDenied,
+  tokenSecret,
+} from './nomad.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -81,7 +89,13 @@ export interface RouteRow<
   blocking?: TableName[];
   /** What a successful answer holds (the OpenAPI response description). */
   returns: string;
-  handler: (ctx: RouteContext<Schema extends z.ZodType ? z.output<Schema> : undefined, ParsedParameters<Params>, ParsedParameters<Query>>) => Promise<SchedulerReply>;
+  handler: (
+    ctx: RouteContext<
+      Schema extends z.ZodType ? z.output<Schema> : undefined,
+      ParsedParameters<Params>,
+      ParsedParameters<Query>
+    >,
+  ) => Promise<SchedulerReply>;
 }
 
 /** A row as the table holds it: its description, and `run`, which does the row's work for one request. */
@@ -159,14 +173,20 @@ export function route<
         const resolved = await caller();
         if (row.access === 'management' && !resolved.management) throw permissionDenied();
       }
-      const pathValues = parseParameters('path', params, (name) => exchange.params[name] ?? '') as ParsedParameters<Params>;
+      const pathValues = parseParameters(
+        'path',
+        params,
+        (name) => exchange.params[name] ?? '',
+      ) as ParsedParameters<Params>;
       const queryValue = (name: string, schema: z.ZodType) => {
         if (takesList(schema)) return exchange.query.has(name) ? exchange.query.getAll(name) : undefined;
         return exchange.query.get(name) ?? undefined;
       };
       const queryValues = parseParameters('query', query, queryValue) as ParsedParameters<Query>;
       const blocking: BlockingParameters = row.blocking ? parseParameters('query', blockingParameters, queryValue) : {};
-      const body = (row.body ? decodeBody(request, row.body) : undefined) as Schema extends z.ZodType ? z.output<Schema> : undefined;
+      const body = (row.body ? decodeBody(request, row.body) : undefined) as Schema extends z.ZodType
+        ? z.output<Schema>
+        : undefined;
       const reply = await row.handler({ scheduler, caller, params: pathValues, query: queryValues, body });
       if ('stream' in reply) return { status: 200, headers: reply.headers, body: reply.stream };
       if ('read' in reply) {
@@ -229,7 +249,11 @@ function patternOf(entry: SchedulerRoute): Pattern {
 }
 
 /** The first row, in table order, whose method and path match, with its path parameters. */
-export function matchRoute(routes: readonly SchedulerRoute[], method: string, path: string): { entry: SchedulerRoute; params: Record<string, string> } | undefined {
+export function matchRoute(
+  routes: readonly SchedulerRoute[],
+  method: string,
+  path: string,
+): { entry: SchedulerRoute; params: Record<string, string> } | undefined {
   const wanted = (method === 'HEAD' ? 'GET' : method) as Method;
   const segments = path.split('/').slice(1);
   for (const entry of routes) {

@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AuditOptionError, type AuditSink, deviceTypes, openSink, probeFile, realDestination } from '../../lib/audit-sinks.ts';
+import {
+  AuditOptionError,
+  type AuditSink,
+  deviceTypes,
+  openSink,
+  probeFile,
+  realDestination,
+} from '../../lib/audit-sinks.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -67,7 +74,9 @@ export interface AuditOperatorSettings {
 export function auditSettingsFromEnvironment(env: Record<string, string | undefined>): AuditOperatorSettings {
   const allowPrefix = parseFlag(env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING);
   if (env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING !== undefined && allowPrefix === undefined)
-    throw new Error(`KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING must be true or false, not "${env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING}"`);
+    throw new Error(
+      `KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING must be true or false, not "${env.KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING}"`,
+    );
   // A bundle without a module URL (none today: the functions are ESM) falls back to the working directory (/var/task).
   const moduleDirectory = import.meta.url ? dirname(fileURLToPath(import.meta.url)) : process.cwd();
   return {
@@ -137,7 +146,9 @@ export class AuditDevices {
     }
     if (options.prefix !== undefined && !this.settings.allowPrefix) {
       // CVE-2025-6000 / HCSEC-2025-14: a chosen prefix before attacker-influenced lines is how an audit file becomes a script.
-      throw badRequest('"prefix" is not allowed: audit log prefixing is off unless the operator sets KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING=true');
+      throw badRequest(
+        '"prefix" is not allowed: audit log prefixing is off unless the operator sets KEYHAVEN_ALLOW_AUDIT_LOG_PREFIXING=true',
+      );
     }
     const sink = sinkOrRefusal(() => openSink(input.type, options, this.stdout));
     if (input.type === 'file') await this.refuseProtectedDestination(options);
@@ -145,7 +156,9 @@ export class AuditDevices {
       if (input.type === 'file') await probeFile(options);
       else await sink.write(''); // Vault's socket device connects when enabled: a listener that is not there is a 400 now.
     } catch (error) {
-      throw badRequest(error instanceof AuditOptionError ? error.message : `audit device cannot write: ${(error as Error).message}`);
+      throw badRequest(
+        error instanceof AuditOptionError ? error.message : `audit device cannot write: ${(error as Error).message}`,
+      );
     } finally {
       sink.close();
     }
@@ -180,7 +193,9 @@ export class AuditDevices {
     }
     const inside = this.settings.protectedDirectories.find((directory) => isInside(destination, directory));
     if (inside) {
-      throw badRequest(`"file_path" must not be inside the data directory or the code (${inside}): "${filePath}" leads to ${destination}`);
+      throw badRequest(
+        `"file_path" must not be inside the data directory or the code (${inside}): "${filePath}" leads to ${destination}`,
+      );
     }
   }
 

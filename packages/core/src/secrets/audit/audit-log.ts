@@ -24,7 +24,8 @@ export interface AuditedResponse {
 }
 
 /** Refused before the handler runs when no enabled device could record the request (Vault fails closed too). */
-export const auditUnavailable = () => unavailable('audit: no enabled audit device could record the request; it was not processed');
+export const auditUnavailable = () =>
+  unavailable('audit: no enabled audit device could record the request; it was not processed');
 
 /**
  * Writes Vault-shaped audit entries to every enabled device: one `request` entry before the handler runs, one
@@ -47,7 +48,12 @@ export class AuditLog {
     }
   }
 
-  private async emit(type: 'request' | 'response', request: AuditedRequest, response: AuditedResponse | undefined, error: string | undefined) {
+  private async emit(
+    type: 'request' | 'response',
+    request: AuditedRequest,
+    response: AuditedResponse | undefined,
+    error: string | undefined,
+  ) {
     const devices = await this.devices.live();
     if (devices.length === 0) return;
     const time = new Date().toISOString();
@@ -77,7 +83,13 @@ export class AuditLog {
           },
           ...(response
             ? {
-                response: responseOf(response, request, hash, accessor, parseFlag(options.elide_list_responses) ?? false),
+                response: responseOf(
+                  response,
+                  request,
+                  hash,
+                  accessor,
+                  parseFlag(options.elide_list_responses) ?? false,
+                ),
               }
             : {}),
           error: error ? anyTokenHashed(error, hash) : '',
@@ -128,7 +140,8 @@ function responseOf(
   const body = (response.body ?? {}) as Record<string, unknown>;
   let data = body.data as Record<string, unknown> | null | undefined;
   // Vault's elide_list_responses: a list's keys become their count.
-  if (elideLists && request.operation === 'list' && data && Array.isArray(data.keys)) data = { ...data, keys: data.keys.length };
+  if (elideLists && request.operation === 'list' && data && Array.isArray(data.keys))
+    data = { ...data, keys: data.keys.length };
   const auth = body.auth as Record<string, unknown> | null | undefined;
   const leaseId = typeof body.lease_id === 'string' && body.lease_id !== '' ? body.lease_id : undefined;
   return {
@@ -168,4 +181,5 @@ function tokensHashed(path: string, hash: (text: string) => string): string {
 }
 
 /** Anything shaped like one of our tokens, wherever it stands in a text (a path, an error message naming the path). */
-const anyTokenHashed = (text: string, hash: (text: string) => string) => text.replace(/hv[sbr]\.[\w.-]+/g, (token) => hash(token));
+const anyTokenHashed = (text: string, hash: (text: string) => string) =>
+  text.replace(/hv[sbr]\.[\w.-]+/g, (token) => hash(token));

@@ -32,9 +32,12 @@ export function decodeFields(raw: RawRequest, route: Route): Decoded {
   if (!parsed.success) throw badRequest(describeIssues(parsed.error));
   const unrecognized = unrecognizedFields(spec.fields, input);
   if (spec.refuseUnrecognizedFields && unrecognized.length > 0) {
-    throw badRequest(`unrecognized parameters: [${unrecognized.join(' ')}]; this endpoint refuses what it would otherwise ignore`);
+    throw badRequest(
+      `unrecognized parameters: [${unrecognized.join(' ')}]; this endpoint refuses what it would otherwise ignore`,
+    );
   }
-  const warnings = unrecognized.length > 0 ? [`Endpoint ignored these unrecognized parameters: [${unrecognized.join(' ')}]`] : [];
+  const warnings =
+    unrecognized.length > 0 ? [`Endpoint ignored these unrecognized parameters: [${unrecognized.join(' ')}]`] : [];
   return { body, query, data: parsed.data as Record<string, unknown>, warnings };
 }
 
@@ -51,19 +54,25 @@ type Issue = z.core.$ZodIssue;
  * Say instead what the closest alternative wanted: the one that failed deeper inside the value, else the one
  * whose type matched, else every type that would have been accepted.
  */
-function flattenIssues(issues: readonly Issue[], prefix: PropertyKey[]): Array<{ path: PropertyKey[]; message: string }> {
+function flattenIssues(
+  issues: readonly Issue[],
+  prefix: PropertyKey[],
+): Array<{ path: PropertyKey[]; message: string }> {
   return issues.flatMap((issue) => {
     const path = [...prefix, ...issue.path];
     if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [{ path, message: issue.message }];
     const branches = issue.errors.filter((branch) => branch.length > 0);
     const deeper = branches.find((branch) => branch.every((inner) => inner.path.length > 0));
     if (deeper) return flattenIssues(deeper, path);
-    const typeMatched = branches.find((branch) => branch.every((inner) => inner.code !== 'invalid_type' && inner.code !== 'invalid_value'));
+    const typeMatched = branches.find((branch) =>
+      branch.every((inner) => inner.code !== 'invalid_type' && inner.code !== 'invalid_value'),
+    );
     if (typeMatched) return flattenIssues(typeMatched, path);
     const wanted = branches.flatMap((branch) =>
       branch.map((inner) => {
         if (inner.code === 'invalid_type') return inner.expected;
-        if (inner.code === 'invalid_value') return `one of ${inner.values.map((value) => JSON.stringify(value)).join('|')}`;
+        if (inner.code === 'invalid_value')
+          return `one of ${inner.values.map((value) => JSON.stringify(value)).join('|')}`;
         return inner.message;
       }),
     );

@@ -11,7 +11,8 @@ describe('bounded numeric fields', () => {
   });
 
   it('refuses everything else, saying the range', () => {
-    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, true, null]) expect(count.safeParse(value).success, String(value)).toBe(false);
+    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, true, null])
+      expect(count.safeParse(value).success, String(value)).toBe(false);
     for (const value of [maxCount + 1, '9007199254740993', 2 ** 53, 1e300]) {
       const result = count.safeParse(value);
       expect(result.success, String(value)).toBe(false);
@@ -27,7 +28,11 @@ describe('bounded numeric fields', () => {
   });
 
   it('accepts free-form JSON whose numbers are exact, and points at the first that is not', () => {
-    expect(jsonValue.parse({ a: [1, 2.5, -9007199254740991], b: 'x', c: null })).toEqual({ a: [1, 2.5, -9007199254740991], b: 'x', c: null });
+    expect(jsonValue.parse({ a: [1, 2.5, -9007199254740991], b: 'x', c: null })).toEqual({
+      a: [1, 2.5, -9007199254740991],
+      b: 'x',
+      c: null,
+    });
     const result = jsonValue.safeParse({ a: { b: [0, 2 ** 60] } });
     expect(result.success).toBe(false);
     expect(result.error?.issues[0]?.path).toEqual(['a', 'b', 1]);

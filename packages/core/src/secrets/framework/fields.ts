@@ -15,11 +15,11 @@ export const duration = z.union([z.number(), z.string()]).transform((value, ctx)
 });
 
 /** A list given as a JSON array or a comma-separated string, each item trimmed as Go's `strings.TrimSpace` trims (Vault's comma string slice); blanks dropped. */
-export const stringList = z.union([z.array(z.string()), z.string()]).transform((value) =>
-  (Array.isArray(value) ? value : value.split(','))
-    .map(goTrimSpace)
-    .filter((item) => item !== ''),
-);
+export const stringList = z
+  .union([z.array(z.string()), z.string()])
+  .transform((value) =>
+    (Array.isArray(value) ? value : value.split(',')).map(goTrimSpace).filter((item) => item !== ''),
+  );
 
 /** A boolean, also as the strings "true"/"false" (form posts and query strings). */
 export const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
@@ -36,7 +36,14 @@ export function integer({ min = 0, max = maxCount }: { min?: number; max?: numbe
   return z.union([z.number(), z.string()]).transform((value, ctx) => {
     const text = typeof value === 'string' ? value.trim() : '';
     const parsed = typeof value === 'number' ? value : /^[-+]?\d+$/.test(text) ? Number(text) : Number.NaN;
-    const problem = !Number.isInteger(parsed) || (min === 0 && parsed < 0) ? `must be ${kind}` : parsed > max ? `must be at most ${max}, got ${String(value).slice(0, 40)}` : parsed < min ? `must be at least ${min}, got ${String(value).slice(0, 40)}` : undefined;
+    const problem =
+      !Number.isInteger(parsed) || (min === 0 && parsed < 0)
+        ? `must be ${kind}`
+        : parsed > max
+          ? `must be at most ${max}, got ${String(value).slice(0, 40)}`
+          : parsed < min
+            ? `must be at least ${min}, got ${String(value).slice(0, 40)}`
+            : undefined;
     if (problem) {
       ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
@@ -54,11 +61,17 @@ export const stringMap = z.record(z.string(), z.string());
 /** Free-form JSON (claims, provider options) whose numbers can be stored exactly: within ±(2^53 - 1). */
 export const jsonValue = z.unknown().superRefine((value, ctx) => {
   const unsafe = firstUnsafeNumber(value, []);
-  if (unsafe) ctx.addIssue({ code: 'custom', path: unsafe.path, message: `${unsafe.value} is beyond ±${Number.MAX_SAFE_INTEGER}` });
+  if (unsafe)
+    ctx.addIssue({
+      code: 'custom',
+      path: unsafe.path,
+      message: `${unsafe.value} is beyond ±${Number.MAX_SAFE_INTEGER}`,
+    });
 });
 
 function firstUnsafeNumber(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; value: number } | undefined {
-  if (typeof value === 'number') return Math.abs(value) <= Number.MAX_SAFE_INTEGER || Number.isNaN(value) ? undefined : { path, value };
+  if (typeof value === 'number')
+    return Math.abs(value) <= Number.MAX_SAFE_INTEGER || Number.isNaN(value) ? undefined : { path, value };
   if (typeof value !== 'object' || value === null) return undefined;
   for (const [key, inner] of Object.entries(value)) {
     const found = firstUnsafeNumber(inner, [...path, Array.isArray(value) ? Number(key) : key]);

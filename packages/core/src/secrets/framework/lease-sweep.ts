@@ -40,8 +40,16 @@ const pageSize = 100;
  * nothing due, the call's `limit` is used up or its time budget is spent: a storm of expiries is worked through
  * in one round rather than one page per run.
  */
-export async function sweepLeases(core: Core, options: SweepOptions | number = {}): Promise<{ leases: number; failed: number }> {
-  const { limit = 10_000, budgetMs = 40_000, perShard = 4, perSecond = sweepRate() } = typeof options === 'number' ? { limit: options } : options;
+export async function sweepLeases(
+  core: Core,
+  options: SweepOptions | number = {},
+): Promise<{ leases: number; failed: number }> {
+  const {
+    limit = 10_000,
+    budgetMs = 40_000,
+    perShard = 4,
+    perSecond = sweepRate(),
+  } = typeof options === 'number' ? { limit: options } : options;
   const pace = pacer(perSecond);
   const result = { leases: 0, failed: 0 };
   const stopAt = Date.now() + budgetMs;
@@ -89,7 +97,11 @@ function pacer(perSecond: number): () => Promise<void> {
 }
 
 /** Runs `work` over `items` with at most `concurrency` at once. */
-async function eachWithConcurrency<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+async function eachWithConcurrency<T>(
+  items: T[],
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await work(items[next++] as T);

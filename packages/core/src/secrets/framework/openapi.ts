@@ -1,4 +1,11 @@
-import { openApiDocument as documentOf, type JsonSchema, jsonSchemaOf, type OpenApiDocument, type OpenApiParameter, parameterOf } from '../../front/openapi.ts';
+import {
+  openApiDocument as documentOf,
+  type JsonSchema,
+  jsonSchemaOf,
+  type OpenApiDocument,
+  type OpenApiParameter,
+  parameterOf,
+} from '../../front/openapi.ts';
 import type { Backend, Operation, PathSpec } from './backend.ts';
 
 /**
@@ -43,8 +50,6 @@ export interface OpenApiPathItem {
   delete?: OpenApiOperation;
 }
 
-
-
 /** Vault's mapping of a logical operation to an HTTP method. */
 export const methodOf: Record<Operation, HttpMethod> = {
   read: 'get',
@@ -68,7 +73,10 @@ export function templatesOf(pattern: string): Array<{ template: string; captures
       continue;
     }
     const [, name, kind] = capture as unknown as [string, string, string];
-    const withCapture = variants.map((variant) => ({ segments: [...variant.segments, `{${name}}`], captures: [...variant.captures, name] }));
+    const withCapture = variants.map((variant) => ({
+      segments: [...variant.segments, `{${name}}`],
+      captures: [...variant.captures, name],
+    }));
     variants = kind === '*' ? [...variants, ...withCapture] : withCapture;
   }
   return variants.map((variant) => ({ template: variant.segments.join('/'), captures: variant.captures }));
@@ -105,7 +113,11 @@ const listParameter: OpenApiParameter = {
 
 function operationId(method: HttpMethod, operation: Operation, path: string, taken: Set<string>): string {
   const verb = operation === 'list' ? 'list' : method === 'get' ? 'read' : method === 'post' ? 'write' : operation;
-  const slug = path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'root';
+  const slug =
+    path
+      .replace(/[{}]/g, '')
+      .replace(/[^A-Za-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '') || 'root';
   let id = `${verb}-${slug}`;
   for (let counter = 2; taken.has(id); counter++) id = `${verb}-${slug}-${counter}`;
   taken.add(id);
@@ -129,7 +141,10 @@ function describeOperation(
     ...(summary ? { summary } : {}),
     tags: [tag],
     ...(spec.unauthenticated ? { security: [] } : {}),
-    responses: operation === 'read' || operation === 'list' ? { '200': { description: 'OK' } } : { '200': { description: 'OK' }, '204': { description: 'empty body' } },
+    responses:
+      operation === 'read' || operation === 'list'
+        ? { '200': { description: 'OK' } }
+        : { '200': { description: 'OK' }, '204': { description: 'empty body' } },
   };
   if (method === 'post' || method === 'patch') {
     if (fields.length > 0) {
@@ -142,8 +157,11 @@ function describeOperation(
     }
     return described;
   }
-  const query: OpenApiParameter[] = fields.map(([name, schema]) => parameterOf(name, 'query', required.has(name), schema));
-  const parameters = operation === 'list' ? [listParameter, ...query.filter((parameter) => parameter.name !== 'list')] : query;
+  const query: OpenApiParameter[] = fields.map(([name, schema]) =>
+    parameterOf(name, 'query', required.has(name), schema),
+  );
+  const parameters =
+    operation === 'list' ? [listParameter, ...query.filter((parameter) => parameter.name !== 'list')] : query;
   if (parameters.length > 0) described.parameters = parameters;
   return described;
 }
@@ -152,7 +170,13 @@ function pathParameters(spec: PathSpec, captures: string[]): OpenApiParameter[] 
   const { properties } = fieldSchemas(spec);
   return captures.map((name) => {
     const description = properties[name]?.description;
-    return { name, in: 'path', required: true, ...(typeof description === 'string' ? { description } : {}), schema: { type: 'string' } };
+    return {
+      name,
+      in: 'path',
+      required: true,
+      ...(typeof description === 'string' ? { description } : {}),
+      schema: { type: 'string' },
+    };
   });
 }
 
@@ -161,7 +185,11 @@ function pathParameters(spec: PathSpec, captures: string[]): OpenApiParameter[] 
  * give the same route (paths that differ only in their parameters' names) and the same method, the first row's
  * operation is documented: it is the one the router picks.
  */
-export function openApiDocument(mounts: DocumentedMount[], backends: ReadonlyMap<string, Backend>, version: string): OpenApiDocument<OpenApiPathItem> {
+export function openApiDocument(
+  mounts: DocumentedMount[],
+  backends: ReadonlyMap<string, Backend>,
+  version: string,
+): OpenApiDocument<OpenApiPathItem> {
   const paths: Record<string, OpenApiPathItem> = {};
   const pathOfRoute = new Map<string, string>();
   const taken = new Set<string>();
@@ -202,7 +230,12 @@ export function openApiDocument(mounts: DocumentedMount[], backends: ReadonlyMap
       version,
       servers: [{ url: '/v1' }],
       securitySchemes: {
-        token: { type: 'apiKey', in: 'header', name: 'X-Vault-Token', description: 'A token (`X-Secrets-Token` and `Authorization: Bearer` work too).' },
+        token: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Vault-Token',
+          description: 'A token (`X-Secrets-Token` and `Authorization: Bearer` work too).',
+        },
       },
       security: [{ token: [] }],
     },

@@ -40,7 +40,15 @@ export class Pipeline {
     const requestId = uuid();
     const started = performance.now();
     let response: RawResponse;
-    const audit: AuditState = { request: { id: requestId, operation: raw.method.toLowerCase(), path: raw.path.replace(/^\/v1\//, ''), remoteAddress: raw.clientIp }, written: false };
+    const audit: AuditState = {
+      request: {
+        id: requestId,
+        operation: raw.method.toLowerCase(),
+        path: raw.path.replace(/^\/v1\//, ''),
+        remoteAddress: raw.clientIp,
+      },
+      written: false,
+    };
     try {
       response = await this.answer(raw, requestId, audit);
     } catch (error) {
@@ -86,7 +94,9 @@ export class Pipeline {
 
     // As Vault, parameter constraints see a write's body fields and a read's query parameters.
     const isWrite = route.operation === 'write' || route.operation === 'patch';
-    const remainingUses = caller ? await authorise(this.core, caller, path, operation, spec.sudo, isWrite ? body : query) : undefined;
+    const remainingUses = caller
+      ? await authorise(this.core, caller, path, operation, spec.sudo, isWrite ? body : query)
+      : undefined;
     // Fail closed: with audit devices enabled, a request none of them recorded never reaches its handler.
     Object.assign(audit.request, { operation, data: route.operation === 'write' ? body : query });
     await this.core.audit.log.request(audit.request);
@@ -94,7 +104,10 @@ export class Pipeline {
     try {
       const reply = await handler(request);
       const allWarnings = [...warnings, ...(reply?.warnings ?? [])];
-      return withoutEnvelope(request, reply, allWarnings) ?? envelope(request, reply, allWarnings, await issue(this.core, request, reply));
+      return (
+        withoutEnvelope(request, reply, allWarnings) ??
+        envelope(request, reply, allWarnings, await issue(this.core, request, reply))
+      );
     } finally {
       if (caller && remainingUses === 0) await this.core.tokens.revoke(caller.entry.hash);
     }
@@ -112,10 +125,20 @@ export class Pipeline {
     const known = error instanceof DomainError ? error : beyondStorageLimits(error);
     if (known) {
       // An upstream failure (directory, cloud, mesh) is the operator's to see, not only the caller's.
-      if (known.status >= 500) this.core.log.error('upstream failure', { requestId, path: loggablePath(path), status: known.status, error: known.message });
+      if (known.status >= 500)
+        this.core.log.error('upstream failure', {
+          requestId,
+          path: loggablePath(path),
+          status: known.status,
+          error: known.message,
+        });
       return { status: known.status, body: { errors: known.message ? [known.message] : [] } };
     }
-    this.core.log.error('unhandled error', { requestId, path: loggablePath(path), error: error instanceof Error ? error.message : String(error) });
+    this.core.log.error('unhandled error', {
+      requestId,
+      path: loggablePath(path),
+      error: error instanceof Error ? error.message : String(error),
+    });
     return { status: 500, body: { errors: [`internal error (request ${requestId})`] } };
   }
 }

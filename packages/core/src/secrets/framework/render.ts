@@ -8,7 +8,11 @@ import type { Issued } from './run.ts';
  * no keys or a read with nothing (404, as Vault), a write with nothing to say (204). Undefined when the reply gets
  * the envelope.
  */
-export function withoutEnvelope(request: Request, reply: Reply | undefined, warnings: string[]): RawResponse | undefined {
+export function withoutEnvelope(
+  request: Request,
+  reply: Reply | undefined,
+  warnings: string[],
+): RawResponse | undefined {
   if (reply?.unwrapped) return { status: 200, body: reply.unwrapped };
   if (request.operation === 'list') {
     const keys = reply?.data?.keys;

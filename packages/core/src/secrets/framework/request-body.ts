@@ -56,7 +56,9 @@ function decodeJson(body: string): Record<string, unknown> {
  * message made of words, a position and quoted structural characters is kept.
  */
 function jsonSyntaxProblem(message: string): string {
-  const quotesOnlyStructure = [...message.matchAll(/'([^']*)'/g)].every(([, quoted]) => /^[,{}[\]:]$/.test(quoted ?? ''));
+  const quotesOnlyStructure = [...message.matchAll(/'([^']*)'/g)].every(([, quoted]) =>
+    /^[,{}[\]:]$/.test(quoted ?? ''),
+  );
   return /^[A-Za-z\d ,'{}[\]:()-]*$/.test(message) && quotesOnlyStructure ? message : 'the body is not valid JSON';
 }
 
@@ -89,7 +91,8 @@ function unescapeFormPart(text: string): string {
     const char = text[index] as string;
     if (char === '%') {
       const hex = text.slice(index + 1, index + 3);
-      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw badRequest(`failed to parse form data: invalid URL escape "${text.slice(index, index + 3)}"`);
+      if (!/^[0-9a-fA-F]{2}$/.test(hex))
+        throw badRequest(`failed to parse form data: invalid URL escape "${text.slice(index, index + 3)}"`);
       bytes.push(Number.parseInt(hex, 16));
       index += 2;
     } else if (char === '+') {
@@ -119,7 +122,9 @@ export function withoutNulls(fields: Record<string, unknown>): Record<string, un
 export function parseListFlag(value: string): boolean {
   if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
   if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
-  throw badRequest(`invalid value for "list": ${JSON.stringify(value)} is not a boolean (1, t, true, True, TRUE or 0, f, false, False, FALSE)`);
+  throw badRequest(
+    `invalid value for "list": ${JSON.stringify(value)} is not a boolean (1, t, true, True, TRUE or 0, f, false, False, FALSE)`,
+  );
 }
 
 /** The deepest nesting of arrays and objects in a JSON text, without parsing it (strings are skipped). */
@@ -130,7 +135,8 @@ function nestingDepth(text: string): number {
   for (let index = 0; index < text.length; index++) {
     const char = text.charCodeAt(index);
     if (inString) {
-      if (char === 0x5c) index++; // backslash: skip the escaped character
+      if (char === 0x5c)
+        index++; // backslash: skip the escaped character
       else if (char === 0x22) inString = false;
     } else if (char === 0x22) {
       inString = true;

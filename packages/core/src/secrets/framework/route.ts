@@ -8,7 +8,6 @@ import { parseListFlag } from './request-body.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
 import type { Core } from './services.ts';
 
-
 /** Where a request goes: its mount, the path row that answers it, and the operation the method asks for. */
 export interface Route {
   /** The path after `/v1/`. */
@@ -68,7 +67,11 @@ export class Routes {
 }
 
 /** The path and captures with each `canonicalCaptures` capture in its stored spelling (see `PathSpec`). */
-function canonicalCaptures(spec: PathSpec, relative: string, params: Record<string, string>): { relative: string; params: Record<string, string> } {
+function canonicalCaptures(
+  spec: PathSpec,
+  relative: string,
+  params: Record<string, string>,
+): { relative: string; params: Record<string, string> } {
   if (!spec.canonicalCaptures) return { relative, params };
   let rewritten = relative;
   const canonical = { ...params };
@@ -77,7 +80,8 @@ function canonicalCaptures(spec: PathSpec, relative: string, params: Record<stri
     if (value === undefined) continue;
     const stored = canonicalise(value);
     if (stored === value) continue;
-    if (!rewritten.endsWith(value)) throw new Error(`path row "${spec.pattern}": only its last capture may be canonicalised`);
+    if (!rewritten.endsWith(value))
+      throw new Error(`path row "${spec.pattern}": only its last capture may be canonicalised`);
     rewritten = rewritten.slice(0, rewritten.length - value.length) + stored;
     canonical[name] = stored;
   }

@@ -10,9 +10,16 @@ import type { Core } from './services.ts';
  * The operation a request runs as: a write is a `create` or an `update`, as the row's `exists` says (else its
  * `update` if it declares one); with the row's handler for it.
  */
-export async function operationFor(route: Route, request: Request, method: string): Promise<{ operation: Operation; handler: Handler<unknown> }> {
+export async function operationFor(
+  route: Route,
+  request: Request,
+  method: string,
+): Promise<{ operation: Operation; handler: Handler<unknown> }> {
   const { spec } = route;
-  const operation = route.operation === 'write' ? await writeKind(spec.exists, request, (op) => spec.operations[op] !== undefined) : route.operation;
+  const operation =
+    route.operation === 'write'
+      ? await writeKind(spec.exists, request, (op) => spec.operations[op] !== undefined)
+      : route.operation;
   const handler = spec.operations[operation];
   if (!handler) throw unsupported(`unsupported operation ${method} on "${route.path}"`);
   return { operation, handler };
@@ -35,16 +42,25 @@ export interface Issued {
 }
 
 /** Records the lease of a reply's secret (owned by the caller's token) and mints the token a login earned. */
-export async function issue(core: Pick<Core, 'leases' | 'tokens'>, request: Request, reply: Reply | undefined): Promise<Issued> {
+export async function issue(
+  core: Pick<Core, 'leases' | 'tokens'>,
+  request: Request,
+  reply: Reply | undefined,
+): Promise<Issued> {
   const issued: Issued = {};
-  if (reply?.secret) issued.lease = await core.leases.register(request.mount, request.path, reply.secret, ownerHash(request.caller));
+  if (reply?.secret)
+    issued.lease = await core.leases.register(request.mount, request.path, reply.secret, ownerHash(request.caller));
   if (reply?.auth) issued.token = await login(core, request, reply.auth);
   if (reply?.token) issued.token = reply.token;
   return issued;
 }
 
 /** Mints the token a login earned: an orphan whose parameters come from the auth method's role. */
-function login(core: Pick<Core, 'tokens'>, request: Request, auth: NonNullable<Reply['auth']>): Promise<{ token: string; entry: TokenEntry }> {
+function login(
+  core: Pick<Core, 'tokens'>,
+  request: Request,
+  auth: NonNullable<Reply['auth']>,
+): Promise<{ token: string; entry: TokenEntry }> {
   const { defaultTtl, maxTtl } = mountTtls(request.mount);
   return core.tokens.create({
     policies: auth.policies,

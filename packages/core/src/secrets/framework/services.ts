@@ -32,4 +32,3 @@ export interface Core {
   /** Asks the function that bundles an engine to do that engine's part now (see `CoreOptions.askEngine`). */
   askEngine?: AskEngine;
 }
-

@@ -18,7 +18,12 @@ import { storageFor, systemFor } from './system.ts';
 export const walPrefix = 'wal/';
 
 /** A record of `kind` keeping `data`: due now (a removal), or in `due` seconds (work about to be done). */
-export function walRecord<Data extends object>(clock: Clock, kind: string, data: Data, due: 'now' | number): WalRecord<Data> {
+export function walRecord<Data extends object>(
+  clock: Clock,
+  kind: string,
+  data: Data,
+  due: 'now' | number,
+): WalRecord<Data> {
   const now = epochSeconds(clock);
   return {
     sk: `${walPrefix}${now.toString().padStart(11, '0')}-${randomBase62(12)}`,
@@ -37,7 +42,10 @@ export function walAttributes(record: WalRecord<object>): Record<string, unknown
 }
 
 /** Writes the records before the work they name is done. */
-export async function writeAhead(context: Pick<WalContext, 'storage'>, records: Array<WalRecord<object>>): Promise<void> {
+export async function writeAhead(
+  context: Pick<WalContext, 'storage'>,
+  records: Array<WalRecord<object>>,
+): Promise<void> {
   for (const record of records) await context.storage.putItem(record.sk, walAttributes(record));
 }
 
@@ -87,7 +95,9 @@ export async function rollBackDue(
   for (const mount of await core.mounts.list()) {
     if (mount.type !== type) continue;
     const context: WalContext = { system: systemFor(core, mount), mount, storage: storageFor(core, mount) };
-    const stored = await context.storage.items<{ kind: string; startedAt: number; dueAt: number; attempts?: number }>(walPrefix);
+    const stored = await context.storage.items<{ kind: string; startedAt: number; dueAt: number; attempts?: number }>(
+      walPrefix,
+    );
     const due = stored.filter((record) => record.dueAt <= now) as unknown as WalRecord[];
     if (due.length === 0) continue;
     const rollback = forMount(context);
@@ -100,7 +110,10 @@ export async function rollBackDue(
         result.failed++;
         const attempts = (record.attempts ?? 0) + 1;
         core.log.error(`${what} failed; will retry`, { kind: record.kind, attempts, error: (error as Error).message });
-        await context.storage.putItem(record.sk, walAttributes({ ...record, attempts, dueAt: now + retryDelay(attempts) }));
+        await context.storage.putItem(
+          record.sk,
+          walAttributes({ ...record, attempts, dueAt: now + retryDelay(attempts) }),
+        );
       }
     }
   }

@@ -36,7 +36,9 @@ const identityPaths = (services: Pick<BuiltinServices, 'mounts' | 'store' | 'key
     summaries: { read: 'Returns the public keys that verify plugin identity tokens (a JSON Web Key Set).' },
     operations: {
       read: async () => {
-        const storages = (await services.mounts.list('secret')).map((mount) => new MountStorage(services.store, services.keyring, mount.uuid));
+        const storages = (await services.mounts.list('secret')).map(
+          (mount) => new MountStorage(services.store, services.keyring, mount.uuid),
+        );
         return { unwrapped: await publishedIdentityKeys(storages) };
       },
     },

@@ -13,7 +13,8 @@ import type { MountStorage } from '../mounts/mount-storage.ts';
 const identityKeyKey = 'identity-token-key';
 
 /** Where plugin identity tokens say they come from; the public keys are `identityTokenJwks`. */
-export const identityTokenIssuer = () => `${(process.env.KEYHAVEN_API_ADDR ?? 'http://127.0.0.1:8200').replace(/\/+$/, '')}/v1/identity/oidc/plugins`;
+export const identityTokenIssuer = () =>
+  `${(process.env.KEYHAVEN_API_ADDR ?? 'http://127.0.0.1:8200').replace(/\/+$/, '')}/v1/identity/oidc/plugins`;
 
 export async function identityKey(storage: MountStorage): Promise<JWK> {
   const stored = await storage.get<{ key: string }>(identityKeyKey);
@@ -33,7 +34,6 @@ export async function identityKey(storage: MountStorage): Promise<JWK> {
 export async function identityTokenJwks(storage: MountStorage): Promise<{ keys: JWK[] }> {
   return { keys: [publicHalf(await identityKey(storage))] };
 }
-
 
 /** The public halves of every mount's identity key that exists (none is created by reading). */
 export async function publishedIdentityKeys(storages: MountStorage[]): Promise<{ keys: JWK[] }> {

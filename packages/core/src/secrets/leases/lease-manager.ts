@@ -63,7 +63,10 @@ const tombstoneSeconds = 2 * 86_400;
 const claimSeconds = 60;
 
 /** The lease is there and no revocation attempt holds it (none began, or its claim lapsed by `now`). */
-const unclaimed = (now: number): Condition => ({ exists: true, any: [{ missing: ['revokingUntil'] }, { atMost: { revokingUntil: now } }] });
+const unclaimed = (now: number): Condition => ({
+  exists: true,
+  any: [{ missing: ['revokingUntil'] }, { atMost: { revokingUntil: now } }],
+});
 
 /**
  * The hooks of a secret type on a mount, if this process bundles its backend. Given the lease manager that runs
@@ -116,7 +119,12 @@ export class LeaseManager {
   }
 
   /** The lease item `register` writes for a secret (also what a bulk writer, the lease-storm bench, writes). */
-  itemFor(mount: MountEntry, requestPath: string, secret: Secret, ownerHash: string | undefined): { item: LeaseItem; warnings: string[] } {
+  itemFor(
+    mount: MountEntry,
+    requestPath: string,
+    secret: Secret,
+    ownerHash: string | undefined,
+  ): { item: LeaseItem; warnings: string[] } {
     const now = epochSeconds(this.clock);
     const { defaultTtl, maxTtl: mountMax } = mountTtls(mount);
     const maxTtl = Math.min(secret.maxTtl || mountMax, mountMax);
@@ -154,7 +162,11 @@ export class LeaseManager {
 
   /** Every lease whose id starts with `prefix`, in id order: one query per shard, in parallel. */
   async under(prefix: string): Promise<LeaseItem[]> {
-    const shards = await Promise.all(allShards('leases').slice(1).map((pk) => this.store.list<LeaseItem>(pk, { prefix })));
+    const shards = await Promise.all(
+      allShards('leases')
+        .slice(1)
+        .map((pk) => this.store.list<LeaseItem>(pk, { prefix })),
+    );
     return shards.flat().sort((a, b) => (a.sk < b.sk ? -1 : 1));
   }
 
@@ -179,7 +191,9 @@ export class LeaseManager {
   /** The backend data of every lease under a prefix (still to be revoked ones too): what an engine's leases hold. */
   async internalsUnder(prefix: string): Promise<Array<Record<string, unknown>>> {
     const leases = await this.under(prefix);
-    return leases.map((lease) => JSON.parse(this.keyring.open(lease.internal, `leases|${lease.leaseId}`)) as Record<string, unknown>);
+    return leases.map(
+      (lease) => JSON.parse(this.keyring.open(lease.internal, `leases|${lease.leaseId}`)) as Record<string, unknown>,
+    );
   }
 
   /** Vault's lookup view, plus whether revocation has failed for good. */
@@ -216,7 +230,10 @@ export class LeaseManager {
     if (!renewable(lease)) throw badRequest('lease is not renewable');
     const { hooks, mount } = await this.hooksFor(lease);
     // As in Vault, the mount's max is read again at each renewal, so tuning it down applies to existing leases.
-    let maxExpireTime = Math.min(lease.maxExpireTime, lease.issueTime + (mount ? mountTtls(mount).maxTtl : Number.POSITIVE_INFINITY));
+    let maxExpireTime = Math.min(
+      lease.maxExpireTime,
+      lease.issueTime + (mount ? mountTtls(mount).maxTtl : Number.POSITIVE_INFINITY),
+    );
     if (now >= maxExpireTime) throw badRequest('past the max TTL, cannot renew');
     let ttl = increment || lease.ttl;
     if (hooks?.renew && mount) {
@@ -227,7 +244,9 @@ export class LeaseManager {
     }
     const warnings: string[] = [];
     if (now + ttl > maxExpireTime) {
-      warnings.push(`TTL of "${ttl}s" exceeded the effective max_ttl of "${maxExpireTime - now}s"; TTL value is capped accordingly`);
+      warnings.push(
+        `TTL of "${ttl}s" exceeded the effective max_ttl of "${maxExpireTime - now}s"; TTL value is capped accordingly`,
+      );
       ttl = maxExpireTime - now;
     }
     const renewed: LeaseItem = {
@@ -301,7 +320,11 @@ export class LeaseManager {
   private async claim(leaseId: string): Promise<LeaseItem | undefined> {
     const now = epochSeconds(this.clock);
     try {
-      return await this.store.update<LeaseItem>(leaseKey(leaseId), { set: { revokingUntil: now + claimSeconds } }, { when: unclaimed(now) });
+      return await this.store.update<LeaseItem>(
+        leaseKey(leaseId),
+        { set: { revokingUntil: now + claimSeconds } },
+        { when: unclaimed(now) },
+      );
     } catch (error) {
       if (error instanceof ConditionFailed) return undefined;
       throw error;
@@ -323,11 +346,14 @@ export class LeaseManager {
     }
     // One request per engine for all it was handed, not one per lease.
     for (const engine of handedTo) {
-      await this.askEngine(engine, { revokePrefix: prefix }, `the ${engine} leases under ${prefix}`).catch((error: unknown) => {
-        failures.push(messageOf(error));
-      });
+      await this.askEngine(engine, { revokePrefix: prefix }, `the ${engine} leases under ${prefix}`).catch(
+        (error: unknown) => {
+          failures.push(messageOf(error));
+        },
+      );
     }
-    if (failures.length > 0) throw upstreamFailure(`${failures.length} of ${leases.length} leases could not be revoked: ${failures[0]}`);
+    if (failures.length > 0)
+      throw upstreamFailure(`${failures.length} of ${leases.length} leases could not be revoked: ${failures[0]}`);
     return leases.length;
   }
 
@@ -343,12 +369,16 @@ export class LeaseManager {
     await this.store
       .update(
         leaseKey(lease.leaseId),
-        { copy: { duePk: 'queue' }, set: { dueSk: dueKey(epochSeconds(this.clock), `lease#${lease.leaseId}`) }, remove: ['revokingUntil'] },
+        {
+          copy: { duePk: 'queue' },
+          set: { dueSk: dueKey(epochSeconds(this.clock), `lease#${lease.leaseId}`) },
+          remove: ['revokingUntil'],
+        },
         { when: { exists: true } },
       )
       .catch((error) => {
-      if (!(error instanceof ConditionFailed)) throw error;
-    });
+        if (!(error instanceof ConditionFailed)) throw error;
+      });
   }
 
   /** Queues a lease for the sweep to revoke right away (Vault's `sync=false`). */
@@ -376,12 +406,15 @@ export class LeaseManager {
         leaseKey(lease.leaseId),
         irrevocable
           ? { set: { ...recorded, irrevocable: true }, remove: ['duePk', 'dueSk', 'expiresAt', 'revokingUntil'] }
-          : { set: { ...recorded, dueSk: dueKey(now + 10 * 2 ** (attempts - 1), `lease#${lease.leaseId}`) }, remove: ['revokingUntil'] },
+          : {
+              set: { ...recorded, dueSk: dueKey(now + 10 * 2 ** (attempts - 1), `lease#${lease.leaseId}`) },
+              remove: ['revokingUntil'],
+            },
         { when: { exists: true } },
       )
       .catch((failure) => {
-      if (!(failure instanceof ConditionFailed)) throw failure;
-    });
+        if (!(failure instanceof ConditionFailed)) throw failure;
+      });
   }
 
   /**
@@ -392,7 +425,13 @@ export class LeaseManager {
     const { expiresAt: _expiresAt, revokingUntil: _revokingUntil, ...rest } = item;
     // Back in its shard (a lease from before sharding moves there), queued as due now.
     const queue = rest.queue.includes('#') ? rest.queue : shardedQueue(rest.queue, item.leaseId);
-    const restored = { ...rest, ...leaseKey(item.leaseId), queue, duePk: queue, dueSk: dueKey(epochSeconds(this.clock), `lease#${item.leaseId}`) };
+    const restored = {
+      ...rest,
+      ...leaseKey(item.leaseId),
+      queue,
+      duePk: queue,
+      dueSk: dueKey(epochSeconds(this.clock), `lease#${item.leaseId}`),
+    };
     try {
       await this.store.transact([
         { check: { pk: revokedPk(item.leaseId), sk: item.leaseId }, when: { absent: true } },

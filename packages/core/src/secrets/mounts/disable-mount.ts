@@ -68,8 +68,13 @@ async function disableAuthMethod(services: DisableServices, entry: MountEntry): 
     else await services.tokens.revokeIssued(marked);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    services.log.error('disabling an auth method failed part-way; the sweep will finish it', { mount: marked.path, error: message });
-    throw upstreamFailure(`${marked.path} is disabled, but revoking its tokens or removing it failed; the sweep will finish: ${message}`);
+    services.log.error('disabling an auth method failed part-way; the sweep will finish it', {
+      mount: marked.path,
+      error: message,
+    });
+    throw upstreamFailure(
+      `${marked.path} is disabled, but revoking its tokens or removing it failed; the sweep will finish: ${message}`,
+    );
   }
 }
 

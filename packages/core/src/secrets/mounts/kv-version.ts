@@ -8,5 +8,6 @@ import type { MountEntry } from './mount-table.ts';
 export const isKvV2 = (mount: Pick<MountEntry, 'options'>) => mount.options.version === '2';
 
 export function checkKvVersion(version: string | undefined): void {
-  if (version !== undefined && !['', '1', '2'].includes(version)) throw badRequest(`invalid value for "options.version": ${version} (kv is version 1 or 2)`);
+  if (version !== undefined && !['', '1', '2'].includes(version))
+    throw badRequest(`invalid value for "options.version": ${version} (kv is version 1 or 2)`);
 }

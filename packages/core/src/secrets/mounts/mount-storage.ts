@@ -46,7 +46,9 @@ export class MountStorage {
   }
 
   /** The whole item at `key` (its `value` and any top-level attributes). */
-  async getItem<T extends Record<string, unknown> = Record<string, unknown>>(key: string): Promise<(T & Item) | undefined> {
+  async getItem<T extends Record<string, unknown> = Record<string, unknown>>(
+    key: string,
+  ): Promise<(T & Item) | undefined> {
     const item = this.prefetched?.has(key) ? this.prefetched.get(key) : await this.store.get(this.pk, key);
     return item as (T & Item) | undefined;
   }
@@ -76,26 +78,36 @@ export class MountStorage {
   }
 
   /** Changes the item at `key` if `when` holds; the item as it is after. */
-  update<T extends Record<string, unknown> = Record<string, unknown>>(key: string, change: Change, options: { when?: Condition } = {}): Promise<T & Item> {
+  update<T extends Record<string, unknown> = Record<string, unknown>>(
+    key: string,
+    change: Change,
+    options: { when?: Condition } = {},
+  ): Promise<T & Item> {
     return this.store.update<T & Item>({ pk: this.pk, sk: key }, change, options);
   }
 
   /** Deletes the item at `key` if `when` holds; the item as it was, if there was one. */
-  delete<T extends Record<string, unknown> = Record<string, unknown>>(key: string, options: { when?: Condition } = {}): Promise<(T & Item) | undefined> {
+  delete<T extends Record<string, unknown> = Record<string, unknown>>(
+    key: string,
+    options: { when?: Condition } = {},
+  ): Promise<(T & Item) | undefined> {
     return this.store.delete<T & Item>({ pk: this.pk, sk: key }, options);
   }
 
   /** All or nothing: every write happens, or (a condition failing: ConditionFailed) none does. At most `maxTransactionWrites`. */
   async transact(writes: MountWrite[]): Promise<void> {
-    if (writes.length > maxTransactionWrites) throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
+    if (writes.length > maxTransactionWrites)
+      throw new RangeError(`a transaction holds at most ${maxTransactionWrites} writes, not ${writes.length}`);
     await this.store.transact(writes.map((write) => this.tableWrite(write)));
   }
 
   /** The table's form of a mount write, for a transaction that also spans the system's items (leases, tokens). */
   tableWrite(write: MountWrite): Write {
     const key = (sk: string) => ({ pk: this.pk, sk });
-    if ('put' in write) return { put: { ...write.item, ...key(write.put) }, ...(write.when ? { when: write.when } : {}) };
-    if ('update' in write) return { update: key(write.update), change: write.change, ...(write.when ? { when: write.when } : {}) };
+    if ('put' in write)
+      return { put: { ...write.item, ...key(write.put) }, ...(write.when ? { when: write.when } : {}) };
+    if ('update' in write)
+      return { update: key(write.update), change: write.change, ...(write.when ? { when: write.when } : {}) };
     if ('delete' in write) return { delete: key(write.delete), ...(write.when ? { when: write.when } : {}) };
     return { check: key(write.check), when: write.when };
   }

@@ -114,7 +114,8 @@ export function normaliseMountPath(raw: string): string {
   if (trimmed.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
     throw badRequest(`invalid mount path "${raw}"`);
   }
-  if (!/^[\w.\-/]+$/.test(trimmed)) throw badRequest(`invalid mount path "${raw}": use letters, digits, "-", "_", "." and "/"`);
+  if (!/^[\w.\-/]+$/.test(trimmed))
+    throw badRequest(`invalid mount path "${raw}": use letters, digits, "-", "_", "." and "/"`);
   return `${trimmed}/`;
 }
 
@@ -166,7 +167,10 @@ export class MountTable {
   /** Mounts marked `disabling`, read from the table rather than the cache: the sweep finishes them. */
   async disabling(): Promise<MountEntry[]> {
     const stored = await this.store.list('mounts');
-    return stored.filter((item) => this.store.verified(mountKind, item)).map((item) => item.entry as MountEntry).filter((entry) => entry.disabling);
+    return stored
+      .filter((item) => this.store.verified(mountKind, item))
+      .map((item) => item.entry as MountEntry)
+      .filter((entry) => entry.disabling);
   }
 
   private async entries(): Promise<MountEntry[]> {
@@ -196,7 +200,14 @@ export class MountTable {
   async enable(
     table: MountTableName,
     relativePath: string,
-    settings: { type: string; description?: string; config?: Partial<MountConfig>; options?: Record<string, string>; local?: boolean; sealWrap?: boolean },
+    settings: {
+      type: string;
+      description?: string;
+      config?: Partial<MountConfig>;
+      options?: Record<string, string>;
+      local?: boolean;
+      sealWrap?: boolean;
+    },
   ): Promise<MountEntry> {
     const path = fullPath(table, normaliseMountPath(relativePath));
     refuseOperatorOptions(settings.options);
@@ -215,7 +226,9 @@ export class MountTable {
         );
       }
     } else if (!mountable.includes(settings.type)) {
-      throw badRequest(`unknown ${table === 'auth' ? 'auth method' : 'secrets engine'} type "${settings.type}"; available: ${mountable.join(', ')}`);
+      throw badRequest(
+        `unknown ${table === 'auth' ? 'auth method' : 'secrets engine'} type "${settings.type}"; available: ${mountable.join(', ')}`,
+      );
     }
     this.cache = undefined;
     // A mount still being disabled holds its path until the sweep removes it.
@@ -248,11 +261,17 @@ export class MountTable {
     return entry;
   }
 
-  async tune(entry: MountEntry, changes: Partial<MountConfig> & { description?: string; options?: Record<string, string> }): Promise<MountEntry> {
+  async tune(
+    entry: MountEntry,
+    changes: Partial<MountConfig> & { description?: string; options?: Record<string, string> },
+  ): Promise<MountEntry> {
     if (entry.builtin) throw badRequest(`cannot tune the built-in mount ${entry.path}`);
     refuseOperatorOptions(changes.options);
     const listingVisibility = checkListingVisibility(changes.listingVisibility);
-    const config: MountConfig = { ...entry.config, ...definedOnly({ defaultLeaseTtl: changes.defaultLeaseTtl, maxLeaseTtl: changes.maxLeaseTtl }) };
+    const config: MountConfig = {
+      ...entry.config,
+      ...definedOnly({ defaultLeaseTtl: changes.defaultLeaseTtl, maxLeaseTtl: changes.maxLeaseTtl }),
+    };
     if (listingVisibility !== undefined) {
       if (listingVisibility) config.listingVisibility = listingVisibility;
       else delete config.listingVisibility;
@@ -292,7 +311,10 @@ export class MountTable {
     // A marker outlives any process's cached mount table (seconds) by far; then the table's TTL takes it.
     const expiresAt = epochSeconds(this.clock) + markerLifetimeSeconds;
     await this.store.transact([
-      { put: this.store.signed(mountKind, { pk: 'mounts', sk: entry.path, entry: marked }), when: { exists: true, equals: { 'entry.uuid': entry.uuid } } },
+      {
+        put: this.store.signed(mountKind, { pk: 'mounts', sk: entry.path, entry: marked }),
+        when: { exists: true, equals: { 'entry.uuid': entry.uuid } },
+      },
       ...inServiceMarkers(entry).map((key) => ({ put: { ...key, disabling: true, expiresAt } })),
     ]);
     this.cache = undefined;
@@ -302,7 +324,10 @@ export class MountTable {
   /** Removes a mount marked `disabling`; false when it is gone already (another sweep finished it). */
   async removeDisabled(entry: MountEntry): Promise<boolean> {
     try {
-      await this.store.delete({ pk: 'mounts', sk: entry.path }, { when: { equals: { 'entry.disabling': true, 'entry.uuid': entry.uuid } } });
+      await this.store.delete(
+        { pk: 'mounts', sk: entry.path },
+        { when: { equals: { 'entry.disabling': true, 'entry.uuid': entry.uuid } } },
+      );
       return true;
     } catch (error) {
       if (error instanceof ConditionFailed) return false;
@@ -331,7 +356,10 @@ export function inServiceCheck(mount: MountRef, id: string): Write {
 const markerLifetimeSeconds = 86_400;
 const markerPk = (mount: MountRef) => `in-service#${mount.uuid}`;
 const inServiceMarker = (mount: MountRef, id: string) => ({ pk: shardKey(markerPk(mount), id), sk: 'marker' });
-const inServiceMarkers = (mount: MountRef) => allShards(markerPk(mount)).slice(1).map((pk) => ({ pk, sk: 'marker' }));
+const inServiceMarkers = (mount: MountRef) =>
+  allShards(markerPk(mount))
+    .slice(1)
+    .map((pk) => ({ pk, sk: 'marker' }));
 
 export const fullPath = (table: MountTableName, path: string) => (table === 'auth' ? `auth/${path}` : path);
 
@@ -345,8 +373,10 @@ function checkTtls(config: MountConfig): void {
   if (config.maxLeaseTtl > 0 && config.defaultLeaseTtl > config.maxLeaseTtl) {
     throw badRequest('default_lease_ttl must not be greater than max_lease_ttl');
   }
-  if (config.maxLeaseTtl > systemMaxTtl) throw badRequest(`max_lease_ttl must not exceed the system maximum of ${systemMaxTtl}s`);
-  if (config.defaultLeaseTtl > systemMaxTtl) throw badRequest(`default_lease_ttl must not exceed the system maximum of ${systemMaxTtl}s`);
+  if (config.maxLeaseTtl > systemMaxTtl)
+    throw badRequest(`max_lease_ttl must not exceed the system maximum of ${systemMaxTtl}s`);
+  if (config.defaultLeaseTtl > systemMaxTtl)
+    throw badRequest(`default_lease_ttl must not exceed the system maximum of ${systemMaxTtl}s`);
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

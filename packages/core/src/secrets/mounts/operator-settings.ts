@@ -21,12 +21,15 @@ export const googleEndpointVariables = {
  * any case): none is read from a mount's options, so none may be set as one (a refusal says so, rather than storing a
  * setting that silently does nothing).
  */
-export const isOperatorOnlyOption = (name: string) => /(?:_endpoint|_url|_uri|_addr|_address|_host)$/i.test(name.trim());
+export const isOperatorOnlyOption = (name: string) =>
+  /(?:_endpoint|_url|_uri|_addr|_address|_host)$/i.test(name.trim());
 
 /** Why `options.<name>` is refused, naming where the setting lives instead. */
 export function operatorOnlyMessage(name: string): string {
   const variable = (googleEndpointVariables as Record<string, string>)[name.trim().toLowerCase()];
-  const where = variable ? `the server's environment (${variable}) or the stage config` : "the server's environment or the stage config";
+  const where = variable
+    ? `the server's environment (${variable}) or the stage config`
+    : "the server's environment or the stage config";
   return `options.${name} is operator configuration: where an engine sends its credentials is set in ${where}, never through the API (see docs/operator-settings.md)`;
 }
 

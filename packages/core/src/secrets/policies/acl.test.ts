@@ -3,7 +3,8 @@ import { Acl } from './acl.ts';
 import { type Capability, parsePolicyDocument } from './policy-document.ts';
 
 const acl = (...documents: string[]) => new Acl(documents.map(parsePolicyDocument));
-const rule = (path: string, ...capabilities: Capability[]) => `path "${path}" { capabilities = ${JSON.stringify(capabilities)} }\n`;
+const rule = (path: string, ...capabilities: Capability[]) =>
+  `path "${path}" { capabilities = ${JSON.stringify(capabilities)} }\n`;
 
 describe('Acl matching', () => {
   it('an exact rule covers that path only', () => {
@@ -253,20 +254,26 @@ describe('Acl parameter constraints (Vault: allowed_parameters, denied_parameter
   });
 
   it('denied wins over allowed', () => {
-    const a = acl(constrained('secret/foo', 'allowed_parameters = { "bar" = [] }\n denied_parameters = { "bar" = ["zip"] }'));
+    const a = acl(
+      constrained('secret/foo', 'allowed_parameters = { "bar" = [] }\n denied_parameters = { "bar" = ["zip"] }'),
+    );
     expect(writes(a, { bar: 'zap' })).toBe(true);
     expect(writes(a, { bar: 'zip' })).toBe(false);
   });
 
   it('required_parameters must all be present, even alongside allowed names', () => {
-    const a = acl(constrained('secret/foo', 'required_parameters = ["bar", "baz"]\n allowed_parameters = { "*" = [] }'));
+    const a = acl(
+      constrained('secret/foo', 'required_parameters = ["bar", "baz"]\n allowed_parameters = { "*" = [] }'),
+    );
     expect(writes(a, { bar: '1', baz: '2', more: '3' })).toBe(true);
     expect(writes(a, { bar: '1' })).toBe(false);
     expect(writes(a, {})).toBe(false);
   });
 
   it('applies to read, create, update and patch, not to list or delete, and not to capability look-ups', () => {
-    const a = acl(constrained('secret/foo', 'required_parameters = ["bar"]', 'create', 'read', 'update', 'patch', 'delete', 'list'));
+    const a = acl(
+      constrained('secret/foo', 'required_parameters = ["bar"]', 'create', 'read', 'update', 'patch', 'delete', 'list'),
+    );
     for (const capability of ['read', 'create', 'update', 'patch'] as const) {
       expect(a.allows('secret/foo', capability, false, {})).toBe(false);
       expect(a.allows('secret/foo', capability, false, { bar: 'x' })).toBe(true);
@@ -285,7 +292,10 @@ describe('Acl parameter constraints (Vault: allowed_parameters, denied_parameter
 
   it('merges the same pattern across policies: values unioned, an empty list wins, required unioned', () => {
     const a = acl(
-      constrained('secret/foo', 'allowed_parameters = { "bar" = ["zip"], "baz" = ["one"] }\n required_parameters = ["bar"]'),
+      constrained(
+        'secret/foo',
+        'allowed_parameters = { "bar" = ["zip"], "baz" = ["one"] }\n required_parameters = ["bar"]',
+      ),
       constrained('secret/foo', 'allowed_parameters = { "bar" = ["zap"], "baz" = [] }\n required_parameters = ["baz"]'),
     );
     expect(writes(a, { bar: 'zip', baz: 'anything' })).toBe(true);
@@ -293,7 +303,10 @@ describe('Acl parameter constraints (Vault: allowed_parameters, denied_parameter
     expect(writes(a, { bar: 'zop', baz: 'x' })).toBe(false);
     expect(writes(a, { bar: 'zip' })).toBe(false);
 
-    const denied = acl(constrained('secret/foo', 'denied_parameters = { "bar" = ["zip"] }'), constrained('secret/foo', 'denied_parameters = { "bar" = ["zap"] }'));
+    const denied = acl(
+      constrained('secret/foo', 'denied_parameters = { "bar" = ["zip"] }'),
+      constrained('secret/foo', 'denied_parameters = { "bar" = ["zap"] }'),
+    );
     expect(writes(denied, { bar: 'zip' })).toBe(false);
     expect(writes(denied, { bar: 'zap' })).toBe(false);
     expect(writes(denied, { bar: 'zop' })).toBe(true);
@@ -315,13 +328,22 @@ describe('Acl parameter constraints (Vault: allowed_parameters, denied_parameter
     const a = acl(constrained('secret/foo', 'allowed_parameters = { "bar" = [] }'));
     expect(writes(a, JSON.parse('{"__proto__": "x"}'))).toBe(false);
     expect(writes(a, { constructor: 'x' })).toBe(false);
-    const denied = acl('{"path": {"secret/foo": {"capabilities": ["update"], "denied_parameters": {"__proto__": []}}}}');
+    const denied = acl(
+      '{"path": {"secret/foo": {"capabilities": ["update"], "denied_parameters": {"__proto__": []}}}}',
+    );
     expect(writes(denied, JSON.parse('{"__proto__": "x"}'))).toBe(false);
     expect(writes(denied, { other: 'x' })).toBe(true);
   });
 
   it('root ignores every constraint', () => {
-    expect(new Acl([parsePolicyDocument(constrained('secret/foo', 'required_parameters = ["bar"]'))], true).allows('secret/foo', 'update', false, {})).toBe(true);
+    expect(
+      new Acl([parsePolicyDocument(constrained('secret/foo', 'required_parameters = ["bar"]'))], true).allows(
+        'secret/foo',
+        'update',
+        false,
+        {},
+      ),
+    ).toBe(true);
   });
 });
 
@@ -370,7 +392,8 @@ path "baz/quux" { capabilities = ["deny"] }
   const check = (a: Acl, cases: Case[]) => {
     for (const [operation, path, allowed, sudo] of cases) {
       expect([operation, path, a.allows(path, operation)]).toEqual([operation, path, allowed]);
-      if (allowed) expect([operation, path, 'sudo', a.allows(path, operation, true)]).toEqual([operation, path, 'sudo', sudo]);
+      if (allowed)
+        expect([operation, path, 'sudo', a.allows(path, operation, true)]).toEqual([operation, path, 'sudo', sudo]);
     }
   };
 

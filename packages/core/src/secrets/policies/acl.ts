@@ -73,7 +73,13 @@ export class Acl {
       if (pattern === '') continue;
       const isPrefix = pattern.endsWith('*');
       const path = isPrefix ? pattern.slice(0, -1) : pattern;
-      this.segments.push({ permissions, parts: path.split('/'), isPrefix, firstWildcard: byteLength(pattern.slice(0, pattern.indexOf('+'))), path });
+      this.segments.push({
+        permissions,
+        parts: path.split('/'),
+        isPrefix,
+        firstWildcard: byteLength(pattern.slice(0, pattern.indexOf('+'))),
+        path,
+      });
     }
   }
 
@@ -118,7 +124,8 @@ export class Acl {
       const withoutSlash = this.exact.get(path.endsWith('/') ? path.slice(0, -1) : path);
       if (withoutSlash) return withoutSlash;
     }
-    if (listing && path.endsWith('/')) return forList([...this.candidates(path.slice(0, -1)), ...this.candidates(path)]);
+    if (listing && path.endsWith('/'))
+      return forList([...this.candidates(path.slice(0, -1)), ...this.candidates(path)]);
     return mostPrecise(this.candidates(path));
   }
 
@@ -146,7 +153,14 @@ export class Acl {
         }
         return part === actual || (rule.isPrefix && index === rule.parts.length - 1 && actual.startsWith(part));
       });
-      if (matched) candidates.push({ permissions: rule.permissions, firstWildcard: rule.firstWildcard, isPrefix: rule.isPrefix, wildcards, path: rule.path });
+      if (matched)
+        candidates.push({
+          permissions: rule.permissions,
+          firstWildcard: rule.firstWildcard,
+          isPrefix: rule.isPrefix,
+          wildcards,
+          path: rule.path,
+        });
     }
     return candidates;
   }

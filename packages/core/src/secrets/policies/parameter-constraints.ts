@@ -48,7 +48,9 @@ function lowerCased(pattern: string, key: string, values: Map<string, DecodedVal
     const lower = goToLower(name);
     const other = spelled.get(lower);
     if (other !== undefined) {
-      throw badRequest(`failed to parse policy: path "${pattern}": ${key}: "${other}" and "${name}" name the same parameter`);
+      throw badRequest(
+        `failed to parse policy: path "${pattern}": ${key}: "${other}" and "${name}" name the same parameter`,
+      );
     }
     spelled.set(lower, name);
     out.set(lower, list);
@@ -63,8 +65,12 @@ function lowerCased(pattern: string, key: string, values: Map<string, DecodedVal
  */
 export function checkParameterName(pattern: string, key: string, name: string, wholeStarAllowed: boolean): void {
   if (!name.includes('*') || (wholeStarAllowed && name === '*')) return;
-  const rule = wholeStarAllowed ? 'a "*" must be the whole name ("*": every parameter)' : 'a required parameter name cannot contain "*"';
-  throw badRequest(`failed to parse policy: path "${pattern}": ${key}: parameter name ${JSON.stringify(name)} is refused: ${rule}; names are not patterns`);
+  const rule = wholeStarAllowed
+    ? 'a "*" must be the whole name ("*": every parameter)'
+    : 'a required parameter name cannot contain "*"';
+  throw badRequest(
+    `failed to parse policy: path "${pattern}": ${key}: parameter name ${JSON.stringify(name)} is refused: ${rule}; names are not patterns`,
+  );
 }
 
 /** Current vault/acl.go lower-cases `policies` and `token_policies` values before checking them (normalizePolicyParameterValue). */
@@ -117,7 +123,10 @@ export class ParameterConstraints {
   }
 }
 
-function mergeValues(existing: Map<string, DecodedValue[]> | undefined, incoming: ParameterValues): Map<string, DecodedValue[]> {
+function mergeValues(
+  existing: Map<string, DecodedValue[]> | undefined,
+  incoming: ParameterValues,
+): Map<string, DecodedValue[]> {
   const merged = new Map(existing);
   for (const [name, values] of incoming) {
     const before = merged.get(name);
@@ -154,7 +163,9 @@ function elementsOf(value: unknown): unknown[] | undefined {
 /** Strings match a value with a leading and/or trailing `*` as a glob; anything else must be the same JSON value. */
 function matchesOne(value: unknown, values: DecodedValue[]): boolean {
   return values.some((candidate) =>
-    typeof candidate === 'string' && typeof value === 'string' ? globMatches(candidate, value) : sameValue(candidate, value),
+    typeof candidate === 'string' && typeof value === 'string'
+      ? globMatches(candidate, value)
+      : sameValue(candidate, value),
   );
 }
 
@@ -177,11 +188,19 @@ function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, index) => sameValue(item, b[index]));
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((item, index) => sameValue(item, b[index]))
+    );
   }
   const keys = Object.keys(a);
   return (
     keys.length === Object.keys(b).length &&
-    keys.every((key) => Object.hasOwn(b, key) && sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
+    keys.every(
+      (key) =>
+        Object.hasOwn(b, key) && sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+    )
   );
 }

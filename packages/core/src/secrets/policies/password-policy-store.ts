@@ -12,7 +12,10 @@ export interface StoredPasswordPolicy {
 }
 
 /** The parsed policy called `name`, or undefined when there is none. */
-export async function loadPasswordPolicy(services: { store: Pick<Store, 'get'> }, name: string): Promise<PasswordPolicy | undefined> {
+export async function loadPasswordPolicy(
+  services: { store: Pick<Store, 'get'> },
+  name: string,
+): Promise<PasswordPolicy | undefined> {
   const item = await services.store.get(passwordPolicyPartition, name);
   return item ? parsePasswordPolicy((item.value as StoredPasswordPolicy).policy) : undefined;
 }

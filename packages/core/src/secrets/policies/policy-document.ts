@@ -1,10 +1,37 @@
 import { badRequest } from '../../lib/errors.ts';
-import { equalFold, filterItems, HclSyntaxError, keyName, type Node, type ObjectList, parseHclV1 } from '../../lib/hcl-v1.ts';
-import { type DecodedValue, decodeInterface, decodeMap, decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
+import {
+  equalFold,
+  filterItems,
+  HclSyntaxError,
+  keyName,
+  type Node,
+  type ObjectList,
+  parseHclV1,
+} from '../../lib/hcl-v1.ts';
+import {
+  type DecodedValue,
+  decodeInterface,
+  decodeMap,
+  decodeSlice,
+  decodeString,
+  fieldSources,
+  structList,
+} from '../../lib/hcl-v1-decode.ts';
 import { goToLower } from '../../lib/go-strings.ts';
 import { checkParameterName, type ParameterRules, parameterRules } from './parameter-constraints.ts';
 
-export const capabilityNames = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'subscribe', 'recover', 'deny'] as const;
+export const capabilityNames = [
+  'create',
+  'read',
+  'update',
+  'patch',
+  'delete',
+  'list',
+  'sudo',
+  'subscribe',
+  'recover',
+  'deny',
+] as const;
 export type Capability = (typeof capabilityNames)[number];
 
 export interface PathRule {
@@ -78,7 +105,9 @@ function parse(text: string): PathRule[] {
     const earlier = given.get(rule.pattern);
     if (earlier) {
       const spelled = earlier.key === key ? '' : ` (as "${earlier.key}")`;
-      throw fail(`At ${at}: path "${key}" is given twice (first at ${earlier.at}${spelled}); a path may be given only once in a policy`);
+      throw fail(
+        `At ${at}: path "${key}" is given twice (first at ${earlier.at}${spelled}); a path may be given only once in a policy`,
+      );
     }
     given.set(rule.pattern, { key, at });
     return rule;
@@ -102,13 +131,20 @@ function pathRule(key: string, value: Node): PathRule {
   const fields = structList(value, `path "${key}"`);
   for (const name of pathKeys) {
     if (fieldSources(fields, name).length < 2) continue;
-    const [first, second] = fields.items.filter((item) => item.keys[0] && equalFold(keyName(item.keys[0]), name)).map((item) => item.keys[0]);
-    throw fail(`At ${second?.line}:${second?.column}: ${where}"${name}" is given twice (first at ${first?.line}:${first?.column}); a key may be given only once in a path`);
+    const [first, second] = fields.items
+      .filter((item) => item.keys[0] && equalFold(keyName(item.keys[0]), name))
+      .map((item) => item.keys[0]);
+    throw fail(
+      `At ${second?.line}:${second?.column}: ${where}"${name}" is given twice (first at ${first?.line}:${first?.column}); a key may be given only once in a path`,
+    );
   }
   const decoded = decodePathFields(fields, key);
   const pattern = key.startsWith('/') ? key.slice(1) : key;
   // Checked on deny rules too, whose constraints Vault drops: a policy never reads as something it is not.
-  for (const [name, names] of [['allowed_parameters', decoded.allowed], ['denied_parameters', decoded.denied]] as const) {
+  for (const [name, names] of [
+    ['allowed_parameters', decoded.allowed],
+    ['denied_parameters', decoded.denied],
+  ] as const) {
     for (const parameter of names?.keys() ?? []) checkParameterName(pattern, name, parameter, true);
   }
   if (pattern.includes('+*')) throw fail(`path "${pattern}": invalid use of wildcards ('+*' is forbidden)`);
@@ -126,11 +162,14 @@ function pathRule(key: string, value: Node): PathRule {
   const capabilities = new Set<Capability>();
   for (const name of listed) {
     if (name === 'deny') return { pattern, capabilities: ['deny'] };
-    if (!(capabilityNames as readonly string[]).includes(name)) throw fail(`path "${key}": invalid capability "${name}"`);
+    if (!(capabilityNames as readonly string[]).includes(name))
+      throw fail(`path "${key}": invalid capability "${name}"`);
     capabilities.add(name as Capability);
   }
   const parameters = parameterRules(pattern, decoded.allowed, decoded.denied, decoded.required);
-  return parameters ? { pattern, capabilities: [...capabilities], parameters } : { pattern, capabilities: [...capabilities] };
+  return parameters
+    ? { pattern, capabilities: [...capabilities], parameters }
+    : { pattern, capabilities: [...capabilities] };
 }
 
 /**
@@ -165,8 +204,11 @@ function decodePathFields(fields: ObjectList, key: string): PathFields {
   for (const name of ['min_wrapping_ttl', 'max_wrapping_ttl']) {
     for (const source of fieldSources(fields, name)) decodeInterface(source, at(name), 'struct');
   }
-  const parameterValues = (node: Parameters<typeof decodeString>[0], where: string, existing: DecodedValue[] | undefined) =>
-    decodeSlice(node, where, (element, elementAt) => decodeInterface(element, elementAt, 'slice'), existing);
+  const parameterValues = (
+    node: Parameters<typeof decodeString>[0],
+    where: string,
+    existing: DecodedValue[] | undefined,
+  ) => decodeSlice(node, where, (element, elementAt) => decodeInterface(element, elementAt, 'slice'), existing);
   for (const source of fieldSources(fields, 'allowed_parameters')) {
     decoded.allowed = decodeMap(source, at('allowed_parameters'), parameterValues, decoded.allowed, true);
   }
@@ -180,10 +222,12 @@ function decodePathFields(fields: ObjectList, key: string): PathFields {
   for (const name of decoded.required) {
     checkParameterName(key.startsWith('/') ? key.slice(1) : key, 'required_parameters', name, false);
     const earlier = required.get(goToLower(name));
-    if (earlier !== undefined) throw fail(`${at('required_parameters')}: "${earlier}" and "${name}" name the same parameter twice`);
+    if (earlier !== undefined)
+      throw fail(`${at('required_parameters')}: "${earlier}" and "${name}" name the same parameter twice`);
     required.set(goToLower(name), name);
   }
   for (const source of fieldSources(fields, 'mfa_methods')) decodeSlice(source, at('mfa_methods'), decodeString);
-  for (const source of fieldSources(fields, 'subscribe_event_types')) decodeSlice(source, at('subscribe_event_types'), decodeString);
+  for (const source of fieldSources(fields, 'subscribe_event_types'))
+    decodeSlice(source, at('subscribe_event_types'), decodeString);
   return decoded;
 }

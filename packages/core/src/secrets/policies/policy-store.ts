@@ -101,7 +101,9 @@ export class PolicyStore {
     const now = this.clock.now();
     const cached = this.acls.get(key);
     if (cached && now - cached.loadedAt <= this.cacheSeconds * 1000) return cached.acl;
-    const ruleSets = await Promise.all(sorted.filter((name) => name !== 'root').map((name) => this.cachedRules(name, now)));
+    const ruleSets = await Promise.all(
+      sorted.filter((name) => name !== 'root').map((name) => this.cachedRules(name, now)),
+    );
     const acl = new Acl(
       ruleSets.filter((rules): rules is PathRule[] => rules !== undefined),
       sorted.includes('root'),

@@ -28,11 +28,16 @@ export const auditPaths = (services: Pick<BuiltinServices, 'audit'>): PathSpec[]
       path: devicePath,
       type: z.string().min(1).optional().describe('The type of the audit device: file or socket.'),
       description: z.string().max(1024).optional().describe('User-friendly description for this audit device.'),
-      options: stringMap.optional().describe('Configuration options for the audit device (file_path, address, format, ...).'),
+      options: stringMap
+        .optional()
+        .describe('Configuration options for the audit device (file_path, address, format, ...).'),
       local: bool.optional().describe('Mark the device as local: not replicated, unaffected by replication.'),
     }),
     sudo: true,
-    summaries: { update: 'Enables a new audit device at the given path.', delete: 'Disables the audit device at the given path.' },
+    summaries: {
+      update: 'Enables a new audit device at the given path.',
+      delete: 'Disables the audit device at the given path.',
+    },
     operations: {
       update: async ({ data }) => {
         if (!data.type) throw badRequest('"type" is required');

@@ -34,7 +34,10 @@ export const healthAndInitPaths = (services: Pick<BuiltinServices, 'store' | 'cl
     pattern: 'init',
     fields: z.object({}),
     unauthenticated: true,
-    summaries: { read: 'Returns the initialization status of the server.', update: 'Initializes the server: mints the first root token.' },
+    summaries: {
+      read: 'Returns the initialization status of the server.',
+      update: 'Initializes the server: mints the first root token.',
+    },
     operations: {
       read: async () => ({ unwrapped: { initialized: await isInitialized(services) } }),
       update: async () => ({

@@ -3,13 +3,17 @@ import { ConditionFailed } from '../../storage/store.ts';
 import { systemMaxTtl, tokenStoreMount } from '../mounts/mount-table.ts';
 import type { BuiltinServices } from './builtin.ts';
 
-export const isInitialized = async (services: Pick<BuiltinServices, 'store'>): Promise<boolean> => (await services.store.get('sys', 'init')) !== undefined;
+export const isInitialized = async (services: Pick<BuiltinServices, 'store'>): Promise<boolean> =>
+  (await services.store.get('sys', 'init')) !== undefined;
 
 /**
  * One-time initialisation: mints the first root token and marks the store initialised. The flag is
  * written conditionally, so of two racing callers exactly one gets a token; the loser's token is revoked.
  */
-export async function initialize(services: Pick<BuiltinServices, 'store' | 'clock' | 'tokens'>, rootTokenId?: string): Promise<string> {
+export async function initialize(
+  services: Pick<BuiltinServices, 'store' | 'clock' | 'tokens'>,
+  rootTokenId?: string,
+): Promise<string> {
   const { token, entry } = await services.tokens.create({
     policies: ['root'],
     noDefaultPolicy: true,
@@ -32,7 +36,10 @@ export async function initialize(services: Pick<BuiltinServices, 'store' | 'cloc
     ...(rootTokenId ? { id: rootTokenId } : {}),
   });
   try {
-    await services.store.put({ pk: 'sys', sk: 'init', initializedAt: services.clock.now() }, { when: { absent: true } });
+    await services.store.put(
+      { pk: 'sys', sk: 'init', initializedAt: services.clock.now() },
+      { when: { absent: true } },
+    );
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     await services.tokens.revoke(entry.hash);

@@ -27,7 +27,9 @@ export const internalUiMountPaths = (services: UiMountServices): PathSpec[] => [
     pattern: 'internal/ui/mounts',
     fields: z.object({}),
     unauthenticated: true,
-    summaries: { read: 'Lists the mounts a UI may show: without a token, the auth methods listed as "unauth"; with one, the mounts it may use.' },
+    summaries: {
+      read: 'Lists the mounts a UI may show: without a token, the auth methods listed as "unauth"; with one, the mounts it may use.',
+    },
     operations: {
       read: async ({ headers }) => {
         const token = tokenFromHeaders(headers);
@@ -39,7 +41,9 @@ export const internalUiMountPaths = (services: UiMountServices): PathSpec[] => [
           const unauth = mount.config.listingVisibility === 'unauth';
           if (!unauth && !access?.(mount.path)) continue;
           const key = mount.table === 'auth' ? mount.path.slice('auth/'.length) : mount.path;
-          listed[mount.table === 'auth' ? 'auth' : 'secret'][key] = access ? describeMount(mount) : anonymousView(mount);
+          listed[mount.table === 'auth' ? 'auth' : 'secret'][key] = access
+            ? describeMount(mount)
+            : anonymousView(mount);
         }
         return { data: listed };
       },
@@ -60,8 +64,16 @@ export const internalUiMountPaths = (services: UiMountServices): PathSpec[] => [
         if (!mount) throw notFound(`no mount serves "${asked}"`);
         const acl = await services.policies.acl(entry.policies);
         const rest = asked.slice(mount.path.length);
-        const candidates = [asked, mount.path, ...(mount.type === 'kv' && isKvV2(mount) ? [`${mount.path}data/${rest}`, `${mount.path}metadata/${rest}`] : [])];
-        const allowed = candidates.some((candidate) => acl.capabilities(candidate).some((capability) => capability !== 'deny'));
+        const candidates = [
+          asked,
+          mount.path,
+          ...(mount.type === 'kv' && isKvV2(mount)
+            ? [`${mount.path}data/${rest}`, `${mount.path}metadata/${rest}`]
+            : []),
+        ];
+        const allowed = candidates.some((candidate) =>
+          acl.capabilities(candidate).some((capability) => capability !== 'deny'),
+        );
         if (!allowed) throw permissionDenied();
         return { data: { ...describeMount(mount), path: mount.path } };
       },

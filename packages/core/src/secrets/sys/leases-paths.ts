@@ -10,7 +10,9 @@ const leaseIdFields = z.object({
   url_lease_id: z.string().optional().describe('The lease identifier, in the URL (takes precedence over "lease_id").'),
 });
 const renewFields = leaseIdFields.extend({
-  increment: duration.default(0).describe('The desired increment in seconds to the lease (a duration such as "1h" is accepted).'),
+  increment: duration
+    .default(0)
+    .describe('The desired increment in seconds to the lease (a duration such as "1h" is accepted).'),
 });
 const syncField = bool.default(true).describe('Whether or not to perform the revocation synchronously.');
 const revokeFields = leaseIdFields.extend({ sync: syncField });
@@ -29,7 +31,10 @@ export const leasePaths = (services: LeaseServices): PathSpec[] => {
   const renew = async (request: Request<z.output<typeof renewFields>>) => {
     const data = request.data;
     const { lease, warnings } = await services.leases.renew(idOf(data), data.increment);
-    return { renewed: { leaseId: lease.leaseId, renewable: lease.renewable, ttl: lease.expireTime - lease.lastRenewalTime! }, warnings };
+    return {
+      renewed: { leaseId: lease.leaseId, renewable: lease.renewable, ttl: lease.expireTime - lease.lastRenewalTime! },
+      warnings,
+    };
   };
   const revoke = async ({ data }: Request<z.output<typeof revokeFields>>) => {
     const id = idOf(data);
@@ -41,11 +46,15 @@ export const leasePaths = (services: LeaseServices): PathSpec[] => {
   return [
     path({
       pattern: 'leases/lookup/:prefix*',
-      fields: z.object({ prefix: z.string().default('').describe('The prefix to list the leases under. Example: "aws/creds/deploy/"') }),
+      fields: z.object({
+        prefix: z.string().default('').describe('The prefix to list the leases under. Example: "aws/creds/deploy/"'),
+      }),
       sudo: true,
       summaries: { list: 'Lists the lease ids under a prefix.' },
       operations: {
-        list: async ({ data }) => ({ data: { keys: await services.leases.list(data.prefix ? `${data.prefix.replace(/\/?$/, '/')}` : '') } }),
+        list: async ({ data }) => ({
+          data: { keys: await services.leases.list(data.prefix ? `${data.prefix.replace(/\/?$/, '/')}` : '') },
+        }),
       },
     }),
     path({
@@ -61,18 +70,31 @@ export const leasePaths = (services: LeaseServices): PathSpec[] => {
       },
     }),
     // Vault still serves the pre-0.8 paths `sys/renew`, `sys/revoke`, `sys/revoke-prefix`, `sys/revoke-force` beside them.
-    ...(['leases/renew', 'leases/renew/:url_lease_id+', 'renew', 'renew/:url_lease_id+'] as const).map(
-      (pattern) => path({ pattern, fields: renewFields, summaries: { update: 'Renews a lease, requesting to extend the lease.' }, operations: { update: renew } }),
+    ...(['leases/renew', 'leases/renew/:url_lease_id+', 'renew', 'renew/:url_lease_id+'] as const).map((pattern) =>
+      path({
+        pattern,
+        fields: renewFields,
+        summaries: { update: 'Renews a lease, requesting to extend the lease.' },
+        operations: { update: renew },
+      }),
     ),
-    ...(['leases/revoke', 'leases/revoke/:url_lease_id+', 'revoke', 'revoke/:url_lease_id+'] as const).map(
-      (pattern) => path({ pattern, fields: revokeFields, summaries: { update: 'Revokes a lease immediately.' }, operations: { update: revoke } }),
+    ...(['leases/revoke', 'leases/revoke/:url_lease_id+', 'revoke', 'revoke/:url_lease_id+'] as const).map((pattern) =>
+      path({
+        pattern,
+        fields: revokeFields,
+        summaries: { update: 'Revokes a lease immediately.' },
+        operations: { update: revoke },
+      }),
     ),
     ...(['leases/revoke-prefix/:prefix+', 'revoke-prefix/:prefix+'] as const).map((pattern) =>
       path({
         pattern,
         fields: z.object({ prefix: prefixField, sync: syncField }),
         sudo: true,
-        summaries: { update: 'Revokes all secrets (via a lease ID prefix) or tokens (via the tokens\' path property) generated under a given prefix immediately.' },
+        summaries: {
+          update:
+            "Revokes all secrets (via a lease ID prefix) or tokens (via the tokens' path property) generated under a given prefix immediately.",
+        },
         operations: {
           update: async ({ data }) => {
             await revokeTokensUnder(services, data.prefix);
@@ -87,7 +109,10 @@ export const leasePaths = (services: LeaseServices): PathSpec[] => {
         pattern,
         fields: z.object({ prefix: prefixField }),
         sudo: true,
-        summaries: { update: 'Revokes all secrets or tokens generated under a given prefix immediately, ignoring errors from their revocation.' },
+        summaries: {
+          update:
+            'Revokes all secrets or tokens generated under a given prefix immediately, ignoring errors from their revocation.',
+        },
         operations: {
           update: async ({ data }) => {
             await revokeTokensUnder(services, data.prefix);

@@ -5,7 +5,14 @@ import { type PathSpec, path } from '../framework/backend.ts';
 import { bool, duration } from '../framework/fields.ts';
 import { type DisableServices, disableMount } from '../mounts/disable-mount.ts';
 import { checkKvVersion, isKvV2 } from '../mounts/kv-version.ts';
-import { checkListingVisibility, fullPath, type MountEntry, type MountTableName, mountTtls, normaliseMountPath } from '../mounts/mount-table.ts';
+import {
+  checkListingVisibility,
+  fullPath,
+  type MountEntry,
+  type MountTableName,
+  mountTtls,
+  normaliseMountPath,
+} from '../mounts/mount-table.ts';
 import { isOperatorOnlyOption, operatorOnlyMessage } from '../mounts/operator-settings.ts';
 import type { BuiltinServices } from './builtin.ts';
 
@@ -23,28 +30,44 @@ const mountOptions = z
   .superRefine((options, context) => {
     for (const [name, value] of Object.entries(options)) {
       if (isOperatorOnlyOption(name)) {
-        context.addIssue({ code: 'custom', path: [name], message: operatorOnlyMessage(name).replace(/^options\.\S+ /, '') });
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: operatorOnlyMessage(name).replace(/^options\.\S+ /, ''),
+        });
       }
       if (name === 'retry_base_ms' && !/^\d{1,6}$/.test(value)) {
-        context.addIssue({ code: 'custom', path: [name], message: 'must be a whole number of milliseconds (at most 999999)' });
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'must be a whole number of milliseconds (at most 999999)',
+        });
       }
     }
   });
 
-const defaultLeaseTtl = duration.optional().describe('The default lease TTL for this mount (seconds or a duration such as "1h").');
-const maxLeaseTtl = duration.optional().describe('The max lease TTL for this mount (seconds or a duration such as "1h").');
+const defaultLeaseTtl = duration
+  .optional()
+  .describe('The default lease TTL for this mount (seconds or a duration such as "1h").');
+const maxLeaseTtl = duration
+  .optional()
+  .describe('The max lease TTL for this mount (seconds or a duration such as "1h").');
 const mountPath = z.string().min(1).describe('The path of the mount. Example: "aws/east"');
 const typeDescription = 'The type of the backend. Example: "kv"';
 const listingVisibility = z
   .string()
   .optional()
-  .describe('Whether sys/internal/ui/mounts lists this mount to callers without a token: "unauth" does, "hidden" and "" (the default) do not.');
+  .describe(
+    'Whether sys/internal/ui/mounts lists this mount to callers without a token: "unauth" does, "hidden" and "" (the default) do not.',
+  );
 
 const tuneFields = {
   default_lease_ttl: defaultLeaseTtl,
   max_lease_ttl: maxLeaseTtl,
   description: z.string().optional().describe('User-friendly description for this mount.'),
-  options: mountOptions.optional().describe('The options to pass into the backend: an object with string values (for kv, "version").'),
+  options: mountOptions
+    .optional()
+    .describe('The options to pass into the backend: an object with string values (for kv, "version").'),
   listing_visibility: listingVisibility,
 };
 
@@ -56,8 +79,12 @@ const enableFields = z.object({
     .object({ default_lease_ttl: defaultLeaseTtl, max_lease_ttl: maxLeaseTtl, listing_visibility: listingVisibility })
     .default({})
     .describe('Configuration for this mount, such as default_lease_ttl, max_lease_ttl and listing_visibility.'),
-  options: mountOptions.default({}).describe('The options to pass into the backend: an object with string values (for kv, "version").'),
-  local: bool.default(false).describe('Mark the mount as a local mount, which is not replicated and is unaffected by replication.'),
+  options: mountOptions
+    .default({})
+    .describe('The options to pass into the backend: an object with string values (for kv, "version").'),
+  local: bool
+    .default(false)
+    .describe('Mark the mount as a local mount, which is not replicated and is unaffected by replication.'),
   seal_wrap: bool.default(false).describe('Whether to turn on seal wrapping for the mount.'),
 });
 
@@ -83,7 +110,10 @@ export function mountPaths(services: MountServices, table: MountTableName): Path
       fields: z.object({ path: mountPath, ...tuneFields }),
       // As in Vault, changing how callers log in is a root-level act: `sys/auth/*` needs sudo.
       sudo: table === 'auth',
-      summaries: { read: `Reads the tuning of the ${what} at the given path.`, update: `Tunes the ${what} at the given path.` },
+      summaries: {
+        read: `Reads the tuning of the ${what} at the given path.`,
+        update: `Tunes the ${what} at the given path.`,
+      },
       operations: {
         read: async ({ data }) => ({ data: describeTune(await existing(services, table, data.path)) }),
         update: async ({ data }) => {
@@ -168,8 +198,14 @@ async function disable(services: MountServices, table: MountTableName, path: str
   await disableMount(services, entry);
 }
 
-async function existing(services: Pick<BuiltinServices, 'mounts'>, table: MountTableName, path: string): Promise<MountEntry> {
-  const entry = (await services.mounts.list(table)).find((mount) => mount.path === fullPath(table, normaliseMountPath(path)));
+async function existing(
+  services: Pick<BuiltinServices, 'mounts'>,
+  table: MountTableName,
+  path: string,
+): Promise<MountEntry> {
+  const entry = (await services.mounts.list(table)).find(
+    (mount) => mount.path === fullPath(table, normaliseMountPath(path)),
+  );
   if (!entry) throw notFound(`no mount at "${path}"`);
   return entry;
 }

@@ -2,7 +2,11 @@ import * as z from 'zod';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { generatePassword, PasswordPolicyError, parsePasswordPolicy } from '../../lib/password.ts';
 import { type PathSpec, path } from '../framework/backend.ts';
-import { loadPasswordPolicy, passwordPolicyPartition as partition, type StoredPasswordPolicy as StoredPolicy } from '../policies/password-policy-store.ts';
+import {
+  loadPasswordPolicy,
+  passwordPolicyPartition as partition,
+  type StoredPasswordPolicy as StoredPolicy,
+} from '../policies/password-policy-store.ts';
 import type { BuiltinServices } from './builtin.ts';
 
 /**
@@ -10,7 +14,10 @@ import type { BuiltinServices } from './builtin.ts';
  * base64-encoded) that engines use to generate passwords (stored by `policies/password-policy-store.ts`).
  */
 
-const nameField = z.string().regex(/^[^/]+$/, 'must be a policy name').describe('The name of the password policy.');
+const nameField = z
+  .string()
+  .regex(/^[^/]+$/, 'must be a policy name')
+  .describe('The name of the password policy.');
 
 /** Like Vault: a policy that decodes as strict base64 is taken decoded. */
 function decodePolicy(text: string): string {
@@ -47,7 +54,10 @@ export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): P
     pattern: 'policies/password/:name',
     fields: z.object({
       name: nameField,
-      policy: z.string().optional().describe('The password policy: its rules in HCL or JSON, optionally base64-encoded.'),
+      policy: z
+        .string()
+        .optional()
+        .describe('The password policy: its rules in HCL or JSON, optionally base64-encoded.'),
     }),
     summaries: {
       read: 'Reads a password policy.',
@@ -60,7 +70,8 @@ export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): P
         return item ? { data: { policy: (item.value as StoredPolicy).policy } } : undefined;
       },
       update: async ({ data }) => {
-        if (data.policy === undefined || data.policy.trim() === '') throw badRequest('missing "policy": the password policy document is required');
+        if (data.policy === undefined || data.policy.trim() === '')
+          throw badRequest('missing "policy": the password policy document is required');
         const policy = decodePolicy(data.policy);
         try {
           // Generating once proves the rules can be met, as Vault checks at write.

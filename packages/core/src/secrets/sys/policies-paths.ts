@@ -67,7 +67,10 @@ export const policyPaths = (services: Pick<BuiltinServices, 'policies' | 'tokens
     }),
     path({
       pattern: 'capabilities',
-      fields: z.object({ token: z.string().min(1).describe('Token for which capabilities are being queried.'), ...pathsFields }),
+      fields: z.object({
+        token: z.string().min(1).describe('Token for which capabilities are being queried.'),
+        ...pathsFields,
+      }),
       summaries: { update: 'Reports the capabilities a token has on the given paths.' },
       operations: {
         update: async ({ data }) => {

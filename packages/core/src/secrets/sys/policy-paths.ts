@@ -17,7 +17,8 @@ export const legacyPolicyPaths = (services: Pick<BuiltinServices, 'policies'>): 
   };
   const writePolicy = async ({ data }: { data: { name: string; rules?: string; policy?: string } }) => {
     const text = data.rules ?? data.policy;
-    if (text === undefined || text.trim() === '') throw badRequest('"rules" is required: the policy document in HCL or JSON');
+    if (text === undefined || text.trim() === '')
+      throw badRequest('"rules" is required: the policy document in HCL or JSON');
     await services.policies.put(data.name, text);
     return undefined;
   };

@@ -5,7 +5,14 @@ import { randomBase62, randomBytes } from '../../lib/random.ts';
 import { allShards, dueKey, shardedQueue, shardKey, ttlBackstop } from '../../storage/due.ts';
 import { itemKind } from '../../storage/item-mac.ts';
 import type { Keyring } from '../../storage/keyring.ts';
-import { type Change, type Condition, ConditionFailed, type Item, type Store, type Write } from '../../storage/store.ts';
+import {
+  type Change,
+  type Condition,
+  ConditionFailed,
+  type Item,
+  type Store,
+  type Write,
+} from '../../storage/store.ts';
 import { inServiceCheck, type MountRef, storedInService, tokenStoreMount } from '../mounts/mount-table.ts';
 import { authMethodsCannotCreateRoot, sanitisePolicyNames } from '../policies/policy-names.ts';
 import { isRootEntry, type TokenEntry } from './token-entry.ts';
@@ -60,7 +67,10 @@ const accessorPk = (accessor: string) => `accessor#${accessor}`;
  * without a scan. Readers query every shard (`issuedShards`) and the bare key, where tokens from before sharding sit.
  */
 export const issuedPk = (issuer: MountRef, hash: string) => shardKey(`issued#${issuer.uuid}`, hash);
-const issuedKey = (issuer: MountRef, entry: TokenEntry) => ({ pk: issuedPk(issuer, entry.hash), sk: `${entry.path}/${entry.hash}` });
+const issuedKey = (issuer: MountRef, entry: TokenEntry) => ({
+  pk: issuedPk(issuer, entry.hash),
+  sk: `${entry.path}/${entry.hash}`,
+});
 const issuedShards = (issuer: MountRef) => allShards(`issued#${issuer.uuid}`);
 
 /**
@@ -164,8 +174,12 @@ export class TokenStore {
    * `key` names that item (a service token's own, a child batch token's parent's, as a batch token dies with its
    * parent; none for an orphan batch token), and `entry` gives the token's entry from the item as read.
    */
-  lookupPlan(token: string): { key?: { pk: string; sk: string }; entry: (item: Item | undefined) => Promise<TokenEntry | undefined> } {
-    if (!token.startsWith('hvb.')) return { key: { pk: tokenPk(this.keyring.hash(token)), sk: 'token' }, entry: async (item) => this.entryOf(item) };
+  lookupPlan(token: string): {
+    key?: { pk: string; sk: string };
+    entry: (item: Item | undefined) => Promise<TokenEntry | undefined>;
+  } {
+    if (!token.startsWith('hvb.'))
+      return { key: { pk: tokenPk(this.keyring.hash(token)), sk: 'token' }, entry: async (item) => this.entryOf(item) };
     const sealed = this.sealedEntry(token);
     return {
       ...(sealed?.parentHash ? { key: { pk: tokenPk(sealed.parentHash), sk: 'token' } } : {}),
@@ -204,13 +218,23 @@ export class TokenStore {
     const attempts: Array<{ change: Change; when: Condition }> = [
       { change: { add: { numUses: -1 } }, when: { above: { numUses: 1 }, missing: ['revoking'] } },
       {
-        change: { set: { numUses: 0, revoking: true, duePk: tokenQueue(entry.hash), dueSk: dueKey(epochSeconds(this.clock), `token#${entry.hash}`) } },
+        change: {
+          set: {
+            numUses: 0,
+            revoking: true,
+            duePk: tokenQueue(entry.hash),
+            dueSk: dueKey(epochSeconds(this.clock), `token#${entry.hash}`),
+          },
+        },
         when: { equals: { numUses: 1 }, missing: ['revoking'] },
       },
     ];
     for (const attempt of attempts) {
       try {
-        const item = this.store.verified(tokenKind, await this.store.update(key, attempt.change, { when: attempt.when }));
+        const item = this.store.verified(
+          tokenKind,
+          await this.store.update(key, attempt.change, { when: attempt.when }),
+        );
         return item ? toEntry(item) : undefined;
       } catch (error) {
         if (!(error instanceof ConditionFailed)) throw error;
@@ -221,14 +245,21 @@ export class TokenStore {
 
   /** Extends a token's life by `increment` (or its creation TTL), within its limits. */
   /** `period` overrides the token's own (an auth method's role may have changed it since login). */
-  async renew(entry: TokenEntry, increment: number, mountMaxTtl: number, period = entry.period): Promise<{ entry: TokenEntry; warnings: string[] }> {
+  async renew(
+    entry: TokenEntry,
+    increment: number,
+    mountMaxTtl: number,
+    period = entry.period,
+  ): Promise<{ entry: TokenEntry; warnings: string[] }> {
     if (entry.type === 'batch') throw badRequest('batch tokens cannot be renewed');
     if (!entry.renewable) throw badRequest('lease is not renewable');
     const now = epochSeconds(this.clock);
     const warnings: string[] = [];
     // A periodic token escapes the mount max by renewing; only its explicit max ends it.
     let ttl = period ? Math.min(period, mountMaxTtl) : increment || entry.creationTtl;
-    const maxTtl = period ? entry.explicitMaxTtl : Math.min(...[entry.explicitMaxTtl, mountMaxTtl].filter((cap) => cap > 0));
+    const maxTtl = period
+      ? entry.explicitMaxTtl
+      : Math.min(...[entry.explicitMaxTtl, mountMaxTtl].filter((cap) => cap > 0));
     if (maxTtl) {
       const left = entry.creationTime + maxTtl - now;
       if (left <= 0) throw badRequest('past the max TTL, cannot renew');
@@ -323,7 +354,10 @@ export class TokenStore {
   /** The accessors of the service tokens these auth methods issued (`auth/token/accessors`), sorted. */
   async accessorsIssued(issuers: MountRef[]): Promise<string[]> {
     const issued = await Promise.all(issuers.flatMap(issuedShards).map((pk) => this.store.list(pk)));
-    return issued.flat().map((item) => item.accessor as string).sort();
+    return issued
+      .flat()
+      .map((item) => item.accessor as string)
+      .sort();
   }
 
   /** Records a lease as owned by a token, so revoking the token revokes the lease. */
@@ -353,7 +387,12 @@ export class TokenStore {
    * item as `after` makes it, and writes only while `when` holds and the item still carries the MAC it was read
    * with, reading again when another write came between. Undefined when the token is gone, revoking or fails its MAC.
    */
-  private async updateCovered(hash: string, after: (current: Item) => Item, change: (mac: string) => Change, when: Condition): Promise<Item | undefined> {
+  private async updateCovered(
+    hash: string,
+    after: (current: Item) => Item,
+    change: (mac: string) => Change,
+    when: Condition,
+  ): Promise<Item | undefined> {
     const key = { pk: tokenPk(hash), sk: 'token' };
     for (let attempt = 1; ; attempt++) {
       const current = await this.store.getVerified(tokenKind, key.pk, key.sk);
@@ -381,7 +420,11 @@ export class TokenStore {
       ...entry,
       usesGranted: entry.numUses,
       ...(expiring
-        ? { duePk: tokenQueue(entry.hash), dueSk: dueKey(entry.expireTime, `token#${entry.hash}`), expiresAt: ttlBackstop(entry.expireTime) }
+        ? {
+            duePk: tokenQueue(entry.hash),
+            dueSk: dueKey(entry.expireTime, `token#${entry.hash}`),
+            expiresAt: ttlBackstop(entry.expireTime),
+          }
         : {}),
     };
   }
@@ -403,7 +446,9 @@ export class TokenStore {
       const decipher = createDecipheriv('aes-256-gcm', this.batchKey, raw.subarray(0, 12));
       decipher.setAAD(batchAad);
       decipher.setAuthTag(raw.subarray(raw.length - 16));
-      entry = JSON.parse(Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8'));
+      entry = JSON.parse(
+        Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8'),
+      );
     } catch {
       return undefined;
     }
@@ -413,7 +458,9 @@ export class TokenStore {
 }
 
 /** The write that records a lease as owned by a token (in the token's partition), for the lease's own transaction. */
-export const ownLeaseWrite = (tokenHash: string, leaseId: string): Write => ({ put: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` } });
+export const ownLeaseWrite = (tokenHash: string, leaseId: string): Write => ({
+  put: { pk: tokenPk(tokenHash), sk: `lease#${leaseId}` },
+});
 
 /** Forgets that a token owns a lease, once the lease is gone. */
 export const forgetOwnedLease = (store: Store, tokenHash: string, leaseId: string): Promise<unknown> =>
@@ -430,7 +477,8 @@ function refuseRootUnlessRootAsks(request: NewToken): void {
   if (!request.issuer || !isTokenStore(request.issuer)) throw authMethodsCannotCreateRoot();
   const { creator } = request;
   if (creator === 'initialisation') return;
-  if (!creator || !isRootEntry(creator)) throw badRequest('root tokens may not be created without parent token being root');
+  if (!creator || !isRootEntry(creator))
+    throw badRequest('root tokens may not be created without parent token being root');
 }
 
 /** Sorted, as Vault shows them; `unique` is sanitised already. */
@@ -451,7 +499,17 @@ function effectiveTtl(request: NewToken, isRoot: boolean): number {
 }
 
 function toEntry(item: Item): TokenEntry {
-  const { pk: _pk, sk: _sk, duePk: _duePk, dueSk: _dueSk, expiresAt: _expiresAt, revoking: _revoking, mac: _mac, usesGranted: _usesGranted, ...entry } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    duePk: _duePk,
+    dueSk: _dueSk,
+    expiresAt: _expiresAt,
+    revoking: _revoking,
+    mac: _mac,
+    usesGranted: _usesGranted,
+    ...entry
+  } = item;
   return entry as unknown as TokenEntry;
 }
 

@@ -26,9 +26,18 @@ export const cloudConfig: ConfigDef = {
     { name: 'credentials', label: 'Credentials (service-account JSON)', kind: 'textarea', writeOnly: true },
     { name: 'ttl', label: 'Key lease TTL', kind: 'duration', hint: "0 uses the mount's default." },
     { name: 'max_ttl', label: 'Key lease max TTL', kind: 'duration', hint: "0 uses the mount's maximum." },
-    { name: 'identity_token_audience', label: 'Identity token audience', hint: 'Workload identity federation, with the service account email.' },
+    {
+      name: 'identity_token_audience',
+      label: 'Identity token audience',
+      hint: 'Workload identity federation, with the service account email.',
+    },
     { name: 'service_account_email', label: 'Service account email (federation)' },
-    { name: 'rotation_period', label: 'Root rotation period', kind: 'duration', hint: 'Or a schedule, not both; 0 for none.' },
+    {
+      name: 'rotation_period',
+      label: 'Root rotation period',
+      kind: 'duration',
+      hint: 'Or a schedule, not both; 0 for none.',
+    },
     { name: 'rotation_schedule', label: 'Root rotation schedule', hint: 'Five-field cron, UTC.' },
   ],
 };
@@ -36,7 +45,10 @@ export const cloudConfig: ConfigDef = {
 /** Bindings as read (resource → roles) written back as the HCL the form edits. */
 const bindingsText = (data: Record<string, unknown>) => ({
   bindings: Object.entries((data.bindings as Record<string, string[]> | undefined) ?? {})
-    .map(([resource, roles]) => `resource ${JSON.stringify(resource)} {\n  roles = [${roles.map((role) => JSON.stringify(role)).join(', ')}]\n}`)
+    .map(
+      ([resource, roles]) =>
+        `resource ${JSON.stringify(resource)} {\n  roles = [${roles.map((role) => JSON.stringify(role)).join(', ')}]\n}`,
+    )
     .join('\n\n'),
 });
 
@@ -46,8 +58,19 @@ const bindingsField: FieldSpec = {
   kind: 'textarea',
   hint: 'resource "<resource>" { roles = ["roles/…"] } blocks, in HCL or JSON.',
 };
-const secretType: FieldSpec = { name: 'secret_type', label: 'Secret type', kind: 'select', options: ['access_token', 'service_account_key'], createOnly: true };
-const scopes: FieldSpec = { name: 'token_scopes', label: 'Token scopes', kind: 'list', hint: 'For access tokens, e.g. https://www.googleapis.com/auth/cloud-platform.' };
+const secretType: FieldSpec = {
+  name: 'secret_type',
+  label: 'Secret type',
+  kind: 'select',
+  options: ['access_token', 'service_account_key'],
+  createOnly: true,
+};
+const scopes: FieldSpec = {
+  name: 'token_scopes',
+  label: 'Token scopes',
+  kind: 'list',
+  hint: 'For access tokens, e.g. https://www.googleapis.com/auth/cloud-platform.',
+};
 
 /** An access token (`…/token`, no lease) or a leased service-account key (`…/key`), as the account's secret type offers. */
 function accountCredentials(itemApi: string) {
@@ -70,7 +93,12 @@ export const rolesets: Collection = {
   noun: 'roleset',
   listApi: 'rolesets',
   itemApi: 'roleset',
-  fields: [secretType, { name: 'project', label: 'Project', required: true, createOnly: true }, { ...bindingsField, required: true }, scopes],
+  fields: [
+    secretType,
+    { name: 'project', label: 'Project', required: true, createOnly: true },
+    { ...bindingsField, required: true },
+    scopes,
+  ],
   toForm: bindingsText,
   panels: accountCredentials('roleset'),
 };
@@ -82,7 +110,12 @@ export const staticAccounts: Collection = {
   noun: 'static account',
   listApi: 'static-accounts',
   itemApi: 'static-account',
-  fields: [secretType, { name: 'service_account_email', label: 'Service account email', required: true, createOnly: true }, bindingsField, scopes],
+  fields: [
+    secretType,
+    { name: 'service_account_email', label: 'Service account email', required: true, createOnly: true },
+    bindingsField,
+    scopes,
+  ],
   toForm: bindingsText,
   panels: accountCredentials('static-account'),
 };
@@ -102,7 +135,11 @@ export const impersonatedAccounts: Collection = {
   panels: ({ mount, name }) => (
     <section class="panel" aria-label="Credentials">
       <h2>Credentials</h2>
-      <GenerateCredential label="Generate access token" method="GET" path={apiPath(mount, 'impersonated-account', name, 'token')} />
+      <GenerateCredential
+        label="Generate access token"
+        method="GET"
+        path={apiPath(mount, 'impersonated-account', name, 'token')}
+      />
     </section>
   ),
 };

@@ -6,14 +6,22 @@ import { CredentialView, type IssuedCredential } from '../credential.tsx';
 import { apiPath } from '../engine-frame.tsx';
 import type { ItemProps } from '../role-list.tsx';
 
-type AccountStatus = { available: true } | { available: false; borrower_client_token: string; borrower_entity_id: string };
+type AccountStatus =
+  | { available: true }
+  | { available: false; borrower_client_token: string; borrower_entity_id: string };
 
 /**
  * A library set's accounts (`library/<set>/status`), each available or checked out, a check-out with its credential
  * (hidden until revealed) and lease, and a check-in per account (`library/<set>/check-in`).
  */
 export function LibraryPanel({ mount, name }: ItemProps): JSX.Element {
-  const status = useLoad(() => secrets<{ data: Record<string, AccountStatus> }>('GET', apiPath(mount, 'library', name, 'status')).then((answer) => answer.data), [mount, name]);
+  const status = useLoad(
+    () =>
+      secrets<{ data: Record<string, AccountStatus> }>('GET', apiPath(mount, 'library', name, 'status')).then(
+        (answer) => answer.data,
+      ),
+    [mount, name],
+  );
   const checkOut = useAction();
   const checkIn = useAction();
   const [ttl, setTtl] = useState('');
@@ -23,13 +31,23 @@ export function LibraryPanel({ mount, name }: ItemProps): JSX.Element {
     event.preventDefault();
     void checkOut.run(async () => {
       setCheckedIn(undefined);
-      setIssued(await secrets<IssuedCredential>('POST', apiPath(mount, 'library', name, 'check-out'), ttl.trim() ? { ttl: ttl.trim() } : {}));
+      setIssued(
+        await secrets<IssuedCredential>(
+          'POST',
+          apiPath(mount, 'library', name, 'check-out'),
+          ttl.trim() ? { ttl: ttl.trim() } : {},
+        ),
+      );
       status.reload();
     });
   };
   const returnAccount = (account: string) =>
     void checkIn.run(async () => {
-      const answer = await secrets<{ data?: { check_ins?: string[] } }>('POST', apiPath(mount, 'library', name, 'check-in'), { service_account_names: [account] });
+      const answer = await secrets<{ data?: { check_ins?: string[] } }>(
+        'POST',
+        apiPath(mount, 'library', name, 'check-in'),
+        { service_account_names: [account] },
+      );
       setCheckedIn(answer?.data?.check_ins ?? []);
       if (issued?.data?.service_account_name === account) setIssued(undefined);
       status.reload();
@@ -46,7 +64,13 @@ export function LibraryPanel({ mount, name }: ItemProps): JSX.Element {
               state.available ? <span class="badge good">available</span> : <span class="badge bad">checked out</span>,
               state.available ? '—' : <code>{state.borrower_client_token || '—'}</code>,
               state.available ? null : (
-                <button type="button" class="small" disabled={checkIn.busy} aria-label={`Check in ${account}`} onClick={() => returnAccount(account)}>
+                <button
+                  type="button"
+                  class="small"
+                  disabled={checkIn.busy}
+                  aria-label={`Check in ${account}`}
+                  onClick={() => returnAccount(account)}
+                >
                   Check in
                 </button>
               ),
@@ -57,12 +81,21 @@ export function LibraryPanel({ mount, name }: ItemProps): JSX.Element {
       <ErrorBox error={checkIn.error} />
       {checkedIn ? (
         <p class="success" role="status">
-          {checkedIn.length ? `Checked in: ${checkedIn.join(', ')} (each has a new password now).` : 'Nothing was checked in.'}
+          {checkedIn.length
+            ? `Checked in: ${checkedIn.join(', ')} (each has a new password now).`
+            : 'Nothing was checked in.'}
         </p>
       ) : null}
       <form class="check-out" onSubmit={submitCheckOut} aria-label="Check out an account">
         <h3>Check out</h3>
-        <Field label="Check-out TTL" name="ttl" value={ttl} onInput={setTtl} placeholder="the set's ttl" hint="Optional, e.g. 1h; at most the set's ttl." />
+        <Field
+          label="Check-out TTL"
+          name="ttl"
+          value={ttl}
+          onInput={setTtl}
+          placeholder="the set's ttl"
+          hint="Optional, e.g. 1h; at most the set's ttl."
+        />
         <div class="actions">
           <button type="submit" disabled={checkOut.busy}>
             Check out an account

@@ -33,11 +33,20 @@ export function StaticCredPanel({ mount, name }: ItemProps): JSX.Element {
               ['Username', data.username],
               ['DN', data.dn],
               ['Password', <SecretValue key={data.password} value={data.password} label="password" />],
-              ['Previous password', data.last_password ? <SecretValue key={data.last_password} value={data.last_password} label="previous password" /> : '—'],
+              [
+                'Previous password',
+                data.last_password ? (
+                  <SecretValue key={data.last_password} value={data.last_password} label="previous password" />
+                ) : (
+                  '—'
+                ),
+              ],
               ['Last rotation', data.last_service_rotation ?? '—'],
               [
                 'Next rotation',
-                data.ttl > 0 ? `in ${formatSeconds(data.ttl)} (${new Date(data.readAt + data.ttl * 1000).toISOString().replace(/\.\d+Z$/, 'Z')})` : 'due now',
+                data.ttl > 0
+                  ? `in ${formatSeconds(data.ttl)} (${new Date(data.readAt + data.ttl * 1000).toISOString().replace(/\.\d+Z$/, 'Z')})`
+                  : 'due now',
               ],
               ['Rotation period', formatSeconds(data.rotation_period)],
             ]}

@@ -17,7 +17,7 @@ export const meshConfig: ConfigDef = {
   engine: meshEngine,
   path: 'config/access',
   writeNote:
-    'A write replaces the whole access config. With no token, the engine bootstraps the mesh server\'s ACL system and keeps the token it gets; the token and client key are never shown.',
+    "A write replaces the whole access config. With no token, the engine bootstraps the mesh server's ACL system and keeps the token it gets; the token and client key are never shown.",
   fields: [
     { name: 'address', label: 'Address', required: true, hint: 'host:port of the mesh server, e.g. 127.0.0.1:8500.' },
     { name: 'scheme', label: 'Scheme', kind: 'select', options: ['http', 'https'] },
@@ -36,9 +36,18 @@ export const meshRoles: Collection = {
   listApi: 'roles',
   itemApi: 'roles',
   fields: [
-    { name: 'mesh_policies', label: 'Mesh policies', kind: 'list', hint: 'One of policies, roles or identities is required.' },
+    {
+      name: 'mesh_policies',
+      label: 'Mesh policies',
+      kind: 'list',
+      hint: 'One of policies, roles or identities is required.',
+    },
     { name: 'mesh_roles', label: 'Mesh roles', kind: 'list' },
-    { name: 'service_identities', label: 'Service identities', hint: 'service or service:dc1,dc2; separate identities with ";".' },
+    {
+      name: 'service_identities',
+      label: 'Service identities',
+      hint: 'service or service:dc1,dc2; separate identities with ";".',
+    },
     { name: 'node_identities', label: 'Node identities', kind: 'list', hint: 'node:datacenter.' },
     { name: 'mesh_namespace', label: 'Namespace' },
     { name: 'partition', label: 'Partition' },
@@ -47,7 +56,9 @@ export const meshRoles: Collection = {
     { name: 'ttl', label: 'Lease TTL', kind: 'duration' },
     { name: 'max_ttl', label: 'Lease max TTL', kind: 'duration' },
   ],
-  toForm: (data) => ({ service_identities: Array.isArray(data.service_identities) ? data.service_identities.join('; ') : '' }),
+  toForm: (data) => ({
+    service_identities: Array.isArray(data.service_identities) ? data.service_identities.join('; ') : '',
+  }),
   panels: ({ mount, name }) => (
     <section class="panel" aria-label="Credentials">
       <h2>Token</h2>

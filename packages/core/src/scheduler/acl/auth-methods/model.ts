@@ -59,10 +59,17 @@ const goDuration = z.union([z.string(), z.number()]).transform((value, ctx) => {
 
 const stringList = z.array(z.string()).nullish();
 const configSchema = z.object({
-  JWTValidationPubKeys: stringList.describe('PEM-encoded public keys that verify a JWT login (one key source of JWT methods).'),
+  JWTValidationPubKeys: stringList.describe(
+    'PEM-encoded public keys that verify a JWT login (one key source of JWT methods).',
+  ),
   JWKSURL: z.string().nullish().describe('The JWKS URL whose keys verify a JWT login (one key source of JWT methods).'),
   JWKSCACert: z.string().nullish().describe('A PEM CA certificate that the JWKS URL is verified with.'),
-  OIDCDiscoveryURL: z.string().nullish().describe("The OIDC provider's issuer URL, whose discovery document is read (OIDC methods; a key source of JWT methods)."),
+  OIDCDiscoveryURL: z
+    .string()
+    .nullish()
+    .describe(
+      "The OIDC provider's issuer URL, whose discovery document is read (OIDC methods; a key source of JWT methods).",
+    ),
   OIDCClientID: z.string().nullish().describe('The OAuth client ID of this service at the OIDC provider.'),
   OIDCClientSecret: z.string().nullish().describe('The OAuth client secret; stored sealed and never shown.'),
   OIDCScopes: stringList.describe('Scopes requested besides `openid`.'),
@@ -90,14 +97,21 @@ const configSchema = z.object({
 });
 
 export const authMethodBody = z.object({
-  Name: z.string().optional().describe('The auth method name: 1 to 128 letters, digits and dashes; equal to the name in the path when updating.'),
-  Type: z.string().optional().describe('`JWT` or `OIDC`.'),
-  TokenLocality: z.string().optional().describe('`local` (the default) or `global`: where the tokens of its logins are valid.'),
-  TokenNameFormat: z
+  Name: z
     .string()
     .optional()
+    .describe(
+      'The auth method name: 1 to 128 letters, digits and dashes; equal to the name in the path when updating.',
+    ),
+  Type: z.string().optional().describe('`JWT` or `OIDC`.'),
+  TokenLocality: z
+    .string()
+    .optional()
+    .describe('`local` (the default) or `global`: where the tokens of its logins are valid.'),
+  TokenNameFormat: z.string().optional().describe(
     // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's own interpolation syntax, not a JS template
-    .describe('The name of the tokens of its logins, with `${auth_method_type}`, `${auth_method_name}` and `${value.<claim>}`.'),
+    'The name of the tokens of its logins, with `${auth_method_type}`, `${auth_method_name}` and `${value.<claim>}`.',
+  ),
   MaxTokenTTL: goDuration.optional().describe('How long the tokens of its logins live: a duration such as `1h`.'),
   Default: z.boolean().optional().describe('Whether it is the default method of its type (one per type).'),
   Config: configSchema.nullish().describe('How logins are verified and their claims mapped.'),
@@ -106,7 +120,10 @@ export type AuthMethodBody = z.infer<typeof authMethodBody>;
 
 export const authMethodName = authMethodNameParameter('The auth method name.');
 
-export type AuthMethodContent = Pick<AclAuthMethod, 'Name' | 'Type' | 'TokenLocality' | 'TokenNameFormat' | 'MaxTokenTTL' | 'Default' | 'Config'>;
+export type AuthMethodContent = Pick<
+  AclAuthMethod,
+  'Name' | 'Type' | 'TokenLocality' | 'TokenNameFormat' | 'MaxTokenTTL' | 'Default' | 'Config'
+>;
 
 /** Drops empty members so a stored config only says what was set. */
 export function cleanConfig(config: z.infer<typeof configSchema> | null | undefined): AuthMethodConfig {
@@ -135,19 +152,27 @@ export function validateAuthMethod(body: AuthMethodBody): AuthMethodContent {
   };
   const problems: string[] = [];
   if (!validAuthMethodName.test(name)) problems.push(`invalid name '${shown(name)}'`);
-  if (content.Type !== 'JWT' && content.Type !== 'OIDC') problems.push(`invalid token type '${shown(body.Type ?? '')}'`);
-  if (content.TokenLocality !== 'local' && content.TokenLocality !== 'global') problems.push(`invalid token locality '${shown(content.TokenLocality)}'`);
+  if (content.Type !== 'JWT' && content.Type !== 'OIDC')
+    problems.push(`invalid token type '${shown(body.Type ?? '')}'`);
+  if (content.TokenLocality !== 'local' && content.TokenLocality !== 'global')
+    problems.push(`invalid token locality '${shown(content.TokenLocality)}'`);
   if (!((body.MaxTokenTTL ?? 0) > 0)) problems.push('missing max token TTL');
   if (content.Type === 'JWT') {
-    const sources = [config.JWTValidationPubKeys, config.JWKSURL, config.OIDCDiscoveryURL].filter((value) => value !== undefined);
-    if (sources.length !== 1) problems.push('exactly one of JWTValidationPubKeys, JWKSURL, or OIDCDiscoveryURL must be set for type JWT');
+    const sources = [config.JWTValidationPubKeys, config.JWKSURL, config.OIDCDiscoveryURL].filter(
+      (value) => value !== undefined,
+    );
+    if (sources.length !== 1)
+      problems.push('exactly one of JWTValidationPubKeys, JWKSURL, or OIDCDiscoveryURL must be set for type JWT');
   }
   if (content.Type === 'OIDC') {
     if (!config.OIDCDiscoveryURL) problems.push('missing OIDC discovery URL');
     if (!config.OIDCClientID) problems.push('missing OIDC client ID');
     if (!config.OIDCClientSecret) problems.push('missing OIDC client secret');
   }
-  for (const [label, url] of [['JWKSURL', config.JWKSURL], ['OIDCDiscoveryURL', config.OIDCDiscoveryURL]] as const) {
+  for (const [label, url] of [
+    ['JWKSURL', config.JWKSURL],
+    ['OIDCDiscoveryURL', config.OIDCDiscoveryURL],
+  ] as const) {
     if (url && !URL.canParse(url)) problems.push(`${label} is not a URL`);
   }
   if (problems.length > 0) throw badRequest(`ACL auth method validation failed: ${problems.join('; ')}`);
@@ -171,7 +196,14 @@ export function withoutSecret(method: AclAuthMethod): AclAuthMethod {
 }
 
 export function authMethodEvent(type: string, method: AclAuthMethod): PendingEvent {
-  return { Topic: 'ACLAuthMethod', Type: type, Key: method.Name, Namespace: '', FilterKeys: null, Payload: { ACLAuthMethod: withoutSecret(method) } };
+  return {
+    Topic: 'ACLAuthMethod',
+    Type: type,
+    Key: method.Name,
+    Namespace: '',
+    FilterKeys: null,
+    Payload: { ACLAuthMethod: withoutSecret(method) },
+  };
 }
 
 export const authMethodStub = (method: AclAuthMethod) => ({
@@ -182,4 +214,3 @@ export const authMethodStub = (method: AclAuthMethod) => ({
   CreateIndex: method.CreateIndex,
   ModifyIndex: method.ModifyIndex,
 });
-

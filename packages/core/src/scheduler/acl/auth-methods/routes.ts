@@ -62,6 +62,9 @@ export const authMethodRoutes: SchedulerRoute[] = [
     access: 'management',
     params: { name: authMethodName },
     returns: 'An empty body; the index headers carry the write index.',
-    handler: async ({ scheduler, params }) => ({ empty: true, index: await scheduler.bindingRules.deleteAuthMethod(params.name) }),
+    handler: async ({ scheduler, params }) => ({
+      empty: true,
+      index: await scheduler.bindingRules.deleteAuthMethod(params.name),
+    }),
   }),
 ];

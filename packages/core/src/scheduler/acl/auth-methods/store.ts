@@ -27,7 +27,8 @@ export class AclAuthMethods {
     const method = withoutKeys<AclAuthMethod & { SealedClientSecret?: string }>(item as never);
     if (!method) return undefined;
     const { SealedClientSecret, ...rest } = method;
-    if (SealedClientSecret) rest.Config = { ...rest.Config, OIDCClientSecret: this.keyring.open(SealedClientSecret, sealContext(rest.Name)) };
+    if (SealedClientSecret)
+      rest.Config = { ...rest.Config, OIDCClientSecret: this.keyring.open(SealedClientSecret, sealContext(rest.Name)) };
     return rest;
   }
 
@@ -57,7 +58,9 @@ export class AclAuthMethods {
       if (mode === 'create' && existing) throw badRequest(`auth method ${name} already exists`);
       if (mode === 'update' && !existing) throw notFound('ACL auth-method not found');
       if (content.Default) {
-        const other = (await this.list()).find((method) => method.Default && method.Type === content.Type && method.Name !== name);
+        const other = (await this.list()).find(
+          (method) => method.Default && method.Type === content.Type && method.Name !== name,
+        );
         if (other) throw badRequest(`default method for type ${content.Type} already exists: ${other.Name}`);
       }
       if (existing && sameContent(content, pickContent(existing))) {
@@ -82,7 +85,9 @@ export class AclAuthMethods {
               sk: name,
               ...stored,
               Config: publicConfig,
-              ...(OIDCClientSecret ? { SealedClientSecret: this.keyring.seal(OIDCClientSecret, sealContext(name)) } : {}),
+              ...(OIDCClientSecret
+                ? { SealedClientSecret: this.keyring.seal(OIDCClientSecret, sealContext(name)) }
+                : {}),
             }),
             when: unchangedSince(existing),
           },

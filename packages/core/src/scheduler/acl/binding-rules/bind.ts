@@ -5,7 +5,16 @@
  * a selector that does not parse or evaluate is no match), then management, or its bind name interpolated with the
  * claims (an error there fails the login, as in Nomad), a role bound only when a role of that name exists.
  */
-import { BexprEvaluationError, BexprSyntaxError, bexprReady, type Expression, evaluateBexpr, parseBexpr, type Selector, selectorMatches } from '../../../lib/bexpr.ts';
+import {
+  BexprEvaluationError,
+  BexprSyntaxError,
+  bexprReady,
+  type Expression,
+  evaluateBexpr,
+  parseBexpr,
+  type Selector,
+  selectorMatches,
+} from '../../../lib/bexpr.ts';
 import { DomainError } from '../../../lib/errors.ts';
 import type { AclAuthMethod } from '../auth-methods/model.ts';
 import { bindNames, type ClaimVariables } from '../interpolate.ts';
@@ -50,24 +59,38 @@ export interface BindingOutcome {
 
 /** The top-level operands of a chain of one operator (`a and (b and c)` → a, b, c). */
 function flatten(expression: Expression, type: 'and' | 'or'): Expression[] {
-  return expression.type === type ? [...flatten(expression.left, type), ...flatten(expression.right, type)] : [expression];
+  return expression.type === type
+    ? [...flatten(expression.left, type), ...flatten(expression.right, type)]
+    : [expression];
 }
 
 const identifier = /^[a-zA-Z][a-zA-Z0-9_/]*$/;
 
 function formatSelector(selector: Selector): string {
-  if (selector.kind === 'pointer') return JSON.stringify(`/${selector.path.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`);
+  if (selector.kind === 'pointer')
+    return JSON.stringify(
+      `/${selector.path.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`,
+    );
   return selector.path
-    .map((part, index) => (index === 0 ? part : /^[0-9]+$/.test(part) || identifier.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`))
+    .map((part, index) =>
+      index === 0 ? part : /^[0-9]+$/.test(part) || identifier.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`,
+    )
     .join('');
 }
 
-const operatorText: Record<string, string> = { equal: '==', 'not equal': '!=', matches: 'matches', 'not matches': 'not matches' };
+const operatorText: Record<string, string> = {
+  equal: '==',
+  'not equal': '!=',
+  matches: 'matches',
+  'not matches': 'not matches',
+};
 
 /** A term as selector text (go-bexpr's grammar: it parses back to the same term). */
 export function formatExpression(expression: Expression): string {
   const inner = (child: Expression, parent: string) =>
-    child.type === 'or' || child.type === 'collection' || (child.type === 'and' && parent !== 'and') ? `(${formatExpression(child)})` : formatExpression(child);
+    child.type === 'or' || child.type === 'collection' || (child.type === 'and' && parent !== 'and')
+      ? `(${formatExpression(child)})`
+      : formatExpression(child);
   switch (expression.type) {
     case 'or':
       return `${formatExpression(expression.left)} or ${formatExpression(expression.right)}`;
@@ -83,8 +106,10 @@ export function formatExpression(expression: Expression): string {
     case 'match': {
       const selector = formatSelector(expression.selector);
       const value = JSON.stringify(expression.value ?? '');
-      if (expression.operator === 'is empty' || expression.operator === 'is not empty') return `${selector} ${expression.operator}`;
-      if (expression.operator === 'in' || expression.operator === 'not in') return `${value} ${expression.operator} ${selector}`;
+      if (expression.operator === 'is empty' || expression.operator === 'is not empty')
+        return `${selector} ${expression.operator}`;
+      if (expression.operator === 'in' || expression.operator === 'not in')
+        return `${value} ${expression.operator} ${selector}`;
       return `${selector} ${operatorText[expression.operator]} ${value}`;
     }
   }
@@ -95,20 +120,26 @@ function termVerdict(term: Expression, datum: Record<string, unknown>): TermVerd
   try {
     return { Text, Matched: evaluateBexpr(term, datum) };
   } catch (error) {
-    if (error instanceof BexprEvaluationError) return { Text, Matched: false, Error: error.message || 'the term cannot be evaluated' };
+    if (error instanceof BexprEvaluationError)
+      return { Text, Matched: false, Error: error.message || 'the term cannot be evaluated' };
     throw error;
   }
 }
 
 /** The selector's verdict: whether it matches (as the login decides it) and, with `explain`, each top-level term's. */
-function selectorVerdict(selector: string, datum: Record<string, unknown>, explain: boolean): Pick<RuleVerdict, 'Matched' | 'Combine' | 'Terms' | 'Error'> {
+function selectorVerdict(
+  selector: string,
+  datum: Record<string, unknown>,
+  explain: boolean,
+): Pick<RuleVerdict, 'Matched' | 'Combine' | 'Terms' | 'Error'> {
   const Matched = selectorMatches(selector, datum);
   if (!explain || selector === '') return { Matched, Terms: [] };
   let expression: Expression;
   try {
     expression = parseBexpr(selector);
   } catch (error) {
-    if (error instanceof BexprSyntaxError) return { Matched, Terms: [], Error: `selector is invalid: ${error.message}` };
+    if (error instanceof BexprSyntaxError)
+      return { Matched, Terms: [], Error: `selector is invalid: ${error.message}` };
     throw error;
   }
   const combine = expression.type === 'and' || expression.type === 'or' ? expression.type : undefined;
@@ -126,7 +157,12 @@ export interface BindingStores {
  * Evaluates every binding rule of `method` against the mapped claims. `explain` adds each selector's terms (the
  * dry run); the login leaves them out. Nothing is written.
  */
-export async function bindClaims(stores: BindingStores, method: AclAuthMethod, variables: ClaimVariables, explain = false): Promise<BindingOutcome> {
+export async function bindClaims(
+  stores: BindingStores,
+  method: AclAuthMethod,
+  variables: ClaimVariables,
+  explain = false,
+): Promise<BindingOutcome> {
   const datum = { value: variables.value, list: variables.list };
   const mapped = Object.values(method.Config.ClaimMappings ?? {});
   const out: BindingOutcome = { Rules: [], Management: false, Roles: [], Policies: [] };

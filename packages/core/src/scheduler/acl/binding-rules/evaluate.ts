@@ -16,7 +16,9 @@ export const evaluateBody = z.object({
   Claims: z
     .unknown()
     .optional()
-    .describe('The claims a login would carry, as a JSON object (a JWT payload, or an OIDC ID token merged with UserInfo); they are mapped as a login maps them.'),
+    .describe(
+      'The claims a login would carry, as a JSON object (a JWT payload, or an OIDC ID token merged with UserInfo); they are mapped as a login maps them.',
+    ),
 });
 
 /** The method name and the claims of a dry run; 400 naming what is missing or not an object. */
@@ -25,7 +27,8 @@ export function evaluateInput(body: z.infer<typeof evaluateBody>): { name: strin
   if (!name) throw badRequest('AuthMethodName is missing');
   const claims = body.Claims;
   if (claims === undefined) throw badRequest('Claims is missing');
-  if (claims === null || typeof claims !== 'object' || Array.isArray(claims)) throw badRequest('Claims must be a JSON object');
+  if (claims === null || typeof claims !== 'object' || Array.isArray(claims))
+    throw badRequest('Claims must be a JSON object');
   return { name, claims: claims as Claims };
 }
 

@@ -21,18 +21,32 @@ export interface AclBindingRule {
   ModifyIndex: number;
 }
 
-export type BindingRuleContent = Pick<AclBindingRule, 'Description' | 'AuthMethod' | 'Selector' | 'BindType' | 'BindName'>;
+export type BindingRuleContent = Pick<
+  AclBindingRule,
+  'Description' | 'AuthMethod' | 'Selector' | 'BindType' | 'BindName'
+>;
 
 const bindTypes = new Set(['role', 'policy', 'management']);
 
 export const bindingRuleBody = z.object({
-  ID: z.string().optional().describe('The rule ID: absent when creating a rule, equal to the ID in the path when updating one.'),
+  ID: z
+    .string()
+    .optional()
+    .describe('The rule ID: absent when creating a rule, equal to the ID in the path when updating one.'),
   Description: z.string().optional().describe('A human-readable description of the rule (at most 256 characters).'),
   AuthMethod: z.string().optional().describe('The auth method the rule belongs to; it cannot change.'),
-  Selector: z.string().optional().describe('A boolean expression over the mapped claims (`value.<name>`, `list.<name>`); empty matches every login.'),
+  Selector: z
+    .string()
+    .optional()
+    .describe(
+      'A boolean expression over the mapped claims (`value.<name>`, `list.<name>`); empty matches every login.',
+    ),
   BindType: z.string().optional().describe('What a matching login gets: `role`, `policy` or `management`.'),
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's own interpolation syntax, not a JS template
-  BindName: z.string().optional().describe('The role or policy name, which may use `${value.<name>}` claim variables; empty for management.'),
+  BindName: z
+    .string()
+    .optional()
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's own interpolation syntax, not a JS template
+    .describe('The role or policy name, which may use `${value.<name>}` claim variables; empty for management.'),
 });
 export type BindingRuleBody = z.infer<typeof bindingRuleBody>;
 
@@ -64,8 +78,10 @@ export async function validateBindingRule(
   const problems: string[] = [];
   if (!content.AuthMethod) problems.push('auth method name is missing');
   if (!bindTypes.has(content.BindType)) problems.push(`invalid bind type '${content.BindType}'`);
-  if (content.BindType === 'management' && content.BindName) problems.push('bind name must be empty when the bind type is management');
-  if ((content.BindType === 'role' || content.BindType === 'policy') && !content.BindName) problems.push('bind name is missing');
+  if (content.BindType === 'management' && content.BindName)
+    problems.push('bind name must be empty when the bind type is management');
+  if ((content.BindType === 'role' || content.BindType === 'policy') && !content.BindName)
+    problems.push('bind name is missing');
   if (content.Description.length > 256) problems.push('description longer than 256');
   if (content.Selector) {
     await bexprReady(content.Selector);
@@ -90,7 +106,8 @@ export async function validateBindingRule(
       throw badRequest(`bind name is invalid: ${(error as Error).message}`);
     }
     const unknown = names.filter((name) => !known.has(name));
-    if (unknown.length > 0) throw badRequest(`bind name is invalid: unknown variable ${unknown.map((name) => `"${name}"`).join(', ')}`);
+    if (unknown.length > 0)
+      throw badRequest(`bind name is invalid: unknown variable ${unknown.map((name) => `"${name}"`).join(', ')}`);
   }
   return content;
 }
@@ -118,7 +135,13 @@ export const bindingRuleStub = (rule: AclBindingRule) => ({
   ModifyIndex: rule.ModifyIndex,
 });
 
-
 export function bindingRuleEvent(type: string, rule: AclBindingRule): PendingEvent {
-  return { Topic: 'ACLBindingRule', Type: type, Key: rule.ID, Namespace: '', FilterKeys: [rule.AuthMethod], Payload: { ACLBindingRule: withoutHash(rule) } };
+  return {
+    Topic: 'ACLBindingRule',
+    Type: type,
+    Key: rule.ID,
+    Namespace: '',
+    FilterKeys: [rule.AuthMethod],
+    Payload: { ACLBindingRule: withoutHash(rule) },
+  };
 }

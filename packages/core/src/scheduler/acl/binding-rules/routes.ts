@@ -17,7 +17,9 @@ export const bindingRuleRoutes: SchedulerRoute[] = [
     access: 'management',
     blocking: ['acl_binding_rule'],
     returns: 'The rules: ID, auth method and description.',
-    handler: async ({ scheduler }) => ({ read: async () => (await scheduler.bindingRules.list()).map(bindingRuleStub) }),
+    handler: async ({ scheduler }) => ({
+      read: async () => (await scheduler.bindingRules.list()).map(bindingRuleStub),
+    }),
   }),
   route({
     method: 'POST',

@@ -10,7 +10,13 @@ import type { AclAuthMethods } from '../auth-methods/store.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
 import { contentHash, rfc3339, sameContent, unchangedSince, withoutKeys } from '../common.ts';
 import { shown, validUuid } from '../identifiers.ts';
-import { type AclBindingRule, type BindingRuleBody, bindingRuleEvent, pickContent, validateBindingRule } from './model.ts';
+import {
+  type AclBindingRule,
+  type BindingRuleBody,
+  bindingRuleEvent,
+  pickContent,
+  validateBindingRule,
+} from './model.ts';
 
 /** A binding rule item is authenticated whole (`storage/item-mac.ts`): a forged or moved one does not exist. */
 export const bindingRuleKind = itemKind('scheduler-acl-binding-rule');
@@ -62,7 +68,10 @@ export class AclBindingRules {
         result = rule;
         return {
           items: [
-            { put: this.state.store.signed(bindingRuleKind, { pk: BINDING_RULE_PK, sk: ruleId, ...rule }), when: unchangedSince(existing) },
+            {
+              put: this.state.store.signed(bindingRuleKind, { pk: BINDING_RULE_PK, sk: ruleId, ...rule }),
+              when: unchangedSince(existing),
+            },
             // The auth method must still exist when the rule is written.
             this.authMethods.existsCheck(content.AuthMethod),
           ],
@@ -102,9 +111,15 @@ export class AclBindingRules {
       if (!existing) throw notFound('ACL auth-method not found');
       const rules = (await this.list()).filter((rule) => rule.AuthMethod === name);
       return {
-        items: [this.authMethods.deleteItem(name), ...rules.map((rule) => ({ delete: { pk: BINDING_RULE_PK, sk: rule.ID } }))],
+        items: [
+          this.authMethods.deleteItem(name),
+          ...rules.map((rule) => ({ delete: { pk: BINDING_RULE_PK, sk: rule.ID } })),
+        ],
         tables: ['acl_auth_method', ...(rules.length > 0 ? (['acl_binding_rule'] as const) : [])],
-        events: [this.authMethods.event('ACLAuthMethodDeleted', existing), ...rules.map((rule) => bindingRuleEvent('ACLBindingRuleDeleted', rule))],
+        events: [
+          this.authMethods.event('ACLAuthMethodDeleted', existing),
+          ...rules.map((rule) => bindingRuleEvent('ACLBindingRuleDeleted', rule)),
+        ],
       };
     });
   }

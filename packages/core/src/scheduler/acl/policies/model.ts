@@ -19,7 +19,12 @@ export type PolicyContent = Pick<AclPolicy, 'Name' | 'Description' | 'Rules'>;
 export const policyBody = z.object({
   Name: z.string().optional().describe('The policy name; when given it must match the name in the path.'),
   Description: z.string().optional().describe('A human-readable description of the policy (at most 256 characters).'),
-  Rules: z.string().optional().describe('The policy rules, in HCL or JSON (namespace, node, agent, operator, quota, plugin and host volume rules).'),
+  Rules: z
+    .string()
+    .optional()
+    .describe(
+      'The policy rules, in HCL or JSON (namespace, node, agent, operator, quota, plugin and host volume rules).',
+    ),
 });
 
 const policyNameText = 'The name of the ACL policy: 1 to 128 letters, digits and dashes.';

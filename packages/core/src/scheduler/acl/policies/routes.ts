@@ -58,7 +58,11 @@ export const policyRoutes: SchedulerRoute[] = [
     handler: async ({ scheduler, params: { name }, body }) => {
       // The name is checked, before it reaches a key, with the rest of the policy (Nomad's validation message).
       if (body.Name && body.Name !== name) throw badRequest('Policy name does not match request path');
-      const policy = await scheduler.policies.upsert({ Name: name, Description: body.Description ?? '', Rules: body.Rules ?? '' });
+      const policy = await scheduler.policies.upsert({
+        Name: name,
+        Description: body.Description ?? '',
+        Rules: body.Rules ?? '',
+      });
       return { empty: true, index: policy.ModifyIndex };
     },
   }),
@@ -70,7 +74,10 @@ export const policyRoutes: SchedulerRoute[] = [
     params: { name: policyName },
     returns: 'An empty body; the index headers carry the write index.',
     handler: async ({ scheduler, params: { name } }) => {
-      return { empty: true, index: (await scheduler.policies.delete(name)) ?? (await scheduler.state.tableIndex(['acl_policy'])) };
+      return {
+        empty: true,
+        index: (await scheduler.policies.delete(name)) ?? (await scheduler.state.tableIndex(['acl_policy'])),
+      };
     },
   }),
 ];

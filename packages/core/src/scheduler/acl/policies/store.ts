@@ -54,11 +54,19 @@ export class AclPolicies {
     let result: AclPolicy | undefined;
     await this.state.commit(async (index) => {
       const existing = await this.get(input.Name);
-      if (existing && sameContent(content, { Name: existing.Name, Description: existing.Description, Rules: existing.Rules })) {
+      if (
+        existing &&
+        sameContent(content, { Name: existing.Name, Description: existing.Description, Rules: existing.Rules })
+      ) {
         result = existing;
         return undefined;
       }
-      const stored: AclPolicy = { ...content, JobACL: null, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
+      const stored: AclPolicy = {
+        ...content,
+        JobACL: null,
+        CreateIndex: existing?.CreateIndex ?? index,
+        ModifyIndex: index,
+      };
       result = stored;
       return {
         items: [{ put: this.state.store.signed(policyKind, { pk: POLICY_PK, sk: input.Name, ...stored }) }],

@@ -16,8 +16,14 @@ export interface AclRole {
 export type RoleContent = Pick<AclRole, 'Name' | 'Description' | 'Policies'>;
 
 export const roleBody = z.object({
-  ID: z.string().optional().describe('The role ID: absent when creating a role, equal to the ID in the path when updating one.'),
-  Name: z.string().optional().describe('The role name, unique among roles: 1 to 128 letters, digits, dashes and underscores.'),
+  ID: z
+    .string()
+    .optional()
+    .describe('The role ID: absent when creating a role, equal to the ID in the path when updating one.'),
+  Name: z
+    .string()
+    .optional()
+    .describe('The role name, unique among roles: 1 to 128 letters, digits, dashes and underscores.'),
   Description: z.string().optional().describe('A human-readable description of the role (at most 256 characters).'),
   Policies: z
     .array(z.object({ Name: z.string().describe('The name of an existing ACL policy.') }))
@@ -33,7 +39,9 @@ export const roleName = roleNameParameter('The role name.');
 const evenHex = /^(?:[0-9a-f]{2})*$/;
 export const rolePrefix = z
   .string()
-  .refine((prefix) => evenHex.test(prefix), { error: 'Invalid prefix: it must be an even number of hexadecimal characters (0-9a-f)' })
+  .refine((prefix) => evenHex.test(prefix), {
+    error: 'Invalid prefix: it must be an even number of hexadecimal characters (0-9a-f)',
+  })
   .optional()
   .describe('Only roles whose ID starts with this prefix (an even number of hexadecimal characters).');
 

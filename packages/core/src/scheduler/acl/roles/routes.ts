@@ -8,7 +8,15 @@ import { type AclRole, roleBody, roleId, roleName, rolePrefix } from './model.ts
 /** A role read: a management token reads any role, another token only the roles it is linked to. */
 const readRole =
   <Params>(find: (scheduler: Scheduler, params: Params) => Promise<AclRole | undefined>) =>
-  async ({ scheduler, caller, params }: { scheduler: Scheduler; caller: () => Promise<SchedulerCaller>; params: Params }) => {
+  async ({
+    scheduler,
+    caller,
+    params,
+  }: {
+    scheduler: Scheduler;
+    caller: () => Promise<SchedulerCaller>;
+    params: Params;
+  }) => {
     const who = await caller();
     const mine = new Set(who.token?.Roles.map((link) => link.ID) ?? []);
     if (!who.management && mine.size === 0) throw permissionDenied();
@@ -32,7 +40,11 @@ export const roleRoutes: SchedulerRoute[] = [
     returns: 'The role, with its new ID.',
     handler: async ({ scheduler, body }) => {
       if (body.ID) throw badRequest('ACL role ID must not be set when creating a role');
-      const role = await scheduler.roles.upsert({ Name: body.Name ?? '', Description: body.Description ?? '', Policies: body.Policies });
+      const role = await scheduler.roles.upsert({
+        Name: body.Name ?? '',
+        Description: body.Description ?? '',
+        Policies: body.Policies,
+      });
       return { json: role, index: role.ModifyIndex };
     },
   }),
@@ -88,7 +100,10 @@ export const roleRoutes: SchedulerRoute[] = [
     handler: async ({ scheduler, params: { id }, body }) => {
       if (!body.ID) throw badRequest('ACL role ID is required in the body');
       if (body.ID !== id) throw badRequest('ACL role ID in URL must match ID in body');
-      const role = await scheduler.roles.upsert({ Name: body.Name ?? '', Description: body.Description ?? '', Policies: body.Policies }, id);
+      const role = await scheduler.roles.upsert(
+        { Name: body.Name ?? '', Description: body.Description ?? '', Policies: body.Policies },
+        id,
+      );
       return { json: role, index: role.ModifyIndex };
     },
   }),

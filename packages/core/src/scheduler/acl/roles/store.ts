@@ -58,19 +58,32 @@ export class AclRoles {
         }
         const existing = id ? await this.get(id) : undefined;
         if (id && !existing) throw notFound('ACL role not found');
-        if (existing && sameContent(content, { Name: existing.Name, Description: existing.Description, Policies: existing.Policies })) {
+        if (
+          existing &&
+          sameContent(content, { Name: existing.Name, Description: existing.Description, Policies: existing.Policies })
+        ) {
           result = existing;
           return undefined;
         }
         const holder = await this.state.store.get(ROLE_NAME_PK, content.Name);
         if (holder && holder.id !== roleId) throw badRequest(`role with name ${shown(content.Name)} already exists`);
-        const stored: AclRole = { ID: roleId, ...content, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
+        const stored: AclRole = {
+          ID: roleId,
+          ...content,
+          CreateIndex: existing?.CreateIndex ?? index,
+          ModifyIndex: index,
+        };
         result = stored;
         const renamed = existing && existing.Name !== content.Name;
         return {
           items: [
-            { put: this.state.store.signed(roleKind, { pk: ROLE_PK, sk: roleId, ...stored }), when: unchangedSince(existing) },
-            ...(!existing || renamed ? [{ put: { pk: ROLE_NAME_PK, sk: content.Name, id: roleId }, when: { absent: true } } satisfies Write] : []),
+            {
+              put: this.state.store.signed(roleKind, { pk: ROLE_PK, sk: roleId, ...stored }),
+              when: unchangedSince(existing),
+            },
+            ...(!existing || renamed
+              ? [{ put: { pk: ROLE_NAME_PK, sk: content.Name, id: roleId }, when: { absent: true } } satisfies Write]
+              : []),
             ...(renamed ? [{ delete: { pk: ROLE_NAME_PK, sk: existing.Name } }] : []),
           ],
           tables: ['acl_role'],

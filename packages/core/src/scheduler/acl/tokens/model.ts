@@ -57,14 +57,22 @@ export function validateToken(type: string, name: string, policies: string[], ro
   if (type === 'client') {
     if (policies.length === 0 && roles.length === 0) throw badRequest('client token missing policies or roles');
   } else if (type === 'management') {
-    if (policies.length > 0 || roles.length > 0) throw badRequest('management token cannot be associated with policies or roles');
+    if (policies.length > 0 || roles.length > 0)
+      throw badRequest('management token cannot be associated with policies or roles');
   } else {
     throw badRequest('token type must be client or management');
   }
 }
 
 export function tokenEvent(type: string, token: AclToken): PendingEvent {
-  return { Topic: 'ACLToken', Type: type, Key: token.AccessorID, Namespace: '', FilterKeys: null, Payload: { ACLToken: view(token) } };
+  return {
+    Topic: 'ACLToken',
+    Type: type,
+    Key: token.AccessorID,
+    Namespace: '',
+    FilterKeys: null,
+    Payload: { ACLToken: view(token) },
+  };
 }
 
 /** Nomad's ExpirationTTL: a Go duration string, or nanoseconds as a number; whole seconds (none for empty or zero). */
@@ -84,7 +92,10 @@ const ttlField = z
   });
 
 export const tokenBody = z.object({
-  AccessorID: z.string().optional().describe('The accessor ID: absent when creating a token, equal to the ID in the path when updating one.'),
+  AccessorID: z
+    .string()
+    .optional()
+    .describe('The accessor ID: absent when creating a token, equal to the ID in the path when updating one.'),
   Name: z.string().optional().describe('A human-readable name for the token (at most 256 characters).'),
   Type: z.string().optional().describe('The token type: `client` (the default) or `management`.'),
   Policies: z
@@ -102,8 +113,13 @@ export const tokenBody = z.object({
     .nullish()
     .transform((value) => value ?? [])
     .describe('The roles the token is linked to, by ID or name (client tokens only).'),
-  Global: z.boolean().optional().describe('Whether the token is replicated to every region; it cannot change after creation.'),
-  ExpirationTTL: ttlField.describe('How long the token lives from its creation: a duration such as `1h` (1 minute to 24 hours), or nanoseconds.'),
+  Global: z
+    .boolean()
+    .optional()
+    .describe('Whether the token is replicated to every region; it cannot change after creation.'),
+  ExpirationTTL: ttlField.describe(
+    'How long the token lives from its creation: a duration such as `1h` (1 minute to 24 hours), or nanoseconds.',
+  ),
   ExpirationTime: z
     .string()
     .nullish()
@@ -112,7 +128,10 @@ export const tokenBody = z.object({
 });
 
 export const bootstrapBody = z.object({
-  BootstrapSecret: z.string().optional().describe('The secret ID the bootstrap token gets (a UUID); a random one when absent.'),
+  BootstrapSecret: z
+    .string()
+    .optional()
+    .describe('The secret ID the bootstrap token gets (a UUID); a random one when absent.'),
 });
 
 export const accessorId = uuidParameter('ACL token accessor ID', 'The accessor ID of the token (a UUID).');
@@ -131,4 +150,3 @@ export const tokenStub = (token: AclToken) => ({
   CreateIndex: token.CreateIndex,
   ModifyIndex: token.ModifyIndex,
 });
-

@@ -95,7 +95,8 @@ export const tokenRoutes: SchedulerRoute[] = [
     body: tokenBody,
     returns: 'The updated token, without its secret.',
     handler: async ({ scheduler, params: { accessor }, body }) => {
-      if (body.AccessorID && body.AccessorID !== accessor) throw badRequest('Token accessor ID does not match request path');
+      if (body.AccessorID && body.AccessorID !== accessor)
+        throw badRequest('Token accessor ID does not match request path');
       const token = await scheduler.tokens.update(accessor, body);
       return { json: token, index: token.ModifyIndex };
     },

@@ -69,13 +69,17 @@ export class AclTokens {
   }
 
   async bootstrap(secret: string | undefined): Promise<TokenView> {
-    if (secret !== undefined && secret !== '' && !validUuid.test(secret)) throw badRequest('BootstrapSecret must be a UUID');
+    if (secret !== undefined && secret !== '' && !validUuid.test(secret))
+      throw badRequest('BootstrapSecret must be a UUID');
     const done = await this.state.store.get(META_PK, BOOTSTRAP_SK);
     if (done) throw badRequest(`ACL bootstrap already done (reset index: ${done.index as number})`);
     try {
       return await this.mint(
         { Name: 'Bootstrap Token', Type: 'management', Global: true },
-        { secret: secret || uuid(), extra: (index) => [{ put: { pk: META_PK, sk: BOOTSTRAP_SK, index }, when: { absent: true } }] },
+        {
+          secret: secret || uuid(),
+          extra: (index) => [{ put: { pk: META_PK, sk: BOOTSTRAP_SK, index }, when: { absent: true } }],
+        },
       );
     } catch (error) {
       if (error instanceof WriteConditionFailed) {
@@ -92,7 +96,12 @@ export class AclTokens {
    */
   async mint(
     input: TokenInput,
-    options: { secret?: string; extra?: (index: number) => Write[]; anyExpiration?: boolean; loginMethod?: string } = {},
+    options: {
+      secret?: string;
+      extra?: (index: number) => Write[];
+      anyExpiration?: boolean;
+      loginMethod?: string;
+    } = {},
   ): Promise<TokenView> {
     const type = input.Type || 'client';
     const policies = [...new Set(input.Policies ?? [])];
@@ -109,8 +118,10 @@ export class AclTokens {
       if (Number.isNaN(expiration)) throw badRequest('ExpirationTime is not an RFC 3339 time');
     }
     if (expiration !== undefined && !options.anyExpiration) {
-      if (expiration < now + minTtlSeconds * 1000) throw badRequest(`expiration time cannot be less than ${formatDuration(minTtlSeconds)} in the future`);
-      if (expiration > now + maxTtlSeconds * 1000) throw badRequest(`expiration time cannot be more than ${formatDuration(maxTtlSeconds)} in the future`);
+      if (expiration < now + minTtlSeconds * 1000)
+        throw badRequest(`expiration time cannot be less than ${formatDuration(minTtlSeconds)} in the future`);
+      if (expiration > now + maxTtlSeconds * 1000)
+        throw badRequest(`expiration time cannot be more than ${formatDuration(maxTtlSeconds)} in the future`);
     }
     const secret = options.secret ?? uuid();
     const accessor = uuid();
@@ -139,8 +150,19 @@ export class AclTokens {
       const queue = expiry !== undefined ? { duePk: TOKEN_EXPIRY_QUEUE, dueSk: dueKey(expiry, accessor) } : {};
       return {
         items: [
-          { put: this.state.store.signed(tokenKind, { pk: TOKEN_PK, sk: accessor, ...stored, ...queue }), when: { absent: true } },
-          { put: { pk: SECRET_PK, sk: stored.SecretHash, accessor, ...(expiry !== undefined ? { expiresAt: ttlBackstop(expiry) } : {}) }, when: { absent: true } },
+          {
+            put: this.state.store.signed(tokenKind, { pk: TOKEN_PK, sk: accessor, ...stored, ...queue }),
+            when: { absent: true },
+          },
+          {
+            put: {
+              pk: SECRET_PK,
+              sk: stored.SecretHash,
+              accessor,
+              ...(expiry !== undefined ? { expiresAt: ttlBackstop(expiry) } : {}),
+            },
+            when: { absent: true },
+          },
           ...(options.extra?.(index) ?? []),
         ],
         tables: ['acl_token'],
@@ -160,8 +182,12 @@ export class AclTokens {
       if (!existing || this.expired(existing)) throw notFound('ACL token not found');
       const type = input.Type || existing.Type;
       validateToken(type, input.Name ?? '', policies, roles);
-      if (input.Global !== undefined && input.Global !== existing.Global) throw badRequest('Cannot toggle global value');
-      if ((input.ExpirationTTL ?? 0) > 0 || (input.ExpirationTime && input.ExpirationTime !== existing.ExpirationTime)) {
+      if (input.Global !== undefined && input.Global !== existing.Global)
+        throw badRequest('Cannot toggle global value');
+      if (
+        (input.ExpirationTTL ?? 0) > 0 ||
+        (input.ExpirationTime && input.ExpirationTime !== existing.ExpirationTime)
+      ) {
         throw badRequest('Cannot update expiration of an existing token');
       }
       const content = {
@@ -235,7 +261,10 @@ export class AclTokens {
   /** Deletes tokens whose expiration has passed (the guarantee; DynamoDB's TTL only removes the secret links). */
   async sweepExpired(): Promise<number> {
     const nowSeconds = Math.floor(this.state.clock.now() / 1000);
-    const due = await this.state.store.list(TOKEN_EXPIRY_QUEUE, { index: 'due', range: { to: dueKey(nowSeconds, '~') } });
+    const due = await this.state.store.list(TOKEN_EXPIRY_QUEUE, {
+      index: 'due',
+      range: { to: dueKey(nowSeconds, '~') },
+    });
     let removed = 0;
     for (const item of due) {
       try {
@@ -252,7 +281,11 @@ export class AclTokens {
   private async resolveRoles(links: Array<{ ID?: string; Name?: string }>): Promise<RoleLink[]> {
     const out = new Map<string, RoleLink>();
     for (const link of links) {
-      const role = link.ID ? await this.roles.get(link.ID) : link.Name ? await this.roles.getByName(link.Name) : undefined;
+      const role = link.ID
+        ? await this.roles.get(link.ID)
+        : link.Name
+          ? await this.roles.getByName(link.Name)
+          : undefined;
       if (!role) throw badRequest(`cannot find role ${shown(link.ID || link.Name || '""')}`);
       out.set(role.ID, { ID: role.ID, Name: role.Name });
     }

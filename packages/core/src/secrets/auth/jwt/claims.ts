@@ -22,18 +22,26 @@ export function checkBoundClaims(claims: Claims, role: JwtRole): void {
     const actual = claimAt(claims, name);
     if (actual === undefined) throw new ClaimError(`error validating claims: claim "${name}" is missing`);
     const actualValues = normalizeList(actual);
-    if (!actualValues) throw new ClaimError(`error validating claims: claim "${name}" is not a string, bool, number or list`);
+    if (!actualValues)
+      throw new ClaimError(`error validating claims: claim "${name}" is not a string, bool, number or list`);
     const expectedValues = normalizeList(expected) as Scalar[];
     const found = expectedValues.some((want) =>
-      actualValues.some((have) => (role.bound_claims_type === 'glob' ? typeof have === 'string' && globMatch(want as string, have) : have === want)),
+      actualValues.some((have) =>
+        role.bound_claims_type === 'glob' ? typeof have === 'string' && globMatch(want as string, have) : have === want,
+      ),
     );
-    if (!found) throw new ClaimError(`error validating claims: claim "${name}" does not match any associated bound claim values`);
+    if (!found)
+      throw new ClaimError(`error validating claims: claim "${name}" does not match any associated bound claim values`);
   }
 }
 
 /** The identity the token names: `user_claim` (a JSON pointer when the role says so), which must be a string. */
 export function userName(claims: Claims, role: JwtRole): string {
-  const raw = role.user_claim_json_pointer ? claimAt(claims, role.user_claim) : Object.hasOwn(claims, role.user_claim) ? claims[role.user_claim] : undefined;
+  const raw = role.user_claim_json_pointer
+    ? claimAt(claims, role.user_claim)
+    : Object.hasOwn(claims, role.user_claim)
+      ? claims[role.user_claim]
+      : undefined;
   if (raw === undefined || raw === null) throw new ClaimError(`claim "${role.user_claim}" not found in token`);
   if (typeof raw !== 'string') throw new ClaimError(`claim "${role.user_claim}" could not be converted to string`);
   if (raw === '') throw new ClaimError(`claim "${role.user_claim}" is empty`);
@@ -49,7 +57,8 @@ export function groupNames(claims: Claims, role: JwtRole): string[] {
   if (!values) throw new ClaimError(`"${role.groups_claim}" claim could not be converted to string list`);
   const groups: string[] = [];
   for (const value of values) {
-    if (typeof value !== 'string') throw new ClaimError(`value ${JSON.stringify(value)} in groups claim could not be parsed as string`);
+    if (typeof value !== 'string')
+      throw new ClaimError(`value ${JSON.stringify(value)} in groups claim could not be parsed as string`);
     if (value !== '' && !groups.includes(value)) groups.push(value);
   }
   return groups;

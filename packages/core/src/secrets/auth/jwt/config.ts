@@ -37,29 +37,81 @@ const configCache = new ProcessCache<JwtConfig | undefined>();
 const jwksPair = z
   .object({
     jwks_url: z.string().min(1, 'each pair needs a jwks_url').describe('A JWKS URL to use to authenticate signatures.'),
-    jwks_ca_pem: z.string().optional().describe('The CA certificate or chain of certificates, in PEM format, for connections to this JWKS URL.'),
+    jwks_ca_pem: z
+      .string()
+      .optional()
+      .describe('The CA certificate or chain of certificates, in PEM format, for connections to this JWKS URL.'),
   })
   .strict();
 
 const fields = z.object({
-  oidc_discovery_url: z.string().optional().describe('OIDC Discovery URL, without any .well-known component (base path). Cannot be used with "jwks_url" or "jwt_validation_pubkeys".'),
-  oidc_discovery_ca_pem: z.string().optional().describe('The CA certificate or chain of certificates, in PEM format, to use to validate connections to the OIDC Discovery URL. If not set, system certificates are used.'),
+  oidc_discovery_url: z
+    .string()
+    .optional()
+    .describe(
+      'OIDC Discovery URL, without any .well-known component (base path). Cannot be used with "jwks_url" or "jwt_validation_pubkeys".',
+    ),
+  oidc_discovery_ca_pem: z
+    .string()
+    .optional()
+    .describe(
+      'The CA certificate or chain of certificates, in PEM format, to use to validate connections to the OIDC Discovery URL. If not set, system certificates are used.',
+    ),
   oidc_client_id: z.string().optional().describe('The OAuth Client ID configured with your OIDC provider.'),
-  oidc_client_secret: z.string().optional().describe('The OAuth Client Secret configured with your OIDC provider. Never shown on read.'),
-  oidc_response_mode: z.string().optional().describe("The response mode to be used in the OAuth2 request: 'query' (the default) or 'form_post'."),
-  oidc_response_types: stringList.optional().describe("The response types to request: 'code' (the default) and/or 'id_token'; 'id_token' needs the 'form_post' response mode."),
-  jwks_url: z.string().optional().describe('JWKS URL to use to authenticate signatures. Cannot be used with "oidc_discovery_url" or "jwt_validation_pubkeys".'),
-  jwks_ca_pem: z.string().optional().describe('The CA certificate or chain of certificates, in PEM format, to use to validate connections to the JWKS URL. If not set, system certificates are used.'),
+  oidc_client_secret: z
+    .string()
+    .optional()
+    .describe('The OAuth Client Secret configured with your OIDC provider. Never shown on read.'),
+  oidc_response_mode: z
+    .string()
+    .optional()
+    .describe("The response mode to be used in the OAuth2 request: 'query' (the default) or 'form_post'."),
+  oidc_response_types: stringList
+    .optional()
+    .describe(
+      "The response types to request: 'code' (the default) and/or 'id_token'; 'id_token' needs the 'form_post' response mode.",
+    ),
+  jwks_url: z
+    .string()
+    .optional()
+    .describe(
+      'JWKS URL to use to authenticate signatures. Cannot be used with "oidc_discovery_url" or "jwt_validation_pubkeys".',
+    ),
+  jwks_ca_pem: z
+    .string()
+    .optional()
+    .describe(
+      'The CA certificate or chain of certificates, in PEM format, to use to validate connections to the JWKS URL. If not set, system certificates are used.',
+    ),
   jwks_pairs: z
     .array(z.union([jwksPair, z.string().transform((text, ctx) => parsePairJson(text, ctx))]))
     .optional()
-    .describe('A list of JWKS URLs and their optional CA certificates (objects, or JSON strings, with "jwks_url" and "jwks_ca_pem"); a token verifies against any of them. Cannot be used with "jwks_url" or "jwks_ca_pem".'),
-  jwt_validation_pubkeys: stringList.optional().describe('A list of PEM-encoded public keys (or certificates) to use to authenticate signatures locally. Cannot be used with "jwks_url" or "oidc_discovery_url".'),
+    .describe(
+      'A list of JWKS URLs and their optional CA certificates (objects, or JSON strings, with "jwks_url" and "jwks_ca_pem"); a token verifies against any of them. Cannot be used with "jwks_url" or "jwks_ca_pem".',
+    ),
+  jwt_validation_pubkeys: stringList
+    .optional()
+    .describe(
+      'A list of PEM-encoded public keys (or certificates) to use to authenticate signatures locally. Cannot be used with "jwks_url" or "oidc_discovery_url".',
+    ),
   bound_issuer: z.string().optional().describe("The value against which to match the 'iss' claim in a JWT."),
-  jwt_supported_algs: stringList.optional().describe('A list of supported signing algorithms. JWT logins accept every supported algorithm when empty; OIDC logins default to RS256.'),
+  jwt_supported_algs: stringList
+    .optional()
+    .describe(
+      'A list of supported signing algorithms. JWT logins accept every supported algorithm when empty; OIDC logins default to RS256.',
+    ),
   default_role: z.string().optional().describe('The default role to use if none is provided during login.'),
-  provider_config: z.record(z.string(), jsonValue).optional().describe('Provider-specific configuration (for group fetching from Azure, Google Workspace or Okta); this service supports none, so only an empty map is accepted.'),
-  namespace_in_state: bool.optional().describe('Pass the namespace in the OIDC state parameter instead of as a separate query parameter. Defaults to true for new configs.'),
+  provider_config: z
+    .record(z.string(), jsonValue)
+    .optional()
+    .describe(
+      'Provider-specific configuration (for group fetching from Azure, Google Workspace or Okta); this service supports none, so only an empty map is accepted.',
+    ),
+  namespace_in_state: bool
+    .optional()
+    .describe(
+      'Pass the namespace in the OIDC state parameter instead of as a separate query parameter. Defaults to true for new configs.',
+    ),
 });
 
 type ConfigInput = z.output<typeof fields>;
@@ -71,7 +123,8 @@ export const configPaths = [
     fields,
     summaries: {
       read: 'Read the current JWT/OIDC authentication backend configuration.',
-      update: 'Configure the JWT/OIDC authentication backend: the keys or provider that validate tokens, and the OIDC client.',
+      update:
+        'Configure the JWT/OIDC authentication backend: the keys or provider that validate tokens, and the OIDC client.',
     },
     operations: {
       read: async (request) => {
@@ -123,7 +176,11 @@ function describeConfig(config: JwtConfig): Record<string, unknown> {
   };
 }
 
-async function validateConfig(input: ConfigInput, existing: JwtConfig | undefined, storage: MountStorage): Promise<JwtConfig> {
+async function validateConfig(
+  input: ConfigInput,
+  existing: JwtConfig | undefined,
+  storage: MountStorage,
+): Promise<JwtConfig> {
   const secret = input.oidc_client_secret ?? '';
   const config: JwtConfig = {
     version: uuid(),
@@ -135,7 +192,10 @@ async function validateConfig(input: ConfigInput, existing: JwtConfig | undefine
     oidc_response_types: input.oidc_response_types ?? [],
     jwks_url: (input.jwks_url ?? '').trim(),
     jwks_ca_pem: input.jwks_ca_pem ?? '',
-    jwks_pairs: (input.jwks_pairs ?? []).map((pair) => ({ jwks_url: pair.jwks_url.trim(), jwks_ca_pem: pair.jwks_ca_pem ?? '' })),
+    jwks_pairs: (input.jwks_pairs ?? []).map((pair) => ({
+      jwks_url: pair.jwks_url.trim(),
+      jwks_ca_pem: pair.jwks_ca_pem ?? '',
+    })),
     jwt_validation_pubkeys: input.jwt_validation_pubkeys ?? [],
     bound_issuer: input.bound_issuer ?? '',
     jwt_supported_algs: input.jwt_supported_algs ?? [],
@@ -158,29 +218,44 @@ async function validateConfig(input: ConfigInput, existing: JwtConfig | undefine
     );
   }
   if ((config.oidc_client_id === '') !== (secret === '')) {
-    throw badRequest(`both 'oidc_client_id' and 'oidc_client_secret' must be set for OIDC; only '${secret ? 'oidc_client_secret' : 'oidc_client_id'}' was given`);
+    throw badRequest(
+      `both 'oidc_client_id' and 'oidc_client_secret' must be set for OIDC; only '${secret ? 'oidc_client_secret' : 'oidc_client_id'}' was given`,
+    );
   }
-  if (config.oidc_client_id && !config.oidc_discovery_url) throw badRequest("'oidc_discovery_url' must be set for OIDC");
+  if (config.oidc_client_id && !config.oidc_discovery_url)
+    throw badRequest("'oidc_discovery_url' must be set for OIDC");
   if (config.jwks_ca_pem && config.jwks_pairs.length > 0) {
-    throw badRequest("'jwks_ca_pem' cannot be used with 'jwks_pairs': CA PEMs must be provided as part of the 'jwks_pairs' when using multiple JWKS URLs");
+    throw badRequest(
+      "'jwks_ca_pem' cannot be used with 'jwks_pairs': CA PEMs must be provided as part of the 'jwks_pairs' when using multiple JWKS URLs",
+    );
   }
-  if (config.bound_issuer && config.jwks_pairs.length > 0) throw badRequest("'bound_issuer' is not supported for use with 'jwks_pairs'");
+  if (config.bound_issuer && config.jwks_pairs.length > 0)
+    throw badRequest("'bound_issuer' is not supported for use with 'jwks_pairs'");
   if (config.jwks_ca_pem && !config.jwks_url) throw badRequest("'jwks_ca_pem' is only used with 'jwks_url'");
-  if (config.oidc_discovery_ca_pem && !config.oidc_discovery_url) throw badRequest("'oidc_discovery_ca_pem' is only used with 'oidc_discovery_url'");
+  if (config.oidc_discovery_ca_pem && !config.oidc_discovery_url)
+    throw badRequest("'oidc_discovery_ca_pem' is only used with 'oidc_discovery_url'");
 
-  const unknownAlgs = config.jwt_supported_algs.filter((alg) => !(supportedAlgorithms as readonly string[]).includes(alg));
+  const unknownAlgs = config.jwt_supported_algs.filter(
+    (alg) => !(supportedAlgorithms as readonly string[]).includes(alg),
+  );
   if (unknownAlgs.length > 0) {
-    throw badRequest(`invalid jwt_supported_algs: unsupported signing algorithm(s) ${unknownAlgs.join(', ')}; supported: ${supportedAlgorithms.join(', ')}`);
+    throw badRequest(
+      `invalid jwt_supported_algs: unsupported signing algorithm(s) ${unknownAlgs.join(', ')}; supported: ${supportedAlgorithms.join(', ')}`,
+    );
   }
   const badTypes = config.oidc_response_types.filter((type) => type !== 'code' && type !== 'id_token');
   if (badTypes.length > 0) {
-    throw badRequest(`invalid oidc_response_types [${config.oidc_response_types.join(' ')}]: only 'code' and 'id_token' are allowed`);
+    throw badRequest(
+      `invalid oidc_response_types [${config.oidc_response_types.join(' ')}]: only 'code' and 'id_token' are allowed`,
+    );
   }
   switch (config.oidc_response_mode) {
     case '':
     case 'query':
       if (config.oidc_response_types.includes('id_token')) {
-        throw badRequest("invalid oidc_response_types: the 'query' oidc_response_mode may not be used with an 'id_token' response type (use 'form_post')");
+        throw badRequest(
+          "invalid oidc_response_types: the 'query' oidc_response_mode may not be used with an 'id_token' response type (use 'form_post')",
+        );
       }
       break;
     case 'form_post':
@@ -228,7 +303,8 @@ async function validateConfig(input: ConfigInput, existing: JwtConfig | undefine
 function checkProviderConfig(providerConfig: Record<string, unknown>): void {
   if (Object.keys(providerConfig).length === 0) return;
   const provider = providerConfig.provider;
-  if (typeof provider !== 'string' || provider === '') throw badRequest("invalid provider_config: 'provider' field not found in provider_config");
+  if (typeof provider !== 'string' || provider === '')
+    throw badRequest("invalid provider_config: 'provider' field not found in provider_config");
   throw badRequest(`invalid provider_config: provider "${provider}" is not supported by this service`);
 }
 

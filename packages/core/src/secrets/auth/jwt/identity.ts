@@ -63,7 +63,11 @@ export async function resolveEntity(
     };
     try {
       await storage.transact([
-        { put: aliasKey(alias.name), item: { value: { entity_id: created.id, name: alias.name } }, when: { absent: true } },
+        {
+          put: aliasKey(alias.name),
+          item: { value: { entity_id: created.id, name: alias.name } },
+          when: { absent: true },
+        },
         { put: entityKey(created.id), item: { value: created } },
       ]);
       entityId = created.id;
@@ -75,8 +79,16 @@ export async function resolveEntity(
     }
   }
   const entity = await storage.get<Entity>(entityKey(entityId));
-  if (entity && JSON.stringify([entity.alias_metadata, entity.group_aliases]) !== JSON.stringify([alias.metadata, groupAliases])) {
-    await storage.put(entityKey(entityId), { ...entity, alias_metadata: alias.metadata, group_aliases: groupAliases, updated_at: now });
+  if (
+    entity &&
+    JSON.stringify([entity.alias_metadata, entity.group_aliases]) !== JSON.stringify([alias.metadata, groupAliases])
+  ) {
+    await storage.put(entityKey(entityId), {
+      ...entity,
+      alias_metadata: alias.metadata,
+      group_aliases: groupAliases,
+      updated_at: now,
+    });
   }
   if (known.size > 100_000) known.clear();
   known.set(cacheKey, { entityId, fingerprint });

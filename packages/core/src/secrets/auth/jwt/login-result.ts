@@ -40,9 +40,16 @@ export async function finishLogin(request: Request, role: JwtRole, roleName: str
 }
 
 /** `auth/jwt/` → `jwt`: Vault prefixes a login token's display name with its mount. */
-const mountSlug = (mountPath: string) => mountPath.replace(/^auth\//, '').replace(/\/$/, '').replaceAll('/', '-');
+const mountSlug = (mountPath: string) =>
+  mountPath
+    .replace(/^auth\//, '')
+    .replace(/\/$/, '')
+    .replaceAll('/', '-');
 
-export function loginResult(role: JwtRole, who: { displayName: string; metadata: Record<string, string>; entityId: string }): LoginResult {
+export function loginResult(
+  role: JwtRole,
+  who: { displayName: string; metadata: Record<string, string>; entityId: string },
+): LoginResult {
   return {
     policies: role.token_policies,
     noDefaultPolicy: role.token_no_default_policy,
@@ -65,7 +72,10 @@ export function loginResult(role: JwtRole, who: { displayName: string; metadata:
  * in the token's `role` metadata) must still exist, and its current TTL, max TTL and period apply (read past
  * the per-process cache: a renewal is rare and must see the role as it is now).
  */
-export async function renewLogin(context: { entry: TokenEntry; storage: MountStorage }): Promise<{ ttl: number; maxTtl: number; period: number }> {
+export async function renewLogin(context: {
+  entry: TokenEntry;
+  storage: MountStorage;
+}): Promise<{ ttl: number; maxTtl: number; period: number }> {
   const name = context.entry.meta.role;
   if (!name) throw badRequest('failed to fetch the role name during renewal');
   const role = await readRole(context, name);

@@ -11,7 +11,12 @@ import { finishLogin, requireAllowedAddress } from './login-result.ts';
 import { loadRole, roleName } from './roles.ts';
 
 const fields = z.object({
-  role: z.string().optional().describe('Name of the role against which the login is being attempted. Defaults to the configured default_role if not provided.'),
+  role: z
+    .string()
+    .optional()
+    .describe(
+      'Name of the role against which the login is being attempted. Defaults to the configured default_role if not provided.',
+    ),
   jwt: z.string().optional().describe('The signed JWT to validate.'),
 });
 
@@ -48,7 +53,11 @@ async function login(request: Request<z.output<typeof fields>>): Promise<Reply> 
         subject: role.bound_subject,
         audiences: role.bound_audiences,
         refuseUnexpectedAudience: true,
-        leeways: { clockSkew: role.clock_skew_leeway, expiration: role.expiration_leeway, notBefore: role.not_before_leeway },
+        leeways: {
+          clockSkew: role.clock_skew_leeway,
+          expiration: role.expiration_leeway,
+          notBefore: role.not_before_leeway,
+        },
         now: epochSeconds(request.system.clock),
       },
     );

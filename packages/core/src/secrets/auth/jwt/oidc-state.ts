@@ -24,7 +24,10 @@ export async function saveState(
   value: Omit<OidcState, 'code_verifier_sealed'> & { code_verifier: string },
 ): Promise<void> {
   const { code_verifier, ...rest } = value;
-  const stored: OidcState = { ...rest, code_verifier_sealed: code_verifier ? request.storage.seal(stateKey(state), code_verifier) : '' };
+  const stored: OidcState = {
+    ...rest,
+    code_verifier_sealed: code_verifier ? request.storage.seal(stateKey(state), code_verifier) : '',
+  };
   await request.storage.putItem(
     stateKey(state),
     { value: stored, expiresAt: epochSeconds(request.system.clock) + oidcStateSeconds },
@@ -36,7 +39,10 @@ export async function saveState(
  * Takes the flow's state out of the table: a conditional delete, so of two callbacks with the same state only
  * one gets it. Expired state (DynamoDB's TTL deletes late) counts as missing.
  */
-export async function takeState(request: Pick<Request, 'storage' | 'system'>, state: string): Promise<(OidcState & { code_verifier: string }) | undefined> {
+export async function takeState(
+  request: Pick<Request, 'storage' | 'system'>,
+  state: string,
+): Promise<(OidcState & { code_verifier: string }) | undefined> {
   if (!state || state.length > 512) return undefined;
   let item: Record<string, unknown> | undefined;
   try {
@@ -47,5 +53,10 @@ export async function takeState(request: Pick<Request, 'storage' | 'system'>, st
   }
   if (!item || (item.expiresAt as number) <= epochSeconds(request.system.clock)) return undefined;
   const stored = item.value as OidcState;
-  return { ...stored, code_verifier: stored.code_verifier_sealed ? request.storage.open(stateKey(state), stored.code_verifier_sealed) : '' };
+  return {
+    ...stored,
+    code_verifier: stored.code_verifier_sealed
+      ? request.storage.open(stateKey(state), stored.code_verifier_sealed)
+      : '',
+  };
 }

@@ -18,18 +18,45 @@ import { type JwtRole, loadRole, roleName } from './roles.ts';
 const loginFailed = 'Vault login failed.';
 
 const authUrlFields = z.object({
-  role: z.string().optional().describe('The role to issue an OIDC authorization URL against. Defaults to the configured default_role.'),
-  redirect_uri: z.string().optional().describe("The OAuth redirect_uri to use in the authorization URL; it must be one of the role's allowed_redirect_uris."),
-  client_nonce: z.string().optional().describe('Optional client-provided nonce that must match the client_nonce value provided during a subsequent request to the callback API.'),
+  role: z
+    .string()
+    .optional()
+    .describe('The role to issue an OIDC authorization URL against. Defaults to the configured default_role.'),
+  redirect_uri: z
+    .string()
+    .optional()
+    .describe(
+      "The OAuth redirect_uri to use in the authorization URL; it must be one of the role's allowed_redirect_uris.",
+    ),
+  client_nonce: z
+    .string()
+    .optional()
+    .describe(
+      'Optional client-provided nonce that must match the client_nonce value provided during a subsequent request to the callback API.',
+    ),
 });
 
 const callbackFields = z.object({
-  state: z.string().optional().describe('Opaque state ID that is part of the authorization URL and is returned by the provider.'),
+  state: z
+    .string()
+    .optional()
+    .describe('Opaque state ID that is part of the authorization URL and is returned by the provider.'),
   code: z.string().optional().describe('The authorization code returned by the provider (the code flow).'),
-  id_token: z.string().optional().describe('The ID token returned by the provider (the implicit flow, posted with form_post).'),
-  client_nonce: z.string().optional().describe('Optional client-provided nonce that must match the client_nonce value provided during the prior request to the auth_url API.'),
+  id_token: z
+    .string()
+    .optional()
+    .describe('The ID token returned by the provider (the implicit flow, posted with form_post).'),
+  client_nonce: z
+    .string()
+    .optional()
+    .describe(
+      'Optional client-provided nonce that must match the client_nonce value provided during the prior request to the auth_url API.',
+    ),
   nonce: z.string().optional().describe('The nonce of the authorization request, when the client passes it back.'),
-  iss: z.string().optional().describe('The issuer of the authorization response (RFC 9207), when the provider sends one.'),
+  iss: z
+    .string()
+    .optional()
+    .describe('The issuer of the authorization response (RFC 9207), when the provider sends one.'),
   error: z.string().optional().describe('The error code the provider answered with instead of a code or ID token.'),
   error_description: z.string().optional().describe("The provider's description of that error."),
 });
@@ -71,7 +98,10 @@ async function authUrl(request: Request<z.output<typeof authUrlFields>>): Promis
   // As in Vault, a disallowed redirect or an unreachable provider gives an empty URL, not a reason.
   const empty = { data: { auth_url: '' } };
   if (!validRedirect(redirectUri, role.allowed_redirect_uris)) {
-    request.system.log.info('oidc auth_url: redirect_uri not allowed by the role', { role: roleName(name), redirectUri });
+    request.system.log.info('oidc auth_url: redirect_uri not allowed by the role', {
+      role: roleName(name),
+      redirectUri,
+    });
     return empty;
   }
   const secret = clientSecret(request.storage, config);
@@ -95,7 +125,11 @@ async function authUrl(request: Request<z.output<typeof authUrlFields>>): Promis
     nonce,
   };
   if (config.oidc_response_mode === 'form_post') parameters.response_mode = 'form_post';
-  if (!implicit) Object.assign(parameters, { code_challenge: await client.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256' });
+  if (!implicit)
+    Object.assign(parameters, {
+      code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+    });
   if (role.max_age > 0) parameters.max_age = String(role.max_age);
   const url = client.buildAuthorizationUrl(rp, parameters);
   await saveState(request, state, {
@@ -116,12 +150,15 @@ async function callback(request: Request<CallbackInput>): Promise<Reply> {
   const flow = await takeState(request, input.state ?? '');
   if (!flow) throw badRequest(`${loginFailed} Expired or missing OAuth state.`);
   if (flow.client_nonce && input.client_nonce !== flow.client_nonce) throw badRequest('invalid client_nonce');
-  if (input.nonce && input.nonce !== flow.nonce) throw badRequest(`${loginFailed} The nonce does not match the one of the authorization request.`);
+  if (input.nonce && input.nonce !== flow.nonce)
+    throw badRequest(`${loginFailed} The nonce does not match the one of the authorization request.`);
   const role = await loadRole(request, flow.role);
   if (!role) throw badRequest(`${loginFailed} Role could not be found.`);
   requireAllowedAddress(role, request.clientIp);
   if (input.error) {
-    throw badRequest(`${loginFailed} The provider answered with an error: ${input.error}${input.error_description ? ` (${input.error_description})` : ''}.`);
+    throw badRequest(
+      `${loginFailed} The provider answered with an error: ${input.error}${input.error_description ? ` (${input.error_description})` : ''}.`,
+    );
   }
 
   const secret = clientSecret(request.storage, config);
@@ -153,13 +190,19 @@ async function providerClaims(
   input: CallbackInput,
 ): Promise<Claims> {
   const response = new URL(flow.redirect_uri);
-  const checks = { expectedState: input.state ?? '', expectedNonce: flow.nonce, ...(flow.max_age > 0 ? { maxAge: flow.max_age } : {}) };
+  const checks = {
+    expectedState: input.state ?? '',
+    expectedNonce: flow.nonce,
+    ...(flow.max_age > 0 ? { maxAge: flow.max_age } : {}),
+  };
   let idToken: string;
   let claims: Claims;
   let accessToken = '';
   if (config.oidc_response_types.includes('id_token')) {
     if (!input.id_token) throw badRequest(`${loginFailed} No code or id_token received.`);
-    response.hash = new URLSearchParams(definedOnly({ id_token: input.id_token, state: input.state, iss: input.iss })).toString();
+    response.hash = new URLSearchParams(
+      definedOnly({ id_token: input.id_token, state: input.state, iss: input.iss }),
+    ).toString();
     try {
       claims = { ...(await client.implicitAuthentication(rp, response, flow.nonce, checks)) };
     } catch (error) {
@@ -168,9 +211,14 @@ async function providerClaims(
     idToken = input.id_token;
   } else {
     if (!input.code) throw badRequest(`${loginFailed} No code or id_token received.`);
-    for (const [name, value] of Object.entries(definedOnly({ code: input.code, state: input.state, iss: input.iss }))) response.searchParams.set(name, value);
+    for (const [name, value] of Object.entries(definedOnly({ code: input.code, state: input.state, iss: input.iss })))
+      response.searchParams.set(name, value);
     try {
-      const tokens = await client.authorizationCodeGrant(rp, response, { ...checks, pkceCodeVerifier: flow.code_verifier, idTokenExpected: true });
+      const tokens = await client.authorizationCodeGrant(rp, response, {
+        ...checks,
+        pkceCodeVerifier: flow.code_verifier,
+        idTokenExpected: true,
+      });
       claims = { ...tokens.claims() };
       idToken = tokens.id_token ?? '';
       accessToken = tokens.access_token;
@@ -180,7 +228,10 @@ async function providerClaims(
   }
   const algs = config.jwt_supported_algs.length > 0 ? config.jwt_supported_algs : ['RS256'];
   const alg = decodeProtectedHeader(idToken).alg;
-  if (!alg || !algs.includes(alg)) throw badRequest(`Token verification failed. The ID token is signed with ${alg}, which 'jwt_supported_algs' does not allow.`);
+  if (!alg || !algs.includes(alg))
+    throw badRequest(
+      `Token verification failed. The ID token is signed with ${alg}, which 'jwt_supported_algs' does not allow.`,
+    );
   if (role.verbose_oidc_logging) {
     // Claims only, never the token itself: the signature would let a reader replay it.
     request.system.log.info('oidc provider response', { claims: JSON.stringify(claims) });
@@ -196,14 +247,21 @@ async function providerClaims(
     try {
       Object.assign(claims, await client.fetchUserInfo(rp, accessToken, String(claims.sub)));
     } catch (error) {
-      request.system.log.info('oidc: reading the userinfo endpoint failed; continuing with the ID token claims', { error: describeError(error) });
+      request.system.log.info('oidc: reading the userinfo endpoint failed; continuing with the ID token claims', {
+        error: describeError(error),
+      });
     }
   }
   return claims;
 }
 
 /** The relying party for one request, as the mount's config describes the client. */
-function mountRelyingParty(config: JwtConfig, server: client.ServerMetadata, secret: string, clock: Clock): client.Configuration {
+function mountRelyingParty(
+  config: JwtConfig,
+  server: client.ServerMetadata,
+  secret: string,
+  clock: Clock,
+): client.Configuration {
   return relyingParty(
     config.version,
     server,
@@ -243,5 +301,7 @@ export function validRedirect(uri: string, allowed: string[]): boolean {
 }
 
 function definedOnly(values: Record<string, string | undefined>): Record<string, string> {
-  return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+  return Object.fromEntries(
+    Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  );
 }

@@ -48,7 +48,10 @@ const reservedMetadata = ['role'];
 const leeway = z.union([z.number().int(), z.string()]).transform((value, ctx) => {
   if (typeof value === 'number') {
     if (Math.abs(value) <= maxDurationSeconds) return value;
-    ctx.addIssue({ code: 'custom', message: `is too large: ${value} (at most ${maxDurationSeconds} seconds either way)` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `is too large: ${value} (at most ${maxDurationSeconds} seconds either way)`,
+    });
     return z.NEVER;
   }
   const text = value.trim();
@@ -66,30 +69,86 @@ const tokenTypes = ['default', 'service', 'batch', 'default-service', 'default-b
 const roleFields = z.object({
   name: z.string().describe('Name of the role.'),
   role_type: z.string().optional().describe("Type of the role, either 'jwt' or 'oidc' (the default)."),
-  bound_audiences: stringList.optional().describe("Comma-separated list of 'aud' claims that are valid for login; any match is sufficient."),
+  bound_audiences: stringList
+    .optional()
+    .describe("Comma-separated list of 'aud' claims that are valid for login; any match is sufficient."),
   user_claim: z.string().optional().describe('The claim to use for the Identity entity alias name.'),
-  user_claim_json_pointer: bool.optional().describe("If true, the user_claim value will use JSON pointer syntax for referencing claims."),
-  clock_skew_leeway: leeway.optional().describe('Duration in seconds of leeway when validating all claims to account for clock skew. Defaults to 60 (1 minute) if set to 0 and can be disabled if set to -1.'),
-  expiration_leeway: leeway.optional().describe("Duration in seconds of leeway when validating expiration of a token to account for clock skew. Defaults to 150 (2.5 minutes) if set to 0 and can be disabled if set to -1."),
-  not_before_leeway: leeway.optional().describe("Duration in seconds of leeway when validating not before values of a token to account for clock skew. Defaults to 150 (2.5 minutes) if set to 0 and can be disabled if set to -1."),
+  user_claim_json_pointer: bool
+    .optional()
+    .describe('If true, the user_claim value will use JSON pointer syntax for referencing claims.'),
+  clock_skew_leeway: leeway
+    .optional()
+    .describe(
+      'Duration in seconds of leeway when validating all claims to account for clock skew. Defaults to 60 (1 minute) if set to 0 and can be disabled if set to -1.',
+    ),
+  expiration_leeway: leeway
+    .optional()
+    .describe(
+      'Duration in seconds of leeway when validating expiration of a token to account for clock skew. Defaults to 150 (2.5 minutes) if set to 0 and can be disabled if set to -1.',
+    ),
+  not_before_leeway: leeway
+    .optional()
+    .describe(
+      'Duration in seconds of leeway when validating not before values of a token to account for clock skew. Defaults to 150 (2.5 minutes) if set to 0 and can be disabled if set to -1.',
+    ),
   bound_subject: z.string().optional().describe("The 'sub' claim that is valid for login. Optional."),
-  bound_claims: z.record(z.string(), jsonValue).optional().describe('Map of claims and values to match against: every claim must be present and match one of its values (a list means any).'),
-  bound_claims_type: z.string().optional().describe("How to interpret values in the map of claims/values (which must match for login): allowed values are 'string' (the default) or 'glob'."),
+  bound_claims: z
+    .record(z.string(), jsonValue)
+    .optional()
+    .describe(
+      'Map of claims and values to match against: every claim must be present and match one of its values (a list means any).',
+    ),
+  bound_claims_type: z
+    .string()
+    .optional()
+    .describe(
+      "How to interpret values in the map of claims/values (which must match for login): allowed values are 'string' (the default) or 'glob'.",
+    ),
   groups_claim: z.string().optional().describe('The claim to use for the Identity group alias names.'),
-  claim_mappings: z.record(z.string(), z.string()).optional().describe('Mappings of claims (key) that will be copied to a metadata field (value).'),
+  claim_mappings: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Mappings of claims (key) that will be copied to a metadata field (value).'),
   oidc_scopes: stringList.optional().describe("Comma-separated list of OIDC scopes to request besides 'openid'."),
-  allowed_redirect_uris: stringList.optional().describe("Comma-separated list of allowed values for redirect_uri; required for 'oidc' roles."),
-  verbose_oidc_logging: bool.optional().describe('Log the claims received from the OIDC provider at each login (never the tokens). Not recommended in production since sensitive information may be present in OIDC responses.'),
-  max_age: duration.optional().describe('Specifies the allowable elapsed time in seconds since the last time the user was actively authenticated with the OIDC provider.'),
+  allowed_redirect_uris: stringList
+    .optional()
+    .describe("Comma-separated list of allowed values for redirect_uri; required for 'oidc' roles."),
+  verbose_oidc_logging: bool
+    .optional()
+    .describe(
+      'Log the claims received from the OIDC provider at each login (never the tokens). Not recommended in production since sensitive information may be present in OIDC responses.',
+    ),
+  max_age: duration
+    .optional()
+    .describe(
+      'Specifies the allowable elapsed time in seconds since the last time the user was actively authenticated with the OIDC provider.',
+    ),
   token_ttl: duration.optional().describe('The initial ttl of the token to generate.'),
   token_max_ttl: duration.optional().describe('The maximum lifetime of the generated token.'),
-  token_explicit_max_ttl: duration.optional().describe('If set, tokens created via this role carry an explicit maximum TTL. During renewal, the current maximum TTL values of the role and the mount are not checked for changes, and any updates to these values will have no effect on the token being renewed.'),
-  token_period: duration.optional().describe('If set, tokens created via this role will have no max lifetime; instead, their renewal period will be fixed to this value. This takes an integer number of seconds, or a string duration (e.g. "24h").'),
+  token_explicit_max_ttl: duration
+    .optional()
+    .describe(
+      'If set, tokens created via this role carry an explicit maximum TTL. During renewal, the current maximum TTL values of the role and the mount are not checked for changes, and any updates to these values will have no effect on the token being renewed.',
+    ),
+  token_period: duration
+    .optional()
+    .describe(
+      'If set, tokens created via this role will have no max lifetime; instead, their renewal period will be fixed to this value. This takes an integer number of seconds, or a string duration (e.g. "24h").',
+    ),
   token_policies: stringList.optional().describe('Comma-separated list of policies.'),
-  token_bound_cidrs: stringList.optional().describe('Comma-separated list of IP CIDRS that are allowed to authenticate against this role.'),
-  token_no_default_policy: bool.optional().describe("If true, the 'default' policy will not automatically be added to generated tokens."),
-  token_num_uses: count.optional().describe('The maximum number of times a token may be used, a value of zero means unlimited.'),
-  token_type: z.enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` }).optional().describe('The type of token to generate, service or batch.'),
+  token_bound_cidrs: stringList
+    .optional()
+    .describe('Comma-separated list of IP CIDRS that are allowed to authenticate against this role.'),
+  token_no_default_policy: bool
+    .optional()
+    .describe("If true, the 'default' policy will not automatically be added to generated tokens."),
+  token_num_uses: count
+    .optional()
+    .describe('The maximum number of times a token may be used, a value of zero means unlimited.'),
+  token_type: z
+    .enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` })
+    .optional()
+    .describe('The type of token to generate, service or batch.'),
   // Deprecated spellings of the token parameters, as Vault still accepts them.
   policies: stringList.optional().describe("Deprecated: use 'token_policies' (giving both is refused)."),
   bound_cidrs: stringList.optional().describe("Deprecated: use 'token_bound_cidrs' (giving both is refused)."),
@@ -143,7 +202,10 @@ export const rolePaths = [
 const cacheKey = (request: Pick<Request, 'mount'>, name: string) => `${request.mount.uuid}|${name}`;
 
 /** The role a login names, through the per-process cache. */
-export function loadRole(request: Pick<Request, 'storage' | 'system' | 'mount'>, name: string): Promise<JwtRole | undefined> {
+export function loadRole(
+  request: Pick<Request, 'storage' | 'system' | 'mount'>,
+  name: string,
+): Promise<JwtRole | undefined> {
   return roleCache.get(cacheKey(request, name), request.system.clock, () => readRole(request, name));
 }
 
@@ -155,7 +217,8 @@ function foldRoleName(raw: string): string {
 /** A valid role name in its stored spelling; a 400 naming it otherwise. */
 export function roleName(raw: string): string {
   const name = foldRoleName(raw);
-  if (!/^\w(?:[\w.-]*\w)?$/.test(name)) throw badRequest(`invalid role name "${raw}": use letters, digits, "_", "-" and "."`);
+  if (!/^\w(?:[\w.-]*\w)?$/.test(name))
+    throw badRequest(`invalid role name "${raw}": use letters, digits, "_", "-" and "."`);
   return name;
 }
 
@@ -202,16 +265,22 @@ const emptyRole: JwtRole = {
 };
 
 /** Vault's rules for a role write: given fields replace the stored ones, then the whole role is checked. */
-export function buildRole(input: RoleInput, existing: JwtRole | undefined, mountMaxTtl: number): { role: JwtRole; warnings: string[] } {
+export function buildRole(
+  input: RoleInput,
+  existing: JwtRole | undefined,
+  mountMaxTtl: number,
+): { role: JwtRole; warnings: string[] } {
   const role: JwtRole = { ...emptyRole, ...existing };
   const warnings: string[] = [];
 
   const roleType = input.role_type ?? (existing ? existing.role_type : 'oidc');
-  if (roleType !== 'jwt' && roleType !== 'oidc') throw badRequest(`invalid 'role_type': "${roleType}": use 'jwt' or 'oidc'`);
+  if (roleType !== 'jwt' && roleType !== 'oidc')
+    throw badRequest(`invalid 'role_type': "${roleType}": use 'jwt' or 'oidc'`);
   role.role_type = roleType;
 
   const upgraded = (current: keyof RoleInput, deprecated: keyof RoleInput) => {
-    if (input[current] !== undefined && input[deprecated] !== undefined) throw badRequest(`cannot specify both '${current}' and '${deprecated}'`);
+    if (input[current] !== undefined && input[deprecated] !== undefined)
+      throw badRequest(`cannot specify both '${current}' and '${deprecated}'`);
     return input[current] ?? input[deprecated];
   };
   const policies = upgraded('token_policies', 'policies') as string[] | undefined;
@@ -219,7 +288,9 @@ export function buildRole(input: RoleInput, existing: JwtRole | undefined, mount
     // Stored sanitised (CVE-2025-5999); refused at write rather than at every login, as no login may carry root.
     role.token_policies = sanitisePolicyNames(policies);
     if (role.token_policies.includes('root')) {
-      throw badRequest("invalid 'token_policies': auth methods cannot create root tokens, so a role may not grant the \"root\" policy");
+      throw badRequest(
+        'invalid \'token_policies\': auth methods cannot create root tokens, so a role may not grant the "root" policy',
+      );
     }
   }
   const cidrs = upgraded('token_bound_cidrs', 'bound_cidrs') as string[] | undefined;
@@ -238,11 +309,19 @@ export function buildRole(input: RoleInput, existing: JwtRole | undefined, mount
   if (input.token_no_default_policy !== undefined) role.token_no_default_policy = input.token_no_default_policy;
   if (input.token_type !== undefined) role.token_type = input.token_type;
   if (role.token_type === 'batch' || role.token_type === 'default-batch') {
-    if (role.token_period > 0) throw badRequest("'token_type' cannot be 'batch' or 'default-batch' when set to generate periodic tokens ('token_period')");
-    if (role.token_num_uses > 0) throw badRequest("'token_type' cannot be 'batch' or 'default-batch' when set to generate tokens with limited use count ('token_num_uses')");
+    if (role.token_period > 0)
+      throw badRequest(
+        "'token_type' cannot be 'batch' or 'default-batch' when set to generate periodic tokens ('token_period')",
+      );
+    if (role.token_num_uses > 0)
+      throw badRequest(
+        "'token_type' cannot be 'batch' or 'default-batch' when set to generate tokens with limited use count ('token_num_uses')",
+      );
   }
   if (role.token_period > mountMaxTtl) {
-    throw badRequest(`'token_period' of ${role.token_period}s is greater than the backend's maximum lease TTL of ${mountMaxTtl}s`);
+    throw badRequest(
+      `'token_period' of ${role.token_period}s is greater than the backend's maximum lease TTL of ${mountMaxTtl}s`,
+    );
   }
 
   for (const name of ['clock_skew_leeway', 'expiration_leeway', 'not_before_leeway', 'max_age'] as const) {
@@ -258,7 +337,8 @@ export function buildRole(input: RoleInput, existing: JwtRole | undefined, mount
   if (input.verbose_oidc_logging !== undefined) role.verbose_oidc_logging = input.verbose_oidc_logging;
 
   const claimsType = input.bound_claims_type ?? role.bound_claims_type;
-  if (claimsType !== 'string' && claimsType !== 'glob') throw badRequest(`invalid 'bound_claims_type': "${claimsType}": use 'string' or 'glob'`);
+  if (claimsType !== 'string' && claimsType !== 'glob')
+    throw badRequest(`invalid 'bound_claims_type': "${claimsType}": use 'string' or 'glob'`);
   role.bound_claims_type = claimsType;
   if (input.bound_claims !== undefined) role.bound_claims = input.bound_claims;
   checkBoundClaims(role.bound_claims, role.bound_claims_type);
@@ -266,8 +346,14 @@ export function buildRole(input: RoleInput, existing: JwtRole | undefined, mount
   if (input.claim_mappings !== undefined) {
     const targets = new Set<string>();
     for (const [claim, target] of Object.entries(input.claim_mappings)) {
-      if (reservedMetadata.includes(target)) throw badRequest(`invalid 'claim_mappings': metadata key "${target}" is reserved and may not be a mapping destination`);
-      if (targets.has(target)) throw badRequest(`invalid 'claim_mappings': multiple keys are mapped to metadata key "${target}" (again by claim "${claim}")`);
+      if (reservedMetadata.includes(target))
+        throw badRequest(
+          `invalid 'claim_mappings': metadata key "${target}" is reserved and may not be a mapping destination`,
+        );
+      if (targets.has(target))
+        throw badRequest(
+          `invalid 'claim_mappings': multiple keys are mapped to metadata key "${target}" (again by claim "${claim}")`,
+        );
       targets.add(target);
     }
     role.claim_mappings = input.claim_mappings;
@@ -278,19 +364,31 @@ export function buildRole(input: RoleInput, existing: JwtRole | undefined, mount
     throw badRequest("'allowed_redirect_uris' must be set if 'role_type' is 'oidc' or unspecified");
   }
   if (role.role_type === 'jwt') {
-    const bound = role.bound_audiences.length > 0 || role.token_bound_cidrs.length > 0 || role.bound_subject !== '' || Object.keys(role.bound_claims).length > 0;
+    const bound =
+      role.bound_audiences.length > 0 ||
+      role.token_bound_cidrs.length > 0 ||
+      role.bound_subject !== '' ||
+      Object.keys(role.bound_claims).length > 0;
     if (!bound) {
-      throw badRequest("must have at least one bound constraint when creating/updating a 'jwt' role: set 'bound_audiences', 'bound_subject', 'bound_claims' or 'token_bound_cidrs'");
+      throw badRequest(
+        "must have at least one bound constraint when creating/updating a 'jwt' role: set 'bound_audiences', 'bound_subject', 'bound_claims' or 'token_bound_cidrs'",
+      );
     }
   }
   if (role.token_max_ttl > 0 && role.token_ttl > role.token_max_ttl) {
-    throw badRequest(`'token_ttl' (${role.token_ttl}s) should not be greater than 'token_max_ttl' (${role.token_max_ttl}s)`);
+    throw badRequest(
+      `'token_ttl' (${role.token_ttl}s) should not be greater than 'token_max_ttl' (${role.token_max_ttl}s)`,
+    );
   }
   if (role.token_max_ttl > mountMaxTtl) {
-    warnings.push("token max ttl is greater than the system or backend mount's maximum TTL value; issued tokens' max TTL value will be truncated");
+    warnings.push(
+      "token max ttl is greater than the system or backend mount's maximum TTL value; issued tokens' max TTL value will be truncated",
+    );
   }
   if (role.verbose_oidc_logging) {
-    warnings.push('verbose_oidc_logging has been enabled for this role. This is not recommended in production since sensitive information may be present in OIDC responses.');
+    warnings.push(
+      'verbose_oidc_logging has been enabled for this role. This is not recommended in production since sensitive information may be present in OIDC responses.',
+    );
   }
   return { role, warnings };
 }
@@ -299,10 +397,18 @@ function checkBoundClaims(boundClaims: Record<string, unknown>, type: 'string' |
   for (const [claim, expected] of Object.entries(boundClaims)) {
     const values = Array.isArray(expected) ? expected : [expected];
     for (const value of values) {
-      const scalar = typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
-      if (!scalar) throw badRequest(`invalid 'bound_claims': the value of claim "${claim}" must be a string, number, boolean or a list of them`);
+      const scalar =
+        typeof value === 'string' ||
+        typeof value === 'boolean' ||
+        (typeof value === 'number' && Number.isFinite(value));
+      if (!scalar)
+        throw badRequest(
+          `invalid 'bound_claims': the value of claim "${claim}" must be a string, number, boolean or a list of them`,
+        );
       if (type === 'glob' && typeof value !== 'string') {
-        throw badRequest(`invalid 'bound_claims': with bound_claims_type "glob" the value of claim "${claim}" must be a string or a list of strings`);
+        throw badRequest(
+          `invalid 'bound_claims': with bound_claims_type "glob" the value of claim "${claim}" must be a string or a list of strings`,
+        );
       }
     }
   }

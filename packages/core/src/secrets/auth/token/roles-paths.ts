@@ -36,34 +36,56 @@ const roleFields = z.object({
   role_name: z.string().describe('Name of the role.'),
   allowed_policies: stringList
     .optional()
-    .describe("If set, tokens can be created with any subset of the policies in this list, rather than the normal semantics of tokens being a subset of the calling token's policies."),
+    .describe(
+      "If set, tokens can be created with any subset of the policies in this list, rather than the normal semantics of tokens being a subset of the calling token's policies.",
+    ),
   disallowed_policies: stringList
     .optional()
-    .describe('If set, successful token creation via this role will require that no policies in the given list are requested.'),
+    .describe(
+      'If set, successful token creation via this role will require that no policies in the given list are requested.',
+    ),
   allowed_policies_glob: stringList
     .optional()
     .describe('If set, tokens can be created with any subset of glob matched policies in this list.'),
   disallowed_policies_glob: stringList
     .optional()
-    .describe('If set, successful token creation via this role will require that no requested policies glob match any of policies in this list.'),
+    .describe(
+      'If set, successful token creation via this role will require that no requested policies glob match any of policies in this list.',
+    ),
   allowed_entity_aliases: stringList
     .optional()
-    .describe('If set, specifies the entity aliases which are allowed to be used during token generation (stored; entity aliases are refused at create).'),
+    .describe(
+      'If set, specifies the entity aliases which are allowed to be used during token generation (stored; entity aliases are refused at create).',
+    ),
   orphan: bool.optional().describe('If true, tokens created via this role will be orphan tokens (have no parent).'),
-  renewable: bool.optional().describe('Tokens created via this role will be renewable or not according to this value. Defaults to "true".'),
+  renewable: bool
+    .optional()
+    .describe('Tokens created via this role will be renewable or not according to this value. Defaults to "true".'),
   path_suffix: z
     .string()
     .optional()
-    .describe("If set, tokens created via this role will contain the given suffix as a part of their path, for the 'revoke-prefix' endpoint."),
+    .describe(
+      "If set, tokens created via this role will contain the given suffix as a part of their path, for the 'revoke-prefix' endpoint.",
+    ),
   token_period: duration
     .optional()
-    .describe('If set, tokens created via this role will have no max lifetime; instead, their renewal period will be fixed to this value.'),
-  token_explicit_max_ttl: duration.optional().describe('If set, tokens created via this role carry an explicit maximum TTL.'),
+    .describe(
+      'If set, tokens created via this role will have no max lifetime; instead, their renewal period will be fixed to this value.',
+    ),
+  token_explicit_max_ttl: duration
+    .optional()
+    .describe('If set, tokens created via this role carry an explicit maximum TTL.'),
   token_bound_cidrs: stringList
     .optional()
-    .describe('Comma separated string or JSON list of CIDR blocks. If set, specifies the blocks of IP addresses which are allowed to use the generated token.'),
-  token_no_default_policy: bool.optional().describe("If true, the 'default' policy will not automatically be added to generated tokens."),
-  token_num_uses: count.optional().describe('The maximum number of times a token may be used, a value of zero means unlimited.'),
+    .describe(
+      'Comma separated string or JSON list of CIDR blocks. If set, specifies the blocks of IP addresses which are allowed to use the generated token.',
+    ),
+  token_no_default_policy: bool
+    .optional()
+    .describe("If true, the 'default' policy will not automatically be added to generated tokens."),
+  token_num_uses: count
+    .optional()
+    .describe('The maximum number of times a token may be used, a value of zero means unlimited.'),
   token_type: z
     .enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` })
     .optional()
@@ -109,11 +131,14 @@ export const tokenRolePaths = [
 ];
 
 /** The role `auth/token/create/:role_name` names, or Vault's 400 for one that does not exist. */
-export async function roleForCreate(request: Request<{ role_name: string; entity_alias?: string }>): Promise<TokenRole> {
+export async function roleForCreate(
+  request: Request<{ role_name: string; entity_alias?: string }>,
+): Promise<TokenRole> {
   const { role_name: name, entity_alias: alias } = request.data;
   const role = validName(name) ? await readRole(request, name) : undefined;
   if (!role) throw badRequest(`unknown role ${name}`);
-  if (alias !== undefined) throw badRequest('invalid value for "entity_alias": entity aliases are not supported (there is no identity store)');
+  if (alias !== undefined)
+    throw badRequest('invalid value for "entity_alias": entity aliases are not supported (there is no identity store)');
   return role;
 }
 
@@ -129,19 +154,29 @@ export function roleTokenType(role: TokenRole, requested: 'service' | 'batch' | 
  * requested the allowed names (or, without them, the parent's) are used less the disallowed ones. `default` is
  * added unless the request or the role turns it off or the role disallows it.
  */
-export function rolePolicies(role: TokenRole, requested: string[] | undefined, noDefault: boolean, parentPolicies: string[]): string[] | undefined {
+export function rolePolicies(
+  role: TokenRole,
+  requested: string[] | undefined,
+  noDefault: boolean,
+  parentPolicies: string[],
+): string[] | undefined {
   const { allowed_policies: allowed, allowed_policies_glob: allowedGlobs } = role;
-  if (![allowed, allowedGlobs, role.disallowed_policies, role.disallowed_policies_glob].some((list) => list.length > 0)) return undefined;
-  const disallowed = (name: string) => role.disallowed_policies.includes(name) || role.disallowed_policies_glob.some((glob) => globMatches(glob, name));
+  if (![allowed, allowedGlobs, role.disallowed_policies, role.disallowed_policies_glob].some((list) => list.length > 0))
+    return undefined;
+  const disallowed = (name: string) =>
+    role.disallowed_policies.includes(name) || role.disallowed_policies_glob.some((glob) => globMatches(glob, name));
   const addDefault = !noDefault && !role.token_no_default_policy && !disallowed('default');
   const withDefault = (names: string[]) => sanitisePolicyNames(addDefault ? [...names, 'default'] : names).sort();
   const restrictsAllowed = allowed.length > 0 || allowedGlobs.length > 0;
 
-  if (!requested || requested.length === 0) return withDefault(restrictsAllowed ? allowed : parentPolicies).filter((name) => !disallowed(name));
+  if (!requested || requested.length === 0)
+    return withDefault(restrictsAllowed ? allowed : parentPolicies).filter((name) => !disallowed(name));
   const policies = withDefault(requested);
   if (restrictsAllowed) {
     const allowedNames = withDefault(allowed);
-    if (!policies.every((name) => allowedNames.includes(name) || allowedGlobs.some((glob) => globMatches(glob, name)))) {
+    if (
+      !policies.every((name) => allowedNames.includes(name) || allowedGlobs.some((glob) => globMatches(glob, name)))
+    ) {
       throw badRequest(
         `token policies (${quoted(policies)}) must be subset of the role's allowed policies (${quoted(allowedNames)}) or glob policies (${quoted(allowedGlobs)})`,
       );
@@ -165,16 +200,21 @@ export function roleLimits(
     numUses: lesser(requested.numUses, role.token_num_uses),
   };
   if (requested.explicitMaxTtl && role.token_explicit_max_ttl) {
-    warnings.push(`Explicit max TTL specified both during creation call and in role; using the lesser value of ${limits.explicitMaxTtl} seconds`);
+    warnings.push(
+      `Explicit max TTL specified both during creation call and in role; using the lesser value of ${limits.explicitMaxTtl} seconds`,
+    );
   }
   if (requested.period && role.token_period) {
-    warnings.push(`Period specified both during creation call and in role; using the lesser value of ${limits.period} seconds`);
+    warnings.push(
+      `Period specified both during creation call and in role; using the lesser value of ${limits.period} seconds`,
+    );
   }
   return limits;
 }
 
 /** The token's path, `auth/token/create/<role>[/<path_suffix>]`, so `revoke-prefix` can take a role's tokens. */
-export const roleTokenPath = (mountPath: string, role: TokenRole) => `${mountPath}create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}`;
+export const roleTokenPath = (mountPath: string, role: TokenRole) =>
+  `${mountPath}create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}`;
 
 /** Renewing a role's token follows the role as it is now, as Vault re-reads it: its period. Refused once the role is gone. */
 export async function roleRenewalPeriod(request: Request, name: string): Promise<number> {
@@ -190,19 +230,30 @@ function readRole(request: Pick<Request, 'storage'>, name: string): Promise<Toke
 const validName = (name: string) => /^\w(?:[\w.-]*\w)?$/.test(name);
 
 function roleName(name: string): string {
-  if (!validName(name)) throw badRequest(`invalid value for "role_name": "${name}": use letters, digits, "_", "-" and "."`);
+  if (!validName(name))
+    throw badRequest(`invalid value for "role_name": "${name}": use letters, digits, "_", "-" and "."`);
   return name;
 }
 
 async function writeRole(request: Request<RoleInput>): Promise<Reply | undefined> {
   const name = roleName(request.data.role_name);
-  const { role, warnings } = buildRole(name, request.data, await readRole(request, name), mountTtls(request.mount).maxTtl);
+  const { role, warnings } = buildRole(
+    name,
+    request.data,
+    await readRole(request, name),
+    mountTtls(request.mount).maxTtl,
+  );
   await request.storage.putAuthenticated(roleKey(name), role as unknown as Record<string, unknown>);
   return warnings.length > 0 ? { warnings } : undefined;
 }
 
 /** Vault's rules for a role write: given fields replace the stored ones (or the defaults), then the whole role is checked. */
-function buildRole(name: string, input: RoleInput, existing: TokenRole | undefined, mountMaxTtl: number): { role: TokenRole; warnings: string[] } {
+function buildRole(
+  name: string,
+  input: RoleInput,
+  existing: TokenRole | undefined,
+  mountMaxTtl: number,
+): { role: TokenRole; warnings: string[] } {
   const role: TokenRole = existing ?? {
     name,
     allowed_policies: [],
@@ -220,7 +271,13 @@ function buildRole(name: string, input: RoleInput, existing: TokenRole | undefin
     token_num_uses: 0,
     token_type: 'default-service',
   };
-  for (const field of ['allowed_policies', 'disallowed_policies', 'allowed_policies_glob', 'disallowed_policies_glob', 'allowed_entity_aliases'] as const) {
+  for (const field of [
+    'allowed_policies',
+    'disallowed_policies',
+    'allowed_policies_glob',
+    'disallowed_policies_glob',
+    'allowed_entity_aliases',
+  ] as const) {
     const value = input[field];
     if (value !== undefined) role[field] = sanitisePolicyNames(value).sort();
   }
@@ -234,18 +291,28 @@ function buildRole(name: string, input: RoleInput, existing: TokenRole | undefin
   if (explicitMaxTtl !== undefined) role.token_explicit_max_ttl = explicitMaxTtl;
   const cidrs = input.token_bound_cidrs ?? input.bound_cidrs;
   if (cidrs !== undefined) role.token_bound_cidrs = cidrs.map(checkedCidr);
-  if (input.token_type !== undefined) role.token_type = input.token_type === 'default' ? 'default-service' : input.token_type;
+  if (input.token_type !== undefined)
+    role.token_type = input.token_type === 'default' ? 'default-service' : input.token_type;
   if (input.path_suffix !== undefined) {
     const suffix = input.path_suffix.trim().replace(/^\/+|\/+$/g, '');
-    if (suffix.split('/').includes('..')) throw badRequest('invalid value for "path_suffix": must not contain ".." segments');
+    if (suffix.split('/').includes('..'))
+      throw badRequest('invalid value for "path_suffix": must not contain ".." segments');
     role.path_suffix = suffix;
   }
 
   if (role.token_type === 'batch') {
-    if (role.token_period > 0) throw badRequest('invalid value for "token_type": "batch" cannot be set when the role generates periodic tokens ("token_period")');
-    if (role.token_num_uses > 0) throw badRequest('invalid value for "token_type": "batch" cannot be set when the role generates limited-use tokens ("token_num_uses")');
+    if (role.token_period > 0)
+      throw badRequest(
+        'invalid value for "token_type": "batch" cannot be set when the role generates periodic tokens ("token_period")',
+      );
+    if (role.token_num_uses > 0)
+      throw badRequest(
+        'invalid value for "token_type": "batch" cannot be set when the role generates limited-use tokens ("token_num_uses")',
+      );
     if (role.token_explicit_max_ttl > 0) {
-      throw badRequest('invalid value for "token_type": "batch" cannot be set when the role generates tokens with an explicit max TTL ("token_explicit_max_ttl")');
+      throw badRequest(
+        'invalid value for "token_type": "batch" cannot be set when the role generates tokens with an explicit max TTL ("token_explicit_max_ttl")',
+      );
     }
   }
   const warnings: string[] = [];
@@ -282,7 +349,8 @@ function describeRole(role: TokenRole): Record<string, unknown> {
 /** A CIDR block as the pipeline matches it: a bare address becomes a /32 (or /128). */
 function checkedCidr(raw: string): string {
   if (ipaddr.isValidCIDR(raw)) return raw;
-  if (!ipaddr.isValid(raw)) throw badRequest(`invalid value for "token_bound_cidrs": "${raw}" is not an IP address or CIDR block`);
+  if (!ipaddr.isValid(raw))
+    throw badRequest(`invalid value for "token_bound_cidrs": "${raw}" is not an IP address or CIDR block`);
   return `${raw}/${ipaddr.parse(raw).kind() === 'ipv4' ? 32 : 128}`;
 }
 

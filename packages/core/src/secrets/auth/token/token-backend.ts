@@ -8,7 +8,16 @@ import { type MountEntry, mountTtls, tokenStoreMount } from '../../mounts/mount-
 import { type BuiltinServices, builtin } from '../../sys/builtin.ts';
 import { describeToken, isRootEntry, type TokenEntry } from '../../tokens/token-entry.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
-import { roleForCreate, roleLimits, rolePolicies, roleRenewalPeriod, roleTokenPath, roleTokenType, type TokenRole, tokenRolePaths } from './roles-paths.ts';
+import {
+  roleForCreate,
+  roleLimits,
+  rolePolicies,
+  roleRenewalPeriod,
+  roleTokenPath,
+  roleTokenType,
+  type TokenRole,
+  tokenRolePaths,
+} from './roles-paths.ts';
 
 const createFields = z.object({
   id: z.string().min(1).optional().describe('Value for the token (root or sudo only).'),
@@ -16,12 +25,16 @@ const createFields = z.object({
   meta: stringMap.optional().describe('Arbitrary key=value metadata to associate with the token.'),
   no_parent: bool.optional().describe('Create the token with no parent (root or sudo only).'),
   no_default_policy: bool.default(false).describe('Do not include the default policy for this token.'),
-  renewable: bool.default(true).describe('Allow the token to be renewed past its initial TTL up to the system/mount maximum TTL.'),
+  renewable: bool
+    .default(true)
+    .describe('Allow the token to be renewed past its initial TTL up to the system/mount maximum TTL.'),
   ttl: duration.default(0).describe('Time to live for this token.'),
   /** Vault's deprecated name for `ttl` (hvac's `create_token(lease=…)`), used when `ttl` is not given. */
   lease: duration.optional().describe("Use 'ttl' instead."),
   explicit_max_ttl: duration.default(0).describe('Explicit max TTL for this token.'),
-  period: duration.default(0).describe('Renew period: a periodic token is renewed by this much each time (root or sudo only).'),
+  period: duration
+    .default(0)
+    .describe('Renew period: a periodic token is renewed by this much each time (root or sudo only).'),
   display_name: z.string().max(256).default('').describe('Name to associate with this token.'),
   num_uses: count.default(0).describe('Max number of uses for this token.'),
   type: z.enum(['service', 'batch']).optional().describe('Token type: service or batch.'),
@@ -30,12 +43,17 @@ const createFields = z.object({
 
 const roleCreateFields = createFields.extend({
   role_name: z.string().describe('Name of the role.'),
-  entity_alias: z.string().optional().describe('Name of the entity alias to associate with this token (refused: there is no identity store).'),
+  entity_alias: z
+    .string()
+    .optional()
+    .describe('Name of the entity alias to associate with this token (refused: there is no identity store).'),
 });
 
 const tokenField = z.object({ token: z.string().min(1).describe('The token (request body).') });
 const accessorField = z.object({ accessor: z.string().min(1).describe('Accessor of the token (request body).') });
-const incrementField = { increment: duration.default(0).describe('The desired increment in seconds to the token expiration.') };
+const incrementField = {
+  increment: duration.default(0).describe('The desired increment in seconds to the token expiration.'),
+};
 
 /** What the token store's paths use. */
 export type TokenServices = Pick<BuiltinServices, 'tokens' | 'mounts' | 'clock' | 'store' | 'keyring'> & {
@@ -43,7 +61,10 @@ export type TokenServices = Pick<BuiltinServices, 'tokens' | 'mounts' | 'clock' 
    * The backends this process bundles, for an auth method's renewal rule. Its hook is given these services where it
    * takes the core.
    */
-  backends: ReadonlyMap<string, { renewLogin?(context: RenewLoginContext): Promise<{ ttl: number; maxTtl: number; period: number }> }>;
+  backends: ReadonlyMap<
+    string,
+    { renewLogin?(context: RenewLoginContext): Promise<{ ttl: number; maxTtl: number; period: number }> }
+  >;
 };
 
 interface RenewLoginContext {
@@ -79,14 +100,17 @@ const tokenPaths = (services: TokenServices): PathSpec[] => [
     pattern: 'lookup-self',
     fields: z.object({}),
     summaries: { read: "Returns information about the caller's token." },
-    operations: { read: async (request) => lookupReply(services, await self(services, request), caller(request).token) },
+    operations: {
+      read: async (request) => lookupReply(services, await self(services, request), caller(request).token),
+    },
   }),
   path({
     pattern: 'lookup',
     fields: tokenField,
     summaries: { update: 'Returns information about a token.' },
     operations: {
-      update: async ({ data }) => lookupReply(services, await known(services, data.token, permissionDenied('bad token')), data.token),
+      update: async ({ data }) =>
+        lookupReply(services, await known(services, data.token, permissionDenied('bad token')), data.token),
     },
   }),
   path({
@@ -106,14 +130,22 @@ const tokenPaths = (services: TokenServices): PathSpec[] => [
     fields: z.object({ token: tokenField.shape.token, ...incrementField }),
     summaries: { update: 'Renews a token.' },
     operations: {
-      update: async (request) => renew(services, request, await known(services, request.data.token, badRequest('token not found')), request.data.token),
+      update: async (request) =>
+        renew(
+          services,
+          request,
+          await known(services, request.data.token, badRequest('token not found')),
+          request.data.token,
+        ),
     },
   }),
   path({
     pattern: 'renew-accessor',
     fields: z.object({ accessor: accessorField.shape.accessor, ...incrementField }),
     summaries: { update: 'Renews the token with the given accessor.' },
-    operations: { update: async (request) => renew(services, request, await byAccessor(services, request.data.accessor), '') },
+    operations: {
+      update: async (request) => renew(services, request, await byAccessor(services, request.data.accessor), ''),
+    },
   }),
   path({
     pattern: 'revoke-self',
@@ -138,7 +170,9 @@ const tokenPaths = (services: TokenServices): PathSpec[] => [
     fields: z.object({}),
     sudo: true,
     summaries: { list: 'Lists the accessors of the tokens issued.' },
-    operations: { list: async () => ({ data: { keys: await services.tokens.accessorsIssued(await services.mounts.list('auth')) } }) },
+    operations: {
+      list: async () => ({ data: { keys: await services.tokens.accessorsIssued(await services.mounts.list('auth')) } }),
+    },
   }),
   path({
     pattern: 'revoke-orphan',
@@ -146,7 +180,10 @@ const tokenPaths = (services: TokenServices): PathSpec[] => [
     sudo: true,
     summaries: { update: 'Revokes a token but not its children, which become orphans.' },
     operations: {
-      update: async ({ data }) => revoke(services, await known(services, data.token, badRequest('token to revoke not found')), { orphanChildren: true }),
+      update: async ({ data }) =>
+        revoke(services, await known(services, data.token, badRequest('token to revoke not found')), {
+          orphanChildren: true,
+        }),
     },
   }),
 ];
@@ -154,7 +191,12 @@ const tokenPaths = (services: TokenServices): PathSpec[] => [
 /** `auth/token/`: create, look up, renew and revoke tokens, as Vault's token store does. */
 export const tokenBackend = builtin('token', 'auth', tokenPaths);
 
-async function create(services: TokenServices, request: Request<z.output<typeof createFields>>, orphanPath: boolean, role?: TokenRole) {
+async function create(
+  services: TokenServices,
+  request: Request<z.output<typeof createFields>>,
+  orphanPath: boolean,
+  role?: TokenRole,
+) {
   const parent = caller(request).entry;
   const data = request.data;
   const type = role ? roleTokenType(role, data.type) : (data.type ?? 'service');
@@ -163,13 +205,15 @@ async function create(services: TokenServices, request: Request<z.output<typeof 
   // Else a child would carry on after its parent's uses run out.
   if (parent.numUses > 0) throw badRequest('restricted use token cannot generate child tokens');
   // With a role, the role alone decides whether the token is an orphan, as in Vault.
-  if (data.no_parent && !privileged && !role) throw badRequest('root or sudo privileges required to create orphan token');
+  if (data.no_parent && !privileged && !role)
+    throw badRequest('root or sudo privileges required to create orphan token');
   if (data.id !== undefined && !privileged) throw badRequest('root or sudo privileges required to specify token id');
   if (data.id !== undefined && (data.id.startsWith('hvb.') || type === 'batch')) {
     throw badRequest('a custom "id" cannot be used for batch tokens or begin with "hvb."');
   }
   if (data.period && !privileged) throw badRequest('root or sudo privileges required to create periodic token');
-  if (data.entity_id !== undefined && !privileged) throw badRequest('root or sudo privileges required to set "entity_id"');
+  if (data.entity_id !== undefined && !privileged)
+    throw badRequest('root or sudo privileges required to set "entity_id"');
 
   // Vault's rules: a role listing allowed or disallowed policies decides them; otherwise an inheriting child gets
   // `default` only if its parent has it; an ordinary parent can give only what it holds (and `default` only when
@@ -185,7 +229,8 @@ async function create(services: TokenServices, request: Request<z.output<typeof 
   } else if (!privileged) {
     policies = sanitisePolicyNames(data.policies);
     const outside = policies.filter((name) => !parent.policies.includes(name));
-    if (outside.length > 0) throw badRequest(`child policies must be subset of parent: not held by the parent: ${outside.join(', ')}`);
+    if (outside.length > 0)
+      throw badRequest(`child policies must be subset of parent: not held by the parent: ${outside.join(', ')}`);
     addDefault = parent.policies.includes('default');
   } else {
     policies = sanitisePolicyNames(data.policies);
@@ -194,15 +239,20 @@ async function create(services: TokenServices, request: Request<z.output<typeof 
   if (addDefault && !policies.includes('default')) policies = [...policies, 'default'];
   if (noDefault) policies = policies.filter((name) => name !== 'default');
   const isRoot = policies.includes('root');
-  if (isRoot && !isRootEntry(parent)) throw badRequest('root tokens may not be created without parent token being root');
+  if (isRoot && !isRootEntry(parent))
+    throw badRequest('root tokens may not be created without parent token being root');
   const warnings: string[] = [];
   const requested = { period: data.period, explicitMaxTtl: data.explicit_max_ttl, numUses: data.num_uses };
   const { period, explicitMaxTtl, numUses } = role ? roleLimits(role, requested, warnings) : requested;
   if (type === 'batch') {
     if (isRoot) throw badRequest('batch tokens cannot be root tokens');
-    const refused = ([['explicit_max_ttl', explicitMaxTtl], ['num_uses', numUses], ['period', period]] as const).find(
-      ([, value]) => value > 0,
-    );
+    const refused = (
+      [
+        ['explicit_max_ttl', explicitMaxTtl],
+        ['num_uses', numUses],
+        ['period', period],
+      ] as const
+    ).find(([, value]) => value > 0);
     if (refused) throw badRequest(`batch tokens cannot have "${refused[0]}" set`);
   }
   const ttl = data.ttl || data.lease || 0;
@@ -214,7 +264,9 @@ async function create(services: TokenServices, request: Request<z.output<typeof 
   const requestedTtl = period || ttl;
   const ttlCap = Math.min(...[explicitMaxTtl, maxTtl].filter((cap) => cap > 0));
   if (requestedTtl > ttlCap) {
-    warnings.push(`TTL of "${requestedTtl}s" exceeded the effective max_ttl of "${ttlCap}s"; TTL value is capped accordingly`);
+    warnings.push(
+      `TTL of "${requestedTtl}s" exceeded the effective max_ttl of "${ttlCap}s"; TTL value is capped accordingly`,
+    );
   }
   const orphan = role ? role.orphan : orphanPath || data.no_parent === true;
   const { token, entry } = await services.tokens.create({
@@ -256,7 +308,12 @@ async function self(services: TokenServices, request: Request): Promise<TokenEnt
 }
 
 /** Renewal is bounded by the max TTL of the mount that issued the token, as tuned now. */
-async function renew(services: TokenServices, request: Request<{ increment: number }>, entry: TokenEntry, token: string) {
+async function renew(
+  services: TokenServices,
+  request: Request<{ increment: number }>,
+  entry: TokenEntry,
+  token: string,
+) {
   const { increment } = request.data;
   const issuer = (await services.mounts.resolve(entry.path)) ?? request.mount;
   let maxTtl = mountTtls(issuer).maxTtl;
@@ -276,10 +333,15 @@ async function renew(services: TokenServices, request: Request<{ increment: numb
   return { token: { token, entry: renewed.entry }, warnings: renewed.warnings };
 }
 
-async function revoke(services: TokenServices, entry: TokenEntry | undefined, options: { orphanChildren?: boolean } = {}) {
+async function revoke(
+  services: TokenServices,
+  entry: TokenEntry | undefined,
+  options: { orphanChildren?: boolean } = {},
+) {
   // As Vault, revoking a token that is already gone succeeds.
   if (!entry) return undefined;
-  if (entry.type === 'batch') throw badRequest('batch tokens cannot be revoked; they expire with their TTL or their parent');
+  if (entry.type === 'batch')
+    throw badRequest('batch tokens cannot be revoked; they expire with their TTL or their parent');
   await services.tokens.revoke(entry.hash, options);
   return undefined;
 }

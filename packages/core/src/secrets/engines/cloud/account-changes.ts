@@ -5,7 +5,14 @@ import type { MountWrite } from '../../mounts/mount-storage.ts';
 import { grantBindings } from './bindings.ts';
 import type { EngineContext } from './engine-context.ts';
 import { asDomainError, type GoogleClient } from './google-client.ts';
-import { type AccountItem, type AccountValue, attributesOf, keyLeasePrefixes, sealTokenKey, type WalItem } from './records.ts';
+import {
+  type AccountItem,
+  type AccountValue,
+  attributesOf,
+  keyLeasePrefixes,
+  sealTokenKey,
+  type WalItem,
+} from './records.ts';
 import { rootClient } from './root-client.ts';
 import { settleNow, switchWrites, walItem, writeAhead } from './wal.ts';
 
@@ -17,20 +24,44 @@ import { settleNow, switchWrites, walItem, writeAhead } from './wal.ts';
 
 /** A service-account id for a roleset: `kh-<name>-<random>`, within IAM's 6–30 characters. */
 export function accountIdFor(name: string): string {
-  const stem = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-+/g, '-').replace(/^-|-$/g, '').slice(0, 16).replace(/-$/, '');
-  return `kh-${stem ? `${stem}-` : ''}${randomBase62(16).toLowerCase().replace(/[^a-z0-9]/g, '').padEnd(8, '0').slice(0, 8)}`;
+  const stem = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 16)
+    .replace(/-$/, '');
+  return `kh-${stem ? `${stem}-` : ''}${randomBase62(16)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '')
+    .padEnd(8, '0')
+    .slice(0, 8)}`;
 }
 
 /** The write that stores `next` only if the stored record is still `previous` (or absent when there was none). */
 export function storeWrite(next: AccountItem, previous: AccountItem | undefined): MountWrite {
-  return { put: next.sk, item: attributesOf(next), when: previous ? { equals: { 'value.generation': previous.value.generation } } : { absent: true } };
+  return {
+    put: next.sk,
+    item: attributesOf(next),
+    when: previous ? { equals: { 'value.generation': previous.value.generation } } : { absent: true },
+  };
 }
 
-async function commit(ctx: EngineContext, writes: MountWrite[], ahead: WalItem[], google: GoogleClient, what: string): Promise<void> {
+async function commit(
+  ctx: EngineContext,
+  writes: MountWrite[],
+  ahead: WalItem[],
+  google: GoogleClient,
+  what: string,
+): Promise<void> {
   try {
     await ctx.storage.transact(writes);
   } catch (error) {
-    await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
+    await settleNow(
+      ctx,
+      ahead.map((entry) => ({ ...entry, dueAt: 0 })),
+      google,
+    );
     if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
     throw error;
   }
@@ -39,7 +70,10 @@ async function commit(ctx: EngineContext, writes: MountWrite[], ahead: WalItem[]
 /** Creates a key for the access-token owner's account; returns its name and the sealed credentials file. */
 async function newTokenKey(ctx: EngineContext, google: GoogleClient, key: string, email: string) {
   const created = await google.createKey(email, 'KEY_ALG_RSA_2048', 'TYPE_GOOGLE_CREDENTIALS_FILE');
-  return { name: created.name, sealed: sealTokenKey(ctx.storage, key, Buffer.from(created.privateKeyData, 'base64').toString('utf8')) };
+  return {
+    name: created.name,
+    sealed: sealTokenKey(ctx.storage, key, Buffer.from(created.privateKeyData, 'base64').toString('utf8')),
+  };
 }
 
 /**
@@ -59,7 +93,12 @@ export async function replaceRolesetAccount(
   const ahead = await writeAhead(ctx, [{ kind: 'account', owner: key, email, bindings: value.bindings }]);
   let next: AccountItem;
   try {
-    await google.createServiceAccount(value.service_account_project, accountId, `Keyhaven roleset ${name}`.slice(0, 100), `Managed by Keyhaven mount ${ctx.mount.path} roleset ${name}`.slice(0, 256));
+    await google.createServiceAccount(
+      value.service_account_project,
+      accountId,
+      `Keyhaven roleset ${name}`.slice(0, 100),
+      `Managed by Keyhaven mount ${ctx.mount.path} roleset ${name}`.slice(0, 256),
+    );
     await grantBindings(google, `serviceAccount:${email}`, value.bindings);
     next = {
       sk: key,
@@ -67,11 +106,26 @@ export async function replaceRolesetAccount(
       ...(value.secret_type === 'access_token' ? { tokenKey: await newTokenKey(ctx, google, key, email) } : {}),
     };
   } catch (error) {
-    await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
+    await settleNow(
+      ctx,
+      ahead.map((entry) => ({ ...entry, dueAt: 0 })),
+      google,
+    );
     throw asDomainError(error, `creating the service account of roleset "${name}"`);
   }
   const obsolete = previous
-    ? [walItem(ctx, { kind: 'account', owner: key, email: previous.value.service_account_email, bindings: previous.value.bindings }, 'now')]
+    ? [
+        walItem(
+          ctx,
+          {
+            kind: 'account',
+            owner: key,
+            email: previous.value.service_account_email,
+            bindings: previous.value.bindings,
+          },
+          'now',
+        ),
+      ]
     : [];
   await commit(ctx, [storeWrite(next, previous), ...switchWrites(ahead, obsolete)], ahead, google, `roleset "${name}"`);
   if (previous) await revokeIssuedKeys(ctx, key);
@@ -79,8 +133,14 @@ export async function replaceRolesetAccount(
 }
 
 /** A new access-token key on the same account; the old key is deleted after the switch. */
-export async function rotateTokenKey(ctx: EngineContext, key: string, what: string, previous: AccountItem): Promise<void> {
-  if (previous.value.secret_type !== 'access_token') throw badRequest(`cannot rotate the key of ${what}: its secret_type is not access_token`);
+export async function rotateTokenKey(
+  ctx: EngineContext,
+  key: string,
+  what: string,
+  previous: AccountItem,
+): Promise<void> {
+  if (previous.value.secret_type !== 'access_token')
+    throw badRequest(`cannot rotate the key of ${what}: its secret_type is not access_token`);
   const google = await rootClient(ctx);
   const email = previous.value.service_account_email;
   let knownBefore: string[];
@@ -92,18 +152,33 @@ export async function rotateTokenKey(ctx: EngineContext, key: string, what: stri
   const ahead = await writeAhead(ctx, [{ kind: 'new-keys', owner: key, email, knownBefore }]);
   let next: AccountItem;
   try {
-    next = { ...previous, value: { ...previous.value, generation: previous.value.generation + 1 }, tokenKey: await newTokenKey(ctx, google, key, email) };
+    next = {
+      ...previous,
+      value: { ...previous.value, generation: previous.value.generation + 1 },
+      tokenKey: await newTokenKey(ctx, google, key, email),
+    };
   } catch (error) {
-    await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
+    await settleNow(
+      ctx,
+      ahead.map((entry) => ({ ...entry, dueAt: 0 })),
+      google,
+    );
     throw asDomainError(error, `creating a key for ${email}`);
   }
-  const obsolete = previous.tokenKey ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: previous.tokenKey.name }, 'now')] : [];
+  const obsolete = previous.tokenKey
+    ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: previous.tokenKey.name }, 'now')]
+    : [];
   await commit(ctx, [storeWrite(next, previous), ...switchWrites(ahead, obsolete)], ahead, google, what);
   await settleNow(ctx, obsolete, google);
 }
 
 /** Stores a record whose cloud side does not change (token scopes), if nobody changed it meanwhile. */
-export async function storeOnly(ctx: EngineContext, next: AccountItem, previous: AccountItem, what: string): Promise<void> {
+export async function storeOnly(
+  ctx: EngineContext,
+  next: AccountItem,
+  previous: AccountItem,
+  what: string,
+): Promise<void> {
   try {
     await ctx.storage.transact([storeWrite(next, previous)]);
   } catch (error) {
@@ -126,7 +201,10 @@ export async function deleteWithCloud(ctx: EngineContext, key: string, obsolete:
 export async function revokeIssuedKeys(ctx: EngineContext, key: string): Promise<void> {
   for (const prefix of keyLeasePrefixes(key)) {
     await ctx.system.leases.revokePrefix(prefix).catch((error) => {
-      ctx.system.log.error('revoking keys of a changed account failed; the leases retry', { key, error: (error as Error).message });
+      ctx.system.log.error('revoking keys of a changed account failed; the leases retry', {
+        key,
+        error: (error as Error).message,
+      });
     });
   }
 }

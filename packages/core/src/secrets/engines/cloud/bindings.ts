@@ -10,7 +10,8 @@ import { GoogleApiError, type GoogleClient, sleep } from './google-client.ts';
  */
 export type Bindings = Record<string, string[]>;
 
-const rolePattern = /^(roles\/[A-Za-z0-9_.]+|projects\/[a-z][-a-z0-9]{4,28}[a-z0-9]\/roles\/[A-Za-z0-9_.]{3,64}|organizations\/[0-9]+\/roles\/[A-Za-z0-9_.]{3,64})$/;
+const rolePattern =
+  /^(roles\/[A-Za-z0-9_.]+|projects\/[a-z][-a-z0-9]{4,28}[a-z0-9]\/roles\/[A-Za-z0-9_.]{3,64}|organizations\/[0-9]+\/roles\/[A-Za-z0-9_.]{3,64})$/;
 
 export function parseBindings(input: string): Bindings {
   const text = decodeMaybeBase64(input);
@@ -77,7 +78,10 @@ function fromDocument(text: string): Entry[] {
 
 function rolesOf(body: ObjectList, resource: string, line?: number): string[] {
   const sources = fieldSources(body, 'roles');
-  const refuse = () => badRequest(`invalid "bindings": resource "${resource}"${line ? ` (line ${line})` : ''} needs "roles" as a list of strings`);
+  const refuse = () =>
+    badRequest(
+      `invalid "bindings": resource "${resource}"${line ? ` (line ${line})` : ''} needs "roles" as a list of strings`,
+    );
   if (sources.length !== 1) throw refuse();
   try {
     return decodeSlice(sources[0] as (typeof sources)[number], 'roles', decodeString);
@@ -96,11 +100,26 @@ export interface ResourceApi {
 }
 
 const resourceForms: Array<[RegExp, (match: RegExpExecArray) => ResourceApi]> = [
-  [/^(?:\/\/cloudresourcemanager\.googleapis\.com\/|https:\/\/cloudresourcemanager\.googleapis\.com\/v1\/)projects\/([^/]+)$/, (m) => ({ kind: 'post', api: 'resourceManager', path: `/v1/projects/${m[1]}` })],
-  [/^(?:\/\/cloudresourcemanager\.googleapis\.com\/|https:\/\/cloudresourcemanager\.googleapis\.com\/v1\/)organizations\/([0-9]+)$/, (m) => ({ kind: 'post', api: 'resourceManager', path: `/v1/organizations/${m[1]}` })],
-  [/^(?:\/\/cloudresourcemanager\.googleapis\.com\/|https:\/\/cloudresourcemanager\.googleapis\.com\/v2\/)folders\/([0-9]+)$/, (m) => ({ kind: 'post', api: 'resourceManager', path: `/v2/folders/${m[1]}` })],
-  [/^(?:\/\/iam\.googleapis\.com\/|https:\/\/iam\.googleapis\.com\/v1\/)projects\/([^/]+)\/serviceAccounts\/([^/]+)$/, (m) => ({ kind: 'post', api: 'iam', path: `/v1/projects/${m[1]}/serviceAccounts/${m[2]}` })],
-  [/^(?:\/\/storage\.googleapis\.com\/(?:projects\/_\/)?buckets\/|https:\/\/www\.googleapis\.com\/storage\/v1\/b\/)([^/]+)$/, (m) => ({ kind: 'storage', api: 'storage', path: `/storage/v1/b/${m[1]}/iam` })],
+  [
+    /^(?:\/\/cloudresourcemanager\.googleapis\.com\/|https:\/\/cloudresourcemanager\.googleapis\.com\/v1\/)projects\/([^/]+)$/,
+    (m) => ({ kind: 'post', api: 'resourceManager', path: `/v1/projects/${m[1]}` }),
+  ],
+  [
+    /^(?:\/\/cloudresourcemanager\.googleapis\.com\/|https:\/\/cloudresourcemanager\.googleapis\.com\/v1\/)organizations\/([0-9]+)$/,
+    (m) => ({ kind: 'post', api: 'resourceManager', path: `/v1/organizations/${m[1]}` }),
+  ],
+  [
+    /^(?:\/\/cloudresourcemanager\.googleapis\.com\/|https:\/\/cloudresourcemanager\.googleapis\.com\/v2\/)folders\/([0-9]+)$/,
+    (m) => ({ kind: 'post', api: 'resourceManager', path: `/v2/folders/${m[1]}` }),
+  ],
+  [
+    /^(?:\/\/iam\.googleapis\.com\/|https:\/\/iam\.googleapis\.com\/v1\/)projects\/([^/]+)\/serviceAccounts\/([^/]+)$/,
+    (m) => ({ kind: 'post', api: 'iam', path: `/v1/projects/${m[1]}/serviceAccounts/${m[2]}` }),
+  ],
+  [
+    /^(?:\/\/storage\.googleapis\.com\/(?:projects\/_\/)?buckets\/|https:\/\/www\.googleapis\.com\/storage\/v1\/b\/)([^/]+)$/,
+    (m) => ({ kind: 'storage', api: 'storage', path: `/storage/v1/b/${m[1]}/iam` }),
+  ],
 ];
 
 /** The policy endpoint of a resource name, or a 400 naming it. */
@@ -124,7 +143,13 @@ interface Policy {
  * Adds or removes `member` in `roles` of one resource's policy: read-modify-write with the etag, retried on
  * a concurrent change (409/412) and, when adding, on a new account that IAM does not know yet.
  */
-export async function changeMember(google: GoogleClient, resource: string, member: string, add: string[], remove: string[]): Promise<void> {
+export async function changeMember(
+  google: GoogleClient,
+  resource: string,
+  member: string,
+  add: string[],
+  remove: string[],
+): Promise<void> {
   const target = resourceApi(resource);
   const base = google.endpoints[target.api];
   const attempts = 8;
@@ -133,7 +158,9 @@ export async function changeMember(google: GoogleClient, resource: string, membe
       const policy =
         target.kind === 'storage'
           ? await google.call<Policy>('GET', `${base}${target.path}`)
-          : await google.call<Policy>('POST', `${base}${target.path}:getIamPolicy`, { options: { requestedPolicyVersion: 3 } });
+          : await google.call<Policy>('POST', `${base}${target.path}:getIamPolicy`, {
+              options: { requestedPolicyVersion: 3 },
+            });
       const bindings = (policy.bindings ?? []).map((binding) => ({ ...binding, members: [...binding.members] }));
       let changed = false;
       for (const role of remove) {
@@ -197,4 +224,5 @@ export function subtractBindings(from: Bindings, minus: Bindings): Bindings {
 }
 
 export const sameBindings = (a: Bindings, b: Bindings) =>
-  JSON.stringify(Object.entries(a).sort(([x], [y]) => x.localeCompare(y))) === JSON.stringify(Object.entries(b).sort(([x], [y]) => x.localeCompare(y)));
+  JSON.stringify(Object.entries(a).sort(([x], [y]) => x.localeCompare(y))) ===
+  JSON.stringify(Object.entries(b).sort(([x], [y]) => x.localeCompare(y)));

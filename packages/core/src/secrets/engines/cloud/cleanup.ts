@@ -23,7 +23,10 @@ export async function rotateDueRoots(core: Core): Promise<{ rotated: number }> {
       await rotateRootNow(ctx);
       result.rotated++;
     } catch (error) {
-      core.log.error('automatic root rotation failed; will retry', { mount: mount.path, error: (error as Error).message });
+      core.log.error('automatic root rotation failed; will retry', {
+        mount: mount.path,
+        error: (error as Error).message,
+      });
       await storage.update(configKey, { set: { rotateAt: now + 60 } }).catch(() => undefined);
     }
   }

@@ -19,7 +19,15 @@ import { cloudRollback } from './wal.ts';
 export const cloudBackend: Backend = {
   type: 'cloud',
   kind: 'secret',
-  paths: [...configPaths, ...rotateRootPaths, ...rolesetPaths, ...staticAccountPaths, ...impersonatedAccountPaths, ...tokenPaths, ...keyPaths],
+  paths: [
+    ...configPaths,
+    ...rotateRootPaths,
+    ...rolesetPaths,
+    ...staticAccountPaths,
+    ...impersonatedAccountPaths,
+    ...tokenPaths,
+    ...keyPaths,
+  ],
   leases: { [keySecretType]: keyLeaseHooks },
   // Due root rotations; the clean-up of what a crash or a Google failure left (keys and accounts to delete) is its
   // write-ahead rollback, which the framework runs.

@@ -57,28 +57,44 @@ const fields = z.object({
     .describe(
       'The content of a GCP service-account credentials JSON file, the root credential the engine acts with (it needs permission to create service accounts, keys and IAM bindings). Sealed and never shown; "" removes it.',
     ),
-  ttl: duration.optional().describe('Default lease TTL of the service-account keys the engine issues; 0 uses the mount\'s default.'),
-  max_ttl: duration.optional().describe('Maximum lease TTL of the service-account keys the engine issues; 0 uses the mount\'s maximum.'),
+  ttl: duration
+    .optional()
+    .describe("Default lease TTL of the service-account keys the engine issues; 0 uses the mount's default."),
+  max_ttl: duration
+    .optional()
+    .describe("Maximum lease TTL of the service-account keys the engine issues; 0 uses the mount's maximum."),
   identity_token_audience: z
     .string()
     .optional()
-    .describe('Audience of the plugin identity tokens exchanged at Google STS (workload identity federation); set together with "service_account_email".'),
+    .describe(
+      'Audience of the plugin identity tokens exchanged at Google STS (workload identity federation); set together with "service_account_email".',
+    ),
   service_account_email: z
     .string()
     .optional()
     .describe('Email of the service account to impersonate with the federated token (workload identity federation).'),
-  identity_token_ttl: duration.optional().describe('Time-to-live of the plugin identity tokens; 0 means the default, one hour.'),
+  identity_token_ttl: duration
+    .optional()
+    .describe('Time-to-live of the plugin identity tokens; 0 means the default, one hour.'),
   rotation_period: duration
     .optional()
-    .describe('Rotate the root credential automatically this often (at least 10 seconds). Mutually exclusive with "rotation_schedule".'),
+    .describe(
+      'Rotate the root credential automatically this often (at least 10 seconds). Mutually exclusive with "rotation_schedule".',
+    ),
   rotation_schedule: z
     .string()
     .optional()
-    .describe('Cron-style schedule (five fields, UTC) on which the root credential is rotated. Mutually exclusive with "rotation_period".'),
+    .describe(
+      'Cron-style schedule (five fields, UTC) on which the root credential is rotated. Mutually exclusive with "rotation_period".',
+    ),
   rotation_window: duration
     .optional()
-    .describe('How long after each scheduled time a rotation may still happen (at least 1h); only with "rotation_schedule".'),
-  disable_automated_rotation: bool.optional().describe('If true, the root credential is not rotated automatically, whatever the period or schedule.'),
+    .describe(
+      'How long after each scheduled time a rotation may still happen (at least 1h); only with "rotation_schedule".',
+    ),
+  disable_automated_rotation: bool
+    .optional()
+    .describe('If true, the root credential is not rotated automatically, whatever the period or schedule.'),
 });
 type Fields = z.output<typeof fields>;
 
@@ -100,9 +116,13 @@ export function parseCredentials(text: string): CredentialsFile {
     throw badRequest(`invalid credentials JSON file: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object') throw badRequest('invalid credentials JSON file: not a JSON object');
-  if (parsed.type !== 'service_account') throw badRequest(`invalid credentials JSON file: "type" must be "service_account", got ${JSON.stringify(parsed.type ?? null)}`);
+  if (parsed.type !== 'service_account')
+    throw badRequest(
+      `invalid credentials JSON file: "type" must be "service_account", got ${JSON.stringify(parsed.type ?? null)}`,
+    );
   for (const field of ['client_email', 'private_key', 'private_key_id'] as const) {
-    if (typeof parsed[field] !== 'string' || parsed[field] === '') throw badRequest(`invalid credentials JSON file: missing "${field}"`);
+    if (typeof parsed[field] !== 'string' || parsed[field] === '')
+      throw badRequest(`invalid credentials JSON file: missing "${field}"`);
   }
   try {
     createPrivateKey(parsed.private_key as string);
@@ -113,7 +133,9 @@ export function parseCredentials(text: string): CredentialsFile {
 }
 
 export function openCredentials(storage: MountStorage, item: ConfigItem | undefined): CredentialsFile | undefined {
-  return item?.credentials ? (JSON.parse(storage.open(`${configKey}#credentials`, item.credentials)) as CredentialsFile) : undefined;
+  return item?.credentials
+    ? (JSON.parse(storage.open(`${configKey}#credentials`, item.credentials)) as CredentialsFile)
+    : undefined;
 }
 
 export const sealCredentials = (storage: MountStorage, text: string) => storage.seal(`${configKey}#credentials`, text);
@@ -133,14 +155,22 @@ async function write({ storage, system, data }: Request<Fields>) {
   const item = await loadConfig(storage);
   const stored = configValue(item);
   const { credentials, ...sent } = data;
-  const merged: ConfigValue = { ...stored, ...(Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== undefined)) as Partial<ConfigValue>) };
-  if (sent.rotation_period && sent.rotation_schedule) throw badRequest('"rotation_period" and "rotation_schedule" cannot both be set: choose one');
+  const merged: ConfigValue = {
+    ...stored,
+    ...(Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== undefined)) as Partial<ConfigValue>),
+  };
+  if (sent.rotation_period && sent.rotation_schedule)
+    throw badRequest('"rotation_period" and "rotation_schedule" cannot both be set: choose one');
   if (sent.rotation_period) merged.rotation_schedule = '';
   if (sent.rotation_schedule) merged.rotation_period = 0;
-  if (merged.rotation_period > 0 && merged.rotation_period < 10) throw badRequest('invalid "rotation_period": must be at least 10 seconds');
+  if (merged.rotation_period > 0 && merged.rotation_period < 10)
+    throw badRequest('invalid "rotation_period": must be at least 10 seconds');
   if (merged.rotation_schedule) {
     const parts = merged.rotation_schedule.trim().split(/\s+/);
-    if (parts.length !== 5) throw badRequest(`invalid "rotation_schedule": expected five fields (minute hour day-of-month month day-of-week), got ${parts.length}`);
+    if (parts.length !== 5)
+      throw badRequest(
+        `invalid "rotation_schedule": expected five fields (minute hour day-of-month month day-of-week), got ${parts.length}`,
+      );
     try {
       new Cron(merged.rotation_schedule, { paused: true });
     } catch (error) {
@@ -148,8 +178,10 @@ async function write({ storage, system, data }: Request<Fields>) {
     }
   }
   if (merged.rotation_window > 0) {
-    if (merged.rotation_window < 3600) throw badRequest('invalid "rotation_window": must be at least 3600 seconds (1h)');
-    if (merged.rotation_period > 0) throw badRequest('"rotation_window" cannot be used with "rotation_period", only with "rotation_schedule"');
+    if (merged.rotation_window < 3600)
+      throw badRequest('invalid "rotation_window": must be at least 3600 seconds (1h)');
+    if (merged.rotation_period > 0)
+      throw badRequest('"rotation_window" cannot be used with "rotation_period", only with "rotation_schedule"');
     if (!merged.rotation_schedule) throw badRequest('"rotation_window" needs a "rotation_schedule"');
   }
   if (merged.max_ttl > 0 && merged.ttl > merged.max_ttl) throw badRequest('"ttl" cannot be greater than "max_ttl"');
@@ -157,7 +189,9 @@ async function write({ storage, system, data }: Request<Fields>) {
 
   const hasCredentials = credentials !== undefined ? credentials !== '' : Boolean(item?.credentials);
   if (credentials && sent.identity_token_audience) {
-    throw badRequest('"credentials" and "identity_token_audience" are mutually exclusive: use one root credential source');
+    throw badRequest(
+      '"credentials" and "identity_token_audience" are mutually exclusive: use one root credential source',
+    );
   }
   // A new source replaces the other one: writing credentials clears federation, and the reverse.
   if (credentials) {
@@ -176,7 +210,11 @@ async function write({ storage, system, data }: Request<Fields>) {
   const rotateAt = nextRotation(merged, now, item?.lastRotation ?? now);
   const next: ConfigItem = {
     value: merged,
-    ...(sealed ? { credentials: sealed } : !dropCredentials && item?.credentials ? { credentials: item.credentials } : {}),
+    ...(sealed
+      ? { credentials: sealed }
+      : !dropCredentials && item?.credentials
+        ? { credentials: item.credentials }
+        : {}),
     ...(rotateAt !== undefined ? { rotateAt } : {}),
     ...(item?.lastRotation ? { lastRotation: item.lastRotation } : {}),
   };
@@ -189,9 +227,11 @@ export const configPaths: PathSpec[] = [
     pattern: 'config',
     fields,
     summaries: {
-      read: 'Read the engine\'s configuration (the credentials are never shown).',
-      create: 'Configure the root credential, the TTLs of issued keys and the automatic rotation of the root credential.',
-      update: 'Configure the root credential, the TTLs of issued keys and the automatic rotation of the root credential.',
+      read: "Read the engine's configuration (the credentials are never shown).",
+      create:
+        'Configure the root credential, the TTLs of issued keys and the automatic rotation of the root credential.',
+      update:
+        'Configure the root credential, the TTLs of issued keys and the automatic rotation of the root credential.',
     },
     exists: async ({ storage }) => (await loadConfig(storage)) !== undefined,
     operations: {

@@ -109,13 +109,20 @@ function jwtBearerAssertion(credentials: CredentialsFile, scopes: string[]): str
  * Mints an OAuth2 access token with the JWT-bearer grant, posted to the configured token endpoint (else the file's
  * `token_uri`, else Google's). A refusal is the endpoint's status with its OAuth error; anything else a 502.
  */
-export async function tokenFromCredentials(credentials: CredentialsFile, scopes: string[], endpoints: Endpoints): Promise<MintedToken> {
+export async function tokenFromCredentials(
+  credentials: CredentialsFile,
+  scopes: string[],
+  endpoints: Endpoints,
+): Promise<MintedToken> {
   const tokenUrl = endpoints.token ?? credentials.token_uri ?? defaultTokenUrl;
   try {
     const response = await fetch(tokenUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: jwtBearerAssertion(credentials, scopes) }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        assertion: jwtBearerAssertion(credentials, scopes),
+      }).toString(),
     });
     const text = await response.text();
     let data: Record<string, unknown>;
@@ -124,13 +131,23 @@ export async function tokenFromCredentials(credentials: CredentialsFile, scopes:
     } catch {
       data = { error: 'invalid_response', error_description: text.slice(0, 200) };
     }
-    if (!response.ok) throw new GoogleApiError(response.status, String(data.error ?? 'UNKNOWN'), `${data.error}: ${data.error_description ?? ''}`);
-    if (typeof data.access_token !== 'string' || !data.access_token) throw new GoogleApiError(502, 'INTERNAL', 'the token endpoint returned no access token');
+    if (!response.ok)
+      throw new GoogleApiError(
+        response.status,
+        String(data.error ?? 'UNKNOWN'),
+        `${data.error}: ${data.error_description ?? ''}`,
+      );
+    if (typeof data.access_token !== 'string' || !data.access_token)
+      throw new GoogleApiError(502, 'INTERNAL', 'the token endpoint returned no access token');
     const expiresIn = typeof data.expires_in === 'number' ? Math.floor(data.expires_in) : 3600;
     return { token: data.access_token, expiresIn };
   } catch (error) {
     if (error instanceof GoogleApiError) throw error;
-    throw new GoogleApiError(502, 'UNAVAILABLE', `token endpoint: ${error instanceof Error ? error.message : String(error)}`);
+    throw new GoogleApiError(
+      502,
+      'UNAVAILABLE',
+      `token endpoint: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -162,7 +179,11 @@ export class GoogleClient {
     }
     if (!response.ok) {
       const error = (parsed as { error?: { message?: string; status?: string } }).error ?? {};
-      throw new GoogleApiError(response.status, error.status ?? String(response.status), error.message ?? `HTTP ${response.status}`);
+      throw new GoogleApiError(
+        response.status,
+        error.status ?? String(response.status),
+        error.message ?? `HTTP ${response.status}`,
+      );
     }
     return parsed as T;
   }
@@ -172,10 +193,14 @@ export class GoogleClient {
   }
 
   createServiceAccount(project: string, accountId: string, displayName: string, description: string) {
-    return this.call<{ email: string; projectId: string; uniqueId: string }>('POST', `${this.endpoints.iam}/v1/projects/${project}/serviceAccounts`, {
-      accountId,
-      serviceAccount: { displayName, description },
-    });
+    return this.call<{ email: string; projectId: string; uniqueId: string }>(
+      'POST',
+      `${this.endpoints.iam}/v1/projects/${project}/serviceAccounts`,
+      {
+        accountId,
+        serviceAccount: { displayName, description },
+      },
+    );
   }
 
   getServiceAccount(email: string) {
@@ -191,14 +216,21 @@ export class GoogleClient {
   }
 
   createKey(email: string, keyAlgorithm: string, privateKeyType: string) {
-    return this.call<{ name: string; privateKeyData: string; keyAlgorithm: string; privateKeyType: string }>('POST', `${this.account(email)}/keys`, {
-      keyAlgorithm,
-      privateKeyType,
-    });
+    return this.call<{ name: string; privateKeyData: string; keyAlgorithm: string; privateKeyType: string }>(
+      'POST',
+      `${this.account(email)}/keys`,
+      {
+        keyAlgorithm,
+        privateKeyType,
+      },
+    );
   }
 
   async listKeys(email: string): Promise<Array<{ name: string; validAfterTime?: string }>> {
-    const reply = await this.call<{ keys?: Array<{ name: string; validAfterTime?: string }> }>('GET', `${this.account(email)}/keys?keyTypes=USER_MANAGED`);
+    const reply = await this.call<{ keys?: Array<{ name: string; validAfterTime?: string }> }>(
+      'GET',
+      `${this.account(email)}/keys?keyTypes=USER_MANAGED`,
+    );
     return reply.keys ?? [];
   }
 

@@ -66,7 +66,11 @@ async function issueKey(request: Request<KeyFields>, owner: string, what: string
   const internal: KeyInternal = { owner, email, keyName: created.name, generation: item.value.generation };
   const ttl = request.data.ttl || config.ttl;
   return {
-    data: { private_key_data: created.privateKeyData, key_algorithm: created.keyAlgorithm ?? request.data.key_algorithm, key_type: created.privateKeyType ?? request.data.key_type },
+    data: {
+      private_key_data: created.privateKeyData,
+      key_algorithm: created.keyAlgorithm ?? request.data.key_algorithm,
+      key_type: created.privateKeyType ?? request.data.key_type,
+    },
     secret: keyLeases.secret({
       ...(ttl ? { ttl: config.max_ttl ? Math.min(ttl, config.max_ttl) : ttl } : {}),
       ...(config.max_ttl ? { maxTtl: config.max_ttl } : {}),
@@ -81,8 +85,14 @@ const rolesetKeyHandler = (request: Request<KeyFields & { roleset: string }>) =>
 const staticKeyHandler = (request: Request<KeyFields & { name: string }>) =>
   issueKey(request, staticAccountKey(request.data.name), `static account "${request.data.name}"`);
 
-const rolesetFields = z.object({ roleset: z.string().describe('Name of the roleset to generate the key under.'), ...keyFields });
-const staticFields = z.object({ name: z.string().describe('Name of the static account to generate the key under.'), ...keyFields });
+const rolesetFields = z.object({
+  roleset: z.string().describe('Name of the roleset to generate the key under.'),
+  ...keyFields,
+});
+const staticFields = z.object({
+  name: z.string().describe('Name of the static account to generate the key under.'),
+  ...keyFields,
+});
 const both = (summary: string) => ({ read: summary, update: summary });
 
 export const keyPaths: PathSpec[] = [
@@ -110,7 +120,9 @@ const keyLeases = leasedSecret<KeyInternal>(keySecretType, {
   async renew({ internal: key, increment, storage }) {
     const item = await loadAccount(storage, key.owner);
     if (!item || item.value.generation !== key.generation || item.value.service_account_email !== key.email) {
-      throw badRequest(`cannot renew: the bindings or service account of ${key.owner} changed since this key was issued`);
+      throw badRequest(
+        `cannot renew: the bindings or service account of ${key.owner} changed since this key was issued`,
+      );
     }
     const config = configValue(await loadConfig(storage));
     const ttl = increment || config.ttl;
@@ -124,7 +136,11 @@ const keyLeases = leasedSecret<KeyInternal>(keySecretType, {
       await google.deleteKey(key.keyName);
     } catch (error) {
       // Left for the clean-up job as well, so the key goes even if the lease is later force-revoked.
-      await settleNow(ctx, [walItem(ctx, { kind: 'key', owner: key.owner, email: key.email, keyName: key.keyName }, 'now')], google);
+      await settleNow(
+        ctx,
+        [walItem(ctx, { kind: 'key', owner: key.owner, email: key.email, keyName: key.keyName }, 'now')],
+        google,
+      );
       throw error;
     }
   },

@@ -42,10 +42,13 @@ export function attributesOf<T extends { sk: string }>(record: T): Record<string
 }
 
 export function openTokenKey(storage: MountStorage, item: AccountItem): CredentialsFile | undefined {
-  return item.tokenKey ? (JSON.parse(storage.open(`${item.sk}#token-key`, item.tokenKey.sealed)) as CredentialsFile) : undefined;
+  return item.tokenKey
+    ? (JSON.parse(storage.open(`${item.sk}#token-key`, item.tokenKey.sealed)) as CredentialsFile)
+    : undefined;
 }
 
-export const sealTokenKey = (storage: MountStorage, key: string, credentials: string) => storage.seal(`${key}#token-key`, credentials);
+export const sealTokenKey = (storage: MountStorage, key: string, credentials: string) =>
+  storage.seal(`${key}#token-key`, credentials);
 
 /** The read result shared by rolesets and static accounts. */
 export function accountView(value: AccountValue): Record<string, unknown> {

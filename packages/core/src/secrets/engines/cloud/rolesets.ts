@@ -21,15 +21,24 @@ const fields = z.object({
   secret_type: z
     .enum(secretTypes)
     .optional()
-    .describe('Type of secret generated for this roleset: "access_token" (the default) or "service_account_key". Cannot be changed.'),
-  project: z.string().optional().describe('Name of the GCP project that this roleset\'s service account will belong to. Cannot be changed.'),
+    .describe(
+      'Type of secret generated for this roleset: "access_token" (the default) or "service_account_key". Cannot be changed.',
+    ),
+  project: z
+    .string()
+    .optional()
+    .describe("Name of the GCP project that this roleset's service account will belong to. Cannot be changed."),
   bindings: z
     .string()
     .optional()
-    .describe('Bindings configuration string: resource blocks naming the roles granted on each resource, in HCL or JSON, raw or base64-encoded.'),
+    .describe(
+      'Bindings configuration string: resource blocks naming the roles granted on each resource, in HCL or JSON, raw or base64-encoded.',
+    ),
   token_scopes: stringList
     .optional()
-    .describe('List of OAuth scopes to assign to access tokens generated under this roleset ("access_token" rolesets only).'),
+    .describe(
+      'List of OAuth scopes to assign to access tokens generated under this roleset ("access_token" rolesets only).',
+    ),
 });
 const named = z.object({ name: name.describe('Name of the roleset.') });
 type Fields = z.output<typeof fields>;
@@ -47,16 +56,20 @@ async function write(request: Request<Fields>) {
   const key = rolesetKey(data.name);
   const previous = await loadAccount(request.storage, key);
   if (previous) {
-    if (data.secret_type !== undefined && data.secret_type !== previous.value.secret_type) throw badRequest('"secret_type" cannot be changed after the roleset is created');
-    if (data.project !== undefined && data.project !== previous.value.service_account_project) throw badRequest('"project" cannot be changed after the roleset is created');
+    if (data.secret_type !== undefined && data.secret_type !== previous.value.secret_type)
+      throw badRequest('"secret_type" cannot be changed after the roleset is created');
+    if (data.project !== undefined && data.project !== previous.value.service_account_project)
+      throw badRequest('"project" cannot be changed after the roleset is created');
   } else {
     if (!data.project) throw badRequest('missing "project": the project of the roleset\'s service account is required');
-    if (data.bindings === undefined) throw badRequest('missing "bindings": a roleset needs at least one resource binding');
+    if (data.bindings === undefined)
+      throw badRequest('missing "bindings": a roleset needs at least one resource binding');
   }
   const secretType = data.secret_type ?? previous?.value.secret_type ?? 'access_token';
   const project = data.project ?? (previous?.value.service_account_project as string);
   const scopes = data.token_scopes ?? previous?.value.token_scopes ?? [];
-  if (secretType === 'access_token' && scopes.length === 0) throw badRequest('"token_scopes" is required for an access_token roleset');
+  if (secretType === 'access_token' && scopes.length === 0)
+    throw badRequest('"token_scopes" is required for an access_token roleset');
   if (secretType === 'service_account_key' && data.token_scopes && data.token_scopes.length > 0) {
     throw badRequest('"token_scopes" only applies to access_token rolesets');
   }
@@ -64,14 +77,24 @@ async function write(request: Request<Fields>) {
   const ctx = contextOf(request);
   if (previous && sameBindings(bindings, previous.value.bindings)) {
     // Unchanged bindings touch nothing in the cloud.
-    await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } }, previous, `roleset "${data.name}"`);
+    await storeOnly(
+      ctx,
+      { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } },
+      previous,
+      `roleset "${data.name}"`,
+    );
     return undefined;
   }
   await replaceRolesetAccount(
     ctx,
     key,
     data.name,
-    { secret_type: secretType, service_account_project: project, bindings, token_scopes: secretType === 'access_token' ? scopes : [] },
+    {
+      secret_type: secretType,
+      service_account_project: project,
+      bindings,
+      token_scopes: secretType === 'access_token' ? scopes : [],
+    },
     previous,
   );
   return undefined;
@@ -101,7 +124,11 @@ export const rolesetPaths: PathSpec[] = [
         if (!item) return undefined;
         const ctx = contextOf(request);
         await deleteWithCloud(ctx, key, [
-          walItem(ctx, { kind: 'account', owner: key, email: item.value.service_account_email, bindings: item.value.bindings }, 'now'),
+          walItem(
+            ctx,
+            { kind: 'account', owner: key, email: item.value.service_account_email, bindings: item.value.bindings },
+            'now',
+          ),
         ]);
         return undefined;
       },

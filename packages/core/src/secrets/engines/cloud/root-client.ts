@@ -6,7 +6,14 @@ import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 import { type ConfigItem, loadConfig, openCredentials } from './config.ts';
 import type { EngineContext } from './engine-context.ts';
-import { cloudPlatformScope, type Endpoints, endpointsOf, GoogleApiError, GoogleClient, tokenFromCredentials } from './google-client.ts';
+import {
+  cloudPlatformScope,
+  type Endpoints,
+  endpointsOf,
+  GoogleApiError,
+  GoogleClient,
+  tokenFromCredentials,
+} from './google-client.ts';
 
 /**
  * The client the engine acts with, from the root credential in precedence order: the stored credentials
@@ -26,18 +33,25 @@ async function cached(key: string, mint: () => Promise<{ token: string; expiresI
   return minted.token;
 }
 
-export async function rootClient({ system, mount, storage }: EngineContext, config?: ConfigItem): Promise<GoogleClient> {
+export async function rootClient(
+  { system, mount, storage }: EngineContext,
+  config?: ConfigItem,
+): Promise<GoogleClient> {
   const item = config ?? (await loadConfig(storage));
   const endpoints = endpointsOf(mount);
   const credentials = openCredentials(storage, item);
   if (credentials) {
     const key = `${mount.uuid}|${credentials.private_key_id}`;
-    return new GoogleClient(endpoints, () => cached(key, () => tokenFromCredentials(credentials, [cloudPlatformScope], endpoints)));
+    return new GoogleClient(endpoints, () =>
+      cached(key, () => tokenFromCredentials(credentials, [cloudPlatformScope], endpoints)),
+    );
   }
   if (item?.value.identity_token_audience) {
     const { identity_token_audience: audience, service_account_email: email, identity_token_ttl: ttl } = item.value;
     const key = `${mount.uuid}|wif|${audience}|${email}`;
-    return new GoogleClient(endpoints, () => cached(key, () => federatedToken(system.clock, mount, storage, endpoints, audience, email, ttl)));
+    return new GoogleClient(endpoints, () =>
+      cached(key, () => federatedToken(system.clock, mount, storage, endpoints, audience, email, ttl)),
+    );
   }
   // Only application default credentials need google-auth-library (a third of the cloud bundle): loaded here, on
   // first use, from a chunk of its own.
@@ -49,7 +63,9 @@ export async function rootClient({ system, mount, storage }: EngineContext, conf
       if (!token) throw new Error('no token');
       return token;
     } catch (error) {
-      throw badRequest(`no root credential: write "credentials" or "identity_token_audience" to config (application default credentials: ${(error as Error).message})`);
+      throw badRequest(
+        `no root credential: write "credentials" or "identity_token_audience" to config (application default credentials: ${(error as Error).message})`,
+      );
     }
   });
 }
@@ -76,17 +92,34 @@ async function federatedToken(
       subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
     }),
   });
-  const body = (await response.json().catch(() => ({}))) as { access_token?: string; error?: string; error_description?: string };
+  const body = (await response.json().catch(() => ({}))) as {
+    access_token?: string;
+    error?: string;
+    error_description?: string;
+  };
   if (!response.ok || !body.access_token) {
-    throw new GoogleApiError(response.status, body.error ?? 'UNKNOWN', `workload identity federation: STS refused the identity token: ${body.error_description ?? body.error ?? response.status}`);
+    throw new GoogleApiError(
+      response.status,
+      body.error ?? 'UNKNOWN',
+      `workload identity federation: STS refused the identity token: ${body.error_description ?? body.error ?? response.status}`,
+    );
   }
   const federated = new GoogleClient(endpoints, async () => body.access_token as string);
   const impersonated = await federated.generateAccessToken(email, [cloudPlatformScope], 3600);
-  return { token: impersonated.accessToken, expiresIn: Math.floor((Date.parse(impersonated.expireTime) - Date.now()) / 1000) };
+  return {
+    token: impersonated.accessToken,
+    expiresIn: Math.floor((Date.parse(impersonated.expireTime) - Date.now()) / 1000),
+  };
 }
 
 /** A plugin identity token: subject `plugin-identity:root:secret:<mount accessor>`, audience as configured. */
-async function identityToken(clock: Clock, mount: MountEntry, storage: MountStorage, audience: string, ttl: number): Promise<string> {
+async function identityToken(
+  clock: Clock,
+  mount: MountEntry,
+  storage: MountStorage,
+  audience: string,
+  ttl: number,
+): Promise<string> {
   const jwk = await identityKey(storage);
   const now = epochSeconds(clock);
   return new SignJWT({})

@@ -19,7 +19,9 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
   const config = await loadConfig(storage);
   const credentials = openCredentials(storage, config);
   if (!config || !credentials) {
-    throw badRequest('cannot rotate the root credential: config did not use "credentials" (workload identity and application default credentials have no key to rotate)');
+    throw badRequest(
+      'cannot rotate the root credential: config did not use "credentials" (workload identity and application default credentials have no key to rotate)',
+    );
   }
   const google = await rootClient(ctx, config);
   const email = credentials.client_email;
@@ -38,7 +40,16 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
     throw asDomainError(error, `creating a key for the root service account ${email}`);
   }
   const fresh = parseCredentials(Buffer.from(created.privateKeyData, 'base64').toString('utf8'));
-  const oldKey = walItem(ctx, { kind: 'key', owner: configKey, email, keyName: `projects/-/serviceAccounts/${email}/keys/${credentials.private_key_id}` }, 'now');
+  const oldKey = walItem(
+    ctx,
+    {
+      kind: 'key',
+      owner: configKey,
+      email,
+      keyName: `projects/-/serviceAccounts/${email}/keys/${credentials.private_key_id}`,
+    },
+    'now',
+  );
   const now = epochSeconds(system.clock);
   const rotateAt = nextRotation(config.value, now, now);
   try {
@@ -53,7 +64,8 @@ export async function rotateRootNow(ctx: EngineContext): Promise<string> {
     ]);
   } catch (error) {
     await settleNow(ctx, ahead ? [ahead] : [], google);
-    if (error instanceof ConditionFailed) throw conflict('the root credential changed while it was being rotated; try again');
+    if (error instanceof ConditionFailed)
+      throw conflict('the root credential changed while it was being rotated; try again');
     throw error;
   }
   // The old key is deleted with the new credential, so the rotation also proves the new key works.
@@ -65,9 +77,14 @@ export const rotateRootPaths: PathSpec[] = [
   path({
     pattern: 'config/rotate-root',
     fields: z.object({}),
-    summaries: { update: 'Rotate the root credential: a new key for the root service account replaces the stored one, which is then deleted.' },
+    summaries: {
+      update:
+        'Rotate the root credential: a new key for the root service account replaces the stored one, which is then deleted.',
+    },
     operations: {
-      update: async ({ system, mount, storage }) => ({ data: { private_key_id: await rotateRootNow({ system, mount, storage }) } }),
+      update: async ({ system, mount, storage }) => ({
+        data: { private_key_id: await rotateRootNow({ system, mount, storage }) },
+      }),
     },
   }),
 ];

@@ -22,17 +22,24 @@ const fields = z.object({
   secret_type: z
     .enum(['access_token', 'service_account_key'])
     .optional()
-    .describe('Type of secret generated for this account: "access_token" (the default) or "service_account_key". Cannot be changed.'),
-  service_account_email: z.string().optional().describe('Email of the existing GCP service account to manage. Required; cannot be changed.'),
+    .describe(
+      'Type of secret generated for this account: "access_token" (the default) or "service_account_key". Cannot be changed.',
+    ),
+  service_account_email: z
+    .string()
+    .optional()
+    .describe('Email of the existing GCP service account to manage. Required; cannot be changed.'),
   bindings: z
     .string()
     .optional()
     .describe(
-      'Bindings configuration string: resource blocks naming the roles granted to the account on each resource, in HCL or JSON, raw or base64-encoded. Only these bindings are the engine\'s.',
+      "Bindings configuration string: resource blocks naming the roles granted to the account on each resource, in HCL or JSON, raw or base64-encoded. Only these bindings are the engine's.",
     ),
   token_scopes: stringList
     .optional()
-    .describe('List of OAuth scopes to assign to access tokens generated under this account ("access_token" accounts only).'),
+    .describe(
+      'List of OAuth scopes to assign to access tokens generated under this account ("access_token" accounts only).',
+    ),
 });
 const named = z.object({ name: name.describe('Name of the static account.') });
 type Fields = z.output<typeof fields>;
@@ -43,8 +50,12 @@ async function write(request: Request<Fields>) {
   const what = `static account "${data.name}"`;
   const previous = await loadAccount(storage, key);
   if (previous) {
-    if (data.secret_type !== undefined && data.secret_type !== previous.value.secret_type) throw badRequest('"secret_type" cannot be changed after the static account is created');
-    if (data.service_account_email !== undefined && data.service_account_email !== previous.value.service_account_email) {
+    if (data.secret_type !== undefined && data.secret_type !== previous.value.secret_type)
+      throw badRequest('"secret_type" cannot be changed after the static account is created');
+    if (
+      data.service_account_email !== undefined &&
+      data.service_account_email !== previous.value.service_account_email
+    ) {
       throw badRequest('"service_account_email" cannot be changed after the static account is created');
     }
   } else if (!data.service_account_email) {
@@ -52,14 +63,25 @@ async function write(request: Request<Fields>) {
   }
   const secretType = data.secret_type ?? previous?.value.secret_type ?? 'access_token';
   const scopes = data.token_scopes ?? previous?.value.token_scopes ?? [];
-  if (secretType === 'access_token' && scopes.length === 0) throw badRequest('"token_scopes" is required for an access_token static account');
+  if (secretType === 'access_token' && scopes.length === 0)
+    throw badRequest('"token_scopes" is required for an access_token static account');
   if (secretType === 'service_account_key' && data.token_scopes && data.token_scopes.length > 0) {
     throw badRequest('"token_scopes" only applies to access_token static accounts');
   }
-  const bindings: Bindings = data.bindings === undefined ? (previous?.value.bindings ?? {}) : data.bindings.trim() === '' ? {} : parseBindings(data.bindings);
+  const bindings: Bindings =
+    data.bindings === undefined
+      ? (previous?.value.bindings ?? {})
+      : data.bindings.trim() === ''
+        ? {}
+        : parseBindings(data.bindings);
   const ctx = contextOf(request);
   if (previous && sameBindings(bindings, previous.value.bindings)) {
-    await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } }, previous, what);
+    await storeOnly(
+      ctx,
+      { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } },
+      previous,
+      what,
+    );
     return undefined;
   }
 
@@ -96,17 +118,30 @@ async function write(request: Request<Fields>) {
     };
     if (!previous && secretType === 'access_token') {
       const created = await google.createKey(email, 'KEY_ALG_RSA_2048', 'TYPE_GOOGLE_CREDENTIALS_FILE');
-      next.tokenKey = { name: created.name, sealed: sealTokenKey(storage, key, Buffer.from(created.privateKeyData, 'base64').toString('utf8')) };
+      next.tokenKey = {
+        name: created.name,
+        sealed: sealTokenKey(storage, key, Buffer.from(created.privateKeyData, 'base64').toString('utf8')),
+      };
     }
   } catch (error) {
-    await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
+    await settleNow(
+      ctx,
+      ahead.map((entry) => ({ ...entry, dueAt: 0 })),
+      google,
+    );
     throw asDomainError(error, `applying ${what}`);
   }
-  const obsolete: WalItem[] = previous ? [walItem(ctx, { kind: 'bindings', owner: key, email, bindings: previous.value.bindings }, 'now')] : [];
+  const obsolete: WalItem[] = previous
+    ? [walItem(ctx, { kind: 'bindings', owner: key, email, bindings: previous.value.bindings }, 'now')]
+    : [];
   try {
     await storage.transact([storeWrite(next, previous), ...switchWrites(ahead, obsolete)]);
   } catch (error) {
-    await settleNow(ctx, ahead.map((entry) => ({ ...entry, dueAt: 0 })), google);
+    await settleNow(
+      ctx,
+      ahead.map((entry) => ({ ...entry, dueAt: 0 })),
+      google,
+    );
     if (error instanceof ConditionFailed) throw conflict(`${what} changed while it was being updated; try again`);
     throw error;
   }
@@ -121,8 +156,9 @@ export const staticAccountPaths: PathSpec[] = [
     fields,
     summaries: {
       read: 'Read a static account.',
-      create: 'Start managing an existing service account: grant its bindings and, for access tokens, make a key to mint them with.',
-      update: 'Update a static account\'s bindings or token scopes.',
+      create:
+        'Start managing an existing service account: grant its bindings and, for access tokens, make a key to mint them with.',
+      update: "Update a static account's bindings or token scopes.",
       delete: 'Stop managing a static account: its bindings are taken back and the keys the engine made deleted.',
     },
     exists: async ({ storage, data }) => (await loadAccount(storage, staticAccountKey(data.name))) !== undefined,
@@ -141,7 +177,9 @@ export const staticAccountPaths: PathSpec[] = [
         const email = found.value.service_account_email;
         await deleteWithCloud(ctx, key, [
           walItem(ctx, { kind: 'bindings', owner: key, email, bindings: found.value.bindings }, 'now'),
-          ...(found.tokenKey ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: found.tokenKey.name }, 'now')] : []),
+          ...(found.tokenKey
+            ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: found.tokenKey.name }, 'now')]
+            : []),
         ]);
         return undefined;
       },

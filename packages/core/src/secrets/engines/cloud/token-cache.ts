@@ -13,7 +13,11 @@ export interface CachedToken {
   expiresAt: number;
 }
 
-export async function cachedToken(clock: Clock, key: string, mint: () => Promise<{ token: string; expiresIn: number }>): Promise<CachedToken> {
+export async function cachedToken(
+  clock: Clock,
+  key: string,
+  mint: () => Promise<{ token: string; expiresIn: number }>,
+): Promise<CachedToken> {
   const now = epochSeconds(clock);
   const hit = entries.get(key);
   if (hit && hit.expiresAt - now > refreshMarginSeconds) return hit;
@@ -26,5 +30,11 @@ export async function cachedToken(clock: Clock, key: string, mint: () => Promise
 
 /** The access token result Vault gives. */
 export function tokenReply(clock: Clock, token: CachedToken) {
-  return { data: { token: token.token, expires_at_seconds: token.expiresAt, token_ttl: Math.max(0, token.expiresAt - epochSeconds(clock)) } };
+  return {
+    data: {
+      token: token.token,
+      expires_at_seconds: token.expiresAt,
+      token_ttl: Math.max(0, token.expiresAt - epochSeconds(clock)),
+    },
+  };
 }

@@ -20,8 +20,10 @@ export async function tokenFromAccount(request: Request<unknown>, item: AccountI
   if (!credentials) throw badRequest(`${what} has no key to mint tokens with; rotate its key`);
   const scopes = item.value.token_scopes;
   try {
-    const token = await cachedToken(request.system.clock, `${request.mount.uuid}|${credentials.private_key_id}|${scopes.join(' ')}`, () =>
-      tokenFromCredentials(credentials, scopes, endpointsOf(request.mount)),
+    const token = await cachedToken(
+      request.system.clock,
+      `${request.mount.uuid}|${credentials.private_key_id}|${scopes.join(' ')}`,
+      () => tokenFromCredentials(credentials, scopes, endpointsOf(request.mount)),
     );
     return tokenReply(request.system.clock, token);
   } catch (error) {
@@ -30,9 +32,17 @@ export async function tokenFromAccount(request: Request<unknown>, item: AccountI
 }
 
 const rolesetToken = async (request: Request<{ roleset: string }>) =>
-  tokenFromAccount(request, await loadAccount(request.storage, rolesetKey(request.data.roleset)), `roleset "${request.data.roleset}"`);
+  tokenFromAccount(
+    request,
+    await loadAccount(request.storage, rolesetKey(request.data.roleset)),
+    `roleset "${request.data.roleset}"`,
+  );
 const staticToken = async (request: Request<{ name: string }>) =>
-  tokenFromAccount(request, await loadAccount(request.storage, staticAccountKey(request.data.name)), `static account "${request.data.name}"`);
+  tokenFromAccount(
+    request,
+    await loadAccount(request.storage, staticAccountKey(request.data.name)),
+    `static account "${request.data.name}"`,
+  );
 
 const roleset = z.object({ roleset: z.string().describe('Name of the roleset to generate the token under.') });
 const named = z.object({ name: z.string().describe('Name of the static account to generate the token under.') });

@@ -31,7 +31,8 @@ const clockSlack = 10;
  */
 export const leasedKeyDelay = 2 * (inFlightSeconds + clockSlack);
 
-export type WalDraft = Pick<WalItem, 'kind' | 'owner' | 'email'> & Partial<Pick<WalItem, 'bindings' | 'keyName' | 'knownBefore'>>;
+export type WalDraft = Pick<WalItem, 'kind' | 'owner' | 'email'> &
+  Partial<Pick<WalItem, 'bindings' | 'keyName' | 'knownBefore'>>;
 
 /** Builds the stored record; `due` now for removals, else in that many seconds (resources about to be created). */
 export function walItem(ctx: EngineContext, draft: WalDraft, due: 'now' | number): WalItem {
@@ -71,18 +72,27 @@ export const cloudRollback: WalRollback = {
   },
 };
 
-async function ownerState(ctx: EngineContext, owner: string): Promise<{ email?: string; bindings: Bindings; keyNames: string[] }> {
+async function ownerState(
+  ctx: EngineContext,
+  owner: string,
+): Promise<{ email?: string; bindings: Bindings; keyNames: string[] }> {
   if (owner === configKey) {
     const credentials = openCredentials(ctx.storage, await loadConfig(ctx.storage));
     return {
       email: credentials?.client_email,
       bindings: {},
-      keyNames: credentials ? [`projects/-/serviceAccounts/${credentials.client_email}/keys/${credentials.private_key_id}`] : [],
+      keyNames: credentials
+        ? [`projects/-/serviceAccounts/${credentials.client_email}/keys/${credentials.private_key_id}`]
+        : [],
     };
   }
   const item: AccountItem | undefined = await loadAccount(ctx.storage, owner);
   if (!item) return { bindings: {}, keyNames: [] };
-  return { email: item.value.service_account_email, bindings: item.value.bindings, keyNames: item.tokenKey ? [item.tokenKey.name] : [] };
+  return {
+    email: item.value.service_account_email,
+    bindings: item.value.bindings,
+    keyNames: item.tokenKey ? [item.tokenKey.name] : [],
+  };
 }
 
 const keyId = (name: string) => name.slice(name.lastIndexOf('/') + 1);
@@ -122,7 +132,11 @@ export async function settle(ctx: EngineContext, google: GoogleClient, item: Wal
       await google.deleteServiceAccount(item.email);
       return;
     case 'bindings':
-      await revokeBindings(google, `serviceAccount:${item.email}`, subtractBindings(item.bindings ?? {}, ownerUses ? owner.bindings : {}));
+      await revokeBindings(
+        google,
+        `serviceAccount:${item.email}`,
+        subtractBindings(item.bindings ?? {}, ownerUses ? owner.bindings : {}),
+      );
       return;
     case 'key':
       if (item.keyName && !currentKeys.has(keyId(item.keyName))) await google.deleteKey(item.keyName);

@@ -29,7 +29,10 @@ const v2Rows: PathSpec[] = kvV2Paths.map((spec) => ({
           return (handler as Handler<unknown>)(request);
         }
         const v1 = v1Operations[operation as Exclude<Operation, 'patch'>] as Handler<{ path: string }> | undefined;
-        if (!v1) throw unsupported(`unsupported operation ${operation.toUpperCase()} on "${request.mount.path}${request.path}" (a version 1 kv mount)`);
+        if (!v1)
+          throw unsupported(
+            `unsupported operation ${operation.toUpperCase()} on "${request.mount.path}${request.path}" (a version 1 kv mount)`,
+          );
         return v1(asV1(request));
       },
     ]),

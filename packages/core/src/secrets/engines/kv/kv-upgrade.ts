@@ -47,4 +47,3 @@ async function upgradeKvToV2(storage: MountStorage, now: number): Promise<boolea
   }
   return complete;
 }
-

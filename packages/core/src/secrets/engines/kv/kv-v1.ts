@@ -8,13 +8,19 @@ import type { Handler, Request } from '../../framework/backend.ts';
  * written with a `ttl` is read out under a renewable lease of that duration.
  */
 export const v1Fields = z
-  .object({ path: z.string().default('').describe('Location of the secret; a write\'s body, whatever its fields, is the secret.') })
+  .object({
+    path: z
+      .string()
+      .default('')
+      .describe("Location of the secret; a write's body, whatever its fields, is the secret."),
+  })
   .catchall(z.unknown());
 type V1Data = z.output<typeof v1Fields>;
 
 export const v1Key = (path: string) => path.replace(/\/+$/, '');
 
-export const v1Exists = async ({ storage, data }: Request<V1Data>) => (await storage.get(v1Key(data.path))) !== undefined;
+export const v1Exists = async ({ storage, data }: Request<V1Data>) =>
+  (await storage.get(v1Key(data.path))) !== undefined;
 
 export const v1Operations: Record<'read' | 'create' | 'update' | 'delete' | 'list', Handler<V1Data>> = {
   read: async ({ storage, data }) => {
@@ -30,7 +36,9 @@ export const v1Operations: Record<'read' | 'create' | 'update' | 'delete' | 'lis
     await storage.delete(v1Key(data.path));
     return undefined;
   },
-  list: async ({ storage, data }) => ({ data: { keys: await storage.list(data.path === '' ? '' : data.path.replace(/\/?$/, '/')) } }),
+  list: async ({ storage, data }) => ({
+    data: { keys: await storage.list(data.path === '' ? '' : data.path.replace(/\/?$/, '/')) },
+  }),
 };
 
 async function write(request: Request<V1Data>) {
@@ -52,7 +60,10 @@ async function write(request: Request<V1Data>) {
   return undefined;
 }
 
-export async function readV1Secret(storage: Request['storage'], path: string): Promise<Record<string, unknown> | undefined> {
+export async function readV1Secret(
+  storage: Request['storage'],
+  path: string,
+): Promise<Record<string, unknown> | undefined> {
   if (v1Key(path) === '') return undefined;
   const stored = await storage.get<{ sealed: string }>(v1Key(path));
   return stored && (JSON.parse(storage.open(v1Key(path), stored.sealed)) as Record<string, unknown>);

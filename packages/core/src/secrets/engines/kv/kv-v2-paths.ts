@@ -33,7 +33,11 @@ import {
 function parse<Schema extends z.ZodType>(schema: Schema, request: Request): z.output<Schema> {
   const parsed = schema.safeParse(request.data);
   if (!parsed.success) {
-    throw badRequest(parsed.error.issues.map((issue) => `invalid value for "${issue.path.join('.') || 'request'}": ${issue.message}`).join('; '));
+    throw badRequest(
+      parsed.error.issues
+        .map((issue) => `invalid value for "${issue.path.join('.') || 'request'}": ${issue.message}`)
+        .join('; '),
+    );
   }
   return parsed.data;
 }
@@ -46,13 +50,20 @@ function accepting(...schemas: z.ZodObject[]) {
   const shape: Record<string, z.ZodOptional<z.ZodUnknown>> = {};
   for (const schema of schemas) {
     for (const [name, field] of Object.entries(schema.shape)) {
-      if (name !== 'path') shape[name] ??= z.unknown().optional().describe((field as z.ZodType).description ?? '');
+      if (name !== 'path')
+        shape[name] ??= z
+          .unknown()
+          .optional()
+          .describe((field as z.ZodType).description ?? '');
     }
   }
   return shape;
 }
 /** The fields of a row under a secret's path (`:path`). */
-const rowFields = (...schemas: z.ZodObject[]) => z.object({ path: z.string().optional().describe(secretPathDescription), ...accepting(...schemas) }).catchall(z.unknown());
+const rowFields = (...schemas: z.ZodObject[]) =>
+  z
+    .object({ path: z.string().optional().describe(secretPathDescription), ...accepting(...schemas) })
+    .catchall(z.unknown());
 
 /** `undelete/` and `destroy/`: a change to each named version that exists, saved with the secret's metadata. */
 async function changeVersions(
@@ -77,26 +88,45 @@ async function changeVersions(
 
 const versionsField = z
   .union([z.array(z.union([z.number().int().positive(), z.string().regex(/^\d+$/).transform(Number)])), z.string()])
-  .transform((value) => (Array.isArray(value) ? value : value.split(',').filter((item) => item.trim() !== '').map((item) => Number(item.trim()))))
-  .refine((list) => list.every((version) => Number.isInteger(version) && version > 0), 'versions are positive integers');
-const versionsFields = (description: string) => z.object({ path: secretPathField, versions: versionsField.optional().describe(description) });
+  .transform((value) =>
+    Array.isArray(value)
+      ? value
+      : value
+          .split(',')
+          .filter((item) => item.trim() !== '')
+          .map((item) => Number(item.trim())),
+  )
+  .refine(
+    (list) => list.every((version) => Number.isInteger(version) && version > 0),
+    'versions are positive integers',
+  );
+const versionsFields = (description: string) =>
+  z.object({ path: secretPathField, versions: versionsField.optional().describe(description) });
 const deleteFields = versionsFields(
   'The versions to be archived (a list, or numbers separated by commas). The versioned data will not be deleted, but it will no longer be returned in normal get requests.',
 );
-const undeleteFields = versionsFields('The versions to unarchive. The versions will be restored and their data will be returned on normal get requests.');
+const undeleteFields = versionsFields(
+  'The versions to unarchive. The versions will be restored and their data will be returned on normal get requests.',
+);
 const destroyFields = versionsFields('The versions to destroy. Their data will be permanently deleted.');
 const customMetadata = z
   .record(z.string().min(1).max(128), z.string().max(512))
   .refine((map) => Object.keys(map).length <= 64, 'at most 64 keys');
 const settingsFields = {
-  max_versions: count.optional().describe('The number of versions to keep for each key; 0 uses the mount\'s setting, whose default is 10.'),
+  max_versions: count
+    .optional()
+    .describe("The number of versions to keep for each key; 0 uses the mount's setting, whose default is 10."),
   cas_required: bool.optional().describe('If true, every write must set the "cas" option (check-and-set).'),
   delete_version_after: duration
     .optional()
-    .describe('How long after its creation a version is deleted, as a Go duration ("1h30m") or seconds; 0 clears the setting.'),
+    .describe(
+      'How long after its creation a version is deleted, as a Go duration ("1h30m") or seconds; 0 clears the setting.',
+    ),
 };
 const configFields = z.object(settingsFields);
-const versionField = count.optional().describe('If provided during a read, the version to return; absent or 0, the current version.');
+const versionField = count
+  .optional()
+  .describe('If provided during a read, the version to return; absent or 0, the current version.');
 const readDataFields = z.object({ path: secretPathField, version: versionField });
 const casOptions = z
   .object({ cas: count.optional() })
@@ -110,7 +140,9 @@ const writeDataFields = z.object({
   data: z
     .record(z.string(), z.unknown(), { error: '"data" must be a JSON object of the secret\'s fields' })
     .optional()
-    .describe('The contents of the data map will be stored and returned on read. On a patch, the fields to change: null removes a field.'),
+    .describe(
+      'The contents of the data map will be stored and returned on read. On a patch, the fields to change: null removes a field.',
+    ),
   options: casOptions,
 });
 const patchDataFields = writeDataFields.extend({
@@ -124,14 +156,18 @@ const subkeysFields = z.object({
   version: versionField,
   depth: count
     .default(0)
-    .describe('The deepest nesting level to show; 0 (the default) imposes no limit. Keys at that depth are shown as null even if they have sub-keys.'),
+    .describe(
+      'The deepest nesting level to show; 0 (the default) imposes no limit. Keys at that depth are shown as null even if they have sub-keys.',
+    ),
 });
 const metadataFields = z.object({
   path: secretPathField,
   ...settingsFields,
   custom_metadata: customMetadata
     .optional()
-    .describe('User-provided key-value pairs that describe the secret, whatever its version: at most 64 keys of 128 bytes, values of 512.'),
+    .describe(
+      'User-provided key-value pairs that describe the secret, whatever its version: at most 64 keys of 128 bytes, values of 512.',
+    ),
 });
 
 export const kvV2Paths: PathSpec[] = [
@@ -139,13 +175,19 @@ export const kvV2Paths: PathSpec[] = [
     pattern: 'config',
     fields: z.object(accepting(configFields)).catchall(z.unknown()),
     summaries: {
-      read: 'Read the engine\'s configuration: versions kept, check-and-set, automatic deletion of versions.',
+      read: "Read the engine's configuration: versions kept, check-and-set, automatic deletion of versions.",
       update: 'Configure the defaults of every secret: versions kept, check-and-set, automatic deletion of versions.',
     },
     operations: {
       read: async ({ storage }) => {
         const config = await readConfig(storage);
-        return { data: { cas_required: config.cas_required, delete_version_after: goDuration(config.delete_version_after), max_versions: config.max_versions } };
+        return {
+          data: {
+            cas_required: config.cas_required,
+            delete_version_after: goDuration(config.delete_version_after),
+            max_versions: config.max_versions,
+          },
+        };
       },
       update: async (request) => {
         const changes = parse(configFields, request);
@@ -164,12 +206,13 @@ export const kvV2Paths: PathSpec[] = [
     fields: rowFields(readDataFields, writeDataFields),
     summaries: {
       read: 'Read a version of a secret: the current one, or the one named by "version".',
-      create: 'Write a secret\'s data as its new version.',
-      update: 'Write a secret\'s data as its new version.',
+      create: "Write a secret's data as its new version.",
+      update: "Write a secret's data as its new version.",
       patch: 'Patch the current version of a secret (JSON merge patch) into a new version.',
       delete: 'Delete the current version of a secret; undelete restores it.',
     },
-    exists: async (request) => (await readMetadata(request.storage, secretPath(request.data.path)))?.current_version !== undefined,
+    exists: async (request) =>
+      (await readMetadata(request.storage, secretPath(request.data.path)))?.current_version !== undefined,
     operations: {
       read: async (request) => {
         const { path, version } = parse(readDataFields, request);
@@ -181,7 +224,8 @@ export const kvV2Paths: PathSpec[] = [
       delete: async (request) => {
         const path = secretPath(request.data.path);
         const metadata = await readMetadata(request.storage, path);
-        if (metadata && metadata.current_version > 0) await markDeleted(request, path, metadata, [metadata.current_version]);
+        if (metadata && metadata.current_version > 0)
+          await markDeleted(request, path, metadata, [metadata.current_version]);
         return undefined;
       },
     },
@@ -193,7 +237,13 @@ export const kvV2Paths: PathSpec[] = [
     operations: {
       read: async (request) => {
         const { path, version, depth } = parse(subkeysFields, request);
-        return readVersion(request, secretPath(path), version, (data) => ({ subkeys: subkeysOf(data, depth, 1) }), 'subkeys');
+        return readVersion(
+          request,
+          secretPath(path),
+          version,
+          (data) => ({ subkeys: subkeysOf(data, depth, 1) }),
+          'subkeys',
+        );
       },
     },
   }),
@@ -202,11 +252,11 @@ export const kvV2Paths: PathSpec[] = [
     fields: rowFields(metadataFields),
     summaries: {
       list: 'List the secrets and folders under a path.',
-      read: 'Read a secret\'s metadata: its settings, custom metadata and versions.',
-      create: 'Write a secret\'s settings and custom metadata.',
-      update: 'Write a secret\'s settings and custom metadata.',
+      read: "Read a secret's metadata: its settings, custom metadata and versions.",
+      create: "Write a secret's settings and custom metadata.",
+      update: "Write a secret's settings and custom metadata.",
       patch: 'Change the settings and custom metadata a patch names, of a secret that exists.',
-      delete: 'Delete a secret: its metadata and every version\'s data.',
+      delete: "Delete a secret: its metadata and every version's data.",
     },
     exists: async (request) => (await readMetadata(request.storage, secretPath(request.data.path))) !== undefined,
     operations: {
@@ -297,14 +347,22 @@ async function patchData(request: Request): Promise<Reply> {
   const data = await readVersionData(request.storage, path, metadata.current_version);
   if (!data) throw notFound();
   const patched = mergePatch(data, fields.data) as Record<string, unknown>;
-  const { version, metadata: after } = await writeVersion(request, path, patched, fields.options?.cas ?? metadata.current_version);
+  const { version, metadata: after } = await writeVersion(
+    request,
+    path,
+    patched,
+    fields.options?.cas ?? metadata.current_version,
+  );
   return { data: versionReply(after, version) };
 }
 
 /** RFC 7386 JSON merge patch. */
 function mergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const result: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
     else result[key] = mergePatch(result[key], value);
@@ -334,7 +392,12 @@ async function readVersion(
   return { data: { ...shape(data), metadata: versionMetadata } };
 }
 
-async function markDeleted(request: Request, path: string, metadata: SecretMetadata, versions: number[]): Promise<void> {
+async function markDeleted(
+  request: Request,
+  path: string,
+  metadata: SecretMetadata,
+  versions: number[],
+): Promise<void> {
   const updated = structuredClone(metadata);
   const now = request.system.clock.now();
   for (const version of versions) {
@@ -378,8 +441,10 @@ function describeMetadata(metadata: SecretMetadata): Record<string, unknown> {
 function subkeysOf(value: Record<string, unknown>, depth: number, level: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
-    const nested = child !== null && typeof child === 'object' && !Array.isArray(child) && Object.keys(child).length > 0;
-    out[key] = nested && (depth === 0 || level < depth) ? subkeysOf(child as Record<string, unknown>, depth, level + 1) : null;
+    const nested =
+      child !== null && typeof child === 'object' && !Array.isArray(child) && Object.keys(child).length > 0;
+    out[key] =
+      nested && (depth === 0 || level < depth) ? subkeysOf(child as Record<string, unknown>, depth, level + 1) : null;
   }
   return out;
 }

@@ -49,7 +49,11 @@ export function secretPath(raw: string | undefined): string {
 
 export async function readConfig(storage: MountStorage): Promise<KvConfig> {
   const stored = await storage.get<KvConfig>(configKey);
-  return { max_versions: stored?.max_versions ?? 0, cas_required: stored?.cas_required ?? false, delete_version_after: stored?.delete_version_after ?? 0 };
+  return {
+    max_versions: stored?.max_versions ?? 0,
+    cas_required: stored?.cas_required ?? false,
+    delete_version_after: stored?.delete_version_after ?? 0,
+  };
 }
 
 export async function writeConfig(storage: MountStorage, config: KvConfig): Promise<void> {
@@ -73,11 +77,17 @@ export function newMetadata(now: string): SecretMetadata {
 }
 
 /** Writes the metadata only if nobody changed it since it was read (`expected` is the version count then, or absent). */
-export async function saveMetadata(storage: MountStorage, path: string, metadata: SecretMetadata, expected: SecretMetadata | undefined): Promise<void> {
+export async function saveMetadata(
+  storage: MountStorage,
+  path: string,
+  metadata: SecretMetadata,
+  expected: SecretMetadata | undefined,
+): Promise<void> {
   try {
     await storage.putItem(metadataKey(path), { value: metadata }, { when: unchangedSince(expected) });
   } catch (error) {
-    if (error instanceof ConditionFailed) throw badRequest('the secret was changed by another request at the same time; try again');
+    if (error instanceof ConditionFailed)
+      throw badRequest('the secret was changed by another request at the same time; try again');
     throw error;
   }
 }
@@ -90,7 +100,12 @@ function unchangedSince(expected: SecretMetadata | undefined): Condition {
 
 /** The effective limits for a secret: its own when set, else the mount's. */
 export function effective(metadata: SecretMetadata, config: KvConfig) {
-  const maxVersions = metadata.max_versions > 0 ? metadata.max_versions : config.max_versions > 0 ? config.max_versions : defaultMaxVersions;
+  const maxVersions =
+    metadata.max_versions > 0
+      ? metadata.max_versions
+      : config.max_versions > 0
+        ? config.max_versions
+        : defaultMaxVersions;
   const deleteAfter = metadata.delete_version_after > 0 ? metadata.delete_version_after : config.delete_version_after;
   return { maxVersions, deleteAfter, casRequired: metadata.cas_required || config.cas_required };
 }
@@ -112,7 +127,8 @@ export async function writeVersion(
   const metadata: SecretMetadata = structuredClone(before) ?? newMetadata(now);
   const { maxVersions, deleteAfter, casRequired } = effective(metadata, config);
   if (casRequired && cas === undefined) throw badRequest('check-and-set parameter required for this call');
-  if (cas !== undefined && cas !== metadata.current_version) throw badRequest('check-and-set parameter did not match the current version');
+  if (cas !== undefined && cas !== metadata.current_version)
+    throw badRequest('check-and-set parameter did not match the current version');
   const version = metadata.current_version + 1;
   metadata.versions[String(version)] = {
     created_time: now,
@@ -149,7 +165,11 @@ export function trimTo(metadata: SecretMetadata, max: number): number[] {
   return dropped;
 }
 
-export async function readVersionData(storage: MountStorage, path: string, version: number): Promise<Record<string, unknown> | undefined> {
+export async function readVersionData(
+  storage: MountStorage,
+  path: string,
+  version: number,
+): Promise<Record<string, unknown> | undefined> {
   const key = versionKey(path, version);
   const stored = await storage.get<{ sealed: string }>(key);
   return stored && (JSON.parse(storage.open(key, stored.sealed)) as Record<string, unknown>);

@@ -1,5 +1,14 @@
 import type { ConnectionOptions } from 'node:tls';
-import { type Attribute, type Change, Client, type Entry, escapeFilter, InvalidCredentialsError, NoSuchObjectError, ResultCodeError } from 'ldapts';
+import {
+  type Attribute,
+  type Change,
+  Client,
+  type Entry,
+  escapeFilter,
+  InvalidCredentialsError,
+  NoSuchObjectError,
+  ResultCodeError,
+} from 'ldapts';
 import { DomainError } from '../../../lib/errors.ts';
 import type { DirectoryConfig } from './config-model.ts';
 import { passwordChanges } from './schemas.ts';
@@ -39,7 +48,9 @@ export function tlsOptions(config: DirectoryConfig): ConnectionOptions {
   return {
     rejectUnauthorized: !fields.insecure_tls,
     ...(fields.certificate ? { ca: [fields.certificate] } : {}),
-    ...(fields.client_tls_cert && config.clientTlsKey ? { cert: fields.client_tls_cert, key: config.clientTlsKey } : {}),
+    ...(fields.client_tls_cert && config.clientTlsKey
+      ? { cert: fields.client_tls_cert, key: config.clientTlsKey }
+      : {}),
     minVersion: tlsVersions[fields.tls_min_version],
     maxVersion: tlsVersions[fields.tls_max_version],
   };
@@ -62,7 +73,11 @@ export class Directory {
   /** The one entry at `dn`, or undefined. */
   async entryAt(dn: string): Promise<Entry | undefined> {
     try {
-      const { searchEntries } = await this.client.search(dn, { scope: 'base', filter: '(objectClass=*)', attributes: ['dn'] });
+      const { searchEntries } = await this.client.search(dn, {
+        scope: 'base',
+        filter: '(objectClass=*)',
+        attributes: ['dn'],
+      });
       return searchEntries[0];
     } catch (error) {
       if (error instanceof NoSuchObjectError) return undefined;
@@ -125,7 +140,13 @@ export async function withDirectory<T>(
   for (const url of urls) {
     // ldapts speaks TLS from the first byte whenever it is given TLS options: only for ldaps:// URLs.
     const ldaps = url.toLowerCase().startsWith('ldaps:');
-    const client = new Client({ url, timeout: requestMs, connectTimeout: connectMs, strictDN: false, ...(ldaps ? { tlsOptions: tlsOptions(config) } : {}) });
+    const client = new Client({
+      url,
+      timeout: requestMs,
+      connectTimeout: connectMs,
+      strictDN: false,
+      ...(ldaps ? { tlsOptions: tlsOptions(config) } : {}),
+    });
     try {
       try {
         if (config.fields.starttls) {
@@ -145,7 +166,11 @@ export async function withDirectory<T>(
       await client.unbind().catch(() => undefined);
     }
   }
-  throw new DirectoryError(`failed to connect to the directory: ${failures.join('; ') || 'no url configured'}`, undefined, true);
+  throw new DirectoryError(
+    `failed to connect to the directory: ${failures.join('; ') || 'no url configured'}`,
+    undefined,
+    true,
+  );
 }
 
 /** Whether `dn` can bind with `password`: true, false on invalid credentials, DirectoryError when unreachable. */
@@ -164,7 +189,8 @@ export const bindIdentity = (config: DirectoryConfig) =>
 
 export function directoryError(error: unknown, doing: string): Error {
   if (error instanceof DomainError) return error;
-  if (error instanceof ResultCodeError) return new DirectoryError(`directory error ${doing}: ${error.message} (LDAP result ${error.code})`, error.code);
+  if (error instanceof ResultCodeError)
+    return new DirectoryError(`directory error ${doing}: ${error.message} (LDAP result ${error.code})`, error.code);
   return new DirectoryError(`directory error ${doing}: ${messageOf(error)}`);
 }
 

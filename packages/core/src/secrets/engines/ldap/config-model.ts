@@ -88,7 +88,10 @@ export function directoryConfig(storage: MountStorage, item: LdapAccountItem, pa
 }
 
 /** A new password: from the configured policy, else the deprecated `length`, else 64 base62 characters. */
-export async function newPassword(context: Pick<LdapEngineContext, 'passwordPolicy'>, config: DirectoryConfig): Promise<string> {
+export async function newPassword(
+  context: Pick<LdapEngineContext, 'passwordPolicy'>,
+  config: DirectoryConfig,
+): Promise<string> {
   const { password_policy: policyName, length } = config.fields;
   if (policyName) {
     const policy = await context.passwordPolicy(policyName);

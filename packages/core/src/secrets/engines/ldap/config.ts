@@ -7,7 +7,15 @@ import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { bool, duration, integer } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { bindIdentity, canBind, timeouts } from './client.ts';
-import { configDefaults, configKey, defaultPasswordLength, directoryConfig, type LdapConfigValue, loadConfigItem, tlsVersionNames } from './config-model.ts';
+import {
+  configDefaults,
+  configKey,
+  defaultPasswordLength,
+  directoryConfig,
+  type LdapConfigValue,
+  loadConfigItem,
+  tlsVersionNames,
+} from './config-model.ts';
 import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
 import { accountChange, dueUpdate } from './records.ts';
@@ -20,52 +28,98 @@ const fields = z.object({
   binddn: z
     .string()
     .optional()
-    .describe('Distinguished name (DN) of the entry the engine binds as to manage user entries, e.g. cn=vault,ou=Users,dc=example,dc=com.'),
+    .describe(
+      'Distinguished name (DN) of the entry the engine binds as to manage user entries, e.g. cn=vault,ou=Users,dc=example,dc=com.',
+    ),
   bindpass: z.string().optional().describe('Password of "binddn". Required on the first write; never shown.'),
   url: z
     .string()
     .optional()
-    .describe('The directory to connect to, e.g. ldaps://ldap.example.com:636; a comma-separated list is tried in order on connection errors.'),
+    .describe(
+      'The directory to connect to, e.g. ldaps://ldap.example.com:636; a comma-separated list is tried in order on connection errors.',
+    ),
   password_policy: z
     .string()
     .optional()
-    .describe('The name of the password policy (sys/policies/password) that generates passwords; the name, not the policy.'),
-  schema: z.enum(schemaNames).optional().describe('The directory schema: openldap, racf or ad. Decides how a password is changed.'),
-  userdn: z.string().optional().describe('The base DN under which a static role\'s or library account\'s "username" is searched for.'),
+    .describe(
+      'The name of the password policy (sys/policies/password) that generates passwords; the name, not the policy.',
+    ),
+  schema: z
+    .enum(schemaNames)
+    .optional()
+    .describe('The directory schema: openldap, racf or ad. Decides how a password is changed.'),
+  userdn: z
+    .string()
+    .optional()
+    .describe('The base DN under which a static role\'s or library account\'s "username" is searched for.'),
   userattr: z
     .string()
     .optional()
-    .describe('The attribute that holds the user name under "userdn" (default: cn for openldap, userPrincipalName for ad, racfid for racf).'),
-  upndomain: z.string().optional().describe('Active Directory: the domain appended to "binddn" to bind as binddn@upndomain.'),
-  request_timeout: duration.optional().describe('Timeout for each request to the directory, in seconds or as a duration (default 90s).'),
-  connection_timeout: duration.optional().describe('Timeout for establishing a connection to the directory, in seconds or as a duration (default 30s).'),
+    .describe(
+      'The attribute that holds the user name under "userdn" (default: cn for openldap, userPrincipalName for ad, racfid for racf).',
+    ),
+  upndomain: z
+    .string()
+    .optional()
+    .describe('Active Directory: the domain appended to "binddn" to bind as binddn@upndomain.'),
+  request_timeout: duration
+    .optional()
+    .describe('Timeout for each request to the directory, in seconds or as a duration (default 90s).'),
+  connection_timeout: duration
+    .optional()
+    .describe('Timeout for establishing a connection to the directory, in seconds or as a duration (default 30s).'),
   starttls: bool.optional().describe('Issue a StartTLS command after establishing an unencrypted connection.'),
   insecure_tls: bool.optional().describe('Skip TLS certificate verification. Not recommended outside tests.'),
   certificate: z.string().optional().describe("PEM CA certificate used to verify the directory's TLS certificate."),
-  client_tls_cert: z.string().optional().describe('PEM client certificate presented to the directory; requires "client_tls_key".'),
-  client_tls_key: z.string().optional().describe('PEM private key of "client_tls_cert"; never shown. An empty string removes it.'),
+  client_tls_cert: z
+    .string()
+    .optional()
+    .describe('PEM client certificate presented to the directory; requires "client_tls_key".'),
+  client_tls_key: z
+    .string()
+    .optional()
+    .describe('PEM private key of "client_tls_cert"; never shown. An empty string removes it.'),
   tls_min_version: z.enum(tlsVersionNames).optional().describe('Minimum TLS version: tls10, tls11, tls12 or tls13.'),
   tls_max_version: z.enum(tlsVersionNames).optional().describe('Maximum TLS version: tls10, tls11, tls12 or tls13.'),
   case_sensitive_names: bool.optional().describe('Whether user and group names are compared case-sensitively.'),
   skip_static_role_import_rotation: bool
     .optional()
-    .describe("Default for new static roles: do not rotate an account's password when it is imported as a static role."),
+    .describe(
+      "Default for new static roles: do not rotate an account's password when it is imported as a static role.",
+    ),
   length: integer({ max: maxPolicyLength })
     .optional()
-    .describe('Deprecated (use "password_policy"): the length of generated passwords; cannot be set together with "password_policy".'),
-  rotation_period: duration.optional().describe('How often the root password ("bindpass") is rotated automatically; cannot be used with "rotation_schedule".'),
+    .describe(
+      'Deprecated (use "password_policy"): the length of generated passwords; cannot be set together with "password_policy".',
+    ),
+  rotation_period: duration
+    .optional()
+    .describe(
+      'How often the root password ("bindpass") is rotated automatically; cannot be used with "rotation_schedule".',
+    ),
   rotation_schedule: z
     .string()
     .optional()
-    .describe('A five-field cron schedule (UTC) for rotating the root password automatically; cannot be used with "rotation_period".'),
+    .describe(
+      'A five-field cron schedule (UTC) for rotating the root password automatically; cannot be used with "rotation_period".',
+    ),
   rotation_window: duration
     .optional()
-    .describe('With "rotation_schedule": how long after the scheduled time a failed rotation may still be retried (at least 1h).'),
-  disable_automated_rotation: bool.optional().describe('Stop rotating the root password automatically, keeping the period or schedule.'),
+    .describe(
+      'With "rotation_schedule": how long after the scheduled time a failed rotation may still be retried (at least 1h).',
+    ),
+  disable_automated_rotation: bool
+    .optional()
+    .describe('Stop rotating the root password automatically, keeping the period or schedule.'),
 });
 type Fields = z.output<typeof fields>;
 
-const rotationFields = ['rotation_period', 'rotation_schedule', 'rotation_window', 'disable_automated_rotation'] as const;
+const rotationFields = [
+  'rotation_period',
+  'rotation_schedule',
+  'rotation_window',
+  'disable_automated_rotation',
+] as const;
 /** The settings that decide where the bind password is sent and how the directory is verified on the way. */
 const destinationFields = ['url', 'starttls', 'insecure_tls', 'certificate', 'tls_min_version'] as const;
 
@@ -121,7 +175,9 @@ async function write(request: Request<Fields>) {
   // changes either must carry the password again (issue 23 §3; docs/operator-settings.md).
   const moved = item ? destinationFields.filter((field) => merged[field] !== stored[field]) : [];
   if (moved.length > 0 && !bindpass) {
-    throw badRequest(`"bindpass" is required when ${moved.map((field) => `"${field}"`).join(', ')} changes: the stored bind password is sent only where it was given for`);
+    throw badRequest(
+      `"bindpass" is required when ${moved.map((field) => `"${field}"`).join(', ')} changes: the stored bind password is sent only where it was given for`,
+    );
   }
   if (clientKey) {
     try {
@@ -136,8 +192,11 @@ async function write(request: Request<Fields>) {
   }
 
   const now = epochSeconds(system.clock);
-  const rotationChanged = !item || rotationFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
-  const due = rotationChanged ? dueUpdate(engineContext(request).partition, configKey, rootNextDue(merged, now, now)) : { set: {}, remove: [] };
+  const rotationChanged =
+    !item || rotationFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
+  const due = rotationChanged
+    ? dueUpdate(engineContext(request).partition, configKey, rootNextDue(merged, now, now))
+    : { set: {}, remove: [] };
   const set: Record<string, unknown> = { value: merged, ...due.set };
   const remove = [...due.remove];
   if (bindpass !== undefined) {
@@ -150,13 +209,22 @@ async function write(request: Request<Fields>) {
     else set.clientKey = storage.seal(`${configKey}#client_tls_key`, clientKey);
   }
   await storage.update(configKey, accountChange(set, remove));
-  const reaches = bindpass !== undefined || bindFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
+  const reaches =
+    bindpass !== undefined || bindFields.some((field) => sent[field] !== undefined && sent[field] !== stored[field]);
   const warning = reaches ? await bindWarning(storage) : undefined;
   return warning ? { warnings: [warning] } : undefined;
 }
 
 /** The fields that decide whether the engine's bind works: a write that changes one is checked against the directory. */
-const bindFields = ['binddn', 'url', 'upndomain', 'certificate', 'insecure_tls', 'starttls', 'client_tls_cert'] as const;
+const bindFields = [
+  'binddn',
+  'url',
+  'upndomain',
+  'certificate',
+  'insecure_tls',
+  'starttls',
+  'client_tls_cert',
+] as const;
 
 /**
  * A config the directory refuses is kept (it may be fixed in the directory next), but said so, as Vault's engines
@@ -184,9 +252,12 @@ const bindCheckSeconds = 5;
 function validate(merged: LdapConfigValue, sent: Partial<LdapConfigValue>): void {
   if (!merged.binddn) throw badRequest('missing "binddn": the DN the engine binds as is required');
   if (merged.length > 0 && merged.password_policy) {
-    throw badRequest('"length" and "password_policy" cannot be set together: "length" is deprecated, use only "password_policy"');
+    throw badRequest(
+      '"length" and "password_policy" cannot be set together: "length" is deprecated, use only "password_policy"',
+    );
   }
-  if (sent.length !== undefined && sent.length !== 0 && sent.length < 4) throw badRequest('invalid "length": must be at least 4');
+  if (sent.length !== undefined && sent.length !== 0 && sent.length < 4)
+    throw badRequest('invalid "length": must be at least 4');
   // With a UPN domain the engine binds as `binddn@upndomain` (Active Directory): binddn is then a user name.
   const dnError = (merged.upndomain ? undefined : checkDn('binddn', merged.binddn)) ?? checkDn('userdn', merged.userdn);
   if (dnError) throw badRequest(dnError);
@@ -219,8 +290,10 @@ function validate(merged: LdapConfigValue, sent: Partial<LdapConfigValue>): void
   }
   if (merged.rotation_schedule) checkSchedule(merged.rotation_schedule);
   if (merged.rotation_window > 0) {
-    if (merged.rotation_window < minRotationWindow) throw badRequest(`invalid "rotation_window": must be at least ${minRotationWindow} seconds (1h)`);
-    if (merged.rotation_period > 0) throw badRequest('"rotation_window" cannot be used with "rotation_period", only with "rotation_schedule"');
+    if (merged.rotation_window < minRotationWindow)
+      throw badRequest(`invalid "rotation_window": must be at least ${minRotationWindow} seconds (1h)`);
+    if (merged.rotation_period > 0)
+      throw badRequest('"rotation_window" cannot be used with "rotation_period", only with "rotation_schedule"');
     if (!merged.rotation_schedule) throw badRequest('"rotation_window" needs a "rotation_schedule"');
   }
 }
@@ -235,7 +308,13 @@ function directoryUrlProblem(url: string): string | undefined {
     return 'is not a URL (expected ldap://host[:port] or ldaps://host[:port])';
   }
   if (parsed.hostname === '') return 'has no host';
-  if (parsed.username || parsed.password || parsed.search || parsed.hash || (parsed.pathname !== '' && parsed.pathname !== '/')) {
+  if (
+    parsed.username ||
+    parsed.password ||
+    parsed.search ||
+    parsed.hash ||
+    (parsed.pathname !== '' && parsed.pathname !== '/')
+  ) {
     return 'must be only a scheme, a host and an optional port';
   }
   if (parsed.port !== '' && Number(parsed.port) === 0) return 'has port 0';

@@ -23,7 +23,8 @@ export function dnProblem(dn: string): string | undefined {
   for (;;) {
     skipSpaces();
     const equals = dn.indexOf('=', index);
-    if (equals < 0) return `"${dn.slice(index)}" has no "=": expected attribute=value pairs such as cn=admin,dc=example,dc=org`;
+    if (equals < 0)
+      return `"${dn.slice(index)}" has no "=": expected attribute=value pairs such as cn=admin,dc=example,dc=org`;
     const type = dn.slice(index, equals).trim();
     if (!attributeType.test(type)) return `"${type}" is not an attribute type (a name such as cn, or an OID)`;
     index = equals + 1;
@@ -36,17 +37,20 @@ export function dnProblem(dn: string): string | undefined {
         const next = dn[index + 1];
         if (next !== undefined && escapable.has(next)) index += 2;
         else if (next !== undefined && hexDigit.test(next) && hexDigit.test(dn[index + 2] ?? '')) index += 3;
-        else return `a "\\" at position ${index + 1} escapes nothing valid (use \\, \\+ \\" \\\\ \\< \\> \\; \\= \\# or two hex digits)`;
+        else
+          return `a "\\" at position ${index + 1} escapes nothing valid (use \\, \\+ \\" \\\\ \\< \\> \\; \\= \\# or two hex digits)`;
         continue;
       }
-      if (mustEscape.has(char)) return `${char === '\0' ? 'NUL' : `"${char}"`} at position ${index + 1} must be escaped`;
+      if (mustEscape.has(char))
+        return `${char === '\0' ? 'NUL' : `"${char}"`} at position ${index + 1} must be escaped`;
       if (char === ' ') lastUnescapedSpace = index;
       index++;
     }
     let value = dn.slice(start, index);
     // Trailing unescaped spaces belong to the separator, not the value.
     if (lastUnescapedSpace === index - 1) value = value.replace(/ +$/, '');
-    if (value.startsWith('#') && !hexValue.test(value)) return `the value "${value}" starts with "#" but is not hex-encoded BER (escape it as \\#)`;
+    if (value.startsWith('#') && !hexValue.test(value))
+      return `the value "${value}" starts with "#" but is not hex-encoded BER (escape it as \\#)`;
     if (index >= length) return undefined;
     index++;
     if (dn.slice(index).trim() === '') return `"${dn}" ends with "${dn[index - 1]}" and no attribute=value after it`;

@@ -34,15 +34,30 @@ const ldifFields = ['creation_ldif', 'deletion_ldif', 'rollback_ldif'] as const;
 
 const fields = z.object({
   name: z.string().describe('Name of the dynamic role; may hold slashes.'),
-  creation_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run to create an account; required.'),
-  deletion_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run to delete the account when its lease ends; required.'),
-  rollback_ldif: z.string().optional().describe('A templated LDIF (plain or base64) run when "creation_ldif" fails part-way, to undo what it did.'),
+  creation_ldif: z
+    .string()
+    .optional()
+    .describe('A templated LDIF (plain or base64) run to create an account; required.'),
+  deletion_ldif: z
+    .string()
+    .optional()
+    .describe('A templated LDIF (plain or base64) run to delete the account when its lease ends; required.'),
+  rollback_ldif: z
+    .string()
+    .optional()
+    .describe('A templated LDIF (plain or base64) run when "creation_ldif" fails part-way, to undo what it did.'),
   username_template: z
     .string()
     .optional()
-    .describe('A template for the generated user names (default: v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}).'),
-  default_ttl: duration.optional().describe("The lease duration of the credentials, in seconds or as a duration (default: the mount's)."),
-  max_ttl: duration.optional().describe("The longest the credentials may live, renewals included (default: the mount's)."),
+    .describe(
+      'A template for the generated user names (default: v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}).',
+    ),
+  default_ttl: duration
+    .optional()
+    .describe("The lease duration of the credentials, in seconds or as a duration (default: the mount's)."),
+  max_ttl: duration
+    .optional()
+    .describe("The longest the credentials may live, renewals included (default: the mount's)."),
 });
 type Fields = z.output<typeof fields>;
 
@@ -74,7 +89,9 @@ export const dynamicRolePaths: PathSpec[] = [
   }),
   path({
     pattern: 'role/:prefix*',
-    fields: z.object({ prefix: z.string().default('').describe('List the dynamic roles under this prefix (a name ending in a slash).') }),
+    fields: z.object({
+      prefix: z.string().default('').describe('List the dynamic roles under this prefix (a name ending in a slash).'),
+    }),
     summaries: { list: 'List dynamic roles.' },
     operations: {
       list: async ({ storage, data }) => {
@@ -128,17 +145,27 @@ async function write(request: Request<Fields>) {
   if (!role.creation_ldif) throw badRequest('missing "creation_ldif": the LDIF that creates the account is required');
   if (!role.deletion_ldif) throw badRequest('missing "deletion_ldif": the LDIF that deletes the account is required');
   const { maxTtl: mountMax } = mountTtls(mount);
-  if (role.max_ttl > mountMax) throw badRequest(`invalid "max_ttl": ${role.max_ttl}s is greater than the mount's maximum of ${mountMax}s`);
-  if (role.max_ttl > 0 && role.default_ttl > role.max_ttl) throw badRequest('invalid "default_ttl": must not be greater than "max_ttl"');
+  if (role.max_ttl > mountMax)
+    throw badRequest(`invalid "max_ttl": ${role.max_ttl}s is greater than the mount's maximum of ${mountMax}s`);
+  if (role.max_ttl > 0 && role.default_ttl > role.max_ttl)
+    throw badRequest('invalid "default_ttl": must not be greater than "max_ttl"');
 
-  const sample = templateData(data.name.replace(/\/+$/, ''), 'sample-display-name', 'v_sample_user', 'SamplePassword-123', 0, 3600);
+  const sample = templateData(
+    data.name.replace(/\/+$/, ''),
+    'sample-display-name',
+    'v_sample_user',
+    'SamplePassword-123',
+    0,
+    3600,
+  );
   for (const field of ldifFields) {
     if (!role[field]) continue;
     try {
       const entries = parseLdif(renderTemplate(role[field], sample, { functions: { utf16le } }));
       if (entries.length === 0) throw new LdifError('it holds no entries');
     } catch (error) {
-      if (error instanceof TemplateError || error instanceof LdifError) throw badRequest(`invalid "${field}": ${error.message}`);
+      if (error instanceof TemplateError || error instanceof LdifError)
+        throw badRequest(`invalid "${field}": ${error.message}`);
       throw error;
     }
   }
@@ -158,7 +185,14 @@ async function write(request: Request<Fields>) {
   return undefined;
 }
 
-function templateData(roleName: string, displayName: string, username: string, password: string, now: number, ttl: number) {
+function templateData(
+  roleName: string,
+  displayName: string,
+  username: string,
+  password: string,
+  now: number,
+  ttl: number,
+) {
   const iso = (seconds: number) => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
   return {
     Username: username,
@@ -190,12 +224,16 @@ async function issueCredentials(request: Request<{ name: string }>) {
   let rendered: { creation: string; deletion: string; rollback: string };
   const password = await newPassword(context, config);
   try {
-    username = renderTemplate(role.username_template || defaultUsernameTemplate, { RoleName: name, DisplayName: displayName }, clock);
+    username = renderTemplate(
+      role.username_template || defaultUsernameTemplate,
+      { RoleName: name, DisplayName: displayName },
+      clock,
+    );
     // A display name comes from a login's claims: it must not carry new lines (or anything LDIF reads otherwise)
     // into the directory. Refused, never escaped, so what is written is exactly what the caller is told.
     // A generated password is only checked for control characters: a policy may well start one with ":".
     for (const [what, value] of [
-      ['the caller\'s display name', displayName],
+      ["the caller's display name", displayName],
       ['the generated username', username],
       ['the role name', name],
       ['the generated password', password],
@@ -204,7 +242,8 @@ async function issueCredentials(request: Request<{ name: string }>) {
       if (problem) throw badRequest(`${what} cannot be written into the role's LDIF: it ${problem}`);
     }
     const values = templateData(name, displayName, username, password, now, ttl);
-    const render = (template: string) => (template ? renderTemplate(template, values, { ...clock, functions: { utf16le } }) : '');
+    const render = (template: string) =>
+      template ? renderTemplate(template, values, { ...clock, functions: { utf16le } }) : '';
     rendered = {
       creation: render(role.creation_ldif),
       deletion: render(role.deletion_ldif),
@@ -249,7 +288,12 @@ async function issueCredentials(request: Request<{ name: string }>) {
       password,
       distinguished_names: distinguishedNames(creation),
     },
-    secret: dynamicLease.secret({ ttl, maxTtl, renewable: true, internal: { role: name, username, deletionLdif: rendered.deletion } }),
+    secret: dynamicLease.secret({
+      ttl,
+      maxTtl,
+      renewable: true,
+      internal: { role: name, username, deletionLdif: rendered.deletion },
+    }),
   };
 }
 
@@ -264,7 +308,8 @@ export const dynamicLease = leasedSecret<DynamicInternal>('dynamic', {
     const entries = parseLdif(String(internal.deletionLdif ?? ''));
     const failures = await withDirectory(config, (directory) => runLdif(directory, entries, { continueOnError: true }));
     const real = failures.filter((failure) => failure.code !== new NoSuchObjectError().code);
-    if (real.length > 0) throw new DirectoryError(`deletion_ldif failed: ${real.map((failure) => failure.message).join('; ')}`);
+    if (real.length > 0)
+      throw new DirectoryError(`deletion_ldif failed: ${real.map((failure) => failure.message).join('; ')}`);
   },
   renew: async () => undefined,
 });

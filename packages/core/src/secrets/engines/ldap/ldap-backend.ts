@@ -19,7 +19,15 @@ const passwordPolicyRead = 'an ldap config or role naming a password_policy read
 export const ldapBackend: Backend = {
   type: 'ldap',
   kind: 'secret',
-  paths: [...configPaths, ...rotateRootPaths, ...staticRolePaths, ...staticCredPaths, ...dynamicRolePaths, ...libraryCheckoutPaths, ...librarySetPaths],
+  paths: [
+    ...configPaths,
+    ...rotateRootPaths,
+    ...staticRolePaths,
+    ...staticCredPaths,
+    ...dynamicRolePaths,
+    ...libraryCheckoutPaths,
+    ...librarySetPaths,
+  ],
   leases: { [dynamicLease.type]: dynamicLease.hooks, [libraryLease.type]: libraryLease.hooks },
   periodic: [
     {

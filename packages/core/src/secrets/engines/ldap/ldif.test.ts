@@ -57,9 +57,17 @@ describe('parseLdif', () => {
       ],
     });
     expect(entries[2]).toEqual({ changetype: 'delete', dn: 'cn=old,dc=example,dc=org' });
-    expect(entries[3]).toEqual({ changetype: 'modrdn', dn: 'cn=a,dc=example,dc=org', newrdn: 'cn=b', deleteoldrdn: true, newsuperior: 'ou=x,dc=example,dc=org' });
+    expect(entries[3]).toEqual({
+      changetype: 'modrdn',
+      dn: 'cn=a,dc=example,dc=org',
+      newrdn: 'cn=b',
+      deleteoldrdn: true,
+      newsuperior: 'ou=x,dc=example,dc=org',
+    });
     expect(distinguishedNames(entries)).toHaveLength(4);
-    expect(parseLdif('dn:: Y249eCxkYz1vcmc=\nchangetype: delete')).toEqual([{ changetype: 'delete', dn: 'cn=x,dc=org' }]);
+    expect(parseLdif('dn:: Y249eCxkYz1vcmc=\nchangetype: delete')).toEqual([
+      { changetype: 'delete', dn: 'cn=x,dc=org' },
+    ]);
   });
 
   it('rejects malformed LDIF with the line', () => {

@@ -14,7 +14,11 @@ type Value = string | Buffer;
 export type LdifEntry =
   | { changetype: 'add'; dn: string; attributes: Array<{ type: string; values: Value[] }> }
   | { changetype: 'delete'; dn: string }
-  | { changetype: 'modify'; dn: string; changes: Array<{ operation: 'add' | 'delete' | 'replace'; type: string; values: Value[] }> }
+  | {
+      changetype: 'modify';
+      dn: string;
+      changes: Array<{ operation: 'add' | 'delete' | 'replace'; type: string; values: Value[] }>;
+    }
   | { changetype: 'modrdn'; dn: string; newrdn: string; deleteoldrdn: boolean; newsuperior?: string };
 
 export class LdifError extends Error {}
@@ -55,7 +59,8 @@ export function parseLdif(text: string): LdifEntry[] {
     if (marker === '<') throw new LdifError(`line ${number}: URL values ("${type}:<") are not supported`);
     let value: Value = raw.replace(/^\s+/, '');
     if (marker === ':') {
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value.trim())) throw new LdifError(`line ${number}: invalid base64 value for "${type}"`);
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value.trim()))
+        throw new LdifError(`line ${number}: invalid base64 value for "${type}"`);
       value = Buffer.from(value.trim(), 'base64');
     }
     current.push({ type, value, number });
@@ -73,7 +78,8 @@ const text = (value: Value) => (Buffer.isBuffer(value) ? value.toString('utf8') 
 
 function parseRecord(lines: Line[]): LdifEntry {
   const [first, ...rest] = lines as [Line, ...Line[]];
-  if (first.type.toLowerCase() !== 'dn') throw new LdifError(`line ${first.number}: a record must start with "dn:", got "${first.type}"`);
+  if (first.type.toLowerCase() !== 'dn')
+    throw new LdifError(`line ${first.number}: a record must start with "dn:", got "${first.type}"`);
   const dn = text(first.value).trim();
   if (dn === '') throw new LdifError(`line ${first.number}: empty dn`);
   let body = rest.filter((line) => line.type.toLowerCase() !== 'control');
@@ -104,18 +110,22 @@ function parseRecord(lines: Line[]): LdifEntry {
         const head = body[index++] as Line;
         const operation = head.type.toLowerCase();
         if (operation !== 'add' && operation !== 'delete' && operation !== 'replace') {
-          throw new LdifError(`line ${head.number}: expected add:, delete: or replace: in a modify, got "${head.type}"`);
+          throw new LdifError(
+            `line ${head.number}: expected add:, delete: or replace: in a modify, got "${head.type}"`,
+          );
         }
         const type = text(head.value).trim();
         const values: Value[] = [];
         while (index < body.length && (body[index] as Line).type !== '-') {
           const line = body[index++] as Line;
-          if (line.type.toLowerCase() !== type.toLowerCase()) throw new LdifError(`line ${line.number}: expected "${type}:" in this ${operation}, got "${line.type}"`);
+          if (line.type.toLowerCase() !== type.toLowerCase())
+            throw new LdifError(`line ${line.number}: expected "${type}:" in this ${operation}, got "${line.type}"`);
           values.push(line.value);
         }
         if (index >= body.length) throw new LdifError(`entry "${dn}": a modify group must end with "-"`);
         index++;
-        if (operation === 'add' && values.length === 0) throw new LdifError(`entry "${dn}": "add: ${type}" needs values`);
+        if (operation === 'add' && values.length === 0)
+          throw new LdifError(`entry "${dn}": "add: ${type}" needs values`);
         changes.push({ operation, type, values });
       }
       if (changes.length === 0) throw new LdifError(`entry "${dn}": a modify needs changes`);
@@ -143,7 +153,9 @@ function parseRecord(lines: Line[]): LdifEntry {
 
 /** Attribute values for ldapts: all strings, or all bytes when any value is binary. */
 function values(list: Value[]): string[] | Buffer[] {
-  return list.some(Buffer.isBuffer) ? list.map((value) => (Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8'))) : (list as string[]);
+  return list.some(Buffer.isBuffer)
+    ? list.map((value) => (Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8')))
+    : (list as string[]);
 }
 
 export async function applyEntry(directory: Directory, entry: LdifEntry): Promise<void> {
@@ -158,7 +170,13 @@ export async function applyEntry(directory: Directory, entry: LdifEntry): Promis
     case 'modify':
       return directory.modify(
         entry.dn,
-        entry.changes.map((change) => new Change({ operation: change.operation, modification: new Attribute({ type: change.type, values: values(change.values) }) })),
+        entry.changes.map(
+          (change) =>
+            new Change({
+              operation: change.operation,
+              modification: new Attribute({ type: change.type, values: values(change.values) }),
+            }),
+        ),
       );
     case 'modrdn':
       return directory.modifyDN(entry.dn, entry.newsuperior ? `${entry.newrdn},${entry.newsuperior}` : entry.newrdn);
@@ -172,14 +190,21 @@ export interface LdifFailure {
 }
 
 /** Runs entries in order. Stops at the first error unless `continueOnError`; returns the errors, each naming its entry. */
-export async function runLdif(directory: Directory, entries: LdifEntry[], options: { continueOnError: boolean }): Promise<LdifFailure[]> {
+export async function runLdif(
+  directory: Directory,
+  entries: LdifEntry[],
+  options: { continueOnError: boolean },
+): Promise<LdifFailure[]> {
   const failures: LdifFailure[] = [];
   for (const entry of entries) {
     try {
       await applyEntry(directory, entry);
     } catch (error) {
       const described = directoryError(error, `applying ${entry.changetype} of "${entry.dn}"`);
-      failures.push({ message: messageOf(described), ...(error instanceof ResultCodeError ? { code: error.code } : {}) });
+      failures.push({
+        message: messageOf(described),
+        ...(error instanceof ResultCodeError ? { code: error.code } : {}),
+      });
       if (!options.continueOnError) break;
     }
   }
@@ -194,12 +219,15 @@ export async function runLdif(directory: Directory, entries: LdifEntry[], option
  */
 export function unsafeLdifValue(value: string, { checkStart = true } = {}): string | undefined {
   const control = [...value].find((char) => isControl(char.codePointAt(0) as number));
-  if (control) return `holds the control character U+${(control.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
-  if (checkStart && /^[ :<]/.test(value)) return `starts with ${JSON.stringify(value[0])}, which LDIF would not read back as the same value`;
+  if (control)
+    return `holds the control character U+${(control.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
+  if (checkStart && /^[ :<]/.test(value))
+    return `starts with ${JSON.stringify(value[0])}, which LDIF would not read back as the same value`;
   return undefined;
 }
 
-const isControl = (code: number) => code <= 0x1f || code === 0x7f || code === 0x85 || code === 0x2028 || code === 0x2029;
+const isControl = (code: number) =>
+  code <= 0x1f || code === 0x7f || code === 0x85 || code === 0x2028 || code === 0x2029;
 
 /** The DNs an LDIF touches, in order and without repeats (the `distinguished_names` of dynamic creds). */
 export const distinguishedNames = (entries: LdifEntry[]) => [...new Set(entries.map((entry) => entry.dn))];

@@ -36,7 +36,9 @@ const checkInFields = z.object({
   name: setName,
   service_account_names: stringList
     .optional()
-    .describe("The accounts to check in; may be left out when the caller has exactly one of the set's accounts checked out."),
+    .describe(
+      "The accounts to check in; may be left out when the caller has exactly one of the set's accounts checked out.",
+    ),
 });
 
 export const libraryCheckoutPaths: PathSpec[] = [
@@ -50,7 +52,9 @@ export const libraryCheckoutPaths: PathSpec[] = [
     pattern: 'library/:name+/check-out',
     fields: z.object({
       name: setName,
-      ttl: duration.optional().describe('How long the check-out lasts, at most the set\'s "ttl" (default: the set\'s "ttl").'),
+      ttl: duration
+        .optional()
+        .describe('How long the check-out lasts, at most the set\'s "ttl" (default: the set\'s "ttl").'),
     }),
     summaries: { update: 'Check out an available service account of the set, with its password, under a lease.' },
     operations: { update: checkOut },
@@ -141,7 +145,13 @@ async function checkOut(request: Request<{ name: string; ttl?: number }>) {
         service_account_name: username,
         password: storage.open(taken.sk, taken.password),
       },
-      secret: libraryLease.secret({ ttl, maxTtl, renewable: true, internal: { set: name, account: username, checkoutId }, leaseSuffix: checkoutId }),
+      secret: libraryLease.secret({
+        ttl,
+        maxTtl,
+        renewable: true,
+        internal: { set: name, account: username, checkoutId },
+        leaseSuffix: checkoutId,
+      }),
     };
   }
   throw badRequest(`no service accounts available for check-out in set "${name}"`);
@@ -154,22 +164,28 @@ async function checkIn(request: Request<z.output<typeof checkInFields>>, forced:
   const enforce = !forced && !set.disable_check_in_enforcement;
   const who = borrower(caller);
   const mayCheckIn = (account: LibraryAccount) =>
-    !enforce || (who.hash !== '' && account.borrowerHash === who.hash) || (who.entity !== '' && account.borrowerEntity === who.entity);
+    !enforce ||
+    (who.hash !== '' && account.borrowerHash === who.hash) ||
+    (who.entity !== '' && account.borrowerEntity === who.entity);
 
   let names = data.service_account_names ?? [];
   if (names.length === 0) {
     const candidates = (await accountsOf(storage, set)).filter((account) => !account.available && mayCheckIn(account));
-    if (candidates.length > 1) throw badRequest('"service_account_names" is required when more than one account is checked out');
+    if (candidates.length > 1)
+      throw badRequest('"service_account_names" is required when more than one account is checked out');
     names = candidates.map((account) => account.value.username);
   }
   for (const account of names) {
-    if (!set.service_account_names.includes(account)) throw badRequest(`invalid "service_account_names": "${account}" is not in set "${name}"`);
+    if (!set.service_account_names.includes(account))
+      throw badRequest(`invalid "service_account_names": "${account}" is not in set "${name}"`);
   }
   const accounts = await Promise.all(names.map((account) => storage.getItem<LibraryAccount>(accountKey(account))));
   const out = accounts.filter((account): account is LibraryAccount => account !== undefined && !account.available);
   const refused = out.filter((account) => !mayCheckIn(account));
   if (refused.length > 0) {
-    throw badRequest(`${refused.map((account) => `"${account.value.username}"`).join(', ')} cannot be checked in: not checked out by the caller`);
+    throw badRequest(
+      `${refused.map((account) => `"${account.value.username}"`).join(', ')} cannot be checked in: not checked out by the caller`,
+    );
   }
   const context = engineContext(request);
   const config = out.length > 0 ? await requireDirectoryConfig(context) : undefined;
@@ -188,7 +204,11 @@ async function checkIn(request: Request<z.output<typeof checkInFields>>, forced:
  * check-out, one is acknowledged, and the others answer as a check-in of an available account does (issue 24). A call
  * that meets another's change in flight looks again (and tries again while the account is still out), within a bound.
  */
-async function returnAccount(context: LdapEngineContext, config: DirectoryConfig, account: LibraryAccount): Promise<boolean> {
+async function returnAccount(
+  context: LdapEngineContext,
+  config: DirectoryConfig,
+  account: LibraryAccount,
+): Promise<boolean> {
   if (!account.checkoutId) return false;
   const giveUpAt = Date.now() + contendedCheckInMs;
   for (;;) {
@@ -218,7 +238,8 @@ async function returnAccount(context: LdapEngineContext, config: DirectoryConfig
 const contendedCheckInMs = 15_000;
 
 /** A failure that only says another change of the account was under way (not the directory's or the config's). */
-const contended = (error: unknown) => error instanceof RotationInProgress || error instanceof ChangedConcurrently || error instanceof ConditionFailed;
+const contended = (error: unknown) =>
+  error instanceof RotationInProgress || error instanceof ChangedConcurrently || error instanceof ConditionFailed;
 
 /**
  * Ends the lease of a check-out just checked in, after the check-in (the other order could leave an account out
@@ -248,7 +269,8 @@ export const libraryLease = leasedSecret<CheckoutInternal>(librarySecretType, {
   },
   renew: async ({ storage, internal, increment }) => {
     const account = await storage.getItem<LibraryAccount>(accountKey(internal.account));
-    if (!account || account.available || account.checkoutId !== internal.checkoutId) throw badRequest('the account has already been checked in');
+    if (!account || account.available || account.checkoutId !== internal.checkoutId)
+      throw badRequest('the account has already been checked in');
     const set = await storage.get<LibrarySet>(setKey(internal.set));
     const limit = set?.ttl ?? 0;
     if (limit === 0) return increment > 0 ? { ttl: increment } : undefined;
@@ -262,7 +284,11 @@ export const libraryLease = leasedSecret<CheckoutInternal>(librarySecretType, {
  * fresh password; one its lease holds leaves the queue (the lease's end returns it). `mountPath` is the mount's
  * path, which lease ids start with. Throws when the directory cannot take the new password (the job retries).
  */
-export async function settleLibraryClaim(context: LdapEngineContext, mountPath: string, key: string): Promise<'returned' | 'held' | 'none'> {
+export async function settleLibraryClaim(
+  context: LdapEngineContext,
+  mountPath: string,
+  key: string,
+): Promise<'returned' | 'held' | 'none'> {
   const { storage, system } = context;
   const account = await storage.getItem<LibraryAccount>(key);
   if (!account) return 'none';
@@ -271,14 +297,21 @@ export async function settleLibraryClaim(context: LdapEngineContext, mountPath: 
     if ((account.claimUntil ?? 0) > epochSeconds(system.clock)) return 'none';
     if (await leaseHolds(system, mountPath, account)) outcome = 'held';
     else {
-      system.log.error('returning a checked-out account whose lease was never registered', { account: account.value.username, leaseId: account.leaseId });
+      system.log.error('returning a checked-out account whose lease was never registered', {
+        account: account.value.username,
+        leaseId: account.leaseId,
+      });
       if (await returnAccount(context, await requireDirectoryConfig(context), account)) return 'returned';
       return 'none';
     }
   }
   await storage
     // Only if nobody queued it again meanwhile (a new check-out's claim).
-    .update(key, { remove: claimFields }, { when: account.dueSk === undefined ? { missing: ['dueSk'] } : { equals: { dueSk: account.dueSk } } })
+    .update(
+      key,
+      { remove: claimFields },
+      { when: account.dueSk === undefined ? { missing: ['dueSk'] } : { equals: { dueSk: account.dueSk } } },
+    )
     .catch((error) => {
       if (!(error instanceof ConditionFailed)) throw error;
     });

@@ -64,6 +64,8 @@ export async function requireSet(storage: MountStorage, name: string): Promise<L
 }
 
 export async function accountsOf(storage: MountStorage, set: LibrarySet): Promise<LibraryAccount[]> {
-  const accounts = await Promise.all(set.service_account_names.map((name) => storage.getItem<LibraryAccount>(accountKey(name))));
+  const accounts = await Promise.all(
+    set.service_account_names.map((name) => storage.getItem<LibraryAccount>(accountKey(name))),
+  );
   return accounts.filter((account): account is LibraryAccount => account !== undefined);
 }

@@ -7,7 +7,15 @@ import { type MountWrite, maxTransactionWrites } from '../../mounts/mount-storag
 import { messageOf } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';
 import { engineContext } from './context.ts';
-import { accountKey, accountsOf, type LibraryAccount, type LibrarySet, setKey, setName, trimName } from './library-model.ts';
+import {
+  accountKey,
+  accountsOf,
+  type LibraryAccount,
+  type LibrarySet,
+  setKey,
+  setName,
+  trimName,
+} from './library-model.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, releaseWrites } from './managed-accounts.ts';
 import { resolveEntry } from './static-roles.ts';
 import { changePassword, requireDirectoryConfig } from './write-ahead.ts';
@@ -31,10 +39,16 @@ const setFields = z.object({
   name: setName,
   service_account_names: stringList
     .optional()
-    .describe(`The user names of the existing service accounts the set lends out (a list or comma-separated); at most ${maxSetAccounts}.`),
-  ttl: duration.optional().describe('How long a check-out lasts by default, in seconds or as a duration (default 24h).'),
+    .describe(
+      `The user names of the existing service accounts the set lends out (a list or comma-separated); at most ${maxSetAccounts}.`,
+    ),
+  ttl: duration
+    .optional()
+    .describe('How long a check-out lasts by default, in seconds or as a duration (default 24h).'),
   max_ttl: duration.optional().describe('The longest a check-out may last, renewals included (default 24h).'),
-  disable_check_in_enforcement: bool.optional().describe('Let any caller check an account in, not only the one who checked it out.'),
+  disable_check_in_enforcement: bool
+    .optional()
+    .describe('Let any caller check an account in, not only the one who checked it out.'),
 });
 
 export const librarySetPaths: PathSpec[] = [
@@ -60,7 +74,9 @@ export const librarySetPaths: PathSpec[] = [
   }),
   path({
     pattern: 'library/:prefix*',
-    fields: z.object({ prefix: z.string().default('').describe('List the library sets under this prefix (a name ending in a slash).') }),
+    fields: z.object({
+      prefix: z.string().default('').describe('List the library sets under this prefix (a name ending in a slash).'),
+    }),
     summaries: { list: 'List library sets.' },
     operations: {
       list: async ({ storage, data }) => {
@@ -88,16 +104,21 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
     disable_check_in_enforcement: data.disable_check_in_enforcement ?? existing?.disable_check_in_enforcement ?? false,
   };
   set.service_account_names = [...new Set(set.service_account_names)];
-  if (set.service_account_names.length === 0) throw badRequest('missing "service_account_names": at least one service account is required');
-  if (set.max_ttl > 0 && (set.ttl === 0 || set.ttl > set.max_ttl)) throw badRequest('invalid "ttl": must not be greater than "max_ttl"');
+  if (set.service_account_names.length === 0)
+    throw badRequest('missing "service_account_names": at least one service account is required');
+  if (set.max_ttl > 0 && (set.ttl === 0 || set.ttl > set.max_ttl))
+    throw badRequest('invalid "ttl": must not be greater than "max_ttl"');
 
   const before = existing?.service_account_names ?? [];
   const added = set.service_account_names.filter((account) => !before.includes(account));
   const removed = before.filter((account) => !set.service_account_names.includes(account));
   checkTransactionSize(set.service_account_names.length, added.length + removed.length);
-  const removedItems = await Promise.all(removed.map((account) => storage.getItem<LibraryAccount>(accountKey(account))));
+  const removedItems = await Promise.all(
+    removed.map((account) => storage.getItem<LibraryAccount>(accountKey(account))),
+  );
   for (const item of removedItems) {
-    if (item && !item.available) throw badRequest(`"${item.value.username}" is checked out; check it in before removing it from the set`);
+    if (item && !item.available)
+      throw badRequest(`"${item.value.username}" is checked out; check it in before removing it from the set`);
   }
   const context = engineContext(request);
   const config = added.length > 0 ? await requireDirectoryConfig(context) : undefined;
@@ -118,7 +139,11 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
   const writes: MountWrite[] = [
     { put: owner, item: { value: set } },
     ...resolved.flatMap(({ username, dn }): MountWrite[] => [
-      { put: accountKey(username), item: { value: { set: name, username, dn }, available: false }, when: { absent: true } },
+      {
+        put: accountKey(username),
+        item: { value: { set: name, username, dn }, available: false },
+        when: { absent: true },
+      },
       ...claimWrites(owner, username, dn),
     ]),
     ...removed.flatMap((account, index): MountWrite[] => {
@@ -134,7 +159,9 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
     await storage.transact(writes);
   } catch (error) {
     if (error instanceof ConditionFailed)
-      throw badRequest('the set or its accounts changed concurrently (an account is managed elsewhere or checked out); try again');
+      throw badRequest(
+        'the set or its accounts changed concurrently (an account is managed elsewhere or checked out); try again',
+      );
     throw error;
   }
 
@@ -151,8 +178,13 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
     } catch (error) {
       const undo: MountWrite[] = resolved
         .slice(index)
-        .flatMap((account): MountWrite[] => [{ delete: accountKey(account.username) }, ...releaseWrites(account.username, account.dn)]);
-      const remaining = set.service_account_names.filter((account) => !resolved.slice(index).some((entry) => entry.username === account));
+        .flatMap((account): MountWrite[] => [
+          { delete: accountKey(account.username) },
+          ...releaseWrites(account.username, account.dn),
+        ]);
+      const remaining = set.service_account_names.filter(
+        (account) => !resolved.slice(index).some((entry) => entry.username === account),
+      );
       if (remaining.length > 0)
         undo.push({ put: owner, item: { value: { ...set, service_account_names: remaining } } });
       else undo.push({ delete: owner });
@@ -171,7 +203,9 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
 function checkTransactionSize(accounts: number, changed: number): void {
   const why = `its writes (${writesPerAccount} per account and 1 for the set) must fit one transaction of ${maxTransactionWrites}`;
   if (accounts > maxSetAccounts) {
-    throw badRequest(`invalid "service_account_names": a library set holds at most ${maxSetAccounts} service accounts, not ${accounts}: ${why}`);
+    throw badRequest(
+      `invalid "service_account_names": a library set holds at most ${maxSetAccounts} service accounts, not ${accounts}: ${why}`,
+    );
   }
   if (changed > maxSetAccounts) {
     throw badRequest(
@@ -198,7 +232,8 @@ async function deleteSet({ storage, data }: Request<z.output<typeof setFields>>)
     // A set holds at most `maxSetAccounts`, so its deletion is one transaction.
     await storage.transact(writes);
   } catch (error) {
-    if (error instanceof ConditionFailed) throw badRequest(`an account of "${name}" was checked out meanwhile; try again`);
+    if (error instanceof ConditionFailed)
+      throw badRequest(`an account of "${name}" was checked out meanwhile; try again`);
     throw error;
   }
   return undefined;

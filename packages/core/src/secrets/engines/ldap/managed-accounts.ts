@@ -5,7 +5,10 @@ import type { MountStorage, MountWrite } from '../../mounts/mount-storage.ts';
  * user name and per DN, written only where none is (`{ absent: true }`) in the same transaction as the owner.
  */
 
-export const claimKeys = (username: string, dn: string) => [`managed/user/${username.toLowerCase()}`, `managed/dn/${normalizeDn(dn)}`];
+export const claimKeys = (username: string, dn: string) => [
+  `managed/user/${username.toLowerCase()}`,
+  `managed/dn/${normalizeDn(dn)}`,
+];
 
 export const normalizeDn = (dn: string) =>
   dn

@@ -31,7 +31,11 @@ export interface LdapAccountItem extends Item {
 export const rotationQueue = 'ldap-rotation';
 
 /** The fields to set and to remove that put an item in the rotation queue at `at`, or take it out (see `accountChange`). */
-export function dueUpdate(partition: string, sk: string, at: number | undefined): { set: Record<string, unknown>; remove: string[] } {
+export function dueUpdate(
+  partition: string,
+  sk: string,
+  at: number | undefined,
+): { set: Record<string, unknown>; remove: string[] } {
   if (at === undefined)
     return {
       set: {},

@@ -13,7 +13,9 @@ export const rotateRootPaths: PathSpec[] = [
   path({
     pattern: 'rotate-root',
     fields: z.object({}),
-    summaries: { update: 'Rotate the root password ("bindpass"): a new one is set in the directory and stored, never shown.' },
+    summaries: {
+      update: 'Rotate the root password ("bindpass"): a new one is set in the directory and stored, never shown.',
+    },
     operations: {
       update: async (request) => {
         await rotateRoot(engineContext(request));

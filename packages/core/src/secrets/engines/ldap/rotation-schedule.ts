@@ -18,7 +18,9 @@ export function cronNext(schedule: string, afterSeconds: number): number | undef
 export function checkSchedule(schedule: string): void {
   const fields = schedule.trim().split(/\s+/);
   if (fields.length !== 5) {
-    throw badRequest(`invalid "rotation_schedule": expected five fields (minute hour day-of-month month day-of-week), got ${fields.length}`);
+    throw badRequest(
+      `invalid "rotation_schedule": expected five fields (minute hour day-of-month month day-of-week), got ${fields.length}`,
+    );
   }
   try {
     cronNext(schedule, 0);
@@ -39,7 +41,11 @@ export function rootNextDue(fields: LdapConfigValue, now: number, base: number):
  * When to try again after a failed automatic rotation: 10 s doubling up to 5 minutes; a scheduled
  * rotation with a window gives up at the window's end and waits for the next scheduled time.
  */
-export function retryAt(now: number, attempts: number, window?: { fields: LdapConfigValue; scheduledAt: number }): { at: number; scheduledAt?: number } {
+export function retryAt(
+  now: number,
+  attempts: number,
+  window?: { fields: LdapConfigValue; scheduledAt: number },
+): { at: number; scheduledAt?: number } {
   const at = now + Math.min(10 * 2 ** Math.max(0, attempts - 1), 300);
   if (window?.fields.rotation_schedule && window.fields.rotation_window > 0) {
     const closes = window.scheduledAt + window.fields.rotation_window;

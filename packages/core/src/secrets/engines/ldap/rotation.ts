@@ -29,7 +29,8 @@ export async function rotateDue(core: Core, limit = 200): Promise<{ rotated: num
     const context = jobContext(core, mount);
     try {
       if (item.sk === configKey) await rotateRoot(context);
-      else if (item.sk.startsWith(staticRoleKeyPrefix)) await rotateStaticRole(context, item.sk.slice(staticRoleKeyPrefix.length));
+      else if (item.sk.startsWith(staticRoleKeyPrefix))
+        await rotateStaticRole(context, item.sk.slice(staticRoleKeyPrefix.length));
       // A check-out's claim at its deadline: returned if its lease was never registered (library-checkouts.ts).
       else if (item.sk.startsWith(accountKey(''))) await settleLibraryClaim(context, mount.path, item.sk);
       else continue;
@@ -69,7 +70,14 @@ async function retryLater(context: LdapEngineContext, seen: LdapAccountItem, inP
     // Only if nobody rescheduled it meanwhile (a rotation that succeeded elsewhere).
     await storage.update(
       seen.sk,
-      { set: { dueSk: dueKey(next.at, `${context.partition}|${seen.sk}`), dueAt: next.at, attempts, ...(next.scheduledAt ? { scheduledAt: next.scheduledAt } : {}) } },
+      {
+        set: {
+          dueSk: dueKey(next.at, `${context.partition}|${seen.sk}`),
+          dueAt: next.at,
+          attempts,
+          ...(next.scheduledAt ? { scheduledAt: next.scheduledAt } : {}),
+        },
+      },
       { when: { equals: { dueSk: seen.dueSk } } },
     );
   } catch (error) {

@@ -11,19 +11,39 @@ import { checkDn } from './dn.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
 import { accountChange, dueUpdate } from './records.ts';
 import { minStaticRotationPeriod } from './rotation-schedule.ts';
-import { loadStaticRole, type StaticRoleValue, staticChange, staticRoleKey, staticRoleKeyPrefix } from './static-rotation.ts';
+import {
+  loadStaticRole,
+  type StaticRoleValue,
+  staticChange,
+  staticRoleKey,
+  staticRoleKeyPrefix,
+} from './static-rotation.ts';
 import { changePassword, recoverPending, requireDirectoryConfig } from './write-ahead.ts';
 
 /** `static-role/:name`: existing directory entries whose password the engine rotates. Names may hold `/`. */
 
 const fields = z.object({
   name: z.string().describe('Name of the static role; may hold slashes.'),
-  username: z.string().optional().describe('The user name of the existing directory entry whose password the role rotates; cannot be changed later.'),
-  dn: z.string().optional().describe('Distinguished name of the existing entry; when not given, the one entry under "userdn" whose "userattr" is "username".'),
-  rotation_period: duration.optional().describe('How often the password is rotated, in seconds or as a duration (at least 5s).'),
+  username: z
+    .string()
+    .optional()
+    .describe(
+      'The user name of the existing directory entry whose password the role rotates; cannot be changed later.',
+    ),
+  dn: z
+    .string()
+    .optional()
+    .describe(
+      'Distinguished name of the existing entry; when not given, the one entry under "userdn" whose "userattr" is "username".',
+    ),
+  rotation_period: duration
+    .optional()
+    .describe('How often the password is rotated, in seconds or as a duration (at least 5s).'),
   skip_import_rotation: bool
     .optional()
-    .describe('Do not rotate the password when the role is created (default: the config\'s "skip_static_role_import_rotation").'),
+    .describe(
+      'Do not rotate the password when the role is created (default: the config\'s "skip_static_role_import_rotation").',
+    ),
 });
 type Fields = z.output<typeof fields>;
 
@@ -66,7 +86,9 @@ export const staticRolePaths: PathSpec[] = [
   }),
   path({
     pattern: 'static-role/:prefix*',
-    fields: z.object({ prefix: z.string().default('').describe('List the static roles under this prefix (a name ending in a slash).') }),
+    fields: z.object({
+      prefix: z.string().default('').describe('List the static roles under this prefix (a name ending in a slash).'),
+    }),
     summaries: { list: 'List static roles.', read: 'List static roles (as a read).' },
     operations: {
       list: listRoles,
@@ -122,7 +144,11 @@ async function create(request: Request<Fields>) {
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     const now = await currentOwner(storage, data.username, dn);
-    throw badRequest(now ? `"${data.username}" (${dn}) is already managed by ${now}` : `static role "${name}" was created concurrently`);
+    throw badRequest(
+      now
+        ? `"${data.username}" (${dn}) is already managed by ${now}`
+        : `static role "${name}" was created concurrently`,
+    );
   }
   if (skip) return undefined;
 
@@ -142,7 +168,9 @@ async function create(request: Request<Fields>) {
         key,
         error: messageOf(recoveryError),
       });
-      throw badRequest(`static role "${name}" was saved but its import rotation failed and will be retried: ${messageOf(error)}`);
+      throw badRequest(
+        `static role "${name}" was saved but its import rotation failed and will be retried: ${messageOf(error)}`,
+      );
     }
     if (outcome === 'recorded') return undefined;
     await storage.transact([{ delete: key }, ...releaseWrites(data.username, dn)]);
@@ -157,7 +185,8 @@ async function update(request: Request<Fields>) {
   const item = await loadStaticRole(storage, name);
   if (!item) return create(request);
   const role = item.value as unknown as StaticRoleValue;
-  if (data.username !== undefined && data.username !== role.username) throw badRequest('"username" cannot be modified after the role is created');
+  if (data.username !== undefined && data.username !== role.username)
+    throw badRequest('"username" cannot be modified after the role is created');
   if (data.dn !== undefined && data.dn !== '' && normalizeDn(data.dn) !== normalizeDn(role.dn)) {
     throw badRequest('"dn" cannot be modified after the role is created');
   }
@@ -168,13 +197,16 @@ async function update(request: Request<Fields>) {
     rotation_period: data.rotation_period,
   };
   const base = item.lastRotation ?? role.created;
-  const due = item.pending ? { set: {}, remove: [] } : dueUpdate(engineContext(request).partition, item.sk, base + updated.rotation_period);
+  const due = item.pending
+    ? { set: {}, remove: [] }
+    : dueUpdate(engineContext(request).partition, item.sk, base + updated.rotation_period);
   await storage.update(item.sk, accountChange({ value: updated, ...due.set }, due.remove), { when: { exists: true } });
   return undefined;
 }
 
 function checkPeriod(period: number): void {
-  if (period < minStaticRotationPeriod) throw badRequest(`invalid "rotation_period": must be at least ${minStaticRotationPeriod} seconds`);
+  if (period < minStaticRotationPeriod)
+    throw badRequest(`invalid "rotation_period": must be at least ${minStaticRotationPeriod} seconds`);
 }
 
 /** The DN of the entry: `dn` when given (it must exist), else the one entry under `userdn` with `userattr` = username. */
@@ -185,11 +217,18 @@ export async function resolveEntry(config: DirectoryConfig, username: string, dn
       if (!entry) throw badRequest(`invalid "dn": no entry "${dn}" in the directory`);
       return entry.dn;
     }
-    if (!config.fields.userdn) throw badRequest('the config has no "userdn" to search for "username" under; set it or give "dn"');
+    if (!config.fields.userdn)
+      throw badRequest('the config has no "userdn" to search for "username" under; set it or give "dn"');
     const entries = await directory.findUser(username);
     const [first, second] = entries;
-    if (!first) throw badRequest(`invalid "username": no entry with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`);
-    if (second) throw badRequest(`invalid "username": ${entries.length} entries with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`);
+    if (!first)
+      throw badRequest(
+        `invalid "username": no entry with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`,
+      );
+    if (second)
+      throw badRequest(
+        `invalid "username": ${entries.length} entries with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`,
+      );
     return first.dn;
   });
 }

@@ -24,7 +24,12 @@ export async function loadStaticRole(storage: MountStorage, name: string): Promi
   return storage.getItem<LdapAccountItem>(staticRoleKey(name));
 }
 
-export function staticChange(context: LdapEngineContext, name: string, item: LdapAccountItem, config: DirectoryConfig): PasswordChange {
+export function staticChange(
+  context: LdapEngineContext,
+  name: string,
+  item: LdapAccountItem,
+  config: DirectoryConfig,
+): PasswordChange {
   const role = item.value as unknown as StaticRoleValue;
   const key = staticRoleKey(name);
   return {
@@ -46,7 +51,11 @@ export async function rotateStaticRole(context: LdapEngineContext, name: string)
  * What `static-cred` answers from: the item as stored, or, when a rotation left a write-ahead, after settling it
  * so that the answer binds (see `settlePending`).
  */
-export async function settleStaticRole(context: LdapEngineContext, name: string, item: LdapAccountItem): Promise<LdapAccountItem> {
+export async function settleStaticRole(
+  context: LdapEngineContext,
+  name: string,
+  item: LdapAccountItem,
+): Promise<LdapAccountItem> {
   if (!item.pending) return item;
   return settlePending(staticChange(context, name, item, await requireDirectoryConfig(context)), item);
 }

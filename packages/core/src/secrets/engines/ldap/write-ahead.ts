@@ -69,7 +69,9 @@ export async function changePassword(change: PasswordChange): Promise<string> {
     item = await load(change);
     if (item.pending) throw new RotationInProgress(`"${key}"`);
   }
-  const config = change.isRoot ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' } : change.config;
+  const config = change.isRoot
+    ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' }
+    : change.config;
   const password = await newPassword(context, config);
   const pendingId = uuid();
   const budget = windowOf(config);
@@ -106,14 +108,17 @@ export async function changePassword(change: PasswordChange): Promise<string> {
     await record(change, item, password, pendingId);
   } catch (error) {
     // Someone who found the write-ahead recorded it (or adopted it) first: the password is ours either way.
-    if (error instanceof ConditionFailed && !change.exclusive && (await holdsPassword(change, password, pendingId))) return password;
+    if (error instanceof ConditionFailed && !change.exclusive && (await holdsPassword(change, password, pendingId)))
+      return password;
     if (!change.isRoot) {
       await markStale(change, pendingId);
       throw error;
     }
     const oldPassword = config.bindpass;
     try {
-      await withDirectory({ ...config, bindpass: password }, (directory) => directory.setPassword(change.dn, oldPassword));
+      await withDirectory({ ...config, bindpass: password }, (directory) =>
+        directory.setPassword(change.dn, oldPassword),
+      );
     } catch (rollbackError) {
       await markStale(change, pendingId);
       throw upstreamFailure(
@@ -121,7 +126,9 @@ export async function changePassword(change: PasswordChange): Promise<string> {
       );
     }
     await clearPending(change, pendingId);
-    throw upstreamFailure(`storing the new root password failed; the directory was rolled back to the old password: ${messageOf(error)}`);
+    throw upstreamFailure(
+      `storing the new root password failed; the directory was rolled back to the old password: ${messageOf(error)}`,
+    );
   }
   return password;
 }
@@ -130,13 +137,18 @@ export async function changePassword(change: PasswordChange): Promise<string> {
  * Settles a write-ahead left by a run that did not finish: if the directory accepts the pending password it
  * becomes the current one, otherwise it is discarded. Throws when the directory cannot be asked.
  */
-export async function recoverPending(change: PasswordChange, item: LdapAccountItem): Promise<'recorded' | 'discarded' | 'none'> {
+export async function recoverPending(
+  change: PasswordChange,
+  item: LdapAccountItem,
+): Promise<'recorded' | 'discarded' | 'none'> {
   const { storage } = change.context;
   const { key } = change;
   if (!item.pending || !item.pendingId) return 'none';
   const pending = storage.open(key, item.pending);
   const bindDn = change.dn;
-  const config = change.isRoot ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' } : change.config;
+  const config = change.isRoot
+    ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' }
+    : change.config;
   if (await canBind(config, change.isRoot ? rootBindIdentity(config) : bindDn, pending)) {
     await record({ ...change, record: undefined }, item, pending, item.pendingId).catch(ignoreConditionFailed);
     change.context.system.log.info('recovered a password change that had reached the directory', { key });
@@ -207,7 +219,9 @@ export async function settlePending(change: PasswordChange, item: LdapAccountIte
   const pending = storage.open(key, item.pending);
   const reload = async () => (await storage.getItem<LdapAccountItem>(key)) ?? item;
   const recordPending = async () => {
-    await record({ ...change, record: undefined }, item, pending, item.pendingId as string).catch(ignoreConditionFailed);
+    await record({ ...change, record: undefined }, item, pending, item.pendingId as string).catch(
+      ignoreConditionFailed,
+    );
     system.log.info('recorded a password change that had reached the directory', { key });
     return reload();
   };
@@ -220,7 +234,9 @@ export async function settlePending(change: PasswordChange, item: LdapAccountIte
   const current = opened(storage, key, item.password);
   if (current !== undefined && (await canBind(change.config, change.dn, current))) return item;
   if (await pendingBinds(change, item, pending)) return recordPending();
-  throw upstreamFailure(`the directory takes neither the current nor the pending password of "${key}"; rotate it again`);
+  throw upstreamFailure(
+    `the directory takes neither the current nor the pending password of "${key}"; rotate it again`,
+  );
 }
 
 const pendingBinds = (change: PasswordChange, item: LdapAccountItem, pending: string) => {
@@ -248,7 +264,8 @@ function windowOf(config: DirectoryConfig): number {
   return Math.ceil((connectMs + requestMs) / 1000) * 2 + 30;
 }
 
-const rootBindIdentity = (config: DirectoryConfig) => (config.fields.upndomain ? `${config.fields.binddn}@${config.fields.upndomain}` : config.fields.binddn);
+const rootBindIdentity = (config: DirectoryConfig) =>
+  config.fields.upndomain ? `${config.fields.binddn}@${config.fields.upndomain}` : config.fields.binddn;
 
 async function load(change: PasswordChange): Promise<LdapAccountItem> {
   const item = await change.context.storage.getItem<LdapAccountItem>(change.key);
@@ -256,7 +273,12 @@ async function load(change: PasswordChange): Promise<LdapAccountItem> {
   return item;
 }
 
-async function record(change: PasswordChange, item: LdapAccountItem, password: string, pendingId: string): Promise<void> {
+async function record(
+  change: PasswordChange,
+  item: LdapAccountItem,
+  password: string,
+  pendingId: string,
+): Promise<void> {
   const { key } = change;
   const { storage, system } = change.context;
   const set: Record<string, unknown> = {
@@ -266,7 +288,13 @@ async function record(change: PasswordChange, item: LdapAccountItem, password: s
     ...change.due?.set,
     ...change.record?.set,
   };
-  const remove = ['pending', 'pendingId', 'pendingUntil', ...(change.due?.remove ?? []), ...(change.record?.remove ?? [])];
+  const remove = [
+    'pending',
+    'pendingId',
+    'pendingUntil',
+    ...(change.due?.remove ?? []),
+    ...(change.record?.remove ?? []),
+  ];
   // Only while the write-ahead is still this change's: one that was adopted or settled meanwhile is not recorded twice.
   await storage.update(key, accountChange(set, remove), { when: { equals: { pendingId } } });
 }
@@ -274,7 +302,12 @@ async function record(change: PasswordChange, item: LdapAccountItem, password: s
 async function markStale(change: PasswordChange, pendingId: string): Promise<void> {
   await change.context.storage
     .update(change.key, { set: { pendingUntil: 0 } }, { when: { equals: { pendingId } } })
-    .catch((error) => change.context.system.log.error('could not mark a failed password change for recovery', { key: change.key, error: messageOf(error) }));
+    .catch((error) =>
+      change.context.system.log.error('could not mark a failed password change for recovery', {
+        key: change.key,
+        error: messageOf(error),
+      }),
+    );
 }
 
 async function clearPending(change: PasswordChange, pendingId: string): Promise<void> {

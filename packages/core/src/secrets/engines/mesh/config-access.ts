@@ -5,7 +5,14 @@ import { badRequest, upstreamFailure as upstream } from '../../../lib/errors.ts'
 import { type PathSpec, path } from '../../framework/backend.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
-import { ConsulClient, type MeshAccess, MeshBadAnswer, MeshServerError, MeshUnreachable, ServerVersion } from './consul-client.ts';
+import {
+  ConsulClient,
+  type MeshAccess,
+  MeshBadAnswer,
+  MeshServerError,
+  MeshUnreachable,
+  ServerVersion,
+} from './consul-client.ts';
 
 /** `config/access`: where the mesh server is, how to reach it, and the management token the engine acts with. */
 
@@ -23,21 +30,39 @@ interface StoredAccess {
 }
 
 const accessFields = z.object({
-  address: z.string().trim().optional().describe('Address of the mesh server, as "host:port" like "127.0.0.1:8500" (a scheme prefix is accepted). Required.'),
-  scheme: z.enum(['http', 'https']).optional().describe('URL scheme to reach the mesh server with; defaults to "http".'),
+  address: z
+    .string()
+    .trim()
+    .optional()
+    .describe(
+      'Address of the mesh server, as "host:port" like "127.0.0.1:8500" (a scheme prefix is accepted). Required.',
+    ),
+  scheme: z
+    .enum(['http', 'https'])
+    .optional()
+    .describe('URL scheme to reach the mesh server with; defaults to "http".'),
   token: z
     .string()
     .default('')
-    .describe('ACL token the engine acts with; it must be a management token. If it is not given, the engine bootstraps the server\'s ACL system and keeps the token it gets.'),
-  ca_cert: z.string().default('').describe('CA certificate to verify the mesh server\'s certificate with, x509 PEM encoded.'),
+    .describe(
+      "ACL token the engine acts with; it must be a management token. If it is not given, the engine bootstraps the server's ACL system and keeps the token it gets.",
+    ),
+  ca_cert: z
+    .string()
+    .default('')
+    .describe("CA certificate to verify the mesh server's certificate with, x509 PEM encoded."),
   client_cert: z
     .string()
     .default('')
-    .describe('Client certificate for the mesh server\'s TLS communication, x509 PEM encoded; set "client_key" with it.'),
+    .describe(
+      'Client certificate for the mesh server\'s TLS communication, x509 PEM encoded; set "client_key" with it.',
+    ),
   client_key: z
     .string()
     .default('')
-    .describe('Private key of "client_cert" for the mesh server\'s TLS communication, PEM encoded; set "client_cert" with it.'),
+    .describe(
+      'Private key of "client_cert" for the mesh server\'s TLS communication, PEM encoded; set "client_cert" with it.',
+    ),
 });
 
 export const configPaths: PathSpec[] = [
@@ -45,9 +70,11 @@ export const configPaths: PathSpec[] = [
     pattern: 'config/access',
     fields: accessFields,
     summaries: {
-      read: 'Read the mesh server\'s address and scheme (never the token or key).',
-      create: 'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
-      update: 'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
+      read: "Read the mesh server's address and scheme (never the token or key).",
+      create:
+        'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
+      update:
+        'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
     },
     exists: async ({ storage }) => (await storage.get(configKey)) !== undefined,
     operations: {
@@ -61,7 +88,15 @@ export const configPaths: PathSpec[] = [
   }),
 ];
 
-async function writeAccess({ storage, mount, data }: { storage: MountStorage; mount: MountEntry; data: z.output<typeof accessFields> }) {
+async function writeAccess({
+  storage,
+  mount,
+  data,
+}: {
+  storage: MountStorage;
+  mount: MountEntry;
+  data: z.output<typeof accessFields>;
+}) {
   if (!data.address) throw badRequest('invalid value for "address": is required, the host:port of the mesh server');
   const { address, scheme } = addressAndScheme(data.address, data.scheme);
   checkTls(data.ca_cert, data.client_cert, data.client_key);
@@ -77,7 +112,7 @@ async function writeAccess({ storage, mount, data }: { storage: MountStorage; mo
     try {
       access.token = await new ConsulClient(access).bootstrap();
     } catch (error) {
-      throw upstreamFailure(error, 'no token was given and bootstrapping the mesh server\'s ACL system failed');
+      throw upstreamFailure(error, "no token was given and bootstrapping the mesh server's ACL system failed");
     }
   }
   // Best effort: a server that is down now is asked again at the first role write.
@@ -99,7 +134,9 @@ async function writeAccess({ storage, mount, data }: { storage: MountStorage; mo
 export async function requireAccess(storage: MountStorage, mount: MountEntry): Promise<MeshAccess> {
   const access = await readAccess(storage);
   if (!access) {
-    throw badRequest(`the mesh server's access has not been configured: write its address and a management token to ${mount.path}config/access`);
+    throw badRequest(
+      `the mesh server's access has not been configured: write its address and a management token to ${mount.path}config/access`,
+    );
   }
   return access;
 }
@@ -108,7 +145,13 @@ export async function readAccess(storage: MountStorage): Promise<MeshAccess | un
   const stored = await storage.get<StoredAccess>(configKey);
   if (!stored) return undefined;
   const secrets = JSON.parse(storage.open(configKey, stored.sealed)) as { token: string; clientKey: string };
-  return { address: stored.address, scheme: stored.scheme, caCert: stored.caCert, clientCert: stored.clientCert, ...secrets };
+  return {
+    address: stored.address,
+    scheme: stored.scheme,
+    caCert: stored.caCert,
+    clientCert: stored.clientCert,
+    ...secrets,
+  };
 }
 
 /**
@@ -131,8 +174,9 @@ export async function serverVersion(
     text = await new ConsulClient(access).agentVersion();
   } catch (error) {
     const stored = await storage.get<StoredAccess>(configKey);
-    if (error instanceof MeshUnreachable && stored?.serverVersion && stored.address === access.address) return ServerVersion.parse(stored.serverVersion);
-    throw upstreamFailure(error, 'could not read the mesh server\'s version from /v1/agent/self');
+    if (error instanceof MeshUnreachable && stored?.serverVersion && stored.address === access.address)
+      return ServerVersion.parse(stored.serverVersion);
+    throw upstreamFailure(error, "could not read the mesh server's version from /v1/agent/self");
   }
   const version = ServerVersion.parse(text);
   knownVersions.set(mount.uuid, { address: access.address, version, readAt: now });
@@ -151,14 +195,19 @@ export function upstreamFailure(error: unknown, doing: string): unknown {
 }
 
 /** Consul's client takes `https://host:port` in the address too; a scheme there wins, as it does in Consul's client. */
-function addressAndScheme(given: string, scheme: MeshAccess['scheme'] | undefined): { address: string; scheme: MeshAccess['scheme'] } {
+function addressAndScheme(
+  given: string,
+  scheme: MeshAccess['scheme'] | undefined,
+): { address: string; scheme: MeshAccess['scheme'] } {
   const prefixed = /^(\w+):\/\/(.*)$/.exec(given);
   let address = given;
   let resolved = scheme ?? 'http';
   if (prefixed) {
     const prefix = (prefixed[1] as string).toLowerCase();
-    if (prefix !== 'http' && prefix !== 'https') throw badRequest(`invalid value for "address": scheme "${prefix}" is not http or https`);
-    if (scheme && scheme !== prefix) throw badRequest(`invalid value for "address": it says ${prefix} but "scheme" is ${scheme}`);
+    if (prefix !== 'http' && prefix !== 'https')
+      throw badRequest(`invalid value for "address": scheme "${prefix}" is not http or https`);
+    if (scheme && scheme !== prefix)
+      throw badRequest(`invalid value for "address": it says ${prefix} but "scheme" is ${scheme}`);
     resolved = prefix;
     address = prefixed[2] as string;
   }
@@ -168,7 +217,15 @@ function addressAndScheme(given: string, scheme: MeshAccess['scheme'] | undefine
   } catch {
     throw badRequest(`invalid value for "address": "${given}" is not host:port`);
   }
-  if (url.hostname === '' || url.username || url.password || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash || address.endsWith('/')) {
+  if (
+    url.hostname === '' ||
+    url.username ||
+    url.password ||
+    (url.pathname !== '/' && url.pathname !== '') ||
+    url.search ||
+    url.hash ||
+    address.endsWith('/')
+  ) {
     throw badRequest(`invalid value for "address": "${given}" is not host:port`);
   }
   return { address, scheme: resolved };
@@ -181,7 +238,9 @@ function checkTls(caCert: string, clientCert: string, clientKey: string): void {
     for (const block of blocks) certificate(block, 'ca_cert');
   }
   if (Boolean(clientCert) !== Boolean(clientKey)) {
-    throw badRequest(`"client_cert" and "client_key" go together: ${clientCert ? '"client_key"' : '"client_cert"'} is missing`);
+    throw badRequest(
+      `"client_cert" and "client_key" go together: ${clientCert ? '"client_key"' : '"client_cert"'} is missing`,
+    );
   }
   if (!clientCert) return;
   const cert = certificate(clientCert, 'client_cert');
@@ -191,7 +250,8 @@ function checkTls(caCert: string, clientCert: string, clientKey: string): void {
   } catch (error) {
     throw badRequest(`invalid value for "client_key": not a PEM private key (${(error as Error).message})`);
   }
-  if (!cert.checkPrivateKey(key)) throw badRequest('invalid value for "client_key": it is not the key of "client_cert"');
+  if (!cert.checkPrivateKey(key))
+    throw badRequest('invalid value for "client_key": it is not the key of "client_cert"');
 }
 
 function certificate(pem: string, field: string): X509Certificate {

@@ -80,7 +80,9 @@ function agentFor(access: MeshAccess): Http.Agent {
   const key =
     access.scheme === 'http'
       ? 'http'
-      : createHash('sha256').update(['https', access.caCert, access.clientCert, access.clientKey].join('\0')).digest('base64');
+      : createHash('sha256')
+          .update(['https', access.caCert, access.clientCert, access.clientKey].join('\0'))
+          .digest('base64');
   let agent = agents.get(key);
   if (!agent) {
     if (agents.size >= maxAgents) {
@@ -122,7 +124,8 @@ export class ConsulClient {
 
   async createToken(token: ConsulTokenRequest): Promise<CreatedToken> {
     const created = (await this.call('PUT', '/v1/acl/token', token)) as Partial<CreatedToken> | undefined;
-    if (!created?.AccessorID || !created.SecretID) throw new MeshBadAnswer('the token the server created has no AccessorID or SecretID');
+    if (!created?.AccessorID || !created.SecretID)
+      throw new MeshBadAnswer('the token the server created has no AccessorID or SecretID');
     return created as CreatedToken;
   }
 
@@ -155,12 +158,22 @@ export class ConsulClient {
     const options = { host, port, method, path: search ? `${path}?${search}` : path, headers, agent: agentFor(access) };
     return new Promise((resolve, reject) => {
       const request = access.scheme === 'https' ? https.request(options) : http.request(options);
-      request.setTimeout(requestTimeoutMs, () => request.destroy(new Error(`no answer within ${requestTimeoutMs / 1000} s`)));
-      request.on('error', (error) => reject(new MeshUnreachable(`the mesh server at ${access.scheme}://${access.address} is unreachable: ${error.message}`)));
+      request.setTimeout(requestTimeoutMs, () =>
+        request.destroy(new Error(`no answer within ${requestTimeoutMs / 1000} s`)),
+      );
+      request.on('error', (error) =>
+        reject(
+          new MeshUnreachable(
+            `the mesh server at ${access.scheme}://${access.address} is unreachable: ${error.message}`,
+          ),
+        ),
+      );
       request.on('response', (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', (error) => reject(new MeshUnreachable(`the mesh server at ${access.address} broke off its answer: ${error.message}`)));
+        response.on('error', (error) =>
+          reject(new MeshUnreachable(`the mesh server at ${access.address} broke off its answer: ${error.message}`)),
+        );
         response.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           const status = response.statusCode ?? 0;
@@ -179,7 +192,10 @@ export class ConsulClient {
 }
 
 function scopeQuery(scope: MeshScope): Record<string, string> {
-  return { ...(scope.namespace ? { ns: scope.namespace } : {}), ...(scope.partition ? { partition: scope.partition } : {}) };
+  return {
+    ...(scope.namespace ? { ns: scope.namespace } : {}),
+    ...(scope.partition ? { partition: scope.partition } : {}),
+  };
 }
 
 /** `host:port`, `host`, `[v6]:port`; the port defaults as Consul's client does (8500, or 8501 for https). */

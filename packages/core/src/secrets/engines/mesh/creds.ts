@@ -25,7 +25,9 @@ export const credsPaths: PathSpec[] = [
   path({
     pattern: 'creds/:name',
     fields: z.object({ name: z.string().describe('Name of the role to generate the token from.') }),
-    summaries: { read: 'Generate a mesh server ACL token from the role, under a renewable lease that deletes it when it ends.' },
+    summaries: {
+      read: 'Generate a mesh server ACL token from the role, under a renewable lease that deletes it when it ends.',
+    },
     operations: { read: issue },
   }),
 ];
@@ -103,10 +105,15 @@ const tokenLeases = leasedSecret<TokenLease>('token', {
   async revoke(lease) {
     const internal = lease.internal;
     const access = await readAccess(lease.storage);
-    if (!access) throw new Error('the mount has no access config, so the mesh server cannot be asked to delete the token');
+    if (!access)
+      throw new Error('the mount has no access config, so the mesh server cannot be asked to delete the token');
     const client = new ConsulClient(access);
     if (internal.legacySecret) await client.legacyDestroy(internal.legacySecret);
-    else await client.deleteToken(internal.accessor ?? '', { namespace: internal.namespace, partition: internal.partition });
+    else
+      await client.deleteToken(internal.accessor ?? '', {
+        namespace: internal.namespace,
+        partition: internal.partition,
+      });
   },
 });
 

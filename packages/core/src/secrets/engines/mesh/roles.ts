@@ -45,7 +45,8 @@ export interface MeshRole {
 }
 
 /** A role whose tokens come from the legacy endpoint (Vault's rule: a policy document, or a management token). */
-export const isLegacy = (role: MeshRole) => role.policy !== '' || (role.tokenType === 'management' && !role.managementByPolicy);
+export const isLegacy = (role: MeshRole) =>
+  role.policy !== '' || (role.tokenType === 'management' && !role.managementByPolicy);
 
 /** The mesh server's builtin policy that makes a token a management token. */
 const globalManagement = 'global-management';
@@ -56,7 +57,12 @@ export async function readRole(storage: MountStorage, name: string): Promise<Mes
   return storage.get<MeshRole>(roleKey(name));
 }
 
-const roleName = z.string().regex(/^\w(?:[\w.-]*\w)?$/, 'a role name is letters, digits, "_", "-" and ".", starting and ending with a letter or digit');
+const roleName = z
+  .string()
+  .regex(
+    /^\w(?:[\w.-]*\w)?$/,
+    'a role name is letters, digits, "_", "-" and ".", starting and ending with a letter or digit',
+  );
 
 /**
  * Service identities as a list, or as one string where `;` or `,` separate items and a `,` after
@@ -84,9 +90,13 @@ const roleFields = z.object({
   name: roleName.describe('Name of the role.'),
   mesh_policies: stringList
     .optional()
-    .describe('List of mesh server ACL policies to attach to the token. Available from server version 1.4; one of the policies, roles or identities is required.'),
+    .describe(
+      'List of mesh server ACL policies to attach to the token. Available from server version 1.4; one of the policies, roles or identities is required.',
+    ),
   policies: stringList.optional().describe('Deprecated alias of "mesh_policies".'),
-  mesh_roles: stringList.optional().describe('List of mesh server ACL roles to attach to the token. Available from server version 1.5.'),
+  mesh_roles: stringList
+    .optional()
+    .describe('List of mesh server ACL roles to attach to the token. Available from server version 1.5.'),
   service_identities: serviceIdentityList
     .optional()
     .describe(
@@ -94,7 +104,9 @@ const roleFields = z.object({
     ),
   node_identities: stringList
     .optional()
-    .describe('List of node identities to attach to the token, each "node:datacenter". Available from server version 1.8.'),
+    .describe(
+      'List of node identities to attach to the token, each "node:datacenter". Available from server version 1.8.',
+    ),
   mesh_namespace: z
     .string()
     .trim()
@@ -108,20 +120,28 @@ const roleFields = z.object({
     .string()
     .trim()
     .optional()
-    .describe('Admin partition the token is created within; defaults to "default". Available from server version 1.11.'),
+    .describe(
+      'Admin partition the token is created within; defaults to "default". Available from server version 1.11.',
+    ),
   local: bool
     .optional()
-    .describe('Whether the token is local to the current datacenter instead of replicated globally. Available from server version 1.4.'),
+    .describe(
+      'Whether the token is local to the current datacenter instead of replicated globally. Available from server version 1.4.',
+    ),
   ttl: duration.optional().describe('TTL of the lease of a token created from the role.'),
   max_ttl: duration.optional().describe('Maximum TTL of the lease of a token created from the role.'),
   token_type: z
     .enum(['client', 'management'])
     .optional()
-    .describe('Which type of token to create: "client" (the default) or "management"; a management role needs no policy.'),
+    .describe(
+      'Which type of token to create: "client" (the default) or "management"; a management role needs no policy.',
+    ),
   policy: z
     .string()
     .optional()
-    .describe('Legacy ACL policy document, base64 encoded, for a legacy client token. Required before server version 1.4; removed in 1.11.'),
+    .describe(
+      'Legacy ACL policy document, base64 encoded, for a legacy client token. Required before server version 1.4; removed in 1.11.',
+    ),
   lease: duration.optional().describe('Deprecated: use "ttl".'),
 });
 type RoleFields = z.output<typeof roleFields>;
@@ -228,10 +248,12 @@ async function writeRole(request: Request<RoleFields>) {
   }
 
   for (const [field, since] of introducedIn) {
-    if (given(data, field) && !version.atLeast(since)) throw badRequest(`"${field}" needs mesh server version ${since} or later; ${where}`);
+    if (given(data, field) && !version.atLeast(since))
+      throw badRequest(`"${field}" needs mesh server version ${since} or later; ${where}`);
   }
   for (const [field, gone] of removedIn) {
-    if (given(data, field) && version.atLeast(gone)) throw badRequest(`"${field}" was removed in mesh server version ${gone}; ${where}`);
+    if (given(data, field) && version.atLeast(gone))
+      throw badRequest(`"${field}" was removed in mesh server version ${gone}; ${where}`);
   }
   if (given(data, 'mesh_policies') && given(data, 'policies')) {
     throw badRequest('give "mesh_policies" or its deprecated alias "policies", not both');
@@ -260,7 +282,8 @@ async function writeRole(request: Request<RoleFields>) {
   const warnings: string[] = [];
   if (given(data, 'policies')) warnings.push('"policies" is deprecated: use "mesh_policies"');
   if (data.lease !== undefined) warnings.push('"lease" is deprecated: use "ttl"');
-  if (isLegacy(role)) warnings.push('legacy tokens ("policy", "token_type") are deprecated and gone from mesh server version 1.11 on');
+  if (isLegacy(role))
+    warnings.push('legacy tokens ("policy", "token_type") are deprecated and gone from mesh server version 1.11 on');
 
   await storage.put(roleKey(data.name), role as unknown as Record<string, unknown>);
   return warnings.length > 0 ? { warnings } : undefined;
@@ -268,7 +291,16 @@ async function writeRole(request: Request<RoleFields>) {
 
 /** A role makes either a legacy token or a token with policies, roles or identities; one of them is required. */
 function checkShape(role: MeshRole, data: RoleFields, version: ServerVersion): void {
-  const modern = ['mesh_policies', 'policies', 'mesh_roles', 'service_identities', 'node_identities', 'local', 'mesh_namespace', 'partition'] as const;
+  const modern = [
+    'mesh_policies',
+    'policies',
+    'mesh_roles',
+    'service_identities',
+    'node_identities',
+    'local',
+    'mesh_namespace',
+    'partition',
+  ] as const;
   if (isLegacy(role)) {
     const mixed = modern.filter((field) => given(data, field));
     if (mixed.length > 0) {
@@ -280,11 +312,15 @@ function checkShape(role: MeshRole, data: RoleFields, version: ServerVersion): v
   }
   if (role.policies.length + role.roles.length + role.serviceIdentities.length + role.nodeIdentities.length > 0) return;
   if (!version.atLeast('1.4')) {
-    throw badRequest(`"policy" is required unless "token_type" is "management": mesh server version ${version.text} has only legacy tokens`);
+    throw badRequest(
+      `"policy" is required unless "token_type" is "management": mesh server version ${version.text} has only legacy tokens`,
+    );
   }
   const choices = grantingFields.filter(([, since]) => version.atLeast(since)).map(([field]) => `"${field}"`);
   const legacy = version.atLeast('1.11') ? '' : ', or a legacy "policy" (or "token_type": "management")';
-  throw badRequest(`${choices.length > 1 ? `at least one of ${choices.join(', ')}` : choices[0]} is required by mesh server version ${version.text}${legacy}`);
+  throw badRequest(
+    `${choices.length > 1 ? `at least one of ${choices.join(', ')}` : choices[0]} is required by mesh server version ${version.text}${legacy}`,
+  );
 }
 
 const identityName = /^[a-z0-9]([a-z0-9\-_]*[a-z0-9])?$/;
@@ -293,19 +329,29 @@ function checkIdentities(role: MeshRole): void {
   for (const item of role.serviceIdentities) {
     const [service = '', datacenters, ...extra] = item.split(':');
     const dcs = datacenters?.split(',').map((dc) => dc.trim()) ?? [];
-    if (extra.length > 0 || !identityName.test(service) || service.length > 256 || dcs.some((dc) => dc === '') || (datacenters !== undefined && dcs.length === 0)) {
+    if (
+      extra.length > 0 ||
+      !identityName.test(service) ||
+      service.length > 256 ||
+      dcs.some((dc) => dc === '') ||
+      (datacenters !== undefined && dcs.length === 0)
+    ) {
       throw badRequest(
         `invalid value for "service_identities": "${item}" is not <service>[:<datacenter>[,<datacenter>…]] with a service name of lowercase letters, digits, "-" and "_"`,
       );
     }
     if (role.local && dcs.length > 0) {
-      throw badRequest(`invalid value for "service_identities": "${item}" names datacenters, which a local token cannot have`);
+      throw badRequest(
+        `invalid value for "service_identities": "${item}" names datacenters, which a local token cannot have`,
+      );
     }
   }
   for (const item of role.nodeIdentities) {
     const [node = '', datacenter = '', ...extra] = item.split(':');
     if (extra.length > 0 || !identityName.test(node) || node.length > 256 || datacenter.trim() === '') {
-      throw badRequest(`invalid value for "node_identities": "${item}" is not <node>:<datacenter> with a node name of lowercase letters, digits, "-" and "_"`);
+      throw badRequest(
+        `invalid value for "node_identities": "${item}" is not <node>:<datacenter> with a node name of lowercase letters, digits, "-" and "_"`,
+      );
     }
   }
 }
@@ -322,7 +368,9 @@ function decodePolicy(encoded: string): string {
 /** `service[:dc1,dc2]` as the server's `ServiceIdentities` item. */
 export function serviceIdentity(item: string): { ServiceName: string; Datacenters?: string[] } {
   const [service = '', datacenters] = item.split(':');
-  return datacenters ? { ServiceName: service, Datacenters: datacenters.split(',').map((dc) => dc.trim()) } : { ServiceName: service };
+  return datacenters
+    ? { ServiceName: service, Datacenters: datacenters.split(',').map((dc) => dc.trim()) }
+    : { ServiceName: service };
 }
 
 /** `node:dc` as the server's `NodeIdentities` item. */

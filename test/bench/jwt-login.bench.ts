@@ -228,7 +228,7 @@ try {
   // The floor of a service login: capture the DynamoDB calls of one warm login, keep its TransactWriteItems.
   const sent: { command: string; input: unknown }[] = [];
   let capturing = false;
-  (service.core.store as DynamoStore).doc.middlewareStack.add(
+  (service.core.store as DynamoStore).client.middlewareStack.add(
     (next, context) => async (args) => {
       if (capturing) sent.push({ command: context.commandName as string, input: structuredClone(args.input) });
       return next(args);

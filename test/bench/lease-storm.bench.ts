@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { inRounds } from '../../functions/jobs/rounds.ts';
 import type { Core } from '../../packages/core/src/core.ts';
 import type { Clock } from '../../packages/core/src/lib/clock.ts';
@@ -30,6 +30,10 @@ import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store
 import { startConsulEmulator } from '../emulators/consul.ts';
 import { type BenchService, startBenchService } from './bench-service.ts';
 import { figure, sized } from './summary.ts';
+
+/** The store's DynamoDB client as a document client, for the bench's own queries and batch writes. */
+const documentClient = (core: Core) =>
+  DynamoDBDocumentClient.from((core.store as DynamoStore).client, { marshallOptions: { removeUndefinedValues: true } });
 
 const leaseCount = sized('LEASES', 20_000, 200);
 const meshLeaseCount = sized('MESH_LEASES', Math.max(100, Math.round(leaseCount / 10)), 20);
@@ -88,7 +92,7 @@ async function leasesLeft(core: Core): Promise<LeaseItem[]> {
       const items: LeaseItem[] = [];
       let start: Record<string, unknown> | undefined;
       do {
-        const out = await (core.store as DynamoStore).doc.send(
+        const out = await documentClient(core).send(
           new QueryCommand({
             TableName: (core.store as DynamoStore).tableName,
             KeyConditionExpression: 'pk = :pk',
@@ -137,7 +141,7 @@ async function seed(
         let pending: Record<string, unknown>[] = batch.map((Item) => ({ PutRequest: { Item } }));
         for (let attempt = 0; pending.length > 0; attempt++) {
           if (attempt > 0) await sleep(Math.min(1000, 20 * 2 ** attempt));
-          const out = await (core.store as DynamoStore).doc.send(
+          const out = await documentClient(core).send(
             new BatchWriteCommand({ RequestItems: { [(core.store as DynamoStore).tableName]: pending as never } }),
           );
           pending = (out.UnprocessedItems?.[(core.store as DynamoStore).tableName] ?? []) as Record<string, unknown>[];

@@ -4,9 +4,8 @@
  * set-up and first-call compilation are left out). Prints self time grouped by package (our files by folder) and
  * the functions with the most self time, and writes the .cpuprofile (open it in Chrome DevTools) to PROFILE_OUT.
  * Not a bench: nothing is compared with a goal (benches-smoke.test.ts runs it with BENCH_SMOKE=1). Run: `node_modules/.bin/tsx test/bench/profile-service-login.ts`
- * (LOGINS=n, default 1000; ALG=RS256|ES256; TOKEN_TYPE=service|batch; ADAPTER=lambda|app; SDK_LOGGER_MIDDLEWARE=off
- * removes the AWS SDK's logger middleware from the core's client, to measure what it costs: with the default no-op
- * logger it still builds a filtered copy of every call's input and output, then drops it).
+ * (LOGINS=n, default 1000; ALG=RS256|ES256; TOKEN_TYPE=service|batch; ADAPTER=lambda|app). It also counts the
+ * DynamoDB attempts the profiled logins make (more than one per service login means they contend or retry).
  * The sampled times are wall time on the main thread while it is not idle: on a loaded machine they include time
  * the thread was preempted, so read the shares, and the process CPU per login, not the absolute sample sums.
  */
@@ -129,14 +128,12 @@ try {
       }),
     );
   };
-  if (process.env.SDK_LOGGER_MIDDLEWARE === 'off')
-    (service.core.store as DynamoStore).doc.middlewareStack.remove('loggerMiddleware');
   await run(Math.max(warm, users)); // warm: entities exist, caches filled, code compiled
 
   // The DynamoDB calls of one warm login, with the keys they touch.
   const calls: string[] = [];
   let capturing = false;
-  (service.core.store as DynamoStore).doc.middlewareStack.add(
+  (service.core.store as DynamoStore).client.middlewareStack.add(
     (next, context) => async (args) => {
       if (capturing) {
         const input = args.input as {
@@ -163,6 +160,24 @@ try {
   capturing = false;
   console.log(`one warm login's DynamoDB calls (${calls.length}):\n  ${calls.join('\n  ')}`);
 
+  // Every HTTP attempt the client makes while profiling (after the SDK's retries, and after the store's own retries
+  // of transactions cancelled for conflicts): more than one per login means logins are contending.
+  let attempts = 0;
+  const cancelled = new Map<string, number>();
+  (service.core.store as DynamoStore).client.middlewareStack.add(
+    (next) => async (args) => {
+      attempts++;
+      try {
+        return await next(args);
+      } catch (error) {
+        const name = (error as Error).name;
+        cancelled.set(name, (cancelled.get(name) ?? 0) + 1);
+        throw error;
+      }
+    },
+    { step: 'deserialize', name: 'profileCountAttempts' },
+  );
+
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -173,6 +188,8 @@ try {
   await run(logins);
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  const failures = [...cancelled].map(([name, count]) => `${count} ${name}`).join(', ') || 'none failed';
+  console.log(`DynamoDB attempts while profiling: ${(attempts / logins).toFixed(2)} per login (${failures})`);
   const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
   session.disconnect();
   writeFileSync(out, JSON.stringify(profile));
@@ -225,8 +242,8 @@ try {
       return 'JWT signature check (jose, WebCrypto)';
     if (/@@(smithy|aws-sdk)\//.test(stack) || /^@(smithy|aws-sdk)\//.test(place)) {
       if (stack.includes('signature-v4')) return 'AWS SDK: SigV4 signing';
-      if (stack.includes('lib-dynamodb') || stack.includes('util-dynamodb')) return 'AWS SDK: lib-dynamodb marshalling';
-      if (stack.includes('schemaLogFilter')) return 'AWS SDK: logger middleware (filtered copies for a no-op logger)';
+      if (stack.includes('lib-dynamodb') || stack.includes('util-dynamodb'))
+        return 'AWS SDK: util-dynamodb marshalling';
       if (/writev|_http|node:net/.test(stack)) return 'node http client and socket (the request to DynamoDB)';
       return 'AWS SDK: other middleware, serde, endpoint';
     }

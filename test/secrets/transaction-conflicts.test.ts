@@ -12,8 +12,10 @@ import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts
 let h: SecretsHarness;
 const asRoot = (body?: unknown) => ({ token: h.rootToken, ...(body === undefined ? {} : { body }) });
 
+/** A TransactWriteItems input as the client sends it: keys as DynamoDB attribute values. */
+type SentKey = { pk: { S: string }; sk: { S: string } };
 interface Sent {
-  TransactItems?: Array<Record<string, { Key?: { pk: string; sk: string }; Item?: { pk: string; sk: string } }>>;
+  TransactItems?: Array<Record<string, { Key?: SentKey; Item?: SentKey }>>;
 }
 
 /** Records every TransactWriteItems input, and cancels the first `conflicts` of them as DynamoDB does on a conflict. */
@@ -120,7 +122,9 @@ describe("a login's in-service check", () => {
       expect((await h.call('POST', '/v1/auth/jwt/login', { body: { role: 'ci', jwt } })).status).toBe(200);
     }
     const checked = sent.flatMap((input) =>
-      (input.TransactItems ?? []).flatMap((item) => (item.ConditionCheck?.Key ? [item.ConditionCheck.Key] : [])),
+      (input.TransactItems ?? []).flatMap((item) =>
+        item.ConditionCheck?.Key ? [{ pk: item.ConditionCheck.Key.pk.S }] : [],
+      ),
     );
     expect(checked.some((key) => key.pk === 'mounts')).toBe(false);
     const markers = new Set(checked.map((key) => key.pk));

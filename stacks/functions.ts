@@ -130,7 +130,7 @@ export function keyhavenFunction(
   context: FunctionContext,
   props: Pick<FunctionProps, 'handler' | 'description'> & Partial<FunctionProps>,
 ): SstFunction {
-  const { environment, permissions, ...rest } = props;
+  const { environment, permissions, nodejs, ...rest } = props;
   const fn = new SstFunction(scope, id, {
     runtime: 'nodejs24.x',
     architecture: 'arm_64',
@@ -143,7 +143,10 @@ export function keyhavenFunction(
       minify: true,
       splitting: true,
       sourcemap: false,
-      esbuild: { external: [...providedByRuntime] },
+      esbuild: {
+        external: [...providedByRuntime],
+        ...(nodejs?.esbuild?.define ? { define: nodejs.esbuild.define } : {}),
+      },
     },
     environment: { ...coreEnvironment(context), ...environment },
     permissions: [...corePermissions(id, context), ...((permissions as PolicyStatement[] | undefined) ?? [])],
@@ -154,6 +157,14 @@ export function keyhavenFunction(
   role.roleName = functionRoleName((Stack.of(scope) as Stack).stage, context.config.region, id);
   return fn;
 }
+
+/**
+ * What a family's or an engine job's function is built with so that its zip holds that family's backends alone
+ * (`packages/core/src/secrets/family-list.ts` explains how).
+ */
+export const bundledFamilyDefine = (family: SecretsFamily): Record<string, string> => ({
+  'process.env.KEYHAVEN_BUNDLED_FAMILY': JSON.stringify(family),
+});
 
 /** Directories are usually private: the directory Lambda joins the given subnets. No lookups, so synthesis stays offline. */
 export function directoryNetwork(stack: Construct, network: NonNullable<StageConfig['directoryVpc']>) {
@@ -177,7 +188,8 @@ const networks = new WeakMap<Construct, ReturnType<typeof directoryNetwork>>();
 
 /**
  * A family's function props from its backends' `deployment`: the stage's private network (`directoryVpc`) where a
- * backend asks for it, and the environment of its operator settings (merged over `environment`).
+ * backend asks for it, and the environment of its operator settings (merged over `environment`); and its bundle holds
+ * that family alone (`bundledFamilyDefine`).
  */
 export function familyFunctionProps(
   stack: Construct,
@@ -196,6 +208,7 @@ export function familyFunctionProps(
     networks.set(stack, network);
   }
   return {
+    nodejs: { esbuild: { define: bundledFamilyDefine(family) } },
     ...(Object.keys({ ...environment, ...settings }).length > 0
       ? { environment: { ...environment, ...settings } }
       : {}),

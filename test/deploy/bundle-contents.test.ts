@@ -1,6 +1,7 @@
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { providedByRuntime } from '../../stacks/functions.ts';
+import type { SecretsFamily } from '../../packages/core/src/secrets/family-list.ts';
+import { bundledFamilyDefine, providedByRuntime } from '../../stacks/functions.ts';
 
 /** What each function's bundle may hold beyond the shared core: its family's engine or login method, and libraries. */
 const families: Record<string, { parts: string[]; packages: string[] }> = {
@@ -11,8 +12,8 @@ const families: Record<string, { parts: string[]; packages: string[] }> = {
   'functions/deploy/first-tokens.ts': { parts: ['scheduler'], packages: [] },
 };
 /**
- * What each family's function loads (functions/secrets/family.ts with `KEYHAVEN_FAMILY` naming it): the entry's own
- * code and its family's backends (`secrets/family-list.ts` imports each lazily, into a chunk of its own).
+ * What each family's function bundles (functions/secrets/family.ts, built for that family and run with
+ * `KEYHAVEN_FAMILY` naming it): the entry's own code and its family's backends, no other family's.
  */
 const secretsFamilies: Record<string, { backends: string[]; parts: string[]; packages: string[] }> = {
   system: {
@@ -28,8 +29,8 @@ const secretsFamilies: Record<string, { backends: string[]; parts: string[]; pac
 };
 
 /**
- * What each engine's job loads (functions/jobs/engine-job.ts with `KEYHAVEN_ENGINE` naming it): the entry's own code
- * and its engine's chunk. The other families are chunks of the same bundle that this engine's job never loads.
+ * What each engine's job bundles (functions/jobs/engine-job.ts, built for that engine and run with `KEYHAVEN_ENGINE`
+ * naming it): the entry's own code and its engine's, no other family's.
  */
 const engineJobs: Record<string, { parts: string[]; packages: string[] }> = {
   ldap: { parts: ['engines/ldap'], packages: ['ldapts'] },
@@ -79,11 +80,11 @@ describe("each function's bundle holds only its family's code", () => {
 });
 
 /**
- * The inputs an entry loads for one family: split into chunks as the stacks build it, the chunks the entry imports
- * statically, and the family's backends (dynamic imports, `family-list.ts`) with all they import, even lazily (the
- * cloud engine loads Google's library on first use).
+ * Everything a family's (or an engine job's) zip holds: the entry built as the stacks build that function, split into
+ * chunks and with `bundledFamilyDefine(family)`, every output file's inputs, whether a cold start loads it or a
+ * request loads it later (the cloud engine loads Google's library on first use).
  */
-async function loadedFor(entry: string, backends: string[]): Promise<string[]> {
+async function zipFor(entry: string, family: SecretsFamily): Promise<string[]> {
   const result = await build({
     entryPoints: [entry],
     bundle: true,
@@ -96,46 +97,29 @@ async function loadedFor(entry: string, backends: string[]): Promise<string[]> {
     metafile: true,
     logLevel: 'silent',
     external: [...providedByRuntime],
+    define: bundledFamilyDefine(family),
   });
-  const outputs = result.metafile.outputs;
-  const loaded = new Set<string>();
-  const visit = (output: string, lazilyToo: boolean) => {
-    if (loaded.has(output)) return;
-    loaded.add(output);
-    for (const imported of outputs[output]?.imports ?? []) {
-      if (
-        (imported.kind === 'import-statement' || (lazilyToo && imported.kind === 'dynamic-import')) &&
-        outputs[imported.path]
-      )
-        visit(imported.path, lazilyToo);
-    }
-  };
-  const startOf = (entryPoint: string) => {
-    const start = Object.keys(outputs).find((output) => outputs[output]?.entryPoint === entryPoint);
-    if (!start) throw new Error(`${entryPoint} is not a chunk of ${entry}`);
-    return start;
-  };
-  visit(startOf(entry), false);
-  for (const backend of backends) visit(startOf(`packages/core/src/secrets/${backend}`), true);
-  return [...loaded].flatMap((output) => Object.keys(outputs[output]?.inputs ?? {}));
+  return Object.values(result.metafile.outputs).flatMap((output) => Object.keys(output.inputs));
 }
 
-describe("each family's function loads only its family's code", () => {
+describe("each family's function bundles only its family's code", () => {
   for (const [family, expected] of Object.entries(secretsFamilies)) {
     it(`functions/secrets/family.ts as the ${family} function`, async () => {
-      const contents = partsOf(await loadedFor('functions/secrets/family.ts', expected.backends));
+      const inputs = await zipFor('functions/secrets/family.ts', family as SecretsFamily);
+      for (const backend of expected.backends) expect(inputs).toContain(`packages/core/src/secrets/${backend}`);
+      const contents = partsOf(inputs);
       expect(contents.parts.sort()).toEqual([...expected.parts].sort());
       expect(contents.packages.sort()).toEqual([...expected.packages].sort());
     });
   }
 });
 
-describe("each engine's job loads only its engine's code", () => {
+describe("each engine's job bundles only its engine's code", () => {
   for (const [engine, expected] of Object.entries(engineJobs)) {
     it(`functions/jobs/engine-job.ts as the ${engine} job`, async () => {
-      const contents = partsOf(
-        await loadedFor('functions/jobs/engine-job.ts', [`engines/${engine}/${engine}-backend.ts`]),
-      );
+      const inputs = await zipFor('functions/jobs/engine-job.ts', engine as SecretsFamily);
+      expect(inputs).toContain(`packages/core/src/secrets/engines/${engine}/${engine}-backend.ts`);
+      const contents = partsOf(inputs);
       expect(contents.parts.sort()).toEqual([...expected.parts].sort());
       expect(contents.packages.sort()).toEqual([...expected.packages].sort());
     });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { useFunctions } from 'sst/constructs';
@@ -94,6 +94,29 @@ describe('SST app, synthesised offline (stage "test")', () => {
       );
       expect(bundle, String(props.handler)).toMatch(/from\s*"@aws-sdk\/client-dynamodb"/);
       expect(bundle, String(props.handler)).not.toContain('@smithy/');
+    }
+  });
+
+  it("zips a family's function and an engine's job with that family's backends only, no other family's chunk", () => {
+    // esbuild names the chunk of each backend family-list.ts imports after its file: `<name>-backend-<hash>.mjs`.
+    const backendsOf: Record<string, string[]> = {
+      system: ['system', 'token', 'identity'],
+      jwt: ['jwt'],
+    };
+    const built = Object.entries(useFunctions().all).filter(
+      ([, props]) => props.environment?.KEYHAVEN_FAMILY ?? props.environment?.KEYHAVEN_ENGINE,
+    );
+    expect(built.length).toBe(allSecretsFamilies.length + 3);
+    for (const [id, props] of built) {
+      const family = (props.environment?.KEYHAVEN_FAMILY ?? props.environment?.KEYHAVEN_ENGINE) as string;
+      expect(props.nodejs?.esbuild?.define, id).toEqual({
+        'process.env.KEYHAVEN_BUNDLED_FAMILY': JSON.stringify(family),
+      });
+      const backends = readdirSync(path.join(useProject().paths.artifacts, id), { recursive: true })
+        .map(String)
+        .flatMap((file) => /([a-z]+)-backend-[A-Z0-9]+\.mjs$/.exec(file)?.[1] ?? [])
+        .sort();
+      expect(backends, id).toEqual([...(backendsOf[family] ?? [family])].sort());
     }
   });
 

@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { jsonLogger } from '../../packages/core/src/lib/log.ts';
@@ -188,6 +188,17 @@ try {
   };
   const rawData = getItem({ pk: `mount#${mount.uuid}`, sk: 'bench/db' });
   const rawToken = getItem({ pk: `token#${core.keyring.hash(serviceToken)}`, sk: 'token' });
+  // What an authenticated read sends (the read-ahead): the token's item and the data in one BatchGetItem.
+  const rawBatch = async () => {
+    const Keys = [
+      { pk: { S: `token#${core.keyring.hash(serviceToken)}` }, sk: { S: 'token' } },
+      { pk: { S: `mount#${mount.uuid}` }, sk: { S: 'bench/db' } },
+    ];
+    const out = await client.send(
+      new BatchGetItemCommand({ RequestItems: { [tableName]: { Keys, ConsistentRead: true } } }),
+    );
+    return out.Responses?.[tableName]?.length === 2;
+  };
   const appRead = (token: string) => async () => {
     const response = await app.request('/v1/kv/bench/db', { headers: { 'X-Secrets-Token': token } });
     await response.arrayBuffer();
@@ -252,6 +263,7 @@ try {
   const cases = [
     raw,
     floor,
+    newCase('raw BatchGetItem (token item and data)', rawBatch, calls),
     appService,
     appBatch,
     newCase('kv read, orphan batch token (app.request)', appRead(orphanBatch), calls),

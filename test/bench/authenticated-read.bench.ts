@@ -144,7 +144,7 @@ const calls = counting(client);
 let local: Awaited<ReturnType<typeof startLocal>> | undefined;
 let exitCode = 0;
 try {
-  // ---- in process: the Hono app a Lambda runs, on its own table --------------------------------------
+  // ---- in process: the web-object app (the pipeline a Lambda runs), on its own table --------------------------------------
   const tableName = `bench-${randomUUID()}`;
   await ensureTable(client, tableName);
   const core = await createCore({

@@ -1,5 +1,5 @@
 /**
- * The event stream under load: 100 subscribers on `GET /v1/event/stream?topic=Node` (the Hono app in process,
+ * The event stream under load: 100 subscribers on `GET /v1/event/stream?topic=Node` (the web-object app in process,
  * what a Lambda or `npm start` runs) while Node events are published at a steady rate. Prints events/s
  * delivered (summed over subscribers) and p50/p99 delivery latency (publish call start to the line reaching a
  * subscriber). Figures only: nothing is asserted.

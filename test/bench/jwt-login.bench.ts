@@ -2,7 +2,7 @@
  * JWT login: logins per second, latency and CPU per login at concurrency 16, for RS256 and ES256 tokens, for batch
  * tokens (sealed into themselves, no write) and service tokens (stored in the table), on DynamoDB Local.
  * A login goes in as API Gateway's v2 event through the secrets Lambda's adapter (`secrets-lambda.ts` around
- * `secretsFront`: the code a secrets function runs), and once more as a web Request through the Hono form of the
+ * `secretsFront`: the code a secrets function runs), and once more as a web Request through the web-object form of the
  * service (`secrets-app.ts`, which in-process callers use), which builds web Request and Response objects around the
  * same service. (`npm start` serves `secrets-node.ts`, a plain node:http listener without web objects.)
  * In the same run a bare `jose` verification loop of the same tokens at the same concurrency gives the ceiling, and
@@ -288,7 +288,7 @@ try {
     const bare = best.get(`${alg} bare`) as Result;
     rows.push([`${alg} bare jose jwtVerify`, ...cells(bare, bare)]);
     rows.push([`${alg} login, batch token (Lambda adapter)`, ...cells(best.get(`${alg} batch`) as Result, bare)]);
-    rows.push([`${alg} login, batch token (Hono app)`, ...cells(best.get(`${alg} batch app`) as Result, bare)]);
+    rows.push([`${alg} login, batch token (web-object app)`, ...cells(best.get(`${alg} batch app`) as Result, bare)]);
     rows.push([`${alg} login, service token (Lambda adapter)`, ...cells(best.get(`${alg} service`) as Result, bare)]);
     rows.push([
       `${alg} floor: bare verify + raw TransactWriteItems`,
@@ -351,7 +351,7 @@ try {
       `${alg} batch login CPU / bare verify (Lambda adapter)`,
       cpu('batch') / cpu('bare'),
       '<= 2',
-      `Hono app: ${(cpu('batch app') / cpu('bare')).toFixed(2)}`,
+      `web-object app: ${(cpu('batch app') / cpu('bare')).toFixed(2)}`,
     );
   }
 } finally {

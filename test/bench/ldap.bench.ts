@@ -1,5 +1,5 @@
 /**
- * The directory engine against a real local slapd and DynamoDB Local, through the Hono app in process (what
+ * The directory engine against a real local slapd and DynamoDB Local, through the web-object app in process (what
  * a Lambda runs): static-cred reads/s, dynamic `creds` issue+revoke/s (two directory round trips and a
  * lease each), and library check-out+check-in round trips/s (each check-in sets a new password).
  * Figures only: nothing is asserted. Run: `node_modules/.bin/tsx test/bench/ldap.bench.ts`

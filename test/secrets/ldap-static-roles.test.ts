@@ -1,8 +1,11 @@
 import { Client } from 'ldapts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { periodicJobs } from '../../packages/core/src/rotation-job.ts';
+import { ldapBackend } from '../../packages/core/src/secrets/engines/ldap/ldap-backend.ts';
+import type { LdapAccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { rotateDue } from '../../packages/core/src/secrets/engines/ldap/rotation.ts';
 import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
-import { ConditionFailed } from '../../packages/core/src/storage/store.ts';
+import { ConditionFailed, type Write } from '../../packages/core/src/storage/store.ts';
 import { failRecording, type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
 import { adminDn, adminPassword, peopleDn } from '../support/slapd.ts';
 
@@ -285,6 +288,84 @@ describe('ldap static roles (real slapd)', () => {
     const after = await creds('erin');
     expect(after.last_password).toBe(before.password);
     expect(await e.slapd.canBind(dnOf('erin'), after.password)).toBe(true);
+  });
+
+  it('settles a killed rotation nothing else comes back to in the engine job, through its write-ahead record', async () => {
+    const before = await creds('erin');
+    const storage = await e.storage();
+    // Every change so far was settled, and each dropped its record in the transaction that settled it.
+    expect(await storage.list('wal/')).toEqual([]);
+    const spy = failRecording(
+      e,
+      'static-role/erin',
+      new ConditionFailed('simulated crash after the directory changed'),
+    );
+    try {
+      expect((await e.call('POST', 'rotate-role/erin')).status).toBe(500);
+    } finally {
+      spy.mockRestore();
+    }
+    const left = (await e.item('static-role/erin')) as LdapAccountItem;
+    expect(left.pendingWal).toMatch(/^wal\//);
+    // The run saw its record fail, so it marked the change for recovery now (a run killed outright leaves it due when
+    // its window ends).
+    const now = Math.floor(e.h.clock.now() / 1000);
+    expect(left.pendingUntil).toBe(0);
+    expect(await storage.getItem(left.pendingWal as string)).toMatchObject({
+      kind: 'ldap-password',
+      key: 'static-role/erin',
+      dueAt: now,
+    });
+    const changed = storage.open('static-role/erin', left.pending as string);
+    expect(await e.slapd.canBind(dnOf('erin'), changed)).toBe(true);
+
+    // The job records the password the directory took and drops the record, with no request at all.
+    const rollback = periodicJobs([ldapBackend]).find(({ job }) => job.name === 'write-ahead rollback')?.job;
+    expect(await rollback?.run(e.h.core)).toEqual({ done: 1, failed: 0 });
+    const settled = await e.item('static-role/erin');
+    expect(settled?.pending).toBeUndefined();
+    expect(settled?.pendingWal).toBeUndefined();
+    expect(await e.storedPassword('static-role/erin')).toBe(changed);
+    expect(await storage.list('wal/')).toEqual([]);
+    const read = await creds('erin');
+    expect(read.password).toBe(changed);
+    expect(read.last_password).toBe(before.password);
+  });
+
+  it('leaves a rotation killed outright to its run until its window ends, then the engine job settles it', async () => {
+    const before = await creds('erin');
+    const storage = await e.storage();
+    // The process dies once the directory took the password: after the write-ahead, nothing reaches the table.
+    const store = e.h.core.store;
+    const transact = store.transact.bind(store);
+    const killed = vi.spyOn(store, 'transact').mockImplementation(async (writes: Write[]) => {
+      const writeAhead = writes.some((write) => 'put' in write && String(write.put.sk).startsWith('wal/'));
+      if (!writeAhead && writes.some((write) => 'update' in write && write.update.sk === 'static-role/erin'))
+        throw new Error('killed');
+      return transact(writes);
+    });
+    try {
+      expect((await e.call('POST', 'rotate-role/erin')).status).toBe(500);
+    } finally {
+      killed.mockRestore();
+    }
+    const left = (await e.item('static-role/erin')) as LdapAccountItem;
+    const changed = storage.open('static-role/erin', left.pending as string);
+    expect(await e.slapd.canBind(dnOf('erin'), changed)).toBe(true);
+    expect(left.pendingUntil).toBeGreaterThan(Math.floor(e.h.clock.now() / 1000));
+    expect((await storage.getItem(left.pendingWal as string))?.dueAt).toBe(left.pendingUntil);
+
+    const rollback = periodicJobs([ldapBackend]).find(({ job }) => job.name === 'write-ahead rollback')?.job;
+    // Inside the window the run may still be working: the job leaves it.
+    expect(await rollback?.run(e.h.core)).toEqual({ done: 0, failed: 0 });
+    expect((await e.item('static-role/erin'))?.pending).toBe(left.pending);
+    e.h.clock.advance((left.pendingUntil as number) - Math.floor(e.h.clock.now() / 1000) + 1);
+    expect(await rollback?.run(e.h.core)).toEqual({ done: 1, failed: 0 });
+    expect((await e.item('static-role/erin'))?.pending).toBeUndefined();
+    expect(await storage.list('wal/')).toEqual([]);
+    const read = await creds('erin');
+    expect(read.password).toBe(changed);
+    expect(read.last_password).toBe(before.password);
   });
 
   it('deletes a role, releasing its account, and keeps roles when the config is deleted', async () => {

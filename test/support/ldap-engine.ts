@@ -1,7 +1,7 @@
 import { vi } from 'vitest';
 import type { LdapAccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';
-import type { Change, Condition, Key } from '../../packages/core/src/storage/store.ts';
+import type { Write } from '../../packages/core/src/storage/store.ts';
 import { type SecretsHarness, startSecrets } from './secrets-harness.ts';
 import { managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from './slapd.ts';
 
@@ -22,18 +22,24 @@ export interface LdapEngine {
 }
 
 /**
- * Makes the write that records a new password of `key` (a change's last step: the password set where the write-ahead
- * is still the change's own) throw `error` until `mockRestore()`: a run that dies after the directory took the password.
+ * Makes the write that records a new password of `key` (a change's last step: the transaction that sets the password
+ * where the write-ahead is still the change's own, and drops its record) throw `error` until `mockRestore()`: a run
+ * that dies after the directory took the password.
  */
 export function failRecording(e: LdapEngine, key: string, error: Error): { mockRestore(): void } {
   const store = e.h.core.store;
-  const update = store.update.bind(store) as (...args: unknown[]) => Promise<unknown>;
-  return vi.spyOn(store, 'update').mockImplementation((async (...args: unknown[]) => {
-    const [target, change, options] = args as [Key, Change | undefined, { when?: Condition } | undefined];
-    if (target.sk === key && change?.set?.password !== undefined && options?.when?.equals?.pendingId !== undefined)
-      throw error;
-    return update(...args);
-  }) as typeof store.update);
+  const transact = store.transact.bind(store);
+  return vi.spyOn(store, 'transact').mockImplementation(async (writes: Write[]) => {
+    const records = writes.some(
+      (write) =>
+        'update' in write &&
+        write.update.sk === key &&
+        write.change.set?.password !== undefined &&
+        write.when?.equals?.pendingId !== undefined,
+    );
+    if (records) throw error;
+    return transact(writes);
+  });
 }
 
 export async function startLdapEngine(options: Parameters<typeof startSecrets>[0] = {}): Promise<LdapEngine> {

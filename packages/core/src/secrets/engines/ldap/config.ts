@@ -18,7 +18,7 @@ import {
 } from './config-model.ts';
 import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
-import { accountChange, dueUpdate } from './records.ts';
+import { accountChange, dueUpdate, pendingFields } from './records.ts';
 import { checkSchedule, minRootRotationPeriod, minRotationWindow, rootNextDue } from './rotation-schedule.ts';
 import { schemaNames } from './schemas.ts';
 
@@ -202,7 +202,7 @@ async function write(request: Request<Fields>) {
   if (bindpass !== undefined) {
     set.password = storage.seal(configKey, bindpass);
     // A new bind password supersedes any rotation that had not finished.
-    remove.push('pending', 'pendingId', 'pendingUntil', 'lastPassword');
+    remove.push(...pendingFields, 'lastPassword');
   }
   if (clientKey !== undefined) {
     if (clientKey === '') remove.push('clientKey');

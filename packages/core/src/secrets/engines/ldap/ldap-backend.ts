@@ -9,6 +9,7 @@ import { rotateRootPaths } from './rotate-root.ts';
 import { rotateDue } from './rotation.ts';
 import { staticCredPaths } from './static-creds.ts';
 import { staticRolePaths } from './static-roles.ts';
+import { ldapRollback } from './write-ahead.ts';
 
 /**
  * `ldap`: Vault's OpenLDAP secrets engine. Root credential rotation, static roles whose passwords it
@@ -29,6 +30,8 @@ export const ldapBackend: Backend = {
     ...librarySetPaths,
   ],
   leases: { [dynamicLease.type]: dynamicLease.hooks, [libraryLease.type]: libraryLease.hooks },
+  // A password change nothing came back to (a crash between the directory and the table) is settled by the job.
+  walRollback: ldapRollback,
   periodic: [
     {
       // Root and static-role passwords whose time has come, and check-outs whose lease was never written.

@@ -20,12 +20,17 @@ export interface LdapAccountItem extends Item {
   pendingId?: string;
   /** Until when the rotation that wrote `pending` may still be running; after it, the next run recovers. */
   pendingUntil?: number;
+  /** The framework write-ahead record of the change (`wal/…`), which the engine's job settles if nothing else does. */
+  pendingWal?: string;
   /** When the job should rotate it next (epoch seconds), and the scheduled time the retries belong to. */
   dueAt?: number;
   scheduledAt?: number;
   /** Failed automatic rotations since the last success. */
   attempts?: number;
 }
+
+/** The fields of a write-ahead on an account item. */
+export const pendingFields = ['pending', 'pendingId', 'pendingUntil', 'pendingWal'];
 
 /** The due-queue name of this engine's rotations (GSI `due`). */
 export const rotationQueue = 'ldap-rotation';

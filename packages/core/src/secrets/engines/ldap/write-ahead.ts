@@ -2,17 +2,22 @@ import { epochSeconds } from '../../../lib/clock.ts';
 import { badRequest, DomainError, notFound, upstreamFailure } from '../../../lib/errors.ts';
 import { uuid } from '../../../lib/random.ts';
 import { type Condition, ConditionFailed } from '../../../storage/store.ts';
+import type { WalRollback } from '../../framework/backend.ts';
+import { walAttributes, walRecord } from '../../framework/write-ahead.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
 import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
-import type { LdapEngineContext } from './context.ts';
-import { accountChange, type LdapAccountItem } from './records.ts';
+import { engineContext, type LdapEngineContext } from './context.ts';
+import { accountChange, type LdapAccountItem, pendingFields } from './records.ts';
 
 /**
  * Changing a password the engine owns without ever losing it:
- *   1. write ahead: the new password is stored sealed as `pending` (only if no other change is in flight);
+ *   1. write ahead: the new password is stored sealed as `pending` (only if no other change is in flight), and in
+ *      the same transaction a framework write-ahead record (`secrets/framework/write-ahead.ts`, kind
+ *      `ldap-password`) that names the change, due when its window ends;
  *   2. change it in the directory;
- *   3. record it as the current password (only if our `pending` is still there).
+ *   3. record it as the current password (only if our `pending` is still there), dropping the record in the same
+ *      transaction.
  * A run that dies between 2 and 3 leaves `pending`. Whoever finds it next does not wait for the run's
  * window (`pendingUntil`) to pass: it binds with the pending password, and if the directory takes it, records
  * it (the change had landed). If not, after the window it discards it; inside the window, a new change adopts
@@ -21,8 +26,24 @@ import { accountChange, type LdapAccountItem } from './records.ts';
  * record wins (the other finds its password recorded and succeeds). A read never changes the directory: it
  * answers whichever of the two passwords binds (`settlePending`). The root config instead rolls the directory
  * back when step 3 fails, since the engine cannot work without knowing its own bind password, and a root
- * change inside another's window still waits for it.
+ * change inside another's window still waits for it. A change nobody comes back to (a library account no one checks
+ * in or out, a root config no request needs) is settled by the engine's job: the backend's `walRollback`
+ * (`ldapRollback`) runs `recoverPending` for each record left past its window.
  */
+
+/** The write-ahead a change holds: its id on the account item, and its framework record (absent on older items). */
+interface Held {
+  id: string;
+  wal?: string | undefined;
+}
+
+/** The kind of the framework write-ahead record of a password change. */
+export const passwordChangeKind = 'ldap-password';
+
+/** What a password change's record keeps: the account item it is about. */
+export interface PasswordChangeRecord {
+  key: string;
+}
 
 export interface PasswordChange {
   context: LdapEngineContext;
@@ -75,16 +96,22 @@ export async function changePassword(change: PasswordChange): Promise<string> {
   const password = await newPassword(context, config);
   const pendingId = uuid();
   const budget = windowOf(config);
+  const wal = walRecord<PasswordChangeRecord>(system.clock, passwordChangeKind, { key }, budget);
+  const held: Held = { id: pendingId, wal: wal.sk };
 
   const ahead = {
     pending: storage.seal(key, password),
     pendingId,
-    pendingUntil: epochSeconds(system.clock) + budget,
+    pendingUntil: wal.dueAt,
+    pendingWal: wal.sk,
   };
   // Only onto an existing item with no change in flight, and whatever else the change needs to still hold.
   const free: Condition = { exists: true, missing: ['pending'] };
   try {
-    await storage.update(key, { set: ahead }, { when: change.condition ? { all: [free, change.condition] } : free });
+    await storage.transact([
+      { update: key, change: { set: ahead }, when: change.condition ? { all: [free, change.condition] } : free },
+      { put: wal.sk, item: walAttributes(wal) },
+    ]);
   } catch (error) {
     if (error instanceof ConditionFailed) {
       const now = await storage.getItem<LdapAccountItem>(key);
@@ -98,20 +125,20 @@ export async function changePassword(change: PasswordChange): Promise<string> {
   try {
     await withDirectory(config, (directory) => directory.setPassword(change.dn, password));
   } catch (error) {
-    if (error instanceof DirectoryError && error.unchanged) await clearPending(change, pendingId);
+    if (error instanceof DirectoryError && error.unchanged) await clearPending(change, held);
     // Otherwise whether the server applied it is unknown (the answer may be what was lost): the next run finds out.
-    else await markStale(change, pendingId);
+    else await markStale(change, held);
     throw error;
   }
 
   try {
-    await record(change, item, password, pendingId);
+    await record(change, item, password, held);
   } catch (error) {
     // Someone who found the write-ahead recorded it (or adopted it) first: the password is ours either way.
     if (error instanceof ConditionFailed && !change.exclusive && (await holdsPassword(change, password, pendingId)))
       return password;
     if (!change.isRoot) {
-      await markStale(change, pendingId);
+      await markStale(change, held);
       throw error;
     }
     const oldPassword = config.bindpass;
@@ -120,12 +147,12 @@ export async function changePassword(change: PasswordChange): Promise<string> {
         directory.setPassword(change.dn, oldPassword),
       );
     } catch (rollbackError) {
-      await markStale(change, pendingId);
+      await markStale(change, held);
       throw upstreamFailure(
         `storing the new root password failed (${messageOf(error)}) and rolling the directory back failed (${messageOf(rollbackError)}); the next rotation recovers it`,
       );
     }
-    await clearPending(change, pendingId);
+    await clearPending(change, held);
     throw upstreamFailure(
       `storing the new root password failed; the directory was rolled back to the old password: ${messageOf(error)}`,
     );
@@ -150,11 +177,11 @@ export async function recoverPending(
     ? { ...change.config, bindpass: opened(storage, key, item.password) ?? '' }
     : change.config;
   if (await canBind(config, change.isRoot ? rootBindIdentity(config) : bindDn, pending)) {
-    await record({ ...change, record: undefined }, item, pending, item.pendingId).catch(ignoreConditionFailed);
+    await record({ ...change, record: undefined }, item, pending, heldBy(item)).catch(ignoreConditionFailed);
     change.context.system.log.info('recovered a password change that had reached the directory', { key });
     return 'recorded';
   }
-  await clearPending(change, item.pendingId);
+  await clearPending(change, heldBy(item));
   return 'discarded';
 }
 
@@ -171,7 +198,7 @@ async function finishPending(change: PasswordChange, item: LdapAccountItem): Pro
   }
   const pending = change.context.storage.open(change.key, item.pending);
   if (await pendingBinds(change, item, pending)) {
-    await record({ ...change, record: undefined }, item, pending, item.pendingId).catch(ignoreConditionFailed);
+    await record({ ...change, record: undefined }, item, pending, heldBy(item)).catch(ignoreConditionFailed);
     return;
   }
   if (!change.isRoot) await adoptPending(change, item, pending);
@@ -179,19 +206,26 @@ async function finishPending(change: PasswordChange, item: LdapAccountItem): Pro
 
 /**
  * Takes over a write-ahead whose run may have died before changing the directory: the same password under a new
- * id and window, then set in the directory and recorded. A first run still alive writes the same value, and its
- * record (or clean-up) finds the id changed. On failure the write-ahead is left for the next bind check.
+ * id and window (its record, kept, falls due with the new window), then set in the directory and recorded. A first
+ * run still alive writes the same value, and its record (or clean-up) finds the id changed. On failure the
+ * write-ahead is left for the next bind check, or the job.
  */
 async function adoptPending(change: PasswordChange, item: LdapAccountItem, pending: string): Promise<void> {
   const { key } = change;
   const { storage, system } = change.context;
-  const adoptedId = uuid();
+  const adopted: Held = { id: uuid(), wal: item.pendingWal };
+  const until = epochSeconds(system.clock) + windowOf(change.config);
   try {
-    await storage.update(
-      key,
-      { set: { pendingId: adoptedId, pendingUntil: epochSeconds(system.clock) + windowOf(change.config) } },
-      { when: { equals: { pendingId: item.pendingId } } },
-    );
+    await storage.transact([
+      {
+        update: key,
+        change: { set: { pendingId: adopted.id, pendingUntil: until } },
+        when: { equals: { pendingId: item.pendingId } },
+      },
+      ...(adopted.wal
+        ? [{ update: adopted.wal, change: { set: { dueAt: until } }, when: { exists: true as const } }]
+        : []),
+    ]);
   } catch (error) {
     // Another change adopted or finished it meanwhile; the caller looks again.
     if (error instanceof ConditionFailed) return;
@@ -200,10 +234,10 @@ async function adoptPending(change: PasswordChange, item: LdapAccountItem, pendi
   try {
     await withDirectory(change.config, (directory) => directory.setPassword(change.dn, pending));
   } catch (error) {
-    await markStale(change, adoptedId);
+    await markStale(change, adopted);
     throw error;
   }
-  await record({ ...change, record: undefined }, item, pending, adoptedId).catch(ignoreConditionFailed);
+  await record({ ...change, record: undefined }, item, pending, adopted).catch(ignoreConditionFailed);
   system.log.info('finished a password change that an earlier run left unfinished', { key });
 }
 
@@ -219,15 +253,13 @@ export async function settlePending(change: PasswordChange, item: LdapAccountIte
   const pending = storage.open(key, item.pending);
   const reload = async () => (await storage.getItem<LdapAccountItem>(key)) ?? item;
   const recordPending = async () => {
-    await record({ ...change, record: undefined }, item, pending, item.pendingId as string).catch(
-      ignoreConditionFailed,
-    );
+    await record({ ...change, record: undefined }, item, pending, heldBy(item)).catch(ignoreConditionFailed);
     system.log.info('recorded a password change that had reached the directory', { key });
     return reload();
   };
   if (await pendingBinds(change, item, pending)) return recordPending();
   if ((item.pendingUntil ?? 0) <= epochSeconds(system.clock)) {
-    await clearPending(change, item.pendingId);
+    await clearPending(change, heldBy(item));
     return reload();
   }
   // Its run may still be under way: the current password is the answer while it binds.
@@ -273,12 +305,7 @@ async function load(change: PasswordChange): Promise<LdapAccountItem> {
   return item;
 }
 
-async function record(
-  change: PasswordChange,
-  item: LdapAccountItem,
-  password: string,
-  pendingId: string,
-): Promise<void> {
+async function record(change: PasswordChange, item: LdapAccountItem, password: string, held: Held): Promise<void> {
   const { key } = change;
   const { storage, system } = change.context;
   const set: Record<string, unknown> = {
@@ -288,20 +315,29 @@ async function record(
     ...change.due?.set,
     ...change.record?.set,
   };
-  const remove = [
-    'pending',
-    'pendingId',
-    'pendingUntil',
-    ...(change.due?.remove ?? []),
-    ...(change.record?.remove ?? []),
-  ];
-  // Only while the write-ahead is still this change's: one that was adopted or settled meanwhile is not recorded twice.
-  await storage.update(key, accountChange(set, remove), { when: { equals: { pendingId } } });
+  const remove = [...pendingFields, ...(change.due?.remove ?? []), ...(change.record?.remove ?? [])];
+  // Only while the write-ahead is still this change's: one that was adopted or settled meanwhile is not recorded
+  // twice. Its record goes in the same transaction.
+  await storage.transact([
+    { update: key, change: accountChange(set, remove), when: { equals: { pendingId: held.id } } },
+    ...dropRecord(held),
+  ]);
 }
 
-async function markStale(change: PasswordChange, pendingId: string): Promise<void> {
+/** The write-ahead an item holds. */
+const heldBy = (item: LdapAccountItem): Held => ({ id: item.pendingId as string, wal: item.pendingWal });
+
+/** The write that drops a change's framework record, in the transaction that settles the change. */
+const dropRecord = (held: Held) => (held.wal ? [{ delete: held.wal }] : []);
+
+async function markStale(change: PasswordChange, held: Held): Promise<void> {
+  const now = epochSeconds(change.context.system.clock);
   await change.context.storage
-    .update(change.key, { set: { pendingUntil: 0 } }, { when: { equals: { pendingId } } })
+    .transact([
+      { update: change.key, change: { set: { pendingUntil: 0 } }, when: { equals: { pendingId: held.id } } },
+      // Its record falls due now: the job settles it if no request does first.
+      ...(held.wal ? [{ update: held.wal, change: { set: { dueAt: now } }, when: { exists: true as const } }] : []),
+    ])
     .catch((error) =>
       change.context.system.log.error('could not mark a failed password change for recovery', {
         key: change.key,
@@ -310,9 +346,12 @@ async function markStale(change: PasswordChange, pendingId: string): Promise<voi
     );
 }
 
-async function clearPending(change: PasswordChange, pendingId: string): Promise<void> {
+async function clearPending(change: PasswordChange, held: Held): Promise<void> {
   await change.context.storage
-    .update(change.key, { remove: ['pending', 'pendingId', 'pendingUntil'] }, { when: { equals: { pendingId } } })
+    .transact([
+      { update: change.key, change: { remove: pendingFields }, when: { equals: { pendingId: held.id } } },
+      ...dropRecord(held),
+    ])
     .catch(ignoreConditionFailed);
 }
 
@@ -345,7 +384,7 @@ export async function requireDirectoryConfig(context: LdapEngineContext): Promis
     try {
       const pending = storage.open(configKey, item.pending);
       if (await pendingBinds(change, item, pending)) {
-        await record(change, item, pending, item.pendingId).catch(ignoreConditionFailed);
+        await record(change, item, pending, heldBy(item)).catch(ignoreConditionFailed);
         system.log.info('recorded a root password change that had reached the directory', { key: configKey });
         item = (await loadConfigItem(storage)) ?? item;
       }
@@ -358,3 +397,31 @@ export async function requireDirectoryConfig(context: LdapEngineContext): Promis
   }
   return directoryConfig(storage, item);
 }
+
+/**
+ * The engine's write-ahead rollback (`Backend.walRollback`): a password change whose record is past its window and
+ * still names the account's write-ahead is settled as a change that finds it would settle it (`recoverPending`):
+ * recorded if the directory takes the pending password, discarded if not. A record the account no longer names was
+ * settled already and is dropped. The directory being unreachable throws, and the framework retries with backoff.
+ */
+export const ldapRollback: WalRollback = {
+  forMount: (walContext) => {
+    const context = engineContext(walContext);
+    return async (record) => {
+      if (record.kind !== passwordChangeKind) return;
+      const { key } = record as unknown as PasswordChangeRecord;
+      const item = await context.storage.getItem<LdapAccountItem>(key);
+      if (!item?.pending || item.pendingWal !== record.sk) return;
+      if ((item.pendingUntil ?? 0) > epochSeconds(context.system.clock))
+        throw new Error(`the password change of "${key}" is still within its window`);
+      if (key === configKey) {
+        const config = directoryConfig(context.storage, item);
+        await recoverPending({ context, key, dn: config.fields.binddn, config, isRoot: true }, item);
+        return;
+      }
+      const dn = (item.value as { dn?: unknown }).dn;
+      if (typeof dn !== 'string') throw new Error(`"${key}" names no directory entry`);
+      await recoverPending({ context, key, dn, config: await requireDirectoryConfig(context) }, item);
+    };
+  },
+};

@@ -1,5 +1,6 @@
 import type { CfnRoute, CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Api } from 'sst/constructs';
+import { secretsFamilies } from '../packages/core/src/secrets/families.ts';
 import type { DeclaredMount, StageConfig, Throttle } from './stage-config.ts';
 
 /** Which of the stage's throttles a route takes: `login` and `credentials` are stricter than the stage's default. */
@@ -8,9 +9,9 @@ export type ThrottleClass = 'login' | 'credentials';
 /**
  * The secrets API's routes that log in or issue credentials, each with its class. API Gateway throttles by route key,
  * so each is its own route (to the same family's function as the mount's catch-all, which it is more specific than):
- * - login: `auth/<jwt or oidc mount>/login`, `oidc/auth_url`, `oidc/callback`;
- * - credentials: `auth/token/create…` (new tokens), the directory's `creds/`, `static-cred/` and `library/` (check-out),
- *   the mesh engine's `creds/`, and the cloud engine's token and key paths.
+ * `auth/token/create…` (new tokens), and under each declared mount the routes its backend names
+ * (`deployment.throttled`: a login method's login and OIDC flow, the directory's `creds/`, `static-cred/` and
+ * `library/`, the mesh engine's `creds/`, the cloud engine's token and key paths).
  */
 export function throttledSecretsRoutes(mounts: DeclaredMount[]): Record<string, ThrottleClass> {
   const routes: Record<string, ThrottleClass> = {};
@@ -19,25 +20,10 @@ export function throttledSecretsRoutes(mounts: DeclaredMount[]): Record<string, 
   };
   for (const path of ['auth/token/create', 'auth/token/create/{proxy+}', 'auth/token/create-orphan'])
     add(path, 'credentials');
+  const backends = Object.values(secretsFamilies).flat();
   for (const { path, type } of mounts) {
-    if (type === 'jwt' || type === 'oidc')
-      for (const sub of ['login', 'oidc/auth_url', 'oidc/callback']) add(`${path}/${sub}`, 'login');
-    if (type === 'ldap')
-      for (const sub of ['creds/{proxy+}', 'static-cred/{proxy+}', 'library/{proxy+}'])
-        add(`${path}/${sub}`, 'credentials');
-    if (type === 'mesh') add(`${path}/creds/{proxy+}`, 'credentials');
-    if (type === 'cloud') {
-      for (const sub of [
-        'token/{proxy+}',
-        'key/{proxy+}',
-        'roleset/{name}/token',
-        'roleset/{name}/key',
-        'static-account/{name}/token',
-      ])
-        add(`${path}/${sub}`, 'credentials');
-      for (const sub of ['static-account/{name}/key', 'impersonated-account/{name}/token'])
-        add(`${path}/${sub}`, 'credentials');
-    }
+    const throttled = backends.find((backend) => backend.type === type)?.deployment?.throttled ?? {};
+    for (const [sub, throttle] of Object.entries(throttled)) add(`${path}/${sub}`, throttle);
   }
   return routes;
 }

@@ -219,6 +219,12 @@ export interface Deployment {
   ownJob?: boolean;
   /** Table partitions its endpoints' function reads beyond an engine's own (IAM patterns), each with why. */
   reads?: Record<string, string>;
+  /**
+   * Its routes that log in or issue credentials, under a mount of it, in API Gateway's route syntax (`creds/{proxy+}`),
+   * each with its throttle class: the stacks give each its own route and the stage's stricter limits
+   * (`stacks/throttling.ts`).
+   */
+  throttled?: Record<string, 'login' | 'credentials'>;
 }
 
 export interface Backend {

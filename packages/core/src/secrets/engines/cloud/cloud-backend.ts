@@ -40,5 +40,16 @@ export const cloudBackend: Backend = {
   ],
   walRollback: cloudRollback,
   // Where it calls Google is the operator's (a private endpoint), as the stage's `googleEndpoints`.
-  deployment: { settings: { option: 'googleEndpoints', variables: googleEndpointVariables } },
+  deployment: {
+    settings: { option: 'googleEndpoints', variables: googleEndpointVariables },
+    throttled: {
+      'token/{proxy+}': 'credentials',
+      'key/{proxy+}': 'credentials',
+      'roleset/{name}/token': 'credentials',
+      'roleset/{name}/key': 'credentials',
+      'static-account/{name}/token': 'credentials',
+      'static-account/{name}/key': 'credentials',
+      'impersonated-account/{name}/token': 'credentials',
+    },
+  },
 };

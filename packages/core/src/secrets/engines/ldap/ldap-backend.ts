@@ -48,5 +48,10 @@ export const ldapBackend: Backend = {
   deployment: {
     privateNetwork: true,
     reads: { 'password-policies': passwordPolicyRead },
+    throttled: {
+      'creds/{proxy+}': 'credentials',
+      'static-cred/{proxy+}': 'credentials',
+      'library/{proxy+}': 'credentials',
+    },
   },
 };

@@ -13,5 +13,5 @@ export const meshBackend: Backend = {
   paths: [...configPaths, ...rolePaths, ...credsPaths],
   leases: { token: tokenLease },
   // Revoking a lease deletes the token on the mesh server: a job of its own, in this engine's bundle.
-  deployment: { ownJob: true },
+  deployment: { ownJob: true, throttled: { 'creds/{proxy+}': 'credentials' } },
 };

@@ -26,7 +26,7 @@ import { importsOf } from './imports.ts';
  *    scheduler routes    scheduler/acl/<resource>/routes.ts, scheduler/acl/login-routes.ts, scheduler/events/stream.ts
  *  4 framework           secrets/framework/**
  *    scheduler framework scheduler/http/** (the one route wrapper, decoding, blocking queries, errors), scheduler/audit.ts
- *  3 scheduler assembly  scheduler/scheduler.ts, scheduler/sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts
+ *  3 scheduler assembly  scheduler/scheduler.ts, scheduler-base.ts, sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts
  *                        (the stores put together, and what works across them: the expiry sweep and the logins)
  *  2 domain              secrets/{tokens,leases,mounts,policies,audit,identity}/**
  *    scheduler acl       scheduler/acl/** (each resource's model and store, the policy rules, name rules)
@@ -80,7 +80,13 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   {
     rank: 3,
     name: 'scheduler assembly',
-    prefixes: [`${sched}scheduler.ts`, `${sched}sweep.ts`, `${sched}acl/login.ts`, `${sched}acl/oidc.ts`],
+    prefixes: [
+      `${sched}scheduler.ts`,
+      `${sched}scheduler-base.ts`,
+      `${sched}sweep.ts`,
+      `${sched}acl/login.ts`,
+      `${sched}acl/oidc.ts`,
+    ],
   },
   {
     rank: 2,

@@ -1,8 +1,4 @@
 /** The scheduler service's state and ACL registries, built once per process on the core. */
-import type { Clock } from '../lib/clock.ts';
-import type { Logger } from '../lib/log.ts';
-import type { Keyring } from '../storage/keyring.ts';
-import type { Store } from '../storage/store.ts';
 import { AclAuthMethods } from './acl/auth-methods/store.ts';
 import { AclBindingRules } from './acl/binding-rules/store.ts';
 import { AclPolicies } from './acl/policies/store.ts';
@@ -11,6 +7,7 @@ import { AclRoles } from './acl/roles/store.ts';
 import type { StoredToken } from './acl/tokens/model.ts';
 import { AclTokens } from './acl/tokens/store.ts';
 import { EventBroker } from './events/broker.ts';
+import { type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
 import { type PendingEvent, SchedulerState } from './state.ts';
 
 export interface SchedulerOptions {
@@ -35,15 +32,6 @@ export interface SchedulerCaller {
 }
 
 /** What the scheduler is built on: the table, the keyring that hashes its secrets, time and the logger (the secrets service's Core has them). */
-export interface SchedulerBase {
-  store: Store;
-  keyring: Keyring;
-  clock: Clock;
-  log: Logger;
-}
-
-/** The hash an ACL token's secret is stored and looked up by (keyed, so a table dump reveals no secret). */
-export const schedulerSecretHash = (core: SchedulerBase, secret: string) => core.keyring.hash(`scheduler:${secret}`);
 
 const schedulers = new WeakMap<SchedulerBase, Scheduler>();
 

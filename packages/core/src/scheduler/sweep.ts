@@ -1,7 +1,7 @@
 import { AclPolicies } from './acl/policies/store.ts';
 import { AclRoles } from './acl/roles/store.ts';
 import { AclTokens } from './acl/tokens/store.ts';
-import { type SchedulerBase, schedulerSecretHash } from './scheduler.ts';
+import { type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
 import { SchedulerState } from './state.ts';
 
 /**

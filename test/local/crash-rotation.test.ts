@@ -237,6 +237,25 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
         ).Items ?? []
       ).map((item) => String(item.sk));
     const writeAheads = async () => (await writeAheadKeys()).length;
+    const scanStrings = async (FilterExpression: string, attribute: string, values?: Record<string, string>) =>
+      (
+        (
+          await documents.send(
+            new ScanCommand({
+              TableName: table,
+              FilterExpression,
+              ProjectionExpression: attribute,
+              ExpressionAttributeValues: values,
+            }),
+          )
+        ).Items ?? []
+      )
+        .map((item) => String(item[attribute]))
+        .sort();
+    // The framework's write-ahead records (`wal/` items) and the ones the account items name: each change puts its
+    // record with the item's write-ahead and drops it with the outcome, so after any kill the two are the same.
+    const walRecords = () => scanStrings('begins_with(sk, :wal)', 'sk', { ':wal': 'wal/' });
+    const walsNamed = () => scanStrings('attribute_exists(pendingWal)', 'pendingWal');
 
     const began = Date.now();
     while (figures.rounds < MAX_ROUNDS && (Date.now() - began < BUDGET_MS || figures.rounds < 5)) {
@@ -276,6 +295,7 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
       figures.killedInFlight += operations.length - settled;
 
       figures.writeAheadsFound += await writeAheads();
+      expect(await walRecords()).toEqual(await walsNamed());
       child = await startChild(env);
       // Right after the restart: every role's password, whatever the kill left behind.
       for (const role of roles) {
@@ -299,6 +319,7 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
     for (const role of roles) expect((await call('POST', `ldap/rotate-role/${role}`)).status).toBe(204);
     for (const role of roles) expect((await readRole(role)).status).toBe(200);
     expect((await writeAheadKeys()).filter((key) => key !== 'config')).toEqual([]);
+    expect(await walRecords()).toEqual(await walsNamed());
 
     console.log(
       `crash-rotation (seed ${seed}): ${figures.kills} kills in ${figures.rounds} rounds (${figures.killsAfterModify} right after a directory modify), ${figures.killedInFlight} requests cut off, ` +

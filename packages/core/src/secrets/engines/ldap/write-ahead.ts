@@ -4,7 +4,7 @@ import { uuid } from '../../../lib/random.ts';
 import { type Condition, ConditionFailed } from '../../../storage/store.ts';
 import type { WalRollback } from '../../framework/backend.ts';
 import { walAttributes, walRecord } from '../../framework/write-ahead.ts';
-import type { MountStorage } from '../../mounts/mount-storage.ts';
+import type { MountStorage, MountWrite } from '../../mounts/mount-storage.ts';
 import { canBind, DirectoryError, messageOf, timeouts, withDirectory } from './client.ts';
 import { configKey, type DirectoryConfig, directoryConfig, loadConfigItem, newPassword } from './config-model.ts';
 import { engineContext, type LdapEngineContext } from './context.ts';
@@ -222,9 +222,7 @@ async function adoptPending(change: PasswordChange, item: LdapAccountItem, pendi
         change: { set: { pendingId: adopted.id, pendingUntil: until } },
         when: { equals: { pendingId: item.pendingId } },
       },
-      ...(adopted.wal
-        ? [{ update: adopted.wal, change: { set: { dueAt: until } }, when: { exists: true as const } }]
-        : []),
+      ...recordDueAt(adopted, until),
     ]);
   } catch (error) {
     // Another change adopted or finished it meanwhile; the caller looks again.
@@ -328,7 +326,11 @@ async function record(change: PasswordChange, item: LdapAccountItem, password: s
 const heldBy = (item: LdapAccountItem): Held => ({ id: item.pendingId as string, wal: item.pendingWal });
 
 /** The write that drops a change's framework record, in the transaction that settles the change. */
-const dropRecord = (held: Held) => (held.wal ? [{ delete: held.wal }] : []);
+const dropRecord = (held: Held): MountWrite[] => (held.wal ? [{ delete: held.wal }] : []);
+
+/** The write that moves a change's framework record to fall due at `at` (only while it is still there). */
+const recordDueAt = (held: Held, at: number): MountWrite[] =>
+  held.wal ? [{ update: held.wal, change: { set: { dueAt: at } }, when: { exists: true } }] : [];
 
 async function markStale(change: PasswordChange, held: Held): Promise<void> {
   const now = epochSeconds(change.context.system.clock);
@@ -336,7 +338,7 @@ async function markStale(change: PasswordChange, held: Held): Promise<void> {
     .transact([
       { update: change.key, change: { set: { pendingUntil: 0 } }, when: { equals: { pendingId: held.id } } },
       // Its record falls due now: the job settles it if no request does first.
-      ...(held.wal ? [{ update: held.wal, change: { set: { dueAt: now } }, when: { exists: true as const } }] : []),
+      ...recordDueAt(held, now),
     ])
     .catch((error) =>
       change.context.system.log.error('could not mark a failed password change for recovery', {
@@ -407,6 +409,14 @@ export async function requireDirectoryConfig(context: LdapEngineContext): Promis
 export const ldapRollback: WalRollback = {
   forMount: (walContext) => {
     const context = engineContext(walContext);
+    // The mount's directory config, read once for all its due records (and only if one needs it; a failed read is
+    // tried again by the next record).
+    let config: Promise<DirectoryConfig> | undefined;
+    const directoryConfigOnce = () =>
+      (config ??= requireDirectoryConfig(context).catch((error: unknown) => {
+        config = undefined;
+        throw error;
+      }));
     return async (record) => {
       if (record.kind !== passwordChangeKind) return;
       const { key } = record as unknown as PasswordChangeRecord;
@@ -421,7 +431,7 @@ export const ldapRollback: WalRollback = {
       }
       const dn = (item.value as { dn?: unknown }).dn;
       if (typeof dn !== 'string') throw new Error(`"${key}" names no directory entry`);
-      await recoverPending({ context, key, dn, config: await requireDirectoryConfig(context) }, item);
+      await recoverPending({ context, key, dn, config: await directoryConfigOnce() }, item);
     };
   },
 };

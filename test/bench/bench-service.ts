@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import type { WebApp } from '../../packages/core/src/http/web-app.ts';
@@ -85,3 +86,32 @@ export async function startBenchService(
     throw error;
   }
 }
+
+/**
+ * The event API Gateway's HTTP API delivers for `POST /v1/auth/jwt/login` with `body`: what the login benches send
+ * the secrets Lambda's adapter (built lean, with no per-call ids or dates, since its cost counts against the login).
+ */
+export const jwtLoginEvent = (body: string): APIGatewayProxyEventV2 =>
+  ({
+    version: '2.0',
+    routeKey: 'ANY /v1/auth/jwt/{proxy+}',
+    rawPath: '/v1/auth/jwt/login',
+    rawQueryString: '',
+    headers: {
+      host: 'abc123.execute-api.us-east-1.amazonaws.com',
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'x-forwarded-for': '198.51.100.7',
+    },
+    requestContext: {
+      http: {
+        method: 'POST',
+        path: '/v1/auth/jwt/login',
+        protocol: 'HTTP/1.1',
+        sourceIp: '198.51.100.7',
+        userAgent: 'bench',
+      },
+    },
+    body,
+    isBase64Encoded: false,
+  }) as unknown as APIGatewayProxyEventV2;

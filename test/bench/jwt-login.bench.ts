@@ -29,7 +29,7 @@ import { type CryptoKey, exportSPKI, generateKeyPair, jwtVerify, SignJWT } from 
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { startBenchService } from './bench-service.ts';
+import { jwtLoginEvent, startBenchService } from './bench-service.ts';
 import { figure, sized, smoke } from './summary.ts';
 import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 
@@ -176,32 +176,8 @@ try {
   };
   // The Lambda adapter over the bench's core: the event API Gateway's HTTP API delivers for a login.
   const lambda = secretsLambda(secretsFront({ core: async () => service.core }));
-  const event = (body: string) =>
-    ({
-      version: '2.0',
-      routeKey: 'ANY /v1/auth/jwt/{proxy+}',
-      rawPath: '/v1/auth/jwt/login',
-      rawQueryString: '',
-      headers: {
-        host: 'abc123.execute-api.us-east-1.amazonaws.com',
-        'content-type': 'application/json',
-        'content-length': String(body.length),
-        'x-forwarded-for': '198.51.100.7',
-      },
-      requestContext: {
-        http: {
-          method: 'POST',
-          path: '/v1/auth/jwt/login',
-          protocol: 'HTTP/1.1',
-          sourceIp: '198.51.100.7',
-          userAgent: 'bench',
-        },
-      },
-      body,
-      isBase64Encoded: false,
-    }) as unknown as Parameters<typeof lambda>[0];
   const viaLambda = async (body: string, status: number) => {
-    const result = await lambda(event(body));
+    const result = await lambda(jwtLoginEvent(body));
     if (result.statusCode !== status)
       throw new Error(`login through the Lambda adapter: ${result.statusCode} ${result.body}`);
   };

@@ -15,7 +15,7 @@ import { loadavg } from 'node:os';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
-import { startBenchService } from './bench-service.ts';
+import { jwtLoginEvent, startBenchService } from './bench-service.ts';
 import { sized } from './summary.ts';
 import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 
@@ -96,28 +96,7 @@ try {
       if (response.status !== 200) throw new Error(`login: ${response.status}`);
       return;
     }
-    const result = await lambda({
-      version: '2.0',
-      routeKey: 'ANY /v1/auth/jwt/{proxy+}',
-      rawPath: '/v1/auth/jwt/login',
-      rawQueryString: '',
-      headers: {
-        host: 'abc123.execute-api.us-east-1.amazonaws.com',
-        'content-type': 'application/json',
-        'content-length': String(body.length),
-      },
-      requestContext: {
-        http: {
-          method: 'POST',
-          path: '/v1/auth/jwt/login',
-          protocol: 'HTTP/1.1',
-          sourceIp: '198.51.100.7',
-          userAgent: 'bench',
-        },
-      },
-      body,
-      isBase64Encoded: false,
-    } as unknown as Parameters<typeof lambda>[0]);
+    const result = await lambda(jwtLoginEvent(body));
     if (result.statusCode !== 200) throw new Error(`login: ${result.statusCode} ${result.body}`);
   };
   const run = async (count: number) => {

@@ -45,18 +45,20 @@ async function contentsOf(entry: string): Promise<{ parts: string[]; packages: s
   return partsOf(await bundledInputs(entry));
 }
 
+/** The esbuild options both checks build with: an ESM bundle for node, the runtime's SDK left out, nothing written. */
+const asTheStacksBuild = {
+  bundle: true,
+  platform: 'node' as const,
+  format: 'esm' as const,
+  mainFields: ['module', 'main'],
+  write: false,
+  metafile: true as const,
+  logLevel: 'silent' as const,
+  external: [...providedByRuntime],
+};
+
 async function bundledInputs(entry: string): Promise<string[]> {
-  const result = await build({
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-    external: [...providedByRuntime],
-  });
+  const result = await build({ ...asTheStacksBuild, entryPoints: [entry] });
   return Object.keys(result.metafile.inputs);
 }
 
@@ -86,17 +88,10 @@ describe("each function's bundle holds only its family's code", () => {
  */
 async function zipFor(entry: string, family: SecretsFamily): Promise<string[]> {
   const result = await build({
+    ...asTheStacksBuild,
     entryPoints: [entry],
-    bundle: true,
     splitting: true,
     outdir: 'out',
-    platform: 'node',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-    external: [...providedByRuntime],
     define: bundledFamilyDefine(family),
   });
   return Object.values(result.metafile.outputs).flatMap((output) => Object.keys(output.inputs));

@@ -25,7 +25,7 @@ const secretsFamilies: Record<string, { backends: string[]; parts: string[]; pac
   jwt: { backends: ['auth/jwt/jwt-backend.ts'], parts: ['auth/jwt'], packages: ['openid-client'] },
   ldap: { backends: ['engines/ldap/ldap-backend.ts'], parts: ['engines/ldap'], packages: ['ldapts'] },
   mesh: { backends: ['engines/mesh/mesh-backend.ts'], parts: ['engines/mesh'], packages: [] },
-  cloud: { backends: ['engines/cloud/cloud-backend.ts'], parts: ['engines/cloud'], packages: ['google-auth-library'] },
+  cloud: { backends: ['engines/cloud/cloud-backend.ts'], parts: ['engines/cloud'], packages: [] },
 };
 
 /**
@@ -34,7 +34,7 @@ const secretsFamilies: Record<string, { backends: string[]; parts: string[]; pac
  */
 const engineJobs: Record<string, { parts: string[]; packages: string[] }> = {
   ldap: { parts: ['engines/ldap'], packages: ['ldapts'] },
-  cloud: { parts: ['engines/cloud'], packages: ['google-auth-library'] },
+  cloud: { parts: ['engines/cloud'], packages: [] },
   mesh: { parts: ['engines/mesh'], packages: [] },
 };
 const allParts = ['engines/kv', 'engines/ldap', 'engines/mesh', 'engines/cloud', 'auth/jwt', 'scheduler'];

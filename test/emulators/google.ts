@@ -17,7 +17,9 @@
  *   (`scope` required, `lifetime` up to 3600 s, or 43200 s when the lifetime-extension org policy is on).
  * - OAuth2 (`/oauth2/token`): the `urn:ietf:params:oauth:grant-type:jwt-bearer` grant; the assertion's
  *   RS256 signature is verified with the public half of the issuing account's key (by `kid`, else any of
- *   its keys), `aud` must be Google's token URL, the lifetime at most one hour.
+ *   its keys), `aud` must be Google's token URL, the lifetime at most one hour. And the `refresh_token` grant of a
+ *   user seeded with `seedAuthorizedUser` (its client id and secret must match: 401 `invalid_client`; an unknown
+ *   refresh token is 400 `invalid_grant`).
  * - STS (`/sts/v1/token`): the token-exchange grant for a workload identity pool provider registered
  *   with `addWorkloadIdentityProvider` (issuer, allowed audiences, public key).
  *
@@ -36,7 +38,7 @@
  * The endpoints are a route table over per-resource files in google/ (service-accounts.ts, iam-policies.ts,
  * credentials.ts, and tokens.ts for OAuth2 and STS) that share the state in google/state.ts.
  */
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JWK } from 'jose';
@@ -135,6 +137,8 @@ export interface GoogleEmulator {
   addBucket(name: string): void;
   /** Creates an account with one key out of band (a root credential); returns the key's credentials file. */
   seedServiceAccount(project: string, accountId: string): { email: string; credentials: string };
+  /** Signs a user in as `gcloud auth application-default login` does; returns the `authorized_user` file it writes. */
+  seedAuthorizedUser(email: string): string;
   serviceAccounts(): ServiceAccount[];
   serviceAccount(email: string): ServiceAccount | undefined;
   keys(email?: string): ServiceAccountKey[];
@@ -282,6 +286,23 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
         email: account.email,
         credentials: createKey(account, 'TYPE_GOOGLE_CREDENTIALS_FILE', 'KEY_ALG_RSA_2048').credentials,
       };
+    },
+    seedAuthorizedUser(email) {
+      const user = {
+        email,
+        clientId: `${randomBytes(6).toString('hex')}.apps.googleusercontent.com`,
+        clientSecret: randomBytes(12).toString('base64url'),
+      };
+      const refreshToken = `1//${randomBytes(32).toString('base64url')}`;
+      s.authorizedUsers.set(refreshToken, user);
+      return JSON.stringify({
+        account: '',
+        client_id: user.clientId,
+        client_secret: user.clientSecret,
+        refresh_token: refreshToken,
+        type: 'authorized_user',
+        universe_domain: 'googleapis.com',
+      });
     },
     serviceAccounts: () => [...accounts.values()].map((state) => state.account),
     serviceAccount: (email) => accounts.get(email)?.account,

@@ -26,6 +26,8 @@ export function createGoogleState(options: GoogleEmulatorOptions) {
   const policies = new Map<string, Policy>();
   const tokens = new Map<string, IssuedToken>();
   const providers = new Map<string, WorkloadIdentityProvider>();
+  /** The users `gcloud auth application-default login` would have signed in, by refresh token. */
+  const authorizedUsers = new Map<string, { email: string; clientId: string; clientSecret: string }>();
   const failures = new Map<string, Required<Omit<FailureOptions, 'message'>> & { message?: string }>();
   const calls: string[] = [];
 
@@ -247,6 +249,7 @@ export function createGoogleState(options: GoogleEmulatorOptions) {
     policies,
     tokens,
     providers,
+    authorizedUsers,
     failures,
     calls,
     newEtag,

@@ -3,11 +3,12 @@ import { googleTokenAudience, type ServiceAccountKey } from '../google.ts';
 import { cloudPlatformScope, OAuthError } from './model.ts';
 import type { GoogleState } from './state.ts';
 
-/** The token endpoints: `POST /oauth2/token` (a service account's signed JWT for an access token) and `POST /sts/v1/token` (workload identity federation). */
+/** The token endpoints: `POST /oauth2/token` (a service account's signed JWT, or a user's refresh token, for an access token) and `POST /sts/v1/token` (workload identity federation). */
 export function tokenEndpoints(s: GoogleState) {
-  const { now, accounts, keys, providers, issue } = s;
+  const { now, accounts, keys, providers, authorizedUsers, issue } = s;
   async function oauthToken(form: URLSearchParams): Promise<unknown> {
     const grantType = form.get('grant_type');
+    if (grantType === 'refresh_token') return refreshGrant(form);
     if (grantType !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
       throw new OAuthError(400, 'unsupported_grant_type', `Invalid grant_type: ${grantType ?? ''}`);
     }
@@ -72,6 +73,16 @@ export function tokenEndpoints(s: GoogleState) {
       throw new OAuthError(400, 'invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
     const issued = issue(email, scope, 3599, 'oauth2', signer.id);
     return { access_token: issued.token, expires_in: 3599, token_type: 'Bearer' };
+  }
+
+  /** A signed-in user's refresh token (an `authorized_user` file) for an access token with the scopes the user granted. */
+  function refreshGrant(form: URLSearchParams): unknown {
+    const user = authorizedUsers.get(form.get('refresh_token') ?? '');
+    if (!user) throw new OAuthError(400, 'invalid_grant', 'Bad Request');
+    if (form.get('client_id') !== user.clientId || form.get('client_secret') !== user.clientSecret)
+      throw new OAuthError(401, 'invalid_client', 'Unauthorized');
+    const issued = issue(user.email, [cloudPlatformScope], 3599, 'oauth2');
+    return { access_token: issued.token, expires_in: 3599, scope: cloudPlatformScope, token_type: 'Bearer' };
   }
 
   async function stsToken(params: Record<string, string>): Promise<unknown> {

@@ -107,22 +107,29 @@ function jwtBearerAssertion(credentials: CredentialsFile, scopes: string[]): str
 
 /**
  * Mints an OAuth2 access token with the JWT-bearer grant, posted to the configured token endpoint (else the file's
- * `token_uri`, else Google's). A refusal is the endpoint's status with its OAuth error; anything else a 502.
+ * `token_uri`, else Google's).
  */
 export async function tokenFromCredentials(
   credentials: CredentialsFile,
   scopes: string[],
   endpoints: Endpoints,
 ): Promise<MintedToken> {
-  const tokenUrl = endpoints.token ?? credentials.token_uri ?? defaultTokenUrl;
+  return postTokenForm(endpoints.token ?? credentials.token_uri ?? defaultTokenUrl, {
+    grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+    assertion: jwtBearerAssertion(credentials, scopes),
+  });
+}
+
+/**
+ * Posts an OAuth2 grant to a token endpoint for an access token. A refusal is the endpoint's status with its OAuth
+ * error; anything else a 502.
+ */
+export async function postTokenForm(tokenUrl: string, form: Record<string, string>): Promise<MintedToken> {
   try {
     const response = await fetch(tokenUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
-        assertion: jwtBearerAssertion(credentials, scopes),
-      }).toString(),
+      body: new URLSearchParams(form).toString(),
     });
     const text = await response.text();
     let data: Record<string, unknown>;

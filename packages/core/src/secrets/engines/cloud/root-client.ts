@@ -1,9 +1,10 @@
 import { importJWK, SignJWT } from 'jose';
 import { type Clock, epochSeconds } from '../../../lib/clock.ts';
-import { badRequest } from '../../../lib/errors.ts';
+import { badRequest, DomainError } from '../../../lib/errors.ts';
 import { identityKey, identityTokenIssuer } from '../../identity/plugin-identity-keys.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
+import { applicationDefaultToken } from './application-default.ts';
 import { type ConfigItem, loadConfig, openCredentials } from './config.ts';
 import type { EngineContext } from './engine-context.ts';
 import {
@@ -53,21 +54,19 @@ export async function rootClient(
       cached(key, () => federatedToken(system.clock, mount, storage, endpoints, audience, email, ttl)),
     );
   }
-  // Only application default credentials need google-auth-library (a third of the cloud bundle): loaded here, on
-  // first use, from a chunk of its own.
-  const { GoogleAuth } = await import('google-auth-library');
-  const auth = new GoogleAuth({ scopes: [cloudPlatformScope] });
-  return new GoogleClient(endpoints, async () => {
-    try {
-      const token = await auth.getAccessToken();
-      if (!token) throw new Error('no token');
-      return token;
-    } catch (error) {
-      throw badRequest(
-        `no root credential: write "credentials" or "identity_token_audience" to config (application default credentials: ${(error as Error).message})`,
-      );
-    }
-  });
+  const key = `${mount.uuid}|adc`;
+  return new GoogleClient(endpoints, () =>
+    cached(key, async () => {
+      try {
+        return await applicationDefaultToken([cloudPlatformScope], endpoints);
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        throw badRequest(
+          `no root credential: write "credentials" or "identity_token_audience" to config (application default credentials: ${error.message})`,
+        );
+      }
+    }),
+  );
 }
 
 async function federatedToken(

@@ -2,16 +2,8 @@
  * Where a JWT's signing keys come from, and the signature check built from them once per configuration version:
  * static PEM keys, one or more JWKS URLs, or the `jwks_uri` an OIDC provider's discovery document names.
  */
-import { createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
-import {
-  compactVerify,
-  createRemoteJWKSet,
-  customFetch,
-  decodeProtectedHeader,
-  errors,
-  importSPKI,
-  type JWTVerifyGetKey,
-} from 'jose';
+import { constants, createPublicKey, KeyObject, verify, X509Certificate } from 'node:crypto';
+import { createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey } from 'jose';
 import { fetchWithCa } from '../fetch-with-ca.ts';
 import { algorithmsForKey } from './algorithms.ts';
 import { providerMetadata } from './provider.ts';
@@ -95,7 +87,7 @@ export function parsePublicKeyPem(pem: string): KeyObject {
 async function buildCheck(version: string, source: JwtKeySource): Promise<SignatureCheck> {
   switch (source.kind) {
     case 'pem':
-      return staticCheck(await verificationKeys(source.keys.map(parsePublicKeyPem)));
+      return staticCheck(verificationKeys(source.keys.map(parsePublicKeyPem)));
     case 'jwks':
       return remoteCheck(source.sets.map((set) => remoteSet(set.url, set.caPem)));
     case 'discovery': {
@@ -118,54 +110,159 @@ function remoteSet(url: string, caPem: string): RemoteSet {
   });
 }
 
-function headerAlgorithm(jwt: string, algorithms: readonly string[]): string {
-  let alg: unknown;
-  try {
-    alg = decodeProtectedHeader(jwt).alg;
-  } catch {
+/** A compact JWS taken apart: its `alg` (one of the allowed), the bytes signed, the payload and the signature. */
+interface CompactJws {
+  alg: string;
+  header: Record<string, unknown>;
+  /** The three parts as the token has them. */
+  encoded: { protected: string; payload: string; signature: string };
+  signingInput: Buffer;
+  signature: Buffer;
+}
+
+const base64urlPart = /^[A-Za-z0-9_-]*$/;
+
+/**
+ * Takes a compact JWS apart, refusing what go-jose (under cap/jwt) refuses: not three base64url parts, a header that
+ * is not a JSON object, an `alg` not allowed, critical header parameters, an unencoded payload.
+ */
+function parseCompact(jwt: string, algorithms: readonly string[]): CompactJws {
+  const parts = jwt.split('.');
+  if (parts.length !== 3) throw new TokenInvalid('malformed JWT: expected a compact JWS (three parts)');
+  const [encodedHeader, payload, signature] = parts as [string, string, string];
+  if (!base64urlPart.test(encodedHeader) || !base64urlPart.test(payload) || !base64urlPart.test(signature))
     throw new TokenInvalid('malformed JWT: expected three base64url parts with a JSON header');
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(encodedHeader, 'base64url').toString('utf8'));
+  } catch {
+    header = undefined;
   }
-  if (jwt.split('.').length !== 3) throw new TokenInvalid('malformed JWT: expected a compact JWS (three parts)');
+  if (!header || typeof header !== 'object' || Array.isArray(header))
+    throw new TokenInvalid('malformed JWT: expected three base64url parts with a JSON header');
+  const { alg, crit, b64 } = header as Record<string, unknown>;
   if (typeof alg !== 'string' || !algorithms.includes(alg)) {
     throw new TokenInvalid(
       `token signed with unsupported algorithm ${JSON.stringify(alg)}; allowed: ${algorithms.join(', ')}`,
     );
   }
-  return alg;
+  if (crit !== undefined)
+    throw new TokenInvalid('malformed JWT: critical header parameters ("crit") are not supported');
+  if (b64 !== undefined && b64 !== true)
+    throw new TokenInvalid('malformed JWT: an unencoded payload ("b64": false) is not supported');
+  return {
+    alg,
+    header: header as Record<string, unknown>,
+    encoded: { protected: encodedHeader, payload, signature },
+    signingInput: Buffer.from(`${encodedHeader}.${payload}`),
+    signature: Buffer.from(signature, 'base64url'),
+  };
 }
 
-/** Each PEM key imported once per algorithm it can verify, as the WebCrypto keys jose works with natively. */
-async function verificationKeys(keys: KeyObject[]): Promise<Map<string, CryptoKey[]>> {
-  const byAlgorithm = new Map<string, CryptoKey[]>();
-  for (const key of keys) {
-    const spki = key.export({ type: 'spki', format: 'pem' }) as string;
-    for (const alg of algorithmsForKey(key))
-      byAlgorithm.set(alg, [...(byAlgorithm.get(alg) ?? []), await importSPKI(spki, alg)]);
+/**
+ * How node:crypto verifies each JWS algorithm (RFC 7518 §3): the digest, PSS padding with a salt of the digest's
+ * length, and for ECDSA the size of r and s in the signature (JWS sends them side by side; node wants DER).
+ */
+const verifyOptions: Record<string, { digest: string | null; saltLength?: number; ecdsaPart?: number }> = {
+  RS256: { digest: 'sha256' },
+  RS384: { digest: 'sha384' },
+  RS512: { digest: 'sha512' },
+  PS256: { digest: 'sha256', saltLength: 32 },
+  PS384: { digest: 'sha384', saltLength: 48 },
+  PS512: { digest: 'sha512', saltLength: 64 },
+  ES256: { digest: 'sha256', ecdsaPart: 32 },
+  ES384: { digest: 'sha384', ecdsaPart: 48 },
+  ES512: { digest: 'sha512', ecdsaPart: 66 },
+  EdDSA: { digest: null },
+};
+
+/**
+ * A JWS ECDSA signature (r then s, each `part` bytes) as the DER `SEQUENCE { INTEGER r, INTEGER s }` node:crypto
+ * takes by default; undefined when it is not two parts long. (Given as a bare KeyObject, a key verifies about 8 µs
+ * faster than inside an options object, which node probes at length.)
+ */
+function derSignature(signature: Buffer, part: number): Buffer | undefined {
+  if (signature.length !== 2 * part) return undefined;
+  const integer = (bytes: Buffer) => {
+    let start = 0;
+    while (start < bytes.length - 1 && bytes[start] === 0) start++;
+    const trimmed = bytes.subarray(start);
+    const value = (trimmed[0] as number) & 0x80 ? Buffer.concat([Buffer.of(0), trimmed]) : trimmed;
+    return Buffer.concat([Buffer.of(0x02, value.length), value]);
+  };
+  const body = Buffer.concat([integer(signature.subarray(0, part)), integer(signature.subarray(part))]);
+  const length = body.length < 0x80 ? Buffer.of(body.length) : Buffer.of(0x81, body.length);
+  return Buffer.concat([Buffer.of(0x30), length, body]);
+}
+
+/** A verification key with what its type allows, read once (each KeyObject getter costs microseconds). */
+interface VerificationKey {
+  key: KeyObject;
+  algorithms: readonly string[];
+  /** An RSA key's modulus length. */
+  bits?: number;
+}
+
+const described = new WeakMap<KeyObject, VerificationKey>();
+function verificationKey(key: KeyObject): VerificationKey {
+  let found = described.get(key);
+  if (!found) {
+    const bits = key.asymmetricKeyDetails?.modulusLength;
+    found = { key, algorithms: algorithmsForKey(key), ...(bits === undefined ? {} : { bits }) };
+    described.set(key, found);
   }
+  return found;
+}
+
+/**
+ * Whether `key` signed `jws`: node:crypto's one-shot verify, on this thread. (jose's WebCrypto verify queues each
+ * check on libuv's pool behind a promise, which costs a login more CPU than the RSA check itself: issue 28.) The key
+ * must be of the algorithm's type (`algorithmsForKey`), and an RSA key at least 2048 bits, as jose requires.
+ */
+function signedBy(jws: CompactJws, { key, algorithms, bits }: VerificationKey): boolean {
+  const options = verifyOptions[jws.alg];
+  if (!options || !algorithms.includes(jws.alg)) return false;
+  if (bits !== undefined && bits < 2048) throw new TokenInvalid(`${jws.alg} requires an RSA key of 2048 bits or more`);
+  try {
+    if (options.ecdsaPart !== undefined) {
+      const der = derSignature(jws.signature, options.ecdsaPart);
+      return der !== undefined && verify(options.digest, jws.signingInput, key, der);
+    }
+    if (options.saltLength !== undefined) {
+      const pss = { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: options.saltLength };
+      return verify(options.digest, jws.signingInput, pss, jws.signature);
+    }
+    return verify(options.digest, jws.signingInput, key, jws.signature);
+  } catch {
+    return false;
+  }
+}
+
+/** Each PEM key once per algorithm it can verify. */
+function verificationKeys(keys: KeyObject[]): Map<string, VerificationKey[]> {
+  const byAlgorithm = new Map<string, VerificationKey[]>();
+  for (const key of keys.map(verificationKey))
+    for (const alg of key.algorithms) byAlgorithm.set(alg, [...(byAlgorithm.get(alg) ?? []), key]);
   return byAlgorithm;
 }
 
-function staticCheck(byAlgorithm: Map<string, CryptoKey[]>): SignatureCheck {
+const verified = (jws: CompactJws) => new Uint8Array(Buffer.from(jws.encoded.payload, 'base64url'));
+
+function staticCheck(byAlgorithm: Map<string, VerificationKey[]>): SignatureCheck {
   return async (jwt, algorithms) => {
-    const alg = headerAlgorithm(jwt, algorithms);
-    for (const key of byAlgorithm.get(alg) ?? []) {
-      try {
-        return (await compactVerify(jwt, key, { algorithms: [alg] })).payload;
-      } catch (error) {
-        if (!(error instanceof errors.JWSSignatureVerificationFailed)) throw asInvalid(error);
-      }
-    }
+    const jws = parseCompact(jwt, algorithms);
+    for (const key of byAlgorithm.get(jws.alg) ?? []) if (signedBy(jws, key)) return verified(jws);
     throw new TokenInvalid('failed to verify id token signature');
   };
 }
 
 function remoteCheck(sets: RemoteSet[]): SignatureCheck {
   return async (jwt, algorithms) => {
-    const alg = headerAlgorithm(jwt, algorithms);
+    const jws = parseCompact(jwt, algorithms);
     let lastError: unknown;
     for (const set of sets) {
       try {
-        return await verifyWithSet(jwt, set, alg);
+        return await verifyWithSet(jws, set);
       } catch (error) {
         lastError = error;
       }
@@ -174,20 +271,29 @@ function remoteCheck(sets: RemoteSet[]): SignatureCheck {
   };
 }
 
-async function verifyWithSet(jwt: string, set: JWTVerifyGetKey, alg: string): Promise<Uint8Array> {
+/** The key set picks the candidate keys (by `kid` and `alg`, refetching for an unknown `kid`); each is tried. */
+async function verifyWithSet(jws: CompactJws, set: JWTVerifyGetKey): Promise<Uint8Array> {
+  let candidates: CryptoKey[];
   try {
-    return (await compactVerify(jwt, set, { algorithms: [alg] })).payload;
+    candidates = [(await set(jws.header as Parameters<JWTVerifyGetKey>[0], jws.encoded)) as CryptoKey];
   } catch (error) {
     if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
-    for await (const key of error as unknown as AsyncIterable<CryptoKey>) {
-      try {
-        return (await compactVerify(jwt, key, { algorithms: [alg] })).payload;
-      } catch (inner) {
-        if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
-      }
-    }
-    throw new errors.JWSSignatureVerificationFailed();
+    candidates = [];
+    for await (const key of error as unknown as AsyncIterable<CryptoKey>) candidates.push(key);
   }
+  for (const key of candidates) if (signedBy(jws, fromSet(key))) return verified(jws);
+  throw new TokenInvalid('failed to verify id token signature');
+}
+
+/** The verification key of a key set's CryptoKey, made once per key. */
+const fromSets = new WeakMap<CryptoKey, VerificationKey>();
+function fromSet(key: CryptoKey): VerificationKey {
+  let found = fromSets.get(key);
+  if (!found) {
+    found = verificationKey(KeyObject.from(key));
+    fromSets.set(key, found);
+  }
+  return found;
 }
 
 function asInvalid(error: unknown): TokenInvalid {

@@ -1,8 +1,16 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+
+/** Each salt as a KeyObject, made once: node's HMAC takes a raw key about 8 µs slower per call (issue 28). */
+const saltKeys = new WeakMap<Uint8Array, KeyObject>();
 
 /** Vault's identified HMAC: `hmac-sha256:` and the hex HMAC-SHA256 of the value under the device's salt. */
 export function auditHash(salt: Uint8Array, value: string): string {
-  return `hmac-sha256:${createHmac('sha256', salt).update(value).digest('hex')}`;
+  let key = saltKeys.get(salt);
+  if (!key) {
+    key = createSecretKey(salt);
+    saltKeys.set(salt, key);
+  }
+  return `hmac-sha256:${createHmac('sha256', key).update(value).digest('hex')}`;
 }
 
 /**

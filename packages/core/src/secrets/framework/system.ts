@@ -17,8 +17,19 @@ export interface SystemServices {
   store: Pick<Store, 'get'>;
 }
 
+/** Each mount entry's view, made once per entry (the mount table's cache hands every request the same entry). */
+const views = new WeakMap<MountEntry, { services: SystemServices; system: System }>();
+
 /** The system view a mount's handlers and lease hooks get: the clock, the logger, the mount's own leases, the password policies. */
 export function systemFor(services: SystemServices, mount: MountEntry): System {
+  const made = views.get(mount);
+  if (made?.services === services) return made.system;
+  const system = systemView(services, mount);
+  views.set(mount, { services, system });
+  return system;
+}
+
+function systemView(services: SystemServices, mount: MountEntry): System {
   const own = (leaseId: string) => {
     if (!leaseId.startsWith(mount.path)) throw new RangeError(`lease "${leaseId}" is not one of mount "${mount.path}"`);
     return leaseId;

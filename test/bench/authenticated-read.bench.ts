@@ -8,6 +8,9 @@
  * same DynamoDB Local), driven by node:http with keep-alive connections. An authenticated read fetches the token's
  * item and the data in one BatchGetItem (the read-ahead in `secrets/framework/authorise.ts`), so it makes one
  * DynamoDB call, as the raw GetItem does. Prints requests/s, p50, p99, DynamoDB calls per request and the ratios.
+ * The raw baselines use the SDK's client as anyone gets it; the service runs on its client as the runtimes configure
+ * it (`storage/sdk-hash.ts`; the store drops the logger and User-Agent middleware), and one more raw GetItem on that
+ * client shows the service's cost beyond the call itself.
  *
  * DynamoDB Local keeps speeding up for a minute or more under load and this machine's load drifts, so the
  * cases run interleaved: several rounds, each giving every case an equal slice, figures summed over rounds.
@@ -33,6 +36,7 @@ import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { startLocal } from '../../packages/local/src/runtime.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
+import { storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
 import { startBenchDynamo } from './bench-service.ts';
 import { figure, sized } from './summary.ts';
 
@@ -151,16 +155,21 @@ console.log(
 );
 const dynamo = await startBenchDynamo();
 const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
+// The raw baselines' client: the SDK as anyone gets it (its default middleware, its own hashing).
 const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
 const calls = counting(client);
+// The service's client, configured as the runtimes configure theirs (`storeClientOptions`, and the store drops the
+// logger and User-Agent middleware): a raw GetItem on it too shows the service's cost beyond the call itself.
+const storeClient = new DynamoDBClient({ ...localClientConfig(dynamo.endpoint), ...storeClientOptions });
+const storeCalls = counting(storeClient);
 let local: Awaited<ReturnType<typeof startLocal>> | undefined;
 let exitCode = 0;
 try {
   // ---- in process: the web-object app (the pipeline a Lambda runs), on its own table --------------------------------------
   const tableName = `bench-${randomUUID()}`;
-  await ensureTable(client, tableName);
+  await ensureTable(storeClient, tableName);
   const core = await createCore({
-    dynamodb: client,
+    dynamodb: storeClient,
     tableName,
     keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
     backends: backendsOf(allSecretsFamilies),
@@ -190,15 +199,18 @@ try {
 
   const mount = await core.mounts.find('secret', 'kv');
   if (!mount) throw new Error('kv/ is not mounted');
-  // The items an authenticated read fetches, read the way the store reads them (a consistent GetItem on the plain
-  // client, its key as attribute values: the lightest call the SDK makes).
-  const getItem = (key: Record<string, string>) => async () => {
-    const Key = { pk: { S: key.pk as string }, sk: { S: key.sk as string } };
-    return (
-      (await client.send(new GetItemCommand({ TableName: tableName, Key, ConsistentRead: true }))).Item !== undefined
-    );
-  };
+  // The items an authenticated read fetches, read the way the store reads them (a consistent GetItem, its key as
+  // attribute values: the lightest call the SDK makes).
+  const getItem =
+    (key: Record<string, string>, via = client) =>
+    async () => {
+      const Key = { pk: { S: key.pk as string }, sk: { S: key.sk as string } };
+      return (
+        (await via.send(new GetItemCommand({ TableName: tableName, Key, ConsistentRead: true }))).Item !== undefined
+      );
+    };
   const rawData = getItem({ pk: `mount#${mount.uuid}`, sk: 'bench/db' });
+  const rawDataStoreClient = getItem({ pk: `mount#${mount.uuid}`, sk: 'bench/db' }, storeClient);
   const rawToken = getItem({ pk: `token#${core.keyring.hash(serviceToken)}`, sk: 'token' });
   // What an authenticated read sends (the read-ahead): the token's item and the data in one BatchGetItem.
   const rawBatch = async () => {
@@ -263,22 +275,24 @@ try {
     });
 
   const raw = newCase('raw GetItem (the data item)', rawData, calls);
+  const rawStoreClient = newCase("raw GetItem on the store's client", rawDataStoreClient, storeCalls);
   const floor = newCase(
     'raw GetItem x2 (token item, then data)',
     async () => (await rawToken()) && (await rawData()),
     calls,
   );
-  const appService = newCase('kv read, service token (app.request)', appRead(serviceToken), calls);
-  const appBatch = newCase('kv read, batch token (app.request)', appRead(batchToken), calls);
+  const appService = newCase('kv read, service token (app.request)', appRead(serviceToken), storeCalls);
+  const appBatch = newCase('kv read, batch token (app.request)', appRead(batchToken), storeCalls);
   const viaHttpService = newCase('kv read, service token (HTTP, npm start)', httpRead(httpService));
   const viaHttpBatch = newCase('kv read, batch token (HTTP, npm start)', httpRead(httpBatch));
   const cases = [
     raw,
+    rawStoreClient,
     floor,
     newCase('raw BatchGetItem (token item and data)', rawBatch, calls),
     appService,
     appBatch,
-    newCase('kv read, orphan batch token (app.request)', appRead(orphanBatch), calls),
+    newCase('kv read, orphan batch token (app.request)', appRead(orphanBatch), storeCalls),
     viaHttpService,
     viaHttpBatch,
   ];
@@ -302,6 +316,13 @@ try {
   figure('authenticated-read', 'kv read, batch token, app.request / raw GetItem', ratio(appBatch), '>= 0.5 (issue 2)');
   figure('authenticated-read', 'kv read, service token, HTTP / raw GetItem', ratio(viaHttpService), '>= 0.7');
   figure('authenticated-read', 'kv read, batch token, HTTP / raw GetItem', ratio(viaHttpBatch), '>= 0.7');
+  figure(
+    'authenticated-read',
+    "kv read, service token, HTTP / raw GetItem on the store's client",
+    perSecond(viaHttpService) / perSecond(rawStoreClient),
+    '—',
+    "the same call on a client configured as the service's",
+  );
   if (cases.some((each) => each.failures > 0)) {
     console.log('Some requests failed (see "failed"): the figures above are not valid.');
     exitCode = 1;
@@ -312,6 +333,7 @@ try {
 } finally {
   await local?.stop();
   client.destroy();
+  storeClient.destroy();
   await dynamo.stop();
   rmSync(keyDir, { recursive: true, force: true });
 }

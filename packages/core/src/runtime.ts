@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { type AskEngine, type Core, type CoreOptions, createCore } from './core.ts';
 import { fileKeySource, type KeySource, kmsKeySource } from './storage/keyring.ts';
+import { storeClientOptions } from './storage/sdk-hash.ts';
 
 /**
  * The core as a deployed function builds it from its environment: `KEYHAVEN_TABLE`, and either
@@ -91,8 +92,9 @@ function askThroughLambda(json: string, endpoint: string | undefined): AskEngine
 }
 
 export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {
-  if (!endpoint) return new DynamoDBClient({});
+  if (!endpoint) return new DynamoDBClient({ ...storeClientOptions });
   return new DynamoDBClient({
+    ...storeClientOptions,
     endpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },

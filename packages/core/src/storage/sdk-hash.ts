@@ -1,0 +1,56 @@
+import { createHash, createHmac, createSecretKey, type Hash, type Hmac, type KeyObject } from 'node:crypto';
+
+/** What the SDK hashes: text, or bytes in any of their forms. */
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+
+/**
+ * The SHA-256 the AWS SDK signs requests with (SigV4's payload hash and its HMAC chain), on node:crypto like the SDK's
+ * own, except that an HMAC key is handed to node as a KeyObject made once per key: given raw bytes, node spends about
+ * 8 µs per HMAC checking what kind of key it was given, and the SDK makes several hashes per request. The signing
+ * key the SDK derives is cached by the SDK (one object per day, region and service), so its KeyObject is too.
+ * Measured on the same DynamoDB Local (issue 28): a GetItem's CPU 262 → 220 µs.
+ */
+export class KeyedSha256 {
+  private hash: Hash | Hmac;
+
+  constructor(private readonly secret?: SourceData) {
+    this.hash = this.fresh();
+  }
+
+  update(data: SourceData, encoding?: 'utf8' | 'ascii' | 'latin1'): void {
+    this.hash.update(typeof data === 'string' ? Buffer.from(data, encoding ?? 'utf8') : bytesOf(data));
+  }
+
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+
+  reset(): void {
+    this.hash = this.fresh();
+  }
+
+  private fresh(): Hash | Hmac {
+    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', hmacKey(this.secret));
+  }
+}
+
+const keys = new WeakMap<object, KeyObject>();
+
+function hmacKey(secret: SourceData): KeyObject {
+  if (typeof secret === 'string') return createSecretKey(Buffer.from(secret, 'utf8'));
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(bytesOf(secret));
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+function bytesOf(data: ArrayBuffer | ArrayBufferView): Buffer {
+  return ArrayBuffer.isView(data)
+    ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    : Buffer.from(data as ArrayBuffer);
+}
+
+/** What every DynamoDB client the services create is given besides its endpoint (`runtime.ts`, the local runtime). */
+export const storeClientOptions = { sha256: KeyedSha256 };

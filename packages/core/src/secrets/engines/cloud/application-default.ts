@@ -14,7 +14,7 @@ import {
 
 /**
  * The server's application default credentials, found where Google's client libraries look: the file named by
- * `GOOGLE_APPLICATION_CREDENTIALS`, else gcloud's `application_default_credentials.json` (under `CLOUDSDK_CONFIG`,
+ * `GOOGLE_APPLICATION_CREDENTIALS`, else gcloud's file application_default_credentials.json (under `CLOUDSDK_CONFIG`,
  * else `~/.config/gcloud`). Two kinds of file are understood:
  * - `service_account` (a key file): the JWT-bearer grant, as for a key written to `config`;
  * - `authorized_user` (what `gcloud auth application-default login` writes): the refresh-token grant.

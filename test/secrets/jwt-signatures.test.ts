@@ -162,5 +162,20 @@ describe('JWT signatures (node:crypto verify, jose as the oracle)', () => {
         'no key in the key set matches',
       );
     });
+
+    it('verifies every kind of key a set can hold, by kid, with the algorithm its JWK names', async () => {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/keys`;
+      const pairsByAlg = Object.fromEntries(supportedAlgorithms.map((alg) => [alg, pairFor(alg)]));
+      keys.splice(0);
+      for (const [alg, pair] of Object.entries(pairsByAlg))
+        keys.push({ ...(await exportJWK(pair.publicKey)), kid: `key-${alg}`, alg });
+      const check = await signatureCheck(`test-jwks-${++version}`, { kind: 'jwks', sets: [{ url, caPem: '' }] });
+      for (const [alg, pair] of Object.entries(pairsByAlg)) {
+        const jwt = await signed(alg, pair.privateKey, { kid: `key-${alg}` });
+        expect(JSON.parse(Buffer.from(await check(jwt, [alg])).toString())).toEqual(claims);
+        const forged = withPart(jwt, 1, b64({ ...claims, sub: 'admin' }));
+        expect(await refusal(check(forged, [alg]))).toBe('failed to verify id token signature');
+      }
+    });
   });
 });

@@ -23,8 +23,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import path from 'node:path';
 import { BatchGetItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { createCore } from '../../packages/core/src/core.ts';
@@ -38,7 +36,7 @@ import { startLocal } from '../../packages/local/src/runtime.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
 import { startBenchDynamo } from './bench-service.ts';
-import { figure, sized } from './summary.ts';
+import { collectGarbage, figure, sized } from './summary.ts';
 
 const seconds = sized('BENCH_SECONDS', 5, 0.5);
 const rounds = sized('BENCH_ROUNDS', 5, 1);
@@ -86,10 +84,6 @@ async function drive(target: Case, durationSeconds: number, record = true): Prom
   target.elapsedSeconds += (performance.now() - started) / 1000;
   target.callCount += (target.calls?.() ?? 0) - callsBefore;
 }
-
-/** V8's full collection, exposed to this process only (the flag does nothing to code that never asks for it). */
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
 
 /**
  * Warms every case up, then runs them interleaved, round after round; before each slice a full garbage collection, so

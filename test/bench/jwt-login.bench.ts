@@ -20,8 +20,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import {
   DynamoDBClient,
   TransactWriteItemsCommand,
@@ -32,7 +30,7 @@ import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { jwtLoginEvent, startBenchService } from './bench-service.ts';
-import { figure, sized, smoke } from './summary.ts';
+import { collectGarbage, figure, sized, smoke } from './summary.ts';
 import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 
 const logins = sized('LOGINS', 3000, 40);
@@ -95,10 +93,6 @@ async function drive(count: number, task: (index: number) => Promise<void>): Pro
   );
   return latencies;
 }
-
-/** V8's full collection, exposed to this process only (the flag does nothing to code that never asks for it). */
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
 
 /**
  * Runs `count` calls of `task` with `concurrency` in flight; returns throughput and latency percentiles. First, a full

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GoogleAuth } from 'google-auth-library';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type CloudEngine, startCloudEngine } from '../support/cloud-engine.ts';
 
 /**
@@ -14,6 +14,7 @@ import { type CloudEngine, startCloudEngine } from '../support/cloud-engine.ts';
 let engine: CloudEngine | undefined;
 const saved = { adc: process.env.GOOGLE_APPLICATION_CREDENTIALS, sdk: process.env.CLOUDSDK_CONFIG };
 const dir = mkdtempSync(path.join(tmpdir(), 'keyhaven-adc-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
@@ -144,5 +145,3 @@ describe('cloud engine: application default credentials', () => {
     expect(engine.google.issuedTokens()).toEqual([]);
   });
 });
-
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }));

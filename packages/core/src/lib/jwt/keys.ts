@@ -246,7 +246,7 @@ function verificationKeys(keys: KeyObject[]): Map<string, VerificationKey[]> {
   return byAlgorithm;
 }
 
-const verified = (jws: CompactJws) => new Uint8Array(Buffer.from(jws.encoded.payload, 'base64url'));
+const verified = (jws: CompactJws): Uint8Array => Buffer.from(jws.encoded.payload, 'base64url');
 
 function staticCheck(byAlgorithm: Map<string, VerificationKey[]>): SignatureCheck {
   return async (jwt, algorithms) => {

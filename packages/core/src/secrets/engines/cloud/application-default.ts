@@ -61,7 +61,7 @@ export async function applicationDefaultToken(
 }
 
 /** The file application default credentials are read from, by Google's precedence. */
-export function applicationDefaultFile(env: NodeJS.ProcessEnv = process.env): string {
+function applicationDefaultFile(env: NodeJS.ProcessEnv = process.env): string {
   if (env.GOOGLE_APPLICATION_CREDENTIALS) return env.GOOGLE_APPLICATION_CREDENTIALS;
   const config = env.CLOUDSDK_CONFIG || path.join(env.HOME || homedir(), '.config', 'gcloud');
   return path.join(config, 'application_default_credentials.json');

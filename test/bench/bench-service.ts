@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { type CryptoKey, SignJWT } from 'jose';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import type { WebApp } from '../../packages/core/src/http/web-app.ts';
@@ -117,3 +118,25 @@ export const jwtLoginEvent = (body: string): APIGatewayProxyEventV2 =>
     body,
     isBase64Encoded: false,
   }) as unknown as APIGatewayProxyEventV2;
+
+/** The identity provider the login benches stand in for: the issuer their JWTs name and the role's bound issuer. */
+export const benchIssuer = 'https://ci.example';
+
+/** The JWT role the login benches log in with: `sub` is the user, `groups` the groups, 1 h tokens of `tokenType`. */
+export const benchJwtRole = (tokenType: string) => ({
+  role_type: 'jwt',
+  user_claim: 'sub',
+  bound_audiences: 'keyhaven',
+  groups_claim: 'groups',
+  token_policies: 'reader',
+  token_ttl: '1h',
+  token_type: tokenType,
+});
+
+/** A JWT for bench user number `user`, signed with `alg`, valid for two hours, that `benchJwtRole` accepts. */
+export const benchJwt = (alg: string, user: number, privateKey: CryptoKey) =>
+  new SignJWT({ iss: benchIssuer, aud: 'keyhaven', sub: `user-${user}`, groups: ['builders'] })
+    .setProtectedHeader({ alg })
+    .setIssuedAt()
+    .setExpirationTime('2h')
+    .sign(privateKey);

@@ -25,11 +25,11 @@ import {
   TransactWriteItemsCommand,
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { type CryptoKey, exportSPKI, generateKeyPair, jwtVerify, SignJWT } from 'jose';
+import { exportSPKI, generateKeyPair, jwtVerify } from 'jose';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { jwtLoginEvent, startBenchService } from './bench-service.ts';
+import { benchIssuer, benchJwt, benchJwtRole, jwtLoginEvent, startBenchService } from './bench-service.ts';
 import { collectGarbage, figure, sized, smoke } from './summary.ts';
 import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 
@@ -147,29 +147,13 @@ try {
     '/v1/auth/jwt/config',
     {
       jwt_validation_pubkeys: [await exportSPKI(keys.RS256.publicKey), await exportSPKI(keys.ES256.publicKey)],
-      bound_issuer: 'https://ci.example',
+      bound_issuer: benchIssuer,
     },
     rootToken,
   );
   for (const type of ['service', 'batch']) {
-    const role = {
-      role_type: 'jwt',
-      user_claim: 'sub',
-      bound_audiences: 'keyhaven',
-      groups_claim: 'groups',
-      token_policies: 'reader',
-      token_ttl: '1h',
-      token_type: type,
-    };
-    await call('POST', `/v1/auth/jwt/role/${type}`, role, rootToken);
+    await call('POST', `/v1/auth/jwt/role/${type}`, benchJwtRole(type), rootToken);
   }
-
-  const sign = (alg: keyof typeof keys, user: number, privateKey: CryptoKey) =>
-    new SignJWT({ iss: 'https://ci.example', aud: 'keyhaven', sub: `user-${user}`, groups: ['builders'] })
-      .setProtectedHeader({ alg })
-      .setIssuedAt()
-      .setExpirationTime('2h')
-      .sign(privateKey);
 
   type Result = Awaited<ReturnType<typeof measure>>;
   const best = new Map<string, Result>();
@@ -184,8 +168,12 @@ try {
       });
   };
   const tokens = {
-    RS256: await Promise.all(Array.from({ length: users }, (_, user) => sign('RS256', user, keys.RS256.privateKey))),
-    ES256: await Promise.all(Array.from({ length: users }, (_, user) => sign('ES256', user, keys.ES256.privateKey))),
+    RS256: await Promise.all(
+      Array.from({ length: users }, (_, user) => benchJwt('RS256', user, keys.RS256.privateKey)),
+    ),
+    ES256: await Promise.all(
+      Array.from({ length: users }, (_, user) => benchJwt('ES256', user, keys.ES256.privateKey)),
+    ),
   };
   // The Lambda adapter over the bench's core: the event API Gateway's HTTP API delivers for a login.
   const lambda = secretsLambda(secretsFront({ core: async () => service.core }));
@@ -204,7 +192,7 @@ try {
   const verify = (alg: keyof typeof keys) => async (index: number) =>
     void (await jwtVerify(tokens[alg][index % users] as string, keys[alg].publicKey, {
       algorithms: [alg],
-      issuer: 'https://ci.example',
+      issuer: benchIssuer,
       audience: 'keyhaven',
     }));
   // Warm-up: every user's entity exists and the config, role and key caches are filled.

@@ -12,10 +12,10 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
-import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
+import { exportSPKI, generateKeyPair } from 'jose';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
-import { jwtLoginEvent, startBenchService } from './bench-service.ts';
+import { benchIssuer, benchJwt, benchJwtRole, jwtLoginEvent, startBenchService } from './bench-service.ts';
 import { sized } from './summary.ts';
 import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 
@@ -67,26 +67,10 @@ try {
   await call('POST', '/v1/sys/auth/jwt', { type: 'jwt' });
   await call('POST', '/v1/auth/jwt/config', {
     jwt_validation_pubkeys: [await exportSPKI(keys.publicKey)],
-    bound_issuer: 'https://ci.example',
+    bound_issuer: benchIssuer,
   });
-  await call('POST', '/v1/auth/jwt/role/bench', {
-    role_type: 'jwt',
-    user_claim: 'sub',
-    bound_audiences: 'keyhaven',
-    groups_claim: 'groups',
-    token_policies: 'reader',
-    token_ttl: '1h',
-    token_type: tokenType,
-  });
-  const tokens = await Promise.all(
-    Array.from({ length: users }, (_, user) =>
-      new SignJWT({ iss: 'https://ci.example', aud: 'keyhaven', sub: `user-${user}`, groups: ['builders'] })
-        .setProtectedHeader({ alg })
-        .setIssuedAt()
-        .setExpirationTime('2h')
-        .sign(keys.privateKey),
-    ),
-  );
+  await call('POST', '/v1/auth/jwt/role/bench', benchJwtRole(tokenType));
+  const tokens = await Promise.all(Array.from({ length: users }, (_, user) => benchJwt(alg, user, keys.privateKey)));
   const lambda = secretsLambda(secretsFront({ core: async () => service.core }));
   const login = async (index: number) => {
     const body = JSON.stringify({ role: 'bench', jwt: tokens[index % users] });

@@ -1,5 +1,6 @@
 import { type Clock, epochSeconds } from '../../lib/clock.ts';
 import { randomBase62 } from '../../lib/random.ts';
+import { ConditionFailed } from '../../storage/store.ts';
 import type { MountWrite } from '../mounts/mount-storage.ts';
 import type { WalContext, WalRecord, WalRollback } from './backend.ts';
 import type { Core } from './services.ts';
@@ -110,10 +111,13 @@ export async function rollBackDue(
         result.failed++;
         const attempts = (record.attempts ?? 0) + 1;
         core.log.error(`${what} failed; will retry`, { kind: record.kind, attempts, error: (error as Error).message });
-        await context.storage.putItem(
-          record.sk,
-          walAttributes({ ...record, attempts, dueAt: now + retryDelay(attempts) }),
-        );
+        // Only while the record is still there: the change it stands for may have been settled meanwhile (by a
+        // request, in the transaction that drops the record), and a put would bring the record back for nothing.
+        await context.storage
+          .update(record.sk, { set: { attempts, dueAt: now + retryDelay(attempts) } }, { when: { exists: true } })
+          .catch((failure: unknown) => {
+            if (!(failure instanceof ConditionFailed)) throw failure;
+          });
       }
     }
   }

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Core, createCore } from '@keyhaven/core/core.ts';
 import { silentLogger } from '@keyhaven/core/lib/log.ts';
 import { coreFromEnvironment, dynamoDbClient } from '@keyhaven/core/runtime.ts';
@@ -190,8 +189,8 @@ export function formatReport(report: SignReport, table: string): string {
 
 /** The keyring's wrapped data key must already be in the table: signing never makes a new one. */
 async function requireDataKey(client: DynamoDBClient, table: string): Promise<void> {
-  const { Item } = await DynamoDBDocumentClient.from(client).send(
-    new GetCommand({ TableName: table, Key: { pk: 'sys', sk: 'keyring' }, ConsistentRead: true }),
+  const { Item } = await client.send(
+    new GetItemCommand({ TableName: table, Key: { pk: { S: 'sys' }, sk: { S: 'keyring' } }, ConsistentRead: true }),
   );
   if (!Item)
     throw new Error(

@@ -44,12 +44,20 @@ export async function startBenchDynamo(): Promise<{ endpoint: string; stop(): Pr
 /** The secrets app a Lambda runs, with the given families, on its own DynamoDB Local: what the benchmarks drive. */
 export async function startBenchService(
   families: SecretsFamily[],
-  options: { clock?: Clock } = {},
+  options: {
+    clock?: Clock;
+    /**
+     * Called with the service's DynamoDB client before its first call: the place to add middleware, since the client
+     * resolves its middleware once per command (`storeClientOptions`) and would not see middleware added later.
+     */
+    observe?: (client: DynamoDBClient) => void;
+  } = {},
 ): Promise<BenchService> {
   const dynamo = await startBenchDynamo();
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
   // Configured as the runtimes configure the services' clients (`storage/sdk-hash.ts`).
   const client = new DynamoDBClient({ ...localClientConfig(dynamo.endpoint), ...storeClientOptions });
+  options.observe?.(client);
   const stop = async () => {
     client.destroy();
     await dynamo.stop();

@@ -31,7 +31,6 @@ import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { benchIssuer, benchJwt, benchJwtRole, jwtLoginEvent, startBenchService } from './bench-service.ts';
 import { collectGarbage, figure, sized, smoke } from './summary.ts';
-import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 
 const logins = sized('LOGINS', 3000, 40);
 const rounds = sized('ROUNDS', 3, 1);
@@ -122,7 +121,19 @@ async function measure(count: number, task: (index: number) => Promise<void>) {
   };
 }
 
-const service = await startBenchService(['system', 'jwt']);
+// The floor of a service login: capture the DynamoDB calls of one warm login, to keep its TransactWriteItems.
+const sent: { command: string; input: unknown }[] = [];
+let capturing = false;
+const service = await startBenchService(['system', 'jwt'], {
+  observe: (client) =>
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (capturing) sent.push({ command: context.commandName as string, input: structuredClone(args.input) });
+        return next(args);
+      },
+      { step: 'build', name: 'benchCaptureCalls' },
+    ),
+});
 const rawClient = new DynamoDBClient(localClientConfig(service.dynamoEndpoint));
 try {
   const { app, rootToken } = service;
@@ -202,16 +213,6 @@ try {
     await measure(smoke ? 10 : 200, loginViaApp(alg));
   }
 
-  // The floor of a service login: capture the DynamoDB calls of one warm login, keep its TransactWriteItems.
-  const sent: { command: string; input: unknown }[] = [];
-  let capturing = false;
-  (service.core.store as DynamoStore).client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (capturing) sent.push({ command: context.commandName as string, input: structuredClone(args.input) });
-      return next(args);
-    },
-    { step: 'build', name: 'benchCaptureCalls' },
-  );
   // The jwt backend caches config, role and entity for 5 s per process (process-cache.ts): log in once first so the
   // captured login is a warm one, as nearly every login is at any steady rate.
   await login('RS256', 'service')(0);

@@ -17,7 +17,7 @@ import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { benchIssuer, benchJwt, benchJwtRole, jwtLoginEvent, startBenchService } from './bench-service.ts';
 import { sized } from './summary.ts';
-import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 const logins = sized('LOGINS', 1000, 20);
 const warm = sized('WARM_LOGINS', 200, 20);
@@ -52,7 +52,55 @@ function placeOf(url: string, name: string): string {
   return url.replace(/^file:\/\/.*\/work\/main\//, '');
 }
 
-const service = await startBenchService(['system', 'jwt']);
+// Added before the client's first call (it resolves its middleware once per command): the DynamoDB calls of one warm
+// login, with the keys they touch, while `capturing`; and while `counting`, every HTTP attempt the client makes (after
+// the SDK's retries, and after the store's own retries of transactions cancelled for conflicts): more than one per
+// login means logins are contending.
+const calls: string[] = [];
+let capturing = false;
+let counting = false;
+let attempts = 0;
+const cancelled = new Map<string, number>();
+const observe = (client: DynamoDBClient) => {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (capturing) {
+        const input = args.input as {
+          Key?: { pk?: { S?: string }; sk?: { S?: string } };
+          Item?: { pk?: { S?: string }; sk?: { S?: string } };
+          TransactItems?: Record<string, { Key?: unknown; Item?: { pk?: { S?: string } } }>[];
+        };
+        const key = input.Key ?? input.Item;
+        const detail = input.TransactItems
+          ? input.TransactItems.map((item) =>
+              Object.entries(item).map(
+                ([kind, body]) => `${kind} ${(body.Item?.pk ?? (body.Key as { pk?: { S?: string } })?.pk)?.S ?? '?'}`,
+              ),
+            ).join(', ')
+          : `${key?.pk?.S ?? '?'} / ${key?.sk?.S ?? '?'}`;
+        calls.push(`${context.commandName}: ${detail}`);
+      }
+      return next(args);
+    },
+    { step: 'build', name: 'profileCaptureCalls' },
+  );
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      if (!counting) return next(args);
+      attempts++;
+      try {
+        return await next(args);
+      } catch (error) {
+        const name = (error as Error).name;
+        cancelled.set(name, (cancelled.get(name) ?? 0) + 1);
+        throw error;
+      }
+    },
+    { step: 'deserialize', name: 'profileCountAttempts' },
+  );
+};
+
+const service = await startBenchService(['system', 'jwt'], { observe });
 try {
   const { app, rootToken } = service;
   const call = async (method: string, url: string, body: unknown) => {
@@ -93,54 +141,12 @@ try {
   };
   await run(Math.max(warm, users)); // warm: entities exist, caches filled, code compiled
 
-  // The DynamoDB calls of one warm login, with the keys they touch.
-  const calls: string[] = [];
-  let capturing = false;
-  (service.core.store as DynamoStore).client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (capturing) {
-        const input = args.input as {
-          Key?: { pk?: { S?: string }; sk?: { S?: string } };
-          Item?: { pk?: { S?: string }; sk?: { S?: string } };
-          TransactItems?: Record<string, { Key?: unknown; Item?: { pk?: { S?: string } } }>[];
-        };
-        const key = input.Key ?? input.Item;
-        const detail = input.TransactItems
-          ? input.TransactItems.map((item) =>
-              Object.entries(item).map(
-                ([kind, body]) => `${kind} ${(body.Item?.pk ?? (body.Key as { pk?: { S?: string } })?.pk)?.S ?? '?'}`,
-              ),
-            ).join(', ')
-          : `${key?.pk?.S ?? '?'} / ${key?.sk?.S ?? '?'}`;
-        calls.push(`${context.commandName}: ${detail}`);
-      }
-      return next(args);
-    },
-    { step: 'build', name: 'profileCaptureCalls' },
-  );
   capturing = true;
   await login(0);
   capturing = false;
   console.log(`one warm login's DynamoDB calls (${calls.length}):\n  ${calls.join('\n  ')}`);
 
-  // Every HTTP attempt the client makes while profiling (after the SDK's retries, and after the store's own retries
-  // of transactions cancelled for conflicts): more than one per login means logins are contending.
-  let attempts = 0;
-  const cancelled = new Map<string, number>();
-  (service.core.store as DynamoStore).client.middlewareStack.add(
-    (next) => async (args) => {
-      attempts++;
-      try {
-        return await next(args);
-      } catch (error) {
-        const name = (error as Error).name;
-        cancelled.set(name, (cancelled.get(name) ?? 0) + 1);
-        throw error;
-      }
-    },
-    { step: 'deserialize', name: 'profileCountAttempts' },
-  );
-
+  counting = true;
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');

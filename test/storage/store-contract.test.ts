@@ -8,6 +8,7 @@ import type { Condition, Item, Store } from '../../packages/core/src/storage/int
 import { itemKind } from '../../packages/core/src/storage/item-mac.ts';
 import { Keyring } from '../../packages/core/src/storage/keyring.ts';
 import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
+import { storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 
@@ -19,7 +20,8 @@ const implementations: Array<[string, () => Promise<Store>]> = [
   [
     'DynamoDB',
     async () => {
-      const client = new DynamoDBClient(localClientConfig(inject('dynamoEndpoint')));
+      // Configured as the services configure their clients (`storage/sdk-hash.ts`: its hash, its cached middleware).
+      const client = new DynamoDBClient({ ...localClientConfig(inject('dynamoEndpoint')), ...storeClientOptions });
       const tableName = `test-${randomUUID()}`;
       await ensureTable(client, tableName);
       return new DynamoStore(client, tableName);
@@ -104,6 +106,36 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
       expect(found.get(`${pk}|k10`)).toEqual({ pk, sk: 'k10', index: 10 });
       expect(found.has(`${pk}|k11`)).toBe(false);
       expect((await store.batchGet([])).size).toBe(0);
+    });
+
+    it('answers concurrent calls of one kind each with its own result, failing only the call whose condition fails', async () => {
+      const pk = partition();
+      const count = 64;
+      const writes = await Promise.allSettled(
+        Array.from({ length: count }, (_, index) =>
+          store.put({ pk, sk: `c${index}`, index }, index === 7 ? { when: { exists: true } } : {}),
+        ),
+      );
+      const failed = writes.flatMap((each, index) => (each.status === 'rejected' ? [index] : []));
+      expect(failed).toEqual([7]);
+      expect((writes[7] as PromiseRejectedResult).reason).toBeInstanceOf(ConditionFailed);
+      const reads = await Promise.all(Array.from({ length: count }, (_, index) => store.get(pk, `c${index}`)));
+      expect(reads).toEqual(
+        Array.from({ length: count }, (_, index) => (index === 7 ? undefined : { pk, sk: `c${index}`, index })),
+      );
+      const pairs = await Promise.all(
+        Array.from({ length: count / 2 }, (_, index) =>
+          store.batchGet([
+            { pk, sk: `c${2 * index}` },
+            { pk, sk: `c${2 * index + 1}` },
+          ]),
+        ),
+      );
+      expect(
+        pairs.map((found) => [...found.values()].map((item) => item.index).sort((a, b) => Number(a) - Number(b))),
+      ).toEqual(
+        Array.from({ length: count / 2 }, (_, index) => [2 * index, 2 * index + 1].filter((each) => each !== 7)),
+      );
     });
 
     it('put overwrites the whole item; putting when absent fails once something is there, leaving it as it was', async () => {

@@ -1,7 +1,7 @@
 import type { HttpFront } from '@keyhaven/core/front/exchange.ts';
 import { eventClientIp } from '@keyhaven/core/http/lambda-handler.ts';
 import { trustedProxiesFromEnvironment } from '@keyhaven/core/lib/client-ip.ts';
-import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { coreBaseFromEnvironment } from '@keyhaven/core/runtime-base.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import { consoleOriginsFromEnvironment } from '@keyhaven/core/scheduler/http/console-cors.ts';
 import { schedulerFront } from '@keyhaven/core/scheduler/scheduler-app.ts';
@@ -18,7 +18,7 @@ export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSecond
   const consoleOrigins = consoleOriginsFromEnvironment(env);
   return schedulerFront({
     consoleOrigins: () => consoleOrigins,
-    core: coreFromEnvironment([]),
+    core: coreBaseFromEnvironment(),
     ...(env.KEYHAVEN_REGION ? { region: env.KEYHAVEN_REGION } : {}),
     ...(env.KEYHAVEN_AUTHORITATIVE_REGION ? { authoritativeRegion: env.KEYHAVEN_AUTHORITATIVE_REGION } : {}),
     ...(env.KEYHAVEN_AUTHORITATIVE_URL ? { authoritativeUrl: env.KEYHAVEN_AUTHORITATIVE_URL } : {}),

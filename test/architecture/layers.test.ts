@@ -14,7 +14,7 @@ import { importsOf } from './imports.ts';
  *  7 functions           functions/**                                 Lambda handlers
  *  6 adapters            packages/core/src/http/**, packages/local/**  both services' adapters (API Gateway and the
  *                        streaming Lambda, node:http, in process), the secrets front; the local server and poller
- *    entry points        packages/core/src/{index,runtime,jobs,rotation-job,engine-requests,table-changes}.ts
+ *    entry points        packages/core/src/{index,runtime,runtime-base,jobs,rotation-job,engine-requests,table-changes}.ts
  *                        (what a Lambda or the local process calls: they build a Core from the environment or run a
  *                        job over the whole process, reaching engines and the scheduler, so they sit with the adapters)
  *    assembly            core.ts: the composition root of the secrets service — it builds the domain services over the
@@ -31,6 +31,7 @@ import { importsOf } from './imports.ts';
  *  2 domain              secrets/{tokens,leases,mounts,policies,audit,identity}/**
  *    scheduler acl       scheduler/acl/** (each resource's model and store, the policy rules, name rules)
  *  1 storage             storage/**
+ *    core base           core-base.ts (the table, its keyring, the clock and the log: what both services run on)
  *    shared front        front/** (what both services' fronts share: the request and reply every adapter hands
  *                        over, the body limit, DynamoDB's size refusals as errors, write forwarding, the OpenAPI
  *                        document's skeleton)
@@ -48,7 +49,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   {
     rank: 6,
     name: 'entry points',
-    prefixes: ['index', 'runtime', 'jobs', 'rotation-job', 'engine-requests', 'table-changes'].map(
+    prefixes: ['index', 'runtime', 'runtime-base', 'jobs', 'rotation-job', 'engine-requests', 'table-changes'].map(
       (file) => `${src}${file}.ts`,
     ),
   },
@@ -97,6 +98,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   },
   { rank: 2, name: 'scheduler acl', prefixes: [`${sched}acl/`] },
   { rank: 1, name: 'storage', prefixes: [`${src}storage/`] },
+  { rank: 1, name: 'core base', prefixes: [`${src}core-base.ts`] },
   { rank: 1, name: 'shared front', prefixes: [`${src}front/`] },
   { rank: 1, name: 'scheduler state', prefixes: [`${sched}state.ts`, `${sched}keys.ts`, `${sched}events/broker.ts`] },
   { rank: 0, name: 'lib', prefixes: [`${src}lib/`] },

@@ -1,6 +1,6 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type Clock, systemClock } from './lib/clock.ts';
-import { jsonLogger, type Logger } from './lib/log.ts';
+import { type CoreStorage, createCoreBase } from './core-base.ts';
+import type { Clock } from './lib/clock.ts';
+import type { Logger } from './lib/log.ts';
 import { AuditDevices } from './secrets/audit/audit-devices.ts';
 import { AuditLog } from './secrets/audit/audit-log.ts';
 import type { Backend } from './secrets/framework/backend.ts';
@@ -12,18 +12,13 @@ import { MountTable } from './secrets/mounts/mount-table.ts';
 import { PolicyStore } from './secrets/policies/policy-store.ts';
 import { isBuiltin } from './secrets/sys/builtin.ts';
 import { TokenStore } from './secrets/tokens/token-store.ts';
-import { Keyring, type KeySource } from './storage/keyring.ts';
-import { ConditionFailed, DynamoStore, type Store } from './storage/store.ts';
+import type { KeySource } from './storage/keyring.ts';
 
 export type { Core } from './secrets/framework/services.ts';
 export type { AskEngine, EngineRequest } from './secrets/leases/engine-request.ts';
 
-/** Where the core keeps its state: a table on DynamoDB, or a store given whole (`MemoryStore` for tests that do not test DynamoDB). */
-export type CoreStorage =
-  | { dynamodb: DynamoDBClient; tableName: string; store?: undefined }
-  | { store: Store; dynamodb?: undefined; tableName?: undefined };
-
 export type CoreOptions = CoreStorage & CoreSettings;
+export type { CoreStorage } from './core-base.ts';
 
 export interface CoreSettings {
   keySource: KeySource;
@@ -41,28 +36,12 @@ export interface CoreSettings {
 }
 
 export async function createCore(options: CoreOptions): Promise<Core> {
-  const store: Store = options.store ?? new DynamoStore(options.dynamodb, options.tableName);
-  const clock = options.clock ?? systemClock;
+  const { store, keyring, clock, log } = await createCoreBase(options);
   const cacheSeconds = options.cacheSeconds ?? 5;
-  const keyring = await Keyring.load(options.keySource, {
-    get: async () => (await store.get('sys', 'keyring'))?.wrapped as Uint8Array | undefined,
-    putIfAbsent: async (wrapped) => {
-      try {
-        await store.put({ pk: 'sys', sk: 'keyring', wrapped }, { when: { absent: true } });
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionFailed) return false;
-        throw error;
-      }
-    },
-  });
   const backends = new Map(options.backends.map((backend) => [backend.type, backend]));
   const knownTypes = (kind: 'secret' | 'auth') =>
     [...backends.values()].filter((backend) => backend.kind === kind).map((backend) => backend.type);
   const mounts = new MountTable(store, clock, knownTypes, cacheSeconds, options.declaredMounts);
-  const log = options.log ?? jsonLogger();
-  // Tokens, policies, mounts and auth configuration are MACed under the keyring and checked on every read.
-  store.authenticateWith(keyring, log);
   // Built in dependency order, each from what is built before it: mounts, leases, tokens (which revoke leases).
   const leases = new LeaseManager({
     store,

@@ -1,8 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KMSClient } from '@aws-sdk/client-kms';
 import { type AskEngine, type Core, type CoreOptions, createCore } from './core.ts';
-import { fileKeySource, type KeySource, kmsKeySource } from './storage/keyring.ts';
-import { storeClientOptions } from './storage/sdk-hash.ts';
+import { dynamoDbClient, keySource, tableName } from './runtime-base.ts';
 
 /**
  * The core as a deployed function builds it from its environment: `KEYHAVEN_TABLE`, and either
@@ -28,8 +25,6 @@ export function coreFromEnvironment(backends: CoreOptions['backends'], env = pro
     return core;
   };
 }
-
-export const tableName = (env = process.env) => env.KEYHAVEN_TABLE ?? 'keyhaven';
 
 /** `KEYHAVEN_DECLARED_MOUNTS`: the stage's mounts as the stacks route them, `[{"path":"ldap/","type":"ldap"}]`. */
 function declaredMounts(json: string): Array<{ path: string; type: string }> {
@@ -89,29 +84,4 @@ function askThroughLambda(json: string, endpoint: string | undefined): AskEngine
     }
     return true;
   };
-}
-
-export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {
-  if (!endpoint) return new DynamoDBClient({ ...storeClientOptions });
-  return new DynamoDBClient({
-    ...storeClientOptions,
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-}
-
-function keySource(env: NodeJS.ProcessEnv): KeySource {
-  if (env.KEYHAVEN_KMS_KEY_ID) {
-    const client = env.KEYHAVEN_KMS_ENDPOINT
-      ? new KMSClient({
-          endpoint: env.KEYHAVEN_KMS_ENDPOINT,
-          region: 'us-east-1',
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        })
-      : new KMSClient({});
-    return kmsKeySource({ keyId: env.KEYHAVEN_KMS_KEY_ID, client });
-  }
-  if (env.KEYHAVEN_KEY_FILE) return fileKeySource(env.KEYHAVEN_KEY_FILE);
-  throw new Error('set KEYHAVEN_KMS_KEY_ID (AWS) or KEYHAVEN_KEY_FILE (local) so secrets can be sealed');
 }

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Core } from '../core.ts';
 import { maxBodyBytes } from '../front/body-limit.ts';
 import { type HttpFront, type HttpReply, type HttpRequest, textReply } from '../front/exchange.ts';
 import { nodeListener } from '../http/node-listener.ts';
@@ -19,6 +18,7 @@ import { errorReply } from './http/errors.ts';
 import { openApiRoute } from './http/openapi.ts';
 import { forwardWrites, type RegionOptions } from './http/regions.ts';
 import { answerRoute, exchangeOf, matchRoute, route, type SchedulerRoute } from './http/route.ts';
+import type { SchedulerBase } from './scheduler-base.ts';
 import { type Scheduler, type SchedulerOptions, schedulerFor } from './scheduler.ts';
 
 /** The largest request body the service reads (`front/body-limit.ts`, the secrets service's); a larger one is refused with 413 unread. */
@@ -26,7 +26,7 @@ export { maxBodyBytes } from '../front/body-limit.ts';
 
 export interface SchedulerAppOptions extends SchedulerOptions, RegionOptions {
   /** The core, created once per process on first use (a Lambda's cold start). */
-  core: () => Promise<Core>;
+  core: () => Promise<SchedulerBase>;
   /** Nomad Enterprise's audit log of writes and logins (stage config `schedulerAudit`; locally `KEYHAVEN_SCHEDULER_AUDIT`). */
   audit?: SchedulerAuditOptions;
   /** Origins whose pages may read this service's answers: the web console's (`KEYHAVEN_CONSOLE_ORIGINS`). */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientIpOf } from '../../functions/scheduler/app.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
-import { clientIpFrom } from '../../packages/core/src/lib/client-ip.ts';
+import { clientIpFrom, trustedProxiesFromEnvironment } from '../../packages/core/src/lib/client-ip.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 
 /**
@@ -86,5 +86,42 @@ describe('attack: a forged X-Forwarded-For from a direct caller', () => {
       headers: { 'x-forwarded-for': '10.1.2.3' },
     } as unknown as APIGatewayProxyEventV2;
     expect(clientIpOf(direct, [])).toBe('198.51.100.7');
+  });
+
+  it('matches proxies by address, however written: IPv6 ranges, IPv4 written as IPv6, single addresses', () => {
+    const proxies = ['192.0.2.0/24', '2001:db8::/32', '198.51.100.7'];
+    // A trusted proxy's connection, in each form node or API Gateway may give it: its X-Forwarded-For is believed.
+    for (const proxy of ['192.0.2.10', '::ffff:192.0.2.10', '2001:DB8:0::5', '198.51.100.7', '::ffff:198.51.100.7'])
+      expect(clientIpFrom(proxy, '10.1.2.3', proxies)).toBe('10.1.2.3');
+    // Anyone else's: the header is never read.
+    for (const direct of ['192.0.3.1', '2001:db9::5', '198.51.100.8', '::ffff:192.0.3.1'])
+      expect(clientIpFrom(direct, '10.1.2.3', proxies)).toBe(direct);
+    // Trusted hops written as IPv6 are skipped; the first untrusted hop from the right is the caller.
+    expect(clientIpFrom('192.0.2.10', '10.1.2.3, ::ffff:192.0.2.9, 2001:db8::7', proxies)).toBe('10.1.2.3');
+    // A hop that is not an address in its usual form (shorthand, hex, with a port) ends the walk at the proxy.
+    for (const odd of ['10.1', '0x0a.1.2.3', '10.1.2.3:80', ''])
+      expect(clientIpFrom('192.0.2.10', `${odd}, 192.0.2.9`, proxies)).toBe('192.0.2.10');
+  });
+
+  it('refuses at start a trusted-proxy list entry that is neither an address nor a CIDR', () => {
+    const list = (value: string) => trustedProxiesFromEnvironment({ KEYHAVEN_TRUSTED_PROXIES: value });
+    expect(list(' 192.0.2.0/24, 2001:db8::/32 ,198.51.100.7,')).toEqual([
+      '192.0.2.0/24',
+      '2001:db8::/32',
+      '198.51.100.7',
+    ]);
+    expect(list('')).toEqual([]);
+    for (const bad of [
+      '192.0.2.0/33',
+      '2001:db8::/129',
+      '192.0.2.0/24/1',
+      '192.0.2.0/',
+      '192.0.2.0/x',
+      'proxy',
+      '10.1',
+    ])
+      expect(() => list(bad), bad).toThrow(
+        `KEYHAVEN_TRUSTED_PROXIES: ${JSON.stringify(bad)} is neither an IP address nor a CIDR`,
+      );
   });
 });

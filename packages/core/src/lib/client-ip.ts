@@ -1,4 +1,4 @@
-import ipaddr from 'ipaddr.js';
+import { BlockList, isIP } from 'node:net';
 
 /**
  * The caller's address, one way for both services and every adapter (issue 23 §8): the address the connection
@@ -20,7 +20,7 @@ export function clientIpFrom(
     .filter((hop) => hop !== '');
   for (let index = hops.length - 1; index >= 0; index--) {
     const hop = hops[index] as string;
-    if (!ipaddr.isValid(hop)) return sourceIp;
+    if (isIP(hop) === 0) return sourceIp;
     if (!trusted(hop, trustedProxies)) return hop;
   }
   return sourceIp;
@@ -33,32 +33,46 @@ export function trustedProxiesFromEnvironment(env: NodeJS.ProcessEnv): string[] 
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
   for (const entry of entries) {
-    if (!ipaddr.isValid(entry) && !isCidr(entry)) {
+    if (isIP(entry) === 0 && !cidrOf(entry)) {
       throw new Error(`KEYHAVEN_TRUSTED_PROXIES: ${JSON.stringify(entry)} is neither an IP address nor a CIDR`);
     }
   }
   return entries;
 }
 
-function isCidr(text: string): boolean {
-  try {
-    ipaddr.parseCIDR(text);
-    return true;
-  } catch {
-    return false;
+/** A CIDR's address and prefix length, when the text is one: `10.0.0.0/8`, `2001:db8::/32`. */
+function cidrOf(text: string): { network: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
+  const [network = '', prefix = '', extra] = text.split('/');
+  const version = isIP(network);
+  if (extra !== undefined || version === 0 || !/^\d{1,3}$/.test(prefix)) return undefined;
+  const bits = Number(prefix);
+  if (bits > (version === 4 ? 32 : 128)) return undefined;
+  return { network, prefix: bits, family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+/**
+ * The proxies as node's address matcher (`net.BlockList`, built once per list): an address matches its own entry,
+ * a CIDR its range, an IPv4 address written as IPv6 (`::ffff:192.0.2.9`) its IPv4 entry. An entry that is neither
+ * address nor CIDR matches nothing (the environment's list is checked at start).
+ */
+const matchers = new WeakMap<readonly string[], BlockList>();
+
+function matcherOf(proxies: readonly string[]): BlockList {
+  let matcher = matchers.get(proxies);
+  if (!matcher) {
+    matcher = new BlockList();
+    for (const proxy of proxies) {
+      const version = isIP(proxy);
+      if (version !== 0) matcher.addAddress(proxy, version === 4 ? 'ipv4' : 'ipv6');
+      const cidr = version === 0 ? cidrOf(proxy) : undefined;
+      if (cidr) matcher.addSubnet(cidr.network, cidr.prefix, cidr.family);
+    }
+    matchers.set(proxies, matcher);
   }
+  return matcher;
 }
 
 function trusted(address: string, proxies: readonly string[]): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  const parsed = ipaddr.process(address);
-  return proxies.some((proxy) => {
-    if (ipaddr.isValid(proxy)) return ipaddr.process(proxy).toString() === parsed.toString();
-    try {
-      const range = ipaddr.parseCIDR(proxy);
-      return parsed.kind() === range[0].kind() && parsed.match(range);
-    } catch {
-      return false;
-    }
-  });
+  const version = isIP(address);
+  return version !== 0 && matcherOf(proxies).check(address, version === 4 ? 'ipv4' : 'ipv6');
 }

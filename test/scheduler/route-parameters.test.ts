@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { webApp } from '../../packages/core/src/http/web-app.ts';
 import { answerRoute, exchangeOf, route } from '../../packages/core/src/scheduler/http/route.ts';
 
@@ -16,13 +16,14 @@ describe('scheduler route wrapper: declared params and query are validated befor
       path: '/v1/test/item/:slot',
       summary: 'A test row.',
       access: 'anyone',
-      params: { slot: z.coerce.number().int().min(1).describe('A slot number.') },
+      params: { slot: z.coerce.number().check(z.int(), z.minimum(1), z.describe('A slot number.')) },
       query: {
-        size: z.coerce.number().int().optional().describe('A size.'),
+        size: z.optional(z.coerce.number().check(z.int())).check(z.describe('A size.')),
         tag: z
-          .array(z.string().regex(/^[a-z]+$/, { error: (issue) => `bad tag "${String(issue.input)}"` }))
-          .optional()
-          .describe('Tags.'),
+          .optional(
+            z.array(z.string().check(z.regex(/^[a-z]+$/, { error: (issue) => `bad tag "${String(issue.input)}"` }))),
+          )
+          .check(z.describe('Tags.')),
       },
       returns: 'What the handler saw.',
       handler: async ({ params, query }) => {

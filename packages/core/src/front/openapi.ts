@@ -4,7 +4,7 @@
  * service contributes its paths: the secrets service from its backends' path rows (`secrets/framework/openapi.ts`,
  * under each mount), the scheduler from its route table (`scheduler/http/openapi.ts`).
  */
-import * as z from 'zod';
+import { type $ZodType, toJSONSchema } from 'zod/v4/core';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -57,8 +57,8 @@ export function openApiDocument<PathItem>(
 }
 
 /** A zod schema as the JSON Schema of what a client sends (zod's input side), without the dialect line. */
-export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+export function jsonSchemaOf(schema: $ZodType): JsonSchema {
+  const { $schema: _dialect, ...rest } = toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   return rest;
 }
 

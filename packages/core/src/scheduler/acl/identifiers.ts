@@ -5,7 +5,7 @@
  * as this service's API reference says. A path parameter is checked by the route wrapper with `shapedParameter`
  * (`scheduler/http/route.ts`); a body field by `requireAuthMethodName`.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { badRequest } from '../../lib/errors.ts';
 
 export const validPolicyName = /^[a-zA-Z0-9-]{1,128}$/;
@@ -28,12 +28,12 @@ export function requireAuthMethodName(value: string, field: string): string {
   return value;
 }
 
-/** A path parameter of a given shape, `.describe()`d for the OpenAPI document; a mismatch is a 400 naming `field`. */
+/** A path parameter of a given shape, described for the OpenAPI document; a mismatch is a 400 naming `field`. */
 const shapedParameter = (pattern: RegExp, field: string, rule: string, description: string) =>
-  z
-    .string()
-    .refine((value) => pattern.test(value), { error: (issue) => refusal(String(issue.input), field, rule) })
-    .describe(description);
+  z.string().check(
+    z.refine((value) => pattern.test(value), { error: (issue) => refusal(String(issue.input), field, rule) }),
+    z.describe(description),
+  );
 
 export const policyNameParameter = (description: string) =>
   shapedParameter(validPolicyName, 'ACL policy name', nameRule, description);

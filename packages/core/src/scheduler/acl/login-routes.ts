@@ -3,7 +3,7 @@
  * and `POST /v1/acl/oidc/complete-auth`; and `POST /v1/acl/logout`, which deletes the caller's token when a login made
  * it (as Consul's logout; Nomad has no self-revocation, so a console signing out had none). The verification and binding are `login.ts` and `oidc.ts`.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { badRequest, permissionDenied } from '../../lib/errors.ts';
 import { route, type SchedulerRoute } from '../http/route.ts';
 import { requireAuthMethodName } from './identifiers.ts';
@@ -11,15 +11,13 @@ import type { StoredToken } from './tokens/model.ts';
 import { login } from './login.ts';
 import { oidcAuthUrl, oidcCompleteAuth } from './oidc.ts';
 
-const authMethodName = z.string().optional().describe('The name of the auth method to log in with.');
+const authMethodName = z.optional(z.string()).check(z.describe('The name of the auth method to log in with.'));
 const redirectUri = z
-  .string()
-  .optional()
-  .describe("Where the provider sends the browser back to; one of the method's AllowedRedirectURIs.");
+  .optional(z.string())
+  .check(z.describe("Where the provider sends the browser back to; one of the method's AllowedRedirectURIs."));
 const clientNonce = z
-  .string()
-  .optional()
-  .describe('A random value the client keeps and sends again to complete the login.');
+  .optional(z.string())
+  .check(z.describe('A random value the client keeps and sends again to complete the login.'));
 
 export const loginRoutes: SchedulerRoute[] = [
   route({
@@ -29,7 +27,9 @@ export const loginRoutes: SchedulerRoute[] = [
     access: 'anyone',
     body: z.object({
       AuthMethodName: authMethodName,
-      LoginToken: z.string().optional().describe("The JWT, verified with the method's keys, issuer and audiences."),
+      LoginToken: z
+        .optional(z.string())
+        .check(z.describe("The JWT, verified with the method's keys, issuer and audiences.")),
     }),
     returns: 'The new token with its secret ID (shown this once).',
     handler: async ({ scheduler, body }) => {
@@ -57,13 +57,12 @@ export const loginRoutes: SchedulerRoute[] = [
     body: z.object({
       AuthMethodName: authMethodName,
       ClientNonce: clientNonce,
-      State: z.string().optional().describe('The `state` the provider sent back.'),
-      Code: z.string().optional().describe('The authorization code the provider sent back.'),
+      State: z.optional(z.string()).check(z.describe('The `state` the provider sent back.')),
+      Code: z.optional(z.string()).check(z.describe('The authorization code the provider sent back.')),
       RedirectURI: redirectUri,
       Iss: z
-        .string()
-        .optional()
-        .describe('The `iss` of the authorization response (RFC 9207), when the provider sent one.'),
+        .optional(z.string())
+        .check(z.describe('The `iss` of the authorization response (RFC 9207), when the provider sent one.')),
     }),
     returns: 'The new token with its secret ID (shown this once).',
     handler: async ({ scheduler, body }) => {

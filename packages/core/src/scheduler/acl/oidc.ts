@@ -6,7 +6,7 @@
  *   state out (once), exchanges the code, validates the ID token, maps the claims and binds as `/v1/acl/login` does.
  */
 import * as client from 'openid-client';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { epochSeconds } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
 import type { Claims } from '../../lib/jwt/claims.ts';
@@ -24,19 +24,19 @@ import { loginWithClaims, methodVersion } from './login.ts';
 export const oidcStateSeconds = 600;
 
 const authUrlBody = z.object({
-  AuthMethodName: z.string().optional(),
-  RedirectURI: z.string().optional(),
-  ClientNonce: z.string().optional(),
+  AuthMethodName: z.optional(z.string()),
+  RedirectURI: z.optional(z.string()),
+  ClientNonce: z.optional(z.string()),
 });
 
 const completeAuthBody = z.object({
-  AuthMethodName: z.string().optional(),
-  ClientNonce: z.string().optional(),
-  State: z.string().optional(),
-  Code: z.string().optional(),
-  RedirectURI: z.string().optional(),
+  AuthMethodName: z.optional(z.string()),
+  ClientNonce: z.optional(z.string()),
+  State: z.optional(z.string()),
+  Code: z.optional(z.string()),
+  RedirectURI: z.optional(z.string()),
   /** The `iss` of the authorization response (RFC 9207), when the client passes it on; Nomad's clients do not. */
-  Iss: z.string().optional(),
+  Iss: z.optional(z.string()),
 });
 
 /** One flow in progress, as stored: the PKCE verifier sealed, the client nonce only hashed. */

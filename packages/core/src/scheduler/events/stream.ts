@@ -5,7 +5,7 @@
  * see `openStream`), or at `streamLimitMs` (in AWS a Lambda response stream must end before the function's
  * time limit; the client reconnects with the last index it saw).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { permissionDenied } from '../http/nomad.ts';
 import { route, type SchedulerRoute } from '../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
@@ -42,16 +42,19 @@ function topicFilter(value: string): TopicFilter | undefined {
 }
 
 /** A `topic` query parameter as its filter, or a 400 saying what is wrong (the route wrapper parses it). */
-const topicParameter = z.string().transform((value, ctx): TopicFilter => {
-  const filter = topicFilter(value);
-  if (filter) return filter;
-  ctx.issues.push({
-    code: 'custom',
-    input: value,
-    message: `Invalid topic query: "${value}": use Topic or Topic:FilterKey`,
-  });
-  return z.NEVER;
-});
+const topicParameter = z.pipe(
+  z.string(),
+  z.transform((value, ctx): TopicFilter => {
+    const filter = topicFilter(value);
+    if (filter) return filter;
+    ctx.issues.push({
+      code: 'custom',
+      input: value,
+      message: `Invalid topic query: "${value}": use Topic or Topic:FilterKey`,
+    });
+    return z.NEVER;
+  }),
+);
 
 /** The reference's per-topic ACL: management for `*` and the ACL topics, `read-job` for job topics, `node:read` for nodes. */
 export function allowedTopics(caller: SchedulerCaller, topics: TopicFilter[], namespace: string): boolean {
@@ -259,16 +262,25 @@ export const eventRoutes: SchedulerRoute[] = [
     access: 'token',
     query: {
       index: z
-        .string()
-        .refine((index) => /^\d+$/.test(index), { error: 'Unable to parse index: invalid syntax' })
-        .transform(Number)
-        .optional()
-        .describe('Send the buffered events after this index first (default 0: the whole buffer).'),
+        .optional(
+          z.pipe(
+            z
+              .string()
+              .check(z.refine((index) => /^\d+$/.test(index), { error: 'Unable to parse index: invalid syntax' })),
+            z.transform(Number),
+          ),
+        )
+        .check(z.describe('Send the buffered events after this index first (default 0: the whole buffer).')),
       topic: z
-        .array(topicParameter)
-        .optional()
-        .describe('A topic to receive, `Topic` or `Topic:FilterKey` (`*` for all); repeatable; default every topic.'),
-      namespace: z.string().optional().describe('The namespace of the job events (default `default`; `*` for all).'),
+        .optional(z.array(topicParameter))
+        .check(
+          z.describe(
+            'A topic to receive, `Topic` or `Topic:FilterKey` (`*` for all); repeatable; default every topic.',
+          ),
+        ),
+      namespace: z
+        .optional(z.string())
+        .check(z.describe('The namespace of the job events (default `default`; `*` for all).')),
     },
     returns: 'A stream of JSON lines: `{}` heartbeats and `{"Index": …, "Events": […]}` batches.',
     handler: async ({ scheduler, caller, query }) => {

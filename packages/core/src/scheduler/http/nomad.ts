@@ -2,7 +2,7 @@
  * Nomad's HTTP conventions: the token headers, the index headers, consistency modes and blocking queries
  * (`?index=N&wait=5m`). The route wrapper (`route.ts`) applies them; resource code does not.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { type HttpReply, jsonReply } from '../../front/exchange.ts';
 import { DurationError, parseGoDuration } from '../../lib/duration.ts';
 import { badRequest, DomainError } from '../../lib/errors.ts';
@@ -18,7 +18,7 @@ export const permissionDenied = () => new DomainError('denied', 'Permission deni
  * The request body as JSON (an empty body is `{}`), parsed with `schema`; the first problem names its field.
  * A read (GET, HEAD) is its query: its body is never read (issue 23 §4).
  */
-export function decodeBody<T extends z.ZodType>(
+export function decodeBody<T extends z.ZodMiniType>(
   request: { method: string; body: string | undefined },
   schema: T,
 ): z.infer<T> {
@@ -68,20 +68,26 @@ const defaultWaitSeconds = 300;
 const pollMs = 100;
 
 /** `?wait=`: a Go duration (`5m`, `1500ms`) in seconds; bare digits are taken as seconds, as this service always has. */
-const waitParameter = z.string().transform((text, ctx): number | undefined => {
-  if (text === '') return undefined;
-  if (/^\d+$/.test(text)) return Number(text);
-  try {
-    return parseGoDuration(text);
-  } catch (error) {
-    if (!(error instanceof DurationError)) throw error;
-    ctx.issues.push({ code: 'custom', input: text, message: `Invalid wait time: "${text}" is not a duration` });
-    return z.NEVER;
-  }
-});
+const waitParameter = z.pipe(
+  z.string(),
+  z.transform((text, ctx): number | undefined => {
+    if (text === '') return undefined;
+    if (/^\d+$/.test(text)) return Number(text);
+    try {
+      return parseGoDuration(text);
+    } catch (error) {
+      if (!(error instanceof DurationError)) throw error;
+      ctx.issues.push({ code: 'custom', input: text, message: `Invalid wait time: "${text}" is not a duration` });
+      return z.NEVER;
+    }
+  }),
+);
 
 /** `?stale` and `?consistent` are flags: present (with any value but `false`) is set. */
-const flagParameter = z.string().transform((text) => text !== 'false');
+const flagParameter = z.pipe(
+  z.string(),
+  z.transform((text) => text !== 'false'),
+);
 
 /**
  * The query parameters every blocking read takes (Nomad's): the route wrapper parses them for a `blocking` row, with
@@ -89,18 +95,26 @@ const flagParameter = z.string().transform((text) => text !== 'false');
  */
 export const blockingParameters = {
   index: z
-    .string()
-    .refine((text) => /^\d*$/.test(text), { error: 'Failed to parse index parameter: invalid syntax' })
-    .transform(Number)
-    .optional()
-    .describe(
-      'Block until the index of the data passes this one (or the wait runs out); the index is in `X-Nomad-Index`.',
+    .optional(
+      z.pipe(
+        z
+          .string()
+          .check(z.refine((text) => /^\d*$/.test(text), { error: 'Failed to parse index parameter: invalid syntax' })),
+        z.transform(Number),
+      ),
+    )
+    .check(
+      z.describe(
+        'Block until the index of the data passes this one (or the wait runs out); the index is in `X-Nomad-Index`.',
+      ),
     ),
-  wait: waitParameter
-    .optional()
-    .describe('How long to block at most: a duration such as `5m` (default and longest 5 minutes).'),
-  stale: flagParameter.optional().describe('Accept an answer from any server (always the case here).'),
-  consistent: flagParameter.optional().describe('Require a consistent read (always the case here); not with `stale`.'),
+  wait: z
+    .optional(waitParameter)
+    .check(z.describe('How long to block at most: a duration such as `5m` (default and longest 5 minutes).')),
+  stale: z.optional(flagParameter).check(z.describe('Accept an answer from any server (always the case here).')),
+  consistent: z
+    .optional(flagParameter)
+    .check(z.describe('Require a consistent read (always the case here); not with `stale`.')),
 };
 
 /** A blocking read's parameters, as the route wrapper parsed them. */

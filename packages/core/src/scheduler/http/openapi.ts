@@ -4,7 +4,7 @@
  * and query parameters (plus the blocking-query ones of a blocking read), its body's JSON Schema (zod's, input side)
  * and who may call it. Served at `GET /v1/internal/specs/openapi`.
  */
-import type * as z from 'zod';
+import * as z from 'zod/mini';
 import { jsonSchemaOf, type OpenApiDocument, openApiDocument as documentOf, parameterOf } from '../../front/openapi.ts';
 import { blockingParameters, permissionDenied } from './nomad.ts';
 import { route, type SchedulerRoute } from './route.ts';
@@ -14,8 +14,14 @@ const tokenSchemes = [{ nomadToken: [] }, { schedulerToken: [] }, { bearer: [] }
 /** `:name` path segments as OpenAPI's `{name}`. */
 export const openApiPath = (path: string): string => path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 
-function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
-  return parameterOf(name, where, where === 'path', jsonSchemaOf(schema), schema.description ?? '');
+function parameter(name: string, where: 'path' | 'query', schema: z.ZodMiniType) {
+  return parameterOf(
+    name,
+    where,
+    where === 'path',
+    jsonSchemaOf(schema),
+    z.globalRegistry.get(schema)?.description ?? '',
+  );
 }
 
 function operation(entry: SchedulerRoute, method: string) {

@@ -8,7 +8,8 @@
  * (`index`/`wait`) or the index headers of a write, and the mapping of errors to statuses (`errors.ts`).
  * The same rows are the OpenAPI document (`openapi.ts`).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import { en } from 'zod/locales';
 import { type HttpReply, type HttpRequest, jsonReply, textReply } from '../../front/exchange.ts';
 import { badRequest } from '../../lib/errors.ts';
 import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
@@ -23,6 +24,10 @@ import {
   permissionDenied,
   tokenSecret,
 } from './nomad.ts';
+
+// The scheduler's schemas use zod's mini API (tree-shaken: its functions bundle only what they use, issue 28), which
+// leaves messages to a locale: zod's English one, the wording every 400 of the service quotes.
+z.config(en());
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -45,7 +50,7 @@ export type SchedulerReply =
   | { stream: ReadableStream<Uint8Array>; headers: Record<string, string> };
 
 /** Declared path or query parameters: a schema per name. */
-export type ParameterSchemas = Record<string, z.ZodType>;
+export type ParameterSchemas = Record<string, z.ZodMiniType>;
 
 /** The values of declared parameters, as their schemas output them. */
 export type ParsedParameters<Schemas extends ParameterSchemas> = { [Name in keyof Schemas]: z.output<Schemas[Name]> };
@@ -63,7 +68,7 @@ export interface RouteContext<Body, Params = Record<string, never>, Query = Reco
 }
 
 export interface RouteRow<
-  Schema extends z.ZodType | undefined,
+  Schema extends z.ZodMiniType | undefined,
   Params extends ParameterSchemas = Record<string, never>,
   Query extends ParameterSchemas = Record<string, never>,
 > {
@@ -91,7 +96,7 @@ export interface RouteRow<
   returns: string;
   handler: (
     ctx: RouteContext<
-      Schema extends z.ZodType ? z.output<Schema> : undefined,
+      Schema extends z.ZodMiniType ? z.output<Schema> : undefined,
       ParsedParameters<Params>,
       ParsedParameters<Query>
     >,
@@ -107,7 +112,7 @@ export interface SchedulerRoute {
   access: Access;
   params: ParameterSchemas;
   query: ParameterSchemas;
-  body?: z.ZodType;
+  body?: z.ZodMiniType;
   blocking?: TableName[];
   returns: string;
   run: (exchange: SchedulerExchange) => Promise<HttpReply>;
@@ -149,7 +154,7 @@ export function exchangeOf(request: HttpRequest, decoded: string, scheduler: Sch
 
 /** A route row, checked and typed where it is written, then kept as a `SchedulerRoute`. */
 export function route<
-  Schema extends z.ZodType | undefined = undefined,
+  Schema extends z.ZodMiniType | undefined = undefined,
   Params extends ParameterSchemas = Record<string, never>,
   Query extends ParameterSchemas = Record<string, never>,
 >(row: RouteRow<Schema, Params, Query>): SchedulerRoute {
@@ -178,13 +183,13 @@ export function route<
         params,
         (name) => exchange.params[name] ?? '',
       ) as ParsedParameters<Params>;
-      const queryValue = (name: string, schema: z.ZodType) => {
+      const queryValue = (name: string, schema: z.ZodMiniType) => {
         if (takesList(schema)) return exchange.query.has(name) ? exchange.query.getAll(name) : undefined;
         return exchange.query.get(name) ?? undefined;
       };
       const queryValues = parseParameters('query', query, queryValue) as ParsedParameters<Query>;
       const blocking: BlockingParameters = row.blocking ? parseParameters('query', blockingParameters, queryValue) : {};
-      const body = (row.body ? decodeBody(request, row.body) : undefined) as Schema extends z.ZodType
+      const body = (row.body ? decodeBody(request, row.body) : undefined) as Schema extends z.ZodMiniType
         ? z.output<Schema>
         : undefined;
       const reply = await row.handler({ scheduler, caller, params: pathValues, query: queryValues, body });
@@ -207,7 +212,7 @@ export function route<
 function parseParameters(
   where: 'path' | 'query',
   schemas: ParameterSchemas,
-  raw: (name: string, schema: z.ZodType) => string | string[] | undefined,
+  raw: (name: string, schema: z.ZodMiniType) => string | string[] | undefined,
 ): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(schemas)) {
@@ -227,9 +232,10 @@ function generic(issue: z.core.$ZodRawIssue): string {
 }
 
 /** Whether a query schema takes every value of a repeated parameter (an array, optional or not). */
-function takesList(schema: z.ZodType): boolean {
-  const inner = schema instanceof z.ZodOptional || schema instanceof z.ZodDefault ? schema.unwrap() : schema;
-  return inner instanceof z.ZodArray;
+function takesList(schema: z.ZodMiniType): boolean {
+  const def = schema._zod.def;
+  const inner = def.type === 'optional' || def.type === 'default' ? (def as z.core.$ZodOptionalDef).innerType : schema;
+  return inner._zod.def.type === 'array';
 }
 
 /** A row's path as its segments, a parameter as `{ name }`. */

@@ -1,5 +1,5 @@
 /** An ACL auth method: how a JWT or an OIDC login is verified and what its token gets (Nomad's `ACLAuthMethod`). */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DurationError, formatDuration, parseGoDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
@@ -45,76 +45,87 @@ export interface AclAuthMethod {
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's own interpolation syntax, not a JS template
 const defaultTokenNameFormat = '${auth_method_type}-${auth_method_name}';
 /** Go durations as Nomad's auth method fields take them (`1h`, `90s`, nanoseconds as a number), in whole seconds. */
-const goDuration = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  if (typeof value === 'number') return Math.floor(value / 1e9);
-  if (value === '') return 0;
-  try {
-    return Math.floor(parseGoDuration(value));
-  } catch (error) {
-    if (!(error instanceof DurationError)) throw error;
-    ctx.addIssue({ code: 'custom', message: `invalid duration "${value}"` });
-    return z.NEVER;
-  }
-});
+const goDuration = z.pipe(
+  z.union([z.string(), z.number()]),
+  z.transform((value, ctx) => {
+    if (typeof value === 'number') return Math.floor(value / 1e9);
+    if (value === '') return 0;
+    try {
+      return Math.floor(parseGoDuration(value));
+    } catch (error) {
+      if (!(error instanceof DurationError)) throw error;
+      ctx.issues.push({ code: 'custom', input: value, message: `invalid duration "${value}"` });
+      return z.NEVER;
+    }
+  }),
+);
 
-const stringList = z.array(z.string()).nullish();
+const stringList = z.nullish(z.array(z.string()));
 const configSchema = z.object({
-  JWTValidationPubKeys: stringList.describe(
-    'PEM-encoded public keys that verify a JWT login (one key source of JWT methods).',
+  JWTValidationPubKeys: stringList.check(
+    z.describe('PEM-encoded public keys that verify a JWT login (one key source of JWT methods).'),
   ),
-  JWKSURL: z.string().nullish().describe('The JWKS URL whose keys verify a JWT login (one key source of JWT methods).'),
-  JWKSCACert: z.string().nullish().describe('A PEM CA certificate that the JWKS URL is verified with.'),
+  JWKSURL: z
+    .nullish(z.string())
+    .check(z.describe('The JWKS URL whose keys verify a JWT login (one key source of JWT methods).')),
+  JWKSCACert: z.nullish(z.string()).check(z.describe('A PEM CA certificate that the JWKS URL is verified with.')),
   OIDCDiscoveryURL: z
-    .string()
-    .nullish()
-    .describe(
-      "The OIDC provider's issuer URL, whose discovery document is read (OIDC methods; a key source of JWT methods).",
+    .nullish(z.string())
+    .check(
+      z.describe(
+        "The OIDC provider's issuer URL, whose discovery document is read (OIDC methods; a key source of JWT methods).",
+      ),
     ),
-  OIDCClientID: z.string().nullish().describe('The OAuth client ID of this service at the OIDC provider.'),
-  OIDCClientSecret: z.string().nullish().describe('The OAuth client secret; stored sealed and never shown.'),
-  OIDCScopes: stringList.describe('Scopes requested besides `openid`.'),
-  AllowedRedirectURIs: stringList.describe('The redirect URIs an OIDC login may name.'),
-  DiscoveryCaPem: stringList.describe('PEM CA certificates that the OIDC provider is verified with.'),
-  SigningAlgs: stringList.describe('The JWS algorithms a token may be signed with (default RS256).'),
-  BoundAudiences: stringList.describe('The audiences a token must name one of (`aud`).'),
+  OIDCClientID: z.nullish(z.string()).check(z.describe('The OAuth client ID of this service at the OIDC provider.')),
+  OIDCClientSecret: z.nullish(z.string()).check(z.describe('The OAuth client secret; stored sealed and never shown.')),
+  OIDCScopes: stringList.check(z.describe('Scopes requested besides `openid`.')),
+  AllowedRedirectURIs: stringList.check(z.describe('The redirect URIs an OIDC login may name.')),
+  DiscoveryCaPem: stringList.check(z.describe('PEM CA certificates that the OIDC provider is verified with.')),
+  SigningAlgs: stringList.check(z.describe('The JWS algorithms a token may be signed with (default RS256).')),
+  BoundAudiences: stringList.check(z.describe('The audiences a token must name one of (`aud`).')),
   BoundIssuer: z
-    .union([z.string(), z.array(z.string())])
-    .nullish()
-    .transform((value) => (typeof value === 'string' ? (value ? [value] : []) : value))
-    .describe('The issuers a JWT may come from (`iss`).'),
-  ExpirationLeeway: goDuration.nullish().describe('Leeway on the `exp` claim: a duration such as `30s`.'),
-  NotBeforeLeeway: goDuration.nullish().describe('Leeway on the `nbf` claim: a duration such as `30s`.'),
-  ClockSkewLeeway: goDuration.nullish().describe('Leeway for clock skew on time claims: a duration such as `30s`.'),
+    .pipe(
+      z.nullish(z.union([z.string(), z.array(z.string())])),
+      z.transform((value) => (typeof value === 'string' ? (value ? [value] : []) : value)),
+    )
+    .check(z.describe('The issuers a JWT may come from (`iss`).')),
+  ExpirationLeeway: z.nullish(goDuration).check(z.describe('Leeway on the `exp` claim: a duration such as `30s`.')),
+  NotBeforeLeeway: z.nullish(goDuration).check(z.describe('Leeway on the `nbf` claim: a duration such as `30s`.')),
+  ClockSkewLeeway: z
+    .nullish(goDuration)
+    .check(z.describe('Leeway for clock skew on time claims: a duration such as `30s`.')),
   ClaimMappings: z
-    .record(z.string(), z.string())
-    .nullish()
-    .describe('Claims (names or JSON pointers) mapped to `value.<name>` variables of binding rules.'),
+    .nullish(z.record(z.string(), z.string()))
+    .check(z.describe('Claims (names or JSON pointers) mapped to `value.<name>` variables of binding rules.')),
   ListClaimMappings: z
-    .record(z.string(), z.string())
-    .nullish()
-    .describe('List claims mapped to `list.<name>` variables of binding-rule selectors.'),
-  VerboseOIDCLogging: z.boolean().nullish().describe('Logs the claims of an OIDC login (never the tokens).'),
+    .nullish(z.record(z.string(), z.string()))
+    .check(z.describe('List claims mapped to `list.<name>` variables of binding-rule selectors.')),
+  VerboseOIDCLogging: z.nullish(z.boolean()).check(z.describe('Logs the claims of an OIDC login (never the tokens).')),
 });
 
 export const authMethodBody = z.object({
   Name: z
-    .string()
-    .optional()
-    .describe(
-      'The auth method name: 1 to 128 letters, digits and dashes; equal to the name in the path when updating.',
+    .optional(z.string())
+    .check(
+      z.describe(
+        'The auth method name: 1 to 128 letters, digits and dashes; equal to the name in the path when updating.',
+      ),
     ),
-  Type: z.string().optional().describe('`JWT` or `OIDC`.'),
+  Type: z.optional(z.string()).check(z.describe('`JWT` or `OIDC`.')),
   TokenLocality: z
-    .string()
-    .optional()
-    .describe('`local` (the default) or `global`: where the tokens of its logins are valid.'),
-  TokenNameFormat: z.string().optional().describe(
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's own interpolation syntax, not a JS template
-    'The name of the tokens of its logins, with `${auth_method_type}`, `${auth_method_name}` and `${value.<claim>}`.',
+    .optional(z.string())
+    .check(z.describe('`local` (the default) or `global`: where the tokens of its logins are valid.')),
+  TokenNameFormat: z.optional(z.string()).check(
+    z.describe(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's own interpolation syntax, not a JS template
+      'The name of the tokens of its logins, with `${auth_method_type}`, `${auth_method_name}` and `${value.<claim>}`.',
+    ),
   ),
-  MaxTokenTTL: goDuration.optional().describe('How long the tokens of its logins live: a duration such as `1h`.'),
-  Default: z.boolean().optional().describe('Whether it is the default method of its type (one per type).'),
-  Config: configSchema.nullish().describe('How logins are verified and their claims mapped.'),
+  MaxTokenTTL: z
+    .optional(goDuration)
+    .check(z.describe('How long the tokens of its logins live: a duration such as `1h`.')),
+  Default: z.optional(z.boolean()).check(z.describe('Whether it is the default method of its type (one per type).')),
+  Config: z.nullish(configSchema).check(z.describe('How logins are verified and their claims mapped.')),
 });
 export type AuthMethodBody = z.infer<typeof authMethodBody>;
 

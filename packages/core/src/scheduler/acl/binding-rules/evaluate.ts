@@ -4,7 +4,7 @@
  * rule whether it matched and why not (each top-level term of its selector), and the roles, policies or management
  * the token would get, or the error the login would answer instead. Nothing here verifies, mints or writes.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { badRequest } from '../../../lib/errors.ts';
 import type { Claims } from '../../../lib/jwt/claims.ts';
 import type { AclAuthMethod } from '../auth-methods/model.ts';
@@ -12,12 +12,15 @@ import { type ClaimVariables, tokenName } from '../interpolate.ts';
 import type { BindingOutcome } from './bind.ts';
 
 export const evaluateBody = z.object({
-  AuthMethodName: z.string().optional().describe('The auth method whose binding rules are evaluated (JWT or OIDC).'),
+  AuthMethodName: z
+    .optional(z.string())
+    .check(z.describe('The auth method whose binding rules are evaluated (JWT or OIDC).')),
   Claims: z
-    .unknown()
-    .optional()
-    .describe(
-      'The claims a login would carry, as a JSON object (a JWT payload, or an OIDC ID token merged with UserInfo); they are mapped as a login maps them.',
+    .optional(z.unknown())
+    .check(
+      z.describe(
+        'The claims a login would carry, as a JSON object (a JWT payload, or an OIDC ID token merged with UserInfo); they are mapped as a login maps them.',
+      ),
     ),
 });
 

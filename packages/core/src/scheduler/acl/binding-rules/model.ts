@@ -1,5 +1,5 @@
 /** An ACL binding rule: which logins of an auth method get a role, a policy or management (Nomad's `ACLBindingRule`). */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { BexprSyntaxError, bexprReady, parseBexpr } from '../../../lib/bexpr.ts';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
@@ -30,23 +30,24 @@ const bindTypes = new Set(['role', 'policy', 'management']);
 
 export const bindingRuleBody = z.object({
   ID: z
-    .string()
-    .optional()
-    .describe('The rule ID: absent when creating a rule, equal to the ID in the path when updating one.'),
-  Description: z.string().optional().describe('A human-readable description of the rule (at most 256 characters).'),
-  AuthMethod: z.string().optional().describe('The auth method the rule belongs to; it cannot change.'),
+    .optional(z.string())
+    .check(z.describe('The rule ID: absent when creating a rule, equal to the ID in the path when updating one.')),
+  Description: z
+    .optional(z.string())
+    .check(z.describe('A human-readable description of the rule (at most 256 characters).')),
+  AuthMethod: z.optional(z.string()).check(z.describe('The auth method the rule belongs to; it cannot change.')),
   Selector: z
-    .string()
-    .optional()
-    .describe(
-      'A boolean expression over the mapped claims (`value.<name>`, `list.<name>`); empty matches every login.',
+    .optional(z.string())
+    .check(
+      z.describe(
+        'A boolean expression over the mapped claims (`value.<name>`, `list.<name>`); empty matches every login.',
+      ),
     ),
-  BindType: z.string().optional().describe('What a matching login gets: `role`, `policy` or `management`.'),
-  BindName: z
-    .string()
-    .optional()
+  BindType: z.optional(z.string()).check(z.describe('What a matching login gets: `role`, `policy` or `management`.')),
+  BindName: z.optional(z.string()).check(
     // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's own interpolation syntax, not a JS template
-    .describe('The role or policy name, which may use `${value.<name>}` claim variables; empty for management.'),
+    z.describe('The role or policy name, which may use `${value.<name>}` claim variables; empty for management.'),
+  ),
 });
 export type BindingRuleBody = z.infer<typeof bindingRuleBody>;
 

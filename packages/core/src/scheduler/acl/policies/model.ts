@@ -1,5 +1,5 @@
 /** An ACL policy: its type, its validation and the shapes the API shows (Nomad's `ACLPolicy`). */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
 import { policyNameParameter, shown, validPolicyName } from '../identifiers.ts';
@@ -17,13 +17,16 @@ export interface AclPolicy {
 export type PolicyContent = Pick<AclPolicy, 'Name' | 'Description' | 'Rules'>;
 
 export const policyBody = z.object({
-  Name: z.string().optional().describe('The policy name; when given it must match the name in the path.'),
-  Description: z.string().optional().describe('A human-readable description of the policy (at most 256 characters).'),
+  Name: z.optional(z.string()).check(z.describe('The policy name; when given it must match the name in the path.')),
+  Description: z
+    .optional(z.string())
+    .check(z.describe('A human-readable description of the policy (at most 256 characters).')),
   Rules: z
-    .string()
-    .optional()
-    .describe(
-      'The policy rules, in HCL or JSON (namespace, node, agent, operator, quota, plugin and host volume rules).',
+    .optional(z.string())
+    .check(
+      z.describe(
+        'The policy rules, in HCL or JSON (namespace, node, agent, operator, quota, plugin and host volume rules).',
+      ),
     ),
 });
 
@@ -31,7 +34,7 @@ const policyNameText = 'The name of the ACL policy: 1 to 128 letters, digits and
 /** The policy name of a read or a delete, checked by the route wrapper. */
 export const policyName = policyNameParameter(policyNameText);
 /** The policy name of a write: checked with the rest of the policy (`validatePolicy`, Nomad's validation message). */
-export const writtenPolicyName = z.string().describe(policyNameText);
+export const writtenPolicyName = z.string().check(z.describe(policyNameText));
 
 /** Refuses a policy Nomad would refuse, naming every problem. */
 export function validatePolicy(input: PolicyContent): void {

@@ -1,5 +1,5 @@
 /** ACL policies over HTTP: `/v1/acl/policies`, `/v1/acl/policy/:name`. */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
@@ -11,7 +11,7 @@ export const policyRoutes: SchedulerRoute[] = [
     path: '/v1/acl/policies',
     summary: 'List the ACL policies (a management token sees all, another token the policies it holds).',
     access: 'token',
-    query: { prefix: z.string().optional().describe('Only policies whose name starts with this prefix.') },
+    query: { prefix: z.optional(z.string()).check(z.describe('Only policies whose name starts with this prefix.')) },
     blocking: ['acl_policy'],
     returns: 'The policies, without their rules.',
     handler: async ({ scheduler, caller, query }) => {

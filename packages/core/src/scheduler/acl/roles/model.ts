@@ -1,5 +1,5 @@
 /** An ACL role: a named set of policies a token may be linked to (Nomad's `ACLRole`). */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
 import { roleNameParameter, shown, uuidParameter, validRoleName } from '../identifiers.ts';
@@ -17,19 +17,20 @@ export type RoleContent = Pick<AclRole, 'Name' | 'Description' | 'Policies'>;
 
 export const roleBody = z.object({
   ID: z
-    .string()
-    .optional()
-    .describe('The role ID: absent when creating a role, equal to the ID in the path when updating one.'),
+    .optional(z.string())
+    .check(z.describe('The role ID: absent when creating a role, equal to the ID in the path when updating one.')),
   Name: z
-    .string()
-    .optional()
-    .describe('The role name, unique among roles: 1 to 128 letters, digits, dashes and underscores.'),
-  Description: z.string().optional().describe('A human-readable description of the role (at most 256 characters).'),
+    .optional(z.string())
+    .check(z.describe('The role name, unique among roles: 1 to 128 letters, digits, dashes and underscores.')),
+  Description: z
+    .optional(z.string())
+    .check(z.describe('A human-readable description of the role (at most 256 characters).')),
   Policies: z
-    .array(z.object({ Name: z.string().describe('The name of an existing ACL policy.') }))
-    .nullish()
-    .transform((value) => value ?? [])
-    .describe('The policies the role grants, as links by name; at least one.'),
+    .pipe(
+      z.nullish(z.array(z.object({ Name: z.string().check(z.describe('The name of an existing ACL policy.')) }))),
+      z.transform((value) => value ?? []),
+    )
+    .check(z.describe('The policies the role grants, as links by name; at least one.')),
 });
 
 export const roleId = uuidParameter('ACL role ID', 'The role ID (a UUID).');
@@ -38,12 +39,14 @@ export const roleName = roleNameParameter('The role name.');
 /** A role list prefix is matched against IDs: whole bytes of hex. */
 const evenHex = /^(?:[0-9a-f]{2})*$/;
 export const rolePrefix = z
-  .string()
-  .refine((prefix) => evenHex.test(prefix), {
-    error: 'Invalid prefix: it must be an even number of hexadecimal characters (0-9a-f)',
-  })
-  .optional()
-  .describe('Only roles whose ID starts with this prefix (an even number of hexadecimal characters).');
+  .optional(
+    z.string().check(
+      z.refine((prefix) => evenHex.test(prefix), {
+        error: 'Invalid prefix: it must be an even number of hexadecimal characters (0-9a-f)',
+      }),
+    ),
+  )
+  .check(z.describe('Only roles whose ID starts with this prefix (an even number of hexadecimal characters).'));
 
 /** The role's content with its policy links deduplicated; refuses a role Nomad would refuse, naming every problem. */
 export function validateRole(input: RoleContent): RoleContent {

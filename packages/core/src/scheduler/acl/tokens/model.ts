@@ -1,5 +1,5 @@
 /** An ACL token: its type, its validation and the shapes the API shows (Nomad's `ACLToken`). */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DurationError, parseGoDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
@@ -76,62 +76,66 @@ export function tokenEvent(type: string, token: AclToken): PendingEvent {
 }
 
 /** Nomad's ExpirationTTL: a Go duration string, or nanoseconds as a number; whole seconds (none for empty or zero). */
-const ttlField = z
-  .union([z.string(), z.number()])
-  .optional()
-  .transform((value, ctx) => {
+const ttlField = z.pipe(
+  z.optional(z.union([z.string(), z.number()])),
+  z.transform((value, ctx) => {
     if (value === undefined || value === '' || value === 0) return undefined;
     if (typeof value === 'number') return Math.floor(value / 1e9);
     try {
       return Math.floor(parseGoDuration(value));
     } catch (error) {
       if (!(error instanceof DurationError)) throw error;
-      ctx.addIssue({ code: 'custom', message: `invalid duration "${value}"` });
+      ctx.issues.push({ code: 'custom', input: value, message: `invalid duration "${value}"` });
       return z.NEVER;
     }
-  });
+  }),
+);
 
 export const tokenBody = z.object({
   AccessorID: z
-    .string()
-    .optional()
-    .describe('The accessor ID: absent when creating a token, equal to the ID in the path when updating one.'),
-  Name: z.string().optional().describe('A human-readable name for the token (at most 256 characters).'),
-  Type: z.string().optional().describe('The token type: `client` (the default) or `management`.'),
+    .optional(z.string())
+    .check(z.describe('The accessor ID: absent when creating a token, equal to the ID in the path when updating one.')),
+  Name: z.optional(z.string()).check(z.describe('A human-readable name for the token (at most 256 characters).')),
+  Type: z.optional(z.string()).check(z.describe('The token type: `client` (the default) or `management`.')),
   Policies: z
-    .array(z.string())
-    .nullish()
-    .transform((value) => value ?? [])
-    .describe('The names of the policies the token grants (client tokens only).'),
-  Roles: z
-    .array(
-      z.object({
-        ID: z.string().optional().describe('The role ID.'),
-        Name: z.string().optional().describe('The role name (when no ID is given).'),
-      }),
+    .pipe(
+      z.nullish(z.array(z.string())),
+      z.transform((value) => value ?? []),
     )
-    .nullish()
-    .transform((value) => value ?? [])
-    .describe('The roles the token is linked to, by ID or name (client tokens only).'),
+    .check(z.describe('The names of the policies the token grants (client tokens only).')),
+  Roles: z
+    .pipe(
+      z.nullish(
+        z.array(
+          z.object({
+            ID: z.optional(z.string()).check(z.describe('The role ID.')),
+            Name: z.optional(z.string()).check(z.describe('The role name (when no ID is given).')),
+          }),
+        ),
+      ),
+      z.transform((value) => value ?? []),
+    )
+    .check(z.describe('The roles the token is linked to, by ID or name (client tokens only).')),
   Global: z
-    .boolean()
-    .optional()
-    .describe('Whether the token is replicated to every region; it cannot change after creation.'),
-  ExpirationTTL: ttlField.describe(
-    'How long the token lives from its creation: a duration such as `1h` (1 minute to 24 hours), or nanoseconds.',
+    .optional(z.boolean())
+    .check(z.describe('Whether the token is replicated to every region; it cannot change after creation.')),
+  ExpirationTTL: ttlField.check(
+    z.describe(
+      'How long the token lives from its creation: a duration such as `1h` (1 minute to 24 hours), or nanoseconds.',
+    ),
   ),
   ExpirationTime: z
-    .string()
-    .nullish()
-    .transform((value) => value ?? undefined)
-    .describe('When the token expires (RFC 3339), instead of ExpirationTTL.'),
+    .pipe(
+      z.nullish(z.string()),
+      z.transform((value) => value ?? undefined),
+    )
+    .check(z.describe('When the token expires (RFC 3339), instead of ExpirationTTL.')),
 });
 
 export const bootstrapBody = z.object({
   BootstrapSecret: z
-    .string()
-    .optional()
-    .describe('The secret ID the bootstrap token gets (a UUID); a random one when absent.'),
+    .optional(z.string())
+    .check(z.describe('The secret ID the bootstrap token gets (a UUID); a random one when absent.')),
 });
 
 export const accessorId = uuidParameter('ACL token accessor ID', 'The accessor ID of the token (a UUID).');

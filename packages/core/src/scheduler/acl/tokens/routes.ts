@@ -2,7 +2,7 @@
  * ACL tokens over HTTP: `/v1/acl/bootstrap`, `/v1/acl/tokens`, `/v1/acl/token`, `/v1/acl/token/:accessor`,
  * `/v1/acl/token/self`.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
@@ -26,7 +26,9 @@ export const tokenRoutes: SchedulerRoute[] = [
     path: '/v1/acl/tokens',
     summary: 'List the ACL tokens that have not expired, oldest first.',
     access: 'management',
-    query: { prefix: z.string().optional().describe('Only tokens whose accessor ID starts with this prefix.') },
+    query: {
+      prefix: z.optional(z.string()).check(z.describe('Only tokens whose accessor ID starts with this prefix.')),
+    },
     blocking: ['acl_token'],
     returns: 'The tokens, without their secrets.',
     handler: async ({ scheduler, query }) => {

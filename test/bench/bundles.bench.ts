@@ -4,7 +4,9 @@
  * prints the minified and gzipped size of the whole bundle (every chunk), the gzipped size of what a cold start
  * loads (the entry and the chunks it imports statically; a chunk behind `await import()` loads only when a request
  * needs it), the packages that weigh most in what a cold start loads, and the module-init time (a fresh Node process
- * importing the entry, as a cold start does before the first event). Figures only: nothing is asserted.
+ * importing the entry, as a cold start does before the first event), against a fresh process importing only the AWS SDK
+ * clients every function imports (the baseline row: most of any init, and no bundle can make it lighter). Figures
+ * only: nothing is asserted.
  * Goals (issue 28): at most 150 kB gzip per function and a module init of at most 100 ms on an idle machine.
  * Run: part of `npm run bench`, or `npx tsx test/bench/bundles.bench.ts` (BENCH_INIT_RUNS, default 5; BENCH_SMOKE=1: 1). `BUNDLE_SDK=1`
  * bundles the AWS SDK too, to compare with taking it from the runtime.
@@ -76,6 +78,22 @@ const packageOf = (input: string) => {
 console.log(`external (provided by the nodejs24.x runtime, not bundled): ${providedByRuntime.join(', ')}`);
 console.log(
   'function                              minified    gzip  at init   init p50  +family p50   heaviest packages at init',
+);
+// The baseline of every init: a fresh process importing only the AWS SDK clients the functions import at init
+// (DynamoDB, and KMS for the data key), which the Lambda runtime provides and which no bundle can make lighter.
+const sdkOnly = `
+const started = performance.now();
+await import('@aws-sdk/client-dynamodb');
+await import('@aws-sdk/client-kms');
+process.stdout.write(JSON.stringify([performance.now() - started, 0]));
+`;
+const sdkTimes = Array.from({ length: runs }, () => {
+  const output = execFileSync(nodeBinary, ['--input-type=module', '-e', sdkOnly], { encoding: 'utf8' });
+  return (JSON.parse(output) as [number, number])[0];
+});
+const sdkP50 = sdkTimes.sort((a, b) => a - b)[Math.floor(sdkTimes.length / 2)] ?? Number.NaN;
+console.log(
+  `${'(baseline) the SDK clients alone'.padEnd(36)} ${'–'.padStart(8)} ${'–'.padStart(7)} ${'–'.padStart(8)} ${sdkP50.toFixed(0).padStart(7)} ms        –      @aws-sdk/client-dynamodb, @aws-sdk/client-kms`,
 );
 let slowest = { entry: '', ms: 0 };
 let largest = { entry: '', kb: 0 };
@@ -168,7 +186,13 @@ try {
       `${name.padEnd(36)} ${whole.minified.toFixed(0).padStart(7)}k ${whole.gzip.toFixed(0).padStart(6)}k ${initial.gzip.toFixed(0).padStart(7)}k ${p50.toFixed(0).padStart(7)} ms  ${familyP50}   ${heaviest}`,
     );
   }
-  figure('bundles', 'largest module-init p50 ms', slowest.ms, '<= 100 on an idle machine', slowest.entry);
+  figure(
+    'bundles',
+    'largest module-init p50 ms',
+    slowest.ms,
+    '<= 100 on an idle machine',
+    `${slowest.entry}; the SDK clients alone: ${sdkP50.toFixed(0)} ms`,
+  );
   figure('bundles', 'largest bundle gzip kB', largest.kb, '<= 150', largest.entry);
   figure(
     'bundles',

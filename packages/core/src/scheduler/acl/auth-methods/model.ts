@@ -1,8 +1,9 @@
 /** An ACL auth method: how a JWT or an OIDC login is verified and what its token gets (Nomad's `ACLAuthMethod`). */
 import * as z from 'zod/mini';
-import { DurationError, formatDuration, parseGoDuration } from '../../../lib/duration.ts';
+import { formatDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
+import { wholeSeconds } from '../durations.ts';
 import { authMethodNameParameter, shown, validAuthMethodName } from '../identifiers.ts';
 
 export interface AuthMethodConfig {
@@ -47,17 +48,7 @@ const defaultTokenNameFormat = '${auth_method_type}-${auth_method_name}';
 /** Go durations as Nomad's auth method fields take them (`1h`, `90s`, nanoseconds as a number), in whole seconds. */
 const goDuration = z.pipe(
   z.union([z.string(), z.number()]),
-  z.transform((value, ctx) => {
-    if (typeof value === 'number') return Math.floor(value / 1e9);
-    if (value === '') return 0;
-    try {
-      return Math.floor(parseGoDuration(value));
-    } catch (error) {
-      if (!(error instanceof DurationError)) throw error;
-      ctx.issues.push({ code: 'custom', input: value, message: `invalid duration "${value}"` });
-      return z.NEVER;
-    }
-  }),
+  z.transform((value, ctx) => (value === '' ? 0 : wholeSeconds(value, ctx))),
 );
 
 const stringList = z.nullish(z.array(z.string()));

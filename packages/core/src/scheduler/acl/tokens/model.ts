@@ -1,8 +1,8 @@
 /** An ACL token: its type, its validation and the shapes the API shows (Nomad's `ACLToken`). */
 import * as z from 'zod/mini';
-import { DurationError, parseGoDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
+import { wholeSeconds } from '../durations.ts';
 import { uuidParameter } from '../identifiers.ts';
 
 export interface RoleLink {
@@ -78,17 +78,9 @@ export function tokenEvent(type: string, token: AclToken): PendingEvent {
 /** Nomad's ExpirationTTL: a Go duration string, or nanoseconds as a number; whole seconds (none for empty or zero). */
 const ttlField = z.pipe(
   z.optional(z.union([z.string(), z.number()])),
-  z.transform((value, ctx) => {
-    if (value === undefined || value === '' || value === 0) return undefined;
-    if (typeof value === 'number') return Math.floor(value / 1e9);
-    try {
-      return Math.floor(parseGoDuration(value));
-    } catch (error) {
-      if (!(error instanceof DurationError)) throw error;
-      ctx.issues.push({ code: 'custom', input: value, message: `invalid duration "${value}"` });
-      return z.NEVER;
-    }
-  }),
+  z.transform((value, ctx) =>
+    value === undefined || value === '' || value === 0 ? undefined : wholeSeconds(value, ctx),
+  ),
 );
 
 export const tokenBody = z.object({

@@ -101,6 +101,26 @@ describe('scheduler ACL bootstrap, tokens and policies', () => {
     expect(
       (await mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['readonly'], ExpirationTTL: '48h' })).status,
     ).toBe(400);
+    // A TTL that is no duration names its field; nanoseconds as a number are taken, and under a second is refused as
+    // too short (not read as "no TTL", which would make a token that never expires).
+    const withTtl = (ExpirationTTL: unknown) =>
+      mgmt('POST', '/v1/acl/token', { Type: 'client', Policies: ['readonly'], ExpirationTTL });
+    expect(await withTtl('5 parsecs')).toMatchObject({
+      status: 400,
+      text: 'Request decode failed: ExpirationTTL: invalid duration "5 parsecs"',
+    });
+    for (const tooShort of [5e8, -3_600_000_000_000, '500ms'])
+      expect(await withTtl(tooShort), String(tooShort)).toMatchObject({
+        status: 400,
+        text: 'expiration time cannot be less than 1m0s in the future',
+      });
+    const byNanoseconds = await withTtl(3_600_000_000_000);
+    expect(byNanoseconds.status).toBe(200);
+    expect(byNanoseconds.body.ExpirationTTL).toBe('1h0m0s');
+    expect((await mgmt('DELETE', `/v1/acl/token/${byNanoseconds.body.AccessorID}`)).status).toBe(200);
+    expect(
+      (await mgmt('POST', '/v1/acl/auth-method', { Name: 'ttl-check', Type: 'JWT', MaxTokenTTL: 'soon' })).text,
+    ).toBe('Request decode failed: MaxTokenTTL: invalid duration "soon"');
 
     const created = await mgmt('POST', '/v1/acl/token', {
       Name: 'reader',

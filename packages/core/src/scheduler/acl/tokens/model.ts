@@ -75,7 +75,10 @@ export function tokenEvent(type: string, token: AclToken): PendingEvent {
   };
 }
 
-/** Nomad's ExpirationTTL: a Go duration string, or nanoseconds as a number; whole seconds (none for empty or zero). */
+/**
+ * Nomad's ExpirationTTL: a Go duration string, or nanoseconds as a number; whole seconds (none for empty or zero; a
+ * duration under a second is 0 seconds, which the token store refuses as too short).
+ */
 const ttlField = z.pipe(
   z.optional(z.union([z.string(), z.number()])),
   z.transform((value, ctx) =>

@@ -109,10 +109,12 @@ export class AclTokens {
     validateToken(type, input.Name ?? '', policies, roles);
     const now = this.state.clock.now();
     let expiration: number | undefined;
-    if (input.ExpirationTTL !== undefined && input.ExpirationTTL > 0 && input.ExpirationTime) {
+    if (input.ExpirationTTL !== undefined && input.ExpirationTime) {
       throw badRequest('Cannot set both ExpirationTime and ExpirationTTL');
     }
-    if (input.ExpirationTTL !== undefined && input.ExpirationTTL > 0) expiration = now + input.ExpirationTTL * 1000;
+    // Any TTL that was given (the body's schema drops an empty or zero one) sets an expiration: one under a second
+    // or negative is refused as too short below, as Nomad refuses it, never taken as "no TTL".
+    if (input.ExpirationTTL !== undefined) expiration = now + input.ExpirationTTL * 1000;
     if (input.ExpirationTime) {
       expiration = Date.parse(input.ExpirationTime);
       if (Number.isNaN(expiration)) throw badRequest('ExpirationTime is not an RFC 3339 time');
@@ -185,7 +187,7 @@ export class AclTokens {
       if (input.Global !== undefined && input.Global !== existing.Global)
         throw badRequest('Cannot toggle global value');
       if (
-        (input.ExpirationTTL ?? 0) > 0 ||
+        input.ExpirationTTL !== undefined ||
         (input.ExpirationTime && input.ExpirationTime !== existing.ExpirationTime)
       ) {
         throw badRequest('Cannot update expiration of an existing token');

@@ -46,10 +46,7 @@ export async function startBenchService(
   families: SecretsFamily[],
   options: {
     clock?: Clock;
-    /**
-     * Called with the service's DynamoDB client before its first call: the place to add middleware, since the client
-     * resolves its middleware once per command (`storeClientOptions`) and would not see middleware added later.
-     */
+    /** Called with the service's DynamoDB client before its first call: where a bench adds its own middleware. */
     observe?: (client: DynamoDBClient) => void;
   } = {},
 ): Promise<BenchService> {

@@ -19,7 +19,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { inRounds } from '../../functions/jobs/rounds.ts';
 import type { Core } from '../../packages/core/src/core.ts';
@@ -28,20 +27,13 @@ import { leaseQueues, sweepLeases } from '../../packages/core/src/secrets/framew
 import type { LeaseItem } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { allShards, nextDue } from '../../packages/core/src/storage/due.ts';
 import type { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
-import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { startConsulEmulator } from '../emulators/consul.ts';
 import { type BenchService, startBenchService } from './bench-service.ts';
 import { figure, sized } from './summary.ts';
 
-/**
- * A document client on the service's table, for the bench's own queries and batch writes: on a client of its own, since
- * the store's client caches its middleware (`storage/sdk-hash.ts`), which the document client refuses to work with.
- */
-let documents: DynamoDBDocumentClient | undefined;
-const documentClient = (core: Core) => {
-  if (!documents) throw new Error(`no document client for ${(core.store as DynamoStore).tableName} yet`);
-  return documents;
-};
+/** The store's DynamoDB client as a document client, for the bench's own queries and batch writes. */
+const documentClient = (core: Core) =>
+  DynamoDBDocumentClient.from((core.store as DynamoStore).client, { marshallOptions: { removeUndefinedValues: true } });
 
 const leaseCount = sized('LEASES', 20_000, 200);
 const meshLeaseCount = sized('MESH_LEASES', Math.max(100, Math.round(leaseCount / 10)), 20);
@@ -184,9 +176,6 @@ async function jobCadence(core: Core, done: () => Promise<boolean>) {
 
 const clock = new BenchClock();
 const service = await startBenchService(['system', 'kv', 'mesh'], { clock });
-documents = DynamoDBDocumentClient.from(new DynamoDBClient(localClientConfig(service.dynamoEndpoint)), {
-  marshallOptions: { removeUndefinedValues: true },
-});
 const consul = await startConsulEmulator();
 try {
   const { core, call } = service;
@@ -288,6 +277,5 @@ try {
   );
 } finally {
   await consul.close();
-  documents.destroy();
   await service.stop();
 }

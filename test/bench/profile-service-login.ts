@@ -52,7 +52,7 @@ function placeOf(url: string, name: string): string {
   return url.replace(/^file:\/\/.*\/work\/main\//, '');
 }
 
-// Added before the client's first call (it resolves its middleware once per command): the DynamoDB calls of one warm
+// Added to the service's client before its first call (`startBenchService`'s `observe`): the DynamoDB calls of one warm
 // login, with the keys they touch, while `capturing`; and while `counting`, every HTTP attempt the client makes (after
 // the SDK's retries, and after the store's own retries of transactions cancelled for conflicts): more than one per
 // login means logins are contending.

@@ -20,7 +20,7 @@ const implementations: Array<[string, () => Promise<Store>]> = [
   [
     'DynamoDB',
     async () => {
-      // Configured as the services configure their clients (`storage/sdk-hash.ts`: its hash, its cached middleware).
+      // Configured as the services configure their clients (`storage/sdk-hash.ts`).
       const client = new DynamoDBClient({ ...localClientConfig(inject('dynamoEndpoint')), ...storeClientOptions });
       const tableName = `test-${randomUUID()}`;
       await ensureTable(client, tableName);

@@ -1,6 +1,4 @@
-import { type CoreStorage, createCoreBase } from './core-base.ts';
-import type { Clock } from './lib/clock.ts';
-import type { Logger } from './lib/log.ts';
+import { type CoreBaseOptions, createCoreBase } from './core-base.ts';
 import { AuditDevices } from './secrets/audit/audit-devices.ts';
 import { AuditLog } from './secrets/audit/audit-log.ts';
 import type { Backend } from './secrets/framework/backend.ts';
@@ -12,19 +10,16 @@ import { MountTable } from './secrets/mounts/mount-table.ts';
 import { PolicyStore } from './secrets/policies/policy-store.ts';
 import { isBuiltin } from './secrets/sys/builtin.ts';
 import { TokenStore } from './secrets/tokens/token-store.ts';
-import type { KeySource } from './storage/keyring.ts';
 
 export type { Core } from './secrets/framework/services.ts';
 export type { AskEngine, EngineRequest } from './secrets/leases/engine-request.ts';
 
-export type CoreOptions = CoreStorage & CoreSettings;
+export type CoreOptions = CoreBaseOptions & CoreSettings;
 export type { CoreStorage } from './core-base.ts';
 
+/** What the secrets service's core takes beyond its base (`core-base.ts`: storage, key source, clock, log). */
 export interface CoreSettings {
-  keySource: KeySource;
   backends: Backend[];
-  clock?: Clock;
-  log?: Logger;
   /** How long mount tables and compiled policies are trusted before a re-read (default 5 s). */
   cacheSeconds?: number;
   /** The stage's routed mounts in AWS (see MountTable); absent locally, where every family is served. */

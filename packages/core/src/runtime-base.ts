@@ -1,33 +1,27 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { type CoreBase, createCoreBase } from './core-base.ts';
+import { sharedUntilRejected } from './lib/shared-until-rejected.ts';
 import { fileKeySource, type KeySource, kmsKeySource } from './storage/keyring.ts';
 import { storeClientOptions } from './storage/sdk-hash.ts';
 
-/**
- * What a deployed function reads from its environment to reach its state: `KEYHAVEN_TABLE`, and either
- * `KEYHAVEN_KMS_KEY_ID` (AWS) or `KEYHAVEN_KEY_FILE` (a laptop); `KEYHAVEN_DYNAMODB_ENDPOINT` and `KEYHAVEN_KMS_ENDPOINT`
- * point the SDK at local stand-ins. The secrets service's core is built on it in `runtime.ts`; the scheduler needs this
- * alone, so its functions bundle none of the secrets service.
- */
+// What a deployed function reads from its environment to reach its state: `KEYHAVEN_TABLE`, and either
+// `KEYHAVEN_KMS_KEY_ID` (AWS) or `KEYHAVEN_KEY_FILE` (a laptop); `KEYHAVEN_DYNAMODB_ENDPOINT` and `KEYHAVEN_KMS_ENDPOINT`
+// point the SDK at local stand-ins. The secrets service's core is built on it in `runtime.ts`; the scheduler needs this
+// alone, so its functions bundle none of the secrets service.
 
 /**
- * The table, keyring, clock and log alone, from the same environment (`core-base.ts`): what the scheduler's functions
- * run on, without the secrets service's mounts, policies, tokens, leases and audit.
+ * The table, keyring, clock and log alone, from the environment (`core-base.ts`): what the scheduler's functions run
+ * on, without the secrets service's mounts, policies, tokens, leases and audit.
  */
 export function coreBaseFromEnvironment(env = process.env): () => Promise<CoreBase> {
-  let base: Promise<CoreBase> | undefined;
-  return () => {
-    base ??= createCoreBase({
+  return sharedUntilRejected(() =>
+    createCoreBase({
       dynamodb: dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT),
       tableName: tableName(env),
       keySource: keySource(env),
-    });
-    base.catch(() => {
-      base = undefined;
-    });
-    return base;
-  };
+    }),
+  );
 }
 
 export const tableName = (env = process.env) => env.KEYHAVEN_TABLE ?? 'keyhaven';

@@ -1,4 +1,5 @@
 import { type AskEngine, type Core, type CoreOptions, createCore } from './core.ts';
+import { sharedUntilRejected } from './lib/shared-until-rejected.ts';
 import { dynamoDbClient, keySource, tableName } from './runtime-base.ts';
 
 /**
@@ -7,9 +8,8 @@ import { dynamoDbClient, keySource, tableName } from './runtime-base.ts';
  * `KEYHAVEN_KMS_ENDPOINT` point the SDK at local stand-ins.
  */
 export function coreFromEnvironment(backends: CoreOptions['backends'], env = process.env): () => Promise<Core> {
-  let core: Promise<Core> | undefined;
-  return () => {
-    core ??= createCore({
+  return sharedUntilRejected(() =>
+    createCore({
       dynamodb: dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT),
       tableName: tableName(env),
       keySource: keySource(env),
@@ -18,12 +18,8 @@ export function coreFromEnvironment(backends: CoreOptions['backends'], env = pro
       ...(env.KEYHAVEN_ENGINE_FUNCTIONS
         ? { askEngine: askThroughLambda(env.KEYHAVEN_ENGINE_FUNCTIONS, env.KEYHAVEN_LAMBDA_ENDPOINT) }
         : {}),
-    });
-    core.catch(() => {
-      core = undefined;
-    });
-    return core;
-  };
+    }),
+  );
 }
 
 /** `KEYHAVEN_DECLARED_MOUNTS`: the stage's mounts as the stacks route them, `[{"path":"ldap/","type":"ldap"}]`. */

@@ -4,6 +4,7 @@ import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes } from '../front/body-limit.ts';
 import { Pipeline } from '../secrets/framework/pipeline.ts';
 import { canonicalPath } from '../lib/request-path.ts';
+import { sharedUntilRejected } from '../lib/shared-until-rejected.ts';
 import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
 import { type HttpFront, type HttpReply, type HttpRequest, jsonReply, queryOnlyMethods } from '../front/exchange.ts';
 
@@ -20,14 +21,7 @@ export interface SecretsFrontOptions {
  * oversized body, a malformed URL), so that every request is answered and logged the same way.
  */
 export function secretsFront(options: SecretsFrontOptions): HttpFront {
-  let pipeline: Promise<Pipeline> | undefined;
-  const getPipeline = () => {
-    pipeline ??= options.core().then((core) => new Pipeline(core));
-    pipeline.catch(() => {
-      pipeline = undefined;
-    });
-    return pipeline;
-  };
+  const getPipeline = sharedUntilRejected(() => options.core().then((core) => new Pipeline(core)));
   const answer = async (request: HttpRequest): Promise<HttpReply> => {
     // A read or a delete is its query (issue 23 §4): no such handler is given a body, so the parameter constraints
     // checked on the query are all its input. Vault ignores their body too; an oversized one is not read, not refused.

@@ -5,6 +5,7 @@ import { nodeListener } from '../http/node-listener.ts';
 import { type WebApp, webApp } from '../http/web-app.ts';
 import { trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import { canonicalPath } from '../lib/request-path.ts';
+import { sharedUntilRejected } from '../lib/shared-until-rejected.ts';
 import { authMethodRoutes } from './acl/auth-methods/routes.ts';
 import { bindingRuleRoutes } from './acl/binding-rules/routes.ts';
 import { loginRoutes } from './acl/login-routes.ts';
@@ -19,7 +20,7 @@ import { openApiRoute } from './http/openapi.ts';
 import { forwardWrites, type RegionOptions } from './http/regions.ts';
 import { answerRoute, exchangeOf, matchRoute, route, type SchedulerRoute } from './http/route.ts';
 import type { SchedulerBase } from './scheduler-base.ts';
-import { type Scheduler, type SchedulerOptions, schedulerFor } from './scheduler.ts';
+import { type SchedulerOptions, schedulerFor } from './scheduler.ts';
 
 /** The largest request body the service reads (`front/body-limit.ts`, the secrets service's); a larger one is refused with 413 unread. */
 export { maxBodyBytes } from '../front/body-limit.ts';
@@ -68,14 +69,7 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
  * write forwarding in a replica region; the audit log around the route table (`http/route.ts`).
  */
 export function schedulerFront(options: SchedulerAppOptions): HttpFront {
-  let scheduler: Promise<Scheduler> | undefined;
-  const getScheduler = () => {
-    scheduler ??= options.core().then((core) => schedulerFor(core, options));
-    scheduler.catch(() => {
-      scheduler = undefined;
-    });
-    return scheduler;
-  };
+  const getScheduler = sharedUntilRejected(() => options.core().then((core) => schedulerFor(core, options)));
   const cors = options.consoleOrigins ? consoleCors(options.consoleOrigins) : undefined;
   const forward = forwardWrites(options);
   const audit = options.audit ? schedulerAudit(options.audit) : undefined;

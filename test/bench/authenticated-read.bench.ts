@@ -5,8 +5,9 @@
  * Cases: service, batch and orphan batch tokens through the web-object form of the service in process
  * (`createSecretsApp`'s `app.request`, the same pipeline a Lambda runs, behind web Request/Response objects), then
  * service and batch tokens over real HTTP through the local runtime (`npm start`'s code, its own table on the
- * same DynamoDB Local), driven by node:http with keep-alive connections. An authenticated read fetches the token's
- * item and the data in one BatchGetItem (the read-ahead in `secrets/framework/authorise.ts`), so it makes one
+ * same DynamoDB Local), driven by the lightest client there is (`raw-http-client.ts`: keep-alive sockets, a
+ * prebuilt request, nothing read but the status and the body's length), since it runs on this thread beside the
+ * server. An authenticated read fetches the token's item and the data in one BatchGetItem (the read-ahead in `secrets/framework/authorise.ts`), so it makes one
  * DynamoDB call, as the raw GetItem does. Prints requests/s, p50, p99, DynamoDB calls per request and the ratios.
  * The raw baselines use the SDK's client as anyone gets it; the service runs on its client as the runtimes configure
  * it (`storage/sdk-hash.ts`; the store drops the logger and User-Agent middleware), and one more raw GetItem on that
@@ -21,7 +22,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BatchGetItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
@@ -36,6 +36,7 @@ import { startLocal } from '../../packages/local/src/runtime.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
 import { startBenchDynamo } from './bench-service.ts';
+import { rawHttpGet } from './raw-http-client.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
 
 const seconds = sized('BENCH_SECONDS', 5, 0.5);
@@ -251,22 +252,12 @@ try {
       .client_token;
   const httpService = await httpToken({});
   const httpBatch = await httpToken({ type: 'batch' });
-  // The load generator shares the two cores with the server and DynamoDB Local, so it is the lightest client Node
-  // has: node:http with keep-alive connections (fetch costs more CPU per request than the server's whole read).
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const { hostname, port } = new URL(base);
-  const httpRead = (token: string) => () =>
-    new Promise<boolean>((resolve, reject) => {
-      const outgoing = request(
-        { host: hostname, port, path: '/v1/kv/bench/db', agent, headers: { 'X-Secrets-Token': token } },
-        (response) => {
-          response.resume();
-          response.on('end', () => resolve(response.statusCode === 200));
-        },
-      );
-      outgoing.on('error', reject);
-      outgoing.end();
-    });
+  // The load generator shares the two cores and this thread with the server, so it is the lightest client there is
+  // (raw-http-client.ts): a prebuilt request on keep-alive sockets, reading only the status and Content-Length.
+  const httpRead = (token: string) => {
+    const get = rawHttpGet(new URL('/v1/kv/bench/db', base), { 'X-Secrets-Token': token });
+    return async () => (await get()) === 200;
+  };
 
   const raw = newCase('raw GetItem (the data item)', rawData, calls);
   const rawStoreClient = newCase("raw GetItem on the store's client", rawDataStoreClient, storeCalls);

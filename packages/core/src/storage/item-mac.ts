@@ -34,31 +34,53 @@ export const itemKind = (name: string, unauthenticated: readonly string[] = []):
 
 type Keyed = Record<string, unknown> & { pk: string; sk: string };
 
-/** A JSON form with object keys sorted at every depth; binary and set values tagged so no two values share a form. */
+/**
+ * A JSON form with object keys sorted at every depth; binary and set values tagged so no two values share a form.
+ * Built by concatenation, as every authenticated read verifies one item (`test/storage/item-mac.test.ts` pins the
+ * form: items signed by earlier releases must still verify).
+ */
 function canonical(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-    return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value instanceof Uint8Array) return `{"$bytes":${JSON.stringify(Buffer.from(value).toString('base64'))}}`;
-  if (value instanceof Set) return `{"$set":[${[...value].map(canonical).sort().join(',')}]}`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, inner]) => inner !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonical(inner)}`).join(',')}}`;
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'undefined':
+      return 'null';
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        let out = '';
+        for (let index = 0; index < value.length; index++) out += (index ? ',' : '') + canonical(value[index]);
+        return `[${out}]`;
+      }
+      if (value instanceof Uint8Array)
+        return `{"$bytes":${JSON.stringify(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64'))}}`;
+      if (value instanceof Set) return `{"$set":[${[...value].map(canonical).sort().join(',')}]}`;
+      return canonicalObject(value as Record<string, unknown>);
+    }
   }
   throw new TypeError(`cannot authenticate a value of type ${typeof value}`);
 }
 
+/** An object's canonical form: its keys in UTF-16 code unit order (the default sort), undefined and `left` ones left out. */
+function canonicalObject(value: Record<string, unknown>, left?: (name: string) => boolean): string {
+  let out = '';
+  for (const name of Object.keys(value).sort()) {
+    const inner = value[name];
+    if (inner === undefined || left?.(name)) continue;
+    out += `${out ? ',' : ''}${JSON.stringify(name)}:${canonical(inner)}`;
+  }
+  return `{${out}}`;
+}
+
 /** The message a kind's item is MACed as: kind, key, then the covered attributes (undefined ones count as absent). */
 function message(kind: ItemKind, item: Keyed): string {
-  const covered: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(item)) {
-    if (name === 'pk' || name === 'sk' || name === macAttribute || kind.unauthenticated.has(name)) continue;
-    covered[name] = value;
-  }
-  return canonical([macPrefix, kind.name, item.pk, item.sk, covered]);
+  const covered = canonicalObject(
+    item,
+    (name) => name === 'pk' || name === 'sk' || name === macAttribute || kind.unauthenticated.has(name),
+  );
+  return `[${JSON.stringify(macPrefix)},${JSON.stringify(kind.name)},${canonical(item.pk)},${canonical(item.sk)},${covered}]`;
 }
 
 /** Signs and checks items of the kinds that hold security state; one HMAC per item either way. */

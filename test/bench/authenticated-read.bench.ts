@@ -8,7 +8,9 @@
  * same DynamoDB Local), driven by the lightest client there is (`raw-http-client.ts`: keep-alive sockets, a
  * prebuilt request, nothing read but the status and the body's length), since it runs on this thread beside the
  * server. An authenticated read fetches the token's item and the data in one BatchGetItem (the read-ahead in `secrets/framework/authorise.ts`), so it makes one
- * DynamoDB call, as the raw GetItem does. Prints requests/s, p50, p99, DynamoDB calls per request and the ratios.
+ * DynamoDB call, as the raw GetItem does. Prints requests/s, p50, p99, DynamoDB calls per request, this process's
+ * CPU per request and its CPU use while the case ran (all its threads; 100% is one core: DynamoDB Local's JVM is
+ * another process on the same two cores), and the ratios.
  * The raw baselines use the SDK's client as anyone gets it; the service runs on its client as the runtimes configure
  * it (`storage/sdk-hash.ts`; the store drops the logger and User-Agent middleware), and one more raw GetItem on that
  * client shows the service's cost beyond the call itself.
@@ -54,6 +56,8 @@ interface Case {
   elapsedSeconds: number;
   failures: number;
   callCount: number;
+  /** This process's CPU time (all its threads) while the case ran, µs. */
+  cpuMicros: number;
 }
 
 const newCase = (name: string, once: () => Promise<boolean>, calls?: () => number): Case => ({
@@ -64,6 +68,7 @@ const newCase = (name: string, once: () => Promise<boolean>, calls?: () => numbe
   elapsedSeconds: 0,
   failures: 0,
   callCount: 0,
+  cpuMicros: 0,
 });
 
 /** `concurrency` workers call `once` back to back for `durationSeconds`, adding to the case's figures. */
@@ -80,9 +85,12 @@ async function drive(target: Case, durationSeconds: number, record = true): Prom
     }
   };
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(Array.from({ length: concurrency }, worker));
   if (!record) return;
   target.elapsedSeconds += (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  target.cpuMicros += cpu.user + cpu.system;
   target.callCount += (target.calls?.() ?? 0) - callsBefore;
 }
 
@@ -116,7 +124,18 @@ function counting(client: DynamoDBClient): () => number {
 const perSecond = (each: Case) => each.latencies.length / each.elapsedSeconds;
 
 function print(cases: Case[], raw: Case, floor: Case) {
-  const header = ['case', 'req/s', 'p50 ms', 'p99 ms', 'ddb calls/req', 'vs raw GetItem', 'vs 2x GetItem', 'failed'];
+  const header = [
+    'case',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'ddb calls/req',
+    'CPU µs/req',
+    'CPU busy',
+    'vs raw GetItem',
+    'vs 2x GetItem',
+    'failed',
+  ];
   const lines = cases.map((each) => {
     const sorted = [...each.latencies].sort((a, b) => a - b);
     const at = (quantile: number) =>
@@ -127,6 +146,8 @@ function print(cases: Case[], raw: Case, floor: Case) {
       at(0.5).toFixed(2),
       at(0.99).toFixed(2),
       each.calls ? (each.callCount / each.latencies.length).toFixed(2) : '–',
+      (each.cpuMicros / each.latencies.length).toFixed(0),
+      `${((100 * each.cpuMicros) / 1e6 / each.elapsedSeconds).toFixed(0)}%`,
       (perSecond(each) / perSecond(raw)).toFixed(2),
       (perSecond(each) / perSecond(floor)).toFixed(2),
       String(each.failures),

@@ -1,9 +1,13 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
-import { KeyedSha256 } from '../../packages/core/src/storage/sdk-hash.ts';
+import { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
+import { KeyedSha256, storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
 
 /**
  * The SHA-256 the services' DynamoDB clients sign with (`storage/sdk-hash.ts`). DynamoDB Local accepts any signature,
@@ -70,6 +74,86 @@ describe('the SDK signing hash', () => {
       expect(ours).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/20261126\/eu-west-1\/dynamodb\/aws4_request, /);
       // The SDK's own: its Node hash, bound to SHA-256 as the SDK's client config binds it.
       expect(ours).toBe(await signed(Hash.bind(null, 'sha256')));
+    }
+  });
+
+  it("signs every call of a store's client as the SDK's own signer does, with the credentials of the moment", async () => {
+    // What the client sends, caught by a server standing in for DynamoDB (which would refuse a wrong signature; the
+    // suite's DynamoDB Local does not check them).
+    const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      request.on('end', () => {
+        received.push({ headers: request.headers, body });
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        response.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    // Credentials that expire at once: the SDK fetches new ones for every call, as it does when a role's expire.
+    const issued: { accessKeyId: string; secretAccessKey: string }[] = [];
+    const credentials = async () => {
+      const fresh = { accessKeyId: `AKID${issued.length}`, secretAccessKey: randomBytes(30).toString('base64') };
+      issued.push(fresh);
+      return { ...fresh, expiration: new Date(Date.now() + 1000) };
+    };
+    const client = new DynamoDBClient({
+      region: 'eu-west-1',
+      endpoint: `http://127.0.0.1:${port}`,
+      credentials,
+      ...storeClientOptions,
+    });
+    try {
+      const store = new DynamoStore(client, 'keyhaven');
+      await Promise.all([store.get('token#a', 'token'), store.get('token#b', 'token')]);
+      await store.get('mount#c', 'secret/db');
+      await store.get('mount#c', 'secret/other');
+      expect(received).toHaveLength(4);
+      const keys: string[] = [];
+      for (const { headers, body } of received) {
+        const authorization = headers.authorization as string;
+        const keyId = /Credential=(AKID\d+)\//.exec(authorization)?.[1] as string;
+        keys.push(keyId);
+        const used = issued.find((each) => each.accessKeyId === keyId);
+        expect(used).toBeDefined();
+        const signedHeaders = /SignedHeaders=([^,]+)/.exec(authorization)?.[1]?.split(';') ?? [];
+        const oracle = new SignatureV4({
+          credentials: used as { accessKeyId: string; secretAccessKey: string },
+          region: 'eu-west-1',
+          service: 'dynamodb',
+          sha256: Hash.bind(null, 'sha256'),
+        });
+        const stamp = headers['x-amz-date'] as string;
+        const signingDate = new Date(
+          `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}Z`,
+        );
+        const resigned = await oracle.sign(
+          new HttpRequest({
+            method: 'POST',
+            protocol: 'http:',
+            hostname: '127.0.0.1',
+            port,
+            path: '/',
+            headers: Object.fromEntries(signedHeaders.map((name) => [name, headers[name] as string])),
+            body,
+          }),
+          { signingDate },
+        );
+        expect(authorization).toBe(resigned.headers.authorization);
+      }
+      // Each call signed with the credentials current when it was made, not those of the first call (the two concurrent
+      // calls may share one refresh).
+      const [first, second, third, fourth] = keys;
+      expect(new Set([third, fourth]).size).toBe(2);
+      expect([first, second]).not.toContain(third);
+      expect([first, second]).not.toContain(fourth);
+    } finally {
+      client.destroy();
+      server.close();
     }
   });
 });

@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { unavailable } from '../lib/errors.ts';
+import { sharedUntilRejected } from '../lib/shared-until-rejected.ts';
 import { ConditionFailed, itemKey } from './condition-failed.ts';
 import { Expressions, outsideRange } from './dynamodb-expressions.ts';
 import {
@@ -70,6 +71,23 @@ function placeholders(expressions: Expressions) {
   };
 }
 
+/**
+ * One SigV4 signer for all of a client's calls. The SDK builds a new one for every call, from a copy of its whole
+ * configuration: about 7 µs of a call's CPU (issue 28). A signer holds nothing of a call: it reads the credentials
+ * through the client's own provider (which refreshes them) when it signs, and is handed each call's date, region and
+ * service, so the shared one signs every call as a new one would (`test/storage/sdk-hash.test.ts` checks the signatures
+ * of a store's calls against the SDK's signer). If making it fails, the next call tries again.
+ */
+function shareOneSigner(client: DynamoDBClient): void {
+  const perCall = client.config.signer;
+  let scheme: Parameters<typeof perCall>[0];
+  const shared = sharedUntilRejected(() => perCall(scheme));
+  client.config.signer = (authScheme) => {
+    scheme ??= authScheme;
+    return shared();
+  };
+}
+
 const keyOf = (key: Key): Attributes => ({ pk: { S: key.pk }, sk: { S: key.sk } });
 
 /**
@@ -89,6 +107,7 @@ export class DynamoStore extends StoreBase implements Store {
     // Nor is the SDK's telemetry header worth its cost: building the User-Agent of every call took about 20 µs of a
     // GetItem's ~220 µs of CPU (issue 28). AWS serves a request the same without it.
     client.middlewareStack.remove('getUserAgentMiddleware');
+    shareOneSigner(client);
   }
 
   async get<T extends Item = Item>(pk: string, sk: string): Promise<T | undefined> {

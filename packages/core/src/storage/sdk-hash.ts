@@ -35,9 +35,23 @@ export class KeyedSha256 {
 }
 
 const keys = new WeakMap<object, KeyObject>();
+/**
+ * Keys given as text: SigV4 keys one HMAC of every request with the secret access key itself (the signing-key cache's
+ * lookup key). A few are kept, for the credentials in use; rotated ones fall out when more than that arrive.
+ */
+const textKeys = new Map<string, KeyObject>();
+const textKeysKept = 4;
 
 function hmacKey(secret: SourceData): KeyObject {
-  if (typeof secret === 'string') return createSecretKey(Buffer.from(secret, 'utf8'));
+  if (typeof secret === 'string') {
+    let key = textKeys.get(secret);
+    if (!key) {
+      if (textKeys.size >= textKeysKept) textKeys.clear();
+      key = createSecretKey(Buffer.from(secret, 'utf8'));
+      textKeys.set(secret, key);
+    }
+    return key;
+  }
   let key = keys.get(secret);
   if (!key) {
     key = createSecretKey(bytesOf(secret));

@@ -55,11 +55,13 @@ export async function closeGracefully(
 /** The socket seen through a JS stream (the HTTP parser would otherwise read the native handle directly). */
 function rewritingStream(socket: net.Socket): Duplex {
   const stream = new Duplex({
+    // The server's text goes to the socket as text, without a copy into a Buffer on the way.
+    decodeStrings: false,
     read() {
       socket.resume();
     },
-    write(chunk, _encoding, done) {
-      socket.write(chunk, done);
+    write(chunk, encoding, done) {
+      socket.write(chunk, encoding, done);
     },
     final(done) {
       socket.end(done);

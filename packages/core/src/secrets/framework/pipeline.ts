@@ -150,6 +150,8 @@ const maxLoggedPathLength = 512;
  * anything shaped like one of our tokens is taken out wherever it appears. Very long paths are cut.
  */
 export function loggablePath(path: string): string {
+  // Most paths hold no token and are short: logged as they are, without running the patterns below.
+  if (path.length <= maxLoggedPathLength && !path.includes('hv') && !path.startsWith('/v1/auth/token/')) return path;
   const redacted = path
     .replace(/^(\/v1\/auth\/token\/(?:lookup|renew|revoke|revoke-orphan)\/).+$/, '$1<redacted>')
     .replace(/(^|\/)hv[sbr]\.[^/]*/g, '$1<redacted>');

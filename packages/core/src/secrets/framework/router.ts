@@ -38,8 +38,12 @@ export function matchPaths(paths: CompiledPath[], path: string): PathMatch[] {
   for (const { spec, regex } of paths) {
     const match = regex.exec(path);
     if (!match) continue;
-    const params = Object.fromEntries(Object.entries(match.groups ?? {}).filter(([, value]) => value !== undefined));
-    matches.push({ spec, params: params as Record<string, string> });
+    const params: Record<string, string> = {};
+    for (const name in match.groups) {
+      const value = match.groups[name];
+      if (value !== undefined) params[name] = value;
+    }
+    matches.push({ spec, params });
   }
   return matches;
 }

@@ -41,8 +41,8 @@ import { startBenchDynamo } from './bench-service.ts';
 import { rawHttpGet } from './raw-http-client.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
 
-const seconds = sized('BENCH_SECONDS', 5, 0.5);
-const rounds = sized('BENCH_ROUNDS', 5, 1);
+const seconds = sized('BENCH_SECONDS', 10, 0.5);
+const rounds = sized('BENCH_ROUNDS', 10, 1);
 const concurrency = sized('BENCH_CONCURRENCY', 16, 4);
 const warmupSeconds = sized('BENCH_WARMUP_SECONDS', 10, 0.5);
 const readPolicy = 'path "kv/bench/*" { capabilities = ["read"] }';

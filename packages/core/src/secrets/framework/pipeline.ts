@@ -147,13 +147,25 @@ const maxLoggedPathLength = 512;
 
 /**
  * The path as a log line may show it: old Vault clients put tokens in URLs (`auth/token/lookup/<token>`), and
- * anything shaped like one of our tokens is taken out wherever it appears. Very long paths are cut.
+ * anything shaped like one of our tokens is taken out wherever it appears. Very long paths are cut. A path the front
+ * refused is logged as sent, so the patterns look at it as a lenient reader would (escapes decoded, empty and `.`
+ * segments dropped, `auth/token` in any case): a token spelled `h%76s.…` or put after `auth/token//lookup/` is taken
+ * out too (`test/attacks/log-redaction.test.ts`).
  */
 export function loggablePath(path: string): string {
+  const view = /%|\/\.?\//.test(path) ? leniently(path) : path;
   // Most paths hold no token and are short: logged as they are, without running the patterns below.
-  if (path.length <= maxLoggedPathLength && !path.includes('hv') && !path.startsWith('/v1/auth/token/')) return path;
-  const redacted = path
-    .replace(/^(\/v1\/auth\/token\/(?:lookup|renew|revoke|revoke-orphan)\/).+$/, '$1<redacted>')
+  if (path.length <= maxLoggedPathLength && !view.includes('hv') && !/^\/v1\/auth\/token\//i.test(view)) return path;
+  const redacted = view
+    .replace(/^(\/v1\/auth\/token\/(?:lookup|renew|revoke|revoke-orphan)\/).+$/i, '$1<redacted>')
     .replace(/(^|\/)hv[sbr]\.[^/]*/g, '$1<redacted>');
-  return redacted.length > maxLoggedPathLength ? `${redacted.slice(0, maxLoggedPathLength)}…` : redacted;
+  const shown = redacted === view ? path : redacted;
+  return shown.length > maxLoggedPathLength ? `${shown.slice(0, maxLoggedPathLength)}…` : shown;
+}
+
+/** `path` with its `%XX` escapes decoded one byte each (a malformed one left as is) and empty or `.` segments dropped. */
+function leniently(path: string): string {
+  return path
+    .replace(/%[0-9a-f]{2}/gi, (escape) => String.fromCharCode(Number.parseInt(escape.slice(1), 16)))
+    .replace(/\/(?:\.?\/)+/g, '/');
 }

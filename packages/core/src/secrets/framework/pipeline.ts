@@ -166,6 +166,6 @@ export function loggablePath(path: string): string {
 /** `path` with its `%XX` escapes decoded one byte each (a malformed one left as is) and empty or `.` segments dropped. */
 function leniently(path: string): string {
   return path
-    .replace(/%[0-9a-f]{2}/gi, (escape) => String.fromCharCode(Number.parseInt(escape.slice(1), 16)))
+    .replace(/%[0-9a-f]{2}/gi, (encoded) => String.fromCharCode(Number.parseInt(encoded.slice(1), 16)))
     .replace(/\/(?:\.?\/)+/g, '/');
 }

@@ -163,6 +163,22 @@ describe('LIST over a real socket', () => {
     }
   });
 
+  it("the server's text reaches the client byte for byte in the encoding it was written: UTF-8 beyond Latin-1", async () => {
+    // The echo is JSON the server writes as a string (UTF-8): a body of Latin-1 bytes 0x80–0xFF comes back as two
+    // bytes each, and Content-Length counts the bytes. Text handed to the socket in the wrong encoding would break both.
+    const body = `é ü ß ${String.fromCharCode(0xff)} LIST /x y`;
+    for (const method of ['PUT', 'LIST']) {
+      const [response] = await exchange([Buffer.from(request(method, '/v1/secret/app', body), 'latin1')], 1);
+      const echo = JSON.parse(Buffer.from(response?.text ?? '', 'latin1').toString('utf8'));
+      expect(response?.status, method).toBe(200);
+      expect(echo, method).toEqual({
+        method: method === 'LIST' ? 'GET' : method,
+        url: method === 'LIST' ? '/v1/secret/app?list=true' : '/v1/secret/app',
+        body,
+      });
+    }
+  });
+
   it('a LIST request split at every byte is rewritten to GET ?list=true, with its query kept', async () => {
     const wire = request('LIST', '/v1/secret/app/?foo=bar', undefined, ['X-Secrets-Token: t']);
     for (const [at, parts] of splitEverywhere(wire)) {

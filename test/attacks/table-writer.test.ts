@@ -111,6 +111,32 @@ describe('table writer against the secrets service: forged security items are re
     expect(JSON.stringify(refusals)).not.toContain('root');
   });
 
+  for (const [where, path] of [
+    ['as an attribute of its own', '#p'],
+    ['inside a map attribute (meta)', 'meta.#p'],
+  ] as const) {
+    it(`adding a map named __proto__ to a token entry, ${where}: refused like any added attribute`, async () => {
+      // Read back, such a map becomes the item's (or the map's) prototype: in no key list, yet it answers for every
+      // attribute the entry lacks. The MAC must not be blind to it.
+      const { client_token, accessor } = await narrowToken();
+      expect((await h.call('GET', '/v1/secret/app/one', { token: client_token })).status).toBe(200);
+      const key = await tokenKeyOf(accessor);
+      await doc.send(
+        new UpdateCommand({
+          TableName: h.tableName,
+          Key: key,
+          UpdateExpression: `SET ${path} = :v`,
+          ExpressionAttributeNames: { '#p': '__proto__' },
+          ExpressionAttributeValues: { ':v': { explicitMaxTtl: 0, boundCidrs: [], revoking: false } },
+        }),
+      );
+      const after = await h.call('GET', '/v1/secret/app/one', { token: client_token });
+      expect(after.status, JSON.stringify(recorded.errors.slice(-2))).toBe(403);
+      expect((await h.call('GET', '/v1/auth/token/lookup-self', { token: client_token })).status).toBe(403);
+      expect(refusalsOf(key.pk, key.sk)[0]?.fields).toMatchObject({ kind: 'token', mac: 'mismatch' });
+    });
+  }
+
   it("copying the root token's item onto another token's key: the copy is refused, the root token still works", async () => {
     const { client_token, accessor } = await narrowToken();
     const victim = await tokenKeyOf(accessor);

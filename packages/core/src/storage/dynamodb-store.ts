@@ -44,7 +44,23 @@ type TransactItem = { [K in keyof TransactWriteItem]?: Omit<NonNullable<Transact
  */
 const toAttributes = (item: Record<string, unknown>): Attributes => marshall(item, { removeUndefinedValues: true });
 const fromAttributes = <T>(attributes: Attributes | undefined): T | undefined =>
-  attributes === undefined ? undefined : (unmarshall(attributes) as T);
+  attributes === undefined ? undefined : (unmarshall(ownAttributes(attributes)) as T);
+
+/**
+ * An attribute named `__proto__`, which anyone who can write the table may add, reaches us from the SDK as the attribute
+ * map's prototype or as an own key with no value, and `unmarshall` would assign it as a prototype: in no key list, yet
+ * answering for every attribute the item lacks, unseen by an item MAC (or failing the read). It is read as a plain text
+ * attribute of another name instead, so a MAC over the item fails like for any added attribute and nothing inherits
+ * from it (`test/attacks/table-writer.test.ts`).
+ */
+function ownAttributes(attributes: Attributes): Attributes {
+  const prototype = Object.getPrototypeOf(attributes);
+  if ((prototype === Object.prototype || prototype === null) && !Object.hasOwn(attributes, '__proto__'))
+    return attributes;
+  const own: Attributes = { '(an attribute named __proto__)': { S: 'present' } };
+  for (const [name, value] of Object.entries(attributes)) if (name !== '__proto__') own[name] = value;
+  return own;
+}
 
 /** Tries of a transaction cancelled only by conflicts with other transactions, and the base of the wait between them. */
 const conflictAttempts = 6;
@@ -131,7 +147,7 @@ export class DynamoStore extends StoreBase implements Store {
           new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
         );
         for (const attributes of out.Responses?.[this.tableName] ?? []) {
-          const item = unmarshall(attributes) as Item;
+          const item = fromAttributes<Item>(attributes) as Item;
           found.set(itemKey(item.pk, item.sk), item);
         }
         pending = out.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
@@ -203,7 +219,7 @@ export class DynamoStore extends StoreBase implements Store {
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
-      for (const attributes of page.Items ?? []) items.push(unmarshall(attributes) as Item);
+      for (const attributes of page.Items ?? []) items.push(fromAttributes<Item>(attributes) as Item);
       start = page.LastEvaluatedKey;
     } while (start);
     return items;
@@ -247,7 +263,7 @@ export class DynamoStore extends StoreBase implements Store {
         new QueryCommand({ TableName: this.tableName, ...input, ExclusiveStartKey: start }),
       );
       for (const attributes of out.Items ?? []) {
-        const item = unmarshall(attributes) as T;
+        const item = fromAttributes<T>(attributes) as T;
         if (keep(item)) items.push(item);
       }
       start = out.LastEvaluatedKey;

@@ -65,6 +65,10 @@ function canonical(value: unknown): string {
 
 /** An object's canonical form: its keys in UTF-16 code unit order (the default sort), undefined and `left` ones left out. */
 function canonicalObject(value: Record<string, unknown>, left?: (name: string) => boolean): string {
+  // A map attribute named `__proto__` becomes the object's prototype when read (`unmarshall` assigns it), so it is in
+  // no key list, yet its fields answer for every attribute the item lacks: a form the MAC cannot cover.
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) throw new TypeError('cannot authenticate a `__proto__`');
   let out = '';
   for (const name of Object.keys(value).sort()) {
     const inner = value[name];
@@ -105,7 +109,12 @@ export class ItemMac {
     const stored = item[macAttribute];
     if (typeof stored !== 'string' || !stored.startsWith(macPrefix)) return false;
     const given = Buffer.from(stored.slice(macPrefix.length), 'base64url');
-    const expected = this.keyring.itemMac(message(kind, item));
+    let expected: Buffer;
+    try {
+      expected = this.keyring.itemMac(message(kind, item));
+    } catch {
+      return false; // a form no signed item has (see `canonicalObject`)
+    }
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
 

@@ -36,7 +36,7 @@ import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { startLocal } from '../../packages/local/src/runtime.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
-import { storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
+import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { startBenchDynamo } from './bench-service.ts';
 import { rawHttpGet } from './raw-http-client.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
@@ -176,7 +176,7 @@ const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
 const calls = counting(client);
 // The service's client, configured as the runtimes configure theirs (`storeClientOptions`, and the store drops the
 // logger and User-Agent middleware): a raw GetItem on it too shows the service's cost beyond the call itself.
-const storeClient = new DynamoDBClient({ ...localClientConfig(dynamo.endpoint), ...storeClientOptions });
+const storeClient = new DynamoDBClient({ ...localClientConfig(dynamo.endpoint), ...storeClientOptions() });
 const storeCalls = counting(storeClient);
 let local: Awaited<ReturnType<typeof startLocal>> | undefined;
 let exitCode = 0;

@@ -13,7 +13,7 @@ import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { backendsOf, type SecretsFamily } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
+import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig, startDynamoDbLocal } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 
@@ -53,7 +53,7 @@ export async function startBenchService(
   const dynamo = await startBenchDynamo();
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
   // Configured as the runtimes configure the services' clients (`storage/sdk-hash.ts`).
-  const client = new DynamoDBClient({ ...localClientConfig(dynamo.endpoint), ...storeClientOptions });
+  const client = new DynamoDBClient({ ...localClientConfig(dynamo.endpoint), ...storeClientOptions() });
   options.observe?.(client);
   const stop = async () => {
     client.destroy();

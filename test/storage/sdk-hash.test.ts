@@ -7,7 +7,8 @@ import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
 import { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
-import { KeyedSha256, storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
+import { KeyedSha256 } from '../../packages/core/src/storage/sdk-hash.ts';
+import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 
 /**
  * The SHA-256 the services' DynamoDB clients sign with (`storage/sdk-hash.ts`). DynamoDB Local accepts any signature,
@@ -107,7 +108,7 @@ describe('the SDK signing hash', () => {
       region: 'eu-west-1',
       endpoint: `http://127.0.0.1:${port}`,
       credentials,
-      ...storeClientOptions,
+      ...storeClientOptions(),
     });
     try {
       const store = new DynamoStore(client, 'keyhaven');

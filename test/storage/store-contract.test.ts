@@ -8,7 +8,7 @@ import type { Condition, Item, Store } from '../../packages/core/src/storage/int
 import { itemKind } from '../../packages/core/src/storage/item-mac.ts';
 import { Keyring } from '../../packages/core/src/storage/keyring.ts';
 import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
-import { storeClientOptions } from '../../packages/core/src/storage/sdk-hash.ts';
+import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 
@@ -21,7 +21,7 @@ const implementations: Array<[string, () => Promise<Store>]> = [
     'DynamoDB',
     async () => {
       // Configured as the services configure their clients (`storage/sdk-hash.ts`).
-      const client = new DynamoDBClient({ ...localClientConfig(inject('dynamoEndpoint')), ...storeClientOptions });
+      const client = new DynamoDBClient({ ...localClientConfig(inject('dynamoEndpoint')), ...storeClientOptions() });
       const tableName = `test-${randomUUID()}`;
       await ensureTable(client, tableName);
       return new DynamoStore(client, tableName);

@@ -3,7 +3,7 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { type CoreBase, createCoreBase } from './core-base.ts';
 import { sharedUntilRejected } from './lib/shared-until-rejected.ts';
 import { fileKeySource, type KeySource, kmsKeySource } from './storage/keyring.ts';
-import { storeClientOptions } from './storage/sdk-hash.ts';
+import { storeClientOptions } from './storage/store-client.ts';
 
 // What a deployed function reads from its environment to reach its state: `KEYHAVEN_TABLE`, and either
 // `KEYHAVEN_KMS_KEY_ID` (AWS) or `KEYHAVEN_KEY_FILE` (a laptop); `KEYHAVEN_DYNAMODB_ENDPOINT` and `KEYHAVEN_KMS_ENDPOINT`
@@ -27,9 +27,9 @@ export function coreBaseFromEnvironment(env = process.env): () => Promise<CoreBa
 export const tableName = (env = process.env) => env.KEYHAVEN_TABLE ?? 'keyhaven';
 
 export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {
-  if (!endpoint) return new DynamoDBClient({ ...storeClientOptions });
+  if (!endpoint) return new DynamoDBClient({ ...storeClientOptions() });
   return new DynamoDBClient({
-    ...storeClientOptions,
+    ...storeClientOptions(),
     endpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },

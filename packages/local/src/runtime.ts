@@ -18,7 +18,7 @@ import {
 } from '@keyhaven/core';
 import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
-import { storeClientOptions } from '@keyhaven/core/storage/sdk-hash.ts';
+import { storeClientOptions } from '@keyhaven/core/storage/store-client.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import { schedulerNodeListener } from '@keyhaven/core/scheduler/scheduler-app.ts';
 import { consoleHandler } from '@keyhaven/ui/serve.ts';
@@ -94,7 +94,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   const tableCalls = new InFlight();
   // DynamoDB Local started here keeps its data under this folder's own access key; a given endpoint gets the shared one.
   const credentials = dynamo?.credentials ?? sharedTestCredentials;
-  const client = new DynamoDBClient({ ...localClientConfig(endpoint, credentials), ...storeClientOptions });
+  const client = new DynamoDBClient({ ...localClientConfig(endpoint, credentials), ...storeClientOptions() });
   countCalls(client, tableCalls);
   const stopAll = async () => {
     shutdown.abort(); // blocking queries answer now

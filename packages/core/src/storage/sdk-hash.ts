@@ -65,13 +65,3 @@ function bytesOf(data: ArrayBuffer | ArrayBufferView): Buffer {
     ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     : Buffer.from(data as ArrayBuffer);
 }
-
-/**
- * What every DynamoDB client the services create is given besides its endpoint (`runtime-base.ts`, the local runtime):
- * the hash above. Not the SDK's `cacheMiddleware`, which resolves the middleware stack once per command class and
- * shares one handler context among all concurrent calls of that command: it saves 10–20 µs of an HTTP kv read's
- * ~500 µs (resolving the stack is 3.5 µs per call in a microbench), the lease storm's read p99 looked worse with it
- * (`test/bench/lease-storm.bench.ts`, a figure that moves as much from run to run), and lib-dynamodb's document client
- * refuses such a client (issue 28, `docs/performance.md`).
- */
-export const storeClientOptions = { sha256: KeyedSha256 };

@@ -153,7 +153,8 @@ function queryString(query: SdkRequest['query']): string {
   for (const name of Object.keys(query).sort()) {
     const value = query[name];
     const values = Array.isArray(value) ? value : [value];
-    for (const each of values) parts.push(typeof each === 'string' ? `${escapeUri(name)}=${escapeUri(each)}` : escapeUri(name));
+    for (const each of values)
+      parts.push(typeof each === 'string' ? `${escapeUri(name)}=${escapeUri(each)}` : escapeUri(name));
   }
   return parts.join('&');
 }

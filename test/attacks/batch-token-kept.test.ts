@@ -86,7 +86,8 @@ describe('a batch token kept after its first use', () => {
     const altered = [
       `hvb.${flip(body, 0)}`,
       `hvb.${flip(body, Math.floor(body.length / 2))}`,
-      `hvb.${flip(body, body.length - 1)}`,
+      // Not the last character: its low bits may be base64's padding, which decodes to the very same token.
+      `hvb.${flip(body, body.length - 2)}`,
       `hvb.${body.slice(0, -4)}`,
       `hvb.${body}AAAA`,
       `hvs.${body}`,

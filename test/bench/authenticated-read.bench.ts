@@ -12,7 +12,7 @@
  * CPU per request and its CPU use while the case ran (all its threads; 100% is one core: DynamoDB Local's JVM is
  * another process on the same two cores), and the ratios.
  * The raw baselines use the SDK's client as anyone gets it; the service runs on its client as the runtimes configure
- * it (`storage/sdk-hash.ts`; the store drops the logger and User-Agent middleware), and one more raw GetItem on that
+ * it (`storage/store-client.ts`; the store drops the logger and User-Agent middleware), and one more raw GetItem on that
  * client shows the service's cost beyond the call itself.
  *
  * DynamoDB Local keeps speeding up for a minute or more under load and this machine's load drifts, so the

@@ -52,7 +52,7 @@ export async function startBenchService(
 ): Promise<BenchService> {
   const dynamo = await startBenchDynamo();
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
-  // Configured as the runtimes configure the services' clients (`storage/sdk-hash.ts`).
+  // Configured as the runtimes configure the services' clients (`storage/store-client.ts`).
   const client = new DynamoDBClient({ ...localClientConfig(dynamo.endpoint), ...storeClientOptions() });
   options.observe?.(client);
   const stop = async () => {

@@ -20,7 +20,7 @@ const implementations: Array<[string, () => Promise<Store>]> = [
   [
     'DynamoDB',
     async () => {
-      // Configured as the services configure their clients (`storage/sdk-hash.ts`).
+      // Configured as the services configure their clients (`storage/store-client.ts`).
       const client = new DynamoDBClient({ ...localClientConfig(inject('dynamoEndpoint')), ...storeClientOptions() });
       const tableName = `test-${randomUUID()}`;
       await ensureTable(client, tableName);

@@ -98,10 +98,9 @@ export class SdkHttpHandler {
       );
       // `on`, not `once`: a request destroyed after its first error may raise another, which must not go unheard.
       outgoing.on('error', fail);
-      if (this.idleTimeoutMs)
-        outgoing.once('timeout', () =>
-          outgoing.destroy(timeoutError(`the socket was idle for ${this.idleTimeoutMs} ms`)),
-        );
+      outgoing.once('timeout', () =>
+        outgoing.destroy(timeoutError(`the socket was idle for ${this.idleTimeoutMs} ms`)),
+      );
       if (requestTimeoutMs) {
         timer = setTimeout(
           () => outgoing.destroy(timeoutError(`the request took longer than ${requestTimeoutMs} ms`)),

@@ -39,3 +39,16 @@ export const BINDING_RULE_PK = 'sched#binding-rule';
 
 /** A pending OIDC login (`acl/oidc/auth-url` to `acl/oidc/complete-auth`) by its state; expires with the table's TTL. */
 export const OIDC_STATE_PK = 'sched#oidc-state';
+
+/** Node pools by name (the built-in `all` and `default` are never stored: `cluster/node-pools/model.ts`). */
+export const NODE_POOL_PK = 'sched#node-pool';
+
+/** Namespaces by name (`default` is stored only once it is changed: `cluster/namespaces/model.ts`). */
+export const NAMESPACE_PK = 'sched#namespace';
+
+/**
+ * Jobs (part 2 of the cluster writes them): one partition per namespace, the job's ID the sort key, each item a
+ * Nomad `Job` with at least `ID`, `Namespace`, `NodePool` and `Status`. Namespace and node-pool deletion read it
+ * (`cluster/jobs-in-use.ts`): a namespace or pool with a job whose Status is not `dead` is in use.
+ */
+export const jobPk = (namespace: string): string => `sched#job#${namespace}`;

@@ -12,6 +12,8 @@ import { loginRoutes } from './acl/login-routes.ts';
 import { policyRoutes } from './acl/policies/routes.ts';
 import { roleRoutes } from './acl/roles/routes.ts';
 import { tokenRoutes } from './acl/tokens/routes.ts';
+import { namespaceRoutes } from './cluster/namespaces/routes.ts';
+import { nodePoolRoutes } from './cluster/node-pools/routes.ts';
 import { type SchedulerAuditOptions, schedulerAudit } from './audit.ts';
 import { eventRoutes } from './events/stream.ts';
 import { consoleCors } from './http/console-cors.ts';
@@ -53,6 +55,8 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...authMethodRoutes,
   ...bindingRuleRoutes,
   ...loginRoutes,
+  ...nodePoolRoutes,
+  ...namespaceRoutes,
   ...eventRoutes,
   openApiRoute(() => schedulerRoutes),
 ];

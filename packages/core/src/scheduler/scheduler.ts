@@ -6,6 +6,9 @@ import { SchedulerAcl } from './acl/policy-rules.ts';
 import { AclRoles } from './acl/roles/store.ts';
 import type { StoredToken } from './acl/tokens/model.ts';
 import { AclTokens } from './acl/tokens/store.ts';
+import { jobsInPool } from './cluster/jobs-in-use.ts';
+import { Namespaces } from './cluster/namespaces/store.ts';
+import { NodePools } from './cluster/node-pools/store.ts';
 import { EventBroker } from './events/broker.ts';
 import { type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
 import { type PendingEvent, SchedulerState } from './state.ts';
@@ -61,6 +64,8 @@ export class Scheduler {
   readonly authMethods: AclAuthMethods;
   readonly bindingRules: AclBindingRules;
   readonly events: EventBroker;
+  readonly nodePools: NodePools;
+  readonly namespaces: Namespaces;
 
   constructor(
     readonly core: SchedulerBase,
@@ -74,6 +79,14 @@ export class Scheduler {
     this.authMethods = new AclAuthMethods(this.state, core.keyring);
     this.bindingRules = new AclBindingRules(this.state, this.authMethods);
     this.events = new EventBroker(this.state, { pollMs: options.eventPollMs ?? 200 });
+    this.nodePools = new NodePools(this.state);
+    this.namespaces = new Namespaces(this.state);
+    // A pool with a job that is not dead is in use (Nomad's nodePoolRegionsInUse); the node store adds its own check.
+    this.nodePools.addUsageCheck(async (pool) => {
+      const namespaces = (await this.namespaces.list()).map((namespace) => namespace.Name);
+      const live = (await jobsInPool(core.store, namespaces, pool)).some((job) => job.Status !== 'dead');
+      return live ? `node pool ${JSON.stringify(pool)} has non-terminal jobs` : undefined;
+    });
   }
 
   /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */

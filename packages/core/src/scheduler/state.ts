@@ -11,7 +11,17 @@ import { EVENT_PK, eventKey, INDEX_SK, META_PK, tableIndexSk } from './keys.ts';
 
 export { EVENT_PK, eventKey, META_PK } from './keys.ts';
 
-export type TableName = 'acl_token' | 'acl_policy' | 'acl_role' | 'acl_auth_method' | 'acl_binding_rule' | 'events';
+export type TableName =
+  | 'acl_token'
+  | 'acl_policy'
+  | 'acl_role'
+  | 'acl_auth_method'
+  | 'acl_binding_rule'
+  | 'events'
+  | 'nodes'
+  | 'node_pools'
+  | 'namespaces'
+  | 'jobs';
 
 /** An event as a write produces it; the index is the write's. */
 export interface PendingEvent {

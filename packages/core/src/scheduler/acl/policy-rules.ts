@@ -7,11 +7,14 @@
 
 import { equalFold, HclSyntaxError, keyName, type ObjectItem, parseHclV1 } from '../../lib/hcl-v1.ts';
 import { decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
+import { closestGlob } from './closest-glob.ts';
 
 export type Disposition = 'read' | 'write' | 'deny';
 
 export interface PolicyRules {
+  /** Each rule's capabilities in Nomad's order: the listed ones, then the policy's expansion (then implied ones). */
   namespaces: Array<{ name: string; capabilities: string[] }>;
+  nodePools: Array<{ name: string; capabilities: string[] }>;
   node?: Disposition;
   agent?: Disposition;
   operator?: Disposition;
@@ -105,6 +108,12 @@ const expansions: Record<string, string[]> = {
     'submit-recommendation',
   ],
 };
+/** nomad/acl/policy.go expandNodePoolPolicy (`scale` grants nothing on a pool). */
+const nodePoolExpansions: Record<string, string[]> = {
+  deny: ['deny'],
+  read: ['read'],
+  write: ['delete', 'read', 'write'],
+};
 /** nomad/acl/policy.go expandNamespaceCapabilities: host volume capabilities imply the lesser ones. */
 const implied: Record<string, string[]> = {
   'host-volume-write': ['host-volume-register', 'host-volume-create', 'host-volume-delete', 'host-volume-read'],
@@ -138,7 +147,7 @@ const simpleCapabilities: Record<string, Set<string>> = {
  * a `deny` followed by a `write` would grant the write.
  */
 export function parsePolicyRules(text: string): PolicyRules {
-  const rules: PolicyRules = { namespaces: [] };
+  const rules: PolicyRules = { namespaces: [], nodePools: [] };
   if (text === '') return rules;
   try {
     const root = parseHclV1(text);
@@ -198,10 +207,17 @@ function labelledRule(rules: PolicyRules, kind: (typeof labelled)[number], item:
       throw new PolicyParseError(`Invalid ${kind.replace('_', ' ')} capability '${capability}' for "${name}"`);
     }
   }
+  if (kind === 'node_pool') {
+    rules.nodePools.push({
+      name,
+      capabilities: [...capabilities, ...(policy ? (nodePoolExpansions[policy] ?? []) : [])],
+    });
+    return;
+  }
   if (kind !== 'namespace') return;
   const granted = [...capabilities, ...(policy ? (expansions[policy] ?? []) : [])];
-  for (const capability of capabilities) granted.push(...(implied[capability] ?? []));
-  rules.namespaces.push({ name, capabilities: [...new Set(granted)] });
+  for (const capability of [...granted]) granted.push(...(implied[capability] ?? []));
+  rules.namespaces.push({ name, capabilities: granted });
 }
 
 interface SimpleFields {
@@ -248,58 +264,109 @@ function simpleRule(rules: PolicyRules, kind: (typeof simple)[number], { policy,
   }
 }
 
-/** What a token may do: the union of its policies' rules, where deny wins. */
+/**
+ * Capability sets merged as Nomad's NewACL merges them, rule by rule in policy order: a set that holds `deny` takes
+ * nothing more, and a `deny` clears what the set held before.
+ */
+function mergeCapabilities(target: Map<string, Set<string>>, name: string, capabilities: readonly string[]): void {
+  let set = target.get(name);
+  if (!set) {
+    set = new Set<string>();
+    target.set(name, set);
+  }
+  if (set.has('deny')) return;
+  for (const capability of capabilities) {
+    if (capability === 'deny') {
+      set.clear();
+      set.add('deny');
+      return;
+    }
+    set.add(capability);
+  }
+}
+
+/** Rules by exact name and by glob (a name with a `*`), as Nomad keeps them in two trees. */
+interface NamedRules {
+  exact: Map<string, Set<string>>;
+  globs: Map<string, Set<string>>;
+}
+
+function namedRules(all: PolicyRules[], pick: (rules: PolicyRules) => PolicyRules['namespaces']): NamedRules {
+  const exact = new Map<string, Set<string>>();
+  const globs = new Map<string, Set<string>>();
+  for (const rules of all) {
+    for (const { name, capabilities } of pick(rules)) {
+      mergeCapabilities(name.includes('*') ? globs : exact, name, capabilities);
+    }
+  }
+  return { exact, globs };
+}
+
+/** Nomad's lookup: the exact rule, else the closest matching glob (`closest-glob.ts`). */
+function matching(rules: NamedRules, name: string): Set<string> | undefined {
+  return rules.exact.get(name) ?? closestGlob(rules.globs, name, globMatches);
+}
+
+/** What a token may do: its policies' rules merged as Nomad merges them (`acl/acl.go`), where deny wins. */
 export class SchedulerAcl {
   private constructor(
     readonly management: boolean,
-    private readonly namespaces: Map<string, Set<string>>,
+    private readonly namespaces: NamedRules,
+    private readonly nodePools: NamedRules,
     private readonly simple: Partial<Record<'node' | 'agent' | 'operator', Disposition>>,
   ) {}
 
-  static readonly managementAcl = new SchedulerAcl(true, new Map(), {});
-  static readonly denyAll = new SchedulerAcl(false, new Map(), {});
+  private static readonly none: NamedRules = { exact: new Map(), globs: new Map() };
+  static readonly managementAcl = new SchedulerAcl(true, SchedulerAcl.none, SchedulerAcl.none, {});
+  static readonly denyAll = new SchedulerAcl(false, SchedulerAcl.none, SchedulerAcl.none, {});
 
   static fromRules(all: PolicyRules[]): SchedulerAcl {
-    const namespaces = new Map<string, Set<string>>();
     const simple: Partial<Record<'node' | 'agent' | 'operator', Disposition>> = {};
     for (const rules of all) {
-      for (const { name, capabilities } of rules.namespaces) {
-        const set = namespaces.get(name) ?? new Set<string>();
-        for (const capability of capabilities) set.add(capability);
-        namespaces.set(name, set);
-      }
       for (const kind of ['node', 'agent', 'operator'] as const) {
         const next = rules[kind];
         if (next) simple[kind] = stronger(simple[kind], next);
       }
     }
-    return new SchedulerAcl(false, namespaces, simple);
+    return new SchedulerAcl(
+      false,
+      namedRules(all, (rules) => rules.namespaces),
+      namedRules(all, (rules) => rules.nodePools ?? []),
+      simple,
+    );
   }
 
-  /** Nomad's lookup: an exact namespace rule, else the closest matching glob. */
-  private namespaceCapabilities(namespace: string): Set<string> | undefined {
-    const exact = this.namespaces.get(namespace);
-    if (exact) return exact;
-    let best: { set: Set<string>; score: number } | undefined;
-    for (const [pattern, set] of this.namespaces) {
-      if (!pattern.includes('*') || !globMatches(pattern, namespace)) continue;
-      const score = namespace.length - pattern.replaceAll('*', '').length;
-      if (!best || score < best.score) best = { set, score };
-    }
-    return best?.set;
-  }
-
+  /** Nomad's AllowNamespaceOperation; `*` is allowed when any namespace rule grants the operation. */
   allowNamespaceOperation(namespace: string, capability: string): boolean {
     if (this.management) return true;
-    const set = this.namespaceCapabilities(namespace);
-    return !!set && !set.has('deny') && set.has(capability);
+    if (namespace === '*' && this.anyNamespace((set) => set.has(capability))) return true;
+    return matching(this.namespaces, namespace)?.has(capability) ?? false;
+  }
+
+  /** Nomad's AllowNamespace: any operation at all (a rule with a capability that is not `deny`). */
+  allowNamespace(namespace: string): boolean {
+    if (this.management) return true;
+    const allows = (set: Set<string>) => set.size > 0 && !set.has('deny');
+    if (namespace === '*' && this.anyNamespace(allows)) return true;
+    const set = matching(this.namespaces, namespace);
+    return !!set && allows(set);
+  }
+
+  private anyNamespace(holds: (set: Set<string>) => boolean): boolean {
+    return [...this.namespaces.exact.values(), ...this.namespaces.globs.values()].some(holds);
   }
 
   /** True when a `*` namespace rule grants the capability (what `namespace=*` on the event stream needs). */
   allowAllNamespaces(capability: string): boolean {
     if (this.management) return true;
-    const set = this.namespaces.get('*');
+    const set = this.namespaces.globs.get('*');
     return !!set && !set.has('deny') && set.has(capability);
+  }
+
+  /** Nomad's AllowNodePoolOperation: `read`, `write` or `delete` on the pool, by its exact rule or closest glob. */
+  allowNodePoolOperation(pool: string, capability: 'read' | 'write' | 'delete'): boolean {
+    if (this.management) return true;
+    return matching(this.nodePools, pool)?.has(capability) ?? false;
   }
 
   allow(kind: 'node' | 'agent' | 'operator', needed: 'read' | 'write'): boolean {

@@ -19,7 +19,7 @@ export function consoleCors(origins: () => readonly string[]) {
     const origin = allowedOrigin(request);
     return {
       ...(origin ? { 'Access-Control-Allow-Origin': origin } : {}),
-      'Access-Control-Expose-Headers': 'X-Nomad-Index,X-Nomad-KnownLeader,X-Nomad-LastContact',
+      'Access-Control-Expose-Headers': 'X-Nomad-Index,X-Nomad-KnownLeader,X-Nomad-LastContact,X-Nomad-NextToken',
     };
   };
   return {

@@ -9,6 +9,7 @@ import { badRequest, DomainError } from '../../lib/errors.ts';
 import type { RequestHeaders } from '../../lib/request-headers.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { SchedulerState, TableName } from '../state.ts';
+import { ListPage } from './list-query.ts';
 
 export { badRequest, notFound } from '../../lib/errors.ts';
 /** Nomad's refusal of an operation the caller's ACL does not allow: 403 `Permission denied`. */
@@ -144,7 +145,8 @@ export function queryOptions(scheduler: Scheduler, parameters: BlockingParameter
 
 /**
  * A blocking read: when `?index=N` is given, waits until one of `tables` passes N or the wait (plus up to
- * 1/16 jitter, measured on the service's clock) runs out, then answers with the current data and index.
+ * 1/16 jitter, measured on the service's clock) runs out, then answers with the current data and index. A list page
+ * (`list-query.ts`) is answered as its items, its next token in `X-Nomad-NextToken`.
  */
 export async function blockingQuery(
   scheduler: Scheduler,
@@ -173,5 +175,10 @@ export async function blockingQuery(
     }
   }
   const body = await read();
+  if (body instanceof ListPage) {
+    const headers = indexHeaders(index);
+    if (body.nextToken !== '') headers['X-Nomad-NextToken'] = body.nextToken;
+    return jsonReply(200, body.items, headers);
+  }
   return jsonReply(200, body, indexHeaders(index));
 }

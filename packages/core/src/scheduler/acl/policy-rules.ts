@@ -7,6 +7,7 @@
 
 import { equalFold, HclSyntaxError, keyName, type ObjectItem, parseHclV1 } from '../../lib/hcl-v1.ts';
 import { decodeSlice, decodeString, fieldSources, structList } from '../../lib/hcl-v1-decode.ts';
+import { globMatches } from '../../lib/glob.ts';
 import { closestGlob } from './closest-glob.ts';
 
 export type Disposition = 'read' | 'write' | 'deny';
@@ -380,14 +381,4 @@ function stronger(current: Disposition | undefined, next: Disposition): Disposit
   if (current === 'deny' || next === 'deny') return 'deny';
   if (current === 'write' || next === 'write') return 'write';
   return 'read';
-}
-
-function globMatches(pattern: string, value: string): boolean {
-  const regex = new RegExp(
-    `^${pattern
-      .split('*')
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  );
-  return regex.test(value);
 }

@@ -46,7 +46,8 @@ export function tokenSecret(headers: RequestHeaders): string | undefined {
   const direct = headers.get('x-scheduler-token') ?? headers.get('x-nomad-token');
   if (direct) return direct.trim();
   const authorization = headers.get('authorization');
-  const match = authorization ? /^Bearer\s+(.+)$/i.exec(authorization) : null;
+  // `s`: a line separator in the header must not turn the match quadratic (issue 39 §1).
+  const match = authorization ? /^Bearer\s+(.+)$/is.exec(authorization) : null;
   return match?.[1]?.trim();
 }
 

@@ -14,7 +14,8 @@ export function tokenFromHeaders(headers: RequestHeaders): string | undefined {
   const direct = headers.get('x-secrets-token') ?? headers.get('x-vault-token');
   if (direct) return direct.trim();
   const authorization = headers.get('authorization');
-  const bearer = authorization?.match(/^Bearer\s+(.+)$/i);
+  // `s`: a line separator in the header must not turn the match quadratic (issue 39 §1).
+  const bearer = authorization?.match(/^Bearer\s+(.+)$/is);
   return bearer?.[1]?.trim();
 }
 

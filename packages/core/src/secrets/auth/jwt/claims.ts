@@ -1,4 +1,5 @@
 /** The role's rules over a verified token's claims: bound claims, the user and group names, the metadata mapped from claims. */
+import { globMatches } from '../../../lib/glob.ts';
 import { ClaimError, type Claims, claimAt } from '../../../lib/jwt/claims.ts';
 import type { JwtRole } from './roles.ts';
 
@@ -8,12 +9,6 @@ function normalizeList(raw: unknown): unknown[] | undefined {
   if (Array.isArray(raw)) return raw;
   if (typeof raw === 'string' || typeof raw === 'boolean' || typeof raw === 'number') return [raw];
   return undefined;
-}
-
-/** go-glob's rule, which Vault uses: `*` matches any run of characters and nothing else is special. */
-export function globMatch(pattern: string, value: string): boolean {
-  const parts = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${parts.join('.*')}$`, 's').test(value);
 }
 
 /** Every bound claim must be present and match one of its values (lists on either side: any match). */
@@ -27,7 +22,9 @@ export function checkBoundClaims(claims: Claims, role: JwtRole): void {
     const expectedValues = normalizeList(expected) as Scalar[];
     const found = expectedValues.some((want) =>
       actualValues.some((have) =>
-        role.bound_claims_type === 'glob' ? typeof have === 'string' && globMatch(want as string, have) : have === want,
+        role.bound_claims_type === 'glob'
+          ? typeof have === 'string' && globMatches(want as string, have)
+          : have === want,
       ),
     );
     if (!found)

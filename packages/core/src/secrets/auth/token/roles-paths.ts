@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
+import { globMatches } from '../../../lib/glob.ts';
 import { path, type Reply, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
@@ -352,15 +353,6 @@ function checkedCidr(raw: string): string {
   if (!ipaddr.isValid(raw))
     throw badRequest(`invalid value for "token_bound_cidrs": "${raw}" is not an IP address or CIDR block`);
   return `${raw}/${ipaddr.parse(raw).kind() === 'ipv4' ? 32 : 128}`;
-}
-
-/** Vault's policy globs: `*` matches any run of characters, anywhere; nothing else is special. */
-function globMatches(glob: string, name: string): boolean {
-  const pattern = glob
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${pattern}$`).test(name);
 }
 
 const quoted = (names: string[]) => names.map((name) => JSON.stringify(name)).join(' ');

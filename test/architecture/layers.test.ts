@@ -41,6 +41,8 @@ import { importsOf } from './imports.ts';
  *  0 lib                 lib/**
  *    console             packages/ui/** (the web console: a client of the two public APIs, it imports nothing of
  *                        the services; `packages/local` serves it)
+ *    agent               packages/agent/** (the cluster's client agent and the simulated fleet: they speak only the
+ *                        documented client protocol over HTTP and import nothing of the services)
  */
 const src = 'packages/core/src/';
 const sched = `${src}scheduler/`;
@@ -105,6 +107,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   { rank: 1, name: 'scheduler state', prefixes: [`${sched}state.ts`, `${sched}keys.ts`, `${sched}events/broker.ts`] },
   { rank: 0, name: 'lib', prefixes: [`${src}lib/`] },
   { rank: 0, name: 'console', prefixes: ['packages/ui/'] },
+  { rank: 0, name: 'agent', prefixes: ['packages/agent/'] },
 ];
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -134,6 +137,9 @@ function resolve(from: string, specifier: string): string | undefined {
   else if (specifier.startsWith('@keyhaven/core/')) target = `${src}${specifier.slice('@keyhaven/core/'.length)}`;
   else if (specifier === '@keyhaven/local') target = 'packages/local/src/index.ts';
   else if (specifier.startsWith('@keyhaven/ui/')) target = `packages/ui/${specifier.slice('@keyhaven/ui/'.length)}`;
+  else if (specifier === '@keyhaven/agent') target = 'packages/agent/src/index.ts';
+  else if (specifier.startsWith('@keyhaven/agent/'))
+    target = `packages/agent/src/${specifier.slice('@keyhaven/agent/'.length)}`;
   else return undefined;
   const candidates = [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}/index.ts`];
   return (
@@ -256,6 +262,17 @@ describe('the import graph', () => {
       );
     expect(reaching).toEqual([]);
     expect([...graph.keys()].filter((file) => file.startsWith('packages/ui/src/')).length).toBeGreaterThan(5);
+  });
+
+  it('keeps the agent a client of the protocol only: nothing in packages/agent imports the services', () => {
+    const agentFiles = [...graph.keys()].filter((file) => file.startsWith('packages/agent/'));
+    const reaching = agentFiles.flatMap((file) =>
+      (graph.get(file) ?? [])
+        .filter((target) => !target.startsWith('packages/agent/'))
+        .map((target) => `${file} → ${target}`),
+    );
+    expect(reaching).toEqual([]);
+    expect(agentFiles.length).toBeGreaterThan(5);
   });
 
   it('has no arrow pointing up the layers', () => {

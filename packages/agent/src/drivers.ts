@@ -1,0 +1,42 @@
+/**
+ * Task drivers the agent can offer, as Nomad's driver fingerprints report them in a node's `Drivers` (and the
+ * `driver.<name>` attribute of a healthy one). Part 1 detects `raw_exec`, which needs nothing but the ability to
+ * start a process: it is always detected, and healthy only when the agent's configuration enables it (Nomad's
+ * `plugin "raw_exec" { config { enabled = true } }`), since it runs tasks unisolated, as the agent's user. Part 2 runs
+ * tasks with it (an allocation runner beside the allocation watcher).
+ */
+export interface DriverInfo {
+  Detected: boolean;
+  Healthy: boolean;
+  HealthDescription: string;
+  /** RFC 3339, when the health last changed. */
+  UpdateTime: string;
+  Attributes: Record<string, string>;
+}
+
+export interface DriverSettings {
+  rawExecEnabled: boolean;
+}
+
+/** Nomad's health descriptions. */
+export const driverHealth = { healthy: 'Healthy', disabled: 'disabled' } as const;
+
+export function fingerprintDrivers(settings: DriverSettings, now: Date): Record<string, DriverInfo> {
+  return {
+    raw_exec: {
+      Detected: true,
+      Healthy: settings.rawExecEnabled,
+      HealthDescription: settings.rawExecEnabled ? driverHealth.healthy : driverHealth.disabled,
+      UpdateTime: now.toISOString(),
+      Attributes: settings.rawExecEnabled ? { 'driver.raw_exec': '1' } : {},
+    },
+  };
+}
+
+/** The `driver.<name>` attributes of the healthy drivers (what job constraints on a driver read). */
+export function driverAttributes(drivers: Record<string, DriverInfo>): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  for (const [name, info] of Object.entries(drivers))
+    if (info.Detected && info.Healthy) attributes[`driver.${name}`] = '1';
+  return attributes;
+}

@@ -50,6 +50,8 @@ export interface SecretsHarness extends SecretsService {
 
 type HarnessOptions = {
   extraBackends?: Backend[];
+  /** The backends served instead of every family's (a test observing the real backends through a wrapper). */
+  backends?: Backend[];
   log?: Logger;
   keySource?: KeySource;
   clientIp?: string;
@@ -84,7 +86,7 @@ async function secretsOn(storage: CoreStorage, options: HarnessOptions, release:
   const core = await createCore({
     ...storage,
     keySource: options.keySource ?? fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: [...backendsOf(allSecretsFamilies), ...(options.extraBackends ?? [])],
+    backends: [...(options.backends ?? backendsOf(allSecretsFamilies)), ...(options.extraBackends ?? [])],
     clock,
     log: options.log ?? silentLogger,
   });

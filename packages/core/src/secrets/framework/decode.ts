@@ -4,33 +4,66 @@ import type { RawRequest } from './raw.ts';
 import { decodeBody, withoutNulls } from './request-body.ts';
 import type { Route } from './route.ts';
 
-/** A request's input as its path row reads it. */
-export interface Decoded {
-  /** The body as sent (`null` kept), for free-form data and for parameter constraints on writes. */
+/** Where a request's fields come from, before its path row reads them. */
+export interface RequestInput {
+  /** The body as sent (`null` kept), for free-form data; empty for an operation whose input is its query. */
   body: Record<string, unknown>;
-  /** The query string without `list`, for parameter constraints on reads. */
-  query: Record<string, string>;
-  /** The row's fields, validated: body, query (not for writes) and the pattern's captures. */
+  /**
+   * The one source of the request's fields, as sent (a body's `null` kept): what the audit request entry records,
+   * what the parameter constraints check, and (less `null`, plus the captures) all the row's fields are read from.
+   * A write's or a patch's body; a read's query string; nothing for a list or a delete.
+   */
+  parameters: Record<string, unknown>;
+}
+
+/** A request's fields as its path row reads them. */
+export interface Decoded {
+  /** The row's fields, validated: the parameters without `null`, and the pattern's captures. */
   data: Record<string, unknown>;
   /** Vault's warning about fields the row does not declare. */
   warnings: string[];
 }
 
 /**
- * The one decode stage for every backend's paths: the body as Vault reads it, then `null` as "not set", then the
- * row's zod schema. Invalid input is a 400 naming each field; unrecognized fields are a warning, or a 400 for a
- * row that refuses them.
+ * A request's fields come from one place, as in Vault's `http/logical.go`: a POST, PUT or PATCH from its body alone
+ * (read as Vault reads it), a GET from its query alone, a LIST or DELETE from its path alone (no adapter gives a read
+ * or a delete a body). So the
+ * fields a handler acts on are exactly those the audit entry and the policy's parameter constraints saw (issue 37
+ * §2: a PATCH used to take fields from its query string too, which the constraints did not check).
  */
-export function decodeFields(raw: RawRequest, route: Route): Decoded {
-  const { spec, params, operation } = route;
-  // `list=true` selects the operation; it is not a field. Body fields keep their names even when a query
-  // parameter is called `list`.
-  const { list: _list, ...query } = raw.query;
-  const body = decodeBody(raw.body, raw.headers.get('content-type'));
-  const input = { ...(operation === 'write' ? {} : query), ...withoutNulls(body), ...params };
-  const parsed = spec.fields.safeParse(input);
+export function requestInput(raw: RawRequest, route: Route): RequestInput {
+  switch (route.operation) {
+    case 'write':
+    case 'patch': {
+      const body = decodeBody(raw.body, raw.headers.get('content-type'));
+      return { body, parameters: body };
+    }
+    case 'read':
+      return { body: {}, parameters: queryFields(raw.query) };
+    default:
+      // A list or a delete: its only input is its path. Vault hands their query to the handler too, but checks no
+      // parameter constraint on them (`vault/acl.go`), so here they take none: no handler of ours reads one.
+      return { body: {}, parameters: {} };
+  }
+}
+
+/** The query parameters without `list`, which selects the operation and is not a field. */
+function queryFields(query: Record<string, string>): Record<string, string> {
+  const { list: _list, ...fields } = query;
+  return fields;
+}
+
+/**
+ * The one decode stage for every backend's paths: the request's parameters with `null` as "not set", the pattern's
+ * captures over them, then the row's zod schema. Invalid input is a 400 naming each field; unrecognized fields are a
+ * warning, or a 400 for a row that refuses them.
+ */
+export function decodeFields(input: RequestInput, route: Route): Decoded {
+  const { spec, params } = route;
+  const fields = { ...withoutNulls(input.parameters), ...params };
+  const parsed = spec.fields.safeParse(fields);
   if (!parsed.success) throw badRequest(describeIssues(parsed.error));
-  const unrecognized = unrecognizedFields(spec.fields, input);
+  const unrecognized = unrecognizedFields(spec.fields, fields);
   if (spec.refuseUnrecognizedFields && unrecognized.length > 0) {
     throw badRequest(
       `unrecognized parameters: [${unrecognized.join(' ')}]; this endpoint refuses what it would otherwise ignore`,
@@ -38,7 +71,7 @@ export function decodeFields(raw: RawRequest, route: Route): Decoded {
   }
   const warnings =
     unrecognized.length > 0 ? [`Endpoint ignored these unrecognized parameters: [${unrecognized.join(' ')}]`] : [];
-  return { body, query, data: parsed.data as Record<string, unknown>, warnings };
+  return { data: parsed.data as Record<string, unknown>, warnings };
 }
 
 function describeIssues(error: z.ZodError): string {

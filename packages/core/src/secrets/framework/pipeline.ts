@@ -4,7 +4,7 @@ import type { AuditedRequest } from '../audit/audit-log.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import { authenticate, authorise, readAhead } from './authorise.ts';
 import type { Request } from './backend.ts';
-import { decodeFields } from './decode.ts';
+import { decodeFields, requestInput } from './decode.ts';
 import type { RawRequest, RawResponse } from './raw.ts';
 import { envelope, withoutEnvelope } from './render.ts';
 import { Routes } from './route.ts';
@@ -75,7 +75,11 @@ export class Pipeline {
     const caller = spec.unauthenticated ? undefined : await authenticate(this.core, raw, route, ahead);
     if (caller) Object.assign(audit.request, { token: caller.token, entry: caller.entry });
 
-    const { body, query, data, warnings } = decodeFields(raw, route);
+    // The audit entry, the parameter constraints and the handler all see one set of fields (`decode.ts`): recorded
+    // here, so that a request refused for its fields (400, 403) is audited with what it tried.
+    const { body, parameters } = requestInput(raw, route);
+    audit.request.data = parameters;
+    const { data, warnings } = decodeFields({ body, parameters }, route);
     const request: Request = {
       operation: 'read',
       path: route.relative,
@@ -92,13 +96,11 @@ export class Pipeline {
     const { operation, handler } = await operationFor(route, request, raw.method);
     request.operation = operation;
 
-    // As Vault, parameter constraints see a write's body fields and a read's query parameters.
-    const isWrite = route.operation === 'write' || route.operation === 'patch';
+    audit.request.operation = operation;
     const remainingUses = caller
-      ? await authorise(this.core, caller, path, operation, spec.sudo, isWrite ? body : query)
+      ? await authorise(this.core, caller, path, operation, spec.sudo, parameters)
       : undefined;
     // Fail closed: with audit devices enabled, a request none of them recorded never reaches its handler.
-    Object.assign(audit.request, { operation, data: route.operation === 'write' ? body : query });
     await this.core.audit.log.request(audit.request);
     audit.written = true;
     try {

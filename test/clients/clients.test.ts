@@ -1,11 +1,14 @@
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
 import { emulatedGoogleEnvironment } from '../support/cloud-engine.ts';
+import { mariadbInstalled, startMariaDb } from '../support/mariadb.ts';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 import { type OperationResult, runNodeVault } from './node-vault-conformance.ts';
 import { type Product, startProduct } from './start-product.ts';
@@ -14,7 +17,9 @@ import { type Product, startProduct } from './start-product.ts';
  * Vault's two most used clients, unmodified, against the product as `npm start` runs it: Debian's python3-hvac 0.11.2
  * (`hvac_conformance.py`, run with /usr/bin/python3) and node-vault 0.12.0 (`node-vault-conformance.ts`). Each drives
  * every operation it offers for what the service serves, through its own methods; where real Vault refuses (an OIDC
- * URL on a JWT-only mount, a LIST of an empty mount) the refusal and its status are what is checked.
+ * URL on a JWT-only mount, a LIST of an empty mount) the refusal and its status are what is checked. Beside them, on
+ * the same `npm start`, a real consumer of Vault: MariaDB's `hashicorp_key_management` plugin (Debian's), with its
+ * default settings, keeping a private server's InnoDB encryption keys in `secret/`.
  */
 
 const run = promisify(execFile);
@@ -124,5 +129,77 @@ describe('Vault clients against npm start', () => {
         .filter((result) => !result.ok)
         .map((result) => `${result.op}: ${result.problem} | ${result.request} -> ${result.answer}`),
     ).toEqual([]);
+  }, 120_000);
+});
+
+/** The request lines `npm start` logged for a path: its JSON log has one per request, with the status answered. */
+function loggedRequests(output: string, requestPath: string): Array<{ method: string; status: number }> {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.includes('"request"'))
+    .map((line) => JSON.parse(line) as { msg?: string; path?: string; method: string; status: number })
+    .filter((entry) => entry.path === requestPath);
+}
+
+describe("MariaDB's hashicorp_key_management plugin against npm start", () => {
+  it('keeps an encrypted table readable across a restart, with the plugin at its defaults and a narrow token', async () => {
+    expect(
+      mariadbInstalled(),
+      'mariadb-server and mariadb-plugin-hashicorp-key-management (install-test-deps.sh)',
+    ).toBe(true);
+    const root = { 'X-Vault-Token': product.rootToken, 'Content-Type': 'application/json' };
+    const vault = async (method: string, url: string, body?: unknown) => {
+      const response = await fetch(`${product.secretsUrl}/v1/${url}`, {
+        method,
+        headers: root,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    };
+    // What the plugin reads: the mount's tune (for its kv version check) and the keys. Nothing else.
+    const policy =
+      'path "secret/data/*" { capabilities = ["read"] }\npath "sys/mounts/secret/tune" { capabilities = ["read"] }';
+    expect((await vault('PUT', 'sys/policies/acl/mariadb-keys', { policy })).status).toBe(204);
+    const token = (await vault('POST', 'auth/token/create', { policies: ['mariadb-keys'], ttl: '1h' })).body.auth
+      .client_token as string;
+    // Key 1 (InnoDB's default key id), a 256-bit AES key as hex, as the plugin's documentation stores it.
+    const key = randomBytes(32).toString('hex');
+    expect((await vault('POST', 'secret/data/1', { data: { data: key } })).status).toBe(200);
+
+    const mariadb = await startMariaDb({ vaultUrl: `${product.secretsUrl}/v1/secret`, token });
+    try {
+      const marker = `keyhaven-plaintext-${randomBytes(6).toString('hex')}`;
+      await mariadb.sql(
+        `CREATE DATABASE shop; CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(100)) ENGINE=InnoDB ENCRYPTED=YES;` +
+          `INSERT INTO shop.orders VALUES (1, '${marker}'), (2, 'second');`,
+      );
+      const encryption = await mariadb.sql(
+        "SELECT ENCRYPTION_SCHEME, CURRENT_KEY_ID FROM information_schema.INNODB_TABLESPACES_ENCRYPTION WHERE NAME = 'shop/orders'",
+      );
+      expect(encryption.trim()).toBe('1\t1');
+
+      await mariadb.restart();
+      expect(await mariadb.sql('SELECT id, note FROM shop.orders ORDER BY id')).toBe(`1\t${marker}\n2\tsecond\n`);
+      // The rows are on disk only encrypted.
+      const tableFile = await readFile(path.join(mariadb.dataDir, 'shop', 'orders.ibd'));
+      expect(tableFile.includes(marker)).toBe(false);
+      expect((await readdir(path.join(mariadb.dataDir, 'shop'))).sort()).toEqual([
+        'db.opt',
+        'orders.frm',
+        'orders.ibd',
+      ]);
+      const log = await mariadb.errorLog();
+      expect(log).not.toMatch(/hashicorp: .*(error|failed)/i);
+
+      // Both starts checked the mount's kv version (the plugin's default) and read the key, with the narrow token.
+      const output = product.output();
+      expect(loggedRequests(output, '/v1/sys/mounts/secret/tune').map((entry) => entry.status)).toEqual([200, 200]);
+      const keyReads = loggedRequests(output, '/v1/secret/data/1').filter((entry) => entry.method === 'GET');
+      expect(keyReads.length).toBeGreaterThanOrEqual(2);
+      expect(keyReads.every((entry) => entry.status === 200)).toBe(true);
+    } finally {
+      await mariadb.stop();
+    }
   }, 120_000);
 });

@@ -130,6 +130,43 @@ describe('sys/mounts', () => {
     });
   });
 
+  it("shows a mount's options and plugin versions where Vault does, at the top level too", async () => {
+    expect((await h.call('POST', '/v1/sys/mounts/kv2', asRoot({ type: 'kv-v2' }))).status).toBe(204);
+    const tune = await h.call('GET', '/v1/sys/mounts/kv2/tune', asRoot());
+    expect(tune.status).toBe(200);
+    expect(tune.body.data.options).toEqual({ version: '2' });
+    // What the MariaDB key-management plugin reads before it starts: `options.version` at the top level.
+    expect(tune.body.options).toEqual({ version: '2' });
+    expect(tune.body.force_no_cache).toBe(false);
+    expect(Object.hasOwn(tune.body.data, 'token_type')).toBe(false);
+    // A mount without options shows none in its tune, as Vault leaves the field out.
+    expect(Object.hasOwn((await h.call('GET', '/v1/sys/mounts/secret/tune', asRoot())).body.data, 'options')).toBe(
+      false,
+    );
+
+    const read = await h.call('GET', '/v1/sys/mounts/kv2', asRoot());
+    for (const body of [read.body.data, read.body])
+      expect(body).toMatchObject({
+        type: 'kv',
+        options: { version: '2' },
+        plugin_version: '',
+        running_plugin_version: expect.stringMatching(/^v\d+\.\d+\.\d+\+builtin\.keyhaven$/),
+        running_sha256: '',
+        external_entropy_access: false,
+        local: false,
+        seal_wrap: false,
+      });
+    const listed = await h.call('GET', '/v1/sys/mounts', asRoot());
+    expect(listed.body['kv2/']).toEqual(read.body.data);
+    expect(listed.body.data['secret/'].options).toBeNull();
+
+    const auth = await h.call('GET', '/v1/sys/auth', asRoot());
+    expect(auth.body['token/'].config.token_type).toBe('default-service');
+    expect(auth.body.data['token/'].running_plugin_version).toBe(read.body.data.running_plugin_version);
+    const authTune = await h.call('GET', '/v1/sys/auth/token/tune', asRoot());
+    expect(authTune.body).toMatchObject({ token_type: 'default-service', data: { token_type: 'default-service' } });
+  });
+
   it('refuses a tune or an enable whose TTLs do not fit, naming the field', async () => {
     await h.call('POST', '/v1/sys/mounts/kv2', asRoot({ type: 'kv', config: { max_lease_ttl: '1h' } }));
     const tooLong = await h.call('POST', '/v1/sys/mounts/kv2/tune', asRoot({ default_lease_ttl: '2h' }));

@@ -51,8 +51,6 @@ export interface Reply<Internal = Record<string, unknown>> {
   unwrapped?: object;
   /** An existing lease the request renewed (`sys/leases/renew`): the envelope shows its id, renewability and TTL. */
   renewed?: { leaseId: string; renewable: boolean; ttl: number };
-  /** Vault's older `sys/policy` answers: the data also at the top level, for clients written before the envelope. */
-  dataAtTopLevel?: true;
   /** Vault's `RespondWithStatusCode`: the envelope with a 404 (kv v2's deleted or destroyed version, with its metadata). */
   status?: 404;
 }

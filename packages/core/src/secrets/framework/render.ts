@@ -2,6 +2,7 @@ import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { Reply, Request } from './backend.ts';
 import type { RawResponse } from './raw.ts';
 import type { Issued } from './run.ts';
+import { injectsDataAtTopLevel } from './top-level-data.ts';
 
 /**
  * The answers that carry no envelope: an answer Vault gives as is (`unwrapped`), a list with
@@ -27,13 +28,14 @@ export function withoutEnvelope(
 
 /**
  * Vault's response envelope around a reply's data, with the lease and token it earned (or the lease it renewed).
- * The older shapes some paths keep (`renewed`, `dataAtTopLevel`, `status`) are answered as they always were here,
- * without `mount_type`.
+ * The older shapes some paths keep (`renewed`, `status`) are answered as they always were here, without `mount_type`.
+ * On the system routes Vault lists (`top-level-data.ts`) the data's fields are at the top level too, the envelope's
+ * own fields winning a clash as they do for a client reading Vault's answer.
  */
 export function envelope(request: Request, reply: Reply | undefined, warnings: string[], issued: Issued): RawResponse {
   const shown = [...warnings, ...(issued.lease?.warnings ?? [])];
   const lease = reply?.renewed ?? issued.lease;
-  const older = Boolean(reply?.renewed || reply?.dataAtTopLevel || reply?.status);
+  const older = Boolean(reply?.renewed || reply?.status);
   const body = {
     request_id: request.requestId,
     lease_id: lease?.leaseId ?? '',
@@ -45,7 +47,9 @@ export function envelope(request: Request, reply: Reply | undefined, warnings: s
     auth: issued.token ? authBlock(issued.token.token, issued.token.entry) : null,
     ...(older ? {} : { mount_type: request.mount.type }),
   };
-  return { status: reply?.status ?? 200, body: reply?.dataAtTopLevel ? { ...reply.data, ...body } : body };
+  const data = reply?.data;
+  const atTopLevel = data && Object.keys(data).length > 0 && injectsDataAtTopLevel(request.mount.path + request.path);
+  return { status: reply?.status ?? 200, body: atTopLevel ? { ...data, ...body } : body };
 }
 
 /** The `auth` block of a reply that carries a new token. */

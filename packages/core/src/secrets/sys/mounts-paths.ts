@@ -15,6 +15,7 @@ import {
 } from '../mounts/mount-table.ts';
 import { isOperatorOnlyOption, operatorOnlyMessage } from '../mounts/operator-settings.ts';
 import type { BuiltinServices } from './builtin.ts';
+import { version } from './server-identity.ts';
 
 /** What the mount paths use: the mount table, and what disabling a mount needs. */
 export type MountServices = Pick<BuiltinServices, 'mounts'> & DisableServices;
@@ -212,6 +213,11 @@ async function existing(
 
 const displayPath = (entry: MountEntry) => (entry.table === 'auth' ? entry.path.slice('auth/'.length) : entry.path);
 
+/**
+ * A mount as Vault's mount listing and `sys/mounts/:path` show it (`mountInfo` in Vault's `vault/logical_system.go`):
+ * `options` is null when the mount has none, as Go marshals an empty map; every mount runs the backend built into
+ * this version of Keyhaven, so `running_plugin_version` names it and no version is pinned (`plugin_version` "").
+ */
 export function describeMount(entry: MountEntry): Record<string, unknown> {
   return {
     type: entry.type,
@@ -223,15 +229,29 @@ export function describeMount(entry: MountEntry): Record<string, unknown> {
       max_lease_ttl: entry.config.maxLeaseTtl,
       force_no_cache: false,
       ...(entry.config.listingVisibility ? { listing_visibility: entry.config.listingVisibility } : {}),
+      ...(entry.table === 'auth' ? { token_type: defaultTokenType } : {}),
     },
     options: Object.keys(entry.options).length > 0 ? entry.options : null,
     local: entry.local,
     seal_wrap: entry.sealWrap,
     external_entropy_access: false,
+    plugin_version: '',
+    running_plugin_version: runningPluginVersion,
+    running_sha256: '',
   };
 }
 
-/** As Vault shows it: the effective TTLs, so a mount that sets none shows the system's. */
+/** What a builtin plugin reports running in Vault (`v1.19.0+builtin.vault`), here Keyhaven's own version. */
+const runningPluginVersion = `v${version}+builtin.keyhaven`;
+
+/** Every auth mount issues service tokens unless its roles say otherwise (Vault's `default-service`). */
+const defaultTokenType = 'default-service';
+
+/**
+ * As Vault's `handleTuneReadCommon` shows it: the effective TTLs (so a mount that sets none shows the system's), the
+ * mount's `options` when it has any (kv version 2: `{"version": "2"}`, which the MariaDB key-management plugin checks
+ * before it starts), and an auth mount's token type.
+ */
 function describeTune(entry: MountEntry): Record<string, unknown> {
   const { defaultTtl, maxTtl } = mountTtls(entry);
   return {
@@ -241,6 +261,8 @@ function describeTune(entry: MountEntry): Record<string, unknown> {
     default_lease_ttl_string: formatDuration(defaultTtl),
     max_lease_ttl_string: formatDuration(maxTtl),
     force_no_cache: false,
+    ...(entry.table === 'auth' ? { token_type: defaultTokenType } : {}),
     ...(entry.config.listingVisibility ? { listing_visibility: entry.config.listingVisibility } : {}),
+    ...(Object.keys(entry.options).length > 0 ? { options: entry.options } : {}),
   };
 }

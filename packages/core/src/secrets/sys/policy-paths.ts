@@ -1,8 +1,7 @@
 import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';
-import { type PathSpec, path, type Request } from '../framework/backend.ts';
+import { type PathSpec, path } from '../framework/backend.ts';
 import type { BuiltinServices } from './builtin.ts';
-import { envelopeWithTopLevelData } from './top-level-data.ts';
 import { sanitisePolicyName } from '../policies/policy-names.ts';
 
 /**
@@ -11,9 +10,9 @@ import { sanitisePolicyName } from '../policies/policy-names.ts';
  * and `policies`.
  */
 export const legacyPolicyPaths = (services: Pick<BuiltinServices, 'policies'>): PathSpec[] => {
-  const listReply = async (request: Request) => {
+  const listReply = async () => {
     const names = await services.policies.list();
-    return envelopeWithTopLevelData(request, { keys: names, policies: names });
+    return { data: { keys: names, policies: names } };
   };
   const writePolicy = async ({ data }: { data: { name: string; rules?: string; policy?: string } }) => {
     const text = data.rules ?? data.policy;
@@ -48,7 +47,7 @@ export const legacyPolicyPaths = (services: Pick<BuiltinServices, 'policies'>): 
       operations: {
         read: async (request) => {
           const policy = await services.policies.get(request.data.name);
-          return policy ? envelopeWithTopLevelData(request, { name: policy.name, rules: policy.text }) : undefined;
+          return policy ? { data: { name: policy.name, rules: policy.text } } : undefined;
         },
         create: writePolicy,
         update: writePolicy,

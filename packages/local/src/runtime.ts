@@ -44,7 +44,31 @@ export interface LocalOptions {
   sweepIntervalMs?: number;
   clock?: Clock;
   log?: Logger;
+  /** What each listener tolerates of a client (tests shorten it); default `listenerLimits`. */
+  limits?: ListenerLimits;
 }
+
+/**
+ * What each listener tolerates of a client, so that nobody can hold it with half-sent requests: a request's headers
+ * must arrive within `headersTimeoutMs` and the whole request (its body too) within `requestTimeoutMs` (Vault's
+ * listener defaults, `http_read_header_timeout` and `http_read_timeout`), else node answers 408 and closes the
+ * connection; at most `maxConnections` connections at once per listener, each of which may buffer up to the 1 MiB body
+ * limit (`front/body-limit.ts`), and a connection beyond them is closed at once. Answers are not timed: a blocking
+ * query or an event stream is written for as long as it lasts. Node checks the timeouts every `checkEveryMs`.
+ */
+export interface ListenerLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxConnections: number;
+  checkEveryMs: number;
+}
+
+export const listenerLimits: ListenerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  maxConnections: 256,
+  checkEveryMs: 1_000,
+};
 
 export interface LocalRuntime {
   core: Core;
@@ -135,10 +159,16 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     // The web console at `/ui/` beside the secrets API (Vault's path), built here at start: no separate step.
     let schedulerUrl = '';
     const serveConsole = await consoleHandler(() => ({ secretsUrl: '', schedulerUrl }));
-    const secrets = createServer((request, response) => {
+    const limits = options.limits ?? listenerLimits;
+    const serverOptions = {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: limits.checkEveryMs,
+    };
+    const secrets = createServer(serverOptions, (request, response) => {
       if (!serveConsole(request, response)) secretsApi(request, response);
     });
-    const scheduler = createServer(schedulerApi);
+    const scheduler = createServer(serverOptions, schedulerApi);
     const fronts: AddressInfo[] = [];
     for (const [server, port] of [
       [secrets, options.secretsPort],
@@ -146,6 +176,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     ] as const) {
       const unanswered = unansweredRequests(server);
       const front = await listenWithListMethod(server, port, host);
+      front.maxConnections = limits.maxConnections;
       fronts.push(front.address() as AddressInfo);
       listeners.push({
         drained: unanswered.drained,

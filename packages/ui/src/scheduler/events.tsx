@@ -12,7 +12,7 @@ import { SelectField } from './common.tsx';
  * Leaving the page aborts the request.
  */
 
-const topics = ['*', 'ACLToken', 'ACLPolicy', 'ACLRole', 'ACLAuthMethod', 'ACLBindingRule'];
+const topics = ['*', 'ACLToken', 'ACLPolicy', 'ACLRole', 'ACLAuthMethod', 'ACLBindingRule', 'NodePool', 'Node'];
 /** How many events the page keeps. */
 const keep = 500;
 const backoffMs = (attempt: number) => Math.min(500 * 2 ** attempt, 10_000);

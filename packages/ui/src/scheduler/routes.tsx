@@ -2,12 +2,17 @@ import type { NavEntry, RouteDef } from '../router.tsx';
 import { AuthMethodPage, AuthMethodsPage, NewAuthMethodPage } from './auth-methods.tsx';
 import { BindingRulePage, BindingRulesPage, NewBindingRulePage } from './binding-rules.tsx';
 import { EventsPage } from './events.tsx';
+import { NamespacePage, NamespacesPage, NewNamespacePage } from './namespaces.tsx';
+import { NewNodePoolPage, NodePoolPage, NodePoolsPage } from './node-pools.tsx';
 import { NewPolicyPage, PoliciesPage, PolicyPage } from './policies.tsx';
 import { NewRolePage, RolePage, RolesPage } from './roles.tsx';
 import { RuleTesterPage } from './rule-tester.tsx';
 import { NewTokenPage, TokenPage, TokensPage } from './tokens.tsx';
 
-/** The scheduler service's pages: ACL tokens, policies, roles, auth methods, binding rules, the rule tester, events. */
+/**
+ * The scheduler service's pages: ACL tokens, policies, roles, auth methods, binding rules, the rule tester, node
+ * pools, namespaces, events.
+ */
 export const schedulerRoutes: RouteDef[] = [
   { pattern: '/ui/scheduler/tokens', title: 'ACL tokens', view: () => <TokensPage /> },
   { pattern: '/ui/scheduler/tokens/new', title: 'Create an ACL token', view: () => <NewTokenPage /> },
@@ -45,6 +50,20 @@ export const schedulerRoutes: RouteDef[] = [
     title: 'ACL binding rule',
     view: ({ id = '' }) => <BindingRulePage key={id} id={id} />,
   },
+  { pattern: '/ui/scheduler/node-pools', title: 'Node pools', view: () => <NodePoolsPage /> },
+  { pattern: '/ui/scheduler/node-pools/new', title: 'Create a node pool', view: () => <NewNodePoolPage /> },
+  {
+    pattern: '/ui/scheduler/node-pools/:name',
+    title: 'Node pool',
+    view: ({ name = '' }) => <NodePoolPage key={name} name={name} />,
+  },
+  { pattern: '/ui/scheduler/namespaces', title: 'Namespaces', view: () => <NamespacesPage /> },
+  { pattern: '/ui/scheduler/namespaces/new', title: 'Create a namespace', view: () => <NewNamespacePage /> },
+  {
+    pattern: '/ui/scheduler/namespaces/:name',
+    title: 'Namespace',
+    view: ({ name = '' }) => <NamespacePage key={name} name={name} />,
+  },
   { pattern: '/ui/scheduler/events', title: 'Event stream', view: () => <EventsPage /> },
 ];
 
@@ -55,5 +74,7 @@ export const schedulerNav: NavEntry[] = [
   { href: '/ui/scheduler/auth-methods', label: 'Auth methods' },
   { href: '/ui/scheduler/binding-rules', label: 'Binding rules' },
   { href: '/ui/scheduler/binding-rules/test', label: 'Binding-rule tester' },
+  { href: '/ui/scheduler/node-pools', label: 'Node pools' },
+  { href: '/ui/scheduler/namespaces', label: 'Namespaces' },
   { href: '/ui/scheduler/events', label: 'Event stream' },
 ];

@@ -1,0 +1,121 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, requestHeaders, serviceUrl } from '../api.ts';
+import type { Loaded } from '../components.tsx';
+import { readEventStream, streamPath } from './event-stream.ts';
+
+/**
+ * A scheduler read kept current, as Nomad's own UI keeps its pages: the answer and its `X-Nomad-Index`, then either
+ * the event stream of `topic` (every batch after that index reloads the read; topics such as `NodePool` are for
+ * management tokens only) or, when there is no topic or the stream is refused, the read itself as a blocking query
+ * (`?index=<n>&wait=…`), which answers when the data passes the index it has. Leaving the page aborts both.
+ */
+
+export type LiveMode = 'loading' | 'stream' | 'blocking' | 'stopped';
+
+export interface LiveLoaded<T> extends Loaded<T> {
+  /** How the page learns of changes now. */
+  mode: LiveMode;
+}
+
+/** How long one blocking read may wait (below API Gateway's limit; the service may answer earlier). */
+const waitSeconds = 25;
+const backoffMs = (attempt: number) => Math.min(500 * 2 ** attempt, 10_000);
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/** A GET of the scheduler with its index header. */
+async function readWithIndex<T>(
+  path: string,
+  signal: AbortSignal,
+  after?: number,
+): Promise<{ data: T; index: number }> {
+  const separator = path.includes('?') ? '&' : '?';
+  const url = after === undefined ? path : `${path}${separator}index=${after}&wait=${waitSeconds}s`;
+  const response = await fetch(serviceUrl('scheduler', url), { headers: requestHeaders('scheduler'), signal });
+  const text = await response.text();
+  if (response.status >= 400) throw new ApiError(response.status, text.trim() ? [text.trim()] : []);
+  return {
+    data: (text ? JSON.parse(text) : undefined) as T,
+    index: Number(response.headers.get('X-Nomad-Index') ?? 0),
+  };
+}
+
+export function useLive<T>(path: string, topic?: string): LiveLoaded<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean; mode: LiveMode }>({
+    data: undefined,
+    error: undefined,
+    loading: true,
+    mode: 'loading',
+  });
+  const [tick, setTick] = useState(0);
+  const reload = useCallback(() => setTick((value) => value + 1), []);
+  const index = useRef(0);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    const { signal } = controller;
+    const show = (data: T, at: number, mode?: LiveMode) => {
+      index.current = at;
+      setState((previous) => ({ data, error: undefined, loading: false, mode: mode ?? previous.mode }));
+    };
+    void (async () => {
+      try {
+        const first = await readWithIndex<T>(path, signal);
+        show(first.data, first.index);
+      } catch (error) {
+        if (!signal.aborted) setState({ data: undefined, error, loading: false, mode: 'stopped' });
+        return;
+      }
+      let useStream = topic !== undefined;
+      let attempt = 0;
+      while (!signal.aborted) {
+        try {
+          if (useStream && topic) {
+            setState((previous) => ({ ...previous, mode: 'stream' }));
+            await readEventStream(streamPath(topic, '*', index.current), signal, {
+              onOpen: () => {
+                attempt = 0;
+              },
+              onHeartbeat: () => undefined,
+              onBatch: (batchIndex) => {
+                if (batchIndex <= index.current) return;
+                void readWithIndex<T>(path, signal).then(
+                  (fresh) => show(fresh.data, Math.max(fresh.index, batchIndex)),
+                  () => undefined,
+                );
+              },
+            });
+          } else {
+            setState((previous) => ({ ...previous, mode: 'blocking' }));
+            const fresh = await readWithIndex<T>(path, signal, index.current);
+            attempt = 0;
+            if (fresh.index !== index.current) show(fresh.data, fresh.index);
+            continue;
+          }
+        } catch (error) {
+          if (signal.aborted) return;
+          if (useStream && error instanceof ApiError && error.status === 403) {
+            // The token may read the data but not its topic: follow the read itself instead.
+            useStream = false;
+            continue;
+          }
+          if (error instanceof ApiError && error.status < 500 && !useStream) {
+            setState((previous) => ({ ...previous, error, mode: 'stopped' }));
+            return;
+          }
+        }
+        await sleep(backoffMs(attempt++), signal);
+      }
+    })();
+    return () => controller.abort();
+  }, [path, topic, tick]);
+
+  return { ...state, reload };
+}

@@ -1,0 +1,200 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ConsoleProduct,
+  launchBrowser,
+  newConsolePage,
+  signInWithToken,
+  startConsoleProduct,
+} from '../support/console.ts';
+
+/**
+ * The console's node-pool and namespace pages in Chromium against the product as `npm start` runs it: pools and
+ * namespaces are created, edited and deleted in the pages, each effect read back through the API; the service's own
+ * refusal is shown; the built-in ones offer no delete; lists follow changes made elsewhere without a reload (the
+ * `NodePool` event stream for a management token, blocking reads for a token that may not stream it and for
+ * namespaces, which have no events); a narrow token sees only what its rules let it read.
+ */
+/** Each case signs in and walks several pages, each request answered live: more than the default 30 s on a busy machine. */
+const caseTimeoutMs = 90_000;
+let product: ConsoleProduct;
+let browser: Browser;
+let management = '';
+
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  token = management,
+): Promise<{ status: number; text: string; json: () => unknown }> {
+  const response = await fetch(`${product.schedulerUrl}/v1/${path}`, {
+    method,
+    headers: { 'X-Nomad-Token': token, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, text, json: () => JSON.parse(text) };
+}
+
+beforeAll(async () => {
+  [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
+  const bootstrap = await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' });
+  management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
+});
+afterAll(async () => {
+  await browser?.close();
+  await product?.stop();
+});
+
+async function signedIn(token = management) {
+  const opened = await newConsolePage(browser);
+  await signInWithToken(opened.page, product, 'scheduler', token);
+  return opened;
+}
+
+const open = async (page: Page, path: string) => page.goto(`${product.consoleUrl}scheduler/${path}`);
+const cell = (page: Page, text: string) => page.getByRole('cell', { name: text, exact: true });
+const liveBy = (page: Page, how: 'event stream' | 'blocking queries') =>
+  page.getByRole('status', { name: 'Updates' }).getByText(`Live (${how})`).waitFor();
+
+describe('the node pool and namespace pages', () => {
+  it(
+    'creates, edits and deletes a node pool; built-ins cannot be deleted; the list follows the event stream',
+    async () => {
+      const { context, page } = await signedIn();
+      await page.getByRole('link', { name: 'Node pools' }).click();
+      await cell(page, 'default').waitFor();
+      await cell(page, 'all').waitFor();
+      await liveBy(page, 'event stream');
+
+      // Written elsewhere: the list shows it without a reload.
+      expect((await api('PUT', 'node/pools', { Name: 'from-elsewhere', Description: 'made by the API' })).status).toBe(
+        200,
+      );
+      await cell(page, 'from-elsewhere').waitFor();
+
+      await page.getByRole('link', { name: 'Create node pool' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('bad name');
+      await page.getByRole('button', { name: 'Create node pool' }).click();
+      await expect(page.getByRole('alert').textContent()).resolves.toContain('invalid name "bad name"');
+      expect((await api('GET', 'node/pool/bad%20name')).status).toBe(404);
+
+      await page.getByLabel('Name', { exact: true }).fill('gpu_racks');
+      await page.getByLabel('Description').fill('the GPU racks');
+      await page.getByLabel('Node identity TTL').fill('12h');
+      await page.getByLabel('Meta').fill('rack = r1\nzone = b');
+      await page.getByLabel('Scheduler algorithm').selectOption('spread');
+      await page.getByRole('button', { name: 'Create node pool' }).click();
+      await page.getByRole('heading', { name: 'Node pool gpu_racks', exact: true }).waitFor();
+      expect((await api('GET', 'node/pool/gpu_racks')).json()).toMatchObject({
+        Name: 'gpu_racks',
+        Description: 'the GPU racks',
+        NodeIdentityTTL: 12 * 3600 * 1e9,
+        Meta: { rack: 'r1', zone: 'b' },
+        SchedulerConfiguration: { SchedulerAlgorithm: 'spread', MemoryOversubscriptionEnabled: null },
+      });
+      const detail = (text: string) =>
+        page.getByRole('region', { name: 'Node pool' }).locator('dd', { hasText: text }).waitFor();
+      await detail('12h0m0s');
+      await page.getByRole('region', { name: 'Nodes in the pool' }).getByText('No nodes in this pool.').waitFor();
+
+      await page.getByLabel('Description').fill('GPU racks, row 2');
+      await page.getByRole('button', { name: 'Save node pool' }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      expect((await api('GET', 'node/pool/gpu_racks')).json()).toMatchObject({
+        Description: 'GPU racks, row 2',
+        NodeIdentityTTL: 12 * 3600 * 1e9,
+      });
+      // A change made elsewhere reaches the open page.
+      await api('PUT', 'node/pool/gpu_racks', { Name: 'gpu_racks', Description: 'changed elsewhere' });
+      await detail('changed elsewhere');
+
+      await page.getByRole('button', { name: 'Delete node pool gpu_racks' }).click();
+      await page.getByRole('button', { name: 'Confirm delete' }).click();
+      await page.getByRole('heading', { name: 'Node pools', exact: true }).waitFor();
+      expect((await api('GET', 'node/pool/gpu_racks')).status).toBe(404);
+
+      await open(page, 'node-pools/default');
+      await page.getByText('A built-in pool: it cannot be changed or deleted.').waitFor();
+      expect(await page.getByRole('button', { name: /^Delete/ }).count()).toBe(0);
+      await context.close();
+    },
+    caseTimeoutMs,
+  );
+
+  it(
+    'a token with node_pool "prod-*" read sees prod pools only, following them with blocking reads',
+    async () => {
+      expect(
+        (await api('POST', 'acl/policy/prod-pools', { Rules: 'node_pool "prod-*" { policy = "read" }' })).status,
+      ).toBe(200);
+      const token = (await api('POST', 'acl/token', { Type: 'client', Policies: ['prod-pools'] })).json() as {
+        SecretID: string;
+      };
+      await api('PUT', 'node/pools', { Name: 'prod-one' });
+      const { context, page } = await signedIn(token.SecretID);
+      await open(page, 'node-pools');
+      await cell(page, 'prod-one').waitFor();
+      await liveBy(page, 'blocking queries');
+      expect(await cell(page, 'default').count()).toBe(0);
+      expect(await cell(page, 'from-elsewhere').count()).toBe(0);
+      await api('PUT', 'node/pools', { Name: 'prod-two' });
+      await cell(page, 'prod-two').waitFor();
+
+      await open(page, 'node-pools/prod-one');
+      await page.getByRole('heading', { name: 'Node pool prod-one', exact: true }).waitFor();
+      await page.getByRole('button', { name: 'Delete node pool prod-one' }).click();
+      await page.getByRole('button', { name: 'Confirm delete' }).click();
+      await expect(page.getByRole('alert').first().textContent()).resolves.toContain('Permission denied');
+      expect((await api('GET', 'node/pool/prod-one')).status).toBe(200);
+      await context.close();
+    },
+    caseTimeoutMs,
+  );
+
+  it(
+    'creates, edits and deletes a namespace; the list follows changes with blocking reads',
+    async () => {
+      const { context, page } = await signedIn();
+      await page.getByRole('link', { name: 'Namespaces' }).click();
+      await cell(page, 'default').waitFor();
+      await liveBy(page, 'blocking queries');
+      expect((await api('PUT', 'namespace', { Name: 'made-elsewhere' })).status).toBe(200);
+      await cell(page, 'made-elsewhere').waitFor();
+
+      await page.getByRole('link', { name: 'Create namespace' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('web');
+      await page.getByLabel('Description').fill('web services');
+      await page.getByLabel('Enabled task drivers').fill('raw_exec, exec');
+      await page.getByLabel('Allowed node pools').fill('prod-*');
+      await page.getByRole('button', { name: 'Create namespace' }).click();
+      await page.getByRole('heading', { name: 'Namespace web', exact: true }).waitFor();
+      expect((await api('GET', 'namespace/web')).json()).toMatchObject({
+        Name: 'web',
+        Description: 'web services',
+        Capabilities: { EnabledTaskDrivers: ['raw_exec', 'exec'] },
+        NodePoolConfiguration: { Default: 'default', Allowed: ['prod-*'], Denied: null },
+      });
+
+      await page.getByLabel('Denied node pools').fill('dev');
+      await page.getByRole('button', { name: 'Save namespace' }).click();
+      await expect(page.getByRole('alert').textContent()).resolves.toContain('only one of Allowed and Denied');
+      await page.getByLabel('Allowed node pools').fill('');
+      await page.getByRole('button', { name: 'Save namespace' }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      expect((await api('GET', 'namespace/web')).json()).toMatchObject({
+        NodePoolConfiguration: { Allowed: null, Denied: ['dev'] },
+      });
+
+      await page.getByRole('button', { name: 'Delete namespace web' }).click();
+      await page.getByRole('button', { name: 'Confirm delete' }).click();
+      await page.getByRole('heading', { name: 'Namespaces', exact: true }).waitFor();
+      expect((await api('GET', 'namespace/web')).status).toBe(404);
+
+      await open(page, 'namespaces/default');
+      await page.getByText('The default namespace cannot be deleted.').waitFor();
+      await context.close();
+    },
+    caseTimeoutMs,
+  );
+});

@@ -1,5 +1,5 @@
 /**
- * packages/core/src/scheduler/acl/closest-glob.ts against Go (test/differential/closest-glob/closest-glob-oracle.go,
+ * packages/core/src/scheduler/acl/closest-glob.ts (with lib/glob.ts, as the policy rules call it) against Go (test/differential/closest-glob/closest-glob-oracle.go,
  * built with Debian's Go and go-glob): for generated sets of glob rules and names, the rule Nomad's ACL would apply.
  * The sets are built so that several globs tie (Nomad's `<=` comparison makes the winner depend on the sort's steps),
  * with more than 20 matching globs in some (Go's stable sort switches from insertion sort to merging there).
@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { globMatches } from '../../packages/core/src/lib/glob.ts';
 import { closestGlob } from '../../packages/core/src/scheduler/acl/closest-glob.ts';
 import { buildGoHarness, runGoHarness } from '../support/go-harness.ts';
 
@@ -21,24 +22,8 @@ interface Verdict {
   found: boolean;
 }
 
-/** go-glob's rule, as the policy rules use it (a `*` matches any run of characters). */
-function goGlob(pattern: string, subject: string): boolean {
-  const parts = pattern.split('*');
-  if (parts.length === 1) return pattern === subject;
-  const first = parts[0] as string;
-  const last = parts[parts.length - 1] as string;
-  if (!subject.startsWith(first)) return false;
-  let at = first.length;
-  for (const part of parts.slice(1, -1)) {
-    const found = subject.indexOf(part, at);
-    if (found < 0) return false;
-    at = found + part.length;
-  }
-  return subject.length - at >= last.length && subject.endsWith(last);
-}
-
 const ours = ({ globs, name }: Case): Verdict => {
-  const winner = closestGlob(new Map(globs.map((glob) => [glob, glob])), name, goGlob);
+  const winner = closestGlob(new Map(globs.map((glob) => [glob, glob])), name, globMatches);
   return winner === undefined ? { winner: '', found: false } : { winner, found: true };
 };
 

@@ -201,6 +201,8 @@ describe('node pools', () => {
     ]);
     const filtered = await mgmt('GET', `/v1/node/pools?filter=${encodeURIComponent('Meta.tier == "gold"')}`);
     expect(names(filtered.body)).toEqual(['pg-c']);
+    const matching = await mgmt('GET', `/v1/node/pools?filter=${encodeURIComponent('Name matches "^pg-[ab]$"')}`);
+    expect(names(matching.body)).toEqual(['pg-a', 'pg-b']);
     const bad = await mgmt('GET', `/v1/node/pools?filter=${encodeURIComponent('Name ==')}`);
     expect(bad.status).toBe(400);
     expect(bad.text).toMatch(/^failed to create result paginator: failed to read filter expression/);

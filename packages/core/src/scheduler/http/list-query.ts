@@ -7,7 +7,14 @@
  * an item a 400 too (`failed to read result page: …`), as Nomad answers them.
  */
 import * as z from 'zod/mini';
-import { BexprEvaluationError, BexprSyntaxError, type Expression, evaluateBexpr, parseBexpr } from '../../lib/bexpr.ts';
+import {
+  BexprEvaluationError,
+  BexprSyntaxError,
+  bexprReady,
+  type Expression,
+  evaluateBexpr,
+  parseBexpr,
+} from '../../lib/bexpr.ts';
 import { badRequest } from '../../lib/errors.ts';
 
 /** A page of a list: the body is `items`; `nextToken`, when set, is answered in `X-Nomad-NextToken`. */
@@ -53,9 +60,13 @@ export interface PageOptions {
   reverse?: boolean | undefined;
 }
 
-/** The filter parsed at the request (a 400 naming the problem), before the blocking read begins. */
-export function parsedFilter(text: string | undefined): Expression | undefined {
+/**
+ * The filter parsed at the request (a 400 naming the problem), before the blocking read begins; RE2 is loaded first
+ * when it may use `matches` (a bundle keeps it in a chunk of its own: `lib/bexpr.ts`).
+ */
+export async function parsedFilter(text: string | undefined): Promise<Expression | undefined> {
   if (!text) return undefined;
+  await bexprReady(text);
   try {
     return parseBexpr(text);
   } catch (error) {

@@ -74,7 +74,7 @@ export const nodePoolRoutes: SchedulerRoute[] = [
     returns: 'The pools, sorted by name (paginated: `X-Nomad-NextToken`).',
     handler: async ({ scheduler, caller, query }) => {
       const who = await caller();
-      const expression = parsedFilter(query.filter);
+      const expression = await parsedFilter(query.filter);
       return {
         read: async () =>
           paginate(
@@ -158,7 +158,7 @@ export const nodePoolRoutes: SchedulerRoute[] = [
     handler: async ({ scheduler, caller, params: { name }, query }) => {
       const who = await caller();
       if (!who.acl.allow('node', 'read') || !who.acl.allowNodePoolOperation(name, 'read')) throw permissionDenied();
-      const expression = parsedFilter(query.filter);
+      const expression = await parsedFilter(query.filter);
       return {
         read: async () => {
           if (!(await scheduler.nodePools.get(name))) return paginate([], { idOf: () => '' });
@@ -183,7 +183,7 @@ export const nodePoolRoutes: SchedulerRoute[] = [
     handler: async ({ scheduler, caller, params: { name }, query }) => {
       const who = await caller();
       if (!who.acl.allowNodePoolOperation(name, 'read')) throw permissionDenied();
-      const expression = parsedFilter(query.filter);
+      const expression = await parsedFilter(query.filter);
       const wanted = query.namespace || 'default';
       return {
         read: async () => {

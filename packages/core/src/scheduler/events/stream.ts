@@ -71,6 +71,25 @@ export function allowedTopics(caller: SchedulerCaller, topics: TopicFilter[], na
   });
 }
 
+/**
+ * Whether the caller may read this one event: the subscription's check (`allowedTopics`) made again for the event's
+ * own topic and namespace, as Nomad's subscription filter does. A token with `namespace "*" { policy = "read" }`
+ * and a deny on `prod` subscribes to `namespace=*` but never receives a `prod` event. An event without a namespace
+ * is the stream's.
+ */
+export function eventReadable(caller: SchedulerCaller, event: SchedulerEvent, streamNamespace: string): boolean {
+  if (caller.management) return true;
+  if (managementTopics.has(event.Topic)) return false;
+  if (jobTopics.has(event.Topic)) {
+    const namespace = event.Namespace || streamNamespace;
+    return namespace === '*'
+      ? caller.acl.allowAllNamespaces('read-job')
+      : caller.acl.allowNamespaceOperation(namespace, 'read-job');
+  }
+  if (nodeTopics.has(event.Topic)) return caller.acl.allow('node', 'read');
+  return false;
+}
+
 export function eventMatches(event: SchedulerEvent, topics: TopicFilter[], namespace: string): boolean {
   if (namespace !== '*' && event.Namespace !== '' && event.Namespace !== namespace) return false;
   return topics.some(
@@ -219,11 +238,13 @@ export function openStream(
                 changes.push({ topic: event.Topic, type: event.Type, key: event.Key, index: batch.index });
                 stale = true;
               }
-              const events = batch.events.filter((event) => eventMatches(event, request.topics, request.namespace));
-              if (events.length > 0) {
+              const matching = batch.events.filter((event) => eventMatches(event, request.topics, request.namespace));
+              if (matching.length > 0) {
                 if (expired()) return finish(TOKEN_EXPIRED);
                 if (stale && !(await stillAllowed())) return;
-                send({ Index: batch.index, Events: events });
+                // Each event against its own namespace (a `namespace=*` stream is not a grant of every namespace).
+                const events = matching.filter((event) => eventReadable(current, event, request.namespace));
+                if (events.length > 0) send({ Index: batch.index, Events: events });
               }
               cursor = batch.index;
             }

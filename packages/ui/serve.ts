@@ -8,12 +8,17 @@ export interface ConsoleConfig {
   schedulerUrl: string;
 }
 
-const types: Record<string, string> = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'app.css': 'text/css; charset=utf-8',
-  'config.json': 'application/json',
-};
+/**
+ * The media type of each file by name. A Map, as the assets below: a path is the attacker's string, and a lookup on a
+ * plain object would find `constructor`, `__proto__` or `toString` on its prototype (issue 37 §4: `GET
+ * /ui/constructor` served `Object` itself, whose length threw and ended the process).
+ */
+const types: ReadonlyMap<string, string> = new Map([
+  ['index.html', 'text/html; charset=utf-8'],
+  ['app.js', 'text/javascript; charset=utf-8'],
+  ['app.css', 'text/css; charset=utf-8'],
+  ['config.json', 'application/json'],
+]);
 
 /**
  * Serves the console under `/ui/` for `npm start` (Vault's UI path, on the secrets service's port): its three files,
@@ -24,7 +29,9 @@ const types: Record<string, string> = {
 export async function consoleHandler(
   config: () => ConsoleConfig,
 ): Promise<(request: IncomingMessage, response: ServerResponse) => boolean> {
-  const assets: ConsoleAssets = await buildConsoleAssets();
+  const built: ConsoleAssets = await buildConsoleAssets();
+  const assets: ReadonlyMap<string, string> = new Map(Object.entries(built));
+  const page = built['index.html'];
   return (request, response) => {
     const target = request.url ?? '';
     const pathname = target.split('?')[0] ?? '';
@@ -46,13 +53,9 @@ export async function consoleHandler(
       return true;
     }
     const name = pathname.slice('/ui/'.length);
-    const body =
-      name === 'config.json'
-        ? JSON.stringify(config())
-        : name in assets
-          ? assets[name as keyof ConsoleAssets]
-          : assets['index.html'];
-    const type = types[name in types ? name : 'index.html'] as string;
+    const asset = name === 'config.json' ? JSON.stringify(config()) : assets.get(name);
+    const body = asset ?? page;
+    const type = (asset === undefined ? undefined : types.get(name)) ?? (types.get('index.html') as string);
     response.writeHead(200, { ...headers, 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(body)) });
     response.end(request.method === 'HEAD' ? undefined : body);
     return true;

@@ -23,6 +23,7 @@ import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts
 import { schedulerNodeListener } from '@keyhaven/core/scheduler/scheduler-app.ts';
 import { consoleHandler } from '@keyhaven/ui/serve.ts';
 import { type DynamoDbLocal, localClientConfig, sharedTestCredentials, startDynamoDbLocal } from './dynamodb-local.ts';
+import { guardedListener } from './guarded-listener.ts';
 import { countCalls, InFlight, unansweredRequests } from './in-flight.ts';
 import { closeGracefully, listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
@@ -165,10 +166,22 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: limits.checkEveryMs,
     };
-    const secrets = createServer(serverOptions, (request, response) => {
-      if (!serveConsole(request, response)) secretsApi(request, response);
-    });
-    const scheduler = createServer(serverOptions, schedulerApi);
+    // No request ends the process: what throws in a listener is answered 500 and logged (`guarded-listener.ts`).
+    const log = core.log;
+    const secrets = createServer(
+      serverOptions,
+      guardedListener(
+        (request, response) => {
+          if (!serveConsole(request, response)) secretsApi(request, response);
+        },
+        () => ({ headers: { 'Content-Type': 'application/json' }, body: '{"errors":["internal error"]}' }),
+        log,
+      ),
+    );
+    const scheduler = createServer(
+      serverOptions,
+      guardedListener(schedulerApi, () => ({ headers: { 'Content-Type': 'text/plain' }, body: 'internal error' }), log),
+    );
     const fronts: AddressInfo[] = [];
     for (const [server, port] of [
       [secrets, options.secretsPort],

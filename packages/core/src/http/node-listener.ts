@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { maxBodyBytes } from '../front/body-limit.ts';
 import { type HttpFront, type HttpRequest, queryOnlyMethods, type Refusal } from '../front/exchange.ts';
 import { clientIpFrom } from '../lib/client-ip.ts';
+import { jsonLogger } from '../lib/log.ts';
 import type { RequestHeaders } from '../lib/request-headers.ts';
 import { sentPath } from '../lib/request-path.ts';
 import { writeBody } from './lambda-handler.ts';
@@ -100,12 +101,15 @@ export function nodeListener(
   };
   return (request, response) => {
     answer(request, response).catch((error: unknown) => {
-      // Only the request's own stream failing (the client went away mid-body) gets here: the front never throws.
+      // The request's own stream failing (the client went away mid-body) is the client's: 400. Anything else (the
+      // front never throws) is a bug, answered 500 and logged, never a process that ends (issue 37 §4).
+      const message = error instanceof Error ? error.message : String(error);
+      const unreadable = error instanceof UnreadableRequest;
+      if (!unreadable) failureLog.error('request listener failed', { method: request.method, error: message });
       if (!response.headersSent) {
-        const refusal = options.refuse(
-          400,
-          `the request could not be read: ${error instanceof Error ? error.message : String(error)}`,
-        );
+        const refusal = unreadable
+          ? options.refuse(400, `the request could not be read: ${message}`)
+          : options.refuse(500, 'internal error');
         response.writeHead(refusal.status, { ...refusal.headers, Connection: 'close' });
         response.end(refusal.body);
       } else {
@@ -114,6 +118,11 @@ export function nodeListener(
     });
   };
 }
+
+const failureLog = jsonLogger((line) => process.stderr.write(`${line}\n`));
+
+/** The request's body stream failed: the client's doing, not the service's. */
+class UnreadableRequest extends Error {}
 
 const hasHeader = (headers: Record<string, string>, lowerName: string) =>
   Object.keys(headers).some((name) => name.toLowerCase() === lowerName);
@@ -162,7 +171,7 @@ function readBody(request: IncomingMessage, limit: number): Promise<string | und
     };
     const onEnd = () =>
       resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    const onError = (error: Error) => reject(error);
+    const onError = (error: Error) => reject(new UnreadableRequest(error.message));
     request.on('data', onData);
     request.once('end', onEnd);
     request.once('error', onError);

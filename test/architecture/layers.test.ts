@@ -23,14 +23,16 @@ import { importsOf } from './imports.ts';
  *                        a type, never this file.
  *    scheduler app       scheduler/scheduler-app.ts (the route table and the scheduler's front)
  *  5 backends            secrets/{engines,auth,sys,identity-paths}/**, secrets/{families,family-list}.ts (the path tables)
- *    scheduler routes    scheduler/{acl,cluster}/<resource>/routes.ts, scheduler/acl/login-routes.ts, scheduler/events/stream.ts
+ *    scheduler routes    scheduler/{acl,cluster}/<resource>/routes.ts, scheduler/acl/login-routes.ts, scheduler/events/stream.ts,
+ *                        scheduler/client/routes.ts (the client protocol)
  *  4 framework           secrets/framework/**
  *    scheduler framework scheduler/http/** (the one route wrapper, decoding, blocking queries, errors), scheduler/audit.ts
  *  3 scheduler assembly  scheduler/scheduler.ts, scheduler-base.ts, sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts
  *                        (the stores put together, and what works across them: the expiry sweep and the logins)
  *  2 domain              secrets/{tokens,leases,mounts,policies,audit,identity}/**
  *    scheduler acl       scheduler/acl/** (each resource's model and store, the policy rules, name rules)
- *    scheduler cluster   scheduler/cluster/** (each cluster resource's model and store: node pools, namespaces)
+ *    scheduler cluster   scheduler/cluster/** (each cluster resource's model and store: node pools, namespaces, nodes),
+ *                        scheduler/client/** (the node introduction tokens and identities)
  *  1 storage             storage/**
  *    core base           core-base.ts (the table, its keyring, the clock and the log: what both services run on)
  *    shared front        front/** (what both services' fronts share: the request and reply every adapter hands
@@ -77,6 +79,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
       /^packages\/core\/src\/scheduler\/(acl|cluster)\/[^/]+\/routes\.ts$/,
       `${sched}acl/login-routes.ts`,
       `${sched}events/stream.ts`,
+      `${sched}client/routes.ts`,
     ],
   },
   { rank: 4, name: 'framework', prefixes: [`${src}secrets/framework/`] },
@@ -100,7 +103,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
     ),
   },
   { rank: 2, name: 'scheduler acl', prefixes: [`${sched}acl/`] },
-  { rank: 2, name: 'scheduler cluster', prefixes: [`${sched}cluster/`] },
+  { rank: 2, name: 'scheduler cluster', prefixes: [`${sched}cluster/`, `${sched}client/`] },
   { rank: 1, name: 'storage', prefixes: [`${src}storage/`] },
   { rank: 1, name: 'core base', prefixes: [`${src}core-base.ts`] },
   { rank: 1, name: 'shared front', prefixes: [`${src}front/`] },

@@ -60,6 +60,16 @@ describe('bexpr (go-bexpr v0.1.13)', () => {
     expect(selectorMatches('"42" == value.num', claims)).toBe(false); // `"42"` is no selector: a syntax error, no match
   });
 
+  it('compares a boolean field as go-bexpr does, parsing the literal with strconv.ParseBool', () => {
+    const stub = { Drain: false, Status: 'ready' };
+    const on = (text: string) => evaluateBexpr(parseBexpr(text), stub);
+    expect(on('Drain == false')).toBe(true);
+    expect(on('Drain == "F"')).toBe(true);
+    expect(on('Drain == 1')).toBe(false);
+    expect(on('Drain != true and Status == "ready"')).toBe(true);
+    expect(() => on('Drain == "maybe"')).toThrow('strconv.ParseBool: parsing "maybe": invalid syntax');
+  });
+
   it('combines with and, or, not and parentheses, and precedence is not > and > or', () => {
     expect(holds('value.sub == "ada" and "eng" in list.groups')).toBe(true);
     expect(holds('value.sub == "bob" or "eng" in list.groups')).toBe(true);

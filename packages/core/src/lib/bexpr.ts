@@ -341,6 +341,7 @@ function pointerGet(datum: Record<string, unknown>, parts: string[]): unknown {
 
 function kindOf(value: unknown): string {
   if (typeof value === 'string') return 'string';
+  if (typeof value === 'boolean') return 'bool';
   if (typeof value === 'number') return 'int';
   if (Array.isArray(value)) return 'slice';
   if (isMap(value)) return 'map';
@@ -406,8 +407,33 @@ function matchValueFor(expression: Extract<Expression, { type: 'match' }>, selec
   return raw;
 }
 
+/** Go's `strconv.ParseBool`, which go-bexpr applies to the literal a boolean field is compared with. */
+const goBools: Record<string, boolean> = {
+  '1': true,
+  t: true,
+  T: true,
+  TRUE: true,
+  true: true,
+  True: true,
+  '0': false,
+  f: false,
+  F: false,
+  FALSE: false,
+  false: false,
+  False: false,
+};
+
 function doEqual(expression: Extract<Expression, { type: 'match' }>, selected: unknown): boolean {
   if (typeof selected === 'number') return matchValueFor(expression, selected) === BigInt(selected);
+  if (typeof selected === 'boolean') {
+    const raw = expression.value ?? '';
+    const parsed = goBools[raw];
+    if (parsed === undefined)
+      throw new BexprEvaluationError(
+        `error getting match value in expression: strconv.ParseBool: parsing ${JSON.stringify(raw)}: invalid syntax`,
+      );
+    return parsed === selected;
+  }
   if (typeof selected === 'string') return goBytes(wellFormed(selected)).equals(goBytes(expression.value ?? ''));
   throw new BexprEvaluationError('unable to find suitable primitive comparison function for matching');
 }

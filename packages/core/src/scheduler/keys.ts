@@ -52,3 +52,13 @@ export const NAMESPACE_PK = 'sched#namespace';
  * (`cluster/jobs-in-use.ts`): a namespace or pool with a job whose Status is not `dead` is in use.
  */
 export const jobPk = (namespace: string): string => `sched#job#${namespace}`;
+
+/** Cluster nodes by ID, sharded 16 ways by the ID (`storage/due.ts` `shardKey`): the full Node, its SecretID removed. */
+export const NODE_PK = 'sched#node';
+/**
+ * A node's liveness and credentials by ID, sharded like the nodes: its SecretID's keyed hash, its status and its
+ * heartbeat deadline. Small, so a heartbeat that changes nothing writes one of these (1 WCU) and nothing else.
+ */
+export const NODE_BEAT_PK = 'sched#node-beat';
+/** `sk` (in `META_PK`) of the count of registered nodes, kept by registration and purge (the heartbeat TTL reads it). */
+export const NODE_COUNT_SK = 'nodes#count';

@@ -15,6 +15,8 @@ import { tokenRoutes } from './acl/tokens/routes.ts';
 import { namespaceRoutes } from './cluster/namespaces/routes.ts';
 import { nodePoolRoutes } from './cluster/node-pools/routes.ts';
 import { type SchedulerAuditOptions, schedulerAudit } from './audit.ts';
+import { clientRoutes } from './client/routes.ts';
+import { nodeRoutes } from './cluster/nodes/routes.ts';
 import { eventRoutes } from './events/stream.ts';
 import { consoleCors } from './http/console-cors.ts';
 import { errorReply } from './http/errors.ts';
@@ -57,6 +59,8 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...loginRoutes,
   ...nodePoolRoutes,
   ...namespaceRoutes,
+  ...clientRoutes,
+  ...nodeRoutes,
   ...eventRoutes,
   openApiRoute(() => schedulerRoutes),
 ];

@@ -9,8 +9,10 @@ import { AclTokens } from './acl/tokens/store.ts';
 import { jobsInPool } from './cluster/jobs-in-use.ts';
 import { Namespaces } from './cluster/namespaces/store.ts';
 import { NodePools } from './cluster/node-pools/store.ts';
+import { NodeIdentities } from './client/identity.ts';
+import { ClusterNodes } from './cluster/nodes/store.ts';
 import { EventBroker } from './events/broker.ts';
-import { type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
+import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
 import { type PendingEvent, SchedulerState } from './state.ts';
 
 export interface SchedulerOptions {
@@ -66,6 +68,8 @@ export class Scheduler {
   readonly events: EventBroker;
   readonly nodePools: NodePools;
   readonly namespaces: Namespaces;
+  readonly nodes: ClusterNodes;
+  readonly identities: NodeIdentities;
 
   constructor(
     readonly core: SchedulerBase,
@@ -87,6 +91,8 @@ export class Scheduler {
       const live = (await jobsInPool(core.store, namespaces, pool)).some((job) => job.Status !== 'dead');
       return live ? `node pool ${JSON.stringify(pool)} has non-terminal jobs` : undefined;
     });
+    this.nodes = new ClusterNodes(this.state, this.nodePools, (secret) => nodeSecretHash(core, secret));
+    this.identities = new NodeIdentities(core.keyring, core.clock);
   }
 
   /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */

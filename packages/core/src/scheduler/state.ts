@@ -21,7 +21,8 @@ export type TableName =
   | 'nodes'
   | 'node_pools'
   | 'namespaces'
-  | 'jobs';
+  | 'jobs'
+  | 'allocs';
 
 /** An event as a write produces it; the index is the write's. */
 export interface PendingEvent {

@@ -1,17 +1,21 @@
 import { AclPolicies } from './acl/policies/store.ts';
 import { AclRoles } from './acl/roles/store.ts';
 import { AclTokens } from './acl/tokens/store.ts';
-import { type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
+import { NodePools } from './cluster/node-pools/store.ts';
+import { ClusterNodes } from './cluster/nodes/store.ts';
+import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
 import { SchedulerState } from './state.ts';
 
 /**
- * The scheduler's scheduled work: its expired ACL tokens and the events past their expiry. Built on the state
+ * The scheduler's scheduled work: its expired ACL tokens, the nodes whose heartbeat is late (marked `down`: see
+ * `cluster/nodes/store.ts` `expireMissed`) and the events past their expiry. Built on the state
  * alone, so the sweep job carries none of the scheduler's HTTP surface (login, OIDC, binding-rule selectors).
  */
 export async function sweepScheduler(core: SchedulerBase): Promise<void> {
   const state = new SchedulerState(core.store, core.clock);
   const roles = new AclRoles(state, new AclPolicies(state));
   await new AclTokens(state, roles, (secret) => schedulerSecretHash(core, secret)).sweepExpired();
+  await new ClusterNodes(state, new NodePools(state), (secret) => nodeSecretHash(core, secret)).expireMissed();
   await state.sweepEvents();
 }
 

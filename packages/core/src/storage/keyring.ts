@@ -145,6 +145,8 @@ export class Keyring {
   readonly #itemMacKey: KeyObject;
   /** 32 bytes for self-contained (batch) token encryption. */
   readonly tokenKey: Uint8Array;
+  /** The HMAC key of the JWTs only this service verifies: the scheduler's node introduction tokens and node identities. */
+  readonly identityKey: KeyObject;
 
   private constructor(dataKey: Uint8Array) {
     this.#sealKey = createSecretKey(subkey(dataKey, 'keyhaven seal v1'));
@@ -153,6 +155,7 @@ export class Keyring {
     // itself stored, so one key for both would let stored values double as MACs).
     this.#itemMacKey = createSecretKey(subkey(dataKey, 'keyhaven item mac v1'));
     this.tokenKey = subkey(dataKey, 'keyhaven token v1');
+    this.identityKey = createSecretKey(subkey(dataKey, 'keyhaven scheduler identity v1'));
   }
 
   /** Reads the wrapped data key, or generates and stores one; if another process stored one first, uses theirs. */

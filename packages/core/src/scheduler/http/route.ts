@@ -65,6 +65,8 @@ export interface RouteContext<Body, Params = Record<string, never>, Query = Reco
   query: Query;
   /** The decoded body (`{}` for an empty one), or undefined when the row declares none. */
   body: Body;
+  /** The credential as presented (`X-Nomad-Token`, …), for the routes that take one that is not an ACL token: a node's. */
+  presented: string | undefined;
 }
 
 export interface RouteRow<
@@ -192,7 +194,8 @@ export function route<
       const body = (row.body ? decodeBody(request, row.body) : undefined) as Schema extends z.ZodMiniType
         ? z.output<Schema>
         : undefined;
-      const reply = await row.handler({ scheduler, caller, params: pathValues, query: queryValues, body });
+      const presented = tokenSecret(request.headers);
+      const reply = await row.handler({ scheduler, caller, params: pathValues, query: queryValues, body, presented });
       if ('stream' in reply) return { status: 200, headers: reply.headers, body: reply.stream };
       if ('read' in reply) {
         if (!row.blocking) throw new Error(`route ${row.path} answers a blocking read but declares no tables`);

@@ -1,0 +1,571 @@
+/**
+ * Cluster nodes in the table. Two items per node, both sharded 16 ways by the node ID (`storage/due.ts`), so neither
+ * registrations nor heartbeats of 10,000 nodes land on one partition:
+ *
+ * - the node (`NODE_PK`): the whole `Node`, its `SecretID` removed, authenticated (`storage/item-mac.ts`);
+ * - its beat (`NODE_BEAT_PK`): the keyed hash of its `SecretID`, its status and pool, the index of its last
+ *   registration or status change (authenticated), and its heartbeat `deadline` (epoch ms; outside the MAC, it is
+ *   what a heartbeat rewrites).
+ *
+ * Every change of a node is one `SchedulerState.commit` (one index, its events in the same transaction) that writes
+ * the node, and its beat when the status or the secret changes. A heartbeat that changes nothing is one conditional
+ * update of the beat's deadline (no index, no event): the condition (same status, same secret) fails when there is
+ * something to change, and the heartbeat then takes the committed path. Missed heartbeats are found by the sweep
+ * (`expireMissed`): each late node is marked `down` in its own transaction, conditional on its deadline still being
+ * past, so concurrent sweeps and a heartbeat racing the sweep leave each node either alive or down with its one event.
+ */
+import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
+import { shardCount, shardKey } from '../../../storage/due.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
+import { ConditionFailed, type Item, type Key, type Write } from '../../../storage/store.ts';
+import { unchangedSince, withoutKeys } from '../../acl/common.ts';
+import { META_PK, NODE_BEAT_PK, NODE_COUNT_SK, NODE_PK } from '../../keys.ts';
+import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
+import type { NodePools } from '../node-pools/store.ts';
+import {
+  appendEvents,
+  type ClientEvent,
+  type ClientNode,
+  type ClusterNode,
+  type DrainMetadata,
+  type DrainStrategy,
+  type Eligibility,
+  type NodeStatus,
+  nodeEvent,
+  nodeMessages,
+  nodeStub,
+  nodeTopicEvent,
+  registeredNode,
+  validateClientNode,
+  validUuid,
+  zeroTime,
+} from './model.ts';
+
+/** A node item is authenticated whole: a forged, moved or MAC-less one does not exist. */
+export const nodeKind = itemKind('scheduler-node');
+/** A beat item is authenticated but for its deadline, which heartbeats rewrite without the keyring. */
+export const beatKind = itemKind('scheduler-node-beat', ['deadline']);
+
+/** Nomad's heartbeat settings (`min_heartbeat_ttl`, `max_heartbeats_per_second`, `heartbeat_grace`). */
+export const heartbeatSettings = { minTtlMs: 10_000, maxPerSecond: 50, graceMs: 10_000 };
+/** How long a process trusts the node count it read (the TTL is an estimate by design: Nomad's counts timers). */
+const countCacheMs = 30_000;
+/** Nomad's `DefaultNodePoolNodeIdentityTTL`, in nanoseconds as pools hold it. */
+const defaultIdentityTtlNs = 24 * 3600 * 1e9;
+/** Nomad's force drain (`nomad node drain -force`): a deadline of -1s. */
+const forceDeadlineNs = -1e9;
+
+export interface NodeBeat extends Item {
+  secretHash: string;
+  status: NodeStatus;
+  pool: string;
+  datacenter: string;
+  nodeClass: string;
+  /** The index of the node's last registration or status change. */
+  modifyIndex: number;
+  deadline: number;
+}
+
+/** What a node presented: its secret (hashed) or a verified identity (nothing more to check). */
+export type NodeCredential = { secretHash: string } | { identity: true };
+
+/** A heartbeat's outcome. */
+export interface BeatResult {
+  /** The index the answer carries: the write's, or the node's last status change. */
+  index: number;
+  /** The write's index, when there was one. */
+  written?: number;
+  node?: ClusterNode;
+  ttlMs: number;
+  pool: string;
+}
+
+export interface DrainRequest {
+  spec: { Deadline: number; IgnoreSystemJobs: boolean } | null;
+  markEligible: boolean;
+  meta: Record<string, string> | null;
+  accessorId: string;
+}
+
+const denied = (message = 'Permission denied') => new DomainError('denied', message);
+
+export class ClusterNodes {
+  private counted: { value: number; at: number } | undefined;
+
+  constructor(
+    private readonly state: SchedulerState,
+    private readonly pools: NodePools,
+    /** The keyed hash a node secret is stored and compared as. */
+    readonly secretHash: (secret: string) => string,
+    private readonly random: () => number = Math.random,
+  ) {
+    // A pool with nodes in it cannot be deleted; a pool's node list is its nodes' stubs (every node for `all`).
+    pools.addUsageCheck(async (pool) =>
+      (await this.list()).some((node) => node.NodePool === pool)
+        ? `node pool ${JSON.stringify(pool)} has nodes`
+        : undefined,
+    );
+    pools.listMembersWith(async (pool) =>
+      (await this.list()).filter((node) => pool === 'all' || node.NodePool === pool).map((node) => nodeStub(node)),
+    );
+  }
+
+  private get store() {
+    return this.state.store;
+  }
+
+  static nodeKey = (id: string): Key => ({ pk: shardKey(NODE_PK, id), sk: id });
+  static beatKey = (id: string): Key => ({ pk: shardKey(NODE_BEAT_PK, id), sk: id });
+
+  /** The node of that ID (an ID that is not a UUID finds none). */
+  async get(id: string): Promise<ClusterNode | undefined> {
+    if (!validUuid.test(id)) return undefined;
+    const key = ClusterNodes.nodeKey(id);
+    return withoutKeys<ClusterNode>(await this.store.getVerified(nodeKind, key.pk, key.sk));
+  }
+
+  /** The node's beat item, verified. */
+  async beat(id: string): Promise<NodeBeat | undefined> {
+    if (!validUuid.test(id)) return undefined;
+    const key = ClusterNodes.beatKey(id);
+    return this.store.getVerified<NodeBeat>(beatKind, key.pk, key.sk);
+  }
+
+  /** Every node whose ID starts with `prefix` and is at least `from`, sorted by ID (each shard read, then merged). */
+  async list(options: { prefix?: string; from?: string } = {}): Promise<ClusterNode[]> {
+    const pages = await Promise.all(
+      Array.from({ length: shardCount }, (_, shard) =>
+        this.store.list(`${NODE_PK}#${String(shard).padStart(2, '0')}`, {
+          ...(options.from ? { range: { from: options.from } } : options.prefix ? { prefix: options.prefix } : {}),
+        }),
+      ),
+    );
+    return pages
+      .flat()
+      .filter((item) => this.store.verified(nodeKind, item))
+      .map((item) => withoutKeys<ClusterNode>(item) as ClusterNode)
+      .filter((node) => node.ID.startsWith(options.prefix ?? ''))
+      .sort((a, b) => (a.ID < b.ID ? -1 : 1));
+  }
+
+  /** The registered nodes, as counted by registration and purge (read at most every 30 s per process). */
+  async count(): Promise<number> {
+    const now = this.state.clock.now();
+    if (!this.counted || now - this.counted.at >= countCacheMs || now < this.counted.at) {
+      const item = await this.store.get(META_PK, NODE_COUNT_SK);
+      this.counted = { value: Math.max(0, Number(item?.value ?? 0)), at: now };
+    }
+    return this.counted.value;
+  }
+
+  /** Nomad's heartbeat TTL: max(10 s, nodes / 50 per second), plus a random stagger in [0, ttl). */
+  async heartbeatTtlMs(): Promise<number> {
+    const nodes = await this.count();
+    const base = Math.max(heartbeatSettings.minTtlMs, (nodes / heartbeatSettings.maxPerSecond) * 1000);
+    return Math.floor(base + this.random() * base);
+  }
+
+  /**
+   * Registers a node (Nomad's `Node.Register`). `admit` decides, inside the write, whether the caller may register
+   * this node given what is stored (its beat, or none for a new node) and throws when not. A known node must present
+   * its own secret; its status, eligibility, drain and events are kept. A missing pool is created in the same write.
+   */
+  async register(
+    input: ClientNode,
+    admit: (beat: NodeBeat | undefined) => void,
+  ): Promise<{ node: ClusterNode; index: number; ttlMs: number; identityTtlMs: number }> {
+    validateClientNode(input);
+    const id = input.ID as string;
+    const secretHash = this.secretHash(input.SecretID as string);
+    const ttlMs = await this.heartbeatTtlMs();
+    let node: ClusterNode | undefined;
+    let identityTtlMs = defaultIdentityTtlNs / 1e6;
+    const index = await this.commitOrExplain(async (index) => {
+      const now = this.state.clock.now();
+      const beat = await this.beat(id);
+      admit(beat);
+      if (beat && beat.secretHash !== secretHash) throw denied('node secret ID does not match. Not registering node.');
+      const existing = beat ? await this.get(id) : undefined;
+      node = registeredNode(input, existing, index, now);
+      const { pool, creation } = await this.pools.ensureWrite(node.NodePool, index);
+      identityTtlMs = pool.NodeIdentityTTL > 0 ? pool.NodeIdentityTTL / 1e6 : defaultIdentityTtlNs / 1e6;
+      return {
+        items: [
+          ...(creation?.items ?? []),
+          this.nodeWrite(node, existing),
+          {
+            put: this.beatItem(node, secretHash, index, now + ttlMs + heartbeatSettings.graceMs),
+            when: beat ? { equals: { mac: beat.mac } } : { absent: true },
+          },
+          ...(beat ? [] : [{ update: { pk: META_PK, sk: NODE_COUNT_SK }, change: { add: { value: 1 } } }]),
+        ],
+        tables: ['nodes', ...(creation?.tables ?? [])],
+        events: [...(creation?.events ?? []), nodeTopicEvent('NodeRegistration', node)],
+      };
+    });
+    return { node: node as ClusterNode, index: index as number, ttlMs, identityTtlMs };
+  }
+
+  /**
+   * A heartbeat (Nomad's `Node.UpdateStatus` from the node): `status` is what the node reports (`initializing` or
+   * `ready`), `event` a node event it attaches. Nothing to change: the deadline alone moves. Otherwise one write:
+   * a `down` node comes back `initializing` (event `Node reregistered by heartbeat`), else the status reported.
+   */
+  async heartbeat(
+    id: string,
+    credential: NodeCredential,
+    status: 'initializing' | 'ready',
+    event: ClientEvent | undefined,
+  ): Promise<BeatResult> {
+    const ttlMs = await this.heartbeatTtlMs();
+    if (!event) {
+      const deadlineOnly = await this.moveDeadline(id, credential, status, ttlMs);
+      if (deadlineOnly) return deadlineOnly;
+    }
+    let result: BeatResult | undefined;
+    const index = await this.commitOrExplain(async (index) => {
+      const now = this.state.clock.now();
+      const beat = await this.authenticated(id, credential);
+      const node = await this.get(id);
+      if (!node) throw notFound('node not found');
+      const next: NodeStatus = node.Status === 'down' || node.Status === 'disconnected' ? 'initializing' : status;
+      const added = event
+        ? [
+            nodeEvent(
+              event.Message,
+              event.Subsystem ?? '',
+              clientTime(event.Timestamp, now),
+              index,
+              event.Details ?? null,
+            ),
+          ]
+        : node.Status === 'down'
+          ? [nodeEvent(nodeMessages.reregisteredByHeartbeat, 'Cluster', now, index)]
+          : [];
+      if (next === node.Status && added.length === 0) {
+        result = { index: beat.modifyIndex, ttlMs, pool: beat.pool };
+        return undefined;
+      }
+      const updated: ClusterNode = {
+        ...node,
+        Status: next,
+        StatusUpdatedAt: Math.floor(now / 1000),
+        Events: appendEvents(node, added),
+        LastMissedHeartbeatIndex: next === 'ready' ? 0 : node.LastMissedHeartbeatIndex,
+        ModifyIndex: index,
+      };
+      result = { index, written: index, node: updated, ttlMs, pool: beat.pool };
+      return {
+        items: [
+          this.nodeWrite(updated, node),
+          {
+            put: this.beatItem(updated, beat.secretHash, index, now + ttlMs + heartbeatSettings.graceMs),
+            when: { equals: { mac: beat.mac } },
+          },
+        ],
+        tables: ['nodes'],
+        events: [nodeTopicEvent('NodeStreamEvent', updated)],
+      };
+    });
+    if (index === undefined) {
+      // Nothing changed after all (a racing beat made the change): the deadline still moves.
+      await this.moveDeadline(id, credential, (result as BeatResult).node?.Status ?? status, ttlMs);
+    }
+    return result as BeatResult;
+  }
+
+  /** The deadline of a node whose stored status is `status` and whose secret matches, moved; undefined otherwise. */
+  private async moveDeadline(
+    id: string,
+    credential: NodeCredential,
+    status: NodeStatus,
+    ttlMs: number,
+  ): Promise<BeatResult | undefined> {
+    if (!validUuid.test(id)) return undefined;
+    try {
+      const after = await this.store.update<NodeBeat>(
+        ClusterNodes.beatKey(id),
+        { set: { deadline: this.state.clock.now() + ttlMs + heartbeatSettings.graceMs } },
+        { when: { equals: { status, ...('secretHash' in credential ? { secretHash: credential.secretHash } : {}) } } },
+      );
+      return { index: after.modifyIndex, ttlMs, pool: after.pool };
+    } catch (error) {
+      if (error instanceof ConditionFailed) return undefined;
+      throw error;
+    }
+  }
+
+  /** The node's beat when the credential is its own; 404 for an unknown node, 403 for another's secret. */
+  private async authenticated(id: string, credential: NodeCredential): Promise<NodeBeat> {
+    const beat = await this.beat(id);
+    if (!beat) throw notFound('node not found');
+    if ('secretHash' in credential && credential.secretHash !== beat.secretHash) throw denied();
+    return beat;
+  }
+
+  /** Node events a node sends (Nomad's `Node.EmitEvents`): appended, the last 10 kept; one `NodeStreamEvent`. */
+  async emitEvents(id: string, credential: NodeCredential, events: ClientEvent[]): Promise<number> {
+    return this.written(async (index) => {
+      const now = this.state.clock.now();
+      await this.authenticated(id, credential);
+      const node = await this.get(id);
+      if (!node) throw notFound('node not found');
+      const updated: ClusterNode = {
+        ...node,
+        Events: appendEvents(
+          node,
+          events.map((event) =>
+            nodeEvent(
+              event.Message,
+              event.Subsystem ?? '',
+              clientTime(event.Timestamp, now),
+              index,
+              event.Details ?? null,
+            ),
+          ),
+        ),
+        ModifyIndex: index,
+      };
+      return {
+        items: [this.nodeWrite(updated, node)],
+        tables: ['nodes'],
+        events: [nodeTopicEvent('NodeStreamEvent', updated)],
+      };
+    });
+  }
+
+  /**
+   * Sets, updates or cancels a node's drain (Nomad's `Node.UpdateDrain`). A request that changes nothing (the same
+   * drain again, no drain on an undrained node that is already as eligible as asked) writes nothing, so concurrent
+   * identical drains make one change and one event.
+   */
+  async drain(id: string, request: DrainRequest): Promise<{ index: number; written: boolean }> {
+    const spec = request.spec;
+    if (spec && spec.Deadline < 0 && spec.Deadline !== forceDeadlineNs)
+      throw badRequest(
+        `invalid DrainSpec.Deadline ${spec.Deadline}: a deadline may not be negative (but -1s, ${forceDeadlineNs} ns, which is -force)`,
+      );
+    let unchanged: number | undefined;
+    const index = await this.commitOrExplain(async (index) => {
+      const now = this.state.clock.now();
+      const node = await this.get(id);
+      if (!node) throw notFound('node not found');
+      const current = node.DrainStrategy;
+      const sameSpec =
+        current && spec && current.Deadline === spec.Deadline && current.IgnoreSystemJobs === spec.IgnoreSystemJobs;
+      const sameMeta = !request.meta || sameMap(request.meta, node.LastDrain?.Meta ?? null);
+      const eligibility: Eligibility = spec
+        ? 'ineligible'
+        : request.markEligible
+          ? 'eligible'
+          : node.SchedulingEligibility;
+      if ((sameSpec && sameMeta) || (!current && !spec && eligibility === node.SchedulingEligibility)) {
+        unchanged = node.ModifyIndex;
+        return undefined;
+      }
+      const nowText = new Date(now).toISOString();
+      const strategy: DrainStrategy | null = spec
+        ? {
+            Deadline: spec.Deadline,
+            IgnoreSystemJobs: spec.IgnoreSystemJobs,
+            ForceDeadline: spec.Deadline > 0 ? new Date(now + spec.Deadline / 1e6).toISOString() : zeroTime,
+            StartedAt: current?.StartedAt ?? nowText,
+          }
+        : null;
+      const message =
+        !current && spec
+          ? nodeMessages.drainSet
+          : current && spec
+            ? nodeMessages.drainUpdated
+            : current
+              ? nodeMessages.drainDisabled
+              : undefined;
+      const updatedAt = new Date(Math.floor(now / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+      let lastDrain: DrainMetadata | null = node.LastDrain;
+      if (current || strategy) {
+        const base: DrainMetadata =
+          !current || !lastDrain
+            ? { StartedAt: updatedAt, UpdatedAt: updatedAt, Status: 'draining', AccessorID: '', Meta: request.meta }
+            : { ...lastDrain };
+        lastDrain = {
+          ...base,
+          UpdatedAt: updatedAt,
+          ...(request.meta && Object.keys(request.meta).length > 0 ? { Meta: request.meta } : {}),
+          ...(request.accessorId ? { AccessorID: request.accessorId } : {}),
+          Status: strategy ? 'draining' : 'canceled',
+        };
+      }
+      const updated: ClusterNode = {
+        ...node,
+        DrainStrategy: strategy,
+        SchedulingEligibility: eligibility,
+        LastDrain: lastDrain,
+        StatusUpdatedAt: Math.floor(now / 1000),
+        Events: message ? appendEvents(node, [nodeEvent(message, 'Drain', now, index)]) : node.Events,
+        ModifyIndex: index,
+      };
+      return {
+        items: [this.nodeWrite(updated, node)],
+        tables: ['nodes'],
+        events: [nodeTopicEvent('NodeDrain', updated)],
+      };
+    });
+    return index === undefined ? { index: unchanged as number, written: false } : { index, written: true };
+  }
+
+  /** Marks a node eligible or ineligible (Nomad's `Node.UpdateEligibility`); the same again writes nothing. */
+  async setEligibility(id: string, eligibility: Eligibility): Promise<{ index: number; written: boolean }> {
+    let unchanged: number | undefined;
+    const index = await this.commitOrExplain(async (index) => {
+      const now = this.state.clock.now();
+      const node = await this.get(id);
+      if (!node) throw notFound('node not found');
+      if (node.DrainStrategy && eligibility === 'eligible')
+        throw badRequest("can not set node's scheduling eligibility to eligible while it is draining");
+      if (node.SchedulingEligibility === eligibility) {
+        unchanged = node.ModifyIndex;
+        return undefined;
+      }
+      const message = eligibility === 'eligible' ? nodeMessages.eligible : nodeMessages.ineligible;
+      const updated: ClusterNode = {
+        ...node,
+        SchedulingEligibility: eligibility,
+        StatusUpdatedAt: Math.floor(now / 1000),
+        Events: appendEvents(node, [nodeEvent(message, 'Cluster', now, index)]),
+        ModifyIndex: index,
+      };
+      return {
+        items: [this.nodeWrite(updated, node)],
+        tables: ['nodes'],
+        events: [nodeTopicEvent('NodeEligibility', updated)],
+      };
+    });
+    return index === undefined ? { index: unchanged as number, written: false } : { index, written: true };
+  }
+
+  /** Removes a node (Nomad's `Node.Deregister`, `nomad node purge`): its node and beat, one `NodeDeregistration`. */
+  async purge(id: string): Promise<number> {
+    return this.written(async () => {
+      const node = await this.get(id);
+      if (!node) throw notFound('node not found');
+      return {
+        items: [
+          { delete: ClusterNodes.nodeKey(id), when: { equals: { ModifyIndex: node.ModifyIndex } } },
+          { delete: ClusterNodes.beatKey(id) },
+          { update: { pk: META_PK, sk: NODE_COUNT_SK }, change: { add: { value: -1 } } },
+        ],
+        tables: ['nodes'],
+        events: [nodeTopicEvent('NodeDeregistration', node)],
+      };
+    });
+  }
+
+  /**
+   * The heartbeat sweep: every node not `down` whose deadline has passed is marked `down` with the node event
+   * `Node heartbeat missed` and one `NodeStreamEvent`, each in its own transaction conditional on its deadline still
+   * being past (a heartbeat that lands first keeps the node alive; a concurrent sweep finds it down and does nothing).
+   * Reads each shard of the beats (small items); returns the nodes it marked down.
+   */
+  async expireMissed(): Promise<string[]> {
+    const now = this.state.clock.now();
+    const late = { all: [{ below: { deadline: now } }, { not: { equals: { status: 'down' } } }] };
+    const pages = await Promise.all(
+      Array.from({ length: shardCount }, (_, shard) =>
+        this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`, { where: late }),
+      ),
+    );
+    const down: string[] = [];
+    for (const beat of pages.flat()) {
+      if (!this.store.verified(beatKind, beat)) continue;
+      if (await this.markDown(beat.sk, now)) down.push(beat.sk);
+    }
+    return down;
+  }
+
+  private async markDown(id: string, now: number): Promise<boolean> {
+    try {
+      const index = await this.state.commit(async (index) => {
+        const beat = await this.beat(id);
+        if (!beat || beat.status === 'down' || beat.deadline >= now) return undefined;
+        const node = await this.get(id);
+        if (!node) return undefined;
+        const updated: ClusterNode = {
+          ...node,
+          Status: 'down',
+          StatusUpdatedAt: Math.floor(now / 1000),
+          Events: appendEvents(node, [nodeEvent(nodeMessages.heartbeatMissed, 'Cluster', now, index)]),
+          LastMissedHeartbeatIndex: index,
+          ModifyIndex: index,
+        };
+        return {
+          items: [
+            this.nodeWrite(updated, node),
+            {
+              put: this.beatItem(updated, beat.secretHash, index, beat.deadline),
+              when: { all: [{ equals: { mac: beat.mac } }, { below: { deadline: now } }] },
+            },
+          ],
+          tables: ['nodes'],
+          events: [nodeTopicEvent('NodeStreamEvent', updated)],
+        };
+      });
+      return index !== undefined;
+    } catch (error) {
+      // A heartbeat moved the deadline (or changed the node) after the read: the node is alive.
+      if (error instanceof WriteConditionFailed) return false;
+      throw error;
+    }
+  }
+
+  private nodeWrite(node: ClusterNode, existing: ClusterNode | undefined): Write {
+    return {
+      put: this.store.signed(nodeKind, { ...ClusterNodes.nodeKey(node.ID), ...node, SecretID: '' }),
+      when: unchangedSince(existing),
+    };
+  }
+
+  private beatItem(node: ClusterNode, secretHash: string, index: number, deadline: number): NodeBeat {
+    return this.store.signed(beatKind, {
+      ...ClusterNodes.beatKey(node.ID),
+      secretHash,
+      status: node.Status,
+      pool: node.NodePool,
+      datacenter: node.Datacenter,
+      nodeClass: node.NodeClass,
+      modifyIndex: index,
+      deadline,
+    });
+  }
+
+  /** How long a node identity in `pool` lives: the pool's `NodeIdentityTTL`, 24 hours when there is no such pool. */
+  async identityTtlMs(pool: string): Promise<number> {
+    const ttl = (await this.pools.nodeIdentityTtl(pool)) ?? defaultIdentityTtlNs;
+    return ttl > 0 ? ttl / 1e6 : defaultIdentityTtlNs / 1e6;
+  }
+
+  /** A commit of a plan that always writes. */
+  private async written(plan: Parameters<SchedulerState['commit']>[0]): Promise<number> {
+    return (await this.commitOrExplain(plan)) as number;
+  }
+
+  /** A commit whose own conditions failing means another writer changed the node between read and write: 409. */
+  private async commitOrExplain(plan: Parameters<SchedulerState['commit']>[0]): Promise<number | undefined> {
+    try {
+      return await this.state.commit(plan);
+    } catch (error) {
+      if (error instanceof WriteConditionFailed)
+        throw new DomainError('conflict', 'the node was changed concurrently; the request did not happen, retry it');
+      throw error;
+    }
+  }
+}
+
+/** A client's event time, or the server's when it sent none. */
+const clientTime = (timestamp: string | undefined, now: number): number =>
+  timestamp === undefined ? now : Date.parse(timestamp);
+
+function sameMap(a: Record<string, string> | null, b: Record<string, string> | null): boolean {
+  const left = Object.entries(a ?? {}).sort(([x], [y]) => (x < y ? -1 : 1));
+  const right = Object.entries(b ?? {}).sort(([x], [y]) => (x < y ? -1 : 1));
+  return JSON.stringify(left) === JSON.stringify(right);
+}

@@ -182,9 +182,10 @@ export const tableAccess: Record<string, TableAccess> = {
   // The scheduler's functions: its own items, and the keyring (read) in `sys`.
   'Scheduler-api': { items: [...read, ...write, transact], reads: [scheduler, 'sys'], writes: [scheduler] },
   'Scheduler-event-stream': { items: read, reads: [scheduler, 'sys'], writes: [] },
-  // Expired tokens of both services (the one job that spans them), kv leases and the login mounts' disables.
+  // Expired tokens of both services (the one job that spans them), kv leases, the login mounts' disables, and the
+  // cluster's nodes whose heartbeat is late (each marked down in a transaction that puts the node and its beat).
   'Job-sweep': {
-    items: [...read, 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    items: [...read, ...write],
     reads: ['sys', 'mounts', 'mount#*', 'token#*', 'issued#*', 'leases#*', scheduler],
     writes: ['mount#*', 'mounts', ...tokenRevocation, 'leases', scheduler],
     dueQueues: ['expiry', 'expiry#*', 'expiry:kv', 'expiry:kv#*', 'sched#token-expiry', 'sched#token-expiry#*'],
@@ -197,7 +198,6 @@ export const tableAccess: Record<string, TableAccess> = {
       'write:leases#*': 'an expired token with kv leases: they are claimed and revoked (LeaseManager.revoke)',
       'write:revoked-leases#*': why.forget,
       'write:leases': why.legacyLeases,
-      'write:sched#*': 'an expired scheduler token is deleted with its accessor and secret items (scheduler/sweep.ts)',
     },
   },
   // Each engine's job (stacks/Jobs.ts), from what its backend declares: its lease queues, its periodic jobs' queues

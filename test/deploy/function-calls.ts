@@ -1,9 +1,16 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { DeleteItemCommand, type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SignJWT } from 'jose';
 import { expect, vi } from 'vitest';
+import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
 import { leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
@@ -364,6 +371,26 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   await scheduler('DELETE', '/v1/acl/auth-method/corp', undefined, management);
   await scheduler('DELETE', `/v1/acl/token/${token.AccessorID}`, undefined, management);
   await scheduler('DELETE', '/v1/acl/policy/readers', undefined, management);
+  // a node: introduced, registered, a heartbeat (the sweep below finds it late and marks it down)
+  const intro = (await scheduler('PUT', '/v1/acl/identity/client-introduction-token', {}, management)).body.JWT;
+  const nodeId = crypto.randomUUID();
+  const nodeSecret = crypto.randomUUID();
+  await scheduler(
+    'POST',
+    '/v1/client/register',
+    {
+      Node: {
+        ID: nodeId,
+        SecretID: nodeSecret,
+        Name: 'deploy-node',
+        Datacenter: 'dc1',
+        Attributes: { 'os.name': 'linux' },
+      },
+    },
+    intro,
+  );
+  await scheduler('PUT', `/v1/client/node/${nodeId}/status`, { Status: 'ready' }, nodeSecret);
+  await scheduler('GET', `/v1/node/${nodeId}`, undefined, management);
   const stream = (await import('../../functions/scheduler/event-stream.ts')).handler as unknown as (
     event: unknown,
     sink: Writable,
@@ -382,6 +409,15 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
 
   // jobs: a secrets token and a scheduler token expire; the sweep revokes both; the mesh job revokes the queued lease
   await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['app'], ttl: '1s' });
+  const beat = ClusterNodes.beatKey(nodeId);
+  await env.client.send(
+    new UpdateItemCommand({
+      TableName: env.tableName,
+      Key: { pk: { S: beat.pk }, sk: { S: beat.sk } },
+      UpdateExpression: 'SET deadline = :past',
+      ExpressionAttributeValues: { ':past': { N: '0' } },
+    }),
+  );
   await sleep(1_100);
   const run = async (fn: string, name: string) =>
     asFunction(fn, async () => (await job(name))(scheduledEvent(`${name}ScheduleRule`) as never));

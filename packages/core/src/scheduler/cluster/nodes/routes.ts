@@ -5,7 +5,6 @@
  * service answers the 4xx it means, with Nomad's text.
  */
 import * as z from 'zod/mini';
-import { bexprReady } from '../../../lib/bexpr.ts';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
 import { permissionDenied } from '../../http/nomad.ts';
@@ -51,8 +50,7 @@ export const nodeRoutes: SchedulerRoute[] = [
     returns: 'The node stubs (Nomad `NodeListStub`s), sorted by ID; `X-Nomad-NextToken` when a page follows.',
     handler: async ({ scheduler, caller, query }) => {
       await needs(caller, 'read');
-      if (query.filter) await bexprReady(query.filter);
-      const expression = parsedFilter(query.filter);
+      const expression = await parsedFilter(query.filter);
       return {
         read: async () => {
           const nodes = await scheduler.nodes.list(query.prefix ? { prefix: query.prefix } : {});

@@ -13,6 +13,7 @@ import type { Backend } from '../../packages/core/src/secrets/framework/backend.
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource, type KeySource } from '../../packages/core/src/storage/keyring.ts';
 import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
+import type { Store } from '../../packages/core/src/storage/store.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 
@@ -56,6 +57,8 @@ type HarnessOptions = {
   keySource?: KeySource;
   clientIp?: string;
   audit?: false;
+  /** The store of `startSecretsInMemory` (default a fresh MemoryStore): a test may wrap one to watch its calls. */
+  store?: Store;
 };
 
 /**
@@ -75,7 +78,7 @@ export async function startSecrets(options: HarnessOptions = {}): Promise<Secret
  * `test/storage/store-contract.test.ts`): for handler and domain tests that do not test DynamoDB itself.
  */
 export function startSecretsInMemory(options: HarnessOptions = {}): Promise<SecretsService> {
-  return secretsOn({ store: new MemoryStore() }, options, () => {});
+  return secretsOn({ store: options.store ?? new MemoryStore() }, options, () => {});
 }
 
 async function secretsOn(storage: CoreStorage, options: HarnessOptions, release: () => void): Promise<SecretsService> {

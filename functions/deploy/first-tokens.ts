@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { randomBase62 } from '@keyhaven/core/lib/random.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { schedulerFor } from '@keyhaven/core/scheduler/scheduler.ts';
-import { META_PK } from '@keyhaven/core/scheduler/state.ts';
 import { initialize, isInitialized } from '@keyhaven/core/secrets/sys/init.ts';
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse } from 'aws-lambda';
 
@@ -90,7 +89,7 @@ async function makeFirstTokens(
   const instance = await core();
   const scheduler = schedulerFor(instance);
   const rootDone = await isInitialized(instance);
-  const managementDone = (await instance.store.get(META_PK, 'bootstrap')) !== undefined;
+  const managementDone = (await scheduler.tokens.bootstrapStatus()).done;
   const made = {
     RootToken: rootDone ? 'existing' : 'created',
     ManagementToken: managementDone ? 'existing' : 'created',

@@ -10,22 +10,34 @@ import { authMethodKind } from '@keyhaven/core/scheduler/acl/auth-methods/store.
 import { bindingRuleKind } from '@keyhaven/core/scheduler/acl/binding-rules/store.ts';
 import { policyKind as schedulerPolicyKind } from '@keyhaven/core/scheduler/acl/policies/store.ts';
 import { roleKind } from '@keyhaven/core/scheduler/acl/roles/store.ts';
-import { tokenKind as schedulerTokenKind } from '@keyhaven/core/scheduler/acl/tokens/store.ts';
-import { AUTH_METHOD_PK, BINDING_RULE_PK, POLICY_PK, ROLE_PK, TOKEN_PK } from '@keyhaven/core/scheduler/keys.ts';
+import { bootstrapMarkerKind, tokenKind as schedulerTokenKind } from '@keyhaven/core/scheduler/acl/tokens/store.ts';
+import {
+  AUTH_METHOD_PK,
+  BINDING_RULE_PK,
+  BOOTSTRAP_SK,
+  META_PK,
+  POLICY_PK,
+  ROLE_PK,
+  TOKEN_PK,
+} from '@keyhaven/core/scheduler/keys.ts';
+import { auditDeviceKind, auditDevicePk } from '@keyhaven/core/secrets/audit/audit-devices.ts';
 import { authenticatedValueKind } from '@keyhaven/core/secrets/mounts/mount-storage.ts';
 import { mountKind } from '@keyhaven/core/secrets/mounts/mount-table.ts';
 import { policyKind } from '@keyhaven/core/secrets/policies/policy-store.ts';
+import { initMarkerKind, initMarkerPk, initMarkerSk } from '@keyhaven/core/secrets/sys/init.ts';
 import { tokenKind } from '@keyhaven/core/secrets/tokens/token-store.ts';
 import { type ItemKind, macAttribute } from '@keyhaven/core/storage/item-mac.ts';
 import { fileKeySource } from '@keyhaven/core/storage/keyring.ts';
+import { keyringKind, keyringPk, keyringSk } from '@keyhaven/core/storage/keyring-item.ts';
 import { ConditionFailed, type Item, type Store } from '@keyhaven/core/storage/store.ts';
 import { localClientConfig, startDynamoDbLocal } from '@keyhaven/local';
 
 const usage = `usage: node --import tsx functions/deploy/sign-items.ts [--dry-run] <table>
        node --import tsx functions/deploy/sign-items.ts [--dry-run] --data-dir <npm start's data directory, e.g. .keyhaven>
 
-Signs the security items (tokens, policies, mounts, JWT config and roles, token roles, the scheduler's ACL tokens,
-policies, roles, auth methods and binding rules) that were written before item MACs and so carry none: the service
+Signs the security items (tokens, policies, mounts, JWT config and roles, token roles, audit devices, the keyring's
+item and the init marker, the scheduler's ACL tokens, policies, roles, auth methods, binding rules and bootstrap
+marker) that were written before item MACs and so carry none: the service
 refuses them as forged until they are signed. By running it you vouch for what the table holds now: whatever a
 MAC-less item says (a token's policies, a role's grants) is trusted from then on, so run it only on a table nobody
 but the service could have written. An item whose MAC is wrong (forged or corrupted) is never signed: it is left as
@@ -50,6 +62,10 @@ const kinds = {
   schedulerRole: roleKind,
   schedulerAuthMethod: authMethodKind,
   schedulerBindingRule: bindingRuleKind,
+  auditDevice: auditDeviceKind,
+  keyring: keyringKind,
+  initMarker: initMarkerKind,
+  bootstrapMarker: bootstrapMarkerKind,
 } as const;
 
 /** The token store's partition (`mount#token`: the builtin `auth/token/` mount), where token roles are. */
@@ -70,6 +86,10 @@ function kindOf(item: Item, jwtPartitions: ReadonlySet<string>): ItemKind | unde
   if (pk === ROLE_PK) return kinds.schedulerRole;
   if (pk === AUTH_METHOD_PK) return kinds.schedulerAuthMethod;
   if (pk === BINDING_RULE_PK) return kinds.schedulerBindingRule;
+  if (pk === auditDevicePk && sk.startsWith('audit/')) return kinds.auditDevice;
+  if (pk === keyringPk && sk === keyringSk) return kinds.keyring;
+  if (pk === initMarkerPk && sk === initMarkerSk) return kinds.initMarker;
+  if (pk === META_PK && sk === BOOTSTRAP_SK) return kinds.bootstrapMarker;
   return undefined;
 }
 
@@ -95,7 +115,8 @@ export interface SignReport {
 
 /**
  * Signs every MAC-less item of an authenticated kind in the store's table (see the usage text above). A mount's
- * config and roles are recognised by the mount's type, taken only from mount items that verify or carry no MAC.
+ * config and roles are recognised by the mount's type, taken only from mount items that verify or carry no MAC. A
+ * MAC-less keyring item is signed with the init marker's time as its initialisation stamp when the table has one.
  */
 export async function signItems(store: Store, options: { dryRun?: boolean } = {}): Promise<SignReport> {
   const dryRun = options.dryRun ?? false;
@@ -129,7 +150,8 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
       }
       continue;
     }
-    if (!dryRun && !(await signOne(store, kind, item))) {
+    const stamp = kind === kinds.keyring ? initialisationStamp(items, item) : {};
+    if (!dryRun && !(await signOne(store, kind, item, stamp))) {
       counts.changed++;
       report.changed.push({ kind: kind.name, pk: item.pk, sk: item.sk });
       continue;
@@ -139,8 +161,23 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
   return report;
 }
 
-/** Sets the item's MAC if it still has none and every attribute the MAC covers is as scanned; false if not. */
-async function signOne(store: Store, kind: ItemKind, item: Item): Promise<boolean> {
+/** What a MAC-less keyring item is signed with besides its attributes: the init marker's time, if there is one. */
+function initialisationStamp(items: Item[], keyringItem: Item): Record<string, unknown> {
+  const marker = items.find((item) => item.pk === initMarkerPk && item.sk === initMarkerSk);
+  if (!marker || keyringItem.initializedAt !== undefined) return {};
+  return { initializedAt: marker.initializedAt };
+}
+
+/**
+ * Sets the item's MAC (and the attributes of `added`, covered by it) if it still has none and every attribute the MAC
+ * covers is as scanned; false if not.
+ */
+async function signOne(
+  store: Store,
+  kind: ItemKind,
+  item: Item,
+  added: Record<string, unknown> = {},
+): Promise<boolean> {
   const unchanged: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(item)) {
     if (name === 'pk' || name === 'sk' || name === macAttribute || kind.unauthenticated.has(name)) continue;
@@ -149,11 +186,11 @@ async function signOne(store: Store, kind: ItemKind, item: Item): Promise<boolea
   try {
     await store.update(
       { pk: item.pk, sk: item.sk },
-      { set: { [macAttribute]: store.macOf(kind, item) } },
+      { set: { ...added, [macAttribute]: store.macOf(kind, { ...item, ...added }) } },
       {
         when: {
           exists: true,
-          missing: [macAttribute],
+          missing: [macAttribute, ...Object.keys(added)],
           ...(Object.keys(unchanged).length > 0 ? { equals: unchanged } : {}),
         },
       },

@@ -37,6 +37,10 @@ const kindNames = [
   'scheduler-acl-role',
   'scheduler-acl-auth-method',
   'scheduler-acl-binding-rule',
+  'audit-device',
+  'keyring',
+  'init-marker',
+  'scheduler-bootstrap-marker',
 ] as const;
 type Counts = { signed: number; alreadySigned: number; refused: number; changed: number };
 
@@ -278,6 +282,12 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
     const roles = await now.scheduler('GET', '/v1/acl/roles', management);
     expect(roles.body.map((role: { Name: string }) => role.Name)).toEqual(['team-eng']);
     expect((await now.scheduler('GET', '/v1/acl/binding-rules', management)).body).toHaveLength(1);
+
+    // The keyring's item was signed with the init marker's time as its stamp: a deleted marker is still caught.
+    const keyringItem = (await doc.send(new GetCommand({ TableName: h.tableName, Key: { pk: 'sys', sk: 'keyring' } })))
+      .Item;
+    const initItem = (await doc.send(new GetCommand({ TableName: h.tableName, Key: { pk: 'sys', sk: 'init' } }))).Item;
+    expect(keyringItem?.initializedAt).toBe(initItem?.initializedAt);
 
     // The forgery was never signed: the forged token grants nothing, not even what it had before.
     expect((await now.call('GET', '/v1/secret/top', forgedToken)).status).toBe(403);

@@ -6,7 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { type Core, type CoreStorage, createCore } from '../../packages/core/src/core.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
+import { type Logger, silentLogger } from '../../packages/core/src/lib/log.ts';
 import { type Scheduler, schedulerFor } from '../../packages/core/src/scheduler/scheduler.ts';
 import { createSchedulerApp, type SchedulerAppOptions } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
@@ -63,7 +63,10 @@ export interface SchedulerHarness extends SchedulerService {
   client: DynamoDBClient;
 }
 
-type SchedulerHarnessOptions = Partial<Omit<SchedulerAppOptions, 'core'>>;
+type SchedulerHarnessOptions = Partial<Omit<SchedulerAppOptions, 'core'>> & {
+  /** Where the core logs (nowhere by default). */
+  log?: Logger;
+};
 
 /**
  * A scheduler service on its own fresh table in the run's DynamoDB Local, with a clock the test moves.
@@ -96,6 +99,7 @@ async function schedulerOn(
   share: SchedulerService | undefined,
   release: () => void,
 ): Promise<SchedulerService> {
+  const { log, ...serviceOptions } = appOptions;
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-sched-key-'));
   const keyFile = share?.keyFile ?? path.join(keyDir, 'keyring.key');
   const clock = share?.clock ?? new ManualClock(Date.UTC(2026, 0, 1));
@@ -106,9 +110,9 @@ async function schedulerOn(
       keySource: fileKeySource(keyFile),
       backends: [],
       clock,
-      log: silentLogger,
+      log: log ?? silentLogger,
     }));
-  const schedulerOptions = { heartbeatMs: 200, eventPollMs: 50, ...appOptions };
+  const schedulerOptions = { heartbeatMs: 200, eventPollMs: 50, ...serviceOptions };
   const scheduler = schedulerFor(core, schedulerOptions);
   const app = createSchedulerApp({ core: async () => core, clientIp: () => '127.0.0.1', ...schedulerOptions });
   const request = (method: string, url: string, { token, body, headers }: SchedulerCallOptions = {}) =>

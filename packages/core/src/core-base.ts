@@ -1,7 +1,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { jsonLogger, type Logger } from './lib/log.ts';
+import { ItemMac } from './storage/item-mac.ts';
 import { Keyring, type KeySource } from './storage/keyring.ts';
+import { keyringKind, keyringPk, keyringSk } from './storage/keyring-item.ts';
 import { ConditionFailed, DynamoStore, type Store } from './storage/store.ts';
 
 /**
@@ -29,11 +31,13 @@ export type CoreBaseOptions = CoreStorage & { keySource: KeySource; clock?: Cloc
  */
 export async function createCoreBase(options: CoreBaseOptions): Promise<CoreBase> {
   const store: Store = options.store ?? new DynamoStore(options.dynamodb, options.tableName);
+  const log = options.log ?? jsonLogger();
   const keyring = await Keyring.load(options.keySource, {
-    get: async () => (await store.get('sys', 'keyring'))?.wrapped as Uint8Array | undefined,
-    putIfAbsent: async (wrapped) => {
+    get: async () => (await store.get(keyringPk, keyringSk))?.wrapped as Uint8Array | undefined,
+    putIfAbsent: async (wrapped, made) => {
       try {
-        await store.put({ pk: 'sys', sk: 'keyring', wrapped }, { when: { absent: true } });
+        const item = new ItemMac(made, log).sign(keyringKind, { pk: keyringPk, sk: keyringSk, wrapped });
+        await store.put(item, { when: { absent: true } });
         return true;
       } catch (error) {
         if (error instanceof ConditionFailed) return false;
@@ -41,7 +45,6 @@ export async function createCoreBase(options: CoreBaseOptions): Promise<CoreBase
       }
     },
   });
-  const log = options.log ?? jsonLogger();
   store.authenticateWith(keyring, log);
   return { store, keyring, clock: options.clock ?? systemClock, log };
 }

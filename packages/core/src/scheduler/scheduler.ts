@@ -79,7 +79,7 @@ export class Scheduler {
     this.state = new SchedulerState(core.store, core.clock, { eventTtlSeconds: options.eventTtlSeconds });
     this.policies = new AclPolicies(this.state);
     this.roles = new AclRoles(this.state, this.policies);
-    this.tokens = new AclTokens(this.state, this.roles, (secret) => schedulerSecretHash(core, secret));
+    this.tokens = new AclTokens(this.state, this.roles, (secret) => schedulerSecretHash(core, secret), core.log);
     this.authMethods = new AclAuthMethods(this.state, core.keyring);
     this.bindingRules = new AclBindingRules(this.state, this.authMethods);
     this.events = new EventBroker(this.state, { pollMs: options.eventPollMs ?? 200 });

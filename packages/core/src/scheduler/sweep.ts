@@ -14,7 +14,7 @@ import { SchedulerState } from './state.ts';
 export async function sweepScheduler(core: SchedulerBase): Promise<void> {
   const state = new SchedulerState(core.store, core.clock);
   const roles = new AclRoles(state, new AclPolicies(state));
-  await new AclTokens(state, roles, (secret) => schedulerSecretHash(core, secret)).sweepExpired();
+  await new AclTokens(state, roles, (secret) => schedulerSecretHash(core, secret), core.log).sweepExpired();
   await new ClusterNodes(state, new NodePools(state), (secret) => nodeSecretHash(core, secret)).expireMissed();
   await state.sweepEvents();
 }

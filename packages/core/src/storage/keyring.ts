@@ -25,10 +25,13 @@ export interface KeySource {
   unwrap(wrapped: Uint8Array): Promise<Uint8Array>;
 }
 
-/** Persists the wrapped data key (implemented by the caller on DynamoDB). putIfAbsent returns false if another process won the race. */
+/**
+ * Persists the wrapped data key (implemented by the caller on DynamoDB). putIfAbsent returns false if another process
+ * won the race; it is given the keyring the key makes, to sign the item it writes.
+ */
 export interface WrappedKeyStore {
   get(): Promise<Uint8Array | undefined>;
-  putIfAbsent(wrapped: Uint8Array): Promise<boolean>;
+  putIfAbsent(wrapped: Uint8Array, keyring: Keyring): Promise<boolean>;
 }
 
 export class SealError extends Error {
@@ -143,6 +146,7 @@ export class Keyring {
   readonly #sealKey: KeyObject;
   readonly #hashKey: KeyObject;
   readonly #itemMacKey: KeyObject;
+  readonly #digestKey: KeyObject;
   /** 32 bytes for self-contained (batch) token encryption. */
   readonly tokenKey: Uint8Array;
   /** The HMAC key of the JWTs only this service verifies: the scheduler's node introduction tokens and node identities. */
@@ -154,6 +158,9 @@ export class Keyring {
     // Its own subkey: a MAC over stored items must never be computable with the token-hash key (a token's hash is
     // itself stored, so one key for both would let stored values double as MACs).
     this.#itemMacKey = createSecretKey(subkey(dataKey, 'keyhaven item mac v1'));
+    // Digests the API shows over content that holds a secret (an auth method's `Hash`): keyed, so a digest is no
+    // oracle for guessing the secret offline, and apart from the other keys so it can stand for none of them.
+    this.#digestKey = createSecretKey(subkey(dataKey, 'keyhaven content digest v1'));
     this.tokenKey = subkey(dataKey, 'keyhaven token v1');
     this.identityKey = createSecretKey(subkey(dataKey, 'keyhaven scheduler identity v1'));
   }
@@ -163,7 +170,8 @@ export class Keyring {
     let wrapped = await store.get();
     if (!wrapped) {
       const fresh = await source.generate();
-      if (await store.putIfAbsent(fresh.wrapped)) return Keyring.fromDataKey(fresh.plain);
+      const keyring = Keyring.fromDataKey(fresh.plain);
+      if (await store.putIfAbsent(fresh.wrapped, keyring)) return keyring;
       wrapped = await store.get();
       if (!wrapped) throw new Error('the wrapped data key is missing after another process stored it');
     }
@@ -194,6 +202,11 @@ export class Keyring {
   /** HMAC-SHA256 under the item-MAC subkey, over a canonical encoding of a stored item (see `item-mac.ts`). */
   itemMac(message: string): Buffer {
     return createHmac('sha256', this.#itemMacKey).update(message).digest();
+  }
+
+  /** HMAC-SHA256 (base64) under the content-digest subkey: a digest of content that holds a secret, safe to show. */
+  contentDigest(message: string): string {
+    return createHmac('sha256', this.#digestKey).update(message).digest('base64');
   }
 
   /** Keyed, deterministic hash (HMAC-SHA256, base64url) for storing and looking up tokens. */

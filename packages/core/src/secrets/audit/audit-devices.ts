@@ -13,8 +13,9 @@ import {
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
+import { itemKind } from '../../storage/item-mac.ts';
 import type { Keyring } from '../../storage/keyring.ts';
-import { ConditionFailed, type Store } from '../../storage/store.ts';
+import { ConditionFailed, type Item, type Store } from '../../storage/store.ts';
 import { auditHash } from './audit-hash.ts';
 
 /** An audit device as `sys/audit` shows it. */
@@ -34,6 +35,8 @@ interface StoredDevice extends AuditDeviceInfo {
 interface LiveDevice extends AuditDeviceInfo {
   salt: Uint8Array;
   sink: AuditSink;
+  /** Stands for an item that failed its MAC: it has no salt and writes nothing. */
+  forged?: true;
 }
 
 const knownOptions = new Set([
@@ -55,6 +58,18 @@ const knownOptions = new Set([
   'exclude',
 ]);
 const saltContext = (path: string) => `audit-salt:${path}`;
+
+/** The partition and sort key of a device's item. */
+export const auditDevicePk = 'sys';
+export const auditDeviceSk = (devicePath: string) => `audit/${devicePath}`;
+
+/**
+ * A device item is authenticated whole (`storage/item-mac.ts`): where the audit trail goes, and whether it carries
+ * raw tokens (`log_raw`), is security state as much as a policy is. A forged, edited, moved or MAC-less device is
+ * never opened: it stands in the list of live devices as one that fails every entry (so the service fails closed,
+ * as for a device the checks refuse), and `sys/audit` does not list it.
+ */
+export const auditDeviceKind = itemKind('audit-device');
 
 /**
  * What only the operator decides about audit devices, read from the environment when the process starts (never
@@ -119,8 +134,9 @@ export class AuditDevices {
     readonly settings: AuditOperatorSettings = auditSettingsFromEnvironment(process.env),
   ) {}
 
+  /** The devices whose items verify (a forged one is not listed: it is not ours, and it writes nothing). */
   async list(): Promise<AuditDeviceInfo[]> {
-    return (await this.stored()).map(({ salt: _salt, ...info }) => info);
+    return (await this.stored()).trusted.map(({ salt: _salt, ...info }) => info);
   }
 
   async enable(
@@ -172,7 +188,10 @@ export class AuditDevices {
       salt,
     };
     try {
-      await this.store.put({ pk: 'sys', sk: `audit/${devicePath}`, ...item }, { when: { absent: true } });
+      await this.store.put(
+        this.store.signed(auditDeviceKind, { pk: auditDevicePk, sk: auditDeviceSk(devicePath), ...item }),
+        { when: { absent: true } },
+      );
     } catch (error) {
       if (error instanceof ConditionFailed) throw badRequest(`path already in use at ${devicePath}`);
       throw error;
@@ -200,13 +219,13 @@ export class AuditDevices {
   }
 
   async disable(path: string): Promise<void> {
-    await this.store.delete({ pk: 'sys', sk: `audit/${normalisePath(path)}` });
+    await this.store.delete({ pk: auditDevicePk, sk: auditDeviceSk(normalisePath(path)) });
     this.invalidate();
   }
 
   /** `sys/audit-hash/:path`: what the device would write for this value. */
   async hash(path: string, input: string): Promise<string | undefined> {
-    const device = (await this.live()).find((candidate) => candidate.path === normalisePath(path));
+    const device = (await this.live()).find((candidate) => candidate.path === normalisePath(path) && !candidate.forged);
     return device && auditHash(device.salt, input);
   }
 
@@ -214,10 +233,10 @@ export class AuditDevices {
   async live(): Promise<LiveDevice[]> {
     const now = this.clock.now();
     if (this.cache && now - this.cache.loadedAt <= this.cacheSeconds * 1000) return this.cache.devices;
-    const stored = await this.stored();
+    const { trusted, forged } = await this.stored();
     const previous = new Map((this.cache?.devices ?? []).map((device) => [device.path, device]));
     const devices = await Promise.all(
-      stored.map(async (device): Promise<LiveDevice> => {
+      trusted.map(async (device): Promise<LiveDevice> => {
         const known = previous.get(device.path);
         // Keep an open sink (a socket's connection) while the device is the same one.
         if (known && known.type === device.type && JSON.stringify(known.options) === JSON.stringify(device.options)) {
@@ -232,6 +251,7 @@ export class AuditDevices {
       }),
     );
     for (const gone of previous.values()) gone.sink.close();
+    for (const sk of forged) devices.push(forgedDevice(sk));
     this.cache = { devices, loadedAt: now };
     return devices;
   }
@@ -253,16 +273,26 @@ export class AuditDevices {
     }
   }
 
-  private async stored(): Promise<StoredDevice[]> {
-    const items = await this.store.list('sys', { prefix: 'audit/' });
-    return items.map((item) => ({
-      path: item.path as string,
-      type: item.type as string,
-      description: item.description as string,
-      options: item.options as Record<string, string>,
-      local: item.local as boolean,
-      salt: item.salt as string,
-    }));
+  /** The device items that verify, and the keys of those that do not (each logged by `verified`, by key only). */
+  private async stored(): Promise<{ trusted: StoredDevice[]; forged: string[] }> {
+    const trusted: StoredDevice[] = [];
+    const forged: string[] = [];
+    for (const item of await this.store.list(auditDevicePk, { prefix: 'audit/' })) {
+      const verified = this.store.verified<Item>(auditDeviceKind, item);
+      if (!verified) {
+        forged.push(item.sk);
+        continue;
+      }
+      trusted.push({
+        path: verified.path as string,
+        type: verified.type as string,
+        description: verified.description as string,
+        options: verified.options as Record<string, string>,
+        local: verified.local as boolean,
+        salt: verified.salt as string,
+      });
+    }
+    return { trusted, forged };
   }
 
   private invalidate(): void {
@@ -271,6 +301,25 @@ export class AuditDevices {
       loadedAt: Number.NEGATIVE_INFINITY,
     };
   }
+}
+
+/**
+ * What stands for a device item that failed its MAC: nothing of it is read (its options could point anywhere), it
+ * fails every entry as a refused device does, and it is named by its key.
+ */
+function forgedDevice(sk: string): LiveDevice {
+  const path = sk.slice('audit/'.length);
+  const reason = `audit device ${path} refused: its stored item failed its integrity check`;
+  return {
+    path,
+    type: 'refused',
+    description: '',
+    options: {},
+    local: false,
+    salt: new Uint8Array(0),
+    forged: true,
+    sink: { write: () => Promise.reject(new Error(reason)), close() {} },
+  };
 }
 
 function sinkOrRefusal(open: () => AuditSink): AuditSink {

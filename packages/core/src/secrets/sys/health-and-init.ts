@@ -7,7 +7,9 @@ import { clusterId, clusterName, version } from './server-identity.ts';
 export { version };
 
 /** `sys/health` and `sys/init`: reachable without a token, answered without the envelope as Vault does. */
-export const healthAndInitPaths = (services: Pick<BuiltinServices, 'store' | 'clock' | 'tokens'>): PathSpec[] => [
+export const healthAndInitPaths = (
+  services: Pick<BuiltinServices, 'store' | 'clock' | 'tokens' | 'log'>,
+): PathSpec[] => [
   path({
     pattern: 'health',
     fields: z.object({}),

@@ -4,12 +4,23 @@
  * is created (bootstrap, create, login). A token with an expiration waits in the `due` queue `TOKEN_EXPIRY_QUEUE`.
  */
 import { formatDuration } from '../../../lib/duration.ts';
-import { badRequest, DomainError, notFound, permissionDenied } from '../../../lib/errors.ts';
+import { badRequest, DomainError, notFound, permissionDenied, unavailable } from '../../../lib/errors.ts';
+import type { Logger } from '../../../lib/log.ts';
 import { uuid } from '../../../lib/random.ts';
 import { dueKey, ttlBackstop } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
 import type { Write } from '../../../storage/store.ts';
-import { BOOTSTRAP_SK, META_PK, SECRET_PK, TOKEN_EXPIRY_QUEUE, TOKEN_PK } from '../../keys.ts';
+import {
+  AUTH_METHOD_PK,
+  BINDING_RULE_PK,
+  BOOTSTRAP_SK,
+  META_PK,
+  POLICY_PK,
+  ROLE_PK,
+  SECRET_PK,
+  TOKEN_EXPIRY_QUEUE,
+  TOKEN_PK,
+} from '../../keys.ts';
 import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
 import { contentHash, rfc3339, withoutKeys } from '../common.ts';
 import { shown, validUuid } from '../identifiers.ts';
@@ -30,11 +41,25 @@ import {
 /** A token item is authenticated (`storage/item-mac.ts`), all but its place in the expiry queue. */
 export const tokenKind = itemKind('scheduler-acl-token', ['duePk', 'dueSk', 'expiresAt']);
 
+/**
+ * The bootstrap marker is authenticated (its `index` and its key), so a marker cannot be made to look like another;
+ * a table writer can still delete it, or give it an `expiresAt` for the table's TTL to delete. Its absence is
+ * therefore never believed alone (`bootstrapStatus`).
+ */
+export const bootstrapMarkerKind = itemKind('scheduler-bootstrap-marker');
+
+/**
+ * Partitions that hold items only once ACLs were bootstrapped (every write to them needs a management token, and
+ * the first one is the bootstrap's): one item in any of them beside a missing marker is tampering.
+ */
+const bootstrappedPartitions = [TOKEN_PK, POLICY_PK, ROLE_PK, AUTH_METHOD_PK, BINDING_RULE_PK];
+
 export class AclTokens {
   constructor(
     private readonly state: SchedulerState,
     private readonly roles: AclRoles,
     private readonly hash: (secret: string) => string,
+    private readonly log: Logger,
   ) {}
 
   /** The token of an accessor ID; an ID that is not a UUID finds none. */
@@ -68,23 +93,57 @@ export class AclTokens {
     return token.ExpirationTime !== undefined && Date.parse(token.ExpirationTime) <= this.state.clock.now();
   }
 
+  /**
+   * Whether ACLs were bootstrapped: `done` with the index it was done at, or `fresh`. A marker that is missing (or
+   * that fails its MAC) beside any ACL item is tampering: it is logged and refused (503), never taken as "bootstrap
+   * again" (which would hand out a new management token over the existing state).
+   */
+  async bootstrapStatus(): Promise<{ done: false } | { done: true; index: number }> {
+    const marker = await this.state.store.get(META_PK, BOOTSTRAP_SK);
+    if (marker) {
+      // Any marker refuses a bootstrap; one that fails its MAC (logged by `verified`) says no index.
+      const verified = this.state.store.verified(bootstrapMarkerKind, marker);
+      return { done: true, index: (verified?.index as number | undefined) ?? 0 };
+    }
+    const found = await Promise.all(
+      bootstrappedPartitions.map(async (partition) => (await this.state.store.list(partition, { limit: 1 }))[0]),
+    );
+    const evidence = found.find((item) => item !== undefined);
+    if (evidence) {
+      this.log.error('storage integrity: the ACL bootstrap marker is missing although ACL items exist', {
+        marker: `${META_PK}/${BOOTSTRAP_SK}`,
+        pk: evidence.pk,
+        sk: evidence.sk,
+      });
+      throw unavailable(
+        'ACL bootstrap refused: the bootstrap marker is missing from storage while ACL tokens, policies, roles, auth methods or binding rules exist; it was deleted or expired outside the scheduler (tampering), so no new management token is made. Restore the table from a backup',
+      );
+    }
+    return { done: false };
+  }
+
   async bootstrap(secret: string | undefined): Promise<TokenView> {
     if (secret !== undefined && secret !== '' && !validUuid.test(secret))
       throw badRequest('BootstrapSecret must be a UUID');
-    const done = await this.state.store.get(META_PK, BOOTSTRAP_SK);
-    if (done) throw badRequest(`ACL bootstrap already done (reset index: ${done.index as number})`);
+    const status = await this.bootstrapStatus();
+    if (status.done) throw badRequest(`ACL bootstrap already done (reset index: ${status.index})`);
     try {
       return await this.mint(
         { Name: 'Bootstrap Token', Type: 'management', Global: true },
         {
           secret: secret || uuid(),
-          extra: (index) => [{ put: { pk: META_PK, sk: BOOTSTRAP_SK, index }, when: { absent: true } }],
+          extra: (index) => [
+            {
+              put: this.state.store.signed(bootstrapMarkerKind, { pk: META_PK, sk: BOOTSTRAP_SK, index }),
+              when: { absent: true },
+            },
+          ],
         },
       );
     } catch (error) {
       if (error instanceof WriteConditionFailed) {
-        const again = await this.state.store.get(META_PK, BOOTSTRAP_SK);
-        throw badRequest(`ACL bootstrap already done (reset index: ${(again?.index as number) ?? 0})`);
+        const again = await this.bootstrapStatus();
+        throw badRequest(`ACL bootstrap already done (reset index: ${again.done ? again.index : 0})`);
       }
       throw error;
     }

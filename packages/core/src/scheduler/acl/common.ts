@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Keyring } from '../../storage/keyring.ts';
 import type { Condition, Item } from '../../storage/store.ts';
 
 /** RFC 3339 with fractional seconds, as Nomad prints times. */
@@ -7,6 +8,14 @@ export const rfc3339 = (ms: number): string => new Date(ms).toISOString();
 /** A stable digest of an object's content (Nomad's `Hash` of list items). */
 export function contentHash(value: unknown): string {
   return createHash('sha256').update(stableJson(value)).digest('base64');
+}
+
+/**
+ * The same digest keyed under the keyring, for content that holds a secret (an OIDC client secret): a bare SHA-256
+ * of it would let whoever sees the digest test guesses of the secret offline.
+ */
+export function keyedContentHash(keyring: Keyring, value: unknown): string {
+  return keyring.contentDigest(stableJson(value));
 }
 
 function stableJson(value: unknown): string {

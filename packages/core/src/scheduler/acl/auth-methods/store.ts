@@ -8,7 +8,7 @@ import { itemKind } from '../../../storage/item-mac.ts';
 import type { Write } from '../../../storage/store.ts';
 import { AUTH_METHOD_PK } from '../../keys.ts';
 import type { SchedulerState } from '../../state.ts';
-import { contentHash, rfc3339, sameContent, unchangedSince, withoutKeys } from '../common.ts';
+import { keyedContentHash, rfc3339, sameContent, unchangedSince, withoutKeys } from '../common.ts';
 import { validAuthMethodName } from '../identifiers.ts';
 import { type AclAuthMethod, type AuthMethodBody, authMethodEvent, pickContent, validateAuthMethod } from './model.ts';
 
@@ -29,6 +29,8 @@ export class AclAuthMethods {
     const { SealedClientSecret, ...rest } = method;
     if (SealedClientSecret)
       rest.Config = { ...rest.Config, OIDCClientSecret: this.keyring.open(SealedClientSecret, sealContext(rest.Name)) };
+    // Computed on every read, not taken from the item: one written before the digest was keyed holds a bare SHA-256.
+    rest.Hash = keyedContentHash(this.keyring, pickContent(rest));
     return rest;
   }
 
@@ -69,7 +71,7 @@ export class AclAuthMethods {
       }
       const stored: AclAuthMethod = {
         ...content,
-        Hash: contentHash(content),
+        Hash: keyedContentHash(this.keyring, content),
         CreateTime: existing?.CreateTime ?? now,
         ModifyTime: now,
         CreateIndex: existing?.CreateIndex ?? index,

@@ -1,3 +1,5 @@
+import { canonicalMethod } from '@keyhaven/core/front/exchange.ts';
+
 /**
  * On a stage whose first tokens are made at deploy time (`functions/deploy/first-tokens.ts`), the stack sets
  * `KEYHAVEN_FIRST_TOKENS_SECRET` (the secret's ARN) on the system and scheduler API functions, unless the stage config
@@ -7,7 +9,9 @@
  */
 export function refusesOverHttp(path: string, method: string, route: RegExp, env = process.env): string | undefined {
   const secret = env.KEYHAVEN_FIRST_TOKENS_SECRET;
-  if (!secret || (method !== 'PUT' && method !== 'POST') || !route.test(path)) return undefined;
+  // The method as the front will act on it (`put` is `PUT` there), normalised by the same function the adapters use.
+  const canonical = canonicalMethod(method);
+  if (!secret || (canonical !== 'PUT' && canonical !== 'POST') || !route.test(path)) return undefined;
   return secret;
 }
 

@@ -5,6 +5,7 @@ import type { RequestHeaders } from '../lib/request-headers.ts';
  * hands it to a service's front: no web Request, no framework between.
  */
 export interface HttpRequest {
+  /** Upper case: every adapter normalises the method it was sent with `canonicalMethod`, once. */
   method: string;
   /** The URL path as sent, still percent-encoded. */
   path: string;
@@ -17,6 +18,13 @@ export interface HttpRequest {
   /** Aborted when the client goes away or the process shuts down: a blocking query answers, a stream ends. */
   signal?: AbortSignal;
 }
+
+/**
+ * The one spelling of a request's method (HTTP methods are case-sensitive, but Vault and Nomad match them upper-cased
+ * and API Gateway passes what it was sent): whatever decides on a method before the front (the Lambda functions'
+ * first-token refusal) uses this too, so it sees the method the front will act on.
+ */
+export const canonicalMethod = (sent: string): string => sent.toUpperCase();
 
 /** What a front answers: a status, headers and a text body (none for 204), or a stream (the event stream). */
 export interface HttpReply {

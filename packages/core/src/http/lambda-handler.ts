@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { maxBodyBytes } from '../front/body-limit.ts';
-import type { HttpFront, HttpReply, HttpRequest } from '../front/exchange.ts';
+import { canonicalMethod, type HttpFront, type HttpReply, type HttpRequest } from '../front/exchange.ts';
 import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import { lowerCaseHeaders } from '../lib/request-headers.ts';
 
@@ -19,7 +19,7 @@ export function requestOfEvent(event: APIGatewayProxyEventV2, trustedProxies: re
         ? Buffer.from(event.body, 'base64').toString('utf8')
         : event.body;
   return {
-    method: event.requestContext.http.method,
+    method: canonicalMethod(event.requestContext.http.method),
     path: event.rawPath,
     search: event.rawQueryString ? `?${event.rawQueryString}` : '',
     headers: lowerCaseHeaders(event.headers),

@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { maxBodyBytes } from '../front/body-limit.ts';
-import { type HttpFront, type HttpRequest, queryOnlyMethods, type Refusal } from '../front/exchange.ts';
+import {
+  canonicalMethod,
+  type HttpFront,
+  type HttpRequest,
+  queryOnlyMethods,
+  type Refusal,
+} from '../front/exchange.ts';
 import { clientIpFrom } from '../lib/client-ip.ts';
 import { jsonLogger } from '../lib/log.ts';
 import type { RequestHeaders } from '../lib/request-headers.ts';
@@ -34,17 +40,13 @@ export function nodeListener(
 ): (request: IncomingMessage, response: ServerResponse) => void {
   const socketAddress = options.clientIp ?? ((request: IncomingMessage) => request.socket.remoteAddress ?? '');
   const answer = async (request: IncomingMessage, response: ServerResponse) => {
-    const method = request.method ?? 'GET';
+    const method = canonicalMethod(request.method ?? 'GET');
     const target = request.url ?? '';
     const queryAt = target.indexOf('?');
     const beforeQuery = queryAt === -1 ? target : target.slice(0, queryAt);
     const tooLong = Number(request.headers['content-length'] ?? 0) > maxBodyBytes;
     // A read or a delete is its query: its body is not even read (the front would drop it; node discards it).
-    const body = queryOnlyMethods.has(method.toUpperCase())
-      ? ''
-      : tooLong
-        ? undefined
-        : await readBody(request, maxBodyBytes);
+    const body = queryOnlyMethods.has(method) ? '' : tooLong ? undefined : await readBody(request, maxBodyBytes);
     const headers = rawHeaders(request.rawHeaders);
     let gone: AbortController | undefined;
     const exchange: HttpRequest = {

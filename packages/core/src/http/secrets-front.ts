@@ -25,7 +25,7 @@ export function secretsFront(options: SecretsFrontOptions): HttpFront {
   const answer = async (request: HttpRequest): Promise<HttpReply> => {
     // A read or a delete is its query (issue 23 §4): no such handler is given a body, so the parameter constraints
     // checked on the query are all its input. Vault ignores their body too; an oversized one is not read, not refused.
-    const body = queryOnlyMethods.has(request.method.toUpperCase()) ? '' : request.body;
+    const body = queryOnlyMethods.has(request.method) ? '' : request.body;
     let refusal: DomainError | undefined =
       body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
     // One canonical path (`lib/request-path.ts`): what is authorised, routed, stored under and forwarded.

@@ -1,5 +1,5 @@
 import { maxBodyBytes } from '../front/body-limit.ts';
-import { type HttpFront, queryOnlyMethods } from '../front/exchange.ts';
+import { canonicalMethod, type HttpFront, queryOnlyMethods } from '../front/exchange.ts';
 import { sentPath } from '../lib/request-path.ts';
 
 /** A front in process, as web requests (what tests and benchmarks call; the deployed and `npm start` services do not). */
@@ -18,8 +18,8 @@ export interface WebApp {
  */
 export function webApp(front: HttpFront, clientIp: (env?: unknown) => string = () => '127.0.0.1'): WebApp {
   const fetch = async (request: Request, env?: unknown): Promise<Response> => {
-    const method = request.method;
-    const queryOnly = queryOnlyMethods.has(method.toUpperCase());
+    const method = canonicalMethod(request.method);
+    const queryOnly = queryOnlyMethods.has(method);
     const tooLong = Number(request.headers.get('content-length') ?? 0) > maxBodyBytes;
     const url = request.url;
     const queryAt = url.indexOf('?');
@@ -36,7 +36,7 @@ export function webApp(front: HttpFront, clientIp: (env?: unknown) => string = (
     });
     // As the node listener does: a refused body closes the connection.
     const headers = body === undefined ? { ...reply.headers, Connection: 'close' } : reply.headers;
-    const noBody = reply.body === undefined || method.toUpperCase() === 'HEAD';
+    const noBody = reply.body === undefined || method === 'HEAD';
     return new Response(noBody ? null : reply.body, { status: reply.status, headers });
   };
   return {

@@ -184,7 +184,11 @@ describe('OIDC login (auth/jwt/oidc) against a real oidc-provider', () => {
     const wrong = await deliver(delivery, { client_nonce: 'wrong' });
     expect(wrong.status).toBe(400);
     expect(errorOf(wrong)).toBe('invalid client_nonce');
-    // The state was used up by that attempt: single use, even when the attempt fails.
+    // A wrong nonce leaves the state alone (issue 37: whoever learns a state must not spoil the sign-in); the right
+    // nonce finishes it, once.
+    const right = await deliver(delivery, { client_nonce: 'right' });
+    expect(right.status).toBe(200);
+    expect(right.body.auth.client_token).toBeTruthy();
     expect(errorOf(await deliver(delivery, { client_nonce: 'right' }))).toContain('Expired or missing OAuth state.');
 
     const another = await browseToCallback(await authUrl({}), { login: 'alice', callbackPrefix: callbackUrl });

@@ -13,6 +13,7 @@ import type { Claims } from '../../lib/jwt/claims.ts';
 import { describeError } from '../../lib/jwt/keys.ts';
 import { keepJwksCache, providerMetadata, relyingParty } from '../../lib/jwt/provider.ts';
 import { checkExpectedClaims } from '../../lib/jwt/verify.ts';
+import { itemKind } from '../../storage/item-mac.ts';
 import { ConditionFailed } from '../../storage/store.ts';
 import { OIDC_STATE_PK } from '../keys.ts';
 import type { Scheduler } from '../scheduler.ts';
@@ -49,6 +50,12 @@ interface StoredFlow {
 }
 
 const verifierContext = (state: string) => `scheduler/oidc-state/${state}`;
+
+/**
+ * A flow's item is authenticated (its expiry included): the auth method, redirect and nonces a completion trusts
+ * cannot be written or edited by a table writer.
+ */
+export const oidcStateKind = itemKind('scheduler-oidc-state');
 
 const providerOf = (method: AclAuthMethod) => ({
   discoveryUrl: method.Config.OIDCDiscoveryURL ?? '',
@@ -119,26 +126,39 @@ export async function oidcAuthUrl(scheduler: Scheduler, body: z.infer<typeof aut
     ClientNonceHash: keyring.hash(`scheduler-oidc:${body.ClientNonce}`),
   };
   await store.put(
-    { pk: OIDC_STATE_PK, sk: state, ...flow, expiresAt: epochSeconds(clock) + oidcStateSeconds },
+    store.signed(oidcStateKind, {
+      pk: OIDC_STATE_PK,
+      sk: state,
+      ...flow,
+      expiresAt: epochSeconds(clock) + oidcStateSeconds,
+    }),
     { when: { absent: true } },
   );
   return url.href;
 }
 
-/** Takes the flow out of the table with a conditional delete: of two completions with one state only one gets it. */
-async function takeFlow(scheduler: Scheduler, state: string): Promise<StoredFlow | undefined> {
+/**
+ * The flow of a state, without taking it (a completion checks the client nonce first, so someone who learnt only the
+ * state cannot spoil a sign-in in progress). Expired state (DynamoDB's TTL deletes late) and state that fails its MAC
+ * count as missing.
+ */
+async function readFlow(scheduler: Scheduler, state: string): Promise<(StoredFlow & { mac: string }) | undefined> {
   // A state this service issued is short; a longer one (in bytes: DynamoDB's sort key limit is 1024) is no flow's.
   if (Buffer.byteLength(state) > 512) return undefined;
-  let item: Record<string, unknown> | undefined;
+  const item = await scheduler.core.store.getVerified(oidcStateKind, OIDC_STATE_PK, state);
+  if (!item || (item.expiresAt as number) <= epochSeconds(scheduler.core.clock)) return undefined;
+  return item as unknown as StoredFlow & { mac: string };
+}
+
+/** Takes the flow out with a conditional delete of exactly the item read: of two completions only one gets it. */
+async function consumeFlow(scheduler: Scheduler, state: string, flow: { mac: string }): Promise<boolean> {
   try {
-    item = await scheduler.core.store.delete({ pk: OIDC_STATE_PK, sk: state }, { when: { exists: true } });
+    await scheduler.core.store.delete({ pk: OIDC_STATE_PK, sk: state }, { when: { equals: { mac: flow.mac } } });
+    return true;
   } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
+    if (error instanceof ConditionFailed) return false;
     throw error;
   }
-  // DynamoDB's TTL deletes late: an expired flow counts as missing.
-  if (!item || (item.expiresAt as number) <= epochSeconds(scheduler.core.clock)) return undefined;
-  return item as unknown as StoredFlow;
 }
 
 export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeof completeAuthBody>) {
@@ -146,16 +166,19 @@ export async function oidcCompleteAuth(scheduler: Scheduler, body: z.infer<typeo
   if (!body.Code) throw badRequest('missing code');
   if (!body.ClientNonce) throw badRequest('missing client nonce');
   const method = await oidcMethod(scheduler, body.AuthMethodName);
-  const flow = await takeFlow(scheduler, body.State);
-  if (!flow)
-    throw badRequest('OIDC state not found or expired: it is used once and lasts 10 minutes; start the login again');
+  const stateMissing = () =>
+    badRequest('OIDC state not found or expired: it is used once and lasts 10 minutes; start the login again');
+  const flow = await readFlow(scheduler, body.State);
+  if (!flow) throw stateMissing();
   const { keyring, log } = scheduler.core;
+  // Every check of what the caller sent comes before the state is taken: a wrong nonce leaves the sign-in intact.
   if (flow.AuthMethod !== method.Name) throw badRequest('OIDC state was issued for another auth method');
   if (keyring.hash(`scheduler-oidc:${body.ClientNonce}`) !== flow.ClientNonceHash)
     throw badRequest('invalid client nonce');
   if (body.RedirectURI !== flow.RedirectURI)
     throw badRequest('redirect URI does not match the one of the authorization request');
   requireAllowedRedirect(method, body.RedirectURI);
+  if (!(await consumeFlow(scheduler, body.State, flow))) throw stateMissing();
 
   const rp = await methodRelyingParty(scheduler, method);
   const callback = new URL(flow.RedirectURI);

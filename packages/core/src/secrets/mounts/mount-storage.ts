@@ -62,9 +62,36 @@ export class MountStorage {
     return this.store.verified(authenticatedValueKind, await this.getItem(key))?.value as T | undefined;
   }
 
-  /** Writes `value` at `key` with a MAC over it and its key, for `getAuthenticated`. */
-  async putAuthenticated(key: string, value: Record<string, unknown>): Promise<void> {
-    await this.store.put(this.store.signed(authenticatedValueKind, { value, pk: this.pk, sk: key }));
+  /**
+   * The `value` at `key` and its `expiresAt` (covered by the MAC as well), if it was written with `putAuthenticated`
+   * and is unchanged there; with `mac`, what a conditional delete names to take exactly this item.
+   */
+  async getAuthenticatedItem<T = Record<string, unknown>>(
+    key: string,
+  ): Promise<{ value: T; expiresAt?: number; mac: string } | undefined> {
+    const item = this.store.verified(authenticatedValueKind, await this.getItem(key));
+    if (!item) return undefined;
+    return {
+      value: item.value as T,
+      mac: item.mac as string,
+      ...(typeof item.expiresAt === 'number' ? { expiresAt: item.expiresAt } : {}),
+    };
+  }
+
+  /**
+   * Writes `value` at `key` with a MAC over it, its key and its `expiresAt` (the table's TTL, given for state that
+   * expires), for `getAuthenticated`; with `ifAbsent`, throws ConditionFailed when something is already there.
+   */
+  async putAuthenticated(
+    key: string,
+    value: Record<string, unknown>,
+    options: { ifAbsent?: boolean; expiresAt?: number } = {},
+  ): Promise<void> {
+    const expiry = options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt };
+    await this.store.put(
+      this.store.signed(authenticatedValueKind, { value, ...expiry, pk: this.pk, sk: key }),
+      options.ifAbsent ? { when: { absent: true } } : {},
+    );
   }
 
   /** Writes `value` at `key`; with `ifAbsent`, throws ConditionFailed when something is already there. */

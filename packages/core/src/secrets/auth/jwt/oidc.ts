@@ -11,7 +11,7 @@ import { path, type Reply, type Request } from '../../framework/backend.ts';
 import { clientSecret, isOidcConfigured, type JwtConfig, loadConfig } from './config.ts';
 import { providerOf } from './keys.ts';
 import { finishLogin, requireAllowedAddress } from './login-result.ts';
-import { saveState, takeState } from './oidc-state.ts';
+import { consumeState, type PendingFlow, readState, saveState } from './oidc-state.ts';
 import { type JwtRole, loadRole, roleName } from './roles.ts';
 
 /** Vault's prefixes, which its UI and CLI look for in OIDC errors. */
@@ -147,11 +147,14 @@ async function callback(request: Request<CallbackInput>): Promise<Reply> {
   const config = await loadConfig(request);
   if (!config) throw badRequest(`${loginFailed} Could not load configuration.`);
   const input = request.data;
-  const flow = await takeState(request, input.state ?? '');
+  const flow = await readState(request, input.state ?? '');
   if (!flow) throw badRequest(`${loginFailed} Expired or missing OAuth state.`);
+  // Checked before the state is taken: a caller who knows only the state cannot use up someone else's sign-in.
   if (flow.client_nonce && input.client_nonce !== flow.client_nonce) throw badRequest('invalid client_nonce');
   if (input.nonce && input.nonce !== flow.nonce)
     throw badRequest(`${loginFailed} The nonce does not match the one of the authorization request.`);
+  if (!(await consumeState(request, input.state ?? '', flow)))
+    throw badRequest(`${loginFailed} Expired or missing OAuth state.`);
   const role = await loadRole(request, flow.role);
   if (!role) throw badRequest(`${loginFailed} Role could not be found.`);
   requireAllowedAddress(role, request.clientIp);
@@ -186,7 +189,7 @@ async function providerClaims(
   role: JwtRole,
   rp: client.Configuration,
   server: client.ServerMetadata,
-  flow: NonNullable<Awaited<ReturnType<typeof takeState>>>,
+  flow: PendingFlow,
   input: CallbackInput,
 ): Promise<Claims> {
   const response = new URL(flow.redirect_uri);

@@ -468,14 +468,20 @@ export class ClusterNodes {
    */
   async expireMissed(): Promise<string[]> {
     const now = this.state.clock.now();
-    const late = { all: [{ below: { deadline: now } }, { not: { equals: { status: 'down' } } }] };
+    const overdue = { all: [{ below: { deadline: now } }, { not: { equals: { status: 'down' } } }] };
     const pages = await Promise.all(
       Array.from({ length: shardCount }, (_, shard) =>
-        this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`, { where: late }),
+        this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`, { where: overdue }),
       ),
     );
     const down: string[] = [];
-    for (const beat of pages.flat()) {
+    // In a random order, so concurrent sweeps mostly take different nodes rather than racing for the same index.
+    const late = pages.flat();
+    for (let i = late.length - 1; i > 0; i--) {
+      const j = Math.floor(this.random() * (i + 1));
+      [late[i], late[j]] = [late[j] as NodeBeat, late[i] as NodeBeat];
+    }
+    for (const beat of late) {
       if (!this.store.verified(beatKind, beat)) continue;
       if (await this.markDown(beat.sk, now)) down.push(beat.sk);
     }

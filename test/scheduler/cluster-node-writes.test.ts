@@ -170,7 +170,7 @@ describe('cluster nodes: drain, eligibility, purge and evaluate', () => {
     expect(purged.body).toEqual({ EvalIDs: null, EvalCreateIndex: 0, NodeModifyIndex: before + 1, Index: before + 1 });
     const events = await eventsSince(before);
     expect(events.map((event) => [event.Type, event.Key])).toEqual([['NodeDeregistration', node.ID]]);
-    expect((events[0]?.Payload.Node as { SecretID: string }).SecretID).toBe('');
+    expect((events[0]?.Payload.Node as { SecretID?: string } | undefined)?.SecretID).toBe('');
     expect(await count()).toBe(nodesBefore - 1);
     expect((await h.call('GET', `/v1/node/${node.ID}`, { token: reader })).status).toBe(404);
     const key = ClusterNodes.beatKey(node.ID);

@@ -6,10 +6,11 @@ import { schedulerApp } from './app.ts';
 import { refuseDirectRequest } from './origin-check.ts';
 
 /**
- * The scheduler service (everything but the event stream, which needs a response stream). Blocking queries
- * answer within 25 s, before the HTTP API's 30 s integration timeout; clients then ask again with the index.
+ * The scheduler service (everything but the event stream, which needs a response stream: refused here however its
+ * path is spelled, `buffersAnswers`). Blocking queries answer within 25 s, before the HTTP API's 30 s integration
+ * timeout; clients then ask again with the index.
  */
-const http = lambdaHandler(schedulerApp({ maxQueryWaitSeconds: 25 }));
+const http = lambdaHandler(schedulerApp({ maxQueryWaitSeconds: 25, buffersAnswers: true }));
 
 /** `POST /v1/acl/bootstrap` is refused when the management token was made at deploy time (see functions/secrets/app.ts). */
 export const handler = async (event: APIGatewayProxyEventV2) => {

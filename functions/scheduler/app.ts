@@ -12,7 +12,9 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
  * the caller's address as `clientIpOf` does). The scheduler uses no secrets backends. Regions come from the
  * environment: `KEYHAVEN_REGION`, `KEYHAVEN_AUTHORITATIVE_REGION`, `KEYHAVEN_AUTHORITATIVE_URL`.
  */
-export function schedulerApp(extra: { streamLimitMs?: number; maxQueryWaitSeconds?: number } = {}): HttpFront {
+export function schedulerApp(
+  extra: { streamLimitMs?: number; maxQueryWaitSeconds?: number; buffersAnswers?: boolean } = {},
+): HttpFront {
   const env = process.env;
   const audit = schedulerAuditFromEnvironment(env);
   const consoleOrigins = consoleOriginsFromEnvironment(env);

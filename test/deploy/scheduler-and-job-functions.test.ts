@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Core, createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
+import { streamNotServedHere } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
@@ -63,6 +64,18 @@ describe('functions/scheduler/* and functions/jobs/* with their real event shape
     );
     expect(denied.status).toBe(403);
     expect(typeof denied.body).toBe('string');
+    // The buffered function never streams (issue 39 §2): the stream's route is refused however it is spelled.
+    for (const path of ['/v1/event/stream', '/v1/event/%73tream']) {
+      const stream = await invoke(
+        handler,
+        httpApiEvent('GET', path, { headers: { 'x-scheduler-token': schedulerToken } }),
+      );
+      expect({ path, status: stream.status, body: stream.body }).toEqual({
+        path,
+        status: 400,
+        body: streamNotServedHere,
+      });
+    }
   });
 
   it('scheduler client address: X-Forwarded-For only from a trusted proxy (CloudFront), else the connection', async () => {

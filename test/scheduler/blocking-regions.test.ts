@@ -3,8 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textReply } from '../../packages/core/src/front/exchange.ts';
 import { nodeListener } from '../../packages/core/src/http/node-listener.ts';
+import { indexWatch } from '../../packages/core/src/scheduler/http/blocking.ts';
 import { schedulerFront } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+
+/** Resolves once `count` blocking queries of this process wait (their deadline is set on the service clock by then). */
+async function waiting(h: SchedulerHarness, count: number): Promise<void> {
+  while (indexWatch(h.scheduler.state, 50).waiting !== count) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 
 describe('blocking queries', () => {
   let h: SchedulerHarness;
@@ -50,7 +56,7 @@ describe('blocking queries', () => {
       settled = true;
       return out;
     });
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await waiting(h, 1);
     h.clock.advance(60);
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(settled).toBe(false);
@@ -102,7 +108,7 @@ describe('blocking queries behind an API gateway (maxQueryWaitSeconds: 25, as th
         settled = true;
         return out;
       });
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await waiting(h, 1);
       h.clock.advance(20);
       await new Promise((resolve) => setTimeout(resolve, 250));
       expect(settled).toBe(false);

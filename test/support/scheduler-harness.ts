@@ -112,7 +112,7 @@ async function schedulerOn(
       clock,
       log: log ?? silentLogger,
     }));
-  const schedulerOptions = { heartbeatMs: 200, eventPollMs: 50, ...serviceOptions };
+  const schedulerOptions = { heartbeatMs: 200, eventPollMs: 50, indexPollMs: 50, ...serviceOptions };
   const scheduler = schedulerFor(core, schedulerOptions);
   const app = createSchedulerApp({ core: async () => core, clientIp: () => '127.0.0.1', ...schedulerOptions });
   const request = (method: string, url: string, { token, body, headers }: SchedulerCallOptions = {}) =>

@@ -12,6 +12,15 @@ export const BOOTSTRAP_SK = 'bootstrap';
 /** `sk` of a table's index, read by blocking queries. */
 export const tableIndexSk = (table: string): string => `table#${table}`;
 
+/**
+ * One of the places a token (or another waiter a route names) holds while a blocking query of it waits
+ * (`http/blocking.ts`): `sk` the place's number; the item holds its holder and when its wait ends.
+ */
+export const waitSlotKey = (waiter: string, slot: number): { pk: string; sk: string } => ({
+  pk: `sched#wait#${waiter}`,
+  sk: `slot#${slot}`,
+});
+
 /** The event buffer: one item per index, `sk` the zero-padded index. */
 export const EVENT_PK = 'sched#event';
 export const eventKey = (index: number): string => String(index).padStart(16, '0');

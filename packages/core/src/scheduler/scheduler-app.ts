@@ -36,7 +36,17 @@ export interface SchedulerAppOptions extends SchedulerOptions, RegionOptions {
   audit?: SchedulerAuditOptions;
   /** Origins whose pages may read this service's answers: the web console's (`KEYHAVEN_CONSOLE_ORIGINS`). */
   consoleOrigins?: () => readonly string[];
+  /**
+   * This front answers through an adapter that buffers every answer (the API function behind API Gateway): the event
+   * stream, which never ends by itself, would be written into a buffer until the function's time limit, so it is
+   * refused (400) here, matched on the canonical path however it was spelled (`/v1/event/%73tream`).
+   */
+  buffersAnswers?: boolean;
 }
+
+/** The refusal of the event stream by a front that buffers its answers. */
+export const streamNotServedHere =
+  'the event stream is not served by this endpoint: connect to /v1/event/stream as spelled';
 
 /** `GET /v1/agent/health`: answered before the core is built, so it says the process is up even when the table is not. */
 const healthRoute = route({
@@ -95,6 +105,8 @@ export function schedulerFront(options: SchedulerAppOptions): HttpFront {
     if (request.body === undefined)
       return textReply(413, `Request body too large: larger than ${maxBodyBytes} bytes`, { Connection: 'close' });
     if (path !== '/v1' && !path.startsWith('/v1/')) return textReply(404, `Invalid URL path: ${path}`);
+    if (options.buffersAnswers && matchRoute(eventRoutes, request.method, path))
+      return textReply(400, streamNotServedHere);
     const forwarded = await forward(request, canonical.encoded);
     if (forwarded) return forwarded;
     const exchange = exchangeOf(request, path, await getScheduler());

@@ -26,6 +26,12 @@ export interface SchedulerOptions {
   streamLimitMs?: number;
   /** Longest wait of a blocking query (seconds; Nomad's 300 when unset). Behind API Gateway's 30 s limit, 25. */
   maxQueryWaitSeconds?: number;
+  /** Longest wait of a blocking query that holds no place of a token (seconds, default 1: `http/blocking.ts`). */
+  anonymousWaitSeconds?: number;
+  /** Blocking queries one token may have waiting at once, across every process (default 4). */
+  waitsPerToken?: number;
+  /** How often a process with blocked queries reads their tables' index items (ms, default 1000). */
+  indexPollMs?: number;
 }
 
 /** Who is calling: the token (none for anonymous), its policies (direct and through roles) and the ACL they make. */

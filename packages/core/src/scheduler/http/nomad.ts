@@ -1,15 +1,13 @@
 /**
- * Nomad's HTTP conventions: the token headers, the index headers, consistency modes and blocking queries
- * (`?index=N&wait=5m`). The route wrapper (`route.ts`) applies them; resource code does not.
+ * Nomad's HTTP conventions: the token headers, the index headers, consistency modes and the parameters of blocking
+ * queries (`?index=N&wait=5m`; the waiting itself is `blocking.ts`). The route wrapper (`route.ts`) applies them;
+ * resource code does not.
  */
 import * as z from 'zod/mini';
-import { type HttpReply, jsonReply } from '../../front/exchange.ts';
 import { DurationError, parseGoDuration } from '../../lib/duration.ts';
 import { badRequest, DomainError } from '../../lib/errors.ts';
 import type { RequestHeaders } from '../../lib/request-headers.ts';
 import type { Scheduler } from '../scheduler.ts';
-import type { SchedulerState, TableName } from '../state.ts';
-import { ListPage } from './list-query.ts';
 
 export { badRequest, notFound } from '../../lib/errors.ts';
 /** Nomad's refusal of an operation the caller's ACL does not allow: 403 `Permission denied`. */
@@ -66,8 +64,6 @@ export function indexHeaders(index: number): Record<string, string> {
 
 /** Nomad's default and longest wait of a blocking query; a deployment may lower the longest (`maxQueryWaitSeconds`). */
 const defaultWaitSeconds = 300;
-/** How often a blocked query re-reads the table index when no write of this process woke it. */
-const pollMs = 100;
 
 /** `?wait=`: a Go duration (`5m`, `1500ms`) in seconds; bare digits are taken as seconds, as this service always has. */
 const waitParameter = z.pipe(
@@ -142,44 +138,4 @@ export function queryOptions(scheduler: Scheduler, parameters: BlockingParameter
   if (stale && consistent) throw badRequest('Cannot specify ?stale with ?consistent, conflicting semantics.');
   const waitSeconds = Math.min(parameters.wait ?? defaultWaitSeconds, maxWaitSeconds);
   return { minIndex: parameters.index ?? 0, waitSeconds, stale, consistent };
-}
-
-/**
- * A blocking read: when `?index=N` is given, waits until one of `tables` passes N or the wait (plus up to
- * 1/16 jitter, measured on the service's clock) runs out, then answers with the current data and index. A list page
- * (`list-query.ts`) is answered as its items, its next token in `X-Nomad-NextToken`.
- */
-export async function blockingQuery(
-  scheduler: Scheduler,
-  signal: AbortSignal | undefined,
-  tables: TableName[],
-  read: () => Promise<unknown>,
-  parameters: BlockingParameters,
-): Promise<HttpReply> {
-  const state: SchedulerState = scheduler.state;
-  const options = queryOptions(scheduler, parameters);
-  let index = await state.tableIndex(tables);
-  if (options.minIndex > 0 && index <= options.minIndex) {
-    const waitMs = options.waitSeconds * 1000;
-    const deadline = state.clock.now() + waitMs + Math.random() * (waitMs / 16);
-    while (index <= options.minIndex && state.clock.now() < deadline && !signal?.aborted) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, pollMs);
-        const unsubscribe = state.onChange(done);
-        function done() {
-          clearTimeout(timer);
-          unsubscribe();
-          resolve();
-        }
-      });
-      index = await state.tableIndex(tables);
-    }
-  }
-  const body = await read();
-  if (body instanceof ListPage) {
-    const headers = indexHeaders(index);
-    if (body.nextToken !== '') headers['X-Nomad-NextToken'] = body.nextToken;
-    return jsonReply(200, body.items, headers);
-  }
-  return jsonReply(200, body, indexHeaders(index));
 }

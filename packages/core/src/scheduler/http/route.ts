@@ -15,10 +15,10 @@ import { badRequest } from '../../lib/errors.ts';
 import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
 import type { TableName } from '../state.ts';
 import { errorReply } from './errors.ts';
+import { blockingQuery } from './blocking.ts';
 import {
   type BlockingParameters,
   blockingParameters,
-  blockingQuery,
   decodeBody,
   indexHeaders,
   permissionDenied,
@@ -92,8 +92,19 @@ export interface RouteRow<
   query?: Query;
   /** The JSON body, every field `.describe()`d. */
   body?: Schema;
-  /** The tables a blocking read watches (its index is theirs). */
+  /** The tables a blocking read watches (its index is theirs); the waiting is rationed (`blocking.ts`). */
   blocking?: TableName[];
+  /**
+   * Whose places a blocked query of this row takes (`blocking.ts`): by default the caller's token (its accessor ID),
+   * none for anonymous. A row whose callers are not ACL tokens (a node's poll) names them here (`node#<id>`).
+   */
+  waitsAs?: (
+    ctx: RouteContext<
+      Schema extends z.ZodMiniType ? z.output<Schema> : undefined,
+      ParsedParameters<Params>,
+      ParsedParameters<Query>
+    >,
+  ) => Promise<string | undefined>;
   /** What a successful answer holds (the OpenAPI response description). */
   returns: string;
   handler: (
@@ -195,11 +206,17 @@ export function route<
         ? z.output<Schema>
         : undefined;
       const presented = tokenSecret(request.headers);
-      const reply = await row.handler({ scheduler, caller, params: pathValues, query: queryValues, body, presented });
+      const context = { scheduler, caller, params: pathValues, query: queryValues, body, presented };
+      const reply = await row.handler(context);
       if ('stream' in reply) return { status: 200, headers: reply.headers, body: reply.stream };
       if ('read' in reply) {
         if (!row.blocking) throw new Error(`route ${row.path} answers a blocking read but declares no tables`);
-        return blockingQuery(scheduler, request.signal, row.blocking, reply.read, blocking);
+        const waiter = row.waitsAs
+          ? await row.waitsAs(context)
+          : row.access === 'anyone'
+            ? undefined
+            : (await caller()).token?.AccessorID;
+        return blockingQuery(scheduler, request.signal, row.blocking, reply.read, blocking, waiter);
       }
       const headers = reply.index === undefined ? {} : indexHeaders(reply.index);
       return 'json' in reply ? jsonReply(200, reply.json, headers) : { status: 200, headers, body: undefined };

@@ -23,6 +23,7 @@ import {
   type SchedulerService,
   startSchedulerInMemory,
 } from '../support/scheduler-harness.ts';
+import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { gatewayEvent } from './lambda-event.ts';
 
 const huge = '18446744073709551615';
@@ -150,6 +151,50 @@ describe('blocking queries are rationed', () => {
     expect(
       (await Promise.all(requests.map((request) => request.answer))).every((answer) => answer.status === 200),
     ).toBe(true);
+  });
+});
+
+describe("a node's allocation poll (the cluster's blocking query) is rationed per node", () => {
+  let h: SchedulerService;
+  let writer: string;
+  const watch = () => indexWatch(h.scheduler.state, 50);
+  async function blocked(count: number): Promise<void> {
+    while (watch().waiting !== count) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  beforeAll(async () => {
+    h = await startSchedulerInMemory({ maxQueryWaitSeconds: 25 });
+    ({ writer } = await nodeTokens(h));
+  });
+  afterAll(() => h.close());
+
+  it('holds the node its own places for the full wait; a stranger is refused before any wait', async () => {
+    const { node } = await registerNode(h, writer);
+    const path = `/v1/client/node/${node.ID}/allocations?index=${huge}&wait=5m`;
+    expect((await h.call('GET', path)).status).toBe(403);
+    expect((await h.call('GET', path, { token: crypto.randomUUID() })).status).toBe(403);
+    expect(watch().waiting).toBe(0);
+
+    const polls = [0, 1, 2, 3, 4].map(() => {
+      const state = { settled: false };
+      const answer = h.call('GET', path, { token: node.SecretID as string }).then((out) => {
+        state.settled = true;
+        return out;
+      });
+      return { state, answer };
+    });
+    await blocked(5);
+    const places = (await h.core.store.scan()).filter((item) => item.pk === `sched#wait#node#${node.ID}`);
+    expect(places.map((item) => item.sk).sort()).toEqual(['slot#0', 'slot#1', 'slot#2', 'slot#3']);
+    // Past the anonymous second: the fifth (no place left) answers, the four hold on.
+    h.clock.advance(1.1);
+    await blocked(4);
+    expect(polls.map((poll) => poll.state.settled).filter(Boolean)).toHaveLength(1);
+    h.clock.advance(25 * (1 + 1 / 16));
+    const answers = await Promise.all(polls.map((poll) => poll.answer));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(answers.map((answer) => answer.body)).toEqual(answers.map(() => ({ Allocs: {}, Index: 0 })));
+    expect((await h.core.store.scan()).filter((item) => item.pk.startsWith('sched#wait#'))).toEqual([]);
   });
 });
 

@@ -214,6 +214,8 @@ export const clientRoutes: SchedulerRoute[] = [
     access: 'anyone',
     params: { id: nodeId },
     blocking: ['allocs'],
+    // The node, authenticated by the handler before any wait, holds a node's places, not an anonymous caller's second.
+    waitsAs: async ({ params }) => `node#${params.id}`,
     returns: '`{"Allocs": {"<alloc ID>": <AllocModifyIndex>}, "Index": n}`.',
     handler: async ({ scheduler, params, presented }) => {
       const { credential } = await nodeCredential(scheduler, required(presented), params.id);

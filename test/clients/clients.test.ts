@@ -9,6 +9,7 @@ import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
 import { emulatedGoogleEnvironment } from '../support/cloud-engine.ts';
 import { mariadbInstalled, startMariaDb } from '../support/mariadb.ts';
+import { vaultKvGet, vaultKvList } from './vault-cli.ts';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 import { type OperationResult, runNodeVault } from './node-vault-conformance.ts';
 import { type Product, startProduct } from './start-product.ts';
@@ -202,4 +203,61 @@ describe("MariaDB's hashicorp_key_management plugin against npm start", () => {
       await mariadb.stop();
     }
   }, 120_000);
+});
+
+describe("the vault CLI's kv calls against npm start (test/clients/vault-cli.ts)", () => {
+  const rootCall = async (method: string, url: string, body?: unknown) => {
+    const response = await fetch(`${product.secretsUrl}/v1/${url}`, {
+      method,
+      headers: { 'X-Vault-Token': product.rootToken },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+
+  it('vault kv get -mount=secret app/config, and -version, as the README shows', async () => {
+    expect((await rootCall('POST', 'secret/data/app/config', { data: { debug: 'on' } })).status).toBe(200);
+    expect((await rootCall('POST', 'secret/data/app/config', { data: { debug: 'off' } })).status).toBe(200);
+    const cli = { addr: product.secretsUrl, token: product.rootToken };
+
+    const latest = await vaultKvGet(cli, 'secret', 'app/config');
+    expect(latest.requests).toEqual(['GET /v1/sys/internal/ui/mounts/secret', 'GET /v1/secret/data/app/config']);
+    expect(latest.secret?.data).toMatchObject({ data: { debug: 'off' }, metadata: { version: 2, destroyed: false } });
+
+    const first = await vaultKvGet(cli, 'secret', '/app/config', 1);
+    expect(first.requests[1]).toBe('GET /v1/secret/data/app/config?version=1');
+    expect(first.secret?.data).toMatchObject({ data: { debug: 'on' }, metadata: { version: 1 } });
+
+    // A deleted version is still shown (kvReadRequest takes a 404 that carries data), and a missing one is not.
+    expect((await rootCall('DELETE', 'secret/data/app/config')).status).toBe(204);
+    const deleted = await vaultKvGet(cli, 'secret', 'app/config');
+    expect(deleted.secret?.data).toMatchObject({ data: null, metadata: { version: 2 } });
+    expect(deleted.secret?.data?.metadata).toHaveProperty('deletion_time', expect.stringMatching(/^\d{4}-/));
+    expect((await vaultKvGet(cli, 'secret', 'app/missing')).secret).toBeUndefined();
+  });
+
+  it('vault kv list -mount=secret, vault kv get -mount=kv on version 1, and a narrow token', async () => {
+    const cli = { addr: product.secretsUrl, token: product.rootToken };
+    expect((await rootCall('POST', 'secret/data/cli/one', { data: { a: '1' } })).status).toBe(200);
+    const listed = await vaultKvList(cli, 'secret');
+    expect(listed.requests).toEqual(['GET /v1/sys/internal/ui/mounts/secret', 'GET /v1/secret/metadata?list=true']);
+    expect(listed.secret?.data?.keys).toEqual(expect.arrayContaining(['cli/']));
+    const under = await vaultKvList(cli, 'secret', 'cli/');
+    expect(under.requests[1]).toBe('GET /v1/secret/metadata/cli?list=true');
+    expect(under.secret?.data?.keys).toEqual(['one']);
+
+    expect((await rootCall('POST', 'kv/cli/one', { v: 'x' })).status).toBe(204);
+    const v1 = await vaultKvGet(cli, 'kv', 'cli/one');
+    expect(v1.requests).toEqual(['GET /v1/sys/internal/ui/mounts/kv', 'GET /v1/kv/cli/one']);
+    expect(v1.secret?.data).toEqual({ v: 'x' });
+
+    const policy = 'path "secret/data/cli/*" { capabilities = ["read"] }';
+    expect((await rootCall('PUT', 'sys/policies/acl/cli-reader', { policy })).status).toBe(204);
+    const narrow = (await rootCall('POST', 'auth/token/create', { policies: ['cli-reader'], ttl: '10m' })).body.auth
+      .client_token as string;
+    const read = await vaultKvGet({ addr: product.secretsUrl, token: narrow }, 'secret', 'cli/one');
+    expect(read.secret?.data?.data).toEqual({ a: '1' });
+    await expect(vaultKvGet({ addr: product.secretsUrl, token: narrow }, 'kv', 'cli/one')).rejects.toThrow(/Code: 403/);
+  });
 });

@@ -203,6 +203,41 @@ describe('audit devices', () => {
     await s.call('DELETE', '/v1/sys/audit/raw', { token: s.rootToken });
   });
 
+  it("takes options as Vault's TypeKVPairs: booleans and numbers as strings, or a list of k=v", async () => {
+    const file = path.join(dir, 'weak.log');
+    // Vault accepts `{"log_raw": true}` (the boolean becomes "1", which the device reads as true).
+    const enabled = await s.call('PUT', '/v1/sys/audit/weak', {
+      token: s.rootToken,
+      body: { type: 'file', options: { file_path: file, log_raw: true } },
+    });
+    expect(enabled.status, JSON.stringify(enabled.body)).toBe(204);
+    await s.call('PUT', '/v1/secret/weak', { token: s.rootToken, body: { value: 'weak-plain' } });
+    const logged = readEntries(file).find((entry) => entry.type === 'request' && entry.request.path === 'secret/weak');
+    expect(logged?.request.data?.value).toBe('weak-plain');
+    const devices = await s.call('GET', '/v1/sys/audit', { token: s.rootToken });
+    expect(devices.body.data['weak/'].options).toEqual({ file_path: file, log_raw: '1' });
+    // Injected at the top level too, as Vault answers sys/audit.
+    expect(devices.body['weak/']).toEqual(devices.body.data['weak/']);
+    await s.call('DELETE', '/v1/sys/audit/weak', { token: s.rootToken });
+
+    const listed = await s.call('PUT', '/v1/sys/audit/pairs', {
+      token: s.rootToken,
+      body: { type: 'file', options: [`file_path=${path.join(dir, 'pairs.log')}`, 'hmac_accessor=false'] },
+    });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(204);
+    expect((await s.call('GET', '/v1/sys/audit', { token: s.rootToken })).body.data['pairs/'].options).toEqual({
+      file_path: path.join(dir, 'pairs.log'),
+      hmac_accessor: 'false',
+    });
+    await s.call('DELETE', '/v1/sys/audit/pairs', { token: s.rootToken });
+    const refused = await s.call('PUT', '/v1/sys/audit/bad', {
+      token: s.rootToken,
+      body: { type: 'file', options: ['file_path'] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0]).toBe('invalid value for "options": invalid key pair "file_path"');
+  });
+
   it('socket devices write to a TCP and a UDP listener', async () => {
     const tcp = await tcpListener();
     const udp = createSocket('udp4');

@@ -340,17 +340,17 @@ describe('request pipeline', () => {
 
     it('wrong types name the field', async () => {
       const cases: Array<[string, string, unknown, string]> = [
-        ['POST', '/v1/auth/token/create', { policies: 5 }, 'policies'],
+        ['POST', '/v1/auth/token/create', { policies: { a: 'b' } }, 'policies'],
         ['POST', '/v1/auth/token/create', { num_uses: -1 }, 'num_uses'],
         ['POST', '/v1/auth/token/create', { num_uses: 'many' }, 'num_uses'],
         ['POST', '/v1/auth/token/create', { renewable: 'yes' }, 'renewable'],
-        ['POST', '/v1/auth/token/create', { meta: { a: 1 } }, 'meta.a'],
+        ['POST', '/v1/auth/token/create', { meta: { a: { b: 1 } } }, 'meta.a'],
         ['POST', '/v1/auth/token/create', { display_name: ['x'] }, 'display_name'],
         ['POST', '/v1/fx/role/typed', { uses: 1.5 }, 'uses'],
-        ['POST', '/v1/fx/role/typed', { tags: [1, 2] }, 'tags.0'],
-        ['POST', '/v1/fx/role/typed', { enabled: 1 }, 'enabled'],
-        ['POST', '/v1/sys/policies/acl/p', { policy: 7 }, 'policy'],
-        ['PUT', '/v1/sys/leases/lookup', { lease_id: 7 }, 'lease_id'],
+        ['POST', '/v1/fx/role/typed', { tags: [[1], 2] }, 'tags.0'],
+        ['POST', '/v1/fx/role/typed', { enabled: 2 }, 'enabled'],
+        ['POST', '/v1/sys/policies/acl/p', { policy: ['x'] }, 'policy'],
+        ['PUT', '/v1/sys/leases/lookup', { lease_id: { id: 'x' } }, 'lease_id'],
         ['POST', '/v1/sys/mounts/fz', { type: 'fixture', config: 'big' }, 'config'],
       ];
       for (const [method, url, body, field] of cases) {
@@ -365,13 +365,15 @@ describe('request pipeline', () => {
       expect(await message({ ttl: true })).toBe('invalid value for "ttl": Invalid input: expected number or string');
       expect(await message({ ttl: 'soon' })).toBe('invalid value for "ttl": is not a valid duration: "soon"');
       expect(await message({ ttl: -1 })).toBe('invalid value for "ttl": must be a non-negative duration, got -1');
-      expect(await message({ policies: [1] })).toBe(
-        'invalid value for "policies.0": Invalid input: expected string, received number',
+      expect(await message({ policies: ['a', [1]] })).toBe(
+        'invalid value for "policies.1": expected a string, got a list',
       );
       expect(await message({ renewable: 'yes' })).toBe(
-        'invalid value for "renewable": Invalid input: expected boolean or one of "true"|"false"',
+        'invalid value for "renewable": cannot parse "yes" as a boolean',
       );
-      expect(await message({ num_uses: 'many' })).toBe('invalid value for "num_uses": must be a non-negative integer');
+      expect(await message({ num_uses: 'many' })).toBe(
+        'invalid value for "num_uses": cannot parse "many" as an integer',
+      );
     });
 
     it('unknown enum values name the field and list the choices', async () => {

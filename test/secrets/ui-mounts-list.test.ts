@@ -104,4 +104,26 @@ describe('GET sys/internal/ui/mounts', () => {
     const reply = await h.call('GET', '/v1/sys/internal/ui/mounts', { token: 'hvs.not-a-token' });
     expect(reply.status).toBe(403);
   });
+
+  it('describes one mount (the vault kv preflight) to a token whose policies touch it, as hasMountAccess decides', async () => {
+    expect((await h.call('POST', '/v1/sys/mounts/kv2ui', asRoot({ type: 'kv-v2' }))).status).toBe(204);
+    const policy = 'path "kv2ui/data/app/*" { capabilities = ["read"] }';
+    expect((await h.call('PUT', '/v1/sys/policies/acl/kv2ui-app', asRoot({ policy }))).status).toBe(204);
+    const token = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['kv2ui-app'] }))).body.auth
+      .client_token as string;
+    for (const asked of ['kv2ui', 'kv2ui/', 'kv2ui/app/config', 'kv2ui/other']) {
+      const reply = await h.call('GET', `/v1/sys/internal/ui/mounts/${asked}`, { token });
+      expect(reply.status, asked).toBe(200);
+      expect(reply.body.data).toMatchObject({ path: 'kv2ui/', type: 'kv', options: { version: '2' } });
+    }
+    // A mount none of its rules lies under, and no token at all.
+    expect((await h.call('GET', '/v1/sys/internal/ui/mounts/secret', { token })).status).toBe(403);
+    expect((await h.call('GET', '/v1/sys/internal/ui/mounts/kv2ui')).status).toBe(403);
+    // A deny on the only rule under the mount leaves no access.
+    const denied = 'path "kv2ui/data/app/*" { capabilities = ["deny"] }';
+    expect((await h.call('PUT', '/v1/sys/policies/acl/kv2ui-deny', asRoot({ policy: denied }))).status).toBe(204);
+    const both = (await h.call('POST', '/v1/auth/token/create', asRoot({ policies: ['kv2ui-app', 'kv2ui-deny'] }))).body
+      .auth.client_token as string;
+    expect((await h.call('GET', '/v1/sys/internal/ui/mounts/kv2ui', { token: both })).status).toBe(403);
+  });
 });

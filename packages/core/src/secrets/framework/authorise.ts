@@ -2,6 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { permissionDenied } from '../../lib/errors.ts';
 import { type Item, itemKey } from '../../storage/store.ts';
 import { mountPartition } from '../mounts/mount-storage.ts';
+import type { FieldDecoder } from '../policies/parameter-constraints.ts';
 import type { Capability } from '../policies/policy-document.ts';
 import { type Caller, tokenFromHeaders } from '../tokens/caller.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
@@ -67,8 +68,9 @@ export async function authorise(
   operation: Operation,
   sudo: boolean | undefined,
   parameters: Record<string, unknown>,
+  decodeField?: FieldDecoder,
 ): Promise<number | undefined> {
-  if (!caller.acl.allows(path, operation as Capability, sudo, parameters)) throw permissionDenied();
+  if (!caller.acl.allows(path, operation as Capability, sudo, parameters, decodeField)) throw permissionDenied();
   const used = await core.tokens.consumeUse(caller.entry);
   if (!used) throw permissionDenied();
   return caller.entry.numUses > 0 ? used.numUses : undefined;

@@ -74,6 +74,21 @@ export function decodeFields(input: RequestInput, route: Route): Decoded {
   return { data: parsed.data as Record<string, unknown>, warnings };
 }
 
+/**
+ * How the row decodes one of its fields, for the parameter constraints (`policies/parameter-constraints.ts`): the
+ * value its handler would get, or undefined for a field the row does not declare or a value it would refuse.
+ */
+export function fieldDecoder(route: Route): (name: string, value: unknown) => unknown {
+  const schema = route.spec.fields;
+  const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : undefined;
+  return (name, value) => {
+    const field = shape && Object.hasOwn(shape, name) ? shape[name] : undefined;
+    if (!field || value === null || value === undefined) return undefined;
+    const parsed = field.safeParse(value);
+    return parsed.success ? parsed.data : undefined;
+  };
+}
+
 function describeIssues(error: z.ZodError): string {
   return flattenIssues(error.issues, [])
     .map(({ path, message }) => `invalid value for "${path.length > 0 ? path.join('.') : 'request'}": ${message}`)

@@ -1,8 +1,11 @@
 import * as z from 'zod';
 import { DurationError, parseDuration } from '../../lib/duration.ts';
-import { goTrimSpace } from '../../lib/go-strings.ts';
+import { typeBool, typeCommaStringSlice, typeInt, typeKvPairs } from './vault-field-types.ts';
 
-/** Field types shared by every backend, accepting what Vault's API accepts for them. */
+/**
+ * Field types shared by every backend, accepting what Vault's API accepts for them: those Vault decodes weakly are
+ * its weak types (`vault-field-types.ts`), with the bounds and clean-ups our handlers rely on.
+ */
 
 /** Integer seconds or a Go-style duration string; negatives rejected. */
 export const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
@@ -14,15 +17,15 @@ export const duration = z.union([z.number(), z.string()]).transform((value, ctx)
   }
 });
 
-/** A list given as a JSON array or a comma-separated string, each item trimmed as Go's `strings.TrimSpace` trims (Vault's comma string slice); blanks dropped. */
-export const stringList = z
-  .union([z.array(z.string()), z.string()])
-  .transform((value) =>
-    (Array.isArray(value) ? value : value.split(',')).map(goTrimSpace).filter((item) => item !== ''),
-  );
+/**
+ * Vault's `TypeCommaStringSlice` (a JSON list, or a comma-separated string; each item a string, weakly; each trimmed as
+ * Go's `strings.TrimSpace`), with blank items dropped as the handlers that take these lists drop them (Vault's
+ * `strutil.RemoveDupsAndEmpty`, `policyutil.SanitizePolicies`).
+ */
+export const stringList = typeCommaStringSlice.transform((items) => items.filter((item) => item !== ''));
 
-/** A boolean, also as the strings "true"/"false" (form posts and query strings). */
-export const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
+/** Vault's `TypeBool`: a boolean, also a string (or 1/0) as Go's `strconv.ParseBool` reads it; "" is false. */
+export const bool = typeBool;
 
 /**
  * The largest count any field takes (Go's int32, which Vault and Nomad clients send): beyond it a count means
@@ -30,20 +33,18 @@ export const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((v
  */
 export const maxCount = 2 ** 31 - 1;
 
-/** An integer between `min` and `max`, also as a numeric string; anything else is a 400 saying what it must be. */
+/**
+ * Vault's `TypeInt` (an integer, also a bool, or a string as a Go integer literal: `strconv.ParseInt(s, 0, 64)`) between
+ * `min` and `max`; anything else is a 400 saying what it must be.
+ */
 export function integer({ min = 0, max = maxCount }: { min?: number; max?: number } = {}) {
-  const kind = min === 0 ? 'a non-negative integer' : 'an integer';
-  return z.union([z.number(), z.string()]).transform((value, ctx) => {
-    const text = typeof value === 'string' ? value.trim() : '';
-    const parsed = typeof value === 'number' ? value : /^[-+]?\d+$/.test(text) ? Number(text) : Number.NaN;
+  return typeInt.transform((parsed, ctx) => {
     const problem =
-      !Number.isInteger(parsed) || (min === 0 && parsed < 0)
-        ? `must be ${kind}`
-        : parsed > max
-          ? `must be at most ${max}, got ${String(value).slice(0, 40)}`
-          : parsed < min
-            ? `must be at least ${min}, got ${String(value).slice(0, 40)}`
-            : undefined;
+      parsed > max
+        ? `must be at most ${max}, got ${parsed}`
+        : parsed < min
+          ? `must be at least ${min}, got ${parsed}`
+          : undefined;
     if (problem) {
       ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
@@ -55,8 +56,8 @@ export function integer({ min = 0, max = maxCount }: { min?: number; max?: numbe
 /** A non-negative count (uses, lengths, versions), also as a numeric string, at most `maxCount`. */
 export const count = integer();
 
-/** String-to-string metadata. */
-export const stringMap = z.record(z.string(), z.string());
+/** String-to-string metadata: Vault's `TypeKVPairs` (a map whose values are strings, weakly, or a list of `"k=v"`). */
+export const stringMap = typeKvPairs;
 
 /** Free-form JSON (claims, provider options) whose numbers can be stored exactly: within ±(2^53 - 1). */
 export const jsonValue = z.unknown().superRefine((value, ctx) => {

@@ -4,7 +4,7 @@ import type { AuditedRequest } from '../audit/audit-log.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import { authenticate, authorise, readAhead } from './authorise.ts';
 import type { Request } from './backend.ts';
-import { decodeFields, requestInput } from './decode.ts';
+import { decodeFields, fieldDecoder, requestInput } from './decode.ts';
 import type { RawRequest, RawResponse } from './raw.ts';
 import { envelope, withoutEnvelope } from './render.ts';
 import { Routes } from './route.ts';
@@ -98,7 +98,7 @@ export class Pipeline {
 
     audit.request.operation = operation;
     const remainingUses = caller
-      ? await authorise(this.core, caller, path, operation, spec.sudo, parameters)
+      ? await authorise(this.core, caller, path, operation, spec.sudo, parameters, fieldDecoder(route))
       : undefined;
     // Fail closed: with audit devices enabled, a request none of them recorded never reaches its handler.
     await this.core.audit.log.request(audit.request);

@@ -1,4 +1,4 @@
-import { ParameterConstraints } from './parameter-constraints.ts';
+import { type FieldDecoder, ParameterConstraints } from './parameter-constraints.ts';
 import type { Capability, PathRule } from './policy-document.ts';
 
 /** What the rules for one path key grant, merged across policies. */
@@ -96,9 +96,16 @@ export class Acl {
   /**
    * Whether the token may do `capability` on `path`. With `parameters` (the request's body fields, or the
    * query parameters of a read), a read, create, update or patch must also meet the deciding rule's
-   * parameter constraints; without them only capabilities are checked.
+   * parameter constraints; without them only capabilities are checked. `decodeField` says how the path decodes a
+   * parameter, so that a denied value is also denied in any spelling that decodes to it (see `ParameterConstraints`).
    */
-  allows(path: string, capability: Capability, needsSudo = false, parameters?: Record<string, unknown>): boolean {
+  allows(
+    path: string,
+    capability: Capability,
+    needsSudo = false,
+    parameters?: Record<string, unknown>,
+    decodeField?: FieldDecoder,
+  ): boolean {
     if (this.root) return true;
     // Vault lists directories: `LIST secret/app` is checked as `secret/app/`, which `secret/app/*` covers.
     const listing = capability === 'list';
@@ -106,7 +113,7 @@ export class Acl {
     if (!granted || granted.capabilities.has('deny')) return false;
     if (!granted.capabilities.has(capability) || (needsSudo && !granted.capabilities.has('sudo'))) return false;
     if (!granted.parameters || !parameters || !parameterCheckedCapabilities.has(capability)) return true;
-    return granted.parameters.permits(parameters);
+    return granted.parameters.permits(parameters, decodeField);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { badRequest } from '../../lib/errors.ts';
 import { goToLower, goTrimSpace } from '../../lib/go-strings.ts';
 import type { DecodedValue } from '../../lib/hcl-v1-decode.ts';
@@ -82,8 +83,19 @@ function normalizedValue(lowerName: string, value: unknown): unknown {
 }
 
 /**
+ * How the requested path decodes a parameter it declares: the value its handler would get (`"t"`, `1` and `true` are
+ * all `true` to a boolean field), or undefined when the path declares no such field or the value does not decode.
+ */
+export type FieldDecoder = (name: string, value: unknown) => unknown;
+
+/**
  * The merged constraints of every rule for one path pattern, and the check Vault's ACL makes with them on
  * read, create, update and patch requests.
+ *
+ * Vault compares the values as sent, before its fields decode them weakly, so a denied `true` passes as `"1"`, `"t"`
+ * or `1` and the handler still gets `true` (and a denied `"root"` as `["root "]`). Here a denied value is also refused
+ * in any spelling that decodes, through the requested field, to what the denied value itself decodes to. Allowed values
+ * are matched as Vault matches them, as sent: a spelling Vault would refuse stays refused.
  */
 export class ParameterConstraints {
   private allowed: Map<string, DecodedValue[]> | undefined;
@@ -98,7 +110,7 @@ export class ParameterConstraints {
   }
 
   /** Whether a request with these parameters (body fields, or query parameters of a read) passes. */
-  permits(data: Record<string, unknown>): boolean {
+  permits(data: Record<string, unknown>, decodeField?: FieldDecoder): boolean {
     // Go's strings.ToLower of the rule's name; the request's names are looked up as given.
     for (const name of this.required) if (!Object.hasOwn(data, goToLower(name))) return false;
     const entries = Object.entries(data);
@@ -108,7 +120,9 @@ export class ParameterConstraints {
       for (const [name, value] of entries) {
         const lower = goToLower(name);
         const values = this.denied.get(lower);
-        if (values && deniedValue(normalizedValue(lower, value), values)) return false;
+        if (!values) continue;
+        if (deniedValue(normalizedValue(lower, value), values)) return false;
+        if (decodeField && deniedOnceDecoded(name, lower, value, values, decodeField)) return false;
       }
     }
     if (!this.allowed) return true;
@@ -122,6 +136,36 @@ export class ParameterConstraints {
     return true;
   }
 }
+
+/**
+ * Whether `value`, decoded as the requested field decodes it, is one of the denied values decoded the same way: a
+ * decoded list is denied when any of its elements is (as a list is as sent), strings match as globs.
+ */
+function deniedOnceDecoded(
+  name: string,
+  lowerName: string,
+  value: unknown,
+  values: DecodedValue[],
+  decodeField: FieldDecoder,
+): boolean {
+  if (values.length === 0) return false; // any value is denied: already refused above
+  const decoded = decodeField(name, value);
+  if (decoded === undefined) return false;
+  const requested = asElements(normalizedValue(lowerName, decoded));
+  const denied = values.flatMap((deniedValue) => {
+    const once = decodeField(name, deniedValue);
+    return once === undefined ? [] : asElements(normalizedValue(lowerName, once));
+  });
+  return requested.some((element) =>
+    denied.some((candidate) =>
+      typeof candidate === 'string' && typeof element === 'string'
+        ? globMatches(candidate, element)
+        : isDeepStrictEqual(candidate, element),
+    ),
+  );
+}
+
+const asElements = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
 
 function mergeValues(
   existing: Map<string, DecodedValue[]> | undefined,

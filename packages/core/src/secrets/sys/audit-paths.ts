@@ -1,10 +1,13 @@
 import * as z from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { type PathSpec, path } from '../framework/backend.ts';
-import { bool, stringMap } from '../framework/fields.ts';
+import { bool } from '../framework/fields.ts';
 import type { BuiltinServices } from './builtin.ts';
+import { typeKvPairs, typeString } from '../framework/vault-field-types.ts';
 
-const devicePath = z.string().min(1).max(128).describe('The path of the audit device. Example: "file"');
+const devicePath = typeString
+  .pipe(z.string().min(1).max(128))
+  .describe('The path of the audit device. Example: "file"');
 
 /** `sys/audit`, `sys/audit/:path` and `sys/audit-hash/:path`, as Vault serves them (all need sudo). */
 export const auditPaths = (services: Pick<BuiltinServices, 'audit'>): PathSpec[] => [
@@ -26,9 +29,13 @@ export const auditPaths = (services: Pick<BuiltinServices, 'audit'>): PathSpec[]
     pattern: 'audit/:path+',
     fields: z.object({
       path: devicePath,
-      type: z.string().min(1).optional().describe('The type of the audit device: file or socket.'),
-      description: z.string().max(1024).optional().describe('User-friendly description for this audit device.'),
-      options: stringMap
+      type: typeString.pipe(z.string().min(1)).optional().describe('The type of the audit device: file or socket.'),
+      description: typeString
+        .pipe(z.string().max(1024))
+        .optional()
+        .describe('User-friendly description for this audit device.'),
+      // Vault's TypeKVPairs: `{"log_raw": true}` is `{"log_raw": "1"}`, which the device reads as true.
+      options: typeKvPairs
         .optional()
         .describe('Configuration options for the audit device (file_path, address, format, ...).'),
       local: bool.optional().describe('Mark the device as local: not replicated, unaffected by replication.'),
@@ -57,7 +64,7 @@ export const auditPaths = (services: Pick<BuiltinServices, 'audit'>): PathSpec[]
   }),
   path({
     pattern: 'audit-hash/:path+',
-    fields: z.object({ path: devicePath, input: z.string().describe('The input string to hash.') }),
+    fields: z.object({ path: devicePath, input: typeString.pipe(z.string()).describe('The input string to hash.') }),
     sudo: true,
     summaries: { update: "Hashes the input with the audit device's salt, as it would appear in its log." },
     operations: {

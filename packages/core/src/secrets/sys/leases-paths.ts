@@ -4,10 +4,17 @@ import { type PathSpec, path, type Request } from '../framework/backend.ts';
 import { bool, duration } from '../framework/fields.ts';
 import { leaseNotFound } from '../leases/lease-manager.ts';
 import type { BuiltinServices } from './builtin.ts';
+import { typeString } from '../framework/vault-field-types.ts';
 
 const leaseIdFields = z.object({
-  lease_id: z.string().min(1).optional().describe('The lease identifier. This is included with a lease.'),
-  url_lease_id: z.string().optional().describe('The lease identifier, in the URL (takes precedence over "lease_id").'),
+  lease_id: typeString
+    .pipe(z.string().min(1))
+    .optional()
+    .describe('The lease identifier. This is included with a lease.'),
+  url_lease_id: typeString
+    .pipe(z.string())
+    .optional()
+    .describe('The lease identifier, in the URL (takes precedence over "lease_id").'),
 });
 const renewFields = leaseIdFields.extend({
   increment: duration
@@ -16,7 +23,7 @@ const renewFields = leaseIdFields.extend({
 });
 const syncField = bool.default(true).describe('Whether or not to perform the revocation synchronously.');
 const revokeFields = leaseIdFields.extend({ sync: syncField });
-const prefixField = z.string().describe('The path to revoke leases under. Example: "prod/aws/ops"');
+const prefixField = typeString.pipe(z.string()).describe('The path to revoke leases under. Example: "prod/aws/ops"');
 
 type LeaseServices = Pick<BuiltinServices, 'leases' | 'mounts' | 'tokens'>;
 
@@ -47,7 +54,10 @@ export const leasePaths = (services: LeaseServices): PathSpec[] => {
     path({
       pattern: 'leases/lookup/:prefix*',
       fields: z.object({
-        prefix: z.string().default('').describe('The prefix to list the leases under. Example: "aws/creds/deploy/"'),
+        prefix: typeString
+          .pipe(z.string())
+          .default('')
+          .describe('The prefix to list the leases under. Example: "aws/creds/deploy/"'),
       }),
       sudo: true,
       summaries: { list: 'Lists the lease ids under a prefix.' },

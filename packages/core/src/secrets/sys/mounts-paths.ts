@@ -16,36 +16,36 @@ import {
 import { isOperatorOnlyOption, operatorOnlyMessage } from '../mounts/operator-settings.ts';
 import type { BuiltinServices } from './builtin.ts';
 import { version } from './server-identity.ts';
+import { typeKvPairs, typeString } from '../framework/vault-field-types.ts';
 
 /** What the mount paths use: the mount table, and what disabling a mount needs. */
 export type MountServices = Pick<BuiltinServices, 'mounts'> & DisableServices;
 
 /**
- * Vault's mount options are strings; clients send `{"version": 2}` as often as `{"version": "2"}`. An option that
+ * Vault's mount options are `TypeKVPairs` (`vault-field-types.ts`): strings, so `{"version": 2}` is `{"version": "2"}`
+ * (and a `"k=v"` list is a map). An option that
  * names a destination (`*_endpoint`, `*_url`, …, e.g. the cloud engine's `iam_endpoint`) is refused at enable and at
  * tune, for secrets engines and auth methods alike: where an engine sends its credentials is operator configuration
  * (`mounts/operator-settings.ts`, docs/operator-settings.md), so no token that may tune a mount can redirect them.
  */
-const mountOptions = z
-  .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
-  .superRefine((options, context) => {
-    for (const [name, value] of Object.entries(options)) {
-      if (isOperatorOnlyOption(name)) {
-        context.addIssue({
-          code: 'custom',
-          path: [name],
-          message: operatorOnlyMessage(name).replace(/^options\.\S+ /, ''),
-        });
-      }
-      if (name === 'retry_base_ms' && !/^\d{1,6}$/.test(value)) {
-        context.addIssue({
-          code: 'custom',
-          path: [name],
-          message: 'must be a whole number of milliseconds (at most 999999)',
-        });
-      }
+const mountOptions = typeKvPairs.superRefine((options, context) => {
+  for (const [name, value] of Object.entries(options)) {
+    if (isOperatorOnlyOption(name)) {
+      context.addIssue({
+        code: 'custom',
+        path: [name],
+        message: operatorOnlyMessage(name).replace(/^options\.\S+ /, ''),
+      });
     }
-  });
+    if (name === 'retry_base_ms' && !/^\d{1,6}$/.test(value)) {
+      context.addIssue({
+        code: 'custom',
+        path: [name],
+        message: 'must be a whole number of milliseconds (at most 999999)',
+      });
+    }
+  }
+});
 
 const defaultLeaseTtl = duration
   .optional()
@@ -53,7 +53,7 @@ const defaultLeaseTtl = duration
 const maxLeaseTtl = duration
   .optional()
   .describe('The max lease TTL for this mount (seconds or a duration such as "1h").');
-const mountPath = z.string().min(1).describe('The path of the mount. Example: "aws/east"');
+const mountPath = typeString.pipe(z.string().min(1)).describe('The path of the mount. Example: "aws/east"');
 const typeDescription = 'The type of the backend. Example: "kv"';
 const listingVisibility = z
   .string()
@@ -65,7 +65,7 @@ const listingVisibility = z
 const tuneFields = {
   default_lease_ttl: defaultLeaseTtl,
   max_lease_ttl: maxLeaseTtl,
-  description: z.string().optional().describe('User-friendly description for this mount.'),
+  description: typeString.pipe(z.string()).optional().describe('User-friendly description for this mount.'),
   options: mountOptions
     .optional()
     .describe('The options to pass into the backend: an object with string values (for kv, "version").'),
@@ -74,8 +74,8 @@ const tuneFields = {
 
 const enableFields = z.object({
   path: mountPath,
-  type: z.string().min(1).describe(typeDescription),
-  description: z.string().default('').describe('User-friendly description for this mount.'),
+  type: typeString.pipe(z.string().min(1)).describe(typeDescription),
+  description: typeString.pipe(z.string()).default('').describe('User-friendly description for this mount.'),
   config: z
     .object({ default_lease_ttl: defaultLeaseTtl, max_lease_ttl: maxLeaseTtl, listing_visibility: listingVisibility })
     .default({})

@@ -5,8 +5,9 @@ import { stringList } from '../framework/fields.ts';
 import type { Acl } from '../policies/acl.ts';
 import type { BuiltinServices } from './builtin.ts';
 import { sanitisePolicyName } from '../policies/policy-names.ts';
+import { typeString } from '../framework/vault-field-types.ts';
 
-const policyName = z.string().min(1).describe('The name of the policy. Example: "ops"');
+const policyName = typeString.pipe(z.string().min(1)).describe('The name of the policy. Example: "ops"');
 const pathsFields = {
   path: stringList.optional().describe('Use "paths" instead.'),
   paths: stringList.optional().describe('Paths on which capabilities are being queried.'),
@@ -32,7 +33,10 @@ export const policyPaths = (services: Pick<BuiltinServices, 'policies' | 'tokens
       canonicalCaptures: { name: sanitisePolicyName },
       fields: z.object({
         name: policyName,
-        policy: z.string().optional().describe('The rules of the policy, in HCL or JSON, optionally base64-encoded.'),
+        policy: typeString
+          .pipe(z.string())
+          .optional()
+          .describe('The rules of the policy, in HCL or JSON, optionally base64-encoded.'),
       }),
       summaries: {
         read: 'Retrieves information about the named ACL policy.',
@@ -68,7 +72,7 @@ export const policyPaths = (services: Pick<BuiltinServices, 'policies' | 'tokens
     path({
       pattern: 'capabilities',
       fields: z.object({
-        token: z.string().min(1).describe('Token for which capabilities are being queried.'),
+        token: typeString.pipe(z.string().min(1)).describe('Token for which capabilities are being queried.'),
         ...pathsFields,
       }),
       summaries: { update: 'Reports the capabilities a token has on the given paths.' },
@@ -83,7 +87,9 @@ export const policyPaths = (services: Pick<BuiltinServices, 'policies' | 'tokens
     path({
       pattern: 'capabilities-accessor',
       fields: z.object({
-        accessor: z.string().min(1).describe('Accessor of the token for which capabilities are being queried.'),
+        accessor: typeString
+          .pipe(z.string().min(1))
+          .describe('Accessor of the token for which capabilities are being queried.'),
         ...pathsFields,
       }),
       summaries: { update: 'Reports the capabilities the token with the given accessor has on the given paths.' },

@@ -3,6 +3,7 @@ import { badRequest } from '../../lib/errors.ts';
 import { type PathSpec, path } from '../framework/backend.ts';
 import type { BuiltinServices } from './builtin.ts';
 import { sanitisePolicyName } from '../policies/policy-names.ts';
+import { typeString } from '../framework/vault-field-types.ts';
 
 /**
  * `sys/policy` and `sys/policy/:name`: the ACL policies under Vault's legacy paths, which hvac and node-vault still
@@ -33,9 +34,9 @@ export const legacyPolicyPaths = (services: Pick<BuiltinServices, 'policies'>): 
       // The name as the policy store keeps it (trimmed, lower case): checked against the policy under that name.
       canonicalCaptures: { name: sanitisePolicyName },
       fields: z.object({
-        name: z.string().min(1).describe('The name of the policy. Example: "ops"'),
-        rules: z.string().optional().describe('The rules of the policy, in HCL or JSON.'),
-        policy: z.string().optional().describe('The rules of the policy (another name for "rules").'),
+        name: typeString.pipe(z.string().min(1)).describe('The name of the policy. Example: "ops"'),
+        rules: typeString.pipe(z.string()).optional().describe('The rules of the policy, in HCL or JSON.'),
+        policy: typeString.pipe(z.string()).optional().describe('The rules of the policy (another name for "rules").'),
       }),
       summaries: {
         read: 'Retrieves the rules of the named ACL policy.',

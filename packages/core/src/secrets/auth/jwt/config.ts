@@ -9,6 +9,7 @@ import { bool, jsonValue, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { keySource } from './keys.ts';
 import { ProcessCache } from './process-cache.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /** The mount's `config`, as stored. Every write replaces it; `version` names the key caches built from it. */
 export interface JwtConfig {
@@ -36,7 +37,9 @@ const configCache = new ProcessCache<JwtConfig | undefined>();
 
 const jwksPair = z
   .object({
-    jwks_url: z.string().min(1, 'each pair needs a jwks_url').describe('A JWKS URL to use to authenticate signatures.'),
+    jwks_url: typeString
+      .pipe(z.string().min(1, 'each pair needs a jwks_url'))
+      .describe('A JWKS URL to use to authenticate signatures.'),
     jwks_ca_pem: z
       .string()
       .optional()
@@ -57,7 +60,10 @@ const fields = z.object({
     .describe(
       'The CA certificate or chain of certificates, in PEM format, to use to validate connections to the OIDC Discovery URL. If not set, system certificates are used.',
     ),
-  oidc_client_id: z.string().optional().describe('The OAuth Client ID configured with your OIDC provider.'),
+  oidc_client_id: typeString
+    .pipe(z.string())
+    .optional()
+    .describe('The OAuth Client ID configured with your OIDC provider.'),
   oidc_client_secret: z
     .string()
     .optional()
@@ -94,13 +100,19 @@ const fields = z.object({
     .describe(
       'A list of PEM-encoded public keys (or certificates) to use to authenticate signatures locally. Cannot be used with "jwks_url" or "oidc_discovery_url".',
     ),
-  bound_issuer: z.string().optional().describe("The value against which to match the 'iss' claim in a JWT."),
+  bound_issuer: typeString
+    .pipe(z.string())
+    .optional()
+    .describe("The value against which to match the 'iss' claim in a JWT."),
   jwt_supported_algs: stringList
     .optional()
     .describe(
       'A list of supported signing algorithms. JWT logins accept every supported algorithm when empty; OIDC logins default to RS256.',
     ),
-  default_role: z.string().optional().describe('The default role to use if none is provided during login.'),
+  default_role: typeString
+    .pipe(z.string())
+    .optional()
+    .describe('The default role to use if none is provided during login.'),
   provider_config: z
     .record(z.string(), jsonValue)
     .optional()

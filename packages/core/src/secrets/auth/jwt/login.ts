@@ -9,6 +9,7 @@ import { loadConfig } from './config.ts';
 import { keySource, loginAlgorithms } from './keys.ts';
 import { finishLogin, requireAllowedAddress } from './login-result.ts';
 import { loadRole, roleName } from './roles.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 const fields = z.object({
   role: z
@@ -17,7 +18,7 @@ const fields = z.object({
     .describe(
       'Name of the role against which the login is being attempted. Defaults to the configured default_role if not provided.',
     ),
-  jwt: z.string().optional().describe('The signed JWT to validate.'),
+  jwt: typeString.pipe(z.string()).optional().describe('The signed JWT to validate.'),
 });
 
 /** `auth/<mount>/login`: a signed JWT for a token. */

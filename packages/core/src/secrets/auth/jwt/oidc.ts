@@ -13,6 +13,7 @@ import { providerOf } from './keys.ts';
 import { finishLogin, requireAllowedAddress } from './login-result.ts';
 import { consumeState, type PendingFlow, readState, saveState } from './oidc-state.ts';
 import { type JwtRole, loadRole, roleName } from './roles.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /** Vault's prefixes, which its UI and CLI look for in OIDC errors. */
 const loginFailed = 'Vault login failed.';
@@ -41,7 +42,10 @@ const callbackFields = z.object({
     .string()
     .optional()
     .describe('Opaque state ID that is part of the authorization URL and is returned by the provider.'),
-  code: z.string().optional().describe('The authorization code returned by the provider (the code flow).'),
+  code: typeString
+    .pipe(z.string())
+    .optional()
+    .describe('The authorization code returned by the provider (the code flow).'),
   id_token: z
     .string()
     .optional()
@@ -52,13 +56,19 @@ const callbackFields = z.object({
     .describe(
       'Optional client-provided nonce that must match the client_nonce value provided during the prior request to the auth_url API.',
     ),
-  nonce: z.string().optional().describe('The nonce of the authorization request, when the client passes it back.'),
+  nonce: typeString
+    .pipe(z.string())
+    .optional()
+    .describe('The nonce of the authorization request, when the client passes it back.'),
   iss: z
     .string()
     .optional()
     .describe('The issuer of the authorization response (RFC 9207), when the provider sends one.'),
-  error: z.string().optional().describe('The error code the provider answered with instead of a code or ID token.'),
-  error_description: z.string().optional().describe("The provider's description of that error."),
+  error: typeString
+    .pipe(z.string())
+    .optional()
+    .describe('The error code the provider answered with instead of a code or ID token.'),
+  error_description: typeString.pipe(z.string()).optional().describe("The provider's description of that error."),
 });
 
 type CallbackInput = z.output<typeof callbackFields>;

@@ -7,6 +7,7 @@ import { bool, count, duration, jsonValue, stringList } from '../../framework/fi
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
 import { ProcessCache } from './process-cache.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 export type TokenType = 'default' | 'service' | 'batch' | 'default-service' | 'default-batch';
 
@@ -67,12 +68,12 @@ const leeway = z.union([z.number().int(), z.string()]).transform((value, ctx) =>
 const tokenTypes = ['default', 'service', 'batch', 'default-service', 'default-batch'] as const;
 
 const roleFields = z.object({
-  name: z.string().describe('Name of the role.'),
-  role_type: z.string().optional().describe("Type of the role, either 'jwt' or 'oidc' (the default)."),
+  name: typeString.pipe(z.string()).describe('Name of the role.'),
+  role_type: typeString.pipe(z.string()).optional().describe("Type of the role, either 'jwt' or 'oidc' (the default)."),
   bound_audiences: stringList
     .optional()
     .describe("Comma-separated list of 'aud' claims that are valid for login; any match is sufficient."),
-  user_claim: z.string().optional().describe('The claim to use for the Identity entity alias name.'),
+  user_claim: typeString.pipe(z.string()).optional().describe('The claim to use for the Identity entity alias name.'),
   user_claim_json_pointer: bool
     .optional()
     .describe('If true, the user_claim value will use JSON pointer syntax for referencing claims.'),
@@ -91,7 +92,7 @@ const roleFields = z.object({
     .describe(
       'Duration in seconds of leeway when validating not before values of a token to account for clock skew. Defaults to 150 (2.5 minutes) if set to 0 and can be disabled if set to -1.',
     ),
-  bound_subject: z.string().optional().describe("The 'sub' claim that is valid for login. Optional."),
+  bound_subject: typeString.pipe(z.string()).optional().describe("The 'sub' claim that is valid for login. Optional."),
   bound_claims: z
     .record(z.string(), jsonValue)
     .optional()
@@ -104,9 +105,9 @@ const roleFields = z.object({
     .describe(
       "How to interpret values in the map of claims/values (which must match for login): allowed values are 'string' (the default) or 'glob'.",
     ),
-  groups_claim: z.string().optional().describe('The claim to use for the Identity group alias names.'),
+  groups_claim: typeString.pipe(z.string()).optional().describe('The claim to use for the Identity group alias names.'),
   claim_mappings: z
-    .record(z.string(), z.string())
+    .record(z.string(), typeString.pipe(z.string()))
     .optional()
     .describe('Mappings of claims (key) that will be copied to a metadata field (value).'),
   oidc_scopes: stringList.optional().describe("Comma-separated list of OIDC scopes to request besides 'openid'."),

@@ -6,6 +6,7 @@ import { path, type Reply, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * Token roles (`auth/token/roles/:role_name`): what `auth/token/create/:role_name` issues, as in Vault. Stored in
@@ -34,7 +35,7 @@ const roleKey = (name: string) => `role/${name}`;
 const tokenTypes = ['service', 'batch', 'default-service', 'default-batch', 'default'] as const;
 
 const roleFields = z.object({
-  role_name: z.string().describe('Name of the role.'),
+  role_name: typeString.pipe(z.string()).describe('Name of the role.'),
   allowed_policies: stringList
     .optional()
     .describe(

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { badRequest, type DomainError, permissionDenied } from '../../../lib/errors.ts';
 import { type PathSpec, path, type Request } from '../../framework/backend.ts';
-import { bool, count, duration, stringList, stringMap } from '../../framework/fields.ts';
+import { bool, count, duration, stringList } from '../../framework/fields.ts';
 import { MountStorage } from '../../mounts/mount-storage.ts';
 import { type MountEntry, mountTtls, tokenStoreMount } from '../../mounts/mount-table.ts';
 import { type BuiltinServices, builtin } from '../../sys/builtin.ts';
@@ -18,11 +18,12 @@ import {
   type TokenRole,
   tokenRolePaths,
 } from './roles-paths.ts';
+import { typeString, weakStringMapping } from '../../framework/vault-field-types.ts';
 
 const createFields = z.object({
-  id: z.string().min(1).optional().describe('Value for the token (root or sudo only).'),
+  id: typeString.pipe(z.string().min(1)).optional().describe('Value for the token (root or sudo only).'),
   policies: stringList.optional().describe('List of policies for the token.'),
-  meta: stringMap.optional().describe('Arbitrary key=value metadata to associate with the token.'),
+  meta: weakStringMapping.optional().describe('Arbitrary key=value metadata to associate with the token.'),
   no_parent: bool.optional().describe('Create the token with no parent (root or sudo only).'),
   no_default_policy: bool.default(false).describe('Do not include the default policy for this token.'),
   renewable: bool
@@ -35,22 +36,24 @@ const createFields = z.object({
   period: duration
     .default(0)
     .describe('Renew period: a periodic token is renewed by this much each time (root or sudo only).'),
-  display_name: z.string().max(256).default('').describe('Name to associate with this token.'),
+  display_name: typeString.pipe(z.string().max(256)).default('').describe('Name to associate with this token.'),
   num_uses: count.default(0).describe('Max number of uses for this token.'),
   type: z.enum(['service', 'batch']).optional().describe('Token type: service or batch.'),
-  entity_id: z.string().optional().describe('The entity the token is tied to (root or sudo only).'),
+  entity_id: typeString.pipe(z.string()).optional().describe('The entity the token is tied to (root or sudo only).'),
 });
 
 const roleCreateFields = createFields.extend({
-  role_name: z.string().describe('Name of the role.'),
+  role_name: typeString.pipe(z.string()).describe('Name of the role.'),
   entity_alias: z
     .string()
     .optional()
     .describe('Name of the entity alias to associate with this token (refused: there is no identity store).'),
 });
 
-const tokenField = z.object({ token: z.string().min(1).describe('The token (request body).') });
-const accessorField = z.object({ accessor: z.string().min(1).describe('Accessor of the token (request body).') });
+const tokenField = z.object({ token: typeString.pipe(z.string().min(1)).describe('The token (request body).') });
+const accessorField = z.object({
+  accessor: typeString.pipe(z.string().min(1)).describe('Accessor of the token (request body).'),
+});
 const incrementField = {
   increment: duration.default(0).describe('The desired increment in seconds to the token expiration.'),
 };

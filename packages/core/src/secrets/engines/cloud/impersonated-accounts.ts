@@ -7,6 +7,7 @@ import { asDomainError, isNotFound } from './google-client.ts';
 import { impersonatedKey } from './records.ts';
 import { rootClient } from './root-client.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `impersonated-account/:name`: tokens for an existing service account minted by IAM Credentials'
@@ -23,7 +24,7 @@ interface ImpersonatedValue {
   ttl: number;
 }
 
-const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
+const name = typeString.pipe(z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"'));
 const fields = z.object({
   name: name.describe('Name to refer to this impersonated account by.'),
   service_account_email: z

@@ -8,6 +8,7 @@ import { asDomainError } from './google-client.ts';
 import { loadAccount, rolesetKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
 import { leasedKeyDelay, settleNow, walItem, writeAhead } from './wal.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * Service-account keys (`roleset/:roleset/key`, its deprecated alias `key/:roleset`,
@@ -86,11 +87,11 @@ const staticKeyHandler = (request: Request<KeyFields & { name: string }>) =>
   issueKey(request, staticAccountKey(request.data.name), `static account "${request.data.name}"`);
 
 const rolesetFields = z.object({
-  roleset: z.string().describe('Name of the roleset to generate the key under.'),
+  roleset: typeString.pipe(z.string()).describe('Name of the roleset to generate the key under.'),
   ...keyFields,
 });
 const staticFields = z.object({
-  name: z.string().describe('Name of the static account to generate the key under.'),
+  name: typeString.pipe(z.string()).describe('Name of the static account to generate the key under.'),
   ...keyFields,
 });
 const both = (summary: string) => ({ read: summary, update: summary });

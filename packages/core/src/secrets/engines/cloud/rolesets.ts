@@ -7,6 +7,7 @@ import { parseBindings, sameBindings } from './bindings.ts';
 import { contextOf } from './engine-context.ts';
 import { accountView, loadAccount, rolesetKey } from './records.ts';
 import { walItem } from './wal.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `roleset/:name`: a service account the engine creates in `project` with `bindings`, and the secrets it
@@ -14,7 +15,7 @@ import { walItem } from './wal.ts';
  */
 
 const secretTypes = ['access_token', 'service_account_key'] as const;
-const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
+const name = typeString.pipe(z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"'));
 
 const fields = z.object({
   name: name.describe('Name of the roleset.'),

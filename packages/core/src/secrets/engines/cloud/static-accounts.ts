@@ -10,13 +10,14 @@ import { asDomainError, isNotFound } from './google-client.ts';
 import { type AccountItem, accountView, loadAccount, sealTokenKey, staticAccountKey, type WalItem } from './records.ts';
 import { rootClient } from './root-client.ts';
 import { settleNow, switchWrites, type WalDraft, walItem, writeAhead } from './wal.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `static-account/:name`: an existing service account the engine manages. Only the bindings given here are
  * the engine's (granted on write, taken back on change or delete); bindings made outside are left alone.
  */
 
-const name = z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"');
+const name = typeString.pipe(z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"'));
 const fields = z.object({
   name: name.describe('Name to refer to this static account by. Cannot be changed.'),
   secret_type: z

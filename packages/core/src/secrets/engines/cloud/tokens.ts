@@ -4,6 +4,7 @@ import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { asDomainError, endpointsOf, tokenFromCredentials } from './google-client.ts';
 import { type AccountItem, loadAccount, openTokenKey, rolesetKey, staticAccountKey } from './records.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * OAuth2 access tokens (`roleset/:roleset/token`, its deprecated alias `token/:roleset`,
@@ -44,8 +45,12 @@ const staticToken = async (request: Request<{ name: string }>) =>
     `static account "${request.data.name}"`,
   );
 
-const roleset = z.object({ roleset: z.string().describe('Name of the roleset to generate the token under.') });
-const named = z.object({ name: z.string().describe('Name of the static account to generate the token under.') });
+const roleset = z.object({
+  roleset: typeString.pipe(z.string()).describe('Name of the roleset to generate the token under.'),
+});
+const named = z.object({
+  name: typeString.pipe(z.string()).describe('Name of the static account to generate the token under.'),
+});
 const both = (summary: string) => ({ read: summary, update: summary });
 
 export const tokenPaths: PathSpec[] = [

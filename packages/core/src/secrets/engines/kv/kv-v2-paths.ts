@@ -21,6 +21,7 @@ import {
   writeConfig,
   writeVersion,
 } from './kv-v2-store.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * kv version 2's endpoints, as Vault's versioned key/value plugin serves them: `config`, `data/:path`,
@@ -43,7 +44,7 @@ function parse<Schema extends z.ZodType>(schema: Schema, request: Request): z.ou
 }
 
 const secretPathDescription = 'Location of the secret.';
-const secretPathField = z.string().describe(secretPathDescription);
+const secretPathField = typeString.pipe(z.string()).describe(secretPathDescription);
 
 /** A row's fields: those of the schemas its handlers check, described as there, each taking any value; and any other field. */
 function accepting(...schemas: z.ZodObject[]) {
@@ -62,7 +63,7 @@ function accepting(...schemas: z.ZodObject[]) {
 /** The fields of a row under a secret's path (`:path`). */
 const rowFields = (...schemas: z.ZodObject[]) =>
   z
-    .object({ path: z.string().optional().describe(secretPathDescription), ...accepting(...schemas) })
+    .object({ path: typeString.pipe(z.string()).optional().describe(secretPathDescription), ...accepting(...schemas) })
     .catchall(z.unknown());
 
 /** `undelete/` and `destroy/`: a change to each named version that exists, saved with the secret's metadata. */
@@ -87,7 +88,10 @@ async function changeVersions(
 }
 
 const versionsField = z
-  .union([z.array(z.union([z.number().int().positive(), z.string().regex(/^\d+$/).transform(Number)])), z.string()])
+  .union([
+    z.array(z.union([z.number().int().positive(), typeString.pipe(z.string().regex(/^\d+$/).transform(Number))])),
+    typeString.pipe(z.string()),
+  ])
   .transform((value) =>
     Array.isArray(value)
       ? value
@@ -110,7 +114,7 @@ const undeleteFields = versionsFields(
 );
 const destroyFields = versionsFields('The versions to destroy. Their data will be permanently deleted.');
 const customMetadata = z
-  .record(z.string().min(1).max(128), z.string().max(512))
+  .record(z.string().min(1).max(128), typeString.pipe(z.string().max(512)))
   .refine((map) => Object.keys(map).length <= 64, 'at most 64 keys');
 const settingsFields = {
   max_versions: count

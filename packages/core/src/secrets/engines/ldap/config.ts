@@ -21,6 +21,7 @@ import { checkDn } from './dn.ts';
 import { accountChange, dueUpdate, pendingFields } from './records.ts';
 import { checkSchedule, minRootRotationPeriod, minRotationWindow, rootNextDue } from './rotation-schedule.ts';
 import { schemaNames } from './schemas.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /** `config`: how the engine reaches the directory. A POST merges into what is stored; `bindpass` is never shown. */
 
@@ -31,7 +32,10 @@ const fields = z.object({
     .describe(
       'Distinguished name (DN) of the entry the engine binds as to manage user entries, e.g. cn=vault,ou=Users,dc=example,dc=com.',
     ),
-  bindpass: z.string().optional().describe('Password of "binddn". Required on the first write; never shown.'),
+  bindpass: typeString
+    .pipe(z.string())
+    .optional()
+    .describe('Password of "binddn". Required on the first write; never shown.'),
   url: z
     .string()
     .optional()
@@ -70,7 +74,10 @@ const fields = z.object({
     .describe('Timeout for establishing a connection to the directory, in seconds or as a duration (default 30s).'),
   starttls: bool.optional().describe('Issue a StartTLS command after establishing an unencrypted connection.'),
   insecure_tls: bool.optional().describe('Skip TLS certificate verification. Not recommended outside tests.'),
-  certificate: z.string().optional().describe("PEM CA certificate used to verify the directory's TLS certificate."),
+  certificate: typeString
+    .pipe(z.string())
+    .optional()
+    .describe("PEM CA certificate used to verify the directory's TLS certificate."),
   client_tls_cert: z
     .string()
     .optional()

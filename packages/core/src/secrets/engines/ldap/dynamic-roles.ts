@@ -13,6 +13,7 @@ import { engineContext } from './context.ts';
 import { distinguishedNames, LdifError, parseLdif, runLdif, unsafeLdifValue } from './ldif.ts';
 import { checkHierarchicalName } from './managed-accounts.ts';
 import { requireDirectoryConfig } from './write-ahead.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `role/:name` (dynamic roles: LDIF templates) and `creds/:name` (a new account per read, under a renewable
@@ -33,7 +34,7 @@ interface DynamicRole {
 const ldifFields = ['creation_ldif', 'deletion_ldif', 'rollback_ldif'] as const;
 
 const fields = z.object({
-  name: z.string().describe('Name of the dynamic role; may hold slashes.'),
+  name: typeString.pipe(z.string()).describe('Name of the dynamic role; may hold slashes.'),
   creation_ldif: z
     .string()
     .optional()
@@ -90,7 +91,10 @@ export const dynamicRolePaths: PathSpec[] = [
   path({
     pattern: 'role/:prefix*',
     fields: z.object({
-      prefix: z.string().default('').describe('List the dynamic roles under this prefix (a name ending in a slash).'),
+      prefix: typeString
+        .pipe(z.string())
+        .default('')
+        .describe('List the dynamic roles under this prefix (a name ending in a slash).'),
     }),
     summaries: { list: 'List dynamic roles.' },
     operations: {
@@ -106,7 +110,7 @@ export const dynamicRolePaths: PathSpec[] = [
   }),
   path({
     pattern: 'creds/:name+',
-    fields: z.object({ name: z.string().describe('Name of the dynamic role.') }),
+    fields: z.object({ name: typeString.pipe(z.string()).describe('Name of the dynamic role.') }),
     summaries: { read: 'Create an account from a dynamic role, under a lease whose end deletes it.' },
     operations: { read: issueCredentials },
   }),

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { notFound } from '../../../lib/errors.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { LdapAccountItem } from './records.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `library/:set` and its check-out, check-in, `manage/:set/check-in` and `status`: service accounts lent
@@ -55,7 +56,7 @@ export const claimFields = ['claimUntil', 'duePk', 'dueSk', 'dueAt', 'attempts']
  */
 export const claimSeconds = 120;
 
-export const setName = z.string().describe('Name of the library set; may hold slashes.');
+export const setName = typeString.pipe(z.string()).describe('Name of the library set; may hold slashes.');
 
 export async function requireSet(storage: MountStorage, name: string): Promise<LibrarySet> {
   const set = await storage.get<LibrarySet>(setKey(name));

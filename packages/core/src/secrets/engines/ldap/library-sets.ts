@@ -19,6 +19,7 @@ import {
 import { checkHierarchicalName, claimWrites, currentOwner, releaseWrites } from './managed-accounts.ts';
 import { resolveEntry } from './static-roles.ts';
 import { changePassword, requireDirectoryConfig } from './write-ahead.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /** `library/:set` (write, read, delete) and `library/` (list): the sets of service accounts the engine lends out. */
 
@@ -75,7 +76,10 @@ export const librarySetPaths: PathSpec[] = [
   path({
     pattern: 'library/:prefix*',
     fields: z.object({
-      prefix: z.string().default('').describe('List the library sets under this prefix (a name ending in a slash).'),
+      prefix: typeString
+        .pipe(z.string())
+        .default('')
+        .describe('List the library sets under this prefix (a name ending in a slash).'),
     }),
     summaries: { list: 'List library sets.' },
     operations: {

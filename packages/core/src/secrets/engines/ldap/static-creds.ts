@@ -4,6 +4,7 @@ import { badRequest } from '../../../lib/errors.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
 import { engineContext } from './context.ts';
 import { loadStaticRole, rotateStaticRole, type StaticRoleValue, settleStaticRole } from './static-rotation.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /** `static-cred/:name` (the current and previous password of a static role) and `rotate-role/:name` (rotate now). */
 
@@ -12,7 +13,7 @@ const roleName = (raw: string) => raw.replace(/\/+$/, '');
 export const staticCredPaths: PathSpec[] = [
   path({
     pattern: 'static-cred/:name+',
-    fields: z.object({ name: z.string().describe('Name of the static role.') }),
+    fields: z.object({ name: typeString.pipe(z.string()).describe('Name of the static role.') }),
     summaries: { read: 'Read the current and previous password of a static role.' },
     operations: {
       read: async (request) => {
@@ -39,7 +40,7 @@ export const staticCredPaths: PathSpec[] = [
   }),
   path({
     pattern: 'rotate-role/:name+',
-    fields: z.object({ name: z.string().describe('Name of the static role.') }),
+    fields: z.object({ name: typeString.pipe(z.string()).describe('Name of the static role.') }),
     summaries: { update: "Rotate a static role's password now." },
     operations: {
       update: async (request) => {

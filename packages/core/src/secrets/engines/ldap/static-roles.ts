@@ -19,11 +19,12 @@ import {
   staticRoleKeyPrefix,
 } from './static-rotation.ts';
 import { changePassword, recoverPending, requireDirectoryConfig } from './write-ahead.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /** `static-role/:name`: existing directory entries whose password the engine rotates. Names may hold `/`. */
 
 const fields = z.object({
-  name: z.string().describe('Name of the static role; may hold slashes.'),
+  name: typeString.pipe(z.string()).describe('Name of the static role; may hold slashes.'),
   username: z
     .string()
     .optional()
@@ -87,7 +88,10 @@ export const staticRolePaths: PathSpec[] = [
   path({
     pattern: 'static-role/:prefix*',
     fields: z.object({
-      prefix: z.string().default('').describe('List the static roles under this prefix (a name ending in a slash).'),
+      prefix: typeString
+        .pipe(z.string())
+        .default('')
+        .describe('List the static roles under this prefix (a name ending in a slash).'),
     }),
     summaries: { list: 'List static roles.', read: 'List static roles (as a read).' },
     operations: {

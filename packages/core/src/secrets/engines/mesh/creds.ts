@@ -4,6 +4,7 @@ import { leasedSecret, type PathSpec, path, type Reply, type Request } from '../
 import { readAccess, requireAccess, serverVersion, upstreamFailure } from './config-access.ts';
 import { ConsulClient, type CreatedToken } from './consul-client.ts';
 import { isLegacy, nodeIdentity, readRole, serviceIdentity } from './roles.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `creds/:name`: a new ACL token on the mesh server with exactly the role's attributes, under a renewable
@@ -24,7 +25,7 @@ type TokenLease = {
 export const credsPaths: PathSpec[] = [
   path({
     pattern: 'creds/:name',
-    fields: z.object({ name: z.string().describe('Name of the role to generate the token from.') }),
+    fields: z.object({ name: typeString.pipe(z.string()).describe('Name of the role to generate the token from.') }),
     summaries: {
       read: 'Generate a mesh server ACL token from the role, under a renewable lease that deletes it when it ends.',
     },

@@ -6,6 +6,7 @@ import { bool, duration, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { requireAccess, serverVersion } from './config-access.ts';
 import type { ServerVersion } from './consul-client.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `roles/:name`: what a token issued from the role carries on the mesh server. Which fields are valid, and
@@ -68,7 +69,7 @@ const roleName = z
  * Service identities as a list, or as one string where `;` or `,` separate items and a `,` after
  * `service:dc1` adds a datacenter: `api,web:dc1,dc2` is `api` everywhere and `web` in dc1 and dc2.
  */
-const serviceIdentityList = z.union([z.array(z.string()), z.string()]).transform((value) => {
+const serviceIdentityList = z.union([z.array(z.string()), typeString.pipe(z.string())]).transform((value) => {
   if (Array.isArray(value)) return value.map((item) => item.trim()).filter((item) => item !== '');
   const items: string[] = [];
   for (const group of value.split(';')) {
@@ -115,7 +116,10 @@ const roleFields = z.object({
   // Vault's names for the same fields, accepted as aliases.
   consul_policies: stringList.optional().describe('Vault\'s name for "mesh_policies", accepted as an alias.'),
   consul_roles: stringList.optional().describe('Vault\'s name for "mesh_roles", accepted as an alias.'),
-  consul_namespace: z.string().trim().optional().describe('Vault\'s name for "mesh_namespace", accepted as an alias.'),
+  consul_namespace: typeString
+    .pipe(z.string().trim())
+    .optional()
+    .describe('Vault\'s name for "mesh_namespace", accepted as an alias.'),
   partition: z
     .string()
     .trim()

@@ -4,6 +4,7 @@ import {
   type ConsoleProduct,
   launchBrowser,
   newConsolePage,
+  screenshot,
   signInWithToken,
   startConsoleProduct,
 } from '../support/console.ts';
@@ -12,8 +13,8 @@ import {
  * The console's node-pool and namespace pages in Chromium against the product as `npm start` runs it: pools and
  * namespaces are created, edited and deleted in the pages, each effect read back through the API; the service's own
  * refusal is shown; the built-in ones offer no delete; lists follow changes made elsewhere without a reload (the
- * `NodePool` event stream for a management token, blocking reads for a token that may not stream it and for
- * namespaces, which have no events); a narrow token sees only what its rules let it read.
+ * `NodePool` event stream for a management token, blocking reads for a token that may not stream them and
+ * for namespaces, which have no events); a narrow token sees only what its rules let it read.
  */
 /** Each case signs in and walks several pages, each request answered live: more than the default 30 s on a busy machine. */
 const caseTimeoutMs = 90_000;
@@ -72,6 +73,7 @@ describe('the node pool and namespace pages', () => {
         200,
       );
       await cell(page, 'from-elsewhere').waitFor();
+      await screenshot(page, 'node-pools');
 
       await page.getByRole('link', { name: 'Create node pool' }).click();
       await page.getByLabel('Name', { exact: true }).fill('bad name');

@@ -5,7 +5,7 @@ import { readEventStream, streamPath } from './event-stream.ts';
 
 /**
  * A scheduler read kept current, as Nomad's own UI keeps its pages: the answer and its `X-Nomad-Index`, then either
- * the event stream of `topic` (every batch after that index reloads the read; topics such as `NodePool` are for
+ * the event stream of `topic` (`Topic` or `Topic:Key`; every batch after that index reloads the read; topics such as `NodePool` are for
  * management tokens only) or, when there is no topic or the stream is refused, the read itself as a blocking query
  * (`?index=<n>&wait=…`), which answers when the data passes the index it has. Leaving the page aborts both.
  */
@@ -73,23 +73,39 @@ export function useLive<T>(path: string, topic?: string): LiveLoaded<T> {
         if (!signal.aborted) setState({ data: undefined, error, loading: false, mode: 'stopped' });
         return;
       }
+      // One re-read at a time, and one more after it when events arrived meanwhile: a slower, older read never
+      // lands after a newer one.
+      let reading = false;
+      let pending = 0;
+      const refresh = (batchIndex: number) => {
+        pending = Math.max(pending, batchIndex);
+        if (reading) return;
+        reading = true;
+        const wanted = pending;
+        readWithIndex<T>(path, signal)
+          .then(
+            (fresh) => show(fresh.data, Math.max(fresh.index, wanted)),
+            () => undefined,
+          )
+          .finally(() => {
+            reading = false;
+            if (pending > wanted && !signal.aborted) refresh(pending);
+          });
+      };
       let useStream = topic !== undefined;
       let attempt = 0;
       while (!signal.aborted) {
         try {
           if (useStream && topic) {
             setState((previous) => ({ ...previous, mode: 'stream' }));
-            await readEventStream(streamPath(topic, '*', index.current), signal, {
+            const [topicName = '*', key = '*'] = topic.split(':');
+            await readEventStream(streamPath(topicName, key, index.current), signal, {
               onOpen: () => {
                 attempt = 0;
               },
               onHeartbeat: () => undefined,
               onBatch: (batchIndex) => {
-                if (batchIndex <= index.current) return;
-                void readWithIndex<T>(path, signal).then(
-                  (fresh) => show(fresh.data, Math.max(fresh.index, batchIndex)),
-                  () => undefined,
-                );
+                if (batchIndex > index.current) refresh(batchIndex);
               },
             });
           } else {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,11 +11,12 @@ import {
 } from '../support/console.ts';
 
 /**
- * The console's node-pool and namespace pages in Chromium against the product as `npm start` runs it: pools and
+ * The console's node-pool, namespace and node pages in Chromium against the product as `npm start` runs it: pools and
  * namespaces are created, edited and deleted in the pages, each effect read back through the API; the service's own
  * refusal is shown; the built-in ones offer no delete; lists follow changes made elsewhere without a reload (the
- * `NodePool` event stream for a management token, blocking reads for a token that may not stream them and
- * for namespaces, which have no events); a narrow token sees only what its rules let it read.
+ * `NodePool` and `Node` event streams for a management token, blocking reads for a token that may not stream them and
+ * for namespaces, which have no events); a narrow token sees only what its rules let it read; a node registered over
+ * the client protocol appears, and is drained and made ineligible from its page.
  */
 /** Each case signs in and walks several pages, each request answered live: more than the default 30 s on a busy machine. */
 const caseTimeoutMs = 90_000;
@@ -58,7 +60,7 @@ const cell = (page: Page, text: string) => page.getByRole('cell', { name: text, 
 const liveBy = (page: Page, how: 'event stream' | 'blocking queries') =>
   page.getByRole('status', { name: 'Updates' }).getByText(`Live (${how})`).waitFor();
 
-describe('the node pool and namespace pages', () => {
+describe('the cluster pages: nodes, node pools, namespaces', () => {
   it(
     'creates, edits and deletes a node pool; built-ins cannot be deleted; the list follows the event stream',
     async () => {
@@ -195,6 +197,81 @@ describe('the node pool and namespace pages', () => {
 
       await open(page, 'namespaces/default');
       await page.getByText('The default namespace cannot be deleted.').waitFor();
+      await context.close();
+    },
+    caseTimeoutMs,
+  );
+
+  it(
+    'lists registered nodes live, shows a node, and drains it and changes its eligibility',
+    async () => {
+      const intro = (await api('PUT', 'acl/identity/client-introduction-token', { NodePool: 'edge' })).json() as {
+        JWT: string;
+      };
+      const id = randomUUID();
+      const node = {
+        ID: id,
+        SecretID: randomUUID(),
+        Name: 'edge-1',
+        Datacenter: 'dc1',
+        NodePool: 'edge',
+        HTTPAddr: '10.0.0.9:4646',
+        Attributes: { 'kernel.name': 'linux', 'os.name': 'debian', 'cpu.arch': 'amd64' },
+        NodeResources: {
+          Cpu: { CpuShares: 4000, TotalCpuCores: 2 },
+          Memory: { MemoryMB: 4096 },
+          Disk: { DiskMB: 20000 },
+        },
+        Drivers: { raw_exec: { Detected: true, Healthy: true, HealthDescription: 'Healthy' } },
+      };
+      const { context, page } = await signedIn();
+      await page.getByRole('link', { name: 'Nodes', exact: true }).click();
+      await page.getByText('No nodes: start a client agent').waitFor();
+      await liveBy(page, 'event stream');
+      const registered = await fetch(`${product.schedulerUrl}/v1/client/register`, {
+        method: 'POST',
+        headers: { 'X-Nomad-Token': intro.JWT, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ Node: node }),
+      });
+      expect(registered.status).toBe(200);
+      // The node appears without a reload, in the pool its registration created.
+      await page.getByRole('link', { name: id.slice(0, 8) }).click();
+      await page.getByRole('heading', { name: `Node ${id.slice(0, 8)}`, exact: true }).waitFor();
+      const detail = (text: string) =>
+        page.getByRole('region', { name: 'Node' }).locator('dd', { hasText: text }).waitFor();
+      await detail('edge-1');
+      await detail('4000 MHz, 2 cores');
+      await page.getByRole('region', { name: 'Drivers' }).getByRole('cell', { name: 'raw_exec' }).waitFor();
+      await page.getByRole('region', { name: 'Attributes' }).getByRole('cell', { name: 'debian' }).waitFor();
+      await screenshot(page, 'node');
+
+      await page.getByRole('button', { name: 'Mark ineligible' }).click();
+      await page.getByRole('button', { name: 'Mark eligible' }).waitFor();
+      expect((await api('GET', `node/${id}`)).json()).toMatchObject({ SchedulingEligibility: 'ineligible' });
+
+      await page.getByLabel('Drain deadline').fill('90m');
+      await page.getByRole('button', { name: 'Drain', exact: true }).click();
+      await page.getByRole('button', { name: 'Cancel drain' }).waitFor();
+      expect((await api('GET', `node/${id}`)).json()).toMatchObject({ DrainStrategy: { Deadline: 90 * 60 * 1e9 } });
+      // Eligible while draining: the service refuses, and the page shows its words.
+      await page.getByRole('button', { name: 'Mark eligible' }).click();
+      await page.getByRole('alert').waitFor();
+      await page.getByRole('button', { name: 'Cancel drain' }).click();
+      await page.getByRole('button', { name: 'Drain', exact: true }).waitFor();
+      expect((await api('GET', `node/${id}`)).json()).toMatchObject({
+        DrainStrategy: null,
+        SchedulingEligibility: 'eligible',
+      });
+
+      // A change made elsewhere reaches the open page through the Node topic.
+      await api('PUT', `node/${id}/eligibility`, { Eligibility: 'ineligible' });
+      await page.getByRole('button', { name: 'Mark eligible' }).waitFor();
+
+      await open(page, 'node-pools/edge');
+      await page
+        .getByRole('region', { name: 'Nodes in the pool' })
+        .getByRole('link', { name: id.slice(0, 8) })
+        .waitFor();
       await context.close();
     },
     caseTimeoutMs,

@@ -4,14 +4,15 @@ import { BindingRulePage, BindingRulesPage, NewBindingRulePage } from './binding
 import { EventsPage } from './events.tsx';
 import { NamespacePage, NamespacesPage, NewNamespacePage } from './namespaces.tsx';
 import { NewNodePoolPage, NodePoolPage, NodePoolsPage } from './node-pools.tsx';
+import { NodePage, NodesPage } from './nodes.tsx';
 import { NewPolicyPage, PoliciesPage, PolicyPage } from './policies.tsx';
 import { NewRolePage, RolePage, RolesPage } from './roles.tsx';
 import { RuleTesterPage } from './rule-tester.tsx';
 import { NewTokenPage, TokenPage, TokensPage } from './tokens.tsx';
 
 /**
- * The scheduler service's pages: ACL tokens, policies, roles, auth methods, binding rules, the rule tester, node
- * pools, namespaces, events.
+ * The scheduler service's pages: ACL tokens, policies, roles, auth methods, binding rules, the rule tester, nodes,
+ * node pools, namespaces, events.
  */
 export const schedulerRoutes: RouteDef[] = [
   { pattern: '/ui/scheduler/tokens', title: 'ACL tokens', view: () => <TokensPage /> },
@@ -50,6 +51,8 @@ export const schedulerRoutes: RouteDef[] = [
     title: 'ACL binding rule',
     view: ({ id = '' }) => <BindingRulePage key={id} id={id} />,
   },
+  { pattern: '/ui/scheduler/nodes', title: 'Nodes', view: () => <NodesPage /> },
+  { pattern: '/ui/scheduler/nodes/:id', title: 'Node', view: ({ id = '' }) => <NodePage key={id} id={id} /> },
   { pattern: '/ui/scheduler/node-pools', title: 'Node pools', view: () => <NodePoolsPage /> },
   { pattern: '/ui/scheduler/node-pools/new', title: 'Create a node pool', view: () => <NewNodePoolPage /> },
   {
@@ -74,6 +77,7 @@ export const schedulerNav: NavEntry[] = [
   { href: '/ui/scheduler/auth-methods', label: 'Auth methods' },
   { href: '/ui/scheduler/binding-rules', label: 'Binding rules' },
   { href: '/ui/scheduler/binding-rules/test', label: 'Binding-rule tester' },
+  { href: '/ui/scheduler/nodes', label: 'Nodes' },
   { href: '/ui/scheduler/node-pools', label: 'Node pools' },
   { href: '/ui/scheduler/namespaces', label: 'Namespaces' },
   { href: '/ui/scheduler/events', label: 'Event stream' },

@@ -114,7 +114,12 @@ describe('the heartbeat sweep (DynamoDB Local)', () => {
     const list = async (...args: Parameters<Store['list']>) => {
       const items = await store.list(...args);
       if (items.some((item) => item.sk === registered.ID))
-        await nodes.heartbeat(registered.ID, { secretHash: nodes.secretHash(registered.SecretID) }, 'ready', undefined);
+        await nodes.heartbeat(
+          registered.ID,
+          { secretHash: nodes.secretHash(registered.ID, registered.SecretID) },
+          'ready',
+          undefined,
+        );
       return items;
     };
     const racing = new Proxy(store, {
@@ -126,8 +131,8 @@ describe('the heartbeat sweep (DynamoDB Local)', () => {
     });
     const state = new SchedulerState(racing, h.clock);
     const before = await h.scheduler.state.currentIndex();
-    const down = await new ClusterNodes(state, new NodePools(state), (secret) =>
-      nodeSecretHash(h.core, secret),
+    const down = await new ClusterNodes(state, new NodePools(state), (id, secret) =>
+      nodeSecretHash(h.core, id, secret),
     ).expireMissed();
     expect(down).not.toContain(registered.ID);
     expect((await node(registered.ID)).Status).toBe('ready');

@@ -11,5 +11,9 @@ export type SchedulerBase = CoreBase;
 /** The hash an ACL token's secret is stored and looked up by (keyed, so a table dump reveals no secret). */
 export const schedulerSecretHash = (core: SchedulerBase, secret: string) => core.keyring.hash(`scheduler:${secret}`);
 
-/** The hash a cluster node's SecretID is stored and compared by (keyed, and apart from ACL tokens' hashes). */
-export const nodeSecretHash = (core: SchedulerBase, secret: string) => core.keyring.hash(`scheduler-node:${secret}`);
+/**
+ * The hash a cluster node's SecretID is stored and compared by: keyed, apart from ACL tokens' hashes, and bound to
+ * the node's ID, so a beat item moved onto another node's key matches no secret there.
+ */
+export const nodeSecretHash = (core: SchedulerBase, id: string, secret: string) =>
+  core.keyring.hash(`scheduler-node:${id}:${secret}`);

@@ -97,7 +97,7 @@ export class Scheduler {
       const live = (await jobsInPool(core.store, namespaces, pool)).some((job) => job.Status !== 'dead');
       return live ? `node pool ${JSON.stringify(pool)} has non-terminal jobs` : undefined;
     });
-    this.nodes = new ClusterNodes(this.state, this.nodePools, (secret) => nodeSecretHash(core, secret));
+    this.nodes = new ClusterNodes(this.state, this.nodePools, (id, secret) => nodeSecretHash(core, id, secret));
     this.identities = new NodeIdentities(core.keyring, core.clock);
   }
 

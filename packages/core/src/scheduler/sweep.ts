@@ -15,7 +15,7 @@ export async function sweepScheduler(core: SchedulerBase): Promise<void> {
   const state = new SchedulerState(core.store, core.clock);
   const roles = new AclRoles(state, new AclPolicies(state));
   await new AclTokens(state, roles, (secret) => schedulerSecretHash(core, secret), core.log).sweepExpired();
-  await new ClusterNodes(state, new NodePools(state), (secret) => nodeSecretHash(core, secret)).expireMissed();
+  await new ClusterNodes(state, new NodePools(state), (id, secret) => nodeSecretHash(core, id, secret)).expireMissed();
   await state.sweepEvents();
 }
 

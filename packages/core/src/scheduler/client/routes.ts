@@ -35,7 +35,7 @@ async function nodeCredential(
   credential: string,
   id: string,
 ): Promise<{ credential: NodeCredential; identity?: NodeIdentityClaims }> {
-  if (!isJwt(credential)) return { credential: { secretHash: scheduler.nodes.secretHash(credential) } };
+  if (!isJwt(credential)) return { credential: { secretHash: scheduler.nodes.secretHash(id, credential) } };
   const identity = await scheduler.identities.verify(credential);
   if (identity?.kind !== 'node' || identity.nodeId !== id) throw permissionDenied();
   return { credential: { identity: true }, identity };

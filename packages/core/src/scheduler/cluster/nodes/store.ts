@@ -95,8 +95,8 @@ export class ClusterNodes {
   constructor(
     private readonly state: SchedulerState,
     private readonly pools: NodePools,
-    /** The keyed hash a node secret is stored and compared as. */
-    readonly secretHash: (secret: string) => string,
+    /** The keyed hash a node's secret is stored and compared as (bound to the node's ID: a moved beat matches no other node). */
+    readonly secretHash: (id: string, secret: string) => string,
     private readonly random: () => number = Math.random,
   ) {
     // A pool with nodes in it cannot be deleted; a pool's node list is its nodes' stubs (every node for `all`).
@@ -176,7 +176,7 @@ export class ClusterNodes {
   ): Promise<{ node: ClusterNode; index: number; ttlMs: number; identityTtlMs: number }> {
     validateClientNode(input);
     const id = input.ID as string;
-    const secretHash = this.secretHash(input.SecretID as string);
+    const secretHash = this.secretHash(id, input.SecretID as string);
     const ttlMs = await this.heartbeatTtlMs();
     let node: ClusterNode | undefined;
     let identityTtlMs = defaultIdentityTtlNs / 1e6;

@@ -8,13 +8,15 @@
  * denied glob; an anonymous caller; a namespace `write` and `operator` token creating namespaces; a token with every
  * pool capability subscribing to the `NodePool` topic.
  * They try: writing, creating and deleting pools outside (and inside) their rights, reading a pool outside the glob,
- * near-miss names (`prod`, `xprod-a`, `PROD-a`), listing, reading the pool's nodes without `node:read`, creating,
+ * near-miss names (`prod`, `xprod-a`, `PROD-a`), listing, reading a pool's nodes without `node:read` or outside the
+ * glob (`all` included), deleting a pool a node is in, creating,
  * changing and deleting namespaces, reading namespaces the rules hide, streaming pool events.
  * They must never reach: a changed or new pool item, a deleted pool, a namespace item, a pool or namespace they may
  * not read (in a list or by name), a `NodePool` event. Each refusal is a 403 `Permission denied` with nothing written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NAMESPACE_PK, NODE_POOL_PK } from '../../packages/core/src/scheduler/keys.ts';
+import { registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 describe('attack: node pools and namespaces past their rules', () => {
@@ -99,6 +101,25 @@ describe('attack: node pools and namespaces past their rules', () => {
     expect((await deleter('DELETE', '/v1/node/pool/xprod-a')).status).toBe(200);
     expect(await h.core.store.get(NODE_POOL_PK, 'xprod-a')).toBeUndefined();
     expect(await h.core.store.get(NODE_POOL_PK, 'secret')).toMatchObject({ Description: 'original' });
+  });
+
+  it('a pool’s node list needs node:read and read on that pool: no node leaks through a pool outside the glob', async () => {
+    const writer = await tokenWith('node { policy = "write" }');
+    const { node } = await registerNode(h, writer, { NodePool: 'dev' });
+    const both = as(await tokenWith('node { policy = "read" }\nnode_pool "prod-*" { policy = "read" }'));
+    for (const pool of ['dev', 'all', 'default', 'prod']) await refused(both('GET', `/v1/node/pool/${pool}/nodes`));
+    expect((await both('GET', '/v1/node/pool/prod-a/nodes')).body).toEqual([]);
+    const poolOnly = as(await tokenWith('node_pool "*" { policy = "read" }'));
+    await refused(poolOnly('GET', '/v1/node/pool/dev/nodes'));
+    await refused(poolOnly('GET', '/v1/node/pool/all/nodes'));
+    const ids = (body: Array<{ ID: string }>) => body.map((stub) => stub.ID);
+    expect(ids((await mgmt('GET', '/v1/node/pool/dev/nodes')).body)).toEqual([node.ID]);
+    // In use: not deleted, even by a token that may delete it.
+    const deleter = as(await tokenWith('node_pool "dev" { policy = "write" }'));
+    const inUse = await deleter('DELETE', '/v1/node/pool/dev');
+    expect(inUse.status).toBe(409);
+    expect(inUse.text).toBe('node pool "dev" has nodes');
+    expect(await h.core.store.get(NODE_POOL_PK, 'dev')).toBeDefined();
   });
 
   it('anonymous sees no pool and no namespace without an anonymous policy', async () => {

@@ -266,6 +266,31 @@ describe('cluster nodes: introduction, registration, heartbeats and reads', () =
     expect(missing.text).toBe('node not found');
   });
 
+  it('grows the heartbeat TTL with the cluster as Nomad does: nodes / 50 per second, plus a stagger under one TTL', async () => {
+    const { node } = await registerNode(h, writer);
+    const count = await h.core.store.get(META_PK, 'nodes#count');
+    await h.core.store.put({ pk: META_PK, sk: 'nodes#count', value: 10_000 });
+    try {
+      // The count is read at most every 30 s per process.
+      h.clock.advance(30);
+      const ttls: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const out = await h.call('PUT', `/v1/client/node/${node.ID}/status`, {
+          token: node.SecretID,
+          body: { Status: 'initializing' },
+        });
+        ttls.push(out.body.HeartbeatTTL);
+      }
+      for (const ttl of ttls) {
+        expect(ttl).toBeGreaterThanOrEqual(200e9);
+        expect(ttl).toBeLessThan(400e9);
+      }
+    } finally {
+      await h.core.store.put({ pk: META_PK, sk: 'nodes#count', value: count?.value ?? 0 });
+      h.clock.advance(30);
+    }
+  });
+
   it('renews a node identity at a heartbeat once 67% of its lifetime has passed', async () => {
     const { node, identity } = await registerNode(h, writer);
     h.clock.advance(15 * 3600);

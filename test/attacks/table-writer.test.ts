@@ -403,4 +403,20 @@ describe('table writer against the scheduler: forged ACL items are refused, neve
     expect(caller.acl).toEqual((await h.scheduler.resolve(undefined)).acl);
     expect(refusalsOf('sched#policy', 'swapped').length).toBeGreaterThan(0);
   });
+  it("editing a node pool's NodeIdentityTTL, forging a namespace: neither is served as written", async () => {
+    expect((await mgmt('PUT', '/v1/node/pools', { Name: 'fleet', NodeIdentityTTL: '1h' })).status).toBe(200);
+    const item = await get('sched#node-pool', 'fleet');
+    // A 100-day node identity for every node of the pool, were the edit believed.
+    await put({ ...item, NodeIdentityTTL: 100 * 24 * 3600 * 1e9 });
+    expect((await mgmt('GET', '/v1/node/pool/fleet')).status).toBe(404);
+    expect(await h.scheduler.nodePools.nodeIdentityTtl('fleet')).toBeUndefined();
+    const pools = (await mgmt('GET', '/v1/node/pools')).body as Array<{ Name: string }>;
+    expect(pools.map((pool) => pool.Name)).not.toContain('fleet');
+    expect(refusalsOf('sched#node-pool', 'fleet')[0]?.fields).toMatchObject({ kind: 'scheduler-node-pool' });
+
+    await put({ pk: 'sched#namespace', sk: 'forged', Name: 'forged', Description: '', CreateIndex: 1, ModifyIndex: 1 });
+    expect((await mgmt('GET', '/v1/namespace/forged')).status).toBe(404);
+    const namespaces = (await mgmt('GET', '/v1/namespaces')).body as Array<{ Name: string }>;
+    expect(namespaces.map((namespace) => namespace.Name)).toEqual(['default']);
+  });
 });

@@ -120,6 +120,13 @@ describe('node pools', () => {
     await refuse('/v1/node/pools', { Name: 'ttl', NodeIdentityTTL: 'soon' }, /NodeIdentityTTL: time: invalid duration/);
     await refuse('/v1/node/pools', { Name: 'ttl', NodeIdentityTTL: -5 }, /NodeIdentityTTL: must be a duration from 0/);
     await refuse('/v1/node/pools', { Name: 'ttl', NodeIdentityTTL: '-1h' }, /NodeIdentityTTL/);
+    // Past what a JSON (and DynamoDB) number holds exactly: refused, not a 500 from the store.
+    await refuse(
+      '/v1/node/pools',
+      { Name: 'ttl', NodeIdentityTTL: '8760h' },
+      /NodeIdentityTTL: must be a duration from 0 to 9007199254740991 nanoseconds/,
+    );
+    await refuse('/v1/node/pools', { Name: 'ttl', NodeIdentityTTL: 2 ** 60 }, /about 104 days/);
     await refuse('/v1/node/pools', '{"Name": ', /Request decode failed/);
     await refuse('/v1/node/pool/other', { Name: 'another' }, /^Node pool name does not match request path$/);
     await refuse('/v1/node/pools', { Name: 'default' }, /^modifying node pool "default" is not allowed$/);

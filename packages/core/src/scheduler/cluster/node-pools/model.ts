@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
-import { DurationError, formatDuration, maxDurationSeconds, parseGoDuration } from '../../../lib/duration.ts';
+import { DurationError, formatDuration, parseGoDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import { shown } from '../../acl/identifiers.ts';
 import type { PendingEvent } from '../../state.ts';
@@ -86,8 +86,16 @@ export const builtInPools: readonly NodePool[] = [
 ];
 
 /**
+ * The longest `NodeIdentityTTL`: the most nanoseconds a JSON number (and a DynamoDB number written from one) holds
+ * exactly, about 104 days. Nomad's limit is Go's (292 years); a node identity meant to outlive this is a credential
+ * that outlives its purpose.
+ */
+const maxIdentityTtl = Number.MAX_SAFE_INTEGER;
+
+/**
  * `NodeIdentityTTL` as Nomad's NodePool.UnmarshalJSON reads it: a Go duration string (`"1h"`; empty is unset) or a
- * number of nanoseconds. Unlike Nomad, a negative one is refused: a node identity cannot live less than nothing.
+ * number of nanoseconds. Unlike Nomad, a negative one is refused (a node identity cannot live less than nothing), and so
+ * is one over `maxIdentityTtl`.
  */
 const identityTtl = z.pipe(
   z.nullish(z.union([z.string(), z.number()])),
@@ -104,11 +112,11 @@ const identityTtl = z.pipe(
         return z.NEVER;
       }
     }
-    if (!Number.isFinite(nanoseconds) || nanoseconds < 0 || nanoseconds > maxDurationSeconds * nanosecondsPerSecond) {
+    if (!Number.isFinite(nanoseconds) || nanoseconds < 0 || nanoseconds > maxIdentityTtl) {
       ctx.issues.push({
         code: 'custom',
         input: value,
-        message: `must be a duration from 0 to ${maxDurationSeconds} seconds, got ${JSON.stringify(value)}`,
+        message: `must be a duration from 0 to ${maxIdentityTtl} nanoseconds (about 104 days), got ${JSON.stringify(value)}`,
       });
       return z.NEVER;
     }

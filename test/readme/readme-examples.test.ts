@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +88,15 @@ function readmeDirectory(): {
 const streaming = [/\/v1\/event\/stream/];
 const streamSeconds = 5;
 
+/**
+ * Commands the docs run "in a second shell" (the client agent): started from the repository in the background, in
+ * a process group of their own, their output in a file; the next command waits (up to 60 s) for the line that says
+ * the agent is up, and the script stops them at its end with SIGTERM, as Ctrl-C would.
+ */
+const background = [{ command: /^npm run agent\b/, ready: 'node status ready' }];
+/** The agent's data directory in the README, rewritten to the run's own folder. */
+const readmeAgentDir = '.keyhaven-agent';
+
 interface Outcome {
   command: ShCommand;
   stdout: string;
@@ -121,14 +130,26 @@ async function runBlocks(
     ),
   ];
   const script: string[] = [];
+  const backgrounded: string[] = [];
   for (const [index, command] of commands.entries()) {
     const stream = streaming.some((pattern) => pattern.test(command.text));
+    const inBackground = background.find((entry) => entry.command.test(command.text));
     script.push(`printf '@@BEGIN ${index}@@'; printf '@@BEGIN ${index}@@' >&2`);
     if (stream) script.push(`export CURL_HOME=${streamHome}`);
-    script.push(rewrite(command.text));
+    if (inBackground) {
+      const log = path.join(work, `background-${index}.log`);
+      const text = rewrite(command.text).replaceAll(readmeAgentDir, path.join(work, 'agent-data'));
+      script.push(`setsid bash -c ${JSON.stringify(`cd ${repo} && exec ${text}`)} > ${log} 2>&1 < /dev/null &`);
+      script.push(`__bg_${index}=$!`);
+      script.push(
+        `for __try in $(seq 1 600); do grep -q ${JSON.stringify(inBackground.ready)} ${log} && break; sleep 0.1; done; grep -q ${JSON.stringify(inBackground.ready)} ${log}`,
+      );
+      backgrounded.push(`__bg_${index}`);
+    } else script.push(rewrite(command.text));
     script.push(`__rc=$?; printf '@@END ${index} %d@@' "$__rc"`);
     if (stream) script.push(`export CURL_HOME=${curlHome}`);
   }
+  for (const pid of backgrounded) script.push(`kill -TERM -- -$${pid} 2>/dev/null; wait $${pid} 2>/dev/null`);
   script.push(`printf '@@VARS@@'`);
   for (const name of variables) script.push(`printf '%s=%s\\n' ${name} "$${name}"`);
   const scriptFile = path.join(work, 'readme.sh');
@@ -137,7 +158,7 @@ async function runBlocks(
   const { stdout, stderr } = await run('bash', [scriptFile], {
     cwd: work,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, CURL_HOME: curlHome, TMPDIR: work },
-    timeout: 45_000,
+    timeout: 90_000,
     maxBuffer: 16 * 1024 * 1024,
   });
   const [commandsOut, varsOut = ''] = stdout.split('@@VARS@@');
@@ -206,7 +227,7 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
       rewrite,
       work,
     ));
-  }, START_TIMEOUT_MS + 60_000);
+  }, START_TIMEOUT_MS + 120_000);
 
   afterAll(async () => {
     killLeftovers();
@@ -337,7 +358,16 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
     expect((await now.json()).data['team-kv/']).toBeUndefined();
   });
 
-  it('the scheduler example bootstraps, writes a policy and a role, and streams the role event', () => {
+  it('the cluster node example starts a client agent that registers this machine as a ready node', () => {
+    expect(variables.INTRO).toMatch(/^eyJ[\w-]*\.[\w-]+\.[\w-]+$/);
+    const agent = outcomeOf(/^npm run agent\b/);
+    expect(agent.exitCode).toBe(0);
+    expect(jsonOf(outcomeOf(/\$NOMAD_ADDR\/v1\/nodes$/))).toEqual([
+      expect.objectContaining({ Name: hostname(), Status: 'ready', NodePool: 'default' }),
+    ]);
+  });
+
+  it("the scheduler example (with the README's bootstrapped token) writes a policy and a role, and streams the role event", () => {
     expect(variables.MGMT).toMatch(/^[0-9a-f-]{36}$/);
     const roles = jsonOf(outcomeOf(/\$NOMAD_ADDR\/v1\/acl\/roles$/));
     expect(roles).toEqual([expect.objectContaining({ Name: 'ops', Policies: [{ Name: 'readonly' }] })]);

@@ -43,14 +43,15 @@ export function portIsFree(port: number): Promise<boolean> {
  * `npm start` as package.json runs it: `node --import tsx packages/local/src/main.ts` (one Node process, no tsx
  * parent relaying signals), with `node_modules/.bin` first on PATH. Each start gets its own process group, so a
  * failed test can kill everything it started (JVM included). `script` runs another entry point the same way (a
- * test's own child that wraps what main.ts runs).
+ * test's own child that wraps what main.ts runs, or the client agent), with `scriptArgs` as its arguments.
  */
 export function launch(
   env: Record<string, string>,
   script = 'packages/local/src/main.ts',
+  scriptArgs: string[] = [],
 ): Omit<Started, 'secrets' | 'scheduler'> {
   const bin = path.join(repo, 'node_modules/.bin');
-  const [command, args] = [path.join(bin, 'node'), ['--import', 'tsx', script]];
+  const [command, args] = [path.join(bin, 'node'), ['--import', 'tsx', script, ...scriptArgs]];
   const child = spawn(command, args, {
     cwd: repo,
     env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...env },

@@ -4,7 +4,8 @@
  * heartbeat is due, its TTL) plus its ID, secret and identity, and one loop beats the ones that are due, earliest
  * first, at most `concurrency` calls at a time, over one shared `ProtocolClient` (one keep-alive socket pool).
  * Each node lives as the real agent does: register with the introduction token, sync its (empty) allocation map
- * once, report `ready`, then beat at the TTL each answer gives; a node the server refuses registers again. The
+ * once, report `ready` (with its driver's node event on that same call), then beat at the TTL each answer gives; a
+ * node the server refuses registers again. The
  * allocation map is read once, not watched: 10,000 blocking polls would need 10,000 sockets.
  */
 import { type ClientNode, nodeEvent } from '../node.ts';
@@ -18,6 +19,8 @@ export interface FleetOptions extends SeededNodeOptions {
   introToken: string;
   /** Calls in flight at once (default 32). */
   concurrency?: number;
+  /** Nodes booting at once (default `concurrency`): each boot is two writes at the scheduler's one index. */
+  bootConcurrency?: number;
   now?: () => number;
 }
 
@@ -105,18 +108,29 @@ export class Fleet {
   }
 
   /**
-   * Registers every node not yet registered (at most `concurrency` at once), sends each its driver event, reads its
-   * allocation map once and reports it `ready`: a whole fleet booting. Failures are counted, not thrown.
+   * Registers every node not yet registered (at most `concurrency` at once), reads its allocation map once and reports
+   * it `ready` with its driver event: a whole fleet booting. Failures are counted, not thrown.
    */
   async registerAll(): Promise<void> {
     const pending = [...this.status.keys()].filter((position) => this.status[position] === status.unregistered);
-    await eachLimited(pending, this.concurrency, (position) => this.bringUp(position));
+    await eachLimited(pending, this.options.bootConcurrency ?? this.concurrency, (position) => this.bringUp(position));
   }
 
   /** One heartbeat from every registered node now, whatever its TTL (benches measure a beat's cost with it). */
   async beatAll(): Promise<void> {
     const live = [...this.status.keys()].filter((position) => this.status[position] !== status.unregistered);
     await eachLimited(live, this.concurrency, (position) => this.beat(position));
+  }
+
+  /** One heartbeat now from each of the nodes at `positions` (registered ones). */
+  async beatSome(positions: number[]): Promise<void> {
+    const live = positions.filter((position) => this.status[position] !== status.unregistered);
+    await eachLimited(live, this.concurrency, (position) => this.beat(position));
+  }
+
+  /** The credential node `position` presents (its identity, else its SecretID). */
+  credentialOf(position: number): string {
+    return this.credential(position);
   }
 
   /** Starts the loop: each node beats when its TTL says, until `stop`. */
@@ -157,18 +171,14 @@ export class Fleet {
       this.accept(position, await client.register(node, this.options.introToken));
       this.stats.registrations++;
       this.status[position] = status.initializing;
-      const now = new Date(this.now());
-      await client.emitEvents(
-        node.ID,
-        this.credential(position),
-        Object.entries(node.Drivers).map(([name, info]) =>
-          nodeEvent(info.HealthDescription, 'Driver', { driver: name }, now),
-        ),
-      );
-      this.stats.events++;
       await client.allocations(node.ID, this.credential(position), 0, 0);
       this.stats.allocationReads++;
-      this.accept(position, await client.updateStatus(node.ID, this.credential(position), 'ready'));
+      // The driver's event rides on the status change (one write at the scheduler's index, not two).
+      const [driver, info] = Object.entries(node.Drivers)[0] ?? [];
+      const event =
+        driver && info ? nodeEvent(info.HealthDescription, 'Driver', { driver }, new Date(this.now())) : undefined;
+      this.accept(position, await client.updateStatus(node.ID, this.credential(position), 'ready', event));
+      if (event) this.stats.events++;
       this.stats.beats++;
       this.status[position] = status.ready;
     } catch (error) {

@@ -1,0 +1,116 @@
+/**
+ * The simulated fleet against the scheduler service over HTTP (its node listener, on DynamoDB Local, with a clock the
+ * test moves): 100 seeded nodes register and report ready, their beats keep them so, a stopped fleet goes down at
+ * the sweep once its deadlines pass, and beats bring it back. The fleet's loop beats each node when its TTL says,
+ * by the moved clock: no test sleeps through a TTL.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Fleet } from '../../packages/agent/src/fleet/fleet.ts';
+import { ProtocolClient } from '../../packages/agent/src/protocol.ts';
+import { schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
+import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+
+/** Each node's boot is two writes at the scheduler's one index (registration, ready), so they queue: 100 keep it short. */
+const count = 100;
+let h: SchedulerHarness;
+let server: Server;
+let client: ProtocolClient;
+let root: string;
+let fleet: Fleet;
+
+beforeAll(async () => {
+  h = await startScheduler();
+  root = await h.bootstrap();
+  server = createServer(schedulerNodeListener({ core: async () => h.core }));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  client = new ProtocolClient({ servers: [`http://127.0.0.1:${(server.address() as AddressInfo).port}`] });
+  const minted = await h.call('PUT', '/v1/acl/identity/client-introduction-token', {
+    token: root,
+    body: { TTL: '30m' },
+  });
+  expect(minted.status).toBe(200);
+  fleet = new Fleet({
+    client,
+    count,
+    seed: 7,
+    introToken: minted.body.JWT,
+    // One at a time: every registration and status change is a commit at the one scheduler index, and DynamoDB
+    // Local makes concurrent transactions on one item wait for its lock (seconds) where DynamoDB cancels them.
+    concurrency: 1,
+    now: () => h.clock.now(),
+  });
+});
+
+afterAll(async () => {
+  await fleet?.stop();
+  client?.close();
+  server?.close();
+  await h?.close();
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: node stubs as the service lists them
+const listed = async (): Promise<any[]> => (await h.call('GET', '/v1/nodes', { token: root })).body;
+const byStatus = (stubs: Array<{ Status: string }>) =>
+  stubs.reduce<Record<string, number>>(
+    (counts, stub) => ({ ...counts, [stub.Status]: (counts[stub.Status] ?? 0) + 1 }),
+    {},
+  );
+
+describe('a simulated fleet of 100 nodes', () => {
+  it('registers every node, each with its seeded attributes, and reports them ready', {
+    timeout: 300_000,
+  }, async () => {
+    await fleet.registerAll();
+    expect([...fleet.stats.failures]).toEqual([]);
+    expect(fleet.statusCounts()).toEqual({ unregistered: 0, initializing: 0, ready: count });
+    const stubs = await listed();
+    expect(stubs).toHaveLength(count);
+    expect(byStatus(stubs)).toEqual({ ready: count });
+    expect(new Set(stubs.map((stub) => stub.ID))).toEqual(new Set(fleet.ids));
+    const seeded = fleet.node(17);
+    const stored = await h.call('GET', `/v1/node/${seeded.ID}`, { token: root });
+    expect(stored.body).toMatchObject({
+      Name: seeded.Name,
+      Datacenter: seeded.Datacenter,
+      NodeClass: seeded.NodeClass,
+      Attributes: seeded.Attributes,
+      Meta: seeded.Meta,
+      SecretID: '',
+    });
+    expect(stored.body.Events.map((event: { Subsystem: string }) => event.Subsystem)).toContain('Driver');
+  });
+
+  it('beats each node when its TTL says (one loop, the moved clock), and the nodes stay ready', {
+    timeout: 300_000,
+  }, async () => {
+    const before = fleet.stats.beats;
+    fleet.start();
+    // Every TTL handed out is under twice the base (10 s here): past it, each node is due once.
+    h.clock.advance(20_000);
+    for (let waited = 0; fleet.stats.beats < before + count && waited < 120_000; waited += 50) await sleep(50);
+    await fleet.stop();
+    expect(fleet.stats.beats).toBeGreaterThanOrEqual(before + count);
+    expect([...fleet.stats.failures]).toEqual([]);
+    expect(byStatus(await listed())).toEqual({ ready: count });
+  });
+
+  it('goes down at the sweep once its beats stop past TTL and grace, and comes back when they resume', {
+    timeout: 300_000,
+  }, async () => {
+    h.clock.advance(2 * 10_000 + 10_000 + 1000);
+    await sweepScheduler(h.core);
+    expect(byStatus(await listed())).toEqual({ down: count });
+    await fleet.beatAll();
+    expect(byStatus(await listed())).toEqual({ initializing: count });
+    await fleet.beatAll();
+    expect(byStatus(await listed())).toEqual({ ready: count });
+    const node = await h.call('GET', `/v1/node/${fleet.ids[0]}`, { token: root });
+    expect(node.body.Events.map((event: { Message: string }) => event.Message)).toEqual(
+      expect.arrayContaining(['Node heartbeat missed', 'Node reregistered by heartbeat']),
+    );
+  });
+});

@@ -93,6 +93,20 @@ export const benches: BenchEntry[] = [
     figures: ['idle subscriber table reads/min', 'idle subscriber-month at 128 MB, arm64 $'],
   },
   {
+    file: 'cluster-cost.bench.ts',
+    figures: [
+      'heartbeat write units per beat',
+      'registration: busiest partition key share',
+      'node boots/s before a partition key reaches 1,000 WU/s',
+      '10,000 nodes $/month as built',
+      '10,000 nodes $/month proposed',
+      '100 nodes $/month as built',
+      '100 nodes $/month proposed',
+      '100 nodes worst failure detection s, as built / Nomad',
+      '100 nodes worst failure detection s, proposed / Nomad',
+    ],
+  },
+  {
     file: 'bundles.bench.ts',
     figures: ['largest module-init p50 ms', 'largest bundle gzip kB', 'largest gzip kB loaded at init'],
   },

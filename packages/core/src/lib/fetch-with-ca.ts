@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { BodyTooLarge, boundedResponse, byteCounter, maxDocumentBytes } from './bounded-body.ts';
 
 // Taken as the builtins' CommonJS objects: an ESM `import` of node:http builds its module facade, which reads every
 // export and so loads undici (~20 ms of a Lambda cold start) for exports nobody here uses.
@@ -21,10 +22,12 @@ export function parseCaBundle(pem: string): X509Certificate[] {
 /**
  * `fetch` that trusts exactly the given CA certificates (`oidc_discovery_ca_pem`, `jwks_ca_pem`), else the
  * platform's fetch. Node's global fetch takes no per-request CA without an undici dispatcher the project does
- * not depend on, so this goes through `node:https`, which takes `ca` directly.
+ * not depend on, so this goes through `node:https`, which takes `ca` directly. Either way an answer's body is read
+ * only up to `limit` bytes (`lib/bounded-body.ts`): past it the connection is dropped and the call fails.
  */
-export function fetchWithCa(caPem: string | undefined): FetchLike {
-  if (!caPem) return (url, options) => fetch(url, options as RequestInit);
+export function fetchWithCa(caPem: string | undefined, limit = maxDocumentBytes): FetchLike {
+  if (!caPem)
+    return async (url, options) => boundedResponse(await fetch(url, options as RequestInit), limit, String(url));
   return async (url, options) => {
     const target = new URL(url);
     const headers = Object.fromEntries(new Headers(options.headers).entries());
@@ -41,7 +44,15 @@ export function fetchWithCa(caPem: string | undefined): FetchLike {
         { method: options.method ?? 'GET', headers, ca: caPem, signal: options.signal },
         (incoming) => {
           const chunks: Buffer[] = [];
-          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+          const refuse = () => {
+            reject(new BodyTooLarge(String(url), limit));
+            outgoing.destroy();
+          };
+          if (Number(incoming.headers['content-length'] ?? Number.NaN) > limit) return refuse();
+          const within = byteCounter(limit, refuse);
+          incoming.on('data', (chunk: Buffer) => {
+            if (within(chunk)) chunks.push(chunk);
+          });
           incoming.on('error', reject);
           incoming.on('end', () => {
             const responseHeaders = new Headers();

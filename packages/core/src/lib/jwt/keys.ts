@@ -99,15 +99,38 @@ async function buildCheck(version: string, source: JwtKeySource): Promise<Signat
 }
 
 /**
- * A remote set refetches when a token names a `kid` it does not hold (go-oidc's behaviour, which Vault and Nomad
- * have: no cooldown, concurrent refetches share one request) and otherwise trusts its keys for ten minutes.
+ * A remote set trusts its keys for ten minutes. A token naming a `kid` it does not hold makes it fetch again
+ * (go-oidc's behaviour, which Vault and Nomad have), but not for every such token: go-oidc has no cooldown, so
+ * anonymous logins with made-up `kid`s would each download the key set (issue 39 §3). Here a set may refetch for an
+ * unknown `kid` twice at once and then once every 30 s (`refetchAllowed`); jose's own cooldown is off (it would count
+ * from any fetch, the config write's included, and refuse a key rotated in right after). Its body is capped
+ * (`fetchWithCa`: 256 KiB).
  */
 function remoteSet(url: string, caPem: string): RemoteSet {
   return createRemoteJWKSet(new URL(url), {
-    cooldownDuration: 0,
+    cooldownDuration: Number.POSITIVE_INFINITY,
     cacheMaxAge: 600_000,
     [customFetch]: fetchWithCa(caPem),
   });
+}
+
+/** Refetches for an unknown `kid` a set may make at once, and how often one more is allowed (ms). */
+const refetchBurst = 2;
+const refetchEveryMs = 30_000;
+const refetches = new WeakMap<JWTVerifyGetKey, { left: number; at: number }>();
+
+/** Whether `set` may refetch now for an unknown `kid` (a token bucket per set, per process); takes the refetch. */
+function refetchAllowed(set: JWTVerifyGetKey, now = Date.now()): boolean {
+  const bucket = refetches.get(set) ?? { left: refetchBurst, at: now };
+  const earned = Math.floor((now - bucket.at) / refetchEveryMs);
+  if (earned > 0) {
+    bucket.left = Math.min(refetchBurst, bucket.left + earned);
+    bucket.at += earned * refetchEveryMs;
+  }
+  refetches.set(set, bucket);
+  if (bucket.left === 0) return false;
+  bucket.left--;
+  return true;
 }
 
 /** A compact JWS taken apart: its `alg` (one of the allowed), the bytes signed, the payload and the signature. */
@@ -272,10 +295,18 @@ function remoteCheck(sets: RemoteSet[]): SignatureCheck {
 }
 
 /** The key set picks the candidate keys (by `kid` and `alg`, refetching for an unknown `kid`); each is tried. */
-async function verifyWithSet(jws: CompactJws, set: JWTVerifyGetKey): Promise<Uint8Array> {
+async function verifyWithSet(jws: CompactJws, set: RemoteSet): Promise<Uint8Array> {
   let candidates: CryptoKey[];
+  const pick = () => set(jws.header as Parameters<JWTVerifyGetKey>[0], jws.encoded) as Promise<CryptoKey>;
   try {
-    candidates = [(await set(jws.header as Parameters<JWTVerifyGetKey>[0], jws.encoded)) as CryptoKey];
+    try {
+      candidates = [await pick()];
+    } catch (error) {
+      // An unknown `kid`: the set is fetched again, within its allowance, and asked once more.
+      if (!(error instanceof errors.JWKSNoMatchingKey) || !refetchAllowed(set)) throw error;
+      await set.reload();
+      candidates = [await pick()];
+    }
   } catch (error) {
     if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
     candidates = [];

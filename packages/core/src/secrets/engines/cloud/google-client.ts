@@ -1,4 +1,5 @@
 import { sign } from 'node:crypto';
+import { BodyTooLarge, maxApiAnswerBytes, readBoundedText } from '../../../lib/bounded-body.ts';
 import { badRequest, DomainError, upstreamFailure } from '../../../lib/errors.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 import { googleEndpointVariables } from '../../mounts/operator-settings.ts';
@@ -131,7 +132,7 @@ export async function postTokenForm(tokenUrl: string, form: Record<string, strin
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(form).toString(),
     });
-    const text = await response.text();
+    const text = await readBoundedText(response, maxApiAnswerBytes, 'the token endpoint');
     let data: Record<string, unknown>;
     try {
       data = JSON.parse(text) as Record<string, unknown>;
@@ -177,7 +178,13 @@ export class GoogleClient {
       if (error instanceof GoogleApiError || error instanceof DomainError) throw error;
       throw new GoogleApiError(503, 'UNAVAILABLE', `${method} ${new URL(url).pathname}: ${(error as Error).message}`);
     }
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await readBoundedText(response, maxApiAnswerBytes, `${method} ${new URL(url).pathname}`);
+    } catch (error) {
+      if (!(error instanceof BodyTooLarge)) throw error;
+      throw new GoogleApiError(502, 'UNAVAILABLE', error.message);
+    }
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : {};

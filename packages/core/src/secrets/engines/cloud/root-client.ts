@@ -1,4 +1,5 @@
 import { importJWK, SignJWT } from 'jose';
+import { maxApiAnswerBytes, readBoundedText } from '../../../lib/bounded-body.ts';
 import { type Clock, epochSeconds } from '../../../lib/clock.ts';
 import { badRequest, DomainError } from '../../../lib/errors.ts';
 import { identityKey, identityTokenIssuer } from '../../identity/plugin-identity-keys.ts';
@@ -91,11 +92,17 @@ async function federatedToken(
       subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
     }),
   });
-  const body = (await response.json().catch(() => ({}))) as {
-    access_token?: string;
-    error?: string;
-    error_description?: string;
-  };
+  const text = await readBoundedText(response, maxApiAnswerBytes, 'the security token service').catch(
+    (error: unknown) => {
+      throw new GoogleApiError(502, 'UNAVAILABLE', error instanceof Error ? error.message : String(error));
+    },
+  );
+  let body: { access_token?: string; error?: string; error_description?: string } = {};
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    // Not JSON: refused below with the status.
+  }
   if (!response.ok || !body.access_token) {
     throw new GoogleApiError(
       response.status,

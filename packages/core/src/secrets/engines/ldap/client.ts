@@ -8,6 +8,7 @@ import {
   InvalidCredentialsError,
   NoSuchObjectError,
   ResultCodeError,
+  SizeLimitExceededError,
 } from 'ldapts';
 import { DomainError } from '../../../lib/errors.ts';
 import type { DirectoryConfig } from './config-model.ts';
@@ -85,18 +86,24 @@ export class Directory {
     }
   }
 
-  /** Entries under `userdn` whose `userattr` equals `username`. */
-  async findUser(username: string): Promise<Entry[]> {
+  /**
+   * Entries under `userdn` whose `userattr` equals `username`: at most two, which is all the caller needs to know (one
+   * is an answer, two are an error), so a directory holding many never sends them all (issue 39 §3). `more` says the
+   * server stopped at that limit.
+   */
+  async findUser(username: string): Promise<{ entries: Entry[]; more: boolean }> {
     const { userdn, userattr } = this.config.fields;
     try {
       const { searchEntries } = await this.client.search(userdn, {
         scope: 'sub',
         filter: `(${userattr}=${escapeFilter`${username}`})`,
         attributes: ['dn'],
+        sizeLimit: 2,
       });
-      return searchEntries;
+      return { entries: searchEntries, more: false };
     } catch (error) {
-      if (error instanceof NoSuchObjectError) return [];
+      if (error instanceof NoSuchObjectError) return { entries: [], more: false };
+      if (error instanceof SizeLimitExceededError) return { entries: [], more: true };
       throw directoryError(error, `searching for ${userattr}=${username} under "${userdn}"`);
     }
   }

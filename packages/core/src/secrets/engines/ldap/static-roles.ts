@@ -223,15 +223,15 @@ export async function resolveEntry(config: DirectoryConfig, username: string, dn
     }
     if (!config.fields.userdn)
       throw badRequest('the config has no "userdn" to search for "username" under; set it or give "dn"');
-    const entries = await directory.findUser(username);
+    const { entries, more } = await directory.findUser(username);
     const [first, second] = entries;
+    if (second || more)
+      throw badRequest(
+        `invalid "username": more than one entry with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`,
+      );
     if (!first)
       throw badRequest(
         `invalid "username": no entry with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`,
-      );
-    if (second)
-      throw badRequest(
-        `invalid "username": ${entries.length} entries with ${config.fields.userattr}=${username} under "${config.fields.userdn}"`,
       );
     return first.dn;
   });

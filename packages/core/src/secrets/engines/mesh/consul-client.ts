@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type * as Http from 'node:http';
+import { BodyTooLarge, byteCounter, maxApiAnswerBytes } from '../../../lib/bounded-body.ts';
 
 // The builtins' CommonJS objects, not an ESM `import`: node:http's module facade reads every export and so loads
 // undici (~20 ms of a Lambda cold start) for exports nobody here uses.
@@ -170,7 +171,16 @@ export class ConsulClient {
       );
       request.on('response', (response) => {
         const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        // An answer past the cap is cut off, unread (issue 39 §3): the mesh server's largest answers are a few kB.
+        const within = byteCounter(maxApiAnswerBytes, () => {
+          reject(
+            new MeshBadAnswer(new BodyTooLarge(`the mesh server at ${access.address}`, maxApiAnswerBytes).message),
+          );
+          request.destroy();
+        });
+        response.on('data', (chunk: Buffer) => {
+          if (within(chunk)) chunks.push(chunk);
+        });
         response.on('error', (error) =>
           reject(new MeshUnreachable(`the mesh server at ${access.address} broke off its answer: ${error.message}`)),
         );

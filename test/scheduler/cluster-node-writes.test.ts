@@ -45,6 +45,7 @@ describe('cluster nodes: drain, eligibility, purge and evaluate', () => {
       StartedAt: new Date(now).toISOString(),
     });
     expect(after.SchedulingEligibility).toBe('ineligible');
+    expect(after.Drain).toBe(true);
     expect(after.LastDrain).toMatchObject({
       Status: 'draining',
       AccessorID: accessor,
@@ -53,6 +54,7 @@ describe('cluster nodes: drain, eligibility, purge and evaluate', () => {
     expect(after.Events.at(-1)).toMatchObject({ Message: 'Node drain strategy set', Subsystem: 'Drain' });
     const [event] = await eventsSince(before);
     expect(event).toMatchObject({ Topic: 'Node', Type: 'NodeDrain', Key: node.ID, Namespace: '' });
+    expect(event?.Payload.Node).toMatchObject({ ID: node.ID, Drain: true, SecretID: '' });
     expect((await h.call('GET', '/v1/nodes?filter=Drain%20%3D%3D%20true', { token: reader })).body).toEqual([
       expect.objectContaining({ ID: node.ID, Drain: true }),
     ]);
@@ -88,6 +90,7 @@ describe('cluster nodes: drain, eligibility, purge and evaluate', () => {
     expect(cancelled.status).toBe(200);
     const done = await read(node.ID);
     expect(done.DrainStrategy).toBeNull();
+    expect(done.Drain).toBe(false);
     expect(done.SchedulingEligibility).toBe('eligible');
     expect(done.LastDrain.Status).toBe('canceled');
     expect(done.Events.at(-1).Message).toBe('Node drain disabled');

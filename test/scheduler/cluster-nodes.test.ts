@@ -81,6 +81,7 @@ describe('cluster nodes: introduction, registration, heartbeats and reads', () =
       SchedulingEligibility: 'eligible',
       NodePool: 'default',
       DrainStrategy: null,
+      Drain: false,
       Attributes: node.Attributes,
       CreateIndex: index + 1,
       ModifyIndex: index + 1,

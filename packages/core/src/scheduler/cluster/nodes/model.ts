@@ -396,8 +396,15 @@ function hostOf(address: string): string {
   return address.slice(0, colon);
 }
 
-/** The node as any read, event or log shows it: `SecretID` always empty. */
-export const sanitized = (node: ClusterNode): ClusterNode => ({ ...node, SecretID: '' });
+/**
+ * The node as any read, event or log shows it: `SecretID` always empty, and `Drain` (the reference's boolean, which
+ * Nomad's older API had beside `DrainStrategy`) true while a drain strategy is set.
+ */
+export const sanitized = (node: ClusterNode): ClusterNode & { Drain: boolean } => ({
+  ...node,
+  SecretID: '',
+  Drain: node.DrainStrategy !== null,
+});
 
 /** A `Node` topic event (Nomad's `nodes` table: Key the ID, no filter keys, no namespace). */
 export const nodeTopicEvent = (type: string, node: ClusterNode): PendingEvent => ({

@@ -160,8 +160,14 @@ describe('the client agent against npm start', () => {
       expect(afterStop.status).toBe(200);
       expect(stream.events.filter((event) => event.Type === 'NodeDeregistration')).toEqual([]);
 
-      // Started again with no introduction token at all: the same node, by its own secret.
-      const again = startAgent(dataDir);
+      // Started again with no introduction token at all, and an unreachable server listed first: the same node, by
+      // its own secret, through the next server.
+      const again = launch({}, 'packages/agent/src/main.ts', [
+        '-data-dir',
+        dataDir,
+        '-servers',
+        `http://127.0.0.1:${await freePort()},${service.scheduler}`,
+      ]);
       await until(
         'the restarted agent to register and report ready',
         async () => (/node status ready/.test(again.stdout()) ? true : undefined),

@@ -54,11 +54,11 @@ afterAll(async () => {
 
 // biome-ignore lint/suspicious/noExplicitAny: node stubs as the service lists them
 const listed = async (): Promise<any[]> => (await h.call('GET', '/v1/nodes', { token: root })).body;
-const byStatus = (stubs: Array<{ Status: string }>) =>
-  stubs.reduce<Record<string, number>>(
-    (counts, stub) => ({ ...counts, [stub.Status]: (counts[stub.Status] ?? 0) + 1 }),
-    {},
-  );
+const byStatus = (stubs: Array<{ Status: string }>) => {
+  const counts: Record<string, number> = {};
+  for (const stub of stubs) counts[stub.Status] = (counts[stub.Status] ?? 0) + 1;
+  return counts;
+};
 
 describe('a simulated fleet of 100 nodes', () => {
   it('registers every node, each with its seeded attributes, and reports them ready', {

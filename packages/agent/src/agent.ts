@@ -127,6 +127,8 @@ export class Agent {
         this.log(`client: node registered (HeartbeatTTL ${Math.round(this.heartbeatTtlMs / 1000)} s)`);
         await this.reportDrivers(node.Drivers);
         this.watchAllocations();
+        // Registered again with the allocations already synced: report at once rather than after a TTL.
+        if (this.watcher?.synced) this.beatSoon();
         return;
       } catch (error) {
         if (this.stopping.signal.aborted) return;
@@ -205,7 +207,12 @@ export class Agent {
   }
 
   private async heartbeat(): Promise<void> {
-    if (this.stopping.signal.aborted || this.registering) return;
+    if (this.stopping.signal.aborted) return;
+    // Registering again (the allocation watch was refused): beat once it is done.
+    if (this.registering) {
+      void this.registering.then(() => this.schedule(0));
+      return;
+    }
     const node = this.node as ClientNode;
     const wanted = this.watcher?.synced ? 'ready' : 'initializing';
     try {

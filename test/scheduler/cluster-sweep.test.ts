@@ -139,6 +139,24 @@ describe('the heartbeat sweep (DynamoDB Local)', () => {
     expect((await downEvents(before)).get(registered.ID)).toBeUndefined();
   });
 
+  it('of concurrent identical drains on DynamoDB, one changes the node and publishes the one event', {
+    timeout: 60_000,
+  }, async () => {
+    const { node: registered } = await readyNode();
+    const before = await h.scheduler.state.currentIndex();
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        h.call('PUT', `/v1/node/${registered.ID}/drain`, { token: writer, body: { DrainSpec: { Deadline: 60e9 } } }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    const drains = (await h.scheduler.state.eventsAfter(before))
+      .flatMap((batch) => batch.events)
+      .filter((event) => event.Type === 'NodeDrain' && event.Key === registered.ID);
+    expect(drains).toHaveLength(1);
+    await h.call('PUT', `/v1/node/${registered.ID}/purge`, { token: writer });
+  });
+
   it('a sweep killed mid-way leaves each node either ready or down with its one event; the next sweep finishes', {
     timeout: 120_000,
   }, async () => {

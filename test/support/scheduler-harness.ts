@@ -118,7 +118,12 @@ async function schedulerOn(
   const request = (method: string, url: string, { token, body, headers }: SchedulerCallOptions = {}) =>
     app.request(url, {
       method,
-      headers: { ...(token ? { 'X-Scheduler-Token': token } : {}), ...headers },
+      // JSON, as Nomad's clients send it: a text body is refused (`front/cross-origin.ts`).
+      headers: {
+        ...(body === undefined || hasContentType(headers) ? {} : { 'Content-Type': 'application/json' }),
+        ...(token ? { 'X-Scheduler-Token': token } : {}),
+        ...headers,
+      },
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
   const harness: SchedulerService = {
@@ -209,4 +214,9 @@ function lineReader(body: ReadableStream<Uint8Array>): StreamReader {
     },
   };
   return out;
+}
+
+/** Whether the test gave a Content-Type of its own, in any spelling. */
+function hasContentType(headers: Record<string, string> | undefined): boolean {
+  return Object.keys(headers ?? {}).some((name) => name.toLowerCase() === 'content-type');
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { operatorHostsFromEnvironment } from './host-check.ts';
 import { type LocalRuntime, startLocal } from './runtime.ts';
 
 /** `npm start`: the whole product on this machine. Environment variables are listed in the README. */
@@ -34,6 +35,8 @@ try {
     schedulerPort: port('KEYHAVEN_SCHEDULER_PORT', 4646),
     // Both listeners answer this machine only unless the operator names another address (e.g. 0.0.0.0).
     ...(env.KEYHAVEN_HOST ? { host: env.KEYHAVEN_HOST } : {}),
+    // The names a browser may reach them by besides the loopback ones (DNS rebinding finds no other: host-check.ts).
+    allowedHosts: operatorHostsFromEnvironment(env),
     ...(env.KEYHAVEN_DEV_ROOT_TOKEN ? { devRootToken: env.KEYHAVEN_DEV_ROOT_TOKEN } : {}),
   });
 } catch (error) {

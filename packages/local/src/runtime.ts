@@ -24,6 +24,7 @@ import { schedulerNodeListener } from '@keyhaven/core/scheduler/scheduler-app.ts
 import { consoleHandler } from '@keyhaven/ui/serve.ts';
 import { type DynamoDbLocal, localClientConfig, sharedTestCredentials, startDynamoDbLocal } from './dynamodb-local.ts';
 import { guardedListener } from './guarded-listener.ts';
+import { allowedHosts, hostChecked } from './host-check.ts';
 import { countCalls, InFlight, unansweredRequests } from './in-flight.ts';
 import { closeGracefully, listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
@@ -41,6 +42,8 @@ export interface LocalOptions {
   schedulerPort: number;
   /** The address both listeners bind; default 127.0.0.1 (this machine only). */
   host?: string;
+  /** Host names the listeners answer to besides their loopback names and address (`host-check.ts`). */
+  allowedHosts?: readonly string[];
   devRootToken?: string;
   sweepIntervalMs?: number;
   clock?: Clock;
@@ -156,7 +159,10 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       ...(audit ? { audit } : {}),
       shutdown: shutdown.signal,
     });
-    const secretsApi = secretsNodeListener({ core: async () => core });
+    const secretsApi = secretsNodeListener({
+      core: async () => core,
+      consoleOrigins: () => [consoleOrigin, consoleOriginAlias],
+    });
     // The web console at `/ui/` beside the secrets API (Vault's path), built here at start: no separate step.
     let schedulerUrl = '';
     const serveConsole = await consoleHandler(() => ({ secretsUrl: '', schedulerUrl }));
@@ -166,31 +172,50 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: limits.checkEveryMs,
     };
-    // No request ends the process: what throws in a listener is answered 500 and logged (`guarded-listener.ts`).
+    // No request ends the process: what throws in a listener is answered 500 and logged (`guarded-listener.ts`). A
+    // request to a host name the listener does not answer to (DNS rebinding) is refused first (`host-check.ts`),
+    // with the names known once each listener has its port.
     const log = core.log;
+    const secretsHosts = new Set<string>();
+    const schedulerHosts = new Set<string>();
+    const jsonError = (message: string) => ({
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ errors: [message] }),
+    });
+    const textError = (message: string) => ({ headers: { 'Content-Type': 'text/plain' }, body: message });
     const secrets = createServer(
       serverOptions,
       guardedListener(
-        (request, response) => {
-          if (!serveConsole(request, response)) secretsApi(request, response);
-        },
-        () => ({ headers: { 'Content-Type': 'application/json' }, body: '{"errors":["internal error"]}' }),
+        hostChecked(
+          (request, response) => {
+            if (!serveConsole(request, response)) secretsApi(request, response);
+          },
+          () => secretsHosts,
+          jsonError,
+        ),
+        () => jsonError('internal error'),
         log,
       ),
     );
     const scheduler = createServer(
       serverOptions,
-      guardedListener(schedulerApi, () => ({ headers: { 'Content-Type': 'text/plain' }, body: 'internal error' }), log),
+      guardedListener(
+        hostChecked(schedulerApi, () => schedulerHosts, textError),
+        () => textError('internal error'),
+        log,
+      ),
     );
     const fronts: AddressInfo[] = [];
-    for (const [server, port] of [
-      [secrets, options.secretsPort],
-      [scheduler, options.schedulerPort],
+    for (const [server, port, hosts] of [
+      [secrets, options.secretsPort, secretsHosts],
+      [scheduler, options.schedulerPort, schedulerHosts],
     ] as const) {
       const unanswered = unansweredRequests(server);
       const front = await listenWithListMethod(server, port, host);
       front.maxConnections = limits.maxConnections;
-      fronts.push(front.address() as AddressInfo);
+      const address = front.address() as AddressInfo;
+      for (const name of allowedHosts(host, address.port, options.allowedHosts ?? [])) hosts.add(name);
+      fronts.push(address);
       listeners.push({
         drained: unanswered.drained,
         close: (drained) => closeGracefully(server, front, DRAIN_MS, drained),

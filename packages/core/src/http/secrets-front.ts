@@ -1,11 +1,12 @@
 import type { Core } from '../core.ts';
-import { badRequest, type DomainError, tooLarge } from '../lib/errors.ts';
+import { badRequest, type DomainError, permissionDenied, tooLarge } from '../lib/errors.ts';
 import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes } from '../front/body-limit.ts';
 import { Pipeline } from '../secrets/framework/pipeline.ts';
 import { canonicalPath } from '../lib/request-path.ts';
 import { sharedUntilRejected } from '../lib/shared-until-rejected.ts';
 import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
+import { crossOriginRefusal } from '../front/cross-origin.ts';
 import { type HttpFront, type HttpReply, type HttpRequest, jsonReply, queryOnlyMethods } from '../front/exchange.ts';
 
 export interface SecretsFrontOptions {
@@ -13,6 +14,11 @@ export interface SecretsFrontOptions {
   core: () => Promise<Core>;
   /** Regions (`forward-writes.ts`); undefined: one region. */
   regions?: SecretsRegionOptions;
+  /**
+   * Origins whose pages may change state here besides the service's own (`front/cross-origin.ts`): locally the
+   * console's `localhost` spelling of the `npm start` origin. The console served beside the service is its own origin.
+   */
+  consoleOrigins?: () => readonly string[];
 }
 
 /**
@@ -28,6 +34,9 @@ export function secretsFront(options: SecretsFrontOptions): HttpFront {
     const body = queryOnlyMethods.has(request.method) ? '' : request.body;
     let refusal: DomainError | undefined =
       body === undefined ? tooLarge(`request body larger than ${maxBodyBytes} bytes`) : undefined;
+    // A browser on another origin changes nothing (`front/cross-origin.ts`); answered and audited as a refusal.
+    const crossOrigin = crossOriginRefusal(request, options.consoleOrigins?.() ?? []);
+    if (crossOrigin) refusal ??= permissionDenied(crossOrigin.message);
     // One canonical path (`lib/request-path.ts`): what is authorised, routed, stored under and forwarded.
     const canonical = canonicalPath(request.path);
     if (canonical.problem !== undefined) refusal ??= badRequest(canonical.problem);

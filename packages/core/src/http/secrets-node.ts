@@ -9,6 +9,8 @@ import { secretsFront } from './secrets-front.ts';
 export interface SecretsNodeOptions extends Omit<SecretsAppOptions, 'clientIp'> {
   /** The caller's address; default the socket's remote address. */
   clientIp?: (request: IncomingMessage) => string;
+  /** Origins besides the service's own whose pages may change state (`front/cross-origin.ts`). */
+  consoleOrigins?: () => readonly string[];
 }
 
 /**
@@ -23,6 +25,7 @@ export function secretsNodeListener(
   const front = secretsFront({
     core: options.core,
     regions: options.regions ?? secretsRegionsFromEnvironment(process.env),
+    ...(options.consoleOrigins ? { consoleOrigins: options.consoleOrigins } : {}),
   });
   return nodeListener(front, {
     refuse: (status, message) => jsonReply(status, { errors: [message] }),

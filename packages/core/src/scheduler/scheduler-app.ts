@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { maxBodyBytes } from '../front/body-limit.ts';
+import { crossOriginRefusal } from '../front/cross-origin.ts';
 import { type HttpFront, type HttpReply, type HttpRequest, textReply } from '../front/exchange.ts';
 import { nodeListener } from '../http/node-listener.ts';
 import { type WebApp, webApp } from '../http/web-app.ts';
@@ -80,7 +81,8 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
  * blocking queries): ACL tokens, policies, roles, auth methods, binding rules, login and the event stream, as a
  * front (`front/exchange.ts`) that every adapter serves: the node listener (`schedulerNodeListener`, `npm start`),
  * API Gateway and the streaming Lambda (`http/lambda-handler.ts`, functions/scheduler/) and, in process, the web app
- * (`createSchedulerApp`). In order: the console's CORS preflight; one canonical path (`lib/request-path.ts`: `//`,
+ * (`createSchedulerApp`). In order: the console's CORS preflight; no write from another origin
+ * (`front/cross-origin.ts`); one canonical path (`lib/request-path.ts`: `//`,
  * `%2F`, a backslash, `.`/`..` and a trailing `/` are 400 naming the problem, so the path a row matches is the path
  * as sent, and write forwarding never sees `//host`); the health check (before the core is built); the body limit
  * (413, the connection closed: the unread rest would be taken for the next request on a kept-alive connection);
@@ -96,6 +98,9 @@ export function schedulerFront(options: SchedulerAppOptions): HttpFront {
   const answer = async (request: HttpRequest): Promise<HttpReply> => {
     const preflight = cors?.preflight(request);
     if (preflight) return preflight;
+    // A browser on another origin changes nothing (`front/cross-origin.ts`): the console's origins may.
+    const crossOrigin = crossOriginRefusal(request, options.consoleOrigins?.() ?? []);
+    if (crossOrigin) return textReply(crossOrigin.status, crossOrigin.message);
     const canonical = canonicalPath(request.path);
     if (canonical.problem !== undefined) return textReply(400, canonical.problem);
     if (canonical.encoded !== request.path) return textReply(400, 'a trailing "/" in the URL path is not allowed');

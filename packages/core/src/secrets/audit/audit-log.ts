@@ -23,6 +23,20 @@ export interface AuditedResponse {
   body?: unknown;
 }
 
+/**
+ * Work the service did on its own, not at a client's request (a password healed by the directory engine): audited as
+ * a request and response pair with no `auth` and an empty `remote_address`, `operation` and `path` naming what was
+ * done (the path is the mount's path and the item's, not a route), `data` what it was done to and why (hashed like any
+ * request data unless `log_raw`), and the response's `warnings` one readable sentence (never a secret).
+ */
+export interface ServiceEvent {
+  mount: Pick<MountEntry, 'path' | 'type' | 'accessor'>;
+  operation: string;
+  path: string;
+  data: Record<string, string>;
+  summary: string;
+}
+
 /** Refused before the handler runs when no enabled device could record the request (Vault fails closed too). */
 export const auditUnavailable = () =>
   unavailable('audit: no enabled audit device could record the request; it was not processed');
@@ -45,6 +59,24 @@ export class AuditLog {
       await this.emit('response', request, response, errorOf(response));
     } catch {
       // The request entry was written; a lost response entry is logged by `emit`.
+    }
+  }
+
+  /** Records a {@link ServiceEvent}; a device that fails is logged, the work already happened. */
+  async serviceEvent(event: ServiceEvent, id: string): Promise<void> {
+    const request: AuditedRequest = {
+      id,
+      operation: event.operation,
+      path: `${event.mount.path}${event.path}`,
+      mount: event.mount,
+      data: event.data,
+      remoteAddress: '',
+    };
+    try {
+      await this.emit('request', request, undefined, undefined);
+      await this.emit('response', request, { status: 204, body: { warnings: [event.summary] } }, undefined);
+    } catch {
+      // `emit` logged each failed device.
     }
   }
 

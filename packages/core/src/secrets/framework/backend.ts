@@ -79,6 +79,11 @@ export interface System {
   leases: MountLeases;
   /** The parsed password policy called `name` (`sys/policies/password/:name`), or undefined (Vault's `GeneratePasswordFromPolicy`). */
   passwordPolicy(name: string): Promise<PasswordPolicy | undefined>;
+  /**
+   * Records in the audit devices work the engine did on its own (not what the request asked: the pipeline audits
+   * that), e.g. a password it healed; `path` is relative to the mount. Never throws.
+   */
+  recordEvent(event: { operation: string; path: string; data: Record<string, string>; summary: string }): Promise<void>;
 }
 
 /** The leases of one mount: ids and prefixes are the mount's own (a prefix is relative to the mount's path). */
@@ -164,6 +169,11 @@ export interface PeriodicJob {
    * (`secrets/framework/services.ts`, which imports this file, so the job types it where it is written).
    */
   run(core: unknown): Promise<{ done: number; failed: number }>;
+  /**
+   * What a process does once when it starts, before its first run (locally: `npm start`, right after the table is
+   * ready), e.g. make a check that is otherwise spread over time fall due at once. Given the process's `Core` as `run`.
+   */
+  start?(core: unknown): Promise<void>;
   /** The `due` index queues it reads: its job waits for them between rounds, and its function may query them (IAM). */
   queues?: string[];
   /** Table partitions it reads beyond an engine job's own (IAM `dynamodb:LeadingKeys` patterns), each with why. */

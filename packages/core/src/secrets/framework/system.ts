@@ -2,7 +2,9 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import type { Store } from '../../storage/store.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 import type { LeaseManager } from '../leases/lease-manager.ts';
+import { uuid } from '../../lib/random.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import { loadPasswordPolicy } from '../policies/password-policy-store.ts';
@@ -15,6 +17,8 @@ export interface SystemServices {
   leases: Pick<LeaseManager, 'revoke' | 'revokePrefix' | 'internalsUnder'>;
   /** The table, for the one thing outside its mount a handler may read: the named password policies. */
   store: Pick<Store, 'get'>;
+  /** The audit log, where there is one (a lease hook's view has none: its engine's events go to the server log only). */
+  audit?: { log: Pick<AuditLog, 'serviceEvent'> };
 }
 
 /** Each mount entry's view, made once per entry (the mount table's cache hands every request the same entry). */
@@ -43,6 +47,9 @@ function systemView(services: SystemServices, mount: MountEntry): System {
       internalsUnder: (prefix) => services.leases.internalsUnder(`${mount.path}${prefix}`),
     },
     passwordPolicy: (name) => loadPasswordPolicy(services, name),
+    recordEvent: async (event) => {
+      await services.audit?.log.serviceEvent({ ...event, mount }, uuid());
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Backend } from '../../framework/backend.ts';
 import type { Core } from '../../framework/services.ts';
+import { checkAccounts, checkAccountsSoon, checkEverySeconds } from './account-check.ts';
 import { configPaths } from './config.ts';
 import { dynamicLease, dynamicRolePaths } from './dynamic-roles.ts';
 import { libraryCheckoutPaths, libraryLease } from './library-checkouts.ts';
@@ -43,6 +44,15 @@ export const ldapBackend: Backend = {
       },
       queues: [rotationQueue],
       reads: { 'password-policies': `a rotation generates the password: ${passwordPolicyRead}` },
+    },
+    {
+      // Every static role and library account: one bind each, paced and jittered; a dead password is healed
+      // (account-check.ts). Due at once when a process starts locally, and after a restore.
+      name: 'account checks',
+      everySeconds: checkEverySeconds,
+      run: (core: Core) => checkAccounts(core),
+      start: (core: Core) => checkAccountsSoon(core),
+      reads: { 'password-policies': `a heal generates the password: ${passwordPolicyRead}` },
     },
   ],
   deployment: {

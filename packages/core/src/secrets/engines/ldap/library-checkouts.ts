@@ -12,6 +12,7 @@ import { mountTtls } from '../../mounts/mount-table.ts';
 import type { Caller } from '../../tokens/caller.ts';
 import { messageOf } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';
+import { healFields, verifiedForRead } from './account-heal.ts';
 import { engineContext, type LdapEngineContext } from './context.ts';
 import {
   accountKey,
@@ -74,13 +75,17 @@ export const libraryCheckoutPaths: PathSpec[] = [
         const set = await requireSet(storage, trimName(data.name));
         const status: Record<string, unknown> = {};
         for (const account of await accountsOf(storage, set)) {
-          status[account.value.username] = account.available
-            ? { available: true }
-            : {
-                available: false,
-                borrower_client_token: account.borrowerAccessor ?? '',
-                borrower_entity_id: account.borrowerEntity ?? '',
-              };
+          status[account.value.username] = {
+            ...(account.available
+              ? { available: true }
+              : {
+                  available: false,
+                  borrower_client_token: account.borrowerAccessor ?? '',
+                  borrower_entity_id: account.borrowerEntity ?? '',
+                }),
+            // Ours, beside Vault's: shown once the account has been healed.
+            ...(account.lastHealed ? healFields(account) : {}),
+          };
         }
         return { data: status };
       },
@@ -114,6 +119,8 @@ async function checkOut(request: Request<{ name: string; ttl?: number }>) {
   // The claim's deadline: past it, the rotation job returns the account unless the lease is there (see claimUntil).
   const claimUntil = epochSeconds(system.clock) + claimSeconds;
   const { partition } = engineContext(request);
+  // Why the last account claimed could not be lent (its password dead and not healable now), if one was.
+  let unlendable: unknown;
   for (const username of set.service_account_names) {
     let taken: LibraryAccount | undefined;
     try {
@@ -140,10 +147,21 @@ async function checkOut(request: Request<{ name: string; ttl?: number }>) {
       throw error;
     }
     if (!taken?.password) continue;
+    const context = engineContext(request);
+    let lent: LibraryAccount;
+    try {
+      // The password lent must bind: verified (once per value and 30 s in this process), healed at once if not.
+      lent = (await verifiedForRead(context, () => requireDirectoryConfig(context), taken, 'check-out')) as LibraryAccount;
+    } catch (error) {
+      // Not lent: available again, and the next account is tried.
+      await releaseClaim(context, taken.sk, checkoutId);
+      unlendable = error;
+      continue;
+    }
     return {
       data: {
         service_account_name: username,
-        password: storage.open(taken.sk, taken.password),
+        password: storage.open(lent.sk, lent.password as string),
       },
       secret: libraryLease.secret({
         ttl,
@@ -154,7 +172,22 @@ async function checkOut(request: Request<{ name: string; ttl?: number }>) {
       }),
     };
   }
+  if (unlendable) throw unlendable;
   throw badRequest(`no service accounts available for check-out in set "${name}"`);
+}
+
+/** Undoes a claim whose check-out failed before its answer: the account is available again, as it was. */
+async function releaseClaim(context: LdapEngineContext, key: string, checkoutId: string): Promise<void> {
+  await context.storage
+    .update(key, { set: { available: true }, remove: [...borrowerFields, ...claimFields] }, {
+      when: { equals: { checkoutId } },
+    })
+    .catch((error) =>
+      context.system.log.error('could not release the claim of a failed check-out; its deadline returns it', {
+        key,
+        error: messageOf(error),
+      }),
+    );
 }
 
 async function checkIn(request: Request<z.output<typeof checkInFields>>, forced: boolean) {

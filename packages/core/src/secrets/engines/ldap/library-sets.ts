@@ -6,6 +6,7 @@ import { bool, duration, stringList } from '../../framework/fields.ts';
 import { type MountWrite, maxTransactionWrites } from '../../mounts/mount-storage.ts';
 import { messageOf } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';
+import { sealDn } from './account-heal.ts';
 import { engineContext } from './context.ts';
 import {
   accountKey,
@@ -145,7 +146,7 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
     ...resolved.flatMap(({ username, dn }): MountWrite[] => [
       {
         put: accountKey(username),
-        item: { value: { set: name, username, dn }, available: false },
+        item: { value: { set: name, username, dn }, available: false, sealedDn: sealDn(context, accountKey(username), dn) },
         when: { absent: true },
       },
       ...claimWrites(owner, username, dn),

@@ -27,6 +27,17 @@ export interface LdapAccountItem extends Item {
   scheduledAt?: number;
   /** Failed automatic rotations since the last success. */
   attempts?: number;
+  /**
+   * The account's DN sealed under its key (`account-heal.ts`): proof that the service itself wrote this DN here, which
+   * a heal requires before it rotates a password it finds dead (a table writer cannot seal).
+   */
+  sealedDn?: string;
+  /** Epoch seconds of the last heal (a rotation because the stored password no longer bound), how many, and why. */
+  lastHealed?: number;
+  healCount?: number;
+  lastHealReason?: string;
+  /** Epoch seconds of the last heal attempt, successful or not: no other starts within `healCooldownSeconds`. */
+  healAttemptAt?: number;
 }
 
 /** The fields of a write-ahead on an account item. */

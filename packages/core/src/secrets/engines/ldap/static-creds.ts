@@ -2,9 +2,11 @@ import * as z from 'zod';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import { type PathSpec, path } from '../../framework/backend.ts';
+import { verifiedForRead } from './account-heal.ts';
 import { engineContext } from './context.ts';
 import { loadStaticRole, rotateStaticRole, type StaticRoleValue, settleStaticRole } from './static-rotation.ts';
 import { typeString } from '../../framework/vault-field-types.ts';
+import { requireDirectoryConfig } from './write-ahead.ts';
 
 /** `static-cred/:name` (the current and previous password of a static role) and `rotate-role/:name` (rotate now). */
 
@@ -21,7 +23,11 @@ export const staticCredPaths: PathSpec[] = [
         const name = roleName(data.name);
         const found = await loadStaticRole(storage, name);
         if (!found) return undefined;
-        const item = await settleStaticRole(engineContext(request), name, found);
+        const context = engineContext(request);
+        // Never a password the directory refuses: a write-ahead is settled, and the stored password is verified
+        // (one bind per value and 30 s in this process) and healed at once if the directory no longer takes it.
+        const settled = await settleStaticRole(context, name, found);
+        const item = await verifiedForRead(context, () => requireDirectoryConfig(context), settled, 'read');
         const role = item.value as unknown as StaticRoleValue;
         const open = (sealed: string | undefined) => (sealed ? storage.open(item.sk, sealed) : '');
         return {

@@ -6,6 +6,7 @@ import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { bool, duration } from '../../framework/fields.ts';
 import { messageOf, withDirectory } from './client.ts';
 import type { DirectoryConfig } from './config-model.ts';
+import { healFields, sealDn } from './account-heal.ts';
 import { engineContext } from './context.ts';
 import { checkDn } from './dn.ts';
 import { checkHierarchicalName, claimWrites, currentOwner, normalizeDn, releaseWrites } from './managed-accounts.ts';
@@ -71,6 +72,7 @@ export const staticRolePaths: PathSpec[] = [
             rotation_period: role.rotation_period,
             skip_import_rotation: role.skip_import_rotation,
             last_service_rotation: item.lastRotation ? new Date(item.lastRotation * 1000).toISOString() : null,
+            ...healFields(item),
           },
         };
       },
@@ -142,7 +144,7 @@ async function create(request: Request<Fields>) {
   const due = dueUpdate(context.partition, key, skip ? now + role.rotation_period : now);
   try {
     await storage.transact([
-      { put: key, item: { value: role, ...due.set }, when: { absent: true } },
+      { put: key, item: { value: role, sealedDn: sealDn(context, key, dn), ...due.set }, when: { absent: true } },
       ...claimWrites(key, data.username, dn),
     ]);
   } catch (error) {

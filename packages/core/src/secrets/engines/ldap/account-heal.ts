@@ -81,7 +81,14 @@ export async function verifyStored(
 ): Promise<'binds' | 'dead' | 'skip'> {
   const dn = dnOf(item);
   if (item.pending || !item.password || typeof dn !== 'string') return 'skip';
-  const binds = await canBind(config, dn, context.storage.open(item.sk, item.password));
+  let stored: string;
+  try {
+    stored = context.storage.open(item.sk, item.password);
+  } catch {
+    // Not sealed here by the service (moved from another item, or forged): no password of ours, so a dead one.
+    return 'dead';
+  }
+  const binds = await canBind(config, dn, stored);
   if (binds && !provenDn(context, item))
     await context.storage
       .update(item.sk, { set: { sealedDn: sealDn(context, item.sk, dn) } }, { when: { equals: { password: item.password } } })

@@ -38,7 +38,9 @@ describe('attack: healing dead directory passwords (real slapd)', () => {
     e = await startLdapEngine();
     await e.configure({ userdn: baseDn });
     for (const name of ['alice', 'bob'])
-      expect((await e.call('POST', `static-role/${name}`, { username: name, rotation_period: '24h' })).status).toBe(204);
+      expect((await e.call('POST', `static-role/${name}`, { username: name, rotation_period: '24h' })).status).toBe(
+        204,
+      );
   });
   afterAll(async () => {
     delete process.env.KEYHAVEN_LDAP_CHECK_PER_SECOND;
@@ -82,8 +84,10 @@ describe('attack: healing dead directory passwords (real slapd)', () => {
     await checkJob?.start?.(e.h.core);
     await checkJob?.run(e.h.core);
     e.h.clock.advance(verifiedSeconds + 1);
-    for (const name of ['alice', 'forged', 'bare']) expect((await e.call('GET', `static-cred/${name}`)).status).toBe(502);
-    for (const name of ['frank', 'grace', 'heidi']) expect(await e.slapd.canBind(personDn(name), `${name}-initial`)).toBe(true);
+    for (const name of ['alice', 'forged', 'bare'])
+      expect((await e.call('GET', `static-cred/${name}`)).status).toBe(502);
+    for (const name of ['frank', 'grace', 'heidi'])
+      expect(await e.slapd.canBind(personDn(name), `${name}-initial`)).toBe(true);
     for (const key of ['static-role/alice', 'static-role/forged', 'static-role/bare'])
       expect((await e.item(key))?.healCount).toBeUndefined();
     expect(unprovenAudits().length).toBeGreaterThanOrEqual(3);

@@ -1,7 +1,8 @@
 /**
  * The directory engine against a real local slapd and DynamoDB Local, through the web-object app in process (what
  * a Lambda runs): static-cred reads/s, dynamic `creds` issue+revoke/s (two directory round trips and a
- * lease each), and library check-out+check-in round trips/s (each check-in sets a new password).
+ * lease each), library check-out+check-in round trips/s (each check-in sets a new password), and one bind with a
+ * stored password as a read's or the account check's verification makes it (connect, bind, unbind: issue 43).
  * Figures only: nothing is asserted. Run: `node_modules/.bin/tsx test/bench/ldap.bench.ts`
  * (BENCH_SECONDS=n per case, BENCH_CONCURRENCY=n; BENCH_SMOKE=1: half a second per case, 2 workers).
  */
@@ -69,6 +70,10 @@ try {
     'ldap static-cred reads/s',
     smoke ? 2 : 16,
     async () => (await call('GET', '/v1/ldap/static-cred/alice')).status === 200,
+  );
+  const alicePassword = ((await must('GET', '/v1/ldap/static-cred/alice'))?.data as { password: string }).password;
+  await measure('one verification bind (connect, bind, unbind)', 'ldap verification binds/s', 1, async () =>
+    slapd.canBind(`cn=alice,ou=people,${baseDn}`, alicePassword),
   );
   await measure('dynamic creds issue + revoke', 'ldap dynamic creds issue+revoke/s', concurrency, async () => {
     const issued = await call('GET', '/v1/ldap/creds/bench');

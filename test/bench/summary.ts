@@ -77,7 +77,16 @@ export const benches: BenchEntry[] = [
   },
   {
     file: 'ldap.bench.ts',
-    figures: ['ldap static-cred reads/s', 'ldap dynamic creds issue+revoke/s', 'ldap library check-out+in/s'],
+    figures: [
+      'ldap static-cred reads/s',
+      'ldap verification binds/s',
+      'ldap dynamic creds issue+revoke/s',
+      'ldap library check-out+in/s',
+    ],
+  },
+  {
+    file: 'dynamodb-local-kill.bench.ts',
+    figures: ['acknowledged transactions lost on SIGKILL', 'acknowledged PutItems lost on SIGKILL'],
   },
   { file: 'mesh-creds.bench.ts', figures: ['mesh creds issue+revoke/s'] },
   {

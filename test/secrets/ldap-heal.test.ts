@@ -1,13 +1,21 @@
 import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodicJobs } from '../../packages/core/src/rotation-job.ts';
-import { checkCursorKey } from '../../packages/core/src/secrets/engines/ldap/account-check.ts';
+import { checkCursorKey } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { healCooldownSeconds, verifiedSeconds } from '../../packages/core/src/secrets/engines/ldap/account-heal.ts';
 import { ldapBackend } from '../../packages/core/src/secrets/engines/ldap/ldap-backend.ts';
 import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import type { Logger } from '../../packages/core/src/lib/log.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { adminDn, adminPassword, baseDn, managerDn, managerPassword, peopleDn, serviceAccountsDn } from '../support/slapd.ts';
+import {
+  adminDn,
+  adminPassword,
+  baseDn,
+  managerDn,
+  managerPassword,
+  peopleDn,
+  serviceAccountsDn,
+} from '../support/slapd.ts';
 
 /**
  * Issue 43: a static role or library account whose stored password the directory no longer takes (the table lost a
@@ -54,7 +62,9 @@ describe('ldap: dead passwords heal (real slapd)', () => {
     e = await startLdapEngine({ log });
     await e.configure({ userdn: baseDn });
     for (const name of ['alice', 'bob', 'carol'])
-      expect((await e.call('POST', `static-role/${name}`, { username: name, rotation_period: '24h' })).status).toBe(204);
+      expect((await e.call('POST', `static-role/${name}`, { username: name, rotation_period: '24h' })).status).toBe(
+        204,
+      );
     expect(
       (await e.call('POST', 'library/pool', { service_account_names: ['svc-1', 'svc-2'], ttl: '1h' })).status,
     ).toBe(204);
@@ -171,7 +181,7 @@ describe('ldap: dead passwords heal (real slapd)', () => {
     const none = await e.call('POST', 'library/pool/check-out');
     expect(none.status).toBe(502);
     expect(none.body.errors[0]).toContain('library account "svc-1"');
-    expect((await e.item('library-account/svc-1'))).toMatchObject({ available: true });
+    expect(await e.item('library-account/svc-1')).toMatchObject({ available: true });
     expect((await e.item('library-account/svc-1'))?.checkoutId).toBeUndefined();
     // After the cool-down, the check-out heals it and lends it.
     e.h.clock.advance(healCooldownSeconds + 1);
@@ -180,7 +190,9 @@ describe('ldap: dead passwords heal (real slapd)', () => {
     expect(later.body.data.service_account_name).toBe('svc-1');
     expect(await e.slapd.canBind(accountDn('svc-1'), later.body.data.password)).toBe(true);
     for (const name of ['svc-1', 'svc-2'])
-      expect((await e.call('POST', 'library/manage/pool/check-in', { service_account_names: [name] })).status).toBe(200);
+      expect((await e.call('POST', 'library/manage/pool/check-in', { service_account_names: [name] })).status).toBe(
+        200,
+      );
   });
 
   it('when the root credential does not bind either, it is reported once per cool-down, not looped on', async () => {

@@ -10,7 +10,7 @@ import { messageOf } from './client.ts';
 import { directoryConfig, loadConfigItem } from './config-model.ts';
 import { jobContext } from './context.ts';
 import { accountKey } from './library-model.ts';
-import type { LdapAccountItem } from './records.ts';
+import { checkCursorKey, type LdapAccountItem } from './records.ts';
 import { staticRoleKeyPrefix } from './static-rotation.ts';
 
 /**
@@ -18,15 +18,13 @@ import { staticRoleKeyPrefix } from './static-rotation.ts';
  * stored password, paced (`KEYHAVEN_LDAP_CHECK_PER_SECOND` binds a second at most) and repeated every
  * `KEYHAVEN_LDAP_CHECK_SECONDS` (jittered by ±25%, so mounts and stages do not fall in step); an account the directory
  * no longer takes is healed (`account-heal.ts`). A pass falls due at once when the process starts locally (the
- * job's `start`) and after a restore (`functions/deploy/restore-table.ts` drops the cursor, and a missing cursor is a
- * pass due now).
+ * job's `start`) and after a restore (`functions/deploy/restore-table.ts` drops the cursor, `checkCursorKey`, and a
+ * missing cursor is a pass due now).
  *
  * Where a pass stands is one item per mount (`checkCursorKey`): when the next run is due, and the last account
  * checked. A run claims it with a conditional write, so two processes never check the same accounts at once, and a
  * process that dies mid-run leaves it to the next run after `claimSlackSeconds`.
  */
-
-export const checkCursorKey = 'account-check';
 
 type Cursor = {
   /** Epoch seconds when the next run may start. */
@@ -134,7 +132,10 @@ async function checkMount(
 
   const configItem = await loadConfigItem(storage);
   const accounts = configItem
-    ? [...(await storage.items<LdapAccountItem>(staticRoleKeyPrefix)), ...(await storage.items<LdapAccountItem>(accountKey('')))]
+    ? [
+        ...(await storage.items<LdapAccountItem>(staticRoleKeyPrefix)),
+        ...(await storage.items<LdapAccountItem>(accountKey(''))),
+      ]
         .filter((item) => !cursor?.after || item.sk > cursor.after)
         .sort((a, b) => (a.sk < b.sk ? -1 : 1))
     : [];
@@ -177,7 +178,10 @@ async function checkMount(
   await storage
     .update(
       checkCursorKey,
-      { set: { nextAt, ...(finished || !last ? {} : { after: last }) }, remove: ['runId', ...(finished ? ['after'] : [])] },
+      {
+        set: { nextAt, ...(finished || !last ? {} : { after: last }) },
+        remove: ['runId', ...(finished ? ['after'] : [])],
+      },
       { when: { equals: { runId } } },
     )
     .catch((error) => {

@@ -91,7 +91,11 @@ export async function verifyStored(
   const binds = await canBind(config, dn, stored);
   if (binds && !provenDn(context, item))
     await context.storage
-      .update(item.sk, { set: { sealedDn: sealDn(context, item.sk, dn) } }, { when: { equals: { password: item.password } } })
+      .update(
+        item.sk,
+        { set: { sealedDn: sealDn(context, item.sk, dn) } },
+        { when: { equals: { password: item.password } } },
+      )
       .catch(ignoreConditionFailed);
   return binds ? 'binds' : 'dead';
 }

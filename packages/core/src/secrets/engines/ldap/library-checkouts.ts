@@ -151,7 +151,12 @@ async function checkOut(request: Request<{ name: string; ttl?: number }>) {
     let lent: LibraryAccount;
     try {
       // The password lent must bind: verified (once per value and 30 s in this process), healed at once if not.
-      lent = (await verifiedForRead(context, () => requireDirectoryConfig(context), taken, 'check-out')) as LibraryAccount;
+      lent = (await verifiedForRead(
+        context,
+        () => requireDirectoryConfig(context),
+        taken,
+        'check-out',
+      )) as LibraryAccount;
     } catch (error) {
       // Not lent: available again, and the next account is tried.
       await releaseClaim(context, taken.sk, checkoutId);
@@ -179,9 +184,13 @@ async function checkOut(request: Request<{ name: string; ttl?: number }>) {
 /** Undoes a claim whose check-out failed before its answer: the account is available again, as it was. */
 async function releaseClaim(context: LdapEngineContext, key: string, checkoutId: string): Promise<void> {
   await context.storage
-    .update(key, { set: { available: true }, remove: [...borrowerFields, ...claimFields] }, {
-      when: { equals: { checkoutId } },
-    })
+    .update(
+      key,
+      { set: { available: true }, remove: [...borrowerFields, ...claimFields] },
+      {
+        when: { equals: { checkoutId } },
+      },
+    )
     .catch((error) =>
       context.system.log.error('could not release the claim of a failed check-out; its deadline returns it', {
         key,

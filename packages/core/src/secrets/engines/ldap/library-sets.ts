@@ -146,7 +146,11 @@ async function writeSet(request: Request<z.output<typeof setFields>>) {
     ...resolved.flatMap(({ username, dn }): MountWrite[] => [
       {
         put: accountKey(username),
-        item: { value: { set: name, username, dn }, available: false, sealedDn: sealDn(context, accountKey(username), dn) },
+        item: {
+          value: { set: name, username, dn },
+          available: false,
+          sealedDn: sealDn(context, accountKey(username), dn),
+        },
         when: { absent: true },
       },
       ...claimWrites(owner, username, dn),

@@ -43,6 +43,12 @@ export interface LdapAccountItem extends Item {
 /** The fields of a write-ahead on an account item. */
 export const pendingFields = ['pending', 'pendingId', 'pendingUntil', 'pendingWal'];
 
+/**
+ * The item holding where each mount's account check stands (`account-check.ts`). A restore drops it
+ * (`functions/deploy/restore-table.ts`): with none, a check pass is due at once.
+ */
+export const checkCursorKey = 'account-check';
+
 /** The due-queue name of this engine's rotations (GSI `due`). */
 export const rotationQueue = 'ldap-rotation';
 

@@ -16,9 +16,13 @@ import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from '../..
 import { ensureTable } from '../../packages/local/src/table.ts';
 import { figure, sized } from './summary.ts';
 
-const kills = sized('BENCH_KILLS', 25, 1);
+const kills = sized('BENCH_KILLS', 10, 1);
+/** How long each round writes before the kill: the kill lands on the last write's acknowledgement. */
+const writeMs = sized('BENCH_WRITE_MS', 300, 50);
 const tableName = 'kill-bench';
 const dataDir = await mkdtemp(path.join(tmpdir(), 'keyhaven-ddb-kill-'));
+// Each start registers an exit hook that a SIGKILLed JVM never removes.
+process.setMaxListeners(0);
 
 async function started(): Promise<{ dynamo: DynamoDbLocal; client: DynamoDBClient }> {
   const dynamo = await startDynamoDbLocal({ dataDir });
@@ -42,50 +46,68 @@ async function killHard(dynamo: DynamoDbLocal): Promise<void> {
 }
 
 const key = (sk: string) => ({ pk: { S: 'kill' }, sk: { S: sk } });
+type Kind = 'transaction' | 'put';
+
+async function write(client: DynamoDBClient, kind: Kind, sk: string): Promise<void> {
+  if (kind === 'transaction')
+    await client.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName,
+              Item: { ...key(sk), value: { S: 'written' } },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Update: {
+              TableName: tableName,
+              Key: key('counter'),
+              UpdateExpression: 'ADD writes :one',
+              ExpressionAttributeValues: { ':one': { N: '1' } },
+            },
+          },
+        ],
+      }),
+    );
+  else await client.send(new PutItemCommand({ TableName: tableName, Item: { ...key(sk), value: { S: 'written' } } }));
+}
 
 let current = await started();
 await ensureTable(current.client, tableName);
+const acknowledged = { transaction: 0, put: 0 };
 const lost = { transaction: 0, put: 0 };
-const acknowledgedMs = { transaction: [] as number[], put: [] as number[] };
+/** How long before the kill each lost write had been acknowledged (ms). */
+const lostAges: Record<Kind, number[]> = { transaction: [], put: [] };
+let roundsWithLoss = 0;
 try {
-  for (let round = 0; round < kills * 2; round++) {
-    const kind = round % 2 === 0 ? 'transaction' : 'put';
-    const sk = `${kind}-${round}`;
-    const begun = performance.now();
-    if (kind === 'transaction')
-      await current.client.send(
-        new TransactWriteItemsCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: tableName,
-                Item: { ...key(sk), value: { S: 'written' } },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Update: {
-                TableName: tableName,
-                Key: key('counter'),
-                UpdateExpression: 'ADD writes :one',
-                ExpressionAttributeValues: { ':one': { N: '1' } },
-              },
-            },
-          ],
-        }),
-      );
-    else
-      await current.client.send(
-        new PutItemCommand({ TableName: tableName, Item: { ...key(sk), value: { S: 'written' } } }),
-      );
-    acknowledgedMs[kind].push(performance.now() - begun);
+  for (let round = 0; round < kills; round++) {
+    // Alternating transactions and puts, one after another, for `writeMs`; the kill follows the last acknowledgement.
+    const written: Array<{ kind: Kind; sk: string; at: number }> = [];
+    const until = performance.now() + writeMs;
+    for (let index = 0; performance.now() < until; index++) {
+      const kind: Kind = index % 2 === 0 ? 'transaction' : 'put';
+      const sk = `${round}-${index}-${kind}`;
+      await write(current.client, kind, sk);
+      written.push({ kind, sk, at: performance.now() });
+    }
     await killHard(current.dynamo);
+    const killedAt = performance.now();
     current.client.destroy();
     current = await started();
-    const back = await current.client.send(
-      new GetItemCommand({ TableName: tableName, Key: key(sk), ConsistentRead: true }),
-    );
-    if (!back.Item) lost[kind]++;
+    let roundLost = false;
+    for (const { kind, sk, at } of written) {
+      acknowledged[kind]++;
+      const back = await current.client.send(
+        new GetItemCommand({ TableName: tableName, Key: key(sk), ConsistentRead: true }),
+      );
+      if (back.Item) continue;
+      lost[kind]++;
+      lostAges[kind].push(killedAt - at);
+      roundLost = true;
+    }
+    if (roundLost) roundsWithLoss++;
   }
 } finally {
   current.client.destroy();
@@ -93,11 +115,17 @@ try {
   await rm(dataDir, { recursive: true, force: true });
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+const oldest = (ages: number[]) => (ages.length === 0 ? '-' : `${Math.max(...ages).toFixed(0)} ms`);
 console.log(
-  `DynamoDB Local (-dbPath), SIGKILL right after the acknowledgement, ${kills} kills per kind:\n` +
-    `  TransactWriteItems lost ${lost.transaction} of ${kills} (acknowledged in ${median(acknowledgedMs.transaction).toFixed(1)} ms median)\n` +
-    `  PutItem            lost ${lost.put} of ${kills} (acknowledged in ${median(acknowledgedMs.put).toFixed(1)} ms median)`,
+  `DynamoDB Local (-dbPath), SIGKILL right after the last of ${writeMs} ms of acknowledged writes, ${kills} kills (${roundsWithLoss} lost something):\n` +
+    `  TransactWriteItems lost ${lost.transaction} of ${acknowledged.transaction} (oldest lost acknowledged ${oldest(lostAges.transaction)} before the kill)\n` +
+    `  PutItem            lost ${lost.put} of ${acknowledged.put} (oldest lost acknowledged ${oldest(lostAges.put)} before the kill)`,
 );
-figure('dynamodb-local', 'acknowledged transactions lost on SIGKILL', lost.transaction, '—', `of ${kills}`);
-figure('dynamodb-local', 'acknowledged PutItems lost on SIGKILL', lost.put, '—', `of ${kills}`);
+figure(
+  'dynamodb-local',
+  'acknowledged transactions lost on SIGKILL',
+  lost.transaction,
+  '—',
+  `of ${acknowledged.transaction}, ${roundsWithLoss} of ${kills} kills lost something`,
+);
+figure('dynamodb-local', 'acknowledged PutItems lost on SIGKILL', lost.put, '—', `of ${acknowledged.put}`);

@@ -71,7 +71,8 @@ try {
     smoke ? 2 : 16,
     async () => (await call('GET', '/v1/ldap/static-cred/alice')).status === 200,
   );
-  const alicePassword = ((await must('GET', '/v1/ldap/static-cred/alice'))?.data as { password: string }).password;
+  const aliceCred = (await must('GET', '/v1/ldap/static-cred/alice')) as { data: { password: string } };
+  const alicePassword = aliceCred.data.password;
   await measure('one verification bind (connect, bind, unbind)', 'ldap verification binds/s', 1, async () =>
     slapd.canBind(`cn=alice,ou=people,${baseDn}`, alicePassword),
   );

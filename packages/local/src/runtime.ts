@@ -239,7 +239,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     // minute; here a timer of its own at the engine's cadence.
     for (const { engine, job } of periodicJobs(core.backends.values())) {
       // What a job does when a process starts (the directory's account check falls due at once).
-      await job.start?.(core).catch((error) => core.log.error(`${engine} ${job.name}: start failed`, { error: String(error) }));
+      await job
+        .start?.(core)
+        .catch((error) => core.log.error(`${engine} ${job.name}: start failed`, { error: String(error) }));
       jobs.push(
         repeatEvery(
           options.sweepIntervalMs ?? job.everySeconds * 1000,

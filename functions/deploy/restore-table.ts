@@ -8,16 +8,16 @@ import {
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { dynamoDbClient } from '@keyhaven/core/runtime-base.ts';
-import { checkCursorKey } from '@keyhaven/core/secrets/engines/ldap/records.ts';
 
 /**
  * The last step of restoring the table (docs/deployment.md, "Restoring the table"): a point in time or an AWS Backup recovery point
  * is restored by DynamoDB into a new table, which the stack does not own (no stream, no TTL, no alarms, no backups);
  * this copies it back into the stack's table, so the table keeps its name, stream, TTL, alarms and backup plan.
  * Every item of the restored table is written; every item of the stack's table that the restored one lacks is deleted.
- * Except the directory engine's account-check cursors, which are left out: with none, each mount's check of every
- * managed password falls due at once, so a password rotated after the restore point (which the restored table no
- * longer knows) is healed within the first pass (`secrets/engines/ldap/account-check.ts`).
+ * Except items marked `droppedOnRestore`, which are left out (and deleted): schedules whose absence means "due now",
+ * such as the directory engine's account-check cursors, so each mount's check of every managed password falls due at
+ * once and a password rotated after the restore point (which the restored table no longer knows) is healed within the
+ * first pass (`packages/core/src/secrets/engines/ldap/account-check.ts`).
  * Writes and deletes made this way are not TTL removals, so the stream's TTL backstop ignores them. Run it with the
  * service stopped (docs/deployment.md), with credentials that may scan the restored table and write the stack's:
  *
@@ -79,7 +79,7 @@ export async function restoreTable(client: DynamoDBClient, restored: string, tar
       throw new Error(`table ${name} cannot be read: ${(error as Error).message}`);
     }
   }
-  const wanted = (await scanAll(client, restored)).filter((item) => item.sk?.S !== checkCursorKey);
+  const wanted = (await scanAll(client, restored)).filter((item) => item.droppedOnRestore?.BOOL !== true);
   const keep = new Set(wanted.map(keyOf));
   const extra = (await scanAll(client, target)).filter((item) => !keep.has(keyOf(item)));
   await batchWrite(

@@ -1,11 +1,12 @@
 /**
- * What DynamoDB Local keeps of a write it acknowledged when its JVM is killed with SIGKILL right after (issue 43): the
+ * What DynamoDB Local keeps of writes it acknowledged when its JVM is killed with SIGKILL right after (issue 43): the
  * embedded store of `npm start`, started exactly as `npm start` starts it (`packages/local/src/dynamodb-local.ts`, a
- * data folder, `-dbPath`). Each round writes one item, either with `TransactWriteItems` (a put of the item and an
- * update of a second, as the directory engine's write-ahead does) or with a plain `PutItem`, SIGKILLs the JVM the
- * moment the acknowledgement arrives, starts it again on the same folder and reads the item back (strongly
- * consistent). Figures only: how many acknowledged writes of each kind were lost. Run:
- * `node_modules/.bin/tsx test/bench/dynamodb-local-kill.bench.ts` (BENCH_KILLS=n per kind; BENCH_SMOKE=1: 1 each).
+ * data folder, `-dbPath`). Each round writes a few items one after another, alternating `TransactWriteItems` (a put of
+ * the item and an update of a second, as the directory engine's write-ahead does) and a plain `PutItem`, SIGKILLs the
+ * JVM the moment the last acknowledgement arrives, starts it again on the same folder and reads every item back
+ * (strongly consistent). Figures only: how many acknowledged writes of each kind were lost, and how long before the
+ * kill the oldest lost one had been acknowledged. Run: `node_modules/.bin/tsx test/bench/dynamodb-local-kill.bench.ts`
+ * (BENCH_KILLS=n rounds, BENCH_WRITES=n per round; BENCH_SMOKE=1: 1 round of 2).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,8 +18,8 @@ import { ensureTable } from '../../packages/local/src/table.ts';
 import { figure, sized } from './summary.ts';
 
 const kills = sized('BENCH_KILLS', 10, 1);
-/** How long each round writes before the kill: the kill lands on the last write's acknowledgement. */
-const writeMs = sized('BENCH_WRITE_MS', 300, 50);
+/** Writes per round, alternating a transaction and a put, one after another: the kill follows the last one's acknowledgement. */
+const writesPerRound = sized('BENCH_WRITES', 6, 2);
 const tableName = 'kill-bench';
 const dataDir = await mkdtemp(path.join(tmpdir(), 'keyhaven-ddb-kill-'));
 // Each start registers an exit hook that a SIGKILLed JVM never removes.
@@ -83,10 +84,9 @@ const lostAges: Record<Kind, number[]> = { transaction: [], put: [] };
 let roundsWithLoss = 0;
 try {
   for (let round = 0; round < kills; round++) {
-    // Alternating transactions and puts, one after another, for `writeMs`; the kill follows the last acknowledgement.
+    // Alternating transactions and puts, one after another (a put last, so both kinds stand next to the kill by turns).
     const written: Array<{ kind: Kind; sk: string; at: number }> = [];
-    const until = performance.now() + writeMs;
-    for (let index = 0; performance.now() < until; index++) {
+    for (let index = round % 2; index < writesPerRound + (round % 2); index++) {
       const kind: Kind = index % 2 === 0 ? 'transaction' : 'put';
       const sk = `${round}-${index}-${kind}`;
       await write(current.client, kind, sk);
@@ -117,7 +117,7 @@ try {
 
 const oldest = (ages: number[]) => (ages.length === 0 ? '-' : `${Math.max(...ages).toFixed(0)} ms`);
 console.log(
-  `DynamoDB Local (-dbPath), SIGKILL right after the last of ${writeMs} ms of acknowledged writes, ${kills} kills (${roundsWithLoss} lost something):\n` +
+  `DynamoDB Local (-dbPath), SIGKILL right after the last of ${writesPerRound} acknowledged writes, ${kills} kills (${roundsWithLoss} lost something):\n` +
     `  TransactWriteItems lost ${lost.transaction} of ${acknowledged.transaction} (oldest lost acknowledged ${oldest(lostAges.transaction)} before the kill)\n` +
     `  PutItem            lost ${lost.put} of ${acknowledged.put} (oldest lost acknowledged ${oldest(lostAges.put)} before the kill)`,
 );

@@ -18,8 +18,8 @@ import { staticRoleKeyPrefix } from './static-rotation.ts';
  * stored password, paced (`KEYHAVEN_LDAP_CHECK_PER_SECOND` binds a second at most) and repeated every
  * `KEYHAVEN_LDAP_CHECK_SECONDS` (jittered by ±25%, so mounts and stages do not fall in step); an account the directory
  * no longer takes is healed (`account-heal.ts`). A pass falls due at once when the process starts locally (the
- * job's `start`) and after a restore (`functions/deploy/restore-table.ts` drops the cursor, `checkCursorKey`, and a
- * missing cursor is a pass due now).
+ * job's `start`) and after a restore (`functions/deploy/restore-table.ts` leaves out items marked `droppedOnRestore`,
+ * as the cursor is, and a missing cursor is a pass due now).
  *
  * Where a pass stands is one item per mount (`checkCursorKey`): when the next run is due, and the last account
  * checked. A run claims it with a conditional write, so two processes never check the same accounts at once, and a
@@ -116,6 +116,8 @@ async function checkMount(
         nextAt: now + Math.ceil(budget / settings.perSecond) + claimSlackSeconds,
         runId,
         ...(cursor?.after ? { after: cursor.after } : {}),
+        // A restore leaves it out (functions/deploy/restore-table.ts): the pass then falls due at once.
+        droppedOnRestore: true,
       },
       {
         when: !cursor

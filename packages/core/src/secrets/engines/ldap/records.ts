@@ -44,8 +44,8 @@ export interface LdapAccountItem extends Item {
 export const pendingFields = ['pending', 'pendingId', 'pendingUntil', 'pendingWal'];
 
 /**
- * The item holding where each mount's account check stands (`account-check.ts`). A restore drops it
- * (`functions/deploy/restore-table.ts`): with none, a check pass is due at once.
+ * The item holding where each mount's account check stands (`account-check.ts`). A restore drops it (it is
+ * marked `droppedOnRestore` for `functions/deploy/restore-table.ts`): with none, a check pass is due at once.
  */
 export const checkCursorKey = 'account-check';
 

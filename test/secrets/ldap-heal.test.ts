@@ -112,7 +112,8 @@ describe('ldap: dead passwords heal (real slapd)', () => {
     await checkJob?.start?.(e.h.core);
     expect(await storage.getItem(checkCursorKey)).toBeUndefined();
     const ran = await checkJob?.run(e.h.core);
-    expect(ran).toEqual({ done: 5, failed: 0 });
+    // Two healed (the run's work done), of the five checked.
+    expect(ran).toEqual({ done: 2, failed: 0 });
     for (const [key, dn] of [
       ['static-role/bob', personDn('bob')],
       ['library-account/svc-1', accountDn('svc-1')],

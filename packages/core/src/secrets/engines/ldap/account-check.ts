@@ -73,7 +73,10 @@ export function checkSettings(env: NodeJS.ProcessEnv = process.env): CheckSettin
 /** The job's cadence: how often it looks for a due pass, and the length of a run's share of one (its bind budget). */
 export const checkEverySeconds = 5;
 
-/** One run over every mount whose check is due: accounts checked, and checks or heals that failed (retried later). */
+/**
+ * One run over every mount whose check is due: the accounts it healed (its work done, as a rotation job counts
+ * rotations) and the checks or heals that failed (the next pass tries again); how many it checked is in its log line.
+ */
 export async function checkAccounts(
   core: Core,
   settings: CheckSettings = checkSettings(),
@@ -81,8 +84,8 @@ export async function checkAccounts(
   const result = { done: 0, failed: 0 };
   for (const mount of await core.mounts.list('secret')) {
     if (mount.type !== 'ldap') continue;
-    const { checked, failed } = await checkMount(core, mount, settings);
-    result.done += checked;
+    const { healed, failed } = await checkMount(core, mount, settings);
+    result.done += healed;
     result.failed += failed;
   }
   return result;
@@ -98,12 +101,12 @@ async function checkMount(
   core: Core,
   mount: MountEntry,
   settings: CheckSettings,
-): Promise<{ checked: number; failed: number }> {
+): Promise<{ healed: number; failed: number }> {
   const context = jobContext(core, mount);
   const { storage, system } = context;
   const now = epochSeconds(system.clock);
   const cursor = await storage.getItem<Cursor>(checkCursorKey);
-  if (cursor && cursor.nextAt > now) return { checked: 0, failed: 0 };
+  if (cursor && cursor.nextAt > now) return { healed: 0, failed: 0 };
   // A pass is a scheduled one unless it starts with no cursor (a start, a restore, a new mount).
   const reason: HealReason = cursor ? 'scheduled check' : 'start check';
   const budget = Math.max(1, Math.floor(settings.perSecond * checkEverySeconds));
@@ -128,7 +131,7 @@ async function checkMount(
       },
     );
   } catch (error) {
-    if (error instanceof ConditionFailed) return { checked: 0, failed: 0 };
+    if (error instanceof ConditionFailed) return { healed: 0, failed: 0 };
     throw error;
   }
 
@@ -200,5 +203,5 @@ async function checkMount(
       failed: counts.failed,
       passFinished: finished,
     });
-  return { checked: counts.checked, failed: counts.failed };
+  return { healed: counts.healed, failed: counts.failed };
 }

@@ -55,8 +55,8 @@ const maxLeaseTtl = duration
   .describe('The max lease TTL for this mount (seconds or a duration such as "1h").');
 const mountPath = typeString.pipe(z.string().min(1)).describe('The path of the mount. Example: "aws/east"');
 const typeDescription = 'The type of the backend. Example: "kv"';
-const listingVisibility = z
-  .string()
+const listingVisibility = typeString
+  .pipe(z.string())
   .optional()
   .describe(
     'Whether sys/internal/ui/mounts lists this mount to callers without a token: "unauth" does, "hidden" and "" (the default) do not.',

@@ -8,15 +8,15 @@ import {
   type StoredPasswordPolicy as StoredPolicy,
 } from '../policies/password-policy-store.ts';
 import type { BuiltinServices } from './builtin.ts';
+import { typeString } from '../framework/vault-field-types.ts';
 
 /**
  * `sys/policies/password/:name` and `.../generate`: named password policies (HCL or JSON, optionally
  * base64-encoded) that engines use to generate passwords (stored by `policies/password-policy-store.ts`).
  */
 
-const nameField = z
-  .string()
-  .regex(/^[^/]+$/, 'must be a policy name')
+const nameField = typeString
+  .pipe(z.string().regex(/^[^/]+$/, 'must be a policy name'))
   .describe('The name of the password policy.');
 
 /** Like Vault: a policy that decodes as strict base64 is taken decoded. */
@@ -54,8 +54,8 @@ export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): P
     pattern: 'policies/password/:name',
     fields: z.object({
       name: nameField,
-      policy: z
-        .string()
+      policy: typeString
+        .pipe(z.string())
         .optional()
         .describe('The password policy: its rules in HCL or JSON, optionally base64-encoded.'),
     }),

@@ -9,7 +9,7 @@ import { bool, jsonValue, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { keySource } from './keys.ts';
 import { ProcessCache } from './process-cache.ts';
-import { typeString } from '../../framework/vault-field-types.ts';
+import { typeSlice, typeString } from '../../framework/vault-field-types.ts';
 
 /** The mount's `config`, as stored. Every write replaces it; `version` names the key caches built from it. */
 export interface JwtConfig {
@@ -40,22 +40,22 @@ const jwksPair = z
     jwks_url: typeString
       .pipe(z.string().min(1, 'each pair needs a jwks_url'))
       .describe('A JWKS URL to use to authenticate signatures.'),
-    jwks_ca_pem: z
-      .string()
+    jwks_ca_pem: typeString
+      .pipe(z.string())
       .optional()
       .describe('The CA certificate or chain of certificates, in PEM format, for connections to this JWKS URL.'),
   })
   .strict();
 
 const fields = z.object({
-  oidc_discovery_url: z
-    .string()
+  oidc_discovery_url: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'OIDC Discovery URL, without any .well-known component (base path). Cannot be used with "jwks_url" or "jwt_validation_pubkeys".',
     ),
-  oidc_discovery_ca_pem: z
-    .string()
+  oidc_discovery_ca_pem: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'The CA certificate or chain of certificates, in PEM format, to use to validate connections to the OIDC Discovery URL. If not set, system certificates are used.',
@@ -64,12 +64,12 @@ const fields = z.object({
     .pipe(z.string())
     .optional()
     .describe('The OAuth Client ID configured with your OIDC provider.'),
-  oidc_client_secret: z
-    .string()
+  oidc_client_secret: typeString
+    .pipe(z.string())
     .optional()
     .describe('The OAuth Client Secret configured with your OIDC provider. Never shown on read.'),
-  oidc_response_mode: z
-    .string()
+  oidc_response_mode: typeString
+    .pipe(z.string())
     .optional()
     .describe("The response mode to be used in the OAuth2 request: 'query' (the default) or 'form_post'."),
   oidc_response_types: stringList
@@ -77,20 +77,21 @@ const fields = z.object({
     .describe(
       "The response types to request: 'code' (the default) and/or 'id_token'; 'id_token' needs the 'form_post' response mode.",
     ),
-  jwks_url: z
-    .string()
+  jwks_url: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'JWKS URL to use to authenticate signatures. Cannot be used with "oidc_discovery_url" or "jwt_validation_pubkeys".',
     ),
-  jwks_ca_pem: z
-    .string()
+  jwks_ca_pem: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'The CA certificate or chain of certificates, in PEM format, to use to validate connections to the JWKS URL. If not set, system certificates are used.',
     ),
-  jwks_pairs: z
-    .array(z.union([jwksPair, z.string().transform((text, ctx) => parsePairJson(text, ctx))]))
+  // Vault's TypeSlice: one pair alone is a list of itself.
+  jwks_pairs: typeSlice
+    .pipe(z.array(z.union([jwksPair, z.string().transform((text, ctx) => parsePairJson(text, ctx))])))
     .optional()
     .describe(
       'A list of JWKS URLs and their optional CA certificates (objects, or JSON strings, with "jwks_url" and "jwks_ca_pem"); a token verifies against any of them. Cannot be used with "jwks_url" or "jwks_ca_pem".',

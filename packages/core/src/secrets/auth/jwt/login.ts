@@ -12,8 +12,8 @@ import { loadRole, roleName } from './roles.ts';
 import { typeString } from '../../framework/vault-field-types.ts';
 
 const fields = z.object({
-  role: z
-    .string()
+  role: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Name of the role against which the login is being attempted. Defaults to the configured default_role if not provided.',

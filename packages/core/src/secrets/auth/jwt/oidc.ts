@@ -19,18 +19,18 @@ import { typeString } from '../../framework/vault-field-types.ts';
 const loginFailed = 'Vault login failed.';
 
 const authUrlFields = z.object({
-  role: z
-    .string()
+  role: typeString
+    .pipe(z.string())
     .optional()
     .describe('The role to issue an OIDC authorization URL against. Defaults to the configured default_role.'),
-  redirect_uri: z
-    .string()
+  redirect_uri: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       "The OAuth redirect_uri to use in the authorization URL; it must be one of the role's allowed_redirect_uris.",
     ),
-  client_nonce: z
-    .string()
+  client_nonce: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Optional client-provided nonce that must match the client_nonce value provided during a subsequent request to the callback API.',
@@ -38,20 +38,20 @@ const authUrlFields = z.object({
 });
 
 const callbackFields = z.object({
-  state: z
-    .string()
+  state: typeString
+    .pipe(z.string())
     .optional()
     .describe('Opaque state ID that is part of the authorization URL and is returned by the provider.'),
   code: typeString
     .pipe(z.string())
     .optional()
     .describe('The authorization code returned by the provider (the code flow).'),
-  id_token: z
-    .string()
+  id_token: typeString
+    .pipe(z.string())
     .optional()
     .describe('The ID token returned by the provider (the implicit flow, posted with form_post).'),
-  client_nonce: z
-    .string()
+  client_nonce: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Optional client-provided nonce that must match the client_nonce value provided during the prior request to the auth_url API.',
@@ -60,8 +60,8 @@ const callbackFields = z.object({
     .pipe(z.string())
     .optional()
     .describe('The nonce of the authorization request, when the client passes it back.'),
-  iss: z
-    .string()
+  iss: typeString
+    .pipe(z.string())
     .optional()
     .describe('The issuer of the authorization response (RFC 9207), when the provider sends one.'),
   error: typeString

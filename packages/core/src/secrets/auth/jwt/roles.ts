@@ -7,7 +7,7 @@ import { bool, count, duration, jsonValue, stringList } from '../../framework/fi
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
 import { ProcessCache } from './process-cache.ts';
-import { typeString } from '../../framework/vault-field-types.ts';
+import { typeKvPairs, typeMap, typeString } from '../../framework/vault-field-types.ts';
 
 export type TokenType = 'default' | 'service' | 'batch' | 'default-service' | 'default-batch';
 
@@ -93,21 +93,20 @@ const roleFields = z.object({
       'Duration in seconds of leeway when validating not before values of a token to account for clock skew. Defaults to 150 (2.5 minutes) if set to 0 and can be disabled if set to -1.',
     ),
   bound_subject: typeString.pipe(z.string()).optional().describe("The 'sub' claim that is valid for login. Optional."),
-  bound_claims: z
-    .record(z.string(), jsonValue)
+  bound_claims: typeMap
+    .pipe(z.record(z.string(), jsonValue))
     .optional()
     .describe(
       'Map of claims and values to match against: every claim must be present and match one of its values (a list means any).',
     ),
-  bound_claims_type: z
-    .string()
+  bound_claims_type: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       "How to interpret values in the map of claims/values (which must match for login): allowed values are 'string' (the default) or 'glob'.",
     ),
   groups_claim: typeString.pipe(z.string()).optional().describe('The claim to use for the Identity group alias names.'),
-  claim_mappings: z
-    .record(z.string(), typeString.pipe(z.string()))
+  claim_mappings: typeKvPairs
     .optional()
     .describe('Mappings of claims (key) that will be copied to a metadata field (value).'),
   oidc_scopes: stringList.optional().describe("Comma-separated list of OIDC scopes to request besides 'openid'."),

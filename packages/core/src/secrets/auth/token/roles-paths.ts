@@ -63,8 +63,8 @@ const roleFields = z.object({
   renewable: bool
     .optional()
     .describe('Tokens created via this role will be renewable or not according to this value. Defaults to "true".'),
-  path_suffix: z
-    .string()
+  path_suffix: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       "If set, tokens created via this role will contain the given suffix as a part of their path, for the 'revoke-prefix' endpoint.",

@@ -38,14 +38,17 @@ const createFields = z.object({
     .describe('Renew period: a periodic token is renewed by this much each time (root or sudo only).'),
   display_name: typeString.pipe(z.string().max(256)).default('').describe('Name to associate with this token.'),
   num_uses: count.default(0).describe('Max number of uses for this token.'),
-  type: z.enum(['service', 'batch']).optional().describe('Token type: service or batch.'),
+  type: typeString
+    .pipe(z.enum(['service', 'batch']))
+    .optional()
+    .describe('Token type: service or batch.'),
   entity_id: typeString.pipe(z.string()).optional().describe('The entity the token is tied to (root or sudo only).'),
 });
 
 const roleCreateFields = createFields.extend({
   role_name: typeString.pipe(z.string()).describe('Name of the role.'),
-  entity_alias: z
-    .string()
+  entity_alias: typeString
+    .pipe(z.string())
     .optional()
     .describe('Name of the entity alias to associate with this token (refused: there is no identity store).'),
 });

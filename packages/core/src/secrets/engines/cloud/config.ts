@@ -8,6 +8,7 @@ import { type PathSpec, path, type Request } from '../../framework/backend.ts';
 import { bool, duration } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import type { CredentialsFile } from './google-client.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `config`: the engine's root credential and the TTLs of the keys it issues. The credentials are a
@@ -51,8 +52,8 @@ const defaults: ConfigValue = {
 };
 
 const fields = z.object({
-  credentials: z
-    .string()
+  credentials: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'The content of a GCP service-account credentials JSON file, the root credential the engine acts with (it needs permission to create service accounts, keys and IAM bindings). Sealed and never shown; "" removes it.',
@@ -63,14 +64,14 @@ const fields = z.object({
   max_ttl: duration
     .optional()
     .describe("Maximum lease TTL of the service-account keys the engine issues; 0 uses the mount's maximum."),
-  identity_token_audience: z
-    .string()
+  identity_token_audience: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Audience of the plugin identity tokens exchanged at Google STS (workload identity federation); set together with "service_account_email".',
     ),
-  service_account_email: z
-    .string()
+  service_account_email: typeString
+    .pipe(z.string())
     .optional()
     .describe('Email of the service account to impersonate with the federated token (workload identity federation).'),
   identity_token_ttl: duration
@@ -81,8 +82,8 @@ const fields = z.object({
     .describe(
       'Rotate the root credential automatically this often (at least 10 seconds). Mutually exclusive with "rotation_schedule".',
     ),
-  rotation_schedule: z
-    .string()
+  rotation_schedule: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Cron-style schedule (five fields, UTC) on which the root credential is rotated. Mutually exclusive with "rotation_period".',

@@ -27,8 +27,8 @@ interface ImpersonatedValue {
 const name = typeString.pipe(z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"'));
 const fields = z.object({
   name: name.describe('Name to refer to this impersonated account by.'),
-  service_account_email: z
-    .string()
+  service_account_email: typeString
+    .pipe(z.string())
     .optional()
     .describe('Email of the GCP service account to impersonate. Required; cannot be changed.'),
   token_scopes: stringList

@@ -25,12 +25,12 @@ const fields = z.object({
     .describe(
       'Type of secret generated for this roleset: "access_token" (the default) or "service_account_key". Cannot be changed.',
     ),
-  project: z
-    .string()
+  project: typeString
+    .pipe(z.string())
     .optional()
     .describe("Name of the GCP project that this roleset's service account will belong to. Cannot be changed."),
-  bindings: z
-    .string()
+  bindings: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Bindings configuration string: resource blocks naming the roles granted on each resource, in HCL or JSON, raw or base64-encoded.',

@@ -26,12 +26,12 @@ const fields = z.object({
     .describe(
       'Type of secret generated for this account: "access_token" (the default) or "service_account_key". Cannot be changed.',
     ),
-  service_account_email: z
-    .string()
+  service_account_email: typeString
+    .pipe(z.string())
     .optional()
     .describe('Email of the existing GCP service account to manage. Required; cannot be changed.'),
-  bindings: z
-    .string()
+  bindings: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       "Bindings configuration string: resource blocks naming the roles granted to the account on each resource, in HCL or JSON, raw or base64-encoded. Only these bindings are the engine's.",

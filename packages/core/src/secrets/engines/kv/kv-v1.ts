@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { DurationError, parseDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import type { Handler, Request } from '../../framework/backend.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * `kv` version 1: arbitrary JSON secrets at any path, sealed at rest. As in Vault's leased key/value store, a secret
@@ -9,8 +10,8 @@ import type { Handler, Request } from '../../framework/backend.ts';
  */
 export const v1Fields = z
   .object({
-    path: z
-      .string()
+    path: typeString
+      .pipe(z.string())
       .default('')
       .describe("Location of the secret; a write's body, whatever its fields, is the secret."),
   })

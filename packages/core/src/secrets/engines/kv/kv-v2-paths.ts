@@ -21,7 +21,7 @@ import {
   writeConfig,
   writeVersion,
 } from './kv-v2-store.ts';
-import { typeString } from '../../framework/vault-field-types.ts';
+import { typeKvPairs, typeMap, typeString } from '../../framework/vault-field-types.ts';
 
 /**
  * kv version 2's endpoints, as Vault's versioned key/value plugin serves them: `config`, `data/:path`,
@@ -113,8 +113,8 @@ const undeleteFields = versionsFields(
   'The versions to unarchive. The versions will be restored and their data will be returned on normal get requests.',
 );
 const destroyFields = versionsFields('The versions to destroy. Their data will be permanently deleted.');
-const customMetadata = z
-  .record(z.string().min(1).max(128), typeString.pipe(z.string().max(512)))
+const customMetadata = typeKvPairs
+  .pipe(z.record(z.string().min(1).max(128), z.string().max(512)))
   .refine((map) => Object.keys(map).length <= 64, 'at most 64 keys');
 const settingsFields = {
   max_versions: count
@@ -132,9 +132,8 @@ const versionField = count
   .optional()
   .describe('If provided during a read, the version to return; absent or 0, the current version.');
 const readDataFields = z.object({ path: secretPathField, version: versionField });
-const casOptions = z
-  .object({ cas: count.optional() })
-  .catchall(z.unknown())
+const casOptions = typeMap
+  .pipe(z.object({ cas: count.optional() }).catchall(z.unknown()))
   .optional()
   .describe(
     'Options for writing: "cas" makes it a check-and-set write. Unset, the write is allowed; 0, allowed only if the secret does not exist; N, allowed only if the current version is N.',

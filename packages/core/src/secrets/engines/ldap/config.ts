@@ -26,8 +26,8 @@ import { typeString } from '../../framework/vault-field-types.ts';
 /** `config`: how the engine reaches the directory. A POST merges into what is stored; `bindpass` is never shown. */
 
 const fields = z.object({
-  binddn: z
-    .string()
+  binddn: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Distinguished name (DN) of the entry the engine binds as to manage user entries, e.g. cn=vault,ou=Users,dc=example,dc=com.',
@@ -36,14 +36,14 @@ const fields = z.object({
     .pipe(z.string())
     .optional()
     .describe('Password of "binddn". Required on the first write; never shown.'),
-  url: z
-    .string()
+  url: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'The directory to connect to, e.g. ldaps://ldap.example.com:636; a comma-separated list is tried in order on connection errors.',
     ),
-  password_policy: z
-    .string()
+  password_policy: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'The name of the password policy (sys/policies/password) that generates passwords; the name, not the policy.',
@@ -52,18 +52,18 @@ const fields = z.object({
     .enum(schemaNames)
     .optional()
     .describe('The directory schema: openldap, racf or ad. Decides how a password is changed.'),
-  userdn: z
-    .string()
+  userdn: typeString
+    .pipe(z.string())
     .optional()
     .describe('The base DN under which a static role\'s or library account\'s "username" is searched for.'),
-  userattr: z
-    .string()
+  userattr: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'The attribute that holds the user name under "userdn" (default: cn for openldap, userPrincipalName for ad, racfid for racf).',
     ),
-  upndomain: z
-    .string()
+  upndomain: typeString
+    .pipe(z.string())
     .optional()
     .describe('Active Directory: the domain appended to "binddn" to bind as binddn@upndomain.'),
   request_timeout: duration
@@ -78,16 +78,22 @@ const fields = z.object({
     .pipe(z.string())
     .optional()
     .describe("PEM CA certificate used to verify the directory's TLS certificate."),
-  client_tls_cert: z
-    .string()
+  client_tls_cert: typeString
+    .pipe(z.string())
     .optional()
     .describe('PEM client certificate presented to the directory; requires "client_tls_key".'),
-  client_tls_key: z
-    .string()
+  client_tls_key: typeString
+    .pipe(z.string())
     .optional()
     .describe('PEM private key of "client_tls_cert"; never shown. An empty string removes it.'),
-  tls_min_version: z.enum(tlsVersionNames).optional().describe('Minimum TLS version: tls10, tls11, tls12 or tls13.'),
-  tls_max_version: z.enum(tlsVersionNames).optional().describe('Maximum TLS version: tls10, tls11, tls12 or tls13.'),
+  tls_min_version: typeString
+    .pipe(z.enum(tlsVersionNames))
+    .optional()
+    .describe('Minimum TLS version: tls10, tls11, tls12 or tls13.'),
+  tls_max_version: typeString
+    .pipe(z.enum(tlsVersionNames))
+    .optional()
+    .describe('Maximum TLS version: tls10, tls11, tls12 or tls13.'),
   case_sensitive_names: bool.optional().describe('Whether user and group names are compared case-sensitively.'),
   skip_static_role_import_rotation: bool
     .optional()
@@ -104,8 +110,8 @@ const fields = z.object({
     .describe(
       'How often the root password ("bindpass") is rotated automatically; cannot be used with "rotation_schedule".',
     ),
-  rotation_schedule: z
-    .string()
+  rotation_schedule: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'A five-field cron schedule (UTC) for rotating the root password automatically; cannot be used with "rotation_period".',

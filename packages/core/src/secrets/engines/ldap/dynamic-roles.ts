@@ -35,20 +35,20 @@ const ldifFields = ['creation_ldif', 'deletion_ldif', 'rollback_ldif'] as const;
 
 const fields = z.object({
   name: typeString.pipe(z.string()).describe('Name of the dynamic role; may hold slashes.'),
-  creation_ldif: z
-    .string()
+  creation_ldif: typeString
+    .pipe(z.string())
     .optional()
     .describe('A templated LDIF (plain or base64) run to create an account; required.'),
-  deletion_ldif: z
-    .string()
+  deletion_ldif: typeString
+    .pipe(z.string())
     .optional()
     .describe('A templated LDIF (plain or base64) run to delete the account when its lease ends; required.'),
-  rollback_ldif: z
-    .string()
+  rollback_ldif: typeString
+    .pipe(z.string())
     .optional()
     .describe('A templated LDIF (plain or base64) run when "creation_ldif" fails part-way, to undo what it did.'),
-  username_template: z
-    .string()
+  username_template: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'A template for the generated user names (default: v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}).',

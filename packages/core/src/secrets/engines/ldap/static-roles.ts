@@ -26,14 +26,14 @@ import { typeString } from '../../framework/vault-field-types.ts';
 
 const fields = z.object({
   name: typeString.pipe(z.string()).describe('Name of the static role; may hold slashes.'),
-  username: z
-    .string()
+  username: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'The user name of the existing directory entry whose password the role rotates; cannot be changed later.',
     ),
-  dn: z
-    .string()
+  dn: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Distinguished name of the existing entry; when not given, the one entry under "userdn" whose "userattr" is "username".',

@@ -13,6 +13,7 @@ import {
   MeshUnreachable,
   ServerVersion,
 } from './consul-client.ts';
+import { typeString } from '../../framework/vault-field-types.ts';
 
 /** `config/access`: where the mesh server is, how to reach it, and the management token the engine acts with. */
 
@@ -30,9 +31,8 @@ interface StoredAccess {
 }
 
 const accessFields = z.object({
-  address: z
-    .string()
-    .trim()
+  address: typeString
+    .pipe(z.string().trim())
     .optional()
     .describe(
       'Address of the mesh server, as "host:port" like "127.0.0.1:8500" (a scheme prefix is accepted). Required.',
@@ -41,24 +41,24 @@ const accessFields = z.object({
     .enum(['http', 'https'])
     .optional()
     .describe('URL scheme to reach the mesh server with; defaults to "http".'),
-  token: z
-    .string()
+  token: typeString
+    .pipe(z.string())
     .default('')
     .describe(
       "ACL token the engine acts with; it must be a management token. If it is not given, the engine bootstraps the server's ACL system and keeps the token it gets.",
     ),
-  ca_cert: z
-    .string()
+  ca_cert: typeString
+    .pipe(z.string())
     .default('')
     .describe("CA certificate to verify the mesh server's certificate with, x509 PEM encoded."),
-  client_cert: z
-    .string()
+  client_cert: typeString
+    .pipe(z.string())
     .default('')
     .describe(
       'Client certificate for the mesh server\'s TLS communication, x509 PEM encoded; set "client_key" with it.',
     ),
-  client_key: z
-    .string()
+  client_key: typeString
+    .pipe(z.string())
     .default('')
     .describe(
       'Private key of "client_cert" for the mesh server\'s TLS communication, PEM encoded; set "client_cert" with it.',

@@ -58,12 +58,14 @@ export async function readRole(storage: MountStorage, name: string): Promise<Mes
   return storage.get<MeshRole>(roleKey(name));
 }
 
-const roleName = z
-  .string()
-  .regex(
-    /^\w(?:[\w.-]*\w)?$/,
-    'a role name is letters, digits, "_", "-" and ".", starting and ending with a letter or digit',
-  );
+const roleName = typeString.pipe(
+  z
+    .string()
+    .regex(
+      /^\w(?:[\w.-]*\w)?$/,
+      'a role name is letters, digits, "_", "-" and ".", starting and ending with a letter or digit',
+    ),
+);
 
 /**
  * Service identities as a list, or as one string where `;` or `,` separate items and a `,` after
@@ -108,9 +110,8 @@ const roleFields = z.object({
     .describe(
       'List of node identities to attach to the token, each "node:datacenter". Available from server version 1.8.',
     ),
-  mesh_namespace: z
-    .string()
-    .trim()
+  mesh_namespace: typeString
+    .pipe(z.string().trim())
     .optional()
     .describe('Namespace the token is created within; defaults to "default". Available from server version 1.7.'),
   // Vault's names for the same fields, accepted as aliases.
@@ -120,9 +121,8 @@ const roleFields = z.object({
     .pipe(z.string().trim())
     .optional()
     .describe('Vault\'s name for "mesh_namespace", accepted as an alias.'),
-  partition: z
-    .string()
-    .trim()
+  partition: typeString
+    .pipe(z.string().trim())
     .optional()
     .describe(
       'Admin partition the token is created within; defaults to "default". Available from server version 1.11.',
@@ -140,8 +140,8 @@ const roleFields = z.object({
     .describe(
       'Which type of token to create: "client" (the default) or "management"; a management role needs no policy.',
     ),
-  policy: z
-    .string()
+  policy: typeString
+    .pipe(z.string())
     .optional()
     .describe(
       'Legacy ACL policy document, base64 encoded, for a legacy client token. Required before server version 1.4; removed in 1.11.',

@@ -173,11 +173,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       connectionsCheckingInterval: limits.checkEveryMs,
     };
     // No request ends the process: what throws in a listener is answered 500 and logged (`guarded-listener.ts`). A
-    // request to a host name the listener does not answer to (DNS rebinding) is refused first (`host-check.ts`),
-    // with the names known once each listener has its port.
+    // request to a host name the listener does not answer to (DNS rebinding) is refused first (`host-check.ts`).
     const log = core.log;
-    const secretsHosts = new Set<string>();
-    const schedulerHosts = new Set<string>();
+    const hosts = allowedHosts(host, options.allowedHosts ?? []);
     const jsonError = (message: string) => ({
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ errors: [message] }),
@@ -190,7 +188,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
           (request, response) => {
             if (!serveConsole(request, response)) secretsApi(request, response);
           },
-          () => secretsHosts,
+          hosts,
           jsonError,
         ),
         () => jsonError('internal error'),
@@ -199,23 +197,17 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     );
     const scheduler = createServer(
       serverOptions,
-      guardedListener(
-        hostChecked(schedulerApi, () => schedulerHosts, textError),
-        () => textError('internal error'),
-        log,
-      ),
+      guardedListener(hostChecked(schedulerApi, hosts, textError), () => textError('internal error'), log),
     );
     const fronts: AddressInfo[] = [];
-    for (const [server, port, hosts] of [
-      [secrets, options.secretsPort, secretsHosts],
-      [scheduler, options.schedulerPort, schedulerHosts],
+    for (const [server, port] of [
+      [secrets, options.secretsPort],
+      [scheduler, options.schedulerPort],
     ] as const) {
       const unanswered = unansweredRequests(server);
       const front = await listenWithListMethod(server, port, host);
       front.maxConnections = limits.maxConnections;
-      const address = front.address() as AddressInfo;
-      for (const name of allowedHosts(host, address.port, options.allowedHosts ?? [])) hosts.add(name);
-      fronts.push(address);
+      fronts.push(front.address() as AddressInfo);
       listeners.push({
         drained: unanswered.drained,
         close: (drained) => closeGracefully(server, front, DRAIN_MS, drained),

@@ -7,11 +7,12 @@ import { storageFor } from '../../framework/system.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 import { type HealReason, healAccount, verifyStored } from './account-heal.ts';
 import { messageOf } from './client.ts';
-import { directoryConfig, loadConfigItem } from './config-model.ts';
+import { type DirectoryConfig, loadConfigItem } from './config-model.ts';
 import { jobContext } from './context.ts';
 import { accountKey } from './library-model.ts';
 import { checkCursorKey, type LdapAccountItem } from './records.ts';
 import { staticRoleKeyPrefix } from './static-rotation.ts';
+import { requireDirectoryConfig } from './write-ahead.ts';
 
 /**
  * The directory engine's account check: every static role and library account of every mount, one bind each with its
@@ -135,8 +136,10 @@ async function checkMount(
     throw error;
   }
 
-  const configItem = await loadConfigItem(storage);
-  const accounts = configItem
+  // The root credential as the directory takes it: a root rotation the directory took but the table never recorded
+  // is recorded first (requireDirectoryConfig), so a heal does not take the old one for a root that cannot bind.
+  const config = (await loadConfigItem(storage)) ? await requireDirectoryConfig(context) : undefined;
+  const accounts = config
     ? [
         ...(await storage.items<LdapAccountItem>(staticRoleKeyPrefix)),
         ...(await storage.items<LdapAccountItem>(accountKey(''))),
@@ -149,9 +152,8 @@ async function checkMount(
   let rootRefused = false;
   for (const [index, item] of batch.entries()) {
     if (index > 0) await sleep(1000 / settings.perSecond);
-    const config = directoryConfig(storage, configItem as LdapAccountItem);
     try {
-      const found = await verifyStored(context, config, item);
+      const found = await verifyStored(context, config as DirectoryConfig, item);
       counts.checked++;
       if (found !== 'dead') continue;
       counts.dead++;
@@ -162,7 +164,7 @@ async function checkMount(
         });
         continue;
       }
-      const outcome = await healAccount(context, config, item, reason);
+      const outcome = await healAccount(context, config as DirectoryConfig, item, reason);
       if (outcome === 'healed') counts.healed++;
       else if (outcome !== 'changed') counts.notHealed++;
       if (outcome === 'root-refused') rootRefused = true;

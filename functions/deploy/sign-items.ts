@@ -6,38 +6,21 @@ import { type Core, createCore } from '@keyhaven/core/core.ts';
 import { silentLogger } from '@keyhaven/core/lib/log.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { dynamoDbClient } from '@keyhaven/core/runtime-base.ts';
-import { authMethodKind } from '@keyhaven/core/scheduler/acl/auth-methods/store.ts';
-import { bindingRuleKind } from '@keyhaven/core/scheduler/acl/binding-rules/store.ts';
-import { policyKind as schedulerPolicyKind } from '@keyhaven/core/scheduler/acl/policies/store.ts';
-import { roleKind } from '@keyhaven/core/scheduler/acl/roles/store.ts';
-import { bootstrapMarkerKind, tokenKind as schedulerTokenKind } from '@keyhaven/core/scheduler/acl/tokens/store.ts';
-import {
-  AUTH_METHOD_PK,
-  BINDING_RULE_PK,
-  BOOTSTRAP_SK,
-  META_PK,
-  POLICY_PK,
-  ROLE_PK,
-  TOKEN_PK,
-} from '@keyhaven/core/scheduler/keys.ts';
-import { auditDeviceKind, auditDevicePk } from '@keyhaven/core/secrets/audit/audit-devices.ts';
-import { authenticatedValueKind } from '@keyhaven/core/secrets/mounts/mount-storage.ts';
+import { itemKindOf, itemKindRows } from '@keyhaven/core/item-kinds.ts';
 import { mountKind } from '@keyhaven/core/secrets/mounts/mount-table.ts';
-import { policyKind } from '@keyhaven/core/secrets/policies/policy-store.ts';
-import { initMarkerKind, initMarkerPk, initMarkerSk } from '@keyhaven/core/secrets/sys/init.ts';
-import { tokenKind } from '@keyhaven/core/secrets/tokens/token-store.ts';
+import { initMarkerPk, initMarkerSk } from '@keyhaven/core/secrets/sys/init.ts';
 import { type ItemKind, macAttribute } from '@keyhaven/core/storage/item-mac.ts';
 import { fileKeySource } from '@keyhaven/core/storage/keyring.ts';
-import { keyringKind, keyringPk, keyringSk } from '@keyhaven/core/storage/keyring-item.ts';
+import { keyringKind } from '@keyhaven/core/storage/keyring-item.ts';
 import { ConditionFailed, type Item, type Store } from '@keyhaven/core/storage/store.ts';
 import { localClientConfig, startDynamoDbLocal } from '@keyhaven/local';
 
 const usage = `usage: node --import tsx functions/deploy/sign-items.ts [--dry-run] <table>
        node --import tsx functions/deploy/sign-items.ts [--dry-run] --data-dir <npm start's data directory, e.g. .keyhaven>
 
-Signs the security items (tokens, policies, mounts, JWT config and roles, token roles, audit devices, the keyring's
-item and the init marker, the scheduler's ACL tokens, policies, roles, auth methods, binding rules and bootstrap
-marker) that were written before item MACs and so carry none: the service
+Signs the security items (every kind the item-kind table of docs/security.md marks MAC: tokens, policies, mounts,
+login configuration and roles, token roles, audit devices, password policies, the keyring's item, the init and
+bootstrap markers, the scheduler's ACL and cluster items) that were written before item MACs and so carry none: the service
 refuses them as forged until they are signed. By running it you vouch for what the table holds now: whatever a
 MAC-less item says (a token's policies, a role's grants) is trusted from then on, so run it only on a table nobody
 but the service could have written. An item whose MAC is wrong (forged or corrupted) is never signed: it is left as
@@ -51,46 +34,20 @@ the directory's own access key, the keyring is <dir>/keyring.key, the table KEYH
 --dry-run: writes nothing; prints what would be signed.
 `;
 
-/** The kinds of authenticated items, as their stores define them. */
-const kinds = {
-  token: tokenKind,
-  policy: policyKind,
-  mount: mountKind,
-  mountValue: authenticatedValueKind,
-  schedulerToken: schedulerTokenKind,
-  schedulerPolicy: schedulerPolicyKind,
-  schedulerRole: roleKind,
-  schedulerAuthMethod: authMethodKind,
-  schedulerBindingRule: bindingRuleKind,
-  auditDevice: auditDeviceKind,
-  keyring: keyringKind,
-  initMarker: initMarkerKind,
-  bootstrapMarker: bootstrapMarkerKind,
-} as const;
+/** The builtin mounts' storage partitions, which no mount item names (`mount#token` holds the token roles). */
+const builtinMountTypes: ReadonlyArray<[string, string]> = [
+  ['system', 'system'],
+  ['identity', 'identity'],
+  ['token', 'token'],
+];
 
-/** The token store's partition (`mount#token`: the builtin `auth/token/` mount), where token roles are. */
-const tokenStorePartition = 'mount#token';
-/** Mount types whose config and roles are written with `putAuthenticated` (secrets/auth/jwt). */
-const jwtTypes = new Set(['jwt', 'oidc']);
-
-/** The kind of an item at this key, or undefined if its kind carries no MAC. `jwtPartitions`: the JWT/OIDC mounts' partitions. */
-function kindOf(item: Item, jwtPartitions: ReadonlySet<string>): ItemKind | undefined {
-  const { pk, sk } = item;
-  if (pk.startsWith('token#') && sk === 'token') return kinds.token;
-  if (pk === 'policies' && sk.startsWith('acl/')) return kinds.policy;
-  if (pk === 'mounts') return kinds.mount;
-  if (pk === tokenStorePartition && sk.startsWith('role/')) return kinds.mountValue;
-  if (jwtPartitions.has(pk) && (sk === 'config' || sk.startsWith('role/'))) return kinds.mountValue;
-  if (pk === TOKEN_PK) return kinds.schedulerToken;
-  if (pk === POLICY_PK) return kinds.schedulerPolicy;
-  if (pk === ROLE_PK) return kinds.schedulerRole;
-  if (pk === AUTH_METHOD_PK) return kinds.schedulerAuthMethod;
-  if (pk === BINDING_RULE_PK) return kinds.schedulerBindingRule;
-  if (pk === auditDevicePk && sk.startsWith('audit/')) return kinds.auditDevice;
-  if (pk === keyringPk && sk === keyringSk) return kinds.keyring;
-  if (pk === initMarkerPk && sk === initMarkerSk) return kinds.initMarker;
-  if (pk === META_PK && sk === BOOTSTRAP_SK) return kinds.bootstrapMarker;
-  return undefined;
+/**
+ * The MAC kind of an item at this key (`packages/core/src/item-kinds.ts`), or undefined if its kind carries none or is
+ * short-lived state. `mountTypes`: the type of each mount's storage partition, by uuid.
+ */
+function kindOf(item: Item, mountTypes: ReadonlyMap<string, string>): ItemKind | undefined {
+  const row = itemKindOf(item.pk, item.sk, (uuid) => mountTypes.get(uuid));
+  return row?.shortLived ? undefined : row?.mac;
 }
 
 export interface KindCounts {
@@ -122,24 +79,26 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
   const dryRun = options.dryRun ?? false;
   const items = await store.scan();
   const macOk = (kind: ItemKind, item: Item) => item[macAttribute] === store.macOf(kind, item);
-  const jwtPartitions = new Set<string>();
+  const mountTypes = new Map(builtinMountTypes);
   for (const item of items) {
     if (item.pk !== 'mounts') continue;
-    if (item[macAttribute] !== undefined && !macOk(kinds.mount, item)) continue;
+    if (item[macAttribute] !== undefined && !macOk(mountKind, item)) continue;
     const entry = item.entry as { type?: unknown; uuid?: unknown } | undefined;
-    if (typeof entry?.type === 'string' && jwtTypes.has(entry.type) && typeof entry.uuid === 'string')
-      jwtPartitions.add(`mount#${entry.uuid}`);
+    if (typeof entry?.type === 'string' && typeof entry.uuid === 'string') mountTypes.set(entry.uuid, entry.type);
   }
   const report: SignReport = {
     dryRun,
     kinds: Object.fromEntries(
-      Object.values(kinds).map((kind) => [kind.name, { signed: 0, alreadySigned: 0, refused: 0, changed: 0 }]),
+      [...new Set(itemKindRows.flatMap((row) => (row.mac ? [row.mac.name] : [])))].map((name) => [
+        name,
+        { signed: 0, alreadySigned: 0, refused: 0, changed: 0 },
+      ]),
     ),
     refused: [],
     changed: [],
   };
   for (const item of items) {
-    const kind = kindOf(item, jwtPartitions);
+    const kind = kindOf(item, mountTypes);
     if (!kind) continue;
     const counts = report.kinds[kind.name] as KindCounts;
     if (item[macAttribute] !== undefined) {
@@ -150,7 +109,7 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
       }
       continue;
     }
-    const stamp = kind === kinds.keyring ? initialisationStamp(items, item) : {};
+    const stamp = kind === keyringKind ? initialisationStamp(items, item) : {};
     if (!dryRun && !(await signOne(store, kind, item, stamp))) {
       counts.changed++;
       report.changed.push({ kind: kind.name, pk: item.pk, sk: item.sk });

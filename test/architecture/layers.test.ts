@@ -14,7 +14,7 @@ import { importsOf } from './imports.ts';
  *  7 functions           functions/**                                 Lambda handlers
  *  6 adapters            packages/core/src/http/**, packages/local/**  both services' adapters (API Gateway and the
  *                        streaming Lambda, node:http, in process), the secrets front; the local server and poller
- *    entry points        packages/core/src/{index,runtime,runtime-base,jobs,rotation-job,engine-requests,table-changes}.ts
+ *    entry points        packages/core/src/{index,runtime,runtime-base,jobs,rotation-job,engine-requests,table-changes,item-kinds}.ts
  *                        (what a Lambda or the local process calls: they build a Core from the environment or run a
  *                        job over the whole process, reaching engines and the scheduler, so they sit with the adapters)
  *    assembly            core.ts: the composition root of the secrets service — it builds the domain services over the
@@ -54,9 +54,16 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   {
     rank: 6,
     name: 'entry points',
-    prefixes: ['index', 'runtime', 'runtime-base', 'jobs', 'rotation-job', 'engine-requests', 'table-changes'].map(
-      (file) => `${src}${file}.ts`,
-    ),
+    prefixes: [
+      'index',
+      'runtime',
+      'runtime-base',
+      'jobs',
+      'rotation-job',
+      'engine-requests',
+      'table-changes',
+      'item-kinds',
+    ].map((file) => `${src}${file}.ts`),
   },
   { rank: 6, name: 'assembly', prefixes: [`${src}core.ts`] },
   { rank: 6, name: 'scheduler app', prefixes: [`${sched}scheduler-app.ts`] },

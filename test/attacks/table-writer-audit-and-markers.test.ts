@@ -133,6 +133,44 @@ describe('table writer against the audit devices', () => {
   });
 });
 
+describe('table writer against password policies', () => {
+  let h: SecretsHarness;
+  const recorded = recordingLogger();
+
+  beforeAll(async () => {
+    h = await startSecrets({ log: recorded.log });
+  });
+  afterAll(async () => h.close());
+
+  it('a policy weakened to one character from one letter: refused (404, logged by key), never generated from', async () => {
+    const strong = 'length = 24\nrule "charset" {\n  charset = "abcdefghijklmnopqrstuvwxyz0123456789"\n}';
+    expect(
+      (await h.call('POST', '/v1/sys/policies/password/db', { token: h.rootToken, body: { policy: strong } })).status,
+    ).toBe(204);
+    const { Item } = await h.client.send(
+      new GetItemCommand({ TableName: h.tableName, Key: marshall({ pk: 'password-policies', sk: 'db' }) }),
+    );
+    const genuine = unmarshall(Item ?? {});
+    expect(genuine.mac).toMatch(/^v1:/);
+    await putRawItem(h, { ...genuine, value: { policy: 'length = 4\nrule "charset" {\n  charset = "a"\n}' } });
+    const generated = await h.call('GET', '/v1/sys/policies/password/db/generate', { token: h.rootToken });
+    expect(generated.status).toBe(404);
+    expect(JSON.stringify(generated.body)).not.toContain('aaaa');
+    expect((await h.call('GET', '/v1/sys/policies/password/db', { token: h.rootToken })).status).toBe(404);
+    expect(recorded.errors.some((line) => line.fields.kind === 'password-policy' && line.fields.sk === 'db')).toBe(
+      true,
+    );
+    // Put back, it generates again.
+    await putRawItem(h, genuine);
+    const again = await h.call('GET', '/v1/sys/policies/password/db/generate', { token: h.rootToken });
+    expect(again.status).toBe(200);
+    expect(again.body.data.password).toHaveLength(24);
+  });
+});
+
+const putRawItem = (h: SecretsHarness, item: Record<string, unknown>) =>
+  h.client.send(new PutItemCommand({ TableName: h.tableName, Item: marshall(item) }));
+
 describe('table writer against the init marker (secrets service)', () => {
   let h: SecretsHarness;
   const recorded = recordingLogger();

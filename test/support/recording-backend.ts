@@ -29,7 +29,7 @@ export interface UpstreamRecord {
   renewals: number;
 }
 
-const upstreamPk = 'recording-upstream';
+export const upstreamPk = 'recording-upstream';
 
 /**
  * The "upstream" the recording engine reports to: a partition of the test's table, outside every mount (so it

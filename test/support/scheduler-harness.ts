@@ -13,6 +13,7 @@ import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
+import { guardItemKinds } from './item-kind-guard.ts';
 
 export interface SchedulerCallOptions {
   token?: string;
@@ -112,6 +113,7 @@ async function schedulerOn(
       clock,
       log: log ?? silentLogger,
     }));
+  if (!share) guardItemKinds(core.store);
   const schedulerOptions = { heartbeatMs: 200, eventPollMs: 50, indexPollMs: 50, ...serviceOptions };
   const scheduler = schedulerFor(core, schedulerOptions);
   const app = createSchedulerApp({ core: async () => core, clientIp: () => '127.0.0.1', ...schedulerOptions });

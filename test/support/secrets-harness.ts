@@ -16,6 +16,7 @@ import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
 import type { Store } from '../../packages/core/src/storage/store.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
+import { guardItemKinds } from './item-kind-guard.ts';
 
 export interface CallOptions {
   token?: string;
@@ -93,6 +94,7 @@ async function secretsOn(storage: CoreStorage, options: HarnessOptions, release:
     clock,
     log: options.log ?? silentLogger,
   });
+  guardItemKinds(core.store);
   const rootToken = await initialize(core);
   await core.mounts.enable('secret', 'secret', { type: 'kv' });
   // Every test's traffic goes through a hashed file audit device; `close` checks no secret it saw is in the file.

@@ -16,7 +16,7 @@ export interface SystemServices {
   log: Logger;
   leases: Pick<LeaseManager, 'revoke' | 'revokePrefix' | 'internalsUnder'>;
   /** The table, for the one thing outside its mount a handler may read: the named password policies. */
-  store: Pick<Store, 'get'>;
+  store: Pick<Store, 'get' | 'getVerified'>;
   /** The audit log, where there is one (a lease hook's view has none: its engine's events go to the server log only). */
   audit?: { log: Pick<AuditLog, 'serviceEvent'> };
 }

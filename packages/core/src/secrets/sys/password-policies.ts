@@ -4,6 +4,7 @@ import { generatePassword, PasswordPolicyError, parsePasswordPolicy } from '../.
 import { type PathSpec, path } from '../framework/backend.ts';
 import {
   loadPasswordPolicy,
+  passwordPolicyKind,
   passwordPolicyPartition as partition,
   type StoredPasswordPolicy as StoredPolicy,
 } from '../policies/password-policy-store.ts';
@@ -35,7 +36,14 @@ export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): P
     fields: z.object({}),
     summaries: { list: 'Lists the names of the password policies.' },
     operations: {
-      list: async () => ({ data: { keys: (await services.store.list(partition)).map((item) => item.sk).sort() } }),
+      list: async () => ({
+        data: {
+          keys: (await services.store.list(partition))
+            .filter((item) => services.store.verified(passwordPolicyKind, item))
+            .map((item) => item.sk)
+            .sort(),
+        },
+      }),
     },
   }),
   path({
@@ -66,7 +74,7 @@ export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): P
     },
     operations: {
       read: async ({ data }) => {
-        const item = await services.store.get(partition, data.name);
+        const item = await services.store.getVerified(passwordPolicyKind, partition, data.name);
         return item ? { data: { policy: (item.value as StoredPolicy).policy } } : undefined;
       },
       update: async ({ data }) => {
@@ -80,7 +88,13 @@ export const passwordPolicyPaths = (services: Pick<BuiltinServices, 'store'>): P
           if (error instanceof PasswordPolicyError) throw badRequest(`invalid "policy": ${error.message}`);
           throw error;
         }
-        await services.store.put({ pk: partition, sk: data.name, value: { policy } satisfies StoredPolicy });
+        await services.store.put(
+          services.store.signed(passwordPolicyKind, {
+            pk: partition,
+            sk: data.name,
+            value: { policy } satisfies StoredPolicy,
+          }),
+        );
         return undefined;
       },
       delete: async ({ data }) => {

@@ -74,10 +74,10 @@ export const dynamicRolePaths: PathSpec[] = [
       update: 'Update a dynamic role; fields not sent keep their value.',
       delete: 'Delete a dynamic role; accounts already issued are deleted when their leases end.',
     },
-    exists: async ({ storage, data }) => (await storage.get(roleKey(data.name))) !== undefined,
+    exists: async ({ storage, data }) => (await storage.getItem(roleKey(data.name))) !== undefined,
     operations: {
       read: async ({ storage, data }) => {
-        const role = await storage.get<DynamicRole>(roleKey(data.name));
+        const role = await storage.getAuthenticated<DynamicRole>(roleKey(data.name));
         return role && { data: { ...role } };
       },
       create: write,
@@ -132,7 +132,7 @@ async function write(request: Request<Fields>) {
   const nameError = checkHierarchicalName('name', data.name);
   if (nameError) throw badRequest(nameError);
   const key = roleKey(data.name);
-  const existing = operation === 'update' ? await storage.get<DynamicRole>(key) : undefined;
+  const existing = operation === 'update' ? await storage.getAuthenticated<DynamicRole>(key) : undefined;
   const role: DynamicRole = existing ?? {
     creation_ldif: '',
     deletion_ldif: '',
@@ -185,7 +185,8 @@ async function write(request: Request<Fields>) {
       throw error;
     }
   }
-  await storage.put(key, { ...role });
+  // Authenticated: a role's LDIF is what the engine writes into the directory with its bind credentials.
+  await storage.putAuthenticated(key, { ...role });
   return undefined;
 }
 
@@ -214,7 +215,7 @@ async function issueCredentials(request: Request<{ name: string }>) {
   const { storage, system, mount, caller, data } = request;
   const context = engineContext(request);
   const name = data.name.replace(/\/+$/, '');
-  const role = await storage.get<DynamicRole>(roleKey(name));
+  const role = await storage.getAuthenticated<DynamicRole>(roleKey(name));
   if (!role) throw notFound(`no dynamic role named "${name}"`);
   const config = await requireDirectoryConfig(context);
   const { defaultTtl, maxTtl: mountMax } = mountTtls(mount);

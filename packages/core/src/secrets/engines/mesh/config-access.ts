@@ -76,7 +76,7 @@ export const configPaths: PathSpec[] = [
       update:
         'Configure the access to the mesh server: its address, TLS and the management token the engine acts with.',
     },
-    exists: async ({ storage }) => (await storage.get(configKey)) !== undefined,
+    exists: async ({ storage }) => (await storage.getItem(configKey)) !== undefined,
     operations: {
       read: async ({ storage, mount }) => {
         const access = await requireAccess(storage, mount);
@@ -125,7 +125,8 @@ async function writeAccess({
     sealed: storage.seal(configKey, JSON.stringify({ token: access.token, clientKey: access.clientKey })),
     ...(version ? { serverVersion: version } : {}),
   };
-  await storage.put(configKey, stored as unknown as Record<string, unknown>);
+  // Authenticated (`putAuthenticated`): the address is where the sealed token goes, so a table writer must not move it.
+  await storage.putAuthenticated(configKey, stored as unknown as Record<string, unknown>);
   knownVersions.delete(mount.uuid);
   return undefined;
 }
@@ -142,7 +143,7 @@ export async function requireAccess(storage: MountStorage, mount: MountEntry): P
 }
 
 export async function readAccess(storage: MountStorage): Promise<MeshAccess | undefined> {
-  const stored = await storage.get<StoredAccess>(configKey);
+  const stored = await storage.getAuthenticated<StoredAccess>(configKey);
   if (!stored) return undefined;
   const secrets = JSON.parse(storage.open(configKey, stored.sealed)) as { token: string; clientKey: string };
   return {
@@ -173,16 +174,16 @@ export async function serverVersion(
   try {
     text = await new ConsulClient(access).agentVersion();
   } catch (error) {
-    const stored = await storage.get<StoredAccess>(configKey);
+    const stored = await storage.getAuthenticated<StoredAccess>(configKey);
     if (error instanceof MeshUnreachable && stored?.serverVersion && stored.address === access.address)
       return ServerVersion.parse(stored.serverVersion);
     throw upstreamFailure(error, "could not read the mesh server's version from /v1/agent/self");
   }
   const version = ServerVersion.parse(text);
   knownVersions.set(mount.uuid, { address: access.address, version, readAt: now });
-  const stored = await storage.get<StoredAccess>(configKey);
+  const stored = await storage.getAuthenticated<StoredAccess>(configKey);
   if (stored && stored.address === access.address && stored.serverVersion !== text) {
-    await storage.put(configKey, { ...stored, serverVersion: text } as unknown as Record<string, unknown>);
+    await storage.putAuthenticated(configKey, { ...stored, serverVersion: text } as unknown as Record<string, unknown>);
   }
   return version;
 }

@@ -55,7 +55,8 @@ const globalManagement = 'global-management';
 export const roleKey = (name: string) => `role/${name}`;
 
 export async function readRole(storage: MountStorage, name: string): Promise<MeshRole | undefined> {
-  return storage.get<MeshRole>(roleKey(name));
+  // Authenticated: a role's policies are what the mesh tokens it issues may do.
+  return storage.getAuthenticated<MeshRole>(roleKey(name));
 }
 
 const roleName = typeString.pipe(
@@ -289,7 +290,7 @@ async function writeRole(request: Request<RoleFields>) {
   if (isLegacy(role))
     warnings.push('legacy tokens ("policy", "token_type") are deprecated and gone from mesh server version 1.11 on');
 
-  await storage.put(roleKey(data.name), role as unknown as Record<string, unknown>);
+  await storage.putAuthenticated(roleKey(data.name), role as unknown as Record<string, unknown>);
   return warnings.length > 0 ? { warnings } : undefined;
 }
 

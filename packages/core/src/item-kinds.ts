@@ -1,0 +1,445 @@
+/**
+ * Every kind of item the services write to the one table, with its protection against a table writer (storage is
+ * untrusted: docs/security.md, "Every item kind and its protection"). The table there lists exactly these rows, and
+ * `test/storage/item-kinds.test.ts` fails on a write whose key no row matches (so a new kind of item cannot be added
+ * without deciding its protection) and on a `MAC` row's item written without its MAC. `functions/deploy/sign-items.ts`
+ * signs the `MAC` rows' items written before their MAC existed.
+ *
+ * Protections:
+ * - `MAC`: the item carries an HMAC over its kind, key and attributes (`storage/item-mac.ts`); a forged, edited or
+ *   moved one is refused.
+ * - `sealed`: what matters in it is AES-GCM sealed bound to its key (`Keyring.seal`), so it neither opens elsewhere
+ *   nor can be written without the keyring.
+ * - `link`: points at a `MAC` item, which must name the link back; a forged link finds nothing, a deleted one is a
+ *   deletion (left open in security.md).
+ * - `not security state`: nothing in it decides who gets what.
+ * - `unprotected`: it is security state and is not yet MACed; `why` says what a forgery reaches and why it is left.
+ */
+import { authMethodKind } from './scheduler/acl/auth-methods/store.ts';
+import { bindingRuleKind } from './scheduler/acl/binding-rules/store.ts';
+import { oidcStateKind } from './scheduler/acl/oidc.ts';
+import { policyKind as schedulerPolicyKind } from './scheduler/acl/policies/store.ts';
+import { roleKind } from './scheduler/acl/roles/store.ts';
+import { bootstrapMarkerKind, tokenKind as schedulerTokenKind } from './scheduler/acl/tokens/store.ts';
+import { namespaceKind } from './scheduler/cluster/namespaces/store.ts';
+import { nodePoolKind } from './scheduler/cluster/node-pools/store.ts';
+import { beatKind, nodeKind } from './scheduler/cluster/nodes/store.ts';
+import { auditDeviceKind } from './secrets/audit/audit-devices.ts';
+import { authenticatedValueKind } from './secrets/mounts/mount-storage.ts';
+import { mountKind } from './secrets/mounts/mount-table.ts';
+import { passwordPolicyKind } from './secrets/policies/password-policy-store.ts';
+import { policyKind } from './secrets/policies/policy-store.ts';
+import { initMarkerKind } from './secrets/sys/init.ts';
+import { tokenKind } from './secrets/tokens/token-store.ts';
+import type { ItemKind } from './storage/item-mac.ts';
+import { keyringKind } from './storage/keyring-item.ts';
+
+export type Protection = 'MAC' | 'sealed' | 'link' | 'not security state' | 'unprotected';
+
+export interface ItemKindRow {
+  /** The row's name in docs/security.md. */
+  name: string;
+  /** Where its items are, as the docs write it. */
+  where: string;
+  pk: RegExp;
+  sk: RegExp;
+  /** For a mount's own storage (`mount#<uuid>`): the mount types whose backends write it. */
+  mountTypes?: readonly string[];
+  protection: Protection;
+  /** The MAC's kind, for `MAC` rows. */
+  mac?: ItemKind;
+  /** State that expires within minutes: `sign-items` leaves a MAC-less one alone (it is started again). */
+  shortLived?: true;
+  why: string;
+}
+
+const shard = '#\\d{2}';
+const anyMount = /^mount#[^#]+$/;
+const row = (fields: ItemKindRow): ItemKindRow => fields;
+
+export const itemKindRows: readonly ItemKindRow[] = [
+  // The secrets service's system partitions.
+  row({
+    name: 'keyring',
+    where: '`sys` / `keyring`',
+    pk: /^sys$/,
+    sk: /^keyring$/,
+    protection: 'MAC',
+    mac: keyringKind,
+    why: 'the wrapped data key (an AEAD under KMS or the key file) and the initialisation stamp a deleted `sys/init` is caught by',
+  }),
+  row({
+    name: 'init marker',
+    where: '`sys` / `init`',
+    pk: /^sys$/,
+    sk: /^init$/,
+    protection: 'MAC',
+    mac: initMarkerKind,
+    why: 'its absence would offer initialisation again (never believed alone: the keyring is stamped too)',
+  }),
+  row({
+    name: 'audit device',
+    where: '`sys` / `audit/<path>`',
+    pk: /^sys$/,
+    sk: /^audit\//,
+    protection: 'MAC',
+    mac: auditDeviceKind,
+    why: 'where the audit trail goes and whether it carries raw tokens',
+  }),
+  row({
+    name: 'mount',
+    where: '`mounts` / `<path>`',
+    pk: /^mounts$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: mountKind,
+    why: "which backend serves a path, with what options and tuning (a login's TTLs, listing visibility)",
+  }),
+  row({
+    name: 'ACL policy',
+    where: '`policies` / `acl/<name>`',
+    pk: /^policies$/,
+    sk: /^acl\//,
+    protection: 'MAC',
+    mac: policyKind,
+    why: 'what a token may do',
+  }),
+  row({
+    name: 'password policy',
+    where: '`password-policies` / `<name>`',
+    pk: /^password-policies$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: passwordPolicyKind,
+    why: 'how guessable every password an engine generates is',
+  }),
+  row({
+    name: 'token',
+    where: '`token#<keyed hash>` / `token`',
+    pk: /^token#/,
+    sk: /^token$/,
+    protection: 'MAC',
+    mac: tokenKind,
+    why: 'policies, TTL, type and parent of a token; use count, renewal time, the revoking flag and its queue place stay outside the MAC as bookkeeping',
+  }),
+  row({
+    name: "token's children and leases",
+    where: '`token#<keyed hash>` / `child#…`, `lease#…`',
+    pk: /^token#/,
+    sk: /^(child|lease)#/,
+    protection: 'link',
+    why: 'what revoking the token revokes with it; a forged entry revokes a token or lease too many (denial of service)',
+  }),
+  row({
+    name: 'accessor',
+    where: '`accessor#<accessor>` / `accessor`',
+    pk: /^accessor#/,
+    sk: /^accessor$/,
+    protection: 'link',
+    why: 'finds a token by accessor; the token must name the accessor back',
+  }),
+  row({
+    name: 'issued-token index',
+    where: '`issued#<mount>#<shard>` / `<path>…`',
+    pk: new RegExp(`^issued#[^#]+${shard}$`),
+    sk: /./,
+    protection: 'link',
+    why: 'the tokens a login mount issued, revoked when it is disabled; each token is read and verified',
+  }),
+  row({
+    name: 'lease',
+    where: '`leases#<shard>` / `<lease id>`',
+    pk: new RegExp(`^leases(${shard})?$`),
+    sk: /./,
+    protection: 'not security state',
+    why: 'when a secret is revoked: an edit delays or hastens a revocation (left open in security.md); the credentials it revokes are sealed',
+  }),
+  row({
+    name: 'revoked lease',
+    where: '`revoked-leases#<shard>` / `<lease id>`',
+    pk: new RegExp(`^revoked-leases(${shard})?$`),
+    sk: /./,
+    protection: 'not security state',
+    why: "a tombstone that keeps the table's stream from putting a revoked lease back",
+  }),
+  row({
+    name: 'in-service marker',
+    where: '`in-service#<mount>#<shard>` / `marker`',
+    pk: new RegExp(`^in-service#[^#]+${shard}$`),
+    sk: /^marker$/,
+    protection: 'not security state',
+    why: 'a condition item transactions check while a mount is disabled',
+  }),
+  // A mount's own storage, by the type of the mount.
+  row({
+    name: 'login configuration and roles (JWT/OIDC)',
+    where: '`mount#<uuid>` / `config`, `role/<name>`',
+    pk: anyMount,
+    sk: /^(config|role\/.*)$/,
+    mountTypes: ['jwt', 'oidc'],
+    protection: 'MAC',
+    mac: authenticatedValueKind,
+    why: "whose JWTs log in and which policies a login's token gets",
+  }),
+  row({
+    name: 'OIDC sign-in in progress (secrets)',
+    where: '`mount#<uuid>` / `oidc-state/<state>`',
+    pk: anyMount,
+    sk: /^oidc-state\//,
+    mountTypes: ['jwt', 'oidc'],
+    protection: 'MAC',
+    mac: authenticatedValueKind,
+    shortLived: true,
+    why: 'the role, redirect, nonces and expiry a callback trusts',
+  }),
+  row({
+    name: 'login identity (JWT/OIDC)',
+    where: '`mount#<uuid>` / `identity/…`',
+    pk: anyMount,
+    sk: /^identity\//,
+    mountTypes: ['jwt', 'oidc'],
+    protection: 'not security state',
+    why: "the entity and alias ids a login's token carries as metadata; no policy comes from them",
+  }),
+  row({
+    name: 'token role',
+    where: '`mount#token` / `role/<name>`',
+    pk: /^mount#token$/,
+    sk: /^role\//,
+    protection: 'MAC',
+    mac: authenticatedValueKind,
+    why: 'which policies and TTLs `auth/token/create/:role` may grant',
+  }),
+  row({
+    name: 'plugin identity key',
+    where: '`mount#<uuid>` / `identity-token-key`',
+    pk: anyMount,
+    sk: /^identity-token-key$/,
+    protection: 'sealed',
+    why: 'the key that signs plugin identity tokens: the whole JWK is sealed bound to its key, so it can be neither read nor replaced',
+  }),
+  row({
+    name: 'write-ahead record',
+    where: '`mount#<uuid>` / `wal/…`',
+    pk: anyMount,
+    sk: /^wal\//,
+    protection: 'not security state',
+    why: 'work to roll back after a crash (upstream objects to delete, a password to settle); a forged one makes the engine delete or settle what it names, only in its own upstream',
+  }),
+  row({
+    name: 'kv v2 data and metadata',
+    where: '`mount#<uuid>` / `kv2/…`',
+    pk: anyMount,
+    sk: /^kv2\//,
+    mountTypes: ['kv'],
+    protection: 'sealed',
+    why: 'secret values are sealed bound to their key; versions, deletion times and `cas_required` are data about them, not grants',
+  }),
+  row({
+    name: 'kv v1 data',
+    where: '`mount#<uuid>` / `<path>`',
+    pk: anyMount,
+    sk: /./,
+    mountTypes: ['kv'],
+    protection: 'sealed',
+    why: 'secret values, sealed bound to their key',
+  }),
+  row({
+    name: 'mesh access and roles',
+    where: '`mount#<uuid>` / `config/access`, `role/<name>`',
+    pk: anyMount,
+    sk: /^(config\/access|role\/.*)$/,
+    mountTypes: ['mesh'],
+    protection: 'MAC',
+    mac: authenticatedValueKind,
+    why: "where the sealed management token goes, and which mesh policies a role's tokens get",
+  }),
+  row({
+    name: 'directory dynamic roles',
+    where: '`mount#<uuid>` / `role/<name>`',
+    pk: anyMount,
+    sk: /^role\//,
+    mountTypes: ['ldap'],
+    protection: 'MAC',
+    mac: authenticatedValueKind,
+    why: 'the LDIF the engine writes into the directory with its own bind credentials',
+  }),
+  row({
+    name: 'directory configuration, static roles, library sets and accounts',
+    where: '`mount#<uuid>` / `config`, `static-role/…`, `library/…`, `library-account/…`, `managed/…`',
+    pk: anyMount,
+    sk: /^(config|static-role\/.*|library\/.*|library-account\/.*|managed\/.*)$/,
+    mountTypes: ['ldap'],
+    protection: 'unprotected',
+    why: 'passwords in them are sealed; the rest (the directory URL, DNs, check-out state) is changed by partial updates and transactions that a MAC over the whole item would have to follow at every step: a forged `url` sends the bind password elsewhere. Left open in security.md',
+  }),
+  row({
+    name: 'cloud configuration, role sets and accounts',
+    where: '`mount#<uuid>` / `config`, `roleset/…`, `static-account/…`, `impersonated-account/…`, `key/…`',
+    pk: anyMount,
+    sk: /^(config|roleset\/.*|static-account\/.*|impersonated-account\/.*|key\/.*)$/,
+    mountTypes: ['cloud'],
+    protection: 'unprotected',
+    why: 'the root credentials and tokens in them are sealed; bindings (the roles a role set grants) are written in transactions and partial updates: a forged binding grants more in the project. Left open in security.md',
+  }),
+  // The scheduler's partitions.
+  row({
+    name: 'scheduler ACL token',
+    where: '`sched#token` / `<accessor ID>`',
+    pk: /^sched#token$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: schedulerTokenKind,
+    why: "a token's type, policies, roles and expiry",
+  }),
+  row({
+    name: "scheduler token's secret",
+    where: '`sched#secret` / `<keyed hash>`',
+    pk: /^sched#secret$/,
+    sk: /./,
+    protection: 'link',
+    why: 'finds a token by its secret; the token must carry the hash back',
+  }),
+  row({
+    name: 'scheduler ACL policy',
+    where: '`sched#policy` / `<name>`',
+    pk: /^sched#policy$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: schedulerPolicyKind,
+    why: 'what a token may do',
+  }),
+  row({
+    name: 'scheduler ACL role',
+    where: '`sched#role` / `<ID>`',
+    pk: /^sched#role$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: roleKind,
+    why: 'the policies a role brings',
+  }),
+  row({
+    name: "scheduler role's name",
+    where: '`sched#role-name` / `<name>`',
+    pk: /^sched#role-name$/,
+    sk: /./,
+    protection: 'link',
+    why: 'finds a role by name; the role must carry the name back',
+  }),
+  row({
+    name: 'scheduler auth method',
+    where: '`sched#auth-method` / `<name>`',
+    pk: /^sched#auth-method$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: authMethodKind,
+    why: 'whose JWTs log in (its OIDC client secret sealed)',
+  }),
+  row({
+    name: 'scheduler binding rule',
+    where: '`sched#binding-rule` / `<ID>`',
+    pk: /^sched#binding-rule$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: bindingRuleKind,
+    why: 'which claims get which role, policy or management',
+  }),
+  row({
+    name: 'scheduler OIDC sign-in in progress',
+    where: '`sched#oidc-state` / `<state>`',
+    pk: /^sched#oidc-state$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: oidcStateKind,
+    shortLived: true,
+    why: 'the method, redirect, nonces and expiry a completion trusts',
+  }),
+  row({
+    name: 'scheduler bootstrap marker',
+    where: '`sched#meta` / `bootstrap`',
+    pk: /^sched#meta$/,
+    sk: /^bootstrap$/,
+    protection: 'MAC',
+    mac: bootstrapMarkerKind,
+    why: 'its absence would offer a bootstrap again (never believed beside any ACL item)',
+  }),
+  row({
+    name: 'scheduler indexes and counts',
+    where: '`sched#meta` / `index`, `table#<table>`, `nodes#count`',
+    pk: /^sched#meta$/,
+    sk: /^(index|table#.+|nodes#count)$/,
+    protection: 'not security state',
+    why: 'Raft-like indexes for blocking queries and ordering, and the node count the heartbeat TTL reads',
+  }),
+  row({
+    name: 'scheduler event',
+    where: '`sched#event` / `<index>`',
+    pk: /^sched#event$/,
+    sk: /^\d+$/,
+    protection: 'not security state',
+    why: "what a stream delivers; every delivery is checked against the subscriber's current ACL",
+  }),
+  row({
+    name: 'node pool',
+    where: '`sched#node-pool` / `<name>`',
+    pk: /^sched#node-pool$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: nodePoolKind,
+    why: 'where work may be placed',
+  }),
+  row({
+    name: 'namespace',
+    where: '`sched#namespace` / `<name>`',
+    pk: /^sched#namespace$/,
+    sk: /./,
+    protection: 'MAC',
+    mac: namespaceKind,
+    why: 'the unit ACL policies grant on',
+  }),
+  row({
+    name: 'cluster node',
+    where: '`sched#node#<shard>` / `<node ID>`',
+    pk: new RegExp(`^sched#node(${shard})?$`),
+    sk: /./,
+    protection: 'MAC',
+    mac: nodeKind,
+    why: 'a registered node, its pool and attributes',
+  }),
+  row({
+    name: "cluster node's liveness",
+    where: '`sched#node-beat#<shard>` / `<node ID>`',
+    pk: new RegExp(`^sched#node-beat(${shard})?$`),
+    sk: /./,
+    protection: 'MAC',
+    mac: beatKind,
+    why: "a node's secret's keyed hash and status; the heartbeat deadline stays outside the MAC as bookkeeping",
+  }),
+  row({
+    name: 'job',
+    where: '`sched#job#<namespace>` / `<job ID>`',
+    pk: /^sched#job#/,
+    sk: /./,
+    protection: 'unprotected',
+    why: 'written by the cluster work still to come; today only read (a namespace or pool with a live job is in use), so a forged job can only keep one from being deleted',
+  }),
+];
+
+/**
+ * The row an item's key belongs to: the first that matches, a mount's storage only by rows of its type (or of any
+ * type). `mountType` gives the type of the mount a `mount#<uuid>` partition belongs to.
+ */
+export function itemKindOf(
+  pk: string,
+  sk: string,
+  mountType?: (uuid: string) => string | undefined,
+): ItemKindRow | undefined {
+  const uuid = anyMount.test(pk) ? pk.slice('mount#'.length) : undefined;
+  const type = uuid === undefined ? undefined : mountType?.(uuid);
+  return itemKindRows.find(
+    (candidate) =>
+      candidate.pk.test(pk) &&
+      candidate.sk.test(sk) &&
+      (candidate.mountTypes === undefined || (type !== undefined && candidate.mountTypes.includes(type))),
+  );
+}

@@ -265,6 +265,15 @@ export const itemKindRows: readonly ItemKindRow[] = [
     why: 'the LDIF the engine writes into the directory with its own bind credentials',
   }),
   row({
+    name: "directory account check's place",
+    where: '`mount#<uuid>` / `account-check`',
+    pk: anyMount,
+    sk: /^account-check$/,
+    mountTypes: ['ldap'],
+    protection: 'not security state',
+    why: 'where the periodic check of managed accounts stands and when it runs next',
+  }),
+  row({
     name: 'directory configuration, static roles, library sets and accounts',
     where: '`mount#<uuid>` / `config`, `static-role/…`, `library/…`, `library-account/…`, `managed/…`',
     pk: anyMount,
@@ -370,6 +379,14 @@ export const itemKindRows: readonly ItemKindRow[] = [
     sk: /^(index|table#.+|nodes#count)$/,
     protection: 'not security state',
     why: 'Raft-like indexes for blocking queries and ordering, and the node count the heartbeat TTL reads',
+  }),
+  row({
+    name: 'blocking query place',
+    where: '`sched#wait#<waiter>` / `slot#<n>`',
+    pk: /^sched#wait#/,
+    sk: /^slot#\d+$/,
+    protection: 'not security state',
+    why: 'one of the places a token holds while its blocking queries wait; a forged one takes a place (denial of service)',
   }),
   row({
     name: 'scheduler event',

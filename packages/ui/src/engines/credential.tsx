@@ -1,6 +1,6 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { secrets } from '../api.ts';
+import { api, type ApiPath, secrets } from '../api.ts';
 import { Details, ErrorBox, formatSeconds, SecretValue, useAction } from '../components.tsx';
 import { shownValue } from './form.tsx';
 
@@ -52,7 +52,7 @@ export function CredentialView({ credential, title }: { credential: IssuedCreden
             disabled={revoke.busy || revoked}
             onClick={() =>
               void revoke.run(async () => {
-                await secrets('PUT', 'sys/leases/revoke', { lease_id: credential.lease_id });
+                await secrets('PUT', api`sys/leases/revoke`, { lease_id: credential.lease_id });
                 setRevoked(true);
               })
             }
@@ -70,7 +70,7 @@ export function CredentialView({ credential, title }: { credential: IssuedCreden
 export function GenerateCredential(props: {
   label: string;
   method: 'GET' | 'POST';
-  path: string;
+  path: ApiPath;
   body?: unknown;
   onIssued?: () => void;
 }): JSX.Element {

@@ -1,3 +1,4 @@
+import { api, type ApiPath, segments } from '../api.ts';
 import type { ComponentChildren, JSX } from 'preact';
 import { Page } from '../components.tsx';
 import { Link, useLocation } from '../router.tsx';
@@ -18,12 +19,16 @@ export const engineHref = (engine: EngineDef, mount: string, ...rest: string[]):
     ...rest.filter((part) => part !== '').map((part) => part.split('/').map(encodeURIComponent).join('/')),
   ].join('/');
 
-/** An API path under the mount, each name segment encoded (names may hold slashes). */
-export const apiPath = (mount: string, ...parts: string[]): string =>
-  [
-    mount.replace(/\/+$/, ''),
-    ...parts.filter((part) => part !== '').map((part) => part.split('/').map(encodeURIComponent).join('/')),
-  ].join('/');
+/**
+ * An API path under the mount (`api`): the mount is one segment, as the console's engine routes give it (a value
+ * holding `/`, `#` or `?` cannot reach another path: issue 37 §3); each part after it may hold slashes (names of
+ * hierarchical roles), each of its segments encoded.
+ */
+export const apiPath = (mount: string, ...parts: string[]): ApiPath => {
+  const rest = parts.filter((part) => part !== '').join('/');
+  const mountSegment = mount.replace(/\/+$/, '');
+  return rest ? api`${mountSegment}/${segments(rest)}` : api`${mountSegment}`;
+};
 
 export function EngineFrame(props: {
   engine: EngineDef;

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, Field, Json, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
 import {
@@ -36,7 +36,7 @@ export interface AclAuthMethod {
 const base = '/ui/scheduler/auth-methods';
 
 export function AuthMethodsPage(): JSX.Element {
-  const methods = useLoad(() => scheduler<AclAuthMethod[]>('GET', 'acl/auth-methods'), []);
+  const methods = useLoad(() => scheduler<AclAuthMethod[]>('GET', api`acl/auth-methods`), []);
   return (
     <Page
       title="ACL auth methods"
@@ -189,8 +189,8 @@ function AuthMethodForm({ method, onSaved }: { method?: AclAuthMethod; onSaved: 
           Config: finalConfig,
         };
         const saved = method
-          ? await scheduler<AclAuthMethod>('POST', `acl/auth-method/${encodeURIComponent(target)}`, body)
-          : await scheduler<AclAuthMethod>('POST', 'acl/auth-method', body);
+          ? await scheduler<AclAuthMethod>('POST', api`acl/auth-method/${target}`, body)
+          : await scheduler<AclAuthMethod>('POST', api`acl/auth-method`, body);
         setClientSecret('');
         onSaved(saved.Name);
       }}
@@ -279,7 +279,7 @@ export function NewAuthMethodPage(): JSX.Element {
 }
 
 export function AuthMethodPage({ name }: { name: string }): JSX.Element {
-  const method = useLoad(() => scheduler<AclAuthMethod>('GET', `acl/auth-method/${encodeURIComponent(name)}`), [name]);
+  const method = useLoad(() => scheduler<AclAuthMethod>('GET', api`acl/auth-method/${name}`), [name]);
   const [saved, setSaved] = useState(false);
   return (
     <Page title={`ACL auth method ${name}`} actions={<Link href={base}>All auth methods</Link>}>
@@ -311,7 +311,7 @@ export function AuthMethodPage({ name }: { name: string }): JSX.Element {
               <DeleteButton
                 what={`auth method ${shown.Name}`}
                 onDelete={async () => {
-                  await scheduler('DELETE', `acl/auth-method/${encodeURIComponent(shown.Name)}`);
+                  await scheduler('DELETE', api`acl/auth-method/${shown.Name}`);
                   navigate(base);
                 }}
               />

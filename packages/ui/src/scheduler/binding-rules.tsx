@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, ErrorBox, Field, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref, useLocation } from '../router.tsx';
 import { ActionForm, DeleteButton, EditPanel, SelectField } from './common.tsx';
@@ -23,7 +23,7 @@ const base = '/ui/scheduler/binding-rules';
 export function BindingRulesPage(): JSX.Element {
   const { query } = useLocation();
   const method = query.get('method') ?? '';
-  const rules = useLoad(() => scheduler<AclBindingRule[]>('GET', 'acl/binding-rules'), []);
+  const rules = useLoad(() => scheduler<AclBindingRule[]>('GET', api`acl/binding-rules`), []);
   return (
     <Page
       title={method ? `ACL binding rules of ${method}` : 'ACL binding rules'}
@@ -71,7 +71,7 @@ export function AuthMethodSelect({
   onChange: (name: string) => void;
   disabled?: boolean;
 }): JSX.Element {
-  const methods = useLoad(() => scheduler<Array<{ Name: string; Type: string }>>('GET', 'acl/auth-methods'), []);
+  const methods = useLoad(() => scheduler<Array<{ Name: string; Type: string }>>('GET', api`acl/auth-methods`), []);
   const names = methods.data?.map((method) => method.Name) ?? [];
   const options: Array<[string, string]> = [
     ['', 'Choose an auth method'],
@@ -114,11 +114,11 @@ function BindingRuleForm({
           BindName: management ? '' : bindName.trim(),
         };
         const saved = rule
-          ? await scheduler<AclBindingRule>('POST', `acl/binding-rule/${encodeURIComponent(rule.ID)}`, {
+          ? await scheduler<AclBindingRule>('POST', api`acl/binding-rule/${rule.ID}`, {
               ...body,
               ID: rule.ID,
             })
-          : await scheduler<AclBindingRule>('POST', 'acl/binding-rule', body);
+          : await scheduler<AclBindingRule>('POST', api`acl/binding-rule`, body);
         onSaved(saved.ID);
       }}
     >
@@ -161,7 +161,7 @@ export function NewBindingRulePage(): JSX.Element {
 }
 
 export function BindingRulePage({ id }: { id: string }): JSX.Element {
-  const rule = useLoad(() => scheduler<AclBindingRule>('GET', `acl/binding-rule/${encodeURIComponent(id)}`), [id]);
+  const rule = useLoad(() => scheduler<AclBindingRule>('GET', api`acl/binding-rule/${id}`), [id]);
   const [saved, setSaved] = useState(false);
   return (
     <Page title="ACL binding rule" actions={<Link href={base}>All binding rules</Link>}>
@@ -193,7 +193,7 @@ export function BindingRulePage({ id }: { id: string }): JSX.Element {
               <DeleteButton
                 what="binding rule"
                 onDelete={async () => {
-                  await scheduler('DELETE', `acl/binding-rule/${encodeURIComponent(shown.ID)}`);
+                  await scheduler('DELETE', api`acl/binding-rule/${shown.ID}`);
                   navigate(base);
                 }}
               />

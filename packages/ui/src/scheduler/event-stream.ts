@@ -1,4 +1,4 @@
-import { ApiError, requestHeaders, serviceUrl } from '../api.ts';
+import { ApiError, type ApiPath, api, requestHeaders, serviceUrl, withQuery } from '../api.ts';
 
 /**
  * The scheduler's event stream (`GET /v1/event/stream`): newline-delimited JSON over one long response, read with
@@ -24,9 +24,8 @@ export interface StreamHandlers {
 }
 
 /** `event/stream?topic=<Topic>:<Key>&index=<n>`: the events after index `n`. */
-export function streamPath(topic: string, key: string, afterIndex: number): string {
-  const query = new URLSearchParams({ topic: `${topic || '*'}:${key || '*'}`, index: String(afterIndex) });
-  return `event/stream?${query}`;
+export function streamPath(topic: string, key: string, afterIndex: number): ApiPath {
+  return withQuery(api`event/stream`, { topic: `${topic || '*'}:${key || '*'}`, index: afterIndex });
 }
 
 /**
@@ -34,7 +33,7 @@ export function streamPath(topic: string, key: string, afterIndex: number): stri
  * service's text for a refusal (403, 400), and the fetch's error when the connection drops or `signal` aborts.
  */
 export async function readEventStream(
-  path: string,
+  path: ApiPath,
   signal: AbortSignal,
   handlers: StreamHandlers,
 ): Promise<string | undefined> {

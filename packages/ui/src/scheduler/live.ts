@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, requestHeaders, serviceUrl } from '../api.ts';
+import { ApiError, type ApiPath, requestHeaders, serviceUrl, withQuery } from '../api.ts';
 import type { Loaded } from '../components.tsx';
 import { readEventStream, streamPath } from './event-stream.ts';
 
@@ -32,12 +32,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 /** A GET of the scheduler with its index header. */
 async function readWithIndex<T>(
-  path: string,
+  path: ApiPath,
   signal: AbortSignal,
   after?: number,
 ): Promise<{ data: T; index: number }> {
-  const separator = path.includes('?') ? '&' : '?';
-  const url = after === undefined ? path : `${path}${separator}index=${after}&wait=${waitSeconds}s`;
+  const url = after === undefined ? path : withQuery(path, { index: after, wait: `${waitSeconds}s` });
   const response = await fetch(serviceUrl('scheduler', url), { headers: requestHeaders('scheduler'), signal });
   const text = await response.text();
   if (response.status >= 400) throw new ApiError(response.status, text.trim() ? [text.trim()] : []);
@@ -47,7 +46,7 @@ async function readWithIndex<T>(
   };
 }
 
-export function useLive<T>(path: string, topic?: string): LiveLoaded<T> {
+export function useLive<T>(path: ApiPath, topic?: string): LiveLoaded<T> {
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean; mode: LiveMode }>({
     data: undefined,
     error: undefined,

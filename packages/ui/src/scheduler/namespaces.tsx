@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, Field, Loading, Page, Table } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
 import { LiveBadge, parseMeta } from './cluster-common.tsx';
@@ -30,11 +30,11 @@ interface Namespace {
 }
 
 const base = '/ui/scheduler/namespaces';
-const namespacePath = (name: string) => `namespace/${encodeURIComponent(name)}`;
+const namespacePath = (name: string) => api`namespace/${name}`;
 const orNull = (items: string[]) => (items.length > 0 ? items : null);
 
 export function NamespacesPage(): JSX.Element {
-  const namespaces = useLive<Namespace[]>('namespaces');
+  const namespaces = useLive<Namespace[]>(api`namespaces`);
   return (
     <Page
       title="Namespaces"

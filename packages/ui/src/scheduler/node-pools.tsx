@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, ErrorBox, Field, Loading, Page, Table } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
 import { ActionForm, DeleteButton, EditPanel, formatMapping, SelectField } from './common.tsx';
@@ -32,10 +32,10 @@ interface NodeStub {
 
 const base = '/ui/scheduler/node-pools';
 const builtIn = (name: string) => name === 'all' || name === 'default';
-const poolPath = (name: string) => `node/pool/${encodeURIComponent(name)}`;
+const poolPath = (name: string) => api`node/pool/${name}`;
 
 export function NodePoolsPage(): JSX.Element {
-  const pools = useLive<NodePool[]>('node/pools', 'NodePool');
+  const pools = useLive<NodePool[]>(api`node/pools`, 'NodePool');
   return (
     <Page
       title="Node pools"
@@ -201,7 +201,7 @@ export function NodePoolPage({ name }: { name: string }): JSX.Element {
 
 /** The nodes of the pool (`node/pool/<name>/nodes`: needs `node:read` too), live from the `Node` topic. */
 function PoolNodes({ name }: { name: string }): JSX.Element {
-  const nodes = useLive<NodeStub[]>(`${poolPath(name)}/nodes`, 'Node');
+  const nodes = useLive<NodeStub[]>(api`node/pool/${name}/nodes`, 'Node');
   return (
     <section class="panel" aria-label="Nodes in the pool">
       <h2>Nodes</h2>

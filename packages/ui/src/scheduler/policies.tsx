@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, Field, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
 import { ActionForm, DeleteButton, EditPanel } from './common.tsx';
@@ -18,7 +18,7 @@ interface AclPolicy {
 const base = '/ui/scheduler/policies';
 
 export function PoliciesPage(): JSX.Element {
-  const policies = useLoad(() => scheduler<AclPolicy[]>('GET', 'acl/policies'), []);
+  const policies = useLoad(() => scheduler<AclPolicy[]>('GET', api`acl/policies`), []);
   return (
     <Page
       title="ACL policies"
@@ -57,7 +57,7 @@ function PolicyForm({ policy, onSaved }: { policy?: AclPolicy; onSaved: (name: s
       submit={policy ? 'Save policy' : 'Create policy'}
       onSubmit={async () => {
         const target = policy?.Name ?? name.trim();
-        await scheduler('POST', `acl/policy/${encodeURIComponent(target)}`, {
+        await scheduler('POST', api`acl/policy/${target}`, {
           Name: target,
           Description: description,
           Rules: rules,
@@ -89,7 +89,7 @@ export function NewPolicyPage(): JSX.Element {
 }
 
 export function PolicyPage({ name }: { name: string }): JSX.Element {
-  const policy = useLoad(() => scheduler<AclPolicy>('GET', `acl/policy/${encodeURIComponent(name)}`), [name]);
+  const policy = useLoad(() => scheduler<AclPolicy>('GET', api`acl/policy/${name}`), [name]);
   const [saved, setSaved] = useState(false);
   return (
     <Page title={`ACL policy ${name}`} actions={<Link href={base}>All policies</Link>}>
@@ -107,7 +107,7 @@ export function PolicyPage({ name }: { name: string }): JSX.Element {
               <DeleteButton
                 what={`policy ${shown.Name}`}
                 onDelete={async () => {
-                  await scheduler('DELETE', `acl/policy/${encodeURIComponent(shown.Name)}`);
+                  await scheduler('DELETE', api`acl/policy/${shown.Name}`);
                   navigate(base);
                 }}
               />

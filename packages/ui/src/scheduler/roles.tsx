@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, ErrorBox, Field, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
 import { ActionForm, CheckField, DeleteButton, EditPanel, splitList } from './common.tsx';
@@ -27,7 +27,7 @@ const policyLinks = (role: AclRole) =>
   ));
 
 export function RolesPage(): JSX.Element {
-  const roles = useLoad(() => scheduler<AclRole[]>('GET', 'acl/roles'), []);
+  const roles = useLoad(() => scheduler<AclRole[]>('GET', api`acl/roles`), []);
   return (
     <Page
       title="ACL roles"
@@ -61,7 +61,7 @@ export function RolesPage(): JSX.Element {
  * list the service refuses is shown as its refusal; the names can still be typed).
  */
 function PolicyPicker({ chosen, onChange }: { chosen: string[]; onChange: (names: string[]) => void }): JSX.Element {
-  const policies = useLoad(() => scheduler<Array<{ Name: string }>>('GET', 'acl/policies'), []);
+  const policies = useLoad(() => scheduler<Array<{ Name: string }>>('GET', api`acl/policies`), []);
   const known = policies.data?.map((policy) => policy.Name) ?? [];
   const [otherText, setOtherText] = useState<string | undefined>(undefined);
   const others = otherText ?? chosen.filter((name) => !known.includes(name)).join(', ');
@@ -98,8 +98,8 @@ function RoleForm({ role, onSaved }: { role?: AclRole; onSaved: (id: string) => 
       onSubmit={async () => {
         const body = { Name: name.trim(), Description: description, Policies: policies.map((Name) => ({ Name })) };
         const saved = role
-          ? await scheduler<AclRole>('POST', `acl/role/${encodeURIComponent(role.ID)}`, { ...body, ID: role.ID })
-          : await scheduler<AclRole>('POST', 'acl/role', body);
+          ? await scheduler<AclRole>('POST', api`acl/role/${role.ID}`, { ...body, ID: role.ID })
+          : await scheduler<AclRole>('POST', api`acl/role`, body);
         onSaved(saved.ID);
       }}
     >
@@ -119,7 +119,7 @@ export function NewRolePage(): JSX.Element {
 }
 
 export function RolePage({ id }: { id: string }): JSX.Element {
-  const role = useLoad(() => scheduler<AclRole>('GET', `acl/role/${encodeURIComponent(id)}`), [id]);
+  const role = useLoad(() => scheduler<AclRole>('GET', api`acl/role/${id}`), [id]);
   const [saved, setSaved] = useState(false);
   return (
     <Page title="ACL role" actions={<Link href={base}>All roles</Link>}>
@@ -139,7 +139,7 @@ export function RolePage({ id }: { id: string }): JSX.Element {
               <DeleteButton
                 what={`role ${shown.Name}`}
                 onDelete={async () => {
-                  await scheduler('DELETE', `acl/role/${encodeURIComponent(shown.ID)}`);
+                  await scheduler('DELETE', api`acl/role/${shown.ID}`);
                   navigate(base);
                 }}
               />

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, ErrorBox, Field, Json, Page, useAction } from '../components.tsx';
 import { Link, pathHref, useLocation } from '../router.tsx';
 import { AuthMethodSelect } from './binding-rules.tsx';
@@ -177,7 +177,10 @@ export function RuleTesterPage(): JSX.Element {
         throw new Error(`The claims are not valid JSON: ${(error as Error).message}`);
       }
       setResult(
-        await scheduler<Evaluation>('POST', 'acl/binding-rules/evaluate', { AuthMethodName: method, Claims: parsed }),
+        await scheduler<Evaluation>('POST', api`acl/binding-rules/evaluate`, {
+          AuthMethodName: method,
+          Claims: parsed,
+        }),
       );
     });
   };

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, Field, Loading, Page, SecretValue, Table, useLoad } from '../components.tsx';
 import { Link, navigate, pathHref } from '../router.tsx';
 import { ActionForm, CheckField, DeleteButton, joinList, SelectField, splitList, YesNo } from './common.tsx';
@@ -26,7 +26,7 @@ const base = '/ui/scheduler/tokens';
 const roleNames = (token: AclToken) => (token.Roles ?? []).map((role) => role.Name).join(', ');
 
 export function TokensPage(): JSX.Element {
-  const tokens = useLoad(() => scheduler<AclToken[]>('GET', 'acl/tokens'), []);
+  const tokens = useLoad(() => scheduler<AclToken[]>('GET', api`acl/tokens`), []);
   return (
     <Page
       title="ACL tokens"
@@ -67,8 +67,7 @@ export function TokensPage(): JSX.Element {
 /** One token; `self` reads the signed-in token. */
 export function TokenPage({ accessor }: { accessor: string }): JSX.Element {
   const token = useLoad(
-    () =>
-      scheduler<AclToken>('GET', accessor === 'self' ? 'acl/token/self' : `acl/token/${encodeURIComponent(accessor)}`),
+    () => scheduler<AclToken>('GET', accessor === 'self' ? api`acl/token/self` : api`acl/token/${accessor}`),
     [accessor],
   );
   return (
@@ -80,7 +79,7 @@ export function TokenPage({ accessor }: { accessor: string }): JSX.Element {
             <DeleteButton
               what={`token ${shown.Name || shown.AccessorID}`}
               onDelete={async () => {
-                await scheduler('DELETE', `acl/token/${encodeURIComponent(shown.AccessorID)}`);
+                await scheduler('DELETE', api`acl/token/${shown.AccessorID}`);
                 navigate(base);
               }}
             />
@@ -153,7 +152,7 @@ export function NewTokenPage(): JSX.Element {
             Global: global,
             ...(ttl.trim() ? { ExpirationTTL: ttl.trim() } : {}),
           };
-          setCreated(await scheduler<AclToken>('POST', 'acl/token', body));
+          setCreated(await scheduler<AclToken>('POST', api`acl/token`, body));
         }}
       >
         <Field label="Name" value={name} onInput={setName} />

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { secrets } from '../api.ts';
+import { api, secrets, segments } from '../api.ts';
 import { ErrorBox, Field, Loading, Page, Table, useAction, useLoad } from '../components.tsx';
 import { ConfirmButton } from './confirm-button.tsx';
 import { apiPath, parseOptions } from './paths.ts';
@@ -15,7 +15,7 @@ interface Device {
 /** `/ui/vault/audit`: the audit devices (`sys/audit`), enabling a file device, disabling one; refusals as the API words them. */
 export function AuditPage(): JSX.Element {
   const loaded = useLoad(
-    () => secrets<{ data: Record<string, Device> }>('GET', 'sys/audit').then((answer) => answer.data ?? {}),
+    () => secrets<{ data: Record<string, Device> }>('GET', api`sys/audit`).then((answer) => answer.data ?? {}),
     [],
   );
   const [path, setPath] = useState('file');
@@ -29,7 +29,7 @@ export function AuditPage(): JSX.Element {
     void action.run(async () => {
       setDone('');
       const devicePath = path.trim().replace(/^\/+|\/+$/g, '');
-      await secrets('PUT', `sys/audit/${apiPath(devicePath)}`, {
+      await secrets('PUT', api`sys/audit/${segments(devicePath)}`, {
         type: 'file',
         description: description.trim(),
         options: { ...parseOptions(options), file_path: filePath.trim() },
@@ -41,7 +41,7 @@ export function AuditPage(): JSX.Element {
   const disable = (devicePath: string) =>
     void action.run(async () => {
       setDone('');
-      await secrets('DELETE', `sys/audit/${apiPath(devicePath.replace(/\/+$/, ''))}`);
+      await secrets('DELETE', api`sys/audit/${segments(devicePath.replace(/\/+$/, ''))}`);
       setDone(`Audit device ${devicePath} disabled.`);
       loaded.reload();
     });

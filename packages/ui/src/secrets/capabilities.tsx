@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { secrets } from '../api.ts';
+import { api, secrets } from '../api.ts';
 import { ErrorBox, Field, Page, Table, useAction } from '../components.tsx';
 
 /** `/ui/vault/capabilities`: what the signed-in token may do at each path (`POST sys/capabilities-self`). */
@@ -20,7 +20,7 @@ export function CapabilitiesPage(): JSX.Element {
             .filter(Boolean),
         ),
       ];
-      const reply = await secrets<{ data: Record<string, string[]> }>('POST', 'sys/capabilities-self', { paths });
+      const reply = await secrets<{ data: Record<string, string[]> }>('POST', api`sys/capabilities-self`, { paths });
       setAnswer(paths.map((path) => [path, reply.data[path.replace(/^\/+/, '')] ?? []]));
     });
   };

@@ -1,4 +1,4 @@
-import { secrets } from '../api.ts';
+import { api, secrets, segments } from '../api.ts';
 import { apiPath } from './paths.ts';
 
 /** A kv mount as `sys/internal/ui/mounts/<path>` describes it, and the API paths of its secrets by version. */
@@ -12,7 +12,7 @@ export interface KvMount {
 export async function resolveMount(path: string): Promise<KvMount> {
   const answer = await secrets<{ data: { path: string; type: string; options?: Record<string, string> | null } }>(
     'GET',
-    `sys/internal/ui/mounts/${apiPath(path)}`,
+    api`sys/internal/ui/mounts/${segments(path)}`,
   );
   const { data } = answer;
   return { path: data.path, type: data.type, version: data.options?.version === '2' ? 2 : 1 };

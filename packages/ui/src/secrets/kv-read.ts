@@ -1,4 +1,4 @@
-import { ApiError, requestHeaders, serviceUrl } from '../api.ts';
+import { ApiError, requestHeaders, serviceUrl, withQuery } from '../api.ts';
 import { type KvMount, type KvVersionInfo, kvDataPath } from './kv-mount.ts';
 
 /** A kv v2 data read: the data, or for a deleted or destroyed version its metadata (the API's 404 carries it). */
@@ -13,8 +13,8 @@ export interface KvRead {
  * metadata (no such secret or version) and any other refusal throw `ApiError` with the service's messages.
  */
 export async function readKvVersion(mount: KvMount, path: string, version?: number): Promise<KvRead> {
-  const query = version ? `?version=${version}` : '';
-  const response = await fetch(serviceUrl('secrets', `${kvDataPath(mount, path)}${query}`), {
+  const target = version ? withQuery(kvDataPath(mount, path), { version }) : kvDataPath(mount, path);
+  const response = await fetch(serviceUrl('secrets', target), {
     headers: requestHeaders('secrets'),
   });
   const text = await response.text();

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { secrets } from '../api.ts';
+import { api, secrets, segments } from '../api.ts';
 import { Details, ErrorBox, Field, formatSeconds, Loading, Page, Table, useAction, useLoad } from '../components.tsx';
 import { Link, navigate, useLocation } from '../router.tsx';
 import { ConfirmButton } from './confirm-button.tsx';
@@ -26,7 +26,7 @@ const leasesHref = (prefix: string, lease?: string) => {
 /** One lease: looked up with `PUT sys/leases/lookup`, renewed with an increment, revoked. */
 function Lease({ id, onGone }: { id: string; onGone: () => void }): JSX.Element {
   const loaded = useLoad(
-    () => secrets<{ data: LeaseInfo }>('PUT', 'sys/leases/lookup', { lease_id: id }).then((answer) => answer.data),
+    () => secrets<{ data: LeaseInfo }>('PUT', api`sys/leases/lookup`, { lease_id: id }).then((answer) => answer.data),
     [id],
   );
   const [increment, setIncrement] = useState('');
@@ -36,12 +36,16 @@ function Lease({ id, onGone }: { id: string; onGone: () => void }): JSX.Element 
     event.preventDefault();
     void action.run(async () => {
       setDone('');
-      const answer = await secrets<{ lease_duration?: number; warnings?: string[] | null }>('PUT', 'sys/leases/renew', {
-        lease_id: id,
-        ...(increment.trim()
-          ? { increment: /^\d+$/.test(increment.trim()) ? Number(increment.trim()) : increment.trim() }
-          : {}),
-      });
+      const answer = await secrets<{ lease_duration?: number; warnings?: string[] | null }>(
+        'PUT',
+        api`sys/leases/renew`,
+        {
+          lease_id: id,
+          ...(increment.trim()
+            ? { increment: /^\d+$/.test(increment.trim()) ? Number(increment.trim()) : increment.trim() }
+            : {}),
+        },
+      );
       setDone(
         `Renewed: ${formatSeconds(answer?.lease_duration)} left.${answer?.warnings?.length ? ` ${answer.warnings.join(' ')}` : ''}`,
       );
@@ -77,7 +81,7 @@ function Lease({ id, onGone }: { id: string; onGone: () => void }): JSX.Element 
                 disabled={action.busy}
                 onConfirm={() =>
                   void action.run(async () => {
-                    await secrets('PUT', 'sys/leases/revoke', { lease_id: id });
+                    await secrets('PUT', api`sys/leases/revoke`, { lease_id: id });
                     onGone();
                   })
                 }
@@ -193,7 +197,7 @@ export function LeasesPage(): JSX.Element {
                 onConfirm={() =>
                   void action.run(async () => {
                     setDone('');
-                    await secrets('PUT', `sys/leases/revoke-prefix/${apiPath(folder.replace(/\/+$/, ''))}`);
+                    await secrets('PUT', api`sys/leases/revoke-prefix/${segments(folder.replace(/\/+$/, ''))}`);
                     setDone(`Every lease under ${folder} revoked.`);
                     listed.reload();
                   })

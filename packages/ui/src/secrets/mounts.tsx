@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { ApiError, secrets } from '../api.ts';
+import { api, ApiError, secrets } from '../api.ts';
 import { ErrorBox, Loading, Page, Table, useLoad } from '../components.tsx';
 import { Link } from '../router.tsx';
 import { apiPath } from './paths.ts';
@@ -30,12 +30,15 @@ interface Answer {
  */
 async function loadMounts(): Promise<Answer> {
   try {
-    const answer = await secrets<{ data: Record<string, MountInfo> }>('GET', 'sys/mounts');
+    const answer = await secrets<{ data: Record<string, MountInfo> }>('GET', api`sys/mounts`);
     return { mounts: answer.data };
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 403) throw error;
     try {
-      const visible = await secrets<{ data?: { secret?: Record<string, MountInfo> } }>('GET', 'sys/internal/ui/mounts');
+      const visible = await secrets<{ data?: { secret?: Record<string, MountInfo> } }>(
+        'GET',
+        api`sys/internal/ui/mounts`,
+      );
       return { refused: error, ...(visible?.data?.secret ? { mounts: visible.data.secret } : {}) };
     } catch {
       return { refused: error };

@@ -1,18 +1,14 @@
-import { ApiError, secrets } from '../api.ts';
+import { ApiError, type ApiPath, api, secrets, segments, withQuery } from '../api.ts';
 
 /** API paths and small shared helpers of the secrets pages. */
 
-/** Encodes each segment of a slash-separated API path (keys may hold spaces or `?`). */
-export const apiPath = (path: string): string =>
-  path
-    .split('/')
-    .map((segment) => encodeURIComponent(segment))
-    .join('/');
+/** A slash-separated API path, each segment encoded (keys may hold spaces or `?`; `.` and `..` are refused: `api`). */
+export const apiPath = (path: string): ApiPath => api`${segments(path)}`;
 
 /** A LIST (`GET …?list=true`): the keys, or [] when nothing is there (404). */
 export async function listAt(path: string): Promise<string[]> {
   try {
-    const answer = await secrets<{ data?: { keys?: string[] } }>('GET', `${apiPath(path)}?list=true`);
+    const answer = await secrets<{ data?: { keys?: string[] } }>('GET', withQuery(apiPath(path), { list: 'true' }));
     return answer?.data?.keys ?? [];
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return [];

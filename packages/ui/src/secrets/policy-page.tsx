@@ -1,13 +1,13 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, secrets } from '../api.ts';
+import { ApiError, api, secrets } from '../api.ts';
 import { ErrorBox, Page, useAction, useLoad } from '../components.tsx';
 import { Link, navigate } from '../router.tsx';
 import { CodeEditor } from './code-editor.tsx';
 import { ConfirmButton } from './confirm-button.tsx';
 import { errorPosition, unlessMissing } from './paths.ts';
 
-const policyPath = (name: string) => `sys/policies/acl/${encodeURIComponent(name)}`;
+const policyPath = (name: string) => api`sys/policies/acl/${name}`;
 
 /** `/ui/vault/policies/<name>`: read, create, edit and delete an ACL policy; a parse error is shown at its line. */
 export function PolicyPage({ name }: { name: string }): JSX.Element {

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { secrets } from '../api.ts';
+import { api, secrets } from '../api.ts';
 import { Details, ErrorBox, Field, formatSeconds, SecretValue, useAction } from '../components.tsx';
 
 interface Created {
@@ -52,7 +52,7 @@ export function TokenCreate({ ownPolicies }: { ownPolicies: string[] }): JSX.Ele
     event.preventDefault();
     void action.run(async () => {
       setCreated(undefined);
-      const answer = await secrets<{ auth: Created }>('POST', 'auth/token/create', {
+      const answer = await secrets<{ auth: Created }>('POST', api`auth/token/create`, {
         ...(chosen.length ? { policies: chosen } : {}),
         ...(ttl.trim() ? { ttl: ttl.trim() } : {}),
         ...(displayName.trim() ? { display_name: displayName.trim() } : {}),

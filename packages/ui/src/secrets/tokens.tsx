@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { secrets } from '../api.ts';
+import { api, secrets } from '../api.ts';
 import { ErrorBox, Field, Loading, Page, useAction, useLoad } from '../components.tsx';
 import { listAt } from './paths.ts';
 import { TokenCreate } from './token-create.tsx';
@@ -9,7 +9,7 @@ import { type TokenInfo, TokenDetails } from './token-details.tsx';
 /** The signed-in token (`auth/token/lookup-self`) and `renew-self`. */
 function SelfPanel(): JSX.Element {
   const loaded = useLoad(
-    () => secrets<{ data: TokenInfo }>('GET', 'auth/token/lookup-self').then((answer) => answer.data),
+    () => secrets<{ data: TokenInfo }>('GET', api`auth/token/lookup-self`).then((answer) => answer.data),
     [],
   );
   const [done, setDone] = useState('');
@@ -29,7 +29,7 @@ function SelfPanel(): JSX.Element {
                 onClick={() =>
                   void action.run(async () => {
                     setDone('');
-                    await secrets('PUT', 'auth/token/renew-self', {});
+                    await secrets('PUT', api`auth/token/renew-self`, {});
                     setDone('Renewed.');
                     loaded.reload();
                   })
@@ -67,7 +67,7 @@ function AccessorPanel(): JSX.Element {
           setFound(undefined);
           setDone('');
           setFound(
-            (await secrets<{ data: TokenInfo }>('POST', 'auth/token/lookup-accessor', { accessor: accessor.trim() }))
+            (await secrets<{ data: TokenInfo }>('POST', api`auth/token/lookup-accessor`, { accessor: accessor.trim() }))
               .data,
           );
         });
@@ -89,7 +89,7 @@ function AccessorPanel(): JSX.Element {
             disabled={action.busy}
             onClick={() =>
               void action.run(async () => {
-                await secrets('POST', 'auth/token/revoke-accessor', { accessor: found.accessor ?? accessor.trim() });
+                await secrets('POST', api`auth/token/revoke-accessor`, { accessor: found.accessor ?? accessor.trim() });
                 setFound(undefined);
                 setDone(`The token with accessor ${found.accessor ?? accessor.trim()} is revoked.`);
               })
@@ -122,7 +122,7 @@ function RevokePanel(): JSX.Element {
         event.preventDefault();
         void action.run(async () => {
           setDone('');
-          await secrets('POST', 'auth/token/revoke', { token: token.trim() });
+          await secrets('POST', api`auth/token/revoke`, { token: token.trim() });
           setToken('');
           setDone('The token and its children are revoked.');
         });
@@ -147,7 +147,7 @@ function RevokePanel(): JSX.Element {
 
 /** The policies a child may be given: the token's own; for a root token every ACL policy it can list. */
 async function ownPolicies(): Promise<string[]> {
-  const policies = (await secrets<{ data: TokenInfo }>('GET', 'auth/token/lookup-self')).data.policies ?? [];
+  const policies = (await secrets<{ data: TokenInfo }>('GET', api`auth/token/lookup-self`)).data.policies ?? [];
   if (!policies.includes('root')) return policies;
   const all = await listAt('sys/policies/acl').catch(() => [] as string[]);
   return [...new Set([...policies, ...all])];

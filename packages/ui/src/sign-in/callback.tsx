@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { scheduler, secrets } from '../api.ts';
+import { api, scheduler, secrets, withQuery } from '../api.ts';
 import { ErrorBox, Page } from '../components.tsx';
 import { Link, navigate, useLocation } from '../router.tsx';
 import { type Service, serviceNames, setSession } from '../session.ts';
@@ -95,7 +95,7 @@ export function SecretsOidcCallback({ mount }: { mount: string }): JSX.Element {
       });
       const answer = await secrets<{ auth?: { client_token?: string } }>(
         'GET',
-        `auth/${pending.method}/oidc/callback?${params}`,
+        withQuery(api`auth/${pending.method}/oidc/callback`, Object.fromEntries(params)),
         undefined,
         { token: null },
       );
@@ -121,7 +121,7 @@ function SchedulerOidcCallback(): JSX.Element {
     try {
       const answer = await scheduler<{ SecretID?: string }>(
         'POST',
-        'acl/oidc/complete-auth',
+        api`acl/oidc/complete-auth`,
         {
           AuthMethodName: pending.method,
           ClientNonce: pending.clientNonce,

@@ -1,4 +1,4 @@
-import { scheduler, secrets } from '../api.ts';
+import { api, scheduler, secrets } from '../api.ts';
 
 /**
  * How the sign-in page learns the ways to sign in before anyone has a token, as Vault's and Nomad's UIs do: the
@@ -22,7 +22,7 @@ export interface SchedulerAuthMethod {
 export async function secretsJwtMounts(): Promise<SecretsAuthMount[]> {
   const answer = await secrets<{ data?: { auth?: Record<string, { type?: string; description?: string }> } }>(
     'GET',
-    'sys/internal/ui/mounts',
+    api`sys/internal/ui/mounts`,
     undefined,
     { token: null },
   );
@@ -38,7 +38,9 @@ export async function secretsJwtMounts(): Promise<SecretsAuthMount[]> {
 
 /** The scheduler's auth methods of one type (`OIDC` or `JWT`), the default first. */
 export async function schedulerMethods(type: 'OIDC' | 'JWT'): Promise<SchedulerAuthMethod[]> {
-  const answer = await scheduler<SchedulerAuthMethod[] | null>('GET', 'acl/auth-methods', undefined, { token: null });
+  const answer = await scheduler<SchedulerAuthMethod[] | null>('GET', api`acl/auth-methods`, undefined, {
+    token: null,
+  });
   return (answer ?? [])
     .filter((method) => method.Type === type)
     .sort((a, b) => Number(b.Default) - Number(a.Default) || a.Name.localeCompare(b.Name));

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler, secrets } from '../api.ts';
+import { api, scheduler, secrets } from '../api.ts';
 import { ErrorBox, Field, useAction } from '../components.tsx';
 import { type Service, setSession } from '../session.ts';
 import { MethodPicker } from './method-picker.tsx';
@@ -23,7 +23,7 @@ export function JwtSignIn({ service, onSignedIn }: { service: Service; onSignedI
       if (service === 'secrets') {
         const answer = await secrets<{ auth?: { client_token?: string } }>(
           'POST',
-          `auth/${name}/login`,
+          api`auth/${name}/login`,
           { ...(role.trim() ? { role: role.trim() } : {}), jwt: jwt.trim() },
           { token: null },
         );
@@ -31,7 +31,7 @@ export function JwtSignIn({ service, onSignedIn }: { service: Service; onSignedI
       } else {
         const answer = await scheduler<{ SecretID?: string }>(
           'POST',
-          'acl/login',
+          api`acl/login`,
           { AuthMethodName: name, LoginToken: jwt.trim() },
           { token: null },
         );

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler, secrets } from '../api.ts';
+import { api, scheduler, secrets } from '../api.ts';
 import { ErrorBox, Field, useAction } from '../components.tsx';
 import type { Service } from '../session.ts';
 import { MethodPicker } from './method-picker.tsx';
@@ -35,7 +35,7 @@ export function OidcSignIn({ service }: { service: Service; onSignedIn: () => vo
         redirectUri = consoleAddress(secretsCallbackPath(name));
         const answer = await secrets<{ data?: { auth_url?: string } }>(
           'POST',
-          `auth/${name}/oidc/auth_url`,
+          api`auth/${name}/oidc/auth_url`,
           { ...(role.trim() ? { role: role.trim() } : {}), redirect_uri: redirectUri, client_nonce: clientNonce },
           { token: null },
         );
@@ -44,7 +44,7 @@ export function OidcSignIn({ service }: { service: Service; onSignedIn: () => vo
         redirectUri = consoleAddress(schedulerCallbackPath);
         const answer = await scheduler<{ AuthURL?: string }>(
           'POST',
-          'acl/oidc/auth-url',
+          api`acl/oidc/auth-url`,
           { AuthMethodName: name, RedirectURI: redirectUri, ClientNonce: clientNonce },
           { token: null },
         );

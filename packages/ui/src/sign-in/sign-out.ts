@@ -1,4 +1,4 @@
-import { scheduler, secrets } from '../api.ts';
+import { api, scheduler, secrets } from '../api.ts';
 import { clearSession, getSession, type Service } from '../session.ts';
 
 /**
@@ -9,8 +9,8 @@ export async function signOut(service: Service): Promise<void> {
   const session = getSession(service);
   if (session?.createdByConsole) {
     try {
-      if (service === 'secrets') await secrets('POST', 'auth/token/revoke-self');
-      else await scheduler('POST', 'acl/logout');
+      if (service === 'secrets') await secrets('POST', api`auth/token/revoke-self`);
+      else await scheduler('POST', api`acl/logout`);
     } catch {
       // forgotten below all the same
     }

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler, secrets } from '../api.ts';
+import { api, scheduler, secrets } from '../api.ts';
 import { ErrorBox, Field, useAction } from '../components.tsx';
 import { type Service, type Session, setSession } from '../session.ts';
 
@@ -9,7 +9,7 @@ export async function sessionForToken(service: Service, token: string, createdBy
   if (service === 'secrets') {
     const answer = await secrets<{ data: { display_name?: string; policies?: string[] } }>(
       'GET',
-      'auth/token/lookup-self',
+      api`auth/token/lookup-self`,
       undefined,
       { token },
     );
@@ -22,7 +22,7 @@ export async function sessionForToken(service: Service, token: string, createdBy
   }
   const answer = await scheduler<{ Name?: string; Type?: string; Policies?: string[] | null; AccessorID?: string }>(
     'GET',
-    'acl/token/self',
+    api`acl/token/self`,
     undefined,
     { token },
   );

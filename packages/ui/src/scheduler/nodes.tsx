@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { scheduler } from '../api.ts';
+import { api, scheduler } from '../api.ts';
 import { Details, ErrorBox, Field, Loading, Page, Table, useAction } from '../components.tsx';
 import { Link, pathHref } from '../router.tsx';
 import { LiveBadge } from './cluster-common.tsx';
@@ -56,11 +56,11 @@ interface ClusterNode {
 }
 
 const base = '/ui/scheduler/nodes';
-const nodePath = (id: string) => `node/${encodeURIComponent(id)}`;
+const nodePath = (id: string) => api`node/${id}`;
 const statusClass = (status: string) => (status === 'ready' ? 'good' : status === 'down' ? 'bad' : '');
 
 export function NodesPage(): JSX.Element {
-  const nodes = useLive<NodeStub[]>('nodes', 'Node');
+  const nodes = useLive<NodeStub[]>(api`nodes`, 'Node');
   return (
     <Page title="Nodes">
       <LiveBadge mode={nodes.mode} />
@@ -121,7 +121,7 @@ function NodeActions({ node, onChanged }: { node: ClusterNode; onChanged: () => 
           disabled={action.busy}
           onClick={() =>
             void run(() =>
-              scheduler('PUT', `${nodePath(node.ID)}/eligibility`, {
+              scheduler('PUT', api`node/${node.ID}/eligibility`, {
                 Eligibility: eligible ? 'ineligible' : 'eligible',
               }),
             )
@@ -139,7 +139,7 @@ function NodeActions({ node, onChanged }: { node: ClusterNode; onChanged: () => 
               disabled={action.busy}
               onClick={() =>
                 void run(() =>
-                  scheduler('PUT', `${nodePath(node.ID)}/drain`, { DrainSpec: null, MarkEligible: markEligible }),
+                  scheduler('PUT', api`node/${node.ID}/drain`, { DrainSpec: null, MarkEligible: markEligible }),
                 )
               }
             >
@@ -153,7 +153,7 @@ function NodeActions({ node, onChanged }: { node: ClusterNode; onChanged: () => 
           onSubmit={(event) => {
             event.preventDefault();
             void run(() =>
-              scheduler('PUT', `${nodePath(node.ID)}/drain`, {
+              scheduler('PUT', api`node/${node.ID}/drain`, {
                 DrainSpec: { Deadline: deadlineNanoseconds(deadline), IgnoreSystemJobs: ignoreSystem },
               }),
             );

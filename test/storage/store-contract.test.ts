@@ -86,6 +86,16 @@ describe.each(implementations)('the store contract on %s', (_name, open) => {
       expect(await store.get(pk, 'nothing')).toBeUndefined();
     });
 
+    it('keeps a number past Number.MAX_SAFE_INTEGER as the same number (a nanosecond time), not a BigInt', async () => {
+      const pk = partition();
+      const nanos = Date.UTC(2026, 0, 1) * 1e6;
+      await store.put({ pk, sk: 'a', nanos, list: [nanos], map: { nanos } });
+      const got = await store.get(pk, 'a');
+      expect(got).toEqual({ pk, sk: 'a', nanos, list: [nanos], map: { nanos } });
+      expect(typeof got?.nanos).toBe('number');
+      expect((await store.list(pk))[0]?.nanos).toBe(nanos);
+    });
+
     it('gives a copy: changing what was read or written does not change what is stored', async () => {
       const pk = partition();
       const item = { pk, sk: 'a', map: { v: 1 } };

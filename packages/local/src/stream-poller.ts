@@ -272,7 +272,7 @@ function pick<T>(values: Record<string, T>, names: string[]): Record<string, T> 
 }
 
 const image = (attributes: Record<string, AttributeValue>) =>
-  unmarshall(typed(attributes) as Parameters<typeof unmarshall>[0]);
+  unmarshall(typed(attributes) as Parameters<typeof unmarshall>[0], { wrapNumbers: Number });
 
 /** DynamoDB Local writes an empty map as `{}`, with no type; the only value that can be empty is a map. */
 function typed(image: Record<string, AttributeValue>): Record<string, AttributeValue> {

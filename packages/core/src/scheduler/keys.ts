@@ -71,3 +71,13 @@ export const NODE_PK = 'sched#node';
 export const NODE_BEAT_PK = 'sched#node-beat';
 /** `sk` (in `META_PK`) of the count of registered nodes, kept by registration and purge (the heartbeat TTL reads it). */
 export const NODE_COUNT_SK = 'nodes#count';
+
+/**
+ * A job's versions (`cluster/jobs/store.ts`): one partition per job (`<namespace>#<id>`), `sk` the zero-padded
+ * version, each item the whole Job at that version; the last six are kept, as Nomad's JobTrackedVersions.
+ */
+export const jobVersionPk = (namespace: string, id: string): string => `sched#job-version#${namespace}#${id}`;
+export const jobVersionSk = (version: number): string => String(version).padStart(12, '0');
+
+/** Evaluations by ID, sharded 16 ways by the ID (`storage/due.ts` `shardKey`). */
+export const EVAL_PK = 'sched#eval';

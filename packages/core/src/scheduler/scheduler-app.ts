@@ -13,6 +13,8 @@ import { loginRoutes } from './acl/login-routes.ts';
 import { policyRoutes } from './acl/policies/routes.ts';
 import { roleRoutes } from './acl/roles/routes.ts';
 import { tokenRoutes } from './acl/tokens/routes.ts';
+import { evaluationRoutes } from './cluster/evaluations/routes.ts';
+import { jobRoutes } from './cluster/jobs/routes.ts';
 import { namespaceRoutes } from './cluster/namespaces/routes.ts';
 import { nodePoolRoutes } from './cluster/node-pools/routes.ts';
 import { type SchedulerAuditOptions, schedulerAudit } from './audit.ts';
@@ -72,6 +74,8 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...namespaceRoutes,
   ...clientRoutes,
   ...nodeRoutes,
+  ...jobRoutes,
+  ...evaluationRoutes,
   ...eventRoutes,
   openApiRoute(() => schedulerRoutes),
 ];

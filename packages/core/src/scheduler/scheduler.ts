@@ -7,6 +7,8 @@ import { AclRoles } from './acl/roles/store.ts';
 import type { StoredToken } from './acl/tokens/model.ts';
 import { AclTokens } from './acl/tokens/store.ts';
 import { jobsInPool } from './cluster/jobs-in-use.ts';
+import { Evaluations } from './cluster/evaluations/store.ts';
+import { Jobs } from './cluster/jobs/store.ts';
 import { Namespaces } from './cluster/namespaces/store.ts';
 import { NodePools } from './cluster/node-pools/store.ts';
 import { NodeIdentities } from './client/identity.ts';
@@ -76,6 +78,8 @@ export class Scheduler {
   readonly namespaces: Namespaces;
   readonly nodes: ClusterNodes;
   readonly identities: NodeIdentities;
+  readonly evaluations: Evaluations;
+  readonly jobs: Jobs;
 
   constructor(
     readonly core: SchedulerBase,
@@ -99,6 +103,8 @@ export class Scheduler {
     });
     this.nodes = new ClusterNodes(this.state, this.nodePools, (id, secret) => nodeSecretHash(core, id, secret));
     this.identities = new NodeIdentities(core.keyring, core.clock);
+    this.evaluations = new Evaluations(this.state);
+    this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
   }
 
   /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */

@@ -22,7 +22,8 @@ export type TableName =
   | 'node_pools'
   | 'namespaces'
   | 'jobs'
-  | 'allocs';
+  | 'allocs'
+  | 'evals';
 
 /** An event as a write produces it; the index is the write's. */
 export interface PendingEvent {

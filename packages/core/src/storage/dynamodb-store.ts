@@ -41,10 +41,15 @@ type TransactItem = { [K in keyof TransactWriteItem]?: Omit<NonNullable<Transact
  * Items and values to and from DynamoDB's attribute values, with `@aws-sdk/util-dynamodb` called directly (what
  * `@aws-sdk/lib-dynamodb`'s document client calls too, behind a middleware that walks every command's whole input
  * and output to find them: about a tenth of a login's CPU, issue 28). Undefined values are left out, as before.
+ * A number past Number.MAX_SAFE_INTEGER is stored as JavaScript holds it and read back as that same number (not a
+ * BigInt), as the memory store keeps it: Nomad's nanosecond times (a job's SubmitTime, an evaluation's CreateTime)
+ * are such numbers, and the precision they lack was lost when JavaScript made them, not here. Values a user sends that must be exact are refused where
+ * they are validated (`cluster/jobs/model.ts`, `cluster/node-pools/model.ts`).
  */
-const toAttributes = (item: Record<string, unknown>): Attributes => marshall(item, { removeUndefinedValues: true });
+const toAttributes = (item: Record<string, unknown>): Attributes =>
+  marshall(item, { removeUndefinedValues: true, allowImpreciseNumbers: true });
 const fromAttributes = <T>(attributes: Attributes | undefined): T | undefined =>
-  attributes === undefined ? undefined : (unmarshall(ownAttributes(attributes)) as T);
+  attributes === undefined ? undefined : (unmarshall(ownAttributes(attributes), { wrapNumbers: Number }) as T);
 
 /**
  * An attribute named `__proto__`, which anyone who can write the table may add, reaches us from the SDK as the attribute

@@ -1,0 +1,96 @@
+/**
+ * Evaluations over HTTP, as Nomad's (`command/agent/eval_endpoint.go`, `nomad/eval_endpoint.go`):
+ * `GET /v1/evaluations` (`status`, `job`, `prefix`, `namespace`, the list query), `/v1/evaluation/:id` and its
+ * `allocations`. Every read needs `read-job` in the evaluation's namespace. Evaluations stay `pending` until the
+ * scheduler that runs them lands, and none has allocations yet.
+ */
+import * as z from 'zod/mini';
+import { notFound } from '../../../lib/errors.ts';
+import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
+import { permissionDenied } from '../../http/nomad.ts';
+import { route, type SchedulerRoute } from '../../http/route.ts';
+import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import { namespaceQuery } from '../jobs/routes.ts';
+
+const evalId = z.string().check(z.describe('The evaluation ID.'));
+
+async function readable(scheduler: Scheduler, caller: () => Promise<SchedulerCaller>, id: string) {
+  const evaluation = await scheduler.evaluations.get(id);
+  if (!evaluation) throw notFound('eval not found');
+  if (!(await caller()).acl.allowNamespaceOperation(evaluation.Namespace, 'read-job')) throw permissionDenied();
+  return evaluation;
+}
+
+export const evaluationRoutes: SchedulerRoute[] = [
+  route({
+    method: 'GET',
+    path: '/v1/evaluations',
+    summary: 'List evaluations in a namespace (`*`: every namespace the caller may read).',
+    access: 'token',
+    query: {
+      status: z.optional(z.string()).check(z.describe('Only evaluations of this status.')),
+      job: z.optional(z.string()).check(z.describe('Only evaluations of this job ID.')),
+      prefix: z.optional(z.string()).check(z.describe('Only evaluations whose ID starts with this.')),
+      namespace: namespaceQuery,
+      ...listParameters,
+    },
+    blocking: ['evals'],
+    returns: 'The evaluations, sorted by ID (paginated: `X-Nomad-NextToken`).',
+    handler: async ({ scheduler, caller, query }) => {
+      const who = await caller();
+      const namespace = query.namespace || 'default';
+      if (!who.acl.allowNamespaceOperation(namespace, 'read-job')) throw permissionDenied();
+      const expression = await parsedFilter(query.filter);
+      return {
+        read: async () =>
+          paginate(
+            (await scheduler.evaluations.list()).filter(
+              (evaluation) =>
+                (namespace === '*' || evaluation.Namespace === namespace) &&
+                (!query.status || evaluation.Status === query.status) &&
+                (!query.job || evaluation.JobID === query.job) &&
+                evaluation.ID.startsWith(query.prefix ?? ''),
+            ),
+            {
+              ...query,
+              expression,
+              idOf: (evaluation) => evaluation.ID,
+              datum: (evaluation) => ({ ...evaluation }),
+              allowed: (evaluation) => who.acl.allowNamespaceOperation(evaluation.Namespace, 'read-job'),
+            },
+          ),
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/evaluation/:id',
+    summary: 'Read an evaluation.',
+    access: 'token',
+    params: { id: evalId },
+    blocking: ['evals'],
+    returns: 'The evaluation.',
+    handler: async ({ scheduler, caller, params }) => {
+      await readable(scheduler, caller, params.id);
+      return { read: () => readable(scheduler, caller, params.id) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/evaluation/:id/allocations',
+    summary: 'The allocations an evaluation placed (none until the scheduler runs evaluations).',
+    access: 'token',
+    params: { id: evalId },
+    blocking: ['evals', 'allocs'],
+    returns: 'AllocListStub[] (empty: nothing is placed yet).',
+    handler: async ({ scheduler, caller, params }) => {
+      await readable(scheduler, caller, params.id);
+      return {
+        read: async () => {
+          await readable(scheduler, caller, params.id);
+          return [];
+        },
+      };
+    },
+  }),
+];

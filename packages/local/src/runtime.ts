@@ -10,7 +10,7 @@ import {
   createCore,
   fileKeySource,
   initialize,
-  isInitialized,
+  initialisation,
   onTableChange,
   periodicJobs,
   secretsNodeListener,
@@ -272,7 +272,13 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
 /** Initialises a fresh store with the dev root token and the default mounts; returns the token if it made one. */
 async function initialiseDevMode(core: Core, devRootToken: string | undefined): Promise<string | undefined> {
   let rootToken: string | undefined;
-  if (!(await isInitialized(core))) {
+  const state = await initialisation(core.store);
+  // A data directory whose init marker is gone while its keyring says it was initialised: said at start, not re-made.
+  if (state.state === 'tampered')
+    core.log.error('storage integrity: the init marker is missing from the data directory; not initialising again', {
+      reason: state.reason,
+    });
+  if (state.state === 'fresh') {
     rootToken = await initialize(core, devRootToken ?? `hvs.${randomBytes(18).toString('base64url')}`);
   } else if (devRootToken && !(await core.tokens.lookup(devRootToken))) {
     throw new Error(

@@ -21,6 +21,8 @@ import { oidcStateKind } from './scheduler/acl/oidc.ts';
 import { policyKind as schedulerPolicyKind } from './scheduler/acl/policies/store.ts';
 import { roleKind } from './scheduler/acl/roles/store.ts';
 import { bootstrapMarkerKind, tokenKind as schedulerTokenKind } from './scheduler/acl/tokens/store.ts';
+import { evaluationKind } from './scheduler/cluster/evaluations/store.ts';
+import { jobKind, jobVersionKind } from './scheduler/cluster/jobs/store.ts';
 import { namespaceKind } from './scheduler/cluster/namespaces/store.ts';
 import { nodePoolKind } from './scheduler/cluster/node-pools/store.ts';
 import { beatKind, nodeKind } from './scheduler/cluster/nodes/store.ts';
@@ -437,8 +439,27 @@ export const itemKindRows: readonly ItemKindRow[] = [
     where: '`sched#job#<namespace>` / `<job ID>`',
     pk: /^sched#job#/,
     sk: /./,
-    protection: 'unprotected',
-    why: 'written by the cluster work still to come; today only read (a namespace or pool with a live job is in use), so a forged job can only keep one from being deleted',
+    protection: 'MAC',
+    mac: jobKind,
+    why: 'what runs where, in which pool, with which tasks',
+  }),
+  row({
+    name: "job's version",
+    where: '`sched#job-version#<namespace>#<job ID>` / `<version>`',
+    pk: /^sched#job-version#/,
+    sk: /^\d+$/,
+    protection: 'MAC',
+    mac: jobVersionKind,
+    why: 'a whole job as it was at a version, which a revert would run again',
+  }),
+  row({
+    name: 'evaluation',
+    where: '`sched#eval#<shard>` / `<evaluation ID>`',
+    pk: new RegExp(`^sched#eval(${shard})?$`),
+    sk: /./,
+    protection: 'MAC',
+    mac: evaluationKind,
+    why: 'the work the scheduler is asked to place',
   }),
 ];
 

@@ -152,6 +152,9 @@ describe('the client agent against npm start', () => {
       );
       expect(registration).toMatchObject({ Topic: 'Node', Payload: { Node: { ID: nodeId, SecretID: '' } } });
 
+      // No blocking poll: the map was read once after registration, and not again while `AllocIndex` stayed put.
+      expect(agent.stdout().match(/allocation map read at index 0 \(0 allocations\)/g)).toHaveLength(1);
+
       // A plain stop deregisters nothing.
       agent.child.kill('SIGTERM');
       expect(await agent.exited).toEqual({ code: 0, signal: null });

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from '../../packages/agent/src/fleet/fleet.ts';
 import { ProtocolClient } from '../../packages/agent/src/protocol.ts';
+import { beatKind, ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
 import { schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
@@ -96,6 +97,36 @@ describe('a simulated fleet of 100 nodes', () => {
     expect(fleet.stats.beats).toBeGreaterThanOrEqual(before + count);
     expect([...fleet.stats.failures]).toEqual([]);
     expect(byStatus(await listed())).toEqual({ ready: count });
+    // No blocking poll and no read per beat: each node read its map once, at boot, and `AllocIndex` never moved.
+    expect(fleet.stats.allocationReads).toBe(count);
+  });
+
+  it('reads a node’s allocation map again only when its AllocIndex moved past the map it holds', {
+    timeout: 60_000,
+  }, async () => {
+    const reads = fleet.stats.allocationReads;
+    await fleet.beatSome([17, 18]);
+    expect(fleet.stats.allocationReads).toBe(reads);
+    // What the cluster's second part does when it places on node 17: one write that moves the node's allocation
+    // index and the allocations table's index together.
+    const key = ClusterNodes.beatKey(fleet.ids[17] as string);
+    const moved = await h.scheduler.state.commit(async (index) => {
+      const { mac: _mac, ...beat } = (await h.core.store.get(key.pk, key.sk)) as Record<string, unknown>;
+      return {
+        items: [{ put: h.core.store.signed(beatKind, { ...beat, allocIndex: index } as never) }],
+        tables: ['allocs'],
+      };
+    });
+    const beat = await client.updateStatus(fleet.ids[17] as string, fleet.credentialOf(17), 'ready');
+    expect(beat.AllocIndex).toBe(moved);
+    await fleet.beatSome([17, 18]);
+    expect(fleet.stats.allocationReads).toBe(reads + 1);
+    // Read at the moved index: the next beats carry the same index and read nothing more; node 18 never moved.
+    await fleet.beatSome([17, 18]);
+    expect(fleet.stats.allocationReads).toBe(reads + 1);
+    const map = await client.allocations(fleet.ids[17] as string, fleet.credentialOf(17), 0, 0);
+    expect(map).toEqual({ Allocs: {}, Index: moved });
+    expect([...fleet.stats.failures]).toEqual([]);
   });
 
   it('goes down at the sweep once its beats stop past TTL and grace, and comes back when they resume', {

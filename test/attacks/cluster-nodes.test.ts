@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterNodes, nodeKind } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
+import { beatKind, ClusterNodes, nodeKind } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
 import { claimsOf, clientNode, introduction, nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
@@ -57,6 +57,54 @@ describe('attacks on cluster nodes and the client protocol', () => {
     }
     expect(await h.scheduler.state.currentIndex()).toBe(before);
     expect(await read(b.node.ID)).toEqual(bBefore);
+  });
+
+  it('a node sees only its own AllocIndex, and a forged one on its beat item is not taken', async () => {
+    const a = await registerNode(h, writer);
+    const b = await registerNode(h, writer);
+    const store = h.core.store;
+    // Node A's allocations moved (what the cluster's second part writes): A's beat item carries its index, signed.
+    const aKey = ClusterNodes.beatKey(a.node.ID);
+    const aBeat = (await store.get(aKey.pk, aKey.sk)) as Record<string, unknown>;
+    const { mac: _mac, ...unsigned } = aBeat;
+    await store.put(store.signed(beatKind, { ...unsigned, allocIndex: 4242 } as never));
+    const aAnswer = await h.call('PUT', `/v1/client/node/${a.node.ID}/status`, {
+      token: a.identity,
+      body: { Status: 'initializing' },
+    });
+    expect(aAnswer.status).toBe(200);
+    expect(aAnswer.body.AllocIndex).toBe(4242);
+    // B's answers, by secret or identity, carry B's own index, never A's; B cannot ask with A's path.
+    for (const token of [b.node.SecretID, b.identity]) {
+      const own = await h.call('PUT', `/v1/client/node/${b.node.ID}/status`, {
+        token,
+        body: { Status: 'initializing' },
+      });
+      expect(own.status).toBe(200);
+      expect(own.body.AllocIndex).toBe(0);
+      const other = await h.call('PUT', `/v1/client/node/${a.node.ID}/status`, {
+        token,
+        body: { Status: 'initializing' },
+      });
+      expect(other.status).toBe(403);
+      expect(other.text).not.toContain('4242');
+    }
+    const again = await h.call('POST', '/v1/client/register', { token: b.node.SecretID, body: { Node: b.node } });
+    expect(again.status).toBe(200);
+    expect(again.body.AllocIndex).toBe(0);
+    // A's own re-registration keeps its index (the beat item is rewritten with it).
+    const aAgain = await h.call('POST', '/v1/client/register', { token: a.node.SecretID, body: { Node: a.node } });
+    expect(aAgain.status).toBe(200);
+    expect(aAgain.body.AllocIndex).toBe(4242);
+    // A table writer raising B's index without the keyring's MAC gets B's beat refused (the item does not verify).
+    const bKey = ClusterNodes.beatKey(b.node.ID);
+    await store.put({ ...((await store.get(bKey.pk, bKey.sk)) as object), allocIndex: 9999 } as never);
+    const forged = await h.call('PUT', `/v1/client/node/${b.node.ID}/status`, {
+      token: b.identity,
+      body: { Status: 'initializing' },
+    });
+    expect(forged.status).toBe(404);
+    expect(forged.text).not.toContain('9999');
   });
 
   it('a node’s secret or identity is no ACL token: every other route refuses it', async () => {

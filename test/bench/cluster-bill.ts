@@ -71,7 +71,7 @@ export interface Design {
   sweepPeriodSeconds: (nodes: number) => number;
   /** The share of base TTL the stagger may add ([0, share·base)) at this size; Nomad's is 1. */
   staggerShare: (nodes: number) => number;
-  /** Whether each agent holds a blocking allocation poll open on Lambda (the protocol as written). */
+  /** Whether each agent holds a blocking allocation poll open on Lambda (the protocol before `AllocIndex`). */
   blockingAllocPolls: boolean;
   /** Lambda memory (MB) of the function that answers the client protocol. */
   memoryMb: number;
@@ -100,7 +100,8 @@ export function monthlyBill(nodes: number, design: Design, costs: MeasuredCosts)
   const lines: BillLine[] = [];
   const add = (item: string, dollars: number) => lines.push({ item, dollars });
 
-  // Requests: heartbeats, and (as written) one blocking allocation poll per node every 30 s.
+  // Requests: heartbeats, and (with held polls) one blocking allocation poll per node every 30 s. Without them an
+  // allocation read follows only a change of the node's allocations (none at steady state: part 1 has no jobs).
   const polls = design.blockingAllocPolls ? nodes / 30 : 0;
   const requests = (beats + polls) * secondsPerMonth;
   // The scheduled sweep runs once a minute (EventBridge's finest rate); a shorter period runs inside heartbeats.
@@ -148,17 +149,27 @@ export function monthlyBill(nodes: number, design: Design, costs: MeasuredCosts)
   return { lines, total };
 }
 
-/** Nomad's design in our terms: the stagger it draws, the sweep once a minute as the stacks schedule jobs. */
+/**
+ * Nomad's design in our terms: the stagger it draws, the sweep once a minute as the stacks schedule jobs; the agent
+ * reads its allocation map only when a heartbeat answer's `AllocIndex` moved (never in steady state), no held poll.
+ */
 export const asBuilt: Design = {
-  name: 'as built: on demand, function URL, sweep every minute, blocking allocation polls, platform logs',
+  name: 'as built: on demand, function URL, sweep every minute, allocation index on the heartbeat, platform logs',
   capacity: 'on-demand',
   targetUtilisation: 1,
   front: 'function URL',
   sweepPeriodSeconds: () => 60,
   staggerShare: () => 1,
-  blockingAllocPolls: true,
+  blockingAllocPolls: false,
   memoryMb: 512,
   platformLogs: true,
+};
+
+/** As built before the allocation index rode on the heartbeat: every agent held a blocking allocation poll. */
+export const withBlockingPolls: Design = {
+  ...asBuilt,
+  name: 'before (each agent holding a blocking allocation poll): on demand, function URL, sweep every minute, platform logs',
+  blockingAllocPolls: true,
 };
 
 /**

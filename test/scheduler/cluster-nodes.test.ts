@@ -59,7 +59,13 @@ describe('cluster nodes: introduction, registration, heartbeats and reads', () =
     const out = await h.call('POST', '/v1/client/register', { token, body: { Node: { ...node, Status: 'ready' } } });
     expect(out.status).toBe(200);
     expect(out.headers.get('X-Nomad-Index')).toBe(String(index + 1));
-    expect(out.body).toMatchObject({ Index: index + 1, NodeModifyIndex: index + 1, EvalIDs: [], EvalCreateIndex: 0 });
+    expect(out.body).toMatchObject({
+      Index: index + 1,
+      NodeModifyIndex: index + 1,
+      EvalIDs: [],
+      EvalCreateIndex: 0,
+      AllocIndex: 0,
+    });
     expect(out.body.HeartbeatTTL).toBeGreaterThanOrEqual(10e9);
     expect(out.body.HeartbeatTTL).toBeLessThan(20e9);
     expect(claimsOf(out.body.SignedIdentity)).toMatchObject({
@@ -213,6 +219,8 @@ describe('cluster nodes: introduction, registration, heartbeats and reads', () =
     expect(ready.status).toBe(200);
     expect(ready.body.HeartbeatTTL).toBeGreaterThanOrEqual(10e9);
     expect(ready.body.SignedIdentity).toBeUndefined();
+    // The node's allocation index, what its allocation read answers as `Index` (0: no allocations yet).
+    expect(ready.body.AllocIndex).toBe(0);
     const batch = await stream.nextEvents();
     expect(batch.Events.map((event: { Type: string }) => event.Type)).toEqual(['NodeStreamEvent']);
     expect(batch.Events[0].Payload.Node).toMatchObject({ ID: node.ID, Status: 'ready', SecretID: '' });
@@ -227,6 +235,7 @@ describe('cluster nodes: introduction, registration, heartbeats and reads', () =
     });
     expect(plain.status).toBe(200);
     expect(plain.body.Index).toBe(ready.body.Index);
+    expect(plain.body.AllocIndex).toBe(0);
     expect(plain.headers.get('X-Nomad-Index')).toBe(String(ready.body.Index));
     expect(await h.scheduler.state.currentIndex()).toBe(index);
     expect((await beatOf(node.ID))?.deadline).toBeGreaterThan(before);

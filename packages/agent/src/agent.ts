@@ -1,6 +1,7 @@
 /**
  * The client agent's life, as Nomad's client lives it (`client/client.go`): fingerprint the machine, register the
- * node (a new node with its introduction token, a known one with its SecretID), watch its allocation map, report
+ * node (a new node with its introduction token, a known one with its SecretID), read its allocation map (again
+ * whenever a register or heartbeat answer's `AllocIndex` moved past the map held: no blocking poll), report
  * `ready` once the map is synced, then heartbeat at the TTL each answer gives, taking the renewed node identity when
  * one comes back. Node events (a driver's health) follow registration. A refused heartbeat (the node was purged, its
  * credential is no longer taken) registers again; an unreachable server is retried within the heartbeat's grace. A
@@ -126,9 +127,12 @@ export class Agent {
         this.failures = 0;
         this.log(`client: node registered (HeartbeatTTL ${Math.round(this.heartbeatTtlMs / 1000)} s)`);
         await this.reportDrivers(node.Drivers);
-        this.watchAllocations();
+        const watcher = this.watchAllocations();
+        const wasSynced = watcher.synced;
+        // Once after every registration, whatever the index (the server may have been restored or the node purged).
+        void watcher.update(answer.AllocIndex, true);
         // Registered again with the allocations already synced: report at once rather than after a TTL.
-        if (this.watcher?.synced) this.beatSoon();
+        if (wasSynced) this.beatSoon();
         return;
       } catch (error) {
         if (this.stopping.signal.aborted) return;
@@ -180,8 +184,8 @@ export class Agent {
     for (const [name, info] of changed) this.reportedDrivers.set(name, info.HealthDescription);
   }
 
-  private watchAllocations(): void {
-    if (this.watcher) return;
+  private watchAllocations(): AllocWatcher {
+    if (this.watcher) return this.watcher;
     const node = this.node as ClientNode;
     this.watcher = new AllocWatcher({
       client: this.client,
@@ -191,7 +195,7 @@ export class Agent {
       onSynced: () => this.beatSoon(),
       onRefused: () => void this.register(),
     });
-    this.watcher.start();
+    return this.watcher;
   }
 
   /** The next heartbeat now (the allocations were synced: the node can report `ready`). */
@@ -220,6 +224,8 @@ export class Agent {
         signal: this.stopping.signal,
       });
       this.accept(answer);
+      // The allocation map moved (or is not synced yet): read it, without blocking.
+      void this.watcher?.update(answer.AllocIndex);
       if (this.status !== wanted) this.log(`client: node status ${wanted}`);
       this.status = wanted;
       this.failures = 0;

@@ -32,6 +32,8 @@ const updateResponse = z.object({
   NodeModifyIndex: z.optional(z.number()),
   EvalIDs: z.optional(z.nullable(z.array(z.string()))),
   EvalCreateIndex: z.optional(z.number()),
+  /** The index of the node's allocation map: the agent reads the map when it moved. */
+  AllocIndex: z.optional(z.number()),
   SignedIdentity: z.optional(z.string()),
 });
 export type NodeUpdateResponse = z.infer<typeof updateResponse>;
@@ -116,7 +118,10 @@ export class ProtocolClient {
     return eventsResponse.parse(body);
   }
 
-  /** `Node.GetClientAllocs`: the node's allocation map, blocking until its index passes `index` or `waitMs` ends. */
+  /**
+   * `Node.GetClientAllocs`: the node's allocation map, blocking until its index passes `index` or `waitMs` ends; with
+   * `index` 0 and `waitMs` 0 a plain read (no query: nothing held open), which is how the agent calls it.
+   */
   async allocations(
     nodeId: string,
     credential: string,
@@ -124,11 +129,14 @@ export class ProtocolClient {
     waitMs: number,
     options: CallOptions = {},
   ): Promise<ClientAllocs> {
-    const query = new URLSearchParams({ index: String(index), wait: `${Math.max(0, Math.round(waitMs / 1000))}s` });
+    const query =
+      index === 0 && waitMs === 0
+        ? ''
+        : `?${new URLSearchParams({ index: String(index), wait: `${Math.max(0, Math.round(waitMs / 1000))}s` })}`;
     const body = await this.call(
       'allocations',
       'GET',
-      `/v1/client/node/${encodeURIComponent(nodeId)}/allocations?${query}`,
+      `/v1/client/node/${encodeURIComponent(nodeId)}/allocations${query}`,
       credential,
       undefined,
       { ...options, timeoutMs: options.timeoutMs ?? waitMs + this.timeoutMs },

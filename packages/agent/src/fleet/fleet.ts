@@ -3,10 +3,10 @@
  * machine). The nodes are data, not objects with timers: each is a row of typed arrays (its status, when its next
  * heartbeat is due, its TTL) plus its ID, secret and identity, and one loop beats the ones that are due, earliest
  * first, at most `concurrency` calls at a time, over one shared `ProtocolClient` (one keep-alive socket pool).
- * Each node lives as the real agent does: register with the introduction token, sync its (empty) allocation map
- * once, report `ready` (with its driver's node event on that same call), then beat at the TTL each answer gives; a
- * node the server refuses registers again. The
- * allocation map is read once, not watched: 10,000 blocking polls would need 10,000 sockets.
+ * Each node lives as the real agent does: register with the introduction token, read its (empty) allocation map
+ * once, report `ready` (with its driver's node event on that same call), then beat at the TTL each answer gives,
+ * reading its allocation map again (no blocking) only when an answer's `AllocIndex` moved past the map it holds; a
+ * node the server refuses registers again.
  */
 import { type ClientNode, nodeEvent } from '../node.ts';
 import { type ProtocolClient, ProtocolError } from '../protocol.ts';
@@ -54,6 +54,8 @@ export class Fleet {
   private readonly status: Uint8Array;
   private readonly dueAt: Float64Array;
   private readonly ttlMs: Float64Array;
+  /** The index of the allocation map each node holds (what its last read answered). */
+  private readonly allocIndex: Float64Array;
   /** A min-heap of node positions by `dueAt`: the loop's one queue. */
   private heap: number[] = [];
   private inFlight = 0;
@@ -80,6 +82,7 @@ export class Fleet {
     this.status = new Uint8Array(count);
     this.dueAt = new Float64Array(count);
     this.ttlMs = new Float64Array(count);
+    this.allocIndex = new Float64Array(count);
     for (let position = 0; position < count; position++) {
       const node = this.node(position);
       this.ids.push(node.ID);
@@ -171,8 +174,7 @@ export class Fleet {
       this.accept(position, await client.register(node, this.options.introToken));
       this.stats.registrations++;
       this.status[position] = status.initializing;
-      await client.allocations(node.ID, this.credential(position), 0, 0);
-      this.stats.allocationReads++;
+      await this.readAllocations(position);
       // The driver's event rides on the status change (one write at the scheduler's index, not two).
       const [driver, info] = Object.entries(node.Drivers)[0] ?? [];
       const event =
@@ -186,16 +188,26 @@ export class Fleet {
     }
   }
 
+  /** A plain read of node `position`'s allocation map (no blocking), keeping its index. */
+  private async readAllocations(position: number): Promise<void> {
+    const answer = await this.options.client.allocations(this.ids[position] as string, this.credential(position), 0, 0);
+    this.allocIndex[position] = answer.Index;
+    this.stats.allocationReads++;
+  }
+
   private async beat(position: number): Promise<void> {
     const due = this.dueAt[position] as number;
     if (this.now() - due > 1000 && due > 0) this.stats.lateBeats++;
     try {
       const wanted = this.status[position] === status.ready ? 'ready' : 'initializing';
-      this.accept(
-        position,
-        await this.options.client.updateStatus(this.ids[position] as string, this.credential(position), wanted),
+      const answer = await this.options.client.updateStatus(
+        this.ids[position] as string,
+        this.credential(position),
+        wanted,
       );
+      this.accept(position, answer);
       this.stats.beats++;
+      if ((answer.AllocIndex ?? 0) > (this.allocIndex[position] as number)) await this.readAllocations(position);
     } catch (error) {
       this.fail(error);
       if (error instanceof ProtocolError && (error.status === 404 || error.status === 403)) {

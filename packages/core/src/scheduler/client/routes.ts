@@ -123,7 +123,7 @@ export const clientRoutes: SchedulerRoute[] = [
     access: 'anyone',
     body: z.object({ Node: z.optional(clientNodeBody).check(z.describe('The node (Nomad `structs.Node`).')) }),
     returns:
-      '`{"HeartbeatTTL", "Index", "NodeModifyIndex", "EvalIDs", "EvalCreateIndex", "SignedIdentity"}`; `HeartbeatTTL` in nanoseconds.',
+      '`{"HeartbeatTTL", "Index", "NodeModifyIndex", "EvalIDs", "EvalCreateIndex", "AllocIndex", "SignedIdentity"}`; `HeartbeatTTL` in nanoseconds; `AllocIndex` the node’s allocation index.',
     handler: async ({ scheduler, body, presented }) => {
       const credential = required(presented);
       if (!body.Node) throw badRequest('missing node for client registration');
@@ -144,6 +144,7 @@ export const clientRoutes: SchedulerRoute[] = [
           NodeModifyIndex: registered.index,
           EvalIDs: [],
           EvalCreateIndex: 0,
+          AllocIndex: registered.allocIndex,
           ...(identity ? { SignedIdentity: identity } : {}),
         },
         index: registered.index,
@@ -162,7 +163,7 @@ export const clientRoutes: SchedulerRoute[] = [
       NodeEvent: z.optional(z.nullable(clientEventBody)).check(z.describe('A node event to record.')),
     }),
     returns:
-      '`{"HeartbeatTTL", "Index", "NodeModifyIndex", "EvalIDs", "EvalCreateIndex"}`, and `SignedIdentity` when the identity was renewed.',
+      '`{"HeartbeatTTL", "Index", "NodeModifyIndex", "EvalIDs", "EvalCreateIndex", "AllocIndex"}`, and `SignedIdentity` when the identity was renewed; the agent reads its allocations only when `AllocIndex` moved.',
     handler: async ({ scheduler, params, body, presented }) => {
       const { credential, identity } = await nodeCredential(scheduler, required(presented), params.id);
       const status = body.Status ?? '';
@@ -181,6 +182,7 @@ export const clientRoutes: SchedulerRoute[] = [
           NodeModifyIndex: beat.written ?? 0,
           EvalIDs: [],
           EvalCreateIndex: 0,
+          AllocIndex: beat.allocIndex,
           ...(renewed ? { SignedIdentity: renewed } : {}),
         },
         index: beat.index,
@@ -210,7 +212,7 @@ export const clientRoutes: SchedulerRoute[] = [
     path: '/v1/client/node/:id/allocations',
     summary: 'The allocations a node should run, as a map of ID to modify index (Nomad’s `Node.GetClientAllocs`).',
     description:
-      'Blocking: the agent loops on it. Jobs come with the cluster’s second part: until then the map is empty.',
+      'The agent reads it (without blocking) when the heartbeat’s `AllocIndex` moved; it also blocks on `index`/`wait` as every blocking query. Jobs come with the cluster’s second part: until then the map is empty.',
     access: 'anyone',
     params: { id: nodeId },
     blocking: ['allocs'],

@@ -64,6 +64,12 @@ export interface NodeBeat extends Item {
   /** The index of the node's last registration or status change. */
   modifyIndex: number;
   deadline: number;
+  /**
+   * The index of the last write that changed this node's allocations (the cluster's second part sets it in that
+   * write); absent is 0. The register and heartbeat answers carry it as `AllocIndex`, so the agent reads its
+   * allocation map only when it moved instead of holding a blocking poll.
+   */
+  allocIndex?: number;
 }
 
 /** What a node presented: its secret (hashed) or a verified identity (nothing more to check). */
@@ -75,6 +81,8 @@ export interface BeatResult {
   index: number;
   /** The write's index, when there was one. */
   written?: number;
+  /** The node's allocation index (`NodeBeat.allocIndex`, 0 when absent). */
+  allocIndex: number;
   node?: ClusterNode;
   ttlMs: number;
   pool: string;
@@ -173,18 +181,20 @@ export class ClusterNodes {
   async register(
     input: ClientNode,
     admit: (beat: NodeBeat | undefined) => void,
-  ): Promise<{ node: ClusterNode; index: number; ttlMs: number; identityTtlMs: number }> {
+  ): Promise<{ node: ClusterNode; index: number; ttlMs: number; identityTtlMs: number; allocIndex: number }> {
     validateClientNode(input);
     const id = input.ID as string;
     const secretHash = this.secretHash(id, input.SecretID as string);
     const ttlMs = await this.heartbeatTtlMs();
     let node: ClusterNode | undefined;
     let identityTtlMs = defaultIdentityTtlNs / 1e6;
+    let allocIndex = 0;
     const index = await this.commitOrExplain(async (index) => {
       const now = this.state.clock.now();
       const beat = await this.beat(id);
       admit(beat);
       if (beat && beat.secretHash !== secretHash) throw denied('node secret ID does not match. Not registering node.');
+      allocIndex = beat?.allocIndex ?? 0;
       const existing = beat ? await this.get(id) : undefined;
       node = registeredNode(input, existing, index, now);
       const { pool, creation } = await this.pools.ensureWrite(node.NodePool, index);
@@ -194,7 +204,7 @@ export class ClusterNodes {
           ...(creation?.items ?? []),
           this.nodeWrite(node, existing),
           {
-            put: this.beatItem(node, secretHash, index, now + ttlMs + heartbeatSettings.graceMs),
+            put: this.beatItem(node, secretHash, index, now + ttlMs + heartbeatSettings.graceMs, allocIndex),
             when: beat ? { equals: { mac: beat.mac } } : { absent: true },
           },
           ...(beat ? [] : [{ update: { pk: META_PK, sk: NODE_COUNT_SK }, change: { add: { value: 1 } } }]),
@@ -203,7 +213,7 @@ export class ClusterNodes {
         events: [...(creation?.events ?? []), nodeTopicEvent('NodeRegistration', node)],
       };
     });
-    return { node: node as ClusterNode, index: index as number, ttlMs, identityTtlMs };
+    return { node: node as ClusterNode, index: index as number, ttlMs, identityTtlMs, allocIndex };
   }
 
   /**
@@ -243,7 +253,7 @@ export class ClusterNodes {
           ? [nodeEvent(nodeMessages.reregisteredByHeartbeat, 'Cluster', now, index)]
           : [];
       if (next === node.Status && added.length === 0) {
-        result = { index: beat.modifyIndex, ttlMs, pool: beat.pool };
+        result = { index: beat.modifyIndex, ttlMs, pool: beat.pool, allocIndex: beat.allocIndex ?? 0 };
         return undefined;
       }
       const updated: ClusterNode = {
@@ -254,12 +264,18 @@ export class ClusterNodes {
         LastMissedHeartbeatIndex: next === 'ready' ? 0 : node.LastMissedHeartbeatIndex,
         ModifyIndex: index,
       };
-      result = { index, written: index, node: updated, ttlMs, pool: beat.pool };
+      result = { index, written: index, node: updated, ttlMs, pool: beat.pool, allocIndex: beat.allocIndex ?? 0 };
       return {
         items: [
           this.nodeWrite(updated, node),
           {
-            put: this.beatItem(updated, beat.secretHash, index, now + ttlMs + heartbeatSettings.graceMs),
+            put: this.beatItem(
+              updated,
+              beat.secretHash,
+              index,
+              now + ttlMs + heartbeatSettings.graceMs,
+              beat.allocIndex,
+            ),
             when: { equals: { mac: beat.mac } },
           },
         ],
@@ -288,7 +304,9 @@ export class ClusterNodes {
         { set: { deadline: this.state.clock.now() + ttlMs + heartbeatSettings.graceMs } },
         { when: { equals: { status, ...('secretHash' in credential ? { secretHash: credential.secretHash } : {}) } } },
       );
-      return { index: after.modifyIndex, ttlMs, pool: after.pool };
+      // An item without the keyring's MAC (a table writer's) answers nothing: the full path then finds no node.
+      if (!this.store.verified(beatKind, after)) return undefined;
+      return { index: after.modifyIndex, ttlMs, pool: after.pool, allocIndex: after.allocIndex ?? 0 };
     } catch (error) {
       if (error instanceof ConditionFailed) return undefined;
       throw error;
@@ -509,7 +527,7 @@ export class ClusterNodes {
           items: [
             this.nodeWrite(updated, node),
             {
-              put: this.beatItem(updated, beat.secretHash, index, beat.deadline),
+              put: this.beatItem(updated, beat.secretHash, index, beat.deadline, beat.allocIndex),
               when: { all: [{ equals: { mac: beat.mac } }, { below: { deadline: now } }] },
             },
           ],
@@ -532,7 +550,13 @@ export class ClusterNodes {
     };
   }
 
-  private beatItem(node: ClusterNode, secretHash: string, index: number, deadline: number): NodeBeat {
+  private beatItem(
+    node: ClusterNode,
+    secretHash: string,
+    index: number,
+    deadline: number,
+    allocIndex: number | undefined,
+  ): NodeBeat {
     return this.store.signed(beatKind, {
       ...ClusterNodes.beatKey(node.ID),
       secretHash,
@@ -542,6 +566,7 @@ export class ClusterNodes {
       nodeClass: node.NodeClass,
       modifyIndex: index,
       deadline,
+      ...(allocIndex ? { allocIndex } : {}),
     });
   }
 

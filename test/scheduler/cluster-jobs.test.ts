@@ -241,6 +241,12 @@ describe('cluster jobs and evaluations: registration, versions, reads, deregistr
       'default/web',
       'prod/web-2',
     ]);
+    const first = await mgmt('GET', '/v1/jobs?namespace=prod&per_page=1');
+    expect(first.body.map((stub: { ID: string }) => stub.ID)).toEqual(['api']);
+    expect(first.headers.get('X-Nomad-NextToken')).toBe('prod.web-2');
+    const second = await mgmt('GET', '/v1/jobs?namespace=prod&per_page=1&next_token=prod.web-2');
+    expect(second.body.map((stub: { ID: string }) => stub.ID)).toEqual(['web-2']);
+    expect(second.headers.get('X-Nomad-NextToken')).toBeNull();
     const filtered = await mgmt('GET', `/v1/jobs?namespace=*&filter=${encodeURIComponent('Type == "batch"')}`);
     expect(filtered.body.map((stub: { ID: string }) => stub.ID)).toEqual(['api']);
     expect((await mgmt('GET', '/v1/jobs?filter=%3D%3D')).status).toBe(400);

@@ -125,7 +125,8 @@ export const jobRoutes: SchedulerRoute[] = [
           const page = paginate(stubs, {
             ...query,
             expression,
-            idOf: (stub) => `${stub.ID as string}\u0000${stub.Namespace as string}`,
+            // Nomad's NamespaceIDTokenizer: pages walk namespace, then ID, and a token is `<namespace>.<id>`.
+            idOf: (stub) => `${stub.Namespace as string}.${stub.ID as string}`,
             datum: (stub) => ({ ...stub, Meta: stub.Meta ?? {} }),
           });
           return page;

@@ -1,7 +1,10 @@
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import type { SecretsFamily } from '../../packages/core/src/secrets/family-list.ts';
+import { readdirSync } from 'node:fs';
+import { allSecretsFamilies, type SecretsFamily } from '../../packages/core/src/secrets/family-list.ts';
+import { engineJobs as engineJobsOfStacks } from '../../stacks/families.ts';
 import { bundledFamilyDefine, providedByRuntime } from '../../stacks/functions.ts';
+import { checkedBundles } from '../support/bundle-checks.ts';
 
 /** What each function's bundle may hold beyond the shared core: its family's engine or login method, and libraries. */
 const families: Record<string, { parts: string[]; packages: string[] }> = {
@@ -37,7 +40,14 @@ const engineJobs: Record<string, { parts: string[]; packages: string[] }> = {
   cloud: { parts: ['engines/cloud'], packages: [] },
   mesh: { parts: ['engines/mesh'], packages: [] },
 };
-const allParts = ['engines/kv', 'engines/ldap', 'engines/mesh', 'engines/cloud', 'auth/jwt', 'scheduler'];
+/** Every engine folder on disk, the login method and the scheduler: a new engine's code is looked for in every bundle. */
+const allParts = [
+  ...readdirSync('packages/core/src/secrets/engines', { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `engines/${entry.name}`),
+  'auth/jwt',
+  'scheduler',
+];
 const familyPackages = ['ldapts', 'google-auth-library', 'openid-client', 'peggy'];
 
 /** The parts of the core and the family libraries an entry's bundle includes, from esbuild's own account of it. */
@@ -98,8 +108,10 @@ async function zipFor(entry: string, family: SecretsFamily): Promise<string[]> {
 }
 
 describe("each family's function bundles only its family's code", () => {
-  for (const [family, expected] of Object.entries(secretsFamilies)) {
+  // Every family of the family list, whether or not the table above has it: a family it lacks fails, not skipped.
+  for (const [family, expected] of checkedBundles(allSecretsFamilies, secretsFamilies)) {
     it(`functions/secrets/family.ts as the ${family} function`, async () => {
+      if (!expected) throw new Error(`add the ${family} family's expected bundle to secretsFamilies`);
       const inputs = await zipFor('functions/secrets/family.ts', family as SecretsFamily);
       for (const backend of expected.backends) expect(inputs).toContain(`packages/core/src/secrets/${backend}`);
       const contents = partsOf(inputs);
@@ -110,8 +122,10 @@ describe("each family's function bundles only its family's code", () => {
 });
 
 describe("each engine's job bundles only its engine's code", () => {
-  for (const [engine, expected] of Object.entries(engineJobs)) {
+  // Every engine the stacks give a job (`engineJobs` of stacks/families.ts, derived from the backends).
+  for (const [engine, expected] of checkedBundles(Object.keys(engineJobsOfStacks), engineJobs)) {
     it(`functions/jobs/engine-job.ts as the ${engine} job`, async () => {
+      if (!expected) throw new Error(`add the ${engine} engine's expected job bundle to engineJobs`);
       const inputs = await zipFor('functions/jobs/engine-job.ts', engine as SecretsFamily);
       expect(inputs).toContain(`packages/core/src/secrets/engines/${engine}/${engine}-backend.ts`);
       const contents = partsOf(inputs);

@@ -18,7 +18,7 @@ import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
-import { type Route, secretsRoutes } from '../support/secrets-routes.ts';
+import { mountsToEnable, type Route, secretsRoutes } from '../support/secrets-routes.ts';
 
 /**
  * Property-based fuzz of every route of both services, in process against the apps a Lambda serves (on the
@@ -479,14 +479,8 @@ describe('fuzz of every route', () => {
   it('the secrets service: no 5xx, and it still answers', async () => {
     const core = await newCore(true);
     const rootToken = await initialize(core);
-    for (const [table, mountPath, type] of [
-      ['secret', 'secret', 'kv'],
-      ['secret', 'ldap', 'ldap'],
-      ['secret', 'mesh', 'mesh'],
-      ['secret', 'cloud', 'cloud'],
-      ['auth', 'jwt', 'jwt'],
-      ['auth', 'oidc', 'oidc'],
-    ] as const) {
+    // Every backend but the built-ins, where the route table below mounts it (both derived from the family list).
+    for (const { table, path: mountPath, type } of mountsToEnable(backendsOf(allSecretsFamilies))) {
       await core.mounts.enable(table, mountPath, { type, description: 'fuzz' });
     }
     const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });

@@ -1,20 +1,40 @@
+import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
+import { builtinMountPaths } from '../../packages/core/src/secrets/mounts/mount-table.ts';
+
+/** Where a backend is mounted in the test stage: a built-in where the core puts it, else its declared `defaultPath`. */
+export function mountPathOf(backend: Backend): string {
+  return (
+    builtinMountPaths.get(backend.type) ??
+    backend.defaultPath ??
+    (backend.kind === 'auth' ? `auth/${backend.type}` : backend.type)
+  );
+}
+
+/** Each backend type's mount path, derived from the backends (the family list's, or an extended list in a test). */
+export const mountsOf = (backends: Backend[]): Record<string, string> =>
+  Object.fromEntries(backends.map((backend) => [backend.type, mountPathOf(backend)]));
+
+/**
+ * The mounts a test enables so that every backend is served at `mountPathOf`: every backend but the built-ins, with
+ * the table it goes in and its path in that table (`auth/jwt` is `jwt` in the auth table).
+ */
+export function mountsToEnable(backends: Backend[]): Array<{ table: 'secret' | 'auth'; path: string; type: string }> {
+  return backends
+    .filter((backend) => !builtinMountPaths.has(backend.type))
+    .map((backend) => {
+      const path = mountPathOf(backend);
+      return backend.kind === 'auth'
+        ? { table: 'auth' as const, path: path.replace(/^auth\//, ''), type: backend.type }
+        : { table: 'secret' as const, path, type: backend.type };
+    });
+}
 
 /**
  * The secrets service's routes as its path tables declare them, mounted where the fuzz (test/fuzz) and the OpenAPI
- * test (test/secrets/openapi.test.ts) mount each backend type: the system backends where the core puts them.
+ * test (test/secrets/openapi.test.ts) mount each backend type: every backend of the family list.
  */
-export const mountOf: Record<string, string> = {
-  system: 'sys',
-  token: 'auth/token',
-  identity: 'identity',
-  kv: 'secret',
-  jwt: 'auth/jwt',
-  oidc: 'auth/oidc',
-  mesh: 'mesh',
-  ldap: 'ldap',
-  cloud: 'cloud',
-};
+export const mountOf: Record<string, string> = mountsOf(backendsOf(allSecretsFamilies));
 
 export interface Route {
   service: 'secrets' | 'scheduler';
@@ -37,8 +57,7 @@ export function secretsRoutes(backends: Backend[]): Route[] {
   };
   return backends.flatMap((backend) =>
     backend.paths.map((spec) => {
-      const mount = mountOf[backend.type];
-      if (!mount) throw new Error(`no fuzz mount for backend type ${backend.type}: add it to mountOf`);
+      const mount = mountPathOf(backend);
       const pattern = spec.pattern ? `${mount}/${spec.pattern}` : mount;
       // biome-ignore lint/suspicious/noExplicitAny: zod's object shape, read to name the fields
       const shape = (spec.fields as any).shape ?? {};

@@ -239,6 +239,12 @@ export interface Backend {
   /** The mount type, e.g. `ldap`. */
   type: string;
   kind: 'secret' | 'auth';
+  /**
+   * Where it is mounted when nothing says otherwise, if not its type's own path (`<type>`, or `auth/<type>` for an
+   * auth method): kv at `secret`, as Vault's dev server mounts it. The test stage mounts every backend there, and the
+   * suite's route tables (fuzz, OpenAPI, attacks) are derived from it (`test/support/secrets-routes.ts`).
+   */
+  defaultPath?: string;
   paths: PathSpec[];
   leases?: Record<string, LeaseHooks>;
   /** Work on a schedule (see `PeriodicJob`). */

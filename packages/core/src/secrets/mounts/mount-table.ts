@@ -102,6 +102,11 @@ const builtins: MountEntry[] = [
   },
 ];
 
+/** The built-in mounts' types with their fixed paths (no trailing slash): `system` at `sys`, `token` at `auth/token`… */
+export const builtinMountPaths: ReadonlyMap<string, string> = new Map(
+  builtins.map((entry) => [entry.type, entry.path.replace(/\/$/, '')]),
+);
+
 const reservedPrefixes = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
 /** A mount item is authenticated whole (`storage/item-mac.ts`): a forged, moved or MAC-less mount is not in the table. */

@@ -73,6 +73,7 @@ const v1Row = path({
 export const kvBackend: Backend = {
   type: 'kv',
   kind: 'secret',
+  defaultPath: 'secret',
   paths: [...v2Rows, v1Row],
   leases: {
     // A read of a static secret holds nothing to take back: revoking the lease only ends it.

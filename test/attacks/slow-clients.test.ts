@@ -74,14 +74,14 @@ describe("npm start's listeners hold no connection for a slow client", () => {
     const urlOf = () => (name === 'secrets' ? runtime.secretsUrl : runtime.schedulerUrl);
     it(`${name}: headers never finished are answered 408 and the connection closed`, async () => {
       const client = await open(urlOf());
-      client.socket.write('GET /v1/anything HTTP/1.1\r\nHost: attacker\r\nX-Slow: ');
+      client.socket.write('GET /v1/anything HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
       const text = await client.closed;
       expect(text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     });
 
     it(`${name}: a trickled body is answered 408 and the connection closed`, async () => {
       const client = await open(urlOf());
-      client.socket.write(`PUT /v1/anything HTTP/1.1\r\nHost: attacker\r\nContent-Length: 1000\r\n\r\n`);
+      client.socket.write(`PUT /v1/anything HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n`);
       // One byte every 50 ms: 20 s for the whole body at this pace, against the shortened 0.8 s.
       const trickle = setInterval(() => {
         if (!client.socket.destroyed) client.socket.write('x');
@@ -100,16 +100,16 @@ describe("npm start's listeners hold no connection for a slow client", () => {
       const held = await Promise.all(Array.from({ length: limits.maxConnections }, () => open(url as string)));
       const refused = await open(url as string);
       // Closed by the listener without a byte, though the client sent a complete request.
-      refused.socket.write(`GET ${probe} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      refused.socket.write(`GET ${probe} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
       expect(await refused.closed).toBe('');
       // The held ones still work: each answers a request.
       const first = held[0] as Awaited<ReturnType<typeof open>>;
-      first.socket.write(`GET ${probe} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      first.socket.write(`GET ${probe} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
       expect(await first.closed).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
       // Its place is free again.
       await new Promise((resolve) => setTimeout(resolve, 50));
       const again = await open(url as string);
-      again.socket.write(`GET ${probe} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      again.socket.write(`GET ${probe} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
       expect(await again.closed).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
       for (const client of held) client.socket.destroy();
       await Promise.all(held.map((client) => client.closed));

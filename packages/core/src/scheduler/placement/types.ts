@@ -1,0 +1,150 @@
+/**
+ * The placement contract: what the pure placement function (`place.ts`) and the reconciler (`reconcile.ts`) read
+ * and answer. Both are pure: a snapshot in, a decision out, no clock or randomness but what is passed in (a seeded
+ * shuffle), so the evaluation worker and `PUT /v1/job/:id/plan` share them and tests are exact.
+ */
+import type { Allocation } from '../cluster/allocations/model.ts';
+import type { Job } from '../cluster/jobs/model.ts';
+import type { ClusterNode } from '../cluster/nodes/model.ts';
+
+/** Nomad's `Port` (`ReservedPorts`/`DynamicPorts` of a network ask or grant). */
+export interface Port {
+  Label: string;
+  Value: number;
+  To: number;
+  HostNetwork: string;
+}
+
+/** Nomad's `NetworkResource`. */
+export interface NetworkResource {
+  Mode: string;
+  Device: string;
+  CIDR: string;
+  IP: string;
+  MBits: number;
+  DNS: null;
+  ReservedPorts: Port[] | null;
+  DynamicPorts: Port[] | null;
+}
+
+/** Nomad's `AllocatedPortMapping`. */
+export interface AllocatedPort {
+  Label: string;
+  Value: number;
+  To: number;
+  HostIP: string;
+}
+
+export interface AllocatedTaskResources {
+  Cpu: { CpuShares: number; ReservedCores: number[] | null };
+  Memory: { MemoryMB: number; MemoryMaxMB: number };
+  Networks: NetworkResource[] | null;
+  Devices: null;
+}
+
+/** Nomad's `AllocatedResources`: what a placement granted. */
+export interface AllocatedResources {
+  Tasks: Record<string, AllocatedTaskResources>;
+  TaskLifecycles: Record<string, unknown>;
+  Shared: { DiskMB: number; Networks: NetworkResource[] | null; Ports: AllocatedPort[] | null };
+}
+
+/** Nomad's `NodeScoreMeta`. */
+export interface NodeScoreMeta {
+  NodeID: string;
+  Scores: Record<string, number>;
+  NormScore: number;
+}
+
+/** Nomad's `AllocMetric`: how a placement (or a failed one, in `FailedTGAllocs`) went. */
+export interface AllocMetric {
+  NodesEvaluated: number;
+  NodesFiltered: number;
+  NodesInPool: number;
+  NodesAvailable: Record<string, number>;
+  ClassFiltered: Record<string, number> | null;
+  ConstraintFiltered: Record<string, number> | null;
+  NodesExhausted: number;
+  ClassExhausted: Record<string, number> | null;
+  DimensionExhausted: Record<string, number> | null;
+  QuotaExhausted: string[] | null;
+  ResourcesExhausted: Record<string, unknown> | null;
+  Scores: Record<string, number> | null;
+  ScoreMetaData: NodeScoreMeta[] | null;
+  AllocationTime: number;
+  CoalescedFailures: number;
+}
+
+/**
+ * The state placement reads: the nodes (every status; placement filters) and the allocations that hold resources on
+ * them (not terminal: `isTerminal`), of every job.
+ */
+export interface Snapshot {
+  nodes: ClusterNode[];
+  allocs: Allocation[];
+}
+
+/** One allocation to place. */
+export interface PlacementRequest {
+  group: string;
+  /** The allocation's name, `<job>.<group>[<index>]`. */
+  name: string;
+  /** The allocation this one replaces (reschedule, migrate, destructive update), if any. */
+  previousAlloc?: Allocation;
+  /** Nodes to score down (Nomad's reschedule penalty: the nodes earlier attempts failed on). */
+  penaltyNodeIds?: string[];
+  /** System jobs: the one node this placement is for. */
+  nodeId?: string;
+  /** A canary of a deployment. */
+  canary?: boolean;
+}
+
+export interface Placement {
+  request: PlacementRequest;
+  node: ClusterNode;
+  resources: AllocatedResources;
+  metrics: AllocMetric;
+}
+
+export interface PlacementResult {
+  placements: Placement[];
+  /** Per task group, the metrics of its first failed placement, `CoalescedFailures` counting the others. */
+  failed: Record<string, AllocMetric>;
+}
+
+/** The placement function's signature (`place.ts`). */
+export type Place = (snapshot: Snapshot, job: Job, requests: PlacementRequest[], seed: string) => PlacementResult;
+
+/** Nomad's `DesiredUpdates`: what a plan does to each task group (`Annotations.DesiredTGUpdates`). */
+export interface DesiredUpdates {
+  Ignore: number;
+  Place: number;
+  Migrate: number;
+  Stop: number;
+  InPlaceUpdate: number;
+  DestructiveUpdate: number;
+  Canary: number;
+  Preemptions: number;
+  Reconnect: number;
+  Disconnect: number;
+  RescheduleNow: number;
+  RescheduleLater: number;
+}
+
+/** An allocation to stop, and why (its `DesiredDescription`; `ClientStatus` set to `lost` for a down node's). */
+export interface StopDecision {
+  alloc: Allocation;
+  description: string;
+  clientStatus?: 'lost';
+}
+
+/** What the reconciler (`reconcile.ts`) decides for a job from its allocations and their nodes. */
+export interface Reconciliation {
+  place: PlacementRequest[];
+  stop: StopDecision[];
+  /** Allocations updated in place to the job's version (no restart: only fields that do not need one changed). */
+  inplace: Allocation[];
+  desiredTGUpdates: Record<string, DesiredUpdates>;
+  /** A later evaluation is needed (a reschedule with a delay): when, in ms since the epoch. */
+  followupAt?: number;
+}

@@ -1,0 +1,177 @@
+/**
+ * One allocation on this node, run as Nomad's allocation runner runs it (`client/allocrunner`): its folder
+ * (`alloc-dir.ts`), one task runner per task of its group, all started together; when a task fails the others are
+ * killed (`Sibling Task Failed`), when a leader task ends the others are killed (`Leader Task Dead`); a stop or evict
+ * from the server kills every task. Its client status follows its tasks' (`client-status.ts`). Every change is saved
+ * (`state-store.ts`) before it is reported (`onUpdate`), so an agent restarted at any point re-attaches rather than
+ * starting a task twice.
+ */
+import { AllocDir, AllocDirError } from './alloc-dir.ts';
+import { clientStatus } from './client-status.ts';
+import { taskEvent, taskEvents } from './events.ts';
+import type { AllocStateStore, SavedAlloc } from './state-store.ts';
+import { TaskRunner } from './task-runner.ts';
+import type { Allocation, ClientStatus, GroupSpec, NodeInfo, TaskState } from './types.ts';
+
+export interface AllocRunnerOptions {
+  alloc: Allocation;
+  node: NodeInfo;
+  dataDir: string;
+  store: AllocStateStore;
+  rawExecEnabled: boolean;
+  hostEnv?: NodeJS.ProcessEnv;
+  now?: () => number;
+  random?: () => number;
+  /** How often a re-attached task's process is looked for (default 1 s). */
+  pollMs?: number;
+  saved?: SavedAlloc;
+  onUpdate?: (runner: AllocRunner) => void;
+}
+
+export class AllocRunner {
+  alloc: Allocation;
+  readonly tasks = new Map<string, TaskRunner>();
+  /** Task states that belong to no runnable task (the allocation could not be set up). */
+  private failedStates: Record<string, TaskState> = {};
+  private description: string | undefined;
+  private stopping = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: AllocRunnerOptions) {
+    this.alloc = options.saved?.Alloc ?? options.alloc;
+    this.now = options.now ?? Date.now;
+  }
+
+  get id(): string {
+    return this.alloc.ID;
+  }
+
+  /** Sets up the allocation and starts (or, restored, resumes) its tasks. */
+  start(): void {
+    const { alloc } = this;
+    const job = alloc.Job;
+    const group = job?.TaskGroups?.find((candidate) => candidate.Name === alloc.TaskGroup);
+    if (!job || !group) {
+      this.failSetup(`task group ${JSON.stringify(alloc.TaskGroup)} is not in the job`);
+      return;
+    }
+    let allocDir: AllocDir;
+    try {
+      allocDir = new AllocDir(this.options.dataDir, alloc.ID);
+      allocDir.build();
+      for (const task of group.Tasks) allocDir.task(task.Name, false);
+    } catch (error) {
+      if (!(error instanceof AllocDirError)) throw error;
+      this.failSetup(error.message, group);
+      return;
+    }
+    for (const task of group.Tasks) {
+      const saved = this.options.saved?.Tasks[task.Name];
+      const runner = new TaskRunner({
+        alloc,
+        job,
+        group,
+        task,
+        node: this.options.node,
+        allocDir,
+        exitFile: this.options.store.exitFile(alloc.ID, task.Name),
+        rawExecEnabled: this.options.rawExecEnabled,
+        hostEnv: this.options.hostEnv ?? process.env,
+        now: this.now,
+        ...(this.options.random ? { random: this.options.random } : {}),
+        pollMs: this.options.pollMs ?? 1000,
+        ...(saved ? { saved } : {}),
+        onChange: () => this.changed(task.Name),
+      });
+      this.tasks.set(task.Name, runner);
+    }
+    this.save();
+    for (const runner of this.tasks.values()) runner.start();
+    if (alloc.DesiredStatus !== 'run') void this.stop();
+  }
+
+  /** Every task fails with a `Setup Failure` naming the problem; no process is started. */
+  private failSetup(problem: string, group?: GroupSpec): void {
+    const now = new Date(this.now());
+    const names = group?.Tasks.map((task) => task.Name) ?? [];
+    this.description = `setup failed: ${problem}`;
+    for (const name of names.length > 0 ? names : [this.alloc.TaskGroup || 'alloc'])
+      this.failedStates[name] = {
+        State: 'dead',
+        Failed: true,
+        Restarts: 0,
+        LastRestart: null,
+        StartedAt: null,
+        FinishedAt: now.toISOString(),
+        Events: [
+          taskEvent(taskEvents.received, now),
+          taskEvent(taskEvents.setupFailure, now, { SetupError: problem, FailsTask: true }),
+        ],
+      };
+    this.options.onUpdate?.(this);
+  }
+
+  /** A newer version of the allocation from the server: a stop or evict kills its tasks; anything else is kept. */
+  update(alloc: Allocation): void {
+    this.alloc = { ...alloc, Job: alloc.Job ?? this.alloc.Job };
+    this.save();
+    if (alloc.DesiredStatus !== 'run') void this.stop();
+  }
+
+  /** Kills every task (the allocation was stopped). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all([...this.tasks.values()].map((task) => task.kill()));
+  }
+
+  /** Stops watching the tasks, leaving them running (the agent itself stops). */
+  async detach(): Promise<void> {
+    await Promise.all([...this.tasks.values()].map((task) => task.detach()));
+  }
+
+  /** Resolves once every task is dead (or detached). */
+  async wait(): Promise<void> {
+    await Promise.all([...this.tasks.values()].map((task) => task.done));
+  }
+
+  get taskStates(): Record<string, TaskState> {
+    const states: Record<string, TaskState> = { ...this.failedStates };
+    for (const [name, runner] of this.tasks) states[name] = runner.state;
+    return states;
+  }
+
+  get clientStatus(): { status: ClientStatus; description: string } {
+    const derived = clientStatus(this.taskStates);
+    if (this.description && derived.status === 'failed') return { status: 'failed', description: this.description };
+    return derived;
+  }
+
+  get terminal(): boolean {
+    const { status } = this.clientStatus;
+    return status === 'complete' || status === 'failed';
+  }
+
+  private save(): void {
+    const tasks: SavedAlloc['Tasks'] = {};
+    for (const [name, runner] of this.tasks) tasks[name] = runner.saved;
+    this.options.store.save({ Alloc: this.alloc, Tasks: tasks });
+  }
+
+  private changed(name: string): void {
+    this.save();
+    const runner = this.tasks.get(name);
+    if (runner?.dead && !this.stopping) {
+      const others = [...this.tasks.values()].filter((other) => other !== runner && !other.dead);
+      if (runner.state.Failed)
+        for (const other of others)
+          void other.kill({ type: taskEvents.siblingFailed, fields: { FailedSibling: name } });
+      else if (this.isLeader(name)) for (const other of others) void other.kill({ type: taskEvents.leaderDead });
+    }
+    this.options.onUpdate?.(this);
+  }
+
+  private isLeader(name: string): boolean {
+    const group = this.alloc.Job?.TaskGroups.find((candidate) => candidate.Name === this.alloc.TaskGroup);
+    return group?.Tasks.find((task) => task.Name === name)?.Leader === true;
+  }
+}

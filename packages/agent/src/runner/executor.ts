@@ -1,0 +1,224 @@
+/**
+ * How a `raw_exec` task's process is started and watched, after Nomad's executor (`drivers/shared/executor`): the
+ * agent does not start the task itself but a small supervisor (`node -e`, below) in a session and process group of
+ * its own, which starts the task with the task's environment, working directory and log files, ignores the signals
+ * meant for the task, and writes the task's exit code and signal to a file when it ends. So a task outlives the
+ * agent (a restarted agent re-attaches by the supervisor's pid and start time, and still learns the exit code), and a
+ * stop signals the whole group. Exit codes are Nomad's: a process killed by a signal exits 128 + the signal.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, existsSync, readFileSync } from 'node:fs';
+
+/** The supervisor, run as `node -e <source> -- <exit file> <command> <args…>` with the task's environment in JSON. */
+const supervisor = `
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const [exitFile, command, ...args] = process.argv.slice(1);
+const env = JSON.parse(process.env.KEYHAVEN_EXECUTOR_ENV || '{}');
+for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGPIPE']) process.on(name, () => {});
+const report = (line) => { try { fs.writeSync(3, line + '\\n'); fs.closeSync(3); } catch {} };
+let done = false;
+const finish = (result) => {
+  if (done) return;
+  done = true;
+  fs.writeFileSync(exitFile + '.tmp', JSON.stringify(result));
+  fs.renameSync(exitFile + '.tmp', exitFile);
+  process.exit(0);
+};
+let child;
+try {
+  child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'], env });
+} catch (error) {
+  report('error ' + error.message);
+  finish({ error: error.message });
+}
+child.on('spawn', () => report('started ' + child.pid));
+child.on('error', (error) => { report('error ' + error.message); finish({ error: error.message }); });
+child.on('exit', (code, signal) => {
+  const number = signal ? os.constants.signals[signal] || 0 : 0;
+  finish({ exitCode: signal ? 128 + number : code, signal: number });
+});
+`;
+
+/** What identifies a started task across agent restarts (persisted). */
+export interface ProcessHandle {
+  /** The supervisor's pid, also the process group's. */
+  executorPid: number;
+  /** Its start time in clock ticks since boot (`/proc/<pid>/stat`), so a reused pid is not taken for it. */
+  executorStart: string | null;
+  /** The task's own pid. */
+  pid: number;
+  exitFile: string;
+}
+
+export interface ExitResult {
+  exitCode: number;
+  signal: number;
+}
+
+export class LaunchError extends Error {}
+
+export interface LaunchSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  stdoutFd: number;
+  stderrFd: number;
+  exitFile: string;
+}
+
+/** A process's start time in ticks since boot (Linux), undefined when it does not exist or /proc is absent. */
+export function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function exists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether the supervisor named by the handle still runs (the same process, not a reused pid). */
+export function isAlive(handle: ProcessHandle): boolean {
+  if (!exists(handle.executorPid)) return false;
+  if (handle.executorStart === null) return true;
+  return processStart(handle.executorPid) === handle.executorStart;
+}
+
+/** The exit the supervisor recorded, if it did. */
+export function readExit(exitFile: string): ExitResult | { error: string } | undefined {
+  if (!existsSync(exitFile)) return undefined;
+  try {
+    const parsed = JSON.parse(readFileSync(exitFile, 'utf8')) as {
+      exitCode?: unknown;
+      signal?: unknown;
+      error?: unknown;
+    };
+    if (typeof parsed.error === 'string') return { error: parsed.error };
+    return {
+      exitCode: typeof parsed.exitCode === 'number' ? parsed.exitCode : -1,
+      signal: typeof parsed.signal === 'number' ? parsed.signal : 0,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends `signal` to the task's process group; false when the group is gone. */
+export function signalGroup(handle: ProcessHandle, signal: NodeJS.Signals): boolean {
+  if (!isAlive(handle)) return false;
+  try {
+    process.kill(-handle.executorPid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the task under its supervisor; resolves once the task runs, rejects with `LaunchError` when it cannot. */
+export function launch(spec: LaunchSpec): Promise<{ handle: ProcessHandle; child: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, ['-e', supervisor, '--', spec.exitFile, spec.command, ...spec.args], {
+        cwd: spec.cwd,
+        detached: true,
+        env: { KEYHAVEN_EXECUTOR_ENV: JSON.stringify(spec.env) },
+        stdio: ['ignore', spec.stdoutFd, spec.stderrFd, 'pipe'],
+      });
+    } catch (error) {
+      reject(new LaunchError((error as Error).message));
+      return;
+    }
+    child.unref();
+    const channel = child.stdio[3];
+    let text = '';
+    let settled = false;
+    const settle = (line: string | undefined) => {
+      if (settled) return;
+      settled = true;
+      channel?.destroy();
+      const pid = /^started (\d+)$/.exec(line ?? '');
+      if (pid && child.pid !== undefined) {
+        resolve({
+          child,
+          handle: {
+            executorPid: child.pid,
+            executorStart: processStart(child.pid),
+            pid: Number(pid[1]),
+            exitFile: spec.exitFile,
+          },
+        });
+        return;
+      }
+      const message = line?.startsWith('error ')
+        ? line.slice(6)
+        : line || 'the task’s supervisor ended before it started';
+      reject(new LaunchError(message));
+    };
+    child.on('error', (error) => settle(`error ${error.message}`));
+    channel?.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const end = text.indexOf('\n');
+      if (end >= 0) settle(text.slice(0, end));
+    });
+    channel?.on('end', () => settle(text.trim() || undefined));
+    channel?.on('error', () => settle(undefined));
+  });
+}
+
+/**
+ * The task's end: from the supervisor's exit when it is this agent's child, else (re-attached) by polling it every
+ * `pollMs`; resolves with the recorded exit, `undefined` when none was recorded (the supervisor was killed), or
+ * `'detached'` when `signal` aborted the watch first.
+ */
+export function waitExit(
+  handle: ProcessHandle,
+  child: ChildProcess | undefined,
+  pollMs: number,
+  signal: AbortSignal,
+): Promise<ExitResult | { error: string } | undefined | 'detached'> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      if (timer) clearInterval(timer);
+      signal.removeEventListener('abort', aborted);
+      child?.removeListener('exit', done);
+      resolve(readExit(handle.exitFile));
+    };
+    const aborted = () => {
+      if (timer) clearInterval(timer);
+      child?.removeListener('exit', done);
+      resolve('detached');
+    };
+    if (signal.aborted) return resolve('detached');
+    signal.addEventListener('abort', aborted, { once: true });
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.once('exit', done);
+      return;
+    }
+    if (!isAlive(handle)) return done();
+    timer = setInterval(() => {
+      if (!isAlive(handle)) done();
+    }, pollMs);
+  });
+}
+
+/** Closes a file descriptor the agent opened for a child (the child keeps its own copy). */
+export function closeFd(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
+  }
+}

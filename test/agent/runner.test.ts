@@ -1,0 +1,318 @@
+/**
+ * The agent's allocation runner with real processes (`sh`, `node`, `python3`): the allocation directory, Nomad's
+ * environment and `${…}` interpolation, logs, exit codes in task events, the restart policy (fail and delay), the kill
+ * signal then SIGKILL after `kill_timeout`, a failed task killing its siblings, and the client status derived from
+ * the task states.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { allocation, eventTypes, nomadVar, RunnerFixture, rawExec, until } from '../support/alloc-fixtures.ts';
+import { freePort } from '../support/npm-start.ts';
+
+/** Whether `pid` is a live process (not gone, not a zombie). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+let fixture: RunnerFixture;
+beforeEach(() => {
+  fixture = new RunnerFixture();
+});
+afterEach(async () => {
+  await fixture.cleanup();
+});
+
+describe('a raw_exec task', () => {
+  it('runs in its allocation directory with Nomad’s variables, logs to alloc/logs and reports its exit', async () => {
+    const port = await freePort();
+    const alloc = allocation({
+      index: 2,
+      ports: [{ Label: 'http', Value: port, To: 0, HostIP: '127.0.0.1' }],
+      tasks: [
+        rawExec(
+          'main',
+          'sh',
+          [
+            '-c',
+            'env > "$NOMAD_TASK_DIR/env.txt"; echo "out $1"; echo err >&2; exit 0',
+            'sh',
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation, not a template
+            'port=${NOMAD_PORT_http} dc=${node.datacenter} rack=${meta.rack} unknown=${NOMAD_NOPE}',
+          ],
+          {
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation, not a template
+            Env: { GREETING: 'hello from ${NOMAD_TASK_NAME}' },
+          },
+        ),
+      ],
+    });
+    const runner = fixture.run(alloc, {
+      hostEnv: {
+        PATH: process.env.PATH,
+        NOMAD_CLIENT_INTRO_TOKEN: 'intro',
+        VAULT_TOKEN: 'v',
+        KEYHAVEN_X: 'k',
+        KEPT: 'yes',
+      },
+    });
+    await until('the task to end', () => runner.terminal);
+    expect(runner.clientStatus).toEqual({ status: 'complete', description: 'All tasks have completed' });
+    const state = runner.taskStates.main;
+    expect(state?.State).toBe('dead');
+    expect(state?.Failed).toBe(false);
+    expect(eventTypes(runner, 'main')).toEqual(['Received', 'Task Setup', 'Started', 'Terminated']);
+    const terminated = state?.Events?.at(-1);
+    expect(terminated).toMatchObject({ ExitCode: 0, Signal: 0, DisplayMessage: 'Exit Code: 0' });
+
+    const root = path.join(fixture.dataDir, 'alloc', alloc.ID);
+    for (const folder of ['alloc/logs', 'alloc/data', 'alloc/tmp', 'main/local', 'main/secrets', 'main/tmp'])
+      expect(statSync(path.join(root, folder)).isDirectory()).toBe(true);
+    expect(statSync(path.join(root, 'main/secrets')).mode & 0o777).toBe(0o700);
+    expect(readFileSync(path.join(root, 'alloc/logs/main.stdout.0'), 'utf8')).toBe(
+      `out port=${port} dc=dc-test rack=r1 unknown=\${NOMAD_NOPE}\n`,
+    );
+    expect(readFileSync(path.join(root, 'alloc/logs/main.stderr.0'), 'utf8')).toBe('err\n');
+
+    const env = Object.fromEntries(
+      readFileSync(path.join(root, 'main/local/env.txt'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    expect(env).toMatchObject({
+      NOMAD_ALLOC_DIR: path.join(root, 'alloc'),
+      NOMAD_TASK_DIR: path.join(root, 'main/local'),
+      NOMAD_SECRETS_DIR: path.join(root, 'main/secrets'),
+      NOMAD_ALLOC_ID: alloc.ID,
+      NOMAD_SHORT_ALLOC_ID: alloc.ID.slice(0, 8),
+      NOMAD_ALLOC_NAME: 'example.web[2]',
+      NOMAD_ALLOC_INDEX: '2',
+      NOMAD_JOB_ID: 'example',
+      NOMAD_JOB_NAME: 'example',
+      NOMAD_GROUP_NAME: 'web',
+      NOMAD_TASK_NAME: 'main',
+      NOMAD_NAMESPACE: 'default',
+      NOMAD_REGION: 'global',
+      NOMAD_DC: 'dc-test',
+      NOMAD_CPU_LIMIT: '250',
+      NOMAD_MEMORY_LIMIT: '128',
+      NOMAD_META_owner: 'team-a',
+      NOMAD_PORT_http: String(port),
+      NOMAD_HOST_PORT_http: String(port),
+      NOMAD_IP_http: '127.0.0.1',
+      NOMAD_ADDR_http: `127.0.0.1:${port}`,
+      GREETING: 'hello from main',
+      KEPT: 'yes',
+    });
+    // The agent's own credentials and Nomad's denied variables never reach a task.
+    for (const name of ['NOMAD_CLIENT_INTRO_TOKEN', 'VAULT_TOKEN', 'KEYHAVEN_X']) expect(env[name]).toBeUndefined();
+    // The saved state matches what is reported.
+    const saved = fixture.store.loadAll().saved.find((entry) => entry.Alloc.ID === alloc.ID);
+    expect(saved?.Tasks.main?.State.State).toBe('dead');
+    expect(saved?.Tasks.main?.Handle).toBeNull();
+  });
+
+  it('reports a non-zero exit and, past its attempts in mode fail, fails the allocation', async () => {
+    const alloc = allocation({
+      restart: { Attempts: 2, Delay: 10e6, Mode: 'fail' },
+      tasks: [rawExec('flaky', 'sh', ['-c', 'echo run >> "$NOMAD_ALLOC_DIR/data/runs"; exit 3'])],
+    });
+    const runner = fixture.run(alloc);
+    await until('the task to fail', () => runner.terminal);
+    expect(runner.clientStatus).toEqual({ status: 'failed', description: 'Failed tasks' });
+    const state = runner.taskStates.flaky;
+    expect(state).toMatchObject({ State: 'dead', Failed: true, Restarts: 2 });
+    expect(state?.LastRestart).not.toBeNull();
+    // Nomad keeps a task's last 10 events: the first (Received) has gone.
+    expect(eventTypes(runner, 'flaky')).toEqual([
+      'Task Setup',
+      'Started',
+      'Terminated',
+      'Restarting',
+      'Started',
+      'Terminated',
+      'Restarting',
+      'Started',
+      'Terminated',
+      'Not Restarting',
+    ]);
+    const events = state?.Events ?? [];
+    expect(events.filter((event) => event.Type === 'Terminated').every((event) => event.ExitCode === 3)).toBe(true);
+    const restarting = events.find((event) => event.Type === 'Restarting');
+    expect(restarting?.RestartReason).toBe('Restart within policy');
+    expect(restarting?.DisplayMessage).toMatch(/^Restart within policy - Task restarting in \d/);
+    expect(events.at(-1)).toMatchObject({
+      Type: 'Not Restarting',
+      FailsTask: true,
+      RestartReason: 'Exceeded allowed attempts 2 in interval 30m0s and mode is "fail"',
+    });
+    const runs = readFileSync(path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/data/runs'), 'utf8');
+    expect(runs).toBe('run\nrun\nrun\n');
+  });
+
+  it('in mode delay waits for the interval’s end once its attempts are spent', async () => {
+    const alloc = allocation({
+      type: 'service',
+      restart: { Attempts: 1, Interval: 60e9, Delay: 10e6, Mode: 'delay' },
+      tasks: [rawExec('flaky', 'sh', ['-c', 'exit 1'])],
+    });
+    const runner = fixture.run(alloc);
+    const delayed = await until('the delay', () =>
+      runner.taskStates.flaky?.Events?.find(
+        (event) => event.RestartReason === 'Exceeded allowed attempts, applying a delay',
+      ),
+    );
+    expect(delayed.Type).toBe('Restarting');
+    expect(delayed.StartDelay).toBeGreaterThan(50e9);
+    expect(runner.taskStates.flaky).toMatchObject({ State: 'pending', Failed: false, Restarts: 2 });
+    expect(runner.clientStatus.status).toBe('pending');
+    await runner.stop();
+    expect(runner.taskStates.flaky).toMatchObject({ State: 'dead', Failed: false });
+    expect(eventTypes(runner, 'flaky').slice(-2)).toEqual(['Killing', 'Killed']);
+    expect(runner.clientStatus.status).toBe('complete');
+  });
+
+  it('restarts a service task even after a successful exit; a batch task that succeeds is done', async () => {
+    const service = fixture.run(
+      allocation({ type: 'service', restart: { Attempts: 1, Delay: 10e6 }, tasks: [rawExec('t', 'true', [])] }),
+    );
+    await until('the service task to fail', () => service.terminal);
+    expect(service.taskStates.t).toMatchObject({ State: 'dead', Failed: true, Restarts: 1 });
+    const batch = fixture.run(
+      allocation({ type: 'batch', restart: { Attempts: 3 }, tasks: [rawExec('t', 'true', [])] }),
+    );
+    await until('the batch task to end', () => batch.terminal);
+    expect(batch.taskStates.t).toMatchObject({ State: 'dead', Failed: false, Restarts: 0 });
+    expect(batch.clientStatus.status).toBe('complete');
+  });
+
+  it('a command that cannot start is a Driver Failure, restarted per policy', async () => {
+    const runner = fixture.run(
+      allocation({ restart: { Attempts: 1, Delay: 10e6 }, tasks: [rawExec('t', 'no-such-command-keyhaven', [])] }),
+    );
+    await until('the task to fail', () => runner.terminal);
+    const events = runner.taskStates.t?.Events ?? [];
+    expect(events.map((event) => event.Type)).toEqual([
+      'Received',
+      'Task Setup',
+      'Driver Failure',
+      'Restarting',
+      'Driver Failure',
+      'Not Restarting',
+    ]);
+    expect(events[2]?.DriverError).toMatch(/failed to launch command: .*ENOENT/);
+    expect(runner.clientStatus.status).toBe('failed');
+  });
+});
+
+describe('stopping', () => {
+  it('sends SIGINT and lets the task exit on its own within kill_timeout', async () => {
+    const script =
+      "process.on('SIGINT', () => { console.log('bye'); process.exit(0); }); console.log('up'); setInterval(() => {}, 1000);";
+    const alloc = allocation({ type: 'service', tasks: [rawExec('t', process.execPath, ['-e', script])] });
+    const runner = fixture.run(alloc);
+    const logs = path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/logs/t.stdout.0');
+    await until('the task to run', () => existsSync(logs) && readFileSync(logs, 'utf8').includes('up'));
+    expect(runner.clientStatus.status).toBe('running');
+    await runner.stop();
+    expect(readFileSync(logs, 'utf8')).toBe('up\nbye\n');
+    const events = runner.taskStates.t?.Events ?? [];
+    expect(events.map((event) => event.Type).slice(-3)).toEqual(['Killing', 'Terminated', 'Killed']);
+    expect(events.at(-3)?.DisplayMessage).toBe('Sent interrupt. Waiting 2s before force killing');
+    expect(events.at(-2)).toMatchObject({ ExitCode: 0, Signal: 0 });
+    expect(runner.taskStates.t).toMatchObject({ State: 'dead', Failed: false });
+    expect(runner.clientStatus).toEqual({ status: 'complete', description: 'All tasks have completed' });
+  });
+
+  it('kills with SIGKILL a task that ignores its signal past kill_timeout', async () => {
+    const alloc = allocation({
+      type: 'service',
+      tasks: [rawExec('stubborn', 'sh', ['-c', 'trap "" INT; echo up; exec sleep 60'], { KillTimeout: 200e6 })],
+    });
+    const runner = fixture.run(alloc);
+    const logs = path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/logs/stubborn.stdout.0');
+    await until('the task to run', () => existsSync(logs) && readFileSync(logs, 'utf8').includes('up'));
+    const pid = runner.tasks.get('stubborn')?.handle?.pid as number;
+    await runner.stop();
+    const events = runner.taskStates.stubborn?.Events ?? [];
+    expect(events.at(-2)).toMatchObject({ Type: 'Terminated', ExitCode: 137, Signal: 9 });
+    expect(events.at(-2)?.DisplayMessage).toBe('Exit Code: 137, Signal: 9');
+    // Gone, or a zombie left for its new parent to reap: not running either way.
+    await until('the process to be gone', () => !running(pid));
+  });
+
+  it('honours the task’s kill_signal', async () => {
+    const alloc = allocation({
+      type: 'service',
+      tasks: [
+        rawExec('t', 'sh', ['-c', 'trap "exit 42" TERM; echo up; while :; do sleep 0.05; done'], {
+          KillSignal: 'SIGTERM',
+        }),
+      ],
+    });
+    const runner = fixture.run(alloc);
+    const logs = path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/logs/t.stdout.0');
+    await until('the task to run', () => existsSync(logs) && readFileSync(logs, 'utf8').includes('up'));
+    await runner.stop();
+    expect(runner.taskStates.t?.Events?.at(-2)).toMatchObject({ Type: 'Terminated', ExitCode: 42 });
+  });
+
+  it('a failed task kills its siblings (Sibling Task Failed) and fails the allocation', async () => {
+    const runner = fixture.run(
+      allocation({
+        type: 'service',
+        tasks: [rawExec('bad', 'sh', ['-c', 'sleep 0.2; exit 5']), rawExec('good', 'sleep', ['60'])],
+      }),
+    );
+    await until('the allocation to fail', () => runner.terminal && runner.taskStates.good?.State === 'dead');
+    expect(runner.clientStatus.status).toBe('failed');
+    expect(runner.taskStates.bad).toMatchObject({ State: 'dead', Failed: true });
+    expect(runner.taskStates.good).toMatchObject({ State: 'dead', Failed: false });
+    const good = runner.taskStates.good?.Events ?? [];
+    expect(good.map((event) => event.Type).slice(-4)).toEqual([
+      'Sibling Task Failed',
+      'Killing',
+      'Terminated',
+      'Killed',
+    ]);
+    expect(good.at(-4)?.DisplayMessage).toBe('Task\'s sibling "bad" failed');
+  });
+
+  it('serves python3 -m http.server on its dynamic port until stopped', async () => {
+    const port = await freePort();
+    const alloc = allocation({
+      type: 'service',
+      ports: [{ Label: 'http', Value: port, To: 0, HostIP: '127.0.0.1' }],
+      tasks: [
+        rawExec('server', 'python3', [
+          '-m',
+          'http.server',
+          nomadVar('NOMAD_PORT_http'),
+          '--bind',
+          nomadVar('NOMAD_IP_http'),
+        ]),
+      ],
+    });
+    const runner = fixture.run(alloc);
+    const answer = await until('the server to answer', async () => {
+      try {
+        return await fetch(`http://127.0.0.1:${port}/`);
+      } catch {
+        return undefined;
+      }
+    });
+    expect(answer.status).toBe(200);
+    // The server's working directory is the task's folder.
+    expect(await answer.text()).toContain('local/');
+    expect(runner.clientStatus.status).toBe('running');
+    await runner.stop();
+    expect(runner.clientStatus.status).toBe('complete');
+    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  });
+});

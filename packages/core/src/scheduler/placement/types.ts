@@ -3,7 +3,8 @@
  * and answer. Both are pure: a snapshot in, a decision out, no clock or randomness but what is passed in (a seeded
  * shuffle), so the evaluation worker and `PUT /v1/job/:id/plan` share them and tests are exact.
  */
-import type { Allocation } from '../cluster/allocations/model.ts';
+import type { Allocation, RescheduleTracker } from '../cluster/allocations/model.ts';
+import type { Evaluation } from '../cluster/evaluations/model.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 
@@ -97,6 +98,15 @@ export interface PlacementRequest {
   nodeId?: string;
   /** A canary of a deployment. */
   canary?: boolean;
+  /**
+   * Why `previousAlloc` is replaced: `reschedule` (it failed) and `update` (a destructive update) keep its stop (in
+   * `Reconciliation.stop`) only when this placement succeeds — the worker drops that stop otherwise, and for a failed
+   * reschedule sets the previous alloc's `RescheduleTracker.LastReschedule` to `no placement` (Nomad's
+   * markFailedToReschedule); `lost` and `migrate` stop it either way.
+   */
+  replacing?: 'reschedule' | 'update' | 'lost' | 'migrate';
+  /** A reschedule: the new allocation's `RescheduleTracker` (Nomad's UpdateRescheduleTracker at `now`). */
+  rescheduleTracker?: RescheduleTracker;
 }
 
 export interface Placement {
@@ -138,6 +148,42 @@ export interface StopDecision {
   clientStatus?: 'lost';
 }
 
+/** What the reconciler (`reconcile.ts`) reads: one job's state at an evaluation. */
+export interface ReconcileInput {
+  /** The job's ID (the job may be purged). */
+  jobId: string;
+  /** The job at its latest version; undefined when purged (every allocation stops), `Stop: true` when stopped. */
+  job: Job | undefined;
+  /** All of the job's allocations, terminal ones included. */
+  allocs: Allocation[];
+  /**
+   * The job versions the allocations run (their `JobVersion`), as stored; the latest (`job`) need not be repeated. An
+   * allocation whose version is missing (collected) is treated as running a different spec: a destructive update.
+   */
+  jobVersions: Job[];
+  /** The nodes the allocations are on; an allocation whose node is not here is on a collected node: lost. */
+  nodes: ClusterNode[];
+  evaluation: Pick<Evaluation, 'ID' | 'TriggeredBy'>;
+  /** Milliseconds since the epoch. */
+  now: number;
+  /**
+   * System and sysbatch jobs: the nodes the job may run on by eligibility (ready, eligible, not draining, in the job's
+   * pool and datacenters); one allocation per such node and task group. Ignored for service and batch jobs.
+   */
+  eligibleNodes?: ClusterNode[];
+}
+
+/** A later evaluation (Nomad's follow-up evaluation for a delayed reschedule) and the allocations it is for. */
+export interface Followup {
+  /** When, in ms since the epoch (the evaluation's `WaitUntil`). */
+  at: number;
+  /** The failed allocations to mark with the follow-up evaluation's ID (their `FollowupEvalID`). */
+  allocIds: string[];
+  /** The evaluation's `TriggeredBy` and `StatusDescription`, Nomad's (a group's first batch differs from the rest). */
+  triggeredBy: string;
+  statusDescription: string;
+}
+
 /** What the reconciler (`reconcile.ts`) decides for a job from its allocations and their nodes. */
 export interface Reconciliation {
   place: PlacementRequest[];
@@ -145,6 +191,8 @@ export interface Reconciliation {
   /** Allocations updated in place to the job's version (no restart: only fields that do not need one changed). */
   inplace: Allocation[];
   desiredTGUpdates: Record<string, DesiredUpdates>;
-  /** A later evaluation is needed (a reschedule with a delay): when, in ms since the epoch. */
+  /** A later evaluation is needed (a reschedule with a delay): when, in ms since the epoch (the first of `followups`). */
   followupAt?: number;
+  /** The follow-up evaluations to create, per task group as Nomad batches them (within 5 s of a batch's first). */
+  followups: Followup[];
 }

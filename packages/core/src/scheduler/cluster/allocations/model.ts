@@ -42,7 +42,10 @@ export interface DesiredTransition {
 
 /** Nomad's `RescheduleTracker`: the reschedule events of an allocation's lineage. */
 export interface RescheduleTracker {
+  /** `RescheduleTime` in nanoseconds since the epoch, `Delay` in nanoseconds, as Nomad's. */
   Events: Array<{ RescheduleTime: number; PrevAllocID: string; PrevNodeID: string; Delay: number }> | null;
+  /** Whether the last reschedule of this allocation found a placement: `ok`, `no placement`, or unset. */
+  LastReschedule?: '' | 'ok' | 'no placement';
 }
 
 /** Nomad's `AllocDeploymentStatus`. */

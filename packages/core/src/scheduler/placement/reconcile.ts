@@ -1,0 +1,90 @@
+/**
+ * The reconciler: from a job, its allocations and their nodes, what an evaluation does — allocations to place, to
+ * stop, to update in place, the annotation counts of each task group (`Annotations.DesiredTGUpdates`) and the
+ * follow-up evaluations of delayed reschedules. Pure: everything it reads is in its input, `now` included, and its
+ * answer is ordered (task groups in the job's order, allocations by name), so tests are exact. Service and batch jobs
+ * as Nomad's generic scheduler reconciles them (`scheduler/reconciler/reconcile_cluster.go`), system and sysbatch
+ * jobs as its node reconciler (`system-reconcile.ts`).
+ */
+import type { Allocation } from '../cluster/allocations/model.ts';
+import type { Job } from '../cluster/jobs/model.ts';
+import { followupEvaluation } from './descriptions.ts';
+import { emptyUpdates, type JobContext, reconcileGroup, stopAll } from './reconcile-group.ts';
+import { reconcileSystem } from './system-reconcile.ts';
+import { lostAfterStop } from './tainted.ts';
+import type { DesiredUpdates, Followup, ReconcileInput, Reconciliation } from './types.ts';
+
+const isSystem = (job: Job | undefined): boolean => job?.Type === 'system' || job?.Type === 'sysbatch';
+const isTerminalAlloc = (alloc: Allocation): boolean =>
+  alloc.DesiredStatus !== 'run' ||
+  alloc.ClientStatus === 'complete' ||
+  alloc.ClientStatus === 'failed' ||
+  alloc.ClientStatus === 'lost';
+
+/** The task groups to reconcile: the job's, in its order, then those only allocations name, sorted. */
+export function groupNames(job: Job | undefined, allocs: Allocation[]): string[] {
+  const names = job ? job.TaskGroups.map((group) => group.Name) : [];
+  const others = [...new Set(allocs.map((alloc) => alloc.TaskGroup))].filter((name) => !names.includes(name)).sort();
+  return [...names, ...others];
+}
+
+/** Delayed reschedules batched into follow-up evaluations, per group, as Nomad's createLaterEvals. */
+function batchFollowups(later: Array<{ alloc: Allocation; at: number }>): Followup[] {
+  const sorted = [...later].sort((a, b) => a.at - b.at || a.alloc.ID.localeCompare(b.alloc.ID));
+  const batches: Followup[] = [];
+  let current: Followup | undefined;
+  for (const { alloc, at } of sorted) {
+    if (current && at - current.at < followupEvaluation.windowMs) {
+      current.allocIds.push(alloc.ID);
+      continue;
+    }
+    const first = current === undefined;
+    current = {
+      at,
+      allocIds: [alloc.ID],
+      triggeredBy: first ? followupEvaluation.triggeredBy : followupEvaluation.laterTriggeredBy,
+      statusDescription: first ? followupEvaluation.statusDescription : '',
+    };
+    batches.push(current);
+  }
+  return batches;
+}
+
+export function reconcile(input: ReconcileInput): Reconciliation {
+  const nodes = new Map(input.nodes.map((node) => [node.ID, node]));
+  const job = input.job;
+  if (job && isSystem(job)) return reconcileSystem(input, job, nodes);
+  const versions = new Map(input.jobVersions.map((version) => [version.Version, version]));
+  const result: Reconciliation = { place: [], stop: [], inplace: [], desiredTGUpdates: {}, followups: [] };
+  const byGroup = new Map<string, Allocation[]>();
+  for (const alloc of input.allocs) byGroup.set(alloc.TaskGroup, [...(byGroup.get(alloc.TaskGroup) ?? []), alloc]);
+  const isBatch = job?.Type === 'batch';
+  const base = { jobId: input.jobId, isBatch, nodes, evalId: input.evaluation.ID, now: input.now };
+  result.stop.push(...lostAfterStop(input.allocs, nodes));
+  for (const name of groupNames(job, input.allocs)) {
+    const allocs = byGroup.get(name) ?? [];
+    if (!job || job.Stop) {
+      // Nomad's handleStop: every allocation not yet terminal stops.
+      const live = allocs.filter((alloc) => !isTerminalAlloc(alloc));
+      const group = job?.TaskGroups.find((tg) => tg.Name === name);
+      const stopped = stopAll(live, { ...base, jobOf: () => undefined, group });
+      result.stop.push(...stopped.stop);
+      result.desiredTGUpdates[name] = { ...emptyUpdates(), Stop: stopped.count } satisfies DesiredUpdates;
+      continue;
+    }
+    const context: JobContext = {
+      ...base,
+      job,
+      jobOf: (alloc) => (alloc.JobVersion === job.Version ? job : versions.get(alloc.JobVersion)),
+    };
+    const group = reconcileGroup(name, allocs, context);
+    result.place.push(...group.place);
+    result.stop.push(...group.stop);
+    result.inplace.push(...group.inplace);
+    result.desiredTGUpdates[name] = group.updates;
+    result.followups.push(...batchFollowups(group.later));
+  }
+  result.followups.sort((a, b) => a.at - b.at);
+  if (result.followups.length > 0) result.followupAt = result.followups[0]?.at;
+  return result;
+}

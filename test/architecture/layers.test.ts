@@ -29,6 +29,8 @@ import { importsOf } from './imports.ts';
  *    scheduler framework scheduler/http/** (the one route wrapper, decoding, blocking queries, errors), scheduler/audit.ts
  *  3 scheduler assembly  scheduler/scheduler.ts, scheduler-base.ts, sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts
  *                        (the stores put together, and what works across them: the expiry sweep and the logins)
+ *    scheduler placement scheduler/placement/** (the pure placement function and the reconciler: a snapshot of
+ *                        models in, a decision out; they import only the cluster's models and lib)
  *  2 domain              secrets/{tokens,leases,mounts,policies,audit,identity}/**
  *    scheduler acl       scheduler/acl/** (each resource's model and store, the policy rules, name rules)
  *    scheduler cluster   scheduler/cluster/** (each cluster resource's model and store: node pools, namespaces, nodes),
@@ -102,6 +104,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
       `${sched}acl/oidc.ts`,
     ],
   },
+  { rank: 3, name: 'scheduler placement', prefixes: [`${sched}placement/`] },
   {
     rank: 2,
     name: 'domain',

@@ -4,77 +4,20 @@
  * shuffle), so the evaluation worker and `PUT /v1/job/:id/plan` share them and tests are exact.
  */
 import type { Allocation, RescheduleTracker } from '../cluster/allocations/model.ts';
+import type { AllocatedResources, AllocMetric } from '../cluster/allocations/resources.ts';
 import type { Evaluation } from '../cluster/evaluations/model.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 
-/** Nomad's `Port` (`ReservedPorts`/`DynamicPorts` of a network ask or grant). */
-export interface Port {
-  Label: string;
-  Value: number;
-  To: number;
-  HostNetwork: string;
-}
-
-/** Nomad's `NetworkResource`. */
-export interface NetworkResource {
-  Mode: string;
-  Device: string;
-  CIDR: string;
-  IP: string;
-  MBits: number;
-  DNS: null;
-  ReservedPorts: Port[] | null;
-  DynamicPorts: Port[] | null;
-}
-
-/** Nomad's `AllocatedPortMapping`. */
-export interface AllocatedPort {
-  Label: string;
-  Value: number;
-  To: number;
-  HostIP: string;
-}
-
-export interface AllocatedTaskResources {
-  Cpu: { CpuShares: number; ReservedCores: number[] | null };
-  Memory: { MemoryMB: number; MemoryMaxMB: number };
-  Networks: NetworkResource[] | null;
-  Devices: null;
-}
-
-/** Nomad's `AllocatedResources`: what a placement granted. */
-export interface AllocatedResources {
-  Tasks: Record<string, AllocatedTaskResources>;
-  TaskLifecycles: Record<string, unknown>;
-  Shared: { DiskMB: number; Networks: NetworkResource[] | null; Ports: AllocatedPort[] | null };
-}
-
-/** Nomad's `NodeScoreMeta`. */
-export interface NodeScoreMeta {
-  NodeID: string;
-  Scores: Record<string, number>;
-  NormScore: number;
-}
-
-/** Nomad's `AllocMetric`: how a placement (or a failed one, in `FailedTGAllocs`) went. */
-export interface AllocMetric {
-  NodesEvaluated: number;
-  NodesFiltered: number;
-  NodesInPool: number;
-  NodesAvailable: Record<string, number>;
-  ClassFiltered: Record<string, number> | null;
-  ConstraintFiltered: Record<string, number> | null;
-  NodesExhausted: number;
-  ClassExhausted: Record<string, number> | null;
-  DimensionExhausted: Record<string, number> | null;
-  QuotaExhausted: string[] | null;
-  ResourcesExhausted: Record<string, unknown> | null;
-  Scores: Record<string, number> | null;
-  ScoreMetaData: NodeScoreMeta[] | null;
-  AllocationTime: number;
-  CoalescedFailures: number;
-}
+export type {
+  Port,
+  NetworkResource,
+  AllocatedPort,
+  AllocatedTaskResources,
+  AllocatedResources,
+  NodeScoreMeta,
+  AllocMetric,
+} from '../cluster/allocations/resources.ts';
 
 /**
  * The state placement reads: the nodes (every status; placement filters) and the allocations that hold resources on

@@ -3,7 +3,7 @@
  * its job (`Job` is null in the table and in events, as Nomad's Allocation events carry it); a read rehydrates the
  * job from the version item named by `JobVersion` (`cluster/jobs/store.ts`). Statuses are Nomad's.
  */
-import type { AllocatedResources, AllocMetric } from '../../placement/types.ts';
+import type { AllocatedResources, AllocMetric } from './resources.ts';
 
 export const desiredStatuses = ['run', 'stop', 'evict'] as const;
 export type DesiredStatus = (typeof desiredStatuses)[number];

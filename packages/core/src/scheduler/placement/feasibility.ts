@@ -1,0 +1,198 @@
+/**
+ * Whether a node may run a group at all, as Nomad's `FeasibilityWrapper` decides (`scheduler/feasible/feasible.go`):
+ * the job's constraints, then the group's drivers, its and its tasks' constraints and its network; each answer kept
+ * for the node's computed class for the rest of the call (`EvalEligibility`), so that a node of a class already
+ * refused is filtered as `computed class ineligible` without checking again, unless a constraint reads a target
+ * unique to a node (it escapes the class). Then `distinct_hosts` and `distinct_property`, against the allocations.
+ */
+import type { Job } from '../cluster/jobs/model.ts';
+import { type ClusterNode, computedClass } from '../cluster/nodes/model.ts';
+import type { GroupAsk } from './asks.ts';
+import {
+  type Constraint,
+  type ConstraintCache,
+  constraintEscapes,
+  constraintsOf,
+  constraintText,
+  distinctHosts,
+  distinctProperty,
+  hasDrivers,
+  meetsConstraint,
+  missingDrivers,
+} from './constraints.ts';
+import type { MetricRecorder } from './metrics.ts';
+import { hasNetworkMode, missingHostNetwork } from './ports.ts';
+import { PropertySet, type PropertyContext } from './property-set.ts';
+import type { HeldAlloc, ProposedState } from './proposed.ts';
+
+export const classIneligible = 'computed class ineligible';
+
+/** Nomad's `hasDistinctHostsConstraint`: the first distinct_hosts constraint decides (RTarget "" or true). */
+function wantsDistinctHosts(constraints: readonly Constraint[]): boolean {
+  const found = constraints.find((constraint) => constraint.Operand === distinctHosts);
+  if (!found) return false;
+  if (found.RTarget === '') return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(found.RTarget)) return false;
+  return true; // true, or unparsable: enforced, as Nomad's
+}
+
+type Eligibility = 'eligible' | 'ineligible';
+
+export class Feasibility {
+  private readonly jobConstraints: Constraint[];
+  private readonly jobEscaped: boolean;
+  private readonly jobDistinctHosts: boolean;
+  private readonly jobClasses = new Map<string, Eligibility>();
+  private readonly groupClasses = new Map<string, Map<string, Eligibility>>();
+  private readonly jobProperties: PropertySet[];
+  private readonly groupProperties = new Map<string, PropertySet[]>();
+  private readonly classes = new WeakMap<ClusterNode, string>();
+
+  constructor(
+    private readonly job: Job,
+    private readonly cache: ConstraintCache,
+    private readonly proposed: ProposedState,
+    private readonly propertyContext: PropertyContext,
+  ) {
+    this.jobConstraints = constraintsOf(job.Constraints);
+    this.jobEscaped = this.jobConstraints.some(constraintEscapes);
+    this.jobDistinctHosts = wantsDistinctHosts(this.jobConstraints);
+    this.jobProperties = this.jobConstraints
+      .filter((constraint) => constraint.Operand === distinctProperty)
+      .map((constraint) => PropertySet.distinct(propertyContext, '', constraint.LTarget, constraint.RTarget));
+  }
+
+  /** Forgets the classes' answers (Nomad's system stack does before each node). */
+  resetClasses(): void {
+    this.jobClasses.clear();
+    this.groupClasses.clear();
+  }
+
+  private classOf(node: ClusterNode): string {
+    let found = this.classes.get(node);
+    if (found === undefined) {
+      found = node.ComputedClass || computedClass(node);
+      this.classes.set(node, found);
+    }
+    return found;
+  }
+
+  /** The distinct_property sets of the job and of `group`, made on first use. */
+  propertySets(group: GroupAsk): PropertySet[] {
+    let sets = this.groupProperties.get(group.name);
+    if (!sets) {
+      sets = group.groupConstraints
+        .filter((constraint) => constraint.Operand === distinctProperty)
+        .map((constraint) =>
+          PropertySet.distinct(this.propertyContext, group.name, constraint.LTarget, constraint.RTarget),
+        );
+      this.groupProperties.set(group.name, sets);
+    }
+    return [...this.jobProperties, ...sets];
+  }
+
+  private groupChecks(node: ClusterNode, group: GroupAsk, metrics: MetricRecorder): boolean {
+    if (!hasDrivers(node, group.drivers)) {
+      metrics.filterNode(node, missingDrivers);
+      return false;
+    }
+    for (const constraint of group.constraints) {
+      if (!meetsConstraint(this.cache, constraint, node)) {
+        metrics.filterNode(node, constraintText(constraint));
+        return false;
+      }
+    }
+    if (group.network) {
+      if (!hasNetworkMode(node, group.network.Mode)) {
+        metrics.filterNode(node, 'missing network');
+        return false;
+      }
+      const missing = missingHostNetwork(node, group.network);
+      if (missing) {
+        metrics.filterNode(node, missing);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A placement this call made, or an allocation it stops (or no longer stops): every distinct_property set counts it. */
+  addProposed(alloc: HeldAlloc): void {
+    for (const set of this.allPropertySets()) set.addProposed(alloc);
+  }
+
+  setCleared(alloc: HeldAlloc, cleared: boolean): void {
+    for (const set of this.allPropertySets()) set.setCleared(alloc, cleared);
+  }
+
+  private allPropertySets(): PropertySet[] {
+    return [...this.jobProperties, ...[...this.groupProperties.values()].flat()];
+  }
+
+  /** Nomad's `FeasibilityWrapper.Next` for one node: whether the class checks pass. */
+  private classFeasible(node: ClusterNode, group: GroupAsk, metrics: MetricRecorder): boolean {
+    const nodeClass = this.classOf(node);
+    const jobStatus = this.jobEscaped ? 'escaped' : (this.jobClasses.get(nodeClass) ?? 'unknown');
+    if (jobStatus === 'ineligible') {
+      metrics.filterNode(node, classIneligible);
+      return false;
+    }
+    for (const constraint of this.jobConstraints) {
+      if (!meetsConstraint(this.cache, constraint, node)) {
+        metrics.filterNode(node, constraintText(constraint));
+        if (jobStatus !== 'escaped') this.jobClasses.set(nodeClass, 'ineligible');
+        return false;
+      }
+    }
+    if (jobStatus === 'unknown') this.jobClasses.set(nodeClass, 'eligible');
+    const groupEscaped = group.constraints.some(constraintEscapes);
+    let classes = this.groupClasses.get(group.name);
+    if (!classes) {
+      classes = new Map();
+      this.groupClasses.set(group.name, classes);
+    }
+    const groupStatus = groupEscaped ? 'escaped' : (classes.get(nodeClass) ?? 'unknown');
+    if (groupStatus === 'ineligible') {
+      metrics.filterNode(node, classIneligible);
+      return false;
+    }
+    if (groupStatus === 'eligible') return true;
+    if (!this.groupChecks(node, group, metrics)) {
+      if (groupStatus !== 'escaped') classes.set(nodeClass, 'ineligible');
+      return false;
+    }
+    if (groupStatus === 'unknown') classes.set(nodeClass, 'eligible');
+    return true;
+  }
+
+  /** Nomad's `DistinctHostsIterator.satisfiesDistinctHosts`. */
+  private distinctHostsHold(node: ClusterNode, group: GroupAsk): boolean {
+    const groupDistinct = wantsDistinctHosts(group.groupConstraints);
+    if (!this.jobDistinctHosts && !groupDistinct) return true;
+    for (const alloc of this.proposed.node(node.ID).allocs) {
+      const jobCollision = alloc.JobID === this.job.ID && alloc.Namespace === this.job.Namespace;
+      if ((this.jobDistinctHosts && jobCollision) || (jobCollision && alloc.TaskGroup === group.name)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Whether `node` may run `group`: the class checks, then (generic jobs) distinct hosts, then distinct
+   * properties; a refusal is recorded in `metrics` as Nomad records it.
+   */
+  feasible(node: ClusterNode, group: GroupAsk, metrics: MetricRecorder, withDistinctHosts: boolean): boolean {
+    if (!this.classFeasible(node, group, metrics)) return false;
+    if (withDistinctHosts && !this.distinctHostsHold(node, group)) {
+      metrics.filterNode(node, distinctHosts);
+      return false;
+    }
+    for (const set of this.propertySets(group)) {
+      const failure = set.distinctFailure(node);
+      if (failure) {
+        metrics.filterNode(node, failure);
+        return false;
+      }
+    }
+    return true;
+  }
+}

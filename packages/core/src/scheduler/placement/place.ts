@@ -1,0 +1,309 @@
+/**
+ * The placement function (`Place`, `types.ts`): Nomad's generic stack for `service` and `batch` jobs and its system
+ * stack for `system` and `sysbatch` (`scheduler/feasible/stack.go`), over one snapshot, deterministic from the seed.
+ *
+ * Generic: the ready nodes of the job's pool and datacenters are shuffled once; each placement takes nodes from
+ * where the previous one stopped (Nomad's `StaticIterator` goes round, it does not start over), keeps the feasible
+ * ones that fit, scores them, and stops after a limited number of scored nodes — `max(2, ⌈log₂ n⌉)` for a service
+ * job, 2 for a batch job (the power of two choices), the group's count (at least 100) when it has affinities or
+ * spreads, skipping up to three nodes that score 0 or less while others remain (`LimitIterator`) — then takes the
+ * highest score. A group that fails once is not tried again in the same call: its later requests are counted in
+ * `CoalescedFailures` of the first failure's metrics, as Nomad's `computePlacements`.
+ *
+ * System: a request names its node (`nodeId`); the node alone is checked and bin-packed. A request whose node was
+ * filtered by constraints is not a failure unless every request of its group was filtered and the job runs none of
+ * the group yet (Nomad's system scheduler); one whose node is not ready (or not in the job's pool and datacenters)
+ * is dropped, as Nomad drops it.
+ *
+ * What the caller passes in `snapshot.allocs` holds resources: leave out the allocations the plan stops (the
+ * reconciler's `stop`). The allocation a request replaces (`previousAlloc`) is treated as stopped while the request
+ * is placed and after; if the request fails, a rescheduled or destructively updated one holds its resources again
+ * (its stop is dropped), a lost or migrated one does not (its stop stands), as Nomad's plan does.
+ *
+ * `AllocationTime` is the one figure not derived from the inputs: the time each attempt took, as Nomad reports it.
+ */
+import type { Allocation } from '../cluster/allocations/model.ts';
+import type { AllocMetric } from '../cluster/allocations/resources.ts';
+import type { Job, TaskGroup } from '../cluster/jobs/model.ts';
+import type { ClusterNode } from '../cluster/nodes/model.ts';
+import { type GroupAsk, groupAsk } from './asks.ts';
+import { type Candidates, readyNodes } from './candidates.ts';
+import { newConstraintCache } from './constraints.ts';
+import { Feasibility } from './feasibility.ts';
+import { exhaustResources, MetricRecorder } from './metrics.ts';
+import type { PropertyContext } from './property-set.ts';
+import { clientTerminal, type HeldAlloc, ProposedState } from './proposed.ts';
+import { type RankContext, type RankedNode, Ranker } from './rank.ts';
+import { type Random, seededRandom, shuffle } from './shuffle.ts';
+import { SpreadScorer } from './spread.ts';
+import type { Place, Placement, PlacementRequest, PlacementResult, Snapshot } from './types.ts';
+
+/** Nomad's `skipScoreThreshold` and `maxSkip` (`LimitIterator`). */
+const skipScoreThreshold = 0;
+const maxSkip = 3;
+/** Nomad's `DefaultNodeLimitForFeasibilityChecks`. */
+const nodeLimitForFeasibilityChecks = 100;
+
+export const isSystemJob = (job: Pick<Job, 'Type'>): boolean => job.Type === 'system' || job.Type === 'sysbatch';
+
+/** Nomad's limit on scored nodes for a generic job over `n` candidates (before affinities or spreads raise it). */
+export const candidateLimit = (type: string, n: number): number =>
+  type === 'batch' || n === 0 ? 2 : Math.max(2, Math.ceil(Math.log2(n)));
+
+/** A reschedule's or destructive update's stop holds only if its replacement is placed; a lost or migrated one's always. */
+const stopHoldsOnlyIfPlaced = (request: PlacementRequest): boolean =>
+  request.replacing !== 'lost' && request.replacing !== 'migrate';
+
+const nanoseconds = (startedMs: number) => Math.round((performance.now() - startedMs) * 1e6);
+
+/** The shared state of one call. */
+class Call {
+  readonly proposed: ProposedState;
+  readonly feasibility: Feasibility;
+  readonly ranker: Ranker;
+  readonly spread: SpreadScorer;
+  readonly candidates: Candidates;
+  readonly random: Random;
+  readonly placements: Placement[] = [];
+  readonly failed: Record<string, AllocMetric> = {};
+  private readonly asks = new Map<string, GroupAsk>();
+  private readonly placed: HeldAlloc[] = [];
+  private readonly stopped = new Set<HeldAlloc>();
+  private readonly groups: Map<string, TaskGroup>;
+
+  constructor(
+    snapshot: Snapshot,
+    readonly job: Job,
+    seed: string,
+  ) {
+    const held = snapshot.allocs.filter((alloc) => !clientTerminal(alloc));
+    this.proposed = new ProposedState(held);
+    const cache = newConstraintCache();
+    const context: PropertyContext = {
+      nodesById: new Map(snapshot.nodes.map((node) => [node.ID, node])),
+      jobAllocs: snapshot.allocs.filter((alloc) => alloc.JobID === job.ID && alloc.Namespace === job.Namespace),
+      placed: this.placed,
+      stopped: this.stopped,
+    };
+    this.feasibility = new Feasibility(job, cache, this.proposed, context);
+    this.spread = new SpreadScorer(context);
+    this.random = seededRandom(seed);
+    this.ranker = new Ranker(job, this.proposed, cache, this.random, this.spread);
+    this.candidates = readyNodes(snapshot.nodes, job);
+    this.groups = new Map(job.TaskGroups.map((group) => [group.Name, group]));
+  }
+
+  ask(name: string): GroupAsk {
+    let found = this.asks.get(name);
+    if (!found) {
+      const group = this.groups.get(name);
+      if (!group) throw new Error(`placement asked for task group "${name}", which job "${this.job.ID}" does not have`);
+      found = groupAsk(this.job, group);
+      this.asks.set(name, found);
+    }
+    return found;
+  }
+
+  /** Stops (or restores) the allocation a request replaces, for the resources and the property counts. */
+  setStopping(alloc: Allocation | undefined, stopping: boolean): void {
+    if (!alloc || clientTerminal(alloc)) return;
+    this.proposed.setStopping(alloc, stopping);
+    if (stopping) this.stopped.add(alloc);
+    else this.stopped.delete(alloc);
+    this.feasibility.setCleared(alloc, stopping);
+    this.spread.setCleared(alloc, stopping);
+  }
+
+  /** Records a placement on its node and in every count that reads it. */
+  commit(request: PlacementRequest, ranked: RankedNode, metrics: AllocMetric): void {
+    const held: HeldAlloc = {
+      ID: `placement:${this.placements.length}`,
+      Namespace: this.job.Namespace,
+      JobID: this.job.ID,
+      TaskGroup: request.group,
+      NodeID: ranked.node.ID,
+      AllocatedResources: ranked.resources,
+    };
+    this.proposed.place(held);
+    this.placed.push(held);
+    this.feasibility.addProposed(held);
+    this.spread.addProposed(held);
+    this.placements.push({ request, node: ranked.node, resources: ranked.resources, metrics });
+  }
+
+  finish(metrics: MetricRecorder): AllocMetric {
+    metrics.metric.NodesAvailable = { ...this.candidates.byDatacenter };
+    metrics.metric.NodesInPool = this.candidates.nodes.length;
+    metrics.metric.NodePool = this.job.NodePool;
+    metrics.populateScoreMetaData();
+    return metrics.metric;
+  }
+
+  /** Nomad's coalescing: true when the group already failed in this call (the request is then counted there). */
+  coalesced(group: GroupAsk): boolean {
+    const metric = this.failed[group.name];
+    if (!metric) return false;
+    metric.CoalescedFailures++;
+    exhaustResources(metric, group.tasks);
+    return true;
+  }
+}
+
+/** Nomad's generic stack over the shuffled candidates: the source's position carries over between selections. */
+class GenericStack {
+  private readonly nodes: ClusterNode[];
+  private offset = 0;
+  private limit: number;
+
+  constructor(private readonly call: Call) {
+    this.nodes = shuffle([...call.candidates.nodes], call.random);
+    this.limit = candidateLimit(call.job.Type, this.nodes.length);
+  }
+
+  select(group: GroupAsk, penaltyNodes: ReadonlySet<string>, metrics: MetricRecorder): RankedNode | null {
+    const spreads = this.call.spread.setGroup(group);
+    // Nomad raises the limit for a group with affinities or spreads, and the raise stays for later groups.
+    if (group.affinities.length > 0 || spreads) this.limit = Math.max(group.count, nodeLimitForFeasibilityChecks);
+    const context: RankContext = { group, metrics, penaltyNodes, generic: true, spreads };
+    let seen = 0;
+    const source = (): RankedNode | null => {
+      const n = this.nodes.length;
+      while (true) {
+        if (this.offset === n || seen === n) {
+          if (seen === n) return null;
+          this.offset = 0;
+        }
+        const node = this.nodes[this.offset++] as ClusterNode;
+        seen++;
+        metrics.evaluateNode();
+        if (!this.call.feasibility.feasible(node, group, metrics, true)) continue;
+        const ranked = this.call.ranker.rank(node, context);
+        if (ranked) return ranked;
+      }
+    };
+    // Nomad's LimitIterator: at most `limit` options, skipping up to maxSkip that score at or below the threshold.
+    const skipped: RankedNode[] = [];
+    let skippedIndex = 0;
+    let returned = 0;
+    const nextOption = (): RankedNode | null => {
+      const option = source();
+      if (option === null && skippedIndex < skipped.length) return skipped[skippedIndex++] as RankedNode;
+      return option;
+    };
+    const limited = (): RankedNode | null => {
+      if (returned === this.limit) return null;
+      let option = nextOption();
+      if (option === null) return null;
+      while (option !== null && option.finalScore <= skipScoreThreshold && skipped.length < maxSkip) {
+        skipped.push(option);
+        option = source();
+      }
+      returned++;
+      return option ?? nextOption();
+    };
+    let best: RankedNode | null = null;
+    for (let option = limited(); option !== null; option = limited())
+      if (best === null || option.finalScore > best.finalScore) best = option;
+    return best;
+  }
+}
+
+function placeGeneric(call: Call, requests: PlacementRequest[]): void {
+  const stack = new GenericStack(call);
+  for (const request of requests) {
+    const group = call.ask(request.group);
+    if (call.coalesced(group)) continue;
+    const started = performance.now();
+    call.setStopping(request.previousAlloc, true);
+    const metrics = new MetricRecorder();
+    const option = stack.select(group, new Set(request.penaltyNodeIds ?? []), metrics);
+    metrics.metric.AllocationTime = nanoseconds(started);
+    const metric = call.finish(metrics);
+    if (option) call.commit(request, option, metric);
+    else {
+      exhaustResources(metric, group.tasks);
+      call.failed[group.name] = metric;
+      if (stopHoldsOnlyIfPlaced(request)) call.setStopping(request.previousAlloc, false);
+    }
+  }
+}
+
+/** Nomad's `mergeNodeFiltered`. */
+function mergeFiltered(into: AllocMetric | undefined, more: AllocMetric): AllocMetric {
+  if (!into) return structuredClone(more);
+  into.NodesEvaluated += more.NodesEvaluated;
+  into.NodesFiltered += more.NodesFiltered;
+  into.ClassFiltered ??= {};
+  for (const [key, count] of Object.entries(more.ClassFiltered ?? {}))
+    into.ClassFiltered[key] = (into.ClassFiltered[key] ?? 0) + count;
+  into.ConstraintFiltered ??= {};
+  for (const [key, count] of Object.entries(more.ConstraintFiltered ?? {}))
+    into.ConstraintFiltered[key] = (into.ConstraintFiltered[key] ?? 0) + count;
+  into.AllocationTime += more.AllocationTime;
+  return into;
+}
+
+function placeSystem(call: Call, requests: PlacementRequest[], snapshot: Snapshot): void {
+  const candidates = new Map(call.candidates.nodes.map((node) => [node.ID, node]));
+  const queued = new Map<string, number>();
+  for (const request of requests) queued.set(request.group, (queued.get(request.group) ?? 0) + 1);
+  const running = new Set(
+    snapshot.allocs
+      .filter(
+        (alloc) => alloc.JobID === call.job.ID && alloc.Namespace === call.job.Namespace && !clientTerminal(alloc),
+      )
+      .map((alloc) => alloc.TaskGroup),
+  );
+  const filtered = new Map<string, AllocMetric>();
+  for (const request of requests) {
+    const node = request.nodeId === undefined ? undefined : candidates.get(request.nodeId);
+    if (!node) continue;
+    const group = call.ask(request.group);
+    const started = performance.now();
+    call.setStopping(request.previousAlloc, true);
+    const metrics = new MetricRecorder();
+    call.feasibility.resetClasses();
+    metrics.evaluateNode();
+    let option: RankedNode | null = null;
+    if (call.feasibility.feasible(node, group, metrics, false))
+      option = call.ranker.rank(node, { group, metrics, penaltyNodes: new Set(), generic: false, spreads: false });
+    metrics.metric.AllocationTime = nanoseconds(started);
+    if (option) {
+      call.commit(request, option, call.finish(metrics));
+      continue;
+    }
+    if (stopHoldsOnlyIfPlaced(request)) call.setStopping(request.previousAlloc, false);
+    if (metrics.metric.NodesFiltered > 0) {
+      const left = (queued.get(group.name) ?? 0) - 1;
+      queued.set(group.name, left);
+      const merged = mergeFiltered(filtered.get(group.name), metrics.metric);
+      filtered.set(group.name, merged);
+      if (left <= 0 && !running.has(group.name)) call.failed[group.name] = merged;
+      continue;
+    }
+    if (call.coalesced(group)) continue;
+    const metric = call.finish(metrics);
+    exhaustResources(metric, group.tasks);
+    call.failed[group.name] = metric;
+  }
+}
+
+export const place: Place = (snapshot, job, requests, seed): PlacementResult => {
+  const call = new Call(snapshot, job, seed);
+  if (isSystemJob(job)) placeSystem(call, requests, snapshot);
+  else placeGeneric(call, requests);
+  return { placements: call.placements, failed: call.failed };
+};
+
+/**
+ * The nodes a system (or sysbatch) job's group may run on: the ready nodes of its pool and datacenters that pass its
+ * constraints and drivers (the reconciler asks one placement per node; this says which nodes are worth asking).
+ */
+export function feasibleSystemNodes(snapshot: Snapshot, job: Job, groupName: string): ClusterNode[] {
+  const call = new Call(snapshot, job, '');
+  const group = call.ask(groupName);
+  return call.candidates.nodes.filter((node) => {
+    call.feasibility.resetClasses();
+    return call.feasibility.feasible(node, group, new MetricRecorder(), false);
+  });
+}

@@ -1,0 +1,106 @@
+/**
+ * CPU, memory and disk: what a node offers (its `NodeResources` less its `ReservedResources`), what an allocation
+ * holds (Nomad's `AllocatedResources.Comparable`: a prestart task's resources overlap the main tasks', a sidecar's
+ * do not), whether they fit (`AllocsFit`, its dimensions `cpu`, `memory`, `disk` in that order) and how well
+ * (`ScoreFitBinPack`, in [0, 18]).
+ */
+import type { AllocatedResources } from '../cluster/allocations/resources.ts';
+import type { ClusterNode } from '../cluster/nodes/model.ts';
+
+export interface Usage {
+  cpu: number;
+  memoryMB: number;
+  diskMB: number;
+}
+
+/** What a node offers allocations: its resources less its reserved ones. */
+export interface Capacity extends Usage {}
+
+const numberAt = (value: unknown, ...path: string[]): number => {
+  let at: unknown = value;
+  for (const key of path) {
+    if (typeof at !== 'object' || at === null) return 0;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return typeof at === 'number' && Number.isFinite(at) ? at : 0;
+};
+
+export function capacityOf(node: ClusterNode): Capacity {
+  const offered = node.NodeResources;
+  const reserved = node.ReservedResources;
+  return {
+    cpu: numberAt(offered, 'Cpu', 'CpuShares') - numberAt(reserved, 'Cpu', 'CpuShares'),
+    memoryMB: numberAt(offered, 'Memory', 'MemoryMB') - numberAt(reserved, 'Memory', 'MemoryMB'),
+    diskMB: numberAt(offered, 'Disk', 'DiskMB') - numberAt(reserved, 'Disk', 'DiskMB'),
+  };
+}
+
+interface Fungible {
+  cpu: number;
+  memoryMB: number;
+}
+
+/** Nomad's `AllocatedResources.Comparable`, flattened to CPU, memory and disk. */
+export function usageOf(resources: AllocatedResources | null | undefined): Usage {
+  if (!resources) return { cpu: 0, memoryMB: 0, diskMB: 0 };
+  const prestart: Fungible = { cpu: 0, memoryMB: 0 };
+  const main: Fungible = { cpu: 0, memoryMB: 0 };
+  const stop: Fungible = { cpu: 0, memoryMB: 0 };
+  const add = (into: Fungible, cpu: number, memoryMB: number) => {
+    into.cpu += cpu;
+    into.memoryMB += memoryMB;
+  };
+  const lifecycles = (resources.TaskLifecycles ?? {}) as Record<string, { Hook?: string; Sidecar?: boolean } | null>;
+  for (const [name, task] of Object.entries(resources.Tasks ?? {})) {
+    const cpu = numberAt(task, 'Cpu', 'CpuShares');
+    const memoryMB = numberAt(task, 'Memory', 'MemoryMB');
+    const lifecycle = lifecycles[name];
+    if (!lifecycle?.Hook) add(main, cpu, memoryMB);
+    else if (lifecycle.Hook === 'prestart') {
+      add(prestart, cpu, memoryMB);
+      if (lifecycle.Sidecar) add(main, cpu, memoryMB);
+    } else if (lifecycle.Hook === 'poststart') add(main, cpu, memoryMB);
+    else if (lifecycle.Hook === 'poststop') add(stop, cpu, memoryMB);
+  }
+  return {
+    cpu: Math.max(main.cpu, prestart.cpu, stop.cpu),
+    memoryMB: Math.max(main.memoryMB, prestart.memoryMB, stop.memoryMB),
+    diskMB: numberAt(resources.Shared, 'DiskMB'),
+  };
+}
+
+export const addUsage = (into: Usage, more: Usage): void => {
+  into.cpu += more.cpu;
+  into.memoryMB += more.memoryMB;
+  into.diskMB += more.diskMB;
+};
+
+export const subtractUsage = (from: Usage, less: Usage): void => {
+  from.cpu -= less.cpu;
+  from.memoryMB -= less.memoryMB;
+  from.diskMB -= less.diskMB;
+};
+
+/** Nomad's `ComparableResources.Superset`: "" when `used` fits `capacity`, else the first dimension short. */
+export function exhaustedDimension(capacity: Capacity, used: Usage): '' | 'cpu' | 'memory' | 'disk' {
+  if (capacity.cpu < used.cpu) return 'cpu';
+  if (capacity.memoryMB < used.memoryMB) return 'memory';
+  if (capacity.diskMB < used.diskMB) return 'disk';
+  return '';
+}
+
+/**
+ * Nomad's `ScoreFitBinPack` (Google's BestFit v3): 20 − (10^freeCpu + 10^freeMemory), bounded to [0, 18], where
+ * free is the fraction of the node's unreserved CPU and memory left once `used` (the placement included) runs.
+ */
+export function binPackFitness(capacity: Capacity, used: Usage): number {
+  const freeCpu = 1 - used.cpu / capacity.cpu;
+  const freeMemory = 1 - used.memoryMB / capacity.memoryMB;
+  const score = 20 - (10 ** freeCpu + 10 ** freeMemory);
+  if (score > 18) return 18;
+  if (score < 0) return 0;
+  return score;
+}
+
+/** Nomad's `binPackingMaxFitScore`: the binpack score a placement carries is the fitness over this. */
+export const maxFitScore = 18;

@@ -26,6 +26,7 @@ import { jobKind, jobVersionKind } from './scheduler/cluster/jobs/store.ts';
 import { namespaceKind } from './scheduler/cluster/namespaces/store.ts';
 import { nodePoolKind } from './scheduler/cluster/node-pools/store.ts';
 import { beatKind, nodeKind } from './scheduler/cluster/nodes/store.ts';
+import { serviceKind } from './scheduler/cluster/services/store.ts';
 import { auditDeviceKind } from './secrets/audit/audit-devices.ts';
 import { authenticatedValueKind } from './secrets/mounts/mount-storage.ts';
 import { mountKind } from './secrets/mounts/mount-table.ts';
@@ -460,6 +461,23 @@ export const itemKindRows: readonly ItemKindRow[] = [
     protection: 'MAC',
     mac: evaluationKind,
     why: 'the work the scheduler is asked to place',
+  }),
+  row({
+    name: 'service registration',
+    where: '`sched#service#<namespace>` / `<service name>#<ID>`',
+    pk: /^sched#service#/,
+    sk: /./,
+    protection: 'MAC',
+    mac: serviceKind,
+    why: 'where a service is reached: a forged address sends its callers elsewhere',
+  }),
+  row({
+    name: "allocation's service link",
+    where: '`sched#service-alloc#<allocation ID>` / `<registration ID>`',
+    pk: /^sched#service-alloc#/,
+    sk: /./,
+    protection: 'link',
+    why: 'finds a registration by ID and an allocation’s registrations; each is read and verified and must name the allocation and ID back',
   }),
 ];
 

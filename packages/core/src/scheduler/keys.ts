@@ -81,3 +81,16 @@ export const jobVersionSk = (version: number): string => String(version).padStar
 
 /** Evaluations by ID, sharded 16 ways by the ID (`storage/due.ts` `shardKey`). */
 export const EVAL_PK = 'sched#eval';
+
+/**
+ * Service registrations (`cluster/services/store.ts`): one partition per namespace, `sk` `<service name>#<ID>` (a
+ * service name is an RFC 1123 label, so it holds no `#`), so a namespace's list is one query and a service's
+ * registrations one prefix.
+ */
+export const servicePk = (namespace: string): string => `sched#service#${namespace}`;
+export const serviceSk = (serviceName: string, id: string): string => `${serviceName}#${id}`;
+/**
+ * An allocation's registrations, `sk` the registration's ID, each naming its namespace and service name: how a
+ * registration is found by ID (the ID carries its allocation's) and how a terminal allocation's are removed.
+ */
+export const serviceAllocPk = (allocId: string): string => `sched#service-alloc#${allocId}`;

@@ -18,8 +18,9 @@ import { jobRoutes } from './cluster/jobs/routes.ts';
 import { namespaceRoutes } from './cluster/namespaces/routes.ts';
 import { nodePoolRoutes } from './cluster/node-pools/routes.ts';
 import { type SchedulerAuditOptions, schedulerAudit } from './audit.ts';
-import { clientRoutes } from './client/routes.ts';
+import { clientRoutes, clientServiceRoutes } from './client/routes.ts';
 import { nodeRoutes } from './cluster/nodes/routes.ts';
+import { serviceRoutes } from './cluster/services/routes.ts';
 import { eventRoutes } from './events/stream.ts';
 import { consoleCors } from './http/console-cors.ts';
 import { errorReply } from './http/errors.ts';
@@ -73,9 +74,11 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...nodePoolRoutes,
   ...namespaceRoutes,
   ...clientRoutes,
+  ...clientServiceRoutes,
   ...nodeRoutes,
   ...jobRoutes,
   ...evaluationRoutes,
+  ...serviceRoutes,
   ...eventRoutes,
   openApiRoute(() => schedulerRoutes),
 ];

@@ -13,6 +13,7 @@ import { Namespaces } from './cluster/namespaces/store.ts';
 import { NodePools } from './cluster/node-pools/store.ts';
 import { NodeIdentities } from './client/identity.ts';
 import { ClusterNodes } from './cluster/nodes/store.ts';
+import { ServiceRegistrations } from './cluster/services/store.ts';
 import { EventBroker } from './events/broker.ts';
 import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
 import { type PendingEvent, SchedulerState } from './state.ts';
@@ -80,6 +81,7 @@ export class Scheduler {
   readonly identities: NodeIdentities;
   readonly evaluations: Evaluations;
   readonly jobs: Jobs;
+  readonly services: ServiceRegistrations;
 
   constructor(
     readonly core: SchedulerBase,
@@ -105,6 +107,7 @@ export class Scheduler {
     this.identities = new NodeIdentities(core.keyring, core.clock);
     this.evaluations = new Evaluations(this.state);
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
+    this.services = new ServiceRegistrations(this.state);
   }
 
   /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */

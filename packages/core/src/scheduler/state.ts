@@ -23,7 +23,8 @@ export type TableName =
   | 'namespaces'
   | 'jobs'
   | 'allocs'
-  | 'evals';
+  | 'evals'
+  | 'service_registrations';
 
 /** An event as a write produces it; the index is the write's. */
 export interface PendingEvent {

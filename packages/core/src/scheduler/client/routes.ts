@@ -16,6 +16,7 @@ import {
   validPoolName,
 } from '../cluster/nodes/model.ts';
 import type { NodeBeat, NodeCredential } from '../cluster/nodes/store.ts';
+import { serviceBody, validateServices } from '../cluster/services/model.ts';
 import { permissionDenied } from '../http/nomad.ts';
 import { route, type SchedulerRoute } from '../http/route.ts';
 import type { Scheduler } from '../scheduler.ts';
@@ -227,6 +228,69 @@ export const clientRoutes: SchedulerRoute[] = [
       return {
         read: async () => ({ Allocs: {}, Index: await scheduler.state.tableIndex(['allocs']) }),
       };
+    },
+  }),
+];
+
+/**
+ * A node's service registrations (Nomad's `ServiceRegistration.Upsert` and `DeleteByID`, RPC-only in Nomad). A node
+ * registers only with its own `NodeID` (Nomad's `AuthorizeSameNodeServiceRegistrations`) and deletes only its own
+ * registrations; the credential is checked against the node the registration names, inside the write.
+ */
+export const clientServiceRoutes: SchedulerRoute[] = [
+  route({
+    method: ['PUT', 'POST'],
+    path: '/v1/client/services',
+    summary: 'Register or update a node’s service registrations (Nomad’s `ServiceRegistration.Upsert`).',
+    description:
+      'Every registration names the calling node as `NodeID`; one equal to what is stored writes nothing. One transaction, one index, a `ServiceRegistration` event per registration written.',
+    access: 'anyone',
+    body: z.object({
+      Services: z
+        .optional(z.nullable(z.array(serviceBody)))
+        .check(z.describe('The registrations (Nomad `structs.ServiceRegistration`), 1 to 32.')),
+    }),
+    returns: '`{"Index": n}`.',
+    handler: async ({ scheduler, body, presented }) => {
+      const secret = required(presented);
+      const services = body.Services ?? [];
+      if (services.length === 0) throw badRequest('Services must hold at least one registration');
+      const nodeIds = new Set(services.map((service) => service.NodeID));
+      const [nodeId] = nodeIds;
+      // Nomad's AuthorizeSameNode: every registration is the caller's own node's.
+      if (nodeIds.size !== 1 || nodeId === undefined) throw permissionDenied();
+      const { credential } = await nodeCredential(scheduler, secret, nodeId);
+      const beat = await scheduler.nodes.authenticated(nodeId, credential);
+      const registrations = validateServices(services, beat.datacenter);
+      const index = await scheduler.services.upsert(registrations, async () => {
+        // Inside the write: the node is still there with this credential (not purged or re-keyed meanwhile).
+        await scheduler.nodes.authenticated(nodeId, credential);
+        for (const namespace of new Set(registrations.map((registration) => registration.Namespace)))
+          if (!(await scheduler.namespaces.get(namespace)))
+            throw badRequest(`namespace ${JSON.stringify(namespace)} does not exist`);
+      });
+      return { json: { Index: index }, index };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/v1/client/service/:serviceId',
+    summary: 'Delete one of the node’s service registrations (Nomad’s `ServiceRegistration.DeleteByID`).',
+    description:
+      'Only a registration of the calling node; 404 `service registration not found` when there is none. One `ServiceDeregistration` event.',
+    access: 'anyone',
+    params: { serviceId: z.string().check(z.describe('The registration ID.')) },
+    returns: '`{"Index": n}`.',
+    handler: async ({ scheduler, params, presented }) => {
+      const secret = required(presented);
+      const index = await scheduler.services.deleteById(params.serviceId, async (registration) => {
+        const { credential } = await nodeCredential(scheduler, secret, registration.NodeID);
+        await scheduler.nodes.authenticated(registration.NodeID, credential).catch((error: unknown) => {
+          // Another node's registration: the caller learns nothing about that node.
+          throw error instanceof DomainError && error.kind === 'not-found' ? permissionDenied() : error;
+        });
+      });
+      return { json: { Index: index }, index };
     },
   }),
 ];

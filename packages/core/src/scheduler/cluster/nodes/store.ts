@@ -314,7 +314,7 @@ export class ClusterNodes {
   }
 
   /** The node's beat when the credential is its own; 404 for an unknown node, 403 for another's secret. */
-  private async authenticated(id: string, credential: NodeCredential): Promise<NodeBeat> {
+  async authenticated(id: string, credential: NodeCredential): Promise<NodeBeat> {
     const beat = await this.beat(id);
     if (!beat) throw notFound('node not found');
     if ('secretHash' in credential && credential.secretHash !== beat.secretHash) throw denied();

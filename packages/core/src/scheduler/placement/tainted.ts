@@ -10,7 +10,7 @@
  */
 import type { Allocation } from '../cluster/allocations/model.ts';
 import type { TaskGroup } from '../cluster/jobs/model.ts';
-import type { ClusterNode } from '../cluster/nodes/model.ts';
+import { type ClusterNode, zeroTime } from '../cluster/nodes/model.ts';
 import { allocIndex } from './alloc-names.ts';
 import { stopDescriptions } from './descriptions.ts';
 import type { StopDecision } from './types.ts';
@@ -33,7 +33,9 @@ export function drainDeadlinePassed(node: ClusterNode, now: number): boolean {
   if (!drain) return false;
   if (drain.Deadline < 0) return true;
   if (drain.Deadline === 0) return false;
-  const deadline = Date.parse(drain.ForceDeadline);
+  // The store writes ForceDeadline (StartedAt + Deadline); Go's zero time there means it was not set.
+  let deadline = drain.ForceDeadline === zeroTime ? Number.NaN : Date.parse(drain.ForceDeadline);
+  if (!Number.isFinite(deadline)) deadline = Date.parse(drain.StartedAt) + drain.Deadline / 1e6;
   return Number.isFinite(deadline) && deadline <= now;
 }
 

@@ -21,6 +21,7 @@ import { oidcStateKind } from './scheduler/acl/oidc.ts';
 import { policyKind as schedulerPolicyKind } from './scheduler/acl/policies/store.ts';
 import { roleKind } from './scheduler/acl/roles/store.ts';
 import { bootstrapMarkerKind, tokenKind as schedulerTokenKind } from './scheduler/acl/tokens/store.ts';
+import { allocationKind, allocationLinkKind } from './scheduler/cluster/allocations/store.ts';
 import { evaluationKind } from './scheduler/cluster/evaluations/store.ts';
 import { jobKind, jobVersionKind } from './scheduler/cluster/jobs/store.ts';
 import { namespaceKind } from './scheduler/cluster/namespaces/store.ts';
@@ -478,6 +479,32 @@ export const itemKindRows: readonly ItemKindRow[] = [
     sk: /./,
     protection: 'link',
     why: 'finds a registration by ID and an allocation’s registrations; each is read and verified and must name the allocation and ID back',
+  }),
+  row({
+    name: 'allocation',
+    where: '`sched#alloc#node#<node ID>` / `<allocation ID>`',
+    pk: /^sched#alloc#node#/,
+    sk: /./,
+    protection: 'MAC',
+    mac: allocationKind,
+    why: 'what a node runs: the node fetches it and runs its job version',
+  }),
+  row({
+    name: "allocation's links",
+    where: '`sched#alloc#job#<namespace>#<job ID>` and `sched#alloc#id#<shard>` / `<allocation ID>`',
+    pk: new RegExp(`^sched#alloc#(job#|id${shard}$)`),
+    sk: /./,
+    protection: 'MAC',
+    mac: allocationLinkKind,
+    why: 'which node an allocation is on (a moved allocation does not verify at another node)',
+  }),
+  row({
+    name: "job's evaluation lease",
+    where: '`sched#eval-lease#<shard>` / `<namespace>#<job ID>`',
+    pk: new RegExp(`^sched#eval-lease${shard}$`),
+    sk: /./,
+    protection: 'not security state',
+    why: 'which worker runs a job’s evaluation: a forged one delays the job’s evaluations until it expires (a minute)',
   }),
 ];
 

@@ -94,3 +94,28 @@ export const serviceSk = (serviceName: string, id: string): string => `${service
  * registration is found by ID (the ID carries its allocation's) and how a terminal allocation's are removed.
  */
 export const serviceAllocPk = (allocId: string): string => `sched#service-alloc#${allocId}`;
+
+/**
+ * Allocations (`cluster/allocations/store.ts`). The allocation itself lives in its node's partition, so the node's
+ * allocation map, plan apply's fit check and the placement snapshot read a node's allocations in one strongly
+ * consistent Query; two small links, written once at placement (an allocation never changes node or job), find it
+ * by job (`allocJobPk`, one Query then a batch read) and by ID (`ALLOC_ID_PK`, sharded 16 ways by the ID; every
+ * shard read lists them all).
+ */
+export const allocNodePk = (nodeId: string): string => `sched#alloc#node#${nodeId}`;
+export const allocJobPk = (namespace: string, jobId: string): string => `sched#alloc#job#${namespace}#${jobId}`;
+export const ALLOC_ID_PK = 'sched#alloc#id';
+
+/**
+ * The evaluation queue: a pending evaluation also carries `duePk` (`EVAL_QUEUE`, sharded by its ID) and `dueSk`
+ * (its creation second and ID) on the `due` index, removed when it leaves `pending`; the worker reads the queue.
+ */
+export const EVAL_QUEUE = 'sched#eval-queue';
+/** Blocked evaluations, likewise: run again when a node or an allocation changed since they were computed. */
+export const EVAL_BLOCKED = 'sched#eval-blocked';
+/**
+ * A job's evaluation lease (`EVAL_LEASE_PK`, sharded 16 ways by `<namespace>#<job ID>`, the sort key): the one
+ * evaluation of a job being run (Nomad's broker runs one per job at a time), taken with a conditional put and
+ * released by its holder; an expired lease may be taken over (a worker that died), counting the delivery.
+ */
+export const EVAL_LEASE_PK = 'sched#eval-lease';

@@ -13,6 +13,7 @@ import { loginRoutes } from './acl/login-routes.ts';
 import { policyRoutes } from './acl/policies/routes.ts';
 import { roleRoutes } from './acl/roles/routes.ts';
 import { tokenRoutes } from './acl/tokens/routes.ts';
+import { allocationRoutes } from './cluster/allocations/routes.ts';
 import { evaluationRoutes } from './cluster/evaluations/routes.ts';
 import { jobRoutes } from './cluster/jobs/routes.ts';
 import { namespaceRoutes } from './cluster/namespaces/routes.ts';
@@ -79,6 +80,7 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...jobRoutes,
   ...evaluationRoutes,
   ...serviceRoutes,
+  ...allocationRoutes,
   ...eventRoutes,
   openApiRoute(() => schedulerRoutes),
 ];

@@ -6,6 +6,7 @@ import { SchedulerAcl } from './acl/policy-rules.ts';
 import { AclRoles } from './acl/roles/store.ts';
 import type { StoredToken } from './acl/tokens/model.ts';
 import { AclTokens } from './acl/tokens/store.ts';
+import { Allocations } from './cluster/allocations/store.ts';
 import { jobsInPool } from './cluster/jobs-in-use.ts';
 import { Evaluations } from './cluster/evaluations/store.ts';
 import { Jobs } from './cluster/jobs/store.ts';
@@ -82,6 +83,7 @@ export class Scheduler {
   readonly evaluations: Evaluations;
   readonly jobs: Jobs;
   readonly services: ServiceRegistrations;
+  readonly allocations: Allocations;
 
   constructor(
     readonly core: SchedulerBase,
@@ -108,6 +110,7 @@ export class Scheduler {
     this.evaluations = new Evaluations(this.state);
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
+    this.allocations = new Allocations(this.state, this.jobs, this.evaluations);
   }
 
   /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */

@@ -8,6 +8,8 @@
 import * as z from 'zod/mini';
 import { DurationError, parseGoDuration } from '../../lib/duration.ts';
 import { badRequest, DomainError } from '../../lib/errors.ts';
+import { agentMustSee } from '../cluster/allocations/store.ts';
+import { clientAllocUpdateBody, maxClientUpdates } from '../cluster/allocations/client-body.ts';
 import {
   type ClientNode,
   clientEventBody,
@@ -213,7 +215,7 @@ export const clientRoutes: SchedulerRoute[] = [
     path: '/v1/client/node/:id/allocations',
     summary: 'The allocations a node should run, as a map of ID to modify index (Nomad’s `Node.GetClientAllocs`).',
     description:
-      'The agent reads it (without blocking) when the heartbeat’s `AllocIndex` moved; it also blocks on `index`/`wait` as every blocking query. Jobs come with the cluster’s second part: until then the map is empty.',
+      'The agent reads it (without blocking) when the heartbeat’s `AllocIndex` moved; it also blocks on `index`/`wait` as every blocking query. Every allocation on the node whose client status is not terminal: those to run, and those told to stop that the agent has not yet reported stopped.',
     access: 'anyone',
     params: { id: nodeId },
     blocking: ['allocs'],
@@ -226,8 +228,56 @@ export const clientRoutes: SchedulerRoute[] = [
       if (!beat) throw new DomainError('not-found', 'node not found');
       if ('secretHash' in credential && credential.secretHash !== beat.secretHash) throw permissionDenied();
       return {
-        read: async () => ({ Allocs: {}, Index: await scheduler.state.tableIndex(['allocs']) }),
+        read: async () => {
+          // The index first: an allocation written after it is then either in the map or announced by a later one.
+          const index = await scheduler.state.tableIndex(['allocs']);
+          const allocs = (await scheduler.allocations.onNode(params.id)).filter(agentMustSee);
+          return {
+            Allocs: Object.fromEntries(allocs.map((alloc) => [alloc.ID, alloc.AllocModifyIndex])),
+            Index: index,
+          };
+        },
       };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/client/allocation/:allocId',
+    summary: 'One of the node’s own allocations in full, its job rehydrated (Nomad’s `Alloc.GetAllocs` from a client).',
+    access: 'anyone',
+    params: { allocId: z.string().check(z.describe('The allocation ID.')) },
+    returns: 'The Allocation, with `Job` the job at the allocation’s `JobVersion`.',
+    handler: async ({ scheduler, params, presented }) => {
+      const credential = required(presented);
+      const alloc = await scheduler.allocations.get(params.allocId);
+      if (!alloc) throw new DomainError('not-found', 'alloc not found');
+      await ownNode(scheduler, credential, alloc.NodeID);
+      return { json: await scheduler.allocations.withJob(alloc), index: await scheduler.state.tableIndex(['allocs']) };
+    },
+  }),
+  route({
+    method: ['PUT', 'POST'],
+    path: '/v1/client/node/:id/allocations',
+    summary: 'A node reports its allocations’ client state (Nomad’s `Node.UpdateAlloc`).',
+    description: `Only the node’s own allocations; the client’s fields only (status, description, task states, deployment health); at most ${maxClientUpdates} per call; one write, one index, an \`AllocationUpdated\` event per changed allocation, and an \`alloc-failure\` evaluation for a job whose allocation failed.`,
+    access: 'anyone',
+    params: { id: nodeId },
+    body: z.object({
+      Allocs: z
+        .optional(z.nullable(z.array(clientAllocUpdateBody)))
+        .check(z.describe(`The allocations’ client state, 1 to ${maxClientUpdates}.`)),
+    }),
+    returns: '`{"Index": n}`.',
+    handler: async ({ scheduler, params, body, presented }) => {
+      const beat = await ownNode(scheduler, required(presented), params.id);
+      const updates = body.Allocs ?? [];
+      if (updates.length === 0) throw badRequest('must update at least one allocation');
+      if (updates.length > maxClientUpdates)
+        throw badRequest(`at most ${maxClientUpdates} allocations may be updated at once; got ${updates.length}`);
+      if (beat.status === 'down' || beat.status === 'disconnected')
+        throw badRequest(`node ${params.id} is not allowed to update allocs while in status ${beat.status}`);
+      const index = await scheduler.allocations.updateFromClient(params.id, updates);
+      return { json: { Index: index }, index };
     },
   }),
 ];
@@ -294,3 +344,11 @@ export const clientServiceRoutes: SchedulerRoute[] = [
     },
   }),
 ];
+/** The node's beat when `credential` is node `id`'s own (its secret or its identity); 404 / 403 otherwise. */
+async function ownNode(scheduler: Scheduler, credential: string, id: string): Promise<NodeBeat> {
+  const { credential: presentedAs } = await nodeCredential(scheduler, credential, id);
+  const beat = await scheduler.nodes.beat(id);
+  if (!beat) throw new DomainError('not-found', 'node not found');
+  if ('secretHash' in presentedAs && presentedAs.secretHash !== beat.secretHash) throw permissionDenied();
+  return beat;
+}

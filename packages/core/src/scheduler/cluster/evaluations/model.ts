@@ -1,7 +1,7 @@
 /**
  * An evaluation (Nomad's `structs.Evaluation`): the scheduler's unit of work, created by a job's registration or
- * deregistration. Statuses are Nomad's (`pending`, `blocked`, `complete`, `failed`, `canceled`); until the scheduler
- * lands every evaluation stays `pending`.
+ * deregistration, an allocation's stop or failure, a node going down or draining. Statuses are Nomad's (`pending`,
+ * `blocked`, `complete`, `failed`, `canceled`); the evaluation worker runs pending and blocked ones.
  */
 import { randomUUID } from 'node:crypto';
 import type { PendingEvent } from '../../state.ts';
@@ -20,17 +20,20 @@ export interface Evaluation {
   Status: string;
   StatusDescription: string;
   Wait: number;
-  WaitUntil: null;
+  /** When a follow-up evaluation is due (RFC 3339), as Nomad's; null for one due at once. */
+  WaitUntil: string | null;
   NextEval: string;
   PreviousEval: string;
   BlockedEval: string;
   RelatedEvals: null;
-  FailedTGAllocs: null;
+  /** Per task group, why placements failed (Nomad's `AllocMetric`). */
+  FailedTGAllocs: Record<string, unknown> | null;
   ClassEligibility: null;
   QuotaLimitReached: string;
   EscapedComputedClass: boolean;
   AnnotatePlan: boolean;
-  QueuedAllocations: null;
+  /** Per task group, the allocations left unplaced. */
+  QueuedAllocations: Record<string, number> | null;
   LeaderACL: string;
   SnapshotIndex: number;
   CreateIndex: number;

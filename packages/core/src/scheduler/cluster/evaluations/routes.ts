@@ -1,8 +1,8 @@
 /**
  * Evaluations over HTTP, as Nomad's (`command/agent/eval_endpoint.go`, `nomad/eval_endpoint.go`):
  * `GET /v1/evaluations` (`status`, `job`, `prefix`, `namespace`, the list query), `/v1/evaluation/:id` and its
- * `allocations`. Every read needs `read-job` in the evaluation's namespace. Evaluations stay `pending` until the
- * scheduler that runs them lands, and none has allocations yet.
+ * `allocations`. Every read needs `read-job` in the evaluation's namespace. The evaluation worker runs
+ * them.
  */
 import * as z from 'zod/mini';
 import { notFound } from '../../../lib/errors.ts';
@@ -10,6 +10,7 @@ import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import { allocationStub } from '../allocations/stub.ts';
 import { namespaceQuery } from '../jobs/routes.ts';
 
 const evalId = z.string().check(z.describe('The evaluation ID.'));
@@ -78,17 +79,19 @@ export const evaluationRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/evaluation/:id/allocations',
-    summary: 'The allocations an evaluation placed (none until the scheduler runs evaluations).',
+    summary: 'The allocations an evaluation placed.',
     access: 'token',
     params: { id: evalId },
     blocking: ['evals', 'allocs'],
-    returns: 'AllocListStub[] (empty: nothing is placed yet).',
+    returns: 'AllocListStub[], sorted by ID.',
     handler: async ({ scheduler, caller, params }) => {
       await readable(scheduler, caller, params.id);
       return {
         read: async () => {
-          await readable(scheduler, caller, params.id);
-          return [];
+          const evaluation = await readable(scheduler, caller, params.id);
+          return (await scheduler.allocations.ofJob(evaluation.Namespace, evaluation.JobID))
+            .filter((alloc) => alloc.EvalID === evaluation.ID)
+            .map((alloc) => allocationStub(alloc));
         },
       };
     },

@@ -1,12 +1,15 @@
 /**
- * Evaluations in the table: one signed item per evaluation, sharded 16 ways by its ID (`EVAL_PK`). They are written
- * only inside the job writes that create them (`cluster/jobs/store.ts`), in the same transaction as the job.
+ * Evaluations in the table: one signed item per evaluation, sharded 16 ways by its ID (`EVAL_PK`), written inside
+ * the writes that create them (a job's registration, an allocation's stop or failure, a node going down) and by the
+ * worker that runs them. A pending evaluation is also on the evaluation queue (`EVAL_QUEUE` on the
+ * `due` index, due at its `WaitUntil` or creation), a blocked one on the blocked queue (`EVAL_BLOCKED`), which the
+ * worker reads; it leaves them when it leaves those statuses.
  */
-import { shardCount, shardKey } from '../../../storage/due.ts';
+import { dueKey, shardCount, shardedQueue, shardKey } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
 import type { Write } from '../../../storage/store.ts';
 import { withoutKeys } from '../../acl/common.ts';
-import { EVAL_PK } from '../../keys.ts';
+import { EVAL_BLOCKED, EVAL_PK, EVAL_QUEUE } from '../../keys.ts';
 import type { SchedulerState } from '../../state.ts';
 import type { Evaluation } from './model.ts';
 
@@ -17,9 +20,17 @@ export class Evaluations {
 
   static key = (id: string) => ({ pk: shardKey(EVAL_PK, id), sk: id });
 
-  /** The put of an evaluation, for the transaction of the write that creates it. */
-  put(evaluation: Evaluation): Write {
-    return { put: this.state.store.signed(evaluationKind, { ...Evaluations.key(evaluation.ID), ...evaluation }) };
+  /** The put of an evaluation, for the transaction of the write that creates or changes it (queued while pending). */
+  put(evaluation: Evaluation, previous?: Evaluation): Write {
+    const dueAt = evaluation.WaitUntil
+      ? Math.ceil(Date.parse(evaluation.WaitUntil) / 1000)
+      : Math.floor(evaluation.CreateTime / 1e9);
+    const queue = evaluation.Status === 'pending' ? EVAL_QUEUE : evaluation.Status === 'blocked' ? EVAL_BLOCKED : '';
+    const queued = queue ? { duePk: shardedQueue(queue, evaluation.ID), dueSk: dueKey(dueAt, evaluation.ID) } : {};
+    return {
+      put: this.state.store.signed(evaluationKind, { ...Evaluations.key(evaluation.ID), ...evaluation, ...queued }),
+      ...(previous ? { when: { equals: { ModifyIndex: previous.ModifyIndex } } } : {}),
+    };
   }
 
   async get(id: string): Promise<Evaluation | undefined> {

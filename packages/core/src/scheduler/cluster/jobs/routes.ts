@@ -4,7 +4,6 @@
  * namespace is the job's own, else `?namespace=`, else the body's, else `default`. ACL as Nomad's: `list-jobs` to
  * list (with `namespace=*`, only the namespaces that grant it), `read-job` to read, `submit-job` (or the split
  * `register-job`) to register, `submit-job` or `deregister-job` to stop, `submit-job` or `purge-job` to purge.
- * Allocations are placed by the scheduler, which is still to come: a job's allocation list is empty.
  */
 import * as z from 'zod/mini';
 import { badRequest, notFound } from '../../../lib/errors.ts';
@@ -13,6 +12,7 @@ import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import { allocationStub } from '../allocations/stub.ts';
 import { canonicalJob, jobStub, jobSummary, type RegisterBody, registerBody, validateJob } from './model.ts';
 
 const jobId = z.string().check(z.describe('The job ID.'));
@@ -220,14 +220,16 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/allocations',
-    summary: 'The allocations of a job (none until the scheduler places them).',
+    summary: 'The allocations of a job.',
     access: 'token',
     params: { id: jobId },
     query: { namespace: namespaceQuery, all: boolQuery('all', 'Include allocations of earlier job versions.') },
     blocking: ['jobs', 'allocs'],
-    returns: 'AllocListStub[] (empty: nothing is placed yet).',
+    returns: 'AllocListStub[], sorted by ID.',
     handler: async ({ scheduler, caller, params, query }) =>
-      readJob(params.id, query.namespace, scheduler, async () => [])(caller),
+      readJob(params.id, query.namespace, scheduler, async (ns) =>
+        (await scheduler.allocations.ofJob(ns, params.id)).map((alloc) => allocationStub(alloc)),
+      )(caller),
   }),
   route({
     method: 'GET',

@@ -66,6 +66,13 @@ export class Jobs {
       .reverse();
   }
 
+  /** The job as it was at `version`, if that version is still kept (the last six are). */
+  async version(namespace: string, id: string, version: number): Promise<Job | undefined> {
+    return withoutKeys<Job>(
+      await this.state.store.getVerified(jobVersionKind, jobVersionPk(namespace, id), jobVersionSk(version)),
+    );
+  }
+
   /**
    * Registers a validated job (`model.ts`): a new version when its spec changed, the same version otherwise, and a
    * pending `job-register` evaluation (none for periodic and parameterized jobs).
@@ -214,6 +221,21 @@ export class Jobs {
       throw error;
     }
     return result;
+  }
+
+  /**
+   * The write that sets a job's status (Nomad's setJobStatus, when its allocations or evaluations change it), for the
+   * transaction of that change, and its Job-topic event of the write's `type`.
+   */
+  statusWrite(job: Job, status: string, index: number, type: string): { write: Write; event: PendingEvent } {
+    const updated: Job = { ...job, Status: status, ModifyIndex: index };
+    return {
+      write: {
+        put: this.state.store.signed(jobKind, { pk: jobPk(job.Namespace), sk: job.ID, ...updated }),
+        when: unchangedSince(job),
+      },
+      event: jobEventOf(type, updated),
+    };
   }
 
   /** The job item, and for a new version its version item (the oldest kept one past six deleted). */

@@ -10,6 +10,7 @@ import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { SchedulerCaller } from '../../scheduler.ts';
+import { withJobs } from '../allocations/stub.ts';
 import { type ClusterNode, nodeStub, sanitized } from './model.ts';
 
 const nodeId = z.string().check(z.describe('The node ID (a UUID).'));
@@ -86,14 +87,23 @@ export const nodeRoutes: SchedulerRoute[] = [
     method: 'GET',
     path: '/v1/node/:id/allocations',
     summary: 'List the allocations placed on a node.',
-    description: 'Jobs come with the cluster’s second part: until then no node has allocations.',
+    description:
+      'Needs `node:read`; only the allocations of namespaces where the caller has `read-job` are listed, as Nomad’s `Node.GetAllocs`.',
     access: 'token',
     params: { id: nodeId },
     blocking: ['allocs'],
-    returns: 'The allocations (Nomad `Allocation`s): an empty array.',
-    handler: async ({ caller }) => {
-      await needs(caller, 'read');
-      return { read: async () => [] };
+    returns: 'The allocations (Nomad `Allocation`s, their jobs rehydrated), sorted by ID.',
+    handler: async ({ scheduler, caller, params }) => {
+      const who = await needs(caller, 'read');
+      return {
+        read: async () =>
+          withJobs(
+            scheduler.allocations,
+            (await scheduler.allocations.onNode(params.id)).filter((alloc) =>
+              who.acl.allowNamespaceOperation(alloc.Namespace, 'read-job'),
+            ),
+          ),
+      };
     },
   }),
   route({

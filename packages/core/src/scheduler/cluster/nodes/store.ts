@@ -543,6 +543,20 @@ export class ClusterNodes {
     }
   }
 
+  /**
+   * The write that records, on the node's beat, that a write at `index` changed the node's allocations (its
+   * `AllocIndex`), for that write's transaction. It is conditional on the beat being as read (`beat`): the beat's
+   * `allocIndex` is the node's allocation version, so a plan computed on an older view of the node fails to commit
+   * (`evaluations/plan-apply.ts`). An update, not a put, so a heartbeat's deadline written meanwhile stays.
+   */
+  allocIndexWrite(beat: NodeBeat, index: number): Write {
+    return {
+      update: ClusterNodes.beatKey(beat.sk),
+      change: { set: { allocIndex: index, mac: this.store.macOf(beatKind, { ...beat, allocIndex: index }) } },
+      when: { equals: { mac: beat.mac } },
+    };
+  }
+
   private nodeWrite(node: ClusterNode, existing: ClusterNode | undefined): Write {
     return {
       put: this.store.signed(nodeKind, { ...ClusterNodes.nodeKey(node.ID), ...node, SecretID: '' }),

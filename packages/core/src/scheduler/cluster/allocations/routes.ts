@@ -1,0 +1,104 @@
+/**
+ * Allocations over HTTP, as Nomad's (`command/agent/alloc_endpoint.go`, `nomad/alloc_endpoint.go`):
+ * `GET /v1/allocations` (`prefix`, `namespace` with `*`, `filter` and pages, `task_states`, `resources`: Nomad's
+ * AllocListStub), `GET /v1/allocation/:id` (the job rehydrated from its version) and `PUT|POST
+ * /v1/allocation/:id/stop`. Reads need `read-job` in the allocation's namespace, the stop `alloc-lifecycle`. A job's,
+ * an evaluation's and a node's allocations are listed by their own routes (`jobs/routes.ts`,
+ * `evaluations/routes.ts`, `nodes/routes.ts`) with `allocationStub` and `withJobs` (`stub.ts`).
+ */
+import * as z from 'zod/mini';
+import { notFound } from '../../../lib/errors.ts';
+import { ListPage, listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
+import { permissionDenied } from '../../http/nomad.ts';
+import { route, type SchedulerRoute } from '../../http/route.ts';
+import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import { boolQuery, namespaceQuery } from '../jobs/routes.ts';
+import { allocationStub, type StubFields } from './stub.ts';
+
+const allocId = z.string().check(z.describe('The allocation ID.'));
+
+async function readable(scheduler: Scheduler, caller: () => Promise<SchedulerCaller>, id: string) {
+  const alloc = await scheduler.allocations.get(id);
+  if (!alloc) throw notFound('alloc not found');
+  if (!(await caller()).acl.allowNamespaceOperation(alloc.Namespace, 'read-job')) throw permissionDenied();
+  return alloc;
+}
+
+export const allocationRoutes: SchedulerRoute[] = [
+  route({
+    method: 'GET',
+    path: '/v1/allocations',
+    summary: 'List allocations in a namespace (`*`: every namespace the caller may read).',
+    access: 'token',
+    query: {
+      prefix: z.optional(z.string()).check(z.describe('Only allocations whose ID starts with this.')),
+      namespace: namespaceQuery,
+      task_states: boolQuery('task_states', 'Include each allocation’s task states (default true).'),
+      resources: boolQuery('resources', 'Include each allocation’s allocated resources (default false).'),
+      ...listParameters,
+    },
+    blocking: ['allocs'],
+    returns: 'AllocListStub[], sorted by ID (paginated: `X-Nomad-NextToken`).',
+    handler: async ({ scheduler, caller, query }) => {
+      const who = await caller();
+      const namespace = query.namespace || 'default';
+      if (!who.acl.allowNamespaceOperation(namespace, 'read-job')) throw permissionDenied();
+      const expression = await parsedFilter(query.filter);
+      const fields: StubFields = { taskStates: query.task_states ?? true, resources: query.resources ?? false };
+      return {
+        read: async () => {
+          const page = paginate(
+            (await scheduler.allocations.list()).filter(
+              (alloc) =>
+                (namespace === '*' || alloc.Namespace === namespace) && alloc.ID.startsWith(query.prefix ?? ''),
+            ),
+            {
+              ...query,
+              expression,
+              idOf: (alloc) => alloc.ID,
+              datum: (alloc) => allocationStub(alloc, fields),
+              allowed: (alloc) => who.acl.allowNamespaceOperation(alloc.Namespace, 'read-job'),
+            },
+          );
+          return new ListPage(
+            page.items.map((alloc) => allocationStub(alloc, fields)),
+            page.nextToken,
+          );
+        },
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/allocation/:id',
+    summary: 'Read an allocation, its job as it was at the allocation’s job version.',
+    access: 'token',
+    params: { id: allocId },
+    blocking: ['allocs'],
+    returns: 'The Allocation.',
+    handler: async ({ scheduler, caller, params }) => {
+      await readable(scheduler, caller, params.id);
+      return {
+        read: async () => scheduler.allocations.withJob(await readable(scheduler, caller, params.id)),
+      };
+    },
+  }),
+  route({
+    method: ['PUT', 'POST'],
+    path: '/v1/allocation/:id/stop',
+    summary: 'Stop an allocation: the scheduler stops it and places a replacement (Nomad’s `Alloc.Stop`).',
+    access: 'token',
+    params: { id: allocId },
+    query: {
+      no_shutdown_delay: boolQuery('no_shutdown_delay', 'Skip the task group’s shutdown delay.'),
+    },
+    returns: '`{"EvalID", "Index"}`: the `alloc-stop` evaluation created.',
+    handler: async ({ scheduler, caller, params, query }) => {
+      const alloc = await scheduler.allocations.get(params.id);
+      if (!alloc) throw notFound('alloc not found');
+      if (!(await caller()).acl.allowNamespaceOperation(alloc.Namespace, 'alloc-lifecycle')) throw permissionDenied();
+      const out = await scheduler.allocations.stop(params.id, query.no_shutdown_delay ?? false);
+      return { json: out, index: out.Index };
+    },
+  }),
+];

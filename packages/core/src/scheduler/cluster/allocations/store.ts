@@ -1,0 +1,388 @@
+/**
+ * Allocations in the table (keys: `keys.ts`, `allocNodePk`). Three items per allocation, all authenticated:
+ *
+ * - the allocation, in its node's partition (`allocNodePk(node)`, its ID): the whole `Allocation` with `Job` null
+ *   (a read rehydrates the job from its version item: `withJob`) and the job's type (for list stubs);
+ * - a link by job (`allocJobPk(namespace, job)`, its ID) and a link by ID (`ALLOC_ID_PK`, sharded), each naming the
+ *   node, written once when the allocation is placed: an allocation never moves to another node or job.
+ *
+ * So a node's allocations are one strongly consistent Query (the client's map, plan apply), a job's one Query and a
+ * batch read, one by ID two reads. Writes that change allocations are the plan apply's (`evaluations/plan-apply.ts`),
+ * the client's updates and the stop (below); each is one `SchedulerState.commit` with its events.
+ */
+import { randomUUID } from 'node:crypto';
+import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
+import { shardCount, shardKey } from '../../../storage/due.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
+import type { Item, Key, Write } from '../../../storage/store.ts';
+import { sameContent, unchangedSince, withoutKeys } from '../../acl/common.ts';
+import { ALLOC_ID_PK, allocJobPk, allocNodePk } from '../../keys.ts';
+import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
+import { type Evaluation, evaluationEvent, pendingEvaluation } from '../evaluations/model.ts';
+import type { Evaluations } from '../evaluations/store.ts';
+import { allocationServicesRemoval } from '../services/store.ts';
+import type { Jobs } from '../jobs/store.ts';
+import type { Job } from '../jobs/model.ts';
+import { validUuid } from '../nodes/model.ts';
+import type { AllocDeploymentStatus, Allocation, ClientStatus, TaskState } from './model.ts';
+
+export const allocationKind = itemKind('scheduler-allocation');
+export const allocationLinkKind = itemKind('scheduler-allocation-link');
+
+/** What a link holds: where the allocation is. */
+interface AllocationLink extends Item {
+  NodeID: string;
+  Namespace: string;
+  JobID: string;
+}
+
+/** A stored allocation: the allocation and its job's type. */
+export type StoredAllocation = Allocation & { JobType: string };
+
+/** Client statuses that never change again (Nomad's `terminalAllocationStatuses`). */
+export const terminalClientStatuses: readonly ClientStatus[] = ['complete', 'failed', 'lost'];
+
+/** The largest allocation kept, as JSON: one item (DynamoDB's 400 KB), and its event beside others in one. */
+const maxAllocationBytes = 64 * 1024;
+/** The most one report may change, as JSON: its events are one item beside the evaluations' (DynamoDB's 400 KB). */
+const maxReportBytes = 256 * 1024;
+/** The most writes one report's transaction may carry beside the state's own (DynamoDB takes 100 in all). */
+const maxReportWrites = 90;
+
+/** Task events kept per task of an allocation: the last ten, as Nomad's client keeps. */
+const taskEventsKept = 10;
+
+/** What a node reports of one of its allocations (Nomad's `Node.UpdateAlloc`: the client-owned fields only). */
+export interface ClientAllocUpdate {
+  ID: string;
+  ClientStatus: ClientStatus;
+  ClientDescription?: string | undefined;
+  TaskStates?: Record<string, TaskState> | null | undefined;
+  DeploymentStatus?: { Healthy: boolean | null; Timestamp?: string | undefined } | null | undefined;
+}
+
+/** An Allocation-topic event: the allocation with `Job` null, as Nomad's; FilterKeys its job and deployment. */
+export function allocationEvent(type: string, alloc: Allocation): PendingEvent {
+  return {
+    Topic: 'Allocation',
+    Type: type,
+    Key: alloc.ID,
+    Namespace: alloc.Namespace,
+    FilterKeys: [alloc.JobID, alloc.DeploymentID],
+    Payload: { Allocation: { ...publicAllocation(alloc), Job: null } },
+  };
+}
+
+/** The allocation as Nomad shows it: without the stored job type. */
+export function publicAllocation(alloc: Allocation): Allocation {
+  const { JobType: _type, ...rest } = alloc as StoredAllocation;
+  return rest;
+}
+
+/** The allocations a node's agent must act on: not terminal, or told to stop but not yet terminal on the client. */
+export const agentMustSee = (alloc: Allocation): boolean => !terminalClientStatuses.includes(alloc.ClientStatus);
+
+export class Allocations {
+  constructor(
+    private readonly state: SchedulerState,
+    private readonly jobs: Jobs,
+    private readonly evaluations: Evaluations,
+  ) {}
+
+  private get store() {
+    return this.state.store;
+  }
+
+  static key = (nodeId: string, id: string): Key => ({ pk: allocNodePk(nodeId), sk: id });
+  static idLinkKey = (id: string): Key => ({ pk: shardKey(ALLOC_ID_PK, id), sk: id });
+  static jobLinkKey = (namespace: string, jobId: string, id: string): Key => ({
+    pk: allocJobPk(namespace, jobId),
+    sk: id,
+  });
+
+  /** The allocation of that ID (its job not rehydrated: `withJob`). */
+  async get(id: string): Promise<StoredAllocation | undefined> {
+    const linkKey = Allocations.idLinkKey(id);
+    const link = await this.store.getVerified<AllocationLink>(allocationLinkKind, linkKey.pk, linkKey.sk);
+    if (!link) return undefined;
+    const key = Allocations.key(link.NodeID, id);
+    return withoutKeys<StoredAllocation>(await this.store.getVerified(allocationKind, key.pk, key.sk));
+  }
+
+  /** Every allocation placed on a node (terminal ones too), sorted by ID: one Query. */
+  async onNode(nodeId: string): Promise<StoredAllocation[]> {
+    if (!validUuid.test(nodeId)) return [];
+    return (await this.store.list(allocNodePk(nodeId)))
+      .filter((item) => this.store.verified(allocationKind, item))
+      .map((item) => withoutKeys<StoredAllocation>(item) as StoredAllocation);
+  }
+
+  /** Every allocation of a job, sorted by ID. */
+  async ofJob(namespace: string, jobId: string): Promise<StoredAllocation[]> {
+    const links = (await this.store.list<AllocationLink>(allocJobPk(namespace, jobId))).filter((link) =>
+      this.store.verified(allocationLinkKind, link),
+    );
+    return this.fetch(links);
+  }
+
+  /** Every allocation, sorted by ID. */
+  async list(): Promise<StoredAllocation[]> {
+    const shards = await Promise.all(
+      Array.from({ length: shardCount }, (_, shard) =>
+        this.store.list<AllocationLink>(`${ALLOC_ID_PK}#${String(shard).padStart(2, '0')}`),
+      ),
+    );
+    return this.fetch(shards.flat().filter((link) => this.store.verified(allocationLinkKind, link)));
+  }
+
+  private async fetch(links: AllocationLink[]): Promise<StoredAllocation[]> {
+    const found = await this.store.batchGet(links.map((link) => Allocations.key(link.NodeID, link.sk)));
+    return [...found.values()]
+      .filter((item) => this.store.verified(allocationKind, item))
+      .map((item) => withoutKeys<StoredAllocation>(item) as StoredAllocation)
+      .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+  }
+
+  /** The allocation with its job as it was at `JobVersion` (the current job when that version is no longer kept). */
+  async withJob(alloc: StoredAllocation): Promise<Allocation> {
+    const job =
+      (await this.jobs.version(alloc.Namespace, alloc.JobID, alloc.JobVersion)) ??
+      (await this.jobs.get(alloc.Namespace, alloc.JobID));
+    return { ...publicAllocation(alloc), Job: (job as unknown as Record<string, unknown>) ?? null };
+  }
+
+  /** The writes of a new allocation: the allocation (which must not exist yet) and its two links. */
+  created(alloc: StoredAllocation): Write[] {
+    const link = { NodeID: alloc.NodeID, Namespace: alloc.Namespace, JobID: alloc.JobID };
+    return [
+      {
+        put: this.store.signed(allocationKind, { ...Allocations.key(alloc.NodeID, alloc.ID), ...alloc, Job: null }),
+        when: { absent: true },
+      },
+      {
+        put: this.store.signed(allocationLinkKind, {
+          ...Allocations.jobLinkKey(alloc.Namespace, alloc.JobID, alloc.ID),
+          ...link,
+        }),
+      },
+      { put: this.store.signed(allocationLinkKind, { ...Allocations.idLinkKey(alloc.ID), ...link }) },
+    ];
+  }
+
+  /** The write of a changed allocation, conditional on it being unchanged since `previous` was read. */
+  updated(alloc: StoredAllocation, previous: Allocation): Write {
+    return {
+      put: this.store.signed(allocationKind, { ...Allocations.key(alloc.NodeID, alloc.ID), ...alloc, Job: null }),
+      when: unchangedSince(previous),
+    };
+  }
+
+  /**
+   * Stops an allocation as Nomad's `Alloc.Stop`: its `DesiredTransition.Migrate` set (the scheduler then stops it and
+   * places a replacement) and a pending `alloc-stop` evaluation for its job, with `AllocationUpdateDesiredStatus`
+   * on the Allocation and Evaluation topics, at one index.
+   */
+  async stop(id: string, noShutdownDelay: boolean): Promise<{ EvalID: string; Index: number }> {
+    let evalId = '';
+    const index = await this.commitOrExplain(async (index) => {
+      const alloc = await this.get(id);
+      if (!alloc) throw notFound('alloc not found');
+      const job = await this.jobs.get(alloc.Namespace, alloc.JobID);
+      const evaluation = pendingEvaluation(
+        {
+          Namespace: alloc.Namespace,
+          Priority: job?.Priority ?? 50,
+          Type: job?.Type ?? alloc.JobType,
+          TriggeredBy: 'alloc-stop',
+          JobID: alloc.JobID,
+          JobModifyIndex: job?.ModifyIndex ?? 0,
+        },
+        index,
+        this.state.clock.now(),
+      );
+      evalId = evaluation.ID;
+      const stopped: StoredAllocation = {
+        ...alloc,
+        DesiredTransition: { ...alloc.DesiredTransition, Migrate: true, NoShutdownDelay: noShutdownDelay },
+        ModifyIndex: index,
+        ModifyTime: this.state.clock.now() * 1e6,
+      };
+      return {
+        items: [this.updated(stopped, alloc), this.evaluations.put(evaluation)],
+        tables: ['allocs', 'evals'],
+        events: [
+          allocationEvent('AllocationUpdateDesiredStatus', stopped),
+          evaluationEvent('AllocationUpdateDesiredStatus', evaluation),
+        ],
+      };
+    });
+    return { EvalID: evalId, Index: index as number };
+  }
+
+  /**
+   * A node's report of its allocations (Nomad's `Node.UpdateAlloc`): only the client's fields change, a terminal
+   * client status stays, each changed allocation is one `AllocationUpdated` event, and a newly failed allocation
+   * whose job still runs it creates an `alloc-failure` evaluation (one per job), all at one index. An allocation
+   * placed on another node refuses the whole report (403); one that no longer exists is skipped, as Nomad skips it.
+   */
+  async updateFromClient(nodeId: string, updates: ClientAllocUpdate[]): Promise<number> {
+    let unchangedIndex = 0;
+    const index = await this.commitOrExplain(async (index) => {
+      const now = this.state.clock.now();
+      const current = new Map((await this.onNode(nodeId)).map((alloc) => [alloc.ID, alloc]));
+      const items: Write[] = [];
+      const events: PendingEvent[] = [];
+      const evaluations = new Map<string, Evaluation>();
+      const jobs = new Map<string, Job | undefined>();
+      const tables = new Set<TableName>(['allocs']);
+      let reportBytes = 0;
+      for (const update of updates) {
+        const existing = current.get(update.ID);
+        if (!existing) {
+          if (await this.get(update.ID)) throw new DomainError('denied', 'Permission denied');
+          continue;
+        }
+        const next = clientUpdated(existing, update, index, now);
+        if (!next) continue;
+        const size = Buffer.byteLength(JSON.stringify(next));
+        if (size > maxAllocationBytes)
+          throw badRequest(
+            `allocation ${next.ID} would be ${size} bytes as JSON; at most ${maxAllocationBytes} are kept`,
+          );
+        reportBytes += size;
+        if (reportBytes > maxReportBytes)
+          throw badRequest(
+            `the report's allocations are over ${maxReportBytes} bytes as JSON: send them in several reports`,
+          );
+        current.set(next.ID, next);
+        items.push(this.updated(next, existing));
+        events.push(allocationEvent('AllocationUpdated', next));
+        if (
+          terminalClientStatuses.includes(next.ClientStatus) &&
+          !terminalClientStatuses.includes(existing.ClientStatus)
+        ) {
+          // Nomad's deregisterServicesForTerminalAllocs: a terminal allocation's services go in the same write.
+          const removal = await allocationServicesRemoval(this.store, next.ID, 'AllocationUpdated');
+          items.push(...removal.items);
+          events.push(...removal.events);
+          for (const table of removal.tables) tables.add(table);
+        }
+        if (next.ClientStatus !== 'failed' || existing.ClientStatus === 'failed' || existing.FollowupEvalID) continue;
+        const jobKey = `${next.Namespace}\u0000${next.JobID}`;
+        if (!jobs.has(jobKey)) jobs.set(jobKey, await this.jobs.get(next.Namespace, next.JobID));
+        const job = jobs.get(jobKey);
+        const group = job?.TaskGroups.find((candidate) => candidate.Name === next.TaskGroup);
+        if (!job || job.Stop || !group || evaluations.has(jobKey) || !rescheduleEligible(group, next, now)) continue;
+        evaluations.set(
+          jobKey,
+          pendingEvaluation(
+            {
+              Namespace: job.Namespace,
+              Priority: job.Priority,
+              Type: job.Type,
+              TriggeredBy: 'alloc-failure',
+              JobID: job.ID,
+              JobModifyIndex: job.ModifyIndex,
+            },
+            index,
+            now,
+          ),
+        );
+      }
+      if (items.length === 0) {
+        unchangedIndex = await this.state.tableIndex(['allocs']);
+        return undefined;
+      }
+      for (const evaluation of evaluations.values()) {
+        items.push(this.evaluations.put(evaluation));
+        events.push(evaluationEvent('AllocationUpdated', evaluation));
+        tables.add('evals');
+      }
+      if (items.length > maxReportWrites)
+        throw badRequest(
+          `the report's allocations, their services and evaluations are ${items.length} writes; at most ${maxReportWrites} fit one write: send them in several reports`,
+        );
+      return { items, tables: [...tables], events };
+    });
+    return index ?? unchangedIndex;
+  }
+
+  private async commitOrExplain(plan: Parameters<SchedulerState['commit']>[0]): Promise<number | undefined> {
+    try {
+      return await this.state.commit(plan);
+    } catch (error) {
+      if (error instanceof WriteConditionFailed)
+        throw new DomainError(
+          'conflict',
+          'the allocation was changed concurrently; the request did not happen, retry it',
+        );
+      throw error;
+    }
+  }
+}
+
+/** A new allocation ID. */
+export const newAllocationId = (): string => randomUUID();
+
+/** The allocation after a client's report, or undefined when the report changes nothing. */
+function clientUpdated(
+  existing: StoredAllocation,
+  update: ClientAllocUpdate,
+  index: number,
+  now: number,
+): StoredAllocation | undefined {
+  const terminal = terminalClientStatuses.includes(existing.ClientStatus);
+  const taskStates = update.TaskStates === undefined ? existing.TaskStates : keptEvents(update.TaskStates);
+  const deploymentStatus: AllocDeploymentStatus | null = update.DeploymentStatus
+    ? {
+        Healthy: update.DeploymentStatus.Healthy,
+        Timestamp: update.DeploymentStatus.Timestamp ?? new Date(now).toISOString(),
+        Canary: existing.DeploymentStatus?.Canary ?? false,
+        ModifyIndex: index,
+      }
+    : existing.DeploymentStatus;
+  const next: StoredAllocation = {
+    ...existing,
+    ClientStatus: terminal ? existing.ClientStatus : update.ClientStatus,
+    ClientDescription: update.ClientDescription ?? existing.ClientDescription,
+    TaskStates: taskStates,
+    DeploymentStatus: deploymentStatus,
+  };
+  const same =
+    next.ClientStatus === existing.ClientStatus &&
+    next.ClientDescription === existing.ClientDescription &&
+    sameContent(next.TaskStates, existing.TaskStates) &&
+    sameContent(
+      next.DeploymentStatus && { ...next.DeploymentStatus, ModifyIndex: 0 },
+      existing.DeploymentStatus && { ...existing.DeploymentStatus, ModifyIndex: 0 },
+    );
+  if (same) return undefined;
+  return { ...next, ModifyIndex: index, ModifyTime: now * 1e6 };
+}
+
+/** Each task's last ten events (Nomad keeps as many), so an allocation stays one item. */
+function keptEvents(states: Record<string, TaskState> | null): Record<string, TaskState> | null {
+  if (!states) return null;
+  return Object.fromEntries(
+    Object.entries(states).map(([task, state]) => [
+      task,
+      { ...state, Events: state.Events ? state.Events.slice(-taskEventsKept) : null },
+    ]),
+  );
+}
+
+/**
+ * Nomad's `RescheduleEligible`: an unlimited policy always, else fewer reschedules within the policy's interval
+ * than its attempts.
+ */
+function rescheduleEligible(group: Job['TaskGroups'][number], alloc: Allocation, nowMs: number): boolean {
+  const policy = group.ReschedulePolicy as Record<string, unknown> | null | undefined;
+  if (!policy) return false;
+  if (policy.Unlimited === true) return true;
+  const attempts = Number(policy.Attempts ?? 0);
+  if (attempts <= 0) return false;
+  const intervalNs = Number(policy.Interval ?? 0);
+  const since = nowMs * 1e6 - intervalNs;
+  const recent = (alloc.RescheduleTracker?.Events ?? []).filter((event) => event.RescheduleTime >= since).length;
+  return recent < attempts;
+}

@@ -1,0 +1,198 @@
+/**
+ * Plan apply (Nomad's `nomad/plan_apply.go`): the allocations an evaluation decided to place, stop or update, written
+ * as transactions of the scheduler's state, each conditional on every touched node's allocation version.
+ *
+ * A node's allocation version is its beat's `allocIndex` (`nodes/store.ts`), moved by every write that changes the
+ * node's allocations. The plan was computed on the versions in `nodeVersions`; a node whose version moved since then
+ * (another evaluation placed there meanwhile) is left out of the commit, and its part of the plan is reported back
+ * (`rejectedNodes`) for the worker to compute again on a fresh snapshot, as Nomad's planner answers a partial commit
+ * with a `RefreshIndex`. So two evaluations never over-commit a node: the second one's placements on a node the first
+ * one changed do not commit. The rest of the plan commits (partially, as Nomad's may).
+ *
+ * DynamoDB holds at most 100 writes in a transaction and 400 KB in an item (the events of one write are one item), so
+ * a large plan is several transactions, each holding whole nodes: a node's allocations and its beat together.
+ */
+import type { Write } from '../../../storage/store.ts';
+import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
+import { allocationEvent, type Allocations, type StoredAllocation } from '../allocations/store.ts';
+import type { ClusterNodes } from '../nodes/store.ts';
+
+/** What one transaction of a plan may hold besides the state's own writes (index, table indexes, events). */
+const writesPerTransaction = 90;
+/** What the events of one transaction may weigh as JSON (they are one item, at most 400 KB). */
+const eventBytesPerTransaction = 200 * 1024;
+
+/** A change to an allocation already placed, applied to the allocation as it is when the write is made. */
+export interface AllocationChange {
+  id: string;
+  nodeId: string;
+  change: (current: StoredAllocation, index: number) => StoredAllocation;
+}
+
+export interface Plan {
+  /** New allocations, complete but for their indexes (set to the write's). */
+  place: StoredAllocation[];
+  /** Changes of placed allocations (stops, in-place updates, follow-up evaluation IDs). */
+  update: AllocationChange[];
+  /** Per node touched, the allocation version (`allocIndex`) the plan was computed on. */
+  nodeVersions: Map<string, number>;
+  /** The event type of the writes (`PlanResult`). */
+  eventType?: string;
+}
+
+export interface ApplyResult {
+  placed: StoredAllocation[];
+  updated: StoredAllocation[];
+  /** Nodes whose version moved since the plan was computed: none of their part was written. */
+  rejectedNodes: Set<string>;
+  /** The index of the last transaction, 0 when nothing was written. */
+  index: number;
+}
+
+interface NodePart {
+  nodeId: string;
+  place: StoredAllocation[];
+  update: AllocationChange[];
+}
+
+export class PlanApplier {
+  constructor(
+    private readonly state: SchedulerState,
+    private readonly nodes: ClusterNodes,
+    private readonly allocations: Allocations,
+  ) {}
+
+  async apply(plan: Plan): Promise<ApplyResult> {
+    const result: ApplyResult = { placed: [], updated: [], rejectedNodes: new Set(), index: 0 };
+    const versions = new Map(plan.nodeVersions);
+    for (const batch of batches(byNode(plan))) {
+      // Filled by the last run of the write's plan (it runs again when another writer took the index first).
+      let outcome = { placed: [] as StoredAllocation[], updated: [] as StoredAllocation[], rejected: [] as string[] };
+      let index: number | undefined;
+      try {
+        index = await this.state.commit(async (index) => {
+          outcome = { placed: [], updated: [], rejected: [] };
+          const items: Write[] = [];
+          const beats = await Promise.all(batch.map((part) => this.nodes.beat(part.nodeId)));
+          for (const [position, part] of batch.entries()) {
+            const beat = beats[position];
+            const expected = versions.get(part.nodeId) ?? 0;
+            // A node gone, or changed since the plan: none of its part commits (Nomad's plan apply refuses it too).
+            if (!beat || (beat.allocIndex ?? 0) !== expected || (part.place.length > 0 && beat.status !== 'ready')) {
+              outcome.rejected.push(part.nodeId);
+              continue;
+            }
+            const current =
+              part.update.length > 0
+                ? new Map((await this.allocations.onNode(part.nodeId)).map((alloc) => [alloc.ID, alloc]))
+                : new Map<string, StoredAllocation>();
+            for (const alloc of part.place) {
+              const stored = { ...alloc, CreateIndex: index, ModifyIndex: index, AllocModifyIndex: index };
+              items.push(...this.allocations.created(stored));
+              outcome.placed.push(stored);
+            }
+            for (const { id, change } of part.update) {
+              const before = current.get(id);
+              if (!before) continue;
+              const after = { ...change(before, index), ModifyIndex: index, AllocModifyIndex: index };
+              items.push(this.allocations.updated(after, before));
+              outcome.updated.push(after);
+            }
+            items.push(this.nodes.allocIndexWrite(beat, index));
+          }
+          const written = [...outcome.placed, ...outcome.updated];
+          if (written.length === 0) return undefined;
+          const events = written.map((alloc) => allocationEvent(plan.eventType ?? 'PlanResult', alloc));
+          return { items, tables: ['allocs'], events };
+        });
+      } catch (error) {
+        // A write's own condition failed (an allocation or beat changed in a way the index did not show): none of
+        // this transaction was written; its nodes are computed again.
+        if (!(error instanceof WriteConditionFailed)) throw error;
+        for (const part of batch) result.rejectedNodes.add(part.nodeId);
+        continue;
+      }
+      for (const node of outcome.rejected) result.rejectedNodes.add(node);
+      if (index === undefined) continue;
+      result.index = index;
+      result.placed.push(...outcome.placed);
+      result.updated.push(...outcome.updated);
+      for (const part of batch) if (!outcome.rejected.includes(part.nodeId)) versions.set(part.nodeId, index);
+    }
+    return result;
+  }
+}
+
+function byNode(plan: Plan): NodePart[] {
+  const parts = new Map<string, NodePart>();
+  const part = (nodeId: string) => {
+    let found = parts.get(nodeId);
+    if (!found) {
+      found = { nodeId, place: [], update: [] };
+      parts.set(nodeId, found);
+    }
+    return found;
+  };
+  for (const alloc of plan.place) part(alloc.NodeID).place.push(alloc);
+  for (const change of plan.update) part(change.nodeId).update.push(change);
+  return [...parts.values()];
+}
+
+/** The writes (3 per new allocation, 1 per change, 1 for the beat) and event bytes a node part costs. */
+function cost(part: NodePart): { writes: number; bytes: number } {
+  const bytes =
+    part.place.reduce((sum, alloc) => sum + Buffer.byteLength(JSON.stringify(alloc)), 0) + part.update.length * 4096;
+  return { writes: part.place.length * 3 + part.update.length + 1, bytes };
+}
+
+/**
+ * The node parts grouped into transactions. A node too large for one is split into several parts, each written with
+ * the node's beat, one after the other (the version each expects is the one the part before wrote).
+ */
+function batches(parts: NodePart[]): NodePart[][] {
+  const pieces: NodePart[] = [];
+  for (const part of parts) {
+    let piece: NodePart = { nodeId: part.nodeId, place: [], update: [] };
+    const flush = () => {
+      if (piece.place.length + piece.update.length > 0) pieces.push(piece);
+      piece = { nodeId: part.nodeId, place: [], update: [] };
+    };
+    for (const alloc of part.place) {
+      const next = { ...piece, place: [...piece.place, alloc] };
+      const { writes, bytes } = cost(next);
+      if (writes > writesPerTransaction || bytes > eventBytesPerTransaction) flush();
+      piece.place.push(alloc);
+    }
+    for (const change of part.update) {
+      const next = { ...piece, update: [...piece.update, change] };
+      const { writes, bytes } = cost(next);
+      if (writes > writesPerTransaction || bytes > eventBytesPerTransaction) flush();
+      piece.update.push(change);
+    }
+    flush();
+  }
+  const out: NodePart[][] = [];
+  let current: NodePart[] = [];
+  let writes = 0;
+  let bytes = 0;
+  for (const piece of pieces) {
+    const spent = cost(piece);
+    const sameNodeAlready = current.some((other) => other.nodeId === piece.nodeId);
+    if (
+      current.length > 0 &&
+      (sameNodeAlready ||
+        writes + spent.writes > writesPerTransaction ||
+        bytes + spent.bytes > eventBytesPerTransaction)
+    ) {
+      out.push(current);
+      current = [];
+      writes = 0;
+      bytes = 0;
+    }
+    current.push(piece);
+    writes += spent.writes;
+    bytes += spent.bytes;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}

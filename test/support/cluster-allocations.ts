@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { StoredAllocation } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
+import { type Plan, PlanApplier } from '../../packages/core/src/scheduler/cluster/evaluations/plan-apply.ts';
+import type { SchedulerService } from './scheduler-harness.ts';
+
+/** A minimal JSON job as a user sends it: everything else is Nomad's default. */
+export function webJob(id: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    ID: id,
+    TaskGroups: [
+      {
+        Name: 'web',
+        Tasks: [
+          {
+            Name: 'server',
+            Driver: 'raw_exec',
+            Config: { command: 'python3' },
+            Resources: { CPU: 500, MemoryMB: 256 },
+          },
+        ],
+      },
+    ],
+    ...overrides,
+  };
+}
+
+/**
+ * A new allocation of `job`'s group `web` on `node`, as placement would make it (indexes set by the write). The job
+ * is read from the store so its version is the one stored.
+ */
+export async function allocationOf(
+  h: SchedulerService,
+  job: { namespace?: string; id: string; evalId: string },
+  node: { ID: string; Name: string },
+  index = 0,
+  overrides: Partial<StoredAllocation> = {},
+): Promise<StoredAllocation> {
+  const namespace = job.namespace ?? 'default';
+  const stored = await h.scheduler.jobs.get(namespace, job.id);
+  if (!stored) throw new Error(`no job ${namespace}/${job.id}`);
+  const now = h.clock.now() * 1e6;
+  return {
+    ID: randomUUID(),
+    Namespace: namespace,
+    EvalID: job.evalId,
+    Name: `${job.id}.web[${index}]`,
+    NodeID: node.ID,
+    NodeName: node.Name,
+    JobID: job.id,
+    JobVersion: stored.Version,
+    JobType: stored.Type,
+    Job: null,
+    TaskGroup: 'web',
+    AllocatedResources: {
+      Tasks: {
+        server: {
+          Cpu: { CpuShares: 500, ReservedCores: null },
+          Memory: { MemoryMB: 256, MemoryMaxMB: 0 },
+          Networks: null,
+          Devices: null,
+        },
+      },
+      TaskLifecycles: {},
+      Shared: { DiskMB: 300, Networks: null, Ports: null },
+    },
+    Metrics: null,
+    DesiredStatus: 'run',
+    DesiredDescription: '',
+    DesiredTransition: { Migrate: null, Reschedule: null, ForceReschedule: null, NoShutdownDelay: null },
+    ClientStatus: 'pending',
+    ClientDescription: '',
+    TaskStates: null,
+    DeploymentID: '',
+    DeploymentStatus: null,
+    PreviousAllocation: '',
+    NextAllocation: '',
+    RescheduleTracker: null,
+    FollowupEvalID: '',
+    CreateIndex: 0,
+    ModifyIndex: 0,
+    AllocModifyIndex: 0,
+    CreateTime: now,
+    ModifyTime: now,
+    ...overrides,
+  };
+}
+
+/** The node versions (beat `allocIndex`) as a plan computed now would hold them. */
+export async function nodeVersions(h: SchedulerService, nodeIds: string[]): Promise<Map<string, number>> {
+  const versions = new Map<string, number>();
+  for (const id of nodeIds) versions.set(id, (await h.scheduler.nodes.beat(id))?.allocIndex ?? 0);
+  return versions;
+}
+
+/** Applies a plan through the scheduler's plan apply, the versions read now unless given. */
+export async function applyPlan(
+  h: SchedulerService,
+  plan: Partial<Plan> & Pick<Plan, 'place'>,
+): Promise<Awaited<ReturnType<PlanApplier['apply']>>> {
+  const nodes = [...new Set([...plan.place.map((alloc) => alloc.NodeID), ...(plan.update ?? []).map((u) => u.nodeId)])];
+  return new PlanApplier(h.scheduler.state, h.scheduler.nodes, h.scheduler.allocations).apply({
+    update: [],
+    nodeVersions: plan.nodeVersions ?? (await nodeVersions(h, nodes)),
+    ...plan,
+  });
+}
+
+/** Marks a node ready with a heartbeat (placement takes only ready nodes). */
+export async function ready(h: SchedulerService, node: { ID: string; SecretID: string }): Promise<void> {
+  const out = await h.call('PUT', `/v1/client/node/${node.ID}/status`, {
+    token: node.SecretID,
+    body: { Status: 'ready' },
+  });
+  if (out.status !== 200) throw new Error(`heartbeat refused: ${out.status} ${out.text}`);
+}

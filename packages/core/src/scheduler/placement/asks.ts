@@ -5,7 +5,7 @@
  * merged in as Nomad's `TaskGroupConstraints` and the affinity and spread iterators merge them.
  */
 import type { Job, TaskGroup } from '../cluster/jobs/model.ts';
-import { type Constraint, constraintsOf } from './constraints.ts';
+import { type Constraint, constraintEscapes, constraintsOf } from './constraints.ts';
 
 export interface TaskAsk {
   name: string;
@@ -52,6 +52,11 @@ export interface GroupAsk {
   constraints: Constraint[];
   /** The group's own constraints (distinct_hosts and distinct_property at group level). */
   groupConstraints: Constraint[];
+  /** A constraint reads a target unique to a node: the computed-class cache cannot answer for the group. */
+  escaped: boolean;
+  /** The CPU and memory its tasks hold together (lifecycles overlapped as Nomad's `Comparable`). */
+  cpu: number;
+  memoryMB: number;
   /** The job's, the group's and its tasks' affinities. */
   affinities: Affinity[];
   /** The group's spreads and the job's (Nomad keeps them apart: `SpreadIterator`). */
@@ -114,10 +119,13 @@ export function groupAsk(job: Job, group: TaskGroup): GroupAsk {
   const tasks = (group.Tasks ?? []).filter(isObject);
   const network = objects(group.Networks)[0];
   const groupConstraints = constraintsOf(group.Constraints);
+  const constraints = [...groupConstraints, ...tasks.flatMap((task) => constraintsOf(task.Constraints))];
+  const asks = tasks.map(taskAsk);
+  const held = taskUsage(asks);
   return {
     name: group.Name,
     count: numberOf(group.Count, 1),
-    tasks: tasks.map(taskAsk),
+    tasks: asks,
     drivers: new Set(tasks.map((task) => textOf(task.Driver))),
     diskMB: numberOf(isObject(group.EphemeralDisk) ? group.EphemeralDisk.SizeMB : undefined, 300),
     network: network
@@ -127,8 +135,11 @@ export function groupAsk(job: Job, group: TaskGroup): GroupAsk {
           DynamicPorts: ports(network.DynamicPorts),
         }
       : null,
-    constraints: [...groupConstraints, ...tasks.flatMap((task) => constraintsOf(task.Constraints))],
+    constraints,
     groupConstraints,
+    escaped: constraints.some(constraintEscapes),
+    cpu: held.cpu,
+    memoryMB: held.memoryMB,
     affinities: [
       ...affinitiesOf(job.Affinities),
       ...affinitiesOf(group.Affinities),
@@ -137,4 +148,36 @@ export function groupAsk(job: Job, group: TaskGroup): GroupAsk {
     groupSpreads: spreadsOf(group.Spreads),
     jobSpreads: spreadsOf(job.Spreads),
   };
+}
+
+/**
+ * What tasks hold together, as Nomad's `AllocatedResources.Comparable`: the main tasks (and poststart ones and
+ * prestart sidecars) run together; a prestart task (with the sidecars) before them and a poststop task after, so the
+ * group holds the largest of the three.
+ */
+export function taskUsage(tasks: ReadonlyArray<Pick<TaskAsk, 'cpu' | 'memoryMB' | 'lifecycle'>>): {
+  cpu: number;
+  memoryMB: number;
+} {
+  let prestartCpu = 0;
+  let prestartMemory = 0;
+  let mainCpu = 0;
+  let mainMemory = 0;
+  let stopCpu = 0;
+  let stopMemory = 0;
+  for (const task of tasks) {
+    const hook = task.lifecycle?.Hook ?? '';
+    if (hook === '' || hook === 'poststart' || (hook === 'prestart' && task.lifecycle?.Sidecar)) {
+      mainCpu += task.cpu;
+      mainMemory += task.memoryMB;
+    }
+    if (hook === 'prestart') {
+      prestartCpu += task.cpu;
+      prestartMemory += task.memoryMB;
+    } else if (hook === 'poststop') {
+      stopCpu += task.cpu;
+      stopMemory += task.memoryMB;
+    }
+  }
+  return { cpu: Math.max(mainCpu, prestartCpu, stopCpu), memoryMB: Math.max(mainMemory, prestartMemory, stopMemory) };
 }

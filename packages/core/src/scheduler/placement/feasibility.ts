@@ -46,7 +46,7 @@ export class Feasibility {
   private readonly groupClasses = new Map<string, Map<string, Eligibility>>();
   private readonly jobProperties: PropertySet[];
   private readonly groupProperties = new Map<string, PropertySet[]>();
-  private readonly classes = new WeakMap<ClusterNode, string>();
+  private readonly classes = new Map<string, string>();
 
   constructor(
     private readonly job: Job,
@@ -68,11 +68,13 @@ export class Feasibility {
     this.groupClasses.clear();
   }
 
+  /** The node's computed class (computed here for a node stored without one). */
   private classOf(node: ClusterNode): string {
-    let found = this.classes.get(node);
+    if (node.ComputedClass) return node.ComputedClass;
+    let found = this.classes.get(node.ID);
     if (found === undefined) {
-      found = node.ComputedClass || computedClass(node);
-      this.classes.set(node, found);
+      found = computedClass(node);
+      this.classes.set(node.ID, found);
     }
     return found;
   }
@@ -81,14 +83,17 @@ export class Feasibility {
   propertySets(group: GroupAsk): PropertySet[] {
     let sets = this.groupProperties.get(group.name);
     if (!sets) {
-      sets = group.groupConstraints
-        .filter((constraint) => constraint.Operand === distinctProperty)
-        .map((constraint) =>
-          PropertySet.distinct(this.propertyContext, group.name, constraint.LTarget, constraint.RTarget),
-        );
+      sets = [
+        ...this.jobProperties,
+        ...group.groupConstraints
+          .filter((constraint) => constraint.Operand === distinctProperty)
+          .map((constraint) =>
+            PropertySet.distinct(this.propertyContext, group.name, constraint.LTarget, constraint.RTarget),
+          ),
+      ];
       this.groupProperties.set(group.name, sets);
     }
-    return [...this.jobProperties, ...sets];
+    return sets;
   }
 
   private groupChecks(node: ClusterNode, group: GroupAsk, metrics: MetricRecorder): boolean {
@@ -125,8 +130,8 @@ export class Feasibility {
     for (const set of this.allPropertySets()) set.setCleared(alloc, cleared);
   }
 
-  private allPropertySets(): PropertySet[] {
-    return [...this.jobProperties, ...[...this.groupProperties.values()].flat()];
+  private allPropertySets(): Set<PropertySet> {
+    return new Set([...this.jobProperties, ...[...this.groupProperties.values()].flat()]);
   }
 
   /** Nomad's `FeasibilityWrapper.Next` for one node: whether the class checks pass. */
@@ -145,13 +150,12 @@ export class Feasibility {
       }
     }
     if (jobStatus === 'unknown') this.jobClasses.set(nodeClass, 'eligible');
-    const groupEscaped = group.constraints.some(constraintEscapes);
     let classes = this.groupClasses.get(group.name);
     if (!classes) {
       classes = new Map();
       this.groupClasses.set(group.name, classes);
     }
-    const groupStatus = groupEscaped ? 'escaped' : (classes.get(nodeClass) ?? 'unknown');
+    const groupStatus = group.escaped ? 'escaped' : (classes.get(nodeClass) ?? 'unknown');
     if (groupStatus === 'ineligible') {
       metrics.filterNode(node, classIneligible);
       return false;

@@ -38,7 +38,10 @@ const bump = (map: Record<string, number> | null, key: string): Record<string, n
 /** One attempt's metric, with the scoring state Nomad keeps beside it (`nodeScoreMeta`, `topScores`). */
 export class MetricRecorder {
   readonly metric: AllocMetric = emptyMetric();
-  private current: NodeScoreMeta | null = null;
+  /** The node being scored and its scores so far (Nomad's `nodeScoreMeta`). */
+  private currentNode = '';
+  private readonly names: string[] = [];
+  private readonly values: number[] = [];
   private readonly top: NodeScoreMeta[] = [];
 
   evaluateNode(): void {
@@ -57,28 +60,40 @@ export class MetricRecorder {
     if (dimension !== '') this.metric.DimensionExhausted = bump(this.metric.DimensionExhausted, dimension);
   }
 
-  /** Nomad's `ScoreNode`: a scorer's score of a node; the normalized one closes the node's entry. */
+  /**
+   * Nomad's `ScoreNode`: a scorer's score of a node; the normalized one closes the node's entry, which is kept if it
+   * is among the best (the entry is built only then: most nodes scored are not).
+   */
   scoreNode(node: ClusterNode, name: string, score: number): void {
-    if (!this.current || this.current.NodeID !== node.ID) this.current = { NodeID: node.ID, Scores: {}, NormScore: 0 };
+    if (this.currentNode !== node.ID) {
+      this.currentNode = node.ID;
+      this.names.length = 0;
+      this.values.length = 0;
+    }
     if (name !== normScorerName) {
-      this.current.Scores[name] = score;
+      this.names.push(name);
+      this.values.push(score);
       return;
     }
-    this.current.NormScore = score;
-    this.pushTop(this.current);
-    this.current = null;
+    this.currentNode = '';
+    if (this.top.length >= maxRetainedNodeScores && !(score > (this.top[this.lowest()] as NodeScoreMeta).NormScore))
+      return;
+    const scores: Record<string, number> = {};
+    for (let i = 0; i < this.names.length; i++) scores[this.names[i] as string] = this.values[i] as number;
+    this.pushTop({ NodeID: node.ID, Scores: scores, NormScore: score });
+  }
+
+  private lowest(): number {
+    let lowest = 0;
+    for (let i = 1; i < this.top.length; i++)
+      if ((this.top[i] as NodeScoreMeta).NormScore < (this.top[lowest] as NodeScoreMeta).NormScore) lowest = i;
+    return lowest;
   }
 
   /** Nomad's bounded score heap: keeps the highest `maxRetainedNodeScores`, a newcomer replacing the lowest if higher. */
   private pushTop(entry: NodeScoreMeta): void {
-    if (this.top.length < maxRetainedNodeScores) {
-      this.top.push(entry);
-      return;
-    }
-    let lowest = 0;
-    for (let i = 1; i < this.top.length; i++)
-      if ((this.top[i] as NodeScoreMeta).NormScore < (this.top[lowest] as NodeScoreMeta).NormScore) lowest = i;
-    if (entry.NormScore > (this.top[lowest] as NodeScoreMeta).NormScore) this.top[lowest] = entry;
+    if (this.top.length < maxRetainedNodeScores) this.top.push(entry);
+    else this.top[this.lowest()] = entry;
   }
 
   /** Nomad's `PopulateScoreMetaData`: the retained scores, highest first. */

@@ -33,7 +33,7 @@ import { Feasibility } from './feasibility.ts';
 import { exhaustResources, MetricRecorder } from './metrics.ts';
 import type { PropertyContext } from './property-set.ts';
 import { clientTerminal, type HeldAlloc, ProposedState } from './proposed.ts';
-import { type RankContext, type RankedNode, Ranker } from './rank.ts';
+import { grantedResources, type RankContext, type RankedNode, Ranker } from './rank.ts';
 import { type Random, seededRandom, shuffle } from './shuffle.ts';
 import { SpreadScorer } from './spread.ts';
 import type { Place, Placement, PlacementRequest, PlacementResult, Snapshot } from './types.ts';
@@ -116,19 +116,20 @@ class Call {
 
   /** Records a placement on its node and in every count that reads it. */
   commit(request: PlacementRequest, ranked: RankedNode, metrics: AllocMetric): void {
+    const resources = grantedResources(this.ask(request.group), ranked);
     const held: HeldAlloc = {
       ID: `placement:${this.placements.length}`,
       Namespace: this.job.Namespace,
       JobID: this.job.ID,
       TaskGroup: request.group,
       NodeID: ranked.node.ID,
-      AllocatedResources: ranked.resources,
+      AllocatedResources: resources,
     };
     this.proposed.place(held);
     this.placed.push(held);
     this.feasibility.addProposed(held);
     this.spread.addProposed(held);
-    this.placements.push({ request, node: ranked.node, resources: ranked.resources, metrics });
+    this.placements.push({ request, node: ranked.node, resources, metrics });
   }
 
   finish(metrics: MetricRecorder): AllocMetric {
@@ -160,7 +161,7 @@ class GenericStack {
     this.limit = candidateLimit(call.job.Type, this.nodes.length);
   }
 
-  select(group: GroupAsk, penaltyNodes: ReadonlySet<string>, metrics: MetricRecorder): RankedNode | null {
+  select(group: GroupAsk, penaltyNodes: ReadonlySet<string> | undefined, metrics: MetricRecorder): RankedNode | null {
     const spreads = this.call.spread.setGroup(group);
     // Nomad raises the limit for a group with affinities or spreads, and the raise stays for later groups.
     if (group.affinities.length > 0 || spreads) this.limit = Math.max(group.count, nodeLimitForFeasibilityChecks);
@@ -216,7 +217,8 @@ function placeGeneric(call: Call, requests: PlacementRequest[]): void {
     const started = performance.now();
     call.setStopping(request.previousAlloc, true);
     const metrics = new MetricRecorder();
-    const option = stack.select(group, new Set(request.penaltyNodeIds ?? []), metrics);
+    const penalty = request.penaltyNodeIds?.length ? new Set(request.penaltyNodeIds) : undefined;
+    const option = stack.select(group, penalty, metrics);
     metrics.metric.AllocationTime = nanoseconds(started);
     const metric = call.finish(metrics);
     if (option) call.commit(request, option, metric);
@@ -266,7 +268,7 @@ function placeSystem(call: Call, requests: PlacementRequest[], snapshot: Snapsho
     metrics.evaluateNode();
     let option: RankedNode | null = null;
     if (call.feasibility.feasible(node, group, metrics, false))
-      option = call.ranker.rank(node, { group, metrics, penaltyNodes: new Set(), generic: false, spreads: false });
+      option = call.ranker.rank(node, { group, metrics, penaltyNodes: undefined, generic: false, spreads: false });
     metrics.metric.AllocationTime = nanoseconds(started);
     if (option) {
       call.commit(request, option, call.finish(metrics));

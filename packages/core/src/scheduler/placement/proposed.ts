@@ -9,7 +9,7 @@ import type { Allocation } from '../cluster/allocations/model.ts';
 import type { AllocatedResources } from '../cluster/allocations/resources.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import { NetworkIndex } from './ports.ts';
-import { addUsage, subtractUsage, type Usage, usageOf } from './resources.ts';
+import { addUsage, type Capacity, subtractUsage, type Usage, usageOf } from './resources.ts';
 
 /** What placement reads of an allocation (an existing one, or one this call placed). */
 export interface HeldAlloc {
@@ -23,6 +23,8 @@ export interface HeldAlloc {
 
 export interface NodeState {
   usage: Usage;
+  /** What the node offers (its resources less its reserved ones), read on first use. */
+  capacity?: Capacity;
   allocs: HeldAlloc[];
   /** The node's port index, built on first use; `error` when the node's or its allocations' ports are unusable. */
   ports?: { index: NetworkIndex; error: string };

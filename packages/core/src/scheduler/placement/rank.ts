@@ -5,29 +5,23 @@
  * affinities and the spreads; the final score is the mean of the scores the node got (a scorer with nothing to say
  * adds none, though the metric shows its 0).
  */
-import type { AllocatedResources, AllocatedTaskResources } from '../cluster/allocations/resources.ts';
+import type { AllocatedResources, AllocatedTaskResources, NetworkResource } from '../cluster/allocations/resources.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import type { GroupAsk } from './asks.ts';
 import { type ConstraintCache, meetsConstraint } from './constraints.ts';
 import { type MetricRecorder, normScorerName } from './metrics.ts';
-import type { ProposedState } from './proposed.ts';
-import {
-  binPackFitness,
-  type Capacity,
-  capacityOf,
-  exhaustedDimension,
-  maxFitScore,
-  type Usage,
-  usageOf,
-} from './resources.ts';
+import type { Offer } from './ports.ts';
+import type { NodeState, ProposedState } from './proposed.ts';
+import { binPackFitness, capacityOf, exhaustedDimension, maxFitScore, type Usage } from './resources.ts';
 import type { Random } from './shuffle.ts';
 import type { SpreadScorer } from './spread.ts';
 
 export interface RankedNode {
   node: ClusterNode;
   finalScore: number;
-  resources: AllocatedResources;
+  /** The group network granted (ports offered), when the group asks for one. */
+  network: { resource: NetworkResource; offer: Offer } | null;
 }
 
 /** What scoring one group's placement needs beside the node. */
@@ -35,16 +29,38 @@ export interface RankContext {
   group: GroupAsk;
   metrics: MetricRecorder;
   /** Nodes scored down (the nodes earlier attempts failed on). */
-  penaltyNodes: ReadonlySet<string>;
+  penaltyNodes: ReadonlySet<string> | undefined;
   /** The generic stack's scorers (service, batch); the system stack only bin-packs. */
   generic: boolean;
   /** Whether the group has spreads to score (`SpreadScorer.setGroup`). */
   spreads: boolean;
 }
 
-export class Ranker {
-  private readonly capacities = new Map<string, Capacity>();
+/** The resources a placement of `group` grants (Nomad's `AllocatedResources` of the chosen option). */
+export function grantedResources(group: GroupAsk, ranked: RankedNode): AllocatedResources {
+  const resources: AllocatedResources = {
+    Tasks: {},
+    TaskLifecycles: {},
+    Shared: {
+      DiskMB: group.diskMB,
+      Networks: ranked.network ? [ranked.network.resource] : null,
+      Ports: ranked.network ? ranked.network.offer : null,
+    },
+  };
+  for (const task of group.tasks) {
+    const granted: AllocatedTaskResources = {
+      Cpu: { CpuShares: task.cpu, ReservedCores: null },
+      Memory: { MemoryMB: task.memoryMB, MemoryMaxMB: 0 },
+      Networks: null,
+      Devices: null,
+    };
+    resources.Tasks[task.name] = granted;
+    resources.TaskLifecycles[task.name] = task.lifecycle ? { ...task.lifecycle } : null;
+  }
+  return resources;
+}
 
+export class Ranker {
   constructor(
     private readonly job: Job,
     private readonly proposed: ProposedState,
@@ -53,80 +69,65 @@ export class Ranker {
     private readonly spread: SpreadScorer,
   ) {}
 
-  private capacity(node: ClusterNode): Capacity {
-    let found = this.capacities.get(node.ID);
-    if (!found) {
-      found = capacityOf(node);
-      this.capacities.set(node.ID, found);
-    }
-    return found;
-  }
-
-  /** Nomad's `BinPackIterator` for one node: the resources granted, or null when the node is exhausted. */
-  private binPack(node: ClusterNode, context: RankContext): { resources: AllocatedResources; used: Usage } | null {
+  /**
+   * Nomad's `BinPackIterator` for one node: the node's normalized fitness with the group placed and the network
+   * granted, or null when the node is exhausted (recorded in the metrics on the dimension).
+   */
+  private binPack(
+    node: ClusterNode,
+    state: NodeState,
+    context: RankContext,
+  ): { fitness: number; network: RankedNode['network'] } | null {
     const { group, metrics } = context;
     const ports = this.proposed.ports(node);
     if (ports.error) {
       metrics.exhaustedNode(node, ports.error);
       return null;
     }
-    const resources: AllocatedResources = {
-      Tasks: {},
-      TaskLifecycles: {},
-      Shared: { DiskMB: group.diskMB, Networks: null, Ports: null },
-    };
+    let network: RankedNode['network'] = null;
     if (group.network) {
       const assigned = ports.index.assignPorts(group.network, this.random);
       if ('error' in assigned) {
         metrics.exhaustedNode(node, `network: ${assigned.error}`);
         return null;
       }
-      resources.Shared.Networks = [ports.index.networkResource(group.network, assigned.offer)];
-      resources.Shared.Ports = assigned.offer;
+      network = { resource: ports.index.networkResource(group.network, assigned.offer), offer: assigned.offer };
     }
-    for (const task of group.tasks) {
-      const granted: AllocatedTaskResources = {
-        Cpu: { CpuShares: task.cpu, ReservedCores: null },
-        Memory: { MemoryMB: task.memoryMB, MemoryMaxMB: 0 },
-        Networks: null,
-        Devices: null,
-      };
-      resources.Tasks[task.name] = granted;
-      resources.TaskLifecycles[task.name] = task.lifecycle;
-    }
-    const used = usageOf(resources);
-    const held = this.proposed.node(node.ID).usage;
-    used.cpu += held.cpu;
-    used.memoryMB += held.memoryMB;
-    used.diskMB += held.diskMB;
-    const dimension = exhaustedDimension(this.capacity(node), used);
+    state.capacity ??= capacityOf(node);
+    const used: Usage = {
+      cpu: state.usage.cpu + group.cpu,
+      memoryMB: state.usage.memoryMB + group.memoryMB,
+      diskMB: state.usage.diskMB + group.diskMB,
+    };
+    const dimension = exhaustedDimension(state.capacity, used);
     if (dimension) {
       metrics.exhaustedNode(node, dimension);
       return null;
     }
-    return { resources, used };
+    return { fitness: binPackFitness(state.capacity, used) / maxFitScore, network };
   }
 
   /** The node ranked for the group, or null when it is exhausted. */
   rank(node: ClusterNode, context: RankContext): RankedNode | null {
-    const packed = this.binPack(node, context);
+    const state = this.proposed.node(node.ID);
+    const packed = this.binPack(node, state, context);
     if (!packed) return null;
     const { group, metrics } = context;
-    const scores: number[] = [];
-    const binpack = binPackFitness(this.capacity(node), packed.used) / maxFitScore;
-    scores.push(binpack);
-    metrics.scoreNode(node, 'binpack', binpack);
+    let sum = packed.fitness;
+    let scores = 1;
+    metrics.scoreNode(node, 'binpack', packed.fitness);
     if (context.generic) {
       let collisions = 0;
-      for (const alloc of this.proposed.node(node.ID).allocs)
-        if (alloc.JobID === this.job.ID && alloc.TaskGroup === group.name) collisions++;
+      for (const alloc of state.allocs) if (alloc.JobID === this.job.ID && alloc.TaskGroup === group.name) collisions++;
       if (collisions > 0) {
         const penalty = (-1 * (collisions + 1)) / group.count;
-        scores.push(penalty);
+        sum += penalty;
+        scores++;
         metrics.scoreNode(node, 'job-anti-affinity', penalty);
       } else metrics.scoreNode(node, 'job-anti-affinity', 0);
-      if (context.penaltyNodes.has(node.ID)) {
-        scores.push(-1);
+      if (context.penaltyNodes?.has(node.ID)) {
+        sum += -1;
+        scores++;
         metrics.scoreNode(node, 'node-reschedule-penalty', -1);
       } else metrics.scoreNode(node, 'node-reschedule-penalty', 0);
       if (group.affinities.length === 0) metrics.scoreNode(node, 'node-affinity', 0);
@@ -138,21 +139,21 @@ export class Ranker {
           if (meetsConstraint(this.cache, affinity, node)) total += affinity.Weight;
         }
         const affinityScore = total / sumWeight;
-        scores.push(affinityScore);
+        sum += affinityScore;
+        scores++;
         metrics.scoreNode(node, 'node-affinity', affinityScore);
       }
       if (context.spreads) {
         const spreadScore = this.spread.score(node, group.name);
         if (spreadScore !== 0) {
-          scores.push(spreadScore);
+          sum += spreadScore;
+          scores++;
           metrics.scoreNode(node, 'allocation-spread', spreadScore);
         }
       }
     }
-    let sum = 0;
-    for (const score of scores) sum += score;
-    const finalScore = sum / scores.length;
+    const finalScore = sum / scores;
     metrics.scoreNode(node, normScorerName, finalScore);
-    return { node, finalScore, resources: packed.resources };
+    return { node, finalScore, network: packed.network };
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { AllocatedResources } from '../cluster/allocations/resources.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
+import { type TaskAsk, taskUsage } from './asks.ts';
 
 export interface Usage {
   cpu: number;
@@ -35,38 +36,16 @@ export function capacityOf(node: ClusterNode): Capacity {
   };
 }
 
-interface Fungible {
-  cpu: number;
-  memoryMB: number;
-}
-
 /** Nomad's `AllocatedResources.Comparable`, flattened to CPU, memory and disk. */
 export function usageOf(resources: AllocatedResources | null | undefined): Usage {
   if (!resources) return { cpu: 0, memoryMB: 0, diskMB: 0 };
-  const prestart: Fungible = { cpu: 0, memoryMB: 0 };
-  const main: Fungible = { cpu: 0, memoryMB: 0 };
-  const stop: Fungible = { cpu: 0, memoryMB: 0 };
-  const add = (into: Fungible, cpu: number, memoryMB: number) => {
-    into.cpu += cpu;
-    into.memoryMB += memoryMB;
-  };
-  const lifecycles = (resources.TaskLifecycles ?? {}) as Record<string, { Hook?: string; Sidecar?: boolean } | null>;
-  for (const [name, task] of Object.entries(resources.Tasks ?? {})) {
-    const cpu = numberAt(task, 'Cpu', 'CpuShares');
-    const memoryMB = numberAt(task, 'Memory', 'MemoryMB');
-    const lifecycle = lifecycles[name];
-    if (!lifecycle?.Hook) add(main, cpu, memoryMB);
-    else if (lifecycle.Hook === 'prestart') {
-      add(prestart, cpu, memoryMB);
-      if (lifecycle.Sidecar) add(main, cpu, memoryMB);
-    } else if (lifecycle.Hook === 'poststart') add(main, cpu, memoryMB);
-    else if (lifecycle.Hook === 'poststop') add(stop, cpu, memoryMB);
-  }
-  return {
-    cpu: Math.max(main.cpu, prestart.cpu, stop.cpu),
-    memoryMB: Math.max(main.memoryMB, prestart.memoryMB, stop.memoryMB),
-    diskMB: numberAt(resources.Shared, 'DiskMB'),
-  };
+  const lifecycles = (resources.TaskLifecycles ?? {}) as Record<string, TaskAsk['lifecycle']>;
+  const tasks = Object.entries(resources.Tasks ?? {}).map(([name, task]) => ({
+    cpu: numberAt(task, 'Cpu', 'CpuShares'),
+    memoryMB: numberAt(task, 'Memory', 'MemoryMB'),
+    lifecycle: lifecycles[name] ?? null,
+  }));
+  return { ...taskUsage(tasks), diskMB: numberAt(resources.Shared, 'DiskMB') };
 }
 
 export const addUsage = (into: Usage, more: Usage): void => {

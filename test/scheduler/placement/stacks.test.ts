@@ -1,0 +1,130 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: constraint targets are Nomad interpolations
+/**
+ * The two stacks' shapes: the generic one's limited candidate set (2 for batch, ⌈log₂ n⌉ for service), its skipping
+ * of nodes that score 0 or less while others remain, its going round the shuffled nodes from where it stopped; the
+ * system one's single node per request, its filtered-not-failed rule, and the feasible nodes of a system job.
+ */
+import { describe, expect, it } from 'vitest';
+import { candidateLimit, feasibleSystemNodes, place } from '../../../packages/core/src/scheduler/placement/place.ts';
+import { makeAlloc, makeJob, makeNode, requests, task } from './fixtures.ts';
+
+describe('the generic stack', () => {
+  it('limits the scored nodes as Nomad: 2 for batch, max(2, ⌈log₂ n⌉) for service', () => {
+    expect([1, 2, 4, 5, 1000, 5000].map((n) => candidateLimit('service', n))).toEqual([2, 2, 2, 3, 10, 13]);
+    expect(candidateLimit('batch', 5000)).toBe(2);
+    const nodes = Array.from({ length: 20 }, () => makeNode());
+    const batch = makeJob({ Type: 'batch', TaskGroups: [{ Name: 'work', Count: 5, Tasks: [task('a')] }] });
+    for (const placement of place({ nodes, allocs: [] }, batch, requests(batch, 'work', 5), 's').placements)
+      expect(placement.metrics.NodesEvaluated).toBe(2);
+  });
+
+  it('goes round the shuffled nodes: consecutive placements look at the next nodes, not the same ones', () => {
+    const nodes = Array.from({ length: 8 }, () => makeNode());
+    const batch = makeJob({ Type: 'batch', TaskGroups: [{ Name: 'work', Count: 4, Tasks: [task('a')] }] });
+    const result = place({ nodes, allocs: [] }, batch, requests(batch, 'work', 4), 'round');
+    const seen = result.placements.flatMap((p) => (p.metrics.ScoreMetaData ?? []).map((meta) => meta.NodeID));
+    expect(new Set(seen).size).toBe(8);
+  });
+
+  it('skips up to three nodes scoring 0 or less while others remain (the reschedule penalty’s nodes)', () => {
+    const nodes = Array.from({ length: 5 }, () => makeNode());
+    const penalized = nodes.slice(0, 3).map((node) => node.ID);
+    const batch = makeJob({ Type: 'batch', TaskGroups: [{ Name: 'work', Count: 1, Tasks: [task('a')] }] });
+    for (const seed of ['a', 'b', 'c', 'd', 'e', 'f']) {
+      const result = place(
+        { nodes, allocs: [] },
+        batch,
+        [{ group: 'work', name: 'example.work[0]', penaltyNodeIds: penalized }],
+        seed,
+      );
+      expect(penalized).not.toContain(result.placements[0]?.node.ID);
+    }
+  });
+
+  it('falls back to a skipped node when nothing else is left', () => {
+    const nodes = [makeNode(), makeNode()];
+    const batch = makeJob({ Type: 'batch', TaskGroups: [{ Name: 'work', Count: 1, Tasks: [task('a')] }] });
+    const result = place(
+      { nodes, allocs: [] },
+      batch,
+      [{ group: 'work', name: 'example.work[0]', penaltyNodeIds: nodes.map((node) => node.ID) }],
+      's',
+    );
+    expect(result.placements).toHaveLength(1);
+    expect(result.placements[0]?.metrics.ScoreMetaData?.[0]?.Scores['node-reschedule-penalty']).toBe(-1);
+  });
+
+  it('places several groups of one job, each failing or succeeding on its own', () => {
+    const node = makeNode({ cpu: 1000, memoryMB: 1024 });
+    const job = makeJob({
+      TaskGroups: [
+        { Name: 'small', Count: 2, Tasks: [task('a', 100, 100)] },
+        { Name: 'huge', Count: 2, Tasks: [task('a', 5000, 100)] },
+      ],
+    });
+    const result = place(
+      { nodes: [node], allocs: [] },
+      job,
+      [...requests(job, 'huge', 2), ...requests(job, 'small', 2)],
+      's',
+    );
+    expect(result.placements.map((p) => p.request.group)).toEqual(['small', 'small']);
+    expect(Object.keys(result.failed)).toEqual(['huge']);
+    expect(result.failed.huge).toMatchObject({ DimensionExhausted: { cpu: 1 }, CoalescedFailures: 1 });
+    expect(() => place({ nodes: [node], allocs: [] }, job, requests(job, 'nope', 1), 's')).toThrow(/task group "nope"/);
+  });
+});
+
+describe('the system stack', () => {
+  const linux = makeNode({ attributes: { 'kernel.name': 'linux' } });
+  const darwin = makeNode({ attributes: { 'kernel.name': 'darwin' } });
+  const full = makeNode({ attributes: { 'kernel.name': 'linux' }, cpu: 100 });
+  const down = makeNode({ attributes: { 'kernel.name': 'linux' }, status: 'down' });
+  const system = (type = 'system') =>
+    makeJob({
+      Type: type,
+      Constraints: [{ LTarget: '${attr.kernel.name}', RTarget: 'linux', Operand: '=' }],
+      TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('a', 200, 64)] }],
+    });
+  const perNode = (nodeIds: string[]) =>
+    nodeIds.map((nodeId, i) => ({ group: 'agent', name: `example.agent[${i}]`, nodeId }));
+
+  it('checks each request on its own node only; a filtered node is not a failure while others place', () => {
+    const job = system();
+    const result = place(
+      { nodes: [linux, darwin, down], allocs: [] },
+      job,
+      perNode([linux.ID, darwin.ID, down.ID]),
+      's',
+    );
+    expect(result.placements.map((p) => p.node.ID)).toEqual([linux.ID]);
+    expect(result.placements[0]?.metrics).toMatchObject({ NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 2 });
+    expect(result.failed).toEqual({});
+  });
+
+  it('fails a group every request of which was filtered, with the filters merged, unless the job runs it already', () => {
+    const job = system('sysbatch');
+    const result = place({ nodes: [darwin, makeNode({ rawExec: false })], allocs: [] }, job, perNode([darwin.ID]), 's');
+    expect(result.failed.agent).toMatchObject({
+      NodesEvaluated: 1,
+      NodesFiltered: 1,
+      ConstraintFiltered: { '${attr.kernel.name} = linux': 1 },
+    });
+    const running = makeAlloc(job, 'agent', linux);
+    expect(place({ nodes: [darwin, linux], allocs: [running] }, job, perNode([darwin.ID]), 's').failed).toEqual({});
+  });
+
+  it('fails an exhausted node’s request, coalescing the next', () => {
+    const tiny = makeNode({ attributes: { 'kernel.name': 'linux' }, cpu: 100 });
+    const result = place({ nodes: [full, tiny], allocs: [] }, system(), perNode([full.ID, tiny.ID]), 's');
+    expect(result.placements).toEqual([]);
+    expect(result.failed.agent).toMatchObject({ DimensionExhausted: { cpu: 1 }, CoalescedFailures: 1 });
+  });
+
+  it('lists the feasible nodes of a system group', () => {
+    const job = system();
+    expect(
+      feasibleSystemNodes({ nodes: [linux, darwin, full, down], allocs: [] }, job, 'agent').map((n) => n.ID),
+    ).toEqual([linux.ID, full.ID]);
+  });
+});

@@ -90,8 +90,9 @@ describe('a simulated fleet of 100 nodes', () => {
   }, async () => {
     const before = fleet.stats.beats;
     fleet.start();
-    // Every TTL handed out is under twice the base (10 s here): past it, each node is due once.
-    h.clock.advance(20_000);
+    // Every TTL handed out is under twice the base (10 s here) less the sweep period: 20 s on, each node is due once,
+    // and none is past its deadline (TTL + 10 s of grace), which a beat's sweep would mark down.
+    h.clock.advance(20);
     for (let waited = 0; fleet.stats.beats < before + count && waited < 120_000; waited += 50) await sleep(50);
     await fleet.stop();
     expect(fleet.stats.beats).toBeGreaterThanOrEqual(before + count);

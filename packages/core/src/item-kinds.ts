@@ -385,6 +385,14 @@ export const itemKindRows: readonly ItemKindRow[] = [
     why: 'Raft-like indexes for blocking queries and ordering, and the node count the heartbeat TTL reads',
   }),
   row({
+    name: 'node sweep lease',
+    where: '`sched#node-sweep` / `lease`',
+    pk: /^sched#node-sweep$/,
+    sk: /^lease$/,
+    protection: 'not security state',
+    why: 'until when a heartbeat that ran the node sweep holds it; a forged one longer than one sweep period is taken over, and the minute job sweeps regardless',
+  }),
+  row({
     name: 'blocking query place',
     where: '`sched#wait#<waiter>` / `slot#<n>`',
     pk: /^sched#wait#/,

@@ -69,6 +69,12 @@ export const NODE_PK = 'sched#node';
  * heartbeat deadline. Small, so a heartbeat that changes nothing writes one of these (1 WCU) and nothing else.
  */
 export const NODE_BEAT_PK = 'sched#node-beat';
+/**
+ * The heartbeat sweep's lease (`cluster/nodes/sweep-lease.ts`): one item, `sk` `lease`, holding until when the last
+ * sweep that ran inside a heartbeat holds it. A partition of its own, apart from the index's hot `META_PK`.
+ */
+export const NODE_SWEEP_PK = 'sched#node-sweep';
+export const NODE_SWEEP_LEASE_SK = 'lease';
 /** `sk` (in `META_PK`) of the count of registered nodes, kept by registration and purge (the heartbeat TTL reads it). */
 export const NODE_COUNT_SK = 'nodes#count';
 

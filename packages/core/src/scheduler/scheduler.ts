@@ -14,6 +14,7 @@ import { Namespaces } from './cluster/namespaces/store.ts';
 import { NodePools } from './cluster/node-pools/store.ts';
 import { NodeIdentities } from './client/identity.ts';
 import { ClusterNodes } from './cluster/nodes/store.ts';
+import { NodeSweepLease } from './cluster/nodes/sweep-lease.ts';
 import { ServiceRegistrations } from './cluster/services/store.ts';
 import { EventBroker } from './events/broker.ts';
 import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
@@ -79,6 +80,8 @@ export class Scheduler {
   readonly nodePools: NodePools;
   readonly namespaces: Namespaces;
   readonly nodes: ClusterNodes;
+  /** The node sweep that accepted heartbeats run when its lease lapses (`cluster/nodes/sweep-lease.ts`). */
+  readonly nodeSweep: NodeSweepLease;
   readonly identities: NodeIdentities;
   readonly evaluations: Evaluations;
   readonly jobs: Jobs;
@@ -106,6 +109,7 @@ export class Scheduler {
       return live ? `node pool ${JSON.stringify(pool)} has non-terminal jobs` : undefined;
     });
     this.nodes = new ClusterNodes(this.state, this.nodePools, (id, secret) => nodeSecretHash(core, id, secret));
+    this.nodeSweep = new NodeSweepLease(this.state, this.nodes, core.log);
     this.identities = new NodeIdentities(core.keyring, core.clock);
     this.evaluations = new Evaluations(this.state);
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);

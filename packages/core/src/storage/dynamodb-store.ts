@@ -200,7 +200,7 @@ export class DynamoStore extends StoreBase implements Store {
     const FilterExpression = options.where === undefined ? undefined : expressions.condition(options.where);
     const items = await this.pages<T>(
       {
-        ...(options.index ? { IndexName: options.index } : { ConsistentRead: true }),
+        ...(options.index ? { IndexName: options.index } : { ConsistentRead: !options.eventual }),
         KeyConditionExpression,
         ...(FilterExpression !== undefined ? { FilterExpression } : {}),
         ...placeholders(expressions),

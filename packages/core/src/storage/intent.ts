@@ -114,6 +114,11 @@ export interface ListOptions {
   reverse?: boolean;
   /** Only items for which this holds. */
   where?: Condition;
+  /**
+   * An eventually consistent read (half the read units): it may miss a write of the last second. Only for a reader
+   * whose writes are conditional on what they change (a sweep), so a stale item costs a read, never a wrong write.
+   */
+  eventual?: boolean;
 }
 
 /** One write of a transaction. */

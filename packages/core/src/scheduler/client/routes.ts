@@ -158,7 +158,8 @@ export const clientRoutes: SchedulerRoute[] = [
     method: ['PUT', 'POST'],
     path: '/v1/client/node/:id/status',
     summary: 'A node’s heartbeat and status (Nomad’s `Node.UpdateStatus`).',
-    description: 'A heartbeat that changes nothing moves the node’s deadline only: no index, no event.',
+    description:
+      'A heartbeat that changes nothing moves the node’s deadline only: no index, no event. An accepted heartbeat that finds the node sweep’s lease lapsed runs the sweep before it answers.',
     access: 'anyone',
     params: { id: nodeId },
     body: z.object({
@@ -173,6 +174,8 @@ export const clientRoutes: SchedulerRoute[] = [
       if (status !== 'initializing' && status !== 'ready') throw badRequest('invalid status for node');
       if (body.NodeEvent) validateClientEvents([body.NodeEvent]);
       const beat = await scheduler.nodes.heartbeat(params.id, credential, status, body.NodeEvent ?? undefined);
+      // An accepted beat runs the node sweep when its lease has lapsed (once per period across every process).
+      await scheduler.nodeSweep.sweepIfDue();
       let renewed: string | undefined;
       if (identity && renewalDue(identity, scheduler.core.clock.now())) {
         const node = await scheduler.nodes.get(params.id);

@@ -48,6 +48,14 @@ export const beatKind = itemKind('scheduler-node-beat', ['deadline']);
 
 /** Nomad's heartbeat settings (`min_heartbeat_ttl`, `max_heartbeats_per_second`, `heartbeat_grace`). */
 export const heartbeatSettings = { minTtlMs: 10_000, maxPerSecond: 50, graceMs: 10_000 };
+/** Nomad's base heartbeat TTL for `nodes` (ms): max(`min_heartbeat_ttl`, nodes / `max_heartbeats_per_second`). */
+export const baseTtlMs = (nodes: number): number =>
+  Math.max(heartbeatSettings.minTtlMs, (nodes / heartbeatSettings.maxPerSecond) * 1000);
+/**
+ * How often the node sweep runs at this size (ms): clamp(base / 2, 5 s, 60 s). Below a minute it runs inside
+ * heartbeats (`sweep-lease.ts`); the minute job is the backstop.
+ */
+export const sweepPeriodMs = (nodes: number): number => Math.min(60_000, Math.max(5_000, baseTtlMs(nodes) / 2));
 /** How long a process trusts the node count it read (the TTL is an estimate by design: Nomad's counts timers). */
 const countCacheMs = 30_000;
 /** Nomad's `DefaultNodePoolNodeIdentityTTL`, in nanoseconds as pools hold it. */
@@ -166,11 +174,15 @@ export class ClusterNodes {
     return this.counted.value;
   }
 
-  /** Nomad's heartbeat TTL: max(10 s, nodes / 50 per second), plus a random stagger in [0, ttl). */
+  /**
+   * Nomad's heartbeat TTL, base max(10 s, nodes / 50 per second), plus a random stagger in [0, base − S), S the sweep
+   * period (`sweepPeriodMs`): Nomad's stagger is [0, base), and a sweep finds a dead node up to S after its deadline,
+   * so the worst detection, 2·base + grace, stays Nomad's.
+   */
   async heartbeatTtlMs(): Promise<number> {
     const nodes = await this.count();
-    const base = Math.max(heartbeatSettings.minTtlMs, (nodes / heartbeatSettings.maxPerSecond) * 1000);
-    return Math.floor(base + this.random() * base);
+    const base = baseTtlMs(nodes);
+    return Math.floor(base + this.random() * (base - sweepPeriodMs(nodes)));
   }
 
   /**
@@ -485,13 +497,25 @@ export class ClusterNodes {
    * Reads each shard of the beats (small items), unless no node is registered; returns the nodes it marked down.
    */
   async expireMissed(): Promise<string[]> {
+    return (await this.sweepLate()).down;
+  }
+
+  /**
+   * `expireMissed` for at most `limit` late nodes (the sweep a heartbeat runs stays short); `more` says whether late
+   * nodes were left for the next sweep. The beats are read eventually consistent: each node is marked down by a write
+   * conditional on its deadline, so a stale read costs a read, never a wrong write.
+   */
+  async sweepLate(limit = Number.POSITIVE_INFINITY): Promise<{ down: string[]; more: boolean }> {
     const now = this.state.clock.now();
     // No node registered (the count registration and purge keep): one read instead of sixteen queries.
-    if (Number((await this.store.get(META_PK, NODE_COUNT_SK))?.value ?? 0) <= 0) return [];
+    if (Number((await this.store.get(META_PK, NODE_COUNT_SK))?.value ?? 0) <= 0) return { down: [], more: false };
     const overdue = { all: [{ below: { deadline: now } }, { not: { equals: { status: 'down' } } }] };
     const pages = await Promise.all(
       Array.from({ length: shardCount }, (_, shard) =>
-        this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`, { where: overdue }),
+        this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`, {
+          where: overdue,
+          eventual: true,
+        }),
       ),
     );
     const down: string[] = [];
@@ -501,11 +525,11 @@ export class ClusterNodes {
       const j = Math.floor(this.random() * (i + 1));
       [late[i], late[j]] = [late[j] as NodeBeat, late[i] as NodeBeat];
     }
-    for (const beat of late) {
+    for (const beat of late.slice(0, limit)) {
       if (!this.store.verified(beatKind, beat)) continue;
       if (await this.markDown(beat.sk, now)) down.push(beat.sk);
     }
-    return down;
+    return { down, more: late.length > limit };
   }
 
   private async markDown(id: string, now: number): Promise<boolean> {

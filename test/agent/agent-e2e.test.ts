@@ -138,7 +138,7 @@ describe('the client agent against npm start', () => {
       expect(node.body.Attributes).not.toHaveProperty('driver.raw_exec');
       expect(node.body.Meta).toEqual({ rack: 'r7' });
       expect(node.body.Drivers.raw_exec).toMatchObject({
-        Detected: true,
+        Detected: false,
         Healthy: false,
         HealthDescription: 'disabled',
       });

@@ -107,12 +107,12 @@ describe("the agent's fingerprint is this machine's", () => {
 });
 
 describe('drivers', () => {
-  it('raw_exec is detected always, healthy (with its driver.raw_exec attribute) only when enabled', () => {
+  it('raw_exec is detected and healthy (with its driver.raw_exec attribute) only when enabled, as Nomad’s', () => {
     const now = new Date('2026-11-29T00:00:00Z');
     const disabled = fingerprintDrivers({ rawExecEnabled: false }, now);
     const enabled = fingerprintDrivers({ rawExecEnabled: true }, now);
     expect(disabled.raw_exec).toEqual({
-      Detected: true,
+      Detected: false,
       Healthy: false,
       HealthDescription: 'disabled',
       UpdateTime: '2026-11-29T00:00:00.000Z',

@@ -218,7 +218,10 @@ describe('stopping', () => {
     const alloc = allocation({ type: 'service', tasks: [rawExec('t', process.execPath, ['-e', script])] });
     const runner = fixture.run(alloc);
     const logs = path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/logs/t.stdout.0');
-    await until('the task to run', () => existsSync(logs) && readFileSync(logs, 'utf8').includes('up'));
+    await until(
+      'the task to run',
+      () => runner.clientStatus.status === 'running' && existsSync(logs) && readFileSync(logs, 'utf8').includes('up'),
+    );
     expect(runner.clientStatus.status).toBe('running');
     await runner.stop();
     expect(readFileSync(logs, 'utf8')).toBe('up\nbye\n');
@@ -237,7 +240,10 @@ describe('stopping', () => {
     });
     const runner = fixture.run(alloc);
     const logs = path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/logs/stubborn.stdout.0');
-    await until('the task to run', () => existsSync(logs) && readFileSync(logs, 'utf8').includes('up'));
+    await until(
+      'the task to run',
+      () => runner.clientStatus.status === 'running' && existsSync(logs) && readFileSync(logs, 'utf8').includes('up'),
+    );
     const pid = runner.tasks.get('stubborn')?.handle?.pid as number;
     await runner.stop();
     const events = runner.taskStates.stubborn?.Events ?? [];
@@ -258,9 +264,26 @@ describe('stopping', () => {
     });
     const runner = fixture.run(alloc);
     const logs = path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/logs/t.stdout.0');
-    await until('the task to run', () => existsSync(logs) && readFileSync(logs, 'utf8').includes('up'));
+    await until(
+      'the task to run',
+      () => runner.clientStatus.status === 'running' && existsSync(logs) && readFileSync(logs, 'utf8').includes('up'),
+    );
     await runner.stop();
     expect(runner.taskStates.t?.Events?.at(-2)).toMatchObject({ Type: 'Terminated', ExitCode: 42 });
+  });
+
+  it('a stop that comes while the task is still starting kills it once it runs', async () => {
+    const alloc = allocation({ type: 'service', tasks: [rawExec('t', 'sleep', ['60'])] });
+    const runner = fixture.run(alloc);
+    await runner.stop();
+    const state = runner.taskStates.t;
+    expect(state).toMatchObject({ State: 'dead', Failed: false });
+    expect(state?.Events?.map((event) => event.Type)).toEqual(
+      state?.StartedAt
+        ? ['Received', 'Task Setup', 'Killing', 'Started', 'Terminated', 'Killed']
+        : ['Received', 'Task Setup', 'Killing', 'Killed'],
+    );
+    expect(runner.tasks.get('t')?.handle).toBeNull();
   });
 
   it('a failed task kills its siblings (Sibling Task Failed) and fails the allocation', async () => {

@@ -145,7 +145,7 @@ async function runBlocks(
         `for __try in $(seq 1 600); do grep -q ${JSON.stringify(inBackground.ready)} ${log} && break; sleep 0.1; done; grep -q ${JSON.stringify(inBackground.ready)} ${log}`,
       );
       backgrounded.push(`__bg_${index}`);
-    } else script.push(rewrite(command.text));
+    } else script.push(rewrite(command.text).replaceAll(readmeAgentDir, path.join(work, 'agent-data')));
     script.push(`__rc=$?; printf '@@END ${index} %d@@' "$__rc"`);
     if (stream) script.push(`export CURL_HOME=${curlHome}`);
   }
@@ -358,13 +358,19 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
     expect((await now.json()).data['team-kv/']).toBeUndefined();
   });
 
-  it('the cluster node example starts a client agent that registers this machine as a ready node', () => {
+  it('the cluster node example starts a client agent that registers this machine as a ready node', async () => {
     expect(variables.INTRO).toMatch(/^eyJ[\w-]*\.[\w-]+\.[\w-]+$/);
     const agent = outcomeOf(/^npm run agent\b/);
     expect(agent.exitCode).toBe(0);
-    expect(jsonOf(outcomeOf(/\$NOMAD_ADDR\/v1\/nodes$/))).toEqual([
-      expect.objectContaining({ Name: hostname(), Status: 'ready', NodePool: 'default' }),
-    ]);
+    const nodes = jsonOf(outcomeOf(/\$NOMAD_ADDR\/v1\/nodes$/));
+    expect(nodes).toEqual([expect.objectContaining({ Name: hostname(), Status: 'ready', NodePool: 'default' })]);
+    // The configuration the README wrote enabled raw_exec: the node offers it.
+    const node = await fetch(`${started.scheduler}/v1/node/${nodes[0].ID}`, {
+      headers: { 'X-Nomad-Token': variables.MGMT as string },
+    });
+    const body = (await node.json()) as { Attributes: Record<string, string>; Drivers: Record<string, unknown> };
+    expect(body.Attributes['driver.raw_exec']).toBe('1');
+    expect(body.Drivers.raw_exec).toMatchObject({ Detected: true, Healthy: true, HealthDescription: 'Healthy' });
   });
 
   it("the scheduler example (with the README's bootstrapped token) writes a policy and a role, and streams the role event", () => {

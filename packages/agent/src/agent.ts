@@ -3,7 +3,8 @@
  * node (a new node with its introduction token, a known one with its SecretID), read its allocation map (again
  * whenever a register or heartbeat answer's `AllocIndex` moved past the map held: no blocking poll), report
  * `ready` once the map is synced, then heartbeat at the TTL each answer gives, taking the renewed node identity when
- * one comes back. Node events (a driver's health) follow registration. A refused heartbeat (the node was purged, its
+ * one comes back. The allocations (`runner/allocations.ts`) are restored from the data directory before the node
+ * registers (running tasks re-attached), and follow every read of the map: fetched, run, stopped, reported. Node events (a driver's health) follow registration. A refused heartbeat (the node was purged, its
  * credential is no longer taken) registers again; an unreachable server is retried within the heartbeat's grace. A
  * plain stop deregisters nothing: the node goes `down` when its heartbeats stop, and the same node comes back when
  * the agent starts again from the same data directory.
@@ -16,6 +17,7 @@ import { fingerprintMachine } from './fingerprint/index.ts';
 import { type Log, stdoutLog } from './log.ts';
 import { buildNode, type ClientNode, nodeEvent } from './node.ts';
 import { type NodeUpdateResponse, ProtocolClient, ProtocolError } from './protocol.ts';
+import { Allocations } from './runner/allocations.ts';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -48,6 +50,7 @@ export class Agent {
   private timer: NodeJS.Timeout | undefined;
   private failures = 0;
   private watcher: AllocWatcher | undefined;
+  private allocs: Allocations | undefined;
   private reportedDrivers = new Map<string, string>();
   private registering: Promise<void> | undefined;
   /** Whether the server has taken this node before (it re-registers with its secret; a new node with its token). */
@@ -87,14 +90,34 @@ export class Agent {
       throw new Error(
         'this is a new node and no introduction token was given: pass -client-intro-token (or NOMAD_CLIENT_INTRO_TOKEN)',
       );
+    const node = this.node;
+    this.allocs = new Allocations({
+      client: this.client,
+      node: {
+        ID: node.ID,
+        Name: node.Name,
+        Datacenter: node.Datacenter,
+        NodeClass: node.NodeClass,
+        NodePool: node.NodePool,
+        Address: machine.network.ip,
+        Attributes: node.Attributes,
+        Meta: node.Meta,
+      },
+      credential: () => this.credential(),
+      dataDir: config.dataDir,
+      rawExecEnabled: config.rawExecEnabled,
+      log: this.log,
+    });
+    this.allocs.restore();
     await this.register();
   }
 
-  /** Stops heartbeating and watching; the node stays registered (Nomad's semantics for a plain stop). */
+  /** Stops heartbeating and watching; the node stays registered and its tasks run on (Nomad's plain stop). */
   async stop(): Promise<void> {
     this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     await this.watcher?.stop();
+    await this.allocs?.stop();
     await this.registering?.catch(() => undefined);
     if (this.ownsClient) this.client.close();
   }
@@ -193,6 +216,7 @@ export class Agent {
       credential: () => this.credential(),
       log: this.log,
       onSynced: () => this.beatSoon(),
+      onRead: (allocs) => this.allocs?.mapRead(allocs),
       onRefused: () => void this.register(),
     });
     return this.watcher;

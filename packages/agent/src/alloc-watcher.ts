@@ -4,8 +4,8 @@
  * no blocking) only when that index passed the one it holds, and once after each registration. A blocking poll held
  * open would keep a Lambda instance billed for its whole wait (docs/performance.md, "A cluster's bill"); placements
  * reach the node within one heartbeat TTL instead. The first answer marks the node's allocations synced (it may then
- * report `ready`). Part 1 has no jobs, so the map stays empty; part 2 hands each changed allocation to an allocation
- * runner from `onChanged`.
+ * report `ready`). Every map read is handed to `onRead` (the agent's allocations, `runner/allocations.ts`, fetch what
+ * changed and stop what left).
  */
 import type { Log } from './log.ts';
 import { type ProtocolClient, ProtocolError } from './protocol.ts';
@@ -21,6 +21,8 @@ export interface AllocWatcherOptions {
   onRefused: () => void;
   /** Allocations added or changed (ID → modify index) and removed, after each answer that changed the map. */
   onChanged?: (changed: Record<string, number>, removed: string[]) => void;
+  /** The whole map (ID → modify index), after every answer. */
+  onRead?: (allocs: Record<string, number>) => void;
 }
 
 export class AllocWatcher {
@@ -100,5 +102,6 @@ export class AllocWatcher {
     const removed = Object.keys(this.known).filter((id) => !(id in allocs));
     this.known = { ...allocs };
     if (Object.keys(changed).length > 0 || removed.length > 0) this.options.onChanged?.(changed, removed);
+    this.options.onRead?.(this.known);
   }
 }

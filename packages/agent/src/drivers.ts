@@ -1,9 +1,9 @@
 /**
  * Task drivers the agent can offer, as Nomad's driver fingerprints report them in a node's `Drivers` (and the
- * `driver.<name>` attribute of a healthy one). Part 1 detects `raw_exec`, which needs nothing but the ability to
- * start a process: it is always detected, and healthy only when the agent's configuration enables it (Nomad's
- * `plugin "raw_exec" { config { enabled = true } }`), since it runs tasks unisolated, as the agent's user. Part 2 runs
- * tasks with it (an allocation runner beside the allocation watcher).
+ * `driver.<name>` attribute of a healthy one). `raw_exec` needs nothing but the ability to start a process, but it
+ * runs tasks unisolated, as the agent's user, so as Nomad's it is detected and healthy only when the agent's
+ * configuration enables it (`plugin "raw_exec" { config { enabled = true } }`); otherwise Nomad's fingerprint says
+ * undetected, `disabled`. The runner (`runner/task-runner.ts`) refuses it the same way.
  */
 export interface DriverInfo {
   Detected: boolean;
@@ -24,7 +24,7 @@ export const driverHealth = { healthy: 'Healthy', disabled: 'disabled' } as cons
 export function fingerprintDrivers(settings: DriverSettings, now: Date): Record<string, DriverInfo> {
   return {
     raw_exec: {
-      Detected: true,
+      Detected: settings.rawExecEnabled,
       Healthy: settings.rawExecEnabled,
       HealthDescription: settings.rawExecEnabled ? driverHealth.healthy : driverHealth.disabled,
       UpdateTime: now.toISOString(),

@@ -1,6 +1,7 @@
 /**
- * The client side of the scheduler's client protocol: Nomad's client RPCs
- * (`Node.Register`, `Node.UpdateStatus`, `Node.EmitEvents`, `Node.GetClientAllocs`) as HTTP JSON under `/v1/client/`.
+ * The client side of the scheduler's client protocol: Nomad's client RPCs (`Node.Register`, `Node.UpdateStatus`,
+ * `Node.EmitEvents`, `Node.GetClientAllocs`, `Alloc.GetAlloc`, `Node.UpdateAlloc`, `ServiceRegistration.Upsert` and
+ * `.DeleteByID`) as HTTP JSON under `/v1/client/`.
  * One `ProtocolClient` is shared by every node a process speaks for (the agent's one, the simulated fleet's many): it
  * holds one keep-alive `http.Agent`, so 10,000 simulated nodes share a handful of sockets. Every call names its
  * credential (`X-Nomad-Token`); an answer other than 2xx is a `ProtocolError` carrying the status and the server's
@@ -10,6 +11,7 @@ import http from 'node:http';
 import https from 'node:https';
 import * as z from 'zod/mini';
 import type { ClientNode, NodeEvent } from './node.ts';
+import type { Allocation, ClientStatus, TaskState } from './runner/types.ts';
 
 /** An answer the server gave with a status other than 2xx. */
 export class ProtocolError extends Error {
@@ -41,6 +43,40 @@ export type NodeUpdateResponse = z.infer<typeof updateResponse>;
 const eventsResponse = z.object({ Index: z.number() });
 const allocsResponse = z.object({ Allocs: z.nullable(z.record(z.string(), z.number())), Index: z.number() });
 export type ClientAllocs = { Allocs: Record<string, number>; Index: number };
+const indexResponse = z.object({ Index: z.number() });
+/** The allocation as the agent needs it; the rest of Nomad's fields are carried as they come. */
+const allocationResponse = z.looseObject({
+  ID: z.string(),
+  Name: z.string(),
+  Namespace: z.string(),
+  JobID: z.string(),
+  TaskGroup: z.string(),
+  DesiredStatus: z.enum(['run', 'stop', 'evict']),
+  Job: z.nullable(z.looseObject({ ID: z.string(), TaskGroups: z.nullable(z.array(z.looseObject({}))) })),
+});
+
+/** One allocation's update as the agent reports it (`Node.UpdateAlloc`). */
+export interface AllocUpdate {
+  ID: string;
+  ClientStatus: ClientStatus;
+  ClientDescription: string;
+  TaskStates: Record<string, TaskState>;
+  DeploymentStatus?: { Healthy: boolean; Timestamp: string };
+}
+
+/** Nomad's `structs.ServiceRegistration` as the agent sends it. */
+export interface ServiceRegistration {
+  ID: string;
+  ServiceName: string;
+  Namespace: string;
+  NodeID: string;
+  Datacenter: string;
+  JobID: string;
+  AllocID: string;
+  Tags: string[];
+  Address: string;
+  Port: number;
+}
 
 export interface ProtocolClientOptions {
   /** Server addresses (`http://127.0.0.1:4646`), tried in order; the last one that answered is tried first. */
@@ -143,6 +179,58 @@ export class ProtocolClient {
     );
     const parsed = allocsResponse.parse(body);
     return { Allocs: parsed.Allocs ?? {}, Index: parsed.Index };
+  }
+
+  /** `Alloc.GetAlloc`: one allocation placed on this node, its job rehydrated. */
+  async allocation(allocId: string, credential: string, options: CallOptions = {}): Promise<Allocation> {
+    const body = await this.call(
+      'allocation',
+      'GET',
+      `/v1/client/allocation/${encodeURIComponent(allocId)}`,
+      credential,
+      undefined,
+      options,
+    );
+    return allocationResponse.parse(body) as unknown as Allocation;
+  }
+
+  /** `Node.UpdateAlloc`: the client status and task states of allocations of this node, in one write. */
+  async updateAllocations(nodeId: string, credential: string, allocs: AllocUpdate[], options: CallOptions = {}) {
+    const body = await this.call(
+      'update-allocations',
+      'PUT',
+      `/v1/client/node/${encodeURIComponent(nodeId)}/allocations`,
+      credential,
+      { Allocs: allocs },
+      options,
+    );
+    return indexResponse.parse(body);
+  }
+
+  /** `ServiceRegistration.Upsert`: services of allocations running on this node. */
+  async upsertServices(credential: string, services: ServiceRegistration[], options: CallOptions = {}) {
+    const body = await this.call(
+      'upsert-services',
+      'PUT',
+      '/v1/client/services',
+      credential,
+      { Services: services },
+      options,
+    );
+    return indexResponse.parse(body);
+  }
+
+  /** `ServiceRegistration.DeleteByID`: one of this node's services. */
+  async deleteService(credential: string, serviceId: string, options: CallOptions = {}) {
+    const body = await this.call(
+      'delete-service',
+      'DELETE',
+      `/v1/client/service/${encodeURIComponent(serviceId)}`,
+      credential,
+      undefined,
+      options,
+    );
+    return indexResponse.parse(body);
   }
 
   /** Closes the kept sockets. */

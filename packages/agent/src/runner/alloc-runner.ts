@@ -35,6 +35,10 @@ export class AllocRunner {
   private failedStates: Record<string, TaskState> = {};
   private description: string | undefined;
   private stopping = false;
+  /** Whether the allocation was stopped (by the server, or by the agent because the server no longer lists it). */
+  get stopped(): boolean {
+    return this.stopping;
+  }
   private readonly now: () => number;
 
   constructor(private readonly options: AllocRunnerOptions) {

@@ -110,13 +110,18 @@ export class TaskRunner {
     const timeout = this.options.task.KillTimeout ?? defaultKillTimeout;
     this.emit(taskEvents.killing, { KillTimeout: timeout });
     this.wake.abort();
-    const handle = this.handle;
-    if (handle) {
-      const signal = this.options.task.KillSignal ?? '';
-      signalGroup(handle, (signalNames.has(signal) ? signal : 'SIGINT') as NodeJS.Signals);
-      this.forceKill = setTimeout(() => signalGroup(handle, 'SIGKILL'), timeout / 1e6);
-    }
+    this.signalKill();
     await this.done;
+  }
+
+  /** The kill signal to the running process, SIGKILL after the kill timeout (once a process runs, if none yet). */
+  private signalKill(): void {
+    const handle = this.handle;
+    if (!handle || this.forceKill) return;
+    const signal = this.options.task.KillSignal ?? '';
+    signalGroup(handle, (signalNames.has(signal) ? signal : 'SIGINT') as NodeJS.Signals);
+    const timeout = this.options.task.KillTimeout ?? defaultKillTimeout;
+    this.forceKill = setTimeout(() => signalGroup(handle, 'SIGKILL'), timeout / 1e6);
   }
 
   /** Stops watching without touching the process (the agent stops; the task runs on). */
@@ -187,6 +192,8 @@ export class TaskRunner {
         this.handle = started.handle;
         this.setState('running', { StartedAt: new Date(this.options.now()).toISOString(), FinishedAt: null });
         this.emit(taskEvents.started);
+        // Killed while it was starting: the signal goes now.
+        if (this.killing) this.signalKill();
       }
       const exit = await waitExit(current.handle, current.child, this.options.pollMs, this.detaching.signal);
       if (exit === 'detached') return;

@@ -8,7 +8,10 @@
  * (`Keyring.contentDigest`), so without the keyring no guess can be checked; it still changes when the secret does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authMethodKind } from '../../packages/core/src/scheduler/acl/auth-methods/store.ts';
 import { contentHash } from '../../packages/core/src/scheduler/acl/common.ts';
+import { AUTH_METHOD_PK } from '../../packages/core/src/scheduler/keys.ts';
+import { macAttribute } from '../../packages/core/src/storage/item-mac.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 describe('anonymous auth-method listing as a client-secret oracle', () => {
@@ -80,5 +83,28 @@ describe('anonymous auth-method listing as a client-secret oracle', () => {
     const after = await listedHash();
     expect(after).not.toBe(before);
     expect(after).not.toBe(contentHash(content('a-new-secret')));
+  });
+
+  it('a method stored by an older release with the bare SHA-256 is rewritten with the keyed digest on its first read', async () => {
+    const store = h.core.store;
+    const genuine = await store.getVerified(authMethodKind, AUTH_METHOD_PK, 'sso');
+    expect(genuine).toBeDefined();
+    // As an older release wrote it: the same content, `Hash` the bare SHA-256 of it, and a valid MAC.
+    const bare = contentHash(content('a-new-secret'));
+    const { [macAttribute]: _mac, ...attributes } = genuine as Record<string, unknown> & { pk: string; sk: string };
+    await store.put(store.signed(authMethodKind, { ...attributes, pk: AUTH_METHOD_PK, sk: 'sso', Hash: bare }));
+    expect((await store.get(AUTH_METHOD_PK, 'sso'))?.Hash).toBe(bare);
+    // The anonymous listing (the sign-in page's read) never shows it and leaves the table without it.
+    const shown = await listedHash();
+    expect(shown).not.toBe(bare);
+    const stored = await store.getVerified(authMethodKind, AUTH_METHOD_PK, 'sso');
+    expect(stored?.Hash).toBe(shown);
+    expect(JSON.stringify(await store.list(AUTH_METHOD_PK))).not.toContain(bare);
+    // Nothing else changed: the same method, at the same index, reads the same.
+    const read = await h.call('GET', '/v1/acl/auth-method/sso', { token: management });
+    expect(read.status).toBe(200);
+    expect(read.body.Hash).toBe(shown);
+    expect(read.body.ModifyIndex).toBe(genuine?.ModifyIndex);
+    expect(read.body.Config.OIDCClientSecret).toBeUndefined();
   });
 });

@@ -29,6 +29,8 @@ import { nodePoolKind } from './scheduler/cluster/node-pools/store.ts';
 import { beatKind, nodeKind } from './scheduler/cluster/nodes/store.ts';
 import { serviceKind } from './scheduler/cluster/services/store.ts';
 import { auditDeviceKind } from './secrets/audit/audit-devices.ts';
+import { cloudItemKeys, cloudItemKind } from './secrets/engines/cloud/records.ts';
+import { directoryItemKeys, directoryItemKind } from './secrets/engines/ldap/records.ts';
 import { authenticatedValueKind } from './secrets/mounts/mount-storage.ts';
 import { mountKind } from './secrets/mounts/mount-table.ts';
 import { passwordPolicyKind } from './secrets/policies/password-policy-store.ts';
@@ -281,19 +283,21 @@ export const itemKindRows: readonly ItemKindRow[] = [
     name: 'directory configuration, static roles, library sets and accounts',
     where: '`mount#<uuid>` / `config`, `static-role/…`, `library/…`, `library-account/…`, `managed/…`',
     pk: anyMount,
-    sk: /^(config|static-role\/.*|library\/.*|library-account\/.*|managed\/.*)$/,
+    sk: directoryItemKeys,
     mountTypes: ['ldap'],
-    protection: 'unprotected',
-    why: 'passwords in them are sealed; the rest (the directory URL, DNs, check-out state) is changed by partial updates and transactions that a MAC over the whole item would have to follow at every step: a forged `url` sends the bind password elsewhere. Left open in security.md',
+    protection: 'MAC',
+    mac: directoryItemKind,
+    why: 'where the bind password goes (the directory URL, bind DN, TLS settings), whose password a static role or library account rotates and hands out (its DN), which accounts a set lends and who manages an account; passwords are sealed, and rotation and check-out state stay outside the MAC as bookkeeping (signed by `MountStorage` on every write, including each partial update and transaction)',
   }),
   row({
     name: 'cloud configuration, role sets and accounts',
     where: '`mount#<uuid>` / `config`, `roleset/…`, `static-account/…`, `impersonated-account/…`, `key/…`',
     pk: anyMount,
-    sk: /^(config|roleset\/.*|static-account\/.*|impersonated-account\/.*|key\/.*)$/,
+    sk: cloudItemKeys,
     mountTypes: ['cloud'],
-    protection: 'unprotected',
-    why: 'the root credentials and tokens in them are sealed; bindings (the roles a role set grants) are written in transactions and partial updates: a forged binding grants more in the project. Left open in security.md',
+    protection: 'MAC',
+    mac: cloudItemKind,
+    why: "which credentials the engine acts with (a removed credential would fall back to the server's own), which project roles a role set grants, which service account a role set or account mints keys and tokens for; the root credentials and token keys are sealed, and when the next root rotation is due stays outside the MAC as bookkeeping",
   }),
   // The scheduler's partitions.
   row({

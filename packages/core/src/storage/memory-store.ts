@@ -267,8 +267,12 @@ const isEmptyChange = (change: Change) =>
     (part) => part === undefined || (Array.isArray(part) ? part.length === 0 : Object.keys(part).length === 0),
   );
 
-/** The item after `change` (created from its key when absent). Refuses what DynamoDB refuses: key attributes, overlapping paths, missing parents. */
-function changed(current: Item | undefined, key: Key, change: Change): Item {
+/**
+ * The item after `change` (created from its key when absent). Refuses what DynamoDB refuses: key attributes,
+ * overlapping paths, missing parents. Also what an authenticated mount item will be after an update, to sign it
+ * (`secrets/mounts/mount-storage.ts`).
+ */
+export function changed(current: Item | undefined, key: Key, change: Change): Item {
   const paths: string[] = [
     ...Object.keys(change.set ?? {}),
     ...(change.remove ?? []),

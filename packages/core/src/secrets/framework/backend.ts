@@ -5,7 +5,7 @@ import type { PasswordPolicy } from '../../lib/password.ts';
 import type { RequestHeaders } from '../../lib/request-headers.ts';
 import type { LeaseRecord } from '../leases/lease-hooks.ts';
 import type { Secret } from '../leases/secret.ts';
-import type { MountStorage } from '../mounts/mount-storage.ts';
+import type { MountItemKinds, MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import type { Caller } from '../tokens/caller.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
@@ -253,6 +253,12 @@ export interface Backend {
   deployment?: Deployment;
   /** How its write-ahead records are rolled back (see `WalRollback`, `secrets/framework/write-ahead.ts`). */
   walRollback?: WalRollback;
+  /**
+   * Which of its items carry a MAC of their own kind (`MountItemKinds`): its mounts' storage signs them on every
+   * write and refuses them, as absent, when they do not verify. For state it changes by partial updates and
+   * transactions; what it writes whole with `putAuthenticated` needs no entry.
+   */
+  authenticatedItems?: MountItemKinds;
   /**
    * For auth methods: what renewing a token this method issued gets (Vault re-reads the login's role).
    * Throw to refuse the renewal, e.g. when the role is gone.

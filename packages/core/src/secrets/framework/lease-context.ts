@@ -21,7 +21,13 @@ export function leaseHooksOf(
     if (!hooks) return undefined;
     const context = (lease: LeaseRecord): LeaseContext => ({
       ...lease,
-      storage: new MountStorage(services.store, services.keyring, mount.uuid),
+      storage: new MountStorage(
+        services.store,
+        services.keyring,
+        mount.uuid,
+        undefined,
+        backends.get(mount.type)?.authenticatedItems,
+      ),
       system: systemFor({ clock: services.clock, log: services.log, leases, store: services.store }, mount),
     });
     const { renew } = hooks;

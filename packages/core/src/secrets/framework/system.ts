@@ -8,7 +8,7 @@ import { uuid } from '../../lib/random.ts';
 import { MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
 import { loadPasswordPolicy } from '../policies/password-policy-store.ts';
-import type { System } from './backend.ts';
+import type { Backend, System } from './backend.ts';
 
 /** What a system view is made of: time, the logger, and the lease manager it narrows to one mount. */
 export interface SystemServices {
@@ -54,6 +54,15 @@ function systemView(services: SystemServices, mount: MountEntry): System {
 }
 
 /** A mount's storage for a job that works on it outside a request (a request's handlers are given theirs). */
-export function storageFor(core: { store: Store; keyring: Keyring }, mount: Pick<MountEntry, 'uuid'>): MountStorage {
-  return new MountStorage(core.store, core.keyring, mount.uuid);
+export function storageFor(
+  core: { store: Store; keyring: Keyring; backends?: ReadonlyMap<string, Backend> },
+  mount: Pick<MountEntry, 'uuid' | 'type'>,
+): MountStorage {
+  return new MountStorage(
+    core.store,
+    core.keyring,
+    mount.uuid,
+    undefined,
+    core.backends?.get(mount.type)?.authenticatedItems,
+  );
 }

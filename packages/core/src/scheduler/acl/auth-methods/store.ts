@@ -5,7 +5,8 @@
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import type { Keyring } from '../../../storage/keyring.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
-import type { Write } from '../../../storage/store.ts';
+import { macAttribute } from '../../../storage/item-mac.ts';
+import { ConditionFailed, type Item, type Write } from '../../../storage/store.ts';
 import { AUTH_METHOD_PK } from '../../keys.ts';
 import type { SchedulerState } from '../../state.ts';
 import { keyedContentHash, rfc3339, sameContent, unchangedSince, withoutKeys } from '../common.ts';
@@ -29,21 +30,51 @@ export class AclAuthMethods {
     const { SealedClientSecret, ...rest } = method;
     if (SealedClientSecret)
       rest.Config = { ...rest.Config, OIDCClientSecret: this.keyring.open(SealedClientSecret, sealContext(rest.Name)) };
-    // Computed on every read, not taken from the item: one written before the digest was keyed holds a bare SHA-256.
+    // Computed on every read, not taken from the item: one written before the digest was keyed holds a bare SHA-256
+    // until `rehash` below has rewritten it.
     rest.Hash = keyedContentHash(this.keyring, pickContent(rest));
     return rest;
+  }
+
+  /**
+   * A verified method item read with a `Hash` that is not its keyed digest (written before the digest was keyed: a
+   * bare SHA-256 over content holding the client secret, which whoever reads the table could guess against offline)
+   * is rewritten once with the keyed digest and a new MAC, on this first read. The write is conditional on the item's
+   * MAC as read, so it changes nothing else and loses to any write in between (that one stores the keyed digest).
+   */
+  private async rehash(item: Item, method: AclAuthMethod): Promise<void> {
+    if (item.Hash === method.Hash) return;
+    const store = this.state.store;
+    const rewritten = { ...item, Hash: method.Hash };
+    try {
+      await store.update(
+        { pk: item.pk, sk: item.sk },
+        { set: { Hash: method.Hash, [macAttribute]: store.macOf(authMethodKind, rewritten) } },
+        { when: { equals: { [macAttribute]: item[macAttribute] } } },
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+    }
+  }
+
+  /** The method item, unsealed, with its stored `Hash` brought to the keyed digest (see `rehash`). */
+  private async opened(item: Item | undefined): Promise<AclAuthMethod | undefined> {
+    const method = this.unseal(item);
+    if (item && method) await this.rehash(item, method);
+    return method;
   }
 
   /** The method of that name; a name no method can have (it might not fit a key) finds none. */
   async get(name: string): Promise<AclAuthMethod | undefined> {
     if (!validAuthMethodName.test(name)) return undefined;
-    return this.unseal(await this.state.store.getVerified(authMethodKind, AUTH_METHOD_PK, name));
+    return this.opened(await this.state.store.getVerified(authMethodKind, AUTH_METHOD_PK, name));
   }
 
   async list(): Promise<AclAuthMethod[]> {
-    return (await this.state.store.list(AUTH_METHOD_PK))
-      .filter((item) => this.state.store.verified(authMethodKind, item))
-      .map((item) => this.unseal(item) as AclAuthMethod);
+    const items = (await this.state.store.list(AUTH_METHOD_PK)).filter((item) =>
+      this.state.store.verified(authMethodKind, item),
+    );
+    return Promise.all(items.map(async (item) => (await this.opened(item)) as AclAuthMethod));
   }
 
   /**

@@ -5,6 +5,7 @@ import { rotateDueRoots } from './cleanup.ts';
 import { configPaths } from './config.ts';
 import { impersonatedAccountPaths } from './impersonated-accounts.ts';
 import { keyLeaseHooks, keyPaths, keySecretType } from './keys.ts';
+import { cloudItemKinds } from './records.ts';
 import { rolesetPaths } from './rolesets.ts';
 import { rotateRootPaths } from './rotate-root.ts';
 import { staticAccountPaths } from './static-accounts.ts';
@@ -39,6 +40,8 @@ export const cloudBackend: Backend = {
     },
   ],
   walRollback: cloudRollback,
+  // The configuration, rolesets and accounts carry a MAC (records.ts).
+  authenticatedItems: cloudItemKinds,
   // Where it calls Google is the operator's (a private endpoint), as the stage's `googleEndpoints`.
   deployment: {
     settings: { option: 'googleEndpoints', variables: googleEndpointVariables },

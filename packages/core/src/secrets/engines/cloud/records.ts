@@ -1,4 +1,5 @@
-import type { MountStorage } from '../../mounts/mount-storage.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
+import type { MountItemKinds, MountStorage } from '../../mounts/mount-storage.ts';
 import type { Bindings } from './bindings.ts';
 import type { CredentialsFile } from './google-client.ts';
 
@@ -87,3 +88,16 @@ export interface WalItem {
 }
 
 export { walPrefix } from '../../framework/write-ahead.ts';
+
+/**
+ * The engine's items that carry a MAC (`storage/item-mac.ts`; the backend's `authenticatedItems`): the configuration
+ * (its sealed root credentials included: removed, the engine would fall back to the server's own credentials),
+ * rolesets, static and impersonated accounts. The MAC covers everything but when the next automatic root rotation is
+ * due and when the last was, so a forged binding, account email, project or federation target is refused.
+ */
+export const cloudItemKind = itemKind('cloud-item', ['rotateAt', 'lastRotation']);
+
+/** The keys of the engine's authenticated items (the item-kind table's row for them matches the same). */
+export const cloudItemKeys = /^(config|roleset\/.*|static-account\/.*|impersonated-account\/.*|key\/.*)$/;
+
+export const cloudItemKinds: MountItemKinds = (key) => (cloudItemKeys.test(key) ? cloudItemKind : undefined);

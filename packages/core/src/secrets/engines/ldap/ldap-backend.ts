@@ -5,7 +5,7 @@ import { configPaths } from './config.ts';
 import { dynamicLease, dynamicRolePaths } from './dynamic-roles.ts';
 import { libraryCheckoutPaths, libraryLease } from './library-checkouts.ts';
 import { librarySetPaths } from './library-sets.ts';
-import { rotationQueue } from './records.ts';
+import { directoryItemKinds, rotationQueue } from './records.ts';
 import { rotateRootPaths } from './rotate-root.ts';
 import { rotateDue } from './rotation.ts';
 import { staticCredPaths } from './static-creds.ts';
@@ -33,6 +33,8 @@ export const ldapBackend: Backend = {
   leases: { [dynamicLease.type]: dynamicLease.hooks, [libraryLease.type]: libraryLease.hooks },
   // A password change nothing came back to (a crash between the directory and the table) is settled by the job.
   walRollback: ldapRollback,
+  // The configuration, static roles, library sets and accounts and the claims carry a MAC (records.ts).
+  authenticatedItems: directoryItemKinds,
   periodic: [
     {
       // Root and static-role passwords whose time has come, and check-outs whose lease was never written.

@@ -1,5 +1,7 @@
 import { dueKey } from '../../../storage/due.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
 import type { Change, Item } from '../../../storage/store.ts';
+import type { MountItemKinds } from '../../mounts/mount-storage.ts';
 
 /**
  * How the engine keeps an account whose password it owns (the root config, a static role, a library
@@ -86,3 +88,42 @@ export function accountChange(set: Record<string, unknown>, remove: string[] = [
     ...(removals.length > 0 ? { remove: removals } : {}),
   };
 }
+
+/**
+ * The engine's items that carry a MAC (`storage/item-mac.ts`; the backend's `authenticatedItems`): the configuration,
+ * static roles, library sets and accounts, and the claims on managed accounts. The MAC covers `value` (the directory
+ * URL and bind DN, TLS settings, a role's or account's DN and user name, a set's accounts and TTLs, a claim's owner),
+ * the sealed client TLS key and any attribute not named here, so a forged destination, DN or set is refused. Outside
+ * it: the bookkeeping that rotations, heals and check-outs change by partial updates, each either sealed bound to its
+ * key (`password`, `lastPassword`, `pending`, `sealedDn`: a table writer can only put back an older sealed value) or
+ * rotation and lending state (when a rotation is due, who holds an account: left open in docs/security.md).
+ */
+export const directoryItemKind = itemKind('directory-item', [
+  'password',
+  'lastPassword',
+  'lastRotation',
+  ...pendingFields,
+  'duePk',
+  'dueSk',
+  'dueAt',
+  'scheduledAt',
+  'attempts',
+  'sealedDn',
+  'lastHealed',
+  'healCount',
+  'lastHealReason',
+  'healAttemptAt',
+  'available',
+  'checkoutId',
+  'leaseId',
+  'borrowerHash',
+  'borrowerAccessor',
+  'borrowerEntity',
+  'claimUntil',
+]);
+
+/** The keys of the engine's authenticated items (the item-kind table's row for them matches the same). */
+export const directoryItemKeys = /^(config|static-role\/.*|library\/.*|library-account\/.*|managed\/.*)$/;
+
+export const directoryItemKinds: MountItemKinds = (key) =>
+  directoryItemKeys.test(key) ? directoryItemKind : undefined;

@@ -72,7 +72,11 @@ describe('attacks on service registrations', () => {
   const payroll = async () => (await h.call('GET', '/v1/service/ledger?namespace=payroll', { token: root })).body;
 
   it('a token of namespace dev reads nothing of payroll: not by name, not in lists, not on the stream', async () => {
-    for (const url of ['/v1/services?namespace=payroll', '/v1/service/ledger?namespace=payroll']) {
+    for (const url of [
+      '/v1/services?namespace=payroll',
+      '/v1/service/ledger?namespace=payroll',
+      '/v1/job/web/services?namespace=payroll',
+    ]) {
       const out = await h.call('GET', url, { token: tokens.dev });
       expect(out.status, url).toBe(403);
       expect(out.text).toBe('Permission denied');

@@ -297,6 +297,33 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
     });
   });
 
+  it('serves a job’s registrations at /v1/job/:id/services, 404 for a job that does not exist', async () => {
+    const job = {
+      ID: 'shop',
+      TaskGroups: [{ Name: 'web', Tasks: [{ Name: 'server', Driver: 'raw_exec', Config: { command: 'python3' } }] }],
+    };
+    expect((await mgmt('PUT', '/v1/jobs', { Job: job })).status).toBe(200);
+    const alloc = randomUUID();
+    await register(a, [
+      registration(a.node, alloc, 'shop-web', { JobID: 'shop' }),
+      registration(a.node, alloc, 'shop-admin', { JobID: 'shop' }),
+    ]);
+    const out = await mgmt('GET', '/v1/job/shop/services');
+    expect(out.status).toBe(200);
+    expect(out.headers.get('X-Nomad-Index')).toBe(
+      String(await h.scheduler.state.tableIndex(['service_registrations'])),
+    );
+    expect(
+      out.body.map((service: { JobID: string; ServiceName: string }) => [service.JobID, service.ServiceName]),
+    ).toEqual([
+      ['shop', 'shop-admin'],
+      ['shop', 'shop-web'],
+    ]);
+    const missing = await mgmt('GET', '/v1/job/nope/services');
+    expect(missing.status).toBe(404);
+    expect(missing.text).toBe('job not found');
+  });
+
   it('a blocking read of a service wakes when a registration lands', async () => {
     const index = await h.scheduler.state.tableIndex(['service_registrations']);
     const blocked = mgmt('GET', `/v1/service/late?index=${index}&wait=10s`);

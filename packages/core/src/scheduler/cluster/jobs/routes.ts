@@ -247,4 +247,16 @@ export const jobRoutes: SchedulerRoute[] = [
         return jobSummary(job);
       })(caller),
   }),
+  route({
+    method: 'GET',
+    path: '/v1/job/:id/services',
+    summary: 'The service registrations of the job’s allocations (Nomad’s `Job.GetServiceRegistrations`).',
+    access: 'token',
+    params: { id: jobId },
+    query: { namespace: namespaceQuery },
+    blocking: ['service_registrations'],
+    returns: 'The registrations, sorted by ID; 404 `job not found`.',
+    handler: async ({ scheduler, caller, params, query }) =>
+      readJob(params.id, query.namespace, scheduler, (ns) => scheduler.services.ofJob(ns, params.id))(caller),
+  }),
 ];

@@ -117,6 +117,13 @@ export class ServiceRegistrations {
       .filter((registration): registration is ServiceRegistration => registration?.ServiceName === name);
   }
 
+  /** The registrations of one job, sorted by ID (Nomad's `GetServiceRegistrationsByJobID`). */
+  async ofJob(namespace: string, jobId: string): Promise<ServiceRegistration[]> {
+    return (await this.list(namespace))
+      .filter((registration) => registration.JobID === jobId)
+      .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+  }
+
   /** The registrations of one allocation, sorted by ID. */
   ofAllocation(allocId: string): Promise<ServiceRegistration[]> {
     return allocationRegistrations(this.store, allocId);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceKind } from '../../packages/core/src/scheduler/cluster/services/store.ts';
 import { serviceAllocPk, servicePk, serviceSk } from '../../packages/core/src/scheduler/keys.ts';
+import { allocationOf, applyPlan, ready, webJob } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
@@ -38,6 +39,22 @@ describe('attacks on service registrations', () => {
     return token.body.SecretID as string;
   }
 
+  const evals: Record<string, string> = {};
+  /** An allocation of job `web` in `namespace` placed on `node` through the plan apply; its ID. */
+  async function placed(node: { ID: string; Name: string }, namespace = 'default'): Promise<string> {
+    if (!evals[namespace]) {
+      const out = await h.call('PUT', '/v1/jobs', {
+        token: root,
+        body: { Job: webJob('web', { Namespace: namespace }) },
+      });
+      expect(out.status).toBe(200);
+      evals[namespace] = out.body.EvalID;
+    }
+    const alloc = await allocationOf(h, { namespace, id: 'web', evalId: evals[namespace] as string }, node);
+    await applyPlan(h, { place: [alloc] });
+    return alloc.ID;
+  }
+
   let secretAlloc: string;
   let secretId: string;
   let publicId: string;
@@ -56,9 +73,11 @@ describe('attacks on service registrations', () => {
     );
     a = await registerNode(h, writer);
     b = await registerNode(h, writer);
-    secretAlloc = randomUUID();
+    await ready(h, a.node);
+    await ready(h, b.node);
+    secretAlloc = await placed(b.node, 'payroll');
     const secret = registration(b.node.ID, secretAlloc, 'ledger', 'payroll');
-    const open = registration(b.node.ID, randomUUID(), 'docs', 'dev');
+    const open = registration(b.node.ID, await placed(b.node, 'dev'), 'docs', 'dev');
     secretId = secret.ID;
     publicId = open.ID;
     const out = await h.call('PUT', '/v1/client/services', {
@@ -92,18 +111,22 @@ describe('attacks on service registrations', () => {
     const from = await h.scheduler.state.currentIndex();
     const stream = await h.open(`/v1/event/stream?topic=Service&namespace=dev&index=${from}`, tokens.dev);
     await stream.next();
-    const alloc = randomUUID();
-    await h.call('PUT', '/v1/client/services', {
-      token: b.node.SecretID,
-      body: { Services: [registration(b.node.ID, alloc, 'ledger', 'payroll')] },
-    });
-    await h.call('PUT', '/v1/client/services', {
-      token: b.node.SecretID,
-      body: { Services: [registration(b.node.ID, alloc, 'wiki', 'dev')] },
-    });
+    const [payrollAlloc, devAlloc] = [await placed(b.node, 'payroll'), await placed(b.node, 'dev')];
+    const from2 = await h.scheduler.state.currentIndex();
+    for (const [alloc, name, namespace] of [
+      [payrollAlloc, 'ledger', 'payroll'],
+      [devAlloc, 'wiki', 'dev'],
+    ] as const) {
+      const out = await h.call('PUT', '/v1/client/services', {
+        token: b.node.SecretID,
+        body: { Services: [registration(b.node.ID, alloc, name, namespace)] },
+      });
+      expect(out.status).toBe(200);
+    }
+    expect(await h.scheduler.state.currentIndex()).toBe(from2 + 2);
     const batch = await stream.nextEvents();
     expect(batch.Events.map((event: { Namespace: string; Key: string }) => [event.Namespace, event.Key])).toEqual([
-      ['dev', `_nomad-task-${alloc}-server-wiki-http`],
+      ['dev', `_nomad-task-${devAlloc}-server-wiki-http`],
     ]);
     await stream.close();
   });
@@ -137,8 +160,8 @@ describe('attacks on service registrations', () => {
   });
 
   it('a node registers nothing as another node: a forged NodeID, mixed NodeIDs, or another node’s credential', async () => {
+    const alloc = await placed(a.node);
     const before = await h.scheduler.state.currentIndex();
-    const alloc = randomUUID();
     for (const credential of [a.node.SecretID, a.identity]) {
       for (const services of [
         // A's credential, B's ID in the body (the forged NodeID).
@@ -164,6 +187,45 @@ describe('attacks on service registrations', () => {
     }
     expect(await h.scheduler.state.currentIndex()).toBe(before);
     expect(await h.core.store.list(serviceAllocPk(alloc))).toEqual([]);
+  });
+
+  it('a node registers nothing for another node’s allocation, a finished one, or another job’s or namespace’s', async () => {
+    const own = await placed(a.node);
+    const finished = await placed(a.node);
+    const report = await h.call('PUT', `/v1/client/node/${a.node.ID}/allocations`, {
+      token: a.node.SecretID,
+      body: { Allocs: [{ ID: finished, ClientStatus: 'failed' }] },
+    });
+    expect(report.status).toBe(200);
+    const before = await h.scheduler.state.currentIndex();
+    for (const credential of [a.node.SecretID, a.identity]) {
+      const cases: Array<[Record<string, unknown>, number, string]> = [
+        // B's allocation in payroll, under A's own NodeID: another node's allocation.
+        [registration(a.node.ID, secretAlloc, 'ledger', 'payroll'), 403, 'Permission denied'],
+        [registration(a.node.ID, finished, 'mine'), 400, `allocation ${finished} is failed`],
+        // Its own allocation, claimed for another namespace or job (to appear in payroll's discovery).
+        [registration(a.node.ID, own, 'ledger', 'payroll'), 400, 'is not its allocation\'s "default"'],
+        [{ ...registration(a.node.ID, own, 'ledger'), JobID: 'payroll-api' }, 400, 'is not its allocation\'s "web"'],
+      ];
+      for (const [service, status, text] of cases) {
+        const out = await h.call('PUT', '/v1/client/services', { token: credential, body: { Services: [service] } });
+        expect(out.status, text).toBe(status);
+        expect(out.text).toContain(text);
+      }
+      // One good registration beside one for B's allocation: the whole call is refused.
+      const mixed = await h.call('PUT', '/v1/client/services', {
+        token: credential,
+        body: {
+          Services: [registration(a.node.ID, own, 'mine'), registration(a.node.ID, secretAlloc, 'ledger', 'payroll')],
+        },
+      });
+      expect(mixed.status).toBe(403);
+    }
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
+    expect(await h.core.store.list(serviceAllocPk(own))).toEqual([]);
+    expect(new Set((await payroll()).map((service: { NodeID: string }) => service.NodeID))).toEqual(
+      new Set([b.node.ID]),
+    );
   });
 
   it('a node deletes only its own registrations; a node credential is no ACL token', async () => {

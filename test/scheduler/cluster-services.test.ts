@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allocationServicesRemoval } from '../../packages/core/src/scheduler/cluster/services/store.ts';
 import { serviceAllocPk, servicePk } from '../../packages/core/src/scheduler/keys.ts';
+import { allocationOf, applyPlan, ready, webJob } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
@@ -56,6 +57,19 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
     h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
   const register = (node: Registered, services: Array<Record<string, unknown>>, token = node.node.SecretID) =>
     h.call('PUT', '/v1/client/services', { token, body: { Services: services } });
+  const evals: Record<string, string> = {};
+  /** An allocation of `job` placed on `node` through the plan apply; its ID. */
+  async function placed(node: Registered, namespace = 'default', job = 'web'): Promise<string> {
+    const key = `${namespace}/${job}`;
+    if (!evals[key]) {
+      const out = await mgmt('PUT', '/v1/jobs', { Job: webJob(job, { Namespace: namespace }) });
+      expect(out.status).toBe(200);
+      evals[key] = out.body.EvalID;
+    }
+    const alloc = await allocationOf(h, { namespace, id: job, evalId: evals[key] as string }, node.node);
+    await applyPlan(h, { place: [alloc] });
+    return alloc.ID;
+  }
 
   beforeAll(async () => {
     h = await startScheduler();
@@ -63,14 +77,16 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
     expect((await mgmt('PUT', '/v1/namespace', { Name: 'prod' })).status).toBe(200);
     a = await registerNode(h, writer);
     b = await registerNode(h, writer, { Datacenter: 'dc2' });
+    await ready(h, a.node);
+    await ready(h, b.node);
   });
   afterAll(() => h.close());
 
   it('a node registers its services: one index, the registrations, their links and ServiceRegistration events', async () => {
+    const alloc = await placed(a);
     const before = await h.scheduler.state.currentIndex();
     const stream = await h.open(`/v1/event/stream?topic=Service&index=${before}`, root);
     await stream.next();
-    const alloc = randomUUID();
     const sent = [
       registration(a.node, alloc, 'api', { Tags: ['http', 'v1', 'http'] }),
       registration(a.node, alloc, 'api-admin', { Port: 25_001, Tags: null }),
@@ -129,7 +145,7 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
   });
 
   it('registering the same again writes nothing; a change keeps CreateIndex and moves ModifyIndex', async () => {
-    const alloc = randomUUID();
+    const alloc = await placed(a);
     const first = await register(a, [registration(a.node, alloc, 'cache')], a.identity);
     expect(first.status).toBe(200);
     const again = await register(a, [registration(a.node, alloc, 'cache', { Tags: ['http', 'http'] })]);
@@ -144,16 +160,16 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
   });
 
   it('lists services per namespace with the union of their tags; namespace=* covers every namespace', async () => {
-    const alloc = randomUUID();
+    const [web, store] = [await placed(b, 'prod', 'web'), await placed(b, 'prod', 'store')];
     expect(
       (
         await register(b, [
-          registration(b.node, alloc, 'api', { Namespace: 'prod', Tags: ['blue'] }),
-          registration(b.node, alloc, 'db', { Namespace: 'prod', Tags: ['primary', 'db'], JobID: 'store' }),
+          registration(b.node, web, 'api', { Namespace: 'prod', Tags: ['blue'] }),
+          registration(b.node, store, 'db', { Namespace: 'prod', Tags: ['primary', 'db'], JobID: 'store' }),
         ])
       ).status,
     ).toBe(200);
-    const other = randomUUID();
+    const other = await placed(a);
     expect((await register(a, [registration(a.node, other, 'api', { Tags: ['v2', 'http'] })])).status).toBe(200);
 
     const list = await mgmt('GET', '/v1/services');
@@ -190,9 +206,11 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
   });
 
   it('reads a service by tag (filter), in pages, and picks instances with choose as Nomad’s rendezvous hashing', async () => {
-    const sent = Array.from({ length: 5 }, (_, n) =>
-      registration(a.node, randomUUID(), 'pool', { Port: 27_000 + n, Tags: n % 2 === 0 ? ['even'] : ['odd'] }),
-    );
+    const sent: Array<Record<string, unknown>> = [];
+    for (let n = 0; n < 5; n++)
+      sent.push(
+        registration(a.node, await placed(a), 'pool', { Port: 27_000 + n, Tags: n % 2 === 0 ? ['even'] : ['odd'] }),
+      );
     expect((await register(a, sent)).status).toBe(200);
     const ids = sent.map((service) => service.ID as string).sort();
     const all = await mgmt('GET', '/v1/service/pool');
@@ -227,7 +245,7 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
   });
 
   it('deletes by ID with submit-job (empty answer) and by the node itself, each with a ServiceDeregistration event', async () => {
-    const alloc = randomUUID();
+    const alloc = await placed(a);
     const [one, two] = [registration(a.node, alloc, 'gone'), registration(a.node, alloc, 'gone-too')];
     await register(a, [one as Record<string, unknown>, two as Record<string, unknown>]);
     const before = await h.scheduler.state.currentIndex();
@@ -269,17 +287,22 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
     await stream.close();
   });
 
-  it('removes an allocation’s registrations inside another write, typed as that write (a terminal allocation)', async () => {
-    const alloc = randomUUID();
+  it('an allocation reported terminal takes its registrations with it, in its own write and typed as it', async () => {
+    const alloc = await placed(a);
     await register(a, [registration(a.node, alloc, 'ending'), registration(a.node, alloc, 'ending-admin')]);
-    const kept = randomUUID();
+    const kept = await placed(a);
     await register(a, [registration(a.node, kept, 'ending')]);
-    // As the allocation store's write does: the removal's writes and events in its own plan.
-    const index = await h.scheduler.state.commit(async () =>
-      allocationServicesRemoval(h.core.store, alloc, 'AllocationUpdated'),
-    );
+    const report = await h.call('PUT', `/v1/client/node/${a.node.ID}/allocations`, {
+      token: a.node.SecretID,
+      body: { Allocs: [{ ID: alloc, ClientStatus: 'complete', ClientDescription: 'All tasks have completed' }] },
+    });
+    expect(report.status).toBe(200);
+    const index = report.body.Index;
     const [batch] = await h.scheduler.state.eventsAfter(index - 1);
-    expect(batch?.events.map((event) => [event.Topic, event.Type, event.Key])).toEqual([
+    expect(batch?.index).toBe(index);
+    expect(
+      batch?.events.filter((event) => event.Topic === 'Service').map((event) => [event.Topic, event.Type, event.Key]),
+    ).toEqual([
       // In ID order.
       ['Service', 'AllocationUpdated', `_nomad-task-${alloc}-server-ending-admin-http`],
       ['Service', 'AllocationUpdated', `_nomad-task-${alloc}-server-ending-http`],
@@ -289,7 +312,15 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
       (await mgmt('GET', '/v1/service/ending')).body.map((service: { AllocID: string }) => service.AllocID),
     ).toEqual([kept]);
     expect(await h.core.store.list(serviceAllocPk(alloc))).toEqual([]);
-    // An allocation without registrations writes nothing and moves no index.
+    // The agent's own deregistration afterwards finds nothing; registering again for the finished allocation is refused.
+    const late = await h.call('DELETE', `/v1/client/service/_nomad-task-${alloc}-server-ending-http`, {
+      token: a.node.SecretID,
+    });
+    expect(late.status).toBe(404);
+    const again = await register(a, [registration(a.node, alloc, 'ending')]);
+    expect(again.status).toBe(400);
+    expect(again.text).toContain(`allocation ${alloc} is complete; its services are not registered`);
+    // The removal is what the allocation store's write carries: nothing for an allocation without registrations.
     expect(await allocationServicesRemoval(h.core.store, randomUUID(), 'AllocationUpdated')).toEqual({
       items: [],
       events: [],
@@ -303,7 +334,7 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
       TaskGroups: [{ Name: 'web', Tasks: [{ Name: 'server', Driver: 'raw_exec', Config: { command: 'python3' } }] }],
     };
     expect((await mgmt('PUT', '/v1/jobs', { Job: job })).status).toBe(200);
-    const alloc = randomUUID();
+    const alloc = await placed(a, 'default', 'shop');
     await register(a, [
       registration(a.node, alloc, 'shop-web', { JobID: 'shop' }),
       registration(a.node, alloc, 'shop-admin', { JobID: 'shop' }),
@@ -327,8 +358,8 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
   it('a blocking read of a service wakes when a registration lands', async () => {
     const index = await h.scheduler.state.tableIndex(['service_registrations']);
     const blocked = mgmt('GET', `/v1/service/late?index=${index}&wait=10s`);
+    const alloc = await placed(a);
     await new Promise((resolve) => setTimeout(resolve, 150));
-    const alloc = randomUUID();
     const out = await register(a, [registration(a.node, alloc, 'late')]);
     const woken = await blocked;
     expect(woken.status).toBe(200);
@@ -347,8 +378,9 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
   });
 
   it('refuses bad registrations with a 400 naming each problem, writing nothing', async () => {
+    const alloc = await placed(a);
+    const theirs = await placed(b);
     const before = await h.scheduler.state.currentIndex();
-    const alloc = randomUUID();
     const cases: Array<[unknown, string]> = [
       [[], 'Services must hold at least one registration'],
       [[registration(a.node, alloc, 'x', { Address: '0.0.0.0' })], 'invalid service registration address'],
@@ -356,7 +388,11 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
       [[registration(a.node, alloc, 'x', { AllocID: randomUUID() })], 'ID must start with "_nomad-task-'],
       [[registration(a.node, alloc, 'x', { Port: 70_000 })], 'invalid port 70000'],
       [[registration(a.node, alloc, 'x', { Datacenter: 'dc9' })], 'is not the node\'s datacenter "dc1"'],
-      [[registration(a.node, alloc, 'x', { Namespace: 'nowhere' })], 'namespace "nowhere" does not exist'],
+      [
+        [registration(a.node, alloc, 'x', { Namespace: 'prod' })],
+        'Namespace "prod" is not its allocation\'s "default"',
+      ],
+      [[registration(a.node, alloc, 'x', { JobID: 'shop' })], 'JobID "shop" is not its allocation\'s "web"'],
       [[registration(a.node, alloc, 'x'), registration(a.node, alloc, 'x')], 'registered twice in one call'],
       [
         Array.from({ length: 33 }, (_, n) => registration(a.node, alloc, `s${n}`)),
@@ -369,6 +405,12 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
       expect(out.status, message).toBe(400);
       expect(out.text).toContain(message);
     }
+    const unknown = randomUUID();
+    const missing = await register(a, [registration(a.node, unknown, 'x', { AllocID: unknown })]);
+    expect(missing.status).toBe(404);
+    expect(missing.text).toBe('alloc not found');
+    const foreign = await register(a, [registration(a.node, theirs, 'x')]);
+    expect(foreign.status).toBe(403);
     const two = await register(a, [
       registration(a.node, alloc, 'x', { Address: '::' }),
       registration(a.node, alloc, 'y', { Port: -1 }),

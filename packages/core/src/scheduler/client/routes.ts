@@ -18,7 +18,7 @@ import {
   validPoolName,
 } from '../cluster/nodes/model.ts';
 import type { NodeBeat, NodeCredential } from '../cluster/nodes/store.ts';
-import { serviceBody, validateServices } from '../cluster/services/model.ts';
+import { allocationRefusal, serviceBody, validateServices } from '../cluster/services/model.ts';
 import { permissionDenied } from '../http/nomad.ts';
 import { route, type SchedulerRoute } from '../http/route.ts';
 import type { Scheduler } from '../scheduler.ts';
@@ -316,11 +316,20 @@ export const clientServiceRoutes: SchedulerRoute[] = [
       const beat = await scheduler.nodes.authenticated(nodeId, credential);
       const registrations = validateServices(services, beat.datacenter);
       const index = await scheduler.services.upsert(registrations, async () => {
-        // Inside the write: the node is still there with this credential (not purged or re-keyed meanwhile).
+        // Inside the write, so what it finds holds when the write lands: the node is still there with this
+        // credential, and each allocation is the node's own, not terminal, of the registration's namespace and job.
         await scheduler.nodes.authenticated(nodeId, credential);
-        for (const namespace of new Set(registrations.map((registration) => registration.Namespace)))
-          if (!(await scheduler.namespaces.get(namespace)))
-            throw badRequest(`namespace ${JSON.stringify(namespace)} does not exist`);
+        const allocations = new Map(
+          await Promise.all(
+            [...new Set(registrations.map((registration) => registration.AllocID))].map(
+              async (id) => [id, await scheduler.allocations.get(id)] as const,
+            ),
+          ),
+        );
+        for (const registration of registrations) {
+          const refusal = allocationRefusal(registration, allocations.get(registration.AllocID), nodeId);
+          if (refusal) throw refusal;
+        }
       });
       return { json: { Index: index }, index };
     },

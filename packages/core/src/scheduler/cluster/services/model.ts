@@ -5,8 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
-import { badRequest } from '../../../lib/errors.ts';
+import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import type { PendingEvent } from '../../state.ts';
+import type { Allocation } from '../allocations/model.ts';
 import { validNamespaceName } from '../namespaces/model.ts';
 import { shown, validUuid } from '../nodes/model.ts';
 
@@ -133,6 +134,34 @@ export function validateServices(services: ServiceBody[], datacenter: string): S
         : `${problems.length} errors occurred:\n${problems.map((text) => `\t* ${text}`).join('\n')}`,
     );
   return out;
+}
+
+/** Client statuses after which an allocation's services are gone (Nomad's `ClientTerminalStatus`). */
+const clientTerminal = new Set(['complete', 'failed', 'lost']);
+
+/**
+ * Why `nodeId` may not register `registration` for `alloc` (what the store holds under its AllocID), or nothing: the
+ * allocation must exist (404 `alloc not found`), be placed on that node (403, as any other node's allocation), not be
+ * client-terminal, and be of the registration's namespace and job (400). Nomad's server checks only the node ID; its
+ * client registers only its own running allocations, which this makes a rule.
+ */
+export function allocationRefusal(
+  registration: Pick<ServiceRegistration, 'ID' | 'Namespace' | 'JobID'>,
+  alloc: Pick<Allocation, 'ID' | 'NodeID' | 'Namespace' | 'JobID' | 'ClientStatus'> | undefined,
+  nodeId: string,
+): DomainError | undefined {
+  if (!alloc) return notFound('alloc not found');
+  if (alloc.NodeID !== nodeId) return new DomainError('denied', 'Permission denied');
+  const named = `service ${JSON.stringify(shown(registration.ID))}`;
+  if (clientTerminal.has(alloc.ClientStatus))
+    return badRequest(`${named}: allocation ${alloc.ID} is ${alloc.ClientStatus}; its services are not registered`);
+  if (alloc.Namespace !== registration.Namespace)
+    return badRequest(
+      `${named}: Namespace "${shown(registration.Namespace)}" is not its allocation's "${alloc.Namespace}"`,
+    );
+  if (alloc.JobID !== registration.JobID)
+    return badRequest(`${named}: JobID "${shown(registration.JobID)}" is not its allocation's "${shown(alloc.JobID)}"`);
+  return undefined;
 }
 
 /** Nomad's `ServiceRegistration.Equal`: the same fields, the tags as a set (the indexes aside). */

@@ -1,15 +1,19 @@
 /**
  * One task group of a service or batch job reconciled (Nomad's `computeGroup`, `scheduler/reconciler/
- * reconcile_cluster.go`, with no deployment): what is lost stops and is replaced, failed allocations reschedule now or
- * later, a count beyond the group's stops its highest names, changed allocations update in place or destructively
- * (at most the update block's `max_parallel` at a time), migrating ones stop and are placed anew, and the missing ones
+ * reconcile_cluster.go`): what is lost stops and is replaced, failed allocations reschedule now or later, a count
+ * beyond the group's stops its highest names, changed allocations update in place or destructively (at most the
+ * update block's `max_parallel` at a time, less what the current deployment has not yet seen healthy), canaries go
+ * first when the update block asks for them, migrating allocations stop and are placed anew, and the missing ones
  * are placed under the lowest free names. The annotation counts are Nomad's, field by field.
  */
 import type { Allocation } from '../cluster/allocations/model.ts';
-import type { Job, TaskGroup } from '../cluster/jobs/model.ts';
-import type { ClusterNode } from '../cluster/nodes/model.ts';
+import { isActive } from '../cluster/deployments/model.ts';
 import { AllocNameIndex, allocIndex } from './alloc-names.ts';
+import { canaryPlacements, requiresCanaries, splitCanaries } from './canaries.ts';
+import { attachGroup, groupComplete, groupState, underProvisionedBy } from './deployment.ts';
 import { stopDescriptions } from './descriptions.ts';
+import { byName, emptyUpdates, type GroupResult, type JobContext, serverTerminal, stopAll } from './group-common.ts';
+import { computeStop } from './group-stop.ts';
 import {
   nextRescheduleTracker,
   penaltyNodeIds,
@@ -18,98 +22,15 @@ import {
   splitByRescheduleable,
 } from './reschedule.ts';
 import { classify } from './tainted.ts';
-import type { DesiredUpdates, PlacementRequest, StopDecision } from './types.ts';
+import type { PlacementRequest } from './types.ts';
 import { inplaceUpdated, updateKind } from './updates.ts';
 
-export interface JobContext {
-  jobId: string;
-  job: Job;
-  isBatch: boolean;
-  nodes: Map<string, ClusterNode>;
-  /** The job of an allocation's version (undefined when that version is no longer stored). */
-  jobOf: (alloc: Allocation) => Job | undefined;
-  evalId: string;
-  now: number;
-}
-
-export interface GroupResult {
-  place: PlacementRequest[];
-  stop: StopDecision[];
-  inplace: Allocation[];
-  updates: DesiredUpdates;
-  /** Failed allocations to reschedule later, and when (ms). */
-  later: Array<{ alloc: Allocation; at: number }>;
-}
-
-export const emptyUpdates = (): DesiredUpdates => ({
-  Ignore: 0,
-  Place: 0,
-  Migrate: 0,
-  Stop: 0,
-  InPlaceUpdate: 0,
-  DestructiveUpdate: 0,
-  Canary: 0,
-  Preemptions: 0,
-  Reconnect: 0,
-  Disconnect: 0,
-  RescheduleNow: 0,
-  RescheduleLater: 0,
-});
-
-const serverTerminal = (alloc: Allocation): boolean =>
-  alloc.DesiredStatus === 'stop' || alloc.DesiredStatus === 'evict';
-
-/** Allocations in name-index order (then ID), so that every decision is the same for the same input. */
-export function byName(allocs: Iterable<Allocation>, jobId: string): Allocation[] {
-  return [...allocs].sort(
-    (a, b) =>
-      allocIndex(a.Name, jobId, a.TaskGroup) - allocIndex(b.Name, jobId, b.TaskGroup) || a.ID.localeCompare(b.ID),
-  );
-}
-
-/** Nomad's UpdateStrategy.IsEmpty: no update block, or one with every field unset. */
-function updateEmpty(update: unknown): boolean {
-  if (typeof update !== 'object' || update === null) return true;
-  return Object.values(update).every(
-    (value) => value === undefined || value === null || value === 0 || value === '' || value === false,
-  );
-}
-
-const maxParallel = (group: TaskGroup): number => {
-  const update = group.Update as { MaxParallel?: unknown } | null | undefined;
-  return typeof update?.MaxParallel === 'number' ? update.MaxParallel : 0;
-};
-
-/**
- * Stops every allocation of a group that is removed, scaled to zero or whose job stopped (Nomad's
- * filterAndStopAll): a lost one as lost, the rest as not needed. Answers the stops and the Stop count (all of `set`).
- */
-export function stopAll(set: Allocation[], context: Omit<JobContext, 'job'> & { group: TaskGroup | undefined }) {
-  const classified = classify(set, {
-    jobId: context.jobId,
-    group: context.group,
-    isBatch: context.isBatch,
-    nodes: context.nodes,
-    now: context.now,
-    groupAllocs: set,
-  });
-  const stop: StopDecision[] = [
-    ...byName([...classified.untainted, ...classified.migrate], context.jobId).map((alloc) => ({
-      alloc,
-      description: stopDescriptions.notNeeded,
-    })),
-    ...byName(classified.lost, context.jobId).map((alloc) => ({
-      alloc,
-      description: stopDescriptions.lost,
-      clientStatus: 'lost' as const,
-    })),
-  ];
-  return { stop, count: set.length };
-}
+const clientTerminal = (alloc: Allocation): boolean =>
+  alloc.ClientStatus === 'complete' || alloc.ClientStatus === 'failed' || alloc.ClientStatus === 'lost';
 
 export function reconcileGroup(name: string, groupAllocs: Allocation[], context: JobContext): GroupResult {
-  const { job, jobId } = context;
-  const result: GroupResult = { place: [], stop: [], inplace: [], updates: emptyUpdates(), later: [] };
+  const { job, jobId, deployments } = context;
+  const result: GroupResult = { place: [], stop: [], inplace: [], updates: emptyUpdates(), later: [], complete: true };
   const group = job.TaskGroups.find((tg) => tg.Name === name);
   // Nomad's filterServerTerminalAllocs: batch allocations stay (a completed one is not replaced).
   let all = groupAllocs.filter(
@@ -121,27 +42,32 @@ export function reconcileGroup(name: string, groupAllocs: Allocation[], context:
     result.updates.Stop = stopped.count;
     return result;
   }
+  const { state, existing } = groupState(deployments, group);
   if (context.isBatch) {
     // Terminal allocations of an older version are not counted (Nomad's filterOldTerminalAllocs).
-    const old = all.filter((alloc) => alloc.JobVersion < job.Version && isClientOrServerTerminal(alloc));
+    const old = all.filter(
+      (alloc) => alloc.JobVersion < job.Version && (serverTerminal(alloc) || clientTerminal(alloc)),
+    );
     result.updates.Ignore += old.length;
     all = all.filter((alloc) => !old.includes(alloc));
   }
-  const classified = classify(all, {
-    jobId,
-    group,
-    isBatch: context.isBatch,
-    nodes: context.nodes,
-    now: context.now,
-    groupAllocs,
-  });
+  const classifyOptions = { jobId, group, isBatch: context.isBatch, nodes: context.nodes, now: context.now };
+  const canarySplit = splitCanaries(all, deployments, classifyOptions);
+  all = canarySplit.all;
+  const canaries = canarySplit.canaries;
+  result.stop.push(...canarySplit.stop);
+  result.updates.Stop += canarySplit.counted;
+
+  const classified = classify(all, { ...classifyOptions, groupAllocs });
   result.updates.Ignore += classified.ignore.length;
   const policyOf = (alloc: Allocation): ReschedulePolicy | undefined =>
     reschedulePolicy(context.jobOf(alloc) ?? job, name);
-  const split = splitByRescheduleable(classified.untainted, context.isBatch, context.now, context.evalId, policyOf);
-  const migrating = splitByRescheduleable(classified.migrate, context.isBatch, context.now, context.evalId, policyOf);
-  let untainted = split.untainted;
-  let migrate = classified.migrate;
+  const current = deployments.current;
+  const activeId = current && isActive(current) ? current.ID : undefined;
+  const reschedule = (allocs: Allocation[]) =>
+    splitByRescheduleable(allocs, context.isBatch, context.now, context.evalId, policyOf, activeId);
+  const split = reschedule(classified.untainted);
+  const migrating = reschedule(classified.migrate);
   const rescheduleNow = byName(new Set([...split.now, ...migrating.now]), jobId);
   result.later = [...split.later, ...migrating.later];
   result.updates.RescheduleLater = result.later.length;
@@ -150,68 +76,51 @@ export function reconcileGroup(name: string, groupAllocs: Allocation[], context:
     jobId,
     name,
     group.Count,
-    [...new Set([...untainted, ...migrate, ...rescheduleNow, ...lost])].map((alloc) => alloc.Name),
+    [...new Set([...split.untainted, ...classified.migrate, ...rescheduleNow, ...lost])].map((alloc) => alloc.Name),
   );
 
-  // Nomad's computeStop: the lost stop, then a count above the group's stops the highest names.
-  const stopped = new Set<Allocation>(lost);
-  for (const alloc of lost) result.stop.push({ alloc, description: stopDescriptions.lost, clientStatus: 'lost' });
-  let remove = untainted.filter((alloc) => alloc.ClientStatus !== 'unknown').length + migrate.length - group.Count;
-  const stopUnneeded = (alloc: Allocation) => {
-    stopped.add(alloc);
-    result.stop.push({ alloc, description: stopDescriptions.notNeeded });
-    remove--;
-  };
-  if (remove > 0) {
-    const working = byName(
-      untainted.filter((alloc) => !serverTerminal(alloc)),
-      jobId,
-    );
-    if (migrate.length > 0) {
-      const names = new AllocNameIndex(
-        jobId,
-        name,
-        group.Count,
-        migrate.map((alloc) => alloc.Name),
-      ).highest(remove);
-      for (const alloc of byName(migrate, jobId)) {
-        if (remove <= 0) break;
-        if (!names.has(alloc.Name)) continue;
-        migrate = migrate.filter((other) => other !== alloc);
-        nameIndex.unsetIndex(allocIndex(alloc.Name, jobId, name));
-        stopUnneeded(alloc);
-      }
-    }
-    if (remove > 0) {
-      const names = nameIndex.highest(remove);
-      for (const alloc of working) {
-        if (remove <= 0) break;
-        if (names.has(alloc.Name)) stopUnneeded(alloc);
-      }
-      // Duplicate names can leave some to stop: the highest remaining.
-      for (const alloc of [...working].reverse()) {
-        if (remove <= 0) break;
-        if (!stopped.has(alloc)) stopUnneeded(alloc);
-      }
-    }
-  }
-  result.updates.Stop += stopped.size;
-  untainted = untainted.filter((alloc) => !stopped.has(alloc));
+  let isCanarying = state.DesiredCanaries !== 0 && !state.Promoted;
+  const stops = computeStop({
+    jobId,
+    group,
+    nameIndex,
+    untainted: split.untainted,
+    migrate: classified.migrate,
+    lost,
+    canaries,
+    isCanarying,
+  });
+  result.stop.push(...stops.stop);
+  result.updates.Stop += stops.stopped.size;
+  let untainted = stops.untainted;
+  const migrate = stops.migrate;
 
   // Nomad's computeUpdates.
   const destructive: Allocation[] = [];
+  let inplace = 0;
   for (const alloc of byName(untainted, jobId)) {
     const kind = updateKind(alloc, context.jobOf(alloc), job, context.nodes.get(alloc.NodeID));
     if (kind === 'ignore') result.updates.Ignore++;
     else if (kind === 'destructive') destructive.push(alloc);
     else {
+      inplace++;
       result.updates.InPlaceUpdate++;
       result.inplace.push(inplaceUpdated(alloc, job, context.evalId));
     }
   }
+  if (!existing) state.DesiredTotal += destructive.length + inplace;
 
-  let underProvisionedBy =
-    updateEmpty(group.Update) || destructive.length + migrate.length === 0 ? group.Count : maxParallel(group);
+  if (isCanarying) {
+    const canarySet = new Set(canaries);
+    untainted = untainted.filter((alloc) => !canarySet.has(alloc));
+  }
+  const needsCanaries = requiresCanaries(group, state, destructive, canaries);
+  const canaryPlace = needsCanaries
+    ? canaryPlacements(group, state, deployments, destructive, canaries, nameIndex)
+    : [];
+  result.updates.Canary += canaryPlace.length;
+  isCanarying = state.DesiredCanaries !== 0 && !state.Promoted;
+  let budget = underProvisionedBy(group, deployments, untainted, destructive.length + migrate.length, isCanarying);
 
   // Nomad's computePlacements: reschedules, then the lost up to the count, then new names up to the count.
   const place: PlacementRequest[] = [];
@@ -223,51 +132,77 @@ export function reconcileGroup(name: string, groupAllocs: Allocation[], context:
       replacing: 'reschedule',
       penaltyNodeIds: penaltyNodeIds(alloc),
       rescheduleTracker: nextRescheduleTracker(alloc, policyOf(alloc), context.now),
+      ...(alloc.DeploymentStatus?.Canary ? { canary: true } : {}),
     });
-  let existing = untainted.length + migrate.length + rescheduleNow.length;
+  let count = untainted.length + migrate.length + rescheduleNow.length;
   for (const alloc of lost) {
-    if (existing >= group.Count) break;
-    existing++;
-    place.push({ group: name, name: alloc.Name, previousAlloc: alloc, replacing: 'lost' });
+    if (count >= group.Count) break;
+    count++;
+    place.push({
+      group: name,
+      name: alloc.Name,
+      previousAlloc: alloc,
+      replacing: 'lost',
+      ...(alloc.DeploymentStatus?.Canary ? { canary: true } : {}),
+    });
   }
-  if (existing < group.Count)
-    for (const next of nameIndex.next(group.Count - existing)) place.push({ group: name, name: next });
+  if (count < group.Count)
+    for (const next of nameIndex.next(group.Count - count)) place.push({ group: name, name: next });
+  if (!existing) state.DesiredTotal += place.length;
 
-  // Nomad's placeAllocs (the deployment ready to place): the failed ones rescheduled now stop.
-  result.updates.Place += place.length;
+  // Nomad's placeAllocs.
+  const placeReady = !deployments.paused && !deployments.failed && !isCanarying;
+  const placed = placeReady ? place : placedWhileHeld(place, lost.length, deployments);
+  result.updates.Place += placed.length;
   const migrateSet = new Set(migrate);
-  for (const alloc of rescheduleNow)
-    if (!migrateSet.has(alloc) && alloc.ClientStatus !== 'unknown') {
-      result.stop.push({ alloc, description: stopDescriptions.rescheduled });
-      result.updates.Stop++;
-    }
-  underProvisionedBy -= Math.min(place.length, underProvisionedBy);
-
-  // Nomad's computeDestructiveUpdates: at most what is left of max_parallel, by name.
-  const updating = Math.min(destructive.length, underProvisionedBy);
-  result.updates.DestructiveUpdate += updating;
-  result.updates.Ignore += destructive.length - updating;
-  const destructivePlace: PlacementRequest[] = [];
-  for (const alloc of destructive.slice(0, updating)) {
-    result.stop.push({ alloc, description: stopDescriptions.updating });
-    destructivePlace.push({ group: name, name: alloc.Name, previousAlloc: alloc, replacing: 'update' });
+  for (const request of placed) {
+    const previous = request.previousAlloc;
+    if (request.replacing !== 'reschedule' || !previous) continue;
+    if (migrateSet.has(previous) || previous.ClientStatus === 'unknown') continue;
+    result.stop.push({ alloc: previous, description: stopDescriptions.rescheduled });
+    result.updates.Stop++;
   }
+  if (placeReady) budget -= Math.min(place.length, budget);
+
+  // Nomad's computeDestructiveUpdates: at most what is left of the budget, by name.
+  const destructivePlace: PlacementRequest[] = [];
+  if (placeReady) {
+    const updating = Math.min(destructive.length, budget);
+    result.updates.DestructiveUpdate += updating;
+    result.updates.Ignore += destructive.length - updating;
+    for (const alloc of destructive.slice(0, updating)) {
+      result.stop.push({ alloc, description: stopDescriptions.updating });
+      destructivePlace.push({ group: name, name: alloc.Name, previousAlloc: alloc, replacing: 'update' });
+    }
+  } else result.updates.Ignore += destructive.length;
 
   // Nomad's computeMigrations.
   result.updates.Migrate += migrate.length;
+  const migrations: PlacementRequest[] = [];
   for (const alloc of byName(migrate, jobId)) {
     result.stop.push({ alloc, description: stopDescriptions.migrating });
     if (context.isBatch && alloc.DesiredTransition.Reschedule === true) continue;
-    place.push({ group: name, name: alloc.Name, previousAlloc: alloc, replacing: 'migrate' });
+    migrations.push({
+      group: name,
+      name: alloc.Name,
+      previousAlloc: alloc,
+      replacing: 'migrate',
+      ...(alloc.DeploymentStatus?.Canary ? { canary: true } : {}),
+    });
   }
+  attachGroup(deployments, job, group, state, existing, all, destructive.length > 0 || inplace > 0, context.now);
 
-  // Never more placements than the count.
-  if (place.length > group.Count) {
-    place.length = group.Count;
+  // Never more placements than the count (canaries first, as Nomad appends them first).
+  const requests = [...canaryPlace, ...placed, ...migrations];
+  if (requests.length > group.Count) {
+    requests.length = group.Count;
     result.updates.Place = group.Count;
   }
+  const pending =
+    destructive.length + inplace + requests.length + migrate.length + rescheduleNow.length + result.later.length;
+  result.complete = groupComplete(deployments, name, pending, needsCanaries);
   // The scheduler places destructive updates first; a placement reusing a name held twice takes a free one.
-  result.place = [...destructivePlace, ...place].map((request) => {
+  result.place = [...destructivePlace, ...requests].map((request) => {
     const index = allocIndex(request.name, jobId, name);
     if (!nameIndex.isDuplicate(index)) return request;
     const renamed = nameIndex.next(1)[0] as string;
@@ -277,8 +212,24 @@ export function reconcileGroup(name: string, groupAllocs: Allocation[], context:
   return result;
 }
 
-const isClientOrServerTerminal = (alloc: Allocation): boolean =>
-  serverTerminal(alloc) ||
-  alloc.ClientStatus === 'complete' ||
-  alloc.ClientStatus === 'failed' ||
-  alloc.ClientStatus === 'lost';
+/**
+ * What is placed while the deployment holds (paused, failed or canarying): replacements of lost allocations, and
+ * reschedules that are not of the failed deployment (Nomad's placeAllocs; a placement is taken once).
+ */
+function placedWhileHeld(
+  place: PlacementRequest[],
+  lostCount: number,
+  deployments: JobContext['deployments'],
+): PlacementRequest[] {
+  const taken = lostCount > 0 ? place.slice(0, Math.min(lostCount, place.length)) : [];
+  const hasReschedule = place.some((request) => request.replacing === 'reschedule');
+  if (!hasReschedule) return taken;
+  for (const request of place) {
+    if (request.replacing !== 'reschedule' || taken.includes(request)) continue;
+    const previous = request.previousAlloc;
+    const ofFailedDeployment =
+      deployments.failed && previous !== undefined && deployments.current?.ID === previous.DeploymentID;
+    if (!ofFailedDeployment) taken.push(request);
+  }
+  return taken;
+}

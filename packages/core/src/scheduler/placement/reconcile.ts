@@ -9,7 +9,9 @@
 import type { Allocation } from '../cluster/allocations/model.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import { followupEvaluation } from './descriptions.ts';
-import { emptyUpdates, type JobContext, reconcileGroup, stopAll } from './reconcile-group.ts';
+import { deploymentContext, finishDeployments } from './deployment.ts';
+import { emptyUpdates, type JobContext, stopAll } from './group-common.ts';
+import { reconcileGroup } from './reconcile-group.ts';
 import { reconcileSystem } from './system-reconcile.ts';
 import { lostAfterStop } from './tainted.ts';
 import type { DesiredUpdates, Followup, ReconcileInput, Reconciliation } from './types.ts';
@@ -55,7 +57,21 @@ export function reconcile(input: ReconcileInput): Reconciliation {
   const job = input.job;
   if (job && isSystem(job)) return reconcileSystem(input, job, nodes);
   const versions = new Map(input.jobVersions.map((version) => [version.Version, version]));
-  const result: Reconciliation = { place: [], stop: [], inplace: [], desiredTGUpdates: {}, followups: [] };
+  const result: Reconciliation = {
+    place: [],
+    stop: [],
+    inplace: [],
+    desiredTGUpdates: {},
+    followups: [],
+    deploymentUpdates: [],
+  };
+  const deployments = deploymentContext(
+    job,
+    input.deployment,
+    input.newDeploymentId ?? input.evaluation.ID,
+    input.evaluation.Priority ?? job?.Priority ?? 0,
+  );
+  let complete = true;
   const byGroup = new Map<string, Allocation[]>();
   for (const alloc of input.allocs) byGroup.set(alloc.TaskGroup, [...(byGroup.get(alloc.TaskGroup) ?? []), alloc]);
   const isBatch = job?.Type === 'batch';
@@ -67,7 +83,7 @@ export function reconcile(input: ReconcileInput): Reconciliation {
       // Nomad's handleStop: every allocation not yet terminal stops.
       const live = allocs.filter((alloc) => !isTerminalAlloc(alloc));
       const group = job?.TaskGroups.find((tg) => tg.Name === name);
-      const stopped = stopAll(live, { ...base, jobOf: () => undefined, group });
+      const stopped = stopAll(live, { ...base, group });
       result.stop.push(...stopped.stop);
       result.desiredTGUpdates[name] = { ...emptyUpdates(), Stop: stopped.count } satisfies DesiredUpdates;
       continue;
@@ -75,6 +91,7 @@ export function reconcile(input: ReconcileInput): Reconciliation {
     const context: JobContext = {
       ...base,
       job,
+      deployments,
       jobOf: (alloc) => (alloc.JobVersion === job.Version ? job : versions.get(alloc.JobVersion)),
     };
     const group = reconcileGroup(name, allocs, context);
@@ -83,7 +100,11 @@ export function reconcile(input: ReconcileInput): Reconciliation {
     result.inplace.push(...group.inplace);
     result.desiredTGUpdates[name] = group.updates;
     result.followups.push(...batchFollowups(group.later));
+    complete &&= group.complete;
   }
+  if (job && !job.Stop) finishDeployments(deployments, complete);
+  result.deploymentUpdates = deployments.updates;
+  if (deployments.created) result.deployment = deployments.created;
   result.followups.sort((a, b) => a.at - b.at);
   if (result.followups.length > 0) result.followupAt = result.followups[0]?.at;
   return result;

@@ -158,6 +158,8 @@ export function splitByRescheduleable(
   now: number,
   evalId: string,
   policyOf: (alloc: Allocation) => ReschedulePolicy | undefined,
+  /** An active deployment's ID: its allocations reschedule only when marked to (the deployment handles failures). */
+  activeDeploymentId?: string,
 ): RescheduleSplit {
   const split: RescheduleSplit = { untainted: [], now: [], later: [] };
   for (const alloc of allocs) {
@@ -168,6 +170,14 @@ export function splitByRescheduleable(
       continue;
     }
     if (filtered.ignore) continue;
+    if (
+      activeDeploymentId &&
+      alloc.DeploymentID === activeDeploymentId &&
+      alloc.DesiredTransition.Reschedule !== true
+    ) {
+      split.untainted.push(alloc);
+      continue;
+    }
     const clientTerminal =
       alloc.ClientStatus === 'complete' || alloc.ClientStatus === 'failed' || alloc.ClientStatus === 'lost';
     let rescheduleNow = alloc.DesiredTransition.ForceReschedule === true && clientTerminal;

@@ -13,7 +13,7 @@ import type { Job, TaskGroup } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import { allocName } from './alloc-names.ts';
 import { stopDescriptions } from './descriptions.ts';
-import { emptyUpdates } from './reconcile-group.ts';
+import { emptyUpdates } from './group-common.ts';
 import { ranSuccessfully } from './reschedule.ts';
 import { lostAfterStop } from './tainted.ts';
 import type { DesiredUpdates, PlacementRequest, ReconcileInput, Reconciliation } from './types.ts';
@@ -32,7 +32,14 @@ interface Tuple {
 }
 
 export function reconcileSystem(input: ReconcileInput, job: Job, nodes: Map<string, ClusterNode>): Reconciliation {
-  const result: Reconciliation = { place: [], stop: [], inplace: [], desiredTGUpdates: {}, followups: [] };
+  const result: Reconciliation = {
+    place: [],
+    stop: [],
+    inplace: [],
+    desiredTGUpdates: {},
+    followups: [],
+    deploymentUpdates: [],
+  };
   result.stop.push(...lostAfterStop(input.allocs, nodes));
   const updates = (group: string): DesiredUpdates => {
     result.desiredTGUpdates[group] ??= emptyUpdates();

@@ -4,6 +4,7 @@
  * shuffle), so the evaluation worker and `PUT /v1/job/:id/plan` share them and tests are exact.
  */
 import type { Allocation, RescheduleTracker } from '../cluster/allocations/model.ts';
+import type { ClusterDeployment, DeploymentStatusUpdate } from '../cluster/deployments/model.ts';
 import type { AllocatedResources, AllocMetric } from '../cluster/allocations/resources.ts';
 import type { Evaluation } from '../cluster/evaluations/model.ts';
 import type { Job } from '../cluster/jobs/model.ts';
@@ -106,9 +107,14 @@ export interface ReconcileInput {
   jobVersions: Job[];
   /** The nodes the allocations are on; an allocation whose node is not here is on a collected node: lost. */
   nodes: ClusterNode[];
-  evaluation: Pick<Evaluation, 'ID' | 'TriggeredBy'>;
+  /** The evaluation (its Priority, when given, becomes a new deployment's EvalPriority; else the job's). */
+  evaluation: Pick<Evaluation, 'ID' | 'TriggeredBy'> & Partial<Pick<Evaluation, 'Priority'>>;
   /** Milliseconds since the epoch. */
   now: number;
+  /** The job's latest deployment, if any (service and batch jobs). */
+  deployment?: ClusterDeployment;
+  /** The ID a deployment this evaluation creates takes (default: the evaluation's ID, unique per evaluation). */
+  newDeploymentId?: string;
   /**
    * System and sysbatch jobs: the nodes the job may run on by eligibility (ready, eligible, not draining, in the job's
    * pool and datacenters); one allocation per such node and task group. Ignored for service and batch jobs.
@@ -138,4 +144,11 @@ export interface Reconciliation {
   followupAt?: number;
   /** The follow-up evaluations to create, per task group as Nomad batches them (within 5 s of a batch's first). */
   followups: Followup[];
+  /**
+   * A deployment this evaluation creates (a spec change, or a new job, under an update block), to store; its
+   * placements belong to it (their `DeploymentID`), and placed canaries join its group's `PlacedCanaries`.
+   */
+  deployment?: ClusterDeployment;
+  /** Status changes of existing deployments: cancelled (job stopped or newer), successful (complete). */
+  deploymentUpdates: DeploymentStatusUpdate[];
 }

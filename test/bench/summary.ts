@@ -118,6 +118,15 @@ export const benches: BenchEntry[] = [
     ],
   },
   {
+    file: 'placement.bench.ts',
+    figures: [
+      'placement: nodes scored/ms',
+      'placement: placements/s',
+      'placement: plan ms',
+      'placement: time / bare bin-packing loop',
+    ],
+  },
+  {
     file: 'bundles.bench.ts',
     figures: ['largest module-init p50 ms', 'largest bundle gzip kB', 'largest gzip kB loaded at init'],
   },

@@ -23,7 +23,7 @@ import {
 import type { MetricRecorder } from './metrics.ts';
 import { hasNetworkMode, missingHostNetwork } from './ports.ts';
 import { PropertySet, type PropertyContext } from './property-set.ts';
-import type { HeldAlloc, ProposedState } from './proposed.ts';
+import type { ClassEligibility, HeldAlloc, NodeState } from './proposed.ts';
 
 export const classIneligible = 'computed class ineligible';
 
@@ -36,14 +36,13 @@ function wantsDistinctHosts(constraints: readonly Constraint[]): boolean {
   return true; // true, or unparsable: enforced, as Nomad's
 }
 
-type Eligibility = 'eligible' | 'ineligible';
-
 export class Feasibility {
   private readonly jobConstraints: Constraint[];
   private readonly jobEscaped: boolean;
   private readonly jobDistinctHosts: boolean;
-  private readonly jobClasses = new Map<string, Eligibility>();
-  private readonly groupClasses = new Map<string, Map<string, Eligibility>>();
+  private classEligibility = new Map<string, ClassEligibility>();
+  /** Bumped by each reset: a node state's reference to an older class record is stale. */
+  private generation = 0;
   private readonly jobProperties: PropertySet[];
   private readonly groupProperties = new Map<string, PropertySet[]>();
   private readonly classes = new Map<string, string>();
@@ -51,7 +50,6 @@ export class Feasibility {
   constructor(
     private readonly job: Job,
     private readonly cache: ConstraintCache,
-    private readonly proposed: ProposedState,
     private readonly propertyContext: PropertyContext,
   ) {
     this.jobConstraints = constraintsOf(job.Constraints);
@@ -64,8 +62,22 @@ export class Feasibility {
 
   /** Forgets the classes' answers (Nomad's system stack does before each node). */
   resetClasses(): void {
-    this.jobClasses.clear();
-    this.groupClasses.clear();
+    this.classEligibility = new Map();
+    this.generation++;
+  }
+
+  /** The answers kept for the node's class (the node's state keeps a reference, valid until a reset). */
+  private eligibilityOf(node: ClusterNode, state: NodeState): ClassEligibility {
+    let found = state.eligibility;
+    if (found?.generation === this.generation) return found;
+    const nodeClass = this.classOf(node);
+    found = this.classEligibility.get(nodeClass);
+    if (!found) {
+      found = { generation: this.generation, job: undefined, groups: new Map() };
+      this.classEligibility.set(nodeClass, found);
+    }
+    state.eligibility = found;
+    return found;
   }
 
   /** The node's computed class (computed here for a node stored without one). */
@@ -135,9 +147,9 @@ export class Feasibility {
   }
 
   /** Nomad's `FeasibilityWrapper.Next` for one node: whether the class checks pass. */
-  private classFeasible(node: ClusterNode, group: GroupAsk, metrics: MetricRecorder): boolean {
-    const nodeClass = this.classOf(node);
-    const jobStatus = this.jobEscaped ? 'escaped' : (this.jobClasses.get(nodeClass) ?? 'unknown');
+  private classFeasible(node: ClusterNode, state: NodeState, group: GroupAsk, metrics: MetricRecorder): boolean {
+    const eligibility = this.eligibilityOf(node, state);
+    const jobStatus = this.jobEscaped ? 'escaped' : (eligibility.job ?? 'unknown');
     if (jobStatus === 'ineligible') {
       metrics.filterNode(node, classIneligible);
       return false;
@@ -145,35 +157,30 @@ export class Feasibility {
     for (const constraint of this.jobConstraints) {
       if (!meetsConstraint(this.cache, constraint, node)) {
         metrics.filterNode(node, constraintText(constraint));
-        if (jobStatus !== 'escaped') this.jobClasses.set(nodeClass, 'ineligible');
+        if (jobStatus !== 'escaped') eligibility.job = 'ineligible';
         return false;
       }
     }
-    if (jobStatus === 'unknown') this.jobClasses.set(nodeClass, 'eligible');
-    let classes = this.groupClasses.get(group.name);
-    if (!classes) {
-      classes = new Map();
-      this.groupClasses.set(group.name, classes);
-    }
-    const groupStatus = group.escaped ? 'escaped' : (classes.get(nodeClass) ?? 'unknown');
+    if (jobStatus === 'unknown') eligibility.job = 'eligible';
+    const groupStatus = group.escaped ? 'escaped' : (eligibility.groups.get(group.name) ?? 'unknown');
     if (groupStatus === 'ineligible') {
       metrics.filterNode(node, classIneligible);
       return false;
     }
     if (groupStatus === 'eligible') return true;
     if (!this.groupChecks(node, group, metrics)) {
-      if (groupStatus !== 'escaped') classes.set(nodeClass, 'ineligible');
+      if (groupStatus !== 'escaped') eligibility.groups.set(group.name, 'ineligible');
       return false;
     }
-    if (groupStatus === 'unknown') classes.set(nodeClass, 'eligible');
+    if (groupStatus === 'unknown') eligibility.groups.set(group.name, 'eligible');
     return true;
   }
 
   /** Nomad's `DistinctHostsIterator.satisfiesDistinctHosts`. */
-  private distinctHostsHold(node: ClusterNode, group: GroupAsk): boolean {
+  private distinctHostsHold(state: NodeState, group: GroupAsk): boolean {
     const groupDistinct = wantsDistinctHosts(group.groupConstraints);
     if (!this.jobDistinctHosts && !groupDistinct) return true;
-    for (const alloc of this.proposed.node(node.ID).allocs) {
+    for (const alloc of state.allocs) {
       const jobCollision = alloc.JobID === this.job.ID && alloc.Namespace === this.job.Namespace;
       if ((this.jobDistinctHosts && jobCollision) || (jobCollision && alloc.TaskGroup === group.name)) return false;
     }
@@ -184,9 +191,15 @@ export class Feasibility {
    * Whether `node` may run `group`: the class checks, then (generic jobs) distinct hosts, then distinct
    * properties; a refusal is recorded in `metrics` as Nomad records it.
    */
-  feasible(node: ClusterNode, group: GroupAsk, metrics: MetricRecorder, withDistinctHosts: boolean): boolean {
-    if (!this.classFeasible(node, group, metrics)) return false;
-    if (withDistinctHosts && !this.distinctHostsHold(node, group)) {
+  feasible(
+    node: ClusterNode,
+    state: NodeState,
+    group: GroupAsk,
+    metrics: MetricRecorder,
+    withDistinctHosts: boolean,
+  ): boolean {
+    if (!this.classFeasible(node, state, group, metrics)) return false;
+    if (withDistinctHosts && !this.distinctHostsHold(state, group)) {
       metrics.filterNode(node, distinctHosts);
       return false;
     }

@@ -85,7 +85,7 @@ class Call {
       placed: this.placed,
       stopped: this.stopped,
     };
-    this.feasibility = new Feasibility(job, cache, this.proposed, context);
+    this.feasibility = new Feasibility(job, cache, context);
     this.spread = new SpreadScorer(context);
     this.random = seededRandom(seed);
     this.ranker = new Ranker(job, this.proposed, cache, this.random, this.spread);
@@ -177,8 +177,9 @@ class GenericStack {
         const node = this.nodes[this.offset++] as ClusterNode;
         seen++;
         metrics.evaluateNode();
-        if (!this.call.feasibility.feasible(node, group, metrics, true)) continue;
-        const ranked = this.call.ranker.rank(node, context);
+        const state = this.call.proposed.node(node.ID);
+        if (!this.call.feasibility.feasible(node, state, group, metrics, true)) continue;
+        const ranked = this.call.ranker.rank(node, state, context);
         if (ranked) return ranked;
       }
     };
@@ -267,8 +268,15 @@ function placeSystem(call: Call, requests: PlacementRequest[], snapshot: Snapsho
     call.feasibility.resetClasses();
     metrics.evaluateNode();
     let option: RankedNode | null = null;
-    if (call.feasibility.feasible(node, group, metrics, false))
-      option = call.ranker.rank(node, { group, metrics, penaltyNodes: undefined, generic: false, spreads: false });
+    const state = call.proposed.node(node.ID);
+    if (call.feasibility.feasible(node, state, group, metrics, false))
+      option = call.ranker.rank(node, state, {
+        group,
+        metrics,
+        penaltyNodes: undefined,
+        generic: false,
+        spreads: false,
+      });
     metrics.metric.AllocationTime = nanoseconds(started);
     if (option) {
       call.commit(request, option, call.finish(metrics));
@@ -306,6 +314,6 @@ export function feasibleSystemNodes(snapshot: Snapshot, job: Job, groupName: str
   const group = call.ask(groupName);
   return call.candidates.nodes.filter((node) => {
     call.feasibility.resetClasses();
-    return call.feasibility.feasible(node, group, new MetricRecorder(), false);
+    return call.feasibility.feasible(node, call.proposed.node(node.ID), group, new MetricRecorder(), false);
   });
 }

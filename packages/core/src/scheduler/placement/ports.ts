@@ -175,22 +175,36 @@ export class NetworkIndex {
     return reason;
   }
 
+  /** Whether `port` is in use, asked statically (on `hostNetwork`), or already offered. */
+  private static taken(
+    port: number,
+    used: Set<number> | undefined,
+    offered: readonly number[],
+    reserved: readonly PortAsk[],
+    hostNetwork: string,
+  ): boolean {
+    if (used?.has(port)) return true;
+    for (const each of reserved) if (each.Value === port && each.HostNetwork === hostNetwork) return true;
+    return offered.includes(port);
+  }
+
+  /** Nomad's `getDynamicPortsStochastic`, then `getDynamicPortsPrecise`: a free port of the range, or undefined. */
   private dynamicPort(
     used: Set<number> | undefined,
-    offered: number[],
-    reserved: PortAsk[],
+    offered: readonly number[],
+    reserved: readonly PortAsk[],
+    hostNetwork: string,
     random: Random,
   ): number | undefined {
     const min = this.minDynamicPort;
     const max = this.maxDynamicPort;
-    const taken = (port: number) =>
-      used?.has(port) === true || reserved.some((each) => each.Value === port) || offered.includes(port);
     for (let attempt = 0; attempt < maxRandomAttempts; attempt++) {
       const port = min + (max - min > 0 ? random.below(max - min) : 0);
-      if (!taken(port)) return port;
+      if (!NetworkIndex.taken(port, used, offered, reserved, hostNetwork)) return port;
     }
     const free: number[] = [];
-    for (let port = min; port <= max; port++) if (!taken(port)) free.push(port);
+    for (let port = min; port <= max; port++)
+      if (!NetworkIndex.taken(port, used, offered, reserved, hostNetwork)) free.push(port);
     return free.length > 0 ? free[random.below(free.length)] : undefined;
   }
 
@@ -198,9 +212,7 @@ export class NetworkIndex {
   assignPorts(ask: NetworkAsk, random: Random): { offer: Offer } | { error: string } {
     const offer: Offer = [];
     const offered: number[] = [];
-    const reservedByNetwork = new Map<string, PortAsk[]>();
     for (const port of ask.ReservedPorts) {
-      reservedByNetwork.set(port.HostNetwork, [...(reservedByNetwork.get(port.HostNetwork) ?? []), port]);
       let granted: AllocatedPort | undefined;
       let error = '';
       for (const address of this.hostNetworks.get(port.HostNetwork) ?? []) {
@@ -223,7 +235,8 @@ export class NetworkIndex {
         const value = this.dynamicPort(
           this.used.get(address.Address),
           offered,
-          reservedByNetwork.get(port.HostNetwork) ?? [],
+          ask.ReservedPorts,
+          port.HostNetwork,
           random,
         );
         if (value === undefined) {
@@ -239,27 +252,26 @@ export class NetworkIndex {
     }
     return { offer };
   }
+}
 
-  /** Nomad's `AllocatedPortsToNetworkResouce`: the ask as a granted network, its dynamic ports filled in. */
-  networkResource(ask: NetworkAsk, offer: Offer): NetworkResource {
-    const grantedFor = (label: string) => offer.find((port) => port.Label === label);
-    return {
-      Mode: ask.Mode,
-      Device: '',
-      CIDR: '',
-      IP: this.hostIP,
-      MBits: 0,
-      DNS: null,
-      ReservedPorts: ask.ReservedPorts.length > 0 ? ask.ReservedPorts.map((port) => ({ ...port })) : null,
-      DynamicPorts:
-        ask.DynamicPorts.length > 0
-          ? ask.DynamicPorts.map((port) => {
-              const granted = grantedFor(port.Label);
-              return granted ? { ...port, Value: granted.Value, To: granted.To } : { ...port };
-            })
-          : null,
-    };
-  }
+/** Nomad's `AllocatedPortsToNetworkResouce`: the ask as a granted network on `hostIP`, its dynamic ports filled in. */
+export function networkResource(ask: NetworkAsk, offer: Offer, hostIP: string): NetworkResource {
+  return {
+    Mode: ask.Mode,
+    Device: '',
+    CIDR: '',
+    IP: hostIP,
+    MBits: 0,
+    DNS: null,
+    ReservedPorts: ask.ReservedPorts.length > 0 ? ask.ReservedPorts.map((port) => ({ ...port })) : null,
+    DynamicPorts:
+      ask.DynamicPorts.length > 0
+        ? ask.DynamicPorts.map((port) => {
+            const granted = offer.find((each) => each.Label === port.Label);
+            return granted ? { ...port, Value: granted.Value, To: granted.To } : { ...port };
+          })
+        : null,
+  };
 }
 
 /** Nomad's `NetworkChecker.hasNetwork`: the node has a network of the ask's mode (`none` needs none). */

@@ -21,10 +21,19 @@ export interface HeldAlloc {
   AllocatedResources: AllocatedResources | null;
 }
 
+/** What the checks answered for a computed class: for the job, and for each group. */
+export interface ClassEligibility {
+  generation: number;
+  job: 'eligible' | 'ineligible' | undefined;
+  groups: Map<string, 'eligible' | 'ineligible'>;
+}
+
 export interface NodeState {
   usage: Usage;
   /** What the node offers (its resources less its reserved ones), read on first use. */
   capacity?: Capacity;
+  /** The eligibility answers of the node's computed class (shared by the nodes of the class), found on first use. */
+  eligibility?: ClassEligibility;
   allocs: HeldAlloc[];
   /** The node's port index, built on first use; `error` when the node's or its allocations' ports are unusable. */
   ports?: { index: NetworkIndex; error: string };
@@ -62,8 +71,7 @@ export class ProposedState {
   }
 
   /** The node's port index with its allocations' ports, built on first use. */
-  ports(node: ClusterNode): { index: NetworkIndex; error: string } {
-    const state = this.node(node.ID);
+  ports(node: ClusterNode, state: NodeState = this.node(node.ID)): { index: NetworkIndex; error: string } {
     if (!state.ports) {
       const index = new NetworkIndex();
       const invalid = index.setNode(node);

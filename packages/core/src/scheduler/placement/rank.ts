@@ -5,13 +5,13 @@
  * affinities and the spreads; the final score is the mean of the scores the node got (a scorer with nothing to say
  * adds none, though the metric shows its 0).
  */
-import type { AllocatedResources, AllocatedTaskResources, NetworkResource } from '../cluster/allocations/resources.ts';
+import type { AllocatedResources, AllocatedTaskResources } from '../cluster/allocations/resources.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import type { GroupAsk } from './asks.ts';
 import { type ConstraintCache, meetsConstraint } from './constraints.ts';
 import { type MetricRecorder, normScorerName } from './metrics.ts';
-import type { Offer } from './ports.ts';
+import { networkResource, type Offer } from './ports.ts';
 import type { NodeState, ProposedState } from './proposed.ts';
 import { binPackFitness, capacityOf, exhaustedDimension, maxFitScore, type Usage } from './resources.ts';
 import type { Random } from './shuffle.ts';
@@ -20,8 +20,8 @@ import type { SpreadScorer } from './spread.ts';
 export interface RankedNode {
   node: ClusterNode;
   finalScore: number;
-  /** The group network granted (ports offered), when the group asks for one. */
-  network: { resource: NetworkResource; offer: Offer } | null;
+  /** The group network granted (ports offered, on the node's host address), when the group asks for one. */
+  network: { offer: Offer; hostIP: string } | null;
 }
 
 /** What scoring one group's placement needs beside the node. */
@@ -43,7 +43,10 @@ export function grantedResources(group: GroupAsk, ranked: RankedNode): Allocated
     TaskLifecycles: {},
     Shared: {
       DiskMB: group.diskMB,
-      Networks: ranked.network ? [ranked.network.resource] : null,
+      Networks:
+        ranked.network && group.network
+          ? [networkResource(group.network, ranked.network.offer, ranked.network.hostIP)]
+          : null,
       Ports: ranked.network ? ranked.network.offer : null,
     },
   };
@@ -79,7 +82,7 @@ export class Ranker {
     context: RankContext,
   ): { fitness: number; network: RankedNode['network'] } | null {
     const { group, metrics } = context;
-    const ports = this.proposed.ports(node);
+    const ports = this.proposed.ports(node, state);
     if (ports.error) {
       metrics.exhaustedNode(node, ports.error);
       return null;
@@ -91,7 +94,7 @@ export class Ranker {
         metrics.exhaustedNode(node, `network: ${assigned.error}`);
         return null;
       }
-      network = { resource: ports.index.networkResource(group.network, assigned.offer), offer: assigned.offer };
+      network = { offer: assigned.offer, hostIP: ports.index.hostIP };
     }
     state.capacity ??= capacityOf(node);
     const used: Usage = {
@@ -108,8 +111,7 @@ export class Ranker {
   }
 
   /** The node ranked for the group, or null when it is exhausted. */
-  rank(node: ClusterNode, context: RankContext): RankedNode | null {
-    const state = this.proposed.node(node.ID);
+  rank(node: ClusterNode, state: NodeState, context: RankContext): RankedNode | null {
     const packed = this.binPack(node, state, context);
     if (!packed) return null;
     const { group, metrics } = context;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AllocRunner } from '../../packages/agent/src/runner/alloc-runner.ts';
 import { isAlive } from '../../packages/agent/src/runner/executor.ts';
+import type { SavedAlloc } from '../../packages/agent/src/runner/state-store.ts';
 import { allocation, eventTypes, RunnerFixture, rawExec, until } from '../support/alloc-fixtures.ts';
 
 let fixture: RunnerFixture;
@@ -67,7 +68,8 @@ describe('an agent restart', () => {
       'Terminated',
       'Not Restarting',
     ]);
-    expect(events[3]).toMatchObject({ ExitCode: 7, Signal: 0 });
+    // It ended after the agent came back: an ordinary exit.
+    expect(events[3]).toMatchObject({ ExitCode: 7, Signal: 0, Message: '' });
     expect(runner.taskStates.t).toMatchObject({ State: 'dead', Failed: true });
   });
 
@@ -109,6 +111,41 @@ describe('an agent restart', () => {
     expect(runner.taskStates.t?.Restarts).toBe(1);
     expect(runner.tasks.get('t')?.handle?.pid).not.toBe(handle?.pid);
     expect(eventTypes(runner, 't').filter((type) => type === 'Started')).toHaveLength(2);
+  });
+
+  it('finds a task started by an agent that died before saving its handle (no second start)', async () => {
+    const alloc = allocation({ type: 'batch', tasks: [rawExec('t', 'sh', waiter)] });
+    const first = fixture.run(alloc);
+    await until(
+      'the task to run',
+      () =>
+        first.taskStates.t?.State === 'running' &&
+        existsSync(path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/data/runs')),
+    );
+    const pid = first.tasks.get('t')?.handle?.pid;
+    await first.detach();
+    // The state as saved just before the start: pending, no handle.
+    const saved = fixture.store.loadAll().saved[0] as SavedAlloc;
+    const task = saved.Tasks.t as SavedAlloc['Tasks'][string];
+    fixture.store.save({
+      ...saved,
+      Tasks: {
+        t: {
+          ...task,
+          Handle: null,
+          State: { ...task.State, State: 'pending', StartedAt: null, Events: task.State.Events?.slice(0, 2) ?? [] },
+        },
+      },
+    });
+
+    const runner = restore()[0] as AllocRunner;
+    expect(runner.taskStates.t?.State).toBe('running');
+    expect(runner.tasks.get('t')?.handle?.pid).toBe(pid);
+    writeFileSync(path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/data/exit-code'), '0');
+    await until('the task to end', () => runner.terminal);
+    expect(runs(alloc.ID)).toHaveLength(1);
+    expect(eventTypes(runner, 't')).toEqual(['Received', 'Task Setup', 'Started', 'Terminated']);
+    expect(runner.taskStates.t).toMatchObject({ State: 'dead', Failed: false });
   });
 
   it('a stopped allocation restored is not started again', async () => {

@@ -4,10 +4,12 @@
  * its own, which starts the task with the task's environment, working directory and log files, ignores the signals
  * meant for the task, and writes the task's exit code and signal to a file when it ends. So a task outlives the
  * agent (a restarted agent re-attaches by the supervisor's pid and start time, and still learns the exit code), and a
- * stop signals the whole group. Exit codes are Nomad's: a process killed by a signal exits 128 + the signal.
+ * stop signals the whole group. Exit codes are Nomad's: a process killed by a signal exits 128 + the signal. The
+ * supervisor also writes its own and the task's pid beside the exit file as soon as the task runs, so an agent that
+ * died between starting a task and saving its handle still finds it (no second start).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, readFileSync, rmSync } from 'node:fs';
 
 /** The supervisor, run as `node -e <source> -- <exit file> <command> <args…>` with the task's environment in JSON. */
 const supervisor = `
@@ -33,7 +35,11 @@ try {
   report('error ' + error.message);
   finish({ error: error.message });
 }
-child.on('spawn', () => report('started ' + child.pid));
+child.on('spawn', () => {
+  fs.writeFileSync(exitFile + '.pid.tmp', JSON.stringify({ executorPid: process.pid, pid: child.pid }));
+  fs.renameSync(exitFile + '.pid.tmp', exitFile + '.pid');
+  report('started ' + child.pid);
+});
 child.on('error', (error) => { report('error ' + error.message); finish({ error: error.message }); });
 child.on('exit', (code, signal) => {
   const number = signal ? os.constants.signals[signal] || 0 : 0;
@@ -112,6 +118,28 @@ export function readExit(exitFile: string): ExitResult | { error: string } | und
   } catch {
     return undefined;
   }
+}
+
+/** The handle the supervisor recorded at its start (`<exit file>.pid`), if it did. */
+export function recordedHandle(exitFile: string): ProcessHandle | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(`${exitFile}.pid`, 'utf8')) as { executorPid?: unknown; pid?: unknown };
+    if (typeof parsed.executorPid !== 'number' || typeof parsed.pid !== 'number') return undefined;
+    return {
+      executorPid: parsed.executorPid,
+      executorStart: processStart(parsed.executorPid),
+      pid: parsed.pid,
+      exitFile,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes what a supervisor recorded (before a new start, and once its exit was taken). */
+export function clearRecords(exitFile: string): void {
+  rmSync(exitFile, { force: true });
+  rmSync(`${exitFile}.pid`, { force: true });
 }
 
 /** Sends `signal` to the task's process group; false when the group is gone. */

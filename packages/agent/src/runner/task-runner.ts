@@ -12,15 +12,18 @@
  * supervisor recorded, and a message saying so) and the restart policy applies as after any exit.
  */
 import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { AllocDir, type TaskDirs } from './alloc-dir.ts';
 import { taskEvent, taskEvents } from './events.ts';
 import {
+  clearRecords,
   closeFd,
   type ExitResult,
+  isAlive,
   LaunchError,
   launch,
   type ProcessHandle,
+  recordedHandle,
   signalGroup,
   waitExit,
 } from './executor.ts';
@@ -58,6 +61,15 @@ export interface TaskRunnerOptions {
 }
 
 const signalNames = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGKILL', 'SIGUSR1', 'SIGUSR2']);
+
+/** Whether the exit file was written before `time` (milliseconds since the epoch). */
+function recordedBefore(exitFile: string, time: number): boolean {
+  try {
+    return statSync(exitFile).mtimeMs <= time;
+  } catch {
+    return false;
+  }
+}
 
 export class TaskRunner {
   readonly name: string;
@@ -158,17 +170,30 @@ export class TaskRunner {
   private async run(): Promise<void> {
     if (this.dead) return;
     let current: { handle: ProcessHandle; child?: ChildProcess } | undefined;
-    let restored = false;
+    let endedWhileDown = false;
+    let restoredAt: number | undefined;
+    // Started by an agent that died before it saved the handle: the supervisor recorded it.
+    const recorded = this.handle ? undefined : recordedHandle(this.options.exitFile);
+    if (recorded) {
+      this.handle = recorded;
+      if (this.state.State !== 'running') {
+        this.setState('running', { StartedAt: new Date(this.options.now()).toISOString(), FinishedAt: null });
+        this.emit(taskEvents.started);
+      }
+    }
     if (this.handle) {
       current = { handle: this.handle };
-      restored = true;
+      // Ended while the agent was not running (it is reported so once its exit is read): gone now, or its exit
+      // recorded before this moment (the supervisor may be finishing still).
+      endedWhileDown = !isAlive(this.handle);
+      restoredAt = Date.now();
     } else if ((this.state.Events ?? []).length === 0) {
       this.emit(taskEvents.received);
     }
     let dirs: TaskDirs;
     try {
       dirs = this.options.allocDir.task(this.name);
-      if (!restored && this.state.StartedAt === null)
+      if (!current && this.state.StartedAt === null)
         this.emit(taskEvents.setup, { Message: 'Building Task Directory' });
     } catch (error) {
       this.emit(taskEvents.setupFailure, { SetupError: (error as Error).message, FailsTask: true });
@@ -197,15 +222,18 @@ export class TaskRunner {
       }
       const exit = await waitExit(current.handle, current.child, this.options.pollMs, this.detaching.signal);
       if (exit === 'detached') return;
+      if (restoredAt !== undefined && recordedBefore(this.options.exitFile, restoredAt)) endedWhileDown = true;
+      restoredAt = undefined;
+      clearRecords(this.options.exitFile);
       current = undefined;
       this.handle = null;
       const known = exit && 'exitCode' in exit ? exit : undefined;
       const ended: ExitResult = known ?? (this.killing ? { exitCode: 137, signal: 9 } : { exitCode: -1, signal: 0 });
       let message = '';
       if (!known && !this.killing) message = 'the task’s process ended and its exit code was not recorded';
-      if (restored) {
+      if (endedWhileDown) {
         message = `the task ended while the agent was not running${known ? '' : '; its exit code was not recorded'}`;
-        restored = false;
+        endedWhileDown = false;
       }
       this.emit(taskEvents.terminated, { ExitCode: ended.exitCode, Signal: ended.signal, Message: message });
       if (this.killing) {
@@ -277,7 +305,7 @@ export class TaskRunner {
       return { error: 'raw_exec: config.args must be a list of strings', recoverable: false };
     const command = interpolate(config.command, env, this.options.node);
     const args = (rawArgs as string[]).map((arg) => interpolate(arg, env, this.options.node));
-    rmSync(this.options.exitFile, { force: true });
+    clearRecords(this.options.exitFile);
     let stdoutFd: number | undefined;
     let stderrFd: number | undefined;
     try {

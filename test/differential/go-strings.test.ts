@@ -1,7 +1,7 @@
 /**
  * packages/core/src/lib/go-strings.ts against Go itself (test/differential/go-strings/go-strings-oracle.go, built
  * with Debian's Go): unicode.ToLower/ToUpper and unicode.IsSpace over every code point, and strings.ToLower,
- * strings.ToUpper, strings.TrimSpace and strconv.Unquote over Unicode-heavy generated strings (Turkish dotted and
+ * strings.ToUpper, strings.TrimSpace, strconv.Unquote and strconv.ParseBool over Unicode-heavy generated strings (Turkish dotted and
  * dotless i, final sigma, the Kelvin and Ångström signs, long s, U+0085, U+00A0, U+FEFF, U+2028, combining marks,
  * surrogate escapes).
  */
@@ -12,6 +12,7 @@ import {
   GoSyntaxError,
   goEqualFold,
   goIsSpace,
+  goParseBool,
   goSimpleFold,
   goToLower,
   goToLowerRune,
@@ -36,12 +37,16 @@ interface Verdict {
   out: string;
   error?: boolean;
 }
-type Op = 'lower' | 'upper' | 'trim' | 'unquote' | 'fold';
+type Op = 'lower' | 'upper' | 'trim' | 'unquote' | 'fold' | 'parsebool';
 
 const ours = (op: Op, text: string): Verdict => {
   if (op === 'lower') return { out: goToLower(text) };
   if (op === 'upper') return { out: goToUpper(text) };
   if (op === 'trim') return { out: goTrimSpace(text) };
+  if (op === 'parsebool') {
+    const parsed = goParseBool(text);
+    return parsed === undefined ? { out: 'false', error: true } : { out: String(parsed) };
+  }
   if (op === 'fold') {
     const [a, b] = text.split('\0') as [string, string];
     return { out: String(goEqualFold(a, b)) };
@@ -157,6 +162,25 @@ describe("Go's string semantics (go-strings.ts) against Go", () => {
         'capabilitieſ\0capabilities',
         '\u212aey\0KEY',
       ].map((text) => ({ op: 'fold' as Op, text })),
+      // strconv.ParseBool (go-bexpr's boolean literals, Vault's weak bool fields): its spellings, near misses, and
+      // the names an object lookup would find on Object.prototype.
+      ...[
+        ...['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'],
+        ...[
+          '',
+          'tRUE',
+          'yes',
+          ' true',
+          'true ',
+          '01',
+          '\u0130',
+          'constructor',
+          'toString',
+          '__proto__',
+          'hasOwnProperty',
+        ],
+        ...texts.slice(0, 50),
+      ].map((text) => ({ op: 'parsebool' as Op, text })),
     ];
     const verdicts = await runGoHarness<{ op: Op; text: string }, Verdict>(oracle, cases);
     const wrong = cases.flatMap((c, index) => {

@@ -1,10 +1,10 @@
 // Reference oracle for packages/core/src/lib/go-strings.ts. Reads one JSON case per line on stdin:
 //
-//	{"op": "table"} | {"op": "lower" | "upper" | "trim" | "unquote", "text": "<string>"}
+//	{"op": "table"} | {"op": "lower" | "upper" | "trim" | "unquote" | "fold" | "parsebool", "text": "<string>"}
 //
 // and prints one JSON verdict per line. "table" answers every code point whose unicode.ToLower or
 // unicode.ToUpper is not itself, and every code point for which unicode.IsSpace holds; the others apply
-// strings.ToLower, strings.ToUpper, strings.TrimSpace or strconv.Unquote to the text.
+// strings.ToLower, strings.ToUpper, strings.TrimSpace, strconv.Unquote, strings.EqualFold or strconv.ParseBool to the text.
 package main
 
 import (
@@ -66,6 +66,9 @@ func main() {
 			out.Encode(verdict{Out: strconv.FormatBool(strings.EqualFold(parts[0], parts[1]))})
 		case "trim":
 			out.Encode(verdict{Out: strings.TrimSpace(c.Text)})
+		case "parsebool":
+			b, err := strconv.ParseBool(c.Text)
+			out.Encode(verdict{Out: strconv.FormatBool(b), Error: err != nil})
 		case "unquote":
 			s, err := strconv.Unquote(c.Text)
 			out.Encode(verdict{Out: s, Error: err != nil})

@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';
 import { SyntaxError as ParserSyntaxError, parse } from './bexpr-parser.js';
+import { goParseBool } from './go-strings.ts';
 
 export type Operator =
   | 'equal'
@@ -407,27 +408,11 @@ function matchValueFor(expression: Extract<Expression, { type: 'match' }>, selec
   return raw;
 }
 
-/** Go's `strconv.ParseBool`, which go-bexpr applies to the literal a boolean field is compared with. */
-const goBools: Record<string, boolean> = {
-  '1': true,
-  t: true,
-  T: true,
-  TRUE: true,
-  true: true,
-  True: true,
-  '0': false,
-  f: false,
-  F: false,
-  FALSE: false,
-  false: false,
-  False: false,
-};
-
 function doEqual(expression: Extract<Expression, { type: 'match' }>, selected: unknown): boolean {
   if (typeof selected === 'number') return matchValueFor(expression, selected) === BigInt(selected);
   if (typeof selected === 'boolean') {
     const raw = expression.value ?? '';
-    const parsed = goBools[raw];
+    const parsed = goParseBool(raw);
     if (parsed === undefined)
       throw new BexprEvaluationError(
         `error getting match value in expression: strconv.ParseBool: parsing ${JSON.stringify(raw)}: invalid syntax`,

@@ -374,3 +374,26 @@ export function decodeGoQuoted(
   }
   return { text: utf8Decoder.decode(new Uint8Array(bytes)), characters };
 }
+
+const goBools = new Map<string, boolean>([
+  ['1', true],
+  ['t', true],
+  ['T', true],
+  ['TRUE', true],
+  ['true', true],
+  ['True', true],
+  ['0', false],
+  ['f', false],
+  ['F', false],
+  ['FALSE', false],
+  ['false', false],
+  ['False', false],
+]);
+
+/**
+ * Go's `strconv.ParseBool`: the twelve spellings it takes, `undefined` for anything else (a Map, so a name of
+ * `Object.prototype` such as `constructor` is not taken for a spelling).
+ */
+export function goParseBool(text: string): boolean | undefined {
+  return goBools.get(text);
+}

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { goToLower, goTrimSpace } from '../../lib/go-strings.ts';
+import { goParseBool, goToLower, goTrimSpace } from '../../lib/go-strings.ts';
 
 /**
  * Vault's framework field types that decode their input weakly, one helper per type, as Vault's
@@ -45,29 +45,13 @@ function weakString(value: unknown): Decoded<string> {
   return { problem: `expected a string, got a ${kindOf(value)}` };
 }
 
-/** Go's `strconv.ParseBool`. */
-const goBools: Record<string, boolean> = {
-  '1': true,
-  t: true,
-  T: true,
-  TRUE: true,
-  true: true,
-  True: true,
-  '0': false,
-  f: false,
-  F: false,
-  FALSE: false,
-  false: false,
-  False: false,
-};
-
 /** mapstructure's weak decode into a Go bool: a string (or a number's text) as `strconv.ParseBool` reads it, "" false. */
 function weakBool(value: unknown): Decoded<boolean> {
   if (typeof value === 'boolean') return { value };
   const text = typeof value === 'string' ? value : typeof value === 'number' ? numberText(value) : undefined;
   if (text === undefined) return { problem: `expected a boolean, got a ${kindOf(value)}` };
   if (text === '') return { value: false };
-  const parsed = goBools[text];
+  const parsed = goParseBool(text);
   return parsed === undefined
     ? { problem: `cannot parse ${JSON.stringify(text.slice(0, 40))} as a boolean` }
     : { value: parsed };

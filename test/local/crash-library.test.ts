@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { claimSeconds } from '../../packages/core/src/secrets/engines/ldap/library-model.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { freePort, killLeftovers, launch, START_TIMEOUT_MS } from '../support/npm-start.ts';
-import { baseDn, managerDn, managerPassword, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
+import { type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
+import { callerOf, configureDirectory, type Reply } from '../support/crash-directory.ts';
 
 /**
  * Issue 24: kill -9 between every pair of writes of a library check-out and of a check-in, then restart on the same
@@ -30,12 +31,6 @@ interface Child {
   base: string;
   output: () => string;
   exited: Promise<NodeJS.Signals | null>;
-}
-
-interface Reply {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
-  body: any;
 }
 
 describe('kill -9 between every two writes of a library check-out and check-in (npm start runtime, real slapd)', () => {
@@ -65,15 +60,7 @@ describe('kill -9 between every two writes of a library check-out and check-in (
     }
   }
 
-  const call = async (method: string, url: string, body?: unknown, token = rootToken): Promise<Reply> => {
-    const response = await fetch(`${child.base}/v1/${url}`, {
-      method,
-      headers: { 'X-Secrets-Token': token },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const call = callerOf(() => child.base, rootToken);
 
   const documents = () => DynamoDBDocumentClient.from(new DynamoDBClient(localClientConfig(inject('dynamoEndpoint'))));
   /** The library account items as stored (their check-out fields are not sealed). */
@@ -115,18 +102,7 @@ describe('kill -9 between every two writes of a library check-out and check-in (
   it('leaves every account available with a binding password, or held by a live lease, whichever write the kill follows', {
     timeout: 420_000,
   }, async () => {
-    expect(
-      (
-        await call('POST', 'ldap/config', {
-          binddn: managerDn,
-          bindpass: managerPassword,
-          url: slapd.url,
-          userdn: baseDn,
-          request_timeout: '10s',
-        })
-      ).status,
-    ).toBe(204);
-    expect((await call('POST', 'ldap/library/pool', { service_account_names: accounts, ttl: '1h' })).status).toBe(204);
+    await configureDirectory(call, slapd, { roles: [], accounts });
     // The borrower: a token that may only use the library.
     await call('POST', 'sys/policies/acl/borrower', {
       policy: 'path "ldap/library/*" { capabilities = ["read", "update"] }',

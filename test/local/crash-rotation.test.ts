@@ -10,15 +10,8 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { freePort, START_TIMEOUT_MS, start } from '../support/npm-start.ts';
-import {
-  baseDn,
-  managerDn,
-  managerPassword,
-  peopleDn,
-  type Slapd,
-  serviceAccountsDn,
-  startSlapd,
-} from '../support/slapd.ts';
+import { peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
+import { callerOf, configureDirectory } from '../support/crash-directory.ts';
 
 /**
  * `kill -9` during directory rotations, check-outs and check-ins, then a restart on the same data: every password
@@ -105,12 +98,6 @@ async function nextModify(logFile: string, limitMs: number): Promise<boolean> {
   }
 }
 
-interface Reply {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
-  body: any;
-}
-
 describe('kill -9 during directory rotations and check-ins (npm start, real slapd)', () => {
   let slapd: Slapd;
   let dataDir: string;
@@ -119,15 +106,7 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
   const rootToken = `crash-root-${randomUUID()}`;
   const table = `crash-rotation-${randomUUID().slice(0, 8)}`;
 
-  const call = async (method: string, url: string, body?: unknown): Promise<Reply> => {
-    const response = await fetch(`${child.base}/v1/${url}`, {
-      method,
-      headers: { 'X-Secrets-Token': rootToken },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const call = callerOf(() => child.base, rootToken);
 
   beforeAll(async () => {
     slapd = await startSlapd();
@@ -156,22 +135,7 @@ describe('kill -9 during directory rotations and check-ins (npm start, real slap
   });
 
   it('never answers a password that does not bind', { timeout: 240_000 }, async () => {
-    expect(
-      (
-        await call('POST', 'ldap/config', {
-          binddn: managerDn,
-          bindpass: managerPassword,
-          url: slapd.url,
-          userdn: baseDn,
-          request_timeout: '10s',
-        })
-      ).status,
-    ).toBe(204);
-    for (const role of roles)
-      expect((await call('POST', `ldap/static-role/${role}`, { username: role, rotation_period: '24h' })).status).toBe(
-        204,
-      );
-    expect((await call('POST', 'ldap/library/pool', { service_account_names: accounts, ttl: '1h' })).status).toBe(204);
+    await configureDirectory(call, slapd, { roles, accounts });
 
     const seed = Number(process.env.CRASH_SEED ?? 20261124);
     const random = seeded(seed);

@@ -6,15 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEverySeconds } from '../../packages/core/src/secrets/engines/ldap/account-check.ts';
 import { freePort, killLeftovers, START_TIMEOUT_MS, type Started, start } from '../support/npm-start.ts';
-import {
-  baseDn,
-  managerDn,
-  managerPassword,
-  peopleDn,
-  type Slapd,
-  serviceAccountsDn,
-  startSlapd,
-} from '../support/slapd.ts';
+import { peopleDn, type Slapd, serviceAccountsDn, startSlapd } from '../support/slapd.ts';
+import { callerOf, configureDirectory, type Reply } from '../support/crash-directory.ts';
 
 /**
  * Issue 43: `kill -9` of the whole `npm start` process group, DynamoDB Local's JVM included, during rotations and
@@ -41,12 +34,6 @@ const accountDn = (name: string) => `cn=${name},${serviceAccountsDn}`;
 /** Every account checked after a restart's first job period: the job's period, the paced binds, and slack for the machine. */
 const boundSeconds = checkEverySeconds + Math.ceil((roles.length + accounts.length) / perSecond) + 15;
 
-interface Reply {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
-  body: any;
-}
-
 describe('kill -9 of the whole npm start process group (Node and DynamoDB Local) during rotations and check-outs', () => {
   let slapd: Slapd;
   let dataDir: string;
@@ -54,15 +41,7 @@ describe('kill -9 of the whole npm start process group (Node and DynamoDB Local)
   let child: Started;
   const rootToken = `crash-root-${randomUUID()}`;
 
-  const call = async (method: string, url: string, body?: unknown): Promise<Reply> => {
-    const response = await fetch(`${child.secrets}/v1/${url}`, {
-      method,
-      headers: { 'X-Secrets-Token': rootToken },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const call = callerOf(() => child.secrets, rootToken);
 
   /** The server log's JSON lines (stdout) with this message. */
   const logLines = (message: string) =>
@@ -101,22 +80,7 @@ describe('kill -9 of the whole npm start process group (Node and DynamoDB Local)
   it('every static role and library account binds again within the bound, nothing stranded', {
     timeout: 300_000,
   }, async () => {
-    expect(
-      (
-        await call('POST', 'ldap/config', {
-          binddn: managerDn,
-          bindpass: managerPassword,
-          url: slapd.url,
-          userdn: baseDn,
-          request_timeout: '10s',
-        })
-      ).status,
-    ).toBe(204);
-    for (const role of roles)
-      expect((await call('POST', `ldap/static-role/${role}`, { username: role, rotation_period: '24h' })).status).toBe(
-        204,
-      );
-    expect((await call('POST', 'ldap/library/pool', { service_account_names: accounts, ttl: '1h' })).status).toBe(204);
+    await configureDirectory(call, slapd, { roles, accounts });
 
     const figures = { rounds: 0, healedAtStart: 0, healedByRead: 0, slowestSeconds: 0 };
     const began = Date.now();

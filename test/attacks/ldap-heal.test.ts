@@ -1,12 +1,9 @@
-import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { periodicJobs } from '../../packages/core/src/rotation-job.ts';
 import { healCooldownSeconds, verifiedSeconds } from '../../packages/core/src/secrets/engines/ldap/account-heal.ts';
-import { ldapBackend } from '../../packages/core/src/secrets/engines/ldap/ldap-backend.ts';
 import type { LdapAccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
-import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
+import { accountCheckJob, personDn, setDirectoryPassword } from '../support/ldap-heal.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { adminDn, adminPassword, baseDn, peopleDn } from '../support/slapd.ts';
+import { baseDn } from '../support/slapd.ts';
 
 /**
  * Issue 43's healing, attacked. A heal rotates a directory password with the engine's root credential, so:
@@ -16,20 +13,6 @@ import { adminDn, adminPassword, baseDn, peopleDn } from '../support/slapd.ts';
  *    processes; a read that finds a dead password heals it once, however many ask at once).
  * Real slapd, DynamoDB Local.
  */
-
-const personDn = (name: string) => `cn=${name},${peopleDn}`;
-
-async function setDirectoryPassword(url: string, dn: string, password: string): Promise<void> {
-  const admin = new Client({ url });
-  try {
-    await admin.bind(adminDn, adminPassword);
-    await admin.modify(dn, passwordChanges('openldap', password));
-  } finally {
-    await admin.unbind().catch(() => undefined);
-  }
-}
-
-const checkJob = periodicJobs([ldapBackend]).find(({ job }) => job.name === 'account checks')?.job;
 
 describe('attack: healing dead directory passwords (real slapd)', () => {
   let e: LdapEngine;
@@ -81,8 +64,8 @@ describe('attack: healing dead directory passwords (real slapd)', () => {
       value: { ...genuine.value, username: 'heidi', dn: personDn('heidi') },
       password: genuine.password,
     });
-    await checkJob?.start?.(e.h.core);
-    await checkJob?.run(e.h.core);
+    await accountCheckJob?.start?.(e.h.core);
+    await accountCheckJob?.run(e.h.core);
     e.h.clock.advance(verifiedSeconds + 1);
     // Each item fails its MAC (`directory-item`), so it is not there at all (table-writer-directory.test.ts); the DN
     // proof a heal requires stays as a second wall.
@@ -136,8 +119,8 @@ describe('attack: healing dead directory passwords (real slapd)', () => {
       // The writer keeps the heal's own attempt marker, as a replay of the whole item at the same moment would.
       const now = (await e.item('static-role/bob')) as LdapAccountItem;
       await storage.putItem('static-role/bob', { ...stale, healAttemptAt: now.healAttemptAt });
-      await checkJob?.start?.(e.h.core);
-      await checkJob?.run(e.h.core);
+      await accountCheckJob?.start?.(e.h.core);
+      await accountCheckJob?.run(e.h.core);
       e.h.clock.advance(verifiedSeconds + 1);
       await e.call('GET', 'static-cred/bob');
     }

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restoreTable } from '../../functions/deploy/restore-table.ts';
-import { periodicJobs } from '../../packages/core/src/rotation-job.ts';
 import { checkEverySeconds } from '../../packages/core/src/secrets/engines/ldap/account-check.ts';
-import { ldapBackend } from '../../packages/core/src/secrets/engines/ldap/ldap-backend.ts';
 import { checkCursorKey } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
+import { accountCheckJob, accountDn, personDn } from '../support/ldap-heal.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { baseDn, peopleDn, serviceAccountsDn } from '../support/slapd.ts';
+import { baseDn } from '../support/slapd.ts';
 
 /**
  * Issue 43: the table rewound to before rotations (docs/deployment.md, "Restoring the table": the items copied back
@@ -19,10 +18,7 @@ import { baseDn, peopleDn, serviceAccountsDn } from '../support/slapd.ts';
 
 const roles = ['alice', 'bob', 'carol', 'dave'];
 const accounts = ['svc-1', 'svc-2', 'svc-3', 'svc-4'];
-const personDn = (name: string) => `cn=${name},${peopleDn}`;
-const accountDn = (name: string) => `cn=${name},${serviceAccountsDn}`;
 const perSecond = 2;
-const checkJob = periodicJobs([ldapBackend]).find(({ job }) => job.name === 'account checks')?.job;
 
 describe('a restored table heals its dead directory passwords (real slapd, DynamoDB Local)', () => {
   let e: LdapEngine;
@@ -59,7 +55,7 @@ describe('a restored table heals its dead directory passwords (real slapd, Dynam
     expect(early.status).toBe(200);
     const earlyAccount = early.body.data.service_account_name as string;
     // The restore point: a copy of the table as it is now (with a cursor, as a live table has).
-    await checkJob?.run(e.h.core);
+    await accountCheckJob?.run(e.h.core);
     expect(await (await e.storage()).getItem(checkCursorKey)).toBeDefined();
     await ensureTable(e.h.client, snapshot);
     await restoreTable(e.h.client, e.h.tableName, snapshot);
@@ -95,7 +91,7 @@ describe('a restored table heals its dead directory passwords (real slapd, Dynam
     const bound = Math.ceil(total / (perSecond * checkEverySeconds));
     let runs = 0;
     while ((await allBind()).length > 0 && runs < bound) {
-      const ran = await checkJob?.run(e.h.core);
+      const ran = await accountCheckJob?.run(e.h.core);
       expect(ran?.failed).toBe(0);
       runs++;
     }

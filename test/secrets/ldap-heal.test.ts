@@ -1,21 +1,10 @@
-import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { periodicJobs } from '../../packages/core/src/rotation-job.ts';
 import { checkCursorKey } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { healCooldownSeconds, verifiedSeconds } from '../../packages/core/src/secrets/engines/ldap/account-heal.ts';
-import { ldapBackend } from '../../packages/core/src/secrets/engines/ldap/ldap-backend.ts';
-import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import type { Logger } from '../../packages/core/src/lib/log.ts';
+import { accountCheckJob, accountDn, personDn, setDirectoryPassword } from '../support/ldap-heal.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import {
-  adminDn,
-  adminPassword,
-  baseDn,
-  managerDn,
-  managerPassword,
-  peopleDn,
-  serviceAccountsDn,
-} from '../support/slapd.ts';
+import { baseDn, managerDn, managerPassword } from '../support/slapd.ts';
 
 /**
  * Issue 43: a static role or library account whose stored password the directory no longer takes (the table lost a
@@ -23,22 +12,6 @@ import {
  * engine's account check (at start, after a restore, on its schedule), through the normal write-ahead path, with the
  * heal on the role's read, in the audit log and the server log. Real slapd, DynamoDB Local.
  */
-
-const personDn = (name: string) => `cn=${name},${peopleDn}`;
-const accountDn = (name: string) => `cn=${name},${serviceAccountsDn}`;
-
-/** Sets a password as the directory's administrator, behind the engine's back: what a lost table write leaves. */
-async function setDirectoryPassword(url: string, dn: string, password: string): Promise<void> {
-  const admin = new Client({ url });
-  try {
-    await admin.bind(adminDn, adminPassword);
-    await admin.modify(dn, passwordChanges('openldap', password));
-  } finally {
-    await admin.unbind().catch(() => undefined);
-  }
-}
-
-const checkJob = periodicJobs([ldapBackend]).find(({ job }) => job.name === 'account checks')?.job;
 
 describe('ldap: dead passwords heal (real slapd)', () => {
   let e: LdapEngine;
@@ -109,9 +82,9 @@ describe('ldap: dead passwords heal (real slapd)', () => {
     await kill(personDn('bob'));
     await kill(accountDn('svc-1'));
     const storage = await e.storage();
-    await checkJob?.start?.(e.h.core);
+    await accountCheckJob?.start?.(e.h.core);
     expect(await storage.getItem(checkCursorKey)).toBeUndefined();
-    const ran = await checkJob?.run(e.h.core);
+    const ran = await accountCheckJob?.run(e.h.core);
     // Two healed (the run's work done), of the five checked.
     expect(ran).toEqual({ done: 2, failed: 0 });
     for (const [key, dn] of [
@@ -135,7 +108,7 @@ describe('ldap: dead passwords heal (real slapd)', () => {
     const now = Math.floor(e.h.clock.now() / 1000);
     expect(cursor?.nextAt).toBeGreaterThanOrEqual(now + 450);
     expect(cursor?.nextAt).toBeLessThanOrEqual(now + 750);
-    expect(await checkJob?.run(e.h.core)).toEqual({ done: 0, failed: 0 });
+    expect(await accountCheckJob?.run(e.h.core)).toEqual({ done: 0, failed: 0 });
   });
 
   it('a checked-out account is healed under the same check-out and lease', async () => {
@@ -146,7 +119,7 @@ describe('ldap: dead passwords heal (real slapd)', () => {
     const before = await e.item(key);
     await kill(accountDn(name));
     e.h.clock.advance(800);
-    expect(await checkJob?.run(e.h.core)).toMatchObject({ failed: 0 });
+    expect(await accountCheckJob?.run(e.h.core)).toMatchObject({ failed: 0 });
     const after = await e.item(key);
     expect(after?.healCount).toBe((before?.healCount ?? 0) + 1);
     expect(after?.lastHealReason).toBe('scheduled check');
@@ -209,8 +182,8 @@ describe('ldap: dead passwords heal (real slapd)', () => {
     expect(refusals()).toBe(1);
     // Asked again and again (reads, and the check's passes): no further attempt within the cool-down.
     for (let index = 0; index < 5; index++) expect((await e.call('GET', 'static-cred/carol')).status).toBe(502);
-    await checkJob?.start?.(e.h.core);
-    await checkJob?.run(e.h.core);
+    await accountCheckJob?.start?.(e.h.core);
+    await accountCheckJob?.run(e.h.core);
     expect(refusals()).toBe(1);
     expect(auditHeals('static-role/carol').map((entry) => entry.response.warnings[0])).toEqual([
       expect.stringContaining('neither does the root credential'),

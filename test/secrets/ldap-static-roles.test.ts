@@ -1,26 +1,15 @@
-import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { periodicJobs } from '../../packages/core/src/rotation-job.ts';
 import { ldapBackend } from '../../packages/core/src/secrets/engines/ldap/ldap-backend.ts';
 import type { LdapAccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { rotateDue } from '../../packages/core/src/secrets/engines/ldap/rotation.ts';
-import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { ConditionFailed, type Write } from '../../packages/core/src/storage/store.ts';
+import { setDirectoryPassword } from '../support/ldap-heal.ts';
 import { failRecording, type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
-import { adminDn, adminPassword, peopleDn } from '../support/slapd.ts';
+import { peopleDn } from '../support/slapd.ts';
 
 const dnOf = (name: string) => `cn=${name},${peopleDn}`;
 
-/** Sets a password in the directory as its administrator, behind the engine's back. */
-async function setDirectoryPassword(dn: string, password: string, url = directoryUrl): Promise<void> {
-  const admin = new Client({ url });
-  try {
-    await admin.bind(adminDn, adminPassword);
-    await admin.modify(dn, passwordChanges('openldap', password));
-  } finally {
-    await admin.unbind().catch(() => undefined);
-  }
-}
 let directoryUrl = '';
 
 describe('ldap static roles (real slapd)', () => {
@@ -240,7 +229,7 @@ describe('ldap static roles (real slapd)', () => {
         pendingUntil: Math.floor(e.h.clock.now() / 1000) + 150,
       },
     });
-    if (applied) await setDirectoryPassword(dn, password);
+    if (applied) await setDirectoryPassword(directoryUrl, dn, password);
   }
 
   it('answers the password the directory takes when a killed rotation changed it but never recorded it', async () => {
@@ -277,7 +266,7 @@ describe('ldap static roles (real slapd)', () => {
 
   it('answers a 502, never a dead password, when the directory takes neither', async () => {
     await leaveWriteAhead('static-role/erin', dnOf('erin'), 'written-ahead-again', false);
-    await setDirectoryPassword(dnOf('erin'), 'changed-by-someone-else');
+    await setDirectoryPassword(directoryUrl, dnOf('erin'), 'changed-by-someone-else');
     const read = await e.call('GET', 'static-cred/erin');
     expect(read.status).toBe(502);
     expect(read.body.errors[0]).toContain('neither');

@@ -76,19 +76,6 @@ const why = {
   forget: 'a lease revoked here is recorded as revoked (LeaseManager.forget)',
 };
 
-/**
- * Where the deploy run of an engine's function differs from the default (it uses the root token, so no ACL policy is
- * read; it revokes no lease there): kv is called with a limited-use token, which reads its policies and may be
- * revoked at its last use; a cloud key's lease is revoked there. `undefined` drops a default note.
- */
-const engineRunNotes: Partial<Record<SecretsFamily, Record<string, string | undefined>>> = {
-  kv: { 'read:policies': undefined, 'write:leases#*': why.lastUse, 'write:revoked-leases#*': why.lastUse },
-  cloud: { 'write:revoked-leases#*': why.forget },
-};
-
-const dropUndefined = (notes: Record<string, string | undefined>): Record<string, string> =>
-  Object.fromEntries(Object.entries(notes).filter((entry): entry is [string, string] => entry[1] !== undefined));
-
 /** A secrets engine's function (kv, ldap, mesh, cloud): its mounts' storage, its leases, and what the pipeline needs. */
 const engine = (extra: { reads?: string[]; unrecorded?: Record<string, string> } = {}): Omit<TableAccess, 'items'> => ({
   reads: [...secretsPipeline, 'mount#*', 'leases#*', ...(extra.reads ?? [])],
@@ -167,14 +154,13 @@ export const tableAccess: Record<string, TableAccess> = {
       const unrecorded = {
         'read:policies': why.policies,
         ...Object.fromEntries(Object.entries(reads).map(([pattern, reason]) => [`read:${pattern}`, reason])),
-        ...engineRunNotes[family],
       };
       const prefetch: TableAction[] = prefetches(family) ? ['dynamodb:BatchGetItem'] : [];
       return [
         `Secrets-${family}`,
         {
           items: [...read, ...prefetch, ...write],
-          ...engine({ reads: Object.keys(reads), unrecorded: dropUndefined(unrecorded) }),
+          ...engine({ reads: Object.keys(reads), unrecorded }),
         },
       ];
     }),

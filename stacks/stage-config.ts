@@ -1,4 +1,10 @@
-import { allSecretsFamilies, type SecretsFamily, secretsFamilies } from '../packages/core/src/secrets/families.ts';
+import {
+  allSecretsFamilies,
+  backendsOf,
+  defaultMountsOf,
+  type SecretsFamily,
+  secretsFamilies,
+} from '../packages/core/src/secrets/families.ts';
 import type { Deployment } from '../packages/core/src/secrets/framework/backend.ts';
 import type { googleEndpointVariables } from '../packages/core/src/secrets/mounts/operator-settings.ts';
 
@@ -167,13 +173,15 @@ export const authTypes = new Set(
   ),
 );
 
-export const defaultMounts: DeclaredMount[] = [
-  { path: 'secret', type: 'kv' },
-  { path: 'cloud', type: 'cloud' },
-  { path: 'ldap', type: 'ldap' },
-  { path: 'mesh', type: 'mesh' },
-  { path: 'auth/jwt', type: 'jwt' },
-];
+/**
+ * The mounts of a stage that lists none: every backend of the family list (`packages/core/src/secrets/family-list.ts`)
+ * at its default path (`defaultMountPath`: kv at `secret`, an engine at its type, a login method under `auth/`). A
+ * stage chooses its own with `mounts` (the example stages below do); a new engine is routed on the others.
+ */
+export const defaultMounts: DeclaredMount[] = defaultMountsOf(backendsOf(allSecretsFamilies)).map(({ path, type }) => ({
+  path,
+  type,
+}));
 
 const devStages = new Set(['dev', 'test']);
 

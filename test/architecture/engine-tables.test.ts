@@ -1,14 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
-import { checkedBundles } from '../support/bundle-checks.ts';
+import { backendFilesOfFamilies, expectedBundle } from '../support/bundle-checks.ts';
 import { mountOf, mountsOf, mountsToEnable, secretsRoutes } from '../support/secrets-routes.ts';
 
 /**
  * "One folder and one line" (issue 42) for the suite's engine tables: the fuzz (test/fuzz/routes.fuzz.test.ts), the
- * OpenAPI test, the path-property attack test and the bundle test derive what they mount, route and check from the
- * family list. Here the derivations are given the family list's backends plus a fake engine and a fake login method
+ * OpenAPI test, the path-property attack test and the bundle tests derive what they mount, route and check from the
+ * family list (the stacks' and deploy tests' tables: new-engine.test.ts). Here the derivations are given the family list's backends plus a fake engine and a fake login method
  * (as a new line in `family-list.ts` would add them), and each must pick them up, without a table edited anywhere.
  */
 const fakeEngine: Backend = {
@@ -61,12 +62,25 @@ describe('the suite derives its engine tables from the family list', () => {
     expect(routes.length).toBe(secretsRoutes(listed).length + 2);
   });
 
-  it('checks the bundle of a new family, failing where its expectation is not declared instead of skipping it', () => {
-    const declared = { system: 'system expected', kv: 'kv expected' };
-    expect(checkedBundles(['system', 'kv', 'totp-fake'], declared)).toEqual([
-      ['system', 'system expected'],
-      ['kv', 'kv expected'],
-      ['totp-fake', undefined],
+  it("expects a new family's bundle to hold its backend and its folder, read from the list's line", () => {
+    const listSource = readFileSync('packages/core/src/secrets/family-list.ts', 'utf8');
+    const line = `  'totp-fake': async (): Promise<Backend[]> => [(await import('./engines/totp-fake/totp-fake-backend.ts')).totp],\n`;
+    const extendedSource = listSource.replace(/^};$/m, `${line}};`);
+    const files = backendFilesOfFamilies(extendedSource);
+    expect(files).toEqual({
+      ...backendFilesOfFamilies(listSource),
+      'totp-fake': ['engines/totp-fake/totp-fake-backend.ts'],
+    });
+    expect(files.system).toEqual([
+      'sys/system-backend.ts',
+      'auth/token/token-backend.ts',
+      'identity-paths/identity-backend.ts',
     ]);
+    expect(expectedBundle('totp-fake', ['engines/kv', 'engines/totp-fake', 'auth/jwt'], files)).toEqual({
+      backends: ['engines/totp-fake/totp-fake-backend.ts'],
+      parts: ['engines/totp-fake'],
+      packages: [],
+    });
+    expect(expectedBundle('jwt', ['engines/kv', 'auth/jwt'], files).parts).toEqual(['auth/jwt']);
   });
 });

@@ -11,6 +11,7 @@ import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secre
 import { SignJWT } from 'jose';
 import { expect, vi } from 'vitest';
 import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
+import { allSecretsFamilies, backendsOf, type SecretsFamily } from '../../packages/core/src/secrets/families.ts';
 import { leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
 import { type GoogleEmulator, startGoogleEmulator } from '../emulators/google.ts';
@@ -18,9 +19,11 @@ import { type KmsEmulator, startKmsEmulator } from '../emulators/kms.ts';
 import { type InvokedHandler, type LambdaEmulator, startLambdaEmulator } from '../emulators/lambda.ts';
 import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../emulators/secrets-manager.ts';
 import { useEmulatedGoogle } from '../support/cloud-engine.ts';
-import { engineJobs } from '../../stacks/families.ts';
-import { deletionLdif, rollbackLdif } from '../support/ldif-fixtures.ts';
-import { dynamicDn, groupsDn, managerDn, managerPassword, peopleDn, type Slapd, startSlapd } from '../support/slapd.ts';
+import { engineFamilies, engineJobs } from '../../stacks/families.ts';
+import { declaredMountsEnv, defaultMounts, familyOfType } from '../../stacks/stage-config.ts';
+import { type Slapd, startSlapd } from '../support/slapd.ts';
+import { mountsToEnable } from '../support/secrets-routes.ts';
+import { type Handler, scenarioOf } from './engine-scenarios.ts';
 import {
   deployedEnvironment,
   engineJob,
@@ -35,10 +38,16 @@ import {
 } from './lambda-events.ts';
 import { asFunction, installSdkRecorder, recordedAs, type SentCall } from './sdk-recorder.ts';
 
-type Handler = (...args: never[]) => Promise<unknown>;
+/** The families the run drives through their scenarios (test/deploy/engine-scenarios.ts): every one but `system`. */
+const scenarioFamilies = allSecretsFamilies.filter((family) => family !== 'system');
 
-/** The engine functions the system function invokes (`KEYHAVEN_ENGINE_FUNCTIONS`), as the stack names them. */
-const engineFunctions = { kv: 'Secrets-kv', mesh: 'Secrets-mesh', ldap: 'Secrets-ldap', cloud: 'Secrets-cloud' };
+/**
+ * The engine functions the system function invokes (`KEYHAVEN_ENGINE_FUNCTIONS`: mount type -> function), as the stack
+ * names them: every engine backend's type, to its family's function.
+ */
+const engineFunctions: Record<string, string> = Object.fromEntries(
+  backendsOf(engineFamilies).map((backend) => [backend.type, `Secrets-${familyOfType[backend.type]}`]),
+);
 
 export interface Environment {
   client: DynamoDBClient;
@@ -67,13 +76,7 @@ export async function recordedEnvironment(): Promise<Environment & { calls: Sent
   process.env.KEYHAVEN_KMS_ENDPOINT = kms.endpoint;
   process.env.KEYHAVEN_JOB_RUN_MS = '0';
   process.env.KEYHAVEN_STREAM_LIMIT_MS = '300';
-  process.env.KEYHAVEN_DECLARED_MOUNTS = JSON.stringify([
-    { path: 'secret/', type: 'kv' },
-    { path: 'mesh/', type: 'mesh' },
-    { path: 'ldap/', type: 'ldap' },
-    { path: 'cloud/', type: 'cloud' },
-    { path: 'auth/jwt/', type: 'jwt' },
-  ]);
+  process.env.KEYHAVEN_DECLARED_MOUNTS = declaredMountsEnv(defaultMounts);
   const [consul, slapd, google] = await Promise.all([startConsulEmulator(), startSlapd(), startGoogleEmulator()]);
   google.addProject('proj-1');
   // The operator's configuration of the cloud function: where it calls Google (as the stage config sets it).
@@ -82,8 +85,9 @@ export async function recordedEnvironment(): Promise<Environment & { calls: Sent
   const lambda = await startLambdaEmulator(
     Object.fromEntries(
       await Promise.all(
-        Object.entries(engineFunctions).map(
-          async ([type, fn]) => [fn, recordedAs(fn, (await secrets(type)) as InvokedHandler)] as const,
+        engineFamilies.map(
+          async (family) =>
+            [`Secrets-${family}`, recordedAs(`Secrets-${family}`, (await secrets(family)) as InvokedHandler)] as const,
         ),
       ),
     ),
@@ -127,20 +131,6 @@ export async function recordedEnvironment(): Promise<Environment & { calls: Sent
   };
 }
 
-const creationLdif = `dn: cn={{.Username}},${dynamicDn}
-objectClass: inetOrgPerson
-cn: {{.Username}}
-sn: {{.RoleName}}
-userPassword: {{.Password}}
-
-dn: cn=developers,${groupsDn}
-changetype: modify
-add: member
-member: cn={{.Username}},${dynamicDn}
--
-`;
-const viewer = 'resource "//cloudresourcemanager.googleapis.com/projects/proj-1" { roles = ["roles/viewer"] }';
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -165,11 +155,9 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
     return answer;
   };
   const system = await secrets('system');
-  const kv = await secrets('kv');
-  const mesh = await secrets('mesh');
-  const ldap = await secrets('ldap');
-  const cloud = await secrets('cloud');
-  const jwt = await secrets('jwt');
+  const families = Object.fromEntries(
+    await Promise.all(scenarioFamilies.map(async (family) => [family, await secrets(family)] as const)),
+  ) as Record<SecretsFamily, Handler>;
 
   // deploy: the first-tokens resource makes the data key, the root and the management token (a stage outside dev)
   const sdk = new SecretsManagerClient({
@@ -201,11 +189,14 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
     initialized: true,
   });
   delete process.env.KEYHAVEN_ENGINE_FUNCTIONS;
-  for (const [path, type] of Object.entries({ secret: 'kv', mesh: 'mesh', ldap: 'ldap', cloud: 'cloud' })) {
-    const options = type === 'cloud' ? { options: { retry_base_ms: '1' } } : {};
-    await call('Secrets-system', system, 'POST', `/v1/sys/mounts/${path}`, { type, ...options });
+  // Every backend of the list at its default path (kv at secret/), each with its scenario's options.
+  for (const { table, path, type } of mountsToEnable(backendsOf(scenarioFamilies))) {
+    const options = scenarioOf(familyOfType[type] as SecretsFamily).mountOptions;
+    await call('Secrets-system', system, 'POST', `/v1/sys/${table === 'auth' ? 'auth' : 'mounts'}/${path}`, {
+      type,
+      ...(options ? { options } : {}),
+    });
   }
-  await call('Secrets-system', system, 'POST', '/v1/sys/auth/jwt', { type: 'jwt' });
   await call('Secrets-system', system, 'PUT', '/v1/sys/policies/acl/app', {
     policy: 'path "secret/*" { capabilities = ["create", "read", "update", "list"] }',
   });
@@ -231,93 +222,14 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   await call('Secrets-system', system, 'DELETE', '/v1/sys/policies/acl/gone');
   await call('Secrets-system', system, 'POST', '/v1/sys/capabilities-self', { paths: ['secret/app/db'] }, limited);
 
-  // kv: writes, reads (the authenticated read path batches its lookups), lists, deletes, with a use-limited token
-  await call('Secrets-kv', kv, 'POST', '/v1/secret/app/db', { password: 'pw1' }, limited);
-  await call('Secrets-kv', kv, 'GET', '/v1/secret/app/db', undefined, limited);
-  await call('Secrets-kv', kv, 'GET', '/v1/secret/app?list=true', undefined, limited);
-  await call('Secrets-kv', kv, 'DELETE', '/v1/secret/app/db');
+  // Each family's scenario (test/deploy/engine-scenarios.ts), in the list's order.
+  for (const family of scenarioFamilies) {
+    const fn = `Secrets-${family}`;
+    const { consul, slapd, google } = env;
+    await scenarioOf(family).drive({ consul, slapd, google, fn, handler: families[family], system, call, limited });
+  }
 
-  // mesh: access, a role, credentials (a lease), revoked through the system function (which invokes the mesh function)
-  const consulRoot = ((await env.consul.request('PUT', '/v1/acl/bootstrap')).json as { SecretID: string }).SecretID;
-  await env.consul.request('PUT', '/v1/acl/policy', {
-    token: consulRoot,
-    body: { Name: 'svc-read', Rules: 'service_prefix "" { policy = "read" }' },
-  });
-  await call('Secrets-mesh', mesh, 'POST', '/v1/mesh/config/access', {
-    address: env.consul.address,
-    token: consulRoot,
-  });
-  await call('Secrets-mesh', mesh, 'POST', '/v1/mesh/roles/app', { mesh_policies: 'svc-read' });
-  await call('Secrets-mesh', mesh, 'GET', '/v1/mesh/roles?list=true');
-  const synchronous = (await call('Secrets-mesh', mesh, 'GET', '/v1/mesh/creds/app')).body.lease_id;
-  await call('Secrets-system', system, 'PUT', '/v1/sys/leases/revoke', { lease_id: synchronous });
-  const queued = (await call('Secrets-mesh', mesh, 'GET', '/v1/mesh/creds/app')).body.lease_id;
-  await call('Secrets-system', system, 'PUT', '/v1/sys/leases/revoke', { lease_id: queued, sync: false });
-  await call('Secrets-mesh', mesh, 'DELETE', '/v1/mesh/roles/app');
-
-  // ldap and cloud: configuration and roles (their directory and cloud calls are covered by their own tests)
-  // ldap (real slapd): configuration, a static role rotated and read, a dynamic role's credentials revoked
-  await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/config', {
-    url: env.slapd.url,
-    binddn: managerDn,
-    bindpass: managerPassword,
-    userdn: peopleDn,
-  });
-  await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/config');
-  await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/static-role/alice', { username: 'alice', rotation_period: '1h' });
-  await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/rotate-role/alice');
-  await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/static-cred/alice');
-  await call('Secrets-ldap', ldap, 'DELETE', '/v1/ldap/static-role/alice');
-  await call('Secrets-ldap', ldap, 'POST', '/v1/ldap/role/dev', {
-    creation_ldif: creationLdif,
-    deletion_ldif: deletionLdif,
-    rollback_ldif: rollbackLdif,
-  });
-  const ldapLeases = [
-    (await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/creds/dev')).body.lease_id,
-    (await call('Secrets-ldap', ldap, 'GET', '/v1/ldap/creds/dev')).body.lease_id,
-  ];
-  await call('Secrets-system', system, 'PUT', '/v1/sys/leases/revoke', { lease_id: ldapLeases[0] });
-  await call('Secrets-system', system, 'PUT', '/v1/sys/leases/revoke', { lease_id: ldapLeases[1], sync: false });
-
-  // cloud (Google emulator): configuration, a roleset of keys, a leased key revoked by the cloud job
-  const cloudRoot = env.google.seedServiceAccount('proj-1', 'keyhaven-root');
-  await call('Secrets-cloud', cloud, 'POST', '/v1/cloud/config', { credentials: cloudRoot.credentials });
-  await call('Secrets-cloud', cloud, 'POST', '/v1/cloud/roleset/keys', {
-    project: 'proj-1',
-    bindings: viewer,
-    secret_type: 'service_account_key',
-  });
-  const cloudLease = (await call('Secrets-cloud', cloud, 'POST', '/v1/cloud/roleset/keys/key')).body.lease_id;
-  await call('Secrets-system', system, 'PUT', '/v1/sys/leases/revoke', { lease_id: cloudLease, sync: false });
-
-  // jwt: configuration, a role, a login
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/config', {
-    jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' }).toString()],
-  });
-  await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/role/dev', {
-    role_type: 'jwt',
-    user_claim: 'sub',
-    bound_audiences: ['keyhaven'],
-    token_policies: ['app'],
-  });
-  const assertion = await new SignJWT({})
-    .setProtectedHeader({ alg: 'ES256' })
-    .setSubject('alice')
-    .setAudience('keyhaven')
-    .setIssuedAt()
-    .setExpirationTime('5m')
-    .sign(privateKey);
-  await call('Secrets-jwt', jwt, 'POST', '/v1/auth/jwt/login', { role: 'dev', jwt: assertion }, '');
-  await call('Secrets-jwt', jwt, 'DELETE', '/v1/auth/jwt/role/dev');
-  // A limited-use token spends its uses in whichever function serves the request, and is revoked there at its last.
-  const twoUses = (
-    await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['root'], num_uses: 2 })
-  ).body.auth.client_token;
-  await call('Secrets-jwt', jwt, 'GET', '/v1/auth/jwt/config', undefined, twoUses);
-  await call('Secrets-jwt', jwt, 'GET', '/v1/auth/jwt/config', undefined, twoUses);
-
   // scheduler: bootstrap, policies, tokens, a blocking query, the event stream
   const api = (await import('../../functions/scheduler/api.ts')).handler as unknown as Handler;
   const scheduler = async (method: string, url: string, body?: unknown, token?: string) => {
@@ -407,7 +319,7 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   );
   await finished;
 
-  // jobs: a secrets token and a scheduler token expire; the sweep revokes both; the mesh job revokes the queued lease
+  // jobs: a secrets token and a scheduler token expire; the sweep revokes both; each engine's job its queued lease
   await call('Secrets-system', system, 'POST', '/v1/auth/token/create', { policies: ['app'], ttl: '1s' });
   const beat = ClusterNodes.beatKey(nodeId);
   await env.client.send(
@@ -422,11 +334,11 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   const run = async (fn: string, name: string) =>
     asFunction(fn, async () => (await job(name))(scheduledEvent(`${name}ScheduleRule`) as never));
   expect(await run('Job-sweep', 'sweep')).toMatchObject({ tokens: 1, failed: 0 });
-  expect(await run('Job-mesh', 'mesh')).toMatchObject({ leases: 1, failed: 0 });
-  expect(await run('Job-ldap', 'ldap')).toMatchObject({ leases: 1, failed: 0 });
-  expect(await run('Job-cloud', 'cloud')).toMatchObject({ leases: 1, failed: 0 });
+  for (const family of Object.keys(engineJobs) as SecretsFamily[])
+    expect(await run(`Job-${family}`, family), family).toMatchObject(scenarioOf(family).jobAnswer ?? { failed: 0 });
 
-  // table stream: DynamoDB's TTL removes a token and a lease before any sweep
+  // table stream: DynamoDB's TTL removes a token and a lease (the mesh engine's) before any sweep
+  const mesh = families.mesh;
   await call('Secrets-mesh', mesh, 'POST', '/v1/mesh/roles/again', { mesh_policies: 'svc-read' });
   const lease = (await call('Secrets-mesh', mesh, 'GET', '/v1/mesh/creds/again')).body.lease_id;
   const leaseKey = { pk: { S: leasePk(lease) }, sk: { S: lease } };

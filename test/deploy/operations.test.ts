@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alarmThresholds } from '../../stacks/alarms.ts';
-import { scheduleTickMaxAge, streamMaxRecordAge } from '../../stacks/Jobs.ts';
+import { allSecretsFamilies } from '../../packages/core/src/secrets/families.ts';
+import { engineJobs, scheduleTickMaxAge, streamMaxRecordAge } from '../../stacks/Jobs.ts';
 import { callBudgetSeconds } from '../../stacks/SecretsApi.ts';
 import { App as CdkApp, Stack as CdkStack } from 'aws-cdk-lib';
 import { replicateAuditBucket } from '../../stacks/audit-replication.ts';
@@ -433,7 +434,7 @@ describe('failures and time budgets (synthesis of "prod")', () => {
   });
 
   it('drops a scheduled tick that fails or cannot be delivered instead of retrying it hours later, on EventBridge and on Lambda', () => {
-    const jobHandlers = ['functions/jobs/sweep.handler', ...['ldap', 'cloud', 'mesh'].map(engineJobEntry)];
+    const jobHandlers = ['functions/jobs/sweep.handler', ...Object.keys(engineJobs).map(engineJobEntry)];
     const functions = Object.fromEntries(appFunctions(s.jobs).map(([id, fn]) => [id, entryOf(fn)]));
     const rules = resourcesOf(s.jobs, 'AWS::Events::Rule');
     expect(rules.map(([, rule]) => functions[rule.Properties.Targets[0].Arn['Fn::GetAtt'][0]]).sort()).toEqual(
@@ -455,7 +456,7 @@ describe('failures and time budgets (synthesis of "prod")', () => {
     const timeouts = Object.fromEntries(appFunctions(s.secrets).map(([, fn]) => [entryOf(fn), fn.Properties.Timeout]));
     expect(timeouts[secretsEntry('system')]).toBe(callBudgetSeconds.system);
     expect(callBudgetSeconds.system).toBeLessThan(callBudgetSeconds.apiLimit);
-    for (const family of ['kv', 'cloud', 'ldap', 'mesh', 'jwt']) {
+    for (const family of allSecretsFamilies.filter((family) => family !== 'system')) {
       expect(timeouts[secretsEntry(family)], family).toBe(callBudgetSeconds.engine);
     }
     // An engine that runs out its whole timeout still leaves the system function time to answer.

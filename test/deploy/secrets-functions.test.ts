@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../packages/core/src/core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
+import { allSecretsFamilies, backendsOf, type SecretsFamily } from '../../packages/core/src/secrets/families.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
+import { mountsToEnable } from '../support/secrets-routes.ts';
 import {
   type Answer,
   comparable,
@@ -24,7 +25,7 @@ type Handler = unknown;
 describe('functions/secrets/* on API Gateway v2 events', () => {
   let client: DynamoDBClient;
   let local: ReturnType<typeof createSecretsApp>;
-  let handlers: Record<'system' | 'kv' | 'jwt' | 'ldap' | 'mesh' | 'cloud', Handler>;
+  let handlers: Record<SecretsFamily, Handler>;
   let root: string;
 
   const viaLambda = (handler: Handler, method: string, url: string, body?: unknown, token = root) =>
@@ -60,24 +61,12 @@ describe('functions/secrets/* on API Gateway v2 events', () => {
     });
     // The stage's declared mounts, enabled by the all-families core before any Lambda reads the mount table
     // (a Lambda trusts its cached mount table for a few seconds); the system Lambda bundles no engine type.
-    for (const [mountPath, type] of [
-      ['secret', 'kv'],
-      ['cloud', 'cloud'],
-      ['ldap', 'ldap'],
-      ['mesh', 'mesh'],
-    ] as const) {
-      await core.mounts.enable('secret', mountPath, { type });
-    }
-    await core.mounts.enable('auth', 'jwt', { type: 'jwt' });
+    for (const { table, path, type } of mountsToEnable(backendsOf(allSecretsFamilies)))
+      await core.mounts.enable(table, path, { type });
     local = createSecretsApp({ core: async () => core, clientIp: () => '198.51.100.7' });
-    handlers = {
-      system: await secretsFunction('system'),
-      kv: await secretsFunction('kv'),
-      jwt: await secretsFunction('jwt'),
-      ldap: await secretsFunction('ldap'),
-      mesh: await secretsFunction('mesh'),
-      cloud: await secretsFunction('cloud'),
-    };
+    handlers = Object.fromEntries(
+      await Promise.all(allSecretsFamilies.map(async (family) => [family, await secretsFunction(family)] as const)),
+    ) as Record<SecretsFamily, Handler>;
   });
   afterAll(() => client?.destroy());
 

@@ -4,15 +4,17 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { useFunctions } from 'sst/constructs';
 import { useProject } from 'sst/project.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { allSecretsFamilies } from '../../packages/core/src/secrets/families.ts';
+import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { tableDefinition } from '../../packages/core/src/storage/table-definition.ts';
 import { keyActions, providedByRuntime } from '../../stacks/functions.ts';
+import { engineFamilies, engineJobs } from '../../stacks/families.ts';
 import { tableAccess } from '../../stacks/permissions.ts';
 import { consoleContentSecurityPolicy } from '../../packages/ui/csp.ts';
 import { devSchedulerOrigin } from '../../stacks/console-hosting.ts';
 import { mountRoutes } from '../../stacks/SecretsApi.ts';
 import { familyOfType, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
+import { backendFilesOfFamilies, backendName } from '../support/bundle-checks.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import {
   appFunctions,
@@ -64,9 +66,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
         'functions/scheduler/api.handler',
         'functions/scheduler/event-stream.handler',
         'functions/jobs/sweep.handler',
-        engineJobEntry('ldap'),
-        engineJobEntry('cloud'),
-        engineJobEntry('mesh'),
+        ...Object.keys(engineJobs).map(engineJobEntry),
         'functions/jobs/table-stream.handler',
       ].sort(),
     );
@@ -99,14 +99,11 @@ describe('SST app, synthesised offline (stage "test")', () => {
 
   it("zips a family's function and an engine's job with that family's backends only, no other family's chunk", () => {
     // esbuild names the chunk of each backend family-list.ts imports after its file: `<name>-backend-<hash>.mjs`.
-    const backendsOf: Record<string, string[]> = {
-      system: ['system', 'token', 'identity'],
-      jwt: ['jwt'],
-    };
+    const backendsOf = backendFilesOfFamilies();
     const built = Object.entries(useFunctions().all).filter(
       ([, props]) => props.environment?.KEYHAVEN_FAMILY ?? props.environment?.KEYHAVEN_ENGINE,
     );
-    expect(built.length).toBe(allSecretsFamilies.length + 3);
+    expect(built.length).toBe(allSecretsFamilies.length + Object.keys(engineJobs).length);
     for (const [id, props] of built) {
       const family = (props.environment?.KEYHAVEN_FAMILY ?? props.environment?.KEYHAVEN_ENGINE) as string;
       expect(props.nodejs?.esbuild?.define, id).toEqual({
@@ -116,7 +113,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
         .map(String)
         .flatMap((file) => /([a-z]+)-backend-[A-Z0-9]+\.mjs$/.exec(file)?.[1] ?? [])
         .sort();
-      expect(backends, id).toEqual([...(backendsOf[family] ?? [family])].sort());
+      expect(backends, id).toEqual((backendsOf[family] ?? []).map(backendName).sort());
     }
   });
 
@@ -185,12 +182,10 @@ describe('SST app, synthesised offline (stage "test")', () => {
     expect(targets).toEqual(
       expect.arrayContaining([
         { schedule: 'rate(1 minute)', handler: 'functions/jobs/sweep.handler' },
-        { schedule: 'rate(1 minute)', handler: engineJobEntry('ldap') },
-        { schedule: 'rate(1 minute)', handler: engineJobEntry('cloud') },
-        { schedule: 'rate(1 minute)', handler: engineJobEntry('mesh') },
+        ...Object.keys(engineJobs).map((family) => ({ schedule: 'rate(1 minute)', handler: engineJobEntry(family) })),
       ]),
     );
-    expect(targets).toHaveLength(4);
+    expect(targets).toHaveLength(1 + Object.keys(engineJobs).length);
   });
 
   it('feeds the table stream to the TTL backstop with batch item failures, retries and a failures bucket', () => {
@@ -276,14 +271,11 @@ describe('SST app, synthesised offline (stage "test")', () => {
     const idOf = (entry: string) => Object.entries(functions).find(([, fn]) => entryOf(fn) === entry)?.[0] as string;
     const system = functions[idOf(secretsEntry('system'))];
     const engineFunctions = JSON.stringify(system?.Properties.Environment.Variables.KEYHAVEN_ENGINE_FUNCTIONS);
-    for (const [type, family] of [
-      ['kv', 'kv'],
-      ['cloud', 'cloud'],
-      ['ldap', 'ldap'],
-      ['mesh', 'mesh'],
-    ]) {
+    const engineTypes = backendsOf(engineFamilies).map((backend) => backend.type);
+    expect(engineTypes.length).toBeGreaterThan(0);
+    for (const type of engineTypes) {
       expect(engineFunctions).toContain(`${type}\\":\\"`);
-      expect(engineFunctions).toContain(idOf(secretsEntry(family as string)));
+      expect(engineFunctions).toContain(idOf(secretsEntry(familyOfType[type] as string)));
     }
     expect(engineFunctions).not.toContain(idOf(secretsEntry('jwt')));
     const invokes = policyStatements(s.secrets).filter(({ statement }) =>
@@ -292,7 +284,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
     expect(invokes.map(({ where }) => where.startsWith('Secretssystem'))).toEqual([true]);
     const resources = (invokes[0]?.statement.Resource ?? []) as Array<{ 'Fn::GetAtt': [string, string] }>;
     const targets = resources.map((arn) => arn['Fn::GetAtt'][0]).sort();
-    expect(targets).toEqual(['kv', 'cloud', 'ldap', 'mesh'].map((family) => idOf(secretsEntry(family))).sort());
+    expect(targets).toEqual(engineFamilies.map((family) => idOf(secretsEntry(family))).sort());
   });
 
   // Issue 26 on a dev stage without customDomains: both distributions have CloudFront's names, known only at deploy.

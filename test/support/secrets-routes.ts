@@ -1,15 +1,13 @@
-import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
+import {
+  allSecretsFamilies,
+  backendsOf,
+  defaultMountPath,
+  defaultMountsOf,
+} from '../../packages/core/src/secrets/families.ts';
 import type { Backend } from '../../packages/core/src/secrets/framework/backend.ts';
-import { builtinMountPaths } from '../../packages/core/src/secrets/mounts/mount-table.ts';
 
-/** Where a backend is mounted in the test stage: a built-in where the core puts it, else its declared `defaultPath`. */
-export function mountPathOf(backend: Backend): string {
-  return (
-    builtinMountPaths.get(backend.type) ??
-    backend.defaultPath ??
-    (backend.kind === 'auth' ? `auth/${backend.type}` : backend.type)
-  );
-}
+/** Where a backend is mounted in the test stage: where every stage mounts it by default (`defaultMountPath`). */
+export const mountPathOf = defaultMountPath;
 
 /** Each backend type's mount path, derived from the backends (the family list's, or an extended list in a test). */
 export const mountsOf = (backends: Backend[]): Record<string, string> =>
@@ -20,14 +18,11 @@ export const mountsOf = (backends: Backend[]): Record<string, string> =>
  * the table it goes in and its path in that table (`auth/jwt` is `jwt` in the auth table).
  */
 export function mountsToEnable(backends: Backend[]): Array<{ table: 'secret' | 'auth'; path: string; type: string }> {
-  return backends
-    .filter((backend) => !builtinMountPaths.has(backend.type))
-    .map((backend) => {
-      const path = mountPathOf(backend);
-      return backend.kind === 'auth'
-        ? { table: 'auth' as const, path: path.replace(/^auth\//, ''), type: backend.type }
-        : { table: 'secret' as const, path, type: backend.type };
-    });
+  return defaultMountsOf(backends).map(({ path, type, kind }) =>
+    kind === 'auth'
+      ? { table: 'auth' as const, path: path.replace(/^auth\//, ''), type }
+      : { table: 'secret' as const, path, type },
+  );
 }
 
 /**

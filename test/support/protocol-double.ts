@@ -14,6 +14,9 @@ export class ProtocolDouble {
   url = '';
   index = 1;
   nodeId = '';
+  /** The node as the agent last registered it. */
+  // biome-ignore lint/suspicious/noExplicitAny: the agent's JSON as it comes
+  node: any;
   private secret = '';
   readonly allocs = new Map<string, Allocation>();
   readonly updates: AllocUpdate[] = [];
@@ -73,6 +76,7 @@ export class ProtocolDouble {
     const beat = { HeartbeatTTL: 1e9, Index: this.index, AllocIndex: this.index, EvalIDs: [], EvalCreateIndex: 0 };
     if (url.pathname === '/v1/client/register') {
       this.nodeId = body.Node.ID;
+      this.node = body.Node;
       this.secret = body.Node.SecretID;
       return answer(200, { ...beat, NodeModifyIndex: this.index });
     }

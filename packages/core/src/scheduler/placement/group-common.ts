@@ -54,10 +54,9 @@ export const serverTerminal = (alloc: Allocation): boolean =>
 
 /** Allocations in name-index order (then ID), so that every decision is the same for the same input. */
 export function byName(allocs: Iterable<Allocation>, jobId: string): Allocation[] {
-  return [...allocs].sort(
-    (a, b) =>
-      allocIndex(a.Name, jobId, a.TaskGroup) - allocIndex(b.Name, jobId, b.TaskGroup) || a.ID.localeCompare(b.ID),
-  );
+  const keyed = [...allocs].map((alloc) => ({ alloc, index: allocIndex(alloc.Name, jobId, alloc.TaskGroup) }));
+  keyed.sort((a, b) => a.index - b.index || (a.alloc.ID < b.alloc.ID ? -1 : a.alloc.ID > b.alloc.ID ? 1 : 0));
+  return keyed.map((entry) => entry.alloc);
 }
 
 export interface StopAllContext {

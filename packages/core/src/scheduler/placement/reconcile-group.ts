@@ -49,7 +49,8 @@ export function reconcileGroup(name: string, groupAllocs: Allocation[], context:
       (alloc) => alloc.JobVersion < job.Version && (serverTerminal(alloc) || clientTerminal(alloc)),
     );
     result.updates.Ignore += old.length;
-    all = all.filter((alloc) => !old.includes(alloc));
+    const oldSet = new Set(old);
+    all = all.filter((alloc) => !oldSet.has(alloc));
   }
   const classifyOptions = { jobId, group, isBatch: context.isBatch, nodes: context.nodes, now: context.now };
   const canarySplit = splitCanaries(all, deployments, classifyOptions);
@@ -224,8 +225,9 @@ function placedWhileHeld(
   const taken = lostCount > 0 ? place.slice(0, Math.min(lostCount, place.length)) : [];
   const hasReschedule = place.some((request) => request.replacing === 'reschedule');
   if (!hasReschedule) return taken;
+  const already = new Set(taken);
   for (const request of place) {
-    if (request.replacing !== 'reschedule' || taken.includes(request)) continue;
+    if (request.replacing !== 'reschedule' || already.has(request)) continue;
     const previous = request.previousAlloc;
     const ofFailedDeployment =
       deployments.failed && previous !== undefined && deployments.current?.ID === previous.DeploymentID;

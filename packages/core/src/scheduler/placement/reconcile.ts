@@ -73,7 +73,11 @@ export function reconcile(input: ReconcileInput): Reconciliation {
   );
   let complete = true;
   const byGroup = new Map<string, Allocation[]>();
-  for (const alloc of input.allocs) byGroup.set(alloc.TaskGroup, [...(byGroup.get(alloc.TaskGroup) ?? []), alloc]);
+  for (const alloc of input.allocs) {
+    const list = byGroup.get(alloc.TaskGroup);
+    if (list) list.push(alloc);
+    else byGroup.set(alloc.TaskGroup, [alloc]);
+  }
   const isBatch = job?.Type === 'batch';
   const base = { jobId: input.jobId, isBatch, nodes, evalId: input.evaluation.ID, now: input.now };
   result.stop.push(...lostAfterStop(input.allocs, nodes));

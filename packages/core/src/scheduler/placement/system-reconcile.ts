@@ -61,13 +61,19 @@ export function reconcileSystem(input: ReconcileInput, job: Job, nodes: Map<stri
     const held = terminal.get(key);
     if (!held || held.CreateIndex < alloc.CreateIndex) terminal.set(key, alloc);
   }
-  const nodeIds = [...new Set([...live.map((alloc) => alloc.NodeID), ...eligible.keys()])].sort();
+  const liveByNode = new Map<string, Allocation[]>();
+  for (const alloc of live) {
+    const list = liveByNode.get(alloc.NodeID);
+    if (list) list.push(alloc);
+    else liveByNode.set(alloc.NodeID, [alloc]);
+  }
+  const nodeIds = [...new Set([...liveByNode.keys(), ...eligible.keys()])].sort();
   const place: Array<PlacementRequest & { group: string }> = [];
   const changed: Tuple[] = [];
   const ignore = (group: string) => updates(group).Ignore++;
   for (const nodeId of nodeIds) {
     const node = nodes.get(nodeId) ?? eligible.get(nodeId);
-    const onNode = live.filter((alloc) => alloc.NodeID === nodeId).sort((a, b) => a.Name.localeCompare(b.Name));
+    const onNode = (liveByNode.get(nodeId) ?? []).sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
     const existing = new Set(onNode.map((alloc) => alloc.Name));
     for (const alloc of onNode) {
       const group = required.get(alloc.Name);

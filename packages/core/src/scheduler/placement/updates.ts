@@ -20,6 +20,23 @@ export const inAnyDatacenter = (node: ClusterNode, datacenters: string[]): boole
 
 export const inPool = (node: ClusterNode, pool: string): boolean => pool === 'all' || node.NodePool === pool;
 
+/** tasksUpdated of one pair of job versions and group, computed once (a job's allocations share their versions). */
+const compared = new WeakMap<Job, WeakMap<Job, Map<string, string | undefined>>>();
+function changed(oldJob: Job, newJob: Job, group: string): string | undefined {
+  let byNew = compared.get(oldJob);
+  if (!byNew) {
+    byNew = new WeakMap();
+    compared.set(oldJob, byNew);
+  }
+  let byGroup = byNew.get(newJob);
+  if (!byGroup) {
+    byGroup = new Map();
+    byNew.set(newJob, byGroup);
+  }
+  if (!byGroup.has(group)) byGroup.set(group, tasksUpdated(oldJob, newJob, group));
+  return byGroup.get(group);
+}
+
 export function updateKind(
   alloc: Allocation,
   allocJob: Job | undefined,
@@ -27,7 +44,7 @@ export function updateKind(
   node: ClusterNode | undefined,
 ): UpdateKind {
   if (alloc.JobVersion === job.Version) return 'ignore';
-  if (!allocJob || tasksUpdated(allocJob, job, alloc.TaskGroup) !== undefined) return 'destructive';
+  if (!allocJob || changed(allocJob, job, alloc.TaskGroup) !== undefined) return 'destructive';
   if (isTerminal(alloc)) return 'ignore';
   if (!node || !inAnyDatacenter(node, job.Datacenters) || !inPool(node, job.NodePool)) return 'destructive';
   return 'inplace';

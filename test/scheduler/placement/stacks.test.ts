@@ -5,7 +5,12 @@
  * system one's single node per request, its filtered-not-failed rule, and the feasible nodes of a system job.
  */
 import { describe, expect, it } from 'vitest';
-import { candidateLimit, feasibleSystemNodes, place } from '../../../packages/core/src/scheduler/placement/place.ts';
+import {
+  candidateLimit,
+  feasibleSystemNodes,
+  place,
+  placementReady,
+} from '../../../packages/core/src/scheduler/placement/place.ts';
 import { makeAlloc, makeJob, makeNode, requests, task } from './fixtures.ts';
 
 describe('the generic stack', () => {
@@ -72,6 +77,58 @@ describe('the generic stack', () => {
     expect(Object.keys(result.failed)).toEqual(['huge']);
     expect(result.failed.huge).toMatchObject({ DimensionExhausted: { cpu: 1 }, CoalescedFailures: 1 });
     expect(() => place({ nodes: [node], allocs: [] }, job, requests(job, 'nope', 1), 's')).toThrow(/task group "nope"/);
+  });
+});
+
+describe('sticky ephemeral disks (Nomad’s preferred node)', () => {
+  const roomy = makeNode({ cpu: 16000, memoryMB: 32768 });
+  const snug = makeNode({ cpu: 1000, memoryMB: 1024 });
+  const job = (sticky: boolean) =>
+    makeJob({
+      TaskGroups: [
+        { Name: 'web', Count: 1, EphemeralDisk: { Sticky: sticky, SizeMB: 300 }, Tasks: [task('a', 200, 200)] },
+      ],
+    });
+
+  it('tries the previous allocation’s node first when the disk is sticky', () => {
+    const previous = makeAlloc(job(true), 'web', roomy);
+    const request = [{ group: 'web', name: 'example.web[0]', previousAlloc: previous, replacing: 'update' as const }];
+    const sticky = place({ nodes: [roomy, snug], allocs: [previous] }, job(true), request, 's');
+    expect(sticky.placements[0]?.node.ID).toBe(roomy.ID);
+    expect(sticky.placements[0]?.metrics.NodesEvaluated).toBe(1);
+    const loose = place({ nodes: [roomy, snug], allocs: [previous] }, job(false), request, 's');
+    expect(loose.placements[0]?.node.ID).toBe(snug.ID);
+  });
+
+  it('places normally when the previous node is gone or full', () => {
+    const gone = { ...roomy, Status: 'down' as const };
+    const previous = makeAlloc(job(true), 'web', gone);
+    const request = [{ group: 'web', name: 'example.web[0]', previousAlloc: previous, replacing: 'lost' as const }];
+    expect(place({ nodes: [gone, snug], allocs: [] }, job(true), request, 's').placements[0]?.node.ID).toBe(snug.ID);
+    const tight = makeNode({ cpu: 250, memoryMB: 16384 });
+    const onTight = makeAlloc(job(true), 'web', tight, { cpu: 100 });
+    const other = makeAlloc(makeJob({ ID: 'other' }), 'web', tight, { cpu: 100 });
+    const bigger = makeJob({
+      TaskGroups: [{ Name: 'web', Count: 1, EphemeralDisk: { Sticky: true }, Tasks: [task('a', 200, 200)] }],
+    });
+    const moved = place(
+      { nodes: [tight, snug], allocs: [onTight, other] },
+      bigger,
+      [{ group: 'web', name: 'example.web[0]', previousAlloc: onTight, replacing: 'update' }],
+      's',
+    );
+    expect(moved.placements[0]?.node.ID).toBe(snug.ID);
+    expect(moved.placements[0]?.metrics.NodesEvaluated).toBe(2); // the metrics of the second, normal, selection
+  });
+});
+
+describe('loading', () => {
+  it('placementReady resolves for a job with a regexp constraint (RE2 loaded) and one without', async () => {
+    const job = makeJob({ Constraints: [{ LTarget: '${attr.kernel.name}', RTarget: '^lin', Operand: 'regexp' }] });
+    await expect(placementReady(job)).resolves.toBeUndefined();
+    await expect(placementReady(makeJob())).resolves.toBeUndefined();
+    const node = makeNode({ attributes: { 'kernel.name': 'linux' } });
+    expect(place({ nodes: [node], allocs: [] }, job, requests(job, 'web', 1), 's').placements).toHaveLength(1);
   });
 });
 

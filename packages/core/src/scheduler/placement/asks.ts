@@ -46,6 +46,8 @@ export interface GroupAsk {
   tasks: TaskAsk[];
   drivers: Set<string>;
   diskMB: number;
+  /** The ephemeral disk is sticky or migrated: a replacement prefers the previous allocation's node. */
+  stickyDisk: boolean;
   /** The group's first network (Nomad reads only `Networks[0]`), if it has one. */
   network: NetworkAsk | null;
   /** The group's and its tasks' constraints (the job's are checked apart, as Nomad's job checker). */
@@ -121,13 +123,15 @@ export function groupAsk(job: Job, group: TaskGroup): GroupAsk {
   const groupConstraints = constraintsOf(group.Constraints);
   const constraints = [...groupConstraints, ...tasks.flatMap((task) => constraintsOf(task.Constraints))];
   const asks = tasks.map(taskAsk);
+  const disk = isObject(group.EphemeralDisk) ? group.EphemeralDisk : {};
   const held = taskUsage(asks);
   return {
     name: group.Name,
     count: numberOf(group.Count, 1),
     tasks: asks,
     drivers: new Set(tasks.map((task) => textOf(task.Driver))),
-    diskMB: numberOf(isObject(group.EphemeralDisk) ? group.EphemeralDisk.SizeMB : undefined, 300),
+    diskMB: numberOf(disk.SizeMB, 300),
+    stickyDisk: disk.Sticky === true || disk.Migrate === true,
     network: network
       ? {
           Mode: textOf(network.Mode) || 'host',

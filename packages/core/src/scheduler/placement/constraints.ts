@@ -161,7 +161,9 @@ function regexpMatch(cache: ConstraintCache, text: string, pattern: string): boo
     try {
       const re2 = compileGoRegexp(pattern);
       compiled = { test: (subject: string) => re2.test(subject) };
-    } catch {
+    } catch (error) {
+      // RE2 not loaded (a bundle whose caller did not await placementReady) is the service's failure, not the pattern's
+      if ((error as { code?: string }).code === 'MODULE_NOT_FOUND') throw error;
       compiled = null;
     }
     cache.regexps.set(pattern, compiled);

@@ -22,6 +22,7 @@
  *
  * `AllocationTime` is the one figure not derived from the inputs: the time each attempt took, as Nomad reports it.
  */
+import { bexprReady } from '../../lib/bexpr.ts';
 import type { Allocation } from '../cluster/allocations/model.ts';
 import type { AllocMetric } from '../cluster/allocations/resources.ts';
 import type { Job, TaskGroup } from '../cluster/jobs/model.ts';
@@ -152,13 +153,37 @@ class Call {
 
 /** Nomad's generic stack over the shuffled candidates: the source's position carries over between selections. */
 class GenericStack {
-  private readonly nodes: ClusterNode[];
+  private readonly shuffled: ClusterNode[];
+  private nodes: ClusterNode[];
   private offset = 0;
   private limit: number;
 
   constructor(private readonly call: Call) {
-    this.nodes = shuffle([...call.candidates.nodes], call.random);
+    this.shuffled = shuffle([...call.candidates.nodes], call.random);
+    this.nodes = this.shuffled;
     this.limit = candidateLimit(call.job.Type, this.nodes.length);
+  }
+
+  /**
+   * Nomad's `Select` with preferred nodes: the preferred node alone first; the source is then set back to every
+   * node, from the start (Nomad's `SetNodes` resets the position too).
+   */
+  selectPreferring(
+    preferred: ClusterNode,
+    group: GroupAsk,
+    penaltyNodes: ReadonlySet<string> | undefined,
+  ): { option: RankedNode | null; metrics: MetricRecorder } {
+    this.nodes = [preferred];
+    this.offset = 0;
+    let metrics = new MetricRecorder();
+    let option = this.select(group, penaltyNodes, metrics);
+    this.nodes = this.shuffled;
+    this.offset = 0;
+    if (!option) {
+      metrics = new MetricRecorder();
+      option = this.select(group, penaltyNodes, metrics);
+    }
+    return { option, metrics };
   }
 
   select(group: GroupAsk, penaltyNodes: ReadonlySet<string> | undefined, metrics: MetricRecorder): RankedNode | null {
@@ -210,6 +235,17 @@ class GenericStack {
   }
 }
 
+/**
+ * Nomad's `findPreferredNode`: a replacement of an allocation whose group keeps its ephemeral disk (sticky or
+ * migrated) tries the previous allocation's node first, if that node is still a candidate (ready, and in the job's
+ * pool and datacenters: a changed pool or datacenter list does not pull the allocation back).
+ */
+function preferredNode(call: Call, request: PlacementRequest, group: GroupAsk): ClusterNode | undefined {
+  if (!request.previousAlloc || !group.stickyDisk) return undefined;
+  const nodeId = request.previousAlloc.NodeID;
+  return call.candidates.nodes.find((node) => node.ID === nodeId);
+}
+
 function placeGeneric(call: Call, requests: PlacementRequest[]): void {
   const stack = new GenericStack(call);
   for (const request of requests) {
@@ -217,9 +253,15 @@ function placeGeneric(call: Call, requests: PlacementRequest[]): void {
     if (call.coalesced(group)) continue;
     const started = performance.now();
     call.setStopping(request.previousAlloc, true);
-    const metrics = new MetricRecorder();
     const penalty = request.penaltyNodeIds?.length ? new Set(request.penaltyNodeIds) : undefined;
-    const option = stack.select(group, penalty, metrics);
+    const preferred = preferredNode(call, request, group);
+    let option: RankedNode | null;
+    let metrics: MetricRecorder;
+    if (preferred) ({ option, metrics } = stack.selectPreferring(preferred, group, penalty));
+    else {
+      metrics = new MetricRecorder();
+      option = stack.select(group, penalty, metrics);
+    }
     metrics.metric.AllocationTime = nanoseconds(started);
     const metric = call.finish(metrics);
     if (option) call.commit(request, option, metric);
@@ -296,6 +338,15 @@ function placeSystem(call: Call, requests: PlacementRequest[], snapshot: Snapsho
     exhaustResources(metric, group.tasks);
     call.failed[group.name] = metric;
   }
+}
+
+/**
+ * What placement loads on first need, loaded: RE2 for `regexp` constraints and affinities (the bundle keeps it in a
+ * chunk of its own, as `lib/bexpr.ts` does). A bundled caller awaits this before `place`; outside a bundle RE2 loads
+ * synchronously and this is not needed.
+ */
+export async function placementReady(job: Job): Promise<void> {
+  if (JSON.stringify(job).includes('"regexp"')) await bexprReady('matches');
 }
 
 export const place: Place = (snapshot, job, requests, seed): PlacementResult => {

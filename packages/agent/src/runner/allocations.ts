@@ -216,18 +216,22 @@ export class Allocations {
       };
       if (this.lastSent.get(id) !== JSON.stringify(update)) updates.push(update);
     }
-    const reporting = new Set(this.dirty);
     this.dirty.clear();
     if (updates.length === 0) return;
-    try {
-      await this.options.client.updateAllocations(this.options.node.ID, this.options.credential(), updates);
-    } catch (error) {
-      for (const id of reporting) this.dirty.add(id);
-      throw error;
-    }
-    for (const update of updates) {
-      if (this.extra.get(update.ID) === update) this.extra.delete(update.ID);
-      else this.lastSent.set(update.ID, JSON.stringify(update));
+    // The server takes 1 to 25 allocations a call.
+    for (let start = 0; start < updates.length; start += 25) {
+      const chunk = updates.slice(start, start + 25);
+      try {
+        await this.options.client.updateAllocations(this.options.node.ID, this.options.credential(), chunk);
+      } catch (error) {
+        // What was not taken is reported again (extras stay in their own map until taken).
+        for (const update of updates.slice(start)) if (this.runners.has(update.ID)) this.dirty.add(update.ID);
+        throw error;
+      }
+      for (const update of chunk) {
+        if (this.extra.get(update.ID) === update) this.extra.delete(update.ID);
+        else this.lastSent.set(update.ID, JSON.stringify(update));
+      }
     }
   }
 

@@ -7,7 +7,7 @@ export { coreFromEnvironment } from './runtime.ts';
 export { dynamoDbClient, tableName } from './runtime-base.ts';
 export { publishEvents, schedulerFor } from './scheduler/scheduler.ts';
 export { createSchedulerApp } from './scheduler/scheduler-app.ts';
-export { allSecretsFamilies, backendsOf, type SecretsFamily } from './secrets/families.ts';
+export { allSecretsFamilies, backendsOf, defaultMountsOf, type SecretsFamily } from './secrets/families.ts';
 export { initialisation, initialize, isInitialized } from './secrets/sys/init.ts';
 export { fileKeySource } from './storage/keyring.ts';
 export { tableDefinition } from './storage/table-definition.ts';

@@ -8,6 +8,7 @@ import {
   backendsOf,
   type Core,
   createCore,
+  defaultMountsOf,
   fileKeySource,
   initialize,
   initialisation,
@@ -83,22 +84,31 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
-/** Dev-mode default mounts: secrets engines and auth methods whose families this build serves. */
-const defaultMounts: ReadonlyArray<{
+/** A dev-mode mount: where, of what type, its options, and whether the console's sign-in page offers it. */
+interface DevMount {
   table: 'secret' | 'auth';
   path: string;
   type: string;
   options?: Record<string, string>;
   /** `unauth`: listed by `sys/internal/ui/mounts` without a token, so the console's sign-in page offers it. */
   listingVisibility?: 'unauth';
-}> = [
-  // As `vault server -dev`: `secret/` is kv version 2. `kv/` is version 1, whose secrets may carry a leased `ttl`.
-  { table: 'secret', path: 'secret', type: 'kv', options: { version: '2' } },
+}
+
+/**
+ * Dev-mode default mounts: every backend of the family list at its default path (`defaultMountsOf`, as the stages
+ * that list no mounts have them), so a new engine is served by `npm start` with nothing else edited. As `vault server
+ * -dev`, `secret/` is kv version 2, and `kv/` beside it version 1, whose secrets may carry a leased `ttl`; the jwt
+ * login method is offered on the console's sign-in page.
+ */
+const devMounts: readonly DevMount[] = [
+  ...defaultMountsOf(backendsOf(allSecretsFamilies)).map(({ path, type, kind }): DevMount => {
+    const mount: DevMount =
+      kind === 'auth' ? { table: 'auth', path: path.replace(/^auth\//, ''), type } : { table: 'secret', path, type };
+    if (path === 'secret' && type === 'kv') mount.options = { version: '2' };
+    if (path === 'auth/jwt') mount.listingVisibility = 'unauth';
+    return mount;
+  }),
   { table: 'secret', path: 'kv', type: 'kv' },
-  { table: 'secret', path: 'cloud', type: 'cloud' },
-  { table: 'secret', path: 'ldap', type: 'ldap' },
-  { table: 'secret', path: 'mesh', type: 'mesh' },
-  { table: 'auth', path: 'jwt', type: 'jwt', listingVisibility: 'unauth' },
 ];
 
 /**
@@ -285,7 +295,7 @@ async function initialiseDevMode(core: Core, devRootToken: string | undefined): 
       'KEYHAVEN_DEV_ROOT_TOKEN does not match this data directory; remove it or the directory to start afresh',
     );
   }
-  for (const mount of defaultMounts) {
+  for (const mount of devMounts) {
     if (!core.backends.has(mount.type) || (await core.mounts.find(mount.table, mount.path))) continue;
     await core.mounts.enable(mount.table, mount.path, {
       type: mount.type,

@@ -339,3 +339,45 @@ describe('stopping', () => {
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
   });
 });
+
+describe('deployment health (task states)', () => {
+  const deployed = (spec: Parameters<typeof allocation>[0], update: Record<string, unknown>) => {
+    const alloc = allocation({ type: 'service', ...spec, groupExtra: { Update: update } });
+    return { ...alloc, DeploymentID: 'f0f9a6b2-37b4-4a77-8d4e-5b1f2d6b9c11', DeploymentStatus: null };
+  };
+
+  it('is healthy once every task has run for min_healthy_time', async () => {
+    const runner = fixture.run(
+      deployed({ tasks: [rawExec('t', 'sleep', ['60'])] }, { MinHealthyTime: 100e6, HealthyDeadline: 30e9 }),
+    );
+    const health = await until('the health', () => runner.deploymentStatus);
+    expect(health.Healthy).toBe(true);
+    expect(runner.taskStates.t?.State).toBe('running');
+    expect(Date.parse(health.Timestamp)).toBeGreaterThanOrEqual(Date.parse(runner.taskStates.t?.StartedAt as string));
+  });
+
+  it('is unhealthy when a task fails, or restarts until healthy_deadline passes', async () => {
+    const failing = fixture.run(
+      deployed({ tasks: [rawExec('t', 'sh', ['-c', 'exit 1'])] }, { MinHealthyTime: 100e6, HealthyDeadline: 30e9 }),
+    );
+    expect((await until('the health', () => failing.deploymentStatus)).Healthy).toBe(false);
+    const looping = fixture.run(
+      deployed(
+        { restart: { Attempts: 100, Delay: 10e6 }, tasks: [rawExec('t', 'sh', ['-c', 'sleep 0.05; exit 1'])] },
+        { MinHealthyTime: 10e9, HealthyDeadline: 500e6 },
+      ),
+    );
+    expect((await until('the health', () => looping.deploymentStatus)).Healthy).toBe(false);
+    expect(looping.taskStates.t?.Restarts).toBeGreaterThan(0);
+  });
+
+  it('is not judged outside a deployment, nor with health_check manual', async () => {
+    const plain = fixture.run(allocation({ type: 'service', tasks: [rawExec('t', 'true', [])] }));
+    const manual = fixture.run(
+      deployed({ tasks: [rawExec('t', 'true', [])] }, { MinHealthyTime: 0, HealthCheck: 'manual' }),
+    );
+    await until('both to finish', () => plain.terminal && manual.terminal);
+    expect(plain.deploymentStatus).toBeUndefined();
+    expect(manual.deploymentStatus).toBeUndefined();
+  });
+});

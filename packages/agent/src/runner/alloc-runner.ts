@@ -8,6 +8,7 @@
  */
 import { AllocDir, AllocDirError } from './alloc-dir.ts';
 import { clientStatus } from './client-status.ts';
+import { AllocHealth, type HealthResult } from './health.ts';
 import { taskEvent, taskEvents } from './events.ts';
 import type { AllocStateStore, SavedAlloc } from './state-store.ts';
 import { TaskRunner } from './task-runner.ts';
@@ -35,6 +36,8 @@ export class AllocRunner {
   private failedStates: Record<string, TaskState> = {};
   private description: string | undefined;
   private stopping = false;
+  /** The deployment health watch, when the allocation is part of a deployment (`health.ts`). */
+  private health: AllocHealth | undefined;
   /** Whether the allocation was stopped (by the server, or by the agent because the server no longer lists it). */
   get stopped(): boolean {
     return this.stopping;
@@ -90,8 +93,19 @@ export class AllocRunner {
       this.tasks.set(task.Name, runner);
     }
     this.save();
+    this.health = AllocHealth.watch(alloc, this.now, () => this.options.onUpdate?.(this));
     for (const runner of this.tasks.values()) runner.start();
+    this.observeHealth();
     if (alloc.DesiredStatus !== 'run') void this.stop();
+  }
+
+  /** The deployment health judged, to report as `DeploymentStatus` (once). */
+  get deploymentStatus(): HealthResult | undefined {
+    return this.health?.result;
+  }
+
+  private observeHealth(): void {
+    this.health?.observe(this.taskStates, this.clientStatus.status, this.alloc.DesiredStatus);
   }
 
   /** Every task fails with a `Setup Failure` naming the problem; no process is started. */
@@ -117,19 +131,28 @@ export class AllocRunner {
 
   /** A newer version of the allocation from the server: a stop or evict kills its tasks; anything else is kept. */
   update(alloc: Allocation): void {
+    const deployment = this.alloc.DeploymentID;
     this.alloc = { ...alloc, Job: alloc.Job ?? this.alloc.Job };
     this.save();
+    if (alloc.DeploymentID !== deployment || !this.health) {
+      // A new deployment (an in-place update) is judged afresh.
+      this.health?.cancel();
+      this.health = AllocHealth.watch(this.alloc, this.now, () => this.options.onUpdate?.(this));
+    }
+    this.observeHealth();
     if (alloc.DesiredStatus !== 'run') void this.stop();
   }
 
   /** Kills every task (the allocation was stopped). */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.health?.cancel();
     await Promise.all([...this.tasks.values()].map((task) => task.kill()));
   }
 
   /** Stops watching the tasks, leaving them running (the agent itself stops). */
   async detach(): Promise<void> {
+    this.health?.cancel();
     await Promise.all([...this.tasks.values()].map((task) => task.detach()));
   }
 
@@ -163,6 +186,7 @@ export class AllocRunner {
 
   private changed(name: string): void {
     this.save();
+    if (!this.stopping) this.observeHealth();
     const runner = this.tasks.get(name);
     if (runner?.dead && !this.stopping) {
       const others = [...this.tasks.values()].filter((other) => other !== runner && !other.dead);

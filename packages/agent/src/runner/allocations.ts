@@ -214,6 +214,8 @@ export class Allocations {
         ClientDescription: description,
         TaskStates: runner.taskStates,
       };
+      const health = runner.deploymentStatus;
+      if (health) update.DeploymentStatus = health;
       if (this.lastSent.get(id) !== JSON.stringify(update)) updates.push(update);
     }
     this.dirty.clear();

@@ -76,9 +76,17 @@ export interface TaskSpec {
   Services?: ServiceSpec[] | null;
 }
 
+/** A group's update block, the fields the agent's health watch reads (nanoseconds). */
+export interface UpdateSpec {
+  HealthCheck?: string;
+  MinHealthyTime?: number;
+  HealthyDeadline?: number;
+}
+
 export interface GroupSpec {
   Name: string;
   Tasks: TaskSpec[];
+  Update?: UpdateSpec | null;
   RestartPolicy?: RestartPolicy | null;
   Services?: ServiceSpec[] | null;
   Meta?: Record<string, string> | null;
@@ -112,6 +120,8 @@ export interface Allocation {
   } | null;
   DesiredStatus: 'run' | 'stop' | 'evict';
   ClientStatus: ClientStatus;
+  DeploymentID?: string;
+  DeploymentStatus?: { Healthy: boolean | null } | null;
   AllocModifyIndex: number;
 }
 

@@ -24,8 +24,12 @@ export interface StreamHandlers {
 }
 
 /** `event/stream?topic=<Topic>:<Key>&index=<n>`: the events after index `n`. */
-export function streamPath(topic: string, key: string, afterIndex: number): ApiPath {
-  return withQuery(api`event/stream`, { topic: `${topic || '*'}:${key || '*'}`, index: afterIndex });
+export function streamPath(topic: string, key: string, afterIndex: number, namespace?: string): ApiPath {
+  return withQuery(api`event/stream`, {
+    topic: `${topic || '*'}:${key || '*'}`,
+    index: afterIndex,
+    ...(namespace ? { namespace } : {}),
+  });
 }
 
 /**

@@ -46,7 +46,8 @@ async function readWithIndex<T>(
   };
 }
 
-export function useLive<T>(path: ApiPath, topic?: string): LiveLoaded<T> {
+/** `namespace`: the stream's (`*` for a page across namespaces; the service's `default` when none). */
+export function useLive<T>(path: ApiPath, topic?: string, namespace?: string): LiveLoaded<T> {
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean; mode: LiveMode }>({
     data: undefined,
     error: undefined,
@@ -98,7 +99,7 @@ export function useLive<T>(path: ApiPath, topic?: string): LiveLoaded<T> {
           if (useStream && topic) {
             setState((previous) => ({ ...previous, mode: 'stream' }));
             const [topicName = '*', key = '*'] = topic.split(':');
-            await readEventStream(streamPath(topicName, key, index.current), signal, {
+            await readEventStream(streamPath(topicName, key, index.current, namespace), signal, {
               onOpen: () => {
                 attempt = 0;
               },
@@ -130,7 +131,7 @@ export function useLive<T>(path: ApiPath, topic?: string): LiveLoaded<T> {
       }
     })();
     return () => controller.abort();
-  }, [path, topic, tick]);
+  }, [path, topic, namespace, tick]);
 
   return { ...state, reload };
 }

@@ -8,11 +8,12 @@ import { NodePage, NodesPage } from './nodes.tsx';
 import { NewPolicyPage, PoliciesPage, PolicyPage } from './policies.tsx';
 import { NewRolePage, RolePage, RolesPage } from './roles.tsx';
 import { RuleTesterPage } from './rule-tester.tsx';
+import { ServicePage, ServicesPage } from './services.tsx';
 import { NewTokenPage, TokenPage, TokensPage } from './tokens.tsx';
 
 /**
  * The scheduler service's pages: ACL tokens, policies, roles, auth methods, binding rules, the rule tester, nodes,
- * node pools, namespaces, events.
+ * node pools, namespaces, services, events.
  */
 export const schedulerRoutes: RouteDef[] = [
   { pattern: '/ui/scheduler/tokens', title: 'ACL tokens', view: () => <TokensPage /> },
@@ -67,6 +68,14 @@ export const schedulerRoutes: RouteDef[] = [
     title: 'Namespace',
     view: ({ name = '' }) => <NamespacePage key={name} name={name} />,
   },
+  { pattern: '/ui/scheduler/services', title: 'Services', view: () => <ServicesPage /> },
+  {
+    pattern: '/ui/scheduler/services/:namespace/:name',
+    title: 'Service',
+    view: ({ namespace = '', name = '' }) => (
+      <ServicePage key={`${namespace}/${name}`} namespace={namespace} name={name} />
+    ),
+  },
   { pattern: '/ui/scheduler/events', title: 'Event stream', view: () => <EventsPage /> },
 ];
 
@@ -80,5 +89,6 @@ export const schedulerNav: NavEntry[] = [
   { href: '/ui/scheduler/nodes', label: 'Nodes' },
   { href: '/ui/scheduler/node-pools', label: 'Node pools' },
   { href: '/ui/scheduler/namespaces', label: 'Namespaces' },
+  { href: '/ui/scheduler/services', label: 'Services' },
   { href: '/ui/scheduler/events', label: 'Event stream' },
 ];

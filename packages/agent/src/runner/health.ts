@@ -52,17 +52,26 @@ export class AllocHealth {
   /** The tasks' states changed. */
   observe(states: Record<string, TaskState>, clientStatus: ClientStatus, desiredStatus: string): void {
     if (this.result) return;
-    if (desiredStatus !== 'run') return this.cancel();
+    if (desiredStatus !== 'run') {
+      this.cancel();
+      return;
+    }
     let latest: string | null = null;
     for (const state of Object.values(states)) {
-      if (state.Failed || state.FinishedAt !== null) return this.decide(false);
+      if (state.Failed || state.FinishedAt !== null) {
+        this.decide(false);
+        return;
+      }
       if (state.State === 'pending') {
         latest = null;
         break;
       }
       if (state.StartedAt && (latest === null || state.StartedAt > latest)) latest = state.StartedAt;
     }
-    if (clientStatus === 'failed') return this.decide(false);
+    if (clientStatus === 'failed') {
+      this.decide(false);
+      return;
+    }
     if (latest === this.allStarted) return;
     if (this.healthyTimer) clearTimeout(this.healthyTimer);
     this.healthyTimer = undefined;

@@ -158,4 +158,35 @@ describe('reconcile: rescheduling a batch job', () => {
     expect(result.place[0]?.penaltyNodeIds).toEqual(['n2', 'n1']);
     expect(result.place[0]?.rescheduleTracker?.Events).toEqual([event(now, 'alloc-web-1', 'n2', 5)]);
   });
+
+  it('reschedules a spent allocation when forced (job evaluate -force-reschedule)', () => {
+    const tracker = { Events: [event(now - 3600 * second, 'alloc-first', 'n1', 5)], LastReschedule: 'ok' as const };
+    const failed = makeAlloc(job, 1, 'n2', {
+      ClientStatus: 'failed',
+      TaskStates: finished(now - 60 * second, true),
+      RescheduleTracker: tracker,
+      DesiredTransition: { Migrate: null, Reschedule: null, ForceReschedule: true, NoShutdownDelay: null },
+    });
+    const result = run({ job, allocs: [done, failed, makeAlloc(job, 2, 'n1')], nodes });
+    expect(summary(result)).toEqual({
+      place: [{ name: 'web.web[1]', previous: 'alloc-web-1', replacing: 'reschedule' }],
+      stop: [rescheduled('alloc-web-1')],
+      inplace: [],
+    });
+  });
+
+  it('reschedules a running allocation stopped with alloc stop -reschedule, stopping it once as migrated', () => {
+    const stopped = makeAlloc(job, 1, 'n2', {
+      ModifyTime: ns(now - 10 * second),
+      DesiredTransition: { Migrate: true, Reschedule: true, ForceReschedule: null, NoShutdownDelay: null },
+    });
+    const result = run({ job, allocs: [done, stopped, makeAlloc(job, 2, 'n1')], nodes });
+    expect(summary(result)).toEqual({
+      place: [{ name: 'web.web[1]', previous: 'alloc-web-1', replacing: 'reschedule' }],
+      stop: [{ id: 'alloc-web-1', description: 'alloc is being migrated' }],
+      inplace: [],
+    });
+    expect(result.place[0]?.penaltyNodeIds).toEqual([]);
+    expect(result.desiredTGUpdates).toEqual({ web: counts({ Place: 1, Migrate: 1, Ignore: 2 }) });
+  });
 });

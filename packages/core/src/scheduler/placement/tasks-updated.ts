@@ -126,13 +126,13 @@ const resourceFields = [
   ['SecretsMB', 'task secrets'],
 ] as const;
 
-function taskUpdated(oldJob: Job, newJob: Job, oldGroup: Loose, newGroup: Loose, at: Loose): string | undefined {
-  const bt = listOf(newGroup.Tasks).find((task) => task.Name === at.Name);
+function taskUpdated(jobA: Job, jobB: Job, groupA: Loose, groupB: Loose, at: Loose): string | undefined {
+  const bt = listOf(groupB.Tasks).find((task) => task.Name === at.Name);
   if (!bt) return 'task deleted';
   for (const [key, label] of taskFields) if (!same(at[key], bt[key])) return label;
   const consul = consulUpdated(at.Consul, bt.Consul);
   if (consul) return consul;
-  if (!same(combinedMeta(oldJob, oldGroup, at), combinedMeta(newJob, newGroup, bt))) return 'task meta';
+  if (!same(combinedMeta(jobA, groupA, at), combinedMeta(jobB, groupB, bt))) return 'task meta';
   const network = networkUpdated(field(at.Resources, 'Networks'), field(bt.Resources, 'Networks'));
   if (network) return network;
   for (const [key, label] of resourceFields)
@@ -143,10 +143,14 @@ function taskUpdated(oldJob: Job, newJob: Job, oldGroup: Loose, newGroup: Loose,
   return undefined;
 }
 
-/** The first change of group `name` from `oldJob` to `newJob` that needs a restart, or undefined. */
+/**
+ * The first change of group `name` from `oldJob` to `newJob` that needs a restart, or undefined. Compared as Nomad
+ * calls it, the new job first: its services' connect blocks are the ones looked at (one added reads `connect removed`).
+ */
 export function tasksUpdated(oldJob: Job, newJob: Job, name: string): string | undefined {
-  const a = groupOf(oldJob, name);
-  const b = groupOf(newJob, name);
+  const [jobA, jobB] = [newJob, oldJob];
+  const a = groupOf(jobA, name);
+  const b = groupOf(jobB, name);
   if (!a || !b) return 'task group';
   const tasksA = listOf(a.Tasks);
   const tasksB = listOf(b.Tasks);
@@ -160,7 +164,7 @@ export function tasksUpdated(oldJob: Job, newJob: Job, name: string): string | u
   if (!same(a.Volumes, b.Volumes)) return 'volume request';
   if (renderTemplates(a.RestartPolicy) !== renderTemplates(b.RestartPolicy)) return 'group restart render_templates';
   for (const task of tasksA) {
-    const taskChanged = taskUpdated(oldJob, newJob, a, b, task);
+    const taskChanged = taskUpdated(jobA, jobB, a, b, task);
     if (taskChanged) return taskChanged;
   }
   return undefined;

@@ -20,25 +20,73 @@ export interface GoVersion {
   metadata: string;
 }
 
-const segmentsPart = String.raw`v?([0-9]+(\.[0-9]+)*?)`;
-const metadataPart = String.raw`(\+([0-9A-Za-z\-~]+(\.[0-9A-Za-z\-~]+)*))?`;
-/** go-version's VersionRegexpRaw: a pre-release may follow the segments without its dash (`1.2.3beta`). */
-const versionRaw = String.raw`${segmentsPart}(-([0-9]+[0-9A-Za-z\-~]*(\.[0-9A-Za-z\-~]+)*)|(-?([A-Za-z\-~]+[0-9A-Za-z\-~]*(\.[0-9A-Za-z\-~]+)*)))?${metadataPart}?`;
-/** go-version's SemverRegexpRaw: the dash is required. */
-const semverRaw = String.raw`${segmentsPart}(-([0-9]+[0-9A-Za-z\-~]*(\.[0-9A-Za-z\-~]+)*)|(-([A-Za-z\-~]+[0-9A-Za-z\-~]*(\.[0-9A-Za-z\-~]+)*)))?${metadataPart}?`;
-const versionPattern = new RegExp(`^${versionRaw}$`);
-const semverPattern = new RegExp(`^${semverRaw}$`);
-/** Go's `\s` (RE2: tab, newline, form feed, carriage return, space), not JavaScript's wider one. */
-const space = '[\\t\\n\\f\\r ]*';
-const goConstraintPattern = new RegExp(`^${space}(<=|>=|!=|~>|<|>|=|)${space}(${versionRaw})${space}$`);
-const semverConstraintPattern = new RegExp(`^${space}(<=|>=|!=|<|>|=|)${space}(${semverRaw})${space}$`);
+/**
+ * go-version's version grammar (`VersionRegexpRaw`, and `SemverRegexpRaw` where a pre-release needs its dash), read
+ * by a scanner rather than the regular expression: the expression's ambiguous runs (`[0-9]+[0-9A-Za-z\-~]*`) make a
+ * backtracking engine quadratic and worse on a long attribute or constraint, which a node or a job submitter chooses.
+ * The scanner accepts exactly what the expression accepts (version-oracle.test.ts replays go-version's answers).
+ */
+const isDigit = (code: number) => code >= 48 && code <= 57;
+const isLetter = (code: number) => (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+/** `[A-Za-z\-~]`: what a pre-release not starting with a digit starts with. */
+const isLead = (code: number) => isLetter(code) || code === 45 || code === 126;
+/** `[0-9A-Za-z\-~]`. */
+const isIdent = (code: number) => isDigit(code) || isLead(code);
+
+/** The end of `[0-9A-Za-z\-~]*` from `at`. */
+function identEnd(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && isIdent(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** The end of `(\.[0-9A-Za-z\-~]+)*` from `at` (the longest: nothing after it may start with a dot). */
+function dottedEnd(text: string, at: number): number {
+  let i = at;
+  while (text.charCodeAt(i) === 46) {
+    const end = identEnd(text, i + 1);
+    if (end === i + 1) break;
+    i = end;
+  }
+  return i;
+}
 
 const int64Max = 2n ** 63n - 1n;
 
-function parseWith(text: string, pattern: RegExp): GoVersion | undefined {
-  const match = pattern.exec(text);
-  if (!match) return undefined;
-  const given = (match[1] as string).split('.');
+function parseWith(text: string, strict: boolean): GoVersion | undefined {
+  const n = text.length;
+  let i = text.charCodeAt(0) === 118 ? 1 : 0; // v
+  if (!isDigit(text.charCodeAt(i))) return undefined;
+  const segmentsStart = i;
+  while (isDigit(text.charCodeAt(i))) i++;
+  while (text.charCodeAt(i) === 46 && isDigit(text.charCodeAt(i + 1))) {
+    i++;
+    while (isDigit(text.charCodeAt(i))) i++;
+  }
+  const given = text.slice(segmentsStart, i).split('.');
+  let pre = '';
+  if (i < n && text.charCodeAt(i) !== 43) {
+    const here = text.charCodeAt(i);
+    const next = text.charCodeAt(i + 1);
+    let start: number;
+    if (here === 45 && isDigit(next)) start = i + 1;
+    else if (here === 45 && isLead(next)) start = i + 1;
+    else if (!strict && isLead(here)) start = i; // `-?` empty: the run (a lone dash included) is the pre-release
+    else return undefined;
+    const end = dottedEnd(text, identEnd(text, start + 1));
+    pre = text.slice(start, end);
+    i = end;
+  }
+  let metadata = '';
+  if (i < n) {
+    if (text.charCodeAt(i) !== 43) return undefined;
+    const first = identEnd(text, i + 1);
+    if (first === i + 1) return undefined;
+    const end = dottedEnd(text, first);
+    metadata = text.slice(i + 1, end);
+    i = end;
+  }
+  if (i !== n) return undefined;
   const segments: bigint[] = [];
   for (const part of given) {
     const value = BigInt(part);
@@ -46,13 +94,13 @@ function parseWith(text: string, pattern: RegExp): GoVersion | undefined {
     segments.push(value);
   }
   while (segments.length < 3) segments.push(0n);
-  return { segments, given: given.length, pre: match[7] || match[4] || '', metadata: match[10] ?? '' };
+  return { segments, given: given.length, pre, metadata };
 }
 
 /** go-version's `NewVersion`: lenient. */
-export const parseVersion = (text: string): GoVersion | undefined => parseWith(text, versionPattern);
+export const parseVersion = (text: string): GoVersion | undefined => parseWith(text, false);
 /** go-version's `NewSemver`: a pre-release needs its dash. */
-export const parseSemver = (text: string): GoVersion | undefined => parseWith(text, semverPattern);
+export const parseSemver = (text: string): GoVersion | undefined => parseWith(text, true);
 
 const asText = (version: GoVersion): string =>
   `${version.segments.join('.')}${version.pre ? `-${version.pre}` : ''}${version.metadata ? `+${version.metadata}` : ''}`;
@@ -171,27 +219,43 @@ function semverCheck(operator: string, check: GoVersion): Check {
 /** A parsed constraint list (every comma-separated part must hold), or undefined when any part is malformed. */
 export type VersionConstraint = (version: GoVersion) => boolean;
 
+/** Go's `\s` (RE2: tab, newline, form feed, carriage return, space), not JavaScript's wider one. */
+const goSpace = /^[\t\n\f\r ]+|[\t\n\f\r ]+$/g;
+
+/**
+ * One comma-separated part, as `^\s*(<ops>)\s*(<version>)\s*$` reads it: the operators tried in go-version's order
+ * (`<=` before `<`); a version never starts with an operator's character, so the first that prefixes the part is it.
+ */
+function parseSingle(
+  single: string,
+  operators: readonly string[],
+  parse: (text: string) => GoVersion | undefined,
+): { operator: string; check: GoVersion } | undefined {
+  const text = single.replace(goSpace, '');
+  const operator = operators.find((each) => text.startsWith(each)) ?? '';
+  const check = parse(text.slice(operator.length).replace(goSpace, ''));
+  return check ? { operator, check } : undefined;
+}
+
 function parseConstraint(
   text: string,
-  pattern: RegExp,
+  operators: readonly string[],
   parse: (text: string) => GoVersion | undefined,
   make: (operator: string, check: GoVersion) => Check,
 ): VersionConstraint | undefined {
   const checks: Check[] = [];
   for (const single of text.split(',')) {
-    const match = pattern.exec(single);
-    if (!match) return undefined;
-    const check = parse(match[2] as string);
-    if (!check) return undefined;
-    checks.push(make(match[1] as string, check));
+    const parsed = parseSingle(single, operators, parse);
+    if (!parsed) return undefined;
+    checks.push(make(parsed.operator, parsed.check));
   }
   return (version) => checks.every((check) => check(version));
 }
 
 /** go-version's `NewConstraint` (the `version` operator). */
 export const goVersionConstraint = (text: string): VersionConstraint | undefined =>
-  parseConstraint(text, goConstraintPattern, parseVersion, goCheck);
+  parseConstraint(text, ['<=', '>=', '!=', '~>', '<', '>', '='], parseVersion, goCheck);
 
 /** Nomad's `helper/constraints/semver.NewConstraint` (the `semver` operator). */
 export const semverConstraint = (text: string): VersionConstraint | undefined =>
-  parseConstraint(text, semverConstraintPattern, parseSemver, semverCheck);
+  parseConstraint(text, ['<=', '>=', '!=', '<', '>', '='], parseSemver, semverCheck);

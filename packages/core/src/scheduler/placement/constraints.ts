@@ -4,7 +4,7 @@
  * `${node.datacenter}`, `${node.unique.name}`, `${node.class}`, `${node.pool}`, `${attr.<name>}`, `${meta.<name>}`;
  * a missing one resolves to "" and not found. Each operator answers as Nomad's does, found-ness included (`!=` of a
  * missing attribute compares ""). `distinct_hosts` and `distinct_property` pass here: they are checked against the
- * allocations (`distinct.ts`). Regular expressions are RE2 (re2js), as Go's `regexp`, so a pattern a job submits
+ * allocations (`feasibility.ts`, `property-set.ts`). Regular expressions are RE2 (re2js), as Go's `regexp`, so a pattern a job submits
  * cannot backtrack without bound.
  */
 import { compileGoRegexp } from '../../lib/bexpr.ts';

@@ -1,22 +1,14 @@
 import type { JSX } from 'preact';
 import { api, ApiError, secrets } from '../api.ts';
 import { ErrorBox, Loading, Page, Table, useLoad } from '../components.tsx';
+import { enginePageTypes } from '../engines/routes.tsx';
 import { Link } from '../router.tsx';
-import { apiPath } from './paths.ts';
+import { mountHref } from './mount-links.ts';
 
 interface MountInfo {
   type: string;
   description?: string;
   options?: Record<string, string> | null;
-}
-
-/** Where a mount's pages are: kv here, the directory, cloud and mesh engines on their own pages. */
-export function mountHref(path: string, mount: MountInfo): string | undefined {
-  if (mount.type === 'kv') return `/ui/vault/secrets/${apiPath(path)}`;
-  // The engines' pages take the mount as one address segment (`team/ldap` is `team%2Fldap`).
-  if (mount.type === 'ldap' || mount.type === 'cloud' || mount.type === 'mesh')
-    return `/ui/vault/${mount.type}/${encodeURIComponent(path.replace(/\/+$/, ''))}/`;
-  return undefined;
 }
 
 interface Answer {
@@ -64,10 +56,10 @@ export function MountsPage(): JSX.Element {
                 rows={Object.entries(mounts)
                   .sort(([a], [b]) => a.localeCompare(b))
                   .map(([path, mount]) => {
-                    const href = mountHref(path, mount);
+                    const href = mountHref(path, mount.type, enginePageTypes);
                     const version = mount.type === 'kv' ? ` v${mount.options?.version === '2' ? 2 : 1}` : '';
                     return [
-                      href ? <Link href={href}>{path}</Link> : <code>{path}</code>,
+                      <Link href={href}>{path}</Link>,
                       <span class="badge">{`${mount.type}${version}`}</span>,
                       mount.description || '',
                     ];

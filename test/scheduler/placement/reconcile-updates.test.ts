@@ -106,4 +106,27 @@ describe('reconcile: updates', () => {
     expect(summary(result)).toEqual({ place: [], stop: [], inplace: [] });
     expect(result.desiredTGUpdates).toEqual({ web: counts({ Ignore: 1 }) });
   });
+
+  it('asks the caller whether the new version still fits where an in-place update would leave it', () => {
+    const v1 = changeTask(v0, { KillTimeout: 30e9 });
+    const spreadOut = [makeAlloc(v0, 0, 'n1'), makeAlloc(v0, 1, 'n2'), makeAlloc(v0, 2, 'n1')];
+    const asked: string[] = [];
+    const result = run({
+      job: { ...v1, Datacenters: ['*'] },
+      jobVersions: [v0],
+      allocs: spreadOut,
+      nodes,
+      fitsInPlace: (alloc, job, node) => {
+        asked.push(`${alloc.ID}@${job.Version}:${node.ID}`);
+        return node.ID === 'n1';
+      },
+    });
+    expect(asked).toEqual(['alloc-web-0@1:n1', 'alloc-web-1@1:n2', 'alloc-web-2@1:n1']);
+    expect(summary(result)).toEqual({
+      place: [{ name: 'web.web[1]', previous: 'alloc-web-1', replacing: 'update' }],
+      stop: [updating('alloc-web-1')],
+      inplace: ['alloc-web-0@1', 'alloc-web-2@1'],
+    });
+    expect(result.desiredTGUpdates).toEqual({ web: counts({ InPlaceUpdate: 2, DestructiveUpdate: 1 }) });
+  });
 });

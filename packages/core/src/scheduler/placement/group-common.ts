@@ -10,6 +10,7 @@ import type { DeploymentContext } from './deployment.ts';
 import { stopDescriptions } from './descriptions.ts';
 import { classify } from './tainted.ts';
 import type { DesiredUpdates, PlacementRequest, StopDecision } from './types.ts';
+import type { FitsInPlace } from './updates.ts';
 
 export interface JobContext {
   jobId: string;
@@ -21,6 +22,7 @@ export interface JobContext {
   evalId: string;
   now: number;
   deployments: DeploymentContext;
+  fitsInPlace?: FitsInPlace;
 }
 
 export interface GroupResult {

@@ -100,7 +100,7 @@ export function reconcileGroup(name: string, groupAllocs: Allocation[], context:
   const destructive: Allocation[] = [];
   let inplace = 0;
   for (const alloc of byName(untainted, jobId)) {
-    const kind = updateKind(alloc, context.jobOf(alloc), job, context.nodes.get(alloc.NodeID));
+    const kind = updateKind(alloc, context.jobOf(alloc), job, context.nodes.get(alloc.NodeID), context.fitsInPlace);
     if (kind === 'ignore') result.updates.Ignore++;
     else if (kind === 'destructive') destructive.push(alloc);
     else {

@@ -96,6 +96,7 @@ export function reconcile(input: ReconcileInput): Reconciliation {
       ...base,
       job,
       deployments,
+      ...(input.fitsInPlace ? { fitsInPlace: input.fitsInPlace } : {}),
       jobOf: (alloc) => (alloc.JobVersion === job.Version ? job : versions.get(alloc.JobVersion)),
     };
     const group = reconcileGroup(name, allocs, context);

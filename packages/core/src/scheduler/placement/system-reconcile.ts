@@ -119,10 +119,10 @@ export function reconcileSystem(input: ReconcileInput, job: Job, nodes: Map<stri
   for (const tuple of changed) {
     const node = nodes.get(tuple.alloc.NodeID) ?? eligible.get(tuple.alloc.NodeID);
     const kind = isTerminal(tuple.alloc)
-      ? updateKind(tuple.alloc, jobOf(tuple.alloc), job, node) === 'destructive'
+      ? updateKind(tuple.alloc, jobOf(tuple.alloc), job, node, input.fitsInPlace) === 'destructive'
         ? 'destructive'
         : 'terminal'
-      : updateKind(tuple.alloc, jobOf(tuple.alloc), job, node);
+      : updateKind(tuple.alloc, jobOf(tuple.alloc), job, node, input.fitsInPlace);
     if (kind === 'destructive') destructive.push(tuple);
     else {
       updates(tuple.group.Name).InPlaceUpdate++;

@@ -116,6 +116,12 @@ export interface ReconcileInput {
   /** The ID a deployment this evaluation creates takes (default: the evaluation's ID, unique per evaluation). */
   newDeploymentId?: string;
   /**
+   * Whether the job's new version still fits on the allocation's node, the allocation's own resources freed (Nomad
+   * re-runs feasibility for an in-place update; false makes it destructive). Absent: an update that needs no restart
+   * is taken in place without that check.
+   */
+  fitsInPlace?: (alloc: Allocation, job: Job, node: ClusterNode) => boolean;
+  /**
    * System and sysbatch jobs: the nodes the job may run on by eligibility (ready, eligible, not draining, in the job's
    * pool and datacenters); one allocation per such node and task group. Ignored for service and batch jobs.
    */

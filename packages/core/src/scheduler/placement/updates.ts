@@ -4,8 +4,9 @@
  * where it is), or destructive (stopped and placed anew). An allocation whose job version is no longer stored, or
  * whose node is gone or now outside the job's datacenters or node pool, is updated destructively.
  *
- * Nomad also re-runs feasibility on the node for an in-place update (a new constraint the node fails makes it
- * destructive); that needs the placement function and is the caller's to add.
+ * Nomad also re-runs feasibility on the node for an in-place update (a new constraint the node fails, or resources it
+ * no longer has, make it destructive): that needs every allocation on the node, so the caller answers it
+ * (`ReconcileInput.fitsInPlace`, typically the placement function on that one node with the allocation freed).
  */
 import { globMatches } from '../../lib/glob.ts';
 import { type Allocation, isTerminal } from '../cluster/allocations/model.ts';
@@ -37,16 +38,20 @@ function changed(oldJob: Job, newJob: Job, group: string): string | undefined {
   return byGroup.get(group);
 }
 
+export type FitsInPlace = (alloc: Allocation, job: Job, node: ClusterNode) => boolean;
+
 export function updateKind(
   alloc: Allocation,
   allocJob: Job | undefined,
   job: Job,
   node: ClusterNode | undefined,
+  fitsInPlace?: FitsInPlace,
 ): UpdateKind {
   if (alloc.JobVersion === job.Version) return 'ignore';
   if (!allocJob || changed(allocJob, job, alloc.TaskGroup) !== undefined) return 'destructive';
   if (isTerminal(alloc)) return 'ignore';
   if (!node || !inAnyDatacenter(node, job.Datacenters) || !inPool(node, job.NodePool)) return 'destructive';
+  if (fitsInPlace && !fitsInPlace(alloc, job, node)) return 'destructive';
   return 'inplace';
 }
 

@@ -4,7 +4,7 @@
  * signal then SIGKILL after `kill_timeout`, a failed task killing its siblings, and the client status derived from
  * the task states.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allocation, eventTypes, nomadVar, RunnerFixture, rawExec, until } from '../support/alloc-fixtures.ts';
@@ -379,5 +379,26 @@ describe('deployment health (task states)', () => {
     await until('both to finish', () => plain.terminal && manual.terminal);
     expect(plain.deploymentStatus).toBeUndefined();
     expect(manual.deploymentStatus).toBeUndefined();
+  });
+});
+
+describe('task logs', () => {
+  it('rotate as Nomad’s: a new file past max_file_size, the oldest removed past max_files', async () => {
+    const script =
+      "for (let i = 0; i < 35; i++) process.stdout.write('x'.repeat(100 * 1024)); process.stdout.write('END'); console.error('err');";
+    const alloc = allocation({
+      tasks: [rawExec('t', process.execPath, ['-e', script], { LogConfig: { MaxFiles: 2, MaxFileSizeMB: 1 } })],
+    });
+    const runner = fixture.run(alloc);
+    await until('the task to end', () => runner.terminal);
+    expect(runner.clientStatus.status).toBe('complete');
+    const logs = path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/logs');
+    const stdout = readdirSync(logs)
+      .filter((name) => name.startsWith('t.stdout.'))
+      .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()));
+    expect(stdout).toEqual(['t.stdout.2', 't.stdout.3']);
+    for (const name of stdout) expect(statSync(path.join(logs, name)).size).toBeLessThanOrEqual(1024 * 1024);
+    expect(readFileSync(path.join(logs, 't.stdout.3'), 'utf8').endsWith('END')).toBe(true);
+    expect(readFileSync(path.join(logs, 't.stderr.0'), 'utf8')).toBe('err\n');
   });
 });

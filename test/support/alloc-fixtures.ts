@@ -115,9 +115,9 @@ export class RunnerFixture {
   }
 }
 
-/** Polls `probe` until it answers something other than undefined (10 s at most). */
+/** Polls `probe` until it answers something other than undefined (30 s at most: a loaded machine starts processes slowly). */
 export async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 30_000;
   for (;;) {
     const found = await probe();
     if (found !== undefined && found !== false) return found;

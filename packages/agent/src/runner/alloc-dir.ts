@@ -4,9 +4,10 @@
  * per task, the task's output in `alloc/logs/<task>.stdout.0` and `.stderr.0`. Every name that becomes a path is
  * checked first: the allocation ID must be a UUID and a task name one plain path segment (not `alloc`, `.`, `..`, nor
  * anything with a slash, backslash or NUL), so no job can steer the agent's writes outside its own allocation's
- * folder; a folder found to be a symbolic link (left by a task) is refused rather than followed.
+ * folder; a folder found to be a symbolic link (left by a task) is refused rather than followed (and the log files
+ * are opened without following one: `executor.ts`).
  */
-import { constants, lstatSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -36,6 +37,9 @@ export interface TaskDirs {
   local: string;
   secrets: string;
   tmp: string;
+  /** `alloc/logs/<task>`: its output goes to `<logBase>.stdout.<n>` and `.stderr.<n>` (rotated by the supervisor). */
+  logBase: string;
+  /** The first of them. */
   stdout: string;
   stderr: string;
 }
@@ -74,6 +78,7 @@ export class AllocDir {
       local: path.join(dir, 'local'),
       secrets: path.join(dir, 'secrets'),
       tmp: path.join(dir, 'tmp'),
+      logBase: path.join(this.shared, 'logs', name),
       stdout: path.join(this.shared, 'logs', `${name}.stdout.0`),
       stderr: path.join(this.shared, 'logs', `${name}.stderr.0`),
     };
@@ -85,11 +90,6 @@ export class AllocDir {
       ensureDir(dirs.tmp, 0o777);
     }
     return dirs;
-  }
-
-  /** Opens a log file for appending, refusing a symbolic link put in its place. */
-  static openLog(file: string): number {
-    return openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW, 0o644);
   }
 
   /** Removes the whole allocation folder (Nomad's garbage collection of a terminal allocation). */

@@ -9,14 +9,22 @@
  * died between starting a task and saving its handle still finds it (no second start).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 
-/** The supervisor, run as `node -e <source> -- <exit file> <command> <args…>` with the task's environment in JSON. */
+/**
+ * The supervisor, run as `node -e <source> -- <exit file> <log base> <max files> <max file bytes> <command> <args…>`
+ * with the task's environment in JSON. It writes the task's output to `<log base>.stdout.<n>` and `.stderr.<n>` as
+ * Nomad's log collector does: appended to the newest file, a new file once one would pass its size, the oldest
+ * removed past `max files`; a log file that is a symbolic link is refused (`O_NOFOLLOW`), the task never started.
+ */
 const supervisor = `
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
-const [exitFile, command, ...args] = process.argv.slice(1);
+const path = require('node:path');
+const [exitFile, logBase, maxFilesText, maxBytesText, command, ...args] = process.argv.slice(1);
+const maxFiles = Math.max(1, Number(maxFilesText) || 1);
+const maxBytes = Math.max(1, Number(maxBytesText) || 1);
 const env = JSON.parse(process.env.KEYHAVEN_EXECUTOR_ENV || '{}');
 for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGPIPE']) process.on(name, () => {});
 const report = (line) => { try { fs.writeSync(3, line + '\\n'); fs.closeSync(3); } catch {} };
@@ -28,23 +36,55 @@ const finish = (result) => {
   fs.renameSync(exitFile + '.tmp', exitFile);
   process.exit(0);
 };
+const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW;
+function rotating(kind) {
+  const prefix = logBase + '.' + kind + '.';
+  const folder = path.dirname(prefix);
+  const base = path.basename(prefix);
+  const indexes = () => fs.readdirSync(folder)
+    .filter((name) => name.startsWith(base) && /^[0-9]+$/.test(name.slice(base.length)))
+    .map((name) => Number(name.slice(base.length)))
+    .sort((a, b) => a - b);
+  let index = Math.max(0, ...indexes());
+  let fd = fs.openSync(prefix + index, flags, 0o644);
+  let size = fs.fstatSync(fd).size;
+  return (chunk) => {
+    if (size > 0 && size + chunk.length > maxBytes) {
+      fs.closeSync(fd);
+      index++;
+      fd = fs.openSync(prefix + index, flags, 0o644);
+      size = 0;
+      const all = indexes();
+      while (all.length > maxFiles) fs.rmSync(prefix + all.shift(), { force: true });
+    }
+    fs.writeSync(fd, chunk);
+    size += chunk.length;
+  };
+}
 let child;
+let outputs;
 try {
-  child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'], env });
+  outputs = [rotating('stdout'), rotating('stderr')];
+  child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
 } catch (error) {
   report('error ' + error.message);
   finish({ error: error.message });
 }
+child.stdout.on('data', outputs[0]);
+child.stderr.on('data', outputs[1]);
 child.on('spawn', () => {
   fs.writeFileSync(exitFile + '.pid.tmp', JSON.stringify({ executorPid: process.pid, pid: child.pid }));
   fs.renameSync(exitFile + '.pid.tmp', exitFile + '.pid');
   report('started ' + child.pid);
 });
 child.on('error', (error) => { report('error ' + error.message); finish({ error: error.message }); });
-child.on('exit', (code, signal) => {
+const ended = (code, signal) => {
   const number = signal ? os.constants.signals[signal] || 0 : 0;
   finish({ exitCode: signal ? 128 + number : code, signal: number });
-});
+};
+// The output is written before the exit is recorded; a process left holding the pipes gets a second.
+child.on('close', ended);
+child.on('exit', (code, signal) => setTimeout(() => ended(code, signal), 1000).unref());
 `;
 
 /** What identifies a started task across agent restarts (persisted). */
@@ -70,8 +110,10 @@ export interface LaunchSpec {
   args: string[];
   env: Record<string, string>;
   cwd: string;
-  stdoutFd: number;
-  stderrFd: number;
+  /** `alloc/logs/<task>`: the output goes to `<base>.stdout.<n>` and `<base>.stderr.<n>`. */
+  logBase: string;
+  maxLogFiles: number;
+  maxLogFileBytes: number;
   exitFile: string;
 }
 
@@ -158,11 +200,13 @@ export function launch(spec: LaunchSpec): Promise<{ handle: ProcessHandle; child
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, ['-e', supervisor, '--', spec.exitFile, spec.command, ...spec.args], {
+      const limits = [String(spec.maxLogFiles), String(spec.maxLogFileBytes)];
+      const argv = ['-e', supervisor, '--', spec.exitFile, spec.logBase, ...limits, spec.command, ...spec.args];
+      child = spawn(process.execPath, argv, {
         cwd: spec.cwd,
         detached: true,
         env: { KEYHAVEN_EXECUTOR_ENV: JSON.stringify(spec.env) },
-        stdio: ['ignore', spec.stdoutFd, spec.stderrFd, 'pipe'],
+        stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       });
     } catch (error) {
       reject(new LaunchError((error as Error).message));
@@ -240,13 +284,4 @@ export function waitExit(
       if (!isAlive(handle)) done();
     }, pollMs);
   });
-}
-
-/** Closes a file descriptor the agent opened for a child (the child keeps its own copy). */
-export function closeFd(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed
-  }
 }

@@ -13,11 +13,10 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { AllocDir, type TaskDirs } from './alloc-dir.ts';
+import type { AllocDir, TaskDirs } from './alloc-dir.ts';
 import { taskEvent, taskEvents } from './events.ts';
 import {
   clearRecords,
-  closeFd,
   type ExitResult,
   isAlive,
   LaunchError,
@@ -34,6 +33,9 @@ import type { Allocation, GroupSpec, JobSpec, NodeInfo, TaskEvent, TaskSpec, Tas
 
 /** Nomad's cap on the events a task state keeps. */
 const maxEvents = 10;
+/** Nomad's default log rotation (`logs { max_files = 10, max_file_size = 10 }`). */
+const defaultLogFiles = 10;
+const defaultLogFileMB = 10;
 /** Nomad's default kill timeout (5 s), in nanoseconds. */
 const defaultKillTimeout = 5e9;
 
@@ -306,19 +308,22 @@ export class TaskRunner {
     const command = interpolate(config.command, env, this.options.node);
     const args = (rawArgs as string[]).map((arg) => interpolate(arg, env, this.options.node));
     clearRecords(this.options.exitFile);
-    let stdoutFd: number | undefined;
-    let stderrFd: number | undefined;
+    const logs = task.LogConfig ?? {};
     try {
-      stdoutFd = AllocDir.openLog(dirs.stdout);
-      stderrFd = AllocDir.openLog(dirs.stderr);
-      return await launch({ command, args, env, cwd: dirs.dir, stdoutFd, stderrFd, exitFile: this.options.exitFile });
+      return await launch({
+        command,
+        args,
+        env,
+        cwd: dirs.dir,
+        logBase: dirs.logBase,
+        maxLogFiles: logs.MaxFiles ?? defaultLogFiles,
+        maxLogFileBytes: (logs.MaxFileSizeMB ?? defaultLogFileMB) * 1024 * 1024,
+        exitFile: this.options.exitFile,
+      });
     } catch (error) {
       if (error instanceof LaunchError)
         return { error: `failed to launch command: ${error.message}`, recoverable: true };
       return { error: `failed to start the task: ${(error as Error).message}`, recoverable: true };
-    } finally {
-      if (stdoutFd !== undefined) closeFd(stdoutFd);
-      if (stderrFd !== undefined) closeFd(stderrFd);
     }
   }
 }

@@ -74,6 +74,7 @@ export interface TaskSpec {
   KillSignal?: string;
   Resources?: { CPU?: number; Cores?: number; MemoryMB?: number; MemoryMaxMB?: number } | null;
   Services?: ServiceSpec[] | null;
+  LogConfig?: { MaxFiles?: number; MaxFileSizeMB?: number } | null;
 }
 
 /** A group's update block, the fields the agent's health watch reads (nanoseconds). */

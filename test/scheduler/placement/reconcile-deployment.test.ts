@@ -110,4 +110,29 @@ describe('reconcile: deployments', () => {
     });
     expect(result.desiredTGUpdates).toEqual({ web: counts({ Place: 1, Stop: 1, Ignore: 2 }) });
   });
+
+  it('names the deployment placements join, and moves in-place updates into it with their health reset', () => {
+    const tweak = changeTask(v0, { KillTimeout: 30e9 });
+    const allocs = [0, 1, 2].map((index) =>
+      makeAlloc(v0, index, 'n1', { DeploymentID: 'deploy-v0', DeploymentStatus: health(true) }),
+    );
+    const result = run({
+      job: tweak,
+      jobVersions: [v0],
+      allocs,
+      nodes,
+      deployment: deployment(0, { Status: 'successful' }),
+    });
+    expect(result.deploymentId).toBe('eval-1');
+    expect(result.deployment?.TaskGroups.web?.DesiredTotal).toBe(3);
+    expect(result.inplace.map((alloc) => [alloc.ID, alloc.DeploymentID, alloc.DeploymentStatus])).toEqual([
+      ['alloc-web-0', 'eval-1', null],
+      ['alloc-web-1', 'eval-1', null],
+      ['alloc-web-2', 'eval-1', null],
+    ]);
+    const running = run({ job: v1, jobVersions: [v0], allocs: [], nodes, deployment: deployment(1) });
+    expect([running.deploymentId, running.deployment]).toEqual(['deploy-v1', undefined]);
+    const none = run({ job: makeJob({ Type: 'batch' }), allocs: [], nodes });
+    expect(none.deploymentId).toBeUndefined();
+  });
 });

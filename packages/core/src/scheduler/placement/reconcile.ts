@@ -7,6 +7,7 @@
  * jobs as its node reconciler (`system-reconcile.ts`).
  */
 import type { Allocation } from '../cluster/allocations/model.ts';
+import { isActive } from '../cluster/deployments/model.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import { followupEvaluation } from './descriptions.ts';
 import { deploymentContext, finishDeployments } from './deployment.ts';
@@ -110,6 +111,15 @@ export function reconcile(input: ReconcileInput): Reconciliation {
   if (job && !job.Stop) finishDeployments(deployments, complete);
   result.deploymentUpdates = deployments.updates;
   if (deployments.created) result.deployment = deployments.created;
+  const current = deployments.current;
+  const joined = deployments.created ?? (current && isActive(current) ? current : undefined);
+  if (joined) result.deploymentId = joined.ID;
+  // An allocation updated in place joins that deployment, its health to be reported anew (Nomad's computeJobAllocs).
+  result.inplace = result.inplace.map((alloc) =>
+    alloc.DeploymentID === (joined?.ID ?? '')
+      ? alloc
+      : { ...alloc, DeploymentID: joined?.ID ?? '', DeploymentStatus: null },
+  );
   result.followups.sort((a, b) => a.at - b.at);
   if (result.followups.length > 0) result.followupAt = result.followups[0]?.at;
   return result;

@@ -157,4 +157,9 @@ export interface Reconciliation {
   deployment?: ClusterDeployment;
   /** Status changes of existing deployments: cancelled (job stopped or newer), successful (complete). */
   deploymentUpdates: DeploymentStatusUpdate[];
+  /**
+   * The active deployment this evaluation's placements join (their `DeploymentID`): the one it creates, else the
+   * job's current one; undefined when none. In-place updates carry it already (their DeploymentStatus reset).
+   */
+  deploymentId?: string;
 }

@@ -71,7 +71,8 @@ function parseWith(text: string, strict: boolean): GoVersion | undefined {
     let start: number;
     if (here === 45 && isDigit(next)) start = i + 1;
     else if (here === 45 && isLead(next)) start = i + 1;
-    else if (!strict && isLead(here)) start = i; // `-?` empty: the run (a lone dash included) is the pre-release
+    else if (!strict && isLead(here))
+      start = i; // `-?` empty: the run (a lone dash included) is the pre-release
     else return undefined;
     const end = dottedEnd(text, identEnd(text, start + 1));
     pre = text.slice(start, end);

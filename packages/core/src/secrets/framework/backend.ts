@@ -276,6 +276,14 @@ export function path<Schema extends z.ZodType>(spec: PathSpec<Schema>): PathSpec
 }
 
 /**
+ * A `list` operation that answers the keys stored under `prefix` in the mount's storage, as `{ data: { keys } }` (none:
+ * Vault's 404, `render.ts`): the collection row every engine with named items has.
+ */
+export function listKeysUnder<Data>(prefix: string): Handler<Data> {
+  return async ({ storage }) => ({ data: { keys: await storage.list(prefix) } });
+}
+
+/**
  * A kind of leased secret whose internals are `Internal`, typed at both ends: `secret(…)` builds a reply's
  * `secret` of that type, `hooks` see the same type in `LeaseContext.internal`. Register it under `type` in
  * `Backend.leases` (`leases: { [creds.type]: creds.hooks }`).

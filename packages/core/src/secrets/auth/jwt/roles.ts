@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import { DurationError, maxDurationSeconds, parseDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
-import { path, type Reply, type Request } from '../../framework/backend.ts';
+import { listKeysUnder, path, type Reply, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, jsonValue, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
@@ -167,7 +167,7 @@ export const rolePaths = [
     fields: z.object({}),
     summaries: { list: 'Lists all the roles registered with the backend.' },
     operations: {
-      list: async (request) => ({ data: { keys: await request.storage.list('role/') } }),
+      list: listKeysUnder('role/'),
     },
   }),
   path({

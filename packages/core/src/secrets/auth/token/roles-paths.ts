@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
 import { globMatches } from '../../../lib/glob.ts';
-import { path, type Reply, type Request } from '../../framework/backend.ts';
+import { listKeysUnder, path, type Reply, type Request } from '../../framework/backend.ts';
 import { bool, count, duration, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
@@ -105,7 +105,7 @@ export const tokenRolePaths = [
     pattern: 'roles',
     fields: z.object({}),
     summaries: { list: 'Lists the token roles.' },
-    operations: { list: async (request) => ({ data: { keys: await request.storage.list('role/') } }) },
+    operations: { list: listKeysUnder('role/') },
   }),
   path({
     pattern: 'roles/:role_name',

@@ -1,10 +1,11 @@
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
-import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { listKeysUnder, path, type PathSpec, type Request } from '../../framework/backend.ts';
 import { duration, stringList } from '../../framework/fields.ts';
 import { contextOf } from './engine-context.ts';
 import { asDomainError, isNotFound } from './google-client.ts';
 import { impersonatedKey } from './records.ts';
+import { itemName } from './item-name.ts';
 import { rootClient } from './root-client.ts';
 import { cachedToken, tokenReply } from './token-cache.ts';
 import { typeString } from '../../framework/vault-field-types.ts';
@@ -24,9 +25,8 @@ interface ImpersonatedValue {
   ttl: number;
 }
 
-const name = typeString.pipe(z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"'));
 const fields = z.object({
-  name: name.describe('Name to refer to this impersonated account by.'),
+  name: itemName.describe('Name to refer to this impersonated account by.'),
   service_account_email: typeString
     .pipe(z.string())
     .optional()
@@ -129,11 +129,11 @@ export const impersonatedAccountPaths: PathSpec[] = [
     pattern: 'impersonated-accounts',
     fields: z.object({}),
     summaries: { list: 'List the impersonated accounts.' },
-    operations: { list: async ({ storage }) => ({ data: { keys: await storage.list('impersonated-account/') } }) },
+    operations: { list: listKeysUnder('impersonated-account/') },
   }),
   path({
     pattern: 'impersonated-account/:name/token',
-    fields: z.object({ name: name.describe('Name of the impersonated account.') }),
+    fields: z.object({ name: itemName.describe('Name of the impersonated account.') }),
     summaries: {
       read: 'Generate an OAuth2 access token for the impersonated account.',
       update: 'Generate an OAuth2 access token for the impersonated account.',

@@ -1,11 +1,12 @@
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
-import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { listKeysUnder, path, type PathSpec, type Request } from '../../framework/backend.ts';
 import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, replaceRolesetAccount, rotateTokenKey, storeOnly } from './account-changes.ts';
 import { parseBindings, sameBindings } from './bindings.ts';
 import { contextOf } from './engine-context.ts';
 import { accountView, loadAccount, rolesetKey } from './records.ts';
+import { itemName } from './item-name.ts';
 import { walItem } from './wal.ts';
 import { typeString } from '../../framework/vault-field-types.ts';
 
@@ -15,10 +16,9 @@ import { typeString } from '../../framework/vault-field-types.ts';
  */
 
 const secretTypes = ['access_token', 'service_account_key'] as const;
-const name = typeString.pipe(z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"'));
 
 const fields = z.object({
-  name: name.describe('Name of the roleset.'),
+  name: itemName.describe('Name of the roleset.'),
   secret_type: z
     .enum(secretTypes)
     .optional()
@@ -41,7 +41,7 @@ const fields = z.object({
       'List of OAuth scopes to assign to access tokens generated under this roleset ("access_token" rolesets only).',
     ),
 });
-const named = z.object({ name: name.describe('Name of the roleset.') });
+const named = z.object({ name: itemName.describe('Name of the roleset.') });
 type Fields = z.output<typeof fields>;
 
 /** The named roleset's record, for an operation on a roleset that must exist. */
@@ -140,7 +140,7 @@ export const rolesetPaths: PathSpec[] = [
     fields: z.object({}),
     summaries: { list: 'List the rolesets.' },
     operations: {
-      list: async ({ storage }) => ({ data: { keys: await storage.list('roleset/') } }),
+      list: listKeysUnder('roleset/'),
     },
   }),
   path({

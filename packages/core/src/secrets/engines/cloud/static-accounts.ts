@@ -1,13 +1,14 @@
 import * as z from 'zod';
 import { badRequest, conflict } from '../../../lib/errors.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
-import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { listKeysUnder, path, type PathSpec, type Request } from '../../framework/backend.ts';
 import { stringList } from '../../framework/fields.ts';
 import { deleteWithCloud, revokeIssuedKeys, rotateTokenKey, storeOnly, storeWrite } from './account-changes.ts';
 import { type Bindings, grantBindings, parseBindings, sameBindings } from './bindings.ts';
 import { contextOf } from './engine-context.ts';
 import { asDomainError, isNotFound } from './google-client.ts';
 import { type AccountItem, accountView, loadAccount, sealTokenKey, staticAccountKey, type WalItem } from './records.ts';
+import { itemName } from './item-name.ts';
 import { rootClient } from './root-client.ts';
 import { settleNow, switchWrites, type WalDraft, walItem, writeAhead } from './wal.ts';
 import { typeString } from '../../framework/vault-field-types.ts';
@@ -17,9 +18,8 @@ import { typeString } from '../../framework/vault-field-types.ts';
  * the engine's (granted on write, taken back on change or delete); bindings made outside are left alone.
  */
 
-const name = typeString.pipe(z.string().regex(/^[\w-]+$/, 'must be letters, digits, "_" and "-"'));
 const fields = z.object({
-  name: name.describe('Name to refer to this static account by. Cannot be changed.'),
+  name: itemName.describe('Name to refer to this static account by. Cannot be changed.'),
   secret_type: z
     .enum(['access_token', 'service_account_key'])
     .optional()
@@ -42,7 +42,7 @@ const fields = z.object({
       'List of OAuth scopes to assign to access tokens generated under this account ("access_token" accounts only).',
     ),
 });
-const named = z.object({ name: name.describe('Name of the static account.') });
+const named = z.object({ name: itemName.describe('Name of the static account.') });
 type Fields = z.output<typeof fields>;
 
 async function write(request: Request<Fields>) {
@@ -190,7 +190,7 @@ export const staticAccountPaths: PathSpec[] = [
     pattern: 'static-accounts',
     fields: z.object({}),
     summaries: { list: 'List the static accounts.' },
-    operations: { list: async ({ storage }) => ({ data: { keys: await storage.list('static-account/') } }) },
+    operations: { list: listKeysUnder('static-account/') },
   }),
   path({
     pattern: 'static-account/:name/rotate-key',

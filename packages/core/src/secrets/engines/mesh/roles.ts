@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { formatDuration } from '../../../lib/duration.ts';
 import { badRequest } from '../../../lib/errors.ts';
-import { type PathSpec, path, type Request } from '../../framework/backend.ts';
+import { listKeysUnder, path, type PathSpec, type Request } from '../../framework/backend.ts';
 import { bool, duration, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { requireAccess, serverVersion } from './config-access.ts';
@@ -157,7 +157,7 @@ export const rolePaths: PathSpec[] = [
     fields: z.object({}),
     summaries: { list: 'List the roles.' },
     operations: {
-      list: async ({ storage }) => ({ data: { keys: await storage.list('role/') } }),
+      list: listKeysUnder('role/'),
     },
   }),
   path({

@@ -166,15 +166,32 @@ export const tableAccess: Record<string, TableAccess> = {
     }),
   ),
   // The scheduler's functions: its own items, and the keyring (read) in `sys`.
-  'Scheduler-api': { items: [...read, ...write, transact], reads: [scheduler, 'sys'], writes: [scheduler] },
+  // BatchGetItem: a list of allocations reads them by their links in one round trip (cluster/allocations/store.ts).
+  'Scheduler-api': {
+    items: [...read, 'dynamodb:BatchGetItem', ...write, transact],
+    reads: [scheduler, 'sys'],
+    writes: [scheduler],
+  },
   'Scheduler-event-stream': { items: read, reads: [scheduler, 'sys'], writes: [] },
-  // Expired tokens of both services (the one job that spans them), kv leases, the login mounts' disables, and the
-  // cluster's nodes whose heartbeat is late (each marked down in a transaction that puts the node and its beat).
+  // Expired tokens of both services (the one job that spans them), kv leases, the login mounts' disables, the
+  // cluster's nodes whose heartbeat is late (each marked down in a transaction that puts the node and its beat), and
+  // the evaluations due (the worker reads the evaluation queues and a job's allocations by their links, BatchGetItem).
   'Job-sweep': {
-    items: [...read, ...write],
+    items: [...read, 'dynamodb:BatchGetItem', ...write],
     reads: ['sys', 'mounts', 'mount#*', 'token#*', 'issued#*', 'leases#*', scheduler],
     writes: ['mount#*', 'mounts', ...tokenRevocation, 'leases', scheduler],
-    dueQueues: ['expiry', 'expiry#*', 'expiry:kv', 'expiry:kv#*', 'sched#token-expiry', 'sched#token-expiry#*'],
+    dueQueues: [
+      'expiry',
+      'expiry#*',
+      'expiry:kv',
+      'expiry:kv#*',
+      'sched#token-expiry',
+      'sched#token-expiry#*',
+      'sched#eval-queue',
+      'sched#eval-queue#*',
+      'sched#eval-blocked',
+      'sched#eval-blocked#*',
+    ],
     unrecorded: {
       'read:mount#*': why.finishDisabled,
       'write:mount#*': why.finishDisabled,

@@ -27,8 +27,9 @@ import { importsOf } from './imports.ts';
  *                        scheduler/client/routes.ts (the client protocol)
  *  4 framework           secrets/framework/**
  *    scheduler framework scheduler/http/** (the one route wrapper, decoding, blocking queries, errors), scheduler/audit.ts
- *  3 scheduler assembly  scheduler/scheduler.ts, scheduler-base.ts, sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts
- *                        (the stores put together, and what works across them: the expiry sweep and the logins)
+ *  3 scheduler assembly  scheduler/scheduler.ts, scheduler-base.ts, sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts,
+ *                        scheduler/worker/** (the stores put together, and what works across them: the expiry sweep,
+ *                        the logins, the evaluation worker over the stores and placement)
  *    scheduler placement scheduler/placement/** (the pure placement function and the reconciler: a snapshot of
  *                        models in, a decision out; they import only the cluster's models and lib)
  *  2 domain              secrets/{tokens,leases,mounts,policies,audit,identity}/**
@@ -102,6 +103,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
       `${sched}sweep.ts`,
       `${sched}acl/login.ts`,
       `${sched}acl/oidc.ts`,
+      `${sched}worker/`,
     ],
   },
   { rank: 3, name: 'scheduler placement', prefixes: [`${sched}placement/`] },

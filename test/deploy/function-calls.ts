@@ -303,6 +303,33 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   );
   await scheduler('PUT', `/v1/client/node/${nodeId}/status`, { Status: 'ready' }, nodeSecret);
   await scheduler('GET', `/v1/node/${nodeId}`, undefined, management);
+  // a second node that stays alive, with room, and a job the sweep's evaluation worker places on it
+  const workerId = crypto.randomUUID();
+  const workerSecret = crypto.randomUUID();
+  const workerIntro = (await scheduler('PUT', '/v1/acl/identity/client-introduction-token', {}, management)).body.JWT;
+  await scheduler(
+    'POST',
+    '/v1/client/register',
+    {
+      Node: {
+        ID: workerId,
+        SecretID: workerSecret,
+        Name: 'deploy-worker',
+        Datacenter: 'dc1',
+        Attributes: { 'os.name': 'linux', 'driver.raw_exec': '1' },
+        NodeResources: { Cpu: { CpuShares: 4000 }, Memory: { MemoryMB: 4096 }, Disk: { DiskMB: 20_000 } },
+        Drivers: { raw_exec: { Detected: true, Healthy: true } },
+      },
+    },
+    workerIntro,
+  );
+  await scheduler('PUT', `/v1/client/node/${workerId}/status`, { Status: 'ready' }, workerSecret);
+  await scheduler(
+    'PUT',
+    '/v1/jobs',
+    { Job: { ID: 'deploy-job', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec' }] }] } },
+    management,
+  );
   const stream = (await import('../../functions/scheduler/event-stream.ts')).handler as unknown as (
     event: unknown,
     sink: Writable,
@@ -334,6 +361,16 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   const run = async (fn: string, name: string) =>
     asFunction(fn, async () => (await job(name))(scheduledEvent(`${name}ScheduleRule`) as never));
   expect(await run('Job-sweep', 'sweep')).toMatchObject({ tokens: 1, failed: 0 });
+  // the allocation the sweep's worker placed, listed through the API and reported on by its node
+  const [placed] = (await scheduler('GET', '/v1/allocations', undefined, management)).body;
+  expect(placed).toMatchObject({ JobID: 'deploy-job', NodeID: workerId });
+  await scheduler('GET', '/v1/job/deploy-job/allocations', undefined, management);
+  await scheduler(
+    'PUT',
+    `/v1/client/node/${workerId}/allocations`,
+    { Allocs: [{ ID: placed.ID, ClientStatus: 'running' }] },
+    workerSecret,
+  );
   for (const family of Object.keys(engineJobs) as SecretsFamily[])
     expect(await run(`Job-${family}`, family), family).toMatchObject(scenarioOf(family).jobAnswer ?? { failed: 0 });
 

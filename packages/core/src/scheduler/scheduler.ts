@@ -115,6 +115,7 @@ export class Scheduler {
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
     this.allocations = new Allocations(this.state, this.jobs, this.evaluations);
+    this.nodes.evaluateNodesWith((node, index, trigger) => this.allocations.nodeEvaluations(node, index, trigger));
   }
 
   /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */

@@ -307,6 +307,46 @@ export class Allocations {
     return index ?? unchangedIndex;
   }
 
+  /**
+   * The evaluations a node's change needs, for that change's transaction (Nomad's createNodeEvals): one pending
+   * evaluation per job with an allocation on the node whose client status is not terminal, `TriggeredBy` the trigger,
+   * `NodeID` the node; their events `EvaluationUpdated`, as Nomad's (it writes them in an evaluation update).
+   */
+  async nodeEvaluations(
+    nodeId: string,
+    index: number,
+    trigger: 'node-update' | 'node-drain',
+  ): Promise<{ items: Write[]; events: PendingEvent[]; tables: TableName[] }> {
+    const jobs = new Map<string, { namespace: string; jobId: string }>();
+    for (const alloc of await this.onNode(nodeId))
+      if (!terminalClientStatuses.includes(alloc.ClientStatus) && alloc.DesiredStatus === 'run')
+        jobs.set(`${alloc.Namespace}\u0000${alloc.JobID}`, { namespace: alloc.Namespace, jobId: alloc.JobID });
+    const items: Write[] = [];
+    const events: PendingEvent[] = [];
+    for (const { namespace, jobId } of jobs.values()) {
+      const job = await this.jobs.get(namespace, jobId);
+      const evaluation = {
+        ...pendingEvaluation(
+          {
+            Namespace: namespace,
+            Priority: job?.Priority ?? 50,
+            Type: job?.Type ?? 'service',
+            TriggeredBy: trigger,
+            JobID: jobId,
+            JobModifyIndex: job?.JobModifyIndex ?? 0,
+          },
+          index,
+          this.state.clock.now(),
+        ),
+        NodeID: nodeId,
+        NodeModifyIndex: index,
+      };
+      items.push(this.evaluations.put(evaluation));
+      events.push(evaluationEvent('EvaluationUpdated', evaluation));
+    }
+    return { items, events, tables: items.length > 0 ? ['evals'] : [] };
+  }
+
   private async commitOrExplain(plan: Parameters<SchedulerState['commit']>[0]): Promise<number | undefined> {
     try {
       return await this.state.commit(plan);

@@ -20,7 +20,7 @@ import { itemKind } from '../../../storage/item-mac.ts';
 import { ConditionFailed, type Item, type Key, type Write } from '../../../storage/store.ts';
 import { unchangedSince, withoutKeys } from '../../acl/common.ts';
 import { META_PK, NODE_BEAT_PK, NODE_COUNT_SK, NODE_PK } from '../../keys.ts';
-import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
+import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import type { NodePools } from '../node-pools/store.ts';
 import {
   appendEvents,
@@ -105,8 +105,16 @@ export interface DrainRequest {
 
 const denied = (message = 'Permission denied') => new DomainError('denied', message);
 
+/** What a node's change writes besides the node: the evaluations of the jobs on it (`Allocations.nodeEvaluations`). */
+export type NodeEvaluations = (
+  nodeId: string,
+  index: number,
+  trigger: 'node-update' | 'node-drain',
+) => Promise<{ items: Write[]; events: PendingEvent[]; tables: TableName[] }>;
+
 export class ClusterNodes {
   private counted: { value: number; at: number } | undefined;
+  private evaluations: NodeEvaluations | undefined;
 
   constructor(
     private readonly state: SchedulerState,
@@ -128,6 +136,14 @@ export class ClusterNodes {
 
   private get store() {
     return this.state.store;
+  }
+
+  /**
+   * Has the writes that mark a node down or start its drain also create the evaluations of the jobs on it (Nomad's
+   * createNodeEvals, `node-update`; its drainer's `node-drain`), in the same transaction.
+   */
+  evaluateNodesWith(evaluations: NodeEvaluations): void {
+    this.evaluations = evaluations;
   }
 
   static nodeKey = (id: string): Key => ({ pk: shardKey(NODE_PK, id), sk: id });
@@ -434,10 +450,12 @@ export class ClusterNodes {
         Events: message ? appendEvents(node, [nodeEvent(message, 'Drain', now, index)]) : node.Events,
         ModifyIndex: index,
       };
+      // A drain that starts moves the node's allocations (the reconciler migrates them): their jobs are evaluated.
+      const evaluations = !current && strategy ? await this.evaluations?.(id, index, 'node-drain') : undefined;
       return {
-        items: [this.nodeWrite(updated, node)],
-        tables: ['nodes'],
-        events: [nodeTopicEvent('NodeDrain', updated)],
+        items: [this.nodeWrite(updated, node), ...(evaluations?.items ?? [])],
+        tables: ['nodes', ...(evaluations?.tables ?? [])],
+        events: [nodeTopicEvent('NodeDrain', updated), ...(evaluations?.events ?? [])],
       };
     });
     return index === undefined ? { index: unchanged as number, written: false } : { index, written: true };
@@ -547,6 +565,7 @@ export class ClusterNodes {
           LastMissedHeartbeatIndex: index,
           ModifyIndex: index,
         };
+        const evaluations = await this.evaluations?.(id, index, 'node-update');
         return {
           items: [
             this.nodeWrite(updated, node),
@@ -554,9 +573,10 @@ export class ClusterNodes {
               put: this.beatItem(updated, beat.secretHash, index, beat.deadline, beat.allocIndex),
               when: { all: [{ equals: { mac: beat.mac } }, { below: { deadline: now } }] },
             },
+            ...(evaluations?.items ?? []),
           ],
-          tables: ['nodes'],
-          events: [nodeTopicEvent('NodeStreamEvent', updated)],
+          tables: ['nodes', ...(evaluations?.tables ?? [])],
+          events: [nodeTopicEvent('NodeStreamEvent', updated), ...(evaluations?.events ?? [])],
         };
       });
       return index !== undefined;

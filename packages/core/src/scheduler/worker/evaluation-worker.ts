@@ -1,0 +1,268 @@
+/**
+ * The evaluation worker (Nomad's `nomad/worker.go` over its eval broker, `nomad/eval_broker.go`): it takes pending
+ * evaluations from the queue (and blocked ones once a node or an allocation changed since they were computed), one
+ * evaluation of a job at a time, and runs each: a snapshot of the job, its allocations and the candidate nodes with
+ * theirs, the reconciler (`placement/reconcile.ts`), placement (`placement/place.ts`), the plan (`plan.ts`), plan
+ * apply (`cluster/evaluations/plan-apply.ts`),
+ * then the evaluation's outcome in one write: `complete`, or `complete` with `FailedTGAllocs` and a new `blocked`
+ * evaluation for what could not be placed, as Nomad's.
+ *
+ * One evaluation per job at a time: the worker takes the job's lease (`EVAL_LEASE_PK`) with a conditional put; a
+ * lease held by another worker skips the job for now, an expired one (a worker that died) is taken over and counts a
+ * delivery; past the delivery limit (Nomad's 3) the evaluation is `failed`. Of several pending evaluations of a job,
+ * the newest runs and the older ones are `canceled` with it (Nomad's broker cancels them the same way): each reads
+ * the whole current state, so the newest does the work of all. A plan that lost a node to another evaluation (plan
+ * apply's `rejectedNodes`) is computed again on a fresh snapshot, up to Nomad's attempts (5 for service jobs, 2 for
+ * batch), then what is left is blocked.
+ */
+import { randomUUID } from 'node:crypto';
+import { type DueSource, dueItems, shardKey, ttlBackstop } from '../../storage/due.ts';
+import { ConditionFailed, type Item } from '../../storage/store.ts';
+import { isTerminal } from '../cluster/allocations/model.ts';
+import type { StoredAllocation } from '../cluster/allocations/store.ts';
+import type { Evaluation } from '../cluster/evaluations/model.ts';
+import { PlanApplier } from '../cluster/evaluations/plan-apply.ts';
+import type { Job } from '../cluster/jobs/model.ts';
+import type { ClusterNode } from '../cluster/nodes/model.ts';
+import { EVAL_BLOCKED, EVAL_LEASE_PK, EVAL_QUEUE } from '../keys.ts';
+import { place } from '../placement/place.ts';
+import { reconcile } from '../placement/reconcile.ts';
+import type { Reconciliation } from '../placement/types.ts';
+import { OutcomeRecorder, type WorkerParts } from './outcome.ts';
+import { planOf } from './plan.ts';
+
+export type { WorkerParts } from './outcome.ts';
+
+/** Where a job's evaluation lease is (`keys.ts`, `EVAL_LEASE_PK`). */
+export function evalLeaseKey(namespace: string, jobId: string): { pk: string; sk: string } {
+  const sk = `${namespace}#${jobId}`;
+  return { pk: shardKey(EVAL_LEASE_PK, sk), sk };
+}
+
+/** Nomad's eval broker delivery limit. */
+export const deliveryLimit = 3;
+/** How long a worker holds a job's lease before another may take it over. */
+const leaseMs = 60_000;
+
+/** How a run went; `error`: it threw (told to `onError`), to be delivered again. */
+export type Outcome = 'complete' | 'blocked' | 'failed' | 'busy' | 'skipped' | 'error';
+
+interface Lease extends Item {
+  pk: string;
+  sk: string;
+  evalId: string;
+  holder: string;
+  until: number;
+  attempts: number;
+  expiresAt: number;
+}
+
+export class EvaluationWorker {
+  private readonly applier: PlanApplier;
+  private readonly outcomes: OutcomeRecorder;
+  private readonly holder = randomUUID();
+
+  constructor(
+    private readonly parts: WorkerParts,
+    /** Told of an evaluation whose run failed (it is delivered again, up to the limit); by default thrown. */
+    private readonly onError?: (error: unknown, evaluation: Evaluation) => void,
+  ) {
+    this.applier = new PlanApplier(parts.state, parts.nodes, parts.allocations);
+    this.outcomes = new OutcomeRecorder(parts);
+  }
+
+  private get store() {
+    return this.parts.state.store;
+  }
+
+  private get now() {
+    return this.parts.state.clock.now();
+  }
+
+  /**
+   * Runs what is due: the pending evaluations on the queue, and the blocked ones whose nodes or allocations changed
+   * since they were computed, the newest of each job. Returns how each went, by evaluation ID.
+   */
+  async runDue(limit = 100): Promise<Map<string, Outcome>> {
+    const source: DueSource = { store: this.store, clock: this.parts.state.clock };
+    const queued = await dueItems(source, EVAL_QUEUE, limit);
+    const blocked = await dueItems(source, EVAL_BLOCKED, limit);
+    const changedAt = await this.parts.state.tableIndex(['nodes', 'allocs']);
+    const candidates: Evaluation[] = [];
+    for (const item of [...queued, ...blocked]) {
+      const evaluation = await this.parts.evaluations.get(item.sk);
+      if (!evaluation) continue;
+      if (evaluation.Status === 'pending') candidates.push(evaluation);
+      else if (evaluation.Status === 'blocked' && changedAt > evaluation.SnapshotIndex) candidates.push(evaluation);
+    }
+    const byJob = new Map<string, Evaluation[]>();
+    for (const evaluation of candidates) {
+      const key = `${evaluation.Namespace}\u0000${evaluation.JobID}`;
+      byJob.set(key, [...(byJob.get(key) ?? []), evaluation]);
+    }
+    const outcomes = new Map<string, Outcome>();
+    for (const evaluations of byJob.values()) {
+      const sorted = evaluations.sort((a, b) => b.CreateIndex - a.CreateIndex);
+      const [newest, ...older] = sorted as [Evaluation, ...Evaluation[]];
+      try {
+        outcomes.set(newest.ID, await this.run(newest, older));
+      } catch (error) {
+        if (!this.onError) throw error;
+        this.onError(error, newest);
+        outcomes.set(newest.ID, 'error');
+      }
+    }
+    return outcomes;
+  }
+
+  /** Runs one evaluation (and cancels `superseded`, older ones of the same job, with it). */
+  async run(evaluation: Evaluation, superseded: Evaluation[] = []): Promise<Outcome> {
+    const lease = await this.take(evaluation);
+    if (!lease) return 'busy';
+    let outcome: Outcome;
+    try {
+      const current = await this.parts.evaluations.get(evaluation.ID);
+      if (!current || (current.Status !== 'pending' && current.Status !== 'blocked')) outcome = 'skipped';
+      else if (lease.attempts > deliveryLimit) {
+        await this.outcomes.record(current, {
+          status: 'failed',
+          description: `evaluation reached delivery limit (${deliveryLimit})`,
+        });
+        outcome = 'failed';
+      } else outcome = await this.evaluate(current, superseded);
+    } catch (error) {
+      // Left for another delivery: the lease expires now, so the next run takes it over and counts the attempt.
+      await this.store
+        .update(lease, { set: { until: 0 } }, { when: { equals: { holder: this.holder } } })
+        .catch(() => undefined);
+      throw error;
+    }
+    await this.release(lease);
+    return outcome;
+  }
+
+  private async evaluate(evaluation: Evaluation, superseded: Evaluation[]): Promise<Outcome> {
+    const attempts = evaluation.Type === 'batch' ? 2 : 5;
+    let reconciliation: Reconciliation | undefined;
+    let failed: Record<string, unknown> = {};
+    let queued: Record<string, number> = {};
+    let snapshotIndex = 0;
+    let job: Job | undefined;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      snapshotIndex = await this.parts.state.currentIndex();
+      const snapshot = await this.snapshot(evaluation);
+      job = snapshot.job;
+      reconciliation = reconcile({
+        jobId: evaluation.JobID,
+        job,
+        allocs: snapshot.jobAllocs,
+        jobVersions: snapshot.jobVersions,
+        nodes: snapshot.nodes,
+        evaluation,
+        now: this.now,
+        eligibleNodes: snapshot.nodes.filter((node) => job !== undefined && schedulable(node, job)),
+      });
+      const placed =
+        job && reconciliation.place.length > 0
+          ? place(
+              { nodes: snapshot.nodes, allocs: snapshot.nodeAllocs },
+              job,
+              reconciliation.place,
+              `${evaluation.ID}#${attempt}`,
+            )
+          : { placements: [], failed: {} };
+      failed = placed.failed;
+      queued = {};
+      for (const request of reconciliation.place) queued[request.group] = (queued[request.group] ?? 0) + 1;
+      for (const placement of placed.placements)
+        queued[placement.request.group] = (queued[placement.request.group] ?? 1) - 1;
+      const plan = planOf(evaluation, job, reconciliation, placed.placements, snapshot.versions, this.now);
+      if (plan.place.length === 0 && plan.update.length === 0) break;
+      const applied = await this.applier.apply(plan);
+      if (applied.rejectedNodes.size === 0) break;
+    }
+    const blockedNeeded = Object.keys(failed).length > 0;
+    await this.outcomes.record(evaluation, {
+      status: blockedNeeded && evaluation.Status === 'blocked' ? 'blocked' : 'complete',
+      failed: blockedNeeded ? failed : null,
+      queued,
+      snapshotIndex,
+      superseded,
+      job,
+      followups: reconciliation?.followups ?? [],
+      blockNew: blockedNeeded && evaluation.Status !== 'blocked',
+    });
+    return blockedNeeded ? 'blocked' : 'complete';
+  }
+
+  /** What the evaluation reads: the job, its versions and allocations, the nodes, and the allocations on them. */
+  private async snapshot(evaluation: Evaluation) {
+    const { jobs, nodes, allocations } = this.parts;
+    const job = await jobs.get(evaluation.Namespace, evaluation.JobID);
+    const jobVersions = await jobs.versions(evaluation.Namespace, evaluation.JobID);
+    const everyNode = await nodes.list();
+    const jobAllocs = await allocations.ofJob(evaluation.Namespace, evaluation.JobID);
+    // The nodes placement may choose, and those the job's allocations are on (a stop or an in-place update there).
+    const touched = new Set(jobAllocs.map((alloc) => alloc.NodeID));
+    const read = everyNode.filter((node) => touched.has(node.ID) || (job !== undefined && schedulable(node, job)));
+    // Each node's version before its allocations: an allocation placed between the two reads moves the version, so
+    // the plan then fails on that node instead of over-committing it.
+    const versions = new Map<string, number>();
+    const nodeAllocs: StoredAllocation[] = [];
+    await Promise.all(
+      read.map(async (node) => {
+        versions.set(node.ID, (await nodes.beat(node.ID))?.allocIndex ?? 0);
+        nodeAllocs.push(...(await allocations.onNode(node.ID)).filter((alloc) => !isTerminal(alloc)));
+      }),
+    );
+    return { job, jobVersions, nodes: everyNode, jobAllocs, nodeAllocs, versions };
+  }
+
+  /** The job's lease for this evaluation, or undefined when another worker holds it. */
+  private async take(evaluation: Evaluation): Promise<Lease | undefined> {
+    const key = evalLeaseKey(evaluation.Namespace, evaluation.JobID);
+    const existing = await this.store.get<Lease>(key.pk, key.sk);
+    const now = this.now;
+    if (existing && existing.until > now) return undefined;
+    const lease: Lease = {
+      ...key,
+      evalId: evaluation.ID,
+      holder: this.holder,
+      until: now + leaseMs,
+      attempts: existing && existing.evalId === evaluation.ID ? existing.attempts + 1 : 1,
+      expiresAt: ttlBackstop(Math.floor((now + leaseMs) / 1000)),
+    };
+    try {
+      await this.store.put(lease, {
+        when: existing ? { equals: { holder: existing.holder, until: existing.until } } : { absent: true },
+      });
+      return lease;
+    } catch (error) {
+      if (error instanceof ConditionFailed) return undefined;
+      throw error;
+    }
+  }
+
+  private async release(lease: Lease): Promise<void> {
+    await this.store.delete(lease, { when: { equals: { holder: this.holder } } }).catch((error) => {
+      if (!(error instanceof ConditionFailed)) throw error;
+    });
+  }
+}
+
+/** Nomad's `Node.Ready` in the job's pool: where placement may put the job's allocations. */
+export function schedulable(node: ClusterNode, job: Job): boolean {
+  return (
+    node.Status === 'ready' &&
+    node.SchedulingEligibility === 'eligible' &&
+    !node.DrainStrategy &&
+    (job.NodePool === 'all' || node.NodePool === job.NodePool) &&
+    job.Datacenters.some((pattern) => globMatches(pattern, node.Datacenter))
+  );
+}
+
+/** Nomad's datacenter globs (`*` any run of characters, as its `glob.Glob`). */
+function globMatches(pattern: string, value: string): boolean {
+  const expression = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${expression.join('.*')}$`, 's').test(value);
+}

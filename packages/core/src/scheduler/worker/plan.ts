@@ -1,0 +1,122 @@
+/**
+ * An evaluation's plan (Nomad's `structs.Plan`, as its generic scheduler fills it): from the reconciler's decision
+ * and the placements, the new allocations (complete but for the indexes the write gives them), the changes of
+ * placed ones (stops, in-place updates, a replaced allocation's `NextAllocation`) and the node versions the plan was
+ * computed on, for plan apply (`cluster/evaluations/plan-apply.ts`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Allocation } from '../cluster/allocations/model.ts';
+import type { StoredAllocation } from '../cluster/allocations/store.ts';
+import type { Evaluation } from '../cluster/evaluations/model.ts';
+import type { AllocationChange, Plan } from '../cluster/evaluations/plan-apply.ts';
+import type { Job } from '../cluster/jobs/model.ts';
+import type { Placement, Reconciliation } from '../placement/types.ts';
+
+const terminalClient = (alloc: Allocation) =>
+  alloc.ClientStatus === 'complete' || alloc.ClientStatus === 'failed' || alloc.ClientStatus === 'lost';
+
+/** The reconciliation and placements as a plan: new allocations, stops, in-place updates, follow-up marks. */
+export function planOf(
+  evaluation: Evaluation,
+  job: Job | undefined,
+  reconciliation: Reconciliation,
+  placements: Placement[],
+  versions: Map<string, number>,
+  nowMs: number,
+): Plan {
+  const nowNs = nowMs * 1e6;
+  const place: StoredAllocation[] = [];
+  const update: AllocationChange[] = [];
+  for (const placement of placements) {
+    if (!job) break;
+    const previous = placement.request.previousAlloc;
+    const id = randomUUID();
+    place.push({
+      ID: id,
+      Namespace: job.Namespace,
+      EvalID: evaluation.ID,
+      Name: placement.request.name,
+      NodeID: placement.node.ID,
+      NodeName: placement.node.Name,
+      JobID: job.ID,
+      JobVersion: job.Version,
+      JobType: job.Type,
+      Job: null,
+      TaskGroup: placement.request.group,
+      AllocatedResources: placement.resources,
+      Metrics: placement.metrics,
+      DesiredStatus: 'run',
+      DesiredDescription: '',
+      DesiredTransition: { Migrate: null, Reschedule: null, ForceReschedule: null, NoShutdownDelay: null },
+      ClientStatus: 'pending',
+      ClientDescription: '',
+      TaskStates: null,
+      DeploymentID: '',
+      DeploymentStatus: placement.request.canary
+        ? { Healthy: null, Timestamp: new Date(nowMs).toISOString(), Canary: true, ModifyIndex: 0 }
+        : null,
+      PreviousAllocation: previous?.ID ?? '',
+      NextAllocation: '',
+      RescheduleTracker:
+        previous && previous.ClientStatus === 'failed'
+          ? {
+              Events: [
+                ...(previous.RescheduleTracker?.Events ?? []),
+                { RescheduleTime: nowNs, PrevAllocID: previous.ID, PrevNodeID: previous.NodeID, Delay: 0 },
+              ],
+            }
+          : null,
+      FollowupEvalID: '',
+      CreateIndex: 0,
+      ModifyIndex: 0,
+      AllocModifyIndex: 0,
+      CreateTime: nowNs,
+      ModifyTime: nowNs,
+    });
+    if (previous)
+      update.push({
+        id: previous.ID,
+        nodeId: previous.NodeID,
+        change: (current) => ({ ...current, NextAllocation: id, ModifyTime: nowNs }),
+      });
+  }
+  for (const stop of reconciliation.stop)
+    update.push({
+      id: stop.alloc.ID,
+      nodeId: stop.alloc.NodeID,
+      change: (current) => ({
+        ...current,
+        DesiredStatus: 'stop',
+        DesiredDescription: stop.description,
+        ...(stop.clientStatus && !terminalClient(current) ? { ClientStatus: stop.clientStatus } : {}),
+        ModifyTime: nowNs,
+      }),
+    });
+  for (const updated of reconciliation.inplace)
+    update.push({
+      id: updated.ID,
+      nodeId: updated.NodeID,
+      change: (current) => ({
+        ...current,
+        EvalID: updated.EvalID,
+        JobVersion: updated.JobVersion,
+        AllocatedResources: updated.AllocatedResources,
+        ModifyTime: nowNs,
+      }),
+    });
+  // A stop and a replacement's NextAllocation may touch one allocation: the changes compose, in order.
+  const merged = new Map<string, AllocationChange>();
+  for (const change of update) {
+    const before = merged.get(change.id);
+    merged.set(
+      change.id,
+      before ? { ...change, change: (current, index) => change.change(before.change(current, index), index) } : change,
+    );
+  }
+  const touched = new Set([...place.map((alloc) => alloc.NodeID), ...[...merged.values()].map((c) => c.nodeId)]);
+  return {
+    place,
+    update: [...merged.values()],
+    nodeVersions: new Map([...touched].map((node) => [node, versions.get(node) ?? 0])),
+  };
+}

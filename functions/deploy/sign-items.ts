@@ -11,7 +11,7 @@ import { mountKind } from '@keyhaven/core/secrets/mounts/mount-table.ts';
 import { initMarkerPk, initMarkerSk } from '@keyhaven/core/secrets/sys/init.ts';
 import { type ItemKind, macAttribute } from '@keyhaven/core/storage/item-mac.ts';
 import { fileKeySource } from '@keyhaven/core/storage/keyring.ts';
-import { keyringKind } from '@keyhaven/core/storage/keyring-item.ts';
+import { keyringKind, keyringPk, keyringSk } from '@keyhaven/core/storage/keyring-item.ts';
 import { ConditionFailed, type Item, type Store } from '@keyhaven/core/storage/store.ts';
 import { localClientConfig, startDynamoDbLocal } from '@keyhaven/local';
 
@@ -77,8 +77,16 @@ export interface SignReport {
  */
 export async function signItems(store: Store, options: { dryRun?: boolean } = {}): Promise<SignReport> {
   const dryRun = options.dryRun ?? false;
-  const items = await store.scan();
+  // The keyring's item first: it carries the initialisation's epoch, which the other kinds' MACs bind (`ItemKind.epoch`),
+  // so it is read again once that item is signed, before anything else is checked or signed.
+  const items = (await store.scan()).sort(
+    (a, b) => Number(b.pk === keyringPk && b.sk === keyringSk) - Number(a.pk === keyringPk && a.sk === keyringSk),
+  );
   const macOk = (kind: ItemKind, item: Item) => item[macAttribute] === store.macOf(kind, item);
+  const keyringItem = items.find((item) => item.pk === keyringPk && item.sk === keyringSk);
+  const report = emptyReport(dryRun);
+  if (keyringItem) await signOrReport(store, report, keyringKind, keyringItem, items, dryRun);
+  if (!dryRun) await store.readEpoch();
   const mountTypes = new Map(builtinMountTypes);
   for (const item of items) {
     if (item.pk !== 'mounts') continue;
@@ -86,7 +94,16 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
     const entry = item.entry as { type?: unknown; uuid?: unknown } | undefined;
     if (typeof entry?.type === 'string' && typeof entry.uuid === 'string') mountTypes.set(entry.uuid, entry.type);
   }
-  const report: SignReport = {
+  for (const item of items) {
+    if (item === keyringItem) continue;
+    const kind = kindOf(item, mountTypes);
+    if (kind) await signOrReport(store, report, kind, item, items, dryRun);
+  }
+  return report;
+}
+
+function emptyReport(dryRun: boolean): SignReport {
+  return {
     dryRun,
     kinds: Object.fromEntries(
       [...new Set(itemKindRows.flatMap((row) => (row.mac ? [row.mac.name] : [])))].map((name) => [
@@ -97,27 +114,33 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
     refused: [],
     changed: [],
   };
-  for (const item of items) {
-    const kind = kindOf(item, mountTypes);
-    if (!kind) continue;
-    const counts = report.kinds[kind.name] as KindCounts;
-    if (item[macAttribute] !== undefined) {
-      if (macOk(kind, item)) counts.alreadySigned++;
-      else {
-        counts.refused++;
-        report.refused.push({ kind: kind.name, pk: item.pk, sk: item.sk });
-      }
-      continue;
+}
+
+/** Signs one MAC-less item of `kind` (counting it), or counts it as already signed or refused. */
+async function signOrReport(
+  store: Store,
+  report: SignReport,
+  kind: ItemKind,
+  item: Item,
+  items: Item[],
+  dryRun: boolean,
+): Promise<void> {
+  const counts = report.kinds[kind.name] as KindCounts;
+  if (item[macAttribute] !== undefined) {
+    if (item[macAttribute] === store.macOf(kind, item)) counts.alreadySigned++;
+    else {
+      counts.refused++;
+      report.refused.push({ kind: kind.name, pk: item.pk, sk: item.sk });
     }
-    const stamp = kind === keyringKind ? initialisationStamp(items, item) : {};
-    if (!dryRun && !(await signOne(store, kind, item, stamp))) {
-      counts.changed++;
-      report.changed.push({ kind: kind.name, pk: item.pk, sk: item.sk });
-      continue;
-    }
-    counts.signed++;
+    return;
   }
-  return report;
+  const stamp = kind === keyringKind ? initialisationStamp(items, item) : {};
+  if (!dryRun && !(await signOne(store, kind, item, stamp))) {
+    counts.changed++;
+    report.changed.push({ kind: kind.name, pk: item.pk, sk: item.sk });
+    return;
+  }
+  counts.signed++;
 }
 
 /** What a MAC-less keyring item is signed with besides its attributes: the init marker's time, if there is one. */

@@ -25,6 +25,7 @@ type Handler = unknown;
 describe('functions/secrets/* on API Gateway v2 events', () => {
   let client: DynamoDBClient;
   let local: ReturnType<typeof createSecretsApp>;
+  let localCore: Awaited<ReturnType<typeof createCore>>;
   let handlers: Record<SecretsFamily, Handler>;
   let root: string;
 
@@ -59,10 +60,7 @@ describe('functions/secrets/* on API Gateway v2 events', () => {
       log: silentLogger,
       cacheSeconds: 0,
     });
-    // The stage's declared mounts, enabled by the all-families core before any Lambda reads the mount table
-    // (a Lambda trusts its cached mount table for a few seconds); the system Lambda bundles no engine type.
-    for (const { table, path, type } of mountsToEnable(backendsOf(allSecretsFamilies)))
-      await core.mounts.enable(table, path, { type });
+    localCore = core;
     local = createSecretsApp({ core: async () => core, clientIp: () => '198.51.100.7' });
     handlers = Object.fromEntries(
       await Promise.all(allSecretsFamilies.map(async (family) => [family, await secretsFunction(family)] as const)),
@@ -75,6 +73,13 @@ describe('functions/secrets/* on API Gateway v2 events', () => {
     expect(init.status).toBe(200);
     root = init.body.root_token;
     expect(root).toEqual(expect.any(String));
+    // The stage's declared mounts, enabled by the all-families core once the service is initialised (what is signed
+    // before binds no initialisation's epoch, so it would not verify after) and before any engine Lambda reads the
+    // mount table (a Lambda trusts its cached mount table for a few seconds; the system Lambda's was dropped when it
+    // initialised); the system Lambda bundles no engine type.
+    await localCore.store.settleEpoch();
+    for (const { table, path, type } of mountsToEnable(backendsOf(allSecretsFamilies)))
+      await localCore.mounts.enable(table, path, { type });
     expect((await viaLambda(handlers.system, 'PUT', '/v1/sys/init', {}, '')).status).toBe(400);
     await expectSameAsLocal(handlers.system, 'GET', '/v1/sys/init');
   });

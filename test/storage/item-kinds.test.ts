@@ -46,6 +46,17 @@ describe('the item-kind table', () => {
     expect(new Set(itemKindRows.map((row) => row.name)).size).toBe(itemKindRows.length);
   });
 
+  it("every MAC kind of the secrets service binds the initialisation's epoch, but the keyring's item and the init marker", () => {
+    const unbound = ['keyring', 'init-marker'];
+    for (const row of itemKindRows) {
+      if (!row.mac) continue;
+      const secrets = !row.mac.name.startsWith('scheduler-');
+      expect(row.mac.epoch, `${row.name} (${row.mac.name})`).toBe(
+        secrets && !unbound.includes(row.mac.name) ? 'init' : undefined,
+      );
+    }
+  });
+
   it('classifies keys by partition, sort key and mount type: a kind it does not know has no row', () => {
     const types = (uuid: string) => ({ a: 'jwt', b: 'kv', c: 'ldap', token: 'token' })[uuid];
     expect(itemKindOf('sys', 'audit/file/')?.name).toBe('audit device');

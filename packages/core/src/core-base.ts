@@ -46,5 +46,6 @@ export async function createCoreBase(options: CoreBaseOptions): Promise<CoreBase
     },
   });
   store.authenticateWith(keyring, log);
+  await store.readEpoch();
   return { store, keyring, clock: options.clock ?? systemClock, log };
 }

@@ -72,7 +72,7 @@ export const itemKindRows: readonly ItemKindRow[] = [
     sk: /^keyring$/,
     protection: 'MAC',
     mac: keyringKind,
-    why: 'the wrapped data key (an AEAD under KMS or the key file) and the initialisation stamp a deleted `sys/init` is caught by',
+    why: "the wrapped data key (an AEAD under KMS or the key file), the initialisation stamp a deleted `sys/init` is caught by, and the initialisation's epoch every other secrets-service MAC binds",
   }),
   row({
     name: 'init marker',

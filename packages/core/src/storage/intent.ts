@@ -158,6 +158,12 @@ export interface Store {
 
   /** Turns on item MACs once the keyring is loaded; until then `signed` and `verified` throw. */
   authenticateWith(keyring: Keyring, log: Logger): void;
+  /** Reads the initialisation epoch the MACs of `init` kinds bind (`ItemKind.epoch`) from the keyring's item. */
+  readEpoch(): Promise<void>;
+  /** Reads the epoch again (at most once a second) in a process that has not seen the service initialised. */
+  settleEpoch(): Promise<void>;
+  /** Sets the epoch of an initialisation this process is making; `undefined` forgets it. */
+  useInitEpoch(epoch: string | undefined): void;
   /** The item with the MAC of its kind set, for a put (see `item-mac.ts`). */
   signed<T extends Item>(kind: ItemKind, item: T): T;
   /** The MAC an item of `kind` with these attributes carries, for an update that rewrites covered attributes. */

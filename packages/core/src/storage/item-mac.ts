@@ -25,12 +25,27 @@ export interface ItemKind {
   readonly name: string;
   /** Attributes outside the MAC: bookkeeping the store updates without rewriting the item. */
   readonly unauthenticated: ReadonlySet<string>;
+  /**
+   * `init`: the item belongs to one initialisation of the secrets service, and its MAC binds that initialisation's
+   * epoch (chosen by `sys/init`, kept in the keyring's item): an item from before a re-initialisation never
+   * verifies after it, as Vault's re-init makes new barrier keys. Absent for the items that say whether and when
+   * the service was initialised (the keyring's item, the init marker) and for the scheduler's.
+   */
+  readonly epoch?: 'init';
 }
 
-export const itemKind = (name: string, unauthenticated: readonly string[] = []): ItemKind => ({
+export const itemKind = (
+  name: string,
+  unauthenticated: readonly string[] = [],
+  options: { epoch?: 'init' } = {},
+): ItemKind => ({
   name,
   unauthenticated: new Set(unauthenticated),
+  ...(options.epoch ? { epoch: options.epoch } : {}),
 });
+
+/** An initialisation epoch: 128 random bits, base64url. */
+export const epochPattern = /^[A-Za-z0-9_-]{22}$/;
 
 type Keyed = Record<string, unknown> & { pk: string; sk: string };
 
@@ -78,13 +93,18 @@ function canonicalObject(value: Record<string, unknown>, left?: (name: string) =
   return `{${out}}`;
 }
 
-/** The message a kind's item is MACed as: kind, key, then the covered attributes (undefined ones count as absent). */
-function message(kind: ItemKind, item: Keyed): string {
+/**
+ * The message a kind's item is MACed as: kind, key, then the covered attributes (undefined ones count as absent).
+ * An `init` kind's item of a table initialised with an epoch has the epoch before its kind (a table initialised
+ * before epochs existed keeps the message without, so its items still verify).
+ */
+function message(kind: ItemKind, item: Keyed, epoch: string | undefined): string {
   const covered = canonicalObject(
     item,
     (name) => name === 'pk' || name === 'sk' || name === macAttribute || kind.unauthenticated.has(name),
   );
-  return `[${JSON.stringify(macPrefix)},${JSON.stringify(kind.name)},${canonical(item.pk)},${canonical(item.sk)},${covered}]`;
+  const bound = kind.epoch && epoch !== undefined ? `${JSON.stringify(`epoch:${epoch}`)},` : '';
+  return `[${JSON.stringify(macPrefix)},${bound}${JSON.stringify(kind.name)},${canonical(item.pk)},${canonical(item.sk)},${covered}]`;
 }
 
 /** Signs and checks items of the kinds that hold security state; one HMAC per item either way. */
@@ -92,11 +112,13 @@ export class ItemMac {
   constructor(
     private readonly keyring: Keyring,
     private readonly log: Logger,
+    /** The current initialisation epoch (`ItemKind.epoch`), if the service was initialised with one. */
+    private readonly initEpoch: () => string | undefined = () => undefined,
   ) {}
 
   /** The MAC an item of `kind` carries, `v1:<base64url>`. */
   tag(kind: ItemKind, item: Keyed): string {
-    return macPrefix + this.keyring.itemMac(message(kind, item)).toString('base64url');
+    return macPrefix + this.keyring.itemMac(message(kind, item, this.initEpoch())).toString('base64url');
   }
 
   /** The item with its MAC set (any `mac` it had is replaced). */
@@ -111,7 +133,7 @@ export class ItemMac {
     const given = Buffer.from(stored.slice(macPrefix.length), 'base64url');
     let expected: Buffer;
     try {
-      expected = this.keyring.itemMac(message(kind, item));
+      expected = this.keyring.itemMac(message(kind, item, this.initEpoch()));
     } catch {
       return false; // a form no signed item has (see `canonicalObject`)
     }

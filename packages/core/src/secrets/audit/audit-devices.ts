@@ -69,7 +69,7 @@ export const auditDeviceSk = (devicePath: string) => `audit/${devicePath}`;
  * never opened: it stands in the list of live devices as one that fails every entry (so the service fails closed,
  * as for a device the checks refuse), and `sys/audit` does not list it.
  */
-export const auditDeviceKind = itemKind('audit-device');
+export const auditDeviceKind = itemKind('audit-device', [], { epoch: 'init' });
 
 /**
  * What only the operator decides about audit devices, read from the environment when the process starts (never
@@ -295,7 +295,8 @@ export class AuditDevices {
     return { trusted, forged };
   }
 
-  private invalidate(): void {
+  /** Reopens the devices at the next use (a write here, or a new initialisation, whose epoch the old ones do not carry). */
+  invalidate(): void {
     this.cache = this.cache && {
       ...this.cache,
       loadedAt: Number.NEGATIVE_INFINITY,

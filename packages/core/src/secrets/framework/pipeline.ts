@@ -67,6 +67,8 @@ export class Pipeline {
 
   private async answer(raw: RawRequest, requestId: string, audit: AuditState): Promise<RawResponse> {
     if (raw.refusal) throw raw.refusal;
+    // A process that has not seen the service initialised reads its epoch first (another process may have since).
+    await this.core.store.settleEpoch();
     const route = await this.routes.route(raw);
     const { spec, mount, path } = route;
 

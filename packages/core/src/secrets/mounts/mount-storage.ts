@@ -7,7 +7,7 @@ import { changed } from '../../storage/memory-store.ts';
 import type { Item, Store } from '../../storage/store.ts';
 
 /** A mount's item written with `putAuthenticated`: its `value` and key are MACed (`storage/item-mac.ts`). */
-export const authenticatedValueKind = itemKind('mount-value');
+export const authenticatedValueKind = itemKind('mount-value', [], { epoch: 'init' });
 
 /** The partition that holds a mount's storage. */
 export const mountPartition = (mountUuid: string) => `mount#${mountUuid}`;

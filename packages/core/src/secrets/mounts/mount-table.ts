@@ -110,7 +110,7 @@ export const builtinMountPaths: ReadonlyMap<string, string> = new Map(
 const reservedPrefixes = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
 /** A mount item is authenticated whole (`storage/item-mac.ts`): a forged, moved or MAC-less mount is not in the table. */
-export const mountKind = itemKind('mount');
+export const mountKind = itemKind('mount', [], { epoch: 'init' });
 
 /** Normalises a user-given mount path: no leading slash, one trailing slash, no empty or dot segments. */
 export function normaliseMountPath(raw: string): string {
@@ -146,6 +146,10 @@ export class MountTable {
   /** The mounts in service: a mount being disabled is gone for routing, listing and lookups. */
   async list(table?: MountTableName): Promise<MountEntry[]> {
     return (await this.entries()).filter((entry) => !entry.disabling && (!table || entry.table === table));
+  }
+  /** Reads the table again at the next use (a new initialisation, whose epoch the cached mounts do not carry). */
+  forget(): void {
+    this.cache = undefined;
   }
 
   /** The mount a lease was issued under, also while it is being disabled (its leases still need revoking). */

@@ -12,7 +12,7 @@ export const passwordPolicyPartition = 'password-policies';
  * A password policy item is authenticated whole (`storage/item-mac.ts`): its rules decide how guessable every password
  * an engine generates is, so a table writer must not be able to weaken them. A forged or MAC-less one reads as absent.
  */
-export const passwordPolicyKind = itemKind('password-policy');
+export const passwordPolicyKind = itemKind('password-policy', [], { epoch: 'init' });
 
 export interface StoredPasswordPolicy {
   policy: string;

@@ -45,7 +45,7 @@ export interface StoredPolicy {
 const defaultRules = parsePolicyDocument(defaultPolicyText);
 
 /** A policy item is authenticated whole (`storage/item-mac.ts`): a forged or moved policy reads as absent. */
-export const policyKind = itemKind('acl-policy');
+export const policyKind = itemKind('acl-policy', [], { epoch: 'init' });
 
 /**
  * ACL policies (`pk = policies`, `sk = acl/<name>`). Compiled ACLs are cached per process and refreshed
@@ -120,7 +120,8 @@ export class PolicyStore {
     return rules;
   }
 
-  private invalidate(): void {
+  /** Forgets every compiled policy (a write here, or a new initialisation, whose epoch the old ones do not carry). */
+  invalidate(): void {
     this.rules.clear();
     this.acls.clear();
   }

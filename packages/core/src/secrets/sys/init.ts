@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { badRequest, unavailable } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { itemKind } from '../../storage/item-mac.ts';
@@ -75,7 +76,8 @@ function refuseTampered(log: Logger, reason: string): never {
  * is revoked). Over a table whose marker is missing but which was initialised, refuses (see `initialisation`).
  */
 export async function initialize(
-  services: Pick<BuiltinServices, 'store' | 'clock' | 'tokens' | 'log'>,
+  services: Pick<BuiltinServices, 'store' | 'clock' | 'tokens' | 'log'> &
+    Partial<Pick<BuiltinServices, 'mounts' | 'policies' | 'audit'>>,
   rootTokenId?: string,
 ): Promise<string> {
   const { store } = services;
@@ -83,27 +85,39 @@ export async function initialize(
   if (before.state === 'tampered') refuseTampered(services.log, before.reason);
   if (before.state === 'initialized') throw badRequest('already initialized');
   const keyringItem = (await store.get(keyringPk, keyringSk)) as Item;
-  const { token, entry } = await services.tokens.create({
-    policies: ['root'],
-    noDefaultPolicy: true,
-    displayName: 'root',
-    meta: {},
-    ttl: 0,
-    explicitMaxTtl: 0,
-    period: 0,
-    numUses: 0,
-    renewable: false,
-    type: 'service',
-    path: 'auth/token/root',
-    issuer: tokenStoreMount,
-    creator: 'initialisation',
-    entityId: '',
-    boundCidrs: [],
-    parent: undefined,
-    mountDefaultTtl: systemMaxTtl,
-    mountMaxTtl: systemMaxTtl,
-    ...(rootTokenId ? { id: rootTokenId } : {}),
-  });
+  // This initialisation's epoch: every token, policy, mount and engine item signed from now on binds it (ItemKind.epoch),
+  // so whatever an earlier initialisation signed (put back by a table writer who replayed the keyring's item from
+  // before it) never verifies, as Vault's re-init makes new barrier keys.
+  const epoch = randomBytes(16).toString('base64url');
+  store.useInitEpoch(epoch);
+  let made: Awaited<ReturnType<typeof services.tokens.create>>;
+  try {
+    made = await services.tokens.create({
+      policies: ['root'],
+      noDefaultPolicy: true,
+      displayName: 'root',
+      meta: {},
+      ttl: 0,
+      explicitMaxTtl: 0,
+      period: 0,
+      numUses: 0,
+      renewable: false,
+      type: 'service',
+      path: 'auth/token/root',
+      issuer: tokenStoreMount,
+      creator: 'initialisation',
+      entityId: '',
+      boundCidrs: [],
+      parent: undefined,
+      mountDefaultTtl: systemMaxTtl,
+      mountMaxTtl: systemMaxTtl,
+      ...(rootTokenId ? { id: rootTokenId } : {}),
+    });
+  } catch (error) {
+    store.useInitEpoch(undefined);
+    throw error;
+  }
+  const { token, entry } = made;
   const initializedAt = services.clock.now();
   try {
     await store.transact([
@@ -112,16 +126,32 @@ export async function initialize(
         when: { absent: true },
       },
       {
-        put: store.signed(keyringKind, { pk: keyringPk, sk: keyringSk, wrapped: keyringItem.wrapped, initializedAt }),
+        put: store.signed(keyringKind, {
+          pk: keyringPk,
+          sk: keyringSk,
+          wrapped: keyringItem.wrapped,
+          initializedAt,
+          initEpoch: epoch,
+        }),
         when: { equals: { mac: keyringItem.mac }, missing: ['initializedAt'] },
       },
     ]);
   } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
+    if (!(error instanceof ConditionFailed)) {
+      store.useInitEpoch(undefined);
+      throw error;
+    }
+    // Another process initialised first: this token (signed under this epoch) goes, and its epoch is taken.
     await services.tokens.revoke(entry.hash);
+    store.useInitEpoch(undefined);
+    await store.readEpoch();
     const after = await initialisation(store);
     if (after.state === 'tampered') refuseTampered(services.log, after.reason);
     throw badRequest('already initialized');
   }
+  // What this process cached was verified under the epoch before (a re-initialisation over a replayed keyring item).
+  services.mounts?.forget();
+  services.policies?.invalidate();
+  services.audit?.devices.invalidate();
   return token;
 }

@@ -84,7 +84,9 @@ async function eachLimited<T, R>(items: readonly T[], work: (item: T) => Promise
  * `numUses` counts down atomically, so it is bounded instead: `usesGranted` (covered) is the count it was created
  * with, and a read refuses a count outside 1..usesGranted (0, "unlimited", most of all).
  */
-export const tokenKind = itemKind('token', ['numUses', 'lastRenewalTime', 'revoking', 'duePk', 'dueSk', 'expiresAt']);
+export const tokenKind = itemKind('token', ['numUses', 'lastRenewalTime', 'revoking', 'duePk', 'dueSk', 'expiresAt'], {
+  epoch: 'init',
+});
 /** The expiry queue partition of a token: `expiry` sharded by its hash (see `storage/due.ts`). */
 export const tokenQueue = (hash: string) => shardedQueue('expiry', hash);
 const accessorPk = (accessor: string) => `accessor#${accessor}`;

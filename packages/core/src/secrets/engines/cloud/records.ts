@@ -95,7 +95,7 @@ export { walPrefix } from '../../framework/write-ahead.ts';
  * rolesets, static and impersonated accounts. The MAC covers everything but when the next automatic root rotation is
  * due and when the last was, so a forged binding, account email, project or federation target is refused.
  */
-export const cloudItemKind = itemKind('cloud-item', ['rotateAt', 'lastRotation']);
+export const cloudItemKind = itemKind('cloud-item', ['rotateAt', 'lastRotation'], { epoch: 'init' });
 
 /** The keys of the engine's authenticated items (the item-kind table's row for them matches the same). */
 export const cloudItemKeys = /^(config|roleset\/.*|static-account\/.*|impersonated-account\/.*|key\/.*)$/;

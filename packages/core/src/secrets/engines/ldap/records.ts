@@ -98,29 +98,33 @@ export function accountChange(set: Record<string, unknown>, remove: string[] = [
  * key (`password`, `lastPassword`, `pending`, `sealedDn`: a table writer can only put back an older sealed value) or
  * rotation and lending state (when a rotation is due, who holds an account: left open in docs/security.md).
  */
-export const directoryItemKind = itemKind('directory-item', [
-  'password',
-  'lastPassword',
-  'lastRotation',
-  ...pendingFields,
-  'duePk',
-  'dueSk',
-  'dueAt',
-  'scheduledAt',
-  'attempts',
-  'sealedDn',
-  'lastHealed',
-  'healCount',
-  'lastHealReason',
-  'healAttemptAt',
-  'available',
-  'checkoutId',
-  'leaseId',
-  'borrowerHash',
-  'borrowerAccessor',
-  'borrowerEntity',
-  'claimUntil',
-]);
+export const directoryItemKind = itemKind(
+  'directory-item',
+  [
+    'password',
+    'lastPassword',
+    'lastRotation',
+    ...pendingFields,
+    'duePk',
+    'dueSk',
+    'dueAt',
+    'scheduledAt',
+    'attempts',
+    'sealedDn',
+    'lastHealed',
+    'healCount',
+    'lastHealReason',
+    'healAttemptAt',
+    'available',
+    'checkoutId',
+    'leaseId',
+    'borrowerHash',
+    'borrowerAccessor',
+    'borrowerEntity',
+    'claimUntil',
+  ],
+  { epoch: 'init' },
+);
 
 /** The keys of the engine's authenticated items (the item-kind table's row for them matches the same). */
 export const directoryItemKeys = /^(config|static-role\/.*|library\/.*|library-account\/.*|managed\/.*)$/;

@@ -402,3 +402,63 @@ describe('task logs', () => {
     expect(readFileSync(path.join(logs, 't.stderr.0'), 'utf8')).toBe('err\n');
   });
 });
+
+describe('lifecycle', () => {
+  const data = (alloc: { ID: string }, name: string) =>
+    path.join(fixture.dataDir, 'alloc', alloc.ID, 'alloc/data', name);
+
+  it('runs prestart tasks first, then the main task, poststart beside it, sidecars until it ends, then poststop', async () => {
+    const alloc = allocation({
+      type: 'batch',
+      tasks: [
+        rawExec('main', 'sh', [
+          '-c',
+          'test -f "$NOMAD_ALLOC_DIR/data/init" && echo ok > "$NOMAD_ALLOC_DIR/data/main"; sleep 0.3',
+        ]),
+        rawExec('init', 'sh', ['-c', 'sleep 0.1; touch "$NOMAD_ALLOC_DIR/data/init"'], {
+          Lifecycle: { Hook: 'prestart' },
+        }),
+        rawExec('proxy', 'sleep', ['60'], { Lifecycle: { Hook: 'prestart', Sidecar: true } }),
+        rawExec('announce', 'sh', ['-c', 'touch "$NOMAD_ALLOC_DIR/data/announce"'], {
+          Lifecycle: { Hook: 'poststart' },
+        }),
+        rawExec('cleanup', 'sh', ['-c', 'cat "$NOMAD_ALLOC_DIR/data/main" > "$NOMAD_ALLOC_DIR/data/cleanup"'], {
+          Lifecycle: { Hook: 'poststop' },
+        }),
+      ],
+    });
+    const runner = fixture.run(alloc);
+    await until('the allocation to complete', () => runner.terminal);
+    expect(runner.clientStatus.status).toBe('complete');
+    expect(readFileSync(data(alloc, 'main'), 'utf8')).toBe('ok\n');
+    expect(existsSync(data(alloc, 'announce'))).toBe(true);
+    expect(readFileSync(data(alloc, 'cleanup'), 'utf8')).toBe('ok\n');
+    const states = runner.taskStates;
+    for (const name of ['main', 'init', 'announce', 'cleanup'])
+      expect(states[name]).toMatchObject({ State: 'dead', Failed: false });
+    expect(Date.parse(states.main?.StartedAt as string)).toBeGreaterThanOrEqual(
+      Date.parse(states.init?.FinishedAt as string),
+    );
+    expect(Date.parse(states.cleanup?.StartedAt as string)).toBeGreaterThanOrEqual(
+      Date.parse(states.main?.FinishedAt as string),
+    );
+    expect(eventTypes(runner, 'proxy').slice(-4)).toEqual(['Main Tasks Dead', 'Killing', 'Terminated', 'Killed']);
+  });
+
+  it('a prestart task that fails keeps the main task from ever starting', async () => {
+    const marker = path.join(fixture.dataDir, 'main-ran');
+    const alloc = allocation({
+      type: 'service',
+      tasks: [
+        rawExec('main', 'sh', ['-c', `touch ${marker}; sleep 60`]),
+        rawExec('init', 'sh', ['-c', 'exit 2'], { Lifecycle: { Hook: 'prestart' } }),
+      ],
+    });
+    const runner = fixture.run(alloc);
+    await until('the allocation to fail', () => runner.terminal && runner.taskStates.main?.State === 'dead');
+    expect(runner.clientStatus.status).toBe('failed');
+    expect(runner.taskStates.main?.StartedAt).toBeNull();
+    expect(eventTypes(runner, 'main')).toEqual(['Sibling Task Failed', 'Killed']);
+    expect(existsSync(marker)).toBe(false);
+  });
+});

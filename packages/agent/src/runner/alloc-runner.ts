@@ -36,6 +36,8 @@ export class AllocRunner {
   private failedStates: Record<string, TaskState> = {};
   private description: string | undefined;
   private stopping = false;
+  /** A task failed: the others were killed and no later lifecycle phase starts. */
+  private failedSibling = false;
   /** The deployment health watch, when the allocation is part of a deployment (`health.ts`). */
   private health: AllocHealth | undefined;
   /** Whether the allocation was stopped (by the server, or by the agent because the server no longer lists it). */
@@ -94,7 +96,9 @@ export class AllocRunner {
     }
     this.save();
     this.health = AllocHealth.watch(alloc, this.now, () => this.options.onUpdate?.(this));
-    for (const runner of this.tasks.values()) runner.start();
+    // Restored: the tasks that had started go on; then each lifecycle phase whose turn has come.
+    for (const runner of this.tasks.values()) if ((runner.state.Events ?? []).length > 0) runner.start();
+    this.advance();
     this.observeHealth();
     if (alloc.DesiredStatus !== 'run') void this.stop();
   }
@@ -190,12 +194,43 @@ export class AllocRunner {
     const runner = this.tasks.get(name);
     if (runner?.dead && !this.stopping) {
       const others = [...this.tasks.values()].filter((other) => other !== runner && !other.dead);
-      if (runner.state.Failed)
+      if (runner.state.Failed) {
+        this.failedSibling = true;
         for (const other of others)
           void other.kill({ type: taskEvents.siblingFailed, fields: { FailedSibling: name } });
-      else if (this.isLeader(name)) for (const other of others) void other.kill({ type: taskEvents.leaderDead });
+      } else if (this.isLeader(name)) for (const other of others) void other.kill({ type: taskEvents.leaderDead });
     }
+    if (!this.stopping && !this.failedSibling) this.advance();
     this.options.onUpdate?.(this);
+  }
+
+  /**
+   * Starts the lifecycle phases whose turn has come, as Nomad's task coordinator: prestart tasks first; the main tasks
+   * once every prestart task that is not a sidecar has completed successfully; poststart tasks once the main tasks
+   * have started; when every main task is dead, the sidecars are killed (`Main Tasks Dead`) and the poststop tasks run.
+   */
+  private advance(): void {
+    const group = this.alloc.Job?.TaskGroups.find((candidate) => candidate.Name === this.alloc.TaskGroup);
+    if (!group) return;
+    const phase = (hook: string) =>
+      group.Tasks.filter((task) => (task.Lifecycle?.Hook || 'main') === hook)
+        .map((task) => this.tasks.get(task.Name))
+        .filter((runner): runner is TaskRunner => runner !== undefined);
+    const sidecar = (runner: TaskRunner) =>
+      group.Tasks.find((task) => task.Name === runner.name)?.Lifecycle?.Sidecar === true;
+    const prestart = phase('prestart');
+    const main = phase('main');
+    for (const runner of prestart) runner.start();
+    const blocking = prestart.filter((runner) => !sidecar(runner));
+    if (!blocking.every((runner) => runner.dead && !runner.state.Failed)) return;
+    for (const runner of main) runner.start();
+    if (main.every((runner) => runner.state.StartedAt !== null || runner.dead))
+      for (const runner of phase('poststart')) runner.start();
+    if (!main.every((runner) => runner.dead)) return;
+    for (const runner of [...prestart, ...phase('poststart')])
+      if (!runner.dead && runner.started) void runner.kill({ type: taskEvents.mainDead });
+    for (const runner of phase('poststart')) if (!runner.started) void runner.kill();
+    for (const runner of phase('poststop')) runner.start();
   }
 
   private isLeader(name: string): boolean {

@@ -17,6 +17,7 @@ export const taskEvents = {
   notRestarting: 'Not Restarting',
   siblingFailed: 'Sibling Task Failed',
   leaderDead: 'Leader Task Dead',
+  mainDead: 'Main Tasks Dead',
   restoreFailed: 'Failed Restoring Task',
 } as const;
 
@@ -75,6 +76,8 @@ function display(event: TaskEvent): string {
         : "Task's sibling failed";
     case taskEvents.leaderDead:
       return 'Leader Task in Group dead';
+    case taskEvents.mainDead:
+      return 'Main tasks in the group died';
     default:
       return event.Message;
   }

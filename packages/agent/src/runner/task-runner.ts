@@ -79,6 +79,8 @@ export class TaskRunner {
   handle: ProcessHandle | null;
   readonly tracker: RestartTracker;
   private killing = false;
+  /** Whether `start` ran (a task of a later lifecycle phase waits). */
+  started = false;
   private readonly wake = new AbortController();
   private readonly detaching = new AbortController();
   private forceKill: NodeJS.Timeout | undefined;
@@ -110,6 +112,8 @@ export class TaskRunner {
 
   /** Runs the task (or goes on with a restored one) until it is dead or the agent detaches. */
   start(): void {
+    if (this.started) return;
+    this.started = true;
     this.done = this.run().catch((error: unknown) => {
       this.emit(taskEvents.driverFailure, { DriverError: `task runner: ${(error as Error).message}`, FailsTask: true });
       this.finish(true);
@@ -120,6 +124,14 @@ export class TaskRunner {
   async kill(reason?: { type: string; fields?: Partial<TaskEvent> }): Promise<void> {
     if (this.dead || this.killing) return this.done;
     this.killing = true;
+    if (!this.started) {
+      // Never started (its lifecycle phase had not come): it is done without running.
+      this.started = true;
+      if (reason) this.emit(reason.type, reason.fields ?? {});
+      this.emit(taskEvents.killed);
+      this.finish(false);
+      return;
+    }
     if (reason) this.emit(reason.type, reason.fields ?? {});
     const timeout = this.options.task.KillTimeout ?? defaultKillTimeout;
     this.emit(taskEvents.killing, { KillTimeout: timeout });

@@ -75,6 +75,8 @@ export interface TaskSpec {
   Resources?: { CPU?: number; Cores?: number; MemoryMB?: number; MemoryMaxMB?: number } | null;
   Services?: ServiceSpec[] | null;
   LogConfig?: { MaxFiles?: number; MaxFileSizeMB?: number } | null;
+  /** Nomad's `lifecycle` block: `Hook` prestart, poststart or poststop; `Sidecar` keeps it running beside the main tasks. */
+  Lifecycle?: { Hook?: string; Sidecar?: boolean } | null;
 }
 
 /** A group's update block, the fields the agent's health watch reads (nanoseconds). */

@@ -137,7 +137,7 @@ describe('placement invariants (property)', () => {
             const ports = mine.flatMap((p) => (p.resources.Shared.Ports ?? []).map((port) => port.Value));
             expect(new Set(ports).size).toBe(ports.length);
             const reserved = parsePortRanges(
-              String((node.ReservedResources?.Networks as { ReservedHostPorts: string }).ReservedHostPorts),
+              (node.ReservedResources as { Networks: { ReservedHostPorts: string } }).Networks.ReservedHostPorts,
             );
             for (const port of ports) expect(reserved).not.toContain(port);
             const range = node.NodeResources as { MinDynamicPort: number; MaxDynamicPort: number };

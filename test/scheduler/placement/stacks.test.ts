@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   candidateLimit,
   feasibleSystemNodes,
+  inPlaceUpdate,
   place,
   placementReady,
 } from '../../../packages/core/src/scheduler/placement/place.ts';
@@ -183,5 +184,39 @@ describe('the system stack', () => {
     expect(
       feasibleSystemNodes({ nodes: [linux, darwin, full, down], allocs: [] }, job, 'agent').map((n) => n.ID),
     ).toEqual([linux.ID, full.ID]);
+  });
+});
+
+describe('in-place updates (Nomad’s genericAllocUpdateFn)', () => {
+  const node = makeNode({ cpu: 1000, memoryMB: 2048, datacenter: 'dc1' });
+  const version = (cpu: number, datacenters = ['dc1']) =>
+    makeJob({
+      Datacenters: datacenters,
+      TaskGroups: [
+        {
+          Name: 'web',
+          Count: 1,
+          Networks: [{ ReservedPorts: [{ Label: 'http', Value: 8080 }] }],
+          Tasks: [task('a', cpu, 256)],
+        },
+      ],
+    });
+  const running = makeAlloc(version(600), 'web', node, {
+    cpu: 600,
+    memoryMB: 256,
+    ports: [{ Label: 'http', Value: 8080 }],
+  });
+  const neighbour = makeAlloc(makeJob({ ID: 'other' }), 'web', node, { cpu: 200, memoryMB: 256 });
+  const check = inPlaceUpdate({ nodes: [node], allocs: [running, neighbour] }, 'eval-1');
+
+  it('fits the new version on the node with the allocation’s own resources freed, keeping its ports', () => {
+    const resources = check(running, version(800), node);
+    expect(resources?.Tasks.a?.Cpu.CpuShares).toBe(800);
+    expect(resources?.Shared.Ports).toEqual(running.AllocatedResources.Shared.Ports);
+  });
+
+  it('does not fit when the new version needs more than the node has left, or the node left the job’s datacenters', () => {
+    expect(check(running, version(801), node)).toBeNull();
+    expect(check(running, version(100, ['dc2']), node)).toBeNull();
   });
 });

@@ -22,7 +22,7 @@ import {
 } from './constraints.ts';
 import type { MetricRecorder } from './metrics.ts';
 import { hasNetworkMode, missingHostNetwork } from './ports.ts';
-import { PropertySet, type PropertyContext } from './property-set.ts';
+import { type PropertyContext, PropertySet } from './property-set.ts';
 import type { ClassEligibility, HeldAlloc, NodeState } from './proposed.ts';
 
 export const classIneligible = 'computed class ineligible';

@@ -24,11 +24,11 @@
  */
 import { bexprReady } from '../../lib/bexpr.ts';
 import type { Allocation } from '../cluster/allocations/model.ts';
-import type { AllocMetric } from '../cluster/allocations/resources.ts';
+import type { AllocatedResources, AllocMetric } from '../cluster/allocations/resources.ts';
 import type { Job, TaskGroup } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import { type GroupAsk, groupAsk } from './asks.ts';
-import { type Candidates, readyNodes } from './candidates.ts';
+import { type Candidates, inAnyDatacenter, inJobPool, readyNodes } from './candidates.ts';
 import { newConstraintCache } from './constraints.ts';
 import { Feasibility } from './feasibility.ts';
 import { exhaustResources, MetricRecorder } from './metrics.ts';
@@ -158,8 +158,11 @@ class GenericStack {
   private offset = 0;
   private limit: number;
 
-  constructor(private readonly call: Call) {
-    this.shuffled = shuffle([...call.candidates.nodes], call.random);
+  constructor(
+    private readonly call: Call,
+    nodes?: ClusterNode[],
+  ) {
+    this.shuffled = nodes ?? shuffle([...call.candidates.nodes], call.random);
     this.nodes = this.shuffled;
     this.limit = candidateLimit(call.job.Type, this.nodes.length);
   }
@@ -367,4 +370,40 @@ export function feasibleSystemNodes(snapshot: Snapshot, job: Job, groupName: str
     call.feasibility.resetClasses();
     return call.feasibility.feasible(node, call.proposed.node(node.ID), group, new MetricRecorder(), false);
   });
+}
+
+/**
+ * Nomad's in-place update check (`genericAllocUpdateFn`), for `ReconcileInput.fitsInPlace` and for the resources of
+ * an allocation updated in place: the job's new version of the allocation's group, checked and bin-packed on the
+ * allocation's node alone with the allocation itself freed; the resources it would hold (its ports kept, as Nomad
+ * keeps the existing network offer), or null when it does not fit there (then the update is destructive). A node
+ * outside the job's datacenters or pool does not fit. The checks share one snapshot and do not see each other, as
+ * Nomad's do not (the in-place updates join the plan after reconciliation).
+ */
+export function inPlaceUpdate(
+  snapshot: Snapshot,
+  seed: string,
+): (alloc: Allocation, job: Job, node: ClusterNode) => AllocatedResources | null {
+  const calls = new WeakMap<Job, Call>();
+  return (alloc, job, node) => {
+    if (!inJobPool(node, job.NodePool) || !inAnyDatacenter(node, job.Datacenters.length > 0 ? job.Datacenters : ['*']))
+      return null;
+    let call = calls.get(job);
+    if (!call) {
+      call = new Call(snapshot, job, seed);
+      calls.set(job, call);
+    }
+    const group = call.ask(alloc.TaskGroup);
+    call.setStopping(alloc, true);
+    const option = new GenericStack(call, [node]).select(group, undefined, new MetricRecorder());
+    call.setStopping(alloc, false);
+    if (!option) return null;
+    const resources = grantedResources(group, option);
+    const existing = alloc.AllocatedResources;
+    for (const [task, granted] of Object.entries(resources.Tasks))
+      granted.Networks = existing?.Tasks?.[task]?.Networks ?? null;
+    resources.Shared.Networks = existing?.Shared?.Networks ?? null;
+    resources.Shared.Ports = existing?.Shared?.Ports ?? null;
+    return resources;
+  };
 }

@@ -8,7 +8,7 @@
  */
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import type { GroupAsk, Spread } from './asks.ts';
-import { PropertySet, type PropertyContext, propertyOf } from './property-set.ts';
+import { type PropertyContext, PropertySet, propertyOf } from './property-set.ts';
 import type { HeldAlloc } from './proposed.ts';
 
 /** Nomad's `implicitTarget`. */

@@ -36,9 +36,11 @@ export function splitCanaries(
   if (deployments.old) for (const id of unpromotedCanaries(deployments.old.TaskGroups)) ids.add(id);
   if (deployments.current?.Status === 'failed')
     for (const id of unpromotedCanaries(deployments.current.TaskGroups)) ids.add(id);
-  const cancelled = all.filter((alloc) => ids.has(alloc.ID));
+  // A canary already told to stop (a batch job keeps those in view) is not stopped again.
+  const cancelled = all.filter((alloc) => ids.has(alloc.ID) && alloc.DesiredStatus === 'run');
+  const cancelledSet = new Set(cancelled);
   const split: CanarySplit = {
-    all: all.filter((alloc) => !ids.has(alloc.ID)),
+    all: all.filter((alloc) => !cancelledSet.has(alloc)),
     canaries: [],
     stop: cancelled.map((alloc) => ({ alloc, description: stopDescriptions.notNeeded })),
     counted: cancelled.length,

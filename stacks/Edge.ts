@@ -1,6 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type StackContext, use } from 'sst/constructs';
-import { checkEdge } from './stage-config.ts';
+import { checkEdge } from './stage-checks.ts';
 import { Storage } from './Storage.ts';
 import { edgeWebAcl } from './waf.ts';
 

@@ -9,7 +9,8 @@ import { tableBackup } from './backup.ts';
 import { logsKey } from './logs-key.ts';
 import { dataKeyContext, functionRoleName, functionRolePrefix, keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
-import { checkReplicaRegion, type StageConfig, stageConfig } from './stage-config.ts';
+import { checkReplicaRegion } from './stage-checks.ts';
+import { type StageConfig, stageConfig } from './stage-config.ts';
 
 /**
  * The one table, from the same definition `npm start` creates on DynamoDB Local (on-demand, TTL, stream with

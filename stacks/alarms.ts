@@ -8,7 +8,8 @@ import type { Distribution } from 'aws-cdk-lib/aws-cloudfront';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Api, Function as SstFunction } from 'sst/constructs';
 import type { Construct, IConstruct } from 'constructs';
-import { checkAlarmSubscriptions, type StageConfig } from './stage-config.ts';
+import { checkAlarmSubscriptions } from './stage-checks.ts';
+import type { StageConfig } from './stage-schema.ts';
 
 /** What an alarm needs: the stage config and the stage's alarm topic (made by the Storage stack, `alarmTopic`). */
 export interface AlarmContext {

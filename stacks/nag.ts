@@ -146,7 +146,7 @@ export const nagFindings: Array<NagPackSuppression & { status: 'by design' | 'op
     status: 'by design',
     devStagesOnly: true,
     reason:
-      'Dev stages without customDomains only: on the default *.cloudfront.net name CloudFront accepts TLS 1.0. Every other stage must name its own domains (checkEdge, stacks/stage-config.ts), and those distributions require TLS 1.2 (TLSv1.2_2021).',
+      'Dev stages without customDomains only: on the default *.cloudfront.net name CloudFront accepts TLS 1.0. Every other stage must name its own domains (checkEdge, stacks/stage-checks.ts), and those distributions require TLS 1.2 (TLSv1.2_2021).',
   },
   {
     id: 'AwsSolutions-CFR2',

@@ -6,7 +6,8 @@ import { callBudgetSeconds } from '../../stacks/SecretsApi.ts';
 import { App as CdkApp, Stack as CdkStack } from 'aws-cdk-lib';
 import { replicateAuditBucket } from '../../stacks/audit-replication.ts';
 import { tableBackup } from '../../stacks/backup.ts';
-import { checkAlarmSubscriptions, type StageConfig, stageConfig } from '../../stacks/stage-config.ts';
+import { checkAlarmSubscriptions } from '../../stacks/stage-checks.ts';
+import { type StageConfig, stageConfig } from '../../stacks/stage-config.ts';
 import { throttledSchedulerRoutes, throttledSecretsRoutes } from '../../stacks/throttling.ts';
 import { type Synthesized, synthesize } from './synthesize.ts';
 import {

@@ -7,7 +7,8 @@ import { Jobs } from '../../stacks/Jobs.ts';
 import { SchedulerApi } from '../../stacks/SchedulerApi.ts';
 import { SecretsApi } from '../../stacks/SecretsApi.ts';
 import { Storage } from '../../stacks/Storage.ts';
-import { checkReplicaRegion, stageConfig } from '../../stacks/stage-config.ts';
+import { checkReplicaRegion } from '../../stacks/stage-checks.ts';
+import { stageConfig } from '../../stacks/stage-config.ts';
 import { appFunctions, resourcesOf, single } from './template-queries.ts';
 
 /** Stage `example-multi-region` deployed in its replica region (eu-west-1), synthesised offline. */

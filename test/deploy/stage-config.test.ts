@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkEdge, corsOf, stageConfig } from '../../stacks/stage-config.ts';
+import { checkEdge } from '../../stacks/stage-checks.ts';
+import { corsOf, stageConfig } from '../../stacks/stage-config.ts';
 
 describe('stage config', () => {
   it('treats dev and test stages as disposable and others as protected', () => {
@@ -86,5 +87,32 @@ describe('the edge of a stage (checkEdge)', () => {
     expect(() =>
       checkEdge('staging', { isDev: false, region: 'eu-west-1', customDomains: domains, edgeWebAclArn: regional }),
     ).toThrow(/is not a CloudFront web ACL ARN/);
+  });
+});
+
+describe("a stage's override is merged into the defaults block by block", () => {
+  it('prod changes only what it names in a block: the defaults of a stage outside dev keep the rest', () => {
+    const prod = stageConfig('prod', 'us-east-1');
+    const defaults = stageConfig('staging', 'us-east-1');
+    // What prod names: a copy of the audit trail and of each backup elsewhere, and more event-stream concurrency.
+    expect(prod.audit.replication?.bucketArn).toBe('arn:aws:s3:::keyhaven-prod-audit-copy');
+    expect(prod.backup?.copyToVaultArn).toBe('arn:aws:backup:us-west-2:210987654321:backup-vault:keyhaven-prod-copy');
+    expect(prod.reservedConcurrency.eventStream).toBe(100);
+    // What it leaves alone is the defaults'.
+    const { replication: _replication, ...audit } = prod.audit;
+    expect(audit).toEqual(defaults.audit);
+    expect({ ...prod.backup, copyToVaultArn: undefined }).toEqual({ ...defaults.backup, copyToVaultArn: undefined });
+    expect({ ...prod.reservedConcurrency, eventStream: 0 }).toEqual({
+      ...defaults.reservedConcurrency,
+      eventStream: 0,
+    });
+    expect(prod.throttle).toEqual(defaults.throttle);
+    // A list is replaced, not merged: prod's mounts are the defaults and one more.
+    expect(prod.mounts).toEqual([...defaults.mounts, { path: 'gcp-prod', type: 'cloud' }]);
+  });
+
+  it('takes a whole field from `extra` as given', () => {
+    const backup = { retentionDays: 7, lockChangeableForDays: 3 };
+    expect(stageConfig('prod', 'us-east-1', { backup }).backup).toEqual(backup);
   });
 });

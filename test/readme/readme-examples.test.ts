@@ -13,6 +13,8 @@ import {
   type Started,
   start,
 } from '../support/npm-start.ts';
+import { signalGroup } from '../../packages/agent/src/runner/executor.ts';
+import { AllocStateStore } from '../../packages/agent/src/runner/state-store.ts';
 import { baseDn, managerDn, type Slapd, startSlapd } from '../support/slapd.ts';
 import { matchesShown, type ShBlock, type ShCommand, shBlocks } from './readme-script.ts';
 
@@ -158,7 +160,7 @@ async function runBlocks(
   const { stdout, stderr } = await run('bash', [scriptFile], {
     cwd: work,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, CURL_HOME: curlHome, TMPDIR: work },
-    timeout: 90_000,
+    timeout: 240_000,
     maxBuffer: 16 * 1024 * 1024,
   });
   const [commandsOut, varsOut = ''] = stdout.split('@@VARS@@');
@@ -227,10 +229,14 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
       rewrite,
       work,
     ));
-  }, START_TIMEOUT_MS + 120_000);
+  }, START_TIMEOUT_MS + 240_000);
 
   afterAll(async () => {
     killLeftovers();
+    // The tasks the README's agent ran outlive it (as Nomad's do): end them.
+    if (work)
+      for (const saved of new AllocStateStore(path.join(work, 'agent-data')).loadAll().saved)
+        for (const task of Object.values(saved.Tasks)) if (task.Handle) signalGroup(task.Handle, 'SIGKILL');
     await slapd?.close();
     if (work) await rm(work, { recursive: true, force: true });
   });
@@ -371,6 +377,15 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
     const body = (await node.json()) as { Attributes: Record<string, string>; Drivers: Record<string, unknown> };
     expect(body.Attributes['driver.raw_exec']).toBe('1');
     expect(body.Drivers.raw_exec).toMatchObject({ Detected: true, Healthy: true, HealthDescription: 'Healthy' });
+  });
+
+  it('the job example runs python3 -m http.server on the agent, serves it through the registry and scales it to 3', () => {
+    const allocations = jsonOf(outcomeOf(/\$NOMAD_ADDR\/v1\/job\/web\/allocations$/));
+    expect(allocations).toEqual([expect.objectContaining({ Name: 'web.web[0]', ClientStatus: 'running' })]);
+    const services = jsonOf(outcomeOf(/\$NOMAD_ADDR\/v1\/service\/web$/));
+    expect(services).toEqual([expect.objectContaining({ ServiceName: 'web', AllocID: allocations[0].ID })]);
+    expect(outcomeOf(/echo served$/).stdout).toBe('served\n');
+    expect(outcomeOf(/-eq 3 \]; do sleep 1; done$/).exitCode).toBe(0);
   });
 
   it("the scheduler example (with the README's bootstrapped token) writes a policy and a role, and streams the role event", () => {

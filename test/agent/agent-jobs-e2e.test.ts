@@ -1,0 +1,195 @@
+/**
+ * A job end to end, as a Nomad user runs one: `npm start` (on the run's DynamoDB Local), the real agent with raw_exec
+ * enabled, a service job submitted with `PUT /v1/jobs` whose task is `python3 -m http.server` on a dynamic port. The
+ * evaluation places it on the agent's node, the agent runs it and reports it `running`, registers its `nomad`
+ * service, and the server answers through the address the registry gives; scaled to 3 it runs three; stopped, its
+ * allocations are `complete` and its services gone.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { signalGroup } from '../../packages/agent/src/runner/executor.ts';
+import { AllocStateStore } from '../../packages/agent/src/runner/state-store.ts';
+import { nomadVar } from '../support/alloc-fixtures.ts';
+import { freePort, killLeftovers, launch, START_TIMEOUT_MS, type Started, start } from '../support/npm-start.ts';
+
+let work: string;
+let service: Started;
+let management: string;
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(tmpdir(), 'keyhaven-agent-jobs-'));
+  service = await start({
+    KEYHAVEN_DATA_DIR: path.join(work, 'service'),
+    KEYHAVEN_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+    KEYHAVEN_TABLE: `agent-jobs-${process.pid}`,
+    KEYHAVEN_SECRETS_PORT: String(await freePort()),
+    KEYHAVEN_SCHEDULER_PORT: String(await freePort()),
+  });
+  const bootstrap = await fetch(`${service.scheduler}/v1/acl/bootstrap`, { method: 'POST' });
+  expect(bootstrap.status).toBe(200);
+  management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
+}, START_TIMEOUT_MS);
+
+afterAll(async () => {
+  killLeftovers();
+  const store = new AllocStateStore(path.join(work, 'agent'));
+  for (const saved of store.loadAll().saved)
+    for (const task of Object.values(saved.Tasks)) if (task.Handle) signalGroup(task.Handle, 'SIGKILL');
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: the test reads Nomad's JSON as it comes
+async function api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${service.scheduler}${url}`, {
+    method,
+    headers: { 'X-Nomad-Token': management },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, log: () => string): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n--- agent:\n${log()}`);
+    await sleep(200);
+  }
+}
+
+const job = (count: number) => ({
+  Job: {
+    ID: 'web',
+    Name: 'web',
+    Type: 'service',
+    Datacenters: ['dc1'],
+    TaskGroups: [
+      {
+        Name: 'web',
+        Count: count,
+        Networks: [{ Mode: 'host', DynamicPorts: [{ Label: 'http' }] }],
+        Services: [{ Name: 'web', PortLabel: 'http', Provider: 'nomad' }],
+        Tasks: [
+          {
+            Name: 'server',
+            Driver: 'raw_exec',
+            Config: {
+              command: 'python3',
+              args: ['-m', 'http.server', nomadVar('NOMAD_PORT_http'), '--bind', nomadVar('NOMAD_IP_http')],
+            },
+            Resources: { CPU: 100, MemoryMB: 64 },
+          },
+        ],
+      },
+    ],
+  },
+});
+
+describe('a job on the real agent', () => {
+  it('runs, is served through the service registry, scales to 3 and stops', { timeout: 240_000 }, async () => {
+    const config = path.join(work, 'agent.json');
+    await writeFile(config, JSON.stringify({ plugin: { raw_exec: { config: { enabled: true } } } }));
+    const minted = await api('PUT', '/v1/acl/identity/client-introduction-token', { TTL: '10m' });
+    expect(minted.status).toBe(200);
+    const agent = launch({}, 'packages/agent/src/main.ts', [
+      '-data-dir',
+      path.join(work, 'agent'),
+      '-config',
+      config,
+      '-servers',
+      service.scheduler,
+      '-client-intro-token',
+      minted.body.JWT as string,
+    ]);
+    const log = () => `${agent.stdout()}\n${agent.stderr()}`;
+    await until('the node to be ready', async () => (/node status ready/.test(agent.stdout()) ? true : undefined), log);
+
+    const submitted = await api('PUT', '/v1/jobs', job(1));
+    expect(submitted.status).toBe(200);
+    const running = await until(
+      'the allocation to run',
+      async () => {
+        const allocs = (await api('GET', '/v1/job/web/allocations')).body as Array<{
+          ID: string;
+          ClientStatus: string;
+        }>;
+        return allocs.length === 1 && allocs[0]?.ClientStatus === 'running' ? allocs : undefined;
+      },
+      log,
+    );
+    const alloc = await api('GET', `/v1/allocation/${running[0]?.ID}`);
+    expect(alloc.body.TaskStates.server).toMatchObject({ State: 'running', Failed: false });
+    expect(alloc.body.TaskStates.server.Events.map((event: { Type: string }) => event.Type)).toEqual([
+      'Received',
+      'Task Setup',
+      'Started',
+    ]);
+
+    const registered = await until(
+      'the service to be registered',
+      async () => {
+        const found = (await api('GET', '/v1/service/web')).body;
+        return Array.isArray(found) && found.length === 1 ? found : undefined;
+      },
+      log,
+    );
+    const port = alloc.body.AllocatedResources.Shared.Ports.find((entry: { Label: string }) => entry.Label === 'http');
+    expect(registered[0]).toMatchObject({ ServiceName: 'web', AllocID: running[0]?.ID, Port: port.Value });
+    const answer = await until(
+      'the server to answer through the registry',
+      async () => {
+        try {
+          return await fetch(`http://${registered[0].Address}:${registered[0].Port}/`);
+        } catch {
+          return undefined;
+        }
+      },
+      log,
+    );
+    expect(answer.status).toBe(200);
+
+    expect((await api('PUT', '/v1/job/web', job(3))).status).toBe(200);
+    await until(
+      'three allocations to run',
+      async () => {
+        const allocs = (await api('GET', '/v1/job/web/allocations')).body as Array<{ ClientStatus: string }>;
+        return allocs.filter((entry) => entry.ClientStatus === 'running').length === 3 ? true : undefined;
+      },
+      log,
+    );
+    const three = await until(
+      'three services',
+      async () => {
+        const found = (await api('GET', '/v1/service/web')).body;
+        return Array.isArray(found) && found.length === 3 ? found : undefined;
+      },
+      log,
+    );
+    for (const entry of three) expect((await fetch(`http://${entry.Address}:${entry.Port}/`)).status).toBe(200);
+
+    expect((await api('DELETE', '/v1/job/web')).status).toBe(200);
+    await until(
+      'every allocation to complete',
+      async () => {
+        const allocs = (await api('GET', '/v1/job/web/allocations')).body as Array<{ ClientStatus: string }>;
+        return allocs.length >= 3 && allocs.every((entry) => entry.ClientStatus === 'complete') ? true : undefined;
+      },
+      log,
+    );
+    await until(
+      'the services to be gone',
+      async () => {
+        const found = (await api('GET', '/v1/service/web')).body;
+        return Array.isArray(found) && found.length === 0 ? true : undefined;
+      },
+      log,
+    );
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toEqual({ code: 0, signal: null });
+  });
+});

@@ -1,4 +1,4 @@
-import { sweepTokens, tokenQueues } from '@keyhaven/core/jobs.ts';
+import { evaluationQueues, sweepTokens, tokenQueues } from '@keyhaven/core/jobs.ts';
 import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
 import { jwtBackend, oidcBackend } from '@keyhaven/core/secrets/auth/jwt/jwt-backend.ts';
 import { kvBackend } from '@keyhaven/core/secrets/engines/kv/kv-backend.ts';
@@ -7,8 +7,8 @@ import { nextDue } from '@keyhaven/core/storage/due.ts';
 import { inRounds } from './rounds.ts';
 
 /**
- * Expired tokens (secrets and scheduler) and the families without a job of their own: kv leases (nothing to take
- * back) and the login methods' disabled mounts. The engines with work to do outside (directory, cloud, mesh)
+ * Expired tokens (secrets and scheduler), the scheduler's late nodes and due evaluations, and the families without a
+ * job of their own: kv leases (nothing to take back) and the login methods' disabled mounts. The engines with work to do outside (directory, cloud, mesh)
  * each have a job of their own: `engine-job.ts`, with `KEYHAVEN_ENGINE` naming the engine.
  */
 const core = coreFromEnvironment([kvBackend, jwtBackend, oidcBackend]);
@@ -23,7 +23,7 @@ export function handler(): Promise<{ tokens: number; leases: number; failed: num
     },
     async () => {
       const instance = await core();
-      return nextDue(instance, [...tokenQueues, ...leaseQueues(instance)]);
+      return nextDue(instance, [...tokenQueues, ...leaseQueues(instance), ...evaluationQueues]);
     },
   );
 }

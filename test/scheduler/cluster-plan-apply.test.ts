@@ -73,6 +73,9 @@ describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', ()
     expect(evaluation).toMatchObject({ Status: 'complete', FailedTGAllocs: null, QueuedAllocations: { web: 0 } });
     expect((await mgmt('GET', '/v1/job/web')).body.Status).toBe('running');
     expect((await mgmt('GET', `/v1/evaluation/${submitted.body.EvalID}/allocations`)).body).toHaveLength(3);
+    expect((await mgmt('GET', '/v1/job/web/summary')).body.Summary).toEqual({
+      web: { Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 3, Lost: 0, Unknown: 0 },
+    });
 
     // Each node's map and AllocIndex announce its placements.
     for (const node of nodes) {
@@ -142,6 +145,7 @@ describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', ()
     const blocked = (await mgmt('GET', `/v1/evaluation/${evaluation.BlockedEval}`)).body;
     expect(blocked).toMatchObject({ Status: 'blocked', PreviousEval: big.body.EvalID, JobID: 'big' });
     expect((await mgmt('GET', '/v1/job/big')).body.Status).toBe('pending');
+    expect((await mgmt('GET', '/v1/job/big/summary')).body.Summary.web).toMatchObject({ Queued: 1, Starting: 0 });
 
     // Nothing changed: the blocked evaluation is not run again.
     expect((await worker.runDue()).size).toBe(0);

@@ -1,5 +1,5 @@
 import type { Core } from './core.ts';
-import { TOKEN_EXPIRY_QUEUE } from './scheduler/keys.ts';
+import { EVAL_QUEUE, TOKEN_EXPIRY_QUEUE } from './scheduler/keys.ts';
 import { sweepScheduler } from './scheduler/sweep.ts';
 import { sweepLeases } from './secrets/framework/lease-sweep.ts';
 import { dueItems } from './storage/due.ts';
@@ -23,6 +23,13 @@ export async function sweepExpired(
 
 /** The due queues `sweepTokens` reads: the secrets service's tokens and the scheduler's. */
 export const tokenQueues = ['expiry', TOKEN_EXPIRY_QUEUE];
+
+/**
+ * The scheduler's pending evaluations (`scheduler/worker/evaluation-worker.ts`, run by `sweepTokens` through the
+ * scheduler's sweep): a job run that finds one due soon runs again for it (a follow-up's `WaitUntil`, one that
+ * failed and is delivered again). Blocked evaluations are not here: they wait for a change, not a time.
+ */
+export const evaluationQueues = [EVAL_QUEUE];
 
 /** Revokes the expired tokens (with their children; their leases go to their engines' queues), then the scheduler's. */
 export async function sweepTokens(core: Core, limit = 500): Promise<{ tokens: number; failed: number }> {

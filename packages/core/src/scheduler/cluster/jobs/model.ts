@@ -341,14 +341,40 @@ export function jobStub(job: Job, withMeta = false): Record<string, unknown> {
   };
 }
 
+/** What a job summary counts of one allocation: its task group and client status. */
+export interface SummarizedAllocation {
+  TaskGroup: string;
+  ClientStatus: string;
+}
+
+const summaryField: Record<string, string> = {
+  pending: 'Starting',
+  running: 'Running',
+  complete: 'Complete',
+  failed: 'Failed',
+  lost: 'Lost',
+  unknown: 'Unknown',
+};
+
 /**
- * Nomad's JobSummary: per task group the allocations in each client state. Nothing is placed yet (the scheduler is
- * still to come), so every count is 0.
+ * Nomad's JobSummary: per task group the allocations in each client state (`pending` counts as `Starting`), and
+ * `Queued` the allocations its latest evaluation could not place. Without allocations (a list's stub) every count is 0.
  */
-export function jobSummary(job: Job): Record<string, unknown> {
-  const summary: Record<string, unknown> = {};
-  for (const group of job.TaskGroups)
-    summary[group.Name] = { Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 };
+export function jobSummary(
+  job: Job,
+  allocs: SummarizedAllocation[] = [],
+  queued: Record<string, number> = {},
+): Record<string, unknown> {
+  const summary: Record<string, Record<string, number>> = {};
+  const groupOf = (name: string) => {
+    summary[name] ??= { Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 };
+    return summary[name];
+  };
+  for (const group of job.TaskGroups) groupOf(group.Name).Queued = queued[group.Name] ?? 0;
+  for (const alloc of allocs) {
+    const field = summaryField[alloc.ClientStatus];
+    if (field) groupOf(alloc.TaskGroup)[field] = (groupOf(alloc.TaskGroup)[field] ?? 0) + 1;
+  }
   return {
     JobID: job.ID,
     Namespace: job.Namespace,

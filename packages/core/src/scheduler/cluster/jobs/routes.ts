@@ -234,17 +234,21 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/summary',
-    summary: 'The job’s summary: allocations per task group and state (all 0 until the scheduler places them).',
+    summary: 'The job’s summary: allocations per task group and client state, and those left queued.',
     access: 'token',
     params: { id: jobId },
     query: { namespace: namespaceQuery },
-    blocking: ['jobs'],
+    blocking: ['jobs', 'allocs', 'evals'],
     returns: 'JobSummary.',
     handler: async ({ scheduler, caller, params, query }) =>
       readJob(params.id, query.namespace, scheduler, async (ns) => {
         const job = await scheduler.jobs.get(ns, params.id);
         if (!job) throw notFound('job not found');
-        return jobSummary(job);
+        // Queued: what the job's latest evaluation that ran could not place (Nomad updates it with each one).
+        const latest = (await scheduler.evaluations.ofJob(ns, params.id)).find(
+          (evaluation) => evaluation.QueuedAllocations !== null,
+        );
+        return jobSummary(job, await scheduler.allocations.ofJob(ns, params.id), latest?.QueuedAllocations ?? {});
       })(caller),
   }),
   route({

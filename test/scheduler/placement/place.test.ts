@@ -317,3 +317,31 @@ describe('determinism', () => {
     }
   });
 });
+
+describe('reserved cores (resources.cores)', () => {
+  const node = makeNode({ cpu: 4000, memoryMB: 8192 }); // 4 cores of 1,000 MHz, reservable 0–3
+  const job = makeJob({
+    TaskGroups: [{ Name: 'web', Count: 3, Tasks: [task('a', 100, 256, { Resources: { Cores: 2, MemoryMB: 256 } })] }],
+  });
+
+  it('reserves free cores, the task holding their MHz, until the node has too few: "cores"', () => {
+    const result = place({ nodes: [node], allocs: [] }, job, requests(job, 'web', 3), 's');
+    expect(result.placements.map((p) => p.resources.Tasks.a?.Cpu)).toEqual([
+      { CpuShares: 2000, ReservedCores: [0, 1] },
+      { CpuShares: 2000, ReservedCores: [2, 3] },
+    ]);
+    expect(result.failed.web).toMatchObject({ NodesExhausted: 1, DimensionExhausted: { cores: 1 } });
+  });
+
+  it('leaves the cores running allocations reserve, and counts their CPU', () => {
+    const running = makeAlloc(makeJob({ ID: 'other' }), 'web', node, { cpu: 1000 });
+    const pinned = running.AllocatedResources.Tasks.main;
+    if (pinned) pinned.Cpu.ReservedCores = [1];
+    const result = place({ nodes: [node], allocs: [running] }, job, requests(job, 'web', 1), 's');
+    expect(result.placements[0]?.resources.Tasks.a?.Cpu).toEqual({ CpuShares: 2000, ReservedCores: [0, 2] });
+    expect(result.placements[0]?.metrics.ScoreMetaData?.[0]?.Scores.binpack).toBeCloseTo(
+      binpack(1 - 3000 / 4000, 1 - 556 / 8192),
+      12,
+    );
+  });
+});

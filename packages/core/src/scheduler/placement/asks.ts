@@ -11,6 +11,8 @@ export interface TaskAsk {
   name: string;
   driver: string;
   cpu: number;
+  /** Whole cores to reserve (Nomad's `resources.cores`): the task's CPU is then those cores' MHz, not `cpu`. */
+  cores: number;
   memoryMB: number;
   memoryMaxMB: number;
   /** Nomad's `TaskLifecycleConfig`, or null for a main task. */
@@ -56,9 +58,11 @@ export interface GroupAsk {
   groupConstraints: Constraint[];
   /** A constraint reads a target unique to a node: the computed-class cache cannot answer for the group. */
   escaped: boolean;
-  /** The CPU and memory its tasks hold together (lifecycles overlapped as Nomad's `Comparable`). */
+  /** The CPU and memory its tasks hold together (lifecycles overlapped as Nomad's `Comparable`), reserved cores apart. */
   cpu: number;
   memoryMB: number;
+  /** The whole cores its tasks reserve, together. */
+  cores: number;
   /** The job's, the group's and its tasks' affinities. */
   affinities: Affinity[];
   /** The group's spreads and the job's (Nomad keeps them apart: `SpreadIterator`). */
@@ -107,6 +111,7 @@ function taskAsk(task: Loose): TaskAsk {
     name: textOf(task.Name),
     driver: textOf(task.Driver),
     cpu: numberOf(resources.CPU, 100),
+    cores: numberOf(resources.Cores),
     memoryMB: numberOf(resources.MemoryMB, 300),
     memoryMaxMB: numberOf(resources.MemoryMaxMB),
     lifecycle:
@@ -124,7 +129,8 @@ export function groupAsk(job: Job, group: TaskGroup): GroupAsk {
   const constraints = [...groupConstraints, ...tasks.flatMap((task) => constraintsOf(task.Constraints))];
   const asks = tasks.map(taskAsk);
   const disk = isObject(group.EphemeralDisk) ? group.EphemeralDisk : {};
-  const held = taskUsage(asks);
+  // a task on reserved cores holds their MHz, known only once a node is chosen (rank.ts adds it)
+  const held = taskUsage(asks.map((each) => (each.cores > 0 ? { ...each, cpu: 0, reservedCores: true } : each)));
   return {
     name: group.Name,
     count: numberOf(group.Count, 1),
@@ -144,6 +150,7 @@ export function groupAsk(job: Job, group: TaskGroup): GroupAsk {
     escaped: constraints.some(constraintEscapes),
     cpu: held.cpu,
     memoryMB: held.memoryMB,
+    cores: asks.reduce((sum, each) => sum + each.cores, 0),
     affinities: [
       ...affinitiesOf(job.Affinities),
       ...affinitiesOf(group.Affinities),
@@ -157,9 +164,11 @@ export function groupAsk(job: Job, group: TaskGroup): GroupAsk {
 /**
  * What tasks hold together, as Nomad's `AllocatedResources.Comparable`: the main tasks (and poststart ones and
  * prestart sidecars) run together; a prestart task (with the sidecars) before them and a poststop task after, so the
- * group holds the largest of the three.
+ * group holds the largest of the three. A task on reserved cores holds their CPU throughout (not fungible).
  */
-export function taskUsage(tasks: ReadonlyArray<Pick<TaskAsk, 'cpu' | 'memoryMB' | 'lifecycle'>>): {
+export function taskUsage(
+  tasks: ReadonlyArray<Pick<TaskAsk, 'cpu' | 'memoryMB' | 'lifecycle'> & { reservedCores?: boolean }>,
+): {
   cpu: number;
   memoryMB: number;
 } {
@@ -169,19 +178,25 @@ export function taskUsage(tasks: ReadonlyArray<Pick<TaskAsk, 'cpu' | 'memoryMB' 
   let mainMemory = 0;
   let stopCpu = 0;
   let stopMemory = 0;
+  let pinnedCpu = 0;
   for (const task of tasks) {
+    const cpu = task.reservedCores ? 0 : task.cpu;
+    if (task.reservedCores) pinnedCpu += task.cpu;
     const hook = task.lifecycle?.Hook ?? '';
     if (hook === '' || hook === 'poststart' || (hook === 'prestart' && task.lifecycle?.Sidecar)) {
-      mainCpu += task.cpu;
+      mainCpu += cpu;
       mainMemory += task.memoryMB;
     }
     if (hook === 'prestart') {
-      prestartCpu += task.cpu;
+      prestartCpu += cpu;
       prestartMemory += task.memoryMB;
     } else if (hook === 'poststop') {
-      stopCpu += task.cpu;
+      stopCpu += cpu;
       stopMemory += task.memoryMB;
     }
   }
-  return { cpu: Math.max(mainCpu, prestartCpu, stopCpu), memoryMB: Math.max(mainMemory, prestartMemory, stopMemory) };
+  return {
+    cpu: pinnedCpu + Math.max(mainCpu, prestartCpu, stopCpu),
+    memoryMB: Math.max(mainMemory, prestartMemory, stopMemory),
+  };
 }

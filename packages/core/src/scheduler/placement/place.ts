@@ -375,8 +375,8 @@ export function feasibleSystemNodes(snapshot: Snapshot, job: Job, groupName: str
 /**
  * Nomad's in-place update check (`genericAllocUpdateFn`), for `ReconcileInput.fitsInPlace` and for the resources of
  * an allocation updated in place: the job's new version of the allocation's group, checked and bin-packed on the
- * allocation's node alone with the allocation itself freed; the resources it would hold (its ports kept, as Nomad
- * keeps the existing network offer), or null when it does not fit there (then the update is destructive). A node
+ * allocation's node alone with the allocation itself freed; the resources it would hold (its ports and reserved cores
+ * kept, as Nomad keeps the existing offers), or null when it does not fit there (then the update is destructive). A node
  * outside the job's datacenters or pool does not fit. The checks share one snapshot and do not see each other, as
  * Nomad's do not (the in-place updates join the plan after reconciliation).
  */
@@ -400,8 +400,11 @@ export function inPlaceUpdate(
     if (!option) return null;
     const resources = grantedResources(group, option);
     const existing = alloc.AllocatedResources;
-    for (const [task, granted] of Object.entries(resources.Tasks))
+    for (const [task, granted] of Object.entries(resources.Tasks)) {
       granted.Networks = existing?.Tasks?.[task]?.Networks ?? null;
+      const cores = existing?.Tasks?.[task]?.Cpu?.ReservedCores;
+      if (cores && cores.length > 0) granted.Cpu.ReservedCores = cores;
+    }
     resources.Shared.Networks = existing?.Shared?.Networks ?? null;
     resources.Shared.Ports = existing?.Shared?.Ports ?? null;
     return resources;

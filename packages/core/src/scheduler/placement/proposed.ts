@@ -32,6 +32,8 @@ export interface NodeState {
   usage: Usage;
   /** What the node offers (its resources less its reserved ones), read on first use. */
   capacity?: Capacity;
+  /** The cores its allocations reserve, found on first use (forgotten when its allocations change). */
+  cores?: Set<number>;
   /** The eligibility answers of the node's computed class (shared by the nodes of the class), found on first use. */
   eligibility?: ClassEligibility;
   allocs: HeldAlloc[];
@@ -82,6 +84,17 @@ export class ProposedState {
     return state.ports;
   }
 
+  /** The cores the node's allocations reserve. */
+  consumedCores(state: NodeState): Set<number> {
+    if (!state.cores) {
+      state.cores = new Set();
+      for (const alloc of state.allocs)
+        for (const task of Object.values(alloc.AllocatedResources?.Tasks ?? {}))
+          for (const core of task.Cpu?.ReservedCores ?? []) state.cores.add(core);
+    }
+    return state.cores;
+  }
+
   /** Marks an allocation stopped by this plan (it frees its node's resources), or undoes that. */
   setStopping(alloc: HeldAlloc, stopping: boolean): void {
     if (stopping === this.stopping.has(alloc.ID)) return;
@@ -99,6 +112,7 @@ export class ProposedState {
       addUsage(state.usage, usageOf(held.AllocatedResources));
     }
     state.ports = undefined; // rebuilt with or without its ports
+    state.cores = undefined;
   }
 
   /** Adds a placement made by this call to its node. */
@@ -106,6 +120,7 @@ export class ProposedState {
     const state = this.node(alloc.NodeID);
     state.allocs.push(alloc);
     addUsage(state.usage, usageOf(alloc.AllocatedResources));
+    state.cores = undefined;
     if (state.ports && !state.ports.error) {
       const ports = alloc.AllocatedResources?.Shared.Ports;
       if (ports && ports.length > 0) state.ports.index.addPorts(ports);

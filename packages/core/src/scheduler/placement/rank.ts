@@ -13,7 +13,15 @@ import { type ConstraintCache, meetsConstraint } from './constraints.ts';
 import { type MetricRecorder, normScorerName } from './metrics.ts';
 import { networkResource, type Offer } from './ports.ts';
 import type { NodeState, ProposedState } from './proposed.ts';
-import { binPackFitness, capacityOf, exhaustedDimension, maxFitScore, type Usage } from './resources.ts';
+import {
+  binPackFitness,
+  capacityOf,
+  coreMhz,
+  exhaustedDimension,
+  maxFitScore,
+  reservableCores,
+  type Usage,
+} from './resources.ts';
 import type { Random } from './shuffle.ts';
 import type { SpreadScorer } from './spread.ts';
 
@@ -22,6 +30,8 @@ export interface RankedNode {
   finalScore: number;
   /** The group network granted (ports offered, on the node's host address), when the group asks for one. */
   network: { offer: Offer; hostIP: string } | null;
+  /** The cores reserved for each task that asks for cores, and the MHz they give it. */
+  cores: Record<string, { ids: number[]; cpu: number }> | null;
 }
 
 /** What scoring one group's placement needs beside the node. */
@@ -51,8 +61,9 @@ export function grantedResources(group: GroupAsk, ranked: RankedNode): Allocated
     },
   };
   for (const task of group.tasks) {
+    const pinned = ranked.cores?.[task.name];
     const granted: AllocatedTaskResources = {
-      Cpu: { CpuShares: task.cpu, ReservedCores: null },
+      Cpu: pinned ? { CpuShares: pinned.cpu, ReservedCores: pinned.ids } : { CpuShares: task.cpu, ReservedCores: null },
       Memory: { MemoryMB: task.memoryMB, MemoryMaxMB: 0 },
       Networks: null,
       Devices: null,
@@ -80,7 +91,7 @@ export class Ranker {
     node: ClusterNode,
     state: NodeState,
     context: RankContext,
-  ): { fitness: number; network: RankedNode['network'] } | null {
+  ): { fitness: number; network: RankedNode['network']; cores: RankedNode['cores'] } | null {
     const { group, metrics } = context;
     const ports = this.proposed.ports(node, state);
     if (ports.error) {
@@ -97,8 +108,28 @@ export class Ranker {
       network = { offer: assigned.offer, hostIP: ports.index.hostIP };
     }
     state.capacity ??= capacityOf(node);
+    let cores: RankedNode['cores'] = null;
+    let coresCpu = 0;
+    if (group.cores > 0) {
+      const consumed = this.proposed.consumedCores(state);
+      const available = reservableCores(node).filter((core) => !consumed.has(core));
+      if (available.length < group.cores) {
+        metrics.exhaustedNode(node, 'cores');
+        return null;
+      }
+      const mhz = coreMhz(node);
+      cores = {};
+      let next = 0;
+      for (const task of group.tasks) {
+        if (task.cores <= 0) continue;
+        const ids = available.slice(next, next + task.cores);
+        next += task.cores;
+        cores[task.name] = { ids, cpu: ids.length * mhz };
+        coresCpu += ids.length * mhz;
+      }
+    }
     const used: Usage = {
-      cpu: state.usage.cpu + group.cpu,
+      cpu: state.usage.cpu + group.cpu + coresCpu,
       memoryMB: state.usage.memoryMB + group.memoryMB,
       diskMB: state.usage.diskMB + group.diskMB,
     };
@@ -107,7 +138,7 @@ export class Ranker {
       metrics.exhaustedNode(node, dimension);
       return null;
     }
-    return { fitness: binPackFitness(state.capacity, used) / maxFitScore, network };
+    return { fitness: binPackFitness(state.capacity, used) / maxFitScore, network, cores };
   }
 
   /** The node ranked for the group, or null when it is exhausted. */
@@ -156,6 +187,6 @@ export class Ranker {
     }
     const finalScore = sum / scores;
     metrics.scoreNode(node, normScorerName, finalScore);
-    return { node, finalScore, network: packed.network };
+    return { node, finalScore, network: packed.network, cores: packed.cores };
   }
 }

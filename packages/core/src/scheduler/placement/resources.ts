@@ -44,6 +44,7 @@ export function usageOf(resources: AllocatedResources | null | undefined): Usage
     cpu: numberAt(task, 'Cpu', 'CpuShares'),
     memoryMB: numberAt(task, 'Memory', 'MemoryMB'),
     lifecycle: lifecycles[name] ?? null,
+    reservedCores: (task?.Cpu?.ReservedCores?.length ?? 0) > 0,
   }));
   return { ...taskUsage(tasks), diskMB: numberAt(resources.Shared, 'DiskMB') };
 }
@@ -83,3 +84,21 @@ export function binPackFitness(capacity: Capacity, used: Usage): number {
 
 /** Nomad's `binPackingMaxFitScore`: the binpack score a placement carries is the fitness over this. */
 export const maxFitScore = 18;
+
+/** The cores a node lets tasks reserve: its reservable cores less those it keeps for itself. */
+export function reservableCores(node: ClusterNode): number[] {
+  const offered = (node.NodeResources?.Cpu as { ReservableCpuCores?: unknown } | undefined)?.ReservableCpuCores;
+  const keptList = (node.ReservedResources?.Cpu as { ReservedCpuCores?: unknown } | undefined)?.ReservedCpuCores;
+  const kept = new Set(Array.isArray(keptList) ? keptList : []);
+  return Array.isArray(offered)
+    ? offered.filter((core): core is number => typeof core === 'number' && !kept.has(core))
+    : [];
+}
+
+/** The MHz one core gives (the node's CPU over its cores), what a reserved core's task holds of CPU. */
+export function coreMhz(node: ClusterNode): number {
+  const cpu = (node.NodeResources?.Cpu ?? {}) as { CpuShares?: unknown; TotalCpuCores?: unknown };
+  const total = typeof cpu.CpuShares === 'number' ? cpu.CpuShares : 0;
+  const cores = typeof cpu.TotalCpuCores === 'number' && cpu.TotalCpuCores > 0 ? cpu.TotalCpuCores : 0;
+  return cores > 0 ? Math.floor(total / cores) : 0;
+}

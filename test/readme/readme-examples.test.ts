@@ -386,13 +386,29 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
     expect(services).toEqual([expect.objectContaining({ ServiceName: 'web', AllocID: allocations[0].ID })]);
     expect(outcomeOf(/echo served$/).stdout).toBe('served\n');
     expect(outcomeOf(/-eq 3 \]; do sleep 1; done$/).exitCode).toBe(0);
+    // The stream replays it: the allocations as the agent reported them, the registrations and their removal.
+    // biome-ignore lint/suspicious/noExplicitAny: the stream's events as JSON
+    type StreamEvent = Record<string, any>;
+    const events = outcomeOf(/\/v1\/event\/stream\?topic=Allocation/)
+      .stdout.split('\n')
+      .filter((line) => line.trim() !== '')
+      .flatMap((line) => (JSON.parse(line) as { Events?: StreamEvent[] }).Events ?? []);
+    const reported = events.filter(
+      (event) => event.Type === 'AllocationUpdated' && event.Payload.Allocation.JobID === 'web',
+    );
+    expect(reported.map((event) => event.Payload.Allocation.ClientStatus)).toEqual(
+      expect.arrayContaining(['running', 'complete']),
+    );
+    const registrations = events.filter((event) => event.Topic === 'Service');
+    expect(registrations.filter((event) => event.Type === 'ServiceRegistration')).toHaveLength(3);
+    expect(registrations.filter((event) => event.Type === 'ServiceDeregistration')).toHaveLength(3);
   });
 
   it("the scheduler example (with the README's bootstrapped token) writes a policy and a role, and streams the role event", () => {
     expect(variables.MGMT).toMatch(/^[0-9a-f-]{36}$/);
     const roles = jsonOf(outcomeOf(/\$NOMAD_ADDR\/v1\/acl\/roles$/));
     expect(roles).toEqual([expect.objectContaining({ Name: 'ops', Policies: [{ Name: 'readonly' }] })]);
-    const lines = outcomeOf(/\/v1\/event\/stream/)
+    const lines = outcomeOf(/\/v1\/event\/stream\?topic=ACLRole/)
       .stdout.split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line));

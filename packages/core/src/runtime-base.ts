@@ -26,25 +26,24 @@ export function coreBaseFromEnvironment(env = process.env): () => Promise<CoreBa
 
 export const tableName = (env = process.env) => env.KEYHAVEN_TABLE ?? 'keyhaven';
 
+/**
+ * An AWS client's settings for a local stand-in at `endpoint` (DynamoDB Local, the KMS and Lambda emulators): a fixed
+ * region and the placeholder credentials they accept. In AWS no endpoint is set and the SDK's defaults apply.
+ */
+export const localEndpoint = (endpoint: string) => ({
+  endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
+
 export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {
   if (!endpoint) return new DynamoDBClient({ ...storeClientOptions() });
-  return new DynamoDBClient({
-    ...storeClientOptions(),
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  return new DynamoDBClient({ ...storeClientOptions(), ...localEndpoint(endpoint) });
 }
 
 export function keySource(env: NodeJS.ProcessEnv): KeySource {
   if (env.KEYHAVEN_KMS_KEY_ID) {
-    const client = env.KEYHAVEN_KMS_ENDPOINT
-      ? new KMSClient({
-          endpoint: env.KEYHAVEN_KMS_ENDPOINT,
-          region: 'us-east-1',
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        })
-      : new KMSClient({});
+    const client = new KMSClient(env.KEYHAVEN_KMS_ENDPOINT ? localEndpoint(env.KEYHAVEN_KMS_ENDPOINT) : {});
     return kmsKeySource({ keyId: env.KEYHAVEN_KMS_KEY_ID, client });
   }
   if (env.KEYHAVEN_KEY_FILE) return fileKeySource(env.KEYHAVEN_KEY_FILE);

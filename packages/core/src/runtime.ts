@@ -1,6 +1,6 @@
 import { type AskEngine, type Core, type CoreOptions, createCore } from './core.ts';
 import { sharedUntilRejected } from './lib/shared-until-rejected.ts';
-import { dynamoDbClient, keySource, tableName } from './runtime-base.ts';
+import { dynamoDbClient, keySource, localEndpoint, tableName } from './runtime-base.ts';
 
 /**
  * The core as a deployed function builds it from its environment: `KEYHAVEN_TABLE`, and either
@@ -51,13 +51,7 @@ function askThroughLambda(json: string, endpoint: string | undefined): AskEngine
     | undefined;
   const lambda = () =>
     (client ??= import('@aws-sdk/client-lambda').then(({ InvokeCommand, LambdaClient }) => {
-      const sdk = endpoint
-        ? new LambdaClient({
-            endpoint,
-            region: 'us-east-1',
-            credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-          })
-        : new LambdaClient({});
+      const sdk = new LambdaClient(endpoint ? localEndpoint(endpoint) : {});
       return {
         invoke: async (name: string, payload: string) => {
           const out = await sdk.send(

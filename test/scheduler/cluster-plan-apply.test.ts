@@ -269,6 +269,24 @@ describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', ()
     expect((await live('svc')).some((candidate) => candidate.PreviousAllocation === alloc?.ID)).toBe(true);
   });
 
+  it('a system job runs on every ready node, and on a node that becomes ready', async () => {
+    const out = await mgmt('PUT', '/v1/jobs', { Job: sizedJob('agent', 1, 20, 16, { Type: 'system' }) });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    const takers = (await h.scheduler.nodes.list()).filter(
+      (node) => node.Status === 'ready' && node.SchedulingEligibility === 'eligible' && !node.DrainStrategy,
+    );
+    expect((await live('agent')).map((alloc) => alloc.NodeID).sort()).toEqual(takers.map((node) => node.ID).sort());
+
+    const { node } = await registerNode(h, writer);
+    await ready(h, node);
+    const evaluation = (await h.scheduler.evaluations.ofJob('default', 'agent')).find(
+      (candidate) => candidate.TriggeredBy === 'node-update' && candidate.NodeID === node.ID,
+    );
+    expect(evaluation?.Status).toBe('pending');
+    expect((await worker.runDue()).get(evaluation?.ID as string)).toBe('complete');
+    expect((await live('agent')).filter((alloc) => alloc.NodeID === node.ID)).toHaveLength(1);
+  });
+
   it('an evaluation past the delivery limit is failed', async () => {
     const out = await mgmt('PUT', '/v1/jobs', { Job: sizedJob('doomed', 1) });
     // Three earlier deliveries that never finished (a worker killed each time): the lease says so.

@@ -10,6 +10,7 @@ import { Allocations } from './cluster/allocations/store.ts';
 import { jobsInPool } from './cluster/jobs-in-use.ts';
 import { Evaluations } from './cluster/evaluations/store.ts';
 import { Jobs } from './cluster/jobs/store.ts';
+import { systemJobsFor } from './cluster/jobs/system-jobs.ts';
 import { Namespaces } from './cluster/namespaces/store.ts';
 import { NodePools } from './cluster/node-pools/store.ts';
 import { NodeIdentities } from './client/identity.ts';
@@ -115,7 +116,16 @@ export class Scheduler {
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
     this.allocations = new Allocations(this.state, this.jobs, this.evaluations);
-    this.nodes.evaluateNodesWith((node, index, trigger) => this.allocations.nodeEvaluations(node, index, trigger));
+    this.nodes.evaluateNodesWith(async (node, index, trigger) =>
+      this.allocations.nodeEvaluations(
+        node.ID,
+        index,
+        trigger,
+        node.Status === 'ready' && trigger === 'node-update'
+          ? await systemJobsFor(node, this.namespaces, this.jobs)
+          : [],
+      ),
+    );
   }
 
   /** The caller of a token secret: anonymous without one; an unknown or expired token is refused (403). */

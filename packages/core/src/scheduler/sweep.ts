@@ -28,7 +28,8 @@ export async function sweepScheduler(core: SchedulerBase): Promise<void> {
   const jobs = new Jobs(state, new Namespaces(state), pools, evaluations);
   const allocations = new Allocations(state, jobs, evaluations);
   const nodes = new ClusterNodes(state, pools, (id, secret) => nodeSecretHash(core, id, secret));
-  nodes.evaluateNodesWith((node, index, trigger) => allocations.nodeEvaluations(node, index, trigger));
+  // The sweep only marks nodes down: their jobs are evaluated, no system job is added.
+  nodes.evaluateNodesWith((node, index, trigger) => allocations.nodeEvaluations(node.ID, index, trigger));
   // The backstop of the sweep heartbeats run (`cluster/nodes/sweep-lease.ts`): every late node, lease or no lease.
   await new NodeSweepLease(state, nodes, core.log).sweepNow();
   await new EvaluationWorker({ state, evaluations, jobs, nodes, allocations }, (error, evaluation) =>

@@ -23,6 +23,7 @@ import type { StoredAllocation } from '../cluster/allocations/store.ts';
 import type { Evaluation } from '../cluster/evaluations/model.ts';
 import { PlanApplier } from '../cluster/evaluations/plan-apply.ts';
 import type { Job } from '../cluster/jobs/model.ts';
+import { inDatacenters } from '../cluster/jobs/system-jobs.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import { EVAL_BLOCKED, EVAL_LEASE_PK, EVAL_QUEUE } from '../keys.ts';
 import { place } from '../placement/place.ts';
@@ -257,12 +258,6 @@ export function schedulable(node: ClusterNode, job: Job): boolean {
     node.SchedulingEligibility === 'eligible' &&
     !node.DrainStrategy &&
     (job.NodePool === 'all' || node.NodePool === job.NodePool) &&
-    job.Datacenters.some((pattern) => globMatches(pattern, node.Datacenter))
+    inDatacenters(node, job.Datacenters)
   );
-}
-
-/** Nomad's datacenter globs (`*` any run of characters, as its `glob.Glob`). */
-function globMatches(pattern: string, value: string): boolean {
-  const expression = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${expression.join('.*')}$`, 's').test(value);
 }

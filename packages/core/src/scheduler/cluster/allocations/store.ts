@@ -316,11 +316,14 @@ export class Allocations {
     nodeId: string,
     index: number,
     trigger: 'node-update' | 'node-drain',
+    /** Jobs to evaluate besides those on the node (a node that became ready: its system jobs). */
+    also: Array<Pick<Job, 'Namespace' | 'ID'>> = [],
   ): Promise<{ items: Write[]; events: PendingEvent[]; tables: TableName[] }> {
     const jobs = new Map<string, { namespace: string; jobId: string }>();
     for (const alloc of await this.onNode(nodeId))
       if (!terminalClientStatuses.includes(alloc.ClientStatus) && alloc.DesiredStatus === 'run')
         jobs.set(`${alloc.Namespace}\u0000${alloc.JobID}`, { namespace: alloc.Namespace, jobId: alloc.JobID });
+    for (const job of also) jobs.set(`${job.Namespace}\u0000${job.ID}`, { namespace: job.Namespace, jobId: job.ID });
     const items: Write[] = [];
     const events: PendingEvent[] = [];
     for (const { namespace, jobId } of jobs.values()) {

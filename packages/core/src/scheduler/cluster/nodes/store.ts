@@ -107,7 +107,7 @@ const denied = (message = 'Permission denied') => new DomainError('denied', mess
 
 /** What a node's change writes besides the node: the evaluations of the jobs on it (`Allocations.nodeEvaluations`). */
 export type NodeEvaluations = (
-  nodeId: string,
+  node: ClusterNode,
   index: number,
   trigger: 'node-update' | 'node-drain',
 ) => Promise<{ items: Write[]; events: PendingEvent[]; tables: TableName[] }>;
@@ -139,8 +139,9 @@ export class ClusterNodes {
   }
 
   /**
-   * Has the writes that mark a node down or start its drain also create the evaluations of the jobs on it (Nomad's
-   * createNodeEvals, `node-update`; its drainer's `node-drain`), in the same transaction.
+   * Has the writes that mark a node down, make it ready or start its drain also create the evaluations of the jobs
+   * on it (Nomad's createNodeEvals, `node-update`, with its system jobs when it becomes ready; its drainer's
+   * `node-drain`), in the same transaction.
    */
   evaluateNodesWith(evaluations: NodeEvaluations): void {
     this.evaluations = evaluations;
@@ -293,6 +294,12 @@ export class ClusterNodes {
         ModifyIndex: index,
       };
       result = { index, written: index, node: updated, ttlMs, pool: beat.pool, allocIndex: beat.allocIndex ?? 0 };
+      // A node that becomes ready can take work: its system jobs and the jobs on it are evaluated (Nomad's
+      // createNodeEvals on a transition to ready), in the same write.
+      const evaluations =
+        next === 'ready' && node.Status !== 'ready'
+          ? await this.evaluations?.(updated, index, 'node-update')
+          : undefined;
       return {
         items: [
           this.nodeWrite(updated, node),
@@ -306,9 +313,10 @@ export class ClusterNodes {
             ),
             when: { equals: { mac: beat.mac } },
           },
+          ...(evaluations?.items ?? []),
         ],
-        tables: ['nodes'],
-        events: [nodeTopicEvent('NodeStreamEvent', updated)],
+        tables: ['nodes', ...(evaluations?.tables ?? [])],
+        events: [nodeTopicEvent('NodeStreamEvent', updated), ...(evaluations?.events ?? [])],
       };
     });
     if (index === undefined) {
@@ -451,7 +459,7 @@ export class ClusterNodes {
         ModifyIndex: index,
       };
       // A drain that starts moves the node's allocations (the reconciler migrates them): their jobs are evaluated.
-      const evaluations = !current && strategy ? await this.evaluations?.(id, index, 'node-drain') : undefined;
+      const evaluations = !current && strategy ? await this.evaluations?.(updated, index, 'node-drain') : undefined;
       return {
         items: [this.nodeWrite(updated, node), ...(evaluations?.items ?? [])],
         tables: ['nodes', ...(evaluations?.tables ?? [])],
@@ -565,7 +573,7 @@ export class ClusterNodes {
           LastMissedHeartbeatIndex: index,
           ModifyIndex: index,
         };
-        const evaluations = await this.evaluations?.(id, index, 'node-update');
+        const evaluations = await this.evaluations?.(updated, index, 'node-update');
         return {
           items: [
             this.nodeWrite(updated, node),

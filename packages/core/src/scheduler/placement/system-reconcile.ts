@@ -143,7 +143,9 @@ export function reconcileSystem(input: ReconcileInput, job: Job, nodes: Map<stri
     const limit = limits.get(group) ?? 0;
     if (limit <= 0) continue;
     limits.set(group, limit - 1);
-    result.stop.push({ alloc: tuple.alloc, description: stopDescriptions.updating });
+    // A sysbatch allocation already told to stop is replaced without being stopped again.
+    if (tuple.alloc.DesiredStatus === 'run')
+      result.stop.push({ alloc: tuple.alloc, description: stopDescriptions.updating });
     place.push({
       group,
       name: tuple.name,

@@ -61,9 +61,14 @@ function encodedSegments(value: string): string {
   return (folder ? parts.slice(0, -1) : parts).map(encodedSegment).join('/') + (folder ? '/' : '');
 }
 
-/** A path with a query string, each name and value encoded. */
-export function withQuery(path: ApiPath, query: Record<string, string | number>): ApiPath {
-  const search = new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)])).toString();
+/** A path with a query string, each name and value encoded (a list repeats its name: `topic=a&topic=b`). */
+export function withQuery(path: ApiPath, query: Record<string, string | number | readonly string[]>): ApiPath {
+  const search = new URLSearchParams(
+    Object.entries(query).flatMap(
+      ([name, value]): Array<[string, string]> =>
+        Array.isArray(value) ? value.map((item) => [name, item]) : [[name, String(value)]],
+    ),
+  ).toString();
   return (search ? `${path}${path.includes('?') ? '&' : '?'}${search}` : path) as ApiPath;
 }
 

@@ -25,8 +25,13 @@ export interface StreamHandlers {
 
 /** `event/stream?topic=<Topic>:<Key>&index=<n>`: the events after index `n`. */
 export function streamPath(topic: string, key: string, afterIndex: number, namespace?: string): ApiPath {
+  return topicsStreamPath([`${topic || '*'}:${key || '*'}`], afterIndex, namespace);
+}
+
+/** One stream of several topics (`Topic:Key` each), as one connection: `topic=Job:web&topic=Allocation:web`. */
+export function topicsStreamPath(topics: readonly string[], afterIndex: number, namespace?: string): ApiPath {
   return withQuery(api`event/stream`, {
-    topic: `${topic || '*'}:${key || '*'}`,
+    topic: topics,
     index: afterIndex,
     ...(namespace ? { namespace } : {}),
   });

@@ -1,7 +1,11 @@
 import type { NavEntry, RouteDef } from '../router.tsx';
+import { AllocationPage } from './allocation.tsx';
 import { AuthMethodPage, AuthMethodsPage, NewAuthMethodPage } from './auth-methods.tsx';
 import { BindingRulePage, BindingRulesPage, NewBindingRulePage } from './binding-rules.tsx';
 import { EventsPage } from './events.tsx';
+import { JobPage } from './job.tsx';
+import { RunJobPage } from './job-run.tsx';
+import { JobsPage } from './jobs.tsx';
 import { NamespacePage, NamespacesPage, NewNamespacePage } from './namespaces.tsx';
 import { NewNodePoolPage, NodePoolPage, NodePoolsPage } from './node-pools.tsx';
 import { NodePage, NodesPage } from './nodes.tsx';
@@ -13,7 +17,7 @@ import { NewTokenPage, TokenPage, TokensPage } from './tokens.tsx';
 
 /**
  * The scheduler service's pages: ACL tokens, policies, roles, auth methods, binding rules, the rule tester, nodes,
- * node pools, namespaces, services, events.
+ * node pools, namespaces, jobs and their allocations, services, events.
  */
 export const schedulerRoutes: RouteDef[] = [
   { pattern: '/ui/scheduler/tokens', title: 'ACL tokens', view: () => <TokensPage /> },
@@ -68,6 +72,18 @@ export const schedulerRoutes: RouteDef[] = [
     title: 'Namespace',
     view: ({ name = '' }) => <NamespacePage key={name} name={name} />,
   },
+  { pattern: '/ui/scheduler/jobs', title: 'Jobs', view: () => <JobsPage /> },
+  { pattern: '/ui/scheduler/jobs/new', title: 'Run a job', view: () => <RunJobPage /> },
+  {
+    pattern: '/ui/scheduler/jobs/:namespace/:id',
+    title: 'Job',
+    view: ({ namespace = '', id = '' }) => <JobPage key={`${namespace}/${id}`} namespace={namespace} id={id} />,
+  },
+  {
+    pattern: '/ui/scheduler/allocations/:id',
+    title: 'Allocation',
+    view: ({ id = '' }) => <AllocationPage key={id} id={id} />,
+  },
   { pattern: '/ui/scheduler/services', title: 'Services', view: () => <ServicesPage /> },
   {
     pattern: '/ui/scheduler/services/:namespace/:name',
@@ -89,6 +105,7 @@ export const schedulerNav: NavEntry[] = [
   { href: '/ui/scheduler/nodes', label: 'Nodes' },
   { href: '/ui/scheduler/node-pools', label: 'Node pools' },
   { href: '/ui/scheduler/namespaces', label: 'Namespaces' },
+  { href: '/ui/scheduler/jobs', label: 'Jobs' },
   { href: '/ui/scheduler/services', label: 'Services' },
   { href: '/ui/scheduler/events', label: 'Event stream' },
 ];

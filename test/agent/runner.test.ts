@@ -445,6 +445,27 @@ describe('lifecycle', () => {
     expect(eventTypes(runner, 'proxy').slice(-4)).toEqual(['Main Tasks Dead', 'Killing', 'Terminated', 'Killed']);
   });
 
+  it('runs the poststop tasks when the server stops the allocation, and after a main task fails', async () => {
+    const cleanup = rawExec('cleanup', 'sh', ['-c', 'touch "$NOMAD_ALLOC_DIR/data/cleaned"'], {
+      Lifecycle: { Hook: 'poststop' },
+    });
+    const stopped = allocation({ type: 'service', tasks: [rawExec('main', 'sleep', ['60']), cleanup] });
+    const runner = fixture.run(stopped);
+    await until('the main task to run', () => runner.taskStates.main?.State === 'running');
+    expect(runner.taskStates.cleanup?.State).toBe('pending');
+    await runner.stop();
+    expect(existsSync(data(stopped, 'cleaned'))).toBe(true);
+    expect(runner.taskStates.cleanup).toMatchObject({ State: 'dead', Failed: false });
+    expect(eventTypes(runner, 'cleanup')).toEqual(['Received', 'Task Setup', 'Started', 'Terminated']);
+    expect(runner.clientStatus.status).toBe('complete');
+
+    const failing = allocation({ type: 'service', tasks: [rawExec('main', 'sh', ['-c', 'exit 3']), cleanup] });
+    const failed = fixture.run(failing);
+    await until('the poststop task to run', () => failed.taskStates.cleanup?.State === 'dead');
+    expect(existsSync(data(failing, 'cleaned'))).toBe(true);
+    expect(failed.clientStatus.status).toBe('failed');
+  });
+
   it('a prestart task that fails keeps the main task from ever starting', async () => {
     const marker = path.join(fixture.dataDir, 'main-ran');
     const alloc = allocation({

@@ -151,7 +151,20 @@ export class AllocRunner {
   async stop(): Promise<void> {
     this.stopping = true;
     this.health?.cancel();
-    await Promise.all([...this.tasks.values()].map((task) => task.kill()));
+    // The poststop tasks run once the others are down (Nomad runs them on a stop too), unless they already ran.
+    const poststop = new Set(this.phase('poststop'));
+    await Promise.all([...this.tasks.values()].filter((task) => !poststop.has(task)).map((task) => task.kill()));
+    for (const task of poststop) task.start();
+    await Promise.all([...poststop].map((task) => task.done));
+  }
+
+  /** The task runners of a lifecycle phase (`main` for tasks without a lifecycle block). */
+  private phase(hook: string): TaskRunner[] {
+    const group = this.alloc.Job?.TaskGroups.find((candidate) => candidate.Name === this.alloc.TaskGroup);
+    return (group?.Tasks ?? [])
+      .filter((task) => (task.Lifecycle?.Hook || 'main') === hook)
+      .map((task) => this.tasks.get(task.Name))
+      .filter((runner): runner is TaskRunner => runner !== undefined);
   }
 
   /** Stops watching the tasks, leaving them running (the agent itself stops). */
@@ -193,14 +206,18 @@ export class AllocRunner {
     if (!this.stopping) this.observeHealth();
     const runner = this.tasks.get(name);
     if (runner?.dead && !this.stopping) {
-      const others = [...this.tasks.values()].filter((other) => other !== runner && !other.dead);
+      // Poststop tasks are not killed with the others: they run once the main tasks are down.
+      const poststop = new Set(this.phase('poststop'));
+      const others = [...this.tasks.values()].filter(
+        (other) => other !== runner && !other.dead && !poststop.has(other),
+      );
       if (runner.state.Failed) {
         this.failedSibling = true;
         for (const other of others)
           void other.kill({ type: taskEvents.siblingFailed, fields: { FailedSibling: name } });
       } else if (this.isLeader(name)) for (const other of others) void other.kill({ type: taskEvents.leaderDead });
     }
-    if (!this.stopping && !this.failedSibling) this.advance();
+    if (!this.stopping) this.advance();
     this.options.onUpdate?.(this);
   }
 
@@ -212,25 +229,24 @@ export class AllocRunner {
   private advance(): void {
     const group = this.alloc.Job?.TaskGroups.find((candidate) => candidate.Name === this.alloc.TaskGroup);
     if (!group) return;
-    const phase = (hook: string) =>
-      group.Tasks.filter((task) => (task.Lifecycle?.Hook || 'main') === hook)
-        .map((task) => this.tasks.get(task.Name))
-        .filter((runner): runner is TaskRunner => runner !== undefined);
     const sidecar = (runner: TaskRunner) =>
       group.Tasks.find((task) => task.Name === runner.name)?.Lifecycle?.Sidecar === true;
-    const prestart = phase('prestart');
-    const main = phase('main');
-    for (const runner of prestart) runner.start();
-    const blocking = prestart.filter((runner) => !sidecar(runner));
-    if (!blocking.every((runner) => runner.dead && !runner.state.Failed)) return;
-    for (const runner of main) runner.start();
-    if (main.every((runner) => runner.state.StartedAt !== null || runner.dead))
-      for (const runner of phase('poststart')) runner.start();
+    const prestart = this.phase('prestart');
+    const main = this.phase('main');
+    const poststart = this.phase('poststart');
+    if (!this.failedSibling) {
+      for (const runner of prestart) runner.start();
+      const blocking = prestart.filter((runner) => !sidecar(runner));
+      if (!blocking.every((runner) => runner.dead && !runner.state.Failed)) return;
+      for (const runner of main) runner.start();
+      if (main.every((runner) => runner.state.StartedAt !== null || runner.dead))
+        for (const runner of poststart) runner.start();
+    }
     if (!main.every((runner) => runner.dead)) return;
-    for (const runner of [...prestart, ...phase('poststart')])
+    for (const runner of [...prestart, ...poststart])
       if (!runner.dead && runner.started) void runner.kill({ type: taskEvents.mainDead });
-    for (const runner of phase('poststart')) if (!runner.started) void runner.kill();
-    for (const runner of phase('poststop')) runner.start();
+    for (const runner of poststart) if (!runner.started) void runner.kill();
+    for (const runner of this.phase('poststop')) runner.start();
   }
 
   private isLeader(name: string): boolean {

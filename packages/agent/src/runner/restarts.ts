@@ -3,7 +3,8 @@
  * restarts`): after each exit or failed start, count the restart within the policy's interval (a new interval starts
  * the count again); a successful exit of a batch task needs no restart; beyond `Attempts` the mode decides: `fail`
  * stops with the task failed, `delay` waits for the interval's end. A restart within the policy waits `Delay` plus up
- * to a quarter of it (Nomad's jitter). Service and system tasks restart even after a successful exit.
+ * to a quarter of it (Nomad's jitter). Service and system tasks restart even after a successful exit, but not
+ * prestart, poststart or poststop tasks that are not sidecars.
  */
 import { goDuration, taskEvents } from './events.ts';
 import type { RestartPolicy } from './types.ts';
@@ -40,8 +41,11 @@ export class RestartTracker {
     private readonly now: () => number,
     private readonly random: () => number = Math.random,
     state?: RestartTrackerState,
+    lifecycle?: { Hook?: string; Sidecar?: boolean } | null,
   ) {
-    this.onSuccess = jobType !== 'batch' && jobType !== 'sysbatch';
+    // A batch task, or a lifecycle task that is not a sidecar, is done when it succeeds.
+    const ephemeral = Boolean(lifecycle?.Hook) && !lifecycle?.Sidecar;
+    this.onSuccess = jobType !== 'batch' && jobType !== 'sysbatch' && !ephemeral;
     this.state = state ?? { count: 0, intervalStart: now() };
   }
 

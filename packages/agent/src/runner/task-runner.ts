@@ -99,7 +99,14 @@ export class TaskRunner {
     };
     this.handle = options.saved?.Handle ?? null;
     const policy = { ...defaultRestartPolicy, ...(options.group.RestartPolicy ?? {}) };
-    this.tracker = new RestartTracker(policy, options.job.Type, options.now, options.random, options.saved?.Restart);
+    this.tracker = new RestartTracker(
+      policy,
+      options.job.Type,
+      options.now,
+      options.random,
+      options.saved?.Restart,
+      options.task.Lifecycle,
+    );
   }
 
   get saved(): SavedTask {

@@ -11,6 +11,7 @@ import { mountKind } from '@keyhaven/core/secrets/mounts/mount-table.ts';
 import { initMarkerPk, initMarkerSk } from '@keyhaven/core/secrets/sys/init.ts';
 import { type ItemKind, macAttribute } from '@keyhaven/core/storage/item-mac.ts';
 import { fileKeySource } from '@keyhaven/core/storage/keyring.ts';
+import { bootstrapMarkerKind, bootstrapMarkerPk, bootstrapMarkerSk } from '@keyhaven/core/storage/bootstrap-marker.ts';
 import { keyringKind, keyringPk, keyringSk } from '@keyhaven/core/storage/keyring-item.ts';
 import { ConditionFailed, type Item, type Store } from '@keyhaven/core/storage/store.ts';
 import { localClientConfig, startDynamoDbLocal } from '@keyhaven/local';
@@ -78,14 +79,17 @@ export interface SignReport {
 export async function signItems(store: Store, options: { dryRun?: boolean } = {}): Promise<SignReport> {
   const dryRun = options.dryRun ?? false;
   // The keyring's item first: it carries the initialisation's epoch, which the other kinds' MACs bind (`ItemKind.epoch`),
-  // so it is read again once that item is signed, before anything else is checked or signed.
+  // so the epochs are read again once it (and the bootstrap marker) are signed, before anything else is checked.
   const items = (await store.scan()).sort(
     (a, b) => Number(b.pk === keyringPk && b.sk === keyringSk) - Number(a.pk === keyringPk && a.sk === keyringSk),
   );
   const macOk = (kind: ItemKind, item: Item) => item[macAttribute] === store.macOf(kind, item);
   const keyringItem = items.find((item) => item.pk === keyringPk && item.sk === keyringSk);
+  const bootstrapMarker = items.find((item) => item.pk === bootstrapMarkerPk && item.sk === bootstrapMarkerSk);
   const report = emptyReport(dryRun);
   if (keyringItem) await signOrReport(store, report, keyringKind, keyringItem, items, dryRun);
+  // The bootstrap marker likewise carries the scheduler's ACL epoch.
+  if (bootstrapMarker) await signOrReport(store, report, bootstrapMarkerKind, bootstrapMarker, items, dryRun);
   if (!dryRun) await store.readEpoch();
   const mountTypes = new Map(builtinMountTypes);
   for (const item of items) {
@@ -95,7 +99,7 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
     if (typeof entry?.type === 'string' && typeof entry.uuid === 'string') mountTypes.set(entry.uuid, entry.type);
   }
   for (const item of items) {
-    if (item === keyringItem) continue;
+    if (item === keyringItem || item === bootstrapMarker) continue;
     const kind = kindOf(item, mountTypes);
     if (kind) await signOrReport(store, report, kind, item, items, dryRun);
   }

@@ -46,14 +46,27 @@ describe('the item-kind table', () => {
     expect(new Set(itemKindRows.map((row) => row.name)).size).toBe(itemKindRows.length);
   });
 
-  it("every MAC kind of the secrets service binds the initialisation's epoch, but the keyring's item and the init marker", () => {
-    const unbound = ['keyring', 'init-marker'];
+  it("every MAC kind of the secrets service binds the initialisation's epoch and every scheduler ACL kind the bootstrap's, but the markers and the keyring's item", () => {
+    const unbound = ['keyring', 'init-marker', 'scheduler-bootstrap-marker'];
+    const acl = [
+      'scheduler-acl-token',
+      'scheduler-acl-policy',
+      'scheduler-acl-role',
+      'scheduler-acl-auth-method',
+      'scheduler-acl-binding-rule',
+      'scheduler-oidc-state',
+    ];
     for (const row of itemKindRows) {
       if (!row.mac) continue;
-      const secrets = !row.mac.name.startsWith('scheduler-');
-      expect(row.mac.epoch, `${row.name} (${row.mac.name})`).toBe(
-        secrets && !unbound.includes(row.mac.name) ? 'init' : undefined,
-      );
+      const name = row.mac.name;
+      const expected = unbound.includes(name)
+        ? undefined
+        : acl.includes(name)
+          ? 'bootstrap'
+          : name.startsWith('scheduler-')
+            ? undefined
+            : 'init';
+      expect(row.mac.epoch, `${row.name} (${name})`).toBe(expected);
     }
   });
 

@@ -378,7 +378,7 @@ export const itemKindRows: readonly ItemKindRow[] = [
     sk: /^bootstrap$/,
     protection: 'MAC',
     mac: bootstrapMarkerKind,
-    why: 'its absence would offer a bootstrap again (never believed beside any ACL item)',
+    why: "its absence would offer a bootstrap again (never believed beside any ACL item); it carries the bootstrap's epoch, which every ACL kind's MAC binds",
   }),
   row({
     name: 'scheduler indexes and counts',

@@ -123,7 +123,10 @@ export function schedulerFront(options: SchedulerAppOptions): HttpFront {
       return textReply(400, streamNotServedHere);
     const forwarded = await forward(request, canonical.encoded);
     if (forwarded) return forwarded;
-    const exchange = exchangeOf(request, path, await getScheduler());
+    const scheduler = await getScheduler();
+    // A process that has not seen the ACL bootstrap reads its epoch first (another process may have made it since).
+    await scheduler.state.store.settleEpoch('bootstrap');
+    const exchange = exchangeOf(request, path, scheduler);
     return audit ? audit(exchange, () => answerRoute(routes, exchange)) : answerRoute(routes, exchange);
   };
   return async (request) => {

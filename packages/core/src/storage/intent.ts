@@ -26,7 +26,7 @@
  * tests of those stay on DynamoDB Local.
  */
 import type { Logger } from '../lib/log.ts';
-import type { ItemKind } from './item-mac.ts';
+import type { EpochDomain, ItemKind } from './item-mac.ts';
 import type { Keyring } from './keyring.ts';
 
 /** Where an item is: its partition and its sort key. */
@@ -158,11 +158,13 @@ export interface Store {
 
   /** Turns on item MACs once the keyring is loaded; until then `signed` and `verified` throw. */
   authenticateWith(keyring: Keyring, log: Logger): void;
-  /** Reads the initialisation epoch the MACs of `init` kinds bind (`ItemKind.epoch`) from the keyring's item. */
-  readEpoch(): Promise<void>;
-  /** Reads the epoch again (at most once a second) in a process that has not seen the service initialised. */
-  settleEpoch(): Promise<void>;
-  /** Sets the epoch of an initialisation this process is making; `undefined` forgets it. */
+  /** Reads the epochs the MACs of `init` and `bootstrap` kinds bind (`ItemKind.epoch`), or the one of `domain`. */
+  readEpoch(domain?: EpochDomain): Promise<void>;
+  /** Reads a domain's epoch again in a process that has not seen the initialisation (bootstrap) yet. */
+  settleEpoch(domain?: EpochDomain): Promise<void>;
+  /** Sets the epoch of an initialisation (bootstrap) this process is making; `undefined` forgets it. */
+  useEpoch(domain: EpochDomain, epoch: string | undefined): void;
+  /** `useEpoch('init', epoch)`. */
   useInitEpoch(epoch: string | undefined): void;
   /** The item with the MAC of its kind set, for a put (see `item-mac.ts`). */
   signed<T extends Item>(kind: ItemKind, item: T): T;

@@ -28,16 +28,20 @@ export interface ItemKind {
   /**
    * `init`: the item belongs to one initialisation of the secrets service, and its MAC binds that initialisation's
    * epoch (chosen by `sys/init`, kept in the keyring's item): an item from before a re-initialisation never
-   * verifies after it, as Vault's re-init makes new barrier keys. Absent for the items that say whether and when
-   * the service was initialised (the keyring's item, the init marker) and for the scheduler's.
+   * verifies after it, as Vault's re-init makes new barrier keys. `bootstrap`: the same for one ACL bootstrap of the
+   * scheduler (its epoch kept in the bootstrap marker). Absent for the items that say whether and when the service
+   * was initialised or bootstrapped (the keyring's item, the init and bootstrap markers) and the scheduler's cluster.
    */
-  readonly epoch?: 'init';
+  readonly epoch?: EpochDomain;
 }
+
+/** Which event an item's epoch belongs to: the secrets service's initialisation or the scheduler's ACL bootstrap. */
+export type EpochDomain = 'init' | 'bootstrap';
 
 export const itemKind = (
   name: string,
   unauthenticated: readonly string[] = [],
-  options: { epoch?: 'init' } = {},
+  options: { epoch?: EpochDomain } = {},
 ): ItemKind => ({
   name,
   unauthenticated: new Set(unauthenticated),
@@ -98,12 +102,16 @@ function canonicalObject(value: Record<string, unknown>, left?: (name: string) =
  * An `init` kind's item of a table initialised with an epoch has the epoch before its kind (a table initialised
  * before epochs existed keeps the message without, so its items still verify).
  */
-function message(kind: ItemKind, item: Keyed, epoch: string | undefined): string {
+function message(kind: ItemKind, item: Keyed, epochOf: (domain: EpochDomain) => string | undefined): string {
   const covered = canonicalObject(
     item,
     (name) => name === 'pk' || name === 'sk' || name === macAttribute || kind.unauthenticated.has(name),
   );
-  const bound = kind.epoch && epoch !== undefined ? `${JSON.stringify(`epoch:${epoch}`)},` : '';
+  const epoch = kind.epoch && epochOf(kind.epoch);
+  const bound =
+    kind.epoch && epoch !== undefined
+      ? `${JSON.stringify(`${kind.epoch === 'init' ? 'epoch' : kind.epoch}:${epoch}`)},`
+      : '';
   return `[${JSON.stringify(macPrefix)},${bound}${JSON.stringify(kind.name)},${canonical(item.pk)},${canonical(item.sk)},${covered}]`;
 }
 
@@ -112,13 +120,13 @@ export class ItemMac {
   constructor(
     private readonly keyring: Keyring,
     private readonly log: Logger,
-    /** The current initialisation epoch (`ItemKind.epoch`), if the service was initialised with one. */
-    private readonly initEpoch: () => string | undefined = () => undefined,
+    /** The current epoch of a domain (`ItemKind.epoch`), if there was an initialisation or bootstrap with one. */
+    private readonly epochOf: (domain: EpochDomain) => string | undefined = () => undefined,
   ) {}
 
   /** The MAC an item of `kind` carries, `v1:<base64url>`. */
   tag(kind: ItemKind, item: Keyed): string {
-    return macPrefix + this.keyring.itemMac(message(kind, item, this.initEpoch())).toString('base64url');
+    return macPrefix + this.keyring.itemMac(message(kind, item, this.epochOf)).toString('base64url');
   }
 
   /** The item with its MAC set (any `mac` it had is replaced). */
@@ -133,7 +141,7 @@ export class ItemMac {
     const given = Buffer.from(stored.slice(macPrefix.length), 'base64url');
     let expected: Buffer;
     try {
-      expected = this.keyring.itemMac(message(kind, item, this.initEpoch()));
+      expected = this.keyring.itemMac(message(kind, item, this.epochOf));
     } catch {
       return false; // a form no signed item has (see `canonicalObject`)
     }

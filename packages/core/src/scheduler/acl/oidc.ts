@@ -55,7 +55,7 @@ const verifierContext = (state: string) => `scheduler/oidc-state/${state}`;
  * A flow's item is authenticated (its expiry included): the auth method, redirect and nonces a completion trusts
  * cannot be written or edited by a table writer.
  */
-export const oidcStateKind = itemKind('scheduler-oidc-state');
+export const oidcStateKind = itemKind('scheduler-oidc-state', [], { epoch: 'bootstrap' });
 
 const providerOf = (method: AclAuthMethod) => ({
   discoveryUrl: method.Config.OIDCDiscoveryURL ?? '',

@@ -16,7 +16,7 @@ import { type AclAuthMethod, type AuthMethodBody, authMethodEvent, pickContent, 
 const sealContext = (name: string) => `scheduler/auth-method/${name}`;
 
 /** An auth method item is authenticated whole (`storage/item-mac.ts`): a forged or moved one does not exist. */
-export const authMethodKind = itemKind('scheduler-acl-auth-method');
+export const authMethodKind = itemKind('scheduler-acl-auth-method', [], { epoch: 'bootstrap' });
 
 export class AclAuthMethods {
   constructor(

@@ -19,7 +19,7 @@ import {
 } from './model.ts';
 
 /** A binding rule item is authenticated whole (`storage/item-mac.ts`): a forged or moved one does not exist. */
-export const bindingRuleKind = itemKind('scheduler-acl-binding-rule');
+export const bindingRuleKind = itemKind('scheduler-acl-binding-rule', [], { epoch: 'bootstrap' });
 
 export class AclBindingRules {
   constructor(

@@ -8,7 +8,7 @@ import { type PolicyRules, parsePolicyRules } from '../policy-rules.ts';
 import { type AclPolicy, type PolicyContent, policyEvent, validatePolicy } from './model.ts';
 
 /** A policy item is authenticated whole (`storage/item-mac.ts`): a forged or moved policy does not exist. */
-export const policyKind = itemKind('scheduler-acl-policy');
+export const policyKind = itemKind('scheduler-acl-policy', [], { epoch: 'bootstrap' });
 
 export class AclPolicies {
   private readonly compiled = new Map<string, { modifyIndex: number; rules: PolicyRules }>();

@@ -14,7 +14,7 @@ import type { AclPolicies } from '../policies/store.ts';
 import { type AclRole, type RoleContent, roleEvent, validateRole } from './model.ts';
 
 /** A role item is authenticated whole (`storage/item-mac.ts`): a forged or moved one does not exist. */
-export const roleKind = itemKind('scheduler-acl-role');
+export const roleKind = itemKind('scheduler-acl-role', [], { epoch: 'bootstrap' });
 
 export class AclRoles {
   constructor(

@@ -3,6 +3,8 @@
  * keyed hash → the accessor ID). Secrets are stored only as keyed hashes, so a secret is shown once, when the token
  * is created (bootstrap, create, login). A token with an expiration waits in the `due` queue `TOKEN_EXPIRY_QUEUE`.
  */
+import { randomBytes } from 'node:crypto';
+import { bootstrapMarkerKind } from '../../../storage/bootstrap-marker.ts';
 import { formatDuration } from '../../../lib/duration.ts';
 import { badRequest, DomainError, notFound, permissionDenied, unavailable } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
@@ -39,14 +41,10 @@ import {
 } from './model.ts';
 
 /** A token item is authenticated (`storage/item-mac.ts`), all but its place in the expiry queue. */
-export const tokenKind = itemKind('scheduler-acl-token', ['duePk', 'dueSk', 'expiresAt']);
+export const tokenKind = itemKind('scheduler-acl-token', ['duePk', 'dueSk', 'expiresAt'], { epoch: 'bootstrap' });
 
-/**
- * The bootstrap marker is authenticated (its `index` and its key), so a marker cannot be made to look like another;
- * a table writer can still delete it, or give it an `expiresAt` for the table's TTL to delete. Its absence is
- * therefore never believed alone (`bootstrapStatus`).
- */
-export const bootstrapMarkerKind = itemKind('scheduler-bootstrap-marker');
+/** The bootstrap marker's kind (`storage/bootstrap-marker.ts`): never believed alone (`bootstrapStatus`). */
+export { bootstrapMarkerKind };
 
 /**
  * Partitions that hold items only once ACLs were bootstrapped (every write to them needs a management token, and
@@ -127,6 +125,10 @@ export class AclTokens {
       throw badRequest('BootstrapSecret must be a UUID');
     const status = await this.bootstrapStatus();
     if (status.done) throw badRequest(`ACL bootstrap already done (reset index: ${status.index})`);
+    // This bootstrap's epoch: every ACL token, policy, role, auth method, binding rule and sign-in signed from now on
+    // binds it (ItemKind.epoch), so nothing of an earlier bootstrap put back by a table writer verifies after it.
+    const epoch = randomBytes(16).toString('base64url');
+    this.state.store.useEpoch('bootstrap', epoch);
     try {
       return await this.mint(
         { Name: 'Bootstrap Token', Type: 'management', Global: true },
@@ -134,13 +136,16 @@ export class AclTokens {
           secret: secret || uuid(),
           extra: (index) => [
             {
-              put: this.state.store.signed(bootstrapMarkerKind, { pk: META_PK, sk: BOOTSTRAP_SK, index }),
+              put: this.state.store.signed(bootstrapMarkerKind, { pk: META_PK, sk: BOOTSTRAP_SK, index, epoch }),
               when: { absent: true },
             },
           ],
         },
       );
     } catch (error) {
+      // Not bootstrapped here: the epoch is the table's (another process's bootstrap, or none yet).
+      this.state.store.useEpoch('bootstrap', undefined);
+      await this.state.store.readEpoch('bootstrap');
       if (error instanceof WriteConditionFailed) {
         const again = await this.bootstrapStatus();
         throw badRequest(`ACL bootstrap already done (reset index: ${again.done ? again.index : 0})`);

@@ -22,6 +22,8 @@ let product: ConsoleProduct;
 let browser: Browser;
 let management = '';
 const node = clientNode();
+/** The nodes the test beats for, as their agents would. */
+const nodes = [node];
 let beating: ReturnType<typeof setInterval> | undefined;
 
 async function call(method: string, path: string, body?: unknown, token = management) {
@@ -35,7 +37,7 @@ async function call(method: string, path: string, body?: unknown, token = manage
 }
 
 /** A JSON job spec as a person would paste it: one raw_exec task, small enough for the node. */
-const spec = (id: string, count: number, extra: Record<string, unknown> = {}) => ({
+const spec = (id: string, count: number, extra: Record<string, unknown> = {}, cpu = 100) => ({
   ID: id,
   ...extra,
   TaskGroups: [
@@ -47,7 +49,7 @@ const spec = (id: string, count: number, extra: Record<string, unknown> = {}) =>
           Name: 'server',
           Driver: 'raw_exec',
           Config: { command: 'python3', args: ['-m', 'http.server'] },
-          Resources: { CPU: 100, MemoryMB: 64 },
+          Resources: { CPU: cpu, MemoryMB: 64 },
         },
       ],
     },
@@ -83,7 +85,8 @@ beforeAll(async () => {
   expect((await call('PUT', 'namespace/dev', { Name: 'dev' })).status).toBe(200);
   // As its agent would, the node keeps beating (the product's sweep runs on the real clock).
   beating = setInterval(() => {
-    void call('PUT', `client/node/${node.ID}/status`, { Status: 'ready' }, node.SecretID).catch(() => undefined);
+    for (const each of nodes)
+      void call('PUT', `client/node/${each.ID}/status`, { Status: 'ready' }, each.SecretID).catch(() => undefined);
   }, 5_000);
 }, 120_000);
 afterAll(async () => {
@@ -298,6 +301,47 @@ describe('the jobs pages', () => {
       await page.goto(`${product.consoleUrl}scheduler/jobs/default/web`);
       await page.getByRole('alert').getByText('HTTP 403').waitFor();
       expect(await page.getByRole('alert').locator('li').allTextContents()).toEqual(['Permission denied']);
+      await context.close();
+    },
+    caseTimeoutMs,
+  );
+  it(
+    'shows why a job cannot be placed, and its allocation once a node with room is ready',
+    async () => {
+      // 6,000 MHz: more than the first node has (4,000, 100 reserved).
+      expect((await call('PUT', 'jobs', { Job: spec('big', 1, {}, 6_000) })).status).toBe(200);
+      const { context, page } = await signedIn();
+      await page.goto(`${product.consoleUrl}scheduler/jobs/default/big`);
+      await page.getByRole('heading', { name: 'Job big', exact: true }).waitFor();
+      await liveBy(page, 'event stream');
+      const failures = page.getByRole('region', { name: 'Placement failures', exact: true });
+      await failures.getByText(/^Task group web: 1 nodes evaluated, 0 filtered, 1 exhausted/).waitFor();
+      await failures.getByText(/Dimension cpu: 1 nodes exhausted/).waitFor();
+      const evaluations = (await call('GET', 'job/big/evaluations')).json() as Array<{ Status: string }>;
+      expect(evaluations.map((evaluation) => evaluation.Status).sort()).toEqual(['blocked', 'complete']);
+      expect(await allocationLinks(page).count()).toBe(0);
+
+      // A node with room registers and becomes ready: the blocked evaluation runs, the page shows the allocation.
+      const roomy = clientNode({
+        NodeResources: {
+          ...(node.NodeResources as Record<string, unknown>),
+          Cpu: { CpuShares: 16_000, TotalCpuCores: 8 },
+        },
+      });
+      const intro = (await call('PUT', 'acl/identity/client-introduction-token', {})).json() as { JWT: string };
+      expect((await call('POST', 'client/register', { Node: roomy }, intro.JWT)).status).toBe(200);
+      nodes.push(roomy);
+      expect((await call('PUT', `client/node/${roomy.ID}/status`, { Status: 'ready' }, roomy.SecretID)).status).toBe(
+        200,
+      );
+      await expect.poll(() => allocationLinks(page).count(), { timeout: 60_000 }).toBe(1);
+      await page
+        .getByRole('region', { name: 'Allocations', exact: true })
+        .getByRole('link', { name: roomy.Name })
+        .waitFor();
+      await failures.waitFor({ state: 'detached' });
+      const placed = await allocationsOf('big');
+      expect(placed.map((alloc) => alloc.DesiredStatus)).toEqual(['run']);
       await context.close();
     },
     caseTimeoutMs,

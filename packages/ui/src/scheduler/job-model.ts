@@ -1,5 +1,6 @@
 import { type ApiPath, api, withQuery } from '../api.ts';
 import { pathHref } from '../router.tsx';
+import type { AllocMetric } from './placement-failures.tsx';
 
 /**
  * The shapes of Nomad's jobs, allocations and evaluations the console reads (only the fields it shows), their console
@@ -91,7 +92,7 @@ export interface Evaluation {
   Status: string;
   StatusDescription: string;
   Priority: number;
-  FailedTGAllocs: Record<string, unknown> | null;
+  FailedTGAllocs: Record<string, AllocMetric> | null;
   QueuedAllocations: Record<string, number> | null;
   BlockedEval: string;
   CreateTime: number;

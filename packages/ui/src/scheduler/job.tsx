@@ -18,6 +18,7 @@ import {
   statusClass,
 } from './job-model.ts';
 import { useLiveReads } from './live.ts';
+import { PlacementFailures } from './placement-failures.tsx';
 
 /**
  * A job's page (`job/<id>` and its `allocations`, `evaluations`, `versions`; `read-job`): what it is, its task groups
@@ -121,6 +122,25 @@ function Evaluations({ evaluations }: { evaluations: Evaluation[] }): JSX.Elemen
   );
 }
 
+/**
+ * While the job has a blocked evaluation, why its latest failed placements failed (as Nomad's UI shows it above the
+ * allocations); the blocked evaluation runs again when a node with room appears.
+ */
+function LatestFailures({ evaluations }: { evaluations: Evaluation[] }): JSX.Element | null {
+  if (!evaluations.some((evaluation) => evaluation.Status === 'blocked')) return null;
+  const latest = evaluations
+    .filter((evaluation) => Object.keys(evaluation.FailedTGAllocs ?? {}).length > 0)
+    .sort((a, b) => b.CreateTime - a.CreateTime)[0];
+  if (!latest) return null;
+  return (
+    <section class="panel" aria-label="Placement failures">
+      <h2>Placement failures</h2>
+      <PlacementFailures failed={latest.FailedTGAllocs ?? {}} />
+      <p class="note">The scheduler places them when a node with room becomes ready.</p>
+    </section>
+  );
+}
+
 function Versions({ versions }: { versions: Job[] }): JSX.Element {
   return (
     <section class="panel" aria-label="Versions">
@@ -184,6 +204,7 @@ export function JobPage({ namespace, id }: { namespace: string; id: string }): J
                 <JobActions job={job} onChanged={reads.reload} />
               </div>
               <TaskGroups reads={shown} onChanged={reads.reload} />
+              <LatestFailures evaluations={shown.evaluations} />
               <section class="panel" aria-label="Allocations">
                 <h2>Allocations</h2>
                 <AllocationsTable allocations={shown.allocations} />

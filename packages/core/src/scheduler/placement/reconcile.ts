@@ -1,7 +1,8 @@
 /**
  * The reconciler: from a job, its allocations and their nodes, what an evaluation does — allocations to place, to
- * stop, to update in place, the annotation counts of each task group (`Annotations.DesiredTGUpdates`) and the
- * follow-up evaluations of delayed reschedules. Pure: everything it reads is in its input, `now` included, and its
+ * stop, to update in place, the annotation counts of each task group (`Annotations.DesiredTGUpdates`), the
+ * follow-up evaluations of delayed reschedules, and the job's deployment (one created, status changes of the
+ * latest: `deployment.ts`, `canaries.ts`). Pure: everything it reads is in its input, `now` included, and its
  * answer is ordered (task groups in the job's order, allocations by name), so tests are exact. Service and batch jobs
  * as Nomad's generic scheduler reconciles them (`scheduler/reconciler/reconcile_cluster.go`), system and sysbatch
  * jobs as its node reconciler (`system-reconcile.ts`).

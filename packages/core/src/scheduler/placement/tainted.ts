@@ -3,7 +3,8 @@
  * (Nomad's `classifyAllocs`, `scheduler/reconciler/filters.go`, over the nodes `taintedNodes` names: collected, down,
  * disconnected or draining). A draining node's allocations migrate as Nomad's drainer marks them
  * (`nomad/drainer/watch_jobs.go`): at most as many as keep `Count - Migrate.MaxParallel` healthy, service groups only,
- * batch allocations and the rest all at once when the drain's deadline has passed.
+ * batch allocations and the rest all at once when the drain's deadline has passed. Also: allocations told to stop
+ * whose node went down before reporting it are marked lost (`lostAfterStop`).
  *
  * Not here yet: a group's `disconnect` block (allocations on a disconnected node are lost at once, as Nomad does for
  * a group without one) and reconnecting allocations.

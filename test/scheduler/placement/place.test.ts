@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: constraint targets are Nomad interpolations
 /**
  * The placement function over hand-built snapshots: which nodes are candidates, drivers, CPU, memory and disk
  * against what nodes offer and hold, the bin-packing score against Nomad's formula computed here, the job
@@ -343,5 +344,73 @@ describe('reserved cores (resources.cores)', () => {
       binpack(1 - 3000 / 4000, 1 - 556 / 8192),
       12,
     );
+  });
+});
+
+describe('devices (resources.device)', () => {
+  const withGpus = () => {
+    const node = makeNode();
+    (node.NodeResources as Record<string, unknown>).Devices = [
+      {
+        Vendor: 'nvidia',
+        Type: 'gpu',
+        Name: '1080ti',
+        Instances: [
+          { ID: 'GPU-a', Healthy: true },
+          { ID: 'GPU-b', Healthy: false },
+          { ID: 'GPU-c', Healthy: true },
+        ],
+      },
+    ];
+    return node;
+  };
+  const asking = (device: Record<string, unknown>, count = 3) =>
+    makeJob({
+      TaskGroups: [
+        {
+          Name: 'ml',
+          Count: count,
+          Tasks: [task('train', 100, 256, { Resources: { CPU: 100, MemoryMB: 256, Devices: [device] } })],
+        },
+      ],
+    });
+
+  it('grants healthy instances no allocation holds, then exhausts the node on devices', () => {
+    const node = withGpus();
+    const job = asking({ Name: 'nvidia/gpu', Count: 1 });
+    const result = place({ nodes: [node], allocs: [] }, job, requests(job, 'ml', 3), 's');
+    expect(result.placements.map((p) => p.resources.Tasks.train?.Devices)).toEqual([
+      [{ Vendor: 'nvidia', Type: 'gpu', Name: '1080ti', DeviceIDs: ['GPU-a'] }],
+      [{ Vendor: 'nvidia', Type: 'gpu', Name: '1080ti', DeviceIDs: ['GPU-c'] }],
+    ]);
+    expect(result.failed.ml).toMatchObject({ DimensionExhausted: { 'devices: no devices match request': 1 } });
+  });
+
+  it('filters nodes without enough matching healthy instances as "missing devices"', () => {
+    const gpus = withGpus();
+    const plain = makeNode();
+    for (const device of [{ Name: 'gpu', Count: 3 }, { Name: 'amd/gpu' }, { Name: 'nvidia/gpu/a100' }]) {
+      const job = asking(device, 1);
+      expect(place({ nodes: [gpus, plain], allocs: [] }, job, requests(job, 'ml', 1), 's').failed.ml).toMatchObject({
+        NodesFiltered: 2,
+        ConstraintFiltered: { 'missing devices': 2 },
+      });
+    }
+    const fits = asking({ Name: 'gpu', Count: 2 }, 1);
+    expect(place({ nodes: [gpus, plain], allocs: [] }, fits, requests(fits, 'ml', 1), 's').placements[0]?.node.ID).toBe(
+      gpus.ID,
+    );
+  });
+
+  it('does not evaluate device constraints: a request with them matches no device', () => {
+    const job = asking(
+      { Name: 'gpu', Constraints: [{ LTarget: '${device.attr.memory}', RTarget: '4 GiB', Operand: '>=' }] },
+      1,
+    );
+    expect(
+      place({ nodes: [withGpus()], allocs: [] }, job, requests(job, 'ml', 1), 's').failed.ml?.ConstraintFiltered,
+    ).toEqual({
+      'missing devices': 1,
+    });
   });
 });

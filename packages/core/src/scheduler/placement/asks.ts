@@ -6,6 +6,7 @@
  */
 import type { Job, TaskGroup } from '../cluster/jobs/model.ts';
 import { type Constraint, constraintEscapes, constraintsOf } from './constraints.ts';
+import { type DeviceAsk, deviceAsks } from './devices.ts';
 
 export interface TaskAsk {
   name: string;
@@ -15,6 +16,8 @@ export interface TaskAsk {
   cores: number;
   memoryMB: number;
   memoryMaxMB: number;
+  /** Its device requests. */
+  devices: DeviceAsk[];
   /** Nomad's `TaskLifecycleConfig`, or null for a main task. */
   lifecycle: { Hook: string; Sidecar: boolean } | null;
 }
@@ -63,6 +66,8 @@ export interface GroupAsk {
   memoryMB: number;
   /** The whole cores its tasks reserve, together. */
   cores: number;
+  /** Every task's device requests, together (what the node must have). */
+  devices: DeviceAsk[];
   /** The job's, the group's and its tasks' affinities. */
   affinities: Affinity[];
   /** The group's spreads and the job's (Nomad keeps them apart: `SpreadIterator`). */
@@ -112,6 +117,7 @@ function taskAsk(task: Loose): TaskAsk {
     driver: textOf(task.Driver),
     cpu: numberOf(resources.CPU, 100),
     cores: numberOf(resources.Cores),
+    devices: deviceAsks(resources),
     memoryMB: numberOf(resources.MemoryMB, 300),
     memoryMaxMB: numberOf(resources.MemoryMaxMB),
     lifecycle:
@@ -151,6 +157,7 @@ export function groupAsk(job: Job, group: TaskGroup): GroupAsk {
     cpu: held.cpu,
     memoryMB: held.memoryMB,
     cores: asks.reduce((sum, each) => sum + each.cores, 0),
+    devices: asks.flatMap((each) => each.devices),
     affinities: [
       ...affinitiesOf(job.Affinities),
       ...affinitiesOf(group.Affinities),

@@ -20,12 +20,15 @@ import {
   meetsConstraint,
   missingDrivers,
 } from './constraints.ts';
+import { hasDevices } from './devices.ts';
 import type { MetricRecorder } from './metrics.ts';
 import { hasNetworkMode, missingHostNetwork } from './ports.ts';
 import { type PropertyContext, PropertySet } from './property-set.ts';
 import type { ClassEligibility, HeldAlloc, NodeState } from './proposed.ts';
 
 export const classIneligible = 'computed class ineligible';
+/** Nomad's `FilterConstraintDevices`. */
+export const missingDevices = 'missing devices';
 
 /** Nomad's `hasDistinctHostsConstraint`: the first distinct_hosts constraint decides (RTarget "" or true). */
 function wantsDistinctHosts(constraints: readonly Constraint[]): boolean {
@@ -118,6 +121,10 @@ export class Feasibility {
         metrics.filterNode(node, constraintText(constraint));
         return false;
       }
+    }
+    if (!hasDevices(node, group.devices)) {
+      metrics.filterNode(node, missingDevices);
+      return false;
     }
     if (group.network) {
       if (!hasNetworkMode(node, group.network.Mode)) {

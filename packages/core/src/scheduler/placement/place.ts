@@ -375,9 +375,9 @@ export function feasibleSystemNodes(snapshot: Snapshot, job: Job, groupName: str
 /**
  * Nomad's in-place update check (`genericAllocUpdateFn`), for `ReconcileInput.fitsInPlace` and for the resources of
  * an allocation updated in place: the job's new version of the allocation's group, checked and bin-packed on the
- * allocation's node alone with the allocation itself freed; the resources it would hold (its ports and reserved cores
- * kept, as Nomad keeps the existing offers), or null when it does not fit there (then the update is destructive). A node
- * outside the job's datacenters or pool does not fit. The checks share one snapshot and do not see each other, as
+ * allocation's node alone with the allocation itself freed; the resources it would hold (its ports, devices and
+ * reserved cores kept, as Nomad keeps the existing offers), or null when it does not fit there (then the update is
+ * destructive). A node outside the job's datacenters or pool does not fit. The checks share one snapshot and do not see each other, as
  * Nomad's do not (the in-place updates join the plan after reconciliation).
  */
 export function inPlaceUpdate(
@@ -402,6 +402,7 @@ export function inPlaceUpdate(
     const existing = alloc.AllocatedResources;
     for (const [task, granted] of Object.entries(resources.Tasks)) {
       granted.Networks = existing?.Tasks?.[task]?.Networks ?? null;
+      granted.Devices = existing?.Tasks?.[task]?.Devices ?? null;
       const cores = existing?.Tasks?.[task]?.Cpu?.ReservedCores;
       if (cores && cores.length > 0) granted.Cpu.ReservedCores = cores;
     }

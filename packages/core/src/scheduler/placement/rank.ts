@@ -5,7 +5,12 @@
  * affinities and the spreads; the final score is the mean of the scores the node got (a scorer with nothing to say
  * adds none, though the metric shows its 0).
  */
-import type { AllocatedResources, AllocatedTaskResources } from '../cluster/allocations/resources.ts';
+import type {
+  AllocatedDeviceResource,
+  AllocatedResources,
+  AllocatedTaskResources,
+} from '../cluster/allocations/resources.ts';
+import { assignDevices, heldDevices } from './devices.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import type { GroupAsk } from './asks.ts';
@@ -30,6 +35,8 @@ export interface RankedNode {
   finalScore: number;
   /** The group network granted (ports offered, on the node's host address), when the group asks for one. */
   network: { offer: Offer; hostIP: string } | null;
+  /** The device instances granted to each task that asks for devices. */
+  devices: Record<string, AllocatedDeviceResource[]> | null;
   /** The cores reserved for each task that asks for cores, and the MHz they give it. */
   cores: Record<string, { ids: number[]; cpu: number }> | null;
 }
@@ -66,7 +73,7 @@ export function grantedResources(group: GroupAsk, ranked: RankedNode): Allocated
       Cpu: pinned ? { CpuShares: pinned.cpu, ReservedCores: pinned.ids } : { CpuShares: task.cpu, ReservedCores: null },
       Memory: { MemoryMB: task.memoryMB, MemoryMaxMB: 0 },
       Networks: null,
-      Devices: null,
+      Devices: ranked.devices?.[task.name] ?? null,
     };
     resources.Tasks[task.name] = granted;
     resources.TaskLifecycles[task.name] = task.lifecycle ? { ...task.lifecycle } : null;
@@ -91,7 +98,7 @@ export class Ranker {
     node: ClusterNode,
     state: NodeState,
     context: RankContext,
-  ): { fitness: number; network: RankedNode['network']; cores: RankedNode['cores'] } | null {
+  ): (Pick<RankedNode, 'network' | 'cores' | 'devices'> & { fitness: number }) | null {
     const { group, metrics } = context;
     const ports = this.proposed.ports(node, state);
     if (ports.error) {
@@ -106,6 +113,20 @@ export class Ranker {
         return null;
       }
       network = { offer: assigned.offer, hostIP: ports.index.hostIP };
+    }
+    let devices: RankedNode['devices'] = null;
+    if (group.devices.length > 0) {
+      const held = heldDevices(state.allocs);
+      devices = {};
+      for (const task of group.tasks) {
+        if (task.devices.length === 0) continue;
+        const granted = assignDevices(node, task.devices, held);
+        if (!granted) {
+          metrics.exhaustedNode(node, 'devices: no devices match request');
+          return null;
+        }
+        devices[task.name] = granted;
+      }
     }
     state.capacity ??= capacityOf(node);
     let cores: RankedNode['cores'] = null;
@@ -138,7 +159,7 @@ export class Ranker {
       metrics.exhaustedNode(node, dimension);
       return null;
     }
-    return { fitness: binPackFitness(state.capacity, used) / maxFitScore, network, cores };
+    return { fitness: binPackFitness(state.capacity, used) / maxFitScore, network, cores, devices };
   }
 
   /** The node ranked for the group, or null when it is exhausted. */
@@ -187,6 +208,6 @@ export class Ranker {
     }
     const finalScore = sum / scores;
     metrics.scoreNode(node, normScorerName, finalScore);
-    return { node, finalScore, network: packed.network, cores: packed.cores };
+    return { node, finalScore, network: packed.network, cores: packed.cores, devices: packed.devices };
   }
 }

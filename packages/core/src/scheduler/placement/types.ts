@@ -14,6 +14,7 @@ export type {
   Port,
   NetworkResource,
   AllocatedPort,
+  AllocatedDeviceResource,
   AllocatedTaskResources,
   AllocatedResources,
   NodeScoreMeta,

@@ -32,11 +32,19 @@ export interface AllocatedPort {
   HostIP: string;
 }
 
+/** Nomad's `AllocatedDeviceResource`: the instances of one device group granted to a task. */
+export interface AllocatedDeviceResource {
+  Vendor: string;
+  Type: string;
+  Name: string;
+  DeviceIDs: string[];
+}
+
 export interface AllocatedTaskResources {
   Cpu: { CpuShares: number; ReservedCores: number[] | null };
   Memory: { MemoryMB: number; MemoryMaxMB: number };
   Networks: NetworkResource[] | null;
-  Devices: null;
+  Devices: AllocatedDeviceResource[] | null;
 }
 
 /** Nomad's `AllocatedResources`: what a placement granted. */

@@ -1,7 +1,7 @@
 import { Aws, Duration } from 'aws-cdk-lib';
 import { AllowedMethods, Distribution, FunctionEventType, PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { FunctionUrlOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { CfnPermission, FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
+import { type CfnFunction, CfnPermission, FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import { Api, type StackContext, use } from 'sst/constructs';
 import { alarmThresholds, distributionAlarm, functionAlarms, httpApiAlarms } from './alarms.ts';
 import { keyhavenFunction } from './functions.ts';
@@ -21,6 +21,19 @@ import { Storage } from './Storage.ts';
 import { accessLogBucket, httpApiAccessLogFormat } from './access-logs.ts';
 import { throttleApi, throttledSchedulerRoutes } from './throttling.ts';
 
+/**
+ * JSON logs with Lambda's own lines (START, END, REPORT) only at WARN: at one invocation per heartbeat they would be
+ * most of the log bill (~0.3 kB each; docs/performance.md). The function's own lines stay at INFO; its duration and
+ * errors remain in CloudWatch metrics and the alarms.
+ */
+function quietPlatformLogs(fn: { node: { defaultChild?: unknown } }): void {
+  (fn.node.defaultChild as CfnFunction).loggingConfig = {
+    logFormat: 'JSON',
+    systemLogLevel: 'WARN',
+    applicationLogLevel: 'INFO',
+  };
+}
+
 /** The stream ends this long before the function's 15-minute limit, so the client reconnects cleanly. */
 const streamFunctionTimeoutMinutes = 15;
 const streamLimitMs = (streamFunctionTimeoutMinutes - 1) * 60_000;
@@ -38,7 +51,10 @@ export const bearerToNomadTokenFile = 'stacks/cloudfront/bearer-to-nomad-token.j
 /**
  * `{scheduler_url}`: one CloudFront distribution. `/v1/event/stream` goes to a streaming Function URL
  * (`InvokeMode: RESPONSE_STREAM`, IAM auth, reachable only through CloudFront's origin access control);
- * every other path goes to an HTTP API in front of the buffered scheduler Lambda.
+ * every other path goes to an HTTP API in front of the buffered scheduler Lambda. Beside it, the client protocol's
+ * own function (`Scheduler-client`, 128 MB) on a public Function URL (`SchedulerClientUrl`), which the agents call
+ * directly: at one request per heartbeat, CloudFront and API Gateway would each cost more than the function
+ * (docs/performance.md, "A cluster's bill"; what that URL exposes: docs/security.md).
  */
 export function SchedulerApi({ stack }: StackContext) {
   const storage = use(Storage);
@@ -67,6 +83,17 @@ export function SchedulerApi({ stack }: StackContext) {
     environment: { KEYHAVEN_STREAM_LIMIT_MS: String(streamLimitMs), KEYHAVEN_CONSOLE_ORIGINS: consoleOrigin },
     reservedConcurrentExecutions: config.reservedConcurrency.eventStream,
   });
+  // The client protocol on its own function and Function URL (the agents' heartbeats): functions/scheduler/client.ts.
+  const clientFunction = keyhavenFunction(stack, 'Scheduler-client', storage, {
+    handler: 'functions/scheduler/client.handler',
+    description: 'keyhaven scheduler: the client protocol (node registration, heartbeats) on its Function URL',
+    // A beat is one conditional write: 128 MB does it in ~10 ms (docs/performance.md, "A cluster's bill").
+    memorySize: '128 MB',
+    reservedConcurrentExecutions: config.reservedConcurrency.schedulerClient,
+  });
+  quietPlatformLogs(clientFunction);
+  const clientUrl = clientFunction.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
+  functionAlarms(stack, storage, 'Scheduler-client', clientFunction);
   functionAlarms(stack, storage, 'Scheduler-api', apiFunction);
   functionAlarms(stack, storage, 'Scheduler-event-stream', streamFunction);
   const streamUrl = streamFunction.addFunctionUrl({
@@ -148,6 +175,21 @@ export function SchedulerApi({ stack }: StackContext) {
   distributionAlarm(stack, storage, 'SchedulerDistribution', distribution);
   encryptLogGroups(stack, storage.logsKey);
   const url = customOrigin(domain) ?? `https://${distribution.distributionDomainName}`;
-  stack.addOutputs({ SchedulerUrl: url, SchedulerDistributionDomain: distribution.distributionDomainName });
-  return { api, apiFunction, streamFunction, streamUrl, distribution, originSecret: origin.secret, url };
+  stack.addOutputs({
+    SchedulerUrl: url,
+    SchedulerDistributionDomain: distribution.distributionDomainName,
+    // Where agents send the client protocol (`keyhaven-agent -servers`): register, heartbeats, node events.
+    SchedulerClientUrl: clientUrl.url,
+  });
+  return {
+    api,
+    apiFunction,
+    streamFunction,
+    streamUrl,
+    clientFunction,
+    clientUrl,
+    distribution,
+    originSecret: origin.secret,
+    url,
+  };
 }

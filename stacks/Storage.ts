@@ -1,6 +1,6 @@
 import { CustomResource, RemovalPolicy } from 'aws-cdk-lib';
 import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Table as CdkTable } from 'aws-cdk-lib/aws-dynamodb';
+import { BillingMode, Table as CdkTable } from 'aws-cdk-lib/aws-dynamodb';
 import { type CfnKey, CfnReplicaKey, type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type Stack, type StackContext, Table } from 'sst/constructs';
@@ -10,11 +10,12 @@ import { logsKey } from './logs-key.ts';
 import { dataKeyContext, functionRoleName, functionRolePrefix, keyhavenFunction } from './functions.ts';
 import { tableDefinition } from '../packages/core/src/storage/table-definition.ts';
 import { checkReplicaRegion } from './stage-checks.ts';
-import { type StageConfig, stageConfig } from './stage-config.ts';
+import { type StageConfig, stageConfig, type TableCapacity } from './stage-config.ts';
 
 /**
- * The one table, from the same definition `npm start` creates on DynamoDB Local (on-demand, TTL, stream with
- * old and new images, point-in-time recovery), and the KMS key that wraps the data key for sealing.
+ * The one table, from the same definition `npm start` creates on DynamoDB Local (TTL, stream with old and new
+ * images, point-in-time recovery; capacity as the stage's `tableCapacity` says, provisioned with autoscaling by
+ * default), and the KMS key that wraps the data key for sealing.
  *
  * Regions: in the authoritative region the table is a global table with a replica in each of the stage's
  * `replicaRegions`, and the key is a multi-Region key. In a replica region nothing is created but the replica of
@@ -29,6 +30,7 @@ export function Storage({ stack, app }: StackContext) {
     return { ...replicaStorage(stack, config, app.logicalPrefixedName('Table'), topic), logsKey: logs as IKey };
   const removalPolicy = config.isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
   const replicated = config.replicaRegions.length > 0;
+  const provisioned = provisionedCapacity(config.tableCapacity);
   const keys = [
     tableDefinition.partitionKey,
     tableDefinition.sortKey,
@@ -40,21 +42,36 @@ export function Storage({ stack, app }: StackContext) {
     globalIndexes: Object.fromEntries(
       tableDefinition.globalIndexes.map((index) => [
         index.indexName,
-        { partitionKey: index.partitionKey, sortKey: index.sortKey },
+        {
+          partitionKey: index.partitionKey,
+          sortKey: index.sortKey,
+          ...(provisioned
+            ? { cdk: { index: { readCapacity: provisioned.read.min, writeCapacity: provisioned.write.min } } }
+            : {}),
+        },
       ]),
     ),
     timeToLiveAttribute: tableDefinition.timeToLiveAttribute,
     stream: tableDefinition.streamViewType === 'NEW_AND_OLD_IMAGES' ? 'new_and_old_images' : 'old_image',
     cdk: {
       table: {
-        // SST turns point-in-time recovery on; on-demand billing is its default too.
+        // SST turns point-in-time recovery on. Provisioned capacity starts at the minimum; autoscaling follows.
+        ...(provisioned
+          ? {
+              billingMode: BillingMode.PROVISIONED,
+              readCapacity: provisioned.read.min,
+              writeCapacity: provisioned.write.min,
+            }
+          : { billingMode: BillingMode.PAY_PER_REQUEST }),
         deletionProtection: !config.isDev,
         removalPolicy,
-        // A global table (version 2019.11.21): CDK adds a replica per region, on-demand, with this stream.
+        // A global table (version 2019.11.21): CDK adds a replica per region, in the table's capacity mode (provisioned
+        // write capacity scales alike in every replica), with this stream.
         ...(replicated ? { replicationRegions: config.replicaRegions } : {}),
       },
     },
   });
+  if (provisioned) autoscale(table, provisioned);
   const sealingKey = new Key(stack, 'SealingKey', {
     description: `keyhaven ${app.stage}: wraps the data key that seals sensitive attributes`,
     enableKeyRotation: true,
@@ -81,6 +98,37 @@ export function Storage({ stack, app }: StackContext) {
     firstTokens: tokens,
     logsKey: logs as IKey,
   };
+}
+
+/** The provisioned capacity to set up, checked (undefined: on demand). */
+function provisionedCapacity(capacity: TableCapacity): Exclude<TableCapacity, { mode: 'on-demand' }> | undefined {
+  if (capacity.mode === 'on-demand') return undefined;
+  // Application Auto Scaling's target tracking takes 20–90%.
+  if (!(capacity.targetPercent >= 20 && capacity.targetPercent <= 90))
+    throw new Error(`tableCapacity.targetPercent ${capacity.targetPercent}: autoscaling takes 20 to 90`);
+  for (const [name, range] of Object.entries({ read: capacity.read, write: capacity.write }))
+    if (!(Number.isInteger(range.min) && range.min >= 1 && range.max >= range.min))
+      throw new Error(
+        `tableCapacity.${name}: min ${range.min} and max ${range.max} must be whole units, 1 ≤ min ≤ max`,
+      );
+  return capacity;
+}
+
+/** Target tracking on the table's and each index's read and write capacity. */
+function autoscale(table: Table, capacity: Exclude<TableCapacity, { mode: 'on-demand' }>): void {
+  const cdkTable = table.cdk.table as CdkTable;
+  const target = { targetUtilizationPercent: capacity.targetPercent };
+  const bounds = (range: { min: number; max: number }) => ({ minCapacity: range.min, maxCapacity: range.max });
+  cdkTable.autoScaleReadCapacity(bounds(capacity.read)).scaleOnUtilization(target);
+  cdkTable.autoScaleWriteCapacity(bounds(capacity.write)).scaleOnUtilization(target);
+  for (const index of tableDefinition.globalIndexes) {
+    cdkTable
+      .autoScaleGlobalSecondaryIndexReadCapacity(index.indexName, bounds(capacity.read))
+      .scaleOnUtilization(target);
+    cdkTable
+      .autoScaleGlobalSecondaryIndexWriteCapacity(index.indexName, bounds(capacity.write))
+      .scaleOnUtilization(target);
+  }
 }
 
 /**

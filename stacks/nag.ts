@@ -186,6 +186,17 @@ export const replicaProviderFindings: NagPackSuppression[] = [
     "[by design] CDK's global-table replica provider (aws-dynamodb Table replicationRegions): the library's own functions, roles and step function.",
 }));
 
+/**
+ * The one public Function URL: the client protocol's (`Scheduler-client`, stacks/SchedulerApi.ts), which the agents
+ * call directly. Suppressed on its two invoke permissions only, so the packs still prove every other function private.
+ */
+export const publicClientUrlFinding: NagPackSuppression = {
+  id: 'NIST.800.53.R5-LambdaFunctionPublicAccessProhibited',
+  reason:
+    '[by design] The client protocol function answers heartbeats on a public Function URL (no CloudFront, API Gateway or WAF in front: at one request per heartbeat each would cost more than the function, docs/performance.md). It serves only /v1/client/ (404 for every other path, test/attacks/scheduler-client-url.test.ts); every call there authenticates as a node (SecretID, identity or introduction token); reserved concurrency bounds what a flood costs (docs/security.md).',
+};
+const publicClientUrlPermissions = ['/Scheduler-client/invoke-function-url', '/Scheduler-client/invoke-function'];
+
 /** Applies `nagFindings` to every stack of the app (each suppression's reason is stored in the template's metadata). */
 export function suppressNagFindings(app: IConstruct): void {
   for (const child of app.node.children) {
@@ -204,6 +215,8 @@ export function suppressNagFindings(app: IConstruct): void {
       if (id === '@aws-cdk--aws-dynamodb.ReplicaProvider' || id.startsWith('SourceTableAttachedManagedPolicy-')) {
         NagSuppressions.addResourceSuppressions(construct, replicaProviderFindings, true);
       }
+      if (publicClientUrlPermissions.some((suffix) => construct.node.path.endsWith(suffix)))
+        NagSuppressions.addResourceSuppressions(construct, [publicClientUrlFinding]);
     }
   }
 }

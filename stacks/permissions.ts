@@ -173,6 +173,13 @@ export const tableAccess: Record<string, TableAccess> = {
     writes: [scheduler],
   },
   'Scheduler-event-stream': { items: read, reads: [scheduler, 'sys'], writes: [] },
+  // The client protocol (register, heartbeats and the node sweep they run, node events, services): the scheduler's
+  // items only.
+  'Scheduler-client': {
+    items: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', ...write],
+    reads: [scheduler, 'sys'],
+    writes: [scheduler],
+  },
   // Expired tokens of both services (the one job that spans them), kv leases, the login mounts' disables, the
   // cluster's nodes whose heartbeat is late (each marked down in a transaction that puts the node and its beat), and
   // the evaluations due (the worker reads the evaluation queues and a job's allocations by their links, BatchGetItem).

@@ -15,6 +15,7 @@ export type {
   DeclaredMount,
   DirectoryVpc,
   StageConfig,
+  TableCapacity,
   Throttle,
 } from './stage-schema.ts';
 
@@ -80,13 +81,17 @@ export function stageConfig(
       ? { retentionDays: 1, lockMode: 'governance', scheduler: true }
       : { retentionDays: 400, lockMode: 'compliance', scheduler: true },
     reservedConcurrency: isDev
-      ? { eventStream: 5, schedulerApi: 5, jobs: 2, streamConsumer: 2 }
-      : { eventStream: 50, schedulerApi: 50, jobs: 2, streamConsumer: 10 },
+      ? { eventStream: 5, schedulerApi: 5, schedulerClient: 5, jobs: 2, streamConsumer: 2 }
+      : { eventStream: 50, schedulerApi: 50, schedulerClient: 20, jobs: 2, streamConsumer: 10 },
     throttle: isDev
       ? { default: { rate: 50, burst: 100 }, login: { rate: 5, burst: 10 }, credentials: { rate: 10, burst: 20 } }
       : { default: { rate: 500, burst: 1000 }, login: { rate: 20, burst: 40 }, credentials: { rate: 50, burst: 100 } },
     firstTokens: isDev ? 'http' : 'deploy',
     corsOrigins: [],
+    // A floor of one unit each (table and index: ~$1.1 a month idle); autoscaling follows the load above it.
+    tableCapacity: isDev
+      ? { mode: 'provisioned', targetPercent: 90, read: { min: 1, max: 100 }, write: { min: 1, max: 100 } }
+      : { mode: 'provisioned', targetPercent: 90, read: { min: 1, max: 4_000 }, write: { min: 1, max: 4_000 } },
     replicaRegions: [],
     alarmSubscriptions: [],
     ...(isDev ? {} : { backup: { retentionDays: 35, lockChangeableForDays: 3 } }),
@@ -125,6 +130,8 @@ export function stageConfig(
     // replica in eu-west-1, and the multi-Region sealing key), then put that deploy's URLs and `SealingKeyArn`
     // output here and deploy it with `--region eu-west-1` (reads served from the replica, writes forwarded).
     'example-multi-region': {
+      // A global table: its replicated writes on demand (provisioned replicas would each need capacity of their own).
+      tableCapacity: { mode: 'on-demand' },
       authoritativeRegion: 'us-east-1',
       replicaRegions: ['eu-west-1'],
       authoritativeUrl: 'https://scheduler.example.com',

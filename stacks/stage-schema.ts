@@ -21,6 +21,16 @@ export interface DirectoryVpc {
   securityGroupIds: string[];
 }
 
+/** The table's capacity mode: provisioned with autoscaling bounds (units) and target, or on demand. */
+export type TableCapacity =
+  | {
+      mode: 'provisioned';
+      targetPercent: number;
+      read: { min: number; max: number };
+      write: { min: number; max: number };
+    }
+  | { mode: 'on-demand' };
+
 /** An API Gateway throttle: steady requests per second and the burst (token bucket) above it. */
 export interface Throttle {
   rate: number;
@@ -110,6 +120,12 @@ export interface StageConfig {
     eventStream: number;
     schedulerApi: number;
     /**
+     * The client protocol's function (`Scheduler-client`, the agents' heartbeats on its Function URL). A beat takes
+     * ~10 ms, so 10,000 nodes (37 beats a second) keep about one instance busy: the cap bounds what a flood of
+     * requests to its public URL can cost, and what it can take from the account.
+     */
+    schedulerClient: number;
+    /**
      * Each scheduled job (the token sweep and every engine's job: lease revocation and password rotation). A run lasts up
      * to 90 s on a 1-minute schedule, so 2 lets the next run start while one finishes; reserved, a flood of requests
      * cannot take the concurrency revocations need.
@@ -152,6 +168,14 @@ export interface StageConfig {
    * copy of each. Default: 35 days and 3 days outside dev stages, none on dev stages (a locked vault cannot be deleted).
    */
   backup?: { retentionDays: number; lockChangeableForDays: number; copyToVaultArn?: string };
+  /**
+   * The table's capacity (docs/performance.md, "A cluster's bill"). `provisioned` (default): the table and its index
+   * scale between `min` and `max` units each at `targetPercent` utilisation (Application Auto Scaling); heartbeats
+   * are a smooth load, and at 100 nodes this costs a third of on demand. Autoscaling follows load within minutes:
+   * before thousands of nodes register at once (a boot writes ~19 units), raise `write.min` for the storm, or choose
+   * `on-demand`, which serves up to twice its previous peak at once (a new table: 4,000 write units a second).
+   */
+  tableCapacity: TableCapacity;
   /** Dev stages can be torn down: no deletion protection, the table and key are destroyed with the stack. */
   isDev: boolean;
 }

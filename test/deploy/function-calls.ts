@@ -10,7 +10,12 @@ import {
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SignJWT } from 'jose';
 import { expect, vi } from 'vitest';
+import { PlanApplier } from '../../packages/core/src/scheduler/cluster/evaluations/plan-apply.ts';
 import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
+import { schedulerFor } from '../../packages/core/src/scheduler/scheduler.ts';
+import { coreBaseFromEnvironment } from '../../packages/core/src/runtime-base.ts';
+import { allocationOf, webJob } from '../support/cluster-allocations.ts';
+import type { SchedulerService } from '../support/scheduler-harness.ts';
 import { allSecretsFamilies, backendsOf, type SecretsFamily } from '../../packages/core/src/secrets/families.ts';
 import { leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { type ConsulEmulator, startConsulEmulator } from '../emulators/consul.ts';
@@ -287,7 +292,19 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
   const intro = (await scheduler('PUT', '/v1/acl/identity/client-introduction-token', {}, management)).body.JWT;
   const nodeId = crypto.randomUUID();
   const nodeSecret = crypto.randomUUID();
-  await scheduler(
+  // The agent's calls go to the client protocol's own function (its Function URL).
+  const clientHandler = (await import('../../functions/scheduler/client.ts')).handler as unknown as Handler;
+  const client = async (method: string, url: string, body: unknown, token: string) => {
+    const answer = await asFunction('Scheduler-client', () =>
+      invoke(
+        clientHandler,
+        httpApiEvent(method, url, { headers: { 'x-nomad-token': token }, body, routeKey: '$default' }),
+      ),
+    );
+    expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
+    return answer;
+  };
+  await client(
     'POST',
     '/v1/client/register',
     {
@@ -301,7 +318,47 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
     },
     intro,
   );
-  await scheduler('PUT', `/v1/client/node/${nodeId}/status`, { Status: 'ready' }, nodeSecret);
+  await client('PUT', `/v1/client/node/${nodeId}/status`, { Status: 'ready' }, nodeSecret);
+  await client('PUT', `/v1/client/node/${nodeId}/events`, { Events: [{ Message: 'deploy check' }] }, nodeSecret);
+  // An allocation of a job placed on the node, as the plan apply writes it (outside the functions recorded here), so
+  // the node can register its task's service through the client function.
+  const submitted = (await scheduler('PUT', '/v1/jobs', { Job: webJob('deploy-web') }, management)).body;
+  const placing = schedulerFor(await coreBaseFromEnvironment()());
+  const allocation = await allocationOf(
+    { scheduler: placing, clock: placing.core.clock } as unknown as SchedulerService,
+    { id: 'deploy-web', evalId: submitted.EvalID },
+    { ID: nodeId, Name: 'deploy-node' },
+  );
+  await new PlanApplier(placing.state, placing.nodes, placing.allocations).apply({
+    place: [allocation],
+    update: [],
+    nodeVersions: new Map([[nodeId, (await placing.nodes.beat(nodeId))?.allocIndex ?? 0]]),
+  });
+  const allocId = allocation.ID;
+  const serviceId = `_nomad-task-${allocId}-server-web-http`;
+  await client(
+    'PUT',
+    '/v1/client/services',
+    {
+      Services: [
+        {
+          ID: serviceId,
+          ServiceName: 'web',
+          Namespace: 'default',
+          NodeID: nodeId,
+          Datacenter: '',
+          JobID: 'deploy-web',
+          AllocID: allocId,
+          Tags: ['http'],
+          Address: '10.0.0.7',
+          Port: 25_000,
+        },
+      ],
+    },
+    nodeSecret,
+  );
+  await client('GET', `/v1/client/node/${nodeId}/allocations`, undefined, nodeSecret);
+  await client('DELETE', `/v1/client/service/${encodeURIComponent(serviceId)}`, undefined, nodeSecret);
   await scheduler('GET', `/v1/node/${nodeId}`, undefined, management);
   // a second node that stays alive, with room, and a job the sweep's evaluation worker places on it
   const workerId = crypto.randomUUID();
@@ -362,7 +419,10 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
     asFunction(fn, async () => (await job(name))(scheduledEvent(`${name}ScheduleRule`) as never));
   expect(await run('Job-sweep', 'sweep')).toMatchObject({ tokens: 1, failed: 0 });
   // the allocation the sweep's worker placed, listed through the API and reported on by its node
-  const [placed] = (await scheduler('GET', '/v1/allocations', undefined, management)).body;
+  // (the deploy node's allocation of `deploy-web`, placed above for its service, is listed too)
+  const placed = (await scheduler('GET', '/v1/allocations', undefined, management)).body.find(
+    (allocation: { JobID: string }) => allocation.JobID === 'deploy-job',
+  );
   expect(placed).toMatchObject({ JobID: 'deploy-job', NodeID: workerId });
   await scheduler('GET', '/v1/job/deploy-job/allocations', undefined, management);
   await scheduler(

@@ -26,6 +26,7 @@ const handlers: Record<string, string> = {
   ...Object.fromEntries(Object.entries(familyHandlers).map(([family, handler]) => [`Secrets-${family}`, handler])),
   'Scheduler-api': 'functions/scheduler/api.handler',
   'Scheduler-event-stream': 'functions/scheduler/event-stream.handler',
+  'Scheduler-client': 'functions/scheduler/client.handler',
   'Job-sweep': 'functions/jobs/sweep.handler',
   ...Object.fromEntries(Object.entries(engineJobs).map(([family, handler]) => [`Job-${family}`, handler])),
   'Job-table-stream': 'functions/jobs/table-stream.handler',
@@ -262,6 +263,7 @@ function refused(fn: string): AuthorisedRequest[] {
       ];
     case 'Scheduler-api':
     case 'Scheduler-event-stream':
+    case 'Scheduler-client':
       return [...anything(secretsItems), ...writing(['sys']), ...queues(allQueues), scan];
     case 'Job-sweep':
       return [
@@ -462,7 +464,7 @@ describe('each function is granted what it sends, and nothing more (recorded fro
   }
 
   it('the scheduler functions and the stream function never touch a secrets engine item (mount#…)', () => {
-    for (const fn of ['Scheduler-api', 'Scheduler-event-stream', 'Job-table-stream']) {
+    for (const fn of ['Scheduler-api', 'Scheduler-event-stream', 'Scheduler-client', 'Job-table-stream']) {
       const keys = recorded(fn)
         .filter((call) => call.service === 'DynamoDB')
         .flatMap((call) => partitionKeysOf(call).keys);

@@ -34,9 +34,11 @@ describe('SST app, synthesised offline (stage "test")', () => {
     s = await synthesize('test');
   }, 120_000);
 
-  it('creates the table from the shared definition: keys, the due index, TTL on expiresAt, stream with both images, PITR, on-demand', () => {
+  it('creates the table from the shared definition: keys, the due index, TTL on expiresAt, stream with both images, PITR, provisioned capacity from its floor', () => {
     s.storage.hasResourceProperties('AWS::DynamoDB::Table', {
-      BillingMode: 'PAY_PER_REQUEST',
+      // Provisioned (CloudFormation's default: no BillingMode), starting at the stage's floor; autoscaling follows.
+      BillingMode: Match.absent(),
+      ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 },
       KeySchema: [
         { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
         { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
@@ -65,6 +67,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
         ...allSecretsFamilies.map(secretsEntry),
         'functions/scheduler/api.handler',
         'functions/scheduler/event-stream.handler',
+        'functions/scheduler/client.handler',
         'functions/jobs/sweep.handler',
         ...Object.keys(engineJobs).map(engineJobEntry),
         'functions/jobs/table-stream.handler',
@@ -289,8 +292,13 @@ describe('SST app, synthesised offline (stage "test")', () => {
 
   // Issue 26 on a dev stage without customDomains: both distributions have CloudFront's names, known only at deploy.
   it("gives the scheduler functions the secrets distribution's CloudFront name as the console's origin, and the console's CSP any CloudFront name", () => {
-    const functions = appFunctions(s.scheduler);
+    const all = appFunctions(s.scheduler);
+    expect(all).toHaveLength(3);
+    // The client protocol's function answers agents, never the console: no CORS origin.
+    const functions = all.filter(([, fn]) => fn.Properties.Handler !== 'functions/scheduler/client.handler');
     expect(functions).toHaveLength(2);
+    for (const [, fn] of all.filter(([, fn]) => fn.Properties.Handler === 'functions/scheduler/client.handler'))
+      expect(fn.Properties.Environment.Variables.KEYHAVEN_CONSOLE_ORIGINS).toBeUndefined();
     for (const [id, fn] of functions) {
       expect(JSON.stringify(fn.Properties.Environment.Variables.KEYHAVEN_CONSOLE_ORIGINS), id).toMatch(
         /^\{"Fn::Join":\["",\["https:\/\/",\{"Fn::ImportValue":"test-keyhaven-SecretsApi:ExportsOutputFnGetAttSecretsDistribution[0-9A-F]+DomainName[0-9A-F]+"\}\]\]\}$/,

@@ -206,6 +206,27 @@ describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', ()
     const placed = await live('svc');
     const gone = nodes.find((node) => placed.some((alloc) => alloc.NodeID === node.ID)) as Registered;
     const lostIds = placed.filter((alloc) => alloc.NodeID === gone.ID).map((alloc) => alloc.ID);
+    // One of them registered a service: it goes when the allocation is lost.
+    const service = await h.call('PUT', '/v1/client/services', {
+      token: gone.SecretID,
+      body: {
+        Services: [
+          {
+            ID: `_nomad-task-${lostIds[0]}-server-svc-http`,
+            ServiceName: 'svc',
+            Namespace: 'default',
+            NodeID: gone.ID,
+            Datacenter: '',
+            JobID: 'svc',
+            AllocID: lostIds[0],
+            Tags: [],
+            Address: '10.0.0.9',
+            Port: 21_000,
+          },
+        ],
+      },
+    });
+    expect(service.status).toBe(200);
     const before = await h.scheduler.state.currentIndex();
     // Its deadline passes (the others' not: they beat on time).
     await h.scheduler.state.store.update(ClusterNodes.beatKey(gone.ID), { set: { deadline: 0 } });
@@ -214,6 +235,7 @@ describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', ()
     expect((await h.scheduler.nodes.get(gone.ID))?.Status).toBe('down');
     for (const id of lostIds)
       expect(await h.scheduler.allocations.get(id)).toMatchObject({ DesiredStatus: 'stop', ClientStatus: 'lost' });
+    expect((await mgmt('GET', '/v1/service/svc')).body).toEqual([]);
     const now = await live('svc');
     expect(now).toHaveLength(3);
     expect(now.some((alloc) => alloc.NodeID === gone.ID)).toBe(false);
@@ -269,11 +291,57 @@ describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', ()
     expect((await live('svc')).some((candidate) => candidate.PreviousAllocation === alloc?.ID)).toBe(true);
   });
 
+  it('a drain moves a job’s allocations one at a time, the next when the one moved before is healthy', async () => {
+    const report = async (node: Registered, ids: string[]) => {
+      const out = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
+        token: node.SecretID,
+        body: { Allocs: ids.map((ID) => ({ ID, ClientStatus: 'running' })) },
+      });
+      expect(out.status).toBe(200);
+    };
+    const { node: first } = await registerNode(h, writer, { NodePool: 'drainpool' });
+    await ready(h, first);
+    const out = await mgmt('PUT', '/v1/jobs', { Job: sizedJob('mover', 2, 100, 64, { NodePool: 'drainpool' }) });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    const placed = await live('mover');
+    expect(placed.map((alloc) => alloc.NodeID)).toEqual([first.ID, first.ID]);
+    await report(
+      first,
+      placed.map((alloc) => alloc.ID),
+    );
+    const { node: second } = await registerNode(h, writer, { NodePool: 'drainpool' });
+    await ready(h, second);
+    nodes.push(first, second);
+
+    expect((await mgmt('PUT', `/v1/node/${first.ID}/drain`, { DrainSpec: { Deadline: 3600e9 } })).status).toBe(200);
+    await worker.runDue();
+    const moved = (await live('mover')).filter((alloc) => alloc.NodeID === second.ID);
+    expect(moved).toHaveLength(1);
+    expect((await live('mover')).filter((alloc) => alloc.NodeID === first.ID)).toHaveLength(1);
+
+    // The replacement runs: the job is evaluated again and the last one moves.
+    await report(
+      second,
+      moved.map((alloc) => alloc.ID),
+    );
+    const next = (await h.scheduler.evaluations.ofJob('default', 'mover')).find(
+      (evaluation) => evaluation.TriggeredBy === 'node-drain' && evaluation.Status === 'pending',
+    );
+    expect(next).toBeDefined();
+    expect((await worker.runDue()).get(next?.ID as string)).toBe('complete');
+    const after = await live('mover');
+    expect(after.map((alloc) => alloc.NodeID)).toEqual([second.ID, second.ID]);
+  });
+
   it('a system job runs on every ready node, and on a node that becomes ready', async () => {
     const out = await mgmt('PUT', '/v1/jobs', { Job: sizedJob('agent', 1, 20, 16, { Type: 'system' }) });
     expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
     const takers = (await h.scheduler.nodes.list()).filter(
-      (node) => node.Status === 'ready' && node.SchedulingEligibility === 'eligible' && !node.DrainStrategy,
+      (node) =>
+        node.NodePool === 'default' &&
+        node.Status === 'ready' &&
+        node.SchedulingEligibility === 'eligible' &&
+        !node.DrainStrategy,
     );
     expect((await live('agent')).map((alloc) => alloc.NodeID).sort()).toEqual(takers.map((node) => node.ID).sort());
 

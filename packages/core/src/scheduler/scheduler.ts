@@ -116,6 +116,10 @@ export class Scheduler {
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
     this.allocations = new Allocations(this.state, this.jobs, this.evaluations);
+    this.allocations.drainingNodesWith(async (ids) => {
+      const nodes = await Promise.all(ids.map((id) => this.nodes.get(id)));
+      return new Set(nodes.filter((node) => node?.DrainStrategy).map((node) => node?.ID as string));
+    });
     this.nodes.evaluateNodesWith(async (node, index, trigger) =>
       this.allocations.nodeEvaluations(
         node.ID,

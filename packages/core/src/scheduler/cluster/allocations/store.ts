@@ -10,7 +10,6 @@
  * batch read, one by ID two reads. Writes that change allocations are the plan apply's (`evaluations/plan-apply.ts`),
  * the client's updates and the stop (below); each is one `SchedulerState.commit` with its events.
  */
-import { randomUUID } from 'node:crypto';
 import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import { shardCount, shardKey } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
@@ -83,6 +82,8 @@ export function publicAllocation(alloc: Allocation): Allocation {
 export const agentMustSee = (alloc: Allocation): boolean => !terminalClientStatuses.includes(alloc.ClientStatus);
 
 export class Allocations {
+  private draining: ((nodeIds: string[]) => Promise<Set<string>>) | undefined;
+
   constructor(
     private readonly state: SchedulerState,
     private readonly jobs: Jobs,
@@ -235,6 +236,7 @@ export class Allocations {
       const evaluations = new Map<string, Evaluation>();
       const jobs = new Map<string, Job | undefined>();
       const tables = new Set<TableName>(['allocs']);
+      const healthier = new Map<string, StoredAllocation>();
       let reportBytes = 0;
       for (const update of updates) {
         const existing = current.get(update.ID);
@@ -267,8 +269,9 @@ export class Allocations {
           events.push(...removal.events);
           for (const table of removal.tables) tables.add(table);
         }
-        if (next.ClientStatus !== 'failed' || existing.ClientStatus === 'failed' || existing.FollowupEvalID) continue;
         const jobKey = `${next.Namespace}\u0000${next.JobID}`;
+        if (becameHealthy(existing, next)) healthier.set(jobKey, next);
+        if (next.ClientStatus !== 'failed' || existing.ClientStatus === 'failed' || existing.FollowupEvalID) continue;
         if (!jobs.has(jobKey)) jobs.set(jobKey, await this.jobs.get(next.Namespace, next.JobID));
         const job = jobs.get(jobKey);
         const group = job?.TaskGroups.find((candidate) => candidate.Name === next.TaskGroup);
@@ -292,6 +295,28 @@ export class Allocations {
       if (items.length === 0) {
         unchangedIndex = await this.state.tableIndex(['allocs']);
         return undefined;
+      }
+      // Nomad's drainer moves a draining node's allocations a few at a time, as the others are healthy: an allocation
+      // that became healthy lets the next ones of its job move, so the job is evaluated again (`node-drain`).
+      for (const [jobKey, alloc] of healthier) {
+        if (evaluations.has(jobKey) || !(await this.drainingOf(alloc.Namespace, alloc.JobID, current))) continue;
+        const job = await this.jobs.get(alloc.Namespace, alloc.JobID);
+        if (!job || job.Stop) continue;
+        evaluations.set(
+          jobKey,
+          pendingEvaluation(
+            {
+              Namespace: job.Namespace,
+              Priority: job.Priority,
+              Type: job.Type,
+              TriggeredBy: 'node-drain',
+              JobID: job.ID,
+              JobModifyIndex: job.ModifyIndex,
+            },
+            index,
+            now,
+          ),
+        );
       }
       for (const evaluation of evaluations.values()) {
         items.push(this.evaluations.put(evaluation));
@@ -350,6 +375,30 @@ export class Allocations {
     return { items, events, tables: items.length > 0 ? ['evals'] : [] };
   }
 
+  /** Tells which of these nodes are draining (set by the scheduler's assembly: the node store). */
+  drainingNodesWith(draining: (nodeIds: string[]) => Promise<Set<string>>): void {
+    this.draining = draining;
+  }
+
+  /** Whether the job still has an allocation to move off a draining node (not stopped, not yet told to migrate). */
+  private async drainingOf(
+    namespace: string,
+    jobId: string,
+    reported: Map<string, StoredAllocation>,
+  ): Promise<boolean> {
+    if (!this.draining) return false;
+    const waiting = (await this.ofJob(namespace, jobId))
+      .map((alloc) => reported.get(alloc.ID) ?? alloc)
+      .filter(
+        (alloc) =>
+          alloc.DesiredStatus === 'run' &&
+          !terminalClientStatuses.includes(alloc.ClientStatus) &&
+          alloc.DesiredTransition.Migrate !== true,
+      );
+    if (waiting.length === 0) return false;
+    return (await this.draining([...new Set(waiting.map((alloc) => alloc.NodeID))])).size > 0;
+  }
+
   private async commitOrExplain(plan: Parameters<SchedulerState['commit']>[0]): Promise<number | undefined> {
     try {
       return await this.state.commit(plan);
@@ -364,8 +413,13 @@ export class Allocations {
   }
 }
 
-/** A new allocation ID. */
-export const newAllocationId = (): string => randomUUID();
+/** Whether a report made the allocation healthy (its deployment health, else running), as the drainer counts it. */
+function becameHealthy(before: Allocation, after: Allocation): boolean {
+  const healthy = (alloc: Allocation) =>
+    alloc.DeploymentStatus?.Healthy === true ||
+    ((alloc.DeploymentStatus?.Healthy ?? null) === null && alloc.ClientStatus === 'running');
+  return healthy(after) && !healthy(before);
+}
 
 /** The allocation after a client's report, or undefined when the report changes nothing. */
 function clientUpdated(

@@ -13,8 +13,14 @@
  * a large plan is several transactions, each holding whole nodes: a node's allocations and its beat together.
  */
 import type { Write } from '../../../storage/store.ts';
-import { type SchedulerState, WriteConditionFailed } from '../../state.ts';
-import { allocationEvent, type Allocations, type StoredAllocation } from '../allocations/store.ts';
+import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
+import {
+  allocationEvent,
+  type Allocations,
+  type StoredAllocation,
+  terminalClientStatuses,
+} from '../allocations/store.ts';
+import { allocationServicesRemoval } from '../services/store.ts';
 import type { ClusterNodes } from '../nodes/store.ts';
 
 /** What one transaction of a plan may hold besides the state's own writes (index, table indexes, events). */
@@ -73,6 +79,8 @@ export class PlanApplier {
         index = await this.state.commit(async (index) => {
           outcome = { placed: [], updated: [], rejected: [] };
           const items: Write[] = [];
+          const removals: PendingEvent[] = [];
+          const tables = new Set<TableName>(['allocs']);
           const beats = await Promise.all(batch.map((part) => this.nodes.beat(part.nodeId)));
           for (const [position, part] of batch.entries()) {
             const beat = beats[position];
@@ -97,13 +105,27 @@ export class PlanApplier {
               const after = { ...change(before, index), ModifyIndex: index, AllocModifyIndex: index };
               items.push(this.allocations.updated(after, before));
               outcome.updated.push(after);
+              if (
+                terminalClientStatuses.includes(after.ClientStatus) &&
+                !terminalClientStatuses.includes(before.ClientStatus)
+              ) {
+                // A lost allocation's services go with it, in the same write (Nomad's DeleteByAllocID path).
+                const removal = await allocationServicesRemoval(
+                  this.state.store,
+                  after.ID,
+                  plan.eventType ?? 'PlanResult',
+                );
+                items.push(...removal.items);
+                removals.push(...removal.events);
+                for (const table of removal.tables) tables.add(table);
+              }
             }
             items.push(this.nodes.allocIndexWrite(beat, index));
           }
           const written = [...outcome.placed, ...outcome.updated];
           if (written.length === 0) return undefined;
           const events = written.map((alloc) => allocationEvent(plan.eventType ?? 'PlanResult', alloc));
-          return { items, tables: ['allocs'], events };
+          return { items, tables: [...tables], events: [...events, ...removals] };
         });
       } catch (error) {
         // A write's own condition failed (an allocation or beat changed in a way the index did not show): none of
@@ -138,11 +160,12 @@ function byNode(plan: Plan): NodePart[] {
   return [...parts.values()];
 }
 
-/** The writes (3 per new allocation, 1 per change, 1 for the beat) and event bytes a node part costs. */
+/** The writes (3 per new allocation, up to 3 per change, 1 for the beat) and event bytes a node part costs. */
 function cost(part: NodePart): { writes: number; bytes: number } {
   const bytes =
     part.place.reduce((sum, alloc) => sum + Buffer.byteLength(JSON.stringify(alloc)), 0) + part.update.length * 4096;
-  return { writes: part.place.length * 3 + part.update.length + 1, bytes };
+  // A change counts 3: its put, and room for the deletes of a lost allocation's service registration.
+  return { writes: part.place.length * 3 + part.update.length * 3 + 1, bytes };
 }
 
 /**

@@ -414,3 +414,24 @@ describe('devices (resources.device)', () => {
     });
   });
 });
+
+describe('ScoreMetaData', () => {
+  it('keeps the five best normalized scores of the nodes scored, highest first', () => {
+    const nodes = Array.from({ length: 8 }, (_, i) => makeNode({ cpu: 1000 + i * 500, memoryMB: 2048 + i * 1024 }));
+    const job = makeJob({
+      Affinities: [{ LTarget: '${node.class}', RTarget: 'none', Operand: '=', Weight: 10 }],
+      TaskGroups: [{ Name: 'web', Count: 1, Tasks: [task('a', 500, 512)] }],
+    });
+    const metric = place({ nodes, allocs: [] }, job, requests(job, 'web', 1), 's').placements[0]?.metrics;
+    expect(metric?.NodesEvaluated).toBe(8);
+    const expected = nodes
+      .map((node, i) => ({
+        id: node.ID,
+        score: binpack(1 - 500 / (1000 + i * 500), 1 - 512 / (2048 + i * 1024)) / 2,
+      }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 5);
+    expect(metric?.ScoreMetaData?.map((meta) => meta.NodeID)).toEqual(expected.map((each) => each.id));
+    metric?.ScoreMetaData?.forEach((meta, i) => expect(meta.NormScore).toBeCloseTo(expected[i]?.score as number, 12));
+  });
+});

@@ -432,6 +432,7 @@ describe('ScoreMetaData', () => {
       .sort((a, b) => b.score - a.score)
       .slice(0, 5);
     expect(metric?.ScoreMetaData?.map((meta) => meta.NodeID)).toEqual(expected.map((each) => each.id));
-    metric?.ScoreMetaData?.forEach((meta, i) => expect(meta.NormScore).toBeCloseTo(expected[i]?.score as number, 12));
+    for (const [i, meta] of (metric?.ScoreMetaData ?? []).entries())
+      expect(meta.NormScore).toBeCloseTo(expected[i]?.score as number, 12);
   });
 });

@@ -4,9 +4,10 @@
  * signal then SIGKILL after `kill_timeout`, a failed task killing its siblings, and the client status derived from
  * the task states.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collectAllocDirs } from '../../packages/agent/src/runner/alloc-dir.ts';
 import { allocation, eventTypes, nomadVar, RunnerFixture, rawExec, until } from '../support/alloc-fixtures.ts';
 import { freePort } from '../support/npm-start.ts';
 
@@ -487,5 +488,22 @@ describe('lifecycle', () => {
     expect(runner.taskStates.main?.StartedAt).toBeNull();
     expect(eventTypes(runner, 'main')).toEqual(['Sibling Task Failed', 'Killed']);
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('allocation folders', () => {
+  it('keep the newest done allocations’ folders, never a live one’s, as Nomad’s garbage collection', () => {
+    const root = path.join(fixture.dataDir, 'alloc');
+    const ids = Array.from({ length: 5 }, (_, index) => `00000000-0000-4000-8000-00000000000${index}`);
+    for (const [index, id] of ids.entries()) {
+      mkdirSync(path.join(root, id, 'alloc/logs'), { recursive: true });
+      const time = new Date(Date.UTC(2026, 0, 1 + index));
+      utimesSync(path.join(root, id), time, time);
+    }
+    mkdirSync(path.join(root, 'not-an-allocation'));
+    // The oldest is live: kept whatever its age.
+    const removed = collectAllocDirs(fixture.dataDir, new Set([ids[0] as string]), 2);
+    expect(removed.sort()).toEqual([ids[1], ids[2]]);
+    expect(readdirSync(root).sort()).toEqual([ids[0], ids[3], ids[4], 'not-an-allocation']);
   });
 });

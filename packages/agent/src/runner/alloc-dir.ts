@@ -7,7 +7,7 @@
  * folder; a folder found to be a symbolic link (left by a task) is refused rather than followed (and the log files
  * are opened without following one: `executor.ts`).
  */
-import { lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -96,4 +96,28 @@ export class AllocDir {
   destroy(): void {
     rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/** Nomad's `gc_max_allocs`: how many allocation folders a node keeps once their allocations are done. */
+export const keptAllocDirs = 50;
+
+/**
+ * Removes the folders of allocations this agent no longer runs beyond the newest `keep` (by modification time), as
+ * Nomad's client garbage collection does; the folders of `live` allocations are never touched. Answers the IDs removed.
+ */
+export function collectAllocDirs(dataDir: string, live: Set<string>, keep = keptAllocDirs): string[] {
+  const root = path.join(path.resolve(dataDir), 'alloc');
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return [];
+  }
+  const done = names
+    .filter((name) => uuid.test(name) && !live.has(name))
+    .map((name) => ({ name, time: lstatSync(path.join(root, name)).mtimeMs }))
+    .sort((a, b) => b.time - a.time);
+  const removed = done.slice(keep).map((entry) => entry.name);
+  for (const name of removed) rmSync(path.join(root, name), { recursive: true, force: true });
+  return removed;
 }

@@ -9,6 +9,7 @@
  */
 import type { Log } from '../log.ts';
 import { type AllocUpdate, type ProtocolClient, ProtocolError, type ServiceRegistration } from '../protocol.ts';
+import { collectAllocDirs } from './alloc-dir.ts';
 import { AllocRunner } from './alloc-runner.ts';
 import { allServices, wantedServices } from './services.ts';
 import { AllocStateStore, type SavedAlloc } from './state-store.ts';
@@ -121,6 +122,8 @@ export class Allocations {
       .then(() => runner.wait())
       .then(() => {
         this.store.remove(id);
+        // Done allocations' folders (their logs) are kept, the newest 50 (Nomad's gc_max_allocs).
+        collectAllocDirs(this.options.dataDir, new Set(this.runners.keys()));
         this.schedule();
       });
   }

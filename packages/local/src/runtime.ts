@@ -100,8 +100,18 @@ interface DevMount {
  * -dev`, `secret/` is kv version 2, and `kv/` beside it version 1, whose secrets may carry a leased `ttl`; the jwt
  * login method is offered on the console's sign-in page.
  */
+/**
+ * The backends less the aliases: a type that serves the same paths as one listed before it (Vault registers the jwt
+ * method as `oidc` too) is not mounted again, as `vault server -dev` mounts no `auth/oidc`, so a client's
+ * `vault auth enable oidc` finds the path free.
+ */
+function onePerImplementation<T extends { paths: unknown }>(backends: T[]): T[] {
+  const seen = new Set<unknown>();
+  return backends.filter((backend) => !seen.has(backend.paths) && seen.add(backend.paths) !== undefined);
+}
+
 const devMounts: readonly DevMount[] = [
-  ...defaultMountsOf(backendsOf(allSecretsFamilies)).map(({ path, type, kind }): DevMount => {
+  ...defaultMountsOf(onePerImplementation(backendsOf(allSecretsFamilies))).map(({ path, type, kind }): DevMount => {
     const mount: DevMount =
       kind === 'auth' ? { table: 'auth', path: path.replace(/^auth\//, ''), type } : { table: 'secret', path, type };
     if (path === 'secret' && type === 'kv') mount.options = { version: '2' };

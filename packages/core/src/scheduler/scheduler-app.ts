@@ -15,6 +15,7 @@ import { roleRoutes } from './acl/roles/routes.ts';
 import { tokenRoutes } from './acl/tokens/routes.ts';
 import { allocationRoutes } from './cluster/allocations/routes.ts';
 import { evaluationRoutes } from './cluster/evaluations/routes.ts';
+import { jobActionRoutes } from './cluster/job-actions/routes.ts';
 import { jobRoutes } from './cluster/jobs/routes.ts';
 import { namespaceRoutes } from './cluster/namespaces/routes.ts';
 import { nodePoolRoutes } from './cluster/node-pools/routes.ts';
@@ -78,6 +79,7 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...clientServiceRoutes,
   ...nodeRoutes,
   ...jobRoutes,
+  ...jobActionRoutes,
   ...evaluationRoutes,
   ...serviceRoutes,
   ...allocationRoutes,

@@ -18,17 +18,12 @@
 import { randomUUID } from 'node:crypto';
 import { type DueSource, dueItems, shardKey, ttlBackstop } from '../../storage/due.ts';
 import { ConditionFailed, type Item } from '../../storage/store.ts';
-import { isTerminal } from '../cluster/allocations/model.ts';
-import type { StoredAllocation } from '../cluster/allocations/store.ts';
 import type { Evaluation } from '../cluster/evaluations/model.ts';
 import { PlanApplier } from '../cluster/evaluations/plan-apply.ts';
 import type { Job } from '../cluster/jobs/model.ts';
-import { inDatacenters } from '../cluster/jobs/system-jobs.ts';
-import type { ClusterNode } from '../cluster/nodes/model.ts';
 import { EVAL_BLOCKED, EVAL_LEASE_PK, EVAL_QUEUE } from '../keys.ts';
-import { place } from '../placement/place.ts';
-import { reconcile } from '../placement/reconcile.ts';
 import type { Reconciliation } from '../placement/types.ts';
+import { decide, readSnapshot } from './decide.ts';
 import { OutcomeRecorder, type WorkerParts } from './outcome.ts';
 import { planOf } from './plan.ts';
 
@@ -151,32 +146,13 @@ export class EvaluationWorker {
     let job: Job | undefined;
     for (let attempt = 0; attempt < attempts; attempt++) {
       snapshotIndex = await this.parts.state.currentIndex();
-      const snapshot = await this.snapshot(evaluation);
+      const snapshot = await readSnapshot(this.parts, evaluation.Namespace, evaluation.JobID);
       job = snapshot.job;
-      reconciliation = reconcile({
-        jobId: evaluation.JobID,
-        job,
-        allocs: snapshot.jobAllocs,
-        jobVersions: snapshot.jobVersions,
-        nodes: snapshot.nodes,
-        evaluation,
-        now: this.now,
-        eligibleNodes: snapshot.nodes.filter((node) => job !== undefined && schedulable(node, job)),
-      });
-      const placed =
-        job && reconciliation.place.length > 0
-          ? place(
-              { nodes: snapshot.nodes, allocs: snapshot.nodeAllocs },
-              job,
-              reconciliation.place,
-              `${evaluation.ID}#${attempt}`,
-            )
-          : { placements: [], failed: {} };
+      const decision = decide(evaluation, snapshot, this.now, `${evaluation.ID}#${attempt}`);
+      reconciliation = decision.reconciliation;
+      const placed = decision.placed;
       failed = placed.failed;
-      queued = {};
-      for (const request of reconciliation.place) queued[request.group] = (queued[request.group] ?? 0) + 1;
-      for (const placement of placed.placements)
-        queued[placement.request.group] = (queued[placement.request.group] ?? 1) - 1;
+      queued = decision.queued;
       const plan = planOf(evaluation, job, reconciliation, placed.placements, snapshot.versions, this.now);
       if (plan.place.length === 0 && plan.update.length === 0) break;
       const applied = await this.applier.apply(plan);
@@ -194,29 +170,6 @@ export class EvaluationWorker {
       blockNew: blockedNeeded && evaluation.Status !== 'blocked',
     });
     return blockedNeeded ? 'blocked' : 'complete';
-  }
-
-  /** What the evaluation reads: the job, its versions and allocations, the nodes, and the allocations on them. */
-  private async snapshot(evaluation: Evaluation) {
-    const { jobs, nodes, allocations } = this.parts;
-    const job = await jobs.get(evaluation.Namespace, evaluation.JobID);
-    const jobVersions = await jobs.versions(evaluation.Namespace, evaluation.JobID);
-    const everyNode = await nodes.list();
-    const jobAllocs = await allocations.ofJob(evaluation.Namespace, evaluation.JobID);
-    // The nodes placement may choose, and those the job's allocations are on (a stop or an in-place update there).
-    const touched = new Set(jobAllocs.map((alloc) => alloc.NodeID));
-    const read = everyNode.filter((node) => touched.has(node.ID) || (job !== undefined && schedulable(node, job)));
-    // Each node's version before its allocations: an allocation placed between the two reads moves the version, so
-    // the plan then fails on that node instead of over-committing it.
-    const versions = new Map<string, number>();
-    const nodeAllocs: StoredAllocation[] = [];
-    await Promise.all(
-      read.map(async (node) => {
-        versions.set(node.ID, (await nodes.beat(node.ID))?.allocIndex ?? 0);
-        nodeAllocs.push(...(await allocations.onNode(node.ID)).filter((alloc) => !isTerminal(alloc)));
-      }),
-    );
-    return { job, jobVersions, nodes: everyNode, jobAllocs, nodeAllocs, versions };
   }
 
   /** The job's lease for this evaluation, or undefined when another worker holds it. */
@@ -251,13 +204,4 @@ export class EvaluationWorker {
   }
 }
 
-/** Nomad's `Node.Ready` in the job's pool: where placement may put the job's allocations. */
-export function schedulable(node: ClusterNode, job: Job): boolean {
-  return (
-    node.Status === 'ready' &&
-    node.SchedulingEligibility === 'eligible' &&
-    !node.DrainStrategy &&
-    (job.NodePool === 'all' || node.NodePool === job.NodePool) &&
-    inDatacenters(node, job.Datacenters)
-  );
-}
+export { schedulable } from './decide.ts';

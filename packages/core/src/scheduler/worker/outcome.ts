@@ -13,7 +13,7 @@ import type { PendingEvent } from '../state.ts';
 import { isTerminal } from '../cluster/allocations/model.ts';
 import { allocationEvent } from '../cluster/allocations/store.ts';
 import { type Evaluation, evaluationEvent, pendingEvaluation } from '../cluster/evaluations/model.ts';
-import type { Job } from '../cluster/jobs/model.ts';
+import { isParameterized, type Job } from '../cluster/jobs/model.ts';
 import type { Allocations } from '../cluster/allocations/store.ts';
 import type { Evaluations } from '../cluster/evaluations/store.ts';
 import type { Jobs } from '../cluster/jobs/store.ts';
@@ -189,7 +189,7 @@ export class OutcomeRecorder {
 
   /** Nomad's getJobStatus: running while an allocation is not terminal, pending while evaluations wait, else dead. */
   private async jobStatus(job: Job, waiting: boolean): Promise<string> {
-    if (job.Type === 'system' || job.Type === 'sysbatch' || job.Periodic || job.ParameterizedJob)
+    if (job.Type === 'system' || job.Type === 'sysbatch' || job.Periodic || isParameterized(job))
       return job.Stop ? 'dead' : 'running';
     const allocs = await this.parts.allocations.ofJob(job.Namespace, job.ID);
     if (allocs.some((alloc) => !isTerminal(alloc))) return 'running';

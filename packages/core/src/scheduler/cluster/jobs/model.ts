@@ -393,14 +393,17 @@ export function jobStatus(
   job: Pick<Job, 'Type' | 'Stop' | 'Periodic' | 'ParameterizedJob'>,
   pendingEval: boolean,
 ): string {
-  if (job.Type === 'system' || isObject(job.Periodic) || isObject(job.ParameterizedJob))
-    return job.Stop ? 'dead' : 'running';
+  if (job.Type === 'system' || isObject(job.Periodic) || isParameterized(job)) return job.Stop ? 'dead' : 'running';
   if (pendingEval) return 'pending';
   return job.Stop ? 'dead' : 'pending';
 }
 
 /** Whether registering `job` creates an evaluation (not for periodic or parameterized jobs, as Nomad). */
-export const evaluatesOnRegister = (job: Job): boolean => !isObject(job.Periodic) && !isObject(job.ParameterizedJob);
+export const evaluatesOnRegister = (job: Job): boolean => !isObject(job.Periodic) && !isParameterized(job);
+
+/** Nomad's IsParameterized: a parameterized job, not one of its dispatched children (which run as any batch job). */
+export const isParameterized = (job: Pick<Job, 'ParameterizedJob'> & { Dispatched?: unknown }): boolean =>
+  isObject(job.ParameterizedJob) && job.Dispatched !== true;
 
 /** The fields Nomad's SpecChanged ignores: a registration that changes none of the rest keeps the version. */
 const notSpec = [

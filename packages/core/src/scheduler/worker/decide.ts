@@ -1,0 +1,98 @@
+/**
+ * One evaluation's decision, shared by the evaluation worker (`evaluation-worker.ts`) and the job plan dry run
+ * (`job-plan.ts`, `PUT /v1/job/:id/plan`): the snapshot it reads (the job, its versions and allocations, the nodes and
+ * the allocations on them, each node's allocation version) and the reconciler and placement over it.
+ */
+import { isTerminal } from '../cluster/allocations/model.ts';
+import type { StoredAllocation } from '../cluster/allocations/store.ts';
+import type { Evaluation } from '../cluster/evaluations/model.ts';
+import type { Job } from '../cluster/jobs/model.ts';
+import { inDatacenters } from '../cluster/jobs/system-jobs.ts';
+import type { ClusterNode } from '../cluster/nodes/model.ts';
+import { place } from '../placement/place.ts';
+import { reconcile } from '../placement/reconcile.ts';
+import type { PlacementResult, Reconciliation } from '../placement/types.ts';
+import type { WorkerParts } from './outcome.ts';
+
+export interface EvaluationSnapshot {
+  job: Job | undefined;
+  jobVersions: Job[];
+  nodes: ClusterNode[];
+  jobAllocs: StoredAllocation[];
+  nodeAllocs: StoredAllocation[];
+  /** Per node read, its allocation version (`allocIndex`) before its allocations were read. */
+  versions: Map<string, number>;
+}
+
+/**
+ * What an evaluation of the job reads: the job (the stored one, or `planned` for a dry run), its versions and
+ * allocations, the nodes, and the allocations on the nodes placement may choose or the job's allocations are on.
+ */
+export async function readSnapshot(
+  parts: Pick<WorkerParts, 'jobs' | 'nodes' | 'allocations'>,
+  namespace: string,
+  jobId: string,
+  planned?: Job,
+): Promise<EvaluationSnapshot> {
+  const { jobs, nodes, allocations } = parts;
+  const job = planned ?? (await jobs.get(namespace, jobId));
+  const jobVersions = await jobs.versions(namespace, jobId);
+  const everyNode = await nodes.list();
+  const jobAllocs = await allocations.ofJob(namespace, jobId);
+  // The nodes placement may choose, and those the job's allocations are on (a stop or an in-place update there).
+  const touched = new Set(jobAllocs.map((alloc) => alloc.NodeID));
+  const read = everyNode.filter((node) => touched.has(node.ID) || (job !== undefined && schedulable(node, job)));
+  // Each node's version before its allocations: an allocation placed between the two reads moves the version, so
+  // the plan then fails on that node instead of over-committing it.
+  const versions = new Map<string, number>();
+  const nodeAllocs: StoredAllocation[] = [];
+  await Promise.all(
+    read.map(async (node) => {
+      versions.set(node.ID, (await nodes.beat(node.ID))?.allocIndex ?? 0);
+      nodeAllocs.push(...(await allocations.onNode(node.ID)).filter((alloc) => !isTerminal(alloc)));
+    }),
+  );
+  return { job, jobVersions, nodes: everyNode, jobAllocs, nodeAllocs, versions };
+}
+
+export interface Decision {
+  reconciliation: Reconciliation;
+  placed: PlacementResult;
+  /** Per task group, the allocations left unplaced. */
+  queued: Record<string, number>;
+}
+
+/** The reconciler and placement over a snapshot (`seed` makes placement's shuffle exact). */
+export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now: number, seed: string): Decision {
+  const job = snapshot.job;
+  const reconciliation = reconcile({
+    jobId: evaluation.JobID,
+    job,
+    allocs: snapshot.jobAllocs,
+    jobVersions: snapshot.jobVersions,
+    nodes: snapshot.nodes,
+    evaluation,
+    now,
+    eligibleNodes: snapshot.nodes.filter((node) => job !== undefined && schedulable(node, job)),
+  });
+  const placed =
+    job && reconciliation.place.length > 0
+      ? place({ nodes: snapshot.nodes, allocs: snapshot.nodeAllocs }, job, reconciliation.place, seed)
+      : { placements: [], failed: {} };
+  const queued: Record<string, number> = {};
+  for (const request of reconciliation.place) queued[request.group] = (queued[request.group] ?? 0) + 1;
+  for (const placement of placed.placements)
+    queued[placement.request.group] = (queued[placement.request.group] ?? 1) - 1;
+  return { reconciliation, placed, queued };
+}
+
+/** Nomad's `Node.Ready` in the job's pool: where placement may put the job's allocations. */
+export function schedulable(node: ClusterNode, job: Job): boolean {
+  return (
+    node.Status === 'ready' &&
+    node.SchedulingEligibility === 'eligible' &&
+    !node.DrainStrategy &&
+    (job.NodePool === 'all' || node.NodePool === job.NodePool) &&
+    inDatacenters(node, job.Datacenters)
+  );
+}

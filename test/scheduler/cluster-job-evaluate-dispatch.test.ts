@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { ready, webJob } from '../support/cluster-allocations.ts';
+import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+
+const parameterized = (id: string, parameters: Record<string, unknown>) => ({
+  ...webJob(id),
+  Type: 'batch',
+  ParameterizedJob: parameters,
+});
+
+describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
+  let h: SchedulerHarness;
+  let root: string;
+  let worker: EvaluationWorker;
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+
+  /** A call that must be refused with `status` and `message`, the index unmoved. */
+  const refused = async (method: string, path: string, body: unknown, status: number, message: string) => {
+    const before = await h.scheduler.state.currentIndex();
+    const out = await mgmt(method, path, body);
+    expect(out.status, `${path} ${JSON.stringify(body)}`).toBe(status);
+    expect(out.text).toContain(message);
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
+  };
+
+  beforeAll(async () => {
+    h = await startScheduler();
+    const tokens = await nodeTokens(h);
+    root = tokens.root;
+    const { node } = await registerNode(h, tokens.writer);
+    await ready(h, node);
+    worker = new EvaluationWorker(h.scheduler);
+  });
+  afterAll(() => h.close());
+
+  it('evaluate: a new pending evaluation of the stored job; ForceReschedule marks the failed allocation', async () => {
+    expect((await mgmt('PUT', '/v1/jobs', { Job: webJob('web') })).status).toBe(200);
+    await worker.runDue();
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'web');
+    if (!alloc) throw new Error('not placed');
+    // The allocation fails on its node.
+    await h.scheduler.state.commit(async (index) => ({
+      items: [h.scheduler.allocations.updated({ ...alloc, ClientStatus: 'failed', ModifyIndex: index }, alloc)],
+      tables: ['allocs'],
+    }));
+    const job = await h.scheduler.jobs.get('default', 'web');
+
+    const plain = await mgmt('PUT', '/v1/job/web/evaluate');
+    expect(plain.status).toBe(200);
+    expect(plain.body).toEqual({
+      EvalID: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      EvalCreateIndex: plain.body.Index,
+      JobModifyIndex: job?.ModifyIndex,
+      Index: plain.body.Index,
+    });
+    expect(plain.headers.get('X-Nomad-Index')).toBe(String(plain.body.Index));
+    expect(await h.scheduler.evaluations.get(plain.body.EvalID)).toMatchObject({
+      Status: 'pending',
+      TriggeredBy: 'job-register',
+      JobID: 'web',
+      CreateIndex: plain.body.Index,
+    });
+    expect((await h.scheduler.allocations.get(alloc.ID))?.DesiredTransition.ForceReschedule).toBeNull();
+
+    const forced = await mgmt('POST', '/v1/job/web/evaluate', { JobID: 'web', EvalOptions: { ForceReschedule: true } });
+    expect(forced.status).toBe(200);
+    const marked = await h.scheduler.allocations.get(alloc.ID);
+    expect(marked?.DesiredTransition.ForceReschedule).toBe(true);
+    expect(marked?.ModifyIndex).toBe(forced.body.Index);
+    // The worker reschedules it now (its policy's 30 s delay is not waited for).
+    await worker.runDue();
+    const allocs = await h.scheduler.allocations.ofJob('default', 'web');
+    expect(allocs.find((other) => other.PreviousAllocation === alloc.ID)).toMatchObject({ DesiredStatus: 'run' });
+  });
+
+  it('evaluate: bad input and jobs that cannot be evaluated are refused, nothing written', async () => {
+    await refused('PUT', '/v1/job/web/evaluate', { JobID: 'other' }, 400, 'JobID not same as job name');
+    await refused('PUT', '/v1/job/web/evaluate', { EvalOptions: {} }, 400, 'Job ID must be specified');
+    await refused('PUT', '/v1/job/missing/evaluate', { JobID: 'missing' }, 404, 'job not found');
+    const periodic = {
+      ...webJob('cron'),
+      Type: 'batch',
+      Periodic: { Enabled: true, SpecType: 'cron', Spec: '@daily' },
+    };
+    expect((await mgmt('PUT', '/v1/jobs', { Job: periodic })).status).toBe(200);
+    await refused('PUT', '/v1/job/cron/evaluate', { JobID: 'cron' }, 400, "can't evaluate periodic job");
+    expect((await mgmt('PUT', '/v1/jobs', { Job: parameterized('param', {}) })).status).toBe(200);
+    await refused('PUT', '/v1/job/param/evaluate', { JobID: 'param' }, 400, "can't evaluate parameterized job");
+  });
+
+  it('dispatch: a child job with ParentID, Dispatched, the meta and payload, and its evaluation, placed', async () => {
+    const parent = parameterized('report', {
+      Payload: 'required',
+      MetaRequired: ['customer'],
+      MetaOptional: ['region'],
+    });
+    expect((await mgmt('PUT', '/v1/jobs', { Job: { ...parent, Meta: { team: 'ops' } } })).status).toBe(200);
+    const payload = Buffer.from('hello report').toString('base64');
+    const out = await mgmt('POST', '/v1/job/report/dispatch', { Payload: payload, Meta: { customer: 'acme' } });
+    expect(out.status).toBe(200);
+    const unix = Math.floor(h.clock.now() / 1000);
+    expect(out.body).toEqual({
+      DispatchedJobID: expect.stringMatching(new RegExp(`^report\\.dispatch-${unix}-[0-9a-f]{8}$`)),
+      EvalID: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      EvalCreateIndex: out.body.Index,
+      JobCreateIndex: out.body.Index,
+      Index: out.body.Index,
+    });
+    const childId = out.body.DispatchedJobID;
+    const child = await mgmt('GET', `/v1/job/${childId}`);
+    expect(child.status).toBe(200);
+    expect(child.body).toMatchObject({
+      ID: childId,
+      Name: childId,
+      ParentID: 'report',
+      Dispatched: true,
+      Type: 'batch',
+      Status: 'pending',
+      Meta: { team: 'ops', customer: 'acme' },
+      Payload: payload,
+      Version: 0,
+      CreateIndex: out.body.Index,
+    });
+    expect(await h.scheduler.evaluations.get(out.body.EvalID)).toMatchObject({
+      JobID: childId,
+      Status: 'pending',
+      TriggeredBy: 'job-register',
+    });
+    // The parent is unchanged; the child runs as a batch job.
+    expect((await h.scheduler.jobs.get('default', 'report'))?.Meta).toEqual({ team: 'ops' });
+    await worker.runDue();
+    expect((await h.scheduler.allocations.ofJob('default', childId)).length).toBe(1);
+    // A second dispatch is a second child.
+    const again = await mgmt('PUT', '/v1/job/report/dispatch', {
+      JobID: 'report',
+      Payload: payload,
+      Meta: { customer: 'b', region: 'eu' },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.DispatchedJobID).not.toBe(childId);
+  });
+
+  it('dispatch: the parent’s parameters are enforced, nothing written', async () => {
+    const ok = Buffer.from('x').toString('base64');
+    await refused(
+      'PUT',
+      '/v1/job/report/dispatch',
+      { Meta: { customer: 'a' } },
+      400,
+      'Payload is not provided but required',
+    );
+    await refused(
+      'PUT',
+      '/v1/job/report/dispatch',
+      { Payload: ok },
+      400,
+      'Dispatch did not provide required meta keys: [customer]',
+    );
+    await refused(
+      'PUT',
+      '/v1/job/report/dispatch',
+      { Payload: ok, Meta: { customer: 'a', zone: 'z', host: 'h' } },
+      400,
+      'Dispatch request included unpermitted metadata keys: [host zone]',
+    );
+    const big = Buffer.alloc(16 * 1024 + 1, 1).toString('base64');
+    await refused(
+      'PUT',
+      '/v1/job/report/dispatch',
+      { Payload: big, Meta: { customer: 'a' } },
+      400,
+      'Payload exceeds maximum size; 16385 > 16384',
+    );
+    await refused('PUT', '/v1/job/report/dispatch', { Payload: 'not base64!', Meta: { customer: 'a' } }, 400, 'base64');
+    await refused('PUT', '/v1/job/report/dispatch', { JobID: 'other' }, 400, 'Job ID does not match');
+    await refused('PUT', '/v1/job/web/dispatch', {}, 400, 'Specified job "web" is not a parameterized job');
+    await refused('PUT', '/v1/job/nothing/dispatch', {}, 404, 'parameterized job not found');
+    expect((await mgmt('PUT', '/v1/jobs', { Job: parameterized('quiet', { Payload: 'forbidden' }) })).status).toBe(200);
+    await refused('PUT', '/v1/job/quiet/dispatch', { Payload: ok }, 400, 'Payload is not allowed');
+    expect((await mgmt('DELETE', '/v1/job/quiet')).status).toBe(200);
+    await refused('PUT', '/v1/job/quiet/dispatch', {}, 400, 'Specified job "quiet" is stopped');
+  });
+});

@@ -259,10 +259,19 @@ describe('the jobs pages', () => {
       await page.getByRole('button', { name: 'Stop job' }).waitFor();
       expect(((await call('GET', 'job/batchy')).json() as { Stop: boolean }).Stop).toBe(false);
 
+      // A second tab open on the job learns that it is gone (session storage is the tab's: it signs in too).
+      const other = await context.newPage();
+      await signInWithToken(other, product, 'scheduler', management);
+      await other.goto(`${product.consoleUrl}scheduler/jobs/default/batchy`);
+      await other.getByRole('heading', { name: 'Job batchy', exact: true }).waitFor();
+      await liveBy(other, 'event stream');
+
       await page.getByRole('button', { name: 'Purge job' }).click();
       await page.getByRole('button', { name: 'Confirm purge' }).click();
       await page.getByRole('heading', { name: 'Jobs', exact: true }).waitFor();
       expect((await call('GET', 'job/batchy')).status).toBe(404);
+      await other.getByRole('alert').getByText('Error 404').waitFor();
+      expect(await other.getByRole('alert').locator('li').allTextContents()).toEqual(['job not found']);
       await context.close();
     },
     caseTimeoutMs,

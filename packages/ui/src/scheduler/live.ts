@@ -162,7 +162,11 @@ function useLiveReader<T>(
         read(signal)
           .then(
             (fresh) => show(fresh.data, Math.max(fresh.index, wanted)),
-            () => undefined,
+            (error: unknown) => {
+              // Gone (purged, deleted) or no longer readable: say so rather than keep showing what was.
+              if (!signal.aborted && error instanceof ApiError && (error.status === 404 || error.status === 403))
+                setState((previous) => ({ ...previous, error }));
+            },
           )
           .finally(() => {
             reading = false;

@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { jsonLogger, type Logger } from './lib/log.ts';
-import { ItemMac } from './storage/item-mac.ts';
+import { type EpochDomain, ItemMac } from './storage/item-mac.ts';
 import { Keyring, type KeySource } from './storage/keyring.ts';
 import { keyringKind, keyringPk, keyringSk } from './storage/keyring-item.ts';
 import { ConditionFailed, DynamoStore, type Store } from './storage/store.ts';
@@ -23,7 +23,17 @@ export type CoreStorage =
   | { dynamodb: DynamoDBClient; tableName: string; store?: undefined }
   | { store: Store; dynamodb?: undefined; tableName?: undefined };
 
-export type CoreBaseOptions = CoreStorage & { keySource: KeySource; clock?: Clock; log?: Logger };
+export type CoreBaseOptions = CoreStorage & {
+  keySource: KeySource;
+  clock?: Clock;
+  log?: Logger;
+  /**
+   * The epochs read at creation (`StoreBase.readEpoch`): the secrets service's `init` (the keyring's item), the
+   * scheduler's `bootstrap` (its marker, in the scheduler's partition, which the secrets functions may not read);
+   * both when unsaid. A domain not read here is read when first needed (`settleEpoch`).
+   */
+  epochs?: EpochDomain[];
+};
 
 /**
  * The store, and the keyring loaded from it (its wrapped data key made on first use); tokens, policies, mounts and
@@ -46,6 +56,6 @@ export async function createCoreBase(options: CoreBaseOptions): Promise<CoreBase
     },
   });
   store.authenticateWith(keyring, log);
-  await store.readEpoch();
+  for (const domain of options.epochs ?? ['init', 'bootstrap']) await store.readEpoch(domain);
   return { store, keyring, clock: options.clock ?? systemClock, log };
 }

@@ -31,7 +31,7 @@ export interface CoreSettings {
 }
 
 export async function createCore(options: CoreOptions): Promise<Core> {
-  const { store, keyring, clock, log } = await createCoreBase(options);
+  const { store, keyring, clock, log } = await createCoreBase({ ...options, epochs: ['init'] });
   const cacheSeconds = options.cacheSeconds ?? 5;
   const backends = new Map(options.backends.map((backend) => [backend.type, backend]));
   const knownTypes = (kind: 'secret' | 'auth') =>

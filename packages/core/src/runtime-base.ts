@@ -20,6 +20,7 @@ export function coreBaseFromEnvironment(env = process.env): () => Promise<CoreBa
       dynamodb: dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT),
       tableName: tableName(env),
       keySource: keySource(env),
+      epochs: ['bootstrap'],
     }),
   );
 }

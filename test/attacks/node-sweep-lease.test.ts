@@ -85,11 +85,11 @@ describe('attacks on the node sweep’s lease', () => {
     const { node: silent } = await registerNode(h, writer);
     expect((await beat(alive, alive.SecretID)).status).toBe(200);
     expect((await beat(silent, silent.SecretID)).status).toBe(200);
-    // `alive` beats (and sweeps) before `silent`'s deadline (TTL in [10 s, 15 s), grace 10 s), then past it.
+    // `alive` beats (and sweeps) before `silent`'s deadline (TTL in [10 s, 20 s − S), grace 10 s), then past it.
     h.clock.advance(19);
     expect((await beat(alive, alive.SecretID)).status).toBe(200);
     expect(await statusOf(silent.ID)).toBe('ready');
-    h.clock.advance(7);
+    h.clock.advance(11);
     await h.core.store.put({
       ...sweepLeaseKey,
       until: h.clock.now() + 86_400_000,

@@ -20,6 +20,8 @@ export const prices = {
   lambdaArmGbSecond: 0.0000133334,
   /** API Gateway HTTP API, per request (first 300 million a month). A Lambda function URL costs nothing more. */
   httpApiRequest: 1.0 / 1e6,
+  /** CloudFront HTTPS requests (North America and Europe), $0.0100 per 10,000. */
+  cloudFrontRequest: 0.01 / 1e4,
   /** CloudWatch Logs ingestion, per GB. */
   logsIngestGb: 0.5,
 } as const;
@@ -49,7 +51,10 @@ export const worstDetectionSeconds = (nodes: number, sweepPeriodSeconds: number,
 export interface MeasuredCosts {
   heartbeat: { readUnits: number; writeUnits: number; dynamoCalls: number };
   registration: { readUnits: number; writeUnits: number; dynamoCalls: number; requests: number };
-  /** One sweep that finds nothing late: its read units per registered node (strongly consistent), and its fixed part. */
+  /**
+   * One sweep that finds nothing late: its read units per registered node (eventually consistent), its fixed part,
+   * and its writes (the lease, when a heartbeat runs it).
+   */
   sweep: { readUnitsPerNode: number; fixedReadUnits: number; writeUnits: number; dynamoCalls: number };
   /** The rest of the minute's sweep job (expired ACL tokens, the event buffer's oldest page): read units a run. */
   minuteJobReadUnits: number;
@@ -66,7 +71,8 @@ export interface Design {
   capacity: 'on-demand' | 'provisioned';
   /** Provisioned capacity's target utilisation (DynamoDB autoscaling allows 20–90%). */
   targetUtilisation: number;
-  front: 'function URL' | 'HTTP API';
+  /** What the agents' requests pass before the function (`CloudFront + HTTP API`: `{scheduler_url}`). */
+  front: 'function URL' | 'HTTP API' | 'CloudFront + HTTP API';
   /** How often the sweep looks for late nodes at this cluster size (s). */
   sweepPeriodSeconds: (nodes: number) => number;
   /** The share of base TTL the stagger may add ([0, share·base)) at this size; Nomad's is 1. */
@@ -77,6 +83,8 @@ export interface Design {
   memoryMb: number;
   /** Whether Lambda writes its START/END/REPORT lines (off with JSON logs at system log level WARN). */
   platformLogs: boolean;
+  /** Whether heartbeats run the sweep every period (its lease); the minute job then sweeps besides, as the backstop. */
+  sweepInRequests?: boolean;
 }
 
 export interface BillLine {
@@ -95,7 +103,8 @@ export function monthlyBill(nodes: number, design: Design, costs: MeasuredCosts)
   const stagger = design.staggerShare(nodes);
   const beats = beatsPerSecond(nodes, stagger);
   const sweepPeriod = design.sweepPeriodSeconds(nodes);
-  const sweeps = 1 / sweepPeriod;
+  // Sweeps a second: every period inside heartbeats, plus (as an upper bound) the minute job's, which sweeps regardless.
+  const sweeps = design.sweepInRequests ? 1 / sweepPeriod + 1 / 60 : 1 / sweepPeriod;
   const gb = design.memoryMb / 1024;
   const lines: BillLine[] = [];
   const add = (item: string, dollars: number) => lines.push({ item, dollars });
@@ -115,7 +124,8 @@ export function monthlyBill(nodes: number, design: Design, costs: MeasuredCosts)
       'Lambda duration: blocking allocation polls held open',
       nodes * secondsPerMonth * gb * prices.lambdaArmGbSecond,
     );
-  if (design.front === 'HTTP API') add('API Gateway HTTP API requests', requests * prices.httpApiRequest);
+  if (design.front !== 'function URL') add('API Gateway HTTP API requests', requests * prices.httpApiRequest);
+  if (design.front === 'CloudFront + HTTP API') add('CloudFront requests', requests * prices.cloudFrontRequest);
   if (design.platformLogs)
     add(
       'CloudWatch Logs (Lambda platform lines, ~0.3 kB an invocation)',
@@ -142,6 +152,11 @@ export function monthlyBill(nodes: number, design: Design, costs: MeasuredCosts)
       `DynamoDB read capacity (${target})`,
       provisioned(readUnitsPerSecond, design.targetUtilisation) * hoursPerMonth * prices.readCapacityUnitHour,
     );
+    // The `due` index has capacity of its own; no beat or sweep writes it, so it stays at its floor (1 and 1).
+    add(
+      'DynamoDB index capacity floor (1 read, 1 write unit)',
+      hoursPerMonth * (prices.readCapacityUnitHour + prices.writeCapacityUnitHour),
+    );
   }
   const gigabytes = (nodes * costs.bytesPerNode) / 1e9;
   add('DynamoDB storage and point-in-time recovery', gigabytes * (prices.storageGbMonth + prices.backupGbMonth));
@@ -149,15 +164,38 @@ export function monthlyBill(nodes: number, design: Design, costs: MeasuredCosts)
   return { lines, total };
 }
 
+/** S = clamp(base / 4, 2.5 s, 60 s): the node sweep's period (`cluster/nodes/store.ts`, `sweepPeriodMs`). */
+export const sweepPeriodSeconds = (nodes: number) => Math.min(60, Math.max(2.5, baseTtlSeconds(nodes) / 4));
+
 /**
- * Nomad's design in our terms: the stagger it draws, the sweep once a minute as the stacks schedule jobs; the agent
- * reads its allocation map only when a heartbeat answer's `AllocIndex` moved (never in steady state), no held poll.
+ * As built (issue 40): the sweep every S inside heartbeats (one at a time, by a conditional lease; the minute job the
+ * backstop), the stagger cut to [0, base − S) so the worst detection is exactly Nomad's 2·base + grace, the allocation
+ * index on the heartbeat answer (no held polls), provisioned capacity with autoscaling at 90%, the client protocol on
+ * its own 128 MB function behind its Function URL, no platform log lines.
  */
 export const asBuilt: Design = {
-  name: 'as built: on demand, function URL, sweep every minute, allocation index on the heartbeat, platform logs',
+  name: 'as built: provisioned 90%, Function URL 128 MB, sweep every clamp(base/4, 2.5, 60) s in heartbeats, stagger [0, base − sweep), allocation index on the heartbeat, no platform logs',
+  capacity: 'provisioned',
+  targetUtilisation: 0.9,
+  front: 'function URL',
+  sweepPeriodSeconds,
+  staggerShare: (nodes) => 1 - sweepPeriodSeconds(nodes) / baseTtlSeconds(nodes),
+  blockingAllocPolls: false,
+  memoryMb: 128,
+  platformLogs: false,
+  sweepInRequests: true,
+};
+
+/**
+ * Before issue 40's cost work: Nomad's stagger, the sweep once a minute (EventBridge), on demand, the agents through
+ * `{scheduler_url}` (CloudFront, the HTTP API, the 512 MB API function), platform log lines; the allocation index
+ * already on the heartbeat.
+ */
+export const previous: Design = {
+  name: 'before: on demand, CloudFront + HTTP API to the 512 MB API function, sweep every minute, allocation index on the heartbeat, platform logs',
   capacity: 'on-demand',
   targetUtilisation: 1,
-  front: 'function URL',
+  front: 'CloudFront + HTTP API',
   sweepPeriodSeconds: () => 60,
   staggerShare: () => 1,
   blockingAllocPolls: false,
@@ -165,28 +203,9 @@ export const asBuilt: Design = {
   platformLogs: true,
 };
 
-/** As built before the allocation index rode on the heartbeat: every agent held a blocking allocation poll. */
+/** Earlier still: every agent held a blocking allocation poll open. */
 export const withBlockingPolls: Design = {
-  ...asBuilt,
-  name: 'before (each agent holding a blocking allocation poll): on demand, function URL, sweep every minute, platform logs',
+  ...previous,
+  name: 'before AllocIndex (each agent holding a blocking allocation poll): on demand, CloudFront + HTTP API, sweep every minute, platform logs',
   blockingAllocPolls: true,
-};
-
-/**
- * The proposal (docs/performance.md): the sweep runs every S = clamp(base/2, 5 s, 60 s) (below a minute from inside
- * heartbeats, one at a time by a conditional lease), the stagger is cut to [0, base − S) so the worst detection is
- * exactly Nomad's 2·base + grace, the allocation index rides on the heartbeat answer (no held polls), provisioned
- * capacity at 90%, the client protocol's function at 128 MB, no platform log lines.
- */
-const proposedSweep = (nodes: number) => Math.min(60, Math.max(5, baseTtlSeconds(nodes) / 2));
-export const proposed: Design = {
-  name: 'proposed: provisioned 90%, function URL 128 MB, sweep every clamp(base/2, 5, 60) s, stagger [0, base − sweep), allocation index on the heartbeat, no platform logs',
-  capacity: 'provisioned',
-  targetUtilisation: 0.9,
-  front: 'function URL',
-  sweepPeriodSeconds: proposedSweep,
-  staggerShare: (nodes) => 1 - proposedSweep(nodes) / baseTtlSeconds(nodes),
-  blockingAllocPolls: false,
-  memoryMb: 128,
-  platformLogs: false,
 };

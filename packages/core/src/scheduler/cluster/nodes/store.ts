@@ -52,10 +52,12 @@ export const heartbeatSettings = { minTtlMs: 10_000, maxPerSecond: 50, graceMs: 
 export const baseTtlMs = (nodes: number): number =>
   Math.max(heartbeatSettings.minTtlMs, (nodes / heartbeatSettings.maxPerSecond) * 1000);
 /**
- * How often the node sweep runs at this size (ms): clamp(base / 2, 5 s, 60 s). Below a minute it runs inside
- * heartbeats (`sweep-lease.ts`); the minute job is the backstop.
+ * How often the node sweep runs at this size (ms): clamp(base / 4, 2.5 s, 60 s), inside heartbeats (`sweep-lease.ts`;
+ * the minute job is the backstop). The stagger is what the period leaves of Nomad's ([0, base − S)): a shorter period
+ * means longer TTLs and fewer beats, for one lease write and one sweep's reads a period (docs/performance.md: at 100
+ * nodes, 2.5 s costs $0.79 a month less than 5 s).
  */
-export const sweepPeriodMs = (nodes: number): number => Math.min(60_000, Math.max(5_000, baseTtlMs(nodes) / 2));
+export const sweepPeriodMs = (nodes: number): number => Math.min(60_000, Math.max(2_500, baseTtlMs(nodes) / 4));
 /** How long a process trusts the node count it read (the TTL is an estimate by design: Nomad's counts timers). */
 const countCacheMs = 30_000;
 /** Nomad's `DefaultNodePoolNodeIdentityTTL`, in nanoseconds as pools hold it. */

@@ -1,7 +1,7 @@
 /**
  * When the heartbeat sweep runs. EventBridge runs the minute job at most once a minute, but a dead node must be found
  * within Nomad's time (TTL + grace): so the sweep also runs inside heartbeat requests, every S =
- * `sweepPeriodMs(nodes)` (clamp(base TTL / 2, 5 s, 60 s)), one sweeper at a time, chosen by a conditional write on
+ * `sweepPeriodMs(nodes)` (clamp(base TTL / 4, 2.5 s, 60 s)), one sweeper at a time, chosen by a conditional write on
  * one lease item (`NODE_SWEEP_PK` / `lease`): a heartbeat that finds the lease lapsed takes it until now + S and runs
  * the sweep before it answers. Nothing in a request decides the lease: not its length (the server's clock and node
  * count), nor who takes it (the first beat after it lapses, whoever sent it).
@@ -83,7 +83,8 @@ export class NodeSweepLease {
       await this.state.store.update(
         sweepLeaseKey,
         { set: { until, holder: this.holder }, add: { taken: 1 } },
-        { when: { any: [{ missing: ['until'] }, { below: { until: now } }, { above: { until } }] } },
+        // Lapsed at `until` itself: a process that read `until` as when to try again must be able to take it then.
+        { when: { any: [{ missing: ['until'] }, { atMost: { until: now } }, { above: { until } }] } },
       );
       this.notBefore = until;
       return until;

@@ -178,4 +178,23 @@ describe('PUT /v1/job/:id/plan: a dry run through reconcile and placement (Dynam
     }
     expect(await table()).toEqual(before);
   });
+
+  it('GET /v1/job/:id/versions?diffs=true: each version diffed from the one before, newest first', async () => {
+    expect((await mgmt('PUT', '/v1/jobs', { Job: sized('ver', 1) })).status).toBe(200);
+    expect((await mgmt('PUT', '/v1/jobs', { Job: sized('ver', 4) })).status).toBe(200);
+    const one = await mgmt('GET', '/v1/job/ver/versions');
+    expect(one.body.Diffs).toBeNull();
+    const out = await mgmt('GET', '/v1/job/ver/versions?diffs=true');
+    expect(out.status).toBe(200);
+    expect(out.body.Versions.map((version: { Version: number }) => version.Version)).toEqual([1, 0]);
+    expect(out.body.Diffs).toHaveLength(1);
+    expect(out.body.Diffs[0]).toMatchObject({ Type: 'Edited', ID: 'ver' });
+    expect(out.body.Diffs[0].TaskGroups[0].Fields).toContainEqual({
+      Type: 'Edited',
+      Name: 'Count',
+      Old: '1',
+      New: '4',
+      Annotations: null,
+    });
+  });
 });

@@ -13,6 +13,7 @@ import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
 import { allocationStub } from '../allocations/stub.ts';
+import { jobDiff } from './diff.ts';
 import { canonicalJob, jobStub, jobSummary, type RegisterBody, registerBody, validateJob } from './model.ts';
 
 const jobId = z.string().check(z.describe('The job ID.'));
@@ -196,14 +197,21 @@ export const jobRoutes: SchedulerRoute[] = [
     summary: 'The versions kept of a job (the last six), newest first.',
     access: 'token',
     params: { id: jobId },
-    query: { namespace: namespaceQuery, diffs: boolQuery('diffs', 'Diffs between versions (not computed yet).') },
+    query: {
+      namespace: namespaceQuery,
+      diffs: boolQuery('diffs', 'Each version’s diff from the one before it (Nomad’s JobDiff).'),
+    },
     blocking: ['jobs'],
-    returns: '`{Versions, Diffs}`.',
+    returns: '`{Versions, Diffs}` (Diffs null unless `diffs`).',
     handler: async ({ scheduler, caller, params, query }) =>
-      readJob(params.id, query.namespace, scheduler, async (ns) => ({
-        Versions: await scheduler.jobs.versions(ns, params.id),
-        Diffs: null,
-      }))(caller),
+      readJob(params.id, query.namespace, scheduler, async (ns) => {
+        const versions = await scheduler.jobs.versions(ns, params.id);
+        // As Nomad's Job.GetJobVersions: newest first, each version diffed from the one kept before it.
+        const diffs = query.diffs
+          ? versions.slice(0, -1).map((version, at) => jobDiff(versions[at + 1], version))
+          : null;
+        return { Versions: versions, Diffs: diffs && diffs.length > 0 ? diffs : null };
+      })(caller),
   }),
   route({
     method: 'GET',

@@ -134,8 +134,36 @@ describe('the jobs pages', () => {
       expect(await refusal.locator('li').first().textContent()).toBe(refused.text.trim());
       expect((await call('GET', 'job/web')).status).toBe(404);
 
-      // A good spec runs: the job's page opens and its allocation appears without a reload.
+      // Plan is a dry run: what the scheduler would do, and why it could not place a group; nothing is written.
+      const planButton = page.getByRole('button', { name: 'Plan', exact: true });
+      const plan = page.getByRole('region', { name: 'Plan', exact: true });
+      await specBox.fill(JSON.stringify(spec('web', 1, {}, 60_000)));
+      await planButton.click();
+      await plan
+        .getByRole('alert', { name: 'Placement failures' })
+        .getByText(/Dimension cpu: 1 nodes exhausted/)
+        .waitFor();
       await specBox.fill(JSON.stringify(spec('web', 1), null, 2));
+      // The plan shown was of another spec: it is gone once the spec changes.
+      await plan.waitFor({ state: 'detached' });
+      await planButton.click();
+      await plan.getByText('All task groups can be placed.').waitFor();
+      expect(await plan.getByRole('row').nth(1).getByRole('cell').allTextContents()).toEqual([
+        'web',
+        '1',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+      ]);
+      expect(await plan.getByRole('figure', { name: 'Job diff' }).textContent()).toContain('+ Job: "web"');
+      await plan.scrollIntoViewIfNeeded();
+      await screenshot(page, 'job-plan');
+      expect((await call('GET', 'job/web')).status).toBe(404);
+
+      // Run after the plan: the job's page opens and its allocation appears without a reload.
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       await page.getByRole('heading', { name: 'Job web', exact: true }).waitFor();
       await liveBy(page, 'event stream');

@@ -5,12 +5,16 @@ import { ErrorBox, Field, Page, useAction } from '../components.tsx';
 import { Link, navigate, useLocation } from '../router.tsx';
 import { SelectField } from './common.tsx';
 import { jobHref, jobsListHref } from './job-model.ts';
+import { type JobPlan, PlanPreview } from './job-plan.tsx';
 import { useNamespaceOptions } from './jobs.tsx';
 
 /**
  * Running a job (`PUT jobs`; `submit-job`): a JSON job spec as Nomad's HTTP API takes it (the job itself, or
- * `{"Job": …}` as `nomad job run -output` prints it), in the namespace picked unless the spec names one. A spec that
- * is not JSON is refused here; one the service refuses shows its 400 as it words it. Once registered, the job's page.
+ * `{"Job": …}` as `nomad job run -output` prints it), in the namespace picked unless the spec names one. Plan
+ * (`PUT job/<id>/plan`, a dry run that writes nothing) shows what the scheduler would place, stop and update, what it
+ * could not place and why, and the diff against the stored job; Run after a Plan of the same spec registers only if
+ * the job is still as planned (`EnforceIndex`, as `nomad job run -check-index`). A spec that is not JSON is refused
+ * here; one the service refuses shows its 400 as it words it. Once registered, the job's page.
  */
 
 const example = JSON.stringify(
@@ -60,8 +64,22 @@ export function RunJobPage(): JSX.Element {
     return wanted && wanted !== '*' ? wanted : 'default';
   });
   const [spec, setSpec] = useState(example);
+  // The plan of the spec as it was when planned: Run then registers only if the job is still as planned.
+  const [planned, setPlanned] = useState<{ spec: string; namespace: string; plan: JobPlan } | undefined>();
   const namespaces = useNamespaceOptions(namespace, false);
   const action = useAction();
+  const current = planned && planned.spec === spec && planned.namespace === namespace ? planned.plan : undefined;
+  const plan = () =>
+    action.run(async () => {
+      setPlanned(undefined);
+      const job = jobOfSpec(spec);
+      if (typeof job.ID !== 'string' || job.ID === '') throw new Error('The job spec has no ID to plan');
+      const answer = await scheduler<JobPlan>('PUT', withQuery(api`job/${job.ID}/plan`, { namespace }), {
+        Job: job,
+        Diff: true,
+      });
+      setPlanned({ spec, namespace, plan: answer });
+    });
   return (
     <Page title="Run a job" actions={<Link href={jobsListHref(namespace, '')}>Jobs</Link>}>
       <form
@@ -72,6 +90,7 @@ export function RunJobPage(): JSX.Element {
             const job = jobOfSpec(spec);
             const answer = await scheduler<{ EvalID: string }>('PUT', withQuery(api`jobs`, { namespace }), {
               Job: job,
+              ...(current ? { EnforceIndex: true, JobModifyIndex: current.JobModifyIndex } : {}),
             });
             const jobNamespace = typeof job.Namespace === 'string' && job.Namespace ? job.Namespace : namespace;
             if (answer && typeof job.ID === 'string') navigate(jobHref(jobNamespace, job.ID));
@@ -90,16 +109,20 @@ export function RunJobPage(): JSX.Element {
           value={spec}
           onInput={setSpec}
           multiline
-          rows={24}
+          rows={16}
           hint={'Nomad’s JSON job, or {"Job": …} as nomad job run -output prints it.'}
         />
         <ErrorBox error={action.error} />
         <div class="actions">
+          <button type="button" class="secondary" disabled={action.busy} onClick={() => void plan()}>
+            Plan
+          </button>
           <button type="submit" disabled={action.busy}>
             Run
           </button>
         </div>
       </form>
+      {current ? <PlanPreview plan={current} /> : null}
     </Page>
   );
 }

@@ -22,6 +22,7 @@ import type { Evaluation } from '../cluster/evaluations/model.ts';
 import { PlanApplier } from '../cluster/evaluations/plan-apply.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import { EVAL_BLOCKED, EVAL_LEASE_PK, EVAL_QUEUE } from '../keys.ts';
+import { placementReady } from '../placement/place.ts';
 import type { Reconciliation } from '../placement/types.ts';
 import { decide, readSnapshot } from './decide.ts';
 import { OutcomeRecorder, type WorkerParts } from './outcome.ts';
@@ -148,6 +149,8 @@ export class EvaluationWorker {
       snapshotIndex = await this.parts.state.currentIndex();
       const snapshot = await readSnapshot(this.parts, evaluation.Namespace, evaluation.JobID);
       job = snapshot.job;
+      // RE2 for `regexp` constraints is loaded on demand (a bundle starts without it).
+      if (job) await placementReady(job);
       const decision = decide(evaluation, snapshot, this.now, `${evaluation.ID}#${attempt}`);
       reconciliation = decision.reconciliation;
       const placed = decision.placed;

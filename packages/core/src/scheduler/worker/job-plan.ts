@@ -14,6 +14,7 @@ import { annotateDiff, type JobDiff, jobDiff } from '../cluster/jobs/diff.ts';
 import { type Job, specOf } from '../cluster/jobs/model.ts';
 import type { Namespaces } from '../cluster/namespaces/store.ts';
 import type { NodePools } from '../cluster/node-pools/store.ts';
+import { placementReady } from '../placement/place.ts';
 import type { DesiredUpdates } from '../placement/types.ts';
 import { decide, readSnapshot } from './decide.ts';
 import type { WorkerParts } from './outcome.ts';
@@ -85,6 +86,7 @@ export async function planJob(parts: PlanParts, submitted: Job, withDiff: boolea
     AnnotatePlan: true,
   };
   const snapshot = await readSnapshot(parts, job.Namespace, job.ID, planned);
+  await placementReady(job);
   const { reconciliation, placed, queued } = decide(evaluation, snapshot, now, evaluation.ID);
   const failed = Object.keys(placed.failed).length > 0 ? placed.failed : null;
   const created: Evaluation[] = [];

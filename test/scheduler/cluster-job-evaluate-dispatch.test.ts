@@ -141,6 +141,31 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
     });
     expect(again.status).toBe(200);
     expect(again.body.DispatchedJobID).not.toBe(childId);
+    // A retry with an idempotency token answers the child it created, and writes nothing.
+    const first = await mgmt('PUT', '/v1/job/report/dispatch', {
+      Payload: payload,
+      Meta: { customer: 'c' },
+      IdempotencyToken: 'retry-1',
+    });
+    expect(first.status).toBe(200);
+    expect((await h.scheduler.jobs.get('default', first.body.DispatchedJobID))?.DispatchIdempotencyToken).toBe(
+      'retry-1',
+    );
+    const before = await h.scheduler.state.currentIndex();
+    const retry = await mgmt('PUT', '/v1/job/report/dispatch', {
+      Payload: payload,
+      Meta: { customer: 'c' },
+      IdempotencyToken: 'retry-1',
+    });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual({
+      DispatchedJobID: first.body.DispatchedJobID,
+      EvalID: '',
+      EvalCreateIndex: 0,
+      JobCreateIndex: first.body.JobCreateIndex,
+      Index: first.body.Index,
+    });
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
   });
 
   it('dispatch: the parent’s parameters are enforced, nothing written', async () => {

@@ -46,7 +46,9 @@ const dispatchBody = z.object({
   Payload: z.nullish(z.string()).check(z.describe('The payload, base64 (at most 16 KiB decoded).')),
   Meta: z.nullish(z.record(z.string(), z.string())).check(z.describe('Meta keys for the child job.')),
   IdPrefixTemplate: z.optional(z.string()).check(z.describe('Put in the child’s ID after its dispatch time.')),
-  IdempotencyToken: z.optional(z.string()).check(z.describe('Not honoured yet: every dispatch creates a child.')),
+  IdempotencyToken: z
+    .optional(z.string())
+    .check(z.describe('A retry with the token of a child still stored answers that child, creating none.')),
   Namespace: z.optional(z.string()).check(z.describe('The namespace when the query names none.')),
   Region: z.optional(z.string()).check(z.describe('Not read: this service has one region.')),
 });

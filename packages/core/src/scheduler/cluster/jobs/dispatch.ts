@@ -3,7 +3,9 @@
  * against the parent's `ParameterizedJob` (the payload forbidden, optional or required and at most 16 KiB; every
  * required meta key given, none but the required and optional ones), then a child job registered (`store.ts`, one
  * write with its evaluation): a copy of the parent with its own ID, `ParentID` the parent's, `Dispatched: true`, the
- * request's meta merged into its Meta and the payload (base64, as sent) in `Payload`.
+ * request's meta merged into its Meta and the payload (base64, as sent) in `Payload`. A request with an
+ * `IdempotencyToken` that a child of the parent still stored already carries is answered with that child (no
+ * evaluation, nothing written), as Nomad's retry guard.
  *
  * The child's ID is Nomad's `<parent>/dispatch-<unix seconds>-<8 hex>` with the slash spelt `.`: this service refuses a
  * slash in a job ID (`model.ts`), since a URL path cannot carry one (`lib/request-path.ts`), and a child must stay
@@ -21,6 +23,7 @@ export interface DispatchRequest {
   Payload?: string | null | undefined;
   Meta?: Record<string, string> | null | undefined;
   IdPrefixTemplate?: string | undefined;
+  IdempotencyToken?: string | undefined;
 }
 
 export interface DispatchResult {
@@ -82,6 +85,20 @@ export async function dispatchJob(
   if (request.IdPrefixTemplate !== undefined && /[\s/\0]/.test(request.IdPrefixTemplate))
     throw badRequest('IdPrefixTemplate must not contain a space, a slash or a null character');
   validateRequest(request, parent);
+  const token = request.IdempotencyToken ?? '';
+  if (token !== '') {
+    const earlier = (await jobs.list(namespace)).find(
+      (job) => job.Dispatched === true && job.ParentID === parent.ID && job.DispatchIdempotencyToken === token,
+    );
+    if (earlier)
+      return {
+        DispatchedJobID: earlier.ID,
+        EvalID: '',
+        EvalCreateIndex: 0,
+        JobCreateIndex: earlier.CreateIndex,
+        Index: earlier.ModifyIndex,
+      };
+  }
   const id = dispatchedId(parentId, request.IdPrefixTemplate, nowMs);
   const child: Job = {
     ...structuredClone(parent),
@@ -89,6 +106,7 @@ export async function dispatchJob(
     Name: id,
     ParentID: parent.ID,
     Dispatched: true,
+    DispatchIdempotencyToken: token,
     Status: '',
     StatusDescription: '',
     Meta: { ...(parent.Meta ?? {}), ...(request.Meta ?? {}) },

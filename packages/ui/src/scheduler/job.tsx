@@ -17,6 +17,7 @@ import {
   shortId,
   statusClass,
 } from './job-model.ts';
+import { diffLines, type JobDiff } from './job-plan.tsx';
 import { useLiveReads } from './live.ts';
 import { PlacementFailures } from './placement-failures.tsx';
 
@@ -31,7 +32,7 @@ interface JobReads extends Record<string, unknown> {
   job: Job;
   allocations: AllocationStub[];
   evaluations: Evaluation[];
-  versions: { Versions: Job[] | null };
+  versions: { Versions: Job[] | null; Diffs: JobDiff[] | null };
 }
 
 const badge = (status: string) => <span class={`badge ${statusClass(status)}`}>{status}</span>;
@@ -141,18 +142,29 @@ function LatestFailures({ evaluations }: { evaluations: Evaluation[] }): JSX.Ele
   );
 }
 
-function Versions({ versions }: { versions: Job[] }): JSX.Element {
+/** What changed from the version before, as `nomad job history -p` shows it (the changed lines only). */
+const changes = (diff: JobDiff | undefined): string =>
+  diff
+    ? diffLines(diff)
+        .slice(1)
+        .map((line) => line.trim())
+        .filter((line) => line.startsWith('+') || line.startsWith('-'))
+        .join('; ') || 'no change'
+    : '—';
+
+function Versions({ versions, diffs }: { versions: Job[]; diffs: JobDiff[] }): JSX.Element {
   return (
     <section class="panel" aria-label="Versions">
       <h2>Versions</h2>
       <Table
-        columns={['Version', 'Stable', 'Stopped', 'Groups (count)', 'Submitted']}
-        rows={versions.map((version) => [
+        columns={['Version', 'Stable', 'Stopped', 'Groups (count)', 'Submitted', 'Changes']}
+        rows={versions.map((version, at) => [
           version.Version,
           version.Stable ? 'yes' : 'no',
           version.Stop ? 'yes' : 'no',
           (version.TaskGroups ?? []).map((group) => `${group.Name} (${group.Count})`).join(', '),
           formatNanoTime(version.SubmitTime),
+          changes(diffs[at]),
         ])}
         empty="No versions."
       />
@@ -210,7 +222,7 @@ export function JobPage({ namespace, id }: { namespace: string; id: string }): J
                 <AllocationsTable allocations={shown.allocations} />
               </section>
               <Evaluations evaluations={shown.evaluations} />
-              <Versions versions={shown.versions.Versions ?? []} />
+              <Versions versions={shown.versions.Versions ?? []} diffs={shown.versions.Diffs ?? []} />
             </>
           );
         }}

@@ -87,8 +87,13 @@ describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', ()
 
     const events = await eventsAt(before + 1);
     const planResults = events.filter((event) => event.Type === 'PlanResult');
-    expect(planResults.map((event) => event.Topic)).toEqual(['Allocation', 'Allocation', 'Allocation']);
-    expect(planResults.every((event) => (event.Payload.Allocation as { Job: unknown }).Job === null)).toBe(true);
+    // The job's update block (Nomad's default) makes a deployment: written, with its event, in the same plan.
+    expect(planResults.map((event) => event.Topic)).toEqual(['Allocation', 'Allocation', 'Allocation', 'Deployment']);
+    const allocResults = planResults.filter((event) => event.Topic === 'Allocation');
+    expect(allocResults.every((event) => (event.Payload.Allocation as { Job: unknown }).Job === null)).toBe(true);
+    const deployment = await h.scheduler.deployments.latest('default', 'web');
+    expect(planResults[3]).toMatchObject({ Key: deployment?.ID, FilterKeys: ['web'] });
+    expect(allocs.every((alloc) => alloc.DeploymentID === deployment?.ID)).toBe(true);
     const updated = events.filter((event) => event.Type === 'EvaluationUpdated');
     expect(updated.map((event) => [event.Topic, event.Key])).toEqual([
       ['Evaluation', submitted.body.EvalID],

@@ -22,6 +22,7 @@ import { policyKind as schedulerPolicyKind } from './scheduler/acl/policies/stor
 import { roleKind } from './scheduler/acl/roles/store.ts';
 import { bootstrapMarkerKind, tokenKind as schedulerTokenKind } from './scheduler/acl/tokens/store.ts';
 import { allocationKind, allocationLinkKind } from './scheduler/cluster/allocations/store.ts';
+import { deploymentKind } from './scheduler/cluster/deployments/store.ts';
 import { evaluationKind } from './scheduler/cluster/evaluations/store.ts';
 import { jobKind, jobVersionKind } from './scheduler/cluster/jobs/store.ts';
 import { namespaceKind } from './scheduler/cluster/namespaces/store.ts';
@@ -474,6 +475,15 @@ export const itemKindRows: readonly ItemKindRow[] = [
     protection: 'MAC',
     mac: evaluationKind,
     why: 'the work the scheduler is asked to place',
+  }),
+  row({
+    name: 'deployment',
+    where: '`sched#deployment#<shard>` / `<deployment ID>`',
+    pk: new RegExp(`^sched#deployment${shard}$`),
+    sk: /./,
+    protection: 'MAC',
+    mac: deploymentKind,
+    why: 'how far a job’s rollout went: a forged one would promote canaries or mark allocations of a failed one healthy',
   }),
   row({
     name: 'service registration',

@@ -125,3 +125,9 @@ export const EVAL_BLOCKED = 'sched#eval-blocked';
  * released by its holder; an expired lease may be taken over (a worker that died), counting the delivery.
  */
 export const EVAL_LEASE_PK = 'sched#eval-lease';
+
+/**
+ * Deployments (`cluster/deployments/store.ts`) by ID, sharded 16 ways by the ID (`storage/due.ts` `shardKey`), each a
+ * Nomad `Deployment`; a job's are found by listing them (as evaluations are).
+ */
+export const DEPLOYMENT_PK = 'sched#deployment';

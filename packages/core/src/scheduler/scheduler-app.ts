@@ -14,6 +14,7 @@ import { policyRoutes } from './acl/policies/routes.ts';
 import { roleRoutes } from './acl/roles/routes.ts';
 import { tokenRoutes } from './acl/tokens/routes.ts';
 import { allocationRoutes } from './cluster/allocations/routes.ts';
+import { deploymentRoutes } from './cluster/deployments/routes.ts';
 import { evaluationRoutes } from './cluster/evaluations/routes.ts';
 import { jobActionRoutes } from './cluster/job-actions/routes.ts';
 import { jobRoutes } from './cluster/jobs/routes.ts';
@@ -81,6 +82,7 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...jobRoutes,
   ...jobActionRoutes,
   ...evaluationRoutes,
+  ...deploymentRoutes,
   ...serviceRoutes,
   ...allocationRoutes,
   ...eventRoutes,

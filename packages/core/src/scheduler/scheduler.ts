@@ -8,6 +8,7 @@ import type { StoredToken } from './acl/tokens/model.ts';
 import { AclTokens } from './acl/tokens/store.ts';
 import { Allocations } from './cluster/allocations/store.ts';
 import { jobsInPool } from './cluster/jobs-in-use.ts';
+import { Deployments } from './cluster/deployments/store.ts';
 import { Evaluations } from './cluster/evaluations/store.ts';
 import { Jobs } from './cluster/jobs/store.ts';
 import { systemJobsFor } from './cluster/jobs/system-jobs.ts';
@@ -85,6 +86,7 @@ export class Scheduler {
   readonly nodeSweep: NodeSweepLease;
   readonly identities: NodeIdentities;
   readonly evaluations: Evaluations;
+  readonly deployments: Deployments;
   readonly jobs: Jobs;
   readonly services: ServiceRegistrations;
   readonly allocations: Allocations;
@@ -113,6 +115,7 @@ export class Scheduler {
     this.nodeSweep = new NodeSweepLease(this.state, this.nodes, core.log);
     this.identities = new NodeIdentities(core.keyring, core.clock);
     this.evaluations = new Evaluations(this.state);
+    this.deployments = new Deployments(this.state);
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
     this.allocations = new Allocations(this.state, this.jobs, this.evaluations);

@@ -24,7 +24,8 @@ export type TableName =
   | 'jobs'
   | 'allocs'
   | 'evals'
-  | 'service_registrations';
+  | 'service_registrations'
+  | 'deployment';
 
 /** An event as a write produces it; the index is the write's. */
 export interface PendingEvent {

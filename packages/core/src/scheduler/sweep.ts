@@ -2,6 +2,7 @@ import { AclPolicies } from './acl/policies/store.ts';
 import { AclRoles } from './acl/roles/store.ts';
 import { AclTokens } from './acl/tokens/store.ts';
 import { Allocations } from './cluster/allocations/store.ts';
+import { Deployments } from './cluster/deployments/store.ts';
 import { Evaluations } from './cluster/evaluations/store.ts';
 import { Jobs } from './cluster/jobs/store.ts';
 import { Namespaces } from './cluster/namespaces/store.ts';
@@ -25,6 +26,7 @@ export async function sweepScheduler(core: SchedulerBase): Promise<void> {
   await new AclTokens(state, roles, (secret) => schedulerSecretHash(core, secret), core.log).sweepExpired();
   const pools = new NodePools(state);
   const evaluations = new Evaluations(state);
+  const deployments = new Deployments(state);
   const jobs = new Jobs(state, new Namespaces(state), pools, evaluations);
   const allocations = new Allocations(state, jobs, evaluations);
   const nodes = new ClusterNodes(state, pools, (id, secret) => nodeSecretHash(core, id, secret));
@@ -32,7 +34,7 @@ export async function sweepScheduler(core: SchedulerBase): Promise<void> {
   nodes.evaluateNodesWith((node, index, trigger) => allocations.nodeEvaluations(node.ID, index, trigger));
   // The backstop of the sweep heartbeats run (`cluster/nodes/sweep-lease.ts`): every late node, lease or no lease.
   await new NodeSweepLease(state, nodes, core.log).sweepNow();
-  await new EvaluationWorker({ state, evaluations, jobs, nodes, allocations }, (error, evaluation) =>
+  await new EvaluationWorker({ state, evaluations, jobs, nodes, allocations, deployments }, (error, evaluation) =>
     core.log.error('evaluation failed; it is delivered again', { evaluation: evaluation.ID, error: String(error) }),
   ).runDue();
   await state.sweepEvents();

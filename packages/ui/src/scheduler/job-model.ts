@@ -111,7 +111,7 @@ export const nodeHref = (id: string) => pathHref('/ui/scheduler/nodes', id);
 /** A path of one job's API (`job/<id>`, `job/<id>/allocations` …) in its namespace. */
 export function jobApi(namespace: string, id: string, part?: 'allocations' | 'evaluations' | 'versions'): ApiPath {
   const path = part ? api`job/${id}/${part}` : api`job/${id}`;
-  return withQuery(path, part === 'versions' ? { namespace, diffs: 'true' } : { namespace });
+  return withQuery(path, { namespace });
 }
 
 /** Nanoseconds since the epoch (Nomad's times) as `2026-11-29 06:01:02` UTC; '—' for none. */

@@ -43,7 +43,7 @@ interface TaskGroupDiff extends ObjectDiff {
   Updates: Record<string, number> | null;
 }
 
-export interface JobDiff {
+interface JobDiff {
   Type: string;
   ID: string;
   Fields: FieldDiff[] | null;
@@ -85,7 +85,7 @@ function objectLines(objects: ObjectDiff[] | null, indent: string): string[] {
 }
 
 /** A job's diff as `nomad job plan` prints it: `+` added, `-` deleted, `+/-` edited, with the scheduler's notes. */
-export function diffLines(diff: JobDiff): string[] {
+function diffLines(diff: JobDiff): string[] {
   const lines = [`${marker(diff.Type)} Job: ${JSON.stringify(diff.ID)}`];
   lines.push(...fieldLines(diff.Fields, ''), ...objectLines(diff.Objects, ''));
   for (const group of diff.TaskGroups ?? []) {

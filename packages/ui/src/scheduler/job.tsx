@@ -17,7 +17,6 @@ import {
   shortId,
   statusClass,
 } from './job-model.ts';
-import { diffLines, type JobDiff } from './job-plan.tsx';
 import { useLiveReads } from './live.ts';
 import { PlacementFailures } from './placement-failures.tsx';
 
@@ -32,7 +31,7 @@ interface JobReads extends Record<string, unknown> {
   job: Job;
   allocations: AllocationStub[];
   evaluations: Evaluation[];
-  versions: { Versions: Job[] | null; Diffs: JobDiff[] | null };
+  versions: { Versions: Job[] | null };
 }
 
 const badge = (status: string) => <span class={`badge ${statusClass(status)}`}>{status}</span>;
@@ -142,29 +141,18 @@ function LatestFailures({ evaluations }: { evaluations: Evaluation[] }): JSX.Ele
   );
 }
 
-/** What changed from the version before, as `nomad job history -p` shows it (the changed lines only). */
-const changes = (diff: JobDiff | undefined): string =>
-  diff
-    ? diffLines(diff)
-        .slice(1)
-        .map((line) => line.trim())
-        .filter((line) => line.startsWith('+') || line.startsWith('-'))
-        .join('; ') || 'no change'
-    : '—';
-
-function Versions({ versions, diffs }: { versions: Job[]; diffs: JobDiff[] }): JSX.Element {
+function Versions({ versions }: { versions: Job[] }): JSX.Element {
   return (
     <section class="panel" aria-label="Versions">
       <h2>Versions</h2>
       <Table
-        columns={['Version', 'Stable', 'Stopped', 'Groups (count)', 'Submitted', 'Changes']}
-        rows={versions.map((version, at) => [
+        columns={['Version', 'Stable', 'Stopped', 'Groups (count)', 'Submitted']}
+        rows={versions.map((version) => [
           version.Version,
           version.Stable ? 'yes' : 'no',
           version.Stop ? 'yes' : 'no',
           (version.TaskGroups ?? []).map((group) => `${group.Name} (${group.Count})`).join(', '),
           formatNanoTime(version.SubmitTime),
-          changes(diffs[at]),
         ])}
         empty="No versions."
       />
@@ -222,7 +210,7 @@ export function JobPage({ namespace, id }: { namespace: string; id: string }): J
                 <AllocationsTable allocations={shown.allocations} />
               </section>
               <Evaluations evaluations={shown.evaluations} />
-              <Versions versions={shown.versions.Versions ?? []} diffs={shown.versions.Diffs ?? []} />
+              <Versions versions={shown.versions.Versions ?? []} />
             </>
           );
         }}

@@ -6,6 +6,7 @@
 import { isTerminal } from '../cluster/allocations/model.ts';
 import type { StoredAllocation } from '../cluster/allocations/store.ts';
 import type { Evaluation } from '../cluster/evaluations/model.ts';
+import type { ClusterDeployment } from '../cluster/deployments/model.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import { inDatacenters } from '../cluster/jobs/system-jobs.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
@@ -22,6 +23,8 @@ export interface EvaluationSnapshot {
   nodeAllocs: StoredAllocation[];
   /** Per node read, its allocation version (`allocIndex`) before its allocations were read. */
   versions: Map<string, number>;
+  /** The job's latest deployment (`cluster/deployments/store.ts`), if any. */
+  deployment?: ClusterDeployment | undefined;
 }
 
 /**
@@ -29,7 +32,7 @@ export interface EvaluationSnapshot {
  * allocations, the nodes, and the allocations on the nodes placement may choose or the job's allocations are on.
  */
 export async function readSnapshot(
-  parts: Pick<WorkerParts, 'jobs' | 'nodes' | 'allocations'>,
+  parts: Pick<WorkerParts, 'jobs' | 'nodes' | 'allocations'> & Partial<Pick<WorkerParts, 'deployments'>>,
   namespace: string,
   jobId: string,
   planned?: Job,
@@ -39,6 +42,7 @@ export async function readSnapshot(
   const jobVersions = await jobs.versions(namespace, jobId);
   const everyNode = await nodes.list();
   const jobAllocs = await allocations.ofJob(namespace, jobId);
+  const deployment = await parts.deployments?.latest(namespace, jobId);
   // The nodes placement may choose, and those the job's allocations are on (a stop or an in-place update there).
   const touched = new Set(jobAllocs.map((alloc) => alloc.NodeID));
   const read = everyNode.filter((node) => touched.has(node.ID) || (job !== undefined && schedulable(node, job)));
@@ -52,7 +56,7 @@ export async function readSnapshot(
       nodeAllocs.push(...(await allocations.onNode(node.ID)).filter((alloc) => !isTerminal(alloc)));
     }),
   );
-  return { job, jobVersions, nodes: everyNode, jobAllocs, nodeAllocs, versions };
+  return { job, jobVersions, nodes: everyNode, jobAllocs, nodeAllocs, versions, deployment };
 }
 
 export interface Decision {
@@ -73,6 +77,7 @@ export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now
     nodes: snapshot.nodes,
     evaluation,
     now,
+    ...(snapshot.deployment ? { deployment: snapshot.deployment } : {}),
     eligibleNodes: snapshot.nodes.filter((node) => job !== undefined && schedulable(node, job)),
   });
   const placed =

@@ -64,7 +64,7 @@ export class EvaluationWorker {
     /** Told of an evaluation whose run failed (it is delivered again, up to the limit); by default thrown. */
     private readonly onError?: (error: unknown, evaluation: Evaluation) => void,
   ) {
-    this.applier = new PlanApplier(parts.state, parts.nodes, parts.allocations);
+    this.applier = new PlanApplier(parts.state, parts.nodes, parts.allocations, parts.deployments);
     this.outcomes = new OutcomeRecorder(parts);
   }
 
@@ -157,7 +157,7 @@ export class EvaluationWorker {
       failed = placed.failed;
       queued = decision.queued;
       const plan = planOf(evaluation, job, reconciliation, placed.placements, snapshot.versions, this.now);
-      if (plan.place.length === 0 && plan.update.length === 0) break;
+      if (plan.place.length === 0 && plan.update.length === 0 && !PlanApplier.changesDeployments(plan)) break;
       const applied = await this.applier.apply(plan);
       if (applied.rejectedNodes.size === 0) break;
     }

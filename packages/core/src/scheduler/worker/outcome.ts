@@ -15,6 +15,7 @@ import { allocationEvent } from '../cluster/allocations/store.ts';
 import { type Evaluation, evaluationEvent, pendingEvaluation } from '../cluster/evaluations/model.ts';
 import { isParameterized, type Job } from '../cluster/jobs/model.ts';
 import type { Allocations } from '../cluster/allocations/store.ts';
+import type { Deployments } from '../cluster/deployments/store.ts';
 import type { Evaluations } from '../cluster/evaluations/store.ts';
 import type { Jobs } from '../cluster/jobs/store.ts';
 import type { ClusterNodes } from '../cluster/nodes/store.ts';
@@ -27,6 +28,7 @@ export interface WorkerParts {
   jobs: Jobs;
   nodes: ClusterNodes;
   allocations: Allocations;
+  deployments: Deployments;
 }
 
 export interface EvaluationOutcome {

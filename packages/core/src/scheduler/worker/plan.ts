@@ -51,7 +51,7 @@ export function planOf(
       ClientStatus: 'pending',
       ClientDescription: '',
       TaskStates: null,
-      DeploymentID: '',
+      DeploymentID: reconciliation.deploymentId ?? '',
       DeploymentStatus: placement.request.canary
         ? { Healthy: null, Timestamp: new Date(nowMs).toISOString(), Canary: true, ModifyIndex: 0 }
         : null,
@@ -101,6 +101,8 @@ export function planOf(
         EvalID: updated.EvalID,
         JobVersion: updated.JobVersion,
         AllocatedResources: updated.AllocatedResources,
+        DeploymentID: updated.DeploymentID,
+        DeploymentStatus: updated.DeploymentStatus,
         ModifyTime: nowNs,
       }),
     });
@@ -117,6 +119,7 @@ export function planOf(
   return {
     place,
     update: [...merged.values()],
+    deployments: { created: reconciliation.deployment, updates: reconciliation.deploymentUpdates },
     nodeVersions: new Map([...touched].map((node) => [node, versions.get(node) ?? 0])),
   };
 }

@@ -21,6 +21,8 @@ import {
   terminalClientStatuses,
 } from '../allocations/store.ts';
 import { allocationServicesRemoval } from '../services/store.ts';
+import type { ClusterDeployment } from '../deployments/model.ts';
+import type { DeploymentChanges, Deployments } from '../deployments/store.ts';
 import type { ClusterNodes } from '../nodes/store.ts';
 
 /** What one transaction of a plan may hold besides the state's own writes (index, table indexes, events). */
@@ -44,6 +46,8 @@ export interface Plan {
   nodeVersions: Map<string, number>;
   /** The event type of the writes (`PlanResult`). */
   eventType?: string;
+  /** The deployment the plan creates and status changes of others, written with its first transaction. */
+  deployments?: DeploymentChanges;
 }
 
 export interface ApplyResult {
@@ -66,12 +70,24 @@ export class PlanApplier {
     private readonly state: SchedulerState,
     private readonly nodes: ClusterNodes,
     private readonly allocations: Allocations,
+    private readonly deployments?: Deployments,
   ) {}
+
+  /** Whether the plan changes any deployment (a plan may do only that: a deployment made successful). */
+  static changesDeployments(plan: Plan): boolean {
+    return Boolean(plan.deployments?.created) || (plan.deployments?.updates.length ?? 0) > 0;
+  }
 
   async apply(plan: Plan): Promise<ApplyResult> {
     const result: ApplyResult = { placed: [], updated: [], rejectedNodes: new Set(), index: 0 };
     const versions = new Map(plan.nodeVersions);
-    for (const batch of batches(byNode(plan))) {
+    // The deployments as this plan's committed transactions left them; the first one carries the plan's changes.
+    const deployed = new Map<string, ClusterDeployment>();
+    let deploymentsPending = PlanApplier.changesDeployments(plan);
+    const nodeBatches = batches(byNode(plan));
+    if (nodeBatches.length === 0 && deploymentsPending) nodeBatches.push([]);
+    for (const batch of nodeBatches) {
+      let deployedNow = new Map<string, ClusterDeployment>();
       // Filled by the last run of the write's plan (it runs again when another writer took the index first).
       let outcome = { placed: [] as StoredAllocation[], updated: [] as StoredAllocation[], rejected: [] as string[] };
       let index: number | undefined;
@@ -79,6 +95,7 @@ export class PlanApplier {
         index = await this.state.commit(async (index) => {
           outcome = { placed: [], updated: [], rejected: [] };
           const items: Write[] = [];
+          const joined: StoredAllocation[] = [];
           const removals: PendingEvent[] = [];
           const tables = new Set<TableName>(['allocs']);
           const beats = await Promise.all(batch.map((part) => this.nodes.beat(part.nodeId)));
@@ -105,6 +122,7 @@ export class PlanApplier {
               const after = { ...change(before, index), ModifyIndex: index, AllocModifyIndex: index };
               items.push(this.allocations.updated(after, before));
               outcome.updated.push(after);
+              if (after.DeploymentID && after.DeploymentID !== before.DeploymentID) joined.push(after);
               if (
                 terminalClientStatuses.includes(after.ClientStatus) &&
                 !terminalClientStatuses.includes(before.ClientStatus)
@@ -123,9 +141,31 @@ export class PlanApplier {
             items.push(this.nodes.allocIndexWrite(beat, index));
           }
           const written = [...outcome.placed, ...outcome.updated];
-          if (written.length === 0) return undefined;
+          // Allocations that join a deployment count in it (Nomad's state store: new, or of another deployment).
+          joined.push(...outcome.placed.filter((alloc) => alloc.DeploymentID));
+          const deploymentWrites =
+            this.deployments && (deploymentsPending || joined.length > 0)
+              ? await this.deployments.planWrites(
+                  index,
+                  this.state.clock.now() * 1e6,
+                  plan.deployments ?? { updates: [] },
+                  joined,
+                  deploymentsPending,
+                  deployed,
+                )
+              : undefined;
+          deployedNow = deploymentWrites?.after ?? new Map();
+          if (written.length === 0 && (deploymentWrites?.items.length ?? 0) === 0) return undefined;
           const events = written.map((alloc) => allocationEvent(plan.eventType ?? 'PlanResult', alloc));
-          return { items, tables: [...tables], events: [...events, ...removals] };
+          items.push(...(deploymentWrites?.items ?? []));
+          if (deploymentWrites?.items.length) tables.add('deployment');
+          // A write of deployments alone moves no allocation (a blocked evaluation waits for one that does).
+          if (written.length === 0) tables.delete('allocs');
+          return {
+            items,
+            tables: [...tables],
+            events: [...events, ...removals, ...(deploymentWrites?.events ?? [])],
+          };
         });
       } catch (error) {
         // A write's own condition failed (an allocation or beat changed in a way the index did not show): none of
@@ -136,6 +176,8 @@ export class PlanApplier {
       }
       for (const node of outcome.rejected) result.rejectedNodes.add(node);
       if (index === undefined) continue;
+      deploymentsPending = false;
+      for (const [id, deployment] of deployedNow) deployed.set(id, deployment);
       result.index = index;
       result.placed.push(...outcome.placed);
       result.updated.push(...outcome.updated);

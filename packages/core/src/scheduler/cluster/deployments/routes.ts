@@ -1,0 +1,131 @@
+/**
+ * Deployments over HTTP, as Nomad's reads (`command/agent/deployment_endpoint.go`, `nomad/deployment_endpoint.go`):
+ * `GET /v1/deployments` (`prefix`, `namespace` with `*`, the list query), `/v1/deployment/:id`,
+ * `/v1/deployment/allocations/:id`, and a job's `GET /v1/job/:id/deployments` (newest first) and
+ * `/v1/job/:id/deployment` (its latest, `null` when none). Every read needs `read-job` in the deployment's namespace.
+ * Plan apply writes them (`store.ts`).
+ */
+import * as z from 'zod/mini';
+import { notFound } from '../../../lib/errors.ts';
+import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
+import { permissionDenied } from '../../http/nomad.ts';
+import { route, type SchedulerRoute } from '../../http/route.ts';
+import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import { allocationStub } from '../allocations/stub.ts';
+import { boolQuery, namespaceQuery } from '../jobs/routes.ts';
+
+const deploymentId = z.string().check(z.describe('The deployment ID.'));
+const jobId = z.string().check(z.describe('The job ID.'));
+
+async function readable(scheduler: Scheduler, caller: () => Promise<SchedulerCaller>, id: string) {
+  const deployment = await scheduler.deployments.get(id);
+  if (!deployment) throw notFound('deployment not found');
+  if (!(await caller()).acl.allowNamespaceOperation(deployment.Namespace, 'read-job')) throw permissionDenied();
+  return deployment;
+}
+
+async function jobReader(caller: () => Promise<SchedulerCaller>, namespace: string | undefined) {
+  const ns = namespace || 'default';
+  if (!(await caller()).acl.allowNamespaceOperation(ns, 'read-job')) throw permissionDenied();
+  return ns;
+}
+
+export const deploymentRoutes: SchedulerRoute[] = [
+  route({
+    method: 'GET',
+    path: '/v1/deployments',
+    summary: 'List deployments in a namespace (`*`: every namespace the caller may read).',
+    access: 'token',
+    query: {
+      prefix: z.optional(z.string()).check(z.describe('Only deployments whose ID starts with this.')),
+      namespace: namespaceQuery,
+      ...listParameters,
+    },
+    blocking: ['deployment'],
+    returns: 'The deployments, sorted by ID (paginated: `X-Nomad-NextToken`).',
+    handler: async ({ scheduler, caller, query }) => {
+      const who = await caller();
+      const namespace = query.namespace || 'default';
+      if (!who.acl.allowNamespaceOperation(namespace, 'read-job')) throw permissionDenied();
+      const expression = await parsedFilter(query.filter);
+      return {
+        read: async () =>
+          paginate(
+            (await scheduler.deployments.list()).filter(
+              (deployment) =>
+                (namespace === '*' || deployment.Namespace === namespace) &&
+                deployment.ID.startsWith(query.prefix ?? ''),
+            ),
+            {
+              ...query,
+              expression,
+              idOf: (deployment) => deployment.ID,
+              datum: (deployment) => ({ ...deployment }),
+              allowed: (deployment) => who.acl.allowNamespaceOperation(deployment.Namespace, 'read-job'),
+            },
+          ),
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/deployment/:id',
+    summary: 'Read a deployment.',
+    access: 'token',
+    params: { id: deploymentId },
+    blocking: ['deployment'],
+    returns: 'The Deployment; 404 `deployment not found`.',
+    handler: async ({ scheduler, caller, params }) => {
+      await readable(scheduler, caller, params.id);
+      return { read: () => readable(scheduler, caller, params.id) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/deployment/allocations/:id',
+    summary: 'The allocations of a deployment.',
+    access: 'token',
+    params: { id: deploymentId },
+    blocking: ['deployment', 'allocs'],
+    returns: 'AllocListStub[], sorted by ID.',
+    handler: async ({ scheduler, caller, params }) => {
+      await readable(scheduler, caller, params.id);
+      return {
+        read: async () => {
+          const deployment = await readable(scheduler, caller, params.id);
+          return (await scheduler.allocations.ofJob(deployment.Namespace, deployment.JobID))
+            .filter((alloc) => alloc.DeploymentID === deployment.ID)
+            .map((alloc) => allocationStub(alloc));
+        },
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/job/:id/deployments',
+    summary: 'The deployments of a job, newest first.',
+    access: 'token',
+    params: { id: jobId },
+    query: { namespace: namespaceQuery, all: boolQuery('all', 'Accepted as Nomad’s; every deployment is listed.') },
+    blocking: ['deployment'],
+    returns: 'The deployments (empty when the job has none).',
+    handler: async ({ scheduler, caller, params, query }) => {
+      const ns = await jobReader(caller, query.namespace);
+      return { read: () => scheduler.deployments.ofJob(ns, params.id) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/job/:id/deployment',
+    summary: 'The latest deployment of a job.',
+    access: 'token',
+    params: { id: jobId },
+    query: { namespace: namespaceQuery },
+    blocking: ['deployment'],
+    returns: 'The Deployment, or `null` when the job has none.',
+    handler: async ({ scheduler, caller, params, query }) => {
+      const ns = await jobReader(caller, query.namespace);
+      return { read: async () => (await scheduler.deployments.latest(ns, params.id)) ?? null };
+    },
+  }),
+];

@@ -1,0 +1,147 @@
+/**
+ * Deployments in the table: one signed item per deployment, sharded 16 ways by its ID (`DEPLOYMENT_PK`), written by
+ * plan apply (`evaluations/plan-apply.ts`) in the transaction of the plan that creates or changes them, with a
+ * `PlanResult` event on the Deployment topic. A placement that joins a deployment counts in its group's
+ * `PlacedAllocs` (and a canary in its `PlacedCanaries`) in the same write, as Nomad's state store does on upsert.
+ */
+import { shardCount, shardKey } from '../../../storage/due.ts';
+import { itemKind } from '../../../storage/item-mac.ts';
+import type { Write } from '../../../storage/store.ts';
+import { withoutKeys } from '../../acl/common.ts';
+import { DEPLOYMENT_PK } from '../../keys.ts';
+import type { PendingEvent, SchedulerState } from '../../state.ts';
+import type { StoredAllocation } from '../allocations/store.ts';
+import type { ClusterDeployment, DeploymentStatusUpdate } from './model.ts';
+
+export const deploymentKind = itemKind('scheduler-deployment');
+
+/** What a plan changes of deployments. */
+export interface DeploymentChanges {
+  /** A deployment the plan creates (written with the plan's first transaction). */
+  created?: ClusterDeployment | undefined;
+  /** Status changes of existing deployments (likewise). */
+  updates: DeploymentStatusUpdate[];
+}
+
+/** A Deployment-topic event, as Nomad's: Key the ID, FilterKeys the job. */
+export function deploymentEvent(type: string, deployment: ClusterDeployment): PendingEvent {
+  return {
+    Topic: 'Deployment',
+    Type: type,
+    Key: deployment.ID,
+    Namespace: deployment.Namespace,
+    FilterKeys: [deployment.JobID],
+    Payload: { Deployment: deployment },
+  };
+}
+
+export class Deployments {
+  constructor(private readonly state: SchedulerState) {}
+
+  static key = (id: string) => ({ pk: shardKey(DEPLOYMENT_PK, id), sk: id });
+
+  /** The put of a deployment; conditional on `previous` unchanged, or on none existing yet. */
+  put(deployment: ClusterDeployment, previous?: ClusterDeployment): Write {
+    return {
+      put: this.state.store.signed(deploymentKind, { ...Deployments.key(deployment.ID), ...deployment }),
+      when: previous ? { equals: { ModifyIndex: previous.ModifyIndex } } : { absent: true },
+    };
+  }
+
+  async get(id: string): Promise<ClusterDeployment | undefined> {
+    const key = Deployments.key(id);
+    return withoutKeys<ClusterDeployment>(await this.state.store.getVerified(deploymentKind, key.pk, key.sk));
+  }
+
+  /** Every deployment, sorted by ID. */
+  async list(): Promise<ClusterDeployment[]> {
+    const shards = await Promise.all(
+      Array.from({ length: shardCount }, (_, shard) =>
+        this.state.store.list(`${DEPLOYMENT_PK}#${String(shard).padStart(2, '0')}`),
+      ),
+    );
+    return shards
+      .flat()
+      .filter((item) => this.state.store.verified(deploymentKind, item))
+      .map((item) => withoutKeys<ClusterDeployment>(item) as ClusterDeployment)
+      .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+  }
+
+  /** A job's deployments, newest first (Nomad's `DeploymentsByJobID` sorted by create index, descending). */
+  async ofJob(namespace: string, jobId: string): Promise<ClusterDeployment[]> {
+    return (await this.list())
+      .filter((deployment) => deployment.Namespace === namespace && deployment.JobID === jobId)
+      .sort((a, b) => b.CreateIndex - a.CreateIndex);
+  }
+
+  /** A job's latest deployment (Nomad's `LatestDeploymentByJobID`). */
+  async latest(namespace: string, jobId: string): Promise<ClusterDeployment | undefined> {
+    return (await this.ofJob(namespace, jobId))[0];
+  }
+
+  /**
+   * The writes and events, inside a plan's transaction at `index`, of `changes` (when `first`) and of the deployments
+   * `joined` allocations join (their groups' `PlacedAllocs` and `PlacedCanaries`). `written` holds the deployments as
+   * this plan's earlier transactions left them; the caller keeps it once the write commits.
+   */
+  async planWrites(
+    index: number,
+    nowNs: number,
+    changes: DeploymentChanges,
+    joined: StoredAllocation[],
+    first: boolean,
+    written: Map<string, ClusterDeployment>,
+  ): Promise<{ items: Write[]; events: PendingEvent[]; after: Map<string, ClusterDeployment> }> {
+    const after = new Map<string, ClusterDeployment>();
+    const before = new Map<string, ClusterDeployment | undefined>();
+    const current = async (id: string): Promise<ClusterDeployment | undefined> => {
+      const changed = after.get(id);
+      if (changed) return changed;
+      if (!before.has(id)) before.set(id, written.get(id) ?? (await this.get(id)));
+      return before.get(id);
+    };
+    if (first && changes.created) {
+      before.set(changes.created.ID, undefined);
+      after.set(changes.created.ID, { ...changes.created, CreateIndex: index, ModifyIndex: index, ModifyTime: nowNs });
+    }
+    if (first)
+      for (const update of changes.updates) {
+        const deployment = await current(update.DeploymentID);
+        if (!deployment) continue;
+        after.set(deployment.ID, {
+          ...deployment,
+          Status: update.Status,
+          StatusDescription: update.StatusDescription,
+          ModifyIndex: index,
+          ModifyTime: nowNs,
+        });
+      }
+    for (const alloc of joined) {
+      if (!alloc.DeploymentID) continue;
+      const deployment = await current(alloc.DeploymentID);
+      const group = deployment?.TaskGroups[alloc.TaskGroup];
+      if (!deployment || !group) continue;
+      const canary = alloc.DeploymentStatus?.Canary === true;
+      after.set(deployment.ID, {
+        ...deployment,
+        TaskGroups: {
+          ...deployment.TaskGroups,
+          [alloc.TaskGroup]: {
+            ...group,
+            PlacedAllocs: group.PlacedAllocs + 1,
+            PlacedCanaries: canary ? [...(group.PlacedCanaries ?? []), alloc.ID] : group.PlacedCanaries,
+          },
+        },
+        ModifyIndex: index,
+        ModifyTime: nowNs,
+      });
+    }
+    const items: Write[] = [];
+    const events: PendingEvent[] = [];
+    for (const deployment of after.values()) {
+      items.push(this.put(deployment, before.get(deployment.ID)));
+      events.push(deploymentEvent('PlanResult', deployment));
+    }
+    return { items, events, after };
+  }
+}

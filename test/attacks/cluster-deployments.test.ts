@@ -1,0 +1,105 @@
+/**
+ * Attack class: reading deployments past what a token's namespace rules grant (Nomad's `nomad/deployment_endpoint.go`
+ * GetDeployment, List, Allocations and `nomad/job_endpoint.go` Deployments, LatestDeployment: `read-job`).
+ *
+ * Attackers: a token with `read` on namespace `team-a` only; an anonymous caller; a `node:read` token.
+ * They try: every deployment read on `team-b`'s deployment (`/v1/deployments` with `team-b`, `*` and a filter naming
+ * `team-b`, `/v1/deployment/:id`, `/v1/deployment/allocations/:id`, the job's `deployments` and `deployment`).
+ * They must never reach: a deployment or an allocation of `team-b` in any answer. Each refusal is a 403
+ * `Permission denied` that writes nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { ready } from '../support/cluster-allocations.ts';
+import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
+
+const job = (id: string) => ({
+  ID: id,
+  TaskGroups: [
+    {
+      Name: 'web',
+      Update: { MaxParallel: 1 },
+      Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: 'true' }, Resources: { CPU: 100, MemoryMB: 64 } }],
+    },
+  ],
+});
+
+describe('attack: deployments past their namespace rules', () => {
+  let h: SchedulerService;
+  let root: string;
+  let reader: string;
+  let nodeReader: string;
+  let deploymentA: string;
+  let deploymentB: string;
+  const as = (token: string | undefined) => (method: string, path: string) =>
+    h.call(method, path, token ? { token } : {});
+
+  async function tokenWith(rules: string): Promise<string> {
+    const name = `p-${Math.random().toString(36).slice(2, 10)}`;
+    expect((await h.call('POST', `/v1/acl/policy/${name}`, { token: root, body: { Rules: rules } })).status).toBe(200);
+    return (await h.call('POST', '/v1/acl/token', { token: root, body: { Type: 'client', Policies: [name] } })).body
+      .SecretID as string;
+  }
+
+  async function refused(call: () => Promise<{ status: number; text: string }>): Promise<void> {
+    const before = await h.scheduler.state.currentIndex();
+    const out = await call();
+    expect(out.status).toBe(403);
+    expect(out.text).toBe('Permission denied');
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
+  }
+
+  beforeAll(async () => {
+    h = await startSchedulerInMemory();
+    const tokens = await nodeTokens(h);
+    root = tokens.root;
+    const { node } = await registerNode(h, tokens.writer);
+    await ready(h, node);
+    for (const name of ['team-a', 'team-b'])
+      expect((await h.call('PUT', '/v1/namespace', { token: root, body: { Name: name } })).status).toBe(200);
+    for (const [namespace, id] of [
+      ['team-a', 'app'],
+      ['team-b', 'secret'],
+    ])
+      expect(
+        (await h.call('PUT', `/v1/jobs?namespace=${namespace}`, { token: root, body: { Job: job(id as string) } }))
+          .status,
+      ).toBe(200);
+    await new EvaluationWorker(h.scheduler).runDue();
+    deploymentA = (await h.scheduler.deployments.latest('team-a', 'app'))?.ID ?? '';
+    deploymentB = (await h.scheduler.deployments.latest('team-b', 'secret'))?.ID ?? '';
+    expect(deploymentA).not.toBe('');
+    expect(deploymentB).not.toBe('');
+    reader = await tokenWith('namespace "team-a" { policy = "read" }');
+    nodeReader = await tokenWith('node { policy = "read" }');
+  });
+  afterAll(() => h.close());
+
+  it('namespace team-a reads none of team-b’s deployments, by any route', async () => {
+    await refused(() => as(reader)('GET', '/v1/deployments?namespace=team-b'));
+    await refused(() => as(reader)('GET', `/v1/deployment/${deploymentB}`));
+    await refused(() => as(reader)('GET', `/v1/deployment/allocations/${deploymentB}`));
+    await refused(() => as(reader)('GET', '/v1/job/secret/deployments?namespace=team-b'));
+    await refused(() => as(reader)('GET', '/v1/job/secret/deployment?namespace=team-b'));
+    const all = await as(reader)('GET', '/v1/deployments?namespace=*');
+    expect(all.status).toBe(200);
+    expect(all.body.map((d: { ID: string }) => d.ID)).toEqual([deploymentA]);
+    const filtered = await as(reader)(
+      'GET',
+      `/v1/deployments?namespace=*&filter=${encodeURIComponent('Namespace == "team-b"')}`,
+    );
+    expect(filtered.body).toEqual([]);
+    // Its own namespace's deployment it reads.
+    expect((await as(reader)('GET', `/v1/deployment/${deploymentA}`)).body.ID).toBe(deploymentA);
+  });
+
+  it('no token, or node:read alone, reads no deployment', async () => {
+    for (const token of [undefined, nodeReader]) {
+      await refused(() => as(token)('GET', '/v1/deployments'));
+      await refused(() => as(token)('GET', `/v1/deployment/${deploymentA}`));
+      await refused(() => as(token)('GET', `/v1/deployment/allocations/${deploymentA}`));
+      await refused(() => as(token)('GET', '/v1/job/app/deployment?namespace=team-a'));
+    }
+  });
+});

@@ -137,6 +137,19 @@ describe('cluster jobs and evaluations: registration, versions, reads, deregistr
     expect(await h.core.store.list(jobVersionPk('default', 'versioned'))).toHaveLength(6);
   });
 
+  it('takes a job back as GET /v1/job/:id shows it (nomad job inspect, then run): the same version, SubmitTime the server’s', async () => {
+    expect((await mgmt('PUT', '/v1/job/inspected', { Job: webJob('inspected') })).status).toBe(200);
+    const shown = (await mgmt('GET', '/v1/job/inspected')).body;
+    expect(shown.SubmitTime).toBeGreaterThan(Number.MAX_SAFE_INTEGER);
+    const again = await mgmt('PUT', '/v1/job/inspected', { Job: shown });
+    expect(again.status).toBe(200);
+    const read = (await mgmt('GET', '/v1/job/inspected')).body;
+    expect(read).toMatchObject({ Version: 0, JobModifyIndex: shown.JobModifyIndex });
+    const changed = await mgmt('PUT', '/v1/job/inspected', { Job: { ...shown, Priority: 60 } });
+    expect(changed.status).toBe(200);
+    expect((await mgmt('GET', '/v1/job/inspected')).body).toMatchObject({ Version: 1, Priority: 60 });
+  });
+
   it('enforces the job modify index and preserves counts when asked', async () => {
     const created = await mgmt('PUT', '/v1/jobs', { Job: webJob('enforced'), EnforceIndex: true, JobModifyIndex: 0 });
     expect(created.status).toBe(200);

@@ -128,6 +128,9 @@ const defaultRestart = (type: string): Loose =>
  */
 export function canonicalJob(sent: Loose, namespace: string, region: string): Loose {
   const job: Loose = structuredClone(sent);
+  // The server sets it at each registration (nanoseconds, above 2^53): a job sent back as `GET /v1/job/:id` shows it
+  // (`nomad job inspect` then `nomad job run`) registers as Nomad's does, whatever it says.
+  delete job.SubmitTime;
   const id = orDefault(job, 'ID', '');
   fill(job, {
     ID: id,

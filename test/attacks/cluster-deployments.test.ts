@@ -5,7 +5,8 @@
  * Attackers: a token with `read` on namespace `team-a` only; an anonymous caller; a `node:read` token.
  * They try: every deployment read on `team-b`'s deployment (`/v1/deployments` with `team-b`, `*` and a filter naming
  * `team-b`, `/v1/deployment/:id`, `/v1/deployment/allocations/:id`, the job's `deployments` and `deployment`).
- * They must never reach: a deployment or an allocation of `team-b` in any answer. Each refusal is a 403
+ * They also try `fail` and `pause` with a `read-job` token, and team-a's `write` token on team-b's deployment.
+ * They must never reach: a deployment or an allocation of `team-b` in any answer, or a deployment's status. Each refusal is a 403
  * `Permission denied` that writes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,8 +33,9 @@ describe('attack: deployments past their namespace rules', () => {
   let nodeReader: string;
   let deploymentA: string;
   let deploymentB: string;
-  const as = (token: string | undefined) => (method: string, path: string) =>
-    h.call(method, path, token ? { token } : {});
+  let writerA: string;
+  const as = (token: string | undefined) => (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
 
   async function tokenWith(rules: string): Promise<string> {
     const name = `p-${Math.random().toString(36).slice(2, 10)}`;
@@ -73,6 +75,7 @@ describe('attack: deployments past their namespace rules', () => {
     expect(deploymentB).not.toBe('');
     reader = await tokenWith('namespace "team-a" { policy = "read" }');
     nodeReader = await tokenWith('node { policy = "read" }');
+    writerA = await tokenWith('namespace "team-a" { policy = "write" }');
   });
   afterAll(() => h.close());
 
@@ -101,5 +104,20 @@ describe('attack: deployments past their namespace rules', () => {
       await refused(() => as(token)('GET', `/v1/deployment/allocations/${deploymentA}`));
       await refused(() => as(token)('GET', '/v1/job/app/deployment?namespace=team-a'));
     }
+  });
+
+  it('a read-job token fails or pauses no deployment; team-a’s writer none of team-b’s', async () => {
+    for (const [token, id] of [
+      [reader, deploymentA],
+      [writerA, deploymentB],
+      [undefined, deploymentA],
+    ] as const) {
+      await refused(() => as(token)('PUT', `/v1/deployment/fail/${id}`));
+      await refused(() => as(token)('PUT', `/v1/deployment/pause/${id}`, { Pause: true }));
+    }
+    expect((await h.scheduler.deployments.get(deploymentA))?.Status).toBe('running');
+    expect((await h.scheduler.deployments.get(deploymentB))?.Status).toBe('running');
+    // The namespace's own write policy grants it.
+    expect((await as(writerA)('PUT', `/v1/deployment/pause/${deploymentA}`, { Pause: true })).status).toBe(200);
   });
 });

@@ -55,7 +55,7 @@ describe('deployments: the worker stores them and the routes answer (DynamoDB Lo
     expect(v0.every((alloc) => alloc.DeploymentID === initial?.ID)).toBe(true);
 
     // The deployment's write carried its event on the Deployment topic.
-    const events = (await h.scheduler.state.eventsAfter(before + 1)).flatMap((batch) => batch.events);
+    const events = (await h.scheduler.state.eventsAfter(before)).flatMap((batch) => batch.events);
     const deploymentEvents = events.filter((event) => event.Topic === 'Deployment');
     expect(deploymentEvents.length).toBeGreaterThan(0);
     expect(deploymentEvents[0]).toMatchObject({
@@ -130,5 +130,63 @@ describe('deployments: the worker stores them and the routes answer (DynamoDB Lo
     expect(answered.body).toMatchObject({ ID: latest.ID, Status: 'cancelled' });
     expect(answered.body.StatusDescription).toBe('Cancelled because job is stopped');
     expect(Number(answered.headers.get('x-nomad-index'))).toBeGreaterThan(index);
+  });
+
+  it('pause, resume and fail change an active deployment, with their events and the deployment-watcher evaluation', async () => {
+    const out = await mgmt('PUT', '/v1/jobs', { Job: rollingJob('ops', 1, 'python3') });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    const deployment = await h.scheduler.deployments.latest('default', 'ops');
+    if (!deployment) throw new Error('no deployment');
+    const before = await h.scheduler.state.currentIndex();
+
+    const paused = await mgmt('PUT', `/v1/deployment/pause/${deployment.ID}`, {
+      DeploymentID: deployment.ID,
+      Pause: true,
+    });
+    expect(paused.status).toBe(200);
+    expect(paused.body).toMatchObject({ EvalID: '', EvalCreateIndex: 0 });
+    expect(await h.scheduler.deployments.get(deployment.ID)).toMatchObject({
+      Status: 'paused',
+      StatusDescription: 'Deployment is paused',
+      ModifyIndex: paused.body.DeploymentModifyIndex,
+    });
+
+    const resumed = await mgmt('POST', `/v1/deployment/pause/${deployment.ID}`, { Pause: false });
+    expect(resumed.status).toBe(200);
+    expect((await h.scheduler.deployments.get(deployment.ID))?.Status).toBe('running');
+    expect(await h.scheduler.evaluations.get(resumed.body.EvalID)).toMatchObject({
+      Status: 'pending',
+      TriggeredBy: 'deployment-watcher',
+      JobID: 'ops',
+      DeploymentID: deployment.ID,
+    });
+
+    const failed = await mgmt('PUT', `/v1/deployment/fail/${deployment.ID}`);
+    expect(failed.status).toBe(200);
+    expect(await h.scheduler.deployments.get(deployment.ID)).toMatchObject({
+      Status: 'failed',
+      StatusDescription: 'Deployment marked as failed',
+    });
+    expect((await h.scheduler.evaluations.get(failed.body.EvalID))?.TriggeredBy).toBe('deployment-watcher');
+
+    const events = (await h.scheduler.state.eventsAfter(before)).flatMap((batch) => batch.events);
+    const updates = events.filter((event) => event.Type === 'DeploymentStatusUpdate');
+    expect(updates.map((event) => [event.Topic, event.Key])).toEqual([
+      ['Deployment', deployment.ID],
+      ['Deployment', deployment.ID],
+      ['Evaluation', resumed.body.EvalID],
+      ['Deployment', deployment.ID],
+      ['Evaluation', failed.body.EvalID],
+    ]);
+
+    // A terminal deployment is refused, and nothing is written.
+    const index = await h.scheduler.state.currentIndex();
+    const again = await mgmt('PUT', `/v1/deployment/fail/${deployment.ID}`);
+    expect([again.status, again.text]).toEqual([400, "can't fail terminal deployment"]);
+    const pauseAgain = await mgmt('PUT', `/v1/deployment/pause/${deployment.ID}`, { Pause: true });
+    expect([pauseAgain.status, pauseAgain.text]).toEqual([400, "can't pause terminal deployment"]);
+    expect(await h.scheduler.state.currentIndex()).toBe(index);
+    const missing = await mgmt('PUT', '/v1/deployment/fail/00000000-0000-0000-0000-000000000000');
+    expect([missing.status, missing.text]).toEqual([404, 'deployment not found']);
   });
 });

@@ -115,8 +115,8 @@ export class Scheduler {
     this.nodeSweep = new NodeSweepLease(this.state, this.nodes, core.log);
     this.identities = new NodeIdentities(core.keyring, core.clock);
     this.evaluations = new Evaluations(this.state);
-    this.deployments = new Deployments(this.state);
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
+    this.deployments = new Deployments(this.state, this.jobs, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
     this.allocations = new Allocations(this.state, this.jobs, this.evaluations);
     this.allocations.drainingNodesWith(async (ids) => {

@@ -2,7 +2,8 @@
  * Deployments over HTTP, as Nomad's reads (`command/agent/deployment_endpoint.go`, `nomad/deployment_endpoint.go`):
  * `GET /v1/deployments` (`prefix`, `namespace` with `*`, the list query), `/v1/deployment/:id`,
  * `/v1/deployment/allocations/:id`, and a job's `GET /v1/job/:id/deployments` (newest first) and
- * `/v1/job/:id/deployment` (its latest, `null` when none). Every read needs `read-job` in the deployment's namespace.
+ * `/v1/job/:id/deployment` (its latest, `null` when none). Every read needs `read-job` in the deployment's namespace;
+ * `PUT|POST /v1/deployment/fail/:id` and `pause/:id` need `submit-job` there (`store.ts` `setStatus`).
  * Plan apply writes them (`store.ts`).
  */
 import * as z from 'zod/mini';
@@ -28,6 +29,14 @@ async function jobReader(caller: () => Promise<SchedulerCaller>, namespace: stri
   const ns = namespace || 'default';
   if (!(await caller()).acl.allowNamespaceOperation(ns, 'read-job')) throw permissionDenied();
   return ns;
+}
+
+/** A deployment a write may change: found, and `submit-job` in its namespace. */
+async function writable(scheduler: Scheduler, caller: () => Promise<SchedulerCaller>, id: string) {
+  const deployment = await scheduler.deployments.get(id);
+  if (!deployment) throw notFound('deployment not found');
+  if (!(await caller()).acl.allowNamespaceOperation(deployment.Namespace, 'submit-job')) throw permissionDenied();
+  return deployment;
 }
 
 export const deploymentRoutes: SchedulerRoute[] = [
@@ -126,6 +135,36 @@ export const deploymentRoutes: SchedulerRoute[] = [
     handler: async ({ scheduler, caller, params, query }) => {
       const ns = await jobReader(caller, query.namespace);
       return { read: async () => (await scheduler.deployments.latest(ns, params.id)) ?? null };
+    },
+  }),
+  route({
+    method: ['PUT', 'POST'],
+    path: '/v1/deployment/fail/:id',
+    summary: 'Mark an active deployment failed (Nomad’s `Deployment.Fail`); the job is evaluated again.',
+    access: 'token',
+    params: { id: deploymentId },
+    returns: '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "Index"}`: the `deployment-watcher` evaluation.',
+    handler: async ({ scheduler, caller, params }) => {
+      await writable(scheduler, caller, params.id);
+      const out = await scheduler.deployments.setStatus(params.id, 'fail');
+      return { json: out, index: out.Index };
+    },
+  }),
+  route({
+    method: ['PUT', 'POST'],
+    path: '/v1/deployment/pause/:id',
+    summary: 'Pause or resume an active deployment (Nomad’s `Deployment.Pause`); a resume evaluates the job again.',
+    access: 'token',
+    params: { id: deploymentId },
+    body: z.object({
+      Pause: z.optional(z.boolean()).check(z.describe('true to pause, false to resume.')),
+      DeploymentID: z.optional(z.string()).check(z.describe('Ignored: the deployment is the one in the path.')),
+    }),
+    returns: '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "Index"}` (no evaluation on a pause).',
+    handler: async ({ scheduler, caller, params, body }) => {
+      await writable(scheduler, caller, params.id);
+      const out = await scheduler.deployments.setStatus(params.id, body.Pause ? 'pause' : 'resume');
+      return { json: out, index: out.Index };
     },
   }),
 ];

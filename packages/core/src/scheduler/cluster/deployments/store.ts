@@ -5,13 +5,31 @@
  * `PlacedAllocs` (and a canary in its `PlacedCanaries`) in the same write, as Nomad's state store does on upsert.
  */
 import { shardCount, shardKey } from '../../../storage/due.ts';
+import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
 import type { Write } from '../../../storage/store.ts';
 import { withoutKeys } from '../../acl/common.ts';
 import { DEPLOYMENT_PK } from '../../keys.ts';
-import type { PendingEvent, SchedulerState } from '../../state.ts';
+import { type PendingEvent, type SchedulerState, WriteConditionFailed } from '../../state.ts';
+import { evaluationEvent, pendingEvaluation } from '../evaluations/model.ts';
+import type { Evaluations } from '../evaluations/store.ts';
+import type { Jobs } from '../jobs/store.ts';
 import type { StoredAllocation } from '../allocations/store.ts';
-import type { ClusterDeployment, DeploymentStatusUpdate } from './model.ts';
+import {
+  type ClusterDeployment,
+  type DeploymentStatusUpdate,
+  deploymentDescriptions,
+  isActive,
+  requiresPromotion,
+} from './model.ts';
+
+/** What a deployment write answers (Nomad's DeploymentUpdateResponse). */
+export interface DeploymentUpdateResponse {
+  EvalID: string;
+  EvalCreateIndex: number;
+  DeploymentModifyIndex: number;
+  Index: number;
+}
 
 export const deploymentKind = itemKind('scheduler-deployment');
 
@@ -36,7 +54,81 @@ export function deploymentEvent(type: string, deployment: ClusterDeployment): Pe
 }
 
 export class Deployments {
-  constructor(private readonly state: SchedulerState) {}
+  constructor(
+    private readonly state: SchedulerState,
+    private readonly jobs?: Jobs,
+    private readonly evaluations?: Evaluations,
+  ) {}
+
+  /**
+   * Nomad's `Deployment.Fail` and `Deployment.Pause` (`nomad/deployment_endpoint.go`, the deployment watcher's
+   * FailDeployment and PauseDeployment): the status changed with a `DeploymentStatusUpdate` event and, when failed or
+   * resumed, a pending `deployment-watcher` evaluation of the job, in one write. A terminal deployment is refused.
+   */
+  async setStatus(id: string, change: 'fail' | 'pause' | 'resume'): Promise<DeploymentUpdateResponse> {
+    let evalId = '';
+    let evalIndex = 0;
+    try {
+      const index = await this.state.commit(async (index) => {
+        const deployment = await this.get(id);
+        if (!deployment) throw notFound('deployment not found');
+        if (!isActive(deployment))
+          throw badRequest(change === 'fail' ? "can't fail terminal deployment" : "can't pause terminal deployment");
+        const nowNs = this.state.clock.now() * 1e6;
+        const status = change === 'fail' ? 'failed' : change === 'pause' ? 'paused' : 'running';
+        const description =
+          change === 'fail'
+            ? deploymentDescriptions.failedByUser
+            : change === 'pause'
+              ? deploymentDescriptions.paused
+              : requiresPromotion(deployment)
+                ? deploymentDescriptions.runningNeedsPromotion
+                : deploymentDescriptions.running;
+        const after: ClusterDeployment = {
+          ...deployment,
+          Status: status,
+          StatusDescription: description,
+          ModifyIndex: index,
+          ModifyTime: nowNs,
+        };
+        const items: Write[] = [this.put(after, deployment)];
+        const events: PendingEvent[] = [deploymentEvent('DeploymentStatusUpdate', after)];
+        evalId = '';
+        evalIndex = 0;
+        if (change !== 'pause' && this.evaluations) {
+          const job = await this.jobs?.get(deployment.Namespace, deployment.JobID);
+          const evaluation = {
+            ...pendingEvaluation(
+              {
+                Namespace: deployment.Namespace,
+                Priority: deployment.EvalPriority || job?.Priority || 50,
+                Type: job?.Type ?? 'service',
+                TriggeredBy: 'deployment-watcher',
+                JobID: deployment.JobID,
+                JobModifyIndex: job?.ModifyIndex ?? deployment.JobModifyIndex,
+              },
+              index,
+              this.state.clock.now(),
+            ),
+            DeploymentID: deployment.ID,
+          };
+          items.push(this.evaluations.put(evaluation));
+          events.push(evaluationEvent('DeploymentStatusUpdate', evaluation));
+          evalId = evaluation.ID;
+          evalIndex = index;
+        }
+        return { items, tables: ['deployment', ...(evalId ? (['evals'] as const) : [])], events };
+      });
+      return { EvalID: evalId, EvalCreateIndex: evalIndex, DeploymentModifyIndex: index, Index: index };
+    } catch (error) {
+      if (error instanceof WriteConditionFailed)
+        throw new DomainError(
+          'conflict',
+          'the deployment was changed concurrently; the request did not happen, retry it',
+        );
+      throw error;
+    }
+  }
 
   static key = (id: string) => ({ pk: shardKey(DEPLOYMENT_PK, id), sk: id });
 

@@ -90,7 +90,7 @@ export async function signItems(store: Store, options: { dryRun?: boolean } = {}
   if (keyringItem) await signOrReport(store, report, keyringKind, keyringItem, items, dryRun);
   // The bootstrap marker likewise carries the scheduler's ACL epoch.
   if (bootstrapMarker) await signOrReport(store, report, bootstrapMarkerKind, bootstrapMarker, items, dryRun);
-  if (!dryRun) await store.readEpoch();
+  await store.readEpoch();
   const mountTypes = new Map(builtinMountTypes);
   for (const item of items) {
     if (item.pk !== 'mounts') continue;

@@ -175,11 +175,18 @@ describe('the console deployment (its own stack, after both APIs)', () => {
 });
 
 describe('the scheduler answers the console (CORS)', () => {
-  it("gives both scheduler functions the console's origin, the secrets service's own name", () => {
+  it("gives both scheduler functions the console calls the console's origin, the secrets service's own name; the client protocol's none", () => {
     const functions = appFunctions(s.scheduler);
-    expect(functions).toHaveLength(2);
-    for (const [id, fn] of functions)
+    const isClient = ([, fn]: (typeof functions)[number]) =>
+      fn.Properties.Handler === 'functions/scheduler/client.handler';
+    const consoleFacing = functions.filter((entry) => !isClient(entry));
+    expect(consoleFacing).toHaveLength(2);
+    for (const [id, fn] of consoleFacing)
       expect(fn.Properties.Environment.Variables.KEYHAVEN_CONSOLE_ORIGINS, id).toBe(secretsOrigin);
+    // The agents' function (its own Function URL) is never called from a browser: it answers no CORS.
+    const client = functions.filter(isClient);
+    expect(client).toHaveLength(1);
+    expect(client[0]?.[1].Properties.Environment?.Variables?.KEYHAVEN_CONSOLE_ORIGINS).toBeUndefined();
   });
 
   it('passes Origin and OPTIONS through its distribution, the event stream included', () => {

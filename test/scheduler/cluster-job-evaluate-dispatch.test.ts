@@ -37,7 +37,9 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
   afterAll(() => h.close());
 
   it('evaluate: a new pending evaluation of the stored job; ForceReschedule marks the failed allocation', async () => {
-    expect((await mgmt('PUT', '/v1/jobs', { Job: webJob('web') })).status).toBe(200);
+    // A batch job: no update block, so no deployment. As Nomad's reconciler, a failed allocation of an active
+    // deployment is not rescheduled, forced or not, until the deployment ends.
+    expect((await mgmt('PUT', '/v1/jobs', { Job: webJob('web', { Type: 'batch' }) })).status).toBe(200);
     await worker.runDue();
     const [alloc] = await h.scheduler.allocations.ofJob('default', 'web');
     if (!alloc) throw new Error('not placed');

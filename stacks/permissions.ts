@@ -52,7 +52,7 @@ const write: TableAction[] = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamo
 const transact: TableAction = 'dynamodb:ConditionCheckItem';
 
 /**
- * The table's partitions (`packages/core/src/**`): `sys` (keyring, init, audit devices: core.ts, sys/init.ts,
+ * The table's partitions (`packages/core/src/**`): `sys` (keyring, init, audit devices: composition/secrets-core.ts, sys/init.ts,
  * audit/audit-devices.ts), `mounts` and `mount#<uuid>` (mount table and each mount's storage), `in-service#<uuid>#NN`
  * (mount-table.ts), `policies`, `password-policies`, `token#<hash>`, `accessor#<id>`, `issued#<mount uuid>#NN`
  * (token-store.ts), `leases#NN`, `revoked-leases#NN` and, from before sharding, `leases` (lease-manager.ts); the

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { randomBase62 } from '@keyhaven/core/lib/random.ts';
-import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
-import { schedulerFor } from '@keyhaven/core/scheduler/scheduler.ts';
+import { coreFromEnvironment } from '@keyhaven/core/entry-points/secrets-core-from-environment.ts';
+import { schedulerFor } from '@keyhaven/core/scheduler/composition/scheduler-core.ts';
 import { initialize, isInitialized } from '@keyhaven/core/secrets/sys/init.ts';
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse } from 'aws-lambda';
 

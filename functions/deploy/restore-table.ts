@@ -7,7 +7,7 @@ import {
   type DynamoDBClient,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
-import { dynamoDbClient } from '@keyhaven/core/runtime-base.ts';
+import { dynamoDbClient } from '@keyhaven/core/entry-points/shared-core-from-environment.ts';
 
 /**
  * The last step of restoring the table (docs/deployment.md, "Restoring the table"): a point in time or an AWS Backup recovery point

@@ -1,5 +1,5 @@
-import { periodicJobs } from '@keyhaven/core/rotation-job.ts';
-import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { periodicJobs } from '@keyhaven/core/entry-points/engine-periodic-jobs.ts';
+import { coreFromEnvironment } from '@keyhaven/core/entry-points/secrets-core-from-environment.ts';
 import { allSecretsFamilies, loadFamily, type SecretsFamily } from '@keyhaven/core/secrets/family-list.ts';
 import type { PeriodicJob } from '@keyhaven/core/secrets/framework/backend.ts';
 import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/framework/lease-sweep.ts';

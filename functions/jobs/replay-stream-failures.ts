@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { dynamoDbClient } from '@keyhaven/core/runtime-base.ts';
+import { dynamoDbClient } from '@keyhaven/core/entry-points/shared-core-from-environment.ts';
 import { ConditionFailed } from '@keyhaven/core/storage/condition-failed.ts';
 import { DynamoStore } from '@keyhaven/core/storage/dynamodb-store.ts';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';

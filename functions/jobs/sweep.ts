@@ -1,5 +1,5 @@
-import { evaluationQueues, sweepTokens, tokenQueues } from '@keyhaven/core/jobs.ts';
-import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { evaluationQueues, sweepTokens, tokenQueues } from '@keyhaven/core/entry-points/expiry-sweeps.ts';
+import { coreFromEnvironment } from '@keyhaven/core/entry-points/secrets-core-from-environment.ts';
 import { jwtBackend, oidcBackend } from '@keyhaven/core/secrets/auth/jwt/jwt-backend.ts';
 import { kvBackend } from '@keyhaven/core/secrets/engines/kv/kv-backend.ts';
 import { leaseQueues, sweepLeases } from '@keyhaven/core/secrets/framework/lease-sweep.ts';

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
-import { onTableChange, type TableChange } from '@keyhaven/core/table-changes.ts';
+import { coreFromEnvironment } from '@keyhaven/core/entry-points/secrets-core-from-environment.ts';
+import { onTableChange, type TableChange } from '@keyhaven/core/entry-points/table-changes.ts';
 import type { Item } from '@keyhaven/core/storage/store.ts';
 import type {
   DynamoDBBatchResponse,

@@ -1,10 +1,10 @@
 import type { HttpFront } from '@keyhaven/core/front/exchange.ts';
 import { eventClientIp } from '@keyhaven/core/http/lambda-handler.ts';
 import { trustedProxiesFromEnvironment } from '@keyhaven/core/lib/client-ip.ts';
-import { coreBaseFromEnvironment } from '@keyhaven/core/runtime-base.ts';
+import { coreBaseFromEnvironment } from '@keyhaven/core/entry-points/shared-core-from-environment.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import { consoleOriginsFromEnvironment } from '@keyhaven/core/scheduler/http/console-cors.ts';
-import { schedulerFront } from '@keyhaven/core/scheduler/scheduler-app.ts';
+import { schedulerFront } from '@keyhaven/core/scheduler/composition/scheduler-app.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
 /**

@@ -1,10 +1,10 @@
-import type { EngineRequest } from '@keyhaven/core/core.ts';
-import { answerEngineRequest } from '@keyhaven/core/engine-requests.ts';
+import type { EngineRequest } from '@keyhaven/core/composition/secrets-core.ts';
+import { answerEngineRequest } from '@keyhaven/core/entry-points/engine-requests.ts';
 import { secretsRegionsFromEnvironment } from '@keyhaven/core/http/forward-writes.ts';
 import { secretsFront } from '@keyhaven/core/http/secrets-front.ts';
 import { secretsLambda } from '@keyhaven/core/http/secrets-lambda.ts';
 import { canonicalPath } from '@keyhaven/core/lib/request-path.ts';
-import { coreFromEnvironment } from '@keyhaven/core/runtime.ts';
+import { coreFromEnvironment } from '@keyhaven/core/entry-points/secrets-core-from-environment.ts';
 import type { Backend } from '@keyhaven/core/secrets/framework/backend.ts';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { refusal, refusesOverHttp } from '../refuse-first-tokens.ts';
@@ -12,7 +12,7 @@ import { refuseDirectSecretsRequest } from './origin-check.ts';
 
 /**
  * A direct invocation by the system function (never API Gateway: only the system function may invoke this one),
- * asking this family's engine to revoke leases or finish a disable now. See `askThroughLambda` in runtime.ts.
+ * asking this family's engine to revoke leases or finish a disable now. See `askThroughLambda` in entry-points/secrets-core-from-environment.ts.
  */
 export interface EngineEvent {
   keyhaven: EngineRequest;

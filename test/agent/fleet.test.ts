@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from '../../packages/agent/src/fleet/fleet.ts';
 import { ProtocolClient } from '../../packages/agent/src/protocol.ts';
 import { beatKind, ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
-import { schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerNodeListener } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 

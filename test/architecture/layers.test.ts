@@ -14,20 +14,20 @@ import { importsOf } from './imports.ts';
  *  7 functions           functions/**                                 Lambda handlers
  *  6 adapters            packages/core/src/http/**, packages/local/**  both services' adapters (API Gateway and the
  *                        streaming Lambda, node:http, in process), the secrets front; the local server and poller
- *    entry points        packages/core/src/{index,runtime,runtime-base,jobs,rotation-job,engine-requests,table-changes,item-kinds}.ts
+ *    entry points        packages/core/src/{index,item-kinds}.ts, packages/core/src/entry-points/**
  *                        (what a Lambda or the local process calls: they build a Core from the environment or run a
  *                        job over the whole process, reaching engines and the scheduler, so they sit with the adapters)
- *    assembly            core.ts: the composition root of the secrets service — it builds the domain services over the
+ *    assembly            composition/secrets-core.ts: the composition root of the secrets service — it builds the domain services over the
  *                        store, binds the builtin backends to them and hands the lease manager the backends' hooks.
  *                        The framework, the backends and the jobs know the parts as `Core` (secrets/framework/services.ts),
  *                        a type, never this file.
- *    scheduler app       scheduler/scheduler-app.ts (the route table and the scheduler's front)
+ *    scheduler app       scheduler/composition/scheduler-app.ts (the route table and the scheduler's front)
  *  5 backends            secrets/{engines,auth,sys,identity-paths}/**, secrets/{families,family-list}.ts (the path tables)
  *    scheduler routes    scheduler/{acl,cluster}/<resource>/routes.ts, scheduler/acl/login-routes.ts, scheduler/events/stream.ts,
  *                        scheduler/client/routes.ts (the client protocol)
  *  4 framework           secrets/framework/**
  *    scheduler framework scheduler/http/** (the one route wrapper, decoding, blocking queries, errors), scheduler/audit.ts
- *  3 scheduler assembly  scheduler/scheduler.ts, scheduler-base.ts, sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts,
+ *  3 scheduler assembly  scheduler/composition/{scheduler-core,secret-hashes}.ts, scheduler/sweep.ts, scheduler/acl/login.ts, scheduler/acl/oidc.ts,
  *                        scheduler/worker/** (the stores put together, and what works across them: the expiry sweep,
  *                        the logins, the evaluation worker over the stores and placement)
  *    scheduler placement scheduler/placement/** (the pure placement function and the reconciler: a snapshot of
@@ -37,7 +37,7 @@ import { importsOf } from './imports.ts';
  *    scheduler cluster   scheduler/cluster/** (each cluster resource's model and store: node pools, namespaces, nodes),
  *                        scheduler/client/** (the node introduction tokens and identities)
  *  1 storage             storage/**
- *    core base           core-base.ts (the table, its keyring, the clock and the log: what both services run on)
+ *    shared core         composition/shared-core.ts (the table, its keyring, the clock and the log: what both services run on)
  *    shared front        front/** (what both services' fronts share: the request and reply every adapter hands
  *                        over, the body limit, DynamoDB's size refusals as errors, write forwarding, the OpenAPI
  *                        document's skeleton)
@@ -57,19 +57,10 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   {
     rank: 6,
     name: 'entry points',
-    prefixes: [
-      'index',
-      'runtime',
-      'runtime-base',
-      'jobs',
-      'rotation-job',
-      'engine-requests',
-      'table-changes',
-      'item-kinds',
-    ].map((file) => `${src}${file}.ts`),
+    prefixes: [`${src}index.ts`, `${src}item-kinds.ts`, `${src}entry-points/`],
   },
-  { rank: 6, name: 'assembly', prefixes: [`${src}core.ts`] },
-  { rank: 6, name: 'scheduler app', prefixes: [`${sched}scheduler-app.ts`] },
+  { rank: 6, name: 'assembly', prefixes: [`${src}composition/secrets-core.ts`] },
+  { rank: 6, name: 'scheduler app', prefixes: [`${sched}composition/scheduler-app.ts`] },
   {
     rank: 5,
     name: 'backends',
@@ -98,8 +89,8 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
     rank: 3,
     name: 'scheduler assembly',
     prefixes: [
-      `${sched}scheduler.ts`,
-      `${sched}scheduler-base.ts`,
+      `${sched}composition/scheduler-core.ts`,
+      `${sched}composition/secret-hashes.ts`,
       `${sched}sweep.ts`,
       `${sched}acl/login.ts`,
       `${sched}acl/oidc.ts`,
@@ -117,7 +108,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   { rank: 2, name: 'scheduler acl', prefixes: [`${sched}acl/`] },
   { rank: 2, name: 'scheduler cluster', prefixes: [`${sched}cluster/`, `${sched}client/`] },
   { rank: 1, name: 'storage', prefixes: [`${src}storage/`] },
-  { rank: 1, name: 'core base', prefixes: [`${src}core-base.ts`] },
+  { rank: 1, name: 'shared core', prefixes: [`${src}composition/shared-core.ts`] },
   { rank: 1, name: 'shared front', prefixes: [`${src}front/`] },
   { rank: 1, name: 'scheduler state', prefixes: [`${sched}state.ts`, `${sched}keys.ts`, `${sched}events/broker.ts`] },
   { rank: 0, name: 'lib', prefixes: [`${src}lib/`] },

@@ -17,7 +17,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaHandler } from '../../packages/core/src/http/lambda-handler.ts';
 import { indexWatch } from '../../packages/core/src/scheduler/http/blocking.ts';
-import { schedulerFront, streamNotServedHere } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront, streamNotServedHere } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import {
   type SchedulerCallResult,
   type SchedulerService,

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaHandler } from '../../packages/core/src/http/lambda-handler.ts';
-import { schedulerFront, schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront, schedulerNodeListener } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { gatewayEvent } from './lambda-event.ts';
 

@@ -19,7 +19,7 @@ import { lambdaHandler } from '../../packages/core/src/http/lambda-handler.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { Glob, type GlobSteps, globMatches } from '../../packages/core/src/lib/glob.ts';
-import { schedulerFront } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 import { gatewayEvent } from './lambda-event.ts';

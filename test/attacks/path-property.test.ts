@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaHandler } from '../../packages/core/src/http/lambda-handler.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
-import { schedulerFront, schedulerRoutes } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront, schedulerRoutes } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';

@@ -5,7 +5,7 @@ import { lambdaHandler } from '../../packages/core/src/http/lambda-handler.ts';
 import { secretsFront } from '../../packages/core/src/http/secrets-front.ts';
 import { secretsLambda } from '../../packages/core/src/http/secrets-lambda.ts';
 import { secretsNodeListener } from '../../packages/core/src/http/secrets-node.ts';
-import { schedulerFront } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts';
 import { viaLambda } from './lambda-event.ts';

@@ -3,7 +3,7 @@
  * never finishes (63–83 s) or a body it trickles (about 300 s), and open as many such connections as it liked, each
  * able to buffer up to the 1 MiB body limit. Each listener now answers 408 and closes a connection whose headers are
  * not in within 10 s or whose whole request is not in within 30 s, and keeps at most 256 connections
- * (`listenerLimits` in packages/local/src/runtime.ts). Here the same runtime runs with the limits shortened, on both
+ * (`listenerLimits` in packages/local/src/start-local.ts). Here the same runtime runs with the limits shortened, on both
  * listeners, through the same `LIST`-rewriting front every connection of `npm start` passes.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,7 +12,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type LocalRuntime, listenerLimits, startLocal } from '../../packages/local/src/runtime.ts';
+import { type LocalRuntime, listenerLimits, startLocal } from '../../packages/local/src/start-local.ts';
 
 const limits = { headersTimeoutMs: 400, requestTimeoutMs: 800, maxConnections: 4, checkEveryMs: 50 };
 

@@ -9,7 +9,7 @@
  * written into the buffer with the publish API the cluster's writes use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
+import { publishEvents } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import type { PendingEvent } from '../../packages/core/src/scheduler/state.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { type CryptoKey, SignJWT } from 'jose';
-import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { type Core, createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import type { WebApp } from '../../packages/core/src/http/web-app.ts';
 import type { Clock } from '../../packages/core/src/lib/clock.ts';

@@ -20,11 +20,14 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Fleet } from '../../packages/agent/src/fleet/fleet.ts';
 import { ProtocolClient } from '../../packages/agent/src/protocol.ts';
-import { createCore } from '../../packages/core/src/core.ts';
+import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { createSchedulerApp, schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
-import { schedulerFor } from '../../packages/core/src/scheduler/scheduler.ts';
+import {
+  createSchedulerApp,
+  schedulerNodeListener,
+} from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
+import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { sweepLeaseKey } from '../../packages/core/src/scheduler/cluster/nodes/sweep-lease.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { inRounds } from '../../functions/jobs/rounds.ts';
-import type { Core } from '../../packages/core/src/core.ts';
+import type { Core } from '../../packages/core/src/composition/secrets-core.ts';
 import type { Clock } from '../../packages/core/src/lib/clock.ts';
 import { leaseQueues, sweepLeases } from '../../packages/core/src/secrets/framework/lease-sweep.ts';
 import type { LeaseItem } from '../../packages/core/src/secrets/leases/lease-manager.ts';

@@ -117,13 +117,13 @@ describe("each engine's job bundles only its engine's code", () => {
 });
 
 describe("the scheduler's functions bundle none of the secrets service", () => {
-  // They run on the table, keyring, clock and log alone (`core-base.ts`, `runtime-base.ts`): a module of the secrets
+  // They run on the table, keyring, clock and log alone (`composition/shared-core.ts`, `entry-points/shared-core-from-environment.ts`): a module of the secrets
   // service in their bundle is code every cold start of theirs would load for nothing (issue 28).
   for (const entry of ['functions/scheduler/api.ts', 'functions/scheduler/event-stream.ts']) {
     it(entry, async () => {
       const inputs = await bundledInputs(entry);
       expect(inputs.filter((input) => input.startsWith('packages/core/src/secrets/'))).toEqual([]);
-      expect(inputs).toContain('packages/core/src/core-base.ts');
+      expect(inputs).toContain('packages/core/src/composition/shared-core.ts');
       // Its schemas use zod's mini API, which tree-shakes; zod's classic API (methods on every schema) would bring
       // all of zod back (about 50 kB more minified).
       expect(inputs.filter((input) => input.includes('node_modules/zod/v4/classic/'))).toEqual([]);

@@ -13,11 +13,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createCore } from '../../packages/core/src/core.ts';
+import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { createSchedulerApp } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
@@ -319,7 +319,7 @@ describe('signing an npm start data directory from before item MACs (--data-dir)
   it('starts DynamoDB Local on the directory under its own access key, signs with its key file, and the root token works again', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-sign-dir-'));
     const keySource = fileKeySource(path.join(dataDir, 'keyring.key'));
-    /** The directory's table as `npm start` opens it (packages/local/src/runtime.ts), with npm start stopped around it. */
+    /** The directory's table as `npm start` opens it (packages/local/src/start-local.ts), with npm start stopped around it. */
     const withTable = async <T>(use: (client: DynamoDBClient) => Promise<T>): Promise<T> => {
       const dynamo = await startDynamoDbLocal({ dataDir: path.join(dataDir, 'dynamodb') });
       const client = new DynamoDBClient(localClientConfig(dynamo.endpoint, dynamo.credentials));

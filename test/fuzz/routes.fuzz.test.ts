@@ -5,14 +5,14 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { type Core, createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import type { SchedulerRoute } from '../../packages/core/src/scheduler/http/route.ts';
 import {
   createSchedulerApp,
   schedulerRoutes as schedulerTable,
-} from '../../packages/core/src/scheduler/scheduler-app.ts';
+} from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';

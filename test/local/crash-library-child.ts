@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DynamoStore as Store } from '../../packages/core/src/storage/dynamodb-store.ts';
-import { startLocal } from '../../packages/local/src/runtime.ts';
+import { startLocal } from '../../packages/local/src/start-local.ts';
 
 /**
  * What `npm start` runs (`startLocal`, the same runtime as packages/local/src/main.ts), with two test-only hooks for

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { TableChange } from '../../packages/core/src/table-changes.ts';
+import type { TableChange } from '../../packages/core/src/entry-points/table-changes.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { type ParkedRecord, startStreamPoller } from '../../packages/local/src/stream-poller.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textReply } from '../../packages/core/src/front/exchange.ts';
 import { nodeListener } from '../../packages/core/src/http/node-listener.ts';
 import { indexWatch } from '../../packages/core/src/scheduler/http/blocking.ts';
-import { schedulerFront } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFront } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 /** Resolves once `count` blocking queries of this process wait (their deadline is set on the service clock by then). */

@@ -1,7 +1,7 @@
 import { Agent, createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxBodyBytes, schedulerNodeListener } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { maxBodyBytes, schedulerNodeListener } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { deployedEnvironment, httpApiEvent, invoke } from '../deploy/lambda-events.ts';
 import { keepAliveRequest } from '../support/keep-alive.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';

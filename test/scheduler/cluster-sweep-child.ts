@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createCoreBase } from '../../packages/core/src/core-base.ts';
+import { createCoreBase } from '../../packages/core/src/composition/shared-core.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heartbeatSettings, sweepPeriodMs } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
 import { type SweepLease, sweepLeaseKey } from '../../packages/core/src/scheduler/cluster/nodes/sweep-lease.ts';
-import { Scheduler } from '../../packages/core/src/scheduler/scheduler.ts';
+import { Scheduler } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 

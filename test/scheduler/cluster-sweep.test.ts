@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { NodePools } from '../../packages/core/src/scheduler/cluster/node-pools/store.ts';
 import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
-import { nodeSecretHash } from '../../packages/core/src/scheduler/scheduler-base.ts';
+import { nodeSecretHash } from '../../packages/core/src/scheduler/composition/secret-hashes.ts';
 import { SchedulerState } from '../../packages/core/src/scheduler/state.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import type { Store } from '../../packages/core/src/storage/store.ts';

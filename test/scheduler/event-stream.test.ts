@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
+import { publishEvents } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { EVENT_PK, type PendingEvent } from '../../packages/core/src/scheduler/state.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { publishEvents } from '../../packages/core/src/scheduler/scheduler.ts';
+import { publishEvents } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { standInAwsLambda } from '../deploy/lambda-events.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schedulerRoutes } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerRoutes } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 interface Parameter {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { type Core, createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { type SecretsRegionOptions, writeReason } from '../../packages/core/src/http/forward-writes.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import type { WebApp } from '../../packages/core/src/http/web-app.ts';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { sweepExpired } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { cleanupPending } from '../../packages/core/src/secrets/engines/cloud/cleanup.ts';
 import { type CloudEngine, startCloudEngine } from '../support/cloud-engine.ts';
 

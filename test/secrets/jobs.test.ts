@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { sweepExpired } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import type { LeaseItem } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { leaseKey, leasePk, maxRevocationAttempts } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { shardKey } from '../../packages/core/src/storage/due.ts';
-import { onTableChange } from '../../packages/core/src/table-changes.ts';
+import { onTableChange } from '../../packages/core/src/entry-points/table-changes.ts';
 import { mountRecording, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
 import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { sweepExpired } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
 import { deletionLdif, rollbackLdif } from '../support/ldif-fixtures.ts';
 import { dynamicDn, groupsDn } from '../support/slapd.ts';

@@ -1,6 +1,6 @@
 import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { sweepExpired } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { type LdapEngine, startLdapEngine } from '../support/ldap-engine.ts';
 import { adminDn, adminPassword, baseDn, serviceAccountsDn } from '../support/slapd.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { periodicJobs } from '../../packages/core/src/rotation-job.ts';
+import { periodicJobs } from '../../packages/core/src/entry-points/engine-periodic-jobs.ts';
 import { ldapBackend } from '../../packages/core/src/secrets/engines/ldap/ldap-backend.ts';
 import type { LdapAccountItem } from '../../packages/core/src/secrets/engines/ldap/records.ts';
 import { rotateDue } from '../../packages/core/src/secrets/engines/ldap/rotation.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { sweepExpired } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { type LeaseItem, leasePk } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { mountRecording, nullAuthBackend, recordingBackend, upstreamOf } from '../support/recording-backend.ts';
 import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';

@@ -3,11 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { sweepExpired } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { jsonLogger } from '../../packages/core/src/lib/log.ts';
 import { leaseKey } from '../../packages/core/src/secrets/leases/lease-manager.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import { onTableChange } from '../../packages/core/src/table-changes.ts';
+import { onTableChange } from '../../packages/core/src/entry-points/table-changes.ts';
 import { type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 
 /**

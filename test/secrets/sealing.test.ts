@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Core, createCore } from '../../packages/core/src/core.ts';
+import { type Core, createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';

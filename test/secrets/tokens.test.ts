@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
-import { sweepExpired } from '../../packages/core/src/jobs.ts';
+import { sweepExpired } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { type Backend, path } from '../../packages/core/src/secrets/framework/backend.ts';
 import { type CallResult, type SecretsService, startSecretsInMemory } from '../support/secrets-harness.ts';
 

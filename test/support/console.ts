@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { inject } from 'vitest';
-import { type LocalRuntime, startLocal } from '../../packages/local/src/runtime.ts';
+import { type LocalRuntime, startLocal } from '../../packages/local/src/start-local.ts';
 
 /**
  * The console's browser tests: the product as `npm start` runs it (`startLocal`: both services and the console at

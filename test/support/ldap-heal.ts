@@ -1,5 +1,5 @@
 import { Client } from 'ldapts';
-import { periodicJobs } from '../../packages/core/src/rotation-job.ts';
+import { periodicJobs } from '../../packages/core/src/entry-points/engine-periodic-jobs.ts';
 import { ldapBackend } from '../../packages/core/src/secrets/engines/ldap/ldap-backend.ts';
 import { passwordChanges } from '../../packages/core/src/secrets/engines/ldap/schemas.ts';
 import { adminDn, adminPassword, peopleDn, serviceAccountsDn } from './slapd.ts';

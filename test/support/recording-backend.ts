@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { Core } from '../../packages/core/src/core.ts';
+import type { Core } from '../../packages/core/src/composition/secrets-core.ts';
 import type { Backend, LeaseContext } from '../../packages/core/src/secrets/framework/backend.ts';
 import { bool, duration } from '../../packages/core/src/secrets/framework/fields.ts';
 import type { MountStorage } from '../../packages/core/src/secrets/mounts/mount-storage.ts';

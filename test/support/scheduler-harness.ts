@@ -4,11 +4,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
-import { type Core, type CoreStorage, createCore } from '../../packages/core/src/core.ts';
+import { type Core, type CoreStorage, createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { type Logger, silentLogger } from '../../packages/core/src/lib/log.ts';
-import { type Scheduler, schedulerFor } from '../../packages/core/src/scheduler/scheduler.ts';
-import { createSchedulerApp, type SchedulerAppOptions } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { type Scheduler, schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
+import {
+  createSchedulerApp,
+  type SchedulerAppOptions,
+} from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
-import { type Core, type CoreStorage, createCore } from '../../packages/core/src/core.ts';
+import { type Core, type CoreStorage, createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
 import { type Logger, silentLogger } from '../../packages/core/src/lib/log.ts';

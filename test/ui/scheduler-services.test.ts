@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlanApplier } from '../../packages/core/src/scheduler/cluster/evaluations/plan-apply.ts';
-import { schedulerFor } from '../../packages/core/src/scheduler/scheduler.ts';
+import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { allocationOf, webJob } from '../support/cluster-allocations.ts';
 import { clientNode } from '../support/cluster-nodes.ts';
 import {

@@ -1,3 +1,3 @@
 export { localClientConfig, startDynamoDbLocal } from './dynamodb-local.ts';
-export { type LocalRuntime, startLocal } from './runtime.ts';
+export { type LocalRuntime, startLocal } from './start-local.ts';
 export { ensureTable } from './table.ts';

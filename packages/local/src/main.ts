@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { operatorHostsFromEnvironment } from './host-check.ts';
-import { type LocalRuntime, startLocal } from './runtime.ts';
+import { type LocalRuntime, startLocal } from './start-local.ts';
 
 /** `npm start`: the whole product on this machine. Environment variables are listed in the README. */
 const env = process.env;

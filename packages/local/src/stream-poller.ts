@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Item } from '@keyhaven/core/storage/store.ts';
-import type { TableChange } from '@keyhaven/core/table-changes.ts';
+import type { TableChange } from '@keyhaven/core/entry-points/table-changes.ts';
 import { type LocalCredentials, localClientConfig } from './dynamodb-local.ts';
 
 export interface StreamPollerOptions {

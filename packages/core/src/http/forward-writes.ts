@@ -11,7 +11,7 @@
  * - a GET that issues a lease or credentials: `creds/…` of any engine, `…/token` and `…/key` of the cloud engine;
  * - a GET on a kv version 1 mount: a secret written with a `ttl` is read out under a lease (kv version 2 has none).
  */
-import type { Core } from '../core.ts';
+import type { Core } from '../composition/secrets-core.ts';
 import { tokenFromHeaders } from '../secrets/tokens/caller.ts';
 import { type HttpReply, type HttpRequest, jsonReply } from '../front/exchange.ts';
 import { type ForwardOptions, forwardRequest } from '../front/forward.ts';

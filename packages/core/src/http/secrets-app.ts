@@ -1,4 +1,4 @@
-import type { Core } from '../core.ts';
+import type { Core } from '../composition/secrets-core.ts';
 import { clientIpFrom, trustedProxiesFromEnvironment } from '../lib/client-ip.ts';
 import { type SecretsRegionOptions, secretsRegionsFromEnvironment } from './forward-writes.ts';
 import { secretsFront } from './secrets-front.ts';

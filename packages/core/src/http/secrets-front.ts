@@ -1,4 +1,4 @@
-import type { Core } from '../core.ts';
+import type { Core } from '../composition/secrets-core.ts';
 import { badRequest, type DomainError, permissionDenied, tooLarge } from '../lib/errors.ts';
 import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes } from '../front/body-limit.ts';

@@ -9,7 +9,7 @@ import { Namespaces } from './cluster/namespaces/store.ts';
 import { NodePools } from './cluster/node-pools/store.ts';
 import { ClusterNodes } from './cluster/nodes/store.ts';
 import { NodeSweepLease } from './cluster/nodes/sweep-lease.ts';
-import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
+import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './composition/secret-hashes.ts';
 import { SchedulerState } from './state.ts';
 import { EvaluationWorker } from './worker/evaluation-worker.ts';
 

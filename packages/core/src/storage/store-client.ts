@@ -2,7 +2,7 @@ import { KeyedSha256 } from './sdk-hash.ts';
 import { SdkHttpHandler } from './sdk-http-handler.ts';
 
 /**
- * What every DynamoDB client the services create is given besides its endpoint (`runtime-base.ts`, the local runtime),
+ * What every DynamoDB client the services create is given besides its endpoint (`entry-points/shared-core-from-environment.ts`, the local process),
  * fresh for each client (a client's `destroy` closes its handler's sockets): the signing hash (`sdk-hash.ts`) and the
  * HTTP handler (`sdk-http-handler.ts`). The store besides drops two of the client's middleware and shares one signer among its calls (`dynamodb-store.ts`).
  * Not the SDK's `cacheMiddleware`, which resolves the middleware stack once per command class and shares one handler

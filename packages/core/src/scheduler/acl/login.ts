@@ -9,7 +9,7 @@ import { supportedAlgorithms } from '../../lib/jwt/algorithms.ts';
 import { type Claims, claimAt } from '../../lib/jwt/claims.ts';
 import { describeError, type JwtKeySource } from '../../lib/jwt/keys.ts';
 import { verifyJwt } from '../../lib/jwt/verify.ts';
-import type { Scheduler } from '../scheduler.ts';
+import type { Scheduler } from '../composition/scheduler-core.ts';
 import type { AclAuthMethod, AuthMethodConfig } from './auth-methods/model.ts';
 import { bindClaims } from './binding-rules/bind.ts';
 import { type ClaimVariables, tokenName as formatTokenName } from './interpolate.ts';

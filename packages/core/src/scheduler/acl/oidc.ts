@@ -16,7 +16,7 @@ import { checkExpectedClaims } from '../../lib/jwt/verify.ts';
 import { itemKind } from '../../storage/item-mac.ts';
 import { ConditionFailed } from '../../storage/store.ts';
 import { OIDC_STATE_PK } from '../keys.ts';
-import type { Scheduler } from '../scheduler.ts';
+import type { Scheduler } from '../composition/scheduler-core.ts';
 import type { AclAuthMethod } from './auth-methods/model.ts';
 import { requireAuthMethodName } from './identifiers.ts';
 import { loginWithClaims, methodVersion } from './login.ts';

@@ -21,7 +21,7 @@ import type { NodeBeat, NodeCredential } from '../cluster/nodes/store.ts';
 import { allocationRefusal, serviceBody, validateServices } from '../cluster/services/model.ts';
 import { permissionDenied } from '../http/nomad.ts';
 import { route, type SchedulerRoute } from '../http/route.ts';
-import type { Scheduler } from '../scheduler.ts';
+import type { Scheduler } from '../composition/scheduler-core.ts';
 import { introductionTtl, isJwt, type NodeIdentityClaims, renewalDue, type VerifiedIdentity } from './identity.ts';
 
 const nodeId = z.string().check(z.describe('The node ID (a UUID).'));

@@ -8,7 +8,7 @@
 import * as z from 'zod/mini';
 import { permissionDenied } from '../http/nomad.ts';
 import { route, type SchedulerRoute } from '../http/route.ts';
-import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../composition/scheduler-core.ts';
 import type { SchedulerEvent } from '../state.ts';
 
 export interface TopicFilter {

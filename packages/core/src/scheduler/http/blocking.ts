@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { type HttpReply, jsonReply } from '../../front/exchange.ts';
 import { ConditionFailed } from '../../storage/store.ts';
 import { waitSlotKey } from '../keys.ts';
-import type { Scheduler } from '../scheduler.ts';
+import type { Scheduler } from '../composition/scheduler-core.ts';
 import type { SchedulerState, TableName } from '../state.ts';
 import { ListPage } from './list-query.ts';
 import { type BlockingParameters, indexHeaders, queryOptions } from './nomad.ts';

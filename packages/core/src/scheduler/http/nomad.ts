@@ -7,7 +7,7 @@ import * as z from 'zod/mini';
 import { DurationError, parseGoDuration } from '../../lib/duration.ts';
 import { badRequest, DomainError } from '../../lib/errors.ts';
 import type { RequestHeaders } from '../../lib/request-headers.ts';
-import type { Scheduler } from '../scheduler.ts';
+import type { Scheduler } from '../composition/scheduler-core.ts';
 
 export { badRequest, notFound } from '../../lib/errors.ts';
 /** Nomad's refusal of an operation the caller's ACL does not allow: 403 `Permission denied`. */

@@ -12,7 +12,7 @@ import * as z from 'zod/mini';
 import { en } from 'zod/locales';
 import { type HttpReply, type HttpRequest, jsonReply, textReply } from '../../front/exchange.ts';
 import { badRequest } from '../../lib/errors.ts';
-import type { Scheduler, SchedulerCaller } from '../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../composition/scheduler-core.ts';
 import type { TableName } from '../state.ts';
 import { errorReply } from './errors.ts';
 import { blockingQuery } from './blocking.ts';

@@ -13,7 +13,7 @@ import type { Backend } from './backend.ts';
 
 /**
  * The secrets service's parts, as the framework and the jobs see them: the table, the keyring, time, and the
- * shared registries built on them. `createCore` (core.ts) builds it; no handler sees it (handlers get their
+ * shared registries built on them. `createCore` (composition/secrets-core.ts) builds it; no handler sees it (handlers get their
  * mount's storage and a `System` view).
  */
 export interface Core {

@@ -1,4 +1,4 @@
-/** What one function asks of the function that bundles an engine (`answerEngineRequest` in engine-requests.ts). */
+/** What one function asks of the function that bundles an engine (`answerEngineRequest` in entry-points/engine-requests.ts). */
 export type EngineRequest = { revokeLease: string } | { revokePrefix: string } | { finishDisabled: true };
 
 /**

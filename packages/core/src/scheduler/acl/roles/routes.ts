@@ -2,7 +2,7 @@
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
-import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { type AclRole, roleBody, roleId, roleName, rolePrefix } from './model.ts';
 
 /** A role read: a management token reads any role, another token only the roles it is linked to. */

@@ -11,7 +11,7 @@ import { notFound } from '../../../lib/errors.ts';
 import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
-import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
 import { boolQuery, namespaceQuery } from '../jobs/routes.ts';
 

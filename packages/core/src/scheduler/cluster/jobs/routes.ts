@@ -11,7 +11,7 @@ import type { SchedulerAcl } from '../../acl/policy-rules.ts';
 import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
-import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
 import { jobDiff } from './diff.ts';
 import { canonicalJob, jobStub, jobSummary, type RegisterBody, registerBody, validateJob } from './model.ts';

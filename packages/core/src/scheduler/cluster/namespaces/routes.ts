@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
-import type { Scheduler } from '../../scheduler.ts';
+import type { Scheduler } from '../../composition/scheduler-core.ts';
 import { type NamespaceBody, namespaceBody, validateNamespace } from './model.ts';
 
 const namespaceName = z.string().check(z.describe('The namespace name.'));

@@ -10,7 +10,7 @@ import { badRequest, notFound } from '../../../lib/errors.ts';
 import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
-import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { jobsInPool } from '../jobs-in-use.ts';
 import { type NodePoolBody, nodePoolBody, validateNodePool } from './model.ts';
 

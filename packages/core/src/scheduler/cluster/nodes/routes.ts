@@ -9,7 +9,7 @@ import { badRequest, notFound } from '../../../lib/errors.ts';
 import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
-import type { SchedulerCaller } from '../../scheduler.ts';
+import type { SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { withJobs } from '../allocations/stub.ts';
 import { type ClusterNode, nodeStub, sanitized } from './model.ts';
 

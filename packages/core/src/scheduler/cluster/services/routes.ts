@@ -10,7 +10,7 @@ import * as z from 'zod/mini';
 import { ListPage, listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
-import type { Scheduler, SchedulerCaller } from '../../scheduler.ts';
+import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allowsAny, namespaceQuery } from '../jobs/routes.ts';
 import { choose, type ServiceRegistration, serviceStubs } from './model.ts';
 

@@ -1,6 +1,6 @@
-import { type AskEngine, type Core, type CoreOptions, createCore } from './core.ts';
-import { sharedUntilRejected } from './lib/shared-until-rejected.ts';
-import { dynamoDbClient, keySource, localEndpoint, tableName } from './runtime-base.ts';
+import { type AskEngine, type Core, type CoreOptions, createCore } from '../composition/secrets-core.ts';
+import { sharedUntilRejected } from '../lib/shared-until-rejected.ts';
+import { dynamoDbClient, keySource, localEndpoint, tableName } from './shared-core-from-environment.ts';
 
 /**
  * The core as a deployed function builds it from its environment: `KEYHAVEN_TABLE`, and either

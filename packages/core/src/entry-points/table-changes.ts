@@ -1,9 +1,9 @@
-import type { Core } from './core.ts';
-import { epochSeconds } from './lib/clock.ts';
-import { isLeasePk, type LeaseItem } from './secrets/leases/lease-manager.ts';
-import { tokenQueue } from './secrets/tokens/token-store.ts';
-import { dueKey } from './storage/due.ts';
-import type { Item } from './storage/store.ts';
+import type { Core } from '../composition/secrets-core.ts';
+import { epochSeconds } from '../lib/clock.ts';
+import { isLeasePk, type LeaseItem } from '../secrets/leases/lease-manager.ts';
+import { tokenQueue } from '../secrets/tokens/token-store.ts';
+import { dueKey } from '../storage/due.ts';
+import type { Item } from '../storage/store.ts';
 
 /**
  * A change on the table, as its stream reports it, in the core's own terms: the adapters convert what they read

@@ -1,7 +1,7 @@
-import type { Core } from './core.ts';
-import type { Backend, PeriodicJob } from './secrets/framework/backend.ts';
-import type { Core as Services } from './secrets/framework/services.ts';
-import { rollBackDue } from './secrets/framework/write-ahead.ts';
+import type { Core } from '../composition/secrets-core.ts';
+import type { Backend, PeriodicJob } from '../secrets/framework/backend.ts';
+import type { Core as Services } from '../secrets/framework/services.ts';
+import { rollBackDue } from '../secrets/framework/write-ahead.ts';
 
 /**
  * The periodic jobs of the given backends, each with its engine's mount type: what each declares (`Backend.periodic`)

@@ -1,8 +1,8 @@
-import type { CoreBase } from '../core-base.ts';
+import type { CoreBase } from '../../composition/shared-core.ts';
 
 /**
- * What the scheduler runs on: the table, the keyring, the clock and the log (`core-base.ts`, which the secrets
- * service's core builds on too). Apart from `scheduler.ts`, so that the sweep job (`sweep.ts`) can hash token secrets
+ * What the scheduler runs on: the table, the keyring, the clock and the log (`composition/shared-core.ts`, which the secrets
+ * service's core builds on too). Apart from `scheduler-core.ts`, so that the sweep job (`scheduler/sweep.ts`) can hash token secrets
  * without importing the scheduler's HTTP surface (login, binding-rule selectors and the regular-expression engine
  * they load).
  */

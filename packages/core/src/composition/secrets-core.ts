@@ -1,23 +1,23 @@
-import { type CoreBaseOptions, createCoreBase } from './core-base.ts';
-import { AuditDevices } from './secrets/audit/audit-devices.ts';
-import { AuditLog } from './secrets/audit/audit-log.ts';
-import type { Backend } from './secrets/framework/backend.ts';
-import { leaseHooksOf } from './secrets/framework/lease-context.ts';
-import type { Core } from './secrets/framework/services.ts';
-import type { AskEngine } from './secrets/leases/engine-request.ts';
-import { LeaseManager } from './secrets/leases/lease-manager.ts';
-import { MountTable } from './secrets/mounts/mount-table.ts';
-import { PolicyStore } from './secrets/policies/policy-store.ts';
-import { isBuiltin } from './secrets/sys/builtin.ts';
-import { TokenStore } from './secrets/tokens/token-store.ts';
+import { type CoreBaseOptions, createCoreBase } from './shared-core.ts';
+import { AuditDevices } from '../secrets/audit/audit-devices.ts';
+import { AuditLog } from '../secrets/audit/audit-log.ts';
+import type { Backend } from '../secrets/framework/backend.ts';
+import { leaseHooksOf } from '../secrets/framework/lease-context.ts';
+import type { Core } from '../secrets/framework/services.ts';
+import type { AskEngine } from '../secrets/leases/engine-request.ts';
+import { LeaseManager } from '../secrets/leases/lease-manager.ts';
+import { MountTable } from '../secrets/mounts/mount-table.ts';
+import { PolicyStore } from '../secrets/policies/policy-store.ts';
+import { isBuiltin } from '../secrets/sys/builtin.ts';
+import { TokenStore } from '../secrets/tokens/token-store.ts';
 
-export type { Core } from './secrets/framework/services.ts';
-export type { AskEngine, EngineRequest } from './secrets/leases/engine-request.ts';
+export type { Core } from '../secrets/framework/services.ts';
+export type { AskEngine, EngineRequest } from '../secrets/leases/engine-request.ts';
 
 export type CoreOptions = CoreBaseOptions & CoreSettings;
-export type { CoreStorage } from './core-base.ts';
+export type { CoreStorage } from './shared-core.ts';
 
-/** What the secrets service's core takes beyond its base (`core-base.ts`: storage, key source, clock, log). */
+/** What the secrets service's core takes beyond the shared core (`shared-core.ts`: storage, key source, clock, log). */
 export interface CoreSettings {
   backends: Backend[];
   /** How long mount tables and compiled policies are trusted before a re-read (default 5 s). */

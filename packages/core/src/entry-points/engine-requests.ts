@@ -1,5 +1,5 @@
-import type { Core, EngineRequest } from './core.ts';
-import { finishDisabledMounts } from './secrets/mounts/disable-mount.ts';
+import type { Core, EngineRequest } from '../composition/secrets-core.ts';
+import { finishDisabledMounts } from '../secrets/mounts/disable-mount.ts';
 
 /**
  * Does, in a function that bundles an engine, what a function without it asked (`Core.askEngine`): revoke a lease,

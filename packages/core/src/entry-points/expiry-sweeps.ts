@@ -1,14 +1,14 @@
-import type { Core } from './core.ts';
-import { EVAL_QUEUE, TOKEN_EXPIRY_QUEUE } from './scheduler/keys.ts';
-import { sweepScheduler } from './scheduler/sweep.ts';
-import { sweepLeases } from './secrets/framework/lease-sweep.ts';
-import { dueItems } from './storage/due.ts';
+import type { Core } from '../composition/secrets-core.ts';
+import { EVAL_QUEUE, TOKEN_EXPIRY_QUEUE } from '../scheduler/keys.ts';
+import { sweepScheduler } from '../scheduler/sweep.ts';
+import { sweepLeases } from '../secrets/framework/lease-sweep.ts';
+import { dueItems } from '../storage/due.ts';
 
 /**
  * Scheduled work as plain functions over the table. In AWS EventBridge rules call them (`functions/jobs/`);
  * locally `packages/local` calls them from timers. The token sweep job runs `sweepTokens`; each engine's job runs
  * `sweepLeases` with its one backend and the periodic work its backend declares (`Backend.periodic`); the TTL backstop on
- * the table's stream is `table-changes.ts`.
+ * the table's stream is `table-changes.ts` (beside this file).
  */
 
 /** Everything that has fallen due in this process's reach: `sweepTokens` and `sweepLeases` (what `npm start` runs). */

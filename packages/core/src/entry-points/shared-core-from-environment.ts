@@ -1,17 +1,17 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { type CoreBase, createCoreBase } from './core-base.ts';
-import { sharedUntilRejected } from './lib/shared-until-rejected.ts';
-import { fileKeySource, type KeySource, kmsKeySource } from './storage/keyring.ts';
-import { storeClientOptions } from './storage/store-client.ts';
+import { type CoreBase, createCoreBase } from '../composition/shared-core.ts';
+import { sharedUntilRejected } from '../lib/shared-until-rejected.ts';
+import { fileKeySource, type KeySource, kmsKeySource } from '../storage/keyring.ts';
+import { storeClientOptions } from '../storage/store-client.ts';
 
 // What a deployed function reads from its environment to reach its state: `KEYHAVEN_TABLE`, and either
 // `KEYHAVEN_KMS_KEY_ID` (AWS) or `KEYHAVEN_KEY_FILE` (a laptop); `KEYHAVEN_DYNAMODB_ENDPOINT` and `KEYHAVEN_KMS_ENDPOINT`
-// point the SDK at local stand-ins. The secrets service's core is built on it in `runtime.ts`; the scheduler needs this
+// point the SDK at local stand-ins. The secrets service's core is built on it in `secrets-core-from-environment.ts`; the scheduler needs this
 // alone, so its functions bundle none of the secrets service.
 
 /**
- * The table, keyring, clock and log alone, from the environment (`core-base.ts`): what the scheduler's functions run
+ * The table, keyring, clock and log alone, from the environment (`composition/shared-core.ts`): what the scheduler's functions run
  * on, without the secrets service's mounts, policies, tokens, leases and audit.
  */
 export function coreBaseFromEnvironment(env = process.env): () => Promise<CoreBase> {

@@ -1,26 +1,26 @@
 /** The scheduler service's state and ACL registries, built once per process on the core. */
-import { AclAuthMethods } from './acl/auth-methods/store.ts';
-import { AclBindingRules } from './acl/binding-rules/store.ts';
-import { AclPolicies } from './acl/policies/store.ts';
-import { SchedulerAcl } from './acl/policy-rules.ts';
-import { AclRoles } from './acl/roles/store.ts';
-import type { StoredToken } from './acl/tokens/model.ts';
-import { AclTokens } from './acl/tokens/store.ts';
-import { Allocations } from './cluster/allocations/store.ts';
-import { jobsInPool } from './cluster/jobs-in-use.ts';
-import { Deployments } from './cluster/deployments/store.ts';
-import { Evaluations } from './cluster/evaluations/store.ts';
-import { Jobs } from './cluster/jobs/store.ts';
-import { systemJobsFor } from './cluster/jobs/system-jobs.ts';
-import { Namespaces } from './cluster/namespaces/store.ts';
-import { NodePools } from './cluster/node-pools/store.ts';
-import { NodeIdentities } from './client/identity.ts';
-import { ClusterNodes } from './cluster/nodes/store.ts';
-import { NodeSweepLease } from './cluster/nodes/sweep-lease.ts';
-import { ServiceRegistrations } from './cluster/services/store.ts';
-import { EventBroker } from './events/broker.ts';
-import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './scheduler-base.ts';
-import { type PendingEvent, SchedulerState } from './state.ts';
+import { AclAuthMethods } from '../acl/auth-methods/store.ts';
+import { AclBindingRules } from '../acl/binding-rules/store.ts';
+import { AclPolicies } from '../acl/policies/store.ts';
+import { SchedulerAcl } from '../acl/policy-rules.ts';
+import { AclRoles } from '../acl/roles/store.ts';
+import type { StoredToken } from '../acl/tokens/model.ts';
+import { AclTokens } from '../acl/tokens/store.ts';
+import { Allocations } from '../cluster/allocations/store.ts';
+import { jobsInPool } from '../cluster/jobs-in-use.ts';
+import { Deployments } from '../cluster/deployments/store.ts';
+import { Evaluations } from '../cluster/evaluations/store.ts';
+import { Jobs } from '../cluster/jobs/store.ts';
+import { systemJobsFor } from '../cluster/jobs/system-jobs.ts';
+import { Namespaces } from '../cluster/namespaces/store.ts';
+import { NodePools } from '../cluster/node-pools/store.ts';
+import { NodeIdentities } from '../client/identity.ts';
+import { ClusterNodes } from '../cluster/nodes/store.ts';
+import { NodeSweepLease } from '../cluster/nodes/sweep-lease.ts';
+import { ServiceRegistrations } from '../cluster/services/store.ts';
+import { EventBroker } from '../events/broker.ts';
+import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './secret-hashes.ts';
+import { type PendingEvent, SchedulerState } from '../state.ts';
 
 export interface SchedulerOptions {
   /** How long events stay in the buffer (seconds). */

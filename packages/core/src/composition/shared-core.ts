@@ -1,15 +1,15 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type Clock, systemClock } from './lib/clock.ts';
-import { jsonLogger, type Logger } from './lib/log.ts';
-import { type EpochDomain, ItemMac } from './storage/item-mac.ts';
-import { Keyring, type KeySource } from './storage/keyring.ts';
-import { keyringKind, keyringPk, keyringSk } from './storage/keyring-item.ts';
-import { ConditionFailed, DynamoStore, type Store } from './storage/store.ts';
+import { type Clock, systemClock } from '../lib/clock.ts';
+import { jsonLogger, type Logger } from '../lib/log.ts';
+import { type EpochDomain, ItemMac } from '../storage/item-mac.ts';
+import { Keyring, type KeySource } from '../storage/keyring.ts';
+import { keyringKind, keyringPk, keyringSk } from '../storage/keyring-item.ts';
+import { ConditionFailed, DynamoStore, type Store } from '../storage/store.ts';
 
 /**
  * What both services run on: the table, its keyring, the clock and the log. The scheduler needs nothing more
- * (`scheduler/scheduler-base.ts`); the secrets service's core (`core.ts`) builds its mounts, policies, tokens, leases
- * and audit on it. Apart from `core.ts`, so that the scheduler's functions bundle none of the secrets service.
+ * (`scheduler/composition/secret-hashes.ts`); the secrets service's core (`secrets-core.ts`) builds its mounts, policies, tokens, leases
+ * and audit on it. Apart from `secrets-core.ts`, so that the scheduler's functions bundle none of the secrets service.
  */
 export interface CoreBase {
   store: Store;

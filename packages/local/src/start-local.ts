@@ -21,7 +21,7 @@ import type { Clock } from '@keyhaven/core/lib/clock.ts';
 import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { storeClientOptions } from '@keyhaven/core/storage/store-client.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
-import { schedulerNodeListener } from '@keyhaven/core/scheduler/scheduler-app.ts';
+import { schedulerNodeListener } from '@keyhaven/core/scheduler/composition/scheduler-app.ts';
 import { consoleHandler } from '@keyhaven/ui/serve.ts';
 import { type DynamoDbLocal, localClientConfig, sharedTestCredentials, startDynamoDbLocal } from './dynamodb-local.ts';
 import { guardedListener } from './guarded-listener.ts';

@@ -40,7 +40,7 @@ afterAll(async () => {
 async function api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(`${service.scheduler}${url}`, {
     method,
-    headers: { 'X-Nomad-Token': management },
+    headers: { 'X-Nomad-Token': management, 'Content-Type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -61,7 +61,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, agent
 async function nodeStream() {
   const controller = new AbortController();
   const response = await fetch(`${service.scheduler}/v1/event/stream?topic=Node`, {
-    headers: { 'X-Nomad-Token': management },
+    headers: { 'X-Nomad-Token': management, 'Content-Type': 'application/json' },
     signal: controller.signal,
   });
   expect(response.status).toBe(200);

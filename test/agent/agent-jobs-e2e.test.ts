@@ -45,7 +45,7 @@ afterAll(async () => {
 async function api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(`${service.scheduler}${url}`, {
     method,
-    headers: { 'X-Nomad-Token': management },
+    headers: { 'X-Nomad-Token': management, 'Content-Type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();

@@ -32,7 +32,7 @@ let management: string;
 async function api(method: string, url: string, body?: unknown, token = management): Promise<any> {
   const response = await fetch(`${runtime.schedulerUrl}/v1/${url}`, {
     method,
-    headers: { 'X-Nomad-Token': token },
+    headers: { 'X-Nomad-Token': token, 'Content-Type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();

@@ -91,7 +91,7 @@ describe('the console under /ui/ never reaches the API', () => {
     }
     expect((await raw('HEAD', '/ui/')).status).toBe(200);
     const mounts = await fetch(`${product.secretsUrl}/v1/sys/mounts`, {
-      headers: { 'X-Vault-Token': product.rootToken },
+      headers: { 'X-Vault-Token': product.rootToken, 'Content-Type': 'application/json' },
     });
     expect(Object.keys(((await mounts.json()) as { data: Record<string, unknown> }).data)).not.toContain('evil/');
   });
@@ -103,7 +103,7 @@ describe('text from the API stays text, and the CSP stops inline script', () => 
     const value = '<script>window.__xss="value"</script><img src=x onerror="window.__xss=\'value-img\'">';
     const written = await fetch(`${product.secretsUrl}/v1/kv/xss`, {
       method: 'POST',
-      headers: { 'X-Vault-Token': product.rootToken },
+      headers: { 'X-Vault-Token': product.rootToken, 'Content-Type': 'application/json' },
       body: JSON.stringify({ [key]: value }),
     });
     expect(written.status).toBe(204);

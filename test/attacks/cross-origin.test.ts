@@ -16,7 +16,8 @@ import { gatewayEvent } from './lambda-event.ts';
  * endpoint needs no token). Now a request that is not a read, carrying `Sec-Fetch-Site: cross-site`/`same-site` or
  * an `Origin` that is neither the console's nor the request's own, is refused with 403 on both services
  * (`front/cross-origin.ts`, so on every adapter), and the local listeners answer only their own host names
- * (`packages/local/src/host-check.ts`). The console's own origin still writes to both.
+ * (`packages/local/src/host-check.ts`). The console's own origin still writes to both. Behind that, a write whose
+ * body is declared as `text/plain` or `multipart/form-data` (the simple types besides the form) is a 415.
  */
 
 interface Answer {
@@ -171,6 +172,46 @@ describe('a page on another origin cannot change state, and only the listeners o
         const scheduler = await schedulerWrite(`kept-${index}`, fromPage);
         expect(scheduler.status, JSON.stringify(headers)).toBe(200);
         expect(await schedulerPolicy(`kept-${index}`)).toBe(200);
+      }
+    });
+
+    it('refuses a write declared as a type a browser sends without a preflight, even with no Origin at all (415)', async () => {
+      // A second line behind the origin rule: were a browser ever to send neither Origin nor Fetch Metadata, the
+      // body of its simple request would still be text/plain or multipart, which neither service reads as JSON.
+      for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'multipart/form-data; boundary=b']) {
+        const name = `typed-${Math.random().toString(36).slice(2, 8)}`;
+        const secrets = await secretsWrite(name, { 'Content-Type': type });
+        expect(secrets.status, type).toBe(415);
+        expect(JSON.parse(secrets.text).errors, type).toEqual([
+          `unsupported Content-Type "${type}": send the body as application/json`,
+        ]);
+        expect(await secretsPolicy(name)).toBe(404);
+        const scheduler = await schedulerWrite(name, { 'Content-Type': type });
+        expect({ status: scheduler.status, text: scheduler.text }, type).toEqual({
+          status: 415,
+          text: `unsupported Content-Type "${type}": send the body as application/json`,
+        });
+        expect(await schedulerPolicy(name)).toBe(404);
+      }
+      // The form type (curl's default for -d, which Vault also reads) and no type at all are taken.
+      for (const [index, headers] of [{ 'Content-Type': 'application/x-www-form-urlencoded' }, {}].entries()) {
+        const name = `form-${index}`;
+        const bare = { ...headers } as Record<string, string>;
+        const secrets = await send(
+          `${product.secretsUrl}/v1/sys/policies/acl/${name}`,
+          'PUT',
+          { 'X-Vault-Token': product.rootToken, ...bare },
+          JSON.stringify({ policy: 'path "kv/*" { capabilities = ["read"] }' }),
+        );
+        expect(secrets.status, JSON.stringify(headers)).toBe(204);
+        const scheduler = await send(
+          `${product.schedulerUrl}/v1/acl/policy/${name}`,
+          'POST',
+          { 'X-Nomad-Token': management, ...bare },
+          JSON.stringify({ Name: name, Rules: 'namespace "default" { policy = "read" }' }),
+        );
+        expect(scheduler.status, JSON.stringify(headers)).toBe(200);
+        expect(await schedulerPolicy(name)).toBe(200);
       }
     });
 

@@ -197,7 +197,7 @@ try {
   const call = async (method: string, url: string, token: string, body?: unknown) => {
     const response = await app.request(url, {
       method,
-      headers: { 'X-Secrets-Token': token },
+      headers: { 'X-Secrets-Token': token, 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -258,7 +258,7 @@ try {
   const httpCall = async (method: string, url: string, token: string, body?: unknown) => {
     const response = await fetch(`${base}${url}`, {
       method,
-      headers: { 'X-Secrets-Token': token },
+      headers: { 'X-Secrets-Token': token, 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();

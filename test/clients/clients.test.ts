@@ -209,7 +209,7 @@ describe("the vault CLI's kv calls against npm start (test/clients/vault-cli.ts)
   const rootCall = async (method: string, url: string, body?: unknown) => {
     const response = await fetch(`${product.secretsUrl}/v1/${url}`, {
       method,
-      headers: { 'X-Vault-Token': product.rootToken },
+      headers: { 'X-Vault-Token': product.rootToken, 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();

@@ -49,7 +49,7 @@ function client(base: string) {
   return async (method: string, url: string, token?: string, body?: unknown): Promise<Reply> => {
     const response = await fetch(`${base}${url}`, {
       method,
-      headers: token ? { 'X-Secrets-Token': token } : {},
+      headers: { 'Content-Type': 'application/json', ...(token ? { 'X-Secrets-Token': token } : {}) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -245,7 +245,7 @@ describe('npm start', () => {
   it('rejects an oversized body over the wire with 413', async () => {
     const response = await fetch(`${first.secrets}/v1/kv/app/huge`, {
       method: 'POST',
-      headers: { 'X-Secrets-Token': rootToken },
+      headers: { 'X-Secrets-Token': rootToken, 'Content-Type': 'application/json' },
       body: JSON.stringify({ blob: 'x'.repeat(2 * 1024 * 1024) }),
     });
     expect(response.status).toBe(413);
@@ -263,7 +263,7 @@ describe('npm start', () => {
     });
     const chunked = await fetch(`${first.secrets}/v1/kv/app/huge`, {
       method: 'POST',
-      headers: { 'X-Secrets-Token': rootToken },
+      headers: { 'X-Secrets-Token': rootToken, 'Content-Type': 'application/json' },
       body: endless,
       duplex: 'half',
     } as RequestInit).catch((error: Error) => error);

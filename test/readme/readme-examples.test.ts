@@ -347,7 +347,7 @@ describe('the shell examples of README.md and docs/*.md, run as written against 
 
     const after = await fetch(`${started.secrets}/v1/sys/leases/lookup`, {
       method: 'PUT',
-      headers: { 'X-Secrets-Token': rootToken },
+      headers: { 'X-Secrets-Token': rootToken, 'Content-Type': 'application/json' },
       body: JSON.stringify({ lease_id: variables.LEASE }),
     });
     expect(after.status).toBe(404);

@@ -87,13 +87,18 @@ describe('the scheduler refuses a body over 1 MiB with 413 before reading it who
 
   it('node server: a body under the limit is read and answered as usual, and the server goes on answering', async () => {
     const body = JSON.stringify({ AuthMethodName: 'absent', LoginToken: 'a'.repeat(maxBodyBytes - 100) });
-    const response = await fetch(`http://127.0.0.1:${port}/v1/acl/login`, { method: 'POST', body });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/acl/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body,
+    });
     expect({ status: response.status, text: await response.text() }).toEqual({
       status: 400,
       text: 'auth method absent not found',
     });
     const over = await fetch(`http://127.0.0.1:${port}/v1/acl/login`, {
       method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
       body: 'a'.repeat(maxBodyBytes + 1),
     });
     expect({ status: over.status, text: await over.text() }).toEqual({ status: 413, text: refusal });

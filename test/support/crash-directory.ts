@@ -19,7 +19,7 @@ export const callerOf =
   async (method, url, body, token = rootToken) => {
     const response = await fetch(`${base()}/v1/${url}`, {
       method,
-      headers: { 'X-Secrets-Token': token },
+      headers: { 'X-Secrets-Token': token, 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();

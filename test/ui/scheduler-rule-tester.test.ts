@@ -127,6 +127,7 @@ describe('the binding-rule tester', () => {
     // The real login with the same JWT: the token it mints has exactly the roles and policies shown.
     const login = await fetch(`${product.schedulerUrl}/v1/acl/login`, {
       method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ AuthMethodName: 'corp', LoginToken: jwt }),
     });
     expect(login.status).toBe(200);

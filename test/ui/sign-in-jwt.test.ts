@@ -17,13 +17,13 @@ const issuer = 'https://ci.example';
 const secretsApi = (method: string, path: string, token: string | undefined, body?: unknown) =>
   fetch(`${product.secretsUrl}/v1/${path}`, {
     method,
-    headers: token ? { 'X-Vault-Token': token } : {},
+    headers: { 'Content-Type': 'application/json', ...(token ? { 'X-Vault-Token': token } : {}) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 const schedulerApi = (method: string, path: string, token: string | undefined, body?: unknown) =>
   fetch(`${product.schedulerUrl}/v1/${path}`, {
     method,
-    headers: token ? { 'X-Nomad-Token': token } : {},
+    headers: { 'Content-Type': 'application/json', ...(token ? { 'X-Nomad-Token': token } : {}) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 

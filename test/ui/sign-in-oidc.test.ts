@@ -26,13 +26,13 @@ let schedulerCallback: string;
 const secretsApi = (method: string, path: string, token: string, body?: unknown) =>
   fetch(`${product.secretsUrl}/v1/${path}`, {
     method,
-    headers: { 'X-Vault-Token': token },
+    headers: { 'X-Vault-Token': token, 'Content-Type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 const schedulerApi = (method: string, path: string, token: string, body?: unknown) =>
   fetch(`${product.schedulerUrl}/v1/${path}`, {
     method,
-    headers: { 'X-Nomad-Token': token },
+    headers: { 'X-Nomad-Token': token, 'Content-Type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 

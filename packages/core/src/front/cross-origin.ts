@@ -12,6 +12,10 @@ import type { HttpRequest } from './exchange.ts';
  *
  * Vault and Nomad check neither (Vault's CORS setting only adds headers); this is stricter, and says so in
  * docs/security.md. Clients that are not browsers send no Origin and no Fetch Metadata, and are not affected.
+ *
+ * A second, independent line (`contentTypeRefusal`): a write whose body is declared as a type neither service reads
+ * (`text/plain`, `multipart/form-data`, anything but JSON, a `+json` type or a form, the one simple type Vault
+ * also reads) is a 415, so a browser that sent no Origin could still not pass a text body off as JSON.
  */
 export interface CrossOriginRefusal {
   status: 403;
@@ -35,6 +39,32 @@ export function crossOriginRefusal(
       return { status: 403, message: `a request from origin "${origin}" may not change state` };
   }
   return undefined;
+}
+
+export interface ContentTypeRefusal {
+  status: 415;
+  message: string;
+}
+
+/** Writes whose body a handler reads; a DELETE's body is never read (`exchange.ts` `queryOnlyMethods`). */
+const bodyMethods: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * The media types a write may declare: JSON, any `+json` type (`application/merge-patch+json`), and the form type
+ * (curl's default for `-d`, which Vault reads too). No `Content-Type` at all is taken: the Vault and Nomad CLIs send
+ * none.
+ */
+export function contentTypeRefusal(request: Pick<HttpRequest, 'method' | 'headers'>): ContentTypeRefusal | undefined {
+  if (!bodyMethods.has(request.method.toUpperCase())) return undefined;
+  const declared = request.headers.get('content-type');
+  if (declared === null || declared.trim() === '') return undefined;
+  const type = (declared.split(';')[0] ?? '').trim().toLowerCase();
+  if (type === 'application/json' || type === 'application/x-www-form-urlencoded') return undefined;
+  if (/^[a-z0-9!#$&^_.-]+\/[a-z0-9!#$&^_.-]+\+json$/.test(type)) return undefined;
+  return {
+    status: 415,
+    message: `unsupported Content-Type "${declared.slice(0, 100)}": send the body as application/json`,
+  };
 }
 
 /** Whether `origin` (`http://host:port`) names the host the request was sent to. */

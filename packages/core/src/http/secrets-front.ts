@@ -1,12 +1,12 @@
 import type { Core } from '../composition/secrets-core.ts';
-import { badRequest, type DomainError, permissionDenied, tooLarge } from '../lib/errors.ts';
+import { badRequest, type DomainError, permissionDenied, tooLarge, unsupportedMedia } from '../lib/errors.ts';
 import { jsonLogger } from '../lib/log.ts';
 import { maxBodyBytes } from '../front/body-limit.ts';
 import { Pipeline } from '../secrets/framework/pipeline.ts';
 import { canonicalPath } from '../lib/request-path.ts';
 import { sharedUntilRejected } from '../lib/shared-until-rejected.ts';
 import { forwardIfWrite, type SecretsRegionOptions } from './forward-writes.ts';
-import { crossOriginRefusal } from '../front/cross-origin.ts';
+import { contentTypeRefusal, crossOriginRefusal } from '../front/cross-origin.ts';
 import { type HttpFront, type HttpReply, type HttpRequest, jsonReply, queryOnlyMethods } from '../front/exchange.ts';
 
 export interface SecretsFrontOptions {
@@ -37,6 +37,8 @@ export function secretsFront(options: SecretsFrontOptions): HttpFront {
     // A browser on another origin changes nothing (`front/cross-origin.ts`); answered and audited as a refusal.
     const crossOrigin = crossOriginRefusal(request, options.consoleOrigins?.() ?? []);
     if (crossOrigin) refusal ??= permissionDenied(crossOrigin.message);
+    const mediaType = contentTypeRefusal(request);
+    if (mediaType) refusal ??= unsupportedMedia(mediaType.message);
     // One canonical path (`lib/request-path.ts`): what is authorised, routed, stored under and forwarded.
     const canonical = canonicalPath(request.path);
     if (canonical.problem !== undefined) refusal ??= badRequest(canonical.problem);

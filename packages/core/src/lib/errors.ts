@@ -18,6 +18,8 @@ export type ErrorKind =
   | 'conflict'
   /** The request or the data is too large (413). */
   | 'too-large'
+  /** The body's declared media type is not one the service reads (415). */
+  | 'unsupported-media'
   /** A system we depend on (directory, cloud, mesh) failed or refused (502). */
   | 'upstream'
   /** We cannot serve this now: sealed, an audit device down (503). */
@@ -31,6 +33,7 @@ const statuses: Record<ErrorKind, number> = {
   unsupported: 405,
   conflict: 409,
   'too-large': 413,
+  'unsupported-media': 415,
   upstream: 502,
   unavailable: 503,
 };
@@ -57,5 +60,6 @@ export const notFound = (message = '') => new DomainError('not-found', message);
 export const unsupported = (message: string) => new DomainError('unsupported', message);
 export const conflict = (message: string) => new DomainError('conflict', message);
 export const tooLarge = (message: string) => new DomainError('too-large', message);
+export const unsupportedMedia = (message: string) => new DomainError('unsupported-media', message);
 export const upstreamFailure = (message: string) => new DomainError('upstream', message);
 export const unavailable = (message: string) => new DomainError('unavailable', message);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { maxBodyBytes } from '../../front/body-limit.ts';
-import { crossOriginRefusal } from '../../front/cross-origin.ts';
+import { contentTypeRefusal, crossOriginRefusal } from '../../front/cross-origin.ts';
 import { type HttpFront, type HttpReply, type HttpRequest, textReply } from '../../front/exchange.ts';
 import { nodeListener } from '../../http/node-listener.ts';
 import { type WebApp, webApp } from '../../http/web-app.ts';
@@ -114,6 +114,8 @@ export function schedulerFront(options: SchedulerAppOptions): HttpFront {
     // A browser on another origin changes nothing (`front/cross-origin.ts`): the console's origins may.
     const crossOrigin = crossOriginRefusal(request, options.consoleOrigins?.() ?? []);
     if (crossOrigin) return textReply(crossOrigin.status, crossOrigin.message);
+    const mediaType = contentTypeRefusal(request);
+    if (mediaType) return textReply(mediaType.status, mediaType.message);
     const canonical = canonicalPath(request.path);
     if (canonical.problem !== undefined) return textReply(400, canonical.problem);
     if (canonical.encoded !== request.path) return textReply(400, 'a trailing "/" in the URL path is not allowed');

@@ -8,12 +8,12 @@
  */
 import * as z from 'zod/mini';
 import { notFound } from '../../../lib/errors.ts';
-import { ListPage, listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
+import { namespacedListRoute } from '../../http/namespaced-list.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
-import { boolQuery, namespaceQuery } from '../jobs/routes.ts';
-import { allocationStub, type StubFields } from './stub.ts';
+import { boolQuery } from '../jobs/routes.ts';
+import { allocationStub } from './stub.ts';
 
 const allocId = z.string().check(z.describe('The allocation ID.'));
 
@@ -25,48 +25,19 @@ async function readable(scheduler: Scheduler, caller: () => Promise<SchedulerCal
 }
 
 export const allocationRoutes: SchedulerRoute[] = [
-  route({
-    method: 'GET',
+  namespacedListRoute({
     path: '/v1/allocations',
     summary: 'List allocations in a namespace (`*`: every namespace the caller may read).',
-    access: 'token',
+    noun: 'allocations',
     query: {
-      prefix: z.optional(z.string()).check(z.describe('Only allocations whose ID starts with this.')),
-      namespace: namespaceQuery,
       task_states: boolQuery('task_states', 'Include each allocation’s task states (default true).'),
       resources: boolQuery('resources', 'Include each allocation’s allocated resources (default false).'),
-      ...listParameters,
     },
     blocking: ['allocs'],
     returns: 'AllocListStub[], sorted by ID (paginated: `X-Nomad-NextToken`).',
-    handler: async ({ scheduler, caller, query }) => {
-      const who = await caller();
-      const namespace = query.namespace || 'default';
-      if (!who.acl.allowNamespaceOperation(namespace, 'read-job')) throw permissionDenied();
-      const expression = await parsedFilter(query.filter);
-      const fields: StubFields = { taskStates: query.task_states ?? true, resources: query.resources ?? false };
-      return {
-        read: async () => {
-          const page = paginate(
-            (await scheduler.allocations.list()).filter(
-              (alloc) =>
-                (namespace === '*' || alloc.Namespace === namespace) && alloc.ID.startsWith(query.prefix ?? ''),
-            ),
-            {
-              ...query,
-              expression,
-              idOf: (alloc) => alloc.ID,
-              datum: (alloc) => allocationStub(alloc, fields),
-              allowed: (alloc) => who.acl.allowNamespaceOperation(alloc.Namespace, 'read-job'),
-            },
-          );
-          return new ListPage(
-            page.items.map((alloc) => allocationStub(alloc, fields)),
-            page.nextToken,
-          );
-        },
-      };
-    },
+    items: (scheduler) => scheduler.allocations.list(),
+    shows: (alloc, query) =>
+      allocationStub(alloc, { taskStates: query.task_states ?? true, resources: query.resources ?? false }),
   }),
   route({
     method: 'GET',

@@ -8,12 +8,12 @@
  */
 import * as z from 'zod/mini';
 import { notFound } from '../../../lib/errors.ts';
-import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
+import { namespacedListRoute, namespaceQuery } from '../../http/namespaced-list.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
-import { boolQuery, namespaceQuery } from '../jobs/routes.ts';
+import { boolQuery } from '../jobs/routes.ts';
 
 const deploymentId = z.string().check(z.describe('The deployment ID.'));
 const jobId = z.string().check(z.describe('The job ID.'));
@@ -40,41 +40,14 @@ async function writable(scheduler: Scheduler, caller: () => Promise<SchedulerCal
 }
 
 export const deploymentRoutes: SchedulerRoute[] = [
-  route({
-    method: 'GET',
+  namespacedListRoute({
     path: '/v1/deployments',
     summary: 'List deployments in a namespace (`*`: every namespace the caller may read).',
-    access: 'token',
-    query: {
-      prefix: z.optional(z.string()).check(z.describe('Only deployments whose ID starts with this.')),
-      namespace: namespaceQuery,
-      ...listParameters,
-    },
+    noun: 'deployments',
+    query: {},
     blocking: ['deployment'],
     returns: 'The deployments, sorted by ID (paginated: `X-Nomad-NextToken`).',
-    handler: async ({ scheduler, caller, query }) => {
-      const who = await caller();
-      const namespace = query.namespace || 'default';
-      if (!who.acl.allowNamespaceOperation(namespace, 'read-job')) throw permissionDenied();
-      const expression = await parsedFilter(query.filter);
-      return {
-        read: async () =>
-          paginate(
-            (await scheduler.deployments.list()).filter(
-              (deployment) =>
-                (namespace === '*' || deployment.Namespace === namespace) &&
-                deployment.ID.startsWith(query.prefix ?? ''),
-            ),
-            {
-              ...query,
-              expression,
-              idOf: (deployment) => deployment.ID,
-              datum: (deployment) => ({ ...deployment }),
-              allowed: (deployment) => who.acl.allowNamespaceOperation(deployment.Namespace, 'read-job'),
-            },
-          ),
-      };
-    },
+    items: (scheduler) => scheduler.deployments.list(),
   }),
   route({
     method: 'GET',

@@ -6,12 +6,11 @@
  */
 import * as z from 'zod/mini';
 import { notFound } from '../../../lib/errors.ts';
-import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
+import { namespacedListRoute } from '../../http/namespaced-list.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
-import { namespaceQuery } from '../jobs/routes.ts';
 
 const evalId = z.string().check(z.describe('The evaluation ID.'));
 
@@ -23,45 +22,19 @@ async function readable(scheduler: Scheduler, caller: () => Promise<SchedulerCal
 }
 
 export const evaluationRoutes: SchedulerRoute[] = [
-  route({
-    method: 'GET',
+  namespacedListRoute({
     path: '/v1/evaluations',
     summary: 'List evaluations in a namespace (`*`: every namespace the caller may read).',
-    access: 'token',
+    noun: 'evaluations',
     query: {
       status: z.optional(z.string()).check(z.describe('Only evaluations of this status.')),
       job: z.optional(z.string()).check(z.describe('Only evaluations of this job ID.')),
-      prefix: z.optional(z.string()).check(z.describe('Only evaluations whose ID starts with this.')),
-      namespace: namespaceQuery,
-      ...listParameters,
     },
     blocking: ['evals'],
     returns: 'The evaluations, sorted by ID (paginated: `X-Nomad-NextToken`).',
-    handler: async ({ scheduler, caller, query }) => {
-      const who = await caller();
-      const namespace = query.namespace || 'default';
-      if (!who.acl.allowNamespaceOperation(namespace, 'read-job')) throw permissionDenied();
-      const expression = await parsedFilter(query.filter);
-      return {
-        read: async () =>
-          paginate(
-            (await scheduler.evaluations.list()).filter(
-              (evaluation) =>
-                (namespace === '*' || evaluation.Namespace === namespace) &&
-                (!query.status || evaluation.Status === query.status) &&
-                (!query.job || evaluation.JobID === query.job) &&
-                evaluation.ID.startsWith(query.prefix ?? ''),
-            ),
-            {
-              ...query,
-              expression,
-              idOf: (evaluation) => evaluation.ID,
-              datum: (evaluation) => ({ ...evaluation }),
-              allowed: (evaluation) => who.acl.allowNamespaceOperation(evaluation.Namespace, 'read-job'),
-            },
-          ),
-      };
-    },
+    items: (scheduler) => scheduler.evaluations.list(),
+    keeps: (evaluation, query) =>
+      (!query.status || evaluation.Status === query.status) && (!query.job || evaluation.JobID === query.job),
   }),
   route({
     method: 'GET',

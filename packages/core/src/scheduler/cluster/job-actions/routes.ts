@@ -14,7 +14,7 @@ import { planJob } from '../../worker/job-plan.ts';
 import { dispatchJob } from '../jobs/dispatch.ts';
 import { evaluateJob } from '../jobs/evaluate.ts';
 import { canonicalJob, validateJob } from '../jobs/model.ts';
-import { namespaceQuery } from '../jobs/routes.ts';
+import { namespaceQuery } from '../../http/namespaced-list.ts';
 
 const jobId = z.string().check(z.describe('The job ID.'));
 

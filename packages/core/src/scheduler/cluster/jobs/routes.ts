@@ -9,6 +9,7 @@ import * as z from 'zod/mini';
 import { badRequest, notFound } from '../../../lib/errors.ts';
 import type { SchedulerAcl } from '../../acl/policy-rules.ts';
 import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
+import { namespaceQuery } from '../../http/namespaced-list.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
@@ -17,9 +18,6 @@ import { jobDiff } from './diff.ts';
 import { canonicalJob, jobStub, jobSummary, type RegisterBody, registerBody, validateJob } from './model.ts';
 
 const jobId = z.string().check(z.describe('The job ID.'));
-export const namespaceQuery = z
-  .optional(z.string())
-  .check(z.describe('The namespace (default `default`; `*` for every namespace the caller may read, on lists).'));
 /** A query flag read as Go's strconv.ParseBool reads it (absent or empty: false). */
 export const boolQuery = (name: string, description: string) =>
   z

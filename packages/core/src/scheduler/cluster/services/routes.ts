@@ -11,7 +11,8 @@ import { ListPage, listParameters, paginate, parsedFilter } from '../../http/lis
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
-import { allowsAny, namespaceQuery } from '../jobs/routes.ts';
+import { namespaceQuery } from '../../http/namespaced-list.ts';
+import { allowsAny } from '../jobs/routes.ts';
 import { choose, type ServiceRegistration, serviceStubs } from './model.ts';
 
 /** The namespaces a read covers: the one asked for, or with `*` every namespace whose `read-job` the caller holds. */

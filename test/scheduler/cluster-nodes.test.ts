@@ -121,7 +121,7 @@ describe('cluster nodes: introduction, registration, heartbeats and reads', () =
     expect(pool).toMatchObject({ Name: 'gpu-east', NodeIdentityTTL: 24 * 3600 * 1e9, CreateIndex: index + 1 });
     const [batch] = await h.scheduler.state.eventsAfter(index);
     expect(batch?.events.map((event) => [event.Topic, event.Type, event.Key])).toEqual([
-      ['NodePool', 'NodePoolUpserted', 'gpu-east'],
+      ['NodePool', 'NodeRegistration', 'gpu-east'],
       ['Node', 'NodeRegistration', node.ID],
     ]);
     // A second node in the pool creates nothing more.

@@ -283,7 +283,7 @@ describe('node pools', () => {
       CreateIndex: written,
     });
     expect((await eventsSince(before)).map((event) => [event.Type, event.Key])).toEqual([
-      ['NodePoolUpserted', 'auto-pool'],
+      ['NodeRegistration', 'auto-pool'],
     ]);
     await h.scheduler.state.commit(async (at) => {
       const { pool, creation } = await h.scheduler.nodePools.ensureWrite('auto-pool', at);

@@ -192,8 +192,14 @@ export function implicitPool(name: string): NodePoolContent {
   };
 }
 
-/** Nomad publishes pools on the topic `NodePool`, keyed by name, outside any namespace. */
-export const nodePoolEvent = (type: 'NodePoolUpserted' | 'NodePoolDeleted', pool: NodePool): PendingEvent => ({
+/**
+ * Nomad publishes pools on the topic `NodePool`, keyed by name, outside any namespace; the type is the write's (a pool
+ * a node's registration creates is a `NodeRegistration` event, as every change of Nomad's NodeRegister message).
+ */
+export const nodePoolEvent = (
+  type: 'NodePoolUpserted' | 'NodePoolDeleted' | 'NodeRegistration',
+  pool: NodePool,
+): PendingEvent => ({
   Topic: 'NodePool',
   Type: type,
   Key: pool.Name,

@@ -148,7 +148,7 @@ export class NodePools {
   /**
    * For a write at `index` that places something in the pool `name` (a node registering): the pool, and, when it does
    * not exist yet, what the write's transaction must carry to create it (its item, conditioned on its absence, the
-   * `node_pools` table index and its `NodePoolUpserted` event). Call it inside the write's `commit` plan, so the
+   * `node_pools` table index and its event, of the registration's type `NodeRegistration`, as Nomad's). Call it inside the write's `commit` plan, so the
    * answer holds until the write lands. The name must be valid (`validNodePoolName`).
    */
   async ensureWrite(name: string, index: number): Promise<{ pool: NodePool; creation?: PoolCreation }> {
@@ -165,7 +165,7 @@ export class NodePools {
           },
         ],
         tables: ['node_pools'],
-        events: [nodePoolEvent('NodePoolUpserted', pool)],
+        events: [nodePoolEvent('NodeRegistration', pool)],
       },
     };
   }

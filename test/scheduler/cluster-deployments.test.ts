@@ -144,7 +144,15 @@ describe('deployments: the worker stores them and the routes answer (DynamoDB Lo
       Pause: true,
     });
     expect(paused.status).toBe(200);
-    expect(paused.body).toMatchObject({ EvalID: '', EvalCreateIndex: 0 });
+    // Nomad's DeploymentUpdateResponse: every field, RevertedJobVersion null when nothing was reverted.
+    expect(paused.body).toEqual({
+      EvalID: '',
+      EvalCreateIndex: 0,
+      DeploymentModifyIndex: paused.body.Index,
+      RevertedJobVersion: null,
+      Index: paused.body.Index,
+    });
+    expect(paused.headers.get('X-Nomad-Index')).toBe(String(paused.body.Index));
     expect(await h.scheduler.deployments.get(deployment.ID)).toMatchObject({
       Status: 'paused',
       StatusDescription: 'Deployment is paused',
@@ -163,6 +171,13 @@ describe('deployments: the worker stores them and the routes answer (DynamoDB Lo
 
     const failed = await mgmt('PUT', `/v1/deployment/fail/${deployment.ID}`);
     expect(failed.status).toBe(200);
+    expect(failed.body).toEqual({
+      EvalID: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      EvalCreateIndex: failed.body.Index,
+      DeploymentModifyIndex: failed.body.Index,
+      RevertedJobVersion: null,
+      Index: failed.body.Index,
+    });
     expect(await h.scheduler.deployments.get(deployment.ID)).toMatchObject({
       Status: 'failed',
       StatusDescription: 'Deployment marked as failed',

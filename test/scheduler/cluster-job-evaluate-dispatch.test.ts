@@ -14,6 +14,7 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
   let h: SchedulerHarness;
   let root: string;
   let worker: EvaluationWorker;
+  let nodeId: string;
   const mgmt = (method: string, path: string, body?: unknown) =>
     h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
@@ -32,6 +33,7 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
     root = tokens.root;
     const { node } = await registerNode(h, tokens.writer);
     await ready(h, node);
+    nodeId = node.ID;
     worker = new EvaluationWorker(h.scheduler);
   });
   afterAll(() => h.close());
@@ -56,7 +58,12 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
       EvalID: expect.stringMatching(/^[0-9a-f-]{36}$/),
       EvalCreateIndex: plain.body.Index,
       JobModifyIndex: job?.ModifyIndex,
+      // Nomad's JobRegisterResponse, its QueryMeta flattened into the body.
+      Warnings: '',
       Index: plain.body.Index,
+      LastContact: 0,
+      KnownLeader: false,
+      NextToken: '',
     });
     expect(plain.headers.get('X-Nomad-Index')).toBe(String(plain.body.Index));
     expect(await h.scheduler.evaluations.get(plain.body.EvalID)).toMatchObject({
@@ -66,12 +73,22 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
       CreateIndex: plain.body.Index,
     });
     expect((await h.scheduler.allocations.get(alloc.ID))?.DesiredTransition.ForceReschedule).toBeNull();
+    // Nomad's Job.Evaluate is one AllocUpdateDesiredTransition message: its evaluation's event has that type.
+    const [plainBatch] = await h.scheduler.state.eventsAfter(plain.body.Index - 1);
+    expect(plainBatch?.events.map((event) => [event.Topic, event.Type, event.Key, event.FilterKeys])).toEqual([
+      ['Evaluation', 'AllocationUpdateDesiredStatus', plain.body.EvalID, ['web', '']],
+    ]);
 
     const forced = await mgmt('POST', '/v1/job/web/evaluate', { JobID: 'web', EvalOptions: { ForceReschedule: true } });
     expect(forced.status).toBe(200);
     const marked = await h.scheduler.allocations.get(alloc.ID);
     expect(marked?.DesiredTransition.ForceReschedule).toBe(true);
     expect(marked?.ModifyIndex).toBe(forced.body.Index);
+    const [forcedBatch] = await h.scheduler.state.eventsAfter(forced.body.Index - 1);
+    expect(forcedBatch?.events.map((event) => [event.Topic, event.Type, event.Key, event.FilterKeys])).toEqual([
+      ['Allocation', 'AllocationUpdateDesiredStatus', alloc.ID, ['web', '']],
+      ['Evaluation', 'AllocationUpdateDesiredStatus', forced.body.EvalID, ['web', '']],
+    ]);
     // The worker reschedules it now (its policy's 30 s delay is not waited for).
     await worker.runDue();
     const allocs = await h.scheduler.allocations.ofJob('default', 'web');
@@ -209,5 +226,43 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
     await refused('PUT', '/v1/job/quiet/dispatch', { Payload: ok }, 400, 'Payload is not allowed');
     expect((await mgmt('DELETE', '/v1/job/quiet')).status).toBe(200);
     await refused('PUT', '/v1/job/quiet/dispatch', {}, 400, 'Specified job "quiet" is stopped');
+  });
+
+  it('PUT /v1/node/:id/evaluate: a node-update evaluation of each job running on the node, as Nomad’s Node.Evaluate', async () => {
+    const running = new Set(
+      (await h.scheduler.allocations.list())
+        .filter(
+          (alloc) =>
+            alloc.NodeID === nodeId &&
+            alloc.DesiredStatus === 'run' &&
+            !['complete', 'failed', 'lost'].includes(alloc.ClientStatus),
+        )
+        .map((alloc) => alloc.JobID),
+    );
+    expect(running.size).toBeGreaterThan(0);
+    const out = await mgmt('PUT', `/v1/node/${nodeId}/evaluate`);
+    expect(out.status).toBe(200);
+    const node = await h.scheduler.nodes.get(nodeId);
+    expect(out.body).toEqual({
+      EvalIDs: expect.any(Array),
+      EvalCreateIndex: out.body.Index,
+      NodeModifyIndex: node?.ModifyIndex,
+      Index: out.body.Index,
+    });
+    expect(out.headers.get('X-Nomad-Index')).toBe(String(out.body.Index));
+    const created = await Promise.all((out.body.EvalIDs as string[]).map((id) => h.scheduler.evaluations.get(id)));
+    expect(new Set(created.map((evaluation) => evaluation?.JobID))).toEqual(running);
+    for (const evaluation of created)
+      expect(evaluation).toMatchObject({
+        Status: 'pending',
+        TriggeredBy: 'node-update',
+        NodeID: nodeId,
+        CreateIndex: out.body.Index,
+      });
+    const [batch] = await h.scheduler.state.eventsAfter(out.body.Index - 1);
+    expect(batch?.events.map((event) => [event.Topic, event.Type, event.Key, event.FilterKeys])).toEqual(
+      created.map((evaluation) => ['Evaluation', 'EvaluationUpdated', evaluation?.ID, [evaluation?.JobID, '']]),
+    );
+    expect((await mgmt('PUT', `/v1/node/${crypto.randomUUID()}/evaluate`)).status).toBe(404);
   });
 });

@@ -36,7 +36,11 @@ describe('cluster jobs and evaluations: registration, versions, reads, deregistr
       EvalCreateIndex: index,
       JobModifyIndex: index,
       Warnings: '',
+      // Nomad's JobRegisterResponse embeds QueryMeta: Go's encoder flattens it into the body.
       Index: index,
+      LastContact: 0,
+      KnownLeader: false,
+      NextToken: '',
     });
 
     const job = await mgmt('GET', '/v1/job/web');
@@ -286,7 +290,18 @@ describe('cluster jobs and evaluations: registration, versions, reads, deregistr
     const before = await h.scheduler.state.currentIndex();
     const stop = await mgmt('DELETE', '/v1/job/doomed');
     expect(stop.status).toBe(200);
-    expect(stop.body).toMatchObject({ EvalCreateIndex: before + 1, JobModifyIndex: before + 1 });
+    // Nomad's JobDeregisterResponse: its volume evaluation fields and the flattened QueryMeta.
+    expect(stop.body).toEqual({
+      EvalID: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      EvalCreateIndex: before + 1,
+      JobModifyIndex: before + 1,
+      VolumeEvalID: '',
+      VolumeEvalIndex: 0,
+      Index: before + 1,
+      LastContact: 0,
+      KnownLeader: false,
+      NextToken: '',
+    });
     const stopped = await mgmt('GET', '/v1/job/doomed');
     expect(stopped.body).toMatchObject({ Stop: true, Version: 1, Status: 'pending' });
     const evaluation = (await mgmt('GET', `/v1/evaluation/${stop.body.EvalID}`)).body;
@@ -297,14 +312,20 @@ describe('cluster jobs and evaluations: registration, versions, reads, deregistr
     expect((await mgmt('GET', '/v1/job/doomed')).status).toBe(404);
     expect(await h.core.store.list(jobVersionPk('default', 'doomed'))).toEqual([]);
     const batches = await h.scheduler.state.eventsAfter(before);
-    expect(batches.map((batch) => batch.events.map((event) => [event.Topic, event.Type]))).toEqual([
+    // Nomad's events.go: Job keyed by ID in its namespace, no filter keys; Evaluation [JobID, DeploymentID].
+    const purgeEval = batches[1]?.events[1]?.Key;
+    expect(
+      batches.map((batch) =>
+        batch.events.map((event) => [event.Topic, event.Type, event.Key, event.Namespace, event.FilterKeys]),
+      ),
+    ).toEqual([
       [
-        ['Job', 'JobDeregistered'],
-        ['Evaluation', 'JobDeregistered'],
+        ['Job', 'JobDeregistered', 'doomed', 'default', null],
+        ['Evaluation', 'JobDeregistered', stop.body.EvalID, 'default', ['doomed', '']],
       ],
       [
-        ['Job', 'JobDeregistered'],
-        ['Evaluation', 'JobDeregistered'],
+        ['Job', 'JobDeregistered', 'doomed', 'default', null],
+        ['Evaluation', 'JobDeregistered', purgeEval, 'default', ['doomed', '']],
       ],
     ]);
     expect(batches[1]?.events[0]?.Payload).toMatchObject({ Deleted: true, Job: { ID: 'doomed' } });

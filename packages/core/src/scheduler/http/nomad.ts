@@ -49,6 +49,12 @@ export function tokenSecret(headers: RequestHeaders): string | undefined {
   return match?.[1]?.trim();
 }
 
+/**
+ * The `QueryMeta` that Nomad's job register, evaluate and deregister answers embed (`structs.JobRegisterResponse`,
+ * `JobDeregisterResponse`: Go's encoder flattens it into the body): the write's `Index` and the zero values of the rest.
+ */
+export const writeQueryMeta = (index: number) => ({ Index: index, LastContact: 0, KnownLeader: false, NextToken: '' });
+
 /** Nomad's index headers of an answer at `index` (and this service's `X-Scheduler-…` spellings). */
 export function indexHeaders(index: number): Record<string, string> {
   const value = String(Math.max(index, 1));

@@ -39,6 +39,12 @@ async function writable(scheduler: Scheduler, caller: () => Promise<SchedulerCal
   return deployment;
 }
 
+/**
+ * Nomad's `DeploymentUpdateResponse`: `RevertedJobVersion` is always there, null unless a failed deployment rolled its
+ * job back (this service does not revert yet).
+ */
+const updateResponse = <T extends { Index: number }>(out: T) => ({ RevertedJobVersion: null, ...out });
+
 export const deploymentRoutes: SchedulerRoute[] = [
   namespacedListRoute({
     path: '/v1/deployments',
@@ -116,11 +122,12 @@ export const deploymentRoutes: SchedulerRoute[] = [
     summary: 'Mark an active deployment failed (Nomad’s `Deployment.Fail`); the job is evaluated again.',
     access: 'token',
     params: { id: deploymentId },
-    returns: '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "Index"}`: the `deployment-watcher` evaluation.',
+    returns:
+      '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "RevertedJobVersion", "Index"}`: the `deployment-watcher` evaluation.',
     handler: async ({ scheduler, caller, params }) => {
       await writable(scheduler, caller, params.id);
       const out = await scheduler.deployments.setStatus(params.id, 'fail');
-      return { json: out, index: out.Index };
+      return { json: updateResponse(out), index: out.Index };
     },
   }),
   route({
@@ -133,11 +140,12 @@ export const deploymentRoutes: SchedulerRoute[] = [
       Pause: z.optional(z.boolean()).check(z.describe('true to pause, false to resume.')),
       DeploymentID: z.optional(z.string()).check(z.describe('Ignored: the deployment is the one in the path.')),
     }),
-    returns: '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "Index"}` (no evaluation on a pause).',
+    returns:
+      '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "RevertedJobVersion", "Index"}` (no evaluation on a pause).',
     handler: async ({ scheduler, caller, params, body }) => {
       await writable(scheduler, caller, params.id);
       const out = await scheduler.deployments.setStatus(params.id, body.Pause ? 'pause' : 'resume');
-      return { json: out, index: out.Index };
+      return { json: updateResponse(out), index: out.Index };
     },
   }),
 ];

@@ -8,7 +8,7 @@
  */
 import * as z from 'zod/mini';
 import { badRequest } from '../../../lib/errors.ts';
-import { permissionDenied } from '../../http/nomad.ts';
+import { permissionDenied, writeQueryMeta } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import { planJob } from '../../worker/job-plan.ts';
 import { dispatchJob } from '../jobs/dispatch.ts';
@@ -92,7 +92,8 @@ export const jobActionRoutes: SchedulerRoute[] = [
     params: { id: jobId },
     query: { namespace: namespaceQuery },
     body: evaluateBody,
-    returns: '`{EvalID, EvalCreateIndex, JobModifyIndex, Index}`; 400 for a periodic or parameterized job.',
+    returns:
+      '`{EvalID, EvalCreateIndex, JobModifyIndex, Warnings, Index, LastContact, KnownLeader, NextToken}`; 400 for a periodic or parameterized job.',
     handler: async ({ scheduler, caller, params, body, query }) => {
       const namespace = query.namespace || body.Namespace || 'default';
       if (!(await caller()).acl.allowNamespaceOperation(namespace, 'submit-job')) throw permissionDenied();
@@ -101,7 +102,8 @@ export const jobActionRoutes: SchedulerRoute[] = [
         if (body.JobID !== params.id) throw badRequest('JobID not same as job name');
       }
       const result = await evaluateJob(scheduler, namespace, params.id, body.EvalOptions?.ForceReschedule ?? false);
-      return { json: result, index: result.Index };
+      // Nomad answers its JobRegisterResponse: with Warnings and the flattened QueryMeta.
+      return { json: { ...result, Warnings: '', ...writeQueryMeta(result.Index) }, index: result.Index };
     },
   }),
   route({

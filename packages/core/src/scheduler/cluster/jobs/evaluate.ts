@@ -80,8 +80,9 @@ export async function evaluateJob(
         now,
       );
       items.push(parts.evaluations.put(evaluation));
-      const type = events.length > 0 ? 'AllocationUpdateDesiredStatus' : 'EvaluationUpdated';
-      events.push(evaluationEvent(type, evaluation));
+      // Nomad's Job.Evaluate writes the evaluation (and any forced allocations) as one AllocUpdateDesiredTransition
+      // message, so its events are of that type, forced allocations or none.
+      events.push(evaluationEvent('AllocationUpdateDesiredStatus', evaluation));
       result = { EvalID: evaluation.ID, EvalCreateIndex: index, JobModifyIndex: job.ModifyIndex, Index: index };
       return { items, tables: events.length > 1 ? ['evals', 'allocs'] : ['evals'], events };
     });

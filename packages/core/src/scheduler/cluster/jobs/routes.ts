@@ -10,7 +10,7 @@ import { badRequest, notFound } from '../../../lib/errors.ts';
 import type { SchedulerAcl } from '../../acl/policy-rules.ts';
 import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
 import { namespaceQuery } from '../../http/namespaced-list.ts';
-import { permissionDenied } from '../../http/nomad.ts';
+import { permissionDenied, writeQueryMeta } from '../../http/nomad.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
@@ -71,7 +71,7 @@ async function register(
     preserveCounts: body.PreserveCounts,
     evalPriority: priority,
   });
-  return { json: result, index: result.Index };
+  return { json: { ...result, ...writeQueryMeta(result.Index) }, index: result.Index };
 }
 
 /** A read of one job's data: `read-job` in the namespace, else 403; 404 when the job does not exist. */
@@ -140,7 +140,7 @@ export const jobRoutes: SchedulerRoute[] = [
     access: 'token',
     query: { namespace: namespaceQuery },
     body: registerBody,
-    returns: '`{EvalID, EvalCreateIndex, JobModifyIndex, Warnings, Index}`.',
+    returns: '`{EvalID, EvalCreateIndex, JobModifyIndex, Warnings, Index, LastContact, KnownLeader, NextToken}`.',
     handler: ({ scheduler, caller, body, query }) => register(scheduler, caller, body, query.namespace, undefined),
   }),
   route({
@@ -163,7 +163,7 @@ export const jobRoutes: SchedulerRoute[] = [
     params: { id: jobId },
     query: { namespace: namespaceQuery },
     body: registerBody,
-    returns: '`{EvalID, EvalCreateIndex, JobModifyIndex, Warnings, Index}`.',
+    returns: '`{EvalID, EvalCreateIndex, JobModifyIndex, Warnings, Index, LastContact, KnownLeader, NextToken}`.',
     handler: ({ scheduler, caller, body, query, params }) =>
       register(scheduler, caller, body, query.namespace, params.id),
   }),
@@ -178,7 +178,8 @@ export const jobRoutes: SchedulerRoute[] = [
       purge: boolQuery('purge', 'Delete the job and its versions instead of stopping it.'),
       global: boolQuery('global', 'Every region of a multiregion job (this service has one region).'),
     },
-    returns: '`{EvalID, EvalCreateIndex, JobModifyIndex, Index}`.',
+    returns:
+      '`{EvalID, EvalCreateIndex, JobModifyIndex, VolumeEvalID, VolumeEvalIndex, Index, LastContact, KnownLeader, NextToken}`.',
     handler: async ({ scheduler, caller, params, query }) => {
       const namespace = query.namespace || 'default';
       const purge = query.purge ?? false;
@@ -186,7 +187,9 @@ export const jobRoutes: SchedulerRoute[] = [
       if (!allowsAny((await caller()).acl, namespace, needed)) throw permissionDenied();
       const result = await scheduler.jobs.deregister(namespace, params.id, purge);
       const { Warnings: _warnings, ...answer } = result;
-      return { json: answer, ...(result.Index > 0 ? { index: result.Index } : {}) };
+      // Nomad's JobDeregisterResponse: its volume evaluation fields are empty here (no CSI volumes).
+      const json = { ...answer, VolumeEvalID: '', VolumeEvalIndex: 0, ...writeQueryMeta(result.Index) };
+      return { json, ...(result.Index > 0 ? { index: result.Index } : {}) };
     },
   }),
   route({

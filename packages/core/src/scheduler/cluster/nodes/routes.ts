@@ -11,7 +11,7 @@ import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { withJobs } from '../allocations/stub.ts';
-import { type ClusterNode, nodeStub, sanitized } from './model.ts';
+import { nodeStub, sanitized } from './model.ts';
 
 const nodeId = z.string().check(z.describe('The node ID (a UUID).'));
 
@@ -184,16 +184,19 @@ export const nodeRoutes: SchedulerRoute[] = [
   route({
     method: ['PUT', 'POST'],
     path: '/v1/node/:id/evaluate',
-    summary: 'Create evaluations for the jobs with allocations on a node.',
-    description: 'Jobs come with the cluster’s second part: until then a node has none, and no evaluation is created.',
+    summary: 'Create evaluations for the jobs with allocations on a node (and a ready node’s system jobs).',
+    description: 'A node that runs nothing gets no evaluation, and nothing is written (`EvalIDs` null).',
     access: 'token',
     params: { id: nodeId },
     returns: '`{"NodeModifyIndex", "EvalIDs", "EvalCreateIndex", "Index"}`.',
     handler: async ({ scheduler, caller, params }) => {
       await needs(caller, 'write');
-      const node: ClusterNode | undefined = await scheduler.nodes.get(params.id);
-      if (!node) throw notFound('node not found');
-      return { json: updateResponse(node.ModifyIndex), index: node.ModifyIndex };
+      const { node, evalIds, index } = await scheduler.nodes.evaluate(params.id);
+      if (evalIds.length === 0) return { json: updateResponse(node.ModifyIndex), index: node.ModifyIndex };
+      return {
+        json: { EvalIDs: evalIds, EvalCreateIndex: index, NodeModifyIndex: node.ModifyIndex, Index: index },
+        index,
+      };
     },
   }),
 ];

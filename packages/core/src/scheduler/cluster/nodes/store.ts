@@ -501,6 +501,26 @@ export class ClusterNodes {
     return index === undefined ? { index: unchanged as number, written: false } : { index, written: true };
   }
 
+  /**
+   * Nomad's `Node.Evaluate` (`nomad node eval`): a `node-update` evaluation of each job running on the node (and of a
+   * ready node's system jobs), one write of `EvaluationUpdated` events; nothing written when there is none. 404 for
+   * an unknown node.
+   */
+  async evaluate(id: string): Promise<{ node: ClusterNode; evalIds: string[]; index: number }> {
+    let found: ClusterNode | undefined;
+    let evalIds: string[] = [];
+    const index = await this.commitOrExplain(async (index) => {
+      const node = await this.get(id);
+      if (!node) throw notFound('node not found');
+      found = node;
+      const evaluations = await this.evaluations?.(node, index, 'node-update');
+      evalIds = (evaluations?.events ?? []).map((event) => event.Key);
+      if (!evaluations || evaluations.items.length === 0) return undefined;
+      return { items: evaluations.items, tables: evaluations.tables, events: evaluations.events };
+    });
+    return { node: found as ClusterNode, evalIds, index: index ?? 0 };
+  }
+
   /** Removes a node (Nomad's `Node.Deregister`, `nomad node purge`): its node and beat, one `NodeDeregistration`. */
   async purge(id: string): Promise<number> {
     return this.written(async () => {

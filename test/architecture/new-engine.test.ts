@@ -19,6 +19,22 @@ const totp: Backend = {
       fields: z.object({ name: z.string() }),
       operations: { read: async () => undefined },
     },
+    {
+      pattern: 'keys/:name',
+      fields: z.object({
+        name: z.string(),
+        issuer: z.string(),
+        digits: z.number().int().min(6),
+        algorithm: z.enum(['SHA1', 'SHA256']),
+        exported: z.boolean().optional(),
+      }),
+      operations: { create: async () => undefined, read: async () => undefined, delete: async () => undefined },
+    },
+    {
+      pattern: 'keys',
+      fields: z.object({}),
+      operations: { list: async () => undefined },
+    },
   ],
   leases: { totp_seed: { revoke: async () => undefined } },
   periodic: [
@@ -53,7 +69,7 @@ const { familyHandlers, secretsRoutes } = await import('../../stacks/SecretsApi.
 const { throttledSecretsRoutes } = await import('../../stacks/throttling.ts');
 const { tableAccessOf } = await import('../../stacks/permissions.ts');
 const { mountOf } = await import('../support/secrets-routes.ts');
-const { scenarioOf } = await import('../deploy/engine-scenarios.ts');
+const { engineScenarios, scenarioOf } = await import('../deploy/engine-scenarios.ts');
 
 describe('a new line in the family list reaches every derived table of the stacks and the deploy tests', () => {
   it('is a family of the list, an engine family with a job of its own, mounted at its type', () => {
@@ -89,11 +105,69 @@ describe('a new line in the family list reaches every derived table of the stack
     expect(job.unrecorded?.['read:password-policies']).toBe('a new seed is generated under a named password policy');
   });
 
-  it('asks for a deploy scenario (test/deploy/engine-scenarios.ts) before the permission test runs its function', () => {
-    // The one file outside its folder a new engine needs beside the list: what drives its function in the recorded
-    // deploy run, so that its role is checked against what it really sends (test/deploy/function-permissions.test.ts).
-    expect(() => scenarioOf(added)).toThrow(/no deploy scenario for the totp family: .*engine-scenarios\.ts/);
+  it('gets the deploy scenario derived from its OpenAPI rows, while the listed engines keep their own', async () => {
+    // No file outside its folder: without a scenario of its own (test/deploy/engine-scenarios.ts), the recorded deploy
+    // run (test/deploy/function-permissions.test.ts) drives its function through its rows (generic-scenario.ts).
+    const scenario = scenarioOf(added);
+    expect(scenario).not.toBe(engineScenarios.kv);
     for (const family of allSecretsFamilies.filter((family) => family !== 'system' && family !== added))
-      expect(() => scenarioOf(family)).not.toThrow();
+      expect(scenarioOf(family)).toBe(engineScenarios[family]);
+    // Its token has a policy, read in its function; the engine declares leases, so the run reaches their grants.
+    expect(scenario.runNotes).toEqual({ 'read:policies': undefined });
+    const sent: Array<{ fn: string; method: string; url: string; body?: unknown; token?: string }> = [];
+    const answer = (fn: string, method: string, url: string, body?: unknown, token?: string) => {
+      sent.push({ fn, method, url, body, token });
+      if (url === '/v1/auth/token/create')
+        return Promise.resolve({ status: 200, body: { auth: { client_token: 't1' } } });
+      // The code read answers a lease, which the scenario then revokes through the system function.
+      if (url === '/v1/totp/code/scenario') return Promise.resolve({ status: 200, body: { lease_id: 'totp/code/l1' } });
+      return Promise.resolve({ status: 404, body: {} });
+    };
+    const handler = async () => undefined;
+    await scenario.drive({
+      consul: undefined as never,
+      slapd: undefined as never,
+      google: undefined as never,
+      fn: 'Secrets-totp',
+      handler,
+      system: handler,
+      call: (fn, _handler, method, url, body, token) => answer(fn, method, url, body, token),
+      send: (fn, _handler, method, url, body, token) => answer(fn, method, url, body, token),
+      limited: 'unused',
+    });
+    expect(sent).toEqual([
+      {
+        fn: 'Secrets-system',
+        method: 'PUT',
+        url: '/v1/sys/policies/acl/scenario-totp',
+        body: { policy: 'path "totp/*" { capabilities = ["create", "read", "update", "delete", "list"] }' },
+        token: undefined,
+      },
+      {
+        fn: 'Secrets-system',
+        method: 'POST',
+        url: '/v1/auth/token/create',
+        body: { policies: ['scenario-totp'], num_uses: 1000 },
+        token: undefined,
+      },
+      { fn: 'Secrets-totp', method: 'GET', url: '/v1/totp/code/scenario', body: undefined, token: 't1' },
+      {
+        fn: 'Secrets-totp',
+        method: 'POST',
+        url: '/v1/totp/keys/scenario',
+        body: { issuer: 'scenario', digits: 6, algorithm: 'SHA1' },
+        token: 't1',
+      },
+      { fn: 'Secrets-totp', method: 'GET', url: '/v1/totp/keys/scenario', body: undefined, token: 't1' },
+      { fn: 'Secrets-totp', method: 'GET', url: '/v1/totp/keys/?list=true', body: undefined, token: 't1' },
+      { fn: 'Secrets-totp', method: 'DELETE', url: '/v1/totp/keys/scenario', body: undefined, token: 't1' },
+      {
+        fn: 'Secrets-system',
+        method: 'PUT',
+        url: '/v1/sys/leases/revoke',
+        body: { lease_id: 'totp/code/l1' },
+        token: undefined,
+      },
+    ]);
   });
 });

@@ -9,7 +9,7 @@ import { engineJobs } from '../../stacks/Jobs.ts';
 import { tableAccessOf } from '../../stacks/permissions.ts';
 import { familyHandlers } from '../../stacks/SecretsApi.ts';
 import { stageConfig } from '../../stacks/stage-config.ts';
-import { engineScenarios } from './engine-scenarios.ts';
+import { scenarioOf } from './engine-scenarios.ts';
 import { driveEveryFunction, type Environment, recordedEnvironment } from './function-calls.ts';
 import {
   type AuthorisedRequest,
@@ -35,13 +35,12 @@ const handlers: Record<string, string> = {
 
 /**
  * The grants stacks/permissions.ts says a function's recorded run does not reach, with the family's scenario's own
- * notes (test/deploy/engine-scenarios.ts) over them: a reason for a grant its run leaves unused, `undefined` for one it
+ * notes (test/deploy/engine-scenarios.ts, or the generic scenario's) over them: a reason for a grant its run leaves unused, `undefined` for one it
  * uses.
  */
 function unrecordedInTheRun(fn: string, declared: Record<string, string>): Record<string, string> {
-  const notes = fn.startsWith('Secrets-')
-    ? (engineScenarios[fn.slice('Secrets-'.length) as SecretsFamily]?.runNotes ?? {})
-    : {};
+  const family = fn.slice('Secrets-'.length) as SecretsFamily;
+  const notes = fn.startsWith('Secrets-') && family !== 'system' ? (scenarioOf(family).runNotes ?? {}) : {};
   return Object.fromEntries(
     Object.entries({ ...declared, ...notes }).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );

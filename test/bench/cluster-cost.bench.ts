@@ -9,7 +9,10 @@
  * each HTTP request is one Lambda invocation. cluster-bill.ts turns the units into a monthly bill for 100, 1,000 and
  * 10,000 nodes, for the design as built and the two before it (docs/performance.md), and the registration storm into
  * its busiest partition key's share and the rate at which that key would reach DynamoDB's 1,000 write units/s.
- * Run: `npx tsx test/bench/cluster-cost.bench.ts` (NODES=n; BENCH_SMOKE=1: 40 nodes).
+ * The registration's write units per boot also drive mass-boot.ts: what the provisioned table would do if the whole
+ * fleet booted at once (DynamoDB Local never throttles).
+ * Run: `npx tsx test/bench/cluster-cost.bench.ts` (NODES=n; BENCH_SMOKE=1: 40 nodes; PARTS=registration: the
+ * registration storm and the mass-boot model only, for `NODES=10000`).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -43,15 +46,25 @@ import {
   type MeasuredCosts,
   monthlyBill,
   previous,
+  prices,
   sweepPeriodSeconds,
   withBlockingPolls,
   worstDetectionSeconds,
 } from './cluster-bill.ts';
+import { massBoot } from './mass-boot.ts';
 import { figure, sized, smoke } from './summary.ts';
 
 const bench = 'cluster-cost';
 const nodes = sized('NODES', 1_000, 40);
 const lateSample = Math.min(50, Math.max(1, Math.floor(nodes / 10)));
+const registrationOnly = process.env.PARTS === 'registration';
+/**
+ * Boots a second the service takes in AWS: every boot is two commits at the scheduler's one index, and a commit (read
+ * the index, plan, transact) takes 20–25 ms there, so 40–50 commits a second.
+ */
+const awsBootsPerSecond = 22;
+/** The stage's write capacity (`stacks/stage-config.ts`, outside dev): provisioned, 90% target, 1 to 4,000 units. */
+const stageWrite = { min: 1, max: 4000, target: 0.9 };
 
 const dynamo = await startBenchDynamo();
 const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
@@ -133,7 +146,15 @@ try {
 
   // 1. Registration: the whole fleet boots.
   const started = performance.now();
-  await fleet.registerAll();
+  // A long run (NODES=10000) says how far it got each minute.
+  const progress = setInterval(() => {
+    const seconds = (performance.now() - started) / 1000;
+    const ready = fleet.statusCounts().ready;
+    console.log(
+      `registration: ${ready} of ${nodes} ready after ${seconds.toFixed(0)} s (${(ready / seconds).toFixed(1)}/s)`,
+    );
+  }, 60_000);
+  await fleet.registerAll().finally(() => clearInterval(progress));
   const registerSeconds = (performance.now() - started) / 1000;
   const counts = fleet.statusCounts();
   if (counts.ready !== nodes)
@@ -158,168 +179,219 @@ try {
   );
   const bootRequests = Object.fromEntries(bootOperations.map((op) => [op, requests.get(op) ?? 0]));
 
-  // 2. Heartbeats that change nothing: every node beats twice (the first beat past the sweep's lease runs the sweep).
-  const leaseTaken = async () => Number((await core.store.get(sweepLeaseKey.pk, sweepLeaseKey.sk))?.taken ?? 0);
-  clock.advance(sweepPeriodSeconds(nodes));
-  const takenBeforeBeats = await leaseTaken();
-  meter.reset();
-  requests.clear();
-  const cpuBefore = process.cpuUsage();
-  await fleet.beatAll();
-  await fleet.beatAll();
-  const cpu = process.cpuUsage(cpuBefore);
-  const beats = requests.get('heartbeat') ?? 0;
-  // The agents read their allocation map only when a beat's `AllocIndex` moved: with no placements, never.
-  const allocationReadsWhileBeating = requests.get('allocations') ?? 0;
-  if (allocationReadsWhileBeating !== 0)
-    throw new Error(`${allocationReadsWhileBeating} allocation reads during beats with no allocation change`);
-  const beat = meter.usageOf('heartbeat');
-  const leaseTakes = (await leaseTaken()) - takenBeforeBeats;
-  const beatBusiest = meter.busiestKey(['heartbeat']);
-  const cpuMsPerRequest = per((cpu.user + cpu.system) / 1000, beats);
+  // A mass boot of 10,000 nodes on the provisioned table, from this boot's write units: from the floor (a new stage),
+  // and from what the fleet's own heartbeats keep provisioned (every agent restarted at once).
+  const writeUnitsPerBoot = per(boot.writeUnits, nodes);
+  const fleetSize = 10_000;
+  const heartbeatUnits = Math.ceil(beatsPerSecond(fleetSize, asBuilt.staggerShare(fleetSize)) / stageWrite.target);
+  const boots = [
+    { name: 'from the floor', startUnits: stageWrite.min },
+    { name: "from the heartbeats' capacity", startUnits: heartbeatUnits },
+  ].map((scenario) => ({
+    ...scenario,
+    result: massBoot({
+      nodes: fleetSize,
+      writeUnitsPerBoot,
+      bootsPerSecond: awsBootsPerSecond,
+      startUnits: scenario.startUnits,
+      minUnits: stageWrite.min,
+      maxUnits: stageWrite.max,
+      target: stageWrite.target,
+    }),
+  }));
+  const unthrottledSeconds = fleetSize / awsBootsPerSecond;
+  for (const { name, startUnits, result } of boots)
+    console.log(
+      `mass boot of ${fleetSize} nodes at ${awsBootsPerSecond} boots/s (${result.neededUnits.toFixed(0)} WU/s), provisioned ${name} (${startUnits} WU): ` +
+        `${(result.seconds / 60).toFixed(1)} min (unthrottled ${(unthrottledSeconds / 60).toFixed(1)} min), ${result.throttledBoots} boot attempts throttled at the service's pace, ` +
+        `autoscaling caught up ${result.caughtUpAtSecond === undefined ? 'never' : `at ${(result.caughtUpAtSecond / 60).toFixed(1)} min`}, peak ${result.peakUnits} WU`,
+    );
   console.log(
-    `heartbeat: ${beats} beats, per beat ${per(beat.writeUnits, beats).toFixed(2)} write units, ${per(beat.readUnits, beats).toFixed(2)} read units, ` +
-      `${per(beat.calls, beats).toFixed(2)} DynamoDB calls, ${cpuMsPerRequest.toFixed(2)} ms CPU (service and fleet in one process); ` +
-      `busiest key ${beatBusiest.key} ${(beatBusiest.share * 100).toFixed(1)}% of beat writes; ` +
-      `${allocationReadsWhileBeating} allocation reads (AllocIndex did not move); the sweep's lease taken ${leaseTakes} times in ${beats} beats`,
+    `mass boot on demand: no throttling up to 4,000 WU/s on a new on-demand table; the boot's writes cost ` +
+      `${money(fleetSize * writeUnitsPerBoot * prices.writeRequestUnit)}`,
   );
+  const fromFloor = boots[0]?.result as ReturnType<typeof massBoot>;
+  figure(
+    bench,
+    'mass boot of 10,000 from the provisioned floor: minutes',
+    fromFloor.seconds / 60,
+    `${(unthrottledSeconds / 60).toFixed(1)} (the index's pace, no throttling)`,
+    `${fromFloor.throttledBoots} boot attempts throttled at the service's pace`,
+  );
+  if (registrationOnly) {
+    figure(bench, 'registration: busiest partition key share', busiest.share, '—', busiest.key);
+    figure(
+      bench,
+      'node boots/s before a partition key reaches 1,000 WU/s',
+      registrationsPerSecondAtKeyLimit,
+      "above the index's ~25 boots/s on AWS (no throttling)",
+      heaviest.key,
+    );
+    await fleet.stop();
+  } else {
+    // 2. Heartbeats that change nothing: every node beats twice (the first beat past the sweep's lease runs the sweep).
+    const leaseTaken = async () => Number((await core.store.get(sweepLeaseKey.pk, sweepLeaseKey.sk))?.taken ?? 0);
+    clock.advance(sweepPeriodSeconds(nodes));
+    const takenBeforeBeats = await leaseTaken();
+    meter.reset();
+    requests.clear();
+    const cpuBefore = process.cpuUsage();
+    await fleet.beatAll();
+    await fleet.beatAll();
+    const cpu = process.cpuUsage(cpuBefore);
+    const beats = requests.get('heartbeat') ?? 0;
+    // The agents read their allocation map only when a beat's `AllocIndex` moved: with no placements, never.
+    const allocationReadsWhileBeating = requests.get('allocations') ?? 0;
+    if (allocationReadsWhileBeating !== 0)
+      throw new Error(`${allocationReadsWhileBeating} allocation reads during beats with no allocation change`);
+    const beat = meter.usageOf('heartbeat');
+    const leaseTakes = (await leaseTaken()) - takenBeforeBeats;
+    const beatBusiest = meter.busiestKey(['heartbeat']);
+    const cpuMsPerRequest = per((cpu.user + cpu.system) / 1000, beats);
+    console.log(
+      `heartbeat: ${beats} beats, per beat ${per(beat.writeUnits, beats).toFixed(2)} write units, ${per(beat.readUnits, beats).toFixed(2)} read units, ` +
+        `${per(beat.calls, beats).toFixed(2)} DynamoDB calls, ${cpuMsPerRequest.toFixed(2)} ms CPU (service and fleet in one process); ` +
+        `busiest key ${beatBusiest.key} ${(beatBusiest.share * 100).toFixed(1)}% of beat writes; ` +
+        `${allocationReadsWhileBeating} allocation reads (AllocIndex did not move); the sweep's lease taken ${leaseTakes} times in ${beats} beats`,
+    );
 
-  // 3. The sweep with nothing late, at this fleet's size: the sweep a heartbeat runs once the lease has lapsed (the
-  // lease's write, the node expiry; what every period repeats), and the whole minute job.
-  clock.advance(sweepPeriodSeconds(nodes));
-  meter.reset();
-  await meter.during('sweep', () => schedulerFor(core).nodeSweep.sweepIfDue());
-  const sweep = meter.usageOf('sweep');
-  clock.advance(sweepPeriodSeconds(nodes));
-  meter.reset();
-  await meter.during('sweep', () => sweepScheduler(core));
-  const job = meter.usageOf('sweep');
-  console.log(
-    `sweep (nothing late, ${nodes} nodes): a heartbeat's sweep past the lease ${sweep.readUnits.toFixed(1)} read units, ` +
-      `${sweep.writeUnits.toFixed(1)} write units (the lease), ${sweep.calls} DynamoDB calls; the minute job ` +
-      `${job.readUnits.toFixed(1)} read units, ${job.writeUnits.toFixed(1)} write units, ${job.calls} calls`,
-  );
+    // 3. The sweep with nothing late, at this fleet's size: the sweep a heartbeat runs once the lease has lapsed (the
+    // lease's write, the node expiry; what every period repeats), and the whole minute job.
+    clock.advance(sweepPeriodSeconds(nodes));
+    meter.reset();
+    await meter.during('sweep', () => schedulerFor(core).nodeSweep.sweepIfDue());
+    const sweep = meter.usageOf('sweep');
+    clock.advance(sweepPeriodSeconds(nodes));
+    meter.reset();
+    await meter.during('sweep', () => sweepScheduler(core));
+    const job = meter.usageOf('sweep');
+    console.log(
+      `sweep (nothing late, ${nodes} nodes): a heartbeat's sweep past the lease ${sweep.readUnits.toFixed(1)} read units, ` +
+        `${sweep.writeUnits.toFixed(1)} write units (the lease), ${sweep.calls} DynamoDB calls; the minute job ` +
+        `${job.readUnits.toFixed(1)} read units, ${job.writeUnits.toFixed(1)} write units, ${job.calls} calls`,
+    );
 
-  // 4. A sample let go late: the clock passes every deadline, all but the sample beat again, the sweep marks it down.
-  const maxTtlMs = 2 * baseTtlSeconds(nodes) * 1000;
-  clock.advance(maxTtlMs + 11_000);
-  const alive = [...Array(nodes).keys()].slice(lateSample);
-  await fleet.beatSome(alive);
-  meter.reset();
-  await meter.during('sweep', () => sweepScheduler(core));
-  const down = meter.usageOf('sweep');
-  console.log(
-    `sweep marking ${lateSample} late nodes down: ${per(down.writeUnits - sweep.writeUnits, lateSample).toFixed(1)} write units and ` +
-      `${per(down.readUnits - sweep.readUnits, lateSample).toFixed(1)} read units per node marked down`,
-  );
+    // 4. A sample let go late: the clock passes every deadline, all but the sample beat again, the sweep marks it down.
+    const maxTtlMs = 2 * baseTtlSeconds(nodes) * 1000;
+    clock.advance(maxTtlMs + 11_000);
+    const alive = [...Array(nodes).keys()].slice(lateSample);
+    await fleet.beatSome(alive);
+    meter.reset();
+    await meter.during('sweep', () => sweepScheduler(core));
+    const down = meter.usageOf('sweep');
+    console.log(
+      `sweep marking ${lateSample} late nodes down: ${per(down.writeUnits - sweep.writeUnits, lateSample).toFixed(1)} write units and ` +
+        `${per(down.readUnits - sweep.readUnits, lateSample).toFixed(1)} read units per node marked down`,
+    );
 
-  // 5. One blocking allocation poll: how many reads a second of waiting costs.
-  meter.reset();
-  const waitSeconds = smoke ? 1 : 3;
-  const pollNode = fleet.ids[lateSample] as string;
-  const current = await fleetClient.allocations(pollNode, fleet.credentialOf(lateSample), 0, 0);
-  meter.reset();
-  await fleetClient.allocations(pollNode, fleet.credentialOf(lateSample), current.Index, waitSeconds * 1000);
-  const poll = meter.usageOf('allocations');
-  const allocationPollReadsPerSecond = per(poll.readUnits, waitSeconds);
-  console.log(`blocking allocation poll: ${poll.readUnits} read units over a ${waitSeconds} s wait`);
+    // 5. One blocking allocation poll: how many reads a second of waiting costs.
+    meter.reset();
+    const waitSeconds = smoke ? 1 : 3;
+    const pollNode = fleet.ids[lateSample] as string;
+    const current = await fleetClient.allocations(pollNode, fleet.credentialOf(lateSample), 0, 0);
+    meter.reset();
+    await fleetClient.allocations(pollNode, fleet.credentialOf(lateSample), current.Index, waitSeconds * 1000);
+    const poll = meter.usageOf('allocations');
+    const allocationPollReadsPerSecond = per(poll.readUnits, waitSeconds);
+    console.log(`blocking allocation poll: ${poll.readUnits} read units over a ${waitSeconds} s wait`);
 
-  // Storage per node: every item of the table, over the nodes; the beat items are what a sweep reads per node.
-  const scanned = await core.store.scan();
-  const bytesPerNode = per(
-    scanned.reduce((sum, item) => sum + JSON.stringify(item).length, 0),
-    nodes,
-  );
-  const beatItems = scanned.filter((item) => String(item.pk).startsWith('sched#node-beat'));
-  const beatItemBytes = per(
-    beatItems.reduce((sum, item) => sum + JSON.stringify(item).length, 0),
-    beatItems.length,
-  );
-  const sweepUnitsPerNode = beatItemBytes / 4096 / 2;
-  console.log(
-    `beat item ${beatItemBytes.toFixed(0)} bytes: an eventually consistent sweep reads ${sweepUnitsPerNode.toFixed(3)} units per node; ` +
-      `${bytesPerNode.toFixed(0)} bytes stored per node in all`,
-  );
+    // Storage per node: every item of the table, over the nodes; the beat items are what a sweep reads per node.
+    const scanned = await core.store.scan();
+    const bytesPerNode = per(
+      scanned.reduce((sum, item) => sum + JSON.stringify(item).length, 0),
+      nodes,
+    );
+    const beatItems = scanned.filter((item) => String(item.pk).startsWith('sched#node-beat'));
+    const beatItemBytes = per(
+      beatItems.reduce((sum, item) => sum + JSON.stringify(item).length, 0),
+      beatItems.length,
+    );
+    const sweepUnitsPerNode = beatItemBytes / 4096 / 2;
+    console.log(
+      `beat item ${beatItemBytes.toFixed(0)} bytes: an eventually consistent sweep reads ${sweepUnitsPerNode.toFixed(3)} units per node; ` +
+        `${bytesPerNode.toFixed(0)} bytes stored per node in all`,
+    );
 
-  const costs: MeasuredCosts = {
-    heartbeat: {
-      readUnits: per(beat.readUnits, beats),
-      writeUnits: per(beat.writeUnits, beats),
-      dynamoCalls: per(beat.calls, beats),
-    },
-    registration: {
-      readUnits: per(boot.readUnits, nodes),
-      writeUnits: per(boot.writeUnits, nodes),
-      dynamoCalls: per(boot.calls, nodes),
-      requests: Object.values(bootRequests).reduce((sum, count) => sum + count, 0) / nodes,
-    },
-    sweep: {
-      readUnitsPerNode: sweepUnitsPerNode,
-      fixedReadUnits: Math.max(0, sweep.readUnits - sweepUnitsPerNode * nodes),
-      writeUnits: sweep.writeUnits,
-      dynamoCalls: sweep.calls,
-    },
-    minuteJobReadUnits: Math.max(0, job.readUnits - sweep.readUnits),
-    allocationPollReadsPerSecond,
-    bytesPerNode,
-    cpuMsPerRequest,
-  };
-  const bills = new Map<string, number>();
-  for (const design of [withBlockingPolls, previous, asBuilt]) {
-    console.log(`\n${design.name}`);
-    for (const size of [100, 1000, 10_000]) {
-      const bill = monthlyBill(size, design, costs);
-      bills.set(`${design.name}|${size}`, bill.total);
-      const nomadWorst = worstDetectionSeconds(size, 0);
-      const ours = worstDetectionSeconds(size, design.sweepPeriodSeconds(size), design.staggerShare(size));
-      console.log(
-        `  ${String(size).padStart(6)} nodes: ${money(bill.total).padStart(10)}/month; ${beatsPerSecond(size, design.staggerShare(size)).toFixed(1)} beats/s; ` +
-          `worst detection ${ours.toFixed(0)} s (Nomad ${nomadWorst.toFixed(0)} s)`,
-      );
-      for (const line of bill.lines) console.log(`           ${money(line.dollars).padStart(10)}  ${line.item}`);
+    const costs: MeasuredCosts = {
+      heartbeat: {
+        readUnits: per(beat.readUnits, beats),
+        writeUnits: per(beat.writeUnits, beats),
+        dynamoCalls: per(beat.calls, beats),
+      },
+      registration: {
+        readUnits: per(boot.readUnits, nodes),
+        writeUnits: per(boot.writeUnits, nodes),
+        dynamoCalls: per(boot.calls, nodes),
+        requests: Object.values(bootRequests).reduce((sum, count) => sum + count, 0) / nodes,
+      },
+      sweep: {
+        readUnitsPerNode: sweepUnitsPerNode,
+        fixedReadUnits: Math.max(0, sweep.readUnits - sweepUnitsPerNode * nodes),
+        writeUnits: sweep.writeUnits,
+        dynamoCalls: sweep.calls,
+      },
+      minuteJobReadUnits: Math.max(0, job.readUnits - sweep.readUnits),
+      allocationPollReadsPerSecond,
+      bytesPerNode,
+      cpuMsPerRequest,
+    };
+    const bills = new Map<string, number>();
+    for (const design of [withBlockingPolls, previous, asBuilt]) {
+      console.log(`\n${design.name}`);
+      for (const size of [100, 1000, 10_000]) {
+        const bill = monthlyBill(size, design, costs);
+        bills.set(`${design.name}|${size}`, bill.total);
+        const nomadWorst = worstDetectionSeconds(size, 0);
+        const ours = worstDetectionSeconds(size, design.sweepPeriodSeconds(size), design.staggerShare(size));
+        console.log(
+          `  ${String(size).padStart(6)} nodes: ${money(bill.total).padStart(10)}/month; ${beatsPerSecond(size, design.staggerShare(size)).toFixed(1)} beats/s; ` +
+            `worst detection ${ours.toFixed(0)} s (Nomad ${nomadWorst.toFixed(0)} s)`,
+        );
+        for (const line of bill.lines) console.log(`           ${money(line.dollars).padStart(10)}  ${line.item}`);
+      }
     }
+    console.log('');
+    figure(bench, 'heartbeat write units per beat', costs.heartbeat.writeUnits, '1 (one small item)');
+    figure(bench, 'registration: busiest partition key share', busiest.share, '—', busiest.key);
+    figure(
+      bench,
+      'node boots/s before a partition key reaches 1,000 WU/s',
+      registrationsPerSecondAtKeyLimit,
+      "above the index's ~25 boots/s on AWS (no throttling)",
+      heaviest.key,
+    );
+    figure(
+      bench,
+      '10,000 nodes $/month with held allocation polls (before)',
+      bills.get(`${withBlockingPolls.name}|10000`) ?? 0,
+      '≤ 210',
+    );
+    figure(bench, '10,000 nodes $/month before', bills.get(`${previous.name}|10000`) ?? 0, '≤ 210');
+    figure(bench, '10,000 nodes $/month as built', bills.get(`${asBuilt.name}|10000`) ?? 0, '≤ 210');
+    figure(
+      bench,
+      '100 nodes $/month with held allocation polls (before)',
+      bills.get(`${withBlockingPolls.name}|100`) ?? 0,
+      '≤ 10',
+    );
+    figure(bench, '100 nodes $/month before', bills.get(`${previous.name}|100`) ?? 0, '≤ 10');
+    figure(bench, '100 nodes $/month as built', bills.get(`${asBuilt.name}|100`) ?? 0, '≤ 10');
+    figure(
+      bench,
+      '100 nodes worst failure detection s, before / Nomad',
+      worstDetectionSeconds(100, previous.sweepPeriodSeconds(100)) / worstDetectionSeconds(100, 0),
+      '≤ 1',
+    );
+    figure(
+      bench,
+      '100 nodes worst failure detection s, as built / Nomad',
+      worstDetectionSeconds(100, asBuilt.sweepPeriodSeconds(100), asBuilt.staggerShare(100)) /
+        worstDetectionSeconds(100, 0),
+      '≤ 1',
+    );
+    figure(bench, "the sweep's lease taken per beat", per(leaseTakes, beats), 'well under 1');
+    await fleet.stop();
   }
-  console.log('');
-  figure(bench, 'heartbeat write units per beat', costs.heartbeat.writeUnits, '1 (one small item)');
-  figure(bench, 'registration: busiest partition key share', busiest.share, '—', busiest.key);
-  figure(
-    bench,
-    'node boots/s before a partition key reaches 1,000 WU/s',
-    registrationsPerSecondAtKeyLimit,
-    "above the index's ~25 boots/s on AWS (no throttling)",
-    heaviest.key,
-  );
-  figure(
-    bench,
-    '10,000 nodes $/month with held allocation polls (before)',
-    bills.get(`${withBlockingPolls.name}|10000`) ?? 0,
-    '≤ 210',
-  );
-  figure(bench, '10,000 nodes $/month before', bills.get(`${previous.name}|10000`) ?? 0, '≤ 210');
-  figure(bench, '10,000 nodes $/month as built', bills.get(`${asBuilt.name}|10000`) ?? 0, '≤ 210');
-  figure(
-    bench,
-    '100 nodes $/month with held allocation polls (before)',
-    bills.get(`${withBlockingPolls.name}|100`) ?? 0,
-    '≤ 10',
-  );
-  figure(bench, '100 nodes $/month before', bills.get(`${previous.name}|100`) ?? 0, '≤ 10');
-  figure(bench, '100 nodes $/month as built', bills.get(`${asBuilt.name}|100`) ?? 0, '≤ 10');
-  figure(
-    bench,
-    '100 nodes worst failure detection s, before / Nomad',
-    worstDetectionSeconds(100, previous.sweepPeriodSeconds(100)) / worstDetectionSeconds(100, 0),
-    '≤ 1',
-  );
-  figure(
-    bench,
-    '100 nodes worst failure detection s, as built / Nomad',
-    worstDetectionSeconds(100, asBuilt.sweepPeriodSeconds(100), asBuilt.staggerShare(100)) /
-      worstDetectionSeconds(100, 0),
-    '≤ 1',
-  );
-  figure(bench, "the sweep's lease taken per beat", per(leaseTakes, beats), 'well under 1');
-  await fleet.stop();
 } finally {
   fleetClient?.close();
   for (const server of servers) server.close();

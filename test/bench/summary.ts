@@ -116,6 +116,7 @@ export const benches: BenchEntry[] = [
       '100 nodes worst failure detection s, before / Nomad',
       '100 nodes worst failure detection s, as built / Nomad',
       "the sweep's lease taken per beat",
+      'mass boot of 10,000 from the provisioned floor: minutes',
     ],
   },
   {
@@ -125,6 +126,15 @@ export const benches: BenchEntry[] = [
       'placement: placements/s',
       'placement: plan ms',
       'placement: time / bare bin-packing loop',
+    ],
+  },
+  {
+    file: 'plan-apply.bench.ts',
+    figures: [
+      'plan apply: allocations placed and written/s',
+      'plan apply: raw BatchWriteItem allocations/s',
+      'plan apply / raw BatchWriteItem',
+      'job plan ms',
     ],
   },
   {

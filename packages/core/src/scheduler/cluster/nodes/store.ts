@@ -166,6 +166,23 @@ export class ClusterNodes {
     return this.store.getVerified<NodeBeat>(beatKind, key.pk, key.sk);
   }
 
+  /** The beat items of these nodes, verified, by node ID: batch reads of 100, a few at once (plan apply's). */
+  async beats(ids: string[]): Promise<Map<string, NodeBeat>> {
+    const keys = [...new Set(ids)].filter((id) => validUuid.test(id)).map((id) => ClusterNodes.beatKey(id));
+    const chunks: Key[][] = [];
+    for (let start = 0; start < keys.length; start += 100) chunks.push(keys.slice(start, start + 100));
+    const found = new Map<string, NodeBeat>();
+    for (let start = 0; start < chunks.length; start += 8) {
+      const read = await Promise.all(chunks.slice(start, start + 8).map((chunk) => this.store.batchGet(chunk)));
+      for (const items of read)
+        for (const item of items.values()) {
+          const beat = this.store.verified(beatKind, item as NodeBeat);
+          if (beat) found.set(beat.sk, beat);
+        }
+    }
+    return found;
+  }
+
   /** Every node whose ID starts with `prefix` and is at least `from`, sorted by ID (each shard read, then merged). */
   async list(options: { prefix?: string; from?: string } = {}): Promise<ClusterNode[]> {
     const pages = await Promise.all(
@@ -631,14 +648,16 @@ export class ClusterNodes {
     };
   }
 
-  private nodeWrite(node: ClusterNode, existing: ClusterNode | undefined): Write {
+  /** The write of a node's item, conditional on it being as read (`existing`); registration's (and a bench's seeding). */
+  nodeWrite(node: ClusterNode, existing: ClusterNode | undefined): Write {
     return {
       put: this.store.signed(nodeKind, { ...ClusterNodes.nodeKey(node.ID), ...node, SecretID: '' }),
       when: unchangedSince(existing),
     };
   }
 
-  private beatItem(
+  /** A node's beat item as registration writes it (a bench seeds a fleet with it, without a commit per node). */
+  beatItem(
     node: ClusterNode,
     secretHash: string,
     index: number,

@@ -14,8 +14,8 @@
  * The nodes are seeded directly, as registration stores them (`ClusterNodes.nodeWrite` and `beatItem`, the fleet's
  * seeded nodes of `packages/agent/src/fleet/seeded-nodes.ts`, marked ready), in transactions of 50 nodes: 5,000
  * registrations over HTTP would be the cluster-cost bench's work, not this one's.
- * Run: `npx tsx test/bench/plan-apply.bench.ts` (NODES, COUNT, PLAN_COUNT, PARALLEL). BENCH_SMOKE=1: 40 nodes,
- * count 200, plan 50.
+ * Run: `npx tsx test/bench/plan-apply.bench.ts` (NODES, COUNT, PLAN_COUNT, PARALLEL). BENCH_SMOKE=1: 20 nodes,
+ * count 60, plan 20.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -41,9 +41,9 @@ import { startBenchDynamo } from './bench-service.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
 
 const bench = 'plan-apply';
-const nodeCount = sized('NODES', 5000, 40);
-const count = sized('COUNT', 10_000, 200);
-const planCount = sized('PLAN_COUNT', 1000, 50);
+const nodeCount = sized('NODES', 5000, 20);
+const count = sized('COUNT', 10_000, 60);
+const planCount = sized('PLAN_COUNT', 1000, 20);
 const parallel = sized('PARALLEL', 4, 4);
 
 /** A service job of `groupCount` allocations: one raw_exec task of 100 MHz and 256 MB, one dynamic port. */

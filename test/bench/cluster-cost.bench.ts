@@ -115,7 +115,7 @@ try {
   const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
   const minted = await app.request('/v1/acl/identity/client-introduction-token', {
     method: 'PUT',
-    headers: { 'X-Nomad-Token': root.SecretID },
+    headers: { 'X-Nomad-Token': root.SecretID, 'Content-Type': 'application/json' },
     body: JSON.stringify({ TTL: '30m' }),
   });
   if (minted.status !== 200) throw new Error(`introduction token refused: ${minted.status} ${await minted.text()}`);

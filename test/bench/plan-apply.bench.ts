@@ -24,13 +24,13 @@ import path from 'node:path';
 import { BatchWriteItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { seededNode } from '../../packages/agent/src/fleet/seeded-nodes.ts';
-import { createCore } from '../../packages/core/src/core.ts';
+import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { registeredNode } from '../../packages/core/src/scheduler/cluster/nodes/model.ts';
 import { META_PK, NODE_COUNT_SK } from '../../packages/core/src/scheduler/keys.ts';
 import { capacityOf } from '../../packages/core/src/scheduler/placement/resources.ts';
-import { schedulerFor } from '../../packages/core/src/scheduler/scheduler.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/scheduler-app.ts';
+import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
+import { createSchedulerApp } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import type { Item, Write } from '../../packages/core/src/storage/store.ts';
@@ -99,7 +99,7 @@ try {
   const call = async (method: string, url: string, body: unknown) => {
     const response = await app.request(url, {
       method,
-      headers: { 'X-Nomad-Token': root.SecretID },
+      headers: { 'X-Nomad-Token': root.SecretID, 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
     });
     const text = await response.text();

@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allocationOf, applyPlan, ready } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { attackCalls } from '../support/cluster-attacks.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 const job = (id: string) => ({
@@ -32,25 +33,10 @@ describe('attack: allocations past their namespace rules and their node', () => 
   let allocA: string;
   let allocB: string;
   let evalB: string;
-  const as = (token: string | undefined) => (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
-
-  async function tokenWith(rules: string): Promise<string> {
-    const name = `p-${Math.random().toString(36).slice(2, 10)}`;
-    expect((await as(root)('POST', `/v1/acl/policy/${name}`, { Rules: rules })).status).toBe(200);
-    return (await as(root)('POST', '/v1/acl/token', { Type: 'client', Policies: [name] })).body.SecretID as string;
-  }
-
-  async function refused(
-    call: () => Promise<{ status: number; text: string }>,
-    text = 'Permission denied',
-  ): Promise<void> {
-    const before = await h.scheduler.state.currentIndex();
-    const out = await call();
-    expect(out.status).toBe(403);
-    expect(out.text).toBe(text);
-    expect(await h.scheduler.state.currentIndex()).toBe(before);
-  }
+  const { as, tokenWith, refused } = attackCalls(
+    () => h,
+    () => root,
+  );
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();
@@ -145,8 +131,8 @@ describe('attack: allocations past their namespace rules and their node', () => 
   it('a node’s secret is no ACL token for the allocation routes', async () => {
     // An unknown ACL token, as Nomad words it.
     const unknown = 'ACL token not found';
-    await refused(() => as(nodeB.node.SecretID)('GET', '/v1/allocations?namespace=*'), unknown);
-    await refused(() => as(nodeB.node.SecretID)('GET', `/v1/allocation/${allocB}`), unknown);
-    await refused(() => as(nodeB.node.SecretID)('PUT', `/v1/allocation/${allocB}/stop`), unknown);
+    await refused(() => as(nodeB.node.SecretID)('GET', '/v1/allocations?namespace=*'), 403, unknown);
+    await refused(() => as(nodeB.node.SecretID)('GET', `/v1/allocation/${allocB}`), 403, unknown);
+    await refused(() => as(nodeB.node.SecretID)('PUT', `/v1/allocation/${allocB}/stop`), 403, unknown);
   });
 });

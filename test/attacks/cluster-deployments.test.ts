@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { ready } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { attackCalls } from '../support/cluster-attacks.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 const job = (id: string) => ({
@@ -34,23 +35,10 @@ describe('attack: deployments past their namespace rules', () => {
   let deploymentA: string;
   let deploymentB: string;
   let writerA: string;
-  const as = (token: string | undefined) => (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
-
-  async function tokenWith(rules: string): Promise<string> {
-    const name = `p-${Math.random().toString(36).slice(2, 10)}`;
-    expect((await h.call('POST', `/v1/acl/policy/${name}`, { token: root, body: { Rules: rules } })).status).toBe(200);
-    return (await h.call('POST', '/v1/acl/token', { token: root, body: { Type: 'client', Policies: [name] } })).body
-      .SecretID as string;
-  }
-
-  async function refused(call: () => Promise<{ status: number; text: string }>): Promise<void> {
-    const before = await h.scheduler.state.currentIndex();
-    const out = await call();
-    expect(out.status).toBe(403);
-    expect(out.text).toBe('Permission denied');
-    expect(await h.scheduler.state.currentIndex()).toBe(before);
-  }
+  const { as, tokenWith, refused } = attackCalls(
+    () => h,
+    () => root,
+  );
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();

@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobPk } from '../../packages/core/src/scheduler/keys.ts';
+import { attackCalls } from '../support/cluster-attacks.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 const job = (id: string, overrides: Record<string, unknown> = {}) => ({
@@ -26,23 +27,10 @@ describe('attack: job plan, evaluate and dispatch past their namespace rules', (
   let root: string;
   let reader: string;
   let teamA: string;
-  const as = (token: string | undefined) => (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
-
-  async function tokenWith(rules: string): Promise<string> {
-    const name = `p-${Math.random().toString(36).slice(2, 10)}`;
-    expect((await as(root)('POST', `/v1/acl/policy/${name}`, { Rules: rules })).status).toBe(200);
-    return (await as(root)('POST', '/v1/acl/token', { Type: 'client', Policies: [name] })).body.SecretID as string;
-  }
-
-  async function refused(call: Promise<{ status: number; text: string }>, status = 403): Promise<string> {
-    const before = await h.scheduler.state.currentIndex();
-    const out = await call;
-    expect(out.status).toBe(status);
-    if (status === 403) expect(out.text).toBe('Permission denied');
-    expect(await h.scheduler.state.currentIndex()).toBe(before);
-    return out.text;
-  }
+  const { as, tokenWith, refused } = attackCalls(
+    () => h,
+    () => root,
+  );
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();

@@ -12,13 +12,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
-import { ManualClock } from '../../packages/core/src/lib/clock.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
 import type { Item } from '../../packages/core/src/storage/store.ts';
+import { serviceProcess } from '../support/replay-process.ts';
 
 /** The partitions of ACL items, and the marker's. */
 const aclPartitions = [
@@ -32,39 +28,8 @@ const aclPartitions = [
 ];
 
 /** A scheduler process over the shared table: its own core and keyring cache. */
-async function schedulerProcess(store: MemoryStore, keyFile: string) {
-  const core = await createCore({
-    store,
-    keySource: fileKeySource(keyFile),
-    backends: [],
-    clock: new ManualClock(Date.UTC(2026, 0, 1)),
-    log: silentLogger,
-  });
-  const app = createSchedulerApp({ core: async () => core, clientIp: () => '127.0.0.1' });
-  const call = async (
-    method: string,
-    url: string,
-    token?: string,
-    body?: unknown,
-    // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
-  ): Promise<{ status: number; body: any }> => {
-    const response = await app.request(url, {
-      method,
-      headers: {
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        ...(token ? { 'X-Scheduler-Token': token } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {}
-    return { status: response.status, body: parsed };
-  };
-  return { core, call };
-}
+const schedulerProcess = (store: MemoryStore, keyFile: string) =>
+  serviceProcess('scheduler', store, keyFile, Date.UTC(2026, 0, 1));
 
 describe('attack: a second ACL bootstrap with the earlier ACL items put back', () => {
   const store = new MemoryStore();

@@ -14,47 +14,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Core, createCore } from '../../packages/core/src/composition/secrets-core.ts';
-import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
-import { ManualClock } from '../../packages/core/src/lib/clock.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { allSecretsFamilies, backendsOf } from '../../packages/core/src/secrets/families.ts';
 import { initMarkerPk, initMarkerSk } from '../../packages/core/src/secrets/sys/init.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { keyringPk, keyringSk } from '../../packages/core/src/storage/keyring-item.ts';
 import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
 import type { Item } from '../../packages/core/src/storage/store.ts';
+import { serviceProcess } from '../support/replay-process.ts';
 
 /** A process of the secrets service over the shared table: its own core (and keyring cache), one key file. */
-async function process_(store: MemoryStore, keyFile: string) {
-  const core: Core = await createCore({
-    store,
-    keySource: fileKeySource(keyFile),
-    backends: backendsOf(allSecretsFamilies),
-    clock: new ManualClock(Date.UTC(2100, 0, 1)),
-    log: silentLogger,
-  });
-  const app = createSecretsApp({ core: async () => core, clientIp: () => '127.0.0.1' });
-  const call = async (
-    method: string,
-    url: string,
-    token?: string,
-    body?: unknown,
-    // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
-  ): Promise<{ status: number; body: any }> => {
-    const response = await app.request(url, {
-      method,
-      headers: {
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        ...(token ? { 'X-Vault-Token': token } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
-  return { core, call };
-}
+const process_ = (store: MemoryStore, keyFile: string) =>
+  serviceProcess('secrets', store, keyFile, Date.UTC(2100, 0, 1));
 
 describe('attack: re-initialisation by replaying the keyring item from before sys/init', () => {
   const store = new MemoryStore();

@@ -17,6 +17,7 @@ import { allocationRoutes } from '../cluster/allocations/routes.ts';
 import { deploymentRoutes } from '../cluster/deployments/routes.ts';
 import { evaluationRoutes } from '../cluster/evaluations/routes.ts';
 import { jobActionRoutes } from '../cluster/job-actions/routes.ts';
+import { jobParseRoutes } from '../cluster/job-parse/routes.ts';
 import { jobRoutes } from '../cluster/jobs/routes.ts';
 import { namespaceRoutes } from '../cluster/namespaces/routes.ts';
 import { nodePoolRoutes } from '../cluster/node-pools/routes.ts';
@@ -81,6 +82,7 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...nodeRoutes,
   ...jobRoutes,
   ...jobActionRoutes,
+  ...jobParseRoutes,
   ...evaluationRoutes,
   ...deploymentRoutes,
   ...serviceRoutes,

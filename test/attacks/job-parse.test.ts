@@ -1,0 +1,143 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: HCL's and Nomad's ${…} interpolation is what these tests are about
+/**
+ * Attack class: the HCL job parser (`POST /v1/jobs/parse`) as a way into the server or past the ACL.
+ *
+ * Attackers: a token without `parse-job` or `submit-job` in the namespace (a `read-job`-only token, another
+ * namespace's writer), an anonymous caller, and any caller who may parse, sending a hostile job file.
+ * They try: parsing in a namespace they hold nothing in; a job file whose expressions would read the server's disk
+ * or environment (`file()`, `templatefile()`, `env()`, `fileset()`, a `var.` reference that is not declared); a body
+ * over the services' limit; a JobHCL over a job's size; brackets nested thousands deep (the parser recurses on each).
+ * They must never reach: the content of a file on the server, a 500, a parser stuck or crashed for the next caller,
+ * anything written. Each refusal is a 403 `Permission denied` or a 400/413 naming the problem, the index unmoved.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxHclNesting, maxJobHclBytes } from '../../packages/core/src/scheduler/cluster/job-parse/parse-job.ts';
+import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
+
+describe('attack: the HCL job parser', () => {
+  let h: SchedulerService;
+  let root: string;
+  /** `token` '' for an anonymous call. */
+  const parse = (body: unknown, token = root, query = '') =>
+    h.call('POST', `/v1/jobs/parse${query}`, { ...(token ? { token } : {}), body });
+
+  async function tokenWith(rules: string): Promise<string> {
+    const name = `p-${Math.random().toString(36).slice(2, 10)}`;
+    expect((await h.call('POST', `/v1/acl/policy/${name}`, { token: root, body: { Rules: rules } })).status).toBe(200);
+    const out = await h.call('POST', '/v1/acl/token', { token: root, body: { Type: 'client', Policies: [name] } });
+    return out.body.SecretID as string;
+  }
+
+  async function refused(call: Promise<{ status: number; text: string }>, status: number): Promise<string> {
+    const before = await h.scheduler.state.currentIndex();
+    const out = await call;
+    expect(out.status, out.text).toBe(status);
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
+    return out.text;
+  }
+
+  beforeAll(async () => {
+    h = await startSchedulerInMemory();
+    root = await h.bootstrap();
+    for (const name of ['team-a', 'team-b'])
+      expect((await h.call('PUT', '/v1/namespace', { token: root, body: { Name: name } })).status).toBe(200);
+  });
+  afterAll(() => h.close());
+
+  it('a token without parse-job or submit-job there, another namespace’s writer, and anonymous get 403', async () => {
+    const readOnly = await tokenWith('namespace "team-a" { capabilities = ["read-job", "list-jobs"] }');
+    const teamB = await tokenWith('namespace "team-b" { policy = "write" }');
+    const body = { JobHCL: 'job "x" {\n}' };
+    expect(await refused(parse(body, readOnly, '?namespace=team-a'), 403)).toBe('Permission denied');
+    expect(await refused(parse(body, teamB, '?namespace=team-a'), 403)).toBe('Permission denied');
+    expect(await refused(parse(body, ''), 403)).toBe('Permission denied');
+    // The hostile file changes nothing: the check comes before the parse.
+    expect(await refused(parse({ JobHCL: 'job "x" { region = file("/etc/passwd") }' }, readOnly), 403)).toBe(
+      'Permission denied',
+    );
+  });
+
+  it('no function runs: file(), templatefile(), fileset() and env() are refused by name, no file is read', async () => {
+    for (const call of [
+      'file("/etc/passwd")',
+      'templatefile("/etc/hostname", {})',
+      'fileset("/", "*")',
+      'env("HOME")',
+      'base64encode(file("/etc/shadow"))',
+    ]) {
+      const name = call.slice(0, call.indexOf('('));
+      for (const spelling of [`region = ${call}`, `region = "x-\${${call}}"`, `meta = { a = ${call} }`]) {
+        const text = await refused(parse({ JobHCL: `job "x" {\n  ${spelling}\n}` }), 400);
+        expect(text).toContain(`Call to function "${name}"`);
+        expect(text).not.toMatch(/root:|\/bin\/(ba)?sh/);
+      }
+    }
+    // In a variable's default and in the variables file too.
+    expect(
+      await refused(parse({ JobHCL: 'variable "a" {\n  default = file("/etc/passwd")\n}\njob "x" {\n}' }), 400),
+    ).toContain('Call to function "file"');
+    expect(
+      await refused(parse({ JobHCL: 'variable "a" {}\njob "x" {\n}', Variables: 'a = file("/etc/passwd")' }), 400),
+    ).toContain('Call to function "file"');
+  });
+
+  it('a run-time variable is kept as text, never resolved against the server (env, attr, NOMAD_*)', async () => {
+    const out = await parse({ JobHCL: 'job "x" {\n  region = "${env.HOME}-${NOMAD_TOKEN}"\n}' });
+    expect(out.status, out.text).toBe(200);
+    expect(out.body.Region).toBe('${env.HOME}-${NOMAD_TOKEN}');
+  });
+
+  it('brackets nested past the bound are a 400 before the parser runs; the parser then still answers', async () => {
+    const deep = `job "x" {\n  meta = { a = ${'['.repeat(10_000)}${']'.repeat(10_000)} }\n}`;
+    expect(await refused(parse({ JobHCL: deep }), 400)).toMatch(
+      new RegExp(`^JobHCL nests brackets \\d+ levels deep: at most ${maxHclNesting} are taken$`),
+    );
+    const blocks = `job "x" {\n${'config {\n'.repeat(5_000)}${'}\n'.repeat(5_000)}}`;
+    expect(await refused(parse({ JobHCL: blocks }), 400)).toContain('nests brackets');
+    expect((await parse({ JobHCL: 'job "still" {\n}' })).status).toBe(200);
+  });
+
+  it('a JobHCL over a job’s size is a 400; a body over the services’ limit is refused before parsing', async () => {
+    const big = `job "x" {\n  meta {\n${'    k = "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv"\n'.repeat(Math.ceil(maxJobHclBytes / 60))}  }\n}`;
+    expect(await refused(parse({ JobHCL: big }), 400)).toMatch(/^JobHCL is \d+ bytes: at most \d+ are taken$/);
+    const huge = 'x'.repeat(2 * 1024 * 1024);
+    const text = await refused(parse({ JobHCL: huge }), 413);
+    expect(text).not.toContain('xxxx');
+  });
+
+  it('garbage of every kind is a 4xx, never a 500', async () => {
+    const inputs = [
+      '{',
+      '}',
+      '"',
+      '${',
+      'job',
+      'job "x"',
+      'job "x" {',
+      'job "x" { group "g" { } }',
+      'job "x" {\n  group "g" {\n    task "t" {\n      config = 3\n    }\n  }\n}',
+      'job "x" {\n  group "g" {\n    count = "many"\n  }\n}',
+      'job "x" {\n  group = 1\n}',
+      'job "x" {\n  meta = 1\n}',
+      'job "x" {\n  update = "fast"\n}',
+      'job "x" {\n  region = null\n}',
+      'job "x" {\n  region = "${"\n}',
+      'job "x" {\n  region = var\n}',
+      'job "x" {\n  region = local\n}',
+      'job "x" {\n  region = var.a.b\n}',
+      'variable "a" {\n  default = { b = 1 }\n}\njob "x" {\n  region = var.a.c\n}',
+      'variable "a" {\n  default = [1]\n}\njob "x" {\n  region = "${var.a}"\n  datacenters = ["${var.a}-x"]\n}',
+      'locals {\n  a = local.b\n  b = local.a\n}\njob "x" {\n}',
+      'variable "a" {\n  validation {\n    condition = true\n  }\n}\njob "x" {\n}',
+      '\u0000',
+      'job "\u202e" {\n}',
+    ];
+    for (const JobHCL of inputs) {
+      const out = await parse({ JobHCL });
+      expect(out.status, `${JSON.stringify(JobHCL)}: ${out.text}`).toBeGreaterThanOrEqual(200);
+      expect(out.status, `${JSON.stringify(JobHCL)}: ${out.text}`).toBeLessThan(500);
+    }
+    for (const body of ['not json', '[]', 'null', '{"JobHCL": ["a"]}', '{"Variables": 1, "JobHCL": "job \\"x\\" {}"}'])
+      expect((await h.call('POST', '/v1/jobs/parse', { token: root, body })).status).toBe(400);
+  });
+});

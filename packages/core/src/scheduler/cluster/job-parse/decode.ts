@@ -12,7 +12,7 @@ import { apiStructs, type FieldKind, type FieldSpec } from './api-schema.ts';
 import { type BlockNode, childrenOf } from './block-order.ts';
 import { evaluate, type HclValue, hclError, type Scope } from './expressions.ts';
 
-export type Decoded = Record<string, unknown>;
+export type DecodedStruct = Record<string, unknown>;
 type Body = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Body =>
@@ -183,7 +183,7 @@ function blocks(
   name: string,
   scope: Scope,
   parent: BlockNode | undefined,
-): Decoded[] {
+): DecodedStruct[] {
   if (labelField(structName))
     return labelled(raw, where, name, parent).map(([label, body, node]) =>
       decodeBlock(structName, body, within(where, `${name} "${label}"`), scope, { label, node }),
@@ -195,13 +195,13 @@ function blocks(
 }
 
 /** Nomad's decoders by hand for these structs (`hcl_conversions.go`). */
-const special: Record<string, (body: Body, where: string, scope: Scope) => Decoded> = {
+const special: Record<string, (body: Body, where: string, scope: Scope) => DecodedStruct> = {
   Constraint: (body, where, scope) => placementRule(body, where, scope, 'constraint'),
   Affinity: (body, where, scope) => placementRule(body, where, scope, 'affinity'),
 };
 
 /** `constraint` and `affinity`: attribute/value/operator, or one of the operator shorthands. */
-function placementRule(body: Body, where: string, scope: Scope, kind: 'constraint' | 'affinity'): Decoded {
+function placementRule(body: Body, where: string, scope: Scope, kind: 'constraint' | 'affinity'): DecodedStruct {
   const shorthands =
     kind === 'constraint'
       ? ['version', 'semver', 'regexp', 'set_contains', 'distinct_hosts', 'distinct_property']
@@ -233,7 +233,7 @@ function placementRule(body: Body, where: string, scope: Scope, kind: 'constrain
     if (value !== null) values[key] = value as HclValue;
   }
   const text = (key: string) => (typeof values[key] === 'string' ? (values[key] as string) : '');
-  const rule: Decoded = { LTarget: text('attribute'), RTarget: text('value'), Operand: text('operator') };
+  const rule: DecodedStruct = { LTarget: text('attribute'), RTarget: text('value'), Operand: text('operator') };
   if (kind === 'affinity') rule.Weight = values.weight ?? null;
   for (const shorthand of shorthands) {
     if (shorthand === 'distinct_hosts') {
@@ -256,7 +256,7 @@ function placementRule(body: Body, where: string, scope: Scope, kind: 'constrain
 }
 
 /** A task's `scaling "cpu"` and `scaling "mem"` blocks: vertical policies (`decodeTaskScalingPolicies`). */
-function taskScaling(raw: unknown, where: string, scope: Scope, parent: BlockNode | undefined): Decoded[] {
+function taskScaling(raw: unknown, where: string, scope: Scope, parent: BlockNode | undefined): DecodedStruct[] {
   const seen = new Set<string>();
   return labelled(raw, where, 'scaling', parent).map(([label, body, node]) => {
     const name = label.toLowerCase();
@@ -295,7 +295,7 @@ export function decodeBlock(
     /** Blocks the caller decodes itself (the job's `vault`, `secret`, `task`): returned untouched in `found`. */
     extras?: { names: string[]; found: Record<string, unknown> };
   } = {},
-): Decoded {
+): DecodedStruct {
   const { label, node, extras } = place;
   const handwritten = special[structName];
   if (handwritten) return handwritten(body, where, scope);
@@ -341,7 +341,7 @@ export function decodeBlock(
       throw hclError(where, `Duplicate ${name} block`, `Two ${name} blocks have one label.`);
     set.set(field.json, value);
   }
-  const out: Decoded = {};
+  const out: DecodedStruct = {};
   for (const field of fields) {
     if (field.required && !set.has(field.json))
       throw hclError(
@@ -363,13 +363,13 @@ export function decodeBlock(
  * themselves, not the group's; done the same here, since the result must be what Nomad answers).
  */
 function finishGroup(
-  group: Decoded,
+  group: DecodedStruct,
   extras: Record<string, unknown>,
   where: string,
   scope: Scope,
   node: BlockNode | undefined,
 ): void {
-  const tasks = (group.Tasks as Decoded[] | null) ?? [];
+  const tasks = (group.Tasks as DecodedStruct[] | null) ?? [];
   if (extras.vault !== undefined) {
     const vault = block('Vault', extras.vault, where, 'vault', scope, node);
     for (const task of tasks) if (task.Vault === null) task.Vault = structuredClone(vault);
@@ -377,11 +377,11 @@ function finishGroup(
   if (extras.secret !== undefined) {
     const secrets = blocks('Secret', extras.secret, where, 'secret', scope, node);
     for (const task of tasks) {
-      const own = (task.Secrets as Decoded[] | null) ?? [];
+      const own = (task.Secrets as DecodedStruct[] | null) ?? [];
       task.Secrets = own.length === 0 ? structuredClone(secrets) : [...own, ...own];
     }
   }
-  const scaling = group.Scaling as Decoded | null;
+  const scaling = group.Scaling as DecodedStruct | null;
   if (scaling) {
     if (scaling.Type === '') scaling.Type = 'horizontal';
     if (scaling.Type !== 'horizontal')

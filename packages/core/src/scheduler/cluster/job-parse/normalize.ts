@@ -6,20 +6,20 @@
  * identity moved to `Task.Identity`.
  */
 import { apiStructs } from './api-schema.ts';
-import type { Decoded } from './decode.ts';
+import type { DecodedStruct } from './decode.ts';
 
 const second = 1e9;
 
 /** An api struct with every field unset, as Go's JSON encoder writes it. */
-export function emptyStruct(structName: string): Decoded {
-  const out: Decoded = {};
+export function emptyStruct(structName: string): DecodedStruct {
+  const out: DecodedStruct = {};
   for (const field of apiStructs[structName] ?? []) if (!field.omitEmpty) out[field.json] = field.zero;
   return out;
 }
 
-function normalizePorts(networks: Decoded[] | null): void {
+function normalizePorts(networks: DecodedStruct[] | null): void {
   for (const network of networks ?? []) {
-    const ports = (network.DynamicPorts as Decoded[] | null) ?? [];
+    const ports = (network.DynamicPorts as DecodedStruct[] | null) ?? [];
     if (ports.length === 0) continue;
     const dynamic = ports.filter((port) => !((port.Value as number) > 0));
     const reserved = ports.filter((port) => (port.Value as number) > 0);
@@ -28,13 +28,13 @@ function normalizePorts(networks: Decoded[] | null): void {
   }
 }
 
-function normalizeTemplates(templates: Decoded[] | null): void {
+function normalizeTemplates(templates: DecodedStruct[] | null): void {
   for (const template of templates ?? []) {
     template.ChangeMode ??= 'restart';
     template.Perms ??= '0644';
     template.Splay ??= 5 * second;
     template.ErrMissingKey ??= false;
-    const script = template.ChangeScript as Decoded | null;
+    const script = template.ChangeScript as DecodedStruct | null;
     if (script) {
       script.Args ??= [];
       script.Timeout ??= 5 * second;
@@ -44,7 +44,7 @@ function normalizeTemplates(templates: Decoded[] | null): void {
   }
 }
 
-function normalizeVault(vault: Decoded | null): void {
+function normalizeVault(vault: DecodedStruct | null): void {
   if (!vault) return;
   vault.Env ??= true;
   vault.DisableFile ??= false;
@@ -53,32 +53,32 @@ function normalizeVault(vault: Decoded | null): void {
 
 /** The job as `jobspec2` answers it, from the decoded `job "<label>"` block and the job-level extras. */
 export function normalizeJob(
-  job: Decoded,
+  job: DecodedStruct,
   label: string,
-  extras: { vault: Decoded | null; secrets: Decoded[]; tasks: Decoded[] },
-): Decoded {
+  extras: { vault: DecodedStruct | null; secrets: DecodedStruct[]; tasks: DecodedStruct[] },
+): DecodedStruct {
   job.Name ??= label;
   job.ID ??= label;
-  const periodic = job.Periodic as Decoded | null;
+  const periodic = job.Periodic as DecodedStruct | null;
   if (periodic && (periodic.Spec !== null || periodic.Specs !== null)) periodic.SpecType = 'cron';
   normalizeVault(extras.vault);
   if (extras.tasks.length > 0) {
     const alone = extras.tasks.map((task) => ({ ...emptyStruct('TaskGroup'), Name: task.Name, Tasks: [task] }));
-    job.TaskGroups = [...alone, ...((job.TaskGroups as Decoded[] | null) ?? [])];
+    job.TaskGroups = [...alone, ...((job.TaskGroups as DecodedStruct[] | null) ?? [])];
   }
-  for (const group of (job.TaskGroups as Decoded[] | null) ?? []) {
-    normalizePorts(group.Networks as Decoded[] | null);
-    for (const task of (group.Tasks as Decoded[] | null) ?? []) {
-      const resources = task.Resources as Decoded | null;
-      if (resources) normalizePorts(resources.Networks as Decoded[] | null);
-      normalizeTemplates(task.Templates as Decoded[] | null);
-      normalizeVault(task.Vault as Decoded | null);
+  for (const group of (job.TaskGroups as DecodedStruct[] | null) ?? []) {
+    normalizePorts(group.Networks as DecodedStruct[] | null);
+    for (const task of (group.Tasks as DecodedStruct[] | null) ?? []) {
+      const resources = task.Resources as DecodedStruct | null;
+      if (resources) normalizePorts(resources.Networks as DecodedStruct[] | null);
+      normalizeTemplates(task.Templates as DecodedStruct[] | null);
+      normalizeVault(task.Vault as DecodedStruct | null);
       if (task.Vault === null && extras.vault) task.Vault = structuredClone(extras.vault);
-      const own = (task.Secrets as Decoded[] | null) ?? [];
+      const own = (task.Secrets as DecodedStruct[] | null) ?? [];
       if (own.length === 0) task.Secrets = extras.secrets.length > 0 ? structuredClone(extras.secrets) : task.Secrets;
       else task.Secrets = [...own, ...structuredClone(extras.secrets)];
       // Pre-1.7 agents read the default identity from Task.Identity.
-      const identities = (task.Identities as Decoded[] | null) ?? [];
+      const identities = (task.Identities as DecodedStruct[] | null) ?? [];
       const index = identities.findIndex((identity) => identity.Name === '' || identity.Name === 'default');
       if (index >= 0) {
         task.Identity = identities[index];

@@ -11,7 +11,7 @@
 import { badRequest } from '../../../lib/errors.ts';
 import { maxJobBytes } from '../jobs/model.ts';
 import { blockTree, childrenOf } from './block-order.ts';
-import { type Decoded, decodeBlock, labelled, within } from './decode.ts';
+import { type DecodedStruct, decodeBlock, labelled, within } from './decode.ts';
 import { hclError } from './expressions.ts';
 import { normalizeJob } from './normalize.ts';
 import { resolveScope, singleBody } from './variables.ts';
@@ -64,7 +64,7 @@ export interface ParseRequest {
   Variables?: string;
 }
 
-export async function parseJobHcl(request: ParseRequest): Promise<Decoded> {
+export async function parseJobHcl(request: ParseRequest): Promise<DecodedStruct> {
   for (const [field, text] of [
     ['JobHCL', request.JobHCL],
     ['Variables', request.Variables ?? ''],
@@ -98,7 +98,7 @@ export async function parseJobHcl(request: ParseRequest): Promise<Decoded> {
       : decodeBlock('Vault', singleBody(extras.found.vault, where, 'vault'), within(where, 'vault'), scope, {
           node: childrenOf(node, 'vault')[0],
         });
-  const labelledBlocks = (name: string, structName: string): Decoded[] =>
+  const labelledBlocks = (name: string, structName: string): DecodedStruct[] =>
     extras.found[name] === undefined
       ? []
       : labelled(extras.found[name], where, name, node).map(([label, item, child]) =>

@@ -4,7 +4,7 @@ import { FunctionUrlOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { type CfnFunction, CfnPermission, FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import { Api, type StackContext, use } from 'sst/constructs';
 import { alarmThresholds, distributionAlarm, functionAlarms, httpApiAlarms } from './alarms.ts';
-import { keyhavenFunction } from './functions.ts';
+import { hclParserFiles, keyhavenFunction } from './functions.ts';
 import {
   cloudFrontFunction,
   httpApiOrigin,
@@ -69,6 +69,7 @@ export function SchedulerApi({ stack }: StackContext) {
     handler: 'functions/scheduler/api.handler',
     description: 'keyhaven scheduler: ACL endpoints and blocking queries',
     reservedConcurrentExecutions: config.reservedConcurrency.schedulerApi,
+    copyFiles: hclParserFiles,
     environment: {
       KEYHAVEN_ORIGIN_SECRET: origin.value,
       KEYHAVEN_CONSOLE_ORIGINS: consoleOrigin,

@@ -107,6 +107,17 @@ export function coreEnvironment({ table, sealingKey, config }: FunctionContext):
 export const providedByRuntime = ['@aws-sdk/*'] as const;
 
 /**
+ * The HCL parser the scheduler's `POST /v1/jobs/parse` loads on its first parse (`@cdktf/hcl2json`, with fs-extra
+ * and what fs-extra needs): it reads its WebAssembly from its own package folder, so it cannot be bundled; the
+ * scheduler API function ships these folders beside its bundle, as the lockfile installed them (no install at build
+ * time), and imports the package by name.
+ */
+export const hclParserFiles = ['@cdktf/hcl2json', 'graceful-fs', 'jsonfile', 'universalify'].map((name) => ({
+  from: `node_modules/${name}`,
+  to: `node_modules/${name}`,
+}));
+
+/**
  * The name of a function's role: `keyhaven.<stage>.<region>.<function id>`. The sealing key's policy names the roles
  * by this pattern (`aws:PrincipalArn`), since the roles live in stacks that depend on the key's. Dots separate the
  * parts because stage names cannot hold one, so no other stage's (or region's) roles match this stage's prefix.

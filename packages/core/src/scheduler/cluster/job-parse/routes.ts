@@ -8,10 +8,11 @@
  */
 import * as z from 'zod/mini';
 import { badRequest } from '../../../lib/errors.ts';
+import { namespaceQuery } from '../../http/namespaced-list.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import { canonicalJob } from '../jobs/model.ts';
-import { allowsAny, namespaceQuery } from '../jobs/routes.ts';
+import { allowsAny } from '../jobs/routes.ts';
 import { parseJobHcl } from './parse-job.ts';
 
 const parseBody = z.object({

@@ -3,16 +3,16 @@
  * (`job-plan.ts`, `PUT /v1/job/:id/plan`): the snapshot it reads (the job, its versions and allocations, the nodes and
  * the allocations on them, each node's allocation version) and the reconciler and placement over it.
  */
-import { isTerminal } from '../cluster/allocations/model.ts';
+import { type Allocation, isTerminal } from '../cluster/allocations/model.ts';
 import type { StoredAllocation } from '../cluster/allocations/store.ts';
 import type { Evaluation } from '../cluster/evaluations/model.ts';
 import type { ClusterDeployment } from '../cluster/deployments/model.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import { inDatacenters } from '../cluster/jobs/system-jobs.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
-import { place } from '../placement/place.ts';
+import { inPlaceUpdate, place } from '../placement/place.ts';
 import { reconcile } from '../placement/reconcile.ts';
-import type { PlacementResult, Reconciliation } from '../placement/types.ts';
+import type { AllocatedResources, PlacementResult, Reconciliation } from '../placement/types.ts';
 import type { WorkerParts } from './outcome.ts';
 
 export interface EvaluationSnapshot {
@@ -64,11 +64,23 @@ export interface Decision {
   placed: PlacementResult;
   /** Per task group, the allocations left unplaced. */
   queued: Record<string, number>;
+  /** Per allocation updated in place, the resources it holds at the job's new version (Nomad's inplaceUpdate). */
+  inplaceResources: Map<string, AllocatedResources>;
 }
 
 /** The reconciler and placement over a snapshot (`seed` makes placement's shuffle exact). */
 export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now: number, seed: string): Decision {
   const job = snapshot.job;
+  // Nomad's inplaceUpdate: an update that needs no restart is checked on its node (the allocation itself freed); one
+  // that no longer fits there (its resources grew) is destructive instead. What fits is the resources it then holds.
+  const fitting = inPlaceUpdate({ nodes: snapshot.nodes, allocs: snapshot.nodeAllocs }, seed);
+  const inplaceResources = new Map<string, AllocatedResources>();
+  const fitsInPlace = (alloc: Allocation, version: Job, node: ClusterNode): boolean => {
+    const resources = fitting(alloc, version, node);
+    if (resources) inplaceResources.set(alloc.ID, resources);
+    else inplaceResources.delete(alloc.ID);
+    return resources !== null;
+  };
   const reconciliation = reconcile({
     jobId: evaluation.JobID,
     job,
@@ -79,6 +91,7 @@ export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now
     now,
     ...(snapshot.deployment ? { deployment: snapshot.deployment } : {}),
     eligibleNodes: snapshot.nodes.filter((node) => job !== undefined && schedulable(node, job)),
+    fitsInPlace,
   });
   const placed =
     job && reconciliation.place.length > 0
@@ -88,7 +101,7 @@ export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now
   for (const request of reconciliation.place) queued[request.group] = (queued[request.group] ?? 0) + 1;
   for (const placement of placed.placements)
     queued[placement.request.group] = (queued[placement.request.group] ?? 1) - 1;
-  return { reconciliation, placed, queued };
+  return { reconciliation, placed, queued, inplaceResources };
 }
 
 /** Nomad's `Node.Ready` in the job's pool: where placement may put the job's allocations. */

@@ -156,7 +156,15 @@ export class EvaluationWorker {
       const placed = decision.placed;
       failed = placed.failed;
       queued = decision.queued;
-      const plan = planOf(evaluation, job, reconciliation, placed.placements, snapshot.versions, this.now);
+      const plan = planOf(
+        evaluation,
+        job,
+        reconciliation,
+        placed.placements,
+        snapshot.versions,
+        this.now,
+        decision.inplaceResources,
+      );
       if (plan.place.length === 0 && plan.update.length === 0 && !PlanApplier.changesDeployments(plan)) break;
       const applied = await this.applier.apply(plan);
       if (applied.rejectedNodes.size === 0) break;

@@ -468,6 +468,14 @@ export const itemKindRows: readonly ItemKindRow[] = [
     why: 'a whole job as it was at a version, which a revert would run again',
   }),
   row({
+    name: 'job summary',
+    where: '`sched#job-summary#<namespace>` / `<job ID>`',
+    pk: /^sched#job-summary#/,
+    sk: /./,
+    protection: 'not security state',
+    why: "counts of a job's allocations by client state and of its children by status, shown in job lists; nothing is decided by them",
+  }),
+  row({
     name: 'evaluation',
     where: '`sched#eval#<shard>` / `<evaluation ID>`',
     pk: new RegExp(`^sched#eval(${shard})?$`),

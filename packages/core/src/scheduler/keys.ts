@@ -62,6 +62,12 @@ export const NAMESPACE_PK = 'sched#namespace';
  */
 export const jobPk = (namespace: string): string => `sched#job#${namespace}`;
 
+/**
+ * Job summaries (`cluster/jobs/summary.ts`): one partition per namespace, the job's ID the sort key, each item a
+ * Nomad `JobSummary` (counts only), so the jobs list reads a namespace's summaries in one Query.
+ */
+export const jobSummaryPk = (namespace: string): string => `sched#job-summary#${namespace}`;
+
 /** Cluster nodes by ID, sharded 16 ways by the ID (`storage/due.ts` `shardKey`): the full Node, its SecretID removed. */
 export const NODE_PK = 'sched#node';
 /**

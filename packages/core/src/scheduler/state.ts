@@ -22,6 +22,7 @@ export type TableName =
   | 'node_pools'
   | 'namespaces'
   | 'jobs'
+  | 'job_summary'
   | 'allocs'
   | 'evals'
   | 'service_registrations'

@@ -160,7 +160,7 @@ export class OutcomeRecorder {
           stored,
         );
       }
-      const tables: Array<'evals' | 'allocs' | 'jobs'> = ['evals'];
+      const tables: Array<'evals' | 'allocs' | 'jobs' | 'job_summary'> = ['evals'];
       // The follow-ups' allocations carry their evaluation's ID, so the next run does not schedule them again.
       const marks = new Map<string, string>();
       for (const { followup, evaluation: next } of followups)
@@ -179,12 +179,16 @@ export class OutcomeRecorder {
       if (job) {
         const status = await this.jobStatus(job, blocked !== undefined || outcome.status === 'blocked');
         if (status !== job.Status) {
-          const { write, event } = jobs.statusWrite(job, status, index, 'EvaluationUpdated');
-          items.push(write);
+          const { writes, event } = await jobs.statusWrites(job, status, index, 'EvaluationUpdated');
+          items.push(...writes);
           events.push(event);
           tables.push('jobs');
         }
       }
+      // What the evaluation left queued, in the job's summary (Nomad's nestedUpsertEval).
+      const queuedWrites = await jobs.summaries.queuedWrites(current.Namespace, current.JobID, outcome.queued, index);
+      items.push(...queuedWrites);
+      if (queuedWrites.length > 0 || (job?.ParentID ?? '') !== '') tables.push('job_summary');
       return { items, tables, events };
     });
   }

@@ -21,6 +21,7 @@ import { type Evaluation, evaluationEvent, pendingEvaluation } from '../evaluati
 import type { Evaluations } from '../evaluations/store.ts';
 import { allocationServicesRemoval } from '../services/store.ts';
 import type { Jobs } from '../jobs/store.ts';
+import type { JobSummaries } from '../jobs/summary.ts';
 import type { Job } from '../jobs/model.ts';
 import { validUuid } from '../nodes/model.ts';
 import type { AllocDeploymentStatus, Allocation, ClientStatus, TaskState } from './model.ts';
@@ -88,10 +89,17 @@ export class Allocations {
     private readonly state: SchedulerState,
     private readonly jobs: Jobs,
     private readonly evaluations: Evaluations,
-  ) {}
+  ) {
+    jobs.summaries.allocationsWith((namespace, id) => this.ofJob(namespace, id));
+  }
 
   private get store() {
     return this.state.store;
+  }
+
+  /** The job summaries that every write of allocations keeps (`jobs/summary.ts`). */
+  get summaries(): JobSummaries {
+    return this.jobs.summaries;
   }
 
   static key = (nodeId: string, id: string): Key => ({ pk: allocNodePk(nodeId), sk: id });
@@ -231,6 +239,7 @@ export class Allocations {
     const index = await this.commitOrExplain(async (index) => {
       const now = this.state.clock.now();
       const current = new Map((await this.onNode(nodeId)).map((alloc) => [alloc.ID, alloc]));
+      const reported = new Map(current);
       const items: Write[] = [];
       const events: PendingEvent[] = [];
       const evaluations = new Map<string, Evaluation>();
@@ -296,6 +305,16 @@ export class Allocations {
         unchangedIndex = await this.state.tableIndex(['allocs']);
         return undefined;
       }
+      // The client statuses counted in their jobs' summaries (Nomad's updateSummaryWithAlloc), in the same write.
+      const counted = [...new Set(updates.map((update) => update.ID))]
+        .map((id) => ({ before: reported.get(id), after: current.get(id) }))
+        .filter(
+          (change): change is { before: StoredAllocation; after: StoredAllocation } =>
+            change.before !== undefined && change.after !== undefined,
+        );
+      const summaryWrites = await this.summaries.allocationWrites(counted, index);
+      items.push(...summaryWrites);
+      if (summaryWrites.length > 0) tables.add('job_summary');
       // Nomad's drainer moves a draining node's allocations a few at a time, as the others are healthy: an allocation
       // that became healthy lets the next ones of its job move, so the job is evaluated again (`node-drain`).
       for (const [jobKey, alloc] of healthier) {

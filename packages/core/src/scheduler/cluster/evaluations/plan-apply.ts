@@ -24,6 +24,7 @@ import { allocationServicesRemoval } from '../services/store.ts';
 import type { ClusterDeployment } from '../deployments/model.ts';
 import type { DeploymentChanges, Deployments } from '../deployments/store.ts';
 import type { ClusterNodes } from '../nodes/store.ts';
+import type { CountedChange } from '../jobs/summary.ts';
 
 /** What one transaction of a plan may hold besides the state's own writes (index, table indexes, events). */
 const writesPerTransaction = 90;
@@ -97,6 +98,7 @@ export class PlanApplier {
           const items: Write[] = [];
           const joined: StoredAllocation[] = [];
           const removals: PendingEvent[] = [];
+          const counted: CountedChange[] = [];
           const tables = new Set<TableName>(['allocs']);
           const beats = await Promise.all(batch.map((part) => this.nodes.beat(part.nodeId)));
           for (const [position, part] of batch.entries()) {
@@ -122,6 +124,7 @@ export class PlanApplier {
               const after = { ...change(before, index), ModifyIndex: index, AllocModifyIndex: index };
               items.push(this.allocations.updated(after, before));
               outcome.updated.push(after);
+              counted.push({ before, after });
               if (after.DeploymentID && after.DeploymentID !== before.DeploymentID) joined.push(after);
               if (
                 terminalClientStatuses.includes(after.ClientStatus) &&
@@ -141,6 +144,13 @@ export class PlanApplier {
             items.push(this.nodes.allocIndexWrite(beat, index));
           }
           const written = [...outcome.placed, ...outcome.updated];
+          // The allocations counted in their job's summary, in the same write (Nomad's updateSummaryWithAlloc).
+          const summaryWrites = await this.allocations.summaries.allocationWrites(
+            [...outcome.placed.map((after) => ({ after })), ...counted],
+            index,
+          );
+          items.push(...summaryWrites);
+          if (summaryWrites.length > 0) tables.add('job_summary');
           // Allocations that join a deployment count in it (Nomad's state store: new, or of another deployment).
           joined.push(...outcome.placed.filter((alloc) => alloc.DeploymentID));
           const deploymentWrites =

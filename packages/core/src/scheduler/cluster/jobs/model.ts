@@ -7,6 +7,7 @@
 import * as z from 'zod/mini';
 import { badRequest } from '../../../lib/errors.ts';
 import { shown } from '../../acl/identifiers.ts';
+import { countedSummary, type JobSummary } from './summary.ts';
 
 /** A stored job: Nomad's Job with what this service reads typed. */
 export interface Job extends Record<string, unknown> {
@@ -319,7 +320,7 @@ function taskGroupProblems(group: Loose): string[] {
 }
 
 /** Nomad's JobListStub of a stored job (`meta`: with its Meta). */
-export function jobStub(job: Job, withMeta = false): Record<string, unknown> {
+export function jobStub(job: Job, withMeta = false, summary?: JobSummary): Record<string, unknown> {
   return {
     ID: job.ID,
     ParentID: job.ParentID ?? '',
@@ -335,56 +336,13 @@ export function jobStub(job: Job, withMeta = false): Record<string, unknown> {
     Stop: job.Stop,
     Status: job.Status,
     StatusDescription: job.StatusDescription,
-    JobSummary: jobSummary(job),
+    // A job registered before summaries were kept has none stored: zeros until its next change counts it.
+    JobSummary: summary ?? countedSummary(job, []),
     CreateIndex: job.CreateIndex,
     ModifyIndex: job.ModifyIndex,
     JobModifyIndex: job.JobModifyIndex,
     SubmitTime: job.SubmitTime,
     ...(withMeta ? { Meta: job.Meta } : {}),
-  };
-}
-
-/** What a job summary counts of one allocation: its task group and client status. */
-export interface SummarizedAllocation {
-  TaskGroup: string;
-  ClientStatus: string;
-}
-
-const summaryField: Record<string, string> = {
-  pending: 'Starting',
-  running: 'Running',
-  complete: 'Complete',
-  failed: 'Failed',
-  lost: 'Lost',
-  unknown: 'Unknown',
-};
-
-/**
- * Nomad's JobSummary: per task group the allocations in each client state (`pending` counts as `Starting`), and
- * `Queued` the allocations its latest evaluation could not place. Without allocations (a list's stub) every count is 0.
- */
-export function jobSummary(
-  job: Job,
-  allocs: SummarizedAllocation[] = [],
-  queued: Record<string, number> = {},
-): Record<string, unknown> {
-  const summary: Record<string, Record<string, number>> = {};
-  const groupOf = (name: string) => {
-    summary[name] ??= { Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 };
-    return summary[name];
-  };
-  for (const group of job.TaskGroups) groupOf(group.Name).Queued = queued[group.Name] ?? 0;
-  for (const alloc of allocs) {
-    const field = summaryField[alloc.ClientStatus];
-    if (field) groupOf(alloc.TaskGroup)[field] = (groupOf(alloc.TaskGroup)[field] ?? 0) + 1;
-  }
-  return {
-    JobID: job.ID,
-    Namespace: job.Namespace,
-    Summary: summary,
-    Children: { Pending: 0, Running: 0, Dead: 0 },
-    CreateIndex: job.CreateIndex,
-    ModifyIndex: job.ModifyIndex,
   };
 }
 

@@ -15,7 +15,8 @@ import { route, type SchedulerReply, type SchedulerRoute } from '../../http/rout
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
 import { jobDiff } from './diff.ts';
-import { canonicalJob, jobStub, jobSummary, type RegisterBody, registerBody, validateJob } from './model.ts';
+import { canonicalJob, jobStub, type RegisterBody, registerBody, validateJob } from './model.ts';
+import { countedSummary } from './summary.ts';
 
 const jobId = z.string().check(z.describe('The job ID.'));
 /** A query flag read as Go's strconv.ParseBool reads it (absent or empty: false). */
@@ -105,7 +106,8 @@ export const jobRoutes: SchedulerRoute[] = [
       meta: boolQuery('meta', 'Include each job’s Meta.'),
       ...listParameters,
     },
-    blocking: ['jobs'],
+    // Nomad's Job.List: the later of the jobs' and the job summaries' indexes (a stub carries its summary).
+    blocking: ['jobs', 'job_summary'],
     returns: 'The job stubs, sorted by ID (paginated: `X-Nomad-NextToken`).',
     handler: async ({ scheduler, caller, query }) => {
       const who = await caller();
@@ -117,10 +119,15 @@ export const jobRoutes: SchedulerRoute[] = [
           const namespaces =
             namespace === '*' ? (await scheduler.namespaces.list()).map((entry) => entry.Name) : [namespace];
           const jobs = (await Promise.all(namespaces.map((name) => scheduler.jobs.list(name)))).flat();
+          const summaries = new Map(
+            await Promise.all(
+              namespaces.map(async (name) => [name, await scheduler.jobs.summaries.ofNamespace(name)] as const),
+            ),
+          );
           const stubs = jobs
             .filter((job) => job.ID.startsWith(query.prefix ?? ''))
             .filter((job) => who.acl.allowNamespaceOperation(job.Namespace, 'list-jobs'))
-            .map((job) => jobStub(job, query.meta ?? false));
+            .map((job) => jobStub(job, query.meta ?? false, summaries.get(job.Namespace)?.get(job.ID)));
           const page = paginate(stubs, {
             ...query,
             expression,
@@ -247,17 +254,17 @@ export const jobRoutes: SchedulerRoute[] = [
     access: 'token',
     params: { id: jobId },
     query: { namespace: namespaceQuery },
-    blocking: ['jobs', 'allocs', 'evals'],
+    blocking: ['jobs', 'job_summary'],
     returns: 'JobSummary.',
     handler: async ({ scheduler, caller, params, query }) =>
       readJob(params.id, query.namespace, scheduler, async (ns) => {
         const job = await scheduler.jobs.get(ns, params.id);
         if (!job) throw notFound('job not found');
-        // Queued: what the job's latest evaluation that ran could not place (Nomad updates it with each one).
-        const latest = (await scheduler.evaluations.ofJob(ns, params.id)).find(
-          (evaluation) => evaluation.QueuedAllocations !== null,
+        // Kept with every write that changes it; a job registered before summaries were kept is counted now.
+        return (
+          (await scheduler.jobs.summaries.get(ns, params.id)) ??
+          countedSummary(job, await scheduler.allocations.ofJob(ns, params.id))
         );
-        return jobSummary(job, await scheduler.allocations.ofJob(ns, params.id), latest?.QueuedAllocations ?? {});
       })(caller),
   }),
   route({

@@ -16,6 +16,7 @@ import type { Evaluations } from '../evaluations/store.ts';
 import type { Namespaces } from '../namespaces/store.ts';
 import type { NodePools } from '../node-pools/store.ts';
 import { evaluatesOnRegister, type Job, jobStatus, maxJobBytes, specOf } from './model.ts';
+import { JobSummaries } from './summary.ts';
 
 export const jobKind = itemKind('scheduler-job');
 export const jobVersionKind = itemKind('scheduler-job-version');
@@ -40,12 +41,17 @@ export interface RegisterResult {
 const enforcePrefix = 'Enforcing job modify index';
 
 export class Jobs {
+  /** The jobs' summaries, written with each registration, placement, client update and evaluation outcome. */
+  readonly summaries: JobSummaries;
+
   constructor(
     private readonly state: SchedulerState,
     private readonly namespaces: Namespaces,
     private readonly nodePools: NodePools,
     private readonly evaluations: Evaluations,
-  ) {}
+  ) {
+    this.summaries = new JobSummaries(state, (namespace, id) => this.get(namespace, id));
+  }
 
   async get(namespace: string, id: string): Promise<Job | undefined> {
     return withoutKeys<Job>(await this.state.store.getVerified(jobKind, jobPk(namespace), id));
@@ -133,12 +139,17 @@ export class Jobs {
           Warnings: '',
           Index: index,
         };
+        const summaryWrites = await this.summaries.registered(stored, index, existing?.Status);
         return {
           items: [
             ...this.jobWrites(stored, existing, changed),
             ...(evaluation ? [this.evaluations.put(evaluation)] : []),
+            ...summaryWrites,
           ],
-          tables: evaluation ? ['jobs', 'evals'] : ['jobs'],
+          tables: [
+            ...(evaluation ? (['jobs', 'evals'] as const) : (['jobs'] as const)),
+            ...(summaryWrites.length > 0 ? (['job_summary'] as const) : []),
+          ],
           events: events('JobRegistered', stored, evaluation),
         };
       });
@@ -175,7 +186,8 @@ export class Jobs {
             )
           : undefined;
         const evalWrites = evaluation ? [this.evaluations.put(evaluation)] : [];
-        const tables: Array<'jobs' | 'evals'> = evaluation ? ['jobs', 'evals'] : ['jobs'];
+        const tables: Array<'jobs' | 'evals' | 'job_summary'> = evaluation ? ['jobs', 'evals'] : ['jobs'];
+        tables.push('job_summary');
         result = {
           EvalID: evaluation?.ID ?? '',
           EvalCreateIndex: evaluation ? index : 0,
@@ -194,6 +206,9 @@ export class Jobs {
               { delete: { pk: jobPk(namespace), sk: id }, when: { equals: { ModifyIndex: existing.ModifyIndex } } },
               ...versions.map((version): Write => ({ delete: { pk: version.pk, sk: version.sk } })),
               ...evalWrites,
+              this.summaries.deleted(namespace, id),
+              // A purged child leaves its parent's children (Nomad's DeleteJobTxn).
+              ...(await this.summaries.childStatus(existing, existing.Status, '', index)),
             ],
             tables,
             events: [jobEvent, ...(evaluation ? [evaluationEvent('JobDeregistered', evaluation)] : [])],
@@ -211,7 +226,11 @@ export class Jobs {
           JobModifyIndex: changed ? index : existing.JobModifyIndex,
         };
         return {
-          items: [...this.jobWrites(stopped, existing, changed), ...evalWrites],
+          items: [
+            ...this.jobWrites(stopped, existing, changed),
+            ...evalWrites,
+            ...(await this.summaries.childStatus(existing, existing.Status, stopped.Status, index)),
+          ],
           tables,
           events: events('JobDeregistered', stopped, evaluation),
         };
@@ -224,16 +243,25 @@ export class Jobs {
   }
 
   /**
-   * The write that sets a job's status (Nomad's setJobStatus, when its allocations or evaluations change it), for the
+   * The writes that set a job's status (Nomad's setJobStatus, when its allocations or evaluations change it), for the
    * transaction of that change, and its Job-topic event of the write's `type`.
    */
-  statusWrite(job: Job, status: string, index: number, type: string): { write: Write; event: PendingEvent } {
+  async statusWrites(
+    job: Job,
+    status: string,
+    index: number,
+    type: string,
+  ): Promise<{ writes: Write[]; event: PendingEvent }> {
     const updated: Job = { ...job, Status: status, ModifyIndex: index };
     return {
-      write: {
-        put: this.state.store.signed(jobKind, { pk: jobPk(job.Namespace), sk: job.ID, ...updated }),
-        when: unchangedSince(job),
-      },
+      writes: [
+        {
+          put: this.state.store.signed(jobKind, { pk: jobPk(job.Namespace), sk: job.ID, ...updated }),
+          when: unchangedSince(job),
+        },
+        // A child job's status counts in its parent's summary (Nomad's setJobSummary).
+        ...(await this.summaries.childStatus(job, job.Status, status, index)),
+      ],
       event: jobEventOf(type, updated),
     };
   }

@@ -133,3 +133,101 @@ export async function secretsCall(
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
+
+/** One answer of the scheduler API, read as text once (and as JSON on demand). */
+export interface SchedulerAnswer {
+  status: number;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response JSON
+  json: () => any;
+}
+
+/** A node as its agent registers it: the fields the fixture needs to register it and beat for it. */
+interface BeatingNode {
+  ID: string;
+  SecretID: string;
+}
+
+/**
+ * The scheduler pages' shared fixture: the product and Chromium, the management token from the ACL bootstrap, the
+ * API as another client calls it, a signed-in tab, and (when asked) nodes registered over the client protocol that
+ * keep beating as their agents would (the product's sweep runs on the real clock), plus namespaces made up front.
+ */
+export interface SchedulerConsole {
+  product: ConsoleProduct;
+  browser: Browser;
+  management: string;
+  /** One call to the scheduler API (`/v1/<apiPath>`), with the management token unless given. */
+  api(method: string, apiPath: string, body?: unknown, token?: string): Promise<SchedulerAnswer>;
+  /** A new tab signed in to the scheduler with `token` (the management token unless given). */
+  signedIn(
+    token?: string,
+    size?: 'laptop' | 'phone',
+  ): Promise<{ context: BrowserContext; page: Page; requests: string[] }>;
+  /** Opens a console path under `scheduler/`. */
+  open(page: Page, consolePath: string): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+export async function startSchedulerConsole(
+  options: {
+    /** Registered and made ready before the tests; beaten every 5 s for as long as the fixture runs (read anew each beat, so a test may add one). */
+    nodes?: BeatingNode[];
+    namespaces?: string[];
+  } = {},
+): Promise<SchedulerConsole> {
+  const [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
+  const bootstrap = await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' });
+  const management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
+  const api = async (method: string, apiPath: string, body?: unknown, token = management) => {
+    const response = await fetch(`${product.schedulerUrl}/v1/${apiPath}`, {
+      method,
+      headers: { 'X-Nomad-Token': token, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, text, json: () => JSON.parse(text) };
+  };
+  const expectOk = async (answer: Promise<SchedulerAnswer>, what: string) => {
+    const { status, text } = await answer;
+    if (status !== 200) throw new Error(`${what}: ${status} ${text}`);
+  };
+  const nodes = options.nodes ?? [];
+  if (nodes.length > 0) {
+    const intro = (await api('PUT', 'acl/identity/client-introduction-token', {})).json() as { JWT: string };
+    for (const node of nodes) {
+      await expectOk(api('POST', 'client/register', { Node: node }, intro.JWT), `registering node ${node.ID}`);
+      await expectOk(api('PUT', `client/node/${node.ID}/status`, { Status: 'ready' }, node.SecretID), 'node ready');
+    }
+  }
+  for (const name of options.namespaces ?? [])
+    await expectOk(api('PUT', `namespace/${encodeURIComponent(name)}`, { Name: name }), `namespace ${name}`);
+  const beating =
+    nodes.length === 0
+      ? undefined
+      : setInterval(() => {
+          for (const node of nodes)
+            void api('PUT', `client/node/${node.ID}/status`, { Status: 'ready' }, node.SecretID).catch(() => undefined);
+        }, 5_000);
+  return {
+    product,
+    browser,
+    management,
+    api,
+    async signedIn(token = management, size = 'laptop') {
+      const opened = await newConsolePage(browser, size);
+      await signInWithToken(opened.page, product, 'scheduler', token);
+      return opened;
+    },
+    open: (page, consolePath) => page.goto(`${product.consoleUrl}scheduler/${consolePath}`),
+    async stop() {
+      clearInterval(beating);
+      await browser.close();
+      await product.stop();
+    },
+  };
+}
+
+/** Waits until the page's updates badge says it is live by `how`. */
+export const liveBy = (page: Page, how: 'event stream' | 'blocking queries') =>
+  page.getByRole('status', { name: 'Updates' }).getByText(`Live (${how})`).waitFor();

@@ -1,14 +1,6 @@
 import { exportSPKI, generateKeyPair } from 'jose';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ConsoleProduct,
-  launchBrowser,
-  newConsolePage,
-  screenshot,
-  signInWithToken,
-  startConsoleProduct,
-} from '../support/console.ts';
+import { type SchedulerConsole, screenshot, startSchedulerConsole } from '../support/console.ts';
 
 /**
  * The console's scheduler ACL pages in Chromium against the product as `npm start` runs it: a policy the service
@@ -16,64 +8,34 @@ import {
  * created, edited and deleted in the pages, each effect read back through the API; a token's secret is shown once,
  * hidden until revealed, and works.
  */
-let product: ConsoleProduct;
-let browser: Browser;
-let management = '';
 let pem = '';
 
-/** The scheduler API with the management token, as another client would call it. */
-async function api(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; text: string; json: () => unknown }> {
-  const response = await fetch(`${product.schedulerUrl}/v1/${path}`, {
-    method,
-    headers: { 'X-Nomad-Token': management, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: () => JSON.parse(text) };
-}
-
+let ui: SchedulerConsole;
 beforeAll(async () => {
-  [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
-  const bootstrap = await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' });
-  management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
+  ui = await startSchedulerConsole();
   pem = await exportSPKI((await generateKeyPair('EdDSA', { extractable: true })).publicKey);
-});
-afterAll(async () => {
-  await browser?.close();
-  await product?.stop();
-});
-
-async function signedIn(size: 'laptop' | 'phone' = 'laptop') {
-  const opened = await newConsolePage(browser, size);
-  await signInWithToken(opened.page, product, 'scheduler', management);
-  return opened;
-}
-
-const open = async (page: Page, path: string) => page.goto(`${product.consoleUrl}scheduler/${path}`);
+}, 120_000);
+afterAll(() => ui?.stop());
 
 describe('the scheduler ACL pages', () => {
   it('shows the service’s own message for a bad policy, then creates, edits and deletes a policy and a role', async () => {
-    const { context, page } = await signedIn();
+    const { context, page } = await ui.signedIn();
     const bad = 'namespace "default" { policy = "reed" }';
-    const expected = (await api('POST', 'acl/policy/probe', { Name: 'probe', Rules: bad })).text;
+    const expected = (await ui.api('POST', 'acl/policy/probe', { Name: 'probe', Rules: bad })).text;
     expect(expected).toContain('ACL policy validation failed');
 
-    await open(page, 'policies/new');
+    await ui.open(page, 'policies/new');
     await page.getByLabel('Name', { exact: true }).fill('readers');
     await page.getByLabel('Rules').fill(bad);
     await page.getByRole('button', { name: 'Create policy' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain(expected.trim());
-    expect((await api('GET', 'acl/policy/readers')).status).toBe(404);
+    expect((await ui.api('GET', 'acl/policy/readers')).status).toBe(404);
 
     await page.getByLabel('Rules').fill('namespace "default" { policy = "read" }');
     await page.getByLabel('Description').fill('reads jobs');
     await page.getByRole('button', { name: 'Create policy' }).click();
     await page.getByRole('heading', { name: 'ACL policy readers', exact: true }).waitFor();
-    expect((await api('GET', 'acl/policy/readers')).json()).toMatchObject({
+    expect((await ui.api('GET', 'acl/policy/readers')).json()).toMatchObject({
       Name: 'readers',
       Description: 'reads jobs',
       Rules: 'namespace "default" { policy = "read" }',
@@ -82,15 +44,15 @@ describe('the scheduler ACL pages', () => {
     await page.getByRole('form', { name: 'Edit policy readers' }).getByLabel('Description').fill('reads default jobs');
     await page.getByRole('button', { name: 'Save policy' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await api('GET', 'acl/policy/readers')).json()).toMatchObject({ Description: 'reads default jobs' });
+    expect((await ui.api('GET', 'acl/policy/readers')).json()).toMatchObject({ Description: 'reads default jobs' });
 
     // A role linked to the policy, chosen from the policies the token may list.
-    await open(page, 'roles/new');
+    await ui.open(page, 'roles/new');
     await page.getByLabel('Name', { exact: true }).fill('ops');
     await page.getByRole('checkbox', { name: 'readers' }).check();
     await page.getByRole('button', { name: 'Create role' }).click();
     await page.getByRole('heading', { name: 'ACL role', exact: true }).waitFor();
-    const role = (await api('GET', 'acl/role/name/ops')).json() as { ID: string; Policies: unknown };
+    const role = (await ui.api('GET', 'acl/role/name/ops')).json() as { ID: string; Policies: unknown };
     expect(role.Policies).toEqual([{ Name: 'readers' }]);
     await expect(page.getByRole('link', { name: 'readers' }).first().getAttribute('href')).resolves.toBe(
       '/ui/scheduler/policies/readers',
@@ -99,24 +61,27 @@ describe('the scheduler ACL pages', () => {
     await page.getByRole('form', { name: 'Edit role ops' }).getByLabel('Description').fill('operators');
     await page.getByRole('button', { name: 'Save role' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await api('GET', `acl/role/${role.ID}`)).json()).toMatchObject({ Name: 'ops', Description: 'operators' });
+    expect((await ui.api('GET', `acl/role/${role.ID}`)).json()).toMatchObject({
+      Name: 'ops',
+      Description: 'operators',
+    });
 
     await page.getByRole('button', { name: 'Delete role ops' }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
     await page.getByRole('heading', { name: 'ACL roles', exact: true }).waitFor();
-    expect((await api('GET', `acl/role/${role.ID}`)).status).toBe(404);
+    expect((await ui.api('GET', `acl/role/${role.ID}`)).status).toBe(404);
 
-    await open(page, 'policies/readers');
+    await ui.open(page, 'policies/readers');
     await page.getByRole('button', { name: 'Delete policy readers' }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
     await page.getByRole('heading', { name: 'ACL policies', exact: true }).waitFor();
-    expect((await api('GET', 'acl/policy/readers')).status).toBe(404);
+    expect((await ui.api('GET', 'acl/policy/readers')).status).toBe(404);
     await context.close();
   });
 
   it('creates a JWT auth method with a public key and a binding rule, edits both, and deletes them', async () => {
-    const { context, page } = await signedIn();
-    await open(page, 'auth-methods/new');
+    const { context, page } = await ui.signedIn();
+    await ui.open(page, 'auth-methods/new');
     await page.getByLabel('Name', { exact: true }).fill('corp');
     await page.getByLabel('Type').selectOption('JWT');
     await page.getByLabel('Token locality').selectOption('global');
@@ -126,7 +91,7 @@ describe('the scheduler ACL pages', () => {
     await page.getByLabel('List claim mappings').fill('groups = groups');
     await page.getByRole('button', { name: 'Create auth method' }).click();
     await page.getByRole('heading', { name: 'ACL auth method corp', exact: true }).waitFor();
-    expect((await api('GET', 'acl/auth-method/corp')).json()).toMatchObject({
+    expect((await ui.api('GET', 'acl/auth-method/corp')).json()).toMatchObject({
       Name: 'corp',
       Type: 'JWT',
       TokenLocality: 'global',
@@ -147,7 +112,7 @@ describe('the scheduler ACL pages', () => {
     await edit.getByLabel('Max token TTL').fill('2h');
     await page.getByRole('button', { name: 'Save auth method' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await api('GET', 'acl/auth-method/corp')).json()).toMatchObject({
+    expect((await ui.api('GET', 'acl/auth-method/corp')).json()).toMatchObject({
       MaxTokenTTL: '2h0m0s',
       Config: { BoundAudiences: ['nomad'], ClockSkewLeeway: '30s' },
     });
@@ -165,10 +130,10 @@ describe('the scheduler ACL pages', () => {
     await page.getByLabel('Description').fill('engineers read');
     await page.getByRole('button', { name: 'Create binding rule' }).click();
     await page.getByRole('heading', { name: 'ACL binding rule', exact: true }).waitFor();
-    const rules = (await api('GET', 'acl/binding-rules')).json() as Array<{ ID: string }>;
+    const rules = (await ui.api('GET', 'acl/binding-rules')).json() as Array<{ ID: string }>;
     expect(rules).toHaveLength(1);
     const id = (rules[0] as { ID: string }).ID;
-    expect((await api('GET', `acl/binding-rule/${id}`)).json()).toMatchObject({
+    expect((await ui.api('GET', `acl/binding-rule/${id}`)).json()).toMatchObject({
       AuthMethod: 'corp',
       Selector: '"eng" in list.groups',
       BindType: 'policy',
@@ -182,28 +147,28 @@ describe('the scheduler ACL pages', () => {
     await ruleForm.getByLabel('Bind name').fill('team-${value.team}');
     await page.getByRole('button', { name: 'Save binding rule' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax
-    expect((await api('GET', `acl/binding-rule/${id}`)).json()).toMatchObject({
+    expect((await ui.api('GET', `acl/binding-rule/${id}`)).json()).toMatchObject({
       BindType: 'role',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation syntax
       BindName: 'team-${value.team}',
     });
 
     await page.getByRole('button', { name: 'Delete binding rule' }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
     await page.getByRole('heading', { name: 'ACL binding rules', exact: true }).waitFor();
-    expect((await api('GET', `acl/binding-rule/${id}`)).status).toBe(404);
+    expect((await ui.api('GET', `acl/binding-rule/${id}`)).status).toBe(404);
 
-    await open(page, 'auth-methods/corp');
+    await ui.open(page, 'auth-methods/corp');
     await page.getByRole('button', { name: 'Delete auth method corp' }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
     await page.getByRole('heading', { name: 'ACL auth methods', exact: true }).waitFor();
-    expect((await api('GET', 'acl/auth-method/corp')).status).toBe(404);
+    expect((await ui.api('GET', 'acl/auth-method/corp')).status).toBe(404);
     await context.close();
   });
 
   it('never shows an OIDC method’s client secret, and an edit must give it again (the service’s message otherwise)', async () => {
     const secret = 'oidc-client-secret-never-shown';
-    const created = await api('POST', 'acl/auth-method', {
+    const created = await ui.api('POST', 'acl/auth-method', {
       Name: 'sso',
       Type: 'OIDC',
       MaxTokenTTL: '1h',
@@ -215,8 +180,8 @@ describe('the scheduler ACL pages', () => {
       },
     });
     expect(created.status).toBe(200);
-    const { context, page } = await signedIn();
-    await open(page, 'auth-methods/sso');
+    const { context, page } = await ui.signedIn();
+    await ui.open(page, 'auth-methods/sso');
     await page.getByRole('heading', { name: 'ACL auth method sso', exact: true }).waitFor();
     const edit = page.getByRole('form', { name: 'Edit auth method sso' });
     await expect(edit.getByLabel('OIDC client ID').inputValue()).resolves.toBe('keyhaven');
@@ -228,7 +193,7 @@ describe('the scheduler ACL pages', () => {
     await edit.getByLabel('OIDC client secret').fill(secret);
     await page.getByRole('button', { name: 'Save auth method' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    const read = (await api('GET', 'acl/auth-method/sso')).json() as {
+    const read = (await ui.api('GET', 'acl/auth-method/sso')).json() as {
       MaxTokenTTL: string;
       Config: Record<string, unknown>;
     };
@@ -239,11 +204,11 @@ describe('the scheduler ACL pages', () => {
   });
 
   it('creates a token whose secret is shown once, hidden until revealed, and works; lists and deletes tokens', async () => {
-    expect((await api('POST', 'acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(
+    expect((await ui.api('POST', 'acl/policy/jobs', { Rules: 'namespace "default" { policy = "read" }' })).status).toBe(
       200,
     );
-    const { context, page } = await signedIn();
-    await open(page, 'tokens/new');
+    const { context, page } = await ui.signedIn();
+    await ui.open(page, 'tokens/new');
     await page.getByLabel('Name', { exact: true }).fill('ci deployer');
     await page.getByLabel('Policies').fill('jobs');
     await page.getByLabel('Expiration TTL').fill('1h');
@@ -254,7 +219,7 @@ describe('the scheduler ACL pages', () => {
     await page.getByRole('button', { name: 'Reveal secret ID' }).click();
     const secret = (await secretCell.textContent()) ?? '';
     expect(secret).toMatch(/^[0-9a-f-]{36}$/);
-    const self = await fetch(`${product.schedulerUrl}/v1/acl/token/self`, { headers: { 'X-Nomad-Token': secret } });
+    const self = await fetch(`${ui.product.schedulerUrl}/v1/acl/token/self`, { headers: { 'X-Nomad-Token': secret } });
     const token = (await self.json()) as {
       AccessorID: string;
       Name: string;
@@ -263,7 +228,7 @@ describe('the scheduler ACL pages', () => {
     };
     expect(token).toMatchObject({ Name: 'ci deployer', Policies: ['jobs'], ExpirationTTL: '1h0m0s' });
 
-    await open(page, 'tokens');
+    await ui.open(page, 'tokens');
     await page.getByRole('link', { name: token.AccessorID }).waitFor();
     await expect(page.getByRole('cell', { name: 'ci deployer' }).isVisible()).resolves.toBe(true);
     await screenshot(page, 'scheduler-tokens');
@@ -274,9 +239,9 @@ describe('the scheduler ACL pages', () => {
     await page.getByRole('button', { name: 'Delete token ci deployer' }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
     await page.getByRole('heading', { name: 'ACL tokens', exact: true }).waitFor();
-    expect((await api('GET', `acl/token/${token.AccessorID}`)).status).toBe(404);
+    expect((await ui.api('GET', `acl/token/${token.AccessorID}`)).status).toBe(404);
 
-    // My token: the signed-in management token, read through acl/token/self.
+    // My token: the signed-in ui.management token, read through acl/token/self.
     await page.getByRole('link', { name: 'My token' }).click();
     await page.locator('.details').waitFor();
     await expect(page.getByRole('main').textContent()).resolves.toContain('Bootstrap Token');
@@ -284,15 +249,16 @@ describe('the scheduler ACL pages', () => {
   });
 
   it('shows the API’s 403 to a client token, and fits a phone', async () => {
-    const client = (await api('POST', 'acl/token', { Name: 'reader', Type: 'client', Policies: ['jobs'] })).json() as {
+    const client = (
+      await ui.api('POST', 'acl/token', { Name: 'reader', Type: 'client', Policies: ['jobs'] })
+    ).json() as {
       SecretID: string;
     };
-    const { context, page } = await newConsolePage(browser, 'phone');
-    await signInWithToken(page, product, 'scheduler', client.SecretID);
-    await open(page, 'tokens');
+    const { context, page } = await ui.signedIn(client.SecretID, 'phone');
+    await ui.open(page, 'tokens');
     await expect(page.getByRole('alert').textContent()).resolves.toContain('Permission denied');
     await expect(page.getByRole('alert').textContent()).resolves.toContain('HTTP 403');
-    await open(page, 'policies');
+    await ui.open(page, 'policies');
     await page.getByRole('link', { name: 'jobs' }).waitFor();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await context.close();

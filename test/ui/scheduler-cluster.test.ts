@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ConsoleProduct,
-  launchBrowser,
-  newConsolePage,
-  screenshot,
-  signInWithToken,
-  startConsoleProduct,
-} from '../support/console.ts';
+import { liveBy, type SchedulerConsole, screenshot, startSchedulerConsole } from '../support/console.ts';
 
 /**
  * The console's node-pool, namespace and node pages in Chromium against the product as `npm start` runs it: pools and
@@ -20,60 +13,29 @@ import {
  */
 /** Each case signs in and walks several pages, each request answered live: more than the default 30 s on a busy machine. */
 const caseTimeoutMs = 90_000;
-let product: ConsoleProduct;
-let browser: Browser;
-let management = '';
 
-async function api(
-  method: string,
-  path: string,
-  body?: unknown,
-  token = management,
-): Promise<{ status: number; text: string; json: () => unknown }> {
-  const response = await fetch(`${product.schedulerUrl}/v1/${path}`, {
-    method,
-    headers: { 'X-Nomad-Token': token, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: () => JSON.parse(text) };
-}
-
+let ui: SchedulerConsole;
 beforeAll(async () => {
-  [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
-  const bootstrap = await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' });
-  management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
-});
-afterAll(async () => {
-  await browser?.close();
-  await product?.stop();
-});
+  ui = await startSchedulerConsole();
+}, 120_000);
+afterAll(() => ui?.stop());
 
-async function signedIn(token = management) {
-  const opened = await newConsolePage(browser);
-  await signInWithToken(opened.page, product, 'scheduler', token);
-  return opened;
-}
-
-const open = async (page: Page, path: string) => page.goto(`${product.consoleUrl}scheduler/${path}`);
 const cell = (page: Page, text: string) => page.getByRole('cell', { name: text, exact: true });
-const liveBy = (page: Page, how: 'event stream' | 'blocking queries') =>
-  page.getByRole('status', { name: 'Updates' }).getByText(`Live (${how})`).waitFor();
 
 describe('the cluster pages: nodes, node pools, namespaces', () => {
   it(
     'creates, edits and deletes a node pool; built-ins cannot be deleted; the list follows the event stream',
     async () => {
-      const { context, page } = await signedIn();
+      const { context, page } = await ui.signedIn();
       await page.getByRole('link', { name: 'Node pools' }).click();
       await cell(page, 'default').waitFor();
       await cell(page, 'all').waitFor();
       await liveBy(page, 'event stream');
 
       // Written elsewhere: the list shows it without a reload.
-      expect((await api('PUT', 'node/pools', { Name: 'from-elsewhere', Description: 'made by the API' })).status).toBe(
-        200,
-      );
+      expect(
+        (await ui.api('PUT', 'node/pools', { Name: 'from-elsewhere', Description: 'made by the API' })).status,
+      ).toBe(200);
       await cell(page, 'from-elsewhere').waitFor();
       await screenshot(page, 'node-pools');
 
@@ -81,7 +43,7 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
       await page.getByLabel('Name', { exact: true }).fill('bad name');
       await page.getByRole('button', { name: 'Create node pool' }).click();
       await expect(page.getByRole('alert').textContent()).resolves.toContain('invalid name "bad name"');
-      expect((await api('GET', 'node/pool/bad%20name')).status).toBe(404);
+      expect((await ui.api('GET', 'node/pool/bad%20name')).status).toBe(404);
 
       await page.getByLabel('Name', { exact: true }).fill('gpu_racks');
       await page.getByLabel('Description').fill('the GPU racks');
@@ -90,7 +52,7 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
       await page.getByLabel('Scheduler algorithm').selectOption('spread');
       await page.getByRole('button', { name: 'Create node pool' }).click();
       await page.getByRole('heading', { name: 'Node pool gpu_racks', exact: true }).waitFor();
-      expect((await api('GET', 'node/pool/gpu_racks')).json()).toMatchObject({
+      expect((await ui.api('GET', 'node/pool/gpu_racks')).json()).toMatchObject({
         Name: 'gpu_racks',
         Description: 'the GPU racks',
         NodeIdentityTTL: 12 * 3600 * 1e9,
@@ -105,20 +67,20 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
       await page.getByLabel('Description').fill('GPU racks, row 2');
       await page.getByRole('button', { name: 'Save node pool' }).click();
       await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-      expect((await api('GET', 'node/pool/gpu_racks')).json()).toMatchObject({
+      expect((await ui.api('GET', 'node/pool/gpu_racks')).json()).toMatchObject({
         Description: 'GPU racks, row 2',
         NodeIdentityTTL: 12 * 3600 * 1e9,
       });
       // A change made elsewhere reaches the open page.
-      await api('PUT', 'node/pool/gpu_racks', { Name: 'gpu_racks', Description: 'changed elsewhere' });
+      await ui.api('PUT', 'node/pool/gpu_racks', { Name: 'gpu_racks', Description: 'changed elsewhere' });
       await detail('changed elsewhere');
 
       await page.getByRole('button', { name: 'Delete node pool gpu_racks' }).click();
       await page.getByRole('button', { name: 'Confirm delete' }).click();
       await page.getByRole('heading', { name: 'Node pools', exact: true }).waitFor();
-      expect((await api('GET', 'node/pool/gpu_racks')).status).toBe(404);
+      expect((await ui.api('GET', 'node/pool/gpu_racks')).status).toBe(404);
 
-      await open(page, 'node-pools/default');
+      await ui.open(page, 'node-pools/default');
       await page.getByText('A built-in pool: it cannot be changed or deleted.').waitFor();
       expect(await page.getByRole('button', { name: /^Delete/ }).count()).toBe(0);
       await context.close();
@@ -130,27 +92,27 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
     'a token with node_pool "prod-*" read sees prod pools only, following them with blocking reads',
     async () => {
       expect(
-        (await api('POST', 'acl/policy/prod-pools', { Rules: 'node_pool "prod-*" { policy = "read" }' })).status,
+        (await ui.api('POST', 'acl/policy/prod-pools', { Rules: 'node_pool "prod-*" { policy = "read" }' })).status,
       ).toBe(200);
-      const token = (await api('POST', 'acl/token', { Type: 'client', Policies: ['prod-pools'] })).json() as {
+      const token = (await ui.api('POST', 'acl/token', { Type: 'client', Policies: ['prod-pools'] })).json() as {
         SecretID: string;
       };
-      await api('PUT', 'node/pools', { Name: 'prod-one' });
-      const { context, page } = await signedIn(token.SecretID);
-      await open(page, 'node-pools');
+      await ui.api('PUT', 'node/pools', { Name: 'prod-one' });
+      const { context, page } = await ui.signedIn(token.SecretID);
+      await ui.open(page, 'node-pools');
       await cell(page, 'prod-one').waitFor();
       await liveBy(page, 'blocking queries');
       expect(await cell(page, 'default').count()).toBe(0);
       expect(await cell(page, 'from-elsewhere').count()).toBe(0);
-      await api('PUT', 'node/pools', { Name: 'prod-two' });
+      await ui.api('PUT', 'node/pools', { Name: 'prod-two' });
       await cell(page, 'prod-two').waitFor();
 
-      await open(page, 'node-pools/prod-one');
+      await ui.open(page, 'node-pools/prod-one');
       await page.getByRole('heading', { name: 'Node pool prod-one', exact: true }).waitFor();
       await page.getByRole('button', { name: 'Delete node pool prod-one' }).click();
       await page.getByRole('button', { name: 'Confirm delete' }).click();
       await expect(page.getByRole('alert').first().textContent()).resolves.toContain('Permission denied');
-      expect((await api('GET', 'node/pool/prod-one')).status).toBe(200);
+      expect((await ui.api('GET', 'node/pool/prod-one')).status).toBe(200);
       await context.close();
     },
     caseTimeoutMs,
@@ -159,11 +121,11 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
   it(
     'creates, edits and deletes a namespace; the list follows changes with blocking reads',
     async () => {
-      const { context, page } = await signedIn();
+      const { context, page } = await ui.signedIn();
       await page.getByRole('link', { name: 'Namespaces' }).click();
       await cell(page, 'default').waitFor();
       await liveBy(page, 'blocking queries');
-      expect((await api('PUT', 'namespace', { Name: 'made-elsewhere' })).status).toBe(200);
+      expect((await ui.api('PUT', 'namespace', { Name: 'made-elsewhere' })).status).toBe(200);
       await cell(page, 'made-elsewhere').waitFor();
 
       await page.getByRole('link', { name: 'Create namespace' }).click();
@@ -173,7 +135,7 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
       await page.getByLabel('Allowed node pools').fill('prod-*');
       await page.getByRole('button', { name: 'Create namespace' }).click();
       await page.getByRole('heading', { name: 'Namespace web', exact: true }).waitFor();
-      expect((await api('GET', 'namespace/web')).json()).toMatchObject({
+      expect((await ui.api('GET', 'namespace/web')).json()).toMatchObject({
         Name: 'web',
         Description: 'web services',
         Capabilities: { EnabledTaskDrivers: ['raw_exec', 'exec'] },
@@ -186,16 +148,16 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
       await page.getByLabel('Allowed node pools').fill('');
       await page.getByRole('button', { name: 'Save namespace' }).click();
       await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-      expect((await api('GET', 'namespace/web')).json()).toMatchObject({
+      expect((await ui.api('GET', 'namespace/web')).json()).toMatchObject({
         NodePoolConfiguration: { Allowed: null, Denied: ['dev'] },
       });
 
       await page.getByRole('button', { name: 'Delete namespace web' }).click();
       await page.getByRole('button', { name: 'Confirm delete' }).click();
       await page.getByRole('heading', { name: 'Namespaces', exact: true }).waitFor();
-      expect((await api('GET', 'namespace/web')).status).toBe(404);
+      expect((await ui.api('GET', 'namespace/web')).status).toBe(404);
 
-      await open(page, 'namespaces/default');
+      await ui.open(page, 'namespaces/default');
       await page.getByText('The default namespace cannot be deleted.').waitFor();
       await context.close();
     },
@@ -205,7 +167,7 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
   it(
     'lists registered nodes live, shows a node, and drains it and changes its eligibility',
     async () => {
-      const intro = (await api('PUT', 'acl/identity/client-introduction-token', { NodePool: 'edge' })).json() as {
+      const intro = (await ui.api('PUT', 'acl/identity/client-introduction-token', { NodePool: 'edge' })).json() as {
         JWT: string;
       };
       const id = randomUUID();
@@ -224,11 +186,11 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
         },
         Drivers: { raw_exec: { Detected: true, Healthy: true, HealthDescription: 'Healthy' } },
       };
-      const { context, page } = await signedIn();
+      const { context, page } = await ui.signedIn();
       await page.getByRole('link', { name: 'Nodes', exact: true }).click();
       await page.getByText('No nodes: start a client agent').waitFor();
       await liveBy(page, 'event stream');
-      const registered = await fetch(`${product.schedulerUrl}/v1/client/register`, {
+      const registered = await fetch(`${ui.product.schedulerUrl}/v1/client/register`, {
         method: 'POST',
         headers: { 'X-Nomad-Token': intro.JWT, 'Content-Type': 'application/json' },
         body: JSON.stringify({ Node: node }),
@@ -247,27 +209,27 @@ describe('the cluster pages: nodes, node pools, namespaces', () => {
 
       await page.getByRole('button', { name: 'Mark ineligible' }).click();
       await page.getByRole('button', { name: 'Mark eligible' }).waitFor();
-      expect((await api('GET', `node/${id}`)).json()).toMatchObject({ SchedulingEligibility: 'ineligible' });
+      expect((await ui.api('GET', `node/${id}`)).json()).toMatchObject({ SchedulingEligibility: 'ineligible' });
 
       await page.getByLabel('Drain deadline').fill('90m');
       await page.getByRole('button', { name: 'Drain', exact: true }).click();
       await page.getByRole('button', { name: 'Cancel drain' }).waitFor();
-      expect((await api('GET', `node/${id}`)).json()).toMatchObject({ DrainStrategy: { Deadline: 90 * 60 * 1e9 } });
+      expect((await ui.api('GET', `node/${id}`)).json()).toMatchObject({ DrainStrategy: { Deadline: 90 * 60 * 1e9 } });
       // Eligible while draining: the service refuses, and the page shows its words.
       await page.getByRole('button', { name: 'Mark eligible' }).click();
       await page.getByRole('alert').waitFor();
       await page.getByRole('button', { name: 'Cancel drain' }).click();
       await page.getByRole('button', { name: 'Drain', exact: true }).waitFor();
-      expect((await api('GET', `node/${id}`)).json()).toMatchObject({
+      expect((await ui.api('GET', `node/${id}`)).json()).toMatchObject({
         DrainStrategy: null,
         SchedulingEligibility: 'eligible',
       });
 
       // A change made elsewhere reaches the open page through the Node topic.
-      await api('PUT', `node/${id}/eligibility`, { Eligibility: 'ineligible' });
+      await ui.api('PUT', `node/${id}/eligibility`, { Eligibility: 'ineligible' });
       await page.getByRole('button', { name: 'Mark eligible' }).waitFor();
 
-      await open(page, 'node-pools/edge');
+      await ui.open(page, 'node-pools/edge');
       await page
         .getByRole('region', { name: 'Nodes in the pool' })
         .getByRole('link', { name: id.slice(0, 8) })

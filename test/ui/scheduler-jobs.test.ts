@@ -1,13 +1,12 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientNode } from '../support/cluster-nodes.ts';
 import {
-  type ConsoleProduct,
-  launchBrowser,
-  newConsolePage,
-  screenshot,
+  liveBy,
   signInWithToken,
-  startConsoleProduct,
+  type SchedulerConsole,
+  screenshot,
+  startSchedulerConsole,
 } from '../support/console.ts';
 
 /**
@@ -18,23 +17,9 @@ import {
  * it; a bad spec shows the service's 400; a token of one namespace sees only that namespace's jobs.
  */
 const caseTimeoutMs = 120_000;
-let product: ConsoleProduct;
-let browser: Browser;
-let management = '';
 const node = clientNode();
 /** The nodes the test beats for, as their agents would. */
 const nodes = [node];
-let beating: ReturnType<typeof setInterval> | undefined;
-
-async function call(method: string, path: string, body?: unknown, token = management) {
-  const response = await fetch(`${product.schedulerUrl}/v1/${path}`, {
-    method,
-    headers: { 'X-Nomad-Token': token, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: () => JSON.parse(text) };
-}
 
 /** A JSON job spec as a person would paste it: one raw_exec task, small enough for the node. */
 const spec = (id: string, count: number, extra: Record<string, unknown> = {}, cpu = 100) => ({
@@ -62,7 +47,7 @@ interface AllocStub {
   ClientStatus: string;
 }
 const allocationsOf = async (job: string, namespace = 'default') =>
-  (await call('GET', `job/${job}/allocations?namespace=${namespace}`)).json() as AllocStub[];
+  (await ui.api('GET', `job/${job}/allocations?namespace=${namespace}`)).json() as AllocStub[];
 
 /** Waits (polling the API, not sleeping a fixed time) until `check` holds. */
 async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string): Promise<T> {
@@ -75,34 +60,11 @@ async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, wh
   }
 }
 
+let ui: SchedulerConsole;
 beforeAll(async () => {
-  [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
-  const bootstrap = await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' });
-  management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
-  const intro = (await call('PUT', 'acl/identity/client-introduction-token', {})).json() as { JWT: string };
-  expect((await call('POST', 'client/register', { Node: node }, intro.JWT)).status).toBe(200);
-  expect((await call('PUT', `client/node/${node.ID}/status`, { Status: 'ready' }, node.SecretID)).status).toBe(200);
-  expect((await call('PUT', 'namespace/dev', { Name: 'dev' })).status).toBe(200);
-  // As its agent would, the node keeps beating (the product's sweep runs on the real clock).
-  beating = setInterval(() => {
-    for (const each of nodes)
-      void call('PUT', `client/node/${each.ID}/status`, { Status: 'ready' }, each.SecretID).catch(() => undefined);
-  }, 5_000);
+  ui = await startSchedulerConsole({ nodes, namespaces: ['dev'] });
 }, 120_000);
-afterAll(async () => {
-  clearInterval(beating);
-  await browser?.close();
-  await product?.stop();
-});
-
-async function signedIn(token = management) {
-  const opened = await newConsolePage(browser);
-  await signInWithToken(opened.page, product, 'scheduler', token);
-  return opened;
-}
-
-const liveBy = (page: Page, how: 'event stream' | 'blocking queries') =>
-  page.getByRole('status', { name: 'Updates' }).getByText(`Live (${how})`).waitFor();
+afterAll(() => ui?.stop());
 
 const allocationLinks = (page: Page) =>
   page
@@ -114,7 +76,7 @@ describe('the jobs pages', () => {
   it(
     'runs a job from the form, lists it, and follows its allocations live through a scale and a stop',
     async () => {
-      const { context, page } = await signedIn();
+      const { context, page } = await ui.signedIn();
       await page.getByRole('link', { name: 'Jobs', exact: true }).click();
       await page.getByText('No jobs here: run one.').waitFor();
       await liveBy(page, 'event stream');
@@ -129,10 +91,10 @@ describe('the jobs pages', () => {
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       const refusal = page.getByRole('alert');
       await refusal.getByText('Error 400').waitFor();
-      const refused = await call('PUT', 'jobs', { Job: spec('web', -1) });
+      const refused = await ui.api('PUT', 'jobs', { Job: spec('web', -1) });
       expect(refused.status).toBe(400);
       expect(await refusal.locator('li').first().textContent()).toBe(refused.text.trim());
-      expect((await call('GET', 'job/web')).status).toBe(404);
+      expect((await ui.api('GET', 'job/web')).status).toBe(404);
 
       // Plan is a dry run: what the scheduler would do, and why it could not place a group; nothing is written.
       const planButton = page.getByRole('button', { name: 'Plan', exact: true });
@@ -161,13 +123,13 @@ describe('the jobs pages', () => {
       expect(await plan.getByRole('figure', { name: 'Job diff' }).textContent()).toContain('+ Job: "web"');
       await plan.scrollIntoViewIfNeeded();
       await screenshot(page, 'job-plan');
-      expect((await call('GET', 'job/web')).status).toBe(404);
+      expect((await ui.api('GET', 'job/web')).status).toBe(404);
 
       // Run after the plan: the job's page opens and its allocation appears without a reload.
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       await page.getByRole('heading', { name: 'Job web', exact: true }).waitFor();
       await liveBy(page, 'event stream');
-      const stored = (await call('GET', 'job/web')).json() as { TaskGroups: Array<{ Count: number }> };
+      const stored = (await ui.api('GET', 'job/web')).json() as { TaskGroups: Array<{ Count: number }> };
       expect(stored.TaskGroups[0]?.Count).toBe(1);
       await until(
         () => allocationsOf('web'),
@@ -198,7 +160,10 @@ describe('the jobs pages', () => {
         'the scaled allocations',
       );
       await expect.poll(() => allocationLinks(page).count(), { timeout: 30_000 }).toBe(2);
-      const scaled = (await call('GET', 'job/web')).json() as { Version: number; TaskGroups: Array<{ Count: number }> };
+      const scaled = (await ui.api('GET', 'job/web')).json() as {
+        Version: number;
+        TaskGroups: Array<{ Count: number }>;
+      };
       expect(scaled.TaskGroups[0]?.Count).toBe(2);
       expect(scaled.Version).toBe(1);
 
@@ -219,7 +184,7 @@ describe('the jobs pages', () => {
       await liveBy(page, 'event stream');
       await page.getByText('No task has reported yet.').waitFor();
       const now = Date.now();
-      const report = await call(
+      const report = await ui.api(
         'PUT',
         `client/node/${node.ID}/allocations`,
         {
@@ -255,7 +220,7 @@ describe('the jobs pages', () => {
       await page.getByRole('button', { name: 'Stop allocation' }).click();
       await page.getByRole('button', { name: 'Confirm stop' }).click();
       await page.getByText('The scheduler wants this allocation stop.').waitFor();
-      const stopped = (await call('GET', `allocation/${first.ID}`)).json() as AllocStub;
+      const stopped = (await ui.api('GET', `allocation/${first.ID}`)).json() as AllocStub;
       expect(stopped.DesiredStatus).toBe('stop');
       // The scheduler places a replacement: the job's page shows three allocations, one of them stopped.
       await until(
@@ -273,31 +238,31 @@ describe('the jobs pages', () => {
   it(
     'stops, starts and purges a job from its page',
     async () => {
-      expect((await call('PUT', 'jobs', { Job: spec('batchy', 1) })).status).toBe(200);
-      const { context, page } = await signedIn();
-      await page.goto(`${product.consoleUrl}scheduler/jobs/default/batchy`);
+      expect((await ui.api('PUT', 'jobs', { Job: spec('batchy', 1) })).status).toBe(200);
+      const { context, page } = await ui.signedIn();
+      await page.goto(`${ui.product.consoleUrl}scheduler/jobs/default/batchy`);
       await page.getByRole('heading', { name: 'Job batchy', exact: true }).waitFor();
       await liveBy(page, 'event stream');
       await page.getByRole('button', { name: 'Stop job' }).click();
       await page.getByRole('button', { name: 'Confirm stop' }).click();
       await page.getByRole('button', { name: 'Start job' }).waitFor();
-      expect(((await call('GET', 'job/batchy')).json() as { Stop: boolean }).Stop).toBe(true);
+      expect(((await ui.api('GET', 'job/batchy')).json() as { Stop: boolean }).Stop).toBe(true);
 
       await page.getByRole('button', { name: 'Start job' }).click();
       await page.getByRole('button', { name: 'Stop job' }).waitFor();
-      expect(((await call('GET', 'job/batchy')).json() as { Stop: boolean }).Stop).toBe(false);
+      expect(((await ui.api('GET', 'job/batchy')).json() as { Stop: boolean }).Stop).toBe(false);
 
       // A second tab open on the job learns that it is gone (session storage is the tab's: it signs in too).
       const other = await context.newPage();
-      await signInWithToken(other, product, 'scheduler', management);
-      await other.goto(`${product.consoleUrl}scheduler/jobs/default/batchy`);
+      await signInWithToken(other, ui.product, 'scheduler', ui.management);
+      await other.goto(`${ui.product.consoleUrl}scheduler/jobs/default/batchy`);
       await other.getByRole('heading', { name: 'Job batchy', exact: true }).waitFor();
       await liveBy(other, 'event stream');
 
       await page.getByRole('button', { name: 'Purge job' }).click();
       await page.getByRole('button', { name: 'Confirm purge' }).click();
       await page.getByRole('heading', { name: 'Jobs', exact: true }).waitFor();
-      expect((await call('GET', 'job/batchy')).status).toBe(404);
+      expect((await ui.api('GET', 'job/batchy')).status).toBe(404);
       await other.getByRole('alert').getByText('Error 404').waitFor();
       expect(await other.getByRole('alert').locator('li').allTextContents()).toEqual(['job not found']);
       await context.close();
@@ -308,14 +273,14 @@ describe('the jobs pages', () => {
   it(
     'a token of one namespace sees only that namespace’s jobs, following them with blocking reads',
     async () => {
-      expect((await call('PUT', 'jobs', { Job: spec('docs', 1, { Namespace: 'dev' }) })).status).toBe(200);
+      expect((await ui.api('PUT', 'jobs', { Job: spec('docs', 1, { Namespace: 'dev' }) })).status).toBe(200);
       expect(
-        (await call('POST', 'acl/policy/dev-write', { Rules: 'namespace "dev" { policy = "write" }' })).status,
+        (await ui.api('POST', 'acl/policy/dev-write', { Rules: 'namespace "dev" { policy = "write" }' })).status,
       ).toBe(200);
-      const token = (await call('POST', 'acl/token', { Type: 'client', Policies: ['dev-write'] })).json() as {
+      const token = (await ui.api('POST', 'acl/token', { Type: 'client', Policies: ['dev-write'] })).json() as {
         SecretID: string;
       };
-      const { context, page } = await signedIn(token.SecretID);
+      const { context, page } = await ui.signedIn(token.SecretID);
       await page.getByRole('link', { name: 'Jobs', exact: true }).click();
       await page.getByRole('link', { name: 'docs', exact: true }).waitFor();
       // Streaming every namespace needs read-job in all of them: the page follows the list with blocking reads.
@@ -323,19 +288,19 @@ describe('the jobs pages', () => {
       const jobLinks = () => page.getByRole('main').getByRole('table').getByRole('link').allTextContents();
       expect(await jobLinks()).toEqual(['docs']);
       // A job submitted meanwhile appears.
-      expect((await call('PUT', 'jobs', { Job: spec('wiki', 1, { Namespace: 'dev' }) })).status).toBe(200);
+      expect((await ui.api('PUT', 'jobs', { Job: spec('wiki', 1, { Namespace: 'dev' }) })).status).toBe(200);
       await page.getByRole('link', { name: 'wiki', exact: true }).waitFor();
       expect(await jobLinks()).toEqual(['docs', 'wiki']);
       // The management token's list of every namespace holds the default namespace's job too.
       expect(
-        ((await call('GET', 'jobs?namespace=*')).json() as Array<{ ID: string }>).map((job) => job.ID).sort(),
+        ((await ui.api('GET', 'jobs?namespace=*')).json() as Array<{ ID: string }>).map((job) => job.ID).sort(),
       ).toEqual(['docs', 'web', 'wiki']);
 
       // Its own namespace's job page streams; another namespace's is refused as the service words it.
       await page.getByRole('link', { name: 'docs', exact: true }).click();
       await page.getByRole('heading', { name: 'Job docs', exact: true }).waitFor();
       await liveBy(page, 'event stream');
-      await page.goto(`${product.consoleUrl}scheduler/jobs/default/web`);
+      await page.goto(`${ui.product.consoleUrl}scheduler/jobs/default/web`);
       await page.getByRole('alert').getByText('HTTP 403').waitFor();
       expect(await page.getByRole('alert').locator('li').allTextContents()).toEqual(['Permission denied']);
       await context.close();
@@ -346,15 +311,15 @@ describe('the jobs pages', () => {
     'shows why a job cannot be placed, and its allocation once a node with room is ready',
     async () => {
       // 6,000 MHz: more than the first node has (4,000, 100 reserved).
-      expect((await call('PUT', 'jobs', { Job: spec('big', 1, {}, 6_000) })).status).toBe(200);
-      const { context, page } = await signedIn();
-      await page.goto(`${product.consoleUrl}scheduler/jobs/default/big`);
+      expect((await ui.api('PUT', 'jobs', { Job: spec('big', 1, {}, 6_000) })).status).toBe(200);
+      const { context, page } = await ui.signedIn();
+      await page.goto(`${ui.product.consoleUrl}scheduler/jobs/default/big`);
       await page.getByRole('heading', { name: 'Job big', exact: true }).waitFor();
       await liveBy(page, 'event stream');
       const failures = page.getByRole('region', { name: 'Placement failures', exact: true });
       await failures.getByText(/^Task group web: 1 nodes evaluated, 0 filtered, 1 exhausted/).waitFor();
       await failures.getByText(/Dimension cpu: 1 nodes exhausted/).waitFor();
-      const evaluations = (await call('GET', 'job/big/evaluations')).json() as Array<{ Status: string }>;
+      const evaluations = (await ui.api('GET', 'job/big/evaluations')).json() as Array<{ Status: string }>;
       expect(evaluations.map((evaluation) => evaluation.Status).sort()).toEqual(['blocked', 'complete']);
       expect(await allocationLinks(page).count()).toBe(0);
 
@@ -365,10 +330,10 @@ describe('the jobs pages', () => {
           Cpu: { CpuShares: 16_000, TotalCpuCores: 8 },
         },
       });
-      const intro = (await call('PUT', 'acl/identity/client-introduction-token', {})).json() as { JWT: string };
-      expect((await call('POST', 'client/register', { Node: roomy }, intro.JWT)).status).toBe(200);
+      const intro = (await ui.api('PUT', 'acl/identity/client-introduction-token', {})).json() as { JWT: string };
+      expect((await ui.api('POST', 'client/register', { Node: roomy }, intro.JWT)).status).toBe(200);
       nodes.push(roomy);
-      expect((await call('PUT', `client/node/${roomy.ID}/status`, { Status: 'ready' }, roomy.SecretID)).status).toBe(
+      expect((await ui.api('PUT', `client/node/${roomy.ID}/status`, { Status: 'ready' }, roomy.SecretID)).status).toBe(
         200,
       );
       await expect.poll(() => allocationLinks(page).count(), { timeout: 60_000 }).toBe(1);

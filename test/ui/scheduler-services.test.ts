@@ -1,17 +1,9 @@
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlanApplier } from '../../packages/core/src/scheduler/cluster/evaluations/plan-apply.ts';
 import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { allocationOf, webJob } from '../support/cluster-allocations.ts';
 import { clientNode } from '../support/cluster-nodes.ts';
-import {
-  type ConsoleProduct,
-  launchBrowser,
-  newConsolePage,
-  screenshot,
-  signInWithToken,
-  startConsoleProduct,
-} from '../support/console.ts';
+import { liveBy, type SchedulerConsole, screenshot, startSchedulerConsole } from '../support/console.ts';
 import type { SchedulerService } from '../support/scheduler-harness.ts';
 
 /**
@@ -23,28 +15,14 @@ import type { SchedulerService } from '../support/scheduler-harness.ts';
  * process (the evaluation worker that calls it is not built yet).
  */
 const caseTimeoutMs = 90_000;
-let product: ConsoleProduct;
-let browser: Browser;
-let management = '';
 const node = clientNode();
-let beating: ReturnType<typeof setInterval> | undefined;
-
-async function api(method: string, path: string, body?: unknown, token = management) {
-  const response = await fetch(`${product.schedulerUrl}/v1/${path}`, {
-    method,
-    headers: { 'X-Nomad-Token': token, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: () => JSON.parse(text) };
-}
 
 /** An allocation of `job` in `namespace` placed on the node, through the plan apply of the running service. */
 async function placed(namespace: string, job: string): Promise<string> {
-  const registered = await api('PUT', 'jobs', { Job: webJob(job, { Namespace: namespace }) });
+  const registered = await ui.api('PUT', 'jobs', { Job: webJob(job, { Namespace: namespace }) });
   expect(registered.status).toBe(200);
-  const scheduler = schedulerFor(product.runtime.core);
-  const service = { scheduler, clock: product.runtime.core.clock } as unknown as SchedulerService;
+  const scheduler = schedulerFor(ui.product.runtime.core);
+  const service = { scheduler, clock: ui.product.runtime.core.clock } as unknown as SchedulerService;
   const alloc = await allocationOf(service, { namespace, id: job, evalId: registered.json().EvalID }, node);
   const beat = await scheduler.nodes.beat(node.ID);
   const applied = await new PlanApplier(scheduler.state, scheduler.nodes, scheduler.allocations).apply({
@@ -58,7 +36,7 @@ async function placed(namespace: string, job: string): Promise<string> {
 
 /** The node registers `name` of `allocId` at `port`, as its agent does once the task runs. */
 async function registerService(allocId: string, namespace: string, job: string, name: string, port: number) {
-  const out = await api(
+  const out = await ui.api(
     'PUT',
     'client/services',
     {
@@ -81,39 +59,17 @@ async function registerService(allocId: string, namespace: string, job: string, 
   expect(out.status).toBe(200);
 }
 
+let ui: SchedulerConsole;
 beforeAll(async () => {
-  [product, browser] = await Promise.all([startConsoleProduct(), launchBrowser()]);
-  const bootstrap = await fetch(`${product.schedulerUrl}/v1/acl/bootstrap`, { method: 'POST' });
-  management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
-  const intro = (await api('PUT', 'acl/identity/client-introduction-token', {})).json() as { JWT: string };
-  expect((await api('POST', 'client/register', { Node: node }, intro.JWT)).status).toBe(200);
-  expect((await api('PUT', `client/node/${node.ID}/status`, { Status: 'ready' }, node.SecretID)).status).toBe(200);
-  expect((await api('PUT', 'namespace/dev', { Name: 'dev' })).status).toBe(200);
-  // As its agent would, the node keeps beating (the product's sweep runs on the real clock).
-  beating = setInterval(() => {
-    void api('PUT', `client/node/${node.ID}/status`, { Status: 'ready' }, node.SecretID).catch(() => undefined);
-  }, 5_000);
-});
-afterAll(async () => {
-  clearInterval(beating);
-  await browser?.close();
-  await product?.stop();
-});
-
-async function signedIn(token = management) {
-  const opened = await newConsolePage(browser);
-  await signInWithToken(opened.page, product, 'scheduler', token);
-  return opened;
-}
-
-const liveBy = (page: Page, how: 'event stream' | 'blocking queries') =>
-  page.getByRole('status', { name: 'Updates' }).getByText(`Live (${how})`).waitFor();
+  ui = await startSchedulerConsole({ nodes: [node], namespaces: ['dev'] });
+}, 120_000);
+afterAll(() => ui?.stop());
 
 describe('the services pages', () => {
   it(
     'lists services live from the Service topic, shows a service’s registrations and deletes one',
     async () => {
-      const { context, page } = await signedIn();
+      const { context, page } = await ui.signedIn();
       await page.getByRole('link', { name: 'Services', exact: true }).click();
       await page.getByText('No services registered in the namespaces you may read.').waitFor();
       await liveBy(page, 'event stream');
@@ -140,7 +96,7 @@ describe('the services pages', () => {
       await page.getByRole('button', { name: 'Delete registration 10.0.0.7:25001' }).click();
       await page.getByRole('button', { name: 'Confirm delete' }).click();
       await page.getByRole('cell', { name: '10.0.0.7:25001', exact: true }).waitFor({ state: 'detached' });
-      const left = (await api('GET', 'service/api')).json() as Array<{ Port: number; AllocID: string }>;
+      const left = (await ui.api('GET', 'service/api')).json() as Array<{ Port: number; AllocID: string }>;
       expect(left.map((registration) => [registration.Port, registration.AllocID])).toEqual([[25_002, second]]);
       await context.close();
     },
@@ -152,13 +108,13 @@ describe('the services pages', () => {
     async () => {
       const dev = await placed('dev', 'docs');
       await registerService(dev, 'dev', 'docs', 'wiki', 26_000);
-      expect((await api('POST', 'acl/policy/dev-read', { Rules: 'namespace "dev" { policy = "read" }' })).status).toBe(
-        200,
-      );
-      const token = (await api('POST', 'acl/token', { Type: 'client', Policies: ['dev-read'] })).json() as {
+      expect(
+        (await ui.api('POST', 'acl/policy/dev-read', { Rules: 'namespace "dev" { policy = "read" }' })).status,
+      ).toBe(200);
+      const token = (await ui.api('POST', 'acl/token', { Type: 'client', Policies: ['dev-read'] })).json() as {
         SecretID: string;
       };
-      const { context, page } = await signedIn(token.SecretID);
+      const { context, page } = await ui.signedIn(token.SecretID);
       await page.getByRole('link', { name: 'Services', exact: true }).click();
       await page.getByRole('link', { name: 'wiki', exact: true }).waitFor();
       // Streaming every namespace needs read-job in all of them: the page follows the list with blocking reads.

@@ -211,9 +211,14 @@ describe('cluster allocations: the store, the public routes and the client proto
     expect(stored?.TaskStates?.server).toMatchObject({ State: 'running', Failed: false, Restarts: 0 });
     expect((await h.scheduler.nodes.beat(nodeA.ID))?.allocIndex).toBe(beatBefore);
     const events = (await eventsSince(index)).filter((event) => event.Index === index);
-    expect(events.map((event) => [event.Topic, event.Type, event.Key])).toEqual(
-      allocs.map((alloc: { ID: string }) => ['Allocation', 'AllocationUpdated', alloc.ID]),
-    );
+    // Nomad's UpdateAllocsFromClient sets the job's status in the same write: running allocations make the pending
+    // job (its allocations were placed by hand here, so no evaluation outcome set it) running.
+    expect(events.map((event) => [event.Topic, event.Type, event.Key, event.Namespace, event.FilterKeys])).toEqual([
+      ...allocs.map((alloc: { ID: string }) => ['Allocation', 'AllocationUpdated', alloc.ID, 'default', ['web', '']]),
+      ['Job', 'AllocationUpdated', 'web', 'default', null],
+    ]);
+    expect(events.at(-1)?.Payload.Job).toMatchObject({ ID: 'web', Status: 'running', ModifyIndex: index });
+    expect((await mgmt('GET', '/v1/job/web')).body.Status).toBe('running');
 
     // The same report again changes nothing: no write.
     const again = await h.call('PUT', `/v1/client/node/${nodeA.ID}/allocations`, {

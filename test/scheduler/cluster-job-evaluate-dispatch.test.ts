@@ -15,6 +15,7 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
   let root: string;
   let worker: EvaluationWorker;
   let nodeId: string;
+  let nodeSecret: string;
   const mgmt = (method: string, path: string, body?: unknown) =>
     h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
@@ -34,6 +35,7 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
     const { node } = await registerNode(h, tokens.writer);
     await ready(h, node);
     nodeId = node.ID;
+    nodeSecret = node.SecretID;
     worker = new EvaluationWorker(h.scheduler);
   });
   afterAll(() => h.close());
@@ -264,5 +266,68 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
       created.map((evaluation) => ['Evaluation', 'EvaluationUpdated', evaluation?.ID, [evaluation?.JobID, '']]),
     );
     expect((await mgmt('PUT', `/v1/node/${crypto.randomUUID()}/evaluate`)).status).toBe(404);
+  });
+
+  it('a batch job whose allocation completes on its node is dead in the same write, with a Job event, as Nomad’s', async () => {
+    const registered = await mgmt('PUT', '/v1/jobs', { Job: webJob('once', { Type: 'batch' }) });
+    expect(registered.status).toBe(200);
+    await worker.runDue();
+    expect((await h.scheduler.jobs.get('default', 'once'))?.Status).toBe('running');
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'once');
+    if (!alloc) throw new Error('not placed');
+    const report = (ClientStatus: string) =>
+      h.call('PUT', `/v1/client/node/${nodeId}/allocations`, {
+        token: nodeSecret,
+        body: { Allocs: [{ ID: alloc.ID, ClientStatus }] },
+      });
+    // Running changes nothing of the job's status: no Job event.
+    const running = await report('running');
+    expect(running.status).toBe(200);
+    const [runningBatch] = await h.scheduler.state.eventsAfter(running.body.Index - 1);
+    expect(runningBatch?.events.map((event) => event.Topic)).toEqual(['Allocation']);
+    const done = await report('complete');
+    expect(done.status).toBe(200);
+    const job = await h.scheduler.jobs.get('default', 'once');
+    expect(job).toMatchObject({ Status: 'dead', ModifyIndex: done.body.Index });
+    expect((await mgmt('GET', '/v1/job/once')).body.Status).toBe('dead');
+    const [batch] = await h.scheduler.state.eventsAfter(done.body.Index - 1);
+    expect(
+      batch?.events.map((event) => [event.Topic, event.Type, event.Key, event.Namespace, event.FilterKeys]),
+    ).toEqual([
+      ['Allocation', 'AllocationUpdated', alloc.ID, 'default', ['once', '']],
+      ['Job', 'AllocationUpdated', 'once', 'default', null],
+    ]);
+    expect(batch?.events[1]?.Payload).toEqual({ Job: job });
+  });
+
+  it('a failed allocation rescheduled later: the follow-up evaluation, and the allocation marked with a PlanResult event', async () => {
+    const registered = await mgmt('PUT', '/v1/jobs', { Job: webJob('retry', { Type: 'batch' }) });
+    expect(registered.status).toBe(200);
+    await worker.runDue();
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'retry');
+    if (!alloc) throw new Error('not placed');
+    const failed = await h.call('PUT', `/v1/client/node/${nodeId}/allocations`, {
+      token: nodeSecret,
+      body: { Allocs: [{ ID: alloc.ID, ClientStatus: 'failed', ClientDescription: 'Failed tasks' }] },
+    });
+    expect(failed.status).toBe(200);
+    const before = await h.scheduler.state.currentIndex();
+    await worker.runDue();
+    const marked = await h.scheduler.allocations.get(alloc.ID);
+    expect(marked?.FollowupEvalID).toMatch(/^[0-9a-f-]{36}$/);
+    const followup = await h.scheduler.evaluations.get(marked?.FollowupEvalID as string);
+    expect(followup).toMatchObject({ JobID: 'retry', TriggeredBy: 'alloc-reschedule', Status: 'pending' });
+    expect(followup?.WaitUntil).not.toBeNull();
+    // Nomad's scheduler puts the mark in its plan (the reconciler's attribute updates): a PlanResult event, and the
+    // follow-up evaluation an EvaluationUpdated one.
+    const events = (await h.scheduler.state.eventsAfter(before)).flatMap((batch) => batch.events);
+    expect(
+      events
+        .filter((event) => event.Key === alloc.ID || event.Key === followup?.ID)
+        .map((event) => [event.Topic, event.Type, event.Key, event.FilterKeys]),
+    ).toEqual([
+      ['Evaluation', 'EvaluationUpdated', followup?.ID, ['retry', '']],
+      ['Allocation', 'PlanResult', alloc.ID, ['retry', '']],
+    ]);
   });
 });

@@ -8,6 +8,7 @@ import type { StoredToken } from '../acl/tokens/model.ts';
 import { AclTokens } from '../acl/tokens/store.ts';
 import { Allocations } from '../cluster/allocations/store.ts';
 import { jobsInPool } from '../cluster/jobs-in-use.ts';
+import { isActive } from '../cluster/deployments/model.ts';
 import { Deployments } from '../cluster/deployments/store.ts';
 import { Evaluations } from '../cluster/evaluations/store.ts';
 import { Jobs } from '../cluster/jobs/store.ts';
@@ -119,6 +120,9 @@ export class Scheduler {
     this.deployments = new Deployments(this.state, this.jobs, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
     this.allocations = new Allocations(this.state, this.jobs, this.evaluations);
+    this.allocations.activeDeploymentWith(async (namespace, jobId) =>
+      (await this.deployments.ofJob(namespace, jobId)).some(isActive),
+    );
     this.allocations.drainingNodesWith(async (ids) => {
       const nodes = await Promise.all(ids.map((id) => this.nodes.get(id)));
       return new Set(nodes.filter((node) => node?.DrainStrategy).map((node) => node?.ID as string));

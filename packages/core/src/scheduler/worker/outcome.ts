@@ -172,7 +172,8 @@ export class OutcomeRecorder {
           if (!mark) continue;
           const next = { ...alloc, FollowupEvalID: mark, ModifyIndex: index, ModifyTime: nowNs };
           items.push(allocations.updated(next, alloc));
-          events.push(allocationEvent('EvaluationUpdated', next));
+          // Nomad's scheduler puts these marks in its plan (the reconciler's attribute updates): PlanResult events.
+          events.push(allocationEvent('PlanResult', next));
         }
       }
       const job = await jobs.get(current.Namespace, current.JobID);

@@ -22,9 +22,9 @@ import type { Evaluations } from '../evaluations/store.ts';
 import { allocationServicesRemoval } from '../services/store.ts';
 import type { Jobs } from '../jobs/store.ts';
 import type { JobSummaries } from '../jobs/summary.ts';
-import type { Job } from '../jobs/model.ts';
+import { derivedJobStatus, type Job } from '../jobs/model.ts';
 import { validUuid } from '../nodes/model.ts';
-import type { AllocDeploymentStatus, Allocation, ClientStatus, TaskState } from './model.ts';
+import { type AllocDeploymentStatus, type Allocation, type ClientStatus, isTerminal, type TaskState } from './model.ts';
 
 export const allocationKind = itemKind('scheduler-allocation');
 export const allocationLinkKind = itemKind('scheduler-allocation-link');
@@ -84,6 +84,7 @@ export const agentMustSee = (alloc: Allocation): boolean => !terminalClientStatu
 
 export class Allocations {
   private draining: ((nodeIds: string[]) => Promise<Set<string>>) | undefined;
+  private activeDeployment: ((namespace: string, jobId: string) => Promise<boolean>) | undefined;
 
   constructor(
     private readonly state: SchedulerState,
@@ -246,6 +247,7 @@ export class Allocations {
       const jobs = new Map<string, Job | undefined>();
       const tables = new Set<TableName>(['allocs']);
       const healthier = new Map<string, StoredAllocation>();
+      const touched = new Map<string, StoredAllocation>();
       let reportBytes = 0;
       for (const update of updates) {
         const existing = current.get(update.ID);
@@ -266,6 +268,7 @@ export class Allocations {
             `the report's allocations are over ${maxReportBytes} bytes as JSON: send them in several reports`,
           );
         current.set(next.ID, next);
+        touched.set(`${next.Namespace}\u0000${next.JobID}`, next);
         items.push(this.updated(next, existing));
         events.push(allocationEvent('AllocationUpdated', next));
         if (
@@ -342,6 +345,30 @@ export class Allocations {
         events.push(evaluationEvent('AllocationUpdated', evaluation));
         tables.add('evals');
       }
+      // Nomad's UpdateAllocsFromClient sets the status of each job whose allocations it changed (setJobStatuses): a
+      // batch job whose last allocation completes is dead now, with a Job event of the write's type.
+      for (const [jobKey, alloc] of touched) {
+        if (!jobs.has(jobKey)) jobs.set(jobKey, await this.jobs.get(alloc.Namespace, alloc.JobID));
+        const job = jobs.get(jobKey);
+        if (!job) continue;
+        const created = evaluations.get(jobKey);
+        const status = derivedJobStatus(job, {
+          activeDeployment: (await this.activeDeployment?.(job.Namespace, job.ID)) ?? false,
+          liveAllocation: (await this.ofJob(job.Namespace, job.ID)).some(
+            (other) => !isTerminal(current.get(other.ID) ?? other),
+          ),
+          evaluationStatuses: [
+            ...(await this.evaluations.ofJob(job.Namespace, job.ID)).map((evaluation) => evaluation.Status),
+            ...(created ? [created.Status] : []),
+          ],
+        });
+        if (status === job.Status) continue;
+        const { writes, event } = await this.jobs.statusWrites(job, status, index, 'AllocationUpdated');
+        items.push(...writes);
+        events.push(event);
+        tables.add('jobs');
+        if ((job.ParentID ?? '') !== '') tables.add('job_summary');
+      }
       if (items.length > maxReportWrites)
         throw badRequest(
           `the report's allocations, their services and evaluations are ${items.length} writes; at most ${maxReportWrites} fit one write: send them in several reports`,
@@ -392,6 +419,11 @@ export class Allocations {
       events.push(evaluationEvent('EvaluationUpdated', evaluation));
     }
     return { items, events, tables: items.length > 0 ? ['evals'] : [] };
+  }
+
+  /** Tells whether a job has a deployment still going (set by the scheduler's assembly: the deployment store). */
+  activeDeploymentWith(active: (namespace: string, jobId: string) => Promise<boolean>): void {
+    this.activeDeployment = active;
   }
 
   /** Tells which of these nodes are draining (set by the scheduler's assembly: the node store). */

@@ -359,6 +359,22 @@ export function jobStatus(
   return job.Stop ? 'dead' : 'pending';
 }
 
+/**
+ * Nomad's getJobStatus from what a job has now (its state store's setJobStatus, which every write changing a job's
+ * allocations runs): system, periodic and parameterized jobs run until stopped; an active deployment or a
+ * non-terminal allocation makes a job running; else a pending or blocked evaluation makes it pending; else it is dead
+ * once it has had an evaluation (or is stopped), pending before.
+ */
+export function derivedJobStatus(
+  job: Pick<Job, 'Type' | 'Stop' | 'Periodic' | 'ParameterizedJob'>,
+  has: { activeDeployment: boolean; liveAllocation: boolean; evaluationStatuses: string[] },
+): string {
+  if (job.Type === 'system' || isObject(job.Periodic) || isParameterized(job)) return job.Stop ? 'dead' : 'running';
+  if (has.activeDeployment || has.liveAllocation) return 'running';
+  if (has.evaluationStatuses.some((status) => status === 'pending' || status === 'blocked')) return 'pending';
+  return has.evaluationStatuses.length > 0 || job.Stop ? 'dead' : 'pending';
+}
+
 /** Whether registering `job` creates an evaluation (not for periodic or parameterized jobs, as Nomad). */
 export const evaluatesOnRegister = (job: Job): boolean => !isObject(job.Periodic) && !isParameterized(job);
 

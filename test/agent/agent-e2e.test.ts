@@ -5,47 +5,28 @@
  * agent started again from the same data directory (without any introduction token) is the same node.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os, { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort, killLeftovers, launch, START_TIMEOUT_MS, type Started, start } from '../support/npm-start.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AgentService, startServiceForAgent } from '../support/agent-service.ts';
+import { freePort, killLeftovers, launch, START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
 
 let work: string;
 let service: Started;
 /** The scheduler's management token (its ACL bootstrapped over HTTP, as an operator does). */
 let management: string;
+let api: AgentService['api'];
 
 beforeAll(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'keyhaven-agent-e2e-'));
-  service = await start({
-    KEYHAVEN_DATA_DIR: path.join(work, 'service'),
-    KEYHAVEN_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
-    KEYHAVEN_TABLE: `agent-e2e-${process.pid}`,
-    KEYHAVEN_SECRETS_PORT: String(await freePort()),
-    KEYHAVEN_SCHEDULER_PORT: String(await freePort()),
-  });
-  const bootstrap = await fetch(`${service.scheduler}/v1/acl/bootstrap`, { method: 'POST' });
-  expect(bootstrap.status).toBe(200);
-  management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
+  ({ work, service, management, api } = await startServiceForAgent('agent-e2e'));
 }, START_TIMEOUT_MS);
 
 afterAll(async () => {
   killLeftovers();
   if (work) await rm(work, { recursive: true, force: true });
 });
-
-// biome-ignore lint/suspicious/noExplicitAny: the test reads Nomad's JSON as it comes
-async function api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${service.scheduler}${url}`, {
-    method,
-    headers: { 'X-Nomad-Token': management, 'Content-Type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text };
-}
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, agent?: { stdout: () => string }) {
   const deadline = Date.now() + 30_000;

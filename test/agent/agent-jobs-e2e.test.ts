@@ -5,32 +5,22 @@
  * service, and the server answers through the address the registry gives; scaled to 3 it runs three; stopped, its
  * allocations are `complete` and its services gone.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signalGroup } from '../../packages/agent/src/runner/executor.ts';
 import { AllocStateStore } from '../../packages/agent/src/runner/state-store.ts';
 import { nomadVar } from '../support/alloc-fixtures.ts';
-import { freePort, killLeftovers, launch, START_TIMEOUT_MS, type Started, start } from '../support/npm-start.ts';
+import { type AgentService, startServiceForAgent } from '../support/agent-service.ts';
+import { killLeftovers, launch, START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
 
 let work: string;
 let service: Started;
-let management: string;
+let api: AgentService['api'];
 
 beforeAll(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'keyhaven-agent-jobs-'));
-  service = await start({
-    KEYHAVEN_DATA_DIR: path.join(work, 'service'),
-    KEYHAVEN_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
-    KEYHAVEN_TABLE: `agent-jobs-${process.pid}`,
-    KEYHAVEN_SECRETS_PORT: String(await freePort()),
-    KEYHAVEN_SCHEDULER_PORT: String(await freePort()),
-  });
-  const bootstrap = await fetch(`${service.scheduler}/v1/acl/bootstrap`, { method: 'POST' });
-  expect(bootstrap.status).toBe(200);
-  management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
+  ({ work, service, api } = await startServiceForAgent('agent-jobs'));
 }, START_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -40,17 +30,6 @@ afterAll(async () => {
     for (const task of Object.values(saved.Tasks)) if (task.Handle) signalGroup(task.Handle, 'SIGKILL');
   if (work) await rm(work, { recursive: true, force: true });
 });
-
-// biome-ignore lint/suspicious/noExplicitAny: the test reads Nomad's JSON as it comes
-async function api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${service.scheduler}${url}`, {
-    method,
-    headers: { 'X-Nomad-Token': management, 'Content-Type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text };
-}
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, log: () => string): Promise<T> {
   const deadline = Date.now() + 60_000;

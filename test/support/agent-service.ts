@@ -1,0 +1,45 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { freePort, type Started, start } from './npm-start.ts';
+
+/**
+ * The service a real agent joins in the agent's end-to-end tests: `npm start` on the run's DynamoDB Local in a
+ * fresh work directory (the service's data in `<work>/service`; the agent's data directories go beside it), its
+ * scheduler's ACL bootstrapped over HTTP as an operator does, and the scheduler API called with that management token.
+ */
+export interface AgentService {
+  work: string;
+  service: Started;
+  /** The scheduler's management token. */
+  management: string;
+  /** One call to the scheduler (`url` from `/v1/…`), JSON read back when the answer is JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read Nomad's JSON as it comes
+  api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
+}
+
+/** Starts the service for the test file named `label` (its work directory's and table's name). */
+export async function startServiceForAgent(label: string): Promise<AgentService> {
+  const work = await mkdtemp(path.join(tmpdir(), `keyhaven-${label}-`));
+  const service = await start({
+    KEYHAVEN_DATA_DIR: path.join(work, 'service'),
+    KEYHAVEN_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+    KEYHAVEN_TABLE: `${label}-${process.pid}`,
+    KEYHAVEN_SECRETS_PORT: String(await freePort()),
+    KEYHAVEN_SCHEDULER_PORT: String(await freePort()),
+  });
+  const bootstrap = await fetch(`${service.scheduler}/v1/acl/bootstrap`, { method: 'POST' });
+  if (bootstrap.status !== 200) throw new Error(`ACL bootstrap: ${bootstrap.status} ${await bootstrap.text()}`);
+  const management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
+  const api: AgentService['api'] = async (method, url, body) => {
+    const response = await fetch(`${service.scheduler}${url}`, {
+      method,
+      headers: { 'X-Nomad-Token': management, 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text };
+  };
+  return { work, service, management, api };
+}

@@ -76,7 +76,7 @@ export async function startBenchService(
     const request = async (method: string, url: string, body?: unknown) => {
       const response = await app.request(url, {
         method,
-        headers: { 'X-Secrets-Token': rootToken },
+        headers: { 'X-Secrets-Token': rootToken, 'Content-Type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await response.text();

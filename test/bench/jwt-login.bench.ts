@@ -140,7 +140,7 @@ try {
   const call = async (method: string, url: string, body: unknown, token?: string) => {
     const response = await app.request(url, {
       method,
-      headers: token ? { 'X-Secrets-Token': token } : {},
+      headers: { 'Content-Type': 'application/json', ...(token ? { 'X-Secrets-Token': token } : {}) },
       body: JSON.stringify(body),
     });
     const text = await response.text();

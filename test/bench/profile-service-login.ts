@@ -106,7 +106,7 @@ try {
   const call = async (method: string, url: string, body: unknown) => {
     const response = await app.request(url, {
       method,
-      headers: { 'X-Secrets-Token': rootToken },
+      headers: { 'X-Secrets-Token': rootToken, 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
     });
     if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
@@ -123,7 +123,11 @@ try {
   const login = async (index: number) => {
     const body = JSON.stringify({ role: 'bench', jwt: tokens[index % users] });
     if (adapter === 'app') {
-      const response = await app.request('/v1/auth/jwt/login', { method: 'POST', body });
+      const response = await app.request('/v1/auth/jwt/login', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
       await response.text();
       if (response.status !== 200) throw new Error(`login: ${response.status}`);
       return;

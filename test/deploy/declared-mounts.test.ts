@@ -38,7 +38,7 @@ describe('declared mounts (KEYHAVEN_DECLARED_MOUNTS) in the system function', ()
     call = async (method, url, body) => {
       const response = await app.request(url, {
         method,
-        headers: { 'X-Secrets-Token': root },
+        headers: { 'X-Secrets-Token': root, 'Content-Type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await response.text();

@@ -109,7 +109,7 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
         json(
           await secrets.request(url, {
             method,
-            headers: token ? { 'X-Secrets-Token': token } : {},
+            headers: { 'Content-Type': 'application/json', ...(token ? { 'X-Secrets-Token': token } : {}) },
             ...(body === undefined ? {} : { body: JSON.stringify(body) }),
           }),
         ),
@@ -168,7 +168,7 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
     const nomad = async (method: string, url: string, body?: unknown) => {
       const response = await scheduler.request(url, {
         method,
-        headers: management ? { 'X-Scheduler-Token': management } : {},
+        headers: { 'Content-Type': 'application/json', ...(management ? { 'X-Scheduler-Token': management } : {}) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await response.text();

@@ -488,7 +488,7 @@ describe('fuzz of every route', () => {
     // A token the fuzz never holds, for the known-good request.
     const created = await app.request('/v1/auth/token/create-orphan', {
       method: 'POST',
-      headers: { 'X-Secrets-Token': rootToken },
+      headers: { 'X-Secrets-Token': rootToken, 'Content-Type': 'application/json' },
       body: JSON.stringify({ policies: ['root'], display_name: 'fuzz-check' }),
     });
     expect(created.status).toBe(200);
@@ -511,7 +511,7 @@ describe('fuzz of every route', () => {
         if (self.status === 200) return;
         const fresh = await app.request('/v1/auth/token/create-orphan', {
           method: 'POST',
-          headers: { 'X-Secrets-Token': checkToken },
+          headers: { 'X-Secrets-Token': checkToken, 'Content-Type': 'application/json' },
           body: JSON.stringify({ policies: ['root'], display_name: 'fuzz' }),
         });
         validToken = ((await fresh.json()) as { auth: { client_token: string } }).auth.client_token;
@@ -539,7 +539,7 @@ describe('fuzz of every route', () => {
     const management = ((await bootstrap.json()) as { SecretID: string }).SecretID;
     const created = await app.request('/v1/acl/token', {
       method: 'POST',
-      headers: { 'X-Scheduler-Token': management },
+      headers: { 'X-Scheduler-Token': management, 'Content-Type': 'application/json' },
       body: JSON.stringify({ Name: 'fuzz-check', Type: 'management' }),
     });
     expect(created.status).toBe(200);

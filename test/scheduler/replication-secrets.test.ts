@@ -37,7 +37,7 @@ describe('secrets service in a replica region, over a replicated table', () => {
   const call = async (app: WebApp, method: string, url: string, token: string, body?: unknown) => {
     const response = await app.request(url, {
       method,
-      headers: { 'X-Secrets-Token': token },
+      headers: { 'X-Secrets-Token': token, 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -181,7 +181,7 @@ describe('secrets service in a replica region, over a replicated table', () => {
     const big = JSON.stringify({ data: { blob: 'x'.repeat(maxBodyBytes) } });
     const viaApp = await replica.request('/v1/kv2/data/big', {
       method: 'POST',
-      headers: { 'X-Secrets-Token': authoritative.rootToken },
+      headers: { 'X-Secrets-Token': authoritative.rootToken, 'Content-Type': 'application/json' },
       body: big,
     });
     expect(viaApp.status).toBe(413);

@@ -33,7 +33,7 @@ describe('scheduler in a replica region, over a replicated table', () => {
   ) => {
     const response = await app.request(url, {
       method,
-      headers: { 'X-Scheduler-Token': root },
+      headers: { 'X-Scheduler-Token': root, 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();

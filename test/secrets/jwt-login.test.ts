@@ -641,6 +641,7 @@ describe('JWT login (auth/jwt)', () => {
       const from = (ip: string) => createSecretsApp({ core: async () => h.core, clientIp: () => ip });
       const inside = await from('10.1.2.3').request('/v1/auth/jwt/login', {
         method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ role: 'ci', jwt: await jwt(rsa, claims()) }),
       });
       expect(inside.status).toBe(200);

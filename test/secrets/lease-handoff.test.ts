@@ -55,7 +55,7 @@ async function callSystem(
 ): Promise<CallResult> {
   const response = await systemApp.request(url, {
     method,
-    headers: { 'X-Secrets-Token': token },
+    headers: { 'X-Secrets-Token': token, 'Content-Type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();

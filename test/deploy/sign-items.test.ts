@@ -292,7 +292,7 @@ describe('signing a table written before item MACs (functions/deploy/sign-items.
     // The forgery was never signed: the forged token grants nothing, not even what it had before.
     expect((await now.call('GET', '/v1/secret/top', forgedToken)).status).toBe(403);
     expect((await now.call('GET', '/v1/auth/token/lookup-self', forgedToken)).status).toBe(403);
-  });
+  }, 120_000);
 
   it('a second run signs nothing and still reports the forged item', async () => {
     const again = countsOf(await signItems());

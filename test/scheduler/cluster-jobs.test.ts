@@ -250,6 +250,17 @@ describe('cluster jobs and evaluations: registration, versions, reads, deregistr
       JobSummary: { JobID: 'api', Summary: { web: { Queued: 0, Running: 0 } } },
     });
     expect(prod.body[0].Meta).toBeUndefined();
+    // `?meta=true` adds Meta, omitted (`omitempty`) for a job without any, as Nomad's JobListStub.
+    expect(
+      (await mgmt('PUT', '/v1/jobs', { Job: webJob('tagged', { Namespace: 'prod', Meta: { team: 'a' } }) })).status,
+    ).toBe(200);
+    const withMeta = await mgmt('GET', '/v1/jobs?namespace=prod&meta=true');
+    expect(withMeta.body.map((stub: { ID: string; Meta?: unknown }) => [stub.ID, stub.Meta])).toEqual([
+      ['api', undefined],
+      ['tagged', { team: 'a' }],
+      ['web-2', undefined],
+    ]);
+    expect((await mgmt('DELETE', '/v1/job/tagged?namespace=prod&purge=true')).status).toBe(200);
     const batchJob = await mgmt('GET', '/v1/job/api?namespace=prod');
     expect(batchJob.body.Update).toBeNull();
     expect(batchJob.body.TaskGroups[0].ReschedulePolicy).toMatchObject({ Attempts: 1, Unlimited: false });

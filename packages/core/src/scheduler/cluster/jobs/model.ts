@@ -342,7 +342,8 @@ export function jobStub(job: Job, withMeta = false, summary?: JobSummary): Recor
     ModifyIndex: job.ModifyIndex,
     JobModifyIndex: job.JobModifyIndex,
     SubmitTime: job.SubmitTime,
-    ...(withMeta ? { Meta: job.Meta } : {}),
+    // Nomad's `Meta map[string]string \`json:",omitempty"\``: absent, even with `?meta=true`, for a job with none.
+    ...(withMeta && job.Meta && Object.keys(job.Meta).length > 0 ? { Meta: job.Meta } : {}),
   };
 }
 

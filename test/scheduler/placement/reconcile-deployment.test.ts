@@ -37,6 +37,23 @@ describe('reconcile: deployments', () => {
     expect(result.deployment).toBeUndefined();
   });
 
+  it('creates none for a service job whose update block is empty (max_parallel 0: Nomad’s UpdateStrategy.IsEmpty)', () => {
+    // The canonicalised block keeps its other defaults; max_parallel 0 alone makes it empty.
+    const empty = { MaxParallel: 0, Stagger: 30e9, HealthCheck: 'checks', MinHealthyTime: 10e9, Canary: 0 };
+    const tasks = [{ Name: 'server', Driver: 'raw_exec', Config: { command: 'python3', args: ['-m', 'http.server'] } }];
+    const job = makeJob({ Update: empty, TaskGroups: [{ Name: 'web', Count: 3, Update: empty, Tasks: tasks }] });
+    const created = run({ job, allocs: [], nodes });
+    expect(summary(created).place).toHaveLength(3);
+    expect(created.deployment).toBeUndefined();
+    // A changed spec replaces every allocation at once, still with no deployment.
+    const allocs = [0, 1, 2].map((index) => makeAlloc(job, index, 'n1'));
+    const changed = changeTask(job, { Config: { command: 'python3', args: ['-m', 'http.server', '9000'] } });
+    const updated = run({ job: changed, jobVersions: [job], allocs, nodes });
+    expect(summary(updated).stop).toHaveLength(3);
+    expect(updated.deployment).toBeUndefined();
+    expect(updated.desiredTGUpdates).toEqual({ web: counts({ DestructiveUpdate: 3 }) });
+  });
+
   it('replaces the next allocation only once the deployment’s placed ones are healthy', () => {
     const current = deployment(1);
     const placed = (healthy: boolean | null) =>

@@ -262,7 +262,7 @@ export const clientRoutes: SchedulerRoute[] = [
     method: ['PUT', 'POST'],
     path: '/v1/client/node/:id/allocations',
     summary: 'A node reports its allocations’ client state (Nomad’s `Node.UpdateAlloc`).',
-    description: `Only the node’s own allocations; the client’s fields only (status, description, task states, deployment health); at most ${maxClientUpdates} per call; one write, one index, an \`AllocationUpdated\` event per changed allocation, and an \`alloc-failure\` evaluation for a job whose allocation failed.`,
+    description: `Only the node’s own allocations; the client’s fields only (status, description, task states, deployment health); at most ${maxClientUpdates} per call; one write, one index, an \`AllocationUpdated\` event per changed allocation, an \`alloc-failure\` evaluation for a job whose allocation failed, and a changed deployment health counted in its deployment (then checked by the deployment watcher).`,
     access: 'anyone',
     params: { id: nodeId },
     body: z.object({
@@ -279,7 +279,16 @@ export const clientRoutes: SchedulerRoute[] = [
         throw badRequest(`at most ${maxClientUpdates} allocations may be updated at once; got ${updates.length}`);
       if (beat.status === 'down' || beat.status === 'disconnected')
         throw badRequest(`node ${params.id} is not allowed to update allocs while in status ${beat.status}`);
-      const index = await scheduler.allocations.updateFromClient(params.id, updates);
+      const { index, deployments } = await scheduler.allocations.updateFromClient(params.id, updates);
+      // Nomad's deployment watcher sees the new health: a failure, a promotion or the next batch's evaluation. The
+      // report is written whatever the check does; a check that fails here runs again in the sweep.
+      for (const id of deployments)
+        await scheduler.deploymentWatcher.check(id).catch((error) =>
+          scheduler.core.log.error('deployment check failed; the sweep checks it again', {
+            deployment: id,
+            error: String(error),
+          }),
+        );
       return { json: { Index: index }, index };
     },
   }),

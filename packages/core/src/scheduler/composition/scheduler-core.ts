@@ -10,6 +10,7 @@ import { Allocations } from '../cluster/allocations/store.ts';
 import { jobsInPool } from '../cluster/jobs-in-use.ts';
 import { isActive } from '../cluster/deployments/model.ts';
 import { Deployments } from '../cluster/deployments/store.ts';
+import { DeploymentWatcher } from '../cluster/deployments/watcher.ts';
 import { Evaluations } from '../cluster/evaluations/store.ts';
 import { Jobs } from '../cluster/jobs/store.ts';
 import { systemJobsFor } from '../cluster/jobs/system-jobs.ts';
@@ -88,6 +89,8 @@ export class Scheduler {
   readonly identities: NodeIdentities;
   readonly evaluations: Evaluations;
   readonly deployments: Deployments;
+  /** Nomad's deployment watcher: promote, allocation health, and the checks after reports and in the sweep. */
+  readonly deploymentWatcher: DeploymentWatcher;
   readonly jobs: Jobs;
   readonly services: ServiceRegistrations;
   readonly allocations: Allocations;
@@ -119,9 +122,16 @@ export class Scheduler {
     this.jobs = new Jobs(this.state, this.namespaces, this.nodePools, this.evaluations);
     this.deployments = new Deployments(this.state, this.jobs, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
-    this.allocations = new Allocations(this.state, this.jobs, this.evaluations);
+    this.allocations = new Allocations(this.state, this.jobs, this.evaluations, this.deployments);
     this.allocations.activeDeploymentWith(async (namespace, jobId) =>
       (await this.deployments.ofJob(namespace, jobId)).some(isActive),
+    );
+    this.deploymentWatcher = new DeploymentWatcher(
+      this.state,
+      this.deployments,
+      this.jobs,
+      this.evaluations,
+      this.allocations,
     );
     this.allocations.drainingNodesWith(async (ids) => {
       const nodes = await Promise.all(ids.map((id) => this.nodes.get(id)));

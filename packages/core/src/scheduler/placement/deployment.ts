@@ -83,12 +83,14 @@ export function deploymentContext(
   return context;
 }
 
-/** Nomad's UpdateStrategy.IsEmpty: no update block, or one with every field unset. */
+/**
+ * Nomad's UpdateStrategy.IsEmpty: no update block, or one whose `MaxParallel` is 0. The other fields are filled with
+ * defaults when the job is canonicalised, so `max_parallel = 0` alone says "no rolling update, no deployment".
+ */
 export function updateEmpty(update: unknown): boolean {
   if (typeof update !== 'object' || update === null) return true;
-  return Object.values(update).every(
-    (value) => value === undefined || value === null || value === 0 || value === '' || value === false,
-  );
+  const maxParallel = (update as Record<string, unknown>).MaxParallel;
+  return typeof maxParallel !== 'number' || maxParallel === 0;
 }
 
 export interface UpdateBlock {

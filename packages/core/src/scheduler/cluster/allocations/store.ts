@@ -25,6 +25,9 @@ import type { JobSummaries } from '../jobs/summary.ts';
 import { derivedJobStatus, type Job } from '../jobs/model.ts';
 import { validUuid } from '../nodes/model.ts';
 import { type AllocDeploymentStatus, type Allocation, type ClientStatus, isTerminal, type TaskState } from './model.ts';
+import type { ClusterDeployment } from '../deployments/model.ts';
+import { withAllocHealth } from '../deployments/health.ts';
+import { deploymentEvent, type Deployments } from '../deployments/store.ts';
 
 export const allocationKind = itemKind('scheduler-allocation');
 export const allocationLinkKind = itemKind('scheduler-allocation-link');
@@ -90,6 +93,8 @@ export class Allocations {
     private readonly state: SchedulerState,
     private readonly jobs: Jobs,
     private readonly evaluations: Evaluations,
+    /** Where a report's health verdicts count (Nomad's updateDeploymentWithAlloc); none in the sweep. */
+    private readonly deployments?: Deployments,
   ) {
     jobs.summaries.allocationsWith((namespace, id) => this.ofJob(namespace, id));
   }
@@ -235,10 +240,17 @@ export class Allocations {
    * whose job still runs it creates an `alloc-failure` evaluation (one per job), all at one index. An allocation
    * placed on another node refuses the whole report (403); one that no longer exists is skipped, as Nomad skips it.
    */
-  async updateFromClient(nodeId: string, updates: ClientAllocUpdate[]): Promise<number> {
+  async updateFromClient(
+    nodeId: string,
+    updates: ClientAllocUpdate[],
+  ): Promise<{ index: number; deployments: string[] }> {
     let unchangedIndex = 0;
+    let deploymentsAfter = new Map<string, ClusterDeployment>();
     const index = await this.commitOrExplain(async (index) => {
       const now = this.state.clock.now();
+      // The deployments as read, and as this report's health verdicts leave them.
+      const read = new Map<string, ClusterDeployment | undefined>();
+      deploymentsAfter = new Map();
       const current = new Map((await this.onNode(nodeId)).map((alloc) => [alloc.ID, alloc]));
       const reported = new Map(current);
       const items: Write[] = [];
@@ -271,6 +283,12 @@ export class Allocations {
         touched.set(`${next.Namespace}\u0000${next.JobID}`, next);
         items.push(this.updated(next, existing));
         events.push(allocationEvent('AllocationUpdated', next));
+        if (next.DeploymentID && this.deployments) {
+          if (!read.has(next.DeploymentID)) read.set(next.DeploymentID, await this.deployments.get(next.DeploymentID));
+          const deployment = deploymentsAfter.get(next.DeploymentID) ?? read.get(next.DeploymentID);
+          const after = deployment && withAllocHealth(deployment, existing, next, index, now * 1e6);
+          if (after) deploymentsAfter.set(after.ID, after);
+        }
         if (
           terminalClientStatuses.includes(next.ClientStatus) &&
           !terminalClientStatuses.includes(existing.ClientStatus)
@@ -369,13 +387,20 @@ export class Allocations {
         tables.add('jobs');
         if ((job.ParentID ?? '') !== '') tables.add('job_summary');
       }
+      // Nomad's state store counts the verdicts in the deployment in the same write; the deployment's change is an
+      // event of the write's type (AllocationUpdated) on the Deployment topic, as Nomad's events.go makes it.
+      for (const after of deploymentsAfter.values()) {
+        items.push((this.deployments as Deployments).put(after, read.get(after.ID)));
+        events.push(deploymentEvent('AllocationUpdated', after));
+        tables.add('deployment');
+      }
       if (items.length > maxReportWrites)
         throw badRequest(
           `the report's allocations, their services and evaluations are ${items.length} writes; at most ${maxReportWrites} fit one write: send them in several reports`,
         );
       return { items, tables: [...tables], events };
     });
-    return index ?? unchangedIndex;
+    return { index: index ?? unchangedIndex, deployments: index === undefined ? [] : [...deploymentsAfter.keys()] };
   }
 
   /**
@@ -486,7 +511,11 @@ function clientUpdated(
         Healthy: update.DeploymentStatus.Healthy,
         Timestamp: update.DeploymentStatus.Timestamp ?? new Date(now).toISOString(),
         Canary: existing.DeploymentStatus?.Canary ?? false,
-        ModifyIndex: index,
+        // Moves only with the verdict: the watcher asks for an evaluation when a health is newer than the last one.
+        ModifyIndex:
+          existing.DeploymentStatus && existing.DeploymentStatus.Healthy === update.DeploymentStatus.Healthy
+            ? existing.DeploymentStatus.ModifyIndex
+            : index,
       }
     : existing.DeploymentStatus;
   const next: StoredAllocation = {
@@ -523,7 +552,7 @@ function keptEvents(states: Record<string, TaskState> | null): Record<string, Ta
  * Nomad's `RescheduleEligible`: an unlimited policy always, else fewer reschedules within the policy's interval
  * than its attempts.
  */
-function rescheduleEligible(group: Job['TaskGroups'][number], alloc: Allocation, nowMs: number): boolean {
+export function rescheduleEligible(group: Job['TaskGroups'][number], alloc: Allocation, nowMs: number): boolean {
   const policy = group.ReschedulePolicy as Record<string, unknown> | null | undefined;
   if (!policy) return false;
   if (policy.Unlimited === true) return true;

@@ -3,11 +3,12 @@
  * `GET /v1/deployments` (`prefix`, `namespace` with `*`, the list query), `/v1/deployment/:id`,
  * `/v1/deployment/allocations/:id`, and a job's `GET /v1/job/:id/deployments` (newest first) and
  * `/v1/job/:id/deployment` (its latest, `null` when none). Every read needs `read-job` in the deployment's namespace;
- * `PUT|POST /v1/deployment/fail/:id` and `pause/:id` need `submit-job` there (`store.ts` `setStatus`).
+ * `PUT|POST /v1/deployment/fail/:id` and `pause/:id` (`store.ts` `setStatus`), `promote/:id` and
+ * `allocation-health/:id` (`watcher.ts`) need `submit-job` there.
  * Plan apply writes them (`store.ts`).
  */
 import * as z from 'zod/mini';
-import { notFound } from '../../../lib/errors.ts';
+import { badRequest, notFound } from '../../../lib/errors.ts';
 import { namespacedListRoute, namespaceQuery } from '../../http/namespaced-list.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
@@ -39,11 +40,11 @@ async function writable(scheduler: Scheduler, caller: () => Promise<SchedulerCal
   return deployment;
 }
 
-/**
- * Nomad's `DeploymentUpdateResponse`: `RevertedJobVersion` is always there, null unless a failed deployment rolled its
- * job back (this service does not revert yet).
- */
-const updateResponse = <T extends { Index: number }>(out: T) => ({ RevertedJobVersion: null, ...out });
+/** Nomad's HTTP agent: the body's DeploymentID is required and must be the path's. */
+function matchingId(inBody: string | undefined, inPath: string): void {
+  if (!inBody) throw badRequest('DeploymentID must be specified');
+  if (inBody !== inPath) throw badRequest('Deployment ID does not match');
+}
 
 export const deploymentRoutes: SchedulerRoute[] = [
   namespacedListRoute({
@@ -123,11 +124,11 @@ export const deploymentRoutes: SchedulerRoute[] = [
     access: 'token',
     params: { id: deploymentId },
     returns:
-      '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "RevertedJobVersion", "Index"}`: the `deployment-watcher` evaluation.',
+      '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "RevertedJobVersion", "Index"}`: the `deployment-watcher` evaluation, and the job version registered again under `auto_revert`.',
     handler: async ({ scheduler, caller, params }) => {
       await writable(scheduler, caller, params.id);
       const out = await scheduler.deployments.setStatus(params.id, 'fail');
-      return { json: updateResponse(out), index: out.Index };
+      return { json: out, index: out.Index };
     },
   }),
   route({
@@ -145,7 +146,62 @@ export const deploymentRoutes: SchedulerRoute[] = [
     handler: async ({ scheduler, caller, params, body }) => {
       await writable(scheduler, caller, params.id);
       const out = await scheduler.deployments.setStatus(params.id, body.Pause ? 'pause' : 'resume');
-      return { json: updateResponse(out), index: out.Index };
+      return { json: out, index: out.Index };
+    },
+  }),
+  route({
+    method: ['PUT', 'POST'],
+    path: '/v1/deployment/promote/:id',
+    summary: 'Promote the canaries of an active deployment (Nomad’s `Deployment.Promote`); the job is evaluated again.',
+    description:
+      'Every promoted group must have as many healthy canaries as it desires, else a 400 names each short group and nothing is written. One write: the groups marked promoted, the healthy canaries no longer canaries, a `deployment-watcher` evaluation, each with a `DeploymentPromotion` event.',
+    access: 'token',
+    params: { id: deploymentId },
+    body: z.object({
+      DeploymentID: z.optional(z.string()).check(z.describe('The deployment ID; must be the one in the path.')),
+      All: z.optional(z.boolean()).check(z.describe('Promote every task group.')),
+      Groups: z
+        .optional(z.nullable(z.array(z.string())))
+        .check(z.describe('The task groups to promote, when not `All`.')),
+    }),
+    returns:
+      '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "RevertedJobVersion", "Index"}`; 400 when the deployment is terminal or a group’s canaries are not all healthy.',
+    handler: async ({ scheduler, caller, params, body }) => {
+      matchingId(body.DeploymentID, params.id);
+      await writable(scheduler, caller, params.id);
+      const out = await scheduler.deploymentWatcher.promote(params.id, body.All === true, body.Groups ?? []);
+      return { json: out, index: out.Index };
+    },
+  }),
+  route({
+    method: ['PUT', 'POST'],
+    path: '/v1/deployment/allocation-health/:id',
+    summary:
+      'Set the deployment health of a deployment’s allocations by hand (Nomad’s `Deployment.SetAllocHealth`); the job is evaluated again.',
+    description:
+      'Each ID must be an allocation of this deployment, else a 400 and nothing is written. An unhealthy one fails the deployment (`Failed due to unhealthy allocations`, reverted to the latest stable job under `auto_revert`). One write, with `DeploymentAllocHealth` events.',
+    access: 'token',
+    params: { id: deploymentId },
+    body: z.object({
+      DeploymentID: z.optional(z.string()).check(z.describe('The deployment ID; must be the one in the path.')),
+      HealthyAllocationIDs: z
+        .optional(z.nullable(z.array(z.string())))
+        .check(z.describe('Allocations of the deployment to mark healthy.')),
+      UnhealthyAllocationIDs: z
+        .optional(z.nullable(z.array(z.string())))
+        .check(z.describe('Allocations of the deployment to mark unhealthy.')),
+    }),
+    returns:
+      '`{"EvalID", "EvalCreateIndex", "DeploymentModifyIndex", "RevertedJobVersion", "Index"}` (`RevertedJobVersion` the version registered again, or null).',
+    handler: async ({ scheduler, caller, params, body }) => {
+      matchingId(body.DeploymentID, params.id);
+      await writable(scheduler, caller, params.id);
+      const out = await scheduler.deploymentWatcher.setAllocHealth(
+        params.id,
+        body.HealthyAllocationIDs ?? [],
+        body.UnhealthyAllocationIDs ?? [],
+      );
+      return { json: out, index: out.Index };
     },
   }),
 ];

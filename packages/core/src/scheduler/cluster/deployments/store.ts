@@ -10,11 +10,11 @@ import { itemKind } from '../../../storage/item-mac.ts';
 import type { Write } from '../../../storage/store.ts';
 import { withoutKeys } from '../../acl/common.ts';
 import { DEPLOYMENT_PK } from '../../keys.ts';
-import { type PendingEvent, type SchedulerState, WriteConditionFailed } from '../../state.ts';
+import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import { evaluationEvent, pendingEvaluation } from '../evaluations/model.ts';
 import type { Evaluations } from '../evaluations/store.ts';
 import type { Jobs } from '../jobs/store.ts';
-import type { StoredAllocation } from '../allocations/store.ts';
+import type { Allocation } from '../allocations/model.ts';
 import {
   type ClusterDeployment,
   type DeploymentStatusUpdate,
@@ -22,12 +22,16 @@ import {
   isActive,
   requiresPromotion,
 } from './model.ts';
+import { withPlacement } from './health.ts';
+import { anyAutoRevert, failure, withStatus } from './rollback.ts';
 
 /** What a deployment write answers (Nomad's DeploymentUpdateResponse). */
 export interface DeploymentUpdateResponse {
   EvalID: string;
   EvalCreateIndex: number;
   DeploymentModifyIndex: number;
+  /** The job version registered again when the deployment failed under `auto_revert`; null otherwise. */
+  RevertedJobVersion: number | null;
   Index: number;
 }
 
@@ -68,6 +72,7 @@ export class Deployments {
   async setStatus(id: string, change: 'fail' | 'pause' | 'resume'): Promise<DeploymentUpdateResponse> {
     let evalId = '';
     let evalIndex = 0;
+    let revertedVersion: number | null = null;
     try {
       const index = await this.state.commit(async (index) => {
         const deployment = await this.get(id);
@@ -75,28 +80,47 @@ export class Deployments {
         if (!isActive(deployment))
           throw badRequest(change === 'fail' ? "can't fail terminal deployment" : "can't pause terminal deployment");
         const nowNs = this.state.clock.now() * 1e6;
-        const status = change === 'fail' ? 'failed' : change === 'pause' ? 'paused' : 'running';
-        const description =
-          change === 'fail'
-            ? deploymentDescriptions.failedByUser
-            : change === 'pause'
-              ? deploymentDescriptions.paused
-              : requiresPromotion(deployment)
-                ? deploymentDescriptions.runningNeedsPromotion
-                : deploymentDescriptions.running;
-        const after: ClusterDeployment = {
-          ...deployment,
-          Status: status,
-          StatusDescription: description,
-          ModifyIndex: index,
-          ModifyTime: nowNs,
-        };
-        const items: Write[] = [this.put(after, deployment)];
-        const events: PendingEvent[] = [deploymentEvent('DeploymentStatusUpdate', after)];
+        const type = 'DeploymentStatusUpdate';
+        const job = await this.jobs?.get(deployment.Namespace, deployment.JobID);
+        let after: ClusterDeployment;
+        const reverted: { items: Write[]; events: PendingEvent[] } = { items: [], events: [] };
+        revertedVersion = null;
+        if (change === 'fail' && this.jobs) {
+          // Nomad's FailDeployment: a group with auto_revert registers the latest stable job again.
+          const failed = await failure(
+            this.jobs,
+            job,
+            deployment,
+            deploymentDescriptions.failedByUser,
+            anyAutoRevert(deployment),
+            true,
+            index,
+            nowNs,
+            type,
+          );
+          after = failed.deployment;
+          if (failed.reverted) {
+            reverted.items.push(...failed.reverted.items);
+            reverted.events.push(failed.reverted.event);
+            revertedVersion = failed.reverted.job.Version;
+          }
+        } else {
+          const status = change === 'fail' ? 'failed' : change === 'pause' ? 'paused' : 'running';
+          const description =
+            change === 'fail'
+              ? deploymentDescriptions.failedByUser
+              : change === 'pause'
+                ? deploymentDescriptions.paused
+                : requiresPromotion(deployment)
+                  ? deploymentDescriptions.runningNeedsPromotion
+                  : deploymentDescriptions.running;
+          after = withStatus(deployment, status, description, index, nowNs);
+        }
+        const items: Write[] = [this.put(after, deployment), ...reverted.items];
+        const events: PendingEvent[] = [deploymentEvent(type, after), ...reverted.events];
         evalId = '';
         evalIndex = 0;
         if (change !== 'pause' && this.evaluations) {
-          const job = await this.jobs?.get(deployment.Namespace, deployment.JobID);
           const evaluation = {
             ...pendingEvaluation(
               {
@@ -113,13 +137,21 @@ export class Deployments {
             DeploymentID: deployment.ID,
           };
           items.push(this.evaluations.put(evaluation));
-          events.push(evaluationEvent('DeploymentStatusUpdate', evaluation));
+          events.push(evaluationEvent(type, evaluation));
           evalId = evaluation.ID;
           evalIndex = index;
         }
-        return { items, tables: ['deployment', ...(evalId ? (['evals'] as const) : [])], events };
+        const tables: TableName[] = ['deployment', ...(evalId ? (['evals'] as const) : [])];
+        if (reverted.items.length > 0) tables.push('jobs');
+        return { items, tables, events };
       });
-      return { EvalID: evalId, EvalCreateIndex: evalIndex, DeploymentModifyIndex: index, Index: index };
+      return {
+        EvalID: evalId,
+        EvalCreateIndex: evalIndex,
+        DeploymentModifyIndex: index,
+        RevertedJobVersion: revertedVersion,
+        Index: index,
+      };
     } catch (error) {
       if (error instanceof WriteConditionFailed)
         throw new DomainError(
@@ -180,7 +212,7 @@ export class Deployments {
     index: number,
     nowNs: number,
     changes: DeploymentChanges,
-    joined: StoredAllocation[],
+    joined: Allocation[],
     first: boolean,
     written: Map<string, ClusterDeployment>,
   ): Promise<{ items: Write[]; events: PendingEvent[]; after: Map<string, ClusterDeployment> }> {
@@ -219,7 +251,7 @@ export class Deployments {
         TaskGroups: {
           ...deployment.TaskGroups,
           [alloc.TaskGroup]: {
-            ...group,
+            ...withPlacement(group, nowNs),
             PlacedAllocs: group.PlacedAllocs + 1,
             PlacedCanaries: canary ? [...(group.PlacedCanaries ?? []), alloc.ID] : group.PlacedCanaries,
           },
@@ -233,6 +265,19 @@ export class Deployments {
     for (const deployment of after.values()) {
       items.push(this.put(deployment, before.get(deployment.ID)));
       events.push(deploymentEvent('PlanResult', deployment));
+      // Nomad's updateDeploymentStatusImpl: the version of a deployment that succeeded is stable.
+      const succeeded = deployment.Status === 'successful' && before.get(deployment.ID)?.Status !== 'successful';
+      if (succeeded && this.jobs) {
+        const stable = await this.jobs.stabilityWrites(
+          deployment.Namespace,
+          deployment.JobID,
+          deployment.JobVersion,
+          index,
+          'PlanResult',
+        );
+        items.push(...stable.items);
+        events.push(...stable.events);
+      }
     }
     return { items, events, after };
   }

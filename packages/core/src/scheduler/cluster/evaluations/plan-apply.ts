@@ -169,6 +169,8 @@ export class PlanApplier {
           const events = written.map((alloc) => allocationEvent(plan.eventType ?? 'PlanResult', alloc));
           items.push(...(deploymentWrites?.items ?? []));
           if (deploymentWrites?.items.length) tables.add('deployment');
+          // A deployment that succeeded made its job version stable in the same write.
+          if (deploymentWrites?.events.some((event) => event.Topic === 'Job')) tables.add('jobs');
           // A write of deployments alone moves no allocation (a blocked evaluation waits for one that does).
           if (written.length === 0) tables.delete('allocs');
           return {

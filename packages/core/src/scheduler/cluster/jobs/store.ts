@@ -266,6 +266,63 @@ export class Jobs {
     };
   }
 
+  /**
+   * Nomad's updateJobStabilityImpl, for the transaction of a deployment that succeeded: the version's `Stable` set
+   * (and the job's, when that version is the current one), with a Job-topic event of the write's `type`. Nothing when
+   * the version is no longer kept or already stable.
+   */
+  async stabilityWrites(
+    namespace: string,
+    id: string,
+    version: number,
+    index: number,
+    type: string,
+  ): Promise<{ items: Write[]; events: PendingEvent[] }> {
+    const kept = await this.version(namespace, id, version);
+    if (!kept || kept.Stable) return { items: [], events: [] };
+    const store = this.state.store;
+    const stableVersion: Job = { ...kept, Stable: true, ModifyIndex: index };
+    const items: Write[] = [
+      {
+        put: store.signed(jobVersionKind, {
+          pk: jobVersionPk(namespace, id),
+          sk: jobVersionSk(version),
+          ...stableVersion,
+        }),
+      },
+    ];
+    const current = await this.get(namespace, id);
+    if (!current || current.Version !== version) return { items, events: [jobEventOf(type, stableVersion)] };
+    const stableJob: Job = { ...current, Stable: true, ModifyIndex: index };
+    items.push({
+      put: store.signed(jobKind, { pk: jobPk(namespace), sk: id, ...stableJob }),
+      when: unchangedSince(current),
+    });
+    return { items, events: [jobEventOf(type, stableJob)] };
+  }
+
+  /**
+   * Nomad's auto-revert (the deployment watcher's rollback job, stored by upsertJobImpl): `target`, an earlier version,
+   * registered again as the next version of the current job, for the transaction of the failed deployment's write,
+   * with a Job-topic event of the write's `type`.
+   */
+  revertWrites(
+    current: Job,
+    target: Job,
+    index: number,
+    type: string,
+  ): { job: Job; items: Write[]; event: PendingEvent } {
+    const job: Job = {
+      ...structuredClone(target),
+      Version: current.Version + 1,
+      CreateIndex: current.CreateIndex,
+      ModifyIndex: index,
+      JobModifyIndex: index,
+      Status: current.Status === 'dead' ? 'pending' : current.Status,
+    };
+    return { job, items: this.jobWrites(job, current, true), event: jobEventOf(type, job) };
+  }
+
   /** The job item, and for a new version its version item (the oldest kept one past six deleted). */
   private jobWrites(job: Job, existing: Job | undefined, changed: boolean): Write[] {
     const store = this.state.store;

@@ -47,14 +47,19 @@ export async function readSnapshot(
   const touched = new Set(jobAllocs.map((alloc) => alloc.NodeID));
   const read = everyNode.filter((node) => touched.has(node.ID) || (job !== undefined && schedulable(node, job)));
   // Each node's version before its allocations: an allocation placed between the two reads moves the version, so
-  // the plan then fails on that node instead of over-committing it.
+  // the plan then fails on that node instead of over-committing it. The versions are batch reads; a node at version 0
+  // has never had an allocation (every write placing one moves it, and a node registered again after a purge with
+  // allocations left starts above 0: `nodes/store.ts` register), so only the others' allocations are read.
+  const beats = await nodes.beats(read.map((node) => node.ID));
   const versions = new Map<string, number>();
+  for (const node of read) versions.set(node.ID, beats.get(node.ID)?.allocIndex ?? 0);
   const nodeAllocs: StoredAllocation[] = [];
   await Promise.all(
-    read.map(async (node) => {
-      versions.set(node.ID, (await nodes.beat(node.ID))?.allocIndex ?? 0);
-      nodeAllocs.push(...(await allocations.onNode(node.ID)).filter((alloc) => !isTerminal(alloc)));
-    }),
+    read
+      .filter((node) => (versions.get(node.ID) ?? 0) > 0)
+      .map(async (node) => {
+        nodeAllocs.push(...(await allocations.onNode(node.ID)).filter((alloc) => !isTerminal(alloc)));
+      }),
   );
   return { job, jobVersions, nodes: everyNode, jobAllocs, nodeAllocs, versions, deployment };
 }

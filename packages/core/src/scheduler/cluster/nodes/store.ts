@@ -19,7 +19,7 @@ import { shardCount, shardKey } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
 import { ConditionFailed, type Item, type Key, type Write } from '../../../storage/store.ts';
 import { unchangedSince, withoutKeys } from '../../acl/common.ts';
-import { META_PK, NODE_BEAT_PK, NODE_COUNT_SK, NODE_PK } from '../../keys.ts';
+import { allocNodePk, META_PK, NODE_BEAT_PK, NODE_COUNT_SK, NODE_PK } from '../../keys.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import type { NodePools } from '../node-pools/store.ts';
 import {
@@ -242,7 +242,10 @@ export class ClusterNodes {
       const beat = await this.beat(id);
       admit(beat);
       if (beat && beat.secretHash !== secretHash) throw denied('node secret ID does not match. Not registering node.');
-      allocIndex = beat?.allocIndex ?? 0;
+      // A node new to the beat items (first registration, or again after a purge) starts at version 0, unless
+      // allocations of its earlier life are still in its partition: then at this write's index, so that an
+      // evaluation's snapshot, which skips the allocation read of nodes at version 0 (`worker/decide.ts`), reads them.
+      allocIndex = beat?.allocIndex ?? ((await this.store.list(allocNodePk(id), { limit: 1 })).length > 0 ? index : 0);
       const existing = beat ? await this.get(id) : undefined;
       node = registeredNode(input, existing, index, now);
       const { pool, creation } = await this.pools.ensureWrite(node.NodePool, index);

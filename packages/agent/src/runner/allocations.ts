@@ -151,17 +151,20 @@ export class Allocations {
       failed = true;
       this.options.log(`client: allocation fetch failed: ${(error as Error).message}`);
     }
-    try {
-      await this.report();
-    } catch (error) {
-      failed = true;
-      this.options.log(`client: allocation update failed: ${(error as Error).message}`);
-    }
+    // Services before the report, as Nomad's alloc runner deregisters a stopping allocation's services before its
+    // terminal status is synced: a stopped allocation's registrations are deleted (`ServiceDeregistration`) before
+    // the server learns it is complete; the server's own removal of a terminal allocation's services is the fallback.
     try {
       await this.syncServices();
     } catch (error) {
       failed = true;
       this.options.log(`client: service registration failed: ${(error as Error).message}`);
+    }
+    try {
+      await this.report();
+    } catch (error) {
+      failed = true;
+      this.options.log(`client: allocation update failed: ${(error as Error).message}`);
     }
     if (failed) this.schedule(this.options.retryMs ?? 2000);
   }

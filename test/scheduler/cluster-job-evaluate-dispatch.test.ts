@@ -285,8 +285,29 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
     expect(running.status).toBe(200);
     const [runningBatch] = await h.scheduler.state.eventsAfter(running.body.Index - 1);
     expect(runningBatch?.events.map((event) => event.Topic)).toEqual(['Allocation']);
+    // The event stream, filtered by the job's ID: the allocation matches by its FilterKeys, the job by its Key.
+    const stream = await h.open(
+      `/v1/event/stream?topic=Job:once&topic=Allocation:once&index=${await h.scheduler.state.currentIndex()}`,
+      root,
+    );
     const done = await report('complete');
     expect(done.status).toBe(200);
+    const streamed = await stream.nextEvents();
+    await stream.close();
+    expect(streamed.Index).toBe(done.body.Index);
+    expect(
+      streamed.Events.map((event: Record<string, unknown>) => [
+        event.Topic,
+        event.Type,
+        event.Key,
+        event.Namespace,
+        event.FilterKeys,
+      ]),
+    ).toEqual([
+      ['Allocation', 'AllocationUpdated', alloc.ID, 'default', ['once', '']],
+      ['Job', 'AllocationUpdated', 'once', 'default', null],
+    ]);
+    expect(streamed.Events[1].Payload.Job).toMatchObject({ ID: 'once', Status: 'dead' });
     const job = await h.scheduler.jobs.get('default', 'once');
     expect(job).toMatchObject({ Status: 'dead', ModifyIndex: done.body.Index });
     expect((await mgmt('GET', '/v1/job/once')).body.Status).toBe('dead');

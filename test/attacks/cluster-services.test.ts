@@ -95,6 +95,7 @@ describe('attacks on service registrations', () => {
       '/v1/services?namespace=payroll',
       '/v1/service/ledger?namespace=payroll',
       '/v1/job/web/services?namespace=payroll',
+      `/v1/allocation/${secretAlloc}/services?namespace=payroll`,
     ]) {
       const out = await h.call('GET', url, { token: tokens.dev });
       expect(out.status, url).toBe(403);
@@ -105,6 +106,15 @@ describe('attacks on service registrations', () => {
     expect(all.body).toEqual([{ Namespace: 'dev', Services: [{ ServiceName: 'docs', Tags: ['http'] }] }]);
     const wildcard = await h.call('GET', '/v1/service/ledger?namespace=*', { token: tokens.dev });
     expect(wildcard.body).toEqual([]);
+    // payroll's allocation asked for under dev (or `*`), where the token may read: not found, nothing of it shown.
+    for (const namespace of ['dev', '*']) {
+      const byAlloc = await h.call('GET', `/v1/allocation/${secretAlloc}/services?namespace=${namespace}`, {
+        token: tokens.dev,
+      });
+      expect([byAlloc.status, byAlloc.text]).toEqual([404, 'allocation not found']);
+    }
+    const own = await h.call('GET', `/v1/allocation/${secretAlloc}/services?namespace=payroll`, { token: root });
+    expect(own.body.map((service: { ID: string }) => service.ID)).toEqual([secretId]);
     expect((await h.stream('/v1/event/stream?topic=Service&namespace=payroll', tokens.dev)).status).toBe(403);
 
     // On a dev stream, payroll's registrations never arrive, dev's do.
@@ -133,7 +143,11 @@ describe('attacks on service registrations', () => {
 
   it('a token without read-job (list-jobs only, or anonymous) reads no services', async () => {
     for (const token of [tokens.listOnly, undefined]) {
-      for (const url of ['/v1/services?namespace=dev', '/v1/service/docs?namespace=dev']) {
+      for (const url of [
+        '/v1/services?namespace=dev',
+        '/v1/service/docs?namespace=dev',
+        `/v1/allocation/${secretAlloc}/services?namespace=dev`,
+      ]) {
         const out = await h.call('GET', url, token ? { token } : {});
         expect(out.status, url).toBe(403);
       }

@@ -353,6 +353,37 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
     const missing = await mgmt('GET', '/v1/job/nope/services');
     expect(missing.status).toBe(404);
     expect(missing.text).toBe('job not found');
+
+    // The allocation's own registrations (Nomad's GET /v1/allocation/:id/services), in full, sorted by ID.
+    const ofAlloc = await mgmt('GET', `/v1/allocation/${alloc}/services`);
+    expect(ofAlloc.status).toBe(200);
+    expect(ofAlloc.headers.get('X-Nomad-Index')).toBe(
+      String(await h.scheduler.state.tableIndex(['service_registrations'])),
+    );
+    expect(ofAlloc.body).toEqual([...out.body].sort((x: { ID: string }, y: { ID: string }) => (x.ID < y.ID ? -1 : 1)));
+    expect(Object.keys(ofAlloc.body[0]).sort()).toEqual(
+      [
+        'ID',
+        'ServiceName',
+        'Namespace',
+        'NodeID',
+        'Datacenter',
+        'JobID',
+        'AllocID',
+        'Tags',
+        'Address',
+        'Port',
+        'CreateIndex',
+        'ModifyIndex',
+      ].sort(),
+    );
+    // None registered: an empty list. Unknown, or asked in another namespace: Nomad's 404.
+    const bare = await placed(a, 'default', 'shop');
+    expect((await mgmt('GET', `/v1/allocation/${bare}/services`)).body).toEqual([]);
+    for (const path of [`/v1/allocation/${randomUUID()}/services`, `/v1/allocation/${alloc}/services?namespace=prod`]) {
+      const out404 = await mgmt('GET', path);
+      expect([out404.status, out404.text], path).toEqual([404, 'allocation not found']);
+    }
   });
 
   it('a blocking read of a service wakes when a registration lands', async () => {

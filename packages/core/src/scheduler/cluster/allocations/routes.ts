@@ -1,14 +1,14 @@
 /**
  * Allocations over HTTP, as Nomad's (`command/agent/alloc_endpoint.go`, `nomad/alloc_endpoint.go`):
  * `GET /v1/allocations` (`prefix`, `namespace` with `*`, `filter` and pages, `task_states`, `resources`: Nomad's
- * AllocListStub), `GET /v1/allocation/:id` (the job rehydrated from its version) and `PUT|POST
+ * AllocListStub), `GET /v1/allocation/:id` (the job rehydrated from its version), its `services` and `PUT|POST
  * /v1/allocation/:id/stop`. Reads need `read-job` in the allocation's namespace, the stop `alloc-lifecycle`. A job's,
  * an evaluation's and a node's allocations are listed by their own routes (`jobs/routes.ts`,
  * `evaluations/routes.ts`, `nodes/routes.ts`) with `allocationStub` and `withJobs` (`stub.ts`).
  */
 import * as z from 'zod/mini';
 import { notFound } from '../../../lib/errors.ts';
-import { namespacedListRoute } from '../../http/namespaced-list.ts';
+import { namespacedListRoute, namespaceQuery } from '../../http/namespaced-list.ts';
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
@@ -51,6 +51,29 @@ export const allocationRoutes: SchedulerRoute[] = [
       await readable(scheduler, caller, params.id);
       return {
         read: async () => scheduler.allocations.withJob(await readable(scheduler, caller, params.id)),
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/allocation/:id/services',
+    summary: 'The service registrations of an allocation (Nomad’s `Alloc.GetServiceRegistrations`).',
+    access: 'token',
+    params: { id: allocId },
+    query: { namespace: namespaceQuery },
+    blocking: ['service_registrations'],
+    returns:
+      'ServiceRegistration[], sorted by ID (empty when it has none); 404 `allocation not found`, also for an allocation of another namespace than the one asked for.',
+    handler: async ({ scheduler, caller, params, query }) => {
+      // As Nomad's: read-job in the namespace asked for; an allocation outside it is not found.
+      const namespace = query.namespace || 'default';
+      if (!(await caller()).acl.allowNamespaceOperation(namespace, 'read-job')) throw permissionDenied();
+      return {
+        read: async () => {
+          const alloc = await scheduler.allocations.get(params.id);
+          if (!alloc || alloc.Namespace !== namespace) throw notFound('allocation not found');
+          return scheduler.services.ofAllocation(alloc.ID);
+        },
       };
     },
   }),

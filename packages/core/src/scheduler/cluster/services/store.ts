@@ -124,9 +124,11 @@ export class ServiceRegistrations {
       .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
   }
 
-  /** The registrations of one allocation, sorted by ID. */
-  ofAllocation(allocId: string): Promise<ServiceRegistration[]> {
-    return allocationRegistrations(this.store, allocId);
+  /** The registrations of one allocation (its links, each checked against its signed item), sorted by ID. */
+  async ofAllocation(allocId: string): Promise<ServiceRegistration[]> {
+    return (await allocationRegistrations(this.store, allocId)).sort((a, b) =>
+      a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0,
+    );
   }
 
   /** The registration of that ID (in `namespace`, when given); only an ID of Nomad's form can name one. */

@@ -17,8 +17,6 @@ const enginesDir = `${src}secrets/engines/`;
 const theList = `${src}secrets/family-list.ts`;
 
 const exceptions: Record<string, string> = {
-  'packages/core/src/item-kinds.ts':
-    "the table of every item kind (docs/security.md's copy, and the operator's sign-items run) names the MAC kinds the directory and cloud engines sign their own items with; only the deploy-time signing and the tests load it, never a function's handler",
   'functions/jobs/sweep.ts':
     'the token sweep also revokes the leases of the families without a job of their own (kv, whose leases hold nothing, and the login methods): it bundles exactly those, which a lazy list could only tell after loading every family',
 };

@@ -30,35 +30,17 @@ import { nodePoolKind } from './scheduler/cluster/node-pools/store.ts';
 import { beatKind, nodeKind } from './scheduler/cluster/nodes/store.ts';
 import { serviceKind } from './scheduler/cluster/services/store.ts';
 import { auditDeviceKind } from './secrets/audit/audit-devices.ts';
-import { cloudItemKeys, cloudItemKind } from './secrets/engines/cloud/records.ts';
-import { directoryItemKeys, directoryItemKind } from './secrets/engines/ldap/records.ts';
 import { authenticatedValueKind } from './secrets/mounts/mount-storage.ts';
 import { mountKind } from './secrets/mounts/mount-table.ts';
+import { allSecretsFamilies, backendsOf } from './secrets/families.ts';
 import { passwordPolicyKind } from './secrets/policies/password-policy-store.ts';
 import { policyKind } from './secrets/policies/policy-store.ts';
 import { initMarkerKind } from './secrets/sys/init.ts';
 import { tokenKind } from './secrets/tokens/token-store.ts';
-import type { ItemKind } from './storage/item-mac.ts';
+import type { ItemKindRow } from './storage/item-kind-row.ts';
 import { keyringKind } from './storage/keyring-item.ts';
 
-export type Protection = 'MAC' | 'sealed' | 'link' | 'not security state' | 'unprotected';
-
-export interface ItemKindRow {
-  /** The row's name in docs/security.md. */
-  name: string;
-  /** Where its items are, as the docs write it. */
-  where: string;
-  pk: RegExp;
-  sk: RegExp;
-  /** For a mount's own storage (`mount#<uuid>`): the mount types whose backends write it. */
-  mountTypes?: readonly string[];
-  protection: Protection;
-  /** The MAC's kind, for `MAC` rows. */
-  mac?: ItemKind;
-  /** State that expires within minutes: `sign-items` leaves a MAC-less one alone (it is started again). */
-  shortLived?: true;
-  why: string;
-}
+export type { ItemKindRow, Protection } from './storage/item-kind-row.ts';
 
 const shard = '#\\d{2}';
 const anyMount = /^mount#[^#]+$/;
@@ -233,73 +215,10 @@ export const itemKindRows: readonly ItemKindRow[] = [
     protection: 'not security state',
     why: 'work to roll back after a crash (upstream objects to delete, a password to settle); a forged one makes the engine delete or settle what it names, only in its own upstream',
   }),
-  row({
-    name: 'kv v2 data and metadata',
-    where: '`mount#<uuid>` / `kv2/…`',
-    pk: anyMount,
-    sk: /^kv2\//,
-    mountTypes: ['kv'],
-    protection: 'sealed',
-    why: 'secret values are sealed bound to their key; versions, deletion times and `cas_required` are data about them, not grants',
-  }),
-  row({
-    name: 'kv v1 data',
-    where: '`mount#<uuid>` / `<path>`',
-    pk: anyMount,
-    sk: /./,
-    mountTypes: ['kv'],
-    protection: 'sealed',
-    why: 'secret values, sealed bound to their key',
-  }),
-  row({
-    name: 'mesh access and roles',
-    where: '`mount#<uuid>` / `config/access`, `role/<name>`',
-    pk: anyMount,
-    sk: /^(config\/access|role\/.*)$/,
-    mountTypes: ['mesh'],
-    protection: 'MAC',
-    mac: authenticatedValueKind,
-    why: "where the sealed management token goes, and which mesh policies a role's tokens get",
-  }),
-  row({
-    name: 'directory dynamic roles',
-    where: '`mount#<uuid>` / `role/<name>`',
-    pk: anyMount,
-    sk: /^role\//,
-    mountTypes: ['ldap'],
-    protection: 'MAC',
-    mac: authenticatedValueKind,
-    why: 'the LDIF the engine writes into the directory with its own bind credentials',
-  }),
-  row({
-    name: "directory account check's place",
-    where: '`mount#<uuid>` / `account-check`',
-    pk: anyMount,
-    sk: /^account-check$/,
-    mountTypes: ['ldap'],
-    protection: 'not security state',
-    why: 'where the periodic check of managed accounts stands and when it runs next',
-  }),
-  row({
-    name: 'directory configuration, static roles, library sets and accounts',
-    where: '`mount#<uuid>` / `config`, `static-role/…`, `library/…`, `library-account/…`, `managed/…`',
-    pk: anyMount,
-    sk: directoryItemKeys,
-    mountTypes: ['ldap'],
-    protection: 'MAC',
-    mac: directoryItemKind,
-    why: 'where the bind password goes (the directory URL, bind DN, TLS settings), whose password a static role or library account rotates and hands out (its DN), which accounts a set lends and who manages an account; passwords are sealed, and rotation and check-out state stay outside the MAC as bookkeeping (signed by `MountStorage` on every write, including each partial update and transaction)',
-  }),
-  row({
-    name: 'cloud configuration, role sets and accounts',
-    where: '`mount#<uuid>` / `config`, `roleset/…`, `static-account/…`, `impersonated-account/…`, `key/…`',
-    pk: anyMount,
-    sk: cloudItemKeys,
-    mountTypes: ['cloud'],
-    protection: 'MAC',
-    mac: cloudItemKind,
-    why: "which credentials the engine acts with (a removed credential would fall back to the server's own), which project roles a role set grants, which service account a role set or account mints keys and tokens for; the root credentials and token keys are sealed, and when the next root rotation is due stays outside the MAC as bookkeeping",
-  }),
+  // The engines' own items, as each engine's backend declares them (`Backend.storedItems`), in the family list's order.
+  ...backendsOf(allSecretsFamilies).flatMap((backend) =>
+    (backend.storedItems ?? []).map((item) => row({ ...item, pk: anyMount, mountTypes: [backend.type] })),
+  ),
   // The scheduler's partitions.
   row({
     name: 'scheduler ACL token',

@@ -7,6 +7,7 @@ import type { LeaseRecord } from '../leases/lease-hooks.ts';
 import type { Secret } from '../leases/secret.ts';
 import type { MountItemKinds, MountStorage } from '../mounts/mount-storage.ts';
 import type { MountEntry } from '../mounts/mount-table.ts';
+import type { StoredItemKind } from '../../storage/item-kind-row.ts';
 import type { Caller } from '../tokens/caller.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
 
@@ -259,6 +260,12 @@ export interface Backend {
    * transactions; what it writes whole with `putAuthenticated` needs no entry.
    */
   authenticatedItems?: MountItemKinds;
+  /**
+   * The kinds of item it keeps in its mounts' storage, each with its protection against a table writer (sealed, MAC,
+   * or not security state, and why): the rows of `item-kinds.ts` (and of docs/security.md's table) for its mount
+   * type. A write of an item no row names is refused in the tests (`test/support/item-kind-guard.ts`).
+   */
+  storedItems?: StoredItemKind[];
   /**
    * For auth methods: what renewing a token this method issued gets (Vault re-reads the login's role).
    * Throw to refuse the renewal, e.g. when the role is gone.

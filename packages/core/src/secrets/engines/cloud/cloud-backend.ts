@@ -5,7 +5,7 @@ import { rotateDueRoots } from './cleanup.ts';
 import { configPaths } from './config.ts';
 import { impersonatedAccountPaths } from './impersonated-accounts.ts';
 import { keyLeaseHooks, keyPaths, keySecretType } from './keys.ts';
-import { cloudItemKinds } from './records.ts';
+import { cloudItemKeys, cloudItemKind, cloudItemKinds } from './records.ts';
 import { rolesetPaths } from './rolesets.ts';
 import { rotateRootPaths } from './rotate-root.ts';
 import { staticAccountPaths } from './static-accounts.ts';
@@ -41,6 +41,17 @@ export const cloudBackend: Backend = {
   ],
   walRollback: cloudRollback,
   // The configuration, rolesets and accounts carry a MAC (records.ts).
+  // Its items, with their protection (the rows of item-kinds.ts and docs/security.md for a cloud mount).
+  storedItems: [
+    {
+      name: 'cloud configuration, role sets and accounts',
+      where: '`mount#<uuid>` / `config`, `roleset/…`, `static-account/…`, `impersonated-account/…`, `key/…`',
+      sk: cloudItemKeys,
+      protection: 'MAC',
+      mac: cloudItemKind,
+      why: "which credentials the engine acts with (a removed credential would fall back to the server's own), which project roles a role set grants, which service account a role set or account mints keys and tokens for; the root credentials and token keys are sealed, and when the next root rotation is due stays outside the MAC as bookkeeping",
+    },
+  ],
   authenticatedItems: cloudItemKinds,
   // Where it calls Google is the operator's (a private endpoint), as the stage's `googleEndpoints`.
   deployment: {

@@ -75,6 +75,23 @@ export const kvBackend: Backend = {
   kind: 'secret',
   defaultPath: 'secret',
   paths: [...v2Rows, v1Row],
+  // Its items, with their protection (the rows of item-kinds.ts and docs/security.md for a kv mount).
+  storedItems: [
+    {
+      name: 'kv v2 data and metadata',
+      where: '`mount#<uuid>` / `kv2/…`',
+      sk: /^kv2\//,
+      protection: 'sealed',
+      why: 'secret values are sealed bound to their key; versions, deletion times and `cas_required` are data about them, not grants',
+    },
+    {
+      name: 'kv v1 data',
+      where: '`mount#<uuid>` / `<path>`',
+      sk: /./,
+      protection: 'sealed',
+      why: 'secret values, sealed bound to their key',
+    },
+  ],
   leases: {
     // A read of a static secret holds nothing to take back: revoking the lease only ends it.
     kv: { revoke: async () => {} },

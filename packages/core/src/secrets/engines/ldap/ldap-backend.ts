@@ -1,3 +1,4 @@
+import { authenticatedValueKind } from '../../mounts/mount-storage.ts';
 import type { Backend } from '../../framework/backend.ts';
 import type { Core } from '../../framework/services.ts';
 import { checkAccounts, checkAccountsSoon, checkEverySeconds } from './account-check.ts';
@@ -5,7 +6,7 @@ import { configPaths } from './config.ts';
 import { dynamicLease, dynamicRolePaths } from './dynamic-roles.ts';
 import { libraryCheckoutPaths, libraryLease } from './library-checkouts.ts';
 import { librarySetPaths } from './library-sets.ts';
-import { directoryItemKinds, rotationQueue } from './records.ts';
+import { directoryItemKeys, directoryItemKind, directoryItemKinds, rotationQueue } from './records.ts';
 import { rotateRootPaths } from './rotate-root.ts';
 import { rotateDue } from './rotation.ts';
 import { staticCredPaths } from './static-creds.ts';
@@ -35,6 +36,32 @@ export const ldapBackend: Backend = {
   walRollback: ldapRollback,
   // The configuration, static roles, library sets and accounts and the claims carry a MAC (records.ts).
   authenticatedItems: directoryItemKinds,
+  // Its items, with their protection (the rows of item-kinds.ts and docs/security.md for a ldap mount).
+  storedItems: [
+    {
+      name: 'directory dynamic roles',
+      where: '`mount#<uuid>` / `role/<name>`',
+      sk: /^role\//,
+      protection: 'MAC',
+      mac: authenticatedValueKind,
+      why: 'the LDIF the engine writes into the directory with its own bind credentials',
+    },
+    {
+      name: "directory account check's place",
+      where: '`mount#<uuid>` / `account-check`',
+      sk: /^account-check$/,
+      protection: 'not security state',
+      why: 'where the periodic check of managed accounts stands and when it runs next',
+    },
+    {
+      name: 'directory configuration, static roles, library sets and accounts',
+      where: '`mount#<uuid>` / `config`, `static-role/…`, `library/…`, `library-account/…`, `managed/…`',
+      sk: directoryItemKeys,
+      protection: 'MAC',
+      mac: directoryItemKind,
+      why: 'where the bind password goes (the directory URL, bind DN, TLS settings), whose password a static role or library account rotates and hands out (its DN), which accounts a set lends and who manages an account; passwords are sealed, and rotation and check-out state stay outside the MAC as bookkeeping (signed by `MountStorage` on every write, including each partial update and transaction)',
+    },
+  ],
   periodic: [
     {
       // Root and static-role passwords whose time has come, and check-outs whose lease was never written.

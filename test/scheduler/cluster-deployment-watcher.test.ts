@@ -323,6 +323,37 @@ describe('deployments finish: health, the watcher, promote and allocation-health
     expect((await mgmt('GET', '/v1/job/plain')).body.Version).toBe(1);
   });
 
+  it('auto_revert says so when there is no stable version, or when the stable one is the current spec', async () => {
+    const update = { MaxParallel: 1, AutoRevert: true, ProgressDeadline: 0 };
+    await submit(updatingJob('nostable', 1, 'python3', update));
+    const first = await h.scheduler.deployments.latest('default', 'nostable');
+    await report(await running('nostable', 0), false);
+    expect(await h.scheduler.deployments.get(first?.ID ?? '')).toMatchObject({
+      Status: 'failed',
+      StatusDescription: 'Failed due to unhealthy allocations - no stable job version to auto revert to',
+    });
+    expect((await mgmt('GET', '/v1/job/nostable')).body.Version).toBe(0);
+
+    await submit(updatingJob('noop', 1, 'python3', update));
+    await rollOut('noop', 0);
+    await submit(updatingJob('noop', 1, 'python3.12', update));
+    await report(await running('noop', 1), false);
+    expect((await mgmt('GET', '/v1/job/noop')).body.Version).toBe(2);
+    await worker.runDue();
+    // Version 2 is version 0 registered again, Stable as its copy (Nomad's upsertJobImpl keeps the flag); it fails
+    // too, and reverting to it again would loop, so the watcher does not.
+    expect((await mgmt('GET', '/v1/job/noop')).body.Stable).toBe(true);
+    const reverted = await h.scheduler.deployments.latest('default', 'noop');
+    expect(reverted?.JobVersion).toBe(2);
+    await report(await running('noop', 2), false);
+    expect(await h.scheduler.deployments.get(reverted?.ID ?? '')).toMatchObject({
+      Status: 'failed',
+      StatusDescription:
+        'Failed due to unhealthy allocations - not rolling back to stable job version 2 as current job has same specification',
+    });
+    expect((await mgmt('GET', '/v1/job/noop')).body.Version).toBe(2);
+  });
+
   it('an unhealthy allocation that may be rescheduled is marked to be replaced instead of failing the deployment', async () => {
     await submit(updatingJob('retry', 1, 'python3', { MaxParallel: 1 }));
     const deployment = await h.scheduler.deployments.latest('default', 'retry');

@@ -224,13 +224,16 @@ export class DeploymentWatcher {
           step.events.push(allocationEvent(type, marked));
         }
         if (step.items.length > 0) step.tables.push('allocs');
-        const latest = latestEvaluationIndex(await this.evaluations.ofJob(deployment.Namespace, deployment.JobID));
-        const progressed = allocs.some(
-          (alloc) =>
-            deployment.TaskGroups[alloc.TaskGroup] &&
-            isHealthy(alloc) &&
-            (alloc.DeploymentStatus?.ModifyIndex ?? 0) > latest,
+        const newestHealth = Math.max(
+          0,
+          ...allocs
+            .filter((alloc) => deployment.TaskGroups[alloc.TaskGroup] && isHealthy(alloc))
+            .map((alloc) => alloc.DeploymentStatus?.ModifyIndex ?? 0),
         );
+        // The job's evaluations are read only when a health could be newer than them (every sweep checks).
+        const progressed =
+          newestHealth > 0 &&
+          newestHealth > latestEvaluationIndex(await this.evaluations.ofJob(deployment.Namespace, deployment.JobID));
         if (step.items.length === 0 && !progressed) return undefined;
         outcome = 'evaluated';
         this.addEvaluation(step, deployment, job, index, type);

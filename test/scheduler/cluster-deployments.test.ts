@@ -1,28 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { ready, rollingJob } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
-
-/** A service job of group `web` with a rolling update block (one at a time); `command` makes a destructive change. */
-const rollingJob = (id: string, count: number, command: string) =>
-  webJob(id, {
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: count,
-        Update: { MaxParallel: 1 },
-        Tasks: [
-          {
-            Name: 'server',
-            Driver: 'raw_exec',
-            Config: { command },
-            Resources: { CPU: 100, MemoryMB: 64 },
-          },
-        ],
-      },
-    ],
-  });
 
 describe('deployments: the worker stores them and the routes answer (DynamoDB Local)', () => {
   let h: SchedulerHarness;

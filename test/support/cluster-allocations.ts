@@ -24,6 +24,26 @@ export function webJob(id: string, overrides: Record<string, unknown> = {}): Rec
   };
 }
 
+/** A service job of group `web` with a rolling update block (one at a time); `command` makes a destructive change. */
+export const rollingJob = (id: string, count: number, command: string) =>
+  webJob(id, {
+    TaskGroups: [
+      {
+        Name: 'web',
+        Count: count,
+        Update: { MaxParallel: 1 },
+        Tasks: [
+          {
+            Name: 'server',
+            Driver: 'raw_exec',
+            Config: { command },
+            Resources: { CPU: 100, MemoryMB: 64 },
+          },
+        ],
+      },
+    ],
+  });
+
 /**
  * A new allocation of `job`'s group `web` on `node`, as placement would make it (indexes set by the write). The job
  * is read from the store so its version is the one stored.

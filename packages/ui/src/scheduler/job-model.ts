@@ -109,7 +109,11 @@ export const jobsListHref = (namespace: string, status: string): string => {
 export const nodeHref = (id: string) => pathHref('/ui/scheduler/nodes', id);
 
 /** A path of one job's API (`job/<id>`, `job/<id>/allocations` …) in its namespace. */
-export function jobApi(namespace: string, id: string, part?: 'allocations' | 'evaluations' | 'versions'): ApiPath {
+export function jobApi(
+  namespace: string,
+  id: string,
+  part?: 'allocations' | 'evaluations' | 'versions' | 'deployment',
+): ApiPath {
   const path = part ? api`job/${id}/${part}` : api`job/${id}`;
   return withQuery(path, { namespace });
 }

@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 import { Details, Loading, Page, Table } from '../components.tsx';
 import { Link } from '../router.tsx';
 import { LiveBadge } from './cluster-common.tsx';
+import { type Deployment, deploymentHref } from './deployment-model.ts';
 import { JobActions, ScaleGroup } from './job-actions.tsx';
 import {
   type AllocationStub,
@@ -23,7 +24,7 @@ import { PlacementFailures } from './placement-failures.tsx';
 /**
  * A job's page (`job/<id>` and its `allocations`, `evaluations`, `versions`; `read-job`): what it is, its task groups
  * (count, resources, allocations by status) with a scale control, its allocations (status, node, version), its
- * evaluations and its versions, all live from one stream of the `Job`, `Allocation`, `Evaluation` and `Deployment`
+ * evaluations, its versions and a link to its latest deployment, all live from one stream of the `Job`, `Allocation`, `Evaluation` and `Deployment`
  * topics filtered by the job (blocking reads for a token that may not stream), with the stop, start and purge actions.
  */
 
@@ -32,6 +33,8 @@ interface JobReads extends Record<string, unknown> {
   allocations: AllocationStub[];
   evaluations: Evaluation[];
   versions: { Versions: Job[] | null };
+  /** The job's latest deployment; null when it has none. */
+  deployment: Deployment | null;
 }
 
 const badge = (status: string) => <span class={`badge ${statusClass(status)}`}>{status}</span>;
@@ -160,6 +163,17 @@ function Versions({ versions }: { versions: Job[] }): JSX.Element {
   );
 }
 
+/** The job's latest deployment: a link to its page, and its status. */
+function LatestDeployment({ deployment }: { deployment: Deployment | null }): JSX.Element {
+  if (!deployment) return <>—</>;
+  return (
+    <>
+      <Link href={deploymentHref(deployment.ID)}>{shortId(deployment.ID)}</Link> {badge(deployment.Status)} (version{' '}
+      {deployment.JobVersion})
+    </>
+  );
+}
+
 export function JobPage({ namespace, id }: { namespace: string; id: string }): JSX.Element {
   const reads = useLiveReads<JobReads>(
     {
@@ -167,6 +181,7 @@ export function JobPage({ namespace, id }: { namespace: string; id: string }): J
       allocations: jobApi(namespace, id, 'allocations'),
       evaluations: jobApi(namespace, id, 'evaluations'),
       versions: jobApi(namespace, id, 'versions'),
+      deployment: jobApi(namespace, id, 'deployment'),
     },
     [`Job:${id}`, `Allocation:${id}`, `Evaluation:${id}`, `Deployment:${id}`],
     namespace,
@@ -198,6 +213,7 @@ export function JobPage({ namespace, id }: { namespace: string; id: string }): J
                       ['Datacenters', (job.Datacenters ?? []).join(', ')],
                       ['Version', job.Version],
                       ['Submitted', formatNanoTime(job.SubmitTime)],
+                      ['Latest deployment', <LatestDeployment key="d" deployment={shown.deployment} />],
                     ]}
                   />
                 </section>

@@ -31,11 +31,40 @@ export function useNamespaceOptions(current: string, withAll: boolean): Array<st
   return withAll ? [['*', 'All namespaces'], ...names] : names;
 }
 
+/**
+ * The namespace and status pickers of a list whose address holds both (`href(namespace, status)`): each choice
+ * replaces the address, so the list reads it again.
+ */
+export function ListFilters(props: {
+  namespace: string;
+  status: string;
+  statuses: string[];
+  href: (namespace: string, status: string) => string;
+}): JSX.Element {
+  const { namespace, status, href } = props;
+  const namespaces = useNamespaceOptions(namespace, true);
+  return (
+    <div class="row">
+      <SelectField
+        label="Namespace"
+        value={namespace}
+        options={namespaces}
+        onChange={(value) => navigate(href(value, status), { replace: true })}
+      />
+      <SelectField
+        label="Status"
+        value={status}
+        options={[['', 'Any status'], ...props.statuses]}
+        onChange={(value) => navigate(href(namespace, value), { replace: true })}
+      />
+    </div>
+  );
+}
+
 export function JobsPage(): JSX.Element {
   const { query } = useLocation();
   const namespace = query.get('namespace') || '*';
   const status = query.get('status') ?? '';
-  const namespaces = useNamespaceOptions(namespace, true);
   const jobs = useLive<JobStub[]>(withQuery(api`jobs`, { namespace }), 'Job', namespace);
   return (
     <Page
@@ -46,20 +75,7 @@ export function JobsPage(): JSX.Element {
         </Link>
       }
     >
-      <div class="row">
-        <SelectField
-          label="Namespace"
-          value={namespace}
-          options={namespaces}
-          onChange={(value) => navigate(jobsListHref(value, status), { replace: true })}
-        />
-        <SelectField
-          label="Status"
-          value={status}
-          options={[['', 'Any status'], ...jobStatuses]}
-          onChange={(value) => navigate(jobsListHref(namespace, value), { replace: true })}
-        />
-      </div>
+      <ListFilters namespace={namespace} status={status} statuses={jobStatuses} href={jobsListHref} />
       <LiveBadge mode={jobs.mode} />
       <Loading loaded={jobs}>
         {(list) => (

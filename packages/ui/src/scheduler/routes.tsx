@@ -2,6 +2,8 @@ import type { NavEntry, RouteDef } from '../router.tsx';
 import { AllocationPage } from './allocation.tsx';
 import { AuthMethodPage, AuthMethodsPage, NewAuthMethodPage } from './auth-methods.tsx';
 import { BindingRulePage, BindingRulesPage, NewBindingRulePage } from './binding-rules.tsx';
+import { DeploymentPage } from './deployment.tsx';
+import { DeploymentsPage } from './deployments.tsx';
 import { EventsPage } from './events.tsx';
 import { JobPage } from './job.tsx';
 import { RunJobPage } from './job-run.tsx';
@@ -17,7 +19,7 @@ import { NewTokenPage, TokenPage, TokensPage } from './tokens.tsx';
 
 /**
  * The scheduler service's pages: ACL tokens, policies, roles, auth methods, binding rules, the rule tester, nodes,
- * node pools, namespaces, jobs and their allocations, services, events.
+ * node pools, namespaces, jobs and their allocations, deployments, services, events.
  */
 export const schedulerRoutes: RouteDef[] = [
   { pattern: '/ui/scheduler/tokens', title: 'ACL tokens', view: () => <TokensPage /> },
@@ -79,6 +81,12 @@ export const schedulerRoutes: RouteDef[] = [
     title: 'Job',
     view: ({ namespace = '', id = '' }) => <JobPage key={`${namespace}/${id}`} namespace={namespace} id={id} />,
   },
+  { pattern: '/ui/scheduler/deployments', title: 'Deployments', view: () => <DeploymentsPage /> },
+  {
+    pattern: '/ui/scheduler/deployments/:id',
+    title: 'Deployment',
+    view: ({ id = '' }) => <DeploymentPage key={id} id={id} />,
+  },
   {
     pattern: '/ui/scheduler/allocations/:id',
     title: 'Allocation',
@@ -106,6 +114,7 @@ export const schedulerNav: NavEntry[] = [
   { href: '/ui/scheduler/node-pools', label: 'Node pools' },
   { href: '/ui/scheduler/namespaces', label: 'Namespaces' },
   { href: '/ui/scheduler/jobs', label: 'Jobs' },
+  { href: '/ui/scheduler/deployments', label: 'Deployments' },
   { href: '/ui/scheduler/services', label: 'Services' },
   { href: '/ui/scheduler/events', label: 'Event stream' },
 ];

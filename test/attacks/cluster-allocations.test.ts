@@ -33,10 +33,7 @@ describe('attack: allocations past their namespace rules and their node', () => 
   let allocA: string;
   let allocB: string;
   let evalB: string;
-  const { as, tokenWith, refused } = attackCalls(
-    () => h,
-    () => root,
-  );
+  const { as, tokenWith, refused } = attackCalls(() => ({ h, root }));
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();

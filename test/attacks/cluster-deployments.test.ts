@@ -35,10 +35,7 @@ describe('attack: deployments past their namespace rules', () => {
   let deploymentA: string;
   let deploymentB: string;
   let writerA: string;
-  const { as, tokenWith, refused } = attackCalls(
-    () => h,
-    () => root,
-  );
+  const { as, tokenWith, refused } = attackCalls(() => ({ h, root }));
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();

@@ -13,8 +13,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobPk } from '../../packages/core/src/scheduler/keys.ts';
-import { attackCalls } from '../support/cluster-attacks.ts';
-import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
+import { attackCalls, teamsHarness } from '../support/cluster-attacks.ts';
+import type { SchedulerService } from '../support/scheduler-harness.ts';
 
 const job = (id: string, overrides: Record<string, unknown> = {}) => ({
   ID: id,
@@ -27,16 +27,10 @@ describe('attack: job plan, evaluate and dispatch past their namespace rules', (
   let root: string;
   let reader: string;
   let teamA: string;
-  const { as, tokenWith, refused } = attackCalls(
-    () => h,
-    () => root,
-  );
+  const { as, tokenWith, refused } = attackCalls(() => ({ h, root }));
 
   beforeAll(async () => {
-    h = await startSchedulerInMemory();
-    root = await h.bootstrap();
-    for (const name of ['team-a', 'team-b'])
-      expect((await as(root)('PUT', '/v1/namespace', { Name: name })).status).toBe(200);
+    ({ h, root } = await teamsHarness());
     expect((await as(root)('PUT', '/v1/jobs?namespace=team-b', { Job: job('secret-job') })).status).toBe(200);
     reader = await tokenWith('namespace "team-a" { policy = "read" }');
     teamA = await tokenWith('namespace "team-a" { policy = "write" }');

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { SchedulerService } from './scheduler-harness.ts';
+import { type SchedulerService, startSchedulerInMemory } from './scheduler-harness.ts';
 
 type Answer = Awaited<ReturnType<SchedulerService['call']>>;
 
@@ -8,7 +8,9 @@ type Answer = Awaited<ReturnType<SchedulerService['call']>>;
  * policy with `rules` (made by the root token), and a refusal that writes nothing. The harness and root token are
  * read when called, as the tests make them in `beforeAll`.
  */
-export function attackCalls(harness: () => SchedulerService, rootToken: () => string) {
+export function attackCalls(session: () => { h: SchedulerService; root: string }) {
+  const harness = () => session().h;
+  const rootToken = () => session().root;
   const as = (token: string | undefined) => (method: string, path: string, body?: unknown) =>
     harness().call(method, path, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
 
@@ -37,4 +39,13 @@ export function attackCalls(harness: () => SchedulerService, rootToken: () => st
   }
 
   return { as, tokenWith, refused };
+}
+
+/** A scheduler in memory with its ACL bootstrapped and the namespaces `team-a` and `team-b`, for the namespace attacks. */
+export async function teamsHarness(): Promise<{ h: SchedulerService; root: string }> {
+  const h = await startSchedulerInMemory();
+  const root = await h.bootstrap();
+  for (const name of ['team-a', 'team-b'])
+    expect((await h.call('PUT', '/v1/namespace', { token: root, body: { Name: name } })).status).toBe(200);
+  return { h, root };
 }

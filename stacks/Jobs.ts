@@ -7,6 +7,10 @@ import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Cron, type FunctionProps, type StackContext, use } from 'sst/constructs';
 import { alarmOn, alarmThresholds, deadLetterAlarm, functionAlarms, period } from './alarms.ts';
+import {
+  capacityPartitionPrefix,
+  evaluationPartitionPrefix,
+} from '../packages/core/src/scheduler/worker/evaluation-trigger.ts';
 import type { SecretsFamily } from '../packages/core/src/secrets/families.ts';
 import { engineJobs } from './families.ts';
 import { familyFunctionProps, keyhavenFunction } from './functions.ts';
@@ -17,8 +21,8 @@ export { engineJobs } from './families.ts';
 
 /**
  * Scheduled work: EventBridge runs the token sweep and each declared engine's job every minute (each run loops for
- * most of the minute), and the table's stream feeds the TTL backstop. The handlers call the functions `npm start`
- * runs. The directory's job joins the directory's network, as its endpoints do.
+ * most of the minute), and the table's stream feeds the TTL backstop and the evaluation trigger. The handlers call
+ * the functions `npm start` runs. The directory's job joins the directory's network, as its endpoints do.
  */
 export function Jobs({ stack }: StackContext) {
   const storage = use(Storage);
@@ -123,8 +127,62 @@ export function Jobs({ stack }: StackContext) {
       },
     },
   });
-  return { sweep, engines, streamConsumer, streamDeadLetters, failedRecords };
+
+  // The evaluation queue (issue 41): an evaluation written `pending` runs within seconds of its write, not at the next
+  // minute's sweep (which stays the backstop). Its own function, on the scheduler's state alone, given only those
+  // records by the mapping's filter; a batch it gives up on goes to the same failures bucket (under its own mapping's
+  // prefix), watched by the same dead-letter alarm. The evaluation stays pending on the queue, so the sweep still runs it.
+  const evaluationTrigger = keyhavenFunction(stack, 'Job-evaluation-trigger', storage, {
+    handler: 'functions/jobs/evaluation-trigger.handler',
+    description: 'keyhaven job: run the evaluations written pending, from the table stream',
+    timeout: '90 seconds',
+    reservedConcurrentExecutions: config.reservedConcurrency.streamConsumer,
+  });
+  functionAlarms(stack, storage, 'Job-evaluation-trigger', evaluationTrigger);
+  alarmOn(
+    stack,
+    storage,
+    'Job-evaluation-triggerIteratorAge',
+    evaluationTrigger.metric('IteratorAge', { period, statistic: 'Maximum' }),
+    'keyhaven Job-evaluation-trigger: evaluations wait for the minute sweep (the trigger is behind on the table stream)',
+    { threshold: alarmThresholds.streamIteratorAgeMs },
+  );
+  table.addConsumers(stack, {
+    evaluationTrigger: {
+      function: evaluationTrigger,
+      filters: evaluationTriggerFilters,
+      cdk: {
+        eventSource: {
+          startingPosition: StartingPosition.LATEST,
+          batchSize: 50,
+          maxBatchingWindow: Duration.millis(0),
+          reportBatchItemFailures: true,
+          bisectBatchOnError: true,
+          retryAttempts: 3,
+          maxRecordAge: streamMaxRecordAge,
+          onFailure: new WholeBatchToS3(failedRecords, failedRecordsKey),
+        },
+      },
+    },
+  });
+  return { sweep, engines, streamConsumer, streamDeadLetters, failedRecords, evaluationTrigger };
 }
+
+/**
+ * The records the evaluation trigger is given (Lambda event filters, any of which passes a record): an evaluation item
+ * (`sched#eval#NN`) inserted or changed with status `pending` (run now) or `blocked` (room made while it ran wakes it),
+ * and a record of room made (`sched#capacity#NN`, inserted: blocked evaluations may place there). The function drops a
+ * change from pending to pending itself (a filter cannot compare the old image with the new).
+ */
+export const evaluationTriggerFilters = [
+  {
+    eventName: ['INSERT', 'MODIFY'],
+    dynamodb: {
+      NewImage: { pk: { S: [{ prefix: evaluationPartitionPrefix }] }, Status: { S: ['pending', 'blocked'] } },
+    },
+  },
+  { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [{ prefix: capacityPartitionPrefix }] } } } },
+];
 
 /** How late a scheduled tick may still run: the minimum both EventBridge and Lambda accept, the schedule's period. */
 export const scheduleTickMaxAge = Duration.seconds(60);

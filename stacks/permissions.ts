@@ -237,6 +237,15 @@ export const tableAccess: Record<string, TableAccess> = {
     reads: ['sys', 'mounts', 'token#*'],
     writes: tokenRevocation,
   },
+  // The evaluation trigger on the table's stream (stacks/Jobs.ts): the evaluation worker on the scheduler's items
+  // alone (a job's allocations read by their links, BatchGetItem; the blocked evaluations room made may wake, and a
+  // job's older blocked one, from the blocked queue).
+  'Job-evaluation-trigger': {
+    items: [...read, 'dynamodb:BatchGetItem', ...write],
+    reads: [scheduler, 'sys'],
+    writes: [scheduler],
+    dueQueues: ['sched#eval-blocked', 'sched#eval-blocked#*'],
+  },
   // Reads whether the stage is initialised and bootstrapped, writes the keyring, the root token (with its accessor and
   // issuer index) and the scheduler's management token.
   // Bootstrapping the scheduler lists its ACL items first (a missing bootstrap marker beside any ACL item is refused).

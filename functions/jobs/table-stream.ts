@@ -1,13 +1,7 @@
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { coreFromEnvironment } from '@keyhaven/core/entry-points/secrets-core-from-environment.ts';
-import { onTableChange, type TableChange } from '@keyhaven/core/entry-points/table-changes.ts';
-import type { Item } from '@keyhaven/core/storage/store.ts';
-import type {
-  DynamoDBBatchResponse,
-  DynamoDBRecord,
-  DynamoDBStreamEvent,
-  AttributeValue as LambdaAttributeValue,
-} from 'aws-lambda';
+import { onTableChange } from '@keyhaven/core/entry-points/table-changes.ts';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { toTableChange } from './stream-records.ts';
 
 /**
  * No backends: a lease TTL removed is restored and its revocation handed to its engine's job;
@@ -35,20 +29,3 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
   }
   return { batchItemFailures: [] };
 }
-
-/** A Lambda stream record as the core's change. */
-export function toTableChange(record: DynamoDBRecord): TableChange {
-  const data = record.dynamodb;
-  return {
-    eventName: record.eventName ?? 'MODIFY',
-    ...(data?.Keys ? { keys: image(data.Keys) } : {}),
-    ...(data?.OldImage ? { oldImage: image(data.OldImage) as Item } : {}),
-    ...(data?.NewImage ? { newImage: image(data.NewImage) as Item } : {}),
-    byTtl: record.userIdentity?.type === 'Service' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com',
-    ...(data?.SequenceNumber ? { sequenceNumber: data.SequenceNumber } : {}),
-  };
-}
-
-/** A Lambda event's image as plain values (Lambda gives binary values as base64 strings, and they stay strings). */
-const image = (attributes: Record<string, LambdaAttributeValue>) =>
-  unmarshall(attributes as Parameters<typeof unmarshall>[0]);

@@ -12,6 +12,7 @@ const families: Record<string, { parts: string[]; packages: string[] }> = {
   'functions/scheduler/event-stream.ts': { parts: ['scheduler'], packages: ['openid-client'] },
   'functions/jobs/sweep.ts': { parts: ['engines/kv', 'auth/jwt', 'scheduler'], packages: ['openid-client'] },
   'functions/jobs/table-stream.ts': { parts: [], packages: [] },
+  'functions/jobs/evaluation-trigger.ts': { parts: ['scheduler'], packages: [] },
   'functions/deploy/first-tokens.ts': { parts: ['scheduler'], packages: [] },
 };
 const backendFiles = backendFilesOfFamilies();

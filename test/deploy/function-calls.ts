@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Writable } from 'node:stream';
 import {
+  type AttributeValue,
   DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
@@ -11,6 +12,7 @@ import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secre
 import { SignJWT } from 'jose';
 import { expect, vi } from 'vitest';
 import { PlanApplier } from '../../packages/core/src/scheduler/cluster/evaluations/plan-apply.ts';
+import { Evaluations } from '../../packages/core/src/scheduler/cluster/evaluations/store.ts';
 import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
 import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { coreBaseFromEnvironment } from '../../packages/core/src/entry-points/shared-core-from-environment.ts';
@@ -39,6 +41,7 @@ import {
   secretsFunction,
   standInAwsLambda,
   startCloudFormationResponses,
+  itemWritten,
   ttlRemoval,
 } from './lambda-events.ts';
 import { asFunction, installSdkRecorder, recordedAs, type SentCall } from './sdk-recorder.ts';
@@ -460,6 +463,30 @@ export async function driveEveryFunction(env: Environment): Promise<void> {
     } as never),
   );
   expect(result).toEqual({ batchItemFailures: [] });
+
+  // the evaluation trigger: a job submitted, its evaluation's stream record run at once (delivered twice: run once),
+  const triggeredJob = await scheduler(
+    'PUT',
+    '/v1/jobs',
+    { Job: { ID: 'deploy-triggered', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec' }] }] } },
+    management,
+  );
+  const evalKey = Evaluations.key(triggeredJob.body.EvalID);
+  const evalItem = (
+    await env.client.send(
+      new GetItemCommand({ TableName: env.tableName, Key: { pk: { S: evalKey.pk }, sk: { S: evalKey.sk } } }),
+    )
+  ).Item as Record<string, AttributeValue>;
+  const trigger = await job('evaluation-trigger');
+  const pending = itemWritten(env.tableName, '200', evalItem);
+  // and a record of room made: the blocked evaluations (none) are looked for on the blocked queue
+  const room = itemWritten(env.tableName, '201', { pk: { S: 'sched#capacity#00' }, sk: { S: `${'0'.repeat(15)}1#x` } });
+  const triggered = await asFunction('Job-evaluation-trigger', () =>
+    trigger({ Records: [pending, pending, room] } as never),
+  );
+  expect(triggered).toEqual({ batchItemFailures: [] });
+  const triggeredAllocs = (await scheduler('GET', '/v1/job/deploy-triggered/allocations', undefined, management)).body;
+  expect(triggeredAllocs).toHaveLength(1);
 
   // deploy again: a fresh instance of the first-tokens function finds both tokens and unwraps the data key
   vi.resetModules();

@@ -30,6 +30,7 @@ const handlers: Record<string, string> = {
   'Job-sweep': 'functions/jobs/sweep.handler',
   ...Object.fromEntries(Object.entries(engineJobs).map(([family, handler]) => [`Job-${family}`, handler])),
   'Job-table-stream': 'functions/jobs/table-stream.handler',
+  'Job-evaluation-trigger': 'functions/jobs/evaluation-trigger.handler',
   'Deploy-first-tokens': 'functions/deploy/first-tokens.handler',
 };
 
@@ -263,6 +264,7 @@ function refused(fn: string): AuthorisedRequest[] {
     case 'Scheduler-api':
     case 'Scheduler-event-stream':
     case 'Scheduler-client':
+    case 'Job-evaluation-trigger':
       return [...anything(secretsItems), ...writing(['sys']), ...queues(allQueues), scan];
     case 'Job-sweep':
       return [
@@ -463,7 +465,13 @@ describe('each function is granted what it sends, and nothing more (recorded fro
   }
 
   it('the scheduler functions and the stream function never touch a secrets engine item (mount#…)', () => {
-    for (const fn of ['Scheduler-api', 'Scheduler-event-stream', 'Scheduler-client', 'Job-table-stream']) {
+    for (const fn of [
+      'Scheduler-api',
+      'Scheduler-event-stream',
+      'Scheduler-client',
+      'Job-table-stream',
+      'Job-evaluation-trigger',
+    ]) {
       const keys = recorded(fn)
         .filter((call) => call.service === 'DynamoDB')
         .flatMap((call) => partitionKeysOf(call).keys);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type {
   APIGatewayProxyEventV2,
   APIGatewayProxyResultV2,
@@ -148,6 +148,30 @@ export const ttlRemoval = (tableName: string, sequence: string, oldImage: unknow
     OldImage: oldImage as Record<string, never>,
     SequenceNumber: sequence,
     SizeBytes: 120,
+    StreamViewType: 'NEW_AND_OLD_IMAGES',
+  },
+  eventSourceARN: `arn:aws:dynamodb:us-east-1:123456789012:table/${tableName}/stream/2026-11-22T00:00:00.000`,
+});
+
+/** A stream record of an item written (INSERT, or MODIFY with its old image), as DynamoDB's stream gives it. */
+export const itemWritten = (
+  tableName: string,
+  sequence: string,
+  newImage: Record<string, AttributeValue>,
+  oldImage?: Record<string, AttributeValue>,
+): DynamoDBRecord => ({
+  eventID: `event-${sequence}`,
+  eventName: oldImage ? 'MODIFY' : 'INSERT',
+  eventVersion: '1.1',
+  eventSource: 'aws:dynamodb',
+  awsRegion: 'us-east-1',
+  dynamodb: {
+    ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+    Keys: { pk: newImage.pk as never, sk: newImage.sk as never },
+    NewImage: newImage as Record<string, never>,
+    ...(oldImage ? { OldImage: oldImage as Record<string, never> } : {}),
+    SequenceNumber: sequence,
+    SizeBytes: 400,
     StreamViewType: 'NEW_AND_OLD_IMAGES',
   },
   eventSourceARN: `arn:aws:dynamodb:us-east-1:123456789012:table/${tableName}/stream/2026-11-22T00:00:00.000`,

@@ -15,6 +15,7 @@ import {
   asList,
   engineJobEntry,
   entryOf,
+  mappingOf,
   resourcesOf,
   roleStatementsOf,
   routeTargets,
@@ -103,16 +104,18 @@ describe('operations of a production stage (synthesis of "prod")', () => {
     const find = (namespace: string, metricName: string) =>
       allAlarms().filter((alarm) => alarm.Namespace === namespace && alarm.MetricName === metricName);
 
-    it("alarms on the TTL backstop's iterator age on the table stream", () => {
-      const [consumerId] =
-        appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === 'functions/jobs/table-stream.handler') ?? [];
-      const [alarm] = find('AWS/Lambda', 'IteratorAge');
-      expect(alarm).toMatchObject({
-        Statistic: 'Maximum',
-        Threshold: alarmThresholds.streamIteratorAgeMs,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        Dimensions: [{ Name: 'FunctionName', Value: { Ref: consumerId } }],
-      });
+    it('alarms on the iterator age of both consumers of the table stream (the TTL backstop, the evaluation trigger)', () => {
+      const consumers = ['functions/jobs/table-stream.handler', 'functions/jobs/evaluation-trigger.handler'].map(
+        (handler) => appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === handler)?.[0],
+      );
+      const alarms = find('AWS/Lambda', 'IteratorAge');
+      expect(alarms.map((alarm) => alarm.Dimensions[0].Value.Ref).sort()).toEqual([...consumers].sort());
+      for (const alarm of alarms)
+        expect(alarm).toMatchObject({
+          Statistic: 'Maximum',
+          Threshold: alarmThresholds.streamIteratorAgeMs,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        });
     });
 
     it('alarms on 5xx answers and p99 latency of both HTTP APIs', () => {
@@ -300,6 +303,7 @@ describe('throttling and reserved concurrency (synthesis of "prod")', () => {
       [engineJobEntry('cloud')]: reservedConcurrency.jobs,
       [engineJobEntry('mesh')]: reservedConcurrency.jobs,
       'functions/jobs/table-stream.handler': reservedConcurrency.streamConsumer,
+      'functions/jobs/evaluation-trigger.handler': reservedConcurrency.streamConsumer,
     });
   });
 });
@@ -394,7 +398,7 @@ describe('access logs and the edge (synthesis of "prod")', () => {
 /** Issue 25: failures that can be replayed, ticks that are not retried late, a call budget inside the API's limit. */
 describe('failures and time budgets (synthesis of "prod")', () => {
   it('writes a batch the TTL backstop gives up on whole to an encrypted bucket kept for the audit retention, well before the stream forgets it', () => {
-    const mapping = single(s.jobs, 'AWS::Lambda::EventSourceMapping').Properties;
+    const mapping = mappingOf(s.jobs, 'functions/jobs/table-stream.handler').Properties;
     const [bucketId, bucket] =
       resourcesOf(s.jobs, 'AWS::S3::Bucket').find(([id]) => id.startsWith('TableStreamFailures')) ?? [];
     expect(mapping.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [bucketId, 'Arn'] } } });
@@ -422,16 +426,17 @@ describe('failures and time budgets (synthesis of "prod")', () => {
     ]);
   });
 
-  it('lets the stream consumer only write failed batches to that bucket (no read, no delete)', () => {
-    const [consumerId] =
-      appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === 'functions/jobs/table-stream.handler') ?? [];
-    const s3Statements = roleStatementsOf(s.jobs, consumerId as string).filter((statement) =>
-      asList(statement.Action).some((action: string) => action.startsWith('s3:')),
-    );
-    expect(s3Statements.flatMap((statement) => asList(statement.Action)).sort()).toEqual([
-      's3:ListBucket',
-      's3:PutObject',
-    ]);
+  it('lets the stream consumers only write failed batches to that bucket (no read, no delete)', () => {
+    for (const handler of ['functions/jobs/table-stream.handler', 'functions/jobs/evaluation-trigger.handler']) {
+      const [consumerId] = appFunctions(s.jobs).find(([, fn]) => fn.Properties.Handler === handler) ?? [];
+      const s3Statements = roleStatementsOf(s.jobs, consumerId as string).filter((statement) =>
+        asList(statement.Action).some((action: string) => action.startsWith('s3:')),
+      );
+      expect(s3Statements.flatMap((statement) => asList(statement.Action)).sort(), handler).toEqual([
+        's3:ListBucket',
+        's3:PutObject',
+      ]);
+    }
   });
 
   it('drops a scheduled tick that fails or cannot be delivered instead of retrying it hours later, on EventBridge and on Lambda', () => {

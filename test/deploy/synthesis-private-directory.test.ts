@@ -16,7 +16,12 @@ describe('SST app, synthesised offline (stage "example-private": kv and a direct
     expect(Object.values(routeTargets(s.secrets))).not.toContain(secretsEntry('cloud'));
     const jobs = resourcesOf(s.jobs, 'AWS::Lambda::Function').map(([, fn]) => entryOf(fn));
     expect(jobs.filter((handler) => handler.startsWith('functions/')).sort()).toEqual(
-      [engineJobEntry('ldap'), 'functions/jobs/sweep.handler', 'functions/jobs/table-stream.handler'].sort(),
+      [
+        engineJobEntry('ldap'),
+        'functions/jobs/sweep.handler',
+        'functions/jobs/table-stream.handler',
+        'functions/jobs/evaluation-trigger.handler',
+      ].sort(),
     );
   });
 

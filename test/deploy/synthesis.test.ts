@@ -26,6 +26,7 @@ import {
   routeTargets,
   secretsEntry,
   single,
+  mappingOf,
 } from './template-queries.ts';
 
 describe('SST app, synthesised offline (stage "test")', () => {
@@ -71,6 +72,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
         'functions/jobs/sweep.handler',
         ...Object.keys(engineJobs).map(engineJobEntry),
         'functions/jobs/table-stream.handler',
+        'functions/jobs/evaluation-trigger.handler',
       ].sort(),
     );
     for (const [, fn] of functions) {
@@ -192,7 +194,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
   });
 
   it('feeds the table stream to the TTL backstop with batch item failures, retries and a failures bucket', () => {
-    const mapping = single(s.jobs, 'AWS::Lambda::EventSourceMapping');
+    const mapping = mappingOf(s.jobs, 'functions/jobs/table-stream.handler');
     expect(mapping.Properties).toMatchObject({
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
@@ -208,6 +210,30 @@ describe('SST app, synthesised offline (stage "test")', () => {
     expect(functions[(mapping.Properties.FunctionName as { Ref: string }).Ref]?.Properties.Handler).toBe(
       'functions/jobs/table-stream.handler',
     );
+  });
+
+  it('feeds the evaluations written pending or blocked and the records of room made to the evaluation trigger', () => {
+    const mapping = mappingOf(s.jobs, 'functions/jobs/evaluation-trigger.handler');
+    expect(mapping.Properties).toMatchObject({
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BisectBatchOnFunctionError: true,
+      StartingPosition: 'LATEST',
+      MaximumBatchingWindowInSeconds: 0,
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^TableStreamFailures/), 'Arn'] } },
+      },
+    });
+    expect(JSON.stringify(mapping.Properties.EventSourceArn)).toContain('StreamArn');
+    const patterns = (mapping.Properties.FilterCriteria as { Filters: Array<{ Pattern: string }> }).Filters.map(
+      (filter) => JSON.parse(filter.Pattern),
+    );
+    expect(patterns).toEqual([
+      {
+        eventName: ['INSERT', 'MODIFY'],
+        dynamodb: { NewImage: { pk: { S: [{ prefix: 'sched#eval#' }] }, Status: { S: ['pending', 'blocked'] } } },
+      },
+      { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [{ prefix: 'sched#capacity#' }] } } } },
+    ]);
   });
 
   it('grants no wildcard action anywhere, and the functions only the table, its indexes and the key', () => {
@@ -239,7 +265,8 @@ describe('SST app, synthesised offline (stage "test")', () => {
         for (const action of asList(statement.Action)) {
           const fine =
             allowedForFunctions.has(action) ||
-            (where.startsWith('Jobtablestream') && streamAndQueue.has(action)) ||
+            ((where.startsWith('Jobtablestream') || where.startsWith('Jobevaluationtrigger')) &&
+              streamAndQueue.has(action)) ||
             (where.startsWith('Secretssystem') && action === 'lambda:InvokeFunction');
           expect(fine, `${where} grants ${action}`).toBe(true);
           if (allowedForFunctions.has(action)) expect(JSON.stringify(statement.Resource)).not.toBe('"*"');

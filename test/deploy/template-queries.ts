@@ -73,6 +73,18 @@ export function single(template: Template, type: string): Resource {
   return found[0][1];
 }
 
+/** The one event source mapping of the function whose handler is `handler`. */
+export function mappingOf(template: Template, handler: string): Resource {
+  const functions = Object.fromEntries(resourcesOf(template, 'AWS::Lambda::Function'));
+  const found = resourcesOf(template, 'AWS::Lambda::EventSourceMapping').filter(
+    ([, mapping]) =>
+      functions[(mapping.Properties.FunctionName as { Ref: string }).Ref]?.Properties.Handler === handler,
+  );
+  if (found.length !== 1 || !found[0])
+    throw new Error(`expected one event source mapping of ${handler}, found ${found.length}`);
+  return found[0][1];
+}
+
 /** The IAM statements of the role a function runs as (its inline policies and the policies attached to it). */
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is untyped
 export function roleStatementsOf(template: Template, functionLogicalId: string): any[] {

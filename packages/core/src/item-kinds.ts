@@ -455,6 +455,14 @@ export const itemKindRows: readonly ItemKindRow[] = [
     protection: 'not security state',
     why: 'which worker runs a job’s evaluation: a forged one delays the job’s evaluations until it expires (a minute)',
   }),
+  row({
+    name: 'record of room made',
+    where: '`sched#capacity#<shard>` / `<index>#<node ID>`',
+    pk: new RegExp(`^sched#capacity${shard}$`),
+    sk: /^\d{16}#/,
+    protection: 'not security state',
+    why: 'that a write made room on a node, which wakes blocked evaluations: a forged one wakes them early (a run that places nothing new), a deleted one leaves them blocked until room is made again',
+  }),
 ];
 
 /**

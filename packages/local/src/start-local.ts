@@ -22,6 +22,7 @@ import type { Logger } from '@keyhaven/core/lib/log.ts';
 import { storeClientOptions } from '@keyhaven/core/storage/store-client.ts';
 import { schedulerAuditFromEnvironment } from '@keyhaven/core/scheduler/audit.ts';
 import { schedulerNodeListener } from '@keyhaven/core/scheduler/composition/scheduler-app.ts';
+import { runTriggeredEvaluations } from '@keyhaven/core/scheduler/sweep.ts';
 import { consoleHandler } from '@keyhaven/ui/serve.ts';
 import { type DynamoDbLocal, localClientConfig, sharedTestCredentials, startDynamoDbLocal } from './dynamodb-local.ts';
 import { guardedListener } from './guarded-listener.ts';
@@ -268,13 +269,23 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       endpoint,
       credentials,
       tableName,
-      onChanges: (changes) => onTableChange(core, changes),
+      // The stream's two consumers in AWS, in one: the TTL backstop, and the evaluations written pending run at once
+      // (`runTriggeredEvaluations`, what functions/jobs/evaluation-trigger.ts runs). An evaluation that fails stays
+      // pending and is logged by the worker; the sweep's timer delivers it again, so the TTL backstop's records are not
+      // offered twice for it.
+      onChanges: async (changes) => {
+        await onTableChange(core, changes);
+        await runTriggeredEvaluations(core, changes);
+      },
       // The local stand-in for the stream consumer's dead-letter queue in AWS.
       deadLetterFile: path.join(options.dataDir, 'stream-dead-letters.jsonl'),
       onError: (error) =>
         core.log.error('table stream', { error: error instanceof Error ? error.message : String(error) }),
     });
     jobs.push(poller);
+    // Writes from here on are delivered (the poller reads from LATEST): a job submitted once the process answers has
+    // its evaluation run from the stream.
+    await poller.ready;
 
     return {
       core,

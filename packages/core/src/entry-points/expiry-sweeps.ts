@@ -26,8 +26,9 @@ export const tokenQueues = ['expiry', TOKEN_EXPIRY_QUEUE];
 
 /**
  * The scheduler's pending evaluations (`scheduler/worker/evaluation-worker.ts`, run by `sweepTokens` through the
- * scheduler's sweep): a job run that finds one due soon runs again for it (a follow-up's `WaitUntil`, one that
- * failed and is delivered again). Blocked evaluations are not here: they wait for a change, not a time.
+ * scheduler's sweep, the backstop of the table stream's trigger): a job run that finds one due soon runs again for it
+ * (a follow-up's `WaitUntil`, one that failed and is delivered again). Blocked evaluations are not here: they wait
+ * for room on a node, not a time.
  */
 export const evaluationQueues = [EVAL_QUEUE];
 

@@ -44,6 +44,8 @@ export class Feasibility {
   private readonly jobEscaped: boolean;
   private readonly jobDistinctHosts: boolean;
   private classEligibility = new Map<string, ClassEligibility>();
+  /** Whether a group checked so far has a constraint that escapes the computed class. */
+  private groupEscaped = false;
   /** Bumped by each reset: a node state's reference to an older class record is stale. */
   private generation = 0;
   private readonly jobProperties: PropertySet[];
@@ -61,6 +63,24 @@ export class Feasibility {
     this.jobProperties = this.jobConstraints
       .filter((constraint) => constraint.Operand === distinctProperty)
       .map((constraint) => PropertySet.distinct(propertyContext, '', constraint.LTarget, constraint.RTarget));
+  }
+
+  /**
+   * What this call learnt of the computed classes, as Nomad's `EvalEligibility.GetClasses` and `HasEscaped` report it
+   * for a blocked evaluation: a class is eligible when the job and any group passed on it, ineligible when the job or
+   * every group it was checked for failed; a class never checked is absent (unknown). `escaped`: a constraint read a
+   * target unique to a node, so no class answer stands for its other nodes.
+   */
+  classReport(): { classes: Record<string, boolean>; escaped: boolean } {
+    const classes: Record<string, boolean> = {};
+    for (const [nodeClass, answers] of this.classEligibility) {
+      const groups = [...answers.groups.values()];
+      if (answers.job === 'ineligible') classes[nodeClass] = false;
+      else if (groups.includes('eligible')) classes[nodeClass] = true;
+      else if (groups.length > 0) classes[nodeClass] = false;
+      else if (answers.job === 'eligible') classes[nodeClass] = true;
+    }
+    return { classes, escaped: this.jobEscaped || this.groupEscaped };
   }
 
   /** Forgets the classes' answers (Nomad's system stack does before each node). */
@@ -169,6 +189,7 @@ export class Feasibility {
       }
     }
     if (jobStatus === 'unknown') eligibility.job = 'eligible';
+    if (group.escaped) this.groupEscaped = true;
     const groupStatus = group.escaped ? 'escaped' : (eligibility.groups.get(group.name) ?? 'unknown');
     if (groupStatus === 'ineligible') {
       metrics.filterNode(node, classIneligible);

@@ -356,7 +356,8 @@ export const place: Place = (snapshot, job, requests, seed): PlacementResult => 
   const call = new Call(snapshot, job, seed);
   if (isSystemJob(job)) placeSystem(call, requests, snapshot);
   else placeGeneric(call, requests);
-  return { placements: call.placements, failed: call.failed };
+  const { classes, escaped } = call.feasibility.classReport();
+  return { placements: call.placements, failed: call.failed, classEligibility: classes, escapedComputedClass: escaped };
 };
 
 /**

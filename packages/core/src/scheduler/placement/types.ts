@@ -65,6 +65,10 @@ export interface PlacementResult {
   placements: Placement[];
   /** Per task group, the metrics of its first failed placement, `CoalescedFailures` counting the others. */
   failed: Record<string, AllocMetric>;
+  /** Per computed class checked, whether the job may run there (Nomad's `ClassEligibility` of a blocked evaluation). */
+  classEligibility?: Record<string, boolean>;
+  /** Whether a constraint escaped the computed class (Nomad's `EscapedComputedClass`). */
+  escapedComputedClass?: boolean;
 }
 
 /** The placement function's signature (`place.ts`). */

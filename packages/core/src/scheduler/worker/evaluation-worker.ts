@@ -1,6 +1,6 @@
 /**
  * The evaluation worker (Nomad's `nomad/worker.go` over its eval broker, `nomad/eval_broker.go`): it takes pending
- * evaluations from the queue (and blocked ones once a node or an allocation changed since they were computed), one
+ * evaluations from the queue (and blocked ones once room was made where they may place: `capacity-wake.ts`), one
  * evaluation of a job at a time, and runs each: a snapshot of the job, its allocations and the candidate nodes with
  * theirs, the reconciler (`placement/reconcile.ts`), placement (`placement/place.ts`), the plan (`plan.ts`), plan
  * apply (`cluster/evaluations/plan-apply.ts`),
@@ -24,8 +24,9 @@ import type { Job } from '../cluster/jobs/model.ts';
 import { EVAL_BLOCKED, EVAL_LEASE_PK, EVAL_QUEUE } from '../keys.ts';
 import { placementReady } from '../placement/place.ts';
 import type { Reconciliation } from '../placement/types.ts';
+import { roomSince, wakes } from './capacity-wake.ts';
 import { decide, readSnapshot } from './decide.ts';
-import { OutcomeRecorder, type WorkerParts } from './outcome.ts';
+import { type EvaluationOutcome, OutcomeRecorder, type WorkerParts } from './outcome.ts';
 import { planOf } from './plan.ts';
 
 export type { WorkerParts } from './outcome.ts';
@@ -77,21 +78,57 @@ export class EvaluationWorker {
   }
 
   /**
-   * Runs what is due: the pending evaluations on the queue, and the blocked ones whose nodes or allocations changed
-   * since they were computed, the newest of each job. Returns how each went, by evaluation ID.
+   * Runs what is due: the pending evaluations on the queue, and the blocked ones that room made since they were
+   * computed may let place (`capacity-wake.ts`), the newest of each job. Returns how each went, by evaluation ID.
    */
   async runDue(limit = 100): Promise<Map<string, Outcome>> {
     const source: DueSource = { store: this.store, clock: this.parts.state.clock };
-    const queued = await dueItems(source, EVAL_QUEUE, limit);
-    const blocked = await dueItems(source, EVAL_BLOCKED, limit);
-    const changedAt = await this.parts.state.tableIndex(['nodes', 'allocs']);
     const candidates: Evaluation[] = [];
-    for (const item of [...queued, ...blocked]) {
+    for (const item of await dueItems(source, EVAL_QUEUE, limit)) {
       const evaluation = await this.parts.evaluations.get(item.sk);
-      if (!evaluation) continue;
-      if (evaluation.Status === 'pending') candidates.push(evaluation);
-      else if (evaluation.Status === 'blocked' && changedAt > evaluation.SnapshotIndex) candidates.push(evaluation);
+      if (evaluation?.Status === 'pending') candidates.push(evaluation);
     }
+    candidates.push(...(await this.wokenBlocked(limit)));
+    return this.runNewestOfEachJob(candidates);
+  }
+
+  /** Runs the blocked evaluations that room made since they were computed may let place (what the stream wakes). */
+  async runWoken(limit = 100): Promise<Map<string, Outcome>> {
+    return this.runNewestOfEachJob(await this.wokenBlocked(limit));
+  }
+
+  /** The blocked evaluations woken by room made since their snapshots (Nomad's blocked-evals unblock rule). */
+  private async wokenBlocked(limit: number): Promise<Evaluation[]> {
+    const source: DueSource = { store: this.store, clock: this.parts.state.clock };
+    const blocked: Evaluation[] = [];
+    for (const item of await dueItems(source, EVAL_BLOCKED, limit)) {
+      const evaluation = await this.parts.evaluations.get(item.sk);
+      if (evaluation?.Status === 'blocked') blocked.push(evaluation);
+    }
+    if (blocked.length === 0) return [];
+    const room = await roomSince(this.parts, Math.min(...blocked.map((evaluation) => evaluation.SnapshotIndex)));
+    return blocked.filter((evaluation) => wakes(evaluation, room));
+  }
+
+  /**
+   * Runs the evaluations of these IDs that are pending and due (what the table's stream says was written pending:
+   * `evaluation-trigger.ts`), read again from the table, verified: the stream's image is not trusted. The newest of
+   * each job runs, the older ones are canceled with it. A delivery of an evaluation already run is `skipped`.
+   */
+  async runEvaluations(ids: readonly string[]): Promise<Map<string, Outcome>> {
+    const outcomes = new Map<string, Outcome>();
+    const candidates: Evaluation[] = [];
+    for (const id of new Set(ids)) {
+      const evaluation = await this.parts.evaluations.get(id);
+      const due = evaluation?.WaitUntil ? Date.parse(evaluation.WaitUntil) <= this.now : true;
+      if (evaluation?.Status === 'pending' && due) candidates.push(evaluation);
+      else outcomes.set(id, 'skipped');
+    }
+    for (const [id, outcome] of await this.runNewestOfEachJob(candidates)) outcomes.set(id, outcome);
+    return outcomes;
+  }
+
+  private async runNewestOfEachJob(candidates: Evaluation[]): Promise<Map<string, Outcome>> {
     const byJob = new Map<string, Evaluation[]>();
     for (const evaluation of candidates) {
       const key = `${evaluation.Namespace}\u0000${evaluation.JobID}`;
@@ -145,6 +182,7 @@ export class EvaluationWorker {
     let queued: Record<string, number> = {};
     let snapshotIndex = 0;
     let job: Job | undefined;
+    let classes: EvaluationOutcome['classes'];
     for (let attempt = 0; attempt < attempts; attempt++) {
       snapshotIndex = await this.parts.state.currentIndex();
       const snapshot = await readSnapshot(this.parts, evaluation.Namespace, evaluation.JobID);
@@ -155,6 +193,7 @@ export class EvaluationWorker {
       reconciliation = decision.reconciliation;
       const placed = decision.placed;
       failed = placed.failed;
+      classes = { eligibility: placed.classEligibility ?? {}, escaped: placed.escapedComputedClass ?? false };
       queued = decision.queued;
       const plan = planOf(
         evaluation,
@@ -179,6 +218,7 @@ export class EvaluationWorker {
       job,
       followups: reconciliation?.followups ?? [],
       blockNew: blockedNeeded && evaluation.Status !== 'blocked',
+      ...(classes ? { classes } : {}),
     });
     return blockedNeeded ? 'blocked' : 'complete';
   }

@@ -41,6 +41,8 @@ export interface EvaluationOutcome {
   job?: Job | undefined;
   followups?: Reconciliation['followups'];
   blockNew?: boolean;
+  /** For a blocked evaluation: the computed classes placement found eligible or not, and whether one escaped. */
+  classes?: { eligibility: Record<string, boolean>; escaped: boolean };
 }
 
 export class OutcomeRecorder {
@@ -91,6 +93,7 @@ export class OutcomeRecorder {
               PreviousEval: current.ID,
               FailedTGAllocs: null,
               SnapshotIndex: outcome.snapshotIndex ?? index,
+              ...classesOf(outcome),
             }
           : undefined;
       const followups = (outcome.followups ?? []).map((followup) => ({
@@ -123,6 +126,7 @@ export class OutcomeRecorder {
           BlockedEval: blocked?.ID ?? current.BlockedEval,
           NextEval: followups[0]?.evaluation.ID ?? current.NextEval,
           SnapshotIndex: outcome.snapshotIndex ?? current.SnapshotIndex,
+          ...(outcome.status === 'blocked' ? classesOf(outcome) : {}),
           ModifyIndex: index,
           ModifyTime: nowNs,
         },
@@ -218,3 +222,9 @@ export class OutcomeRecorder {
     return found;
   }
 }
+
+/** A blocked evaluation's class fields (what wakes it: `capacity-wake.ts`). */
+const classesOf = (outcome: EvaluationOutcome): Pick<Evaluation, 'ClassEligibility' | 'EscapedComputedClass'> => ({
+  ClassEligibility: outcome.classes?.eligibility ?? null,
+  EscapedComputedClass: outcome.classes?.escaped ?? false,
+});

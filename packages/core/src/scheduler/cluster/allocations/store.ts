@@ -28,6 +28,7 @@ import { type AllocDeploymentStatus, type Allocation, type ClientStatus, isTermi
 import type { ClusterDeployment } from '../deployments/model.ts';
 import { withAllocHealth } from '../deployments/health.ts';
 import { deploymentEvent, type Deployments } from '../deployments/store.ts';
+import { allocationFreed, CapacityLog } from '../nodes/capacity.ts';
 
 export const allocationKind = itemKind('scheduler-allocation');
 export const allocationLinkKind = itemKind('scheduler-allocation-link');
@@ -261,6 +262,7 @@ export class Allocations {
       const healthier = new Map<string, StoredAllocation>();
       const touched = new Map<string, StoredAllocation>();
       let reportBytes = 0;
+      let freed = false;
       for (const update of updates) {
         const existing = current.get(update.ID);
         if (!existing) {
@@ -282,6 +284,7 @@ export class Allocations {
         current.set(next.ID, next);
         touched.set(`${next.Namespace}\u0000${next.JobID}`, next);
         items.push(this.updated(next, existing));
+        if (allocationFreed(existing, next)) freed = true;
         events.push(allocationEvent('AllocationUpdated', next));
         if (next.DeploymentID && this.deployments) {
           if (!read.has(next.DeploymentID)) read.set(next.DeploymentID, await this.deployments.get(next.DeploymentID));
@@ -394,6 +397,8 @@ export class Allocations {
         events.push(deploymentEvent('AllocationUpdated', after));
         tables.add('deployment');
       }
+      // An allocation the client finished frees its node's room: blocked evaluations may place there now.
+      if (freed) items.push(new CapacityLog(this.state).roomMade(nodeId, index));
       if (items.length > maxReportWrites)
         throw badRequest(
           `the report's allocations, their services and evaluations are ${items.length} writes; at most ${maxReportWrites} fit one write: send them in several reports`,

@@ -28,7 +28,11 @@ export interface Evaluation {
   RelatedEvals: null;
   /** Per task group, why placements failed (Nomad's `AllocMetric`). */
   FailedTGAllocs: Record<string, unknown> | null;
-  ClassEligibility: null;
+  /**
+   * A blocked evaluation's computed classes, each eligible or not for the job (absent: never checked), and whether a
+   * constraint escaped them: capacity appearing in an ineligible class does not wake it, unless escaped (Nomad's).
+   */
+  ClassEligibility: Record<string, boolean> | null;
   QuotaLimitReached: string;
   EscapedComputedClass: boolean;
   AnnotatePlan: boolean;

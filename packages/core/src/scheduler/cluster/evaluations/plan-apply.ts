@@ -3,8 +3,9 @@
  * as transactions of the scheduler's state, each conditional on every touched node's allocation version.
  *
  * A node's allocation version is its beat's `allocIndex` (`nodes/store.ts`), moved by every write that changes the
- * node's allocations. The plan was computed on the versions in `nodeVersions`; a node whose version moved since then
- * (another evaluation placed there meanwhile) is left out of the commit, and its part of the plan is reported back
+ * node's allocations and by a drain or an eligibility change. The plan was computed on the versions in `nodeVersions`;
+ * a node whose version moved since then (another evaluation placed there meanwhile, or the node was drained or marked
+ * ineligible) is left out of the commit, and its part of the plan is reported back
  * (`rejectedNodes`) for the worker to compute again on a fresh snapshot, as Nomad's planner answers a partial commit
  * with a `RefreshIndex`. So two evaluations never over-commit a node: the second one's placements on a node the first
  * one changed do not commit. The rest of the plan commits (partially, as Nomad's may).
@@ -23,6 +24,7 @@ import {
 import { allocationServicesRemoval } from '../services/store.ts';
 import type { ClusterDeployment } from '../deployments/model.ts';
 import type { DeploymentChanges, Deployments } from '../deployments/store.ts';
+import { allocationFreed, CapacityLog } from '../nodes/capacity.ts';
 import type { ClusterNodes } from '../nodes/store.ts';
 import type { CountedChange } from '../jobs/summary.ts';
 
@@ -110,6 +112,7 @@ export class PlanApplier {
               outcome.rejected.push(part.nodeId);
               continue;
             }
+            let freed = false;
             const current =
               part.update.length > 0
                 ? new Map((await this.allocations.onNode(part.nodeId)).map((alloc) => [alloc.ID, alloc]))
@@ -124,6 +127,7 @@ export class PlanApplier {
               if (!before) continue;
               const after = { ...change(before, index), ModifyIndex: index, AllocModifyIndex: index };
               items.push(this.allocations.updated(after, before));
+              if (allocationFreed(before, after)) freed = true;
               outcome.updated.push(after);
               counted.push({ before, after });
               if (after.DeploymentID && after.DeploymentID !== before.DeploymentID) joined.push(after);
@@ -142,6 +146,8 @@ export class PlanApplier {
                 for (const table of removal.tables) tables.add(table);
               }
             }
+            // A stop or an eviction frees the node's room: blocked evaluations may place there now.
+            if (freed) items.push(new CapacityLog(this.state).roomMade(part.nodeId, index));
             items.push(this.nodes.allocIndexWrite(beat, index));
           }
           const written = [...outcome.placed, ...outcome.updated];
@@ -215,12 +221,15 @@ function byNode(plan: Plan): NodePart[] {
   return [...parts.values()];
 }
 
-/** The writes (3 per new allocation, up to 3 per change, 1 for the beat) and event bytes a node part costs. */
+/**
+ * The writes (3 per new allocation, up to 3 per change, 1 for the beat, 1 for the record of room a stop makes) and
+ * event bytes a node part costs.
+ */
 function cost(part: NodePart): { writes: number; bytes: number } {
   const bytes =
     part.place.reduce((sum, alloc) => sum + Buffer.byteLength(JSON.stringify(alloc)), 0) + part.update.length * 4096;
   // A change counts 3: its put, and room for the deletes of a lost allocation's service registration.
-  return { writes: part.place.length * 3 + part.update.length * 3 + 1, bytes };
+  return { writes: part.place.length * 3 + part.update.length * 3 + 2, bytes };
 }
 
 /**

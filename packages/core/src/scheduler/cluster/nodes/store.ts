@@ -22,6 +22,7 @@ import { unchangedSince, withoutKeys } from '../../acl/common.ts';
 import { allocNodePk, META_PK, NODE_BEAT_PK, NODE_COUNT_SK, NODE_PK } from '../../keys.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import type { NodePools } from '../node-pools/store.ts';
+import { CapacityLog, nodeMadeRoom } from './capacity.ts';
 import {
   appendEvents,
   type ClientEvent,
@@ -76,7 +77,7 @@ export interface NodeBeat extends Item {
   deadline: number;
   /**
    * The index of the last write that changed this node's allocations (the cluster's second part sets it in that
-   * write); absent is 0. The register and heartbeat answers carry it as `AllocIndex`, so the agent reads its
+   * write) or whether it takes new ones (a drain, an eligibility change); absent is 0. The register and heartbeat answers carry it as `AllocIndex`, so the agent reads its
    * allocation map only when it moved instead of holding a blocking poll.
    */
   allocIndex?: number;
@@ -259,6 +260,7 @@ export class ClusterNodes {
             when: beat ? { equals: { mac: beat.mac } } : { absent: true },
           },
           ...(beat ? [] : [{ update: { pk: META_PK, sk: NODE_COUNT_SK }, change: { add: { value: 1 } } }]),
+          ...this.roomMade(existing, node, index),
         ],
         tables: ['nodes', ...(creation?.tables ?? [])],
         events: [...(creation?.events ?? []), nodeTopicEvent('NodeRegistration', node)],
@@ -335,6 +337,7 @@ export class ClusterNodes {
             ),
             when: { equals: { mac: beat.mac } },
           },
+          ...this.roomMade(node, updated, index),
           ...(evaluations?.items ?? []),
         ],
         tables: ['nodes', ...(evaluations?.tables ?? [])],
@@ -483,7 +486,12 @@ export class ClusterNodes {
       // A drain that starts moves the node's allocations (the reconciler migrates them): their jobs are evaluated.
       const evaluations = !current && strategy ? await this.evaluations?.(updated, index, 'node-drain') : undefined;
       return {
-        items: [this.nodeWrite(updated, node), ...(evaluations?.items ?? [])],
+        items: [
+          this.nodeWrite(updated, node),
+          ...(await this.placementGuard(id, index)),
+          ...this.roomMade(node, updated, index),
+          ...(evaluations?.items ?? []),
+        ],
         tables: ['nodes', ...(evaluations?.tables ?? [])],
         events: [nodeTopicEvent('NodeDrain', updated), ...(evaluations?.events ?? [])],
       };
@@ -513,7 +521,11 @@ export class ClusterNodes {
         ModifyIndex: index,
       };
       return {
-        items: [this.nodeWrite(updated, node)],
+        items: [
+          this.nodeWrite(updated, node),
+          ...(await this.placementGuard(id, index)),
+          ...this.roomMade(node, updated, index),
+        ],
         tables: ['nodes'],
         events: [nodeTopicEvent('NodeEligibility', updated)],
       };
@@ -643,6 +655,21 @@ export class ClusterNodes {
    * `allocIndex` is the node's allocation version, so a plan computed on an older view of the node fails to commit
    * (`evaluations/plan-apply.ts`). An update, not a put, so a heartbeat's deadline written meanwhile stays.
    */
+  /** The record that this write of the node made room (`capacity.ts`), when it does: for its transaction. */
+  private roomMade(before: ClusterNode | undefined, after: ClusterNode, index: number): Write[] {
+    return nodeMadeRoom(before, after) ? [new CapacityLog(this.state).roomMade(after.ID, index)] : [];
+  }
+
+  /**
+   * What a drain or an eligibility change writes besides the node: the node's allocation version moved (its beat's
+   * `allocIndex`), so a plan computed before the change cannot commit onto the node after it (plan apply's
+   * conditional write on that version, `cluster/evaluations/plan-apply.ts`). The agent re-reads its allocations once.
+   */
+  private async placementGuard(id: string, index: number): Promise<Write[]> {
+    const beat = await this.beat(id);
+    return beat ? [this.allocIndexWrite(beat, index)] : [];
+  }
+
   allocIndexWrite(beat: NodeBeat, index: number): Write {
     return {
       update: ClusterNodes.beatKey(beat.sk),

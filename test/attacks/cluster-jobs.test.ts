@@ -111,7 +111,7 @@ describe('attack: jobs and evaluations past their namespace rules', () => {
     await refused(write('PUT', '/v1/jobs?namespace=team-a', { Job: job('bad', { TaskGroups: 'nope' }) }), 400);
     await refused(write('PUT', '/v1/jobs?namespace=team-a', { Job: job('t', { Type: 7 }) }), 400);
     await refused(write('PUT', '/v1/jobs?namespace=team-a', '{"Job": {"ID": "half"'), 400);
-    await refused(write('PUT', '/v1/jobs?namespace=team-a', { Job: job('a/b') }), 400);
+    await refused(write('PUT', '/v1/jobs?namespace=team-a', { Job: job('a/../b') }), 400);
     // A number DynamoDB or JavaScript cannot keep exactly is named, not a 500.
     const huge = await write('PUT', '/v1/jobs?namespace=team-a', {
       Job: job('huge', { TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', KillTimeout: 1e300 }] }] }),

@@ -124,14 +124,15 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
     expect(out.status).toBe(200);
     const unix = Math.floor(h.clock.now() / 1000);
     expect(out.body).toEqual({
-      DispatchedJobID: expect.stringMatching(new RegExp(`^report\\.dispatch-${unix}-[0-9a-f]{8}$`)),
+      DispatchedJobID: expect.stringMatching(new RegExp(`^report/dispatch-${unix}-[0-9a-f]{8}$`)),
       EvalID: expect.stringMatching(/^[0-9a-f-]{36}$/),
       EvalCreateIndex: out.body.Index,
       JobCreateIndex: out.body.Index,
       Index: out.body.Index,
     });
     const childId = out.body.DispatchedJobID;
-    const child = await mgmt('GET', `/v1/job/${childId}`);
+    // Its `/` is spelt %2F in a path, as Nomad's api package escapes it.
+    const child = await mgmt('GET', `/v1/job/${encodeURIComponent(childId)}`);
     expect(child.status).toBe(200);
     expect(child.body).toMatchObject({
       ID: childId,

@@ -48,10 +48,12 @@ describe('job summaries, kept with the writes they count (DynamoDB Local)', () =
     h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
   /** The summary as the route answers it, checked against the stored item and the jobs list's stub. */
   const summaryOf = async (job: string) => {
-    const out = await mgmt('GET', `/v1/job/${job}/summary`);
+    const out = await mgmt('GET', `/v1/job/${encodeURIComponent(job)}/summary`);
     expect(out.status).toBe(200);
     expect(await h.scheduler.jobs.summaries.get('default', job)).toEqual(out.body);
-    const stub = (await mgmt('GET', `/v1/jobs?prefix=${job}`)).body.find((entry: { ID: string }) => entry.ID === job);
+    const stub = (await mgmt('GET', `/v1/jobs?prefix=${encodeURIComponent(job)}`)).body.find(
+      (entry: { ID: string }) => entry.ID === job,
+    );
     expect(stub.JobSummary).toEqual(out.body);
     return out.body;
   };
@@ -143,11 +145,11 @@ describe('job summaries, kept with the writes they count (DynamoDB Local)', () =
     expect((await summaryOf(child)).Summary).toEqual({ web: counts() });
 
     expect((await worker.runDue()).get(dispatched.body.EvalID)).toBe('complete');
-    expect((await mgmt('GET', `/v1/job/${child}`)).body.Status).toBe('running');
+    expect((await mgmt('GET', `/v1/job/${encodeURIComponent(child)}`)).body.Status).toBe('running');
     expect((await summaryOf('parent')).Children).toEqual({ Pending: 0, Running: 1, Dead: 0 });
 
     // Purged, the child leaves its parent's count and its own summary goes.
-    expect((await mgmt('DELETE', `/v1/job/${child}?purge=true`)).status).toBe(200);
+    expect((await mgmt('DELETE', `/v1/job/${encodeURIComponent(child)}?purge=true`)).status).toBe(200);
     expect((await summaryOf('parent')).Children).toEqual({ Pending: 0, Running: 0, Dead: 0 });
     expect(await h.scheduler.jobs.summaries.get('default', child)).toBeUndefined();
   });

@@ -28,11 +28,14 @@ export type CanonicalPath =
     }
   | { problem: string; decoded?: undefined; encoded?: undefined };
 
+/** What an encoded slash where no name may hold one answers (400). */
+export const encodedSlashRefused = 'an encoded slash (%2F) in the URL path is not allowed: a name cannot contain "/"';
+
 /** The canonical form of a request path as sent (still percent-encoded, without its query). */
 export function canonicalPath(sent: string): CanonicalPath {
   if (/%2f/i.test(sent))
     return {
-      problem: 'an encoded slash (%2F) in the URL path is not allowed: a name cannot contain "/"',
+      problem: encodedSlashRefused,
     };
   if (sent.includes('\\') || /%5c/i.test(sent)) return { problem: 'a backslash in the URL path is not allowed' };
   let decoded: string;
@@ -56,6 +59,41 @@ export function canonicalPath(sent: string): CanonicalPath {
     return { problem: 'a "." or ".." segment in the URL path is not allowed' };
   }
   return { decoded, encoded };
+}
+
+/** A canonical path as segments, each percent-decoded alone, or what is wrong with the path sent. */
+export type SegmentedPath =
+  | { decoded: string; encoded: string; segments: string[]; problem?: undefined }
+  | { problem: string; decoded?: undefined; encoded?: undefined; segments?: undefined };
+
+/**
+ * The scheduler's canonical path (Nomad's HTTP API takes a job ID URL-escaped in the path, and a dispatched job's ID
+ * holds a `/`): the path split at its `/`s as sent, then each segment percent-decoded alone, so an encoded slash
+ * (`%2F`) stays inside its segment — a name holding a `/` — and never makes a segment of its own. The route table
+ * (`scheduler/http/route.ts`) lets only a parameter declared for it hold one; anywhere else it is 400 as before.
+ * Everything else is refused as `canonicalPath` refuses it: a backslash (or `%5C`), malformed percent-encoding, and
+ * an empty, `.` or `..` segment — also one inside a segment's encoded slashes (`a%2F..%2Fb`, `%2e%2e%2Fx`), so no
+ * spelling of a name walks anywhere. One trailing `/` is removed (the front refuses it).
+ */
+export function segmentedPath(sent: string): SegmentedPath {
+  if (sent.includes('\\') || /%5c/i.test(sent)) return { problem: 'a backslash in the URL path is not allowed' };
+  if (!sent.startsWith('/')) return { problem: 'the URL path must begin with "/"' };
+  const encoded = sent.length > 1 && sent.endsWith('/') ? sent.slice(0, -1) : sent;
+  const segments: string[] = [];
+  for (const part of encoded === '/' ? [] : encoded.slice(1).split('/')) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(part);
+    } catch {
+      return { problem: 'malformed percent-encoding in the URL path' };
+    }
+    const names = segment.split('/');
+    if (names.includes('')) return { problem: 'an empty segment ("//") in the URL path is not allowed' };
+    if (names.some((name) => name === '.' || name === '..'))
+      return { problem: 'a "." or ".." segment in the URL path is not allowed' };
+    segments.push(segment);
+  }
+  return { decoded: `/${segments.join('/')}`, encoded, segments };
 }
 
 /**

@@ -99,7 +99,8 @@ export interface Evaluation {
 }
 
 export const jobsBase = '/ui/scheduler/jobs';
-export const jobHref = (namespace: string, id: string) => pathHref(jobsBase, namespace, id);
+/** A job's page: its ID one segment, a `/` in it (a dispatched job's) encoded as `%2F`, as the API path spells it. */
+export const jobHref = (namespace: string, id: string) => `${pathHref(jobsBase, namespace)}/${encodeURIComponent(id)}`;
 export const allocationHref = (id: string) => pathHref('/ui/scheduler/allocations', id);
 /** The jobs list's address for a namespace and status. */
 export const jobsListHref = (namespace: string, status: string): string => {

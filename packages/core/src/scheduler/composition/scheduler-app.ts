@@ -5,7 +5,7 @@ import { type HttpFront, type HttpReply, type HttpRequest, textReply } from '../
 import { nodeListener } from '../../http/node-listener.ts';
 import { type WebApp, webApp } from '../../http/web-app.ts';
 import { trustedProxiesFromEnvironment } from '../../lib/client-ip.ts';
-import { canonicalPath } from '../../lib/request-path.ts';
+import { segmentedPath } from '../../lib/request-path.ts';
 import { sharedUntilRejected } from '../../lib/shared-until-rejected.ts';
 import { authMethodRoutes } from '../acl/auth-methods/routes.ts';
 import { bindingRuleRoutes } from '../acl/binding-rules/routes.ts';
@@ -30,7 +30,7 @@ import { consoleCors } from '../http/console-cors.ts';
 import { errorReply } from '../http/errors.ts';
 import { openApiRoute } from '../http/openapi.ts';
 import { forwardWrites, type RegionOptions } from '../http/regions.ts';
-import { answerRoute, exchangeOf, matchRoute, route, type SchedulerRoute } from '../http/route.ts';
+import { answerRoute, exchangeOf, matchRoute, route, type SchedulerRoute, unmatched } from '../http/route.ts';
 import type { SchedulerBase } from './secret-hashes.ts';
 import { type SchedulerOptions, schedulerFor } from './scheduler-core.ts';
 
@@ -97,9 +97,10 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
  * front (`front/exchange.ts`) that every adapter serves: the node listener (`schedulerNodeListener`, `npm start`),
  * API Gateway and the streaming Lambda (`http/lambda-handler.ts`, functions/scheduler/) and, in process, the web app
  * (`createSchedulerApp`). In order: the console's CORS preflight; no write from another origin
- * (`front/cross-origin.ts`); one canonical path (`lib/request-path.ts`: `//`,
- * `%2F`, a backslash, `.`/`..` and a trailing `/` are 400 naming the problem, so the path a row matches is the path
- * as sent, and write forwarding never sees `//host`); the health check (before the core is built); the body limit
+ * (`front/cross-origin.ts`); one canonical path (`lib/request-path.ts` `segmentedPath`: `//`, a backslash, `.`/`..`
+ * and a trailing `/` are 400 naming the problem, so the path a row matches is the path as sent, and write forwarding
+ * never sees `//host`; a `%2F` stays inside its segment, a name holding a `/`, which only a row's `slashParams` take —
+ * a job ID, as Nomad's — and is 400 anywhere else); the health check (before the core is built); the body limit
  * (413, the connection closed: the unread rest would be taken for the next request on a kept-alive connection);
  * write forwarding in a replica region; the audit log around the route table (`http/route.ts`).
  */
@@ -118,23 +119,23 @@ export function schedulerFront(options: SchedulerAppOptions): HttpFront {
     if (crossOrigin) return textReply(crossOrigin.status, crossOrigin.message);
     const mediaType = contentTypeRefusal(request);
     if (mediaType) return textReply(mediaType.status, mediaType.message);
-    const canonical = canonicalPath(request.path);
+    const canonical = segmentedPath(request.path);
     if (canonical.problem !== undefined) return textReply(400, canonical.problem);
     if (canonical.encoded !== request.path) return textReply(400, 'a trailing "/" in the URL path is not allowed');
-    const path = canonical.decoded;
-    if (matchRoute([healthRoute], request.method, path))
-      return answerRoute([healthRoute], exchangeOf(request, path, undefined));
+    const { decoded: path, segments } = canonical;
+    if (matchRoute([healthRoute], request.method, segments))
+      return answerRoute([healthRoute], exchangeOf(request, path, undefined, segments));
     if (request.body === undefined)
       return textReply(413, `Request body too large: larger than ${maxBodyBytes} bytes`, { Connection: 'close' });
-    if (path !== '/v1' && !path.startsWith('/v1/')) return textReply(404, `Invalid URL path: ${path}`);
-    if (options.buffersAnswers && matchRoute(eventRoutes, request.method, path))
+    if (segments[0] !== 'v1') return unmatched({ path, segments });
+    if (options.buffersAnswers && matchRoute(eventRoutes, request.method, segments))
       return textReply(400, streamNotServedHere);
     const forwarded = await forward(request, canonical.encoded);
     if (forwarded) return forwarded;
     const scheduler = await getScheduler();
     // A process that has not seen the ACL bootstrap reads its epoch first (another process may have made it since).
     await scheduler.state.store.settleEpoch('bootstrap');
-    const exchange = exchangeOf(request, path, scheduler);
+    const exchange = exchangeOf(request, path, scheduler, segments);
     return audit ? audit(exchange, () => answerRoute(routes, exchange)) : answerRoute(routes, exchange);
   };
   return async (request) => {

@@ -12,6 +12,7 @@ import * as z from 'zod/mini';
 import { en } from 'zod/locales';
 import { type HttpReply, type HttpRequest, jsonReply, textReply } from '../../front/exchange.ts';
 import { badRequest } from '../../lib/errors.ts';
+import { encodedSlashRefused } from '../../lib/request-path.ts';
 import type { Scheduler, SchedulerCaller } from '../composition/scheduler-core.ts';
 import type { TableName } from '../state.ts';
 import { errorReply } from './errors.ts';
@@ -78,6 +79,12 @@ export interface RouteRow<
   method: Method | Method[];
   /** The path, a `:name` segment a parameter: `/v1/acl/role/:id`. */
   path: string;
+  /**
+   * The path parameters whose value may hold a `/`, sent percent-encoded as `%2F` (Nomad's job IDs: a dispatched
+   * job is `<parent>/dispatch-…`, and Nomad's `api` package escapes it with `url.PathEscape`). Any other parameter
+   * with an encoded slash matches no row (`lib/request-path.ts` `segmentedPath`).
+   */
+  slashParams?: Array<keyof Params & string>;
   /** One line: what the operation does (the OpenAPI summary). */
   summary: string;
   /** More, when one line is not enough. */
@@ -120,6 +127,7 @@ export interface RouteRow<
 export interface SchedulerRoute {
   methods: Method[];
   path: string;
+  slashParams?: string[];
   summary: string;
   description?: string;
   access: Access;
@@ -136,6 +144,8 @@ export interface SchedulerExchange {
   request: HttpRequest;
   /** The canonical path, percent-decoded (`lib/request-path.ts`). */
   path: string;
+  /** Its segments, each percent-decoded on its own (a segment sent with `%2F` holds a `/`). */
+  segments: string[];
   /** The path parameters of the row that matched (set by `answerRoute`). */
   params: Record<string, string>;
   query: URLSearchParams;
@@ -148,11 +158,17 @@ export interface SchedulerExchange {
  * The exchange of a request whose path is canonical (`decoded`). Without a scheduler only for rows that never reach
  * it (`access: 'anyone'` rows that read nothing: the health check before the core is built).
  */
-export function exchangeOf(request: HttpRequest, decoded: string, scheduler: Scheduler | undefined): SchedulerExchange {
+export function exchangeOf(
+  request: HttpRequest,
+  decoded: string,
+  scheduler: Scheduler | undefined,
+  segments: string[] = decoded.split('/').slice(1),
+): SchedulerExchange {
   let caller: Promise<SchedulerCaller> | undefined;
   return {
     request,
     path: decoded,
+    segments,
     params: {},
     query: new URLSearchParams(request.search),
     scheduler: scheduler as Scheduler,
@@ -177,6 +193,7 @@ export function route<
   return {
     methods,
     path: row.path,
+    ...(row.slashParams ? { slashParams: row.slashParams } : {}),
     summary: row.summary,
     ...(row.description ? { description: row.description } : {}),
     access: row.access,
@@ -274,14 +291,17 @@ function patternOf(entry: SchedulerRoute): Pattern {
   return pattern;
 }
 
-/** The first row, in table order, whose method and path match, with its path parameters. */
+/**
+ * The first row, in table order, whose method and path match, with its path parameters. `path` is the decoded path,
+ * or its segments each decoded alone: a segment holding a `/` (sent as `%2F`) is only a parameter the row lets hold one.
+ */
 export function matchRoute(
   routes: readonly SchedulerRoute[],
   method: string,
-  path: string,
+  path: string | string[],
 ): { entry: SchedulerRoute; params: Record<string, string> } | undefined {
   const wanted = (method === 'HEAD' ? 'GET' : method) as Method;
-  const segments = path.split('/').slice(1);
+  const segments = typeof path === 'string' ? path.split('/').slice(1) : path;
   for (const entry of routes) {
     if (!entry.methods.includes(wanted)) continue;
     const pattern = patternOf(entry);
@@ -290,6 +310,7 @@ export function matchRoute(
     const matches = pattern.every((part, index) => {
       const segment = segments[index] as string;
       if (typeof part === 'string') return part === segment;
+      if (segment.includes('/') && !entry.slashParams?.includes(part.name)) return false;
       params[part.name] = segment;
       return segment !== '';
     });
@@ -298,13 +319,19 @@ export function matchRoute(
   return undefined;
 }
 
+/** What no row matching a path answers: 404, or 400 for an encoded slash where no row takes one. */
+export function unmatched(exchange: Pick<SchedulerExchange, 'path' | 'segments'>): HttpReply {
+  if (exchange.segments.some((segment) => segment.includes('/'))) return textReply(400, encodedSlashRefused);
+  return textReply(404, `Invalid URL path: ${exchange.path}`);
+}
+
 /**
  * The answer of the route table to one request: the row that matches runs, its errors mapped to statuses
  * (`errors.ts`); no row is 404 (Nomad's `Invalid URL path`). A HEAD is answered as its GET, without the body.
  */
 export async function answerRoute(routes: readonly SchedulerRoute[], exchange: SchedulerExchange): Promise<HttpReply> {
-  const found = matchRoute(routes, exchange.request.method, exchange.path);
-  if (!found) return textReply(404, `Invalid URL path: ${exchange.path}`);
+  const found = matchRoute(routes, exchange.request.method, exchange.segments);
+  if (!found) return unmatched(exchange);
   let reply: HttpReply;
   try {
     reply = await found.entry.run({ ...exchange, params: found.params });

@@ -92,6 +92,7 @@ export const deploymentRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/deployments',
+    slashParams: ['id'],
     summary: 'The deployments of a job, newest first.',
     access: 'token',
     params: { id: jobId },
@@ -106,6 +107,7 @@ export const deploymentRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/deployment',
+    slashParams: ['id'],
     summary: 'The latest deployment of a job.',
     access: 'token',
     params: { id: jobId },

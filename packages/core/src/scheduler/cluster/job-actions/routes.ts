@@ -57,6 +57,7 @@ export const jobActionRoutes: SchedulerRoute[] = [
   route({
     method: ['PUT', 'POST'],
     path: '/v1/job/:id/plan',
+    slashParams: ['id'],
     summary:
       'Plan a job: what registering it would place, stop and update, and what could not be placed; nothing written.',
     access: 'token',
@@ -87,6 +88,7 @@ export const jobActionRoutes: SchedulerRoute[] = [
   route({
     method: ['PUT', 'POST'],
     path: '/v1/job/:id/evaluate',
+    slashParams: ['id'],
     summary: 'Create a new evaluation of a job; with `ForceReschedule`, its failed allocations are rescheduled now.',
     access: 'token',
     params: { id: jobId },
@@ -109,6 +111,7 @@ export const jobActionRoutes: SchedulerRoute[] = [
   route({
     method: ['PUT', 'POST'],
     path: '/v1/job/:id/dispatch',
+    slashParams: ['id'],
     summary: 'Dispatch a parameterized batch job: a child job with the payload and meta, and its evaluation.',
     access: 'token',
     params: { id: jobId },

@@ -7,9 +7,8 @@
  * `IdempotencyToken` that a child of the parent still stored already carries is answered with that child (no
  * evaluation, nothing written), as Nomad's retry guard.
  *
- * The child's ID is Nomad's `<parent>/dispatch-<unix seconds>-<8 hex>` with the slash spelt `.`: this service refuses a
- * slash in a job ID (`model.ts`), since a URL path cannot carry one (`lib/request-path.ts`), and a child must stay
- * readable and stoppable by its ID.
+ * The child's ID is Nomad's `<parent>/dispatch-<unix seconds>-<8 hex>`: the job routes take a job ID with its `/`
+ * spelt `%2F` (`lib/request-path.ts` `segmentedPath`, the rows' `slashParams`), as Nomad's `api` package sends it.
  */
 import { randomBytes } from 'node:crypto';
 import { badRequest, notFound } from '../../../lib/errors.ts';
@@ -64,10 +63,10 @@ function validateRequest(request: DispatchRequest, parent: Job): void {
   if (missing.length > 0) throw badRequest(`Dispatch did not provide required meta keys: [${missing.join(' ')}]`);
 }
 
-/** The child's ID: Nomad's `<parent>/dispatch-<unix>[-<template>]-<8 hex>`, the slash spelt `.` (see above). */
+/** The child's ID: Nomad's `<parent>/dispatch-<unix>[-<template>]-<8 hex>`. */
 export function dispatchedId(parentId: string, template: string | undefined, nowMs: number): string {
   const middle = template ? `-${template}` : '';
-  return `${parentId}.dispatch-${Math.floor(nowMs / 1000)}${middle}-${randomBytes(4).toString('hex')}`;
+  return `${parentId}/dispatch-${Math.floor(nowMs / 1000)}${middle}-${randomBytes(4).toString('hex')}`;
 }
 
 export async function dispatchJob(

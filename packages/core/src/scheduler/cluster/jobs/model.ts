@@ -229,7 +229,9 @@ export function validateJob(job: Loose): Job {
   if (id === '') problems.push('Missing job ID');
   else if (id.includes(' ')) problems.push('Job ID contains a space');
   else if (id.includes('\0')) problems.push('Job ID contains a null character');
-  else if (id.includes('/')) problems.push('Job ID contains a slash (not supported by this service)');
+  // A `/` is allowed (Nomad's dispatched jobs have one; the path spells it `%2F`), but not a name no path could spell.
+  else if (id.split('/').some((part) => part === '' || part === '.' || part === '..'))
+    problems.push('Job ID has an empty, "." or ".." part between its slashes');
   if (name === '') problems.push('Missing job name');
   else if (name.includes('\0')) problems.push('Job Name contains a null character');
   if (text(job.Namespace) === '') problems.push('Job must be in a namespace');

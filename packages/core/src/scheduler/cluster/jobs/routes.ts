@@ -153,6 +153,7 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id',
+    slashParams: ['id'],
     summary: 'Read a job.',
     access: 'token',
     params: { id: jobId },
@@ -165,6 +166,7 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: ['PUT', 'POST'],
     path: '/v1/job/:id',
+    slashParams: ['id'],
     summary: 'Register the job named in the path (the body’s Job.ID must match).',
     access: 'token',
     params: { id: jobId },
@@ -177,6 +179,7 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'DELETE',
     path: '/v1/job/:id',
+    slashParams: ['id'],
     summary: 'Stop a job (a new version with Stop set), or with `purge` delete it and its versions.',
     access: 'token',
     params: { id: jobId },
@@ -202,6 +205,7 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/versions',
+    slashParams: ['id'],
     summary: 'The versions kept of a job (the last six), newest first.',
     access: 'token',
     params: { id: jobId },
@@ -224,6 +228,7 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/evaluations',
+    slashParams: ['id'],
     summary: 'The evaluations of a job, newest first.',
     access: 'token',
     params: { id: jobId },
@@ -236,6 +241,7 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/allocations',
+    slashParams: ['id'],
     summary: 'The allocations of a job.',
     access: 'token',
     params: { id: jobId },
@@ -250,6 +256,7 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/summary',
+    slashParams: ['id'],
     summary: 'The job’s summary: allocations per task group and client state, and those left queued.',
     access: 'token',
     params: { id: jobId },
@@ -270,6 +277,7 @@ export const jobRoutes: SchedulerRoute[] = [
   route({
     method: 'GET',
     path: '/v1/job/:id/services',
+    slashParams: ['id'],
     summary: 'The service registrations of the job’s allocations (Nomad’s `Job.GetServiceRegistrations`).',
     access: 'token',
     params: { id: jobId },

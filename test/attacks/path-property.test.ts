@@ -11,6 +11,16 @@ import { type SecretsHarness, startSecrets } from '../support/secrets-harness.ts
 import { mountPathOf, mountsToEnable } from '../support/secrets-routes.ts';
 import { viaLambda } from './lambda-event.ts';
 import { encodedSpellings, onlyEncodesLetters, spellings } from './spellings.ts';
+import { segmentedPath } from '../../packages/core/src/lib/request-path.ts';
+import { matchRoute } from '../../packages/core/src/scheduler/http/route.ts';
+
+/** Whether a spelt scheduler path is canonical, its `%2F`s inside a parameter a row lets hold a `/` (a job ID). */
+function namesASlashedId(method: string, url: string): boolean {
+  const path = segmentedPath(url.split('?')[0] ?? url);
+  if (path.problem !== undefined || path.encoded !== (url.split('?')[0] ?? url)) return false;
+  if (!path.segments.some((segment) => segment.includes('/'))) return false;
+  return matchRoute(schedulerRoutes, method, path.segments) !== undefined;
+}
 
 /**
  * Issue 23 §1 and its programme, as a property over EVERY path row of both services. Attacker: a narrow token.
@@ -533,7 +543,9 @@ describe('property: on every scheduler route row, a narrow client token never ge
                   adapter === 'app' &&
                   (/\/(\.|%2e|zz\/(\.\.|%2e%2e))(\/|$)/i.test(url) || url.includes('\\')) &&
                   !/\/\/|%2F|%5C|\/$/i.test(url.replaceAll('\\', '/'));
-                const canonical = onlyEncodesLetters(url) || resolvedByParser;
+                // And a `%2F` that lands inside a job ID (a row's `slashParams`) spells the canonical path of another
+                // job, one whose ID holds a `/` (test/attacks/job-id-slashes.test.ts holds those to their own rules).
+                const canonical = onlyEncodesLetters(url) || resolvedByParser || namesASlashedId(operation, url);
                 for (const [who, token] of [
                   ['narrow', narrow],
                   ['management', management],

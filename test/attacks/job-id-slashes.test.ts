@@ -15,10 +15,7 @@ describe('job IDs with a slash, spelt %2F in the path', () => {
   let h: SchedulerService;
   let root: string;
   let child: string;
-  const calls = attackCalls(
-    () => h,
-    () => root,
-  );
+  const calls = attackCalls(() => ({ h, root }));
   const mgmt = (method: string, path: string, body?: unknown) => calls.as(root)(method, path, body);
 
   beforeAll(async () => {

@@ -6,14 +6,11 @@
  * `min_healthy_time`); the user promotes it; the watcher and the reconciler roll the rest one at a time; the
  * deployment ends `successful` and the new version `Stable`. The event stream's Deployment topic shows each step.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signalGroup } from '../../packages/agent/src/runner/executor.ts';
-import { AllocStateStore } from '../../packages/agent/src/runner/state-store.ts';
-import { type AgentService, startServiceForAgent } from '../support/agent-service.ts';
-import { killLeftovers, launch, START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
+import { type AgentService, startServiceForAgent, stopServiceForAgent, untilWithin } from '../support/agent-service.ts';
+import { launch, START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
 
 let work: string;
 let service: Started;
@@ -24,23 +21,9 @@ beforeAll(async () => {
   ({ work, service, api, management } = await startServiceForAgent('agent-deploy'));
 }, START_TIMEOUT_MS);
 
-afterAll(async () => {
-  killLeftovers();
-  const store = new AllocStateStore(path.join(work, 'agent'));
-  for (const saved of store.loadAll().saved)
-    for (const task of Object.values(saved.Tasks)) if (task.Handle) signalGroup(task.Handle, 'SIGKILL');
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => stopServiceForAgent(work));
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, log: () => string): Promise<T> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n--- agent:\n${log()}`);
-    await sleep(250);
-  }
-}
+const until = untilWithin(90_000, 250);
 
 /** The job at `seconds` of sleep: a new number is a destructive change. */
 const job = (seconds: number) => ({

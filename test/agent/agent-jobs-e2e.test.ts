@@ -5,15 +5,12 @@
  * service, and the server answers through the address the registry gives; scaled to 3 it runs three; stopped, its
  * allocations are `complete` and its services gone.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signalGroup } from '../../packages/agent/src/runner/executor.ts';
-import { AllocStateStore } from '../../packages/agent/src/runner/state-store.ts';
 import { nomadVar } from '../support/alloc-fixtures.ts';
-import { type AgentService, startServiceForAgent } from '../support/agent-service.ts';
-import { killLeftovers, launch, START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
+import { type AgentService, startServiceForAgent, stopServiceForAgent, untilWithin } from '../support/agent-service.ts';
+import { launch, START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
 
 let work: string;
 let service: Started;
@@ -23,23 +20,9 @@ beforeAll(async () => {
   ({ work, service, api } = await startServiceForAgent('agent-jobs'));
 }, START_TIMEOUT_MS);
 
-afterAll(async () => {
-  killLeftovers();
-  const store = new AllocStateStore(path.join(work, 'agent'));
-  for (const saved of store.loadAll().saved)
-    for (const task of Object.values(saved.Tasks)) if (task.Handle) signalGroup(task.Handle, 'SIGKILL');
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => stopServiceForAgent(work));
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, log: () => string): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n--- agent:\n${log()}`);
-    await sleep(200);
-  }
-}
+const until = untilWithin(60_000, 200);
 
 const job = (count: number) => ({
   Job: {

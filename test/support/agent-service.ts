@@ -1,8 +1,11 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inject } from 'vitest';
-import { freePort, type Started, start } from './npm-start.ts';
+import { signalGroup } from '../../packages/agent/src/runner/executor.ts';
+import { AllocStateStore } from '../../packages/agent/src/runner/state-store.ts';
+import { freePort, killLeftovers, type Started, start } from './npm-start.ts';
 
 /**
  * The service a real agent joins in the agent's end-to-end tests: `npm start` on the run's DynamoDB Local in a
@@ -43,3 +46,29 @@ export async function startServiceForAgent(label: string): Promise<AgentService>
   };
   return { work, service, management, api };
 }
+
+/**
+ * The end of a test file whose agent ran tasks (its data directory `<work>/agent`): what it started is killed (npm
+ * start, the agent), then the tasks the agent left running, and the work directory is removed.
+ */
+export async function stopServiceForAgent(work: string | undefined): Promise<void> {
+  killLeftovers();
+  if (!work) return;
+  const store = new AllocStateStore(path.join(work, 'agent'));
+  for (const saved of store.loadAll().saved)
+    for (const task of Object.values(saved.Tasks)) if (task.Handle) signalGroup(task.Handle, 'SIGKILL');
+  await rm(work, { recursive: true, force: true });
+}
+
+/** A wait for `probe`'s first answer that is not undefined, asked every `everyMs` for at most `forMs`; the agent's output (`log`) in the error. */
+export const untilWithin =
+  (forMs: number, everyMs: number) =>
+  async <T>(what: string, probe: () => Promise<T | undefined>, log: () => string): Promise<T> => {
+    const deadline = Date.now() + forMs;
+    for (;;) {
+      const found = await probe();
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n--- agent:\n${log()}`);
+      await sleep(everyMs);
+    }
+  };

@@ -37,10 +37,7 @@ describe('attack: the Allocation and Deployment topics of another namespace', ()
   let h: SchedulerService;
   let root: string;
   let readerA: string;
-  const { as, tokenWith } = attackCalls(
-    () => h,
-    () => root,
-  );
+  const { as, tokenWith } = attackCalls(() => ({ h, root }));
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();

@@ -352,4 +352,54 @@ describe('PUT /v1/job/:id/evaluate and …/dispatch (DynamoDB Local)', () => {
       ['Allocation', 'PlanResult', alloc.ID, ['retry', '']],
     ]);
   });
+
+  it('a node made eligible again and a purged node evaluate their jobs, as Nomad’s createNodeEvals (this node last)', async () => {
+    const running = new Set(
+      (await h.scheduler.allocations.list())
+        .filter(
+          (alloc) =>
+            alloc.NodeID === nodeId &&
+            alloc.DesiredStatus === 'run' &&
+            !['complete', 'failed', 'lost'].includes(alloc.ClientStatus),
+        )
+        .map((alloc) => alloc.JobID),
+    );
+    expect(running.size).toBeGreaterThan(0);
+    const eligibility = (Eligibility: string) => mgmt('PUT', `/v1/node/${nodeId}/eligibility`, { Eligibility });
+    const off = await eligibility('ineligible');
+    expect(off.body).toEqual({
+      EvalIDs: null,
+      EvalCreateIndex: 0,
+      NodeModifyIndex: off.body.Index,
+      Index: off.body.Index,
+    });
+    const on = await eligibility('eligible');
+    expect(on.status).toBe(200);
+    expect(on.body).toMatchObject({ EvalCreateIndex: on.body.Index, NodeModifyIndex: on.body.Index });
+    const jobsOf = async (ids: string[]) =>
+      new Set((await Promise.all(ids.map((id) => h.scheduler.evaluations.get(id)))).map((e) => e?.JobID));
+    expect(await jobsOf(on.body.EvalIDs)).toEqual(running);
+    const [onBatch] = await h.scheduler.state.eventsAfter(on.body.Index - 1);
+    expect(onBatch?.events.map((event) => [event.Topic, event.Type])).toEqual([
+      ['Node', 'NodeEligibility'],
+      ...on.body.EvalIDs.map(() => ['Evaluation', 'EvaluationUpdated']),
+    ]);
+    await worker.runDue();
+
+    const purged = await mgmt('PUT', `/v1/node/${nodeId}/purge`);
+    expect(purged.status).toBe(200);
+    expect(purged.body).toMatchObject({ EvalCreateIndex: purged.body.Index, NodeModifyIndex: purged.body.Index });
+    expect(await jobsOf(purged.body.EvalIDs)).toEqual(running);
+    const [purgeBatch] = await h.scheduler.state.eventsAfter(purged.body.Index - 1);
+    expect(purgeBatch?.events.map((event) => [event.Topic, event.Type, event.Key])).toEqual([
+      ['Node', 'NodeDeregistration', nodeId],
+      ...purged.body.EvalIDs.map((id: string) => ['Evaluation', 'EvaluationUpdated', id]),
+    ]);
+    for (const id of purged.body.EvalIDs)
+      expect(await h.scheduler.evaluations.get(id)).toMatchObject({ TriggeredBy: 'node-update', NodeID: nodeId });
+    // The scheduler finds the node gone: what ran there is stopped.
+    await worker.runDue();
+    for (const alloc of (await h.scheduler.allocations.list()).filter((other) => other.NodeID === nodeId))
+      expect(alloc.DesiredStatus === 'stop' || ['complete', 'failed', 'lost'].includes(alloc.ClientStatus)).toBe(true);
+  });
 });

@@ -107,8 +107,14 @@ export class PlanApplier {
           for (const part of batch) {
             const beat = beats.get(part.nodeId);
             const expected = versions.get(part.nodeId) ?? 0;
+            // A node purged: what the plan stops there commits (its allocations are lost: Nomad's plan apply checks
+            // only placements against a node); nothing may be placed on it.
+            const purged = !beat && part.place.length === 0;
             // A node gone, or changed since the plan: none of its part commits (Nomad's plan apply refuses it too).
-            if (!beat || (beat.allocIndex ?? 0) !== expected || (part.place.length > 0 && beat.status !== 'ready')) {
+            if (
+              !purged &&
+              (!beat || (beat.allocIndex ?? 0) !== expected || (part.place.length > 0 && beat.status !== 'ready'))
+            ) {
               outcome.rejected.push(part.nodeId);
               continue;
             }
@@ -148,7 +154,7 @@ export class PlanApplier {
             }
             // A stop or an eviction frees the node's room: blocked evaluations may place there now.
             if (freed) items.push(new CapacityLog(this.state).roomMade(part.nodeId, index));
-            items.push(this.nodes.allocIndexWrite(beat, index));
+            if (beat) items.push(this.nodes.allocIndexWrite(beat, index));
           }
           const written = [...outcome.placed, ...outcome.updated];
           // The allocations counted in their job's summary, in the same write (Nomad's updateSummaryWithAlloc).

@@ -33,7 +33,12 @@ async function needs(caller: () => Promise<SchedulerCaller>, level: 'read' | 'wr
 }
 
 /** The answer to a node write (Nomad's `NodeUpdateResponse` / `NodeDrainUpdateResponse`). */
-const updateResponse = (index: number) => ({ EvalIDs: null, EvalCreateIndex: 0, NodeModifyIndex: index, Index: index });
+const updateResponse = (index: number, evalIds: string[] = []) => ({
+  EvalIDs: evalIds.length > 0 ? evalIds : null,
+  EvalCreateIndex: evalIds.length > 0 ? index : 0,
+  NodeModifyIndex: index,
+  Index: index,
+});
 
 export const nodeRoutes: SchedulerRoute[] = [
   route({
@@ -164,8 +169,8 @@ export const nodeRoutes: SchedulerRoute[] = [
       const eligibility = body.Eligibility ?? '';
       if (eligibility !== 'eligible' && eligibility !== 'ineligible')
         throw badRequest(`invalid scheduling eligibility "${eligibility.slice(0, 64)}"`);
-      const { index } = await scheduler.nodes.setEligibility(params.id, eligibility);
-      return { json: updateResponse(index), index };
+      const { index, evalIds } = await scheduler.nodes.setEligibility(params.id, eligibility);
+      return { json: updateResponse(index, evalIds), index };
     },
   }),
   route({
@@ -177,8 +182,8 @@ export const nodeRoutes: SchedulerRoute[] = [
     returns: '`{"NodeModifyIndex", "EvalIDs", "EvalCreateIndex", "Index"}`.',
     handler: async ({ scheduler, caller, params }) => {
       await needs(caller, 'write');
-      const index = await scheduler.nodes.purge(params.id);
-      return { json: updateResponse(index), index };
+      const { index, evalIds } = await scheduler.nodes.purge(params.id);
+      return { json: updateResponse(index, evalIds), index };
     },
   }),
   route({

@@ -499,9 +499,16 @@ export class ClusterNodes {
     return index === undefined ? { index: unchanged as number, written: false } : { index, written: true };
   }
 
-  /** Marks a node eligible or ineligible (Nomad's `Node.UpdateEligibility`); the same again writes nothing. */
-  async setEligibility(id: string, eligibility: Eligibility): Promise<{ index: number; written: boolean }> {
+  /**
+   * Marks a node eligible or ineligible (Nomad's `Node.UpdateEligibility`); the same again writes nothing. A node made
+   * eligible again can take work: its jobs are evaluated (`node-update`) in the same write, as Nomad's createNodeEvals.
+   */
+  async setEligibility(
+    id: string,
+    eligibility: Eligibility,
+  ): Promise<{ index: number; written: boolean; evalIds: string[] }> {
     let unchanged: number | undefined;
+    let evalIds: string[] = [];
     const index = await this.commitOrExplain(async (index) => {
       const now = this.state.clock.now();
       const node = await this.get(id);
@@ -520,17 +527,23 @@ export class ClusterNodes {
         Events: appendEvents(node, [nodeEvent(message, 'Cluster', now, index)]),
         ModifyIndex: index,
       };
+      const evaluations =
+        eligibility === 'eligible' ? await this.evaluations?.(updated, index, 'node-update') : undefined;
+      evalIds = (evaluations?.events ?? []).map((event) => event.Key);
       return {
         items: [
           this.nodeWrite(updated, node),
           ...(await this.placementGuard(id, index)),
           ...this.roomMade(node, updated, index),
+          ...(evaluations?.items ?? []),
         ],
-        tables: ['nodes'],
-        events: [nodeTopicEvent('NodeEligibility', updated)],
+        tables: ['nodes', ...(evaluations?.tables ?? [])],
+        events: [nodeTopicEvent('NodeEligibility', updated), ...(evaluations?.events ?? [])],
       };
     });
-    return index === undefined ? { index: unchanged as number, written: false } : { index, written: true };
+    return index === undefined
+      ? { index: unchanged as number, written: false, evalIds: [] }
+      : { index, written: true, evalIds };
   }
 
   /**
@@ -553,21 +566,30 @@ export class ClusterNodes {
     return { node: found as ClusterNode, evalIds, index: index ?? 0 };
   }
 
-  /** Removes a node (Nomad's `Node.Deregister`, `nomad node purge`): its node and beat, one `NodeDeregistration`. */
-  async purge(id: string): Promise<number> {
-    return this.written(async () => {
+  /**
+   * Removes a node (Nomad's `Node.Deregister`, `nomad node purge`): its node and beat, one `NodeDeregistration`, and a
+   * `node-update` evaluation of each job with an allocation on it (Nomad's createNodeEvals after the deregistration):
+   * the scheduler finds the node gone, marks those allocations lost and places them again.
+   */
+  async purge(id: string): Promise<{ index: number; evalIds: string[] }> {
+    let evalIds: string[] = [];
+    const index = await this.written(async (index) => {
       const node = await this.get(id);
       if (!node) throw notFound('node not found');
+      const evaluations = await this.evaluations?.(node, index, 'node-update');
+      evalIds = (evaluations?.events ?? []).map((event) => event.Key);
       return {
         items: [
           { delete: ClusterNodes.nodeKey(id), when: { equals: { ModifyIndex: node.ModifyIndex } } },
           { delete: ClusterNodes.beatKey(id) },
           { update: { pk: META_PK, sk: NODE_COUNT_SK }, change: { add: { value: -1 } } },
+          ...(evaluations?.items ?? []),
         ],
-        tables: ['nodes'],
-        events: [nodeTopicEvent('NodeDeregistration', node)],
+        tables: ['nodes', ...(evaluations?.tables ?? [])],
+        events: [nodeTopicEvent('NodeDeregistration', node), ...(evaluations?.events ?? [])],
       };
     });
+    return { index, evalIds };
   }
 
   /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -31,6 +32,9 @@ import { countCalls, InFlight, unansweredRequests } from './in-flight.ts';
 import { closeGracefully, listenWithListMethod } from './list-method.ts';
 import { type StreamPoller, startStreamPoller } from './stream-poller.ts';
 import { ensureTable } from './table.ts';
+
+/** How long a start waits for the stream poller to be positioned before it answers anyway. */
+const STREAM_READY_MS = 10_000;
 
 /** How long a stop waits for requests in flight to answer (and then for their last table calls). */
 const DRAIN_MS = 2_000;
@@ -284,8 +288,16 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     });
     jobs.push(poller);
     // Writes from here on are delivered (the poller reads from LATEST): a job submitted once the process answers has
-    // its evaluation run from the stream.
-    await poller.ready;
+    // its evaluation run from the stream. A stream that cannot be read yet does not hold the start: the poller keeps
+    // trying (and says so in the log), and the sweep's timer runs the evaluations meanwhile.
+    const positioned = await Promise.race([
+      poller.ready.then(() => true),
+      sleep(STREAM_READY_MS, undefined, { ref: false }).then(() => false),
+    ]);
+    if (!positioned)
+      core.log.error('table stream: not positioned at start; evaluations wait for the sweep until it is', {
+        waitedMs: STREAM_READY_MS,
+      });
 
     return {
       core,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { randomBase62 } from '@keyhaven/core/lib/random.ts';
 import { coreFromEnvironment } from '@keyhaven/core/entry-points/secrets-core-from-environment.ts';
+import { localEndpoint } from '@keyhaven/core/entry-points/shared-core-from-environment.ts';
 import { schedulerFor } from '@keyhaven/core/scheduler/composition/scheduler-core.ts';
 import { initialize, isInitialized } from '@keyhaven/core/secrets/sys/init.ts';
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse } from 'aws-lambda';
@@ -29,13 +30,7 @@ export function secretsManagerStore(endpoint = process.env.KEYHAVEN_SECRETSMANAG
   return {
     async put(secretId, value) {
       client ??= import('@aws-sdk/client-secrets-manager').then(({ PutSecretValueCommand, SecretsManagerClient }) => {
-        const sdk = endpoint
-          ? new SecretsManagerClient({
-              endpoint,
-              region: 'us-east-1',
-              credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-            })
-          : new SecretsManagerClient({});
+        const sdk = new SecretsManagerClient(endpoint ? localEndpoint(endpoint) : {});
         return async (id: string, secret: string) => {
           await sdk.send(new PutSecretValueCommand({ SecretId: id, SecretString: secret }));
         };

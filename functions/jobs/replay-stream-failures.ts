@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { dynamoDbClient } from '@keyhaven/core/entry-points/shared-core-from-environment.ts';
+import { dynamoDbClient, localEndpoint } from '@keyhaven/core/entry-points/shared-core-from-environment.ts';
 import { ConditionFailed } from '@keyhaven/core/storage/condition-failed.ts';
 import { DynamoStore } from '@keyhaven/core/storage/dynamodb-store.ts';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
@@ -184,13 +184,7 @@ async function main(argv: string[], env = process.env): Promise<number> {
     return 2;
   }
   const lambdaEndpoint = env.KEYHAVEN_LAMBDA_ENDPOINT;
-  const lambda = lambdaEndpoint
-    ? new LambdaClient({
-        endpoint: lambdaEndpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      })
-    : new LambdaClient({});
+  const lambda = new LambdaClient(lambdaEndpoint ? localEndpoint(lambdaEndpoint) : {});
   const dynamodb = dynamoDbClient(env.KEYHAVEN_DYNAMODB_ENDPOINT);
   try {
     const report = await replayStreamFailures(

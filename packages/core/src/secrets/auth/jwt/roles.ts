@@ -6,6 +6,7 @@ import { listKeysUnder, path, type Reply, type Request } from '../../framework/b
 import { bool, count, duration, jsonValue, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
+import { tokenSettingsFields } from '../token-settings-fields.ts';
 import { ProcessCache } from './process-cache.ts';
 import { typeKvPairs, typeMap, typeString } from '../../framework/vault-field-types.ts';
 
@@ -65,7 +66,6 @@ const leeway = z.union([z.number().int(), z.string()]).transform((value, ctx) =>
   }
 });
 
-const tokenTypes = ['default', 'service', 'batch', 'default-service', 'default-batch'] as const;
 
 const roleFields = z.object({
   name: typeString.pipe(z.string()).describe('Name of the role.'),
@@ -123,32 +123,7 @@ const roleFields = z.object({
     .describe(
       'Specifies the allowable elapsed time in seconds since the last time the user was actively authenticated with the OIDC provider.',
     ),
-  token_ttl: duration.optional().describe('The initial ttl of the token to generate.'),
-  token_max_ttl: duration.optional().describe('The maximum lifetime of the generated token.'),
-  token_explicit_max_ttl: duration
-    .optional()
-    .describe(
-      'If set, tokens created via this role carry an explicit maximum TTL. During renewal, the current maximum TTL values of the role and the mount are not checked for changes, and any updates to these values will have no effect on the token being renewed.',
-    ),
-  token_period: duration
-    .optional()
-    .describe(
-      'If set, tokens created via this role will have no max lifetime; instead, their renewal period will be fixed to this value. This takes an integer number of seconds, or a string duration (e.g. "24h").',
-    ),
-  token_policies: stringList.optional().describe('Comma-separated list of policies.'),
-  token_bound_cidrs: stringList
-    .optional()
-    .describe('Comma-separated list of IP CIDRS that are allowed to authenticate against this role.'),
-  token_no_default_policy: bool
-    .optional()
-    .describe("If true, the 'default' policy will not automatically be added to generated tokens."),
-  token_num_uses: count
-    .optional()
-    .describe('The maximum number of times a token may be used, a value of zero means unlimited.'),
-  token_type: z
-    .enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` })
-    .optional()
-    .describe('The type of token to generate, service or batch.'),
+  ...tokenSettingsFields,
   // Deprecated spellings of the token parameters, as Vault still accepts them.
   policies: stringList.optional().describe("Deprecated: use 'token_policies' (giving both is refused)."),
   bound_cidrs: stringList.optional().describe("Deprecated: use 'token_bound_cidrs' (giving both is refused)."),

@@ -7,6 +7,7 @@ import { bool, count, duration, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
 import { typeString } from '../../framework/vault-field-types.ts';
+import { tokenRoleSettingsFields } from '../token-settings-fields.ts';
 
 /**
  * Token roles (`auth/token/roles/:role_name`): what `auth/token/create/:role_name` issues, as in Vault. Stored in
@@ -32,7 +33,6 @@ export interface TokenRole {
 }
 
 const roleKey = (name: string) => `role/${name}`;
-const tokenTypes = ['service', 'batch', 'default-service', 'default-batch', 'default'] as const;
 
 const roleFields = z.object({
   role_name: typeString.pipe(z.string()).describe('Name of the role.'),
@@ -69,29 +69,7 @@ const roleFields = z.object({
     .describe(
       "If set, tokens created via this role will contain the given suffix as a part of their path, for the 'revoke-prefix' endpoint.",
     ),
-  token_period: duration
-    .optional()
-    .describe(
-      'If set, tokens created via this role will have no max lifetime; instead, their renewal period will be fixed to this value.',
-    ),
-  token_explicit_max_ttl: duration
-    .optional()
-    .describe('If set, tokens created via this role carry an explicit maximum TTL.'),
-  token_bound_cidrs: stringList
-    .optional()
-    .describe(
-      'Comma separated string or JSON list of CIDR blocks. If set, specifies the blocks of IP addresses which are allowed to use the generated token.',
-    ),
-  token_no_default_policy: bool
-    .optional()
-    .describe("If true, the 'default' policy will not automatically be added to generated tokens."),
-  token_num_uses: count
-    .optional()
-    .describe('The maximum number of times a token may be used, a value of zero means unlimited.'),
-  token_type: z
-    .enum(tokenTypes, { message: `must be one of ${tokenTypes.join(', ')}` })
-    .optional()
-    .describe('The type of token to generate: service, batch, default-service or default-batch.'),
+  ...tokenRoleSettingsFields,
   // Deprecated spellings Vault still accepts; the `token_` field wins when both are given.
   period: duration.optional().describe("Use 'token_period' instead."),
   explicit_max_ttl: duration.optional().describe("Use 'token_explicit_max_ttl' instead."),

@@ -147,11 +147,17 @@ export const typeLowerCaseString = vaultType(scalar, (value) => {
   return 'problem' in decoded ? decoded : { value: goToLower(decoded.value) };
 });
 
-/** `TypeNameString`: `TypeString` matching `^\w(([\w-.]+)?\w)?$` (Go's `\w` is ASCII). */
+/**
+ * Vault's name rule (`framework.GenericNameRegex`, and `TypeNameString`'s): letters, digits, `_`, `-` and `.`,
+ * starting and ending with a letter, digit or `_` (Go's `\w` is ASCII). The names of roles follow it.
+ */
+export const vaultNamePattern = /^\w(?:[\w.-]*\w)?$/;
+
+/** `TypeNameString`: `TypeString` matching `^\w(([\w-.]+)?\w)?$` (`vaultNamePattern`). */
 export const typeNameString = vaultType(scalar, (value) => {
   const decoded = weakString(value);
   if ('problem' in decoded) return decoded;
-  return /^\w(?:[\w.-]*\w)?$/.test(decoded.value) ? decoded : { problem: 'field does not match the formatting rules' };
+  return vaultNamePattern.test(decoded.value) ? decoded : { problem: 'field does not match the formatting rules' };
 });
 
 /** `TypeBool`: a bool, also a string (or a number) as `strconv.ParseBool` reads it; "" is false. */

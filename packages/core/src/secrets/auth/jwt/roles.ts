@@ -8,7 +8,7 @@ import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
 import { tokenSettingsFields } from '../token-settings-fields.ts';
 import { ProcessCache } from './process-cache.ts';
-import { typeKvPairs, typeMap, typeString } from '../../framework/vault-field-types.ts';
+import { typeKvPairs, typeMap, typeString, vaultNamePattern } from '../../framework/vault-field-types.ts';
 
 export type TokenType = 'default' | 'service' | 'batch' | 'default-service' | 'default-batch';
 
@@ -192,7 +192,7 @@ function foldRoleName(raw: string): string {
 /** A valid role name in its stored spelling; a 400 naming it otherwise. */
 export function roleName(raw: string): string {
   const name = foldRoleName(raw);
-  if (!/^\w(?:[\w.-]*\w)?$/.test(name))
+  if (!vaultNamePattern.test(name))
     throw badRequest(`invalid role name "${raw}": use letters, digits, "_", "-" and "."`);
   return name;
 }

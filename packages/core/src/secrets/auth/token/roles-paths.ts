@@ -6,7 +6,7 @@ import { listKeysUnder, path, type Reply, type Request } from '../../framework/b
 import { bool, count, duration, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
-import { typeString } from '../../framework/vault-field-types.ts';
+import { typeString, vaultNamePattern } from '../../framework/vault-field-types.ts';
 import { tokenRoleSettingsFields } from '../token-settings-fields.ts';
 
 /**
@@ -207,7 +207,7 @@ function readRole(request: Pick<Request, 'storage'>, name: string): Promise<Toke
   return request.storage.getAuthenticated<TokenRole>(roleKey(name));
 }
 
-const validName = (name: string) => /^\w(?:[\w.-]*\w)?$/.test(name);
+const validName = (name: string) => vaultNamePattern.test(name);
 
 function roleName(name: string): string {
   if (!validName(name))

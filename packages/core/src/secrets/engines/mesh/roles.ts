@@ -6,7 +6,7 @@ import { bool, duration, stringList } from '../../framework/fields.ts';
 import type { MountStorage } from '../../mounts/mount-storage.ts';
 import { requireAccess, serverVersion } from './config-access.ts';
 import type { ServerVersion } from './consul-client.ts';
-import { typeString } from '../../framework/vault-field-types.ts';
+import { typeString, vaultNamePattern } from '../../framework/vault-field-types.ts';
 
 /**
  * `roles/:name`: what a token issued from the role carries on the mesh server. Which fields are valid, and
@@ -63,7 +63,7 @@ const roleName = typeString.pipe(
   z
     .string()
     .regex(
-      /^\w(?:[\w.-]*\w)?$/,
+      vaultNamePattern,
       'a role name is letters, digits, "_", "-" and ".", starting and ending with a letter or digit',
     ),
 );

@@ -66,7 +66,6 @@ const leeway = z.union([z.number().int(), z.string()]).transform((value, ctx) =>
   }
 });
 
-
 const roleFields = z.object({
   name: typeString.pipe(z.string()).describe('Name of the role.'),
   role_type: typeString.pipe(z.string()).optional().describe("Type of the role, either 'jwt' or 'oidc' (the default)."),

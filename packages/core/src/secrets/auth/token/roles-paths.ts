@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
 import { globMatches } from '../../../lib/glob.ts';
 import { listKeysUnder, path, type Reply, type Request } from '../../framework/backend.ts';
-import { bool, count, duration, stringList } from '../../framework/fields.ts';
+import { bool, duration, stringList } from '../../framework/fields.ts';
 import { mountTtls } from '../../mounts/mount-table.ts';
 import { sanitisePolicyNames } from '../../policies/policy-names.ts';
 import { typeString, vaultNamePattern } from '../../framework/vault-field-types.ts';

@@ -299,11 +299,18 @@ function inexactNumber(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The largest count of one task group. Nomad sets none, but a plan holds one allocation per count in memory (a count
+ * of 10^12 ran the placement out of memory: a 500); ten times the bench's count of 10,000 leaves room.
+ */
+const maxGroupCount = 100_000;
+
 function taskGroupProblems(group: Loose): string[] {
   const problems: string[] = [];
   const count = group.Count;
   if (typeof count !== 'number' || !Number.isInteger(count)) problems.push('Task group count must be an integer');
   else if (count < 0) problems.push("Task group count can't be negative");
+  else if (count > maxGroupCount) problems.push(`Task group count must be at most ${maxGroupCount}`);
   const tasks = group.Tasks as unknown[];
   if (tasks.length === 0) problems.push('Missing tasks for task group');
   const names = new Set<string>();

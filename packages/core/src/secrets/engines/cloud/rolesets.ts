@@ -1,11 +1,12 @@
 import * as z from 'zod';
 import { badRequest } from '../../../lib/errors.ts';
-import { listKeysUnder, path, type PathSpec, type Request } from '../../framework/backend.ts';
+import { path, type PathSpec, type Request } from '../../framework/backend.ts';
+import { accountPaths, secretSettings, existingAccount, rotateKeyPath } from './account-paths.ts';
 import { stringList } from '../../framework/fields.ts';
-import { deleteWithCloud, replaceRolesetAccount, rotateTokenKey, storeOnly } from './account-changes.ts';
+import { replaceRolesetAccount, storeOnly } from './account-changes.ts';
 import { parseBindings, sameBindings } from './bindings.ts';
 import { contextOf } from './engine-context.ts';
-import { accountView, loadAccount, rolesetKey } from './records.ts';
+import { loadAccount, rolesetKey } from './records.ts';
 import { itemName } from './item-name.ts';
 import { walItem } from './wal.ts';
 import { typeString } from '../../framework/vault-field-types.ts';
@@ -44,13 +45,7 @@ const fields = z.object({
 const named = z.object({ name: itemName.describe('Name of the roleset.') });
 type Fields = z.output<typeof fields>;
 
-/** The named roleset's record, for an operation on a roleset that must exist. */
-async function existingRoleset(request: Request<{ name: string }>) {
-  const key = rolesetKey(request.data.name);
-  const item = await loadAccount(request.storage, key);
-  if (!item) throw badRequest(`roleset "${request.data.name}" does not exist`);
-  return { key, item };
-}
+const names = { segment: 'roleset', noun: 'roleset', keyOf: rolesetKey };
 
 async function write(request: Request<Fields>) {
   const { data } = request;
@@ -66,21 +61,15 @@ async function write(request: Request<Fields>) {
     if (data.bindings === undefined)
       throw badRequest('missing "bindings": a roleset needs at least one resource binding');
   }
-  const secretType = data.secret_type ?? previous?.value.secret_type ?? 'access_token';
+  const { secretType, tokenScopes } = secretSettings(data, previous, names.noun);
   const project = data.project ?? (previous?.value.service_account_project as string);
-  const scopes = data.token_scopes ?? previous?.value.token_scopes ?? [];
-  if (secretType === 'access_token' && scopes.length === 0)
-    throw badRequest('"token_scopes" is required for an access_token roleset');
-  if (secretType === 'service_account_key' && data.token_scopes && data.token_scopes.length > 0) {
-    throw badRequest('"token_scopes" only applies to access_token rolesets');
-  }
   const bindings = data.bindings !== undefined ? parseBindings(data.bindings) : (previous?.value.bindings ?? {});
   const ctx = contextOf(request);
   if (previous && sameBindings(bindings, previous.value.bindings)) {
     // Unchanged bindings touch nothing in the cloud.
     await storeOnly(
       ctx,
-      { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } },
+      { ...previous, value: { ...previous.value, token_scopes: tokenScopes } },
       previous,
       `roleset "${data.name}"`,
     );
@@ -94,7 +83,7 @@ async function write(request: Request<Fields>) {
       secret_type: secretType,
       service_account_project: project,
       bindings,
-      token_scopes: secretType === 'access_token' ? scopes : [],
+      token_scopes: tokenScopes,
     },
     previous,
   );
@@ -102,46 +91,24 @@ async function write(request: Request<Fields>) {
 }
 
 export const rolesetPaths: PathSpec[] = [
-  path({
-    pattern: 'roleset/:name',
+  ...accountPaths({
+    ...names,
     fields,
     summaries: {
       read: 'Read a roleset.',
       create: 'Create a roleset: a service account with the bindings, and for access tokens a key to mint them with.',
       update: 'Update a roleset; changed bindings replace its service account.',
       delete: 'Delete a roleset with its service account, bindings and keys.',
+      list: 'List the rolesets.',
     },
-    exists: async ({ storage, data }) => (await loadAccount(storage, rolesetKey(data.name))) !== undefined,
-    operations: {
-      read: async ({ storage, data }) => {
-        const item = await loadAccount(storage, rolesetKey(data.name));
-        return item ? { data: accountView(item.value) } : undefined;
-      },
-      create: write,
-      update: write,
-      delete: async (request) => {
-        const key = rolesetKey(request.data.name);
-        const item = await loadAccount(request.storage, key);
-        if (!item) return undefined;
-        const ctx = contextOf(request);
-        await deleteWithCloud(ctx, key, [
-          walItem(
-            ctx,
-            { kind: 'account', owner: key, email: item.value.service_account_email, bindings: item.value.bindings },
-            'now',
-          ),
-        ]);
-        return undefined;
-      },
-    },
-  }),
-  path({
-    pattern: 'rolesets',
-    fields: z.object({}),
-    summaries: { list: 'List the rolesets.' },
-    operations: {
-      list: listKeysUnder('roleset/'),
-    },
+    write,
+    undo: (ctx, key, item) => [
+      walItem(
+        ctx,
+        { kind: 'account', owner: key, email: item.value.service_account_email, bindings: item.value.bindings },
+        'now',
+      ),
+    ],
   }),
   path({
     pattern: 'roleset/:name/rotate',
@@ -149,23 +116,12 @@ export const rolesetPaths: PathSpec[] = [
     summaries: { update: 'Rotate the service account (and key for an access-token roleset) used to generate secrets.' },
     operations: {
       update: async (request) => {
-        const { key, item } = await existingRoleset(request);
+        const { key, item } = await existingAccount(names, request);
         const { service_account_email: _email, generation: _generation, ...value } = item.value;
         await replaceRolesetAccount(contextOf(request), key, request.data.name, value, item);
         return undefined;
       },
     },
   }),
-  path({
-    pattern: 'roleset/:name/rotate-key',
-    fields: named,
-    summaries: { update: 'Rotate only the service-account key an access-token roleset mints tokens with.' },
-    operations: {
-      update: async (request) => {
-        const { key, item } = await existingRoleset(request);
-        await rotateTokenKey(contextOf(request), key, `roleset "${request.data.name}"`, item);
-        return undefined;
-      },
-    },
-  }),
+  rotateKeyPath(names, named, 'Rotate only the service-account key an access-token roleset mints tokens with.'),
 ];

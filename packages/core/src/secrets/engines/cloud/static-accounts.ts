@@ -1,13 +1,14 @@
 import * as z from 'zod';
 import { badRequest, conflict } from '../../../lib/errors.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
-import { listKeysUnder, path, type PathSpec, type Request } from '../../framework/backend.ts';
+import type { PathSpec, Request } from '../../framework/backend.ts';
+import { accountPaths, secretSettings, rotateKeyPath } from './account-paths.ts';
 import { stringList } from '../../framework/fields.ts';
-import { deleteWithCloud, revokeIssuedKeys, rotateTokenKey, storeOnly, storeWrite } from './account-changes.ts';
+import { revokeIssuedKeys, storeOnly, storeWrite } from './account-changes.ts';
 import { type Bindings, grantBindings, parseBindings, sameBindings } from './bindings.ts';
 import { contextOf } from './engine-context.ts';
 import { asDomainError, isNotFound } from './google-client.ts';
-import { type AccountItem, accountView, loadAccount, sealTokenKey, staticAccountKey, type WalItem } from './records.ts';
+import { type AccountItem, loadAccount, sealTokenKey, staticAccountKey, type WalItem } from './records.ts';
 import { itemName } from './item-name.ts';
 import { rootClient } from './root-client.ts';
 import { settleNow, switchWrites, type WalDraft, walItem, writeAhead } from './wal.ts';
@@ -44,6 +45,7 @@ const fields = z.object({
 });
 const named = z.object({ name: itemName.describe('Name of the static account.') });
 type Fields = z.output<typeof fields>;
+const names = { segment: 'static-account', noun: 'static account', keyOf: staticAccountKey };
 
 async function write(request: Request<Fields>) {
   const { data, storage } = request;
@@ -62,13 +64,7 @@ async function write(request: Request<Fields>) {
   } else if (!data.service_account_email) {
     throw badRequest('missing "service_account_email": the existing service account to manage is required');
   }
-  const secretType = data.secret_type ?? previous?.value.secret_type ?? 'access_token';
-  const scopes = data.token_scopes ?? previous?.value.token_scopes ?? [];
-  if (secretType === 'access_token' && scopes.length === 0)
-    throw badRequest('"token_scopes" is required for an access_token static account');
-  if (secretType === 'service_account_key' && data.token_scopes && data.token_scopes.length > 0) {
-    throw badRequest('"token_scopes" only applies to access_token static accounts');
-  }
+  const { secretType, tokenScopes } = secretSettings(data, previous, names.noun);
   const bindings: Bindings =
     data.bindings === undefined
       ? (previous?.value.bindings ?? {})
@@ -77,12 +73,7 @@ async function write(request: Request<Fields>) {
         : parseBindings(data.bindings);
   const ctx = contextOf(request);
   if (previous && sameBindings(bindings, previous.value.bindings)) {
-    await storeOnly(
-      ctx,
-      { ...previous, value: { ...previous.value, token_scopes: secretType === 'access_token' ? scopes : [] } },
-      previous,
-      what,
-    );
+    await storeOnly(ctx, { ...previous, value: { ...previous.value, token_scopes: tokenScopes } }, previous, what);
     return undefined;
   }
 
@@ -112,7 +103,7 @@ async function write(request: Request<Fields>) {
         service_account_email: email,
         service_account_project: project,
         bindings,
-        token_scopes: secretType === 'access_token' ? scopes : [],
+        token_scopes: tokenScopes,
         generation: (previous?.value.generation ?? 0) + 1,
       },
       ...(previous?.tokenKey ? { tokenKey: previous.tokenKey } : {}),
@@ -152,8 +143,8 @@ async function write(request: Request<Fields>) {
 }
 
 export const staticAccountPaths: PathSpec[] = [
-  path({
-    pattern: 'static-account/:name',
+  ...accountPaths({
+    ...names,
     fields,
     summaries: {
       read: 'Read a static account.',
@@ -161,49 +152,18 @@ export const staticAccountPaths: PathSpec[] = [
         'Start managing an existing service account: grant its bindings and, for access tokens, make a key to mint them with.',
       update: "Update a static account's bindings or token scopes.",
       delete: 'Stop managing a static account: its bindings are taken back and the keys the engine made deleted.',
+      list: 'List the static accounts.',
     },
-    exists: async ({ storage, data }) => (await loadAccount(storage, staticAccountKey(data.name))) !== undefined,
-    operations: {
-      read: async ({ storage, data }) => {
-        const found = await loadAccount(storage, staticAccountKey(data.name));
-        return found ? { data: accountView(found.value) } : undefined;
-      },
-      create: write,
-      update: write,
-      delete: async (request) => {
-        const key = staticAccountKey(request.data.name);
-        const found = await loadAccount(request.storage, key);
-        if (!found) return undefined;
-        const ctx = contextOf(request);
-        const email = found.value.service_account_email;
-        await deleteWithCloud(ctx, key, [
-          walItem(ctx, { kind: 'bindings', owner: key, email, bindings: found.value.bindings }, 'now'),
-          ...(found.tokenKey
-            ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: found.tokenKey.name }, 'now')]
-            : []),
-        ]);
-        return undefined;
-      },
+    write,
+    undo: (ctx, key, found) => {
+      const email = found.value.service_account_email;
+      return [
+        walItem(ctx, { kind: 'bindings', owner: key, email, bindings: found.value.bindings }, 'now'),
+        ...(found.tokenKey
+          ? [walItem(ctx, { kind: 'key', owner: key, email, keyName: found.tokenKey.name }, 'now')]
+          : []),
+      ];
     },
   }),
-  path({
-    pattern: 'static-accounts',
-    fields: z.object({}),
-    summaries: { list: 'List the static accounts.' },
-    operations: { list: listKeysUnder('static-account/') },
-  }),
-  path({
-    pattern: 'static-account/:name/rotate-key',
-    fields: named,
-    summaries: { update: 'Rotate the service-account key an access-token static account mints tokens with.' },
-    operations: {
-      update: async (request) => {
-        const key = staticAccountKey(request.data.name);
-        const found = await loadAccount(request.storage, key);
-        if (!found) throw badRequest(`static account "${request.data.name}" does not exist`);
-        await rotateTokenKey(contextOf(request), key, `static account "${request.data.name}"`, found);
-        return undefined;
-      },
-    },
-  }),
+  rotateKeyPath(names, named, 'Rotate the service-account key an access-token static account mints tokens with.'),
 ];

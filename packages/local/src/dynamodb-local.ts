@@ -10,13 +10,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type LocalCredentials,
+  localCredentials,
+  localEndpoint,
+  localRegion,
+} from '@keyhaven/core/entry-points/shared-core-from-environment.ts';
 
 const JAVA_MISSING = 'DynamoDB Local needs Java 17 or newer on PATH (apt-get install openjdk-17-jre-headless)';
 // A JVM start on a busy 2-core machine (other test runs, a build) has been seen to take over 30 s.
 const START_TIMEOUT_MS = 120_000;
 const KILL_GRACE_MS = 3_000;
-/** DynamoDB Local keeps one database per access key and region (without `-sharedDb`); every client here uses this region. */
-const REGION = 'us-east-1';
 /** The address DynamoDB Local listens on: this machine only. */
 export const DYNAMODB_LOCAL_HOST = '127.0.0.1';
 
@@ -29,20 +33,13 @@ const jarFolder = (() => {
 })();
 const launcherSource = resolve(dirname(fileURLToPath(import.meta.url)), '../java/Launcher.java');
 
-export interface LocalCredentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-}
+export type { LocalCredentials };
 
-/** The test suite's in-memory DynamoDB Local (and an endpoint given with KEYHAVEN_DYNAMODB_ENDPOINT) use these. */
-export const sharedTestCredentials: LocalCredentials = {
-  accessKeyId: 'local',
-  secretAccessKey: 'local',
-};
+/** The test suite's in-memory DynamoDB Local (and an endpoint given with KEYHAVEN_DYNAMODB_ENDPOINT) use these: the core's `localCredentials`. */
+export const sharedTestCredentials: LocalCredentials = localCredentials;
 
-export function localClientConfig(endpoint: string, credentials: LocalCredentials = sharedTestCredentials) {
-  return { endpoint, region: REGION, credentials };
-}
+/** A DynamoDB client's settings for DynamoDB Local at `endpoint`, under `credentials`: the core's `localEndpoint`. */
+export const localClientConfig = localEndpoint;
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -150,7 +147,7 @@ async function folderCredentials(folder: string): Promise<LocalCredentials> {
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
   const shared = join(folder, 'shared-local-instance.db');
-  if (await exists(shared)) await rename(shared, join(folder, `${credentials.accessKeyId}_${REGION}.db`));
+  if (await exists(shared)) await rename(shared, join(folder, `${credentials.accessKeyId}_${localRegion}.db`));
   await writeFile(keyFile, `${JSON.stringify(credentials)}\n`, {
     mode: 0o600,
     flag: 'wx',

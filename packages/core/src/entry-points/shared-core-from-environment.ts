@@ -27,14 +27,30 @@ export function coreBaseFromEnvironment(env = process.env): () => Promise<CoreBa
 
 export const tableName = (env = process.env) => env.KEYHAVEN_TABLE ?? 'keyhaven';
 
+/** The region every client of a local stand-in uses (DynamoDB Local keeps one database per access key and region). */
+export const localRegion = 'us-east-1';
+
+/** An access key for a local stand-in. */
+export interface LocalCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/**
+ * The placeholder credentials the local stand-ins accept: the test suite's in-memory DynamoDB Local and an endpoint
+ * given with KEYHAVEN_DYNAMODB_ENDPOINT keep their data under these (`npm start`'s kept data has a key of its own).
+ */
+export const localCredentials: LocalCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+
 /**
  * An AWS client's settings for a local stand-in at `endpoint` (DynamoDB Local, the KMS and Lambda emulators): a fixed
- * region and the placeholder credentials they accept. In AWS no endpoint is set and the SDK's defaults apply.
+ * region and the placeholder credentials they accept, or another key (`packages/local`'s kept DynamoDB Local). In AWS
+ * no endpoint is set and the SDK's defaults apply.
  */
-export const localEndpoint = (endpoint: string) => ({
+export const localEndpoint = (endpoint: string, credentials: LocalCredentials = localCredentials) => ({
   endpoint,
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  region: localRegion,
+  credentials,
 });
 
 export function dynamoDbClient(endpoint: string | undefined): DynamoDBClient {

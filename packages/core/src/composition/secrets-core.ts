@@ -3,7 +3,7 @@ import { AuditDevices } from '../secrets/audit/audit-devices.ts';
 import { AuditLog } from '../secrets/audit/audit-log.ts';
 import type { Backend } from '../secrets/framework/backend.ts';
 import { leaseHooksOf } from '../secrets/framework/lease-context.ts';
-import type { Core } from '../secrets/framework/services.ts';
+import type { SecretsServices } from '../secrets/framework/services.ts';
 import type { AskEngine } from '../secrets/leases/engine-request.ts';
 import { LeaseManager } from '../secrets/leases/lease-manager.ts';
 import { MountTable } from '../secrets/mounts/mount-table.ts';
@@ -11,7 +11,8 @@ import { PolicyStore } from '../secrets/policies/policy-store.ts';
 import { isBuiltin } from '../secrets/sys/builtin.ts';
 import { TokenStore } from '../secrets/tokens/token-store.ts';
 
-export type { Core } from '../secrets/framework/services.ts';
+/** The secrets service's parts as `createCore` builds them: the framework's `SecretsServices`, named here as the composition's product. */
+export type Core = SecretsServices;
 export type { AskEngine, EngineRequest } from '../secrets/leases/engine-request.ts';
 
 export type CoreOptions = CoreBaseOptions & CoreSettings;

@@ -1,6 +1,6 @@
 import type { Core } from '../composition/secrets-core.ts';
 import type { Backend, PeriodicJob } from '../secrets/framework/backend.ts';
-import type { Core as Services } from '../secrets/framework/services.ts';
+import type { SecretsServices } from '../secrets/framework/services.ts';
 import { rollBackDue } from '../secrets/framework/write-ahead.ts';
 
 /**
@@ -16,7 +16,7 @@ export const periodicJobs = (backends: Iterable<Backend>): Array<{ engine: strin
 const rollbackJob = (type: string, rollback: NonNullable<Backend['walRollback']>): PeriodicJob => ({
   name: 'write-ahead rollback',
   everySeconds: rollback.everySeconds ?? 5,
-  run: async (core: Services) => {
+  run: async (core: SecretsServices) => {
     const { settled, failed } = await rollBackDue(core, type, rollback.forMount, `${type} write-ahead rollback`);
     return { done: settled, failed };
   },

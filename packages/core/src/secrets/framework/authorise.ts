@@ -9,7 +9,7 @@ import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { Operation } from './backend.ts';
 import type { RawRequest } from './raw.ts';
 import { type Route, writeKinds } from './route.ts';
-import type { Core } from './services.ts';
+import type { SecretsServices } from './services.ts';
 
 /** What `readAhead` read: the caller's token entry (undefined when not live) and the request's storage items (absent ones as `undefined`). */
 export interface ReadAhead {
@@ -17,7 +17,7 @@ export interface ReadAhead {
   storage: Map<string, Item | undefined>;
 }
 
-type Services = Pick<Core, 'store' | 'tokens' | 'policies'>;
+type Services = Pick<SecretsServices, 'store' | 'tokens' | 'policies'>;
 
 /**
  * A read whose storage keys the path names (`PathSpec.prefetch`): the item the caller's token needs (its own, or a

@@ -166,13 +166,13 @@ export interface PeriodicJob {
   /** How often it runs at most, locally and between an AWS job's rounds. */
   everySeconds: number;
   /**
-   * Runs it once; what it did and what failed (to be retried). It is given the process's `Core`
+   * Runs it once; what it did and what failed (to be retried). It is given the process's `SecretsServices`
    * (`secrets/framework/services.ts`, which imports this file, so the job types it where it is written).
    */
   run(core: unknown): Promise<{ done: number; failed: number }>;
   /**
    * What a process does once when it starts, before its first run (locally: `npm start`, right after the table is
-   * ready), e.g. make a check that is otherwise spread over time fall due at once. Given the process's `Core` as `run`.
+   * ready), e.g. make a check that is otherwise spread over time fall due at once. Given the process's `SecretsServices` as `run`.
    */
   start?(core: unknown): Promise<void>;
   /** The `due` index queues it reads: its job waits for them between rounds, and its function may query them (IAM). */

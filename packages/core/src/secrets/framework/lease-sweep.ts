@@ -1,10 +1,10 @@
 import { allShards, dueInPartition } from '../../storage/due.ts';
 import { leasePk, leaseQueue } from '../leases/lease-manager.ts';
 import { finishDisabledMounts } from '../mounts/disable-mount.ts';
-import type { Core } from './services.ts';
+import type { SecretsServices } from './services.ts';
 
 /** The due queues `sweepLeases` reads: one per engine this process bundles that issues leases. */
-export const leaseQueues = (core: Core) =>
+export const leaseQueues = (core: SecretsServices) =>
   [...core.backends].filter(([, backend]) => backend.leases).map(([type]) => leaseQueue(type));
 
 export interface SweepOptions {
@@ -41,7 +41,7 @@ const pageSize = 100;
  * in one round rather than one page per run.
  */
 export async function sweepLeases(
-  core: Core,
+  core: SecretsServices,
   options: SweepOptions | number = {},
 ): Promise<{ leases: number; failed: number }> {
   const {

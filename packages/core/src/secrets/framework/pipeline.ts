@@ -9,7 +9,7 @@ import type { RawRequest, RawResponse } from './raw.ts';
 import { envelope, withoutEnvelope } from './render.ts';
 import { Routes } from './route.ts';
 import { issue, operationFor } from './run.ts';
-import type { Core } from './services.ts';
+import type { SecretsServices } from './services.ts';
 import { beyondStorageLimits } from '../../front/storage-limits.ts';
 import { systemFor } from './system.ts';
 
@@ -32,7 +32,7 @@ interface AuditState {
 export class Pipeline {
   private readonly routes: Routes;
 
-  constructor(private readonly core: Core) {
+  constructor(private readonly core: SecretsServices) {
     this.routes = new Routes(core);
   }
 

@@ -6,7 +6,7 @@ import type { Backend, Operation, PathSpec } from './backend.ts';
 import type { RawRequest } from './raw.ts';
 import { parseListFlag } from './request-body.ts';
 import { type CompiledPath, compilePaths, matchPaths } from './router.ts';
-import type { Core } from './services.ts';
+import type { SecretsServices } from './services.ts';
 
 /** Where a request goes: its mount, the path row that answers it, and the operation the method asks for. */
 export interface Route {
@@ -30,7 +30,7 @@ export const writeKinds: Operation[] = ['create', 'update'];
 export class Routes {
   private readonly compiled = new Map<string, CompiledPath[]>();
 
-  constructor(private readonly core: Pick<Core, 'backends' | 'mounts'>) {
+  constructor(private readonly core: Pick<SecretsServices, 'backends' | 'mounts'>) {
     for (const backend of core.backends.values()) this.compiled.set(backend.type, compilePaths(backend));
   }
 

@@ -4,7 +4,7 @@ import { ownerHash } from '../tokens/caller.ts';
 import type { TokenEntry } from '../tokens/token-entry.ts';
 import type { Handler, Operation, Reply, Request } from './backend.ts';
 import type { Route } from './route.ts';
-import type { Core } from './services.ts';
+import type { SecretsServices } from './services.ts';
 
 /**
  * The operation a request runs as: a write is a `create` or an `update`, as the row's `exists` says (else its
@@ -43,7 +43,7 @@ export interface Issued {
 
 /** Records the lease of a reply's secret (owned by the caller's token) and mints the token a login earned. */
 export async function issue(
-  core: Pick<Core, 'leases' | 'tokens'>,
+  core: Pick<SecretsServices, 'leases' | 'tokens'>,
   request: Request,
   reply: Reply | undefined,
 ): Promise<Issued> {
@@ -57,7 +57,7 @@ export async function issue(
 
 /** Mints the token a login earned: an orphan whose parameters come from the auth method's role. */
 function login(
-  core: Pick<Core, 'tokens'>,
+  core: Pick<SecretsServices, 'tokens'>,
   request: Request,
   auth: NonNullable<Reply['auth']>,
 ): Promise<{ token: string; entry: TokenEntry }> {

@@ -12,11 +12,11 @@ import type { TokenStore } from '../tokens/token-store.ts';
 import type { Backend } from './backend.ts';
 
 /**
- * The secrets service's parts, as the framework and the jobs see them: the table, the keyring, time, and the
- * shared registries built on them. `createCore` (composition/secrets-core.ts) builds it; no handler sees it (handlers get their
- * mount's storage and a `System` view).
+ * The secrets service's parts, as the framework, the jobs and a builtin backend's `bind` see them: the table, the
+ * keyring, time, and the shared registries built on them. `createCore` (composition/secrets-core.ts) builds them, and
+ * names the result `Core`; no handler sees them (handlers get their mount's storage and a `System` view).
  */
-export interface Core {
+export interface SecretsServices {
   store: Store;
   keyring: Keyring;
   clock: Clock;

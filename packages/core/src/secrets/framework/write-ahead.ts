@@ -3,7 +3,7 @@ import { randomBase62 } from '../../lib/random.ts';
 import { ConditionFailed } from '../../storage/store.ts';
 import type { MountWrite } from '../mounts/mount-storage.ts';
 import type { WalContext, WalRecord, WalRollback } from './backend.ts';
-import type { Core } from './services.ts';
+import type { SecretsServices } from './services.ts';
 import { storageFor, systemFor } from './system.ts';
 
 /**
@@ -86,7 +86,7 @@ export const retryDelay = (attempts: number) => Math.min(30 * 2 ** (attempts - 1
  * `forMount` gives for its mount, then dropped; a failure is counted, logged and retried later (`retryDelay`).
  */
 export async function rollBackDue(
-  core: Core,
+  core: SecretsServices,
   type: string,
   forMount: WalRollback['forMount'],
   what = 'write-ahead rollback',

@@ -1,12 +1,12 @@
 import type { Backend, PathSpec } from '../framework/backend.ts';
-import type { Core } from '../framework/services.ts';
+import type { SecretsServices } from '../framework/services.ts';
 
 /**
  * The services the builtin backends (`sys/`, `auth/token/`, `identity/`) are built on, as Vault's system backend and
- * token store are built on its core: the process's parts (`Core`). Each path table takes only the ones it uses (a
+ * token store are built on its core: the process's parts (`SecretsServices`, which the composition builds as `Core`). Each path table takes only the ones it uses (a
  * `Pick` of these); its handlers use them and their request.
  */
-export type BuiltinServices = Core;
+export type BuiltinServices = SecretsServices;
 
 /** A builtin backend: its path table for routing and documents, and `bind` for the one that serves requests. */
 export interface BuiltinBackend<Services> extends Backend {

@@ -1,5 +1,5 @@
 import { epochSeconds } from '../../../lib/clock.ts';
-import type { Core } from '../../framework/services.ts';
+import type { SecretsServices } from '../../framework/services.ts';
 import { storageFor, systemFor } from '../../framework/system.ts';
 import { rollBackDue } from '../../framework/write-ahead.ts';
 import { configKey, loadConfig } from './config.ts';
@@ -10,7 +10,7 @@ import { cloudRollback } from './wal.ts';
 export { leasedKeyDelay } from './wal.ts';
 
 /** Rotates the root credentials of every cloud mount whose automatic rotation is due; a failure retries in a minute. */
-export async function rotateDueRoots(core: Core): Promise<{ rotated: number }> {
+export async function rotateDueRoots(core: SecretsServices): Promise<{ rotated: number }> {
   const result = { rotated: 0 };
   const now = epochSeconds(core.clock);
   for (const mount of await core.mounts.list()) {
@@ -38,7 +38,9 @@ export async function rotateDueRoots(core: Core): Promise<{ rotated: number }> {
  * framework's `rollBackDue` with `cloudRollback`; failures retried with backoff, 30 s doubling, at most an hour),
  * then the root rotations that are due.
  */
-export async function cleanupPending(core: Core): Promise<{ settled: number; failed: number; rotated: number }> {
+export async function cleanupPending(
+  core: SecretsServices,
+): Promise<{ settled: number; failed: number; rotated: number }> {
   const records = await rollBackDue(core, 'cloud', cloudRollback.forMount, 'cloud clean-up');
   const roots = await rotateDueRoots(core);
   return { settled: records.settled, failed: records.failed, rotated: roots.rotated };

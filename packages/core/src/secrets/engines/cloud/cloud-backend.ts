@@ -1,5 +1,5 @@
 import type { Backend } from '../../framework/backend.ts';
-import type { Core } from '../../framework/services.ts';
+import type { SecretsServices } from '../../framework/services.ts';
 import { googleEndpointVariables } from '../../mounts/operator-settings.ts';
 import { rotateDueRoots } from './cleanup.ts';
 import { configPaths } from './config.ts';
@@ -36,7 +36,7 @@ export const cloudBackend: Backend = {
     {
       name: 'root rotations',
       everySeconds: 5,
-      run: async (core: Core) => ({ done: (await rotateDueRoots(core)).rotated, failed: 0 }),
+      run: async (core: SecretsServices) => ({ done: (await rotateDueRoots(core)).rotated, failed: 0 }),
     },
   ],
   walRollback: cloudRollback,

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { epochSeconds } from '../../../lib/clock.ts';
 import { uuid } from '../../../lib/random.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
-import type { Core } from '../../framework/services.ts';
+import type { SecretsServices } from '../../framework/services.ts';
 import { storageFor } from '../../framework/system.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
 import { type HealReason, healAccount, verifyStored } from './account-heal.ts';
@@ -79,7 +79,7 @@ export const checkEverySeconds = 5;
  * rotations) and the checks or heals that failed (the next pass tries again); how many it checked is in its log line.
  */
 export async function checkAccounts(
-  core: Core,
+  core: SecretsServices,
   settings: CheckSettings = checkSettings(),
 ): Promise<{ done: number; failed: number }> {
   const result = { done: 0, failed: 0 };
@@ -93,13 +93,13 @@ export async function checkAccounts(
 }
 
 /** The job's `start`: every mount's check falls due now (its cursor goes; a missing cursor is a pass due now). */
-export async function checkAccountsSoon(core: Core): Promise<void> {
+export async function checkAccountsSoon(core: SecretsServices): Promise<void> {
   for (const mount of await core.mounts.list('secret'))
     if (mount.type === 'ldap') await storageFor(core, mount).delete(checkCursorKey);
 }
 
 async function checkMount(
-  core: Core,
+  core: SecretsServices,
   mount: MountEntry,
   settings: CheckSettings,
 ): Promise<{ healed: number; failed: number }> {

@@ -1,6 +1,6 @@
 import type { PasswordPolicy } from '../../../lib/password.ts';
 import type { System } from '../../framework/backend.ts';
-import type { Core } from '../../framework/services.ts';
+import type { SecretsServices } from '../../framework/services.ts';
 import { storageFor, systemFor } from '../../framework/system.ts';
 import { type MountStorage, mountPartition } from '../../mounts/mount-storage.ts';
 import type { MountEntry } from '../../mounts/mount-table.ts';
@@ -29,7 +29,7 @@ export function engineContext(from: { storage: MountStorage; system: System; mou
   };
 }
 
-/** The context of a mount for a background job, which has the process (`Core`) rather than a request. */
-export function jobContext(core: Core, mount: MountEntry): LdapEngineContext {
+/** The context of a mount for a background job, which has the process's parts (`SecretsServices`) rather than a request. */
+export function jobContext(core: SecretsServices, mount: MountEntry): LdapEngineContext {
   return engineContext({ storage: storageFor(core, mount), system: systemFor(core, mount), mount });
 }

@@ -1,6 +1,6 @@
 import { authenticatedValueKind } from '../../mounts/mount-storage.ts';
 import type { Backend } from '../../framework/backend.ts';
-import type { Core } from '../../framework/services.ts';
+import type { SecretsServices } from '../../framework/services.ts';
 import { checkAccounts, checkAccountsSoon, checkEverySeconds } from './account-check.ts';
 import { configPaths } from './config.ts';
 import { dynamicLease, dynamicRolePaths } from './dynamic-roles.ts';
@@ -67,7 +67,7 @@ export const ldapBackend: Backend = {
       // Root and static-role passwords whose time has come, and check-outs whose lease was never written.
       name: 'rotations',
       everySeconds: 5,
-      run: async (core: Core) => {
+      run: async (core: SecretsServices) => {
         const { rotated, failed } = await rotateDue(core);
         return { done: rotated, failed };
       },
@@ -79,8 +79,8 @@ export const ldapBackend: Backend = {
       // (account-check.ts). Due at once when a process starts locally, and after a restore.
       name: 'account checks',
       everySeconds: checkEverySeconds,
-      run: (core: Core) => checkAccounts(core),
-      start: (core: Core) => checkAccountsSoon(core),
+      run: (core: SecretsServices) => checkAccounts(core),
+      start: (core: SecretsServices) => checkAccountsSoon(core),
       reads: { 'password-policies': `a heal generates the password: ${passwordPolicyRead}` },
     },
   ],

@@ -1,7 +1,7 @@
 import { epochSeconds } from '../../../lib/clock.ts';
 import { dueInPartition, dueKey } from '../../../storage/due.ts';
 import { ConditionFailed } from '../../../storage/store.ts';
-import type { Core } from '../../framework/services.ts';
+import type { SecretsServices } from '../../framework/services.ts';
 import { messageOf } from './client.ts';
 import { configKey, directoryConfig, loadConfigItem } from './config-model.ts';
 import { jobContext, type LdapEngineContext } from './context.ts';
@@ -18,7 +18,7 @@ import { RotationInProgress } from './write-ahead.ts';
  * queue `ldap-rotation`). A failed rotation keeps the old password and is retried with backoff; the jobs
  * call this every few seconds, so rotations land within seconds of their time.
  */
-export async function rotateDue(core: Core, limit = 200): Promise<{ rotated: number; failed: number }> {
+export async function rotateDue(core: SecretsServices, limit = 200): Promise<{ rotated: number; failed: number }> {
   const result = { rotated: 0, failed: 0 };
   for (const item of await dueRotations(core, limit)) {
     const mount = await core.mounts.byUuid(item.pk.slice('mount#'.length));
@@ -48,7 +48,7 @@ export async function rotateDue(core: Core, limit = 200): Promise<{ rotated: num
 }
 
 /** The queue's items due by now, across every mount: the one query of this engine that reads the table itself. */
-async function dueRotations(core: Core, limit: number): Promise<LdapAccountItem[]> {
+async function dueRotations(core: SecretsServices, limit: number): Promise<LdapAccountItem[]> {
   return (await dueInPartition(core, rotationQueue, limit)) as LdapAccountItem[];
 }
 

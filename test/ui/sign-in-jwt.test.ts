@@ -199,6 +199,10 @@ describe('JWT sign-in through the console', () => {
     await page.getByRole('textbox', { name: 'Role' }).fill('ci');
     await page.getByRole('textbox', { name: 'JWT' }).fill(await sign({ sub: 'builder' }, 'keyhaven'));
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    // Enter submits only once the form can be sent: the mount is discovered (slow under load) and the button enabled.
+    await page
+      .locator('form[aria-label="Sign in to the secrets service with a JWT"] button[type=submit]:enabled')
+      .waitFor();
     await page.getByRole('textbox', { name: 'Role' }).press('Enter');
     await page.locator('.signed-in[data-service="secrets"]').waitFor();
     await expect(sessionOf(page, 'secrets')).resolves.toMatchObject({ createdByConsole: true });

@@ -122,6 +122,20 @@ describe('secrets service in a replica region, over a replicated table', () => {
     expect(forwards).toHaveLength(2);
   });
 
+  it('forwards a write sent with no Content-Type (as the Vault CLI sends it) without giving it one the other region refuses', async () => {
+    // A string body would be re-sent as text/plain, which the authoritative region answers with 415.
+    const response = await replica.request('/v1/kv2/data/untyped', {
+      method: 'POST',
+      headers: { 'X-Secrets-Token': authoritative.rootToken },
+      body: new TextEncoder().encode(JSON.stringify({ data: { sent: 'bare' } })),
+    });
+    expect(response.status).toBe(200);
+    expect(forwards.at(-1)).toBe('POST /v1/kv2/data/untyped from eu-west-1');
+    expect(
+      (await call(authoritativeApp, 'GET', '/v1/kv2/data/untyped', authoritative.rootToken)).body.data.data,
+    ).toEqual({ sent: 'bare' });
+  });
+
   it('forwards a kv version 1 read (a secret written with a ttl is read under a lease): fresh even while the replica lags', async () => {
     replicator.pause();
     expect((await inReplica('PUT', '/v1/secret/leased', { password: 'p1', ttl: '1h' })).status).toBe(204);

@@ -62,7 +62,9 @@ export async function forwardRequest(
       headers,
       ...(request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE'
         ? {}
-        : { body: request.body ?? '' }),
+        : // As bytes: a string body would be sent as text/plain, which the authoritative region refuses (415) when the
+          // caller declared no type (`cross-origin.ts` contentTypeRefusal); bytes carry no type of their own.
+          { body: new TextEncoder().encode(request.body ?? '') }),
     });
   } catch (error) {
     return rules.refuse(

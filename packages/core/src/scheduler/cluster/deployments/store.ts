@@ -11,8 +11,9 @@ import type { Write } from '../../../storage/store.ts';
 import { withoutKeys } from '../../acl/common.ts';
 import { DEPLOYMENT_PK } from '../../keys.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
-import { evaluationEvent, pendingEvaluation } from '../evaluations/model.ts';
+import { type Evaluation, evaluationEvent, pendingEvaluation } from '../evaluations/model.ts';
 import type { Evaluations } from '../evaluations/store.ts';
+import type { Job } from '../jobs/model.ts';
 import type { Jobs } from '../jobs/store.ts';
 import type { Allocation } from '../allocations/model.ts';
 import {
@@ -121,21 +122,7 @@ export class Deployments {
         evalId = '';
         evalIndex = 0;
         if (change !== 'pause' && this.evaluations) {
-          const evaluation = {
-            ...pendingEvaluation(
-              {
-                Namespace: deployment.Namespace,
-                Priority: deployment.EvalPriority || job?.Priority || 50,
-                Type: job?.Type ?? 'service',
-                TriggeredBy: 'deployment-watcher',
-                JobID: deployment.JobID,
-                JobModifyIndex: job?.ModifyIndex ?? deployment.JobModifyIndex,
-              },
-              index,
-              this.state.clock.now(),
-            ),
-            DeploymentID: deployment.ID,
-          };
+          const evaluation = watcherEvaluation(deployment, job, index, this.state.clock.now());
           items.push(this.evaluations.put(evaluation));
           events.push(evaluationEvent(type, evaluation));
           evalId = evaluation.ID;
@@ -281,4 +268,28 @@ export class Deployments {
     }
     return { items, events, after };
   }
+}
+
+/** Nomad's getEval: a pending `deployment-watcher` evaluation of the deployment's job, at `index`. */
+export function watcherEvaluation(
+  deployment: ClusterDeployment,
+  job: Pick<Job, 'Priority' | 'Type' | 'ModifyIndex'> | undefined,
+  index: number,
+  now: number,
+): Evaluation {
+  return {
+    ...pendingEvaluation(
+      {
+        Namespace: deployment.Namespace,
+        Priority: deployment.EvalPriority || job?.Priority || 50,
+        Type: job?.Type ?? 'service',
+        TriggeredBy: 'deployment-watcher',
+        JobID: deployment.JobID,
+        JobModifyIndex: job?.ModifyIndex ?? deployment.JobModifyIndex,
+      },
+      index,
+      now,
+    ),
+    DeploymentID: deployment.ID,
+  };
 }

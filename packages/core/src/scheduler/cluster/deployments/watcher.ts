@@ -17,7 +17,7 @@ import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import type { Write } from '../../../storage/store.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import { allocationEvent, type Allocations, rescheduleEligible, type StoredAllocation } from '../allocations/store.ts';
-import { type Evaluation, evaluationEvent, pendingEvaluation } from '../evaluations/model.ts';
+import { type Evaluation, evaluationEvent } from '../evaluations/model.ts';
 import type { Evaluations } from '../evaluations/store.ts';
 import type { Job } from '../jobs/model.ts';
 import type { Jobs } from '../jobs/store.ts';
@@ -25,7 +25,7 @@ import { isHealthy, isUnhealthy, timeMs, withAllocHealth } from './health.ts';
 import { type ClusterDeployment, deploymentDescriptions, isActive, requiresPromotion } from './model.ts';
 import { promote, terminalAlloc } from './promotion.ts';
 import { failure } from './rollback.ts';
-import { type DeploymentUpdateResponse, deploymentEvent, type Deployments } from './store.ts';
+import { type DeploymentUpdateResponse, deploymentEvent, type Deployments, watcherEvaluation } from './store.ts';
 
 /** What a check did. */
 export type WatchOutcome = 'failed' | 'promoted' | 'evaluated' | undefined;
@@ -305,21 +305,7 @@ export class DeploymentWatcher {
     index: number,
     type: string,
   ): void {
-    const evaluation: Evaluation = {
-      ...pendingEvaluation(
-        {
-          Namespace: deployment.Namespace,
-          Priority: deployment.EvalPriority || job?.Priority || 50,
-          Type: job?.Type ?? 'service',
-          TriggeredBy: 'deployment-watcher',
-          JobID: deployment.JobID,
-          JobModifyIndex: job?.ModifyIndex ?? deployment.JobModifyIndex,
-        },
-        index,
-        this.state.clock.now(),
-      ),
-      DeploymentID: deployment.ID,
-    };
+    const evaluation = watcherEvaluation(deployment, job, index, this.state.clock.now());
     step.items.push(this.evaluations.put(evaluation));
     step.events.push(evaluationEvent(type, evaluation));
     step.tables.push('evals');

@@ -1,16 +1,12 @@
-/**
- * A canary deployment end to end, as a Nomad user runs one: `npm start` (on the run's DynamoDB Local, its sweep
- * running the evaluation worker and the deployment watcher every second) and the real agent with raw_exec enabled. A
- * service job under `update { max_parallel = 1, canary = 1, auto_promote = false }` rolls out and succeeds; its
- * changed spec places one canary beside the old allocations; the agent judges it healthy (task states for
- * `min_healthy_time`); the user promotes it; the watcher and the reconciler roll the rest one at a time; the
- * deployment ends `successful` and the new version `Stable`. The event stream's Deployment topic shows each step.
- */
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AgentService, startServiceForAgent, stopServiceForAgent, untilWithin } from '../support/agent-service.ts';
-import { launch, START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
+import {
+  type AgentService,
+  startRawExecAgent,
+  startServiceForAgent,
+  stopServiceForAgent,
+  untilWithin,
+} from '../support/agent-service.ts';
+import { START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
 
 let work: string;
 let service: Started;
@@ -97,22 +93,7 @@ describe('a canary deployment on the real agent', () => {
   it('places a canary, promotes it, rolls the rest and succeeds, with the Deployment events', {
     timeout: 300_000,
   }, async () => {
-    const config = path.join(work, 'agent.json');
-    await writeFile(config, JSON.stringify({ plugin: { raw_exec: { config: { enabled: true } } } }));
-    const minted = await api('PUT', '/v1/acl/identity/client-introduction-token', { TTL: '10m' });
-    expect(minted.status).toBe(200);
-    const agent = launch({}, 'packages/agent/src/main.ts', [
-      '-data-dir',
-      path.join(work, 'agent'),
-      '-config',
-      config,
-      '-servers',
-      service.scheduler,
-      '-client-intro-token',
-      minted.body.JWT as string,
-    ]);
-    const log = () => `${agent.stdout()}\n${agent.stderr()}`;
-    await until('the node to be ready', async () => (/node status ready/.test(agent.stdout()) ? true : undefined), log);
+    const { agent, log } = await startRawExecAgent({ work, service, api }, until);
     const events: StreamedEvent[] = [];
     const stop = new AbortController();
     const streaming = follow(events, stop.signal);

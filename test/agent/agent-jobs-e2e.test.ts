@@ -1,16 +1,13 @@
-/**
- * A job end to end, as a Nomad user runs one: `npm start` (on the run's DynamoDB Local), the real agent with raw_exec
- * enabled, a service job submitted with `PUT /v1/jobs` whose task is `python3 -m http.server` on a dynamic port. The
- * evaluation places it on the agent's node, the agent runs it and reports it `running`, registers its `nomad`
- * service, and the server answers through the address the registry gives; scaled to 3 it runs three; stopped, its
- * allocations are `complete` and its services gone.
- */
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nomadVar } from '../support/alloc-fixtures.ts';
-import { type AgentService, startServiceForAgent, stopServiceForAgent, untilWithin } from '../support/agent-service.ts';
-import { launch, START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
+import {
+  type AgentService,
+  startRawExecAgent,
+  startServiceForAgent,
+  stopServiceForAgent,
+  untilWithin,
+} from '../support/agent-service.ts';
+import { START_TIMEOUT_MS, type Started } from '../support/npm-start.ts';
 
 let work: string;
 let service: Started;
@@ -54,22 +51,7 @@ const job = (count: number) => ({
 
 describe('a job on the real agent', () => {
   it('runs, is served through the service registry, scales to 3 and stops', { timeout: 240_000 }, async () => {
-    const config = path.join(work, 'agent.json');
-    await writeFile(config, JSON.stringify({ plugin: { raw_exec: { config: { enabled: true } } } }));
-    const minted = await api('PUT', '/v1/acl/identity/client-introduction-token', { TTL: '10m' });
-    expect(minted.status).toBe(200);
-    const agent = launch({}, 'packages/agent/src/main.ts', [
-      '-data-dir',
-      path.join(work, 'agent'),
-      '-config',
-      config,
-      '-servers',
-      service.scheduler,
-      '-client-intro-token',
-      minted.body.JWT as string,
-    ]);
-    const log = () => `${agent.stdout()}\n${agent.stderr()}`;
-    await until('the node to be ready', async () => (/node status ready/.test(agent.stdout()) ? true : undefined), log);
+    const { agent, log } = await startRawExecAgent({ work, service, api }, until);
 
     const submitted = await api('PUT', '/v1/jobs', job(1));
     expect(submitted.status).toBe(200);

@@ -1,11 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { signalGroup } from '../../packages/agent/src/runner/executor.ts';
 import { AllocStateStore } from '../../packages/agent/src/runner/state-store.ts';
-import { freePort, killLeftovers, type Started, start } from './npm-start.ts';
+import { freePort, killLeftovers, launch, type Started, start } from './npm-start.ts';
 
 /**
  * The service a real agent joins in the agent's end-to-end tests: `npm start` on the run's DynamoDB Local in a
@@ -72,3 +72,30 @@ export const untilWithin =
       await sleep(everyMs);
     }
   };
+
+/**
+ * The real agent with `raw_exec` enabled in its configuration, introduced with a token minted by the management
+ * token, its data in `<work>/agent`; answered once it says its node is ready. `log` is its output so far.
+ */
+export async function startRawExecAgent(
+  { work, service, api }: Pick<AgentService, 'work' | 'service' | 'api'>,
+  until: ReturnType<typeof untilWithin>,
+): Promise<{ agent: ReturnType<typeof launch>; log: () => string }> {
+  const config = path.join(work, 'agent.json');
+  await writeFile(config, JSON.stringify({ plugin: { raw_exec: { config: { enabled: true } } } }));
+  const minted = await api('PUT', '/v1/acl/identity/client-introduction-token', { TTL: '10m' });
+  expect(minted.status).toBe(200);
+  const agent = launch({}, 'packages/agent/src/main.ts', [
+    '-data-dir',
+    path.join(work, 'agent'),
+    '-config',
+    config,
+    '-servers',
+    service.scheduler,
+    '-client-intro-token',
+    minted.body.JWT as string,
+  ]);
+  const log = () => `${agent.stdout()}\n${agent.stderr()}`;
+  await until('the node to be ready', async () => (/node status ready/.test(agent.stdout()) ? true : undefined), log);
+  return { agent, log };
+}

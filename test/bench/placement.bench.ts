@@ -19,6 +19,7 @@ import { binPackFitness, capacityOf } from '../../packages/core/src/scheduler/pl
 import { seededRandom, shuffle } from '../../packages/core/src/scheduler/placement/shuffle.ts';
 import type { PlacementRequest } from '../../packages/core/src/scheduler/placement/types.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
+import { serviceJobSpec } from './bench-job.ts';
 
 const nodeCount = sized('NODES', 5000, 200);
 const count = sized('COUNT', 10_000, 400);
@@ -32,29 +33,7 @@ const nodes: ClusterNode[] = Array.from({ length: nodeCount }, (_, position) => 
 }));
 
 function serviceJob(id: string, groupCount: number): Job {
-  const job = canonicalJob(
-    {
-      ID: id,
-      Type: 'service',
-      TaskGroups: [
-        {
-          Name: 'web',
-          Count: groupCount,
-          Networks: [{ DynamicPorts: [{ Label: 'http', To: -1 }] }],
-          Tasks: [
-            {
-              Name: 'server',
-              Driver: 'raw_exec',
-              Config: { command: 'sleep' },
-              Resources: { CPU: 100, MemoryMB: 256 },
-            },
-          ],
-        },
-      ],
-    },
-    'default',
-    'global',
-  );
+  const job = canonicalJob(serviceJobSpec(id, groupCount), 'default', 'global');
   job.NodePool = 'default';
   return validateJob(job);
 }

@@ -39,33 +39,13 @@ import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
 import { startBenchDynamo } from './bench-service.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
+import { serviceJobSpec } from './bench-job.ts';
 
 const bench = 'plan-apply';
 const nodeCount = sized('NODES', 5000, 20);
 const count = sized('COUNT', 10_000, 60);
 const planCount = sized('PLAN_COUNT', 1000, 20);
 const parallel = sized('PARALLEL', 4, 4);
-
-/** A service job of `groupCount` allocations: one raw_exec task of 100 MHz and 256 MB, one dynamic port. */
-const serviceJob = (id: string, groupCount: number) => ({
-  ID: id,
-  Type: 'service',
-  TaskGroups: [
-    {
-      Name: 'web',
-      Count: groupCount,
-      Networks: [{ DynamicPorts: [{ Label: 'http', To: -1 }] }],
-      Tasks: [
-        {
-          Name: 'server',
-          Driver: 'raw_exec',
-          Config: { command: 'sleep' },
-          Resources: { CPU: 100, MemoryMB: 256 },
-        },
-      ],
-    },
-  ],
-});
 
 /** Runs `task` over `items` with at most `width` at once. */
 async function inParallel<T>(items: T[], width: number, task: (item: T) => Promise<void>): Promise<void> {
@@ -134,7 +114,7 @@ try {
   const worker = new EvaluationWorker(scheduler);
   collectGarbage();
   const started = performance.now();
-  const submitted = await call('PUT', '/v1/jobs', { Job: serviceJob('c10k', count) });
+  const submitted = await call('PUT', '/v1/jobs', { Job: serviceJobSpec('c10k', count) });
   const outcomes = await worker.runDue();
   const applySeconds = (performance.now() - started) / 1000;
   const outcome = outcomes.get(submitted.EvalID as string);
@@ -192,7 +172,7 @@ try {
   for (let round = 0; round < 2; round++) {
     collectGarbage();
     const planStarted = performance.now();
-    const plan = await call('PUT', '/v1/job/c1k/plan', { Job: serviceJob('c1k', planCount), Diff: true });
+    const plan = await call('PUT', '/v1/job/c1k/plan', { Job: serviceJobSpec('c1k', planCount), Diff: true });
     planRuns.push(performance.now() - planStarted);
     const updates = (plan.Annotations as { DesiredTGUpdates: Record<string, { Place: number }> }).DesiredTGUpdates;
     planned = updates.web?.Place ?? 0;

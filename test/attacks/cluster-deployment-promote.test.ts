@@ -198,4 +198,44 @@ describe('attack: promote and allocation health past their grants', () => {
       UnhealthyAllocs: 0,
     });
   });
+  it('unblock (a no-op on a single region) answers Nomad’s empty response to a granted caller, and refuses the rest', async () => {
+    // On team-a's other job's deployment (the app's is superseded by the tests above). Granted: team-a's writer (submit-job), or a token holding only unblock-deployment. Nothing is written either way.
+    const unblocker = await tokenWith('namespace "team-a" { capabilities = ["unblock-deployment"] }');
+    for (const token of [writerA, unblocker]) {
+      const before = await h.scheduler.state.currentIndex();
+      const out = await as(token)('PUT', `/v1/deployment/unblock/${otherA}`, { DeploymentID: otherA });
+      expect(out.status).toBe(200);
+      expect(out.body).toEqual({
+        EvalID: '',
+        EvalCreateIndex: 0,
+        DeploymentModifyIndex: 0,
+        RevertedJobVersion: null,
+        Index: 0,
+      });
+      expect(out.headers.get('X-Nomad-Index')).toBe('1');
+      expect(await h.scheduler.state.currentIndex()).toBe(before);
+    }
+    // Refused: a read-job token or none, team-a's writer on team-b's deployment, a body naming another deployment.
+    for (const token of [reader, undefined])
+      await refused(() => as(token)('PUT', `/v1/deployment/unblock/${otherA}`, { DeploymentID: otherA }));
+    await refused(() => as(writerA)('POST', `/v1/deployment/unblock/${deploymentB}`, { DeploymentID: deploymentB }));
+    await refused(
+      () => as(writerA)('PUT', `/v1/deployment/unblock/${otherA}`, { DeploymentID: deploymentB }),
+      400,
+      'Deployment ID does not match',
+    );
+    await refused(
+      () => as(writerA)('PUT', `/v1/deployment/unblock/${otherA}`, {}),
+      400,
+      'DeploymentID must be specified',
+    );
+    expect((await h.scheduler.deployments.get(deploymentB))?.Status).toBe('running');
+    // A terminal deployment: Nomad's ErrDeploymentTerminalNoUnblock, as a 400.
+    expect((await as(root)('PUT', `/v1/deployment/fail/${otherA}`, { DeploymentID: otherA })).status).toBe(200);
+    await refused(
+      () => as(writerA)('PUT', `/v1/deployment/unblock/${otherA}`, { DeploymentID: otherA }),
+      400,
+      "can't unblock terminal deployment",
+    );
+  });
 });

@@ -15,6 +15,8 @@ import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
 import { boolQuery } from '../jobs/routes.ts';
+import { isActive } from './model.ts';
+import type { DeploymentUpdateResponse } from './store.ts';
 
 const deploymentId = z.string().check(z.describe('The deployment ID.'));
 const jobId = z.string().check(z.describe('The job ID.'));
@@ -204,6 +206,41 @@ export const deploymentRoutes: SchedulerRoute[] = [
         body.UnhealthyAllocationIDs ?? [],
       );
       return { json: out, index: out.Index };
+    },
+  }),
+  route({
+    method: ['PUT', 'POST'],
+    path: '/v1/deployment/unblock/:id',
+    summary: 'Unblock a multiregion deployment (Nomad’s `Deployment.Unblock`): a no-op on this single-region service.',
+    description:
+      'Nomad’s community edition answers an active deployment with an empty `DeploymentUpdateResponse` and writes nothing: only a multiregion deployment is ever `blocked`, and this service has none. A terminal deployment is a 400 `can’t unblock terminal deployment`. `submit-job` or `unblock-deployment` in the deployment’s namespace.',
+    access: 'token',
+    params: { id: deploymentId },
+    body: z.object({
+      DeploymentID: z.optional(z.string()).check(z.describe('The deployment ID; must be the one in the path.')),
+    }),
+    returns:
+      '`{"EvalID": "", "EvalCreateIndex": 0, "DeploymentModifyIndex": 0, "RevertedJobVersion": null, "Index": 0}`.',
+    handler: async ({ scheduler, caller, params, body }) => {
+      matchingId(body.DeploymentID, params.id);
+      const deployment = await scheduler.deployments.get(params.id);
+      if (!deployment) throw notFound('deployment not found');
+      const acl = (await caller()).acl;
+      if (
+        !acl.allowNamespaceOperation(deployment.Namespace, 'submit-job') &&
+        !acl.allowNamespaceOperation(deployment.Namespace, 'unblock-deployment')
+      )
+        throw permissionDenied();
+      if (!isActive(deployment)) throw badRequest("can't unblock terminal deployment");
+      const out: DeploymentUpdateResponse = {
+        EvalID: '',
+        EvalCreateIndex: 0,
+        DeploymentModifyIndex: 0,
+        RevertedJobVersion: null,
+        Index: 0,
+      };
+      // Nomad's setIndex sends 1 for 0, so that a client's blocking loop never spins on ?index=0.
+      return { json: out, index: 1 };
     },
   }),
 ];

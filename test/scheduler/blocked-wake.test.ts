@@ -86,6 +86,42 @@ describe('blocked evaluations wake on capacity', () => {
     expect((await worker.runDue()).size).toBe(0);
   });
 
+  it('a plan that stops an allocation makes no room yet: its client reporting it complete wakes the blocked evaluation', async () => {
+    const node2 = await node({ NodeClass: 'stopping' });
+    const occupant = await submit(sized('occupant', 3000, { Constraints: onlyClass('stopping') }));
+    expect((await worker.runDue()).get(occupant)).toBe('complete');
+    const [held] = await h.scheduler.allocations.ofJob('default', 'occupant');
+    await report(node2, held?.ID as string, 'running');
+    const waiter = await submit(sized('waiter', 2000, { Constraints: onlyClass('stopping') }));
+    expect((await worker.runDue()).get(waiter)).toBe('blocked');
+    const blocked = await blockedOf('waiter');
+
+    // The occupant is stopped (Nomad's job deregister): the plan marks its allocation stop, the client still runs it.
+    const stopped = await h.call('DELETE', '/v1/job/occupant', { token: root });
+    expect(stopped.status).toBe(200);
+    const before = await h.scheduler.state.currentIndex();
+    // The pass runs the deregistration alone: the blocked evaluation is not run on the plan's stop.
+    expect(await worker.runDue()).toEqual(new Map([[stopped.body.EvalID, 'complete']]));
+    expect((await h.scheduler.allocations.get(held?.ID as string))?.DesiredStatus).toBe('stop');
+    expect((await h.scheduler.allocations.get(held?.ID as string))?.ClientStatus).toBe('running');
+    expect((await h.scheduler.evaluations.get(blocked.ID))?.ModifyIndex).toBe(blocked.ModifyIndex);
+    expect((await h.scheduler.evaluations.get(blocked.ID))?.Status).toBe('blocked');
+    // No room is recorded on the node by the stop: the records since the blocked snapshot do not name it.
+    const recorded = await new CapacityLog(h.scheduler.state).since(blocked.SnapshotIndex);
+    expect(recorded.map((room) => room.nodeId)).not.toContain(node2.ID);
+    expect((await worker.runDue()).size).toBe(0);
+
+    // The client reports the stopped allocation complete: the room exists now, recorded by that write, and it wakes.
+    await report(node2, held?.ID as string, 'complete');
+    const made = await new CapacityLog(h.scheduler.state).since(before);
+    expect(made.filter((room) => room.nodeId === node2.ID)).toHaveLength(1);
+    expect(await worker.runDue()).toEqual(new Map([[blocked.ID, 'complete']]));
+    expect((await h.scheduler.evaluations.get(blocked.ID))?.Status).toBe('complete');
+    const placed = await h.scheduler.allocations.ofJob('default', 'waiter');
+    expect(placed.map((alloc) => [alloc.NodeID, alloc.DesiredStatus])).toEqual([[node2.ID, 'run']]);
+    expect((await worker.runDue()).size).toBe(0);
+  });
+
   it('room on a node of a class the evaluation found ineligible does not wake it; room on an unseen class does', async () => {
     const cpu = await node({ NodeClass: 'cpu' });
     const cpuClass = (await h.scheduler.nodes.get(cpu.ID))?.ComputedClass as string;

@@ -120,7 +120,7 @@ export const ALLOC_ID_PK = 'sched#alloc#id';
 
 /**
  * Where capacity appeared (`cluster/nodes/capacity.ts`): one item per write that made room on a node (a node became
- * schedulable, an allocation stopped holding resources), sharded 16 ways by the node's ID, its sort key the write's
+ * schedulable, its client reported an allocation ended), sharded 16 ways by the node's ID, its sort key the write's
  * padded index and the node's ID, so what appeared since a blocked evaluation's snapshot is one range read a shard.
  */
 export const CAPACITY_PK = 'sched#capacity';

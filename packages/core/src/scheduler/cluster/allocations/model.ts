@@ -98,3 +98,7 @@ export const isTerminal = (alloc: Pick<Allocation, 'DesiredStatus' | 'ClientStat
   alloc.ClientStatus === 'complete' ||
   alloc.ClientStatus === 'failed' ||
   alloc.ClientStatus === 'lost';
+
+/** Nomad's `Allocation.ClientTerminalStatus`: the client no longer runs it (whatever the server wants of it). */
+export const isClientTerminal = (alloc: Pick<Allocation, 'ClientStatus'>): boolean =>
+  alloc.ClientStatus === 'complete' || alloc.ClientStatus === 'failed' || alloc.ClientStatus === 'lost';

@@ -24,7 +24,6 @@ import {
 import { allocationServicesRemoval } from '../services/store.ts';
 import type { ClusterDeployment } from '../deployments/model.ts';
 import type { DeploymentChanges, Deployments } from '../deployments/store.ts';
-import { allocationFreed, CapacityLog } from '../nodes/capacity.ts';
 import type { ClusterNodes } from '../nodes/store.ts';
 import type { CountedChange } from '../jobs/summary.ts';
 
@@ -118,7 +117,6 @@ export class PlanApplier {
               outcome.rejected.push(part.nodeId);
               continue;
             }
-            let freed = false;
             const current =
               part.update.length > 0
                 ? new Map((await this.allocations.onNode(part.nodeId)).map((alloc) => [alloc.ID, alloc]))
@@ -133,7 +131,6 @@ export class PlanApplier {
               if (!before) continue;
               const after = { ...change(before, index), ModifyIndex: index, AllocModifyIndex: index };
               items.push(this.allocations.updated(after, before));
-              if (allocationFreed(before, after)) freed = true;
               outcome.updated.push(after);
               counted.push({ before, after });
               if (after.DeploymentID && after.DeploymentID !== before.DeploymentID) joined.push(after);
@@ -152,8 +149,8 @@ export class PlanApplier {
                 for (const table of removal.tables) tables.add(table);
               }
             }
-            // A stop or an eviction frees the node's room: blocked evaluations may place there now.
-            if (freed) items.push(new CapacityLog(this.state).roomMade(part.nodeId, index));
+            // A stop or an eviction makes no room yet (Nomad's plan apply unblocks nothing): the work runs until the
+            // node's client reports it ended, and that report records the room (`cluster/nodes/capacity.ts`).
             if (beat) items.push(this.nodes.allocIndexWrite(beat, index));
           }
           const written = [...outcome.placed, ...outcome.updated];

@@ -5,14 +5,16 @@
  * snapshot on a node whose computed class it did not find ineligible, or on any node if a constraint escaped the
  * classes (`worker/capacity-wake.ts`). What makes room: a node that becomes schedulable (ready, eligible, not
  * draining: registered, back from down, marked eligible, its drain ended) or changes its resources while it is, and an
- * allocation that stops holding resources (stopped or evicted, or its client reports it complete, failed or lost). An
- * allocation that starts running makes none.
+ * allocation whose client reports it terminal (complete, failed or lost), whether or not it was stopped first. As in
+ * Nomad (whose FSM unblocks on the client's `complete`/`failed` update, not on the plan), a plan's stop or eviction
+ * makes no room yet: the work still runs on the node until its client says it ended. An allocation that starts running
+ * makes none.
  */
 import { shardCount, shardKey, ttlBackstop } from '../../../storage/due.ts';
 import type { Write } from '../../../storage/store.ts';
 import { CAPACITY_PK } from '../../keys.ts';
 import type { SchedulerState } from '../../state.ts';
-import { isTerminal } from '../allocations/model.ts';
+import { isClientTerminal } from '../allocations/model.ts';
 import type { Allocation } from '../allocations/model.ts';
 import type { ClusterNode } from './model.ts';
 
@@ -35,9 +37,9 @@ export function nodeMadeRoom(before: ClusterNode | undefined, after: ClusterNode
   );
 }
 
-/** Whether an allocation's change frees what it held: it held resources (not terminal) and now holds none. */
+/** Whether a client's report of an allocation frees what it held: its client ran it and now says it ended. */
 export const allocationFreed = (before: Allocation, after: Allocation): boolean =>
-  !isTerminal(before) && isTerminal(after);
+  !isClientTerminal(before) && isClientTerminal(after);
 
 export interface RoomMade {
   nodeId: string;

@@ -1,5 +1,6 @@
 import type { Core } from '../composition/secrets-core.ts';
 import { EVAL_QUEUE, TOKEN_EXPIRY_QUEUE } from '../scheduler/keys.ts';
+import { gcThresholdsFromEnvironment } from '../scheduler/cluster/system/thresholds.ts';
 import { sweepScheduler } from '../scheduler/sweep.ts';
 import { sweepLeases } from '../secrets/framework/lease-sweep.ts';
 import { dueItems } from '../storage/due.ts';
@@ -45,7 +46,8 @@ export async function sweepTokens(core: Core, limit = 500): Promise<{ tokens: nu
       core.log.error('sweeping a token failed', { error: String(error) });
     }
   }
-  // The scheduler service's expired ACL tokens and events live in the same table.
-  await sweepScheduler(core);
+  // The scheduler service's expired ACL tokens and events live in the same table; its garbage collection runs with
+  // the operator's thresholds (`KEYHAVEN_SCHEDULER_*_GC_THRESHOLD`, Nomad's defaults when unset).
+  await sweepScheduler(core, { gc: gcThresholdsFromEnvironment(process.env) });
   return result;
 }

@@ -10,6 +10,8 @@ import { Namespaces } from './cluster/namespaces/store.ts';
 import { NodePools } from './cluster/node-pools/store.ts';
 import { ClusterNodes } from './cluster/nodes/store.ts';
 import { NodeSweepLease } from './cluster/nodes/sweep-lease.ts';
+import { GarbageCollector } from './cluster/system/gc.ts';
+import { type GcThresholds, nomadGcThresholds } from './cluster/system/thresholds.ts';
 import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './composition/secret-hashes.ts';
 import { SchedulerState } from './state.ts';
 import {
@@ -26,10 +28,15 @@ import { EvaluationWorker, type WorkerParts } from './worker/evaluation-worker.t
  * between runs, `cluster/nodes/sweep-lease.ts`), the evaluations due (`worker/evaluation-worker.ts`: under `npm start`
  * every second, in AWS every minute from EventBridge; the backstop of the table stream's trigger,
  * `runTriggeredEvaluations`, which runs them as they are written), the active deployments
- * (`cluster/deployments/watcher.ts`) and the events past their expiry. Built on the state alone, so
- * the sweep job carries none of the scheduler's HTTP surface (login, OIDC, binding-rule selectors).
+ * (`cluster/deployments/watcher.ts`), the garbage collection of finished jobs, evaluations, allocations and deployments
+ * older than the operator's `gc` thresholds (`cluster/system/gc.ts`; Nomad's defaults when unsaid) and the events past
+ * their expiry. Built on the state alone, so the sweep job carries none of the scheduler's HTTP surface (login, OIDC,
+ * binding-rule selectors).
  */
-export async function sweepScheduler(core: SchedulerBase): Promise<void> {
+export async function sweepScheduler(
+  core: SchedulerBase,
+  options: { gc?: GcThresholds | undefined } = {},
+): Promise<void> {
   const state = new SchedulerState(core.store, core.clock);
   const roles = new AclRoles(state, new AclPolicies(state));
   await new AclTokens(state, roles, (secret) => schedulerSecretHash(core, secret), core.log).sweepExpired();
@@ -40,6 +47,9 @@ export async function sweepScheduler(core: SchedulerBase): Promise<void> {
   // Nomad's deployment watcher, for what no report triggers: progress deadlines, and checks a report's process missed.
   const { deployments, jobs, evaluations, allocations } = parts;
   await new DeploymentWatcher(state, deployments, jobs, evaluations, allocations).checkAll();
+  await new GarbageCollector(state, new Namespaces(state), jobs, evaluations, allocations, deployments).collect(
+    options.gc ?? nomadGcThresholds,
+  );
   await state.sweepEvents();
 }
 

@@ -25,6 +25,7 @@ import { type SchedulerAuditOptions, schedulerAudit } from '../audit.ts';
 import { clientRoutes, clientServiceRoutes } from '../client/routes.ts';
 import { nodeRoutes } from '../cluster/nodes/routes.ts';
 import { serviceRoutes } from '../cluster/services/routes.ts';
+import { systemRoutes } from '../cluster/system/routes.ts';
 import { eventRoutes } from '../events/stream.ts';
 import { consoleCors } from '../http/console-cors.ts';
 import { errorReply } from '../http/errors.ts';
@@ -87,6 +88,7 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...deploymentRoutes,
   ...serviceRoutes,
   ...allocationRoutes,
+  ...systemRoutes,
   ...eventRoutes,
   openApiRoute(() => schedulerRoutes),
 ];

@@ -20,6 +20,7 @@ import { NodeIdentities } from '../client/identity.ts';
 import { ClusterNodes } from '../cluster/nodes/store.ts';
 import { NodeSweepLease } from '../cluster/nodes/sweep-lease.ts';
 import { ServiceRegistrations } from '../cluster/services/store.ts';
+import { GarbageCollector } from '../cluster/system/gc.ts';
 import { EventBroker } from '../events/broker.ts';
 import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './secret-hashes.ts';
 import { type PendingEvent, SchedulerState } from '../state.ts';
@@ -94,6 +95,8 @@ export class Scheduler {
   readonly jobs: Jobs;
   readonly services: ServiceRegistrations;
   readonly allocations: Allocations;
+  /** Nomad's core scheduler's garbage collection, forced by `PUT /v1/system/gc` (the sweep runs its own). */
+  readonly garbage: GarbageCollector;
 
   constructor(
     readonly core: SchedulerBase,
@@ -132,6 +135,14 @@ export class Scheduler {
       this.jobs,
       this.evaluations,
       this.allocations,
+    );
+    this.garbage = new GarbageCollector(
+      this.state,
+      this.namespaces,
+      this.jobs,
+      this.evaluations,
+      this.allocations,
+      this.deployments,
     );
     this.allocations.drainingNodesWith(async (ids) => {
       const nodes = await Promise.all(ids.map((id) => this.nodes.get(id)));

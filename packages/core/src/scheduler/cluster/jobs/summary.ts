@@ -248,6 +248,11 @@ export class JobSummaries {
     return changed ? [this.put({ ...summary, ModifyIndex: index })] : [];
   }
 
+  /** A summary written whole, counted again from scratch (`system/reconcile-summaries.ts`). */
+  replaced(summary: JobSummary): Write {
+    return this.put(summary);
+  }
+
   /** A purged job's summary deleted with it. */
   deleted(namespace: string, id: string): Write {
     return { delete: { pk: jobSummaryPk(namespace), sk: id } };

@@ -1,0 +1,422 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Allocations } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
+import { Evaluations } from '../../packages/core/src/scheduler/cluster/evaluations/store.ts';
+import {
+  gcThresholdsFromEnvironment,
+  nomadGcThresholds,
+} from '../../packages/core/src/scheduler/cluster/system/thresholds.ts';
+import { jobPk, jobSummaryPk, jobVersionPk } from '../../packages/core/src/scheduler/keys.ts';
+import type { SchedulerEvent } from '../../packages/core/src/scheduler/state.ts';
+import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
+import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { ready, webJob } from '../support/cluster-allocations.ts';
+import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+
+type Registered = Awaited<ReturnType<typeof registerNode>>['node'];
+
+const hour = 3600;
+
+/** A batch job of `count` allocations of group `web` in `pool`. */
+const batchJob = (id: string, pool: string, count: number, overrides: Record<string, unknown> = {}) =>
+  webJob(id, {
+    Type: 'batch',
+    NodePool: pool,
+    TaskGroups: [
+      {
+        Name: 'web',
+        Count: count,
+        Tasks: [
+          {
+            Name: 'server',
+            Driver: 'raw_exec',
+            Config: { command: 'true' },
+            Resources: { CPU: 100, MemoryMB: 64 },
+          },
+        ],
+      },
+    ],
+    ...overrides,
+  });
+
+describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', () => {
+  let h: SchedulerHarness;
+  let root: string;
+  let writer: string;
+  let worker: EvaluationWorker;
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const report = async (node: Registered, allocs: Array<{ ID: string; ClientStatus: string }>) => {
+    const out = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
+      token: node.SecretID,
+      body: { Allocs: allocs },
+    });
+    expect(out.status).toBe(200);
+  };
+  /** A batch job placed on `node` and run to completion: its allocations reported complete, the job dead. */
+  const finishedBatch = async (id: string, node: Registered, count = 2, overrides: Record<string, unknown> = {}) => {
+    const out = await mgmt('PUT', '/v1/jobs', { Job: batchJob(id, String(node.NodePool), count, overrides) });
+    expect(out.status).toBe(200);
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    const allocs = await h.scheduler.allocations.ofJob('default', id);
+    expect(allocs).toHaveLength(count);
+    await report(
+      node,
+      allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: 'complete' })),
+    );
+    expect((await mgmt('GET', `/v1/job/${encodeURIComponent(id)}`)).body.Status).toBe('dead');
+    return { evalId: out.body.EvalID as string, allocIds: allocs.map((alloc) => alloc.ID) };
+  };
+  /** Every stored item of the job and its evaluations and allocations that the collection deletes. */
+  const storedItems = async (id: string, evalIds: string[], allocs: Array<{ ID: string; NodeID: string }>) => {
+    const store = h.core.store;
+    const keys = [
+      { pk: jobPk('default'), sk: id },
+      { pk: jobSummaryPk('default'), sk: id },
+      ...evalIds.map((evalId) => Evaluations.key(evalId)),
+      ...allocs.flatMap((alloc) => [
+        Allocations.key(alloc.NodeID, alloc.ID),
+        Allocations.jobLinkKey('default', id, alloc.ID),
+        Allocations.idLinkKey(alloc.ID),
+      ]),
+    ];
+    const found = await Promise.all(keys.map((key) => store.get(key.pk, key.sk)));
+    const versions = await store.list(jobVersionPk('default', id));
+    return found.filter((item) => item !== undefined).length + versions.length;
+  };
+  const eventsAfter = async (index: number): Promise<SchedulerEvent[]> =>
+    (await h.scheduler.state.eventsAfter(index)).flatMap((batch) => batch.events);
+  /** A node kept alive through the clock's moves (a heartbeat before each sweep). */
+  let node: Registered;
+
+  beforeAll(async () => {
+    h = await startScheduler();
+    ({ root, writer } = await nodeTokens(h));
+    worker = new EvaluationWorker(h.scheduler);
+    ({ node } = await registerNode(h, writer, { NodePool: 'gc' }));
+    await ready(h, node);
+  });
+  afterAll(() => h.close());
+
+  it('reaps a finished batch job after job_gc_threshold, not before, with JobBatchDeregistered', {
+    timeout: 60_000,
+  }, async () => {
+    const { evalId } = await finishedBatch('finished', node);
+    const allocs = await h.scheduler.allocations.ofJob('default', 'finished');
+    const before = await storedItems('finished', [evalId], allocs);
+    // The job, its summary, its version, the evaluation and two allocations with two links each.
+    expect(before).toBe(10);
+
+    h.clock.advance(4 * hour - 60);
+    await ready(h, node);
+    const early = await h.scheduler.state.currentIndex();
+    await sweepScheduler(h.core);
+    expect((await mgmt('GET', '/v1/job/finished')).status).toBe(200);
+    expect(await storedItems('finished', [evalId], allocs)).toBe(10);
+    expect((await eventsAfter(early)).filter((event) => event.Type === 'JobBatchDeregistered')).toEqual([]);
+
+    h.clock.advance(120);
+    await ready(h, node);
+    const start = await h.scheduler.state.currentIndex();
+    await sweepScheduler(h.core);
+    expect((await mgmt('GET', '/v1/job/finished')).status).toBe(404);
+    expect((await mgmt('GET', '/v1/job/finished/summary')).status).toBe(404);
+    expect((await mgmt('GET', `/v1/evaluation/${evalId}`)).status).toBe(404);
+    for (const alloc of allocs) expect((await mgmt('GET', `/v1/allocation/${alloc.ID}`)).status).toBe(404);
+    expect(await storedItems('finished', [evalId], allocs)).toBe(0);
+
+    const reaped = (await eventsAfter(start)).filter((event) => event.Type === 'JobBatchDeregistered');
+    expect(reaped).toHaveLength(1);
+    expect(reaped[0]).toMatchObject({
+      Topic: 'Job',
+      Key: 'finished',
+      Namespace: 'default',
+      FilterKeys: null,
+      Payload: { Deleted: true, Job: { ID: 'finished', Status: 'dead', Type: 'batch' } },
+    });
+    // The stream carries it as Nomad's.
+    const stream = await h.open(`/v1/event/stream?topic=Job:finished&index=${start}`, root);
+    try {
+      const frame = await stream.nextEvents();
+      expect(frame.Index).toBe(reaped[0]?.Index);
+      expect(frame.Events[0]).toMatchObject({ Topic: 'Job', Type: 'JobBatchDeregistered', Key: 'finished' });
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it('never reaps a running job, its evaluation or its allocations, even when forced', {
+    timeout: 60_000,
+  }, async () => {
+    const out = await mgmt('PUT', '/v1/jobs', {
+      Job: webJob('serving', {
+        NodePool: 'gc',
+        TaskGroups: [
+          {
+            Name: 'web',
+            Count: 1,
+            Tasks: [
+              {
+                Name: 'server',
+                Driver: 'raw_exec',
+                Config: { command: 'sleep' },
+                Resources: { CPU: 100, MemoryMB: 64 },
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(out.status).toBe(200);
+    await worker.runDue();
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'serving');
+    if (!alloc) throw new Error('not placed');
+    await report(node, [{ ID: alloc.ID, ClientStatus: 'running' }]);
+    h.clock.advance(48 * hour);
+    await ready(h, node);
+    const forced = await mgmt('PUT', '/v1/system/gc');
+    expect(forced.status).toBe(200);
+    expect(forced.text).toBe('');
+    expect((await mgmt('GET', '/v1/job/serving')).body.Status).toBe('running');
+    expect((await mgmt('GET', `/v1/evaluation/${out.body.EvalID}`)).status).toBe(200);
+    expect((await mgmt('GET', `/v1/allocation/${alloc.ID}`)).body.ClientStatus).toBe('running');
+  });
+
+  it('PUT /v1/system/gc reaps at once what has finished, a stopped service job included', {
+    timeout: 60_000,
+  }, async () => {
+    const batch = await finishedBatch('just-done', node, 1);
+    const stopped = await mgmt('PUT', '/v1/jobs', {
+      Job: webJob('to-stop', {
+        NodePool: 'gc',
+        TaskGroups: [
+          {
+            Name: 'web',
+            Count: 1,
+            Tasks: [
+              {
+                Name: 'server',
+                Driver: 'raw_exec',
+                Config: { command: 'sleep' },
+                Resources: { CPU: 100, MemoryMB: 64 },
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    await worker.runDue();
+    expect(await h.scheduler.deployments.ofJob('default', 'to-stop')).toHaveLength(1);
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'to-stop');
+    if (!alloc) throw new Error('not placed');
+    await report(node, [{ ID: alloc.ID, ClientStatus: 'running' }]);
+    const deregistered = await mgmt('DELETE', '/v1/job/to-stop');
+    await worker.runDue();
+    await report(node, [{ ID: alloc.ID, ClientStatus: 'complete' }]);
+    expect((await mgmt('GET', '/v1/job/to-stop')).body).toMatchObject({ Status: 'dead', Stop: true });
+
+    // Under Nomad's thresholds nothing of the two is old enough.
+    await sweepScheduler(h.core, { gc: nomadGcThresholds });
+    expect((await mgmt('GET', '/v1/job/just-done')).status).toBe(200);
+    expect((await mgmt('GET', '/v1/job/to-stop')).status).toBe(200);
+
+    const start = await h.scheduler.state.currentIndex();
+    const forced = await mgmt('PUT', '/v1/system/gc');
+    expect(forced.status).toBe(200);
+    expect(Number(forced.headers.get('X-Nomad-Index'))).toBeGreaterThan(start);
+    for (const id of ['just-done', 'to-stop']) expect((await mgmt('GET', `/v1/job/${id}`)).status).toBe(404);
+    const toStopAllocs = [alloc];
+    expect(await storedItems('to-stop', [stopped.body.EvalID, deregistered.body.EvalID], toStopAllocs)).toBe(0);
+    expect(
+      await storedItems(
+        'just-done',
+        [batch.evalId],
+        batch.allocIds.map((ID) => ({ ID, NodeID: node.ID })),
+      ),
+    ).toBe(0);
+    const reaped = (await eventsAfter(start)).filter((event) => event.Type === 'JobBatchDeregistered');
+    expect(reaped.map((event) => event.Key).sort()).toEqual(['just-done', 'to-stop']);
+    // The stopped service job's finished deployment went with it.
+    expect(await h.scheduler.deployments.ofJob('default', 'to-stop')).toEqual([]);
+    // Nothing else of theirs is left in the lists.
+    const allocations = (await mgmt('GET', '/v1/allocations')).body as Array<{ JobID: string }>;
+    expect(allocations.filter((entry) => ['just-done', 'to-stop'].includes(entry.JobID))).toEqual([]);
+    const evaluations = (await mgmt('GET', '/v1/evaluations')).body as Array<{ JobID: string }>;
+    expect(evaluations.filter((entry) => ['just-done', 'to-stop'].includes(entry.JobID))).toEqual([]);
+    // Run again: nothing more to do, no write.
+    const after = await h.scheduler.state.currentIndex();
+    await h.scheduler.garbage.collect({ jobMs: 0, evalMs: 0, batchEvalMs: 0, deploymentMs: 0 });
+    expect(await h.scheduler.state.currentIndex()).toBe(after);
+  });
+
+  it('keeps a parameterized parent that is not stopped, reaps its finished child and counts it out', {
+    timeout: 60_000,
+  }, async () => {
+    const parent = batchJob('dispatcher', 'gc', 1, { ParameterizedJob: { Payload: 'optional' } });
+    expect((await mgmt('PUT', '/v1/jobs', { Job: parent })).status).toBe(200);
+    const dispatched = await mgmt('POST', '/v1/job/dispatcher/dispatch', {});
+    expect(dispatched.status).toBe(200);
+    const child = dispatched.body.DispatchedJobID as string;
+    await worker.runDue();
+    const [alloc] = await h.scheduler.allocations.ofJob('default', child);
+    if (!alloc) throw new Error('not placed');
+    await report(node, [{ ID: alloc.ID, ClientStatus: 'complete' }]);
+    expect((await mgmt('GET', '/v1/job/dispatcher/summary')).body.Children).toEqual({
+      Pending: 0,
+      Running: 0,
+      Dead: 1,
+    });
+
+    expect((await mgmt('PUT', '/v1/system/gc')).status).toBe(200);
+    expect((await mgmt('GET', '/v1/job/dispatcher')).body.Status).toBe('running');
+    expect((await mgmt('GET', `/v1/job/${encodeURIComponent(child)}`)).status).toBe(404);
+    expect((await mgmt('GET', '/v1/job/dispatcher/summary')).body.Children).toEqual({
+      Pending: 0,
+      Running: 0,
+      Dead: 0,
+    });
+
+    // Stopped, the parent goes too (Nomad's jobIsGCable).
+    expect((await mgmt('DELETE', '/v1/job/dispatcher')).status).toBe(200);
+    expect((await mgmt('PUT', '/v1/system/gc')).status).toBe(200);
+    expect((await mgmt('GET', '/v1/job/dispatcher')).status).toBe(404);
+  });
+
+  it('reaps old terminal evaluations of a job that stays, after eval_gc_threshold', { timeout: 60_000 }, async () => {
+    // A service job whose allocation failed and was not replaced (no reschedule) keeps running nothing, and is not
+    // dead while it is not stopped: the job stays; its old complete evaluation goes after an hour.
+    const out = await mgmt('PUT', '/v1/jobs', {
+      Job: webJob('flaky', {
+        NodePool: 'gc',
+        TaskGroups: [
+          {
+            Name: 'web',
+            Count: 1,
+            Tasks: [
+              {
+                Name: 'server',
+                Driver: 'raw_exec',
+                Config: { command: 'sleep' },
+                Resources: { CPU: 100, MemoryMB: 64 },
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    await worker.runDue();
+    const [first] = await h.scheduler.allocations.ofJob('default', 'flaky');
+    if (!first) throw new Error('not placed');
+    await report(node, [{ ID: first.ID, ClientStatus: 'running' }]);
+    // Registered again with a change: a new evaluation replaces the allocation (the old one stopped).
+    const changed = await mgmt('PUT', '/v1/jobs', {
+      Job: webJob('flaky', {
+        NodePool: 'gc',
+        Meta: { v: '2' },
+        TaskGroups: [
+          {
+            Name: 'web',
+            Count: 1,
+            Tasks: [
+              {
+                Name: 'server',
+                Driver: 'raw_exec',
+                Config: { command: 'sleep2' },
+                Resources: { CPU: 100, MemoryMB: 64 },
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    await worker.runDue();
+    await report(node, [{ ID: first.ID, ClientStatus: 'complete' }]);
+    const second = (await h.scheduler.allocations.ofJob('default', 'flaky')).find((alloc) => alloc.ID !== first.ID);
+    if (!second) throw new Error('not replaced');
+    await report(node, [{ ID: second.ID, ClientStatus: 'running' }]);
+
+    h.clock.advance(30 * 60);
+    await ready(h, node);
+    await sweepScheduler(h.core);
+    expect((await mgmt('GET', `/v1/evaluation/${out.body.EvalID}`)).status).toBe(200);
+
+    h.clock.advance(31 * 60);
+    await ready(h, node);
+    await sweepScheduler(h.core);
+    expect((await mgmt('GET', '/v1/job/flaky')).status).toBe(200);
+    // The first evaluation's only allocation is terminal and old: both go. The second's allocation runs: both stay.
+    expect((await mgmt('GET', `/v1/evaluation/${out.body.EvalID}`)).status).toBe(404);
+    expect((await mgmt('GET', `/v1/allocation/${first.ID}`)).status).toBe(404);
+    expect(await h.core.store.get(Allocations.idLinkKey(first.ID).pk, first.ID)).toBeUndefined();
+    expect((await mgmt('GET', `/v1/evaluation/${changed.body.EvalID}`)).status).toBe(200);
+    expect((await mgmt('GET', `/v1/allocation/${second.ID}`)).body.ClientStatus).toBe('running');
+  });
+
+  it('a run deletes at most its bound; the next run takes the rest', { timeout: 90_000 }, async () => {
+    for (const id of ['bulk-a', 'bulk-b', 'bulk-c']) await finishedBatch(id, node, 1);
+    const { GarbageCollector } = await import('../../packages/core/src/scheduler/cluster/system/gc.ts');
+    const s = h.scheduler;
+    // Each job is its evaluation, its allocation (three items) and nine for itself: 13.
+    const bounded = new GarbageCollector(s.state, s.namespaces, s.jobs, s.evaluations, s.allocations, s.deployments, {
+      maxDeletes: 30,
+    });
+    const zero = { jobMs: 0, evalMs: 0, batchEvalMs: 0, deploymentMs: 0 };
+    const first = await bounded.collect(zero);
+    expect(first.jobs).toBe(2);
+    const statuses = await Promise.all(
+      ['bulk-a', 'bulk-b', 'bulk-c'].map(async (id) => (await mgmt('GET', `/v1/job/${id}`)).status),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    const second = await bounded.collect(zero);
+    expect(second.jobs).toBe(1);
+    for (const id of ['bulk-a', 'bulk-b', 'bulk-c']) expect((await mgmt('GET', `/v1/job/${id}`)).status).toBe(404);
+  });
+
+  it('PUT /v1/system/reconcile/summaries counts a wrong summary again from the allocations', {
+    timeout: 60_000,
+  }, async () => {
+    await finishedBatch('recount', node, 2);
+    const right = await h.scheduler.jobs.summaries.get('default', 'recount');
+    expect(right?.Summary.web).toMatchObject({ Complete: 2, Starting: 0, Running: 0 });
+    await h.core.store.put({
+      pk: jobSummaryPk('default'),
+      sk: 'recount',
+      ...right,
+      Summary: { web: { ...right?.Summary.web, Complete: 0, Running: 7 } },
+    });
+    const reconciled = await mgmt('PUT', '/v1/system/reconcile/summaries');
+    expect(reconciled.status).toBe(200);
+    expect(reconciled.text).toBe('');
+    const index = Number(reconciled.headers.get('X-Nomad-Index'));
+    const summary = (await mgmt('GET', '/v1/job/recount/summary')).body;
+    expect(summary.Summary.web).toEqual({ ...right?.Summary.web, Complete: 2, Running: 0, Queued: 0 });
+    expect(summary.ModifyIndex).toBe(index);
+    // Right again: a second reconciliation rewrites nothing.
+    const quiet = await h.scheduler.state.currentIndex();
+    expect((await mgmt('PUT', '/v1/system/reconcile/summaries')).status).toBe(200);
+    expect(await h.scheduler.state.currentIndex()).toBe(quiet);
+  });
+});
+
+describe('the garbage collection thresholds: operator configuration', () => {
+  it('are Nomad’s defaults unless the environment sets a Go duration', () => {
+    expect(gcThresholdsFromEnvironment({})).toEqual({
+      jobMs: 4 * 3_600_000,
+      evalMs: 3_600_000,
+      batchEvalMs: 24 * 3_600_000,
+      deploymentMs: 3_600_000,
+    });
+    expect(
+      gcThresholdsFromEnvironment({
+        KEYHAVEN_SCHEDULER_JOB_GC_THRESHOLD: '90m',
+        KEYHAVEN_SCHEDULER_EVAL_GC_THRESHOLD: '0',
+      }),
+    ).toMatchObject({ jobMs: 90 * 60_000, evalMs: 0, batchEvalMs: 24 * 3_600_000 });
+    expect(() => gcThresholdsFromEnvironment({ KEYHAVEN_SCHEDULER_DEPLOYMENT_GC_THRESHOLD: '2 days' })).toThrow(
+      /^KEYHAVEN_SCHEDULER_DEPLOYMENT_GC_THRESHOLD is not a valid duration/,
+    );
+    expect(() => gcThresholdsFromEnvironment({ KEYHAVEN_SCHEDULER_JOB_GC_THRESHOLD: '-1h' })).toThrow(
+      /KEYHAVEN_SCHEDULER_JOB_GC_THRESHOLD must be a non-negative duration/,
+    );
+  });
+});

@@ -27,6 +27,7 @@ import { evaluationKind } from './scheduler/cluster/evaluations/store.ts';
 import { jobKind, jobVersionKind } from './scheduler/cluster/jobs/store.ts';
 import { namespaceKind } from './scheduler/cluster/namespaces/store.ts';
 import { nodePoolKind } from './scheduler/cluster/node-pools/store.ts';
+import { schedulerConfigKind } from './scheduler/cluster/scheduler-config/store.ts';
 import { beatKind, nodeKind } from './scheduler/cluster/nodes/store.ts';
 import { serviceKind } from './scheduler/cluster/services/store.ts';
 import { auditDeviceKind } from './secrets/audit/audit-devices.ts';
@@ -340,6 +341,15 @@ export const itemKindRows: readonly ItemKindRow[] = [
     protection: 'MAC',
     mac: nodePoolKind,
     why: 'where work may be placed',
+  }),
+  row({
+    name: 'scheduler configuration',
+    where: '`sched#scheduler-config` / `config`',
+    pk: /^sched#scheduler-config$/,
+    sk: /^config$/,
+    protection: 'MAC',
+    mac: schedulerConfigKind,
+    why: 'which job types may preempt others, the placement algorithm',
   }),
   row({
     name: 'namespace',

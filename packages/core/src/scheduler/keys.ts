@@ -144,3 +144,7 @@ export const EVAL_LEASE_PK = 'sched#eval-lease';
  * Nomad `Deployment`; a job's are found by listing them (as evaluations are).
  */
 export const DEPLOYMENT_PK = 'sched#deployment';
+
+/** The scheduler configuration, one item (`sk` `SCHEDULER_CONFIG_SK`), stored once an operator changes it. */
+export const SCHEDULER_CONFIG_PK = 'sched#scheduler-config';
+export const SCHEDULER_CONFIG_SK = 'config';

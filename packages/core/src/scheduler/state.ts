@@ -26,7 +26,8 @@ export type TableName =
   | 'allocs'
   | 'evals'
   | 'service_registrations'
-  | 'deployment';
+  | 'deployment'
+  | 'scheduler_config';
 
 /** An event as a write produces it; the index is the write's. */
 export interface PendingEvent {

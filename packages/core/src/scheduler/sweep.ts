@@ -13,6 +13,7 @@ import { NodeSweepLease } from './cluster/nodes/sweep-lease.ts';
 import { GarbageCollector } from './cluster/system/gc.ts';
 import { type GcThresholds, nomadGcThresholds } from './cluster/system/thresholds.ts';
 import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './composition/secret-hashes.ts';
+import { SchedulerConfigs } from './cluster/scheduler-config/store.ts';
 import { SchedulerState } from './state.ts';
 import {
   runTriggered,
@@ -75,7 +76,7 @@ export function workerParts(core: SchedulerBase, state = new SchedulerState(core
   const nodes = new ClusterNodes(state, pools, (id, secret) => nodeSecretHash(core, id, secret));
   // The sweep only marks nodes down: their jobs are evaluated, no system job is added.
   nodes.evaluateNodesWith((node, index, trigger) => allocations.nodeEvaluations(node.ID, index, trigger));
-  return { state, evaluations, jobs, nodes, allocations, deployments };
+  return { state, evaluations, jobs, nodes, allocations, deployments, schedulerConfig: new SchedulerConfigs(state) };
 }
 
 const workerOf = (core: SchedulerBase, parts: WorkerParts) =>

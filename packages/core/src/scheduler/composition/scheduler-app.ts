@@ -21,6 +21,7 @@ import { jobParseRoutes } from '../cluster/job-parse/routes.ts';
 import { jobRoutes } from '../cluster/jobs/routes.ts';
 import { namespaceRoutes } from '../cluster/namespaces/routes.ts';
 import { nodePoolRoutes } from '../cluster/node-pools/routes.ts';
+import { schedulerConfigRoutes } from '../cluster/scheduler-config/routes.ts';
 import { type SchedulerAuditOptions, schedulerAudit } from '../audit.ts';
 import { clientRoutes, clientServiceRoutes } from '../client/routes.ts';
 import { nodeRoutes } from '../cluster/nodes/routes.ts';
@@ -89,6 +90,7 @@ export const schedulerRoutes: readonly SchedulerRoute[] = [
   ...serviceRoutes,
   ...allocationRoutes,
   ...systemRoutes,
+  ...schedulerConfigRoutes,
   ...eventRoutes,
   openApiRoute(() => schedulerRoutes),
 ];

@@ -16,6 +16,7 @@ import { Jobs } from '../cluster/jobs/store.ts';
 import { systemJobsFor } from '../cluster/jobs/system-jobs.ts';
 import { Namespaces } from '../cluster/namespaces/store.ts';
 import { NodePools } from '../cluster/node-pools/store.ts';
+import { SchedulerConfigs } from '../cluster/scheduler-config/store.ts';
 import { NodeIdentities } from '../client/identity.ts';
 import { ClusterNodes } from '../cluster/nodes/store.ts';
 import { NodeSweepLease } from '../cluster/nodes/sweep-lease.ts';
@@ -97,6 +98,8 @@ export class Scheduler {
   readonly allocations: Allocations;
   /** Nomad's core scheduler's garbage collection, forced by `PUT /v1/system/gc` (the sweep runs its own). */
   readonly garbage: GarbageCollector;
+  /** The scheduler configuration (`/v1/operator/scheduler/configuration`): the algorithm and preemption. */
+  readonly schedulerConfig: SchedulerConfigs;
 
   constructor(
     readonly core: SchedulerBase,
@@ -112,6 +115,7 @@ export class Scheduler {
     this.events = new EventBroker(this.state, { pollMs: options.eventPollMs ?? 200 });
     this.nodePools = new NodePools(this.state);
     this.namespaces = new Namespaces(this.state);
+    this.schedulerConfig = new SchedulerConfigs(this.state);
     // A pool with a job that is not dead is in use (Nomad's nodePoolRegionsInUse); the node store adds its own check.
     this.nodePools.addUsageCheck(async (pool) => {
       const namespaces = (await this.namespaces.list()).map((namespace) => namespace.Name);

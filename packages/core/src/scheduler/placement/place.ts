@@ -37,13 +37,25 @@ import { clientTerminal, type HeldAlloc, ProposedState } from './proposed.ts';
 import { grantedResources, type RankContext, type RankedNode, Ranker } from './rank.ts';
 import { type Random, seededRandom, shuffle } from './shuffle.ts';
 import { SpreadScorer } from './spread.ts';
-import type { Place, Placement, PlacementRequest, PlacementResult, Snapshot } from './types.ts';
+import { defaultNodeLimitForFeasibilityChecks, type PlacementSettings } from '../cluster/scheduler-config/model.ts';
+import {
+  type Place,
+  type Placement,
+  type PlacementRequest,
+  type PlacementResult,
+  priorityKey,
+  type Snapshot,
+} from './types.ts';
 
 /** Nomad's `skipScoreThreshold` and `maxSkip` (`LimitIterator`). */
 const skipScoreThreshold = 0;
 const maxSkip = 3;
-/** Nomad's `DefaultNodeLimitForFeasibilityChecks`. */
-const nodeLimitForFeasibilityChecks = 100;
+/** Nomad's defaults: `binpack`, preemption for system jobs only, 100 nodes for groups with affinities or spreads. */
+const defaultSettings = (job: Job): PlacementSettings => ({
+  algorithm: 'binpack',
+  preempt: job.Type === 'system',
+  nodeLimit: defaultNodeLimitForFeasibilityChecks,
+});
 
 export const isSystemJob = (job: Pick<Job, 'Type'>): boolean => job.Type === 'system' || job.Type === 'sysbatch';
 
@@ -72,11 +84,15 @@ class Call {
   private readonly stopped = new Set<HeldAlloc>();
   private readonly groups: Map<string, TaskGroup>;
 
+  readonly settings: PlacementSettings;
+
   constructor(
     snapshot: Snapshot,
     readonly job: Job,
     seed: string,
+    settings?: PlacementSettings,
   ) {
+    this.settings = settings ?? defaultSettings(job);
     const held = snapshot.allocs.filter((alloc) => !clientTerminal(alloc));
     this.proposed = new ProposedState(held);
     const cache = newConstraintCache();
@@ -89,7 +105,11 @@ class Call {
     this.feasibility = new Feasibility(job, cache, context);
     this.spread = new SpreadScorer(context);
     this.random = seededRandom(seed);
-    this.ranker = new Ranker(job, this.proposed, cache, this.random, this.spread);
+    const priorities = snapshot.priorities;
+    this.ranker = new Ranker(job, this.proposed, cache, this.random, this.spread, {
+      algorithm: this.settings.algorithm,
+      priorityOf: (alloc) => priorities?.get(priorityKey(alloc.Namespace, alloc.JobID)),
+    });
     this.candidates = readyNodes(snapshot.nodes, job);
     this.groups = new Map(job.TaskGroups.map((group) => [group.Name, group]));
   }
@@ -126,11 +146,19 @@ class Call {
       NodeID: ranked.node.ID,
       AllocatedResources: resources,
     };
+    const preempted = (ranked.preempted ?? []) as Allocation[];
+    for (const alloc of preempted) this.setStopping(alloc, true);
     this.proposed.place(held);
     this.placed.push(held);
     this.feasibility.addProposed(held);
     this.spread.addProposed(held);
-    this.placements.push({ request, node: ranked.node, resources, metrics });
+    this.placements.push({
+      request,
+      node: ranked.node,
+      resources,
+      metrics,
+      ...(preempted.length > 0 ? { preempted } : {}),
+    });
   }
 
   finish(metrics: MetricRecorder): AllocMetric {
@@ -157,6 +185,8 @@ class GenericStack {
   private nodes: ClusterNode[];
   private offset = 0;
   private limit: number;
+  /** Whether this selection may evict lower-priority allocations (Nomad's `SelectOptions.Preempt`). */
+  preempt = false;
 
   constructor(
     private readonly call: Call,
@@ -192,8 +222,8 @@ class GenericStack {
   select(group: GroupAsk, penaltyNodes: ReadonlySet<string> | undefined, metrics: MetricRecorder): RankedNode | null {
     const spreads = this.call.spread.setGroup(group);
     // Nomad raises the limit for a group with affinities or spreads, and the raise stays for later groups.
-    if (group.affinities.length > 0 || spreads) this.limit = Math.max(group.count, nodeLimitForFeasibilityChecks);
-    const context: RankContext = { group, metrics, penaltyNodes, generic: true, spreads };
+    if (group.affinities.length > 0 || spreads) this.limit = Math.max(group.count, this.call.settings.nodeLimit);
+    const context: RankContext = { group, metrics, penaltyNodes, generic: true, spreads, preempt: this.preempt };
     let seen = 0;
     const source = (): RankedNode | null => {
       const n = this.nodes.length;
@@ -260,10 +290,17 @@ function placeGeneric(call: Call, requests: PlacementRequest[]): void {
     const preferred = preferredNode(call, request, group);
     let option: RankedNode | null;
     let metrics: MetricRecorder;
-    if (preferred) ({ option, metrics } = stack.selectPreferring(preferred, group, penalty));
-    else {
-      metrics = new MetricRecorder();
-      option = stack.select(group, penalty, metrics);
+    const select = () => {
+      if (preferred) return stack.selectPreferring(preferred, group, penalty);
+      const metrics = new MetricRecorder();
+      return { option: stack.select(group, penalty, metrics), metrics };
+    };
+    ({ option, metrics } = select());
+    // Nomad's selectNextOption: nothing fits, so the stack runs again allowed to evict, if the job's type may.
+    if (!option && call.settings.preempt) {
+      stack.preempt = true;
+      ({ option, metrics } = select());
+      stack.preempt = false;
     }
     metrics.metric.AllocationTime = nanoseconds(started);
     const metric = call.finish(metrics);
@@ -321,6 +358,7 @@ function placeSystem(call: Call, requests: PlacementRequest[], snapshot: Snapsho
         penaltyNodes: undefined,
         generic: false,
         spreads: false,
+        preempt: call.settings.preempt,
       });
     metrics.metric.AllocationTime = nanoseconds(started);
     if (option) {
@@ -352,8 +390,8 @@ export async function placementReady(job: Job): Promise<void> {
   if (JSON.stringify(job).includes('"regexp"')) await bexprReady('matches');
 }
 
-export const place: Place = (snapshot, job, requests, seed): PlacementResult => {
-  const call = new Call(snapshot, job, seed);
+export const place: Place = (snapshot, job, requests, seed, settings): PlacementResult => {
+  const call = new Call(snapshot, job, seed, settings);
   if (isSystemJob(job)) placeSystem(call, requests, snapshot);
   else placeGeneric(call, requests);
   const { classes, escaped } = call.feasibility.classReport();

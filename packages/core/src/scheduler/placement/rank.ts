@@ -17,14 +17,17 @@ import type { GroupAsk } from './asks.ts';
 import { type ConstraintCache, meetsConstraint } from './constraints.ts';
 import { type MetricRecorder, normScorerName } from './metrics.ts';
 import { networkResource, type Offer } from './ports.ts';
-import type { NodeState, ProposedState } from './proposed.ts';
+import { preemptFor, preemptionScore } from './preemption.ts';
+import type { HeldAlloc, NodeState, ProposedState } from './proposed.ts';
 import {
   binPackFitness,
+  type Capacity,
   capacityOf,
   coreMhz,
   exhaustedDimension,
   maxFitScore,
   reservableCores,
+  spreadFitness,
   type Usage,
 } from './resources.ts';
 import type { Random } from './shuffle.ts';
@@ -39,6 +42,16 @@ export interface RankedNode {
   devices: Record<string, AllocatedDeviceResource[]> | null;
   /** The cores reserved for each task that asks for cores, and the MHz they give it. */
   cores: Record<string, { ids: number[]; cpu: number }> | null;
+  /** The allocations evicted to make room (Nomad's `PreemptedAllocs`), when the group fits only so. */
+  preempted?: HeldAlloc[];
+}
+
+/** What the scheduler configuration sets for ranking (`cluster/scheduler-config/model.ts`). */
+export interface RankOptions {
+  /** `binpack` (Nomad's `ScoreFitBinPack`) or `spread` (`ScoreFitSpread`). */
+  algorithm: 'binpack' | 'spread';
+  /** The priority of an allocation's job (for preemption), undefined when unknown. */
+  priorityOf: (alloc: HeldAlloc) => number | undefined;
 }
 
 /** What scoring one group's placement needs beside the node. */
@@ -51,6 +64,8 @@ export interface RankContext {
   generic: boolean;
   /** Whether the group has spreads to score (`SpreadScorer.setGroup`). */
   spreads: boolean;
+  /** Whether allocations of lower-priority jobs may be evicted to fit (Nomad's `BinPackIterator.evict`). */
+  preempt?: boolean;
 }
 
 /** The resources a placement of `group` grants (Nomad's `AllocatedResources` of the chosen option). */
@@ -88,7 +103,12 @@ export class Ranker {
     private readonly cache: ConstraintCache,
     private readonly random: Random,
     private readonly spread: SpreadScorer,
+    private readonly options: RankOptions = { algorithm: 'binpack', priorityOf: () => undefined },
   ) {}
+
+  private fitness(capacity: Capacity, used: Usage): number {
+    return (this.options.algorithm === 'spread' ? spreadFitness : binPackFitness)(capacity, used) / maxFitScore;
+  }
 
   /**
    * Nomad's `BinPackIterator` for one node: the node's normalized fitness with the group placed and the network
@@ -98,7 +118,7 @@ export class Ranker {
     node: ClusterNode,
     state: NodeState,
     context: RankContext,
-  ): (Pick<RankedNode, 'network' | 'cores' | 'devices'> & { fitness: number }) | null {
+  ): (Pick<RankedNode, 'network' | 'cores' | 'devices' | 'preempted'> & { fitness: number }) | null {
     const { group, metrics } = context;
     const ports = this.proposed.ports(node, state);
     if (ports.error) {
@@ -156,10 +176,24 @@ export class Ranker {
     };
     const dimension = exhaustedDimension(state.capacity, used);
     if (dimension) {
-      metrics.exhaustedNode(node, dimension);
-      return null;
+      const preempted = context.preempt
+        ? preemptFor({
+            capacity: state.capacity,
+            used: state.usage,
+            allocs: state.allocs,
+            ask: { cpu: group.cpu + coresCpu, memoryMB: group.memoryMB, diskMB: group.diskMB },
+            job: this.job,
+            priorityOf: this.options.priorityOf,
+          })
+        : null;
+      if (!preempted) {
+        metrics.exhaustedNode(node, dimension);
+        return null;
+      }
+      // Nomad scores the fit over the node's allocations before the evictions (an over-full node: binpack's best).
+      return { fitness: this.fitness(state.capacity, used), network, cores, devices, preempted };
     }
-    return { fitness: binPackFitness(state.capacity, used) / maxFitScore, network, cores, devices };
+    return { fitness: this.fitness(state.capacity, used), network, cores, devices };
   }
 
   /** The node ranked for the group, or null when it is exhausted. */
@@ -205,9 +239,22 @@ export class Ranker {
           metrics.scoreNode(node, 'allocation-spread', spreadScore);
         }
       }
+      if (packed.preempted) {
+        const score = preemptionScore(packed.preempted.map((alloc) => this.options.priorityOf(alloc) ?? 0));
+        sum += score;
+        scores++;
+        metrics.scoreNode(node, 'preemption', score);
+      }
     }
     const finalScore = sum / scores;
     metrics.scoreNode(node, normScorerName, finalScore);
-    return { node, finalScore, network: packed.network, cores: packed.cores, devices: packed.devices };
+    return {
+      node,
+      finalScore,
+      network: packed.network,
+      cores: packed.cores,
+      devices: packed.devices,
+      ...(packed.preempted ? { preempted: packed.preempted } : {}),
+    };
   }
 }

@@ -82,6 +82,19 @@ export function binPackFitness(capacity: Capacity, used: Usage): number {
   return score;
 }
 
+/**
+ * Nomad's `ScoreFitSpread` (the `spread` scheduler algorithm): (10^freeCpu + 10^freeMemory) − 2, bounded to [0, 18],
+ * so the emptiest node scores highest.
+ */
+export function spreadFitness(capacity: Capacity, used: Usage): number {
+  const freeCpu = 1 - used.cpu / capacity.cpu;
+  const freeMemory = 1 - used.memoryMB / capacity.memoryMB;
+  const score = 10 ** freeCpu + 10 ** freeMemory - 2;
+  if (score > 18) return 18;
+  if (score < 0) return 0;
+  return score;
+}
+
 /** Nomad's `binPackingMaxFitScore`: the binpack score a placement carries is the fitness over this. */
 export const maxFitScore = 18;
 

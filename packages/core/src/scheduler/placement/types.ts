@@ -9,6 +9,7 @@ import type { AllocatedResources, AllocMetric } from '../cluster/allocations/res
 import type { Evaluation } from '../cluster/evaluations/model.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
+import type { PlacementSettings } from '../cluster/scheduler-config/model.ts';
 
 export type {
   Port,
@@ -28,7 +29,15 @@ export type {
 export interface Snapshot {
   nodes: ClusterNode[];
   allocs: Allocation[];
+  /**
+   * The priority of the jobs of `allocs`, by `priorityKey` (for preemption); an allocation whose job is not here is
+   * never preempted.
+   */
+  priorities?: ReadonlyMap<string, number>;
 }
+
+/** The key of a job in `Snapshot.priorities`. */
+export const priorityKey = (namespace: string, jobId: string): string => `${namespace}\u0000${jobId}`;
 
 /** One allocation to place. */
 export interface PlacementRequest {
@@ -59,6 +68,8 @@ export interface Placement {
   node: ClusterNode;
   resources: AllocatedResources;
   metrics: AllocMetric;
+  /** The allocations this placement evicts (Nomad's `PreemptedAllocs`): their desired status becomes `evict`. */
+  preempted?: Allocation[];
 }
 
 export interface PlacementResult {
@@ -72,7 +83,13 @@ export interface PlacementResult {
 }
 
 /** The placement function's signature (`place.ts`). */
-export type Place = (snapshot: Snapshot, job: Job, requests: PlacementRequest[], seed: string) => PlacementResult;
+export type Place = (
+  snapshot: Snapshot,
+  job: Job,
+  requests: PlacementRequest[],
+  seed: string,
+  settings?: PlacementSettings,
+) => PlacementResult;
 
 /** Nomad's `DesiredUpdates`: what a plan does to each task group (`Annotations.DesiredTGUpdates`). */
 export interface DesiredUpdates {

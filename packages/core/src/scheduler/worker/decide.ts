@@ -12,7 +12,8 @@ import { inDatacenters } from '../cluster/jobs/system-jobs.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import { inPlaceUpdate, place } from '../placement/place.ts';
 import { reconcile } from '../placement/reconcile.ts';
-import type { AllocatedResources, PlacementResult, Reconciliation } from '../placement/types.ts';
+import { type AllocatedResources, type PlacementResult, priorityKey, type Reconciliation } from '../placement/types.ts';
+import { type PlacementSettings, placementSettings } from '../cluster/scheduler-config/model.ts';
 import type { WorkerParts } from './outcome.ts';
 
 export interface EvaluationSnapshot {
@@ -25,6 +26,10 @@ export interface EvaluationSnapshot {
   versions: Map<string, number>;
   /** The job's latest deployment (`cluster/deployments/store.ts`), if any. */
   deployment?: ClusterDeployment | undefined;
+  /** What the scheduler configuration sets for the job's placements (Nomad's defaults when absent). */
+  settings?: PlacementSettings;
+  /** When the job may preempt: the priority of each other job with allocations on the nodes read (`priorityKey`). */
+  priorities?: Map<string, number>;
 }
 
 /**
@@ -32,7 +37,8 @@ export interface EvaluationSnapshot {
  * allocations, the nodes, and the allocations on the nodes placement may choose or the job's allocations are on.
  */
 export async function readSnapshot(
-  parts: Pick<WorkerParts, 'jobs' | 'nodes' | 'allocations'> & Partial<Pick<WorkerParts, 'deployments'>>,
+  parts: Pick<WorkerParts, 'jobs' | 'nodes' | 'allocations'> &
+    Partial<Pick<WorkerParts, 'deployments' | 'schedulerConfig'>>,
   namespace: string,
   jobId: string,
   planned?: Job,
@@ -61,7 +67,32 @@ export async function readSnapshot(
         nodeAllocs.push(...(await allocations.onNode(node.ID)).filter((alloc) => !isTerminal(alloc)));
       }),
   );
-  return { job, jobVersions, nodes: everyNode, jobAllocs, nodeAllocs, versions, deployment };
+  const config = await parts.schedulerConfig?.get();
+  const settings = config && job ? placementSettings(config, job.Type) : undefined;
+  // Preemption reads the priority of each job with allocations where placement may go (its own excepted).
+  let priorities: Map<string, number> | undefined;
+  if (job && (settings ? settings.preempt : job.Type === 'system')) {
+    priorities = new Map();
+    const others = new Map<string, { namespace: string; id: string }>();
+    for (const alloc of nodeAllocs)
+      if (alloc.JobID !== job.ID || alloc.Namespace !== job.Namespace)
+        others.set(priorityKey(alloc.Namespace, alloc.JobID), { namespace: alloc.Namespace, id: alloc.JobID });
+    const found = await Promise.all(
+      [...others].map(async ([key, { namespace, id }]) => [key, (await jobs.get(namespace, id))?.Priority] as const),
+    );
+    for (const [key, priority] of found) if (priority !== undefined) priorities.set(key, priority);
+  }
+  return {
+    job,
+    jobVersions,
+    nodes: everyNode,
+    jobAllocs,
+    nodeAllocs,
+    versions,
+    deployment,
+    ...(settings ? { settings } : {}),
+    ...(priorities ? { priorities } : {}),
+  };
 }
 
 export interface Decision {
@@ -100,7 +131,17 @@ export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now
   });
   const placed =
     job && reconciliation.place.length > 0
-      ? place({ nodes: snapshot.nodes, allocs: snapshot.nodeAllocs }, job, reconciliation.place, seed)
+      ? place(
+          {
+            nodes: snapshot.nodes,
+            allocs: snapshot.nodeAllocs,
+            ...(snapshot.priorities ? { priorities: snapshot.priorities } : {}),
+          },
+          job,
+          reconciliation.place,
+          seed,
+          snapshot.settings,
+        )
       : { placements: [], failed: {} };
   const queued: Record<string, number> = {};
   for (const request of reconciliation.place) queued[request.group] = (queued[request.group] ?? 0) + 1;

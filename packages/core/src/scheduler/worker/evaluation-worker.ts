@@ -65,7 +65,10 @@ export class EvaluationWorker {
     /** Told of an evaluation whose run failed (it is delivered again, up to the limit); by default thrown. */
     private readonly onError?: (error: unknown, evaluation: Evaluation) => void,
   ) {
-    this.applier = new PlanApplier(parts.state, parts.nodes, parts.allocations, parts.deployments);
+    this.applier = new PlanApplier(parts.state, parts.nodes, parts.allocations, parts.deployments, {
+      jobs: parts.jobs,
+      evaluations: parts.evaluations,
+    });
     this.outcomes = new OutcomeRecorder(parts);
   }
 

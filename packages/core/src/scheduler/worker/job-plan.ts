@@ -18,6 +18,8 @@ import { placementReady } from '../placement/place.ts';
 import type { DesiredUpdates } from '../placement/types.ts';
 import { decide, readSnapshot } from './decide.ts';
 import type { WorkerParts } from './outcome.ts';
+import { allocationStub } from '../cluster/allocations/stub.ts';
+import type { StoredAllocation } from '../cluster/allocations/store.ts';
 
 export interface PlanParts extends WorkerParts {
   namespaces: Namespaces;
@@ -25,7 +27,7 @@ export interface PlanParts extends WorkerParts {
 }
 
 export interface JobPlanResponse {
-  Annotations: { DesiredTGUpdates: Record<string, DesiredUpdates>; PreemptedAllocs: null };
+  Annotations: { DesiredTGUpdates: Record<string, DesiredUpdates>; PreemptedAllocs: Record<string, unknown>[] | null };
   FailedTGAllocs: Record<string, unknown> | null;
   JobModifyIndex: number;
   CreatedEvals: Evaluation[] | null;
@@ -107,8 +109,16 @@ export async function planJob(parts: PlanParts, submitted: Job, withDiff: boolea
       SnapshotIndex: currentIndex,
     });
   const desired = reconciliation.desiredTGUpdates;
+  // Nomad's handlePreemptions: the allocations the placements would evict, counted per group as Preemptions.
+  const preempted: Record<string, unknown>[] = [];
+  for (const placement of placed.placements)
+    for (const evicted of placement.preempted ?? []) {
+      preempted.push(allocationStub(evicted as StoredAllocation));
+      const counts = desired[placement.request.group];
+      if (counts) counts.Preemptions += 1;
+    }
   return {
-    Annotations: { DesiredTGUpdates: desired, PreemptedAllocs: null },
+    Annotations: { DesiredTGUpdates: desired, PreemptedAllocs: preempted.length > 0 ? preempted : null },
     FailedTGAllocs: failed,
     JobModifyIndex: index,
     CreatedEvals: created.length > 0 ? created : null,

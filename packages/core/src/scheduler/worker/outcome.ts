@@ -19,6 +19,7 @@ import type { Deployments } from '../cluster/deployments/store.ts';
 import type { Evaluations } from '../cluster/evaluations/store.ts';
 import type { Jobs } from '../cluster/jobs/store.ts';
 import type { ClusterNodes } from '../cluster/nodes/store.ts';
+import type { SchedulerConfigs } from '../cluster/scheduler-config/store.ts';
 import type { SchedulerState } from '../state.ts';
 
 /** The stores the worker runs on. */
@@ -29,6 +30,8 @@ export interface WorkerParts {
   nodes: ClusterNodes;
   allocations: Allocations;
   deployments: Deployments;
+  /** The scheduler configuration placement runs with (Nomad's defaults without it). */
+  schedulerConfig?: Pick<SchedulerConfigs, 'get'>;
 }
 
 export interface EvaluationOutcome {

@@ -99,12 +99,27 @@ export function planOf(
       NextAllocation: '',
       RescheduleTracker: placement.request.rescheduleTracker ?? null,
       FollowupEvalID: '',
+      ...(placement.preempted ? { PreemptedAllocations: placement.preempted.map((alloc) => alloc.ID) } : {}),
       CreateIndex: 0,
       ModifyIndex: 0,
       AllocModifyIndex: 0,
       CreateTime: nowNs,
       ModifyTime: nowNs,
     });
+    // Nomad's AppendPreemptedAlloc: each evicted allocation, on its node, in the same write as this placement.
+    for (const evicted of placement.preempted ?? []) {
+      update.push({
+        id: evicted.ID,
+        nodeId: evicted.NodeID,
+        change: (current) => ({
+          ...current,
+          DesiredStatus: 'evict',
+          DesiredDescription: `Preempted by alloc ID ${id}`,
+          PreemptedByAllocation: id,
+          ModifyTime: nowNs,
+        }),
+      });
+    }
     const rescheduled = placement.request.rescheduleTracker !== undefined;
     if (previous)
       update.push({

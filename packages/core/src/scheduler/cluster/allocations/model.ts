@@ -83,6 +83,10 @@ export interface Allocation {
   NextAllocation: string;
   RescheduleTracker: RescheduleTracker | null;
   FollowupEvalID: string;
+  /** The allocations this one evicted when placed (Nomad's, `omitempty`: present only when it preempted). */
+  PreemptedAllocations?: string[];
+  /** The allocation that evicted this one (Nomad's, `omitempty`: present only when preempted). */
+  PreemptedByAllocation?: string;
   CreateIndex: number;
   ModifyIndex: number;
   AllocModifyIndex: number;

@@ -26,6 +26,9 @@ import type { ClusterDeployment } from '../deployments/model.ts';
 import type { DeploymentChanges, Deployments } from '../deployments/store.ts';
 import type { ClusterNodes } from '../nodes/store.ts';
 import type { CountedChange } from '../jobs/summary.ts';
+import type { Jobs } from '../jobs/store.ts';
+import { evaluationEvent, pendingEvaluation } from './model.ts';
+import type { Evaluations } from './store.ts';
 
 /** What one transaction of a plan may hold besides the state's own writes (index, table indexes, events). */
 const writesPerTransaction = 90;
@@ -52,6 +55,12 @@ export interface Plan {
   deployments?: DeploymentChanges;
 }
 
+/** What plan apply needs to evaluate the jobs a plan preempts (Nomad's `PreemptionEvals`). */
+export interface PreemptionParts {
+  jobs: Pick<Jobs, 'get'>;
+  evaluations: Pick<Evaluations, 'put'>;
+}
+
 export interface ApplyResult {
   placed: StoredAllocation[];
   updated: StoredAllocation[];
@@ -73,6 +82,7 @@ export class PlanApplier {
     private readonly nodes: ClusterNodes,
     private readonly allocations: Allocations,
     private readonly deployments?: Deployments,
+    private readonly preemption?: PreemptionParts,
   ) {}
 
   /** Whether the plan changes any deployment (a plan may do only that: a deployment made successful). */
@@ -86,20 +96,29 @@ export class PlanApplier {
     // The deployments as this plan's committed transactions left them; the first one carries the plan's changes.
     const deployed = new Map<string, ClusterDeployment>();
     let deploymentsPending = PlanApplier.changesDeployments(plan);
+    // The preempted jobs already given an evaluation by an earlier transaction of this plan.
+    const evaluatedJobs = new Set<string>();
     const nodeBatches = batches(byNode(plan));
     if (nodeBatches.length === 0 && deploymentsPending) nodeBatches.push([]);
     for (const batch of nodeBatches) {
       let deployedNow = new Map<string, ClusterDeployment>();
       // Filled by the last run of the write's plan (it runs again when another writer took the index first).
-      let outcome = { placed: [] as StoredAllocation[], updated: [] as StoredAllocation[], rejected: [] as string[] };
+      let outcome = {
+        placed: [] as StoredAllocation[],
+        updated: [] as StoredAllocation[],
+        rejected: [] as string[],
+        evaluated: [] as string[],
+      };
       let index: number | undefined;
       try {
         index = await this.state.commit(async (index) => {
-          outcome = { placed: [], updated: [], rejected: [] };
+          outcome = { placed: [], updated: [], rejected: [], evaluated: [] };
           const items: Write[] = [];
           const joined: StoredAllocation[] = [];
           const removals: PendingEvent[] = [];
           const counted: CountedChange[] = [];
+          // The jobs whose allocations this write evicts (Nomad's preempted jobs).
+          const evictedJobs = new Map<string, { namespace: string; jobId: string }>();
           const tables = new Set<TableName>(['allocs']);
           // The batch's beats in one batch read (a GetItem each made a large plan's transactions wait on reads).
           const beats = await this.nodes.beats(batch.map((part) => part.nodeId));
@@ -133,6 +152,11 @@ export class PlanApplier {
               items.push(this.allocations.updated(after, before));
               outcome.updated.push(after);
               counted.push({ before, after });
+              if (after.DesiredStatus === 'evict' && before.DesiredStatus !== 'evict')
+                evictedJobs.set(`${after.Namespace}\u0000${after.JobID}`, {
+                  namespace: after.Namespace,
+                  jobId: after.JobID,
+                });
               if (after.DeploymentID && after.DeploymentID !== before.DeploymentID) joined.push(after);
               if (
                 terminalClientStatuses.includes(after.ClientStatus) &&
@@ -177,6 +201,29 @@ export class PlanApplier {
           deployedNow = deploymentWrites?.after ?? new Map();
           if (written.length === 0 && (deploymentWrites?.items.length ?? 0) === 0) return undefined;
           const events = written.map((alloc) => allocationEvent(plan.eventType ?? 'PlanResult', alloc));
+          // Nomad's plan apply: each job whose allocations this write evicts gets a `preemption` evaluation with it.
+          outcome.evaluated = [];
+          for (const [key, { namespace, jobId }] of evictedJobs) {
+            if (evaluatedJobs.has(key) || !this.preemption) continue;
+            const job = await this.preemption.jobs.get(namespace, jobId);
+            if (!job) continue;
+            const evaluation = pendingEvaluation(
+              {
+                Namespace: namespace,
+                Priority: job.Priority,
+                Type: job.Type,
+                TriggeredBy: 'preemption',
+                JobID: jobId,
+                JobModifyIndex: 0,
+              },
+              index,
+              this.state.clock.now(),
+            );
+            items.push(this.preemption.evaluations.put(evaluation));
+            events.push(evaluationEvent(plan.eventType ?? 'PlanResult', evaluation));
+            tables.add('evals');
+            outcome.evaluated.push(key);
+          }
           items.push(...(deploymentWrites?.items ?? []));
           if (deploymentWrites?.items.length) tables.add('deployment');
           // A deployment that succeeded made its job version stable in the same write.
@@ -199,6 +246,7 @@ export class PlanApplier {
       for (const node of outcome.rejected) result.rejectedNodes.add(node);
       if (index === undefined) continue;
       deploymentsPending = false;
+      for (const key of outcome.evaluated) evaluatedJobs.add(key);
       for (const [id, deployment] of deployedNow) deployed.set(id, deployment);
       result.index = index;
       result.placed.push(...outcome.placed);

@@ -1,0 +1,144 @@
+/**
+ * The scheduler configuration (Nomad's `structs.SchedulerConfiguration`, `nomad/structs/operator.go`): the
+ * placement algorithm, which job types may preempt lower-priority allocations, and the node limit of placements
+ * with affinities or spreads. One per cluster, stored once changed; until then Nomad's defaults (preemption for
+ * `system` jobs only, `binpack`).
+ *
+ * What this service cannot do is refused with a 400 rather than stored doing nothing: memory oversubscription (the
+ * agent grants no `memory_max`), rejecting job registrations, pausing the evaluation broker.
+ */
+import * as z from 'zod/mini';
+import { badRequest } from '../../../lib/errors.ts';
+
+export interface PreemptionConfig {
+  SystemSchedulerEnabled: boolean;
+  SysBatchSchedulerEnabled: boolean;
+  BatchSchedulerEnabled: boolean;
+  ServiceSchedulerEnabled: boolean;
+}
+
+export interface SchedulerConfiguration {
+  SchedulerAlgorithm: 'binpack' | 'spread';
+  PreemptionConfig: PreemptionConfig;
+  MemoryOversubscriptionEnabled: boolean;
+  RejectJobRegistration: boolean;
+  PauseEvalBroker: boolean;
+  NodeLimitForFeasibilityChecks: number;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+/** What a write sets (the indexes are the write's). */
+export type SchedulerConfigContent = Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>;
+
+/** Nomad's defaults (`nomad/config.go` DefaultConfig's `DefaultSchedulerConfig`), as of the cluster's first index. */
+export const defaultSchedulerConfig: SchedulerConfiguration = {
+  SchedulerAlgorithm: 'binpack',
+  PreemptionConfig: {
+    SystemSchedulerEnabled: true,
+    SysBatchSchedulerEnabled: false,
+    BatchSchedulerEnabled: false,
+    ServiceSchedulerEnabled: false,
+  },
+  MemoryOversubscriptionEnabled: false,
+  RejectJobRegistration: false,
+  PauseEvalBroker: false,
+  NodeLimitForFeasibilityChecks: 0,
+  CreateIndex: 1,
+  ModifyIndex: 1,
+};
+
+/** Nomad's DefaultNodeLimitForFeasibilityChecks: what 0 means. */
+export const defaultNodeLimitForFeasibilityChecks = 100;
+
+/** What placement reads of the configuration. */
+export interface PlacementSettings {
+  algorithm: 'binpack' | 'spread';
+  /** Whether the job's type may preempt (Nomad's stacks read the PreemptionConfig by job type). */
+  preempt: boolean;
+  /** The limit on feasible nodes scored for a group with affinities or spreads. */
+  nodeLimit: number;
+}
+
+/** Whether preemption is on for a job of this type (Nomad's generic and system stacks). */
+export function preemptionEnabled(config: Pick<SchedulerConfiguration, 'PreemptionConfig'>, type: string): boolean {
+  const preemption = config.PreemptionConfig;
+  switch (type) {
+    case 'system':
+      return preemption.SystemSchedulerEnabled;
+    case 'sysbatch':
+      return preemption.SysBatchSchedulerEnabled;
+    case 'batch':
+      return preemption.BatchSchedulerEnabled;
+    default:
+      return preemption.ServiceSchedulerEnabled;
+  }
+}
+
+/** The settings placement runs a job of this type with. */
+export function placementSettings(config: SchedulerConfiguration, type: string): PlacementSettings {
+  return {
+    algorithm: config.SchedulerAlgorithm,
+    preempt: preemptionEnabled(config, type),
+    nodeLimit: config.NodeLimitForFeasibilityChecks || defaultNodeLimitForFeasibilityChecks,
+  };
+}
+
+const flag = (what: string) => z.optional(z.boolean()).check(z.describe(what));
+
+/** The body of `PUT /v1/operator/scheduler/configuration` (Nomad's `api.SchedulerConfiguration`; a missing field is false). */
+export const schedulerConfigBody = z.object({
+  SchedulerAlgorithm: z.optional(z.string()).check(z.describe('`binpack` (the default when empty) or `spread`.')),
+  PreemptionConfig: z
+    .optional(
+      z.object({
+        SystemSchedulerEnabled: flag('Whether `system` jobs may preempt lower-priority allocations.'),
+        SysBatchSchedulerEnabled: flag('Whether `sysbatch` jobs may preempt lower-priority allocations.'),
+        BatchSchedulerEnabled: flag('Whether `batch` jobs may preempt lower-priority allocations.'),
+        ServiceSchedulerEnabled: flag('Whether `service` jobs may preempt lower-priority allocations.'),
+      }),
+    )
+    .check(z.describe('Which job types may preempt (a missing field is false, as Nomad decodes it).')),
+  MemoryOversubscriptionEnabled: flag('Memory oversubscription: not supported here, only false is accepted.'),
+  RejectJobRegistration: flag('Refusing job registrations: not supported here, only false is accepted.'),
+  PauseEvalBroker: flag('Pausing the evaluation broker: not supported here, only false is accepted.'),
+  NodeLimitForFeasibilityChecks: z
+    .optional(z.number())
+    .check(z.describe('Feasible nodes scored for a group with affinities or spreads (0: 100).')),
+  CreateIndex: z.optional(z.number()).check(z.describe('Ignored (the service sets it).')),
+  ModifyIndex: z.optional(z.number()).check(z.describe('Ignored: `?cas=` carries the index a CAS write expects.')),
+});
+
+export type SchedulerConfigBody = z.output<typeof schedulerConfigBody>;
+
+/**
+ * The configuration a body sets, validated as Nomad's (`invalid scheduler algorithm: x`; an empty algorithm is
+ * `binpack`, Nomad's scheduler reading it so), and what this service cannot honour refused by name.
+ */
+export function validateSchedulerConfig(body: SchedulerConfigBody): SchedulerConfigContent {
+  const algorithm = body.SchedulerAlgorithm ?? '';
+  if (algorithm !== '' && algorithm !== 'binpack' && algorithm !== 'spread')
+    throw badRequest(`invalid scheduler algorithm: ${algorithm}`);
+  const unsupported = (['MemoryOversubscriptionEnabled', 'RejectJobRegistration', 'PauseEvalBroker'] as const).filter(
+    (field) => body[field] === true,
+  );
+  if (unsupported.length > 0)
+    throw badRequest(`${unsupported.join(', ')}: not supported by this service (only false is accepted)`);
+  const limit = body.NodeLimitForFeasibilityChecks ?? 0;
+  if (!Number.isInteger(limit) || limit < 0 || limit > 2 ** 32 - 1)
+    throw badRequest('NodeLimitForFeasibilityChecks must be a whole number from 0 to 4294967295');
+  const preemption = body.PreemptionConfig ?? {};
+  return {
+    SchedulerAlgorithm: algorithm === 'spread' ? 'spread' : 'binpack',
+    PreemptionConfig: {
+      SystemSchedulerEnabled: preemption.SystemSchedulerEnabled ?? false,
+      SysBatchSchedulerEnabled: preemption.SysBatchSchedulerEnabled ?? false,
+      BatchSchedulerEnabled: preemption.BatchSchedulerEnabled ?? false,
+      ServiceSchedulerEnabled: preemption.ServiceSchedulerEnabled ?? false,
+    },
+    MemoryOversubscriptionEnabled: false,
+    RejectJobRegistration: false,
+    PauseEvalBroker: false,
+    NodeLimitForFeasibilityChecks: limit,
+  };
+}

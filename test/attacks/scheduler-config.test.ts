@@ -1,0 +1,115 @@
+/**
+ * Attack class: changing how the scheduler places work, or using placement to evict others' work, past what a token
+ * grants. The scheduler configuration (`/v1/operator/scheduler/configuration`) decides which job types may preempt:
+ * reading it needs `operator:read`, changing it `operator:write` (Nomad's). A job's priority decides whom it may
+ * preempt: Nomad bounds it to 1..100 and preempts only allocations of jobs at least 10 below.
+ *
+ * Attackers: an anonymous caller, a token with `operator { policy = "read" }`, a namespace writer (`submit-job`).
+ * They try: to turn service preemption on (so their service jobs evict others), with and without `?cas=`; to submit
+ * a job above the priority bound; and, as a namespace writer of `team-b` at the highest allowed priority, to evict
+ * a `team-a` allocation whose priority is within 10 of it.
+ * They must never reach: a stored configuration, a job above priority 100, an eviction Nomad's rules do not allow.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK, jobPk } from '../../packages/core/src/scheduler/keys.ts';
+import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { ready } from '../support/cluster-allocations.ts';
+import { attackCalls, teamsHarness } from '../support/cluster-attacks.ts';
+import { registerNode } from '../support/cluster-nodes.ts';
+import type { SchedulerService } from '../support/scheduler-harness.ts';
+
+const configPath = '/v1/operator/scheduler/configuration';
+const enableAll = {
+  PreemptionConfig: {
+    SystemSchedulerEnabled: true,
+    SysBatchSchedulerEnabled: true,
+    BatchSchedulerEnabled: true,
+    ServiceSchedulerEnabled: true,
+  },
+};
+
+const job = (id: string, type: string, priority: number, cpu: number, extra: Record<string, unknown> = {}) => ({
+  ...extra,
+  ID: id,
+  Type: type,
+  Priority: priority,
+  TaskGroups: [
+    {
+      Name: 'g',
+      Count: 1,
+      Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: 'sleep' }, Resources: { CPU: cpu, MemoryMB: 128 } }],
+    },
+  ],
+});
+
+describe('attack: the scheduler configuration and preemption past a token’s rights', () => {
+  let h: SchedulerService;
+  let root: string;
+  let operatorReader: string;
+  let teamB: string;
+  const { as, tokenWith, refused } = attackCalls(() => ({ h, root }));
+
+  beforeAll(async () => {
+    ({ h, root } = await teamsHarness());
+    operatorReader = await tokenWith('operator { policy = "read" }');
+    teamB = await tokenWith('namespace "team-b" { policy = "write" }');
+  });
+  afterAll(() => h.close());
+
+  it('without operator:write nobody changes the configuration: 403, nothing stored', async () => {
+    for (const token of [undefined, operatorReader, teamB]) {
+      await refused(as(token)('PUT', configPath, enableAll));
+      await refused(as(token)('POST', `${configPath}?cas=1`, enableAll));
+    }
+    expect(await h.core.store.get(SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK)).toBeUndefined();
+    expect((await h.scheduler.schedulerConfig.get()).PreemptionConfig.ServiceSchedulerEnabled).toBe(false);
+  });
+
+  it('reading it needs operator:read', async () => {
+    await refused(as(undefined)('GET', configPath));
+    await refused(as(teamB)('GET', configPath));
+    const read = await as(operatorReader)('GET', configPath);
+    expect(read.status).toBe(200);
+    expect(read.body.SchedulerConfig.PreemptionConfig.ServiceSchedulerEnabled).toBe(false);
+  });
+
+  it('a submit-job token cannot set a priority outside 1..100', async () => {
+    for (const priority of [101, 1000, -1, 2.5]) {
+      const text = await refused(
+        as(teamB)('PUT', '/v1/jobs?namespace=team-b', { Job: job(`p${priority}`, 'system', priority, 100) }),
+        400,
+      );
+      expect(text).toContain('job priority must be between [1, 100]');
+      expect(await h.core.store.get(jobPk('team-b'), `p${priority}`)).toBeUndefined();
+    }
+  });
+
+  it('a team-b writer at priority 100 cannot evict a team-a allocation of priority 91 (a gap under 10)', async () => {
+    const writer = await tokenWith('node { policy = "write" }');
+    const { node } = await registerNode(h, writer);
+    await ready(h, node);
+    const worker = new EvaluationWorker(h.scheduler);
+    // team-a's job fills the node (3800 of 3900 MHz) at priority 91.
+    const kept = await as(root)('PUT', '/v1/jobs?namespace=team-a', { Job: job('kept', 'service', 91, 3800) });
+    expect((await worker.runDue()).get(kept.body.EvalID)).toBe('complete');
+    const [victim] = await h.scheduler.allocations.ofJob('team-a', 'kept');
+    expect(victim?.NodeID).toBe(node.ID);
+    // team-b's system job at the highest priority a job may have: preemption is on for system jobs by default.
+    const out = await as(teamB)('PUT', '/v1/jobs?namespace=team-b', { Job: job('greedy', 'system', 100, 500) });
+    expect(out.status).toBe(200);
+    await worker.runDue();
+    expect(await h.scheduler.allocations.ofJob('team-b', 'greedy')).toEqual([]);
+    const evaluation = await h.scheduler.evaluations.get(out.body.EvalID);
+    expect(evaluation?.FailedTGAllocs?.g).toMatchObject({ NodesExhausted: 1, DimensionExhausted: { cpu: 1 } });
+    expect((await h.scheduler.allocations.get(victim?.ID as string))?.DesiredStatus).toBe('run');
+    // The control: at priority 90 the same allocation is 10 below another team's job, which evicts it, as Nomad.
+    await as(root)('PUT', '/v1/jobs?namespace=team-a', { Job: job('kept', 'service', 90, 3800) });
+    await worker.runDue();
+    await as(teamB)('PUT', '/v1/jobs?namespace=team-b', {
+      Job: job('greedy', 'system', 100, 500, { Meta: { n: '2' } }),
+    });
+    await worker.runDue();
+    const [placed] = await h.scheduler.allocations.ofJob('team-b', 'greedy');
+    expect(placed?.PreemptedAllocations).toHaveLength(1);
+  });
+});

@@ -1,0 +1,218 @@
+/**
+ * Preemption end to end over DynamoDB Local: the scheduler configuration route (Nomad's shape, defaults, `?cas=`,
+ * validation), a system job evicting a lower-priority service allocation on a full node (the evicted allocation's
+ * `evict` with `PreemptedByAllocation`, the new one's `PreemptedAllocations`, in one write with the `PlanResult`
+ * events and a `preemption` evaluation of the evicted job), the job plan's `Annotations.PreemptedAllocs`, and the
+ * rules: a service job preempts only once the operator enables it, equal priority never.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { ready, webJob } from '../support/cluster-allocations.ts';
+import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+
+const configPath = '/v1/operator/scheduler/configuration';
+
+/** A job of one group `g` asking `cpu` MHz and `memory` MB per allocation, in node pool `pool`. */
+const job = (id: string, pool: string, type: string, priority: number, cpu: number, memory: number) =>
+  webJob(id, {
+    Type: type,
+    Priority: priority,
+    NodePool: pool,
+    TaskGroups: [
+      {
+        Name: 'g',
+        Count: 1,
+        Tasks: [
+          { Name: 't', Driver: 'raw_exec', Config: { command: 'sleep' }, Resources: { CPU: cpu, MemoryMB: memory } },
+        ],
+      },
+    ],
+  });
+
+describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
+  let h: SchedulerHarness;
+  let root: string;
+  let writer: string;
+  let worker: EvaluationWorker;
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const allocsOf = (id: string) => h.scheduler.allocations.ofJob('default', id);
+
+  /** A ready node in its own pool, filled by a priority-20 service job's one allocation (3800 of 3900 MHz). */
+  const fullNode = async (pool: string) => {
+    const { node } = await registerNode(h, writer, { NodePool: pool });
+    await ready(h, node);
+    const filler = `filler-${pool}`;
+    const out = await mgmt('PUT', '/v1/jobs', { Job: job(filler, pool, 'service', 20, 3800, 3000) });
+    expect(out.status).toBe(200);
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    const [alloc] = await allocsOf(filler);
+    expect(alloc?.NodeID).toBe(node.ID);
+    return { node, filler, alloc: alloc as NonNullable<typeof alloc> };
+  };
+
+  beforeAll(async () => {
+    h = await startScheduler();
+    ({ root, writer } = await nodeTokens(h));
+    worker = new EvaluationWorker(h.scheduler);
+  });
+  afterAll(() => h.close());
+
+  it('answers Nomad’s default configuration before any write', async () => {
+    const out = await mgmt('GET', configPath);
+    expect(out.status).toBe(200);
+    expect(out.body).toEqual({
+      SchedulerConfig: {
+        SchedulerAlgorithm: 'binpack',
+        PreemptionConfig: {
+          SystemSchedulerEnabled: true,
+          SysBatchSchedulerEnabled: false,
+          BatchSchedulerEnabled: false,
+          ServiceSchedulerEnabled: false,
+        },
+        MemoryOversubscriptionEnabled: false,
+        RejectJobRegistration: false,
+        PauseEvalBroker: false,
+        NodeLimitForFeasibilityChecks: 0,
+        CreateIndex: 1,
+        ModifyIndex: 1,
+      },
+      Index: 1,
+      LastContact: 0,
+      KnownLeader: true,
+      NextToken: '',
+    });
+  });
+
+  it('refuses what it cannot honour and invalid input with a 400, storing nothing', async () => {
+    const bad = await mgmt('PUT', configPath, { SchedulerAlgorithm: 'random' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('invalid scheduler algorithm: random');
+    for (const field of ['MemoryOversubscriptionEnabled', 'RejectJobRegistration', 'PauseEvalBroker']) {
+      const out = await mgmt('PUT', configPath, { [field]: true });
+      expect(out.status).toBe(400);
+      expect(out.text).toContain(field);
+    }
+    const cas = await h.call('PUT', `${configPath}?cas=abc`, { token: root, body: {} });
+    expect(cas.status).toBe(400);
+    expect(cas.text).toContain('Error parsing cas value');
+    expect((await h.scheduler.schedulerConfig.get()).ModifyIndex).toBe(1);
+  });
+
+  it('writes with and without ?cas= as Nomad: {Updated, Index}; a stale cas writes nothing', async () => {
+    const stale = await h.call('PUT', `${configPath}?cas=7`, {
+      token: root,
+      body: { SchedulerAlgorithm: 'spread' },
+    });
+    expect(stale.status).toBe(200);
+    expect(stale.body).toEqual({ Updated: false, Index: 1 });
+    expect((await h.scheduler.schedulerConfig.get()).SchedulerAlgorithm).toBe('binpack');
+    const fresh = await h.call('POST', `${configPath}?cas=1`, {
+      token: root,
+      body: { SchedulerAlgorithm: 'binpack', PreemptionConfig: { SystemSchedulerEnabled: true } },
+    });
+    expect(fresh.body.Updated).toBe(true);
+    expect(fresh.headers.get('x-nomad-index')).toBe(String(fresh.body.Index));
+    const read = (await mgmt('GET', configPath)).body;
+    expect(read.SchedulerConfig).toMatchObject({ CreateIndex: fresh.body.Index, ModifyIndex: fresh.body.Index });
+    expect(read.Index).toBe(fresh.body.Index);
+  });
+
+  it('a system job of priority 90 evicts a priority-20 service allocation on a full node, in one write', async () => {
+    const { node, filler, alloc } = await fullNode('sys');
+    const before = await h.scheduler.state.currentIndex();
+    const out = await mgmt('PUT', '/v1/jobs', { Job: job('agent', 'sys', 'system', 90, 500, 256) });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+
+    const [placed] = await allocsOf('agent');
+    expect(placed).toMatchObject({ NodeID: node.ID, DesiredStatus: 'run', PreemptedAllocations: [alloc.ID] });
+    const evicted = await h.scheduler.allocations.get(alloc.ID);
+    expect(evicted).toMatchObject({
+      DesiredStatus: 'evict',
+      DesiredDescription: `Preempted by alloc ID ${placed?.ID}`,
+      PreemptedByAllocation: placed?.ID,
+    });
+    // The placement and the eviction are one write: one index, the PlanResult events of both, and the preempted
+    // job's evaluation.
+    expect(evicted?.ModifyIndex).toBe(placed?.CreateIndex);
+    const events = (await h.scheduler.state.eventsAfter(before + 1)).flatMap((batch) => batch.events);
+    const planResult = events.filter((event) => event.Type === 'PlanResult');
+    expect(planResult.map((event) => [event.Topic, event.Key]).sort()).toEqual(
+      [
+        ['Allocation', placed?.ID],
+        ['Allocation', alloc.ID],
+        ['Evaluation', expect.any(String)],
+      ].sort(),
+    );
+    const evaluation = planResult.find((event) => event.Topic === 'Evaluation')?.Payload.Evaluation as Record<
+      string,
+      unknown
+    >;
+    expect(evaluation).toMatchObject({
+      JobID: filler,
+      TriggeredBy: 'preemption',
+      Status: 'pending',
+      Priority: 20,
+      Type: 'service',
+    });
+    const stored = (await mgmt('GET', `/v1/evaluation/${evaluation.ID}`)).body;
+    expect(stored).toMatchObject({ JobID: filler, TriggeredBy: 'preemption' });
+    // The node's map carries the eviction, so its agent stops the allocation.
+    const map = await h.call('GET', `/v1/client/node/${node.ID}/allocations`, { token: node.SecretID });
+    expect(map.body.Allocs[alloc.ID]).toBe(evicted?.AllocModifyIndex);
+    // The list stub shows both sides.
+    const stubs = (await mgmt('GET', `/v1/job/${filler}/allocations`)).body as Array<Record<string, unknown>>;
+    expect(stubs.find((stub) => stub.ID === alloc.ID)).toMatchObject({ PreemptedByAllocation: placed?.ID });
+    // The preempted job's evaluation runs: no room left for it, so it blocks.
+    expect((await worker.runDue()).get(evaluation.ID as string)).toBe('blocked');
+  });
+
+  it('with the default configuration a service job does not preempt; its plan shows no preemption', async () => {
+    await fullNode('svc');
+    const spec = job('urgent', 'svc', 'service', 90, 500, 256);
+    const plan = await mgmt('PUT', '/v1/job/urgent/plan', { Job: spec });
+    expect(plan.status).toBe(200);
+    expect(plan.body.Annotations.PreemptedAllocs).toBeNull();
+    expect(plan.body.FailedTGAllocs.g.DimensionExhausted).toEqual({ cpu: 1 });
+    const out = await mgmt('PUT', '/v1/jobs', { Job: spec });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('blocked');
+    expect(await allocsOf('urgent')).toEqual([]);
+    expect((await allocsOf('filler-svc'))[0]?.DesiredStatus).toBe('run');
+  });
+
+  it('equal priority never preempts, even a system job', async () => {
+    const { alloc } = await fullNode('peer');
+    const out = await mgmt('PUT', '/v1/jobs', { Job: job('peer-agent', 'peer', 'system', 20, 500, 256) });
+    await worker.runDue();
+    expect(await allocsOf('peer-agent')).toEqual([]);
+    expect((await h.scheduler.allocations.get(alloc.ID))?.DesiredStatus).toBe('run');
+    expect((await mgmt('GET', `/v1/evaluation/${out.body.EvalID}`)).body.Status).toBe('complete');
+  });
+
+  it('with ServiceSchedulerEnabled a service job of priority 90 preempts; its plan shows it first', async () => {
+    const { alloc } = await fullNode('svc-on');
+    const set = await mgmt('PUT', configPath, {
+      PreemptionConfig: { SystemSchedulerEnabled: true, ServiceSchedulerEnabled: true },
+    });
+    expect(set.body.Updated).toBe(true);
+    const spec = job('urgent-on', 'svc-on', 'service', 90, 500, 256);
+    const plan = await mgmt('PUT', '/v1/job/urgent-on/plan', { Job: spec });
+    expect(plan.body.FailedTGAllocs).toBeNull();
+    expect(plan.body.Annotations.PreemptedAllocs).toHaveLength(1);
+    expect(plan.body.Annotations.PreemptedAllocs[0]).toMatchObject({ ID: alloc.ID, JobID: 'filler-svc-on' });
+    expect(plan.body.Annotations.DesiredTGUpdates.g).toMatchObject({ Place: 1, Preemptions: 1 });
+    // The plan wrote nothing.
+    expect((await h.scheduler.allocations.get(alloc.ID))?.DesiredStatus).toBe('run');
+
+    const out = await mgmt('PUT', '/v1/jobs', { Job: spec });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    const [placed] = await allocsOf('urgent-on');
+    expect(placed?.PreemptedAllocations).toEqual([alloc.ID]);
+    expect(await h.scheduler.allocations.get(alloc.ID)).toMatchObject({
+      DesiredStatus: 'evict',
+      PreemptedByAllocation: placed?.ID,
+    });
+    await mgmt('PUT', configPath, { PreemptionConfig: { SystemSchedulerEnabled: true } });
+  });
+});

@@ -1,0 +1,245 @@
+/**
+ * Preemption in placement (Nomad's `preemption.go` and the `evict` path of its `BinPackIterator`): which allocations
+ * of lower-priority jobs a placement evicts when its group fits no node, exact from hand-built snapshots.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Allocation } from '../../../packages/core/src/scheduler/cluster/allocations/model.ts';
+import type { PlacementSettings } from '../../../packages/core/src/scheduler/cluster/scheduler-config/model.ts';
+import { place } from '../../../packages/core/src/scheduler/placement/place.ts';
+import {
+  preemptFor,
+  preemptionScore,
+  resourceDistance,
+} from '../../../packages/core/src/scheduler/placement/preemption.ts';
+import { priorityKey } from '../../../packages/core/src/scheduler/placement/types.ts';
+import { makeAlloc, makeJob, makeNode, requests, task } from './fixtures.ts';
+
+const settings = (preempt: boolean, algorithm: 'binpack' | 'spread' = 'binpack'): PlacementSettings => ({
+  algorithm,
+  preempt,
+  nodeLimit: 100,
+});
+
+const prioritiesOf = (entries: Array<[{ ID: string; Namespace: string }, number]>) =>
+  new Map(entries.map(([job, priority]) => [priorityKey(job.Namespace, job.ID), priority]));
+
+describe('the preemption choice (pure)', () => {
+  const node = makeNode({ cpu: 4000, memoryMB: 8192 });
+  const low = makeJob({ ID: 'low', Priority: 20 });
+  const mid = makeJob({ ID: 'mid', Priority: 40 });
+  const near = makeJob({ ID: 'near', Priority: 85 });
+  const capacity = { cpu: 4000, memoryMB: 8192, diskMB: 100_000 };
+  const priorities = prioritiesOf([
+    [low, 20],
+    [mid, 40],
+    [near, 85],
+  ]);
+  const priorityOf = (alloc: { Namespace: string; JobID: string }) =>
+    priorities.get(priorityKey(alloc.Namespace, alloc.JobID));
+  const usedBy = (allocs: Allocation[]) => ({
+    cpu: allocs.reduce((sum, alloc) => sum + (alloc.AllocatedResources.Tasks.main?.Cpu.CpuShares ?? 0), 0),
+    memoryMB: allocs.reduce((sum, alloc) => sum + (alloc.AllocatedResources.Tasks.main?.Memory.MemoryMB ?? 0), 0),
+    diskMB: allocs.reduce((sum, alloc) => sum + alloc.AllocatedResources.Shared.DiskMB, 0),
+  });
+  const job = { ID: 'sys', Namespace: 'default', Priority: 90 };
+
+  it('takes the lowest priority first, the closest in size, and only as many as the ask needs', () => {
+    const small = makeAlloc(low, 'web', node, { cpu: 500, memoryMB: 1000, diskMB: 0 });
+    const exact = makeAlloc(low, 'web', node, { cpu: 1000, memoryMB: 2000, diskMB: 0 });
+    const big = makeAlloc(mid, 'web', node, { cpu: 2500, memoryMB: 5000, diskMB: 0 });
+    const allocs = [small, exact, big];
+    const chosen = preemptFor({
+      capacity,
+      used: usedBy(allocs),
+      allocs,
+      ask: { cpu: 1000, memoryMB: 2000, diskMB: 0 },
+      job,
+      priorityOf,
+    });
+    // Free: 0 CPU, 192 MB. The priority-20 group first; `exact` is at distance 0 and covers the ask alone.
+    expect(chosen?.map((alloc) => alloc.ID)).toEqual([exact.ID]);
+  });
+
+  it('goes on to the next priority when the lowest does not cover the ask, then trims what is not needed', () => {
+    const small = makeAlloc(low, 'web', node, { cpu: 500, memoryMB: 1000, diskMB: 0 });
+    const big = makeAlloc(mid, 'web', node, { cpu: 3500, memoryMB: 7000, diskMB: 0 });
+    const allocs = [small, big];
+    const chosen = preemptFor({
+      capacity,
+      used: usedBy(allocs),
+      allocs,
+      ask: { cpu: 2000, memoryMB: 4000, diskMB: 0 },
+      job,
+      priorityOf,
+    });
+    // `small` (priority 20) is taken first but does not cover; `big` (40) does. Trimmed farthest-first from the
+    // ask: `small` is at distance √(0.75²+0.75²) ≈ 1.06, `big` at √(0.75²+0.75²) too; the stable order keeps `small`
+    // first, which alone does not cover, so both stay.
+    expect(chosen?.map((alloc) => alloc.ID)).toEqual([small.ID, big.ID]);
+    expect(resourceDistance({ cpu: 2000, memoryMB: 4000, diskMB: 0 }, { cpu: 500, memoryMB: 1000, diskMB: 0 })).toBe(
+      Math.sqrt(0.75 ** 2 + 0.75 ** 2),
+    );
+  });
+
+  it('never evicts a job within 10 of the placing priority, of unknown priority, or of the job itself', () => {
+    const nearAlloc = makeAlloc(near, 'web', node, { cpu: 4000, memoryMB: 8192, diskMB: 0 });
+    const unknown = makeAlloc(makeJob({ ID: 'unknown' }), 'web', node, { cpu: 4000, memoryMB: 8192, diskMB: 0 });
+    const own = makeAlloc({ ID: 'sys', Namespace: 'default' }, 'web', node, { cpu: 4000, memoryMB: 8192, diskMB: 0 });
+    for (const alloc of [nearAlloc, unknown, own])
+      expect(
+        preemptFor({
+          capacity,
+          used: usedBy([alloc]),
+          allocs: [alloc],
+          ask: { cpu: 100, memoryMB: 100, diskMB: 0 },
+          job,
+          priorityOf,
+        }),
+      ).toBeNull();
+    // Priority 80 against 90: a gap of exactly 10 is enough (Nomad skips only a gap below 10).
+    const eighty = makeAlloc(makeJob({ ID: 'eighty' }), 'web', node, { cpu: 4000, memoryMB: 8192, diskMB: 0 });
+    expect(
+      preemptFor({
+        capacity,
+        used: usedBy([eighty]),
+        allocs: [eighty],
+        ask: { cpu: 100, memoryMB: 100, diskMB: 0 },
+        job,
+        priorityOf: () => 80,
+      })?.map((alloc) => alloc.ID),
+    ).toEqual([eighty.ID]);
+  });
+
+  it('answers null when evicting every candidate still does not make room', () => {
+    const alloc = makeAlloc(low, 'web', node, { cpu: 1000, memoryMB: 1000, diskMB: 0 });
+    expect(
+      preemptFor({
+        capacity,
+        used: { cpu: 4000, memoryMB: 8192, diskMB: 0 },
+        allocs: [alloc],
+        ask: { cpu: 2000, memoryMB: 100, diskMB: 0 },
+        job,
+        priorityOf,
+      }),
+    ).toBeNull();
+  });
+
+  it('scores a node by the priorities it would evict (Nomad’s logistic curve, 0.5 at a net priority of 2048)', () => {
+    const one = preemptionScore([20]);
+    expect(one).toBe(1 / (1 + Math.exp(0.0048 * (20 + 1 - 2048))));
+    expect(preemptionScore([20, 20, 20])).toBeLessThan(one);
+    expect(preemptionScore([50])).toBeLessThan(one);
+  });
+});
+
+describe('placement with preemption', () => {
+  const lowJob = makeJob({ ID: 'batchy', Type: 'service', Priority: 20 });
+  const full = makeNode({ cpu: 2000, memoryMB: 2048 });
+  const filler = makeAlloc(lowJob, 'web', full, { cpu: 2000, memoryMB: 2048, diskMB: 0 });
+  const snapshot = { nodes: [full], allocs: [filler], priorities: prioritiesOf([[lowJob, 20]]) };
+
+  it('a system job of priority 90 evicts the lower-priority allocation on a full node and is placed there', () => {
+    const system = makeJob({
+      ID: 'agent',
+      Type: 'system',
+      Priority: 90,
+      TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
+    });
+    const result = place(
+      snapshot,
+      system,
+      [{ group: 'agent', name: 'agent.agent[0]', nodeId: full.ID }],
+      's',
+      settings(true),
+    );
+    expect(result.failed).toEqual({});
+    expect(result.placements).toHaveLength(1);
+    expect(result.placements[0]?.node.ID).toBe(full.ID);
+    expect(result.placements[0]?.preempted?.map((alloc) => alloc.ID)).toEqual([filler.ID]);
+  });
+
+  it('with preemption off for the job type, the same placement fails, exhausted on the node', () => {
+    const system = makeJob({
+      ID: 'agent',
+      Type: 'system',
+      Priority: 90,
+      TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
+    });
+    const result = place(
+      snapshot,
+      system,
+      [{ group: 'agent', name: 'agent.agent[0]', nodeId: full.ID }],
+      's',
+      settings(false),
+    );
+    expect(result.placements).toEqual([]);
+    expect(result.failed.agent?.NodesExhausted).toBe(1);
+    expect(result.failed.agent?.DimensionExhausted).toEqual({ cpu: 1 });
+  });
+
+  it('a service job preempts only when enabled, after a first pass without, and scores the preemption', () => {
+    const service = makeJob({
+      ID: 'api',
+      Priority: 80,
+      TaskGroups: [{ Name: 'api', Count: 1, Tasks: [task('api', 500, 256)] }],
+    });
+    const off = place(snapshot, service, requests(service, 'api', 1), 's', settings(false));
+    expect(off.placements).toEqual([]);
+    const on = place(snapshot, service, requests(service, 'api', 1), 's', settings(true));
+    expect(on.placements[0]?.preempted?.map((alloc) => alloc.ID)).toEqual([filler.ID]);
+    const scores = on.placements[0]?.metrics.ScoreMetaData?.[0]?.Scores ?? {};
+    expect(scores.preemption).toBe(preemptionScore([20]));
+  });
+
+  it('equal priority never preempts, nor a gap under 10', () => {
+    for (const priority of [20, 29]) {
+      const job = makeJob({
+        ID: `peer-${priority}`,
+        Type: 'system',
+        Priority: priority,
+        TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
+      });
+      const result = place(snapshot, job, [{ group: 'agent', name: 'x', nodeId: full.ID }], 's', settings(true));
+      expect(result.placements).toEqual([]);
+    }
+  });
+
+  it('an evicted allocation frees its room for the later placements of the same call', () => {
+    const two = makeNode({ cpu: 2000, memoryMB: 2048 });
+    const a = makeAlloc(lowJob, 'web', two, { cpu: 1000, memoryMB: 1024, diskMB: 0 });
+    const b = makeAlloc(lowJob, 'web', two, { cpu: 1000, memoryMB: 1024, diskMB: 0 });
+    const service = makeJob({
+      ID: 'api',
+      Priority: 80,
+      TaskGroups: [{ Name: 'api', Count: 2, Tasks: [task('api', 1000, 1024)] }],
+    });
+    const result = place(
+      { nodes: [two], allocs: [a, b], priorities: prioritiesOf([[lowJob, 20]]) },
+      service,
+      requests(service, 'api', 2),
+      's',
+      settings(true),
+    );
+    expect(result.placements).toHaveLength(2);
+    const evicted = result.placements.flatMap((placement) => placement.preempted?.map((alloc) => alloc.ID) ?? []);
+    expect(evicted.sort()).toEqual([a.ID, b.ID].sort());
+  });
+
+  it('the spread algorithm scores the emptier node higher (Nomad’s ScoreFitSpread)', () => {
+    const empty = makeNode({ cpu: 4000, memoryMB: 4096 });
+    const busy = makeNode({ cpu: 4000, memoryMB: 4096 });
+    const held = makeAlloc(lowJob, 'web', busy, { cpu: 2000, memoryMB: 2048, diskMB: 0 });
+    const service = makeJob({
+      ID: 'api',
+      Type: 'batch',
+      TaskGroups: [{ Name: 'api', Count: 1, Tasks: [task('api', 100, 100)] }],
+    });
+    const snap = { nodes: [empty, busy], allocs: [held] };
+    expect(
+      place(snap, service, requests(service, 'api', 1), 's', settings(false, 'spread')).placements[0]?.node.ID,
+    ).toBe(empty.ID);
+    expect(
+      place(snap, service, requests(service, 'api', 1), 's', settings(false, 'binpack')).placements[0]?.node.ID,
+    ).toBe(busy.ID);
+  });
+});

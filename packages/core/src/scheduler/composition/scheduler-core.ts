@@ -130,6 +130,7 @@ export class Scheduler {
     this.deployments = new Deployments(this.state, this.jobs, this.evaluations);
     this.services = new ServiceRegistrations(this.state);
     this.allocations = new Allocations(this.state, this.jobs, this.evaluations, this.deployments);
+    this.deployments.allocationsWith((namespace, jobId) => this.allocations.ofJob(namespace, jobId));
     this.allocations.activeDeploymentWith(async (namespace, jobId) =>
       (await this.deployments.ofJob(namespace, jobId)).some(isActive),
     );

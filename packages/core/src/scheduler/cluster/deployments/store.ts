@@ -24,6 +24,7 @@ import {
   requiresPromotion,
 } from './model.ts';
 import { withPlacement } from './health.ts';
+import { jobStatusWithDeployment } from './job-status.ts';
 import { anyAutoRevert, failure, withStatus } from './rollback.ts';
 
 /** What a deployment write answers (Nomad's DeploymentUpdateResponse). */
@@ -59,11 +60,18 @@ export function deploymentEvent(type: string, deployment: ClusterDeployment): Pe
 }
 
 export class Deployments {
+  private allocationsOf: ((namespace: string, jobId: string) => Promise<Allocation[]>) | undefined;
+
   constructor(
     private readonly state: SchedulerState,
     private readonly jobs?: Jobs,
     private readonly evaluations?: Evaluations,
   ) {}
+
+  /** Where a job's allocations are read, for its status after a fail or resume (`allocations/store.ts` is built after). */
+  allocationsWith(reader: (namespace: string, jobId: string) => Promise<Allocation[]>): void {
+    this.allocationsOf = reader;
+  }
 
   /**
    * Nomad's `Deployment.Fail` and `Deployment.Pause` (`nomad/deployment_endpoint.go`, the deployment watcher's
@@ -121,8 +129,10 @@ export class Deployments {
         const events: PendingEvent[] = [deploymentEvent(type, after), ...reverted.events];
         evalId = '';
         evalIndex = 0;
+        let created: Evaluation | undefined;
         if (change !== 'pause' && this.evaluations) {
           const evaluation = watcherEvaluation(deployment, job, index, this.state.clock.now());
+          created = evaluation;
           items.push(this.evaluations.put(evaluation));
           events.push(evaluationEvent(type, evaluation));
           evalId = evaluation.ID;
@@ -130,6 +140,25 @@ export class Deployments {
         }
         const tables: TableName[] = ['deployment', ...(evalId ? (['evals'] as const) : [])];
         if (reverted.items.length > 0) tables.push('jobs');
+        // With its evaluation, the job's status as the deployment leaves it (`job-status.ts`), unless reverted.
+        if (created && reverted.items.length === 0 && this.jobs && this.evaluations && this.allocationsOf) {
+          const status = await jobStatusWithDeployment(
+            {
+              jobs: this.jobs,
+              evaluations: this.evaluations,
+              deploymentsOf: (namespace, jobId) => this.ofJob(namespace, jobId),
+              allocationsOf: this.allocationsOf,
+            },
+            job,
+            after,
+            created,
+            index,
+            type,
+          );
+          items.push(...status.items);
+          events.push(...status.events);
+          tables.push(...status.tables);
+        }
         return { items, tables, events };
       });
       return {

@@ -22,6 +22,7 @@ import type { Evaluations } from '../evaluations/store.ts';
 import type { Job } from '../jobs/model.ts';
 import type { Jobs } from '../jobs/store.ts';
 import { isHealthy, isUnhealthy, timeMs, withAllocHealth } from './health.ts';
+import { jobStatusWithDeployment } from './job-status.ts';
 import { type ClusterDeployment, deploymentDescriptions, isActive, requiresPromotion } from './model.ts';
 import { promote, terminalAlloc } from './promotion.ts';
 import { failure } from './rollback.ts';
@@ -133,8 +134,8 @@ export class DeploymentWatcher {
       step.items.push(this.deployments.put(after, deployment));
       step.events.push(deploymentEvent(type, after));
       step.tables.push('deployment');
-      this.addEvaluation(step, after, job, index, type);
       step.revertedVersion = revertedVersion;
+      await this.addEvaluation(step, after, job, index, type);
       return step;
     });
   }
@@ -236,7 +237,7 @@ export class DeploymentWatcher {
           newestHealth > latestEvaluationIndex(await this.evaluations.ofJob(deployment.Namespace, deployment.JobID));
         if (step.items.length === 0 && !progressed) return undefined;
         outcome = 'evaluated';
-        this.addEvaluation(step, deployment, job, index, type);
+        await this.addEvaluation(step, deployment, job, index, type);
         return step;
       });
     } catch (error) {
@@ -268,7 +269,7 @@ export class DeploymentWatcher {
       step.tables.push('jobs');
       step.revertedVersion = failed.reverted.job.Version;
     }
-    this.addEvaluation(step, failed.deployment, job, index, type);
+    await this.addEvaluation(step, failed.deployment, job, index, type);
     return step;
   }
 
@@ -287,7 +288,7 @@ export class DeploymentWatcher {
       events: [deploymentEvent(type, promotion.deployment)],
       tables: ['deployment'],
     };
-    this.addEvaluation(step, promotion.deployment, job, index, type);
+    await this.addEvaluation(step, promotion.deployment, job, index, type);
     const before = new Map(allocs.map((alloc) => [alloc.ID, alloc]));
     for (const alloc of promotion.promoted) {
       step.items.push(this.allocations.updated(alloc, before.get(alloc.ID) as StoredAllocation));
@@ -297,19 +298,39 @@ export class DeploymentWatcher {
     return step;
   }
 
-  /** Nomad's getEval: a pending `deployment-watcher` evaluation of the deployment's job. */
-  private addEvaluation(
+  /**
+   * Nomad's getEval: a pending `deployment-watcher` evaluation of the deployment's job, and the job's status set in the
+   * same write (`job-status.ts`) unless the write registers the job again (auto-revert sets it with the job).
+   */
+  private async addEvaluation(
     step: Step,
     deployment: ClusterDeployment,
     job: Job | undefined,
     index: number,
     type: string,
-  ): void {
+  ): Promise<void> {
     const evaluation = watcherEvaluation(deployment, job, index, this.state.clock.now());
     step.items.push(this.evaluations.put(evaluation));
     step.events.push(evaluationEvent(type, evaluation));
     step.tables.push('evals');
     step.evaluation = evaluation;
+    if (step.revertedVersion !== undefined) return;
+    const status = await jobStatusWithDeployment(
+      {
+        jobs: this.jobs,
+        evaluations: this.evaluations,
+        deploymentsOf: (namespace, id) => this.deployments.ofJob(namespace, id),
+        allocationsOf: (namespace, id) => this.allocations.ofJob(namespace, id),
+      },
+      job,
+      deployment,
+      evaluation,
+      index,
+      type,
+    );
+    step.items.push(...status.items);
+    step.events.push(...status.events);
+    step.tables.push(...status.tables);
   }
 
   private async active(id: string, terminal: string): Promise<ClusterDeployment> {

@@ -5,10 +5,12 @@
  * preempt: Nomad bounds it to 1..100 and preempts only allocations of jobs at least 10 below.
  *
  * Attackers: an anonymous caller, a token with `operator { policy = "read" }`, a namespace writer (`submit-job`).
- * They try: to turn service preemption on (so their service jobs evict others), with and without `?cas=`; to submit
- * a job above the priority bound; and, as a namespace writer of `team-b` at the highest allowed priority, to evict
- * a `team-a` allocation whose priority is within 10 of it.
- * They must never reach: a stored configuration, a job above priority 100, an eviction Nomad's rules do not allow.
+ * They try: to turn service preemption on (so their service jobs evict others) or pause the evaluation broker, with
+ * and without `?cas=`; to register or dispatch jobs while an operator rejects registrations; to submit a job above
+ * the priority bound; and, as a namespace writer of `team-b` at the highest allowed priority, to evict a `team-a`
+ * allocation whose priority is within 10 of it.
+ * They must never reach: a stored configuration, a job registered or dispatched while registrations are rejected, a
+ * job above priority 100, an eviction Nomad's rules do not allow.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK, jobPk } from '../../packages/core/src/scheduler/keys.ts';
@@ -60,6 +62,7 @@ describe('attack: the scheduler configuration and preemption past a token’s ri
     for (const token of [undefined, operatorReader, teamB]) {
       await refused(as(token)('PUT', configPath, enableAll));
       await refused(as(token)('POST', `${configPath}?cas=1`, enableAll));
+      await refused(as(token)('PUT', configPath, { PauseEvalBroker: true }));
     }
     expect(await h.core.store.get(SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK)).toBeUndefined();
     expect((await h.scheduler.schedulerConfig.get()).PreemptionConfig.ServiceSchedulerEnabled).toBe(false);
@@ -71,6 +74,50 @@ describe('attack: the scheduler configuration and preemption past a token’s ri
     const read = await as(operatorReader)('GET', configPath);
     expect(read.status).toBe(200);
     expect(read.body.SchedulerConfig.PreemptionConfig.ServiceSchedulerEnabled).toBe(false);
+  });
+
+  it('while registrations are rejected, a namespace writer registers and dispatches nothing; management still can', async () => {
+    const parameterized = { ...job('param', 'batch', 50, 100), ParameterizedJob: {} };
+    expect((await as(root)('PUT', '/v1/jobs?namespace=team-b', { Job: parameterized })).status).toBe(200);
+    expect(
+      (
+        await as(root)('PUT', configPath, {
+          RejectJobRegistration: true,
+          PreemptionConfig: { SystemSchedulerEnabled: true },
+        })
+      ).body.Updated,
+    ).toBe(true);
+    const disabled = 'Job registration, dispatch, and scale are disabled by the scheduler configuration';
+    await refused(
+      as(teamB)('PUT', '/v1/jobs?namespace=team-b', { Job: job('blocked', 'service', 50, 100) }),
+      403,
+      disabled,
+    );
+    await refused(
+      as(teamB)('POST', '/v1/job/blocked?namespace=team-b', { Job: job('blocked', 'service', 50, 100) }),
+      403,
+      disabled,
+    );
+    await refused(as(teamB)('PUT', '/v1/job/param/dispatch?namespace=team-b', {}), 403, disabled);
+    expect(await h.core.store.get(jobPk('team-b'), 'blocked')).toBeUndefined();
+    // The capability is checked first: a token without it still reads `Permission denied`.
+    await refused(as(operatorReader)('PUT', '/v1/jobs?namespace=team-b', { Job: job('blocked', 'service', 50, 100) }));
+    const management = await as(root)('PUT', '/v1/jobs?namespace=team-b', { Job: job('allowed', 'service', 50, 100) });
+    expect(management.status).toBe(200);
+    expect(
+      (
+        await as(root)('PUT', configPath, {
+          RejectJobRegistration: false,
+          PreemptionConfig: { SystemSchedulerEnabled: true },
+        })
+      ).body.Updated,
+    ).toBe(true);
+    expect(
+      (await as(teamB)('PUT', '/v1/jobs?namespace=team-b', { Job: job('later', 'service', 50, 100) })).status,
+    ).toBe(200);
+    // Purged, so that they hold no room in the eviction test below.
+    for (const id of ['allowed', 'later', 'param'])
+      expect((await as(root)('DELETE', `/v1/job/${id}?namespace=team-b&purge=true`)).status).toBe(200);
   });
 
   it('a submit-job token cannot set a priority outside 1..100', async () => {

@@ -3,7 +3,7 @@
  * validation), a system job evicting a lower-priority service allocation on a full node (the evicted allocation's
  * `evict` with `PreemptedByAllocation`, the new one's `PreemptedAllocations`, in one write with the `PlanResult`
  * events and a `preemption` evaluation of the evicted job), the job plan's `Annotations.PreemptedAllocs`, and the
- * rules: a service job preempts only once the operator enables it, equal priority never.
+ * rules: a service job preempts only once the operator enables it, equal priority never; and `PauseEvalBroker`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
@@ -89,11 +89,12 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
     const bad = await mgmt('PUT', configPath, { SchedulerAlgorithm: 'random' });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('invalid scheduler algorithm: random');
-    for (const field of ['MemoryOversubscriptionEnabled', 'RejectJobRegistration', 'PauseEvalBroker']) {
-      const out = await mgmt('PUT', configPath, { [field]: true });
-      expect(out.status).toBe(400);
-      expect(out.text).toContain(field);
-    }
+    const oversubscribe = await mgmt('PUT', configPath, { MemoryOversubscriptionEnabled: true });
+    expect(oversubscribe.status).toBe(400);
+    expect(oversubscribe.text).toContain('MemoryOversubscriptionEnabled');
+    const limit = await mgmt('PUT', configPath, { NodeLimitForFeasibilityChecks: -1 });
+    expect(limit.status).toBe(400);
+    expect(limit.text).toContain('NodeLimitForFeasibilityChecks');
     const cas = await h.call('PUT', `${configPath}?cas=abc`, { token: root, body: {} });
     expect(cas.status).toBe(400);
     expect(cas.text).toContain('Error parsing cas value');
@@ -117,6 +118,25 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
     const read = (await mgmt('GET', configPath)).body;
     expect(read.SchedulerConfig).toMatchObject({ CreateIndex: fresh.body.Index, ModifyIndex: fresh.body.Index });
     expect(read.Index).toBe(fresh.body.Index);
+  });
+
+  it('PauseEvalBroker stops the worker taking evaluations; unpaused, they run', async () => {
+    const { node } = await registerNode(h, writer, { NodePool: 'paused' });
+    await ready(h, node);
+    const paused = await mgmt('PUT', configPath, {
+      PauseEvalBroker: true,
+      PreemptionConfig: { SystemSchedulerEnabled: true },
+    });
+    expect(paused.body.Updated).toBe(true);
+    expect((await mgmt('GET', configPath)).body.SchedulerConfig.PauseEvalBroker).toBe(true);
+    const out = await mgmt('PUT', '/v1/jobs', { Job: job('waiting', 'paused', 'service', 50, 100, 100) });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('paused');
+    expect((await worker.runEvaluations([out.body.EvalID])).get(out.body.EvalID)).toBe('paused');
+    expect((await mgmt('GET', `/v1/evaluation/${out.body.EvalID}`)).body.Status).toBe('pending');
+    expect(await allocsOf('waiting')).toEqual([]);
+    await mgmt('PUT', configPath, { PreemptionConfig: { SystemSchedulerEnabled: true } });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    expect(await allocsOf('waiting')).toHaveLength(1);
   });
 
   it('a system job of priority 90 evicts a priority-20 service allocation on a full node, in one write', async () => {

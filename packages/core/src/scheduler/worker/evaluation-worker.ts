@@ -42,8 +42,11 @@ export const deliveryLimit = 3;
 /** How long a worker holds a job's lease before another may take it over. */
 const leaseMs = 60_000;
 
-/** How a run went; `error`: it threw (told to `onError`), to be delivered again. */
-export type Outcome = 'complete' | 'blocked' | 'failed' | 'busy' | 'skipped' | 'error';
+/**
+ * How a run went; `error`: it threw (told to `onError`), to be delivered again; `paused`: not run, the scheduler
+ * configuration pauses the broker (it stays on its queue).
+ */
+export type Outcome = 'complete' | 'blocked' | 'failed' | 'busy' | 'skipped' | 'error' | 'paused';
 
 interface Lease extends Item {
   pk: string;
@@ -132,6 +135,10 @@ export class EvaluationWorker {
   }
 
   private async runNewestOfEachJob(candidates: Evaluation[]): Promise<Map<string, Outcome>> {
+    // Nomad's PauseEvalBroker: while the configuration pauses the broker nothing is dequeued; the evaluations stay
+    // pending (or blocked) on their queues for the first round after it is unpaused.
+    if (candidates.length > 0 && (await this.parts.schedulerConfig?.get())?.PauseEvalBroker)
+      return new Map(candidates.map((evaluation) => [evaluation.ID, 'paused' as const]));
     const byJob = new Map<string, Evaluation[]>();
     for (const evaluation of candidates) {
       const key = `${evaluation.Namespace}\u0000${evaluation.JobID}`;

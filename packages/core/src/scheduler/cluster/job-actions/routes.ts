@@ -9,6 +9,7 @@
 import * as z from 'zod/mini';
 import { badRequest } from '../../../lib/errors.ts';
 import { permissionDenied, writeQueryMeta } from '../../http/nomad.ts';
+import { ensureRegistrationsAllowed } from '../scheduler-config/model.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import { planJob } from '../../worker/job-plan.ts';
 import { dispatchJob } from '../jobs/dispatch.ts';
@@ -120,7 +121,9 @@ export const jobActionRoutes: SchedulerRoute[] = [
     returns: '`{DispatchedJobID, EvalID, EvalCreateIndex, JobCreateIndex, Index}`.',
     handler: async ({ scheduler, caller, params, body, query }) => {
       const namespace = query.namespace || body.Namespace || 'default';
-      if (!(await caller()).acl.allowNamespaceOperation(namespace, 'dispatch-job')) throw permissionDenied();
+      const who = await caller();
+      if (!who.acl.allowNamespaceOperation(namespace, 'dispatch-job')) throw permissionDenied();
+      await ensureRegistrationsAllowed(scheduler.schedulerConfig, who.acl.management);
       if (body.JobID && body.JobID !== params.id) throw badRequest('Job ID does not match');
       const result = await dispatchJob(scheduler.jobs, namespace, params.id, body, scheduler.state.clock.now());
       return { json: result, index: result.Index };

@@ -11,6 +11,7 @@ import type { SchedulerAcl } from '../../acl/policy-rules.ts';
 import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts';
 import { namespaceQuery } from '../../http/namespaced-list.ts';
 import { permissionDenied, writeQueryMeta } from '../../http/nomad.ts';
+import { ensureRegistrationsAllowed } from '../scheduler-config/model.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
@@ -63,8 +64,9 @@ async function register(
   const jobNamespace = typeof sent.Namespace === 'string' && sent.Namespace !== '' ? sent.Namespace : undefined;
   const namespace = jobNamespace ?? (queryNamespace || body.Namespace || 'default');
   const canonical = canonicalJob(sent, namespace, typeof sent.Region === 'string' ? sent.Region : body.Region || '');
-  if (!allowsAny((await caller()).acl, String(canonical.Namespace), ['submit-job', 'register-job']))
-    throw permissionDenied();
+  const who = await caller();
+  if (!allowsAny(who.acl, String(canonical.Namespace), ['submit-job', 'register-job'])) throw permissionDenied();
+  await ensureRegistrationsAllowed(scheduler.schedulerConfig, who.acl.management);
   const job = validateJob(canonical);
   const result = await scheduler.jobs.register(job, {
     enforceIndex: body.EnforceIndex,

@@ -4,11 +4,14 @@
  * with affinities or spreads. One per cluster, stored once changed; until then Nomad's defaults (preemption for
  * `system` jobs only, `binpack`).
  *
- * What this service cannot do is refused with a 400 rather than stored doing nothing: memory oversubscription (the
- * agent grants no `memory_max`), rejecting job registrations, pausing the evaluation broker.
+ * `RejectJobRegistration` refuses job registration and dispatch to every token but a management one (Nomad's
+ * load-shedding, `registrationsAreAllowed`); `PauseEvalBroker` stops the evaluation worker taking evaluations (they
+ * stay pending, and run at the first round after it is unpaused: the next new evaluation's or the sweep's). What this
+ * service cannot do is refused with a 400 rather than stored doing nothing: memory oversubscription (the agent
+ * grants no `memory_max`).
  */
 import * as z from 'zod/mini';
-import { badRequest } from '../../../lib/errors.ts';
+import { badRequest, DomainError } from '../../../lib/errors.ts';
 
 export interface PreemptionConfig {
   SystemSchedulerEnabled: boolean;
@@ -100,8 +103,8 @@ export const schedulerConfigBody = z.object({
     )
     .check(z.describe('Which job types may preempt (a missing field is false, as Nomad decodes it).')),
   MemoryOversubscriptionEnabled: flag('Memory oversubscription: not supported here, only false is accepted.'),
-  RejectJobRegistration: flag('Refusing job registrations: not supported here, only false is accepted.'),
-  PauseEvalBroker: flag('Pausing the evaluation broker: not supported here, only false is accepted.'),
+  RejectJobRegistration: flag('Refuse job registration and dispatch to every token but a management one.'),
+  PauseEvalBroker: flag('Pause the evaluation broker: no evaluation runs until it is unpaused.'),
   NodeLimitForFeasibilityChecks: z
     .optional(z.number())
     .check(z.describe('Feasible nodes scored for a group with affinities or spreads (0: 100).')),
@@ -119,11 +122,8 @@ export function validateSchedulerConfig(body: SchedulerConfigBody): SchedulerCon
   const algorithm = body.SchedulerAlgorithm ?? '';
   if (algorithm !== '' && algorithm !== 'binpack' && algorithm !== 'spread')
     throw badRequest(`invalid scheduler algorithm: ${algorithm}`);
-  const unsupported = (['MemoryOversubscriptionEnabled', 'RejectJobRegistration', 'PauseEvalBroker'] as const).filter(
-    (field) => body[field] === true,
-  );
-  if (unsupported.length > 0)
-    throw badRequest(`${unsupported.join(', ')}: not supported by this service (only false is accepted)`);
+  if (body.MemoryOversubscriptionEnabled === true)
+    throw badRequest('MemoryOversubscriptionEnabled: not supported by this service (only false is accepted)');
   const limit = body.NodeLimitForFeasibilityChecks ?? 0;
   if (!Number.isInteger(limit) || limit < 0 || limit > 2 ** 32 - 1)
     throw badRequest('NodeLimitForFeasibilityChecks must be a whole number from 0 to 4294967295');
@@ -137,8 +137,24 @@ export function validateSchedulerConfig(body: SchedulerConfigBody): SchedulerCon
       ServiceSchedulerEnabled: preemption.ServiceSchedulerEnabled ?? false,
     },
     MemoryOversubscriptionEnabled: false,
-    RejectJobRegistration: false,
-    PauseEvalBroker: false,
+    RejectJobRegistration: body.RejectJobRegistration ?? false,
+    PauseEvalBroker: body.PauseEvalBroker ?? false,
     NodeLimitForFeasibilityChecks: limit,
   };
+}
+
+/** Nomad's `ErrJobRegistrationDisabled`, a 403 as its HTTP layer answers it. */
+export const registrationDisabled = () =>
+  new DomainError('denied', 'Job registration, dispatch, and scale are disabled by the scheduler configuration');
+
+/**
+ * Nomad's `registrationsAreAllowed`: registering and dispatching jobs is refused while the configuration rejects
+ * registrations, except to a management token (checked after the caller's capability, as Nomad does).
+ */
+export async function ensureRegistrationsAllowed(
+  configs: { get(): Promise<Pick<SchedulerConfiguration, 'RejectJobRegistration'>> },
+  management: boolean,
+): Promise<void> {
+  if (management) return;
+  if ((await configs.get()).RejectJobRegistration) throw registrationDisabled();
 }

@@ -13,6 +13,7 @@ import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { boolQuery } from '../jobs/routes.ts';
+import { allocationJson } from './json.ts';
 import { allocationStub } from './stub.ts';
 
 const allocId = z.string().check(z.describe('The allocation ID.'));
@@ -50,7 +51,8 @@ export const allocationRoutes: SchedulerRoute[] = [
     handler: async ({ scheduler, caller, params }) => {
       await readable(scheduler, caller, params.id);
       return {
-        read: async () => scheduler.allocations.withJob(await readable(scheduler, caller, params.id)),
+        read: async () =>
+          allocationJson(await scheduler.allocations.withJob(await readable(scheduler, caller, params.id))),
       };
     },
   }),

@@ -25,6 +25,7 @@ import type { JobSummaries } from '../jobs/summary.ts';
 import { derivedJobStatus, type Job } from '../jobs/model.ts';
 import { validUuid } from '../nodes/model.ts';
 import { type AllocDeploymentStatus, type Allocation, type ClientStatus, isTerminal, type TaskState } from './model.ts';
+import { allocationJson } from './json.ts';
 import type { ClusterDeployment } from '../deployments/model.ts';
 import { withAllocHealth } from '../deployments/health.ts';
 import { deploymentEvent, type Deployments } from '../deployments/store.ts';
@@ -65,7 +66,7 @@ export interface ClientAllocUpdate {
   DeploymentStatus?: { Healthy: boolean | null; Timestamp?: string | undefined } | null | undefined;
 }
 
-/** An Allocation-topic event: the allocation with `Job` null, as Nomad's; FilterKeys its job and deployment. */
+/** An Allocation-topic event: the allocation without its job, as Nomad's (`json.ts`); FilterKeys its job and deployment. */
 export function allocationEvent(type: string, alloc: Allocation): PendingEvent {
   return {
     Topic: 'Allocation',
@@ -73,7 +74,7 @@ export function allocationEvent(type: string, alloc: Allocation): PendingEvent {
     Key: alloc.ID,
     Namespace: alloc.Namespace,
     FilterKeys: [alloc.JobID, alloc.DeploymentID],
-    Payload: { Allocation: { ...publicAllocation(alloc), Job: null } },
+    Payload: { Allocation: allocationJson({ ...alloc, Job: null }) },
   };
 }
 

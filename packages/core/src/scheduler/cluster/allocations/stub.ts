@@ -1,7 +1,9 @@
 /**
  * How allocations are shown: Nomad's list stub (`Allocation.Stub`, `AllocListStub`) and the full allocation with its
- * job rehydrated from the job's version item (the table never holds a job per allocation).
+ * job rehydrated from the job's version item (the table never holds a job per allocation), which the Nomad routes
+ * send as `json.ts` shapes it.
  */
+import { allocatedResourcesJson } from './json.ts';
 import type { Allocation } from './model.ts';
 import type { Allocations, StoredAllocation } from './store.ts';
 
@@ -27,7 +29,7 @@ export function allocationStub(
     JobType: alloc.JobType,
     JobVersion: alloc.JobVersion,
     TaskGroup: alloc.TaskGroup,
-    ...(fields.resources ? { AllocatedResources: alloc.AllocatedResources } : {}),
+    ...(fields.resources ? { AllocatedResources: allocatedResourcesJson(alloc.AllocatedResources) } : {}),
     DesiredStatus: alloc.DesiredStatus,
     DesiredDescription: alloc.DesiredDescription,
     ClientStatus: alloc.ClientStatus,

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PendingEvent } from '../../state.ts';
+import { omitEmpty } from '../omit-empty.ts';
 
 export interface Evaluation {
   ID: string;
@@ -84,6 +85,12 @@ export function pendingEvaluation(
   };
 }
 
+/**
+ * The evaluation as Nomad's HTTP API and event stream send it (`structs.Evaluation`, `_struct` omitempty): every empty
+ * field left out (`""`, `0`, `false`, `null`, the zero `WaitUntil`, empty maps), in every route and event.
+ */
+export const evaluationJson = (evaluation: Evaluation): Partial<Evaluation> => omitEmpty(evaluation);
+
 /** The Evaluation topic's event of a write that stored `evaluation` (Nomad's type is the write's: `JobRegistered`, …). */
 export function evaluationEvent(type: string, evaluation: Evaluation): PendingEvent {
   return {
@@ -92,6 +99,6 @@ export function evaluationEvent(type: string, evaluation: Evaluation): PendingEv
     Key: evaluation.ID,
     Namespace: evaluation.Namespace,
     FilterKeys: [evaluation.JobID, evaluation.DeploymentID],
-    Payload: { Evaluation: evaluation },
+    Payload: { Evaluation: evaluationJson(evaluation) },
   };
 }

@@ -11,6 +11,7 @@ import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
+import { evaluationJson } from './model.ts';
 
 const evalId = z.string().check(z.describe('The evaluation ID.'));
 
@@ -33,6 +34,7 @@ export const evaluationRoutes: SchedulerRoute[] = [
     blocking: ['evals'],
     returns: 'The evaluations, sorted by ID (paginated: `X-Nomad-NextToken`).',
     items: (scheduler) => scheduler.evaluations.list(),
+    shows: (evaluation) => evaluationJson(evaluation),
     keeps: (evaluation, query) =>
       (!query.status || evaluation.Status === query.status) && (!query.job || evaluation.JobID === query.job),
   }),
@@ -46,7 +48,7 @@ export const evaluationRoutes: SchedulerRoute[] = [
     returns: 'The evaluation.',
     handler: async ({ scheduler, caller, params }) => {
       await readable(scheduler, caller, params.id);
-      return { read: () => readable(scheduler, caller, params.id) };
+      return { read: async () => evaluationJson(await readable(scheduler, caller, params.id)) };
     },
   }),
   route({

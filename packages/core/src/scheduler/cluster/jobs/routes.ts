@@ -15,6 +15,7 @@ import { ensureRegistrationsAllowed } from '../scheduler-config/model.ts';
 import { route, type SchedulerReply, type SchedulerRoute } from '../../http/route.ts';
 import type { Scheduler, SchedulerCaller } from '../../composition/scheduler-core.ts';
 import { allocationStub } from '../allocations/stub.ts';
+import { evaluationJson } from '../evaluations/model.ts';
 import { jobDiff } from './diff.ts';
 import { canonicalJob, jobStub, type RegisterBody, registerBody, validateJob } from './model.ts';
 import { countedSummary } from './summary.ts';
@@ -238,7 +239,9 @@ export const jobRoutes: SchedulerRoute[] = [
     blocking: ['jobs', 'evals'],
     returns: 'The evaluations.',
     handler: async ({ scheduler, caller, params, query }) =>
-      readJob(params.id, query.namespace, scheduler, (ns) => scheduler.evaluations.ofJob(ns, params.id))(caller),
+      readJob(params.id, query.namespace, scheduler, async (ns) =>
+        (await scheduler.evaluations.ofJob(ns, params.id)).map(evaluationJson),
+      )(caller),
   }),
   route({
     method: 'GET',

@@ -10,6 +10,7 @@ import { listParameters, paginate, parsedFilter } from '../../http/list-query.ts
 import { permissionDenied } from '../../http/nomad.ts';
 import { route, type SchedulerRoute } from '../../http/route.ts';
 import type { SchedulerCaller } from '../../composition/scheduler-core.ts';
+import { allocationJson } from '../allocations/json.ts';
 import { withJobs } from '../allocations/stub.ts';
 import { nodeStub, sanitized } from './model.ts';
 
@@ -102,12 +103,14 @@ export const nodeRoutes: SchedulerRoute[] = [
       const who = await needs(caller, 'read');
       return {
         read: async () =>
-          withJobs(
-            scheduler.allocations,
-            (await scheduler.allocations.onNode(params.id)).filter((alloc) =>
-              who.acl.allowNamespaceOperation(alloc.Namespace, 'read-job'),
-            ),
-          ),
+          (
+            await withJobs(
+              scheduler.allocations,
+              (
+                await scheduler.allocations.onNode(params.id)
+              ).filter((alloc) => who.acl.allowNamespaceOperation(alloc.Namespace, 'read-job')),
+            )
+          ).map(allocationJson),
       };
     },
   }),

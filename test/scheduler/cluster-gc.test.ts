@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Allocations } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { Evaluations } from '../../packages/core/src/scheduler/cluster/evaluations/store.ts';
 import {
+  forcedGcThresholds,
   gcThresholdsFromEnvironment,
   nomadGcThresholds,
 } from '../../packages/core/src/scheduler/cluster/system/thresholds.ts';
-import { jobPk, jobSummaryPk, jobVersionPk } from '../../packages/core/src/scheduler/keys.ts';
+import { jobPk, jobSummaryPk, jobVersionPk, META_PK, NODE_COUNT_SK } from '../../packages/core/src/scheduler/keys.ts';
 import type { SchedulerEvent } from '../../packages/core/src/scheduler/state.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
@@ -245,7 +246,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     expect(evaluations.filter((entry) => ['just-done', 'to-stop'].includes(entry.JobID))).toEqual([]);
     // Run again: nothing more to do, no write.
     const after = await h.scheduler.state.currentIndex();
-    await h.scheduler.garbage.collect({ jobMs: 0, evalMs: 0, batchEvalMs: 0, deploymentMs: 0 });
+    await h.scheduler.garbage.collect(forcedGcThresholds);
     expect(await h.scheduler.state.currentIndex()).toBe(after);
   });
 
@@ -357,10 +358,17 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     const { GarbageCollector } = await import('../../packages/core/src/scheduler/cluster/system/gc.ts');
     const s = h.scheduler;
     // Each job is its evaluation, its allocation (three items) and nine for itself: 13.
-    const bounded = new GarbageCollector(s.state, s.namespaces, s.jobs, s.evaluations, s.allocations, s.deployments, {
-      maxDeletes: 30,
-    });
-    const zero = { jobMs: 0, evalMs: 0, batchEvalMs: 0, deploymentMs: 0 };
+    const bounded = new GarbageCollector(
+      s.state,
+      s.namespaces,
+      s.jobs,
+      s.evaluations,
+      s.allocations,
+      s.deployments,
+      s.nodes,
+      { maxDeletes: 30 },
+    );
+    const zero = forcedGcThresholds;
     const first = await bounded.collect(zero);
     expect(first.jobs).toBe(2);
     const statuses = await Promise.all(
@@ -370,6 +378,38 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     const second = await bounded.collect(zero);
     expect(second.jobs).toBe(1);
     for (const id of ['bulk-a', 'bulk-b', 'bulk-c']) expect((await mgmt('GET', `/v1/job/${id}`)).status).toBe(404);
+  });
+
+  it('reaps a node down for longer than node_gc_threshold, not before, and publishes nothing for it', {
+    timeout: 60_000,
+  }, async () => {
+    const { node: doomed } = await registerNode(h, writer, { NodePool: 'gc-nodes' });
+    await ready(h, doomed);
+    const countBefore = Number((await h.core.store.get(META_PK, NODE_COUNT_SK))?.value);
+    // Its beats stop; the main node's go on.
+    h.clock.advance(60);
+    await ready(h, node);
+    await sweepScheduler(h.core);
+    const down = (await mgmt('GET', `/v1/node/${doomed.ID}`)).body;
+    expect(down.Status).toBe('down');
+
+    h.clock.advance(23 * hour);
+    await ready(h, node);
+    await sweepScheduler(h.core);
+    expect((await mgmt('GET', `/v1/node/${doomed.ID}`)).status).toBe(200);
+
+    h.clock.advance(hour + 60);
+    await ready(h, node);
+    const start = await h.scheduler.state.currentIndex();
+    await sweepScheduler(h.core);
+    expect((await mgmt('GET', `/v1/node/${doomed.ID}`)).status).toBe(404);
+    expect(await h.scheduler.nodes.beat(doomed.ID)).toBeUndefined();
+    expect(Number((await h.core.store.get(META_PK, NODE_COUNT_SK))?.value)).toBe(countBefore - 1);
+    // Nomad's NodeBatchDeregister is not one of the messages its event stream publishes.
+    const mentions = (await eventsAfter(start)).filter((event) => event.Key === doomed.ID);
+    expect(mentions).toEqual([]);
+    // The node that beats stays.
+    expect((await mgmt('GET', `/v1/node/${node.ID}`)).body.Status).toBe('ready');
   });
 
   it('PUT /v1/system/reconcile/summaries counts a wrong summary again from the allocations', {
@@ -405,6 +445,7 @@ describe('the garbage collection thresholds: operator configuration', () => {
       evalMs: 3_600_000,
       batchEvalMs: 24 * 3_600_000,
       deploymentMs: 3_600_000,
+      nodeMs: 24 * 3_600_000,
     });
     expect(
       gcThresholdsFromEnvironment({

@@ -48,9 +48,15 @@ export async function sweepScheduler(
   // Nomad's deployment watcher, for what no report triggers: progress deadlines, and checks a report's process missed.
   const { deployments, jobs, evaluations, allocations } = parts;
   await new DeploymentWatcher(state, deployments, jobs, evaluations, allocations).checkAll();
-  await new GarbageCollector(state, new Namespaces(state), jobs, evaluations, allocations, deployments).collect(
-    options.gc ?? nomadGcThresholds,
-  );
+  await new GarbageCollector(
+    state,
+    new Namespaces(state),
+    jobs,
+    evaluations,
+    allocations,
+    deployments,
+    parts.nodes,
+  ).collect(options.gc ?? nomadGcThresholds);
   await state.sweepEvents();
 }
 

@@ -148,6 +148,7 @@ export class Scheduler {
       this.evaluations,
       this.allocations,
       this.deployments,
+      this.nodes,
     );
     this.allocations.drainingNodesWith(async (ids) => {
       const nodes = await Promise.all(ids.map((id) => this.nodes.get(id)));

@@ -593,6 +593,35 @@ export class ClusterNodes {
   }
 
   /**
+   * Nomad's node garbage collection (`nomad/core_sched.go` nodeGC, then `Node.BatchDeregister`): a node `down` since
+   * at or before `cutoffSeconds` whose allocations are all terminal (`allTerminal`) is removed with its beat, in a
+   * write conditional on the node unchanged since read (a node that beat again meanwhile stays). No event: Nomad's
+   * `NodeBatchDeregisterRequestType` is not one of the messages `nomad/state/events.go` publishes; and no evaluation,
+   * as a node with no live allocation gives createNodeEvals no job. False when the node is not (or no longer) one to reap.
+   */
+  async reapDown(id: string, cutoffSeconds: number, allTerminal: (id: string) => Promise<boolean>): Promise<boolean> {
+    try {
+      const index = await this.state.commit(async () => {
+        const node = await this.get(id);
+        if (!node || node.Status !== 'down' || node.StatusUpdatedAt > cutoffSeconds) return undefined;
+        if (!(await allTerminal(id))) return undefined;
+        return {
+          items: [
+            { delete: ClusterNodes.nodeKey(id), when: { equals: { ModifyIndex: node.ModifyIndex } } },
+            { delete: ClusterNodes.beatKey(id) },
+            { update: { pk: META_PK, sk: NODE_COUNT_SK }, change: { add: { value: -1 } } },
+          ],
+          tables: ['nodes'],
+        };
+      });
+      return index !== undefined;
+    } catch (error) {
+      if (error instanceof WriteConditionFailed) return false;
+      throw error;
+    }
+  }
+
+  /**
    * The heartbeat sweep: every node not `down` whose deadline has passed is marked `down` with the node event
    * `Node heartbeat missed` and one `NodeStreamEvent`, each in its own transaction conditional on its deadline still
    * being past (a heartbeat that lands first keeps the node alive; a concurrent sweep finds it down and does nothing).

@@ -13,6 +13,8 @@
  * - evaluations: a terminal evaluation older than its threshold (batch jobs' own, longer) whose allocations may all
  *   go is reaped with them; the allocations that may go are reaped even when the evaluation stays.
  * - deployments: a finished deployment older than its threshold with no allocation that is not terminal.
+ * - nodes, last (Nomad's order in a forced run): a node `down` for longer than its threshold whose allocations are all
+ *   terminal (`nodes/store.ts` `reapDown`; no event, as Nomad's batch deregistration).
  *
  * Every delete is conditional on the item being unchanged since it was read, so a change that lands between the
  * read and the write (a job registered again, an allocation reported) fails that write, which is skipped: the next
@@ -31,6 +33,7 @@ import { Evaluations } from '../evaluations/store.ts';
 import type { Job } from '../jobs/model.ts';
 import type { Jobs } from '../jobs/store.ts';
 import type { Namespaces } from '../namespaces/store.ts';
+import type { ClusterNodes } from '../nodes/store.ts';
 import { allocGcEligible, evalGc, jobIsGcable } from './gc-rules.ts';
 import type { GcThresholds } from './thresholds.ts';
 
@@ -40,6 +43,7 @@ export interface GcResult {
   evaluations: number;
   allocations: number;
   deployments: number;
+  nodes: number;
 }
 
 export interface GcOptions {
@@ -105,6 +109,7 @@ export class GarbageCollector {
     private readonly evaluations: Evaluations,
     private readonly allocations: Allocations,
     private readonly deployments: Deployments,
+    private readonly nodes: ClusterNodes,
     options: GcOptions = {},
   ) {
     this.maxDeletes = options.maxDeletes ?? 2000;
@@ -203,12 +208,29 @@ export class GarbageCollector {
       reaping.take([], [], [deployment]);
     }
 
-    return this.reap(reaping);
+    const result = await this.reap(reaping);
+    result.nodes = await this.reapNodes(nanos(nowMs - thresholds.nodeMs) / 1e9, reaping.budget);
+    return result;
+  }
+
+  /** Nomad's nodeGC: down nodes older than the cutoff (seconds) with only terminal allocations, three deletes each. */
+  private async reapNodes(cutoffSeconds: number, budget: number): Promise<number> {
+    let reaped = 0;
+    for (const node of await this.nodes.list()) {
+      if (budget < 3) break;
+      if (node.Status !== 'down' || node.StatusUpdatedAt > cutoffSeconds) continue;
+      const allTerminal = async (id: string) => (await this.allocations.onNode(id)).every(isTerminal);
+      if (await this.nodes.reapDown(node.ID, cutoffSeconds, allTerminal)) {
+        reaped++;
+        budget -= 3;
+      }
+    }
+    return reaped;
   }
 
   /** The reaping written: evaluations, allocations and deployments first, then the jobs. */
   private async reap(reaping: Reaping): Promise<GcResult> {
-    const result: GcResult = { jobs: 0, evaluations: 0, allocations: 0, deployments: 0 };
+    const result: GcResult = { jobs: 0, evaluations: 0, allocations: 0, deployments: 0, nodes: 0 };
     const deletes: Array<{ writes: Write[]; counts: Partial<GcResult>; table: TableName; job: string }> = [
       ...[...reaping.allocations.values()].map((alloc) => ({
         writes: allocationDeletes(alloc),

@@ -603,7 +603,7 @@ export class ClusterNodes {
     try {
       const index = await this.state.commit(async () => {
         const node = await this.get(id);
-        if (!node || node.Status !== 'down' || node.StatusUpdatedAt > cutoffSeconds) return undefined;
+        if (node?.Status !== 'down' || node.StatusUpdatedAt > cutoffSeconds) return undefined;
         if (!(await allTerminal(id))) return undefined;
         return {
           items: [

@@ -89,9 +89,6 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
     const bad = await mgmt('PUT', configPath, { SchedulerAlgorithm: 'random' });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('invalid scheduler algorithm: random');
-    const oversubscribe = await mgmt('PUT', configPath, { MemoryOversubscriptionEnabled: true });
-    expect(oversubscribe.status).toBe(400);
-    expect(oversubscribe.text).toContain('MemoryOversubscriptionEnabled');
     const limit = await mgmt('PUT', configPath, { NodeLimitForFeasibilityChecks: -1 });
     expect(limit.status).toBe(400);
     expect(limit.text).toContain('NodeLimitForFeasibilityChecks');
@@ -137,6 +134,29 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
     await mgmt('PUT', configPath, { PreemptionConfig: { SystemSchedulerEnabled: true } });
     expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
     expect(await allocsOf('waiting')).toHaveLength(1);
+  });
+
+  it('MemoryOversubscriptionEnabled grants the job’s memory_max to its allocations', async () => {
+    const { node } = await registerNode(h, writer, { NodePool: 'oversub' });
+    await ready(h, node);
+    const withMax = (id: string) => {
+      const spec = job(id, 'oversub', 'batch', 50, 100, 256);
+      const groups = spec.TaskGroups as Array<{ Tasks: Array<{ Resources: Record<string, number> }> }>;
+      for (const group of groups) for (const each of group.Tasks) each.Resources.MemoryMaxMB = 1024;
+      return spec;
+    };
+    const memoryOf = async (id: string) => (await allocsOf(id))[0]?.AllocatedResources.Tasks.t?.Memory;
+    const off = await mgmt('PUT', '/v1/jobs', { Job: withMax('capped') });
+    expect((await worker.runDue()).get(off.body.EvalID)).toBe('complete');
+    expect(await memoryOf('capped')).toEqual({ MemoryMB: 256, MemoryMaxMB: 0 });
+    await mgmt('PUT', configPath, {
+      MemoryOversubscriptionEnabled: true,
+      PreemptionConfig: { SystemSchedulerEnabled: true },
+    });
+    const on = await mgmt('PUT', '/v1/jobs', { Job: withMax('burst') });
+    expect((await worker.runDue()).get(on.body.EvalID)).toBe('complete');
+    expect(await memoryOf('burst')).toEqual({ MemoryMB: 256, MemoryMaxMB: 1024 });
+    await mgmt('PUT', configPath, { PreemptionConfig: { SystemSchedulerEnabled: true } });
   });
 
   it('a system job of priority 90 evicts a priority-20 service allocation on a full node, in one write', async () => {

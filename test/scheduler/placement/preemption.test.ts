@@ -18,6 +18,7 @@ const settings = (preempt: boolean, algorithm: 'binpack' | 'spread' = 'binpack')
   algorithm,
   preempt,
   nodeLimit: 100,
+  memoryOversubscription: false,
 });
 
 const prioritiesOf = (entries: Array<[{ ID: string; Namespace: string }, number]>) =>
@@ -223,6 +224,27 @@ describe('placement with preemption', () => {
     expect(result.placements).toHaveLength(2);
     const evicted = result.placements.flatMap((placement) => placement.preempted?.map((alloc) => alloc.ID) ?? []);
     expect(evicted.sort()).toEqual([a.ID, b.ID].sort());
+  });
+
+  it('memory oversubscription grants a task its memory_max; off, only its memory (Nomad’s)', () => {
+    const node = makeNode({ cpu: 4000, memoryMB: 4096 });
+    const job = makeJob({
+      ID: 'big',
+      TaskGroups: [
+        {
+          Name: 'g',
+          Count: 1,
+          Tasks: [task('t', 100, 256, { Resources: { CPU: 100, MemoryMB: 256, MemoryMaxMB: 1024 } })],
+        },
+      ],
+    });
+    const granted = (memoryOversubscription: boolean) =>
+      place({ nodes: [node], allocs: [] }, job, requests(job, 'g', 1), 's', {
+        ...settings(false),
+        memoryOversubscription,
+      }).placements[0]?.resources.Tasks.t?.Memory;
+    expect(granted(true)).toEqual({ MemoryMB: 256, MemoryMaxMB: 1024 });
+    expect(granted(false)).toEqual({ MemoryMB: 256, MemoryMaxMB: 0 });
   });
 
   it('the spread algorithm scores the emptier node higher (Nomad’s ScoreFitSpread)', () => {

@@ -50,11 +50,15 @@ import {
 /** Nomad's `skipScoreThreshold` and `maxSkip` (`LimitIterator`). */
 const skipScoreThreshold = 0;
 const maxSkip = 3;
-/** Nomad's defaults: `binpack`, preemption for system jobs only, 100 nodes for groups with affinities or spreads. */
+/**
+ * Nomad's defaults: `binpack`, preemption for system jobs only, 100 nodes for groups with affinities or spreads, no
+ * memory oversubscription.
+ */
 const defaultSettings = (job: Job): PlacementSettings => ({
   algorithm: 'binpack',
   preempt: job.Type === 'system',
   nodeLimit: defaultNodeLimitForFeasibilityChecks,
+  memoryOversubscription: false,
 });
 
 export const isSystemJob = (job: Pick<Job, 'Type'>): boolean => job.Type === 'system' || job.Type === 'sysbatch';
@@ -137,7 +141,7 @@ class Call {
 
   /** Records a placement on its node and in every count that reads it. */
   commit(request: PlacementRequest, ranked: RankedNode, metrics: AllocMetric): void {
-    const resources = grantedResources(this.ask(request.group), ranked);
+    const resources = grantedResources(this.ask(request.group), ranked, this.settings.memoryOversubscription);
     const held: HeldAlloc = {
       ID: `placement:${this.placements.length}`,
       Namespace: this.job.Namespace,
@@ -422,6 +426,7 @@ export function feasibleSystemNodes(snapshot: Snapshot, job: Job, groupName: str
 export function inPlaceUpdate(
   snapshot: Snapshot,
   seed: string,
+  settings?: PlacementSettings,
 ): (alloc: Allocation, job: Job, node: ClusterNode) => AllocatedResources | null {
   const calls = new WeakMap<Job, Call>();
   return (alloc, job, node) => {
@@ -429,7 +434,7 @@ export function inPlaceUpdate(
       return null;
     let call = calls.get(job);
     if (!call) {
-      call = new Call(snapshot, job, seed);
+      call = new Call(snapshot, job, seed, settings);
       calls.set(job, call);
     }
     const group = call.ask(alloc.TaskGroup);
@@ -437,7 +442,7 @@ export function inPlaceUpdate(
     const option = new GenericStack(call, [node]).select(group, undefined, new MetricRecorder());
     call.setStopping(alloc, false);
     if (!option) return null;
-    const resources = grantedResources(group, option);
+    const resources = grantedResources(group, option, call.settings.memoryOversubscription);
     const existing = alloc.AllocatedResources;
     for (const [task, granted] of Object.entries(resources.Tasks)) {
       granted.Networks = existing?.Tasks?.[task]?.Networks ?? null;

@@ -68,8 +68,15 @@ export interface RankContext {
   preempt?: boolean;
 }
 
-/** The resources a placement of `group` grants (Nomad's `AllocatedResources` of the chosen option). */
-export function grantedResources(group: GroupAsk, ranked: RankedNode): AllocatedResources {
+/**
+ * The resources a placement of `group` grants (Nomad's `AllocatedResources` of the chosen option); a task's
+ * `memory_max` only when the scheduler configuration enables memory oversubscription (else 0, as Nomad's).
+ */
+export function grantedResources(
+  group: GroupAsk,
+  ranked: RankedNode,
+  memoryOversubscription = false,
+): AllocatedResources {
   const resources: AllocatedResources = {
     Tasks: {},
     TaskLifecycles: {},
@@ -86,7 +93,7 @@ export function grantedResources(group: GroupAsk, ranked: RankedNode): Allocated
     const pinned = ranked.cores?.[task.name];
     const granted: AllocatedTaskResources = {
       Cpu: pinned ? { CpuShares: pinned.cpu, ReservedCores: pinned.ids } : { CpuShares: task.cpu, ReservedCores: null },
-      Memory: { MemoryMB: task.memoryMB, MemoryMaxMB: 0 },
+      Memory: { MemoryMB: task.memoryMB, MemoryMaxMB: memoryOversubscription ? task.memoryMaxMB : 0 },
       Networks: null,
       Devices: ranked.devices?.[task.name] ?? null,
     };

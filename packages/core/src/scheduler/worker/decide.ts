@@ -109,7 +109,7 @@ export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now
   const job = snapshot.job;
   // Nomad's inplaceUpdate: an update that needs no restart is checked on its node (the allocation itself freed); one
   // that no longer fits there (its resources grew) is destructive instead. What fits is the resources it then holds.
-  const fitting = inPlaceUpdate({ nodes: snapshot.nodes, allocs: snapshot.nodeAllocs }, seed);
+  const fitting = inPlaceUpdate({ nodes: snapshot.nodes, allocs: snapshot.nodeAllocs }, seed, snapshot.settings);
   const inplaceResources = new Map<string, AllocatedResources>();
   const fitsInPlace = (alloc: Allocation, version: Job, node: ClusterNode): boolean => {
     const resources = fitting(alloc, version, node);

@@ -6,9 +6,8 @@
  *
  * `RejectJobRegistration` refuses job registration and dispatch to every token but a management one (Nomad's
  * load-shedding, `registrationsAreAllowed`); `PauseEvalBroker` stops the evaluation worker taking evaluations (they
- * stay pending, and run at the first round after it is unpaused: the next new evaluation's or the sweep's). What this
- * service cannot do is refused with a 400 rather than stored doing nothing: memory oversubscription (the agent
- * grants no `memory_max`).
+ * stay pending, and run at the first round after it is unpaused: the next new evaluation's or the sweep's);
+ * `MemoryOversubscriptionEnabled` grants placements their tasks' `memory_max` (the agent's `NOMAD_MEMORY_MAX_LIMIT`).
  */
 import * as z from 'zod/mini';
 import { badRequest, DomainError } from '../../../lib/errors.ts';
@@ -61,6 +60,8 @@ export interface PlacementSettings {
   preempt: boolean;
   /** The limit on feasible nodes scored for a group with affinities or spreads. */
   nodeLimit: number;
+  /** Whether a task's `memory_max` is granted (Nomad's `MemoryOversubscriptionEnabled`). */
+  memoryOversubscription: boolean;
 }
 
 /** Whether preemption is on for a job of this type (Nomad's generic and system stacks). */
@@ -84,6 +85,7 @@ export function placementSettings(config: SchedulerConfiguration, type: string):
     algorithm: config.SchedulerAlgorithm,
     preempt: preemptionEnabled(config, type),
     nodeLimit: config.NodeLimitForFeasibilityChecks || defaultNodeLimitForFeasibilityChecks,
+    memoryOversubscription: config.MemoryOversubscriptionEnabled,
   };
 }
 
@@ -102,7 +104,7 @@ export const schedulerConfigBody = z.object({
       }),
     )
     .check(z.describe('Which job types may preempt (a missing field is false, as Nomad decodes it).')),
-  MemoryOversubscriptionEnabled: flag('Memory oversubscription: not supported here, only false is accepted.'),
+  MemoryOversubscriptionEnabled: flag('Grant tasks their `memory_max` (else only `memory` is granted).'),
   RejectJobRegistration: flag('Refuse job registration and dispatch to every token but a management one.'),
   PauseEvalBroker: flag('Pause the evaluation broker: no evaluation runs until it is unpaused.'),
   NodeLimitForFeasibilityChecks: z
@@ -122,8 +124,6 @@ export function validateSchedulerConfig(body: SchedulerConfigBody): SchedulerCon
   const algorithm = body.SchedulerAlgorithm ?? '';
   if (algorithm !== '' && algorithm !== 'binpack' && algorithm !== 'spread')
     throw badRequest(`invalid scheduler algorithm: ${algorithm}`);
-  if (body.MemoryOversubscriptionEnabled === true)
-    throw badRequest('MemoryOversubscriptionEnabled: not supported by this service (only false is accepted)');
   const limit = body.NodeLimitForFeasibilityChecks ?? 0;
   if (!Number.isInteger(limit) || limit < 0 || limit > 2 ** 32 - 1)
     throw badRequest('NodeLimitForFeasibilityChecks must be a whole number from 0 to 4294967295');
@@ -136,7 +136,7 @@ export function validateSchedulerConfig(body: SchedulerConfigBody): SchedulerCon
       BatchSchedulerEnabled: preemption.BatchSchedulerEnabled ?? false,
       ServiceSchedulerEnabled: preemption.ServiceSchedulerEnabled ?? false,
     },
-    MemoryOversubscriptionEnabled: false,
+    MemoryOversubscriptionEnabled: body.MemoryOversubscriptionEnabled ?? false,
     RejectJobRegistration: body.RejectJobRegistration ?? false,
     PauseEvalBroker: body.PauseEvalBroker ?? false,
     NodeLimitForFeasibilityChecks: limit,

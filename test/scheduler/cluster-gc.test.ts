@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepTokens } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { Allocations } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { Evaluations } from '../../packages/core/src/scheduler/cluster/evaluations/store.ts';
 import {
@@ -12,7 +13,7 @@ import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { ready, webJob } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
-import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+import { type SchedulerHarness, startScheduler, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 type Registered = Awaited<ReturnType<typeof registerNode>>['node'];
 
@@ -459,5 +460,36 @@ describe('the garbage collection thresholds: operator configuration', () => {
     expect(() => gcThresholdsFromEnvironment({ KEYHAVEN_SCHEDULER_JOB_GC_THRESHOLD: '-1h' })).toThrow(
       /KEYHAVEN_SCHEDULER_JOB_GC_THRESHOLD must be a non-negative duration/,
     );
+  });
+});
+
+describe('a threshold setting that is not a duration (in memory)', () => {
+  it('turns the collection off, logged naming it; the rest of the sweep runs', async () => {
+    const errors: Array<{ message: string; error?: unknown }> = [];
+    const h = await startSchedulerInMemory({
+      log: { info: () => {}, error: (message, fields) => errors.push({ message, error: fields?.error }) },
+    });
+    const variable = 'KEYHAVEN_SCHEDULER_JOB_GC_THRESHOLD';
+    const before = process.env[variable];
+    try {
+      const { writer } = await nodeTokens(h);
+      const { node: late } = await registerNode(h, writer);
+      await ready(h, late);
+      process.env[variable] = 'soon';
+      h.clock.advance(60);
+      await sweepTokens(h.core);
+      expect(errors).toEqual([
+        {
+          message: 'scheduler garbage collection is off: a threshold setting is not a duration',
+          error: expect.stringContaining(`${variable} is not a valid duration: "soon"`),
+        },
+      ]);
+      // The heartbeat sweep still ran.
+      expect((await h.scheduler.nodes.get(late.ID))?.Status).toBe('down');
+    } finally {
+      if (before === undefined) delete process.env[variable];
+      else process.env[variable] = before;
+      await h.close();
+    }
   });
 });

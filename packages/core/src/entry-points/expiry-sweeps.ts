@@ -1,6 +1,6 @@
 import type { Core } from '../composition/secrets-core.ts';
 import { EVAL_QUEUE, TOKEN_EXPIRY_QUEUE } from '../scheduler/keys.ts';
-import { gcThresholdsFromEnvironment } from '../scheduler/cluster/system/thresholds.ts';
+import { type GcThresholds, gcThresholdsFromEnvironment } from '../scheduler/cluster/system/thresholds.ts';
 import { sweepScheduler } from '../scheduler/sweep.ts';
 import { sweepLeases } from '../secrets/framework/lease-sweep.ts';
 import { dueItems } from '../storage/due.ts';
@@ -48,6 +48,21 @@ export async function sweepTokens(core: Core, limit = 500): Promise<{ tokens: nu
   }
   // The scheduler service's expired ACL tokens and events live in the same table; its garbage collection runs with
   // the operator's thresholds (`KEYHAVEN_SCHEDULER_*_GC_THRESHOLD`, Nomad's defaults when unset).
-  await sweepScheduler(core, { gc: gcThresholdsFromEnvironment(process.env) });
+  await sweepScheduler(core, { gc: gcThresholds(core) });
   return result;
+}
+
+/**
+ * The scheduler's garbage collection thresholds from the environment; a setting that is not a Go duration turns the
+ * collection off (logged, naming the variable) rather than stopping the rest of the scheduler's sweep.
+ */
+function gcThresholds(core: Core): GcThresholds | false {
+  try {
+    return gcThresholdsFromEnvironment(process.env);
+  } catch (error) {
+    core.log.error('scheduler garbage collection is off: a threshold setting is not a duration', {
+      error: String(error),
+    });
+    return false;
+  }
 }

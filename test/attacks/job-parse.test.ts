@@ -6,7 +6,9 @@
  * namespace's writer), an anonymous caller, and any caller who may parse, sending a hostile job file.
  * They try: parsing in a namespace they hold nothing in; a job file whose expressions would read the server's disk
  * or environment (`file()`, `templatefile()`, `env()`, `fileset()`, a `var.` reference that is not declared); a body
- * over the services' limit; a JobHCL over a job's size; brackets nested thousands deep (the parser recurses on each).
+ * over the services' limit; a JobHCL over a job's size; brackets nested thousands deep (the parser recurses on each);
+ * expressions built to cost the server (`range()` of millions, `format` widths, nested `for` products, operators
+ * nested thousands deep, a backtracking regular expression).
  * They must never reach: the content of a file on the server, a 500, a parser stuck or crashed for the next caller,
  * anything written. Each refusal is a 403 `Permission denied` or a 400/413 naming the problem, the index unmoved.
  */
@@ -58,14 +60,18 @@ describe('attack: the HCL job parser', () => {
   });
 
   it('no function runs: file(), templatefile(), fileset() and env() are refused by name, no file is read', async () => {
-    for (const call of [
-      'file("/etc/passwd")',
-      'templatefile("/etc/hostname", {})',
-      'fileset("/", "*")',
-      'env("HOME")',
-      'base64encode(file("/etc/shadow"))',
+    for (const [name, call] of [
+      ['file', 'file("/etc/passwd")'],
+      ['templatefile', 'templatefile("/etc/hostname", {})'],
+      ['fileset', 'fileset("/", "*")'],
+      ['fileexists', 'fileexists("/etc/passwd") ? "yes" : "no"'],
+      ['filebase64', 'filebase64("/etc/passwd")'],
+      ['pathexpand', 'pathexpand("~")'],
+      ['env', 'env("HOME")'],
+      ['file', 'base64encode(file("/etc/shadow"))'],
+      ['file', 'try(file("/etc/passwd"), "fallback")'],
+      ['file', '[for f in ["/etc/passwd"] : file(f)]'],
     ]) {
-      const name = call.slice(0, call.indexOf('('));
       for (const spelling of [`region = ${call}`, `region = "x-\${${call}}"`, `meta = { a = ${call} }`]) {
         const text = await refused(parse({ JobHCL: `job "x" {\n  ${spelling}\n}` }), 400);
         expect(text).toContain(`Call to function "${name}"`);
@@ -79,6 +85,62 @@ describe('attack: the HCL job parser', () => {
     expect(
       await refused(parse({ JobHCL: 'variable "a" {}\njob "x" {\n}', Variables: 'a = file("/etc/passwd")' }), 400),
     ).toContain('Call to function "file"');
+  });
+
+  it('a hostile expression is a 400 naming the limit it hit, never a stall, a 500 or a crashed parser', async () => {
+    const hostile: Array<[string, RegExp]> = [
+      ['range(100000000)', /more than 1024 values were generated/],
+      ['format("%999999999d", 1)', /width or precision above 1000/],
+      ['format("%.5000f", 1)', /width or precision above 1000/],
+      ['indent(100000000, "a\\nb")', /at most 1000 spaces/],
+      ['[for a in range(1000) : [for b in range(1000) : [for c in range(1000) : c]]]', /evaluation steps/],
+      ['setproduct(range(1000), range(1000), range(1000))', /more than 10000 elements/],
+      ['length(flatten([for a in range(1000) : range(1000)]))', /evaluation steps|more than 10000 elements/],
+      [
+        'join("", [for a in range(1000) : join("", [for b in range(1000) : "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"])])',
+        /longer than 1048576 characters|evaluation steps/,
+      ],
+      ['"%{for a in range(1000)}%{for b in range(1000)}xxxxxxxxxx%{endfor}%{endfor}"', /longer than|evaluation steps/],
+      [`${'!'.repeat(200)}true`, /nests more than 100 levels/],
+      [`${'- '.repeat(200)}1`, /nests more than 100 levels/],
+      [`${'1 + '.repeat(5000)}1`, /chains more than 1000 operators/],
+      [`${'true ? 1 : '.repeat(500)}1`, /nests more than 100 levels/],
+      ['pow(10, 400)', /not a finite number/],
+      [
+        'jsondecode("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]")',
+        /^$/,
+      ],
+    ];
+    for (const [expression, problem] of hostile) {
+      const call = parse({ JobHCL: `job "x" {\n  meta = { a = ${expression} }\n}` });
+      if (problem.source === '^$') {
+        // Deep but small: answered, as Nomad answers it (a meta value that is not a string is its own 400).
+        expect((await call).status).toBe(400);
+        continue;
+      }
+      const text = await refused(call, 400);
+      expect(text, expression.slice(0, 80)).toMatch(problem);
+      expect(text).toMatch(/^Failed to parse job: job "x" › meta/);
+    }
+    // What would overflow the HCL parser's own stack is refused before it runs, and the parser still answers after.
+    for (const [text, problem] of [
+      [`job "x" {\n  region = ${'-'.repeat(8000)}1\n}`, /JobHCL has a run of 8000 unary operators: at most 256/],
+      [`job "x" {\n  region = ${'! '.repeat(8000)}true\n}`, /JobHCL has a run of 8000 unary operators/],
+      [`job "x" {\n  region = ${'true ? 1 : '.repeat(20000)}1\n}`, /JobHCL has 20000 "\?": at most 1000/],
+      [
+        `job "x" {\n  region = "${'%{ if true }'.repeat(3000)}x${'%{ endif }'.repeat(3000)}"\n}`,
+        /template directives nested more than 64 deep/,
+      ],
+    ] as const)
+      expect(await refused(parse({ JobHCL: text }), 400)).toMatch(problem);
+    expect((await parse({ JobHCL: 'job "alive" {\n  region = "${- - 1}"\n}' })).body.Region).toBe('1');
+    // A catastrophic-backtracking pattern for a backtracking engine: regex_replace runs on RE2, linear, and answers.
+    const redos = await parse({
+      JobHCL: `job "x" {\n  region = regex_replace("${'a'.repeat(5000)}!", "(a+)+$", "x")\n}`,
+    });
+    expect(redos.status, redos.text).toBe(200);
+    expect(redos.body.Region).toBe(`${'a'.repeat(5000)}!`);
+    expect((await parse({ JobHCL: 'job "still" {\n  region = upper("ok")\n}' })).body.Region).toBe('OK');
   });
 
   it('a run-time variable is kept as text, never resolved against the server (env, attr, NOMAD_*)', async () => {

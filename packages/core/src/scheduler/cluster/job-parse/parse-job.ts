@@ -8,6 +8,7 @@
  * The parser's WebAssembly (1.7 MB gzipped) is loaded on the first parse only, so no other route's cold start pays
  * for it; it is imported by a computed name so that bundlers leave it out and the Lambda installs it as a package.
  */
+import { bexprReady } from '../../../lib/bexpr.ts';
 import { badRequest } from '../../../lib/errors.ts';
 import { maxJobBytes } from '../jobs/model.ts';
 import { blockTree, childrenOf } from './block-order.ts';
@@ -33,6 +34,30 @@ function hclParser(): Promise<ParseHcl> {
     return parse;
   });
   return parser;
+}
+
+/** Operators the parser recurses on, bounded as brackets are (its WebAssembly stack overflows past a few thousand). */
+export const maxUnaryRun = 256;
+export const maxConditionals = 1000;
+
+/**
+ * What in the text would make the parser recurse past its stack, other than brackets: a run of unary operators
+ * (`- - - 1`, `!!!!x`), conditionals (`a ? b : c ? …`), nested template directives (`%{if}%{if}…`). Strings and
+ * comments are counted too (an interpolation inside a string is parsed): a bound, not a parse.
+ */
+function recursionHazard(text: string): string | undefined {
+  const unary = /[-!](?:\s*[-!])*/g;
+  let longest = 0;
+  for (const match of text.matchAll(unary)) longest = Math.max(longest, match[0].replace(/\s/g, '').length);
+  if (longest > maxUnaryRun) return `a run of ${longest} unary operators: at most ${maxUnaryRun} are taken`;
+  const conditionals = text.split('?').length - 1;
+  if (conditionals > maxConditionals) return `${conditionals} "?": at most ${maxConditionals} are taken`;
+  let depth = 0;
+  for (const match of text.matchAll(/%\{~?\s*(if|for|endif|endfor)\b/g)) {
+    depth += match[1] === 'if' || match[1] === 'for' ? 1 : -1;
+    if (depth > maxHclNesting) return `template directives nested more than ${maxHclNesting} deep`;
+  }
+  return undefined;
 }
 
 /** The deepest nesting of `{`, `[` and `(` in the text (strings included: a bound, not a parse). */
@@ -73,7 +98,11 @@ export async function parseJobHcl(request: ParseRequest): Promise<DecodedStruct>
       throw badRequest(`${field} is ${Buffer.byteLength(text)} bytes: at most ${maxJobHclBytes} are taken`);
     if (nesting(text) > maxHclNesting)
       throw badRequest(`${field} nests brackets ${nesting(text)} levels deep: at most ${maxHclNesting} are taken`);
+    const hazard = recursionHazard(text);
+    if (hazard) throw badRequest(`${field} has ${hazard}`);
   }
+  // regex_replace runs on RE2, loaded (in a bundle, as a chunk of its own) only when a file may call it.
+  if (`${request.JobHCL}${request.Variables ?? ''}`.includes('regex_replace')) await bexprReady('matches');
   const top = await parsed('input.hcl', request.JobHCL);
   const given = request.Variables ? await parsed('variables.hcl', request.Variables) : {};
   for (const key of Object.keys(top))

@@ -144,8 +144,10 @@ class Parser {
     }
     if (char === '"') {
       this.position++;
-      const parts = this.template('"', []);
-      return { kind: 'template', parts: parts.parts };
+      const { parts } = this.template('"', []);
+      if (parts.every((part) => part.kind === 'text'))
+        return { kind: 'literal', value: parts.map((part) => (part.kind === 'text' ? part.text : '')).join('') };
+      return { kind: 'template', parts };
     }
     if (this.text.startsWith('<<', this.position)) return this.heredoc();
     if (char === '(') {

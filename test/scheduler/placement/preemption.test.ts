@@ -8,6 +8,7 @@ import type { PlacementSettings } from '../../../packages/core/src/scheduler/clu
 import { place } from '../../../packages/core/src/scheduler/placement/place.ts';
 import {
   preemptFor,
+  preemptForPorts,
   preemptionScore,
   resourceDistance,
 } from '../../../packages/core/src/scheduler/placement/preemption.ts';
@@ -224,6 +225,45 @@ describe('placement with preemption', () => {
     expect(result.placements).toHaveLength(2);
     const evicted = result.placements.flatMap((placement) => placement.preempted?.map((alloc) => alloc.ID) ?? []);
     expect(evicted.sort()).toEqual([a.ID, b.ID].sort());
+  });
+
+  it('a static port held by a lower-priority allocation is freed by evicting it (Nomad’s PreemptForNetwork)', () => {
+    const node = makeNode({ cpu: 4000, memoryMB: 4096 });
+    const portJob = (id: string, priority: number, type = 'service') =>
+      makeJob({
+        ID: id,
+        Type: type,
+        Priority: priority,
+        TaskGroups: [
+          {
+            Name: 'g',
+            Count: 1,
+            Networks: [{ ReservedPorts: [{ Label: 'http', Value: 8080 }] }],
+            Tasks: [task('t', 100, 64)],
+          },
+        ],
+      });
+    // The holder is placed through placement itself, so its resources carry the port as Nomad's would.
+    const holderJob = portJob('holder', 20);
+    const granted = place({ nodes: [node], allocs: [] }, holderJob, requests(holderJob, 'g', 1), 's').placements[0];
+    const holder = {
+      ...makeAlloc(holderJob, 'g', node),
+      AllocatedResources: granted?.resources as Allocation['AllocatedResources'],
+    };
+    const snapshot = { nodes: [node], allocs: [holder], priorities: prioritiesOf([[holderJob, 20]]) };
+    const system = portJob('sys-port', 90, 'system');
+    const on = place(snapshot, system, [{ group: 'g', name: 'sys-port.g[0]', nodeId: node.ID }], 's', settings(true));
+    expect(on.placements[0]?.preempted?.map((alloc) => alloc.ID)).toEqual([holder.ID]);
+    expect(on.placements[0]?.resources.Shared.Ports?.[0]?.Value).toBe(8080);
+    const off = place(snapshot, system, [{ group: 'g', name: 'sys-port.g[0]', nodeId: node.ID }], 's', settings(false));
+    expect(off.placements).toEqual([]);
+    expect(Object.keys(off.failed.g?.DimensionExhausted ?? {})[0]).toMatch(/^network: /);
+    // A holder within 10 of the job's priority keeps its port, and the node is exhausted.
+    const close = { ...snapshot, priorities: prioritiesOf([[holderJob, 85]]) };
+    expect(place(close, system, [{ group: 'g', name: 'x', nodeId: node.ID }], 's', settings(true)).placements).toEqual(
+      [],
+    );
+    expect(preemptForPorts({ allocs: [holder], ports: [9090], job: system, priorityOf: () => 20 })).toBeNull();
   });
 
   it('memory oversubscription grants a task its memory_max; off, only its memory (Nomad’s)', () => {

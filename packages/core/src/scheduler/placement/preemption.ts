@@ -11,8 +11,8 @@
  * 3. then the set trimmed (Nomad's `filterSuperset`): sorted by distance to the whole ask, farthest first, taken only
  *    until the ask is covered.
  *
- * Only CPU, memory and disk are preempted for; Nomad also preempts for ports and devices, which this does not.
- * Nomad's `maxParallelPenalty` (a migrate block's `max_parallel` spacing evictions of one group) is not applied:
+ * CPU, memory and disk are preempted for, and a group's static ports (`preemptForPorts`); devices are not, as
+ * Nomad's are. Nomad's `maxParallelPenalty` (a migrate block's `max_parallel` spacing evictions of one group) is not applied:
  * the other jobs' groups are not in the snapshot placement reads.
  */
 import type { HeldAlloc } from './proposed.ts';
@@ -121,4 +121,45 @@ export function preemptionScore(priorities: readonly number[]): number {
   }
   const net = max + sum / max;
   return 1 / (1 + Math.exp(0.0048 * (net - 2048)));
+}
+
+/** The static ports an allocation holds (Nomad's `ReservedPorts` of its networks: the group's, then its tasks'). */
+function staticPortsOf(alloc: HeldAlloc): number[] {
+  const resources = alloc.AllocatedResources;
+  if (!resources) return [];
+  const networks = [
+    ...(resources.Shared?.Networks ?? []),
+    ...Object.values(resources.Tasks ?? {}).flatMap((task) => task?.Networks ?? []),
+  ];
+  return networks.flatMap((network) => (network?.ReservedPorts ?? []).map((port) => port.Value));
+}
+
+export interface PortPreemptionInput {
+  /** The node's allocations. */
+  allocs: readonly HeldAlloc[];
+  /** The static ports the group asks. */
+  ports: readonly number[];
+  job: { ID: string; Namespace: string; Priority: number };
+  priorityOf: (alloc: HeldAlloc) => number | undefined;
+}
+
+/**
+ * Nomad's `PreemptForNetwork` for the ports a group asks statically: the allocations of jobs at least 10 priority
+ * points lower that hold one of them; null when none does, or when one is held by an allocation that may not be
+ * preempted (Nomad then skips the node). Bandwidth is not asked here (Nomad's `MBits` is 0 unless a job sets it),
+ * so the ports are the whole requirement.
+ */
+export function preemptForPorts(input: PortPreemptionInput): HeldAlloc[] | null {
+  const asked = new Set(input.ports);
+  if (asked.size === 0) return null;
+  const holders: HeldAlloc[] = [];
+  for (const alloc of input.allocs) {
+    if (alloc.JobID === input.job.ID && alloc.Namespace === input.job.Namespace) continue;
+    const held = staticPortsOf(alloc).filter((port) => asked.has(port));
+    if (held.length === 0) continue;
+    const priority = input.priorityOf(alloc);
+    if (priority === undefined || input.job.Priority - priority < preemptionPriorityDelta) return null;
+    holders.push(alloc);
+  }
+  return holders.length > 0 ? holders : null;
 }

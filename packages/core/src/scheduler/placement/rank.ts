@@ -16,8 +16,8 @@ import type { ClusterNode } from '../cluster/nodes/model.ts';
 import type { GroupAsk } from './asks.ts';
 import { type ConstraintCache, meetsConstraint } from './constraints.ts';
 import { type MetricRecorder, normScorerName } from './metrics.ts';
-import { networkResource, type Offer } from './ports.ts';
-import { preemptFor, preemptionScore } from './preemption.ts';
+import { NetworkIndex, networkResource, type Offer } from './ports.ts';
+import { preemptFor, preemptForPorts, preemptionScore } from './preemption.ts';
 import type { HeldAlloc, NodeState, ProposedState } from './proposed.ts';
 import {
   binPackFitness,
@@ -28,7 +28,9 @@ import {
   maxFitScore,
   reservableCores,
   spreadFitness,
+  subtractUsage,
   type Usage,
+  usageOf,
 } from './resources.ts';
 import type { Random } from './shuffle.ts';
 import type { SpreadScorer } from './spread.ts';
@@ -133,13 +135,32 @@ export class Ranker {
       return null;
     }
     let network: RankedNode['network'] = null;
+    // The allocations evicted for the group's static ports (Nomad's PreemptForNetwork), when they are taken.
+    let portEvictions: HeldAlloc[] = [];
     if (group.network) {
-      const assigned = ports.index.assignPorts(group.network, this.random);
+      let index = ports.index;
+      let assigned = index.assignPorts(group.network, this.random);
+      if ('error' in assigned && context.preempt) {
+        const evicted = preemptForPorts({
+          allocs: state.allocs,
+          ports: group.network.ReservedPorts.map((port) => port.Value),
+          job: this.job,
+          priorityOf: this.options.priorityOf,
+        });
+        if (evicted) {
+          const gone = new Set(evicted.map((alloc) => alloc.ID));
+          index = new NetworkIndex();
+          index.setNode(node);
+          for (const alloc of state.allocs) if (!gone.has(alloc.ID)) index.addAlloc(alloc);
+          assigned = index.assignPorts(group.network, this.random);
+          if (!('error' in assigned)) portEvictions = evicted;
+        }
+      }
       if ('error' in assigned) {
         metrics.exhaustedNode(node, `network: ${assigned.error}`);
         return null;
       }
-      network = { offer: assigned.offer, hostIP: ports.index.hostIP };
+      network = { offer: assigned.offer, hostIP: index.hostIP };
     }
     let devices: RankedNode['devices'] = null;
     if (group.devices.length > 0) {
@@ -176,18 +197,23 @@ export class Ranker {
         coresCpu += ids.length * mhz;
       }
     }
+    // What the node's allocations hold, less those evicted for the ports (Nomad removes them from the proposed set).
+    const held: Usage = { ...state.usage };
+    for (const alloc of portEvictions) subtractUsage(held, usageOf(alloc.AllocatedResources));
+    const remaining =
+      portEvictions.length > 0 ? state.allocs.filter((alloc) => !portEvictions.includes(alloc)) : state.allocs;
     const used: Usage = {
-      cpu: state.usage.cpu + group.cpu + coresCpu,
-      memoryMB: state.usage.memoryMB + group.memoryMB,
-      diskMB: state.usage.diskMB + group.diskMB,
+      cpu: held.cpu + group.cpu + coresCpu,
+      memoryMB: held.memoryMB + group.memoryMB,
+      diskMB: held.diskMB + group.diskMB,
     };
     const dimension = exhaustedDimension(state.capacity, used);
     if (dimension) {
       const preempted = context.preempt
         ? preemptFor({
             capacity: state.capacity,
-            used: state.usage,
-            allocs: state.allocs,
+            used: held,
+            allocs: remaining,
             ask: { cpu: group.cpu + coresCpu, memoryMB: group.memoryMB, diskMB: group.diskMB },
             job: this.job,
             priorityOf: this.options.priorityOf,
@@ -198,9 +224,21 @@ export class Ranker {
         return null;
       }
       // Nomad scores the fit over the node's allocations before the evictions (an over-full node: binpack's best).
-      return { fitness: this.fitness(state.capacity, used), network, cores, devices, preempted };
+      return {
+        fitness: this.fitness(state.capacity, used),
+        network,
+        cores,
+        devices,
+        preempted: [...portEvictions, ...preempted],
+      };
     }
-    return { fitness: this.fitness(state.capacity, used), network, cores, devices };
+    return {
+      fitness: this.fitness(state.capacity, used),
+      network,
+      cores,
+      devices,
+      ...(portEvictions.length > 0 ? { preempted: portEvictions } : {}),
+    };
   }
 
   /** The node ranked for the group, or null when it is exhausted. */

@@ -143,6 +143,33 @@ describe('attack: the HCL job parser', () => {
     expect((await parse({ JobHCL: 'job "still" {\n  region = upper("ok")\n}' })).body.Region).toBe('OK');
   });
 
+  it('dynamic blocks that would generate a million blocks are a 400 before they are built', async () => {
+    const hcl = `job "x" {
+  dynamic "group" {
+    for_each = range(1000)
+    labels   = ["g\${group.key}"]
+    content {
+      dynamic "task" {
+        for_each = range(1000)
+        labels   = ["t\${task.key}"]
+        content {
+          driver = "raw_exec"
+        }
+      }
+    }
+  }
+}`;
+    expect(await refused(parse({ JobHCL: hcl }), 400)).toMatch(/Too many dynamic blocks; .*more than 1000 blocks/);
+    // The iterator is bound only inside its content: elsewhere its name is a run-time variable, kept as text.
+    const out = await parse({
+      JobHCL:
+        'job "x" {\n  region = "${group.key}"\n  dynamic "group" {\n    for_each = ["a"]\n    labels = [group.value]\n    content {}\n  }\n}',
+    });
+    expect(out.status, out.text).toBe(200);
+    expect(out.body.Region).toBe('${group.key}');
+    expect(out.body.TaskGroups[0].Name).toBe('a');
+  });
+
   it('a run-time variable is kept as text, never resolved against the server (env, attr, NOMAD_*)', async () => {
     const out = await parse({ JobHCL: 'job "x" {\n  region = "${env.HOME}-${NOMAD_TOKEN}"\n}' });
     expect(out.status, out.text).toBe(200);

@@ -10,9 +10,8 @@ import { parseJobHcl } from '../../packages/core/src/scheduler/cluster/job-parse
  * download. Go's `must.Eq` compares structs whose unset fields are nil or zero, so answers are compared here with
  * their null, empty-string, zero and false fields left out (`set`).
  *
- * Where this service differs on purpose (it evaluates no `dynamic` block, and refuses `file()` by name where Nomad's
- * route, with `AllowFS: false`, answers "filesystem function disabled"), the case asserts the refusal instead, naming
- * what is refused; those cases are marked "refused here". One known difference is not
+ * No case is refused here any more: functions, `for` expressions and `dynamic` blocks are evaluated as jobspec2
+ * evaluates them, and `file()` answers "filesystem function disabled" as Nomad's route (`AllowFS: false`) does. One known difference is not
  * asserted: an unknown variable kept as written keeps its inner whitespace in Nomad
  * (`${   root.  field[  "FOO"].5  }`); the parser answers it trimmed at its ends (`${root.  field[  "FOO"].5}`).
  */
@@ -526,18 +525,56 @@ job "identitycompat" {
     });
   });
 
-  it('TestParseDynamic (refused here: dynamic blocks are not expanded)', async () => {
+  it('TestParseDynamic: dynamic groups with labels, interpolation inside maps and nested blocks', async () => {
     const hcl = `
 job "example" {
+
   dynamic "group" {
-    for_each = [{ name = "groupA", idx = 1 }]
+    for_each = [
+      { name = "groupA", idx = 1 },
+      { name = "groupB", idx = 2 },
+      { name = "groupC", idx = 3 },
+    ]
     labels   = [group.value.name]
+
     content {
       count = group.value.idx
+
+      service {
+        port = group.value.name
+      }
+
+      task "simple" {
+        driver  = "raw_exec"
+        config {
+          command = group.value.name
+        }
+        meta {
+          VERSION = group.value.idx
+        }
+        env {
+          ID = format("id:%s", group.value.idx)
+        }
+        resources {
+          cpu = group.value.idx
+        }
+      }
     }
   }
 }
 `;
-    expect(await refusal(hcl)).toContain('Blocks of type "dynamic" are not expected here');
+    // biome-ignore lint/suspicious/noExplicitAny: the answer is Nomad's JSON job
+    const out = (await parse(hcl)) as any;
+    expect(out.TaskGroups).toHaveLength(3);
+    expect(out.TaskGroups.map((group: { Name: string }) => group.Name)).toEqual(['groupA', 'groupB', 'groupC']);
+    expect(out.TaskGroups[0].Tasks[0].Resources.CPU).toBe(1);
+    expect(out.TaskGroups[0].Services[0].PortLabel).toBe('groupA');
+    // interpolation inside maps
+    expect(out.TaskGroups[0].Tasks[0].Config.command).toBe('groupA');
+    expect(out.TaskGroups[0].Tasks[0].Meta.VERSION).toBe('1');
+    expect(out.TaskGroups[0].Tasks[0].Env.ID).toBe('id:1');
+    expect(out.TaskGroups[1].Tasks[0].Env.ID).toBe('id:2');
+    expect(out.TaskGroups[2].Tasks[0].Meta.VERSION).toBe('3');
+    expect(out.TaskGroups[2].Count).toBe(3);
   });
 });

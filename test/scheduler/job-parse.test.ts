@@ -287,6 +287,66 @@ job "expr" {
     expect(grouped.body.TaskGroups[0].Count).toBe(3);
   });
 
+  it('expands dynamic blocks: a map for_each, an iterator name, a nested dynamic seeing the outer iterator', async () => {
+    const hcl = `
+variable "groups" {
+  default = {
+    api = { count = 2, ports = ["http", "grpc"] }
+    web = { count = 1, ports = ["http"] }
+  }
+}
+job "dyn" {
+  dynamic "group" {
+    for_each = var.groups
+    iterator = g
+    labels   = [g.key]
+    content {
+      count = g.value.count
+      network {
+        dynamic "port" {
+          for_each = g.value.ports
+          labels   = [port.value]
+          content {
+            to = port.key + 8000
+          }
+        }
+      }
+      task "t" {
+        driver = "raw_exec"
+        config {
+          command = "/bin/\${g.key}"
+          args    = ["\${NOMAD_PORT_http}", "$\${literal}"]
+        }
+      }
+    }
+  }
+}`;
+    const out = await parse({ JobHCL: hcl });
+    expect(out.status, out.text).toBe(200);
+    // biome-ignore lint/suspicious/noExplicitAny: the answer is Nomad's JSON job
+    const groups = out.body.TaskGroups as Array<Record<string, any>>;
+    expect(groups.map((group) => [group.Name, group.Count])).toEqual([
+      ['api', 2],
+      ['web', 1],
+    ]);
+    expect(groups[0]?.Networks[0].DynamicPorts).toEqual([
+      expect.objectContaining({ Label: 'http', To: 8000 }),
+      expect.objectContaining({ Label: 'grpc', To: 8001 }),
+    ]);
+    expect(groups[0]?.Tasks[0].Config).toEqual({ command: '/bin/api', args: ['${NOMAD_PORT_http}', '${literal}'] });
+    // A for_each that is not a collection, and a dynamic block without content, are 400s naming them.
+    const notIterable = await parse({
+      JobHCL: 'job "d" {\n  dynamic "group" {\n    for_each = 3\n    labels = ["x"]\n    content {}\n  }\n}',
+    });
+    expect(notIterable.status).toBe(400);
+    expect(notIterable.text).toContain('Invalid dynamic for_each value');
+    const noContent = await parse({
+      JobHCL: 'job "d" {\n  dynamic "group" {\n    for_each = [1]\n    labels = ["x"]\n  }\n}',
+    });
+    expect(noContent.status).toBe(400);
+    expect(noContent.text).toContain('Missing content block');
+  });
+
   it('keeps the file’s order of labelled blocks (the parser answers them sorted by label)', async () => {
     const hcl = `
 job "order" {

@@ -13,6 +13,7 @@ import { badRequest } from '../../../lib/errors.ts';
 import { maxJobBytes } from '../jobs/model.ts';
 import { blockTree, childrenOf } from './block-order.ts';
 import { type DecodedStruct, decodeBlock, labelled, within } from './decode.ts';
+import { expandDynamicBlocks } from './dynamic-blocks.ts';
 import { hclError } from './expressions.ts';
 import { normalizeJob } from './normalize.ts';
 import { resolveScope, singleBody } from './variables.ts';
@@ -116,7 +117,7 @@ export async function parseJobHcl(request: ParseRequest): Promise<DecodedStruct>
   const labels = Object.keys(jobs);
   const label = labels[0] as string;
   const where = `job "${label}"`;
-  const body = singleBody((jobs as Record<string, unknown>)[label], where, 'job');
+  const body = expandDynamicBlocks(singleBody((jobs as Record<string, unknown>)[label], where, 'job'), scope, where);
   if (labels.length > 1) throw hclError(where, 'Duplicate job block', 'Only one block of type "job" is allowed.');
   const node = childrenOf(blockTree(request.JobHCL), 'job')[0];
   const extras = { names: ['vault', 'secret', 'task'], found: {} as Record<string, unknown> };

@@ -278,6 +278,20 @@ describe('stopping', () => {
     expect(runner.taskStates.t?.Events?.at(-2)).toMatchObject({ Type: 'Terminated', ExitCode: 42 });
   });
 
+  it('an eviction from the server (preemption: DesiredStatus evict) kills the running task, as a stop does', async () => {
+    const alloc = allocation({ type: 'service', tasks: [rawExec('t', 'sleep', ['60'])] });
+    const runner = fixture.run(alloc);
+    await until('the task to run', () => runner.clientStatus.status === 'running');
+    const pid = runner.tasks.get('t')?.handle?.pid as number;
+    expect(running(pid)).toBe(true);
+    runner.update({ ...alloc, DesiredStatus: 'evict' });
+    await until('the task to be killed', () => runner.terminal);
+    expect(running(pid)).toBe(false);
+    expect(runner.taskStates.t).toMatchObject({ State: 'dead', Failed: false });
+    expect(runner.taskStates.t?.Events?.map((event) => event.Type).slice(-2)).toEqual(['Terminated', 'Killed']);
+    expect(runner.clientStatus).toEqual({ status: 'complete', description: 'All tasks have completed' });
+  });
+
   it('a stop that comes while the task is still starting kills it once it runs', async () => {
     const alloc = allocation({ type: 'service', tasks: [rawExec('t', 'sleep', ['60'])] });
     const runner = fixture.run(alloc);

@@ -138,6 +138,14 @@ export const benches: BenchEntry[] = [
     ],
   },
   {
+    file: 'deployment-sweep.bench.ts',
+    figures: [
+      'deployment sweep: ms per active deployment',
+      'deployment sweep: DynamoDB calls per active deployment',
+      'deployment sweep: read units per active deployment',
+    ],
+  },
+  {
     file: 'bundles.bench.ts',
     figures: ['largest module-init p50 ms', 'largest bundle gzip kB', 'largest gzip kB loaded at init'],
   },

@@ -7,7 +7,15 @@ import {
   gcThresholdsFromEnvironment,
   nomadGcThresholds,
 } from '../../packages/core/src/scheduler/cluster/system/thresholds.ts';
-import { jobPk, jobSummaryPk, jobVersionPk, META_PK, NODE_COUNT_SK } from '../../packages/core/src/scheduler/keys.ts';
+import {
+  GC_LAST_SK,
+  GC_PK,
+  jobPk,
+  jobSummaryPk,
+  jobVersionPk,
+  META_PK,
+  NODE_COUNT_SK,
+} from '../../packages/core/src/scheduler/keys.ts';
 import type { SchedulerEvent } from '../../packages/core/src/scheduler/state.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
@@ -109,7 +117,8 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     // The job, its summary, its version, the evaluation and two allocations with two links each.
     expect(before).toBe(10);
 
-    h.clock.advance(4 * hour - 60);
+    // Six minutes short of the threshold (the sweep collects once every five minutes: `gc-interval.ts`).
+    h.clock.advance(4 * hour - 6 * 60);
     await ready(h, node);
     const early = await h.scheduler.state.currentIndex();
     await sweepScheduler(h.core);
@@ -117,7 +126,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     expect(await storedItems('finished', [evalId], allocs)).toBe(10);
     expect((await eventsAfter(early)).filter((event) => event.Type === 'JobBatchDeregistered')).toEqual([]);
 
-    h.clock.advance(120);
+    h.clock.advance(6 * 60 + 60);
     await ready(h, node);
     const start = await h.scheduler.state.currentIndex();
     await sweepScheduler(h.core);
@@ -411,6 +420,32 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     expect(mentions).toEqual([]);
     // The node that beats stays.
     expect((await mgmt('GET', `/v1/node/${node.ID}`)).body.Status).toBe('ready');
+  });
+
+  it('the sweep collects once every five minutes across processes; the forced run at once', {
+    timeout: 60_000,
+  }, async () => {
+    h.clock.advance(hour);
+    await ready(h, node);
+    await sweepScheduler(h.core);
+    await finishedBatch('between-runs', node, 1);
+    // Past every threshold (one second short of the interval): the sweeps of this interval leave it.
+    h.clock.advance(5 * 60 - 1);
+    await ready(h, node);
+    await Promise.all([
+      sweepScheduler(h.core, { gc: forcedGcThresholds }),
+      sweepScheduler(h.core, { gc: forcedGcThresholds }),
+    ]);
+    expect((await mgmt('GET', '/v1/job/between-runs')).status).toBe(200);
+    // The interval over, one sweep collects it.
+    h.clock.advance(1);
+    await sweepScheduler(h.core, { gc: forcedGcThresholds });
+    expect((await mgmt('GET', '/v1/job/between-runs')).status).toBe(404);
+    // A last run claimed in the future (a forged or skewed item) does not stop the collection.
+    await finishedBatch('after-forgery', node, 1);
+    await h.core.store.put({ pk: GC_PK, sk: GC_LAST_SK, at: h.clock.now() + 365 * 24 * hour * 1000 });
+    await sweepScheduler(h.core, { gc: forcedGcThresholds });
+    expect((await mgmt('GET', '/v1/job/after-forgery')).status).toBe(404);
   });
 
   it('PUT /v1/system/reconcile/summaries counts a wrong summary again from the allocations', {

@@ -318,6 +318,14 @@ export const itemKindRows: readonly ItemKindRow[] = [
     why: 'until when a heartbeat that ran the node sweep holds it; a forged one longer than one sweep period is taken over, and the minute job sweeps regardless',
   }),
   row({
+    name: 'garbage collection interval',
+    where: '`sched#gc` / `last`',
+    pk: /^sched#gc$/,
+    sk: /^last$/,
+    protection: 'not security state',
+    why: 'when the sweep last ran the garbage collection, so it runs once an interval across processes; one forged into the future is taken over, and `PUT /v1/system/gc` runs regardless',
+  }),
+  row({
     name: 'blocking query place',
     where: '`sched#wait#<waiter>` / `slot#<n>`',
     pk: /^sched#wait#/,

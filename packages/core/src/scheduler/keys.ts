@@ -81,6 +81,12 @@ export const NODE_BEAT_PK = 'sched#node-beat';
  */
 export const NODE_SWEEP_PK = 'sched#node-sweep';
 export const NODE_SWEEP_LEASE_SK = 'lease';
+/**
+ * When the garbage collection last ran from the sweep (`cluster/system/gc-interval.ts`): one item, `sk` `last`, so
+ * processes sweeping every second or every minute collect once per interval between them.
+ */
+export const GC_PK = 'sched#gc';
+export const GC_LAST_SK = 'last';
 /** `sk` (in `META_PK`) of the count of registered nodes, kept by registration and purge (the heartbeat TTL reads it). */
 export const NODE_COUNT_SK = 'nodes#count';
 

@@ -11,6 +11,7 @@ import { NodePools } from './cluster/node-pools/store.ts';
 import { ClusterNodes } from './cluster/nodes/store.ts';
 import { NodeSweepLease } from './cluster/nodes/sweep-lease.ts';
 import { GarbageCollector } from './cluster/system/gc.ts';
+import { claimGcRun } from './cluster/system/gc-interval.ts';
 import { type GcThresholds, nomadGcThresholds } from './cluster/system/thresholds.ts';
 import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './composition/secret-hashes.ts';
 import { SchedulerConfigs } from './cluster/scheduler-config/store.ts';
@@ -29,8 +30,9 @@ import { EvaluationWorker, type WorkerParts } from './worker/evaluation-worker.t
  * between runs, `cluster/nodes/sweep-lease.ts`), the evaluations due (`worker/evaluation-worker.ts`: under `npm start`
  * every second, in AWS every minute from EventBridge; the backstop of the table stream's trigger,
  * `runTriggeredEvaluations`, which runs them as they are written), the active deployments
- * (`cluster/deployments/watcher.ts`), the garbage collection of finished jobs, evaluations, allocations and deployments
- * older than the operator's `gc` thresholds (`cluster/system/gc.ts`; Nomad's defaults when unsaid) and the events past
+ * (`cluster/deployments/watcher.ts`), the garbage collection of finished jobs, evaluations, allocations, deployments
+ * and down nodes older than the operator's `gc` thresholds (`cluster/system/gc.ts`; Nomad's defaults when unsaid;
+ * once every five minutes across processes, `cluster/system/gc-interval.ts`) and the events past
  * their expiry. Built on the state alone, so the sweep job carries none of the scheduler's HTTP surface (login, OIDC,
  * binding-rule selectors).
  */
@@ -49,7 +51,7 @@ export async function sweepScheduler(
   // Nomad's deployment watcher, for what no report triggers: progress deadlines, and checks a report's process missed.
   const { deployments, jobs, evaluations, allocations } = parts;
   await new DeploymentWatcher(state, deployments, jobs, evaluations, allocations).checkAll();
-  if (options.gc !== false) {
+  if (options.gc !== false && (await claimGcRun(core.store, core.clock.now()))) {
     // What the collection leaves is collected by the next run: its failure is logged, and the events still expire.
     try {
       await new GarbageCollector(

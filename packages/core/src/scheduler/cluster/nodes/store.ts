@@ -617,6 +617,26 @@ export class ClusterNodes {
   }
 
   /**
+   * The IDs of the nodes whose beat says `down`: what the node garbage collection looks at, read from the small beat
+   * items (eventually consistent: `reapDown` reads the node again inside its write), not the whole nodes.
+   */
+  async downIds(): Promise<string[]> {
+    if (Number((await this.store.get(META_PK, NODE_COUNT_SK))?.value ?? 0) <= 0) return [];
+    const pages = await Promise.all(
+      Array.from({ length: shardCount }, (_, shard) =>
+        this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`, {
+          where: { equals: { status: 'down' } },
+          eventual: true,
+        }),
+      ),
+    );
+    return pages
+      .flat()
+      .filter((beat) => this.store.verified(beatKind, beat))
+      .map((beat) => beat.sk);
+  }
+
+  /**
    * Nomad's node garbage collection (`nomad/core_sched.go` nodeGC, then `Node.BatchDeregister`): a node `down` since
    * at or before `cutoffSeconds` whose allocations are all terminal (`allTerminal`) is removed with its beat, in a
    * write conditional on the node unchanged since read (a node that beat again meanwhile stays). No event: Nomad's

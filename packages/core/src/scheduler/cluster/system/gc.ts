@@ -216,11 +216,10 @@ export class GarbageCollector {
   /** Nomad's nodeGC: down nodes older than the cutoff (seconds) with only terminal allocations, three deletes each. */
   private async reapNodes(cutoffSeconds: number, budget: number): Promise<number> {
     let reaped = 0;
-    for (const node of await this.nodes.list()) {
+    const allTerminal = async (id: string) => (await this.allocations.onNode(id)).every(isTerminal);
+    for (const id of await this.nodes.downIds()) {
       if (budget < 3) break;
-      if (node.Status !== 'down' || node.StatusUpdatedAt > cutoffSeconds) continue;
-      const allTerminal = async (id: string) => (await this.allocations.onNode(id)).every(isTerminal);
-      if (await this.nodes.reapDown(node.ID, cutoffSeconds, allTerminal)) {
+      if (await this.nodes.reapDown(id, cutoffSeconds, allTerminal)) {
         reaped++;
         budget -= 3;
       }

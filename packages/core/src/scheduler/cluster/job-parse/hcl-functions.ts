@@ -3,12 +3,15 @@
  * encoding/crypto/uuid/cidr, hcl's `try`/`can`), each in its own group file. The filesystem functions (`file`,
  * `fileexists`, `fileset`, `filebase64`, `abspath`, `basename`, `dirname`, `pathexpand`) are refused as Nomad's
  * server refuses them (`AllowFS: false`): this server's disk is not the submitter's. Anything else not in the table
- * (`env`, `templatefile`, Terraform-only functions) is an unknown function, as in Nomad.
+ * (`env`, `templatefile`, Terraform-only functions) is an unknown function, as in Nomad; so, here, are the few of
+ * Nomad's table not evaluated by this service: `bcrypt`, `rsadecrypt`, `convert`, `yamldecode`, `yamlencode`.
  */
+import { cidrFunctions } from './hcl-functions-cidr.ts';
 import { collectionFunctions } from './hcl-functions-collections.ts';
 import { encodingFunctions } from './hcl-functions-encoding.ts';
 import { numberFunctions } from './hcl-functions-numbers.ts';
 import { stringFunctions } from './hcl-functions-strings.ts';
+import { timeFunctions } from './hcl-functions-time.ts';
 import type { HclExpression } from './hcl-syntax.ts';
 import type { Context, HclFunction } from './hcl-context.ts';
 import { checkList, HclEvalError, HclRefusedError, toList, type HclValue } from './hcl-values.ts';
@@ -29,6 +32,8 @@ const table: Record<string, HclFunction> = {
   ...stringFunctions,
   ...collectionFunctions,
   ...encodingFunctions,
+  ...cidrFunctions,
+  ...timeFunctions,
 };
 
 /** `try(a, b, …)`: the first argument that evaluates without an error; `can(a)`: whether it does. */

@@ -7,12 +7,13 @@ import type { Allocation } from '../../../packages/core/src/scheduler/cluster/al
 import type { PlacementSettings } from '../../../packages/core/src/scheduler/cluster/scheduler-config/model.ts';
 import { place } from '../../../packages/core/src/scheduler/placement/place.ts';
 import {
+  parallelPenalty,
   preemptFor,
   preemptForPorts,
   preemptionScore,
   resourceDistance,
 } from '../../../packages/core/src/scheduler/placement/preemption.ts';
-import { priorityKey } from '../../../packages/core/src/scheduler/placement/types.ts';
+import { groupKey, priorityKey } from '../../../packages/core/src/scheduler/placement/types.ts';
 import { makeAlloc, makeJob, makeNode, requests, task } from './fixtures.ts';
 
 const settings = (preempt: boolean, algorithm: 'binpack' | 'spread' = 'binpack'): PlacementSettings => ({
@@ -124,6 +125,26 @@ describe('the preemption choice (pure)', () => {
         priorityOf,
       }),
     ).toBeNull();
+  });
+
+  it('Nomad’s max_parallel penalty: a group already evicted max_parallel times in the plan is 50 further away', () => {
+    expect([parallelPenalty(0, 5), parallelPenalty(1, 0), parallelPenalty(1, 1), parallelPenalty(2, 3)]).toEqual([
+      0, 0, 50, 100,
+    ]);
+    const exact = makeAlloc(low, 'x', node, { cpu: 1000, memoryMB: 2000, diskMB: 0 });
+    const larger = makeAlloc(low, 'y', node, { cpu: 1500, memoryMB: 3000, diskMB: 0 });
+    const allocs = [exact, larger];
+    const input = {
+      capacity,
+      used: { cpu: 4000, memoryMB: 8192, diskMB: 0 },
+      allocs,
+      ask: { cpu: 1000, memoryMB: 2000, diskMB: 0 },
+      job,
+      priorityOf,
+    };
+    expect(preemptFor(input)?.map((alloc) => alloc.ID)).toEqual([exact.ID]);
+    const penalised = preemptFor({ ...input, penaltyOf: (alloc) => (alloc.TaskGroup === 'x' ? 50 : 0) });
+    expect(penalised?.map((alloc) => alloc.ID)).toEqual([larger.ID]);
   });
 
   it('scores a node by the priorities it would evict (Nomad’s logistic curve, 0.5 at a net priority of 2048)', () => {
@@ -264,6 +285,42 @@ describe('placement with preemption', () => {
       [],
     );
     expect(preemptForPorts({ allocs: [holder], ports: [9090], job: system, priorityOf: () => 20 })).toBeNull();
+  });
+
+  it('a system job across two nodes spreads its evictions over groups past their max_parallel', () => {
+    const [one, two] = [makeNode({ cpu: 2000, memoryMB: 2048 }), makeNode({ cpu: 2000, memoryMB: 2048 })] as const;
+    const fill = (node: typeof one) => [
+      makeAlloc(lowJob, 'x', node, { cpu: 1000, memoryMB: 1024, diskMB: 0 }),
+      makeAlloc(lowJob, 'y', node, { cpu: 1000, memoryMB: 1024, diskMB: 0 }),
+    ];
+    const allocs = [...fill(one), ...fill(two)];
+    const system = makeJob({
+      ID: 'agent',
+      Type: 'system',
+      Priority: 90,
+      TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 1000, 1024)] }],
+    });
+    const reqs = [one, two].map((node, i) => ({ group: 'agent', name: `agent.agent[${i}]`, nodeId: node.ID }));
+    const evictedGroups = (maxParallel: number) =>
+      place(
+        {
+          nodes: [one, two],
+          allocs,
+          priorities: prioritiesOf([[lowJob, 20]]),
+          maxParallel: new Map([
+            [groupKey('default', lowJob.ID, 'x'), maxParallel],
+            [groupKey('default', lowJob.ID, 'y'), maxParallel],
+          ]),
+        },
+        system,
+        reqs,
+        's',
+        settings(true),
+      ).placements.map((placement) => placement.preempted?.map((alloc) => alloc.TaskGroup));
+    // Equal distances: without a penalty the first candidate (group x) goes on both nodes; with max_parallel 1 the
+    // second node's x is 50 further (x already has an eviction in the plan), so y goes there.
+    expect(evictedGroups(0)).toEqual([['x'], ['x']]);
+    expect(evictedGroups(1)).toEqual([['x'], ['y']]);
   });
 
   it('memory oversubscription grants a task its memory_max; off, only its memory (Nomad’s)', () => {

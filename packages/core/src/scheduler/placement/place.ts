@@ -43,9 +43,11 @@ import {
   type Placement,
   type PlacementRequest,
   type PlacementResult,
+  groupKey,
   priorityKey,
   type Snapshot,
 } from './types.ts';
+import { parallelPenalty } from './preemption.ts';
 
 /** Nomad's `skipScoreThreshold` and `maxSkip` (`LimitIterator`). */
 const skipScoreThreshold = 0;
@@ -89,6 +91,8 @@ class Call {
   private readonly groups: Map<string, TaskGroup>;
 
   readonly settings: PlacementSettings;
+  /** The evictions this call's placements made, per group (`groupKey`), for Nomad's `max_parallel` penalty. */
+  private readonly evictions = new Map<string, number>();
 
   constructor(
     snapshot: Snapshot,
@@ -110,9 +114,15 @@ class Call {
     this.spread = new SpreadScorer(context);
     this.random = seededRandom(seed);
     const priorities = snapshot.priorities;
+    const maxParallel = snapshot.maxParallel;
+    const evictions = this.evictions;
     this.ranker = new Ranker(job, this.proposed, cache, this.random, this.spread, {
       algorithm: this.settings.algorithm,
       priorityOf: (alloc) => priorities?.get(priorityKey(alloc.Namespace, alloc.JobID)),
+      penaltyOf: (alloc) => {
+        const key = groupKey(alloc.Namespace, alloc.JobID, alloc.TaskGroup);
+        return parallelPenalty(maxParallel?.get(key) ?? 0, evictions.get(key) ?? 0);
+      },
     });
     this.candidates = readyNodes(snapshot.nodes, job);
     this.groups = new Map(job.TaskGroups.map((group) => [group.Name, group]));
@@ -151,7 +161,11 @@ class Call {
       AllocatedResources: resources,
     };
     const preempted = (ranked.preempted ?? []) as Allocation[];
-    for (const alloc of preempted) this.setStopping(alloc, true);
+    for (const alloc of preempted) {
+      this.setStopping(alloc, true);
+      const key = groupKey(alloc.Namespace, alloc.JobID, alloc.TaskGroup);
+      this.evictions.set(key, (this.evictions.get(key) ?? 0) + 1);
+    }
     this.proposed.place(held);
     this.placed.push(held);
     this.feasibility.addProposed(held);

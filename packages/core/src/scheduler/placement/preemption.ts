@@ -18,6 +18,14 @@
 import type { HeldAlloc } from './proposed.ts';
 import { type Capacity, type Usage, usageOf } from './resources.ts';
 
+/** Nomad's `maxParallelPenalty`: the distance added per eviction of a group past its `max_parallel`. */
+export const maxParallelPenalty = 50;
+
+/** Nomad's penalty for a candidate whose group has `preempted` evictions in the plan already. */
+export function parallelPenalty(maxParallel: number, preempted: number): number {
+  return maxParallel > 0 && preempted >= maxParallel ? (preempted + 1 - maxParallel) * maxParallelPenalty : 0;
+}
+
 /** Nomad's minimum priority gap: a job preempts only allocations of jobs at least this much lower. */
 export const preemptionPriorityDelta = 10;
 
@@ -46,6 +54,8 @@ export interface PreemptionInput {
   job: { ID: string; Namespace: string; Priority: number };
   /** The priority of an allocation's job, undefined when unknown (never preempted). */
   priorityOf: (alloc: HeldAlloc) => number | undefined;
+  /** The `max_parallel` penalty of a candidate (`parallelPenalty`), 0 when absent. */
+  penaltyOf?: (alloc: HeldAlloc) => number;
 }
 
 /** The allocations to evict so that the ask fits the node, or null when no eligible set makes it fit. */
@@ -75,7 +85,7 @@ export function preemptFor(input: PreemptionInput): HeldAlloc[] | null {
       let closest = 0;
       let best = Number.POSITIVE_INFINITY;
       group.forEach((candidate, index) => {
-        const distance = resourceDistance(needed, candidate.usage);
+        const distance = resourceDistance(needed, candidate.usage) + (input.penaltyOf?.(candidate.alloc) ?? 0);
         if (distance < best) {
           best = distance;
           closest = index;

@@ -54,6 +54,8 @@ export interface RankOptions {
   algorithm: 'binpack' | 'spread';
   /** The priority of an allocation's job (for preemption), undefined when unknown. */
   priorityOf: (alloc: HeldAlloc) => number | undefined;
+  /** Nomad's `max_parallel` penalty of a preemption candidate (given the plan's evictions so far). */
+  penaltyOf?: (alloc: HeldAlloc) => number;
 }
 
 /** What scoring one group's placement needs beside the node. */
@@ -217,6 +219,7 @@ export class Ranker {
             ask: { cpu: group.cpu + coresCpu, memoryMB: group.memoryMB, diskMB: group.diskMB },
             job: this.job,
             priorityOf: this.options.priorityOf,
+            ...(this.options.penaltyOf ? { penaltyOf: this.options.penaltyOf } : {}),
           })
         : null;
       if (!preempted) {

@@ -41,7 +41,7 @@ export function drainDeadlinePassed(node: ClusterNode, now: number): boolean {
 }
 
 /** The group's `Migrate.MaxParallel` (Nomad's default 1). */
-function migrateMaxParallel(group: TaskGroup | undefined): number {
+export function migrateMaxParallel(group: TaskGroup | undefined): number {
   const migrate = group?.Migrate as { MaxParallel?: unknown } | null | undefined;
   return typeof migrate?.MaxParallel === 'number' ? migrate.MaxParallel : 1;
 }

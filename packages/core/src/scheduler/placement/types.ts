@@ -34,7 +34,13 @@ export interface Snapshot {
    * never preempted.
    */
   priorities?: ReadonlyMap<string, number>;
+  /** The migrate block's `max_parallel` of those jobs' groups, by `groupKey` (Nomad's preemption penalty). */
+  maxParallel?: ReadonlyMap<string, number>;
 }
+
+/** The key of a job's task group in `Snapshot.maxParallel`. */
+export const groupKey = (namespace: string, jobId: string, group: string): string =>
+  `${namespace}\u0000${jobId}\u0000${group}`;
 
 /** The key of a job in `Snapshot.priorities`. */
 export const priorityKey = (namespace: string, jobId: string): string => `${namespace}\u0000${jobId}`;

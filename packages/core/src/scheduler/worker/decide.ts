@@ -12,7 +12,14 @@ import { inDatacenters } from '../cluster/jobs/system-jobs.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import { inPlaceUpdate, place } from '../placement/place.ts';
 import { reconcile } from '../placement/reconcile.ts';
-import { type AllocatedResources, type PlacementResult, priorityKey, type Reconciliation } from '../placement/types.ts';
+import {
+  type AllocatedResources,
+  groupKey,
+  type PlacementResult,
+  priorityKey,
+  type Reconciliation,
+} from '../placement/types.ts';
+import { migrateMaxParallel } from '../placement/tainted.ts';
 import { type PlacementSettings, placementSettings } from '../cluster/scheduler-config/model.ts';
 import type { WorkerParts } from './outcome.ts';
 
@@ -30,6 +37,8 @@ export interface EvaluationSnapshot {
   settings?: PlacementSettings;
   /** When the job may preempt: the priority of each other job with allocations on the nodes read (`priorityKey`). */
   priorities?: Map<string, number>;
+  /** With `priorities`: the migrate `max_parallel` of those jobs' groups (`groupKey`), for Nomad's penalty. */
+  maxParallel?: Map<string, number>;
 }
 
 /**
@@ -71,6 +80,7 @@ export async function readSnapshot(
   const settings = config && job ? placementSettings(config, job.Type) : undefined;
   // Preemption reads the priority of each job with allocations where placement may go (its own excepted).
   let priorities: Map<string, number> | undefined;
+  const maxParallel = new Map<string, number>();
   if (job && (settings ? settings.preempt : job.Type === 'system')) {
     priorities = new Map();
     const others = new Map<string, { namespace: string; id: string }>();
@@ -78,9 +88,18 @@ export async function readSnapshot(
       if (alloc.JobID !== job.ID || alloc.Namespace !== job.Namespace)
         others.set(priorityKey(alloc.Namespace, alloc.JobID), { namespace: alloc.Namespace, id: alloc.JobID });
     const found = await Promise.all(
-      [...others].map(async ([key, { namespace, id }]) => [key, (await jobs.get(namespace, id))?.Priority] as const),
+      [...others].map(async ([key, { namespace, id }]) => [key, await jobs.get(namespace, id)] as const),
     );
-    for (const [key, priority] of found) if (priority !== undefined) priorities.set(key, priority);
+    for (const [key, other] of found) {
+      if (!other) continue;
+      priorities.set(key, other.Priority);
+      // Nomad's migrate block defaults to max_parallel 1 for service jobs only; the others have none (0).
+      for (const group of other.TaskGroups)
+        maxParallel.set(
+          groupKey(other.Namespace, other.ID, group.Name),
+          other.Type === 'service' ? migrateMaxParallel(group) : 0,
+        );
+    }
   }
   return {
     job,
@@ -91,7 +110,7 @@ export async function readSnapshot(
     versions,
     deployment,
     ...(settings ? { settings } : {}),
-    ...(priorities ? { priorities } : {}),
+    ...(priorities ? { priorities, maxParallel } : {}),
   };
 }
 
@@ -136,6 +155,7 @@ export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now
             nodes: snapshot.nodes,
             allocs: snapshot.nodeAllocs,
             ...(snapshot.priorities ? { priorities: snapshot.priorities } : {}),
+            ...(snapshot.maxParallel ? { maxParallel: snapshot.maxParallel } : {}),
           },
           job,
           reconciliation.place,

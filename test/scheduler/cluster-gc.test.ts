@@ -287,10 +287,21 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
       Dead: 0,
     });
 
-    // Stopped, the parent goes too (Nomad's jobIsGCable).
+    // Stopped, the parent goes too (Nomad's jobIsGCable), in the same run as a child that finished meanwhile.
+    const another = await mgmt('POST', '/v1/job/dispatcher/dispatch', {});
+    const second = another.body.DispatchedJobID as string;
+    await worker.runDue();
+    const [secondAlloc] = await h.scheduler.allocations.ofJob('default', second);
+    if (!secondAlloc) throw new Error('not placed');
+    await report(node, [{ ID: secondAlloc.ID, ClientStatus: 'complete' }]);
     expect((await mgmt('DELETE', '/v1/job/dispatcher')).status).toBe(200);
+    const start = await h.scheduler.state.currentIndex();
     expect((await mgmt('PUT', '/v1/system/gc')).status).toBe(200);
     expect((await mgmt('GET', '/v1/job/dispatcher')).status).toBe(404);
+    expect((await mgmt('GET', `/v1/job/${encodeURIComponent(second)}`)).status).toBe(404);
+    const reaped = (await eventsAfter(start)).filter((event) => event.Type === 'JobBatchDeregistered');
+    expect(reaped.map((event) => event.Key).sort()).toEqual(['dispatcher', second].sort());
+    expect(await h.scheduler.jobs.summaries.get('default', 'dispatcher')).toBeUndefined();
   });
 
   it('reaps old terminal evaluations of a job that stays, after eval_gc_threshold', { timeout: 60_000 }, async () => {

@@ -280,22 +280,30 @@ export class GarbageCollector {
 
   /**
    * Nomad's Job.BatchDeregister with purge: the jobs deleted, a batch per write, each with its versions, its summary,
-   * its parent's children count and a `JobBatchDeregistered` event. Two children of one parent never share a write
-   * (each rewrites the parent's summary). A batch whose condition fails is tried a job at a time.
+   * its parent's children count and a `JobBatchDeregistered` event. Two children of one parent, or a parent and its
+   * child, never share a write (each touches the parent's summary). A batch whose condition fails is tried a job at a
+   * time.
    */
   private async reapJobs(jobs: Job[]): Promise<number> {
     let reaped = 0;
     const batches: Job[][] = [];
     let batch: Job[] = [];
     let parents = new Set<string>();
+    let members = new Set<string>();
     for (const job of jobs) {
+      const own = jobKey(job.Namespace, job.ID);
       const parent = job.ParentID ? jobKey(job.Namespace, String(job.ParentID)) : '';
-      if (batch.length >= Math.floor(this.perWrite / 9) || (parent && parents.has(parent))) {
+      // A write touches a summary once: no two children of one parent, and no parent beside its child (the child's
+      // count would rewrite the summary the parent's reaping deletes).
+      const clash = parent !== '' && (parents.has(parent) || members.has(parent));
+      if (batch.length >= Math.floor(this.perWrite / 9) || clash || parents.has(own)) {
         batches.push(batch);
         batch = [];
         parents = new Set();
+        members = new Set();
       }
       batch.push(job);
+      members.add(own);
       if (parent) parents.add(parent);
     }
     if (batch.length > 0) batches.push(batch);

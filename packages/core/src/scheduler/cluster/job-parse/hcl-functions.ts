@@ -4,9 +4,10 @@
  * `fileexists`, `fileset`, `filebase64`, `abspath`, `basename`, `dirname`, `pathexpand`) are refused as Nomad's
  * server refuses them (`AllowFS: false`): this server's disk is not the submitter's. Anything else not in the table
  * (`env`, `templatefile`, Terraform-only functions) is an unknown function, as in Nomad; so, here, are the few of
- * Nomad's table not evaluated by this service: `bcrypt`, `rsadecrypt`, `convert`, `yamldecode`, `yamlencode`.
+ * Nomad's table not evaluated by this service: `bcrypt`, `rsadecrypt`, `yamldecode`, `yamlencode`.
  */
 import { cidrFunctions } from './hcl-functions-cidr.ts';
+import { convert, typeOf } from './hcl-convert.ts';
 import { collectionFunctions } from './hcl-functions-collections.ts';
 import { encodingFunctions } from './hcl-functions-encoding.ts';
 import { numberFunctions } from './hcl-functions-numbers.ts';
@@ -61,6 +62,18 @@ export function callFunction(call: Extract<HclExpression, { kind: 'call' }>, con
       `Call to function "${name}" refused: filesystem function disabled (the server does not read its own disk for a job file; not even inside try or can).`,
     );
   if ((name === 'try' || name === 'can') && !call.expandLast) return lazy(name, call.args, context);
+  if (name === 'convert') {
+    const [value, type] = call.args;
+    if (call.args.length !== 2 || !value || !type || call.expandLast)
+      throw new HclEvalError('Incorrect number of function arguments', 'Function "convert" expects 2 arguments.');
+    try {
+      return convert(context.evaluate(value, context), typeOf(type));
+    } catch (error) {
+      if (error instanceof HclEvalError)
+        throw new HclEvalError('Invalid function argument', `Call to function "convert" failed: ${error.message}`);
+      throw error;
+    }
+  }
   const fn = Object.hasOwn(table, name) ? table[name] : undefined;
   if (!fn)
     throw new HclEvalError(

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepTokens } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { Allocations } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { Evaluations } from '../../packages/core/src/scheduler/cluster/evaluations/store.ts';
+import { GarbageCollector } from '../../packages/core/src/scheduler/cluster/system/gc.ts';
 import {
   forcedGcThresholds,
   gcThresholdsFromEnvironment,
@@ -376,7 +377,6 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
 
   it('a run deletes at most its bound; the next run takes the rest', { timeout: 90_000 }, async () => {
     for (const id of ['bulk-a', 'bulk-b', 'bulk-c']) await finishedBatch(id, node, 1);
-    const { GarbageCollector } = await import('../../packages/core/src/scheduler/cluster/system/gc.ts');
     const s = h.scheduler;
     // Each job is its evaluation, its allocation (three items) and nine for itself: 13.
     const bounded = new GarbageCollector(
@@ -457,6 +457,21 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     await h.core.store.put({ pk: GC_PK, sk: GC_LAST_SK, at: h.clock.now() + 365 * 24 * hour * 1000 });
     await sweepScheduler(h.core, { gc: forcedGcThresholds });
     expect((await mgmt('GET', '/v1/job/after-forgery')).status).toBe(404);
+  });
+
+  it('concurrent runs reap each job once, with one event each', { timeout: 90_000 }, async () => {
+    const ids = ['race-a', 'race-b', 'race-c'];
+    for (const id of ids) await finishedBatch(id, node, 2);
+    const start = await h.scheduler.state.currentIndex();
+    const s = h.scheduler;
+    const collector = () =>
+      new GarbageCollector(s.state, s.namespaces, s.jobs, s.evaluations, s.allocations, s.deployments, s.nodes);
+    await Promise.all([collector().collect(forcedGcThresholds), collector().collect(forcedGcThresholds)]);
+    // What a lost race left (a job whose evaluations the other run took first) goes in the next run.
+    await collector().collect(forcedGcThresholds);
+    for (const id of ids) expect((await mgmt('GET', `/v1/job/${id}`)).status).toBe(404);
+    const reaped = (await eventsAfter(start)).filter((event) => event.Type === 'JobBatchDeregistered');
+    expect(reaped.map((event) => event.Key).sort()).toEqual(ids);
   });
 
   it('PUT /v1/system/reconcile/summaries counts a wrong summary again from the allocations', {

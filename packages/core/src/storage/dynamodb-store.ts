@@ -198,11 +198,18 @@ export class DynamoStore extends StoreBase implements Store {
     const expressions = new Expressions();
     const KeyConditionExpression = expressions.keyCondition(keys.pk, keys.sk, partition, options.prefix, options.range);
     const FilterExpression = options.where === undefined ? undefined : expressions.condition(options.where);
+    const ProjectionExpression =
+      options.attributes === undefined
+        ? undefined
+        : [...new Set(['pk', 'sk', keys.pk, keys.sk, ...options.attributes])]
+            .map((name) => expressions.path(name))
+            .join(', ');
     const items = await this.pages<T>(
       {
         ...(options.index ? { IndexName: options.index } : { ConsistentRead: !options.eventual }),
         KeyConditionExpression,
         ...(FilterExpression !== undefined ? { FilterExpression } : {}),
+        ...(ProjectionExpression !== undefined ? { ProjectionExpression } : {}),
         ...placeholders(expressions),
         ...(options.reverse ? { ScanIndexForward: false } : {}),
         ...(options.limit !== undefined ? { Limit: options.limit } : {}),

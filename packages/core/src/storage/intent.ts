@@ -119,6 +119,11 @@ export interface ListOptions {
    * whose writes are conditional on what they change (a sweep), so a stale item costs a read, never a wrong write.
    */
   eventual?: boolean;
+  /**
+   * Only these attributes of each item, beside its keys (a projection): for a reader that compares them with items it
+   * already holds verified (`verified-cache.ts`), never for one that trusts what it reads.
+   */
+  attributes?: readonly string[];
 }
 
 /** One write of a transaction. */

@@ -85,7 +85,9 @@ export class MemoryStore extends StoreBase implements Store {
     );
     if (options.reverse) matching.reverse();
     const kept = options.where ? matching.filter((item) => holds(options.where as Condition, item)) : matching;
-    return (options.limit === undefined ? kept : kept.slice(0, options.limit)).map((item) => copy(item) as T);
+    const listed = options.limit === undefined ? kept : kept.slice(0, options.limit);
+    const projected = options.attributes && projection(options.attributes, keys);
+    return listed.map((item) => copy(projected ? projected(item) : item) as T);
   }
 
   async scan(): Promise<Item[]> {
@@ -332,4 +334,10 @@ export function changed(current: Item | undefined, key: Key, change: Change): It
     write(path, value);
   }
   return after;
+}
+
+/** A projection (`ListOptions.attributes`): the item's keys (and the index's) and the attributes named, if present. */
+function projection(attributes: readonly string[], keys: { pk: string; sk: string }): (item: Item) => Item {
+  const names = new Set(['pk', 'sk', keys.pk, keys.sk, ...attributes]);
+  return (item) => Object.fromEntries(Object.entries(item).filter(([name]) => names.has(name))) as Item;
 }

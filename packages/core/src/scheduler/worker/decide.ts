@@ -55,7 +55,7 @@ export async function readSnapshot(
   const { jobs, nodes, allocations } = parts;
   const job = planned ?? (await jobs.get(namespace, jobId));
   const jobVersions = await jobs.versions(namespace, jobId);
-  const everyNode = await nodes.list();
+  const everyNode = await nodes.snapshotList();
   const jobAllocs = await allocations.ofJob(namespace, jobId);
   const deployment = await parts.deployments?.latest(namespace, jobId);
   // The nodes placement may choose, and those the job's allocations are on (a stop or an in-place update there).
@@ -73,7 +73,7 @@ export async function readSnapshot(
     read
       .filter((node) => (versions.get(node.ID) ?? 0) > 0)
       .map(async (node) => {
-        nodeAllocs.push(...(await allocations.onNode(node.ID)).filter((alloc) => !isTerminal(alloc)));
+        nodeAllocs.push(...(await allocations.onNodeForSnapshot(node.ID)).filter((alloc) => !isTerminal(alloc)));
       }),
   );
   const config = await parts.schedulerConfig?.get();

@@ -10,6 +10,7 @@
  * batch read, one by ID two reads. Writes that change allocations are the plan apply's (`evaluations/plan-apply.ts`),
  * the client's updates and the stop (below); each is one `SchedulerState.commit` with its events.
  */
+import { VerifiedCache } from '../../../storage/verified-cache.ts';
 import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import { shardCount, shardKey } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
@@ -87,7 +88,11 @@ export function publicAllocation(alloc: Allocation): Allocation {
 /** The allocations a node's agent must act on: not terminal, or told to stop but not yet terminal on the client. */
 export const agentMustSee = (alloc: Allocation): boolean => !terminalClientStatuses.includes(alloc.ClientStatus);
 
+/** The most allocations `onNodeForSnapshot` holds verified between reads. */
+const heldAllocations = 20_000;
+
 export class Allocations {
+  private held: VerifiedCache<StoredAllocation> | undefined;
   private draining: ((nodeIds: string[]) => Promise<Set<string>>) | undefined;
   private activeDeployment: ((namespace: string, jobId: string) => Promise<boolean>) | undefined;
 
@@ -132,6 +137,22 @@ export class Allocations {
     return (await this.store.list(allocNodePk(nodeId)))
       .filter((item) => this.store.verified(allocationKind, item))
       .map((item) => withoutKeys<StoredAllocation>(item) as StoredAllocation);
+  }
+
+  /**
+   * A node's allocations, as `onNode` reads them, but through verified allocations held from the last read
+   * (`storage/verified-cache.ts`): the partition's keys and MACs, then only new or changed allocations whole. For the
+   * scheduler's snapshot (`worker/decide.ts`), which reads every node's on every evaluation and plan. Frozen.
+   */
+  async onNodeForSnapshot(nodeId: string): Promise<StoredAllocation[]> {
+    if (!validUuid.test(nodeId)) return [];
+    this.held ??= new VerifiedCache(
+      () => this.store,
+      allocationKind,
+      (item) => withoutKeys<StoredAllocation>(item) as StoredAllocation,
+      heldAllocations,
+    );
+    return this.held.list(allocNodePk(nodeId));
   }
 
   /** Every allocation of a job, sorted by ID. */

@@ -14,6 +14,7 @@
  * (`expireMissed`): each late node is marked `down` in its own transaction, conditional on its deadline still being
  * past, so concurrent sweeps and a heartbeat racing the sweep leave each node either alive or down with its one event.
  */
+import { VerifiedCache } from '../../../storage/verified-cache.ts';
 import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import { shardCount, shardKey } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
@@ -115,8 +116,12 @@ export type NodeEvaluations = (
   trigger: 'node-update' | 'node-drain',
 ) => Promise<{ items: Write[]; events: PendingEvent[]; tables: TableName[] }>;
 
+/** The most nodes `snapshotList` holds verified between reads. */
+const heldNodes = 20_000;
+
 export class ClusterNodes {
   private counted: { value: number; at: number } | undefined;
+  private held: VerifiedCache<ClusterNode> | undefined;
   private evaluations: NodeEvaluations | undefined;
 
   constructor(
@@ -199,6 +204,25 @@ export class ClusterNodes {
       .map((item) => withoutKeys<ClusterNode>(item) as ClusterNode)
       .filter((node) => node.ID.startsWith(options.prefix ?? ''))
       .sort((a, b) => (a.ID < b.ID ? -1 : 1));
+  }
+
+  /**
+   * Every node, sorted by ID, as `list()` reads them, but through verified nodes held from the last read
+   * (`storage/verified-cache.ts`): the shards' keys and MACs, then only new or changed nodes whole. For the scheduler's
+   * snapshot (`worker/decide.ts`), read on every evaluation and plan. The nodes are frozen.
+   */
+  async snapshotList(): Promise<ClusterNode[]> {
+    this.held ??= new VerifiedCache(
+      () => this.store,
+      nodeKind,
+      (item) => withoutKeys<ClusterNode>(item) as ClusterNode,
+      heldNodes,
+    );
+    const held = this.held;
+    const pages = await Promise.all(
+      Array.from({ length: shardCount }, (_, shard) => held.list(`${NODE_PK}#${String(shard).padStart(2, '0')}`)),
+    );
+    return pages.flat().sort((a, b) => (a.ID < b.ID ? -1 : 1));
   }
 
   /** The registered nodes, as counted by registration and purge (read at most every 30 s per process). */

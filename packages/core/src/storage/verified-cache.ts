@@ -1,0 +1,81 @@
+/**
+ * Verified items of some partitions kept between reads, for a reader that reads the same large partitions again and
+ * again (the scheduler's snapshot of every node and the allocations on them, `scheduler/worker/decide.ts`).
+ *
+ * A read lists the partition's keys and MACs only (a projection, `ListOptions.attributes`), takes the items whose
+ * stored MAC is the one of an item it already holds verified, and reads whole (strongly consistent batch reads) and
+ * verifies only the others: new items, changed items, items not held yet. An item's MAC is an HMAC over its kind,
+ * key and every covered attribute (`item-mac.ts`), so a stored MAC equal to a held item's means the stored item is
+ * that item, or one the table's writer altered while leaving the MAC: then the held (genuine, earlier) item is used,
+ * which is what that writer could also get by putting the earlier item back; an altered item whose MAC changed is
+ * read whole and refused as always. An item the listing has and the batch read no longer finds was deleted between
+ * the two reads, and is left out; one written between them is read as written. Only for kinds whose MAC binds no
+ * epoch (an epoch's change would otherwise leave held items trusted).
+ *
+ * What is held is the reader's value of each item (`toValue`, e.g. without its keys), frozen (a reader must not
+ * change what the next read returns), and bounded: past `maxItems` the partitions read longest ago are dropped.
+ */
+import type { ItemKind } from './item-mac.ts';
+import type { Item, Store } from './store.ts';
+
+const macAttribute = 'mac';
+
+interface Held<V> {
+  mac: string;
+  value: V;
+}
+
+/** Freezes a value and everything in it. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+export class VerifiedCache<V> {
+  /** Per partition read, its items by sort key; a Map's order is the order partitions were last read. */
+  private readonly partitions = new Map<string, Map<string, Held<V>>>();
+  private held = 0;
+
+  constructor(
+    private readonly store: () => Store,
+    private readonly kind: ItemKind,
+    private readonly toValue: (item: Item) => V,
+    private readonly maxItems: number,
+  ) {
+    if (kind.epoch) throw new TypeError(`items of kind ${kind.name} bind an epoch and cannot be held verified`);
+  }
+
+  /** The values of the partition's items that verify, by sort key: what `store.list` then `store.verified` give. */
+  async list(partition: string): Promise<V[]> {
+    const store = this.store();
+    const heads = await store.list(partition, { attributes: [macAttribute] });
+    const before = this.partitions.get(partition);
+    const kept = new Map<string, Held<V>>();
+    const missing: string[] = [];
+    for (const head of heads) {
+      const held = before?.get(head.sk);
+      if (held && held.mac === head[macAttribute]) kept.set(head.sk, held);
+      else missing.push(head.sk);
+    }
+    if (missing.length > 0) {
+      const found = await store.batchGet(missing.map((sk) => ({ pk: partition, sk })));
+      for (const item of found.values()) {
+        const verified = store.verified(this.kind, item);
+        if (verified)
+          kept.set(verified.sk, { mac: verified[macAttribute] as string, value: deepFreeze(this.toValue(verified)) });
+      }
+    }
+    this.held += kept.size - (before?.size ?? 0);
+    this.partitions.delete(partition);
+    this.partitions.set(partition, kept);
+    for (const [oldest, items] of this.partitions) {
+      if (this.held <= this.maxItems || oldest === partition) break;
+      this.partitions.delete(oldest);
+      this.held -= items.size;
+    }
+    return heads.map((head) => kept.get(head.sk)?.value).filter((value): value is V => value !== undefined);
+  }
+}

@@ -2,9 +2,10 @@
  * Verified items of some partitions kept between reads, for a reader that reads the same large partitions again and
  * again (the scheduler's snapshot of every node and the allocations on them, `scheduler/worker/decide.ts`).
  *
- * A read lists the partition's keys and MACs only (a projection, `ListOptions.attributes`), takes the items whose
- * stored MAC is the one of an item it already holds verified, and reads whole (strongly consistent batch reads) and
- * verifies only the others: new items, changed items, items not held yet. An item's MAC is an HMAC over its kind,
+ * The first read of a partition lists it whole and verifies every item, as any reader does. A later read lists the
+ * partition's keys and MACs only (a projection, `ListOptions.attributes`), takes the items whose stored MAC is the
+ * one of an item it already holds verified, and reads whole (strongly consistent batch reads) and verifies only the
+ * others: new items, changed items, items refused before. An item's MAC is an HMAC over its kind,
  * key and every covered attribute (`item-mac.ts`), so a stored MAC equal to a held item's means the stored item is
  * that item, or one the table's writer altered while leaving the MAC: then the held (genuine, earlier) item is used,
  * which is what that writer could also get by putting the earlier item back; an altered item whose MAC changed is
@@ -51,8 +52,9 @@ export class VerifiedCache<V> {
   /** The values of the partition's items that verify, by sort key: what `store.list` then `store.verified` give. */
   async list(partition: string): Promise<V[]> {
     const store = this.store();
-    const heads = await store.list(partition, { attributes: [macAttribute] });
     const before = this.partitions.get(partition);
+    if (!before) return this.readWhole(store, partition);
+    const heads = await store.list(partition, { attributes: [macAttribute] });
     const kept = new Map<string, Held<V>>();
     const missing: string[] = [];
     for (const head of heads) {
@@ -68,7 +70,25 @@ export class VerifiedCache<V> {
           kept.set(verified.sk, { mac: verified[macAttribute] as string, value: deepFreeze(this.toValue(verified)) });
       }
     }
-    this.held += kept.size - (before?.size ?? 0);
+    this.hold(partition, kept);
+    return heads.map((head) => kept.get(head.sk)?.value).filter((value): value is V => value !== undefined);
+  }
+
+  /** A partition not held: read whole in one listing, as a reader without this cache reads it. */
+  private async readWhole(store: Store, partition: string): Promise<V[]> {
+    const kept = new Map<string, Held<V>>();
+    for (const item of await store.list(partition)) {
+      const verified = store.verified(this.kind, item);
+      if (verified)
+        kept.set(verified.sk, { mac: verified[macAttribute] as string, value: deepFreeze(this.toValue(verified)) });
+    }
+    this.hold(partition, kept);
+    return [...kept.values()].map((held) => held.value);
+  }
+
+  /** Holds the partition's items as read now, dropping the partitions read longest ago past the bound. */
+  private hold(partition: string, kept: Map<string, Held<V>>): void {
+    this.held += kept.size - (this.partitions.get(partition)?.size ?? 0);
     this.partitions.delete(partition);
     this.partitions.set(partition, kept);
     for (const [oldest, items] of this.partitions) {
@@ -76,6 +96,5 @@ export class VerifiedCache<V> {
       this.partitions.delete(oldest);
       this.held -= items.size;
     }
-    return heads.map((head) => kept.get(head.sk)?.value).filter((value): value is V => value !== undefined);
   }
 }

@@ -101,6 +101,15 @@ describe('an evaluation worker killed mid-apply (DynamoDB Local, a child process
     expect(outcome.signal, outcome.stderr).toBe('SIGKILL');
     expect(outcome.stdout).not.toContain('ran');
 
+    // The transaction the child handed over before it died may still be in DynamoDB Local's hands (it then lands
+    // whole, after the child is gone): read once the scheduler's index has stopped moving.
+    let seen = await h.scheduler.state.currentIndex();
+    for (let still = 0; still < 3; ) {
+      await new Promise((done) => setTimeout(done, 250));
+      const now = await h.scheduler.state.currentIndex();
+      still = now === seen ? still + 1 : 0;
+      seen = now;
+    }
     const written = await live();
     // The first transaction was answered before the second was sent: part of the plan is written, not all of it.
     expect(written.length).toBeGreaterThan(0);

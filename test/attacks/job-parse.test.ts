@@ -8,7 +8,8 @@
  * or environment (`file()`, `templatefile()`, `env()`, `fileset()`, a `var.` reference that is not declared); a body
  * over the services' limit; a JobHCL over a job's size; brackets nested thousands deep (the parser recurses on each);
  * expressions built to cost the server (`range()` of millions, `format` widths, nested `for` products, operators
- * nested thousands deep, a backtracking regular expression).
+ * nested thousands deep, a backtracking regular expression), also as a variable's `validation` condition, and a
+ * condition that reaches for another variable, a local or a run-time value.
  * They must never reach: the content of a file on the server, a 500, a parser stuck or crashed for the next caller,
  * anything written. Each refusal is a 403 `Permission denied` or a 400/413 naming the problem, the index unmoved.
  */
@@ -141,6 +142,41 @@ describe('attack: the HCL job parser', () => {
     expect(redos.status, redos.text).toBe(200);
     expect(redos.body.Region).toBe(`${'a'.repeat(5000)}!`);
     expect((await parse({ JobHCL: 'job "still" {\n  region = upper("ok")\n}' })).body.Region).toBe('OK');
+  });
+
+  it('a variable validation condition goes through the same limits: never a stall, never another variable', async () => {
+    const withCondition = (condition: string) =>
+      `variable "n" {\n  type = number\n  default = 1000\n  validation {\n    condition = ${condition}\n    error_message = "no"\n  }\n}\njob "x" {\n}`;
+    for (const [condition, problem] of [
+      [
+        'length([for a in range(var.n) : [for b in range(var.n) : [for c in range(var.n) : c]]]) > 0',
+        /variable "n": Expression too costly; .*evaluation steps/,
+      ],
+      ['length(range(var.n * 100000)) > 0', /more than 1024 values were generated/],
+      ['length(format("%999999999d", var.n)) > 0', /width or precision above 1000/],
+      [`${'!'.repeat(200)}(var.n > 0)`, /nests more than 100 levels/],
+    ] as const)
+      expect(await refused(parse({ JobHCL: withCondition(condition) }), 400)).toMatch(problem);
+    // The condition sees only var.<its own name>: another variable, a local or a run-time value is refused, not read.
+    for (const other of ['var.secret', 'local.l', 'env.HOME', 'attr.kernel.name'])
+      expect(
+        await refused(
+          parse({
+            JobHCL: `variable "secret" {\n  default = "s"\n}\nlocals {\n  l = 1\n}\n${withCondition(`var.n > 0 && ${other} != ""`)}`,
+          }),
+          400,
+        ),
+      ).toMatch(
+        /Invalid reference in variable validation; The condition for variable "n" can only refer to the variable itself/,
+      );
+    // The error carries the block's message, never the value of another variable.
+    const failed = await refused(
+      parse({ JobHCL: `variable "secret" {\n  default = "hunter2"\n}\n${withCondition('var.n < 10')}` }),
+      400,
+    );
+    expect(failed).toMatch(/Invalid value for default variable; no/);
+    expect(failed).not.toContain('hunter2');
+    expect((await parse({ JobHCL: withCondition('var.n == 1000') })).status).toBe(200);
   });
 
   it('dynamic blocks that would generate a million blocks are a 400 before they are built', async () => {

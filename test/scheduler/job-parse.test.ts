@@ -213,6 +213,133 @@ job "vars" {
     expect(out.body.TaskGroups[0].Count).toBe(4);
   });
 
+  it('checks variable validation blocks against the value the variable ends with, as jobspec2 does', async () => {
+    // Nomad's jobspec2/parse_test.go TestParse_VariableValidationErrorMessage, then conditions that pass and fail.
+    const hcl = `
+variable "build_id" {
+  type    = string
+  default = "12345"
+  validation {
+    condition     = var.build_id != ""
+    error_message = "ビルド番号を確認してください"
+  }
+}
+variable "replicas" {
+  type    = number
+  default = 2
+  validation {
+    condition     = var.replicas >= 1 && var.replicas <= 5
+    error_message = "replicas is between 1 and 5"
+  }
+  validation {
+    condition     = floor(var.replicas) == var.replicas && length([for n in [var.replicas] : n]) == 1
+    error_message = "replicas is a whole number"
+  }
+}
+job "valid" {
+  meta {
+    build = var.build_id
+  }
+  group "g" {
+    count = var.replicas
+  }
+}`;
+    const before = await h.scheduler.state.currentIndex();
+    const passing = await parse({ JobHCL: hcl });
+    expect(passing.status, passing.text).toBe(200);
+    expect(passing.body.Meta).toEqual({ build: '12345' });
+    expect(passing.body.TaskGroups[0].Count).toBe(2);
+    // A value from the request's variables file is checked too: a passing one is used, a failing one names the rule.
+    const given = await parse({ JobHCL: hcl, Variables: 'replicas = "5"\n' });
+    expect(given.status, given.text).toBe(200);
+    expect(given.body.TaskGroups[0].Count).toBe(5);
+    const tooMany = await parse({ JobHCL: hcl, Variables: 'replicas = 9\n' });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.text).toMatch(
+      /^Failed to parse job: variable "replicas": Invalid value for varfile variable; replicas is between 1 and 5 \(checked by validation block 1 of variable "replicas"\)/,
+    );
+    const fraction = await parse({ JobHCL: hcl, Variables: 'replicas = 1.5\n' });
+    expect(fraction.text).toMatch(
+      /Invalid value for varfile variable; replicas is a whole number \(checked by validation block 2/,
+    );
+    const failingDefault = await parse({ JobHCL: hcl.replace('default = "12345"', 'default = ""') });
+    expect(failingDefault.status).toBe(400);
+    expect(failingDefault.text).toMatch(
+      /variable "build_id": Invalid value for default variable; ビルド番号を確認してください/,
+    );
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
+  });
+
+  describe('a validation block Nomad refuses is a 400 naming what is wrong', () => {
+    const withValidation = (body: string, type = 'string', value = '"a"') =>
+      `variable "v" {\n  type = ${type}\n  default = ${value}\n  validation {\n${body}\n  }\n}\njob "x" {\n}`;
+    const cases: Array<[string, string, RegExp]> = [
+      [
+        'an empty message',
+        withValidation('condition = var.v != ""\nerror_message = ""'),
+        /Invalid validation error message; An empty or blank string/,
+      ],
+      [
+        'a blank message',
+        withValidation('condition = var.v != ""\nerror_message = "   "'),
+        /Invalid validation error message/,
+      ],
+      [
+        'no condition',
+        withValidation('error_message = "m"'),
+        /Missing required argument; The argument "condition" is required/,
+      ],
+      [
+        'no message',
+        withValidation('condition = var.v != ""'),
+        /Missing required argument; The argument "error_message" is required/,
+      ],
+      [
+        'an unknown argument',
+        withValidation('condition = var.v != ""\nerror_message = "m"\nseverity = "warn"'),
+        /Unsupported argument; An argument named "severity"/,
+      ],
+      [
+        'a condition that does not refer to the variable',
+        withValidation('condition = true\nerror_message = "m"'),
+        /Invalid variable validation condition; The condition for variable "v" must refer to var.v/,
+      ],
+      [
+        'a condition that refers to another variable',
+        `variable "w" {\n  default = "b"\n}\n${withValidation('condition = var.v != var.w\nerror_message = "m"')}`,
+        /Invalid reference in variable validation; The condition for variable "v" can only refer to the variable itself, using var.v/,
+      ],
+      [
+        'a condition that refers to a local',
+        `locals {\n  l = "b"\n}\n${withValidation('condition = var.v != local.l\nerror_message = "m"')}`,
+        /Invalid reference in variable validation/,
+      ],
+      [
+        'a condition that answers null',
+        withValidation('condition = var.v == "a" ? null : true\nerror_message = "m"'),
+        /Invalid variable validation result; Validation condition expression must return either true or false, not null/,
+      ],
+      [
+        'a condition that answers a string',
+        withValidation('condition = "yes${var.v}"\nerror_message = "m"'),
+        /Invalid variable validation result; Invalid validation condition result value/,
+      ],
+      [
+        'a condition that fails to evaluate',
+        withValidation('condition = var.v + 1 > 0\nerror_message = "m"'),
+        /variable "v": /,
+      ],
+    ];
+    for (const [name, JobHCL, message] of cases)
+      it(name, async () => {
+        const before = await h.scheduler.state.currentIndex();
+        const out = await parse({ JobHCL });
+        expect(out.status, out.text).toBe(400);
+        expect(out.text).toMatch(message);
+        expect(await h.scheduler.state.currentIndex()).toBe(before);
+      });
+  });
+
   it('evaluates HCL2 expressions as jobspec2 does: functions, operators, conditionals, for, splats, heredocs', async () => {
     // Nomad's jobspec2/parse_test.go TestParse_UnknownVariables, then more of the expression language.
     const nomadCase = `

@@ -3,13 +3,15 @@
  * `variable "name" { default, type, description }` blocks or a `variables { name = default }` block, given values by
  * the request's `Variables` (the content of a variables file: `name = value` lines), and `locals { … }` evaluated
  * from them. A variable neither given nor defaulted is an error (`Unset variable`), as is a value for one not declared.
- * `validation` blocks are refused: their conditions are expressions this service does not evaluate.
+ * `validation` blocks are checked against the value the variable ends with (`variable-validation.ts`).
  */
 import { evaluate, type HclValue, hclError, PendingLocal, type Scope } from './expressions.ts';
+import { decodeValidations, type Validation, validateValue } from './variable-validation.ts';
 
 interface Declaration {
   defaultValue?: HclValue;
   type?: string;
+  validations?: Validation[];
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -45,17 +47,12 @@ function declarations(top: Record<string, unknown>): Map<string, Declaration> {
       const body = Array.isArray(bodies) && bodies.length > 1 ? null : singleBody(bodies, where, 'variable');
       if (!body) throw hclError(where, 'Duplicate variable', `The variable "${name}" is declared twice.`);
       for (const key of Object.keys(body))
-        if (key === 'validation')
-          throw hclError(
-            where,
-            'Unsupported block type',
-            'validation blocks are not evaluated by this service: check the value before submitting it.',
-          );
-        else if (!['default', 'type', 'description', 'sensitive'].includes(key))
+        if (!['default', 'type', 'description', 'sensitive', 'validation'].includes(key))
           throw hclError(where, 'Unsupported argument', `An argument named "${key}" is not expected here.`);
       const declaration: Declaration = {};
       if (body.default !== undefined) declaration.defaultValue = evaluate(body.default, emptyScope(), where);
       if (typeof body.type === 'string') declaration.type = body.type.replace(/^\$\{(.*)\}$/s, '$1').trim();
+      if (body.validation !== undefined) declaration.validations = decodeValidations(body.validation, name);
       declare(name, declaration);
     }
   }
@@ -103,10 +100,10 @@ export function resolveScope(top: Record<string, unknown>, given: Record<string,
         'Undefined variable',
         `A "${name}" variable was given a value but is not declared in the job file.`,
       );
-    scope.variables.set(
-      name,
-      typed(evaluate(value, emptyScope(), `Variables.${name}`), declared.get(name)?.type, name),
-    );
+    const declaration = declared.get(name);
+    const typedValue = typed(evaluate(value, emptyScope(), `Variables.${name}`), declaration?.type, name);
+    if (declaration?.validations) validateValue(name, typedValue, 'varfile', declaration.validations);
+    scope.variables.set(name, typedValue);
   }
   for (const [name, declaration] of declared) {
     if (scope.variables.has(name)) continue;
@@ -116,7 +113,9 @@ export function resolveScope(top: Record<string, unknown>, given: Record<string,
         `Unset variable "${name}"`,
         'A used variable must be set or have a default value: give it in Variables.',
       );
-    scope.variables.set(name, typed(declaration.defaultValue, declaration.type, name));
+    const typedValue = typed(declaration.defaultValue, declaration.type, name);
+    if (declaration.validations) validateValue(name, typedValue, 'default', declaration.validations);
+    scope.variables.set(name, typedValue);
   }
   resolveLocals(top.locals, scope);
   return scope;

@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Job } from '../cluster/jobs/model.ts';
+import { canonicalNetworks } from '../cluster/jobs/networks.ts';
 
 type Loose = Record<string, unknown>;
 
@@ -46,9 +47,10 @@ function portMap(network: Loose): unknown[] {
   return ports;
 }
 
+/** Nomad compares canonical networks: a job stored before its networks were canonicalised compares as it is now. */
 function networkUpdated(a: unknown, b: unknown): string | undefined {
-  const netA = listOf(a);
-  const netB = listOf(b);
+  const netA = listOf(canonicalNetworks(a));
+  const netB = listOf(canonicalNetworks(b));
   if (netA.length !== netB.length) return 'network lengths';
   for (const [i, an] of netA.entries()) {
     const bn = netB[i] as Loose;

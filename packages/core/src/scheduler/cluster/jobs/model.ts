@@ -7,6 +7,7 @@
 import * as z from 'zod/mini';
 import { badRequest } from '../../../lib/errors.ts';
 import { shown } from '../../acl/identifiers.ts';
+import { canonicalNetworks } from './networks.ts';
 import { countedSummary, type JobSummary } from './summary.ts';
 
 /** A stored job: Nomad's Job with what this service reads typed. */
@@ -124,8 +125,9 @@ const defaultRestart = (type: string): Loose =>
 /**
  * The job with Nomad's defaults: the api Canonicalize of the job, its update block, its task groups (count, the
  * update block merged from the job's, reschedule and restart policies, ephemeral disk) and their tasks (resources,
- * kill timeout, log config), then the server's canonicalizer (datacenters `*`). `namespace` is the request's when the
- * job names none; the node pool is left empty for the store to fill from the namespace.
+ * kill timeout, log config), then the server's canonicalizer (datacenters `*`) and the `structs` networks of groups
+ * and tasks (`networks.ts`). `namespace` is the request's when the job names none; the node pool is left empty for the
+ * store to fill from the namespace.
  */
 export function canonicalJob(sent: Loose, namespace: string, region: string): Loose {
   const job: Loose = structuredClone(sent);
@@ -196,6 +198,7 @@ function canonicalGroup(group: Loose, job: Loose, type: string): Loose {
   if (reschedule) fill(reschedule, defaultReschedule(type));
   group.ReschedulePolicy = reschedule;
   group.RestartPolicy = fill(isObject(group.RestartPolicy) ? group.RestartPolicy : {}, defaultRestart(type));
+  group.Networks = canonicalNetworks(group.Networks);
   if (!Array.isArray(group.Tasks)) group.Tasks = [];
   group.Tasks = (group.Tasks as unknown[]).map((task) => (isObject(task) ? canonicalTask(task) : task));
   return group;
@@ -204,6 +207,7 @@ function canonicalGroup(group: Loose, job: Loose, type: string): Loose {
 function canonicalTask(task: Loose): Loose {
   fill(task, { Name: '', Driver: '', Config: null, Env: null, Meta: null, Leader: false, KillTimeout: 5 * second });
   task.Resources = fill(isObject(task.Resources) ? task.Resources : {}, { CPU: 100, Cores: 0, MemoryMB: 300 });
+  (task.Resources as Loose).Networks = canonicalNetworks((task.Resources as Loose).Networks);
   task.LogConfig = fill(isObject(task.LogConfig) ? task.LogConfig : {}, {
     MaxFiles: 10,
     MaxFileSizeMB: 10,

@@ -9,7 +9,8 @@
  * over the services' limit; a JobHCL over a job's size; brackets nested thousands deep (the parser recurses on each);
  * expressions built to cost the server (`range()` of millions, `format` widths, nested `for` products, operators
  * nested thousands deep, a backtracking regular expression), also as a variable's `validation` condition, and a
- * condition that reaches for another variable, a local or a run-time value.
+ * condition that reaches for another variable, a local or a run-time value; YAML whose aliases expand to billions of
+ * values (billion laughs) or that nests without bound, through `yamldecode`.
  * They must never reach: the content of a file on the server, a 500, a parser stuck or crashed for the next caller,
  * anything written. Each refusal is a 403 `Permission denied` or a 400/413 naming the problem, the index unmoved.
  */
@@ -177,6 +178,41 @@ describe('attack: the HCL job parser', () => {
     expect(failed).toMatch(/Invalid value for default variable; no/);
     expect(failed).not.toContain('hunter2');
     expect((await parse({ JobHCL: withCondition('var.n == 1000') })).status).toBe(200);
+  });
+
+  it('YAML aliases that would expand to billions of values (billion laughs) are a 400, never a stall', async () => {
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let level = 1; level < 10; level++) {
+      const previous = String.fromCharCode(96 + level);
+      const name = String.fromCharCode(97 + level);
+      levels.push(`${name}: &${name} [${Array(10).fill(`*${previous}`).join(', ')}]`);
+    }
+    const bomb = levels.join('\\n');
+    for (const expression of [
+      `length(yamldecode("${bomb}").j)`,
+      `jsonencode(yamldecode("${bomb}"))`,
+      `can(yamldecode("${bomb}"))`,
+      `try(yamldecode("${bomb}"), "fallback")`,
+    ]) {
+      const text = await refused(parse({ JobHCL: `job "x" {\n  meta = { a = ${expression} }\n}` }), 400);
+      expect(text, expression.slice(0, 40)).toMatch(
+        /Expression too costly; the YAML's aliases expand to more than 10000 values/,
+      );
+    }
+    // Nesting deeper than the evaluator's bound is refused by name; a self-referencing anchor is an error, not a loop.
+    const deep = `${'- '.repeat(150)}1`; // block sequences, one inside the next: no bracket for the pre-parse bound
+    expect(await refused(parse({ JobHCL: `job "x" {\n  region = jsonencode(yamldecode("${deep}"))\n}` }), 400)).toMatch(
+      /the YAML nests more than 100 levels/,
+    );
+    expect(await refused(parse({ JobHCL: 'job "x" {\n  region = yamldecode("a: &s [1, *s]").a\n}' }), 400)).toMatch(
+      /cannot refer to anchor "s" from inside its own definition/,
+    );
+    // A few aliases are fine: they expand as shared values.
+    const fine = await parse({
+      JobHCL: `job "x" {\n  region = jsonencode(yamldecode("${levels.slice(0, 3).join('\\n')}").c[0])\n}`,
+    });
+    expect(fine.status, fine.text).toBe(200);
+    expect(JSON.parse(fine.body.Region)).toHaveLength(10);
   });
 
   it('dynamic blocks that would generate a million blocks are a 400 before they are built', async () => {

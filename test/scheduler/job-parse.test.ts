@@ -340,6 +340,58 @@ job "valid" {
       });
   });
 
+  it('decodes and encodes YAML as go-cty-yaml does (yamldecode, yamlencode)', async () => {
+    const hcl = `
+locals {
+  config = yamldecode(<<EOT
+name: web
+replicas: 0x3
+enabled: yes
+tags: [a, b]
+defaults: &d
+  region: eu
+override:
+  <<: *d
+  zone: b
+EOT
+  )
+}
+job "yaml" {
+  region = local.config.override.region
+  meta {
+    name    = local.config.name
+    enabled = local.config.enabled
+    tags    = yamlencode(local.config.tags)
+    doc     = yamlencode({ b = "two\\nlines", a = 1 })
+  }
+  group "g" {
+    count = local.config.replicas
+  }
+}`;
+    const before = await h.scheduler.state.currentIndex();
+    const out = await parse({ JobHCL: hcl });
+    expect(out.status, out.text).toBe(200);
+    expect(out.body.Region).toBe('eu');
+    expect(out.body.TaskGroups[0].Count).toBe(3);
+    expect(out.body.Meta).toEqual({
+      name: 'web',
+      enabled: 'true',
+      tags: '- "a"\n- "b"\n',
+      doc: '"a": 1\n"b": |-\n  two\n  lines\n',
+    });
+    for (const [source, problem] of [
+      ['a: 1\\n---\\nb: 2', /yamldecode.*only a single document is allowed/],
+      ['a: [1', /Call to function "yamldecode" failed/],
+      ['x: !custom 1', /unsupported tag "!custom"/],
+      ['x: *missing', /reference to undefined anchor "missing"/],
+    ] as const) {
+      const refused = await parse({ JobHCL: `job "x" {\n  region = yamldecode("${source}").x\n}` });
+      expect(refused.status, source).toBe(400);
+      expect(refused.text).toMatch(problem);
+    }
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
+  });
+
   it('evaluates HCL2 expressions as jobspec2 does: functions, operators, conditionals, for, splats, heredocs', async () => {
     // Nomad's jobspec2/parse_test.go TestParse_UnknownVariables, then more of the expression language.
     const nomadCase = `

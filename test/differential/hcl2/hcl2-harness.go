@@ -1,6 +1,6 @@
 // Reads one JSON case per line on stdin ({"expr": "...", "vars": {...}}) and prints one JSON verdict per line:
-// Debian's hashicorp/hcl v2 (hclsyntax) evaluating the expression with go-cty's stdlib functions under the names
-// Nomad's jobspec2/functions.go gives them, and the job file's variables as `var`.
+// Debian's hashicorp/hcl v2 (hclsyntax) evaluating the expression with go-cty's stdlib functions (and go-cty-yaml's
+// yamldecode/yamlencode) under the names Nomad's jobspec2/functions.go gives them, and the job file's variables as `var`.
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	ctyyaml "github.com/zclconf/go-cty-yaml"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
@@ -48,6 +49,7 @@ var functions = map[string]function.Function{
 	"timeadd": stdlib.TimeAddFunc, "title": stdlib.TitleFunc, "trim": stdlib.TrimFunc,
 	"trimprefix": stdlib.TrimPrefixFunc, "trimspace": stdlib.TrimSpaceFunc, "trimsuffix": stdlib.TrimSuffixFunc,
 	"try": tryfunc.TryFunc, "upper": stdlib.UpperFunc, "values": stdlib.ValuesFunc, "zipmap": stdlib.ZipmapFunc,
+	"yamldecode": ctyyaml.YAMLDecodeFunc, "yamlencode": ctyyaml.YAMLEncodeFunc,
 }
 
 func evaluate(c input) (out verdict) {

@@ -3,8 +3,8 @@
  * encoding/crypto/uuid/cidr, hcl's `try`/`can`), each in its own group file. The filesystem functions (`file`,
  * `fileexists`, `fileset`, `filebase64`, `abspath`, `basename`, `dirname`, `pathexpand`) are refused as Nomad's
  * server refuses them (`AllowFS: false`): this server's disk is not the submitter's. Anything else not in the table
- * (`env`, `templatefile`, Terraform-only functions) is an unknown function, as in Nomad; so, here, are the few of
- * Nomad's table not evaluated by this service: `bcrypt`, `rsadecrypt`, `yamldecode`, `yamlencode`.
+ * (`env`, `templatefile`, Terraform-only functions) is an unknown function, as in Nomad; so, here, are the two of
+ * Nomad's table not evaluated by this service: `bcrypt`, `rsadecrypt`.
  */
 import { cidrFunctions } from './hcl-functions-cidr.ts';
 import { convert, typeOf } from './hcl-convert.ts';
@@ -13,9 +13,11 @@ import { encodingFunctions } from './hcl-functions-encoding.ts';
 import { numberFunctions } from './hcl-functions-numbers.ts';
 import { stringFunctions } from './hcl-functions-strings.ts';
 import { timeFunctions } from './hcl-functions-time.ts';
+import { yamlDecode } from './hcl-yaml-decode.ts';
+import { yamlEncode } from './hcl-yaml-encode.ts';
 import type { HclExpression } from './hcl-syntax.ts';
 import type { Context, HclFunction } from './hcl-context.ts';
-import { checkList, HclEvalError, HclRefusedError, toList, type HclValue } from './hcl-values.ts';
+import { checkList, HclEvalError, HclRefusedError, toList, toText, type HclValue } from './hcl-values.ts';
 
 export const filesystemFunctions = [
   'abspath',
@@ -35,6 +37,15 @@ const table: Record<string, HclFunction> = {
   ...encodingFunctions,
   ...cidrFunctions,
   ...timeFunctions,
+  yamldecode: {
+    min: 1,
+    max: 1,
+    run: ([source], context) => {
+      if (source === null) throw new HclEvalError('Invalid function argument', 'YAML source code cannot be null');
+      return yamlDecode(toText(source as HclValue, 'the YAML source'), context.budget);
+    },
+  },
+  yamlencode: { min: 1, max: 1, run: ([value]) => yamlEncode(value as HclValue) },
 };
 
 /** `try(a, b, …)`: the first argument that evaluates without an error; `can(a)`: whether it does. */

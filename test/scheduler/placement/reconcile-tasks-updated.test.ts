@@ -86,6 +86,42 @@ describe('tasksUpdated', () => {
     expect(tasksUpdated(none, empty, 'web')).toBeUndefined();
   });
 
+  it('compares networks as Nomad stores them: a job kept before they were canonicalised is the same job', () => {
+    // As this service stored a job's networks before `cluster/jobs/networks.ts`: every field as sent, empty ones too.
+    const kept = edited((_j, g, t) => {
+      Object.assign(g, {
+        Networks: [
+          {
+            Mode: '',
+            Device: '',
+            CIDR: '',
+            IP: '',
+            MBits: 0,
+            DNS: null,
+            ReservedPorts: [],
+            DynamicPorts: [{ Label: 'http', Value: 0, To: 0, HostNetwork: '', IgnoreCollision: false }],
+          },
+        ],
+      });
+      Object.assign(t.Resources as Loose, { Networks: [] });
+    });
+    const canonical = edited((_j, g, t) => {
+      Object.assign(g, { Networks: [{ DynamicPorts: [{ Label: 'http', HostNetwork: 'default' }] }] });
+      Object.assign(t.Resources as Loose, { Networks: null });
+    });
+    expect(tasksUpdated(kept, canonical, 'web')).toBeUndefined();
+    expect(tasksUpdated(canonical, kept, 'web')).toBeUndefined();
+    // A port moved to another host network, or a mode set, is a change.
+    const moved = edited((_j, g) =>
+      Object.assign(g, { Networks: [{ DynamicPorts: [{ Label: 'http', HostNetwork: 'public' }] }] }),
+    );
+    expect(tasksUpdated(canonical, moved, 'web')).toBe('network port map');
+    const bridged = edited((_j, g) =>
+      Object.assign(g, { Networks: [{ Mode: 'bridge', DynamicPorts: [{ Label: 'http' }] }] }),
+    );
+    expect(tasksUpdated(kept, bridged, 'web')).toBe('network mode');
+  });
+
   it('sees a connect block added to a service, and a sidecar port change', () => {
     const connect = (port: string) =>
       edited((_j, g) =>

@@ -114,7 +114,21 @@ describe('a job on the real agent', () => {
       },
       log,
     );
-    for (const entry of three) expect((await fetch(`http://${entry.Address}:${entry.Port}/`)).status).toBe(200);
+    // A service is registered when its task starts, which can be before python listens (as the first one above).
+    for (const entry of three) {
+      const served = await until(
+        `the server at ${entry.Address}:${entry.Port} to answer`,
+        async () => {
+          try {
+            return await fetch(`http://${entry.Address}:${entry.Port}/`);
+          } catch {
+            return undefined;
+          }
+        },
+        log,
+      );
+      expect(served.status).toBe(200);
+    }
 
     expect((await api('DELETE', '/v1/job/web')).status).toBe(200);
     await until(

@@ -171,7 +171,8 @@ function goQuote(text: string): string {
   return `${out}"`;
 }
 
-const monthNames = [
+/** English month and weekday names, as Go's `time` package and cty's `formatdate` print them. */
+export const monthNames = [
   'January',
   'February',
   'March',
@@ -185,7 +186,7 @@ const monthNames = [
   'November',
   'December',
 ];
-const dayNames = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+export const dayNames = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
 /** Go's time.Format with a reference-time layout (`2006-01-02T15:04:05Z07:00`), in UTC. */
 export function formatGoTime(date: Date, layout: string): string {

@@ -1,4 +1,6 @@
 /** The time functions of Nomad's job-file table (go-cty stdlib's datetime.go): `formatdate` and `timeadd`. */
+
+import { dayNames, monthNames } from '../../../lib/go-template/functions.ts';
 import type { HclFunction } from './hcl-context.ts';
 import { HclEvalError, type HclValue, toText } from './hcl-values.ts';
 
@@ -73,36 +75,20 @@ function parseDuration(text: string): number {
   return match[1] === '-' ? -total : total;
 }
 
-const months = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
-const days = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-
 function formatDate(spec: string, time: Timestamp): string {
   const f = fields(time);
   const hour12 = f.hour % 12 === 0 ? 12 : f.hour % 12;
   const tokens: Record<string, () => string> = {
     YYYY: () => String(f.year).padStart(4, '0'),
     YY: () => two(f.year % 100),
-    MMMM: () => months[f.month - 1] as string,
-    MMM: () => (months[f.month - 1] as string).slice(0, 3),
+    MMMM: () => monthNames[f.month - 1] as string,
+    MMM: () => (monthNames[f.month - 1] as string).slice(0, 3),
     MM: () => two(f.month),
     M: () => String(f.month),
     DD: () => two(f.day),
     D: () => String(f.day),
-    EEEE: () => days[f.weekday] as string,
-    EEE: () => (days[f.weekday] as string).slice(0, 3),
+    EEEE: () => dayNames[f.weekday] as string,
+    EEE: () => (dayNames[f.weekday] as string).slice(0, 3),
     hh: () => two(f.hour),
     h: () => String(f.hour),
     HH: () => two(hour12),

@@ -8,7 +8,9 @@
  * They try: to turn service preemption on (so their service jobs evict others) or pause the evaluation broker, with
  * and without `?cas=`; to register or dispatch jobs while an operator rejects registrations; to submit a job above
  * the priority bound; and, as a namespace writer of `team-b` at the highest allowed priority, to evict a `team-a`
- * allocation whose priority is within 10 of it.
+ * allocation whose priority is within 10 of it, or a `team-a` allocation holding a device (GPU) they ask for: within
+ * 10, with a service job while service preemption is off, with a device request whose constraints are not evaluated,
+ * or by asking for more instances than the node has.
  * They must never reach: a stored configuration, a job registered or dispatched while registrations are rejected, a
  * job above priority 100, an eviction Nomad's rules do not allow.
  */
@@ -158,5 +160,78 @@ describe('attack: the scheduler configuration and preemption past a token’s ri
     await worker.runDue();
     const [placed] = await h.scheduler.allocations.ofJob('team-b', 'greedy');
     expect(placed?.PreemptedAllocations).toHaveLength(1);
+  });
+  it('a team-b writer cannot take a team-a allocation’s GPU past Nomad’s rules; only the allowed eviction happens', async () => {
+    const writer = await tokenWith('node { policy = "write" }');
+    const gpus = {
+      Cpu: { CpuShares: 4000, TotalCpuCores: 2, ReservableCpuCores: [0, 1] },
+      Memory: { MemoryMB: 4096 },
+      Disk: { DiskMB: 20_000 },
+      Networks: [],
+      NodeNetworks: [],
+      Devices: [
+        {
+          Vendor: 'nvidia',
+          Type: 'gpu',
+          Name: 't4',
+          Instances: [
+            { ID: 'GPU-1', Healthy: true },
+            { ID: 'GPU-2', Healthy: true },
+          ],
+        },
+      ],
+      MinDynamicPort: 20_000,
+      MaxDynamicPort: 32_000,
+    };
+    const { node } = await registerNode(h, writer, { NodePool: 'gpu', NodeResources: gpus });
+    await ready(h, node);
+    const worker = new EvaluationWorker(h.scheduler);
+    const withGpu = (device: Record<string, unknown>) => (spec: ReturnType<typeof job>) => {
+      const [group] = spec.TaskGroups;
+      const [task] = group?.Tasks ?? [];
+      if (task) (task.Resources as Record<string, unknown>).Devices = [device];
+      return { ...spec, NodePool: 'gpu' };
+    };
+    const both = withGpu({ Name: 'nvidia/gpu', Count: 2 });
+    const one = withGpu({ Name: 'nvidia/gpu', Count: 1 });
+    // team-a's job holds both GPUs (little CPU) at priority 50.
+    const kept = await as(root)('PUT', '/v1/jobs?namespace=team-a', { Job: both(job('gpu-kept', 'service', 50, 100)) });
+    expect((await worker.runDue()).get(kept.body.EvalID)).toBe('complete');
+    const [victim] = await h.scheduler.allocations.ofJob('team-a', 'gpu-kept');
+    expect(victim?.NodeID).toBe(node.ID);
+    const victimRuns = async () => (await h.scheduler.allocations.get(victim?.ID as string))?.DesiredStatus;
+    const attempt = async (spec: Record<string, unknown>) => {
+      const out = await as(teamB)('PUT', '/v1/jobs?namespace=team-b', { Job: spec });
+      expect(out.status, out.text).toBe(200);
+      await worker.runDue();
+      return h.scheduler.evaluations.get(out.body.EvalID);
+    };
+    // A system job at priority 59: 9 above, under Nomad's gap of 10.
+    const close = await attempt(one(job('gpu-close', 'system', 59, 100)));
+    expect(close?.FailedTGAllocs?.g).toMatchObject({ DimensionExhausted: { 'devices: no devices match request': 1 } });
+    expect(await h.scheduler.allocations.ofJob('team-b', 'gpu-close')).toEqual([]);
+    expect(await victimRuns()).toBe('run');
+    // A service job at 100 may not evict: service preemption is off by default.
+    await attempt(one(job('gpu-service', 'service', 100, 100)));
+    expect(await h.scheduler.allocations.ofJob('team-b', 'gpu-service')).toEqual([]);
+    expect(await victimRuns()).toBe('run');
+    // A request with device constraints (not evaluated here: it matches no device) evicts nothing.
+    const constrained = withGpu({
+      Name: 'nvidia/gpu',
+      Count: 1,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Nomad's interpolation, sent as a job spec writes it
+      Constraints: [{ LTarget: '${device.attr.memory}', RTarget: '1 GiB', Operand: '>=' }],
+    });
+    await attempt(constrained(job('gpu-constrained', 'system', 100, 100)));
+    expect(await h.scheduler.allocations.ofJob('team-b', 'gpu-constrained')).toEqual([]);
+    // More instances than the node has: nothing is evicted for a request that cannot be met.
+    await attempt(withGpu({ Name: 'nvidia/gpu', Count: 3 })(job('gpu-three', 'system', 100, 100)));
+    expect(await h.scheduler.allocations.ofJob('team-b', 'gpu-three')).toEqual([]);
+    expect(await victimRuns()).toBe('run');
+    // The control: a system job 50 above evicts it, as Nomad's PreemptForDevice does.
+    await attempt(one(job('gpu-greedy', 'system', 100, 100)));
+    const [placed] = await h.scheduler.allocations.ofJob('team-b', 'gpu-greedy');
+    expect(placed?.PreemptedAllocations).toEqual([victim?.ID]);
+    expect(await victimRuns()).toBe('evict');
   });
 });

@@ -4,6 +4,8 @@
  * `evict` with `PreemptedByAllocation`, the new one's `PreemptedAllocations`, in one write with the `PlanResult`
  * events and a `preemption` evaluation of the evicted job), the job plan's `Annotations.PreemptedAllocs`, and the
  * rules: a service job preempts only once the operator enables it, equal priority never; and `PauseEvalBroker`.
+ * Placement reads other jobs' priorities only when it needs them (counted in DynamoDB's GetItems), and a system job
+ * evicts a lower-priority allocation for the GPU it holds (Nomad's PreemptForDevice).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
@@ -254,5 +256,148 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
       PreemptedByAllocation: placed?.ID,
     });
     await mgmt('PUT', configPath, { PreemptionConfig: { SystemSchedulerEnabled: true } });
+  });
+  /** The GetItems of job items other than `own` that DynamoDB serves while `run` runs. */
+  const otherJobReads = async (own: string, run: () => Promise<unknown>): Promise<string[]> => {
+    const reads: string[] = [];
+    const name = `jobReads-${Math.random()}`;
+    h.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: { pk?: { S?: string }; sk?: { S?: string } } }).Key;
+        const pk = key?.pk?.S ?? '';
+        if (context.commandName === 'GetItemCommand' && pk.startsWith('sched#job#') && key?.sk?.S !== own)
+          reads.push(key?.sk?.S ?? '');
+        return next(args);
+      },
+      { step: 'initialize', name },
+    );
+    try {
+      await run();
+    } finally {
+      h.client.middlewareStack.remove(name);
+    }
+    return reads;
+  };
+
+  it('a system job that fits everywhere reads no other job’s priority; one that evicts reads only the evicted job’s', async () => {
+    // Two nodes, each running another job's allocation with room to spare.
+    for (const [i, pool] of ['lazy', 'lazy'].entries()) {
+      const { node } = await registerNode(h, writer, { NodePool: pool });
+      await ready(h, node);
+      const out = await mgmt('PUT', '/v1/jobs', { Job: job(`neighbour-${i}`, pool, 'service', 20 + i, 1000, 500) });
+      expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    }
+    let evalId = '';
+    const fits = await otherJobReads('lazy-agent', async () => {
+      const out = await mgmt('PUT', '/v1/jobs', { Job: job('lazy-agent', 'lazy', 'system', 90, 500, 256) });
+      evalId = out.body.EvalID;
+      expect((await worker.runDue()).get(evalId)).toBe('complete');
+    });
+    expect(await allocsOf('lazy-agent')).toHaveLength(2);
+    expect(fits).toEqual([]);
+    // Before lazy reads, the same evaluation read both neighbours' jobs. Now only a node that does not fit reads:
+    // over a full node (its filler at priority 20) and one with room (a neighbour at 21), a system job reads the
+    // filler's priority alone.
+    const { alloc, filler } = await fullNode('lazy-full');
+    const { node: roomy } = await registerNode(h, writer, { NodePool: 'lazy-full' });
+    await ready(h, roomy);
+    const neighbour = await mgmt('PUT', '/v1/jobs', {
+      Job: job('neighbour-full', 'lazy-full', 'service', 21, 1000, 500),
+    });
+    expect((await worker.runDue()).get(neighbour.body.EvalID)).toBe('complete');
+    expect((await allocsOf('neighbour-full'))[0]?.NodeID).toBe(roomy.ID);
+    const evicting = await otherJobReads('lazy-evictor', async () => {
+      const out = await mgmt('PUT', '/v1/jobs', { Job: job('lazy-evictor', 'lazy-full', 'system', 90, 500, 256) });
+      expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    });
+    expect((await h.scheduler.allocations.get(alloc.ID))?.DesiredStatus).toBe('evict');
+    expect(await allocsOf('lazy-evictor')).toHaveLength(2);
+    expect(new Set(evicting)).toEqual(new Set([filler]));
+  });
+
+  it('a system job evicts a lower-priority allocation for the GPU it holds: store, events, preemption evaluation', async () => {
+    const { node } = await registerNode(h, writer, {
+      NodePool: 'gpu',
+      NodeResources: {
+        Cpu: { CpuShares: 4000, TotalCpuCores: 2, ReservableCpuCores: [0, 1] },
+        Memory: { MemoryMB: 4096 },
+        Disk: { DiskMB: 20_000 },
+        Networks: [],
+        NodeNetworks: [],
+        Devices: [
+          {
+            Vendor: 'nvidia',
+            Type: 'gpu',
+            Name: 't4',
+            Instances: [
+              { ID: 'GPU-1', Healthy: true },
+              { ID: 'GPU-2', Healthy: true },
+            ],
+          },
+        ],
+        MinDynamicPort: 20_000,
+        MaxDynamicPort: 32_000,
+      },
+    });
+    await ready(h, node);
+    const gpuJob = (id: string, type: string, priority: number, count: number) =>
+      webJob(id, {
+        Type: type,
+        Priority: priority,
+        NodePool: 'gpu',
+        TaskGroups: [
+          {
+            Name: 'g',
+            Count: 1,
+            Tasks: [
+              {
+                Name: 't',
+                Driver: 'raw_exec',
+                Config: { command: 'sleep' },
+                Resources: { CPU: 200, MemoryMB: 256, Devices: [{ Name: 'nvidia/gpu', Count: count }] },
+              },
+            ],
+          },
+        ],
+      });
+    // A priority-20 service job holds both GPUs, with CPU and memory to spare on the node.
+    const held = await mgmt('PUT', '/v1/jobs', { Job: gpuJob('gpu-holder', 'service', 20, 2) });
+    expect((await worker.runDue()).get(held.body.EvalID)).toBe('complete');
+    const [holder] = await allocsOf('gpu-holder');
+    expect(holder?.AllocatedResources?.Tasks.t?.Devices).toEqual([
+      { Vendor: 'nvidia', Type: 'gpu', Name: 't4', DeviceIDs: ['GPU-1', 'GPU-2'] },
+    ]);
+
+    const before = await h.scheduler.state.currentIndex();
+    const out = await mgmt('PUT', '/v1/jobs', { Job: gpuJob('gpu-agent', 'system', 90, 1) });
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    const [placed] = await allocsOf('gpu-agent');
+    expect(placed).toMatchObject({ NodeID: node.ID, DesiredStatus: 'run', PreemptedAllocations: [holder?.ID] });
+    expect(placed?.AllocatedResources?.Tasks.t?.Devices).toEqual([
+      { Vendor: 'nvidia', Type: 'gpu', Name: 't4', DeviceIDs: ['GPU-1'] },
+    ]);
+    const evicted = await h.scheduler.allocations.get(holder?.ID as string);
+    expect(evicted).toMatchObject({
+      DesiredStatus: 'evict',
+      DesiredDescription: `Preempted by alloc ID ${placed?.ID}`,
+      PreemptedByAllocation: placed?.ID,
+    });
+    expect(evicted?.ModifyIndex).toBe(placed?.CreateIndex);
+    const events = (await h.scheduler.state.eventsAfter(before + 1)).flatMap((batch) => batch.events);
+    const planResult = events.filter((event) => event.Type === 'PlanResult');
+    expect(planResult.map((event) => [event.Topic, event.Key]).sort()).toEqual(
+      [
+        ['Allocation', placed?.ID],
+        ['Allocation', holder?.ID],
+        ['Evaluation', expect.any(String)],
+      ].sort(),
+    );
+    const evaluation = planResult.find((event) => event.Topic === 'Evaluation')?.Payload.Evaluation as Record<
+      string,
+      unknown
+    >;
+    expect(evaluation).toMatchObject({ JobID: 'gpu-holder', TriggeredBy: 'preemption', Priority: 20 });
+    // The evicted job's evaluation runs: one GPU is left, it asks two, so it blocks.
+    expect((await worker.runDue()).get(evaluation.ID as string)).toBe('blocked');
   });
 });

@@ -1,6 +1,8 @@
 /**
  * Preemption in placement (Nomad's `preemption.go` and the `evict` path of its `BinPackIterator`): which allocations
- * of lower-priority jobs a placement evicts when its group fits no node, exact from hand-built snapshots.
+ * of lower-priority jobs a placement evicts when its group fits no node, exact from hand-built snapshots. Every
+ * placement scenario runs both ways (`place-both.ts`): with the priorities given up front, and read lazily as the
+ * worker reads them, with one plan asserted.
  */
 import { describe, expect, it } from 'vitest';
 import type { Allocation } from '../../../packages/core/src/scheduler/cluster/allocations/model.ts';
@@ -14,6 +16,7 @@ import {
   resourceDistance,
 } from '../../../packages/core/src/scheduler/placement/preemption.ts';
 import { groupKey, priorityKey } from '../../../packages/core/src/scheduler/placement/types.ts';
+import { placeBoth } from './place-both.ts';
 import { makeAlloc, makeJob, makeNode, requests, task } from './fixtures.ts';
 
 const settings = (preempt: boolean, algorithm: 'binpack' | 'spread' = 'binpack'): PlacementSettings => ({
@@ -161,14 +164,14 @@ describe('placement with preemption', () => {
   const filler = makeAlloc(lowJob, 'web', full, { cpu: 2000, memoryMB: 2048, diskMB: 0 });
   const snapshot = { nodes: [full], allocs: [filler], priorities: prioritiesOf([[lowJob, 20]]) };
 
-  it('a system job of priority 90 evicts the lower-priority allocation on a full node and is placed there', () => {
+  it('a system job of priority 90 evicts the lower-priority allocation on a full node and is placed there', async () => {
     const system = makeJob({
       ID: 'agent',
       Type: 'system',
       Priority: 90,
       TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
     });
-    const result = place(
+    const result = await placeBoth(
       snapshot,
       system,
       [{ group: 'agent', name: 'agent.agent[0]', nodeId: full.ID }],
@@ -181,14 +184,14 @@ describe('placement with preemption', () => {
     expect(result.placements[0]?.preempted?.map((alloc) => alloc.ID)).toEqual([filler.ID]);
   });
 
-  it('with preemption off for the job type, the same placement fails, exhausted on the node', () => {
+  it('with preemption off for the job type, the same placement fails, exhausted on the node', async () => {
     const system = makeJob({
       ID: 'agent',
       Type: 'system',
       Priority: 90,
       TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
     });
-    const result = place(
+    const result = await placeBoth(
       snapshot,
       system,
       [{ group: 'agent', name: 'agent.agent[0]', nodeId: full.ID }],
@@ -200,21 +203,21 @@ describe('placement with preemption', () => {
     expect(result.failed.agent?.DimensionExhausted).toEqual({ cpu: 1 });
   });
 
-  it('a service job preempts only when enabled, after a first pass without, and scores the preemption', () => {
+  it('a service job preempts only when enabled, after a first pass without, and scores the preemption', async () => {
     const service = makeJob({
       ID: 'api',
       Priority: 80,
       TaskGroups: [{ Name: 'api', Count: 1, Tasks: [task('api', 500, 256)] }],
     });
-    const off = place(snapshot, service, requests(service, 'api', 1), 's', settings(false));
+    const off = await placeBoth(snapshot, service, requests(service, 'api', 1), 's', settings(false));
     expect(off.placements).toEqual([]);
-    const on = place(snapshot, service, requests(service, 'api', 1), 's', settings(true));
+    const on = await placeBoth(snapshot, service, requests(service, 'api', 1), 's', settings(true));
     expect(on.placements[0]?.preempted?.map((alloc) => alloc.ID)).toEqual([filler.ID]);
     const scores = on.placements[0]?.metrics.ScoreMetaData?.[0]?.Scores ?? {};
     expect(scores.preemption).toBe(preemptionScore([20]));
   });
 
-  it('equal priority never preempts, nor a gap under 10', () => {
+  it('equal priority never preempts, nor a gap under 10', async () => {
     for (const priority of [20, 29]) {
       const job = makeJob({
         ID: `peer-${priority}`,
@@ -222,12 +225,18 @@ describe('placement with preemption', () => {
         Priority: priority,
         TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
       });
-      const result = place(snapshot, job, [{ group: 'agent', name: 'x', nodeId: full.ID }], 's', settings(true));
+      const result = await placeBoth(
+        snapshot,
+        job,
+        [{ group: 'agent', name: 'x', nodeId: full.ID }],
+        's',
+        settings(true),
+      );
       expect(result.placements).toEqual([]);
     }
   });
 
-  it('an evicted allocation frees its room for the later placements of the same call', () => {
+  it('an evicted allocation frees its room for the later placements of the same call', async () => {
     const two = makeNode({ cpu: 2000, memoryMB: 2048 });
     const a = makeAlloc(lowJob, 'web', two, { cpu: 1000, memoryMB: 1024, diskMB: 0 });
     const b = makeAlloc(lowJob, 'web', two, { cpu: 1000, memoryMB: 1024, diskMB: 0 });
@@ -236,7 +245,7 @@ describe('placement with preemption', () => {
       Priority: 80,
       TaskGroups: [{ Name: 'api', Count: 2, Tasks: [task('api', 1000, 1024)] }],
     });
-    const result = place(
+    const result = await placeBoth(
       { nodes: [two], allocs: [a, b], priorities: prioritiesOf([[lowJob, 20]]) },
       service,
       requests(service, 'api', 2),
@@ -248,7 +257,7 @@ describe('placement with preemption', () => {
     expect(evicted.sort()).toEqual([a.ID, b.ID].sort());
   });
 
-  it('a static port held by a lower-priority allocation is freed by evicting it (Nomad’s PreemptForNetwork)', () => {
+  it('a static port held by a lower-priority allocation is freed by evicting it (Nomad’s PreemptForNetwork)', async () => {
     const node = makeNode({ cpu: 4000, memoryMB: 4096 });
     const portJob = (id: string, priority: number, type = 'service') =>
       makeJob({
@@ -273,21 +282,33 @@ describe('placement with preemption', () => {
     };
     const snapshot = { nodes: [node], allocs: [holder], priorities: prioritiesOf([[holderJob, 20]]) };
     const system = portJob('sys-port', 90, 'system');
-    const on = place(snapshot, system, [{ group: 'g', name: 'sys-port.g[0]', nodeId: node.ID }], 's', settings(true));
+    const on = await placeBoth(
+      snapshot,
+      system,
+      [{ group: 'g', name: 'sys-port.g[0]', nodeId: node.ID }],
+      's',
+      settings(true),
+    );
     expect(on.placements[0]?.preempted?.map((alloc) => alloc.ID)).toEqual([holder.ID]);
     expect(on.placements[0]?.resources.Shared.Ports?.[0]?.Value).toBe(8080);
-    const off = place(snapshot, system, [{ group: 'g', name: 'sys-port.g[0]', nodeId: node.ID }], 's', settings(false));
+    const off = await placeBoth(
+      snapshot,
+      system,
+      [{ group: 'g', name: 'sys-port.g[0]', nodeId: node.ID }],
+      's',
+      settings(false),
+    );
     expect(off.placements).toEqual([]);
     expect(Object.keys(off.failed.g?.DimensionExhausted ?? {})[0]).toMatch(/^network: /);
     // A holder within 10 of the job's priority keeps its port, and the node is exhausted.
     const close = { ...snapshot, priorities: prioritiesOf([[holderJob, 85]]) };
-    expect(place(close, system, [{ group: 'g', name: 'x', nodeId: node.ID }], 's', settings(true)).placements).toEqual(
-      [],
-    );
+    expect(
+      (await placeBoth(close, system, [{ group: 'g', name: 'x', nodeId: node.ID }], 's', settings(true))).placements,
+    ).toEqual([]);
     expect(preemptForPorts({ allocs: [holder], ports: [9090], job: system, priorityOf: () => 20 })).toBeNull();
   });
 
-  it('a system job across two nodes spreads its evictions over groups past their max_parallel', () => {
+  it('a system job across two nodes spreads its evictions over groups past their max_parallel', async () => {
     const [one, two] = [makeNode({ cpu: 2000, memoryMB: 2048 }), makeNode({ cpu: 2000, memoryMB: 2048 })] as const;
     const fill = (node: typeof one) => [
       makeAlloc(lowJob, 'x', node, { cpu: 1000, memoryMB: 1024, diskMB: 0 }),
@@ -301,26 +322,28 @@ describe('placement with preemption', () => {
       TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 1000, 1024)] }],
     });
     const reqs = [one, two].map((node, i) => ({ group: 'agent', name: `agent.agent[${i}]`, nodeId: node.ID }));
-    const evictedGroups = (maxParallel: number) =>
-      place(
-        {
-          nodes: [one, two],
-          allocs,
-          priorities: prioritiesOf([[lowJob, 20]]),
-          maxParallel: new Map([
-            [groupKey('default', lowJob.ID, 'x'), maxParallel],
-            [groupKey('default', lowJob.ID, 'y'), maxParallel],
-          ]),
-        },
-        system,
-        reqs,
-        's',
-        settings(true),
+    const evictedGroups = async (maxParallel: number) =>
+      (
+        await placeBoth(
+          {
+            nodes: [one, two],
+            allocs,
+            priorities: prioritiesOf([[lowJob, 20]]),
+            maxParallel: new Map([
+              [groupKey('default', lowJob.ID, 'x'), maxParallel],
+              [groupKey('default', lowJob.ID, 'y'), maxParallel],
+            ]),
+          },
+          system,
+          reqs,
+          's',
+          settings(true),
+        )
       ).placements.map((placement) => placement.preempted?.map((alloc) => alloc.TaskGroup));
     // Equal distances: without a penalty the first candidate (group x) goes on both nodes; with max_parallel 1 the
     // second node's x is 50 further (x already has an eviction in the plan), so y goes there.
-    expect(evictedGroups(0)).toEqual([['x'], ['x']]);
-    expect(evictedGroups(1)).toEqual([['x'], ['y']]);
+    expect(await evictedGroups(0)).toEqual([['x'], ['x']]);
+    expect(await evictedGroups(1)).toEqual([['x'], ['y']]);
   });
 
   it('memory oversubscription grants a task its memory_max; off, only its memory (Nomad’s)', () => {

@@ -3,7 +3,8 @@
  * request names `type`, `vendor/type` or `vendor/type/name` and a count; a node is feasible when its device groups
  * (`NodeResources.Devices`) have that many healthy instances of matching groups (else it is filtered as
  * `missing devices`), and a placement is granted that many instances no allocation on the node holds (else the node
- * is exhausted on `devices: no devices match request`). Partial: the requests' own `constraint` and `affinity`
+ * is exhausted on `devices: no devices match request`, unless the placement may evict the holders of lower
+ * priority: `device-preemption.ts`). Partial: the requests' own `constraint` and `affinity`
  * blocks over device attributes are not evaluated — a request that has constraints matches no device (it is never
  * placed on a device it might not accept), and device affinities add no score.
  */
@@ -20,7 +21,8 @@ export interface DeviceAsk {
   constrained: boolean;
 }
 
-interface DeviceGroup {
+/** One of a node's device groups (`NodeResources.Devices`): its identity and its healthy instances. */
+export interface DeviceGroup {
   Vendor: string;
   Type: string;
   Name: string;
@@ -52,7 +54,8 @@ export function deviceAsks(resources: Loose): DeviceAsk[] {
   });
 }
 
-function groupsOf(node: ClusterNode): DeviceGroup[] {
+/** A node's device groups, in the order the node reports them. */
+export function groupsOf(node: ClusterNode): DeviceGroup[] {
   return objects((node.NodeResources as Loose | null)?.Devices).map((group) => ({
     Vendor: text(group.Vendor),
     Type: text(group.Type),
@@ -63,8 +66,28 @@ function groupsOf(node: ClusterNode): DeviceGroup[] {
   }));
 }
 
+/** How `assignDevices` and `heldDevices` name one device instance. */
+export const instanceKey = (vendor: string, type: string, name: string, id: string): string =>
+  `${vendor}/${type}/${name}/${id}`;
+
+/**
+ * The instances an allocation holds in one device group (Nomad's `deviceInstances` of `PreemptForDevice`), summed
+ * over its tasks.
+ */
+export function instancesIn(
+  alloc: { AllocatedResources: { Tasks: Record<string, { Devices: unknown }> } | null },
+  group: Pick<DeviceGroup, 'Vendor' | 'Type' | 'Name'>,
+): number {
+  let count = 0;
+  for (const task of Object.values(alloc.AllocatedResources?.Tasks ?? {}))
+    for (const device of objects(task.Devices))
+      if (text(device.Vendor) === group.Vendor && text(device.Type) === group.Type && text(device.Name) === group.Name)
+        count += Array.isArray(device.DeviceIDs) ? device.DeviceIDs.length : 0;
+  return count;
+}
+
 /** Nomad's `DeviceIdTuple.Matches` (and a constrained request matching nothing, see above). */
-const matches = (group: DeviceGroup, ask: DeviceAsk): boolean =>
+export const matches = (group: DeviceGroup, ask: DeviceAsk): boolean =>
   !ask.constrained &&
   ask.type !== '' &&
   (ask.name === '' || ask.name === group.Name) &&
@@ -104,13 +127,13 @@ export function assignDevices(
     let found: AllocatedDeviceResource | undefined;
     for (const group of groups) {
       if (!matches(group, ask)) continue;
-      const free = group.healthy.filter((id) => !held.has(`${group.Vendor}/${group.Type}/${group.Name}/${id}`));
+      const free = group.healthy.filter((id) => !held.has(instanceKey(group.Vendor, group.Type, group.Name, id)));
       if (free.length < ask.count) continue;
       found = { Vendor: group.Vendor, Type: group.Type, Name: group.Name, DeviceIDs: free.slice(0, ask.count) };
       break;
     }
     if (!found) return undefined;
-    for (const id of found.DeviceIDs) held.add(`${found.Vendor}/${found.Type}/${found.Name}/${id}`);
+    for (const id of found.DeviceIDs) held.add(instanceKey(found.Vendor, found.Type, found.Name, id));
     granted.push(found);
   }
   return granted;
@@ -125,6 +148,6 @@ export function heldDevices(
     for (const task of Object.values(alloc.AllocatedResources?.Tasks ?? {}))
       for (const device of objects(task.Devices))
         for (const id of Array.isArray(device.DeviceIDs) ? device.DeviceIDs : [])
-          held.add(`${text(device.Vendor)}/${text(device.Type)}/${text(device.Name)}/${text(id)}`);
+          held.add(instanceKey(text(device.Vendor), text(device.Type), text(device.Name), text(id)));
   return held;
 }

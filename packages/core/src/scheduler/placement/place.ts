@@ -44,6 +44,7 @@ import {
   type PlacementRequest,
   type PlacementResult,
   groupKey,
+  type JobRef,
   priorityKey,
   type Snapshot,
 } from './types.ts';
@@ -93,6 +94,8 @@ class Call {
   readonly settings: PlacementSettings;
   /** The evictions this call's placements made, per group (`groupKey`), for Nomad's `max_parallel` penalty. */
   private readonly evictions = new Map<string, number>();
+  /** The jobs whose priority preemption asked for and `snapshot.priorities` did not hold (`PlacementResult.lacked`). */
+  readonly lacked = new Map<string, JobRef>();
 
   constructor(
     snapshot: Snapshot,
@@ -116,9 +119,15 @@ class Call {
     const priorities = snapshot.priorities;
     const maxParallel = snapshot.maxParallel;
     const evictions = this.evictions;
+    const lacked = this.lacked;
     this.ranker = new Ranker(job, this.proposed, cache, this.random, this.spread, {
       algorithm: this.settings.algorithm,
-      priorityOf: (alloc) => priorities?.get(priorityKey(alloc.Namespace, alloc.JobID)),
+      priorityOf: (alloc) => {
+        const key = priorityKey(alloc.Namespace, alloc.JobID);
+        const priority = priorities?.get(key);
+        if (priority === undefined) lacked.set(key, { Namespace: alloc.Namespace, JobID: alloc.JobID });
+        return priority;
+      },
       penaltyOf: (alloc) => {
         const key = groupKey(alloc.Namespace, alloc.JobID, alloc.TaskGroup);
         return parallelPenalty(maxParallel?.get(key) ?? 0, evictions.get(key) ?? 0);
@@ -413,7 +422,13 @@ export const place: Place = (snapshot, job, requests, seed, settings): Placement
   if (isSystemJob(job)) placeSystem(call, requests, snapshot);
   else placeGeneric(call, requests);
   const { classes, escaped } = call.feasibility.classReport();
-  return { placements: call.placements, failed: call.failed, classEligibility: classes, escapedComputedClass: escaped };
+  return {
+    placements: call.placements,
+    failed: call.failed,
+    classEligibility: classes,
+    escapedComputedClass: escaped,
+    ...(call.lacked.size > 0 ? { lackedPriorities: [...call.lacked.values()] } : {}),
+  };
 };
 
 /**

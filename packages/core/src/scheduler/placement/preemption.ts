@@ -11,9 +11,9 @@
  * 3. then the set trimmed (Nomad's `filterSuperset`): sorted by distance to the whole ask, farthest first, taken only
  *    until the ask is covered.
  *
- * CPU, memory and disk are preempted for, and a group's static ports (`preemptForPorts`); devices are not, as
- * Nomad's are. Nomad's `maxParallelPenalty` (a migrate block's `max_parallel` spacing evictions of one group) is not applied:
- * the other jobs' groups are not in the snapshot placement reads.
+ * CPU, memory and disk are preempted for, a group's static ports (`preemptForPorts`), and its device requests
+ * (`device-preemption.ts`), as Nomad's are. Nomad's `maxParallelPenalty` (a migrate block's `max_parallel` spacing
+ * evictions of one group) is applied through `PreemptionInput.penaltyOf`.
  */
 import type { HeldAlloc } from './proposed.ts';
 import { type Capacity, type Usage, usageOf } from './resources.ts';

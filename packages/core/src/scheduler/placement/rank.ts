@@ -10,7 +10,8 @@ import type {
   AllocatedResources,
   AllocatedTaskResources,
 } from '../cluster/allocations/resources.ts';
-import { assignDevices, heldDevices } from './devices.ts';
+import { assignDevices, heldDevices, instanceKey } from './devices.ts';
+import { preemptForDevice } from './device-preemption.ts';
 import type { Job } from '../cluster/jobs/model.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import type { GroupAsk } from './asks.ts';
@@ -122,6 +123,54 @@ export class Ranker {
   }
 
   /**
+   * The device instances granted to each task of the group that asks for devices, none held by the node's
+   * allocations (less `evictions`) or granted to the group's earlier requests; null when a request cannot be met.
+   * When the placement may evict, a request short of free instances evicts what `preemptForDevice` chooses (added
+   * to `evictions`) and is granted from what that frees, as Nomad's BinPackIterator does.
+   */
+  private grantDevices(
+    node: ClusterNode,
+    state: NodeState,
+    context: RankContext,
+    evictions: HeldAlloc[],
+  ): Record<string, AllocatedDeviceResource[]> | null {
+    const kept = () =>
+      evictions.length > 0 ? state.allocs.filter((alloc) => !evictions.includes(alloc)) : state.allocs;
+    const grantedKeys: string[] = [];
+    let held = heldDevices(kept());
+    const devices: Record<string, AllocatedDeviceResource[]> = {};
+    for (const task of context.group.tasks) {
+      if (task.devices.length === 0) continue;
+      const granted: AllocatedDeviceResource[] = [];
+      for (const ask of task.devices) {
+        let offer = assignDevices(node, [ask], held);
+        if (!offer && context.preempt) {
+          const evicted = preemptForDevice({
+            node,
+            ask,
+            allocs: kept(),
+            held,
+            job: this.job,
+            priorityOf: this.options.priorityOf,
+          });
+          if (evicted) {
+            evictions.push(...evicted);
+            held = heldDevices(kept());
+            for (const key of grantedKeys) held.add(key);
+            offer = assignDevices(node, [ask], held);
+          }
+        }
+        if (!offer) return null;
+        for (const device of offer)
+          for (const id of device.DeviceIDs) grantedKeys.push(instanceKey(device.Vendor, device.Type, device.Name, id));
+        granted.push(...offer);
+      }
+      devices[task.name] = granted;
+    }
+    return devices;
+  }
+
+  /**
    * Nomad's `BinPackIterator` for one node: the node's normalized fitness with the group placed and the network
    * granted, or null when the node is exhausted (recorded in the metrics on the dimension).
    */
@@ -137,8 +186,9 @@ export class Ranker {
       return null;
     }
     let network: RankedNode['network'] = null;
-    // The allocations evicted for the group's static ports (Nomad's PreemptForNetwork), when they are taken.
-    let portEvictions: HeldAlloc[] = [];
+    // The allocations evicted for the group's static ports (Nomad's PreemptForNetwork) and devices
+    // (PreemptForDevice), when they are taken: Nomad removes them from the node's proposed allocations.
+    const evictions: HeldAlloc[] = [];
     if (group.network) {
       let index = ports.index;
       let assigned = index.assignPorts(group.network, this.random);
@@ -155,7 +205,7 @@ export class Ranker {
           index.setNode(node);
           for (const alloc of state.allocs) if (!gone.has(alloc.ID)) index.addAlloc(alloc);
           assigned = index.assignPorts(group.network, this.random);
-          if (!('error' in assigned)) portEvictions = evicted;
+          if (!('error' in assigned)) evictions.push(...evicted);
         }
       }
       if ('error' in assigned) {
@@ -166,16 +216,10 @@ export class Ranker {
     }
     let devices: RankedNode['devices'] = null;
     if (group.devices.length > 0) {
-      const held = heldDevices(state.allocs);
-      devices = {};
-      for (const task of group.tasks) {
-        if (task.devices.length === 0) continue;
-        const granted = assignDevices(node, task.devices, held);
-        if (!granted) {
-          metrics.exhaustedNode(node, 'devices: no devices match request');
-          return null;
-        }
-        devices[task.name] = granted;
+      devices = this.grantDevices(node, state, context, evictions);
+      if (!devices) {
+        metrics.exhaustedNode(node, 'devices: no devices match request');
+        return null;
       }
     }
     state.capacity ??= capacityOf(node);
@@ -199,11 +243,10 @@ export class Ranker {
         coresCpu += ids.length * mhz;
       }
     }
-    // What the node's allocations hold, less those evicted for the ports (Nomad removes them from the proposed set).
+    // What the node's allocations hold, less those evicted for the ports and devices.
     const held: Usage = { ...state.usage };
-    for (const alloc of portEvictions) subtractUsage(held, usageOf(alloc.AllocatedResources));
-    const remaining =
-      portEvictions.length > 0 ? state.allocs.filter((alloc) => !portEvictions.includes(alloc)) : state.allocs;
+    for (const alloc of evictions) subtractUsage(held, usageOf(alloc.AllocatedResources));
+    const remaining = evictions.length > 0 ? state.allocs.filter((alloc) => !evictions.includes(alloc)) : state.allocs;
     const used: Usage = {
       cpu: held.cpu + group.cpu + coresCpu,
       memoryMB: held.memoryMB + group.memoryMB,
@@ -232,7 +275,7 @@ export class Ranker {
         network,
         cores,
         devices,
-        preempted: [...portEvictions, ...preempted],
+        preempted: [...evictions, ...preempted],
       };
     }
     return {
@@ -240,7 +283,7 @@ export class Ranker {
       network,
       cores,
       devices,
-      ...(portEvictions.length > 0 ? { preempted: portEvictions } : {}),
+      ...(evictions.length > 0 ? { preempted: evictions } : {}),
     };
   }
 

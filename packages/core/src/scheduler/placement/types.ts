@@ -31,7 +31,7 @@ export interface Snapshot {
   allocs: Allocation[];
   /**
    * The priority of the jobs of `allocs`, by `priorityKey` (for preemption); an allocation whose job is not here is
-   * never preempted.
+   * never preempted, and its job is named in `PlacementResult.lackedPriorities` when preemption asked for it.
    */
   priorities?: ReadonlyMap<string, number>;
   /** The migrate block's `max_parallel` of those jobs' groups, by `groupKey` (Nomad's preemption penalty). */
@@ -86,6 +86,17 @@ export interface PlacementResult {
   classEligibility?: Record<string, boolean>;
   /** Whether a constraint escaped the computed class (Nomad's `EscapedComputedClass`). */
   escapedComputedClass?: boolean;
+  /**
+   * The jobs whose priority preemption needed (an allocation of theirs was a candidate to evict) and
+   * `Snapshot.priorities` did not hold: a caller that reads them lazily reads exactly these and places again.
+   */
+  lackedPriorities?: JobRef[];
+}
+
+/** A job by its namespace and ID. */
+export interface JobRef {
+  Namespace: string;
+  JobID: string;
 }
 
 /** The placement function's signature (`place.ts`). */

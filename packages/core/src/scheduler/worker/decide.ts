@@ -12,14 +12,8 @@ import { inDatacenters } from '../cluster/jobs/system-jobs.ts';
 import type { ClusterNode } from '../cluster/nodes/model.ts';
 import { inPlaceUpdate, place } from '../placement/place.ts';
 import { reconcile } from '../placement/reconcile.ts';
-import {
-  type AllocatedResources,
-  groupKey,
-  type PlacementResult,
-  priorityKey,
-  type Reconciliation,
-} from '../placement/types.ts';
-import { migrateMaxParallel } from '../placement/tainted.ts';
+import type { AllocatedResources, PlacementResult, Reconciliation } from '../placement/types.ts';
+import { addPriority, settlePriorities } from './lazy-priorities.ts';
 import { type PlacementSettings, placementSettings } from '../cluster/scheduler-config/model.ts';
 import type { WorkerParts } from './outcome.ts';
 
@@ -35,7 +29,10 @@ export interface EvaluationSnapshot {
   deployment?: ClusterDeployment | undefined;
   /** What the scheduler configuration sets for the job's placements (Nomad's defaults when absent). */
   settings?: PlacementSettings;
-  /** When the job may preempt: the priority of each other job with allocations on the nodes read (`priorityKey`). */
+  /**
+   * When the job may preempt: the priorities read so far of other jobs with allocations on the nodes read
+   * (`priorityKey`), none at first; `decideReading` adds exactly those placement asked for.
+   */
   priorities?: Map<string, number>;
   /** With `priorities`: the migrate `max_parallel` of those jobs' groups (`groupKey`), for Nomad's penalty. */
   maxParallel?: Map<string, number>;
@@ -78,29 +75,8 @@ export async function readSnapshot(
   );
   const config = await parts.schedulerConfig?.get();
   const settings = config && job ? placementSettings(config, job.Type) : undefined;
-  // Preemption reads the priority of each job with allocations where placement may go (its own excepted).
-  let priorities: Map<string, number> | undefined;
-  const maxParallel = new Map<string, number>();
-  if (job && (settings ? settings.preempt : job.Type === 'system')) {
-    priorities = new Map();
-    const others = new Map<string, { namespace: string; id: string }>();
-    for (const alloc of nodeAllocs)
-      if (alloc.JobID !== job.ID || alloc.Namespace !== job.Namespace)
-        others.set(priorityKey(alloc.Namespace, alloc.JobID), { namespace: alloc.Namespace, id: alloc.JobID });
-    const found = await Promise.all(
-      [...others].map(async ([key, { namespace, id }]) => [key, await jobs.get(namespace, id)] as const),
-    );
-    for (const [key, other] of found) {
-      if (!other) continue;
-      priorities.set(key, other.Priority);
-      // Nomad's migrate block defaults to max_parallel 1 for service jobs only; the others have none (0).
-      for (const group of other.TaskGroups)
-        maxParallel.set(
-          groupKey(other.Namespace, other.ID, group.Name),
-          other.Type === 'service' ? migrateMaxParallel(group) : 0,
-        );
-    }
-  }
+  // A job that may preempt starts with no priorities read: `decideReading` reads those placement asks for.
+  const preempts = job !== undefined && (settings ? settings.preempt : job.Type === 'system');
   return {
     job,
     jobVersions,
@@ -110,7 +86,7 @@ export async function readSnapshot(
     versions,
     deployment,
     ...(settings ? { settings } : {}),
-    ...(priorities ? { priorities, maxParallel } : {}),
+    ...(preempts ? { priorities: new Map(), maxParallel: new Map() } : {}),
   };
 }
 
@@ -168,6 +144,33 @@ export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now
   for (const placement of placed.placements)
     queued[placement.request.group] = (queued[placement.request.group] ?? 1) - 1;
   return { reconciliation, placed, queued, inplaceResources };
+}
+
+/**
+ * `decide`, reading other jobs' priorities only when placement needs them (Nomad needs them only when a node does
+ * not fit and the job may evict): placement runs with the priorities read so far; when it names jobs it lacked, exactly
+ * those are read (one GetItem each) and it runs again (the seeded shuffle makes each run exact), until it lacks none
+ * not read. The decision is the one placement gives with every priority read up front: each run asks for priorities
+ * in the order it needs them, and one that found all it asked for took every branch the full one takes.
+ */
+export async function decideReading(
+  jobs: Pick<WorkerParts['jobs'], 'get'>,
+  evaluation: Evaluation,
+  snapshot: EvaluationSnapshot,
+  now: number,
+  seed: string,
+): Promise<Decision> {
+  const { priorities, maxParallel } = snapshot;
+  return settlePriorities(
+    () => decide(evaluation, snapshot, now, seed),
+    (decision) => decision.placed.lackedPriorities,
+    async (refs) => {
+      if (!priorities || !maxParallel) return false;
+      const found = await Promise.all(refs.map((ref) => jobs.get(ref.Namespace, ref.JobID)));
+      for (const other of found) if (other) addPriority(priorities, maxParallel, other);
+      return true;
+    },
+  );
 }
 
 /** Nomad's `Node.Ready` in the job's pool: where placement may put the job's allocations. */

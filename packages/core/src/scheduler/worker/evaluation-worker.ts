@@ -25,7 +25,7 @@ import { EVAL_BLOCKED, EVAL_LEASE_PK, EVAL_QUEUE } from '../keys.ts';
 import { placementReady } from '../placement/place.ts';
 import type { Reconciliation } from '../placement/types.ts';
 import { roomSince, wakes } from './capacity-wake.ts';
-import { decide, readSnapshot } from './decide.ts';
+import { decideReading, readSnapshot } from './decide.ts';
 import { type EvaluationOutcome, OutcomeRecorder, type WorkerParts } from './outcome.ts';
 import { planOf } from './plan.ts';
 
@@ -199,7 +199,13 @@ export class EvaluationWorker {
       job = snapshot.job;
       // RE2 for `regexp` constraints is loaded on demand (a bundle starts without it).
       if (job) await placementReady(job);
-      const decision = decide(evaluation, snapshot, this.now, `${evaluation.ID}#${attempt}`);
+      const decision = await decideReading(
+        this.parts.jobs,
+        evaluation,
+        snapshot,
+        this.now,
+        `${evaluation.ID}#${attempt}`,
+      );
       reconciliation = decision.reconciliation;
       const placed = decision.placed;
       failed = placed.failed;

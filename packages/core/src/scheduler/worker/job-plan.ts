@@ -16,7 +16,7 @@ import type { Namespaces } from '../cluster/namespaces/store.ts';
 import type { NodePools } from '../cluster/node-pools/store.ts';
 import { placementReady } from '../placement/place.ts';
 import type { DesiredUpdates } from '../placement/types.ts';
-import { decide, readSnapshot } from './decide.ts';
+import { decideReading, readSnapshot } from './decide.ts';
 import type { WorkerParts } from './outcome.ts';
 import { allocationStub } from '../cluster/allocations/stub.ts';
 import type { StoredAllocation } from '../cluster/allocations/store.ts';
@@ -89,7 +89,7 @@ export async function planJob(parts: PlanParts, submitted: Job, withDiff: boolea
   };
   const snapshot = await readSnapshot(parts, job.Namespace, job.ID, planned);
   await placementReady(job);
-  const { reconciliation, placed, queued } = decide(evaluation, snapshot, now, evaluation.ID);
+  const { reconciliation, placed, queued } = await decideReading(parts.jobs, evaluation, snapshot, now, evaluation.ID);
   const failed = Object.keys(placed.failed).length > 0 ? placed.failed : null;
   const created: Evaluation[] = [];
   for (const followup of reconciliation.followups ?? [])

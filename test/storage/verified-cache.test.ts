@@ -97,6 +97,40 @@ describe.each(implementations)('the verified cache on %s', (_name, open) => {
     expect(await cache.list(`${pk}-empty`)).toEqual([]);
   });
 
+  it('under an unchanged mark gives the held items without a request; a moved mark reads the partition again', async () => {
+    const pk = `p-${randomUUID()}`;
+    let listings = 0;
+    const { store: reads, wholeReads } = counted(store);
+    const view = {
+      ...reads,
+      list: (...args: Parameters<Store['list']>) => {
+        listings++;
+        return reads.list(...args);
+      },
+    } as Store;
+    const cache = new VerifiedCache(() => view, kind, value, 100);
+    for (const sk of ['b', 'a']) await store.put(store.signed(kind, { pk, sk, n: 1, inner: { v: sk } }));
+    expect((await cache.list(pk, 7)).map((held) => held.sk)).toEqual(['a', 'b']);
+    expect([listings, wholeReads()]).toEqual([1, 2]);
+    // The partition changes, and the mark with it: the held items are not given under the old mark's value.
+    await store.put(store.signed(kind, { pk, sk: 'c', n: 1, inner: { v: 'c' } }));
+    await store.put(store.signed(kind, { pk, sk: 'a', n: 2, inner: { v: 'a2' } }));
+    expect(await cache.list(pk, 9)).toEqual([
+      { sk: 'a', n: 2, inner: { v: 'a2' } },
+      { sk: 'b', n: 1, inner: { v: 'b' } },
+      { sk: 'c', n: 1, inner: { v: 'c' } },
+    ]);
+    expect([listings, wholeReads()]).toEqual([2, 4]);
+    // The same mark again: the held items, in the same order, and no request at all.
+    expect((await cache.list(pk, 9)).map((held) => held.sk)).toEqual(['a', 'b', 'c']);
+    expect([listings, wholeReads()]).toEqual([2, 4]);
+    // Without a mark the partition is listed (keys and MACs) as before, and a later mark is not taken as the old one.
+    expect((await cache.list(pk)).map((held) => held.sk)).toEqual(['a', 'b', 'c']);
+    expect(listings).toBe(3);
+    expect((await cache.list(pk, 9)).map((held) => held.sk)).toEqual(['a', 'b', 'c']);
+    expect(listings).toBe(4);
+  });
+
   it('refuses a forged or unsigned item as verify does, and never trusts it later', async () => {
     const pk = `p-${randomUUID()}`;
     const cache = new VerifiedCache(() => store, kind, value, 100);

@@ -120,7 +120,8 @@ export const serviceAllocPk = (allocId: string): string => `sched#service-alloc#
  * by job (`allocJobPk`, one Query then a batch read) and by ID (`ALLOC_ID_PK`, sharded 16 ways by the ID; every
  * shard read lists them all).
  */
-export const allocNodePk = (nodeId: string): string => `sched#alloc#node#${nodeId}`;
+export const ALLOC_NODE_PREFIX = 'sched#alloc#node#';
+export const allocNodePk = (nodeId: string): string => `${ALLOC_NODE_PREFIX}${nodeId}`;
 export const allocJobPk = (namespace: string, jobId: string): string => `sched#alloc#job#${namespace}#${jobId}`;
 export const ALLOC_ID_PK = 'sched#alloc#id';
 

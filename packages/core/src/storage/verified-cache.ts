@@ -13,6 +13,8 @@
  * the two reads, and is left out; one written between them is read as written. Only for kinds whose MAC binds no
  * epoch (an epoch's change would otherwise leave held items trusted).
  *
+ * A reader that has a mark of the partition's writes (`list`'s `mark`) skips even the listing while the mark stays.
+ *
  * What is held is the reader's value of each item (`toValue`, e.g. without its keys), frozen (a reader must not
  * change what the next read returns), and bounded: past `maxItems` the partitions read longest ago are dropped.
  */
@@ -38,6 +40,8 @@ function deepFreeze<T>(value: T): T {
 export class VerifiedCache<V> {
   /** Per partition read, its items by sort key; a Map's order is the order partitions were last read. */
   private readonly partitions = new Map<string, Map<string, Held<V>>>();
+  /** Per partition held, the mark it was read under (`list`'s `mark`), if any. */
+  private readonly marks = new Map<string, number>();
   private held = 0;
 
   constructor(
@@ -49,11 +53,25 @@ export class VerifiedCache<V> {
     if (kind.epoch) throw new TypeError(`items of kind ${kind.name} bind an epoch and cannot be held verified`);
   }
 
-  /** The values of the partition's items that verify, by sort key: what `store.list` then `store.verified` give. */
-  async list(partition: string): Promise<V[]> {
-    const store = this.store();
+  /**
+   * The values of the partition's items that verify, by sort key: what `store.list` then `store.verified` give.
+   * `mark`, when the caller has one, is a verified value read before this call that moves with every write to the
+   * partition (a node's allocation mark, `scheduler/alloc-marks.ts`): when it is the one held with the partition,
+   * the partition is unchanged since it was read and the held values are returned without a request.
+   */
+  async list(partition: string, mark?: number): Promise<V[]> {
     const before = this.partitions.get(partition);
-    if (!before) return this.readWhole(store, partition);
+    if (before && mark !== undefined && this.marks.get(partition) === mark) {
+      this.hold(partition, before, mark);
+      return [...before.values()].map((held) => held.value);
+    }
+    return this.read(partition, before, mark);
+  }
+
+  /** The partition read: whole when not held, else its keys and MACs and only the new or changed items whole. */
+  private async read(partition: string, before: Map<string, Held<V>> | undefined, mark?: number): Promise<V[]> {
+    const store = this.store();
+    if (!before) return this.readWhole(store, partition, mark);
     const heads = await store.list(partition, { attributes: [macAttribute] });
     const kept = new Map<string, Held<V>>();
     const missing: string[] = [];
@@ -70,30 +88,43 @@ export class VerifiedCache<V> {
           kept.set(verified.sk, { mac: verified[macAttribute] as string, value: deepFreeze(this.toValue(verified)) });
       }
     }
-    this.hold(partition, kept);
-    return heads.map((head) => kept.get(head.sk)?.value).filter((value): value is V => value !== undefined);
+    // Held in the listing's order (by sort key), which a later call under the same mark returns again.
+    const ordered = new Map<string, Held<V>>();
+    for (const head of heads) {
+      const held = kept.get(head.sk);
+      if (held) ordered.set(head.sk, held);
+    }
+    this.hold(partition, ordered, mark);
+    return [...ordered.values()].map((held) => held.value);
   }
 
   /** A partition not held: read whole in one listing, as a reader without this cache reads it. */
-  private async readWhole(store: Store, partition: string): Promise<V[]> {
+  private async readWhole(store: Store, partition: string, mark?: number): Promise<V[]> {
     const kept = new Map<string, Held<V>>();
     for (const item of await store.list(partition)) {
       const verified = store.verified(this.kind, item);
       if (verified)
         kept.set(verified.sk, { mac: verified[macAttribute] as string, value: deepFreeze(this.toValue(verified)) });
     }
-    this.hold(partition, kept);
+    this.hold(partition, kept, mark);
     return [...kept.values()].map((held) => held.value);
   }
 
-  /** Holds the partition's items as read now, dropping the partitions read longest ago past the bound. */
-  private hold(partition: string, kept: Map<string, Held<V>>): void {
+  /**
+   * Holds the partition's items as read now with the mark read before them (none: no mark), in one step (so two
+   * reads of a partition at once never leave one's items with the other's mark), dropping the partitions read
+   * longest ago past the bound.
+   */
+  private hold(partition: string, kept: Map<string, Held<V>>, mark: number | undefined): void {
+    if (mark === undefined) this.marks.delete(partition);
+    else this.marks.set(partition, mark);
     this.held += kept.size - (this.partitions.get(partition)?.size ?? 0);
     this.partitions.delete(partition);
     this.partitions.set(partition, kept);
     for (const [oldest, items] of this.partitions) {
       if (this.held <= this.maxItems || oldest === partition) break;
       this.partitions.delete(oldest);
+      this.marks.delete(oldest);
       this.held -= items.size;
     }
   }

@@ -65,12 +65,15 @@ export async function readSnapshot(
   const beats = await nodes.beats(read.map((node) => node.ID));
   const versions = new Map<string, number>();
   for (const node of read) versions.set(node.ID, beats.get(node.ID)?.allocIndex ?? 0);
+  // A node's allocations are read again only when its allocation mark (which every write changing any of them moves,
+  // `scheduler/alloc-marks.ts`) is not the one the held ones were read under; read after the mark, as the versions.
   const nodeAllocs: StoredAllocation[] = [];
   await Promise.all(
     read
       .filter((node) => (versions.get(node.ID) ?? 0) > 0)
       .map(async (node) => {
-        nodeAllocs.push(...(await allocations.onNodeForSnapshot(node.ID)).filter((alloc) => !isTerminal(alloc)));
+        const mark = beats.get(node.ID)?.allocItemsIndex;
+        nodeAllocs.push(...(await allocations.onNodeForSnapshot(node.ID, mark)).filter((alloc) => !isTerminal(alloc)));
       }),
   );
   const config = await parts.schedulerConfig?.get();

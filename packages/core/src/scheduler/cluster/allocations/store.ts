@@ -8,7 +8,9 @@
  *
  * So a node's allocations are one strongly consistent Query (the client's map, plan apply), a job's one Query and a
  * batch read, one by ID two reads. Writes that change allocations are the plan apply's (`evaluations/plan-apply.ts`),
- * the client's updates and the stop (below); each is one `SchedulerState.commit` with its events.
+ * the client's updates and the stop (below), the deployment watcher's, the evaluation outcome's marks and the garbage
+ * collection's deletes; each is one `SchedulerState.commit` with its events, which moves the allocation mark of each
+ * node whose partition it changes (`scheduler/alloc-marks.ts`).
  */
 import { VerifiedCache } from '../../../storage/verified-cache.ts';
 import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
@@ -143,8 +145,10 @@ export class Allocations {
    * A node's allocations, as `onNode` reads them, but through verified allocations held from the last read
    * (`storage/verified-cache.ts`): the partition's keys and MACs, then only new or changed allocations whole. For the
    * scheduler's snapshot (`worker/decide.ts`), which reads every node's on every evaluation and plan. Frozen.
+   * `mark` is the node's allocation mark (its verified beat's `allocItemsIndex`, `scheduler/alloc-marks.ts`) read
+   * before: while it is the one the held allocations were read under, they are returned without a request.
    */
-  async onNodeForSnapshot(nodeId: string): Promise<StoredAllocation[]> {
+  async onNodeForSnapshot(nodeId: string, mark?: number): Promise<StoredAllocation[]> {
     if (!validUuid.test(nodeId)) return [];
     this.held ??= new VerifiedCache(
       () => this.store,
@@ -152,7 +156,7 @@ export class Allocations {
       (item) => withoutKeys<StoredAllocation>(item) as StoredAllocation,
       heldAllocations,
     );
-    return this.held.list(allocNodePk(nodeId));
+    return this.held.list(allocNodePk(nodeId), mark);
   }
 
   /** Every allocation of a job, sorted by ID. */

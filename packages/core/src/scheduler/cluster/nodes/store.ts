@@ -21,6 +21,7 @@ import { itemKind } from '../../../storage/item-mac.ts';
 import { ConditionFailed, type Item, type Key, type Write } from '../../../storage/store.ts';
 import { unchangedSince, withoutKeys } from '../../acl/common.ts';
 import { allocNodePk, META_PK, NODE_BEAT_PK, NODE_COUNT_SK, NODE_PK } from '../../keys.ts';
+import { allocItemsIndexAttribute, beatKey, beatKind } from '../../alloc-marks.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import type { NodePools } from '../node-pools/store.ts';
 import { CapacityLog, nodeMadeRoom } from './capacity.ts';
@@ -46,7 +47,7 @@ import {
 /** A node item is authenticated whole: a forged, moved or MAC-less one does not exist. */
 export const nodeKind = itemKind('scheduler-node');
 /** A beat item is authenticated but for its deadline, which heartbeats rewrite without the keyring. */
-export const beatKind = itemKind('scheduler-node-beat', ['deadline']);
+export { beatKind };
 
 /** Nomad's heartbeat settings (`min_heartbeat_ttl`, `max_heartbeats_per_second`, `heartbeat_grace`). */
 export const heartbeatSettings = { minTtlMs: 10_000, maxPerSecond: 50, graceMs: 10_000 };
@@ -82,6 +83,12 @@ export interface NodeBeat extends Item {
    * allocation map only when it moved instead of holding a blocking poll.
    */
   allocIndex?: number;
+  /**
+   * The index of the last write that changed any allocation item in the node's partition, a client's report among
+   * them (`scheduler/alloc-marks.ts`, which every commit applies); a registration that creates the beat starts it at
+   * its own index. The snapshot reads the node's allocations again only when it moved.
+   */
+  allocItemsIndex?: number;
 }
 
 /** What a node presented: its secret (hashed) or a verified identity (nothing more to check). */
@@ -156,7 +163,7 @@ export class ClusterNodes {
   }
 
   static nodeKey = (id: string): Key => ({ pk: shardKey(NODE_PK, id), sk: id });
-  static beatKey = (id: string): Key => ({ pk: shardKey(NODE_BEAT_PK, id), sk: id });
+  static beatKey = beatKey;
 
   /** The node of that ID (an ID that is not a UUID finds none). */
   async get(id: string): Promise<ClusterNode | undefined> {
@@ -172,12 +179,30 @@ export class ClusterNodes {
     return this.store.getVerified<NodeBeat>(beatKind, key.pk, key.sk);
   }
 
-  /** The beat items of these nodes, verified, by node ID: batch reads of 100, a few at once (plan apply's). */
+  /**
+   * The beat items of these nodes, verified, by node ID, strongly consistent: batch reads of 100, a few at once (plan
+   * apply's); for more nodes than that makes 16 reads, the 16 shards of beats listed whole instead (the snapshot's:
+   * 5,000 nodes are 16 Queries of small items rather than 50 batch reads).
+   */
   async beats(ids: string[]): Promise<Map<string, NodeBeat>> {
-    const keys = [...new Set(ids)].filter((id) => validUuid.test(id)).map((id) => ClusterNodes.beatKey(id));
+    const wanted = new Set(ids);
+    const keys = [...wanted].filter((id) => validUuid.test(id)).map((id) => ClusterNodes.beatKey(id));
     const chunks: Key[][] = [];
     for (let start = 0; start < keys.length; start += 100) chunks.push(keys.slice(start, start + 100));
     const found = new Map<string, NodeBeat>();
+    if (chunks.length > shardCount) {
+      const shards = await Promise.all(
+        Array.from({ length: shardCount }, (_, shard) =>
+          this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`),
+        ),
+      );
+      for (const item of shards.flat()) {
+        if (!wanted.has(item.sk)) continue;
+        const beat = this.store.verified(beatKind, item);
+        if (beat) found.set(beat.sk, beat);
+      }
+      return found;
+    }
     for (let start = 0; start < chunks.length; start += 8) {
       const read = await Promise.all(chunks.slice(start, start + 8).map((chunk) => this.store.batchGet(chunk)));
       for (const items of read)
@@ -280,7 +305,14 @@ export class ClusterNodes {
           ...(creation?.items ?? []),
           this.nodeWrite(node, existing),
           {
-            put: this.beatItem(node, secretHash, index, now + ttlMs + heartbeatSettings.graceMs, allocIndex),
+            put: this.beatItem(
+              node,
+              secretHash,
+              index,
+              now + ttlMs + heartbeatSettings.graceMs,
+              allocIndex,
+              beat ? beat.allocItemsIndex : index,
+            ),
             when: beat ? { equals: { mac: beat.mac } } : { absent: true },
           },
           ...(beat ? [] : [{ update: { pk: META_PK, sk: NODE_COUNT_SK }, change: { add: { value: 1 } } }]),
@@ -358,6 +390,7 @@ export class ClusterNodes {
               index,
               now + ttlMs + heartbeatSettings.graceMs,
               beat.allocIndex,
+              beat.allocItemsIndex,
             ),
             when: { equals: { mac: beat.mac } },
           },
@@ -727,7 +760,7 @@ export class ClusterNodes {
           items: [
             this.nodeWrite(updated, node),
             {
-              put: this.beatItem(updated, beat.secretHash, index, beat.deadline, beat.allocIndex),
+              put: this.beatItem(updated, beat.secretHash, index, beat.deadline, beat.allocIndex, beat.allocItemsIndex),
               when: { all: [{ equals: { mac: beat.mac } }, { below: { deadline: now } }] },
             },
             ...(evaluations?.items ?? []),
@@ -766,9 +799,14 @@ export class ClusterNodes {
   }
 
   allocIndexWrite(beat: NodeBeat, index: number): Write {
+    // The allocation mark moves with it (`scheduler/alloc-marks.ts`): plan apply's write changes allocations too, and
+    // a beat a write changes must carry the mark itself (a drain's moves it needlessly: one read again).
+    const marked = { ...beat, allocIndex: index, [allocItemsIndexAttribute]: index };
     return {
       update: ClusterNodes.beatKey(beat.sk),
-      change: { set: { allocIndex: index, mac: this.store.macOf(beatKind, { ...beat, allocIndex: index }) } },
+      change: {
+        set: { allocIndex: index, [allocItemsIndexAttribute]: index, mac: this.store.macOf(beatKind, marked) },
+      },
       when: { equals: { mac: beat.mac } },
     };
   }
@@ -788,6 +826,7 @@ export class ClusterNodes {
     index: number,
     deadline: number,
     allocIndex: number | undefined,
+    allocItemsIndex: number | undefined,
   ): NodeBeat {
     return this.store.signed(beatKind, {
       ...ClusterNodes.beatKey(node.ID),
@@ -799,6 +838,7 @@ export class ClusterNodes {
       modifyIndex: index,
       deadline,
       ...(allocIndex ? { allocIndex } : {}),
+      ...(allocItemsIndex ? { allocItemsIndex } : {}),
     });
   }
 

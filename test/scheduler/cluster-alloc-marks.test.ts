@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ALLOC_NODE_PREFIX } from '../../packages/core/src/scheduler/keys.ts';
+import { Allocations } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
+import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
+import { Scheduler } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
+import { readSnapshot } from '../../packages/core/src/scheduler/worker/decide.ts';
+import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { ready, webJob } from '../support/cluster-allocations.ts';
+import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
+
+/**
+ * The allocation mark on a node's beat (`scheduler/alloc-marks.ts`) moves with every write that changes an allocation
+ * in the node's partition, so a process's snapshot (`worker/decide.ts`), which reads a node's allocations again only
+ * when the mark moved, sees every change: a placement by another process, a client's report, a stop, a garbage
+ * collection's delete, a write that forgot the mark.
+ */
+const job = (id: string, count: number, type = 'service') =>
+  webJob(id, {
+    Type: type,
+    TaskGroups: [
+      {
+        Name: 'web',
+        Count: count,
+        Tasks: [
+          {
+            Name: 'server',
+            Driver: 'raw_exec',
+            Config: { command: 'true' },
+            Resources: { CPU: 100, MemoryMB: 64 },
+          },
+        ],
+      },
+    ],
+  });
+
+type Registered = Awaited<ReturnType<typeof registerNode>>['node'];
+
+describe('the allocation mark: every write of allocations moves it, and a held snapshot sees the change (DynamoDB Local)', () => {
+  let h: SchedulerHarness;
+  let root: string;
+  let writer: string;
+  let node: Registered;
+  let worker: EvaluationWorker;
+  /** A second process over the same table: its own verified caches. */
+  let other: Scheduler;
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const beat = async () => (await h.scheduler.nodes.beat(node.ID)) ?? expect.fail('no beat');
+  /** What a process's snapshot holds of the node's allocations now (terminal ones too), read as the snapshot reads. */
+  const held = async (scheduler: Scheduler) =>
+    scheduler.allocations.onNodeForSnapshot(node.ID, (await scheduler.nodes.beat(node.ID))?.allocItemsIndex);
+  const submit = async (id: string, count: number, type = 'service') => {
+    const out = await mgmt('PUT', '/v1/jobs', { Job: job(id, count, type) });
+    expect(out.status).toBe(200);
+    expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
+    return h.scheduler.allocations.ofJob('default', id);
+  };
+
+  beforeAll(async () => {
+    h = await startScheduler();
+    ({ root, writer } = await nodeTokens(h));
+    ({ node } = await registerNode(h, writer));
+    await ready(h, node);
+    worker = new EvaluationWorker(h.scheduler);
+    other = new Scheduler(h.core);
+  });
+  afterAll(() => h.close());
+
+  it('a registration starts the mark; plan apply moves it with the version; a warm snapshot then reads no partition', async () => {
+    const registered = await beat();
+    expect(registered.allocItemsIndex).toBeGreaterThan(0);
+    const placed = await submit('first', 2);
+    expect(placed).toHaveLength(2);
+    const after = await beat();
+    expect(after.allocIndex).toBe(placed[0]?.CreateIndex);
+    expect(after.allocItemsIndex).toBe(placed[0]?.CreateIndex);
+
+    const first = await readSnapshot(h.scheduler, 'default', 'first');
+    expect(first.nodeAllocs.map((alloc) => alloc.ID).sort()).toEqual(placed.map((alloc) => alloc.ID).sort());
+    const list = vi.spyOn(h.core.store, 'list');
+    try {
+      const warm = await readSnapshot(h.scheduler, 'default', 'first');
+      expect(warm.nodeAllocs).toEqual(first.nodeAllocs);
+      const partitions = list.mock.calls
+        .map(([partition]) => partition)
+        .filter((pk) => pk.startsWith(ALLOC_NODE_PREFIX));
+      expect(partitions).toEqual([]);
+    } finally {
+      list.mockRestore();
+    }
+  });
+
+  it('placement by another process: the held snapshot reads the node again and finds the new allocations', async () => {
+    const before = await held(other);
+    const placed = await submit('second', 1);
+    expect((await beat()).allocItemsIndex).toBe(placed[0]?.CreateIndex);
+    const now = await held(other);
+    expect(now.map((alloc) => alloc.ID).sort()).toEqual([...before, ...placed].map((alloc) => alloc.ID).sort());
+    const snapshot = await readSnapshot(other, 'default', 'second');
+    expect(snapshot.nodeAllocs.map((alloc) => alloc.ID)).toContain(placed[0]?.ID);
+  });
+
+  it("a client's report of complete moves the mark (not the version): the held snapshot drops the allocation", async () => {
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'second');
+    if (!alloc) throw new Error('not placed');
+    await held(h.scheduler);
+    await held(other);
+    const version = (await beat()).allocIndex;
+    const out = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
+      token: node.SecretID,
+      body: { Allocs: [{ ID: alloc.ID, ClientStatus: 'complete' }] },
+    });
+    expect(out.status).toBe(200);
+    const stored = await h.scheduler.allocations.get(alloc.ID);
+    expect(stored?.ClientStatus).toBe('complete');
+    const after = await beat();
+    expect(after.allocItemsIndex).toBe(stored?.ModifyIndex);
+    expect(after.allocIndex).toBe(version);
+    for (const scheduler of [h.scheduler, other]) {
+      expect((await held(scheduler)).find((each) => each.ID === alloc.ID)?.ClientStatus).toBe('complete');
+      const snapshot = await readSnapshot(scheduler, 'default', 'second');
+      expect(snapshot.nodeAllocs.map((each) => each.ID)).not.toContain(alloc.ID);
+    }
+  });
+
+  it('an allocation stop moves the mark: the held snapshot sees it marked to migrate', async () => {
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'first');
+    if (!alloc) throw new Error('not placed');
+    await held(other);
+    const out = await mgmt('PUT', `/v1/allocation/${alloc.ID}/stop`);
+    expect(out.status).toBe(200);
+    expect((await beat()).allocItemsIndex).toBe(out.body.Index);
+    const seen = (await held(other)).find((each) => each.ID === alloc.ID);
+    expect(seen?.DesiredTransition.Migrate).toBe(true);
+    expect(seen?.ModifyIndex).toBe(out.body.Index);
+  });
+
+  it("a garbage collection's delete moves the mark: the held snapshot no longer has the allocation", async () => {
+    const [alloc] = await submit('done', 1, 'batch');
+    if (!alloc) throw new Error('not placed');
+    const report = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
+      token: node.SecretID,
+      body: { Allocs: [{ ID: alloc.ID, ClientStatus: 'complete' }] },
+    });
+    expect(report.status).toBe(200);
+    expect((await held(other)).map((each) => each.ID)).toContain(alloc.ID);
+    const mark = (await beat()).allocItemsIndex;
+    expect((await mgmt('PUT', '/v1/system/gc')).status).toBe(200);
+    const key = Allocations.key(node.ID, alloc.ID);
+    expect(await h.core.store.get(key.pk, key.sk)).toBeUndefined();
+    expect((await beat()).allocItemsIndex).toBeGreaterThan(mark ?? 0);
+    expect((await held(other)).map((each) => each.ID)).not.toContain(alloc.ID);
+  });
+
+  it('a write that does not name the mark moves it all the same; one that writes the beat without it is refused', async () => {
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'first');
+    if (!alloc) throw new Error('not placed');
+    await held(other);
+    const changed = { ...alloc, ClientDescription: 'changed by a bare write' };
+    const index = await h.scheduler.state.commit(() => ({
+      items: [h.scheduler.allocations.updated(changed, alloc)],
+      tables: ['allocs'],
+    }));
+    expect((await beat()).allocItemsIndex).toBe(index);
+    expect((await held(other)).find((each) => each.ID === alloc.ID)?.ClientDescription).toBe('changed by a bare write');
+
+    // The beat written in the same transaction without the mark: a bug, refused before anything is written.
+    const current = await beat();
+    const before = await h.scheduler.state.currentIndex();
+    await expect(
+      h.scheduler.state.commit(() => ({
+        items: [
+          h.scheduler.allocations.updated({ ...changed, ClientDescription: 'never written' }, changed),
+          { update: ClusterNodes.beatKey(node.ID), change: { set: { modifyIndex: current.modifyIndex } } },
+        ],
+        tables: ['allocs'],
+      })),
+    ).rejects.toThrow(/without moving the allocation mark/);
+    expect(await h.scheduler.state.currentIndex()).toBe(before);
+    expect((await h.scheduler.allocations.get(alloc.ID))?.ClientDescription).toBe('changed by a bare write');
+    expect(await beat()).toEqual(current);
+  });
+});

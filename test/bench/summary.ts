@@ -135,6 +135,8 @@ export const benches: BenchEntry[] = [
       'plan apply: raw BatchWriteItem allocations/s',
       'plan apply / raw BatchWriteItem',
       'job plan ms',
+      'job plan ms, first call',
+      'job plan DynamoDB requests, warm',
     ],
   },
   {

@@ -34,16 +34,19 @@ export const planOf = (result: PlacementResult) => {
 /**
  * Places both ways and asserts one plan: with every priority of the snapshot given up front, and as the worker
  * does (`decideReading`): none at first, then, through the worker's own loop (`settlePriorities`), exactly the jobs
- * placement lacked, read from the snapshot's. Answers the up-front result, and in `read` the jobs read lazily.
+ * placement lacked, read from the snapshot's. Answers the up-front result, in `read` the jobs read lazily and in
+ * `rounds` how many reads that took.
  */
 export async function placeBoth(
   snapshot: Snapshot,
   ...rest: Parameters<typeof place> extends [Snapshot, ...infer R] ? R : never
-): Promise<PlacementResult & { read: string[] }> {
+): Promise<PlacementResult & { read: string[]; rounds: number }> {
   const full = place(snapshot, ...rest);
   const priorities = new Map<string, number>();
   const maxParallel = new Map<string, number>();
   const read: string[] = [];
+  let rounds = 0;
+  const [job] = rest;
   const lazy = await settlePriorities(
     () => place({ ...snapshot, priorities, maxParallel }, ...rest),
     (result) => result.lackedPriorities,
@@ -56,9 +59,14 @@ export async function placeBoth(
         for (const [group, value] of snapshot.maxParallel ?? [])
           if (group.startsWith(`${key}\u0000`)) maxParallel.set(group, value);
       }
+      rounds++;
       return true;
     },
+    () =>
+      snapshot.allocs
+        .filter((alloc) => alloc.JobID !== job.ID || alloc.Namespace !== job.Namespace)
+        .map((alloc) => ({ Namespace: alloc.Namespace, JobID: alloc.JobID })),
   );
   expect(planOf(lazy)).toEqual(planOf(full));
-  return Object.assign(full, { read });
+  return Object.assign(full, { read, rounds });
 }

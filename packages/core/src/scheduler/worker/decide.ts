@@ -151,9 +151,9 @@ export function decide(evaluation: Evaluation, snapshot: EvaluationSnapshot, now
 
 /**
  * `decide`, reading other jobs' priorities only when placement needs them (Nomad needs them only when a node does
- * not fit and the job may evict): placement runs with the priorities read so far; when it names jobs it lacked, exactly
- * those are read (one GetItem each) and it runs again (the seeded shuffle makes each run exact), until it lacks none
- * not read. The decision is the one placement gives with every priority read up front: each run asks for priorities
+ * not fit and the job may evict): placement runs with none read; when it names jobs it lacked, exactly those are read
+ * (one GetItem each) and it runs again (the seeded shuffle makes each run exact); should that run lack more, those
+ * and every other job on the nodes read are read at once and it runs a last time (`settlePriorities`). The decision is the one placement gives with every priority read up front: each run asks for priorities
  * in the order it needs them, and one that found all it asked for took every branch the full one takes.
  */
 export async function decideReading(
@@ -173,6 +173,10 @@ export async function decideReading(
       for (const other of found) if (other) addPriority(priorities, maxParallel, other);
       return true;
     },
+    () =>
+      snapshot.nodeAllocs
+        .filter((alloc) => alloc.JobID !== evaluation.JobID || alloc.Namespace !== evaluation.Namespace)
+        .map((alloc) => ({ Namespace: alloc.Namespace, JobID: alloc.JobID })),
   );
 }
 

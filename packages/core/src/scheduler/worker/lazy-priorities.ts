@@ -8,22 +8,35 @@ import { migrateMaxParallel } from '../placement/tainted.ts';
 import { groupKey, type JobRef, priorityKey } from '../placement/types.ts';
 
 /**
- * Runs `run` until what it lacked (`lacked`) has all been read: each round reads only the jobs not read before
- * (`read`, which answers false when nothing may be read: the result then stands). A job read but not found stays
- * unknown (never preempted), as it is when read up front.
+ * Runs `run` until what it lacked (`lacked`) has all been read. The first read is exactly the jobs the first run
+ * lacked. A run that still lacks some (a preemption made room, so a later placement went on to nodes not tried
+ * before, which a service or batch job of a large count can do once per placement) reads those and every job of
+ * `everyOther` not read yet at once, so an evaluation runs placement at most three times. `read` answers false when
+ * nothing may be read (the result then stands). A job read but not found stays unknown (never preempted), as it is
+ * when read up front.
  */
 export async function settlePriorities<T>(
   run: () => T,
   lacked: (result: T) => readonly JobRef[] | undefined,
   read: (refs: JobRef[]) => Promise<boolean>,
+  everyOther: () => readonly JobRef[] = () => [],
 ): Promise<T> {
   const asked = new Set<string>();
-  for (;;) {
+  const unasked = (refs: readonly JobRef[]): JobRef[] => {
+    const fresh = new Map<string, JobRef>();
+    for (const ref of refs) {
+      const key = priorityKey(ref.Namespace, ref.JobID);
+      if (!asked.has(key)) fresh.set(key, ref);
+    }
+    return [...fresh.values()];
+  };
+  for (let reads = 0; ; reads++) {
     const result = run();
-    const wanted = (lacked(result) ?? []).filter((ref) => !asked.has(priorityKey(ref.Namespace, ref.JobID)));
+    const wanted = unasked(lacked(result) ?? []);
     if (wanted.length === 0) return result;
-    for (const ref of wanted) asked.add(priorityKey(ref.Namespace, ref.JobID));
-    if (!(await read(wanted))) return result;
+    const refs = reads === 0 ? wanted : unasked([...wanted, ...everyOther()]);
+    for (const ref of refs) asked.add(priorityKey(ref.Namespace, ref.JobID));
+    if (!(await read(refs))) return result;
   }
 }
 

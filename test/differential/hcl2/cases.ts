@@ -1,6 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are HCL templates, `${…}` is their syntax
 /** The expressions the HCL2 differential test evaluates with ours and with hashicorp/hcl v2 (as `${…}` sources). */
 
+import { cryptoCases, cryptoVariables } from './crypto-cases.ts';
+
 export const variables = {
   name: 'web',
   count: 3,
@@ -16,6 +18,7 @@ export const variables = {
   empty: [],
   text: 'line1\nline2\n',
   numstr: '7',
+  ...cryptoVariables,
 };
 
 export const expressionCases: string[] = [
@@ -263,6 +266,7 @@ export const expressionCases: string[] = [
   '[1, 2',
   'var.ports[*',
   ...yamlCases(),
+  ...cryptoCases(),
 ];
 
 /** yamldecode and yamlencode (go-cty-yaml 1.0.2): YAML sources as HCL string literals, and values to encode. */

@@ -3,12 +3,13 @@
  * encoding/crypto/uuid/cidr, hcl's `try`/`can`), each in its own group file. The filesystem functions (`file`,
  * `fileexists`, `fileset`, `filebase64`, `abspath`, `basename`, `dirname`, `pathexpand`) are refused as Nomad's
  * server refuses them (`AllowFS: false`): this server's disk is not the submitter's. Anything else not in the table
- * (`env`, `templatefile`, Terraform-only functions) is an unknown function, as in Nomad; so, here, are the two of
- * Nomad's table not evaluated by this service: `bcrypt`, `rsadecrypt`.
+ * (`env`, `templatefile`, Terraform-only functions) is an unknown function, as in Nomad. The slow ones, `bcrypt` and
+ * `rsadecrypt`, spend the parse's cryptography allowance (`hcl-crypto-allowance.ts`).
  */
 import { cidrFunctions } from './hcl-functions-cidr.ts';
 import { convert, typeOf } from './hcl-convert.ts';
 import { collectionFunctions } from './hcl-functions-collections.ts';
+import { cryptoFunctions } from './hcl-functions-crypto.ts';
 import { encodingFunctions } from './hcl-functions-encoding.ts';
 import { numberFunctions } from './hcl-functions-numbers.ts';
 import { stringFunctions } from './hcl-functions-strings.ts';
@@ -37,6 +38,7 @@ const table: Record<string, HclFunction> = {
   ...encodingFunctions,
   ...cidrFunctions,
   ...timeFunctions,
+  ...cryptoFunctions,
   yamldecode: {
     min: 1,
     max: 1,

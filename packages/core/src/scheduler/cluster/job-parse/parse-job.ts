@@ -15,6 +15,7 @@ import { blockTree, childrenOf } from './block-order.ts';
 import { type DecodedStruct, decodeBlock, labelled, within } from './decode.ts';
 import { expandDynamicBlocks } from './dynamic-blocks.ts';
 import { hclError } from './expressions.ts';
+import { withCryptoAllowance } from './hcl-crypto-allowance.ts';
 import { normalizeJob } from './normalize.ts';
 import { resolveScope, singleBody } from './variables.ts';
 
@@ -109,6 +110,11 @@ export async function parseJobHcl(request: ParseRequest): Promise<DecodedStruct>
   for (const key of Object.keys(top))
     if (!['job', 'variable', 'variables', 'locals'].includes(key))
       throw hclError('', 'Unsupported block type', `Blocks of type "${key}" are not expected here.`);
+  // From here the parse is synchronous: one cryptography allowance (bcrypt, rsadecrypt) covers all of it.
+  return withCryptoAllowance(() => decodeJobFile(request.JobHCL, top, given));
+}
+
+function decodeJobFile(jobHcl: string, top: Record<string, unknown>, given: Record<string, unknown>): DecodedStruct {
   const scope = resolveScope(top, given);
   if (top.job === undefined) throw hclError('', 'Missing job block', 'A job block is required');
   const jobs = top.job;
@@ -119,7 +125,7 @@ export async function parseJobHcl(request: ParseRequest): Promise<DecodedStruct>
   const where = `job "${label}"`;
   const body = expandDynamicBlocks(singleBody((jobs as Record<string, unknown>)[label], where, 'job'), scope, where);
   if (labels.length > 1) throw hclError(where, 'Duplicate job block', 'Only one block of type "job" is allowed.');
-  const node = childrenOf(blockTree(request.JobHCL), 'job')[0];
+  const node = childrenOf(blockTree(jobHcl), 'job')[0];
   const extras = { names: ['vault', 'secret', 'task'], found: {} as Record<string, unknown> };
   const job = decodeBlock('Job', body, where, scope, { node, extras });
   const vault =

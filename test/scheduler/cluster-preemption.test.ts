@@ -368,6 +368,14 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
       { Vendor: 'nvidia', Type: 'gpu', Name: 't4', DeviceIDs: ['GPU-1', 'GPU-2'] },
     ]);
 
+    // The dry run shows the eviction and writes nothing.
+    const plan = await mgmt('PUT', '/v1/job/gpu-agent/plan', { Job: gpuJob('gpu-agent', 'system', 90, 1) });
+    expect(plan.status).toBe(200);
+    expect(plan.body.FailedTGAllocs).toBeNull();
+    expect(plan.body.Annotations.PreemptedAllocs.map((stub: { ID: string }) => stub.ID)).toEqual([holder?.ID]);
+    expect(plan.body.Annotations.DesiredTGUpdates.g).toMatchObject({ Place: 1, Preemptions: 1 });
+    expect((await h.scheduler.allocations.get(holder?.ID as string))?.DesiredStatus).toBe('run');
+
     const before = await h.scheduler.state.currentIndex();
     const out = await mgmt('PUT', '/v1/jobs', { Job: gpuJob('gpu-agent', 'system', 90, 1) });
     expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');

@@ -1,8 +1,9 @@
 /**
  * Allocations in the table (keys: `keys.ts`, `allocNodePk`). Three items per allocation, all authenticated:
  *
- * - the allocation, in its node's partition (`allocNodePk(node)`, its ID): the whole `Allocation` with `Job` null
- *   (a read rehydrates the job from its version item: `withJob`) and the job's type (for list stubs);
+ * - the allocation, in its node's partition (`allocNodePk(node)`, its ID): the `Allocation` without its job (a read
+ *   rehydrates the job from its version item: `withJob`) and with the job's type (for list stubs), in the compact
+ *   form of `item-form.ts`, through which every read and write of it goes;
  * - a link by job (`allocJobPk(namespace, job)`, its ID) and a link by ID (`ALLOC_ID_PK`, sharded), each naming the
  *   node, written once when the allocation is placed: an allocation never moves to another node or job.
  *
@@ -17,7 +18,7 @@ import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import { shardCount, shardKey } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
 import type { Item, Key, Write } from '../../../storage/store.ts';
-import { sameContent, unchangedSince, withoutKeys } from '../../acl/common.ts';
+import { sameContent, unchangedSince } from '../../acl/common.ts';
 import { ALLOC_ID_PK, allocJobPk, allocNodePk } from '../../keys.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import { type Evaluation, evaluationEvent, pendingEvaluation } from '../evaluations/model.ts';
@@ -29,6 +30,7 @@ import { derivedJobStatus, type Job } from '../jobs/model.ts';
 import { validUuid } from '../nodes/model.ts';
 import { type AllocDeploymentStatus, type Allocation, type ClientStatus, isTerminal, type TaskState } from './model.ts';
 import { allocationJson } from './json.ts';
+import { allocationItem, allocationOfItem } from './item-form.ts';
 import type { ClusterDeployment } from '../deployments/model.ts';
 import { withAllocHealth } from '../deployments/health.ts';
 import { deploymentEvent, type Deployments } from '../deployments/store.ts';
@@ -130,7 +132,8 @@ export class Allocations {
     const link = await this.store.getVerified<AllocationLink>(allocationLinkKind, linkKey.pk, linkKey.sk);
     if (!link) return undefined;
     const key = Allocations.key(link.NodeID, id);
-    return withoutKeys<StoredAllocation>(await this.store.getVerified(allocationKind, key.pk, key.sk));
+    const item = await this.store.getVerified(allocationKind, key.pk, key.sk);
+    return item && allocationOfItem(item);
   }
 
   /** Every allocation placed on a node (terminal ones too), sorted by ID: one Query. */
@@ -138,7 +141,7 @@ export class Allocations {
     if (!validUuid.test(nodeId)) return [];
     return (await this.store.list(allocNodePk(nodeId)))
       .filter((item) => this.store.verified(allocationKind, item))
-      .map((item) => withoutKeys<StoredAllocation>(item) as StoredAllocation);
+      .map(allocationOfItem);
   }
 
   /**
@@ -150,12 +153,7 @@ export class Allocations {
    */
   async onNodeForSnapshot(nodeId: string, mark?: number): Promise<StoredAllocation[]> {
     if (!validUuid.test(nodeId)) return [];
-    this.held ??= new VerifiedCache(
-      () => this.store,
-      allocationKind,
-      (item) => withoutKeys<StoredAllocation>(item) as StoredAllocation,
-      heldAllocations,
-    );
+    this.held ??= new VerifiedCache(() => this.store, allocationKind, allocationOfItem, heldAllocations);
     return this.held.list(allocNodePk(nodeId), mark);
   }
 
@@ -181,7 +179,7 @@ export class Allocations {
     const found = await this.store.batchGet(links.map((link) => Allocations.key(link.NodeID, link.sk)));
     return [...found.values()]
       .filter((item) => this.store.verified(allocationKind, item))
-      .map((item) => withoutKeys<StoredAllocation>(item) as StoredAllocation)
+      .map(allocationOfItem)
       .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
   }
 
@@ -197,10 +195,7 @@ export class Allocations {
   created(alloc: StoredAllocation): Write[] {
     const link = { NodeID: alloc.NodeID, Namespace: alloc.Namespace, JobID: alloc.JobID };
     return [
-      {
-        put: this.store.signed(allocationKind, { ...Allocations.key(alloc.NodeID, alloc.ID), ...alloc, Job: null }),
-        when: { absent: true },
-      },
+      { put: this.store.signed(allocationKind, allocationItem(alloc)), when: { absent: true } },
       {
         put: this.store.signed(allocationLinkKind, {
           ...Allocations.jobLinkKey(alloc.Namespace, alloc.JobID, alloc.ID),
@@ -214,7 +209,7 @@ export class Allocations {
   /** The write of a changed allocation, conditional on it being unchanged since `previous` was read. */
   updated(alloc: StoredAllocation, previous: Allocation): Write {
     return {
-      put: this.store.signed(allocationKind, { ...Allocations.key(alloc.NodeID, alloc.ID), ...alloc, Job: null }),
+      put: this.store.signed(allocationKind, allocationItem(alloc)),
       when: unchangedSince(previous),
     };
   }

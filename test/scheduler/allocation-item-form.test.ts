@@ -141,7 +141,7 @@ function placedAllocation(): StoredAllocation {
           Devices: null,
         },
       },
-      TaskLifecycles: {},
+      TaskLifecycles: { server: null },
       Shared: {
         DiskMB: 300,
         Networks: [
@@ -232,13 +232,13 @@ describe('the allocation item: compact, restored exactly', () => {
       NodesInPool: 5000,
       NodePool: 'default',
       NodesAvailable: { dc1: 5000 },
-      ScoreMetaData: [{ NodeID: nodeId, Scores: { binpack: 0.52, 'job-anti-affinity': 0 }, NormScore: 0.26 }],
+      ScoreMetaData: [{ NodeID: nodeId, Scores: [0.52, 0], NormScore: 0.26 }],
     });
     expect(item.AllocatedResources).toEqual({
       Tasks: { server: { Cpu: { CpuShares: 100 }, Memory: { MemoryMB: 256 } } },
       Shared: {
         DiskMB: 300,
-        Networks: [{ IP: '10.0.0.7', DynamicPorts: [{ Label: 'http', Value: 24_301, HostNetwork: 'default' }] }],
+        Networks: [{ IP: '10.0.0.7', DynamicPorts: [{ Label: 'http', Value: 24_301 }] }],
         Ports: [{ Label: 'http', Value: 24_301, HostIP: '10.0.0.7' }],
       },
     });
@@ -286,6 +286,29 @@ describe('the allocation item: compact, restored exactly', () => {
       ['Shared.Networks', (a) => (a.AllocatedResources.Shared.Networks = null)],
       ['Shared.Ports', (a) => (a.AllocatedResources.Shared.Ports = [])],
       ['TaskLifecycles', (a) => (a.AllocatedResources.TaskLifecycles = {})],
+      ['TaskLifecycles of none', (a) => (a.AllocatedResources.TaskLifecycles = { server: null, sidecar: null })],
+      ['TaskLifecycles of one', (a) => (a.AllocatedResources.TaskLifecycles = { sidecar: null })],
+      ['TaskLifecycles reordered', (a) => (a.AllocatedResources.TaskLifecycles = { sidecar: null, server: null })],
+      [
+        'Scores of other scorers',
+        (a) => {
+          if (a.Metrics)
+            a.Metrics.ScoreMetaData = [
+              { NodeID: nodeId, Scores: { 'node-affinity': 1, binpack: 0.1 }, NormScore: 0.5 },
+            ];
+        },
+      ],
+      [
+        'Scores of every scorer',
+        (a) => {
+          const all = { binpack: 0.1, 'job-anti-affinity': -0.5, 'node-reschedule-penalty': -1, 'node-affinity': 0.25 };
+          if (a.Metrics)
+            a.Metrics.ScoreMetaData = [
+              { NodeID: nodeId, Scores: { ...all, 'allocation-spread': 0.5, preemption: 0 }, NormScore: 0.5 },
+              { NodeID: id, Scores: {}, NormScore: 0 },
+            ];
+        },
+      ],
       ['DesiredStatus', (a) => (a.DesiredStatus = 'run')],
       ['DesiredTransition', (a) => (a.DesiredTransition = placedAllocation().DesiredTransition)],
       ['DesiredTransition.Migrate', (a) => (a.DesiredTransition = { ...a.DesiredTransition, Migrate: null })],

@@ -9,6 +9,8 @@
  * - every field at its empty or default value (`''`, `0`, `false`, `null`, `{}`, Nomad's defaults `default`,
  *   `service`, `run`, `pending`), at every depth of the shape below: most of a placement's `Metrics`, the empty parts
  *   of `AllocatedResources`, a `DesiredTransition` with no flag set;
+ * - `TaskLifecycles` when it names every task, in `Tasks`' order, with no lifecycle (null), as placement grants it;
+ * - the scorers' names of each `ScoreMetaData` entry when they are placement's, in its order (the scores as a list);
  * - `CreateIndex` and `AllocModifyIndex` when equal to `ModifyIndex`, `ModifyTime` when equal to `CreateTime`
  *   (`ModifyIndex` itself is always kept: writes and deletes are conditional on it);
  * - `Name` as its index alone when it is Nomad's `<job>.<group>[<index>]`.
@@ -34,6 +36,9 @@ interface Field {
   values?: Shape;
   /** The field may be absent (Nomad's omitempty fields this service sets only when they hold something). */
   optional?: boolean;
+  /** The value in the item, and back (after the shape's steps). */
+  encode?: (value: unknown) => unknown;
+  decode?: (value: unknown) => unknown;
 }
 type Shape = Record<string, Field>;
 
@@ -52,7 +57,7 @@ const emptyMap: Field = {
 const kept: Field = {};
 const nested = (field: Field, shape: Pick<Field, 'shape' | 'each' | 'values'>): Field => ({ ...field, ...shape });
 
-const port: Shape = { Label: at(''), Value: at(0), To: at(0), HostNetwork: at('') };
+const port: Shape = { Label: at(''), Value: at(0), To: at(0), HostNetwork: at('default') };
 const allocatedPort: Shape = { Label: at(''), Value: at(0), To: at(0), HostIP: at('') };
 const network: Shape = {
   Mode: at(''),
@@ -72,7 +77,7 @@ const taskResources: Shape = {
 };
 const allocatedResources: Shape = {
   Tasks: nested(kept, { values: taskResources }),
-  TaskLifecycles: emptyMap,
+  TaskLifecycles: kept,
   Shared: nested(kept, {
     shape: {
       DiskMB: at(0),
@@ -81,6 +86,29 @@ const allocatedResources: Shape = {
     },
   }),
 };
+/**
+ * The scorers' names in the order placement scores a node (`placement/rank.ts`): a node's `Scores` whose names are
+ * the first of these, in this order, is stored as its values alone.
+ */
+const scorerNames = [
+  'binpack',
+  'job-anti-affinity',
+  'node-reschedule-penalty',
+  'node-affinity',
+  'allocation-spread',
+  'preemption',
+];
+const scores: Field = {
+  encode: (value) => {
+    if (!isObject(value)) return value;
+    const names = Object.keys(value);
+    const inOrder = names.length <= scorerNames.length && names.every((name, at) => name === scorerNames[at]);
+    return inOrder && names.every((name) => typeof value[name] === 'number') ? Object.values(value) : value;
+  },
+  decode: (value) =>
+    Array.isArray(value) ? Object.fromEntries(value.map((score, at) => [scorerNames[at], score])) : value,
+};
+const scoreMeta: Shape = { NodeID: kept, Scores: scores, NormScore: kept };
 const metric: Shape = {
   NodesEvaluated: at(0),
   NodesFiltered: at(0),
@@ -95,7 +123,7 @@ const metric: Shape = {
   QuotaExhausted: at(null),
   ResourcesExhausted: at(null),
   Scores: at(null),
-  ScoreMetaData: at(null),
+  ScoreMetaData: nested(at(null), { each: scoreMeta }),
   AllocationTime: at(0),
   CoalescedFailures: at(0),
 };
@@ -186,7 +214,8 @@ function compact(value: Record<string, unknown>, shape: Shape): Record<string, u
       continue;
     }
     if (field.omitted?.(inner)) continue;
-    out[name] = shaped(inner, field, compact);
+    const value = shaped(inner, field, compact);
+    out[name] = field.encode ? field.encode(value) : value;
   }
   return out;
 }
@@ -194,7 +223,8 @@ function compact(value: Record<string, unknown>, shape: Shape): Record<string, u
 function restore(value: Record<string, unknown>, shape: Shape): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(shape)) {
-    if (Object.hasOwn(value, name)) out[name] = shaped(value[name], field, restore);
+    if (Object.hasOwn(value, name))
+      out[name] = shaped(field.decode ? field.decode(value[name]) : value[name], field, restore);
     else if (!field.optional) out[name] = (field.restored as () => unknown)();
   }
   for (const [name, inner] of Object.entries(value)) if (!Object.hasOwn(shape, name)) out[name] = inner;
@@ -217,6 +247,8 @@ function shaped(
   return value;
 }
 
+const sameNames = (a: string[], b: string[]) => a.length === b.length && a.every((name, at) => name === b[at]);
+
 const indexedName = (alloc: { JobID: string; TaskGroup: string; Name: string }): number | undefined => {
   const prefix = `${alloc.JobID}.${alloc.TaskGroup}[`;
   if (!alloc.Name.startsWith(prefix) || !alloc.Name.endsWith(']')) return undefined;
@@ -232,6 +264,13 @@ export function allocationItem(alloc: StoredAllocation): Item {
   const { ID: _id, NodeID: _node, ...item } = compact(whole, allocation);
   const index = indexedName(alloc);
   if (index !== undefined) item.Name = index;
+  const resources = item.AllocatedResources as Record<string, unknown>;
+  const { Tasks: tasks, TaskLifecycles: lifecycles } = alloc.AllocatedResources as unknown as Record<string, unknown>;
+  if (isObject(tasks) && isObject(lifecycles)) {
+    const names = Object.keys(lifecycles);
+    if (sameNames(names, Object.keys(tasks)) && names.every((name) => lifecycles[name] === null))
+      delete resources.TaskLifecycles;
+  }
   for (const [field, as] of sameAs) if (item[field] === whole[as]) delete item[field];
   return { ...key, ...item };
 }
@@ -246,6 +285,12 @@ export function allocationOfItem(item: Item): StoredAllocation {
   const attributes: Record<string, unknown> = { ID: item.sk, NodeID: item.pk.slice(allocNodePk('').length) };
   for (const [name, value] of Object.entries(item)) if (!bookkeeping.has(name)) attributes[name] = value;
   for (const [field, as] of sameAs) if (!Object.hasOwn(attributes, field)) attributes[field] = attributes[as];
+  const resources = attributes.AllocatedResources;
+  if (isObject(resources) && !Object.hasOwn(resources, 'TaskLifecycles') && isObject(resources.Tasks))
+    attributes.AllocatedResources = {
+      ...resources,
+      TaskLifecycles: Object.fromEntries(Object.keys(resources.Tasks).map((name) => [name, null])),
+    };
   if (typeof attributes.Name === 'number')
     attributes.Name = `${attributes.JobID}.${attributes.TaskGroup}[${attributes.Name}]`;
   return restore(attributes, allocation) as unknown as StoredAllocation;

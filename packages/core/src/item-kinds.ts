@@ -454,7 +454,7 @@ export const itemKindRows: readonly ItemKindRow[] = [
     sk: /./,
     protection: 'MAC',
     mac: allocationKind,
-    why: 'what a node runs: the node fetches it and runs its job version',
+    why: 'what a node runs: the node fetches it and runs its job version; stored compact (allocations/item-form.ts), the MAC over its key and what is stored',
   }),
   row({
     name: "allocation's links",

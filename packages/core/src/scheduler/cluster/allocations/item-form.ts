@@ -22,7 +22,7 @@
  */
 import type { Item } from '../../../storage/store.ts';
 import { allocNodePk } from '../../keys.ts';
-import type { StoredAllocation } from './store.ts';
+import type { StoredAllocation } from './model.ts';
 
 /** A field of a shape: when its value is left out, what a read puts back, and the shape of what it holds. */
 interface Field {

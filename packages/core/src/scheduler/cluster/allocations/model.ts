@@ -95,6 +95,9 @@ export interface Allocation {
   ModifyTime: number;
 }
 
+/** A stored allocation: the allocation and its job's type (for list stubs; never in an answer: `publicAllocation`). */
+export type StoredAllocation = Allocation & { JobType: string };
+
 /** Nomad's `Allocation.TerminalStatus`: the scheduler no longer counts it. */
 export const isTerminal = (alloc: Pick<Allocation, 'DesiredStatus' | 'ClientStatus'>): boolean =>
   alloc.DesiredStatus === 'stop' ||

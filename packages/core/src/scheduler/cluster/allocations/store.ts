@@ -28,7 +28,14 @@ import type { Jobs } from '../jobs/store.ts';
 import type { JobSummaries } from '../jobs/summary.ts';
 import { derivedJobStatus, type Job } from '../jobs/model.ts';
 import { validUuid } from '../nodes/model.ts';
-import { type AllocDeploymentStatus, type Allocation, type ClientStatus, isTerminal, type TaskState } from './model.ts';
+import {
+  type AllocDeploymentStatus,
+  type Allocation,
+  type ClientStatus,
+  isTerminal,
+  type StoredAllocation,
+  type TaskState,
+} from './model.ts';
 import { allocationJson } from './json.ts';
 import { allocationItem, allocationOfItem } from './item-form.ts';
 import type { ClusterDeployment } from '../deployments/model.ts';
@@ -46,8 +53,7 @@ interface AllocationLink extends Item {
   JobID: string;
 }
 
-/** A stored allocation: the allocation and its job's type. */
-export type StoredAllocation = Allocation & { JobType: string };
+export type { StoredAllocation } from './model.ts';
 
 /** Client statuses that never change again (Nomad's `terminalAllocationStatuses`). */
 export const terminalClientStatuses: readonly ClientStatus[] = ['complete', 'failed', 'lost'];

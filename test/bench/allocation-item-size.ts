@@ -88,7 +88,7 @@ try {
     const node = { ...registeredNode(input as never, undefined, 1, now), Status: 'ready' as const };
     const secretHash = scheduler.nodes.secretHash(node.ID, input.SecretID as string);
     writes.push(scheduler.nodes.nodeWrite(node, undefined), {
-      put: scheduler.nodes.beatItem(node, secretHash, 1, now + 3_600_000, undefined),
+      put: scheduler.nodes.beatItem(node, secretHash, 1, now + 3_600_000, undefined, undefined),
       when: { absent: true },
     });
   }

@@ -103,6 +103,11 @@ describe('POST /v1/jobs/parse: bcrypt and rsadecrypt', () => {
       ],
       ['no key here', `rsadecrypt("${encrypt('m')}", var.key)`, /failed to parse key: no key found/],
       [
+        `-----BEGIN RSA PRIVATE KEY-----\n${Buffer.concat([pair.privateKey.export({ format: 'der', type: 'pkcs1' }), Buffer.from([0])]).toString('base64')}\n-----END RSA PRIVATE KEY-----\n`,
+        `rsadecrypt("${encrypt('m')}", var.key)`,
+        /Call to function "rsadecrypt" failed: asn1: syntax error: trailing data/,
+      ],
+      [
         pem,
         'rsadecrypt("not base64!", var.key)',
         /failed to decode input "not base64!": cipher text must be base64-encoded/,

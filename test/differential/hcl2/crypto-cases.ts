@@ -52,6 +52,29 @@ export const cryptoVariables = {
   rsa_mislabelled: pkcs1(key).replace(/RSA PRIVATE KEY/g, 'SOMETHING ELSE'),
   rsa_bad_end: pkcs1(key).replace('-----END RSA PRIVATE KEY-----', '-----END OTHER KEY-----'),
   rsa_second: `-----BEGIN BROKEN-----\n!!!\n-----END BROKEN-----\n${pkcs1(key)}`,
+  // encoding/pem's edges: headers with and without the blank line, spaces after the END line, a BEGIN not at a
+  // line start, an indented body, a type line without its dashes, an END for another type, an empty block.
+  rsa_headers: pkcs1(key).replace('-----\n', '-----\nComment: a key\nOther: x\n\n'),
+  rsa_headers_no_blank: pkcs1(key).replace('-----\n', '-----\nComment: a key\n'),
+  rsa_end_spaces: pkcs1(key)
+    .replace('KEY-----\n', 'KEY-----  \t\n')
+    .replace(/KEY-----\n$/, 'KEY----- \n'),
+  rsa_end_suffix: pkcs1(key).replace(/-----END RSA PRIVATE KEY-----\n$/, '-----END RSA PRIVATE KEY-----trailing\n'),
+  rsa_inline_begin: `x ${pkcs1(key)}`,
+  rsa_indented: pkcs1(key).replace(/\n([A-Za-z0-9+/])/g, '\n  $1'),
+  rsa_tabbed_body: pkcs1(key).replace(/\n([A-Za-z0-9+/]{8})/g, '\n$1\t'),
+  rsa_no_final_newline: pkcs1(key).trimEnd(),
+  rsa_type_no_dashes: pkcs1(key).replace('-----BEGIN RSA PRIVATE KEY-----', '-----BEGIN RSA PRIVATE KEY'),
+  rsa_empty_block: '-----BEGIN RSA PRIVATE KEY-----\n-----END RSA PRIVATE KEY-----\n',
+  rsa_proc_type_other: pkcs1(key).replace('-----\n', '-----\nProc-Type: 4,CLEAR\n\n'),
+  rsa_pkcs8_labelled_pkcs1: key.privateKey
+    .export({ format: 'pem', type: 'pkcs8' })
+    .toString()
+    .replace(/PRIVATE KEY/g, 'RSA PRIVATE KEY'),
+  rsa_trailing_der: (() => {
+    const der = Buffer.concat([key.privateKey.export({ format: 'der', type: 'pkcs1' }), Buffer.from([0, 0])]);
+    return `-----BEGIN RSA PRIVATE KEY-----\n${der.toString('base64')}\n-----END RSA PRIVATE KEY-----\n`;
+  })(),
   rsa_garbage_der: '-----BEGIN RSA PRIVATE KEY-----\naGVsbG8gd29ybGQ=\n-----END RSA PRIVATE KEY-----\n',
   rsa_truncated: pkcs1(key).replace(/\n[A-Za-z0-9+/=]+\n-----END/, '\n-----END'),
   ct_message: encrypt(key, 'message'),
@@ -124,6 +147,19 @@ export function cryptoCases(): string[] {
     'rsadecrypt(var.ct_message, var.rsa_public)',
     'rsadecrypt(var.ct_message, var.ec_key)',
     'rsadecrypt(var.ct_message, var.rsa_bad_end)',
+    'rsadecrypt(var.ct_message, var.rsa_headers)',
+    'rsadecrypt(var.ct_message, var.rsa_headers_no_blank)',
+    'rsadecrypt(var.ct_message, var.rsa_end_spaces)',
+    'rsadecrypt(var.ct_message, var.rsa_end_suffix)',
+    'rsadecrypt(var.ct_message, var.rsa_inline_begin)',
+    'rsadecrypt(var.ct_message, var.rsa_indented)',
+    'rsadecrypt(var.ct_message, var.rsa_tabbed_body)',
+    'rsadecrypt(var.ct_message, var.rsa_no_final_newline)',
+    'rsadecrypt(var.ct_message, var.rsa_type_no_dashes)',
+    'rsadecrypt(var.ct_message, var.rsa_empty_block)',
+    'rsadecrypt(var.ct_message, var.rsa_proc_type_other)',
+    'rsadecrypt(var.ct_message, var.rsa_pkcs8_labelled_pkcs1)',
+    'rsadecrypt(var.ct_message, var.rsa_trailing_der)',
     'rsadecrypt(var.ct_message, var.rsa_garbage_der)',
     'rsadecrypt(var.ct_message, var.rsa_truncated)',
     'rsadecrypt(var.ct_message, "bad key")',

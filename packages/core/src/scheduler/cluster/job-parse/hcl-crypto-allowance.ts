@@ -16,6 +16,8 @@ export const maxCryptoWork = 512;
 
 class CryptoAllowance {
   remaining = maxCryptoWork;
+  /** Keys already read and checked in this parse, by their DER: forgotten with the parse. */
+  readonly keys = new Map<string, unknown>();
 }
 
 let current: CryptoAllowance | undefined;
@@ -29,6 +31,17 @@ export function withCryptoAllowance<T>(run: () => T): T {
   } finally {
     current = previous;
   }
+}
+
+/**
+ * What `read` answers for this DER, read once per parse (a job file that decrypts many values with one key reads and
+ * checks it once). Outside a parse nothing is kept.
+ */
+export function readOncePerParse<T>(der: Buffer, read: () => T): T {
+  if (!current) return read();
+  const id = der.toString('base64');
+  if (!current.keys.has(id)) current.keys.set(id, read());
+  return current.keys.get(id) as T;
 }
 
 /**

@@ -11,7 +11,7 @@
  * plaintext goes back to that caller; the server holds no key an answer could reveal anything about.
  */
 import { constants, createPrivateKey, type JsonWebKey, type KeyObject, privateDecrypt } from 'node:crypto';
-import { spendCryptoWork } from './hcl-crypto-allowance.ts';
+import { readOncePerParse, spendCryptoWork } from './hcl-crypto-allowance.ts';
 import { HclEvalError, HclLimitError } from './hcl-values.ts';
 
 const decryptionError = 'crypto/rsa: decryption error';
@@ -41,7 +41,7 @@ function line(text: string): [string, string] {
 }
 
 /** The first well-formed PEM block of the text (`pem.Decode`): text before and between blocks is skipped. */
-export function decodePem(text: string): PemBlock | null {
+function decodePem(text: string): PemBlock | null {
   let from = 0;
   for (;;) {
     const at = text.startsWith('-----BEGIN ', from) ? from : text.indexOf('\n-----BEGIN ', from);
@@ -110,15 +110,20 @@ function modulusBits(der: Buffer): number {
   return start === end ? 0 : (end - start - 1) * 8 + (der[start] as number).toString(2).length;
 }
 
-function sameDer(key: KeyObject, der: Buffer): boolean {
+/** The key re-encoded as `type` DER, or null when OpenSSL cannot write it so. */
+function encoded(key: KeyObject | null, type: 'pkcs1' | 'pkcs8'): Buffer | null {
   try {
-    return key.export({ format: 'der', type: 'pkcs1' }).equals(der);
+    return key ? key.export({ format: 'der', type }) : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
-/** `x509.ParsePKCS1PrivateKey`, with Go's hints when the DER is another kind of key. */
+/**
+ * `x509.ParsePKCS1PrivateKey`, with Go's hints when the DER is another kind of key. OpenSSL's decoders are lenient
+ * (its 'pkcs1' reader takes a PKCS #8 key, its 'sec1' one an RSA key), so a reading counts only when it re-encodes
+ * to exactly the bytes given, as Go's strict DER parser would have read them.
+ */
 function parsePkcs1(der: Buffer): KeyObject {
   const attempt = (type: 'pkcs1' | 'pkcs8' | 'sec1') => {
     try {
@@ -128,15 +133,16 @@ function parsePkcs1(der: Buffer): KeyObject {
     }
   };
   const key = attempt('pkcs1');
-  // OpenSSL's decoder takes other structures for 'pkcs1' too (a PKCS #8 key among them); Go's DER parser takes exactly
-  // an RSAPrivateKey and nothing after it, which is what re-encodes to the same bytes.
-  if (key?.asymmetricKeyType === 'rsa' && sameDer(key, der)) return key;
-  if (attempt('pkcs8'))
+  const asPkcs1 = key?.asymmetricKeyType === 'rsa' ? encoded(key, 'pkcs1') : null;
+  if (key && asPkcs1?.equals(der)) return key;
+  if (asPkcs1 && der.length > asPkcs1.length && der.subarray(0, asPkcs1.length).equals(asPkcs1))
+    throw new HclEvalError('Invalid key', 'asn1: syntax error: trailing data');
+  if (encoded(attempt('pkcs8'), 'pkcs8')?.equals(der))
     throw new HclEvalError(
       'Invalid key',
       'x509: failed to parse private key (use ParsePKCS8PrivateKey instead for this key format)',
     );
-  if (attempt('sec1'))
+  if (attempt('sec1')?.asymmetricKeyType === 'ec')
     throw new HclEvalError(
       'Invalid key',
       'x509: failed to parse private key (use ParseECPrivateKey instead for this key format)',
@@ -211,10 +217,12 @@ export function rsaDecrypt(ciphertext: string, privateKey: string): string {
     throw new HclLimitError(
       `rsadecrypt refuses a ${modulusBits(block.bytes)}-bit key: at most ${maxKeyBits} bits (docs/security.md)`,
     );
-  const key = parsePkcs1(block.bytes);
-  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  const { key, bits } = readOncePerParse(block.bytes, () => {
+    const read = parsePkcs1(block.bytes);
+    checkConsistent(read);
+    return { key: read, bits: read.asymmetricKeyDetails?.modulusLength ?? 0 };
+  });
   spendCryptoWork(Math.ceil(2 * (bits / 4096) ** 3), `rsadecrypt with a ${bits}-bit key`);
-  checkConsistent(key);
   if (bits < 1024)
     throw new HclEvalError(
       'Insecure key',

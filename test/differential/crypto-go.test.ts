@@ -1,9 +1,12 @@
 /**
- * `bcrypt()` in a job file (`job-parse/hcl-functions-crypto.ts`, bcryptjs under Go's rules) against Go's own
- * golang.org/x/crypto/bcrypt (Debian's golang-golang-x-crypto-dev, run by test/differential/bcrypt/bcrypt-harness.go):
- * every hash ours makes verifies with Go's CompareHashAndPassword at the cost asked for, a wrong password does not,
- * and every hash Go makes verifies with bcryptjs's compare. The salt is random, so hashes are compared by verifying.
+ * `bcrypt()` and `rsadecrypt()` in a job file (`job-parse/hcl-functions-crypto.ts`, `job-parse/hcl-rsa-decrypt.ts`)
+ * against Go's own libraries (Debian's golang-golang-x-crypto-dev and Go's crypto/rsa, run by
+ * test/differential/crypto/crypto-harness.go): every hash ours makes verifies with Go's CompareHashAndPassword at the
+ * cost asked for, a wrong password does not, and every hash Go makes verifies with bcryptjs's compare (the salt is
+ * random, so hashes are compared by verifying); every ciphertext Go's rsa.EncryptPKCS1v15 makes, ours decrypts. (The
+ * other direction, node's ciphertexts decrypted by Go's rsa.DecryptPKCS1v15, is in the hcl2 differential.)
  */
+import { generateKeyPairSync } from 'node:crypto';
 import bcryptjs from 'bcryptjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { HclValue } from '../../packages/core/src/scheduler/cluster/job-parse/expressions.ts';
@@ -16,13 +19,17 @@ interface Verdict {
   match: boolean;
   cost: number;
   hash?: string;
+  ciphertext?: string;
   error?: string;
 }
 
 const passwords = ['hunter2', '', 'héllo ✓ 😀', 'a\u0000b', 'p'.repeat(72), ' spaced ', '$2a$10$looks-like-a-hash'];
 
-function ours(expression: string, password: string): string {
-  const scope = { variables: new Map<string, HclValue>([['pw', password]]), locals: new Map() };
+function ours(expression: string, password: string, more: Record<string, string> = {}): string {
+  const scope = {
+    variables: new Map<string, HclValue>([['pw', password], ...Object.entries(more)]),
+    locals: new Map(),
+  };
   const value = evaluateExpression(parseExpression(expression), {
     scope,
     bound: new Map(),
@@ -33,7 +40,7 @@ function ours(expression: string, password: string): string {
   return value;
 }
 
-describe('bcrypt(): ours verified by Go’s golang.org/x/crypto/bcrypt, Go’s verified by bcryptjs', () => {
+describe('bcrypt() and rsadecrypt(): ours against Go’s x/crypto/bcrypt and crypto/rsa', () => {
   let binary: string;
   const made = passwords.flatMap((password, index) => [
     { password, cost: 4, hash: ours('bcrypt(var.pw, 4)', password) },
@@ -44,7 +51,7 @@ describe('bcrypt(): ours verified by Go’s golang.org/x/crypto/bcrypt, Go’s v
   ]);
 
   beforeAll(() => {
-    binary = buildGoHarness(new URL('./bcrypt/bcrypt-harness.go', import.meta.url).pathname);
+    binary = buildGoHarness(new URL('./crypto/crypto-harness.go', import.meta.url).pathname);
   }, 600_000);
 
   it('every hash ours makes has Go’s form: $2a$, two-digit cost, 53 characters of salt and hash', () => {
@@ -78,5 +85,25 @@ describe('bcrypt(): ours verified by Go’s golang.org/x/crypto/bcrypt, Go’s v
       expect(bcryptjs.compareSync(password, hash)).toBe(true);
       expect(bcryptjs.compareSync(`x${password}`, hash)).toBe(false);
     });
+  });
+
+  it('decrypts what Go’s rsa.EncryptPKCS1v15 encrypts, for 1024-, 2048- and 3072-bit keys', async () => {
+    const messages = ['message', '', 'héllo ✓ 😀', 'x'.repeat(100), '\u0000leading NUL', '{"json": [1, 2]}'];
+    for (const modulusLength of [1024, 2048, 3072]) {
+      const pair = generateKeyPairSync('rsa', { modulusLength });
+      const key = pair.privateKey.export({ format: 'pem', type: 'pkcs1' }).toString();
+      const publicKey = pair.publicKey.export({ format: 'pem', type: 'pkcs1' }).toString();
+      // The longest message PKCS #1 v1.5 takes: the modulus bytes less 11.
+      const all = [...messages, 'm'.repeat(modulusLength / 8 - 11)];
+      const verdicts = await runGoHarness<unknown, Verdict>(
+        binary,
+        all.map((message) => ({ encrypt: { key: publicKey, message: Buffer.from(message).toString('base64') } })),
+      );
+      all.forEach((message, index) => {
+        const ciphertext = verdicts[index]?.ciphertext as string;
+        expect(Buffer.from(ciphertext, 'base64')).toHaveLength(modulusLength / 8);
+        expect(ours('rsadecrypt(var.ct, var.key)', '', { ct: ciphertext, key })).toBe(message.normalize('NFC'));
+      });
+    }
   });
 });

@@ -21,7 +21,7 @@
  * run looks again. A run deletes at most `maxDeletes` items (writes of at most `perWrite`): a backlog is worked off
  * over several runs, never in one long one.
  */
-import type { Write } from '../../../storage/store.ts';
+import type { Key, Write } from '../../../storage/store.ts';
 import { jobPk, jobVersionPk } from '../../keys.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import { isTerminal } from '../allocations/model.ts';
@@ -238,23 +238,13 @@ export class GarbageCollector {
         job: jobKey(alloc.Namespace, alloc.JobID),
       })),
       ...[...reaping.evaluations.values()].map((evaluation) => ({
-        writes: [
-          {
-            delete: Evaluations.key(evaluation.ID),
-            when: { equals: { ModifyIndex: evaluation.ModifyIndex } },
-          } as Write,
-        ],
+        writes: [unchangedDelete(Evaluations.key(evaluation.ID), evaluation.ModifyIndex)],
         counts: { evaluations: 1 },
         table: 'evals' as const,
         job: jobKey(evaluation.Namespace, evaluation.JobID),
       })),
       ...[...reaping.deployments.values()].map((deployment) => ({
-        writes: [
-          {
-            delete: Deployments.key(deployment.ID),
-            when: { equals: { ModifyIndex: deployment.ModifyIndex } },
-          } as Write,
-        ],
+        writes: [unchangedDelete(Deployments.key(deployment.ID), deployment.ModifyIndex)],
         counts: { deployments: 1 },
         table: 'deployment' as const,
         job: jobKey(deployment.Namespace, deployment.JobID),
@@ -323,7 +313,7 @@ export class GarbageCollector {
     for (const job of jobs) {
       const versions = await this.state.store.list(jobVersionPk(job.Namespace, job.ID));
       items.push(
-        { delete: { pk: jobPk(job.Namespace), sk: job.ID }, when: { equals: { ModifyIndex: job.ModifyIndex } } },
+        unchangedDelete({ pk: jobPk(job.Namespace), sk: job.ID }, job.ModifyIndex),
         ...versions.map((version): Write => ({ delete: { pk: version.pk, sk: version.sk } })),
         this.jobs.summaries.deleted(job.Namespace, job.ID),
         ...(await this.jobs.summaries.childStatus(job, job.Status, '', index)),
@@ -356,10 +346,15 @@ export class GarbageCollector {
   }
 }
 
+/** The item at `key` deleted only if its `ModifyIndex` is still the one read. */
+function unchangedDelete(key: Key, modifyIndex: number): Write {
+  return { delete: key, when: { equals: { ModifyIndex: modifyIndex } } };
+}
+
 /** An allocation and its two links, the allocation only if unchanged since read. */
 function allocationDeletes(alloc: StoredAllocation): Write[] {
   return [
-    { delete: Allocations.key(alloc.NodeID, alloc.ID), when: { equals: { ModifyIndex: alloc.ModifyIndex } } },
+    unchangedDelete(Allocations.key(alloc.NodeID, alloc.ID), alloc.ModifyIndex),
     { delete: Allocations.jobLinkKey(alloc.Namespace, alloc.JobID, alloc.ID) },
     { delete: Allocations.idLinkKey(alloc.ID) },
   ];

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { ready, webJob } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { hostNetworkResources, nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 type Json = Record<string, unknown>;
@@ -57,25 +57,7 @@ describe('a job’s networks, canonicalised as Nomad’s', () => {
     const tokens = await nodeTokens(h);
     root = tokens.root;
     worker = new EvaluationWorker(h.scheduler);
-    const { node } = await registerNode(h, tokens.writer, {
-      NodeResources: {
-        Cpu: { CpuShares: 4000, TotalCpuCores: 2, ReservableCpuCores: [0, 1] },
-        Memory: { MemoryMB: 4096 },
-        Disk: { DiskMB: 20_000 },
-        Networks: [{ Mode: 'host', Device: 'eth0', CIDR: '10.0.0.7/32', IP: '10.0.0.7', MBits: 1000 }],
-        NodeNetworks: [
-          {
-            Mode: 'host',
-            Device: 'eth0',
-            Speed: 1000,
-            Addresses: [{ Family: 'ipv4', Alias: 'default', Address: '10.0.0.7', ReservedPorts: '', Gateway: '' }],
-          },
-        ],
-        Devices: [],
-        MinDynamicPort: 20_000,
-        MaxDynamicPort: 32_000,
-      },
-    });
+    const { node } = await registerNode(h, tokens.writer, { NodeResources: hostNetworkResources() });
     await ready(h, node);
   });
   afterAll(() => h.close());

@@ -4,6 +4,7 @@ import { allocationServicesRemoval } from '../../packages/core/src/scheduler/clu
 import { serviceAllocPk, servicePk } from '../../packages/core/src/scheduler/keys.ts';
 import { allocationOf, applyPlan, ready, webJob } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { serviceRegistrationFields } from '../support/nomad-fields.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 type Registered = Awaited<ReturnType<typeof registerNode>>;
@@ -361,22 +362,7 @@ describe('cluster services: Nomad’s service discovery, registered by nodes (Dy
       String(await h.scheduler.state.tableIndex(['service_registrations'])),
     );
     expect(ofAlloc.body).toEqual([...out.body].sort((x: { ID: string }, y: { ID: string }) => (x.ID < y.ID ? -1 : 1)));
-    expect(Object.keys(ofAlloc.body[0]).sort()).toEqual(
-      [
-        'ID',
-        'ServiceName',
-        'Namespace',
-        'NodeID',
-        'Datacenter',
-        'JobID',
-        'AllocID',
-        'Tags',
-        'Address',
-        'Port',
-        'CreateIndex',
-        'ModifyIndex',
-      ].sort(),
-    );
+    expect(Object.keys(ofAlloc.body[0]).sort()).toEqual(serviceRegistrationFields);
     // None registered: an empty list. Unknown, or asked in another namespace: Nomad's 404.
     const bare = await placed(a, 'default', 'shop');
     expect((await mgmt('GET', `/v1/allocation/${bare}/services`)).body).toEqual([]);

@@ -42,6 +42,30 @@ export function clientNode(overrides: Record<string, unknown> = {}): Record<stri
   } as Record<string, unknown> & { ID: string; SecretID: string; Name: string };
 }
 
+/**
+ * A client's resources with one host network (`eth0`, 10.0.0.7, address alias `default`) and Nomad's dynamic port
+ * range: a node that can take jobs asking for ports.
+ */
+export function hostNetworkResources(): Record<string, unknown> {
+  return {
+    Cpu: { CpuShares: 4000, TotalCpuCores: 2, ReservableCpuCores: [0, 1] },
+    Memory: { MemoryMB: 4096 },
+    Disk: { DiskMB: 20_000 },
+    Networks: [{ Mode: 'host', Device: 'eth0', CIDR: '10.0.0.7/32', IP: '10.0.0.7', MBits: 1000 }],
+    NodeNetworks: [
+      {
+        Mode: 'host',
+        Device: 'eth0',
+        Speed: 1000,
+        Addresses: [{ Family: 'ipv4', Alias: 'default', Address: '10.0.0.7', ReservedPorts: '', Gateway: '' }],
+      },
+    ],
+    Devices: [],
+    MinDynamicPort: 20_000,
+    MaxDynamicPort: 32_000,
+  };
+}
+
 /** The management token, and client tokens with `node { policy = "read" }` and `node { policy = "write" }`. */
 export async function nodeTokens(h: SchedulerService): Promise<{ root: string; reader: string; writer: string }> {
   const root = await h.bootstrap();

@@ -163,21 +163,20 @@ describe('placement with preemption', () => {
   const full = makeNode({ cpu: 2000, memoryMB: 2048 });
   const filler = makeAlloc(lowJob, 'web', full, { cpu: 2000, memoryMB: 2048, diskMB: 0 });
   const snapshot = { nodes: [full], allocs: [filler], priorities: prioritiesOf([[lowJob, 20]]) };
+  /** A system job of one group `agent` of one task asking `cpu` MHz and `memoryMB` MB, at `priority`. */
+  const agentJob = (priority: number, id = 'agent', cpu = 500, memoryMB = 256) =>
+    makeJob({
+      ID: id,
+      Type: 'system',
+      Priority: priority,
+      TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', cpu, memoryMB)] }],
+    });
+  /** `job`'s one allocation placed on the full node (both ways), preemption on or off. */
+  const placeOnFull = (job: ReturnType<typeof makeJob>, preempt: boolean) =>
+    placeBoth(snapshot, job, [{ group: 'agent', name: 'agent.agent[0]', nodeId: full.ID }], 's', settings(preempt));
 
   it('a system job of priority 90 evicts the lower-priority allocation on a full node and is placed there', async () => {
-    const system = makeJob({
-      ID: 'agent',
-      Type: 'system',
-      Priority: 90,
-      TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
-    });
-    const result = await placeBoth(
-      snapshot,
-      system,
-      [{ group: 'agent', name: 'agent.agent[0]', nodeId: full.ID }],
-      's',
-      settings(true),
-    );
+    const result = await placeOnFull(agentJob(90), true);
     expect(result.failed).toEqual({});
     expect(result.placements).toHaveLength(1);
     expect(result.placements[0]?.node.ID).toBe(full.ID);
@@ -185,19 +184,7 @@ describe('placement with preemption', () => {
   });
 
   it('with preemption off for the job type, the same placement fails, exhausted on the node', async () => {
-    const system = makeJob({
-      ID: 'agent',
-      Type: 'system',
-      Priority: 90,
-      TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
-    });
-    const result = await placeBoth(
-      snapshot,
-      system,
-      [{ group: 'agent', name: 'agent.agent[0]', nodeId: full.ID }],
-      's',
-      settings(false),
-    );
+    const result = await placeOnFull(agentJob(90), false);
     expect(result.placements).toEqual([]);
     expect(result.failed.agent?.NodesExhausted).toBe(1);
     expect(result.failed.agent?.DimensionExhausted).toEqual({ cpu: 1 });
@@ -219,12 +206,7 @@ describe('placement with preemption', () => {
 
   it('equal priority never preempts, nor a gap under 10', async () => {
     for (const priority of [20, 29]) {
-      const job = makeJob({
-        ID: `peer-${priority}`,
-        Type: 'system',
-        Priority: priority,
-        TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 500, 256)] }],
-      });
+      const job = agentJob(priority, `peer-${priority}`);
       const result = await placeBoth(
         snapshot,
         job,
@@ -315,12 +297,7 @@ describe('placement with preemption', () => {
       makeAlloc(lowJob, 'y', node, { cpu: 1000, memoryMB: 1024, diskMB: 0 }),
     ];
     const allocs = [...fill(one), ...fill(two)];
-    const system = makeJob({
-      ID: 'agent',
-      Type: 'system',
-      Priority: 90,
-      TaskGroups: [{ Name: 'agent', Count: 1, Tasks: [task('agent', 1000, 1024)] }],
-    });
+    const system = agentJob(90, 'agent', 1000, 1024);
     const reqs = [one, two].map((node, i) => ({ group: 'agent', name: `agent.agent[${i}]`, nodeId: node.ID }));
     const evictedGroups = async (maxParallel: number) =>
       (

@@ -1,34 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { ConditionFailed } from '../../packages/core/src/storage/condition-failed.ts';
-import { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 import type { Condition, Item, Store } from '../../packages/core/src/storage/intent.ts';
 import { itemKind } from '../../packages/core/src/storage/item-mac.ts';
 import { Keyring } from '../../packages/core/src/storage/keyring.ts';
-import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
-import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
-import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
-
-/**
- * One suite, two stores: `intent.ts`'s operations on DynamoDB Local (a fresh table) and in memory must behave
- * alike — what is stored, what is returned, which conditions hold, what a failure leaves behind.
- */
-const implementations: Array<[string, () => Promise<Store>]> = [
-  [
-    'DynamoDB',
-    async () => {
-      // Configured as the services configure their clients (`storage/store-client.ts`).
-      const client = new DynamoDBClient({ ...localClientConfig(inject('dynamoEndpoint')), ...storeClientOptions() });
-      const tableName = `test-${randomUUID()}`;
-      await ensureTable(client, tableName);
-      return new DynamoStore(client, tableName);
-    },
-  ],
-  ['memory', async () => new MemoryStore()],
-];
+import { storeImplementations } from '../support/store-implementations.ts';
 
 const sks = (items: Item[]) => items.map((item) => item.sk);
 
@@ -43,7 +20,11 @@ async function refused(promise: Promise<unknown>, message: RegExp): Promise<void
   expect((error as Error).message).toMatch(message);
 }
 
-describe.each(implementations)('the store contract on %s', (_name, open) => {
+/**
+ * One suite, two stores: `intent.ts`'s operations on DynamoDB Local (a fresh table) and in memory must behave
+ * alike — what is stored, what is returned, which conditions hold, what a failure leaves behind.
+ */
+describe.each(storeImplementations)('the store contract on %s', (_name, open) => {
   let store: Store;
   // Each test writes under its own partition, so the tests share one table without seeing each other.
   let n = 0;

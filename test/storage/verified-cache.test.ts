@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Logger, silentLogger } from '../../packages/core/src/lib/log.ts';
-import { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 import type { Item, ListOptions, Store } from '../../packages/core/src/storage/intent.ts';
 import { itemKind } from '../../packages/core/src/storage/item-mac.ts';
 import { Keyring } from '../../packages/core/src/storage/keyring.ts';
-import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
-import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { VerifiedCache } from '../../packages/core/src/storage/verified-cache.ts';
-import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
+import { storeImplementations } from '../support/store-implementations.ts';
 
 /**
  * The verified cache (`storage/verified-cache.ts`) on DynamoDB Local and in memory: each read gives exactly what
@@ -40,22 +35,9 @@ function counted(store: Store): { store: Store; wholeReads: () => number } {
   return { store: view, wholeReads: () => whole };
 }
 
-const implementations: Array<[string, () => Promise<Store>]> = [
-  [
-    'DynamoDB',
-    async () => {
-      const client = new DynamoDBClient({ ...localClientConfig(inject('dynamoEndpoint')), ...storeClientOptions() });
-      const tableName = `test-${randomUUID()}`;
-      await ensureTable(client, tableName);
-      return new DynamoStore(client, tableName);
-    },
-  ],
-  ['memory', async () => new MemoryStore()],
-];
-
 const value = (item: Item) => ({ sk: item.sk, n: item.n, inner: item.inner });
 
-describe.each(implementations)('the verified cache on %s', (_name, open) => {
+describe.each(storeImplementations)('the verified cache on %s', (_name, open) => {
   let store: Store;
   beforeAll(async () => {
     store = await open();

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: HCL's and Nomad's ${…} interpolation is what these tests are about
 import { describe, expect, it } from 'vitest';
 import { parseJobHcl } from '../../packages/core/src/scheduler/cluster/job-parse/parse-job.ts';
+import { unknownVariablesHcl } from '../support/jobspec2-cases.ts';
 
 /**
  * The HCL2 job parser held to Nomad's own: each case is a test of Nomad's `jobspec2/parse_test.go` (and its
@@ -66,20 +67,7 @@ describe('jobspec2 parse_test.go expectations', () => {
   });
 
   it('TestParse_UnknownVariables: known variables interpolated, unknown ones kept', async () => {
-    const hcl = `
-variables {
-  region_var = "default"
-}
-job "example" {
-  datacenters = [for s in ["dc1", "dc2"] : upper(s)]
-  region      = var.region_var
-  meta {
-    known_var   = "\${var.region_var}"
-    unknown_var = "\${UNKNOWN}"
-  }
-}
-`;
-    const job = await parse(hcl, 'region_var = "aug"');
+    const job = await parse(unknownVariablesHcl, 'region_var = "aug"');
     expect(job.Meta).toEqual({ known_var: 'aug', unknown_var: '${UNKNOWN}' });
     expect(job.Datacenters).toEqual(['DC1', 'DC2']);
   });

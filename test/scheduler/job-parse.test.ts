@@ -1,5 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: HCL's and Nomad's ${…} interpolation is what these tests are about
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unknownVariablesHcl } from '../support/jobspec2-cases.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /**
@@ -394,19 +395,7 @@ job "yaml" {
 
   it('evaluates HCL2 expressions as jobspec2 does: functions, operators, conditionals, for, splats, heredocs', async () => {
     // Nomad's jobspec2/parse_test.go TestParse_UnknownVariables, then more of the expression language.
-    const nomadCase = `
-variables {
-  region_var = "default"
-}
-job "example" {
-  datacenters = [for s in ["dc1", "dc2"] : upper(s)]
-  region      = var.region_var
-  meta {
-    known_var   = "\${var.region_var}"
-    unknown_var = "\${UNKNOWN}"
-  }
-}`;
-    const nomad = await parse({ JobHCL: nomadCase, Variables: 'region_var = "aug"' });
+    const nomad = await parse({ JobHCL: unknownVariablesHcl, Variables: 'region_var = "aug"' });
     expect(nomad.status, nomad.text).toBe(200);
     expect(nomad.body.Meta).toEqual({ known_var: 'aug', unknown_var: '${UNKNOWN}' });
     expect(nomad.body.Datacenters).toEqual(['DC1', 'DC2']);

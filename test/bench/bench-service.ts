@@ -5,11 +5,16 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { type CryptoKey, SignJWT } from 'jose';
-import { type Core, createCore } from '../../packages/core/src/composition/secrets-core.ts';
+import { type Core, type CoreOptions, createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { createSecretsApp } from '../../packages/core/src/http/secrets-app.ts';
 import type { WebApp } from '../../packages/core/src/http/web-app.ts';
 import type { Clock } from '../../packages/core/src/lib/clock.ts';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
+import {
+  createSchedulerApp,
+  type SchedulerAppOptions,
+} from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
+import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { backendsOf, type SecretsFamily } from '../../packages/core/src/secrets/families.ts';
 import { initialize } from '../../packages/core/src/secrets/sys/init.ts';
 import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
@@ -41,6 +46,40 @@ export async function startBenchDynamo(): Promise<{ endpoint: string; stop(): Pr
   return startDynamoDbLocal({});
 }
 
+/** A core on a fresh table of `client`, its keyring's key in `keyDir`, with no engines and no log unless `options` say. */
+export async function benchCore(
+  client: DynamoDBClient,
+  keyDir: string,
+  options: Partial<Pick<CoreOptions, 'backends' | 'clock' | 'log'>> = {},
+): Promise<Core> {
+  const tableName = `bench-${randomUUID()}`;
+  await ensureTable(client, tableName);
+  return createCore({
+    dynamodb: client,
+    tableName,
+    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
+    backends: [],
+    log: silentLogger,
+    ...options,
+  });
+}
+
+/**
+ * The scheduler on a fresh table of `client` (`benchCore`): its core, its domain, the app a Lambda runs (with `app`'s
+ * settings), and the management token the app's ACL bootstrap answered.
+ */
+export async function startBenchScheduler(
+  client: DynamoDBClient,
+  keyDir: string,
+  options: { clock?: Clock; app?: Omit<SchedulerAppOptions, 'core'> } = {},
+) {
+  const core = await benchCore(client, keyDir, options.clock ? { clock: options.clock } : {});
+  const scheduler = schedulerFor(core);
+  const app = createSchedulerApp({ core: async () => core, ...options.app });
+  const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
+  return { core, scheduler, app, root };
+}
+
 /** The secrets app a Lambda runs, with the given families, on its own DynamoDB Local: what the benchmarks drive. */
 export async function startBenchService(
   families: SecretsFamily[],
@@ -61,14 +100,8 @@ export async function startBenchService(
     rmSync(keyDir, { recursive: true, force: true });
   };
   try {
-    const tableName = `bench-${randomUUID()}`;
-    await ensureTable(client, tableName);
-    const core = await createCore({
-      dynamodb: client,
-      tableName,
-      keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
+    const core = await benchCore(client, keyDir, {
       backends: backendsOf(families),
-      log: silentLogger,
       ...(options.clock ? { clock: options.clock } : {}),
     });
     const rootToken = await initialize(core);

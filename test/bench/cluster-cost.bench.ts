@@ -14,7 +14,6 @@
  * Run: `npx tsx test/bench/cluster-cost.bench.ts` (NODES=n; BENCH_SMOKE=1: 40 nodes; PARTS=registration: the
  * registration storm and the mass-boot model only, for `NODES=10000`).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,21 +22,14 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Fleet } from '../../packages/agent/src/fleet/fleet.ts';
 import { ProtocolClient } from '../../packages/agent/src/protocol.ts';
-import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
 import { ManualClock } from '../../packages/core/src/lib/clock.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import {
-  createSchedulerApp,
-  schedulerNodeListener,
-} from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
+import { schedulerNodeListener } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { sweepLeaseKey } from '../../packages/core/src/scheduler/cluster/nodes/sweep-lease.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
-import { startBenchDynamo } from './bench-service.ts';
+import { startBenchDynamo, startBenchScheduler } from './bench-service.ts';
 import { CapacityMeter, type Usage } from './capacity-meter.ts';
 import {
   asBuilt,
@@ -101,18 +93,7 @@ const per = (value: number, count: number) => (count === 0 ? 0 : value / count);
 const money = (value: number) => `$${value.toFixed(2)}`;
 
 try {
-  const tableName = `bench-${randomUUID()}`;
-  await ensureTable(client, tableName);
-  const core = await createCore({
-    dynamodb: client,
-    tableName,
-    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: [],
-    clock,
-    log: silentLogger,
-  });
-  const app = createSchedulerApp({ core: async () => core });
-  const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
+  const { core, app, root } = await startBenchScheduler(client, keyDir, { clock });
   const minted = await app.request('/v1/acl/identity/client-introduction-token', {
     method: 'PUT',
     headers: { 'X-Nomad-Token': root.SecretID, 'Content-Type': 'application/json' },

@@ -6,25 +6,18 @@
  * metered (`capacity-meter.ts`: DynamoDB's consumed units per call), and its calls and read units per active
  * deployment. Run: `npx tsx test/bench/deployment-sweep.bench.ts` (DEPLOYMENTS=n; BENCH_SMOKE=1: 20).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { seededNode } from '../../packages/agent/src/fleet/seeded-nodes.ts';
-import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { isActive } from '../../packages/core/src/scheduler/cluster/deployments/model.ts';
 import { registeredNode } from '../../packages/core/src/scheduler/cluster/nodes/model.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
-import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { META_PK, NODE_COUNT_SK } from '../../packages/core/src/scheduler/keys.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
-import { startBenchDynamo } from './bench-service.ts';
+import { startBenchDynamo, startBenchScheduler } from './bench-service.ts';
 import { CapacityMeter } from './capacity-meter.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
 
@@ -39,18 +32,7 @@ const meter = new CapacityMeter();
 meter.attach(client);
 
 try {
-  const tableName = `bench-${randomUUID()}`;
-  await ensureTable(client, tableName);
-  const core = await createCore({
-    dynamodb: client,
-    tableName,
-    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: [],
-    log: silentLogger,
-  });
-  const scheduler = schedulerFor(core);
-  const app = createSchedulerApp({ core: async () => core });
-  const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
+  const { core, scheduler, app, root } = await startBenchScheduler(client, keyDir);
 
   // A few ready nodes, stored as registration stores them.
   const now = core.clock.now();

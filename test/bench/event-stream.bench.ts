@@ -6,19 +6,13 @@
  * Run: `tsx test/bench/event-stream.bench.ts` (BENCH_SECONDS, BENCH_RATE writes/s, BENCH_SUBSCRIBERS; BENCH_SMOKE=1:
  * 2 s, 10 writes/s, 5 subscribers).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { publishEvents } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
-import { startBenchDynamo } from './bench-service.ts';
+import { startBenchDynamo, startBenchScheduler } from './bench-service.ts';
 import { figure, sized } from './summary.ts';
 
 const seconds = sized('BENCH_SECONDS', 10, 2);
@@ -33,17 +27,9 @@ async function main() {
   const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-bench-'));
   const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
   try {
-    const tableName = `bench-${randomUUID()}`;
-    await ensureTable(client, tableName);
-    const core = await createCore({
-      dynamodb: client,
-      tableName,
-      keySource: fileKeySource(path.join(keyDir, 'k')),
-      backends: [],
-      log: silentLogger,
+    const { core, app, root } = await startBenchScheduler(client, keyDir, {
+      app: { heartbeatMs: 10_000, eventPollMs: 200 },
     });
-    const app = createSchedulerApp({ core: async () => core, heartbeatMs: 10_000, eventPollMs: 200 });
-    const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
     const sentAt = new Map<number, number>();
     const latencies: number[] = [];
     let delivered = 0;

@@ -24,20 +24,15 @@ import path from 'node:path';
 import { BatchWriteItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { seededNode } from '../../packages/agent/src/fleet/seeded-nodes.ts';
-import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { registeredNode } from '../../packages/core/src/scheduler/cluster/nodes/model.ts';
 import { META_PK, NODE_COUNT_SK } from '../../packages/core/src/scheduler/keys.ts';
 import { capacityOf } from '../../packages/core/src/scheduler/placement/resources.ts';
-import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import type { Item, Write } from '../../packages/core/src/storage/store.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
-import { startBenchDynamo } from './bench-service.ts';
+import { startBenchDynamo, startBenchScheduler } from './bench-service.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
 import { serviceJobSpec } from './bench-job.ts';
 
@@ -73,20 +68,9 @@ client.middlewareStack.add(
 );
 
 try {
-  const tableName = `bench-${randomUUID()}`;
+  const { core, scheduler, app, root } = await startBenchScheduler(client, keyDir);
   const rawTable = `bench-raw-${randomUUID()}`;
-  await ensureTable(client, tableName);
   await ensureTable(client, rawTable);
-  const core = await createCore({
-    dynamodb: client,
-    tableName,
-    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: [],
-    log: silentLogger,
-  });
-  const scheduler = schedulerFor(core);
-  const app = createSchedulerApp({ core: async () => core });
-  const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
   const call = async (method: string, url: string, body: unknown) => {
     const response = await app.request(url, {
       method,

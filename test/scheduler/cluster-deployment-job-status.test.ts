@@ -7,23 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 const updatingJob = (id: string, update: Record<string, unknown>) =>
-  webJob(id, {
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: 1,
-        Update: update,
-        Tasks: [
-          { Name: 'server', Driver: 'raw_exec', Config: { command: 'sleep' }, Resources: { CPU: 20, MemoryMB: 16 } },
-        ],
-      },
-    ],
-  });
+  groupJob(id, { command: 'sleep', cpu: 20, memoryMB: 16, group: { Update: update } });
 
 describe('a deployment’s end sets its job’s status in the same write (in memory)', () => {
   let h: SchedulerService;
@@ -40,11 +29,7 @@ describe('a deployment’s end sets its job’s status in the same write (in mem
     expect((await worker.runDue()).get(out.body.EvalID)).toBe('complete');
     const [alloc] = await h.scheduler.allocations.ofJob('default', id);
     if (!alloc) throw new Error('not placed');
-    const reported = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
-      token: node.SecretID,
-      body: { Allocs: [{ ID: alloc.ID, ClientStatus: 'complete' }] },
-    });
-    expect(reported.status).toBe(200);
+    await reportAllocs(h, node, [{ ID: alloc.ID, ClientStatus: 'complete' }]);
     const deployment = await h.scheduler.deployments.latest('default', id);
     expect(deployment?.Status).toBe('running');
     expect((await mgmt('GET', `/v1/job/${id}`)).body.Status).toBe('running');

@@ -8,29 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredAllocation } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /** A service job of group `web` running `command` under the update block `update`. */
 const updatingJob = (id: string, count: number, command: string, update: Record<string, unknown>) =>
-  webJob(id, {
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: count,
-        Update: update,
-        Tasks: [
-          {
-            Name: 'server',
-            Driver: 'raw_exec',
-            Config: { command },
-            Resources: { CPU: 20, MemoryMB: 16 },
-          },
-        ],
-      },
-    ],
-  });
+  groupJob(id, { count, command, cpu: 20, memoryMB: 16, group: { Update: update } });
 
 describe('deployments finish: health, the watcher, promote and allocation-health (in memory)', () => {
   let h: SchedulerService;
@@ -41,19 +25,12 @@ describe('deployments finish: health, the watcher, promote and allocation-health
     h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
 
   /** The node reports these allocations running with this health. */
-  async function report(allocs: StoredAllocation[], healthy: boolean | null): Promise<number> {
-    const out = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
-      token: node.SecretID,
-      body: {
-        Allocs: allocs.map((alloc) => ({
-          ID: alloc.ID,
-          ClientStatus: 'running',
-          DeploymentStatus: { Healthy: healthy },
-        })),
-      },
-    });
-    expect(out.status).toBe(200);
-    return out.body.Index as number;
+  function report(allocs: StoredAllocation[], healthy: boolean | null): Promise<number> {
+    return reportAllocs(
+      h,
+      node,
+      allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: 'running', DeploymentStatus: { Healthy: healthy } })),
+    );
   }
 
   /** The job's live allocations (told to run) of `version`, or of every version. */

@@ -20,7 +20,7 @@ import {
 import type { SchedulerEvent } from '../../packages/core/src/scheduler/state.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
@@ -30,25 +30,11 @@ const hour = 3600;
 
 /** A batch job of `count` allocations of group `web` in `pool`. */
 const batchJob = (id: string, pool: string, count: number, overrides: Record<string, unknown> = {}) =>
-  webJob(id, {
-    Type: 'batch',
-    NodePool: pool,
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: count,
-        Tasks: [
-          {
-            Name: 'server',
-            Driver: 'raw_exec',
-            Config: { command: 'true' },
-            Resources: { CPU: 100, MemoryMB: 64 },
-          },
-        ],
-      },
-    ],
-    ...overrides,
-  });
+  groupJob(id, { count, command: 'true', cpu: 100, memoryMB: 64 }, { Type: 'batch', NodePool: pool, ...overrides });
+
+/** A service job of one allocation of group `web` in pool `gc` that runs `command`. */
+const serviceJob = (id: string, command = 'sleep', overrides: Record<string, unknown> = {}) =>
+  groupJob(id, { command, cpu: 100, memoryMB: 64 }, { NodePool: 'gc', ...overrides });
 
 describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', () => {
   let h: SchedulerHarness;
@@ -57,13 +43,8 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
   let worker: EvaluationWorker;
   const mgmt = (method: string, path: string, body?: unknown) =>
     h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
-  const report = async (node: Registered, allocs: Array<{ ID: string; ClientStatus: string }>) => {
-    const out = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
-      token: node.SecretID,
-      body: { Allocs: allocs },
-    });
-    expect(out.status).toBe(200);
-  };
+  const report = (node: Registered, allocs: Array<{ ID: string; ClientStatus: string }>) =>
+    reportAllocs(h, node, allocs);
   /** A batch job placed on `node` and run to completion: its allocations reported complete, the job dead. */
   const finishedBatch = async (id: string, node: Registered, count = 2, overrides: Record<string, unknown> = {}) => {
     const out = await mgmt('PUT', '/v1/jobs', { Job: batchJob(id, String(node.NodePool), count, overrides) });
@@ -161,23 +142,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     timeout: 60_000,
   }, async () => {
     const out = await mgmt('PUT', '/v1/jobs', {
-      Job: webJob('serving', {
-        NodePool: 'gc',
-        TaskGroups: [
-          {
-            Name: 'web',
-            Count: 1,
-            Tasks: [
-              {
-                Name: 'server',
-                Driver: 'raw_exec',
-                Config: { command: 'sleep' },
-                Resources: { CPU: 100, MemoryMB: 64 },
-              },
-            ],
-          },
-        ],
-      }),
+      Job: serviceJob('serving'),
     });
     expect(out.status).toBe(200);
     await worker.runDue();
@@ -199,23 +164,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
   }, async () => {
     const batch = await finishedBatch('just-done', node, 1);
     const stopped = await mgmt('PUT', '/v1/jobs', {
-      Job: webJob('to-stop', {
-        NodePool: 'gc',
-        TaskGroups: [
-          {
-            Name: 'web',
-            Count: 1,
-            Tasks: [
-              {
-                Name: 'server',
-                Driver: 'raw_exec',
-                Config: { command: 'sleep' },
-                Resources: { CPU: 100, MemoryMB: 64 },
-              },
-            ],
-          },
-        ],
-      }),
+      Job: serviceJob('to-stop'),
     });
     await worker.runDue();
     expect(await h.scheduler.deployments.ofJob('default', 'to-stop')).toHaveLength(1);
@@ -309,23 +258,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     // A service job whose allocation failed and was not replaced (no reschedule) keeps running nothing, and is not
     // dead while it is not stopped: the job stays; its old complete evaluation goes after an hour.
     const out = await mgmt('PUT', '/v1/jobs', {
-      Job: webJob('flaky', {
-        NodePool: 'gc',
-        TaskGroups: [
-          {
-            Name: 'web',
-            Count: 1,
-            Tasks: [
-              {
-                Name: 'server',
-                Driver: 'raw_exec',
-                Config: { command: 'sleep' },
-                Resources: { CPU: 100, MemoryMB: 64 },
-              },
-            ],
-          },
-        ],
-      }),
+      Job: serviceJob('flaky'),
     });
     await worker.runDue();
     const [first] = await h.scheduler.allocations.ofJob('default', 'flaky');
@@ -333,24 +266,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     await report(node, [{ ID: first.ID, ClientStatus: 'running' }]);
     // Registered again with a change: a new evaluation replaces the allocation (the old one stopped).
     const changed = await mgmt('PUT', '/v1/jobs', {
-      Job: webJob('flaky', {
-        NodePool: 'gc',
-        Meta: { v: '2' },
-        TaskGroups: [
-          {
-            Name: 'web',
-            Count: 1,
-            Tasks: [
-              {
-                Name: 'server',
-                Driver: 'raw_exec',
-                Config: { command: 'sleep2' },
-                Resources: { CPU: 100, MemoryMB: 64 },
-              },
-            ],
-          },
-        ],
-      }),
+      Job: serviceJob('flaky', 'sleep2', { Meta: { v: '2' } }),
     });
     await worker.runDue();
     await report(node, [{ ID: first.ID, ClientStatus: 'complete' }]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
@@ -19,25 +19,7 @@ const counts = (overrides: Record<string, number> = {}) => ({
 
 /** A batch job (no deployment) of `count` allocations of group `web` in `pool`. */
 const batchJob = (id: string, pool: string, count: number, memoryMB = 256, overrides: Record<string, unknown> = {}) =>
-  webJob(id, {
-    Type: 'batch',
-    NodePool: pool,
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: count,
-        Tasks: [
-          {
-            Name: 'server',
-            Driver: 'raw_exec',
-            Config: { command: 'python3' },
-            Resources: { CPU: 100, MemoryMB: memoryMB },
-          },
-        ],
-      },
-    ],
-    ...overrides,
-  });
+  groupJob(id, { count, cpu: 100, memoryMB }, { Type: 'batch', NodePool: pool, ...overrides });
 
 describe('job summaries, kept with the writes they count (DynamoDB Local)', () => {
   let h: SchedulerHarness;
@@ -57,14 +39,8 @@ describe('job summaries, kept with the writes they count (DynamoDB Local)', () =
     expect(stub.JobSummary).toEqual(out.body);
     return out.body;
   };
-  const report = async (node: Registered, allocs: Array<{ ID: string; ClientStatus: string }>) => {
-    const out = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
-      token: node.SecretID,
-      body: { Allocs: allocs },
-    });
-    expect(out.status).toBe(200);
-    return out.body.Index as number;
-  };
+  const report = (node: Registered, allocs: Array<{ ID: string; ClientStatus: string }>) =>
+    reportAllocs(h, node, allocs);
 
   beforeAll(async () => {
     h = await startScheduler();

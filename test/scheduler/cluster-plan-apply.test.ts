@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker, evalLeaseKey } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
@@ -10,23 +10,7 @@ type Registered = Awaited<ReturnType<typeof registerNode>>['node'];
 
 /** A job of `count` allocations of `cpu` MHz and `memory` MB each, in group `web`. */
 const sizedJob = (id: string, count: number, cpu = 500, memory = 256, overrides: Record<string, unknown> = {}) =>
-  webJob(id, {
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: count,
-        Tasks: [
-          {
-            Name: 'server',
-            Driver: 'raw_exec',
-            Config: { command: 'python3' },
-            Resources: { CPU: cpu, MemoryMB: memory },
-          },
-        ],
-      },
-    ],
-    ...overrides,
-  });
+  groupJob(id, { count, cpu, memoryMB: memory }, overrides);
 
 describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', () => {
   let h: SchedulerHarness;
@@ -300,13 +284,12 @@ describe('the evaluation worker and plan apply, end to end (DynamoDB Local)', ()
   });
 
   it('a drain moves a job’s allocations one at a time, the next when the one moved before is healthy', async () => {
-    const report = async (node: Registered, ids: string[]) => {
-      const out = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
-        token: node.SecretID,
-        body: { Allocs: ids.map((ID) => ({ ID, ClientStatus: 'running' })) },
-      });
-      expect(out.status).toBe(200);
-    };
+    const report = (node: Registered, ids: string[]) =>
+      reportAllocs(
+        h,
+        node,
+        ids.map((ID) => ({ ID, ClientStatus: 'running' })),
+      );
     const { node: first } = await registerNode(h, writer, { NodePool: 'drainpool' });
     await ready(h, first);
     const out = await mgmt('PUT', '/v1/jobs', { Job: sizedJob('mover', 2, 100, 64, { NodePool: 'drainpool' }) });

@@ -1,28 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot } from '../../packages/core/src/scheduler/worker/decide.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { groupJob, ready } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 /** A job of `count` allocations of 1,500 MHz and 256 MB in group `web` (the test node offers 3,900 MHz). */
-const cpuJob = (id: string, count: number) =>
-  webJob(id, {
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: count,
-        Tasks: [
-          {
-            Name: 'server',
-            Driver: 'raw_exec',
-            Config: { command: 'python3' },
-            Resources: { CPU: 1500, MemoryMB: 256 },
-          },
-        ],
-      },
-    ],
-  });
+const cpuJob = (id: string, count: number) => groupJob(id, { count, cpu: 1500 });
 
 describe("an evaluation's snapshot reads allocations only of nodes whose allocation version is above 0 (DynamoDB Local)", () => {
   let h: SchedulerHarness;

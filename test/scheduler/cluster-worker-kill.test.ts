@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { groupJob, ready } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
@@ -75,22 +75,7 @@ describe('an evaluation worker killed mid-apply (DynamoDB Local, a child process
   it('leaves whole transactions only and no node over-committed; the next worker places exactly the rest', {
     timeout: 120_000,
   }, async () => {
-    const job = webJob('many', {
-      TaskGroups: [
-        {
-          Name: 'web',
-          Count: count,
-          Tasks: [
-            {
-              Name: 'server',
-              Driver: 'raw_exec',
-              Config: { command: 'python3' },
-              Resources: { CPU: 100, MemoryMB: 64 },
-            },
-          ],
-        },
-      ],
-    });
+    const job = groupJob('many', { count, cpu: 100, memoryMB: 64 });
     const submitted = await h.call('PUT', '/v1/jobs', { token: root, body: { Job: job } });
     expect(submitted.status).toBe(200);
     const evalId = submitted.body.EvalID as string;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredAllocation } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
+import { groupJob, ready } from '../support/cluster-allocations.ts';
 import { clientNode, nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
@@ -13,27 +13,7 @@ const batchJob = (
   pool: string,
   overrides: Record<string, unknown> = {},
   task: Record<string, unknown> = {},
-) =>
-  webJob(id, {
-    Type: 'batch',
-    NodePool: pool,
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: 1,
-        Tasks: [
-          {
-            Name: 'server',
-            Driver: 'raw_exec',
-            Config: { command: 'python3' },
-            Resources: { CPU: 500, MemoryMB: 1024 },
-            ...task,
-          },
-        ],
-      },
-    ],
-    ...overrides,
-  });
+) => groupJob(id, { memoryMB: 1024, task }, { Type: 'batch', NodePool: pool, ...overrides });
 
 const resources = (memoryMB: number) => ({
   ...(clientNode().NodeResources as Record<string, unknown>),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import type { StoredAllocation } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { type Plan, PlanApplier } from '../../packages/core/src/scheduler/cluster/evaluations/plan-apply.ts';
 import type { SchedulerService } from './scheduler-harness.ts';
@@ -24,25 +25,47 @@ export function webJob(id: string, overrides: Record<string, unknown> = {}): Rec
   };
 }
 
-/** A service job of group `web` with a rolling update block (one at a time); `command` makes a destructive change. */
-export const rollingJob = (id: string, count: number, command: string) =>
-  webJob(id, {
+/** What a test varies in a job of one group `web` with one raw_exec task `server`. */
+export interface GroupJobSpec {
+  /** The group's Count (1 unless given). */
+  count?: number;
+  /** The task's command (`python3` unless given). */
+  command?: string;
+  /** The task's CPU MHz (500) and memory MB (256). */
+  cpu?: number;
+  memoryMB?: number;
+  /** More fields of the group (`Update`, `Networks`) and of the task (`KillTimeout`). */
+  group?: Record<string, unknown>;
+  task?: Record<string, unknown>;
+}
+
+/** A job of one group `web` of `count` raw_exec tasks `server`, with `job`'s fields (Type, NodePool…) on top. */
+export function groupJob(id: string, spec: GroupJobSpec = {}, job: Record<string, unknown> = {}) {
+  const { count = 1, command = 'python3', cpu = 500, memoryMB = 256, group = {}, task = {} } = spec;
+  return webJob(id, {
     TaskGroups: [
       {
         Name: 'web',
         Count: count,
-        Update: { MaxParallel: 1 },
+        ...group,
         Tasks: [
           {
             Name: 'server',
             Driver: 'raw_exec',
             Config: { command },
-            Resources: { CPU: 100, MemoryMB: 64 },
+            Resources: { CPU: cpu, MemoryMB: memoryMB },
+            ...task,
           },
         ],
       },
     ],
+    ...job,
   });
+}
+
+/** A service job of group `web` with a rolling update block (one at a time); `command` makes a destructive change. */
+export const rollingJob = (id: string, count: number, command: string) =>
+  groupJob(id, { count, command, cpu: 100, memoryMB: 64, group: { Update: { MaxParallel: 1 } } });
 
 /**
  * A new allocation of `job`'s group `web` on `node`, as placement would make it (indexes set by the write). The job
@@ -132,4 +155,18 @@ export async function ready(h: SchedulerService, node: { ID: string; SecretID: s
     body: { Status: 'ready' },
   });
   if (out.status !== 200) throw new Error(`heartbeat refused: ${out.status} ${out.text}`);
+}
+
+/** A client's allocation updates for `node` (`PUT /v1/client/node/:id/allocations`), which must be taken: its index. */
+export async function reportAllocs(
+  h: SchedulerService,
+  node: { ID: string; SecretID: string },
+  allocs: Array<Record<string, unknown> & { ID: string; ClientStatus: string }>,
+): Promise<number> {
+  const out = await h.call('PUT', `/v1/client/node/${node.ID}/allocations`, {
+    token: node.SecretID,
+    body: { Allocs: allocs },
+  });
+  expect(out.status).toBe(200);
+  return out.body.Index as number;
 }

@@ -19,8 +19,8 @@ import {
 } from '../../packages/core/src/scheduler/keys.ts';
 import type { SchedulerEvent } from '../../packages/core/src/scheduler/state.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { groupJob, managementCall, ready, reportAllocs, withWorker } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
@@ -41,8 +41,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
   let root: string;
   let writer: string;
   let worker: EvaluationWorker;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
   const report = (node: Registered, allocs: Array<{ ID: string; ClientStatus: string }>) =>
     reportAllocs(h, node, allocs);
   /** A batch job placed on `node` and run to completion: its allocations reported complete, the job dead. */
@@ -82,9 +81,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
   let node: Registered;
 
   beforeAll(async () => {
-    h = await startScheduler();
-    ({ root, writer } = await nodeTokens(h));
-    worker = new EvaluationWorker(h.scheduler);
+    ({ h, root, writer, worker } = await withWorker(await startScheduler()));
     ({ node } = await registerNode(h, writer, { NodePool: 'gc' }));
     await ready(h, node);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { groupJob, managementCall, ready, reportAllocs, withWorker } from '../support/cluster-allocations.ts';
+import { registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 type Registered = Awaited<ReturnType<typeof registerNode>>['node'];
@@ -26,8 +26,7 @@ describe('job summaries, kept with the writes they count (DynamoDB Local)', () =
   let root: string;
   let writer: string;
   let worker: EvaluationWorker;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
   /** The summary as the route answers it, checked against the stored item and the jobs list's stub. */
   const summaryOf = async (job: string) => {
     const out = await mgmt('GET', `/v1/job/${encodeURIComponent(job)}/summary`);
@@ -43,9 +42,7 @@ describe('job summaries, kept with the writes they count (DynamoDB Local)', () =
     reportAllocs(h, node, allocs);
 
   beforeAll(async () => {
-    h = await startScheduler();
-    ({ root, writer } = await nodeTokens(h));
-    worker = new EvaluationWorker(h.scheduler);
+    ({ h, root, writer, worker } = await withWorker(await startScheduler()));
   });
   afterAll(() => h.close());
 

@@ -8,9 +8,9 @@
  * evicts a lower-priority allocation for the GPU it holds (Nomad's PreemptForDevice).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { managementCall, ready, webJob, withWorker } from '../support/cluster-allocations.ts';
+import { registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 const configPath = '/v1/operator/scheduler/configuration';
@@ -37,8 +37,7 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
   let root: string;
   let writer: string;
   let worker: EvaluationWorker;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
   const allocsOf = (id: string) => h.scheduler.allocations.ofJob('default', id);
 
   /** A ready node in its own pool, filled by a priority-20 service job's one allocation (3800 of 3900 MHz). */
@@ -55,9 +54,7 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
   };
 
   beforeAll(async () => {
-    h = await startScheduler();
-    ({ root, writer } = await nodeTokens(h));
-    worker = new EvaluationWorker(h.scheduler);
+    ({ h, root, writer, worker } = await withWorker(await startScheduler()));
   });
   afterAll(() => h.close());
 

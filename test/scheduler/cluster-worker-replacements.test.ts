@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredAllocation } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { groupJob, ready } from '../support/cluster-allocations.ts';
-import { clientNode, nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { groupJob, managementCall, ready, withWorker } from '../support/cluster-allocations.ts';
+import { clientNode, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 type Registered = Awaited<ReturnType<typeof registerNode>>['node'];
@@ -25,8 +25,7 @@ describe('the evaluation worker: in-place updates checked on their node, replace
   let root: string;
   let writer: string;
   let worker: EvaluationWorker;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
   const allocsOf = async (job: string) =>
     (await h.scheduler.allocations.ofJob('default', job)).sort((a, b) => a.CreateIndex - b.CreateIndex);
   const submit = async (job: Record<string, unknown>) => {
@@ -50,9 +49,7 @@ describe('the evaluation worker: in-place updates checked on their node, replace
   };
 
   beforeAll(async () => {
-    h = await startScheduler();
-    ({ root, writer } = await nodeTokens(h));
-    worker = new EvaluationWorker(h.scheduler);
+    ({ h, root, writer, worker } = await withWorker(await startScheduler()));
   });
   afterAll(() => h.close());
 

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { StoredAllocation } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { type Plan, PlanApplier } from '../../packages/core/src/scheduler/cluster/evaluations/plan-apply.ts';
+import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { nodeTokens, registerNode } from './cluster-nodes.ts';
 import type { SchedulerService } from './scheduler-harness.ts';
 
 /** A minimal JSON job as a user sends it: everything else is Nomad's default. */
@@ -170,3 +172,14 @@ export async function reportAllocs(
   expect(out.status).toBe(200);
   return out.body.Index as number;
 }
+
+/** `h` with its management token, a `node:write` token and an evaluation worker: where a cluster suite starts. */
+export async function withWorker<H extends SchedulerService>(h: H) {
+  const { root, writer } = await nodeTokens(h);
+  return { h, root, writer, worker: new EvaluationWorker(h.scheduler) };
+}
+
+/** A call as the management token, both read when called (a suite sets them in `beforeAll`). */
+export const managementCall =
+  (session: () => { h: SchedulerService; root: string }) => (method: string, path: string, body?: unknown) =>
+    session().h.call(method, path, { token: session().root, ...(body === undefined ? {} : { body }) });

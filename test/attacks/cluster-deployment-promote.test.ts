@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { ready } from '../support/cluster-allocations.ts';
+import { attackCalls } from '../support/cluster-attacks.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
@@ -38,15 +39,7 @@ describe('attack: promote and allocation health past their grants', () => {
   let otherA: string;
   let deploymentB: string;
   const nodes: Array<{ ID: string; SecretID: string }> = [];
-  const as = (token: string | undefined) => (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
-
-  async function tokenWith(rules: string): Promise<string> {
-    const name = `p-${Math.random().toString(36).slice(2, 10)}`;
-    expect((await h.call('POST', `/v1/acl/policy/${name}`, { token: root, body: { Rules: rules } })).status).toBe(200);
-    return (await h.call('POST', '/v1/acl/token', { token: root, body: { Type: 'client', Policies: [name] } })).body
-      .SecretID as string;
-  }
+  const { as, tokenWith } = attackCalls(() => ({ h, root }));
 
   /** The call is refused with `status` and `text`, and the state's index does not move. */
   async function refused(

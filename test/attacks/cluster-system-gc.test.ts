@@ -12,8 +12,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { webJob, withReadyNode } from '../support/cluster-allocations.ts';
+import { attackCalls } from '../support/cluster-attacks.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 describe('attack: the garbage collection and summary reconciliation without management', () => {
@@ -22,25 +22,13 @@ describe('attack: the garbage collection and summary reconciliation without mana
   let wide: string;
   let scoped: string;
   let node: { ID: string; SecretID: string };
-  const as = (token: string | undefined) => (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
-
-  async function tokenWith(rules: string): Promise<string> {
-    const name = `p-${Math.random().toString(36).slice(2, 10)}`;
-    expect((await h.call('POST', `/v1/acl/policy/${name}`, { token: root, body: { Rules: rules } })).status).toBe(200);
-    return (await h.call('POST', '/v1/acl/token', { token: root, body: { Type: 'client', Policies: [name] } })).body
-      .SecretID as string;
-  }
+  const { as, tokenWith, refused } = attackCalls(() => ({ h, root }));
 
   const jobThere = async () => (await as(root)('GET', '/v1/job/done')).status === 200;
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();
-    const tokens = await nodeTokens(h);
-    root = tokens.root;
-    const registered = await registerNode(h, tokens.writer);
-    node = registered.node as unknown as { ID: string; SecretID: string };
-    await ready(h, node);
+    ({ root, node } = await withReadyNode(h));
     const job = webJob('done', {
       Type: 'batch',
       TaskGroups: [
@@ -80,12 +68,9 @@ describe('attack: the garbage collection and summary reconciliation without mana
     expect(summary).toBeDefined();
     for (const token of [undefined, wide, scoped, node.SecretID]) {
       for (const path of ['/v1/system/gc', '/v1/system/reconcile/summaries']) {
-        const before = await h.scheduler.state.currentIndex();
-        const out = await as(token)('PUT', path);
         // A node's SecretID is no ACL token at all.
         const text = token === node.SecretID ? 'ACL token not found' : 'Permission denied';
-        expect([out.status, out.text]).toEqual([403, text]);
-        expect(await h.scheduler.state.currentIndex()).toBe(before);
+        await refused(() => as(token)('PUT', path), 403, text);
       }
     }
     expect(await jobThere()).toBe(true);

@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { groupJob, ready, reportAllocs, withReadyNode } from '../support/cluster-allocations.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 const updatingJob = (id: string, update: Record<string, unknown>) =>
@@ -53,11 +52,7 @@ describe('a deployment’s end sets its job’s status in the same write (in mem
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();
-    const tokens = await nodeTokens(h);
-    root = tokens.root;
-    const registered = await registerNode(h, tokens.writer);
-    node = registered.node as unknown as { ID: string; SecretID: string };
-    await ready(h, node);
+    ({ root, node } = await withReadyNode(h));
     worker = new EvaluationWorker(h.scheduler);
   });
   afterAll(() => h.close());

@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredAllocation } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { groupJob, ready, reportAllocs } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { groupJob, reportAllocs, withReadyNode } from '../support/cluster-allocations.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /** A service job of group `web` running `command` under the update block `update`. */
@@ -62,11 +61,7 @@ describe('deployments finish: health, the watcher, promote and allocation-health
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();
-    const tokens = await nodeTokens(h);
-    root = tokens.root;
-    const registered = await registerNode(h, tokens.writer);
-    node = registered.node as unknown as { ID: string; SecretID: string };
-    await ready(h, node);
+    ({ root, node } = await withReadyNode(h));
     worker = new EvaluationWorker(h.scheduler);
   });
   afterAll(() => h.close());

@@ -173,6 +173,14 @@ export async function reportAllocs(
   return out.body.Index as number;
 }
 
+/** The management token and one registered, ready node of the default pool on `h`. */
+export async function withReadyNode(h: SchedulerService) {
+  const tokens = await nodeTokens(h);
+  const { node } = await registerNode(h, tokens.writer);
+  await ready(h, node);
+  return { root: tokens.root, writer: tokens.writer, node };
+}
+
 /** `h` with its management token, a `node:write` token and an evaluation worker: where a cluster suite starts. */
 export async function withWorker<H extends SchedulerService>(h: H) {
   const { root, writer } = await nodeTokens(h);

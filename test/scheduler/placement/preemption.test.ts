@@ -48,20 +48,17 @@ describe('the preemption choice (pure)', () => {
     diskMB: allocs.reduce((sum, alloc) => sum + alloc.AllocatedResources.Shared.DiskMB, 0),
   });
   const job = { ID: 'sys', Namespace: 'default', Priority: 90 };
+  type Choice = Parameters<typeof preemptFor>[0];
+  /** The choice on `node` among `allocs` (using what they hold) for `ask`, by the priority-90 job `sys`. */
+  const choose = (allocs: Allocation[], ask: Choice['ask'], overrides: Partial<Choice> = {}) =>
+    preemptFor({ capacity, used: usedBy(allocs), allocs, ask, job, priorityOf, ...overrides });
 
   it('takes the lowest priority first, the closest in size, and only as many as the ask needs', () => {
     const small = makeAlloc(low, 'web', node, { cpu: 500, memoryMB: 1000, diskMB: 0 });
     const exact = makeAlloc(low, 'web', node, { cpu: 1000, memoryMB: 2000, diskMB: 0 });
     const big = makeAlloc(mid, 'web', node, { cpu: 2500, memoryMB: 5000, diskMB: 0 });
     const allocs = [small, exact, big];
-    const chosen = preemptFor({
-      capacity,
-      used: usedBy(allocs),
-      allocs,
-      ask: { cpu: 1000, memoryMB: 2000, diskMB: 0 },
-      job,
-      priorityOf,
-    });
+    const chosen = choose(allocs, { cpu: 1000, memoryMB: 2000, diskMB: 0 });
     // Free: 0 CPU, 192 MB. The priority-20 group first; `exact` is at distance 0 and covers the ask alone.
     expect(chosen?.map((alloc) => alloc.ID)).toEqual([exact.ID]);
   });
@@ -70,14 +67,7 @@ describe('the preemption choice (pure)', () => {
     const small = makeAlloc(low, 'web', node, { cpu: 500, memoryMB: 1000, diskMB: 0 });
     const big = makeAlloc(mid, 'web', node, { cpu: 3500, memoryMB: 7000, diskMB: 0 });
     const allocs = [small, big];
-    const chosen = preemptFor({
-      capacity,
-      used: usedBy(allocs),
-      allocs,
-      ask: { cpu: 2000, memoryMB: 4000, diskMB: 0 },
-      job,
-      priorityOf,
-    });
+    const chosen = choose(allocs, { cpu: 2000, memoryMB: 4000, diskMB: 0 });
     // `small` (priority 20) is taken first but does not cover; `big` (40) does. Trimmed farthest-first from the
     // ask: `small` is at distance √(0.75²+0.75²) ≈ 1.06, `big` at √(0.75²+0.75²) too; the stable order keeps `small`
     // first, which alone does not cover, so both stay.
@@ -92,41 +82,18 @@ describe('the preemption choice (pure)', () => {
     const unknown = makeAlloc(makeJob({ ID: 'unknown' }), 'web', node, { cpu: 4000, memoryMB: 8192, diskMB: 0 });
     const own = makeAlloc({ ID: 'sys', Namespace: 'default' }, 'web', node, { cpu: 4000, memoryMB: 8192, diskMB: 0 });
     for (const alloc of [nearAlloc, unknown, own])
-      expect(
-        preemptFor({
-          capacity,
-          used: usedBy([alloc]),
-          allocs: [alloc],
-          ask: { cpu: 100, memoryMB: 100, diskMB: 0 },
-          job,
-          priorityOf,
-        }),
-      ).toBeNull();
+      expect(choose([alloc], { cpu: 100, memoryMB: 100, diskMB: 0 })).toBeNull();
     // Priority 80 against 90: a gap of exactly 10 is enough (Nomad skips only a gap below 10).
     const eighty = makeAlloc(makeJob({ ID: 'eighty' }), 'web', node, { cpu: 4000, memoryMB: 8192, diskMB: 0 });
     expect(
-      preemptFor({
-        capacity,
-        used: usedBy([eighty]),
-        allocs: [eighty],
-        ask: { cpu: 100, memoryMB: 100, diskMB: 0 },
-        job,
-        priorityOf: () => 80,
-      })?.map((alloc) => alloc.ID),
+      choose([eighty], { cpu: 100, memoryMB: 100, diskMB: 0 }, { priorityOf: () => 80 })?.map((alloc) => alloc.ID),
     ).toEqual([eighty.ID]);
   });
 
   it('answers null when evicting every candidate still does not make room', () => {
     const alloc = makeAlloc(low, 'web', node, { cpu: 1000, memoryMB: 1000, diskMB: 0 });
     expect(
-      preemptFor({
-        capacity,
-        used: { cpu: 4000, memoryMB: 8192, diskMB: 0 },
-        allocs: [alloc],
-        ask: { cpu: 2000, memoryMB: 100, diskMB: 0 },
-        job,
-        priorityOf,
-      }),
+      choose([alloc], { cpu: 2000, memoryMB: 100, diskMB: 0 }, { used: { cpu: 4000, memoryMB: 8192, diskMB: 0 } }),
     ).toBeNull();
   });
 

@@ -52,6 +52,16 @@ describe('attack: the scheduler configuration and preemption past a token’s ri
   let operatorReader: string;
   let teamB: string;
   const { as, tokenWith, refused } = attackCalls(() => ({ h, root }));
+  /** The management token turns the rejection of job registrations on or off (system preemption as before). */
+  const rejectRegistrations = async (reject: boolean) =>
+    expect(
+      (
+        await as(root)('PUT', configPath, {
+          RejectJobRegistration: reject,
+          PreemptionConfig: { SystemSchedulerEnabled: true },
+        })
+      ).body.Updated,
+    ).toBe(true);
 
   beforeAll(async () => {
     ({ h, root } = await teamsHarness());
@@ -81,14 +91,7 @@ describe('attack: the scheduler configuration and preemption past a token’s ri
   it('while registrations are rejected, a namespace writer registers and dispatches nothing; management still can', async () => {
     const parameterized = { ...job('param', 'batch', 50, 100), ParameterizedJob: {} };
     expect((await as(root)('PUT', '/v1/jobs?namespace=team-b', { Job: parameterized })).status).toBe(200);
-    expect(
-      (
-        await as(root)('PUT', configPath, {
-          RejectJobRegistration: true,
-          PreemptionConfig: { SystemSchedulerEnabled: true },
-        })
-      ).body.Updated,
-    ).toBe(true);
+    await rejectRegistrations(true);
     const disabled = 'Job registration, dispatch, and scale are disabled by the scheduler configuration';
     await refused(
       as(teamB)('PUT', '/v1/jobs?namespace=team-b', { Job: job('blocked', 'service', 50, 100) }),
@@ -106,14 +109,7 @@ describe('attack: the scheduler configuration and preemption past a token’s ri
     await refused(as(operatorReader)('PUT', '/v1/jobs?namespace=team-b', { Job: job('blocked', 'service', 50, 100) }));
     const management = await as(root)('PUT', '/v1/jobs?namespace=team-b', { Job: job('allowed', 'service', 50, 100) });
     expect(management.status).toBe(200);
-    expect(
-      (
-        await as(root)('PUT', configPath, {
-          RejectJobRegistration: false,
-          PreemptionConfig: { SystemSchedulerEnabled: true },
-        })
-      ).body.Updated,
-    ).toBe(true);
+    await rejectRegistrations(false);
     expect(
       (await as(teamB)('PUT', '/v1/jobs?namespace=team-b', { Job: job('later', 'service', 50, 100) })).status,
     ).toBe(200);

@@ -27,8 +27,7 @@ describe('attack: the garbage collection and summary reconciliation without mana
   const jobThere = async () => (await as(root)('GET', '/v1/job/done')).status === 200;
 
   beforeAll(async () => {
-    h = await startSchedulerInMemory();
-    ({ root, node } = await withReadyNode(h));
+    ({ h, root, node } = await withReadyNode(await startSchedulerInMemory()));
     const job = webJob('done', {
       Type: 'batch',
       TaskGroups: [

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { groupJob, ready, reportAllocs, withReadyNode } from '../support/cluster-allocations.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { groupJob, managementCall, ready, reportAllocs, withReadyNode } from '../support/cluster-allocations.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 const updatingJob = (id: string, update: Record<string, unknown>) =>
@@ -18,8 +18,7 @@ describe('a deployment’s end sets its job’s status in the same write (in mem
   let root: string;
   let node: { ID: string; SecretID: string };
   let worker: EvaluationWorker;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
 
   /** A job placed under an active deployment whose one allocation then completed: `running` by its deployment. */
   async function endedUnderDeployment(id: string, update: Record<string, unknown>): Promise<string> {
@@ -51,9 +50,7 @@ describe('a deployment’s end sets its job’s status in the same write (in mem
   }
 
   beforeAll(async () => {
-    h = await startSchedulerInMemory();
-    ({ root, node } = await withReadyNode(h));
-    worker = new EvaluationWorker(h.scheduler);
+    ({ h, root, node, worker } = await withReadyNode(await startSchedulerInMemory()));
   });
   afterAll(() => h.close());
 

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredAllocation } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { groupJob, reportAllocs, withReadyNode } from '../support/cluster-allocations.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { groupJob, managementCall, reportAllocs, withReadyNode } from '../support/cluster-allocations.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 /** A service job of group `web` running `command` under the update block `update`. */
@@ -20,8 +20,7 @@ describe('deployments finish: health, the watcher, promote and allocation-health
   let root: string;
   let node: { ID: string; SecretID: string };
   let worker: EvaluationWorker;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
 
   /** The node reports these allocations running with this health. */
   function report(allocs: StoredAllocation[], healthy: boolean | null): Promise<number> {
@@ -60,9 +59,7 @@ describe('deployments finish: health, the watcher, promote and allocation-health
     (await h.scheduler.state.eventsAfter(index)).flatMap((batch) => batch.events);
 
   beforeAll(async () => {
-    h = await startSchedulerInMemory();
-    ({ root, node } = await withReadyNode(h));
-    worker = new EvaluationWorker(h.scheduler);
+    ({ h, root, node, worker } = await withReadyNode(await startSchedulerInMemory()));
   });
   afterAll(() => h.close());
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
-import { hostNetworkResources, nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { webJob, withReadyNode } from '../support/cluster-allocations.ts';
+import { hostNetworkResources } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 type Json = Record<string, unknown>;
@@ -53,12 +53,9 @@ describe('a job’s networks, canonicalised as Nomad’s', () => {
   };
 
   beforeAll(async () => {
-    h = await startSchedulerInMemory();
-    const tokens = await nodeTokens(h);
-    root = tokens.root;
-    worker = new EvaluationWorker(h.scheduler);
-    const { node } = await registerNode(h, tokens.writer, { NodeResources: hostNetworkResources() });
-    await ready(h, node);
+    ({ h, root, worker } = await withReadyNode(await startSchedulerInMemory(), {
+      NodeResources: hostNetworkResources(),
+    }));
   });
   afterAll(() => h.close());
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
-import { hostNetworkResources, nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { webJob, withReadyNode } from '../support/cluster-allocations.ts';
+import { hostNetworkResources, type registerNode } from '../support/cluster-nodes.ts';
 import { serviceRegistrationFields } from '../support/nomad-fields.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
@@ -27,12 +27,9 @@ describe('Nomad’s omitted-empty JSON fields', () => {
   };
 
   beforeAll(async () => {
-    h = await startSchedulerInMemory();
-    const tokens = await nodeTokens(h);
-    root = tokens.root;
-    worker = new EvaluationWorker(h.scheduler);
-    ({ node } = await registerNode(h, tokens.writer, { NodeResources: hostNetworkResources() }));
-    await ready(h, node);
+    ({ h, root, worker, node } = await withReadyNode(await startSchedulerInMemory(), {
+      NodeResources: hostNetworkResources(),
+    }));
     const job = webJob('omit', {
       TaskGroups: [
         {

@@ -173,14 +173,6 @@ export async function reportAllocs(
   return out.body.Index as number;
 }
 
-/** The management token and one registered, ready node of the default pool on `h`. */
-export async function withReadyNode(h: SchedulerService) {
-  const tokens = await nodeTokens(h);
-  const { node } = await registerNode(h, tokens.writer);
-  await ready(h, node);
-  return { root: tokens.root, writer: tokens.writer, node };
-}
-
 /** `h` with its management token, a `node:write` token and an evaluation worker: where a cluster suite starts. */
 export async function withWorker<H extends SchedulerService>(h: H) {
   const { root, writer } = await nodeTokens(h);
@@ -191,3 +183,11 @@ export async function withWorker<H extends SchedulerService>(h: H) {
 export const managementCall =
   (session: () => { h: SchedulerService; root: string }) => (method: string, path: string, body?: unknown) =>
     session().h.call(method, path, { token: session().root, ...(body === undefined ? {} : { body }) });
+
+/** `withWorker`, and one node registered (with `overrides`) and ready. */
+export async function withReadyNode<H extends SchedulerService>(h: H, overrides: Record<string, unknown> = {}) {
+  const session = await withWorker(h);
+  const { node } = await registerNode(h, session.writer, overrides);
+  await ready(h, node);
+  return { ...session, node };
+}

@@ -39,6 +39,38 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
   let worker: EvaluationWorker;
   const mgmt = managementCall(() => ({ h, root }));
   const allocsOf = (id: string) => h.scheduler.allocations.ofJob('default', id);
+  /**
+   * `placed` evicted allocation `evictedId` in one write after index `before`: the evicted one marked, at the index
+   * that created `placed`, and that write's PlanResult events those of both and of the evicted job's preemption
+   * evaluation. The evicted allocation as stored, and that evaluation.
+   */
+  const evictedInOneWrite = async (
+    placed: { ID: string; CreateIndex: number } | undefined,
+    evictedId: string,
+    before: number,
+  ) => {
+    const evicted = await h.scheduler.allocations.get(evictedId);
+    expect(evicted).toMatchObject({
+      DesiredStatus: 'evict',
+      DesiredDescription: `Preempted by alloc ID ${placed?.ID}`,
+      PreemptedByAllocation: placed?.ID,
+    });
+    expect(evicted?.ModifyIndex).toBe(placed?.CreateIndex);
+    const events = (await h.scheduler.state.eventsAfter(before + 1)).flatMap((batch) => batch.events);
+    const planResult = events.filter((event) => event.Type === 'PlanResult');
+    expect(planResult.map((event) => [event.Topic, event.Key]).sort()).toEqual(
+      [
+        ['Allocation', placed?.ID],
+        ['Allocation', evictedId],
+        ['Evaluation', expect.any(String)],
+      ].sort(),
+    );
+    const evaluation = planResult.find((event) => event.Topic === 'Evaluation')?.Payload.Evaluation as Record<
+      string,
+      unknown
+    >;
+    return { evicted, evaluation };
+  };
 
   /** A ready node in its own pool, filled by a priority-20 service job's one allocation (3800 of 3900 MHz). */
   const fullNode = async (pool: string) => {
@@ -166,28 +198,9 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
 
     const [placed] = await allocsOf('agent');
     expect(placed).toMatchObject({ NodeID: node.ID, DesiredStatus: 'run', PreemptedAllocations: [alloc.ID] });
-    const evicted = await h.scheduler.allocations.get(alloc.ID);
-    expect(evicted).toMatchObject({
-      DesiredStatus: 'evict',
-      DesiredDescription: `Preempted by alloc ID ${placed?.ID}`,
-      PreemptedByAllocation: placed?.ID,
-    });
     // The placement and the eviction are one write: one index, the PlanResult events of both, and the preempted
     // job's evaluation.
-    expect(evicted?.ModifyIndex).toBe(placed?.CreateIndex);
-    const events = (await h.scheduler.state.eventsAfter(before + 1)).flatMap((batch) => batch.events);
-    const planResult = events.filter((event) => event.Type === 'PlanResult');
-    expect(planResult.map((event) => [event.Topic, event.Key]).sort()).toEqual(
-      [
-        ['Allocation', placed?.ID],
-        ['Allocation', alloc.ID],
-        ['Evaluation', expect.any(String)],
-      ].sort(),
-    );
-    const evaluation = planResult.find((event) => event.Topic === 'Evaluation')?.Payload.Evaluation as Record<
-      string,
-      unknown
-    >;
+    const { evicted, evaluation } = await evictedInOneWrite(placed, alloc.ID, before);
     expect(evaluation).toMatchObject({
       JobID: filler,
       TriggeredBy: 'preemption',
@@ -381,26 +394,7 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
     expect(placed?.AllocatedResources?.Tasks.t?.Devices).toEqual([
       { Vendor: 'nvidia', Type: 'gpu', Name: 't4', DeviceIDs: ['GPU-1'] },
     ]);
-    const evicted = await h.scheduler.allocations.get(holder?.ID as string);
-    expect(evicted).toMatchObject({
-      DesiredStatus: 'evict',
-      DesiredDescription: `Preempted by alloc ID ${placed?.ID}`,
-      PreemptedByAllocation: placed?.ID,
-    });
-    expect(evicted?.ModifyIndex).toBe(placed?.CreateIndex);
-    const events = (await h.scheduler.state.eventsAfter(before + 1)).flatMap((batch) => batch.events);
-    const planResult = events.filter((event) => event.Type === 'PlanResult');
-    expect(planResult.map((event) => [event.Topic, event.Key]).sort()).toEqual(
-      [
-        ['Allocation', placed?.ID],
-        ['Allocation', holder?.ID],
-        ['Evaluation', expect.any(String)],
-      ].sort(),
-    );
-    const evaluation = planResult.find((event) => event.Topic === 'Evaluation')?.Payload.Evaluation as Record<
-      string,
-      unknown
-    >;
+    const { evaluation } = await evictedInOneWrite(placed, holder?.ID as string, before);
     expect(evaluation).toMatchObject({ JobID: 'gpu-holder', TriggeredBy: 'preemption', Priority: 20 });
     // The evicted job's evaluation runs: one GPU is left, it asks two, so it blocks.
     expect((await worker.runDue()).get(evaluation.ID as string)).toBe('blocked');

@@ -19,7 +19,7 @@ import { SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK, jobPk } from '../../packages/
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { ready } from '../support/cluster-allocations.ts';
 import { attackCalls, teamsHarness } from '../support/cluster-attacks.ts';
-import { registerNode } from '../support/cluster-nodes.ts';
+import { gpuResources, registerNode } from '../support/cluster-nodes.ts';
 import type { SchedulerService } from '../support/scheduler-harness.ts';
 
 const configPath = '/v1/operator/scheduler/configuration';
@@ -159,27 +159,7 @@ describe('attack: the scheduler configuration and preemption past a token’s ri
   });
   it('a team-b writer cannot take a team-a allocation’s GPU past Nomad’s rules; only the allowed eviction happens', async () => {
     const writer = await tokenWith('node { policy = "write" }');
-    const gpus = {
-      Cpu: { CpuShares: 4000, TotalCpuCores: 2, ReservableCpuCores: [0, 1] },
-      Memory: { MemoryMB: 4096 },
-      Disk: { DiskMB: 20_000 },
-      Networks: [],
-      NodeNetworks: [],
-      Devices: [
-        {
-          Vendor: 'nvidia',
-          Type: 'gpu',
-          Name: 't4',
-          Instances: [
-            { ID: 'GPU-1', Healthy: true },
-            { ID: 'GPU-2', Healthy: true },
-          ],
-        },
-      ],
-      MinDynamicPort: 20_000,
-      MaxDynamicPort: 32_000,
-    };
-    const { node } = await registerNode(h, writer, { NodePool: 'gpu', NodeResources: gpus });
+    const { node } = await registerNode(h, writer, { NodePool: 'gpu', NodeResources: gpuResources() });
     await ready(h, node);
     const worker = new EvaluationWorker(h.scheduler);
     const withGpu = (device: Record<string, unknown>) => (spec: ReturnType<typeof job>) => {

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { managementCall, ready, webJob, withWorker } from '../support/cluster-allocations.ts';
-import { registerNode } from '../support/cluster-nodes.ts';
+import { gpuResources, registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 const configPath = '/v1/operator/scheduler/configuration';
@@ -328,26 +328,7 @@ describe('preemption and the scheduler configuration (DynamoDB Local)', () => {
   it('a system job evicts a lower-priority allocation for the GPU it holds: store, events, preemption evaluation', async () => {
     const { node } = await registerNode(h, writer, {
       NodePool: 'gpu',
-      NodeResources: {
-        Cpu: { CpuShares: 4000, TotalCpuCores: 2, ReservableCpuCores: [0, 1] },
-        Memory: { MemoryMB: 4096 },
-        Disk: { DiskMB: 20_000 },
-        Networks: [],
-        NodeNetworks: [],
-        Devices: [
-          {
-            Vendor: 'nvidia',
-            Type: 'gpu',
-            Name: 't4',
-            Instances: [
-              { ID: 'GPU-1', Healthy: true },
-              { ID: 'GPU-2', Healthy: true },
-            ],
-          },
-        ],
-        MinDynamicPort: 20_000,
-        MaxDynamicPort: 32_000,
-      },
+      NodeResources: gpuResources(),
     });
     await ready(h, node);
     const gpuJob = (id: string, type: string, priority: number, count: number) =>

@@ -43,14 +43,12 @@ export function clientNode(overrides: Record<string, unknown> = {}): Record<stri
 }
 
 /**
- * A client's resources with one host network (`eth0`, 10.0.0.7, address alias `default`) and Nomad's dynamic port
- * range: a node that can take jobs asking for ports.
+ * A client's resources as `clientNode` registers them, with one host network (`eth0`, 10.0.0.7, address alias
+ * `default`): a node that can take jobs asking for ports.
  */
 export function hostNetworkResources(): Record<string, unknown> {
   return {
-    Cpu: { CpuShares: 4000, TotalCpuCores: 2, ReservableCpuCores: [0, 1] },
-    Memory: { MemoryMB: 4096 },
-    Disk: { DiskMB: 20_000 },
+    ...(clientNode().NodeResources as Record<string, unknown>),
     Networks: [{ Mode: 'host', Device: 'eth0', CIDR: '10.0.0.7/32', IP: '10.0.0.7', MBits: 1000 }],
     NodeNetworks: [
       {
@@ -60,9 +58,24 @@ export function hostNetworkResources(): Record<string, unknown> {
         Addresses: [{ Family: 'ipv4', Alias: 'default', Address: '10.0.0.7', ReservedPorts: '', Gateway: '' }],
       },
     ],
-    Devices: [],
-    MinDynamicPort: 20_000,
-    MaxDynamicPort: 32_000,
+  };
+}
+
+/** A client's resources as `clientNode` registers them, with two healthy NVIDIA T4 GPUs (`GPU-1`, `GPU-2`). */
+export function gpuResources(): Record<string, unknown> {
+  return {
+    ...(clientNode().NodeResources as Record<string, unknown>),
+    Devices: [
+      {
+        Vendor: 'nvidia',
+        Type: 'gpu',
+        Name: 't4',
+        Instances: [
+          { ID: 'GPU-1', Healthy: true },
+          { ID: 'GPU-2', Healthy: true },
+        ],
+      },
+    ],
   };
 }
 

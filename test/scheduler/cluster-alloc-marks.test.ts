@@ -4,9 +4,9 @@ import { Allocations } from '../../packages/core/src/scheduler/cluster/allocatio
 import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
 import { Scheduler } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { readSnapshot } from '../../packages/core/src/scheduler/worker/decide.ts';
-import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
+import { groupJob, managementCall, withReadyNode } from '../support/cluster-allocations.ts';
+import type { registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 /**
@@ -16,36 +16,18 @@ import { type SchedulerHarness, startScheduler } from '../support/scheduler-harn
  * collection's delete, a write that forgot the mark.
  */
 const job = (id: string, count: number, type = 'service') =>
-  webJob(id, {
-    Type: type,
-    TaskGroups: [
-      {
-        Name: 'web',
-        Count: count,
-        Tasks: [
-          {
-            Name: 'server',
-            Driver: 'raw_exec',
-            Config: { command: 'true' },
-            Resources: { CPU: 100, MemoryMB: 64 },
-          },
-        ],
-      },
-    ],
-  });
+  groupJob(id, { count, command: 'true', cpu: 100, memoryMB: 64 }, { Type: type });
 
 type Registered = Awaited<ReturnType<typeof registerNode>>['node'];
 
 describe('the allocation mark: every write of allocations moves it, and a held snapshot sees the change (DynamoDB Local)', () => {
   let h: SchedulerHarness;
   let root: string;
-  let writer: string;
   let node: Registered;
   let worker: EvaluationWorker;
   /** A second process over the same table: its own verified caches. */
   let other: Scheduler;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
   const beat = async () => (await h.scheduler.nodes.beat(node.ID)) ?? expect.fail('no beat');
   /** What a process's snapshot holds of the node's allocations now (terminal ones too), read as the snapshot reads. */
   const held = async (scheduler: Scheduler) =>
@@ -58,11 +40,7 @@ describe('the allocation mark: every write of allocations moves it, and a held s
   };
 
   beforeAll(async () => {
-    h = await startScheduler();
-    ({ root, writer } = await nodeTokens(h));
-    ({ node } = await registerNode(h, writer));
-    await ready(h, node);
-    worker = new EvaluationWorker(h.scheduler);
+    ({ h, root, node, worker } = await withReadyNode(await startScheduler()));
     other = new Scheduler(h.core);
   });
   afterAll(() => h.close());

@@ -191,6 +191,32 @@ describe('device preemption in placement (Nomad’s preemption_test.go device ca
     expect(grantedIds(result)).toEqual(['dev0', 'dev1']);
   });
 
+  it('the cores an allocation evicted for its device reserved are free for the placement’s cores', async () => {
+    const node = deviceNode(); // 4 cores of 1,000 MHz
+    const holder = holding(low, node, on1080, gpu1080, { cpu: 3000 });
+    const pinned = holder.AllocatedResources.Tasks.main;
+    if (pinned) pinned.Cpu.ReservedCores = [0, 1, 2];
+    const job = makeJob({
+      ID: 'pinned',
+      Type: 'system',
+      Priority: 100,
+      TaskGroups: [
+        {
+          Name: 'train',
+          Count: 1,
+          Tasks: [
+            task('t', 100, 512, {
+              Resources: { Cores: 2, MemoryMB: 512, Devices: [{ Name: 'nvidia/gpu/1080ti', Count: 1 }] },
+            }),
+          ],
+        },
+      ],
+    });
+    const result = await placeOn(node, [holder], job);
+    expect(evictedIds(result)).toEqual([holder.ID]);
+    expect(result.placements[0]?.resources.Tasks.t?.Cpu).toEqual({ CpuShares: 2000, ReservedCores: [0, 1] });
+  });
+
   it('a service job evicts for a device only once enabled, after a first pass without, and scores it', async () => {
     const node = deviceNode();
     const holder = holding(low, node, on1080, gpu1080);

@@ -226,7 +226,14 @@ export class Ranker {
     let cores: RankedNode['cores'] = null;
     let coresCpu = 0;
     if (group.cores > 0) {
-      const consumed = this.proposed.consumedCores(state);
+      // The cores of the allocations evicted for ports or devices are free again (Nomad selects from `proposed`).
+      let consumed = this.proposed.consumedCores(state);
+      if (evictions.length > 0) {
+        consumed = new Set(consumed);
+        for (const alloc of evictions)
+          for (const task of Object.values(alloc.AllocatedResources?.Tasks ?? {}))
+            for (const core of task.Cpu?.ReservedCores ?? []) consumed.delete(core);
+      }
       const available = reservableCores(node).filter((core) => !consumed.has(core));
       if (available.length < group.cores) {
         metrics.exhaustedNode(node, 'cores');

@@ -7,13 +7,17 @@
  * They try: bcrypt at cost 31 (Go's maximum: days of CPU) or at a cost inside Go's range but over this service's
  * allowance, hidden inside `can()`/`try()`; many cheap hashes, in one expression or spread over many attributes and
  * locals; `rsadecrypt` with a huge key (40,000 bits), a large key whose parts disagree, a key with a prime of 1, a
- * truncated or garbage PEM, hundreds of kilobytes of base64, and thousands of decryptions.
+ * truncated or garbage PEM, hundreds of kilobytes of base64, and thousands of decryptions; bcrypt with arguments of
+ * every type and count (a seeded property; rsadecrypt is in job-parse-expressions-fuzz.test.ts).
  * They must never reach: a 500, a parse that runs for seconds (each refusal is decided by the allowance before the
  * hashing or the RSA operation starts), the parser stuck for the next caller, anything written. Each refusal is a 403
  * or a 400 naming the problem, the index unmoved.
  */
 import { constants, generateKeyPairSync, publicEncrypt, randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../packages/core/src/lib/errors.ts';
+import { evaluateString } from '../../packages/core/src/scheduler/cluster/job-parse/expressions.ts';
 import { maxCryptoWork } from '../../packages/core/src/scheduler/cluster/job-parse/hcl-crypto-allowance.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
@@ -188,5 +192,28 @@ describe('attack: bcrypt and rsadecrypt in a job file', () => {
     const out = await parse(jobWith({ a: `rsadecrypt("${ciphertext}", var.key)`, b: 'bcrypt("x", 4)' }));
     expect(out.status, out.text).toBe(200);
     expect(out.body.Meta.a).toBe('m');
+  });
+
+  it('bcrypt with arguments of every type and count (cheap costs only) is a value or a 400, never another exception', () => {
+    const args = ['"a"', '""', '4', '"5"', '2.5', '1e30', '-1e30', '32', '14', 'null', '[]', '{}', 'true', '[4]'];
+    const found: string[] = [];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...args), { maxLength: 3 }), fc.boolean(), (given, expand) => {
+        // A call left with one argument hashes at the default cost, 10: ~100 ms each, kept out of the property.
+        const last = given[given.length - 1];
+        const expanded = expand && last !== undefined ? ({ '[]': 0, '[4]': 1 } as Record<string, number>)[last] : 1;
+        fc.pre(given.length - 1 + (expanded ?? Number.NaN) !== 1);
+        const text = `\${bcrypt(${given.join(', ')}${expand && given.length > 0 ? '...' : ''})}`;
+        try {
+          const value = evaluateString(text, { variables: new Map(), locals: new Map() }, 'fuzz');
+          if (typeof value !== 'string' || !value.startsWith('$2a$')) found.push(`${text}: ${JSON.stringify(value)}`);
+        } catch (error) {
+          if (!(error instanceof DomainError) || error.kind !== 'invalid') found.push(`${text}: ${String(error)}`);
+        }
+        return true;
+      }),
+      { numRuns: 300, seed: 3 },
+    );
+    expect(found).toEqual([]);
   });
 });

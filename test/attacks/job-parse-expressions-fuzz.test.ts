@@ -178,6 +178,7 @@ const functions = [
   'can',
   'convert',
   'file',
+  'rsadecrypt',
 ];
 const args = [
   '1',
@@ -198,6 +199,8 @@ const args = [
   '"a,b\\n1,2"',
   '"{\\"a\\":1}"',
   '"(a"',
+  '"-----BEGIN RSA PRIVATE KEY-----\\nMAA=\\n-----END RSA PRIVATE KEY-----\\n"',
+  '"AAAA"',
   'true',
   'null',
   '[]',

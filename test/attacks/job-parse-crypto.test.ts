@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../packages/core/src/lib/errors.ts';
 import { evaluateString } from '../../packages/core/src/scheduler/cluster/job-parse/expressions.ts';
 import { maxCryptoWork } from '../../packages/core/src/scheduler/cluster/job-parse/hcl-crypto-allowance.ts';
+import { attackCalls } from '../support/cluster-attacks.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -73,13 +74,9 @@ describe('attack: bcrypt and rsadecrypt in a job file', () => {
   let root: string;
   const parse = (JobHCL: string, token = root) => h.call('POST', '/v1/jobs/parse', { token, body: { JobHCL } });
 
-  async function refused(call: Promise<{ status: number; text: string }>, status = 400): Promise<string> {
-    const before = await h.scheduler.state.currentIndex();
-    const out = await call;
-    expect(out.status, out.text).toBe(status);
-    expect(await h.scheduler.state.currentIndex()).toBe(before);
-    return out.text;
-  }
+  const calls = attackCalls(() => ({ h, root }));
+  /** A refusal (400 unless given) that writes nothing: its text. */
+  const refused = (call: Parameters<typeof calls.refused>[0], status = 400) => calls.refused(call, status);
 
   beforeAll(async () => {
     h = await startSchedulerInMemory();

@@ -16,7 +16,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxHclNesting, maxJobHclBytes } from '../../packages/core/src/scheduler/cluster/job-parse/parse-job.ts';
-import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
+import { attackCalls, teamsHarness } from '../support/cluster-attacks.ts';
+import type { SchedulerService } from '../support/scheduler-harness.ts';
 
 describe('attack: the HCL job parser', () => {
   let h: SchedulerService;
@@ -25,26 +26,10 @@ describe('attack: the HCL job parser', () => {
   const parse = (body: unknown, token = root, query = '') =>
     h.call('POST', `/v1/jobs/parse${query}`, { ...(token ? { token } : {}), body });
 
-  async function tokenWith(rules: string): Promise<string> {
-    const name = `p-${Math.random().toString(36).slice(2, 10)}`;
-    expect((await h.call('POST', `/v1/acl/policy/${name}`, { token: root, body: { Rules: rules } })).status).toBe(200);
-    const out = await h.call('POST', '/v1/acl/token', { token: root, body: { Type: 'client', Policies: [name] } });
-    return out.body.SecretID as string;
-  }
-
-  async function refused(call: Promise<{ status: number; text: string }>, status: number): Promise<string> {
-    const before = await h.scheduler.state.currentIndex();
-    const out = await call;
-    expect(out.status, out.text).toBe(status);
-    expect(await h.scheduler.state.currentIndex()).toBe(before);
-    return out.text;
-  }
+  const { tokenWith, refused } = attackCalls(() => ({ h, root }));
 
   beforeAll(async () => {
-    h = await startSchedulerInMemory();
-    root = await h.bootstrap();
-    for (const name of ['team-a', 'team-b'])
-      expect((await h.call('PUT', '/v1/namespace', { token: root, body: { Name: name } })).status).toBe(200);
+    ({ h, root } = await teamsHarness());
   });
   afterAll(() => h.close());
 

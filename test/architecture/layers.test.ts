@@ -41,8 +41,8 @@ import { importsOf } from './imports.ts';
  *    shared front        front/** (what both services' fronts share: the request and reply every adapter hands
  *                        over, the body limit, DynamoDB's size refusals as errors, write forwarding, the OpenAPI
  *                        document's skeleton)
- *    scheduler state     scheduler/state.ts, scheduler/keys.ts, scheduler/alloc-marks.ts, scheduler/events/broker.ts
- *                        (the index-guarded commit, the table's keys, the allocation mark every commit moves)
+ *    scheduler state     scheduler/state.ts, scheduler/keys.ts, scheduler/beat-marks.ts, scheduler/events/broker.ts
+ *                        (the index-guarded commit, the table's keys, the beat marks every commit moves)
  *  0 lib                 lib/**
  *    console             packages/ui/** (the web console: a client of the two public APIs, it imports nothing of
  *                        the services; `packages/local` serves it)
@@ -113,7 +113,7 @@ const layers: Array<{ rank: number; name: string; prefixes: Array<string | RegEx
   {
     rank: 1,
     name: 'scheduler state',
-    prefixes: [`${sched}state.ts`, `${sched}keys.ts`, `${sched}alloc-marks.ts`, `${sched}events/broker.ts`],
+    prefixes: [`${sched}state.ts`, `${sched}keys.ts`, `${sched}beat-marks.ts`, `${sched}events/broker.ts`],
   },
   { rank: 0, name: 'lib', prefixes: [`${src}lib/`] },
   { rank: 0, name: 'console', prefixes: ['packages/ui/'] },

@@ -384,7 +384,7 @@ export const itemKindRows: readonly ItemKindRow[] = [
     sk: /./,
     protection: 'MAC',
     mac: beatKind,
-    why: "a node's secret's keyed hash and status, its allocation version and allocation mark (what the snapshot trusts held allocations by); the heartbeat deadline stays outside the MAC as bookkeeping",
+    why: "a node's secret's keyed hash and status, its allocation version and its node and allocation marks (what the snapshot trusts held nodes and allocations by); the heartbeat deadline stays outside the MAC as bookkeeping",
   }),
   row({
     name: 'job',

@@ -2,14 +2,14 @@
  * The scheduler's Raft-like state on the one table: a single monotonically increasing index (an atomic
  * counter item), an index per table for blocking queries, and the event buffer. Every write goes through
  * `commit`, which advances the counter, stamps the table indexes and stores the write's events in one
- * DynamoDB transaction, so an event is published if and only if its write happened. A write that changes allocations
- * also moves the mark on their nodes' beats (`alloc-marks.ts`), in the same transaction.
+ * DynamoDB transaction, so an event is published if and only if its write happened. A write that changes a node or
+ * allocations also moves the mark on the nodes' beats (`beat-marks.ts`), in the same transaction.
  */
 import type { Clock } from '../lib/clock.ts';
 import { conflict } from '../lib/errors.ts';
 import { ConditionFailed, type Store, type Write } from '../storage/store.ts';
 import { EVENT_PK, eventKey, INDEX_SK, META_PK, tableIndexSk } from './keys.ts';
-import { allocationMarks } from './alloc-marks.ts';
+import { beatMarks } from './beat-marks.ts';
 
 export { EVENT_PK, eventKey, META_PK } from './keys.ts';
 
@@ -121,8 +121,8 @@ export class SchedulerState {
       const planned = await plan(index);
       if (!planned) return undefined;
       const { tables, events = [] } = planned;
-      // Each node whose allocations the write changes has its beat's mark moved with it (`alloc-marks.ts`).
-      const items = [...planned.items, ...(await allocationMarks(this.store, planned.items, index))];
+      // Each node whose item or allocations the write changes has its beat's mark moved with it (`beat-marks.ts`).
+      const items = [...planned.items, ...(await beatMarks(this.store, planned.items, index))];
       const nowSeconds = Math.floor(this.clock.now() / 1000);
       const head: Write[] = [
         {

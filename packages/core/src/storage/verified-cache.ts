@@ -29,7 +29,7 @@ interface Held<V> {
 }
 
 /** Freezes a value and everything in it. */
-function deepFreeze<T>(value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const inner of Object.values(value)) deepFreeze(inner);
@@ -56,7 +56,7 @@ export class VerifiedCache<V> {
   /**
    * The values of the partition's items that verify, by sort key: what `store.list` then `store.verified` give.
    * `mark`, when the caller has one, is a verified value read before this call that moves with every write to the
-   * partition (a node's allocation mark, `scheduler/alloc-marks.ts`): when it is the one held with the partition,
+   * partition (a node's allocation mark, `scheduler/beat-marks.ts`): when it is the one held with the partition,
    * the partition is unchanged since it was read and the held values are returned without a request.
    */
   async list(partition: string, mark?: number): Promise<V[]> {

@@ -52,21 +52,21 @@ export async function readSnapshot(
   const { jobs, nodes, allocations } = parts;
   const job = planned ?? (await jobs.get(namespace, jobId));
   const jobVersions = await jobs.versions(namespace, jobId);
-  const everyNode = await nodes.snapshotList();
+  // Every beat, then every node through those held (each read again only when its beat's node mark moved).
+  const { nodes: everyNode, beats } = await nodes.snapshot();
   const jobAllocs = await allocations.ofJob(namespace, jobId);
   const deployment = await parts.deployments?.latest(namespace, jobId);
   // The nodes placement may choose, and those the job's allocations are on (a stop or an in-place update there).
   const touched = new Set(jobAllocs.map((alloc) => alloc.NodeID));
   const read = everyNode.filter((node) => touched.has(node.ID) || (job !== undefined && schedulable(node, job)));
-  // Each node's version before its allocations: an allocation placed between the two reads moves the version, so
-  // the plan then fails on that node instead of over-committing it. The versions are batch reads; a node at version 0
-  // has never had an allocation (every write placing one moves it, and a node registered again after a purge with
+  // Each node's version (its beat's, read above) before its allocations: an allocation placed between the two reads
+  // moves the version, so the plan then fails on that node instead of over-committing it. A node at version 0 has
+  // never had an allocation (every write placing one moves it, and a node registered again after a purge with
   // allocations left starts above 0: `nodes/store.ts` register), so only the others' allocations are read.
-  const beats = await nodes.beats(read.map((node) => node.ID));
   const versions = new Map<string, number>();
   for (const node of read) versions.set(node.ID, beats.get(node.ID)?.allocIndex ?? 0);
   // A node's allocations are read again only when its allocation mark (which every write changing any of them moves,
-  // `scheduler/alloc-marks.ts`) is not the one the held ones were read under; read after the mark, as the versions.
+  // `scheduler/beat-marks.ts`) is not the one the held ones were read under; read after the mark, as the versions.
   const nodeAllocs: StoredAllocation[] = [];
   await Promise.all(
     read

@@ -11,7 +11,7 @@
  * batch read, one by ID two reads. Writes that change allocations are the plan apply's (`evaluations/plan-apply.ts`),
  * the client's updates and the stop (below), the deployment watcher's, the evaluation outcome's marks and the garbage
  * collection's deletes; each is one `SchedulerState.commit` with its events, which moves the allocation mark of each
- * node whose partition it changes (`scheduler/alloc-marks.ts`).
+ * node whose partition it changes (`scheduler/beat-marks.ts`).
  */
 import { VerifiedCache } from '../../../storage/verified-cache.ts';
 import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
@@ -154,7 +154,7 @@ export class Allocations {
    * A node's allocations, as `onNode` reads them, but through verified allocations held from the last read
    * (`storage/verified-cache.ts`): the partition's keys and MACs, then only new or changed allocations whole. For the
    * scheduler's snapshot (`worker/decide.ts`), which reads every node's on every evaluation and plan. Frozen.
-   * `mark` is the node's allocation mark (its verified beat's `allocItemsIndex`, `scheduler/alloc-marks.ts`) read
+   * `mark` is the node's allocation mark (its verified beat's `allocItemsIndex`, `scheduler/beat-marks.ts`) read
    * before: while it is the one the held allocations were read under, they are returned without a request.
    */
   async onNodeForSnapshot(nodeId: string, mark?: number): Promise<StoredAllocation[]> {

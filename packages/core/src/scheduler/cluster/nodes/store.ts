@@ -14,14 +14,14 @@
  * (`expireMissed`): each late node is marked `down` in its own transaction, conditional on its deadline still being
  * past, so concurrent sweeps and a heartbeat racing the sweep leave each node either alive or down with its one event.
  */
-import { VerifiedCache } from '../../../storage/verified-cache.ts';
+import { MarkedItems } from '../../../storage/marked-items.ts';
 import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import { shardCount, shardKey } from '../../../storage/due.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
 import { ConditionFailed, type Item, type Key, type Write } from '../../../storage/store.ts';
 import { unchangedSince, withoutKeys } from '../../acl/common.ts';
 import { allocNodePk, META_PK, NODE_BEAT_PK, NODE_COUNT_SK, NODE_PK } from '../../keys.ts';
-import { allocItemsIndexAttribute, beatKey, beatKind } from '../../alloc-marks.ts';
+import { allocItemsIndexAttribute, beatKey, beatKind, nodeItemIndexAttribute } from '../../beat-marks.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import type { NodePools } from '../node-pools/store.ts';
 import { CapacityLog, nodeMadeRoom } from './capacity.ts';
@@ -85,10 +85,15 @@ export interface NodeBeat extends Item {
   allocIndex?: number;
   /**
    * The index of the last write that changed any allocation item in the node's partition, a client's report among
-   * them (`scheduler/alloc-marks.ts`, which every commit applies); a registration that creates the beat starts it at
+   * them (`scheduler/beat-marks.ts`, which every commit applies); a registration that creates the beat starts it at
    * its own index. The snapshot reads the node's allocations again only when it moved.
    */
   allocItemsIndex?: number;
+  /**
+   * The index of the last write of the node's item (`scheduler/beat-marks.ts`): the snapshot reads the node again only
+   * when it moved.
+   */
+  nodeItemIndex?: number;
 }
 
 /** What a node presented: its secret (hashed) or a verified identity (nothing more to check). */
@@ -123,12 +128,20 @@ export type NodeEvaluations = (
   trigger: 'node-update' | 'node-drain',
 ) => Promise<{ items: Write[]; events: PendingEvent[]; tables: TableName[] }>;
 
-/** The most nodes `snapshotList` holds verified between reads. */
+/** The most nodes `snapshot` holds verified between reads. */
 const heldNodes = 20_000;
+
+/** What the scheduler's snapshot reads of the nodes: every node, and every node's beat. */
+export interface NodesSnapshot {
+  /** Every node with a verified beat, sorted by ID (frozen). */
+  nodes: ClusterNode[];
+  /** Every verified beat, by node ID, read before the nodes. */
+  beats: Map<string, NodeBeat>;
+}
 
 export class ClusterNodes {
   private counted: { value: number; at: number } | undefined;
-  private held: VerifiedCache<ClusterNode> | undefined;
+  private held: MarkedItems<ClusterNode> | undefined;
   private evaluations: NodeEvaluations | undefined;
 
   constructor(
@@ -179,30 +192,12 @@ export class ClusterNodes {
     return this.store.getVerified<NodeBeat>(beatKind, key.pk, key.sk);
   }
 
-  /**
-   * The beat items of these nodes, verified, by node ID, strongly consistent: batch reads of 100, a few at once (plan
-   * apply's); for more nodes than that makes 16 reads, the 16 shards of beats listed whole instead (the snapshot's:
-   * 5,000 nodes are 16 Queries of small items rather than 50 batch reads).
-   */
+  /** The beat items of these nodes, verified, by node ID: batch reads of 100, a few at once (plan apply's). */
   async beats(ids: string[]): Promise<Map<string, NodeBeat>> {
-    const wanted = new Set(ids);
-    const keys = [...wanted].filter((id) => validUuid.test(id)).map((id) => ClusterNodes.beatKey(id));
+    const keys = [...new Set(ids)].filter((id) => validUuid.test(id)).map((id) => ClusterNodes.beatKey(id));
     const chunks: Key[][] = [];
     for (let start = 0; start < keys.length; start += 100) chunks.push(keys.slice(start, start + 100));
     const found = new Map<string, NodeBeat>();
-    if (chunks.length > shardCount) {
-      const shards = await Promise.all(
-        Array.from({ length: shardCount }, (_, shard) =>
-          this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`),
-        ),
-      );
-      for (const item of shards.flat()) {
-        if (!wanted.has(item.sk)) continue;
-        const beat = this.store.verified(beatKind, item);
-        if (beat) found.set(beat.sk, beat);
-      }
-      return found;
-    }
     for (let start = 0; start < chunks.length; start += 8) {
       const read = await Promise.all(chunks.slice(start, start + 8).map((chunk) => this.store.batchGet(chunk)));
       for (const items of read)
@@ -232,22 +227,33 @@ export class ClusterNodes {
   }
 
   /**
-   * Every node, sorted by ID, as `list()` reads them, but through verified nodes held from the last read
-   * (`storage/verified-cache.ts`): the shards' keys and MACs, then only new or changed nodes whole. For the scheduler's
-   * snapshot (`worker/decide.ts`), read on every evaluation and plan. The nodes are frozen.
+   * Every beat (the 16 shards of small items, strongly consistent), then every node that has one, through verified
+   * nodes held from earlier reads (`storage/marked-items.ts`): a node is read whole (batch reads) only when its beat's
+   * node mark (`nodeItemIndex`, moved by every write of the node, `scheduler/beat-marks.ts`) is not the one it is held
+   * under. For the scheduler's snapshot (`worker/decide.ts`), read on every evaluation and plan: over unchanged nodes,
+   * 16 Queries. A node without a verified beat is left out (plan apply places nothing on one either).
    */
-  async snapshotList(): Promise<ClusterNode[]> {
-    this.held ??= new VerifiedCache(
+  async snapshot(): Promise<NodesSnapshot> {
+    this.held ??= new MarkedItems(
       () => this.store,
       nodeKind,
       (item) => withoutKeys<ClusterNode>(item) as ClusterNode,
       heldNodes,
     );
-    const held = this.held;
-    const pages = await Promise.all(
-      Array.from({ length: shardCount }, (_, shard) => held.list(`${NODE_PK}#${String(shard).padStart(2, '0')}`)),
+    const shards = await Promise.all(
+      Array.from({ length: shardCount }, (_, shard) =>
+        this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`),
+      ),
     );
-    return pages.flat().sort((a, b) => (a.ID < b.ID ? -1 : 1));
+    const beats = new Map<string, NodeBeat>();
+    for (const item of shards.flat()) {
+      const beat = this.store.verified(beatKind, item);
+      if (beat) beats.set(beat.sk, beat);
+    }
+    const nodes = await this.held.get(
+      [...beats.values()].map((beat) => ({ key: ClusterNodes.nodeKey(beat.sk), mark: beat.nodeItemIndex })),
+    );
+    return { nodes: nodes.sort((a, b) => (a.ID < b.ID ? -1 : 1)), beats };
   }
 
   /** The registered nodes, as counted by registration and purge (read at most every 30 s per process). */
@@ -795,18 +801,21 @@ export class ClusterNodes {
    */
   private async placementGuard(id: string, index: number): Promise<Write[]> {
     const beat = await this.beat(id);
-    return beat ? [this.allocIndexWrite(beat, index)] : [];
+    return beat ? [this.allocIndexWrite(beat, index, true)] : [];
   }
 
-  allocIndexWrite(beat: NodeBeat, index: number): Write {
-    // The allocation mark moves with it (`scheduler/alloc-marks.ts`): plan apply's write changes allocations too, and
-    // a beat a write changes must carry the mark itself (a drain's moves it needlessly: one read again).
-    const marked = { ...beat, allocIndex: index, [allocItemsIndexAttribute]: index };
+  allocIndexWrite(beat: NodeBeat, index: number, nodeWritten = false): Write {
+    // The marks move with it (`scheduler/beat-marks.ts`): a beat a write changes must carry them itself. The
+    // allocation mark always (plan apply changes allocations; a drain's moves it needlessly: one read again), the
+    // node mark when the write also writes the node (a drain, an eligibility change).
+    const set: Record<string, number> = {
+      allocIndex: index,
+      [allocItemsIndexAttribute]: index,
+      ...(nodeWritten ? { [nodeItemIndexAttribute]: index } : {}),
+    };
     return {
       update: ClusterNodes.beatKey(beat.sk),
-      change: {
-        set: { allocIndex: index, [allocItemsIndexAttribute]: index, mac: this.store.macOf(beatKind, marked) },
-      },
+      change: { set: { ...set, mac: this.store.macOf(beatKind, { ...beat, ...set }) } },
       when: { equals: { mac: beat.mac } },
     };
   }
@@ -839,6 +848,8 @@ export class ClusterNodes {
       deadline,
       ...(allocIndex ? { allocIndex } : {}),
       ...(allocItemsIndex ? { allocItemsIndex } : {}),
+      // Every put of a beat goes with a write of the node at the same index (registration, status).
+      [nodeItemIndexAttribute]: index,
     });
   }
 

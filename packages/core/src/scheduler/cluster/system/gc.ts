@@ -252,7 +252,7 @@ export class GarbageCollector {
     ];
     // A job whose evaluations, allocations or deployments were not all reaped stays (Nomad reaps no job then).
     const kept = new Set<string>();
-    // An allocation's deletes carry one more write: its node's allocation mark (`scheduler/alloc-marks.ts`).
+    // An allocation's deletes carry one more write: its node's allocation mark (`scheduler/beat-marks.ts`).
     const size = (entry: (typeof deletes)[number]) => entry.writes.length + (entry.table === 'allocs' ? 1 : 0);
     for (const chunk of chunked(deletes, size, this.perWrite)) {
       const written = await this.commitOrSkip(() => ({

@@ -10,10 +10,11 @@ import type { registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 /**
- * The allocation mark on a node's beat (`scheduler/alloc-marks.ts`) moves with every write that changes an allocation
- * in the node's partition, so a process's snapshot (`worker/decide.ts`), which reads a node's allocations again only
- * when the mark moved, sees every change: a placement by another process, a client's report, a stop, a garbage
- * collection's delete, a write that forgot the mark.
+ * The marks on a node's beat (`scheduler/beat-marks.ts`): the allocation mark moves with every write that changes an
+ * allocation in the node's partition, the node mark with every write of the node, so a process's snapshot
+ * (`worker/decide.ts`), which reads a node or its allocations again only when its mark moved, sees every change: a
+ * placement by another process, a client's report, a stop, a garbage collection's delete, a drain, an eligibility
+ * change, node events, a registration, a purge, a write that forgot the mark.
  */
 const job = (id: string, count: number, type = 'service') =>
   groupJob(id, { count, command: 'true', cpu: 100, memoryMB: 64 }, { Type: type });
@@ -154,9 +155,92 @@ describe('the allocation mark: every write of allocations moves it, and a held s
         ],
         tables: ['allocs'],
       })),
-    ).rejects.toThrow(/without moving the allocation mark/);
+    ).rejects.toThrow(/without moving the beat's allocItemsIndex/);
     expect(await h.scheduler.state.currentIndex()).toBe(before);
     expect((await h.scheduler.allocations.get(alloc.ID))?.ClientDescription).toBe('changed by a bare write');
     expect(await beat()).toEqual(current);
+  });
+});
+
+describe('the node mark: every write of a node moves it, and a held snapshot sees the change (DynamoDB Local)', () => {
+  let h: SchedulerHarness;
+  let root: string;
+  let writer: string;
+  let node: Registered;
+  let other: Scheduler;
+  const mgmt = (method: string, path: string, body?: unknown) =>
+    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const beat = async () => (await h.scheduler.nodes.beat(node.ID)) ?? expect.fail('no beat');
+  /** The node as another process's snapshot holds it now. */
+  const seen = async (id = node.ID) => (await other.nodes.snapshot()).nodes.find((each) => each.ID === id);
+
+  beforeAll(async () => {
+    h = await startScheduler();
+    ({ root, writer } = await nodeTokens(h));
+    ({ node } = await registerNode(h, writer));
+    await ready(h, node);
+    other = new Scheduler(h.core);
+  });
+  afterAll(() => h.close());
+
+  it('a warm snapshot lists the 16 beat shards and reads no node; a registration is seen at once', async () => {
+    const first = await other.nodes.snapshot();
+    expect(first.nodes.map((each) => each.ID)).toEqual([node.ID]);
+    expect(first.beats.get(node.ID)?.nodeItemIndex).toBe((await h.scheduler.nodes.get(node.ID))?.ModifyIndex);
+    const list = vi.spyOn(h.core.store, 'list');
+    const batchGet = vi.spyOn(h.core.store, 'batchGet');
+    try {
+      const warm = await other.nodes.snapshot();
+      expect(warm.nodes).toEqual(first.nodes);
+      expect(list.mock.calls.every(([partition]) => partition.startsWith('sched#node-beat#'))).toBe(true);
+      expect(list).toHaveBeenCalledTimes(16);
+      expect(batchGet).not.toHaveBeenCalled();
+    } finally {
+      list.mockRestore();
+      batchGet.mockRestore();
+    }
+    const { node: added } = await registerNode(h, writer);
+    expect((await seen(added.ID))?.ID).toBe(added.ID);
+  });
+
+  it('a drain, an eligibility change and node events each move the mark, and the held snapshot sees each', async () => {
+    await seen();
+    const drain = await mgmt('PUT', `/v1/node/${node.ID}/drain`, { DrainSpec: { Deadline: 600e9 } });
+    expect(drain.status).toBe(200);
+    const drained = await h.scheduler.nodes.get(node.ID);
+    expect((await beat()).nodeItemIndex).toBe(drained?.ModifyIndex);
+    expect((await seen())?.DrainStrategy?.Deadline).toBe(600e9);
+
+    const undrain = await mgmt('PUT', `/v1/node/${node.ID}/drain`, { DrainSpec: null, MarkEligible: false });
+    expect(undrain.status).toBe(200);
+    expect((await seen())?.DrainStrategy).toBeNull();
+    const eligible = await mgmt('PUT', `/v1/node/${node.ID}/eligibility`, { Eligibility: 'eligible' });
+    expect(eligible.status).toBe(200);
+    expect((await beat()).nodeItemIndex).toBe((await h.scheduler.nodes.get(node.ID))?.ModifyIndex);
+    expect((await seen())?.SchedulingEligibility).toBe('eligible');
+
+    const events = await h.call('PUT', `/v1/client/node/${node.ID}/events`, {
+      token: node.SecretID,
+      body: { Events: [{ Message: 'disk replaced', Subsystem: 'Cluster' }] },
+    });
+    expect(events.status).toBe(200);
+    expect((await beat()).nodeItemIndex).toBe(events.body.Index);
+    expect((await seen())?.Events.map((event) => event.Message)).toContain('disk replaced');
+  });
+
+  it('a purge removes the node from the held snapshot; a node item written without the mark moves it all the same', async () => {
+    const { node: doomed } = await registerNode(h, writer);
+    expect(await seen(doomed.ID)).toBeDefined();
+    expect((await mgmt('PUT', `/v1/node/${doomed.ID}/purge`)).status).toBe(200);
+    expect(await seen(doomed.ID)).toBeUndefined();
+
+    // A bare commit of the node item: the commit moves the node's mark, and the held snapshot reads it again.
+    const stored = (await h.scheduler.nodes.get(node.ID)) ?? expect.fail('no node');
+    const index = await h.scheduler.state.commit((index) => ({
+      items: [h.scheduler.nodes.nodeWrite({ ...stored, Name: 'renamed by a bare write', ModifyIndex: index }, stored)],
+      tables: ['nodes'],
+    }));
+    expect((await beat()).nodeItemIndex).toBe(index);
+    expect((await seen())?.Name).toBe('renamed by a bare write');
   });
 });

@@ -6,7 +6,7 @@ import { Scheduler } from '../../packages/core/src/scheduler/composition/schedul
 import { readSnapshot } from '../../packages/core/src/scheduler/worker/decide.ts';
 import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { groupJob, managementCall, withReadyNode } from '../support/cluster-allocations.ts';
-import type { registerNode } from '../support/cluster-nodes.ts';
+import { registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 /**
@@ -168,17 +168,13 @@ describe('the node mark: every write of a node moves it, and a held snapshot see
   let writer: string;
   let node: Registered;
   let other: Scheduler;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
   const beat = async () => (await h.scheduler.nodes.beat(node.ID)) ?? expect.fail('no beat');
   /** The node as another process's snapshot holds it now. */
   const seen = async (id = node.ID) => (await other.nodes.snapshot()).nodes.find((each) => each.ID === id);
 
   beforeAll(async () => {
-    h = await startScheduler();
-    ({ root, writer } = await nodeTokens(h));
-    ({ node } = await registerNode(h, writer));
-    await ready(h, node);
+    ({ h, root, writer, node } = await withReadyNode(await startScheduler()));
     other = new Scheduler(h.core);
   });
   afterAll(() => h.close());

@@ -142,9 +142,11 @@ export const benches: BenchEntry[] = [
   {
     file: 'deployment-sweep.bench.ts',
     figures: [
-      'deployment sweep: ms per active deployment',
-      'deployment sweep: DynamoDB calls per active deployment',
-      'deployment sweep: read units per active deployment',
+      'first sweep after placement: ms per deployment',
+      'first sweep after placement: DynamoDB calls per deployment',
+      'idle sweep: ms in all',
+      'idle sweep: DynamoDB calls in all',
+      'idle sweep: read units in all',
     ],
   },
   {

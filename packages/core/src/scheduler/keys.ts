@@ -151,6 +151,11 @@ export const EVAL_LEASE_PK = 'sched#eval-lease';
  * Nomad `Deployment`; a job's are found by listing them (as evaluations are).
  */
 export const DEPLOYMENT_PK = 'sched#deployment';
+/**
+ * The deployment watcher's queue: an active deployment also carries `duePk` (`DEPLOYMENT_DUE`, sharded by its ID) and
+ * `dueSk` (the second its next check is due and its ID) on the `due` index; the sweep checks only those due.
+ */
+export const DEPLOYMENT_DUE = 'sched#deployment-due';
 
 /** The scheduler configuration, one item (`sk` `SCHEDULER_CONFIG_SK`), stored once an operator changes it. */
 export const SCHEDULER_CONFIG_PK = 'sched#scheduler-config';

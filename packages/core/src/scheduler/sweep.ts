@@ -29,8 +29,8 @@ import { EvaluationWorker, type WorkerParts } from './worker/evaluation-worker.t
  * `cluster/nodes/store.ts` `expireMissed`, with a `node-update` evaluation for each job on them; heartbeats also sweep
  * between runs, `cluster/nodes/sweep-lease.ts`), the evaluations due (`worker/evaluation-worker.ts`: under `npm start`
  * every second, in AWS every minute from EventBridge; the backstop of the table stream's trigger,
- * `runTriggeredEvaluations`, which runs them as they are written), the active deployments
- * (`cluster/deployments/watcher.ts`), the garbage collection of finished jobs, evaluations, allocations, deployments
+ * `runTriggeredEvaluations`, which runs them as they are written), the deployments due on the watcher's queue
+ * (`cluster/deployments/watcher.ts` `checkDue`), the garbage collection of finished jobs, evaluations, allocations, deployments
  * and down nodes older than the operator's `gc` thresholds (`cluster/system/gc.ts`; Nomad's defaults when unsaid;
  * once every five minutes across processes, `cluster/system/gc-interval.ts`) and the events past
  * their expiry. Built on the state alone, so the sweep job carries none of the scheduler's HTTP surface (login, OIDC,
@@ -48,10 +48,14 @@ export async function sweepScheduler(
   // The backstop of the sweep heartbeats run (`cluster/nodes/sweep-lease.ts`): every late node, lease or no lease.
   await new NodeSweepLease(state, parts.nodes, core.log).sweepNow();
   await workerOf(core, parts).runDue();
-  // Nomad's deployment watcher, for what no report triggers: progress deadlines, and checks a report's process missed.
+  // Nomad's deployment watcher, for what no report triggers: the deployments due on its queue (a progress deadline
+  // reached, a write whose own check did not run). Once per collection interval, deployments written before the queue
+  // existed are put on it (one listing of the deployments, which the collection makes anyway).
   const { deployments, jobs, evaluations, allocations } = parts;
-  await new DeploymentWatcher(state, deployments, jobs, evaluations, allocations).checkAll();
-  if (options.gc !== false && (await claimGcRun(core.store, core.clock.now()))) {
+  const periodic = await claimGcRun(core.store, core.clock.now());
+  if (periodic) await deployments.queueUnqueued();
+  await new DeploymentWatcher(state, deployments, jobs, evaluations, allocations).checkDue();
+  if (options.gc !== false && periodic) {
     // What the collection leaves is collected by the next run: its failure is logged, and the events still expire.
     try {
       await new GarbageCollector(

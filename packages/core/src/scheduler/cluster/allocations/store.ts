@@ -40,7 +40,7 @@ import { allocationJson } from './json.ts';
 import { allocationItem, allocationOfItem } from './item-form.ts';
 import type { ClusterDeployment } from '../deployments/model.ts';
 import { withAllocHealth } from '../deployments/health.ts';
-import { deploymentEvent, type Deployments } from '../deployments/store.ts';
+import { deploymentEvent, type Deployments, type QueuedDeployment } from '../deployments/store.ts';
 import { allocationFreed, CapacityLog } from '../nodes/capacity.ts';
 
 export const allocationKind = itemKind('scheduler-allocation');
@@ -277,8 +277,10 @@ export class Allocations {
     const index = await this.commitOrExplain(async (index) => {
       const now = this.state.clock.now();
       // The deployments as read, and as this report's health verdicts leave them.
-      const read = new Map<string, ClusterDeployment | undefined>();
+      const read = new Map<string, QueuedDeployment | undefined>();
       deploymentsAfter = new Map();
+      // The deployments whose allocations changed in a way their check reads (client status, health).
+      const watched = new Set<string>();
       const current = new Map((await this.onNode(nodeId)).map((alloc) => [alloc.ID, alloc]));
       const reported = new Map(current);
       const items: Write[] = [];
@@ -314,8 +316,14 @@ export class Allocations {
         if (allocationFreed(existing, next)) freed = true;
         events.push(allocationEvent('AllocationUpdated', next));
         if (next.DeploymentID && this.deployments) {
-          if (!read.has(next.DeploymentID)) read.set(next.DeploymentID, await this.deployments.get(next.DeploymentID));
-          const deployment = deploymentsAfter.get(next.DeploymentID) ?? read.get(next.DeploymentID);
+          if (!read.has(next.DeploymentID))
+            read.set(next.DeploymentID, await this.deployments.getQueued(next.DeploymentID));
+          if (
+            next.ClientStatus !== existing.ClientStatus ||
+            !sameContent(next.DeploymentStatus, existing.DeploymentStatus)
+          )
+            watched.add(next.DeploymentID);
+          const deployment = deploymentsAfter.get(next.DeploymentID) ?? read.get(next.DeploymentID)?.deployment;
           const after = deployment && withAllocHealth(deployment, existing, next, index, now * 1e6);
           if (after) deploymentsAfter.set(after.ID, after);
         }
@@ -420,10 +428,14 @@ export class Allocations {
       // Nomad's state store counts the verdicts in the deployment in the same write; the deployment's change is an
       // event of the write's type (AllocationUpdated) on the Deployment topic, as Nomad's events.go makes it.
       for (const after of deploymentsAfter.values()) {
-        items.push((this.deployments as Deployments).put(after, read.get(after.ID)));
+        items.push((this.deployments as Deployments).put(after, read.get(after.ID)?.deployment));
         events.push(deploymentEvent('AllocationUpdated', after));
         tables.add('deployment');
       }
+      // The others whose allocations changed are due now on the watcher's queue, in this write: the route checks only
+      // the deployments whose counts changed, and the sweep checks these (and those, if this process dies first).
+      if (this.deployments)
+        items.push(...(await this.deployments.dueNowWrites(watched, new Set(deploymentsAfter.keys()), read)));
       // An allocation the client finished frees its node's room: blocked evaluations may place there now.
       if (freed) items.push(new CapacityLog(this.state).roomMade(nodeId, index));
       if (items.length > maxReportWrites)

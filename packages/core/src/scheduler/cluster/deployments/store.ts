@@ -4,12 +4,13 @@
  * `PlanResult` event on the Deployment topic. A placement that joins a deployment counts in its group's
  * `PlacedAllocs` (and a canary in its `PlacedCanaries`) in the same write, as Nomad's state store does on upsert.
  */
-import { shardCount, shardKey } from '../../../storage/due.ts';
+import { epochSeconds } from '../../../lib/clock.ts';
+import { dueItems, dueKey, shardCount, shardedQueue, shardKey } from '../../../storage/due.ts';
 import { badRequest, DomainError, notFound } from '../../../lib/errors.ts';
 import { itemKind } from '../../../storage/item-mac.ts';
-import type { Write } from '../../../storage/store.ts';
 import { withoutKeys } from '../../acl/common.ts';
-import { DEPLOYMENT_PK } from '../../keys.ts';
+import { DEPLOYMENT_DUE, DEPLOYMENT_PK } from '../../keys.ts';
+import { ConditionFailed, type Write } from '../../../storage/store.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import { type Evaluation, evaluationEvent, pendingEvaluation } from '../evaluations/model.ts';
 import type { Evaluations } from '../evaluations/store.ts';
@@ -180,21 +181,94 @@ export class Deployments {
 
   static key = (id: string) => ({ pk: shardKey(DEPLOYMENT_PK, id), sk: id });
 
-  /** The put of a deployment; conditional on `previous` unchanged, or on none existing yet. */
-  put(deployment: ClusterDeployment, previous?: ClusterDeployment): Write {
+  /**
+   * The put of a deployment; conditional on `previous` unchanged, or on none existing yet. An active deployment is
+   * on the watcher's due queue (`DEPLOYMENT_DUE`, sharded by its ID) at `dueAt` (epoch seconds): by default now, so
+   * the next sweep checks a deployment any write changed unless that write's own check ran first and moved it to its
+   * next progress deadline (`watcher.ts`), or to `neverDue` when no time alone can change it. A terminal deployment
+   * leaves the queue.
+   */
+  put(deployment: ClusterDeployment, previous?: ClusterDeployment, dueAt: number = this.nowSeconds()): Write {
+    const queued = isActive(deployment)
+      ? { duePk: shardedQueue(DEPLOYMENT_DUE, deployment.ID), dueSk: dueKey(dueAt, deployment.ID) }
+      : {};
     return {
-      put: this.state.store.signed(deploymentKind, { ...Deployments.key(deployment.ID), ...deployment }),
+      put: this.state.store.signed(deploymentKind, { ...Deployments.key(deployment.ID), ...deployment, ...queued }),
       when: previous ? { equals: { ModifyIndex: previous.ModifyIndex } } : { absent: true },
     };
   }
 
   async get(id: string): Promise<ClusterDeployment | undefined> {
+    return (await this.getQueued(id))?.deployment;
+  }
+
+  /** A deployment with when it is due on the watcher's queue (epoch seconds; undefined when it is not on it). */
+  async getQueued(id: string): Promise<QueuedDeployment | undefined> {
     const key = Deployments.key(id);
-    return withoutKeys<ClusterDeployment>(await this.state.store.getVerified(deploymentKind, key.pk, key.sk));
+    return queuedOf(await this.state.store.getVerified(deploymentKind, key.pk, key.sk));
+  }
+
+  /** Up to `limit` deployments due on the watcher's queue, earliest first (every shard: one query each). */
+  async due(limit: number): Promise<QueuedDeployment[]> {
+    return (await dueItems(this.state, DEPLOYMENT_DUE, limit))
+      .map((item) => queuedOf(this.state.store.verified(deploymentKind, item)))
+      .filter((queued): queued is QueuedDeployment => queued !== undefined);
+  }
+
+  /**
+   * The writes that put these deployments on the watcher's queue now (a change to their allocations that no check
+   * saw yet): each read, and written again unchanged but for its due time, when it is active and not already due.
+   * `skip`: deployments the same write puts anyway; `read`: deployments the write already read (inside it).
+   */
+  async dueNowWrites(
+    ids: Iterable<string>,
+    skip: ReadonlySet<string> = new Set(),
+    read: ReadonlyMap<string, QueuedDeployment | undefined> = new Map(),
+  ): Promise<Write[]> {
+    const now = this.nowSeconds();
+    const writes: Write[] = [];
+    for (const id of new Set(ids)) {
+      if (skip.has(id)) continue;
+      const queued = read.has(id) ? read.get(id) : await this.getQueued(id);
+      if (!queued || !isActive(queued.deployment)) continue;
+      if (queued.dueAt !== undefined && queued.dueAt <= now) continue;
+      writes.push(this.put(queued.deployment, queued.deployment, now));
+    }
+    return writes;
+  }
+
+  /**
+   * The backstop of the queue (run by the sweep once per garbage-collection interval): an active deployment that is
+   * not on it (written before the queue existed) is put on it now. One listing of every deployment.
+   */
+  async queueUnqueued(): Promise<number> {
+    const stranded = (await this.listQueued()).filter(
+      (queued) => isActive(queued.deployment) && queued.dueAt === undefined,
+    );
+    let queued = 0;
+    for (const { deployment } of stranded) {
+      try {
+        await this.state.store.transact([this.put(deployment, deployment)]);
+        queued++;
+      } catch (error) {
+        // Changed since the listing: that write queued it.
+        if (!(error instanceof ConditionFailed)) throw error;
+      }
+    }
+    return queued;
+  }
+
+  private nowSeconds(): number {
+    return epochSeconds(this.state.clock);
   }
 
   /** Every deployment, sorted by ID. */
   async list(): Promise<ClusterDeployment[]> {
+    return (await this.listQueued()).map((queued) => queued.deployment);
+  }
+
+  /** Every deployment with its due time, sorted by ID. */
+  private async listQueued(): Promise<QueuedDeployment[]> {
     const shards = await Promise.all(
       Array.from({ length: shardCount }, (_, shard) =>
         this.state.store.list(`${DEPLOYMENT_PK}#${String(shard).padStart(2, '0')}`),
@@ -202,9 +276,9 @@ export class Deployments {
     );
     return shards
       .flat()
-      .filter((item) => this.state.store.verified(deploymentKind, item))
-      .map((item) => withoutKeys<ClusterDeployment>(item) as ClusterDeployment)
-      .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+      .map((item) => queuedOf(this.state.store.verified(deploymentKind, item)))
+      .filter((queued): queued is QueuedDeployment => queued !== undefined)
+      .sort((a, b) => (a.deployment.ID < b.deployment.ID ? -1 : a.deployment.ID > b.deployment.ID ? 1 : 0));
   }
 
   /** A job's deployments, newest first (Nomad's `DeploymentsByJobID` sorted by create index, descending). */
@@ -297,6 +371,22 @@ export class Deployments {
     }
     return { items, events, after };
   }
+}
+
+/** The due time of an active deployment that no time alone can change (9999-12-31T23:59:59Z): on the queue, never due. */
+export const neverDue = 253_402_300_799;
+
+/** A deployment as stored, with its due time on the watcher's queue (epoch seconds), if it is on it. */
+export interface QueuedDeployment {
+  deployment: ClusterDeployment;
+  dueAt: number | undefined;
+}
+
+function queuedOf(item: Record<string, unknown> | undefined): QueuedDeployment | undefined {
+  const deployment = withoutKeys<ClusterDeployment>(item as never);
+  if (!item || !deployment) return undefined;
+  const dueAt = typeof item.dueSk === 'string' ? Number.parseInt(item.dueSk, 10) : undefined;
+  return { deployment, dueAt: Number.isNaN(dueAt) ? undefined : dueAt };
 }
 
 /** Nomad's getEval: a pending `deployment-watcher` evaluation of the deployment's job, at `index`. */

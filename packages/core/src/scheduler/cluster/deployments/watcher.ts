@@ -26,7 +26,13 @@ import { jobStatusWithDeployment } from './job-status.ts';
 import { type ClusterDeployment, deploymentDescriptions, isActive, requiresPromotion } from './model.ts';
 import { promote, terminalAlloc } from './promotion.ts';
 import { failure } from './rollback.ts';
-import { type DeploymentUpdateResponse, deploymentEvent, type Deployments, watcherEvaluation } from './store.ts';
+import {
+  type DeploymentUpdateResponse,
+  deploymentEvent,
+  type Deployments,
+  neverDue,
+  watcherEvaluation,
+} from './store.ts';
 
 /** What a check did. */
 export type WatchOutcome = 'failed' | 'promoted' | 'evaluated' | undefined;
@@ -140,11 +146,15 @@ export class DeploymentWatcher {
     });
   }
 
-  /** Checks every active deployment (the scheduled sweep). */
-  async checkAll(): Promise<Map<string, WatchOutcome>> {
+  /**
+   * Checks the deployments due on the watcher's queue (the scheduled sweep): up to `limit`, earliest first; the rest
+   * are still due for the next sweep. A deployment is due at its next progress deadline, and now after any write that
+   * changed it or its allocations without its own check running (`store.ts` `put`, `dueNowWrites`).
+   */
+  async checkDue(limit = 1000): Promise<Map<string, WatchOutcome>> {
     const outcomes = new Map<string, WatchOutcome>();
-    for (const deployment of await this.deployments.list())
-      if (isActive(deployment)) outcomes.set(deployment.ID, await this.check(deployment.ID));
+    for (const { deployment } of await this.deployments.due(limit))
+      outcomes.set(deployment.ID, await this.check(deployment.ID));
     return outcomes;
   }
 
@@ -164,10 +174,18 @@ export class DeploymentWatcher {
     try {
       await this.state.commit(async (index) => {
         outcome = undefined;
-        const deployment = await this.deployments.get(id);
-        if (!deployment || !isActive(deployment)) return undefined;
+        const queued = await this.deployments.getQueued(id);
+        if (!queued) return undefined;
+        const { deployment, dueAt } = queued;
+        // What the check leaves of the deployment's place on the watcher's queue, when it writes nothing else of it.
+        const requeued = (at: number) => ({
+          items: [this.deployments.put(deployment, deployment, at)],
+          tables: [] as TableName[],
+        });
+        // A terminal deployment leaves the queue (put without a due time); one whose job is gone is never due.
+        if (!isActive(deployment)) return dueAt === undefined ? undefined : requeued(0);
         const job = await this.jobs.get(deployment.Namespace, deployment.JobID);
-        if (!job) return undefined;
+        if (!job) return dueAt === neverDue ? undefined : requeued(neverDue);
         const nowMs = this.state.clock.now();
         const allocs = (await this.allocations.ofJob(deployment.Namespace, deployment.JobID)).filter(
           (alloc) => alloc.DeploymentID === deployment.ID,
@@ -225,6 +243,9 @@ export class DeploymentWatcher {
           step.events.push(allocationEvent(type, marked));
         }
         if (step.items.length > 0) step.tables.push('allocs');
+        // Until a write changes it, only time changes what this check decides, at the next progress deadline.
+        const next = nextCheckAt(deployment, allocs, nowMs);
+        if (next !== dueAt) step.items.push(this.deployments.put(deployment, deployment, next));
         const newestHealth = Math.max(
           0,
           ...allocs
@@ -235,7 +256,7 @@ export class DeploymentWatcher {
         const progressed =
           newestHealth > 0 &&
           newestHealth > latestEvaluationIndex(await this.evaluations.ofJob(deployment.Namespace, deployment.JobID));
-        if (step.items.length === 0 && !progressed) return undefined;
+        if (step.tables.length === 0 && !progressed) return step.items.length === 0 ? undefined : step;
         outcome = 'evaluated';
         await this.addEvaluation(step, deployment, job, index, type);
         return step;
@@ -404,6 +425,19 @@ function progressCutoff(deployment: ClusterDeployment, allocs: StoredAllocation[
     if (by !== undefined && (next === undefined || by < next)) next = by;
   }
   return next;
+}
+
+/**
+ * When the check of an active deployment that decided nothing must run again if nothing is written before (epoch
+ * seconds): its progress cutoff while that is ahead and the deployment not paused, else never (`neverDue`). The
+ * check's other time-dependent test, an unhealthy allocation's reschedule eligibility, only gains with time (reschedule
+ * events leave the policy's interval), so it can end a failure the check would make, never start one; the time a
+ * failed allocation is replaced at is its follow-up evaluation's `WaitUntil`, on the evaluation queue.
+ */
+function nextCheckAt(deployment: ClusterDeployment, allocs: StoredAllocation[], nowMs: number): number {
+  if (deployment.Status === 'paused') return neverDue;
+  const cutoff = progressCutoff(deployment, allocs);
+  return cutoff !== undefined && cutoff > nowMs ? Math.ceil(cutoff / 1000) : neverDue;
 }
 
 /** Nomad's shouldFail: the groups short of healthy allocations (canaries before promotion, else the total). */

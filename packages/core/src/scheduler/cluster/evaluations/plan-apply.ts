@@ -23,6 +23,7 @@ import {
 } from '../allocations/store.ts';
 import { allocationServicesRemoval } from '../services/store.ts';
 import type { ClusterDeployment } from '../deployments/model.ts';
+import { terminalAlloc } from '../deployments/promotion.ts';
 import type { DeploymentChanges, Deployments } from '../deployments/store.ts';
 import type { ClusterNodes } from '../nodes/store.ts';
 import type { CountedChange } from '../jobs/summary.ts';
@@ -117,6 +118,8 @@ export class PlanApplier {
           const joined: StoredAllocation[] = [];
           const removals: PendingEvent[] = [];
           const counted: CountedChange[] = [];
+          // The deployments whose allocations this write stops or evicts (or a client's loss) in a way their check reads.
+          const watched = new Set<string>();
           // The jobs whose allocations this write evicts (Nomad's preempted jobs).
           const evictedJobs = new Map<string, { namespace: string; jobId: string }>();
           const tables = new Set<TableName>(['allocs']);
@@ -152,6 +155,7 @@ export class PlanApplier {
               items.push(this.allocations.updated(after, before));
               outcome.updated.push(after);
               counted.push({ before, after });
+              if (after.DeploymentID && terminalAlloc(before) !== terminalAlloc(after)) watched.add(after.DeploymentID);
               if (after.DesiredStatus === 'evict' && before.DesiredStatus !== 'evict')
                 evictedJobs.set(`${after.Namespace}\u0000${after.JobID}`, {
                   namespace: after.Namespace,
@@ -226,6 +230,12 @@ export class PlanApplier {
           }
           items.push(...(deploymentWrites?.items ?? []));
           if (deploymentWrites?.items.length) tables.add('deployment');
+          // An allocation stopped, lost or evicted in a deployment this write does not put: the deployment is due now
+          // on the watcher's queue, in this write (a group no longer done can bring its progress cutoff forward).
+          if (this.deployments) {
+            if (watched.size > 0)
+              items.push(...(await this.deployments.dueNowWrites(watched, new Set(deployedNow.keys()))));
+          }
           // A deployment that succeeded made its job version stable in the same write.
           if (deploymentWrites?.events.some((event) => event.Topic === 'Job')) tables.add('jobs');
           // A write of deployments alone moves no allocation (a blocked evaluation waits for one that does).

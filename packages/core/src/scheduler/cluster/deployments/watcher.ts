@@ -2,7 +2,8 @@
  * Nomad's deployment watcher (`nomad/deploymentwatcher/deployment_watcher.go`) without a long-running leader: every
  * decision is a function of the stored deployment, its allocations and the job's evaluations, taken inside one
  * serializable write (`SchedulerState.commit`), so running it twice changes nothing twice. It runs after a node's
- * allocation report (`client/routes.ts`) and from the scheduled sweep (`sweep.ts`, for progress deadlines), and it
+ * allocation report (`client/routes.ts`) and from the scheduled sweep (`sweep.ts`) for the deployments due on its
+ * queue (`checkDue`: a progress deadline reached, a write its own check did not follow; `store.ts` `put`), and it
  * answers the promote and allocation-health routes (`nomad/deployment_endpoint.go`).
  *
  * A check of an active deployment, in Nomad's order: an unhealthy allocation that cannot be replaced (no progress

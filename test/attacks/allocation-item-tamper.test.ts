@@ -13,8 +13,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Allocations } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import type { Item } from '../../packages/core/src/storage/store.ts';
-import { allocationOf, applyPlan, ready, webJob } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { allocationOf, applyPlan, readyNodes, webJob } from '../support/cluster-allocations.ts';
+import { nodeTokens, type registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerService, startSchedulerInMemory } from '../support/scheduler-harness.ts';
 
 describe('attack: a table writer alters a compact allocation item', () => {
@@ -27,10 +27,7 @@ describe('attack: a table writer alters a compact allocation item', () => {
     h = await startSchedulerInMemory();
     const tokens = await nodeTokens(h);
     root = tokens.root;
-    nodeA = (await registerNode(h, tokens.writer)).node;
-    nodeB = (await registerNode(h, tokens.writer)).node;
-    await ready(h, nodeA);
-    await ready(h, nodeB);
+    [nodeA, nodeB] = await readyNodes(h, tokens.writer, {}, {});
   });
   afterAll(() => h.close());
 

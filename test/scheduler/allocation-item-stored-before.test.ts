@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Allocations, allocationKind } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
-import { allocationOf, ready, webJob } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { allocationOf, webJob, withReadyNode } from '../support/cluster-allocations.ts';
+import type { registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 describe('allocation items stored whole before the compact form', () => {
@@ -16,11 +16,7 @@ describe('allocation items stored whole before the compact form', () => {
   let node: Awaited<ReturnType<typeof registerNode>>['node'];
 
   beforeAll(async () => {
-    h = await startScheduler();
-    const tokens = await nodeTokens(h);
-    root = tokens.root;
-    node = (await registerNode(h, tokens.writer)).node;
-    await ready(h, node);
+    ({ h, root, node } = await withReadyNode(await startScheduler()));
   });
   afterAll(() => h.close());
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allocationOfItem } from '../../packages/core/src/scheduler/cluster/allocations/item-form.ts';
 import { Allocations } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
-import { allocationOf, applyPlan, ready, webJob } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { allocationOf, applyPlan, readyNodes, webJob } from '../support/cluster-allocations.ts';
+import { nodeTokens, type registerNode } from '../support/cluster-nodes.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 type Registered = Awaited<ReturnType<typeof registerNode>>['node'];
@@ -23,10 +23,7 @@ describe('cluster allocations: the store, the public routes and the client proto
     h = await startScheduler();
     const tokens = await nodeTokens(h);
     root = tokens.root;
-    nodeA = (await registerNode(h, tokens.writer)).node;
-    nodeB = (await registerNode(h, tokens.writer)).node;
-    await ready(h, nodeA);
-    await ready(h, nodeB);
+    [nodeA, nodeB] = await readyNodes(h, tokens.writer, {}, {});
     expect((await mgmt('PUT', '/v1/namespace', { Name: 'prod' })).status).toBe(200);
     const out = await mgmt('PUT', '/v1/jobs', { Job: webJob('web') });
     expect(out.status).toBe(200);

@@ -191,3 +191,17 @@ export async function withReadyNode<H extends SchedulerService>(h: H, overrides:
   await ready(h, node);
   return { ...session, node };
 }
+
+type RegisteredNode = Awaited<ReturnType<typeof registerNode>>['node'];
+
+/** One node per `overrides` registered with `writer`, then each made ready, in that order: the nodes. */
+export async function readyNodes<T extends Array<Record<string, unknown>>>(
+  h: SchedulerService,
+  writer: string,
+  ...overrides: T
+): Promise<{ [K in keyof T]: RegisteredNode }> {
+  const nodes: RegisteredNode[] = [];
+  for (const each of overrides) nodes.push((await registerNode(h, writer, each)).node);
+  for (const node of nodes) await ready(h, node);
+  return nodes as { [K in keyof T]: RegisteredNode };
+}

@@ -7,6 +7,8 @@ import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Cron, type FunctionProps, type StackContext, use } from 'sst/constructs';
 import { alarmOn, alarmThresholds, deadLetterAlarm, functionAlarms, period } from './alarms.ts';
+import { forcedGcKey } from '../packages/core/src/scheduler/cluster/system/forced-gc.ts';
+import { SCHEDULER_CONFIG_PK } from '../packages/core/src/scheduler/keys.ts';
 import {
   capacityPartitionPrefix,
   evaluationPartitionPrefix,
@@ -134,7 +136,7 @@ export function Jobs({ stack }: StackContext) {
   // prefix), watched by the same dead-letter alarm. The evaluation stays pending on the queue, so the sweep still runs it.
   const evaluationTrigger = keyhavenFunction(stack, 'Job-evaluation-trigger', storage, {
     handler: 'functions/jobs/evaluation-trigger.handler',
-    description: 'keyhaven job: run the evaluations written pending, from the table stream',
+    description: 'keyhaven job: run the evaluations written pending and the forced GC requested, from the table stream',
     timeout: '90 seconds',
     reservedConcurrentExecutions: config.reservedConcurrency.streamConsumer,
   });
@@ -171,8 +173,10 @@ export function Jobs({ stack }: StackContext) {
 /**
  * The records the evaluation trigger is given (Lambda event filters, any of which passes a record): an evaluation item
  * (`sched#eval#NN`) inserted or changed with status `pending` (run now) or `blocked` (room made while it ran wakes it),
- * and a record of room made (`sched#capacity#NN`, inserted: blocked evaluations may place there). The function drops a
- * change from pending to pending itself (a filter cannot compare the old image with the new).
+ * a record of room made (`sched#capacity#NN`, inserted: blocked evaluations may place there), the scheduler
+ * configuration changed from a paused broker (what was due runs now), and the forced garbage collection requested
+ * (`PUT /v1/system/gc`). The function drops a change from pending to pending, a configuration still paused and a claim
+ * of the forced collection itself (a filter cannot compare the old image with the new).
  */
 export const evaluationTriggerFilters = [
   {
@@ -182,6 +186,14 @@ export const evaluationTriggerFilters = [
     },
   },
   { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [{ prefix: capacityPartitionPrefix }] } } } },
+  {
+    eventName: ['MODIFY'],
+    dynamodb: { Keys: { pk: { S: [SCHEDULER_CONFIG_PK] } }, OldImage: { PauseEvalBroker: { BOOL: [true] } } },
+  },
+  {
+    eventName: ['INSERT', 'MODIFY'],
+    dynamodb: { Keys: { pk: { S: [forcedGcKey.pk] }, sk: { S: [forcedGcKey.sk] } } },
+  },
 ];
 
 /** How late a scheduled tick may still run: the minimum both EventBridge and Lambda accept, the schedule's period. */

@@ -8,8 +8,9 @@ const core = coreBaseFromEnvironment();
 
 /**
  * The evaluation queue on the table's stream (`scheduler/worker/evaluation-trigger.ts`): the event source mapping
- * (stacks/Jobs.ts) passes only evaluations written `pending`, and each is run by the worker within seconds of its
- * write rather than at the next minute's sweep, which stays the backstop. A batch's evaluations run in one pass (the
+ * (stacks/Jobs.ts) passes evaluations written `pending` (and blocked, the records of room made, the broker unpaused,
+ * the forced garbage collection requested), and each is run by the worker within seconds of its write rather than
+ * at the next minute's sweep, which stays the backstop. A batch's evaluations run in one pass (the
  * newest of each job); if one fails, the earliest record of it is reported (`ReportBatchItemFailures`): Lambda
  * delivers the shard again from there, and an evaluation that already ran is skipped (the worker reads it again
  * and runs it only while pending, under its job's lease). Exhausted retries go to the failures bucket.

@@ -6,11 +6,15 @@
  * every namespace and `operator`/`node` write; a token scoped to namespace `default`; a node presenting its SecretID.
  * They try: `PUT /v1/system/gc` and `PUT /v1/system/reconcile/summaries`; the same paths with another method; a
  * threshold in the query or the body (thresholds are operator configuration only).
- * They must never reach: a finished job reaped early, or a summary rewritten. Each refusal is a 403 (`Permission
- * denied`; `ACL token not found` for the node's secret) that writes nothing; the finished job and its summary stay until a management token forces the run.
+ * They also forge the forced collection's request item in the table (`sched#gc` / `forced`) with a lease a year ahead.
+ * They must never reach: a finished job reaped early, a forced collection requested, a summary rewritten, or the
+ * collection held off. Each refusal is a 403 (`Permission denied`; `ACL token not found` for the node's secret) that
+ * writes nothing (no request is recorded); the finished job and its summary stay until a management token requests the
+ * run, which then runs (a forged lease does not hold it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
+import { forcedGcKey, forcedGcPending } from '../../packages/core/src/scheduler/cluster/system/forced-gc.ts';
+import { runRequestedGc, sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { webJob, withReadyNode } from '../support/cluster-allocations.ts';
 import { attackCalls } from '../support/cluster-attacks.ts';
@@ -70,6 +74,7 @@ describe('attack: the garbage collection and summary reconciliation without mana
         // A node's SecretID is no ACL token at all.
         const text = token === node.SecretID ? 'ACL token not found' : 'Permission denied';
         await refused(() => as(token)('PUT', path), 403, text);
+        expect(await forcedGcPending(h.core.store)).toBe(false);
       }
     }
     expect(await jobThere()).toBe(true);
@@ -82,6 +87,7 @@ describe('attack: the garbage collection and summary reconciliation without mana
       const out = await as(wide)(method, '/v1/system/gc');
       expect(out.status).not.toBe(200);
       expect(await h.scheduler.state.currentIndex()).toBe(before);
+      expect(await forcedGcPending(h.core.store)).toBe(false);
     }
     // The minute sweep under Nomad's thresholds: the job finished moments ago stays, whatever a caller sent.
     await as(wide)('PUT', '/v1/system/gc?threshold=0', { JobGCThreshold: '0s' });
@@ -89,9 +95,16 @@ describe('attack: the garbage collection and summary reconciliation without mana
     expect(await jobThere()).toBe(true);
   });
 
-  it('the management token forces it: the job is reaped', async () => {
+  it('the management token requests it, and it runs though a forged lease claims it for a year', async () => {
     const out = await as(root)('PUT', '/v1/system/gc');
-    expect(out.status).toBe(200);
+    expect([out.status, out.text]).toEqual([200, '']);
+    // Queued, as Nomad's: answered before the run.
+    expect(await jobThere()).toBe(true);
+    await h.core.store.update(forcedGcKey, {
+      set: { holder: 'attacker', until: h.core.clock.now() + 365 * 86_400_000 },
+    });
+    expect(await runRequestedGc(h.core)).toBe(1);
+    expect(await forcedGcPending(h.core.store)).toBe(false);
     expect(await jobThere()).toBe(false);
     expect(await h.scheduler.jobs.summaries.get('default', 'done')).toBeUndefined();
   });

@@ -11,11 +11,14 @@
  * allocation whose priority is within 10 of it, or a `team-a` allocation holding a device (GPU) they ask for: within
  * 10, with a service job while service preemption is off, with a device request whose constraints are not evaluated,
  * or by asking for more instances than the node has.
+ * With the broker paused by an operator, they try to unpause it (with and without `?cas=`), and hand the stream's
+ * consumer a record that claims an unpausing while the stored configuration still pauses (a forged or stale image).
  * They must never reach: a stored configuration, a job registered or dispatched while registrations are rejected, a
- * job above priority 100, an eviction Nomad's rules do not allow.
+ * job above priority 100, an eviction Nomad's rules do not allow, an evaluation run while the broker is paused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK, jobPk } from '../../packages/core/src/scheduler/keys.ts';
+import { runTriggeredEvaluations } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { ready } from '../support/cluster-allocations.ts';
 import { attackCalls, teamsHarness } from '../support/cluster-attacks.ts';
@@ -209,5 +212,39 @@ describe('attack: the scheduler configuration and preemption past a token’s ri
     const [placed] = await h.scheduler.allocations.ofJob('team-b', 'gpu-greedy');
     expect(placed?.PreemptedAllocations).toEqual([victim?.ID]);
     expect(await victimRuns()).toBe('evict');
+  });
+
+  it('with the broker paused, nobody without operator:write unpauses it, and a forged unpausing runs nothing', async () => {
+    const writer = await tokenWith('node { policy = "write" }');
+    const { node } = await registerNode(h, writer, { NodePool: 'held' });
+    await ready(h, node);
+    const pause = { PauseEvalBroker: true, PreemptionConfig: { SystemSchedulerEnabled: true } };
+    expect((await as(root)('PUT', configPath, pause)).body.Updated).toBe(true);
+    const paused = (await h.core.store.get(SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK)) as Record<string, unknown>;
+    const out = await as(root)('PUT', '/v1/jobs?namespace=team-b', {
+      Job: job('waits', 'service', 50, 100, { NodePool: 'held' }),
+    });
+    const evalId = out.body.EvalID as string;
+    const unpause = { PauseEvalBroker: false, PreemptionConfig: { SystemSchedulerEnabled: true } };
+    for (const token of [undefined, operatorReader, teamB]) {
+      await refused(as(token)('PUT', configPath, unpause));
+      await refused(as(token)('POST', `${configPath}?cas=${paused.ModifyIndex}`, unpause));
+    }
+    expect(await h.core.store.get(SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK)).toEqual(paused);
+    // A record claiming the broker was unpaused: the consumer reads the configuration again and takes nothing.
+    const forged = { eventName: 'MODIFY' as const, oldImage: paused, newImage: { ...paused, PauseEvalBroker: false } };
+    // (What earlier tests left pending is due too: none of it is taken either.)
+    const whilePaused = (await runTriggeredEvaluations(h.core, [forged])).outcomes;
+    expect(whilePaused.get(evalId)).toBe('paused');
+    expect(new Set(whilePaused.values())).toEqual(new Set(['paused']));
+    expect((await h.scheduler.evaluations.get(evalId))?.Status).toBe('pending');
+    expect(await h.scheduler.allocations.ofJob('team-b', 'waits')).toEqual([]);
+    // The operator's unpausing runs it at once, from its own record.
+    expect((await as(root)('PUT', configPath, unpause)).body.Updated).toBe(true);
+    const unpaused = (await h.core.store.get(SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK)) as Record<string, unknown>;
+    const record = { eventName: 'MODIFY' as const, oldImage: paused, newImage: unpaused };
+    expect((await runTriggeredEvaluations(h.core, [record])).outcomes.get(evalId)).toBe('complete');
+    expect((await h.scheduler.evaluations.get(evalId))?.Status).toBe('complete');
+    expect(await h.scheduler.allocations.ofJob('team-b', 'waits')).toHaveLength(1);
   });
 });

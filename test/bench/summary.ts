@@ -150,6 +150,18 @@ export const benches: BenchEntry[] = [
     ],
   },
   {
+    file: 'gc.bench.ts',
+    figures: [
+      'gc: terminal jobs reaped/s',
+      'gc: raw BatchWriteItem jobs deleted/s',
+      'gc / raw BatchWriteItem',
+      'gc: DynamoDB calls per job',
+      'gc: write units per job',
+      'gc: read units per job',
+      'PUT /v1/system/gc answer ms',
+    ],
+  },
+  {
     file: 'bundles.bench.ts',
     figures: ['largest module-init p50 ms', 'largest bundle gzip kB', 'largest gzip kB loaded at init'],
   },

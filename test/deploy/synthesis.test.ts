@@ -212,7 +212,7 @@ describe('SST app, synthesised offline (stage "test")', () => {
     );
   });
 
-  it('feeds the evaluations written pending or blocked and the records of room made to the evaluation trigger', () => {
+  it('feeds the evaluations written pending or blocked, the records of room made, the broker unpaused and the forced GC requested to the evaluation trigger', () => {
     const mapping = mappingOf(s.jobs, 'functions/jobs/evaluation-trigger.handler');
     expect(mapping.Properties).toMatchObject({
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -233,6 +233,11 @@ describe('SST app, synthesised offline (stage "test")', () => {
         dynamodb: { NewImage: { pk: { S: [{ prefix: 'sched#eval#' }] }, Status: { S: ['pending', 'blocked'] } } },
       },
       { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [{ prefix: 'sched#capacity#' }] } } } },
+      {
+        eventName: ['MODIFY'],
+        dynamodb: { Keys: { pk: { S: ['sched#scheduler-config'] } }, OldImage: { PauseEvalBroker: { BOOL: [true] } } },
+      },
+      { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { pk: { S: ['sched#gc'] }, sk: { S: ['forced'] } } } },
     ]);
   });
 

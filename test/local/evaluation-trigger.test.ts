@@ -1,7 +1,9 @@
 /**
  * `npm start`'s runtime (in this process, on the run's DynamoDB Local) runs evaluations from the table's stream, as
  * the evaluation trigger does in AWS: the sweep's timer is set to an hour, so nothing but the stream poller can run
- * them. A submitted job's evaluation completes, and a blocked one is woken by a node with room becoming ready.
+ * them. A submitted job's evaluation completes, a blocked one is woken by a node with room becoming ready, a forced
+ * garbage collection (`PUT /v1/system/gc`, answered at once) runs in the background, and the write that unpauses the
+ * evaluation broker runs what waited.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { forcedGcKey } from '../../packages/core/src/scheduler/cluster/system/forced-gc.ts';
 import { type LocalRuntime, startLocal } from '../../packages/local/src/start-local.ts';
 import { clientNode } from '../support/cluster-nodes.ts';
 
@@ -39,9 +42,13 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, wha
   }
 }
 
+/** The nodes registered, by ID. */
+const nodeSecrets = new Map<string, string>();
+
 /** A node registered through the client protocol and reported ready. */
 async function readyNode(overrides: Record<string, unknown> = {}) {
   const node = clientNode(overrides);
+  nodeSecrets.set(node.ID, node.SecretID);
   const intro = (await api('PUT', 'acl/identity/client-introduction-token', {})).JWT as string;
   await api('POST', 'client/register', { Node: node }, intro);
   await api('PUT', `client/node/${node.ID}/status`, { Status: 'ready' }, node.SecretID);
@@ -114,5 +121,49 @@ describe('npm start runs evaluations from the table stream', () => {
     expect(woken.Status).toBe('complete');
     const allocs = await api('GET', 'job/big/allocations');
     expect(allocs.map((alloc: { NodeID: string }) => alloc.NodeID)).toEqual([roomy.ID]);
+  });
+
+  it('PUT /v1/system/gc answers at once; the stream runs the collection, and a finished batch job is reaped', async () => {
+    const submitted = await api('PUT', 'jobs', { Job: { ...job('finished', 100), Type: 'batch' } });
+    await until(
+      () => api('GET', `evaluation/${submitted.EvalID}`),
+      (found) => found.Status === 'complete',
+      'the batch evaluation',
+    );
+    const [alloc] = await api('GET', 'job/finished/allocations');
+    const report = { Allocs: [{ ID: alloc.ID, ClientStatus: 'complete' }] };
+    await api('PUT', `client/node/${alloc.NodeID}/allocations`, report, nodeSecrets.get(alloc.NodeID));
+    expect((await api('GET', 'job/finished')).Status).toBe('dead');
+    expect(await api('PUT', 'system/gc')).toBeUndefined();
+    await until(
+      () => runtime.core.store.get(forcedGcKey.pk, forcedGcKey.sk),
+      (request) => request === undefined,
+      'the forced collection',
+    );
+    const gone = await fetch(`${runtime.schedulerUrl}/v1/job/finished`, { headers: { 'X-Nomad-Token': management } });
+    expect(gone.status).toBe(404);
+  });
+
+  it('a paused broker holds a submitted evaluation; the write that unpauses it runs it, with no sweep', async () => {
+    await api('PUT', 'operator/scheduler/configuration', { PauseEvalBroker: true });
+    const submitted = await api('PUT', 'jobs', { Job: job('held', 100) });
+    // A barrier: a forced collection requested after the evaluation is written has run once the stream's consumer
+    // has been given the evaluation (the table's records arrive in order).
+    await api('PUT', 'system/gc');
+    await until(
+      () => runtime.core.store.get(forcedGcKey.pk, forcedGcKey.sk),
+      (request) => request === undefined,
+      'the forced collection',
+    );
+    expect((await api('GET', `evaluation/${submitted.EvalID}`)).Status).toBe('pending');
+    expect(await api('GET', 'job/held/allocations')).toEqual([]);
+    await api('PUT', 'operator/scheduler/configuration', { PauseEvalBroker: false });
+    const evaluation = await until(
+      () => api('GET', `evaluation/${submitted.EvalID}`),
+      (found) => found.Status !== 'pending',
+      'the evaluation after unpausing',
+    );
+    expect(evaluation).toMatchObject({ Status: 'complete', QueuedAllocations: { web: 0 } });
+    expect(await api('GET', 'job/held/allocations')).toHaveLength(1);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepTokens } from '../../packages/core/src/entry-points/expiry-sweeps.ts';
 import { Allocations } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { Evaluations } from '../../packages/core/src/scheduler/cluster/evaluations/store.ts';
+import { forcedGcKey, forcedGcPending } from '../../packages/core/src/scheduler/cluster/system/forced-gc.ts';
 import { GarbageCollector } from '../../packages/core/src/scheduler/cluster/system/gc.ts';
 import {
   forcedGcThresholds,
@@ -18,7 +19,7 @@ import {
   NODE_COUNT_SK,
 } from '../../packages/core/src/scheduler/keys.ts';
 import type { SchedulerEvent } from '../../packages/core/src/scheduler/state.ts';
-import { sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
+import { runTriggeredEvaluations, sweepScheduler } from '../../packages/core/src/scheduler/sweep.ts';
 import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { groupJob, managementCall, ready, reportAllocs, withWorker } from '../support/cluster-allocations.ts';
 import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
@@ -74,6 +75,21 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     const found = await Promise.all(keys.map((key) => store.get(key.pk, key.sk)));
     const versions = await store.list(jobVersionPk('default', id));
     return found.filter((item) => item !== undefined).length + versions.length;
+  };
+  /**
+   * `PUT /v1/system/gc`: an empty 200 at once with the request recorded, then (with `run`) the collection run as the
+   * table stream's consumer runs it on the request's record, which leaves no request behind.
+   */
+  const forceGc = async (run = true) => {
+    const out = await mgmt('PUT', '/v1/system/gc');
+    expect([out.status, out.text]).toEqual([200, '']);
+    const request = await h.core.store.get(forcedGcKey.pk, forcedGcKey.sk);
+    expect(request).toMatchObject({ request: expect.any(String), requestedAt: h.clock.now() });
+    if (run) {
+      await runTriggeredEvaluations(h.core, [{ eventName: 'INSERT', newImage: request }]);
+      expect(await forcedGcPending(h.core.store)).toBe(false);
+    }
+    return out;
   };
   const eventsAfter = async (index: number): Promise<SchedulerEvent[]> =>
     (await h.scheduler.state.eventsAfter(index)).flatMap((batch) => batch.events);
@@ -148,15 +164,13 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     await report(node, [{ ID: alloc.ID, ClientStatus: 'running' }]);
     h.clock.advance(48 * hour);
     await ready(h, node);
-    const forced = await mgmt('PUT', '/v1/system/gc');
-    expect(forced.status).toBe(200);
-    expect(forced.text).toBe('');
+    await forceGc();
     expect((await mgmt('GET', '/v1/job/serving')).body.Status).toBe('running');
     expect((await mgmt('GET', `/v1/evaluation/${out.body.EvalID}`)).status).toBe(200);
     expect((await mgmt('GET', `/v1/allocation/${alloc.ID}`)).body.ClientStatus).toBe('running');
   });
 
-  it('PUT /v1/system/gc reaps at once what has finished, a stopped service job included', {
+  it('PUT /v1/system/gc answers at once, and its run reaps what has finished, a stopped service job included', {
     timeout: 60_000,
   }, async () => {
     const batch = await finishedBatch('just-done', node, 1);
@@ -179,9 +193,13 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     expect((await mgmt('GET', '/v1/job/to-stop')).status).toBe(200);
 
     const start = await h.scheduler.state.currentIndex();
-    const forced = await mgmt('PUT', '/v1/system/gc');
-    expect(forced.status).toBe(200);
-    expect(Number(forced.headers.get('X-Nomad-Index'))).toBeGreaterThan(start);
+    // Answered before anything is reaped (Nomad enqueues its forced GC): the index is the one before the run.
+    const forced = await forceGc(false);
+    expect(Number(forced.headers.get('X-Nomad-Index'))).toBe(start);
+    for (const id of ['just-done', 'to-stop']) expect((await mgmt('GET', `/v1/job/${id}`)).status).toBe(200);
+    // The sweep is the backstop of the stream's consumer: it runs the request, once.
+    await sweepScheduler(h.core, { gc: false });
+    expect(await forcedGcPending(h.core.store)).toBe(false);
     for (const id of ['just-done', 'to-stop']) expect((await mgmt('GET', `/v1/job/${id}`)).status).toBe(404);
     const toStopAllocs = [alloc];
     expect(await storedItems('to-stop', [stopped.body.EvalID, deregistered.body.EvalID], toStopAllocs)).toBe(0);
@@ -203,7 +221,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     expect(evaluations.filter((entry) => ['just-done', 'to-stop'].includes(entry.JobID))).toEqual([]);
     // Run again: nothing more to do, no write.
     const after = await h.scheduler.state.currentIndex();
-    await h.scheduler.garbage.collect(forcedGcThresholds);
+    await forceGc();
     expect(await h.scheduler.state.currentIndex()).toBe(after);
   });
 
@@ -225,7 +243,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
       Dead: 1,
     });
 
-    expect((await mgmt('PUT', '/v1/system/gc')).status).toBe(200);
+    await forceGc();
     expect((await mgmt('GET', '/v1/job/dispatcher')).body.Status).toBe('running');
     expect((await mgmt('GET', `/v1/job/${encodeURIComponent(child)}`)).status).toBe(404);
     expect((await mgmt('GET', '/v1/job/dispatcher/summary')).body.Children).toEqual({
@@ -243,7 +261,7 @@ describe('garbage collection: jobs, evaluations, allocations (DynamoDB Local)', 
     await report(node, [{ ID: secondAlloc.ID, ClientStatus: 'complete' }]);
     expect((await mgmt('DELETE', '/v1/job/dispatcher')).status).toBe(200);
     const start = await h.scheduler.state.currentIndex();
-    expect((await mgmt('PUT', '/v1/system/gc')).status).toBe(200);
+    await forceGc();
     expect((await mgmt('GET', '/v1/job/dispatcher')).status).toBe(404);
     expect((await mgmt('GET', `/v1/job/${encodeURIComponent(second)}`)).status).toBe(404);
     const reaped = (await eventsAfter(start)).filter((event) => event.Type === 'JobBatchDeregistered');

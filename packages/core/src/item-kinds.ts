@@ -326,6 +326,14 @@ export const itemKindRows: readonly ItemKindRow[] = [
     why: 'when the sweep last ran the garbage collection, so it runs once an interval across processes; one forged into the future is taken over, and `PUT /v1/system/gc` runs regardless',
   }),
   row({
+    name: 'forced garbage collection request',
+    where: '`sched#gc` / `forced`',
+    pk: /^sched#gc$/,
+    sk: /^forced$/,
+    protection: 'not security state',
+    why: "a forced collection requested by `PUT /v1/system/gc` and not yet run, with the lease of the run that holds it; a forged one requests a collection, which reaps only what has finished (as a management token's request; whoever writes the table can delete those items anyway), and a lease forged further ahead than one lease is taken over",
+  }),
+  row({
     name: 'blocking query place',
     where: '`sched#wait#<waiter>` / `slot#<n>`',
     pk: /^sched#wait#/,

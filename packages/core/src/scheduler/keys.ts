@@ -87,6 +87,11 @@ export const NODE_SWEEP_LEASE_SK = 'lease';
  */
 export const GC_PK = 'sched#gc';
 export const GC_LAST_SK = 'last';
+/**
+ * `sk` (in `GC_PK`) of the forced collection requested by `PUT /v1/system/gc` and not yet run
+ * (`cluster/system/forced-gc.ts`): one item, so requests made before a run starts are one run.
+ */
+export const FORCED_GC_SK = 'forced';
 /** `sk` (in `META_PK`) of the count of registered nodes, kept by registration and purge (the heartbeat TTL reads it). */
 export const NODE_COUNT_SK = 'nodes#count';
 

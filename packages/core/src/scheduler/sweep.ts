@@ -11,8 +11,9 @@ import { NodePools } from './cluster/node-pools/store.ts';
 import { ClusterNodes } from './cluster/nodes/store.ts';
 import { NodeSweepLease } from './cluster/nodes/sweep-lease.ts';
 import { GarbageCollector } from './cluster/system/gc.ts';
+import { isForcedGcRequest, runForcedGc } from './cluster/system/forced-gc.ts';
 import { claimGcRun } from './cluster/system/gc-interval.ts';
-import { type GcThresholds, nomadGcThresholds } from './cluster/system/thresholds.ts';
+import { forcedGcThresholds, type GcThresholds, nomadGcThresholds } from './cluster/system/thresholds.ts';
 import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './composition/secret-hashes.ts';
 import { SchedulerConfigs } from './cluster/scheduler-config/store.ts';
 import { SchedulerState } from './state.ts';
@@ -32,7 +33,8 @@ import { EvaluationWorker, type WorkerParts } from './worker/evaluation-worker.t
  * `runTriggeredEvaluations`, which runs them as they are written), the deployments due on the watcher's queue
  * (`cluster/deployments/watcher.ts` `checkDue`), the garbage collection of finished jobs, evaluations, allocations, deployments
  * and down nodes older than the operator's `gc` thresholds (`cluster/system/gc.ts`; Nomad's defaults when unsaid;
- * once every five minutes across processes, `cluster/system/gc-interval.ts`) and the events past
+ * once every five minutes across processes, `cluster/system/gc-interval.ts`), a forced collection requested and not
+ * yet run (`cluster/system/forced-gc.ts`, the stream consumer's backstop) and the events past
  * their expiry. Built on the state alone, so the sweep job carries none of the scheduler's HTTP surface (login, OIDC,
  * binding-rule selectors).
  */
@@ -55,18 +57,12 @@ export async function sweepScheduler(
   const periodic = await claimGcRun(core.store, core.clock.now());
   if (periodic) await deployments.queueUnqueued();
   await new DeploymentWatcher(state, deployments, jobs, evaluations, allocations).checkDue();
+  // A forced collection requested (`PUT /v1/system/gc`) that the stream's consumer did not run: the backstop.
+  await runRequestedGc(core, parts);
   if (options.gc !== false && periodic) {
     // What the collection leaves is collected by the next run: its failure is logged, and the events still expire.
     try {
-      await new GarbageCollector(
-        state,
-        new Namespaces(state),
-        jobs,
-        evaluations,
-        allocations,
-        deployments,
-        parts.nodes,
-      ).collect(options.gc ?? nomadGcThresholds);
+      await collectorOf(parts).collect(options.gc ?? nomadGcThresholds);
     } catch (error) {
       core.log.error('scheduler garbage collection failed; the next sweep runs it again', { error: String(error) });
     }
@@ -75,15 +71,44 @@ export async function sweepScheduler(
 }
 
 /**
- * The evaluations the table's stream says were written pending, run now (`worker/evaluation-trigger.ts`): what the
- * stream's consumer calls, `functions/jobs/evaluation-trigger.ts` in AWS and the stream poller under `npm start`.
+ * The forced collection `PUT /v1/system/gc` requested, run under its claim (`cluster/system/forced-gc.ts`) if one is
+ * requested and nobody runs it; returns how many runs it made. A failure is logged and leaves the request for the
+ * next consumer or sweep.
+ */
+export async function runRequestedGc(core: SchedulerBase, parts = workerParts(core)): Promise<number> {
+  try {
+    return await runForcedGc(core.store, core.clock, () => collectorOf(parts).collect(forcedGcThresholds));
+  } catch (error) {
+    core.log.error('forced garbage collection failed; it is run again', { error: String(error) });
+    return 0;
+  }
+}
+
+const collectorOf = (parts: WorkerParts) =>
+  new GarbageCollector(
+    parts.state,
+    new Namespaces(parts.state),
+    parts.jobs,
+    parts.evaluations,
+    parts.allocations,
+    parts.deployments,
+    parts.nodes,
+  );
+
+/**
+ * The evaluations the table's stream says were written pending, run now (`worker/evaluation-trigger.ts`), with what
+ * was due when a change unpaused the broker, and the forced collection when one was requested: what the stream's
+ * consumer calls, `functions/jobs/evaluation-trigger.ts` in AWS and the stream poller under `npm start`.
  */
 export async function runTriggeredEvaluations(
   core: SchedulerBase,
   changes: readonly StreamChange[],
   options: TriggerOptions = {},
 ): Promise<TriggerResult> {
-  return runTriggered(workerOf(core, workerParts(core)), changes, options);
+  const parts = workerParts(core);
+  const result = await runTriggered(workerOf(core, parts), changes, options);
+  if (changes.some(isForcedGcRequest)) await runRequestedGc(core, parts);
+  return result;
 }
 
 /** The stores the evaluation worker runs on, over the scheduler's state. */

@@ -21,7 +21,6 @@ import { NodeIdentities } from '../client/identity.ts';
 import { ClusterNodes } from '../cluster/nodes/store.ts';
 import { NodeSweepLease } from '../cluster/nodes/sweep-lease.ts';
 import { ServiceRegistrations } from '../cluster/services/store.ts';
-import { GarbageCollector } from '../cluster/system/gc.ts';
 import { EventBroker } from '../events/broker.ts';
 import { nodeSecretHash, type SchedulerBase, schedulerSecretHash } from './secret-hashes.ts';
 import { type PendingEvent, SchedulerState } from '../state.ts';
@@ -96,8 +95,6 @@ export class Scheduler {
   readonly jobs: Jobs;
   readonly services: ServiceRegistrations;
   readonly allocations: Allocations;
-  /** Nomad's core scheduler's garbage collection, forced by `PUT /v1/system/gc` (the sweep runs its own). */
-  readonly garbage: GarbageCollector;
   /** The scheduler configuration (`/v1/operator/scheduler/configuration`): the algorithm and preemption. */
   readonly schedulerConfig: SchedulerConfigs;
 
@@ -140,15 +137,6 @@ export class Scheduler {
       this.jobs,
       this.evaluations,
       this.allocations,
-    );
-    this.garbage = new GarbageCollector(
-      this.state,
-      this.namespaces,
-      this.jobs,
-      this.evaluations,
-      this.allocations,
-      this.deployments,
-      this.nodes,
     );
     this.allocations.drainingNodesWith(async (ids) => {
       const nodes = await Promise.all(ids.map((id) => this.nodes.get(id)));

@@ -7,7 +7,9 @@
  * queue (`EVAL_QUEUE`).
  *
  * The same consumer wakes blocked evaluations when room is made (`capacity-wake.ts`): the records of room made
- * (`cluster/nodes/capacity.ts`), and blocked evaluations written, are on the stream too.
+ * (`cluster/nodes/capacity.ts`), and blocked evaluations written, are on the stream too; and it runs what is due when
+ * the scheduler configuration is written unpausing the broker (`brokerUnpaused`), as Nomad's leader restores the
+ * pending evaluations into its re-enabled broker. (`sweep.ts` also gives it the forced garbage collection requested.)
  *
  * At least once and idempotent: the stream's image only names the evaluation; the worker reads it again (verified)
  * and runs it only while it is pending, under the job's lease, so a record delivered twice (a retry, the minute job
@@ -15,7 +17,7 @@
  * and then left to the backstop.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CAPACITY_PK, EVAL_PK } from '../keys.ts';
+import { CAPACITY_PK, EVAL_PK, SCHEDULER_CONFIG_PK } from '../keys.ts';
 import type { EvaluationWorker, Outcome } from './evaluation-worker.ts';
 
 /** A change on the table as the stream reports it (the fields of the core's `TableChange` the trigger reads). */
@@ -53,6 +55,20 @@ export function mayWakeBlocked(change: StreamChange): boolean {
   return image.pk.startsWith(evaluationPartitionPrefix) && image.Status === 'blocked';
 }
 
+/**
+ * Whether this change unpaused the evaluation broker: the scheduler configuration written with `PauseEvalBroker` false
+ * over one with it true (Nomad's leader re-enables its broker and restores the pending evaluations at once). The
+ * image only says when to look: the worker reads the configuration again, verified, before it takes anything.
+ */
+export function brokerUnpaused(change: StreamChange): boolean {
+  const image = change.newImage;
+  if (change.eventName !== 'MODIFY' || !image || image.pk !== SCHEDULER_CONFIG_PK) return false;
+  return change.oldImage?.PauseEvalBroker === true && image.PauseEvalBroker !== true;
+}
+
+/** The most rounds (of `runDue`'s 100) one unpausing runs; what is left is the sweep's. */
+const unpausedRounds = 10;
+
 export interface TriggerOptions {
   /** How often a job whose lease another worker holds is tried again before it is left to the backstop; default 10. */
   busyRetries?: number;
@@ -70,8 +86,8 @@ export interface TriggerResult {
 }
 
 /**
- * Runs the blocked evaluations these changes may wake, then the evaluations they wrote pending, in one worker pass
- * (the newest of each job).
+ * Runs what was due if these changes unpaused the broker, the blocked evaluations they may wake, then the evaluations
+ * they wrote pending, in one worker pass (the newest of each job).
  */
 export async function runTriggered(
   worker: EvaluationWorker,
@@ -83,6 +99,13 @@ export async function runTriggered(
     return id ? [{ id, change }] : [];
   });
   const outcomes = new Map<string, Outcome>();
+  // The broker unpaused: what waited on the queue runs now, round after round while rounds come back full.
+  if (changes.some(brokerUnpaused))
+    for (let round = 0; round < unpausedRounds; round++) {
+      const ran = await worker.runDue();
+      for (const [id, outcome] of ran) outcomes.set(id, outcome);
+      if (ran.size < 100 || [...ran.values()].every((outcome) => outcome === 'busy' || outcome === 'paused')) break;
+    }
   // Blocked evaluations that room made wakes: one pass (a job leased now is left to the sweep, the backstop).
   if (changes.some(mayWakeBlocked)) for (const [id, outcome] of await worker.runWoken()) outcomes.set(id, outcome);
   if (written.length === 0) return { outcomes };

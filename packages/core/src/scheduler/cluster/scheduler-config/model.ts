@@ -6,7 +6,7 @@
  *
  * `RejectJobRegistration` refuses job registration and dispatch to every token but a management one (Nomad's
  * load-shedding, `registrationsAreAllowed`); `PauseEvalBroker` stops the evaluation worker taking evaluations (they
- * stay pending, and run at the first round after it is unpaused: the next new evaluation's or the sweep's);
+ * stay pending; the write that unpauses runs them at once, from the table stream: `worker/evaluation-trigger.ts`);
  * `MemoryOversubscriptionEnabled` grants placements their tasks' `memory_max` (the agent's `NOMAD_MEMORY_MAX_LIMIT`).
  */
 import * as z from 'zod/mini';

@@ -1,7 +1,8 @@
 /**
  * Nomad's garbage collection (`nomad/core_sched.go`: jobGC, evalGC, deploymentGC; `Job.BatchDeregister` in
  * `nomad/job_endpoint.go`), run by the scheduler's minute sweep (`sweep.ts`) with the operator's thresholds
- * (`thresholds.ts`) and by `PUT /v1/system/gc` with every threshold at zero. In Nomad's order:
+ * (`thresholds.ts`) and, with every threshold at zero, as `PUT /v1/system/gc` requests it (`forced-gc.ts`). In Nomad's
+ * order:
  *
  * - jobs: a job that may be collected (`gc-rules.ts` jobIsGcable), submitted before the job threshold, whose
  *   evaluations are all terminal and old enough and whose allocations may all go, is reaped with them and its

@@ -1,26 +1,28 @@
 /**
  * Nomad's `/v1/system` routes (`command/agent/system_endpoint.go`, `nomad/system_endpoint.go`), both for a management
- * token only: `PUT /v1/system/gc` runs the garbage collection now with every threshold at zero (Nomad's forceGC;
- * Nomad queues it and answers at once, here one run is done before the answer, bounded as every run: what is past
- * its bound is left for the next), and `PUT /v1/system/reconcile/summaries` counts every job's summary again. Both
- * answer an empty body, as Nomad's handlers.
+ * token only: `PUT /v1/system/gc` requests the garbage collection with every threshold at zero (Nomad's forceGC,
+ * which it enqueues and answers at once: here the request is recorded and run in the background under a claim,
+ * `forced-gc.ts`), and `PUT /v1/system/reconcile/summaries` counts every job's summary again. Both answer an empty
+ * body, as Nomad's handlers.
  */
 import { route, type SchedulerRoute } from '../../http/route.ts';
+import { requestForcedGc } from './forced-gc.ts';
 import { reconcileJobSummaries } from './reconcile-summaries.ts';
-import { forcedGcThresholds } from './thresholds.ts';
 
 export const systemRoutes: SchedulerRoute[] = [
   route({
     method: 'PUT',
     path: '/v1/system/gc',
-    summary: 'Run the garbage collection now, every threshold at zero.',
+    summary: 'Request the garbage collection, every threshold at zero; it runs in the background.',
     description:
-      'Reaps the finished jobs (each a JobBatchDeregistered event), evaluations, allocations and deployments that ' +
-      'Nomad would reap; a run deletes a bounded number of items, what is past the bound waits for the next run.',
+      'Answers at once, as Nomad, which enqueues its forced GC: the run that follows (from the table stream, or the ' +
+      'sweep) reaps the finished jobs (each a JobBatchDeregistered event), evaluations, allocations, deployments and ' +
+      'down nodes that Nomad would reap. Requests made before it starts are one run; a run deletes a bounded number ' +
+      'of items, what is past the bound waits for the next run.',
     access: 'management',
-    returns: 'An empty body; the index headers carry the index after the run.',
+    returns: 'An empty body; the index headers carry the current index.',
     handler: async ({ scheduler }) => {
-      await scheduler.garbage.collect(forcedGcThresholds);
+      await requestForcedGc(scheduler.state.store, scheduler.state.clock);
       return { empty: true, index: await scheduler.state.currentIndex() };
     },
   }),

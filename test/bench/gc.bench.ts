@@ -133,7 +133,7 @@ try {
       return [
         scheduler.nodes.nodeWrite(node, undefined),
         {
-          put: scheduler.nodes.beatItem(node, secretHash, 1, now + 3_600_000, undefined),
+          put: scheduler.nodes.beatItem(node, secretHash, 1, now + 3_600_000, undefined, undefined),
           when: { absent: true as const },
         },
       ];

@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../packages/core/src/lib/log.ts';
-import { DynamoStore } from '../../packages/core/src/storage/dynamodb-store.ts';
 import type { Item, Key, Store } from '../../packages/core/src/storage/intent.ts';
 import { itemKind } from '../../packages/core/src/storage/item-mac.ts';
 import { Keyring } from '../../packages/core/src/storage/keyring.ts';
 import { MarkedItems } from '../../packages/core/src/storage/marked-items.ts';
-import { MemoryStore } from '../../packages/core/src/storage/memory-store.ts';
-import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
-import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
+import { storeImplementations } from '../support/store-implementations.ts';
 
 /**
  * Marked items (`storage/marked-items.ts`) on DynamoDB Local and in memory: an item held under the mark given is
@@ -20,22 +15,9 @@ import { ensureTable } from '../../packages/local/src/table.ts';
 const kind = itemKind('marked-items-test');
 const keyring = Keyring.fromDataKey(new Uint8Array(32).map((_, index) => index + 5));
 
-const implementations: Array<[string, () => Promise<Store>]> = [
-  [
-    'DynamoDB',
-    async () => {
-      const client = new DynamoDBClient({ ...localClientConfig(inject('dynamoEndpoint')), ...storeClientOptions() });
-      const tableName = `test-${randomUUID()}`;
-      await ensureTable(client, tableName);
-      return new DynamoStore(client, tableName);
-    },
-  ],
-  ['memory', async () => new MemoryStore()],
-];
-
 const value = (item: Item) => ({ sk: item.sk, n: item.n });
 
-describe.each(implementations)('marked items on %s', (_name, open) => {
+describe.each(storeImplementations)('marked items on %s', (_name, open) => {
   let store: Store;
   beforeAll(async () => {
     store = await open();

@@ -7,27 +7,19 @@
  * stored whole before the compact form (`packages/core/src/scheduler/cluster/allocations/item-form.ts`).
  * Run: `npx tsx test/bench/allocation-item-size.ts` (NODES, default 200; COUNT, default 400).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type AttributeValue, DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { seededNode } from '../../packages/agent/src/fleet/seeded-nodes.ts';
-import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import { allocationOfItem } from '../../packages/core/src/scheduler/cluster/allocations/item-form.ts';
-import { registeredNode } from '../../packages/core/src/scheduler/cluster/nodes/model.ts';
-import { allocNodePk, META_PK, NODE_COUNT_SK } from '../../packages/core/src/scheduler/keys.ts';
-import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
+import { allocNodePk } from '../../packages/core/src/scheduler/keys.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
-import type { Item, Write } from '../../packages/core/src/storage/store.ts';
+import type { Item } from '../../packages/core/src/storage/store.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
-import { ensureTable } from '../../packages/local/src/table.ts';
-import { startBenchDynamo } from './bench-service.ts';
+import { startBenchDynamo, startBenchScheduler } from './bench-service.ts';
+import { seedReadyNodes } from './seed-nodes.ts';
 import { serviceJobSpec } from './bench-job.ts';
 
 const nodeCount = Number(process.env.NODES ?? 200);
@@ -69,31 +61,8 @@ const dynamo = await startBenchDynamo();
 const keyDir = mkdtempSync(path.join(tmpdir(), 'keyhaven-size-'));
 const client = new DynamoDBClient({ ...localClientConfig(dynamo.endpoint), ...storeClientOptions() });
 try {
-  const tableName = `size-${randomUUID()}`;
-  await ensureTable(client, tableName);
-  const core = await createCore({
-    dynamodb: client,
-    tableName,
-    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: [],
-    log: silentLogger,
-  });
-  const scheduler = schedulerFor(core);
-  const app = createSchedulerApp({ core: async () => core });
-  const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
-  const now = core.clock.now();
-  const writes: Write[] = [];
-  for (let position = 0; position < nodeCount; position++) {
-    const input = seededNode(position, { seed: 41 });
-    const node = { ...registeredNode(input as never, undefined, 1, now), Status: 'ready' as const };
-    const secretHash = scheduler.nodes.secretHash(node.ID, input.SecretID as string);
-    writes.push(scheduler.nodes.nodeWrite(node, undefined), {
-      put: scheduler.nodes.beatItem(node, secretHash, 1, now + 3_600_000, undefined, undefined),
-      when: { absent: true },
-    });
-  }
-  for (let start = 0; start < writes.length; start += 100) await core.store.transact(writes.slice(start, start + 100));
-  await core.store.put({ pk: META_PK, sk: NODE_COUNT_SK, value: nodeCount });
+  const { core, tableName, scheduler, app, root } = await startBenchScheduler(client, keyDir);
+  await seedReadyNodes(core, scheduler, nodeCount, 41);
   const response = await app.request('/v1/jobs', {
     method: 'PUT',
     headers: { 'X-Nomad-Token': root.SecretID, 'Content-Type': 'application/json' },

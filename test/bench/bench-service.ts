@@ -46,15 +46,18 @@ export async function startBenchDynamo(): Promise<{ endpoint: string; stop(): Pr
   return startDynamoDbLocal({});
 }
 
-/** A core on a fresh table of `client`, its keyring's key in `keyDir`, with no engines and no log unless `options` say. */
+/**
+ * A core on a fresh table of `client` (its name beside it), its keyring's key in `keyDir`, with no engines and no log
+ * unless `options` say.
+ */
 export async function benchCore(
   client: DynamoDBClient,
   keyDir: string,
   options: Partial<Pick<CoreOptions, 'backends' | 'clock' | 'log'>> = {},
-): Promise<Core> {
+): Promise<{ core: Core; tableName: string }> {
   const tableName = `bench-${randomUUID()}`;
   await ensureTable(client, tableName);
-  return createCore({
+  const core = await createCore({
     dynamodb: client,
     tableName,
     keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
@@ -62,22 +65,23 @@ export async function benchCore(
     log: silentLogger,
     ...options,
   });
+  return { core, tableName };
 }
 
 /**
- * The scheduler on a fresh table of `client` (`benchCore`): its core, its domain, the app a Lambda runs (with `app`'s
- * settings), and the management token the app's ACL bootstrap answered.
+ * The scheduler on a fresh table of `client` (`benchCore`): its core and table, its domain, the app a Lambda runs
+ * (with `app`'s settings), and the management token the app's ACL bootstrap answered.
  */
 export async function startBenchScheduler(
   client: DynamoDBClient,
   keyDir: string,
   options: { clock?: Clock; app?: Omit<SchedulerAppOptions, 'core'> } = {},
 ) {
-  const core = await benchCore(client, keyDir, options.clock ? { clock: options.clock } : {});
+  const { core, tableName } = await benchCore(client, keyDir, options.clock ? { clock: options.clock } : {});
   const scheduler = schedulerFor(core);
   const app = createSchedulerApp({ core: async () => core, ...options.app });
   const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
-  return { core, scheduler, app, root };
+  return { core, tableName, scheduler, app, root };
 }
 
 /** The secrets app a Lambda runs, with the given families, on its own DynamoDB Local: what the benchmarks drive. */
@@ -100,7 +104,7 @@ export async function startBenchService(
     rmSync(keyDir, { recursive: true, force: true });
   };
   try {
-    const core = await benchCore(client, keyDir, {
+    const { core } = await benchCore(client, keyDir, {
       backends: backendsOf(families),
       ...(options.clock ? { clock: options.clock } : {}),
     });

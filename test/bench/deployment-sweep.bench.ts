@@ -11,14 +11,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { seededNode } from '../../packages/agent/src/fleet/seeded-nodes.ts';
 import { isActive } from '../../packages/core/src/scheduler/cluster/deployments/model.ts';
-import { registeredNode } from '../../packages/core/src/scheduler/cluster/nodes/model.ts';
-import { META_PK, NODE_COUNT_SK } from '../../packages/core/src/scheduler/keys.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { startBenchDynamo, startBenchScheduler } from './bench-service.ts';
+import { seedReadyNodes } from './seed-nodes.ts';
 import { CapacityMeter } from './capacity-meter.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
 
@@ -36,22 +34,7 @@ try {
   const { core, scheduler, app, root } = await startBenchScheduler(client, keyDir);
 
   // A few ready nodes, stored as registration stores them.
-  const now = core.clock.now();
-  await core.store.transact(
-    Array.from({ length: nodeCount }, (_, position) => {
-      const input = seededNode(position, { seed: 43 });
-      const node = { ...registeredNode(input as never, undefined, 1, now), Status: 'ready' as const };
-      const secretHash = scheduler.nodes.secretHash(node.ID, input.SecretID as string);
-      return [
-        scheduler.nodes.nodeWrite(node, undefined),
-        {
-          put: scheduler.nodes.beatItem(node, secretHash, 1, now + 3_600_000, undefined, undefined),
-          when: { absent: true as const },
-        },
-      ];
-    }).flat(),
-  );
-  await core.store.put({ pk: META_PK, sk: NODE_COUNT_SK, value: nodeCount });
+  await seedReadyNodes(core, scheduler, nodeCount, 43);
 
   // DEPLOYMENTS rolling jobs, each placed: one active deployment each, its allocation pending.
   const seedStarted = performance.now();

@@ -18,9 +18,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type AttributeValue, BatchWriteItemCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { seededNode } from '../../packages/agent/src/fleet/seeded-nodes.ts';
-import { createCore } from '../../packages/core/src/composition/secrets-core.ts';
-import { silentLogger } from '../../packages/core/src/lib/log.ts';
 import {
   Allocations,
   allocationKind,
@@ -28,20 +25,17 @@ import {
 } from '../../packages/core/src/scheduler/cluster/allocations/store.ts';
 import { Evaluations, evaluationKind } from '../../packages/core/src/scheduler/cluster/evaluations/store.ts';
 import { jobKind, jobVersionKind } from '../../packages/core/src/scheduler/cluster/jobs/store.ts';
-import { registeredNode } from '../../packages/core/src/scheduler/cluster/nodes/model.ts';
 import { forcedGcPending } from '../../packages/core/src/scheduler/cluster/system/forced-gc.ts';
-import { createSchedulerApp } from '../../packages/core/src/scheduler/composition/scheduler-app.ts';
-import { schedulerFor } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
-import { jobPk, jobSummaryPk, jobVersionPk, META_PK, NODE_COUNT_SK } from '../../packages/core/src/scheduler/keys.ts';
+import { jobPk, jobSummaryPk, jobVersionPk } from '../../packages/core/src/scheduler/keys.ts';
 import { runRequestedGc } from '../../packages/core/src/scheduler/sweep.ts';
 import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import type { ItemKind } from '../../packages/core/src/storage/item-mac.ts';
-import { fileKeySource } from '../../packages/core/src/storage/keyring.ts';
 import type { Item, Key, Write } from '../../packages/core/src/storage/store.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
 import { ensureTable } from '../../packages/local/src/table.ts';
-import { startBenchDynamo } from './bench-service.ts';
+import { startBenchDynamo, startBenchScheduler } from './bench-service.ts';
+import { seedReadyNodes } from './seed-nodes.ts';
 import { CapacityMeter } from './capacity-meter.ts';
 import { collectGarbage, figure, sized } from './summary.ts';
 
@@ -96,20 +90,9 @@ async function batchWrite(table: string, requests: Array<Record<string, unknown>
 }
 
 try {
-  const tableName = `bench-${randomUUID()}`;
+  const { core, tableName, scheduler, app, root } = await startBenchScheduler(client, keyDir);
   const rawTable = `bench-raw-${randomUUID()}`;
-  await ensureTable(client, tableName);
   await ensureTable(client, rawTable);
-  const core = await createCore({
-    dynamodb: client,
-    tableName,
-    keySource: fileKeySource(path.join(keyDir, 'keyring.key')),
-    backends: [],
-    log: silentLogger,
-  });
-  const scheduler = schedulerFor(core);
-  const app = createSchedulerApp({ core: async () => core });
-  const root = (await (await app.request('/v1/acl/bootstrap', { method: 'POST' })).json()) as { SecretID: string };
   const call = async (method: string, url: string, body: unknown, token = root.SecretID) => {
     const response = await app.request(url, {
       method,
@@ -122,24 +105,7 @@ try {
   };
 
   // A few ready nodes, stored as registration stores them; their secrets report their allocations.
-  const now = core.clock.now();
-  const secrets = new Map<string, string>();
-  await core.store.transact(
-    Array.from({ length: nodeCount }, (_, position) => {
-      const input = seededNode(position, { seed: 47 });
-      const node = { ...registeredNode(input as never, undefined, 1, now), Status: 'ready' as const };
-      secrets.set(node.ID, input.SecretID as string);
-      const secretHash = scheduler.nodes.secretHash(node.ID, input.SecretID as string);
-      return [
-        scheduler.nodes.nodeWrite(node, undefined),
-        {
-          put: scheduler.nodes.beatItem(node, secretHash, 1, now + 3_600_000, undefined, undefined),
-          when: { absent: true as const },
-        },
-      ];
-    }).flat(),
-  );
-  await core.store.put({ pk: META_PK, sk: NODE_COUNT_SK, value: nodeCount });
+  const secrets = await seedReadyNodes(core, scheduler, nodeCount, 47);
 
   // One batch job through the product's path: submitted, placed by the worker, reported complete by its node.
   const seedStarted = performance.now();

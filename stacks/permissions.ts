@@ -182,7 +182,8 @@ export const tableAccess: Record<string, TableAccess> = {
   },
   // Expired tokens of both services (the one job that spans them), kv leases, the login mounts' disables, the
   // cluster's nodes whose heartbeat is late (each marked down in a transaction that puts the node and its beat), and
-  // the evaluations due (the worker reads the evaluation queues and a job's allocations by their links, BatchGetItem).
+  // the evaluations due (the worker reads the evaluation queues and a job's allocations by their links, BatchGetItem)
+  // and the deployments due (the deployment watcher's queue).
   'Job-sweep': {
     items: [...read, 'dynamodb:BatchGetItem', ...write],
     reads: ['sys', 'mounts', 'mount#*', 'token#*', 'issued#*', 'leases#*', scheduler],
@@ -198,6 +199,8 @@ export const tableAccess: Record<string, TableAccess> = {
       'sched#eval-queue#*',
       'sched#eval-blocked',
       'sched#eval-blocked#*',
+      'sched#deployment-due',
+      'sched#deployment-due#*',
     ],
     unrecorded: {
       'read:mount#*': why.finishDisabled,

@@ -4,6 +4,7 @@ import { Allocations } from '../../packages/core/src/scheduler/cluster/allocatio
 import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/store.ts';
 import { Scheduler } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { readSnapshot } from '../../packages/core/src/scheduler/worker/decide.ts';
+import { marksOverflow } from '../../packages/core/src/scheduler/beat-marks.ts';
 import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { groupJob, managementCall, withReadyNode } from '../support/cluster-allocations.ts';
 import { registerNode } from '../support/cluster-nodes.ts';
@@ -159,6 +160,32 @@ describe('the allocation mark: every write of allocations moves it, and a held s
     expect(await h.scheduler.state.currentIndex()).toBe(before);
     expect((await h.scheduler.allocations.get(alloc.ID))?.ClientDescription).toBe('changed by a bare write');
     expect(await beat()).toEqual(current);
+  });
+  it('a write touching more nodes than its transaction has room for moves the overflow mark: held marks are dropped', async () => {
+    const [alloc] = await h.scheduler.allocations.ofJob('default', 'first');
+    if (!alloc) throw new Error('not placed');
+    await readSnapshot(other, 'default', 'first');
+    const mark = (await beat()).allocItemsIndex;
+    // The allocation, deletes in the partitions of ten nodes that do not exist, and checks filling the transaction.
+    const elsewhere = Array.from({ length: 10 }, () => crypto.randomUUID());
+    const changed = { ...alloc, ClientDescription: 'changed by a write too wide for its marks' };
+    const index = await h.scheduler.state.commit(() => ({
+      items: [
+        h.scheduler.allocations.updated(changed, alloc),
+        ...elsewhere.map((id) => ({ delete: Allocations.key(id, crypto.randomUUID()) })),
+        ...Array.from({ length: 80 }, () => ({
+          check: Allocations.key(elsewhere[0] as string, crypto.randomUUID()),
+          when: { absent: true as const },
+        })),
+      ],
+      tables: ['allocs'],
+    }));
+    expect(await marksOverflow(h.core.store)).toBe(index);
+    expect((await beat()).allocItemsIndex).toBe(mark);
+    const snapshot = await readSnapshot(other, 'default', 'first');
+    expect(snapshot.nodeAllocs.find((each) => each.ID === alloc.ID)?.ClientDescription).toBe(
+      'changed by a write too wide for its marks',
+    );
   });
 });
 

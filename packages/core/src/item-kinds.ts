@@ -303,11 +303,11 @@ export const itemKindRows: readonly ItemKindRow[] = [
   }),
   row({
     name: 'scheduler indexes and counts',
-    where: '`sched#meta` / `index`, `table#<table>`, `nodes#count`',
+    where: '`sched#meta` / `index`, `table#<table>`, `nodes#count`, `marks#overflow`',
     pk: /^sched#meta$/,
-    sk: /^(index|table#.+|nodes#count)$/,
+    sk: /^(index|table#.+|nodes#count|marks#overflow)$/,
     protection: 'not security state',
-    why: 'Raft-like indexes for blocking queries and ordering, and the node count the heartbeat TTL reads',
+    why: 'Raft-like indexes for blocking queries and ordering, the node count the heartbeat TTL reads, and the index of the last write whose beat marks did not fit it (a move only makes snapshots read more)',
   }),
   row({
     name: 'node sweep lease',

@@ -13,7 +13,8 @@
  * Nobody can forget them: `SchedulerState.commit` passes every transaction's writes through `beatMarks` before it sends
  * them, which adds, for each node whose item or allocations the writes change, the beat's marks set to the write's
  * index (an update conditional on the beat as read, its MAC recomputed; a node without a beat, purged, has none to
- * mark). A beat the writes already write must carry the marks itself (registration's and a heartbeat's put, plan
+ * mark; a write touching more nodes than its transaction has room for moves the overflow mark instead, after which
+ * every process drops the marks it held). A beat the writes already write must carry the marks itself (registration's and a heartbeat's put, plan
  * apply's version write, a drain's) or be deleted with the node; one that does not is refused as a bug. Writes are
  * serialised by the index (`state.ts`), so the beat read here is the one the transaction commits over.
  *
@@ -23,7 +24,7 @@
 import { itemKey, type Key, type Store, type Write } from '../storage/store.ts';
 import { itemKind } from '../storage/item-mac.ts';
 import { shardKey } from '../storage/due.ts';
-import { ALLOC_NODE_PREFIX, NODE_BEAT_PK, NODE_PK } from './keys.ts';
+import { ALLOC_NODE_PREFIX, MARKS_OVERFLOW_SK, META_PK, NODE_BEAT_PK, NODE_PK } from './keys.ts';
 
 /** A node's beat (`cluster/nodes/store.ts`): its secret's keyed hash and status; the deadline outside the MAC. */
 export const beatKind = itemKind('scheduler-node-beat', ['deadline']);
@@ -70,8 +71,12 @@ export function markedNodes(writes: Write[]): Map<string, Set<string>> {
   return nodes;
 }
 
-/** The writes that mark, at `index`, the beats of the nodes whose item or allocations `writes` change (see above). */
-export async function beatMarks(store: Store, writes: Write[], index: number): Promise<Write[]> {
+/**
+ * The writes that mark, at `index`, the beats of the nodes whose item or allocations `writes` change (see above). When
+ * they are more than `room` (a write touching many nodes besides many items), one write instead: the overflow mark
+ * (`MARKS_OVERFLOW_SK`) at `index`, after which every snapshot process drops the marks it held (`marksOverflow`).
+ */
+export async function beatMarks(store: Store, writes: Write[], index: number, room = Infinity): Promise<Write[]> {
   const nodes = markedNodes(writes);
   if (nodes.size === 0) return [];
   const written = new Map<string, Write>();
@@ -89,6 +94,7 @@ export async function beatMarks(store: Store, writes: Write[], index: number): P
         if (!setsMark(own, attribute, index))
           throw new Error(`a write changes node ${node} and its beat without moving the beat's ${attribute}`);
   }
+  if (unmarked.length > room) return [overflowWrite(index)];
   const updates: Write[] = [];
   for (let start = 0; start < unmarked.length; start += 100) {
     const chunk = unmarked.slice(start, start + 100);
@@ -108,5 +114,21 @@ export async function beatMarks(store: Store, writes: Write[], index: number): P
       });
     }
   }
-  return updates;
+  // A beat or two absent (purged) may leave room after all; otherwise, the overflow mark.
+  return updates.length > room ? [overflowWrite(index)] : updates;
+}
+
+/** The overflow mark moved to `index`. */
+const overflowWrite = (index: number): Write => ({
+  update: { pk: META_PK, sk: MARKS_OVERFLOW_SK },
+  change: { set: { value: index } },
+});
+
+/**
+ * The overflow mark now (strongly consistent; 0 when never written). A snapshot reads it before the beats: when it is
+ * not the one read last time, a write changed nodes or allocations without moving their beats' marks, so the marks held
+ * are dropped (the held items stay: they are still checked by their MACs).
+ */
+export async function marksOverflow(store: Store): Promise<number> {
+  return Number((await store.get(META_PK, MARKS_OVERFLOW_SK))?.value ?? 0);
 }

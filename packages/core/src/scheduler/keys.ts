@@ -94,6 +94,11 @@ export const GC_LAST_SK = 'last';
 export const FORCED_GC_SK = 'forced';
 /** `sk` (in `META_PK`) of the count of registered nodes, kept by registration and purge (the heartbeat TTL reads it). */
 export const NODE_COUNT_SK = 'nodes#count';
+/**
+ * `sk` (in `META_PK`) of the index of the last write whose beat marks did not fit its transaction
+ * (`scheduler/beat-marks.ts`): a snapshot that sees it move trusts no mark it held.
+ */
+export const MARKS_OVERFLOW_SK = 'marks#overflow';
 
 /**
  * A job's versions (`cluster/jobs/store.ts`): one partition per job (`<namespace>#<id>`), `sk` the zero-padded

@@ -8,6 +8,7 @@
 import type { Clock } from '../lib/clock.ts';
 import { conflict } from '../lib/errors.ts';
 import { ConditionFailed, type Store, type Write } from '../storage/store.ts';
+import { maxTransactionWrites } from '../storage/intent.ts';
 import { EVENT_PK, eventKey, INDEX_SK, META_PK, tableIndexSk } from './keys.ts';
 import { beatMarks } from './beat-marks.ts';
 
@@ -121,8 +122,11 @@ export class SchedulerState {
       const planned = await plan(index);
       if (!planned) return undefined;
       const { tables, events = [] } = planned;
-      // Each node whose item or allocations the write changes has its beat's mark moved with it (`beat-marks.ts`).
-      const items = [...planned.items, ...(await beatMarks(this.store, planned.items, index))];
+      const tableCount = new Set<TableName>([...tables, ...(events.length > 0 ? (['events'] as const) : [])]).size;
+      // Each node whose item or allocations the write changes has its beat's mark moved with it (`beat-marks.ts`), in
+      // the room the transaction has left (its index, table indexes, events and items taken).
+      const room = maxTransactionWrites - 1 - tableCount - (events.length > 0 ? 1 : 0) - planned.items.length;
+      const items = [...planned.items, ...(await beatMarks(this.store, planned.items, index, room))];
       const nowSeconds = Math.floor(this.clock.now() / 1000);
       const head: Write[] = [
         {

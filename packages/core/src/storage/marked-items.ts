@@ -30,6 +30,11 @@ export class MarkedItems<V> {
     if (kind.epoch) throw new TypeError(`items of kind ${kind.name} bind an epoch and cannot be held verified`);
   }
 
+  /** Drops every item held (a mark may have been left behind: each is read again, once). */
+  forget(): void {
+    this.held.clear();
+  }
+
   /**
    * The values of the items at `wanted` (in its order) that exist and verify; a `mark` undefined is never taken as
    * held (the item is read).

@@ -68,6 +68,11 @@ export class VerifiedCache<V> {
     return this.read(partition, before, mark);
   }
 
+  /** Drops every mark held (a mark may have been left behind): each partition is listed again, once. */
+  forgetMarks(): void {
+    this.marks.clear();
+  }
+
   /** The partition read: whole when not held, else its keys and MACs and only the new or changed items whole. */
   private async read(partition: string, before: Map<string, Held<V>> | undefined, mark?: number): Promise<V[]> {
     const store = this.store();

@@ -53,7 +53,8 @@ export async function readSnapshot(
   const job = planned ?? (await jobs.get(namespace, jobId));
   const jobVersions = await jobs.versions(namespace, jobId);
   // Every beat, then every node through those held (each read again only when its beat's node mark moved).
-  const { nodes: everyNode, beats } = await nodes.snapshot();
+  const { nodes: everyNode, beats, overflow } = await nodes.snapshot();
+  allocations.snapshotOverflow(overflow);
   const jobAllocs = await allocations.ofJob(namespace, jobId);
   const deployment = await parts.deployments?.latest(namespace, jobId);
   // The nodes placement may choose, and those the job's allocations are on (a stop or an in-place update there).

@@ -103,6 +103,7 @@ const heldAllocations = 20_000;
 
 export class Allocations {
   private held: VerifiedCache<StoredAllocation> | undefined;
+  private overflowSeen: number | undefined;
   private draining: ((nodeIds: string[]) => Promise<Set<string>>) | undefined;
   private activeDeployment: ((namespace: string, jobId: string) => Promise<boolean>) | undefined;
 
@@ -161,6 +162,15 @@ export class Allocations {
     if (!validUuid.test(nodeId)) return [];
     this.held ??= new VerifiedCache(() => this.store, allocationKind, allocationOfItem, heldAllocations);
     return this.held.list(allocNodePk(nodeId), mark);
+  }
+
+  /**
+   * The overflow mark a snapshot read (`scheduler/beat-marks.ts` `marksOverflow`), before its beats: when it moved
+   * since the last one, the allocation marks held are dropped.
+   */
+  snapshotOverflow(overflow: number): void {
+    if (this.overflowSeen !== undefined && this.overflowSeen !== overflow) this.held?.forgetMarks();
+    this.overflowSeen = overflow;
   }
 
   /** Every allocation of a job, sorted by ID. */

@@ -21,7 +21,13 @@ import { itemKind } from '../../../storage/item-mac.ts';
 import { ConditionFailed, type Item, type Key, type Write } from '../../../storage/store.ts';
 import { unchangedSince, withoutKeys } from '../../acl/common.ts';
 import { allocNodePk, META_PK, NODE_BEAT_PK, NODE_COUNT_SK, NODE_PK } from '../../keys.ts';
-import { allocItemsIndexAttribute, beatKey, beatKind, nodeItemIndexAttribute } from '../../beat-marks.ts';
+import {
+  allocItemsIndexAttribute,
+  beatKey,
+  beatKind,
+  marksOverflow,
+  nodeItemIndexAttribute,
+} from '../../beat-marks.ts';
 import { type PendingEvent, type SchedulerState, type TableName, WriteConditionFailed } from '../../state.ts';
 import type { NodePools } from '../node-pools/store.ts';
 import { CapacityLog, nodeMadeRoom } from './capacity.ts';
@@ -137,11 +143,14 @@ export interface NodesSnapshot {
   nodes: ClusterNode[];
   /** Every verified beat, by node ID, read before the nodes. */
   beats: Map<string, NodeBeat>;
+  /** The overflow mark, read before the beats (`scheduler/beat-marks.ts` `marksOverflow`). */
+  overflow: number;
 }
 
 export class ClusterNodes {
   private counted: { value: number; at: number } | undefined;
   private held: MarkedItems<ClusterNode> | undefined;
+  private overflowSeen: number | undefined;
   private evaluations: NodeEvaluations | undefined;
 
   constructor(
@@ -240,6 +249,10 @@ export class ClusterNodes {
       (item) => withoutKeys<ClusterNode>(item) as ClusterNode,
       heldNodes,
     );
+    // A write whose marks did not fit its transaction moved the overflow mark instead: no held node is trusted then.
+    const overflow = await marksOverflow(this.store);
+    if (this.overflowSeen !== undefined && this.overflowSeen !== overflow) this.held.forget();
+    this.overflowSeen = overflow;
     const shards = await Promise.all(
       Array.from({ length: shardCount }, (_, shard) =>
         this.store.list<NodeBeat>(`${NODE_BEAT_PK}#${String(shard).padStart(2, '0')}`),
@@ -253,7 +266,7 @@ export class ClusterNodes {
     const nodes = await this.held.get(
       [...beats.values()].map((beat) => ({ key: ClusterNodes.nodeKey(beat.sk), mark: beat.nodeItemIndex })),
     );
-    return { nodes: nodes.sort((a, b) => (a.ID < b.ID ? -1 : 1)), beats };
+    return { nodes: nodes.sort((a, b) => (a.ID < b.ID ? -1 : 1)), beats, overflow };
   }
 
   /** The registered nodes, as counted by registration and purge (read at most every 30 s per process). */

@@ -5,6 +5,8 @@ import { ClusterNodes } from '../../packages/core/src/scheduler/cluster/nodes/st
 import { Scheduler } from '../../packages/core/src/scheduler/composition/scheduler-core.ts';
 import { readSnapshot } from '../../packages/core/src/scheduler/worker/decide.ts';
 import { marksOverflow } from '../../packages/core/src/scheduler/beat-marks.ts';
+import { forcedGcKey } from '../../packages/core/src/scheduler/cluster/system/forced-gc.ts';
+import { runTriggeredEvaluations } from '../../packages/core/src/scheduler/sweep.ts';
 import type { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evaluation-worker.ts';
 import { groupJob, managementCall, withReadyNode } from '../support/cluster-allocations.ts';
 import { registerNode } from '../support/cluster-nodes.ts';
@@ -126,7 +128,10 @@ describe('the allocation mark: every write of allocations moves it, and a held s
     expect(report.status).toBe(200);
     expect((await held(other)).map((each) => each.ID)).toContain(alloc.ID);
     const mark = (await beat()).allocItemsIndex;
+    // Forced, as the table stream's consumer runs the request `PUT /v1/system/gc` records.
     expect((await mgmt('PUT', '/v1/system/gc')).status).toBe(200);
+    const request = await h.core.store.get(forcedGcKey.pk, forcedGcKey.sk);
+    await runTriggeredEvaluations(h.core, [{ eventName: 'INSERT', newImage: request }]);
     const key = Allocations.key(node.ID, alloc.ID);
     expect(await h.core.store.get(key.pk, key.sk)).toBeUndefined();
     expect((await beat()).allocItemsIndex).toBeGreaterThan(mark ?? 0);

@@ -10,8 +10,7 @@ import { Evaluations } from '../../packages/core/src/scheduler/cluster/evaluatio
 import { SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK } from '../../packages/core/src/scheduler/keys.ts';
 import { runTriggeredEvaluations } from '../../packages/core/src/scheduler/sweep.ts';
 import { brokerUnpaused, type StreamChange } from '../../packages/core/src/scheduler/worker/evaluation-trigger.ts';
-import { ready, webJob } from '../support/cluster-allocations.ts';
-import { nodeTokens, registerNode } from '../support/cluster-nodes.ts';
+import { managementCall, webJob, withReadyNode } from '../support/cluster-allocations.ts';
 import { type SchedulerHarness, startScheduler } from '../support/scheduler-harness.ts';
 
 const configPath = '/v1/operator/scheduler/configuration';
@@ -19,8 +18,7 @@ const configPath = '/v1/operator/scheduler/configuration';
 describe('unpausing the evaluation broker (DynamoDB Local)', () => {
   let h: SchedulerHarness;
   let root: string;
-  const mgmt = (method: string, path: string, body?: unknown) =>
-    h.call(method, path, { token: root, ...(body === undefined ? {} : { body }) });
+  const mgmt = managementCall(() => ({ h, root }));
   const storedConfig = async () =>
     (await h.core.store.get(SCHEDULER_CONFIG_PK, SCHEDULER_CONFIG_SK)) as Record<string, unknown> | undefined;
   /** The configuration written with `PauseEvalBroker`, and the stream's record of that write. */
@@ -42,11 +40,7 @@ describe('unpausing the evaluation broker (DynamoDB Local)', () => {
   };
 
   beforeAll(async () => {
-    h = await startScheduler();
-    const tokens = await nodeTokens(h);
-    root = tokens.root;
-    const { node } = await registerNode(h, tokens.writer);
-    await ready(h, node);
+    ({ h, root } = await withReadyNode(await startScheduler()));
   });
   afterAll(() => h.close());
 

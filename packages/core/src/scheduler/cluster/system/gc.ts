@@ -75,6 +75,8 @@ class Reaping {
   readonly allocations = new Map<string, StoredAllocation>();
   readonly deployments = new Map<string, ClusterDeployment>();
   readonly jobs: Job[] = [];
+  /** The jobs filled the bound: the run reaps what it took and looks no further. */
+  full = false;
   constructor(public budget: number) {}
 
   /** Takes `evaluations` and `allocations` (and `deployments`) if they fit in the budget, all or none. */
@@ -170,16 +172,20 @@ export class GarbageCollector {
         const finished = (deploymentsByJob.get(key) ?? []).filter((deployment) => !isActive(deployment));
         if (finished.length !== (deploymentsByJob.get(key) ?? []).length) continue;
         // The job's own item, its versions (at most six), its summary and its parent's.
-        if (!reaping.take(evaluations, allocs, finished, 9)) break;
+        if (!reaping.take(evaluations, allocs, finished, 9)) {
+          reaping.full = true;
+          break;
+        }
         reaping.jobs.push(job);
       }
     }
     const reapedJobs = new Set(reaping.jobs.map((job) => jobKey(job.Namespace, job.ID)));
 
-    // Evaluations (Nomad's evalGC).
+    // Evaluations (Nomad's evalGC). A run whose bound the jobs filled reads no further: what is left is the next
+    // run's, which starts from the jobs again (reading every evaluation's allocations here would be spent for nothing).
     const evalCutoff = nanos(nowMs - thresholds.evalMs);
     const batchEvalCutoff = nanos(nowMs - thresholds.batchEvalMs);
-    for (const evaluations of evaluationsByJob.values()) {
+    for (const evaluations of reaping.full ? [] : evaluationsByJob.values()) {
       for (const evaluation of evaluations) {
         const key = jobKey(evaluation.Namespace, evaluation.JobID);
         if (reapedJobs.has(key) || reaping.evaluations.has(evaluation.ID)) continue;
@@ -198,7 +204,7 @@ export class GarbageCollector {
 
     // Deployments (Nomad's deploymentGC).
     const deploymentCutoff = nanos(nowMs - thresholds.deploymentMs);
-    for (const deployment of deployments) {
+    for (const deployment of reaping.full ? [] : deployments) {
       if (reaping.deployments.has(deployment.ID) || isActive(deployment)) continue;
       if ((deployment.ModifyTime || deployment.CreateTime) > deploymentCutoff) continue;
       const allocs = (await allocationsOf(deployment.Namespace, deployment.JobID)).filter(

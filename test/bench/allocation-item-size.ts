@@ -4,13 +4,14 @@
  * path, reads the allocation items back raw (DynamoDB JSON, as the table holds them) and prints, for the median
  * item, each top-level attribute's bytes as DynamoDB JSON text and by DynamoDB's item-size rule (`dynamoSize`), and the
  * same for the parts of `Metrics` and `AllocatedResources`; both as the item is stored and as the same allocation was
- * stored whole before the compact form (`packages/core/src/scheduler/cluster/allocations/item-form.ts`).
- * Run: `npx tsx test/bench/allocation-item-size.ts` (NODES, default 200; COUNT, default 400).
+ * stored whole before the compact form (`packages/core/src/scheduler/cluster/allocations/item-form.ts`). Then a raw
+ * write probe of both forms (PROBE copies, default 3,000; ROUNDS, default 3): DynamoDB Local's items a second.
+ * Run: `npx tsx test/bench/allocation-item-size.ts` (NODES, default 200; COUNT, default 400; PROBE; ROUNDS).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type AttributeValue, DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, BatchWriteItemCommand, DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { allocationOfItem } from '../../packages/core/src/scheduler/cluster/allocations/item-form.ts';
 import { allocNodePk } from '../../packages/core/src/scheduler/keys.ts';
@@ -102,6 +103,49 @@ try {
     if (item.Metrics?.M) table('its Metrics', item.Metrics.M);
     if (item.AllocatedResources?.M) table('its AllocatedResources', item.AllocatedResources.M);
   }
+  // The raw probe: PROBE copies of each form of the median item (each in a partition of its own, as allocations of
+  // many nodes are), written with BatchWriteItem calls of 25, four at a time, each form to a fresh table of its own;
+  // ROUNDS rounds, which form goes first alternating, so both see the same load.
+  const probe = Number(process.env.PROBE ?? 3000);
+  const rounds = Number(process.env.ROUNDS ?? 3);
+  const rates: Record<string, number[]> = { whole: [], compact: [] };
+  for (let round = 0; round < rounds; round++)
+    for (const [form, item] of round % 2 === 0
+      ? ([
+          ['whole', whole],
+          ['compact', median],
+        ] as const)
+      : ([
+          ['compact', median],
+          ['whole', whole],
+        ] as const)) {
+      const probeTable = `size-probe-${randomUUID()}`;
+      await ensureTable(client, probeTable);
+      const batches: Array<Array<Record<string, AttributeValue>>> = [];
+      for (let start = 0; start < probe; start += 25)
+        batches.push(
+          Array.from({ length: Math.min(25, probe - start) }, (_, at) => ({
+            ...item,
+            pk: { S: `${item.pk?.S}-${start + at}` },
+          })),
+        );
+      const started = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (next < batches.length) {
+            let pending = (batches[next++] ?? []).map((Item) => ({ PutRequest: { Item } }));
+            while (pending.length > 0) {
+              const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [probeTable]: pending } }));
+              pending = (out.UnprocessedItems?.[probeTable] ?? []) as typeof pending;
+            }
+          }
+        }),
+      );
+      rates[form]?.push(probe / ((performance.now() - started) / 1000));
+    }
+  for (const [form, list] of Object.entries(rates))
+    console.log(`raw probe, ${form} items: ${list.map((rate) => rate.toFixed(0)).join(', ')} items/s`);
 } finally {
   client.destroy();
   await dynamo.stop();

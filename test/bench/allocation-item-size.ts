@@ -8,6 +8,7 @@
  * write probe of both forms (PROBE copies, default 3,000; ROUNDS, default 3): DynamoDB Local's items a second.
  * Run: `npx tsx test/bench/allocation-item-size.ts` (NODES, default 200; COUNT, default 400; PROBE; ROUNDS).
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,7 @@ import { EvaluationWorker } from '../../packages/core/src/scheduler/worker/evalu
 import type { Item } from '../../packages/core/src/storage/store.ts';
 import { storeClientOptions } from '../../packages/core/src/storage/store-client.ts';
 import { localClientConfig } from '../../packages/local/src/dynamodb-local.ts';
+import { ensureTable } from '../../packages/local/src/table.ts';
 import { startBenchDynamo, startBenchScheduler } from './bench-service.ts';
 import { seedReadyNodes } from './seed-nodes.ts';
 import { serviceJobSpec } from './bench-job.ts';
